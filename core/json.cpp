@@ -1,0 +1,166 @@
+#include "core/json.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace ct::json {
+
+std::string_view to_string(Type type) {
+  switch (type) {
+    case Type::Null: return "null";
+    case Type::Bool: return "boolean";
+    case Type::Int: return "integer";
+    case Type::Double: return "number";
+    case Type::String: return "string";
+    case Type::Array: return "array";
+    case Type::Object: return "object";
+  }
+  return "unknown";
+}
+
+Value& Value::set(std::string_view key, Value value) {
+  if (is_null()) data_ = Object{};
+  auto& members = as_object();
+  for (auto& [k, v] : members) {
+    if (k == key) {
+      v = std::move(value);
+      return v;
+    }
+  }
+  members.emplace_back(std::string(key), std::move(value));
+  return members.back().second;
+}
+
+const Value* Value::find(std::string_view key) const {
+  if (!is_object()) return nullptr;
+  for (const auto& [k, v] : as_object())
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Value* Value::find(std::string_view key) {
+  return const_cast<Value*>(static_cast<const Value*>(this)->find(key));
+}
+
+bool Value::erase(std::string_view key) {
+  if (!is_object()) return false;
+  auto& members = as_object();
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    if (it->first == key) {
+      members.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+const Value& Value::operator[](std::string_view key) const {
+  static const Value kNull;
+  const Value* found = find(key);
+  return found ? *found : kNull;
+}
+
+std::size_t Value::size() const {
+  if (is_array()) return as_array().size();
+  if (is_object()) return as_object().size();
+  if (is_string()) return as_string().size();
+  return 0;
+}
+
+void write_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  std::size_t run_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run_start, i - run_start);
+    run_start = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+  }
+  out.append(text.data() + run_start, text.size() - run_start);
+  out += '"';
+}
+
+void write_double(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";  // JSON has no NaN or infinity
+    return;
+  }
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, end);
+}
+
+void Value::dump_to(std::string& out) const {
+  switch (type()) {
+    case Type::Null: out += "null"; break;
+    case Type::Bool: out += as_bool() ? "true" : "false"; break;
+    case Type::Int: out += std::to_string(as_int()); break;
+    case Type::Double: write_double(out, std::get<double>(data_)); break;
+    case Type::String: write_string(out, as_string()); break;
+    case Type::Array: {
+      out += '[';
+      bool first = true;
+      for (const auto& item : as_array()) {
+        if (!first) out += ',';
+        first = false;
+        item.dump_to(out);
+      }
+      out += ']';
+      break;
+    }
+    case Type::Object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, item] : as_object()) {
+        if (!first) out += ',';
+        first = false;
+        write_string(out, key);
+        out += ':';
+        item.dump_to(out);
+      }
+      out += '}';
+      break;
+    }
+  }
+}
+
+std::string Value::dump() const {
+  std::string out;
+  dump_to(out);
+  return out;
+}
+
+bool contains_subset(const Value& whole, const Value& subset) {
+  if (subset.is_object()) {
+    if (!whole.is_object()) return false;
+    for (const auto& [key, expected] : subset.as_object()) {
+      const Value* actual = whole.find(key);
+      if (!actual || !contains_subset(*actual, expected)) return false;
+    }
+    return true;
+  }
+  if (subset.is_array()) {
+    if (!whole.is_array() || whole.size() != subset.size()) return false;
+    for (std::size_t i = 0; i < subset.size(); ++i)
+      if (!contains_subset(whole.as_array()[i], subset.as_array()[i])) return false;
+    return true;
+  }
+  if (subset.is_number() && whole.is_number()) return subset.as_double() == whole.as_double();
+  return whole == subset;
+}
+
+}  // namespace ct::json

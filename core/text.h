@@ -1,0 +1,22 @@
+// Text checks applied to every string that may reach storage.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ct {
+
+/// Number of Unicode code points in valid UTF-8 text (lengths in the spec are in characters).
+std::size_t utf8_length(std::string_view text);
+/// True when the text holds a C0 control character other than tab, newline and carriage return,
+/// or DEL. `allow_newlines` false also rejects \n and \r (titles are one line).
+bool has_control_characters(std::string_view text, bool allow_newlines);
+/// Trims ASCII whitespace from both ends.
+std::string_view trim(std::string_view text);
+std::string to_lower_ascii(std::string_view text);
+/// Random lowercase hex, 2 characters per byte, from the operating system's CSPRNG
+/// (deterministic counter in test mode).
+std::string random_hex(std::size_t bytes);
+
+}  // namespace ct

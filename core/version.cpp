@@ -1,0 +1,4 @@
+#include "core/version.h"
+namespace ct {
+std::string_view product_version() { return CT_VERSION; }
+}  // namespace ct

@@ -1,0 +1,36 @@
+// What a handler may use while serving one call: the store, clock, config, project, who is
+// calling, and the audit entry it fills with what it changed.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "engines/config.h"
+#include "engines/project.h"
+#include "engines/store.h"
+
+namespace ct {
+
+class Context {
+ public:
+  Store* store = nullptr;                // null for operations with needs_project = false
+  Clock* clock = nullptr;
+  const Config* config = nullptr;
+  std::optional<Project> project;        // resolved project, when there is one
+  std::optional<std::filesystem::path> project_dir;  // --project / CLEO_ROOT as given
+  std::string session;                   // current session id, empty when none
+  std::string agent;                     // calling agent, when known
+  AuditEntry* audit = nullptr;           // mutations record their changes here
+  bool discard = false;                  // dry run: the router rolls the transaction back
+
+  TimeMs now() { return clock->now(); }
+  Store& db() { return *store; }
+  void record(FieldChange change) {
+    if (audit) audit->changes.push_back(std::move(change));
+  }
+};
+
+}  // namespace ct

@@ -1,0 +1,245 @@
+#include "domains/params.h"
+
+#include <map>
+#include <mutex>
+#include <regex>
+
+#include "core/json_parse.h"
+#include "core/text.h"
+#include "domains/registry.h"
+#include "engines/task.h"
+
+namespace ct {
+namespace {
+
+std::vector<std::string> param_names(const OperationSpec& spec) {
+  std::vector<std::string> names;
+  for (const auto& p : spec.params) names.emplace_back(p.name);
+  return names;
+}
+
+Error param_error(const OperationSpec& spec, std::string_view field, std::string message) {
+  Error error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message));
+  error.fix = "cleo_query {domain:'system', operation:'help', params:{level:2, domain:'" +
+              std::string(spec.domain) + "', operation:'" + std::string(spec.name) + "'}}";
+  return std::move(error).with_detail("field", std::string(field));
+}
+
+// Compiled patterns are cached: specs are static, so the set of patterns is small and fixed.
+const std::regex& compiled(std::string_view pattern) {
+  static std::mutex mutex;
+  static std::map<std::string, std::regex, std::less<>> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(pattern);
+  if (it == cache.end())
+    it = cache.emplace(std::string(pattern), std::regex(std::string(pattern), std::regex::ECMAScript)).first;
+  return it->second;
+}
+
+std::vector<std::string> choice_list(const ParamSpec& param) {
+  return {param.choices.begin(), param.choices.end()};
+}
+
+std::string describe_choices(const ParamSpec& param) {
+  std::string out;
+  for (auto c : param.choices) {
+    if (!out.empty()) out += '|';
+    out += c;
+  }
+  return out;
+}
+
+/// Checks one string value (a param or an array item). Returns the normalised value.
+Result<std::string> check_string(const OperationSpec& spec, std::string_view field, const ParamSpec& param,
+                                 ParamType type, std::string text) {
+  if (!valid_utf8(text)) return fail(param_error(spec, field, "text is not valid UTF-8"));
+  if (type == ParamType::TaskId) {
+    auto id = normalize_task_id(trim(text));
+    if (!id) {
+      return fail(param_error(spec, field, "expected a task id like T001, got '" + text + "'")
+                      .with_detail("expected", "taskId"));
+    }
+    return *id;
+  }
+  if (type == ParamType::Enum) {
+    for (auto choice : param.choices)
+      if (choice == text) return text;
+    return fail(param_error(spec, field, "expected one of " + describe_choices(param) + ", got '" + text + "'")
+                    .with_choices(text, choice_list(param)));
+  }
+  if (has_control_characters(text, /*allow_newlines=*/true))
+    return fail(param_error(spec, field, "control characters are not allowed"));
+  std::int64_t max = field.find('[') != std::string_view::npos ? param.item_max : param.max;
+  std::int64_t min = field.find('[') != std::string_view::npos ? kUnbounded : param.min;
+  auto length = static_cast<std::int64_t>(utf8_length(text));
+  if (min != kUnbounded && length < min)
+    return fail(param_error(spec, field, "must be at least " + std::to_string(min) + " characters, got " +
+                                             std::to_string(length))
+                    .with_detail("min", min));
+  if (max != kUnbounded && length > max)
+    return fail(param_error(spec, field, "must be at most " + std::to_string(max) + " characters, got " +
+                                             std::to_string(length))
+                    .with_detail("max", max));
+  if (!param.pattern.empty() && !std::regex_match(text, compiled(param.pattern)))
+    return fail(param_error(spec, field, "'" + text + "' does not match " + std::string(param.pattern))
+                    .with_detail("pattern", std::string(param.pattern)));
+  return text;
+}
+
+Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& param, const json::Value& value) {
+  std::string_view field = param.name;
+  auto wrong_type = [&](std::string_view expected) {
+    return fail(param_error(spec, field, "expected " + std::string(expected) + ", got " +
+                                             std::string(json::to_string(value.type())))
+                    .with_detail("expected", std::string(expected)));
+  };
+  switch (param.type) {
+    case ParamType::String:
+    case ParamType::Enum:
+    case ParamType::TaskId: {
+      if (!value.is_string()) return wrong_type(param.type == ParamType::TaskId ? "a task id string" : "string");
+      CT_TRY_ASSIGN(std::string text, check_string(spec, field, param, param.type, value.as_string()));
+      return json::Value(std::move(text));
+    }
+    case ParamType::Int: {
+      std::int64_t number;
+      if (value.is_int()) {
+        number = value.as_int();
+      } else if (value.type() == json::Type::Double && value.as_double() == static_cast<double>(
+                                                           static_cast<std::int64_t>(value.as_double()))) {
+        number = static_cast<std::int64_t>(value.as_double());
+      } else {
+        return wrong_type("integer");
+      }
+      if (param.min != kUnbounded && number < param.min)
+        return fail(param_error(spec, field, "must be ≥ " + std::to_string(param.min) + ", got " +
+                                                 std::to_string(number)).with_detail("min", param.min));
+      if (param.max != kUnbounded && number > param.max)
+        return fail(param_error(spec, field, "must be ≤ " + std::to_string(param.max) + ", got " +
+                                                 std::to_string(number)).with_detail("max", param.max));
+      return json::Value(number);
+    }
+    case ParamType::Bool:
+      if (!value.is_bool()) return wrong_type("boolean");
+      return value;
+    case ParamType::Object:
+      if (!value.is_object() && !value.is_array()) return wrong_type("object");
+      return value;
+    case ParamType::Array: {
+      // A single string is accepted as a one-item list (and "a,b" as two) — agents and CLI
+      // users both write it that way.
+      json::Value::Array items;
+      if (value.is_string()) {
+        std::string_view text = value.as_string();
+        std::size_t start = 0;
+        while (start <= text.size()) {
+          auto comma = text.find(',', start);
+          auto piece = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                                  : comma - start));
+          if (!piece.empty()) items.emplace_back(piece);
+          if (comma == std::string_view::npos) break;
+          start = comma + 1;
+        }
+      } else if (value.is_array()) {
+        items = value.as_array();
+      } else {
+        return wrong_type("array");
+      }
+      auto count = static_cast<std::int64_t>(items.size());
+      if (param.min != kUnbounded && count < param.min)
+        return fail(param_error(spec, field, "needs at least " + std::to_string(param.min) + " items"));
+      if (param.max != kUnbounded && count > param.max)
+        return fail(param_error(spec, field, "takes at most " + std::to_string(param.max) + " items, got " +
+                                                 std::to_string(count)));
+      json::Value::Array out;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        std::string item_field = std::string(field) + "[" + std::to_string(i) + "]";
+        if (!items[i].is_string())
+          return fail(param_error(spec, item_field, "expected string, got " +
+                                                        std::string(json::to_string(items[i].type()))));
+        CT_TRY_ASSIGN(std::string text,
+                      check_string(spec, item_field, param, param.item_type, items[i].as_string()));
+        // Duplicates in a list are dropped: a list of ids or labels is a set.
+        bool seen = false;
+        for (const auto& existing : out) seen = seen || existing.as_string() == text;
+        if (!seen) out.emplace_back(std::move(text));
+      }
+      return json::Value(std::move(out));
+    }
+  }
+  return wrong_type("a known type");
+}
+
+}  // namespace
+
+Result<Params> Params::validate(const OperationSpec& spec, const json::Value& raw) {
+  Params params;
+  if (!raw.is_null() && !raw.is_object()) {
+    return fail(param_error(spec, "params", "expected an object, got " + std::string(json::to_string(raw.type()))));
+  }
+  if (raw.is_object()) {
+    for (const auto& [name, value] : raw.as_object()) {
+      const ParamSpec* param = spec.find_param(name);
+      if (!param) {
+        Error error(ErrorCode::InvalidParams, "unknown parameter '" + name + "' for " + spec.full_name());
+        error.fix = "cleo_query {domain:'system', operation:'help', params:{level:2, domain:'" +
+                    std::string(spec.domain) + "', operation:'" + std::string(spec.name) + "'}}";
+        return fail(std::move(error).with_detail("field", name).with_choices(name, param_names(spec)));
+      }
+      if (value.is_null()) continue;  // null means "not given"
+      CT_TRY_ASSIGN(json::Value checked, check_value(spec, *param, value));
+      params.values_.set(name, std::move(checked));
+    }
+  }
+  for (const auto& param : spec.params) {
+    if (params.values_.contains(param.name)) continue;
+    if (param.required) {
+      return fail(param_error(spec, param.name, "required parameter is missing (" +
+                                                    std::string(to_string(param.type)) + ")")
+                      .with_detail("expected", std::string(to_string(param.type))));
+    }
+    if (!param.default_json.empty()) {
+      auto parsed = json::parse(param.default_json);
+      if (parsed) params.values_.set(param.name, std::move(*parsed));
+    }
+  }
+  return params;
+}
+
+const std::string& Params::str(std::string_view name) const { return values_[name].as_string(); }
+
+std::optional<std::string> Params::opt_str(std::string_view name) const {
+  const json::Value* v = values_.find(name);
+  if (!v || !v->is_string()) return std::nullopt;
+  return v->as_string();
+}
+
+std::int64_t Params::integer(std::string_view name) const { return values_[name].as_int(); }
+
+std::optional<std::int64_t> Params::opt_integer(std::string_view name) const {
+  const json::Value* v = values_.find(name);
+  if (!v || !v->is_int()) return std::nullopt;
+  return v->as_int();
+}
+
+bool Params::flag(std::string_view name) const {
+  const json::Value* v = values_.find(name);
+  return v && v->is_bool() && v->as_bool();
+}
+
+std::optional<bool> Params::opt_flag(std::string_view name) const {
+  const json::Value* v = values_.find(name);
+  if (!v || !v->is_bool()) return std::nullopt;
+  return v->as_bool();
+}
+
+std::vector<std::string> Params::strings(std::string_view name) const {
+  std::vector<std::string> out;
+  const json::Value* v = values_.find(name);
+  if (v && v->is_array())
+    for (const auto& item : v->as_array())
+      if (item.is_string()) out.push_back(item.as_string());
+  return out;
+}
+
+}  // namespace ct

@@ -1,0 +1,45 @@
+// Validated, typed parameters. The router checks the raw JSON against the operation's spec
+// (types, ranges, enums, patterns, unknown names), applies defaults and normalises task ids;
+// handlers read values through these accessors and never see unchecked JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+
+namespace ct {
+
+struct OperationSpec;
+
+class Params {
+ public:
+  Params() = default;
+  /// Validates `raw` (must be an object or null) against `spec`. Errors are E_INVALID_PARAMS
+  /// naming the field, what was expected and the valid choices.
+  static Result<Params> validate(const OperationSpec& spec, const json::Value& raw);
+
+  bool has(std::string_view name) const { return values_.contains(name); }
+  /// String, Enum and TaskId params (TaskId normalised to "T001").
+  const std::string& str(std::string_view name) const;
+  std::optional<std::string> opt_str(std::string_view name) const;
+  std::int64_t integer(std::string_view name) const;
+  std::optional<std::int64_t> opt_integer(std::string_view name) const;
+  bool flag(std::string_view name) const;  // Bool params; false when absent
+  std::optional<bool> opt_flag(std::string_view name) const;
+  /// Array params of strings/ids; empty when absent.
+  std::vector<std::string> strings(std::string_view name) const;
+  /// Object params (and anything else) as validated JSON; null when absent.
+  const json::Value& value(std::string_view name) const { return values_[name]; }
+  /// All params after validation, for the audit trail.
+  const json::Value& json() const { return values_; }
+
+ private:
+  json::Value values_ = json::Value::object();
+};
+
+}  // namespace ct

@@ -1,0 +1,113 @@
+#include "domains/registry.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+
+namespace ct {
+
+std::string_view to_string(Gateway gateway) { return gateway == Gateway::Query ? "query" : "mutate"; }
+std::string_view tool_name(Gateway gateway) {
+  return gateway == Gateway::Query ? "cleo_query" : "cleo_mutate";
+}
+
+std::string_view to_string(ParamType type) {
+  switch (type) {
+    case ParamType::String: return "string";
+    case ParamType::Int: return "integer";
+    case ParamType::Bool: return "boolean";
+    case ParamType::Enum: return "enum";
+    case ParamType::Array: return "array";
+    case ParamType::Object: return "object";
+    case ParamType::TaskId: return "taskId";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::Native: return "native";
+    case EngineKind::Subprocess: return "subprocess";
+    case EngineKind::Hybrid: return "hybrid";
+  }
+  return "unknown";
+}
+
+std::string OperationSpec::full_name() const {
+  std::string out(domain);
+  out += '.';
+  out += name;
+  return out;
+}
+
+const ParamSpec* OperationSpec::find_param(std::string_view param) const {
+  for (const auto& p : params)
+    if (p.name == param) return &p;
+  return nullptr;
+}
+
+std::span<const std::string_view> canonical_domains() {
+  static constexpr std::array<std::string_view, 11> kDomains = {
+      "tasks", "session", "system", "validate", "orchestrate", "research",
+      "lifecycle", "release", "issues", "skills", "providers"};
+  return kDomains;
+}
+
+void Registry::add(OperationSpec spec) {
+  assert(!find(spec.domain, spec.name) && "operation registered twice");
+  assert(std::find(canonical_domains().begin(), canonical_domains().end(), spec.domain) !=
+             canonical_domains().end() && "unknown domain");
+  specs_.push_back(std::move(spec));
+}
+
+const OperationSpec* Registry::find(std::string_view domain, std::string_view name) const {
+  for (const auto& spec : specs_)
+    if (spec.domain == domain && spec.name == name) return &spec;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::domains() const {
+  std::vector<std::string> out;
+  for (auto domain : canonical_domains())
+    if (std::any_of(specs_.begin(), specs_.end(), [&](const auto& s) { return s.domain == domain; }))
+      out.emplace_back(domain);
+  return out;
+}
+
+std::vector<std::string> Registry::domains(Gateway gateway) const {
+  std::vector<std::string> out;
+  for (auto domain : canonical_domains())
+    if (std::any_of(specs_.begin(), specs_.end(),
+                    [&](const auto& s) { return s.domain == domain && s.gateway == gateway; }))
+      out.emplace_back(domain);
+  return out;
+}
+
+std::vector<std::string> Registry::operation_names(std::string_view domain) const {
+  std::vector<std::string> out;
+  for (const auto& spec : specs_)
+    if (spec.domain == domain) out.emplace_back(spec.name);
+  return out;
+}
+
+std::vector<std::string> Registry::operation_names(std::string_view domain, Gateway gateway) const {
+  std::vector<std::string> out;
+  for (const auto& spec : specs_)
+    if (spec.domain == domain && spec.gateway == gateway) out.emplace_back(spec.name);
+  return out;
+}
+
+void register_tasks_domain(Registry& registry);
+void register_system_domain(Registry& registry);
+
+const Registry& registry() {
+  static const Registry instance = [] {
+    Registry r;
+    register_tasks_domain(r);
+    register_system_domain(r);
+    return r;
+  }();
+  return instance;
+}
+
+}  // namespace ct

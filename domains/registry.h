@@ -1,0 +1,116 @@
+// The one table of operations. Validation, the MCP tools' domain enums, help levels, the CLI
+// subcommands and the docs are all projections of these specs; nothing describes an operation twice.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+
+namespace ct {
+
+class Context;
+class Params;
+struct Reply;
+
+enum class Gateway { Query, Mutate };
+std::string_view to_string(Gateway gateway);       // "query" | "mutate"
+std::string_view tool_name(Gateway gateway);       // "cleo_query" | "cleo_mutate"
+
+enum class ParamType { String, Int, Bool, Enum, Array, Object, TaskId };
+std::string_view to_string(ParamType type);
+
+enum class EngineKind { Native, Subprocess, Hybrid };
+std::string_view to_string(EngineKind kind);
+
+inline constexpr std::int64_t kUnbounded = INT64_MIN;
+
+struct ParamSpec {
+  std::string_view name;
+  ParamType type = ParamType::String;
+  bool required = false;
+  std::string_view default_json;         // JSON text of the default; empty = none
+  std::int64_t min = kUnbounded;         // String: min chars; Int: min value; Array: min items
+  std::int64_t max = kUnbounded;         // String: max chars; Int: max value; Array: max items
+  std::string_view pattern;              // ECMAScript regex each string (or array item) must match
+  std::vector<std::string_view> choices; // Enum values (and Array items when item_type is Enum)
+  ParamType item_type = ParamType::String;  // Array items: String, TaskId or Enum
+  std::int64_t item_max = kUnbounded;    // Array of strings: max chars per item
+  std::string_view description;
+  bool positional = false;               // CLI: accepted as a positional argument (in order)
+};
+
+struct Example {
+  std::string_view params_json;  // the params object of a working call
+  std::string_view description;
+};
+
+/// What a handler returns on success. Errors are returned as Error values.
+struct Page {
+  std::int64_t total = 0;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+  bool has_more() const { return offset + limit < total; }
+};
+
+struct Reply {
+  json::Value data;
+  std::vector<std::string> warnings;
+  std::optional<Page> page;
+  /// A success that carries a note: E_NO_DATA, E_ALREADY_EXISTS or E_NO_CHANGE (exit 100–102).
+  std::optional<ErrorCode> note;
+};
+
+using Handler = std::function<Result<Reply>(Context&, const Params&)>;
+
+struct OperationSpec {
+  std::string_view domain;
+  std::string_view name;
+  Gateway gateway = Gateway::Query;
+  std::string_view summary;               // one line, imperative, for help level 1
+  std::vector<ParamSpec> params;
+  std::string_view returns;               // shape of `data`
+  std::vector<ErrorCode> errors;          // error codes it may raise beyond the router's
+  std::vector<Example> examples;
+  EngineKind engine = EngineKind::Native;
+  bool idempotent = false;
+  bool destructive = false;
+  bool needs_session = false;
+  bool needs_project = true;              // false: runs without an initialised store (init, version)
+  int tier = 1;                           // disclosure: 0 quick reference, 1 common, 2 advanced
+  std::string_view shortcut;              // CLI verb: `ct add` for tasks.add; empty = none
+  Handler handler;
+
+  std::string full_name() const;          // "tasks.add"
+  const ParamSpec* find_param(std::string_view param) const;
+};
+
+class Registry {
+ public:
+  void add(OperationSpec spec);
+  const OperationSpec* find(std::string_view domain, std::string_view name) const;
+  std::span<const OperationSpec> operations() const { return specs_; }
+  /// Domains in the canonical order of PRODUCT.md §5 that have at least one operation
+  /// (for `gateway`, only domains with an operation on that gateway).
+  std::vector<std::string> domains() const;
+  std::vector<std::string> domains(Gateway gateway) const;
+  std::vector<std::string> operation_names(std::string_view domain) const;
+  std::vector<std::string> operation_names(std::string_view domain, Gateway gateway) const;
+
+ private:
+  std::vector<OperationSpec> specs_;
+};
+
+/// The product's registry with every domain registered.
+const Registry& registry();
+
+/// Canonical order of all domains (PRODUCT.md §5), including those with no operations yet.
+std::span<const std::string_view> canonical_domains();
+
+}  // namespace ct

@@ -1,0 +1,287 @@
+#include "domains/router.h"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "core/version.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "engines/sqlite_store.h"
+
+
+namespace ct {
+namespace {
+
+std::string help_call(std::string_view domain) {
+  std::string call = "cleo_query {domain:'system', operation:'help', params:{level:1";
+  if (!domain.empty()) call += ", domain:'" + std::string(domain) + "'";
+  return call + "}}";
+}
+
+Result<void> check_route(const Registry& registry, const Request& request, const OperationSpec*& spec) {
+  std::vector<std::string> domains = registry.domains(request.gateway);
+  bool known_domain = false;
+  for (const auto& d : registry.domains()) known_domain = known_domain || d == request.domain;
+  if (!known_domain) {
+    std::string message = "unknown domain '" + request.domain + "'";
+    for (auto planned : canonical_domains())
+      if (planned == request.domain) message = "domain '" + request.domain + "' has no operations in this version";
+    Error error(ErrorCode::InvalidDomain, std::move(message));
+    error.fix = help_call("");
+    return fail(std::move(error).with_choices(request.domain, domains));
+  }
+  spec = registry.find(request.domain, request.operation);
+  if (!spec) {
+    Error error(ErrorCode::InvalidOperation,
+                "unknown operation '" + request.domain + "." + request.operation + "' for " +
+                    std::string(tool_name(request.gateway)));
+    error.fix = help_call(request.domain);
+    // Suggest from both gateways: the caller may also have picked the wrong tool.
+    return fail(std::move(error).with_choices(request.operation,
+                                              registry.operation_names(request.domain, request.gateway)));
+  }
+  if (spec->gateway != request.gateway) {
+    Error error(ErrorCode::InvalidGateway,
+                spec->full_name() + " is a " + std::string(to_string(spec->gateway)) + " operation; call it through " +
+                    std::string(tool_name(spec->gateway)));
+    error.fix = std::string(tool_name(spec->gateway)) + " {domain:'" + request.domain + "', operation:'" +
+                request.operation + "', params:{...}}";
+    return fail(std::move(error).with_detail("tool", std::string(tool_name(spec->gateway))));
+  }
+  return {};
+}
+
+/// Router-level params understood by every operation; removed before spec validation.
+struct CommonParams {
+  bool meta = false;
+  std::string reason;
+};
+
+Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& params) {
+  CommonParams common;
+  if (!params.is_object()) return common;
+  if (const json::Value* meta = params.find("meta")) {
+    if (!meta->is_bool() && !meta->is_null())
+      return fail(Error(ErrorCode::InvalidParams, "meta: expected boolean").with_detail("field", "meta"));
+    common.meta = meta->is_bool() && meta->as_bool();
+    params.erase("meta");
+  }
+  if (spec.gateway == Gateway::Mutate) {
+    if (const json::Value* reason = params.find("reason")) {
+      if (!reason->is_string() && !reason->is_null())
+        return fail(Error(ErrorCode::InvalidParams, "reason: expected string").with_detail("field", "reason"));
+      if (reason->is_string()) {
+        common.reason = reason->as_string();
+        if (common.reason.size() > 2000)  // bytes; ≤ 500 characters of any script
+          return fail(Error(ErrorCode::InvalidParams, "reason: must be at most 500 characters")
+                          .with_detail("field", "reason"));
+      }
+      // An operation that declares `reason` itself (tasks.delete) also receives it.
+      if (!spec.find_param("reason")) params.erase("reason");
+    }
+  }
+  return common;
+}
+
+bool worth_auditing_failure(ErrorCode code) {
+  // Infrastructure failures cannot be written anyway (and would only add load to a busy store).
+  return code != ErrorCode::LockTimeout && code != ErrorCode::FileError && code != ErrorCode::Internal &&
+         code != ErrorCode::NotInitialized;
+}
+
+}  // namespace
+
+int Envelope::exit_code() const {
+  if (!success) return error ? error->exit_code() : 1;
+  if (note) return ct::exit_code(*note);
+  return 0;
+}
+
+json::Value error_to_value(const Error& error) {
+  json::Value out = json::Value::object();
+  out.set("code", to_string(error.code));
+  out.set("exitCode", error.exit_code());
+  out.set("message", error.message);
+  if (!error.fix.empty()) out.set("fix", error.fix);
+  if (!error.alternatives.empty()) {
+    json::Value alternatives = json::Value::array();
+    for (const auto& alt : error.alternatives) {
+      json::Value item = json::Value::object();
+      item.set("action", alt.action);
+      item.set("operation", alt.operation);
+      alternatives.push_back(std::move(item));
+    }
+    out.set("alternatives", std::move(alternatives));
+  }
+  out.set("retryable", error.retryable());
+  if (!error.details.empty()) out.set("details", error.details);
+  return out;
+}
+
+json::Value to_value(const Envelope& envelope) {
+  json::Value out = json::Value::object();
+  out.set("success", envelope.success);
+  if (envelope.success) {
+    out.set("data", envelope.data);
+  } else if (envelope.error) {
+    out.set("error", error_to_value(*envelope.error));
+  }
+  json::Value meta = envelope.meta.is_object() ? envelope.meta : json::Value::object();
+  if (envelope.note) meta.set("code", to_string(*envelope.note));
+  if (!envelope.warnings.empty()) meta.set("warnings", json::Value::array_of(envelope.warnings));
+  if (envelope.page) {
+    json::Value page = json::Value::object();
+    page.set("total", envelope.page->total);
+    page.set("limit", envelope.page->limit);
+    page.set("offset", envelope.page->offset);
+    page.set("hasMore", envelope.page->has_more());
+    if (envelope.page->has_more()) page.set("nextOffset", envelope.page->offset + envelope.page->limit);
+    meta.set("page", std::move(page));
+  }
+  if (!meta.empty()) out.set("_meta", std::move(meta));
+  return out;
+}
+
+std::string to_json(const Envelope& envelope) { return to_value(envelope).dump(); }
+
+Envelope failure(Error error) {
+  Envelope envelope;
+  envelope.success = false;
+  envelope.error = std::move(error);
+  return envelope;
+}
+
+Router::Router(const Registry& registry, RouterOptions options, std::unique_ptr<Clock> clock)
+    : registry_(registry), options_(std::move(options)), clock_(std::move(clock)) {}
+
+Router::~Router() = default;
+
+Result<Store*> Router::open_store() {
+  if (store_) return store_.get();
+  CT_TRY_ASSIGN(Project project, find_project(options_.project_dir));
+  CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
+  SqliteOptions sqlite;
+  sqlite.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
+  sqlite.synchronous_full = config.get_string("storage.synchronous") == "full";
+  CT_TRY_ASSIGN(store_, open_sqlite_store(project.db_path(), sqlite));
+  project_ = std::move(project);
+  config_ = std::make_unique<Config>(std::move(config));
+  return store_.get();
+}
+
+Envelope Router::dispatch(const Request& request) {
+  auto started = std::chrono::steady_clock::now();
+  const OperationSpec* spec = nullptr;
+  if (auto routed = check_route(registry_, request, spec); !routed) return failure(std::move(routed.error()));
+
+  json::Value raw = request.params;
+  auto common = take_common_params(*spec, raw);
+  if (!common) return failure(std::move(common.error()));
+
+  Envelope envelope = [&]() -> Envelope {
+    if (spec->gateway == Gateway::Mutate && options_.read_only) {
+      Error error(ErrorCode::MutationDisabled, "this server is read-only; " + spec->full_name() + " is disabled");
+      error.fix = "restart without --read-only (or unset CLEO_READ_ONLY) to allow changes";
+      return failure(std::move(error));
+    }
+    auto params = Params::validate(*spec, raw);
+    if (!params) return failure(std::move(params.error()));
+
+    Context context;
+    context.clock = clock_.get();
+    context.project_dir = options_.project_dir;
+    context.session = session_;
+    context.agent = options_.agent;
+    static const Config kDefaults;
+    context.config = &kDefaults;
+    if (spec->needs_project) {
+      auto store = open_store();
+      if (!store) return failure(std::move(store.error()));
+      context.store = *store;
+      context.project = project_;
+      context.config = config_.get();
+    }
+
+    const bool mutate = spec->gateway == Gateway::Mutate;
+    AuditEntry audit;
+    if (mutate) context.audit = &audit;
+    if (context.store) {
+      if (auto begun = context.store->begin(mutate ? TxKind::Write : TxKind::Read); !begun)
+        return failure(std::move(begun.error()));
+    }
+
+    Result<Reply> reply = [&]() -> Result<Reply> {
+      try {
+        return spec->handler(context, *params);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ct: internal error in %s: %s\n", spec->full_name().c_str(), e.what());
+        return fail(ErrorCode::Internal, "internal error in " + spec->full_name() + ": " + e.what());
+      }
+    }();
+
+    if (reply && context.discard && context.store) {
+      context.store->rollback();  // a dry run: nothing is kept, nothing is audited
+    } else if (context.store && mutate) {
+      audit.at = context.now();
+      audit.session = context.session;
+      audit.agent = context.agent;
+      audit.operation = spec->full_name();
+      audit.params = params->json();
+      audit.reason = common->reason;
+      if (audit.task_id.empty()) {
+        if (auto id = params->opt_str("id")) audit.task_id = *id;
+      }
+      if (reply) {
+        audit.outcome = reply->note ? std::string(to_string(*reply->note)) : "ok";
+        if (auto appended = context.store->append_audit(audit); !appended) {
+          context.store->rollback();
+          return failure(std::move(appended.error()));
+        }
+      }
+    }
+
+    if (!reply) {
+      if (context.store) context.store->rollback();
+      if (context.store && mutate && worth_auditing_failure(reply.error().code)) {
+        // A failed mutation still leaves a trace of who tried what (best effort, own transaction).
+        audit.changes.clear();
+        audit.outcome = std::string(to_string(reply.error().code));
+        if (context.store->begin(TxKind::Write)) {
+          if (context.store->append_audit(audit) && context.store->commit()) {
+          } else {
+            context.store->rollback();
+          }
+        }
+      }
+      return failure(std::move(reply.error()));
+    }
+    if (context.store && !context.discard) {
+      if (auto committed = context.store->commit(); !committed) {
+        context.store->rollback();
+        return failure(std::move(committed.error()));
+      }
+    }
+    Envelope ok;
+    ok.data = std::move(reply->data);
+    ok.warnings = std::move(reply->warnings);
+    ok.page = reply->page;
+    ok.note = reply->note;
+    return ok;
+  }();
+
+  if (common->meta) {
+    json::Value meta = json::Value::object();
+    meta.set("gateway", tool_name(spec->gateway));
+    meta.set("domain", spec->domain);
+    meta.set("operation", spec->name);
+    meta.set("version", product_version());
+    meta.set("timestamp", format_iso8601(clock_->now()));
+    auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+    meta.set("durationMs", static_cast<double>(static_cast<std::int64_t>(elapsed.count() * 1000)) / 1000.0);
+    envelope.meta = std::move(meta);
+  }
+  return envelope;
+}
+
+}  // namespace ct

@@ -1,0 +1,80 @@
+// The router: checks the gateway, finds the operation (with did-you-mean), validates params,
+// runs the handler in a transaction (read: deferred; mutate: immediate, audited) and produces the
+// lean envelope of PRODUCT.md §3.2. Transports (cli/, gateway/) call dispatch() and to_json().
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "domains/registry.h"
+#include "engines/config.h"
+#include "engines/project.h"
+#include "engines/store.h"
+
+namespace ct {
+
+struct Request {
+  Gateway gateway = Gateway::Query;
+  std::string domain;
+  std::string operation;
+  json::Value params;  // an object, or null for none
+};
+
+struct Envelope {
+  bool success = true;
+  json::Value data;
+  std::optional<Error> error;
+  std::vector<std::string> warnings;
+  std::optional<Page> page;
+  std::optional<ErrorCode> note;   // success with a note (100–102)
+  json::Value meta;                // operational metadata, only when the caller asked (meta: true)
+
+  /// 0 on plain success, 100–102 for notes, the error's exit code on failure.
+  int exit_code() const;
+};
+
+/// The one function that turns an envelope into wire JSON (compact).
+std::string to_json(const Envelope& envelope);
+json::Value to_value(const Envelope& envelope);
+json::Value error_to_value(const Error& error);
+Envelope failure(Error error);
+
+struct RouterOptions {
+  std::optional<std::filesystem::path> project_dir;  // --project; else CLEO_ROOT; else walk up
+  bool read_only = false;                            // every mutate → E_MUTATION_DISABLED
+  std::string agent;                                 // recorded in the audit trail
+};
+
+/// One router per connection or CLI invocation: it owns a store connection, opened lazily on the
+/// first call that needs the project. Not thread-safe; give each worker its own.
+class Router {
+ public:
+  Router(const Registry& registry, RouterOptions options, std::unique_ptr<Clock> clock);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  Envelope dispatch(const Request& request);
+  const Registry& operations() const { return registry_; }
+  /// The session new calls run in ("" = none); set by the session layer.
+  void set_session(std::string session) { session_ = std::move(session); }
+
+ private:
+  Result<Store*> open_store();
+
+  const Registry& registry_;
+  RouterOptions options_;
+  std::unique_ptr<Clock> clock_;
+  std::optional<Project> project_;
+  std::unique_ptr<Config> config_;
+  std::unique_ptr<Store> store_;
+  std::string session_;
+};
+
+}  // namespace ct

@@ -1,0 +1,54 @@
+// Shared by the tasks domain's handler files: building the engine for a call, common params and
+// compact replies.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/task_engine.h"
+#include "engines/task_json.h"
+
+namespace ct::tasks {
+
+inline TaskEngine engine(Context& context) {
+  return TaskEngine(context.db(), *context.config, context.now(), context.session,
+                    [&context](FieldChange change) { context.record(std::move(change)); });
+}
+
+/// The subject task id, required and positional on the CLI.
+inline ParamSpec id_param(std::string_view description = "Task id, e.g. T001") {
+  return ParamSpec{.name = "id", .type = ParamType::TaskId, .required = true, .description = description,
+                   .positional = true};
+}
+
+inline ParamSpec if_version_param() {
+  return ParamSpec{.name = "ifVersion", .type = ParamType::Int, .min = 1,
+                   .description = "Only apply when the task is still at this version (else E_CONCURRENT_MODIFICATION)"};
+}
+
+inline ParamSpec detail_param(std::string_view default_json) {
+  return ParamSpec{.name = "detail", .type = ParamType::Enum, .default_json = default_json,
+                   .choices = {"compact", "full"}, .description = "compact: key fields only; full: every field"};
+}
+
+/// {id, <changed field>: <new value>…, version}: the compact reply of a mutation.
+inline json::Value changed_reply(const Task& task, const std::vector<std::string>& changed) {
+  json::Value out = json::Value::object();
+  out.set("id", task.id);
+  for (const auto& field : changed) {
+    if (field == "notes") {
+      out.set("notes", static_cast<std::int64_t>(task.notes.size()));
+    } else {
+      out.set(field, task_field(task, field));
+    }
+  }
+  out.set("version", task.version);
+  return out;
+}
+
+std::string show_call(const std::string& id);
+
+}  // namespace ct::tasks

@@ -1,0 +1,509 @@
+// tasks domain — write operations (cleo_mutate).
+#include <map>
+#include <set>
+
+#include "core/text.h"
+#include "domains/tasks/tasks_common.h"
+
+namespace ct::tasks {
+namespace {
+
+std::vector<ParamSpec> content_params(bool for_add) {
+  std::vector<ParamSpec> params;
+  if (for_add) {
+    params.push_back({.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
+                      .description = "What to do, one line (3–200 characters)", .positional = true});
+  } else {
+    params.push_back({.name = "title", .type = ParamType::String, .min = 3, .max = 200,
+                      .description = "New title (3–200 characters)"});
+  }
+  params.push_back({.name = "description", .type = ParamType::String, .max = 2000,
+                    .description = "Details (≤ 2000 characters); must differ from the title"});
+  params.push_back({.name = "priority", .type = ParamType::Enum,
+                    .default_json = for_add ? std::string_view(R"("medium")") : std::string_view(),
+                    .choices = {"critical", "high", "medium", "low"}, .description = "Priority"});
+  params.push_back({.name = "type", .type = ParamType::Enum, .choices = {"epic", "task", "subtask"},
+                    .description = "Inferred from the parent when left out"});
+  if (for_add) {
+    params.push_back({.name = "parent", .type = ParamType::TaskId,
+                      .description = "Parent task (depth ≤ 3: epic > task > subtask)"});
+    params.push_back({.name = "status", .type = ParamType::Enum, .choices = {"pending", "blocked"},
+                      .description = "Initial status (default pending)"});
+  } else {
+    params.push_back({.name = "status", .type = ParamType::Enum, .choices = {"pending", "active", "blocked"},
+                      .description = "New status (done: tasks.complete; cancelled: tasks.delete)"});
+  }
+  params.push_back({.name = "depends", .type = ParamType::Array, .max = 100, .item_type = ParamType::TaskId,
+                    .description = "Tasks that must finish first"});
+  params.push_back({.name = "labels", .type = ParamType::Array, .max = 50, .pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$",
+                    .item_max = 50, .description = "Labels (stored lowercase)"});
+  params.push_back({.name = "acceptance", .type = ParamType::Array, .max = 50, .item_max = 200,
+                    .description = "Acceptance criteria"});
+  params.push_back({.name = "files", .type = ParamType::Array, .max = 200, .item_max = 500,
+                    .description = "Files involved (project-relative paths)"});
+  params.push_back({.name = "phase", .type = ParamType::String, .max = 40, .pattern = "^[a-z0-9][a-z0-9-]*$",
+                    .description = "Project phase slug"});
+  params.push_back({.name = "size", .type = ParamType::Enum, .choices = {"small", "medium", "large"},
+                    .description = "Scope: small 1–2 files, medium 3–7, large 8+"});
+  params.push_back({.name = "blockedBy", .type = ParamType::String, .max = 300,
+                    .description = "What it waits for (sets status blocked)"});
+  params.push_back({.name = "notes", .type = ParamType::String, .max = 5000,
+                    .description = for_add ? "A first note" : "A note to append (notes are never rewritten)"});
+  return params;
+}
+
+Result<Reply> add(Context& context, const Params& params) {
+  NewTask spec;
+  spec.title = params.str("title");
+  spec.description = params.opt_str("description").value_or("");
+  spec.priority = *parse_priority(params.str("priority"));
+  if (auto type = params.opt_str("type")) spec.type = parse_type(*type);
+  spec.parent = params.opt_str("parent").value_or("");
+  if (auto status = params.opt_str("status")) spec.status = parse_status(*status);
+  spec.depends = params.strings("depends");
+  spec.labels = params.strings("labels");
+  spec.acceptance = params.strings("acceptance");
+  spec.files = params.strings("files");
+  spec.phase = params.opt_str("phase").value_or("");
+  if (auto size = params.opt_str("size")) spec.size = *parse_size(*size);
+  spec.blocked_by = params.opt_str("blockedBy").value_or("");
+  if (auto note = params.opt_str("notes")) spec.notes.push_back({0, *note});
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(Task task, engine_.add(std::move(spec)));
+  if (params.str("detail") == "full") return Reply{task_full(task), {}, {}, {}};
+  json::Value data = json::Value::object();
+  data.set("id", task.id);
+  data.set("title", task.title);
+  data.set("status", to_string(task.status));
+  if (!task.parent.empty()) data.set("parent", task.parent);
+  if (task.type != TaskType::Task) data.set("type", to_string(task.type));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Reply update_reply(const UpdateResult& result, const Params& params) {
+  if (params.has("detail") && params.str("detail") == "full")
+    return Reply{task_full(result.task), {}, {}, result.changed.empty() ? std::optional(ErrorCode::NoChange) : std::nullopt};
+  Reply reply{changed_reply(result.task, result.changed), {}, {}, {}};
+  if (result.changed.empty()) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> update(Context& context, const Params& params) {
+  TaskPatch patch;
+  patch.title = params.opt_str("title");
+  patch.description = params.opt_str("description");
+  if (auto s = params.opt_str("status")) patch.status = parse_status(*s);
+  if (auto p = params.opt_str("priority")) patch.priority = parse_priority(*p);
+  if (auto t = params.opt_str("type")) patch.type = parse_type(*t);
+  if (params.has("depends")) patch.depends = params.strings("depends");
+  if (params.has("labels")) patch.labels = params.strings("labels");
+  if (params.has("acceptance")) patch.acceptance = params.strings("acceptance");
+  if (params.has("files")) patch.files = params.strings("files");
+  patch.phase = params.opt_str("phase");
+  if (auto size = params.opt_str("size")) patch.size = parse_size(*size);
+  patch.blocked_by = params.opt_str("blockedBy");
+  patch.note = params.opt_str("notes");
+  patch.mode = params.str("mode") == "replace" ? ArrayMode::Replace : ArrayMode::Append;
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.update(params.str("id"), patch, params.opt_integer("ifVersion")));
+  return update_reply(result, params);
+}
+
+Result<Reply> complete(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(CompleteResult result, engine_.complete(params.str("id"), params.opt_str("notes").value_or(""),
+                                                        params.opt_integer("ifVersion")));
+  json::Value data = json::Value::object();
+  data.set("id", result.task.id);
+  data.set("status", to_string(result.task.status));
+  if (result.task.completed_at) data.set("completedAt", format_iso8601(*result.task.completed_at));
+  if (!result.unblocked.empty()) data.set("unblocked", json::Value::array_of(result.unblocked));
+  Reply reply{std::move(data), std::move(result.warnings), {}, {}};
+  if (result.already_done) {
+    reply.note = ErrorCode::NoChange;
+    reply.warnings.push_back("Task " + result.task.id + " was already done");
+  }
+  return reply;
+}
+
+Result<Reply> remove(Context& context, const Params& params) {
+  DeleteOptions options;
+  options.hard = params.flag("hard");
+  options.force = params.flag("force");
+  const std::string& strategy = params.str("children");
+  options.children = strategy == "cascade" ? ChildStrategy::Cascade
+                     : strategy == "orphan" ? ChildStrategy::Orphan : ChildStrategy::Block;
+  options.reason = params.opt_str("reason").value_or("");
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(DeleteResult result, engine_.remove(params.str("id"), options, params.opt_integer("ifVersion")));
+  json::Value data = json::Value::object();
+  data.set("id", result.id);
+  if (result.hard) {
+    data.set("deleted", true);
+  } else {
+    data.set("status", "cancelled");
+    data.set("archived", true);
+  }
+  if (!result.affected.empty()) data.set("affected", json::Value::array_of(result.affected));
+  Reply reply{std::move(data), std::move(result.warnings), {}, {}};
+  if (result.no_change) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> archive(Context& context, const Params& params) {
+  std::optional<TimeMs> before;
+  if (auto text = params.opt_str("before")) {
+    before = parse_iso8601(*text);
+    if (!before)
+      return fail(Error(ErrorCode::InvalidParams, "before: expected a date like 2026-01-31, got '" + *text + "'")
+                      .with_detail("field", "before"));
+  }
+  if (!params.has("id") && !params.flag("all") && !before) {
+    Error error(ErrorCode::InvalidParams, "say which tasks to archive: id, before, or all:true");
+    error.fix = "cleo_mutate {domain:'tasks', operation:'archive', params:{all:true}}";
+    return fail(std::move(error).with_detail("field", "id"));
+  }
+  std::vector<std::string> warnings;
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::vector<std::string> archived, engine_.archive(params.opt_str("id"), before, warnings));
+  json::Value data = json::Value::object();
+  data.set("archived", json::Value::array_of(archived));
+  data.set("count", static_cast<std::int64_t>(archived.size()));
+  Reply reply{std::move(data), std::move(warnings), {}, {}};
+  if (archived.empty()) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> restore(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.restore(params.str("id")));
+  return update_reply(result, params);
+}
+
+Result<Reply> reopen(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.reopen(params.str("id"), params.opt_str("notes").value_or(""),
+                                                    params.opt_integer("ifVersion")));
+  return update_reply(result, params);
+}
+
+Result<Reply> reparent(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.reparent(params.str("id"), params.str("parent"),
+                                                      params.opt_integer("ifVersion")));
+  return update_reply(result, params);
+}
+
+Result<Reply> promote(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.reparent(params.str("id"), "", params.opt_integer("ifVersion")));
+  return update_reply(result, params);
+}
+
+Result<Reply> reorder(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.reorder(params.str("id"), params.integer("position"),
+                                                     params.opt_integer("ifVersion")));
+  return update_reply(result, params);
+}
+
+Result<Reply> start(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(StartResult result, engine_.start(params.str("id")));
+  json::Value data = json::Value::object();
+  data.set("id", result.task.id);
+  data.set("status", to_string(result.task.status));
+  if (result.previous) data.set("previous", *result.previous);
+  Reply reply{std::move(data), {}, {}, {}};
+  if (result.no_change) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> stop(Context& context, const Params&) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::optional<Task> stopped, engine_.stop());
+  if (!stopped) return Reply{json::Value(), {"nothing was in focus"}, {}, ErrorCode::NoChange};
+  json::Value data = json::Value::object();
+  data.set("id", stopped->id);
+  data.set("status", to_string(stopped->status));
+  if (context.audit) context.audit->task_id = stopped->id;
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> relate(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(UpdateResult result, engine_.relate(params.str("id"), params.str("target"), params.str("type"),
+                                                    params.opt_str("notes").value_or("")));
+  return update_reply(result, params);
+}
+
+/// tasks.import: the export format (or a bare array of task records). Every task gets a new id;
+/// parent and depends references inside the file are remapped, references outside it are dropped
+/// with a warning. The whole import is one transaction: it lands completely or not at all.
+Result<Reply> import_tasks(Context& context, const Params& params) {
+  const json::Value& input = params.value("tasks");
+  const json::Value* list = &input;
+  if (input.is_object()) list = input.find("tasks");
+  if (!list || !list->is_array())
+    return fail(Error(ErrorCode::InvalidParams, "tasks: expected the output of tasks.export or an array of tasks")
+                    .with_detail("field", "tasks"));
+  std::vector<Task> records;
+  for (const auto& item : list->as_array()) {
+    if (!item.is_object())
+      return fail(Error(ErrorCode::InvalidParams, "tasks: every item must be an object").with_detail("field", "tasks"));
+    records.push_back(task_from_json(item));
+  }
+  auto engine_ = engine(context);
+  std::string attach = params.opt_str("parent").value_or("");
+  std::set<std::string> in_file;
+  for (const auto& record : records)
+    if (!record.id.empty()) in_file.insert(record.id);
+  // Parents first: repeat passes until every record whose parent is in the file has been placed.
+  std::map<std::string, std::string> id_map;
+  std::vector<std::string> warnings;
+  std::vector<bool> placed(records.size(), false);
+  std::size_t remaining = records.size();
+  while (remaining > 0) {
+    std::size_t progress = 0;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (placed[i]) continue;
+      Task& record = records[i];
+      bool parent_in_file = !record.parent.empty() && in_file.contains(record.parent);
+      if (parent_in_file && !id_map.contains(record.parent)) continue;
+      if (record.title.empty())
+        return fail(Error(ErrorCode::InvalidParams, "tasks[" + std::to_string(i) + "]: title is missing")
+                        .with_detail("field", "tasks"));
+      NewTask spec;
+      spec.title = record.title;
+      spec.description = record.description;
+      spec.priority = record.priority;
+      spec.type = record.type == TaskType::Epic ? std::optional(TaskType::Epic) : std::nullopt;
+      if (parent_in_file) {
+        spec.parent = id_map.at(record.parent);
+      } else {
+        if (!record.parent.empty())
+          warnings.push_back(record.id + ": parent " + record.parent + " is not in the file; attached " +
+                             (attach.empty() ? "at the top level" : "under " + attach));
+        spec.parent = attach;
+        if (!attach.empty()) spec.type.reset();
+      }
+      if (record.status == TaskStatus::Blocked) spec.status = TaskStatus::Blocked;
+      spec.labels = record.labels;
+      spec.acceptance = record.acceptance;
+      spec.files = record.files;
+      spec.phase = record.phase;
+      spec.size = record.size;
+      spec.blocked_by = record.blocked_by;
+      if (spec.status == TaskStatus::Blocked && spec.blocked_by.empty()) spec.blocked_by = "imported as blocked";
+      spec.notes = record.notes;
+      auto added = engine_.add(std::move(spec));
+      if (!added) {
+        Error error = std::move(added.error());
+        error.message = "tasks[" + std::to_string(i) + "] (" + (record.id.empty() ? record.title : record.id) +
+                        "): " + error.message;
+        return fail(std::move(error));
+      }
+      if (!record.id.empty()) id_map[record.id] = added->id;
+      record.id = record.id.empty() ? added->id : record.id;
+      placed[i] = true;
+      --remaining;
+      ++progress;
+    }
+    if (progress == 0)
+      return fail(Error(ErrorCode::CircularReference, "tasks: the parent links in the file form a loop")
+                      .with_detail("field", "tasks"));
+  }
+  // Second pass: dependencies and final statuses, now that every id is known.
+  for (const auto& record : records) {
+    const std::string& new_id = id_map.contains(record.id) ? id_map.at(record.id) : record.id;
+    std::vector<std::string> depends;
+    for (const auto& dep : record.depends) {
+      if (id_map.contains(dep)) {
+        depends.push_back(id_map.at(dep));
+      } else {
+        warnings.push_back(record.id + ": dependency " + dep + " is not in the file; dropped");
+      }
+    }
+    if (!depends.empty()) {
+      TaskPatch patch;
+      patch.depends = depends;
+      CT_TRY(engine_.update(new_id, patch, std::nullopt));
+    }
+    if (record.status == TaskStatus::Done) {
+      CT_TRY(engine_.complete(new_id, "", std::nullopt));
+    } else if (record.status == TaskStatus::Cancelled) {
+      DeleteOptions options;
+      options.reason = record.cancellation_reason;
+      options.children = ChildStrategy::Orphan;
+      CT_TRY(engine_.remove(new_id, options, std::nullopt));
+    }
+  }
+  json::Value mapping = json::Value::object();
+  for (const auto& [old_id, new_id] : id_map) mapping.set(old_id, new_id);
+  json::Value data = json::Value::object();
+  data.set("imported", static_cast<std::int64_t>(records.size()));
+  data.set("idMap", std::move(mapping));
+  if (params.flag("dryRun")) {
+    data.set("dryRun", true);
+    context.discard = true;
+  }
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+}  // namespace
+
+void register_tasks_mutations(Registry& registry) {
+  std::vector<ParamSpec> add_params = content_params(true);
+  add_params.push_back(detail_param(R"("compact")"));
+  registry.add({.domain = "tasks", .name = "add", .gateway = Gateway::Mutate,
+                .summary = "Create a task",
+                .params = std::move(add_params),
+                .returns = "{id,title,status,parent?,type?} (the full record with detail:'full')",
+                .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
+                           ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::NotFound},
+                .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
+                             {R"({"title":"Add login form","parent":"T001","depends":["T002"]})", "a child with a dependency"}},
+                .tier = 0, .shortcut = "add", .handler = add});
+  std::vector<ParamSpec> update_params = content_params(false);
+  update_params.insert(update_params.begin(), id_param());
+  update_params.push_back({.name = "mode", .type = ParamType::Enum, .default_json = R"("append")",
+                           .choices = {"append", "replace"},
+                           .description = "Array fields (depends, labels, acceptance, files): append to or replace the list"});
+  update_params.push_back(if_version_param());
+  update_params.push_back({.name = "detail", .type = ParamType::Enum, .choices = {"compact", "full"},
+                           .description = "compact (default): changed fields only; full: the whole record"});
+  registry.add({.domain = "tasks", .name = "update", .gateway = Gateway::Mutate,
+                .summary = "Change a task's fields or add a note",
+                .params = std::move(update_params),
+                .returns = "{id, <changed fields>, version}; E_NO_CHANGE note when nothing changed",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::TaskCompleted,
+                           ErrorCode::CircularReference, ErrorCode::ConcurrentModification},
+                .examples = {{R"({"id":"T001","priority":"critical","notes":"customer escalation"})", "raise priority"},
+                             {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"}},
+                .idempotent = true, .tier = 1, .shortcut = "update", .handler = update});
+  registry.add({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
+                .summary = "Mark a task done",
+                .params = {id_param(),
+                           {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
+                           if_version_param()},
+                .returns = "{id,status,completedAt,unblocked?[ids now ready]}; E_NO_CHANGE note when already done",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
+                .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
+                .idempotent = true, .tier = 0, .shortcut = "complete", .handler = complete});
+  registry.add({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
+                .summary = "Cancel and archive a task (hard: remove it)",
+                .params = {id_param(),
+                           {.name = "reason", .type = ParamType::String, .max = 300, .description = "Why it is cancelled"},
+                           {.name = "children", .type = ParamType::Enum, .default_json = R"("block")",
+                            .choices = {"block", "orphan", "cascade"},
+                            .description = "Children: refuse (block), move up to this task's parent (orphan), or delete too (cascade)"},
+                           {.name = "hard", .type = ParamType::Bool, .description = "Remove the rows instead of cancelling (history stays)"},
+                           {.name = "force", .type = ParamType::Bool, .description = "With hard: also drop the id from tasks that depend on it"},
+                           if_version_param()},
+                .returns = "{id,status:'cancelled',archived:true,affected?} or {id,deleted:true,affected?} when hard",
+                .errors = {ErrorCode::NotFound, ErrorCode::HasChildren, ErrorCode::HasDependents,
+                           ErrorCode::TaskCompleted, ErrorCode::ConcurrentModification},
+                .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
+                .destructive = true, .tier = 1, .shortcut = "delete", .handler = remove});
+  registry.add({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
+                .summary = "Archive done and cancelled tasks",
+                .params = {{.name = "id", .type = ParamType::TaskId, .description = "One task to archive", .positional = true},
+                           {.name = "before", .type = ParamType::String, .max = 40,
+                            .description = "Only tasks finished before this date (YYYY-MM-DD)"},
+                           {.name = "all", .type = ParamType::Bool, .description = "Every done or cancelled task"}},
+                .returns = "{archived[ids], count}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::HasChildren},
+                .examples = {{R"({"id":"T001"})", "archive T001"}, {R"({"all":true})", "archive everything finished"}},
+                .idempotent = true, .tier = 2, .handler = archive});
+  registry.add({.domain = "tasks", .name = "restore", .gateway = Gateway::Mutate,
+                .summary = "Bring back an archived or cancelled task",
+                .params = {id_param()},
+                .returns = "{id, <changed fields>, version}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"id":"T004"})", "restore T004"}},
+                .idempotent = true, .tier = 2, .handler = restore});
+  registry.add({.domain = "tasks", .name = "reopen", .gateway = Gateway::Mutate,
+                .summary = "Reopen a done task",
+                .params = {id_param(), {.name = "notes", .type = ParamType::String, .max = 5000,
+                                        .description = "Why it is reopened"},
+                           if_version_param()},
+                .returns = "{id,status,completedAt:null,version}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
+                .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
+                .idempotent = true, .tier = 2, .handler = reopen});
+  registry.add({.domain = "tasks", .name = "reparent", .gateway = Gateway::Mutate,
+                .summary = "Move a task under another parent",
+                .params = {id_param(),
+                           {.name = "parent", .type = ParamType::TaskId, .required = true, .description = "New parent",
+                            .positional = true},
+                           if_version_param()},
+                .returns = "{id,parent,position,type?,version}",
+                .errors = {ErrorCode::NotFound, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
+                           ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference},
+                .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
+                .idempotent = true, .tier = 2, .handler = reparent});
+  registry.add({.domain = "tasks", .name = "promote", .gateway = Gateway::Mutate,
+                .summary = "Make a task top-level",
+                .params = {id_param(), if_version_param()},
+                .returns = "{id,parent:null,position,type?,version}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T005"})", "promote T005"}},
+                .idempotent = true, .tier = 2, .handler = promote});
+  registry.add({.domain = "tasks", .name = "reorder", .gateway = Gateway::Mutate,
+                .summary = "Move a task to a position among its siblings",
+                .params = {id_param(),
+                           {.name = "position", .type = ParamType::Int, .required = true, .min = 1,
+                            .description = "1-based position", .positional = true},
+                           if_version_param()},
+                .returns = "{id,position,version}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T005","position":1})", "move T005 first"}},
+                .idempotent = true, .tier = 2, .handler = reorder});
+  registry.add({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
+                .summary = "Focus on a task and mark it active",
+                .params = {id_param()},
+                .returns = "{id,status:'active',previous?} (the previous focus goes back to pending)",
+                .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation},
+                .examples = {{R"({"id":"T001"})", "work on T001"}},
+                .idempotent = true, .tier = 0, .shortcut = "start", .handler = start});
+  registry.add({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
+                .summary = "Clear the focus; the task goes back to pending",
+                .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
+                .examples = {{R"({})", "stop working on the current task"}},
+                .idempotent = true, .tier = 1, .shortcut = "stop", .handler = stop});
+  registry.add({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
+                .summary = "Link two tasks without blocking either",
+                .params = {id_param(),
+                           {.name = "target", .type = ParamType::TaskId, .required = true, .description = "The other task",
+                            .positional = true},
+                           {.name = "type", .type = ParamType::Enum, .default_json = R"("relates-to")",
+                            .choices = {"relates-to", "spawned-from", "deferred-to", "supersedes", "duplicates"},
+                            .description = "Kind of link"},
+                           {.name = "notes", .type = ParamType::String, .max = 200, .description = "Why they are linked"}},
+                .returns = "{id,relates,version}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"}},
+                .idempotent = true, .tier = 2, .handler = relate});
+  registry.add({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
+                .summary = "Import tasks from tasks.export output with new ids",
+                .params = {{.name = "tasks", .type = ParamType::Object, .required = true,
+                            .description = "The data of tasks.export, or an array of task records"},
+                           {.name = "parent", .type = ParamType::TaskId, .description = "Attach imported top-level tasks here"},
+                           {.name = "dryRun", .type = ParamType::Bool, .description = "Check and report without writing"}},
+                .returns = "{imported, idMap{oldId:newId}, dryRun?}",
+                .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
+                           ErrorCode::CircularReference},
+                .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"}},
+                .tier = 2, .handler = import_tasks});
+}
+
+void register_tasks_queries(Registry& registry);
+
+}  // namespace ct::tasks
+
+namespace ct {
+void register_tasks_domain(Registry& registry) {
+  tasks::register_tasks_queries(registry);
+  tasks::register_tasks_mutations(registry);
+}
+}  // namespace ct

@@ -1,0 +1,476 @@
+// tasks domain — read operations (cleo_query).
+#include <algorithm>
+#include <map>
+
+#include "core/text.h"
+#include "domains/tasks/tasks_common.h"
+
+namespace ct::tasks {
+
+std::string show_call(const std::string& id) {
+  return "cleo_query {domain:'tasks', operation:'show', params:{id:'" + id + "'}}";
+}
+
+namespace {
+
+constexpr std::string_view kStatuses = R"(["pending","active","blocked","done","cancelled"])";
+
+ParamSpec status_filter_param() {
+  return ParamSpec{.name = "status", .type = ParamType::Array, .choices = {"pending", "active", "blocked", "done", "cancelled"},
+                   .item_type = ParamType::Enum, .description = "Only tasks with one of these statuses"};
+}
+
+json::Value project(const Task& task, const Params& params) {
+  return params.has("detail") && params.str("detail") == "full" ? task_full(task) : task_compact(task);
+}
+
+Result<TaskFilter> read_filter(const Params& params) {
+  TaskFilter filter;
+  for (const auto& s : params.strings("status")) filter.statuses.push_back(*parse_status(s));
+  if (auto parent = params.opt_str("parent")) filter.parent = *parent;
+  if (params.flag("root")) filter.parent = std::string();
+  if (auto type = params.opt_str("type")) filter.type = parse_type(*type);
+  if (auto label = params.opt_str("label")) filter.label = to_lower_ascii(*label);
+  if (auto phase = params.opt_str("phase")) filter.phase = *phase;
+  if (auto priority = params.opt_str("priority")) filter.priority = parse_priority(*priority);
+  if (auto archived = params.opt_str("archived"))
+    filter.archived = *archived == "only" ? ArchivedFilter::Only
+                      : *archived == "include" ? ArchivedFilter::Include : ArchivedFilter::Exclude;
+  return filter;
+}
+
+json::Value dep_nodes(const std::vector<DepNode>& nodes) {
+  json::Value out = json::Value::array();
+  for (const auto& node : nodes) {
+    json::Value item = json::Value::object();
+    item.set("id", node.id);
+    item.set("title", node.title);
+    item.set("status", to_string(node.status));
+    item.set("distance", node.distance);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<Reply> show(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  return Reply{project(task, params), {}, {}, {}};
+}
+
+Result<Reply> list(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
+  TaskQuery query;
+  query.filter = filter;
+  static const std::map<std::string, SortKey, std::less<>> kSort = {
+      {"position", SortKey::Position}, {"priority", SortKey::Priority}, {"created", SortKey::Created},
+      {"updated", SortKey::Updated}, {"title", SortKey::Title}, {"status", SortKey::Status}, {"id", SortKey::Id}};
+  query.sort = kSort.at(params.str("sort"));
+  query.descending = params.str("order") == "desc";
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().list_tasks(query));
+  CT_TRY_ASSIGN(std::int64_t total, context.db().count_tasks(filter));
+  json::Value rows = json::Value::array();
+  for (const auto& task : tasks) rows.push_back(project(task, params));
+  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  if (!reply.page->has_more() && query.offset == 0) reply.page.reset();  // everything fit: no paging noise
+  return reply;
+}
+
+Result<Reply> find(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
+  if (params.flag("includeArchived")) filter.archived = ArchivedFilter::Include;
+  CT_TRY_ASSIGN(std::vector<SearchHit> hits, context.db().search(params.str("query"), filter, params.integer("limit")));
+  json::Value rows = json::Value::array();
+  for (const auto& hit : hits) rows.push_back(task_compact(hit.task));
+  Reply reply{std::move(rows), {}, {}, {}};
+  if (hits.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> exists(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(params.str("id")));
+  json::Value data = json::Value::object();
+  data.set("id", params.str("id"));
+  data.set("exists", task.has_value());
+  if (task && task->archived) data.set("archived", true);
+  Reply reply{std::move(data), {}, {}, {}};
+  if (!task) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<json::Value> tree_node(Context& context, const Task& task, int depth_left, bool include_done) {
+  json::Value node = json::Value::object();
+  node.set("id", task.id);
+  node.set("title", task.title);
+  node.set("status", to_string(task.status));
+  if (task.type == TaskType::Epic) node.set("type", "epic");
+  if (depth_left <= 0) return node;
+  TaskQuery query;
+  query.filter.parent = task.id;
+  if (!include_done) query.filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
+  CT_TRY_ASSIGN(std::vector<Task> children, context.db().list_tasks(query));
+  if (children.empty()) return node;
+  json::Value list = json::Value::array();
+  for (const auto& child : children) {
+    CT_TRY_ASSIGN(json::Value child_node, tree_node(context, child, depth_left - 1, include_done));
+    list.push_back(std::move(child_node));
+  }
+  node.set("children", std::move(list));
+  return node;
+}
+
+Result<Reply> tree(Context& context, const Params& params) {
+  int depth = static_cast<int>(params.integer("depth"));
+  bool include_done = params.flag("includeDone");
+  std::vector<Task> roots;
+  std::optional<Page> page;
+  if (auto id = params.opt_str("id")) {
+    auto engine_ = engine(context);
+    CT_TRY_ASSIGN(Task root, engine_.get(*id));
+    roots.push_back(std::move(root));
+  } else {
+    TaskQuery query;
+    query.filter.parent = std::string();
+    if (!include_done) query.filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
+    query.limit = params.integer("limit");
+    query.offset = params.integer("offset");
+    CT_TRY_ASSIGN(roots, context.db().list_tasks(query));
+    CT_TRY_ASSIGN(std::int64_t total, context.db().count_tasks(query.filter));
+    if (total > query.offset + query.limit || query.offset > 0) page = Page{total, query.limit, query.offset};
+  }
+  json::Value forest = json::Value::array();
+  for (const auto& root : roots) {
+    CT_TRY_ASSIGN(json::Value node, tree_node(context, root, depth - 1, include_done));
+    forest.push_back(std::move(node));
+  }
+  return Reply{std::move(forest), {}, page, {}};
+}
+
+Result<Reply> next(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine_.next(static_cast<int>(params.integer("count"))));
+  json::Value rows = json::Value::array();
+  for (const auto& pick : picks) {
+    json::Value row = json::Value::object();
+    row.set("id", pick.task.id);
+    row.set("title", pick.task.title);
+    row.set("priority", to_string(pick.task.priority));
+    row.set("score", pick.score);
+    if (params.flag("explain")) row.set("reasons", json::Value::array_of(pick.reasons));
+    rows.push_back(std::move(row));
+  }
+  Reply reply{std::move(rows), {}, {}, {}};
+  if (picks.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> deps(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  const std::string& direction = params.str("direction");
+  json::Value data = json::Value::object();
+  data.set("id", task.id);
+  if (direction != "downstream") {
+    CT_TRY_ASSIGN(std::vector<DepNode> up, engine_.upstream(task));
+    data.set("upstream", dep_nodes(up));
+  }
+  if (direction != "upstream") {
+    CT_TRY_ASSIGN(std::vector<DepNode> down, engine_.downstream(task));
+    data.set("downstream", dep_nodes(down));
+  }
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> blockers(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  CT_TRY_ASSIGN(std::vector<Blocker> found, engine_.blockers(task));
+  json::Value list = json::Value::array();
+  for (const auto& blocker : found) {
+    json::Value item = json::Value::object();
+    item.set("kind", blocker.kind);
+    if (!blocker.id.empty()) {
+      item.set("id", blocker.id);
+      item.set("title", blocker.title);
+      item.set("status", to_string(blocker.status));
+    }
+    if (!blocker.detail.empty()) item.set("detail", blocker.detail);
+    list.push_back(std::move(item));
+  }
+  json::Value data = json::Value::object();
+  data.set("id", task.id);
+  data.set("blocked", !found.empty());
+  data.set("blockers", std::move(list));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> stats(Context& context, const Params& params) {
+  TaskFilter filter;
+  if (auto parent = params.opt_str("parent")) {
+    auto engine_ = engine(context);
+    CT_TRY(engine_.get(*parent));
+    filter.parent = *parent;
+  }
+  CT_TRY_ASSIGN(auto live, context.db().count_by_status(filter));
+  filter.archived = ArchivedFilter::Only;
+  CT_TRY_ASSIGN(std::int64_t archived, context.db().count_tasks(filter));
+  json::Value data = json::Value::object();
+  std::int64_t total = 0;
+  for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
+                      TaskStatus::Cancelled}) {
+    std::int64_t n = live.contains(status) ? live.at(status) : 0;
+    total += n;
+    data.set(to_string(status), n);
+  }
+  data.set("total", total);
+  data.set("archived", archived);
+  std::int64_t done = live.contains(TaskStatus::Done) ? live.at(TaskStatus::Done) : 0;
+  data.set("percentDone", total == 0 ? 0 : (done * 100) / total);
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> history(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  // The task may have been hard-deleted: its history is still readable.
+  AuditQuery query;
+  query.task_id = params.str("id");
+  if (auto field = params.opt_str("field")) query.field = *field;
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  if (rows.empty() && query.offset == 0) CT_TRY(engine_.get(params.str("id")));
+  json::Value list = json::Value::array();
+  for (const auto& row : rows) {
+    json::Value item = json::Value::object();
+    item.set("seq", row.seq);
+    item.set("at", format_iso8601(row.at));
+    item.set("operation", row.operation);
+    if (row.outcome != "ok") item.set("outcome", row.outcome);
+    if (!row.session.empty()) item.set("session", row.session);
+    if (!row.agent.empty()) item.set("agent", row.agent);
+    if (!row.reason.empty()) item.set("reason", row.reason);
+    json::Value changes = json::Value::array();
+    for (const auto& change : row.changes) {
+      if (change.task_id != *query.task_id) continue;
+      json::Value c = json::Value::object();
+      c.set("field", change.field);
+      if (!change.before.is_null()) c.set("before", change.before);
+      if (!change.after.is_null()) c.set("after", change.after);
+      changes.push_back(std::move(c));
+    }
+    if (!changes.empty()) item.set("changes", std::move(changes));
+    list.push_back(std::move(item));
+  }
+  return Reply{std::move(list), {}, {}, {}};
+}
+
+Result<Reply> current(Context& context, const Params&) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::optional<Task> task, engine_.current());
+  if (!task) return Reply{json::Value(), {}, {}, ErrorCode::NoData};
+  json::Value data = json::Value::object();
+  data.set("id", task->id);
+  data.set("title", task->title);
+  data.set("status", to_string(task->status));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> relates(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  json::Value data = json::Value::object();
+  data.set("id", task.id);
+  data.set("relates", task_field(task, "relates"));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> export_tasks(Context& context, const Params& params) {
+  std::vector<Task> tasks;
+  if (auto root = params.opt_str("id")) {
+    // A subtree: the root and every descendant, parents before children.
+    auto engine_ = engine(context);
+    CT_TRY_ASSIGN(Task task, engine_.get(*root));
+    std::vector<Task> queue{std::move(task)};
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      TaskQuery query;
+      query.filter.parent = queue[i].id;
+      query.filter.archived = params.flag("includeArchived") ? ArchivedFilter::Include : ArchivedFilter::Exclude;
+      CT_TRY_ASSIGN(std::vector<Task> children, context.db().list_tasks(query));
+      for (auto& child : children) queue.push_back(std::move(child));
+    }
+    tasks = std::move(queue);
+  } else {
+    TaskQuery query;
+    CT_TRY_ASSIGN(query.filter, read_filter(params));
+    if (params.flag("includeArchived")) query.filter.archived = ArchivedFilter::Include;
+    query.sort = SortKey::Id;
+    CT_TRY_ASSIGN(tasks, context.db().list_tasks(query));
+  }
+  json::Value list = json::Value::array();
+  for (const auto& task : tasks) list.push_back(task_full(task));
+  json::Value data = json::Value::object();
+  data.set("format", "cleo-tasks");
+  data.set("version", 1);
+  data.set("exportedAt", format_iso8601(context.now()));
+  data.set("count", static_cast<std::int64_t>(tasks.size()));
+  data.set("tasks", std::move(list));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+std::vector<ParamSpec> filter_params() {
+  return {
+      status_filter_param(),
+      {.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"},
+      {.name = "root", .type = ParamType::Bool, .description = "Only top-level tasks"},
+      {.name = "type", .type = ParamType::Enum, .choices = {"epic", "task", "subtask"}, .description = "Only this type"},
+      {.name = "label", .type = ParamType::String, .max = 50, .description = "Only tasks with this label"},
+      {.name = "phase", .type = ParamType::String, .max = 40, .description = "Only tasks in this phase"},
+      {.name = "priority", .type = ParamType::Enum, .choices = {"critical", "high", "medium", "low"},
+       .description = "Only this priority"},
+      {.name = "archived", .type = ParamType::Enum, .default_json = R"("exclude")",
+       .choices = {"exclude", "only", "include"}, .description = "Archived tasks: leave out, only, or include"},
+  };
+}
+
+}  // namespace
+
+void register_tasks_queries(Registry& registry) {
+  (void)kStatuses;
+  registry.add({.domain = "tasks", .name = "show", .gateway = Gateway::Query,
+                .summary = "Show one task with all its fields",
+                .params = {id_param(), detail_param(R"("full")")},
+                .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
+                           "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
+                           "createdAt, updatedAt, completedAt, archived, version (empty fields omitted)",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T001"})", "show T001"}},
+                .idempotent = true, .tier = 0, .shortcut = "show", .handler = show});
+  std::vector<ParamSpec> list_params = filter_params();
+  list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
+                         .choices = {"position", "priority", "created", "updated", "title", "status", "id"},
+                         .description = "Sort key (position = tree order)"});
+  list_params.push_back({.name = "order", .type = ParamType::Enum, .default_json = R"("asc")",
+                         .choices = {"asc", "desc"}, .description = "Sort direction"});
+  list_params.push_back({.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                         .description = "Rows per page"});
+  list_params.push_back({.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                         .description = "Rows to skip (from _meta.page.nextOffset)"});
+  list_params.push_back(detail_param(R"("compact")"));
+  registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
+                .summary = "List tasks with filters, sorting and pagination",
+                .params = std::move(list_params),
+                .returns = "[{id,title,status,priority,parent?}] (full records with detail:'full'); "
+                           "_meta.page {total,limit,offset,hasMore,nextOffset} when there are more rows",
+                .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},
+                             {R"({"parent":"T001"})", "children of T001"}},
+                .idempotent = true, .tier = 1, .shortcut = "list", .handler = list});
+  std::vector<ParamSpec> find_params = {
+      {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
+       .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",
+       .positional = true},
+      status_filter_param(),
+      {.name = "includeArchived", .type = ParamType::Bool, .description = "Also search archived tasks"},
+      {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100, .description = "Most results"},
+  };
+  registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
+                .summary = "Search tasks by text or id; best matches first",
+                .params = std::move(find_params),
+                .returns = "[{id,title,status,priority,parent?}] best first; E_NO_DATA note when nothing matches",
+                .examples = {{R"({"query":"auth"})", "tasks about auth"}},
+                .idempotent = true, .tier = 0, .shortcut = "find", .handler = find});
+  registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
+                .summary = "Check whether a task id exists",
+                .params = {id_param()},
+                .returns = "{id, exists, archived?}; E_NO_DATA note when it does not exist",
+                .examples = {{R"({"id":"T001"})", "does T001 exist"}},
+                .idempotent = true, .tier = 2, .shortcut = "exists", .handler = exists});
+  registry.add({.domain = "tasks", .name = "tree", .gateway = Gateway::Query,
+                .summary = "Show the task hierarchy",
+                .params = {{.name = "id", .type = ParamType::TaskId, .description = "Root of the subtree (default: all top-level tasks)",
+                            .positional = true},
+                           {.name = "depth", .type = ParamType::Int, .default_json = "3", .min = 1, .max = 3,
+                            .description = "Levels to show"},
+                           {.name = "includeDone", .type = ParamType::Bool, .default_json = "true",
+                            .description = "Include done and cancelled tasks"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                            .description = "Top-level tasks per page"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Top-level tasks to skip"}},
+                .returns = "[{id,title,status,type?,children?[…]}]",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T001"})", "subtree of T001"}},
+                .idempotent = true, .tier = 1, .shortcut = "tree", .handler = tree});
+  registry.add({.domain = "tasks", .name = "next", .gateway = Gateway::Query,
+                .summary = "Suggest the next tasks to work on",
+                .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
+                            .description = "How many suggestions"},
+                           {.name = "explain", .type = ParamType::Bool, .description = "Include the scoring reasons"}},
+                .returns = "[{id,title,priority,score,reasons?}]: pending tasks whose dependencies are finished, "
+                           "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
+                           "leaf 10; ties by position then age. E_NO_DATA note when none is ready",
+                .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
+                .idempotent = true, .tier = 1, .shortcut = "next", .handler = next});
+  registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
+                .summary = "Show what a task depends on and what depends on it",
+                .params = {id_param(),
+                           {.name = "direction", .type = ParamType::Enum, .default_json = R"("both")",
+                            .choices = {"upstream", "downstream", "both"},
+                            .description = "upstream: what it needs; downstream: what needs it"}},
+                .returns = "{id, upstream?[{id,title,status,distance}], downstream?[…]} (transitive)",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T003","direction":"upstream"})", "what T003 waits on"}},
+                .idempotent = true, .tier = 1, .shortcut = "deps", .handler = deps});
+  registry.add({.domain = "tasks", .name = "blockers", .gateway = Gateway::Query,
+                .summary = "Explain what keeps a task from starting",
+                .params = {id_param()},
+                .returns = "{id, blocked, blockers[{kind: dependency|parent|manual, id?, title?, status?, detail?}]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T003"})", "why T003 cannot start"}},
+                .idempotent = true, .tier = 2, .handler = blockers});
+  registry.add({.domain = "tasks", .name = "stats", .gateway = Gateway::Query,
+                .summary = "Count tasks by status",
+                .params = {{.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"}},
+                .returns = "{pending,active,blocked,done,cancelled,total,archived,percentDone}",
+                .examples = {{R"({})", "whole project"}},
+                .idempotent = true, .tier = 2, .handler = stats});
+  registry.add({.domain = "tasks", .name = "history", .gateway = Gateway::Query,
+                .summary = "Show the audited changes of a task, newest first",
+                .params = {id_param(),
+                           {.name = "field", .type = ParamType::String, .max = 40,
+                            .description = "Only changes of this field (who last changed it, and why)"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
+                            .description = "Rows"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0, .description = "Rows to skip"}},
+                .returns = "[{seq,at,operation,outcome?,session?,agent?,reason?,changes[{field,before?,after?}]}]",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T001"})", "history of T001"}},
+                .idempotent = true, .tier = 2, .shortcut = "history", .handler = history});
+  registry.add({.domain = "tasks", .name = "current", .gateway = Gateway::Query,
+                .summary = "Show the task in focus",
+                .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
+                .examples = {{R"({})", "what am I working on"}},
+                .idempotent = true, .tier = 1, .shortcut = "current", .handler = current});
+  registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
+                .summary = "List a task's non-blocking links to other tasks",
+                .params = {id_param()},
+                .returns = "{id, relates[{id,type,reason?}]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T001"})", "links of T001"}},
+                .idempotent = true, .tier = 2, .handler = relates});
+  std::vector<ParamSpec> export_params = filter_params();
+  export_params.insert(export_params.begin(),
+                       {.name = "id", .type = ParamType::TaskId, .description = "Export this task and its subtree",
+                        .positional = true});
+  export_params.push_back({.name = "includeArchived", .type = ParamType::Bool, .description = "Include archived tasks"});
+  registry.add({.domain = "tasks", .name = "export", .gateway = Gateway::Query,
+                .summary = "Export tasks as JSON for tasks.import",
+                .params = std::move(export_params),
+                .returns = "{format:'cleo-tasks', version:1, exportedAt, count, tasks[full records]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T001"})", "T001 and its subtree"}},
+                .idempotent = true, .tier = 2, .handler = export_tasks});
+}
+
+}  // namespace ct::tasks

@@ -1,0 +1,55 @@
+// Typed configuration (.cleo/config.json): every key is declared once with its type, default and
+// limits; unknown keys and bad values are errors that list the valid choices.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+
+namespace ct {
+
+struct ConfigKey {
+  std::string_view name;         // "hierarchy.maxDepth"
+  json::Type type;               // Int, Bool or String
+  std::string_view default_json; // JSON text of the default
+  std::int64_t min = 0;          // for Int
+  std::int64_t max = 0;          // for Int
+  std::vector<std::string_view> choices;  // for String; empty = free text
+  std::string_view description;
+};
+
+std::span<const ConfigKey> config_keys();
+const ConfigKey* find_config_key(std::string_view name);
+
+class Config {
+ public:
+  /// Defaults for every key.
+  Config();
+  /// Reads .cleo/config.json (a nested object: {"hierarchy":{"maxDepth":3}}). A missing file
+  /// gives the defaults; unreadable JSON or an invalid value is E_CONFIG_ERROR with a fix.
+  static Result<Config> load(const std::filesystem::path& file);
+
+  std::int64_t get_int(std::string_view key) const;
+  bool get_bool(std::string_view key) const;
+  const std::string& get_string(std::string_view key) const;
+  const json::Value& get(std::string_view key) const;
+  /// Validates and sets one key (E_CONFIG_ERROR / E_INVALID_INPUT with the valid list).
+  Result<void> set(std::string_view key, const json::Value& value);
+  /// The nested JSON form written to config.json.
+  json::Value to_json() const;
+  Result<void> save(const std::filesystem::path& file) const;
+
+ private:
+  json::Value values_ = json::Value::object();  // flat: "hierarchy.maxDepth" → 3
+};
+
+/// Writes `content` to `file` atomically (temp file in the same directory, fsync, rename).
+Result<void> write_file_atomic(const std::filesystem::path& file, std::string_view content);
+
+}  // namespace ct

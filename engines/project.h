@@ -1,0 +1,28 @@
+// Locating a CLEO project (.cleo/ with tasks.db) and creating one.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "core/error.h"
+
+namespace ct {
+
+struct Project {
+  std::filesystem::path root;  // the directory holding .cleo/
+
+  std::filesystem::path cleo_dir() const { return root / ".cleo"; }
+  std::filesystem::path db_path() const { return cleo_dir() / "tasks.db"; }
+  std::filesystem::path config_path() const { return cleo_dir() / "config.json"; }
+};
+
+/// The directory a command should treat as the project: `explicit_dir` (--project), else
+/// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git).
+/// Fails with E_NOT_INITIALIZED (fix: system.init) when none is found; `start` is where the
+/// walk began, so init can be offered there.
+Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir);
+
+/// Where `system.init` would create a project: `explicit_dir`, else $CLEO_ROOT, else the cwd.
+std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir);
+
+}  // namespace ct

@@ -1,0 +1,143 @@
+// The storage seam. Business rules (engines/task_engine) talk to this interface only, so that a
+// server database can take over from the embedded SQLite store for teams on many machines.
+// SQLite stays real in tests (a temp file); this interface is not for mocking.
+//
+// Contract for every implementation:
+//  - All reads and writes happen inside begin()/commit(); begin(Write) takes the write lock at once
+//    (SQLite: BEGIN IMMEDIATE) and waits up to the busy timeout, then fails with E_LOCK_TIMEOUT.
+//  - Failures are values: E_FILE_ERROR for I/O and corruption (with a fix), E_LOCK_TIMEOUT for
+//    contention, E_INTERNAL for bugs. No exceptions escape.
+//  - A task's dependency list, labels, notes and relations are stored with it; insert_task and
+//    update_task write the whole record and keep the full-text index in sync in the same
+//    transaction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "engines/task.h"
+
+namespace ct {
+
+enum class TxKind { Read, Write };
+enum class ArchivedFilter { Exclude, Only, Include };
+enum class SortKey { Position, Priority, Created, Updated, Title, Status, Id };
+
+struct TaskFilter {
+  std::vector<TaskStatus> statuses;      // empty = any
+  std::optional<std::string> parent;     // "" = root tasks only; nullopt = any
+  std::optional<TaskType> type;
+  std::optional<std::string> label;      // tasks carrying this label
+  std::optional<std::string> phase;
+  std::optional<Priority> priority;
+  ArchivedFilter archived = ArchivedFilter::Exclude;
+};
+
+struct TaskQuery {
+  TaskFilter filter;
+  SortKey sort = SortKey::Position;      // Position sorts by parent, then position, then id
+  bool descending = false;
+  std::int64_t limit = -1;               // -1 = no limit
+  std::int64_t offset = 0;
+};
+
+struct SearchHit {
+  Task task;
+  double score = 0;  // higher is better; an exact id match ranks first
+};
+
+/// One row of the audit trail: a mutation and what it changed.
+struct FieldChange {
+  std::string task_id;
+  std::string field;
+  json::Value before;  // null when the field was absent (e.g. task created)
+  json::Value after;   // null when removed
+};
+
+struct AuditEntry {
+  std::int64_t seq = 0;    // assigned by the store
+  TimeMs at = 0;
+  std::string session;     // empty when no session
+  std::string agent;
+  std::string operation;   // "tasks.update"
+  std::string task_id;     // the subject, when there is one
+  json::Value params = json::Value::object();
+  std::string outcome;     // "ok", or the error code on failure
+  std::string reason;      // the caller's intent, when given
+  std::vector<FieldChange> changes;
+};
+
+struct AuditQuery {
+  std::optional<std::string> task_id;    // rows that changed this task
+  std::optional<std::string> field;      // with task_id: only changes of this field
+  std::int64_t limit = 50;
+  std::int64_t offset = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  [[nodiscard]] virtual Result<void> begin(TxKind kind) = 0;
+  [[nodiscard]] virtual Result<void> commit() = 0;
+  virtual void rollback() = 0;  // never fails; a no-op outside a transaction
+  virtual bool in_transaction() const = 0;
+
+  // Tasks. get_task finds archived tasks too.
+  [[nodiscard]] virtual Result<std::optional<Task>> get_task(std::string_view id) = 0;
+  [[nodiscard]] virtual Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) = 0;
+  [[nodiscard]] virtual Result<std::vector<Task>> list_tasks(const TaskQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::int64_t> count_tasks(const TaskFilter& filter) = 0;
+  /// Counts per status over the filter (ignores filter.statuses).
+  [[nodiscard]] virtual Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) = 0;
+  /// Next id from a counter kept in the store: allocated inside the write transaction, never reused
+  /// (not even after a hard delete).
+  [[nodiscard]] virtual Result<std::string> allocate_task_id() = 0;
+  [[nodiscard]] virtual Result<void> insert_task(const Task& task) = 0;
+  [[nodiscard]] virtual Result<void> update_task(const Task& task) = 0;
+  /// Removes the row, its dependency edges in both directions and its index entries.
+  [[nodiscard]] virtual Result<void> delete_task(std::string_view id) = 0;
+  /// Direct children ids ordered by position (archived included when asked).
+  [[nodiscard]] virtual Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) = 0;
+  /// Ids of tasks whose depends list contains `id`.
+  [[nodiscard]] virtual Result<std::vector<std::string>> dependents_of(std::string_view id) = 0;
+  /// Largest position among the children of `parent` ("" = roots), 0 when none.
+  [[nodiscard]] virtual Result<std::int64_t> max_position(std::string_view parent) = 0;
+  /// Pending, unarchived tasks whose dependencies are all done (or cancelled) — tasks.next candidates.
+  [[nodiscard]] virtual Result<std::vector<Task>> ready_tasks() = 0;
+  /// Ids of tasks that have at least one unarchived child that is not done or cancelled
+  /// (tasks.next's leaf bonus). The default scans; stores override it with an indexed query.
+  [[nodiscard]] virtual Result<std::set<std::string>> parents_with_open_children() {
+    TaskQuery query;
+    query.filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
+    auto tasks = list_tasks(query);
+    if (!tasks) return std::unexpected(std::move(tasks.error()));
+    std::set<std::string> parents;
+    for (const auto& task : *tasks)
+      if (!task.parent.empty()) parents.insert(task.parent);
+    return parents;
+  }
+  /// Full-text search over title, description, labels and notes; an exact id match ranks first.
+  [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
+                                                              std::int64_t limit) = 0;
+
+  // Focus: the task a session is working on ("" = no session).
+  [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;
+  [[nodiscard]] virtual Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) = 0;
+
+  // Audit trail.
+  [[nodiscard]] virtual Result<std::int64_t> append_audit(const AuditEntry& entry) = 0;
+  [[nodiscard]] virtual Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) = 0;
+
+  [[nodiscard]] virtual Result<std::int64_t> schema_version() = 0;
+};
+
+}  // namespace ct

@@ -1,0 +1,21 @@
+// JSON projections of a task. Lean by design: empty strings, empty lists and absent dates are
+// omitted, because every byte is paid for in an agent's context window.
+#pragma once
+
+#include <string_view>
+
+#include "core/json.h"
+#include "engines/task.h"
+
+namespace ct {
+
+/// Every field (tasks.show, export).
+json::Value task_full(const Task& task);
+/// id, title, status, priority, and parent when set (lists, search results).
+json::Value task_compact(const Task& task);
+/// One field of a task as JSON (null when unset), for audit before/after values.
+json::Value task_field(const Task& task, std::string_view field);
+/// Reads a task back from task_full() output (tasks.import). Unknown keys are ignored.
+Task task_from_json(const json::Value& value);
+
+}  // namespace ct
