@@ -631,9 +631,10 @@ Result<UpdateResult> TaskEngine::reparent(const std::string& id, const std::stri
     CT_TRY_ASSIGN(int height, subtree_height(id));
     CT_TRY(check_parent(*parent, height, id));
     after.parent = parent_id;
-    after.type = infer_type(&*parent, before.type == TaskType::Epic ? std::nullopt : std::optional(before.type));
+    // The type follows the new place: under an epic a task, under a task a subtask (unless the
+    // moved task has children of its own, which a subtask may not).
+    after.type = infer_type(&*parent, std::nullopt);
     if (after.type == TaskType::Subtask && height > 0) after.type = TaskType::Task;
-    if (parent->type == TaskType::Epic && after.type == TaskType::Subtask) after.type = TaskType::Task;
   }
   CT_TRY_ASSIGN(std::int64_t last, store_.max_position(after.parent));
   after.position = last + 1;

@@ -30,8 +30,10 @@ std::vector<ParamSpec> content_params(bool for_add) {
     params.push_back({.name = "status", .type = ParamType::Enum, .choices = {"pending", "blocked"},
                       .description = "Initial status (default pending)"});
   } else {
-    params.push_back({.name = "status", .type = ParamType::Enum, .choices = {"pending", "active", "blocked"},
-                      .description = "New status (done: tasks.complete; cancelled: tasks.delete)"});
+    // done and cancelled are accepted here only to answer with the operation that does it.
+    params.push_back({.name = "status", .type = ParamType::Enum,
+                      .choices = {"pending", "active", "blocked", "done", "cancelled"},
+                      .description = "New status: pending, active or blocked (done: tasks.complete; cancelled: tasks.delete)"});
   }
   params.push_back({.name = "depends", .type = ParamType::Array, .max = 100, .item_type = ParamType::TaskId,
                     .description = "Tasks that must finish first"});

@@ -1,0 +1,159 @@
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+
+#include "engines/sqlite_store.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using ct::test::code_of;
+
+TEST_CASE("the gateway must match the operation", "[router]") {
+  test::Project p;
+  auto wrong = p.query("tasks", "add", R"({"title":"abc"})");
+  CHECK_FALSE(wrong.success);
+  CHECK(code_of(wrong) == "E_INVALID_GATEWAY");
+  CHECK(wrong.error->fix.find("cleo_mutate") != std::string::npos);
+  auto wrong2 = p.mutate("tasks", "show", R"({"id":"T001"})");
+  CHECK(code_of(wrong2) == "E_INVALID_GATEWAY");
+  CHECK(wrong2.exit_code() == 2);
+}
+
+TEST_CASE("unknown domains and operations get the valid list and a suggestion", "[router]") {
+  test::Project p;
+  auto domain = p.query("taks", "show");
+  CHECK(code_of(domain) == "E_INVALID_DOMAIN");
+  CHECK(domain.error->details["didYouMean"].as_string() == "tasks");
+  auto planned = p.query("orchestrate", "status");
+  CHECK(code_of(planned) == "E_INVALID_DOMAIN");
+  CHECK(planned.error->message.find("no operations in this version") != std::string::npos);
+  auto op = p.query("tasks", "shwo", R"({"id":"T001"})");
+  CHECK(code_of(op) == "E_INVALID_OPERATION");
+  CHECK(op.error->details["didYouMean"].as_string() == "show");
+  CHECK(op.error->fix.find("help") != std::string::npos);
+}
+
+TEST_CASE("the envelope is lean: _meta only when it carries something", "[router][envelope]") {
+  test::Project p;
+  p.add(R"({"title":"First task"})");
+  auto shown = p.query("tasks", "show", R"({"id":"T001"})");
+  REQUIRE(shown.success);
+  std::string wire = to_json(shown);
+  CHECK(wire.find("_meta") == std::string::npos);
+  CHECK(wire.find(' ') == wire.find("First task") + 5);  // compact: the only space is in the title
+  auto with_meta = p.query("tasks", "show", R"({"id":"T001","meta":true})");
+  json::Value v = to_value(with_meta);
+  CHECK(v["_meta"]["gateway"].as_string() == "cleo_query");
+  CHECK(v["_meta"]["domain"].as_string() == "tasks");
+  CHECK(v["_meta"]["operation"].as_string() == "show");
+  CHECK(v["_meta"].contains("durationMs"));
+  CHECK(v["_meta"].contains("timestamp"));
+}
+
+TEST_CASE("errors carry code, exit code, message, fix and retryable", "[router][envelope]") {
+  test::Project p;
+  json::Value v = to_value(p.query("tasks", "show", R"({"id":"T999"})"));
+  CHECK(v["success"].as_bool() == false);
+  CHECK(v["error"]["code"].as_string() == "E_NOT_FOUND");
+  CHECK(v["error"]["exitCode"].as_int() == 4);
+  CHECK(v["error"]["message"].as_string() == "Task T999 not found");
+  CHECK(v["error"]["fix"].as_string().find("find") != std::string::npos);
+  CHECK(v["error"]["retryable"].as_bool() == false);
+  CHECK(v["error"]["alternatives"].size() == 2);
+  CHECK_FALSE(v.contains("data"));
+}
+
+TEST_CASE("success notes: exit 100-102 with success true", "[router]") {
+  test::Project p;
+  auto again = p.mutate("system", "init");
+  CHECK(again.success);
+  CHECK(code_of(again) == "E_ALREADY_EXISTS");
+  CHECK(again.exit_code() == 101);
+  auto none = p.query("tasks", "next");
+  CHECK(none.success);
+  CHECK(none.exit_code() == 100);
+  p.add(R"({"title":"Task one"})");
+  CHECK(p.mutate("tasks", "complete", R"({"id":"T001"})").exit_code() == 0);
+  auto twice = p.mutate("tasks", "complete", R"({"id":"T001"})");
+  CHECK(twice.success);
+  CHECK(twice.exit_code() == 102);
+  CHECK(to_value(twice)["_meta"]["code"].as_string() == "E_NO_CHANGE");
+}
+
+TEST_CASE("read-only mode refuses every mutation and allows queries", "[router]") {
+  test::Project p;
+  p.add(R"({"title":"Task one"})");
+  RouterOptions options;
+  options.project_dir = p.dir();
+  options.read_only = true;
+  Router ro(registry(), options, std::make_unique<FixedClock>(0));
+  auto refused = ro.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(R"({"title":"Nope nope"})")});
+  CHECK(code_of(refused) == "E_MUTATION_DISABLED");
+  auto allowed = ro.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")});
+  CHECK(allowed.success);
+}
+
+TEST_CASE("no project: a clear error that points at init, not a crash", "[router]") {
+  test::TempDir dir;
+  RouterOptions options;
+  options.project_dir = dir.path();
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto e = router.dispatch({Gateway::Query, "tasks", "list", json::Value()});
+  CHECK(code_of(e) == "E_NOT_INITIALIZED");
+  CHECK(e.error->fix.find("init") != std::string::npos);
+  // Operations that need no project still work.
+  CHECK(router.dispatch({Gateway::Query, "system", "version", json::Value()}).success);
+}
+
+TEST_CASE("a corrupt database is E_FILE_ERROR with a fix", "[router]") {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / ".cleo");
+  std::ofstream(dir.path() / ".cleo" / "tasks.db") << "this is not a database, just some text that is long enough";
+  RouterOptions options;
+  options.project_dir = dir.path();
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto e = router.dispatch({Gateway::Query, "tasks", "list", json::Value()});
+  CHECK(code_of(e) == "E_FILE_ERROR");
+  CHECK(e.exit_code() == 3);
+  CHECK_FALSE(e.error->fix.empty());
+}
+
+TEST_CASE("a locked store waits, then fails with the retryable E_LOCK_TIMEOUT", "[router][concurrency]") {
+  test::Project p;
+  std::ofstream(p.dir() / ".cleo" / "config.json") << R"({"storage":{"busyTimeoutMs":100}})";
+  RouterOptions options;
+  options.project_dir = p.dir();
+  Router holder(registry(), options, std::make_unique<FixedClock>(0));
+  Router waiter(registry(), options, std::make_unique<FixedClock>(0));
+  // The holder's store is opened by a first call; then we hold its write lock by hand.
+  REQUIRE(holder.dispatch({Gateway::Query, "tasks", "list", json::Value()}).success);
+  auto store = open_sqlite_store(p.dir() / ".cleo" / "tasks.db", SqliteOptions{.busy_timeout_ms = 100});
+  REQUIRE(store);
+  REQUIRE((*store)->begin(TxKind::Write));
+  auto started = std::chrono::steady_clock::now();
+  auto e = waiter.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(R"({"title":"Blocked add"})")});
+  auto waited = std::chrono::steady_clock::now() - started;
+  CHECK(code_of(e) == "E_LOCK_TIMEOUT");
+  CHECK(e.error->retryable());
+  CHECK(e.exit_code() == 7);
+  CHECK(waited >= std::chrono::milliseconds(90));
+  // Reads are not blocked by a writer (WAL).
+  CHECK(waiter.dispatch({Gateway::Query, "tasks", "list", json::Value()}).success);
+  (*store)->rollback();
+  CHECK(waiter.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(R"({"title":"Now it works"})")}).success);
+}
+
+TEST_CASE("bad input changes nothing", "[router]") {
+  test::Project p;
+  p.add(R"({"title":"Keep me as I am"})");
+  auto count_audit = [&] { return p.query("tasks", "history", R"({"id":"T001"})").data.size(); };
+  std::size_t before = count_audit();
+  CHECK_FALSE(p.mutate("tasks", "update", R"({"id":"T001","priority":"urgent"})").success);
+  CHECK_FALSE(p.mutate("tasks", "update", R"({"id":"T001","title":"x"})").success);
+  CHECK_FALSE(p.mutate("tasks", "update", R"({"id":"T001","bogus":1})").success);
+  CHECK_FALSE(p.mutate("tasks", "add", R"({"title":"bad\u0007bell"})").success);
+  CHECK(count_audit() == before);  // invalid params never reach the store
+  auto shown = p.query("tasks", "show", R"({"id":"T001"})");
+  CHECK(shown.data["version"].as_int() == 1);
+  CHECK(p.query("tasks", "list").data.size() == 1);
+}

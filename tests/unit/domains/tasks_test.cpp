@@ -1,0 +1,406 @@
+// The task rules of PRODUCT.md §4, exercised through the router as an agent would call them.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "unit/test_support.h"
+
+using namespace ct;
+using ct::test::code_of;
+
+TEST_CASE("ids are allocated in order and never reused", "[tasks][ids]") {
+  test::Project p;
+  CHECK(p.add(R"({"title":"First task"})") == "T001");
+  CHECK(p.add(R"({"title":"Second task"})") == "T002");
+  REQUIRE(p.mutate("tasks", "delete", R"({"id":"T002","hard":true})").success);
+  CHECK(p.add(R"({"title":"Third task"})") == "T003");
+  CHECK(code_of(p.query("tasks", "show", R"({"id":"T002"})")) == "E_NOT_FOUND");
+}
+
+TEST_CASE("add returns the compact form; full on request", "[tasks][add]") {
+  test::Project p;
+  auto e = p.mutate("tasks", "add", R"({"title":"Write docs","priority":"high"})");
+  REQUIRE(e.success);
+  CHECK(to_json(e) == R"({"success":true,"data":{"id":"T001","title":"Write docs","status":"pending"}})");
+  auto full = p.mutate("tasks", "add", R"({"title":"Write more docs","detail":"full","labels":["Docs"]})");
+  CHECK(full.data["createdAt"].as_string() == full.data["updatedAt"].as_string());
+  CHECK(full.data["labels"].as_array()[0].as_string() == "docs");  // stored lowercase
+  CHECK(full.data["version"].as_int() == 1);
+}
+
+TEST_CASE("hierarchy: parent, depth, subtasks, sibling limit, type inference", "[tasks][hierarchy]") {
+  test::Project p;
+  std::string epic = p.add(R"({"title":"Epic one","type":"epic"})");
+  std::string task = p.add(R"({"title":"Task under epic","parent":"T001"})");
+  std::string sub = p.add(R"({"title":"Subtask","parent":"T002"})");
+  CHECK(p.query("tasks", "show", R"({"id":"T002"})").data["type"].as_string() == "task");
+  CHECK(p.query("tasks", "show", R"({"id":"T003"})").data["type"].as_string() == "subtask");
+  auto too_deep = p.mutate("tasks", "add", R"({"title":"Too deep","parent":"T003"})");
+  CHECK(code_of(too_deep) == "E_DEPTH_EXCEEDED");
+  CHECK(too_deep.exit_code() == 11);
+  auto missing = p.mutate("tasks", "add", R"({"title":"Orphan","parent":"T999"})");
+  CHECK(code_of(missing) == "E_PARENT_NOT_FOUND");
+  CHECK(missing.exit_code() == 10);
+  // A subtask at depth 1 still cannot have children.
+  p.add(R"({"title":"Root task"})");
+  p.add(R"({"title":"Explicit subtask","parent":"T004","type":"subtask"})");
+  auto under_sub = p.mutate("tasks", "add", R"({"title":"Child of subtask","parent":"T005"})");
+  CHECK(code_of(under_sub) == "E_INVALID_PARENT_TYPE");
+  CHECK(under_sub.exit_code() == 13);
+  CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Epic child","parent":"T001","type":"epic"})")) == "E_VALIDATION");
+  CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Lonely subtask","type":"subtask"})")) == "E_VALIDATION");
+  (void)epic; (void)task; (void)sub;
+}
+
+TEST_CASE("sibling limit from config", "[tasks][hierarchy]") {
+  test::Project p;
+  std::ofstream(p.dir() / ".cleo" / "config.json") << R"({"hierarchy":{"maxSiblings":2}})";
+  // Config is read when a router opens the store: use a new router.
+  RouterOptions options;
+  options.project_dir = p.dir();
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto add = [&](std::string_view params) {
+    return router.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(params)});
+  };
+  REQUIRE(add(R"({"title":"Parent task"})").success);
+  REQUIRE(add(R"({"title":"Child one","parent":"T001"})").success);
+  REQUIRE(add(R"({"title":"Child two","parent":"T001"})").success);
+  auto third = add(R"({"title":"Child three","parent":"T001"})");
+  CHECK(code_of(third) == "E_SIBLING_LIMIT");
+  CHECK(third.exit_code() == 12);
+  // Done children do not count.
+  REQUIRE(router.dispatch({Gateway::Mutate, "tasks", "complete", test::parse_json(R"({"id":"T002"})")}).success);
+  CHECK(add(R"({"title":"Child three","parent":"T001"})").success);
+}
+
+TEST_CASE("dependencies must exist and form no cycle", "[tasks][deps]") {
+  test::Project p;
+  p.add(R"({"title":"Task A"})");
+  p.add(R"({"title":"Task B","depends":["T001"]})");
+  p.add(R"({"title":"Task C","depends":["T002"]})");
+  auto missing = p.mutate("tasks", "add", R"({"title":"Task D","depends":["T404"]})");
+  CHECK(code_of(missing) == "E_NOT_FOUND");
+  auto self = p.mutate("tasks", "update", R"({"id":"T001","depends":["T001"]})");
+  CHECK(code_of(self) == "E_CIRCULAR_REFERENCE");
+  auto cycle = p.mutate("tasks", "update", R"({"id":"T001","depends":["T003"]})");
+  CHECK(code_of(cycle) == "E_CIRCULAR_REFERENCE");
+  CHECK(cycle.exit_code() == 14);
+  CHECK(cycle.error->message.find("T001 → T003 → T002 → T001") != std::string::npos);
+  auto deps = p.query("tasks", "deps", R"({"id":"T003"})");
+  REQUIRE(deps.success);
+  CHECK(deps.data["upstream"].size() == 2);
+  CHECK(deps.data["upstream"].as_array()[1]["distance"].as_int() == 2);
+  CHECK(p.query("tasks", "deps", R"({"id":"T001","direction":"downstream"})").data["downstream"].size() == 2);
+  auto blockers = p.query("tasks", "blockers", R"({"id":"T002"})");
+  CHECK(blockers.data["blocked"].as_bool());
+  CHECK(blockers.data["blockers"].as_array()[0]["id"].as_string() == "T001");
+}
+
+TEST_CASE("status transitions and their side effects", "[tasks][status]") {
+  test::Project p;
+  p.add(R"({"title":"Task A"})");
+  p.add(R"({"title":"Task B","depends":["T001"]})");
+  auto blocked = p.mutate("tasks", "update", R"({"id":"T001","status":"blocked"})");
+  CHECK(code_of(blocked) == "E_VALIDATION");  // needs blockedBy
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T001","blockedBy":"waiting on design"})").success);
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"].as_string() == "blocked");
+  CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T001","status":"done"})")) == "E_VALIDATION");
+  auto done = p.mutate("tasks", "complete", R"({"id":"T001","notes":"shipped"})");
+  REQUIRE(done.success);
+  CHECK(done.data["completedAt"].as_string() == done.data["completedAt"].as_string());
+  CHECK(done.data["unblocked"].as_array()[0].as_string() == "T002");
+  auto shown = p.query("tasks", "show", R"({"id":"T001"})").data;
+  CHECK_FALSE(shown.contains("blockedBy"));
+  CHECK(shown["notes"].size() == 1);
+  // done → only reopen
+  CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T001","title":"Renamed"})")) == "E_TASK_COMPLETED");
+  CHECK(p.mutate("tasks", "update", R"({"id":"T001","labels":["later"]})").success);
+  auto reopened = p.mutate("tasks", "reopen", R"({"id":"T001"})");
+  REQUIRE(reopened.success);
+  CHECK(reopened.data["status"].as_string() == "pending");
+  CHECK(reopened.data["completedAt"].is_null());
+  CHECK(code_of(p.mutate("tasks", "reopen", R"({"id":"T002"})")) == "E_NO_CHANGE");
+}
+
+TEST_CASE("update: append vs replace, no change, notes append-only, ifVersion", "[tasks][update]") {
+  test::Project p;
+  p.add(R"({"title":"Task A","labels":["one"]})");
+  auto appended = p.mutate("tasks", "update", R"({"id":"T001","labels":["two"]})");
+  REQUIRE(appended.success);
+  CHECK(to_json(appended) == R"({"success":true,"data":{"id":"T001","labels":["one","two"],"version":2}})");
+  auto replaced = p.mutate("tasks", "update", R"({"id":"T001","labels":["three"],"mode":"replace"})");
+  CHECK(replaced.data["labels"].size() == 1);
+  auto same = p.mutate("tasks", "update", R"({"id":"T001","labels":["three"],"mode":"replace"})");
+  CHECK(code_of(same) == "E_NO_CHANGE");
+  CHECK(same.data["version"].as_int() == 3);
+  p.mutate("tasks", "update", R"({"id":"T001","notes":"first"})");
+  p.mutate("tasks", "update", R"({"id":"T001","notes":"second"})");
+  auto notes = p.query("tasks", "show", R"({"id":"T001"})").data["notes"];
+  REQUIRE(notes.size() == 2);
+  CHECK(notes.as_array()[0]["text"].as_string() == "first");
+  auto stale = p.mutate("tasks", "update", R"({"id":"T001","priority":"high","ifVersion":2})");
+  CHECK(code_of(stale) == "E_CONCURRENT_MODIFICATION");
+  CHECK(stale.exit_code() == 21);
+  CHECK(stale.error->retryable());
+  CHECK(stale.error->details["actual"].as_int() == 5);
+  CHECK(p.mutate("tasks", "update", R"({"id":"T001","priority":"high","ifVersion":5})").success);
+  CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T001","title":"Same","description":"same"})")) ==
+        "E_VALIDATION");
+}
+
+TEST_CASE("delete is safe by default; hard delete is explicit", "[tasks][delete]") {
+  test::Project p;
+  p.add(R"({"title":"Parent task"})");
+  p.add(R"({"title":"Child task","parent":"T001"})");
+  p.add(R"({"title":"Dependent task","depends":["T001"]})");
+  auto blocked = p.mutate("tasks", "delete", R"({"id":"T001"})");
+  CHECK(code_of(blocked) == "E_HAS_CHILDREN");
+  CHECK(blocked.exit_code() == 16);
+  auto cascade = p.mutate("tasks", "delete", R"({"id":"T001","children":"cascade","reason":"out of scope"})");
+  REQUIRE(cascade.success);
+  CHECK(cascade.data["archived"].as_bool());
+  CHECK(cascade.data["affected"].as_array()[0].as_string() == "T002");
+  CHECK_FALSE(cascade.warnings.empty());  // T003 depended on it
+  auto shown = p.query("tasks", "show", R"({"id":"T001"})").data;
+  CHECK(shown["status"].as_string() == "cancelled");
+  CHECK(shown["cancellationReason"].as_string() == "out of scope");
+  CHECK(shown["archived"].as_bool());
+  CHECK(p.query("tasks", "list").data.size() == 1);  // archived tasks leave the list
+  CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T001","notes":"x"})")) == "E_VALIDATION");
+  // A cancelled dependency no longer blocks.
+  CHECK(p.query("tasks", "next").data.as_array()[0]["id"].as_string() == "T003");
+  auto restored = p.mutate("tasks", "restore", R"({"id":"T001"})");
+  REQUIRE(restored.success);
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"].as_string() == "pending");
+  // hard delete with dependents needs force
+  auto hard = p.mutate("tasks", "delete", R"({"id":"T001","hard":true,"children":"orphan"})");
+  CHECK(code_of(hard) == "E_HAS_DEPENDENTS");
+  auto forced = p.mutate("tasks", "delete", R"({"id":"T001","hard":true,"force":true,"children":"orphan"})");
+  REQUIRE(forced.success);
+  CHECK(forced.data["deleted"].as_bool());
+  CHECK_FALSE(p.query("tasks", "show", R"({"id":"T003"})").data.contains("depends"));
+  // history survives a hard delete
+  CHECK(p.query("tasks", "history", R"({"id":"T001"})").data.size() >= 3);
+}
+
+TEST_CASE("archive and restore", "[tasks][archive]") {
+  test::Project p;
+  p.add(R"({"title":"Task A"})");
+  p.add(R"({"title":"Task B"})");
+  CHECK(code_of(p.mutate("tasks", "archive", R"({"id":"T001"})")) == "E_VALIDATION");
+  p.mutate("tasks", "complete", R"({"id":"T001"})");
+  auto archived = p.mutate("tasks", "archive", R"({"all":true})");
+  REQUIRE(archived.success);
+  CHECK(archived.data["count"].as_int() == 1);
+  CHECK(p.query("tasks", "list", R"({"archived":"only"})").data.size() == 1);
+  CHECK(p.query("tasks", "find", R"({"query":"Task A"})").data.size() == 0);
+  CHECK(p.query("tasks", "find", R"({"query":"Task A","includeArchived":true})").data.size() == 1);
+  auto restored = p.mutate("tasks", "restore", R"({"id":"T001"})");
+  REQUIRE(restored.success);
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"].as_string() == "done");
+  CHECK(code_of(p.mutate("tasks", "archive", R"({})")) == "E_INVALID_PARAMS");
+}
+
+TEST_CASE("focus: start, current, stop; one active task per session", "[tasks][focus]") {
+  test::Project p;
+  p.add(R"({"title":"Task A"})");
+  p.add(R"({"title":"Task B"})");
+  p.add(R"({"title":"Task C","depends":["T001"]})");
+  CHECK(code_of(p.query("tasks", "current")) == "E_NO_DATA");
+  REQUIRE(p.mutate("tasks", "start", R"({"id":"T001"})").success);
+  auto second = p.mutate("tasks", "start", R"({"id":"T002"})");
+  REQUIRE(second.success);
+  CHECK(second.data["previous"].as_string() == "T001");
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"].as_string() == "pending");
+  CHECK(p.query("tasks", "list", R"({"status":["active"]})").data.size() == 1);
+  CHECK(p.query("tasks", "current").data["id"].as_string() == "T002");
+  CHECK(code_of(p.mutate("tasks", "start", R"({"id":"T002"})")) == "E_NO_CHANGE");
+  auto waiting = p.mutate("tasks", "start", R"({"id":"T003"})");
+  CHECK(code_of(waiting) == "E_VALIDATION");
+  CHECK(waiting.error->details["waitingOn"].as_array()[0].as_string() == "T001");
+  auto stopped = p.mutate("tasks", "stop");
+  CHECK(stopped.data["id"].as_string() == "T002");
+  CHECK(stopped.data["status"].as_string() == "pending");
+  CHECK(code_of(p.mutate("tasks", "stop")) == "E_NO_CHANGE");
+  p.mutate("tasks", "start", R"({"id":"T002"})");
+  p.mutate("tasks", "complete", R"({"id":"T002"})");
+  CHECK(code_of(p.query("tasks", "current")) == "E_NO_DATA");  // completing clears the focus
+  CHECK(code_of(p.mutate("tasks", "start", R"({"id":"T002"})")) == "E_TASK_COMPLETED");
+}
+
+TEST_CASE("next: ready tasks scored by priority, phase and leaf; ties by position", "[tasks][next]") {
+  test::Project p;
+  p.add(R"({"title":"Low task","priority":"low"})");
+  p.add(R"({"title":"High parent","priority":"high"})");
+  p.add(R"({"title":"High child","priority":"high","parent":"T002"})");
+  p.add(R"({"title":"Critical but waiting","priority":"critical","depends":["T001"]})");
+  p.add(R"({"title":"Medium one"})");
+  p.add(R"({"title":"Medium two"})");
+  auto next = p.query("tasks", "next", R"({"count":5,"explain":true})");
+  REQUIRE(next.success);
+  auto rows = next.data.as_array();
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0]["id"].as_string() == "T003");  // high + leaf (85) beats the high parent (75)
+  CHECK(rows[0]["score"].as_int() == 85);
+  CHECK(rows[1]["id"].as_string() == "T002");
+  CHECK(rows[2]["id"].as_string() == "T005");  // medium: position 3 among roots
+  CHECK(rows[3]["id"].as_string() == "T006");
+  CHECK(rows[4]["id"].as_string() == "T001");
+  CHECK(rows[0]["reasons"].size() == 2);
+  CHECK_FALSE(p.query("tasks", "next").data.as_array()[0].contains("reasons"));
+}
+
+TEST_CASE("find ranks an exact id first and searches labels and notes", "[tasks][find]") {
+  test::Project p;
+  p.add(R"({"title":"Login page","description":"OAuth flow for T002"})");
+  p.add(R"({"title":"Billing","labels":["payments"],"notes":"ask about oauth"})");
+  auto by_id = p.query("tasks", "find", R"({"query":"T002"})");
+  REQUIRE(by_id.data.size() >= 1);
+  CHECK(by_id.data.as_array()[0]["id"].as_string() == "T002");
+  CHECK(p.query("tasks", "find", R"({"query":"payments"})").data.as_array()[0]["id"].as_string() == "T002");
+  auto oauth = p.query("tasks", "find", R"({"query":"oauth"})").data.as_array();
+  REQUIRE(oauth.size() == 2);
+  CHECK(oauth[0]["id"].as_string() == "T001");  // description beats a note
+  CHECK(p.query("tasks", "find", R"({"query":"logi"})").data.size() == 1);  // prefix
+  auto none = p.query("tasks", "find", R"({"query":"zebra"})");
+  CHECK(none.success);
+  CHECK(code_of(none) == "E_NO_DATA");
+  auto sql = p.query("tasks", "find", R"({"query":"'; DROP TABLE tasks; --"})");
+  CHECK(sql.success);
+  CHECK(p.query("tasks", "list").data.size() == 2);
+}
+
+TEST_CASE("text is stored verbatim: SQL-looking and unicode strings", "[tasks][input]") {
+  test::Project p;
+  std::string title = R"(Robert'); DROP TABLE tasks;-- \"quoted\" 日本語 🚀)";
+  json::Value params = json::Value::object();
+  params.set("title", title);
+  auto added = p.router().dispatch({Gateway::Mutate, "tasks", "add", params});
+  REQUIRE(added.success);
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["title"].as_string() == title);
+  json::Value long_title = json::Value::object();
+  long_title.set("title", std::string(201, 'x'));
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", long_title})) == "E_INVALID_PARAMS");
+  json::Value newline = json::Value::object();
+  newline.set("title", "two\nlines");
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", newline})) == "E_VALIDATION");
+}
+
+TEST_CASE("list filters, sorts and paginates with hasMore", "[tasks][list]") {
+  test::Project p;
+  for (int i = 1; i <= 7; ++i)
+    p.add(R"({"title":"Task number )" + std::to_string(i) + R"(","priority":")" + (i % 2 ? "low" : "high") + R"("})");
+  auto page = p.query("tasks", "list", R"({"limit":3})");
+  REQUIRE(page.page);
+  CHECK(page.data.size() == 3);
+  json::Value wire = to_value(page);
+  CHECK(wire["_meta"]["page"]["total"].as_int() == 7);
+  CHECK(wire["_meta"]["page"]["hasMore"].as_bool());
+  CHECK(wire["_meta"]["page"]["nextOffset"].as_int() == 3);
+  auto last = p.query("tasks", "list", R"({"limit":3,"offset":6})");
+  CHECK(last.data.size() == 1);
+  CHECK_FALSE(to_value(last)["_meta"]["page"]["hasMore"].as_bool());
+  auto high = p.query("tasks", "list", R"({"priority":"high"})");
+  CHECK(high.data.size() == 3);
+  CHECK_FALSE(high.page);  // everything fit: no paging noise
+  auto sorted = p.query("tasks", "list", R"({"sort":"priority"})").data.as_array();
+  CHECK(sorted[0]["priority"].as_string() == "high");
+  auto desc = p.query("tasks", "list", R"({"sort":"id","order":"desc"})").data.as_array();
+  CHECK(desc[0]["id"].as_string() == "T007");
+  auto full = p.query("tasks", "list", R"({"detail":"full","limit":1})").data.as_array();
+  CHECK(full[0].contains("createdAt"));
+}
+
+TEST_CASE("tree, reparent, promote, reorder", "[tasks][hierarchy]") {
+  test::Project p;
+  p.add(R"({"title":"Epic A","type":"epic"})");
+  p.add(R"({"title":"Task one","parent":"T001"})");
+  p.add(R"({"title":"Task two","parent":"T001"})");
+  p.add(R"({"title":"Loose task"})");
+  auto tree = p.query("tasks", "tree").data.as_array();
+  REQUIRE(tree.size() == 2);
+  CHECK(tree[0]["children"].size() == 2);
+  auto moved = p.mutate("tasks", "reparent", R"({"id":"T004","parent":"T002"})");
+  REQUIRE(moved.success);
+  CHECK(moved.data["parent"].as_string() == "T002");
+  CHECK(moved.data["type"].as_string() == "subtask");
+  CHECK(code_of(p.mutate("tasks", "reparent", R"({"id":"T001","parent":"T004"})")) == "E_CIRCULAR_REFERENCE");
+  CHECK(code_of(p.mutate("tasks", "reparent", R"({"id":"T002","parent":"T003"})")) == "E_DEPTH_EXCEEDED");
+  auto promoted = p.mutate("tasks", "promote", R"({"id":"T004"})");
+  REQUIRE(promoted.success);
+  CHECK(promoted.data["parent"].is_null());
+  CHECK(promoted.data["type"].as_string() == "task");
+  auto reordered = p.mutate("tasks", "reorder", R"({"id":"T003","position":1})");
+  REQUIRE(reordered.success);
+  auto children = p.query("tasks", "list", R"({"parent":"T001"})").data.as_array();
+  CHECK(children[0]["id"].as_string() == "T003");
+  CHECK(code_of(p.mutate("tasks", "reorder", R"({"id":"T003","position":1})")) == "E_NO_CHANGE");
+}
+
+TEST_CASE("every mutation is audited with before/after; history is newest first", "[tasks][audit]") {
+  test::Project p;
+  p.add(R"({"title":"Task A"})");
+  p.mutate("tasks", "update", R"({"id":"T001","priority":"high","reason":"customer asked"})");
+  p.mutate("tasks", "complete", R"({"id":"T001"})");
+  auto history = p.query("tasks", "history", R"({"id":"T001"})").data.as_array();
+  REQUIRE(history.size() == 3);
+  CHECK(history[0]["operation"].as_string() == "tasks.complete");
+  CHECK(history[1]["operation"].as_string() == "tasks.update");
+  CHECK(history[1]["reason"].as_string() == "customer asked");
+  auto change = history[1]["changes"].as_array()[0];
+  CHECK(change["field"].as_string() == "priority");
+  CHECK(change["before"].as_string() == "medium");
+  CHECK(change["after"].as_string() == "high");
+  CHECK(history[2]["operation"].as_string() == "tasks.add");
+  auto blame = p.query("tasks", "history", R"({"id":"T001","field":"priority"})").data.as_array();
+  REQUIRE(blame.size() == 1);
+  // A failed mutation leaves a trace too.
+  p.mutate("tasks", "update", R"({"id":"T001","title":"Renamed"})");
+  auto after_fail = p.query("tasks", "history", R"({"id":"T001"})").data.as_array();
+  CHECK(after_fail[0]["outcome"].as_string() == "E_TASK_COMPLETED");
+}
+
+TEST_CASE("export and import round trip with id remapping and dry run", "[tasks][import]") {
+  test::Project source;
+  source.add(R"({"title":"Epic","type":"epic"})");
+  source.add(R"({"title":"Child","parent":"T001","labels":["x"],"notes":"kept"})");
+  source.add(R"({"title":"Sibling","parent":"T001","depends":["T002"]})");
+  source.mutate("tasks", "complete", R"({"id":"T002"})");
+  auto exported = source.query("tasks", "export", R"({"id":"T001"})");
+  REQUIRE(exported.success);
+  CHECK(exported.data["count"].as_int() == 3);
+
+  test::Project target;
+  target.add(R"({"title":"Existing task"})");
+  json::Value params = json::Value::object();
+  params.set("tasks", exported.data);
+  params.set("dryRun", true);
+  auto dry = target.router().dispatch({Gateway::Mutate, "tasks", "import", params});
+  REQUIRE(dry.success);
+  CHECK(dry.data["dryRun"].as_bool());
+  CHECK(dry.data["idMap"]["T001"].as_string() == "T002");
+  CHECK(target.query("tasks", "list").data.size() == 1);  // nothing written
+  params.erase("dryRun");
+  auto real = target.router().dispatch({Gateway::Mutate, "tasks", "import", params});
+  REQUIRE(real.success);
+  CHECK(real.data["imported"].as_int() == 3);
+  auto sibling = target.query("tasks", "show", R"({"id":"T004"})").data;
+  CHECK(sibling["parent"].as_string() == "T002");
+  CHECK(sibling["depends"].as_array()[0].as_string() == "T003");
+  auto child = target.query("tasks", "show", R"({"id":"T003"})").data;
+  CHECK(child["status"].as_string() == "done");
+  CHECK(child["notes"].as_array()[0]["text"].as_string() == "kept");
+  CHECK(code_of(target.mutate("tasks", "import", R"({"tasks":{"nope":1}})")) == "E_INVALID_PARAMS");
+}
+
+TEST_CASE("stats count by status", "[tasks][stats]") {
+  test::Project p;
+  p.add(R"({"title":"Task A"})");
+  p.add(R"({"title":"Task B"})");
+  p.mutate("tasks", "complete", R"({"id":"T001"})");
+  auto stats = p.query("tasks", "stats").data;
+  CHECK(stats["total"].as_int() == 2);
+  CHECK(stats["done"].as_int() == 1);
+  CHECK(stats["percentDone"].as_int() == 50);
+  CHECK(p.query("tasks", "exists", R"({"id":"T001"})").data["exists"].as_bool());
+  CHECK(code_of(p.query("tasks", "exists", R"({"id":"T050"})")) == "E_NO_DATA");
+}

@@ -1,0 +1,82 @@
+// Shared helpers for unit tests: a temporary directory and a router on a fresh project.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "core/clock.h"
+#include "core/json_parse.h"
+#include "domains/router.h"
+
+namespace ct::test {
+
+/// A fresh directory under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    std::random_device device;
+    path_ = std::filesystem::temp_directory_path() /
+            ("ct-test-" + std::to_string(device()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline json::Value parse_json(std::string_view text) {
+  auto parsed = json::parse(text);
+  if (!parsed) throw std::runtime_error("bad JSON in test: " + std::string(text));
+  return *parsed;
+}
+
+/// A router on an initialised project in a temp dir, with a fixed clock.
+class Project {
+ public:
+  Project() {
+    RouterOptions options;
+    options.project_dir = dir_.path();
+    router_ = std::make_unique<Router>(registry(), options,
+                                       std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+    Envelope init = mutate("system", "init");
+    if (!init.success) throw std::runtime_error("init failed: " + to_json(init));
+  }
+
+  Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
+    return router_->dispatch({Gateway::Query, std::move(domain), std::move(operation), parse_json(params)});
+  }
+  Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
+    return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
+  }
+  /// tasks.add returning the new id (fails the test run on error).
+  std::string add(std::string_view params) {
+    Envelope e = mutate("tasks", "add", params);
+    if (!e.success) throw std::runtime_error("add failed: " + to_json(e));
+    return e.data["id"].as_string();
+  }
+  const std::filesystem::path& dir() const { return dir_.path(); }
+  Router& router() { return *router_; }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<Router> router_;
+};
+
+inline std::string code_of(const Envelope& e) {
+  if (e.error) return std::string(to_string(e.error->code));
+  if (e.note) return std::string(to_string(*e.note));
+  return "";
+}
+
+}  // namespace ct::test
