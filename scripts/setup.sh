@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages), then configures and builds. Sourced by the other
+# scripts; BUILD_DIR and BUILD_TYPE may be set by the caller.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "==> installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+BUILD_DIR=${BUILD_DIR:-build/release}
+BUILD_TYPE=${BUILD_TYPE:-Release}
+echo "==> building ($BUILD_TYPE) in $BUILD_DIR"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCT_WARNINGS_AS_ERRORS=ON \
+  ${CMAKE_EXTRA_ARGS:-} >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
