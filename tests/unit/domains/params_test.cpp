@@ -118,3 +118,16 @@ TEST_CASE("a repeated array item is kept once", "[params]") {
   REQUIRE(p);
   CHECK(p->strings("deps") == std::vector<std::string>{"T002"});
 }
+
+TEST_CASE("invalid UTF-8 never passes validation", "[params]") {
+  json::Value raw = json::Value::object();
+  raw.set("id", "T001");
+  raw.set("title", std::string("ab\xff\xfe"));
+  auto p = Params::validate(spec(), raw);
+  REQUIRE_FALSE(p);
+  CHECK(p.error().message.find("UTF-8") != std::string::npos);
+  json::Value item = json::Value::object();
+  item.set("id", "T001");
+  item.set("labels", json::Value::array_of(std::vector<std::string>{"ok", "\xc3\x28"}));
+  CHECK_FALSE(Params::validate(spec(), item));
+}
