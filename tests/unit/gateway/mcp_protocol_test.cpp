@@ -1,0 +1,125 @@
+#include <catch2/catch.hpp>
+
+#include "core/version.h"
+#include "gateway/mcp_protocol.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using namespace ct::mcp;
+
+namespace {
+
+struct Fixture {
+  test::Project project;
+  Protocol protocol{registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"}};
+  Connection connection;
+
+  std::optional<json::Value> send(std::string_view message) {
+    Outcome outcome = protocol.handle(message, connection, project.router());
+    if (!outcome.reply) return std::nullopt;
+    return test::parse_json(*outcome.reply);
+  }
+  json::Value call(std::string_view tool, std::string_view arguments) {
+    std::string message = R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":")" +
+                          std::string(tool) + R"(","arguments":)" + std::string(arguments) + "}}";
+    return *send(message);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("initialize negotiates the version and describes the server", "[mcp]") {
+  Fixture f;
+  auto reply = f.send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+  REQUIRE(reply);
+  CHECK((*reply)["id"].as_int() == 1);
+  CHECK((*reply)["result"]["protocolVersion"].as_string() == "2025-06-18");
+  CHECK((*reply)["result"]["serverInfo"]["name"].as_string() == "cleo");
+  CHECK((*reply)["result"]["capabilities"].contains("tools"));
+  CHECK((*reply)["result"]["instructions"].as_string() == "level zero");
+  auto unknown = f.send(R"({"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"1999-01-01"}})");
+  CHECK((*unknown)["id"].as_string() == "a");  // string ids stay strings
+  CHECK((*unknown)["result"]["protocolVersion"].as_string() == "2025-11-25");
+  auto missing = f.send(R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{}})");
+  CHECK((*missing)["error"]["code"].as_int() == -32602);
+}
+
+TEST_CASE("JSON-RPC framing errors", "[mcp]") {
+  Fixture f;
+  auto parse = f.send("{not json");
+  CHECK((*parse)["error"]["code"].as_int() == -32700);
+  CHECK((*parse)["id"].is_null());
+  CHECK((*f.send("42"))["error"]["code"].as_int() == -32600);
+  CHECK((*f.send(R"({"id":1,"method":"ping"})"))["error"]["code"].as_int() == -32600);  // no jsonrpc
+  CHECK((*f.send(R"({"jsonrpc":"2.0","id":1,"method":5})"))["error"]["code"].as_int() == -32600);
+  CHECK((*f.send(R"({"jsonrpc":"2.0","id":{"x":1},"method":"ping"})"))["error"]["code"].as_int() == -32600);
+  auto unknown = f.send(R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})");
+  CHECK((*unknown)["error"]["code"].as_int() == -32601);
+  CHECK((*unknown)["id"].as_int() == 3);
+  CHECK((*f.send(R"({"jsonrpc":"2.0","id":4,"method":"ping"})"))["result"] == json::Value::object());
+}
+
+TEST_CASE("notifications and responses are never answered", "[mcp]") {
+  Fixture f;
+  CHECK_FALSE(f.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
+  CHECK(f.connection.initialized);
+  CHECK_FALSE(f.send(R"({"jsonrpc":"2.0","method":"notifications/whatever","params":{"x":1}})"));
+  CHECK_FALSE(f.send(R"({"jsonrpc":"2.0","method":"tools/call"})"));
+  CHECK_FALSE(f.send(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
+}
+
+TEST_CASE("batches only for a 2025-03-26 session", "[mcp]") {
+  Fixture f;
+  auto refused = f.send(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])");
+  CHECK((*refused)["error"]["code"].as_int() == -32600);
+  f.send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}})");
+  auto batch = f.send(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"ping"}])");
+  REQUIRE(batch->is_array());
+  CHECK(batch->size() == 2);
+  CHECK((*f.send("[]"))["error"]["code"].as_int() == -32600);
+}
+
+TEST_CASE("tools/list: exactly two tools with registry-driven domain enums", "[mcp]") {
+  Fixture f;
+  auto reply = f.send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  const auto& tools = (*reply)["result"]["tools"].as_array();
+  REQUIRE(tools.size() == 2);
+  CHECK(tools[0]["name"].as_string() == "cleo_query");
+  CHECK(tools[1]["name"].as_string() == "cleo_mutate");
+  CHECK(tools[0]["annotations"]["readOnlyHint"].as_bool());
+  CHECK(tools[1]["annotations"]["destructiveHint"].as_bool());
+  CHECK(tools[0]["inputSchema"]["type"].as_string() == "object");
+  auto domains = tools[0]["inputSchema"]["properties"]["domain"]["enum"];
+  CHECK(domains == json::Value::array_of(registry().domains(Gateway::Query)));
+  CHECK(f.protocol.tools_list_result().size() < 1000);  // small: well under the 250-token budget
+}
+
+TEST_CASE("tools/call returns the envelope as structuredContent and text", "[mcp]") {
+  Fixture f;
+  auto added = f.call("cleo_mutate", R"({"domain":"tasks","operation":"add","params":{"title":"From MCP"}})");
+  const auto& result = added["result"];
+  CHECK_FALSE(result["isError"].as_bool());
+  CHECK(result["structuredContent"]["data"]["id"].as_string() == "T001");
+  CHECK(result["content"].as_array()[0]["type"].as_string() == "text");
+  CHECK(test::parse_json(result["content"].as_array()[0]["text"].as_string()) == result["structuredContent"]);
+  auto missing = f.call("cleo_query", R"({"domain":"tasks","operation":"show","params":{"id":"T404"}})");
+  CHECK(missing["result"]["isError"].as_bool());
+  CHECK(missing["result"]["structuredContent"]["error"]["code"].as_string() == "E_NOT_FOUND");
+  auto bad_args = f.call("cleo_query", R"({"operation":"show"})");
+  CHECK(bad_args["result"]["isError"].as_bool());
+  CHECK(bad_args["result"]["structuredContent"]["error"]["code"].as_string() == "E_INVALID_INPUT");
+  auto stray = f.call("cleo_query", R"({"domain":"tasks","operation":"show","id":"T001"})");
+  CHECK(stray["result"]["structuredContent"]["error"]["message"].as_string().find("inside params") !=
+        std::string::npos);
+  auto gateway = f.call("cleo_query", R"({"domain":"tasks","operation":"add","params":{"title":"nope"}})");
+  CHECK(gateway["result"]["structuredContent"]["error"]["code"].as_string() == "E_INVALID_GATEWAY");
+  auto unknown_tool = f.call("cleo_delete", R"({})");
+  CHECK(unknown_tool["error"]["code"].as_int() == -32602);
+  CHECK(unknown_tool["error"]["data"]["valid"].size() == 2);
+}
+
+TEST_CASE("default instructions stay small and name every domain", "[mcp]") {
+  std::string text = default_instructions(registry());
+  CHECK(text.size() < 1000);
+  for (const auto& domain : registry().domains()) CHECK(text.find(domain) != std::string::npos);
+}
