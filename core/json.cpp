@@ -144,6 +144,50 @@ std::string Value::dump() const {
   return out;
 }
 
+namespace {
+
+void pretty_to(const Value& value, std::string& out, int depth) {
+  auto newline = [&](int d) {
+    out += '\n';
+    out.append(static_cast<std::size_t>(d) * 2, ' ');
+  };
+  if (value.is_array() && !value.empty()) {
+    out += '[';
+    bool first = true;
+    for (const auto& item : value.as_array()) {
+      if (!first) out += ',';
+      first = false;
+      newline(depth + 1);
+      pretty_to(item, out, depth + 1);
+    }
+    newline(depth);
+    out += ']';
+  } else if (value.is_object() && !value.empty()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, item] : value.as_object()) {
+      if (!first) out += ',';
+      first = false;
+      newline(depth + 1);
+      write_string(out, key);
+      out += ": ";
+      pretty_to(item, out, depth + 1);
+    }
+    newline(depth);
+    out += '}';
+  } else {
+    value.dump_to(out);
+  }
+}
+
+}  // namespace
+
+std::string Value::dump_pretty() const {
+  std::string out;
+  pretty_to(*this, out, 0);
+  return out;
+}
+
 bool contains_subset(const Value& whole, const Value& subset) {
   if (subset.is_object()) {
     if (!whole.is_object()) return false;

@@ -81,6 +81,8 @@ class Value {
   /// Compact JSON, no whitespace.
   std::string dump() const;
   void dump_to(std::string& out) const;
+  /// Indented JSON for people (configuration snippets), two spaces per level.
+  std::string dump_pretty() const;
 
   friend bool operator==(const Value& a, const Value& b) { return a.data_ == b.data_; }
 

@@ -447,3 +447,10 @@ TEST_CASE("contains_subset semantics", "[core][json]") {
   CHECK(contains_subset(Value(nullptr), Value(nullptr)));
   CHECK(contains_subset(Value(false), Value(false)));
 }
+
+TEST_CASE("dump_pretty indents nested values and round-trips", "[json]") {
+  auto value = *ct::json::parse(R"({"a":[1,{"b":"c"}],"d":{},"e":[]})");
+  std::string pretty = value.dump_pretty();
+  CHECK(pretty == "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\"\n    }\n  ],\n  \"d\": {},\n  \"e\": []\n}");
+  CHECK(*ct::json::parse(pretty) == value);
+}

@@ -1,0 +1,39 @@
+// What `ct mcp`, `ct serve` and `ct mcp-config` do; cli/ only parses their flags.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "domains/router.h"
+#include "gateway/http_transport.h"
+
+namespace ct::mcp {
+
+/// `ct mcp`: serves MCP on stdin/stdout until stdin closes.
+int run_stdio_server(const RouterOptions& router_options);
+
+/// `ct serve`: initialises the project when needed, prints the URL and a client configuration
+/// to `out`, then serves until SIGINT or SIGTERM.
+int run_http_server(const RouterOptions& router_options, const HttpOptions& http_options, std::FILE* out);
+
+/// Hosts that `ct mcp-config` knows, in the order shown by --help.
+std::vector<std::string> config_hosts();
+
+/// The snippet `host` expects in its MCP configuration for running `ct_path mcp` (or, with
+/// `http_url`, for connecting to `ct serve`). E_INVALID_INPUT (with the valid hosts) for an
+/// unknown host.
+Result<std::string> client_config(std::string_view host, const std::optional<std::string>& http_url,
+                                  const std::string& ct_path, const std::optional<std::filesystem::path>& project);
+
+/// Where each host reads that snippet from (for the human-readable header).
+std::string config_location(std::string_view host);
+
+/// The absolute path of the running executable (for configs that must not depend on PATH).
+std::string self_path();
+
+}  // namespace ct::mcp
