@@ -1,0 +1,317 @@
+#include "engines/config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
+
+#include "core/json_parse.h"
+#include "core/text.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The one table of configuration keys. Order is the order of config.json and of help output.
+const std::vector<ConfigKey>& key_table() {
+  static const std::vector<ConfigKey> keys = {
+      {"hierarchy.maxDepth", json::Type::Int, "3", 1, 3, {},
+       "Deepest task hierarchy allowed: 1 = flat, 3 = epic > task > subtask"},
+      {"hierarchy.maxSiblings", json::Type::Int, "0", 0, 100000, {},
+       "Most children one task may have (0 = unlimited)"},
+      {"storage.synchronous", json::Type::String, "\"normal\"", 0, 0, {"normal", "full"},
+       "SQLite durability: normal (fast, safe on crash) or full (also safe on power loss)"},
+      {"storage.busyTimeoutMs", json::Type::Int, "5000", 0, 600000, {},
+       "How long a writer waits for the database lock before E_LOCK_TIMEOUT"},
+      {"output.format", json::Type::String, "\"text\"", 0, 0, {"text", "json"},
+       "Default output of the ct command line"},
+      {"project.currentPhase", json::Type::String, "\"\"", 0, 0, {},
+       "The phase the project is in; tasks in this phase rank higher in tasks.next"},
+  };
+  return keys;
+}
+
+std::vector<std::string> key_names() {
+  std::vector<std::string> names;
+  for (const auto& key : key_table()) names.emplace_back(key.name);
+  return names;
+}
+
+json::Value default_value(const ConfigKey& key) {
+  auto parsed = json::parse(key.default_json);
+  return parsed ? std::move(*parsed) : json::Value();
+}
+
+std::string_view type_name(json::Type type) {
+  switch (type) {
+    case json::Type::Int: return "an integer";
+    case json::Type::Bool: return "true or false";
+    case json::Type::String: return "a string";
+    default: return "a value";
+  }
+}
+
+/// What a valid value looks like, for messages: "an integer from 1 to 3", "one of normal, full".
+std::string expectation(const ConfigKey& key) {
+  if (key.type == json::Type::Int) {
+    return "an integer from " + std::to_string(key.min) + " to " + std::to_string(key.max);
+  }
+  if (key.type == json::Type::String && !key.choices.empty()) {
+    std::string out = "one of ";
+    for (std::size_t i = 0; i < key.choices.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += key.choices[i];
+    }
+    return out;
+  }
+  return std::string(type_name(key.type));
+}
+
+std::string describe(const json::Value& value) {
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+/// Checks `value` against the key's type and limits. The error carries `code`; the caller adds
+/// the fix (which differs between loading a file and setting one key).
+Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode code) {
+  std::string prefix = "config key '" + std::string(key.name) + "' must be " + expectation(key) + " (got " +
+                       describe(value) + ")";
+  switch (key.type) {
+    case json::Type::Int:
+      if (!value.is_int() || value.as_int() < key.min || value.as_int() > key.max) {
+        return fail(Error(code, std::move(prefix))
+                        .with_detail("key", std::string(key.name))
+                        .with_detail("min", key.min)
+                        .with_detail("max", key.max));
+      }
+      return {};
+    case json::Type::Bool:
+      if (!value.is_bool()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      return {};
+    case json::Type::String: {
+      if (!value.is_string()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      if (key.choices.empty()) return {};
+      for (auto choice : key.choices)
+        if (choice == value.as_string()) return {};
+      std::vector<std::string> choices(key.choices.begin(), key.choices.end());
+      return fail(Error(code, std::move(prefix))
+                      .with_detail("key", std::string(key.name))
+                      .with_choices(value.as_string(), choices));
+    }
+    default:
+      return fail(ErrorCode::Internal, "config key '" + std::string(key.name) + "' has an unsupported type");
+  }
+}
+
+std::string set_call(std::string_view key, std::string_view value_json) {
+  return "cleo_mutate {domain:'system', operation:'config.set', params:{key:'" + std::string(key) +
+         "', value:" + std::string(value_json) + "}}";
+}
+
+/// Walks the nested object, validating every leaf into `flat`.
+Result<void> load_object(const json::Value& object, const std::string& prefix, const fs::path& file,
+                         json::Value& flat) {
+  for (const auto& [name, value] : object.as_object()) {
+    std::string key = prefix.empty() ? name : prefix + "." + name;
+    const ConfigKey* spec = find_config_key(key);
+    if (spec == nullptr && value.is_object()) {
+      CT_TRY(load_object(value, key, file, flat));
+      continue;
+    }
+    if (spec == nullptr) {
+      return fail(Error(ErrorCode::ConfigError, "unknown config key '" + key + "' in " + file.string())
+                      .with_fix("remove '" + key + "' from " + file.string() +
+                                " (list valid keys with `ct config get`)")
+                      .with_choices(key, key_names()));
+    }
+    auto valid = validate(*spec, value, ErrorCode::ConfigError);
+    if (!valid) {
+      Error error = std::move(valid.error());
+      error.message += " in " + file.string();
+      error.with_fix("edit " + file.string() + " and set " + key + " to " + expectation(*spec) +
+                     ", or remove it to use the default " + std::string(spec->default_json));
+      return fail(std::move(error));
+    }
+    flat.set(key, value);
+  }
+  return {};
+}
+
+void indent(std::string& out, int depth) { out.append(static_cast<std::size_t>(depth) * 2, ' '); }
+
+/// Pretty JSON for a file people edit by hand.
+void dump_pretty(const json::Value& value, int depth, std::string& out) {
+  if (value.is_object() && !value.empty()) {
+    out += "{\n";
+    bool first = true;
+    for (const auto& [name, member] : value.as_object()) {
+      if (!first) out += ",\n";
+      first = false;
+      indent(out, depth + 1);
+      json::write_string(out, name);
+      out += ": ";
+      dump_pretty(member, depth + 1, out);
+    }
+    out += '\n';
+    indent(out, depth);
+    out += '}';
+    return;
+  }
+  value.dump_to(out);
+}
+
+Error file_error(std::string_view what, const fs::path& file, int error_number) {
+  return Error(ErrorCode::FileError,
+               std::string(what) + " " + file.string() + ": " + std::strerror(error_number))
+      .with_fix("check that " + file.parent_path().string() + " exists and is writable, and that the disk is not full");
+}
+
+}  // namespace
+
+std::span<const ConfigKey> config_keys() { return key_table(); }
+
+const ConfigKey* find_config_key(std::string_view name) {
+  for (const auto& key : key_table())
+    if (key.name == name) return &key;
+  return nullptr;
+}
+
+Config::Config() {
+  for (const auto& key : key_table()) values_.set(key.name, default_value(key));
+}
+
+Result<Config> Config::load(const std::filesystem::path& file) {
+  Config config;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return config;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return fail(Error(ErrorCode::ConfigError, "cannot read " + file.string())
+                    .with_fix("check the permissions of " + file.string()));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (trim(text).empty()) return config;
+  auto parsed = json::parse(text);
+  if (!parsed) {
+    return fail(Error(ErrorCode::ConfigError, file.string() + " is not valid JSON: " + parsed.error().message)
+                    .with_fix("fix the JSON syntax in " + file.string() + ", or delete it to restore the defaults"));
+  }
+  if (!parsed->is_object()) {
+    return fail(Error(ErrorCode::ConfigError, file.string() + " must hold a JSON object")
+                    .with_fix("write an object such as {\"hierarchy\":{\"maxDepth\":3}} to " + file.string() +
+                              ", or delete it to restore the defaults"));
+  }
+  CT_TRY(load_object(*parsed, "", file, config.values_));
+  return config;
+}
+
+std::int64_t Config::get_int(std::string_view key) const {
+  const json::Value& value = get(key);
+  return value.is_int() ? value.as_int() : 0;
+}
+
+bool Config::get_bool(std::string_view key) const {
+  const json::Value& value = get(key);
+  return value.is_bool() && value.as_bool();
+}
+
+const std::string& Config::get_string(std::string_view key) const {
+  static const std::string empty;
+  const json::Value& value = get(key);
+  return value.is_string() ? value.as_string() : empty;
+}
+
+const json::Value& Config::get(std::string_view key) const { return values_[key]; }
+
+Result<void> Config::set(std::string_view key, const json::Value& value) {
+  const ConfigKey* spec = find_config_key(key);
+  if (spec == nullptr) {
+    return fail(Error(ErrorCode::InvalidInput, "unknown config key '" + std::string(key) + "'")
+                    .with_fix("cleo_query {domain:'system', operation:'config.get'}")
+                    .with_choices(key, key_names()));
+  }
+  auto valid = validate(*spec, value, ErrorCode::InvalidInput);
+  if (!valid) {
+    Error error = std::move(valid.error());
+    error.with_fix(set_call(spec->name, spec->default_json));
+    return fail(std::move(error));
+  }
+  values_.set(key, value);
+  return {};
+}
+
+json::Value Config::to_json() const {
+  json::Value root = json::Value::object();
+  for (const auto& key : key_table()) {
+    json::Value* node = &root;
+    std::string_view rest = key.name;
+    for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+      std::string_view section = rest.substr(0, dot);
+      json::Value* child = node->find(section);
+      if (child == nullptr || !child->is_object()) child = &node->set(section, json::Value::object());
+      node = child;
+      rest.remove_prefix(dot + 1);
+    }
+    node->set(rest, get(key.name));
+  }
+  return root;
+}
+
+Result<void> Config::save(const std::filesystem::path& file) const {
+  std::string text;
+  dump_pretty(to_json(), 0, text);
+  text += '\n';
+  return write_file_atomic(file, text);
+}
+
+Result<void> write_file_atomic(const std::filesystem::path& file, std::string_view content) {
+  fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  fs::path temp = dir / ("." + file.filename().string() + ".tmp-" + random_hex(6));
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(file_error("cannot create", temp, errno));
+
+  auto abandon = [&](std::string_view what, int error_number) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return fail(file_error(what, file, error_number));
+  };
+  std::size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return abandon("cannot write", errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) return abandon("cannot flush", errno);
+  if (::close(fd) != 0) {
+    int error_number = errno;
+    ::unlink(temp.c_str());
+    return fail(file_error("cannot close", file, error_number));
+  }
+  if (::rename(temp.c_str(), file.c_str()) != 0) {
+    int error_number = errno;
+    ::unlink(temp.c_str());
+    return fail(file_error("cannot replace", file, error_number));
+  }
+  // Make the rename itself durable.
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return {};
+}
+
+}  // namespace ct

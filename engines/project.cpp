@@ -1,0 +1,88 @@
+#include "engines/project.h"
+
+#include <cstdlib>
+#include <string>
+#include <system_error>
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kInitFix = "run `ct init` (or cleo_mutate {domain:'system', operation:'init'})";
+
+/// $CLEO_ROOT when set and non-empty.
+std::optional<fs::path> cleo_root_env() {
+  const char* root = std::getenv("CLEO_ROOT");
+  if (root == nullptr || *root == '\0') return std::nullopt;
+  return fs::path(root);
+}
+
+/// An absolute, normalised form of `dir`; falls back to the lexical form when the filesystem
+/// cannot resolve it.
+fs::path absolute_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(dir, ec);
+  if (!ec) return resolved;
+  fs::path absolute = fs::absolute(dir, ec);
+  return ec ? dir.lexically_normal() : absolute.lexically_normal();
+}
+
+bool holds_project(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / ".cleo" / "tasks.db", ec);
+}
+
+Error not_initialized(const fs::path& dir, bool walked) {
+  std::string message = walked ? "no CLEO project found in " + dir.string() + " or any parent directory"
+                               : "no CLEO project in " + dir.string() + " (no .cleo/tasks.db)";
+  return Error(ErrorCode::NotInitialized, std::move(message))
+      .with_fix(kInitFix)
+      .with_detail("searchedFrom", dir.string());
+}
+
+/// A directory named explicitly (--project or $CLEO_ROOT) must exist and hold the project itself.
+Result<Project> project_at(const fs::path& dir, std::string_view source) {
+  std::error_code ec;
+  fs::path root = absolute_dir(dir);
+  if (!fs::exists(root, ec)) {
+    return fail(Error(ErrorCode::FileError, std::string(source) + " directory " + root.string() + " does not exist")
+                    .with_fix("pass an existing project directory, or create it and " + std::string(kInitFix)));
+  }
+  if (!fs::is_directory(root, ec)) {
+    return fail(Error(ErrorCode::FileError, std::string(source) + " " + root.string() + " is not a directory")
+                    .with_fix("pass the directory that holds .cleo/"));
+  }
+  if (!holds_project(root)) return fail(not_initialized(root, false));
+  return Project{root};
+}
+
+}  // namespace
+
+Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir) {
+  if (explicit_dir && !explicit_dir->empty()) return project_at(*explicit_dir, "project");
+  if (auto root = cleo_root_env()) return project_at(*root, "CLEO_ROOT");
+
+  std::error_code ec;
+  fs::path start = fs::current_path(ec);
+  if (ec) {
+    return fail(Error(ErrorCode::FileError, "cannot read the current directory: " + ec.message())
+                    .with_fix("cd into the project directory, or pass --project <dir>"));
+  }
+  start = absolute_dir(start);
+  for (fs::path dir = start;; dir = dir.parent_path()) {
+    if (holds_project(dir)) return Project{dir};
+    if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+  }
+  return fail(not_initialized(start, true));
+}
+
+std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir) {
+  if (explicit_dir && !explicit_dir->empty()) return absolute_dir(*explicit_dir);
+  if (auto root = cleo_root_env()) return absolute_dir(*root);
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  return ec ? fs::path(".") : absolute_dir(cwd);
+}
+
+}  // namespace ct

@@ -1,0 +1,1306 @@
+// The embedded store: one SQLite connection in WAL mode, prepared statements cached for the
+// connection's lifetime, the schema versioned in PRAGMA user_version and migrated forward on open,
+// and an FTS5 index kept in step with the tasks table inside the caller's transaction.
+#include "engines/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/json_parse.h"
+#include "core/text.h"
+
+namespace ct {
+namespace {
+
+// SQLITE_TRANSIENT is an old-style cast inside sqlite3.h; this is its one use.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+const sqlite3_destructor_type kTransient = SQLITE_TRANSIENT;
+#pragma GCC diagnostic pop
+
+// ---------------------------------------------------------------------------------------------
+// Schema. Each step moves the database from version - 1 to `version`; steps only ever get
+// appended. All pending steps run in one BEGIN IMMEDIATE transaction together with the new
+// PRAGMA user_version, so a crash leaves the old version intact.
+
+struct Migration {
+  std::int64_t version;
+  const char* sql;
+};
+
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+INSERT INTO meta(key, value) VALUES('next_task_num', '1');
+
+CREATE TABLE tasks(
+  num INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  title TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  priority TEXT NOT NULL,
+  type TEXT NOT NULL,
+  parent TEXT,
+  position INTEGER NOT NULL,
+  depends TEXT NOT NULL DEFAULT '[]',
+  labels TEXT NOT NULL DEFAULT '[]',
+  acceptance TEXT NOT NULL DEFAULT '[]',
+  files TEXT NOT NULL DEFAULT '[]',
+  notes TEXT NOT NULL DEFAULT '[]',
+  relates TEXT NOT NULL DEFAULT '[]',
+  phase TEXT NOT NULL DEFAULT '',
+  size TEXT NOT NULL DEFAULT '',
+  blocked_by TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  cancelled_at INTEGER,
+  cancellation_reason TEXT NOT NULL DEFAULT '',
+  archived INTEGER NOT NULL DEFAULT 0,
+  archived_at INTEGER,
+  archive_reason TEXT NOT NULL DEFAULT '',
+  version INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX tasks_parent_position ON tasks(parent, position);
+CREATE INDEX tasks_status_archived ON tasks(status, archived);
+
+CREATE TABLE task_deps(
+  task_id TEXT NOT NULL,
+  depends_on TEXT NOT NULL,
+  PRIMARY KEY(task_id, depends_on)
+) WITHOUT ROWID;
+CREATE INDEX task_deps_depends_on ON task_deps(depends_on);
+
+CREATE VIRTUAL TABLE tasks_fts USING fts5(
+  title, description, labels, notes,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE focus(
+  session TEXT PRIMARY KEY,
+  task_id TEXT NOT NULL
+);
+
+CREATE TABLE audit(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  session TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT '',
+  operation TEXT NOT NULL,
+  task_id TEXT NOT NULL DEFAULT '',
+  params TEXT NOT NULL DEFAULT '{}',
+  outcome TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX audit_task ON audit(task_id, seq);
+
+CREATE TABLE audit_changes(
+  seq INTEGER NOT NULL REFERENCES audit(seq),
+  task_id TEXT NOT NULL,
+  field TEXT NOT NULL,
+  before TEXT,
+  after TEXT
+);
+CREATE INDEX audit_changes_task_field ON audit_changes(task_id, field, seq);
+CREATE INDEX audit_changes_seq ON audit_changes(seq);
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations = {{
+    {1, kSchemaV1},
+}};
+
+// ---------------------------------------------------------------------------------------------
+// Task rows.
+
+// Column order of every task SELECT; read_task() indexes by these.
+constexpr std::string_view kTaskColumns =
+    "t.id, t.title, t.description, t.status, t.priority, t.type, t.parent, t.position, t.depends, "
+    "t.labels, t.acceptance, t.files, t.notes, t.relates, t.phase, t.size, t.blocked_by, "
+    "t.created_at, t.updated_at, t.completed_at, t.cancelled_at, t.cancellation_reason, "
+    "t.archived, t.archived_at, t.archive_reason, t.version";
+
+enum TaskColumn : int {
+  kId, kTitle, kDescription, kStatus, kPriority, kType, kParent, kPosition, kDepends,
+  kLabels, kAcceptance, kFiles, kNotes, kRelates, kPhase, kSize, kBlockedBy,
+  kCreatedAt, kUpdatedAt, kCompletedAt, kCancelledAt, kCancellationReason,
+  kArchived, kArchivedAt, kArchiveReason, kVersion, kTaskColumnCount
+};
+
+constexpr std::string_view kCorruptFix =
+    "move .cleo/tasks.db aside and restore a backup from .cleo/backups/, or run `ct init` in a "
+    "fresh directory";
+
+std::string_view column_text(sqlite3_stmt* stmt, int column) {
+  const unsigned char* text = sqlite3_column_text(stmt, column);
+  if (text == nullptr) return {};
+  return {reinterpret_cast<const char*>(text), static_cast<std::size_t>(sqlite3_column_bytes(stmt, column))};
+}
+
+std::optional<std::int64_t> column_optional_int(sqlite3_stmt* stmt, int column) {
+  if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_int64(stmt, column);
+}
+
+std::string encode_strings(const std::vector<std::string>& items) {
+  if (items.empty()) return "[]";
+  std::string out;
+  json::Writer writer(out);
+  writer.begin_array();
+  for (const auto& item : items) writer.value(item);
+  writer.end_array();
+  return out;
+}
+
+std::string encode_notes(const std::vector<Note>& notes) {
+  if (notes.empty()) return "[]";
+  std::string out;
+  json::Writer writer(out);
+  writer.begin_array();
+  for (const auto& note : notes) {
+    writer.begin_object().key("at").value(static_cast<std::int64_t>(note.at));
+    writer.key("text").value(note.text).end_object();
+  }
+  writer.end_array();
+  return out;
+}
+
+std::string encode_relations(const std::vector<Relation>& relations) {
+  if (relations.empty()) return "[]";
+  std::string out;
+  json::Writer writer(out);
+  writer.begin_array();
+  for (const auto& relation : relations) {
+    writer.begin_object().key("id").value(relation.task_id);
+    writer.key("type").value(relation.type);
+    writer.key("reason").value(relation.reason).end_object();
+  }
+  writer.end_array();
+  return out;
+}
+
+std::string join_labels(const std::vector<std::string>& labels) {
+  std::string out;
+  for (const auto& label : labels) {
+    if (!out.empty()) out += ' ';
+    out += label;
+  }
+  return out;
+}
+
+std::string join_notes(const std::vector<Note>& notes) {
+  std::string out;
+  for (const auto& note : notes) {
+    if (!out.empty()) out += '\n';
+    out += note.text;
+  }
+  return out;
+}
+
+Error corrupt_column(std::string_view task_id, std::string_view column) {
+  return Error(ErrorCode::FileError, "task " + std::string(task_id) + " holds unreadable " +
+                                         std::string(column) + " data in the database")
+      .with_fix(std::string(kCorruptFix));
+}
+
+// Parses a JSON array column. "[]" (the common case) skips the parser.
+Result<json::Value> parse_array(std::string_view text, std::string_view task_id, std::string_view column) {
+  if (text.empty() || text == "[]") return json::Value::array();
+  auto value = json::parse(text);
+  if (!value || !value->is_array()) return fail(corrupt_column(task_id, column));
+  return std::move(*value);
+}
+
+Result<std::vector<std::string>> decode_strings(std::string_view text, std::string_view task_id,
+                                                std::string_view column) {
+  std::vector<std::string> out;
+  if (text.empty() || text == "[]") return out;
+  CT_TRY_ASSIGN(json::Value array, parse_array(text, task_id, column));
+  out.reserve(array.size());
+  for (auto& item : array.as_array()) {
+    if (!item.is_string()) return fail(corrupt_column(task_id, column));
+    out.push_back(std::move(item.as_string()));
+  }
+  return out;
+}
+
+Result<std::vector<Note>> decode_notes(std::string_view text, std::string_view task_id) {
+  std::vector<Note> out;
+  if (text.empty() || text == "[]") return out;
+  CT_TRY_ASSIGN(json::Value array, parse_array(text, task_id, "notes"));
+  for (const auto& item : array.as_array()) {
+    const json::Value& at = item["at"];
+    const json::Value& body = item["text"];
+    if (!at.is_int() || !body.is_string()) return fail(corrupt_column(task_id, "notes"));
+    out.push_back(Note{at.as_int(), body.as_string()});
+  }
+  return out;
+}
+
+Result<std::vector<Relation>> decode_relations(std::string_view text, std::string_view task_id) {
+  std::vector<Relation> out;
+  if (text.empty() || text == "[]") return out;
+  CT_TRY_ASSIGN(json::Value array, parse_array(text, task_id, "relates"));
+  for (const auto& item : array.as_array()) {
+    const json::Value& id = item["id"];
+    const json::Value& type = item["type"];
+    const json::Value& reason = item["reason"];
+    if (!id.is_string() || !type.is_string()) return fail(corrupt_column(task_id, "relates"));
+    out.push_back(Relation{id.as_string(), type.as_string(), reason.is_string() ? reason.as_string() : ""});
+  }
+  return out;
+}
+
+/// Reads one task from a statement positioned on a row selected with kTaskColumns first.
+Result<Task> read_task(sqlite3_stmt* stmt) {
+  Task task;
+  task.id = column_text(stmt, kId);
+  task.title = column_text(stmt, kTitle);
+  task.description = column_text(stmt, kDescription);
+  auto status = parse_status(column_text(stmt, kStatus));
+  auto priority = parse_priority(column_text(stmt, kPriority));
+  auto type = parse_type(column_text(stmt, kType));
+  if (!status) return fail(corrupt_column(task.id, "status"));
+  if (!priority) return fail(corrupt_column(task.id, "priority"));
+  if (!type) return fail(corrupt_column(task.id, "type"));
+  task.status = *status;
+  task.priority = *priority;
+  task.type = *type;
+  task.parent = column_text(stmt, kParent);
+  task.position = sqlite3_column_int64(stmt, kPosition);
+  CT_TRY_ASSIGN(task.depends, decode_strings(column_text(stmt, kDepends), task.id, "depends"));
+  CT_TRY_ASSIGN(task.labels, decode_strings(column_text(stmt, kLabels), task.id, "labels"));
+  CT_TRY_ASSIGN(task.acceptance, decode_strings(column_text(stmt, kAcceptance), task.id, "acceptance"));
+  CT_TRY_ASSIGN(task.files, decode_strings(column_text(stmt, kFiles), task.id, "files"));
+  CT_TRY_ASSIGN(task.notes, decode_notes(column_text(stmt, kNotes), task.id));
+  CT_TRY_ASSIGN(task.relates, decode_relations(column_text(stmt, kRelates), task.id));
+  task.phase = column_text(stmt, kPhase);
+  std::string_view size = column_text(stmt, kSize);
+  if (!size.empty()) {
+    auto parsed = parse_size(size);
+    if (!parsed) return fail(corrupt_column(task.id, "size"));
+    task.size = *parsed;
+  }
+  task.blocked_by = column_text(stmt, kBlockedBy);
+  task.created_at = sqlite3_column_int64(stmt, kCreatedAt);
+  task.updated_at = sqlite3_column_int64(stmt, kUpdatedAt);
+  task.completed_at = column_optional_int(stmt, kCompletedAt);
+  task.cancelled_at = column_optional_int(stmt, kCancelledAt);
+  task.cancellation_reason = column_text(stmt, kCancellationReason);
+  task.archived = sqlite3_column_int64(stmt, kArchived) != 0;
+  task.archived_at = column_optional_int(stmt, kArchivedAt);
+  task.archive_reason = column_text(stmt, kArchiveReason);
+  task.version = sqlite3_column_int64(stmt, kVersion);
+  return task;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements.
+
+/// A bound parameter of a statement built at run time.
+using SqlValue = std::variant<std::int64_t, std::string>;
+
+/// Borrows a cached statement for one use; resets it and clears its bindings when done, so the
+/// next user starts clean even after an early return.
+class Statement {
+ public:
+  explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~Statement() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int index, std::string_view text) {
+    // A null data pointer would bind SQL NULL; an empty string must stay an empty string.
+    const char* data = text.data() != nullptr ? text.data() : "";
+    sqlite3_bind_text64(stmt_, index, data, text.size(), kTransient, SQLITE_UTF8);
+    return *this;
+  }
+  Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
+  Statement& bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(stmt_, index, value);
+    return *this;
+  }
+  Statement& bind(int index, const std::optional<std::int64_t>& value) {
+    if (value) return bind(index, *value);
+    return bind_null(index);
+  }
+  Statement& bind_null(int index) {
+    sqlite3_bind_null(stmt_, index);
+    return *this;
+  }
+  Statement& bind(int index, const SqlValue& value) {
+    if (const auto* number = std::get_if<std::int64_t>(&value)) return bind(index, *number);
+    return bind(index, std::get<std::string>(value));
+  }
+  /// Binds values to ?1, ?2, … in order starting at `first`.
+  Statement& bind_all(const std::vector<SqlValue>& values, int first = 1) {
+    for (std::size_t i = 0; i < values.size(); ++i) bind(first + static_cast<int>(i), values[i]);
+    return *this;
+  }
+
+  sqlite3_stmt* get() const { return stmt_; }
+  std::string_view text(int column) const { return column_text(stmt_, column); }
+  std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double real(int column) const { return sqlite3_column_double(stmt_, column); }
+  bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+};
+
+bool is_file_error(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+/// The one mapping from an SQLite result code to our error codes.
+Error sqlite_error(int rc, std::string_view detail, std::string_view what, const std::filesystem::path& file) {
+  if (is_lock_error(rc)) {
+    return Error(ErrorCode::LockTimeout, "database is locked by another writer; retry")
+        .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
+        .with_detail("sqlite", std::string(detail));
+  }
+  std::string message = std::string(what) + ": " + std::string(detail) + " (" + file.string() + ")";
+  if (is_file_error(rc)) {
+    Error error(ErrorCode::FileError, std::move(message));
+    switch (rc & 0xff) {
+      case SQLITE_CORRUPT:
+      case SQLITE_NOTADB:
+        error.with_fix(std::string(kCorruptFix));
+        break;
+      case SQLITE_FULL:
+        error.with_fix("free disk space on the volume holding " + file.parent_path().string() + " and retry");
+        break;
+      default:
+        error.with_fix("check that " + file.string() + " and its directory exist and are readable and "
+                       "writable by this user");
+        break;
+    }
+    return error;
+  }
+  return Error(ErrorCode::Internal, std::move(message));
+}
+
+void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
+                   std::vector<SqlValue>& params) {
+  auto add = [&where](std::string_view clause) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += clause;
+  };
+  if (with_statuses && !filter.statuses.empty()) {
+    // Each distinct status once, in enum order: the SQL text (and so the cached statement) depends
+    // only on which statuses are asked for.
+    std::string clause = "t.status IN (";
+    bool first = true;
+    for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
+                        TaskStatus::Cancelled}) {
+      if (std::find(filter.statuses.begin(), filter.statuses.end(), status) == filter.statuses.end()) continue;
+      clause += first ? "?" : ",?";
+      first = false;
+      params.emplace_back(std::string(to_string(status)));
+    }
+    clause += ')';
+    add(clause);
+  }
+  if (filter.parent) {
+    if (filter.parent->empty()) {
+      add("t.parent IS NULL");
+    } else {
+      add("t.parent = ?");
+      params.emplace_back(*filter.parent);
+    }
+  }
+  if (filter.type) {
+    add("t.type = ?");
+    params.emplace_back(std::string(to_string(*filter.type)));
+  }
+  if (filter.label) {
+    add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)");
+    params.emplace_back(*filter.label);
+  }
+  if (filter.phase) {
+    add("t.phase = ?");
+    params.emplace_back(*filter.phase);
+  }
+  if (filter.priority) {
+    add("t.priority = ?");
+    params.emplace_back(std::string(to_string(*filter.priority)));
+  }
+  switch (filter.archived) {
+    case ArchivedFilter::Exclude: add("t.archived = 0"); break;
+    case ArchivedFilter::Only: add("t.archived = 1"); break;
+    case ArchivedFilter::Include: break;
+  }
+}
+
+std::string order_by(SortKey sort, bool descending) {
+  const char* dir = descending ? " DESC" : "";
+  std::string out = " ORDER BY ";
+  auto term = [&](std::string_view expression, bool last = false) {
+    out += expression;
+    out += dir;
+    if (!last) out += ", ";
+  };
+  switch (sort) {
+    case SortKey::Position:
+      // NULL sorts first in SQLite, so root tasks lead; the (parent, position) index serves this.
+      term("t.parent");
+      term("t.position");
+      break;
+    case SortKey::Priority:
+      term("CASE t.priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END");
+      term("t.position");
+      break;
+    case SortKey::Created: term("t.created_at"); break;
+    case SortKey::Updated: term("t.updated_at"); break;
+    case SortKey::Title: term("t.title COLLATE NOCASE"); break;
+    case SortKey::Status:
+      term("CASE t.status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 WHEN 'blocked' THEN 2 "
+           "WHEN 'done' THEN 3 ELSE 4 END");
+      break;
+    case SortKey::Id: break;
+  }
+  term("t.num", true);
+  return out;
+}
+
+const std::string& select_tasks() {
+  static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
+  return sql;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::filesystem::path file) : db_(db), file_(std::move(file)) {}
+
+  ~SqliteStore() override {
+    if (in_transaction()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+    if (tokenizer_ != nullptr && tokenizer_api_.xDelete != nullptr) tokenizer_api_.xDelete(tokenizer_);
+    sqlite3_close_v2(db_);
+  }
+
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  Result<void> configure(const SqliteOptions& options) {
+    sqlite3_extended_result_codes(db_, 1);
+    sqlite3_busy_timeout(db_, std::max(0, options.busy_timeout_ms));
+    // The first statement reads the file header: a file that is not a database fails here.
+    CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
+    CT_TRY(exec("PRAGMA foreign_keys=ON", "cannot configure the task database"));
+    CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                "cannot configure the task database"));
+    return migrate(options.create);
+  }
+
+  // -- transactions ---------------------------------------------------------------------------
+
+  Result<void> begin(TxKind kind) override {
+    if (in_transaction()) return fail(ErrorCode::Internal, "a transaction is already open on this store");
+    return run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
+  }
+
+  Result<void> commit() override {
+    if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
+    auto result = run("COMMIT", "cannot commit");
+    if (!result) rollback();
+    return result;
+  }
+
+  void rollback() override {
+    if (!in_transaction()) return;
+    // ROLLBACK can only fail when there is nothing to roll back; either way the connection ends
+    // up in autocommit mode.
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+
+  bool in_transaction() const override { return sqlite3_get_autocommit(db_) == 0; }
+
+  // -- tasks ----------------------------------------------------------------------------------
+
+  Result<std::optional<Task>> get_task(std::string_view id) override {
+    static const std::string sql = select_tasks() + " WHERE t.id = ?1";
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind(1, id);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read a task"));
+    if (!row) return std::optional<Task>();
+    CT_TRY_ASSIGN(Task task, read_task(raw));
+    return std::optional<Task>(std::move(task));
+  }
+
+  Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) override {
+    std::vector<Task> out;
+    out.reserve(ids.size());
+    for (const auto& id : ids) {
+      CT_TRY_ASSIGN(std::optional<Task> task, get_task(id));
+      if (task) out.push_back(std::move(*task));
+    }
+    return out;
+  }
+
+  Result<std::vector<Task>> list_tasks(const TaskQuery& query) override {
+    std::vector<SqlValue> params;
+    std::string where;
+    append_filter(query.filter, true, where, params);
+    std::string order = order_by(query.sort, query.descending);
+    if (query.limit < 0 && query.offset <= 0) return collect_tasks(select_tasks() + where + order, params, "cannot list tasks");
+    // A page: sort and cut on row numbers alone, then read the full rows of the page only
+    // (sorting whole rows of a large table costs far more than sorting keys).
+    std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM (SELECT t.num AS page_num FROM tasks t" + where +
+                      order + " LIMIT ? OFFSET ?) AS page CROSS JOIN tasks t ON t.num = page.page_num" + order;
+    params.emplace_back(query.limit >= 0 ? query.limit : std::int64_t{-1});
+    params.emplace_back(std::max<std::int64_t>(0, query.offset));
+    return collect_tasks(sql, params, "cannot list tasks");
+  }
+
+  Result<std::int64_t> count_tasks(const TaskFilter& filter) override {
+    std::vector<SqlValue> params;
+    std::string where;
+    append_filter(filter, true, where, params);
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM tasks t" + where));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    CT_TRY(step(stmt, "cannot count tasks"));
+    return stmt.integer(0);
+  }
+
+  Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) override {
+    std::vector<SqlValue> params;
+    std::string where;
+    append_filter(filter, false, where, params);
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT t.status, count(*) FROM tasks t" + where + " GROUP BY t.status"));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    std::map<TaskStatus, std::int64_t> counts;
+    for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
+                        TaskStatus::Cancelled})
+      counts[status] = 0;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot count tasks"));
+      if (!row) break;
+      auto status = parse_status(stmt.text(0));
+      if (status) counts[*status] = stmt.integer(1);
+    }
+    return counts;
+  }
+
+  Result<std::string> allocate_task_id() override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+                          "WHERE key = 'next_task_num' RETURNING CAST(value AS INTEGER) - 1"));
+    Statement stmt(raw);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot allocate a task id"));
+    if (!row) return fail(ErrorCode::Internal, "the task id counter is missing from the database");
+    std::int64_t number = stmt.integer(0);
+    CT_TRY(finish(stmt, "cannot allocate a task id"));
+    return format_task_id(number);
+  }
+
+  Result<void> insert_task(const Task& task) override {
+    auto number = parse_task_id(task.id);
+    if (!number) return fail(ErrorCode::InvalidInput, "'" + task.id + "' is not a task id (T followed by digits)");
+    return atomically([&]() -> Result<void> {
+      static const std::string sql =
+          "INSERT INTO tasks(num, id, title, description, status, priority, type, parent, position, "
+          "depends, labels, acceptance, files, notes, relates, phase, size, blocked_by, created_at, "
+          "updated_at, completed_at, cancelled_at, cancellation_reason, archived, archived_at, "
+          "archive_reason, version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+          "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+      {
+        Statement stmt(raw);
+        stmt.bind(1, *number).bind(2, task.id);
+        bind_task_fields(stmt, task, 3);
+        stmt.bind(27, task.version);
+        int rc = sqlite3_step(raw);
+        if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+          return fail(Error(ErrorCode::IdCollision, "task " + task.id + " already exists")
+                          .with_fix("allocate a new id and retry"));
+        }
+        if (rc != SQLITE_DONE) return fail(error(rc, "cannot insert task " + task.id));
+      }
+      CT_TRY(write_edges(task, false));
+      CT_TRY(write_index(*number, task, false));
+      // Keep the counter ahead of every id ever stored (imports bring their own ids).
+      CT_TRY_ASSIGN(sqlite3_stmt* bump,
+                    prepare("UPDATE meta SET value = CAST(?1 + 1 AS TEXT) "
+                            "WHERE key = 'next_task_num' AND CAST(value AS INTEGER) <= ?1"));
+      Statement counter(bump);
+      counter.bind(1, *number);
+      return finish(counter, "cannot update the task id counter");
+    });
+  }
+
+  Result<void> update_task(const Task& task) override {
+    return atomically([&]() -> Result<void> {
+      CT_TRY_ASSIGN(sqlite3_stmt* current_raw,
+                    prepare("SELECT num, title, description, labels, notes, depends FROM tasks WHERE id = ?1"));
+      std::int64_t number = 0;
+      bool same_text = false;
+      bool same_edges = false;
+      {
+        Statement current(current_raw);
+        current.bind(1, task.id);
+        CT_TRY_ASSIGN(bool row, step(current, "cannot read task " + task.id));
+        if (!row) {
+          return fail(Error(ErrorCode::NotFound, "Task " + task.id + " not found")
+                          .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + task.id + "'}}"));
+        }
+        number = current.integer(0);
+        same_text = current.text(1) == task.title && current.text(2) == task.description &&
+                    current.text(3) == encode_strings(task.labels) && current.text(4) == encode_notes(task.notes);
+        same_edges = current.text(5) == encode_strings(task.depends);
+      }
+      static const std::string sql =
+          "UPDATE tasks SET title = ?3, description = ?4, status = ?5, priority = ?6, type = ?7, "
+          "parent = ?8, position = ?9, depends = ?10, labels = ?11, acceptance = ?12, files = ?13, "
+          "notes = ?14, relates = ?15, phase = ?16, size = ?17, blocked_by = ?18, created_at = ?19, "
+          "updated_at = ?20, completed_at = ?21, cancelled_at = ?22, cancellation_reason = ?23, "
+          "archived = ?24, archived_at = ?25, archive_reason = ?26, "
+          "version = ?27 WHERE num = ?1";
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+      {
+        Statement stmt(raw);
+        stmt.bind(1, number);
+        bind_task_fields(stmt, task, 3);
+        stmt.bind(27, task.version);
+        CT_TRY(finish(stmt, "cannot update task " + task.id));
+      }
+      if (!same_edges) CT_TRY(write_edges(task, true));
+      if (!same_text) CT_TRY(write_index(number, task, true));
+      return {};
+    });
+  }
+
+  Result<void> delete_task(std::string_view id) override {
+    return atomically([&]() -> Result<void> {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM tasks WHERE id = ?1 RETURNING num"));
+      std::int64_t number = 0;
+      {
+        Statement stmt(raw);
+        stmt.bind(1, id);
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot delete task " + std::string(id)));
+        if (!row) return fail(ErrorCode::NotFound, "Task " + std::string(id) + " not found");
+        number = stmt.integer(0);
+        CT_TRY(finish(stmt, "cannot delete task " + std::string(id)));
+      }
+      CT_TRY_ASSIGN(sqlite3_stmt* edges_raw,
+                    prepare("DELETE FROM task_deps WHERE task_id = ?1 OR depends_on = ?1"));
+      {
+        Statement edges(edges_raw);
+        edges.bind(1, id);
+        CT_TRY(finish(edges, "cannot delete dependency edges"));
+      }
+      CT_TRY_ASSIGN(sqlite3_stmt* index_raw, prepare("DELETE FROM tasks_fts WHERE rowid = ?1"));
+      Statement index(index_raw);
+      index.bind(1, number);
+      return finish(index, "cannot update the search index");
+    });
+  }
+
+  Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare(include_archived
+                              ? "SELECT id FROM tasks WHERE parent = ?1 ORDER BY position, num"
+                              : "SELECT id FROM tasks WHERE parent = ?1 AND archived = 0 ORDER BY position, num"));
+    Statement stmt(raw);
+    stmt.bind(1, id);
+    return collect_strings(stmt, "cannot list children");
+  }
+
+  Result<std::vector<std::string>> dependents_of(std::string_view id) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("SELECT d.task_id FROM task_deps d LEFT JOIN tasks t ON t.id = d.task_id "
+                          "WHERE d.depends_on = ?1 ORDER BY t.num"));
+    Statement stmt(raw);
+    stmt.bind(1, id);
+    return collect_strings(stmt, "cannot list dependents");
+  }
+
+  Result<std::int64_t> max_position(std::string_view parent) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare(parent.empty() ? "SELECT coalesce(max(position), 0) FROM tasks WHERE parent IS NULL"
+                                         : "SELECT coalesce(max(position), 0) FROM tasks WHERE parent = ?1"));
+    Statement stmt(raw);
+    if (!parent.empty()) stmt.bind(1, parent);
+    CT_TRY(step(stmt, "cannot read positions"));
+    return stmt.integer(0);
+  }
+
+  Result<std::vector<Task>> ready_tasks() override {
+    static const std::string sql =
+        select_tasks() +
+        " WHERE t.status = 'pending' AND t.archived = 0 AND NOT EXISTS ("
+        "SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on "
+        "WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))" +
+        order_by(SortKey::Position, false);
+    return collect_tasks(sql, {}, "cannot list ready tasks");
+  }
+
+  Result<std::set<std::string>> parents_with_open_children() override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("SELECT DISTINCT parent FROM tasks WHERE status IN ('pending', 'active', 'blocked') "
+                          "AND archived = 0 AND parent IS NOT NULL"));
+    Statement stmt(raw);
+    std::set<std::string> parents;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot list parents"));
+      if (!row) break;
+      parents.emplace(stmt.text(0));
+    }
+    return parents;
+  }
+
+  Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
+                                        std::int64_t limit) override {
+    std::vector<SearchHit> hits;
+    if (limit == 0) return hits;
+    std::vector<std::string> tokens = tokenize(text);
+    if (tokens.empty()) return hits;
+
+    // An exact id goes first.
+    std::optional<Task> exact;
+    if (auto id = normalize_task_id(trim(text))) {
+      std::vector<SqlValue> params{*id};
+      std::string where = " WHERE t.id = ?";
+      std::string rest;
+      append_filter(filter, true, rest, params);
+      if (!rest.empty()) where += " AND " + rest.substr(std::string_view(" WHERE ").size());
+      CT_TRY_ASSIGN(std::vector<Task> found, collect_tasks(select_tasks() + where, params, "cannot search"));
+      if (!found.empty()) exact = std::move(found.front());
+    }
+
+    std::string match;
+    for (const auto& token : tokens) {
+      if (!match.empty()) match += ' ';
+      match += '"';
+      for (char c : token) {
+        if (c == '"') match += '"';
+        match += c;
+      }
+      match += "\"*";
+    }
+    std::vector<SqlValue> params{match};
+    std::string where;
+    append_filter(filter, true, where, params);
+    // Rank and cut on row numbers first; read full rows for the hits only.
+    std::string inner = "SELECT tasks_fts.rowid AS hit_num, bm25(tasks_fts, 10.0, 3.0, 5.0, 1.0) AS rank_value "
+                        "FROM tasks_fts";
+    if (where.empty()) {
+      inner += " WHERE tasks_fts MATCH ?";
+    } else {
+      inner += " JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
+               where.substr(std::string_view(" WHERE ").size());
+    }
+    inner += " ORDER BY rank_value, hit_num";
+    if (limit > 0) {
+      inner += " LIMIT ?";
+      // One extra row in case the exact id match is among them.
+      params.emplace_back(limit + (exact ? 1 : 0));
+    }
+    std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value FROM (" + inner +
+                      ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot search"));
+      if (!row) break;
+      if (exact && stmt.text(kId) == exact->id) continue;
+      CT_TRY_ASSIGN(Task task, read_task(raw));
+      hits.push_back(SearchHit{std::move(task), -stmt.real(kTaskColumnCount)});
+    }
+    if (exact) {
+      double top = hits.empty() ? 1.0 : std::max(1.0, hits.front().score + 1.0);
+      hits.insert(hits.begin(), SearchHit{std::move(*exact), top});
+    }
+    if (limit > 0 && std::ssize(hits) > limit) hits.resize(static_cast<std::size_t>(limit));
+    return hits;
+  }
+
+  // -- focus ----------------------------------------------------------------------------------
+
+  Result<std::optional<std::string>> get_focus(std::string_view session) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT task_id FROM focus WHERE session = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, session);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read focus"));
+    if (!row) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(stmt.text(0)));
+  }
+
+  Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) override {
+    if (!task_id) {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM focus WHERE session = ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, session);
+      return finish(stmt, "cannot clear focus");
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("INSERT INTO focus(session, task_id) VALUES(?1, ?2) "
+                          "ON CONFLICT(session) DO UPDATE SET task_id = excluded.task_id"));
+    Statement stmt(raw);
+    stmt.bind(1, session).bind(2, *task_id);
+    return finish(stmt, "cannot set focus");
+  }
+
+  // -- audit ----------------------------------------------------------------------------------
+
+  Result<std::int64_t> append_audit(const AuditEntry& entry) override {
+    std::int64_t seq = 0;
+    auto result = atomically([&]() -> Result<void> {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                    prepare("INSERT INTO audit(at, session, agent, operation, task_id, params, outcome, reason) "
+                            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq"));
+      {
+        Statement stmt(raw);
+        stmt.bind(1, static_cast<std::int64_t>(entry.at)).bind(2, entry.session).bind(3, entry.agent);
+        stmt.bind(4, entry.operation).bind(5, entry.task_id);
+        stmt.bind(6, entry.params.is_null() ? std::string("{}") : entry.params.dump());
+        stmt.bind(7, entry.outcome).bind(8, entry.reason);
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot append to the audit trail"));
+        if (!row) return fail(ErrorCode::Internal, "audit insert returned no sequence number");
+        seq = stmt.integer(0);
+        CT_TRY(finish(stmt, "cannot append to the audit trail"));
+      }
+      if (entry.changes.empty()) return {};
+      CT_TRY_ASSIGN(sqlite3_stmt* change_raw,
+                    prepare("INSERT INTO audit_changes(seq, task_id, field, before, after) VALUES(?1, ?2, ?3, ?4, ?5)"));
+      for (const auto& change : entry.changes) {
+        Statement stmt(change_raw);
+        stmt.bind(1, seq).bind(2, change.task_id).bind(3, change.field);
+        if (change.before.is_null()) stmt.bind_null(4); else stmt.bind(4, change.before.dump());
+        if (change.after.is_null()) stmt.bind_null(5); else stmt.bind(5, change.after.dump());
+        CT_TRY(finish(stmt, "cannot append to the audit trail"));
+      }
+      return {};
+    });
+    if (!result) return std::unexpected(std::move(result.error()));
+    return seq;
+  }
+
+  Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) override {
+    std::string sql = "SELECT seq, at, session, agent, operation, task_id, params, outcome, reason FROM audit";
+    std::string changes_sql = "SELECT task_id, field, before, after FROM audit_changes WHERE seq = ?1";
+    std::vector<SqlValue> params;
+    std::vector<SqlValue> change_params;
+    if (query.task_id && query.field) {
+      sql += " WHERE seq IN (SELECT seq FROM audit_changes WHERE task_id = ? AND field = ?)";
+      params = {*query.task_id, *query.field};
+      changes_sql += " AND task_id = ?2 AND field = ?3";
+      change_params = {*query.task_id, *query.field};
+    } else if (query.task_id) {
+      sql += " WHERE seq IN (SELECT seq FROM audit_changes WHERE task_id = ?1 "
+             "UNION SELECT seq FROM audit WHERE task_id = ?1)";
+      params = {*query.task_id};
+      changes_sql += " AND task_id = ?2";
+      change_params = {*query.task_id};
+    } else if (query.field) {
+      sql += " WHERE seq IN (SELECT seq FROM audit_changes WHERE field = ?)";
+      params = {*query.field};
+      changes_sql += " AND field = ?2";
+      change_params = {*query.field};
+    }
+    changes_sql += " ORDER BY rowid";
+    sql += " ORDER BY seq DESC";
+    if (query.limit >= 0 || query.offset > 0) {
+      // Numbered after the filter parameters: ?N picks the next free index.
+      int next = static_cast<int>(params.size()) + 1;
+      sql += " LIMIT ?" + std::to_string(next) + " OFFSET ?" + std::to_string(next + 1);
+      params.emplace_back(query.limit >= 0 ? query.limit : std::int64_t{-1});
+      params.emplace_back(std::max<std::int64_t>(0, query.offset));
+    }
+
+    std::vector<AuditEntry> entries;
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+      Statement stmt(raw);
+      stmt.bind_all(params);
+      while (true) {
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
+        if (!row) break;
+        AuditEntry entry;
+        entry.seq = stmt.integer(0);
+        entry.at = stmt.integer(1);
+        entry.session = stmt.text(2);
+        entry.agent = stmt.text(3);
+        entry.operation = stmt.text(4);
+        entry.task_id = stmt.text(5);
+        auto parsed = json::parse(stmt.text(6));
+        entry.params = parsed && parsed->is_object() ? std::move(*parsed) : json::Value::object();
+        entry.outcome = stmt.text(7);
+        entry.reason = stmt.text(8);
+        entries.push_back(std::move(entry));
+      }
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* change_raw, prepare(changes_sql));
+    for (auto& entry : entries) {
+      Statement stmt(change_raw);
+      stmt.bind(1, entry.seq);
+      stmt.bind_all(change_params, 2);
+      while (true) {
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
+        if (!row) break;
+        FieldChange change;
+        change.task_id = stmt.text(0);
+        change.field = stmt.text(1);
+        change.before = stmt.is_null(2) ? json::Value() : decode_json(stmt.text(2));
+        change.after = stmt.is_null(3) ? json::Value() : decode_json(stmt.text(3));
+        entry.changes.push_back(std::move(change));
+      }
+    }
+    return entries;
+  }
+
+  Result<std::int64_t> schema_version() override { return user_version(); }
+
+ private:
+  // -- plumbing -------------------------------------------------------------------------------
+
+  Error error(int rc, std::string_view what) const { return sqlite_error(rc, sqlite3_errmsg(db_), what, file_); }
+
+  /// The cached statement for `sql`, prepared on first use.
+  Result<sqlite3_stmt*> prepare(std::string_view sql) {
+    if (auto found = statements_.find(sql); found != statements_.end()) return found->second;
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
+                                nullptr);
+    if (rc != SQLITE_OK) {
+      sqlite3_finalize(stmt);
+      return fail(error(rc, "cannot prepare a query"));
+    }
+    statements_.emplace(std::string(sql), stmt);
+    return stmt;
+  }
+
+  /// Steps once: true on a row, false when done.
+  Result<bool> step(Statement& stmt, std::string_view what) {
+    int rc = sqlite3_step(stmt.get());
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return fail(error(rc, what));
+  }
+
+  /// Steps to the end, ignoring rows (a RETURNING statement finishes its work here).
+  Result<void> finish(Statement& stmt, std::string_view what) {
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, what));
+      if (!row) return {};
+    }
+  }
+
+  /// Runs a fixed statement (transaction control) from the cache.
+  Result<void> run(std::string_view sql, std::string_view what) {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    return finish(stmt, what);
+  }
+
+  /// Runs one-off SQL (pragmas, migrations) without caching.
+  Result<void> exec(const char* sql, std::string_view what) {
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return fail(error(rc, what));
+    return {};
+  }
+
+  /// Makes a multi-statement write all-or-nothing, inside or outside the caller's transaction.
+  template <typename Body>
+  Result<void> atomically(Body&& body) {
+    CT_TRY(run("SAVEPOINT ct_write", "cannot start a write"));
+    auto result = body();
+    if (!result) {
+      sqlite3_exec(db_, "ROLLBACK TO ct_write; RELEASE ct_write", nullptr, nullptr, nullptr);
+      return result;
+    }
+    auto released = run("RELEASE ct_write", "cannot finish a write");
+    if (!released) sqlite3_exec(db_, "ROLLBACK TO ct_write; RELEASE ct_write", nullptr, nullptr, nullptr);
+    return released;
+  }
+
+  Result<std::vector<Task>> collect_tasks(const std::string& sql, const std::vector<SqlValue>& params,
+                                          std::string_view what) {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    std::vector<Task> out;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, what));
+      if (!row) break;
+      CT_TRY_ASSIGN(Task task, read_task(raw));
+      out.push_back(std::move(task));
+    }
+    return out;
+  }
+
+  Result<std::vector<std::string>> collect_strings(Statement& stmt, std::string_view what) {
+    std::vector<std::string> out;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, what));
+      if (!row) break;
+      out.emplace_back(stmt.text(0));
+    }
+    return out;
+  }
+
+  static json::Value decode_json(std::string_view text) {
+    auto parsed = json::parse(text);
+    if (parsed) return std::move(*parsed);
+    return json::Value(text);  // not JSON: keep the text rather than lose it
+  }
+
+  /// Binds the task's fields from title onwards to ?first … ?first+23.
+  static void bind_task_fields(Statement& stmt, const Task& task, int first) {
+    int i = first;
+    stmt.bind(i++, task.title);
+    stmt.bind(i++, task.description);
+    stmt.bind(i++, to_string(task.status));
+    stmt.bind(i++, to_string(task.priority));
+    stmt.bind(i++, to_string(task.type));
+    if (task.parent.empty()) stmt.bind_null(i++); else stmt.bind(i++, task.parent);
+    stmt.bind(i++, task.position);
+    stmt.bind(i++, encode_strings(task.depends));
+    stmt.bind(i++, encode_strings(task.labels));
+    stmt.bind(i++, encode_strings(task.acceptance));
+    stmt.bind(i++, encode_strings(task.files));
+    stmt.bind(i++, encode_notes(task.notes));
+    stmt.bind(i++, encode_relations(task.relates));
+    stmt.bind(i++, task.phase);
+    stmt.bind(i++, to_string(task.size));
+    stmt.bind(i++, task.blocked_by);
+    stmt.bind(i++, static_cast<std::int64_t>(task.created_at));
+    stmt.bind(i++, static_cast<std::int64_t>(task.updated_at));
+    stmt.bind(i++, task.completed_at);
+    stmt.bind(i++, task.cancelled_at);
+    stmt.bind(i++, task.cancellation_reason);
+    stmt.bind(i++, std::int64_t{task.archived ? 1 : 0});
+    stmt.bind(i++, task.archived_at);
+    stmt.bind(i++, task.archive_reason);
+  }
+
+  Result<void> write_edges(const Task& task, bool replace) {
+    if (replace) {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM task_deps WHERE task_id = ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, task.id);
+      CT_TRY(finish(stmt, "cannot write dependency edges"));
+    }
+    if (task.depends.empty()) return {};
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR IGNORE INTO task_deps(task_id, depends_on) VALUES(?1, ?2)"));
+    for (const auto& dependency : task.depends) {
+      Statement stmt(raw);
+      stmt.bind(1, task.id).bind(2, dependency);
+      CT_TRY(finish(stmt, "cannot write dependency edges"));
+    }
+    return {};
+  }
+
+  Result<void> write_index(std::int64_t number, const Task& task, bool replace) {
+    if (replace) {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM tasks_fts WHERE rowid = ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, number);
+      CT_TRY(finish(stmt, "cannot update the search index"));
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("INSERT INTO tasks_fts(rowid, title, description, labels, notes) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    Statement stmt(raw);
+    stmt.bind(1, number).bind(2, task.title).bind(3, task.description);
+    stmt.bind(4, join_labels(task.labels)).bind(5, join_notes(task.notes));
+    return finish(stmt, "cannot update the search index");
+  }
+
+  /// Splits search text into the tokens the index holds, using FTS5's own unicode61 tokenizer
+  /// (same folding and diacritics removal as the index), so "Café" finds "cafe".
+  std::vector<std::string> tokenize(std::string_view text) {
+    constexpr std::size_t kMaxText = 1000;
+    constexpr std::size_t kMaxTokens = 32;
+    if (text.size() > kMaxText) {
+      std::size_t cut = kMaxText;
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+      text = text.substr(0, cut);
+    }
+    std::vector<std::string> tokens;
+    if (load_tokenizer()) {
+      auto on_token = [](void* context, int, const char* token, int length, int, int) -> int {
+        auto* out = static_cast<std::vector<std::string>*>(context);
+        if (length > 0 && out->size() < kMaxTokens) out->emplace_back(token, static_cast<std::size_t>(length));
+        return SQLITE_OK;
+      };
+      tokenizer_api_.xTokenize(tokenizer_, &tokens, FTS5_TOKENIZE_QUERY, text.data(), static_cast<int>(text.size()),
+                               on_token);
+    } else {
+      // Fallback: ASCII letters and digits (and any non-ASCII byte) form words.
+      std::string current;
+      for (char c : text) {
+        auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x80 || (byte >= '0' && byte <= '9') || (byte >= 'a' && byte <= 'z') ||
+            (byte >= 'A' && byte <= 'Z')) {
+          current += static_cast<char>(byte >= 'A' && byte <= 'Z' ? byte + 32 : byte);
+        } else if (!current.empty()) {
+          tokens.push_back(std::move(current));
+          current.clear();
+        }
+      }
+      if (!current.empty()) tokens.push_back(std::move(current));
+      if (tokens.size() > kMaxTokens) tokens.resize(kMaxTokens);
+    }
+    // Duplicates add nothing to an AND query.
+    std::vector<std::string> unique;
+    for (auto& token : tokens)
+      if (std::find(unique.begin(), unique.end(), token) == unique.end()) unique.push_back(std::move(token));
+    return unique;
+  }
+
+  bool load_tokenizer() {
+    if (tokenizer_ != nullptr) return true;
+    if (tokenizer_failed_) return false;
+    tokenizer_failed_ = true;
+    fts5_api* api = nullptr;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, "SELECT fts5(?1)", -1, &stmt, nullptr) == SQLITE_OK) {
+      sqlite3_bind_pointer(stmt, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+      sqlite3_step(stmt);
+    }
+    sqlite3_finalize(stmt);
+    if (api == nullptr || api->iVersion < 2) return false;
+    void* user_data = nullptr;
+    if (api->xFindTokenizer(api, "unicode61", &user_data, &tokenizer_api_) != SQLITE_OK) return false;
+    const char* args[] = {"remove_diacritics", "2"};
+    if (tokenizer_api_.xCreate(user_data, args, 2, &tokenizer_) != SQLITE_OK || tokenizer_ == nullptr) {
+      tokenizer_ = nullptr;
+      return false;
+    }
+    tokenizer_failed_ = false;
+    return true;
+  }
+
+  Result<std::int64_t> user_version() {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA user_version"));
+    Statement stmt(raw);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema version"));
+    if (!row) return fail(ErrorCode::Internal, "PRAGMA user_version returned no row");
+    return stmt.integer(0);
+  }
+
+  Error newer_schema(std::int64_t version) const {
+    return Error(ErrorCode::FileError,
+                 file_.string() + " was created by a newer ct (schema version " + std::to_string(version) +
+                     ", this binary knows " + std::to_string(sqlite_schema_version()) + "); upgrade ct")
+        .with_fix("install the latest ct and retry");
+  }
+
+  Result<void> migrate(bool create) {
+    CT_TRY_ASSIGN(std::int64_t version, user_version());
+    const std::int64_t target = sqlite_schema_version();
+    if (version > target) return fail(newer_schema(version));
+    if (version == target) return {};
+    if (version == 0 && !create) {
+      return fail(Error(ErrorCode::NotInitialized, file_.string() + " holds no CLEO task database")
+                      .with_fix("run `ct init` (or cleo_mutate {domain:'system', operation:'init'})"));
+    }
+    CT_TRY(begin(TxKind::Write));
+    auto result = [&]() -> Result<void> {
+      // Another process may have migrated while we waited for the lock.
+      CT_TRY_ASSIGN(std::int64_t current, user_version());
+      if (current > target) return fail(newer_schema(current));
+      for (const auto& migration : kMigrations) {
+        if (migration.version <= current) continue;
+        CT_TRY(exec(migration.sql,
+                    "cannot upgrade the task database to schema version " + std::to_string(migration.version)));
+      }
+      std::string pragma = "PRAGMA user_version = " + std::to_string(target);
+      return exec(pragma.c_str(), "cannot record the schema version");
+    }();
+    if (!result) {
+      rollback();
+      return result;
+    }
+    return commit();
+  }
+
+  sqlite3* db_;
+  std::filesystem::path file_;
+  std::unordered_map<std::string, sqlite3_stmt*, StringHash, std::equal_to<>> statements_;
+  fts5_tokenizer tokenizer_api_{};
+  Fts5Tokenizer* tokenizer_ = nullptr;
+  bool tokenizer_failed_ = false;
+};
+
+}  // namespace
+
+std::int64_t sqlite_schema_version() { return kMigrations.back().version; }
+
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file, const SqliteOptions& options) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  const bool exists = std::filesystem::exists(status);
+  if (!exists && !options.create) {
+    return fail(Error(ErrorCode::NotInitialized, "no task database at " + file.string())
+                    .with_fix("run `ct init` (or cleo_mutate {domain:'system', operation:'init'})"));
+  }
+  if (exists && std::filesystem::is_directory(status)) {
+    return fail(Error(ErrorCode::FileError, file.string() + " is a directory, not a task database")
+                    .with_fix("move " + file.string() + " aside and run `ct init`"));
+  }
+  if (!exists && file.has_parent_path()) {
+    std::filesystem::create_directories(file.parent_path(), ec);
+    if (ec) {
+      return fail(Error(ErrorCode::FileError, "cannot create " + file.parent_path().string() + ": " + ec.message())
+                      .with_fix("check the permissions of " + file.parent_path().string()));
+    }
+  }
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (options.create ? SQLITE_OPEN_CREATE : 0);
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    Error error = sqlite_error(rc, detail, "cannot open the task database", file);
+    if (error.code == ErrorCode::Internal) error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  auto store = std::make_unique<SqliteStore>(db, file);
+  CT_TRY(store->configure(options));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace ct
