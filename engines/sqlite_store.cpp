@@ -766,28 +766,35 @@ class SqliteStore final : public Store {
     return stmt.integer(0);
   }
 
-  Result<std::vector<Task>> ready_tasks() override {
-    static const std::string sql =
-        select_tasks() +
-        " WHERE t.status = 'pending' AND t.archived = 0 AND NOT EXISTS ("
-        "SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on "
-        "WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))" +
-        order_by(SortKey::Position, false);
-    return collect_tasks(sql, {}, "cannot list ready tasks");
-  }
-
-  Result<std::set<std::string>> parents_with_open_children() override {
+  Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override {
+    // One pass in SQLite: the dependency check, the leaf check and the score use indexes
+    // (task_deps primary key, tasks(parent, position)); only the best rows leave the VM.
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
-                  prepare("SELECT DISTINCT parent FROM tasks WHERE status IN ('pending', 'active', 'blocked') "
-                          "AND archived = 0 AND parent IS NOT NULL"));
+                  prepare("SELECT id, base + (CASE WHEN leaf THEN ?7 ELSE 0 END) AS score, leaf, in_phase FROM ("
+                          " SELECT t.id, t.position, t.created_at, t.num,"
+                          "  (CASE t.priority WHEN 'critical' THEN ?1 WHEN 'high' THEN ?2 WHEN 'medium' THEN ?3"
+                          "   ELSE ?4 END) + (CASE WHEN ?5 <> '' AND t.phase = ?5 THEN ?6 ELSE 0 END) AS base,"
+                          "  NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
+                          "   AND c.status IN ('pending', 'active', 'blocked')) AS leaf,"
+                          "  (?5 <> '' AND t.phase = ?5) AS in_phase"
+                          " FROM tasks t WHERE t.status = 'pending' AND t.archived = 0 AND NOT EXISTS ("
+                          "  SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
+                          "  WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled')))"
+                          " ORDER BY score DESC, position, created_at, num LIMIT ?8"));
     Statement stmt(raw);
-    std::set<std::string> parents;
+    for (int i = 0; i < 4; ++i) stmt.bind(i + 1, static_cast<std::int64_t>(scoring.priority_points[static_cast<std::size_t>(i)]));
+    stmt.bind(5, scoring.phase);
+    stmt.bind(6, static_cast<std::int64_t>(scoring.phase_bonus));
+    stmt.bind(7, static_cast<std::int64_t>(scoring.leaf_bonus));
+    stmt.bind(8, scoring.limit);
+    std::vector<ReadyCandidate> out;
     while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot list parents"));
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot list ready tasks"));
       if (!row) break;
-      parents.emplace(stmt.text(0));
+      out.push_back({std::string(stmt.text(0)), static_cast<int>(stmt.integer(1)), stmt.integer(2) != 0,
+                     stmt.integer(3) != 0});
     }
-    return parents;
+    return out;
   }
 
   Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,

@@ -12,9 +12,9 @@
 //    transaction.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +82,22 @@ struct AuditQuery {
   std::int64_t offset = 0;
 };
 
+/// The weights of tasks.next's score.
+struct ReadyScoring {
+  std::array<int, 4> priority_points{};  // indexed by Priority (critical, high, medium, low)
+  std::string phase;                     // tasks in this phase get phase_bonus ("" = none)
+  int phase_bonus = 0;
+  int leaf_bonus = 0;                    // for tasks without open children
+  std::int64_t limit = 1;
+};
+
+struct ReadyCandidate {
+  std::string id;
+  int score = 0;
+  bool leaf = false;
+  bool in_phase = false;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -111,20 +127,10 @@ class Store {
   [[nodiscard]] virtual Result<std::vector<std::string>> dependents_of(std::string_view id) = 0;
   /// Largest position among the children of `parent` ("" = roots), 0 when none.
   [[nodiscard]] virtual Result<std::int64_t> max_position(std::string_view parent) = 0;
-  /// Pending, unarchived tasks whose dependencies are all done (or cancelled) — tasks.next candidates.
-  [[nodiscard]] virtual Result<std::vector<Task>> ready_tasks() = 0;
-  /// Ids of tasks that have at least one unarchived child that is not done or cancelled
-  /// (tasks.next's leaf bonus). The default scans; stores override it with an indexed query.
-  [[nodiscard]] virtual Result<std::set<std::string>> parents_with_open_children() {
-    TaskQuery query;
-    query.filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
-    auto tasks = list_tasks(query);
-    if (!tasks) return std::unexpected(std::move(tasks.error()));
-    std::set<std::string> parents;
-    for (const auto& task : *tasks)
-      if (!task.parent.empty()) parents.insert(task.parent);
-    return parents;
-  }
+  /// tasks.next candidates: pending, unarchived tasks whose dependencies are all done or
+  /// cancelled, scored with `scoring` (the engine owns the formula; the store only evaluates it)
+  /// and ordered by score, then position, then age. Only the best `scoring.limit` are returned.
+  [[nodiscard]] virtual Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) = 0;
   /// Full-text search over title, description, labels and notes; an exact id match ranks first.
   [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
                                                               std::int64_t limit) = 0;

@@ -772,37 +772,29 @@ Result<std::optional<Task>> TaskEngine::current() {
 }
 
 Result<std::vector<ScoredTask>> TaskEngine::next(int count) {
-  CT_TRY_ASSIGN(std::vector<Task> ready, store_.ready_tasks());
-  const std::string& phase = config_.get_string("project.currentPhase");
+  ReadyScoring scoring;
+  for (Priority p : {Priority::Critical, Priority::High, Priority::Medium, Priority::Low})
+    scoring.priority_points[static_cast<std::size_t>(priority_rank(p))] = priority_score(p);
+  scoring.phase = config_.get_string("project.currentPhase");
+  scoring.phase_bonus = 30;
+  // Leaf bonus: work that can be done directly beats a parent whose children are still open.
+  scoring.leaf_bonus = 10;
+  scoring.limit = count;
+  CT_TRY_ASSIGN(std::vector<ReadyCandidate> best, store_.top_ready(scoring));
+  std::vector<std::string> ids;
+  for (const auto& candidate : best) ids.push_back(candidate.id);
+  CT_TRY_ASSIGN(std::vector<Task> tasks, store_.get_tasks(ids));
   std::vector<ScoredTask> scored;
-  scored.reserve(ready.size());
-  for (auto& task : ready) {
+  for (std::size_t i = 0; i < best.size() && i < tasks.size(); ++i) {
     ScoredTask entry;
-    entry.score = priority_score(task.priority);
-    entry.reasons.push_back("priority " + std::string(to_string(task.priority)) + " +" +
-                            std::to_string(entry.score));
-    if (!phase.empty() && task.phase == phase) {
-      entry.score += 30;
-      entry.reasons.push_back("current phase +30");
-    }
-    entry.task = std::move(task);
+    entry.task = std::move(tasks[i]);
+    entry.score = best[i].score;
+    entry.reasons.push_back("priority " + std::string(to_string(entry.task.priority)) + " +" +
+                            std::to_string(priority_score(entry.task.priority)));
+    if (best[i].in_phase) entry.reasons.push_back("current phase +" + std::to_string(scoring.phase_bonus));
+    if (best[i].leaf) entry.reasons.push_back("leaf +" + std::to_string(scoring.leaf_bonus));
     scored.push_back(std::move(entry));
   }
-  // Leaf bonus: work that can be done directly beats a parent whose children are still open.
-  CT_TRY_ASSIGN(std::set<std::string> parents, store_.parents_with_open_children());
-  for (auto& entry : scored) {
-    if (!parents.contains(entry.task.id)) {
-      entry.score += 10;
-      entry.reasons.push_back("leaf +10");
-    }
-  }
-  std::sort(scored.begin(), scored.end(), [](const ScoredTask& a, const ScoredTask& b) {
-    if (a.score != b.score) return a.score > b.score;
-    if (a.task.position != b.task.position) return a.task.position < b.task.position;
-    if (a.task.created_at != b.task.created_at) return a.task.created_at < b.task.created_at;
-    return a.task.id < b.task.id;
-  });
-  if (scored.size() > static_cast<std::size_t>(count)) scored.resize(static_cast<std::size_t>(count));
   return scored;
 }
 

@@ -245,7 +245,9 @@ HttpServer::HttpServer(const Protocol& protocol, RouterFactory make_router, Http
   s.set_payload_max_length(impl->options.max_body_bytes);
   s.set_read_timeout(impl->options.read_timeout_seconds, 0);
   s.set_write_timeout(impl->options.write_timeout_seconds, 0);
-  s.set_keep_alive_timeout(30);
+  // httplib serves a connection per worker thread, and stop() waits for idle keep-alive
+  // connections to time out: keep them short so idle clients neither pin workers nor delay exit.
+  s.set_keep_alive_timeout(impl->options.keep_alive_seconds);
   int threads = std::max(1, impl->options.threads);
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   s.Post("/mcp", [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_post(req, res); });

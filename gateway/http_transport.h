@@ -23,7 +23,8 @@ struct HttpOptions {
   std::size_t max_body_bytes = 4 * 1024 * 1024;
   int read_timeout_seconds = 30;
   int write_timeout_seconds = 30;
-  int threads = 8;                          // concurrent requests served in parallel
+  int keep_alive_seconds = 2;               // idle connection lifetime (also bounds shutdown time)
+  int threads = 16;                         // connections served in parallel
   std::size_t max_sessions = 1024;          // oldest idle sessions are dropped beyond this
   int session_idle_seconds = 24 * 3600;     // sessions unused for this long end
 };

@@ -526,11 +526,30 @@ TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]")
   CHECK(*store->max_position("T001") == 5);
   CHECK(*store->max_position("T006") == 0);
 
-  // T001 has open children (T003, T004); the archived child does not count.
-  CHECK(*store->parents_with_open_children() == std::set<std::string>{"T001"});
-
-  auto ready = [&] { return ids_of(*store->ready_tasks()); };
+  // Equal points: tasks.next order falls back to position, then age.
+  ReadyScoring flat;
+  flat.priority_points = {1, 1, 1, 1};
+  flat.limit = 100;
+  auto ready = [&] {
+    std::vector<std::string> ids;
+    auto candidates = store->top_ready(flat);
+    for (const auto& candidate : *candidates) ids.push_back(candidate.id);
+    return ids;
+  };
   CHECK(ready() == std::vector<std::string>{"T001", "T002", "T003"});
+  // T001 has open children (T003, T004); the archived child does not count.
+  ReadyScoring leafy = flat;
+  leafy.leaf_bonus = 10;
+  auto ranked = *store->top_ready(leafy);
+  REQUIRE(ranked.size() == 3);
+  CHECK(ranked[0].id == "T002");
+  CHECK(ranked[0].leaf);
+  CHECK(ranked[0].score == 11);
+  CHECK(ranked[2].id == "T001");
+  CHECK_FALSE(ranked[2].leaf);
+  ReadyScoring limited = leafy;
+  limited.limit = 1;
+  CHECK(store->top_ready(limited)->size() == 1);
 
   // Completing T002 frees T004; T006 still waits on T004.
   Task two = **store->get_task("T002");
@@ -541,7 +560,8 @@ TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]")
   Task four = **store->get_task("T004");
   four.status = TaskStatus::Cancelled;
   REQUIRE(store->update_task(four));
-  CHECK(ready() == std::vector<std::string>{"T001", "T006", "T003"});
+  // Ties go by position (T003 is second among its siblings, T006 third among the roots).
+  CHECK(ready() == std::vector<std::string>{"T001", "T003", "T006"});
 
   // Rewriting the dependency list rewrites the edges.
   Task six = **store->get_task("T006");
