@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2)
+packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
+  libcpp-httplib-dev)
+# Node runs the MCP SDK interop test (tests/interop); a Node already on PATH is kept as it is.
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

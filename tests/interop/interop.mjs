@@ -1,0 +1,445 @@
+// Interoperability test: the official MCP TypeScript SDK client against `ct mcp` (stdio) and
+// `ct serve` (Streamable HTTP). Usage: node interop.mjs --ct /path/to/ct
+//
+// One line per check ("ok   …" or "FAIL …"), then a summary line "N passed, M failed".
+// Exit status 0 only when every check passed. Each step is time-boxed so a hang fails.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const STEP_MS = 15_000;   // one step (request, spawn, shutdown)
+const TOTAL_MS = 180_000; // the whole run
+
+// ---------------------------------------------------------------------------------------------
+// Arguments and environment
+
+function parseArgs(argv) {
+  let ct;
+  for (let i = 0; i < argv.length; ++i) {
+    if (argv[i] === '--ct') ct = argv[++i];
+    else if (argv[i].startsWith('--ct=')) ct = argv[i].slice(5);
+    else if (argv[i] === '-h' || argv[i] === '--help') {
+      console.log('usage: node interop.mjs --ct /path/to/ct');
+      process.exit(0);
+    } else {
+      console.error(`interop: unknown argument '${argv[i]}'\nusage: node interop.mjs --ct /path/to/ct`);
+      process.exit(2);
+    }
+  }
+  if (!ct) {
+    console.error('interop: --ct /path/to/ct is required');
+    process.exit(2);
+  }
+  return { ct: path.resolve(ct) };
+}
+
+const { ct } = parseArgs(process.argv.slice(2));
+
+// The children must not pick up a project or output format from the caller's environment.
+const childEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CLEO_')));
+
+// ---------------------------------------------------------------------------------------------
+// Bookkeeping
+
+let passed = 0;
+let failed = 0;
+const tempDirs = [];
+const children = new Set(); // ChildProcess objects we started and must not leave behind
+
+class Abort extends Error {} // a failed step that later steps depend on
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms / 1000} s: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function describe(error) {
+  if (error instanceof assert.AssertionError) return error.message.split('\n')[0];
+  return error?.message ?? String(error);
+}
+
+/// Runs one check; prints its line. A fatal check that fails aborts the current transport.
+async function check(name, fn, { fatal = false, diagnostics } = {}) {
+  try {
+    const value = await withTimeout(Promise.resolve().then(fn), STEP_MS, name);
+    passed += 1;
+    console.log(`ok   ${name}`);
+    return value;
+  } catch (error) {
+    failed += 1;
+    console.log(`FAIL ${name}: ${describe(error)}`);
+    const extra = diagnostics?.();
+    if (extra) console.log(extra.replace(/^/gm, '     | '));
+    if (fatal) throw new Abort(name);
+    return undefined;
+  }
+}
+
+const requestOptions = { timeout: STEP_MS };
+
+async function makeTempDir(label) {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), `ct-interop-${label}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+
+function ctInit(dir) {
+  const run = spawnSync(ct, ['init'], { cwd: dir, env: childEnv, encoding: 'utf8', timeout: STEP_MS });
+  if (run.error) throw run.error;
+  assert.equal(run.status, 0, `ct init exited with ${run.status ?? run.signal}: ${run.stderr.trim()}`);
+}
+
+function tail(text, lines = 20) {
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool-result helpers
+
+/// The envelope of a tool result, after checking the result's shape: structuredContent is the
+/// envelope, content[0].text is the same envelope as JSON, isError mirrors !success.
+function envelopeOf(result) {
+  assert.ok(result && typeof result === 'object', 'tool result is an object');
+  const envelope = result.structuredContent;
+  assert.ok(envelope && typeof envelope === 'object', 'structuredContent is an object');
+  assert.equal(typeof envelope.success, 'boolean', 'structuredContent.success is a boolean');
+  assert.ok(Array.isArray(result.content) && result.content.length >= 1, 'content has an item');
+  assert.equal(result.content[0].type, 'text', 'content[0].type');
+  assert.deepEqual(JSON.parse(result.content[0].text), envelope, 'content[0].text parses to structuredContent');
+  assert.equal(result.isError === true, envelope.success === false, 'isError is true exactly when success is false');
+  return envelope;
+}
+
+function expectSuccess(result) {
+  const envelope = envelopeOf(result);
+  assert.equal(envelope.success, true, `expected success, got ${JSON.stringify(envelope.error ?? envelope)}`);
+  assert.notEqual(result.isError, true, 'isError');
+  return envelope.data;
+}
+
+function expectError(result, code) {
+  const envelope = envelopeOf(result);
+  assert.equal(envelope.success, false, `expected an error, got ${JSON.stringify(envelope)}`);
+  assert.equal(result.isError, true, 'isError');
+  const error = envelope.error;
+  assert.ok(error && typeof error === 'object', 'error is an object');
+  assert.equal(error.code, code, 'error.code');
+  assert.equal(typeof error.exitCode, 'number', 'error.exitCode is a number');
+  assert.ok(typeof error.message === 'string' && error.message.length > 0, 'error.message is a non-empty string');
+  return error;
+}
+
+const query = (client, operation, params) =>
+  client.callTool({ name: 'cleo_query', arguments: { domain: 'tasks', operation, params } }, undefined, requestOptions);
+const mutate = (client, operation, params) =>
+  client.callTool({ name: 'cleo_mutate', arguments: { domain: 'tasks', operation, params } }, undefined, requestOptions);
+
+// ---------------------------------------------------------------------------------------------
+// The checks shared by both transports, on a connected client over an initialised, empty project.
+
+async function sessionChecks(t, client) {
+  await check(`${t}: serverVersion is cleo`, () => {
+    const info = client.getServerVersion();
+    assert.equal(info?.name, 'cleo', 'serverInfo.name');
+    assert.ok(typeof info.version === 'string' && info.version.length > 0, 'serverInfo.version is a non-empty string');
+  });
+  await check(`${t}: capabilities offer tools`, () => {
+    assert.ok(client.getServerCapabilities()?.tools, 'capabilities.tools');
+  });
+  await check(`${t}: instructions name both tools`, () => {
+    const text = client.getInstructions();
+    assert.equal(typeof text, 'string', 'instructions is a string');
+    assert.ok(text.includes('cleo_query') && text.includes('cleo_mutate'), 'instructions mention cleo_query and cleo_mutate');
+  });
+
+  await check(`${t}: listTools returns cleo_query and cleo_mutate`, async () => {
+    const { tools } = await client.listTools(undefined, requestOptions);
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), ['cleo_mutate', 'cleo_query'], 'tool names');
+    const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+    assert.equal(byName.cleo_query.annotations?.readOnlyHint, true, 'cleo_query readOnlyHint');
+    assert.notEqual(byName.cleo_query.annotations?.destructiveHint, true, 'cleo_query destructiveHint');
+    assert.equal(byName.cleo_mutate.annotations?.readOnlyHint, false, 'cleo_mutate readOnlyHint');
+    assert.equal(byName.cleo_mutate.annotations?.destructiveHint, true, 'cleo_mutate destructiveHint');
+    for (const tool of tools) {
+      assert.ok(typeof tool.description === 'string' && tool.description.length > 0, `${tool.name} description`);
+      const schema = tool.inputSchema;
+      assert.equal(schema.type, 'object', `${tool.name} inputSchema.type`);
+      assert.ok(schema.properties?.domain?.enum?.includes('tasks'), `${tool.name} domain enum includes tasks`);
+      assert.ok(schema.properties?.operation, `${tool.name} has an operation property`);
+      assert.ok(schema.properties?.params, `${tool.name} has a params property`);
+      assert.deepEqual([...(schema.required ?? [])].sort(), ['domain', 'operation'], `${tool.name} required`);
+    }
+  });
+
+  await check(`${t}: cleo_mutate tasks.add creates T001`, async () => {
+    const data = expectSuccess(await mutate(client, 'add', { title: 'Write docs' }));
+    assert.equal(data?.id, 'T001', 'data.id');
+  });
+  await check(`${t}: cleo_query tasks.show T001`, async () => {
+    const data = expectSuccess(await query(client, 'show', { id: 'T001' }));
+    assert.equal(data?.id, 'T001', 'data.id');
+    assert.equal(data?.title, 'Write docs', 'data.title');
+  });
+  await check(`${t}: cleo_query tasks.find "docs" finds T001`, async () => {
+    const data = expectSuccess(await query(client, 'find', { query: 'docs' }));
+    assert.ok(JSON.stringify(data).includes('"T001"'), `T001 in ${JSON.stringify(data)}`);
+  });
+  await check(`${t}: cleo_mutate tasks.complete T001`, async () => {
+    const data = expectSuccess(await mutate(client, 'complete', { id: 'T001' }));
+    assert.equal(data?.id, 'T001', 'data.id');
+    assert.equal(data?.status, 'done', 'data.status');
+  });
+  await check(`${t}: cleo_query tasks.show T001 is done`, async () => {
+    const data = expectSuccess(await query(client, 'show', { id: 'T001' }));
+    assert.equal(data?.status, 'done', 'data.status');
+  });
+  await check(`${t}: error result: show T999 is E_NOT_FOUND`, async () => {
+    expectError(await query(client, 'show', { id: 'T999' }), 'E_NOT_FOUND');
+  });
+  await check(`${t}: error result: a mutation through cleo_query is E_INVALID_GATEWAY`, async () => {
+    expectError(await query(client, 'add', { title: 'Should not exist' }), 'E_INVALID_GATEWAY');
+    // …and nothing was created.
+    expectError(await query(client, 'show', { id: 'T002' }), 'E_NOT_FOUND');
+  });
+  await check(`${t}: ping`, async () => {
+    const result = await client.ping(requestOptions);
+    assert.deepEqual(result, {}, 'ping result');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// stdio: ct mcp --project DIR
+
+function stdioTransport(dir, stderrSink) {
+  const transport = new StdioClientTransport({
+    command: ct,
+    args: ['mcp', '--project', dir],
+    env: childEnv,
+    cwd: dir,
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (chunk) => stderrSink.push(chunk.toString()));
+  return transport;
+}
+
+/// Connects (initialize + notifications/initialized); on failure closes what was started and aborts.
+async function connect(name, client, transport, diagnostics) {
+  try {
+    await check(name, () => client.connect(transport, requestOptions), { fatal: true, diagnostics });
+  } catch (error) {
+    await withTimeout(client.close(), STEP_MS, 'close after a failed connect').catch(() => {});
+    throw error;
+  }
+}
+
+function newClient() {
+  return new Client({ name: 'cleo-interop', version: '1.0.0' });
+}
+
+async function runStdio() {
+  const t = 'stdio';
+  const dir = await makeTempDir('stdio');
+  const stderr = [];
+  const diagnostics = () => (stderr.length ? `ct mcp stderr:\n${tail(stderr.join(''))}` : '');
+
+  // Before `ct init`: the server runs, and tool calls answer E_NOT_INITIALIZED.
+  {
+    const client = newClient();
+    const transport = stdioTransport(dir, stderr);
+    await connect(`${t}: connect (uninitialised project)`, client, transport, diagnostics);
+    try {
+      await check(`${t}: error result: tool call before ct init is E_NOT_INITIALIZED`, async () => {
+        expectError(await query(client, 'show', { id: 'T001' }), 'E_NOT_INITIALIZED');
+      }, { diagnostics });
+    } finally {
+      await check(`${t}: close (uninitialised project)`, () => client.close());
+    }
+  }
+
+  await check(`${t}: ct init creates the project`, () => ctInit(dir), { fatal: true });
+
+  const client = newClient();
+  const transport = stdioTransport(dir, stderr);
+  await connect(`${t}: connect`, client, transport, diagnostics);
+  // The SDK does not expose the child process; its private field lets us see how it ended
+  // (exit status 0 when stdin closed, rather than the SDK's SIGTERM fallback after 2 s).
+  const child = transport._process;
+  const exited = child
+    ? new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+        else child.once('exit', (code, signal) => resolve({ code, signal }));
+      })
+    : null;
+  try {
+    await sessionChecks(t, client);
+  } finally {
+    await check(`${t}: close; ct mcp exits with status 0 when stdin closes`, async () => {
+      const started = Date.now();
+      await client.close();
+      if (exited) {
+        const { code, signal } = await exited;
+        assert.equal(signal, null, `ct mcp was killed by ${signal} (it did not exit when stdin closed)`);
+        assert.equal(code, 0, 'exit status');
+      } else {
+        assert.ok(Date.now() - started < 1900, 'ct mcp did not exit promptly when stdin closed');
+      }
+    }, { diagnostics });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamable HTTP: ct serve --project DIR --port 0
+
+function startServe(dir) {
+  const child = spawn(ct, ['serve', '--project', dir, '--port', '0'], {
+    cwd: dir,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const output = { stdout: [], stderr: [] };
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  child.stderr.on('data', (chunk) => output.stderr.push(chunk.toString()));
+  const url = new Promise((resolve, reject) => {
+    child.once('error', reject);
+    const lines = readline.createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      output.stdout.push(line + '\n');
+      const match = /CLEO MCP server: (http:\/\/\S+)/.exec(line);
+      if (match) resolve(match[1]);
+    });
+    exited.then(({ code, signal }) =>
+      reject(new Error(`ct serve exited (${code ?? signal}) before printing its URL`)));
+  });
+  url.catch(() => {}); // reported by the check that awaits it
+  return { child, url, exited, output };
+}
+
+async function runHttp() {
+  const t = 'http';
+  const dir = await makeTempDir('http');
+  await check(`${t}: ct init creates the project`, () => ctInit(dir), { fatal: true });
+
+  const server = startServe(dir);
+  const diagnostics = () => {
+    const parts = [];
+    if (server.output.stdout.length) parts.push(`ct serve stdout:\n${tail(server.output.stdout.join(''))}`);
+    if (server.output.stderr.length) parts.push(`ct serve stderr:\n${tail(server.output.stderr.join(''))}`);
+    return parts.join('\n');
+  };
+  try {
+    const url = await check(`${t}: ct serve --port 0 prints its URL`, async () => {
+      const text = await server.url;
+      const parsed = new URL(text);
+      assert.equal(parsed.protocol, 'http:', 'URL scheme');
+      assert.notEqual(parsed.port, '0', 'a real port was chosen');
+      assert.equal(parsed.pathname, '/mcp', 'URL path');
+      return parsed;
+    }, { fatal: true, diagnostics });
+
+    const client = newClient();
+    const transport = new StreamableHTTPClientTransport(url);
+    await connect(`${t}: connect`, client, transport, diagnostics);
+    try {
+      await check(`${t}: the server assigned a session id`, () => {
+        assert.ok(typeof transport.sessionId === 'string' && transport.sessionId.length > 0, 'Mcp-Session-Id');
+      });
+      await sessionChecks(t, client);
+      await check(`${t}: terminateSession (DELETE /mcp)`, async () => {
+        await transport.terminateSession();
+        assert.equal(transport.sessionId, undefined, 'session id cleared after termination');
+      }, { diagnostics });
+    } finally {
+      await check(`${t}: close`, () => client.close());
+    }
+
+    await check(`${t}: ct serve exits with status 0 on SIGTERM`, async () => {
+      // The SDK's fetch may still hold an idle keep-alive connection: a real host would too.
+      server.child.kill('SIGTERM');
+      const limit = STEP_MS - 1000;
+      const { code, signal } = await withTimeout(server.exited, limit,
+        `ct serve still running ${limit / 1000} s after SIGTERM (with the client's idle keep-alive connection open)`);
+      assert.equal(signal, null, `ct serve was ended by ${signal}, not by its own shutdown`);
+      assert.equal(code, 0, 'exit status');
+    }, { diagnostics });
+  } finally {
+    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function cleanup() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await Promise.all(tempDirs.map((dir) => fs.rm(dir, { recursive: true, force: true }).catch(() => {})));
+}
+
+function finish(code) {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(code);
+}
+
+const watchdog = setTimeout(async () => {
+  failed += 1;
+  console.log(`FAIL the whole run took longer than ${TOTAL_MS / 1000} s`);
+  await cleanup();
+  finish(1);
+}, TOTAL_MS);
+watchdog.unref();
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, async () => {
+    await cleanup();
+    process.exit(1);
+  });
+}
+
+console.log(`# ct: ${ct}`);
+console.log(`# node ${process.version}, @modelcontextprotocol/sdk ${await sdkVersion()}`);
+
+for (const [name, run] of [['stdio', runStdio], ['http', runHttp]]) {
+  try {
+    await run();
+  } catch (error) {
+    if (!(error instanceof Abort)) {
+      failed += 1;
+      console.log(`FAIL ${name}: unexpected error: ${describe(error)}`);
+    } else {
+      console.log(`# ${name}: remaining checks skipped after '${error.message}' failed`);
+    }
+  }
+}
+
+await cleanup();
+clearTimeout(watchdog);
+finish(failed === 0 && passed > 0 ? 0 : 1);
+
+async function sdkVersion() {
+  try {
+    const url = new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url);
+    return JSON.parse(await fs.readFile(url, 'utf8')).version;
+  } catch {
+    return 'unknown';
+  }
+}
