@@ -20,8 +20,7 @@ std::vector<std::string> param_names(const OperationSpec& spec) {
 
 Error param_error(const OperationSpec& spec, std::string_view field, std::string message) {
   Error error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message));
-  error.fix = "cleo_query {domain:'system', operation:'help', params:{level:2, domain:'" +
-              std::string(spec.domain) + "', operation:'" + std::string(spec.name) + "'}}";
+  error.fix = spec.example_call();
   return std::move(error).with_detail("field", std::string(field));
 }
 
@@ -182,8 +181,7 @@ Result<Params> Params::validate(const OperationSpec& spec, const json::Value& ra
       const ParamSpec* param = spec.find_param(name);
       if (!param) {
         Error error(ErrorCode::InvalidParams, "unknown parameter '" + name + "' for " + spec.full_name());
-        error.fix = "cleo_query {domain:'system', operation:'help', params:{level:2, domain:'" +
-                    std::string(spec.domain) + "', operation:'" + std::string(spec.name) + "'}}";
+        error.fix = spec.example_call();
         return fail(std::move(error).with_detail("field", name).with_choices(name, param_names(spec)));
       }
       if (value.is_null()) continue;  // null means "not given"

@@ -40,6 +40,13 @@ std::string OperationSpec::full_name() const {
   return out;
 }
 
+std::string OperationSpec::example_call() const {
+  std::string call = std::string(tool_name(gateway)) + " {domain:'" + std::string(domain) + "', operation:'" +
+                     std::string(name) + "', params:";
+  call += examples.empty() ? std::string_view("{}") : examples.front().params_json;
+  return call + "}";
+}
+
 const ParamSpec* OperationSpec::find_param(std::string_view param) const {
   for (const auto& p : params)
     if (p.name == param) return &p;

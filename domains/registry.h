@@ -88,6 +88,8 @@ struct OperationSpec {
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"
+  /// A working call from the first example: cleo_mutate {domain:'tasks', operation:'add', params:{…}}.
+  std::string example_call() const;
   const ParamSpec* find_param(std::string_view param) const;
 };
 

@@ -13,12 +13,6 @@
 namespace ct {
 namespace {
 
-std::string help_call(std::string_view domain) {
-  std::string call = "cleo_query {domain:'system', operation:'help', params:{level:1";
-  if (!domain.empty()) call += ", domain:'" + std::string(domain) + "'";
-  return call + "}}";
-}
-
 Result<void> check_route(const Registry& registry, const Request& request, const OperationSpec*& spec) {
   std::vector<std::string> domains = registry.domains(request.gateway);
   bool known_domain = false;
@@ -27,19 +21,23 @@ Result<void> check_route(const Registry& registry, const Request& request, const
     std::string message = "unknown domain '" + request.domain + "'";
     for (auto planned : canonical_domains())
       if (planned == request.domain) message = "domain '" + request.domain + "' has no operations in this version";
-    Error error(ErrorCode::InvalidDomain, std::move(message));
-    error.fix = help_call("");
-    return fail(std::move(error).with_choices(request.domain, domains));
+    Error error = Error(ErrorCode::InvalidDomain, std::move(message)).with_choices(request.domain, domains);
+    const json::Value& guess = error.details["didYouMean"];
+    error.fix = guess.is_string() ? "use domain '" + guess.as_string() + "'"
+                                  : "use one of the domains in error.details.valid";
+    return fail(std::move(error));
   }
   spec = registry.find(request.domain, request.operation);
   if (!spec) {
-    Error error(ErrorCode::InvalidOperation,
-                "unknown operation '" + request.domain + "." + request.operation + "' for " +
-                    std::string(tool_name(request.gateway)));
-    error.fix = help_call(request.domain);
-    // Suggest from both gateways: the caller may also have picked the wrong tool.
-    return fail(std::move(error).with_choices(request.operation,
-                                              registry.operation_names(request.domain, request.gateway)));
+    Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + request.domain + "." +
+                                                         request.operation + "' for " +
+                                                         std::string(tool_name(request.gateway)))
+                      .with_choices(request.operation, registry.operation_names(request.domain, request.gateway));
+    const json::Value& guess = error.details["didYouMean"];
+    const OperationSpec* suggested = guess.is_string() ? registry.find(request.domain, guess.as_string()) : nullptr;
+    error.fix = suggested ? suggested->example_call()
+                          : "use one of the operations in error.details.valid";
+    return fail(std::move(error));
   }
   if (spec->gateway != request.gateway) {
     Error error(ErrorCode::InvalidGateway,

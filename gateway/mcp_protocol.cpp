@@ -142,6 +142,7 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
       outcome.kind = MessageKind::Batch;
       // JSON-RPC batches exist only in the 2025-03-26 revision; later revisions removed them.
       if (connection.protocol_version != "2025-03-26") {
+        outcome.kind = MessageKind::Invalid;
         outcome.reply = rpc_error("null", RpcError::InvalidRequest,
                                   "Invalid Request: batches are not supported in protocol version " +
                                       (connection.protocol_version.empty() ? std::string(kLatestVersion)
@@ -149,6 +150,7 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
         return outcome;
       }
       if (parsed->empty()) {
+        outcome.kind = MessageKind::Invalid;
         outcome.reply = rpc_error("null", RpcError::InvalidRequest, "Invalid Request: empty batch");
         return outcome;
       }

@@ -30,7 +30,11 @@ TEST_CASE("unknown domains and operations get the valid list and a suggestion", 
   auto op = p.query("tasks", "shwo", R"({"id":"T001"})");
   CHECK(code_of(op) == "E_INVALID_OPERATION");
   CHECK(op.error->details["didYouMean"].as_string() == "show");
-  CHECK(op.error->fix.find("help") != std::string::npos);
+  // The fix is a working call of the suggested operation, never an operation that does not exist.
+  CHECK(op.error->fix == "cleo_query {domain:'tasks', operation:'show', params:{\"id\":\"T001\"}}");
+  auto far = p.query("tasks", "zzzzzzzz");
+  CHECK(far.error->fix.find("details.valid") != std::string::npos);
+  CHECK(domain.error->fix == "use domain 'tasks'");
 }
 
 TEST_CASE("the envelope is lean: _meta only when it carries something", "[router][envelope]") {

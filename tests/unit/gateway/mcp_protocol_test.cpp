@@ -70,8 +70,11 @@ TEST_CASE("notifications and responses are never answered", "[mcp]") {
 
 TEST_CASE("batches only for a 2025-03-26 session", "[mcp]") {
   Fixture f;
-  auto refused = f.send(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])");
-  CHECK((*refused)["error"]["code"].as_int() == -32600);
+  Outcome refused_outcome = f.protocol.handle(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", f.connection,
+                                              f.project.router());
+  CHECK(refused_outcome.kind == MessageKind::Invalid);  // HTTP answers it with 400
+  auto refused = test::parse_json(*refused_outcome.reply);
+  CHECK(refused["error"]["code"].as_int() == -32600);
   f.send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}})");
   auto batch = f.send(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"ping"}])");
   REQUIRE(batch->is_array());
