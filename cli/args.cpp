@@ -1,0 +1,277 @@
+#include "cli/args.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "cli/help.h"
+#include "core/json_parse.h"
+#include "core/text.h"
+
+namespace ct::cli {
+
+struct OperationOptions::Binding {
+  const ParamSpec* param = nullptr;
+  CLI::Option* option = nullptr;
+  CLI::Option* negation = nullptr;  // --no-<name>, for Bool params that default to true
+  bool flag = false;                // CLI11 writes Bool flags here
+  bool negated_flag = false;
+};
+
+namespace {
+
+std::string_view type_name(const ParamSpec& param) {
+  switch (param.type) {
+    case ParamType::String: return "TEXT";
+    case ParamType::Int: return "INT";
+    case ParamType::Bool: return "";
+    case ParamType::Enum: return "CHOICE";
+    case ParamType::TaskId: return "ID";
+    case ParamType::Object: return "JSON";
+    case ParamType::Array:
+      return param.item_type == ParamType::TaskId ? "ID..." : param.item_type == ParamType::Enum ? "CHOICE..." : "TEXT...";
+  }
+  return "VALUE";
+}
+
+Error invalid_param(const ParamSpec& param, std::string message) {
+  return Error(ErrorCode::InvalidParams, "--" + kebab_case(param.name) + ": " + std::move(message))
+      .with_detail("field", std::string(param.name));
+}
+
+std::vector<std::string> split_commas(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    std::string_view piece = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                                       : comma - start));
+    if (!piece.empty()) out.emplace_back(piece);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// A `ct --json` envelope given where an Object is expected stands for its data: this lets
+/// `ct tasks export --json > out.json` feed `ct tasks import --tasks @out.json`.
+json::Value unwrap_envelope(json::Value value) {
+  if (value.is_object() && value["success"] == json::Value(true) && value.contains("data")) {
+    json::Value data = value["data"];
+    return data;
+  }
+  return value;
+}
+
+Result<json::Value> object_value(const ParamSpec& param, const std::string& text, const InputSource& input) {
+  std::string source = text;
+  std::string origin = "the value";
+  if (text == "-") {
+    if (!input.read_stdin) return fail(invalid_param(param, "cannot read stdin here"));
+    CT_TRY_ASSIGN(source, input.read_stdin());
+    origin = "stdin";
+  } else if (text.starts_with("@")) {
+    if (!input.read_file) return fail(invalid_param(param, "cannot read files here"));
+    CT_TRY_ASSIGN(source, input.read_file(text.substr(1)));
+    origin = text.substr(1);
+  }
+  auto parsed = json::parse(source);
+  if (!parsed) {
+    return fail(invalid_param(param, origin + " is not valid JSON (" + parsed.error().message +
+                                         "); pass JSON text, @file or - for stdin"));
+  }
+  return unwrap_envelope(std::move(*parsed));
+}
+
+json::Value int_value(const std::string& text) {
+  std::int64_t number = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, number);
+  // Not an integer: pass the text on, so the router reports the type error like for any caller.
+  if (ec != std::errc() || ptr != end || text.empty()) return json::Value(text);
+  return json::Value(number);
+}
+
+}  // namespace
+
+std::string kebab_case(std::string_view camel) {
+  std::string out;
+  for (std::size_t i = 0; i < camel.size(); ++i) {
+    char c = camel[i];
+    bool upper = std::isupper(static_cast<unsigned char>(c)) != 0;
+    if (upper && i > 0) {
+      char before = camel[i - 1];
+      bool after_lower = std::islower(static_cast<unsigned char>(before)) || std::isdigit(static_cast<unsigned char>(before));
+      bool acronym_end = std::isupper(static_cast<unsigned char>(before)) && i + 1 < camel.size() &&
+                         std::islower(static_cast<unsigned char>(camel[i + 1]));
+      if (after_lower || acronym_end) out += '-';
+    }
+    out += upper ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
+  }
+  return out;
+}
+
+bool splits_on_commas(const ParamSpec& param) {
+  if (param.type != ParamType::Array) return false;
+  return param.item_type == ParamType::TaskId || param.item_type == ParamType::Enum || !param.pattern.empty();
+}
+
+InputSource InputSource::system() {
+  InputSource input;
+  input.read_file = [](const std::string& path) -> Result<std::string> {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+      return fail(Error(ErrorCode::FileError, "cannot read " + path + ": " + std::strerror(errno))
+                      .with_fix("check the path (relative paths start at the current directory)"));
+    }
+    std::ostringstream buffer;
+    buffer << file.rdbuf();
+    return buffer.str();
+  };
+  input.read_stdin = []() -> Result<std::string> {
+    std::string out;
+    char chunk[65536];
+    std::size_t n = 0;
+    while ((n = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) out.append(chunk, n);
+    if (std::ferror(stdin)) return fail(ErrorCode::FileError, "cannot read stdin");
+    return out;
+  };
+  return input;
+}
+
+OperationOptions::OperationOptions(CLI::App& app, const OperationSpec& spec) : spec_(spec) {
+  for (const auto& param : spec.params) {
+    auto binding = std::make_unique<Binding>();
+    binding->param = &param;
+    std::string flag = "--" + kebab_case(param.name);
+    std::string help = param_help(param);
+    if (param.type == ParamType::Bool) {
+      binding->option = app.add_flag(flag, binding->flag, help);
+      if (param.default_json == "true") {
+        binding->negation = app.add_flag("--no-" + kebab_case(param.name), binding->negated_flag,
+                                         "Turn off " + flag);
+        binding->negation->excludes(binding->option);
+      }
+    } else {
+      std::string names = param.positional ? kebab_case(param.name) + "," + flag : flag;
+      binding->option = app.add_option(names);
+      binding->option->description(help);
+      binding->option->type_name(std::string(type_name(param)));
+      binding->option->expected(1);
+      binding->option->allow_extra_args(false);
+      binding->option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
+    bindings_.push_back(std::move(binding));
+  }
+}
+
+OperationOptions::~OperationOptions() = default;
+
+Result<json::Value> OperationOptions::params(const InputSource& input) const {
+  json::Value out = json::Value::object();
+  for (const auto& binding : bindings_) {
+    const ParamSpec& param = *binding->param;
+    if (param.type == ParamType::Bool) {
+      if (binding->negation && binding->negation->count() > 0) {
+        out.set(param.name, !binding->negated_flag);
+      } else if (binding->option->count() > 0) {
+        out.set(param.name, binding->flag);
+      }
+      continue;
+    }
+    const std::vector<std::string>& given = binding->option->results();
+    if (given.empty()) continue;
+    if (param.type == ParamType::Array) {
+      json::Value items = json::Value::array();
+      for (const auto& text : given) {
+        if (splits_on_commas(param)) {
+          for (auto& piece : split_commas(text)) items.push_back(std::move(piece));
+        } else if (!trim(text).empty()) {
+          items.push_back(text);
+        }
+      }
+      out.set(param.name, std::move(items));
+      continue;
+    }
+    if (given.size() > 1) {
+      std::string values;
+      for (const auto& text : given) values += (values.empty() ? "'" : ", '") + text + "'";
+      return fail(invalid_param(param, "given " + std::to_string(given.size()) + " times (" + values +
+                                           "); give it once"));
+    }
+    const std::string& text = given.front();
+    switch (param.type) {
+      case ParamType::Int: out.set(param.name, int_value(text)); break;
+      case ParamType::Object: {
+        CT_TRY_ASSIGN(json::Value value, object_value(param, text, input));
+        out.set(param.name, std::move(value));
+        break;
+      }
+      default: out.set(param.name, text); break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> OperationOptions::flag_names() const {
+  std::vector<std::string> names;
+  for (const auto& binding : bindings_) {
+    names.push_back("--" + kebab_case(binding->param->name));
+    if (binding->negation) names.push_back("--no-" + kebab_case(binding->param->name));
+  }
+  return names;
+}
+
+Error unexpected_arguments(const std::vector<std::string>& leftovers, const OperationOptions& options,
+                           std::string_view command) {
+  std::vector<std::string> args;
+  for (const auto& arg : leftovers)
+    if (arg != "--") args.push_back(arg);
+  std::string fix = std::string(command) + " --help";
+  for (const auto& arg : args) {
+    if (arg.size() < 2 || arg.front() != '-') continue;
+    std::string name = arg.substr(0, arg.find('='));
+    return Error(ErrorCode::InvalidParams, "unknown option '" + name + "' for " + std::string(command))
+        .with_fix(fix)
+        .with_detail("field", name)
+        .with_choices(name, options.flag_names());
+  }
+  std::string listed;
+  for (const auto& arg : args) listed += (listed.empty() ? "'" : ", '") + arg + "'";
+  std::string positionals;
+  for (const auto& param : options.spec().params)
+    if (param.positional) positionals += " <" + kebab_case(param.name) + ">";
+  std::string message = "unexpected argument" + std::string(args.size() > 1 ? "s " : " ") + listed + " for " +
+                        std::string(command);
+  message += positionals.empty() ? " (it takes no positional arguments)"
+                                 : " (it takes" + positionals + "; quote text that has spaces)";
+  return Error(ErrorCode::InvalidParams, std::move(message)).with_fix(fix);
+}
+
+Result<json::Value> parse_operation_args(const OperationSpec& spec, const std::vector<std::string>& args,
+                                         const InputSource& input) {
+  CLI::App app(std::string(spec.summary), "ct");
+  app.allow_extras();
+  OperationOptions options(app, spec);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    return fail(Error(ErrorCode::InvalidInput, error.what()).with_fix(command_prefix(spec) + " --help"));
+  }
+  std::vector<std::string> leftovers;
+  for (auto& arg : app.remaining())
+    if (arg != "--") leftovers.push_back(std::move(arg));
+  if (!leftovers.empty()) return fail(unexpected_arguments(leftovers, options, command_prefix(spec)));
+  return options.params(input);
+}
+
+}  // namespace ct::cli

@@ -1,0 +1,76 @@
+// Command-line arguments → the params object of a Request. Each operation's options are
+// generated from its OperationSpec: camelCase params become kebab-case flags, `positional` params
+// are also accepted in order, and each value is converted by its ParamType. Validation of the
+// values themselves (ranges, enums, ids) stays with the router, which reports it the same way for
+// every transport.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "domains/registry.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace ct::cli {
+
+/// "ifVersion" → "if-version", "includeArchived" → "include-archived".
+std::string kebab_case(std::string_view camel);
+
+/// True when the items of an Array param can never contain a comma (ids, enum values, patterned
+/// labels), so "a,b" is split into two items. Free-text items (acceptance criteria, file paths)
+/// are taken whole: repeat the flag instead.
+bool splits_on_commas(const ParamSpec& param);
+
+/// Where `@path` and `-` values of Object params are read from (a seam for tests).
+struct InputSource {
+  std::function<Result<std::string>(const std::string& path)> read_file;
+  std::function<Result<std::string>()> read_stdin;
+  /// The real filesystem and the process's stdin.
+  static InputSource system();
+};
+
+/// The options of one operation, attached to a CLI11 (sub)command. Owns the storage CLI11 binds
+/// to, so it must outlive the parse.
+class OperationOptions {
+ public:
+  /// Adds one option per param (plus `--no-<name>` for Bool params defaulting to true) to `app`.
+  OperationOptions(CLI::App& app, const OperationSpec& spec);
+  ~OperationOptions();
+  OperationOptions(const OperationOptions&) = delete;
+  OperationOptions& operator=(const OperationOptions&) = delete;
+
+  const OperationSpec& spec() const { return spec_; }
+  /// After CLI11 has parsed: the params object (only the params that were given). Errors are
+  /// values: a scalar given twice, a file that cannot be read, JSON that does not parse.
+  Result<json::Value> params(const InputSource& input) const;
+  /// Every flag spelling this operation accepts ("--priority", "--no-include-done" …), for
+  /// did-you-mean on unknown options.
+  std::vector<std::string> flag_names() const;
+
+ private:
+  struct Binding;
+  const OperationSpec& spec_;
+  std::vector<std::unique_ptr<Binding>> bindings_;
+};
+
+/// Parses `args` (everything after the command words) against `spec` alone: the conversion
+/// used by `ct`, without the rest of the command tree. Unknown options and extra positionals are
+/// E_INVALID_PARAMS. For tests and for callers that already know the operation.
+Result<json::Value> parse_operation_args(const OperationSpec& spec, const std::vector<std::string>& args,
+                                         const InputSource& input);
+
+/// Converts the leftovers of a CLI11 parse (unknown options, surplus positionals) into the error
+/// a user sees; `command` is what they typed before the options ("ct add").
+Error unexpected_arguments(const std::vector<std::string>& leftovers, const OperationOptions& options,
+                           std::string_view command);
+
+}  // namespace ct::cli

@@ -1,0 +1,232 @@
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+
+#include "cli/help.h"
+#include "cli/servers.h"
+
+namespace ct::cli {
+namespace {
+
+constexpr std::string_view kRootDescription =
+    "ct — CLEO task management for people and AI coding agents.\n"
+    "Every operation of the two MCP tools (cleo_query, cleo_mutate) is a command here.";
+
+constexpr std::string_view kRootFooter =
+    "Forms:\n"
+    "  ct <command> [args] [--options]            the daily commands above\n"
+    "  ct <domain> <operation> [--param value …]  any operation (ct <domain> --help lists them)\n"
+    "Params are kebab-case flags (ifVersion → --if-version); lists take repeated flags or commas;\n"
+    "JSON objects take JSON text, @file or - (stdin).\n"
+    "\n"
+    "Environment: CLEO_FORMAT=json (same as --json), CLEO_ROOT (project directory),\n"
+    "CLEO_READ_ONLY=1 (same as --read-only), NO_COLOR / FORCE_COLOR.\n"
+    "Exit codes: 0 success; 100 no data, 101 already exists, 102 no change (successes with a note);\n"
+    "otherwise the error's exit code (2 invalid input, 3 no project, 4 not found, …).\n";
+
+/// Global options whose value is the next argument.
+bool takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason"; }
+
+std::vector<const OperationSpec*> shortcuts(const Registry& registry) {
+  std::vector<const OperationSpec*> out;
+  std::vector<std::string> domains = registry.domains();
+  for (const auto& spec : registry.operations()) {
+    // A domain name always means the domain.
+    if (spec.shortcut.empty() || std::find(domains.begin(), domains.end(), spec.shortcut) != domains.end()) continue;
+    out.push_back(&spec);
+  }
+  // The most used first (tier 0), registry order within a tier.
+  std::stable_sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->tier < b->tier; });
+  return out;
+}
+
+std::string domain_description(const Registry& registry, const std::string& domain) {
+  std::vector<std::string> names = registry.operation_names(domain);
+  std::string out = std::to_string(names.size()) + " operation" + (names.size() == 1 ? "" : "s") + ": ";
+  std::string listed;
+  for (const auto& name : names) {
+    if (listed.size() + name.size() > 48) return out + listed + ", …";
+    listed += (listed.empty() ? "" : ", ") + name;
+  }
+  return out + listed;
+}
+
+std::string operation_description(const OperationSpec& spec) {
+  return std::string(spec.summary) + "  (" + spec.full_name() + ", " + std::string(tool_name(spec.gateway)) + ")";
+}
+
+void add_globals(CLI::App& app, GlobalOptions& globals) {
+  app.add_flag("--json", globals.json, "Print the exact JSON envelope (also CLEO_FORMAT=json)")->group("Global options");
+  app.add_option("--project", globals.project, "Project directory (default: CLEO_ROOT, else the nearest .cleo/ above)")
+      ->type_name("DIR")
+      ->group("Global options");
+  app.add_flag("--meta", globals.meta, "Also report _meta: gateway, operation, version, timing")->group("Global options");
+  app.add_option("--reason", globals.reason, "Why: recorded in the audit trail of a change")
+      ->type_name("TEXT")
+      ->group("Global options");
+  app.add_flag("--read-only", globals.read_only, "Refuse every change (also CLEO_READ_ONLY=1)")->group("Global options");
+  app.add_flag("--version", globals.version, "Print the version and exit")->group("Global options");
+}
+
+CLI::App* add_leaf(CLI::App& parent, std::string_view name, const OperationSpec& spec) {
+  CLI::App* leaf = parent.add_subcommand(std::string(name), operation_description(spec));
+  leaf->fallthrough();
+  leaf->allow_extras();
+  leaf->footer(operation_footer(spec));
+  return leaf;
+}
+
+}  // namespace
+
+Route find_route(const Registry& registry, const std::vector<std::string>& args) {
+  Route route;
+  std::vector<std::string> domains = registry.domains();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() > 1 && arg.front() == '-') {
+      if (takes_value(arg)) ++i;
+      continue;
+    }
+    route.words.push_back(arg);
+    if (route.words.size() == 1) {
+      if (std::find(domains.begin(), domains.end(), arg) != domains.end()) {
+        route.domain = arg;
+        continue;
+      }
+      for (const auto* spec : shortcuts(registry)) {
+        if (spec->shortcut == arg) {
+          route.spec = spec;
+          return route;
+        }
+      }
+      if (is_server_command(arg)) {
+        route.server = arg;
+        return route;
+      }
+      std::vector<std::string> valid;
+      for (const auto* spec : shortcuts(registry)) valid.emplace_back(spec->shortcut);
+      valid.insert(valid.end(), domains.begin(), domains.end());
+      for (const auto& server : server_commands()) valid.emplace_back(server.name);
+      Error error(ErrorCode::InvalidInput, "unknown command '" + arg + "'");
+      error.fix = "ct --help";
+      // An operation name without its domain: point at the full form.
+      for (const auto& spec : registry.operations()) {
+        if (spec.name == arg) {
+          std::string full = std::string(spec.domain) + " " + std::string(spec.name);
+          error.message += " (did you mean '" + full + "'?)";
+          route.error = std::move(error).with_detail("valid", json::Value::array_of(valid)).with_detail("didYouMean", full);
+          return route;
+        }
+      }
+      route.error = std::move(error).with_choices(arg, valid);
+      return route;
+    }
+    // The second word names an operation of the domain.
+    route.domain.clear();
+    std::string domain = route.words.front();
+    if (const OperationSpec* spec = registry.find(domain, arg)) {
+      route.spec = spec;
+      return route;
+    }
+    Error error(ErrorCode::InvalidOperation, "unknown operation '" + arg + "' in domain '" + domain + "'");
+    error.fix = "ct " + domain + " --help";
+    route.error = std::move(error).with_choices(arg, registry.operation_names(domain));
+    return route;
+  }
+  return route;
+}
+
+CommandTree::CommandTree(const Registry& registry, const Route& route)
+    : root_(std::make_unique<CLI::App>(std::string(kRootDescription), "ct")), words_(route.words) {
+  CLI::App& root = *root_;
+  root.allow_extras();
+  root.require_subcommand(0, 1);
+  root.footer(std::string(kRootFooter));
+  root.get_help_ptr()->group("Global options");
+  add_globals(root, globals_);
+
+  if (route.spec && route.words.size() == 1) {
+    // A shortcut: only its own command exists in this tree.
+    CLI::App* leaf = add_leaf(root, route.words.front(), *route.spec);
+    operation_ = std::make_unique<OperationOptions>(*leaf, *route.spec);
+    return;
+  }
+  if (route.spec) {
+    CLI::App* domain = root.add_subcommand(route.words.front(), domain_description(registry, route.words.front()));
+    domain->fallthrough();
+    domain->require_subcommand(0, 1);
+    CLI::App* leaf = add_leaf(*domain, route.spec->name, *route.spec);
+    operation_ = std::make_unique<OperationOptions>(*leaf, *route.spec);
+    return;
+  }
+  if (!route.domain.empty()) {
+    // `ct tasks …` without an operation: the operations are listed for help.
+    CLI::App* domain = root.add_subcommand(route.domain, domain_description(registry, route.domain));
+    domain->fallthrough();
+    domain->require_subcommand(0, 1);
+    domain->footer("Run `ct " + route.domain + " <operation> --help` for an operation's parameters and examples.\n");
+    for (const auto& spec : registry.operations()) {
+      if (spec.domain != route.domain) continue;
+      domain->add_subcommand(std::string(spec.name), std::string(spec.summary))
+          ->group(spec.gateway == Gateway::Query ? "Queries (read only)" : "Changes");
+    }
+    return;
+  }
+  for (const auto* spec : shortcuts(registry))
+    root.add_subcommand(std::string(spec->shortcut), std::string(spec->summary))->group("Commands");
+  for (const auto& domain : registry.domains())
+    root.add_subcommand(domain, domain_description(registry, domain))->group("Domains (ct <domain> <operation>)");
+  for (const auto& server : server_commands())
+    root.add_subcommand(std::string(server.name), std::string(server.summary))->group("MCP servers");
+}
+
+CommandTree::~CommandTree() = default;
+
+std::string CommandTree::help() const { return root_->help(); }
+
+std::string CommandTree::command() const {
+  std::string out = "ct";
+  for (const auto& word : words_) out += " " + word;
+  return out;
+}
+
+Result<ParsedCommand> parse_command(CommandTree& tree, const std::vector<std::string>& args, const InputSource& input) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  ParsedCommand parsed;
+  try {
+    tree.app().parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    parsed.help = tree.app().help();
+    return parsed;
+  } catch (const CLI::CallForAllHelp&) {
+    parsed.help = tree.app().help("", CLI::AppFormatMode::All);
+    return parsed;
+  } catch (const CLI::ParseError& error) {
+    return fail(Error(ErrorCode::InvalidInput, error.what()).with_fix(tree.command() + " --help"));
+  }
+  std::vector<std::string> leftovers;
+  for (auto& arg : tree.app().remaining(true))
+    if (arg != "--") leftovers.push_back(std::move(arg));
+  if (!tree.operation()) {
+    if (!leftovers.empty()) {
+      return fail(Error(ErrorCode::InvalidInput, "unexpected argument '" + leftovers.front() + "' for " + tree.command())
+                      .with_fix(tree.command() + " --help"));
+    }
+    parsed.params = json::Value::object();
+    return parsed;
+  }
+  if (!leftovers.empty()) return fail(unexpected_arguments(leftovers, *tree.operation(), tree.command()));
+  auto params = tree.operation()->params(input);
+  if (!params) {
+    Error error = std::move(params.error());
+    if (error.fix.empty()) error.fix = tree.command() + " --help";
+    return fail(std::move(error));
+  }
+  parsed.params = std::move(*params);
+  return parsed;
+}
+
+}  // namespace ct::cli

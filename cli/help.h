@@ -1,0 +1,46 @@
+// Help text and command lines derived from the registry: a flag's help from its ParamSpec, an
+// operation's examples rendered as `ct` command lines, and the MCP-style `fix` of an error turned
+// into the command a person would type. Nothing here is written per operation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/json.h"
+#include "domains/registry.h"
+
+namespace ct::cli {
+
+/// The command words that reach an operation: "ct add" for a shortcut, else "ct tasks blockers".
+std::string command_prefix(const OperationSpec& spec);
+
+/// One argument as a person would type it in a POSIX shell: bare when safe, else quoted.
+std::string shell_quote(std::string_view text);
+
+/// The `ct` command line for a call of `spec` with `params` (a JSON object): positional params
+/// positionally (while they come in declaration order), the rest as kebab-case flags.
+std::string command_line(const OperationSpec& spec, const json::Value& params);
+
+/// A flag's help: the param's description plus type, constraints, choices and default.
+std::string param_help(const ParamSpec& param);
+
+/// The text under an operation's options: what it returns, its examples as command lines, the
+/// errors it may raise and how it is reached over MCP.
+std::string operation_footer(const OperationSpec& spec);
+
+/// The MCP-style call `text` starts with ("cleo_query {domain:'tasks', operation:'find',
+/// params:{query:'T9'}}") as a `ct` command line ("ct find T9"), and how many characters of
+/// `text` the call spans. nullopt when it is not such a call to a registered operation.
+struct CallAsCommand {
+  std::string command;
+  std::size_t length = 0;
+};
+std::optional<CallAsCommand> call_as_command(std::string_view text, const Registry& registry);
+
+/// An error's `fix` for people at a terminal: every embedded MCP call to a registered operation is
+/// replaced by its `ct` command line (in backticks unless it is the whole fix). Fixes that
+/// already name a `ct` command are left alone.
+std::string fix_for_people(std::string_view fix, const Registry& registry);
+
+}  // namespace ct::cli

@@ -1,0 +1,592 @@
+#include "cli/render.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include "cli/help.h"
+
+namespace ct::cli {
+namespace {
+
+std::string scalar_text(const json::Value& value) {
+  switch (value.type()) {
+    case json::Type::Null: return "-";
+    case json::Type::Bool: return value.as_bool() ? "yes" : "no";
+    case json::Type::String: return value.as_string();
+    case json::Type::Array: {
+      std::string out;
+      for (const auto& item : value.as_array()) {
+        if (!out.empty()) out += ", ";
+        out += item.is_string() ? item.as_string() : item.dump();
+      }
+      return out;
+    }
+    default: return value.dump();
+  }
+}
+
+bool is_scalar(const json::Value& value) { return !value.is_array() && !value.is_object(); }
+
+bool is_scalar_list(const json::Value& value) {
+  if (!value.is_array()) return false;
+  return std::all_of(value.as_array().begin(), value.as_array().end(), [](const auto& v) { return is_scalar(v); });
+}
+
+bool is_object_list(const json::Value& value) {
+  if (!value.is_array() || value.empty()) return false;
+  return std::all_of(value.as_array().begin(), value.as_array().end(), [](const auto& v) { return v.is_object(); });
+}
+
+std::string upper(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c >= 'a' && c <= 'z') {
+      out += static_cast<char>(c - 'a' + 'A');
+    } else if (c >= 'A' && c <= 'Z' && !out.empty()) {
+      out += '_';
+      out += c;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string str(const json::Value& value, std::string_view key) {
+  const json::Value& v = value[key];
+  if (v.is_string()) return v.as_string();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+std::string ids_text(const json::Value& list) {
+  std::vector<std::string> ids;
+  if (list.is_array())
+    for (const auto& item : list.as_array()) ids.push_back(item.is_string() ? item.as_string() : str(item, "id"));
+  return join(ids, ", ");
+}
+
+/// Indents every line of `text` by `indent`.
+std::string indented(std::string_view text, std::string_view indent) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out += indent;
+    out += text.substr(start, end - start);
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+// ---- generic rendering ---------------------------------------------------------------------
+
+Table object_table(const json::Value& rows) {
+  std::vector<std::string> columns;
+  for (const auto& row : rows.as_array())
+    for (const auto& [key, value] : row.as_object())
+      if ((is_scalar(value) || is_scalar_list(value)) &&
+          std::find(columns.begin(), columns.end(), key) == columns.end())
+        columns.push_back(key);
+  // Long text reads best at the end of a line.
+  for (std::string_view last : {"title", "description", "message", "text"}) {
+    auto it = std::find(columns.begin(), columns.end(), last);
+    if (it != columns.end()) std::rotate(it, it + 1, columns.end());
+  }
+  std::vector<std::string> headers;
+  for (const auto& column : columns) headers.push_back(upper(column));
+  Table table(std::move(headers));
+  for (const auto& row : rows.as_array()) {
+    std::vector<Table::Cell> cells;
+    for (const auto& column : columns) {
+      const json::Value& value = row[column];
+      std::string sgr = column == "status" && value.is_string() ? std::string(status_sgr(value.as_string())) : "";
+      cells.push_back({value.is_null() ? "" : scalar_text(value), sgr});
+    }
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+
+void render_into(std::string& out, const json::Value& value, const RenderOptions& options, std::string_view indent) {
+  if (is_scalar(value) || is_scalar_list(value)) {
+    out += std::string(indent) + scalar_text(value) + "\n";
+    return;
+  }
+  if (is_object_list(value)) {
+    out += object_table(value).render(options.out, options.width, indent);
+    return;
+  }
+  if (value.is_array()) {
+    for (const auto& item : value.as_array()) render_into(out, item, options, indent);
+    return;
+  }
+  std::size_t key_width = 0;
+  for (const auto& [key, item] : value.as_object())
+    if (is_scalar(item) || is_scalar_list(item) || (item.is_array() && item.empty()))
+      key_width = std::max(key_width, display_width(key));
+  for (const auto& [key, item] : value.as_object()) {
+    if (item.is_array() && item.empty()) {
+      out += std::string(indent) + pad_to(key, key_width) + "  -\n";
+    } else if (is_scalar(item) || is_scalar_list(item)) {
+      std::string text = scalar_text(item);
+      out += std::string(indent) + (text.empty() ? key : pad_to(key, key_width) + "  " + text) + "\n";
+    } else {
+      out += std::string(indent) + key + ":\n";
+      render_into(out, item, options, std::string(indent) + "  ");
+    }
+  }
+}
+
+// ---- per-operation renderers ---------------------------------------------------------------
+
+struct View {
+  const OperationSpec& spec;
+  const json::Value& params;
+  const Envelope& envelope;
+  const RenderOptions& options;
+  const json::Value& data() const { return envelope.data; }
+  const Style& style() const { return options.out; }
+};
+
+using Renderer = std::function<std::string(const View&)>;
+
+std::string task_list(const View& view, std::string_view empty_text) {
+  const json::Value& rows = view.data();
+  if (!rows.is_array() || rows.empty()) return std::string(empty_text) + "\n";
+  bool any_parent = false;
+  for (const auto& row : rows.as_array()) any_parent = any_parent || row.contains("parent");
+  std::vector<std::string> headers = {"ID", "STATUS", "PRIORITY"};
+  if (any_parent) headers.emplace_back("PARENT");
+  headers.emplace_back("TITLE");
+  Table table(std::move(headers));
+  for (const auto& row : rows.as_array()) {
+    std::string status = str(row, "status");
+    std::string priority = str(row, "priority");
+    std::vector<Table::Cell> cells = {{str(row, "id"), "1"},
+                                      {status, std::string(status_sgr(status))},
+                                      {priority, priority == "critical" ? "31" : priority == "high" ? "33" : ""}};
+    if (any_parent) cells.push_back({str(row, "parent"), ""});
+    std::string title = str(row, "title");
+    if (row["archived"] == json::Value(true)) title += " (archived)";
+    cells.push_back({title, ""});
+    table.add_row(std::move(cells));
+  }
+  std::string out = table.render(view.style(), view.options.width);
+  if (const auto& page = view.envelope.page) {
+    std::string footer = "showing " + std::to_string(rows.size()) + " of " + std::to_string(page->total);
+    if (page->offset > 0) footer += " (from " + std::to_string(page->offset + 1) + ")";
+    if (page->has_more()) footer += " — next: --offset " + std::to_string(page->offset + page->limit);
+    out += view.style().dim(footer) + "\n";
+  }
+  return out;
+}
+
+std::string show_card(const View& view) {
+  const json::Value& task = view.data();
+  if (!task.is_object() || !task.contains("id")) return render_value(task, view.options);
+  const Style& style = view.style();
+  std::string out = style.bold(str(task, "id")) + "  " + style.bold(str(task, "title")) + "\n";
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::vector<std::string> sgrs;
+  auto fact = [&](std::string label, std::string_view key, std::string sgr = "") {
+    const json::Value& value = task[key];
+    if (value.is_null() || (value.is_array() && value.empty())) return;
+    facts.emplace_back(std::move(label), scalar_text(value));
+    sgrs.push_back(std::move(sgr));
+  };
+  std::string status = str(task, "status");
+  fact("status", "status", std::string(status_sgr(status)));
+  fact("priority", "priority");
+  fact("type", "type");
+  fact("parent", "parent");
+  fact("position", "position");
+  fact("phase", "phase");
+  fact("size", "size");
+  fact("labels", "labels");
+  fact("depends", "depends");
+  fact("blocked by", "blockedBy", "31");
+  fact("created", "createdAt");
+  fact("updated", "updatedAt");
+  fact("completed", "completedAt");
+  fact("cancelled", "cancelledAt");
+  fact("reason", "cancellationReason");
+  if (task["archived"] == json::Value(true)) {
+    std::string archived = "yes";
+    if (task.contains("archivedAt")) archived += ", " + str(task, "archivedAt");
+    if (task.contains("archiveReason")) archived += " (" + str(task, "archiveReason") + ")";
+    facts.emplace_back("archived", archived);
+    sgrs.emplace_back("2");
+  }
+  fact("version", "version");
+  std::size_t width = 0;
+  for (const auto& [label, value] : facts) width = std::max(width, display_width(label));
+  for (std::size_t i = 0; i < facts.size(); ++i)
+    out += "  " + pad_to(facts[i].first, width) + "  " + style.paint(facts[i].second, sgrs[i]) + "\n";
+  if (task.contains("description")) out += "\n" + style.bold("Description") + "\n" + indented(str(task, "description"), "  ");
+  auto list_section = [&](std::string_view title, std::string_view key) {
+    const json::Value& items = task[key];
+    if (!items.is_array() || items.empty()) return;
+    out += "\n" + style.bold(title) + "\n";
+    for (const auto& item : items.as_array()) out += "  - " + scalar_text(item) + "\n";
+  };
+  list_section("Acceptance", "acceptance");
+  list_section("Files", "files");
+  if (task["notes"].is_array() && !task["notes"].empty()) {
+    out += "\n" + style.bold("Notes") + "\n";
+    for (const auto& note : task["notes"].as_array()) {
+      std::string text = str(note, "text");
+      std::string at = str(note, "at");
+      std::string lead = "  " + style.dim(at) + "  ";
+      std::string continuation(2 + display_width(at) + 2, ' ');
+      std::string body = indented(text, continuation);
+      out += lead + body.substr(continuation.size());
+    }
+  }
+  if (task["relates"].is_array() && !task["relates"].empty()) {
+    out += "\n" + style.bold("Related") + "\n";
+    for (const auto& rel : task["relates"].as_array()) {
+      out += "  " + str(rel, "id") + "  " + str(rel, "type");
+      if (rel.contains("reason")) out += "  " + str(rel, "reason");
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string next_table(const View& view) {
+  const json::Value& rows = view.data();
+  if (!rows.is_array() || rows.empty()) return "";
+  bool reasons = false;
+  for (const auto& row : rows.as_array()) reasons = reasons || row.contains("reasons");
+  std::vector<std::string> headers = {"ID", "PRIORITY", "SCORE", "TITLE"};
+  if (reasons) headers.emplace_back("WHY");
+  Table table(std::move(headers));
+  for (const auto& row : rows.as_array()) {
+    std::vector<Table::Cell> cells = {{str(row, "id"), "1"}, {str(row, "priority"), ""}, {str(row, "score"), ""},
+                                      {str(row, "title"), ""}};
+    if (reasons) cells.push_back({scalar_text(row["reasons"]), "2"});
+    table.add_row(std::move(cells));
+  }
+  return table.render(view.style(), view.options.width);
+}
+
+std::string history_table(const View& view) {
+  const json::Value& rows = view.data();
+  if (!rows.is_array() || rows.empty()) return "No recorded changes\n";
+  bool reasons = false;
+  for (const auto& row : rows.as_array()) reasons = reasons || row.contains("reason");
+  std::vector<std::string> headers = {"SEQ", "AT", "OPERATION", "FIELDS"};
+  if (reasons) headers.emplace_back("REASON");
+  Table table(std::move(headers));
+  for (const auto& row : rows.as_array()) {
+    std::vector<std::string> fields;
+    if (row["changes"].is_array())
+      for (const auto& change : row["changes"].as_array()) fields.push_back(str(change, "field"));
+    std::string operation = str(row, "operation");
+    if (row.contains("outcome")) operation += " (" + str(row, "outcome") + ")";
+    std::vector<Table::Cell> cells = {{str(row, "seq"), ""}, {str(row, "at"), "2"}, {operation, ""},
+                                      {join(fields, ", "), ""}};
+    if (reasons) cells.push_back({str(row, "reason"), ""});
+    table.add_row(std::move(cells));
+  }
+  return table.render(view.style(), view.options.width);
+}
+
+void tree_lines(std::string& out, const json::Value& node, const std::string& prefix, bool root, bool last,
+                const Style& style) {
+  std::string status = str(node, "status");
+  std::string branch = root ? "" : (last ? "└─ " : "├─ ");
+  out += prefix + branch + style.bold(str(node, "id")) + " " + str(node, "title") + " " +
+         style.paint("[" + status + "]", status_sgr(status));
+  if (str(node, "type") == "epic") out += style.dim(" epic");
+  out += "\n";
+  const json::Value& children = node["children"];
+  if (!children.is_array()) return;
+  std::string child_prefix = root ? prefix : prefix + (last ? "   " : "│  ");
+  for (std::size_t i = 0; i < children.size(); ++i)
+    tree_lines(out, children.as_array()[i], child_prefix, false, i + 1 == children.size(), style);
+}
+
+std::string tree_view(const View& view) {
+  const json::Value& forest = view.data();
+  if (!forest.is_array() || forest.empty()) return "No tasks\n";
+  std::string out;
+  for (const auto& root : forest.as_array()) tree_lines(out, root, "", true, true, view.style());
+  if (const auto& page = view.envelope.page; page && page->has_more())
+    out += view.style().dim("showing " + std::to_string(forest.size()) + " of " + std::to_string(page->total) +
+                            " top-level tasks — next: --offset " + std::to_string(page->offset + page->limit)) +
+           "\n";
+  return out;
+}
+
+std::string deps_view(const View& view) {
+  const json::Value& data = view.data();
+  std::string id = str(data, "id");
+  std::string out;
+  auto section = [&](std::string_view key, std::string heading) {
+    if (!data.contains(key)) return;
+    out += view.style().bold(heading) + "\n";
+    const json::Value& nodes = data[key];
+    if (!nodes.is_array() || nodes.empty()) {
+      out += "  (none)\n";
+      return;
+    }
+    Table table({"ID", "STATUS", "DISTANCE", "TITLE"});
+    for (const auto& node : nodes.as_array()) {
+      std::string status = str(node, "status");
+      table.add_row({{str(node, "id"), "1"}, {status, std::string(status_sgr(status))}, {str(node, "distance"), ""},
+                     {str(node, "title"), ""}});
+    }
+    out += table.render(view.style(), view.options.width, "  ");
+  };
+  section("upstream", "Upstream: what " + id + " waits on");
+  if (data.contains("upstream") && data.contains("downstream")) out += "\n";
+  section("downstream", "Downstream: what waits on " + id);
+  return out;
+}
+
+std::string changed_fields(const View& view, std::string_view verb) {
+  const json::Value& data = view.data();
+  if (!data.is_object()) return render_value(data, view.options);
+  if (data.contains("createdAt")) return std::string(verb) + " " + str(data, "id") + "\n" + show_card(view);
+  std::string out = std::string(verb) + " " + str(data, "id");
+  if (data.contains("version")) out += " (version " + str(data, "version") + ")";
+  out += "\n";
+  json::Value rest = json::Value::object();
+  for (const auto& [key, value] : data.as_object())
+    if (key != "id" && key != "version") rest.set(key, value.is_null() ? json::Value("(cleared)") : value);
+  if (!rest.empty()) render_into(out, rest, view.options, "  ");
+  return out;
+}
+
+std::string complete_view(const View& view) {
+  const json::Value& data = view.data();
+  std::string out = "Completed " + str(data, "id") + "\n";
+  if (data["unblocked"].is_array() && !data["unblocked"].empty())
+    out += "Unblocked: " + ids_text(data["unblocked"]) + "\n";
+  return out;
+}
+
+std::string delete_view(const View& view) {
+  const json::Value& data = view.data();
+  std::string out = data["deleted"] == json::Value(true) ? "Deleted " + str(data, "id") + "\n"
+                                                         : "Cancelled and archived " + str(data, "id") + "\n";
+  if (data["affected"].is_array() && !data["affected"].empty())
+    out += "Also affected: " + ids_text(data["affected"]) + "\n";
+  return out;
+}
+
+std::string import_view(const View& view) {
+  const json::Value& data = view.data();
+  bool dry = data["dryRun"] == json::Value(true);
+  std::string count = str(data, "imported");
+  std::string out = dry ? "Dry run: would import " + count + " task(s); nothing was written\n"
+                        : "Imported " + count + " task(s)\n";
+  const json::Value& map = data["idMap"];
+  if (map.is_object()) {
+    Table table({"FROM", "TO"});
+    for (const auto& [from, to] : map.as_object()) table.add_row({{from, ""}, {scalar_text(to), "1"}});
+    if (!table.empty()) out += table.render(view.style(), view.options.width, "  ");
+  }
+  return out;
+}
+
+std::string blockers_view(const View& view) {
+  const json::Value& data = view.data();
+  std::string id = str(data, "id");
+  if (data["blocked"] != json::Value(true)) return id + " is not blocked\n";
+  std::string out = id + " is blocked by:\n";
+  Table table({"KIND", "ID", "STATUS", "DETAIL"});
+  for (const auto& item : data["blockers"].as_array()) {
+    std::string status = str(item, "status");
+    std::string detail = item.contains("title") ? str(item, "title") : str(item, "detail");
+    table.add_row({{str(item, "kind"), ""}, {str(item, "id"), "1"}, {status, std::string(status_sgr(status))},
+                   {detail, ""}});
+  }
+  return out + table.render(view.style(), view.options.width, "  ");
+}
+
+/// Renderers of the daily operations, by full name. Everything else uses render_value.
+const std::map<std::string, Renderer, std::less<>>& renderers() {
+  static const std::map<std::string, Renderer, std::less<>> table = {
+      {"tasks.add", [](const View& v) { return "Created " + str(v.data(), "id") + ": " + str(v.data(), "title") + "\n"; }},
+      {"tasks.show", show_card},
+      {"tasks.list", [](const View& v) { return task_list(v, "No tasks"); }},
+      {"tasks.find", [](const View& v) { return v.data().empty() ? std::string() : task_list(v, ""); }},
+      {"tasks.next", next_table},
+      {"tasks.history", history_table},
+      {"tasks.tree", tree_view},
+      {"tasks.deps", deps_view},
+      {"tasks.blockers", blockers_view},
+      {"tasks.complete", complete_view},
+      {"tasks.delete", delete_view},
+      {"tasks.import", import_view},
+      {"tasks.update", [](const View& v) { return changed_fields(v, "Updated"); }},
+      {"tasks.restore", [](const View& v) { return changed_fields(v, "Restored"); }},
+      {"tasks.reopen", [](const View& v) { return changed_fields(v, "Reopened"); }},
+      {"tasks.reparent", [](const View& v) { return changed_fields(v, "Moved"); }},
+      {"tasks.promote", [](const View& v) { return changed_fields(v, "Promoted"); }},
+      {"tasks.reorder", [](const View& v) { return changed_fields(v, "Reordered"); }},
+      {"tasks.relate", [](const View& v) { return changed_fields(v, "Linked"); }},
+      {"tasks.start",
+       [](const View& v) {
+         std::string out = "Started " + str(v.data(), "id");
+         if (v.data().contains("previous")) out += " (" + str(v.data(), "previous") + " is back to pending)";
+         return out + "\n";
+       }},
+      {"tasks.stop",
+       [](const View& v) { return "Stopped " + str(v.data(), "id") + " (now " + str(v.data(), "status") + ")\n"; }},
+      {"tasks.current",
+       [](const View& v) {
+         std::string status = str(v.data(), "status");
+         return "Current: " + v.style().bold(str(v.data(), "id")) + " " + str(v.data(), "title") + " " +
+                v.style().paint("[" + status + "]", status_sgr(status)) + "\n";
+       }},
+      {"tasks.exists",
+       [](const View& v) {
+         std::string out = str(v.data(), "id") + " exists";
+         if (v.data()["archived"] == json::Value(true)) out += " (archived)";
+         return out + "\n";
+       }},
+      {"tasks.archive",
+       [](const View& v) {
+         return "Archived " + str(v.data(), "count") + " task(s): " + ids_text(v.data()["archived"]) + "\n";
+       }},
+      // Export is meant for files and tasks.import: its text form is the data itself, as JSON.
+      {"tasks.export", [](const View& v) { return v.data().dump() + "\n"; }},
+      {"system.init",
+       [](const View& v) {
+         return "Initialised a CLEO project in " + str(v.data(), "root") + "\n" + "  database: " + str(v.data(), "db") + "\n";
+       }},
+      {"system.version",
+       [](const View& v) {
+         return "ct " + str(v.data(), "version") + " (schema " + str(v.data(), "schemaVersion") + ")\n";
+       }},
+  };
+  return table;
+}
+
+/// The short line for a success that carries a note (100–102). Uses the first warning when the
+/// operation explained itself, else a sentence built from the request.
+std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
+  std::string label = note == ErrorCode::NoData ? "No data" : note == ErrorCode::AlreadyExists ? "Already exists" : "No change";
+  used_warning = false;
+  if (!view.envelope.warnings.empty()) {
+    used_warning = true;
+    return label + ": " + view.envelope.warnings.front();
+  }
+  std::string op = view.spec.full_name();
+  std::string id = str(view.params, "id");
+  if (id.empty()) id = str(view.data(), "id");
+  if (note == ErrorCode::NoData) {
+    if (op == "tasks.find") return "No tasks match '" + str(view.params, "query") + "'";
+    if (op == "tasks.next") return "No task is ready to start (nothing pending, or everything waits on dependencies)";
+    if (op == "tasks.current") return "No task in focus (start one with: ct start <id>)";
+    if (op == "tasks.exists") return id + " does not exist";
+    return label;
+  }
+  if (note == ErrorCode::NoChange) {
+    if (op == "tasks.complete") return label + ": " + id + " was already done";
+    if (op == "tasks.start") return label + ": " + id + " is already in focus";
+    if (op == "tasks.archive") return label + ": nothing to archive";
+    if (!id.empty()) return label + ": " + id + " already matches";
+  }
+  return label;
+}
+
+
+}  // namespace
+
+std::string render_value(const json::Value& value, const RenderOptions& options) {
+  if (value.is_null()) return "";
+  std::string out;
+  render_into(out, value, options, "");
+  return out;
+}
+
+Rendered render_envelope(const OperationSpec& spec, const json::Value& params, const Envelope& envelope,
+                         const RenderOptions& options, const Registry& registry, std::string_view help_command) {
+  Rendered rendered;
+  if (!envelope.success) {
+    rendered.err = render_error(envelope.error ? *envelope.error : Error(ErrorCode::Internal, "unknown failure"),
+                                options.err, registry, help_command);
+    return rendered;
+  }
+  View view{spec, params, envelope, options};
+  bool used_warning = false;
+  std::string note;
+  if (envelope.note) note = note_line(view, *envelope.note, used_warning);
+  for (std::size_t i = used_warning ? 1 : 0; i < envelope.warnings.size(); ++i)
+    rendered.err += options.err.yellow("warning:") + " " + envelope.warnings[i] + "\n";
+
+  if (envelope.note) {
+    // A success with a note (nothing found, already there, nothing changed) is answered by the
+    // note alone: the data is the unchanged state and would read like a fresh change.
+    rendered.out = note + "\n";
+  } else {
+    auto it = renderers().find(spec.full_name());
+    rendered.out = it != renderers().end() ? it->second(view) : render_value(envelope.data, options);
+    if (rendered.out.empty()) rendered.out = "Done\n";
+  }
+  if (envelope.meta.is_object() && !envelope.meta.empty()) {
+    std::string meta;
+    for (const auto& [key, value] : envelope.meta.as_object()) meta += " " + key + "=" + scalar_text(value);
+    rendered.err += options.err.dim("meta:" + meta) + "\n";
+  }
+  return rendered;
+}
+
+std::string render_error(const Error& error, const Style& style, const Registry& registry,
+                         std::string_view help_command) {
+  std::string message = error.message;
+  const json::Value& guess = error.details["didYouMean"];
+  if (guess.is_string()) {
+    std::string suffix = " (did you mean '" + guess.as_string() + "'?)";
+    if (message.ends_with(suffix)) message.resize(message.size() - suffix.size());
+  }
+  std::string out = style.paint("error:", "1;31") + " " + message + " " + style.dim("(" + std::string(to_string(error.code)) + ")") + "\n";
+  std::string fix = error.fix.empty() ? "" : fix_for_people(error.fix, registry);
+  // An MCP call with no `ct` equivalent (a help call, say) is no use at a terminal.
+  bool untranslated_call = fix.starts_with(tool_name(Gateway::Query)) || fix.starts_with(tool_name(Gateway::Mutate));
+  if (untranslated_call && !help_command.empty()) fix.clear();
+  if (!fix.empty()) out += "  fix: " + fix + "\n";
+  bool about_params = error.code == ErrorCode::InvalidParams || error.code == ErrorCode::InvalidInput;
+  if (about_params && !help_command.empty() && fix != help_command) out += "  help: " + std::string(help_command) + "\n";
+  if (guess.is_string()) out += "  did you mean: " + style.bold(guess.as_string()) + "\n";
+  const json::Value& valid = error.details["valid"];
+  if (valid.is_array() && !valid.empty()) {
+    std::vector<std::string> names;
+    for (const auto& name : valid.as_array()) names.push_back(scalar_text(name));
+    constexpr std::size_t kShown = 20;
+    std::string listed = join(std::vector<std::string>(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(
+                                                                                           std::min(names.size(), kShown))),
+                              ", ");
+    if (names.size() > kShown) listed += ", … (" + std::to_string(names.size()) + " in all)";
+    out += "  valid: " + listed + "\n";
+  }
+  for (const auto& alternative : error.alternatives) {
+    std::string how = alternative.operation;
+    auto dot = how.find('.');
+    if (dot != std::string::npos) {
+      if (const OperationSpec* spec = registry.find(how.substr(0, dot), how.substr(dot + 1))) how = command_prefix(*spec);
+    }
+    out += "  or: " + alternative.action + " (" + how + ")\n";
+  }
+  return out;
+}
+
+}  // namespace ct::cli

@@ -1,0 +1,43 @@
+// Text output of `ct` for people: one renderer per daily operation (a task card, aligned tables,
+// a tree, dependency sections, one-line confirmations) and a generic rendering of any JSON data so
+// that every operation prints something sensible. `--json` bypasses all of this.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "cli/table.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "domains/registry.h"
+#include "domains/router.h"
+
+namespace ct::cli {
+
+struct RenderOptions {
+  Style out;               // stdout
+  Style err;               // stderr
+  std::size_t width = 0;   // terminal columns; 0 = do not truncate
+};
+
+struct Rendered {
+  std::string out;  // for stdout
+  std::string err;  // for stderr (warnings, errors)
+};
+
+/// The human rendering of a reply to `spec` called with `params` (the params as sent).
+Rendered render_envelope(const OperationSpec& spec, const json::Value& params, const Envelope& envelope,
+                         const RenderOptions& options, const Registry& registry, std::string_view help_command = "");
+
+/// "error: <message> (E_CODE)" plus fix / did you mean / valid / alternatives lines. With a
+/// `help_command` ("ct add --help"), parameter errors also point at it, and a fix that is an MCP
+/// call with no `ct` equivalent (such as a help call) is left out.
+std::string render_error(const Error& error, const Style& style, const Registry& registry,
+                         std::string_view help_command = "");
+
+/// Any JSON value as text: objects as aligned "key  value" lines, arrays of objects as tables,
+/// arrays of scalars as comma lists, scalars as themselves.
+std::string render_value(const json::Value& value, const RenderOptions& options);
+
+}  // namespace ct::cli

@@ -1,0 +1,139 @@
+#include "cli/servers.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "cli/render.h"
+#include "core/log.h"
+#include "domains/registry.h"
+#include "domains/router.h"
+#include "gateway/commands.h"
+#include "gateway/http_transport.h"
+
+namespace ct::cli {
+namespace {
+
+constexpr std::array<ServerCommand, 3> kServerCommands = {{
+    {"mcp", "Serve the MCP tools cleo_query and cleo_mutate on stdin/stdout (for agent hosts)"},
+    {"serve", "Serve MCP over Streamable HTTP on 127.0.0.1 (initialises the project if needed)"},
+    {"mcp-config", "Print the MCP client configuration for an agent host"},
+}};
+
+bool read_only_from_environment() {
+  const char* value = std::getenv("CLEO_READ_ONLY");
+  if (!value) return false;
+  std::string_view text(value);
+  return text == "1" || text == "true" || text == "yes";
+}
+
+int report(const Error& error) {
+  Style style{color_enabled(STDERR_FILENO)};
+  std::string text = render_error(error, style, registry());
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  return error.exit_code();
+}
+
+struct ServerFlags {
+  std::string project;
+  bool read_only = false;
+  std::string log_level;
+  // serve
+  mcp::HttpOptions http;
+  std::vector<std::string> origins;
+  // mcp-config
+  std::string client = "claude";
+  std::string http_url;
+};
+
+void add_common(CLI::App& command, ServerFlags& flags) {
+  command.add_option("--project", flags.project, "Project directory (default: CLEO_ROOT, else the nearest .cleo/ above)")
+      ->type_name("DIR");
+}
+
+void add_server_flags(CLI::App& command, ServerFlags& flags) {
+  add_common(command, flags);
+  command.add_flag("--read-only", flags.read_only, "Refuse every change (also CLEO_READ_ONLY=1)");
+  command.add_option("--log-level", flags.log_level, "Log to stderr at this level")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug"}))
+      ->type_name("LEVEL");
+}
+
+}  // namespace
+
+std::span<const ServerCommand> server_commands() { return kServerCommands; }
+
+bool is_server_command(std::string_view word) {
+  for (const auto& command : kServerCommands)
+    if (command.name == word) return true;
+  return false;
+}
+
+int run_server_command(std::string_view word, const std::vector<std::string>& args) {
+  CLI::App app("ct — CLEO task management", "ct");
+  ServerFlags flags;
+  std::string summary;
+  for (const auto& command : kServerCommands)
+    if (command.name == word) summary = std::string(command.summary);
+  CLI::App* command = app.add_subcommand(std::string(word), summary);
+  if (word == "mcp") {
+    add_server_flags(*command, flags);
+  } else if (word == "serve") {
+    add_server_flags(*command, flags);
+    command->add_option("--host", flags.http.host, "Address to bind (default 127.0.0.1)")
+        ->type_name("ADDRESS");
+    command->add_option("--port", flags.http.port, "Port (default 8808; 0 = any free port)")->type_name("PORT");
+    command->add_option("--token", flags.http.token, "Require Authorization: Bearer <token>")->type_name("TOKEN");
+    command->add_option("--allow-origin", flags.origins, "Also accept browser requests from this origin (repeatable)")
+        ->type_name("ORIGIN")
+        ->allow_extra_args(false);
+    command->add_option("--threads", flags.http.threads, "Requests served in parallel (default 8)")->type_name("N");
+  } else {
+    add_common(*command, flags);
+    std::string hosts;
+    for (const auto& host : mcp::config_hosts()) hosts += (hosts.empty() ? "" : "|") + host;
+    command->add_option("--host", flags.client, "Agent host: " + hosts + " (default claude)")->type_name("HOST");
+    command->add_option("--http", flags.http_url, "Connect to a running `ct serve` at this URL instead of starting ct mcp")
+        ->type_name("URL");
+  }
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    std::string help = app.help();
+    std::fwrite(help.data(), 1, help.size(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    return report(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct " + std::string(word) + " --help"));
+  }
+
+  RouterOptions options;
+  if (!flags.project.empty()) options.project_dir = flags.project;
+  options.read_only = flags.read_only || read_only_from_environment();
+  if (!flags.log_level.empty()) {
+    log::Level level = log::Level::Warn;
+    if (log::parse_level(flags.log_level, level)) log::set_level(level);
+  }
+  if (word == "mcp") return mcp::run_stdio_server(options);
+  if (word == "serve") {
+    flags.http.allowed_origins = flags.origins;
+    return mcp::run_http_server(options, flags.http, stdout);
+  }
+  std::optional<std::string> url;
+  if (!flags.http_url.empty()) url = flags.http_url;
+  std::optional<std::filesystem::path> project;
+  if (!flags.project.empty()) project = flags.project;
+  auto snippet = mcp::client_config(flags.client, url, mcp::self_path(), project);
+  if (!snippet) return report(snippet.error());
+  std::string header = "# " + std::string(flags.client) + ": " + mcp::config_location(flags.client) + "\n";
+  std::fwrite(header.data(), 1, header.size(), stderr);
+  std::fwrite(snippet->data(), 1, snippet->size(), stdout);
+  return 0;
+}
+
+}  // namespace ct::cli

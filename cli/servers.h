@@ -1,0 +1,26 @@
+// The process-level commands that are not registry operations: `ct mcp` (MCP over stdio),
+// `ct serve` (MCP over Streamable HTTP) and `ct mcp-config` (a host's client configuration).
+// gateway/ does the work; this file only parses their flags.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ct::cli {
+
+struct ServerCommand {
+  std::string_view name;
+  std::string_view summary;
+};
+
+/// The server commands, for routing and for the top-level help.
+std::span<const ServerCommand> server_commands();
+bool is_server_command(std::string_view word);
+
+/// Runs `word` (one of server_commands()) with the whole argv (without the program name).
+/// Returns the process exit code.
+int run_server_command(std::string_view word, const std::vector<std::string>& args);
+
+}  // namespace ct::cli
