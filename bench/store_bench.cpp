@@ -1,0 +1,820 @@
+// ct_bench_store — the store benchmark. For each size (default 1k, 10k and 100k tasks) it builds a
+// project through the router, exactly as an agent would (system.init, then tasks.add and
+// tasks.complete calls), from a fixed, seeded workload; then it times the calls agents make most —
+// tasks.add, show, list (compact, 50 rows), find and next — as Router::dispatch + to_json, and, with
+// --ct, the wall time of a whole `ct show T001 --json` process. The report is Markdown on stdout,
+// ready for docs/performance.md; progress goes to stderr.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/text.h"
+#include "domains/registry.h"
+#include "domains/router.h"
+
+extern char** environ;
+
+namespace ct::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using Steady = std::chrono::steady_clock;
+
+constexpr std::string_view kUsage = R"(usage: ct_bench_store [options]
+
+  --sizes LIST       store sizes in tasks, comma-separated (default 1000,10000,100000)
+  --iterations K     timed calls per operation (default 300; a slow operation stops early once it
+                     has spent --budget seconds and has at least 10 samples)
+  --budget S         seconds per operation and size before stopping early (default 3)
+  --ct PATH          the ct binary: also time `PATH show T001 --json` as a whole process
+  --runs R           timed ct processes per size (default 40)
+  --keep DIR         build the stores in DIR/store-<size> and keep them (DIR/store-<size> must not exist)
+  --ops LIST         operations to time, comma-separated, from show,list,find,next,add (default all;
+                     handy under perf: `--ops next --iterations 1000`)
+  --seed N           workload seed (default 20260101)
+)";
+
+struct Options {
+  std::vector<std::int64_t> sizes{1000, 10000, 100000};
+  int iterations = 300;
+  double budget_s = 3.0;
+  std::optional<fs::path> ct;
+  int runs = 40;
+  std::optional<fs::path> keep;
+  std::uint32_t seed = 20260101;
+  std::set<std::string, std::less<>> ops{"show", "list", "find", "next", "add"};
+};
+
+template <typename Number>
+Number parse_number(std::string_view flag, std::string_view text) {
+  Number value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw std::invalid_argument(std::string(flag) + ": not a number: '" + std::string(text) + "'");
+  return value;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    }
+    if (i + 1 >= args.size()) throw std::invalid_argument(std::string(flag) + ": missing value (see --help)");
+    std::string_view value = args[++i];
+    if (flag == "--sizes") {
+      options.sizes.clear();
+      while (!value.empty()) {
+        std::size_t comma = value.find(',');
+        auto size = parse_number<std::int64_t>(flag, value.substr(0, comma));
+        if (size < 1) throw std::invalid_argument("--sizes: sizes must be at least 1");
+        options.sizes.push_back(size);
+        value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+      }
+      if (options.sizes.empty()) throw std::invalid_argument("--sizes: give at least one size");
+    } else if (flag == "--iterations") {
+      options.iterations = std::max(1, parse_number<int>(flag, value));
+    } else if (flag == "--budget") {
+      options.budget_s = std::max(0.1, parse_number<double>(flag, value));
+    } else if (flag == "--ct") {
+      options.ct = fs::path(value);
+    } else if (flag == "--runs") {
+      options.runs = std::max(1, parse_number<int>(flag, value));
+    } else if (flag == "--keep") {
+      options.keep = fs::path(value);
+    } else if (flag == "--ops") {
+      static const std::set<std::string_view> kKnown{"show", "list", "find", "next", "add"};
+      options.ops.clear();
+      while (!value.empty()) {
+        std::size_t comma = value.find(',');
+        std::string_view op = value.substr(0, comma);
+        if (!kKnown.contains(op)) throw std::invalid_argument("--ops: unknown operation '" + std::string(op) + "'");
+        options.ops.emplace(op);
+        value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+      }
+    } else if (flag == "--seed") {
+      options.seed = parse_number<std::uint32_t>(flag, value);
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(flag) + "' (see --help)");
+    }
+  }
+  return options;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The workload. Only std::mt19937's raw output is used (its sequence is fixed by the standard);
+// the mappings to ranges are our own, so every standard library builds the same stores.
+
+class Rng {
+ public:
+  explicit Rng(std::uint32_t seed) : engine_(seed) {}
+  std::uint32_t bits() { return static_cast<std::uint32_t>(engine_()); }
+  /// Uniform in [0, n), n > 0.
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>((std::uint64_t{bits()} * n) >> 32); }
+  /// Uniform in [low, high].
+  std::size_t between(std::size_t low, std::size_t high) { return low + below(high - low + 1); }
+  double unit() { return static_cast<double>(bits()) / 4294967296.0; }
+  bool chance(double p) { return unit() < p; }
+
+ private:
+  std::mt19937 engine_;
+};
+
+/// ~2000 words: the everyday words of software tasks first, then made-up but pronounceable ones.
+/// Text draws words by a Zipf law (rank r has weight 1/(r+1)), as real prose does, so a search for
+/// a common word has thousands of matches and a rare one a handful.
+class Vocabulary {
+ public:
+  Vocabulary(Rng& rng, std::size_t size) {
+    static constexpr std::string_view kCommon[] = {
+        "add", "fix", "update", "remove", "refactor", "test", "api", "auth", "login", "user", "session",
+        "token", "cache", "schema", "migration", "database", "query", "index", "search", "config", "deploy",
+        "build", "release", "docs", "readme", "error", "retry", "timeout", "queue", "worker", "job", "event",
+        "log", "metric", "alert", "dashboard", "page", "form", "button", "modal", "layout", "style", "theme",
+        "route", "handler", "endpoint", "request", "response", "client", "server", "socket", "stream",
+        "upload", "download", "file", "storage", "bucket", "backup", "restore", "export", "import", "parser",
+        "lexer", "compiler", "plugin", "module", "package", "dependency", "version", "upgrade", "lint",
+        "format", "coverage", "benchmark", "profile", "memory", "leak", "crash", "bug", "regression",
+        "flaky", "support", "validate", "permission", "role", "admin", "billing", "invoice", "payment",
+        "email", "notification", "webhook", "scheduler", "cron", "report", "chart", "table", "filter",
+        "sort", "pagination", "cursor", "batch", "bulk", "sync", "async", "thread", "lock", "mutex",
+        "transaction", "rollback", "commit", "merge", "branch", "review", "pipeline", "docker", "cluster",
+        "secret", "vault", "encrypt", "hash", "password", "oauth", "tenant", "account", "settings",
+        "preference", "locale", "translation", "unicode", "timezone", "date", "calendar", "audit",
+        "history", "trace", "span", "latency", "throughput", "mock", "fixture", "snapshot", "golden",
+        "cli", "flag", "option", "help", "usage", "the", "for", "with", "when", "and", "from", "into"};
+    static constexpr std::string_view kOnsets[] = {"b", "br", "c", "ch", "d", "dr", "f", "g", "gr", "h", "j",
+                                                   "k", "l", "m", "n", "p", "pl", "r", "s", "sh", "st", "t",
+                                                   "tr", "v", "w", "z"};
+    static constexpr std::string_view kVowels[] = {"a", "e", "i", "o", "u", "ai", "ea", "ou", "y"};
+    static constexpr std::string_view kCodas[] = {"", "", "", "n", "r", "s", "t", "l", "x", "nd", "m"};
+    std::set<std::string> seen;
+    for (auto word : kCommon)
+      if (seen.insert(std::string(word)).second) words_.emplace_back(word);
+    while (words_.size() < size) {
+      std::string word;
+      std::size_t syllables = rng.between(2, 3);
+      for (std::size_t s = 0; s < syllables; ++s) {
+        word += kOnsets[rng.below(std::size(kOnsets))];
+        word += kVowels[rng.below(std::size(kVowels))];
+      }
+      word += kCodas[rng.below(std::size(kCodas))];
+      if (seen.insert(word).second) words_.push_back(std::move(word));
+    }
+    double total = 0;
+    for (std::size_t rank = 0; rank < words_.size(); ++rank) {
+      total += 1.0 / static_cast<double>(rank + 1);
+      cumulative_.push_back(total);
+    }
+  }
+
+  const std::string& zipf(Rng& rng) const {
+    double target = rng.unit() * cumulative_.back();
+    auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), target);
+    auto rank = std::min<std::size_t>(static_cast<std::size_t>(it - cumulative_.begin()), words_.size() - 1);
+    return words_[rank];
+  }
+  const std::string& uniform(Rng& rng) const { return words_[rng.below(words_.size())]; }
+  std::size_t size() const { return words_.size(); }
+
+ private:
+  std::vector<std::string> words_;
+  std::vector<double> cumulative_;
+};
+
+enum class Kind { Epic, Task, Subtask };
+
+struct PlannedAdd {
+  json::Value params;
+  Kind kind = Kind::Task;
+  bool blocked = false;
+};
+
+/// The shape of a real backlog: 5% epics; of the rest 55% tasks under a recent epic, 20% subtasks
+/// under a recent task, 25% top-level tasks. Priorities 5/20/50/25% critical/high/medium/low; 20%
+/// depend on 1–2 recent tasks; most carry labels, many a description, some acceptance criteria,
+/// files, a size, a phase or a first note; 2% start blocked.
+class Workload {
+ public:
+  explicit Workload(std::uint32_t seed) : rng_(seed), vocabulary_(rng_, 2000) {}
+
+  PlannedAdd plan_add() {
+    PlannedAdd plan;
+    json::Value& p = plan.params = json::Value::object();
+    if (ids_.empty() || rng_.chance(0.05)) {
+      plan.kind = Kind::Epic;
+    } else {
+      double roll = rng_.unit();
+      if (roll < 0.20 && !tasks_.empty()) {
+        plan.kind = Kind::Subtask;
+        p.set("parent", recent(tasks_, 200));
+      } else if (roll < 0.75) {
+        p.set("parent", recent(epics_, 20));  // the first task is always an epic
+      }
+    }
+    p.set("title", sentence(4, 9, true));
+    if (plan.kind == Kind::Epic) p.set("type", "epic");
+    if (rng_.chance(0.8)) p.set("description", sentence(15, 60, true) + ".");
+    double priority = rng_.unit();
+    p.set("priority", priority < 0.05 ? "critical" : priority < 0.25 ? "high" : priority < 0.75 ? "medium" : "low");
+    if (plan.kind != Kind::Epic && !ids_.empty() && rng_.chance(0.2)) {
+      std::set<std::string> depends;
+      std::size_t count = rng_.between(1, 2);
+      for (std::size_t i = 0; i < count; ++i) depends.insert(recent(ids_, 300));
+      p.set("depends", json::Value::array_of(depends));
+    }
+    if (rng_.chance(0.6)) {
+      static constexpr std::string_view kLabels[] = {"backend", "frontend", "api", "db", "infra", "docs",
+                                                     "security", "perf", "ux", "testing", "ci", "tech-debt"};
+      std::set<std::string> labels;
+      std::size_t count = rng_.between(1, 2);
+      for (std::size_t i = 0; i < count; ++i) labels.insert(std::string(kLabels[rng_.below(std::size(kLabels))]));
+      p.set("labels", json::Value::array_of(labels));
+    }
+    if (rng_.chance(0.3)) {
+      json::Value acceptance = json::Value::array();
+      std::size_t count = rng_.between(1, 3);
+      for (std::size_t i = 0; i < count; ++i) acceptance.push_back(sentence(4, 10, true));
+      p.set("acceptance", std::move(acceptance));
+    }
+    if (rng_.chance(0.2)) {
+      json::Value files = json::Value::array();
+      std::size_t count = rng_.between(1, 3);
+      for (std::size_t i = 0; i < count; ++i)
+        files.push_back("src/" + vocabulary_.zipf(rng_) + "/" + vocabulary_.zipf(rng_) + ".cpp");
+      p.set("files", std::move(files));
+    }
+    if (rng_.chance(0.5)) {
+      static constexpr std::string_view kSizes[] = {"small", "medium", "large"};
+      p.set("size", kSizes[rng_.below(std::size(kSizes))]);
+    }
+    if (rng_.chance(0.4)) {
+      static constexpr std::string_view kPhases[] = {"setup", "core", "polish", "release"};
+      p.set("phase", kPhases[rng_.below(std::size(kPhases))]);
+    }
+    if (rng_.chance(0.1)) p.set("notes", sentence(8, 30, true));
+    if (plan.kind != Kind::Epic && rng_.chance(0.02)) {
+      p.set("blockedBy", "waiting for the " + vocabulary_.zipf(rng_) + " review");
+      plan.blocked = true;
+    }
+    return plan;
+  }
+
+  void created(const std::string& id, const PlannedAdd& plan) {
+    ids_.push_back(id);
+    blocked_.push_back(plan.blocked);
+    if (plan.kind == Kind::Epic) epics_.push_back(id);
+    if (plan.kind == Kind::Task) tasks_.push_back(id);
+  }
+
+  /// Ids to complete after the fill: ~30%, never a task that started blocked.
+  std::vector<std::string> plan_completions() {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < ids_.size(); ++i)
+      if (rng_.chance(0.3) && !blocked_[i]) out.push_back(ids_[i]);
+    return out;
+  }
+
+  const std::string& random_id() { return ids_[rng_.below(ids_.size())]; }
+  /// A search term: any vocabulary word, uniformly (so mostly rare words, sometimes very common ones).
+  const std::string& random_word() { return vocabulary_.uniform(rng_); }
+  std::size_t vocabulary_size() const { return vocabulary_.size(); }
+
+ private:
+  /// A random item among the last `window` of `items` (work clusters around recent tasks).
+  const std::string& recent(const std::vector<std::string>& items, std::size_t window) {
+    std::size_t span = std::min(window, items.size());
+    return items[items.size() - 1 - rng_.below(span)];
+  }
+
+  std::string sentence(std::size_t min_words, std::size_t max_words, bool capitalise) {
+    std::string out;
+    std::size_t count = rng_.between(min_words, max_words);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i > 0) out += ' ';
+      out += vocabulary_.zipf(rng_);
+    }
+    if (capitalise && !out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 'a' + 'A');
+    return out;
+  }
+
+  Rng rng_;
+  Vocabulary vocabulary_;
+  std::vector<std::string> ids_;
+  std::vector<bool> blocked_;
+  std::vector<std::string> epics_;
+  std::vector<std::string> tasks_;  // type task: the parents subtasks may have
+};
+
+// ---------------------------------------------------------------------------------------------
+// Timing.
+
+struct Stats {
+  std::size_t n = 0;
+  double median = 0;
+  double p95 = 0;
+  double min = 0;
+  double mean_bytes = 0;
+};
+
+/// Nearest-rank percentiles over samples in microseconds.
+Stats summarize(std::vector<double> samples, double total_bytes) {
+  Stats stats;
+  if (samples.empty()) return stats;
+  std::sort(samples.begin(), samples.end());
+  auto rank = [&](double q) {
+    auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(samples.size())));
+    return samples[std::clamp<std::size_t>(index, 1, samples.size()) - 1];
+  };
+  stats.n = samples.size();
+  stats.median = rank(0.50);
+  stats.p95 = rank(0.95);
+  stats.min = samples.front();
+  stats.mean_bytes = total_bytes / static_cast<double>(samples.size());
+  return stats;
+}
+
+double micros_since(Steady::time_point start) {
+  return std::chrono::duration<double, std::micro>(Steady::now() - start).count();
+}
+
+struct Limits {
+  int warmup = 5;
+  int iterations = 300;
+  int min_samples = 10;
+  double budget_s = 3.0;
+};
+
+std::string describe(const Request& request) {
+  return std::string(to_string(request.gateway)) + " " + request.domain + "." + request.operation + " " +
+         request.params.dump();
+}
+
+/// Dispatches and serialises, failing loudly: a benchmark of error replies would measure nothing.
+std::string call(Router& router, const Request& request) {
+  Envelope envelope = router.dispatch(request);
+  std::string out = to_json(envelope);
+  if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
+  return out;
+}
+
+/// Times `make_request()` calls through dispatch + to_json (building the request is not timed).
+Stats measure(Router& router, const std::function<Request()>& make_request, const Limits& limits) {
+  for (int i = 0; i < limits.warmup; ++i) call(router, make_request());
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(limits.iterations));
+  double bytes = 0;
+  auto started = Steady::now();
+  for (int i = 0; i < limits.iterations; ++i) {
+    Request request = make_request();
+    auto t0 = Steady::now();
+    Envelope envelope = router.dispatch(request);
+    std::string out = to_json(envelope);
+    samples.push_back(micros_since(t0));
+    if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
+    bytes += static_cast<double>(out.size());
+    if (std::ssize(samples) >= limits.min_samples && micros_since(started) > limits.budget_s * 1e6) break;
+  }
+  return summarize(std::move(samples), bytes);
+}
+
+Request mutate(std::string domain, std::string operation, json::Value params) {
+  return Request{Gateway::Mutate, std::move(domain), std::move(operation), std::move(params)};
+}
+Request query(std::string domain, std::string operation, json::Value params) {
+  return Request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ct process.
+
+struct ProcessResult {
+  bool ok = false;
+  std::string failure;  // why not, when !ok
+  Stats stats;          // microseconds
+};
+
+std::string first_line_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+/// Runs `ct show T001 --json` with CLEO_ROOT=project; stdout to `stdout_file` (or /dev/null).
+/// Returns the wait status, or -1 when the process could not be started.
+int run_ct_show(const fs::path& ct, const fs::path& project, const fs::path& stdout_file,
+                const fs::path& stderr_file, int& spawn_errno) {
+  std::vector<std::string> env_strings;
+  for (char** entry = environ; *entry != nullptr; ++entry)
+    if (std::string_view(*entry).substr(0, 10) != "CLEO_ROOT=") env_strings.emplace_back(*entry);
+  env_strings.push_back("CLEO_ROOT=" + project.string());
+  std::vector<char*> envp;
+  for (auto& entry : env_strings) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::string program = ct.string();
+  std::string show = "show";
+  std::string id = "T001";
+  std::string json_flag = "--json";
+  std::vector<char*> argv{program.data(), show.data(), id.data(), json_flag.data(), nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  spawn_errno = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_errno != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
+std::string explain_status(int status, int spawn_errno, const fs::path& stderr_file) {
+  std::string why;
+  if (status == -1) {
+    why = "could not start: " + std::string(std::strerror(spawn_errno));
+  } else if (WIFEXITED(status)) {
+    why = "exit " + std::to_string(WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    why = "killed by signal " + std::to_string(WTERMSIG(status));
+  } else {
+    why = "wait status " + std::to_string(status);
+  }
+  std::string line = first_line_of(stderr_file);
+  if (!line.empty()) why += ": " + line.substr(0, 160);
+  return why;
+}
+
+ProcessResult time_ct_show(const fs::path& ct, const fs::path& project, const fs::path& scratch, int runs) {
+  ProcessResult result;
+  const fs::path out_file = scratch / "ct-show.out";
+  const fs::path err_file = scratch / "ct-show.err";
+  // One checked run first (it also warms the page cache): exit 0 and a reply about T001.
+  int spawn_errno = 0;
+  int status = run_ct_show(ct, project, out_file, err_file, spawn_errno);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    result.failure = explain_status(status, spawn_errno, err_file);
+    return result;
+  }
+  {
+    std::ifstream in(out_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str().find("\"T001\"") == std::string::npos) {
+      result.failure = "exit 0 but the output does not mention T001: " + text.str().substr(0, 160);
+      return result;
+    }
+  }
+  for (int i = 0; i < 2; ++i) run_ct_show(ct, project, "/dev/null", err_file, spawn_errno);
+  std::vector<double> samples;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Steady::now();
+    status = run_ct_show(ct, project, "/dev/null", err_file, spawn_errno);
+    samples.push_back(micros_since(t0));
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      result.failure = "run " + std::to_string(i + 1) + ": " + explain_status(status, spawn_errno, err_file);
+      return result;
+    }
+  }
+  result.ok = true;
+  result.stats = summarize(std::move(samples), 0);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One store size.
+
+struct Row {
+  std::int64_t size = 0;
+  std::string op;
+  Stats stats;
+  std::string failure;              // a row that could not be measured
+  std::optional<double> target_us;  // the issue's target at this size, if any
+};
+
+struct FillReport {
+  std::int64_t size = 0;
+  std::size_t completed = 0;
+  double add_seconds = 0;
+  double complete_seconds = 0;
+  double db_megabytes = 0;
+  Stats add_stats;  // per add during the fill
+};
+
+/// The issue's targets, in microseconds, by operation key (as in --ops, plus "ct").
+std::optional<double> target_for(std::string_view key, std::int64_t size) {
+  if (key == "add") return 100.0;
+  if (key == "show") return 20.0;
+  if (key == "find" && size == 100000) return 2000.0;
+  if (key == "next" && size == 10000) return 5000.0;
+  if (key == "ct" && size == 10000) return 5000.0;
+  return std::nullopt;
+}
+
+double megabytes_of(const fs::path& dir) {
+  std::error_code ec;
+  std::uintmax_t total = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
+    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+  return static_cast<double>(total) / (1024.0 * 1024.0);
+}
+
+void progress(const std::string& text) {
+  std::cerr << text << std::endl;
+}
+
+/// Builds the store of `size` tasks in `dir` and measures it; appends its rows.
+void bench_size(std::int64_t size, const fs::path& dir, const fs::path& scratch, const Options& options,
+                std::vector<Row>& rows, std::vector<FillReport>& fills) {
+  fs::create_directories(dir);
+  RouterOptions router_options;
+  router_options.project_dir = dir;
+  router_options.agent = "ct_bench_store";
+  Router router(registry(), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  call(router, mutate("system", "init", json::Value::object()));
+
+  // Same seed for every size: the 1k store is the first 1k tasks of the 10k store, and so on.
+  Workload workload(options.seed);
+  FillReport fill;
+  fill.size = size;
+  std::vector<double> add_samples;
+  add_samples.reserve(static_cast<std::size_t>(size));
+  auto fill_started = Steady::now();
+  std::int64_t step = std::max<std::int64_t>(1, size / 10);
+  for (std::int64_t i = 0; i < size; ++i) {
+    PlannedAdd plan = workload.plan_add();
+    Request request = mutate("tasks", "add", plan.params);
+    auto t0 = Steady::now();
+    Envelope envelope = router.dispatch(request);
+    std::string out = to_json(envelope);
+    add_samples.push_back(micros_since(t0));
+    if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
+    workload.created(envelope.data["id"].as_string(), plan);
+    if ((i + 1) % step == 0) progress("  " + std::to_string(size) + ": added " + std::to_string(i + 1));
+  }
+  fill.add_seconds = micros_since(fill_started) / 1e6;
+  fill.add_stats = summarize(std::move(add_samples), 0);
+  auto complete_started = Steady::now();
+  for (const auto& id : workload.plan_completions()) {
+    json::Value params = json::Value::object();
+    params.set("id", id);
+    call(router, mutate("tasks", "complete", std::move(params)));
+    ++fill.completed;
+  }
+  fill.complete_seconds = micros_since(complete_started) / 1e6;
+  fill.db_megabytes = megabytes_of(dir / ".cleo");
+  fills.push_back(fill);
+  progress("  " + std::to_string(size) + ": filled in " + std::to_string(fill.add_seconds + fill.complete_seconds) +
+           " s; measuring");
+
+  Limits limits;
+  limits.iterations = options.iterations;
+  limits.budget_s = options.budget_s;
+  auto record = [&](std::string_view key, std::string op, const std::function<Request()>& make) {
+    if (!options.ops.contains(key)) return;
+    progress("  " + std::to_string(size) + ": " + op);
+    Row row;
+    row.size = size;
+    row.op = std::move(op);
+    row.target_us = target_for(key, size);
+    row.stats = measure(router, make, limits);
+    rows.push_back(std::move(row));
+  };
+  // Reads first, on exactly `size` tasks; add last (it grows the store by a few hundred tasks).
+  record("show", "show", [&] {
+    json::Value params = json::Value::object();
+    params.set("id", workload.random_id());
+    return query("tasks", "show", std::move(params));
+  });
+  record("list", "list (compact, 50 rows)", [&] {
+    json::Value params = json::Value::object();
+    params.set("status", json::Value::array_of(std::vector<std::string>{"pending"}));
+    params.set("limit", 50);
+    params.set("detail", "compact");
+    return query("tasks", "list", std::move(params));
+  });
+  record("find", "find (one word)", [&] {
+    json::Value params = json::Value::object();
+    params.set("query", workload.random_word());
+    return query("tasks", "find", std::move(params));
+  });
+  record("next", "next", [&] {
+    json::Value params = json::Value::object();
+    params.set("count", 1);
+    return query("tasks", "next", std::move(params));
+  });
+  record("add", "add", [&] {
+    PlannedAdd plan = workload.plan_add();
+    return mutate("tasks", "add", plan.params);
+  });
+
+  if (options.ct) {
+    progress("  " + std::to_string(size) + ": ct show T001 --json");
+    Row row;
+    row.size = size;
+    row.op = "ct show (process)";
+    row.target_us = target_for("ct", size);
+    ProcessResult process = time_ct_show(*options.ct, dir, scratch, options.runs);
+    if (process.ok) row.stats = process.stats;
+    else row.failure = process.failure;
+    rows.push_back(std::move(row));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+std::string format_duration(double micros) {
+  char buffer[32];
+  if (micros < 1000.0) std::snprintf(buffer, sizeof buffer, "%.1f µs", micros);
+  else if (micros < 1e6) std::snprintf(buffer, sizeof buffer, "%.2f ms", micros / 1000.0);
+  else std::snprintf(buffer, sizeof buffer, "%.2f s", micros / 1e6);
+  return buffer;
+}
+
+std::string format_fixed(double value, int decimals) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return std::string(trim(std::string_view(line).substr(colon + 1)));
+    }
+  }
+  return "unknown";
+}
+
+std::string kernel() {
+  utsname name{};
+  if (uname(&name) != 0) return "unknown";
+  return std::string(name.sysname) + " " + name.release + " " + name.machine;
+}
+
+/// The 1-minute load average: other work on the machine shows up in the numbers.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one.empty() ? "unknown" : one;
+}
+
+std::string today() {
+  return format_iso8601(SystemClock().now()).substr(0, 10);
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) out += ' ';
+    out += argv[i];
+  }
+  return out;
+}
+
+void print_report(const Options& options, const std::string& command, const std::vector<Row>& rows,
+                  const std::vector<FillReport>& fills, double total_seconds, const std::string& load_before) {
+  std::ostream& out = std::cout;
+#ifdef NDEBUG
+  const char* asserts = "off";
+#else
+  const char* asserts = "on";
+#endif
+  out << "## ct_bench_store, " << today() << "\n\n";
+  out << "- Command: `" << command << "`\n";
+  out << "- Machine: " << cpu_model() << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs online, " << kernel()
+      << "\n";
+  out << "- Build: " << CT_BENCH_BUILD_TYPE << " (assertions " << asserts << "), g++ " << __VERSION__
+      << ", SQLite " << sqlite3_libversion() << "\n";
+  out << "- Load average (1 min): " << load_before << " before, " << load_average() << " after\n";
+  out << "- Workload: seed " << options.seed << ", up to " << options.iterations << " timed calls per operation ("
+      << options.budget_s << " s budget, at least 10), 5 untimed warm-up calls; in-process times are "
+      << "Router::dispatch + to_json on one connection; total run " << format_fixed(total_seconds, 1) << " s\n\n";
+
+  out << "### Building the stores (through tasks.add and tasks.complete)\n\n";
+  out << "| size | adds | completes | add median | add p95 | add mean | database |\n";
+  out << "|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& fill : fills) {
+    out << "| " << fill.size << " | " << format_fixed(fill.add_seconds, 1) << " s | " << fill.completed << " in "
+        << format_fixed(fill.complete_seconds, 1) << " s | " << format_duration(fill.add_stats.median) << " | "
+        << format_duration(fill.add_stats.p95) << " | "
+        << format_duration(fill.add_seconds * 1e6 / static_cast<double>(fill.size)) << " | "
+        << format_fixed(fill.db_megabytes, 1) << " MB |\n";
+  }
+  out << "\n### Operations\n\n";
+  out << "| size | op | n | median | p95 | min | reply | target | ok? |\n";
+  out << "|---:|---|---:|---:|---:|---:|---:|---:|:---:|\n";
+  for (const auto& row : rows) {
+    std::string target = row.target_us ? "< " + format_duration(*row.target_us) : "—";
+    out << "| " << row.size << " | " << row.op << " | ";
+    if (!row.failure.empty()) {
+      out << "— | **failed: " << row.failure << "** | | | | " << target << " | " << (row.target_us ? "**no**" : "—")
+          << " |\n";
+      continue;
+    }
+    std::string ok = "—";
+    if (row.target_us) ok = row.stats.median < *row.target_us ? "yes" : "**no**";
+    std::string reply = row.stats.mean_bytes > 0 ? format_fixed(row.stats.mean_bytes, 0) + " B" : "—";
+    out << row.stats.n << " | " << format_duration(row.stats.median) << " | " << format_duration(row.stats.p95)
+        << " | " << format_duration(row.stats.min) << " | " << reply << " | " << target << " | " << ok << " |\n";
+  }
+  if (!options.ct) out << "\n(`ct show` process times not measured: pass `--ct PATH`.)\n";
+  out << "\n`ok?` compares the median with the target; `reply` is the mean size of the JSON reply.\n";
+}
+
+int run(int argc, char** argv) {
+  Options options = parse_options(argc, argv);
+  auto started = Steady::now();
+  const std::string load_before = load_average();
+
+  fs::path root;
+  bool remove_root = false;
+  if (options.keep) {
+    root = fs::absolute(*options.keep);
+    for (auto size : options.sizes) {
+      if (fs::exists(root / ("store-" + std::to_string(size))))
+        throw std::runtime_error((root / ("store-" + std::to_string(size))).string() +
+                                 " already exists; remove it or choose another --keep directory");
+    }
+    fs::create_directories(root);
+  } else {
+    root = fs::temp_directory_path() / ("ct-bench-" + std::to_string(getpid()));
+    fs::create_directories(root);
+    remove_root = true;
+  }
+  struct Cleanup {
+    fs::path dir;
+    bool active;
+    ~Cleanup() {
+      std::error_code ec;
+      if (active) fs::remove_all(dir, ec);
+    }
+  } cleanup{root, remove_root};
+
+  std::vector<Row> rows;
+  std::vector<FillReport> fills;
+  for (auto size : options.sizes) {
+    progress("store of " + std::to_string(size) + " tasks in " + (root / ("store-" + std::to_string(size))).string());
+    bench_size(size, root / ("store-" + std::to_string(size)), root, options, rows, fills);
+  }
+  std::error_code ec;
+  fs::remove(root / "ct-show.out", ec);
+  fs::remove(root / "ct-show.err", ec);
+  print_report(options, command_line(argc, argv), rows, fills, micros_since(started) / 1e6, load_before);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ct::bench
+
+int main(int argc, char** argv) {
+  try {
+    return ct::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ct_bench_store: " << e.what() << "\n";
+    return 1;
+  }
+}
