@@ -64,7 +64,7 @@ std::int64_t days_from_civil(int y, unsigned m, unsigned d) {
 
 std::optional<TimeMs> parse_iso8601(std::string_view text) {
   std::size_t pos = 0;
-  int year, month, day, hour = 0, minute = 0, second = 0, millis = 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, millis = 0;
   if (!read_digits(text, pos, 4, year) || !expect(text, pos, '-') ||
       !read_digits(text, pos, 2, month) || !expect(text, pos, '-') ||
       !read_digits(text, pos, 2, day))

@@ -145,29 +145,8 @@ Result<void> load_object(const json::Value& object, const std::string& prefix, c
   return {};
 }
 
-void indent(std::string& out, int depth) { out.append(static_cast<std::size_t>(depth) * 2, ' '); }
 
 /// Pretty JSON for a file people edit by hand.
-void dump_pretty(const json::Value& value, int depth, std::string& out) {
-  if (value.is_object() && !value.empty()) {
-    out += "{\n";
-    bool first = true;
-    for (const auto& [name, member] : value.as_object()) {
-      if (!first) out += ",\n";
-      first = false;
-      indent(out, depth + 1);
-      json::write_string(out, name);
-      out += ": ";
-      dump_pretty(member, depth + 1, out);
-    }
-    out += '\n';
-    indent(out, depth);
-    out += '}';
-    return;
-  }
-  value.dump_to(out);
-}
-
 Error file_error(std::string_view what, const fs::path& file, int error_number) {
   return Error(ErrorCode::FileError,
                std::string(what) + " " + file.string() + ": " + std::strerror(error_number))
@@ -268,10 +247,7 @@ json::Value Config::to_json() const {
 }
 
 Result<void> Config::save(const std::filesystem::path& file) const {
-  std::string text;
-  dump_pretty(to_json(), 0, text);
-  text += '\n';
-  return write_file_atomic(file, text);
+  return write_file_atomic(file, to_json().dump_pretty() + "\n");
 }
 
 Result<void> write_file_atomic(const std::filesystem::path& file, std::string_view content) {
