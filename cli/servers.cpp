@@ -6,7 +6,10 @@
 
 #include <array>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "cli/render.h"
@@ -74,7 +77,22 @@ bool is_server_command(std::string_view word) {
   return false;
 }
 
-int run_server_command(std::string_view word, const std::vector<std::string>& args) {
+/// Replaces this process with the `ct-serve` next to the running `ct` (same arguments).
+int exec_http_server(const std::vector<std::string>& args) {
+  std::filesystem::path program = std::filesystem::path(mcp::self_path()).parent_path() / "ct-serve";
+  std::vector<char*> argv;
+  std::string name = program.string();
+  argv.push_back(name.data());
+  std::vector<std::string> copy = args;
+  for (auto& arg : copy) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  ::execv(name.c_str(), argv.data());
+  return report(Error(ErrorCode::DependencyError, "cannot start " + name + ": " + std::strerror(errno))
+                    .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
+}
+
+int run_server_command(std::string_view word, const std::vector<std::string>& args, HttpRunner run_http) {
   CLI::App app("ct — CLEO task management", "ct");
   ServerFlags flags;
   std::string summary;
@@ -92,7 +110,7 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     command->add_option("--allow-origin", flags.origins, "Also accept browser requests from this origin (repeatable)")
         ->type_name("ORIGIN")
         ->allow_extra_args(false);
-    command->add_option("--threads", flags.http.threads, "Requests served in parallel (default 8)")->type_name("N");
+    command->add_option("--threads", flags.http.threads, "Connections served in parallel (default 16)")->type_name("N");
   } else {
     add_common(*command, flags);
     std::string hosts;
@@ -122,7 +140,8 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
   if (word == "mcp") return mcp::run_stdio_server(options);
   if (word == "serve") {
     flags.http.allowed_origins = flags.origins;
-    return mcp::run_http_server(options, flags.http, stdout);
+    if (!run_http) return exec_http_server(args);
+    return run_http(options, flags.http, stdout);
   }
   std::optional<std::string> url;
   if (!flags.http_url.empty()) url = flags.http_url;

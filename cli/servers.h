@@ -3,10 +3,14 @@
 // gateway/ does the work; this file only parses their flags.
 #pragma once
 
+#include <cstdio>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "domains/router.h"
+#include "gateway/http_transport.h"
 
 namespace ct::cli {
 
@@ -19,8 +23,13 @@ struct ServerCommand {
 std::span<const ServerCommand> server_commands();
 bool is_server_command(std::string_view word);
 
+/// What `serve` does once its flags are parsed. `ct` passes none and so execs the sibling
+/// `ct-serve` executable with the same arguments; `ct-serve` passes mcp::run_http_server.
+using HttpRunner = int (*)(const RouterOptions&, const mcp::HttpOptions&, std::FILE*);
+
 /// Runs `word` (one of server_commands()) with the whole argv (without the program name).
 /// Returns the process exit code.
-int run_server_command(std::string_view word, const std::vector<std::string>& args);
+int run_server_command(std::string_view word, const std::vector<std::string>& args,
+                       HttpRunner run_http = nullptr);
 
 }  // namespace ct::cli

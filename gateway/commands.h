@@ -11,14 +11,19 @@
 #include "core/error.h"
 #include "domains/router.h"
 #include "gateway/http_transport.h"
+#include "gateway/mcp_protocol.h"
 
 namespace ct::mcp {
 
 /// `ct mcp`: serves MCP on stdin/stdout until stdin closes.
 int run_stdio_server(const RouterOptions& router_options);
 
+/// The MCP server identity and level-0 instructions.
+ServerInfo server_info();
+
 /// `ct serve`: initialises the project when needed, prints the URL and a client configuration
-/// to `out`, then serves until SIGINT or SIGTERM.
+/// to `out`, then serves until SIGINT or SIGTERM. Defined in http_command.cpp (library
+/// ct_gateway_http, linked only into the `ct-serve` executable).
 int run_http_server(const RouterOptions& router_options, const HttpOptions& http_options, std::FILE* out);
 
 /// Hosts that `ct mcp-config` knows, in the order shown by --help.

@@ -1,0 +1,69 @@
+// `ct serve`: the HTTP server program. Linked only into the `ct-serve` executable, so that every
+// other `ct` command starts without loading cpp-httplib and the TLS and compression libraries
+// Debian builds it with.
+#include <csignal>
+#include <pthread.h>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "gateway/commands.h"
+
+namespace ct::mcp {
+
+int run_http_server(const RouterOptions& router_options, const HttpOptions& http_options, std::FILE* out) {
+  // Initialise the project when there is none yet: `ct serve` is the one command to get going.
+  {
+    Router router(registry(), router_options, clock_from_environment());
+    Envelope probe = router.dispatch({Gateway::Query, "tasks", "exists", json::Value(json::Value::Object{{"id", "T001"}})});
+    if (!probe.success && probe.error && probe.error->code == ErrorCode::NotInitialized) {
+      Envelope init = router.dispatch({Gateway::Mutate, "system", "init", json::Value()});
+      if (!init.success) {
+        std::fprintf(stderr, "ct serve: cannot initialise the project: %s\n", init.error->message.c_str());
+        return init.exit_code();
+      }
+      std::fprintf(out, "Initialised a CLEO project in %s\n", init.data["root"].as_string().c_str());
+    } else if (!probe.success) {
+      std::fprintf(stderr, "ct serve: %s\n", probe.error->message.c_str());
+      if (!probe.error->fix.empty()) std::fprintf(stderr, "  fix: %s\n", probe.error->fix.c_str());
+      return probe.exit_code();
+    }
+  }
+  Protocol protocol(registry(), server_info());
+  HttpServer server(
+      protocol, [router_options] { return std::make_unique<Router>(registry(), router_options, clock_from_environment()); },
+      http_options);
+  if (auto bound = server.bind(); !bound) {
+    std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());
+    return bound.error().exit_code();
+  }
+  // Signals go to one thread that stops the server cleanly; the main thread serves.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread waiter([&server, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    log::info("signal received; stopping");
+    server.stop();
+  });
+
+  std::string url = server.url();
+  std::fprintf(out, "CLEO MCP server: %s\n", url.c_str());
+  std::optional<std::filesystem::path> project = router_options.project_dir;
+  auto snippet = client_config("claude", url, self_path(), project);
+  if (snippet) std::fprintf(out, "Claude Code (%s):\n%s", config_location("claude").c_str(), snippet->c_str());
+  std::fprintf(out, "Other hosts: ct mcp-config --host codex|cursor|gemini|vscode --http %s\n", url.c_str());
+  if (!http_options.token.empty()) std::fprintf(out, "Clients must send: Authorization: Bearer <token>\n");
+  std::fprintf(out, "Press Ctrl-C to stop.\n");
+  std::fflush(out);
+  server.run();
+  // The server stopped: wake the waiter if it is still waiting (stop came from elsewhere).
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return 0;
+}
+
+}  // namespace ct::mcp
