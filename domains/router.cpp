@@ -1,5 +1,6 @@
 #include "domains/router.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -14,10 +15,11 @@ namespace ct {
 namespace {
 
 Result<void> check_route(const Registry& registry, const Request& request, const OperationSpec*& spec) {
-  std::vector<std::string> domains = registry.domains(request.gateway);
-  bool known_domain = false;
-  for (const auto& d : registry.domains()) known_domain = known_domain || d == request.domain;
+  spec = registry.find(request.domain, request.operation);
+  bool known_domain = spec != nullptr || std::any_of(registry.operations().begin(), registry.operations().end(),
+                                                      [&](const auto& op) { return op.domain == request.domain; });
   if (!known_domain) {
+    std::vector<std::string> domains = registry.domains(request.gateway);
     std::string message = "unknown domain '" + request.domain + "'";
     for (auto planned : canonical_domains())
       if (planned == request.domain) message = "domain '" + request.domain + "' has no operations in this version";
@@ -27,7 +29,6 @@ Result<void> check_route(const Registry& registry, const Request& request, const
                                   : "use one of the domains in error.details.valid";
     return fail(std::move(error));
   }
-  spec = registry.find(request.domain, request.operation);
   if (!spec) {
     Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + request.domain + "." +
                                                          request.operation + "' for " +

@@ -78,7 +78,8 @@ CREATE TABLE tasks(
   version INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX tasks_parent_position ON tasks(parent, position);
-CREATE INDEX tasks_status_archived ON tasks(status, archived);
+-- Serves status filters and, in tasks.next, walks one priority group in position order.
+CREATE INDEX tasks_status_priority ON tasks(status, archived, priority, position, created_at);
 
 CREATE TABLE task_deps(
   task_id TEXT NOT NULL,
@@ -97,8 +98,10 @@ CREATE TABLE focus(
   task_id TEXT NOT NULL
 );
 
+-- Rows are never deleted, so a plain rowid is as monotonic as AUTOINCREMENT without its
+-- extra page write per mutation.
 CREATE TABLE audit(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq INTEGER PRIMARY KEY,
   at INTEGER NOT NULL,
   session TEXT NOT NULL DEFAULT '',
   agent TEXT NOT NULL DEFAULT '',
@@ -526,6 +529,8 @@ class SqliteStore final : public Store {
     // The first statement reads the file header: a file that is not a database fails here.
     CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
     CT_TRY(exec("PRAGMA foreign_keys=ON", "cannot configure the task database"));
+    // Reads through a memory map skip a read() per page: large stores get much cheaper lookups.
+    CT_TRY(exec("PRAGMA mmap_size=268435456", "cannot configure the task database"));
     CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                 "cannot configure the task database"));
     return migrate(options.create);
@@ -767,32 +772,74 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override {
-    // One pass in SQLite: the dependency check, the leaf check and the score use indexes
-    // (task_deps primary key, tasks(parent, position)); only the best rows leave the VM.
+    // The score takes few values (4 priorities × in phase or not × leaf or not), so walk the
+    // groups from the best score down; each group is read in (position, created_at) order from
+    // tasks_status_priority and stops after `limit` rows. Cost follows the rows returned (plus
+    // the candidates a group skips because their dependencies are unfinished), not the store.
+    struct Group {
+      int score;
+      int priority;
+      int in_phase;  // 1, 0, or -1 = either (no phase bonus in play)
+      int leaf;      // 1, 0, or -1 = either (no leaf bonus in play)
+    };
+    static constexpr std::array<std::string_view, 4> kPriorities = {"critical", "high", "medium", "low"};
+    bool phase_matters = !scoring.phase.empty() && scoring.phase_bonus != 0;
+    bool leaf_matters = scoring.leaf_bonus != 0;
+    std::vector<Group> groups;
+    for (int p = 0; p < 4; ++p)
+      for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
+        for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
+          groups.push_back({scoring.priority_points[static_cast<std::size_t>(p)] +
+                                (in_phase == 1 ? scoring.phase_bonus : 0) + (leaf == 1 ? scoring.leaf_bonus : 0),
+                            p, in_phase, leaf});
+    std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.score > b.score; });
+
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
-                  prepare("SELECT id, base + (CASE WHEN leaf THEN ?7 ELSE 0 END) AS score, leaf, in_phase FROM ("
-                          " SELECT t.id, t.position, t.created_at, t.num,"
-                          "  (CASE t.priority WHEN 'critical' THEN ?1 WHEN 'high' THEN ?2 WHEN 'medium' THEN ?3"
-                          "   ELSE ?4 END) + (CASE WHEN ?5 <> '' AND t.phase = ?5 THEN ?6 ELSE 0 END) AS base,"
-                          "  NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
-                          "   AND c.status IN ('pending', 'active', 'blocked')) AS leaf,"
-                          "  (?5 <> '' AND t.phase = ?5) AS in_phase"
-                          " FROM tasks t WHERE t.status = 'pending' AND t.archived = 0 AND NOT EXISTS ("
-                          "  SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
-                          "  WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled')))"
-                          " ORDER BY score DESC, position, created_at, num LIMIT ?8"));
-    Statement stmt(raw);
-    for (int i = 0; i < 4; ++i) stmt.bind(i + 1, static_cast<std::int64_t>(scoring.priority_points[static_cast<std::size_t>(i)]));
-    stmt.bind(5, scoring.phase);
-    stmt.bind(6, static_cast<std::int64_t>(scoring.phase_bonus));
-    stmt.bind(7, static_cast<std::int64_t>(scoring.leaf_bonus));
-    stmt.bind(8, scoring.limit);
+                  prepare("SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
+                          " WHERE t.status = 'pending' AND t.archived = 0 AND t.priority = ?1"
+                          " AND (?2 < 0 OR (t.phase = ?3) = ?2)"
+                          " AND (?4 < 0 OR NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
+                          "   AND c.status IN ('pending', 'active', 'blocked')) = ?4)"
+                          " AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
+                          "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
+                          " ORDER BY t.position, t.created_at, t.num LIMIT ?5"));
+    struct Row {
+      ReadyCandidate candidate;
+      std::int64_t position, created_at, num;
+    };
     std::vector<ReadyCandidate> out;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot list ready tasks"));
-      if (!row) break;
-      out.push_back({std::string(stmt.text(0)), static_cast<int>(stmt.integer(1)), stmt.integer(2) != 0,
-                     stmt.integer(3) != 0});
+    for (std::size_t g = 0; g < groups.size() && static_cast<std::int64_t>(out.size()) < scoring.limit;) {
+      // Groups with equal scores are merged by position, then age.
+      std::vector<Row> level;
+      std::size_t next = g;
+      std::int64_t wanted = scoring.limit - static_cast<std::int64_t>(out.size());
+      for (; next < groups.size() && groups[next].score == groups[g].score; ++next) {
+        const Group& group = groups[next];
+        Statement stmt(raw);
+        stmt.bind(1, kPriorities[static_cast<std::size_t>(group.priority)]);
+        stmt.bind(2, static_cast<std::int64_t>(group.in_phase));
+        stmt.bind(3, scoring.phase);
+        stmt.bind(4, static_cast<std::int64_t>(group.leaf));
+        stmt.bind(5, wanted);
+        while (true) {
+          CT_TRY_ASSIGN(bool row, step(stmt, "cannot list ready tasks"));
+          if (!row) break;
+          bool leaf = group.leaf == 1;
+          bool in_phase = group.in_phase == 1;
+          level.push_back({{std::string(stmt.text(0)), group.score, leaf, in_phase},
+                           stmt.integer(1), stmt.integer(2), stmt.integer(3)});
+        }
+      }
+      std::sort(level.begin(), level.end(), [](const Row& a, const Row& b) {
+        if (a.position != b.position) return a.position < b.position;
+        if (a.created_at != b.created_at) return a.created_at < b.created_at;
+        return a.num < b.num;
+      });
+      for (auto& row : level) {
+        if (static_cast<std::int64_t>(out.size()) >= scoring.limit) break;
+        out.push_back(std::move(row.candidate));
+      }
+      g = next;
     }
     return out;
   }
