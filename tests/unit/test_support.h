@@ -1,45 +1,16 @@
 // Shared helpers for unit tests: a temporary directory and a router on a fresh project.
 #pragma once
 
-#include <atomic>
 #include <filesystem>
 #include <memory>
-#include <random>
 #include <string>
 
 #include "core/clock.h"
+#include "unit/temp_dir.h"
 #include "core/json_parse.h"
 #include "domains/router.h"
 
 namespace ct::test {
-
-/// A fresh directory under the system temp dir, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device device;
-    path_ = std::filesystem::temp_directory_path() /
-            ("ct-test-" + std::to_string(device()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-inline json::Value parse_json(std::string_view text) {
-  auto parsed = json::parse(text);
-  if (!parsed) throw std::runtime_error("bad JSON in test: " + std::string(text));
-  return *parsed;
-}
 
 /// A router on an initialised project in a temp dir, with a fixed clock.
 class Project {

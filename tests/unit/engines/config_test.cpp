@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "unit/temp_dir.h"
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,20 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device random;
-    path = fs::temp_directory_path() / ("ct-config-test-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::TempDir;
 
 void write(const fs::path& file, std::string_view text) {
   std::ofstream out(file, std::ios::binary);
@@ -74,16 +63,16 @@ TEST_CASE("config defaults", "[engines][config]") {
 
 TEST_CASE("a missing or empty config file gives the defaults", "[engines][config]") {
   TempDir dir;
-  auto missing = Config::load(dir.path / "config.json");
+  auto missing = Config::load(dir.path() / "config.json");
   REQUIRE(missing);
   CHECK(missing->get_int("hierarchy.maxDepth") == 3);
-  write(dir.path / "config.json", "  \n");
-  CHECK(Config::load(dir.path / "config.json"));
+  write(dir.path() / "config.json", "  \n");
+  CHECK(Config::load(dir.path() / "config.json"));
 }
 
 TEST_CASE("config loads nested values", "[engines][config]") {
   TempDir dir;
-  auto file = dir.path / "config.json";
+  auto file = dir.path() / "config.json";
   write(file, R"({"hierarchy":{"maxDepth":2,"maxSiblings":10},"storage":{"synchronous":"full"},
                   "project":{"currentPhase":"core"}})");
   auto config = Config::load(file);
@@ -97,7 +86,7 @@ TEST_CASE("config loads nested values", "[engines][config]") {
 
 TEST_CASE("config load rejects bad files with E_CONFIG_ERROR", "[engines][config]") {
   TempDir dir;
-  auto file = dir.path / "config.json";
+  auto file = dir.path() / "config.json";
 
   Error syntax = load_error(file, "{\"hierarchy\": ");
   CHECK(syntax.code == ErrorCode::ConfigError);
@@ -157,7 +146,7 @@ TEST_CASE("config set validates", "[engines][config]") {
 
 TEST_CASE("config save round-trips through a nested file", "[engines][config]") {
   TempDir dir;
-  auto file = dir.path / "config.json";
+  auto file = dir.path() / "config.json";
   Config config;
   REQUIRE(config.set("hierarchy.maxSiblings", json::Value(12)));
   REQUIRE(config.set("project.currentPhase", json::Value("polish \"phase\" ü")));
@@ -177,17 +166,17 @@ TEST_CASE("config save round-trips through a nested file", "[engines][config]") 
 
   // No temp files are left behind.
   int entries = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++entries;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++entries;
   CHECK(entries == 1);
 }
 
 TEST_CASE("write_file_atomic replaces content and reports failures", "[engines][config]") {
   TempDir dir;
-  auto file = dir.path / "data.txt";
+  auto file = dir.path() / "data.txt";
   REQUIRE(write_file_atomic(file, "first"));
   REQUIRE(write_file_atomic(file, "second"));
   CHECK(read(file) == "second");
-  auto failed = write_file_atomic(dir.path / "missing-dir" / "x.txt", "data");
+  auto failed = write_file_atomic(dir.path() / "missing-dir" / "x.txt", "data");
   REQUIRE_FALSE(failed);
   CHECK(failed.error().code == ErrorCode::FileError);
 }

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "unit/temp_dir.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,21 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device random;
-    path = fs::temp_directory_path() / ("ct-project-test-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path);
-    path = fs::canonical(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::TempDir;
 
 /// Changes the working directory for one test and restores it.
 struct CwdGuard {
@@ -67,82 +55,82 @@ void make_project(const fs::path& root) {
 TEST_CASE("find_project walks up from a subdirectory", "[engines][project]") {
   TempDir dir;
   CleoRootGuard env(nullptr);
-  make_project(dir.path);
-  auto nested = dir.path / "src" / "deep" / "er";
+  make_project(dir.path());
+  auto nested = dir.path() / "src" / "deep" / "er";
   fs::create_directories(nested);
   CwdGuard cwd(nested);
 
   auto project = find_project(std::nullopt);
   REQUIRE(project);
-  CHECK(project->root == dir.path);
-  CHECK(project->db_path() == dir.path / ".cleo" / "tasks.db");
-  CHECK(project->config_path() == dir.path / ".cleo" / "config.json");
+  CHECK(project->root == dir.path());
+  CHECK(project->db_path() == dir.path() / ".cleo" / "tasks.db");
+  CHECK(project->config_path() == dir.path() / ".cleo" / "config.json");
   CHECK(init_target(std::nullopt) == nested);
 }
 
 TEST_CASE("find_project needs tasks.db inside .cleo", "[engines][project]") {
   TempDir dir;
   CleoRootGuard env(nullptr);
-  fs::create_directories(dir.path / "work" / ".cleo");  // a .cleo without a database does not count
-  CwdGuard cwd(dir.path / "work");
+  fs::create_directories(dir.path() / "work" / ".cleo");  // a .cleo without a database does not count
+  CwdGuard cwd(dir.path() / "work");
   auto project = find_project(std::nullopt);
   REQUIRE_FALSE(project);
   CHECK(project.error().code == ErrorCode::NotInitialized);
-  CHECK(project.error().message.find((dir.path / "work").string()) != std::string::npos);
+  CHECK(project.error().message.find((dir.path() / "work").string()) != std::string::npos);
   CHECK(project.error().fix.find("init") != std::string::npos);
 }
 
 TEST_CASE("find_project honours an explicit directory", "[engines][project]") {
   TempDir dir;
   CleoRootGuard env(nullptr);
-  make_project(dir.path / "a");
-  fs::create_directories(dir.path / "b");
+  make_project(dir.path() / "a");
+  fs::create_directories(dir.path() / "b");
 
-  auto found = find_project(dir.path / "a");
+  auto found = find_project(dir.path() / "a");
   REQUIRE(found);
-  CHECK(found->root == dir.path / "a");
+  CHECK(found->root == dir.path() / "a");
 
-  auto uninitialised = find_project(dir.path / "b");
+  auto uninitialised = find_project(dir.path() / "b");
   REQUIRE_FALSE(uninitialised);
   CHECK(uninitialised.error().code == ErrorCode::NotInitialized);
 
   // An explicit directory is not searched upwards.
-  fs::create_directories(dir.path / "a" / "sub");
-  auto below = find_project(dir.path / "a" / "sub");
+  fs::create_directories(dir.path() / "a" / "sub");
+  auto below = find_project(dir.path() / "a" / "sub");
   REQUIRE_FALSE(below);
   CHECK(below.error().code == ErrorCode::NotInitialized);
 
-  auto missing = find_project(dir.path / "nope");
+  auto missing = find_project(dir.path() / "nope");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == ErrorCode::FileError);
 
-  CHECK(init_target(dir.path / "b") == dir.path / "b");
+  CHECK(init_target(dir.path() / "b") == dir.path() / "b");
 }
 
 TEST_CASE("find_project honours CLEO_ROOT", "[engines][project]") {
   TempDir dir;
-  make_project(dir.path / "root");
-  fs::create_directories(dir.path / "elsewhere");
-  CwdGuard cwd(dir.path / "elsewhere");
+  make_project(dir.path() / "root");
+  fs::create_directories(dir.path() / "elsewhere");
+  CwdGuard cwd(dir.path() / "elsewhere");
   {
-    CleoRootGuard env((dir.path / "root").c_str());
+    CleoRootGuard env((dir.path() / "root").c_str());
     auto project = find_project(std::nullopt);
     REQUIRE(project);
-    CHECK(project->root == dir.path / "root");
-    CHECK(init_target(std::nullopt) == dir.path / "root");
+    CHECK(project->root == dir.path() / "root");
+    CHECK(init_target(std::nullopt) == dir.path() / "root");
     // --project wins over CLEO_ROOT.
-    auto explicit_project = find_project(dir.path / "elsewhere");
+    auto explicit_project = find_project(dir.path() / "elsewhere");
     REQUIRE_FALSE(explicit_project);
   }
   {
-    CleoRootGuard env((dir.path / "missing").c_str());
+    CleoRootGuard env((dir.path() / "missing").c_str());
     auto project = find_project(std::nullopt);
     REQUIRE_FALSE(project);
     CHECK(project.error().code == ErrorCode::FileError);
   }
   {
     CleoRootGuard env(nullptr);
-    CHECK(init_target(std::nullopt) == dir.path / "elsewhere");
+    CHECK(init_target(std::nullopt) == dir.path() / "elsewhere");
   }
 }
 

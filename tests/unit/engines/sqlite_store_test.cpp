@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "unit/temp_dir.h"
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,21 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh directory under the system temp dir, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device random;
-    path = fs::temp_directory_path() / ("ct-store-test-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::TempDir;
 
 std::unique_ptr<Store> open_new(const fs::path& file, int busy_timeout_ms = 5000) {
   SqliteOptions options;
@@ -93,7 +81,7 @@ void set_user_version(const fs::path& file, std::int64_t version) {
 
 TEST_CASE("open creates the schema and records its version", "[engines][store]") {
   TempDir dir;
-  auto file = dir.path / ".cleo" / "tasks.db";
+  auto file = dir.path() / ".cleo" / "tasks.db";
   {
     auto store = open_new(file);
     auto version = store->schema_version();
@@ -117,16 +105,16 @@ TEST_CASE("open creates the schema and records its version", "[engines][store]")
 
 TEST_CASE("a missing database is E_NOT_INITIALIZED", "[engines][store]") {
   TempDir dir;
-  auto store = open_sqlite_store(dir.path / "tasks.db", SqliteOptions{});
+  auto store = open_sqlite_store(dir.path() / "tasks.db", SqliteOptions{});
   REQUIRE_FALSE(store);
   CHECK(store.error().code == ErrorCode::NotInitialized);
   CHECK_FALSE(store.error().fix.empty());
-  CHECK_FALSE(fs::exists(dir.path / "tasks.db"));
+  CHECK_FALSE(fs::exists(dir.path() / "tasks.db"));
 }
 
 TEST_CASE("a file that is not a database is E_FILE_ERROR", "[engines][store]") {
   TempDir dir;
-  auto file = dir.path / "tasks.db";
+  auto file = dir.path() / "tasks.db";
   {
     std::ofstream out(file, std::ios::binary);
     for (int i = 0; i < 200; ++i) out << "this is not an sqlite database, just some text\n";
@@ -144,7 +132,7 @@ TEST_CASE("a file that is not a database is E_FILE_ERROR", "[engines][store]") {
 
 TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][store]") {
   TempDir dir;
-  auto file = dir.path / "tasks.db";
+  auto file = dir.path() / "tasks.db";
   {
     auto store = open_new(file);
     REQUIRE(store->begin(TxKind::Write));
@@ -185,7 +173,7 @@ TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][stor
 
 TEST_CASE("an empty file is not a project until created", "[engines][store]") {
   TempDir dir;
-  auto file = dir.path / "tasks.db";
+  auto file = dir.path() / "tasks.db";
   std::ofstream(file).close();
   auto plain = open_sqlite_store(file, SqliteOptions{});
   REQUIRE_FALSE(plain);
@@ -199,7 +187,7 @@ TEST_CASE("an empty file is not a project until created", "[engines][store]") {
 
 TEST_CASE("a schema newer than this binary is E_FILE_ERROR", "[engines][store]") {
   TempDir dir;
-  auto file = dir.path / "tasks.db";
+  auto file = dir.path() / "tasks.db";
   open_new(file).reset();
   set_user_version(file, sqlite_schema_version() + 1);
   auto store = open_sqlite_store(file, SqliteOptions{});
@@ -210,7 +198,7 @@ TEST_CASE("a schema newer than this binary is E_FILE_ERROR", "[engines][store]")
 
 TEST_CASE("task ids count up and are never reused", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   CHECK(add(*store, "Task one") == "T001");
   CHECK(add(*store, "Task two") == "T002");
   CHECK(add(*store, "Task three") == "T003");
@@ -243,7 +231,7 @@ TEST_CASE("task ids count up and are never reused", "[engines][store]") {
 
 TEST_CASE("every task field round-trips verbatim", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   Task task = make_task("T007", "Ünïcödé title — 日本語 🚀");
   task.description = "'; DROP TABLE tasks; -- \"quoted\" \\ backslash\nsecond line";
   task.status = TaskStatus::Blocked;
@@ -332,7 +320,7 @@ TEST_CASE("every task field round-trips verbatim", "[engines][store]") {
 
 TEST_CASE("update writes the whole record, version included", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   add(*store, "Original title");
 
   REQUIRE(store->begin(TxKind::Write));
@@ -365,7 +353,7 @@ TEST_CASE("update writes the whole record, version included", "[engines][store]"
 
 TEST_CASE("list filters, sorts and pages", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   auto insert = [&](Task task) { REQUIRE(store->insert_task(task)); };
   Task epic = make_task("T001", "Epic", 1);
@@ -497,7 +485,7 @@ TEST_CASE("list filters, sorts and pages", "[engines][store]") {
 
 TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   REQUIRE(store->insert_task(make_task("T001", "Root one", 1)));
   REQUIRE(store->insert_task(make_task("T002", "Root two", 2)));
@@ -581,7 +569,7 @@ TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]")
 
 TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {
   TempDir dir;
-  auto file = dir.path / "tasks.db";
+  auto file = dir.path() / "tasks.db";
   auto first = open_new(file);
   auto second = open_new(file, 100);
   REQUIRE(first->begin(TxKind::Write));
@@ -609,7 +597,7 @@ TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {
 
 TEST_CASE("transactions: nested begin is refused and rollback discards", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   auto nested = store->begin(TxKind::Read);
   REQUIRE_FALSE(nested);
@@ -622,7 +610,7 @@ TEST_CASE("transactions: nested begin is refused and rollback discards", "[engin
 
 TEST_CASE("focus per session", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   CHECK_FALSE(store->get_focus("")->has_value());
   REQUIRE(store->set_focus("", std::string("T001")));
   REQUIRE(store->set_focus("session-a", std::string("T002")));
@@ -637,7 +625,7 @@ TEST_CASE("focus per session", "[engines][store]") {
 
 TEST_CASE("audit trail append and read", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path / "tasks.db");
+  auto store = open_new(dir.path() / "tasks.db");
   AuditEntry add_entry;
   add_entry.at = 1000;
   add_entry.session = "s1";

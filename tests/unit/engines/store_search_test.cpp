@@ -1,6 +1,8 @@
 // Full-text search over the SQLite store (tasks.find).
 #include <catch2/catch.hpp>
 
+#include "unit/temp_dir.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
@@ -13,20 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device random;
-    path = fs::temp_directory_path() / ("ct-search-test-" + std::to_string(random()) + std::to_string(random()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using test::TempDir;
 
 struct SearchFixture {
   TempDir dir;
@@ -35,7 +24,7 @@ struct SearchFixture {
   SearchFixture() {
     SqliteOptions options;
     options.create = true;
-    auto opened = open_sqlite_store(dir.path / "tasks.db", options);
+    auto opened = open_sqlite_store(dir.path() / "tasks.db", options);
     REQUIRE(opened);
     store = std::move(*opened);
   }
