@@ -192,6 +192,47 @@ std::optional<std::string> find_program(const std::string& name, const std::stri
   return std::nullopt;
 }
 
+namespace {
+
+/// argv and environment as the char* arrays execve wants, built before fork.
+struct ExecArgs {
+  std::vector<char*> argv;
+  std::vector<char*> env;
+  ExecArgs(const std::vector<std::string>& args, const std::vector<std::string>& environment) {
+    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& entry : environment) env.push_back(const_cast<char*>(entry.c_str()));
+    env.push_back(nullptr);
+  }
+};
+
+/// In the child after fork: own process group (so a timeout can kill everything it started),
+/// default signal dispositions, the given fds on 0/1/2, then exec. Only async-signal-safe calls.
+/// On failure the errno goes to `report_fd` and the child exits 127.
+[[noreturn]] void exec_child(int in, int out, int err, const std::string& cwd, const std::string& program,
+                             ExecArgs& args, int report_fd) {
+  ::setpgid(0, 0);
+  ::signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  int error = 0;
+  if (::chdir(cwd.c_str()) != 0) {
+    error = errno;
+  } else {
+    ::execve(program.c_str(), args.argv.data(), args.env.data());
+    error = errno;
+  }
+  ssize_t ignored = ::write(report_fd, &error, sizeof error);
+  (void)ignored;
+  ::_exit(127);
+}
+
+}  // namespace
+
 Outcome run_process(const std::string& program, const std::vector<std::string>& argv,
                     const std::vector<std::string>& environment, const std::string& cwd,
                     const std::string& input, std::chrono::milliseconds timeout) {
@@ -202,13 +243,7 @@ Outcome run_process(const std::string& program, const std::vector<std::string>& 
     outcome.start_error = "pipe: " + errno_text(errno);
     return outcome;
   }
-  // Everything the child needs is prepared before fork: no allocation between fork and exec.
-  std::vector<char*> child_argv;
-  for (const auto& arg : argv) child_argv.push_back(const_cast<char*>(arg.c_str()));
-  child_argv.push_back(nullptr);
-  std::vector<char*> child_env;
-  for (const auto& entry : environment) child_env.push_back(const_cast<char*>(entry.c_str()));
-  child_env.push_back(nullptr);
+  ExecArgs exec_args(argv, environment);  // before fork: no allocation between fork and exec
 
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -220,26 +255,7 @@ Outcome run_process(const std::string& program, const std::vector<std::string>& 
     return outcome;
   }
   if (pid == 0) {
-    // Child: own process group (so a timeout can kill everything it started), default signal
-    // dispositions, pipes on 0/1/2, then exec. Only async-signal-safe calls from here on.
-    ::setpgid(0, 0);
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(in_pipe[0], 0);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    int error = 0;
-    if (::chdir(cwd.c_str()) != 0) {
-      error = errno;
-    } else {
-      ::execve(program.c_str(), child_argv.data(), child_env.data());
-      error = errno;
-    }
-    ssize_t ignored = ::write(exec_pipe[1], &error, sizeof error);
-    (void)ignored;
-    ::_exit(127);
+    exec_child(in_pipe[0], out_pipe[1], err_pipe[1], cwd, program, exec_args, exec_pipe[1]);
   }
 
   ::setpgid(pid, pid);  // also here, so there is no window where the group does not exist yet
@@ -369,13 +385,7 @@ std::expected<Child, std::string> start_child(const std::string& program, const 
     return std::unexpected(why);
   }
 
-  // Everything the child needs is prepared before fork: no allocation between fork and exec.
-  std::vector<char*> child_argv;
-  for (const auto& arg : argv) child_argv.push_back(const_cast<char*>(arg.c_str()));
-  child_argv.push_back(nullptr);
-  std::vector<char*> child_env;
-  for (const auto& entry : environment) child_env.push_back(const_cast<char*>(entry.c_str()));
-  child_env.push_back(nullptr);
+  ExecArgs exec_args(argv, environment);  // before fork: no allocation between fork and exec
 
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -387,25 +397,7 @@ std::expected<Child, std::string> start_child(const std::string& program, const 
     return std::unexpected(why);
   }
   if (pid == 0) {
-    // Child: own process group, default signal dispositions, stdio, then exec.
-    ::setpgid(0, 0);
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(child_in, 0);
-    ::dup2(child_out, 1);
-    ::dup2(err_file, 2);
-    int error = 0;
-    if (::chdir(cwd.c_str()) != 0) {
-      error = errno;
-    } else {
-      ::execve(program.c_str(), child_argv.data(), child_env.data());
-      error = errno;
-    }
-    ssize_t ignored = ::write(exec_pipe[1], &error, sizeof error);
-    (void)ignored;
-    ::_exit(127);
+    exec_child(child_in, child_out, err_file, cwd, program, exec_args, exec_pipe[1]);
   }
 
   ::setpgid(pid, pid);
