@@ -95,6 +95,12 @@ const ErrorInfo& error_info(ErrorCode code) {
 }
 
 std::string_view to_string(ErrorCode code) { return error_info(code).name; }
+std::optional<ErrorCode> parse_error_code(std::string_view name) {
+  for (const auto& info : kErrors)
+    if (info.name == name) return info.code;
+  return std::nullopt;
+}
+
 int exit_code(ErrorCode code) { return error_info(code).exit_code; }
 bool is_retryable(ErrorCode code) { return error_info(code).retryable; }
 bool is_success_note(ErrorCode code) {

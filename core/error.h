@@ -3,6 +3,7 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,6 +114,8 @@ struct ErrorInfo {
 std::span<const ErrorInfo> error_table();
 const ErrorInfo& error_info(ErrorCode code);
 std::string_view to_string(ErrorCode code);
+/// "E_NOT_FOUND" → ErrorCode::NotFound; nullopt for an unknown name.
+std::optional<ErrorCode> parse_error_code(std::string_view name);
 int exit_code(ErrorCode code);
 bool is_retryable(ErrorCode code);
 /// Codes 100–102: the operation succeeded and the code is a note for the caller.

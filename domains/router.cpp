@@ -6,6 +6,8 @@
 #include <exception>
 
 #include "core/version.h"
+#include "core/json_parse.h"
+#include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "engines/sqlite_store.h"
@@ -55,7 +57,40 @@ Result<void> check_route(const Registry& registry, const Request& request, const
 struct CommonParams {
   bool meta = false;
   std::string reason;
+  std::string idempotency_key;
 };
+
+/// A repeat of a keyed mutation within this window returns the first reply.
+constexpr TimeMs kIdempotencyWindowMs = 24LL * 3600 * 1000;
+
+Error common_param_error(std::string_view field, std::string message) {
+  return Error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message))
+      .with_detail("field", std::string(field));
+}
+
+/// A string common param: valid UTF-8, no control characters, at most `max_chars` characters.
+Result<std::string> common_string(const json::Value& value, std::string_view field, std::size_t max_chars) {
+  if (!value.is_string()) return fail(common_param_error(field, "expected string"));
+  const std::string& text = value.as_string();
+  if (!valid_utf8(text)) return fail(common_param_error(field, "text is not valid UTF-8"));
+  if (has_control_characters(text, /*allow_newlines=*/true))
+    return fail(common_param_error(field, "control characters are not allowed"));
+  if (utf8_length(text) > max_chars)
+    return fail(common_param_error(field, "must be at most " + std::to_string(max_chars) + " characters"));
+  return text;
+}
+
+/// The envelope of a remembered reply (only successes are remembered).
+Envelope envelope_from_value(const json::Value& value) {
+  Envelope envelope;
+  envelope.data = value["data"];
+  const json::Value& meta = value["_meta"];
+  if (meta["warnings"].is_array())
+    for (const auto& warning : meta["warnings"].as_array())
+      if (warning.is_string()) envelope.warnings.push_back(warning.as_string());
+  if (meta["code"].is_string()) envelope.note = parse_error_code(meta["code"].as_string());
+  return envelope;
+}
 
 Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& params) {
   CommonParams common;
@@ -67,20 +102,32 @@ Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& 
     params.erase("meta");
   }
   if (spec.gateway == Gateway::Mutate) {
-    if (const json::Value* reason = params.find("reason")) {
-      if (!reason->is_string() && !reason->is_null())
-        return fail(Error(ErrorCode::InvalidParams, "reason: expected string").with_detail("field", "reason"));
-      if (reason->is_string()) {
-        common.reason = reason->as_string();
-        if (common.reason.size() > 2000)  // bytes; ≤ 500 characters of any script
-          return fail(Error(ErrorCode::InvalidParams, "reason: must be at most 500 characters")
-                          .with_detail("field", "reason"));
-      }
-      // An operation that declares `reason` itself (tasks.delete) also receives it.
-      if (!spec.find_param("reason")) params.erase("reason");
+    if (const json::Value* reason = params.find("reason"); reason && !reason->is_null()) {
+      CT_TRY_ASSIGN(common.reason, common_string(*reason, "reason", 500));
     }
+    // An operation that declares `reason` itself (tasks.delete) also receives it.
+    if (!spec.find_param("reason")) params.erase("reason");
+    if (const json::Value* key = params.find("idempotencyKey"); key && !key->is_null()) {
+      CT_TRY_ASSIGN(common.idempotency_key, common_string(*key, "idempotencyKey", 128));
+      if (common.idempotency_key.empty())
+        return fail(common_param_error("idempotencyKey", "must not be empty"));
+    }
+    params.erase("idempotencyKey");
   }
   return common;
+}
+
+void fill_audit(AuditEntry& audit, Context& context, const OperationSpec& spec, const Params& params,
+                const std::string& reason) {
+  audit.at = context.now();
+  audit.session = context.session;
+  audit.agent = context.agent;
+  audit.operation = spec.full_name();
+  audit.params = params.json();
+  audit.reason = reason;
+  if (audit.task_id.empty()) {
+    if (auto id = params.opt_str("id")) audit.task_id = *id;
+  }
 }
 
 bool worth_auditing_failure(ErrorCode code) {
@@ -210,6 +257,31 @@ Envelope Router::dispatch(const Request& request) {
         return failure(std::move(begun.error()));
     }
 
+    // A keyed mutation seen before (same call, within the window) returns its first reply.
+    const bool keyed = mutate && context.store && !common->idempotency_key.empty();
+    std::string params_text = params->json().dump();
+    if (keyed) {
+      auto seen = context.store->find_idempotent(common->idempotency_key);
+      if (!seen) {
+        context.store->rollback();
+        return failure(std::move(seen.error()));
+      }
+      if (*seen && (*seen)->at >= context.now() - kIdempotencyWindowMs) {
+        context.store->rollback();
+        if ((*seen)->operation == spec->full_name() && (*seen)->params == params_text) {
+          if (auto first = json::parse((*seen)->reply); first) {
+            Envelope replay = envelope_from_value(*first);
+            replay.warnings.push_back("replayed: this idempotencyKey was used before; nothing ran again");
+            return replay;
+          }
+        }
+        Error error(ErrorCode::InvalidInput, "idempotencyKey '" + common->idempotency_key +
+                                                 "' was already used for a different call (" + (*seen)->operation + ")");
+        error.fix = "send a new idempotencyKey for a new call; repeat a call with the same params to get its result";
+        return failure(std::move(error).with_detail("field", "idempotencyKey").with_detail("operation", (*seen)->operation));
+      }
+    }
+
     Result<Reply> reply = [&]() -> Result<Reply> {
       try {
         return spec->handler(context, *params);
@@ -219,32 +291,12 @@ Envelope Router::dispatch(const Request& request) {
       }
     }();
 
-    if (reply && context.discard && context.store) {
-      context.store->rollback();  // a dry run: nothing is kept, nothing is audited
-    } else if (context.store && mutate) {
-      audit.at = context.now();
-      audit.session = context.session;
-      audit.agent = context.agent;
-      audit.operation = spec->full_name();
-      audit.params = params->json();
-      audit.reason = common->reason;
-      if (audit.task_id.empty()) {
-        if (auto id = params->opt_str("id")) audit.task_id = *id;
-      }
-      if (reply) {
-        audit.outcome = reply->note ? std::string(to_string(*reply->note)) : "ok";
-        if (auto appended = context.store->append_audit(audit); !appended) {
-          context.store->rollback();
-          return failure(std::move(appended.error()));
-        }
-      }
-    }
-
     if (!reply) {
       if (context.store) context.store->rollback();
       if (context.store && mutate && worth_auditing_failure(reply.error().code)) {
         // A failed mutation still leaves a trace of who tried what (best effort, own transaction).
         audit.changes.clear();
+        fill_audit(audit, context, *spec, *params, common->reason);
         audit.outcome = std::string(to_string(reply.error().code));
         if (context.store->begin(TxKind::Write)) {
           if (context.store->append_audit(audit) && context.store->commit()) {
@@ -255,17 +307,37 @@ Envelope Router::dispatch(const Request& request) {
       }
       return failure(std::move(reply.error()));
     }
-    if (context.store && !context.discard) {
-      if (auto committed = context.store->commit(); !committed) {
-        context.store->rollback();
-        return failure(std::move(committed.error()));
-      }
-    }
     Envelope ok;
     ok.data = std::move(reply->data);
     ok.warnings = std::move(reply->warnings);
     ok.page = reply->page;
     ok.note = reply->note;
+    if (!context.store) return ok;
+    if (context.discard) {
+      context.store->rollback();  // a dry run: nothing is kept, nothing is audited
+      return ok;
+    }
+    // The audit row, the remembered reply and the change itself commit together or not at all.
+    auto finish = [&]() -> Result<void> {
+      if (!mutate) return {};
+      fill_audit(audit, context, *spec, *params, common->reason);
+      audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
+      CT_TRY(context.store->append_audit(audit));
+      if (keyed) {
+        TimeMs now = context.now();
+        CT_TRY(context.store->remember_idempotent(
+            {common->idempotency_key, spec->full_name(), params_text, to_json(ok), now}, now - kIdempotencyWindowMs));
+      }
+      return {};
+    };
+    if (auto finished = finish(); !finished) {
+      context.store->rollback();
+      return failure(std::move(finished.error()));
+    }
+    if (auto committed = context.store->commit(); !committed) {
+      context.store->rollback();
+      return failure(std::move(committed.error()));
+    }
     return ok;
   }();
 

@@ -3,6 +3,8 @@
 // and an FTS5 index kept in step with the tasks table inside the caller's transaction.
 #include "engines/sqlite_store.h"
 
+#include "engines/audit_chain.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -124,8 +126,24 @@ CREATE INDEX audit_changes_task_field ON audit_changes(task_id, field, seq);
 CREATE INDEX audit_changes_seq ON audit_changes(seq);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// v2: the audit hash chain (hashes of rows written before v2 are filled in by migrate()) and
+// idempotency keys.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE audit ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE idempotency(
+  key TEXT PRIMARY KEY,
+  operation TEXT NOT NULL,
+  params TEXT NOT NULL,
+  reply TEXT NOT NULL,
+  at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idempotency_at ON idempotency(at);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, kSchemaV1},
+    {2, kSchemaV2},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -942,18 +960,29 @@ class SqliteStore final : public Store {
   Result<std::int64_t> append_audit(const AuditEntry& entry) override {
     std::int64_t seq = 0;
     auto result = atomically([&]() -> Result<void> {
+      // Writers are serialised by the write transaction, so the last row is stable here.
+      std::string previous;
+      {
+        CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"));
+        Statement stmt(raw);
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
+        if (row) {
+          seq = stmt.integer(0);
+          previous = stmt.text(1);
+        }
+      }
+      AuditEntry stored = entry;
+      stored.seq = ++seq;
+      if (stored.params.is_null()) stored.params = json::Value::object();
+      std::string hash = audit_hash(previous, stored);
       CT_TRY_ASSIGN(sqlite3_stmt* raw,
-                    prepare("INSERT INTO audit(at, session, agent, operation, task_id, params, outcome, reason) "
-                            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq"));
+                    prepare("INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, reason, "
+                            "hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
       {
         Statement stmt(raw);
-        stmt.bind(1, static_cast<std::int64_t>(entry.at)).bind(2, entry.session).bind(3, entry.agent);
-        stmt.bind(4, entry.operation).bind(5, entry.task_id);
-        stmt.bind(6, entry.params.is_null() ? std::string("{}") : entry.params.dump());
-        stmt.bind(7, entry.outcome).bind(8, entry.reason);
-        CT_TRY_ASSIGN(bool row, step(stmt, "cannot append to the audit trail"));
-        if (!row) return fail(ErrorCode::Internal, "audit insert returned no sequence number");
-        seq = stmt.integer(0);
+        stmt.bind(1, seq).bind(2, static_cast<std::int64_t>(stored.at)).bind(3, stored.session);
+        stmt.bind(4, stored.agent).bind(5, stored.operation).bind(6, stored.task_id);
+        stmt.bind(7, stored.params.dump()).bind(8, stored.outcome).bind(9, stored.reason).bind(10, hash);
         CT_TRY(finish(stmt, "cannot append to the audit trail"));
       }
       if (entry.changes.empty()) return {};
@@ -973,7 +1002,7 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) override {
-    std::string sql = "SELECT seq, at, session, agent, operation, task_id, params, outcome, reason FROM audit";
+    std::string sql = "SELECT seq, at, session, agent, operation, task_id, params, outcome, reason, hash FROM audit";
     std::string changes_sql = "SELECT task_id, field, before, after FROM audit_changes WHERE seq = ?1";
     std::vector<SqlValue> params;
     std::vector<SqlValue> change_params;
@@ -994,8 +1023,21 @@ class SqliteStore final : public Store {
       changes_sql += " AND field = ?2";
       change_params = {*query.field};
     }
+    // Further filters are ANDed; their placeholders follow the ones above.
+    std::string where = params.empty() ? " WHERE " : " AND ";
+    auto add_filter = [&](std::string_view condition, SqlValue value) {
+      params.push_back(std::move(value));
+      sql += where;
+      sql += condition;
+      sql += "?" + std::to_string(params.size());
+      where = " AND ";
+    };
+    if (query.operation) add_filter("operation = ", *query.operation);
+    if (query.session) add_filter("session = ", *query.session);
+    if (query.since) add_filter("at >= ", static_cast<std::int64_t>(*query.since));
+    if (query.after_seq) add_filter("seq > ", *query.after_seq);
     changes_sql += " ORDER BY rowid";
-    sql += " ORDER BY seq DESC";
+    sql += query.ascending ? " ORDER BY seq" : " ORDER BY seq DESC";
     if (query.limit >= 0 || query.offset > 0) {
       // Numbered after the filter parameters: ?N picks the next free index.
       int next = static_cast<int>(params.size()) + 1;
@@ -1023,6 +1065,7 @@ class SqliteStore final : public Store {
         entry.params = parsed && parsed->is_object() ? std::move(*parsed) : json::Value::object();
         entry.outcome = stmt.text(7);
         entry.reason = stmt.text(8);
+        entry.hash = stmt.text(9);
         entries.push_back(std::move(entry));
       }
     }
@@ -1043,6 +1086,34 @@ class SqliteStore final : public Store {
       }
     }
     return entries;
+  }
+
+  Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT operation, params, reply, at FROM idempotency WHERE key = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, key);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read idempotency keys"));
+    if (!row) return std::optional<IdempotentCall>();
+    return std::optional<IdempotentCall>(IdempotentCall{std::string(key), std::string(stmt.text(0)),
+                                                        std::string(stmt.text(1)), std::string(stmt.text(2)),
+                                                        stmt.integer(3)});
+  }
+
+  Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) override {
+    return atomically([&]() -> Result<void> {
+      {
+        CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM idempotency WHERE at < ?1"));
+        Statement stmt(raw);
+        stmt.bind(1, static_cast<std::int64_t>(forget_before));
+        CT_TRY(finish(stmt, "cannot expire idempotency keys"));
+      }
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR REPLACE INTO idempotency(key, operation, params, reply, at) "
+                                               "VALUES(?1, ?2, ?3, ?4, ?5)"));
+      Statement stmt(raw);
+      stmt.bind(1, call.key).bind(2, call.operation).bind(3, call.params).bind(4, call.reply);
+      stmt.bind(5, static_cast<std::int64_t>(call.at));
+      return finish(stmt, "cannot record the idempotency key");
+    });
   }
 
   Result<std::int64_t> schema_version() override { return user_version(); }
@@ -1301,6 +1372,7 @@ class SqliteStore final : public Store {
         CT_TRY(exec(migration.sql,
                     "cannot upgrade the task database to schema version " + std::to_string(migration.version)));
       }
+      if (current >= 1 && current < 2) CT_TRY(chain_existing_audit_rows());
       std::string pragma = "PRAGMA user_version = " + std::to_string(target);
       return exec(pragma.c_str(), "cannot record the schema version");
     }();
@@ -1309,6 +1381,23 @@ class SqliteStore final : public Store {
       return result;
     }
     return commit();
+  }
+
+  /// v1 → v2: rows written before the chain existed get their hashes, oldest first.
+  Result<void> chain_existing_audit_rows() {
+    std::string previous;
+    AuditQuery query;
+    query.ascending = true;
+    query.limit = -1;
+    CT_TRY_ASSIGN(std::vector<AuditEntry> rows, read_audit(query));
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("UPDATE audit SET hash = ?1 WHERE seq = ?2"));
+    for (const auto& row : rows) {
+      previous = audit_hash(previous, row);
+      Statement stmt(raw);
+      stmt.bind(1, previous).bind(2, row.seq);
+      CT_TRY(finish(stmt, "cannot chain the audit trail"));
+    }
+    return {};
   }
 
   sqlite3* db_;

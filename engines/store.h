@@ -73,11 +73,17 @@ struct AuditEntry {
   std::string outcome;     // "ok", or the error code on failure
   std::string reason;      // the caller's intent, when given
   std::vector<FieldChange> changes;
+  std::string hash;        // SHA-256 chaining this row to the previous one (set by the store)
 };
 
 struct AuditQuery {
   std::optional<std::string> task_id;    // rows that changed this task
   std::optional<std::string> field;      // with task_id: only changes of this field
+  std::optional<std::string> operation;  // rows of this operation ("tasks.add")
+  std::optional<std::string> session;    // rows written in this session
+  std::optional<TimeMs> since;           // rows at or after this time
+  std::optional<std::int64_t> after_seq; // rows after this sequence number (paging oldest first)
+  bool ascending = false;                // oldest first (verification) instead of newest first
   std::int64_t limit = 50;
   std::int64_t offset = 0;
 };
@@ -96,6 +102,15 @@ struct ReadyCandidate {
   int score = 0;
   bool leaf = false;
   bool in_phase = false;
+};
+
+/// A mutation's reply kept under its idempotency key, so a retry returns it instead of running again.
+struct IdempotentCall {
+  std::string key;
+  std::string operation;   // "tasks.add"
+  std::string params;      // the validated params as compact JSON
+  std::string reply;       // the envelope as compact JSON
+  TimeMs at = 0;
 };
 
 class Store {
@@ -139,9 +154,13 @@ class Store {
   [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;
   [[nodiscard]] virtual Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) = 0;
 
-  // Audit trail.
+  // Audit trail. append_audit computes the row's chained hash (engines/audit_chain.h).
   [[nodiscard]] virtual Result<std::int64_t> append_audit(const AuditEntry& entry) = 0;
   [[nodiscard]] virtual Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) = 0;
+
+  // Idempotency keys: remember_idempotent also forgets calls older than `forget_before`.
+  [[nodiscard]] virtual Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key) = 0;
+  [[nodiscard]] virtual Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) = 0;
 
   [[nodiscard]] virtual Result<std::int64_t> schema_version() = 0;
 };

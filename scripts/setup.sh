@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
-  libcpp-httplib-dev)
+  libcpp-httplib-dev nettle-dev)
 # Node runs the MCP SDK interop test (tests/interop); a Node already on PATH is kept as it is.
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()

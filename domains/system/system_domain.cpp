@@ -48,6 +48,41 @@ Result<Reply> version(Context&, const Params&) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+Result<Reply> log(Context& context, const Params& params) {
+  AuditQuery query;
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  query.operation = params.opt_str("operation");
+  query.task_id = params.opt_str("id");
+  query.session = params.opt_str("session");
+  if (auto since = params.opt_str("since")) {
+    query.since = parse_iso8601(*since);
+    if (!query.since)
+      return fail(Error(ErrorCode::InvalidParams, "since: expected a date or time like 2026-01-31, got '" + *since + "'")
+                      .with_detail("field", "since"));
+  }
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  json::Value list = json::Value::array();
+  for (const auto& row : rows) {
+    json::Value item = json::Value::object();
+    item.set("seq", row.seq);
+    item.set("at", format_iso8601(row.at));
+    item.set("operation", row.operation);
+    if (!row.task_id.empty()) item.set("id", row.task_id);
+    if (row.outcome != "ok") item.set("outcome", row.outcome);
+    if (!row.session.empty()) item.set("session", row.session);
+    if (!row.agent.empty()) item.set("agent", row.agent);
+    if (!row.reason.empty()) item.set("reason", row.reason);
+    if (!row.changes.empty()) {
+      json::Value fields = json::Value::array();
+      for (const auto& change : row.changes) fields.push_back(change.task_id + "." + change.field);
+      item.set("changed", std::move(fields));
+    }
+    list.push_back(std::move(item));
+  }
+  return Reply{std::move(list), {}, {}, {}};
+}
+
 }  // namespace
 
 void register_system_domain(Registry& registry) {
@@ -56,6 +91,23 @@ void register_system_domain(Registry& registry) {
                 .returns = "{version, schemaVersion}",
                 .examples = {{R"({})", "which version is running"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "version", .handler = version});
+  registry.add({.domain = "system", .name = "log", .gateway = Gateway::Query,
+                .summary = "Read the audit trail of mutations, newest first",
+                .params = {{.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
+                            .description = "Rows"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip"},
+                           {.name = "operation", .type = ParamType::String, .max = 60,
+                            .description = "Only this operation, e.g. tasks.add"},
+                           {.name = "id", .type = ParamType::TaskId, .description = "Only rows about this task"},
+                           {.name = "session", .type = ParamType::String, .max = 128,
+                            .description = "Only rows written in this session"},
+                           {.name = "since", .type = ParamType::String, .max = 40,
+                            .description = "Only rows at or after this date or time (ISO 8601)"}},
+                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field]}]",
+                .examples = {{R"({"limit":10})", "the last ten changes"},
+                             {R"({"operation":"tasks.delete","since":"2026-01-01"})", "deletions this year"}},
+                .idempotent = true, .tier = 2, .shortcut = "log", .handler = log});
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
                 .summary = "Create a CLEO project (.cleo/ with tasks.db and config.json) here",
                 .returns = "{root, created, db?}; E_ALREADY_EXISTS note when the project exists",
