@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +18,11 @@
 #include "cli/render.h"
 #include "cli/servers.h"
 #include "core/clock.h"
+#include "core/text.h"
 #include "core/version.h"
 #include "domains/registry.h"
 #include "domains/router.h"
+#include "engines/project.h"
 
 namespace ct::cli {
 namespace {
@@ -83,6 +88,39 @@ std::vector<std::string> expand_help_word(std::vector<std::string> args, const R
   return args;
 }
 
+/// .cleo/current-session of the project, when there is a project.
+std::optional<std::filesystem::path> current_session_file(const std::optional<std::filesystem::path>& project_dir) {
+  auto project = find_project(project_dir);
+  if (!project) return std::nullopt;
+  return project->cleo_dir() / "current-session";
+}
+
+/// The session a command runs in: --session, then CLEO_SESSION, then .cleo/current-session
+/// ("" = none; the router then adopts the project's only active session, if there is one).
+std::string resolve_session(const GlobalOptions& globals, const std::optional<std::filesystem::path>& project_dir) {
+  if (!globals.session.empty()) return globals.session;
+  if (const char* env = std::getenv("CLEO_SESSION"); env && *env) return env;
+  auto file = current_session_file(project_dir);
+  if (!file) return "";
+  std::ifstream in(*file);
+  std::string id;
+  std::getline(in, id);
+  return std::string(trim(id));
+}
+
+/// After a session operation: the binding it left is remembered for later commands (session.start
+/// and resume write .cleo/current-session; end, close and suspend of it remove it).
+void remember_session(const std::optional<std::filesystem::path>& project_dir, const std::string& session) {
+  auto file = current_session_file(project_dir);
+  if (!file) return;
+  std::error_code ignored;
+  if (session.empty()) {
+    std::filesystem::remove(*file, ignored);
+    return;
+  }
+  std::ofstream(*file, std::ios::trunc) << session << "\n";
+}
+
 int run_checked(const std::vector<std::string>& argv_args) {
   const Registry& operations = registry();
   std::vector<std::string> args = expand_help_word(argv_args, operations);
@@ -132,9 +170,14 @@ int run_checked(const std::vector<std::string>& argv_args) {
   RouterOptions options;
   if (!globals.project.empty()) options.project_dir = globals.project;
   options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
+  options.adopt_only_active_session = true;
+  std::optional<std::filesystem::path> project_dir = options.project_dir;
   Router router(operations, std::move(options), clock_from_environment());
+  const std::string bound = resolve_session(globals, project_dir);
+  router.set_session(bound);
   Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params};
   Envelope envelope = router.dispatch(request);
+  if (envelope.success && router.session() != bound) remember_session(project_dir, router.session());
 
   if (output.json) {
     write(stdout, to_json(envelope) + "\n");

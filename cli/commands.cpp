@@ -27,7 +27,7 @@ constexpr std::string_view kRootFooter =
     "otherwise the error's exit code (2 invalid input, 3 no project, 4 not found, …).\n";
 
 /// Global options whose value is the next argument.
-bool takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason"; }
+bool takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason" || arg == "--session"; }
 
 std::vector<const OperationSpec*> shortcuts(const Registry& registry) {
   std::vector<const OperationSpec*> out;
@@ -65,6 +65,10 @@ void add_globals(CLI::App& app, GlobalOptions& globals) {
   app.add_flag("--meta", globals.meta, "Also report _meta: gateway, operation, version, timing")->group("Global options");
   app.add_option("--reason", globals.reason, "Why: recorded in the audit trail of a change")
       ->type_name("TEXT")
+      ->group("Global options");
+  app.add_option("--session", globals.session,
+                 "Session to work in (default: CLEO_SESSION, .cleo/current-session, the only active one)")
+      ->type_name("ID")
       ->group("Global options");
   app.add_flag("--read-only", globals.read_only, "Refuse every change (also CLEO_READ_ONLY=1)")->group("Global options");
   app.add_flag("--version", globals.version, "Print the version and exit")->group("Global options");

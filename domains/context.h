@@ -25,9 +25,14 @@ class Context {
   std::string agent;                     // calling agent, when known
   AuditEntry* audit = nullptr;           // mutations record their changes here
   bool discard = false;                  // dry run: the router rolls the transaction back
+  /// Set by session operations: the caller's session after a successful call ("" = none). The
+  /// router adopts it for later calls (a connection or CLI invocation stays bound).
+  std::optional<std::string> rebind;
+  bool config_changed = false;           // the router reloads config.json after the call
 
   TimeMs now() { return clock->now(); }
   Store& db() { return *store; }
+  void bind_session(std::string id) { rebind = std::move(id); }
   void record(FieldChange change) {
     if (audit) audit->changes.push_back(std::move(change));
   }

@@ -105,14 +105,18 @@ std::vector<std::string> Registry::operation_names(std::string_view domain, Gate
 }
 
 void register_tasks_domain(Registry& registry);
+void register_session_domain(Registry& registry);
 void register_system_domain(Registry& registry);
 void register_validate_domain(Registry& registry);
+void register_system_admin(Registry& registry);
 
 const Registry& registry() {
   static const Registry instance = [] {
     Registry r;
     register_tasks_domain(r);
+    register_session_domain(r);
     register_system_domain(r);
+    register_system_admin(r);
     register_validate_domain(r);
     return r;
   }();

@@ -10,6 +10,7 @@
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "engines/session_engine.h"
 #include "engines/sqlite_store.h"
 
 
@@ -128,6 +129,24 @@ void fill_audit(AuditEntry& audit, Context& context, const OperationSpec& spec, 
   if (audit.task_id.empty()) {
     if (auto id = params.opt_str("id")) audit.task_id = *id;
   }
+}
+
+/// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
+/// the project's only active one, and a write of the tasks domain is checked against
+/// session.enforcement and the bound session. Returns the warnings for the reply.
+Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool adopt) {
+  if (!context.store) return std::vector<std::string>{};
+  if (context.session.empty() && adopt) {
+    SessionQuery active;
+    active.statuses = {SessionStatus::Active};
+    active.limit = 2;
+    CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
+    if (sessions.size() == 1) context.session = sessions.front().id;
+  }
+  if (spec.gateway != Gateway::Mutate || spec.domain != "tasks") return std::vector<std::string>{};
+  // The clock is read only when a session is touched (a stepping test clock stays in step).
+  SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
+  return sessions.check_write(context.session);
 }
 
 bool worth_auditing_failure(ErrorCode code) {
@@ -282,6 +301,12 @@ Envelope Router::dispatch(const Request& request) {
       }
     }
 
+    auto session_warnings = check_session(*spec, context, options_.adopt_only_active_session);
+    if (!session_warnings) {
+      if (context.store) context.store->rollback();
+      return failure(std::move(session_warnings.error()));
+    }
+
     Result<Reply> reply = [&]() -> Result<Reply> {
       try {
         return spec->handler(context, *params);
@@ -310,6 +335,7 @@ Envelope Router::dispatch(const Request& request) {
     Envelope ok;
     ok.data = std::move(reply->data);
     ok.warnings = std::move(reply->warnings);
+    ok.warnings.insert(ok.warnings.end(), session_warnings->begin(), session_warnings->end());
     ok.page = reply->page;
     ok.note = reply->note;
     if (!context.store) return ok;
@@ -337,6 +363,10 @@ Envelope Router::dispatch(const Request& request) {
     if (auto committed = context.store->commit(); !committed) {
       context.store->rollback();
       return failure(std::move(committed.error()));
+    }
+    if (context.rebind) session_ = std::move(*context.rebind);
+    if (context.config_changed) {
+      if (auto reloaded = Config::load(project_->config_path())) *config_ = std::move(*reloaded);
     }
     return ok;
   }();

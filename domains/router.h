@@ -49,6 +49,8 @@ struct RouterOptions {
   std::optional<std::filesystem::path> project_dir;  // --project; else CLEO_ROOT; else walk up
   bool read_only = false;                            // every mutate → E_MUTATION_DISABLED
   std::string agent;                                 // recorded in the audit trail
+  /// CLI: with no session set, adopt the project's only active session (if exactly one).
+  bool adopt_only_active_session = false;
 };
 
 /// One router per connection or CLI invocation: it owns a store connection, opened lazily on the
@@ -64,6 +66,8 @@ class Router {
   const Registry& operations() const { return registry_; }
   /// The session new calls run in ("" = none); set by the session layer.
   void set_session(std::string session) { session_ = std::move(session); }
+  /// The session the caller is bound to now (session.start/resume bind, end/close unbind).
+  const std::string& session() const { return session_; }
 
  private:
   Result<Store*> open_store();

@@ -31,8 +31,18 @@ const std::vector<ConfigKey>& key_table() {
        "How long a writer waits for the database lock before E_LOCK_TIMEOUT"},
       {"output.format", json::Type::String, "\"text\"", 0, 0, {"text", "json"},
        "Default output of the ct command line"},
+      {"backup.keep", json::Type::Int, "10", 0, 10000, {},
+       "Backups kept in .cleo/backups/ by system.backup (0 = keep all)"},
       {"project.currentPhase", json::Type::String, "\"\"", 0, 0, {},
        "The phase the project is in; tasks in this phase rank higher in tasks.next"},
+      {"session.enforcement", json::Type::String, "\"advisory\"", 0, 0, {"none", "advisory", "strict"},
+       "Task writes without a session: none (allowed), advisory (allowed, warned while sessions are active), strict (E_SESSION_REQUIRED)"},
+      {"session.maxConcurrent", json::Type::Int, "32", 0, 100000, {},
+       "Most sessions active at once (0 = unlimited)"},
+      {"session.idleMinutes", json::Type::Int, "240", 1, 525600, {},
+       "session.gc ends active sessions with no write for this long"},
+      {"session.archiveDays", json::Type::Int, "30", 0, 36500, {},
+       "session.gc archives sessions ended this many days ago"},
   };
   return keys;
 }

@@ -141,9 +141,33 @@ CREATE TABLE idempotency(
 CREATE INDEX idempotency_at ON idempotency(at);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// v3: sessions, and the atomic claim — a task is focused by at most one session. Writers are
+// serialised by BEGIN IMMEDIATE and tasks.start checks the holder first; the unique index is the
+// last line of defence. Duplicate focus rows (impossible before sessions existed) are dropped first.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '',
+  scope TEXT NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '',
+  next_action TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  archived_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX sessions_status_updated ON sessions(status, updated_at);
+
+DELETE FROM focus WHERE rowid NOT IN (SELECT min(rowid) FROM focus GROUP BY task_id);
+CREATE UNIQUE INDEX focus_task ON focus(task_id);
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, kSchemaV1},
     {2, kSchemaV2},
+    {3, kSchemaV3},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -518,6 +542,61 @@ std::string order_by(SortKey sort, bool descending) {
   }
   term("t.num", true);
   return out;
+}
+
+// Column order of every session SELECT; read_session() indexes by these.
+constexpr std::string_view kSessionSelect =
+    "SELECT id, name, scope, agent, status, note, next_action, created_at, updated_at, ended_at, archived_at "
+    "FROM sessions";
+
+Session read_session(const Statement& stmt) {
+  Session session;
+  session.id = stmt.text(0);
+  session.name = stmt.text(1);
+  session.scope = stmt.text(2);
+  session.agent = stmt.text(3);
+  session.status = parse_session_status(stmt.text(4)).value_or(SessionStatus::Ended);
+  session.note = stmt.text(5);
+  session.next_action = stmt.text(6);
+  session.created_at = stmt.integer(7);
+  session.updated_at = stmt.integer(8);
+  session.ended_at = column_optional_int(stmt.get(), 9);
+  session.archived_at = column_optional_int(stmt.get(), 10);
+  return session;
+}
+
+/// Binds ?1…?11 in the column order of kSessionSelect.
+void bind_session(Statement& stmt, const Session& session) {
+  stmt.bind(1, session.id).bind(2, session.name).bind(3, session.scope).bind(4, session.agent);
+  stmt.bind(5, to_string(session.status)).bind(6, session.note).bind(7, session.next_action);
+  stmt.bind(8, session.created_at).bind(9, session.updated_at).bind(10, session.ended_at);
+  stmt.bind(11, session.archived_at);
+}
+
+std::string session_where(const SessionQuery& query, std::vector<SqlValue>& params) {
+  std::string where;
+  auto add = [&where](std::string_view clause) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += clause;
+  };
+  if (!query.statuses.empty()) {
+    std::string clause = "status IN (";
+    for (std::size_t i = 0; i < query.statuses.size(); ++i) {
+      clause += i == 0 ? "?" : ",?";
+      params.emplace_back(std::string(to_string(query.statuses[i])));
+    }
+    add(clause + ")");
+  }
+  if (query.updated_before) {
+    add("updated_at < ?");
+    params.emplace_back(*query.updated_before);
+  }
+  if (query.ended_before) {
+    add("ended_at < ?");
+    params.emplace_back(*query.ended_before);
+  }
+  if (!query.include_archived) add("archived_at IS NULL");
+  return where;
 }
 
 const std::string& select_tasks() {
@@ -955,6 +1034,72 @@ class SqliteStore final : public Store {
     return finish(stmt, "cannot set focus");
   }
 
+  Result<std::optional<std::string>> focus_holder(std::string_view task_id) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT session FROM focus WHERE task_id = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, task_id);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read focus"));
+    if (!row) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(stmt.text(0)));
+  }
+
+  // -- sessions -------------------------------------------------------------------------------
+
+  Result<void> insert_session(const Session& session) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("INSERT INTO sessions(id, name, scope, agent, status, note, next_action, created_at, "
+                          "updated_at, ended_at, archived_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+    Statement stmt(raw);
+    bind_session(stmt, session);
+    return finish(stmt, "cannot save the session");
+  }
+
+  Result<void> update_session(const Session& session) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("UPDATE sessions SET name = ?2, scope = ?3, agent = ?4, status = ?5, note = ?6, "
+                          "next_action = ?7, created_at = ?8, updated_at = ?9, ended_at = ?10, archived_at = ?11 "
+                          "WHERE id = ?1"));
+    Statement stmt(raw);
+    bind_session(stmt, session);
+    return finish(stmt, "cannot save the session");
+  }
+
+  Result<std::optional<Session>> get_session(std::string_view id) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kSessionSelect) + " WHERE id = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, id);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the session"));
+    if (!row) return std::optional<Session>();
+    return std::optional<Session>(read_session(stmt));
+  }
+
+  Result<std::vector<Session>> list_sessions(const SessionQuery& query) override {
+    std::vector<SqlValue> params;
+    std::string sql = std::string(kSessionSelect) + session_where(query, params) +
+                      " ORDER BY updated_at DESC, created_at DESC, id LIMIT ? OFFSET ?";
+    params.emplace_back(query.limit);
+    params.emplace_back(query.offset);
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    std::vector<Session> out;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot list sessions"));
+      if (!row) break;
+      out.push_back(read_session(stmt));
+    }
+    return out;
+  }
+
+  Result<std::int64_t> count_sessions(const SessionQuery& query) override {
+    std::vector<SqlValue> params;
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM sessions" + session_where(query, params)));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot count sessions"));
+    return row ? stmt.integer(0) : 0;
+  }
+
   // -- audit ----------------------------------------------------------------------------------
 
   Result<std::int64_t> append_audit(const AuditEntry& entry) override {
@@ -1117,6 +1262,54 @@ class SqliteStore final : public Store {
   }
 
   Result<std::int64_t> schema_version() override { return user_version(); }
+
+  Result<std::vector<std::string>> integrity_problems() override {
+    std::vector<std::string> problems;
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
+    Statement stmt(raw);
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot check the database"));
+      if (!row) break;
+      if (stmt.text(0) != "ok") problems.emplace_back(stmt.text(0));
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* fk_raw, prepare("PRAGMA foreign_key_check"));
+    Statement fk(fk_raw);
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(fk, "cannot check foreign keys"));
+      if (!row) break;
+      problems.push_back("foreign key violation in " + std::string(fk.text(0)) + " row " +
+                         std::to_string(fk.integer(1)));
+    }
+    return problems;
+  }
+
+  Result<void> backup_to(const std::filesystem::path& file) override {
+    sqlite3* target = nullptr;
+    int rc = sqlite3_open_v2(file.c_str(), &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    if (rc != SQLITE_OK) {
+      Error failure = sqlite_error(rc, target ? sqlite3_errmsg(target) : "cannot open", "cannot create the backup", file);
+      sqlite3_close(target);
+      return fail(std::move(failure));
+    }
+    sqlite3_backup* backup = sqlite3_backup_init(target, "main", db_, "main");
+    if (!backup) {
+      Error failure = sqlite_error(sqlite3_errcode(target), sqlite3_errmsg(target), "cannot start the backup", file);
+      sqlite3_close(target);
+      return fail(std::move(failure));
+    }
+    // All pages in one step: the source is read in one consistent snapshot.
+    rc = sqlite3_backup_step(backup, -1);
+    sqlite3_backup_finish(backup);
+    if (rc != SQLITE_DONE) {
+      Error failure = sqlite_error(rc, sqlite3_errmsg(target), "cannot write the backup", file);
+      sqlite3_close(target);
+      std::error_code ec;
+      std::filesystem::remove(file, ec);
+      return fail(std::move(failure));
+    }
+    sqlite3_close(target);
+    return {};
+  }
 
  private:
   // -- plumbing -------------------------------------------------------------------------------

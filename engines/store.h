@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,47 @@ struct IdempotentCall {
   TimeMs at = 0;
 };
 
+/// Status of a session (PRODUCT.md §4): only active sessions count against session.maxConcurrent.
+enum class SessionStatus { Active, Suspended, Ended, Closed };
+inline std::string_view to_string(SessionStatus status) {
+  switch (status) {
+    case SessionStatus::Active: return "active";
+    case SessionStatus::Suspended: return "suspended";
+    case SessionStatus::Ended: return "ended";
+    case SessionStatus::Closed: return "closed";
+  }
+  return "active";
+}
+inline std::optional<SessionStatus> parse_session_status(std::string_view text) {
+  for (auto status : {SessionStatus::Active, SessionStatus::Suspended, SessionStatus::Ended, SessionStatus::Closed})
+    if (to_string(status) == text) return status;
+  return std::nullopt;
+}
+
+/// A named, scoped unit of agent work (engines/session_engine.h holds its rules).
+struct Session {
+  std::string id;                        // "ses_" + 12 hex
+  std::string name;
+  std::string scope;                     // as given: "epic:T001", "global", …
+  std::string agent;
+  SessionStatus status = SessionStatus::Active;
+  std::string note;
+  std::string next_action;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;                 // last write made in the session (idle detection)
+  std::optional<TimeMs> ended_at;
+  std::optional<TimeMs> archived_at;     // set by session.gc; archived sessions are hidden from lists
+};
+
+struct SessionQuery {
+  std::vector<SessionStatus> statuses;   // empty = any
+  std::optional<TimeMs> updated_before;  // updated_at < this
+  std::optional<TimeMs> ended_before;    // ended_at < this
+  bool include_archived = false;
+  std::int64_t limit = -1;               // -1 = no limit; newest (updated_at) first
+  std::int64_t offset = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -153,6 +195,16 @@ class Store {
   // Focus: the task a session is working on ("" = no session).
   [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;
   [[nodiscard]] virtual Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) = 0;
+  /// The session focusing `task_id` ("" for the sessionless focus), nullopt when none does. A task
+  /// is focused by at most one session (the atomic claim of tasks.start).
+  [[nodiscard]] virtual Result<std::optional<std::string>> focus_holder(std::string_view task_id) = 0;
+
+  // Sessions.
+  [[nodiscard]] virtual Result<void> insert_session(const Session& session) = 0;
+  [[nodiscard]] virtual Result<void> update_session(const Session& session) = 0;
+  [[nodiscard]] virtual Result<std::optional<Session>> get_session(std::string_view id) = 0;
+  [[nodiscard]] virtual Result<std::vector<Session>> list_sessions(const SessionQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::int64_t> count_sessions(const SessionQuery& query) = 0;
 
   // Audit trail. append_audit computes the row's chained hash (engines/audit_chain.h).
   [[nodiscard]] virtual Result<std::int64_t> append_audit(const AuditEntry& entry) = 0;
@@ -163,6 +215,12 @@ class Store {
   [[nodiscard]] virtual Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) = 0;
 
   [[nodiscard]] virtual Result<std::int64_t> schema_version() = 0;
+
+  // Maintenance (outside any transaction).
+  /// Problems found by the database's own consistency check; empty when healthy.
+  [[nodiscard]] virtual Result<std::vector<std::string>> integrity_problems() = 0;
+  /// A consistent copy of the whole store in `file` (taken online: writers may continue).
+  [[nodiscard]] virtual Result<void> backup_to(const std::filesystem::path& file) = 0;
 };
 
 }  // namespace ct

@@ -695,9 +695,10 @@ Result<UpdateResult> TaskEngine::relate(const std::string& id, const std::string
 }
 
 Result<void> TaskEngine::clear_focus_of(const std::string& id) {
-  CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
-  if (focus && *focus == id) {
-    CT_TRY(store_.set_focus(session_, std::nullopt));
+  // Whichever session holds the task loses it: a finished task is nobody's claim any more.
+  CT_TRY_ASSIGN(std::optional<std::string> holder, store_.focus_holder(id));
+  if (holder) {
+    CT_TRY(store_.set_focus(*holder, std::nullopt));
     record(id, "focus", id, json::Value());
   }
   return {};
@@ -723,6 +724,17 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
     error.fix = "cleo_query {domain:'tasks', operation:'blockers', params:{id:'" + id + "'}}";
     return fail(std::move(error).with_alternative("Pick a ready task", "tasks.next")
                     .with_detail("waitingOn", json::Value::array_of(waiting)));
+  }
+  // The atomic claim: inside this write transaction no other writer runs, so the holder read
+  // here is still the holder when the focus row is written (and focus_task is unique anyway).
+  CT_TRY_ASSIGN(std::optional<std::string> holder, store_.focus_holder(id));
+  if (holder && *holder != session_) {
+    std::string who = holder->empty() ? std::string("work outside any session") : "session " + *holder;
+    Error error(ErrorCode::TaskClaimed, "Task " + id + " is already claimed by " + who);
+    error.fix = holder->empty() ? "cleo_mutate {domain:'tasks', operation:'stop', params:{}} (without a session)"
+                                : "cleo_query {domain:'session', operation:'show', params:{id:'" + *holder + "'}}";
+    return fail(std::move(error).with_alternative("Pick another ready task", "tasks.next")
+                    .with_detail("id", id).with_detail("holder", *holder));
   }
   CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
   if (focus && *focus == id && before.status == TaskStatus::Active) {

@@ -266,8 +266,10 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, C
         envelope = argument_error("unexpected argument '" + stray + "': operation parameters go inside params",
                                   stray);
       } else {
+        router.set_session(connection.session);
         envelope = router.dispatch(
             {gateway, arguments["domain"].as_string(), arguments["operation"].as_string(), arguments["params"]});
+        connection.session = router.session();
       }
     }
     return rpc_result(id_json, tool_result(envelope));

@@ -33,6 +33,9 @@ struct Connection {
   bool initialized = false;      // notifications/initialized received
   std::string client_name;
   std::string client_version;
+  /// The CLEO session this connection is bound to ("" = none). HTTP routers are pooled, so the
+  /// connection, not the router, is the source of truth between calls.
+  std::string session;
 };
 
 enum class MessageKind { Request, Notification, Response, Batch, Invalid };

@@ -4,6 +4,7 @@
 
 #include "core/text.h"
 #include "domains/tasks/tasks_common.h"
+#include "engines/session_engine.h"
 
 namespace ct::tasks {
 namespace {
@@ -211,6 +212,20 @@ Result<Reply> reorder(Context& context, const Params& params) {
 
 Result<Reply> start(Context& context, const Params& params) {
   auto engine_ = engine(context);
+  if (!context.session.empty()) {
+    // Inside a session only tasks in its scope can be claimed.
+    CT_TRY_ASSIGN(Task task, engine_.get_live(params.str("id")));
+    SessionEngine sessions(context.db(), *context.config, context.now(), nullptr);
+    CT_TRY_ASSIGN(Session session, sessions.get(context.session));
+    CT_TRY_ASSIGN(Scope scope, parse_scope(session.scope));
+    CT_TRY_ASSIGN(bool inside, sessions.contains(scope, task.id));
+    if (!inside) {
+      Error error(ErrorCode::TaskNotInScope, "Task " + task.id + " is outside the session's scope " + session.scope);
+      error.fix = "cleo_query {domain:'tasks', operation:'next', params:{inScope:true}}";
+      return fail(std::move(error).with_alternative("Start another session for it", "session.start")
+                      .with_detail("id", task.id).with_detail("scope", session.scope));
+    }
+  }
   CT_TRY_ASSIGN(StartResult result, engine_.start(params.str("id")));
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
@@ -465,7 +480,8 @@ void register_tasks_mutations(Registry& registry) {
                 .summary = "Focus on a task and mark it active",
                 .params = {id_param()},
                 .returns = "{id,status:'active',previous?} (the previous focus goes back to pending)",
-                .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation},
+                .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
+                           ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "start", .handler = start});
   registry.add({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,

@@ -1,9 +1,11 @@
 // tasks domain — read operations (cleo_query).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/text.h"
 #include "domains/tasks/tasks_common.h"
+#include "engines/session_engine.h"
 
 namespace ct::tasks {
 
@@ -58,8 +60,31 @@ Result<Reply> show(Context& context, const Params& params) {
   return Reply{project(task, params), {}, {}, {}};
 }
 
+/// With inScope: the ids of the caller's session scope (nullopt for a global scope).
+/// E_SESSION_REQUIRED when no session is bound.
+Result<std::optional<std::set<std::string>>> scope_filter(Context& context, const Params& params) {
+  if (!params.flag("inScope")) return std::optional<std::set<std::string>>();
+  if (context.session.empty()) {
+    Error error(ErrorCode::SessionRequired, "inScope needs a session, and none is bound to this caller");
+    error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'epic:T001'}}";
+    return fail(std::move(error).with_detail("field", "inScope"));
+  }
+  SessionEngine sessions(context.db(), *context.config, 0, nullptr);
+  CT_TRY_ASSIGN(Session session, sessions.get(context.session));
+  CT_TRY_ASSIGN(Scope scope, parse_scope(session.scope));
+  if (scope.kind == ScopeKind::Global) return std::optional<std::set<std::string>>();
+  CT_TRY_ASSIGN(std::set<std::string> ids, sessions.tasks_of(scope));
+  return std::optional<std::set<std::string>>(std::move(ids));
+}
+
+ParamSpec in_scope_param() {
+  return ParamSpec{.name = "inScope", .type = ParamType::Bool,
+                   .description = "Only tasks in the current session's scope"};
+}
+
 Result<Reply> list(Context& context, const Params& params) {
   CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
   TaskQuery query;
   query.filter = filter;
   static const std::map<std::string, SortKey, std::less<>> kSort = {
@@ -69,8 +94,22 @@ Result<Reply> list(Context& context, const Params& params) {
   query.descending = params.str("order") == "desc";
   query.limit = params.integer("limit");
   query.offset = params.integer("offset");
-  CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().list_tasks(query));
-  CT_TRY_ASSIGN(std::int64_t total, context.db().count_tasks(filter));
+  std::vector<Task> tasks;
+  std::int64_t total = 0;
+  if (scoped) {
+    // A scope is a set of ids computed live: filter the whole ordered list, then page it.
+    TaskQuery everything = query;
+    everything.limit = -1;
+    everything.offset = 0;
+    CT_TRY_ASSIGN(std::vector<Task> all, context.db().list_tasks(everything));
+    std::erase_if(all, [&](const Task& task) { return !scoped->contains(task.id); });
+    total = std::ssize(all);
+    for (std::int64_t i = query.offset; i < total && i < query.offset + query.limit; ++i)
+      tasks.push_back(std::move(all[static_cast<std::size_t>(i)]));
+  } else {
+    CT_TRY_ASSIGN(tasks, context.db().list_tasks(query));
+    CT_TRY_ASSIGN(total, context.db().count_tasks(filter));
+  }
   json::Value rows = json::Value::array();
   for (const auto& task : tasks) rows.push_back(project(task, params));
   Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
@@ -150,7 +189,14 @@ Result<Reply> tree(Context& context, const Params& params) {
 
 Result<Reply> next(Context& context, const Params& params) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine_.next(static_cast<int>(params.integer("count"))));
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
+  const int count = static_cast<int>(params.integer("count"));
+  // In a scope, rank every ready task and keep the best `count` inside it.
+  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine_.next(scoped ? 100000 : count));
+  if (scoped) {
+    std::erase_if(picks, [&](const ScoredTask& pick) { return !scoped->contains(pick.task.id); });
+    if (std::ssize(picks) > count) picks.resize(static_cast<std::size_t>(count));
+  }
   json::Value rows = json::Value::array();
   for (const auto& pick : picks) {
     json::Value row = json::Value::object();
@@ -358,6 +404,7 @@ void register_tasks_queries(Registry& registry) {
   list_params.push_back({.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                          .description = "Rows to skip (from _meta.page.nextOffset)"});
   list_params.push_back(detail_param(R"("compact")"));
+  list_params.push_back(in_scope_param());
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
                 .summary = "List tasks with filters, sorting and pagination",
                 .params = std::move(list_params),
@@ -406,7 +453,8 @@ void register_tasks_queries(Registry& registry) {
                 .summary = "Suggest the next tasks to work on",
                 .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
                             .description = "How many suggestions"},
-                           {.name = "explain", .type = ParamType::Bool, .description = "Include the scoring reasons"}},
+                           {.name = "explain", .type = ParamType::Bool, .description = "Include the scoring reasons"},
+                           in_scope_param()},
                 .returns = "[{id,title,priority,score,reasons?}]: pending tasks whose dependencies are finished, "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
                            "leaf 10; ties by position then age. E_NO_DATA note when none is ready",

@@ -77,9 +77,10 @@ TEST_CASE("the tasks domain has the operations of PRODUCT.md §5 (analyze comes 
 TEST_CASE("domain lists follow the canonical order and the gateway", "[registry]") {
   const Registry& r = registry();
   auto all = r.domains();
-  REQUIRE(all.size() >= 2);
+  REQUIRE(all.size() >= 3);
   CHECK(all[0] == "tasks");
-  CHECK(all[1] == "system");
+  CHECK(all[1] == "session");
+  CHECK(all[2] == "system");
   auto query = r.domains(Gateway::Query);
   CHECK(std::find(query.begin(), query.end(), "tasks") != query.end());
 }

@@ -1,0 +1,383 @@
+// session domain (PRODUCT.md §4–§5): named, scoped units of agent work with their own focus.
+// Operations that start or resume a session bind the caller to it (Context::bind_session); the
+// router keeps the binding for the connection (MCP) or the invocation (CLI).
+#include <algorithm>
+
+#include "core/clock.h"
+#include "core/text.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/session_engine.h"
+#include "engines/task_engine.h"
+
+namespace ct::session {
+namespace {
+
+SessionEngine sessions(Context& context) {
+  return SessionEngine(context.db(), *context.config, context.now(),
+                       [&context](FieldChange change) { context.record(std::move(change)); });
+}
+
+TaskEngine tasks_in(Context& context, const std::string& session_id) {
+  return TaskEngine(context.db(), *context.config, context.now(), session_id,
+                    [&context](FieldChange change) { context.record(std::move(change)); });
+}
+
+ParamSpec id_param(bool required, std::string_view description) {
+  return ParamSpec{.name = "id", .type = ParamType::String, .required = required, .max = 40,
+                   .pattern = "^ses_[0-9a-z]+$", .description = description, .positional = true};
+}
+
+constexpr std::string_view kCurrentOrId = "Session id (default: the session this caller is bound to)";
+
+/// The subject session: `id`, else the bound one; E_SESSION_REQUIRED when there is neither.
+Result<std::string> subject(Context& context, const Params& params) {
+  if (auto id = params.opt_str("id")) return *id;
+  if (!context.session.empty()) return context.session;
+  Error error(ErrorCode::SessionRequired, "no session given and none is bound to this caller");
+  error.fix = "cleo_query {domain:'session', operation:'list', params:{status:'active'}}";
+  return fail(std::move(error).with_detail("field", "id"));
+}
+
+json::Value compact(const Session& session) {
+  json::Value out = json::Value::object();
+  out.set("id", session.id);
+  if (!session.name.empty()) out.set("name", session.name);
+  out.set("scope", session.scope);
+  out.set("status", to_string(session.status));
+  if (!session.agent.empty()) out.set("agent", session.agent);
+  out.set("updatedAt", format_iso8601(session.updated_at));
+  return out;
+}
+
+Result<json::Value> full(Context& context, const Session& session) {
+  json::Value out = compact(session);
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(session.id));
+  if (focus) out.set("focus", *focus);
+  if (!session.note.empty()) out.set("note", session.note);
+  if (!session.next_action.empty()) out.set("nextAction", session.next_action);
+  out.set("createdAt", format_iso8601(session.created_at));
+  if (session.ended_at) out.set("endedAt", format_iso8601(*session.ended_at));
+  if (session.archived_at) out.set("archivedAt", format_iso8601(*session.archived_at));
+  return out;
+}
+
+/// {id, status} plus what the caller should know next.
+json::Value status_reply(const Session& session) {
+  json::Value out = json::Value::object();
+  out.set("id", session.id);
+  out.set("status", to_string(session.status));
+  return out;
+}
+
+// -- queries ---------------------------------------------------------------------------------
+
+Result<Reply> status(Context& context, const Params&) {
+  if (context.session.empty())
+    return Reply{json::Value(), {"no session bound: start one with session.start or resume one with session.resume"},
+                 {}, ErrorCode::NoData};
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session session, engine.get(context.session));
+  CT_TRY_ASSIGN(json::Value data, full(context, session));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> list(Context& context, const Params& params) {
+  SessionQuery query;
+  if (auto wanted = params.opt_str("status")) query.statuses = {*parse_session_status(*wanted)};
+  query.include_archived = params.flag("includeArchived");
+  CT_TRY_ASSIGN(std::int64_t total, context.db().count_sessions(query));
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<Session> found, context.db().list_sessions(query));
+  json::Value rows = json::Value::array();
+  for (const auto& session : found) {
+    json::Value row = compact(session);
+    if (session.id == context.session) row.set("current", true);
+    rows.push_back(std::move(row));
+  }
+  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  if (!reply.page->has_more() && query.offset == 0) reply.page.reset();
+  if (total == 0) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> show(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session session, engine.get(id));
+  CT_TRY_ASSIGN(json::Value data, full(context, session));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> history(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY(engine.get(id));
+  AuditQuery query;
+  query.session = id;
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  json::Value out = json::Value::array();
+  for (const auto& row : rows) {
+    json::Value item = json::Value::object();
+    item.set("seq", row.seq);
+    item.set("at", format_iso8601(row.at));
+    item.set("operation", row.operation);
+    if (!row.task_id.empty()) item.set("taskId", row.task_id);
+    if (!row.agent.empty()) item.set("agent", row.agent);
+    item.set("outcome", row.outcome);
+    out.push_back(std::move(item));
+  }
+  Reply reply{std::move(out), {}, {}, {}};
+  if (rows.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+// -- mutations -------------------------------------------------------------------------------
+
+Result<Reply> start(Context& context, const Params& params) {
+  if (params.has("focus") && params.flag("autoFocus"))
+    return fail(Error(ErrorCode::InvalidParams, "focus and autoFocus exclude each other: give one or neither")
+                    .with_detail("field", "autoFocus"));
+  auto engine = sessions(context);
+  std::string agent = params.opt_str("agent").value_or(context.agent);
+  CT_TRY_ASSIGN(Session session, engine.start(params.opt_str("name").value_or(""), params.str("scope"), agent));
+  // Everything from here on (the claim, the audit row) happens in the new session.
+  context.session = session.id;
+  context.bind_session(session.id);
+  if (context.audit) context.audit->task_id = session.id;
+  CT_TRY_ASSIGN(Scope scope, parse_scope(session.scope));
+
+  std::vector<std::string> warnings;
+  std::optional<std::string> focus = params.opt_str("focus");
+  if (params.flag("autoFocus")) {
+    auto tasks = tasks_in(context, session.id);
+    CT_TRY_ASSIGN(std::vector<ScoredTask> ranked, tasks.next(scope.kind == ScopeKind::Global ? 1 : 1000));
+    for (const auto& candidate : ranked) {
+      CT_TRY_ASSIGN(bool inside, engine.contains(scope, candidate.task.id));
+      CT_TRY_ASSIGN(std::optional<std::string> holder, context.db().focus_holder(candidate.task.id));
+      if (inside && !holder) {
+        focus = candidate.task.id;
+        break;
+      }
+    }
+    if (!focus) warnings.emplace_back("autoFocus: no ready task in scope " + session.scope);
+  }
+  if (focus) {
+    CT_TRY_ASSIGN(bool inside, engine.contains(scope, *focus));
+    if (!inside) {
+      Error error(ErrorCode::TaskNotInScope, "Task " + *focus + " is outside scope " + session.scope);
+      error.fix = "start the session with a scope that contains " + *focus + ", or focus a task inside it";
+      return fail(std::move(error).with_detail("id", *focus).with_detail("scope", session.scope));
+    }
+    auto tasks = tasks_in(context, session.id);
+    CT_TRY(tasks.start(*focus));
+  }
+
+  json::Value data = json::Value::object();
+  data.set("id", session.id);
+  data.set("scope", session.scope);
+  if (!session.name.empty()) data.set("name", session.name);
+  if (focus) data.set("focus", *focus);
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+/// end and close: the session finishes and its claim is released; the caller is unbound.
+Result<Reply> finish(Context& context, const Params& params, SessionStatus final_status) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session after, engine.finish(id, final_status, params.opt_str("note").value_or("")));
+  if (context.audit) context.audit->task_id = id;
+  if (id == context.session) context.bind_session("");
+  context.session = id;
+  Reply reply{status_reply(after), {}, {}, {}};
+  if (before.status == after.status) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> end(Context& context, const Params& params) { return finish(context, params, SessionStatus::Ended); }
+Result<Reply> close(Context& context, const Params& params) { return finish(context, params, SessionStatus::Closed); }
+
+Result<Reply> suspend(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session after, engine.suspend(id, params.opt_str("note").value_or("")));
+  if (context.audit) context.audit->task_id = id;
+  if (id == context.session) context.bind_session("");
+  context.session = id;
+  Reply reply{status_reply(after), {}, {}, {}};
+  if (before.status == after.status) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> resume(Context& context, const Params& params) {
+  std::string id = params.str("id");
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session after, engine.resume(id));
+  if (context.audit) context.audit->task_id = id;
+  context.session = id;
+  context.bind_session(id);
+  json::Value data = status_reply(after);
+  data.set("scope", after.scope);
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(id));
+  if (focus) data.set("focus", *focus);
+  if (!after.next_action.empty()) data.set("nextAction", after.next_action);
+  Reply reply{std::move(data), {}, {}, {}};
+  if (before.status == after.status) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> note(Context& context, const Params& params) {
+  auto text = params.opt_str("note");
+  auto next_action = params.opt_str("nextAction");
+  if (!text && !next_action) {
+    Error error(ErrorCode::InvalidParams, "give note, nextAction or both");
+    error.fix = "cleo_mutate {domain:'session', operation:'note', params:{note:'...', nextAction:'...'}}";
+    return fail(std::move(error).with_detail("field", "note"));
+  }
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session after, engine.set_note(id, text, next_action));
+  if (context.audit) context.audit->task_id = id;
+  json::Value data = json::Value::object();
+  data.set("id", after.id);
+  if (!after.note.empty()) data.set("note", after.note);
+  if (!after.next_action.empty()) data.set("nextAction", after.next_action);
+  Reply reply{std::move(data), {}, {}, {}};
+  if (before.note == after.note && before.next_action == after.next_action) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+Result<Reply> gc(Context& context, const Params& params) {
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(GcResult result, engine.gc());
+  json::Value data = json::Value::object();
+  data.set("ended", json::Value::array_of(result.ended));
+  data.set("archived", json::Value::array_of(result.archived));
+  if (params.flag("dryRun")) {
+    data.set("dryRun", true);
+    context.discard = true;
+  }
+  Reply reply{std::move(data), {}, {}, {}};
+  if (result.ended.empty() && result.archived.empty()) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+}  // namespace
+
+void register_operations(Registry& registry) {
+  registry.add({.domain = "session", .name = "status", .gateway = Gateway::Query,
+                .summary = "Show the session this caller is bound to",
+                .returns = "{id,name?,scope,status,agent?,focus?,note?,nextAction?,createdAt,updatedAt}; "
+                           "E_NO_DATA note when no session is bound",
+                .examples = {{R"({})", "which session am I in?"}},
+                .idempotent = true, .tier = 1, .handler = status});
+  registry.add({.domain = "session", .name = "list", .gateway = Gateway::Query,
+                .summary = "List sessions, most recently active first",
+                .params = {{.name = "status", .type = ParamType::Enum, .choices = {"active", "suspended", "ended", "closed"},
+                            .description = "Only sessions with this status"},
+                           {.name = "includeArchived", .type = ParamType::Bool,
+                            .description = "Also sessions archived by session.gc"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                            .description = "Rows per page"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip (from _meta.page.nextOffset)"}},
+                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}]; _meta.page when there are more",
+                .examples = {{R"({"status":"active"})", "active sessions"}},
+                .idempotent = true, .tier = 1, .handler = list});
+  registry.add({.domain = "session", .name = "show", .gateway = Gateway::Query,
+                .summary = "Show one session",
+                .params = {id_param(false, kCurrentOrId)},
+                .returns = "{id,name?,scope,status,agent?,focus?,note?,nextAction?,createdAt,updatedAt,endedAt?}",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({"id":"ses_0123456789ab"})", "show a session"}},
+                .idempotent = true, .tier = 2, .handler = show});
+  registry.add({.domain = "session", .name = "history", .gateway = Gateway::Query,
+                .summary = "The writes made in a session, newest first",
+                .params = {id_param(false, kCurrentOrId),
+                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                            .description = "Rows per page"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip"}},
+                .returns = "[{seq,at,operation,taskId?,agent?,outcome}]",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({})", "what did this session change?"}},
+                .idempotent = true, .tier = 2, .handler = history});
+  registry.add({.domain = "session", .name = "start", .gateway = Gateway::Mutate,
+                .summary = "Start a scoped session and bind this caller to it",
+                .params = {{.name = "scope", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
+                            .description = "task:T1, taskGroup:T1, subtree:T1, epic:T1, custom:T1,T2 or global",
+                            .positional = true},
+                           {.name = "name", .type = ParamType::String, .max = 100, .description = "A name for people"},
+                           {.name = "agent", .type = ParamType::String, .max = 100,
+                            .description = "Who works in it (default: the calling agent)"},
+                           {.name = "focus", .type = ParamType::TaskId, .description = "Claim this task at once"},
+                           {.name = "autoFocus", .type = ParamType::Bool,
+                            .description = "Claim the best ready task in scope (tasks.next)"}},
+                .returns = "{id,scope,name?,focus?}",
+                .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists,
+                           ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed},
+                .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},
+                             {R"({"scope":"global","focus":"T004"})", "claim one task"}},
+                .tier = 1, .handler = start});
+  registry.add({.domain = "session", .name = "end", .gateway = Gateway::Mutate,
+                .summary = "End a session and release its task",
+                .params = {id_param(false, kCurrentOrId),
+                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "Where things stand"}},
+                .returns = "{id,status:'ended'}",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({"note":"login done, signup next"})", "end the current session"}},
+                .idempotent = true, .tier = 1, .handler = end});
+  registry.add({.domain = "session", .name = "resume", .gateway = Gateway::Mutate,
+                .summary = "Resume a suspended or ended session and bind to it",
+                .params = {id_param(true, "Session id")},
+                .returns = "{id,status:'active',scope,focus?,nextAction?}",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionExists, ErrorCode::Validation},
+                .examples = {{R"({"id":"ses_0123456789ab"})", "pick up where it stopped"}},
+                .idempotent = true, .tier = 1, .handler = resume});
+  registry.add({.domain = "session", .name = "suspend", .gateway = Gateway::Mutate,
+                .summary = "Pause a session, keeping its task claimed",
+                .params = {id_param(false, kCurrentOrId),
+                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "Why it pauses"}},
+                .returns = "{id,status:'suspended'}",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::Validation},
+                .examples = {{R"({"note":"waiting for review"})", "pause the current session"}},
+                .idempotent = true, .tier = 2, .handler = suspend});
+  registry.add({.domain = "session", .name = "close", .gateway = Gateway::Mutate,
+                .summary = "Close a session whose scope is all done",
+                .params = {id_param(false, kCurrentOrId),
+                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "A closing note"}},
+                .returns = "{id,status:'closed'}; E_SESSION_CLOSE_BLOCKED with details.open when tasks remain",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionCloseBlocked},
+                .examples = {{R"({})", "close the current session"}},
+                .idempotent = true, .tier = 2, .handler = close});
+  registry.add({.domain = "session", .name = "note", .gateway = Gateway::Mutate,
+                .summary = "Set a session's note and next action",
+                .params = {id_param(false, kCurrentOrId),
+                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "Where things stand"},
+                           {.name = "nextAction", .type = ParamType::String, .max = 500,
+                            .description = "What to do next (shown on resume)"}},
+                .returns = "{id,note?,nextAction?}",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({"note":"API done","nextAction":"write tests for T012"})", "leave a handover"}},
+                .idempotent = true, .tier = 2, .handler = note});
+  registry.add({.domain = "session", .name = "gc", .gateway = Gateway::Mutate,
+                .summary = "End idle sessions and archive old ones",
+                .params = {{.name = "dryRun", .type = ParamType::Bool, .description = "Report without changing anything"}},
+                .returns = "{ended[ids],archived[ids],dryRun?}",
+                .examples = {{R"({"dryRun":true})", "what would be cleaned up?"}},
+                .tier = 2, .handler = gc});
+}
+
+}  // namespace ct::session
+
+namespace ct {
+void register_session_domain(Registry& registry) { session::register_operations(registry); }
+}  // namespace ct

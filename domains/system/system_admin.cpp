@@ -1,0 +1,238 @@
+// system domain — administration: typed configuration, health checks and backups.
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "core/text.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/sqlite_store.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> key_names() {
+  std::vector<std::string> names;
+  for (const auto& key : config_keys()) names.emplace_back(key.name);
+  return names;
+}
+
+Error unknown_key(const std::string& key) {
+  Error error(ErrorCode::InvalidInput, "unknown config key '" + key + "'");
+  error.fix = "cleo_query {domain:'system', operation:'config.get'} lists every key";
+  return std::move(error).with_detail("field", "key").with_choices(key, key_names());
+}
+
+json::Value describe_key(const ConfigKey& key, const Config& config) {
+  json::Value out = json::Value::object();
+  out.set("key", key.name);
+  out.set("value", config.get(key.name));
+  out.set("type", json::to_string(key.type));
+  if (!key.choices.empty()) out.set("choices", json::Value::array_of(key.choices));
+  if (key.type == json::Type::Int) {
+    out.set("min", key.min);
+    out.set("max", key.max);
+  }
+  out.set("description", key.description);
+  return out;
+}
+
+Result<Reply> config_get(Context& context, const Params& params) {
+  const Config& config = *context.config;
+  if (auto key = params.opt_str("key")) {
+    const ConfigKey* spec = find_config_key(*key);
+    if (!spec) return fail(unknown_key(*key));
+    return Reply{describe_key(*spec, config), {}, {}, {}};
+  }
+  json::Value all = json::Value::object();
+  for (const auto& key : config_keys()) all.set(key.name, config.get(key.name));
+  return Reply{std::move(all), {}, {}, {}};
+}
+
+/// The text of a CLI or agent value in the key's type: "3" → 3 for integers, "true" → true.
+Result<json::Value> typed_value(const ConfigKey& key, const std::string& text) {
+  if (key.type == json::Type::Int) {
+    std::string_view digits = trim(text);
+    std::int64_t number = 0;
+    bool negative = !digits.empty() && digits.front() == '-';
+    if (negative) digits.remove_prefix(1);
+    bool ok = !digits.empty() && digits.size() < 18;
+    for (char c : digits) ok = ok && c >= '0' && c <= '9';
+    if (!ok)
+      return fail(Error(ErrorCode::InvalidInput, std::string(key.name) + " takes an integer, got '" + text + "'")
+                      .with_detail("field", "value"));
+    for (char c : digits) number = number * 10 + (c - '0');
+    return json::Value(negative ? -number : number);
+  }
+  if (key.type == json::Type::Bool) {
+    if (text == "true") return json::Value(true);
+    if (text == "false") return json::Value(false);
+    return fail(Error(ErrorCode::InvalidInput, std::string(key.name) + " takes true or false, got '" + text + "'")
+                    .with_detail("field", "value"));
+  }
+  return json::Value(text);
+}
+
+Result<Reply> config_set(Context& context, const Params& params) {
+  const std::string& key = params.str("key");
+  const ConfigKey* spec = find_config_key(key);
+  if (!spec) return fail(unknown_key(key));
+  CT_TRY_ASSIGN(json::Value value, typed_value(*spec, params.str("value")));
+  Config updated = *context.config;
+  json::Value before = updated.get(key);
+  CT_TRY(updated.set(key, value));
+  json::Value data = json::Value::object();
+  data.set("key", key);
+  data.set("value", value);
+  if (before == value) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  CT_TRY(updated.save(context.project->config_path()));
+  context.record(FieldChange{"", "config." + key, before, value});
+  context.config_changed = true;
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+json::Value check(std::string_view name, std::string_view status, std::string detail, std::string fix = "") {
+  json::Value out = json::Value::object();
+  out.set("name", name);
+  out.set("status", status);
+  out.set("detail", std::move(detail));
+  if (!fix.empty()) out.set("fix", std::move(fix));
+  return out;
+}
+
+Result<Reply> health(Context& context, const Params&) {
+  json::Value checks = json::Value::array();
+  std::string overall = "ok";
+  auto add = [&](json::Value item) {
+    const std::string& status = item["status"].as_string();
+    if (status == "fail") overall = "fail";
+    else if (status == "warn" && overall == "ok") overall = "warn";
+    checks.push_back(std::move(item));
+  };
+  auto problems = context.db().integrity_problems();
+  if (!problems) {
+    add(check("database", "fail", problems.error().message, problems.error().fix));
+  } else if (problems->empty()) {
+    add(check("database", "ok", "integrity and foreign-key checks passed"));
+  } else {
+    add(check("database", "fail", std::to_string(problems->size()) + " problem(s): " + problems->front(),
+              "restore the latest backup: cleo_mutate {domain:'system', operation:'restore'}"));
+  }
+  auto schema = context.db().schema_version();
+  if (schema && *schema == sqlite_schema_version()) {
+    add(check("schema", "ok", "version " + std::to_string(*schema)));
+  } else {
+    add(check("schema", "fail", schema ? "version " + std::to_string(*schema) : schema.error().message));
+  }
+  std::error_code ec;
+  fs::path wal = context.project->db_path().string() + "-wal";
+  auto wal_bytes = fs::exists(wal, ec) ? fs::file_size(wal, ec) : 0;
+  constexpr std::uintmax_t kLargeWal = 64ull * 1024 * 1024;
+  add(wal_bytes > kLargeWal
+          ? check("wal", "warn", std::to_string(wal_bytes / (1024 * 1024)) + " MiB not yet checkpointed",
+                  "a long-running reader holds it open; restart idle ct serve / ct mcp processes")
+          : check("wal", "ok", std::to_string(wal_bytes / 1024) + " KiB"));
+  auto space = fs::space(context.project->cleo_dir(), ec);
+  if (ec) {
+    add(check("disk", "warn", "free space unknown: " + ec.message()));
+  } else {
+    std::uintmax_t mib = space.available / (1024 * 1024);
+    add(mib < 100 ? check("disk", mib < 10 ? "fail" : "warn", std::to_string(mib) + " MiB free",
+                          "free disk space: writes fail when the disk is full")
+                  : check("disk", "ok", std::to_string(mib) + " MiB free"));
+  }
+  auto config = Config::load(context.project->config_path());
+  add(config ? check("config", "ok", context.project->config_path().string())
+             : check("config", "fail", config.error().message, config.error().fix));
+  std::size_t native = 0;
+  for (const auto& spec : registry().operations()) native += spec.engine == EngineKind::Native ? 1 : 0;
+  add(check("capabilities", "ok",
+            std::to_string(registry().operations().size()) + " operations, " + std::to_string(native) + " native"));
+  json::Value data = json::Value::object();
+  data.set("status", overall);
+  data.set("checks", std::move(checks));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> backup(Context& context, const Params& params) {
+  fs::path dir = context.project->cleo_dir() / "backups";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return fail(Error(ErrorCode::FileError, "cannot create " + dir.string() + ": " + ec.message())
+                    .with_fix("check the permissions of .cleo/"));
+  std::string stamp = format_iso8601(context.now());
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  std::string name = "tasks-" + stamp;
+  if (auto note = params.opt_str("note")) {
+    std::string slug;
+    for (char c : to_lower_ascii(*note))
+      slug += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '-';
+    name += "-" + slug.substr(0, 40);
+  }
+  fs::path file = dir / (name + ".db");
+  for (int n = 2; fs::exists(file, ec); ++n) file = dir / (name + "-" + std::to_string(n) + ".db");
+  // The copy is read through a second connection: this call's own connection holds the write
+  // lock (for the audit row), and SQLite cannot back up from a connection that is writing. In WAL
+  // mode the second connection reads the last committed state meanwhile.
+  CT_TRY_ASSIGN(std::unique_ptr<Store> reader, open_sqlite_store(context.project->db_path(), SqliteOptions{}));
+  CT_TRY(reader->backup_to(file));
+  // Retention: the newest backup.keep files stay (names sort by time).
+  std::vector<fs::path> existing;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".db" && entry.path().filename().string().rfind("tasks-", 0) == 0)
+      existing.push_back(entry.path());
+  std::sort(existing.begin(), existing.end());
+  auto keep = static_cast<std::size_t>(context.config->get_int("backup.keep"));
+  std::vector<std::string> removed;
+  while (keep > 0 && existing.size() > keep) {
+    fs::remove(existing.front(), ec);
+    removed.push_back(existing.front().filename().string());
+    existing.erase(existing.begin());
+  }
+  json::Value data = json::Value::object();
+  data.set("file", file.string());
+  data.set("bytes", static_cast<std::int64_t>(fs::file_size(file, ec)));
+  if (!removed.empty()) data.set("removed", json::Value::array_of(removed));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+}  // namespace
+
+void register_system_admin(Registry& registry) {
+  registry.add({.domain = "system", .name = "config.get", .gateway = Gateway::Query,
+                .summary = "Show configuration values",
+                .params = {{.name = "key", .type = ParamType::String, .max = 60,
+                            .description = "One key, e.g. hierarchy.maxDepth (default: all keys)", .positional = true}},
+                .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description}",
+                .examples = {{R"({})", "every key"}, {R"({"key":"hierarchy.maxSiblings"})", "one key"}},
+                .idempotent = true, .tier = 2, .handler = config_get});
+  registry.add({.domain = "system", .name = "config.set", .gateway = Gateway::Mutate,
+                .summary = "Change a configuration value",
+                .params = {{.name = "key", .type = ParamType::String, .required = true, .max = 60,
+                            .description = "The key, e.g. hierarchy.maxSiblings", .positional = true},
+                           {.name = "value", .type = ParamType::String, .required = true, .max = 200,
+                            .description = "The new value (integers and true/false are converted)", .positional = true}},
+                .returns = "{key, value}; E_NO_CHANGE note when it already had that value",
+                .errors = {ErrorCode::InvalidInput, ErrorCode::ConfigError},
+                .examples = {{R"({"key":"hierarchy.maxSiblings","value":"20"})", "limit siblings to 20"}},
+                .idempotent = true, .tier = 2, .handler = config_set});
+  registry.add({.domain = "system", .name = "health", .gateway = Gateway::Query,
+                .summary = "Check the store, schema, disk and configuration",
+                .returns = "{status: ok|warn|fail, checks[{name,status,detail,fix?}]}",
+                .examples = {{R"({})", "is everything healthy"}},
+                .idempotent = true, .tier = 1, .shortcut = "doctor", .handler = health});
+  registry.add({.domain = "system", .name = "backup", .gateway = Gateway::Mutate,
+                .summary = "Copy the store into .cleo/backups/",
+                .params = {{.name = "note", .type = ParamType::String, .max = 80,
+                            .description = "A word or two kept in the file name"}},
+                .returns = "{file, bytes, removed?[older backups beyond backup.keep]}",
+                .errors = {ErrorCode::FileError},
+                .examples = {{R"({"note":"before refactor"})", "a named backup"}},
+                .tier = 2, .shortcut = "backup", .handler = backup});
+}
+
+}  // namespace ct

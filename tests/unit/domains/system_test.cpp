@@ -1,0 +1,93 @@
+// system domain administration: typed config, health, backups.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "unit/test_support.h"
+
+using namespace ct;
+using ct::test::code_of;
+
+TEST_CASE("config.get lists typed keys; config.set validates, persists and applies", "[system][config]") {
+  test::Project p;
+  auto all = p.query("system", "config.get");
+  REQUIRE(all.success);
+  CHECK(all.data["hierarchy.maxDepth"].as_int() == 3);
+  auto one = p.query("system", "config.get", R"({"key":"hierarchy.maxSiblings"})");
+  CHECK(one.data["type"].as_string() == "integer");
+  CHECK(one.data["max"].as_int() == 100000);
+  auto unknown = p.query("system", "config.get", R"({"key":"hierarchy.maxSibling"})");
+  CHECK(code_of(unknown) == "E_INVALID_INPUT");
+  CHECK(unknown.error->details["didYouMean"].as_string() == "hierarchy.maxSiblings");
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":"lots"})")) ==
+        "E_INVALID_INPUT");
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxDepth","value":"9"})")) != "");
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"storage.synchronous","value":"sometimes"})")) != "");
+  auto set = p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":"1"})");
+  REQUIRE(set.success);
+  CHECK(set.data["value"].as_int() == 1);
+  // Applied at once in this router, and persisted for the next one.
+  p.add(R"({"title":"Parent task"})");
+  p.add(R"({"title":"Only child","parent":"T001"})");
+  CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Second child","parent":"T001"})")) == "E_SIBLING_LIMIT");
+  std::ifstream file(p.dir() / ".cleo" / "config.json");
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  std::string text = buffer.str();
+  CHECK(text.find("\"maxSiblings\": 1") != std::string::npos);
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":"1"})")) == "E_NO_CHANGE");
+  // The change is audited.
+  // The change is audited (refused attempts leave rows too, with their outcome).
+  auto log = p.query("system", "log", R"({"operation":"system.config.set"})").data.as_array();
+  REQUIRE(log.size() == 5);
+  CHECK(log[0]["outcome"].as_string() == "E_NO_CHANGE");
+  CHECK(log[1]["changed"].as_array()[0].as_string() == ".config.hierarchy.maxSiblings");
+  CHECK(log[2]["outcome"].as_string() == "E_INVALID_INPUT");
+}
+
+TEST_CASE("health reports every check", "[system][health]") {
+  test::Project p;
+  p.add(R"({"title":"Some task"})");
+  auto health = p.query("system", "health");
+  REQUIRE(health.success);
+  CHECK(health.data["status"].as_string() == "ok");
+  std::vector<std::string> names;
+  for (const auto& item : health.data["checks"].as_array()) names.push_back(item["name"].as_string());
+  CHECK(names == std::vector<std::string>{"database", "schema", "wal", "disk", "config", "capabilities"});
+  std::ofstream(p.dir() / ".cleo" / "config.json") << "{not json";
+  auto broken = p.query("system", "health");
+  CHECK(broken.data["status"].as_string() == "fail");
+  CHECK(broken.data["checks"].as_array()[4]["status"].as_string() == "fail");
+}
+
+TEST_CASE("backup writes a usable copy and keeps backup.keep files", "[system][backup]") {
+  test::Project p;
+  p.add(R"({"title":"Saved task"})");
+  REQUIRE(p.mutate("system", "config.set", R"({"key":"backup.keep","value":"2"})").success);
+  auto first = p.mutate("system", "backup", R"({"note":"Before Refactor!"})");
+  REQUIRE(first.success);
+  std::string file = first.data["file"].as_string();
+  CHECK(file.find("before-refactor-") != std::string::npos);
+  CHECK(first.data["bytes"].as_int() > 0);
+  // The copy is a complete store: open it as a project.
+  test::TempDir other;
+  std::filesystem::create_directories(other.path() / ".cleo");
+  std::filesystem::copy_file(file, other.path() / ".cleo" / "tasks.db");
+  RouterOptions options;
+  options.project_dir = other.path();
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto shown = router.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")});
+  REQUIRE(shown.success);
+  CHECK(shown.data["title"].as_string() == "Saved task");
+  p.mutate("system", "backup");
+  auto third = p.mutate("system", "backup");
+  REQUIRE(third.success);
+  CHECK(third.data["removed"].size() == 1);
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(p.dir() / ".cleo" / "backups")) {
+    (void)entry;
+    ++count;
+  }
+  CHECK(count == 2);
+}
