@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/report.h"
 #include "bench/workload.h"
 #include "core/json.h"
 #include "core/text.h"
@@ -57,7 +58,6 @@ namespace ct::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using Steady = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage = R"(usage: ct_bench_mcp --ct PATH [options]
 
@@ -103,14 +103,6 @@ struct Options {
   std::uint32_t seed = 20260101;
 };
 
-template <typename Number>
-Number parse_number(std::string_view flag, std::string_view text) {
-  Number value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw std::invalid_argument(std::string(flag) + ": not a number: '" + std::string(text) + "'");
-  return value;
-}
 
 Options parse_options(int argc, char** argv) {
   Options options;
@@ -154,9 +146,6 @@ Options parse_options(int argc, char** argv) {
 
 void progress(const std::string& text) { std::cerr << text << std::endl; }
 
-double micros_since(Steady::time_point start) {
-  return std::chrono::duration<double, std::micro>(Steady::now() - start).count();
-}
 
 std::string errno_text(int error) { return std::strerror(error); }
 
@@ -598,13 +587,6 @@ struct FillReport {
   double db_megabytes = 0;
 };
 
-double megabytes_of(const fs::path& dir) {
-  std::error_code ec;
-  std::uintmax_t total = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
-    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
-  return static_cast<double>(total) / (1024.0 * 1024.0);
-}
 
 std::string task_id(std::int64_t number) {
   char buffer[32];
@@ -1079,55 +1061,13 @@ HttpStarts time_http_starts(const Options& options, const std::vector<std::strin
 // ---------------------------------------------------------------------------------------------
 // Report.
 
-std::string format_duration(double micros) {
-  char buffer[32];
-  if (micros < 1000.0) std::snprintf(buffer, sizeof buffer, "%.1f µs", micros);
-  else if (micros < 1e6) std::snprintf(buffer, sizeof buffer, "%.2f ms", micros / 1000.0);
-  else std::snprintf(buffer, sizeof buffer, "%.2f s", micros / 1e6);
-  return buffer;
-}
 
-std::string format_fixed(double value, int decimals) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 std::string format_mb(long kb) { return format_fixed(static_cast<double>(kb) / 1024.0, 1) + " MB"; }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return std::string(trim(std::string_view(line).substr(colon + 1)));
-    }
-  }
-  return "unknown";
-}
 
-std::string kernel() {
-  utsname name{};
-  if (uname(&name) != 0) return "unknown";
-  return std::string(name.sysname) + " " + name.release + " " + name.machine;
-}
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one;
-  in >> one;
-  return one.empty() ? "unknown" : one;
-}
 
-std::string command_line(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) {
-    if (i > 0) out += ' ';
-    out += argv[i];
-  }
-  return out;
-}
 
 struct Report {
   std::string command;

@@ -36,6 +36,7 @@
 #include <system_error>
 #include <vector>
 
+#include "bench/report.h"
 #include "bench/workload.h"
 #include "core/clock.h"
 #include "core/json.h"
@@ -49,7 +50,6 @@ namespace ct::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using Steady = std::chrono::steady_clock;
 
 constexpr std::string_view kUsage = R"(usage: ct_bench_store [options]
 
@@ -76,14 +76,6 @@ struct Options {
   std::set<std::string, std::less<>> ops{"show", "list", "find", "next", "add"};
 };
 
-template <typename Number>
-Number parse_number(std::string_view flag, std::string_view text) {
-  Number value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw std::invalid_argument(std::string(flag) + ": not a number: '" + std::string(text) + "'");
-  return value;
-}
 
 Options parse_options(int argc, char** argv) {
   Options options;
@@ -163,9 +155,6 @@ Stats summarize(std::vector<double> samples, double total_bytes) {
   return stats;
 }
 
-double micros_since(Steady::time_point start) {
-  return std::chrono::duration<double, std::micro>(Steady::now() - start).count();
-}
 
 struct Limits {
   int warmup = 5;
@@ -345,13 +334,6 @@ std::optional<double> target_for(std::string_view key, std::int64_t size) {
   return std::nullopt;
 }
 
-double megabytes_of(const fs::path& dir) {
-  std::error_code ec;
-  std::uintmax_t total = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
-    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
-  return static_cast<double>(total) / (1024.0 * 1024.0);
-}
 
 void progress(const std::string& text) {
   std::cerr << text << std::endl;
@@ -458,58 +440,15 @@ void bench_size(std::int64_t size, const fs::path& dir, const fs::path& scratch,
 // ---------------------------------------------------------------------------------------------
 // Report.
 
-std::string format_duration(double micros) {
-  char buffer[32];
-  if (micros < 1000.0) std::snprintf(buffer, sizeof buffer, "%.1f µs", micros);
-  else if (micros < 1e6) std::snprintf(buffer, sizeof buffer, "%.2f ms", micros / 1000.0);
-  else std::snprintf(buffer, sizeof buffer, "%.2f s", micros / 1e6);
-  return buffer;
-}
 
-std::string format_fixed(double value, int decimals) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return std::string(trim(std::string_view(line).substr(colon + 1)));
-    }
-  }
-  return "unknown";
-}
 
-std::string kernel() {
-  utsname name{};
-  if (uname(&name) != 0) return "unknown";
-  return std::string(name.sysname) + " " + name.release + " " + name.machine;
-}
 
-/// The 1-minute load average: other work on the machine shows up in the numbers.
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one;
-  in >> one;
-  return one.empty() ? "unknown" : one;
-}
 
 std::string today() {
   return format_iso8601(SystemClock().now()).substr(0, 10);
 }
 
-std::string command_line(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) {
-    if (i > 0) out += ' ';
-    out += argv[i];
-  }
-  return out;
-}
 
 void print_report(const Options& options, const std::string& command, const std::vector<Row>& rows,
                   const std::vector<FillReport>& fills, double total_seconds, const std::string& load_before) {

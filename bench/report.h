@@ -1,0 +1,93 @@
+// Helpers shared by the benchmark programs: number parsing, timing and the report's machine line.
+#pragma once
+
+#include <sys/utsname.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "core/text.h"
+
+namespace ct::bench {
+
+using Steady = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+template <typename Number>
+inline Number parse_number(std::string_view flag, std::string_view text) {
+  Number value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw std::invalid_argument(std::string(flag) + ": not a number: '" + std::string(text) + "'");
+  return value;
+}
+
+inline double micros_since(Steady::time_point start) {
+  return std::chrono::duration<double, std::micro>(Steady::now() - start).count();
+}
+
+inline double megabytes_of(const fs::path& dir) {
+  std::error_code ec;
+  std::uintmax_t total = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
+    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+  return static_cast<double>(total) / (1024.0 * 1024.0);
+}
+
+inline std::string format_duration(double micros) {
+  char buffer[32];
+  if (micros < 1000.0) std::snprintf(buffer, sizeof buffer, "%.1f µs", micros);
+  else if (micros < 1e6) std::snprintf(buffer, sizeof buffer, "%.2f ms", micros / 1000.0);
+  else std::snprintf(buffer, sizeof buffer, "%.2f s", micros / 1e6);
+  return buffer;
+}
+
+inline std::string format_fixed(double value, int decimals) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+inline std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return std::string(trim(std::string_view(line).substr(colon + 1)));
+    }
+  }
+  return "unknown";
+}
+
+inline std::string kernel() {
+  utsname name{};
+  if (uname(&name) != 0) return "unknown";
+  return std::string(name.sysname) + " " + name.release + " " + name.machine;
+}
+
+/// The 1-minute load average: other work on the machine shows up in the numbers.
+inline std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one.empty() ? "unknown" : one;
+}
+
+inline std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) out += ' ';
+    out += argv[i];
+  }
+  return out;
+}
+
+}  // namespace ct::bench
