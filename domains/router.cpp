@@ -123,6 +123,11 @@ void fill_audit(AuditEntry& audit, Context& context, const OperationSpec& spec, 
   audit.at = context.now();
   audit.session = context.session;
   audit.agent = context.agent;
+  // Writes record who made them: the agent named when the session started wins.
+  if (!context.session.empty() && context.store) {
+    if (auto session = context.store->get_session(context.session); session && *session && !(*session)->agent.empty())
+      audit.agent = (*session)->agent;
+  }
   audit.operation = spec.full_name();
   audit.params = params.json();
   audit.reason = reason;

@@ -66,6 +66,8 @@ class Router {
   const Registry& operations() const { return registry_; }
   /// The session new calls run in ("" = none); set by the session layer.
   void set_session(std::string session) { session_ = std::move(session); }
+  /// The agent recorded on writes when the session names none (an MCP client's name).
+  void set_agent(std::string agent) { options_.agent = std::move(agent); }
   /// The session the caller is bound to now (session.start/resume bind, end/close unbind).
   const std::string& session() const { return session_; }
 

@@ -267,6 +267,7 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, C
                                   stray);
       } else {
         router.set_session(connection.session);
+        router.set_agent(connection.client_name);
         envelope = router.dispatch(
             {gateway, arguments["domain"].as_string(), arguments["operation"].as_string(), arguments["params"]});
         connection.session = router.session();

@@ -131,3 +131,13 @@ TEST_CASE("system.log reads the trail with filters", "[audit]") {
   CHECK(p.query("system", "log", R"({"since":"2030-01-01"})").data.size() == 0);
   CHECK(code_of(p.query("system", "log", R"({"since":"yesterday"})")) == "E_INVALID_PARAMS");
 }
+
+TEST_CASE("writes in a session record the session's agent", "[audit][session]") {
+  test::Project p;
+  REQUIRE(p.mutate("session", "start", R"({"scope":"global","agent":"claude-1"})").success);
+  p.add(R"({"title":"Agent work"})");
+  auto log = p.query("system", "log", R"({"operation":"tasks.add"})").data.as_array();
+  REQUIRE(log.size() == 1);
+  CHECK(log[0]["agent"].as_string() == "claude-1");
+  CHECK_FALSE(log[0]["session"].as_string().empty());
+}
