@@ -121,6 +121,19 @@ json::Value task_compact(const Task& t) {
   return out;
 }
 
+json::Value audit_row_json(const AuditEntry& row, bool with_task) {
+  json::Value item = json::Value::object();
+  item.set("seq", row.seq);
+  item.set("at", format_iso8601(row.at));
+  item.set("operation", row.operation);
+  if (with_task && !row.task_id.empty()) item.set("id", row.task_id);
+  if (row.outcome != "ok") item.set("outcome", row.outcome);
+  if (!row.session.empty()) item.set("session", row.session);
+  if (!row.agent.empty()) item.set("agent", row.agent);
+  if (!row.reason.empty()) item.set("reason", row.reason);
+  return item;
+}
+
 Task task_from_json(const json::Value& v) {
   Task t;
   auto str = [&](std::string_view key) { return v[key].is_string() ? v[key].as_string() : std::string(); };

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/json.h"
+#include "engines/store.h"
 #include "engines/task.h"
 
 namespace ct {
@@ -15,6 +16,9 @@ json::Value task_full(const Task& task);
 json::Value task_compact(const Task& task);
 /// One field of a task as JSON (null when unset), for audit before/after values.
 json::Value task_field(const Task& task, std::string_view field);
+/// The common fields of an audit row: seq, at, operation, id (when `with_task`), outcome when not
+/// "ok", session, agent and reason when set (system.log and tasks.history add their details).
+json::Value audit_row_json(const AuditEntry& row, bool with_task);
 /// Reads a task back from task_full() output (tasks.import). Unknown keys are ignored.
 Task task_from_json(const json::Value& value);
 

@@ -8,6 +8,7 @@
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/sqlite_store.h"
+#include "engines/task_json.h"
 
 namespace ct {
 namespace {
@@ -64,15 +65,7 @@ Result<Reply> log(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
   json::Value list = json::Value::array();
   for (const auto& row : rows) {
-    json::Value item = json::Value::object();
-    item.set("seq", row.seq);
-    item.set("at", format_iso8601(row.at));
-    item.set("operation", row.operation);
-    if (!row.task_id.empty()) item.set("id", row.task_id);
-    if (row.outcome != "ok") item.set("outcome", row.outcome);
-    if (!row.session.empty()) item.set("session", row.session);
-    if (!row.agent.empty()) item.set("agent", row.agent);
-    if (!row.reason.empty()) item.set("reason", row.reason);
+    json::Value item = audit_row_json(row, /*with_task=*/true);
     if (!row.changes.empty()) {
       json::Value fields = json::Value::array();
       for (const auto& change : row.changes) fields.push_back(change.task_id + "." + change.field);

@@ -289,14 +289,7 @@ Result<Reply> history(Context& context, const Params& params) {
   if (rows.empty() && query.offset == 0) CT_TRY(engine_.get(params.str("id")));
   json::Value list = json::Value::array();
   for (const auto& row : rows) {
-    json::Value item = json::Value::object();
-    item.set("seq", row.seq);
-    item.set("at", format_iso8601(row.at));
-    item.set("operation", row.operation);
-    if (row.outcome != "ok") item.set("outcome", row.outcome);
-    if (!row.session.empty()) item.set("session", row.session);
-    if (!row.agent.empty()) item.set("agent", row.agent);
-    if (!row.reason.empty()) item.set("reason", row.reason);
+    json::Value item = audit_row_json(row, /*with_task=*/false);
     json::Value changes = json::Value::array();
     for (const auto& change : row.changes) {
       if (change.task_id != *query.task_id) continue;
