@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <system_error>
@@ -583,6 +584,22 @@ std::string read_file(const fs::path& path) {
     if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
   ::close(fd);
   return text;
+}
+
+std::optional<SourceFile> read_source_lines(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
+  SourceFile source;
+  std::string raw;
+  while (std::getline(file, raw)) {
+    ++source.line_count;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    auto first = raw.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;  // blank
+    if (raw[first] == '#') continue;            // comment
+    source.lines.push_back({source.line_count, raw.substr(first)});
+  }
+  return source;
 }
 
 }  // namespace ct::transcript

@@ -147,6 +147,19 @@ void print_stream(std::ostream& os, std::string_view label, const std::string& t
 std::string format_seconds(std::chrono::milliseconds duration);
 
 /// The whole file, or an empty string when it cannot be read.
+/// A transcript line that carries something: blank lines and `#` comments are dropped, leading
+/// blanks and a trailing CR removed. `number` is the 1-based line in the file.
+struct SourceLine {
+  int number = 0;
+  std::string text;
+};
+struct SourceFile {
+  std::vector<SourceLine> lines;
+  int line_count = 0;  // every line of the file, blank or not
+};
+/// nullopt when the file cannot be opened.
+std::optional<SourceFile> read_source_lines(const std::string& path);
+
 std::string read_file(const fs::path& path);
 
 }  // namespace ct::transcript

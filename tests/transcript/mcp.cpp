@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <expected>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -71,21 +70,14 @@ bool has_marker(std::string_view line, std::string_view marker) {
 }
 
 std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return std::unexpected(ParseError{0, "cannot open file"});
+  auto source = read_source_lines(path);
+  if (!source) return std::unexpected(ParseError{0, "cannot open file"});
   McpTranscript transcript;
   transcript.path = path;
 
-  std::string raw;
-  int line_number = 0;
-  while (std::getline(file, raw)) {
-    ++line_number;
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    std::string_view line = raw;
-    auto first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos) continue;  // blank
-    line.remove_prefix(first);
-    if (line.front() == '#') continue;  // comment
+  for (const auto& source_line : source->lines) {
+    const int line_number = source_line.number;
+    std::string_view line = source_line.text;
 
     auto error = [&](std::string message) {
       return std::unexpected(ParseError{line_number, std::move(message)});
@@ -169,8 +161,9 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
     }
     return error("unknown directive '" + std::string(word) + "' (expected >>>, <<<, http-status, --- or #)");
   }
-  transcript.last_line = line_number;
-  if (transcript.exchanges.empty()) return std::unexpected(ParseError{line_number, "no \">>>\" messages"});
+  transcript.last_line = source->line_count;
+  if (transcript.exchanges.empty())
+    return std::unexpected(ParseError{source->line_count, "no \">>>\" messages"});
   if (transcript.exchanges.back().expect_line == 0)
     return std::unexpected(ParseError{transcript.exchanges.back().line, "this message has no \"<<<\" line"});
   return transcript;

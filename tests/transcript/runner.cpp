@@ -12,7 +12,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -69,8 +68,8 @@ struct ParseError {
 // ---- parsing -------------------------------------------------------------------------------
 
 std::expected<Transcript, ParseError> parse_transcript(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return std::unexpected(ParseError{0, "cannot open file"});
+  auto source = read_source_lines(path);
+  if (!source) return std::unexpected(ParseError{0, "cannot open file"});
   Transcript transcript;
   transcript.path = path;
 
@@ -79,16 +78,9 @@ std::expected<Transcript, ParseError> parse_transcript(const std::string& path) 
   bool last_directive_was_exact = false;  // "|" lines of one command must be consecutive
   bool exact_block_closed = false;
 
-  std::string raw;
-  int line_number = 0;
-  while (std::getline(file, raw)) {
-    ++line_number;
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    std::string_view line = raw;
-    auto first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos) continue;  // blank
-    line.remove_prefix(first);
-    if (line.front() == '#') continue;  // comment
+  for (const auto& source_line : source->lines) {
+    const int line_number = source_line.number;
+    std::string_view line = source_line.text;
 
     auto error = [&](std::string message) {
       return std::unexpected(ParseError{line_number, std::move(message)});
