@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,12 +18,37 @@ std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry);
 
 struct ChainReport {
   std::int64_t rows = 0;
+  std::optional<std::int64_t> anchor;        // the trail was compacted up to this seq (system.gc)
   std::optional<std::int64_t> first_broken;  // seq of the first row whose hash does not verify
   std::string expected;                      // the hash the chain implies for that row
   std::string actual;                        // the hash stored
 };
 
-/// Reads the whole trail oldest first (in batches) and recomputes every hash.
+/// Reads the whole trail oldest first (in batches) and recomputes every hash. A compacted trail
+/// starts from its anchor: the first row must follow the anchor's seq and chain to its hash.
 Result<ChainReport> verify_audit_chain(Store& store);
+
+// Audit archives: system.gc writes the rows it compacts to a JSON-lines file before deleting
+// them. Line 1 is a header {"cleoAuditArchive":1,"from","to","previous"} (previous: the hash the
+// first row chains to, "" at the start of the trail); then one row per line, oldest first, with
+// every field the hash covers and the hash itself. Its last hash is the anchor's.
+
+struct ArchiveReport {
+  std::int64_t rows = 0;
+  std::int64_t from = 0;                     // first and last seq in the file
+  std::int64_t to = 0;
+  std::string previous;                      // the hash the file's first row chains to
+  std::string last_hash;                     // the hash of its last row
+  std::optional<std::int64_t> first_broken;  // seq of the first row whose hash does not verify
+};
+
+/// Writes the rows after `previous` (nullopt: from the start of the trail) up to seq `to` to
+/// `file`: through a temp file that is fsynced and renamed into place, so the archive is
+/// complete on disk before the caller deletes anything. Reads the store in batches.
+Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::path& file,
+                                          const std::optional<AuditAnchor>& previous, std::int64_t to);
+
+/// Re-reads an archive and recomputes its chain. E_FILE_ERROR when it cannot be read or parsed.
+Result<ArchiveReport> verify_audit_archive(const std::filesystem::path& file);
 
 }  // namespace ct

@@ -31,6 +31,8 @@ const std::vector<ConfigKey>& key_table() {
        "How long a writer waits for the database lock before E_LOCK_TIMEOUT"},
       {"output.format", json::Type::String, "\"text\"", 0, 0, {"text", "json"},
        "Default output of the ct command line"},
+      {"output.maxReplyBytes", json::Type::Int, "20000", 1000, 10000000, {},
+       "Largest list reply (bytes of data, ~4 bytes a token); longer ones are cut with _meta.page.nextOffset"},
       {"backup.keep", json::Type::Int, "10", 0, 10000, {},
        "Backups kept in .cleo/backups/ by system.backup (0 = keep all)"},
       {"project.currentPhase", json::Type::String, "\"\"", 0, 0, {},
@@ -43,6 +45,8 @@ const std::vector<ConfigKey>& key_table() {
        "session.gc ends active sessions with no write for this long"},
       {"session.archiveDays", json::Type::Int, "30", 0, 36500, {},
        "session.gc archives sessions ended this many days ago"},
+      {"audit.retentionDays", json::Type::Int, "0", 0, 36500, {},
+       "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)"},
   };
   return keys;
 }

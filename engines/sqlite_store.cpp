@@ -164,10 +164,29 @@ DELETE FROM focus WHERE rowid NOT IN (SELECT min(rowid) FROM focus GROUP BY task
 CREATE UNIQUE INDEX focus_task ON focus(task_id);
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// v4: protocol-check results (validate.compliance.record), summarised per check and over time.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE compliance(
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  task_id TEXT NOT NULL DEFAULT '',
+  check_name TEXT NOT NULL,
+  passed INTEGER NOT NULL,
+  score INTEGER,
+  details TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX compliance_check_at ON compliance(check_name, at);
+CREATE INDEX compliance_task_at ON compliance(task_id, at);
+CREATE INDEX compliance_at ON compliance(at);
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, kSchemaV1},
     {2, kSchemaV2},
     {3, kSchemaV3},
+    {4, kSchemaV4},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -599,12 +618,62 @@ std::string session_where(const SessionQuery& query, std::vector<SqlValue>& para
   return where;
 }
 
+/// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
+std::string compliance_where(const ComplianceQuery& query, bool with_passed, std::vector<SqlValue>& params) {
+  std::string where;
+  auto add = [&where](std::string_view clause) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += clause;
+  };
+  if (query.task_id) {
+    add("c.task_id = ?");
+    params.emplace_back(*query.task_id);
+  }
+  if (query.check) {
+    add("c.check_name = ?");
+    params.emplace_back(*query.check);
+  }
+  if (query.since) {
+    add("c.at >= ?");
+    params.emplace_back(static_cast<std::int64_t>(*query.since));
+  }
+  if (with_passed && query.passed) {
+    add("c.passed = ?");
+    params.emplace_back(std::int64_t{*query.passed ? 1 : 0});
+  }
+  return where;
+}
+
 const std::string& select_tasks() {
   static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
   return sql;
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/// PRAGMA user_version of a raw connection; nullopt when it cannot be read (not a database).
+std::optional<std::int64_t> read_user_version(sqlite3* db) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return std::nullopt;
+  }
+  std::optional<std::int64_t> version;
+  if (sqlite3_step(stmt) == SQLITE_ROW) version = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  return version;
+}
+
+/// What each schema step does, for system.migrate.
+std::string migration_description(std::int64_t version) {
+  switch (version) {
+    case 1: return "tasks, dependencies, search index, focus and the audit trail";
+    case 2: return "audit hash chain (existing rows are chained) and idempotency keys";
+    case 3: return "sessions, and one session per focused task (the atomic claim)";
+    case 4: return "protocol-check results (validate.compliance)";
+    default: return "schema version " + std::to_string(version);
+  }
+}
 
 class SqliteStore final : public Store {
  public:
@@ -1116,6 +1185,14 @@ class SqliteStore final : public Store {
           previous = stmt.text(1);
         }
       }
+      if (seq == 0) {
+        // A compacted trail continues from its anchor (system.gc).
+        CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, audit_anchor());
+        if (anchor) {
+          seq = anchor->seq;
+          previous = anchor->hash;
+        }
+      }
       AuditEntry stored = entry;
       stored.seq = ++seq;
       if (stored.params.is_null()) stored.params = json::Value::object();
@@ -1263,6 +1340,141 @@ class SqliteStore final : public Store {
 
   Result<std::int64_t> schema_version() override { return user_version(); }
 
+  // -- compliance -----------------------------------------------------------------------------
+
+  Result<std::int64_t> insert_compliance(const ComplianceRecord& record) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("INSERT INTO compliance(at, task_id, check_name, passed, score, details, session, agent) "
+                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id"));
+    Statement stmt(raw);
+    stmt.bind(1, static_cast<std::int64_t>(record.at)).bind(2, record.task_id).bind(3, record.check);
+    stmt.bind(4, std::int64_t{record.passed ? 1 : 0}).bind(5, record.score).bind(6, record.details);
+    stmt.bind(7, record.session).bind(8, record.agent);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot record the compliance result"));
+    if (!row) return fail(ErrorCode::Internal, "INSERT … RETURNING gave no row");
+    std::int64_t id = stmt.integer(0);
+    CT_TRY(finish(stmt, "cannot record the compliance result"));
+    return id;
+  }
+
+  Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) override {
+    std::vector<SqlValue> params;
+    std::string where = compliance_where(query, false, params);
+    // With max() the only min/max aggregate, SQLite takes the bare columns c.at and c.passed from
+    // the row holding max(c.id): the check's latest result.
+    std::string sql = "SELECT c.check_name, count(*), sum(c.passed), avg(c.score), c.at, c.passed, max(c.id) "
+                      "FROM compliance c" + where + " GROUP BY c.check_name ORDER BY c.check_name";
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    std::vector<ComplianceSummary> out;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot summarise compliance results"));
+      if (!row) break;
+      ComplianceSummary summary;
+      summary.check = stmt.text(0);
+      summary.runs = stmt.integer(1);
+      summary.passed = stmt.integer(2);
+      if (!stmt.is_null(3)) summary.average_score = stmt.real(3);
+      summary.last_at = stmt.integer(4);
+      summary.last_passed = stmt.integer(5) != 0;
+      out.push_back(std::move(summary));
+    }
+    return out;
+  }
+
+  Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) override {
+    std::vector<SqlValue> params;
+    std::string sql = "SELECT c.id, c.at, c.task_id, c.check_name, c.passed, c.score, c.details, c.session, c.agent "
+                      "FROM compliance c" + compliance_where(query, true, params) + " ORDER BY c.id DESC LIMIT ?";
+    params.emplace_back(query.limit);
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    std::vector<ComplianceRecord> out;
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot read compliance results"));
+      if (!row) break;
+      ComplianceRecord record;
+      record.id = stmt.integer(0);
+      record.at = stmt.integer(1);
+      record.task_id = stmt.text(2);
+      record.check = stmt.text(3);
+      record.passed = stmt.integer(4) != 0;
+      record.score = column_optional_int(raw, 5);
+      record.details = stmt.text(6);
+      record.session = stmt.text(7);
+      record.agent = stmt.text(8);
+      out.push_back(std::move(record));
+    }
+    return out;
+  }
+
+  // -- diagnostics ----------------------------------------------------------------------------
+
+  Result<std::vector<DiagnosticRow>> diagnostic_rows(std::string_view query,
+                                                     const std::vector<std::string>& params) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(query));
+    if (!sqlite3_stmt_readonly(raw)) return fail(ErrorCode::Internal, "a diagnostic query must not write");
+    Statement stmt(raw);
+    for (std::size_t i = 0; i < params.size(); ++i) stmt.bind(static_cast<int>(i) + 1, params[i]);
+    std::vector<DiagnosticRow> rows;
+    const int columns = sqlite3_column_count(raw);
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot run a consistency check"));
+      if (!row) break;
+      DiagnosticRow out;
+      out.reserve(static_cast<std::size_t>(columns));
+      for (int c = 0; c < columns; ++c) out.emplace_back(stmt.text(c));
+      rows.push_back(std::move(out));
+    }
+    return rows;
+  }
+
+  Result<DerivedRepair> rebuild_derived() override {
+    DerivedRepair repair;
+    auto changes = [this](const char* sql, std::string_view what) -> Result<std::int64_t> {
+      CT_TRY(exec(sql, what));
+      return static_cast<std::int64_t>(sqlite3_changes64(db_));
+    };
+    CT_TRY(run("SAVEPOINT ct_rebuild", "cannot start a repair"));
+    auto result = [&]() -> Result<void> {
+      CT_TRY(exec("INSERT OR IGNORE INTO meta(key, value) VALUES('next_task_num', '1')", "cannot repair the task id counter"));
+      CT_TRY_ASSIGN(repair.edges_removed,
+                    changes("DELETE FROM task_deps WHERE NOT EXISTS (SELECT 1 FROM tasks t, json_each(t.depends) j "
+                            "WHERE t.id = task_deps.task_id AND j.value = task_deps.depends_on)",
+                            "cannot repair dependency edges"));
+      CT_TRY_ASSIGN(repair.edges_added,
+                    changes("INSERT OR IGNORE INTO task_deps(task_id, depends_on) SELECT t.id, j.value "
+                            "FROM tasks t, json_each(t.depends) j WHERE json_valid(t.depends) AND j.type = 'text'",
+                            "cannot repair dependency edges"));
+      CT_TRY_ASSIGN(repair.index_removed,
+                    changes("DELETE FROM tasks_fts WHERE rowid NOT IN (SELECT num FROM tasks)",
+                            "cannot repair the search index"));
+      // Labels joined by spaces and note texts by newlines, as write_index() does.
+      CT_TRY_ASSIGN(repair.index_added,
+                    changes("INSERT INTO tasks_fts(rowid, title, description, labels, notes) "
+                            "SELECT t.num, t.title, t.description, "
+                            "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
+                            "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) "
+                            "FROM json_each(t.notes) n), '') "
+                            "FROM tasks t WHERE t.num NOT IN (SELECT rowid FROM tasks_fts)",
+                            "cannot repair the search index"));
+      CT_TRY_ASSIGN(std::int64_t raised,
+                    changes("UPDATE meta SET value = CAST((SELECT max(num) FROM tasks) + 1 AS TEXT) "
+                            "WHERE key = 'next_task_num' AND CAST(value AS INTEGER) <= (SELECT max(num) FROM tasks)",
+                            "cannot repair the task id counter"));
+      repair.counter_raised = raised > 0;
+      return {};
+    }();
+    if (!result) {
+      sqlite3_exec(db_, "ROLLBACK TO ct_rebuild; RELEASE ct_rebuild", nullptr, nullptr, nullptr);
+      return std::unexpected(std::move(result.error()));
+    }
+    CT_TRY(run("RELEASE ct_rebuild", "cannot finish a repair"));
+    return repair;
+  }
+
   Result<std::vector<std::string>> integrity_problems() override {
     std::vector<std::string> problems;
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
@@ -1309,6 +1521,223 @@ class SqliteStore final : public Store {
     }
     sqlite3_close(target);
     return {};
+  }
+
+  // -- housekeeping (system.dash, stats, gc, restore) -----------------------------------------
+
+  Result<StoreCounts> counts() override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM audit), "
+                                             "(SELECT coalesce(max(seq), 0) FROM audit), (SELECT count(*) FROM sessions)"));
+    Statement stmt(raw);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot count the store's rows"));
+    StoreCounts out;
+    if (!row) return out;
+    out.tasks = stmt.integer(0);
+    out.audit_rows = stmt.integer(1);
+    out.last_audit_seq = stmt.integer(2);
+    out.sessions = stmt.integer(3);
+    return out;
+  }
+
+  Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods) override {
+    std::vector<PeriodStats> out(periods.size() + 1);
+    if (periods.empty()) return out;
+    // The periods as a table p(i, s, e); a row's period is found by one lookup in it, so each
+    // query makes a single pass over the tasks of the whole span.
+    std::string table = "WITH p(i, s, e) AS (VALUES ";
+    std::vector<SqlValue> params;
+    TimeMs first = periods.front().start;
+    TimeMs last = periods.front().end;
+    for (std::size_t i = 0; i < periods.size(); ++i) {
+      if (i > 0) table += ", ";
+      table += "(" + std::to_string(i) + ", ?" + std::to_string(2 * i + 1) + ", ?" + std::to_string(2 * i + 2) + ")";
+      params.emplace_back(static_cast<std::int64_t>(periods[i].start));
+      params.emplace_back(static_cast<std::int64_t>(periods[i].end));
+      first = std::min(first, periods[i].start);
+      last = std::max(last, periods[i].end);
+    }
+    table += ")";
+    const std::string lo = "?" + std::to_string(params.size() + 1);
+    const std::string hi = "?" + std::to_string(params.size() + 2);
+    params.emplace_back(static_cast<std::int64_t>(first));
+    params.emplace_back(static_cast<std::int64_t>(last));
+    const std::size_t all = periods.size();
+    auto slot = [&](std::int64_t bucket) -> PeriodStats* {
+      if (bucket < 0) return &out[all];
+      return static_cast<std::size_t>(bucket) < all ? &out[static_cast<std::size_t>(bucket)] : nullptr;
+    };
+    {
+      std::string sql = table + " SELECT (SELECT i FROM p WHERE t.created_at >= p.s AND t.created_at < p.e) AS b, "
+                                "count(*) FROM tasks t WHERE t.created_at >= " + lo + " AND t.created_at < " + hi +
+                        " GROUP BY b";
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+      Statement stmt(raw);
+      stmt.bind_all(params);
+      while (true) {
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot compute task statistics"));
+        if (!row) break;
+        if (stmt.is_null(0)) continue;
+        if (PeriodStats* stats = slot(stmt.integer(0))) stats->created += stmt.integer(1);
+        out[all].created += stmt.integer(1);
+      }
+    }
+    // Completed tasks with their durations: created → completed, and first start → completed
+    // where the audit trail still records the start (status set to active). Each duration kind
+    // (k) is ranked within its period (b, and -1 for the whole span); nearest-rank percentiles.
+    std::string sql =
+        table +
+        ", c AS MATERIALIZED (SELECT (SELECT i FROM p WHERE t.completed_at >= p.s AND t.completed_at < p.e) AS b, "
+        "t.completed_at - t.created_at AS d, t.completed_at - (SELECT min(a.at) FROM audit_changes ch "
+        "JOIN audit a ON a.seq = ch.seq WHERE ch.task_id = t.id AND ch.field = 'status' AND ch.after = '\"active\"' "
+        "AND a.at <= t.completed_at) AS w FROM tasks t WHERE t.status = 'done' AND t.completed_at >= " + lo +
+        " AND t.completed_at < " + hi +
+        "), x AS (SELECT 0 AS k, b, d AS v FROM c UNION ALL SELECT 0, -1, d FROM c "
+        "UNION ALL SELECT 1, b, w FROM c WHERE w IS NOT NULL UNION ALL SELECT 1, -1, w FROM c WHERE w IS NOT NULL), "
+        "r AS (SELECT k, b, v, row_number() OVER (PARTITION BY k, b ORDER BY v) AS rn, "
+        "count(*) OVER (PARTITION BY k, b) AS n FROM x) "
+        "SELECT k, b, max(n), max(CASE WHEN rn = (n + 1) / 2 THEN v END), "
+        "max(CASE WHEN rn = (9 * n + 9) / 10 THEN v END) FROM r GROUP BY k, b";
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot compute task statistics"));
+      if (!row) break;
+      if (stmt.is_null(1)) continue;
+      PeriodStats* stats = slot(stmt.integer(1));
+      if (!stats) continue;
+      if (stmt.integer(0) == 0) {
+        stats->completed = stmt.integer(2);
+        stats->cycle_p50 = column_optional_int(raw, 3);
+        stats->cycle_p90 = column_optional_int(raw, 4);
+      } else {
+        stats->started = stmt.integer(2);
+        stats->work_p50 = column_optional_int(raw, 3);
+        stats->work_p90 = column_optional_int(raw, 4);
+      }
+    }
+    return out;
+  }
+
+  Result<std::optional<AuditAnchor>> audit_anchor() override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT value FROM meta WHERE key = 'audit_anchor'"));
+    Statement stmt(raw);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit anchor"));
+    if (!row) return std::optional<AuditAnchor>();
+    auto value = json::parse(stmt.text(0));
+    if (!value || !(*value)["seq"].is_int() || !(*value)["hash"].is_string())
+      return fail(Error(ErrorCode::FileError, "the audit anchor in the meta table is unreadable")
+                      .with_fix(std::string(kCorruptFix)));
+    AuditAnchor anchor;
+    anchor.seq = (*value)["seq"].as_int();
+    anchor.hash = (*value)["hash"].as_string();
+    if ((*value)["archive"].is_string()) anchor.archive = (*value)["archive"].as_string();
+    return std::optional<AuditAnchor>(std::move(anchor));
+  }
+
+  Result<std::int64_t> last_audit_seq_before(TimeMs before) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT coalesce(max(seq), 0) FROM audit WHERE at < ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, static_cast<std::int64_t>(before));
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
+    return row ? stmt.integer(0) : 0;
+  }
+
+  Result<std::int64_t> compact_audit(const AuditAnchor& anchor) override {
+    std::int64_t removed = 0;
+    auto result = atomically([&]() -> Result<void> {
+      {
+        CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM audit_changes WHERE seq <= ?1"));
+        Statement stmt(raw);
+        stmt.bind(1, anchor.seq);
+        CT_TRY(finish(stmt, "cannot compact the audit trail"));
+      }
+      {
+        CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM audit WHERE seq <= ?1"));
+        Statement stmt(raw);
+        stmt.bind(1, anchor.seq);
+        CT_TRY(finish(stmt, "cannot compact the audit trail"));
+        removed = sqlite3_changes64(db_);
+      }
+      std::string value;
+      json::Writer writer(value);
+      writer.begin_object().key("seq").value(anchor.seq).key("hash").value(anchor.hash);
+      writer.key("archive").value(anchor.archive).end_object();
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('audit_anchor', ?1)"));
+      Statement stmt(raw);
+      stmt.bind(1, value);
+      return finish(stmt, "cannot record the audit anchor");
+    });
+    if (!result) return std::unexpected(std::move(result.error()));
+    return removed;
+  }
+
+  Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) override {
+    std::int64_t count = 0;
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM idempotency WHERE at < ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, static_cast<std::int64_t>(before));
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot read idempotency keys"));
+      count = row ? stmt.integer(0) : 0;
+    }
+    if (count_only || count == 0) return count;
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM idempotency WHERE at < ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, static_cast<std::int64_t>(before));
+    CT_TRY(finish(stmt, "cannot expire idempotency keys"));
+    return count;
+  }
+
+  Result<void> replace_contents_from(const std::filesystem::path& file) override {
+    if (!in_transaction()) return fail(ErrorCode::Internal, "replace_contents_from needs a write transaction");
+    sqlite3* source = nullptr;
+    int rc = sqlite3_open_v2(file.c_str(), &source, SQLITE_OPEN_READONLY, nullptr);
+    // Closes the source on every path out.
+    std::unique_ptr<sqlite3, int (*)(sqlite3*)> source_guard(source, sqlite3_close_v2);
+    if (rc != SQLITE_OK)
+      return fail(sqlite_error(rc, source ? sqlite3_errmsg(source) : sqlite3_errstr(rc), "cannot open the backup", file));
+    auto source_version = read_user_version(source);
+    if (!source_version) return fail(sqlite_error(SQLITE_NOTADB, "cannot read its schema version", "cannot read the backup", file));
+    if (*source_version != sqlite_schema_version())
+      return fail(ErrorCode::Internal, "replace_contents_from needs schema version " +
+                                           std::to_string(sqlite_schema_version()) + ", the source has " +
+                                           std::to_string(*source_version));
+    // The rows of child tables are replaced in any order; foreign keys are checked at commit.
+    CT_TRY(exec("PRAGMA defer_foreign_keys = ON", "cannot restore"));
+    CT_TRY_ASSIGN(std::int64_t next_id, meta_int("next_task_num"));
+
+    struct TableInfo {
+      std::string name;
+      bool is_virtual = false;
+      bool without_rowid = false;
+    };
+    std::vector<TableInfo> tables;
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' "
+                                               "AND name NOT LIKE 'sqlite_%' ORDER BY name"));
+      Statement stmt(raw);
+      while (true) {
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema"));
+        if (!row) break;
+        std::string sql = to_lower_ascii(stmt.text(1));
+        tables.push_back({std::string(stmt.text(0)), sql.starts_with("create virtual table"),
+                          sql.find("without rowid") != std::string::npos});
+      }
+    }
+    // A virtual table's shadow tables (tasks_fts_data …) follow from its own rows.
+    std::erase_if(tables, [&](const TableInfo& table) {
+      return std::any_of(tables.begin(), tables.end(), [&](const TableInfo& v) {
+        return v.is_virtual && table.name.size() > v.name.size() && table.name.starts_with(v.name + "_");
+      });
+    });
+    for (const auto& table : tables) CT_TRY(copy_table(source, table.name, table.is_virtual, table.without_rowid, file));
+    // Ids are never reused, not even the ones allocated after the backup was taken.
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("UPDATE meta SET value = CAST(max(CAST(value AS INTEGER), ?1) AS TEXT) "
+                                             "WHERE key = 'next_task_num'"));
+    Statement stmt(raw);
+    stmt.bind(1, next_id);
+    return finish(stmt, "cannot restore the task id counter");
   }
 
  private:
@@ -1593,6 +2022,76 @@ class SqliteStore final : public Store {
     return {};
   }
 
+  // -- housekeeping helpers -------------------------------------------------------------------
+
+  Result<std::int64_t> meta_int(std::string_view key) {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, key);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the meta table"));
+    return row ? stmt.integer(0) : 0;
+  }
+
+  /// Replaces the rows of `table` with those of the same table in `source` (column by column,
+  /// values bound as they are stored). Rowids are kept where they carry meaning (insertion
+  /// order of audit changes, the search index's link to its task).
+  Result<void> copy_table(sqlite3* source, const std::string& table, bool is_virtual, bool without_rowid,
+                          const std::filesystem::path& file) {
+    std::string quoted = "\"";
+    for (char c : table) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    quoted += "\"";
+    std::vector<std::string> columns;
+    bool integer_key = false;
+    {
+      std::string sql = "PRAGMA table_info(" + quoted + ")";
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+      Statement stmt(raw);
+      int keys = 0;
+      bool integer_first_key = false;
+      while (true) {
+        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema"));
+        if (!row) break;
+        columns.push_back("\"" + std::string(stmt.text(1)) + "\"");
+        if (stmt.integer(5) > 0) {
+          ++keys;
+          integer_first_key = to_lower_ascii(stmt.text(2)) == "integer";
+        }
+      }
+      integer_key = keys == 1 && integer_first_key && !without_rowid;
+    }
+    if (columns.empty()) return {};
+    if ((is_virtual || !without_rowid) && !integer_key) columns.insert(columns.begin(), "rowid");
+    std::string list;
+    std::string marks;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      list += (i ? ", " : "") + columns[i];
+      marks += (i ? ", ?" : "?") + std::to_string(i + 1);
+    }
+    std::string clear = "DELETE FROM " + quoted;
+    CT_TRY(exec(clear.c_str(), "cannot restore " + table));
+
+    sqlite3_stmt* select = nullptr;
+    std::string select_sql = "SELECT " + list + " FROM " + quoted;
+    int rc = sqlite3_prepare_v2(source, select_sql.c_str(), -1, &select, nullptr);
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> select_guard(select, sqlite3_finalize);
+    // A table the backup does not have (it cannot happen at the same schema version) stays empty.
+    if (rc != SQLITE_OK) return fail(sqlite_error(rc, sqlite3_errmsg(source), "cannot read " + table + " from the backup", file));
+    sqlite3_stmt* insert = nullptr;
+    std::string insert_sql = "INSERT INTO " + quoted + "(" + list + ") VALUES(" + marks + ")";
+    rc = sqlite3_prepare_v2(db_, insert_sql.c_str(), -1, &insert, nullptr);
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> insert_guard(insert, sqlite3_finalize);
+    if (rc != SQLITE_OK) return fail(error(rc, "cannot restore " + table));
+    const int count = static_cast<int>(columns.size());
+    while ((rc = sqlite3_step(select)) == SQLITE_ROW) {
+      for (int i = 0; i < count; ++i) sqlite3_bind_value(insert, i + 1, sqlite3_column_value(select, i));
+      int written = sqlite3_step(insert);
+      sqlite3_reset(insert);
+      if (written != SQLITE_DONE) return fail(error(written, "cannot restore " + table));
+    }
+    if (rc != SQLITE_DONE) return fail(sqlite_error(rc, sqlite3_errmsg(source), "cannot read " + table + " from the backup", file));
+    return {};
+  }
+
   sqlite3* db_;
   std::filesystem::path file_;
   std::unordered_map<std::string, sqlite3_stmt*, StringHash, std::equal_to<>> statements_;
@@ -1604,6 +2103,86 @@ class SqliteStore final : public Store {
 }  // namespace
 
 std::int64_t sqlite_schema_version() { return kMigrations.back().version; }
+
+std::vector<MigrationStep> sqlite_migrations() {
+  std::vector<MigrationStep> steps;
+  for (const auto& migration : kMigrations) steps.push_back({migration.version, migration_description(migration.version)});
+  return steps;
+}
+
+Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    return fail(Error(ErrorCode::NotFound, file.string() + " is not a file").with_fix("check the path"));
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close_v2);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), "cannot open", file);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  auto version = read_user_version(db);
+  if (!version) {
+    return fail(Error(ErrorCode::FileError, file.string() + " is not a SQLite database (" + sqlite3_errmsg(db) + ")")
+                    .with_fix("pick another file"));
+  }
+  SqliteFileInfo info;
+  info.schema_version = *version;
+  if (!check) return info;
+  sqlite3_stmt* stmt = nullptr;
+  rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt_guard(stmt, sqlite3_finalize);
+  if (rc != SQLITE_OK) {
+    info.problems.push_back(sqlite3_errmsg(db));
+    return info;
+  }
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    std::string line = column_text(stmt, 0).empty() ? "" : std::string(column_text(stmt, 0));
+    if (line != "ok") info.problems.push_back(std::move(line));
+  }
+  if (rc != SQLITE_DONE) info.problems.push_back(sqlite3_errmsg(db));
+  return info;
+}
+
+Result<void> copy_sqlite_database(const std::filesystem::path& source, const std::filesystem::path& target) {
+  // Opened read-write but query-only: a read-only connection to a WAL database would leave its
+  // -wal and -shm files behind; this one removes them when it closes, and writes nothing.
+  sqlite3* from = nullptr;
+  int rc = sqlite3_open_v2(source.c_str(), &from, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> from_guard(from, sqlite3_close_v2);
+  if (rc == SQLITE_OK) sqlite3_exec(from, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(rc, from ? sqlite3_errmsg(from) : sqlite3_errstr(rc), "cannot open", source);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  sqlite3* to = nullptr;
+  rc = sqlite3_open_v2(target.c_str(), &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> to_guard(to, sqlite3_close_v2);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(rc, to ? sqlite3_errmsg(to) : sqlite3_errstr(rc), "cannot create", target);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  sqlite3_backup* backup = sqlite3_backup_init(to, "main", from, "main");
+  if (!backup) {
+    Error error = sqlite_error(sqlite3_errcode(to), sqlite3_errmsg(to), "cannot copy", source);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) {
+    Error error = sqlite_error(rc, rc == SQLITE_NOTADB ? "not a database" : sqlite3_errmsg(to), "cannot copy", source);
+    error.code = ErrorCode::FileError;
+    to_guard.reset();
+    std::error_code ec;
+    std::filesystem::remove(target, ec);
+    return fail(std::move(error));
+  }
+  return {};
+}
 
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file, const SqliteOptions& options) {
   std::error_code ec;

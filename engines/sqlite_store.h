@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "engines/store.h"
@@ -24,5 +26,28 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
 
 /// The schema version this binary writes.
 std::int64_t sqlite_schema_version();
+
+/// One forward schema step (system.migrate lists them).
+struct MigrationStep {
+  std::int64_t version = 0;   // the version the step moves the database to
+  std::string description;
+};
+
+/// Every step, oldest first; the last one's version is sqlite_schema_version().
+std::vector<MigrationStep> sqlite_migrations();
+
+struct SqliteFileInfo {
+  std::int64_t schema_version = 0;    // PRAGMA user_version; 0 = not a CLEO store
+  std::vector<std::string> problems;  // PRAGMA quick_check findings (with check)
+};
+
+/// Reads a database file's schema version (and with `check`, runs its integrity check) through
+/// a read-only connection: nothing is migrated or changed. Not a file: E_NOT_FOUND; not a
+/// database: E_FILE_ERROR.
+Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check);
+
+/// A consistent copy of the database `source` in `target` (SQLite's online backup, reading
+/// `source` read-only, so it may be in use meanwhile). On failure `target` is removed.
+Result<void> copy_sqlite_database(const std::filesystem::path& source, const std::filesystem::path& target);
 
 }  // namespace ct

@@ -155,6 +155,83 @@ struct SessionQuery {
   std::int64_t offset = 0;
 };
 
+/// One recorded protocol-check result (validate.compliance.record).
+struct ComplianceRecord {
+  std::int64_t id = 0;                   // assigned by the store
+  TimeMs at = 0;
+  std::string task_id;                   // "" when the check was not about one task
+  std::string check;                     // the check's name, e.g. "protocol.implementation"
+  bool passed = false;
+  std::optional<std::int64_t> score;     // 0–100, when the check grades
+  std::string details;                   // JSON text, "" when none
+  std::string session;
+  std::string agent;
+};
+
+struct ComplianceQuery {
+  std::optional<std::string> task_id;
+  std::optional<std::string> check;
+  std::optional<TimeMs> since;           // results at or after this time
+  std::optional<bool> passed;            // list_compliance only: only passes / only failures
+  std::int64_t limit = -1;               // list_compliance only; newest first
+};
+
+/// Results of one check over a ComplianceQuery.
+struct ComplianceSummary {
+  std::string check;
+  std::int64_t runs = 0;
+  std::int64_t passed = 0;
+  std::optional<double> average_score;   // over the results that carry a score
+  TimeMs last_at = 0;
+  bool last_passed = false;
+};
+
+/// A row of a diagnostic query: every column as text (NULL reads as "").
+using DiagnosticRow = std::vector<std::string>;
+
+/// What Store::rebuild_derived changed.
+struct DerivedRepair {
+  std::int64_t edges_removed = 0;        // dependency edge rows no depends list backs
+  std::int64_t edges_added = 0;          // depends entries that had no edge row
+  std::int64_t index_removed = 0;        // search index rows of missing tasks
+  std::int64_t index_added = 0;          // tasks missing from the search index
+  bool counter_raised = false;           // the id counter was behind a stored id
+};
+
+/// Row counts of a store (system.restore reports them for the live store and a backup).
+struct StoreCounts {
+  std::int64_t tasks = 0;                // archived included
+  std::int64_t audit_rows = 0;
+  std::int64_t last_audit_seq = 0;
+  std::int64_t sessions = 0;
+};
+
+/// A half-open time range [start, end) of system.stats.
+struct StatsPeriod {
+  TimeMs start = 0;
+  TimeMs end = 0;
+};
+
+/// Throughput and durations over one StatsPeriod. Durations are nearest-rank percentiles over
+/// the tasks completed in the period.
+struct PeriodStats {
+  std::int64_t created = 0;
+  std::int64_t completed = 0;
+  std::optional<TimeMs> cycle_p50;       // created → completed
+  std::optional<TimeMs> cycle_p90;
+  std::int64_t started = 0;              // completed tasks whose start is in the audit trail
+  std::optional<TimeMs> work_p50;        // first start (status → active) → completed
+  std::optional<TimeMs> work_p90;
+};
+
+/// Where the audit trail starts after system.gc compacted it: the rows up to `seq` were written
+/// to an archive file and removed, and the first remaining row chains to `hash`.
+struct AuditAnchor {
+  std::int64_t seq = 0;
+  std::string hash;
+  std::string archive;                   // file name of the newest archive (.cleo/audit-archive/)
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -216,11 +293,48 @@ class Store {
 
   [[nodiscard]] virtual Result<std::int64_t> schema_version() = 0;
 
+  // Protocol-check results (validate.compliance*).
+  [[nodiscard]] virtual Result<std::int64_t> insert_compliance(const ComplianceRecord& record) = 0;
+  /// One summary per check over the query's filters (limit and passed ignored), by check name.
+  [[nodiscard]] virtual Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) = 0;
+
+  // Diagnostics (engines/validator.h), inside a transaction.
+  /// Rows of one read-only query in the store's own dialect (SQLite SQL here), `params` bound as
+  /// text to ?1, ?2, … The validator's set-based consistency scans use it so that checking 100k
+  /// tasks costs a handful of queries, not one per task; business rules never do. A statement
+  /// that would write is refused with E_INTERNAL.
+  [[nodiscard]] virtual Result<std::vector<DiagnosticRow>> diagnostic_rows(std::string_view query,
+                                                                          const std::vector<std::string>& params) = 0;
+  /// Rewrites what is derived from the task rows: dependency edges from each depends list, the
+  /// search index, and the id counter ahead of every stored id (validate.fix).
+  [[nodiscard]] virtual Result<DerivedRepair> rebuild_derived() = 0;
+
   // Maintenance (outside any transaction).
   /// Problems found by the database's own consistency check; empty when healthy.
   [[nodiscard]] virtual Result<std::vector<std::string>> integrity_problems() = 0;
   /// A consistent copy of the whole store in `file` (taken online: writers may continue).
   [[nodiscard]] virtual Result<void> backup_to(const std::filesystem::path& file) = 0;
+
+  // Housekeeping (system.dash, stats, gc, restore), inside a transaction.
+  [[nodiscard]] virtual Result<StoreCounts> counts() = 0;
+  /// One result per period, in the order given, then one over all of them together: tasks
+  /// created and completed in the period and percentiles of their durations (computed by the
+  /// store, without loading the tasks).
+  [[nodiscard]] virtual Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods) = 0;
+  /// Where the audit trail starts after compaction; nullopt when it was never compacted.
+  [[nodiscard]] virtual Result<std::optional<AuditAnchor>> audit_anchor() = 0;
+  /// The seq of the newest audit row written before `before` (0 when none).
+  [[nodiscard]] virtual Result<std::int64_t> last_audit_seq_before(TimeMs before) = 0;
+  /// Deletes the audit rows up to anchor.seq with their changes and records the anchor, so that
+  /// the rest of the chain stays verifiable. Returns the rows deleted. Write transaction.
+  [[nodiscard]] virtual Result<std::int64_t> compact_audit(const AuditAnchor& anchor) = 0;
+  /// Idempotency keys remembered before `before`: counted, and forgotten unless `count_only`.
+  [[nodiscard]] virtual Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) = 0;
+  /// Replaces every row of every table with the rows of the database in `file`, which must have
+  /// this store's schema version. Ids are never reused: the id counter keeps the higher of the
+  /// two. Write transaction: other connections see the old contents or the new, never a mix.
+  [[nodiscard]] virtual Result<void> replace_contents_from(const std::filesystem::path& file) = 0;
 };
 
 }  // namespace ct

@@ -574,6 +574,7 @@ Result<UpdateResult> TaskEngine::restore(const std::string& id) {
     after.status = TaskStatus::Pending;
     after.cancelled_at.reset();
     after.cancellation_reason.clear();
+    after.completed_at.reset();  // a deleted done task comes back open, like a reopened one
   }
   CT_TRY_ASSIGN(std::vector<std::string> changed, save(before, after));
   return UpdateResult{std::move(after), std::move(changed)};

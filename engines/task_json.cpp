@@ -43,6 +43,14 @@ std::optional<TimeMs> read_time(const json::Value& value) {
 
 }  // namespace
 
+std::vector<std::string_view> task_field_names() {
+  return {"id",          "title",       "description", "status",      "priority",           "type",
+          "parent",      "position",    "depends",     "labels",      "acceptance",         "files",
+          "notes",       "relates",     "phase",       "size",        "blockedBy",          "createdAt",
+          "updatedAt",   "completedAt", "cancelledAt", "cancellationReason", "archived",    "archivedAt",
+          "archiveReason", "version"};
+}
+
 json::Value task_field(const Task& t, std::string_view field) {
   auto time = [](const std::optional<TimeMs>& at) -> json::Value {
     return at ? json::Value(format_iso8601(*at)) : json::Value();

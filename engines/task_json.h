@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "core/json.h"
 #include "engines/store.h"
@@ -14,6 +15,8 @@ namespace ct {
 json::Value task_full(const Task& task);
 /// id, title, status, priority, and parent when set (lists, search results).
 json::Value task_compact(const Task& task);
+/// The names of every field task_full() can carry, in its order (for `fields` selections).
+std::vector<std::string_view> task_field_names();
 /// One field of a task as JSON (null when unset), for audit before/after values.
 json::Value task_field(const Task& task, std::string_view field);
 /// The common fields of an audit row: seq, at, operation, id (when `with_task`), outcome when not

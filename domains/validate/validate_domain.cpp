@@ -1,8 +1,15 @@
-// validate domain — integrity checks. So far: the audit trail's hash chain.
+// validate domain — consistency of the stored data (schema, task, fix: engines/validator.h), the
+// audit trail's hash chain, and recorded protocol-check results (compliance).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/json_parse.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/audit_chain.h"
+#include "engines/validator.h"
 
 namespace ct {
 namespace {
@@ -27,9 +34,259 @@ Result<Reply> audit(Context& context, const Params&) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+Validator validator(Context& context) {
+  return Validator(context.db(), *context.config, context.now(),
+                   [&context](FieldChange change) { context.record(std::move(change)); });
+}
+
+json::Value problem_json(const Problem& problem) {
+  json::Value out = json::Value::object();
+  out.set("check", problem.check);
+  if (!problem.task_id.empty()) out.set("taskId", problem.task_id);
+  if (!problem.session.empty()) out.set("session", problem.session);
+  out.set("message", problem.message);
+  out.set("repairable", problem.repairable);
+  out.set("fix", problem.fix);
+  return out;
+}
+
+json::Value problems_json(const std::vector<Problem>& problems, std::size_t limit) {
+  json::Value list = json::Value::array();
+  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) list.push_back(problem_json(problems[i]));
+  return list;
+}
+
+std::int64_t count_repairable(const std::vector<Problem>& problems) {
+  return std::count_if(problems.begin(), problems.end(), [](const Problem& p) { return p.repairable; });
+}
+
+Result<Reply> schema(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).schema(params.flag("quick")));
+  CT_TRY_ASSIGN(std::int64_t tasks, context.db().count_tasks(TaskFilter{.archived = ArchivedFilter::Include}));
+  json::Value data = json::Value::object();
+  data.set("valid", problems.empty());
+  data.set("tasks", tasks);
+  data.set("total", static_cast<std::int64_t>(problems.size()));
+  std::int64_t repairable = count_repairable(problems);
+  data.set("repairable", repairable);
+  if (!problems.empty()) {
+    std::map<std::string, std::int64_t> counts;
+    for (const auto& problem : problems) ++counts[problem.check];
+    json::Value by_check = json::Value::object();
+    for (const auto& check : Validator::checks()) {
+      auto found = counts.find(std::string(check));
+      if (found != counts.end()) by_check.set(std::string(check), found->second);
+    }
+    data.set("byCheck", std::move(by_check));
+  }
+  auto limit = static_cast<std::size_t>(params.integer("limit"));
+  data.set("problems", problems_json(problems, limit));
+  std::vector<std::string> warnings;
+  if (problems.size() > limit)
+    warnings.push_back("showing " + std::to_string(limit) + " of " + std::to_string(problems.size()) +
+                       " problems; raise limit to see more");
+  if (repairable > 0)
+    warnings.push_back(std::to_string(repairable) + " problem" + (repairable == 1 ? "" : "s") +
+                       " can be repaired: cleo_mutate {domain:'validate', operation:'fix', params:{dryRun:true}} "
+                       "shows how");
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+Result<Reply> task(Context& context, const Params& params) {
+  const std::string& id = params.str("id");
+  CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).task(id));
+  json::Value data = json::Value::object();
+  data.set("id", id);
+  data.set("valid", problems.empty());
+  data.set("problems", problems_json(problems, problems.size()));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> fix(Context& context, const Params& params) {
+  const bool dry_run = params.flag("dryRun");
+  CT_TRY_ASSIGN(FixReport report, validator(context).fix(dry_run));
+  json::Value data = json::Value::object();
+  if (dry_run) {
+    data.set("dryRun", true);
+    context.discard = true;
+  }
+  json::Value repairs = json::Value::array();
+  for (const auto& repair : report.repairs) {
+    json::Value item = json::Value::object();
+    item.set("check", repair.check);
+    if (!repair.task_id.empty()) item.set("taskId", repair.task_id);
+    if (!repair.session.empty()) item.set("session", repair.session);
+    item.set("action", repair.action);
+    repairs.push_back(std::move(item));
+  }
+  data.set("repaired", static_cast<std::int64_t>(report.repairs.size()));
+  data.set("repairs", std::move(repairs));
+  data.set("remaining", problems_json(report.remaining, report.remaining.size()));
+  data.set("valid", report.remaining.empty() && (!dry_run || report.repairs.empty()));
+  std::vector<std::string> warnings;
+  if (!report.remaining.empty())
+    warnings.push_back(std::to_string(report.remaining.size()) + " problem" +
+                       (report.remaining.size() == 1 ? " needs" : "s need") + " a decision: see remaining[].fix");
+  std::optional<ErrorCode> note;
+  if (report.repairs.empty()) note = ErrorCode::NoChange;
+  return Reply{std::move(data), std::move(warnings), {}, note};
+}
+
+Result<Reply> compliance_record(Context& context, const Params& params) {
+  ComplianceRecord record;
+  record.at = context.now();
+  if (auto id = params.opt_str("id")) {
+    CT_TRY_ASSIGN(std::optional<Task> found, context.db().get_task(*id));
+    if (!found)
+      return fail(Error(ErrorCode::NotFound, "Task " + *id + " not found")
+                      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + *id + "'}}")
+                      .with_detail("id", *id));
+    record.task_id = *id;
+  }
+  record.check = params.str("check");
+  record.passed = params.flag("passed");
+  record.score = params.opt_integer("score");
+  if (params.has("details")) record.details = params.value("details").dump();
+  record.session = context.session;
+  record.agent = context.agent;
+  if (!context.session.empty()) {
+    CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(context.session));
+    if (session && !session->agent.empty()) record.agent = session->agent;
+  }
+  CT_TRY_ASSIGN(std::int64_t id, context.db().insert_compliance(record));
+  json::Value result = json::Value::object();
+  result.set("check", record.check);
+  result.set("passed", record.passed);
+  context.record(FieldChange{record.task_id, "compliance", json::Value(), result});
+  json::Value data = json::Value::object();
+  data.set("recorded", id);
+  if (!record.task_id.empty()) data.set("id", record.task_id);
+  data.set("check", record.check);
+  data.set("passed", record.passed);
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+double rate(std::int64_t passed, std::int64_t runs) {
+  return runs == 0 ? 0.0 : std::round(1000.0 * static_cast<double>(passed) / static_cast<double>(runs)) / 1000.0;
+}
+
+Result<Reply> compliance(Context& context, const Params& params) {
+  ComplianceQuery query;
+  query.task_id = params.opt_str("id");
+  query.check = params.opt_str("check");
+  if (auto since = params.opt_str("since")) {
+    query.since = parse_iso8601(*since);
+    if (!query.since)
+      return fail(Error(ErrorCode::InvalidParams, "since: expected a date or time like 2026-01-31, got '" + *since + "'")
+                      .with_detail("field", "since"));
+  }
+  CT_TRY_ASSIGN(std::vector<ComplianceSummary> summaries, context.db().compliance_summary(query));
+  std::int64_t runs = 0, passed = 0;
+  json::Value checks = json::Value::array();
+  for (const auto& summary : summaries) {
+    runs += summary.runs;
+    passed += summary.passed;
+    json::Value item = json::Value::object();
+    item.set("check", summary.check);
+    item.set("runs", summary.runs);
+    item.set("passed", summary.passed);
+    item.set("failed", summary.runs - summary.passed);
+    item.set("passRate", rate(summary.passed, summary.runs));
+    if (summary.average_score) item.set("averageScore", std::round(*summary.average_score * 10.0) / 10.0);
+    item.set("lastAt", format_iso8601(summary.last_at));
+    item.set("lastPassed", summary.last_passed);
+    checks.push_back(std::move(item));
+  }
+  json::Value data = json::Value::object();
+  data.set("runs", runs);
+  data.set("passed", passed);
+  data.set("failed", runs - passed);
+  data.set("passRate", rate(passed, runs));
+  data.set("checks", std::move(checks));
+  query.passed = false;
+  query.limit = params.integer("failures");
+  json::Value failures = json::Value::array();
+  if (query.limit > 0) {
+    CT_TRY_ASSIGN(std::vector<ComplianceRecord> recent, context.db().list_compliance(query));
+    for (const auto& record : recent) {
+      json::Value item = json::Value::object();
+      item.set("check", record.check);
+      if (!record.task_id.empty()) item.set("id", record.task_id);
+      item.set("at", format_iso8601(record.at));
+      if (record.score) item.set("score", *record.score);
+      if (!record.details.empty()) {
+        auto details = json::parse(record.details);
+        item.set("details", details ? std::move(*details) : json::Value(record.details));
+      }
+      if (!record.session.empty()) item.set("session", record.session);
+      if (!record.agent.empty()) item.set("agent", record.agent);
+      failures.push_back(std::move(item));
+    }
+  }
+  data.set("recentFailures", std::move(failures));
+  std::optional<ErrorCode> note;
+  if (runs == 0) note = ErrorCode::NoData;
+  return Reply{std::move(data), {}, {}, note};
+}
+
 }  // namespace
 
 void register_validate_domain(Registry& registry) {
+  registry.add({.domain = "validate", .name = "schema", .gateway = Gateway::Query,
+                .summary = "Check the whole store against every data rule of the task model",
+                .params = {{.name = "quick", .type = ParamType::Bool,
+                            .description = "SQLite quick_check instead of the full integrity_check (large stores)"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 10000,
+                            .description = "Problems to list (total and byCheck count them all)"}},
+                .returns = "{valid, tasks, total, repairable, byCheck?{check:n}, problems[{check, taskId?, session?, "
+                           "message, repairable, fix}]}; repairable problems are what validate.fix repairs",
+                .examples = {{R"({})", "is the store consistent?"}, {R"({"quick":true,"limit":20})", "a faster check"}},
+                .idempotent = true, .tier = 1, .shortcut = "validate", .handler = schema});
+  registry.add({.domain = "validate", .name = "task", .gateway = Gateway::Query,
+                .summary = "Check one task: fields, timestamps, dependencies, parent",
+                .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",
+                            .positional = true}},
+                .returns = "{id, valid, problems[{check, taskId, message, repairable, fix}]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T001"})", "is T001 sound?"}},
+                .idempotent = true, .tier = 2, .handler = task});
+  registry.add({.domain = "validate", .name = "fix", .gateway = Gateway::Mutate,
+                .summary = "Repair what validate.schema finds that is safe to repair",
+                .params = {{.name = "dryRun", .type = ParamType::Bool,
+                            .description = "List the repairs without changing anything"}},
+                .returns = "{repaired, repairs[{check, taskId?, session?, action}], remaining[problem], valid, dryRun?}; "
+                           "E_NO_CHANGE note when there was nothing to repair",
+                .examples = {{R"({"dryRun":true})", "what would be repaired?"}, {R"({})", "repair"}},
+                .tier = 2, .handler = fix});
+  registry.add({.domain = "validate", .name = "compliance", .gateway = Gateway::Query,
+                .summary = "Summarise recorded protocol-check results: pass rates",
+                .params = {{.name = "id", .type = ParamType::TaskId, .description = "Only results about this task"},
+                           {.name = "check", .type = ParamType::String, .max = 64, .description = "Only this check"},
+                           {.name = "since", .type = ParamType::String, .max = 40,
+                            .description = "Only results at or after this date or time (ISO 8601)"},
+                           {.name = "failures", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 100,
+                            .description = "How many of the latest failures to list"}},
+                .returns = "{runs, passed, failed, passRate, checks[{check, runs, passed, failed, passRate, "
+                           "averageScore?, lastAt, lastPassed}], recentFailures[{check, id?, at, score?, details?, "
+                           "session?, agent?}]}; E_NO_DATA note when nothing matches",
+                .examples = {{R"({})", "how compliant is the work so far?"},
+                             {R"({"id":"T001"})", "results about T001"}},
+                .idempotent = true, .tier = 2, .handler = compliance});
+  registry.add({.domain = "validate", .name = "compliance.record", .gateway = Gateway::Mutate,
+                .summary = "Record the result of a protocol check",
+                .params = {{.name = "check", .type = ParamType::String, .required = true, .min = 1, .max = 64,
+                            .pattern = "^[a-z0-9][a-z0-9._:-]*$",
+                            .description = "The check's name, e.g. protocol.implementation", .positional = true},
+                           {.name = "passed", .type = ParamType::Bool, .required = true, .description = "Whether it passed"},
+                           {.name = "id", .type = ParamType::TaskId, .description = "The task it checked"},
+                           {.name = "score", .type = ParamType::Int, .min = 0, .max = 100, .description = "Grade 0–100"},
+                           {.name = "details", .type = ParamType::Object, .description = "Findings, as a JSON object"}},
+                .returns = "{recorded, id?, check, passed}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"check":"protocol.implementation","passed":true,"id":"T001","score":90})",
+                              "record a passed check"}},
+                .tier = 2, .handler = compliance_record});
+
   registry.add({.domain = "validate", .name = "audit", .gateway = Gateway::Query,
                 .summary = "Verify the audit trail's hash chain",
                 .returns = "{valid, rows, firstBroken?{seq, expected, actual}}: each row's SHA-256 covers its "

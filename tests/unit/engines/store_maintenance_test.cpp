@@ -1,0 +1,274 @@
+// The store's housekeeping: period statistics, audit compaction and archives, idempotency expiry,
+// replacing the contents from another database, and inspecting database files.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engines/audit_chain.h"
+#include "engines/sqlite_store.h"
+#include "unit/temp_dir.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+constexpr TimeMs kHour = 3600 * 1000;
+constexpr TimeMs kDay = 24 * kHour;
+constexpr TimeMs kT0 = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
+
+std::unique_ptr<Store> open_new(const fs::path& file) {
+  SqliteOptions options;
+  options.create = true;
+  auto store = open_sqlite_store(file, options);
+  REQUIRE(store.has_value());
+  return std::move(*store);
+}
+
+/// A task created at `created`, done at `completed` (when given); started at `started` per the
+/// audit trail (when given).
+void add_task(Store& store, TimeMs created, std::optional<TimeMs> completed, std::optional<TimeMs> started = {}) {
+  REQUIRE(store.begin(TxKind::Write));
+  auto id = store.allocate_task_id();
+  REQUIRE(id);
+  Task task;
+  task.id = *id;
+  task.title = "Task " + *id;
+  task.position = 1;
+  task.created_at = created;
+  task.updated_at = completed.value_or(created);
+  if (completed) {
+    task.status = TaskStatus::Done;
+    task.completed_at = completed;
+  }
+  REQUIRE(store.insert_task(task));
+  if (started) {
+    AuditEntry start;
+    start.at = *started;
+    start.operation = "tasks.start";
+    start.task_id = *id;
+    start.outcome = "ok";
+    start.changes.push_back({*id, "status", json::Value("pending"), json::Value("active")});
+    REQUIRE(store.append_audit(start));
+  }
+  REQUIRE(store.commit());
+}
+
+void append(Store& store, TimeMs at, std::string operation) {
+  REQUIRE(store.begin(TxKind::Write));
+  AuditEntry entry;
+  entry.at = at;
+  entry.operation = std::move(operation);
+  entry.outcome = "ok";
+  entry.params.set("n", at);
+  entry.changes.push_back({"T001", "title", json::Value("before"), json::Value("after")});
+  REQUIRE(store.append_audit(entry));
+  REQUIRE(store.commit());
+}
+
+}  // namespace
+
+TEST_CASE("period_stats counts and ranks durations in SQL", "[engines][store][stats]") {
+  TempDir dir;
+  auto store = open_new(dir.path() / "tasks.db");
+  // Day 0: five tasks created; cycle times 1, 2, 3, 4 and 10 hours, all completed on day 0.
+  for (TimeMs hours : {1, 2, 3, 4, 10}) add_task(*store, kT0, kT0 + hours * kHour);
+  // Day 1: one created and still open, one completed with a recorded start 2 h before.
+  add_task(*store, kT0 + kDay, std::nullopt);
+  add_task(*store, kT0 + kDay, kT0 + kDay + 5 * kHour, kT0 + kDay + 3 * kHour);
+  // Outside the periods asked for.
+  add_task(*store, kT0 - kDay, kT0 - kDay + kHour);
+
+  REQUIRE(store->begin(TxKind::Read));
+  auto stats = store->period_stats({{kT0, kT0 + kDay}, {kT0 + kDay, kT0 + 2 * kDay}});
+  store->rollback();
+  REQUIRE(stats);
+  REQUIRE(stats->size() == 3);
+  const auto& day0 = (*stats)[0];
+  CHECK(day0.created == 5);
+  CHECK(day0.completed == 5);
+  CHECK(day0.cycle_p50 == 3 * kHour);   // nearest rank: the 3rd of 5
+  CHECK(day0.cycle_p90 == 10 * kHour);  // the 5th of 5
+  CHECK(day0.started == 0);
+  CHECK(!day0.work_p50);
+  const auto& day1 = (*stats)[1];
+  CHECK(day1.created == 2);
+  CHECK(day1.completed == 1);
+  CHECK(day1.cycle_p50 == 5 * kHour);
+  CHECK(day1.started == 1);
+  CHECK(day1.work_p50 == 2 * kHour);
+  CHECK(day1.work_p90 == 2 * kHour);
+  const auto& all = (*stats)[2];
+  CHECK(all.created == 7);
+  CHECK(all.completed == 6);
+  CHECK(all.cycle_p50 == 3 * kHour);   // 1 2 3 | 4 5 10: the 3rd of 6
+  CHECK(all.cycle_p90 == 10 * kHour);  // the 6th of 6
+  CHECK(all.started == 1);
+
+  REQUIRE(store->begin(TxKind::Read));
+  auto none = store->period_stats({});
+  store->rollback();
+  REQUIRE(none);
+  CHECK(none->size() == 1);
+  CHECK((*none)[0].created == 0);
+}
+
+TEST_CASE("audit compaction: archive, anchor, and a chain that continues", "[engines][store][audit]") {
+  TempDir dir;
+  auto store = open_new(dir.path() / "tasks.db");
+  for (int i = 0; i < 5; ++i) append(*store, kT0 + i * kDay, "tasks.update");
+
+  REQUIRE(store->begin(TxKind::Write));
+  auto upto = store->last_audit_seq_before(kT0 + 3 * kDay);
+  REQUIRE(upto);
+  CHECK(*upto == 3);
+  auto anchor_before = store->audit_anchor();
+  REQUIRE(anchor_before);
+  CHECK(!*anchor_before);
+  fs::path archive = dir.path() / "archive" / "audit-1-3.jsonl";
+  auto written = write_audit_archive(*store, archive, std::nullopt, *upto);
+  REQUIRE(written);
+  CHECK(written->rows == 3);
+  CHECK(written->from == 1);
+  CHECK(written->to == 3);
+  auto removed = store->compact_audit({3, written->last_hash, "audit-1-3.jsonl"});
+  REQUIRE(removed);
+  CHECK(*removed == 3);
+  REQUIRE(store->commit());
+
+  auto verified = verify_audit_archive(archive);
+  REQUIRE(verified);
+  CHECK(verified->rows == 3);
+  CHECK(verified->last_hash == written->last_hash);
+  CHECK(!verified->first_broken);
+
+  REQUIRE(store->begin(TxKind::Read));
+  auto chain = verify_audit_chain(*store);
+  auto anchor = store->audit_anchor();
+  store->rollback();
+  REQUIRE(chain);
+  CHECK(chain->rows == 2);
+  CHECK(chain->anchor == 3);
+  CHECK(!chain->first_broken);
+  REQUIRE(anchor);
+  REQUIRE(*anchor);
+  CHECK((*anchor)->archive == "audit-1-3.jsonl");
+
+  // Everything compacted: the next row still continues the sequence and the chain.
+  REQUIRE(store->begin(TxKind::Write));
+  fs::path rest = dir.path() / "archive" / "audit-4-5.jsonl";
+  auto second = write_audit_archive(*store, rest, *anchor, 5);
+  REQUIRE(second);
+  CHECK(second->previous == written->last_hash);
+  REQUIRE(store->compact_audit({5, second->last_hash, "audit-4-5.jsonl"}));
+  REQUIRE(store->commit());
+  append(*store, kT0 + 10 * kDay, "tasks.add");
+  REQUIRE(store->begin(TxKind::Read));
+  AuditQuery query;
+  auto rows = store->read_audit(query);
+  auto after = verify_audit_chain(*store);
+  store->rollback();
+  REQUIRE(rows);
+  REQUIRE(rows->size() == 1);
+  CHECK(rows->front().seq == 6);
+  REQUIRE(after);
+  CHECK(!after->first_broken);
+
+  // Nothing to archive: no file.
+  REQUIRE(store->begin(TxKind::Read));
+  auto empty = write_audit_archive(*store, dir.path() / "archive" / "none.jsonl", std::nullopt, 0);
+  store->rollback();
+  REQUIRE(empty);
+  CHECK(empty->rows == 0);
+  CHECK(!fs::exists(dir.path() / "archive" / "none.jsonl"));
+
+  // A truncated or rewritten archive is caught.
+  std::ofstream(dir.path() / "archive" / "bad.jsonl") << "{\"cleoAuditArchive\":1,\"previous\":\"\"}\n{\"seq\":1}\n";
+  CHECK(!verify_audit_archive(dir.path() / "archive" / "bad.jsonl"));
+}
+
+TEST_CASE("idempotency keys expire by age", "[engines][store][gc]") {
+  TempDir dir;
+  auto store = open_new(dir.path() / "tasks.db");
+  REQUIRE(store->begin(TxKind::Write));
+  REQUIRE(store->remember_idempotent({"old", "tasks.add", "{}", "{}", kT0}, 0));
+  REQUIRE(store->remember_idempotent({"new", "tasks.add", "{}", "{}", kT0 + 2 * kDay}, 0));
+  auto counted = store->expire_idempotent(kT0 + kDay, true);
+  REQUIRE(counted);
+  CHECK(*counted == 1);
+  CHECK(store->find_idempotent("old").value().has_value());
+  auto removed = store->expire_idempotent(kT0 + kDay, false);
+  REQUIRE(removed);
+  CHECK(*removed == 1);
+  CHECK(!store->find_idempotent("old").value().has_value());
+  CHECK(store->find_idempotent("new").value().has_value());
+  REQUIRE(store->commit());
+}
+
+TEST_CASE("replace_contents_from copies every table and never lowers the id counter", "[engines][store][restore]") {
+  TempDir dir;
+  auto live = open_new(dir.path() / "live.db");
+  add_task(*live, kT0, std::nullopt);
+  REQUIRE(live->begin(TxKind::Read));
+  auto counts_one = live->counts();
+  live->rollback();
+  REQUIRE(counts_one);
+  CHECK(counts_one->tasks == 1);
+
+  fs::path copy = dir.path() / "copy.db";
+  REQUIRE(copy_sqlite_database(dir.path() / "live.db", copy));
+  auto info = inspect_sqlite_file(copy, true);
+  REQUIRE(info);
+  CHECK(info->schema_version == sqlite_schema_version());
+  CHECK(info->problems.empty());
+  CHECK(!fs::exists(dir.path() / "live.db-journal"));
+
+  // The live store moves on: more tasks, a start in the audit trail.
+  add_task(*live, kT0, std::nullopt, kT0 + kHour);
+  add_task(*live, kT0, std::nullopt);
+  REQUIRE(live->begin(TxKind::Write));
+  REQUIRE(live->replace_contents_from(copy));
+  auto counts = live->counts();
+  REQUIRE(counts);
+  CHECK(counts->tasks == 1);
+  CHECK(counts->audit_rows == 0);
+  auto next = live->allocate_task_id();
+  REQUIRE(next);
+  CHECK(*next == "T004");  // T002 and T003 were handed out before the restore
+  REQUIRE(live->commit());
+  REQUIRE(live->begin(TxKind::Read));
+  auto hits = live->search("Task", TaskFilter{}, 10);
+  REQUIRE(hits);
+  REQUIRE(hits->size() == 1);
+  CHECK(hits->front().task.id == "T001");
+  auto problems = live->integrity_problems();
+  live->rollback();
+  REQUIRE(problems);
+  CHECK(problems->empty());
+
+  // Outside a transaction it refuses.
+  CHECK(!live->replace_contents_from(copy));
+}
+
+TEST_CASE("inspect_sqlite_file and copy_sqlite_database refuse what is not a database", "[engines][store]") {
+  TempDir dir;
+  CHECK(inspect_sqlite_file(dir.path() / "missing.db", false).error().code == ErrorCode::NotFound);
+  std::ofstream(dir.path() / "text.db") << "hello, this is plain text and certainly not SQLite";
+  auto text = inspect_sqlite_file(dir.path() / "text.db", true);
+  REQUIRE(!text);
+  CHECK(text.error().code == ErrorCode::FileError);
+  auto copied = copy_sqlite_database(dir.path() / "text.db", dir.path() / "out.db");
+  REQUIRE(!copied);
+  CHECK(copied.error().code == ErrorCode::FileError);
+  CHECK(!fs::exists(dir.path() / "out.db"));
+
+  auto steps = sqlite_migrations();
+  REQUIRE(!steps.empty());
+  CHECK(steps.front().version == 1);
+  CHECK(steps.back().version == sqlite_schema_version());
+  for (const auto& step : steps) CHECK(!step.description.empty());
+}
+
+}  // namespace ct
