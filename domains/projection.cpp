@@ -1,0 +1,91 @@
+#include "domains/projection.h"
+
+#include <algorithm>
+
+#include "domains/params.h"
+
+namespace ct {
+namespace {
+
+bool selected(std::span<const std::string> fields, std::string_view key) {
+  return std::find(fields.begin(), fields.end(), key) != fields.end();
+}
+
+json::Value select_row(const json::Value& row, std::span<const std::string> fields) {
+  if (!row.is_object()) return row;
+  json::Value out = json::Value::object();
+  for (const auto& [key, value] : row.as_object()) {
+    if (key == "children" && value.is_array()) {
+      out.set(key, select_fields(value, fields));
+    } else if (selected(fields, key)) {
+      out.set(key, value);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ParamSpec detail_param(std::string_view default_json) {
+  return ParamSpec{.name = "detail", .type = ParamType::Enum, .default_json = default_json,
+                   .choices = {"compact", "full"}, .description = "compact: key fields only; full: every field"};
+}
+
+ParamSpec fields_param(std::span<const std::string_view> row_fields) {
+  return ParamSpec{.name = "fields", .type = ParamType::Array, .min = 1,
+                   .choices = {row_fields.begin(), row_fields.end()}, .item_type = ParamType::Enum,
+                   .description = "Only these fields of each row, e.g. [\"id\",\"title\"] (cheaper replies)"};
+}
+
+void add_projection_params(OperationSpec& spec) {
+  if (!spec.list_like()) return;
+  if (!spec.find_param("detail")) spec.params.push_back(detail_param(R"("compact")"));
+  if (!spec.find_param("fields")) spec.params.push_back(fields_param(spec.row_fields));
+}
+
+bool wants_full(const Params& params) {
+  return params.has("fields") || (params.has("detail") && params.str("detail") == "full");
+}
+
+json::Value select_fields(const json::Value& rows, std::span<const std::string> fields) {
+  if (!rows.is_array()) return select_row(rows, fields);
+  json::Value out = json::Value::array();
+  for (const auto& row : rows.as_array()) out.push_back(select_row(row, fields));
+  return out;
+}
+
+std::size_t rows_within(const json::Value& data, std::int64_t max_bytes) {
+  if (!data.is_array()) return 0;
+  const auto& rows = data.as_array();
+  std::int64_t used = 2;  // []
+  std::string text;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    text.clear();
+    rows[i].dump_to(text);
+    used += static_cast<std::int64_t>(text.size()) + (i > 0 ? 1 : 0);
+    if (used > max_bytes && i > 0) return i;
+  }
+  return rows.size();
+}
+
+void shape_list_reply(const Params& params, Reply& reply, std::int64_t max_bytes) {
+  if (!reply.data.is_array()) return;
+  if (params.has("fields")) reply.data = select_fields(reply.data, params.strings("fields"));
+  const std::size_t rows = reply.data.size();
+  const std::size_t kept = rows_within(reply.data, max_bytes);
+  if (kept < rows) {
+    Page page;
+    page.offset = reply.page ? reply.page->offset : params.opt_integer("offset").value_or(0);
+    page.limit = static_cast<std::int64_t>(kept);
+    page.total = reply.page ? reply.page->total : -1;
+    reply.data.as_array().resize(kept);
+    reply.page = page;
+    std::string of = page.total >= 0 ? " of " + std::to_string(page.total) : "";
+    reply.warnings.push_back("cut to " + std::to_string(kept) + of + " rows to stay under output.maxReplyBytes (" +
+                             std::to_string(max_bytes) + "): continue with offset " +
+                             std::to_string(page.next_offset()) + ", or ask for fewer fields");
+  }
+  if (reply.page && !reply.page->has_more() && reply.page->offset == 0) reply.page.reset();
+}
+
+}  // namespace ct

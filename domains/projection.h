@@ -1,0 +1,47 @@
+// Token-saving projections of list-like operations (PRODUCT.md §6; issue 5): the `detail` and
+// `fields` params are defined here once. The registry adds them to every operation that declares
+// `row_fields`, handlers build compact or full rows (wants_full), and the router selects the
+// fields and cuts a reply larger than output.maxReplyBytes — with `_meta.page` {hasMore,
+// nextOffset} and a warning, never silently — so the caller continues with `offset`.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "domains/registry.h"
+
+namespace ct {
+
+class Params;
+
+/// `detail`: compact (key fields) or full (every field); `default_json` is "\"compact\"" or "\"full\"".
+ParamSpec detail_param(std::string_view default_json);
+/// `fields`: the row fields to keep, each one of `row_fields` (an unknown name is E_INVALID_PARAMS
+/// with the valid names and a did-you-mean).
+ParamSpec fields_param(std::span<const std::string_view> row_fields);
+/// Appends `detail` (compact by default, unless the spec declares its own) and `fields` to a
+/// list-like spec's params. Called by Registry::add.
+void add_projection_params(OperationSpec& spec);
+
+/// Whether a handler must build full rows: detail 'full', or a `fields` selection (which may name
+/// any field of a full row).
+bool wants_full(const Params& params);
+
+/// Each row of `rows` keeps only `fields`, in the row's own order; nested `children` (a tree)
+/// are kept and projected the same way.
+json::Value select_fields(const json::Value& rows, std::span<const std::string> fields);
+
+/// Cuts an array `data` to the rows that fit in `max_bytes` of compact JSON (at least one row, so
+/// a caller always makes progress). Returns the number of rows kept (all of them when it fits).
+std::size_t rows_within(const json::Value& data, std::int64_t max_bytes);
+
+/// What the router does with a list-like operation's reply: selects `fields`, cuts it to
+/// `max_bytes` (page: offset and the rows kept; warning: how to get the rest), and drops a page
+/// that says nothing (first page, nothing more).
+void shape_list_reply(const Params& params, Reply& reply, std::int64_t max_bytes);
+
+}  // namespace ct

@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+// What a typical agent session costs in tokens (issue 5, "Lean replies"; docs/disclosure.md).
+//   node session_cost.mjs --ct /path/to/ct [--markdown] [--doc docs/disclosure.md]
+//
+// In a fresh temporary project holding two tasks, `ct mcp` (stdio, CLEO_TEST_MODE=1: fixed clock
+// and ids, so the numbers are reproducible) gets initialize (not counted) and then ten tools/call
+// requests: session.start, tasks.find, tasks.show, tasks.add ×2, tasks.start, a note
+// (tasks.update notes), tasks.complete, tasks.next, session.end. Each call is measured twice, in
+// o200k_base tokens and UTF-8 bytes:
+//   - context: what the agent's context window holds — the call it writes (tool name and
+//     arguments) and the reply it reads (the envelope: the tool result's text content);
+//   - wire: the JSON-RPC lines as sent both ways, framing included; the reply line carries the
+//     envelope twice (PRODUCT.md §3.2: structuredContent, mirrored as a text block).
+// Checks: every call succeeds; the context cost is under 800 tokens (issue 5); the wire cost
+// stays under its ceiling (a regression guard, WIRE_CEILING); with --doc, the file holds this
+// very table (so the published numbers cannot go stale). Output: one table, "ok"/"FAIL" lines and
+// "N passed, M failed"; with --markdown, the table for docs/disclosure.md only.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+import { countBytes, countTokens } from './o200k.mjs';
+
+const CONTEXT_BUDGET = 800; // issue 5: the whole ten-call session, requests and replies
+const WIRE_CEILING = 1500;  // regression guard for the JSON-RPC lines (measured: see the doc)
+const STEP_MS = 15_000;
+
+const CALLS = [
+  ['cleo_mutate', 'session', 'start', { scope: 'global' }],
+  ['cleo_query', 'tasks', 'find', { query: 'login' }],
+  ['cleo_query', 'tasks', 'show', { id: 'T002' }],
+  ['cleo_mutate', 'tasks', 'add', { title: 'Validate the login form', parent: 'T002' }],
+  ['cleo_mutate', 'tasks', 'add', { title: 'Style the login form', parent: 'T002' }],
+  ['cleo_mutate', 'tasks', 'start', { id: 'T003' }],
+  ['cleo_mutate', 'tasks', 'update', { id: 'T003', notes: 'Email and password are checked before submit' }],
+  ['cleo_mutate', 'tasks', 'complete', { id: 'T003' }],
+  ['cleo_query', 'tasks', 'next', {}],
+  ['cleo_mutate', 'session', 'end', { note: 'Validation done; styling next' }],
+];
+
+function parseArgs(argv) {
+  const args = { ct: undefined, markdown: false, doc: undefined };
+  for (let i = 0; i < argv.length; ++i) {
+    if (argv[i] === '--ct') args.ct = argv[++i];
+    else if (argv[i] === '--markdown') args.markdown = true;
+    else if (argv[i] === '--doc') args.doc = argv[++i];
+    else {
+      console.error(`session_cost: unknown argument '${argv[i]}'\nusage: node session_cost.mjs --ct /path/to/ct [--markdown] [--doc FILE]`);
+      process.exit(2);
+    }
+  }
+  if (!args.ct) {
+    console.error('session_cost: --ct /path/to/ct is required');
+    process.exit(2);
+  }
+  args.ct = path.resolve(args.ct);
+  return args;
+}
+
+/** The environment of a hermetic run: no CLEO_* from outside, a fixed clock. */
+function environment(home) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('CLEO_')) env[key] = value;
+  env.CLEO_TEST_MODE = '1';
+  env.HOME = home;
+  return env;
+}
+
+function ct(args, options) {
+  const run = spawnSync(options.ct, args, { env: options.env, encoding: 'utf8', timeout: STEP_MS });
+  if (run.status !== 0) throw new Error(`ct ${args.join(' ')} failed (${run.status}): ${run.stderr}${run.stdout}`);
+  return run.stdout;
+}
+
+/** A line-oriented JSON-RPC client on `ct mcp`'s stdio. */
+class StdioSession {
+  constructor(ctPath, dir, env) {
+    this.child = spawn(ctPath, ['mcp', '--project', dir], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.stderr = '';
+    this.child.stderr.on('data', (chunk) => (this.stderr += chunk));
+    this.waiting = new Map();
+    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
+      let id;
+      try {
+        id = JSON.parse(line).id;
+      } catch {
+        return;
+      }
+      const resolve = this.waiting.get(id);
+      if (resolve) {
+        this.waiting.delete(id);
+        resolve(line);
+      }
+    });
+  }
+
+  /** Sends one line; resolves with the reply line of the same id (none for a notification). */
+  send(message) {
+    const line = JSON.stringify(message);
+    this.child.stdin.write(line + '\n');
+    if (message.id === undefined) return Promise.resolve({ request: line, reply: null });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no reply to ${line} within ${STEP_MS} ms\n${this.stderr}`)), STEP_MS);
+      this.waiting.set(message.id, (reply) => {
+        clearTimeout(timer);
+        resolve({ request: line, reply });
+      });
+    });
+  }
+
+  close() {
+    this.child.stdin.end();
+    return new Promise((resolve) => this.child.on('close', resolve));
+  }
+}
+
+async function measure(options) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-session-cost-'));
+  try {
+    options.env = environment(dir);
+    ct(['init', '--project', dir], options);
+    ct(['add', 'Set up CI', '--project', dir], options);
+    ct(['add', 'Write the login form', '--priority', 'high', '--project', dir], options);
+
+    const session = new StdioSession(options.ct, dir, options.env);
+    await session.send({
+      jsonrpc: '2.0', id: 0, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'agent', version: '1.0' } },
+    });
+    await session.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const rows = [];
+    let id = 1;
+    for (const [tool, domain, operation, params] of CALLS) {
+      const args = Object.keys(params).length ? { domain, operation, params } : { domain, operation };
+      const { request, reply } = await session.send({
+        jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: tool, arguments: args },
+      });
+      const result = JSON.parse(reply).result ?? {};
+      const text = result.content?.[0]?.text ?? '';
+      const call = `${tool} ${JSON.stringify(args)}`;
+      rows.push({
+        name: `${domain}.${operation}`,
+        ok: result.isError === false && JSON.parse(text || '{}').success === true,
+        reply: text,
+        context: { callTokens: countTokens(call), replyTokens: countTokens(text), callBytes: countBytes(call), replyBytes: countBytes(text) },
+        wire: { callTokens: countTokens(request), replyTokens: countTokens(reply), callBytes: countBytes(request), replyBytes: countBytes(reply) },
+      });
+    }
+    await session.close();
+    return rows;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const sum = (rows, view, key) => rows.reduce((total, row) => total + row[view][key], 0);
+
+function table(rows) {
+  const lines = [
+    '| # | call | context: call | context: reply | context tokens | wire: request | wire: reply | wire tokens |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const cell = (tokens, bytes) => `${tokens} tok / ${bytes} B`;
+  rows.forEach((row, i) => {
+    const c = row.context;
+    const w = row.wire;
+    lines.push(`| ${i + 1} | ${row.name} | ${cell(c.callTokens, c.callBytes)} | ${cell(c.replyTokens, c.replyBytes)} | ` +
+               `${c.callTokens + c.replyTokens} | ${cell(w.callTokens, w.callBytes)} | ${cell(w.replyTokens, w.replyBytes)} | ` +
+               `${w.callTokens + w.replyTokens} |`);
+  });
+  const total = (view) => sum(rows, view, 'callTokens') + sum(rows, view, 'replyTokens');
+  lines.push(`| | **total** | ${cell(sum(rows, 'context', 'callTokens'), sum(rows, 'context', 'callBytes'))} | ` +
+             `${cell(sum(rows, 'context', 'replyTokens'), sum(rows, 'context', 'replyBytes'))} | **${total('context')}** | ` +
+             `${cell(sum(rows, 'wire', 'callTokens'), sum(rows, 'wire', 'callBytes'))} | ` +
+             `${cell(sum(rows, 'wire', 'replyTokens'), sum(rows, 'wire', 'replyBytes'))} | **${total('wire')}** |`);
+  return lines.join('\n');
+}
+
+const options = parseArgs(process.argv.slice(2));
+const overall = setTimeout(() => {
+  console.error('session_cost: timed out');
+  process.exit(1);
+}, 120_000);
+let rows;
+try {
+  rows = await measure(options);
+} catch (error) {
+  console.error(`FAIL session: ${error.message}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+clearTimeout(overall);
+
+if (options.markdown) {
+  console.log(table(rows));
+  process.exit(0);
+}
+console.log(table(rows));
+console.log('');
+for (const row of rows) console.log(`  ${row.name.padEnd(16)} ${row.reply}`);
+console.log('');
+let passed = 0;
+let failed = 0;
+const check = (ok, what) => {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  ok ? ++passed : ++failed;
+};
+for (const row of rows) check(row.ok, `${row.name} succeeds`);
+const context = sum(rows, 'context', 'callTokens') + sum(rows, 'context', 'replyTokens');
+const wire = sum(rows, 'wire', 'callTokens') + sum(rows, 'wire', 'replyTokens');
+check(context < CONTEXT_BUDGET, `context cost ${context} tokens < ${CONTEXT_BUDGET}`);
+check(wire < WIRE_CEILING, `wire cost ${wire} tokens < ${WIRE_CEILING} (regression ceiling)`);
+if (options.doc) {
+  const published = fs.readFileSync(options.doc, 'utf8');
+  check(published.includes(table(rows)),
+        `${options.doc} shows these numbers (else paste the output of: tests/tokenizer/run.sh session_cost.mjs --ct <ct> --markdown)`);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
