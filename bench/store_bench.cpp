@@ -43,6 +43,7 @@
 #include "core/text.h"
 #include "domains/registry.h"
 #include "domains/router.h"
+#include "disclosure/product.h"
 
 extern char** environ;
 

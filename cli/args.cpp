@@ -102,28 +102,6 @@ json::Value int_value(const std::string& text) {
 
 }  // namespace
 
-std::string kebab_case(std::string_view camel) {
-  std::string out;
-  for (std::size_t i = 0; i < camel.size(); ++i) {
-    char c = camel[i];
-    bool upper = std::isupper(static_cast<unsigned char>(c)) != 0;
-    if (upper && i > 0) {
-      char before = camel[i - 1];
-      bool after_lower = std::islower(static_cast<unsigned char>(before)) || std::isdigit(static_cast<unsigned char>(before));
-      bool acronym_end = std::isupper(static_cast<unsigned char>(before)) && i + 1 < camel.size() &&
-                         std::islower(static_cast<unsigned char>(camel[i + 1]));
-      if (after_lower || acronym_end) out += '-';
-    }
-    out += upper ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
-  }
-  return out;
-}
-
-bool splits_on_commas(const ParamSpec& param) {
-  if (param.type != ParamType::Array) return false;
-  return param.item_type == ParamType::TaskId || param.item_type == ParamType::Enum || !param.pattern.empty();
-}
-
 InputSource InputSource::system() {
   InputSource input;
   input.read_file = [](const std::string& path) -> Result<std::string> {

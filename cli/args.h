@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "disclosure/command_line.h"
 #include "domains/registry.h"
 
 namespace CLI {
@@ -22,13 +23,10 @@ class Option;
 
 namespace ct::cli {
 
-/// "ifVersion" → "if-version", "includeArchived" → "include-archived".
-std::string kebab_case(std::string_view camel);
-
-/// True when the items of an Array param can never contain a comma (ids, enum values, patterned
-/// labels), so "a,b" is split into two items. Free-text items (acceptance criteria, file paths)
-/// are taken whole: repeat the flag instead.
-bool splits_on_commas(const ParamSpec& param);
+// The CLI's naming rules for params (kebab-case flags, comma-split lists) live in disclosure/,
+// which also prints command lines for agents.
+using disclosure::kebab_case;
+using disclosure::splits_on_commas;
 
 /// Where `@path` and `-` values of Object params are read from (a seam for tests).
 struct InputSource {

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/text.h"
 #include "core/version.h"
+#include "disclosure/product.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "engines/project.h"
@@ -76,18 +77,6 @@ int print_version(const Output& output) {
   return 0;
 }
 
-/// `ct help [words…]` is `ct [words…] --help`, unless a domain or shortcut is named "help".
-std::vector<std::string> expand_help_word(std::vector<std::string> args, const Registry& registry) {
-  if (args.empty() || args.front() != "help") return args;
-  for (const auto& domain : registry.domains())
-    if (domain == "help") return args;
-  for (const auto& spec : registry.operations())
-    if (spec.shortcut == "help") return args;
-  args.erase(args.begin());
-  args.emplace_back("--help");
-  return args;
-}
-
 /// .cleo/current-session of the project, when there is a project.
 std::optional<std::filesystem::path> current_session_file(const std::optional<std::filesystem::path>& project_dir) {
   auto project = find_project(project_dir);
@@ -121,9 +110,8 @@ void remember_session(const std::optional<std::filesystem::path>& project_dir, c
   std::ofstream(*file, std::ios::trunc) << session << "\n";
 }
 
-int run_checked(const std::vector<std::string>& argv_args) {
+int run_checked(const std::vector<std::string>& args) {
   const Registry& operations = registry();
-  std::vector<std::string> args = expand_help_word(argv_args, operations);
   Output output;
   output.json = json_requested(args);
   output.render.out.color = color_enabled(STDOUT_FILENO);

@@ -1,6 +1,11 @@
 #include "cli/commands.h"
 
+// GCC 12 reports a false -Wnull-dereference inside CLI11's string splitting, depending on how
+// much of this file it inlines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <CLI/CLI.hpp>
+#pragma GCC diagnostic pop
 
 #include <algorithm>
 
@@ -39,6 +44,32 @@ std::vector<const OperationSpec*> shortcuts(const Registry& registry) {
   }
   // The most used first (tier 0), registry order within a tier.
   std::stable_sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->tier < b->tier; });
+  return out;
+}
+
+/// The operation a domain runs when named alone: the one whose shortcut is the domain's own name.
+const OperationSpec* default_operation(const Registry& registry, std::string_view domain) {
+  for (const auto& spec : registry.operations())
+    if (spec.domain == domain && spec.shortcut == domain) return &spec;
+  return nullptr;
+}
+
+/// The operations whose shortcut is two words starting with `first` (`config` → config get, set).
+std::vector<const OperationSpec*> shortcut_group(const Registry& registry, std::string_view first) {
+  std::vector<const OperationSpec*> out;
+  for (const auto* spec : shortcuts(registry)) {
+    std::string_view shortcut = spec->shortcut;
+    if (shortcut.size() > first.size() + 1 && shortcut.starts_with(first) && shortcut[first.size()] == ' ')
+      out.push_back(spec);
+  }
+  return out;
+}
+
+std::string group_description(const Registry& registry, std::string_view first) {
+  std::string out;
+  for (const auto* spec : shortcut_group(registry, first))
+    out += (out.empty() ? "" : "; ") + std::string(spec->shortcut.substr(first.size() + 1)) + ": " +
+           std::string(spec->summary);
   return out;
 }
 
@@ -106,6 +137,11 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
           return route;
         }
       }
+      // The first word of two-word shortcuts (`ct config get`): the next word picks the operation.
+      if (!shortcut_group(registry, arg).empty()) {
+        route.group = arg;
+        continue;
+      }
       if (is_server_command(arg)) {
         route.server = arg;
         return route;
@@ -128,6 +164,21 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       route.error = std::move(error).with_choices(arg, valid);
       return route;
     }
+    if (!route.group.empty()) {
+      std::vector<std::string> valid;
+      for (const auto* spec : shortcut_group(registry, route.group)) {
+        std::string_view second = spec->shortcut.substr(route.group.size() + 1);
+        if (second == arg) {
+          route.spec = spec;
+          return route;
+        }
+        valid.emplace_back(second);
+      }
+      Error error(ErrorCode::InvalidInput, "unknown command 'ct " + route.group + " " + arg + "'");
+      error.fix = "ct " + route.group + " --help";
+      route.error = std::move(error).with_choices(arg, valid);
+      return route;
+    }
     // The second word names an operation of the domain.
     route.domain.clear();
     std::string domain = route.words.front();
@@ -135,10 +186,26 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       route.spec = spec;
       return route;
     }
+    // After an option it is that option's value (`ct validate --limit 5`): the default operation.
+    if (args[i - 1].front() == '-') {
+      if (const OperationSpec* spec = default_operation(registry, domain)) {
+        route.words.pop_back();
+        route.spec = spec;
+        return route;
+      }
+    }
     Error error(ErrorCode::InvalidOperation, "unknown operation '" + arg + "' in domain '" + domain + "'");
     error.fix = "ct " + domain + " --help";
     route.error = std::move(error).with_choices(arg, registry.operation_names(domain));
     return route;
+  }
+  // A domain named alone runs its default operation (`ct validate` is validate.schema); asked for
+  // help, it lists the domain's operations as usual.
+  bool help = std::find(args.begin(), args.end(), "--help") != args.end() ||
+              std::find(args.begin(), args.end(), "-h") != args.end();
+  if (!route.domain.empty() && !help) {
+    route.spec = default_operation(registry, route.domain);
+    if (route.spec) route.domain.clear();
   }
   return route;
 }
@@ -159,11 +226,22 @@ CommandTree::CommandTree(const Registry& registry, const Route& route)
     return;
   }
   if (route.spec) {
-    CLI::App* domain = root.add_subcommand(route.words.front(), domain_description(registry, route.words.front()));
+    const std::string& first = route.words.front();
+    CLI::App* domain = root.add_subcommand(first, route.group.empty() ? domain_description(registry, first)
+                                                                      : group_description(registry, first));
     domain->fallthrough();
     domain->require_subcommand(0, 1);
-    CLI::App* leaf = add_leaf(*domain, route.spec->name, *route.spec);
+    CLI::App* leaf = add_leaf(*domain, route.words.back(), *route.spec);
     operation_ = std::make_unique<OperationOptions>(*leaf, *route.spec);
+    return;
+  }
+  if (!route.group.empty()) {
+    // `ct config` alone: its second words are listed for help.
+    CLI::App* group = root.add_subcommand(route.group, group_description(registry, route.group));
+    group->fallthrough();
+    group->require_subcommand(0, 1);
+    for (const auto* spec : shortcut_group(registry, route.group))
+      group->add_subcommand(std::string(spec->shortcut.substr(route.group.size() + 1)), operation_description(*spec));
     return;
   }
   if (!route.domain.empty()) {
@@ -179,8 +257,19 @@ CommandTree::CommandTree(const Registry& registry, const Route& route)
     }
     return;
   }
-  for (const auto* spec : shortcuts(registry))
-    root.add_subcommand(std::string(spec->shortcut), std::string(spec->summary))->group("Commands");
+  std::vector<std::string> groups;
+  for (const auto* spec : shortcuts(registry)) {
+    std::string_view shortcut = spec->shortcut;
+    if (auto space = shortcut.find(' '); space != std::string_view::npos) {
+      // Two-word shortcuts are listed once, under their first word.
+      std::string first(shortcut.substr(0, space));
+      if (std::find(groups.begin(), groups.end(), first) != groups.end()) continue;
+      groups.push_back(first);
+      root.add_subcommand(first, group_description(registry, first))->group("Commands");
+      continue;
+    }
+    root.add_subcommand(std::string(shortcut), std::string(spec->summary))->group("Commands");
+  }
   for (const auto& domain : registry.domains())
     root.add_subcommand(domain, domain_description(registry, domain))->group("Domains (ct <domain> <operation>)");
   for (const auto& server : server_commands())

@@ -35,6 +35,7 @@ struct Route {
   std::vector<std::string> words;       // the command words as typed: {"add"} or {"tasks", "add"}
   const OperationSpec* spec = nullptr;  // the operation, when argv names one
   std::string domain;                   // a domain named without an operation (`ct tasks`)
+  std::string group;                    // the first word of two-word shortcuts (`ct config`)
   std::string server;                   // a server command (`ct mcp`, `ct serve`, `ct mcp-config`)
   std::optional<Error> error;           // an unknown command or operation, with did-you-mean
 };

@@ -8,19 +8,15 @@
 #include <string_view>
 
 #include "core/json.h"
+#include "disclosure/command_line.h"
 #include "domains/registry.h"
 
 namespace ct::cli {
 
-/// The command words that reach an operation: "ct add" for a shortcut, else "ct tasks blockers".
-std::string command_prefix(const OperationSpec& spec);
-
-/// One argument as a person would type it in a POSIX shell: bare when safe, else quoted.
-std::string shell_quote(std::string_view text);
-
-/// The `ct` command line for a call of `spec` with `params` (a JSON object): positional params
-/// positionally (while they come in declaration order), the rest as kebab-case flags.
-std::string command_line(const OperationSpec& spec, const json::Value& params);
+// How calls are written as `ct` command lines (shared with the help levels in disclosure/).
+using disclosure::command_line;
+using disclosure::command_prefix;
+using disclosure::shell_quote;
 
 /// A flag's help: the param's description plus type, constraints, choices and default.
 std::string param_help(const ParamSpec& param);

@@ -187,9 +187,10 @@ std::string task_list(const View& view, std::string_view empty_text) {
   }
   std::string out = table.render(view.style(), view.options.width);
   if (const auto& page = view.envelope.page) {
-    std::string footer = "showing " + std::to_string(rows.size()) + " of " + std::to_string(page->total);
+    std::string footer = "showing " + std::to_string(rows.size());
+    if (page->total >= 0) footer += " of " + std::to_string(page->total);
     if (page->offset > 0) footer += " (from " + std::to_string(page->offset + 1) + ")";
-    if (page->has_more()) footer += " — next: --offset " + std::to_string(page->offset + page->limit);
+    if (page->has_more()) footer += " — next: --offset " + std::to_string(page->next_offset());
     out += view.style().dim(footer) + "\n";
   }
   return out;
@@ -271,13 +272,20 @@ std::string next_table(const View& view) {
   const json::Value& rows = view.data();
   if (!rows.is_array() || rows.empty()) return "";
   bool reasons = false;
-  for (const auto& row : rows.as_array()) reasons = reasons || row.contains("reasons");
-  std::vector<std::string> headers = {"ID", "PRIORITY", "SCORE", "TITLE"};
+  bool scores = false;  // score and reasons come with --explain
+  for (const auto& row : rows.as_array()) {
+    reasons = reasons || row.contains("reasons");
+    scores = scores || row.contains("score");
+  }
+  std::vector<std::string> headers = {"ID", "PRIORITY"};
+  if (scores) headers.emplace_back("SCORE");
+  headers.emplace_back("TITLE");
   if (reasons) headers.emplace_back("WHY");
   Table table(std::move(headers));
   for (const auto& row : rows.as_array()) {
-    std::vector<Table::Cell> cells = {{str(row, "id"), "1"}, {str(row, "priority"), ""}, {str(row, "score"), ""},
-                                      {str(row, "title"), ""}};
+    std::vector<Table::Cell> cells = {{str(row, "id"), "1"}, {str(row, "priority"), ""}};
+    if (scores) cells.push_back({str(row, "score"), ""});
+    cells.push_back({str(row, "title"), ""});
     if (reasons) cells.push_back({scalar_text(row["reasons"]), "2"});
     table.add_row(std::move(cells));
   }
@@ -327,8 +335,9 @@ std::string tree_view(const View& view) {
   std::string out;
   for (const auto& root : forest.as_array()) tree_lines(out, root, "", true, true, view.style());
   if (const auto& page = view.envelope.page; page && page->has_more())
-    out += view.style().dim("showing " + std::to_string(forest.size()) + " of " + std::to_string(page->total) +
-                            " top-level tasks — next: --offset " + std::to_string(page->offset + page->limit)) +
+    out += view.style().dim("showing " + std::to_string(forest.size()) +
+                            (page->total >= 0 ? " of " + std::to_string(page->total) : std::string()) +
+                            " top-level tasks — next: --offset " + std::to_string(page->next_offset())) +
            "\n";
   return out;
 }
@@ -420,6 +429,88 @@ std::string blockers_view(const View& view) {
   return out + table.render(view.style(), view.options.width, "  ");
 }
 
+/// system.dash: one block per section, a label column and one line per item.
+std::string dash_view(const View& view) {
+  const json::Value& data = view.data();
+  const Style& style = view.style();
+  std::string out;
+  auto section = [&](std::string_view label, const std::vector<std::string>& lines) {
+    if (lines.empty()) return;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      out += (i == 0 ? style.bold(pad_to(label, 9)) : std::string(9, ' ')) + " " + lines[i] + "\n";
+  };
+  std::vector<std::string> parts;
+  const json::Value& counts = data["counts"];
+  if (counts.is_object()) {
+    for (const auto& [status, count] : counts.as_object()) {
+      if (status == "total") continue;
+      parts.push_back(style.paint(scalar_text(count) + " " + status, status_sgr(status)));
+    }
+  }
+  std::string tasks = parts.empty() ? "none" : join(parts, " · ");
+  if (!parts.empty()) tasks += style.dim("  (" + str(counts, "total") + " in all)");
+  section("Tasks", {tasks});
+  std::vector<std::string> lines;
+  if (data["sessions"].is_array()) {
+    for (const auto& session : data["sessions"].as_array()) {
+      std::string line = session.contains("name") ? style.bold(str(session, "name")) + " " + style.dim(str(session, "id"))
+                                                  : style.bold(str(session, "id"));
+      line += " " + str(session, "scope");
+      if (session.contains("focus")) line += " → " + str(session, "focus");
+      lines.push_back(std::move(line));
+    }
+    if (data.contains("moreSessions")) lines.push_back(style.dim("… and " + str(data, "moreSessions") + " more"));
+  }
+  section("Sessions", lines);
+  lines.clear();
+  if (data["focus"].is_array()) {
+    for (const auto& task : data["focus"].as_array()) {
+      std::string line = style.paint(str(task, "id"), "36") + " " + str(task, "title");
+      if (task.contains("session")) line += style.dim(" [" + str(task, "session") + "]");
+      lines.push_back(std::move(line));
+    }
+  }
+  section("Focus", lines);
+  lines.clear();
+  if (data["next"].is_array()) {
+    for (const auto& task : data["next"].as_array()) {
+      std::string priority = str(task, "priority");
+      lines.push_back(style.bold(str(task, "id")) + " " +
+                      style.paint(priority, priority == "critical" ? "31" : priority == "high" ? "33" : "") + " " +
+                      str(task, "title"));
+    }
+  }
+  section("Next", lines);
+  lines.clear();
+  if (data["recent"].is_array())
+    for (const auto& line : data["recent"].as_array()) lines.push_back(style.dim(scalar_text(line)));
+  section("Recent", lines);
+  return out;
+}
+
+/// "prefix a (created), b (inserted)\n" for a [{file, action}] list; "" when empty.
+std::string files_written(const json::Value& files, std::string_view prefix) {
+  if (!files.is_array() || files.empty()) return "";
+  std::string out(prefix);
+  bool first = true;
+  for (const auto& file : files.as_array()) {
+    out += (first ? "" : ", ") + str(file, "file") + " (" + str(file, "action") + ")";
+    first = false;
+  }
+  return out + "\n";
+}
+
+/// system.help prints its text as is (a JSON Schema pretty-printed), plus where people find the
+/// CLI's own help.
+std::string help_text(const View& view) {
+  const json::Value& data = view.data();
+  if (data["changed"] == json::Value(false)) return "Unchanged (hash " + str(data, "hash") + ")\n";
+  if (data.contains("schema")) return data["schema"].dump_pretty() + "\n";
+  std::string out = str(data, "content");
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out + view.style().dim("(" + str(data, "tokens") + " tokens. Commands and flags: ct --help, ct <command> --help)") + "\n";
+}
+
 /// Renderers of the daily operations, by full name. Everything else uses render_value.
 const std::map<std::string, Renderer, std::less<>>& renderers() {
   static const std::map<std::string, Renderer, std::less<>> table = {
@@ -470,8 +561,15 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
       {"tasks.export", [](const View& v) { return v.data().dump() + "\n"; }},
       {"system.init",
        [](const View& v) {
-         return "Initialised a CLEO project in " + str(v.data(), "root") + "\n" + "  database: " + str(v.data(), "db") + "\n";
+         return "Initialised a CLEO project in " + str(v.data(), "root") + "\n" + "  database: " + str(v.data(), "db") + "\n" +
+                files_written(v.data()["instructions"], "  agent instructions: ");
        }},
+      {"system.help", help_text},
+      {"system.inject",
+       [](const View& v) {
+         return files_written(v.data()["templates"], "Templates: ") + files_written(v.data()["targets"], "Instruction files: ");
+       }},
+      {"system.dash", dash_view},
       {"system.version",
        [](const View& v) {
          return "ct " + str(v.data(), "version") + " (schema " + str(v.data(), "schemaVersion") + ")\n";
@@ -503,6 +601,7 @@ std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
     if (op == "tasks.complete") return label + ": " + id + " was already done";
     if (op == "tasks.start") return label + ": " + id + " is already in focus";
     if (op == "tasks.archive") return label + ": nothing to archive";
+    if (op == "system.inject") return label + ": the agent instructions are current";
     if (!id.empty()) return label + ": " + id + " already matches";
   }
   return label;

@@ -14,6 +14,7 @@
 
 #include "cli/render.h"
 #include "core/log.h"
+#include "disclosure/product.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "gateway/commands.h"

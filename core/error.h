@@ -37,10 +37,11 @@ enum class ErrorCode : int {
   TaskCompleted = 17,          // task is done; the operation does not apply
   CascadeFailed = 18,          // a cascade stopped part-way
   HasDependents = 19,          // other tasks depend on this one
-  // 20–22 concurrency
+  // 20–23 concurrency and drift
   ChecksumMismatch = 20,       // data changed between read and write
   ConcurrentModification = 21, // ifVersion did not match the row version
   IdCollision = 22,            // id allocation collided
+  Outdated = 23,               // a generated file (injected instructions) differs from what CLEO renders now
   // 30–39 session
   SessionExists = 30,
   SessionNotFound = 31,

@@ -14,8 +14,11 @@
 
 namespace ct {
 
+class Registry;
+
 class Context {
  public:
+  const Registry* registry = nullptr;    // every operation of the product (set by the router)
   Store* store = nullptr;                // null for operations with needs_project = false
   Clock* clock = nullptr;
   const Config* config = nullptr;

@@ -4,6 +4,8 @@
 #include <array>
 #include <cassert>
 
+#include "domains/projection.h"
+
 namespace ct {
 
 std::string_view to_string(Gateway gateway) { return gateway == Gateway::Query ? "query" : "mutate"; }
@@ -41,9 +43,13 @@ std::string OperationSpec::full_name() const {
 }
 
 std::string OperationSpec::example_call() const {
+  return call_text(examples.empty() ? std::string_view("{}") : examples.front().params_json);
+}
+
+std::string OperationSpec::call_text(std::string_view params_json) const {
   std::string call = std::string(tool_name(gateway)) + " {domain:'" + std::string(domain) + "', operation:'" +
                      std::string(name) + "', params:";
-  call += examples.empty() ? std::string_view("{}") : examples.front().params_json;
+  call += params_json;
   return call + "}";
 }
 
@@ -64,11 +70,20 @@ void Registry::add(OperationSpec spec) {
   assert(!find(spec.domain, spec.name) && "operation registered twice");
   assert(std::find(canonical_domains().begin(), canonical_domains().end(), spec.domain) !=
              canonical_domains().end() && "unknown domain");
+  // A list-like operation gets `detail` and `fields`, and continues a cut reply at `offset`.
+  add_projection_params(spec);
+  assert((!spec.list_like() || spec.find_param("offset")) && "a list-like operation needs an offset param");
   specs_.push_back(std::move(spec));
 }
 
 const OperationSpec* Registry::find(std::string_view domain, std::string_view name) const {
   for (const auto& spec : specs_)
+    if (spec.domain == domain && spec.name == name) return &spec;
+  return nullptr;
+}
+
+OperationSpec* Registry::find_mutable(std::string_view domain, std::string_view name) {
+  for (auto& spec : specs_)
     if (spec.domain == domain && spec.name == name) return &spec;
   return nullptr;
 }
@@ -109,18 +124,15 @@ void register_session_domain(Registry& registry);
 void register_system_domain(Registry& registry);
 void register_validate_domain(Registry& registry);
 void register_system_admin(Registry& registry);
+void register_system_ops(Registry& registry);
 
-const Registry& registry() {
-  static const Registry instance = [] {
-    Registry r;
-    register_tasks_domain(r);
-    register_session_domain(r);
-    register_system_domain(r);
-    register_system_admin(r);
-    register_validate_domain(r);
-    return r;
-  }();
-  return instance;
+void register_domain_operations(Registry& registry) {
+  register_tasks_domain(registry);
+  register_session_domain(registry);
+  register_system_domain(registry);
+  register_system_admin(registry);
+  register_system_ops(registry);
+  register_validate_domain(registry);
 }
 
 }  // namespace ct

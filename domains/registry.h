@@ -53,10 +53,11 @@ struct Example {
 
 /// What a handler returns on success. Errors are returned as Error values.
 struct Page {
-  std::int64_t total = 0;
-  std::int64_t limit = 0;
-  std::int64_t offset = 0;
-  bool has_more() const { return offset + limit < total; }
+  std::int64_t total = 0;   // rows in all; -1 when not counted (a reply cut to its budget: more follow)
+  std::int64_t limit = 0;   // rows in this page
+  std::int64_t offset = 0;  // rows skipped before it
+  bool has_more() const { return total < 0 || offset + limit < total; }
+  std::int64_t next_offset() const { return offset + limit; }
 };
 
 struct Reply {
@@ -85,18 +86,28 @@ struct OperationSpec {
   bool needs_project = true;              // false: runs without an initialised store (init, version)
   int tier = 1;                           // disclosure: 0 quick reference, 1 common, 2 advanced
   std::string_view shortcut;              // CLI verb: `ct add` for tasks.add; empty = none
+  /// List-like operations (data is an array of rows): every field a row can carry. When set, the
+  /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
+  /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.
+  std::vector<std::string_view> row_fields;
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"
   /// A working call from the first example: cleo_mutate {domain:'tasks', operation:'add', params:{…}}.
   std::string example_call() const;
+  /// The same call text with the given params object (JSON text).
+  std::string call_text(std::string_view params_json) const;
   const ParamSpec* find_param(std::string_view param) const;
+  bool list_like() const { return !row_fields.empty(); }
 };
 
 class Registry {
  public:
   void add(OperationSpec spec);
   const OperationSpec* find(std::string_view domain, std::string_view name) const;
+  /// For the product's assembly only: a higher layer extending an operation it registers on top
+  /// of (e.g. system.init also writing the agent instructions). Null when absent.
+  OperationSpec* find_mutable(std::string_view domain, std::string_view name);
   std::span<const OperationSpec> operations() const { return specs_; }
   /// Domains in the canonical order of PRODUCT.md §5 that have at least one operation
   /// (for `gateway`, only domains with an operation on that gateway).
@@ -109,8 +120,10 @@ class Registry {
   std::vector<OperationSpec> specs_;
 };
 
-/// The product's registry with every domain registered.
-const Registry& registry();
+/// Registers every operation implemented in domains/. The product's registry (these plus the
+/// operations of higher layers such as disclosure/) is assembled by `registry()` in
+/// disclosure/product.h; handlers reach it through Context::registry, never through a global.
+void register_domain_operations(Registry& registry);
 
 /// Canonical order of all domains (PRODUCT.md §5), including those with no operations yet.
 std::span<const std::string_view> canonical_domains();

@@ -9,7 +9,9 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/context.h"
+#include "domains/metrics.h"
 #include "domains/params.h"
+#include "domains/projection.h"
 #include "engines/session_engine.h"
 #include "engines/sqlite_store.h"
 
@@ -201,12 +203,11 @@ json::Value to_value(const Envelope& envelope) {
   if (envelope.note) meta.set("code", to_string(*envelope.note));
   if (!envelope.warnings.empty()) meta.set("warnings", json::Value::array_of(envelope.warnings));
   if (envelope.page) {
+    // The caller knows its own limit and offset: only what it does not know is sent.
     json::Value page = json::Value::object();
-    page.set("total", envelope.page->total);
-    page.set("limit", envelope.page->limit);
-    page.set("offset", envelope.page->offset);
+    if (envelope.page->total >= 0) page.set("total", envelope.page->total);
     page.set("hasMore", envelope.page->has_more());
-    if (envelope.page->has_more()) page.set("nextOffset", envelope.page->offset + envelope.page->limit);
+    if (envelope.page->has_more()) page.set("nextOffset", envelope.page->next_offset());
     meta.set("page", std::move(page));
   }
   if (!meta.empty()) out.set("_meta", std::move(meta));
@@ -259,6 +260,7 @@ Envelope Router::dispatch(const Request& request) {
     if (!params) return failure(std::move(params.error()));
 
     Context context;
+    context.registry = &registry_;
     context.clock = clock_.get();
     context.project_dir = options_.project_dir;
     context.session = session_;
@@ -337,6 +339,7 @@ Envelope Router::dispatch(const Request& request) {
       }
       return failure(std::move(reply.error()));
     }
+    if (spec->list_like()) shape_list_reply(*params, *reply, context.config->get_int("output.maxReplyBytes"));
     Envelope ok;
     ok.data = std::move(reply->data);
     ok.warnings = std::move(reply->warnings);
@@ -376,6 +379,8 @@ Envelope Router::dispatch(const Request& request) {
     return ok;
   }();
 
+  auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+  CallMetrics::global().record(spec->full_name(), elapsed.count(), !envelope.success);
   if (common->meta) {
     json::Value meta = json::Value::object();
     meta.set("gateway", tool_name(spec->gateway));
@@ -383,7 +388,6 @@ Envelope Router::dispatch(const Request& request) {
     meta.set("operation", spec->name);
     meta.set("version", product_version());
     meta.set("timestamp", format_iso8601(clock_->now()));
-    auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
     meta.set("durationMs", static_cast<double>(static_cast<std::int64_t>(elapsed.count() * 1000)) / 1000.0);
     envelope.meta = std::move(meta);
   }

@@ -6,6 +6,8 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/version.h"
+#include "disclosure/help.h"
+#include "disclosure/product.h"
 #include "gateway/stdio_transport.h"
 
 namespace ct::mcp {
@@ -27,7 +29,10 @@ std::string self_path() {
 }
 
 ServerInfo server_info() {
-  return ServerInfo{"cleo", std::string(product_version()), default_instructions(registry())};
+  // Level 0 of the help is what every agent gets on connecting. It renders from embedded
+  // templates that the tests render too, so a failure here is a build defect.
+  auto instructions = disclosure::level0(registry());
+  return ServerInfo{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message};
 }
 
 int run_stdio_server(const RouterOptions& router_options) {

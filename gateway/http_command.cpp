@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "disclosure/product.h"
 #include "gateway/commands.h"
 
 namespace ct::mcp {

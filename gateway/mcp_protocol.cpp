@@ -101,26 +101,6 @@ std::string rpc_error(std::string_view id_json, RpcError code, std::string_view 
   return out;
 }
 
-std::string default_instructions(const Registry& registry) {
-  std::string text = "CLEO: task manager. Two tools: cleo_query (read) and cleo_mutate (write); call each with "
-                     "{domain, operation, params}. Domains: ";
-  bool first = true;
-  for (const auto& domain : registry.domains()) {
-    text += (first ? "" : ", ") + domain;
-    first = false;
-  }
-  text += ".\nQuick reference:\n";
-  for (const auto& spec : registry.operations()) {
-    if (spec.tier != 0 || spec.examples.empty()) continue;
-    text += "- " + std::string(tool_name(spec.gateway)) + " {domain:\"" + std::string(spec.domain) +
-            "\", operation:\"" + std::string(spec.name) + "\", params:" + std::string(spec.examples[0].params_json) +
-            "}\n";
-  }
-  text += "Replies: {success, data} or {success:false, error:{code, message, fix}}; follow error.fix. "
-          "A wrong domain, operation or param name returns the valid names.";
-  return text;
-}
-
 Protocol::Protocol(const Registry& registry, ServerInfo info)
     : registry_(registry), info_(std::move(info)), tools_list_(build_tools_list(registry)) {}
 

@@ -74,9 +74,6 @@ class Protocol {
   std::string tools_list_;
 };
 
-/// Level-0 instructions generated from the registry (until the disclosure layer provides them).
-std::string default_instructions(const Registry& registry);
-
 /// A JSON-RPC error response; `id` is the raw id JSON ("null" when unknown).
 std::string rpc_error(std::string_view id_json, RpcError code, std::string_view message,
                       const json::Value& data = json::Value());

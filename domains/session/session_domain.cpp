@@ -7,6 +7,7 @@
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/session_engine.h"
 #include "engines/task_engine.h"
@@ -92,13 +93,18 @@ Result<Reply> list(Context& context, const Params& params) {
   query.offset = params.integer("offset");
   CT_TRY_ASSIGN(std::vector<Session> found, context.db().list_sessions(query));
   json::Value rows = json::Value::array();
+  const bool want_full = wants_full(params);
   for (const auto& session : found) {
-    json::Value row = compact(session);
+    json::Value row;
+    if (want_full) {
+      CT_TRY_ASSIGN(row, full(context, session));
+    } else {
+      row = compact(session);
+    }
     if (session.id == context.session) row.set("current", true);
     rows.push_back(std::move(row));
   }
   Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
-  if (!reply.page->has_more() && query.offset == 0) reply.page.reset();
   if (total == 0) reply.note = ErrorCode::NoData;
   return reply;
 }
@@ -179,8 +185,7 @@ Result<Reply> start(Context& context, const Params& params) {
 
   json::Value data = json::Value::object();
   data.set("id", session.id);
-  data.set("scope", session.scope);
-  if (!session.name.empty()) data.set("name", session.name);
+  data.set("scope", session.scope);  // canonical: "epic:t1" comes back as "epic:T001"
   if (focus) data.set("focus", *focus);
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
@@ -246,10 +251,9 @@ Result<Reply> note(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.set_note(id, text, next_action));
   if (context.audit) context.audit->task_id = id;
+  // The caller's own text is not echoed back (a note may be 5,000 characters): session.show has it.
   json::Value data = json::Value::object();
   data.set("id", after.id);
-  if (!after.note.empty()) data.set("note", after.note);
-  if (!after.next_action.empty()) data.set("nextAction", after.next_action);
   Reply reply{std::move(data), {}, {}, {}};
   if (before.note == after.note && before.next_action == after.next_action) reply.note = ErrorCode::NoChange;
   return reply;
@@ -289,9 +293,13 @@ void register_operations(Registry& registry) {
                             .description = "Rows per page"},
                            {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                             .description = "Rows to skip (from _meta.page.nextOffset)"}},
-                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}]; _meta.page when there are more",
+                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, note?, nextAction?, "
+                           "createdAt, endedAt? with detail:'full'); _meta.page when there are more",
                 .examples = {{R"({"status":"active"})", "active sessions"}},
-                .idempotent = true, .tier = 1, .handler = list});
+                .idempotent = true, .tier = 1,
+                .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "note", "nextAction",
+                               "createdAt", "endedAt", "archivedAt", "current"},
+                .handler = list});
   registry.add({.domain = "session", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one session",
                 .params = {id_param(false, kCurrentOrId)},
@@ -321,7 +329,7 @@ void register_operations(Registry& registry) {
                            {.name = "focus", .type = ParamType::TaskId, .description = "Claim this task at once"},
                            {.name = "autoFocus", .type = ParamType::Bool,
                             .description = "Claim the best ready task in scope (tasks.next)"}},
-                .returns = "{id,scope,name?,focus?}",
+                .returns = "{id,scope,focus?}",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists,
                            ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed},
                 .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},
@@ -364,7 +372,7 @@ void register_operations(Registry& registry) {
                            {.name = "note", .type = ParamType::String, .max = 5000, .description = "Where things stand"},
                            {.name = "nextAction", .type = ParamType::String, .max = 500,
                             .description = "What to do next (shown on resume)"}},
-                .returns = "{id,note?,nextAction?}",
+                .returns = "{id} (read them back with session.show); E_NO_CHANGE note when both were already so",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({"note":"API done","nextAction":"write tests for T012"})", "leave a handover"}},
                 .idempotent = true, .tier = 2, .handler = note});

@@ -148,9 +148,10 @@ Result<Reply> health(Context& context, const Params&) {
   add(config ? check("config", "ok", context.project->config_path().string())
              : check("config", "fail", config.error().message, config.error().fix));
   std::size_t native = 0;
-  for (const auto& spec : registry().operations()) native += spec.engine == EngineKind::Native ? 1 : 0;
+  for (const auto& spec : context.registry->operations()) native += spec.engine == EngineKind::Native ? 1 : 0;
   add(check("capabilities", "ok",
-            std::to_string(registry().operations().size()) + " operations, " + std::to_string(native) + " native"));
+            std::to_string(context.registry->operations().size()) + " operations, " + std::to_string(native) +
+                " native"));
   json::Value data = json::Value::object();
   data.set("status", overall);
   data.set("checks", std::move(checks));
@@ -209,7 +210,7 @@ void register_system_admin(Registry& registry) {
                             .description = "One key, e.g. hierarchy.maxDepth (default: all keys)", .positional = true}},
                 .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description}",
                 .examples = {{R"({})", "every key"}, {R"({"key":"hierarchy.maxSiblings"})", "one key"}},
-                .idempotent = true, .tier = 2, .handler = config_get});
+                .idempotent = true, .tier = 2, .shortcut = "config get", .handler = config_get});
   registry.add({.domain = "system", .name = "config.set", .gateway = Gateway::Mutate,
                 .summary = "Change a configuration value",
                 .params = {{.name = "key", .type = ParamType::String, .required = true, .max = 60,
@@ -219,7 +220,7 @@ void register_system_admin(Registry& registry) {
                 .returns = "{key, value}; E_NO_CHANGE note when it already had that value",
                 .errors = {ErrorCode::InvalidInput, ErrorCode::ConfigError},
                 .examples = {{R"({"key":"hierarchy.maxSiblings","value":"20"})", "limit siblings to 20"}},
-                .idempotent = true, .tier = 2, .handler = config_set});
+                .idempotent = true, .tier = 2, .shortcut = "config set", .handler = config_set});
   registry.add({.domain = "system", .name = "health", .gateway = Gateway::Query,
                 .summary = "Check the store, schema, disk and configuration",
                 .returns = "{status: ok|warn|fail, checks[{name,status,detail,fix?}]}",

@@ -6,6 +6,7 @@
 #include "core/version.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/sqlite_store.h"
 #include "engines/task_json.h"
@@ -63,10 +64,23 @@ Result<Reply> log(Context& context, const Params& params) {
                       .with_detail("field", "since"));
   }
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  const bool full = wants_full(params);
   json::Value list = json::Value::array();
   for (const auto& row : rows) {
     json::Value item = audit_row_json(row, /*with_task=*/true);
-    if (!row.changes.empty()) {
+    if (full) {
+      if (!row.params.empty()) item.set("params", row.params);
+      json::Value changes = json::Value::array();
+      for (const auto& change : row.changes) {
+        json::Value c = json::Value::object();
+        if (!change.task_id.empty()) c.set("id", change.task_id);
+        c.set("field", change.field);
+        if (!change.before.is_null()) c.set("before", change.before);
+        if (!change.after.is_null()) c.set("after", change.after);
+        changes.push_back(std::move(c));
+      }
+      if (!changes.empty()) item.set("changes", std::move(changes));
+    } else if (!row.changes.empty()) {
       json::Value fields = json::Value::array();
       for (const auto& change : row.changes) fields.push_back(change.task_id + "." + change.field);
       item.set("changed", std::move(fields));
@@ -97,10 +111,14 @@ void register_system_domain(Registry& registry) {
                             .description = "Only rows written in this session"},
                            {.name = "since", .type = ParamType::String, .max = 40,
                             .description = "Only rows at or after this date or time (ISO 8601)"}},
-                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field]}]",
+                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field]}]; with "
+                           "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed",
                 .examples = {{R"({"limit":10})", "the last ten changes"},
                              {R"({"operation":"tasks.delete","since":"2026-01-01"})", "deletions this year"}},
-                .idempotent = true, .tier = 2, .shortcut = "log", .handler = log});
+                .idempotent = true, .tier = 2, .shortcut = "log",
+                .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "reason", "params",
+                               "changes"},
+                .handler = log});
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
                 .summary = "Create a CLEO project (.cleo/ with tasks.db and config.json) here",
                 .returns = "{root, created, db?}; E_ALREADY_EXISTS note when the project exists",

@@ -7,6 +7,7 @@
 
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/task_engine.h"
 #include "engines/task_json.h"
@@ -27,11 +28,6 @@ inline ParamSpec id_param(std::string_view description = "Task id, e.g. T001") {
 inline ParamSpec if_version_param() {
   return ParamSpec{.name = "ifVersion", .type = ParamType::Int, .min = 1,
                    .description = "Only apply when the task is still at this version (else E_CONCURRENT_MODIFICATION)"};
-}
-
-inline ParamSpec detail_param(std::string_view default_json) {
-  return ParamSpec{.name = "detail", .type = ParamType::Enum, .default_json = default_json,
-                   .choices = {"compact", "full"}, .description = "compact: key fields only; full: every field"};
 }
 
 /// {id, <changed field>: <new value>…, version}: the compact reply of a mutation.

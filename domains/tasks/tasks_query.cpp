@@ -23,7 +23,7 @@ ParamSpec status_filter_param() {
 }
 
 json::Value project(const Task& task, const Params& params) {
-  return params.has("detail") && params.str("detail") == "full" ? task_full(task) : task_compact(task);
+  return wants_full(params) ? task_full(task) : task_compact(task);
 }
 
 Result<TaskFilter> read_filter(const Params& params) {
@@ -112,19 +112,20 @@ Result<Reply> list(Context& context, const Params& params) {
   }
   json::Value rows = json::Value::array();
   for (const auto& task : tasks) rows.push_back(project(task, params));
-  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
-  if (!reply.page->has_more() && query.offset == 0) reply.page.reset();  // everything fit: no paging noise
-  return reply;
+  return Reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
 }
 
 Result<Reply> find(Context& context, const Params& params) {
   CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
   if (params.flag("includeArchived")) filter.archived = ArchivedFilter::Include;
-  CT_TRY_ASSIGN(std::vector<SearchHit> hits, context.db().search(params.str("query"), filter, params.integer("limit")));
+  const std::int64_t offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<SearchHit> hits,
+                context.db().search(params.str("query"), filter, offset + params.integer("limit")));
   json::Value rows = json::Value::array();
-  for (const auto& hit : hits) rows.push_back(task_compact(hit.task));
+  for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(hits))); i < hits.size(); ++i)
+    rows.push_back(project(hits[i].task, params));
   Reply reply{std::move(rows), {}, {}, {}};
-  if (hits.empty()) reply.note = ErrorCode::NoData;
+  if (reply.data.empty()) reply.note = ErrorCode::NoData;
   return reply;
 }
 
@@ -139,12 +140,14 @@ Result<Reply> exists(Context& context, const Params& params) {
   return reply;
 }
 
-Result<json::Value> tree_node(Context& context, const Task& task, int depth_left, bool include_done) {
-  json::Value node = json::Value::object();
-  node.set("id", task.id);
-  node.set("title", task.title);
-  node.set("status", to_string(task.status));
-  if (task.type == TaskType::Epic) node.set("type", "epic");
+Result<json::Value> tree_node(Context& context, const Task& task, int depth_left, bool include_done, bool full) {
+  json::Value node = full ? task_full(task) : json::Value::object();
+  if (!full) {
+    node.set("id", task.id);
+    node.set("title", task.title);
+    node.set("status", to_string(task.status));
+    if (task.type == TaskType::Epic) node.set("type", "epic");
+  }
   if (depth_left <= 0) return node;
   TaskQuery query;
   query.filter.parent = task.id;
@@ -153,7 +156,7 @@ Result<json::Value> tree_node(Context& context, const Task& task, int depth_left
   if (children.empty()) return node;
   json::Value list = json::Value::array();
   for (const auto& child : children) {
-    CT_TRY_ASSIGN(json::Value child_node, tree_node(context, child, depth_left - 1, include_done));
+    CT_TRY_ASSIGN(json::Value child_node, tree_node(context, child, depth_left - 1, include_done, full));
     list.push_back(std::move(child_node));
   }
   node.set("children", std::move(list));
@@ -177,11 +180,11 @@ Result<Reply> tree(Context& context, const Params& params) {
     query.offset = params.integer("offset");
     CT_TRY_ASSIGN(roots, context.db().list_tasks(query));
     CT_TRY_ASSIGN(std::int64_t total, context.db().count_tasks(query.filter));
-    if (total > query.offset + query.limit || query.offset > 0) page = Page{total, query.limit, query.offset};
+    page = Page{total, query.limit, query.offset};
   }
   json::Value forest = json::Value::array();
   for (const auto& root : roots) {
-    CT_TRY_ASSIGN(json::Value node, tree_node(context, root, depth - 1, include_done));
+    CT_TRY_ASSIGN(json::Value node, tree_node(context, root, depth - 1, include_done, wants_full(params)));
     forest.push_back(std::move(node));
   }
   return Reply{std::move(forest), {}, page, {}};
@@ -203,8 +206,10 @@ Result<Reply> next(Context& context, const Params& params) {
     row.set("id", pick.task.id);
     row.set("title", pick.task.title);
     row.set("priority", to_string(pick.task.priority));
-    row.set("score", pick.score);
-    if (params.flag("explain")) row.set("reasons", json::Value::array_of(pick.reasons));
+    if (params.flag("explain")) {
+      row.set("score", pick.score);
+      row.set("reasons", json::Value::array_of(pick.reasons));
+    }
     rows.push_back(std::move(row));
   }
   Reply reply{std::move(rows), {}, {}, {}};
@@ -396,16 +401,15 @@ void register_tasks_queries(Registry& registry) {
                          .description = "Rows per page"});
   list_params.push_back({.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                          .description = "Rows to skip (from _meta.page.nextOffset)"});
-  list_params.push_back(detail_param(R"("compact")"));
   list_params.push_back(in_scope_param());
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
                 .summary = "List tasks with filters, sorting and pagination",
                 .params = std::move(list_params),
                 .returns = "[{id,title,status,priority,parent?}] (full records with detail:'full'); "
-                           "_meta.page {total,limit,offset,hasMore,nextOffset} when there are more rows",
+                           "_meta.page {total,hasMore,nextOffset} when there are more rows",
                 .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},
                              {R"({"parent":"T001"})", "children of T001"}},
-                .idempotent = true, .tier = 1, .shortcut = "list", .handler = list});
+                .idempotent = true, .tier = 1, .shortcut = "list", .row_fields = task_field_names(), .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
        .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",
@@ -413,13 +417,16 @@ void register_tasks_queries(Registry& registry) {
       status_filter_param(),
       {.name = "includeArchived", .type = ParamType::Bool, .description = "Also search archived tasks"},
       {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100, .description = "Most results"},
+      {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+       .description = "Results to skip (from _meta.page.nextOffset)"},
   };
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search tasks by text or id; best matches first",
                 .params = std::move(find_params),
-                .returns = "[{id,title,status,priority,parent?}] best first; E_NO_DATA note when nothing matches",
+                .returns = "[{id,title,status,priority,parent?}] best first (full records with detail:'full'); "
+                           "E_NO_DATA note when nothing matches",
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
-                .idempotent = true, .tier = 0, .shortcut = "find", .handler = find});
+                .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(), .handler = find});
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
                 .summary = "Check whether a task id exists",
                 .params = {id_param()},
@@ -438,17 +445,19 @@ void register_tasks_queries(Registry& registry) {
                             .description = "Top-level tasks per page"},
                            {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                             .description = "Top-level tasks to skip"}},
-                .returns = "[{id,title,status,type?,children?[…]}]",
+                .returns = "[{id,title,status,type?,children?[…]}] (full records with detail:'full'); "
+                           "_meta.page when there are more top-level tasks",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "subtree of T001"}},
-                .idempotent = true, .tier = 1, .shortcut = "tree", .handler = tree});
+                .idempotent = true, .tier = 1, .shortcut = "tree", .row_fields = task_field_names(), .handler = tree});
   registry.add({.domain = "tasks", .name = "next", .gateway = Gateway::Query,
                 .summary = "Suggest the next tasks to work on",
                 .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
                             .description = "How many suggestions"},
-                           {.name = "explain", .type = ParamType::Bool, .description = "Include the scoring reasons"},
+                           {.name = "explain", .type = ParamType::Bool, .description = "Include the score and its reasons"},
                            in_scope_param()},
-                .returns = "[{id,title,priority,score,reasons?}]: pending tasks whose dependencies are finished, "
+                .returns = "[{id,title,priority,score?,reasons?}] (score and reasons with explain): pending tasks "
+                           "whose dependencies are finished, "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
                            "leaf 10; ties by position then age. E_NO_DATA note when none is ready",
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},

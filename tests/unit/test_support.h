@@ -9,6 +9,7 @@
 #include "unit/temp_dir.h"
 #include "core/json_parse.h"
 #include "domains/router.h"
+#include "disclosure/product.h"
 
 namespace ct::test {
 

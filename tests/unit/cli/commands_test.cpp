@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "core/json_parse.h"
+#include "disclosure/product.h"
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include "cli/args.h"
 #include "cli/help.h"
 #include "core/json_parse.h"
+#include "disclosure/product.h"
 
 namespace {
 

@@ -50,6 +50,7 @@ constexpr std::array kAllCodes = std::to_array<Expected>({
     {ErrorCode::ChecksumMismatch, "ChecksumMismatch"},
     {ErrorCode::ConcurrentModification, "ConcurrentModification"},
     {ErrorCode::IdCollision, "IdCollision"},
+    {ErrorCode::Outdated, "Outdated"},
     {ErrorCode::SessionExists, "SessionExists"},
     {ErrorCode::SessionNotFound, "SessionNotFound"},
     {ErrorCode::ScopeConflict, "ScopeConflict"},

@@ -4,6 +4,7 @@
 
 #include "engines/sqlite_store.h"
 #include "unit/test_support.h"
+#include "disclosure/product.h"
 
 using namespace ct;
 using ct::test::code_of;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "unit/test_support.h"
+#include "disclosure/product.h"
 
 using namespace ct;
 using ct::test::code_of;

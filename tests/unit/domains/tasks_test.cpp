@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "unit/test_support.h"
+#include "disclosure/product.h"
 
 using namespace ct;
 using ct::test::code_of;

@@ -8,6 +8,7 @@
 #include "core/version.h"
 #include "gateway/http_transport.h"
 #include "unit/test_support.h"
+#include "disclosure/product.h"
 
 using namespace ct;
 using namespace ct::mcp;

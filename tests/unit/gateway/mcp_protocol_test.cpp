@@ -3,6 +3,9 @@
 #include "core/version.h"
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"
+#include "disclosure/help.h"
+#include "disclosure/product.h"
+#include "gateway/commands.h"
 
 using namespace ct;
 using namespace ct::mcp;
@@ -121,8 +124,10 @@ TEST_CASE("tools/call returns the envelope as structuredContent and text", "[mcp
   CHECK(unknown_tool["error"]["data"]["valid"].size() == 2);
 }
 
-TEST_CASE("default instructions stay small and name every domain", "[mcp]") {
-  std::string text = default_instructions(registry());
-  CHECK(text.size() < 1000);
+TEST_CASE("the initialize instructions are help level 0", "[mcp]") {
+  std::string text = server_info().instructions;
+  auto level0 = disclosure::level0(registry());
+  REQUIRE(level0);
+  CHECK(text == *level0);
   for (const auto& domain : registry().domains()) CHECK(text.find(domain) != std::string::npos);
 }

@@ -1,0 +1,182 @@
+// system.help and system.inject: the disclosure layer's operations, registered into the product
+// registry by disclosure/product.cpp. They read the registry they describe through
+// Context::registry (the one the router serves), never through a global.
+#include "disclosure/disclosure_ops.h"
+
+#include "disclosure/help.h"
+#include "disclosure/injection.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "engines/project.h"
+
+namespace ct::disclosure {
+namespace {
+
+Result<Reply> help(Context& context, const Params& params) {
+  const Registry& registry = *context.registry;
+  CT_TRY_ASSIGN(HelpTarget target, resolve_help_target(registry, params.opt_str("domain").value_or(""),
+                                                       params.opt_str("operation").value_or("")));
+  const bool schema = params.opt_str("format") == "json-schema";
+  const std::int64_t level = params.opt_integer("level").value_or(target.spec || schema ? 2 : target.domain.empty() ? 0 : 1);
+  const OperationSpec* self = registry.find("system", "help");
+  std::vector<std::string> warnings;
+  if (level == 2 && !target.spec) {
+    std::vector<std::string> valid;
+    for (const auto& spec : registry.operations())
+      if (target.domain.empty() || spec.domain == target.domain) valid.push_back(spec.full_name());
+    Error error(ErrorCode::InvalidParams, "operation: level 2 describes one operation; name it");
+    error.fix = self->call_text(R"({"level":2,"domain":"tasks","operation":"add"})");
+    return fail(std::move(error).with_detail("field", "operation").with_detail("valid", json::Value::array_of(valid)));
+  }
+  if (schema && level != 2) {
+    Error error(ErrorCode::InvalidParams, "format: json-schema describes one operation's params (level 2)");
+    error.fix = self->call_text(R"({"level":2,"domain":"tasks","operation":"add","format":"json-schema"})");
+    return fail(std::move(error).with_detail("field", "format"));
+  }
+  if ((level == 0 || level == 3) && (!target.domain.empty() || target.spec))
+    warnings.push_back("level " + std::to_string(level) + " covers every domain; domain and operation were ignored");
+
+  json::Value data = json::Value::object();
+  std::string hashed;
+  if (schema) {
+    json::Value body = params_schema(*target.spec);
+    hashed = body.dump();
+    data.set("schema", std::move(body));
+  } else {
+    Result<std::string> text = level == 0   ? level0(registry)
+                               : level == 1 ? level1(registry, target.spec ? std::string(target.spec->domain) : target.domain)
+                               : level == 2 ? level2(registry, *target.spec)
+                                            : level3(registry);
+    if (!text) return fail(std::move(text.error()));
+    hashed = std::move(*text);
+  }
+  std::string hash = content_hash(hashed);
+  if (params.opt_str("knownHash") == hash) {
+    json::Value same = json::Value::object();
+    same.set("changed", false);
+    same.set("hash", hash);
+    return Reply{std::move(same), std::move(warnings), {}, {}};
+  }
+  json::Value out = json::Value::object();
+  out.set("level", level);
+  out.set("hash", hash);
+  out.set("tokens", static_cast<std::int64_t>(estimate_tokens(hashed)));
+  if (schema) {
+    out.set("schema", data["schema"]);
+  } else {
+    out.set("content", std::move(hashed));
+  }
+  return Reply{std::move(out), std::move(warnings), {}, {}};
+}
+
+json::Value outcomes(const std::vector<FileOutcome>& files) {
+  json::Value list = json::Value::array();
+  for (const auto& file : files) {
+    json::Value item = json::Value::object();
+    item.set("file", file.file);
+    item.set("action", file.action);
+    list.push_back(std::move(item));
+  }
+  return list;
+}
+
+Result<Reply> inject_instructions(Context& context, const Params& params) {
+  InjectOptions options;
+  options.targets = params.strings("targets");
+  options.level = static_cast<int>(params.integer("level"));
+  options.check = params.flag("check");
+  options.create = params.flag("create");
+  if (params.flag("global")) {
+    CT_TRY_ASSIGN(options.global_dirs, global_dirs_from_environment());
+  } else {
+    CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+    options.root = project.root;
+  }
+  CT_TRY_ASSIGN(InjectReport report, inject(*context.registry, options));
+  json::Value data = json::Value::object();
+  data.set("templates", outcomes(report.templates));
+  data.set("targets", outcomes(report.targets));
+  if (options.check && report.changed) {
+    std::string drift;
+    for (const auto* group : {&report.templates, &report.targets})
+      for (const auto& file : *group)
+        if (file.action == "outdated" || file.action == "missing")
+          drift += (drift.empty() ? "" : ", ") + file.file + " (" + file.action + ")";
+    json::Value again = params.json();
+    again.erase("check");
+    Error error(ErrorCode::Outdated, "CLEO's instructions differ from what this version renders: " + drift);
+    error.fix = context.registry->find("system", "inject")->call_text(again.dump());
+    return fail(std::move(error).with_detail("templates", data["templates"]).with_detail("targets", data["targets"]));
+  }
+  std::optional<ErrorCode> note;
+  if (!report.changed) note = ErrorCode::NoChange;
+  return Reply{std::move(data), {}, {}, note};
+}
+
+}  // namespace
+
+Result<json::Value> inject_after_init(const Registry& registry, const std::filesystem::path& root) {
+  InjectOptions options;
+  options.root = root;
+  CT_TRY_ASSIGN(InjectReport report, inject(registry, options));
+  json::Value done = json::Value::array();
+  for (const auto* group : {&report.templates, &report.targets}) {
+    for (const auto& file : *group) {
+      if (file.action == "unchanged" || file.action == "absent") continue;
+      json::Value item = json::Value::object();
+      item.set("file", file.file);
+      item.set("action", file.action);
+      done.push_back(std::move(item));
+    }
+  }
+  return done;
+}
+
+void register_disclosure_operations(Registry& registry) {
+  registry.add({.domain = "system", .name = "help", .gateway = Gateway::Query,
+                .summary = "Explain CLEO: entry, operations, one operation or the protocol (0–3)",
+                .params = {{.name = "level", .type = ParamType::Int, .min = 0, .max = 3,
+                            .description = "0 entry, 1 operations, 2 one operation, 3 protocol (default 0; "
+                                           "1 with a domain, 2 with an operation)"},
+                           {.name = "domain", .type = ParamType::String, .max = 60,
+                            .description = "Only this domain (level 1), or the domain of operation", .positional = true},
+                           {.name = "operation", .type = ParamType::String, .max = 80,
+                            .description = "One operation for level 2: add, tasks.add or with domain", .positional = true},
+                           {.name = "format", .type = ParamType::Enum, .default_json = R"("text")",
+                            .choices = {"text", "json-schema"},
+                            .description = "json-schema: level 2 params as a JSON Schema object"},
+                           {.name = "knownHash", .type = ParamType::String, .max = 64,
+                            .description = "The hash of a text you have: an unchanged text is not sent again"}},
+                .returns = "{level, hash, tokens, content} (json-schema: schema instead of content); "
+                           "{changed:false, hash} when knownHash matches",
+                .errors = {ErrorCode::InvalidDomain, ErrorCode::InvalidOperation},
+                .examples = {{R"({"level":1})", "every operation"},
+                             {R"({"level":2,"domain":"tasks","operation":"add"})", "one operation in full"},
+                             {R"({"operation":"tasks.add","format":"json-schema"})", "params as JSON Schema"},
+                             {R"({"level":3})", "the protocol"}},
+                .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "help", .handler = help});
+  registry.add({.domain = "system", .name = "inject", .gateway = Gateway::Mutate,
+                .summary = "Write CLEO's agent instructions into CLAUDE.md, AGENTS.md, GEMINI.md",
+                .params = {{.name = "targets", .type = ParamType::Array, .max = 3,
+                            .choices = {"CLAUDE.md", "AGENTS.md", "GEMINI.md"}, .item_type = ParamType::Enum,
+                            .description = "Instruction files (default: every one that exists)"},
+                           {.name = "level", .type = ParamType::Int, .default_json = "0", .min = 0, .max = 3,
+                            .description = "0: the block holds level 0; 1 or 3: it imports the larger template"},
+                           {.name = "global", .type = ParamType::Bool,
+                            .description = "The user's files (~/.claude/CLAUDE.md …; templates in $CLEO_HOME)"},
+                           {.name = "check", .type = ParamType::Bool,
+                            .description = "Report drift without writing (E_OUTDATED when something differs)"},
+                           {.name = "create", .type = ParamType::Bool,
+                            .description = "Create target files that do not exist yet"}},
+                .returns = "{templates[{file, action}], targets[{file, action}]}; action: created|inserted|updated|"
+                           "unchanged|absent (check: current|outdated|missing|absent); E_NO_CHANGE note when "
+                           "nothing changed",
+                .errors = {ErrorCode::Validation, ErrorCode::Outdated, ErrorCode::FileError, ErrorCode::NotInitialized},
+                .examples = {{R"({})", "refresh the block in every instruction file here"},
+                             {R"({"targets":["CLAUDE.md"],"level":1,"create":true})", "create CLAUDE.md importing level 1"},
+                             {R"({"check":true})", "CI: fail when the instructions are stale"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "inject",
+                .handler = inject_instructions});
+}
+
+}  // namespace ct::disclosure

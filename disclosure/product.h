@@ -1,0 +1,13 @@
+// The product: every operation of every layer in one registry. Transports (cli/, gateway/) and
+// tests take it from here; handlers receive it through Context::registry.
+#pragma once
+
+#include "domains/registry.h"
+
+namespace ct {
+
+/// domains/' operations plus disclosure/'s (system.help, system.inject), with system.init also
+/// rendering the agent instructions into the new project.
+const Registry& registry();
+
+}  // namespace ct

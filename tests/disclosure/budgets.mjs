@@ -1,0 +1,131 @@
+#!/usr/bin/env node
+// What CLEO hands an agent, measured in o200k tokens against the budgets of PRODUCT.md §6 and
+// seed 003 §9: help levels 0–3, the MCP initialize instructions and tools/list reply, the block
+// `ct inject` writes into CLAUDE.md, and the rendered templates. Fails when one is over budget.
+//   budgets.mjs --ct PATH [--markdown]     (--markdown: the table of docs/disclosure.md)
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { countBytes, countTokens } from '../tokenizer/o200k.mjs';
+
+const args = process.argv.slice(2);
+const ctAt = args.indexOf('--ct');
+if (ctAt < 0 || !args[ctAt + 1]) {
+  process.stderr.write('usage: budgets.mjs --ct PATH [--markdown]\n');
+  process.exit(2);
+}
+const ct = args[ctAt + 1];
+const markdown = args.includes('--markdown');
+
+const sandbox = mkdtempSync(join(tmpdir(), 'ct-budgets-'));
+const env = { PATH: process.env.PATH, HOME: join(sandbox, 'home'), CLEO_TEST_MODE: '1', NO_COLOR: '1' };
+
+function run(argv, input) {
+  const result = spawnSync(ct, argv, { cwd: sandbox, env, input, encoding: 'utf8' });
+  if (result.error) throw result.error;
+  return result;
+}
+function help(...argv) {
+  const result = run(['help', ...argv, '--json']);
+  const reply = JSON.parse(result.stdout);
+  if (!reply.success) throw new Error(`ct help ${argv.join(' ')}: ${result.stdout}`);
+  return reply.data;
+}
+
+const rows = [];
+let failures = 0;
+function measure(what, text, budget, target, note = '') {
+  const tokens = countTokens(text);
+  const bytes = countBytes(text);
+  const over = budget !== null && tokens > budget;
+  if (over) failures++;
+  rows.push({ what, tokens, bytes, budget, target, note, over });
+  return tokens;
+}
+
+try {
+  // Help levels: the reply's own estimate must also be near the real count.
+  for (const [level, budget, target] of [[0, 249, '~200'], [1, 1000, '~500 (aim 500–900)'], [3, 5000, '~4,500']]) {
+    const data = help('--level', String(level));
+    measure(`help level ${level}`, data.content, budget, target);
+    const ratio = data.tokens / countTokens(data.content);
+    if (ratio < 0.8 || ratio > 1.25) {
+      process.stderr.write(`help level ${level}: the estimate ${data.tokens} is off the o200k count by more than 25%\n`);
+      failures++;
+    }
+  }
+  // Level 2: every operation, listed by level 1.
+  const level1 = help('--level', '1').content;
+  let domain = '';
+  const operations = [];
+  for (const line of level1.split('\n')) {
+    const heading = line.match(/^([a-z]+) \(cleo_(query|mutate)\):$/);
+    if (heading) domain = heading[1];
+    const op = line.match(/^- ([A-Za-z.]+): /);
+    if (op && domain) operations.push([domain, op[1]]);
+  }
+  if (operations.length < 30) throw new Error(`level 1 listed only ${operations.length} operations`);
+  let largest = { tokens: 0 };
+  let total = 0;
+  for (const [d, op] of operations) {
+    const text = help('--level', '2', d, op).content;
+    const tokens = countTokens(text);
+    total += tokens;
+    if (tokens > largest.tokens) largest = { tokens, name: `${d}.${op}`, text };
+    if (tokens > 2000) {
+      process.stderr.write(`help level 2 of ${d}.${op}: ${tokens} tokens > 2000\n`);
+      failures++;
+    }
+  }
+  measure(`help level 2, largest (${largest.name})`, largest.text, 2000, '~500–2,000 per operation',
+          `mean ${Math.round(total / operations.length)} over ${operations.length} operations`);
+
+  // MCP: initialize (instructions = level 0) and tools/list, as one client would receive them.
+  const messages = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'budgets', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  ];
+  const mcp = run(['mcp', '--project', sandbox], messages.map((m) => JSON.stringify(m)).join('\n') + '\n');
+  const replies = mcp.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  const init = replies.find((r) => r.id === 1);
+  const tools = replies.find((r) => r.id === 2);
+  if (!init?.result?.instructions || !tools?.result?.tools) throw new Error(`ct mcp replied: ${mcp.stdout}${mcp.stderr}`);
+  if (init.result.instructions !== help('--level', '0').content) {
+    process.stderr.write('the initialize instructions are not help level 0\n');
+    failures++;
+  }
+  measure('MCP tools/list result', JSON.stringify(tools.result), 300, '(two tools)');
+
+  // Injection: ct init renders the templates and fills the block of an existing CLAUDE.md.
+  writeFileSync(join(sandbox, 'CLAUDE.md'), '# Project\n');
+  const init_run = run(['init', '--json']);
+  if (init_run.status !== 0) throw new Error(`ct init: ${init_run.stdout}${init_run.stderr}`);
+  const claude = readFileSync(join(sandbox, 'CLAUDE.md'), 'utf8');
+  const block = claude.slice(claude.indexOf('<!-- CLEO:START -->'));
+  measure('CLAUDE.md block (ct inject, level 0)', block, 300, '~200 (always loaded)');
+  measure('.cleo/templates/AGENT-INJECTION.md', readFileSync(join(sandbox, '.cleo/templates/AGENT-INJECTION.md'), 'utf8'),
+          5000, 'old: ~1,200, always loaded', 'loaded with --level 1');
+  measure('.cleo/templates/CLEO-INJECTION.md', readFileSync(join(sandbox, '.cleo/templates/CLEO-INJECTION.md'), 'utf8'),
+          6000, 'old: ~4,500 per subagent', 'loaded with --level 3');
+} finally {
+  rmSync(sandbox, { recursive: true, force: true });
+}
+
+if (markdown) {
+  console.log('| text | o200k tokens | bytes | budget (test) | seed §9 target | notes |');
+  console.log('|---|---:|---:|---:|---|---|');
+  for (const r of rows)
+    console.log(`| ${r.what} | ${r.tokens.toLocaleString('en')} | ${r.bytes.toLocaleString('en')} | ` +
+                `${r.budget === null ? '' : r.budget.toLocaleString('en')} | ${r.target} | ${r.note} |`);
+} else {
+  for (const r of rows)
+    console.log(`${r.over ? 'OVER' : 'ok  '} ${String(r.tokens).padStart(6)} tokens ${String(r.bytes).padStart(7)} bytes` +
+                `  (budget ${r.budget})  ${r.what}${r.note ? ' — ' + r.note : ''}`);
+}
+if (failures) {
+  process.stderr.write(`${failures} budget check(s) failed\n`);
+  process.exit(1);
+}
