@@ -471,5 +471,23 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
     auto edited = verify_audit_archive(p.dir() / archive);
     REQUIRE(edited);
     CHECK(edited->first_broken);
+    // validate.audit reports it when asked to check the archives too.
+    auto report = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+    REQUIRE(report.success);
+    CHECK(!report.data["valid"].as_bool());
+    CHECK(!report.data["archives"]["files"].as_array()[0]["valid"].as_bool());
+    CHECK(!report.warnings.empty());
+  }
+
+  SECTION("validate.audit verifies the archives and their link to the live trail") {
+    auto report = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+    REQUIRE(report.success);
+    CHECK(report.data["valid"].as_bool());
+    CHECK(report.data["anchor"].as_int() == old_rows);
+    CHECK(report.data["archives"]["files"].size() == 1);
+    fs::remove(p.dir() / archive);
+    auto missing = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+    CHECK(!missing.data["valid"].as_bool());
+    CHECK(missing.warnings.size() == 1);
   }
 }
