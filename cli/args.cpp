@@ -36,6 +36,7 @@ std::string_view type_name(const ParamSpec& param) {
     case ParamType::Enum: return "CHOICE";
     case ParamType::TaskId: return "ID";
     case ParamType::Object: return "JSON";
+    case ParamType::Scalar: return "VALUE";
     case ParamType::Array:
       return param.item_type == ParamType::TaskId ? "ID..." : param.item_type == ParamType::Enum ? "CHOICE..." : "TEXT...";
   }
@@ -98,6 +99,12 @@ json::Value int_value(const std::string& text) {
   // Not an integer: pass the text on, so the router reports the type error like for any caller.
   if (ec != std::errc() || ptr != end || text.empty()) return json::Value(text);
   return json::Value(number);
+}
+
+/// A Scalar param as the JSON an agent would send: 20 → 20, true → true, anything else as text.
+json::Value scalar_value(const std::string& text) {
+  if (text == "true" || text == "false") return json::Value(text == "true");
+  return int_value(text);
 }
 
 }  // namespace
@@ -188,6 +195,7 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
     const std::string& text = given.front();
     switch (param.type) {
       case ParamType::Int: out.set(param.name, int_value(text)); break;
+      case ParamType::Scalar: out.set(param.name, scalar_value(text)); break;
       case ParamType::Object: {
         CT_TRY_ASSIGN(json::Value value, object_value(param, text, input));
         out.set(param.name, std::move(value));

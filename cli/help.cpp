@@ -151,6 +151,7 @@ std::string param_help(const ParamSpec& param) {
     case ParamType::Enum: facts.push_back("one of " + choices()); break;
     case ParamType::TaskId: facts.emplace_back("task id"); break;
     case ParamType::Object: facts.emplace_back("JSON text, @file, or - for stdin"); break;
+    case ParamType::Scalar: break;
     case ParamType::Array: {
       std::string items = param.item_type == ParamType::TaskId ? "task ids"
                           : param.item_type == ParamType::Enum  ? choices()

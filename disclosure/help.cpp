@@ -1,6 +1,7 @@
 #include "disclosure/help.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "core/json_parse.h"
@@ -280,6 +281,7 @@ std::string type_text(const ParamSpec& param) {
     case ParamType::Enum: facts.push_back(join(choices, "|")); break;
     case ParamType::TaskId: facts.emplace_back("task id, e.g. T001"); break;
     case ParamType::Object: facts.emplace_back("JSON value"); break;
+    case ParamType::Scalar: facts.emplace_back("string, number or boolean"); break;
     case ParamType::Array: {
       std::string items = param.item_type == ParamType::TaskId ? "task ids"
                           : param.item_type == ParamType::Enum  ? join(choices, "|")
@@ -397,6 +399,7 @@ json::Value param_schema(const ParamSpec& param) {
       out.set("pattern", kTaskIdPattern);
       break;
     case ParamType::Object: break;  // any JSON value; the operation checks its shape
+    case ParamType::Scalar: out.set("type", json::Value::array_of(std::array<std::string_view, 3>{"string", "number", "boolean"})); break;
     case ParamType::Array: {
       out.set("type", "array");
       json::Value items = json::Value::object();

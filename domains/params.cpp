@@ -121,6 +121,14 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
     case ParamType::Bool:
       if (!value.is_bool()) return wrong_type("boolean");
       return value;
+    case ParamType::Scalar: {
+      std::string text;
+      if (value.is_string()) text = value.as_string();
+      else if (value.is_number() || value.is_bool()) text = value.dump();
+      else return wrong_type("string, number or boolean");
+      CT_TRY_ASSIGN(std::string checked, check_string(spec, field, param, ParamType::String, text));
+      return json::Value(std::move(checked));
+    }
     case ParamType::Object:
       if (!value.is_object() && !value.is_array()) return wrong_type("object");
       return value;

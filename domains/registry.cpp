@@ -22,6 +22,7 @@ std::string_view to_string(ParamType type) {
     case ParamType::Array: return "array";
     case ParamType::Object: return "object";
     case ParamType::TaskId: return "taskId";
+    case ParamType::Scalar: return "scalar";
   }
   return "unknown";
 }

@@ -23,7 +23,9 @@ enum class Gateway { Query, Mutate };
 std::string_view to_string(Gateway gateway);       // "query" | "mutate"
 std::string_view tool_name(Gateway gateway);       // "cleo_query" | "cleo_mutate"
 
-enum class ParamType { String, Int, Bool, Enum, Array, Object, TaskId };
+/// Scalar: a string, number or boolean, handed to the handler as its text ("20", "true") — for
+/// values whose type depends on another param (system.config.set's value).
+enum class ParamType { String, Int, Bool, Enum, Array, Object, TaskId, Scalar };
 std::string_view to_string(ParamType type);
 
 enum class EngineKind { Native, Subprocess, Hybrid };

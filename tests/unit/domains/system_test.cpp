@@ -45,6 +45,12 @@ TEST_CASE("config.get lists typed keys; config.set validates, persists and appli
   CHECK(log[0]["outcome"].as_string() == "E_NO_CHANGE");
   CHECK(log[1]["changed"].as_array()[0].as_string() == ".config.hierarchy.maxSiblings");
   CHECK(log[2]["outcome"].as_string() == "E_INVALID_INPUT");
+  // Agents send values in their JSON type; text works too.
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":1})")) == "E_NO_CHANGE");
+  CHECK(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":3})").data["value"].as_int() == 3);
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":{"n":3}})")) ==
+        "E_INVALID_PARAMS");
+  REQUIRE(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":1})").success);
 }
 
 TEST_CASE("health reports every check", "[system][health]") {
