@@ -1,10 +1,13 @@
-// Helpers shared by the benchmark programs: number parsing, timing and the report's machine line.
+// Helpers shared by the benchmark programs: number parsing, timing, percentiles and the report's
+// machine line.
 #pragma once
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "core/text.h"
 
@@ -31,6 +35,19 @@ inline Number parse_number(std::string_view flag, std::string_view text) {
 
 inline double micros_since(Steady::time_point start) {
   return std::chrono::duration<double, std::micro>(Steady::now() - start).count();
+}
+
+/// Nearest-rank percentile `q` (0–1) of samples already sorted ascending; 0 when there are none.
+inline double nearest_rank(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(index, 1, sorted.size()) - 1];
+}
+
+/// Nearest-rank percentile `q` of samples in any order.
+inline double percentile(std::vector<double> samples, double q) {
+  std::sort(samples.begin(), samples.end());
+  return nearest_rank(samples, q);
 }
 
 inline double megabytes_of(const fs::path& dir) {

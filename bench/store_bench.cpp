@@ -144,13 +144,9 @@ Stats summarize(std::vector<double> samples, double total_bytes) {
   Stats stats;
   if (samples.empty()) return stats;
   std::sort(samples.begin(), samples.end());
-  auto rank = [&](double q) {
-    auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(samples.size())));
-    return samples[std::clamp<std::size_t>(index, 1, samples.size()) - 1];
-  };
   stats.n = samples.size();
-  stats.median = rank(0.50);
-  stats.p95 = rank(0.95);
+  stats.median = nearest_rank(samples, 0.50);
+  stats.p95 = nearest_rank(samples, 0.95);
   stats.min = samples.front();
   stats.mean_bytes = total_bytes / static_cast<double>(samples.size());
   return stats;

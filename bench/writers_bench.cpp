@@ -104,14 +104,6 @@ Options parse_options(int argc, char** argv) {
   return options;
 }
 
-/// Nearest-rank percentile of microsecond samples (as the other benchmarks).
-double percentile(std::vector<double> samples, double q) {
-  if (samples.empty()) return 0;
-  std::sort(samples.begin(), samples.end());
-  auto index = static_cast<std::size_t>(std::ceil(q * static_cast<double>(samples.size())));
-  return samples[std::clamp<std::size_t>(index, 1, samples.size()) - 1];
-}
-
 // -- processes ----------------------------------------------------------------------------------
 
 std::vector<std::string> child_environment(const fs::path& project) {

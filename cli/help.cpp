@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "core/json_parse.h"
+#include "disclosure/help.h"
 
 namespace ct::cli {
 namespace {
@@ -120,44 +121,30 @@ class LiteralReader {
 std::string param_help(const ParamSpec& param) {
   std::vector<std::string> facts;
   if (param.required) facts.emplace_back("required");
-  auto range = [&](std::string_view unit) -> std::string {
-    bool has_min = param.min != kUnbounded, has_max = param.max != kUnbounded;
-    if (has_min && has_max) return std::to_string(param.min) + "–" + std::to_string(param.max) + std::string(unit);
-    if (has_min) return "≥ " + std::to_string(param.min) + std::string(unit);
-    if (has_max) return "≤ " + std::to_string(param.max) + std::string(unit);
-    return "";
-  };
-  auto choices = [&]() {
-    std::string out;
-    for (auto choice : param.choices) {
-      if (!out.empty()) out += '|';
-      out += choice;
-    }
-    return out;
-  };
   switch (param.type) {
     case ParamType::String: {
-      std::string r = range(" chars");
+      std::string r = disclosure::range_text(param, " chars");
       facts.push_back(r.empty() ? "text" : "text, " + r);
       if (!param.pattern.empty()) facts.push_back("matching " + std::string(param.pattern));
       break;
     }
     case ParamType::Int: {
-      std::string r = range("");
+      std::string r = disclosure::range_text(param);
       facts.push_back(r.empty() ? "integer" : "integer " + r);
       break;
     }
     case ParamType::Bool: break;
-    case ParamType::Enum: facts.push_back("one of " + choices()); break;
+    case ParamType::Enum: facts.push_back("one of " + disclosure::choices_text(param)); break;
     case ParamType::TaskId: facts.emplace_back("task id"); break;
     case ParamType::Object: facts.emplace_back("JSON text, @file, or - for stdin"); break;
     case ParamType::Scalar: break;
     case ParamType::Array: {
       std::string items = param.item_type == ParamType::TaskId ? "task ids"
-                          : param.item_type == ParamType::Enum  ? choices()
+                          : param.item_type == ParamType::Enum  ? disclosure::choices_text(param)
                                                                 : "text";
-      if (param.item_max != kUnbounded) items += " (≤ " + std::to_string(param.item_max) + " chars each)";
-      std::string r = range(" items");
+      if (auto each = disclosure::bounds_text(kUnbounded, param.item_max, " chars"); !each.empty())
+        items += " (" + each + " each)";
+      std::string r = disclosure::range_text(param, " items");
       facts.push_back("list of " + items + (r.empty() ? "" : ", " + r));
       facts.emplace_back(splits_on_commas(param) ? "repeat the flag or separate with commas" : "repeat the flag");
       break;

@@ -258,39 +258,31 @@ Result<std::string> registry_fact(const Registry& registry, std::string_view nam
 // ---- level 2 ----------------------------------------------------------------------------------
 
 std::string type_text(const ParamSpec& param) {
-  auto range = [&](std::string_view unit) -> std::string {
-    bool has_min = param.min != kUnbounded, has_max = param.max != kUnbounded;
-    if (has_min && has_max) return std::to_string(param.min) + "–" + std::to_string(param.max) + std::string(unit);
-    if (has_min) return "≥ " + std::to_string(param.min) + std::string(unit);
-    if (has_max) return "≤ " + std::to_string(param.max) + std::string(unit);
-    return "";
-  };
-  std::vector<std::string> choices(param.choices.begin(), param.choices.end());
   std::vector<std::string> facts;
   switch (param.type) {
     case ParamType::String:
       facts.emplace_back("string");
-      if (auto r = range(" chars"); !r.empty()) facts.push_back(r);
+      if (auto r = range_text(param, " chars"); !r.empty()) facts.push_back(r);
       if (!param.pattern.empty()) facts.push_back("matching " + std::string(param.pattern));
       break;
     case ParamType::Int:
       facts.emplace_back("integer");
-      if (auto r = range(""); !r.empty()) facts.push_back(r);
+      if (auto r = range_text(param); !r.empty()) facts.push_back(r);
       break;
     case ParamType::Bool: facts.emplace_back("boolean"); break;
-    case ParamType::Enum: facts.push_back(join(choices, "|")); break;
+    case ParamType::Enum: facts.push_back(choices_text(param)); break;
     case ParamType::TaskId: facts.emplace_back("task id, e.g. T001"); break;
     case ParamType::Object: facts.emplace_back("JSON value"); break;
     case ParamType::Scalar: facts.emplace_back("string, number or boolean"); break;
     case ParamType::Array: {
       std::string items = param.item_type == ParamType::TaskId ? "task ids"
-                          : param.item_type == ParamType::Enum  ? join(choices, "|")
+                          : param.item_type == ParamType::Enum  ? choices_text(param)
                                                                 : "strings";
-      if (param.item_max != kUnbounded) items += " ≤ " + std::to_string(param.item_max) + " chars";
+      if (auto each = bounds_text(kUnbounded, param.item_max, " chars"); !each.empty()) items += " " + each;
       facts.push_back("array of " + items);
       if (param.item_type == ParamType::String && !param.pattern.empty())
         facts.push_back("each matching " + std::string(param.pattern));
-      if (auto r = range(" items"); !r.empty()) facts.push_back(r);
+      if (auto r = range_text(param, " items"); !r.empty()) facts.push_back(r);
       break;
     }
   }
@@ -425,6 +417,20 @@ json::Value param_schema(const ParamSpec& param) {
 }
 
 }  // namespace
+
+std::string bounds_text(std::int64_t min, std::int64_t max, std::string_view unit) {
+  bool has_min = min != kUnbounded, has_max = max != kUnbounded;
+  if (has_min && has_max) return std::to_string(min) + "–" + std::to_string(max) + std::string(unit);
+  if (has_min) return "≥ " + std::to_string(min) + std::string(unit);
+  if (has_max) return "≤ " + std::to_string(max) + std::string(unit);
+  return "";
+}
+
+std::string range_text(const ParamSpec& param, std::string_view unit) { return bounds_text(param.min, param.max, unit); }
+
+std::string choices_text(const ParamSpec& param) {
+  return join(std::vector<std::string>(param.choices.begin(), param.choices.end()), "|");
+}
 
 std::size_t estimate_tokens(std::string_view text) {
   // o200k averages about 3.9 bytes per token on these texts (markdown prose, JSON, identifiers).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,13 @@ Result<std::string> level0(const Registry& registry);
 /// (which must have operations: the caller resolves names first).
 Result<std::string> level1(const Registry& registry, std::string_view domain = {});
 Result<std::string> level2(const Registry& registry, const OperationSpec& spec);
+/// Bounds as help texts write them: "1–500", "≥ 1" or "≤ 200", then `unit` (" chars", " items");
+/// empty when both are kUnbounded.
+std::string bounds_text(std::int64_t min, std::int64_t max, std::string_view unit = {});
+/// A param's min/max (chars, value or items by its type, named by `unit`): bounds_text of them.
+std::string range_text(const ParamSpec& param, std::string_view unit = {});
+/// An enum param's values (or an array's item values) as "a|b|c".
+std::string choices_text(const ParamSpec& param);
 /// The operation's params as a JSON Schema object (draft 2020-12 vocabulary).
 json::Value params_schema(const OperationSpec& spec);
 Result<std::string> level3(const Registry& registry);

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -480,12 +481,25 @@ Error sqlite_error(int rc, std::string_view detail, std::string_view what, const
   return Error(ErrorCode::Internal, std::move(message));
 }
 
+/// A WHERE clause under construction: conditions joined by AND, the values of their `?`
+/// placeholders appended to `params` in order.
+struct Conditions {
+  std::string& where;
+  std::vector<SqlValue>& params;
+
+  void add(std::string_view condition) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += condition;
+  }
+  void add(std::string_view condition, SqlValue value) {
+    add(condition);
+    params.push_back(std::move(value));
+  }
+};
+
 void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
                    std::vector<SqlValue>& params) {
-  auto add = [&where](std::string_view clause) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += clause;
-  };
+  Conditions conditions{where, params};
   if (with_statuses && !filter.statuses.empty()) {
     // Each distinct status once, in enum order: the SQL text (and so the cached statement) depends
     // only on which statuses are asked for.
@@ -499,35 +513,22 @@ void append_filter(const TaskFilter& filter, bool with_statuses, std::string& wh
       params.emplace_back(std::string(to_string(status)));
     }
     clause += ')';
-    add(clause);
+    conditions.add(clause);
   }
   if (filter.parent) {
     if (filter.parent->empty()) {
-      add("t.parent IS NULL");
+      conditions.add("t.parent IS NULL");
     } else {
-      add("t.parent = ?");
-      params.emplace_back(*filter.parent);
+      conditions.add("t.parent = ?", *filter.parent);
     }
   }
-  if (filter.type) {
-    add("t.type = ?");
-    params.emplace_back(std::string(to_string(*filter.type)));
-  }
-  if (filter.label) {
-    add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)");
-    params.emplace_back(*filter.label);
-  }
-  if (filter.phase) {
-    add("t.phase = ?");
-    params.emplace_back(*filter.phase);
-  }
-  if (filter.priority) {
-    add("t.priority = ?");
-    params.emplace_back(std::string(to_string(*filter.priority)));
-  }
+  if (filter.type) conditions.add("t.type = ?", std::string(to_string(*filter.type)));
+  if (filter.label) conditions.add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)", *filter.label);
+  if (filter.phase) conditions.add("t.phase = ?", *filter.phase);
+  if (filter.priority) conditions.add("t.priority = ?", std::string(to_string(*filter.priority)));
   switch (filter.archived) {
-    case ArchivedFilter::Exclude: add("t.archived = 0"); break;
-    case ArchivedFilter::Only: add("t.archived = 1"); break;
+    case ArchivedFilter::Exclude: conditions.add("t.archived = 0"); break;
+    case ArchivedFilter::Only: conditions.add("t.archived = 1"); break;
     case ArchivedFilter::Include: break;
   }
 }
@@ -594,53 +595,29 @@ void bind_session(Statement& stmt, const Session& session) {
 
 std::string session_where(const SessionQuery& query, std::vector<SqlValue>& params) {
   std::string where;
-  auto add = [&where](std::string_view clause) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += clause;
-  };
+  Conditions conditions{where, params};
   if (!query.statuses.empty()) {
     std::string clause = "status IN (";
     for (std::size_t i = 0; i < query.statuses.size(); ++i) {
       clause += i == 0 ? "?" : ",?";
       params.emplace_back(std::string(to_string(query.statuses[i])));
     }
-    add(clause + ")");
+    conditions.add(clause + ")");
   }
-  if (query.updated_before) {
-    add("updated_at < ?");
-    params.emplace_back(*query.updated_before);
-  }
-  if (query.ended_before) {
-    add("ended_at < ?");
-    params.emplace_back(*query.ended_before);
-  }
-  if (!query.include_archived) add("archived_at IS NULL");
+  if (query.updated_before) conditions.add("updated_at < ?", *query.updated_before);
+  if (query.ended_before) conditions.add("ended_at < ?", *query.ended_before);
+  if (!query.include_archived) conditions.add("archived_at IS NULL");
   return where;
 }
 
 /// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
 std::string compliance_where(const ComplianceQuery& query, bool with_passed, std::vector<SqlValue>& params) {
   std::string where;
-  auto add = [&where](std::string_view clause) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += clause;
-  };
-  if (query.task_id) {
-    add("c.task_id = ?");
-    params.emplace_back(*query.task_id);
-  }
-  if (query.check) {
-    add("c.check_name = ?");
-    params.emplace_back(*query.check);
-  }
-  if (query.since) {
-    add("c.at >= ?");
-    params.emplace_back(static_cast<std::int64_t>(*query.since));
-  }
-  if (with_passed && query.passed) {
-    add("c.passed = ?");
-    params.emplace_back(std::int64_t{*query.passed ? 1 : 0});
-  }
+  Conditions conditions{where, params};
+  if (query.task_id) conditions.add("c.task_id = ?", *query.task_id);
+  if (query.check) conditions.add("c.check_name = ?", *query.check);
+  if (query.since) conditions.add("c.at >= ?", static_cast<std::int64_t>(*query.since));
+  if (with_passed && query.passed) conditions.add("c.passed = ?", std::int64_t{*query.passed ? 1 : 0});
   return where;
 }
 
@@ -785,12 +762,9 @@ class SqliteStore final : public Store {
     for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
                         TaskStatus::Cancelled})
       counts[status] = 0;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot count tasks"));
-      if (!row) break;
-      auto status = parse_status(stmt.text(0));
-      if (status) counts[*status] = stmt.integer(1);
-    }
+    CT_TRY(for_each_row(stmt, "cannot count tasks", [&] {
+      if (auto status = parse_status(stmt.text(0))) counts[*status] = stmt.integer(1);
+    }));
     return counts;
   }
 
@@ -987,14 +961,10 @@ class SqliteStore final : public Store {
         stmt.bind(3, scoring.phase);
         stmt.bind(4, static_cast<std::int64_t>(group.leaf));
         stmt.bind(5, wanted);
-        while (true) {
-          CT_TRY_ASSIGN(bool row, step(stmt, "cannot list ready tasks"));
-          if (!row) break;
-          bool leaf = group.leaf == 1;
-          bool in_phase = group.in_phase == 1;
-          level.push_back({{std::string(stmt.text(0)), group.score, leaf, in_phase},
+        CT_TRY(for_each_row(stmt, "cannot list ready tasks", [&] {
+          level.push_back({{std::string(stmt.text(0)), group.score, group.leaf == 1, group.in_phase == 1},
                            stmt.integer(1), stmt.integer(2), stmt.integer(3)});
-        }
+        }));
       }
       std::sort(level.begin(), level.end(), [](const Row& a, const Row& b) {
         if (a.position != b.position) return a.position < b.position;
@@ -1062,13 +1032,12 @@ class SqliteStore final : public Store {
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
     Statement stmt(raw);
     stmt.bind_all(params);
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot search"));
-      if (!row) break;
-      if (exact && stmt.text(kId) == exact->id) continue;
+    CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
+      if (exact && stmt.text(kId) == exact->id) return {};
       CT_TRY_ASSIGN(Task task, read_task(raw));
       hits.push_back(SearchHit{std::move(task), -stmt.real(kTaskColumnCount)});
-    }
+      return {};
+    }));
     if (exact) {
       double top = hits.empty() ? 1.0 : std::max(1.0, hits.front().score + 1.0);
       hits.insert(hits.begin(), SearchHit{std::move(*exact), top});
@@ -1152,11 +1121,7 @@ class SqliteStore final : public Store {
     Statement stmt(raw);
     stmt.bind_all(params);
     std::vector<Session> out;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot list sessions"));
-      if (!row) break;
-      out.push_back(read_session(stmt));
-    }
+    CT_TRY(for_each_row(stmt, "cannot list sessions", [&] { out.push_back(read_session(stmt)); }));
     return out;
   }
 
@@ -1273,9 +1238,7 @@ class SqliteStore final : public Store {
       CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
       Statement stmt(raw);
       stmt.bind_all(params);
-      while (true) {
-        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
-        if (!row) break;
+      CT_TRY(for_each_row(stmt, "cannot read the audit trail", [&] {
         AuditEntry entry;
         entry.seq = stmt.integer(0);
         entry.at = stmt.integer(1);
@@ -1289,23 +1252,21 @@ class SqliteStore final : public Store {
         entry.reason = stmt.text(8);
         entry.hash = stmt.text(9);
         entries.push_back(std::move(entry));
-      }
+      }));
     }
     CT_TRY_ASSIGN(sqlite3_stmt* change_raw, prepare(changes_sql));
     for (auto& entry : entries) {
       Statement stmt(change_raw);
       stmt.bind(1, entry.seq);
       stmt.bind_all(change_params, 2);
-      while (true) {
-        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
-        if (!row) break;
+      CT_TRY(for_each_row(stmt, "cannot read the audit trail", [&] {
         FieldChange change;
         change.task_id = stmt.text(0);
         change.field = stmt.text(1);
         change.before = stmt.is_null(2) ? json::Value() : decode_json(stmt.text(2));
         change.after = stmt.is_null(3) ? json::Value() : decode_json(stmt.text(3));
         entry.changes.push_back(std::move(change));
-      }
+      }));
     }
     return entries;
   }
@@ -1368,9 +1329,7 @@ class SqliteStore final : public Store {
     Statement stmt(raw);
     stmt.bind_all(params);
     std::vector<ComplianceSummary> out;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot summarise compliance results"));
-      if (!row) break;
+    CT_TRY(for_each_row(stmt, "cannot summarise compliance results", [&] {
       ComplianceSummary summary;
       summary.check = stmt.text(0);
       summary.runs = stmt.integer(1);
@@ -1379,7 +1338,7 @@ class SqliteStore final : public Store {
       summary.last_at = stmt.integer(4);
       summary.last_passed = stmt.integer(5) != 0;
       out.push_back(std::move(summary));
-    }
+    }));
     return out;
   }
 
@@ -1392,9 +1351,7 @@ class SqliteStore final : public Store {
     Statement stmt(raw);
     stmt.bind_all(params);
     std::vector<ComplianceRecord> out;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot read compliance results"));
-      if (!row) break;
+    CT_TRY(for_each_row(stmt, "cannot read compliance results", [&] {
       ComplianceRecord record;
       record.id = stmt.integer(0);
       record.at = stmt.integer(1);
@@ -1406,7 +1363,7 @@ class SqliteStore final : public Store {
       record.session = stmt.text(7);
       record.agent = stmt.text(8);
       out.push_back(std::move(record));
-    }
+    }));
     return out;
   }
 
@@ -1420,14 +1377,12 @@ class SqliteStore final : public Store {
     for (std::size_t i = 0; i < params.size(); ++i) stmt.bind(static_cast<int>(i) + 1, params[i]);
     std::vector<DiagnosticRow> rows;
     const int columns = sqlite3_column_count(raw);
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot run a consistency check"));
-      if (!row) break;
+    CT_TRY(for_each_row(stmt, "cannot run a consistency check", [&] {
       DiagnosticRow out;
       out.reserve(static_cast<std::size_t>(columns));
       for (int c = 0; c < columns; ++c) out.emplace_back(stmt.text(c));
       rows.push_back(std::move(out));
-    }
+    }));
     return rows;
   }
 
@@ -1479,19 +1434,15 @@ class SqliteStore final : public Store {
     std::vector<std::string> problems;
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
     Statement stmt(raw);
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot check the database"));
-      if (!row) break;
+    CT_TRY(for_each_row(stmt, "cannot check the database", [&] {
       if (stmt.text(0) != "ok") problems.emplace_back(stmt.text(0));
-    }
+    }));
     CT_TRY_ASSIGN(sqlite3_stmt* fk_raw, prepare("PRAGMA foreign_key_check"));
     Statement fk(fk_raw);
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(fk, "cannot check foreign keys"));
-      if (!row) break;
+    CT_TRY(for_each_row(fk, "cannot check foreign keys", [&] {
       problems.push_back("foreign key violation in " + std::string(fk.text(0)) + " row " +
                          std::to_string(fk.integer(1)));
-    }
+    }));
     return problems;
   }
 
@@ -1573,13 +1524,11 @@ class SqliteStore final : public Store {
       CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
       Statement stmt(raw);
       stmt.bind_all(params);
-      while (true) {
-        CT_TRY_ASSIGN(bool row, step(stmt, "cannot compute task statistics"));
-        if (!row) break;
-        if (stmt.is_null(0)) continue;
+      CT_TRY(for_each_row(stmt, "cannot compute task statistics", [&] {
+        if (stmt.is_null(0)) return;
         if (PeriodStats* stats = slot(stmt.integer(0))) stats->created += stmt.integer(1);
         out[all].created += stmt.integer(1);
-      }
+      }));
     }
     // Completed tasks with their durations: created → completed, and first start → completed
     // where the audit trail still records the start (status set to active). Each duration kind
@@ -1600,12 +1549,10 @@ class SqliteStore final : public Store {
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
     Statement stmt(raw);
     stmt.bind_all(params);
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, "cannot compute task statistics"));
-      if (!row) break;
-      if (stmt.is_null(1)) continue;
+    CT_TRY(for_each_row(stmt, "cannot compute task statistics", [&] {
+      if (stmt.is_null(1)) return;
       PeriodStats* stats = slot(stmt.integer(1));
-      if (!stats) continue;
+      if (!stats) return;
       if (stmt.integer(0) == 0) {
         stats->completed = stmt.integer(2);
         stats->cycle_p50 = column_optional_int(raw, 3);
@@ -1615,7 +1562,7 @@ class SqliteStore final : public Store {
         stats->work_p50 = column_optional_int(raw, 3);
         stats->work_p90 = column_optional_int(raw, 4);
       }
-    }
+    }));
     return out;
   }
 
@@ -1717,13 +1664,11 @@ class SqliteStore final : public Store {
       CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' "
                                                "AND name NOT LIKE 'sqlite_%' ORDER BY name"));
       Statement stmt(raw);
-      while (true) {
-        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema"));
-        if (!row) break;
+      CT_TRY(for_each_row(stmt, "cannot read the schema", [&] {
         std::string sql = to_lower_ascii(stmt.text(1));
         tables.push_back({std::string(stmt.text(0)), sql.starts_with("create virtual table"),
                           sql.find("without rowid") != std::string::npos});
-      }
+      }));
     }
     // A virtual table's shadow tables (tasks_fts_data …) follow from its own rows.
     std::erase_if(tables, [&](const TableInfo& table) {
@@ -1767,13 +1712,23 @@ class SqliteStore final : public Store {
     return fail(error(rc, what));
   }
 
-  /// Steps to the end, ignoring rows (a RETURNING statement finishes its work here).
-  Result<void> finish(Statement& stmt, std::string_view what) {
+  /// Steps through the remaining rows, calling `on_row()` on each. `on_row` returns void, or a
+  /// Result<void> whose error ends the walk and is returned.
+  template <typename OnRow>
+  Result<void> for_each_row(Statement& stmt, std::string_view what, OnRow&& on_row) {
     while (true) {
       CT_TRY_ASSIGN(bool row, step(stmt, what));
       if (!row) return {};
+      if constexpr (std::is_void_v<std::invoke_result_t<OnRow&>>) {
+        on_row();
+      } else {
+        CT_TRY(on_row());
+      }
     }
   }
+
+  /// Steps to the end, ignoring rows (a RETURNING statement finishes its work here).
+  Result<void> finish(Statement& stmt, std::string_view what) { return for_each_row(stmt, what, [] {}); }
 
   /// Runs a fixed statement (transaction control) from the cache.
   Result<void> run(std::string_view sql, std::string_view what) {
@@ -1809,22 +1764,17 @@ class SqliteStore final : public Store {
     Statement stmt(raw);
     stmt.bind_all(params);
     std::vector<Task> out;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, what));
-      if (!row) break;
+    CT_TRY(for_each_row(stmt, what, [&]() -> Result<void> {
       CT_TRY_ASSIGN(Task task, read_task(raw));
       out.push_back(std::move(task));
-    }
+      return {};
+    }));
     return out;
   }
 
   Result<std::vector<std::string>> collect_strings(Statement& stmt, std::string_view what) {
     std::vector<std::string> out;
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, what));
-      if (!row) break;
-      out.emplace_back(stmt.text(0));
-    }
+    CT_TRY(for_each_row(stmt, what, [&] { out.emplace_back(stmt.text(0)); }));
     return out;
   }
 
@@ -2048,15 +1998,13 @@ class SqliteStore final : public Store {
       Statement stmt(raw);
       int keys = 0;
       bool integer_first_key = false;
-      while (true) {
-        CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema"));
-        if (!row) break;
+      CT_TRY(for_each_row(stmt, "cannot read the schema", [&] {
         columns.push_back("\"" + std::string(stmt.text(1)) + "\"");
         if (stmt.integer(5) > 0) {
           ++keys;
           integer_first_key = to_lower_ascii(stmt.text(2)) == "integer";
         }
-      }
+      }));
       integer_key = keys == 1 && integer_first_key && !without_rowid;
     }
     if (columns.empty()) return {};

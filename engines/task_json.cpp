@@ -129,6 +129,14 @@ json::Value task_compact(const Task& t) {
   return out;
 }
 
+json::Value task_suggestion(const Task& t) {
+  json::Value out = json::Value::object();
+  out.set("id", t.id);
+  out.set("title", t.title);
+  out.set("priority", to_string(t.priority));
+  return out;
+}
+
 json::Value audit_row_json(const AuditEntry& row, bool with_task) {
   json::Value item = json::Value::object();
   item.set("seq", row.seq);

@@ -15,6 +15,8 @@ namespace ct {
 json::Value task_full(const Task& task);
 /// id, title, status, priority, and parent when set (lists, search results).
 json::Value task_compact(const Task& task);
+/// id, title and priority: a suggestion of what to work on (tasks.next, system.dash's next list).
+json::Value task_suggestion(const Task& task);
 /// The names of every field task_full() can carry, in its order (for `fields` selections).
 std::vector<std::string_view> task_field_names();
 /// One field of a task as JSON (null when unset), for audit before/after values.

@@ -192,10 +192,7 @@ Result<Reply> dash(Context& context, const Params& params) {
   if (!picks.empty()) {
     json::Value next = json::Value::array();
     for (const auto& pick : picks) {
-      json::Value item = json::Value::object();
-      item.set("id", pick.task.id);
-      item.set("title", pick.task.title);
-      item.set("priority", to_string(pick.task.priority));
+      json::Value item = task_suggestion(pick.task);
       item.set("score", pick.score);
       next.push_back(std::move(item));
     }

@@ -202,10 +202,7 @@ Result<Reply> next(Context& context, const Params& params) {
   }
   json::Value rows = json::Value::array();
   for (const auto& pick : picks) {
-    json::Value row = json::Value::object();
-    row.set("id", pick.task.id);
-    row.set("title", pick.task.title);
-    row.set("priority", to_string(pick.task.priority));
+    json::Value row = task_suggestion(pick.task);
     if (params.flag("explain")) {
       row.set("score", pick.score);
       row.set("reasons", json::Value::array_of(pick.reasons));

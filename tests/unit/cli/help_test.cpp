@@ -5,6 +5,7 @@
 #include "cli/help.h"
 #include "core/json_parse.h"
 #include "disclosure/product.h"
+#include "unit/cli/shell_words.h"
 
 namespace {
 
@@ -64,31 +65,7 @@ TEST_CASE("every registered example renders to a command line that parses back t
       std::string line = command_line(spec, *params);
       INFO(spec.full_name() << ": " << line);
       CHECK(line.starts_with(ct::cli::command_prefix(spec)));
-      // Split the rendered line the simple way (examples use no nested quotes except JSON).
-      std::vector<std::string> words;
-      std::string word;
-      char quote = 0;
-      bool in_word = false;
-      for (char c : line.substr(ct::cli::command_prefix(spec).size())) {
-        if (quote) {
-          if (c == quote) {
-            quote = 0;
-          } else {
-            word += c;
-          }
-        } else if (c == '"' || c == '\'') {
-          quote = c;
-          in_word = true;
-        } else if (c == ' ') {
-          if (in_word) words.push_back(word);
-          word.clear();
-          in_word = false;
-        } else {
-          word += c;
-          in_word = true;
-        }
-      }
-      if (in_word) words.push_back(word);
+      auto words = ct::test::shell_words(line.substr(ct::cli::command_prefix(spec).size()));
       ct::cli::InputSource none;
       auto parsed = ct::cli::parse_operation_args(spec, words, none);
       REQUIRE(parsed);

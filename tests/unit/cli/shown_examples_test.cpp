@@ -13,6 +13,7 @@
 #include "core/json_parse.h"
 #include "disclosure/help.h"
 #include "disclosure/product.h"
+#include "unit/cli/shell_words.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -67,34 +68,6 @@ std::vector<Shown> ct_commands(const std::string& source, const std::string& tex
   return out;
 }
 
-/// Shell-style words: spaces split, '…' and "…" quote (with \" and \\ inside double quotes).
-std::vector<std::string> shell_words(const std::string& line) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      else if (quote == '"' && c == '\\' && i + 1 < line.size()) word += line[++i];
-      else word += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      in_word = true;
-    } else if (c == ' ') {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(word);
-  return words;
-}
-
 /// A project with the tasks the examples name: T001 an epic, T002–T003 under it (T003 waits on
 /// T002), T004 and T005 on their own.
 std::unique_ptr<test::Project> seeded_project() {
@@ -135,7 +108,7 @@ Envelope run_mcp(test::Project& project, const std::string& call) {
 }
 
 Envelope run_ct(test::Project& project, const std::string& command) {
-  std::vector<std::string> args = shell_words(command);
+  std::vector<std::string> args = test::shell_words(command);
   args.erase(args.begin());  // "ct"
   cli::Route route = cli::find_route(registry(), args);
   if (route.error) return failure(*route.error);
@@ -223,5 +196,5 @@ TEST_CASE("the extractors find calls and commands and skip patterns", "[cli][dis
   REQUIRE(commands.size() == 2);
   CHECK(commands[0].text == "ct add \"x y\" --priority high");
   CHECK(commands[1].text == "ct show T001");
-  CHECK(shell_words(R"(ct add "Write \"it\"" 'a b' c)") == std::vector<std::string>{"ct", "add", "Write \"it\"", "a b", "c"});
+  CHECK(test::shell_words(R"(ct add "Write \"it\"" 'a b' c)") == std::vector<std::string>{"ct", "add", "Write \"it\"", "a b", "c"});
 }

@@ -61,6 +61,15 @@ std::set<std::string> schema(test::Project& p) {
   return found(e.data["problems"]);
 }
 
+/// validate.schema's problems through a fresh router, which reads the config written since `p`'s
+/// router opened the store.
+std::set<std::string> schema_with_new_config(const test::Project& p) {
+  RouterOptions options;
+  options.project_dir = p.dir();
+  Router router(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  return found(router.dispatch({Gateway::Query, "validate", "schema", json::Value::object()}).data["problems"]);
+}
+
 const json::Value* problem(const json::Value& problems, std::string_view check) {
   for (const auto& item : problems.as_array())
     if (item["check"].as_string() == check) return &item;
@@ -222,12 +231,7 @@ TEST_CASE("hierarchy: parent exists, no loops, depth, type rules, sibling limit"
   }
   SECTION("depth beyond hierarchy.maxDepth") {
     write_config(p, R"({"hierarchy":{"maxDepth":2}})");
-    // A fresh router reads the new config.
-    RouterOptions options;
-    options.project_dir = p.dir();
-    Router router(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
-    auto report = router.dispatch({Gateway::Query, "validate", "schema", json::Value::object()});
-    CHECK(found(report.data["problems"]) == std::set<std::string>{"depth:T003"});
+    CHECK(schema_with_new_config(p) == std::set<std::string>{"depth:T003"});
   }
   SECTION("type rules: epics have no parent, subtasks have one and no children") {
     tamper(p.dir(), "UPDATE tasks SET type = 'epic' WHERE id = 'T002'; UPDATE tasks SET type = 'subtask' WHERE id = 'T004';"
@@ -243,11 +247,7 @@ TEST_CASE("hierarchy: parent exists, no loops, depth, type rules, sibling limit"
   SECTION("more open children than hierarchy.maxSiblings") {
     p.add(R"({"title":"Signup form","parent":"T001"})");
     write_config(p, R"({"hierarchy":{"maxSiblings":1}})");
-    RouterOptions options;
-    options.project_dir = p.dir();
-    Router router(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
-    auto report = router.dispatch({Gateway::Query, "validate", "schema", json::Value::object()});
-    CHECK(found(report.data["problems"]) == std::set<std::string>{"sibling-limit:T001"});
+    CHECK(schema_with_new_config(p) == std::set<std::string>{"sibling-limit:T001"});
   }
 }
 
