@@ -198,11 +198,18 @@ Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::p
     ::unlink(temp.c_str());
     return fail(archive_error("cannot close", file, error_number));
   }
-  if (::rename(temp.c_str(), file.c_str()) != 0) {
+  // link() publishes the complete file under its name but, unlike rename(), never replaces an
+  // archive already there: its rows may exist nowhere else.
+  if (::link(temp.c_str(), file.c_str()) != 0) {
     int error_number = errno;
     ::unlink(temp.c_str());
+    if (error_number == EEXIST)
+      return fail(Error(ErrorCode::FileError, "the audit archive " + file.string() + " already exists; nothing was removed")
+                      .with_fix("move " + file.string() + " out of .cleo/audit-archive/ (it holds rows of another "
+                                "trail), then run system.gc again"));
     return fail(archive_error("cannot write", file, error_number));
   }
+  ::unlink(temp.c_str());
   int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);

@@ -20,27 +20,36 @@ namespace {
 Result<json::Value> verify_archives(Context& context, const std::optional<AuditAnchor>& anchor,
                                     std::vector<std::string>& warnings) {
   namespace fs = std::filesystem;
-  std::vector<fs::path> files;
+  struct Archive {
+    fs::path file;
+    Result<ArchiveReport> report;
+  };
+  std::vector<Archive> archives;
   const fs::path dir = context.project->cleo_dir() / "audit-archive";
   std::error_code ec;
   if (fs::is_directory(dir, ec))
     for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());  // names carry zero-padded seq ranges
+      if (entry.path().extension() == ".jsonl") archives.push_back({entry.path(), verify_audit_archive(entry.path())});
+  // Oldest first by the rows they hold (file names stop sorting numerically past 999,999);
+  // unreadable files last.
+  std::sort(archives.begin(), archives.end(), [](const Archive& a, const Archive& b) {
+    if (a.report.has_value() != b.report.has_value()) return a.report.has_value();
+    if (a.report && a.report->from != b.report->from) return a.report->from < b.report->from;
+    return a.file < b.file;
+  });
   json::Value out = json::Value::array();
   std::string previous_last;
   bool linked = true;
-  for (const auto& file : files) {
+  for (const auto& [file, report] : archives) {
     json::Value item = json::Value::object();
     item.set("file", ".cleo/audit-archive/" + file.filename().string());
-    auto report = verify_audit_archive(file);
     if (!report) {
       item.set("valid", false);
       item.set("error", report.error().message);
       warnings.push_back(file.filename().string() + " cannot be read: " + report.error().message);
       linked = false;
     } else {
-      bool valid = !report->first_broken && (previous_last.empty() ? true : report->previous == previous_last);
+      bool valid = !report->first_broken && (previous_last.empty() || report->previous == previous_last);
       item.set("rows", report->rows);
       item.set("from", report->from);
       item.set("to", report->to);
@@ -58,7 +67,7 @@ Result<json::Value> verify_archives(Context& context, const std::optional<AuditA
     out.push_back(std::move(item));
   }
   if (anchor && linked && previous_last != anchor->hash) {
-    warnings.push_back(files.empty() ? "the audit trail was compacted but .cleo/audit-archive/ holds no archive"
+    warnings.push_back(archives.empty() ? "the audit trail was compacted but .cleo/audit-archive/ holds no archive"
                                      : "the newest audit archive does not end where the live trail starts");
     linked = false;
   }
