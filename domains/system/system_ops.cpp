@@ -384,6 +384,43 @@ Error refused(const fs::path& file, std::string why, std::string fix) {
       .with_detail("file", file.string());
 }
 
+/// The audit archives (system.gc) that do not belong to a trail compacted up to `anchor_seq`
+/// (0: not compacted): after a restore they hold rows of the replaced trail.
+std::vector<fs::path> foreign_archives(const Project& project, std::int64_t anchor_seq) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  const fs::path dir = project.cleo_dir() / "audit-archive";
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec) || entry.path().extension() != ".jsonl") continue;
+    auto report = verify_audit_archive(entry.path());
+    if (!report || report->to > anchor_seq) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Moves the replaced trail's archives into .cleo/audit-archive/replaced-<stamp>/: kept, never
+/// deleted, but out of the way of the restored trail's chain (and of its next system.gc).
+Result<json::Value> set_archives_aside(const Project& project, const std::vector<fs::path>& files, TimeMs now) {
+  json::Value moved = json::Value::array();
+  if (files.empty()) return moved;
+  std::string stamp = format_iso8601(now);
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  const fs::path aside = project.cleo_dir() / "audit-archive" / ("replaced-" + stamp);
+  std::error_code ec;
+  fs::create_directories(aside, ec);
+  if (ec) return fail(Error(ErrorCode::FileError, "cannot create " + aside.string() + ": " + ec.message()));
+  for (const auto& file : files) {
+    fs::rename(file, aside / file.filename(), ec);
+    if (ec)
+      return fail(Error(ErrorCode::FileError, "cannot move " + file.string() + " aside: " + ec.message())
+                      .with_fix("move it out of .cleo/audit-archive/ by hand, then run validate.audit {archives:true}"));
+    moved.push_back(".cleo/audit-archive/" + aside.filename().string() + "/" + file.filename().string());
+  }
+  return moved;
+}
+
 Result<Reply> restore(Context& context, const Params& params) {
   const Project& project = *context.project;
   CT_TRY_ASSIGN(fs::path file, choose_backup(project, params.opt_str("file")));
@@ -414,6 +451,7 @@ Result<Reply> restore(Context& context, const Params& params) {
   data.set("schemaVersion", info->schema_version);
   json::Value backup_counts;
   std::optional<std::int64_t> broken;
+  std::int64_t backup_anchor = 0;
   {
     // Opening migrates the copy to this binary's schema.
     auto store = open_sqlite_store(copy.path(), SqliteOptions{});
@@ -421,7 +459,9 @@ Result<Reply> restore(Context& context, const Params& params) {
     CT_TRY((*store)->begin(TxKind::Read));
     auto counted = (*store)->counts();
     auto chain = verify_audit_chain(**store);
+    auto anchor = (*store)->audit_anchor();
     (*store)->rollback();
+    if (anchor && *anchor) backup_anchor = (*anchor)->seq;
     if (!counted) return fail(refused(file, counted.error().message, other_fix));
     if (!chain) return fail(refused(file, chain.error().message, other_fix));
     backup_counts = counts_json(*counted);
@@ -436,8 +476,14 @@ Result<Reply> restore(Context& context, const Params& params) {
     warnings.push_back("the backup's audit trail does not verify from row " + std::to_string(*broken) +
                        " (it is restored as it is; validate.audit will report it)");
 
+  const std::vector<fs::path> foreign = foreign_archives(project, backup_anchor);
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
+    if (!foreign.empty()) {
+      json::Value names = json::Value::array();
+      for (const auto& f : foreign) names.push_back(f.filename().string());
+      data.set("archivesSetAside", std::move(names));
+    }
     context.discard = true;
     return Reply{std::move(data), std::move(warnings), {}, {}};
   }
@@ -446,6 +492,8 @@ Result<Reply> restore(Context& context, const Params& params) {
   // Row by row inside this call's write transaction: other processes see the old store or the
   // restored one, never a mix, and the audit row of this call is chained to the restored trail.
   CT_TRY(context.db().replace_contents_from(copy.path()));
+  CT_TRY_ASSIGN(json::Value aside, set_archives_aside(project, foreign, context.now()));
+  if (!aside.empty()) data.set("archivesSetAside", std::move(aside));
   json::Value after = backup_counts;
   after.set("file", file.filename().string());
   context.record(FieldChange{"", "store", counts_json(live), std::move(after)});
@@ -636,7 +684,8 @@ void register_system_ops(Registry& registry) {
                            {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
                             .description = "Check the backup and report what would happen; change nothing"}},
                 .returns = "{file, schemaVersion, migratedTo?, tasks, auditRows, current{tasks, auditRows}, "
-                           "safetyBackup?, dryRun?}",
+                           "safetyBackup?, archivesSetAside?[file], dryRun?}; audit archives of the replaced trail "
+                           "move to .cleo/audit-archive/replaced-<time>/",
                 .errors = {ErrorCode::NotFound, ErrorCode::InvalidInput, ErrorCode::FileError},
                 .examples = {{R"({"dryRun":true})", "what restoring the newest backup would do"},
                              {R"({"file":"tasks-20260101T000000Z-before-refactor.db"})", "restore a named backup"}},

@@ -314,6 +314,62 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
   }
 }
 
+TEST_CASE("restore: the replaced trail's audit archives are set aside, not mixed in", "[system][restore][gc]") {
+  test::Project p;
+  p.add(R"({"title":"First task"})");
+  auto saved = p.mutate("system", "backup", R"({"note":"early"})");
+  REQUIRE(saved.success);
+  const std::string file = fs::path(saved.data["file"].as_string()).filename().string();
+  REQUIRE(p.mutate("system", "config.set", R"({"key":"audit.retentionDays","value":7})").success);
+  auto later = router_at(p.dir(), "2026-02-01T00:00:00Z");
+  auto gc = call(*later, Gateway::Mutate, "system", "gc");
+  REQUIRE(gc.success);
+  const std::string archive = gc.data["audit"]["archive"].as_string();
+  REQUIRE(fs::exists(p.dir() / archive));
+
+  // The early backup predates the compaction: its trail starts at row 1 again.
+  auto dry = call(*later, Gateway::Mutate, "system", "restore", R"({"file":")" + file + R"(","dryRun":true})");
+  REQUIRE(dry.success);
+  REQUIRE(dry.data["archivesSetAside"].size() == 1);
+  CHECK(fs::exists(p.dir() / archive));
+  auto restored = call(*later, Gateway::Mutate, "system", "restore", R"({"file":")" + file + R"("})");
+  REQUIRE(restored.success);
+  REQUIRE(restored.data["archivesSetAside"].size() == 1);
+  const std::string aside = restored.data["archivesSetAside"].as_array()[0].as_string();
+  CHECK(aside.starts_with(".cleo/audit-archive/replaced-"));
+  CHECK(fs::exists(p.dir() / aside));  // kept, never deleted
+  CHECK(!fs::exists(p.dir() / archive));
+
+  auto audit = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+  CHECK(audit.data["valid"].as_bool());
+  // The restored trail compacts again from row 1, without touching the set-aside file.
+  auto again = call(*later, Gateway::Mutate, "system", "gc");
+  REQUIRE(again.success);
+  CHECK(again.data["audit"]["from"].as_int() == 1);
+  CHECK(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})").data["valid"].as_bool());
+  CHECK(fs::exists(p.dir() / aside));
+}
+
+TEST_CASE("gc never overwrites an existing archive file", "[system][gc]") {
+  test::Project p;
+  p.add(R"({"title":"First task"})");
+  REQUIRE(p.mutate("system", "config.set", R"({"key":"audit.retentionDays","value":7})").success);
+  auto later = router_at(p.dir(), "2026-02-01T00:00:00Z");
+  auto dry = call(*later, Gateway::Mutate, "system", "gc", R"({"dryRun":true})");
+  REQUIRE(dry.success);
+  const fs::path archive = p.dir() / dry.data["audit"]["archive"].as_string();
+  fs::create_directories(archive.parent_path());
+  std::ofstream(archive) << "rows of another trail\n";
+  const std::int64_t rows = call(*later, Gateway::Query, "validate", "audit").data["rows"].as_int();
+  auto gc = call(*later, Gateway::Mutate, "system", "gc");
+  CHECK(code_of(gc) == "E_FILE_ERROR");
+  CHECK(call(*later, Gateway::Query, "validate", "audit").data["rows"].as_int() >= rows);  // nothing removed
+  std::ifstream in(archive);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "rows of another trail");
+}
+
 TEST_CASE("restore: a backup of an older schema is migrated on the copy", "[system][restore][migrate]") {
   test::Project p;
   p.add(R"({"title":"Old task"})");
