@@ -235,6 +235,8 @@ Result<Store*> Router::open_store() {
   SqliteOptions sqlite;
   sqlite.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
   sqlite.synchronous_full = config.get_string("storage.synchronous") == "full";
+  sqlite.migration_backups = project.backups_dir();
+  sqlite.now = clock_->now();
   CT_TRY_ASSIGN(store_, open_sqlite_store(project.db_path(), sqlite));
   project_ = std::move(project);
   config_ = std::make_unique<Config>(std::move(config));

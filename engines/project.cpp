@@ -4,6 +4,8 @@
 #include <string>
 #include <system_error>
 
+#include "core/text.h"
+
 namespace ct {
 namespace {
 
@@ -83,6 +85,21 @@ std::filesystem::path init_target(const std::optional<std::filesystem::path>& ex
   std::error_code ec;
   fs::path cwd = fs::current_path(ec);
   return ec ? fs::path(".") : absolute_dir(cwd);
+}
+
+fs::path new_backup_path(const fs::path& dir, TimeMs now, std::string_view note) {
+  std::string stamp = format_iso8601(now);
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  std::string name = "tasks-" + stamp;
+  if (!note.empty()) {
+    std::string slug;
+    for (char c : to_lower_ascii(note)) slug += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '-';
+    name += "-" + slug.substr(0, 40);
+  }
+  fs::path file = dir / (name + ".db");
+  std::error_code ec;
+  for (int n = 2; fs::exists(file, ec); ++n) file = dir / (name + "-" + std::to_string(n) + ".db");
+  return file;
 }
 
 }  // namespace ct

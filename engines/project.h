@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <optional>
 
+#include <string_view>
+
+#include "core/clock.h"
 #include "core/error.h"
 
 namespace ct {
@@ -14,7 +17,13 @@ struct Project {
   std::filesystem::path cleo_dir() const { return root / ".cleo"; }
   std::filesystem::path db_path() const { return cleo_dir() / "tasks.db"; }
   std::filesystem::path config_path() const { return cleo_dir() / "config.json"; }
+  std::filesystem::path backups_dir() const { return cleo_dir() / "backups"; }
 };
+
+/// A new, unused path in `dir` in the one backup naming scheme, tasks-<UTC stamp>[-<note>].db
+/// (the note reduced to a-z, 0-9 and dashes, at most 40 characters; -2, -3… when taken). Names
+/// sort by time.
+std::filesystem::path new_backup_path(const std::filesystem::path& dir, TimeMs now, std::string_view note);
 
 /// The directory a command should treat as the project: `explicit_dir` (--project), else
 /// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git).

@@ -4,6 +4,7 @@
 #include "engines/sqlite_store.h"
 
 #include "engines/audit_chain.h"
+#include "engines/project.h"
 
 #include <sqlite3.h>
 
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "core/json_parse.h"
+#include "core/log.h"
 #include "core/text.h"
 
 namespace ct {
@@ -676,7 +678,7 @@ class SqliteStore final : public Store {
     CT_TRY(exec("PRAGMA mmap_size=268435456", "cannot configure the task database"));
     CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                 "cannot configure the task database"));
-    return migrate(options.create);
+    return migrate(options);
   }
 
   // -- transactions ---------------------------------------------------------------------------
@@ -1925,7 +1927,8 @@ class SqliteStore final : public Store {
         .with_fix("install the latest ct and retry");
   }
 
-  Result<void> migrate(bool create) {
+  Result<void> migrate(const SqliteOptions& options) {
+    const bool create = options.create;
     CT_TRY_ASSIGN(std::int64_t version, user_version());
     const std::int64_t target = sqlite_schema_version();
     if (version > target) return fail(newer_schema(version));
@@ -1939,6 +1942,20 @@ class SqliteStore final : public Store {
       // Another process may have migrated while we waited for the lock.
       CT_TRY_ASSIGN(std::int64_t current, user_version());
       if (current > target) return fail(newer_schema(current));
+      if (current >= 1 && current < target && !options.migration_backups.empty()) {
+        // Under the write lock, before the first step: the copy (read through a second
+        // connection) is the store exactly as the previous version left it.
+        std::error_code ec;
+        std::filesystem::create_directories(options.migration_backups, ec);
+        auto copy = new_backup_path(options.migration_backups, options.now, "pre-migrate-v" + std::to_string(current));
+        if (ec || !copy_sqlite_database(file_, copy))
+          return fail(Error(ErrorCode::FileError, "cannot back up " + file_.string() + " before upgrading its schema "
+                                                  "from version " + std::to_string(current) + "; nothing was changed")
+                          .with_fix("check the free space and permissions of " + options.migration_backups.string() +
+                                    ", then run the command again"));
+        log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) + " to " +
+                  std::to_string(target) + "; the store as it was is saved in " + copy.string());
+      }
       for (const auto& migration : kMigrations) {
         if (migration.version <= current) continue;
         CT_TRY(exec(migration.sql,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "engines/store.h"
 
@@ -15,6 +16,10 @@ struct SqliteOptions {
   int busy_timeout_ms = 5000;   // how long a writer waits for the lock before E_LOCK_TIMEOUT
   bool synchronous_full = false;  // storage.synchronous = full: durable across power loss
   bool create = false;          // create the file and schema (system.init); otherwise it must exist
+  /// When set, an existing store is copied into this directory (new_backup_path, note
+  /// "pre-migrate-v<N>") before a schema migration changes it; `now` names the copy.
+  std::filesystem::path migration_backups;
+  TimeMs now = 0;
 };
 
 /// Opens (or with options.create, creates) the database, applies pragmas (WAL, foreign keys,

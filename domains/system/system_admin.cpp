@@ -159,23 +159,13 @@ Result<Reply> health(Context& context, const Params&) {
 }
 
 Result<Reply> backup(Context& context, const Params& params) {
-  fs::path dir = context.project->cleo_dir() / "backups";
+  fs::path dir = context.project->backups_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
     return fail(Error(ErrorCode::FileError, "cannot create " + dir.string() + ": " + ec.message())
                     .with_fix("check the permissions of .cleo/"));
-  std::string stamp = format_iso8601(context.now());
-  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
-  std::string name = "tasks-" + stamp;
-  if (auto note = params.opt_str("note")) {
-    std::string slug;
-    for (char c : to_lower_ascii(*note))
-      slug += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '-';
-    name += "-" + slug.substr(0, 40);
-  }
-  fs::path file = dir / (name + ".db");
-  for (int n = 2; fs::exists(file, ec); ++n) file = dir / (name + "-" + std::to_string(n) + ".db");
+  fs::path file = new_backup_path(dir, context.now(), params.opt_str("note").value_or(""));
   // The copy is read through a second connection: this call's own connection holds the write
   // lock (for the audit row), and SQLite cannot back up from a connection that is writing. In WAL
   // mode the second connection reads the last committed state meanwhile.

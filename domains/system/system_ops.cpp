@@ -31,8 +31,6 @@ constexpr TimeMs kIdempotencyWindowMs = kDayMs;
 
 // ---- backups ---------------------------------------------------------------------------------
 
-fs::path backups_dir(const Project& project) { return project.cleo_dir() / "backups"; }
-
 /// Backup files in .cleo/backups/, newest first (by modification time, then name: under a fixed
 /// clock several backups share a time stamp).
 std::vector<fs::path> list_backups(const fs::path& dir) {
@@ -62,20 +60,9 @@ std::vector<std::string> file_names(const std::vector<fs::path>& paths) {
   return names;
 }
 
-/// A new file name in .cleo/backups/ in system.backup's scheme: tasks-<UTC stamp>-<note>.db.
-fs::path new_backup_path(const fs::path& dir, TimeMs now, std::string_view note) {
-  std::string stamp = format_iso8601(now);
-  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
-  std::string name = "tasks-" + stamp + "-" + std::string(note);
-  fs::path file = dir / (name + ".db");
-  std::error_code ec;
-  for (int n = 2; fs::exists(file, ec); ++n) file = dir / (name + "-" + std::to_string(n) + ".db");
-  return file;
-}
-
 /// A safety copy of the live store before it is replaced or migrated.
 Result<fs::path> safety_backup(const Project& project, TimeMs now, std::string_view note) {
-  fs::path dir = backups_dir(project);
+  fs::path dir = project.backups_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
@@ -337,7 +324,7 @@ std::string restore_call(std::string_view file) {
 
 /// The backup to restore: the newest in .cleo/backups/, a file name there, or an absolute path.
 Result<fs::path> choose_backup(const Project& project, const std::optional<std::string>& wanted) {
-  const fs::path dir = backups_dir(project);
+  const fs::path dir = project.backups_dir();
   std::vector<fs::path> backups = list_backups(dir);
   std::vector<std::string> names = file_names(backups);
   if (!wanted) {
@@ -447,7 +434,7 @@ Result<Reply> restore(Context& context, const Params& params) {
 
   json::Value data = json::Value::object();
   data.set("file", file.filename().string());
-  if (file.parent_path() != backups_dir(project)) data.set("path", file.string());
+  if (file.parent_path() != project.backups_dir()) data.set("path", file.string());
   data.set("schemaVersion", info->schema_version);
   json::Value backup_counts;
   std::optional<std::int64_t> broken;

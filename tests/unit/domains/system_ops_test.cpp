@@ -49,7 +49,7 @@ std::vector<std::string> backups(const fs::path& project) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(project / ".cleo" / "backups", ec))
-    names.push_back(entry.path().filename().string());
+    if (entry.path().extension() == ".db") names.push_back(entry.path().filename().string());  // not -wal/-shm
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -388,6 +388,25 @@ TEST_CASE("restore: a backup of an older schema is migrated on the copy", "[syst
   auto info = inspect_sqlite_file(file, false);
   REQUIRE(info);
   CHECK(info->schema_version == 3);
+}
+
+TEST_CASE("any command that upgrades an old store backs it up first", "[system][migrate]") {
+  test::Project p;
+  fs::path db = p.dir() / ".cleo" / "tasks.db";
+  p.add(R"({"title":"Survives the upgrade"})");
+  raw_sql(db, "DROP TABLE IF EXISTS compliance; PRAGMA user_version = 3");
+  auto fresh = router_at(p.dir(), "2026-01-02T00:00:00Z");
+  auto shown = call(*fresh, Gateway::Query, "tasks", "show", R"({"id":"T001"})");
+  REQUIRE(shown.success);
+  CHECK(inspect_sqlite_file(db, false)->schema_version == sqlite_schema_version());
+  auto saved = backups(p.dir());
+  REQUIRE(saved.size() == 1);
+  CHECK(saved.front().find("pre-migrate-v3") != std::string::npos);
+  CHECK(inspect_sqlite_file(p.dir() / ".cleo" / "backups" / saved.front(), false)->schema_version == 3);
+  // Current stores are opened without a copy.
+  auto again = router_at(p.dir(), "2026-01-03T00:00:00Z");
+  REQUIRE(call(*again, Gateway::Query, "tasks", "show", R"({"id":"T001"})").success);
+  CHECK(backups(p.dir()).size() == 1);
 }
 
 TEST_CASE("migrate: pending steps, a backup first, and a clear error for newer stores", "[system][migrate]") {
