@@ -138,15 +138,16 @@ OperationOptions::OperationOptions(CLI::App& app, const OperationSpec& spec) : s
     binding->param = &param;
     std::string flag = "--" + kebab_case(param.name);
     std::string help = param_help(param);
+    std::string names = param.cli_alias.empty() ? flag : flag + ",--" + kebab_case(param.cli_alias);
     if (param.type == ParamType::Bool) {
-      binding->option = app.add_flag(flag, binding->flag, help);
+      binding->option = app.add_flag(names, binding->flag, help);
       if (param.default_json == "true") {
         binding->negation = app.add_flag("--no-" + kebab_case(param.name), binding->negated_flag,
                                          "Turn off " + flag);
         binding->negation->excludes(binding->option);
       }
     } else {
-      std::string names = param.positional ? kebab_case(param.name) + "," + flag : flag;
+      if (param.positional) names = kebab_case(param.name) + "," + names;
       binding->option = app.add_option(names);
       binding->option->description(help);
       binding->option->type_name(std::string(type_name(param)));
@@ -211,6 +212,7 @@ std::vector<std::string> OperationOptions::flag_names() const {
   std::vector<std::string> names;
   for (const auto& binding : bindings_) {
     names.push_back("--" + kebab_case(binding->param->name));
+    if (!binding->param->cli_alias.empty()) names.push_back("--" + kebab_case(binding->param->cli_alias));
     if (binding->negation) names.push_back("--no-" + kebab_case(binding->param->name));
   }
   return names;

@@ -129,7 +129,7 @@ std::string param_help(const ParamSpec& param) {
       break;
     }
     case ParamType::Int: {
-      std::string r = disclosure::range_text(param);
+      std::string r = param.choices.empty() ? disclosure::range_text(param) : disclosure::choices_text(param);
       facts.push_back(r.empty() ? "integer" : "integer " + r);
       break;
     }

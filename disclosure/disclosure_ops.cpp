@@ -75,15 +75,28 @@ json::Value outcomes(const std::vector<FileOutcome>& files) {
     json::Value item = json::Value::object();
     item.set("file", file.file);
     item.set("action", file.action);
+    if (file.level) item.set("level", static_cast<std::int64_t>(*file.level));
     list.push_back(std::move(item));
   }
   return list;
 }
 
+/// The one level every target's block has (or would have), if they agree: a fix names it, so
+/// following the fix cannot change a level.
+std::optional<int> common_level(const InjectReport& report) {
+  std::optional<int> level;
+  for (const auto& file : report.targets) {
+    if (!file.level) continue;
+    if (level && *level != *file.level) return std::nullopt;
+    level = file.level;
+  }
+  return level;
+}
+
 Result<Reply> inject_instructions(Context& context, const Params& params) {
   InjectOptions options;
   options.targets = params.strings("targets");
-  options.level = static_cast<int>(params.integer("level"));
+  if (auto level = params.opt_integer("level")) options.level = static_cast<int>(*level);
   options.check = params.flag("check");
   options.create = params.flag("create");
   if (params.flag("global")) {
@@ -104,6 +117,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
           drift += (drift.empty() ? "" : ", ") + file.file + " (" + file.action + ")";
     json::Value again = params.json();
     again.erase("check");
+    if (auto level = common_level(report); level && !options.level) again.set("level", static_cast<std::int64_t>(*level));
     Error error(ErrorCode::Outdated, "CLEO's instructions differ from what this version renders: " + drift);
     error.fix = context.registry->find("system", "inject")->call_text(again.dump());
     return fail(std::move(error).with_detail("templates", data["templates"]).with_detail("targets", data["targets"]));
@@ -122,10 +136,11 @@ Result<json::Value> inject_after_init(const Registry& registry, const std::files
   json::Value done = json::Value::array();
   for (const auto* group : {&report.templates, &report.targets}) {
     for (const auto& file : *group) {
-      if (file.action == "unchanged" || file.action == "absent") continue;
+      if (file.action == "unchanged" || file.action == "absent" || file.action.starts_with("same file")) continue;
       json::Value item = json::Value::object();
       item.set("file", file.file);
       item.set("action", file.action);
+      if (file.level) item.set("level", static_cast<std::int64_t>(*file.level));
       done.push_back(std::move(item));
     }
   }
@@ -159,20 +174,23 @@ void register_disclosure_operations(Registry& registry) {
                 .summary = "Write CLEO's agent instructions into CLAUDE.md, AGENTS.md, GEMINI.md",
                 .params = {{.name = "targets", .type = ParamType::Array, .max = 3,
                             .choices = {"CLAUDE.md", "AGENTS.md", "GEMINI.md"}, .item_type = ParamType::Enum,
-                            .description = "Instruction files (default: every one that exists)"},
-                           {.name = "level", .type = ParamType::Int, .default_json = "0", .min = 0, .max = 3,
-                            .description = "0: the block holds level 0; 1 or 3: it imports the larger template"},
+                            .description = "Instruction files (default: every one that exists)", .cli_alias = "target"},
+                           {.name = "level", .type = ParamType::Int, .min = 0, .max = 3, .choices = {"0", "1", "3"},
+                            .description = "0: the block holds level 0; 1 or 3: it imports the larger template "
+                                           "(default: the level the block has, 0 for a new one)"},
                            {.name = "global", .type = ParamType::Bool,
                             .description = "The user's files (~/.claude/CLAUDE.md …; templates in $CLEO_HOME)"},
                            {.name = "check", .type = ParamType::Bool,
-                            .description = "Report drift without writing (E_OUTDATED when something differs)"},
+                            .description = "Report drift without writing (E_OUTDATED when something differs)",
+                            .dry_run = true},
                            {.name = "create", .type = ParamType::Bool,
                             .description = "Create target files that do not exist yet"}},
-                .returns = "{templates[{file, action}], targets[{file, action}]}; action: created|inserted|updated|"
-                           "unchanged|absent (check: current|outdated|missing|absent); E_NO_CHANGE note when "
-                           "nothing changed",
+                .returns = "{templates[{file, action}], targets[{file, action, level?}]}; action: created|inserted|"
+                           "updated|unchanged|absent|same file as <target> (check: current|outdated|missing|…); "
+                           "E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::Validation, ErrorCode::Outdated, ErrorCode::FileError, ErrorCode::NotInitialized},
                 .examples = {{R"({})", "refresh the block in every instruction file here"},
+                             {R"({"level":3})", "orchestrators: import the protocol (CLEO-INJECTION.md)"},
                              {R"({"targets":["CLAUDE.md"],"level":1,"create":true})", "create CLAUDE.md importing level 1"},
                              {R"({"check":true})", "CI: fail when the instructions are stale"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "inject",

@@ -267,7 +267,8 @@ std::string type_text(const ParamSpec& param) {
       break;
     case ParamType::Int:
       facts.emplace_back("integer");
-      if (auto r = range_text(param); !r.empty()) facts.push_back(r);
+      if (!param.choices.empty()) facts.push_back(choices_text(param));
+      else if (auto r = range_text(param); !r.empty()) facts.push_back(r);
       break;
     case ParamType::Bool: facts.emplace_back("boolean"); break;
     case ParamType::Enum: facts.push_back(choices_text(param)); break;
@@ -326,6 +327,8 @@ std::string traits_text(const OperationSpec& spec) {
   if (spec.destructive) traits.emplace_back("destructive");
   if (spec.needs_session) traits.emplace_back("needs a session");
   if (!spec.needs_project) traits.emplace_back("works without a project");
+  for (const auto& param : spec.params)
+    if (param.dry_run) traits.push_back("with " + std::string(param.name) + " it writes nothing and runs in read-only mode too");
   if (spec.gateway == Gateway::Mutate)
     traits.emplace_back("accepts reason (kept in the audit trail) and idempotencyKey (a repeat within 24 h returns the first reply)");
   if (traits.empty()) return "";
@@ -378,6 +381,11 @@ json::Value param_schema(const ParamSpec& param) {
     case ParamType::String: string_schema(out, param, false); break;
     case ParamType::Int:
       out.set("type", "integer");
+      if (!param.choices.empty()) {
+        json::Value values = json::Value::array();
+        for (auto choice : param.choices) values.push_back(static_cast<std::int64_t>(std::stoll(std::string(choice))));
+        out.set("enum", std::move(values));
+      }
       if (param.min != kUnbounded) out.set("minimum", param.min);
       if (param.max != kUnbounded) out.set("maximum", param.max);
       break;

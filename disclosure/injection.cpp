@@ -1,11 +1,17 @@
 #include "disclosure/injection.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -41,25 +47,64 @@ Result<std::optional<std::string>> read_file(const fs::path& path) {
   return std::optional<std::string>(text.str());
 }
 
+/// The file a path names: an existing file's canonical path (through symlinks), the target of a
+/// dangling symlink (writing creates it, the link stays), else the path itself.
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(path, ec);
+  if (!ec) return canonical;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    fs::path target = fs::read_symlink(path, ec);
+    if (!ec) return target.is_absolute() ? target : path.parent_path() / target;
+  }
+  return path;
+}
+
+/// A new temp file beside `path`, unique within the process (a counter: `ct serve` runs calls on
+/// several threads) and across processes (the pid; O_EXCL settles the rest). Created 0666 less
+/// the umask, as the file itself would be.
+Result<std::pair<fs::path, int>> create_temp(const fs::path& path) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fs::path temp = path.parent_path() / ("." + path.filename().string() + ".cleo-" + std::to_string(::getpid()) + "-" +
+                                          std::to_string(counter.fetch_add(1)));
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return std::pair{temp, fd};
+    if (errno != EEXIST)
+      return fail(Error(ErrorCode::FileError, "cannot create " + temp.string() + ": " + std::strerror(errno))
+                      .with_fix("check the directory's permissions"));
+  }
+  return fail(Error(ErrorCode::FileError, "cannot create a temp file beside " + path.string())
+                  .with_fix("remove stale ." + path.filename().string() + ".cleo-* files there"));
+}
+
 /// Writes through a temp file in the same directory and renames it over the target, keeping the
-/// target's permissions: a reader sees the old file or the new one, never half of one.
+/// target's permissions: a reader sees the old file or the new one, never half of one. `path` is
+/// the resolved file (a symlink's target), so links survive.
 Result<void> write_atomically(const fs::path& path, std::string_view content) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec)
     return fail(Error(ErrorCode::FileError, "cannot create " + path.parent_path().string() + ": " + ec.message())
                     .with_fix("check the directory's permissions"));
-  fs::path temp = path.parent_path() / ("." + path.filename().string() + ".cleo-" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      fs::remove(temp, ec);
-      return fail(Error(ErrorCode::FileError, "cannot write " + temp.string()).with_fix("check free space and permissions"));
-    }
+  CT_TRY_ASSIGN(auto created, create_temp(path));
+  auto [temp, fd] = created;
+  int problem = 0;  // errno of the first failure
+  for (std::string_view rest = content; !problem && !rest.empty();) {
+    ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n > 0) rest.remove_prefix(static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR) problem = n == 0 ? EIO : errno;
   }
-  if (fs::exists(path, ec)) fs::permissions(temp, fs::status(path, ec).permissions(), ec);
+  struct stat existing {};
+  if (!problem && ::stat(path.c_str(), &existing) == 0 && ::fchmod(fd, existing.st_mode & 07777) != 0) problem = errno;
+  if (!problem && ::fsync(fd) != 0) problem = errno;
+  if (::close(fd) != 0 && !problem) problem = errno;
+  if (problem) {
+    std::string reason = std::strerror(problem);
+    fs::remove(temp, ec);
+    return fail(Error(ErrorCode::FileError, "cannot write " + temp.string() + ": " + reason)
+                    .with_fix("check free space and permissions"));
+  }
   fs::rename(temp, path, ec);
   if (ec) {
     std::error_code ignored;
@@ -70,6 +115,27 @@ Result<void> write_atomically(const fs::path& path, std::string_view content) {
   return {};
 }
 
+/// Whether a (trimmed) line is a START marker, and the level it records.
+struct StartMarker {
+  std::string_view level;  // the text after level=, empty when there is none
+};
+std::optional<StartMarker> parse_start(std::string_view line) {
+  constexpr std::string_view kOpen = "<!-- CLEO:START";
+  if (!line.starts_with(kOpen)) return std::nullopt;
+  std::string_view rest = line.substr(kOpen.size());
+  std::size_t close = rest.find("-->");
+  if (close == std::string_view::npos || (close > 0 && rest.front() != ' ' && rest.front() != '\t')) return std::nullopt;
+  StartMarker marker;
+  std::string_view attributes = rest.substr(0, close);
+  while (!(attributes = trim(attributes)).empty()) {
+    std::size_t space = attributes.find_first_of(" \t");
+    std::string_view word = attributes.substr(0, space);
+    if (word.starts_with("level=")) marker.level = word.substr(6);
+    attributes = space == std::string_view::npos ? std::string_view() : attributes.substr(space);
+  }
+  return marker;
+}
+
 Error malformed(std::string_view label, std::size_t line, std::string problem) {
   Error error(ErrorCode::Validation, std::string(label) + ":" + std::to_string(line) + ": " + std::move(problem));
   error.fix = "edit " + std::string(label) + " so it holds one " + std::string(kBlockStart) + " … " +
@@ -78,7 +144,7 @@ Error malformed(std::string_view label, std::size_t line, std::string problem) {
 }
 
 struct Planned {
-  fs::path path;
+  fs::path path;  // resolved: the file itself, not a symlink to it
   std::string label;
   std::string content;  // what the file should hold
   std::string action;   // outcome (write-mode wording)
@@ -88,12 +154,18 @@ struct Planned {
 
 std::span<const std::string_view> instruction_files() { return kInstructionFiles; }
 
+std::string start_marker(int level) {
+  // Level 0, the default, needs no record: the always-loaded block stays as small as it can.
+  return level == 0 ? std::string(kBlockStart) : "<!-- CLEO:START level=" + std::to_string(level) + " -->";
+}
+
 Result<std::optional<BlockSpan>> find_block(std::string_view text, std::string_view label) {
   struct Marker {
     bool start;
     std::size_t begin;  // start of the line
     std::size_t end;    // after the line's newline
     std::size_t line;
+    std::string_view level;  // START: the text after level=
   };
   std::vector<Marker> markers;
   std::size_t pos = 0, line = 1;
@@ -101,8 +173,8 @@ Result<std::optional<BlockSpan>> find_block(std::string_view text, std::string_v
     std::size_t newline = text.find('\n', pos);
     std::size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
     std::string_view content = trim(text.substr(pos, end - pos));
-    if (content.starts_with(kBlockStart)) markers.push_back({true, pos, end, line});
-    else if (content.starts_with(kBlockEnd)) markers.push_back({false, pos, end, line});
+    if (auto start = parse_start(content)) markers.push_back({true, pos, end, line, start->level});
+    else if (content.starts_with(kBlockEnd)) markers.push_back({false, pos, end, line, {}});
     pos = end;
     ++line;
   }
@@ -118,12 +190,22 @@ Result<std::optional<BlockSpan>> find_block(std::string_view text, std::string_v
   if (markers.size() == 1) return fail(malformed(label, markers.front().line, std::string(kBlockStart) + " without " + std::string(kBlockEnd)));
   if (!markers.front().start)
     return fail(malformed(label, markers.front().line, std::string(kBlockEnd) + " comes before " + std::string(kBlockStart)));
-  return std::optional<BlockSpan>(BlockSpan{markers.front().begin, markers.back().end});
+  BlockSpan span{markers.front().begin, markers.back().end, std::nullopt};
+  std::string_view level = markers.front().level;
+  if (level == "0" || level == "1" || level == "3") {
+    span.level = level.front() - '0';
+  } else if (!level.empty()) {
+    Error error = malformed(label, markers.front().line, "level=" + std::string(level) +
+                                                            " in the START marker is not an injection level (0, 1 or 3)");
+    error.fix = "set level=0, 1 or 3 in the START marker of " + std::string(label) + " (or remove it), then inject again";
+    return fail(std::move(error));
+  }
+  return std::optional<BlockSpan>(span);
 }
 
-std::string with_block(std::string_view text, std::optional<BlockSpan> span, std::string_view body) {
+std::string with_block(std::string_view text, std::optional<BlockSpan> span, std::string_view body, int level) {
   const std::string eol = text.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
-  std::string block = std::string(kBlockStart) + eol;
+  std::string block = start_marker(level) + eol;
   std::string_view rest = body;
   while (!rest.empty()) {
     std::size_t newline = rest.find('\n');
@@ -154,9 +236,11 @@ Result<InjectOptions::GlobalDirs> global_dirs_from_environment() {
 }
 
 Result<InjectReport> inject(const Registry& registry, const InjectOptions& options) {
-  if (options.level != 0 && options.level != 1 && options.level != 3) {
-    return fail(Error(ErrorCode::InvalidParams, "level: " + std::to_string(options.level) +
+  if (options.level && *options.level != 0 && *options.level != 1 && *options.level != 3) {
+    return fail(Error(ErrorCode::InvalidParams, "level: " + std::to_string(*options.level) +
                                                     " is not an injection level; use 0 (the block holds level 0), 1 or 3")
+                    .with_fix("pass level 0, 1 (imports AGENT-INJECTION.md) or 3 (imports CLEO-INJECTION.md), or "
+                              "none to keep each block's level")
                     .with_detail("field", "level"));
   }
   std::vector<std::string> targets;
@@ -193,26 +277,58 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
     fs::path path = templates_dir / name;
     CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(path));
     std::string action = !existing ? "created" : *existing == content ? "unchanged" : "updated";
-    report.templates.push_back({label_of(path), action});
-    if (action != "unchanged") writes.push_back({path, label_of(path), std::move(content), action});
+    report.templates.push_back({label_of(path), action, std::nullopt});
+    if (action != "unchanged") writes.push_back({resolved(path), label_of(path), std::move(content), action});
   }
-  CT_TRY_ASSIGN(std::string body, render(registry, "injection/block-level" + std::to_string(options.level) + ".md", files));
+
+  // Two targets can be one file (CLAUDE.md a symlink to AGENTS.md): it is written once, under
+  // the name that is not a link (else the first), and the other reports "same file as …".
+  struct Target {
+    fs::path path;
+    fs::path file;  // resolved
+    std::string label;
+    bool link = false;
+  };
+  std::vector<Target> planned;
   for (const auto& target : targets) {
     fs::path path = global ? options.global_dirs->home / global_file(target) : options.root / target;
-    std::string label = label_of(path);
-    CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(path));
+    std::error_code ec;
+    planned.push_back({path, resolved(path), label_of(path), fs::is_symlink(fs::symlink_status(path, ec))});
+  }
+  auto owner_of = [&](const Target& target) -> const Target& {
+    const Target* first = nullptr;
+    for (const auto& other : planned) {
+      if (other.file != target.file) continue;
+      if (!other.link) return other;
+      if (!first) first = &other;
+    }
+    return *first;
+  };
+
+  std::map<int, std::string> bodies;
+  for (const auto& target : planned) {
+    if (const Target& owner = owner_of(target); &owner != &target) {
+      report.targets.push_back({target.label, "same file as " + owner.label, std::nullopt});
+      continue;
+    }
+    CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(target.file));
     if (!existing && !options.create) {
-      report.targets.push_back({label, "absent"});
+      report.targets.push_back({target.label, "absent", std::nullopt});
       continue;
     }
     std::optional<BlockSpan> span;
     if (existing) {
-      CT_TRY_ASSIGN(span, find_block(*existing, label));
+      CT_TRY_ASSIGN(span, find_block(*existing, target.label));
     }
-    std::string content = with_block(existing ? *existing : std::string(), span, body);
+    const int level = options.level ? *options.level : span && span->level ? *span->level : 0;
+    if (!bodies.contains(level)) {
+      CT_TRY_ASSIGN(std::string body, render(registry, "injection/block-level" + std::to_string(level) + ".md", files));
+      bodies.emplace(level, std::move(body));
+    }
+    std::string content = with_block(existing ? *existing : std::string(), span, bodies.at(level), level);
     std::string action = !existing ? "created" : !span ? "inserted" : *existing == content ? "unchanged" : "updated";
-    report.targets.push_back({label, action});
-    if (action != "unchanged") writes.push_back({path, label, std::move(content), action});
+    report.targets.push_back({target.label, action, level});
+    if (action != "unchanged") writes.push_back({target.file, target.label, std::move(content), action});
   }
   report.changed = !writes.empty();
 

@@ -7,7 +7,8 @@ namespace ct {
 namespace {
 
 /// system.init, then the project injection (into instruction files that already exist: init
-/// stays non-invasive). A failed injection does not undo the project; it becomes a warning.
+/// stays non-invasive; each block keeps its level). A failed injection does not undo the
+/// project; it becomes a warning.
 void extend_init(Registry& registry) {
   OperationSpec* init = registry.find_mutable("system", "init");
   if (!init) return;
@@ -21,6 +22,13 @@ void extend_init(Registry& registry) {
       reply.warnings.push_back("agent instructions not written: " + error.message +
                                (error.fix.empty() ? "" : " (fix: " + error.fix + ")"));
     } else if (!written->empty()) {
+      if (reply.note) {
+        // The project existed: the note answers for the reply, so say what was refreshed.
+        std::string files;
+        for (const auto& file : written->as_array())
+          files += (files.empty() ? "" : ", ") + file["file"].as_string() + " (" + file["action"].as_string() + ")";
+        reply.warnings.push_back("agent instructions refreshed: " + files);
+      }
       reply.data.set("instructions", std::move(*written));
     }
     return reply;

@@ -110,6 +110,21 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
       } else {
         return wrong_type("integer");
       }
+      if (!param.choices.empty()) {
+        // A fixed set of values: the error lists them, and the fix is an example that uses one.
+        for (auto choice : param.choices)
+          if (choice == std::to_string(number)) return json::Value(number);
+        Error error = param_error(spec, field, "expected one of " + describe_choices(param) + ", got " +
+                                                   std::to_string(number));
+        json::Value valid = json::Value::array();
+        for (auto choice : param.choices) valid.push_back(json::parse(choice).value_or(json::Value(std::string(choice))));
+        for (const auto& example : spec.examples)
+          if (auto parsed = json::parse(example.params_json); parsed && parsed->contains(field)) {
+            error.fix = spec.call_text(example.params_json);
+            break;
+          }
+        return fail(std::move(error).with_detail("valid", std::move(valid)));
+      }
       if (param.min != kUnbounded && number < param.min)
         return fail(param_error(spec, field, "must be ≥ " + std::to_string(param.min) + ", got " +
                                                  std::to_string(number)).with_detail("min", param.min));

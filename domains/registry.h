@@ -41,11 +41,16 @@ struct ParamSpec {
   std::int64_t min = kUnbounded;         // String: min chars; Int: min value; Array: min items
   std::int64_t max = kUnbounded;         // String: max chars; Int: max value; Array: max items
   std::string_view pattern;              // ECMAScript regex each string (or array item) must match
-  std::vector<std::string_view> choices; // Enum values (and Array items when item_type is Enum)
+  std::vector<std::string_view> choices; // Enum values (and Array items when item_type is Enum);
+                                         // Int: the only values allowed, as text ("0", "1", "3")
   ParamType item_type = ParamType::String;  // Array items: String, TaskId or Enum
   std::int64_t item_max = kUnbounded;    // Array of strings: max chars per item
   std::string_view description;
   bool positional = false;               // CLI: accepted as a positional argument (in order)
+  std::string_view cli_alias;            // CLI: another flag name for it ("target": --target = --targets)
+  /// Bool: when true, the call writes nothing (a check or dry run). The router lets such a call
+  /// through in read-only mode, rolls its transaction back and audits nothing.
+  bool dry_run = false;
 };
 
 struct Example {

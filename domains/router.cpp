@@ -236,7 +236,7 @@ Result<Store*> Router::open_store() {
   sqlite.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
   sqlite.synchronous_full = config.get_string("storage.synchronous") == "full";
   sqlite.migration_backups = project.backups_dir();
-  sqlite.now = clock_->now();
+  sqlite.clock = clock_.get();
   CT_TRY_ASSIGN(store_, open_sqlite_store(project.db_path(), sqlite));
   project_ = std::move(project);
   config_ = std::make_unique<Config>(std::move(config));
@@ -253,12 +253,20 @@ Envelope Router::dispatch(const Request& request) {
   if (!common) return failure(std::move(common.error()));
 
   Envelope envelope = [&]() -> Envelope {
-    if (spec->gateway == Gateway::Mutate && options_.read_only) {
+    // Read-only mode refuses mutations, except a call whose dry_run param (a check, a dry run) is
+    // set: it writes nothing, so it runs, and below its transaction is rolled back, unaudited.
+    const bool read_only_mutate = spec->gateway == Gateway::Mutate && options_.read_only;
+    auto dry_run_param = std::find_if(spec->params.begin(), spec->params.end(), [](const ParamSpec& p) { return p.dry_run; });
+    auto refuse_mutation = [&]() {
       Error error(ErrorCode::MutationDisabled, "this server is read-only; " + spec->full_name() + " is disabled");
       error.fix = "restart without --read-only (or unset CLEO_READ_ONLY) to allow changes";
+      if (dry_run_param != spec->params.end())
+        error.fix += "; with " + std::string(dry_run_param->name) + ": true it runs here and changes nothing";
       return failure(std::move(error));
-    }
+    };
+    if (read_only_mutate && dry_run_param == spec->params.end()) return refuse_mutation();
     auto params = Params::validate(*spec, raw);
+    if (read_only_mutate && (!params || !params->flag(dry_run_param->name))) return refuse_mutation();
     if (!params) return failure(std::move(params.error()));
 
     Context context;
@@ -286,7 +294,7 @@ Envelope Router::dispatch(const Request& request) {
     }
 
     // A keyed mutation seen before (same call, within the window) returns its first reply.
-    const bool keyed = mutate && context.store && !common->idempotency_key.empty();
+    const bool keyed = mutate && !read_only_mutate && context.store && !common->idempotency_key.empty();
     std::string params_text = params->json().dump();
     if (keyed) {
       auto seen = context.store->find_idempotent(common->idempotency_key);
@@ -327,7 +335,7 @@ Envelope Router::dispatch(const Request& request) {
 
     if (!reply) {
       if (context.store) context.store->rollback();
-      if (context.store && mutate && worth_auditing_failure(reply.error().code)) {
+      if (context.store && mutate && !read_only_mutate && worth_auditing_failure(reply.error().code)) {
         // A failed mutation still leaves a trace of who tried what (best effort, own transaction).
         audit.changes.clear();
         fill_audit(audit, context, *spec, *params, common->reason);
@@ -349,7 +357,7 @@ Envelope Router::dispatch(const Request& request) {
     ok.page = reply->page;
     ok.note = reply->note;
     if (!context.store) return ok;
-    if (context.discard) {
+    if (context.discard || read_only_mutate) {
       context.store->rollback();  // a dry run: nothing is kept, nothing is audited
       return ok;
     }

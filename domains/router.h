@@ -47,7 +47,7 @@ Envelope failure(Error error);
 
 struct RouterOptions {
   std::optional<std::filesystem::path> project_dir;  // --project; else CLEO_ROOT; else walk up
-  bool read_only = false;                            // every mutate → E_MUTATION_DISABLED
+  bool read_only = false;                            // mutate → E_MUTATION_DISABLED, unless a dry_run param is set
   std::string agent;                                 // recorded in the audit trail
   /// CLI: with no session set, adopt the project's only active session (if exactly one).
   bool adopt_only_active_session = false;

@@ -1947,7 +1947,8 @@ class SqliteStore final : public Store {
         // connection) is the store exactly as the previous version left it.
         std::error_code ec;
         std::filesystem::create_directories(options.migration_backups, ec);
-        auto copy = new_backup_path(options.migration_backups, options.now, "pre-migrate-v" + std::to_string(current));
+        const TimeMs now = options.clock ? options.clock->now() : SystemClock().now();
+        auto copy = new_backup_path(options.migration_backups, now, "pre-migrate-v" + std::to_string(current));
         if (ec || !copy_sqlite_database(file_, copy))
           return fail(Error(ErrorCode::FileError, "cannot back up " + file_.string() + " before upgrading its schema "
                                                   "from version " + std::to_string(current) + "; nothing was changed")

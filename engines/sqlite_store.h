@@ -17,9 +17,10 @@ struct SqliteOptions {
   bool synchronous_full = false;  // storage.synchronous = full: durable across power loss
   bool create = false;          // create the file and schema (system.init); otherwise it must exist
   /// When set, an existing store is copied into this directory (new_backup_path, note
-  /// "pre-migrate-v<N>") before a schema migration changes it; `now` names the copy.
+  /// "pre-migrate-v<N>") before a schema migration changes it; `clock` names the copy (read only
+  /// then, so a test clock does not move on every open).
   std::filesystem::path migration_backups;
-  TimeMs now = 0;
+  Clock* clock = nullptr;
 };
 
 /// Opens (or with options.create, creates) the database, applies pragmas (WAL, foreign keys,

@@ -378,7 +378,8 @@ void register_operations(Registry& registry) {
                 .idempotent = true, .tier = 2, .handler = note});
   registry.add({.domain = "session", .name = "gc", .gateway = Gateway::Mutate,
                 .summary = "End idle sessions and archive old ones",
-                .params = {{.name = "dryRun", .type = ParamType::Bool, .description = "Report without changing anything"}},
+                .params = {{.name = "dryRun", .type = ParamType::Bool, .description = "Report without changing anything",
+                            .dry_run = true}},
                 .returns = "{ended[ids],archived[ids],dryRun?}",
                 .examples = {{R"({"dryRun":true})", "what would be cleaned up?"}},
                 .tier = 2, .handler = gc});

@@ -669,7 +669,7 @@ void register_system_ops(Registry& registry) {
                             .description = "Backup file name in .cleo/backups/ (default: the newest), or an absolute path",
                             .positional = true},
                            {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Check the backup and report what would happen; change nothing"}},
+                            .description = "Check the backup and report what would happen; change nothing", .dry_run = true}},
                 .returns = "{file, schemaVersion, migratedTo?, tasks, auditRows, current{tasks, auditRows}, "
                            "safetyBackup?, archivesSetAside?[file], dryRun?}; audit archives of the replaced trail "
                            "move to .cleo/audit-archive/replaced-<time>/",
@@ -680,7 +680,7 @@ void register_system_ops(Registry& registry) {
   registry.add({.domain = "system", .name = "migrate", .gateway = Gateway::Mutate,
                 .summary = "Upgrade the store's schema to this version of ct (backs up first)",
                 .params = {{.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "List the pending steps; change nothing"}},
+                            .description = "List the pending steps; change nothing", .dry_run = true}},
                 .returns = "{from, to, pending?[{version, description}], applied?[…], safetyBackup?, dryRun?}; "
                            "E_NO_CHANGE note when already current",
                 .errors = {ErrorCode::FileError, ErrorCode::NotInitialized},
@@ -689,7 +689,7 @@ void register_system_ops(Registry& registry) {
   registry.add({.domain = "system", .name = "gc", .gateway = Gateway::Mutate,
                 .summary = "Expire idempotency keys; archive audit rows past audit.retentionDays",
                 .params = {{.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Report what would be removed; change nothing"}},
+                            .description = "Report what would be removed; change nothing", .dry_run = true}},
                 .returns = "{idempotencyKeys, audit{retentionDays, before?, rows, from?, to?, archive?, anchor?}, "
                            "dryRun?}; E_NO_CHANGE note when nothing was due",
                 .errors = {ErrorCode::FileError},

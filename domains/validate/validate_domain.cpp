@@ -322,7 +322,7 @@ void register_validate_domain(Registry& registry) {
   registry.add({.domain = "validate", .name = "fix", .gateway = Gateway::Mutate,
                 .summary = "Repair what validate.schema finds that is safe to repair",
                 .params = {{.name = "dryRun", .type = ParamType::Bool,
-                            .description = "List the repairs without changing anything"}},
+                            .description = "List the repairs without changing anything", .dry_run = true}},
                 .returns = "{repaired, repairs[{check, taskId?, session?, action}], remaining[problem], valid, dryRun?}; "
                            "E_NO_CHANGE note when there was nothing to repair",
                 .examples = {{R"({"dryRun":true})", "what would be repaired?"}, {R"({})", "repair"}},

@@ -3,8 +3,10 @@
 // existing-only, the global files, and system.inject through the router.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "disclosure/help.h"
 #include "disclosure/injection.h"
@@ -82,14 +84,41 @@ TEST_CASE("find_block finds one block and refuses malformed markers", "[disclosu
             .starts_with("CLAUDE.md:4: more than one CLEO block"));
 }
 
+TEST_CASE("the START marker records the block's level; plain and versioned markers still count", "[disclosure][injection]") {
+  auto level_of = [](std::string_view start) {
+    std::string text = "x\n" + std::string(start) + "\nbody\n<!-- CLEO:END -->\n";
+    auto span = find_block(text, "CLAUDE.md");
+    REQUIRE(span);
+    REQUIRE(span->has_value());
+    CHECK((*span)->begin == 2);
+    return (*span)->level;
+  };
+  CHECK(level_of("<!-- CLEO:START -->") == std::nullopt);
+  CHECK(level_of("<!-- CLEO:START level=3 -->") == 3);
+  CHECK(level_of("  <!-- CLEO:START level=1 -->") == 1);
+  CHECK(level_of("<!-- CLEO:START v0.91.0 -->") == std::nullopt);  // the original CLEO's marker
+  CHECK(start_marker(0) == kBlockStart);
+  CHECK(start_marker(3) == "<!-- CLEO:START level=3 -->");
+
+  auto bad = find_block("<!-- CLEO:START level=2 -->\n<!-- CLEO:END -->\n", "AGENTS.md");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::Validation);
+  CHECK(bad.error().message == "AGENTS.md:1: level=2 in the START marker is not an injection level (0, 1 or 3)");
+  CHECK(bad.error().fix.find("level=0, 1 or 3") != std::string::npos);
+  // Not markers: another word glued on, or no closing -->.
+  CHECK_FALSE(*find_block("<!-- CLEO:STARTED -->\n", "x"));
+  CHECK_FALSE(*find_block("<!-- CLEO:START\n", "x"));
+}
+
 TEST_CASE("with_block appends after a blank line, replaces in place, keeps CRLF", "[disclosure][injection]") {
-  CHECK(with_block("", std::nullopt, "body\n") == "<!-- CLEO:START -->\nbody\n<!-- CLEO:END -->\n");
-  CHECK(with_block("# Mine", std::nullopt, "body\n") == "# Mine\n\n<!-- CLEO:START -->\nbody\n<!-- CLEO:END -->\n");
+  CHECK(with_block("", std::nullopt, "body\n", 0) == "<!-- CLEO:START -->\nbody\n<!-- CLEO:END -->\n");
+  CHECK(with_block("# Mine", std::nullopt, "body\n", 0) == "# Mine\n\n<!-- CLEO:START -->\nbody\n<!-- CLEO:END -->\n");
   std::string text = "top\n<!-- CLEO:START -->\nold\n<!-- CLEO:END -->\nbottom\n";
   auto span = find_block(text, "x");
   REQUIRE(span);
-  CHECK(with_block(text, **span, "new\n") == "top\n<!-- CLEO:START -->\nnew\n<!-- CLEO:END -->\nbottom\n");
-  CHECK(with_block("a\r\nb\r\n", std::nullopt, "one\ntwo\n") ==
+  CHECK(with_block(text, **span, "new\n", 0) == "top\n<!-- CLEO:START -->\nnew\n<!-- CLEO:END -->\nbottom\n");
+  CHECK(with_block(text, **span, "new\n", 3) == "top\n<!-- CLEO:START level=3 -->\nnew\n<!-- CLEO:END -->\nbottom\n");
+  CHECK(with_block("a\r\nb\r\n", std::nullopt, "one\ntwo\n", 0) ==
         "a\r\nb\r\n\r\n<!-- CLEO:START -->\r\none\r\ntwo\r\n<!-- CLEO:END -->\r\n");
 }
 
@@ -114,7 +143,7 @@ TEST_CASE("inject writes templates and blocks, and running it again changes noth
   REQUIRE(level0_text);
   CHECK(claude.find(*level0_text) != std::string::npos);
   CHECK(claude.find(".cleo/templates/AGENT-INJECTION.md") != std::string::npos);
-  CHECK(estimate_tokens(block_body(claude)) < 300);
+  CHECK(estimate_tokens(block_body(claude)) < 250);  // o200k: tests/disclosure/budgets.mjs
   auto agent = render(registry(), "AGENT-INJECTION.md");
   REQUIRE(agent);
   CHECK(slurp(dir.path() / ".cleo/templates/AGENT-INJECTION.md") == *agent);
@@ -212,7 +241,10 @@ TEST_CASE("create makes missing targets; unknown targets and level 2 are refused
   InjectOptions two;
   two.root = dir.path();
   two.level = 2;
-  CHECK(inject(registry(), two).error().code == ErrorCode::InvalidParams);
+  auto level2 = inject(registry(), two);
+  REQUIRE_FALSE(level2);
+  CHECK(level2.error().code == ErrorCode::InvalidParams);
+  CHECK(level2.error().fix.find("3 (imports CLEO-INJECTION.md)") != std::string::npos);
 }
 
 TEST_CASE("global injection writes the hosts' user files and templates under CLEO_HOME", "[disclosure][injection]") {
@@ -261,7 +293,7 @@ TEST_CASE("system.inject through the router: notes, drift as E_OUTDATED, init in
   CHECK(init.data["instructions"] == test::parse_json(R"([
     {"file":".cleo/templates/AGENT-INJECTION.md","action":"created"},
     {"file":".cleo/templates/CLEO-INJECTION.md","action":"created"},
-    {"file":"CLAUDE.md","action":"inserted"}])"));
+    {"file":"CLAUDE.md","action":"inserted","level":0}])"));
   CHECK_FALSE(fs::exists(dir.path() / "AGENTS.md"));
 
   Envelope again = call(Gateway::Mutate, "inject", "{}");
@@ -281,11 +313,157 @@ TEST_CASE("system.inject through the router: notes, drift as E_OUTDATED, init in
 
   Envelope level1 = call(Gateway::Mutate, "inject", R"({"level":1})");
   REQUIRE(level1.success);
-  CHECK(level1.data["targets"].as_array().front() == test::parse_json(R"({"file":"CLAUDE.md","action":"updated"})"));
-  CHECK(test::code_of(call(Gateway::Mutate, "inject", R"({"level":2})")) == "E_INVALID_PARAMS");
+  CHECK(level1.data["targets"].as_array().front() == test::parse_json(R"({"file":"CLAUDE.md","action":"updated","level":1})"));
+  // Level 2 is one operation's help, not a block: the params say so, with the valid levels.
+  Envelope two = call(Gateway::Mutate, "inject", R"({"level":2})");
+  CHECK(test::code_of(two) == "E_INVALID_PARAMS");
+  CHECK(two.error->message == "level: expected one of 0|1|3, got 2");
+  CHECK(two.error->details["valid"] == test::parse_json("[0,1,3]"));
+  CHECK(two.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{"level":3}})");
   CHECK(test::code_of(call(Gateway::Mutate, "inject", R"({"targets":["README.md"]})")) == "E_INVALID_PARAMS");
 
   // The audit trail is about the store; injection writes files only, and leaves none behind.
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    CHECK(entry.path().filename().string().find(".cleo-") == std::string::npos);
+}
+
+TEST_CASE("a symlinked instruction file is written through the link, once", "[disclosure][injection]") {
+  test::TempDir dir;
+  write(dir.path() / "AGENTS.md", "# My rules\n");
+  fs::create_symlink("AGENTS.md", dir.path() / "CLAUDE.md");
+
+  InjectReport report = run(dir.path(), {});
+  CHECK(action_of(report.targets, "AGENTS.md") == "inserted");
+  CHECK(action_of(report.targets, "CLAUDE.md") == "same file as AGENTS.md");
+  CHECK(fs::is_symlink(dir.path() / "CLAUDE.md"));  // the link survives
+  std::string agents = slurp(dir.path() / "AGENTS.md");
+  CHECK(agents.starts_with("# My rules\n\n<!-- CLEO:START -->\n"));
+  auto span = find_block(agents, "AGENTS.md");  // one block, not two
+  REQUIRE(span);
+  CHECK(span->has_value());
+
+  InjectOptions check;
+  check.check = true;
+  InjectReport checked = run(dir.path(), check);
+  CHECK_FALSE(checked.changed);
+  CHECK(action_of(checked.targets, "CLAUDE.md") == "same file as AGENTS.md");
+
+  // Asked for the link alone, the file it points at is written, and the link stays a link.
+  InjectOptions link_only;
+  link_only.targets = {"CLAUDE.md"};
+  link_only.level = 1;
+  CHECK(action_of(run(dir.path(), link_only).targets, "CLAUDE.md") == "updated");
+  CHECK(fs::is_symlink(dir.path() / "CLAUDE.md"));
+  CHECK(slurp(dir.path() / "AGENTS.md").find("<!-- CLEO:START level=1 -->\n") != std::string::npos);
+
+  // A dangling link with create: the file is created where the link points.
+  fs::create_symlink("docs/GEMINI.md", dir.path() / "GEMINI.md");
+  fs::create_directories(dir.path() / "docs");
+  InjectOptions create;
+  create.targets = {"GEMINI.md"};
+  create.create = true;
+  CHECK(action_of(run(dir.path(), create).targets, "GEMINI.md") == "created");
+  CHECK(fs::is_symlink(dir.path() / "GEMINI.md"));
+  CHECK(slurp(dir.path() / "docs/GEMINI.md").starts_with("<!-- CLEO:START -->\n"));
+}
+
+TEST_CASE("a block keeps its level: inject, check and init without a level leave it", "[disclosure][injection]") {
+  test::TempDir dir;
+  write(dir.path() / "CLAUDE.md", "mine\n");
+  write(dir.path() / "AGENTS.md", "agents\n");
+  RouterOptions options;
+  options.project_dir = dir.path();
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto call = [&](std::string operation, std::string_view params) {
+    return router.dispatch({Gateway::Mutate, "system", std::move(operation), test::parse_json(params)});
+  };
+  REQUIRE(call("init", "{}").success);
+  Envelope three = call("inject", R"({"targets":["CLAUDE.md"],"level":3})");
+  REQUIRE(three.success);
+  const std::string claude = slurp(dir.path() / "CLAUDE.md");
+  CHECK(claude.find("<!-- CLEO:START level=3 -->\n") != std::string::npos);
+  CHECK(claude.find("@.cleo/templates/CLEO-INJECTION.md") != std::string::npos);
+
+  // No level given: each file keeps its own (CLAUDE.md 3, AGENTS.md 0).
+  Envelope again = call("inject", "{}");
+  CHECK(test::code_of(again) == "E_NO_CHANGE");
+  CHECK(again.data["targets"] == test::parse_json(R"([{"file":"CLAUDE.md","action":"unchanged","level":3},
+    {"file":"AGENTS.md","action":"unchanged","level":0},{"file":"GEMINI.md","action":"absent"}])"));
+  CHECK(test::code_of(call("inject", R"({"check":true})")) == "E_NO_CHANGE");
+  Envelope init = call("init", "{}");
+  CHECK(test::code_of(init) == "E_ALREADY_EXISTS");
+  CHECK_FALSE(init.data.contains("instructions"));
+  CHECK(slurp(dir.path() / "CLAUDE.md") == claude);
+
+  // Drift: the fix names the level the blocks have, so following it keeps the level.
+  std::string edited = claude;
+  edited.replace(edited.find("Read and follow"), 4, "READ");
+  write(dir.path() / "CLAUDE.md", edited);
+  Envelope drift = call("inject", R"({"check":true,"targets":["CLAUDE.md"]})");
+  CHECK(test::code_of(drift) == "E_OUTDATED");
+  CHECK(drift.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{"targets":["CLAUDE.md"],"level":3}})");
+  // Several levels: the fix names none (each block keeps its own).
+  Envelope mixed = call("inject", R"({"check":true})");
+  CHECK(mixed.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{}})");
+
+  // init refreshes an outdated block at its level, and says so though the project existed.
+  Envelope refreshed = call("init", "{}");
+  CHECK(test::code_of(refreshed) == "E_ALREADY_EXISTS");
+  CHECK(refreshed.data["instructions"] == test::parse_json(R"([{"file":"CLAUDE.md","action":"updated","level":3}])"));
+  REQUIRE(refreshed.warnings.size() == 2);
+  CHECK(refreshed.warnings[1] == "agent instructions refreshed: CLAUDE.md (updated)");
+  CHECK(slurp(dir.path() / "CLAUDE.md") == claude);
+
+  // An explicit level still changes it.
+  REQUIRE(call("inject", R"({"targets":["CLAUDE.md"],"level":0})").success);
+  CHECK(slurp(dir.path() / "CLAUDE.md").find("<!-- CLEO:START -->\n") != std::string::npos);
+}
+
+TEST_CASE("inject --check runs in read-only mode; writing is refused", "[disclosure][injection]") {
+  test::TempDir dir;
+  write(dir.path() / "CLAUDE.md", "mine\n");
+  {
+    RouterOptions writable;
+    writable.project_dir = dir.path();
+    Router router(registry(), writable, std::make_unique<FixedClock>(0));
+    REQUIRE(router.dispatch({Gateway::Mutate, "system", "init", json::Value()}).success);
+  }
+  RouterOptions options;
+  options.project_dir = dir.path();
+  options.read_only = true;
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto call = [&](std::string_view params) {
+    return router.dispatch({Gateway::Mutate, "system", "inject", test::parse_json(params)});
+  };
+  CHECK(test::code_of(call(R"({"check":true})")) == "E_NO_CHANGE");
+  CHECK(test::code_of(call(R"({"check":true,"level":1})")) == "E_OUTDATED");
+  CHECK(test::code_of(call("{}")) == "E_MUTATION_DISABLED");
+  CHECK(test::code_of(call(R"({"check":false,"level":1})")) == "E_MUTATION_DISABLED");
+  CHECK(slurp(dir.path() / "CLAUDE.md").find("@.cleo/templates") == std::string::npos);
+}
+
+TEST_CASE("concurrent injections in one process use their own temp files", "[disclosure][injection]") {
+  // `ct serve` runs calls on several threads: each write needs a temp name of its own, or one
+  // call's rename takes (or loses) another's half-written file.
+  test::TempDir dir;
+  write(dir.path() / "CLAUDE.md", "mine\n");
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        InjectOptions options;
+        options.root = dir.path();
+        options.level = (t + i) % 2 ? 1 : 3;  // always something to write
+        if (!inject(registry(), options)) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  std::string claude = slurp(dir.path() / "CLAUDE.md");
+  CHECK(claude.starts_with("mine\n\n<!-- CLEO:START level="));
+  CHECK(find_block(claude, "CLAUDE.md").has_value());
   for (const auto& entry : fs::directory_iterator(dir.path()))
     CHECK(entry.path().filename().string().find(".cleo-") == std::string::npos);
 }

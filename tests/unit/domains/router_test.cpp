@@ -96,6 +96,19 @@ TEST_CASE("read-only mode refuses every mutation and allows queries", "[router]"
   CHECK(code_of(refused) == "E_MUTATION_DISABLED");
   auto allowed = ro.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")});
   CHECK(allowed.success);
+
+  // A dry run (its spec's dry_run param set) writes nothing, so it runs; rolled back, unaudited.
+  auto import = [&](std::string_view params) {
+    return ro.dispatch({Gateway::Mutate, "tasks", "import", test::parse_json(params)});
+  };
+  auto dry = import(R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})");
+  REQUIRE(dry.success);
+  CHECK(dry.data["imported"].as_int() == 1);
+  CHECK(code_of(import(R"({"tasks":[{"id":"T1","title":"Imported task"}]})")) == "E_MUTATION_DISABLED");
+  CHECK(code_of(import(R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":false})")) == "E_MUTATION_DISABLED");
+  CHECK(code_of(import(R"({"dryRun":"yes"})")) == "E_MUTATION_DISABLED");  // refused before validation
+  CHECK(code_of(p.query("tasks", "exists", R"({"id":"T002"})")) == "E_NO_DATA");
+  CHECK(p.query("system", "log", R"({"operation":"tasks.import"})").data.empty());
 }
 
 TEST_CASE("no project: a clear error that points at init, not a crash", "[router]") {
