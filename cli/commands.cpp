@@ -1,11 +1,6 @@
 #include "cli/commands.h"
 
-// GCC 12 reports a false -Wnull-dereference inside CLI11's string splitting, depending on how
-// much of this file it inlines.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <CLI/CLI.hpp>
-#pragma GCC diagnostic pop
 
 #include <algorithm>
 
