@@ -1,20 +1,14 @@
 #include "disclosure/injection.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
 
+#include "core/atomic_file.h"
 #include "core/text.h"
 #include "disclosure/help.h"
 
@@ -60,59 +54,16 @@ fs::path resolved(const fs::path& path) {
   return path;
 }
 
-/// A new temp file beside `path`, unique within the process (a counter: `ct serve` runs calls on
-/// several threads) and across processes (the pid; O_EXCL settles the rest). Created 0666 less
-/// the umask, as the file itself would be.
-Result<std::pair<fs::path, int>> create_temp(const fs::path& path) {
-  static std::atomic<unsigned> counter{0};
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    fs::path temp = path.parent_path() / ("." + path.filename().string() + ".cleo-" + std::to_string(::getpid()) + "-" +
-                                          std::to_string(counter.fetch_add(1)));
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return std::pair{temp, fd};
-    if (errno != EEXIST)
-      return fail(Error(ErrorCode::FileError, "cannot create " + temp.string() + ": " + std::strerror(errno))
-                      .with_fix("check the directory's permissions"));
-  }
-  return fail(Error(ErrorCode::FileError, "cannot create a temp file beside " + path.string())
-                  .with_fix("remove stale ." + path.filename().string() + ".cleo-* files there"));
-}
-
-/// Writes through a temp file in the same directory and renames it over the target, keeping the
-/// target's permissions: a reader sees the old file or the new one, never half of one. `path` is
-/// the resolved file (a symlink's target), so links survive.
+/// Writes through a temp file in the same directory, creating the directory first (a reader sees
+/// the old file or the new one, never half of one). `path` is the resolved file (a symlink's
+/// target), so links survive; the file keeps its permissions.
 Result<void> write_atomically(const fs::path& path, std::string_view content) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec)
     return fail(Error(ErrorCode::FileError, "cannot create " + path.parent_path().string() + ": " + ec.message())
                     .with_fix("check the directory's permissions"));
-  CT_TRY_ASSIGN(auto created, create_temp(path));
-  auto [temp, fd] = created;
-  int problem = 0;  // errno of the first failure
-  for (std::string_view rest = content; !problem && !rest.empty();) {
-    ssize_t n = ::write(fd, rest.data(), rest.size());
-    if (n > 0) rest.remove_prefix(static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) problem = n == 0 ? EIO : errno;
-  }
-  struct stat existing {};
-  if (!problem && ::stat(path.c_str(), &existing) == 0 && ::fchmod(fd, existing.st_mode & 07777) != 0) problem = errno;
-  if (!problem && ::fsync(fd) != 0) problem = errno;
-  if (::close(fd) != 0 && !problem) problem = errno;
-  if (problem) {
-    std::string reason = std::strerror(problem);
-    fs::remove(temp, ec);
-    return fail(Error(ErrorCode::FileError, "cannot write " + temp.string() + ": " + reason)
-                    .with_fix("check free space and permissions"));
-  }
-  fs::rename(temp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    return fail(Error(ErrorCode::FileError, "cannot replace " + path.string() + ": " + ec.message())
-                    .with_fix("check the directory's permissions"));
-  }
-  return {};
+  return write_file_atomically(path, content);
 }
 
 /// Whether a (trimmed) line is a START marker, and the level it records.

@@ -1,12 +1,10 @@
 #include "engines/audit_chain.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
+#include "core/atomic_file.h"
 #include "core/json.h"
 #include "core/json_parse.h"
 #include "core/sha256.h"
@@ -128,54 +126,29 @@ Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::p
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail(archive_error("cannot create", dir, ec.value()));
-  fs::path temp = dir / ("." + file.filename().string() + ".tmp");
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(archive_error("cannot create", temp, errno));
-  auto abandon = [&](std::string_view what, int error_number) -> Result<ArchiveReport> {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return fail(archive_error(what, file, error_number));
-  };
-  auto put = [&](const std::string& text) -> bool {
-    std::size_t written = 0;
-    while (written < text.size()) {
-      ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return false;
-      written += static_cast<std::size_t>(n);
-    }
-    return true;
-  };
+  CT_TRY_ASSIGN(AtomicFile out, AtomicFile::create(file));
   // The header names the range, which is known only from the rows: they are counted first.
   AuditQuery query;
   query.ascending = true;
   query.limit = 1000;
   if (previous) query.after_seq = previous->seq;
   std::string body;
-  std::string chain = report.previous;
   bool first = true;
   while (true) {
-    auto batch = store.read_audit(query);
-    if (!batch) {
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return std::unexpected(std::move(batch.error()));
-    }
+    CT_TRY_ASSIGN(std::vector<AuditEntry> batch, store.read_audit(query));
     body.clear();
-    bool done = batch->size() < static_cast<std::size_t>(query.limit);
-    for (const auto& entry : *batch) {
+    bool done = batch.size() < static_cast<std::size_t>(query.limit);
+    for (const auto& entry : batch) {
       if (entry.seq > to) {
         done = true;
         break;
       }
       if (first) {
         report.from = entry.seq;
-        std::string header;
-        json::Writer w(header);
+        json::Writer w(body);
         w.begin_object().key("cleoAuditArchive").value(1).key("from").value(entry.seq).key("to").value(to);
         w.key("previous").value(report.previous).end_object();
-        header += '\n';
-        if (!put(header)) return abandon("cannot write", errno);
+        body += '\n';
         first = false;
       }
       archive_row(body, entry);
@@ -183,38 +156,18 @@ Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::p
       report.last_hash = entry.hash;
       ++report.rows;
     }
-    if (!put(body)) return abandon("cannot write", errno);
-    if (done || batch->empty()) break;
-    query.after_seq = batch->back().seq;
+    CT_TRY(out.write(body));
+    if (done || batch.empty()) break;
+    query.after_seq = batch.back().seq;
   }
-  if (report.rows == 0) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return report;
-  }
-  if (::fsync(fd) != 0) return abandon("cannot flush", errno);
-  if (::close(fd) != 0) {
-    int error_number = errno;
-    ::unlink(temp.c_str());
-    return fail(archive_error("cannot close", file, error_number));
-  }
-  // link() publishes the complete file under its name but, unlike rename(), never replaces an
-  // archive already there: its rows may exist nowhere else.
-  if (::link(temp.c_str(), file.c_str()) != 0) {
-    int error_number = errno;
-    ::unlink(temp.c_str());
-    if (error_number == EEXIST)
-      return fail(Error(ErrorCode::FileError, "the audit archive " + file.string() + " already exists; nothing was removed")
-                      .with_fix("move " + file.string() + " out of .cleo/audit-archive/ (it holds rows of another "
-                                "trail), then run system.gc again"));
-    return fail(archive_error("cannot write", file, error_number));
-  }
-  ::unlink(temp.c_str());
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  if (report.rows == 0) return report;  // no file: `out` removes its temp file
+  // Exclusive: an archive already there is never replaced, as its rows may exist nowhere else.
+  auto published = out.commit(Publish::Exclusive);
+  if (!published && is_target_exists(published.error()))
+    return fail(Error(ErrorCode::FileError, "the audit archive " + file.string() + " already exists; nothing was removed")
+                    .with_fix("move " + file.string() + " out of .cleo/audit-archive/ (it holds rows of another "
+                              "trail), then run system.gc again"));
+  CT_TRY(published);
   return report;
 }
 

@@ -1,15 +1,11 @@
 #include "engines/config.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <system_error>
 
+#include "core/atomic_file.h"
 #include "core/json_parse.h"
 #include "core/text.h"
 
@@ -159,14 +155,6 @@ Result<void> load_object(const json::Value& object, const std::string& prefix, c
   return {};
 }
 
-
-/// Pretty JSON for a file people edit by hand.
-Error file_error(std::string_view what, const fs::path& file, int error_number) {
-  return Error(ErrorCode::FileError,
-               std::string(what) + " " + file.string() + ": " + std::strerror(error_number))
-      .with_fix("check that " + file.parent_path().string() + " exists and is writable, and that the disk is not full");
-}
-
 }  // namespace
 
 std::span<const ConfigKey> config_keys() { return key_table(); }
@@ -261,47 +249,7 @@ json::Value Config::to_json() const {
 }
 
 Result<void> Config::save(const std::filesystem::path& file) const {
-  return write_file_atomic(file, to_json().dump_pretty() + "\n");
-}
-
-Result<void> write_file_atomic(const std::filesystem::path& file, std::string_view content) {
-  fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  fs::path temp = dir / ("." + file.filename().string() + ".tmp-" + random_hex(6));
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(file_error("cannot create", temp, errno));
-
-  auto abandon = [&](std::string_view what, int error_number) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return fail(file_error(what, file, error_number));
-  };
-  std::size_t written = 0;
-  while (written < content.size()) {
-    ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return abandon("cannot write", errno);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) return abandon("cannot flush", errno);
-  if (::close(fd) != 0) {
-    int error_number = errno;
-    ::unlink(temp.c_str());
-    return fail(file_error("cannot close", file, error_number));
-  }
-  if (::rename(temp.c_str(), file.c_str()) != 0) {
-    int error_number = errno;
-    ::unlink(temp.c_str());
-    return fail(file_error("cannot replace", file, error_number));
-  }
-  // Make the rename itself durable.
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
-  return {};
+  return write_file_atomically(file, to_json().dump_pretty() + "\n");
 }
 
 }  // namespace ct

@@ -49,7 +49,4 @@ class Config {
   json::Value values_ = json::Value::object();  // flat: "hierarchy.maxDepth" → 3
 };
 
-/// Writes `content` to `file` atomically (temp file in the same directory, fsync, rename).
-Result<void> write_file_atomic(const std::filesystem::path& file, std::string_view content);
-
 }  // namespace ct

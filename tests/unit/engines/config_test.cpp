@@ -170,15 +170,4 @@ TEST_CASE("config save round-trips through a nested file", "[engines][config]") 
   CHECK(entries == 1);
 }
 
-TEST_CASE("write_file_atomic replaces content and reports failures", "[engines][config]") {
-  TempDir dir;
-  auto file = dir.path() / "data.txt";
-  REQUIRE(write_file_atomic(file, "first"));
-  REQUIRE(write_file_atomic(file, "second"));
-  CHECK(read(file) == "second");
-  auto failed = write_file_atomic(dir.path() / "missing-dir" / "x.txt", "data");
-  REQUIRE_FALSE(failed);
-  CHECK(failed.error().code == ErrorCode::FileError);
-}
-
 }  // namespace ct

@@ -1,0 +1,203 @@
+// Files published whole: replace, exclusive publish, abandoned writes, modes, temp names.
+#include "core/atomic_file.h"
+
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "unit/temp_dir.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+std::string read(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  return names;
+}
+
+unsigned mode_of(const fs::path& file) {
+  struct stat info {};
+  REQUIRE(::stat(file.c_str(), &info) == 0);
+  return info.st_mode & 07777;
+}
+
+/// Sets the process umask for one scope.
+class UmaskGuard {
+ public:
+  explicit UmaskGuard(mode_t mask) : previous_(::umask(mask)) {}
+  ~UmaskGuard() { ::umask(previous_); }
+  UmaskGuard(const UmaskGuard&) = delete;
+  UmaskGuard& operator=(const UmaskGuard&) = delete;
+
+ private:
+  mode_t previous_;
+};
+
+}  // namespace
+
+TEST_CASE("write_file_atomically creates and replaces a file, leaving no temp file", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path file = dir.path() / "data.txt";
+  REQUIRE(write_file_atomically(file, "first"));
+  CHECK(read(file) == "first");
+  REQUIRE(write_file_atomically(file, "second, longer than the first"));
+  CHECK(read(file) == "second, longer than the first");
+  REQUIRE(write_file_atomically(file, ""));
+  CHECK(read(file).empty());
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"data.txt"});
+}
+
+TEST_CASE("a missing directory is E_FILE_ERROR naming the path and the reason", "[core][atomic_file]") {
+  TempDir dir;
+  auto failed = write_file_atomically(dir.path() / "missing-dir" / "x.txt", "data");
+  REQUIRE_FALSE(failed);
+  CHECK(failed.error().code == ErrorCode::FileError);
+  CHECK(failed.error().message.find((dir.path() / "missing-dir").string()) != std::string::npos);
+  CHECK(failed.error().message.find("No such file or directory") != std::string::npos);
+  CHECK(!failed.error().fix.empty());
+  CHECK_FALSE(is_target_exists(failed.error()));
+}
+
+TEST_CASE("Publish::Exclusive never replaces an existing file", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path file = dir.path() / "archive.jsonl";
+  REQUIRE(write_file_atomically(file, "rows of another trail\n", Publish::Exclusive));
+  CHECK(read(file) == "rows of another trail\n");
+
+  auto refused = write_file_atomically(file, "new rows\n", Publish::Exclusive);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::FileError);
+  CHECK(is_target_exists(refused.error()));
+  CHECK(refused.error().message.find(file.string()) != std::string::npos);
+  CHECK(!refused.error().fix.empty());
+  CHECK(read(file) == "rows of another trail\n");
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"archive.jsonl"});
+}
+
+TEST_CASE("an AtomicFile dropped before commit leaves no trace", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path file = dir.path() / "config.json";
+  {
+    auto out = AtomicFile::create(file);
+    REQUIRE(out);
+    CHECK(fs::exists(out->temp()));
+    CHECK(out->temp().parent_path() == dir.path());
+    REQUIRE(out->write("half of a"));
+  }
+  CHECK(names_in(dir.path()).empty());
+
+  REQUIRE(write_file_atomically(file, "old"));
+  {
+    auto out = AtomicFile::create(file);
+    REQUIRE(out);
+    REQUIRE(out->write("new"));
+  }
+  CHECK(read(file) == "old");
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"config.json"});
+}
+
+TEST_CASE("an AtomicFile streams repeated writes into one file", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path file = dir.path() / "rows.jsonl";
+  auto out = AtomicFile::create(file);
+  REQUIRE(out);
+  std::string expected;
+  for (int batch = 0; batch < 50; ++batch) {
+    std::string rows;
+    for (int row = 0; row < 100; ++row) rows += "{\"batch\":" + std::to_string(batch) + ",\"row\":" + std::to_string(row) + "}\n";
+    REQUIRE(out->write(rows));
+    expected += rows;
+  }
+  CHECK_FALSE(fs::exists(file));  // nothing is visible before commit
+  REQUIRE(out->commit());
+  CHECK(read(file) == expected);
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"rows.jsonl"});
+
+  // Published once: later use is refused, and the file stays.
+  auto again = out->write("more");
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == ErrorCode::Internal);
+  CHECK_FALSE(out->commit());
+  CHECK(read(file) == expected);
+}
+
+TEST_CASE("a replaced file keeps its mode; a new one gets 0666 less the umask", "[core][atomic_file]") {
+  TempDir dir;
+  UmaskGuard mask(027);
+  fs::path fresh = dir.path() / "fresh.md";
+  REQUIRE(write_file_atomically(fresh, "new"));
+  CHECK(mode_of(fresh) == 0640);
+
+  fs::path kept = dir.path() / "private.md";
+  REQUIRE(write_file_atomically(kept, "v1"));
+  REQUIRE(::chmod(kept.c_str(), 0600) == 0);
+  REQUIRE(write_file_atomically(kept, "v2"));
+  CHECK(read(kept) == "v2");
+  CHECK(mode_of(kept) == 0600);
+
+  REQUIRE(::chmod(kept.c_str(), 0664) == 0);
+  REQUIRE(write_file_atomically(kept, "v3"));
+  CHECK(mode_of(kept) == 0664);
+}
+
+TEST_CASE("AtomicFiles written on several threads at once get distinct temp files", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path file = dir.path() / "shared.md";
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 25;
+  std::mutex lock;
+  std::set<std::string> temps;
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        auto out = AtomicFile::create(file);
+        if (!out) {
+          std::lock_guard guard(lock);
+          failures.push_back(out.error().message);
+          continue;
+        }
+        {
+          std::lock_guard guard(lock);
+          temps.insert(out->temp().string());
+        }
+        std::string content(4096, static_cast<char>('a' + t));
+        auto written = out->write(content);
+        auto committed = written ? out->commit() : Result<void>(std::unexpected(written.error()));
+        if (!committed) {
+          std::lock_guard guard(lock);
+          failures.push_back(committed.error().message);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures.empty());
+  CHECK(temps.size() == static_cast<std::size_t>(kThreads * kRounds));
+  // The survivor is one writer's whole content, never a mix.
+  std::string last = read(file);
+  REQUIRE(last.size() == 4096);
+  CHECK(last == std::string(4096, last.front()));
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"shared.md"});
+}
+
+}  // namespace ct
