@@ -1157,26 +1157,11 @@ int run(int argc, char** argv) {
   report.load_before = load_average();
   auto started = Steady::now();
 
-  fs::path root;
-  bool remove_root = false;
-  if (options.keep) {
-    root = fs::absolute(*options.keep);
-    if (fs::exists(root / "store"))
-      throw std::runtime_error((root / "store").string() + " already exists; remove it or choose another --keep directory");
-    fs::create_directories(root);
-  } else {
-    root = fs::temp_directory_path() / ("ct-bench-mcp-" + std::to_string(getpid()));
-    fs::create_directories(root);
-    remove_root = true;
-  }
-  struct Cleanup {
-    fs::path dir;
-    bool active;
-    ~Cleanup() {
-      std::error_code ec;
-      if (active) fs::remove_all(dir, ec);
-    }
-  } cleanup{root, remove_root};
+  if (options.keep && fs::exists(fs::absolute(*options.keep) / "store"))
+    throw std::runtime_error((fs::absolute(*options.keep) / "store").string() +
+                             " already exists; remove it or choose another --keep directory");
+  const WorkDir work(options.keep, "ct-bench-mcp");
+  const fs::path& root = work.path();
 
   const auto env = server_environment();
   const fs::path pristine = root / "store";

@@ -2,6 +2,7 @@
 // machine line.
 #pragma once
 
+#include <stdlib.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -106,5 +108,35 @@ inline std::string command_line(int argc, char** argv) {
   }
   return out;
 }
+
+/// Where a benchmark builds its stores: `keep` (absolute, created, kept afterwards), or a fresh
+/// private directory under the system temp directory that is removed when the run ends, also
+/// when it ends with an exception.
+class WorkDir {
+ public:
+  WorkDir(const std::optional<fs::path>& keep, std::string_view prefix) {
+    if (keep) {
+      path_ = fs::absolute(*keep);
+      fs::create_directories(path_);
+      return;
+    }
+    std::string pattern = (fs::temp_directory_path() / (std::string(prefix) + "-XXXXXX")).string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a directory in " + pattern);
+    path_ = pattern;
+    temporary_ = true;
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    if (temporary_) fs::remove_all(path_, ec);
+  }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+  bool temporary_ = false;
+};
 
 }  // namespace ct::bench

@@ -502,29 +502,15 @@ int run(int argc, char** argv) {
   auto started = Steady::now();
   const std::string load_before = load_average();
 
-  fs::path root;
-  bool remove_root = false;
   if (options.keep) {
-    root = fs::absolute(*options.keep);
     for (auto size : options.sizes) {
-      if (fs::exists(root / ("store-" + std::to_string(size))))
-        throw std::runtime_error((root / ("store-" + std::to_string(size))).string() +
-                                 " already exists; remove it or choose another --keep directory");
+      fs::path store = fs::absolute(*options.keep) / ("store-" + std::to_string(size));
+      if (fs::exists(store))
+        throw std::runtime_error(store.string() + " already exists; remove it or choose another --keep directory");
     }
-    fs::create_directories(root);
-  } else {
-    root = fs::temp_directory_path() / ("ct-bench-" + std::to_string(getpid()));
-    fs::create_directories(root);
-    remove_root = true;
   }
-  struct Cleanup {
-    fs::path dir;
-    bool active;
-    ~Cleanup() {
-      std::error_code ec;
-      if (active) fs::remove_all(dir, ec);
-    }
-  } cleanup{root, remove_root};
+  const WorkDir work(options.keep, "ct-bench");
+  const fs::path& root = work.path();
 
   std::vector<Row> rows;
   std::vector<FillReport> fills;

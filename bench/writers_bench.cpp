@@ -376,15 +376,8 @@ int run(int argc, char** argv) {
   Options options = parse_options(argc, argv);
   options.ct = fs::absolute(options.ct).string();
   signal(SIGPIPE, SIG_IGN);
-  fs::path root;
-  if (options.keep.empty()) {
-    std::string pattern = (fs::temp_directory_path() / "ct-bench-writers-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root = pattern;
-  } else {
-    root = fs::absolute(options.keep);
-    fs::create_directories(root);
-  }
+  const WorkDir work(options.keep.empty() ? std::nullopt : std::optional<fs::path>(options.keep), "ct-bench-writers");
+  const fs::path& root = work.path();
 
   std::printf("## Concurrent writers and the audit chain\n\n");
   std::printf("`%s`  \n", command_line(argc, argv).c_str());
@@ -431,10 +424,6 @@ int run(int argc, char** argv) {
               format_duration(chain.lookup_us).c_str());
   std::printf("| chain share of a tasks.update (hash + lookup) | %s %% |\n", format_fixed(share, 1).c_str());
 
-  if (options.keep.empty()) {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
   return 0;
 }
 
