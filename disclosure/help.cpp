@@ -310,13 +310,8 @@ std::string errors_text(const OperationSpec& spec) {
     out += ".\n\n";
   }
   // What the router may answer for any call of this operation.
-  std::vector<ErrorCode> common = {ErrorCode::InvalidParams};
-  if (spec.needs_project) common.push_back(ErrorCode::NotInitialized);
-  if (spec.gateway == Gateway::Mutate) common.push_back(ErrorCode::MutationDisabled);
-  if (spec.gateway == Gateway::Mutate && spec.domain == "tasks") common.push_back(ErrorCode::SessionRequired);
-  if (spec.needs_project) common.push_back(ErrorCode::LockTimeout);
   std::vector<std::string> labels;
-  for (auto code : common) labels.push_back(error_label(code));
+  for (auto code : spec.router_errors()) labels.push_back(error_label(code));
   out += "Any call may also fail with: " + join(labels, ", ") + ".\n";
   return out;
 }

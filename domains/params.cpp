@@ -1,5 +1,6 @@
 #include "domains/params.h"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -48,12 +49,15 @@ std::string describe_choices(const ParamSpec& param) {
   return out;
 }
 
-/// Checks one string value (a param or an array item). Returns the normalised value.
+/// Checks one string value (a param or an array item). Returns the normalised value: surrounding
+/// whitespace is trimmed before any other check, so "   " is an empty string, never a 3-character
+/// title.
 Result<std::string> check_string(const OperationSpec& spec, std::string_view field, const ParamSpec& param,
                                  ParamType type, std::string text) {
   if (!valid_utf8(text)) return fail(param_error(spec, field, "text is not valid UTF-8"));
+  if (std::string_view trimmed = trim(text); trimmed.size() != text.size()) text = std::string(trimmed);
   if (type == ParamType::TaskId) {
-    auto id = normalize_task_id(trim(text));
+    auto id = normalize_task_id(text);
     if (!id) {
       return fail(param_error(spec, field, "expected a task id like T001, got '" + text + "'")
                       .with_detail("expected", "taskId"));
@@ -68,6 +72,8 @@ Result<std::string> check_string(const OperationSpec& spec, std::string_view fie
   }
   if (has_control_characters(text, /*allow_newlines=*/true))
     return fail(param_error(spec, field, "control characters are not allowed"));
+  if (param.single_line && has_control_characters(text, /*allow_newlines=*/false))
+    return fail(param_error(spec, field, "line breaks are not allowed: it is one line"));
   std::int64_t max = field.find('[') != std::string_view::npos ? param.item_max : param.max;
   std::int64_t min = field.find('[') != std::string_view::npos ? kUnbounded : param.min;
   auto length = static_cast<std::int64_t>(utf8_length(text));
@@ -104,9 +110,15 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
       std::int64_t number;
       if (value.is_int()) {
         number = value.as_int();
-      } else if (value.type() == json::Type::Double && value.as_double() == static_cast<double>(
-                                                           static_cast<std::int64_t>(value.as_double()))) {
-        number = static_cast<std::int64_t>(value.as_double());
+      } else if (value.type() == json::Type::Double) {
+        // Range and integrality are checked on the double itself: casting 1e300 or NaN to an
+        // integer is undefined behaviour.
+        double d = value.as_double();
+        if (!std::isfinite(d) || d != std::trunc(d)) return wrong_type("integer");
+        if (d < -kMaxIntParam || d > kMaxIntParam)
+          return fail(param_error(spec, field, "must be between " + std::to_string(-kMaxIntParam) + " and " +
+                                                   std::to_string(kMaxIntParam)));
+        number = static_cast<std::int64_t>(d);
       } else {
         return wrong_type("integer");
       }
@@ -125,12 +137,15 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
           }
         return fail(std::move(error).with_detail("valid", std::move(valid)));
       }
-      if (param.min != kUnbounded && number < param.min)
-        return fail(param_error(spec, field, "must be ≥ " + std::to_string(param.min) + ", got " +
-                                                 std::to_string(number)).with_detail("min", param.min));
-      if (param.max != kUnbounded && number > param.max)
-        return fail(param_error(spec, field, "must be ≤ " + std::to_string(param.max) + ", got " +
-                                                 std::to_string(number)).with_detail("max", param.max));
+      // Every integer is bounded (an offset near INT64_MAX would overflow offset + limit).
+      const std::int64_t min = param.min != kUnbounded ? param.min : -kMaxIntParam;
+      const std::int64_t max = param.max != kUnbounded ? param.max : kMaxIntParam;
+      if (number < min)
+        return fail(param_error(spec, field, "must be ≥ " + std::to_string(min) + ", got " +
+                                                 std::to_string(number)).with_detail("min", min));
+      if (number > max)
+        return fail(param_error(spec, field, "must be ≤ " + std::to_string(max) + ", got " +
+                                                 std::to_string(number)).with_detail("max", max));
       return json::Value(number);
     }
     case ParamType::Bool:

@@ -54,6 +54,30 @@ std::string OperationSpec::call_text(std::string_view params_json) const {
   return call + "}";
 }
 
+bool OperationSpec::session_checked() const { return gateway == Gateway::Mutate && domain == "tasks"; }
+
+std::vector<ErrorCode> OperationSpec::router_errors() const {
+  std::vector<ErrorCode> codes = {ErrorCode::InvalidParams};
+  if (needs_project) codes.push_back(ErrorCode::NotInitialized);
+  if (gateway == Gateway::Mutate) codes.push_back(ErrorCode::MutationDisabled);
+  if (session_checked()) {
+    codes.push_back(ErrorCode::SessionRequired);
+    codes.push_back(ErrorCode::SessionNotFound);
+  }
+  if (needs_project) {
+    codes.push_back(ErrorCode::LockTimeout);
+    codes.push_back(ErrorCode::FileError);
+  }
+  return codes;
+}
+
+bool OperationSpec::declares(ErrorCode code) const {
+  if (code == ErrorCode::Internal || is_success_note(code)) return true;
+  if (std::find(errors.begin(), errors.end(), code) != errors.end()) return true;
+  auto common = router_errors();
+  return std::find(common.begin(), common.end(), code) != common.end();
+}
+
 const ParamSpec* OperationSpec::find_param(std::string_view param) const {
   for (const auto& p : params)
     if (p.name == param) return &p;

@@ -32,6 +32,9 @@ enum class EngineKind { Native, Subprocess, Hybrid };
 std::string_view to_string(EngineKind kind);
 
 inline constexpr std::int64_t kUnbounded = INT64_MIN;
+/// Integer params without a declared bound still stay within ±10^9: no offset, position or
+/// version needs more, and sums of two such values cannot overflow.
+inline constexpr std::int64_t kMaxIntParam = 1'000'000'000;
 
 struct ParamSpec {
   std::string_view name;
@@ -51,6 +54,8 @@ struct ParamSpec {
   /// Bool: when true, the call writes nothing (a check or dry run). The router lets such a call
   /// through in read-only mode, rolls its transaction back and audits nothing.
   bool dry_run = false;
+  /// String: one line (titles, names) — line breaks are refused like other control characters.
+  bool single_line = false;
 };
 
 struct Example {
@@ -106,6 +111,15 @@ struct OperationSpec {
   std::string call_text(std::string_view params_json) const;
   const ParamSpec* find_param(std::string_view param) const;
   bool list_like() const { return !row_fields.empty(); }
+  /// Writes the router checks against session.enforcement and the bound session before the
+  /// handler runs.
+  bool session_checked() const;
+  /// Codes the router itself may answer for any call of this operation (validation, project,
+  /// read-only mode, sessions, the store), beyond `errors`.
+  std::vector<ErrorCode> router_errors() const;
+  /// True when a call may fail with `code`: it is in `errors` or router_errors() (E_INTERNAL is
+  /// always possible: it is a bug). Test builds check every failure against this.
+  bool declares(ErrorCode code) const;
 };
 
 class Registry {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "core/version.h"
@@ -150,10 +151,24 @@ Result<std::vector<std::string>> check_session(const OperationSpec& spec, Contex
     CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
     if (sessions.size() == 1) context.session = sessions.front().id;
   }
-  if (spec.gateway != Gateway::Mutate || spec.domain != "tasks") return std::vector<std::string>{};
+  if (!spec.session_checked()) return std::vector<std::string>{};
   // The clock is read only when a session is touched (a stepping test clock stays in step).
   SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
   return sessions.check_write(context.session);
+}
+
+/// Debug builds and test runs (CLEO_TEST_MODE=1 or CLEO_CHECK_ERRORS=1) check every failure
+/// against the spec.
+bool check_declared_errors() {
+#ifndef NDEBUG
+  return true;
+#else
+  static const bool enabled = [] {
+    const char* flag = std::getenv("CLEO_CHECK_ERRORS");
+    return test_mode() || (flag != nullptr && std::string_view(flag) == "1");
+  }();
+  return enabled;
+#endif
 }
 
 bool worth_auditing_failure(ErrorCode code) {
@@ -311,8 +326,8 @@ Envelope Router::dispatch(const Request& request) {
             return replay;
           }
         }
-        Error error(ErrorCode::InvalidInput, "idempotencyKey '" + common->idempotency_key +
-                                                 "' was already used for a different call (" + (*seen)->operation + ")");
+        Error error(ErrorCode::InvalidParams, "idempotencyKey '" + common->idempotency_key +
+                                                  "' was already used for a different call (" + (*seen)->operation + ")");
         error.fix = "send a new idempotencyKey for a new call; repeat a call with the same params to get its result";
         return failure(std::move(error).with_detail("field", "idempotencyKey").with_detail("operation", (*seen)->operation));
       }
@@ -333,6 +348,14 @@ Envelope Router::dispatch(const Request& request) {
       }
     }();
 
+    if (!reply && check_declared_errors() && !spec->declares(reply.error().code)) {
+      // A test build refuses to let an operation answer a code its spec does not declare: help,
+      // docs and agents rely on the declared list.
+      std::fprintf(stderr, "ct: %s answered %s, which its spec does not declare\n", spec->full_name().c_str(),
+                   std::string(to_string(reply.error().code)).c_str());
+      reply = fail(ErrorCode::Internal, spec->full_name() + " answered undeclared " +
+                                            std::string(to_string(reply.error().code)) + ": " + reply.error().message);
+    }
     if (!reply) {
       if (context.store) context.store->rollback();
       if (context.store && mutate && !read_only_mutate && worth_auditing_failure(reply.error().code)) {

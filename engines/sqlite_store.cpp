@@ -538,31 +538,33 @@ void append_filter(const TaskFilter& filter, bool with_statuses, std::string& wh
 std::string order_by(SortKey sort, bool descending) {
   const char* dir = descending ? " DESC" : "";
   std::string out = " ORDER BY ";
-  auto term = [&](std::string_view expression, bool last = false) {
+  // The sort key takes the direction; ties are broken in tree order, oldest first, either way.
+  auto key = [&](std::string_view expression) {
     out += expression;
     out += dir;
-    if (!last) out += ", ";
+    out += ", ";
   };
   switch (sort) {
     case SortKey::Position:
       // NULL sorts first in SQLite, so root tasks lead; the (parent, position) index serves this.
-      term("t.parent");
-      term("t.position");
+      key("t.parent");
+      key("t.position");
       break;
     case SortKey::Priority:
-      term("CASE t.priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END");
-      term("t.position");
+      // By rank, not by name: ascending is low → critical.
+      key("CASE t.priority WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END");
+      out += "t.position, ";
       break;
-    case SortKey::Created: term("t.created_at"); break;
-    case SortKey::Updated: term("t.updated_at"); break;
-    case SortKey::Title: term("t.title COLLATE NOCASE"); break;
+    case SortKey::Created: key("t.created_at"); break;
+    case SortKey::Updated: key("t.updated_at"); break;
+    case SortKey::Title: key("t.title COLLATE NOCASE"); break;
     case SortKey::Status:
-      term("CASE t.status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 WHEN 'blocked' THEN 2 "
-           "WHEN 'done' THEN 3 ELSE 4 END");
+      key("CASE t.status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 WHEN 'blocked' THEN 2 "
+          "WHEN 'done' THEN 3 ELSE 4 END");
       break;
-    case SortKey::Id: break;
+    case SortKey::Id: key("t.num"); break;
   }
-  term("t.num", true);
+  out += sort == SortKey::Position ? std::string("t.num") + dir : std::string("t.num");
   return out;
 }
 

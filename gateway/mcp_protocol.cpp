@@ -105,16 +105,63 @@ Protocol::Protocol(const Registry& registry, ServerInfo info)
     : registry_(registry), info_(std::move(info)), tools_list_(build_tools_list(registry)) {}
 
 Outcome Protocol::handle(std::string_view message, Connection& connection, Router& router) const {
-  Outcome outcome;
   auto parsed = json::parse(message);
-  if (!parsed) {
+  if (parsed) return handle_parsed(*parsed, connection, router, message);
+  // Well-formed JSON that holds a value the parser cannot represent (an integer beyond 64 bits,
+  // 1e999, a lone surrogate escape) is still a message: its id is answered exactly as sent, and
+  // a notification is never answered.
+  json::Outline outline = json::outline(message);
+  if (!outline.well_formed) {
+    Outcome outcome;
     outcome.reply = rpc_error("null", RpcError::ParseError, "Parse error: " + parsed.error().message);
     return outcome;
   }
-  return handle_parsed(*parsed, connection, router);
+  std::string why = parsed.error().message;
+  if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+  auto answer = [&](const json::Outline& item, Outcome& outcome) -> std::optional<std::string> {
+    outcome.kind = MessageKind::Invalid;
+    if (item.top != json::Type::Object)
+      return rpc_error("null", RpcError::InvalidRequest, "Invalid Request: a message must be a JSON object");
+    std::string_view id = item.member("id");
+    bool usable_id = !id.empty() && (id.front() == '"' || id.front() == '-' || (id.front() >= '0' && id.front() <= '9'));
+    if (item.member("method").empty()) {
+      if (!id.empty() && (!item.member("result").empty() || !item.member("error").empty())) {
+        outcome.kind = MessageKind::Response;
+        return std::nullopt;
+      }
+    } else if (id.empty()) {
+      outcome.kind = MessageKind::Notification;
+      return std::nullopt;
+    }
+    outcome.kind = MessageKind::Request;
+    return rpc_error(usable_id ? id : "null", RpcError::InvalidParams,
+                     "Invalid params: a value cannot be represented (" + why +
+                         "); numbers must be finite and integers fit in 64 bits, strings valid Unicode");
+  };
+  Outcome outcome;
+  if (outline.top != json::Type::Array) {
+    outcome.reply = answer(outline, outcome);
+    return outcome;
+  }
+  if (connection.protocol_version != "2025-03-26" || outline.elements.empty()) {
+    outcome.reply = rpc_error("null", RpcError::InvalidRequest, "Invalid Request: this batch is not accepted");
+    return outcome;
+  }
+  outcome.kind = MessageKind::Batch;
+  std::string replies;
+  for (std::string_view element : outline.elements) {
+    Outcome inner;
+    auto reply = answer(json::outline(element), inner);
+    if (!reply) continue;
+    replies += replies.empty() ? "[" : ",";
+    replies += *reply;
+  }
+  if (!replies.empty()) outcome.reply = replies + "]";
+  return outcome;
 }
 
-Outcome Protocol::handle_parsed(const json::Value& message, Connection& connection, Router& router) const {
+Outcome Protocol::handle_parsed(const json::Value& message, Connection& connection, Router& router,
+                                std::string_view text) const {
   Outcome outcome;
   const json::Value* parsed = &message;
   try {
@@ -136,9 +183,13 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
       }
       std::string replies = "[";
       bool any = false;
-      for (const auto& item : parsed->as_array()) {
+      json::Outline items;
+      if (!text.empty()) items = json::outline(text);
+      for (std::size_t i = 0; i < parsed->size(); ++i) {
+        const json::Value& item = parsed->as_array()[i];
         Outcome inner;
-        auto reply = handle_object(item, connection, router, inner);
+        auto reply = handle_object(item, i < items.elements.size() ? items.elements[i] : std::string_view(),
+                                   connection, router, inner);
         outcome.initialize_succeeded = outcome.initialize_succeeded || inner.initialize_succeeded;
         if (!reply) continue;
         if (any) replies += ',';
@@ -149,7 +200,7 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
       if (any) outcome.reply = std::move(replies);
       return outcome;
     }
-    outcome.reply = handle_object(*parsed, connection, router, outcome);
+    outcome.reply = handle_object(*parsed, text, connection, router, outcome);
   } catch (const std::exception& e) {
     log::error(std::string("internal error while handling a message: ") + e.what());
     outcome.reply = rpc_error("null", RpcError::InternalError, "Internal error");
@@ -157,8 +208,8 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
   return outcome;
 }
 
-std::optional<std::string> Protocol::handle_object(const json::Value& message, Connection& connection,
-                                                   Router& router, Outcome& outcome) const {
+std::optional<std::string> Protocol::handle_object(const json::Value& message, std::string_view text,
+                                                   Connection& connection, Router& router, Outcome& outcome) const {
   outcome.kind = MessageKind::Invalid;
   if (!message.is_object())
     return rpc_error("null", RpcError::InvalidRequest, "Invalid Request: a message must be a JSON object");
@@ -166,6 +217,10 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, C
   const json::Value* method = message.find("method");
   bool valid_id = id && (id->is_string() || id->is_number());
   std::string id_json = valid_id ? id->dump() : "null";
+  // A number id that is not a 64-bit integer (18446744073709551615, 1.5) would not survive the
+  // round trip through a double: it is echoed from the raw text.
+  if (valid_id && id->is_number() && !id->is_int() && !text.empty())
+    if (std::string_view raw = json::outline(text).member("id"); !raw.empty()) id_json = raw;
   if (message["jsonrpc"] != json::Value("2.0"))
     return rpc_error(id_json, RpcError::InvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"");
   if (!method) {
@@ -215,7 +270,12 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, C
     return rpc_result(id_json, result);
   }
   if (name == "ping") return rpc_result(id_json, "{}");
-  if (name == "tools/list") return rpc_result(id_json, tools_list_);
+  if (name == "tools/list") {
+    // Both tools fit in one page: no cursor was ever issued, so any cursor is invalid.
+    if (params.contains("cursor") && !params["cursor"].is_null())
+      return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: unknown cursor (tools/list has one page)");
+    return rpc_result(id_json, tools_list_);
+  }
   if (name == "tools/call") {
     const json::Value& tool = params["name"];
     Gateway gateway;

@@ -58,16 +58,18 @@ class Protocol {
 
   /// Handles one message as received (a stdio line or an HTTP body).
   Outcome handle(std::string_view message, Connection& connection, Router& router) const;
-  /// The same for a message the transport has already parsed.
-  Outcome handle_parsed(const json::Value& message, Connection& connection, Router& router) const;
+  /// The same for a message the transport has already parsed; `text`, when given, is the message
+  /// as received (ids that are not 64-bit integers are echoed from it exactly).
+  Outcome handle_parsed(const json::Value& message, Connection& connection, Router& router,
+                        std::string_view text = {}) const;
 
   /// The cached tools/list result (compact JSON): stable in order and small.
   const std::string& tools_list_result() const { return tools_list_; }
   const ServerInfo& info() const { return info_; }
 
  private:
-  std::optional<std::string> handle_object(const json::Value& message, Connection& connection, Router& router,
-                                           Outcome& outcome) const;
+  std::optional<std::string> handle_object(const json::Value& message, std::string_view text,
+                                           Connection& connection, Router& router, Outcome& outcome) const;
 
   const Registry& registry_;
   ServerInfo info_;

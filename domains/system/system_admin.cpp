@@ -199,6 +199,7 @@ void register_system_admin(Registry& registry) {
                 .params = {{.name = "key", .type = ParamType::String, .max = 60,
                             .description = "One key, e.g. hierarchy.maxDepth (default: all keys)", .positional = true}},
                 .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description}",
+                .errors = {ErrorCode::InvalidInput},
                 .examples = {{R"({})", "every key"}, {R"({"key":"hierarchy.maxSiblings"})", "one key"}},
                 .idempotent = true, .tier = 2, .shortcut = "config get", .handler = config_get});
   registry.add({.domain = "system", .name = "config.set", .gateway = Gateway::Mutate,

@@ -13,10 +13,11 @@ std::vector<ParamSpec> content_params(bool for_add) {
   std::vector<ParamSpec> params;
   if (for_add) {
     params.push_back({.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
-                      .description = "What to do, one line (3–200 characters)", .positional = true});
+                      .description = "What to do, one line (3–200 characters)", .positional = true,
+                      .single_line = true});
   } else {
     params.push_back({.name = "title", .type = ParamType::String, .min = 3, .max = 200,
-                      .description = "New title (3–200 characters)"});
+                      .description = "New title (3–200 characters)", .single_line = true});
   }
   params.push_back({.name = "description", .type = ParamType::String, .max = 2000,
                     .description = "Details (≤ 2000 characters); must differ from the title"});

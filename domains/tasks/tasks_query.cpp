@@ -91,7 +91,8 @@ Result<Reply> list(Context& context, const Params& params) {
       {"position", SortKey::Position}, {"priority", SortKey::Priority}, {"created", SortKey::Created},
       {"updated", SortKey::Updated}, {"title", SortKey::Title}, {"status", SortKey::Status}, {"id", SortKey::Id}};
   query.sort = kSort.at(params.str("sort"));
-  query.descending = params.str("order") == "desc";
+  // Without an order, priority lists the most important first; every other key ascends.
+  query.descending = params.opt_str("order").value_or(query.sort == SortKey::Priority ? "desc" : "asc") == "desc";
   query.limit = params.integer("limit");
   query.offset = params.integer("offset");
   std::vector<Task> tasks;
@@ -392,8 +393,8 @@ void register_tasks_queries(Registry& registry) {
   list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
                          .choices = {"position", "priority", "created", "updated", "title", "status", "id"},
                          .description = "Sort key (position = tree order)"});
-  list_params.push_back({.name = "order", .type = ParamType::Enum, .default_json = R"("asc")",
-                         .choices = {"asc", "desc"}, .description = "Sort direction"});
+  list_params.push_back({.name = "order", .type = ParamType::Enum, .choices = {"asc", "desc"},
+                         .description = "Sort direction (default asc; priority: desc, critical first)"});
   list_params.push_back({.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
                          .description = "Rows per page"});
   list_params.push_back({.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
@@ -404,6 +405,7 @@ void register_tasks_queries(Registry& registry) {
                 .params = std::move(list_params),
                 .returns = "[{id,title,status,priority,parent?}] (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when there are more rows",
+                .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},
                              {R"({"parent":"T001"})", "children of T001"}},
                 .idempotent = true, .tier = 1, .shortcut = "list", .row_fields = task_field_names(), .handler = list});
@@ -457,6 +459,7 @@ void register_tasks_queries(Registry& registry) {
                            "whose dependencies are finished, "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
                            "leaf 10; ties by position then age. E_NO_DATA note when none is ready",
+                .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
                 .idempotent = true, .tier = 1, .shortcut = "next", .handler = next});
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,

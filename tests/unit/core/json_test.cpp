@@ -271,14 +271,76 @@ TEST_CASE("nested documents round-trip", "[core][json]") {
     CHECK(parsed(v.dump()) == v);
   }
 
-  // Deep nesting built programmatically.
+  // Deep nesting built programmatically, up to the parser's limit (an object and an array per
+  // step: two levels).
   Value deep = Value("leaf");
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < ct::json::kMaxDepth / 2; ++i) {
     Value wrapper = Value::object();
     wrapper.set("k" + std::to_string(i), Value::array_of(std::vector<Value>{deep}));
     deep = std::move(wrapper);
   }
   CHECK(parsed(deep.dump()) == deep);
+  Value deeper = Value::array_of(std::vector<Value>{deep});
+  auto refused = ct::json::parse(deeper.dump());
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("nesting deeper than") != std::string::npos);
+}
+
+TEST_CASE("objects are built in linear time and bounded in size", "[core][json]") {
+  // 10,000 members (the limit): quadratic building took seconds at this size.
+  std::string text = "{";
+  for (std::size_t i = 0; i < ct::json::kMaxMembers; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  text += "}";
+  Value big = parsed(text);
+  REQUIRE(big.size() == ct::json::kMaxMembers);
+  CHECK(big["k9999"] == Value(9999));
+  text.pop_back();
+  text += ",\"one too many\":1}";
+  auto refused = ct::json::parse(text);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("more than 10000 members") != std::string::npos);
+
+  // A repeated key keeps its first position and its last value, in small and large objects.
+  Value small = parsed(R"({"a":1,"b":2,"a":3})");
+  CHECK(small.dump() == R"({"a":3,"b":2})");
+  std::string many = "{\"dup\":0";
+  for (int i = 0; i < 40; ++i) many += ",\"m" + std::to_string(i) + "\":" + std::to_string(i);
+  many += ",\"dup\":99}";
+  Value large = parsed(many);
+  CHECK(large.size() == 41);
+  CHECK(large.as_object().front().first == "dup");
+  CHECK(large["dup"] == Value(99));
+}
+
+TEST_CASE("outline reads well-formed JSON that the parser cannot represent", "[core][json]") {
+  using ct::json::outline;
+  auto big = outline(R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"x","params":{"n":1e999,"s":"\ud800"}})");
+  REQUIRE(big.well_formed);
+  CHECK(big.top == ct::json::Type::Object);
+  CHECK(big.member("id") == "18446744073709551616");
+  CHECK(big.member("method") == R"("x")");
+  CHECK(big.member("params") == R"({"n":1e999,"s":"\ud800"})");
+  CHECK(big.member("missing").empty());
+  CHECK_FALSE(ct::json::parse(R"({"id":18446744073709551616})"));
+
+  auto batch = outline(R"( [ {"id":1} , 2 ,"x"] )");
+  REQUIRE(batch.well_formed);
+  CHECK(batch.top == ct::json::Type::Array);
+  CHECK(batch.elements == std::vector<std::string_view>{R"({"id":1})", "2", R"("x")"});
+
+  for (const char* bad : {"", "{", "{\"a\"}", "{\"a\":}", "[1,]", "01", "1.", "-", "1e", "\"\\x\"", "\"\\u12\"",
+                          "tru", "{\"a\":1}x", "\"a\nb\"", "{\"a\":1,}", "[1 2]"}) {
+    INFO(bad);
+    CHECK_FALSE(outline(bad).well_formed);
+  }
+  for (const char* good : {"0", "-0.5e+3", "\"\\u00e9\\n\"", "[]", "{}", " null ", "[true,false,{\"a\":[{}]}]"}) {
+    INFO(good);
+    CHECK(outline(good).well_formed);
+  }
+  CHECK_FALSE(outline("\xff").well_formed);  // invalid UTF-8
+  std::string too_deep(ct::json::kMaxDepth + 1, '[');
+  too_deep += std::string(ct::json::kMaxDepth + 1, ']');
+  CHECK_FALSE(outline(too_deep).well_formed);
 }
 
 TEST_CASE("doubles use the shortest representation; NaN and infinity become null",

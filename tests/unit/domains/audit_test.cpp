@@ -35,7 +35,7 @@ TEST_CASE("a repeated idempotencyKey returns the first result without running ag
   CHECK(p.query("tasks", "list").data.size() == 1);
   // The same key for a different call is refused, and nothing runs.
   auto other = p.mutate("tasks", "add", R"({"title":"Something else","idempotencyKey":"agent-7:add-1"})");
-  CHECK(code_of(other) == "E_INVALID_INPUT");
+  CHECK(code_of(other) == "E_INVALID_PARAMS");
   CHECK(other.error->details["field"].as_string() == "idempotencyKey");
   CHECK(p.query("tasks", "list").data.size() == 1);
   // Another key is another call.

@@ -282,8 +282,22 @@ TEST_CASE("text is stored verbatim: SQL-looking and unicode strings", "[tasks][i
   long_title.set("title", std::string(201, 'x'));
   CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", long_title})) == "E_INVALID_PARAMS");
   json::Value newline = json::Value::object();
-  newline.set("title", "two\nlines");
-  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", newline})) == "E_VALIDATION");
+  newline.set("title", "two\nlines");  // a title is one line
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", newline})) == "E_INVALID_PARAMS");
+  json::Value blank = json::Value::object();
+  blank.set("title", "     ");  // trimmed before the length check
+  auto refused = p.router().dispatch({Gateway::Mutate, "tasks", "add", blank});
+  CHECK(code_of(refused) == "E_INVALID_PARAMS");
+  CHECK(refused.error->message.find("at least 3 characters, got 0") != std::string::npos);
+  json::Value padded = json::Value::object();
+  padded.set("title", "  Padded title \t");
+  REQUIRE(p.router().dispatch({Gateway::Mutate, "tasks", "add", padded}).success);
+  CHECK(p.query("tasks", "show", R"({"id":"T002"})").data["title"].as_string() == "Padded title");
+  json::Value wipe = json::Value::object();
+  wipe.set("id", "T001");
+  wipe.set("title", "    ");
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "update", wipe})) == "E_INVALID_PARAMS");
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["title"].as_string() == title);
 }
 
 TEST_CASE("list filters, sorts and paginates with hasMore", "[tasks][list]") {

@@ -435,8 +435,11 @@ TEST_CASE("list filters, sorts and pages", "[engines][store]") {
   CHECK(list(query) == Ids{"T003"});
 
   query = {};
-  query.sort = SortKey::Priority;
+  query.sort = SortKey::Priority;  // by rank: ascending is low → critical
+  CHECK(list(query) == Ids{"T001", "T004", "T002", "T003"});
+  query.descending = true;
   CHECK(list(query) == Ids{"T003", "T002", "T004", "T001"});
+  query.descending = false;
   query.sort = SortKey::Created;
   CHECK(list(query) == Ids{"T004", "T002", "T003", "T001"});
   query.sort = SortKey::Title;

@@ -131,3 +131,33 @@ TEST_CASE("the initialize instructions are help level 0", "[mcp]") {
   CHECK(text == *level0);
   for (const auto& domain : registry().domains()) CHECK(text.find(domain) != std::string::npos);
 }
+
+TEST_CASE("ids that are not 64-bit integers come back exactly as sent", "[mcp]") {
+  Fixture f;
+  auto raw = [&](std::string_view message) {
+    Outcome outcome = f.protocol.handle(message, f.connection, f.project.router());
+    REQUIRE(outcome.reply);
+    return *outcome.reply;
+  };
+  // A double would print 18446744073709552000 (…616 after the round trip).
+  CHECK(raw(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})") ==
+        R"({"jsonrpc":"2.0","id":18446744073709551615,"result":{}})");
+  CHECK(raw(R"({"jsonrpc":"2.0","id":1.50,"method":"ping"})") == R"({"jsonrpc":"2.0","id":1.50,"result":{}})");
+  CHECK(raw(R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"})")
+            .starts_with(R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"error":{"code":-32602,)"));
+  // Notifications and responses holding such values get no reply; unparsable text gets -32700.
+  CHECK_FALSE(f.protocol.handle(R"({"jsonrpc":"2.0","method":"x","params":{"n":1e999}})", f.connection,
+                                f.project.router()).reply);
+  CHECK_FALSE(f.protocol.handle(R"({"jsonrpc":"2.0","id":99999999999999999999,"result":{}})", f.connection,
+                                f.project.router()).reply);
+  CHECK(raw(R"({"jsonrpc":"2.0","id":2,"method":"ping","params":{"n":1e999})").find("-32700") != std::string::npos);
+}
+
+TEST_CASE("tools/list refuses a cursor it never issued", "[mcp]") {
+  Fixture f;
+  auto reply = f.send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"abc"}})");
+  CHECK((*reply)["error"]["code"].as_int() == -32602);
+  CHECK((*reply)["id"].as_int() == 1);
+  auto plain = f.send(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}})");
+  CHECK((*plain)["result"]["tools"].size() == 2);
+}
