@@ -55,11 +55,28 @@ struct Output {
   RenderOptions render;
 };
 
+/// Stored text and echoed input reach a terminal only through terminal_safe(): a title holding
+/// ESC or BEL must not drive the viewer's terminal. (JSON output escapes them anyway.)
+Error printable(Error error) {
+  error.message = terminal_safe(error.message);
+  error.fix = terminal_safe(error.fix);
+  for (auto& alternative : error.alternatives) alternative.action = terminal_safe(alternative.action);
+  make_terminal_safe(error.details);
+  return error;
+}
+
+Envelope printable(Envelope envelope) {
+  make_terminal_safe(envelope.data);
+  for (auto& warning : envelope.warnings) warning = terminal_safe(warning);
+  if (envelope.error) envelope.error = printable(std::move(*envelope.error));
+  return envelope;
+}
+
 int report_failure(const Error& error, const Output& output) {
   if (output.json) {
     write(stdout, to_json(failure(error)) + "\n");
   } else {
-    write(stderr, render_error(error, output.render.err, registry()));
+    write(stderr, render_error(printable(error), output.render.err, registry()));
   }
   return error.exit_code();
 }
@@ -170,7 +187,8 @@ int run_checked(const std::vector<std::string>& args) {
   if (output.json) {
     write(stdout, to_json(envelope) + "\n");
   } else {
-    Rendered rendered = render_envelope(*spec, params, envelope, output.render, operations, tree.command() + " --help");
+    Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
+                                        tree.command() + " --help");
     write(stderr, rendered.err);
     write(stdout, rendered.out);
   }

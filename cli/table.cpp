@@ -178,4 +178,41 @@ std::string pad_to(std::string_view text, std::size_t width) {
   return out;
 }
 
+std::string terminal_safe(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t start = i;
+    char32_t cp = decode(text, i);
+    bool bidi = (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    if (cp < 0x20 && cp != '\t' && cp != '\n') {
+      out += '^';
+      out += static_cast<char>(cp + 0x40);
+    } else if (cp == 0x7F) {
+      out += "^?";
+    } else if ((cp >= 0x80 && cp <= 0x9F) || bidi) {
+      out += "<U+";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
+      out += '>';
+    } else {
+      out.append(text.substr(start, i - start));
+    }
+  }
+  return out;
+}
+
+void make_terminal_safe(json::Value& value) {
+  if (value.is_string()) {
+    value.as_string() = terminal_safe(value.as_string());
+  } else if (value.is_array()) {
+    for (auto& item : value.as_array()) make_terminal_safe(item);
+  } else if (value.is_object()) {
+    for (auto& [key, item] : value.as_object()) {
+      key = terminal_safe(key);
+      make_terminal_safe(item);
+    }
+  }
+}
+
 }  // namespace ct::cli

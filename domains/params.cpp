@@ -242,6 +242,12 @@ Result<Params> Params::validate(const OperationSpec& spec, const json::Value& ra
   return params;
 }
 
+Result<json::Value> Params::check(const OperationSpec& spec, std::string_view name, const json::Value& value) {
+  const ParamSpec* param = spec.find_param(name);
+  if (!param) return fail(ErrorCode::Internal, spec.full_name() + " has no param '" + std::string(name) + "'");
+  return check_value(spec, *param, value);
+}
+
 const std::string& Params::str(std::string_view name) const { return values_[name].as_string(); }
 
 std::optional<std::string> Params::opt_str(std::string_view name) const {

@@ -22,6 +22,9 @@ class Params {
   /// Validates `raw` (must be an object or null) against `spec`. Errors are E_INVALID_PARAMS
   /// naming the field, what was expected and the valid choices.
   static Result<Params> validate(const OperationSpec& spec, const json::Value& raw);
+  /// Validates one value against one param of `spec` (as validate() would inside an object) and
+  /// returns it normalised; E_INVALID_PARAMS names `name`.
+  static Result<json::Value> check(const OperationSpec& spec, std::string_view name, const json::Value& value);
 
   bool has(std::string_view name) const { return values_.contains(name); }
   /// String, Enum and TaskId params (TaskId normalised to "T001").

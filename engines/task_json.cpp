@@ -28,19 +28,6 @@ json::Value relates_json(const std::vector<Relation>& relates) {
   return out;
 }
 
-std::vector<std::string> read_strings(const json::Value& value) {
-  std::vector<std::string> out;
-  if (value.is_array())
-    for (const auto& item : value.as_array())
-      if (item.is_string()) out.push_back(item.as_string());
-  return out;
-}
-
-std::optional<TimeMs> read_time(const json::Value& value) {
-  if (!value.is_string()) return std::nullopt;
-  return parse_iso8601(value.as_string());
-}
-
 }  // namespace
 
 std::vector<std::string_view> task_field_names() {
@@ -148,48 +135,6 @@ json::Value audit_row_json(const AuditEntry& row, bool with_task) {
   if (!row.agent.empty()) item.set("agent", row.agent);
   if (!row.reason.empty()) item.set("reason", row.reason);
   return item;
-}
-
-Task task_from_json(const json::Value& v) {
-  Task t;
-  auto str = [&](std::string_view key) { return v[key].is_string() ? v[key].as_string() : std::string(); };
-  t.id = str("id");
-  t.title = str("title");
-  t.description = str("description");
-  t.status = parse_status(str("status")).value_or(TaskStatus::Pending);
-  t.priority = parse_priority(str("priority")).value_or(Priority::Medium);
-  t.type = parse_type(str("type")).value_or(TaskType::Task);
-  t.parent = str("parent");
-  t.position = v["position"].is_int() ? v["position"].as_int() : 0;
-  t.depends = read_strings(v["depends"]);
-  t.labels = read_strings(v["labels"]);
-  t.acceptance = read_strings(v["acceptance"]);
-  t.files = read_strings(v["files"]);
-  if (v["notes"].is_array()) {
-    for (const auto& note : v["notes"].as_array()) {
-      if (note.is_string()) {
-        t.notes.push_back({0, note.as_string()});
-      } else if (note["text"].is_string()) {
-        t.notes.push_back({read_time(note["at"]).value_or(0), note["text"].as_string()});
-      }
-    }
-  }
-  if (v["relates"].is_array()) {
-    for (const auto& rel : v["relates"].as_array()) {
-      if (!rel["id"].is_string()) continue;
-      t.relates.push_back({rel["id"].as_string(), rel["type"].is_string() ? rel["type"].as_string() : "relates-to",
-                           rel["reason"].is_string() ? rel["reason"].as_string() : ""});
-    }
-  }
-  t.phase = str("phase");
-  t.size = parse_size(str("size")).value_or(TaskSize::Unset);
-  t.blocked_by = str("blockedBy");
-  t.created_at = read_time(v["createdAt"]).value_or(0);
-  t.updated_at = read_time(v["updatedAt"]).value_or(0);
-  t.completed_at = read_time(v["completedAt"]);
-  t.cancelled_at = read_time(v["cancelledAt"]);
-  t.cancellation_reason = str("cancellationReason");
-  return t;
 }
 
 }  // namespace ct

@@ -24,7 +24,4 @@ json::Value task_field(const Task& task, std::string_view field);
 /// The common fields of an audit row: seq, at, operation, id (when `with_task`), outcome when not
 /// "ok", session, agent and reason when set (system.log and tasks.history add their details).
 json::Value audit_row_json(const AuditEntry& row, bool with_task);
-/// Reads a task back from task_full() output (tasks.import). Unknown keys are ignored.
-Task task_from_json(const json::Value& value);
-
 }  // namespace ct

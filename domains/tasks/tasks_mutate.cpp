@@ -56,11 +56,13 @@ std::vector<ParamSpec> content_params(bool for_add) {
   return params;
 }
 
-Result<Reply> add(Context& context, const Params& params) {
+/// A new task from validated tasks.add params: the one path from params to a task, shared by
+/// tasks.add and every record of tasks.import.
+NewTask new_task_from(const Params& params) {
   NewTask spec;
   spec.title = params.str("title");
   spec.description = params.opt_str("description").value_or("");
-  spec.priority = *parse_priority(params.str("priority"));
+  spec.priority = *parse_priority(params.opt_str("priority").value_or("medium"));
   if (auto type = params.opt_str("type")) spec.type = parse_type(*type);
   spec.parent = params.opt_str("parent").value_or("");
   if (auto status = params.opt_str("status")) spec.status = parse_status(*status);
@@ -72,8 +74,12 @@ Result<Reply> add(Context& context, const Params& params) {
   if (auto size = params.opt_str("size")) spec.size = *parse_size(*size);
   spec.blocked_by = params.opt_str("blockedBy").value_or("");
   if (auto note = params.opt_str("notes")) spec.notes.push_back({0, *note});
+  return spec;
+}
+
+Result<Reply> add(Context& context, const Params& params) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.add(std::move(spec)));
+  CT_TRY_ASSIGN(Task task, engine_.add(new_task_from(params)));
   if (params.str("detail") == "full") return Reply{task_full(task), {}, {}, {}};
   json::Value data = json::Value::object();
   data.set("id", task.id);
@@ -255,9 +261,101 @@ Result<Reply> relate(Context& context, const Params& params) {
   return update_reply(result, params);
 }
 
-/// tasks.import: the export format (or a bare array of task records). Every task gets a new id;
-/// parent and depends references inside the file are remapped, references outside it are dropped
-/// with a warning. The whole import is one transaction: it lands completely or not at all.
+/// One record of a tasks.import file, validated exactly as tasks.add validates its params.
+struct ImportRecord {
+  std::size_t index = 0;
+  std::string id;                        // the id in the file ("" when it has none)
+  std::string parent;                    // the parent's id in the file
+  std::vector<std::string> depends;      // ids in the file
+  TaskStatus status = TaskStatus::Pending;
+  std::string cancellation_reason;
+  NewTask task;                          // parent and depends are filled in when placed
+};
+
+/// Why one record cannot be imported: {index, id?, field?, message}.
+json::Value record_problem(std::size_t index, const json::Value& item, const Error& error) {
+  json::Value out = json::Value::object();
+  out.set("index", static_cast<std::int64_t>(index));
+  if (item["id"].is_string()) out.set("id", item["id"]);
+  if (error.details["field"].is_string()) out.set("field", error.details["field"]);
+  out.set("message", error.message);
+  return out;
+}
+
+/// Reads a record through the tasks.add spec: every text is trimmed, bounded and free of control
+/// characters, every enum value one of its choices — nothing the agent API refuses is stored.
+Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationSpec& delete_spec, std::size_t index,
+                                 const json::Value& item, TimeMs now) {
+  auto refuse = [&](std::string field, std::string message) {
+    return fail(Error(ErrorCode::InvalidParams, std::move(message)).with_detail("field", std::move(field)));
+  };
+  if (!item.is_object()) return refuse("tasks", "a record must be an object, got " + std::string(json::to_string(item.type())));
+  ImportRecord record;
+  record.index = index;
+  // References inside the file: short single-line text (they are only matched, never stored).
+  auto reference = [&](const json::Value& value, std::string_view field) -> Result<std::string> {
+    if (value.is_null()) return std::string();
+    if (!value.is_string() || value.as_string().size() > 40 ||
+        has_control_characters(value.as_string(), false))
+      return fail(Error(ErrorCode::InvalidParams, std::string(field) + ": expected an id of at most 40 characters")
+                      .with_detail("field", std::string(field)));
+    return std::string(trim(value.as_string()));
+  };
+  CT_TRY_ASSIGN(record.id, reference(item["id"], "id"));
+  CT_TRY_ASSIGN(record.parent, reference(item["parent"], "parent"));
+  if (const json::Value& depends = item["depends"]; !depends.is_null()) {
+    if (!depends.is_array()) return refuse("depends", "depends: expected an array of ids");
+    for (const auto& dep : depends.as_array()) {
+      CT_TRY_ASSIGN(std::string ref, reference(dep, "depends"));
+      if (!ref.empty()) record.depends.push_back(std::move(ref));
+    }
+  }
+  if (const json::Value& status = item["status"]; !status.is_null()) {
+    auto parsed = status.is_string() ? parse_status(status.as_string()) : std::nullopt;
+    if (!parsed) return refuse("status", "status: expected one of pending|active|blocked|done|cancelled, got " + status.dump());
+    record.status = *parsed;
+  }
+  // The content goes through tasks.add's own validation.
+  json::Value add = json::Value::object();
+  for (std::string_view key : {"title", "description", "priority", "type", "labels", "acceptance", "files", "phase",
+                               "size", "blockedBy"})
+    if (const json::Value* value = item.find(key); value && !value->is_null()) add.set(key, *value);
+  if (record.status == TaskStatus::Blocked) add.set("status", "blocked");
+  CT_TRY_ASSIGN(Params checked, Params::validate(add_spec, add));
+  record.task = new_task_from(checked);
+  // Only an epic keeps its type: other types follow from where the record lands.
+  if (record.task.type != TaskType::Epic) record.task.type.reset();
+  if (const json::Value& notes = item["notes"]; !notes.is_null()) {
+    if (!notes.is_array()) return refuse("notes", "notes: expected an array of notes");
+    for (std::size_t n = 0; n < notes.size(); ++n) {
+      const json::Value& note = notes.as_array()[n];
+      std::string field = "notes[" + std::to_string(n) + "]";
+      auto text = Params::check(add_spec, "notes", note.is_string() ? note : note["text"]);
+      if (!text) return refuse(field, field + text.error().message.substr(std::string_view("notes").size()));
+      TimeMs at = 0;
+      if (note["at"].is_string()) {
+        auto parsed = parse_iso8601(note["at"].as_string());
+        if (!parsed || *parsed > now) return refuse(field, field + ".at: expected a past ISO-8601 time");
+        at = *parsed;
+      }
+      record.task.notes.push_back({at, text->as_string()});
+    }
+  }
+  if (const json::Value& reason = item["cancellationReason"]; !reason.is_null()) {
+    auto checked_reason = Params::check(delete_spec, "reason", reason);
+    if (!checked_reason)
+      return refuse("cancellationReason",
+                    "cancellationReason" + checked_reason.error().message.substr(std::string_view("reason").size()));
+    record.cancellation_reason = checked_reason->as_string();
+  }
+  return record;
+}
+
+/// tasks.import: the export format (or a bare array of task records). Every record passes the
+/// validation of tasks.add; every task gets a new id; parent and depends references inside the
+/// file are remapped, references outside it are dropped with a warning. The whole import is one
+/// transaction: it lands completely or not at all (with skipInvalid, the valid records land and
+/// the others are listed).
 Result<Reply> import_tasks(Context& context, const Params& params) {
   const json::Value& input = params.value("tasks");
   const json::Value* list = &input;
@@ -265,12 +363,37 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   if (!list || !list->is_array())
     return fail(Error(ErrorCode::InvalidParams, "tasks: expected the output of tasks.export or an array of tasks")
                     .with_detail("field", "tasks"));
-  std::vector<Task> records;
-  for (const auto& item : list->as_array()) {
-    if (!item.is_object())
-      return fail(Error(ErrorCode::InvalidParams, "tasks: every item must be an object").with_detail("field", "tasks"));
-    records.push_back(task_from_json(item));
+  const OperationSpec* add_spec = context.registry ? context.registry->find("tasks", "add") : nullptr;
+  const OperationSpec* delete_spec = context.registry ? context.registry->find("tasks", "delete") : nullptr;
+  if (!add_spec || !delete_spec) return fail(ErrorCode::Internal, "tasks.add or tasks.delete is missing from the registry");
+  const bool skip_invalid = params.flag("skipInvalid");
+  std::vector<ImportRecord> records;
+  json::Value problems = json::Value::array();
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json::Value& item = list->as_array()[i];
+    auto record = read_record(*add_spec, *delete_spec, i, item, context.now());
+    if (record) {
+      records.push_back(std::move(*record));
+    } else {
+      problems.push_back(record_problem(i, item, record.error()));
+    }
   }
+  if (!problems.empty() && !skip_invalid) {
+    const json::Value& first = problems.as_array().front();
+    std::string message = "tasks: " + std::to_string(problems.size()) + " of " + std::to_string(list->size()) +
+                          " records are invalid; first: tasks[" + std::to_string(first["index"].as_int()) + "]" +
+                          (first["id"].is_string() ? " (" + first["id"].as_string() + ")" : "") + " " +
+                          first["message"].as_string();
+    Error error(ErrorCode::InvalidParams, std::move(message));
+    error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: "
+                "cleo_mutate {domain:'tasks', operation:'import', params:{tasks:[...], skipInvalid:true, dryRun:true}}";
+    constexpr std::size_t kListed = 50;
+    json::Value listed = json::Value::array();
+    for (std::size_t i = 0; i < problems.size() && i < kListed; ++i) listed.push_back(problems.as_array()[i]);
+    return fail(std::move(error).with_detail("field", "tasks").with_detail("records", std::move(listed))
+                    .with_detail("invalid", static_cast<std::int64_t>(problems.size())));
+  }
+
   auto engine_ = engine(context);
   std::string attach = params.opt_str("parent").value_or("");
   std::set<std::string> in_file;
@@ -279,81 +402,70 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   // Parents first: repeat passes until every record whose parent is in the file has been placed.
   std::map<std::string, std::string> id_map;
   std::vector<std::string> warnings;
+  std::vector<std::string> new_ids(records.size());
   std::vector<bool> placed(records.size(), false);
   std::size_t remaining = records.size();
+  auto label = [](const ImportRecord& record) {
+    return "tasks[" + std::to_string(record.index) + "]" + (record.id.empty() ? "" : " (" + record.id + ")");
+  };
   while (remaining > 0) {
     std::size_t progress = 0;
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (placed[i]) continue;
-      Task& record = records[i];
+      ImportRecord& record = records[i];
       bool parent_in_file = !record.parent.empty() && in_file.contains(record.parent);
       if (parent_in_file && !id_map.contains(record.parent)) continue;
-      if (record.title.empty())
-        return fail(Error(ErrorCode::InvalidParams, "tasks[" + std::to_string(i) + "]: title is missing")
-                        .with_detail("field", "tasks"));
-      NewTask spec;
-      spec.title = record.title;
-      spec.description = record.description;
-      spec.priority = record.priority;
-      spec.type = record.type == TaskType::Epic ? std::optional(TaskType::Epic) : std::nullopt;
+      NewTask spec = record.task;
       if (parent_in_file) {
         spec.parent = id_map.at(record.parent);
       } else {
         if (!record.parent.empty())
-          warnings.push_back(record.id + ": parent " + record.parent + " is not in the file; attached " +
+          warnings.push_back(label(record) + ": parent " + record.parent + " is not in the file; attached " +
                              (attach.empty() ? "at the top level" : "under " + attach));
         spec.parent = attach;
         if (!attach.empty()) spec.type.reset();
       }
-      if (record.status == TaskStatus::Blocked) spec.status = TaskStatus::Blocked;
-      spec.labels = record.labels;
-      spec.acceptance = record.acceptance;
-      spec.files = record.files;
-      spec.phase = record.phase;
-      spec.size = record.size;
-      spec.blocked_by = record.blocked_by;
       if (spec.status == TaskStatus::Blocked && spec.blocked_by.empty()) spec.blocked_by = "imported as blocked";
-      spec.notes = record.notes;
       auto added = engine_.add(std::move(spec));
       if (!added) {
         Error error = std::move(added.error());
-        error.message = "tasks[" + std::to_string(i) + "] (" + (record.id.empty() ? record.title : record.id) +
-                        "): " + error.message;
+        error.message = label(record) + ": " + error.message;
         return fail(std::move(error));
       }
       if (!record.id.empty()) id_map[record.id] = added->id;
-      record.id = record.id.empty() ? added->id : record.id;
+      new_ids[i] = added->id;
       placed[i] = true;
       --remaining;
       ++progress;
     }
     if (progress == 0)
       return fail(Error(ErrorCode::CircularReference, "tasks: the parent links in the file form a loop")
+                      .with_fix("give one task of the loop no parent (or a parent outside the file), then import again")
                       .with_detail("field", "tasks"));
   }
   // Second pass: dependencies and final statuses, now that every id is known.
-  for (const auto& record : records) {
-    const std::string& new_id = id_map.contains(record.id) ? id_map.at(record.id) : record.id;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const ImportRecord& record = records[i];
     std::vector<std::string> depends;
     for (const auto& dep : record.depends) {
       if (id_map.contains(dep)) {
         depends.push_back(id_map.at(dep));
       } else {
-        warnings.push_back(record.id + ": dependency " + dep + " is not in the file; dropped");
+        warnings.push_back(label(record) + ": dependency " + dep + " is not in the file; dropped");
       }
     }
     if (!depends.empty()) {
       TaskPatch patch;
       patch.depends = depends;
-      CT_TRY(engine_.update(new_id, patch, std::nullopt));
+      CT_TRY(engine_.update(new_ids[i], patch, std::nullopt));
     }
     if (record.status == TaskStatus::Done) {
-      CT_TRY(engine_.complete(new_id, "", std::nullopt));
+      CT_TRY(engine_.complete(new_ids[i], "", std::nullopt));
     } else if (record.status == TaskStatus::Cancelled) {
       DeleteOptions options;
       options.reason = record.cancellation_reason;
       options.children = ChildStrategy::Orphan;
-      CT_TRY(engine_.remove(new_id, options, std::nullopt));
+      CT_TRY(engine_.remove(new_ids[i], options, std::nullopt));
     }
   }
   json::Value mapping = json::Value::object();
@@ -361,6 +473,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("imported", static_cast<std::int64_t>(records.size()));
   data.set("idMap", std::move(mapping));
+  if (!problems.empty()) data.set("skipped", std::move(problems));
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
     context.discard = true;
@@ -508,11 +621,15 @@ void register_tasks_mutations(Registry& registry) {
                 .params = {{.name = "tasks", .type = ParamType::Object, .required = true,
                             .description = "The data of tasks.export, or an array of task records"},
                            {.name = "parent", .type = ParamType::TaskId, .description = "Attach imported top-level tasks here"},
+                           {.name = "skipInvalid", .type = ParamType::Bool,
+                            .description = "Import the valid records and list the others (default: refuse the whole file)"},
                            {.name = "dryRun", .type = ParamType::Bool, .description = "Check and report without writing",
                             .dry_run = true}},
-                .returns = "{imported, idMap{oldId:newId}, dryRun?}",
+                .returns = "{imported, idMap{oldId:newId}, skipped?[{index,id?,field?,message}], dryRun?}; every "
+                           "record passes tasks.add's validation; invalid ones are listed in error.details.records",
                 .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
-                           ErrorCode::CircularReference},
+                           ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference,
+                           ErrorCode::NotFound},
                 .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"}},
                 .tier = 2, .handler = import_tasks});
 }

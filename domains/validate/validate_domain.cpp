@@ -77,6 +77,20 @@ Result<json::Value> verify_archives(Context& context, const std::optional<AuditA
   return data;
 }
 
+/// A check's outcome: the report when it passed; E_VALIDATION (exit 6) carrying the same report
+/// in error.details when it did not, so scripts and agents see the failure in the exit code and
+/// isError, not only in a field.
+Result<Reply> verdict(bool valid, json::Value report, std::vector<std::string> warnings, std::string summary,
+                      std::string fix) {
+  report.set("valid", valid);
+  if (valid) return Reply{std::move(report), std::move(warnings), {}, {}};
+  if (!warnings.empty()) report.set("warnings", json::Value::array_of(warnings));
+  Error error(ErrorCode::Validation, std::move(summary));
+  error.fix = std::move(fix);
+  error.details = std::move(report);
+  return fail(std::move(error));
+}
+
 Result<Reply> audit(Context& context, const Params& params) {
   CT_TRY_ASSIGN(ChainReport report, verify_audit_chain(context.db()));
   json::Value data = json::Value::object();
@@ -99,8 +113,12 @@ Result<Reply> audit(Context& context, const Params& params) {
     valid = valid && archives["valid"].as_bool();
     data.set("archives", std::move(archives));
   }
-  data.set("valid", valid);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  std::string summary = report.first_broken
+                            ? "the audit trail's hash chain breaks at row " + std::to_string(*report.first_broken)
+                            : "the audit archives do not verify";
+  return verdict(valid, std::move(data), std::move(warnings), std::move(summary),
+                 "restore the newest backup whose trail verifies: cleo_mutate {domain:'system', operation:'restore', "
+                 "params:{dryRun:true}}");
 }
 
 Validator validator(Context& context) {
@@ -133,7 +151,6 @@ Result<Reply> schema(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).schema(params.flag("quick")));
   CT_TRY_ASSIGN(std::int64_t tasks, context.db().count_tasks(TaskFilter{.archived = ArchivedFilter::Include}));
   json::Value data = json::Value::object();
-  data.set("valid", problems.empty());
   data.set("tasks", tasks);
   data.set("total", static_cast<std::int64_t>(problems.size()));
   std::int64_t repairable = count_repairable(problems);
@@ -154,11 +171,12 @@ Result<Reply> schema(Context& context, const Params& params) {
   if (problems.size() > limit)
     warnings.push_back("showing " + std::to_string(limit) + " of " + std::to_string(problems.size()) +
                        " problems; raise limit to see more");
-  if (repairable > 0)
-    warnings.push_back(std::to_string(repairable) + " problem" + (repairable == 1 ? "" : "s") +
-                       " can be repaired: cleo_mutate {domain:'validate', operation:'fix', params:{dryRun:true}} "
-                       "shows how");
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  std::string summary = std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s") +
+                        " in the store" + (problems.empty() ? "" : ", first: " + problems.front().message);
+  std::string fix = repairable > 0 ? "cleo_mutate {domain:'validate', operation:'fix', params:{dryRun:true}} shows the " +
+                                         std::to_string(repairable) + " safe repair" + (repairable == 1 ? "" : "s")
+                                   : problems.empty() ? "" : problems.front().fix;
+  return verdict(problems.empty(), std::move(data), std::move(warnings), std::move(summary), std::move(fix));
 }
 
 Result<Reply> task(Context& context, const Params& params) {
@@ -166,9 +184,11 @@ Result<Reply> task(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).task(id));
   json::Value data = json::Value::object();
   data.set("id", id);
-  data.set("valid", problems.empty());
   data.set("problems", problems_json(problems, problems.size()));
-  return Reply{std::move(data), {}, {}, {}};
+  std::string summary = "Task " + id + " has " + std::to_string(problems.size()) + " problem" +
+                        (problems.size() == 1 ? "" : "s") + (problems.empty() ? "" : ", first: " + problems.front().message);
+  return verdict(problems.empty(), std::move(data), {}, std::move(summary),
+                 problems.empty() ? "" : problems.front().fix);
 }
 
 Result<Reply> fix(Context& context, const Params& params) {
@@ -308,15 +328,18 @@ void register_validate_domain(Registry& registry) {
                            {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 10000,
                             .description = "Problems to list (total and byCheck count them all)"}},
                 .returns = "{valid, tasks, total, repairable, byCheck?{check:n}, problems[{check, taskId?, session?, "
-                           "message, repairable, fix}]}; repairable problems are what validate.fix repairs",
+                           "message, repairable, fix}]}; repairable problems are what validate.fix repairs. An invalid "
+                           "store fails with E_VALIDATION (exit 6), the same report in error.details",
+                .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is the store consistent?"}, {R"({"quick":true,"limit":20})", "a faster check"}},
                 .idempotent = true, .tier = 1, .shortcut = "validate", .handler = schema});
   registry.add({.domain = "validate", .name = "task", .gateway = Gateway::Query,
                 .summary = "Check one task: fields, timestamps, dependencies, parent",
                 .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",
                             .positional = true}},
-                .returns = "{id, valid, problems[{check, taskId, message, repairable, fix}]}",
-                .errors = {ErrorCode::NotFound},
+                .returns = "{id, valid, problems[{check, taskId, message, repairable, fix}]}; problems fail with "
+                           "E_VALIDATION (exit 6), the report in error.details",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001"})", "is T001 sound?"}},
                 .idempotent = true, .tier = 2, .handler = task});
   registry.add({.domain = "validate", .name = "fix", .gateway = Gateway::Mutate,
@@ -362,7 +385,9 @@ void register_validate_domain(Registry& registry) {
                             .description = "also verify the files system.gc archived into .cleo/audit-archive/"}},
                 .returns = "{valid, rows, anchor?, firstBroken?{seq, expected, actual}, archives?{valid, files[]}}: "
                            "each row's SHA-256 covers its content and the previous row's hash, so any edit, "
-                           "insertion or deletion shows; after system.gc the live trail starts at `anchor`",
+                           "insertion or deletion shows; after system.gc the live trail starts at `anchor`. A "
+                           "broken chain fails with E_VALIDATION (exit 6), the report in error.details",
+                .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "check the audit trail"},
                              {R"({"archives":true})", "check the trail and its archived rows"}},
                 .idempotent = true, .tier = 2, .handler = audit});

@@ -88,28 +88,28 @@ TEST_CASE("the audit chain verifies, and shows edits, deletions and forged hashe
   p.add(R"({"title":"Task B","depends":["T001"]})");
   p.mutate("tasks", "update", R"({"id":"T001","priority":"high","reason":"customer"})");
   p.mutate("tasks", "complete", R"({"id":"T001"})");
-  auto valid = p.query("validate", "audit");
+  auto valid = test::as_report(p.query("validate", "audit"));
   REQUIRE(valid.success);
   CHECK(valid.data["valid"].as_bool());
   CHECK(valid.data["rows"].as_int() == 4);  // one row per mutation (init runs before the store exists)
   SECTION("an edited row") {
     tamper(p.dir(), "UPDATE audit SET reason = 'nobody asked' WHERE seq = 3");
-    auto broken = p.query("validate", "audit");
+    auto broken = test::as_report(p.query("validate", "audit"));
     CHECK_FALSE(broken.data["valid"].as_bool());
     CHECK(broken.data["firstBroken"]["seq"].as_int() == 3);
     CHECK_FALSE(broken.warnings.empty());
   }
   SECTION("an edited change") {
     tamper(p.dir(), "UPDATE audit_changes SET after = '\"low\"' WHERE field = 'priority'");
-    CHECK(p.query("validate", "audit").data["firstBroken"]["seq"].as_int() == 3);
+    CHECK(test::as_report(p.query("validate", "audit")).data["firstBroken"]["seq"].as_int() == 3);
   }
   SECTION("a deleted row") {
     tamper(p.dir(), "DELETE FROM audit_changes WHERE seq = 2; DELETE FROM audit WHERE seq = 2");
-    CHECK(p.query("validate", "audit").data["firstBroken"]["seq"].as_int() == 3);
+    CHECK(test::as_report(p.query("validate", "audit")).data["firstBroken"]["seq"].as_int() == 3);
   }
   SECTION("a forged hash breaks the next row") {
     tamper(p.dir(), "UPDATE audit SET reason = 'x', hash = 'f00d' WHERE seq = 2");
-    CHECK(p.query("validate", "audit").data["firstBroken"]["seq"].as_int() == 2);
+    CHECK(test::as_report(p.query("validate", "audit")).data["firstBroken"]["seq"].as_int() == 2);
   }
 }
 

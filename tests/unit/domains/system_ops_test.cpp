@@ -250,7 +250,7 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
     CHECK(p.query("tasks", "show", R"({"id":"T001"})").success);
     CHECK(code_of(p.query("tasks", "show", R"({"id":"T003"})")) == "E_NOT_FOUND");
     // The restored trail is the backup's, with the restore appended, and it verifies.
-    auto audit = p.query("validate", "audit");
+    auto audit = test::as_report(p.query("validate", "audit"));
     CHECK(audit.data["valid"].as_bool());
     auto log = p.query("system", "log", R"({"limit":2})").data;
     CHECK(log.as_array()[0]["operation"].as_string() == "system.restore");
@@ -265,7 +265,7 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
     // The safety backup holds the state just before: restoring it brings T003 back.
     REQUIRE(p.mutate("system", "restore", "{\"file\":\"" + safety + "\"}").success);
     CHECK(p.query("tasks", "exists", R"({"id":"T003"})").success);
-    CHECK(p.query("validate", "audit").data["valid"].as_bool());
+    CHECK(test::as_report(p.query("validate", "audit")).data["valid"].as_bool());
   }
 
   SECTION("bad names, paths outside .cleo/backups and broken files are refused") {
@@ -340,13 +340,13 @@ TEST_CASE("restore: the replaced trail's audit archives are set aside, not mixed
   CHECK(fs::exists(p.dir() / aside));  // kept, never deleted
   CHECK(!fs::exists(p.dir() / archive));
 
-  auto audit = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+  auto audit = test::as_report(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})"));
   CHECK(audit.data["valid"].as_bool());
   // The restored trail compacts again from row 1, without touching the set-aside file.
   auto again = call(*later, Gateway::Mutate, "system", "gc");
   REQUIRE(again.success);
   CHECK(again.data["audit"]["from"].as_int() == 1);
-  CHECK(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})").data["valid"].as_bool());
+  CHECK(test::as_report(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})")).data["valid"].as_bool());
   CHECK(fs::exists(p.dir() / aside));
 }
 
@@ -360,10 +360,10 @@ TEST_CASE("gc never overwrites an existing archive file", "[system][gc]") {
   const fs::path archive = p.dir() / dry.data["audit"]["archive"].as_string();
   fs::create_directories(archive.parent_path());
   std::ofstream(archive) << "rows of another trail\n";
-  const std::int64_t rows = call(*later, Gateway::Query, "validate", "audit").data["rows"].as_int();
+  const std::int64_t rows = test::as_report(call(*later, Gateway::Query, "validate", "audit")).data["rows"].as_int();
   auto gc = call(*later, Gateway::Mutate, "system", "gc");
   CHECK(code_of(gc) == "E_FILE_ERROR");
-  CHECK(call(*later, Gateway::Query, "validate", "audit").data["rows"].as_int() >= rows);  // nothing removed
+  CHECK(test::as_report(call(*later, Gateway::Query, "validate", "audit")).data["rows"].as_int() >= rows);  // nothing removed
   std::ifstream in(archive);
   std::string line;
   std::getline(in, line);
@@ -440,7 +440,7 @@ TEST_CASE("migrate: pending steps, a backup first, and a clear error for newer s
             ->schema_version == 3);
   auto log = call(*fresh, Gateway::Query, "system", "log", R"({"operation":"system.migrate"})");
   REQUIRE(log.data.size() == 1);
-  CHECK(call(*fresh, Gateway::Query, "validate", "audit").data["valid"].as_bool());
+  CHECK(test::as_report(call(*fresh, Gateway::Query, "validate", "audit")).data["valid"].as_bool());
   CHECK(call(*fresh, Gateway::Query, "tasks", "exists", R"({"id":"T001"})").success);
 
   raw_sql(db, "PRAGMA user_version = " + std::to_string(sqlite_schema_version() + 1));
@@ -464,7 +464,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
   p.add(R"({"title":"First task"})");
   REQUIRE(p.mutate("tasks", "add", R"({"title":"Keyed task","idempotencyKey":"k-1"})").success);
   REQUIRE(p.mutate("system", "config.set", R"({"key":"audit.retentionDays","value":"7"})").success);
-  const std::int64_t old_rows = p.query("validate", "audit").data["rows"].as_int();
+  const std::int64_t old_rows = test::as_report(p.query("validate", "audit")).data["rows"].as_int();
 
   auto later = router_at(p.dir(), "2026-01-20T00:00:00Z");
   REQUIRE(call(*later, Gateway::Mutate, "tasks", "add", R"({"title":"Recent task"})").success);
@@ -480,7 +480,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
   std::string last = std::to_string(old_rows);
   CHECK(archive == ".cleo/audit-archive/audit-000001-" + std::string(6 - last.size(), '0') + last + ".jsonl");
   CHECK(!fs::exists(p.dir() / archive));
-  CHECK(call(*later, Gateway::Query, "validate", "audit").data["rows"].as_int() == old_rows + 1);
+  CHECK(test::as_report(call(*later, Gateway::Query, "validate", "audit")).data["rows"].as_int() == old_rows + 1);
 
   auto done = call(*later, Gateway::Mutate, "system", "gc");
   REQUIRE(done.success);
@@ -494,7 +494,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
   CHECK(!archived->first_broken);
 
   // The rest of the chain still verifies from the anchor; the gc row itself follows.
-  auto audit = call(*later, Gateway::Query, "validate", "audit");
+  auto audit = test::as_report(call(*later, Gateway::Query, "validate", "audit"));
   CHECK(audit.data["valid"].as_bool());
   CHECK(audit.data["rows"].as_int() == 2);  // the recent add and the gc
   auto log = call(*later, Gateway::Query, "system", "log").data;
@@ -502,7 +502,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
   CHECK(log.as_array()[0]["operation"].as_string() == "system.gc");
   CHECK(log.as_array()[0]["seq"].as_int() == old_rows + 2);
   REQUIRE(call(*later, Gateway::Mutate, "tasks", "add", R"({"title":"After gc"})").success);
-  CHECK(call(*later, Gateway::Query, "validate", "audit").data["valid"].as_bool());
+  CHECK(test::as_report(call(*later, Gateway::Query, "validate", "audit")).data["valid"].as_bool());
   // Nothing more is due.
   CHECK(code_of(call(*later, Gateway::Mutate, "system", "gc")) == "E_NO_CHANGE");
 
@@ -516,13 +516,13 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
     REQUIRE(second);
     CHECK(second->previous == archived->last_hash);
     CHECK(!second->first_broken);
-    CHECK(call(*much_later, Gateway::Query, "validate", "audit").data["valid"].as_bool());
+    CHECK(test::as_report(call(*much_later, Gateway::Query, "validate", "audit")).data["valid"].as_bool());
   }
 
   SECTION("tampering with the remaining rows is still detected") {
     raw_sql(p.dir() / ".cleo" / "tasks.db",
             "UPDATE audit SET reason = 'rewritten' WHERE seq = " + std::to_string(old_rows + 1));
-    auto tampered = call(*later, Gateway::Query, "validate", "audit");
+    auto tampered = test::as_report(call(*later, Gateway::Query, "validate", "audit"));
     CHECK(!tampered.data["valid"].as_bool());
     CHECK(tampered.data["firstBroken"]["seq"].as_int() == old_rows + 1);
   }
@@ -531,7 +531,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
     raw_sql(p.dir() / ".cleo" / "tasks.db",
             "DELETE FROM audit_changes WHERE seq = " + std::to_string(old_rows + 1) +
                 "; DELETE FROM audit WHERE seq = " + std::to_string(old_rows + 1));
-    CHECK(!call(*later, Gateway::Query, "validate", "audit").data["valid"].as_bool());
+    CHECK(!test::as_report(call(*later, Gateway::Query, "validate", "audit")).data["valid"].as_bool());
   }
 
   SECTION("an edited archive does not verify") {
@@ -547,7 +547,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
     REQUIRE(edited);
     CHECK(edited->first_broken);
     // validate.audit reports it when asked to check the archives too.
-    auto report = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+    auto report = test::as_report(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})"));
     REQUIRE(report.success);
     CHECK(!report.data["valid"].as_bool());
     CHECK(!report.data["archives"]["files"].as_array()[0]["valid"].as_bool());
@@ -555,13 +555,13 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
   }
 
   SECTION("validate.audit verifies the archives and their link to the live trail") {
-    auto report = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+    auto report = test::as_report(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})"));
     REQUIRE(report.success);
     CHECK(report.data["valid"].as_bool());
     CHECK(report.data["anchor"].as_int() == old_rows);
     CHECK(report.data["archives"]["files"].size() == 1);
     fs::remove(p.dir() / archive);
-    auto missing = call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})");
+    auto missing = test::as_report(call(*later, Gateway::Query, "validate", "audit", R"({"archives":true})"));
     CHECK(!missing.data["valid"].as_bool());
     CHECK(missing.warnings.size() == 1);
   }

@@ -407,6 +407,51 @@ TEST_CASE("export and import round trip with id remapping and dry run", "[tasks]
   CHECK(code_of(target.mutate("tasks", "import", R"({"tasks":{"nope":1}})")) == "E_INVALID_PARAMS");
 }
 
+TEST_CASE("imported records pass the validation of tasks.add, each reported", "[tasks][import]") {
+  test::Project p;
+  // NUL, ESC and BEL, an empty and a 300-character title, a label with a space, an unknown
+  // priority: each refused with its record and field, and nothing is stored.
+  std::string long_title(300, 'x');
+  std::string records = R"({"tasks":[)"
+                        R"({"id":"A1","title":"nul \u0000 inside"},)"
+                        R"({"id":"A2","title":"escape \u001b[31m red \u0007"},)"
+                        R"({"id":"A3","title":"   "},)"
+                        R"({"id":"A4","title":")" + long_title + R"("},)"
+                        R"({"id":"A5","title":"Spaced label","labels":["has space"]},)"
+                        R"({"id":"A6","title":"Urgent one","priority":"urgent"},)"
+                        R"({"id":"A7","title":"Good record","notes":[{"at":"2025-12-31T00:00:00Z","text":"old note"}]},)"
+                        R"({"id":"A8","title":"Bad note","notes":["bell \u0007"]},)"
+                        R"({"id":"A9","title":"Bad status","status":"finished"})"
+                        R"(]})";
+  auto refused = p.mutate("tasks", "import", records);
+  REQUIRE(code_of(refused) == "E_INVALID_PARAMS");
+  CHECK(refused.error->details["invalid"].as_int() == 8);
+  const auto& listed = refused.error->details["records"].as_array();
+  REQUIRE(listed.size() == 8);
+  auto field_of = [&](std::size_t i) { return listed[i]["field"].as_string(); };
+  CHECK(listed[0]["id"].as_string() == "A1");
+  CHECK(field_of(0) == "title");
+  CHECK(listed[1]["message"].as_string().find("control characters") != std::string::npos);
+  CHECK(listed[2]["message"].as_string().find("at least 3 characters, got 0") != std::string::npos);
+  CHECK(listed[3]["message"].as_string().find("at most 200") != std::string::npos);
+  CHECK(field_of(4) == "labels[0]");
+  CHECK(field_of(5) == "priority");
+  CHECK(field_of(6) == "notes[0]");
+  CHECK(field_of(7) == "status");
+  CHECK(p.query("tasks", "list").data.empty());  // nothing stored
+
+  // skipInvalid imports the valid record and lists the others.
+  std::string skipping = records;
+  skipping.insert(skipping.size() - 1, R"(,"skipInvalid":true)");
+  auto partial = p.mutate("tasks", "import", skipping);
+  REQUIRE(partial.success);
+  CHECK(partial.data["imported"].as_int() == 1);
+  CHECK(partial.data["skipped"].size() == 8);
+  auto kept = p.query("tasks", "show", R"({"id":"T001"})").data;
+  CHECK(kept["title"].as_string() == "Good record");
+  CHECK(kept["notes"].as_array()[0]["at"].as_string() == "2025-12-31T00:00:00Z");
+}
+
 TEST_CASE("stats count by status", "[tasks][stats]") {
   test::Project p;
   p.add(R"({"title":"Task A"})");

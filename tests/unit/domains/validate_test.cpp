@@ -55,7 +55,7 @@ std::set<std::string> found(const json::Value& problems) {
 }
 
 std::set<std::string> schema(test::Project& p) {
-  Envelope e = p.query("validate", "schema", R"({"limit":10000})");
+  Envelope e = test::as_report(p.query("validate", "schema", R"({"limit":10000})"));
   REQUIRE(e.success);
   CHECK(e.data["valid"].as_bool() == e.data["problems"].as_array().empty());
   return found(e.data["problems"]);
@@ -67,7 +67,7 @@ std::set<std::string> schema_with_new_config(const test::Project& p) {
   RouterOptions options;
   options.project_dir = p.dir();
   Router router(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
-  return found(router.dispatch({Gateway::Query, "validate", "schema", json::Value::object()}).data["problems"]);
+  return found(test::as_report(router.dispatch({Gateway::Query, "validate", "schema", json::Value::object()})).data["problems"]);
 }
 
 const json::Value* problem(const json::Value& problems, std::string_view check) {
@@ -88,7 +88,7 @@ json::Value fix_cleanly(test::Project& p) {
   auto log = p.query("system", "log", R"({"operation":"validate.fix","limit":1})");
   REQUIRE(log.data.size() == 1);
   CHECK(log.data.as_array()[0]["changed"].size() > 0);
-  CHECK(p.query("validate", "audit").data["valid"].as_bool());
+  CHECK(test::as_report(p.query("validate", "audit")).data["valid"].as_bool());
   return fixed.data;
 }
 
@@ -105,14 +105,14 @@ TEST_CASE("a store written only through the operations passes every check", "[va
   REQUIRE(p.mutate("tasks", "restore", R"({"id":"T006"})").success);
   REQUIRE(p.mutate("tasks", "archive", R"({"id":"T005"})").success);
   REQUIRE(p.mutate("session", "suspend").success);
-  auto report = p.query("validate", "schema");
+  auto report = test::as_report(p.query("validate", "schema"));
   REQUIRE(report.success);
   CHECK(report.data["valid"].as_bool());
   CHECK(report.data["tasks"].as_int() == 6);
   CHECK(report.data["total"].as_int() == 0);
   CHECK(report.warnings.empty());
   for (const char* id : {"T001", "T002", "T003", "T004", "T005", "T006"}) {
-    auto one = p.query("validate", "task", std::string(R"({"id":")") + id + "\"}");
+    auto one = test::as_report(p.query("validate", "task", std::string(R"({"id":")") + id + "\"}"));
     INFO(to_json(one));
     CHECK(one.data["valid"].as_bool());
   }
@@ -130,17 +130,20 @@ TEST_CASE("status timestamps: done ⇒ completedAt, cancelled ⇒ cancelledAt, a
   auto problems = schema(p);
   CHECK(problems == std::set<std::string>{"completed-at:T005", "completed-at:T004", "cancelled-at:T006",
                                           "archived-at:T006", "archived-at:T003"});
-  auto report = p.query("validate", "schema");
+  auto report = test::as_report(p.query("validate", "schema"));
   CHECK(report.data["repairable"].as_int() == 5);
   CHECK(report.data["byCheck"]["completed-at"].as_int() == 2);
   const json::Value* done = problem(report.data["problems"], "completed-at");
   REQUIRE(done);
   CHECK((*done)["repairable"].as_bool());
   CHECK((*done)["fix"].as_string().find("operation:'fix'") != std::string::npos);
-  CHECK_FALSE(report.warnings.empty());
+  auto failed = p.query("validate", "schema");  // an invalid store fails the check, exit 6
+  REQUIRE(failed.error);
+  CHECK(failed.exit_code() == 6);
+  CHECK(failed.error->fix.find("operation:'fix'") != std::string::npos);
 
   // The task check sees the same, for one task.
-  auto one = p.query("validate", "task", R"({"id":"T005"})");
+  auto one = test::as_report(p.query("validate", "task", R"({"id":"T005"})"));
   CHECK_FALSE(one.data["valid"].as_bool());
   CHECK(found(one.data["problems"]) == std::set<std::string>{"completed-at:T005"});
 
@@ -175,7 +178,7 @@ TEST_CASE("dependencies: missing targets and a stale dependency index are repair
     tamper(p.dir(), "UPDATE tasks SET depends = '[\"T002\",\"T999\"]' WHERE id = 'T004';"
                     "INSERT INTO task_deps VALUES('T004', 'T999')");
     CHECK(schema(p) == std::set<std::string>{"missing-dependency:T004"});
-    CHECK(found(p.query("validate", "task", R"({"id":"T004"})").data["problems"]) ==
+    CHECK(found(test::as_report(p.query("validate", "task", R"({"id":"T004"})")).data["problems"]) ==
           std::set<std::string>{"missing-dependency:T004"});
     json::Value fixed = fix_cleanly(p);
     CHECK(fixed["repairs"].as_array()[0]["action"].as_string() == "removed T999 from depends");
@@ -192,13 +195,13 @@ TEST_CASE("dependencies: missing targets and a stale dependency index are repair
   SECTION("a cycle is found but left to a person") {
     tamper(p.dir(), "UPDATE tasks SET depends = '[\"T004\"]' WHERE id = 'T002';"
                     "INSERT INTO task_deps VALUES('T002', 'T004')");
-    auto report = p.query("validate", "schema");
+    auto report = test::as_report(p.query("validate", "schema"));
     CHECK(found(report.data["problems"]) == std::set<std::string>{"dependency-cycle:T002"});
     const json::Value* cycle = problem(report.data["problems"], "dependency-cycle");
     REQUIRE(cycle);
     CHECK((*cycle)["message"].as_string() == "dependency cycle: T002 → T004 → T002");
     CHECK_FALSE((*cycle)["repairable"].as_bool());
-    CHECK(found(p.query("validate", "task", R"({"id":"T004"})").data["problems"]) ==
+    CHECK(found(test::as_report(p.query("validate", "task", R"({"id":"T004"})")).data["problems"]) ==
           std::set<std::string>{"dependency-cycle:T004"});
     auto fixed = p.mutate("validate", "fix");
     CHECK(code_of(fixed) == "E_NO_CHANGE");
@@ -218,7 +221,7 @@ TEST_CASE("hierarchy: parent exists, no loops, depth, type rules, sibling limit"
   SECTION("a missing parent") {
     tamper(p.dir(), "UPDATE tasks SET parent = 'T999' WHERE id = 'T003'");
     CHECK(schema(p) == std::set<std::string>{"missing-parent:T003"});
-    auto one = p.query("validate", "task", R"({"id":"T003"})");
+    auto one = test::as_report(p.query("validate", "task", R"({"id":"T003"})"));
     CHECK(found(one.data["problems"]) == std::set<std::string>{"missing-parent:T003"});
     CHECK(one.data["problems"].as_array()[0]["fix"].as_string().find("promote") != std::string::npos);
   }
@@ -227,7 +230,7 @@ TEST_CASE("hierarchy: parent exists, no loops, depth, type rules, sibling limit"
     auto problems = schema(p);
     CHECK(problems.contains("parent-cycle:T001"));
     CHECK(std::count_if(problems.begin(), problems.end(), [](const auto& s) { return s.starts_with("parent-cycle"); }) == 1);
-    CHECK(found(p.query("validate", "task", R"({"id":"T002"})").data["problems"]).contains("parent-cycle:T001"));
+    CHECK(found(test::as_report(p.query("validate", "task", R"({"id":"T002"})")).data["problems"]).contains("parent-cycle:T001"));
   }
   SECTION("depth beyond hierarchy.maxDepth") {
     write_config(p, R"({"hierarchy":{"maxDepth":2}})");
@@ -259,7 +262,7 @@ TEST_CASE("task fields: the anti-hallucination checks", "[validate]") {
                     "UPDATE tasks SET title = 'ab' WHERE id = 'T004';"
                     "UPDATE tasks SET description = replace(hex(zeroblob(2001)), '00', 'x') WHERE id = 'T005'");
     CHECK(schema(p) == std::set<std::string>{"title-equals-description:T002", "title:T004", "description:T005"});
-    auto one = p.query("validate", "task", R"({"id":"T002"})");
+    auto one = test::as_report(p.query("validate", "task", R"({"id":"T002"})"));
     CHECK_FALSE(one.data["valid"].as_bool());
     CHECK(one.data["problems"].as_array()[0]["fix"].as_string().find("description") != std::string::npos);
     CHECK(code_of(p.mutate("validate", "fix")) == "E_NO_CHANGE");
@@ -269,7 +272,7 @@ TEST_CASE("task fields: the anti-hallucination checks", "[validate]") {
                     "UPDATE tasks SET labels = 'not json' WHERE id = 'T003';"
                     "UPDATE tasks SET depends = '[1]' WHERE id = 'T001'");
     CHECK(schema(p) == std::set<std::string>{"invalid-value:T004", "malformed-list:T003", "malformed-list:T001"});
-    CHECK(found(p.query("validate", "task", R"({"id":"T004"})").data["problems"]) ==
+    CHECK(found(test::as_report(p.query("validate", "task", R"({"id":"T004"})")).data["problems"]) ==
           std::set<std::string>{"invalid-value:T004"});
   }
   SECTION("timestamps in the future or out of order") {
@@ -285,10 +288,10 @@ TEST_CASE("task fields: the anti-hallucination checks", "[validate]") {
     CHECK(p.add(R"({"title":"After the repair"})") == "T007");
   }
   SECTION("unknown task") {
-    auto missing = p.query("validate", "task", R"({"id":"T404"})");
+    auto missing = test::as_report(p.query("validate", "task", R"({"id":"T404"})"));
     CHECK(code_of(missing) == "E_NOT_FOUND");
     CHECK(missing.error->fix.find("find") != std::string::npos);
-    CHECK(code_of(p.query("validate", "task")) == "E_INVALID_PARAMS");
+    CHECK(code_of(test::as_report(p.query("validate", "task"))) == "E_INVALID_PARAMS");
   }
 }
 
@@ -323,7 +326,7 @@ TEST_CASE("focus: claims point at live tasks and sessions, one per task and per 
   SECTION("a focus on a task that is no longer active") {
     tamper(p.dir(), "UPDATE tasks SET status = 'pending' WHERE id = 'T002'");
     CHECK(schema(p) == std::set<std::string>{"focus-not-active:T002"});
-    CHECK(found(p.query("validate", "task", R"({"id":"T002"})").data["problems"]) ==
+    CHECK(found(test::as_report(p.query("validate", "task", R"({"id":"T002"})")).data["problems"]) ==
           std::set<std::string>{"focus-not-active:T002"});
     fix_cleanly(p);
     CHECK(p.query("session", "show", std::string(R"({"id":")") + session + "\"}").data["focus"].is_null());
@@ -360,23 +363,23 @@ TEST_CASE("derived data: the search index and foreign keys", "[validate]") {
   }
   SECTION("an audit change without its row") {
     tamper(p.dir(), "INSERT INTO audit_changes(seq, task_id, field) VALUES(999, 'T001', 'title')");
-    auto report = p.query("validate", "schema");
+    auto report = test::as_report(p.query("validate", "schema"));
     CHECK(found(report.data["problems"]) == std::set<std::string>{"foreign-key"});
     CHECK(report.data["problems"].as_array()[0]["message"].as_string().find("audit_changes") != std::string::npos);
   }
   SECTION("quick mode and the problem limit") {
     tamper(p.dir(), "UPDATE tasks SET completed_at = NULL WHERE status = 'done'; UPDATE tasks SET title = 'x' WHERE id IN ('T001','T002')");
-    auto report = p.query("validate", "schema", R"({"quick":true,"limit":1})");
+    auto report = test::as_report(p.query("validate", "schema", R"({"quick":true,"limit":1})"));
     CHECK(report.data["total"].as_int() == 3);
     CHECK(report.data["problems"].size() == 1);
-    CHECK(report.warnings.size() == 2);  // truncated; repairable
+    CHECK(report.warnings.size() == 1);  // truncated (the repair is the error's fix)
   }
 }
 
 TEST_CASE("compliance results are recorded with who ran them and summarised", "[validate][compliance]") {
   test::Project p;
   plant(p);  // binds the session of agent "claude"
-  CHECK(code_of(p.query("validate", "compliance")) == "E_NO_DATA");
+  CHECK(code_of(test::as_report(p.query("validate", "compliance"))) == "E_NO_DATA");
   auto first = p.mutate("validate", "compliance.record",
                         R"({"check":"protocol.implementation","passed":true,"id":"T002","score":90})");
   REQUIRE(first.success);
@@ -386,7 +389,7 @@ TEST_CASE("compliance results are recorded with who ran them and summarised", "[
               .success);
   REQUIRE(p.mutate("validate", "compliance.record", R"({"check":"protocol.research","passed":true})").success);
 
-  auto all = p.query("validate", "compliance");
+  auto all = test::as_report(p.query("validate", "compliance"));
   REQUIRE(all.success);
   CHECK(all.data["runs"].as_int() == 3);
   CHECK(all.data["passed"].as_int() == 2);
@@ -407,10 +410,10 @@ TEST_CASE("compliance results are recorded with who ran them and summarised", "[
   CHECK(failures[0]["agent"].as_string() == "claude");
   CHECK(failures[0]["session"].is_string());
 
-  CHECK(p.query("validate", "compliance", R"({"id":"T002"})").data["passRate"].as_double() == Approx(1.0));
-  CHECK(p.query("validate", "compliance", R"({"check":"protocol.research"})").data["runs"].as_int() == 1);
-  CHECK(code_of(p.query("validate", "compliance", R"({"since":"2030-01-01"})")) == "E_NO_DATA");
-  CHECK(code_of(p.query("validate", "compliance", R"({"since":"last week"})")) == "E_INVALID_PARAMS");
+  CHECK(test::as_report(p.query("validate", "compliance", R"({"id":"T002"})")).data["passRate"].as_double() == Approx(1.0));
+  CHECK(test::as_report(p.query("validate", "compliance", R"({"check":"protocol.research"})")).data["runs"].as_int() == 1);
+  CHECK(code_of(test::as_report(p.query("validate", "compliance", R"({"since":"2030-01-01"})"))) == "E_NO_DATA");
+  CHECK(code_of(test::as_report(p.query("validate", "compliance", R"({"since":"last week"})"))) == "E_INVALID_PARAMS");
   // The record is audited against the task it checked.
   auto history = p.query("tasks", "history", R"({"id":"T004"})").data.as_array();
   CHECK(history[0]["operation"].as_string() == "validate.compliance.record");
@@ -420,5 +423,5 @@ TEST_CASE("compliance results are recorded with who ran them and summarised", "[
   CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"x"})")) == "E_INVALID_PARAMS");
   CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"x","passed":true,"score":101})")) ==
         "E_INVALID_PARAMS");
-  CHECK(p.query("validate", "compliance").data["runs"].as_int() == 3);
+  CHECK(test::as_report(p.query("validate", "compliance")).data["runs"].as_int() == 3);
 }
