@@ -7,10 +7,13 @@
 #include "engines/project.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <iterator>
 #include <set>
@@ -23,6 +26,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/json_parse.h"
 #include "core/log.h"
 #include "core/text.h"
@@ -44,6 +48,7 @@ const sqlite3_destructor_type kTransient = SQLITE_TRANSIENT;
 struct Migration {
   std::int64_t version;
   const char* sql;
+  const char* creates;  // a table this step creates: present exactly when the store is at this version or later
 };
 
 constexpr const char* kSchemaV1 = R"sql(
@@ -186,10 +191,10 @@ CREATE INDEX compliance_at ON compliance(at);
 )sql";
 
 constexpr std::array<Migration, 4> kMigrations = {{
-    {1, kSchemaV1},
-    {2, kSchemaV2},
-    {3, kSchemaV3},
-    {4, kSchemaV4},
+    {1, kSchemaV1, "tasks"},
+    {2, kSchemaV2, "idempotency"},
+    {3, kSchemaV3, "sessions"},
+    {4, kSchemaV4, "compliance"},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -210,8 +215,8 @@ enum TaskColumn : int {
 };
 
 constexpr std::string_view kCorruptFix =
-    "move .cleo/tasks.db aside and restore a backup from .cleo/backups/, or run `ct init` in a "
-    "fresh directory";
+    "restore the newest backup that passes an integrity check; the damaged store is moved aside first: "
+    "cleo_mutate {domain:'system', operation:'restore'}";
 
 std::string_view column_text(sqlite3_stmt* stmt, int column) {
   const unsigned char* text = sqlite3_column_text(stmt, column);
@@ -656,6 +661,32 @@ std::string migration_description(std::int64_t version) {
   }
 }
 
+/// Percent-encodes a path for an SQLite URI ("file:/a%3Fb?immutable=1").
+std::string uri_path(const std::filesystem::path& file) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : file.string()) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7F) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+/// The marker beside a store that failed an integrity check: writes are refused while it exists.
+std::filesystem::path damaged_marker(const std::filesystem::path& file) { return file.string() + ".damaged"; }
+
+Error damaged_store_error(const std::filesystem::path& file, std::string_view why) {
+  return Error(ErrorCode::FileError, file.string() + " failed an integrity check (" + std::string(why) +
+                                         "); writes are refused so that nothing more is built on it")
+      .with_fix(std::string(kCorruptFix))
+      .with_detail("damaged", true);
+}
+
 class SqliteStore final : public Store {
  public:
   SqliteStore(sqlite3* db, std::filesystem::path file) : db_(db), file_(std::move(file)) {}
@@ -673,20 +704,40 @@ class SqliteStore final : public Store {
   Result<void> configure(const SqliteOptions& options) {
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, std::max(0, options.busy_timeout_ms));
-    // The first statement reads the file header: a file that is not a database fails here.
-    CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
+    read_only_ = options.read_only || sqlite3_db_readonly(db_, "main") == 1;
+    // Read before anything can write: a file that is not a database, an empty one or a schema
+    // whose version and tables disagree is reported without touching it (reads never write).
+    CT_TRY_ASSIGN(std::int64_t version, checked_version(options.create));
+    if (!read_only_) CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
     CT_TRY(exec("PRAGMA foreign_keys=ON", "cannot configure the task database"));
     // Reads through a memory map skip a read() per page: large stores get much cheaper lookups.
     CT_TRY(exec("PRAGMA mmap_size=268435456", "cannot configure the task database"));
     CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                 "cannot configure the task database"));
-    return migrate(options);
+    remember_identity();
+    if (!read_only_) return migrate(options, version);
+    if (version < sqlite_schema_version())
+      return fail(Error(ErrorCode::FileError, file_.string() + " has schema version " + std::to_string(version) +
+                                                  " and needs an upgrade, which a read-only store cannot take")
+                      .with_fix("run one ct command without --read-only where the store is writable"));
+    return {};
   }
 
   // -- transactions ---------------------------------------------------------------------------
 
   Result<void> begin(TxKind kind) override {
     if (in_transaction()) return fail(ErrorCode::Internal, "a transaction is already open on this store");
+    CT_TRY(check_identity());
+    if (kind == TxKind::Write) {
+      if (read_only_)
+        return fail(Error(ErrorCode::FileError, file_.string() + " is open read-only (--read-only, a read-only "
+                                                                 "filesystem, or no write permission); nothing was changed")
+                        .with_fix("run without --read-only, on a writable copy, or as a user who may write " +
+                                  file_.parent_path().string())
+                        .with_detail("readOnly", true));
+      std::error_code ec;
+      if (std::filesystem::exists(damaged_marker(file_), ec)) return fail(damaged_store_error(file_, damage_reason()));
+    }
     return run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
   }
 
@@ -1435,6 +1486,20 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<std::string>> integrity_problems() override {
+    auto problems = find_integrity_problems();
+    if (!problems) return problems;
+    // The verdict is kept beside the store: writes are refused while it stands (begin()), and a
+    // clean check lifts it.
+    if (!problems->empty()) {
+      mark_damaged(problems->front());
+    } else if (!read_only_) {
+      std::error_code ec;
+      std::filesystem::remove(damaged_marker(file_), ec);
+    }
+    return problems;
+  }
+
+  Result<std::vector<std::string>> find_integrity_problems() {
     std::vector<std::string> problems;
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
     Statement stmt(raw);
@@ -1467,14 +1532,38 @@ class SqliteStore final : public Store {
     // All pages in one step: the source is read in one consistent snapshot.
     rc = sqlite3_backup_step(backup, -1);
     sqlite3_backup_finish(backup);
-    if (rc != SQLITE_DONE) {
-      Error failure = sqlite_error(rc, sqlite3_errmsg(target), "cannot write the backup", file);
+    auto discard = [&] {
       sqlite3_close(target);
       std::error_code ec;
-      std::filesystem::remove(file, ec);
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(file.string() + suffix, ec);
+    };
+    if (rc != SQLITE_DONE) {
+      Error failure = sqlite_error(rc, sqlite3_errmsg(target), "cannot write the backup", file);
+      discard();
       return fail(std::move(failure));
     }
-    sqlite3_close(target);
+    // A backup is only kept when it passes an integrity check: the copy holds the source's pages
+    // as they are, so a damaged page of the store shows here (and marks the store damaged).
+    std::vector<std::string> problems;
+    sqlite3_stmt* check = nullptr;
+    rc = sqlite3_prepare_v2(target, "PRAGMA quick_check", -1, &check, nullptr);
+    if (rc == SQLITE_OK) {
+      while ((rc = sqlite3_step(check)) == SQLITE_ROW) {
+        std::string_view line = column_text(check, 0);
+        if (line != "ok") problems.emplace_back(line);
+      }
+    }
+    if (rc != SQLITE_DONE) problems.emplace_back(sqlite3_errmsg(target));
+    sqlite3_finalize(check);
+    if (!problems.empty()) {
+      discard();
+      mark_damaged(problems.front());
+      return fail(std::move(damaged_store_error(file_, problems.front()).with_detail("backupKept", false)));
+    }
+    if (sqlite3_close(target) != SQLITE_OK) {
+      discard();
+      return fail(Error(ErrorCode::FileError, "cannot finish the backup " + file.string()));
+    }
     return {};
   }
 
@@ -1692,7 +1781,57 @@ class SqliteStore final : public Store {
  private:
   // -- plumbing -------------------------------------------------------------------------------
 
-  Error error(int rc, std::string_view what) const { return sqlite_error(rc, sqlite3_errmsg(db_), what, file_); }
+  Error error(int rc, std::string_view what) const {
+    Error out = sqlite_error(rc, sqlite3_errmsg(db_), what, file_);
+    // SQLite met a damaged page: remember it, so that no write lands on a damaged store.
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
+      mark_damaged(sqlite3_errmsg(db_));
+      out.details.set("damaged", true);
+    }
+    return out;
+  }
+
+  /// Writes the damaged marker (best effort: a store that cannot be written cannot be harmed).
+  void mark_damaged(std::string_view reason) const {
+    if (read_only_) return;
+    std::string text(reason.substr(0, 500));
+    (void)write_file_atomically(damaged_marker(file_), text + "\n");
+  }
+
+  std::string damage_reason() const {
+    std::ifstream in(damaged_marker(file_));
+    std::string line;
+    std::getline(in, line);
+    line = std::string(trim(line)).substr(0, 500);
+    return line.empty() ? "a damaged page" : line;
+  }
+
+  /// The file this connection opened; a store removed or replaced under a running process must
+  /// not swallow writes into an unlinked file.
+  void remember_identity() {
+    struct stat st{};
+    if (::stat(file_.c_str(), &st) == 0) {
+      device_ = st.st_dev;
+      inode_ = st.st_ino;
+    }
+  }
+
+  Result<void> check_identity() const {
+    if (inode_ == 0) return {};
+    struct stat st{};
+    if (::stat(file_.c_str(), &st) != 0)
+      return fail(Error(ErrorCode::FileError, file_.string() + " was removed while this process had it open; "
+                                                               "nothing was read or written")
+                      .with_fix("run `ct init` for a new store or `ct restore` to bring a backup back, then restart "
+                                "this process")
+                      .with_detail("storeRemoved", true));
+    if (st.st_ino != inode_ || st.st_dev != device_)
+      return fail(Error(ErrorCode::FileError, file_.string() + " was replaced (restored, or re-created) since this "
+                                                               "process opened it")
+                      .with_fix("retry: the store is opened again")
+                      .with_detail("reopen", true));
+    return {};
+  }
 
   /// The cached statement for `sql`, prepared on first use.
   Result<sqlite3_stmt*> prepare(std::string_view sql) {
@@ -1929,11 +2068,66 @@ class SqliteStore final : public Store {
         .with_fix("install the latest ct and retry");
   }
 
-  Result<void> migrate(const SqliteOptions& options) {
-    const bool create = options.create;
-    CT_TRY_ASSIGN(std::int64_t version, user_version());
+  /// Names of the store's tables (virtual tables' shadow tables included).
+  Result<std::set<std::string>> table_names() {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name FROM sqlite_schema WHERE type = 'table'"));
+    Statement stmt(raw);
+    std::set<std::string> names;
+    CT_TRY(for_each_row(stmt, "cannot read the schema", [&] { names.emplace(stmt.text(0)); }));
+    return names;
+  }
+
+  Error inconsistent(std::string why) const {
+    return Error(ErrorCode::FileError, file_.string() + " " + std::move(why) + "; ct neither migrates nor writes it")
+        .with_fix(std::string(kCorruptFix))
+        .with_detail("damaged", true);
+  }
+
+  /// The schema version, checked against what the file holds: a version the tables contradict
+  /// (a tampered user_version) is refused once, clearly, before anything is written or backed up.
+  Result<std::int64_t> checked_version(bool create) {
+    auto version = user_version();
+    if (!version) {
+      if (version.error().code == ErrorCode::LockTimeout) return std::unexpected(std::move(version.error()));
+      return fail(Error(ErrorCode::FileError, file_.string() + " is not a task database (" + version.error().message +
+                                                  ")")
+                      .with_fix(std::string(kCorruptFix))
+                      .with_detail("damaged", true));
+    }
+    CT_TRY_ASSIGN(std::set<std::string> tables, table_names());
     const std::int64_t target = sqlite_schema_version();
-    if (version > target) return fail(newer_schema(version));
+    if (*version == 0 && tables.empty()) {
+      if (create) return 0;
+      std::error_code ec;
+      const bool empty_file = std::filesystem::file_size(file_, ec) == 0;
+      return fail(Error(ErrorCode::FileError,
+                        file_.string() + (empty_file ? " is empty (truncated, or ct init was interrupted)"
+                                                     : " holds no CLEO tables"))
+                      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings back the newest good backup; "
+                                "with no backup, cleo_mutate {domain:'system', operation:'init'} starts an empty store")
+                      .with_detail("damaged", true));
+    }
+    if (*version > target) return fail(newer_schema(*version));
+    // The version the tables show: the last step whose table exists, with every earlier one.
+    std::int64_t shown = 0;
+    bool consistent = true;
+    for (const auto& migration : kMigrations) {
+      const bool present = tables.contains(migration.creates);
+      if (present && shown == migration.version - 1) shown = migration.version;
+      consistent = consistent && present == (migration.version <= *version);
+    }
+    if (*version < 0 || !consistent) {
+      return fail(inconsistent("says schema version " + std::to_string(*version) + " but holds the tables of version " +
+                               std::to_string(shown))
+                      .with_detail("schemaVersion", *version)
+                      .with_detail("tablesOfVersion", shown));
+    }
+    return *version;
+  }
+
+  Result<void> migrate(const SqliteOptions& options, std::int64_t version) {
+    const bool create = options.create;
+    const std::int64_t target = sqlite_schema_version();
     if (version == target) return {};
     if (version == 0 && !create) {
       return fail(Error(ErrorCode::NotInitialized, file_.string() + " holds no CLEO task database")
@@ -1947,17 +2141,7 @@ class SqliteStore final : public Store {
       if (current >= 1 && current < target && !options.migration_backups.empty()) {
         // Under the write lock, before the first step: the copy (read through a second
         // connection) is the store exactly as the previous version left it.
-        std::error_code ec;
-        std::filesystem::create_directories(options.migration_backups, ec);
-        const TimeMs now = options.clock ? options.clock->now() : SystemClock().now();
-        auto copy = new_backup_path(options.migration_backups, now, "pre-migrate-v" + std::to_string(current));
-        if (ec || !copy_sqlite_database(file_, copy))
-          return fail(Error(ErrorCode::FileError, "cannot back up " + file_.string() + " before upgrading its schema "
-                                                  "from version " + std::to_string(current) + "; nothing was changed")
-                          .with_fix("check the free space and permissions of " + options.migration_backups.string() +
-                                    ", then run the command again"));
-        log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) + " to " +
-                  std::to_string(target) + "; the store as it was is saved in " + copy.string());
+        CT_TRY(backup_before_migration(options, current));
       }
       for (const auto& migration : kMigrations) {
         if (migration.version <= current) continue;
@@ -1973,6 +2157,35 @@ class SqliteStore final : public Store {
       return result;
     }
     return commit();
+  }
+
+  /// The pre-migration copy. A copy of this version already taken since the store last changed
+  /// is reused: an upgrade that keeps failing (a full disk) must not pile up backups.
+  Result<void> backup_before_migration(const SqliteOptions& options, std::int64_t current) {
+    namespace fs = std::filesystem;
+    const std::string note = "pre-migrate-v" + std::to_string(current);
+    std::error_code ec;
+    fs::create_directories(options.migration_backups, ec);
+    const auto changed = fs::last_write_time(file_, ec);
+    for (const auto& entry : fs::directory_iterator(options.migration_backups, ec)) {
+      const std::string name = entry.path().filename().string();
+      std::error_code time_ec;
+      if (name.ends_with("-" + note + ".db") && !ec && entry.last_write_time(time_ec) >= changed && !time_ec) {
+        log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) +
+                  "; the store as it was is already saved in " + entry.path().string());
+        return {};
+      }
+    }
+    const TimeMs now = options.clock ? options.clock->now() : SystemClock().now();
+    auto copy = new_backup_path(options.migration_backups, now, note);
+    if (ec || !copy_sqlite_database(file_, copy))
+      return fail(Error(ErrorCode::FileError, "cannot back up " + file_.string() + " before upgrading its schema "
+                                              "from version " + std::to_string(current) + "; nothing was changed")
+                      .with_fix("check the free space and permissions of " + options.migration_backups.string() +
+                                ", then run the command again"));
+    log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) + " to " +
+              std::to_string(sqlite_schema_version()) + "; the store as it was is saved in " + copy.string());
+    return {};
   }
 
   /// v1 → v2: rows written before the chain existed get their hashes, oldest first.
@@ -2062,6 +2275,9 @@ class SqliteStore final : public Store {
 
   sqlite3* db_;
   std::filesystem::path file_;
+  bool read_only_ = false;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
   std::unordered_map<std::string, sqlite3_stmt*, StringHash, std::equal_to<>> statements_;
   fts5_tokenizer tokenizer_api_{};
   Fts5Tokenizer* tokenizer_ = nullptr;
@@ -2097,6 +2313,14 @@ Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bo
   }
   SqliteFileInfo info;
   info.schema_version = *version;
+  {
+    sqlite3_stmt* count = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", -1, &count, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(count) == SQLITE_ROW)
+      info.tables = sqlite3_column_int64(count, 0);
+    sqlite3_finalize(count);
+  }
   if (!check) return info;
   sqlite3_stmt* stmt = nullptr;
   rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
@@ -2171,19 +2395,36 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
                       .with_fix("check the permissions of " + file.parent_path().string()));
     }
   }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (options.create ? SQLITE_OPEN_CREATE : 0);
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(file.c_str(), &db, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db);
-    Error error = sqlite_error(rc, detail, "cannot open the task database", file);
-    if (error.code == ErrorCode::Internal) error.code = ErrorCode::FileError;
-    return fail(std::move(error));
+  auto open = [&](const std::string& name, int flags) -> Result<std::unique_ptr<SqliteStore>> {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+      std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      sqlite3_close_v2(db);
+      Error error = sqlite_error(rc, detail, "cannot open the task database", file);
+      if (error.code == ErrorCode::Internal) error.code = ErrorCode::FileError;
+      return fail(std::move(error));
+    }
+    auto store = std::make_unique<SqliteStore>(db, file);
+    CT_TRY(store->configure(options));
+    return store;
+  };
+  if (!options.read_only) {
+    int flags = SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
+    CT_TRY_ASSIGN(std::unique_ptr<SqliteStore> store, open(file.string(), flags));
+    return std::unique_ptr<Store>(std::move(store));
   }
-  auto store = std::make_unique<SqliteStore>(db, file);
-  CT_TRY(store->configure(options));
-  return std::unique_ptr<Store>(std::move(store));
+  // Read-only: nothing is written, not even the WAL index. Where the directory cannot be written,
+  // SQLite cannot create the -shm file a WAL store needs; the store is then read as immutable
+  // (nobody can be writing to a store in a directory nobody can write).
+  auto store = open(file.string(), SQLITE_OPEN_READONLY);
+  if (store) return std::unique_ptr<Store>(std::move(*store));
+  if (::access(file.parent_path().c_str(), W_OK) == 0 || store.error().code == ErrorCode::NotInitialized)
+    return std::unexpected(std::move(store.error()));
+  CT_TRY_ASSIGN(std::unique_ptr<SqliteStore> immutable,
+                open("file:" + uri_path(std::filesystem::absolute(file, ec)) + "?immutable=1",
+                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI));
+  return std::unique_ptr<Store>(std::move(immutable));
 }
 
 }  // namespace ct

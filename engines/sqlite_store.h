@@ -16,6 +16,9 @@ struct SqliteOptions {
   int busy_timeout_ms = 5000;   // how long a writer waits for the lock before E_LOCK_TIMEOUT
   bool synchronous_full = false;  // storage.synchronous = full: durable across power loss
   bool create = false;          // create the file and schema (system.init); otherwise it must exist
+  /// Open without writing anything: no WAL switch, no migration; writes fail with E_FILE_ERROR.
+  /// (A store whose file or directory cannot be written is opened read-only anyway.)
+  bool read_only = false;
   /// When set, an existing store is copied into this directory (new_backup_path, note
   /// "pre-migrate-v<N>") before a schema migration changes it; `clock` names the copy (read only
   /// then, so a test clock does not move on every open).
@@ -25,8 +28,14 @@ struct SqliteOptions {
 
 /// Opens (or with options.create, creates) the database, applies pragmas (WAL, foreign keys,
 /// busy timeout, synchronous) and runs forward migrations. A missing file is E_NOT_INITIALIZED;
-/// a file that is not a database, or is corrupt, is E_FILE_ERROR with a fix; a schema newer than
-/// this binary is E_FILE_ERROR telling the user to upgrade.
+/// a file that is not a database, is empty, is corrupt or whose schema version contradicts its
+/// tables is E_FILE_ERROR with `details.damaged` and the restore fix, found before anything is
+/// written; a schema newer than this binary is E_FILE_ERROR telling the user to upgrade.
+///
+/// Every transaction then checks that the file is still the one opened (a store removed or
+/// replaced under a running process: E_FILE_ERROR, `details.reopen` when a new one took its
+/// place), and write transactions refuse while `<file>.damaged` marks it (an integrity check or
+/// SQLite itself found a damaged page; a clean integrity_problems() lifts it).
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file,
                                                  const SqliteOptions& options);
 
@@ -44,6 +53,7 @@ std::vector<MigrationStep> sqlite_migrations();
 
 struct SqliteFileInfo {
   std::int64_t schema_version = 0;    // PRAGMA user_version; 0 = not a CLEO store
+  std::int64_t tables = 0;            // tables it holds (0: an empty database, e.g. a 0-byte file)
   std::vector<std::string> problems;  // PRAGMA quick_check findings (with check)
 };
 

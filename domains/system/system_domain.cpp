@@ -26,8 +26,22 @@ Result<Reply> init(Context& context, const Params&) {
   json::Value data = json::Value::object();
   data.set("root", root.string());
   if (fs::exists(project.db_path(), ec)) {
-    data.set("created", false);
-    return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};
+    // An empty file (an interrupted init, a truncated store) holds nothing to lose: it is
+    // initialised. Anything else is never overwritten: a damaged store is for system.restore.
+    auto info = inspect_sqlite_file(project.db_path(), /*check=*/false);
+    const bool empty = info && info->schema_version == 0 && info->tables == 0;
+    if (!empty) {
+      auto opened = open_sqlite_store(project.db_path(), SqliteOptions{.read_only = true});
+      if (!opened && opened.error().details["damaged"] == json::Value(true))
+        return fail(Error(ErrorCode::FileError, "cannot initialise: " + project.db_path().string() +
+                                                    " exists but is damaged (" + opened.error().message + ")")
+                        .with_fix("cleo_mutate {domain:'system', operation:'restore'} moves it aside and brings back "
+                                  "the newest good backup")
+                        .with_detail("damaged", true));
+      data.set("created", false);
+      return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(project.db_path().string() + suffix, ec);
   }
   fs::create_directories(project.cleo_dir(), ec);
   if (ec)

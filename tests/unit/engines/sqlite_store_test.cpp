@@ -171,13 +171,18 @@ TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][stor
   CHECK(tasks.error().fix.find("backup") != std::string::npos);
 }
 
-TEST_CASE("an empty file is not a project until created", "[engines][store]") {
+TEST_CASE("an empty file is not a project until created, and reading it writes nothing", "[engines][store]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
   std::ofstream(file).close();
   auto plain = open_sqlite_store(file, SqliteOptions{});
   REQUIRE_FALSE(plain);
-  CHECK(plain.error().code == ErrorCode::NotInitialized);
+  CHECK(plain.error().code == ErrorCode::FileError);
+  CHECK(plain.error().details["damaged"] == json::Value(true));
+  CHECK(plain.error().message.find("is empty") != std::string::npos);
+  CHECK(plain.error().fix.find("'restore'") != std::string::npos);
+  CHECK(plain.error().fix.find("'init'") != std::string::npos);
+  CHECK(std::filesystem::file_size(file) == 0);  // not even the WAL switch was written
   SqliteOptions create;
   create.create = true;
   auto created = open_sqlite_store(file, create);
