@@ -116,7 +116,8 @@ std::string unclean_failure(const CtRun& ran, Fault fault, const fs::path& cleo)
   const Value& error = ran.json["error"];
   std::string problems;
   auto add = [&](const std::string& problem) { problems += (problems.empty() ? "" : "; ") + problem; };
-  if (ct::testing::error_code(ran.json) != "E_FILE_ERROR") add("code " + ct::testing::error_code(ran.json) + ", not E_FILE_ERROR");
+  const std::string code = ct::testing::error_code(ran.json);
+  if (code != "E_FILE_ERROR") add("code " + code + ", not E_FILE_ERROR");
   if (!(error["exitCode"] == Value(3))) add("exitCode " + error["exitCode"].dump() + ", not 3");
   if (!exited(ran, 3)) add(how_it_ended(ran) + ", not exit 3");
   const std::string message = error["message"].is_string() ? error["message"].as_string() : "";
@@ -356,7 +357,8 @@ void after_space_returns(Checks& checks, const Project& project, const Writes& w
   }
   for (const auto& [id, task] : stored)
     if (writes.failed_titles.contains(task["title"].as_string()) && ghosts++ < 3)
-      checks.check(false, "a `ct add` that reported failure wrote nothing", id + " \"" + task["title"].as_string() + "\" is stored");
+      checks.check(false, "a `ct add` that reported failure wrote nothing",
+                   id + " \"" + task["title"].as_string() + "\" is stored");
   for (const auto& [id, notes] : writes.notes) {
     std::vector<std::string> have = stored.contains(id) ? note_texts(stored[id]) : std::vector<std::string>{};
     std::vector<std::string> expected = notes;

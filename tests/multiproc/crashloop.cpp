@@ -297,8 +297,10 @@ class Writer {
   /// A reply to `op`: applied when it is a success; true when the op is settled (false: retry).
   bool settle(const Op& op, const Value& envelope) {
     if (ct::testing::succeeded(envelope)) {
-      std::string id = op.kind == OpKind::Add && envelope["data"]["id"].is_string() ? envelope["data"]["id"].as_string() : "";
-      if (op.kind == OpKind::Add && id.empty()) failures_.push_back(name_ + ": tasks.add without an id: " + envelope.dump());
+      const Value& new_id = envelope["data"]["id"];
+      std::string id = op.kind == OpKind::Add && new_id.is_string() ? new_id.as_string() : "";
+      if (op.kind == OpKind::Add && id.empty())
+        failures_.push_back(name_ + ": tasks.add without an id: " + envelope.dump());
       model_.apply(op, id);
       ++acknowledged_;
       return true;
@@ -627,7 +629,7 @@ void final_check(Run& run) {
   check_search_index(run, "final check");
 }
 
-std::optional<Options> parse_options(int argc, char** argv) {
+std::optional<Options> parse_options(int argc, char** argv) try {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -646,6 +648,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (options.ct.empty() || options.rounds < 1 || options.min_ms < 0 || options.max_ms < options.min_ms)
     return std::nullopt;
   return options;
+} catch (const std::exception&) {  // a number that does not parse
+  return std::nullopt;
 }
 
 }  // namespace
