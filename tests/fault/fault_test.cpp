@@ -20,6 +20,10 @@
 //       in .cleo/ changes (names, sizes, contents, modification times).
 //   ct_fault --ct PATH readonly-fs-mount         the same on a read-only bind mount of .cleo/ (exit 77
 //       when mounting is not permitted).
+//   ct_fault --ct PATH readonly-perms            the same with `ct` run as the user nobody on a .cleo/
+//       whose permissions make it read-only to that user (exit 77 unless run as root with setpriv).
+//   Each read-only case runs twice: on a store closed cleanly (no -wal/-shm) and on one with the
+//   -wal and -shm files a killed writer leaves.
 //
 // Each check prints PASS or FAIL with what it saw; the exit status is 1 when any failed. Temp
 // dirs only (the sandbox is kept on failure and its path printed).
@@ -705,6 +709,56 @@ void readonly_fs_mount(Checks& checks, const Options& options, ct::testing::Sand
   readonly_checks(checks, project, *project.ct, kWalLeft, {"T001", "T002", "T003"});
 }
 
+/// `ct` run as the user nobody (through setpriv), for a store its files' permissions make
+/// read-only; nullptr (and `status` skipped) when that is not possible here.
+std::unique_ptr<CtCommand> ct_as_nobody(const ct::testing::Sandbox& sandbox, const Project& project, int& status) {
+  const fs::path setpriv = "/usr/bin/setpriv";
+  if (::geteuid() != 0 || !fs::exists(setpriv)) {
+    std::printf("SKIPPED: running `ct` as another user needs root and %s\n", setpriv.c_str());
+    status = kSkipped;
+    return nullptr;
+  }
+  const fs::path wrapper = sandbox.root() / "ct-as-nobody";
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << setpriv.string()
+                         << " --reuid=65534 --regid=65534 --clear-groups " << project.ct->ct() << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+  // The sandbox (mkdtemp: 0700) must be reachable for nobody; .cleo/ and its files only readable.
+  const auto readable_dir = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec;
+  for (const fs::path& dir : {sandbox.root(), sandbox.root() / "home", project.dir}) fs::permissions(dir, readable_dir);
+  return std::make_unique<CtCommand>(wrapper.string(), project.env);
+}
+
+/// Takes write permission away from .cleo/ and everything in it (nobody may still read).
+void make_read_only(const fs::path& cleo) {
+  std::error_code ec;
+  fs::permissions(cleo, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove, ec);
+  for (auto it = fs::recursive_directory_iterator(cleo, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    fs::permissions(it->path(), fs::perms::others_read | fs::perms::group_read, fs::perm_options::add, ec);
+    if (it->is_directory(ec))
+      fs::permissions(it->path(), fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add, ec);
+    fs::permissions(it->path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                    fs::perm_options::remove, ec);
+  }
+}
+
+void readonly_perms(Checks& checks, const Options& options, ct::testing::Sandbox& sandbox, int& status) {
+  Project project(sandbox, options.ct, sandbox.root() / "project");
+  fs::create_directories(project.dir);
+  if (!readonly_setup(checks, project)) return;
+  auto nobody = ct_as_nobody(sandbox, project, status);
+  if (!nobody) return;
+  make_read_only(project.cleo);
+  readonly_checks(checks, project, *nobody, kClean + ", files read-only to the user", {"T001", "T002"});
+  fs::permissions(project.cleo, fs::perms::owner_write, fs::perm_options::add);
+  if (!leave_wal_behind(checks, project)) return;
+  make_read_only(project.cleo);
+  readonly_checks(checks, project, *nobody, kWalLeft + ", files read-only to the user", {"T001", "T002", "T003"});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -716,11 +770,11 @@ int main(int argc, char** argv) {
     else options.which = arg;
   }
   const std::set<std::string> shim_cases{"disk-full", "disk-full-at-open", "readonly-fs"};
-  const std::set<std::string> mount_cases{"disk-full-tmpfs", "readonly-fs-mount"};
+  const std::set<std::string> mount_cases{"disk-full-tmpfs", "readonly-fs-mount", "readonly-perms"};
   if (options.ct.empty() || (!shim_cases.contains(options.which) && !mount_cases.contains(options.which)) ||
       (shim_cases.contains(options.which) && options.shim.empty())) {
     std::fprintf(stderr, "usage: ct_fault --ct PATH [--shim LIB] "
-                         "disk-full|disk-full-at-open|disk-full-tmpfs|readonly-fs|readonly-fs-mount\n");
+                         "disk-full|disk-full-at-open|disk-full-tmpfs|readonly-fs|readonly-fs-mount|readonly-perms\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
@@ -733,6 +787,7 @@ int main(int argc, char** argv) {
   if (options.which == "disk-full-tmpfs") disk_full_tmpfs(checks, options, *sandbox, status);
   if (options.which == "readonly-fs") readonly_fs(checks, options, *sandbox);
   if (options.which == "readonly-fs-mount") readonly_fs_mount(checks, options, *sandbox, status);
+  if (options.which == "readonly-perms") readonly_perms(checks, options, *sandbox, status);
   if (checks.failed()) {
     sandbox->keep();
     std::printf("%s: %zu check(s) failed; the sandbox is kept in %s\n", options.which.c_str(),
