@@ -9,16 +9,13 @@
 // plus the time from process start to the initialize reply (`ct mcp` and `ct serve`) and the
 // servers' resident memory (VmRSS, VmHWM). The report is Markdown on stdout, ready for
 // docs/performance.md; progress goes to stderr.
-#include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,8 +48,7 @@
 #include "bench/workload.h"
 #include "core/json.h"
 #include "core/text.h"
-
-extern char** environ;
+#include "support/child_process.h"
 
 namespace ct::bench {
 namespace {
@@ -175,92 +171,22 @@ Stats summarize(std::vector<double> samples) {
 
 /// The environment for servers: ours, without CLEO_ROOT/CLEO_READ_ONLY, with the fixed clock.
 std::vector<std::string> server_environment() {
-  std::vector<std::string> out;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    if (text.starts_with("CLEO_ROOT=") || text.starts_with("CLEO_READ_ONLY=") || text.starts_with("CLEO_FIXED_TIME="))
-      continue;
-    out.emplace_back(text);
-  }
+  std::vector<std::string> out = testing::inherited_environment({"CLEO_ROOT=", "CLEO_READ_ONLY=", "CLEO_FIXED_TIME="});
   out.push_back("CLEO_FIXED_TIME=" + std::string(kFixedTime));
   return out;
 }
 
-struct Child {
-  pid_t pid = -1;
-  int in = -1;   // our end of its stdin, when piped
-  int out = -1;  // our end of its stdout, when piped
-};
-
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 /// Starts `argv` with stdin/stdout on pipes (or /dev/null) and stderr appended to `stderr_file`.
-Child spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, bool pipe_in, bool pipe_out,
-            const fs::path& stderr_file) {
-  int in_pipe[2] = {-1, -1};
-  int out_pipe[2] = {-1, -1};
-  if (pipe_in && ::pipe2(in_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
-  if (pipe_out && ::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (pipe_in) posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
-  else posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  if (pipe_out) posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  else posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-  std::vector<std::string> argv_copy = argv;
-  std::vector<char*> argv_ptrs;
-  for (auto& word : argv_copy) argv_ptrs.push_back(word.data());
-  argv_ptrs.push_back(nullptr);
-  std::vector<std::string> env_copy = env;
-  std::vector<char*> env_ptrs;
-  for (auto& entry : env_copy) env_ptrs.push_back(entry.data());
-  env_ptrs.push_back(nullptr);
-
-  Child child;
-  int error = posix_spawn(&child.pid, argv_copy[0].c_str(), &actions, nullptr, argv_ptrs.data(), env_ptrs.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (pipe_in) ::close(in_pipe[0]);
-  if (pipe_out) ::close(out_pipe[1]);
-  if (error != 0) {
-    if (pipe_in) ::close(in_pipe[1]);
-    if (pipe_out) ::close(out_pipe[0]);
-    throw std::runtime_error("cannot start " + argv[0] + ": " + errno_text(error));
-  }
-  child.in = pipe_in ? in_pipe[1] : -1;
-  child.out = pipe_out ? out_pipe[0] : -1;
-  return child;
-}
-
-/// Waits up to `timeout_ms` for the child to end; its wait status, or nullopt if it is still running.
-std::optional<int> wait_for(pid_t pid, int timeout_ms) {
-  auto deadline = Steady::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
-    int status = 0;
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return -1;
-    if (Steady::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-}
-
-/// Ends a child for good: waits `grace_ms` for it to exit, then SIGKILLs it. Its wait status.
-int reap(pid_t pid, int grace_ms) {
-  if (pid <= 0) return 0;
-  if (auto status = wait_for(pid, grace_ms)) return *status;
-  ::kill(pid, SIGKILL);
-  return wait_for(pid, kTimeoutMs).value_or(-1);
-}
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
-  return "wait status " + std::to_string(status);
+testing::ChildProcess spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, bool pipe_in,
+                            bool pipe_out, const fs::path& stderr_file) {
+  testing::SpawnOptions options;
+  options.pipe_stdin = pipe_in;
+  options.pipe_stdout = pipe_out;
+  options.stderr_path = stderr_file.string();
+  options.env = env;
+  auto child = testing::ChildProcess::start(argv, options);
+  if (!child) throw std::runtime_error(child.error());
+  return std::move(*child);
 }
 
 std::string read_text(const fs::path& file) {
@@ -360,61 +286,36 @@ class StdioClient final : public Client {
  public:
   StdioClient(const fs::path& ct, const fs::path& project, const std::vector<std::string>& env,
               const fs::path& stderr_file)
-      : stderr_file_(stderr_file) {
-    child_ = spawn({ct.string(), "mcp", "--project", project.string()}, env, true, true, stderr_file);
-  }
-  ~StdioClient() override {
-    close_fd(child_.in);
-    reap(child_.pid, 5000);
-    close_fd(child_.out);
-  }
+      : stderr_file_(stderr_file),
+        child_(spawn({ct.string(), "mcp", "--project", project.string()}, env, true, true, stderr_file)) {}
   StdioClient(const StdioClient&) = delete;
   StdioClient& operator=(const StdioClient&) = delete;
 
   void send(std::string_view message) {
-    std::string line(message);
-    line += '\n';
-    std::size_t written = 0;
-    while (written < line.size()) {
-      ssize_t n = ::write(child_.in, line.data() + written, line.size() - written);
-      if (n > 0) written += static_cast<std::size_t>(n);
-      else if (n < 0 && errno != EINTR) throw std::runtime_error("cannot write to `ct mcp`: " + errno_text(errno) + note());
-    }
+    if (!child_.write_line(message)) throw std::runtime_error("cannot write to `ct mcp`: " + errno_text(errno) + note());
   }
 
   std::string read_line() {
-    while (true) {
-      if (auto newline = buffer_.find('\n', scanned_); newline != std::string::npos) {
-        std::string line = buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        scanned_ = 0;
-        return line;
-      }
-      scanned_ = buffer_.size();
-      char chunk[65536];
-      ssize_t n = ::read(child_.out, chunk, sizeof chunk);
-      if (n > 0) {
-        buffer_.append(chunk, static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      throw std::runtime_error("`ct mcp` closed its stdout" + note());
+    auto line = child_.read_line(std::chrono::milliseconds(kTimeoutMs));
+    if (!line) {
+      throw std::runtime_error(child_.end() == testing::ReadEnd::Timeout ? "`ct mcp` did not reply in time" + note()
+                                                                         : "`ct mcp` closed its stdout" + note());
     }
+    return *line;
   }
 
   std::string call(const std::string& message) override {
     send(message);
     return read_line();
   }
-  pid_t server_pid() const override { return child_.pid; }
+  pid_t server_pid() const override { return child_.pid(); }
 
   /// Closes stdin (the client is done) and checks that the server exits 0.
   void finish() {
-    close_fd(child_.in);
-    int status = reap(child_.pid, kTimeoutMs);
-    child_.pid = -1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error("`ct mcp` ended with " + describe_status(status) + " after its stdin closed");
+    child_.close_stdin();
+    testing::ExitStatus status = child_.stop(0, std::chrono::milliseconds(kTimeoutMs));
+    if (status.signaled || status.code != 0)
+      throw std::runtime_error("`ct mcp` ended with " + testing::describe(status) + " after its stdin closed");
   }
 
  private:
@@ -424,9 +325,7 @@ class StdioClient final : public Client {
   }
 
   fs::path stderr_file_;
-  Child child_;
-  std::string buffer_;
-  std::size_t scanned_ = 0;
+  testing::ChildProcess child_;
 };
 
 /// initialize + notifications/initialized over stdio.
@@ -463,50 +362,37 @@ class HttpServerProcess {
  public:
   HttpServerProcess(const fs::path& ct, const fs::path& project, const std::vector<std::string>& env,
                     const fs::path& stderr_file)
-      : stderr_file_(stderr_file) {
-    child_ = spawn({ct.string(), "serve", "--project", project.string(), "--port", "0"}, env, false, true, stderr_file);
+      : stderr_file_(stderr_file),
+        child_(spawn({ct.string(), "serve", "--project", project.string(), "--port", "0"}, env, false, true,
+                     stderr_file)) {
     constexpr std::string_view kPrefix = "CLEO MCP server: ";
     std::string out;
     auto deadline = Steady::now() + std::chrono::milliseconds(kTimeoutMs);
     while (true) {
-      std::size_t start = 0;
-      for (auto end = out.find('\n'); end != std::string::npos; start = end + 1, end = out.find('\n', start)) {
-        std::string_view line = std::string_view(out).substr(start, end - start);
-        if (line.starts_with(kPrefix)) {
-          endpoint_ = parse_url(std::string(trim(line.substr(kPrefix.size()))));
-          return;
-        }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
+      auto line = child_.read_line(std::max(left, std::chrono::milliseconds(0)));
+      if (!line && child_.end() == testing::ReadEnd::EndOfFile)
+        throw std::runtime_error("`ct serve` closed its stdout before printing its URL" + note());
+      if (!line) throw std::runtime_error("`ct serve` did not print its URL; stdout: " + out.substr(0, 300) + note());
+      if (line->starts_with(kPrefix)) {
+        endpoint_ = parse_url(std::string(trim(std::string_view(*line).substr(kPrefix.size()))));
+        return;
       }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now()).count();
-      pollfd fd{child_.out, POLLIN, 0};
-      if (left <= 0 || ::poll(&fd, 1, static_cast<int>(left)) <= 0)
-        throw std::runtime_error("`ct serve` did not print its URL; stdout: " + out.substr(0, 300) + note());
-      char chunk[4096];
-      ssize_t n = ::read(child_.out, chunk, sizeof chunk);
-      if (n == 0) throw std::runtime_error("`ct serve` closed its stdout before printing its URL" + note());
-      if (n > 0) out.append(chunk, static_cast<std::size_t>(n));
+      out += *line + "\n";
     }
   }
-  ~HttpServerProcess() {
-    if (child_.pid > 0) {
-      ::kill(child_.pid, SIGTERM);
-      reap(child_.pid, 10000);
-    }
-    close_fd(child_.out);
-  }
+  ~HttpServerProcess() { child_.stop(SIGTERM, std::chrono::seconds(10)); }
   HttpServerProcess(const HttpServerProcess&) = delete;
   HttpServerProcess& operator=(const HttpServerProcess&) = delete;
 
   const Endpoint& endpoint() const { return endpoint_; }
-  pid_t pid() const { return child_.pid; }
+  pid_t pid() const { return child_.pid(); }
 
   /// SIGTERM, and checks that the server exits 0.
   void finish() {
-    ::kill(child_.pid, SIGTERM);
-    int status = reap(child_.pid, kTimeoutMs);
-    child_.pid = -1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error("`ct serve` ended with " + describe_status(status) + " after SIGTERM" + note());
+    testing::ExitStatus status = child_.stop(SIGTERM, std::chrono::milliseconds(kTimeoutMs));
+    if (status.signaled || status.code != 0)
+      throw std::runtime_error("`ct serve` ended with " + testing::describe(status) + " after SIGTERM" + note());
   }
 
  private:
@@ -516,7 +402,7 @@ class HttpServerProcess {
   }
 
   fs::path stderr_file_;
-  Child child_;
+  testing::ChildProcess child_;
   Endpoint endpoint_;
 };
 
@@ -1000,7 +886,7 @@ HttpStarts time_http_starts(const Options& options, const std::vector<std::strin
     std::vector<std::string> argv = argv_prefix;
     argv.insert(argv.end(), {"--project", project.string(), "--port", std::to_string(port)});
     auto t0 = Steady::now();
-    Child child = spawn(argv, env, false, false, stderr_file);
+    testing::ChildProcess child = spawn(argv, env, false, false, stderr_file);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -1014,12 +900,11 @@ HttpStarts time_http_starts(const Options& options, const std::vector<std::strin
       int error = errno;
       ::close(fd);
       if (error != ECONNREFUSED && error != EINTR) throw std::runtime_error("connect: " + errno_text(error));
-      if (auto status = wait_for(child.pid, 0))
-        throw std::runtime_error(argv[0] + " ended with " + describe_status(*status) + " before listening; stderr: " +
+      if (auto status = child.wait_for(std::chrono::milliseconds(0)))
+        throw std::runtime_error(argv[0] + " ended with " + testing::describe(*status) + " before listening; stderr: " +
                                  read_text(stderr_file).substr(0, 300));
       if (micros_since(t0) > kTimeoutMs * 1000.0) {
-        ::kill(child.pid, SIGKILL);
-        reap(child.pid, kTimeoutMs);
+        child.stop(SIGKILL, std::chrono::milliseconds(kTimeoutMs));
         throw std::runtime_error(argv[0] + " did not listen on port " + std::to_string(port));
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -1032,8 +917,7 @@ HttpStarts time_http_starts(const Options& options, const std::vector<std::strin
       response = raw_post(fd, port, request);
     } catch (...) {
       ::close(fd);
-      ::kill(child.pid, SIGKILL);
-      reap(child.pid, kTimeoutMs);
+      child.stop(SIGKILL, std::chrono::milliseconds(kTimeoutMs));
       throw;
     }
     double reply_us = micros_since(t0);
@@ -1042,10 +926,9 @@ HttpStarts time_http_starts(const Options& options, const std::vector<std::strin
     if (!response.starts_with("HTTP/1.1 200") || body == std::string::npos ||
         !std::string_view(response).substr(body + 4).starts_with(reply_prefix(0)))
       throw std::runtime_error("initialize failed: " + response.substr(0, 300));
-    ::kill(child.pid, SIGTERM);
-    int status = reap(child.pid, kTimeoutMs);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error(argv[0] + " ended with " + describe_status(status) + " after SIGTERM");
+    testing::ExitStatus status = child.stop(SIGTERM, std::chrono::milliseconds(kTimeoutMs));
+    if (status.signaled || status.code != 0)
+      throw std::runtime_error(argv[0] + " ended with " + testing::describe(status) + " after SIGTERM");
     if (run >= 0) {
       listening.push_back(listen_us);
       replied.push_back(reply_us);

@@ -12,19 +12,13 @@
 // tasks.update (Router::dispatch), the chain's own work per row — audit_hash() of a real
 // tasks.update and tasks.add row, and the previous row's hash lookup (the store's query) — and
 // their share of the mutation. Markdown on stdout, progress on stderr.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -42,8 +36,8 @@
 #include "domains/router.h"
 #include "engines/audit_chain.h"
 #include "engines/sqlite_store.h"
-
-extern char** environ;
+#include "support/child_process.h"
+#include "support/ct_client.h"
 
 namespace ct::bench {
 namespace {
@@ -107,123 +101,23 @@ Options parse_options(int argc, char** argv) {
 // -- processes ----------------------------------------------------------------------------------
 
 std::vector<std::string> child_environment(const fs::path& project) {
-  std::vector<std::string> out;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    if (text.starts_with("CLEO_")) continue;
-    out.emplace_back(text);
-  }
+  std::vector<std::string> out = testing::inherited_environment({"CLEO_"});
   out.push_back("CLEO_ROOT=" + project.string());
   return out;
 }
 
-struct Child {
-  pid_t pid = -1;
-  int in = -1;
-  int out = -1;
-};
-
-Child spawn(const std::string& ct, const std::vector<std::string>& args, const std::vector<std::string>& env) {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> words{ct};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv, envp;
-  for (auto& word : words) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
-  envp.push_back(nullptr);
-  Child child;
-  int rc = posix_spawn(&child.pid, ct.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + ct + ": " + std::strerror(rc));
-  close(in[0]);
-  close(out[1]);
-  child.in = in[1];
-  child.out = out[0];
-  return child;
+/// A started and initialised `ct mcp` writer.
+std::unique_ptr<testing::McpClient> start_writer(const std::string& ct, const std::vector<std::string>& env) {
+  auto client = testing::McpClient::start(ct, env);
+  if (!client) throw std::runtime_error(client.error());
+  auto writer = std::make_unique<testing::McpClient>(std::move(*client));
+  if (!writer->initialize()) throw std::runtime_error("ct mcp did not answer initialize");
+  return writer;
 }
-
-int finish(Child& child) {
-  if (child.in >= 0) close(child.in);
-  if (child.out >= 0) close(child.out);
-  child.in = child.out = -1;
-  int status = 0;
-  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-class Writer {
- public:
-  Writer(const std::string& ct, const std::vector<std::string>& env) : child_(spawn(ct, {"mcp"}, env)) {}
-  ~Writer() { finish(child_); }
-  Writer(const Writer&) = delete;
-  Writer& operator=(const Writer&) = delete;
-
-  json::Value request(const std::string& method, const std::string& params) {
-    std::string line = R"({"jsonrpc":"2.0","id":)" + std::to_string(++id_) + R"(,"method":")" + method +
-                       R"(","params":)" + params + "}\n";
-    for (std::size_t done = 0; done < line.size();) {
-      ssize_t n = write(child_.in, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error("ct mcp went away");
-      done += static_cast<std::size_t>(n);
-    }
-    while (true) {
-      std::string reply = read_line();
-      auto parsed = json::parse(reply);
-      if (parsed && (*parsed)["id"].is_int() && (*parsed)["id"].as_int() == id_) return std::move(*parsed);
-    }
-  }
-
-  void initialize() {
-    request("initialize", R"({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}})");
-    const char* note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
-    if (write(child_.in, note, std::strlen(note)) < 0) throw std::runtime_error("ct mcp went away");
-  }
-
-  /// tools/call cleo_mutate; the envelope.
-  json::Value mutate(const std::string& operation, const std::string& params) {
-    json::Value reply = request("tools/call", R"({"name":"cleo_mutate","arguments":{"domain":"tasks","operation":")" +
-                                                  operation + R"(","params":)" + params + "}}");
-    return reply["result"]["structuredContent"];
-  }
-
- private:
-  std::string read_line() {
-    while (true) {
-      if (auto newline = buffer_.find('\n'); newline != std::string::npos) {
-        std::string line = buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        return line;
-      }
-      char chunk[65536];
-      ssize_t n = read(child_.out, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error("ct mcp went away");
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
-
-  Child child_;
-  std::string buffer_;
-  std::int64_t id_ = 0;
-};
 
 void run_ct(const std::string& ct, const std::vector<std::string>& args, const std::vector<std::string>& env) {
-  Child child = spawn(ct, args, env);
-  close(child.in);
-  child.in = -1;
-  char sink[4096];
-  while (read(child.out, sink, sizeof sink) > 0) {
-  }
-  if (finish(child) != 0) throw std::runtime_error("ct " + args.front() + " failed");
+  testing::CtRun ran = testing::CtCommand(ct, env).run(args);
+  if (ran.status.signaled || ran.status.code != 0) throw std::runtime_error("ct " + args.front() + " failed: " + ran.out);
 }
 
 // -- writers ------------------------------------------------------------------------------------
@@ -240,11 +134,8 @@ RunResult writers_run(const Options& options, int writers, const fs::path& proje
   fs::create_directories(project);
   auto env = child_environment(project);
   run_ct(options.ct, {"init"}, env);
-  std::vector<std::unique_ptr<Writer>> processes;
-  for (int w = 0; w < writers; ++w) {
-    processes.push_back(std::make_unique<Writer>(options.ct, env));
-    processes.back()->initialize();
-  }
+  std::vector<std::unique_ptr<testing::McpClient>> processes;
+  for (int w = 0; w < writers; ++w) processes.push_back(start_writer(options.ct, env));
   const int per_writer = options.mutations / writers;
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(writers));
   std::atomic<int> retries{0}, failures{0}, ready{0};
@@ -252,7 +143,7 @@ RunResult writers_run(const Options& options, int writers, const fs::path& proje
   std::vector<std::thread> threads;
   for (int w = 0; w < writers; ++w) {
     threads.emplace_back([&, w] {
-      Writer& writer = *processes[static_cast<std::size_t>(w)];
+      testing::McpClient& writer = *processes[static_cast<std::size_t>(w)];
       auto& mine = latencies[static_cast<std::size_t>(w)];
       mine.reserve(static_cast<std::size_t>(per_writer));
       ++ready;
@@ -264,7 +155,8 @@ RunResult writers_run(const Options& options, int writers, const fs::path& proje
                                  : R"({"id":")" + last + R"(","priority":")" + (i % 4 == 1 ? "high" : "low") + "\"}";
         for (int attempt = 0; attempt < 10; ++attempt) {
           auto started = Steady::now();
-          json::Value envelope = writer.mutate(add ? "add" : "update", params);
+          json::Value envelope = writer.call("cleo_mutate", "tasks", add ? "add" : "update", params);
+          if (envelope.is_null()) throw std::runtime_error("ct mcp went away");
           mine.push_back(micros_since(started));
           if (envelope["success"].is_bool() && envelope["success"].as_bool()) {
             if (add) last = envelope["data"]["id"].as_string();
