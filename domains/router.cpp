@@ -251,6 +251,7 @@ Result<Store*> Router::open_store() {
   sqlite.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
   sqlite.synchronous_full = config.get_string("storage.synchronous") == "full";
   sqlite.migration_backups = project.backups_dir();
+  sqlite.read_only = options_.read_only;  // nothing written, not even a schema upgrade
   sqlite.clock = clock_.get();
   CT_TRY_ASSIGN(store_, open_sqlite_store(project.db_path(), sqlite));
   project_ = std::move(project);
@@ -304,7 +305,8 @@ Envelope Router::dispatch(const Request& request) {
     AuditEntry audit;
     if (mutate) context.audit = &audit;
     if (context.store) {
-      if (auto begun = context.store->begin(mutate ? TxKind::Write : TxKind::Read); !begun)
+      // A dry run in read-only mode reads: its connection cannot take the write lock.
+      if (auto begun = context.store->begin(mutate && !read_only_mutate ? TxKind::Write : TxKind::Read); !begun)
         return failure(std::move(begun.error()));
     }
 

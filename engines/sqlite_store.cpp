@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -460,14 +461,25 @@ bool is_file_error(int rc) {
 
 bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
-/// The one mapping from an SQLite result code to our error codes.
-Error sqlite_error(int rc, std::string_view detail, std::string_view what, const std::filesystem::path& file) {
+/// The one mapping from an SQLite result code (and, for I/O errors, the operating system's errno
+/// behind it) to our error codes.
+Error sqlite_error(int rc, std::string_view detail, std::string_view what, const std::filesystem::path& file,
+                   int system_errno = 0) {
   if (is_lock_error(rc)) {
     return Error(ErrorCode::LockTimeout, "database is locked by another writer; retry")
         .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
         .with_detail("sqlite", std::string(detail));
   }
   std::string message = std::string(what) + ": " + std::string(detail) + " (" + file.string() + ")";
+  // "disk I/O error" says little: the errno says a full disk or a read-only filesystem.
+  if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_FULL) {
+    if (system_errno == ENOSPC || system_errno == EDQUOT || (rc & 0xff) == SQLITE_FULL)
+      return Error(ErrorCode::FileError, std::string(what) + ": the disk is full (" + file.string() + ")")
+          .with_fix("free disk space on the volume holding " + file.parent_path().string() + " and retry");
+    if (system_errno == EROFS)
+      return Error(ErrorCode::FileError, std::string(what) + ": the filesystem is read-only (" + file.string() + ")")
+          .with_fix("run with --read-only to read it, or on a writable copy");
+  }
   if (is_file_error(rc)) {
     Error error(ErrorCode::FileError, std::move(message));
     switch (rc & 0xff) {
@@ -1782,7 +1794,7 @@ class SqliteStore final : public Store {
   // -- plumbing -------------------------------------------------------------------------------
 
   Error error(int rc, std::string_view what) const {
-    Error out = sqlite_error(rc, sqlite3_errmsg(db_), what, file_);
+    Error out = sqlite_error(rc, sqlite3_errmsg(db_), what, file_, sqlite3_system_errno(db_));
     // SQLite met a damaged page: remember it, so that no write lands on a damaged store.
     if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
       mark_damaged(sqlite3_errmsg(db_));
@@ -2088,7 +2100,12 @@ class SqliteStore final : public Store {
   Result<std::int64_t> checked_version(bool create) {
     auto version = user_version();
     if (!version) {
-      if (version.error().code == ErrorCode::LockTimeout) return std::unexpected(std::move(version.error()));
+      const int rc = sqlite3_errcode(db_) & 0xff;
+      if ((rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) && read_only_)
+        // A WAL store is read through its -shm index; where the directory cannot be written that
+        // file cannot be created (open_sqlite_store then reads the store as immutable).
+        return fail(std::move(version.error()).with_detail("readOnlyDirectory", true));
+      if (rc != SQLITE_NOTADB && rc != SQLITE_CORRUPT) return std::unexpected(std::move(version.error()));
       return fail(Error(ErrorCode::FileError, file_.string() + " is not a task database (" + version.error().message +
                                                   ")")
                       .with_fix(std::string(kCorruptFix))
@@ -2400,8 +2417,9 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
     int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
       std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      const int system_errno = db != nullptr ? sqlite3_system_errno(db) : 0;
       sqlite3_close_v2(db);
-      Error error = sqlite_error(rc, detail, "cannot open the task database", file);
+      Error error = sqlite_error(rc, detail, "cannot open the task database", file, system_errno);
       if (error.code == ErrorCode::Internal) error.code = ErrorCode::FileError;
       return fail(std::move(error));
     }
@@ -2409,18 +2427,14 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
     CT_TRY(store->configure(options));
     return store;
   };
-  if (!options.read_only) {
-    int flags = SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
-    CT_TRY_ASSIGN(std::unique_ptr<SqliteStore> store, open(file.string(), flags));
-    return std::unique_ptr<Store>(std::move(store));
-  }
-  // Read-only: nothing is written, not even the WAL index. Where the directory cannot be written,
-  // SQLite cannot create the -shm file a WAL store needs; the store is then read as immutable
-  // (nobody can be writing to a store in a directory nobody can write).
-  auto store = open(file.string(), SQLITE_OPEN_READONLY);
+  auto store = open(file.string(), options.read_only ? SQLITE_OPEN_READONLY
+                                                     : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0));
   if (store) return std::unique_ptr<Store>(std::move(*store));
-  if (::access(file.parent_path().c_str(), W_OK) == 0 || store.error().code == ErrorCode::NotInitialized)
-    return std::unexpected(std::move(store.error()));
+  // A store that cannot be written (read-only filesystem, permissions) is opened read-only, and
+  // writes then fail saying so. Where its directory cannot be written, SQLite cannot create the
+  // -shm index a WAL store is read through: the store is read as immutable — nobody can be
+  // writing to a WAL store whose index nobody could create.
+  if (store.error().details["readOnlyDirectory"] != json::Value(true)) return std::unexpected(std::move(store.error()));
   CT_TRY_ASSIGN(std::unique_ptr<SqliteStore> immutable,
                 open("file:" + uri_path(std::filesystem::absolute(file, ec)) + "?immutable=1",
                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI));
