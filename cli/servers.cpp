@@ -134,6 +134,10 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
   RouterOptions options;
   if (!flags.project.empty()) options.project_dir = flags.project;
   options.read_only = flags.read_only || read_only_from_environment();
+  // Servers run for hours: the store is checked once when first opened. Their callers are agents,
+  // which may not name files outside the project (unless the project allows it).
+  options.check_integrity_on_open = true;
+  options.outside_project_allowed = false;
   if (!flags.log_level.empty()) {
     log::Level level = log::Level::Warn;
     if (log::parse_level(flags.log_level, level)) log::set_level(level);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "engines/config.h"
 #include "engines/project.h"
 #include "engines/store.h"
@@ -32,6 +33,12 @@ class Context {
   /// router adopts it for later calls (a connection or CLI invocation stays bound).
   std::optional<std::string> rebind;
   bool config_changed = false;           // the router reloads config.json after the call
+  /// Why the store could not be opened, for operations that run on a damaged store
+  /// (OperationSpec::runs_on_damaged_store); `store` is null then.
+  std::optional<Error> store_error;
+  /// Files outside the project may be read or written: a person asked on the command line, or
+  /// security.allowOutsideProject is set. MCP callers get false by default.
+  bool outside_project_allowed = false;
 
   TimeMs now() { return clock->now(); }
   Store& db() { return *store; }

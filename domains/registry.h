@@ -96,6 +96,10 @@ struct OperationSpec {
   bool destructive = false;
   bool needs_session = false;
   bool needs_project = true;              // false: runs without an initialised store (init, version)
+  /// Runs even when the project's store cannot be opened (missing, empty, corrupt): the handler
+  /// gets no store and Context::store_error says why (system.restore recovers, system.health
+  /// reports). A successful mutation is audited in the store it leaves behind.
+  bool runs_on_damaged_store = false;
   int tier = 1;                           // disclosure: 0 quick reference, 1 common, 2 advanced
   std::string_view shortcut;              // CLI verb: `ct add` for tasks.add; empty = none
   /// List-like operations (data is an array of rows): every field a row can carry. When set, the

@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
+#include <set>
 
 #include "core/version.h"
 #include "core/json_parse.h"
+#include "core/log.h"
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
@@ -243,20 +246,62 @@ Router::Router(const Registry& registry, RouterOptions options, std::unique_ptr<
 
 Router::~Router() = default;
 
+void Router::close_store() {
+  store_.reset();
+  config_.reset();
+  project_.reset();
+}
+
 Result<Store*> Router::open_store() {
-  if (store_) return store_.get();
+  if (store_) {
+    refresh_config();
+    return store_.get();
+  }
   CT_TRY_ASSIGN(Project project, find_project(options_.project_dir));
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
   SqliteOptions sqlite;
   sqlite.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
   sqlite.synchronous_full = config.get_string("storage.synchronous") == "full";
-  sqlite.migration_backups = project.backups_dir();
-  sqlite.read_only = options_.read_only;  // nothing written, not even a schema upgrade
+  sqlite.migration_backups = project.safety_backups_dir();
+  sqlite.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
   sqlite.clock = clock_.get();
   CT_TRY_ASSIGN(store_, open_sqlite_store(project.db_path(), sqlite));
+  config_stamp_ = file_stamp(project.config_path());
   project_ = std::move(project);
   config_ = std::make_unique<Config>(std::move(config));
+  if (options_.check_integrity_on_open) check_integrity_once();
   return store_.get();
+}
+
+/// A long-running server checks the store once per process when it first opens it: a damaged
+/// store found here is marked, and writes are refused until it is restored.
+void Router::check_integrity_once() {
+  static std::mutex mutex;
+  static std::set<std::string> checked;
+  {
+    std::lock_guard lock(mutex);
+    if (!checked.insert(project_->db_path().string()).second) return;
+  }
+  auto problems = store_->integrity_problems();
+  if (problems && !problems->empty())
+    log::error(project_->db_path().string() + " failed its integrity check (" + problems->front() +
+               "); writes are refused until `ct restore` brings a good backup back");
+}
+
+/// config.json is read again when it changed since it was loaded (another process ran
+/// config.set): one stat per call. A file that no longer parses keeps the last good settings.
+void Router::refresh_config() {
+  if (!project_ || !config_) return;
+  FileStamp now = file_stamp(project_->config_path());
+  if (now == config_stamp_) return;
+  config_stamp_ = now;
+  auto reloaded = Config::load(project_->config_path());
+  if (!reloaded) {
+    log::warn("cannot reload " + project_->config_path().string() + ": " + reloaded.error().message +
+              "; keeping the settings loaded before");
+    return;
+  }
+  *config_ = std::move(*reloaded);
 }
 
 Envelope Router::dispatch(const Request& request) {
@@ -293,12 +338,33 @@ Envelope Router::dispatch(const Request& request) {
     context.agent = options_.agent;
     static const Config kDefaults;
     context.config = &kDefaults;
+    context.outside_project_allowed = options_.outside_project_allowed;
+    std::optional<Config> damaged_config;
+    // A store that cannot be used — it does not open, or it is marked damaged — lets only the
+    // operations made for that (recovery, health) run, without it.
+    auto without_store = [&](Error why) -> Result<void> {
+      const bool damaged = why.details["damaged"] == json::Value(true) || why.code == ErrorCode::NotInitialized;
+      if (!spec->runs_on_damaged_store || !damaged) return fail(std::move(why));
+      auto project = find_damaged_project(options_.project_dir);
+      if (!project) return fail(std::move(why));
+      close_store();
+      context.store = nullptr;
+      context.project = std::move(*project);
+      context.store_error = std::move(why);
+      if (auto config = Config::load(context.project->config_path())) damaged_config = std::move(*config);
+      if (damaged_config) context.config = &*damaged_config;
+      return {};
+    };
     if (spec->needs_project) {
       auto store = open_store();
-      if (!store) return failure(std::move(store.error()));
-      context.store = *store;
-      context.project = project_;
-      context.config = config_.get();
+      if (store) {
+        context.store = *store;
+        context.project = project_;
+        context.config = config_.get();
+        if (config_->get_bool("security.allowOutsideProject")) context.outside_project_allowed = true;
+      } else if (auto recovering = without_store(std::move(store.error())); !recovering) {
+        return failure(std::move(recovering.error()));
+      }
     }
 
     const bool mutate = spec->gateway == Gateway::Mutate;
@@ -306,8 +372,26 @@ Envelope Router::dispatch(const Request& request) {
     if (mutate) context.audit = &audit;
     if (context.store) {
       // A dry run in read-only mode reads: its connection cannot take the write lock.
-      if (auto begun = context.store->begin(mutate && !read_only_mutate ? TxKind::Write : TxKind::Read); !begun)
-        return failure(std::move(begun.error()));
+      const TxKind kind = mutate && !read_only_mutate ? TxKind::Write : TxKind::Read;
+      auto begun = context.store->begin(kind);
+      if (!begun && begun.error().details["reopen"] == json::Value(true)) {
+        // The database file was replaced under this process (a restore, a new ct init): the
+        // connection still reads the old one. Open the new file and go on.
+        close_store();
+        auto reopened = open_store();
+        if (reopened) {
+          context.store = *reopened;
+          context.project = project_;
+          context.config = config_.get();
+          begun = context.store->begin(kind);
+        } else {
+          begun = std::unexpected(std::move(reopened.error()));
+        }
+      }
+      if (!begun) {
+        if (auto recovering = without_store(std::move(begun.error())); !recovering)
+          return failure(std::move(recovering.error()));
+      }
     }
 
     // A keyed mutation seen before (same call, within the window) returns its first reply.
@@ -381,6 +465,23 @@ Envelope Router::dispatch(const Request& request) {
     ok.warnings.insert(ok.warnings.end(), session_warnings->begin(), session_warnings->end());
     ok.page = reply->page;
     ok.note = reply->note;
+    if (!context.store && context.store_error && mutate && !context.discard && !read_only_mutate) {
+      // A recovery left a store behind: its first audit row says who recovered it and how.
+      auto audited = [&]() -> Result<void> {
+        CT_TRY_ASSIGN(Store * store, open_store());
+        context.store = store;
+        CT_TRY(store->begin(TxKind::Write));
+        fill_audit(audit, context, *spec, *params, common->reason);
+        audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
+        if (auto appended = store->append_audit(audit); !appended) {
+          store->rollback();
+          return std::unexpected(std::move(appended.error()));
+        }
+        return store->commit();
+      }();
+      if (!audited) ok.warnings.push_back("the change was made but could not be audited: " + audited.error().message);
+      return ok;
+    }
     if (!context.store) return ok;
     if (context.discard || read_only_mutate) {
       context.store->rollback();  // a dry run: nothing is kept, nothing is audited
@@ -408,9 +509,7 @@ Envelope Router::dispatch(const Request& request) {
       return failure(std::move(committed.error()));
     }
     if (context.rebind) session_ = std::move(*context.rebind);
-    if (context.config_changed) {
-      if (auto reloaded = Config::load(project_->config_path())) *config_ = std::move(*reloaded);
-    }
+    if (context.config_changed) refresh_config();
     return ok;
   }();
 

@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/file_stamp.h"
 #include "core/json.h"
 #include "domains/registry.h"
 #include "engines/config.h"
@@ -51,6 +52,11 @@ struct RouterOptions {
   std::string agent;                                 // recorded in the audit trail
   /// CLI: with no session set, adopt the project's only active session (if exactly one).
   bool adopt_only_active_session = false;
+  /// Files outside the project may be named (the CLI: a person asked); MCP callers may not
+  /// unless the project's security.allowOutsideProject is set.
+  bool outside_project_allowed = false;
+  /// Long-running servers: check the store's integrity once per process on first open.
+  bool check_integrity_on_open = false;
 };
 
 /// One router per connection or CLI invocation: it owns a store connection, opened lazily on the
@@ -73,12 +79,16 @@ class Router {
 
  private:
   Result<Store*> open_store();
+  void close_store();
+  void refresh_config();
+  void check_integrity_once();
 
   const Registry& registry_;
   RouterOptions options_;
   std::unique_ptr<Clock> clock_;
   std::optional<Project> project_;
   std::unique_ptr<Config> config_;
+  FileStamp config_stamp_;
   std::unique_ptr<Store> store_;
   std::string session_;
 };

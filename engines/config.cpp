@@ -43,6 +43,8 @@ const std::vector<ConfigKey>& key_table() {
        "session.gc archives sessions ended this many days ago"},
       {"audit.retentionDays", json::Type::Int, "0", 0, 36500, {},
        "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)"},
+      {"security.allowOutsideProject", json::Type::Bool, "false", 0, 0, {},
+       "MCP callers may name files outside the project (restore from a path, inject into ~/): off by default"},
   };
   return keys;
 }

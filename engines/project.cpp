@@ -4,7 +4,6 @@
 #include <string>
 #include <system_error>
 
-#include "core/text.h"
 
 namespace ct {
 namespace {
@@ -30,9 +29,13 @@ fs::path absolute_dir(const fs::path& dir) {
   return ec ? dir.lexically_normal() : absolute.lexically_normal();
 }
 
-bool holds_project(const fs::path& dir) {
+/// A project: .cleo/tasks.db is a file. For recovery (`damaged`), a .cleo/ holding config.json
+/// or backups/ is one too, whatever became of its tasks.db.
+bool holds_project(const fs::path& dir, bool damaged) {
   std::error_code ec;
-  return fs::is_regular_file(dir / ".cleo" / "tasks.db", ec);
+  if (fs::is_regular_file(dir / ".cleo" / "tasks.db", ec)) return true;
+  return damaged && (fs::is_regular_file(dir / ".cleo" / "config.json", ec) ||
+                     fs::is_directory(dir / ".cleo" / "backups", ec));
 }
 
 Error not_initialized(const fs::path& dir, bool walked) {
@@ -43,8 +46,16 @@ Error not_initialized(const fs::path& dir, bool walked) {
       .with_detail("searchedFrom", dir.string());
 }
 
+Error store_missing(const fs::path& dir) {
+  return Error(ErrorCode::NotInitialized, "the project in " + dir.string() + " has no .cleo/tasks.db (removed or moved?)")
+      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings back the newest good backup; with no "
+                "backup, cleo_mutate {domain:'system', operation:'init'} starts an empty store")
+      .with_detail("searchedFrom", dir.string())
+      .with_detail("damaged", true);
+}
+
 /// A directory named explicitly (--project or $CLEO_ROOT) must exist and hold the project itself.
-Result<Project> project_at(const fs::path& dir, std::string_view source) {
+Result<Project> project_at(const fs::path& dir, std::string_view source, bool damaged) {
   std::error_code ec;
   fs::path root = absolute_dir(dir);
   if (!fs::exists(root, ec)) {
@@ -55,15 +66,14 @@ Result<Project> project_at(const fs::path& dir, std::string_view source) {
     return fail(Error(ErrorCode::FileError, std::string(source) + " " + root.string() + " is not a directory")
                     .with_fix("pass the directory that holds .cleo/"));
   }
-  if (!holds_project(root)) return fail(not_initialized(root, false));
+  if (!holds_project(root, damaged))
+    return fail(holds_project(root, true) ? store_missing(root) : not_initialized(root, false));
   return Project{root};
 }
 
-}  // namespace
-
-Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir) {
-  if (explicit_dir && !explicit_dir->empty()) return project_at(*explicit_dir, "project");
-  if (auto root = cleo_root_env()) return project_at(*root, "CLEO_ROOT");
+Result<Project> walk_to_project(const std::optional<std::filesystem::path>& explicit_dir, bool damaged) {
+  if (explicit_dir && !explicit_dir->empty()) return project_at(*explicit_dir, "project", damaged);
+  if (auto root = cleo_root_env()) return project_at(*root, "CLEO_ROOT", damaged);
 
   std::error_code ec;
   fs::path start = fs::current_path(ec);
@@ -73,10 +83,22 @@ Result<Project> find_project(const std::optional<std::filesystem::path>& explici
   }
   start = absolute_dir(start);
   for (fs::path dir = start;; dir = dir.parent_path()) {
-    if (holds_project(dir)) return Project{dir};
+    if (holds_project(dir, damaged)) return Project{dir};
+    // A project that lost its store is still the project here: never fall through to a parent's.
+    if (holds_project(dir, true)) return fail(store_missing(dir));
     if (!dir.has_parent_path() || dir.parent_path() == dir) break;
   }
   return fail(not_initialized(start, true));
+}
+
+}  // namespace
+
+Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir) {
+  return walk_to_project(explicit_dir, false);
+}
+
+Result<Project> find_damaged_project(const std::optional<std::filesystem::path>& explicit_dir) {
+  return walk_to_project(explicit_dir, true);
 }
 
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir) {
@@ -85,21 +107,6 @@ std::filesystem::path init_target(const std::optional<std::filesystem::path>& ex
   std::error_code ec;
   fs::path cwd = fs::current_path(ec);
   return ec ? fs::path(".") : absolute_dir(cwd);
-}
-
-fs::path new_backup_path(const fs::path& dir, TimeMs now, std::string_view note) {
-  std::string stamp = format_iso8601(now);
-  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
-  std::string name = "tasks-" + stamp;
-  if (!note.empty()) {
-    std::string slug;
-    for (char c : to_lower_ascii(note)) slug += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '-';
-    name += "-" + slug.substr(0, 40);
-  }
-  fs::path file = dir / (name + ".db");
-  std::error_code ec;
-  for (int n = 2; fs::exists(file, ec); ++n) file = dir / (name + "-" + std::to_string(n) + ".db");
-  return file;
 }
 
 }  // namespace ct

@@ -18,18 +18,19 @@ struct Project {
   std::filesystem::path db_path() const { return cleo_dir() / "tasks.db"; }
   std::filesystem::path config_path() const { return cleo_dir() / "config.json"; }
   std::filesystem::path backups_dir() const { return cleo_dir() / "backups"; }
+  /// Copies taken before the store is replaced or upgraded (engines/backups.h).
+  std::filesystem::path safety_backups_dir() const { return backups_dir() / "safety"; }
 };
-
-/// A new, unused path in `dir` in the one backup naming scheme, tasks-<UTC stamp>[-<note>].db
-/// (the note reduced to a-z, 0-9 and dashes, at most 40 characters; -2, -3… when taken). Names
-/// sort by time.
-std::filesystem::path new_backup_path(const std::filesystem::path& dir, TimeMs now, std::string_view note);
 
 /// The directory a command should treat as the project: `explicit_dir` (--project), else
 /// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git).
 /// Fails with E_NOT_INITIALIZED (fix: system.init) when none is found; `start` is where the
 /// walk began, so init can be offered there.
 Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir);
+
+/// The same walk, for recovery: a .cleo/ whose tasks.db is missing or is not a regular file still
+/// marks a project when it holds config.json or backups/.
+Result<Project> find_damaged_project(const std::optional<std::filesystem::path>& explicit_dir);
 
 /// Where `system.init` would create a project: `explicit_dir`, else $CLEO_ROOT, else the cwd.
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir);

@@ -4,6 +4,7 @@
 #include "engines/sqlite_store.h"
 
 #include "engines/audit_chain.h"
+#include "engines/backups.h"
 #include "engines/project.h"
 
 #include <sqlite3.h>
@@ -459,6 +460,10 @@ bool is_file_error(int rc) {
   }
 }
 
+/// A line of PRAGMA quick_check/integrity_check that names a problem ("ok" and the
+/// "*** in database main ***" headings do not).
+bool is_problem_line(std::string_view line) { return line != "ok" && !line.starts_with("*** in database"); }
+
 bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
 /// The one mapping from an SQLite result code (and, for I/O errors, the operating system's errno
@@ -720,17 +725,18 @@ class SqliteStore final : public Store {
     // Read before anything can write: a file that is not a database, an empty one or a schema
     // whose version and tables disagree is reported without touching it (reads never write).
     CT_TRY_ASSIGN(std::int64_t version, checked_version(options.create));
-    if (!read_only_) CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
+    const bool upgrade = options.upgrade && !read_only_;
+    if (upgrade) CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
     CT_TRY(exec("PRAGMA foreign_keys=ON", "cannot configure the task database"));
     // Reads through a memory map skip a read() per page: large stores get much cheaper lookups.
     CT_TRY(exec("PRAGMA mmap_size=268435456", "cannot configure the task database"));
     CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                 "cannot configure the task database"));
     remember_identity();
-    if (!read_only_) return migrate(options, version);
+    if (upgrade) return migrate(options, version);
     if (version < sqlite_schema_version())
       return fail(Error(ErrorCode::FileError, file_.string() + " has schema version " + std::to_string(version) +
-                                                  " and needs an upgrade, which a read-only store cannot take")
+                                                  " and needs an upgrade, which read-only mode does not make")
                       .with_fix("run one ct command without --read-only where the store is writable"));
     return {};
   }
@@ -1516,7 +1522,7 @@ class SqliteStore final : public Store {
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
     Statement stmt(raw);
     CT_TRY(for_each_row(stmt, "cannot check the database", [&] {
-      if (stmt.text(0) != "ok") problems.emplace_back(stmt.text(0));
+      if (is_problem_line(stmt.text(0))) problems.emplace_back(stmt.text(0));
     }));
     CT_TRY_ASSIGN(sqlite3_stmt* fk_raw, prepare("PRAGMA foreign_key_check"));
     Statement fk(fk_raw);
@@ -1562,7 +1568,7 @@ class SqliteStore final : public Store {
     if (rc == SQLITE_OK) {
       while ((rc = sqlite3_step(check)) == SQLITE_ROW) {
         std::string_view line = column_text(check, 0);
-        if (line != "ok") problems.emplace_back(line);
+        if (is_problem_line(line)) problems.emplace_back(line);
       }
     }
     if (rc != SQLITE_DONE) problems.emplace_back(sqlite3_errmsg(target));
@@ -1825,12 +1831,17 @@ class SqliteStore final : public Store {
     if (::stat(file_.c_str(), &st) == 0) {
       device_ = st.st_dev;
       inode_ = st.st_ino;
+      size_ = st.st_size;
     }
   }
 
-  Result<void> check_identity() const {
+  Result<void> check_identity() {
     if (inode_ == 0) return {};
     struct stat st{};
+    const bool same = ::stat(file_.c_str(), &st) == 0 && st.st_ino == inode_ && st.st_dev == device_ && st.st_size >= size_;
+    // A file that is gone, replaced or truncated is left alone: closing this connection must not
+    // checkpoint the WAL into it.
+    if (!same) sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
     if (::stat(file_.c_str(), &st) != 0)
       return fail(Error(ErrorCode::FileError, file_.string() + " was removed while this process had it open; "
                                                                "nothing was read or written")
@@ -1842,6 +1853,13 @@ class SqliteStore final : public Store {
                                                                "process opened it")
                       .with_fix("retry: the store is opened again")
                       .with_detail("reopen", true));
+    // ct never shrinks the file (no VACUUM): a smaller file was truncated by someone else, and
+    // its pages must not be read through the memory map (SIGBUS). Read it afresh.
+    if (st.st_size < size_)
+      return fail(Error(ErrorCode::FileError, file_.string() + " was truncated since this process opened it")
+                      .with_fix(std::string(kCorruptFix))
+                      .with_detail("reopen", true));
+    size_ = st.st_size;
     return {};
   }
 
@@ -2194,14 +2212,16 @@ class SqliteStore final : public Store {
       }
     }
     const TimeMs now = options.clock ? options.clock->now() : SystemClock().now();
-    auto copy = new_backup_path(options.migration_backups, now, note);
-    if (ec || !copy_sqlite_database(file_, copy))
+    auto copy = reserve_backup_path(options.migration_backups, now, note);
+    const bool copied = copy && copy_sqlite_database(file_, *copy);
+    if (copy && !copied) fs::remove(*copy, ec);
+    if (!copied)
       return fail(Error(ErrorCode::FileError, "cannot back up " + file_.string() + " before upgrading its schema "
                                               "from version " + std::to_string(current) + "; nothing was changed")
                       .with_fix("check the free space and permissions of " + options.migration_backups.string() +
                                 ", then run the command again"));
     log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) + " to " +
-              std::to_string(sqlite_schema_version()) + "; the store as it was is saved in " + copy.string());
+              std::to_string(sqlite_schema_version()) + "; the store as it was is saved in " + copy->string());
     return {};
   }
 
@@ -2295,6 +2315,7 @@ class SqliteStore final : public Store {
   bool read_only_ = false;
   dev_t device_ = 0;
   ino_t inode_ = 0;
+  off_t size_ = 0;
   std::unordered_map<std::string, sqlite3_stmt*, StringHash, std::equal_to<>> statements_;
   fts5_tokenizer tokenizer_api_{};
   Fts5Tokenizer* tokenizer_ = nullptr;
@@ -2348,7 +2369,7 @@ Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bo
   }
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     std::string line = column_text(stmt, 0).empty() ? "" : std::string(column_text(stmt, 0));
-    if (line != "ok") info.problems.push_back(std::move(line));
+    if (is_problem_line(line)) info.problems.push_back(std::move(line));
   }
   if (rc != SQLITE_DONE) info.problems.push_back(sqlite3_errmsg(db));
   return info;

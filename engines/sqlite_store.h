@@ -16,10 +16,13 @@ struct SqliteOptions {
   int busy_timeout_ms = 5000;   // how long a writer waits for the lock before E_LOCK_TIMEOUT
   bool synchronous_full = false;  // storage.synchronous = full: durable across power loss
   bool create = false;          // create the file and schema (system.init); otherwise it must exist
-  /// Open without writing anything: no WAL switch, no migration; writes fail with E_FILE_ERROR.
-  /// (A store whose file or directory cannot be written is opened read-only anyway.)
+  /// Open a read-only connection: writes fail with E_FILE_ERROR. (A store whose file or directory
+  /// cannot be written is opened read-only anyway.)
   bool read_only = false;
-  /// When set, an existing store is copied into this directory (new_backup_path, note
+  /// Bring the store up to date on open (WAL mode, schema migrations). Without it nothing is
+  /// written on open, and a store needing an upgrade is refused.
+  bool upgrade = true;
+  /// When set, an existing store is copied into this directory (reserve_backup_path, note
   /// "pre-migrate-v<N>") before a schema migration changes it; `clock` names the copy (read only
   /// then, so a test clock does not move on every open).
   std::filesystem::path migration_backups;

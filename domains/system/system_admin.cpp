@@ -7,6 +7,8 @@
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
+#include "domains/verdict.h"
+#include "engines/backups.h"
 #include "engines/sqlite_store.h"
 
 namespace ct {
@@ -112,20 +114,28 @@ Result<Reply> health(Context& context, const Params&) {
     else if (status == "warn" && overall == "ok") overall = "warn";
     checks.push_back(std::move(item));
   };
-  auto problems = context.db().integrity_problems();
-  if (!problems) {
-    add(check("database", "fail", problems.error().message, problems.error().fix));
-  } else if (problems->empty()) {
-    add(check("database", "ok", "integrity and foreign-key checks passed"));
+  if (!context.store) {
+    // The store cannot be opened at all: say why and how to recover; the other checks still run.
+    const Error& why = *context.store_error;
+    add(check("database", "fail", why.message, why.fix));
   } else {
-    add(check("database", "fail", std::to_string(problems->size()) + " problem(s): " + problems->front(),
-              "restore the latest backup: cleo_mutate {domain:'system', operation:'restore'}"));
-  }
-  auto schema = context.db().schema_version();
-  if (schema && *schema == sqlite_schema_version()) {
-    add(check("schema", "ok", "version " + std::to_string(*schema)));
-  } else {
-    add(check("schema", "fail", schema ? "version " + std::to_string(*schema) : schema.error().message));
+    // A failed check marks the store damaged (writes refused); a clean one lifts the mark.
+    auto problems = context.db().integrity_problems();
+    if (!problems) {
+      add(check("database", "fail", problems.error().message, problems.error().fix));
+    } else if (problems->empty()) {
+      add(check("database", "ok", "integrity and foreign-key checks passed"));
+    } else {
+      add(check("database", "fail", std::to_string(problems->size()) + " problem(s): " + problems->front(),
+                "restore the newest good backup (the damaged store is moved aside): "
+                "cleo_mutate {domain:'system', operation:'restore'}"));
+    }
+    auto schema = context.db().schema_version();
+    if (schema && *schema == sqlite_schema_version()) {
+      add(check("schema", "ok", "version " + std::to_string(*schema)));
+    } else {
+      add(check("schema", "fail", schema ? "version " + std::to_string(*schema) : schema.error().message));
+    }
   }
   std::error_code ec;
   fs::path wal = context.project->db_path().string() + "-wal";
@@ -154,38 +164,37 @@ Result<Reply> health(Context& context, const Params&) {
                 " native"));
   json::Value data = json::Value::object();
   data.set("status", overall);
+  std::string summary = "health check failed";
+  std::string fix;
+  for (const auto& item : checks.as_array())
+    if (item["status"] == json::Value("fail")) {
+      summary = item["name"].as_string() + ": " + item["detail"].as_string();
+      fix = item["fix"].is_string() ? item["fix"].as_string() : "";
+      break;
+    }
   data.set("checks", std::move(checks));
-  return Reply{std::move(data), {}, {}, {}};
+  return verdict(overall != "fail", std::move(data), {}, std::move(summary), std::move(fix));
 }
 
 Result<Reply> backup(Context& context, const Params& params) {
-  fs::path dir = context.project->backups_dir();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return fail(Error(ErrorCode::FileError, "cannot create " + dir.string() + ": " + ec.message())
-                    .with_fix("check the permissions of .cleo/"));
-  fs::path file = new_backup_path(dir, context.now(), params.opt_str("note").value_or(""));
+  const Project& project = *context.project;
+  CT_TRY_ASSIGN(fs::path file, reserve_backup_path(project.backups_dir(), context.now(), params.opt_str("note").value_or("")));
   // The copy is read through a second connection: this call's own connection holds the write
   // lock (for the audit row), and SQLite cannot back up from a connection that is writing. In WAL
-  // mode the second connection reads the last committed state meanwhile.
-  CT_TRY_ASSIGN(std::unique_ptr<Store> reader, open_sqlite_store(context.project->db_path(), SqliteOptions{}));
-  CT_TRY(reader->backup_to(file));
-  // Retention: the newest backup.keep files stay (names sort by time).
-  std::vector<fs::path> existing;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".db" && entry.path().filename().string().rfind("tasks-", 0) == 0)
-      existing.push_back(entry.path());
-  std::sort(existing.begin(), existing.end());
-  auto keep = static_cast<std::size_t>(context.config->get_int("backup.keep"));
-  std::vector<std::string> removed;
-  while (keep > 0 && existing.size() > keep) {
-    fs::remove(existing.front(), ec);
-    removed.push_back(existing.front().filename().string());
-    existing.erase(existing.begin());
+  // mode the second connection reads the last committed state meanwhile. backup_to() keeps the
+  // file only when it passes an integrity check.
+  auto reader = open_sqlite_store(project.db_path(), SqliteOptions{});
+  auto written = reader ? (*reader)->backup_to(file) : Result<void>(std::unexpected(reader.error()));
+  if (!written) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    return std::unexpected(std::move(written.error()));
   }
+  // Retention: the newest backup.keep ordinary backups stay; the one just made always does.
+  std::vector<std::string> removed = rotate_backups(project, context.config->get_int("backup.keep"), file);
   json::Value data = json::Value::object();
   data.set("file", file.string());
+  std::error_code ec;
   data.set("bytes", static_cast<std::int64_t>(fs::file_size(file, ec)));
   if (!removed.empty()) data.set("removed", json::Value::array_of(removed));
   return Reply{std::move(data), {}, {}, {}};
@@ -214,14 +223,20 @@ void register_system_admin(Registry& registry) {
                 .idempotent = true, .tier = 2, .shortcut = "config set", .handler = config_set});
   registry.add({.domain = "system", .name = "health", .gateway = Gateway::Query,
                 .summary = "Check the store, schema, disk and configuration",
-                .returns = "{status: ok|warn|fail, checks[{name,status,detail,fix?}]}",
+                .returns = "{status: ok|warn|fail, checks[{name,status,detail,fix?}], valid}; a failing check fails "
+                           "with E_VALIDATION (exit 6), the report in error.details. Runs on a store that cannot be "
+                           "opened, to say why",
+                .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is everything healthy"}},
-                .idempotent = true, .tier = 1, .shortcut = "doctor", .handler = health});
+                .idempotent = true, .runs_on_damaged_store = true, .tier = 1, .shortcut = "doctor",
+                .handler = health});
   registry.add({.domain = "system", .name = "backup", .gateway = Gateway::Mutate,
                 .summary = "Copy the store into .cleo/backups/",
                 .params = {{.name = "note", .type = ParamType::String, .max = 80,
                             .description = "A word or two kept in the file name"}},
-                .returns = "{file, bytes, removed?[older backups beyond backup.keep]}",
+                .returns = "{file, bytes, removed?[older backups beyond backup.keep]}; a backup is kept only when "
+                           "it passes an integrity check (a damaged store: E_FILE_ERROR, and writes are refused "
+                           "until it is restored)",
                 .errors = {ErrorCode::FileError},
                 .examples = {{R"({"note":"before refactor"})", "a named backup"}},
                 .tier = 2, .shortcut = "backup", .handler = backup});

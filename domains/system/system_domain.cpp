@@ -8,6 +8,7 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
+#include "engines/backups.h"
 #include "engines/sqlite_store.h"
 #include "engines/task_json.h"
 
@@ -30,6 +31,12 @@ Result<Reply> init(Context& context, const Params&) {
     // initialised. Anything else is never overwritten: a damaged store is for system.restore.
     auto info = inspect_sqlite_file(project.db_path(), /*check=*/false);
     const bool empty = info && info->schema_version == 0 && info->tables == 0;
+    if (empty && !list_backups(project).empty())
+      return fail(Error(ErrorCode::FileError, "cannot initialise: " + project.db_path().string() +
+                                                  " is empty, and the project has backups")
+                      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings the newest good backup back "
+                                "(the empty file is moved aside)")
+                      .with_detail("damaged", true));
     if (!empty) {
       auto opened = open_sqlite_store(project.db_path(), SqliteOptions{.read_only = true});
       if (!opened && opened.error().details["damaged"] == json::Value(true))

@@ -1,6 +1,7 @@
 // system domain — operations: the dashboard, throughput statistics, call metrics, and the store's
 // upkeep (restore from a backup, schema migration, housekeeping of idempotency keys and the
 // audit trail).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/audit_chain.h"
+#include "engines/backups.h"
 #include "engines/sqlite_store.h"
 #include "engines/task_engine.h"
 #include "engines/task_json.h"
@@ -31,46 +33,22 @@ constexpr TimeMs kIdempotencyWindowMs = kDayMs;
 
 // ---- backups ---------------------------------------------------------------------------------
 
-/// Backup files in .cleo/backups/, newest first (by modification time, then name: under a fixed
-/// clock several backups share a time stamp).
-std::vector<fs::path> list_backups(const fs::path& dir) {
-  struct Found {
-    fs::path path;
-    fs::file_time_type time;
-  };
-  std::vector<Found> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const fs::path& path = entry.path();
-    if (path.extension() != ".db" || path.filename().string().starts_with(".")) continue;
-    if (!entry.is_regular_file(ec)) continue;
-    found.push_back({path, entry.last_write_time(ec)});
-  }
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-    return a.time != b.time ? a.time > b.time : a.path.filename() > b.path.filename();
-  });
-  std::vector<fs::path> out;
-  for (auto& item : found) out.push_back(std::move(item.path));
-  return out;
-}
-
-std::vector<std::string> file_names(const std::vector<fs::path>& paths) {
-  std::vector<std::string> names;
-  for (const auto& path : paths) names.push_back(path.filename().string());
-  return names;
-}
-
-/// A safety copy of the live store before it is replaced or migrated.
+/// A safety copy of the live store before it is replaced or migrated (.cleo/backups/safety/,
+/// out of reach of backup.keep).
 Result<fs::path> safety_backup(const Project& project, TimeMs now, std::string_view note) {
-  fs::path dir = project.backups_dir();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return fail(Error(ErrorCode::FileError, "cannot create " + dir.string() + ": " + ec.message())
-                    .with_fix("check the permissions of .cleo/"));
-  fs::path file = new_backup_path(dir, now, note);
-  CT_TRY(copy_sqlite_database(project.db_path(), file));
+  CT_TRY_ASSIGN(fs::path file, reserve_backup_path(project.safety_backups_dir(), now, note));
+  if (auto copied = copy_sqlite_database(project.db_path(), file); !copied) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    return std::unexpected(std::move(copied.error()));
+  }
   return file;
+}
+
+/// A backup's name as restore takes it: the file name in .cleo/backups/, safety/<name> for a
+/// safety backup.
+std::string backup_name(const BackupFile& backup) {
+  return (backup.safety ? "safety/" : "") + backup.path.filename().string();
 }
 
 json::Value counts_json(const StoreCounts& counts) {
@@ -80,7 +58,8 @@ json::Value counts_json(const StoreCounts& counts) {
   return out;
 }
 
-/// Removes a temporary database and its WAL files when the call ends, whatever happens.
+/// Removes a temporary database and its WAL files when the call ends, whatever happens (unless
+/// released: the file was given another name).
 class TempDatabase {
  public:
   explicit TempDatabase(fs::path path) : path_(std::move(path)) { remove(); }
@@ -88,13 +67,16 @@ class TempDatabase {
   TempDatabase(const TempDatabase&) = delete;
   TempDatabase& operator=(const TempDatabase&) = delete;
   const fs::path& path() const { return path_; }
+  void release() { released_ = true; }
 
  private:
   void remove() {
     std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path_.string() + suffix, ec);
+    if (!released_) fs::remove(path_, ec);
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(path_.string() + suffix, ec);
   }
   fs::path path_;
+  bool released_ = false;
 };
 
 // ---- system.dash -----------------------------------------------------------------------------
@@ -322,53 +304,111 @@ std::string restore_call(std::string_view file) {
   return "cleo_mutate {domain:'system', operation:'restore', params:{file:'" + std::string(file) + "', dryRun:true}}";
 }
 
-/// The backup to restore: the newest in .cleo/backups/, a file name there, or an absolute path.
-Result<fs::path> choose_backup(const Project& project, const std::optional<std::string>& wanted) {
-  const fs::path dir = project.backups_dir();
-  std::vector<fs::path> backups = list_backups(dir);
-  std::vector<std::string> names = file_names(backups);
-  if (!wanted) {
-    if (backups.empty())
-      return fail(Error(ErrorCode::NotFound, "there are no backups in " + dir.string())
-                      .with_fix("cleo_mutate {domain:'system', operation:'backup'} makes one; or pass the absolute "
-                                "path of a backup file as `file`"));
-    return backups.front();
-  }
-  std::error_code ec;
-  fs::path given(*wanted);
-  if (given.is_absolute()) {
-    if (!fs::is_regular_file(given, ec))
-      return fail(Error(ErrorCode::NotFound, "no backup file at " + given.string())
-                      .with_fix("check the path, or name a backup in " + dir.string())
-                      .with_detail("field", "file")
-                      .with_detail("valid", json::Value::array_of(names)));
-    if (fs::equivalent(given, project.db_path(), ec))
-      return fail(Error(ErrorCode::InvalidInput, given.string() + " is the live store itself, not a backup")
-                      .with_fix("name a backup in " + dir.string())
-                      .with_detail("field", "file"));
-    return given;
-  }
-  // A relative name is looked up in .cleo/backups/ and may not leave it.
-  fs::path inside = (dir / given).lexically_normal();
-  if (inside.parent_path() != dir.lexically_normal())
-    return fail(Error(ErrorCode::InvalidInput, "'" + *wanted + "' is outside " + dir.string() +
-                                                   "; restore reads backups from there only")
-                    .with_fix("name a backup file there, or give the absolute path of another backup file")
-                    .with_detail("field", "file")
-                    .with_detail("valid", json::Value::array_of(names)));
-  if (!fs::is_regular_file(inside, ec)) {
-    Error error(ErrorCode::NotFound, "no backup named '" + *wanted + "' in " + dir.string());
-    error.fix = names.empty() ? "cleo_mutate {domain:'system', operation:'backup'} makes one"
-                              : restore_call(names.front());
-    return fail(std::move(error).with_detail("field", "file").with_choices(*wanted, names));
-  }
-  return inside;
-}
+/// A backup made ready to restore: copied privately, integrity-checked, migrated to this
+/// binary's schema, counted and its audit chain verified. The backup itself is only read.
+struct PreparedBackup {
+  fs::path file;
+  std::unique_ptr<TempDatabase> copy;
+  std::int64_t schema_version = 0;
+  json::Value counts;
+  std::optional<std::int64_t> broken;  // first audit row that does not verify
+  std::int64_t anchor = 0;             // the backup's audit anchor (0: not compacted)
+};
 
 Error refused(const fs::path& file, std::string why, std::string fix) {
   return Error(ErrorCode::FileError, "refusing to restore " + file.filename().string() + ": " + std::move(why))
       .with_fix(std::move(fix))
       .with_detail("file", file.string());
+}
+
+Result<PreparedBackup> prepare_backup(const Project& project, const fs::path& file) {
+  const std::string other_fix = "pick another backup (cleo_query {domain:'system', operation:'health'} checks the live "
+                                "store; ls .cleo/backups/ lists the backups)";
+  PreparedBackup out;
+  out.file = file;
+  // Restores (dry runs too) run one at a time per process (the store's write lock, or recovery
+  // of a store nobody can open), so one copy name per process is enough.
+  out.copy = std::make_unique<TempDatabase>(project.cleo_dir() / (".restore-" + std::to_string(::getpid()) + ".db"));
+  if (auto copied = copy_sqlite_database(file, out.copy->path()); !copied)
+    return fail(refused(file, "it is not a readable SQLite database (" + copied.error().message + ")", other_fix));
+  auto info = inspect_sqlite_file(out.copy->path(), /*check=*/true);
+  if (!info) return fail(refused(file, info.error().message, other_fix));
+  const std::int64_t ours = sqlite_schema_version();
+  if (info->schema_version == 0) return fail(refused(file, "it holds no CLEO task database", other_fix));
+  if (info->schema_version > ours)
+    return fail(refused(file,
+                        "it was written by a newer ct (schema version " + std::to_string(info->schema_version) +
+                            ", this binary knows " + std::to_string(ours) + ")",
+                        "install the latest ct and restore with it"));
+  if (!info->problems.empty())
+    return fail(refused(file, "it fails the integrity check (" + info->problems.front() + ")", other_fix)
+                    .with_detail("problems", json::Value::array_of(info->problems)));
+  out.schema_version = info->schema_version;
+  // Opening migrates the copy to this binary's schema.
+  auto store = open_sqlite_store(out.copy->path(), SqliteOptions{});
+  if (!store) return fail(refused(file, store.error().message, other_fix));
+  CT_TRY((*store)->begin(TxKind::Read));
+  auto counted = (*store)->counts();
+  auto chain = verify_audit_chain(**store);
+  auto anchor = (*store)->audit_anchor();
+  (*store)->rollback();
+  if (anchor && *anchor) out.anchor = (*anchor)->seq;
+  if (!counted) return fail(refused(file, counted.error().message, other_fix));
+  if (!chain) return fail(refused(file, chain.error().message, other_fix));
+  out.counts = counts_json(*counted);
+  out.broken = chain->first_broken;
+  return out;
+}
+
+/// The backup named by the caller: a name in .cleo/backups/ (safety/<name> for a safety backup),
+/// or — from a person at the command line, or where security.allowOutsideProject is set — the
+/// absolute path of a backup file elsewhere. A live store (another project's .cleo/tasks.db) is
+/// never read as a backup.
+Result<fs::path> named_backup(Context& context, const Project& project, const std::string& wanted) {
+  const fs::path dir = project.backups_dir();
+  std::vector<std::string> names;
+  for (const auto& backup : list_backups(project)) names.push_back(backup_name(backup));
+  std::error_code ec;
+  fs::path given(wanted);
+  if (given.is_absolute()) {
+    fs::path resolved = fs::weakly_canonical(given, ec);
+    const fs::path cleo = fs::weakly_canonical(project.cleo_dir(), ec);
+    const bool inside = !ec && resolved.lexically_relative(cleo).native().rfind("..", 0) != 0 &&
+                        !resolved.lexically_relative(cleo).empty();
+    if (!inside && !context.outside_project_allowed)
+      return fail(Error(ErrorCode::InvalidInput, given.string() + " is outside this project; this caller may restore "
+                                                                  "only backups in " + dir.string())
+                      .with_fix(names.empty() ? "cleo_mutate {domain:'system', operation:'backup'} makes one"
+                                              : restore_call(names.front()))
+                      .with_detail("field", "file")
+                      .with_detail("valid", json::Value::array_of(names)));
+    if (!fs::is_regular_file(given, ec))
+      return fail(Error(ErrorCode::NotFound, "no backup file at " + given.string())
+                      .with_fix("check the path, or name a backup in " + dir.string())
+                      .with_detail("field", "file")
+                      .with_detail("valid", json::Value::array_of(names)));
+    if (resolved.filename() == "tasks.db" && resolved.parent_path().filename() == ".cleo")
+      return fail(Error(ErrorCode::InvalidInput, given.string() + " is a live task store, not a backup")
+                      .with_fix(fs::equivalent(given, project.db_path(), ec)
+                                    ? "name a backup in " + dir.string()
+                                    : "run `ct backup` in that project, then restore the backup it writes")
+                      .with_detail("field", "file"));
+    return given;
+  }
+  // A relative name is looked up in .cleo/backups/ (or its safety/ folder) and may not leave it.
+  fs::path inside = (dir / given).lexically_normal();
+  if (inside.parent_path() != dir.lexically_normal() && inside.parent_path() != project.safety_backups_dir().lexically_normal())
+    return fail(Error(ErrorCode::InvalidInput, "'" + wanted + "' is outside " + dir.string() +
+                                                   "; restore reads backups from there only")
+                    .with_fix("name a backup file there, or give the absolute path of another backup file")
+                    .with_detail("field", "file")
+                    .with_detail("valid", json::Value::array_of(names)));
+  if (!fs::is_regular_file(inside, ec)) {
+    Error error(ErrorCode::NotFound, "no backup named '" + wanted + "' in " + dir.string());
+    error.fix = names.empty() ? "cleo_mutate {domain:'system', operation:'backup'} makes one" : restore_call(names.front());
+    return fail(std::move(error).with_detail("field", "file").with_choices(wanted, names));
+  }
+  return inside;
 }
 
 /// The audit archives (system.gc) that do not belong to a trail compacted up to `anchor_seq`
@@ -387,14 +427,18 @@ std::vector<fs::path> foreign_archives(const Project& project, std::int64_t anch
   return out;
 }
 
+std::string compact_stamp(TimeMs now) {
+  std::string stamp = format_iso8601(now);
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  return stamp;
+}
+
 /// Moves the replaced trail's archives into .cleo/audit-archive/replaced-<stamp>/: kept, never
 /// deleted, but out of the way of the restored trail's chain (and of its next system.gc).
 Result<json::Value> set_archives_aside(const Project& project, const std::vector<fs::path>& files, TimeMs now) {
   json::Value moved = json::Value::array();
   if (files.empty()) return moved;
-  std::string stamp = format_iso8601(now);
-  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
-  const fs::path aside = project.cleo_dir() / "audit-archive" / ("replaced-" + stamp);
+  const fs::path aside = project.cleo_dir() / "audit-archive" / ("replaced-" + compact_stamp(now));
   std::error_code ec;
   fs::create_directories(aside, ec);
   if (ec) return fail(Error(ErrorCode::FileError, "cannot create " + aside.string() + ": " + ec.message()));
@@ -408,62 +452,109 @@ Result<json::Value> set_archives_aside(const Project& project, const std::vector
   return moved;
 }
 
+/// Recovery of a store nobody can open (missing, empty, corrupt): it is moved aside into
+/// .cleo/damaged/ with its -wal and -shm, never deleted, and the prepared copy takes its place
+/// whole (fsync, rename, directory fsync): other processes see the old file or the new one.
+Result<json::Value> replace_damaged_store(const Project& project, PreparedBackup& prepared, TimeMs now) {
+  json::Value data = json::Value::object();
+  std::error_code ec;
+  const fs::path db = project.db_path();
+  if (fs::exists(fs::symlink_status(db, ec))) {
+    const fs::path aside_dir = project.cleo_dir() / "damaged";
+    fs::create_directories(aside_dir, ec);
+    if (ec) return fail(Error(ErrorCode::FileError, "cannot create " + aside_dir.string() + ": " + ec.message()));
+    CT_TRY_ASSIGN(fs::path aside, reserve_backup_path(aside_dir, now, "damaged"));
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      fs::path from = db.string() + suffix;
+      if (!fs::exists(fs::symlink_status(from, ec))) continue;
+      fs::rename(from, aside.string() + suffix, ec);
+      if (ec)
+        return fail(Error(ErrorCode::FileError, "cannot move " + from.string() + " aside: " + ec.message())
+                        .with_fix("check the permissions of " + project.cleo_dir().string()));
+    }
+    data.set("movedAside", ".cleo/damaged/" + aside.filename().string());
+  }
+  fs::remove(db.string() + ".damaged", ec);
+  // The copy was closed cleanly (no -wal left); make its bytes durable, then give it the name.
+  const fs::path& copy = prepared.copy->path();
+  int fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    if (fd >= 0) ::close(fd);
+    return fail(Error(ErrorCode::FileError, "cannot write " + copy.string() + " to disk")
+                    .with_fix("check the free space of " + project.cleo_dir().string()));
+  }
+  ::close(fd);
+  fs::rename(copy, db, ec);
+  if (ec)
+    return fail(Error(ErrorCode::FileError, "cannot move the restored store into place: " + ec.message())
+                    .with_fix("check the permissions of " + project.cleo_dir().string()));
+  prepared.copy->release();
+  int dir_fd = ::open(project.cleo_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return data;
+}
+
+/// system.restore. With a store that opens, its rows are replaced inside this call's write
+/// transaction; with one that does not (the router runs this handler without a store), the
+/// damaged file is moved aside and the backup takes its place. Without `file`, the newest backup
+/// that passes every check is used, in either case.
 Result<Reply> restore(Context& context, const Params& params) {
   const Project& project = *context.project;
-  CT_TRY_ASSIGN(fs::path file, choose_backup(project, params.opt_str("file")));
-  const std::string other_fix = "pick another backup (cleo_query {domain:'system', operation:'health'} checks the live "
-                                "store; ls .cleo/backups/ lists the backups)";
-
-  // Everything is checked on a private copy: the backup itself is only read. Restores (dry runs
-  // too) hold the store's write lock from the start of the call, so one copy per process is enough.
-  TempDatabase copy(project.cleo_dir() / (".restore-" + std::to_string(::getpid()) + ".db"));
-  if (auto copied = copy_sqlite_database(file, copy.path()); !copied)
-    return fail(refused(file, "it is not a readable SQLite database (" + copied.error().message + ")", other_fix));
-  auto info = inspect_sqlite_file(copy.path(), /*check=*/true);
-  if (!info) return fail(refused(file, info.error().message, other_fix));
-  const std::int64_t ours = sqlite_schema_version();
-  if (info->schema_version == 0) return fail(refused(file, "it holds no CLEO task database", other_fix));
-  if (info->schema_version > ours)
-    return fail(refused(file,
-                        "it was written by a newer ct (schema version " + std::to_string(info->schema_version) +
-                            ", this binary knows " + std::to_string(ours) + ")",
-                        "install the latest ct and restore with it"));
-  if (!info->problems.empty())
-    return fail(refused(file, "it fails the integrity check (" + info->problems.front() + ")", other_fix)
-                    .with_detail("problems", json::Value::array_of(info->problems)));
-
-  json::Value data = json::Value::object();
-  data.set("file", file.filename().string());
-  if (file.parent_path() != project.backups_dir()) data.set("path", file.string());
-  data.set("schemaVersion", info->schema_version);
-  json::Value backup_counts;
-  std::optional<std::int64_t> broken;
-  std::int64_t backup_anchor = 0;
-  {
-    // Opening migrates the copy to this binary's schema.
-    auto store = open_sqlite_store(copy.path(), SqliteOptions{});
-    if (!store) return fail(refused(file, store.error().message, other_fix));
-    CT_TRY((*store)->begin(TxKind::Read));
-    auto counted = (*store)->counts();
-    auto chain = verify_audit_chain(**store);
-    auto anchor = (*store)->audit_anchor();
-    (*store)->rollback();
-    if (anchor && *anchor) backup_anchor = (*anchor)->seq;
-    if (!counted) return fail(refused(file, counted.error().message, other_fix));
-    if (!chain) return fail(refused(file, chain.error().message, other_fix));
-    backup_counts = counts_json(*counted);
-    broken = chain->first_broken;
-  }
-  for (auto& [key, value] : backup_counts.as_object()) data.set(key, value);
-  if (info->schema_version < ours) data.set("migratedTo", ours);
-  CT_TRY_ASSIGN(StoreCounts live, context.db().counts());
-  data.set("current", counts_json(live));
+  const bool recovering = context.store == nullptr;
   std::vector<std::string> warnings;
-  if (broken)
-    warnings.push_back("the backup's audit trail does not verify from row " + std::to_string(*broken) +
-                       " (it is restored as it is; validate.audit will report it)");
+  std::optional<PreparedBackup> prepared;
+  if (auto wanted = params.opt_str("file")) {
+    CT_TRY_ASSIGN(fs::path file, named_backup(context, project, *wanted));
+    CT_TRY_ASSIGN(PreparedBackup ready, prepare_backup(project, file));
+    prepared = std::move(ready);
+  } else {
+    std::vector<BackupFile> backups = list_backups(project);
+    if (backups.empty())
+      return fail(Error(ErrorCode::NotFound, "there are no backups in " + project.backups_dir().string())
+                      .with_fix(recovering ? "with no backup, cleo_mutate {domain:'system', operation:'init'} starts an "
+                                             "empty store (move .cleo/tasks.db aside first)"
+                                           : "cleo_mutate {domain:'system', operation:'backup'} makes one; or pass the "
+                                             "absolute path of a backup file as `file`"));
+    for (const auto& backup : backups) {
+      auto ready = prepare_backup(project, backup.path);
+      if (ready) {
+        prepared = std::move(*ready);
+        break;
+      }
+      warnings.push_back("skipped " + backup_name(backup) + ": " + ready.error().message);
+    }
+    if (!prepared)
+      return fail(Error(ErrorCode::NotFound, "no backup in " + project.backups_dir().string() +
+                                                 " passes the checks (" + std::to_string(backups.size()) + " tried)")
+                      .with_fix("restore a backup file from elsewhere by its absolute path (ct restore /path/to/backup.db)")
+                      .with_detail("skipped", json::Value::array_of(warnings)));
+  }
 
-  const std::vector<fs::path> foreign = foreign_archives(project, backup_anchor);
+  const fs::path& file = prepared->file;
+  json::Value data = json::Value::object();
+  const bool safety = file.parent_path() == project.safety_backups_dir();
+  data.set("file", (safety ? "safety/" : "") + file.filename().string());
+  if (file.parent_path() != project.backups_dir() && !safety) data.set("path", file.string());
+  data.set("schemaVersion", prepared->schema_version);
+  for (auto& [key, value] : prepared->counts.as_object()) data.set(key, value);
+  if (prepared->schema_version < sqlite_schema_version()) data.set("migratedTo", sqlite_schema_version());
+  if (prepared->broken)
+    warnings.push_back("the backup's audit trail does not verify from row " + std::to_string(*prepared->broken) +
+                       " (it is restored as it is; validate.audit will report it)");
+  std::optional<StoreCounts> live;
+  if (recovering) {
+    data.set("recovered", true);
+    data.set("damaged", context.store_error ? context.store_error->message : "the store cannot be opened");
+  } else {
+    CT_TRY_ASSIGN(StoreCounts counted, context.db().counts());
+    live = counted;
+    data.set("current", counts_json(counted));
+  }
+
+  const std::vector<fs::path> foreign = foreign_archives(project, prepared->anchor);
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
     if (!foreign.empty()) {
@@ -474,16 +565,21 @@ Result<Reply> restore(Context& context, const Params& params) {
     context.discard = true;
     return Reply{std::move(data), std::move(warnings), {}, {}};
   }
-  CT_TRY_ASSIGN(fs::path safety, safety_backup(project, context.now(), "pre-restore"));
-  data.set("safetyBackup", safety.filename().string());
-  // Row by row inside this call's write transaction: other processes see the old store or the
-  // restored one, never a mix, and the audit row of this call is chained to the restored trail.
-  CT_TRY(context.db().replace_contents_from(copy.path()));
+  if (recovering) {
+    CT_TRY_ASSIGN(json::Value moved, replace_damaged_store(project, *prepared, context.now()));
+    for (auto& [key, value] : moved.as_object()) data.set(key, value);
+  } else {
+    CT_TRY_ASSIGN(fs::path safety_copy, safety_backup(project, context.now(), "pre-restore"));
+    data.set("safetyBackup", "safety/" + safety_copy.filename().string());
+    // Row by row inside this call's write transaction: other processes see the old store or the
+    // restored one, never a mix, and the audit row of this call is chained to the restored trail.
+    CT_TRY(context.db().replace_contents_from(prepared->copy->path()));
+  }
   CT_TRY_ASSIGN(json::Value aside, set_archives_aside(project, foreign, context.now()));
   if (!aside.empty()) data.set("archivesSetAside", std::move(aside));
-  json::Value after = backup_counts;
-  after.set("file", file.filename().string());
-  context.record(FieldChange{"", "store", counts_json(live), std::move(after)});
+  json::Value after = prepared->counts;
+  after.set("file", data["file"]);
+  context.record(FieldChange{"", "store", live ? counts_json(*live) : json::Value("damaged"), std::move(after)});
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
@@ -559,7 +655,7 @@ Result<Reply> migrate(Context& context, const Params& params) {
   }
   CT_TRY(store->commit());
   data.set("applied", steps_json(pending));
-  data.set("safetyBackup", backup.filename().string());
+  data.set("safetyBackup", "safety/" + backup.filename().string());
   return Reply{std::move(data), {}, {}, {}};
 }
 
@@ -664,19 +760,22 @@ void register_system_ops(Registry& registry) {
                 .examples = {{R"({})", "every operation called so far"}, {R"({"operation":"tasks"})", "the tasks domain"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = metrics});
   registry.add({.domain = "system", .name = "restore", .gateway = Gateway::Mutate,
-                .summary = "Replace the store with a backup (after a safety backup of it)",
+                .summary = "Replace the store with a backup; recover a damaged or missing store",
                 .params = {{.name = "file", .type = ParamType::String, .max = 4096,
-                            .description = "Backup file name in .cleo/backups/ (default: the newest), or an absolute path",
+                            .description = "Backup name in .cleo/backups/ (safety/<name> for a safety copy; default: "
+                                           "the newest that passes every check), or an absolute path (CLI)",
                             .positional = true},
                            {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
                             .description = "Check the backup and report what would happen; change nothing", .dry_run = true}},
-                .returns = "{file, schemaVersion, migratedTo?, tasks, auditRows, current{tasks, auditRows}, "
-                           "safetyBackup?, archivesSetAside?[file], dryRun?}; audit archives of the replaced trail "
-                           "move to .cleo/audit-archive/replaced-<time>/",
+                .returns = "{file, schemaVersion, migratedTo?, tasks, auditRows, current?{tasks, auditRows}, "
+                           "safetyBackup?, recovered?, damaged?, movedAside?, archivesSetAside?[file], dryRun?}: a live "
+                           "store is copied to backups/safety/ and its rows replaced; a store that cannot be opened "
+                           "(missing, empty, corrupt) is moved to .cleo/damaged/ and the backup takes its place",
                 .errors = {ErrorCode::NotFound, ErrorCode::InvalidInput, ErrorCode::FileError},
                 .examples = {{R"({"dryRun":true})", "what restoring the newest backup would do"},
                              {R"({"file":"tasks-20260101T000000Z-before-refactor.db"})", "restore a named backup"}},
-                .destructive = true, .tier = 2, .shortcut = "restore", .handler = restore});
+                .destructive = true, .runs_on_damaged_store = true, .tier = 2, .shortcut = "restore",
+                .handler = restore});
   registry.add({.domain = "system", .name = "migrate", .gateway = Gateway::Mutate,
                 .summary = "Upgrade the store's schema to this version of ct (backs up first)",
                 .params = {{.name = "dryRun", .type = ParamType::Bool, .default_json = "false",

@@ -9,6 +9,7 @@
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
+#include "domains/verdict.h"
 #include "engines/audit_chain.h"
 #include "engines/validator.h"
 
@@ -75,20 +76,6 @@ Result<json::Value> verify_archives(Context& context, const std::optional<AuditA
   data.set("valid", linked);
   data.set("files", std::move(out));
   return data;
-}
-
-/// A check's outcome: the report when it passed; E_VALIDATION (exit 6) carrying the same report
-/// in error.details when it did not, so scripts and agents see the failure in the exit code and
-/// isError, not only in a field.
-Result<Reply> verdict(bool valid, json::Value report, std::vector<std::string> warnings, std::string summary,
-                      std::string fix) {
-  report.set("valid", valid);
-  if (valid) return Reply{std::move(report), std::move(warnings), {}, {}};
-  if (!warnings.empty()) report.set("warnings", json::Value::array_of(warnings));
-  Error error(ErrorCode::Validation, std::move(summary));
-  error.fix = std::move(fix);
-  error.details = std::move(report);
-  return fail(std::move(error));
 }
 
 Result<Reply> audit(Context& context, const Params& params) {

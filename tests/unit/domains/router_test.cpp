@@ -175,3 +175,60 @@ TEST_CASE("bad input changes nothing", "[router]") {
   CHECK(shown.data["version"].as_int() == 1);
   CHECK(p.query("tasks", "list").data.size() == 1);
 }
+
+namespace {
+
+std::unique_ptr<Router> second_router(const std::filesystem::path& dir) {
+  RouterOptions options;
+  options.project_dir = dir;
+  return std::make_unique<Router>(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+}
+
+Envelope call(Router& router, Gateway gateway, std::string domain, std::string operation, std::string_view params) {
+  return router.dispatch({gateway, std::move(domain), std::move(operation), test::parse_json(params)});
+}
+
+}  // namespace
+
+TEST_CASE("a store removed under a running router is refused, not written into the void", "[router][store]") {
+  test::Project p;
+  p.add(R"({"title":"Before the removal"})");
+  std::filesystem::remove_all(p.dir() / ".cleo");
+  auto write = p.mutate("tasks", "add", R"({"title":"Lost forever?"})");
+  REQUIRE(code_of(write) == "E_FILE_ERROR");
+  CHECK(write.error->details["storeRemoved"] == json::Value(true));
+  CHECK(write.error->message.find("was removed while this process had it open") != std::string::npos);
+  CHECK(code_of(p.query("tasks", "show", R"({"id":"T001"})")) == "E_FILE_ERROR");  // nor read from it
+}
+
+TEST_CASE("a store replaced under a running router is opened again", "[router][store]") {
+  test::Project p;
+  p.add(R"({"title":"In the backup"})");
+  REQUIRE(p.mutate("system", "backup").success);
+  p.add(R"({"title":"Not in the backup"})");
+  auto other = second_router(p.dir());
+  REQUIRE(call(*other, Gateway::Query, "tasks", "show", R"({"id":"T002"})").success);  // other's store is open
+  // A recovery replaces the file (damaged: moved aside; the backup renamed into place).
+  std::filesystem::resize_file(p.dir() / ".cleo" / "tasks.db", 0);
+  auto recovered = p.mutate("system", "restore");
+  REQUIRE(recovered.success);
+  CHECK(recovered.data["recovered"] == json::Value(true));
+  // The other router notices the new file and reads it.
+  CHECK(code_of(call(*other, Gateway::Query, "tasks", "show", R"({"id":"T002"})")) == "E_NOT_FOUND");
+  auto added = call(*other, Gateway::Mutate, "tasks", "add", R"({"title":"After the recovery"})");
+  REQUIRE(added.success);
+  CHECK(added.data["id"].as_string() == "T002");
+  CHECK(test::as_report(p.query("validate", "audit")).data["valid"].as_bool());
+}
+
+TEST_CASE("config.json changed by another process takes effect on the next call", "[router][config]") {
+  test::Project p;
+  p.add(R"({"title":"Advisory is the default"})");
+  auto other = second_router(p.dir());
+  REQUIRE(call(*other, Gateway::Mutate, "system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
+  // p's router loaded config.json before; it sees the change without a restart.
+  CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Needs a session now"})")) == "E_SESSION_REQUIRED");
+  // A config.json that no longer parses keeps the last good settings.
+  std::ofstream(p.dir() / ".cleo" / "config.json", std::ios::trunc) << "{broken";
+  CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Still strict"})")) == "E_SESSION_REQUIRED");
+}

@@ -45,11 +45,15 @@ void raw_sql(const fs::path& db, const std::string& sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
+/// Backup names as restore takes them: "<name>" in .cleo/backups/, "safety/<name>" for the copies
+/// taken before a restore or an upgrade.
 std::vector<std::string> backups(const fs::path& project) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(project / ".cleo" / "backups", ec))
     if (entry.path().extension() == ".db") names.push_back(entry.path().filename().string());  // not -wal/-shm
+  for (const auto& entry : fs::directory_iterator(project / ".cleo" / "backups" / "safety", ec))
+    if (entry.path().extension() == ".db") names.push_back("safety/" + entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -277,7 +281,13 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
     CHECK(code_of(p.mutate("system", "restore", R"({"file":"../tasks.db"})")) == "E_INVALID_INPUT");
     std::string live = (p.dir() / ".cleo" / "tasks.db").string();
     CHECK(code_of(p.mutate("system", "restore", "{\"file\":\"" + live + "\"}")) == "E_INVALID_INPUT");
-    CHECK(code_of(p.mutate("system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_NOT_FOUND");
+    // An MCP caller may not reach outside the project; a person on the command line may.
+    CHECK(code_of(p.mutate("system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_INVALID_INPUT");
+    RouterOptions cli;
+    cli.project_dir = p.dir();
+    cli.outside_project_allowed = true;
+    Router person(registry(), cli, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+    CHECK(code_of(call(person, Gateway::Mutate, "system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_NOT_FOUND");
 
     std::ofstream(p.dir() / ".cleo" / "backups" / "garbage.db") << "this is not a database, not at all";
     auto garbage = p.mutate("system", "restore", R"({"file":"garbage.db"})");

@@ -64,8 +64,11 @@ TEST_CASE("health reports every check", "[system][health]") {
   CHECK(names == std::vector<std::string>{"database", "schema", "wal", "disk", "config", "capabilities"});
   std::ofstream(p.dir() / ".cleo" / "config.json") << "{not json";
   auto broken = p.query("system", "health");
-  CHECK(broken.data["status"].as_string() == "fail");
-  CHECK(broken.data["checks"].as_array()[4]["status"].as_string() == "fail");
+  CHECK(code_of(broken) == "E_VALIDATION");  // a failing check exits 6, the report in details
+  CHECK(broken.error->message.starts_with("config: "));
+  auto report = test::as_report(broken);
+  CHECK(report.data["status"].as_string() == "fail");
+  CHECK(report.data["checks"].as_array()[4]["status"].as_string() == "fail");
 }
 
 TEST_CASE("backup writes a usable copy and keeps backup.keep files", "[system][backup]") {
