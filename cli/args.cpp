@@ -1,5 +1,9 @@
 #include "cli/args.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -8,9 +12,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "cli/help.h"
 #include "core/json_parse.h"
@@ -112,20 +114,45 @@ json::Value scalar_value(const std::string& text) {
 InputSource InputSource::system() {
   InputSource input;
   input.read_file = [](const std::string& path) -> Result<std::string> {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
+    // Regular files only (never /dev/zero or a FIFO that never ends), and at most kMaxInputBytes.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
       return fail(Error(ErrorCode::FileError, "cannot read " + path + ": " + std::strerror(errno))
                       .with_fix("check the path (relative paths start at the current directory)"));
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return fail(Error(ErrorCode::InvalidInput, path + " is not a regular file")
+                      .with_fix("pass a JSON file, or - to read standard input"));
     }
-    std::ostringstream buffer;
-    buffer << file.rdbuf();
-    return buffer.str();
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
+      ::close(fd);
+      return fail(Error(ErrorCode::InvalidInput, path + " is larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB")
+                      .with_fix("split it into smaller files"));
+    }
+    std::string out;
+    out.reserve(static_cast<std::size_t>(st.st_size));
+    char chunk[65536];
+    ssize_t n = 0;
+    while ((n = ::read(fd, chunk, sizeof chunk)) > 0 && out.size() <= kMaxInputBytes)
+      out.append(chunk, static_cast<std::size_t>(n));
+    ::close(fd);
+    if (n < 0) return fail(ErrorCode::FileError, "cannot read " + path + ": " + std::strerror(errno));
+    if (out.size() > kMaxInputBytes)
+      return fail(Error(ErrorCode::InvalidInput, path + " grew past " + std::to_string(kMaxInputBytes >> 20) + " MiB"));
+    return out;
   };
   input.read_stdin = []() -> Result<std::string> {
     std::string out;
     char chunk[65536];
     std::size_t n = 0;
-    while ((n = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) out.append(chunk, n);
+    while ((n = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+      out.append(chunk, n);
+      if (out.size() > kMaxInputBytes)
+        return fail(Error(ErrorCode::InvalidInput, "standard input is larger than " +
+                                                       std::to_string(kMaxInputBytes >> 20) + " MiB")
+                        .with_fix("split the input"));
+    }
     if (std::ferror(stdin)) return fail(ErrorCode::FileError, "cannot read stdin");
     return out;
   };

@@ -29,6 +29,9 @@ using disclosure::kebab_case;
 using disclosure::splits_on_commas;
 
 /// Where `@path` and `-` values of Object params are read from (a seam for tests).
+/// The most a JSON argument may hold (@file or -): the same as one MCP message.
+inline constexpr std::size_t kMaxInputBytes = 16 * 1024 * 1024;
+
 struct InputSource {
   std::function<Result<std::string>(const std::string& path)> read_file;
   std::function<Result<std::string>()> read_stdin;

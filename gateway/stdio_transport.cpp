@@ -1,39 +1,127 @@
 #include "gateway/stdio_transport.h"
 
-#include <cstdlib>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <string>
 #include <string_view>
 
 #include "core/log.h"
 
 namespace ct::mcp {
+namespace {
+
+/// Reads newline-delimited messages with bounded memory: a line longer than `limit` is not kept —
+/// its bytes are skipped up to the next newline and it is reported as oversized.
+class LineReader {
+ public:
+  LineReader(int fd, std::size_t limit) : fd_(fd), limit_(limit) {}
+
+  enum class Status { Line, Oversized, End };
+
+  /// The next line, without its newline (and a trailing \r).
+  Status next(std::string& line) {
+    line.clear();
+    bool oversized = false;
+    while (true) {
+      if (start_ == end_ && !fill()) {
+        // End of input: a last line without a newline still counts.
+        if (oversized) return Status::Oversized;
+        if (line.empty()) return Status::End;
+        strip(line);
+        return Status::Line;
+      }
+      std::string_view chunk(buffer_ + start_, end_ - start_);
+      std::size_t newline = chunk.find('\n');
+      std::string_view piece = chunk.substr(0, newline);
+      if (!oversized) {
+        if (line.size() + piece.size() > limit_) {
+          oversized = true;
+          line.clear();
+          line.shrink_to_fit();
+        } else {
+          line.append(piece);
+        }
+      }
+      if (newline == std::string_view::npos) {
+        start_ = end_;
+        continue;
+      }
+      start_ += newline + 1;
+      if (oversized) return Status::Oversized;
+      strip(line);
+      return Status::Line;
+    }
+  }
+
+ private:
+  static void strip(std::string& line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+  }
+
+  bool fill() {
+    while (true) {
+      ssize_t n = ::read(fd_, buffer_, sizeof buffer_);
+      if (n > 0) {
+        start_ = 0;
+        end_ = static_cast<std::size_t>(n);
+        return true;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+  }
+
+  int fd_;
+  std::size_t limit_;
+  char buffer_[64 * 1024];
+  std::size_t start_ = 0;
+  std::size_t end_ = 0;
+};
+
+/// Writes all of `data` to `fd`; false when the reader is gone (EPIPE) or another error.
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
 
 int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FILE* out) {
+  // A client that goes away must not kill the server mid-write: EPIPE is an error value here,
+  // and the loop ends cleanly.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::fflush(out);
   Connection connection;
-  char* buffer = nullptr;
-  std::size_t capacity = 0;
+  LineReader reader(::fileno(in), kMaxMessageBytes);
+  const int out_fd = ::fileno(out);
   log::info("serving MCP on stdio");
+  std::string line;
   while (true) {
-    ssize_t length = getline(&buffer, &capacity, in);
-    if (length < 0) break;  // end of input: the client closed stdin
-    std::string_view line(buffer, static_cast<std::size_t>(length));
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    LineReader::Status status = reader.next(line);
+    if (status == LineReader::Status::End) break;  // the client closed stdin
     std::string reply;
-    if (line.size() > kMaxMessageBytes) {
+    if (status == LineReader::Status::Oversized) {
+      // The message was not kept (its id cannot be known): one error, then the next line.
       reply = rpc_error("null", RpcError::InvalidRequest, "Invalid Request: message larger than 16 MiB");
     } else {
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
       Outcome outcome = protocol.handle(line, connection, router);
       if (!outcome.reply) continue;
       reply = std::move(*outcome.reply);
     }
     reply += '\n';
-    if (std::fwrite(reply.data(), 1, reply.size(), out) != reply.size() || std::fflush(out) != 0) {
+    if (!write_all(out_fd, reply)) {
       log::warn("stdout closed; stopping");
       break;
     }
   }
-  std::free(buffer);
   log::info("stdin closed; exiting");
   return 0;
 }
