@@ -177,6 +177,7 @@ int run_checked(const std::vector<std::string>& args) {
   options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
   options.adopt_only_active_session = true;
   options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
+  options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
   std::optional<std::filesystem::path> project_dir = options.project_dir;
   Router router(operations, std::move(options), clock_from_environment());
   const std::string bound = resolve_session(globals, project_dir);

@@ -185,15 +185,17 @@ std::string task_list(const View& view, std::string_view empty_text) {
     cells.push_back({title, ""});
     table.add_row(std::move(cells));
   }
-  std::string out = table.render(view.style(), view.options.width);
-  if (const auto& page = view.envelope.page) {
-    std::string footer = "showing " + std::to_string(rows.size());
-    if (page->total >= 0) footer += " of " + std::to_string(page->total);
-    if (page->offset > 0) footer += " (from " + std::to_string(page->offset + 1) + ")";
-    if (page->has_more()) footer += " — next: --offset " + std::to_string(page->next_offset());
-    out += view.style().dim(footer) + "\n";
-  }
-  return out;
+  return table.render(view.style(), view.options.width);
+}
+
+/// The line under a page of rows: how many of how many, and how to get the rest. Every cut says so.
+std::string page_footer(const Page& page, std::size_t shown, std::string_view noun, const Style& style) {
+  std::string footer = "showing " + std::to_string(shown);
+  if (page.total >= 0) footer += " of " + std::to_string(page.total);
+  if (!noun.empty()) footer += " " + std::string(noun);
+  if (page.offset > 0) footer += " (from " + std::to_string(page.offset + 1) + ")";
+  if (page.has_more()) footer += " — next: --offset " + std::to_string(page.next_offset());
+  return style.dim(footer) + "\n";
 }
 
 std::string show_card(const View& view) {
@@ -334,11 +336,6 @@ std::string tree_view(const View& view) {
   if (!forest.is_array() || forest.empty()) return "No tasks\n";
   std::string out;
   for (const auto& root : forest.as_array()) tree_lines(out, root, "", true, true, view.style());
-  if (const auto& page = view.envelope.page; page && page->has_more())
-    out += view.style().dim("showing " + std::to_string(forest.size()) +
-                            (page->total >= 0 ? " of " + std::to_string(page->total) : std::string()) +
-                            " top-level tasks — next: --offset " + std::to_string(page->next_offset())) +
-           "\n";
   return out;
 }
 
@@ -647,6 +644,9 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
     auto it = renderers().find(spec.full_name());
     rendered.out = it != renderers().end() ? it->second(view) : render_value(envelope.data, options);
     if (rendered.out.empty()) rendered.out = "Done\n";
+    if (envelope.page && envelope.data.is_array())
+      rendered.out += page_footer(*envelope.page, envelope.data.size(),
+                                  spec.full_name() == "tasks.tree" ? "top-level tasks" : "", options.out);
   }
   if (envelope.meta.is_object() && !envelope.meta.empty()) {
     std::string meta;

@@ -458,7 +458,9 @@ Envelope Router::dispatch(const Request& request) {
       }
       return failure(std::move(reply.error()));
     }
-    if (spec->list_like()) shape_list_reply(*params, *reply, context.config->get_int("output.maxReplyBytes"));
+    if (spec->list_like())
+      shape_list_reply(*params, *reply,
+                       options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : INT64_MAX);
     Envelope ok;
     ok.data = std::move(reply->data);
     ok.warnings = std::move(reply->warnings);

@@ -57,6 +57,9 @@ struct RouterOptions {
   bool outside_project_allowed = false;
   /// Long-running servers: check the store's integrity once per process on first open.
   bool check_integrity_on_open = false;
+  /// Cut list replies to output.maxReplyBytes (an agent's context budget). The CLI turns it off:
+  /// people asked for the rows they asked for.
+  bool budget_replies = true;
 };
 
 /// One router per connection or CLI invocation: it owns a store connection, opened lazily on the

@@ -1061,28 +1061,8 @@ class SqliteStore final : public Store {
     if (tokens.empty()) return hits;
 
     // An exact id goes first.
-    std::optional<Task> exact;
-    if (auto id = normalize_task_id(trim(text))) {
-      std::vector<SqlValue> params{*id};
-      std::string where = " WHERE t.id = ?";
-      std::string rest;
-      append_filter(filter, true, rest, params);
-      if (!rest.empty()) where += " AND " + rest.substr(std::string_view(" WHERE ").size());
-      CT_TRY_ASSIGN(std::vector<Task> found, collect_tasks(select_tasks() + where, params, "cannot search"));
-      if (!found.empty()) exact = std::move(found.front());
-    }
-
-    std::string match;
-    for (const auto& token : tokens) {
-      if (!match.empty()) match += ' ';
-      match += '"';
-      for (char c : token) {
-        if (c == '"') match += '"';
-        match += c;
-      }
-      match += "\"*";
-    }
-    std::vector<SqlValue> params{match};
+    CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
+    std::vector<SqlValue> params{match_expression(tokens)};
     std::string where;
     append_filter(filter, true, where, params);
     // Rank and cut on row numbers first; read full rows for the hits only.
@@ -1117,6 +1097,40 @@ class SqliteStore final : public Store {
     }
     if (limit > 0 && std::ssize(hits) > limit) hits.resize(static_cast<std::size_t>(limit));
     return hits;
+  }
+
+  Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override {
+    std::vector<std::string> tokens = tokenize(text);
+    if (tokens.empty()) return 0;
+    std::vector<SqlValue> params{match_expression(tokens)};
+    std::string where;
+    append_filter(filter, true, where, params);
+    std::string sql = "SELECT count(*) FROM tasks_fts";
+    if (where.empty()) {
+      sql += " WHERE tasks_fts MATCH ?";
+    } else {
+      sql += " JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
+             where.substr(std::string_view(" WHERE ").size());
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    std::int64_t count = 0;
+    {
+      Statement stmt(raw);
+      stmt.bind_all(params);
+      CT_TRY(step(stmt, "cannot count search results"));
+      count = stmt.integer(0);
+    }
+    // An exact id that the words do not match is one more result.
+    CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
+    if (exact) {
+      CT_TRY_ASSIGN(sqlite3_stmt* one, prepare("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = "
+                                               "(SELECT num FROM tasks WHERE id = ?2)"));
+      Statement stmt(one);
+      stmt.bind(1, std::get<std::string>(params.front())).bind(2, exact->id);
+      CT_TRY(step(stmt, "cannot count search results"));
+      if (stmt.integer(0) == 0) ++count;
+    }
+    return count;
   }
 
   // -- focus ----------------------------------------------------------------------------------
@@ -2058,6 +2072,35 @@ class SqliteStore final : public Store {
     for (auto& token : tokens)
       if (std::find(unique.begin(), unique.end(), token) == unique.end()) unique.push_back(std::move(token));
     return unique;
+  }
+
+  /// The FTS5 query for search words: each a quoted prefix ("word"*), all required.
+  static std::string match_expression(const std::vector<std::string>& tokens) {
+    std::string match;
+    for (const auto& token : tokens) {
+      if (!match.empty()) match += ' ';
+      match += '"';
+      for (char c : token) {
+        if (c == '"') match += '"';
+        match += c;
+      }
+      match += "\"*";
+    }
+    return match;
+  }
+
+  /// The task whose id the search text is (within the filter), which ranks first.
+  Result<std::optional<Task>> exact_id_match(std::string_view text, const TaskFilter& filter) {
+    auto id = normalize_task_id(trim(text));
+    if (!id) return std::optional<Task>();
+    std::vector<SqlValue> params{*id};
+    std::string where = " WHERE t.id = ?";
+    std::string rest;
+    append_filter(filter, true, rest, params);
+    if (!rest.empty()) where += " AND " + rest.substr(std::string_view(" WHERE ").size());
+    CT_TRY_ASSIGN(std::vector<Task> found, collect_tasks(select_tasks() + where, params, "cannot search"));
+    if (found.empty()) return std::optional<Task>();
+    return std::optional<Task>(std::move(found.front()));
   }
 
   bool load_tokenizer() {

@@ -268,6 +268,8 @@ class Store {
   /// Full-text search over title, description, labels and notes; an exact id match ranks first.
   [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
                                                               std::int64_t limit) = 0;
+  /// How many tasks search() finds for `text` in all (an exact id included).
+  [[nodiscard]] virtual Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) = 0;
 
   // Focus: the task a session is working on ("" = no session).
   [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;

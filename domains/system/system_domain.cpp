@@ -73,7 +73,8 @@ Result<Reply> version(Context&, const Params&) {
 
 Result<Reply> log(Context& context, const Params& params) {
   AuditQuery query;
-  query.limit = params.integer("limit");
+  // One more row than asked: whether more follow is known without counting the trail.
+  query.limit = params.integer("limit") + 1;
   query.offset = params.integer("offset");
   query.operation = params.opt_str("operation");
   query.task_id = params.opt_str("id");
@@ -85,6 +86,8 @@ Result<Reply> log(Context& context, const Params& params) {
                       .with_detail("field", "since"));
   }
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  const bool more = std::ssize(rows) > params.integer("limit");
+  if (more) rows.pop_back();
   const bool full = wants_full(params);
   json::Value list = json::Value::array();
   for (const auto& row : rows) {
@@ -108,7 +111,9 @@ Result<Reply> log(Context& context, const Params& params) {
     }
     list.push_back(std::move(item));
   }
-  return Reply{std::move(list), {}, {}, {}};
+  Reply reply{std::move(list), {}, {}, {}};
+  if (more) reply.page = Page{-1, static_cast<std::int64_t>(rows.size()), query.offset};  // total not counted
+  return reply;
 }
 
 }  // namespace

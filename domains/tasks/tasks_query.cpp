@@ -120,12 +120,20 @@ Result<Reply> find(Context& context, const Params& params) {
   CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
   if (params.flag("includeArchived")) filter.archived = ArchivedFilter::Include;
   const std::int64_t offset = params.integer("offset");
-  CT_TRY_ASSIGN(std::vector<SearchHit> hits,
-                context.db().search(params.str("query"), filter, offset + params.integer("limit")));
+  const std::int64_t limit = params.integer("limit");
+  // One more than the page: whether there is more is known without counting every match.
+  CT_TRY_ASSIGN(std::vector<SearchHit> hits, context.db().search(params.str("query"), filter, offset + limit + 1));
+  const bool more = std::ssize(hits) > offset + limit;
+  if (more) hits.pop_back();
   json::Value rows = json::Value::array();
   for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(hits))); i < hits.size(); ++i)
     rows.push_back(project(hits[i].task, params));
   Reply reply{std::move(rows), {}, {}, {}};
+  if (more || offset > 0) {
+    // A cut page says so, with the total: never silently ten of five hundred.
+    CT_TRY_ASSIGN(std::int64_t total, context.db().count_matches(params.str("query"), filter));
+    reply.page = Page{total, static_cast<std::int64_t>(reply.data.size()), offset};
+  }
   if (reply.data.empty()) reply.note = ErrorCode::NoData;
   return reply;
 }
