@@ -138,7 +138,8 @@ void register_system_domain(Registry& registry) {
                            {.name = "since", .type = ParamType::String, .max = 40,
                             .description = "Only rows at or after this date or time (ISO 8601)"}},
                 .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field]}]; with "
-                           "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed",
+                           "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
+                           "_meta.page {hasMore,nextOffset} when older rows follow",
                 .examples = {{R"({"limit":10})", "the last ten changes"},
                              {R"({"operation":"tasks.delete","since":"2026-01-01"})", "deletions this year"}},
                 .idempotent = true, .tier = 2, .shortcut = "log",

@@ -431,7 +431,7 @@ void register_tasks_queries(Registry& registry) {
                 .summary = "Search tasks by text or id; best matches first",
                 .params = std::move(find_params),
                 .returns = "[{id,title,status,priority,parent?}] best first (full records with detail:'full'); "
-                           "E_NO_DATA note when nothing matches",
+                           "_meta.page {total,hasMore,nextOffset} when more match; E_NO_DATA note when nothing matches",
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
                 .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(), .handler = find});
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
