@@ -2,14 +2,17 @@
 // router, and print either the human rendering or the exact envelope.
 #include "cli/cli.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/render.h"
 #include "cli/servers.h"
+#include "core/atomic_file.h"
 #include "core/clock.h"
 #include "core/text.h"
 #include "core/version.h"
@@ -94,37 +98,105 @@ int print_version(const Output& output) {
   return 0;
 }
 
-/// .cleo/current-session of the project, when there is a project.
-std::optional<std::filesystem::path> current_session_file(const std::optional<std::filesystem::path>& project_dir) {
+// ---- session binding -------------------------------------------------------------------------
+//
+// `ct session start` binds the session to the terminal it ran in (or, without a terminal, to the
+// POSIX session of the process: an agent and the commands it runs): later commands from there
+// work in it. Two agents in two terminals each keep their own. The binding is a file per
+// terminal in .cleo/bindings/; CLEO_SESSION (printed by session start, for `export`) and
+// --session override it.
+
+/// CLEO_TERMINAL when set (a harness naming its agents; tests), else "tty-<device>" for the
+/// controlling terminal (agents launched from a terminal share it, even with pipes for stdin and
+/// stdout), else "sid-<session id>".
+std::string binding_key() {
+  if (const char* named = std::getenv("CLEO_TERMINAL"); named && *named) {
+    std::string key = "name-";
+    for (const char* c = named; *c && key.size() < 69; ++c)
+      key += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' || *c == '_' ? *c : '_';
+    return key;
+  }
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  std::getline(stat, line);
+  // Fields after the command name (which may hold spaces): state ppid pgrp session tty_nr …
+  if (auto close = line.rfind(')'); close != std::string::npos) {
+    std::istringstream fields(line.substr(close + 1));
+    std::string state, ppid, pgrp, session, tty;
+    if (fields >> state >> ppid >> pgrp >> session >> tty && tty != "0") return "tty-" + tty;
+  }
+  return "sid-" + std::to_string(::getsid(0));
+}
+
+std::optional<std::filesystem::path> bindings_dir(const std::optional<std::filesystem::path>& project_dir) {
   auto project = find_project(project_dir);
   if (!project) return std::nullopt;
-  return project->cleo_dir() / "current-session";
+  return project->cleo_dir() / "bindings";
 }
 
-/// The session a command runs in: --session, then CLEO_SESSION, then .cleo/current-session
-/// ("" = none; the router then adopts the project's only active session, if there is one).
-std::string resolve_session(const GlobalOptions& globals, const std::optional<std::filesystem::path>& project_dir) {
-  if (!globals.session.empty()) return globals.session;
-  if (const char* env = std::getenv("CLEO_SESSION"); env && *env) return env;
-  auto file = current_session_file(project_dir);
-  if (!file) return "";
-  std::ifstream in(*file);
-  std::string id;
-  std::getline(in, id);
-  return std::string(trim(id));
+/// The session id in a binding file, "" when it is missing or not a session id. The file is
+/// never followed through a symlink, and its content is never echoed unless it is a valid id.
+std::string read_binding(const std::filesystem::path& file) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buffer[64];
+  ssize_t n = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  if (n <= 0) return "";
+  std::string id(trim(std::string_view(buffer, static_cast<std::size_t>(n))));
+  bool valid = id.size() > 4 && id.size() <= 40 && id.starts_with("ses_");
+  for (std::size_t i = 4; valid && i < id.size(); ++i)
+    valid = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+  return valid ? id : "";
 }
 
-/// After a session operation: the binding it left is remembered for later commands (session.start
-/// and resume write .cleo/current-session; end, close and suspend of it remove it).
+struct Binding {
+  std::string session;       // the session this command runs in ("" = none)
+  std::string source;        // "--session", "CLEO_SESSION", "this terminal", ""
+  std::vector<std::string> elsewhere;  // sessions bound to other terminals: never adopted here
+};
+
+/// The session a command runs in: --session, then CLEO_SESSION, then this terminal's binding
+/// ("" = none; the router then adopts the project's only active session not bound elsewhere).
+Binding resolve_session(const GlobalOptions& globals, const std::optional<std::filesystem::path>& project_dir) {
+  Binding binding;
+  if (!globals.session.empty()) return {globals.session, "--session", {}};
+  if (const char* env = std::getenv("CLEO_SESSION"); env && *env) return {env, "CLEO_SESSION", {}};
+  auto dir = bindings_dir(project_dir);
+  if (!dir) return binding;
+  const std::string own = binding_key();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(*dir, ec)) {
+    std::string id = read_binding(entry.path());
+    if (id.empty()) continue;
+    if (entry.path().filename() == own) {
+      binding.session = id;
+      binding.source = "this terminal";
+    } else {
+      binding.elsewhere.push_back(id);
+    }
+  }
+  return binding;
+}
+
+/// After a session operation: the binding it left is kept for this terminal (session.start and
+/// resume bind, end, close and suspend unbind).
 void remember_session(const std::optional<std::filesystem::path>& project_dir, const std::string& session) {
-  auto file = current_session_file(project_dir);
-  if (!file) return;
-  std::error_code ignored;
+  auto dir = bindings_dir(project_dir);
+  if (!dir) return;
+  const std::filesystem::path file = *dir / binding_key();
+  std::error_code ec;
   if (session.empty()) {
-    std::filesystem::remove(*file, ignored);
+    std::filesystem::remove(file, ec);
     return;
   }
-  std::ofstream(*file, std::ios::trunc) << session << "\n";
+  std::filesystem::create_directories(*dir, ec);
+  (void)write_file_atomically(file, session + "\n");
+}
+
+bool is_session_error(ErrorCode code) {
+  return code == ErrorCode::TaskNotInScope || code == ErrorCode::SessionRequired || code == ErrorCode::SessionNotFound ||
+         code == ErrorCode::TaskClaimed || code == ErrorCode::ScopeConflict;
 }
 
 int run_checked(const std::vector<std::string>& args) {
@@ -180,17 +252,26 @@ int run_checked(const std::vector<std::string>& args) {
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
   std::optional<std::filesystem::path> project_dir = options.project_dir;
   Router router(operations, std::move(options), clock_from_environment());
-  const std::string bound = resolve_session(globals, project_dir);
-  router.set_session(bound);
+  const Binding binding = resolve_session(globals, project_dir);
+  router.set_session(binding.session);
+  router.set_never_adopt(binding.elsewhere);
   Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params};
   Envelope envelope = router.dispatch(request);
-  if (envelope.success && router.session() != bound) remember_session(project_dir, router.session());
+  if (envelope.success && router.session() != binding.session) remember_session(project_dir, router.session());
+  if (!envelope.success && envelope.error && is_session_error(envelope.error->code) && !router.session().empty()) {
+    // Which session the call ran in, and how to choose another: the binding is per terminal.
+    std::string from = binding.source.empty() ? "the project's only active session" : binding.source;
+    envelope.error->fix += (envelope.error->fix.empty() ? "" : "; ") + std::string("this command ran in session ") +
+                           router.session() + " (from " + from + "); another one: --session ID or export CLEO_SESSION=ID";
+  }
 
   if (output.json) {
     write(stdout, to_json(envelope) + "\n");
   } else {
     Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
                                         tree.command() + " --help");
+    if (envelope.success && !router.session().empty() && router.session() != binding.session)
+      rendered.out += "Bound to this terminal. For another shell or agent: export CLEO_SESSION=" + router.session() + "\n";
     write(stderr, rendered.err);
     write(stdout, rendered.out);
   }

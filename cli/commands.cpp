@@ -93,7 +93,7 @@ void add_globals(CLI::App& app, GlobalOptions& globals) {
       ->type_name("TEXT")
       ->group("Global options");
   app.add_option("--session", globals.session,
-                 "Session to work in (default: CLEO_SESSION, .cleo/current-session, the only active one)")
+                 "Session to work in (default: CLEO_SESSION, the one started in this terminal, the only active one)")
       ->type_name("ID")
       ->group("Global options");
   app.add_flag("--read-only", globals.read_only, "Refuse every change (also CLEO_READ_ONLY=1)")->group("Global options");

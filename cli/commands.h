@@ -27,7 +27,7 @@ struct GlobalOptions {
   bool version = false;
   std::string project;     // --project DIR; empty = not given
   std::string reason;      // --reason TEXT, recorded in the audit trail of a mutation
-  std::string session;     // --session ID; empty = CLEO_SESSION, .cleo/current-session, the only active one
+  std::string session;     // --session ID; empty = CLEO_SESSION, this terminal's binding, the only active one
 };
 
 /// What the command words of argv name, found before CLI11 runs.

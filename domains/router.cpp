@@ -145,13 +145,18 @@ void fill_audit(AuditEntry& audit, Context& context, const OperationSpec& spec, 
 /// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
 /// the project's only active one, and a write of the tasks domain is checked against
 /// session.enforcement and the bound session. Returns the warnings for the reply.
-Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool adopt) {
+Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool adopt,
+                                               const std::vector<std::string>& never_adopt) {
   if (!context.store) return std::vector<std::string>{};
   if (context.session.empty() && adopt) {
     SessionQuery active;
     active.statuses = {SessionStatus::Active};
-    active.limit = 2;
+    active.limit = static_cast<std::int64_t>(never_adopt.size()) + 2;
     CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
+    // Another caller's session (bound to another terminal) is never taken over.
+    std::erase_if(sessions, [&](const Session& s) {
+      return std::find(never_adopt.begin(), never_adopt.end(), s.id) != never_adopt.end();
+    });
     if (sessions.size() == 1) context.session = sessions.front().id;
   }
   if (!spec.session_checked()) return std::vector<std::string>{};
@@ -419,7 +424,7 @@ Envelope Router::dispatch(const Request& request) {
       }
     }
 
-    auto session_warnings = check_session(*spec, context, options_.adopt_only_active_session);
+    auto session_warnings = check_session(*spec, context, options_.adopt_only_active_session, never_adopt_);
     if (!session_warnings) {
       if (context.store) context.store->rollback();
       return failure(std::move(session_warnings.error()));

@@ -75,6 +75,8 @@ class Router {
   const Registry& operations() const { return registry_; }
   /// The session new calls run in ("" = none); set by the session layer.
   void set_session(std::string session) { session_ = std::move(session); }
+  /// Sessions this caller must never adopt as "the only active one" (CLI: bound to other terminals).
+  void set_never_adopt(std::vector<std::string> sessions) { never_adopt_ = std::move(sessions); }
   /// The agent recorded on writes when the session names none (an MCP client's name).
   void set_agent(std::string agent) { options_.agent = std::move(agent); }
   /// The session the caller is bound to now (session.start/resume bind, end/close unbind).
@@ -94,6 +96,7 @@ class Router {
   FileStamp config_stamp_;
   std::unique_ptr<Store> store_;
   std::string session_;
+  std::vector<std::string> never_adopt_;
 };
 
 }  // namespace ct
