@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), then configures and builds. Sourced by the other
-# scripts; BUILD_DIR and BUILD_TYPE may be set by the caller.
+# scripts; BUILD_DIR, BUILD_TYPE, CMAKE_EXTRA_ARGS and BUILD_TARGETS may be set by the caller.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -27,4 +27,7 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 echo "==> building ($BUILD_TYPE) in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCT_WARNINGS_AS_ERRORS=ON \
   ${CMAKE_EXTRA_ARGS:-} >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# BUILD_TARGETS (space-separated) limits the build to those targets; empty builds everything.
+targets=()
+for target in ${BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}"
