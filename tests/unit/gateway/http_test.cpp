@@ -573,3 +573,19 @@ TEST_CASE("HTTP: stop() is prompt with idle keep-alive clients connected", "[htt
   CHECK(seconds_since(started) < 1.0);
   for (auto& client : clients) CHECK(client.closed_within(2s));
 }
+
+TEST_CASE("HTTP: replies do not wait for the client's delayed ACK", "[http]") {
+  // A reply written in two pieces with Nagle's algorithm on waits for the ACK of the first, which
+  // the client delays by 40 ms (it has nothing to send): 20 calls would take 800 ms or more. The
+  // client sets TCP_NODELAY, as curl and Node do (httplib's client also writes a request in two
+  // pieces, a stall on its own side that no server can prevent).
+  Server s;
+  std::string session = s.initialize();
+  httplib::Client c("127.0.0.1", s.http.port());
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
+  c.set_read_timeout(5, 0);
+  auto started = Steady::now();
+  for (int i = 0; i < 20; ++i) CHECK(must(c.Post("/mcp", s.headers(session), kStats, "application/json")).status == 200);
+  CHECK(seconds_since(started) < 0.6);
+}
