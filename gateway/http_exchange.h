@@ -26,13 +26,13 @@ struct HttpOptions {
   std::vector<std::string> allowed_origins; // extra origins beyond the loopback ones, e.g. "https://app.example"
   std::string token;                        // non-empty: require "Authorization: Bearer <token>"
   std::size_t max_body_bytes = 4 * 1024 * 1024;  // larger bodies get 413
-  std::size_t max_header_bytes = 32 * 1024; // request line + headers of one request (431 beyond)
+  std::size_t max_header_bytes = 16 * 1024; // a connection's buffer: request line + headers (431 beyond)
   std::size_t max_connections = 4096;       // open connections; more are closed at accept
   int header_timeout_seconds = 10;          // request line seen → all headers received, in total
   int body_timeout_seconds = 30;            // headers received → whole body received, in total
   int idle_timeout_seconds = 30;            // keep-alive wait for the next request (in total), and
                                             // any stall while reading or writing
-  int threads = 8;                          // worker threads running requests (each keeps a router)
+  int threads = 4;                          // worker threads running requests (each keeps a router)
   int io_threads = 1;                       // libmicrohttpd polling threads (socket I/O, HTTP parsing)
   std::size_t max_sessions = 1024;          // oldest idle sessions are dropped beyond this
   int session_idle_seconds = 24 * 3600;     // sessions unused for this long end

@@ -236,49 +236,53 @@ struct HttpServer::Impl {
   /// Suspends the request's connection and queues it; false when the server is stopping.
   bool enqueue(RequestState* request) {
     if (auto session = find_header(request->request.headers, "Mcp-Session-Id")) request->session_key = *session;
-    std::lock_guard lock(queue_mutex);
-    if (draining) return false;
-    MHD_suspend_connection(request->connection);
-    if (!request->session_key.empty()) {
-      auto [line, first] = session_lines.try_emplace(request->session_key);
-      if (!first) {  // the session is busy: wait behind its earlier requests
-        line->second.push_back(request);
-        return true;
+    {
+      std::lock_guard lock(queue_mutex);
+      if (draining) return false;
+      MHD_suspend_connection(request->connection);
+      if (!request->session_key.empty()) {
+        auto [line, first] = session_lines.try_emplace(request->session_key);
+        if (!first) {  // the session is busy: wait behind its earlier requests
+          line->second.push_back(request);
+          return true;
+        }
       }
+      ready.push_back(request);
     }
-    ready.push_back(request);
-    queue_wakeup.notify_one();
+    queue_wakeup.notify_one();  // after unlocking: the woken worker does not block on the mutex
     return true;
   }
 
   void work() {
+    std::string finished_session;  // the session whose request this worker last ran
     while (true) {
       RequestState* request = nullptr;
       {
         std::unique_lock lock(queue_mutex);
+        // One lock per request: let the finished session's next request in, then take one.
+        if (!finished_session.empty()) {
+          auto line = session_lines.find(finished_session);
+          if (line != session_lines.end()) {
+            if (line->second.empty()) {
+              session_lines.erase(line);
+            } else {
+              ready.push_back(line->second.front());
+              line->second.pop_front();
+              if (ready.size() > 1) queue_wakeup.notify_one();
+            }
+          }
+          finished_session.clear();
+        }
         queue_wakeup.wait(lock, [this] { return !ready.empty() || draining; });
         if (ready.empty()) return;  // draining, and nothing is left
         request = ready.front();
         ready.pop_front();
       }
       request->response = exchange.handle(request->request);
-      std::string session_key = std::move(request->session_key);
+      finished_session = std::move(request->session_key);
       MHD_Connection* connection = request->connection;
       request->answered.store(true, std::memory_order_release);
       MHD_resume_connection(connection);  // `request` belongs to the polling thread from here on
-      if (!session_key.empty()) {
-        std::lock_guard lock(queue_mutex);
-        auto line = session_lines.find(session_key);
-        if (line != session_lines.end()) {
-          if (line->second.empty()) {
-            session_lines.erase(line);
-          } else {
-            ready.push_back(line->second.front());
-            line->second.pop_front();
-            queue_wakeup.notify_one();
-          }
-        }
-      }
     }
   }
 
