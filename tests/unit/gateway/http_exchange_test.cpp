@@ -2,6 +2,8 @@
 // (the seam a fuzz target uses).
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "core/version.h"
 #include "disclosure/product.h"
 #include "gateway/http_exchange.h"
@@ -128,4 +130,41 @@ TEST_CASE("HttpExchange: methods, paths and the bearer scheme", "[http][exchange
   CHECK(find_header(unauthorised.headers, "WWW-Authenticate") == R"(Bearer realm="cleo")");
   CHECK(e.exchange.handle(Endpoint::post(kInit, {{"Authorization", "BEARER t0ken"}})).status == 200);
   CHECK(e.exchange.handle(Endpoint::post(kInit, {{"Authorization", "Bearer t0ken2"}})).status == 401);
+}
+
+TEST_CASE("HttpExchange: arbitrary requests each get one well-formed reply", "[http][exchange]") {
+  // What a fuzz target does, in small: mutated methods, paths, headers and bodies (fixed seed).
+  HttpOptions options;
+  options.max_body_bytes = 256;
+  Endpoint e(options);
+  std::string session = e.initialize();
+  std::mt19937 rng(20261123);
+  auto pick = [&](std::initializer_list<std::string_view> choices) {
+    return std::string(choices.begin()[rng() % choices.size()]);
+  };
+  auto garble = [&](std::string text) {
+    for (int i = 0, n = static_cast<int>(rng() % 4); i < n && !text.empty(); ++i)
+      text[rng() % text.size()] = static_cast<char>(rng() % 256);
+    return text;
+  };
+  for (int i = 0; i < 500; ++i) {
+    HttpRequest request;
+    request.method = garble(pick({"POST", "POST", "POST", "GET", "DELETE", "PUT", ""}));
+    request.path = garble(pick({"/mcp", "/mcp", "/", "/mcp/", ""}));
+    request.version = pick({"HTTP/1.1", "HTTP/1.0", ""});
+    for (int h = 0, n = static_cast<int>(rng() % 6); h < n; ++h)
+      request.headers.push_back({garble(pick({"Host", "Content-Type", "Accept", "Mcp-Session-Id", "Origin",
+                                              "Authorization", "Content-Length", "Transfer-Encoding",
+                                              "MCP-Protocol-Version"})),
+                                 garble(pick({"127.0.0.1", "application/json", "*/*", session, "http://localhost",
+                                              "Bearer x", "12", "chunked", "2025-11-25", "", "99999999999999999999"}))});
+    request.body = garble(pick({kInit, R"({"jsonrpc":"2.0","id":3,"method":"ping"})",
+                                R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"cleo_query","arguments":{"domain":"tasks","operation":"list"}}})",
+                                R"([{"jsonrpc":"2.0","id":5,"method":"ping"}])", "", "{", std::string(300, 'x')}));
+    HttpResponse response = e.exchange.handle(request);
+    INFO("request " << i << ": " << request.method << " " << request.path << " body " << request.body);
+    CHECK(response.status >= 200);
+    CHECK(response.status <= 599);
+    if (!response.body.empty()) CHECK(json::parse(response.body).has_value());
+  }
 }
