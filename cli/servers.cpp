@@ -111,7 +111,7 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     command->add_option("--allow-origin", flags.origins, "Also accept browser requests from this origin (repeatable)")
         ->type_name("ORIGIN")
         ->allow_extra_args(false);
-    command->add_option("--threads", flags.http.threads, "Connections served in parallel (default 16)")->type_name("N");
+    command->add_option("--threads", flags.http.threads, "Requests run in parallel (default 4)")->type_name("N");
   } else {
     add_common(*command, flags);
     std::string hosts;

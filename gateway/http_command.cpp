@@ -1,8 +1,11 @@
 // `ct serve`: the HTTP server program. Linked only into the `ct-serve` executable, so that every
-// other `ct` command starts without loading cpp-httplib and the TLS and compression libraries
-// Debian builds it with.
-#include <csignal>
+// other `ct` command starts without loading libmicrohttpd and the TLS libraries Debian builds it
+// with.
 #include <pthread.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <csignal>
 #include <thread>
 
 #include "core/clock.h"
@@ -30,10 +33,23 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
       return probe.exit_code();
     }
   }
+  // Every connection is a file descriptor: raise the soft limit to the hard one, and keep the
+  // connection limit under it (a few dozen stay for the database, logs and the listener).
+  HttpOptions options = http_options;
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    if (files.rlim_cur < files.rlim_max) {
+      files.rlim_cur = files.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &files);
+      ::getrlimit(RLIMIT_NOFILE, &files);
+    }
+    constexpr rlim_t kReserved = 64;
+    if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 2 * kReserved)
+      options.max_connections = std::min<std::size_t>(options.max_connections, files.rlim_cur - kReserved);
+  }
   Protocol protocol(registry(), server_info());
   HttpServer server(
       protocol, [router_options] { return std::make_unique<Router>(registry(), router_options, clock_from_environment()); },
-      http_options);
+      options);
   if (auto bound = server.bind(); !bound) {
     std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());
     return bound.error().exit_code();

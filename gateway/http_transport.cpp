@@ -1,312 +1,425 @@
-// The only translation unit that includes httplib.h.
+// The only translation unit that includes microhttpd.h.
+//
+// Threads: libmicrohttpd's polling thread(s) (epoll) accept connections, read and parse requests
+// and write replies; they never run a request. A complete request (headers and body) suspends its
+// connection and goes to a FIFO queue served by `threads` workers, each running HttpExchange with
+// a pooled router; the worker stores the reply and resumes the connection, and the polling
+// thread sends it. A slow request (a write waiting for SQLite's lock) holds one worker, never the
+// I/O of other connections. Requests of one MCP session wait in a line of their own, so no worker
+// ever blocks on a session that another worker is serving.
+//
+// Deadlines: libmicrohttpd has only an inactivity timeout (idle_timeout_seconds here). The
+// thread in run() adds totals: each connection records when it started waiting for a request
+// (idle), for the rest of its headers (request line seen) and for its body (headers seen); once
+// per sweep it shutdown()s the socket of any connection past its deadline, and libmicrohttpd then
+// sees the end of the stream and closes it. A connection leaves the sweep's table in the
+// NOTIFY_CONNECTION "closed" callback, which libmicrohttpd calls before it closes the socket, so
+// the sweep never touches a descriptor that may have been reused.
 #include "gateway/http_transport.h"
 
-#include <httplib.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <map>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
 #include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
-#include "core/json_parse.h"
 #include "core/log.h"
-#include "core/text.h"
 
 namespace ct::mcp {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct SessionState {
-  Connection connection;
-  Clock::time_point last_used;
-  std::mutex mutex;  // one request at a time per session: its protocol state is not shared
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+/// How often run() looks for connections past a deadline.
+constexpr auto kSweepInterval = std::chrono::milliseconds(100);
+
+/// One TCP connection, from libmicrohttpd's "started" to its "closed" notification.
+struct ConnectionState {
+  int fd = -1;
+  /// steady-clock ns by which the current phase must end; 0 = none (a request is running, or a
+  /// reply is being sent, which the inactivity timeout covers).
+  std::atomic<std::int64_t> deadline{0};
+  std::atomic<const char*> phase{""};  // what the deadline is for (read by the sweep when it cuts)
+  bool cut = false;        // the sweep has shut the socket down (sweep thread only)
 };
 
-bool is_loopback_host(std::string_view host) {
-  return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1";
+/// One request, from its request line to libmicrohttpd's "completed" notification.
+struct RequestState {
+  MHD_Connection* connection = nullptr;
+  ConnectionState* state = nullptr;
+  HttpRequest request;
+  std::string session_key;  // Mcp-Session-Id as sent: requests of one session run in order
+  bool head_seen = false;
+  bool dispatched = false;
+  HttpResponse response;
+  std::atomic<bool> answered{false};
+};
+
+void set_deadline(ConnectionState* state, int seconds, const char* phase) {
+  if (state == nullptr) return;
+  state->phase.store(phase, std::memory_order_relaxed);
+  state->deadline.store(seconds > 0 ? now_ns() + std::int64_t{seconds} * 1'000'000'000 : 0, std::memory_order_relaxed);
 }
 
-/// "http://localhost:5173" → "localhost"; "localhost:8808" → "localhost"; "[::1]:80" → "[::1]".
-std::string host_part(std::string_view authority) {
-  if (auto scheme = authority.find("://"); scheme != std::string_view::npos) authority.remove_prefix(scheme + 3);
-  if (auto slash = authority.find('/'); slash != std::string_view::npos) authority = authority.substr(0, slash);
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    return std::string(authority.substr(0, close == std::string_view::npos ? authority.size() : close + 1));
+MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, size_t key_size, const char* value,
+                          size_t value_size) {
+  auto* headers = static_cast<std::vector<HttpHeader>*>(cls);
+  headers->push_back({std::string(key, key_size), value != nullptr ? std::string(value, value_size) : std::string()});
+  return MHD_YES;
+}
+
+void delete_string(void* body) { delete static_cast<std::string*>(body); }
+
+MHD_Result send_response(MHD_Connection* connection, HttpResponse response) {
+  auto* body = new std::string(std::move(response.body));
+  MHD_Response* reply =
+      MHD_create_response_from_buffer_with_free_callback_cls(body->size(), body->data(), &delete_string, body);
+  if (reply == nullptr) {
+    delete body;
+    return MHD_NO;
   }
-  if (auto colon = authority.rfind(':'); colon != std::string_view::npos) authority = authority.substr(0, colon);
-  return to_lower_ascii(authority);
+  for (const auto& header : response.headers) MHD_add_response_header(reply, header.name.c_str(), header.value.c_str());
+  MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned int>(response.status), reply);
+  MHD_destroy_response(reply);
+  return queued;
 }
 
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
-bool accepts_json(const std::string& accept) {
-  if (accept.empty()) return true;  // no Accept header: anything is acceptable
-  std::string lower = to_lower_ascii(accept);
-  return lower.find("application/json") != std::string::npos || lower.find("application/*") != std::string::npos ||
-         lower.find("*/*") != std::string::npos;
-}
-
-void send_error(httplib::Response& res, int status, RpcError code, std::string_view message) {
-  res.status = status;
-  res.set_content(rpc_error("null", code, message), "application/json");
+void log_from_mhd(void*, const char* format, va_list arguments) {
+  char line[512];
+  std::vsnprintf(line, sizeof line, format, arguments);
+  std::string_view text(line);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  log::debug("libmicrohttpd: " + std::string(text));
 }
 
 }  // namespace
 
 struct HttpServer::Impl {
-  const Protocol& protocol;
-  RouterFactory make_router;
-  HttpOptions options;
-  httplib::Server server;
+  HttpExchange exchange;
+  const HttpOptions& options;
+  int listen_fd = -1;
+  bool ipv6 = false;
   int bound_port = 0;
+  MHD_Daemon* daemon = nullptr;
 
-  std::mutex sessions_mutex;
-  std::map<std::string, std::shared_ptr<SessionState>, std::less<>> sessions;
+  // stop() → run()
+  std::mutex run_mutex;
+  std::condition_variable run_wakeup;
+  bool stop_requested = false;
 
-  std::mutex routers_mutex;
-  std::vector<std::unique_ptr<Router>> idle_routers;
+  // The work queue.
+  std::mutex queue_mutex;
+  std::condition_variable queue_wakeup;
+  std::deque<RequestState*> ready;
+  /// Sessions with a request running or ready, and their later requests, in arrival order.
+  std::unordered_map<std::string, std::deque<RequestState*>> session_lines;
+  bool draining = false;  // run() is ending: no new request is queued
+  std::vector<std::thread> workers;
 
-  Impl(const Protocol& p, RouterFactory f, HttpOptions o) : protocol(p), make_router(std::move(f)), options(std::move(o)) {}
+  // Open connections, for the deadline sweep.
+  std::mutex connections_mutex;
+  std::unordered_set<ConnectionState*> connections;
 
-  /// A router (and so a database connection) for the current request; returned afterwards.
-  std::unique_ptr<Router> take_router() {
+  Impl(const Protocol& protocol, RouterFactory make_router, HttpOptions o)
+      : exchange(protocol, std::move(make_router), std::move(o)), options(exchange.options()) {}
+
+  // ---- libmicrohttpd callbacks (polling threads) ----
+
+  static void on_connection(void* cls, MHD_Connection* connection, void** socket_context,
+                            MHD_ConnectionNotificationCode code) {
+    auto* impl = static_cast<Impl*>(cls);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      auto* state = new ConnectionState;
+      const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+      state->fd = info != nullptr ? info->connect_fd : -1;
+      set_deadline(state, impl->options.idle_timeout_seconds, "waiting for a request");
+      *socket_context = state;
+      std::lock_guard lock(impl->connections_mutex);
+      impl->connections.insert(state);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+      auto* state = static_cast<ConnectionState*>(*socket_context);
+      if (state == nullptr) return;
+      {
+        std::lock_guard lock(impl->connections_mutex);
+        impl->connections.erase(state);
+      }
+      delete state;
+      *socket_context = nullptr;
+    }
+  }
+
+  /// Called once the request line has arrived: the headers' deadline starts.
+  static void* on_request_line(void* cls, const char*, MHD_Connection* connection) {
+    auto* impl = static_cast<Impl*>(cls);
+    auto* request = new RequestState;
+    request->connection = connection;
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    request->state = info != nullptr ? static_cast<ConnectionState*>(info->socket_context) : nullptr;
+    set_deadline(request->state, impl->options.header_timeout_seconds, "receiving request headers");
+    return request;
+  }
+
+  static void on_completed(void* cls, MHD_Connection*, void** request_context, MHD_RequestTerminationCode) {
+    auto* impl = static_cast<Impl*>(cls);
+    auto* request = static_cast<RequestState*>(*request_context);
+    if (request == nullptr) return;
+    set_deadline(request->state, impl->options.idle_timeout_seconds, "waiting for a request");
+    delete request;
+    *request_context = nullptr;
+  }
+
+  static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                               const char* version, const char* upload_data, size_t* upload_data_size,
+                               void** request_context) {
+    auto* impl = static_cast<Impl*>(cls);
+    auto* request = static_cast<RequestState*>(*request_context);
+    if (request == nullptr) {  // not expected: on_request_line runs first
+      *request_context = request = static_cast<RequestState*>(on_request_line(cls, url, connection));
+    }
+    if (!request->head_seen) {  // first call: request line and headers are complete
+      request->head_seen = true;
+      request->request.method = method;
+      request->request.path = url;
+      request->request.version = version;
+      MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &collect_header, &request->request.headers);
+      set_deadline(request->state, impl->options.body_timeout_seconds, "receiving the request body");
+      if (auto refused = impl->exchange.check_head(request->request)) return send_response(connection, std::move(*refused));
+      return MHD_YES;
+    }
+    if (*upload_data_size != 0) {
+      // Keep at most one byte past the limit: HttpExchange answers 413 (a chunked body has no
+      // length to refuse up front), and the rest is read and dropped, within the body deadline.
+      std::string& body = request->request.body;
+      std::size_t limit = impl->options.max_body_bytes + 1;
+      if (body.size() < limit) body.append(upload_data, std::min(*upload_data_size, limit - body.size()));
+      *upload_data_size = 0;
+      return MHD_YES;
+    }
+    if (!request->dispatched) {
+      request->dispatched = true;
+      set_deadline(request->state, 0, "");
+      if (!impl->enqueue(request)) {
+        HttpResponse busy;
+        busy.status = 503;
+        busy.headers = {{"Content-Type", "application/json"}, {"Connection", "close"}};
+        busy.body = rpc_error("null", RpcError::InternalError, "Service Unavailable: the server is stopping");
+        return send_response(connection, std::move(busy));
+      }
+      return MHD_YES;
+    }
+    // Resumed by a worker: the reply is ready.
+    if (!request->answered.load(std::memory_order_acquire)) return MHD_YES;  // spurious wake-up
+    return send_response(connection, std::move(request->response));
+  }
+
+  // ---- the work queue ----
+
+  /// Suspends the request's connection and queues it; false when the server is stopping.
+  bool enqueue(RequestState* request) {
+    if (auto session = find_header(request->request.headers, "Mcp-Session-Id")) request->session_key = *session;
     {
-      std::lock_guard lock(routers_mutex);
-      if (!idle_routers.empty()) {
-        auto router = std::move(idle_routers.back());
-        idle_routers.pop_back();
-        return router;
+      std::lock_guard lock(queue_mutex);
+      if (draining) return false;
+      MHD_suspend_connection(request->connection);
+      if (!request->session_key.empty()) {
+        auto [line, first] = session_lines.try_emplace(request->session_key);
+        if (!first) {  // the session is busy: wait behind its earlier requests
+          line->second.push_back(request);
+          return true;
+        }
       }
+      ready.push_back(request);
     }
-    return make_router();
-  }
-  void give_back(std::unique_ptr<Router> router) {
-    std::lock_guard lock(routers_mutex);
-    idle_routers.push_back(std::move(router));
-  }
-
-  std::shared_ptr<SessionState> find_session(std::string_view id) {
-    std::lock_guard lock(sessions_mutex);
-    auto it = sessions.find(id);
-    if (it == sessions.end()) return nullptr;
-    if (Clock::now() - it->second->last_used > std::chrono::seconds(options.session_idle_seconds)) {
-      sessions.erase(it);
-      return nullptr;
-    }
-    it->second->last_used = Clock::now();
-    return it->second;
-  }
-
-  std::string add_session(const Connection& connection) {
-    std::string id = random_hex(16);  // 128 bits from the OS CSPRNG, visible ASCII
-    auto state = std::make_shared<SessionState>();
-    state->connection = connection;
-    state->last_used = Clock::now();
-    std::lock_guard lock(sessions_mutex);
-    while (sessions.size() >= options.max_sessions) {
-      auto oldest = sessions.begin();
-      for (auto it = sessions.begin(); it != sessions.end(); ++it)
-        if (it->second->last_used < oldest->second->last_used) oldest = it;
-      sessions.erase(oldest);
-    }
-    sessions.emplace(id, std::move(state));
-    return id;
-  }
-
-  bool end_session(std::string_view id) {
-    std::lock_guard lock(sessions_mutex);
-    auto it = sessions.find(id);
-    if (it == sessions.end()) return false;
-    sessions.erase(it);
+    queue_wakeup.notify_one();  // after unlocking: the woken worker does not block on the mutex
     return true;
   }
 
-  /// Checks shared by every method: bearer token, Origin, Host. Writes the refusal and
-  /// returns false when the request must not go further.
-  bool admit(const httplib::Request& req, httplib::Response& res) {
-    if (!options.token.empty()) {
-      std::string auth = req.get_header_value("Authorization");
-      constexpr std::string_view kBearer = "Bearer ";
-      if (auth.size() <= kBearer.size() || auth.compare(0, kBearer.size(), kBearer) != 0 ||
-          !constant_time_equal(std::string_view(auth).substr(kBearer.size()), options.token)) {
-        res.set_header("WWW-Authenticate", R"(Bearer realm="cleo")");
-        send_error(res, 401, RpcError::InvalidRequest, "Unauthorized: a valid bearer token is required");
-        return false;
+  void work() {
+    std::string finished_session;  // the session whose request this worker last ran
+    while (true) {
+      RequestState* request = nullptr;
+      {
+        std::unique_lock lock(queue_mutex);
+        // One lock per request: let the finished session's next request in, then take one.
+        if (!finished_session.empty()) {
+          auto line = session_lines.find(finished_session);
+          if (line != session_lines.end()) {
+            if (line->second.empty()) {
+              session_lines.erase(line);
+            } else {
+              ready.push_back(line->second.front());
+              line->second.pop_front();
+              if (ready.size() > 1) queue_wakeup.notify_one();
+            }
+          }
+          finished_session.clear();
+        }
+        queue_wakeup.wait(lock, [this] { return !ready.empty() || draining; });
+        if (ready.empty()) return;  // draining, and nothing is left
+        request = ready.front();
+        ready.pop_front();
       }
+      request->response = exchange.handle(request->request);
+      finished_session = std::move(request->session_key);
+      MHD_Connection* connection = request->connection;
+      request->answered.store(true, std::memory_order_release);
+      MHD_resume_connection(connection);  // `request` belongs to the polling thread from here on
     }
-    if (req.has_header("Origin")) {
-      std::string origin = req.get_header_value("Origin");
-      bool allowed = false;
-      for (const auto& extra : options.allowed_origins) allowed = allowed || extra == origin || extra == "*";
-      if (!allowed && is_loopback_host(host_part(origin)) && origin.rfind("http", 0) == 0) allowed = true;
-      if (!allowed) {
-        log::warn("refused request from origin " + origin);
-        send_error(res, 403, RpcError::InvalidRequest, "Forbidden: origin not allowed");
-        return false;
-      }
-    }
-    // DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host: evil.example.
-    if (is_loopback_host(options.host) || options.host.empty()) {
-      std::string host = host_part(req.get_header_value("Host"));
-      bool allowed = host.empty() || is_loopback_host(host);
-      for (const auto& extra : options.allowed_origins) allowed = allowed || host_part(extra) == host;
-      if (!allowed) {
-        log::warn("refused request for host " + host);
-        send_error(res, 403, RpcError::InvalidRequest, "Forbidden: host not allowed");
-        return false;
-      }
-    }
-    return true;
   }
 
-  void handle_post(const httplib::Request& req, httplib::Response& res) {
-    if (!admit(req, res)) return;
-    if (!accepts_json(req.get_header_value("Accept"))) {
-      send_error(res, 406, RpcError::InvalidRequest, "Not Acceptable: the client must accept application/json");
-      return;
-    }
-    std::string content_type = to_lower_ascii(req.get_header_value("Content-Type"));
-    if (!content_type.empty() && content_type.find("application/json") == std::string::npos) {
-      send_error(res, 415, RpcError::InvalidRequest, "Unsupported Media Type: send application/json");
-      return;
-    }
-    auto parsed = json::parse(req.body);
-    if (!parsed) {
-      send_error(res, 400, RpcError::ParseError, "Parse error: " + parsed.error().message);
-      return;
-    }
-    bool is_initialize = parsed->is_object() && (*parsed)["method"] == json::Value("initialize");
-    std::string session_id = req.get_header_value("Mcp-Session-Id");
-    std::shared_ptr<SessionState> session;
-    if (!session_id.empty()) {
-      session = find_session(session_id);
-      if (!session) {
-        send_error(res, 404, RpcError::InvalidRequest, "Session not found: start a new one with initialize");
-        return;
-      }
-    } else if (!is_initialize) {
-      send_error(res, 400, RpcError::InvalidRequest, "Bad Request: Mcp-Session-Id header is required");
-      return;
-    }
-    if (req.has_header("MCP-Protocol-Version") && !is_initialize) {
-      std::string version = req.get_header_value("MCP-Protocol-Version");
-      if (!is_supported_version(version)) {
-        send_error(res, 400, RpcError::InvalidRequest, "Bad Request: unsupported MCP-Protocol-Version " + version);
-        return;
-      }
-    }
+  // ---- deadlines ----
 
-    auto router = take_router();
-    Outcome outcome;
-    if (session) {
-      std::lock_guard lock(session->mutex);
-      outcome = protocol.handle_parsed(*parsed, session->connection, *router);
-    } else {
-      Connection connection;
-      outcome = protocol.handle_parsed(*parsed, connection, *router);
-      if (outcome.initialize_succeeded) res.set_header("Mcp-Session-Id", add_session(connection));
+  void sweep() {
+    std::int64_t now = now_ns();
+    std::lock_guard lock(connections_mutex);
+    for (ConnectionState* state : connections) {
+      std::int64_t deadline = state->deadline.load(std::memory_order_relaxed);
+      if (deadline == 0 || now < deadline || state->cut || state->fd < 0) continue;
+      state->cut = true;
+      log::info(std::string("closing an HTTP connection: deadline passed while ") +
+                state->phase.load(std::memory_order_relaxed));
+      ::shutdown(state->fd, SHUT_RDWR);
     }
-    give_back(std::move(router));
-
-    if (!outcome.reply) {
-      res.status = 202;  // a notification or a response: accepted, no body
-      return;
-    }
-    bool invalid = outcome.kind == MessageKind::Invalid;
-    res.status = invalid ? 400 : 200;
-    res.set_content(std::move(*outcome.reply), "application/json");
-  }
-
-  void handle_delete(const httplib::Request& req, httplib::Response& res) {
-    if (!admit(req, res)) return;
-    std::string session_id = req.get_header_value("Mcp-Session-Id");
-    if (session_id.empty()) {
-      send_error(res, 400, RpcError::InvalidRequest, "Bad Request: Mcp-Session-Id header is required");
-      return;
-    }
-    if (!end_session(session_id)) {
-      send_error(res, 404, RpcError::InvalidRequest, "Session not found");
-      return;
-    }
-    res.status = 204;
   }
 };
 
 HttpServer::HttpServer(const Protocol& protocol, RouterFactory make_router, HttpOptions options)
-    : impl_(std::make_unique<Impl>(protocol, std::move(make_router), std::move(options))) {
-  auto& s = impl_->server;
-  Impl* impl = impl_.get();
-  s.set_payload_max_length(impl->options.max_body_bytes);
-  s.set_read_timeout(impl->options.read_timeout_seconds, 0);
-  s.set_write_timeout(impl->options.write_timeout_seconds, 0);
-  // httplib serves a connection per worker thread, and stop() waits for idle keep-alive
-  // connections to time out: keep them short so idle clients neither pin workers nor delay exit.
-  s.set_keep_alive_timeout(impl->options.keep_alive_seconds);
-  s.set_keep_alive_max_count(1000000);  // the default (5) reconnects a busy client every 5 calls
-  // httplib writes headers and body separately: with Nagle on, the body waits for the client's
-  // delayed ACK (~40 ms per call on Linux).
-  s.set_tcp_nodelay(true);
-  int threads = std::max(1, impl->options.threads);
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  s.Post("/mcp", [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_post(req, res); });
-  s.Delete("/mcp", [impl](const httplib::Request& req, httplib::Response& res) { impl->handle_delete(req, res); });
-  s.Get("/mcp", [impl](const httplib::Request& req, httplib::Response& res) {
-    if (!impl->admit(req, res)) return;
-    res.set_header("Allow", "POST, DELETE");
-    send_error(res, 405, RpcError::InvalidRequest, "Method Not Allowed: this server offers no SSE stream");
-  });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    log::error("internal error while serving HTTP: " + what);
-    send_error(res, 500, RpcError::InternalError, "Internal error");
-  });
-  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 413) {
-      res.set_content(rpc_error("null", RpcError::InvalidRequest, "Payload Too Large"), "application/json");
-    } else if (res.status == 404) {
-      res.set_content(rpc_error("null", RpcError::InvalidRequest, "Not Found: the MCP endpoint is /mcp"),
-                      "application/json");
-    }
-  });
+    : impl_(std::make_unique<Impl>(protocol, std::move(make_router), std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  stop();
+  if (impl_->listen_fd >= 0 && impl_->daemon == nullptr) ::close(impl_->listen_fd);
 }
 
-HttpServer::~HttpServer() { stop(); }
-
 Result<void> HttpServer::bind() {
-  auto& s = impl_->server;
-  int port = impl_->options.port;
-  if (port == 0) {
-    port = s.bind_to_any_port(impl_->options.host);
-  } else if (!s.bind_to_port(impl_->options.host, port)) {
-    port = -1;
-  }
-  if (port <= 0)
-    return fail(Error(ErrorCode::FileError, "cannot listen on " + impl_->options.host + ":" +
-                                                std::to_string(impl_->options.port))
+  const HttpOptions& options = impl_->options;
+  auto failure = [&](const std::string& reason) {
+    return fail(Error(ErrorCode::FileError, "cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                                                (reason.empty() ? "" : ": " + reason))
                     .with_fix("choose another port with --port, or stop the program using it"));
-  impl_->bound_port = port;
+  };
+  if (impl_->listen_fd >= 0) return failure("already bound");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* addresses = nullptr;
+  std::string port = std::to_string(options.port);
+  if (int rc = ::getaddrinfo(options.host.empty() ? nullptr : options.host.c_str(), port.c_str(), &hints, &addresses);
+      rc != 0)
+    return failure(::gai_strerror(rc));
+  std::string reason;
+  for (addrinfo* address = addresses; address != nullptr; address = address->ai_next) {
+    int fd = ::socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC, address->ai_protocol);
+    if (fd < 0) {
+      reason = std::strerror(errno);
+      continue;
+    }
+    int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd, address->ai_addr, address->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+      reason = std::strerror(errno);
+      ::close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t length = sizeof bound;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+    impl_->ipv6 = bound.ss_family == AF_INET6;
+    impl_->bound_port = ntohs(impl_->ipv6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    impl_->listen_fd = fd;
+    break;
+  }
+  ::freeaddrinfo(addresses);
+  if (impl_->listen_fd < 0) return failure(reason);
   return {};
 }
 
 int HttpServer::port() const { return impl_->bound_port; }
 
-void HttpServer::run() { impl_->server.listen_after_bind(); }
+void HttpServer::run() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.run_mutex);
+    if (s.stop_requested || s.listen_fd < 0 || s.daemon != nullptr) return;
+  }
+  const HttpOptions& o = s.options;
+  auto item = [](MHD_OPTION option, std::intptr_t value, void* pointer = nullptr) {
+    return MHD_OptionItem{option, value, pointer};
+  };
+  std::vector<MHD_OptionItem> items = {
+      item(MHD_OPTION_LISTEN_SOCKET, s.listen_fd),
+      item(MHD_OPTION_CONNECTION_LIMIT, static_cast<std::intptr_t>(o.max_connections)),
+      item(MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::intptr_t>(o.max_header_bytes)),
+      item(MHD_OPTION_CONNECTION_TIMEOUT, std::max(0, o.idle_timeout_seconds)),
+      item(MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<std::intptr_t>(&Impl::on_connection), &s),
+      item(MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<std::intptr_t>(&Impl::on_request_line), &s),
+      item(MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<std::intptr_t>(&Impl::on_completed), &s),
+      item(MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<std::intptr_t>(&log_from_mhd), nullptr),
+  };
+  if (o.io_threads > 1) items.push_back(item(MHD_OPTION_THREAD_POOL_SIZE, o.io_threads));
+  items.push_back(item(MHD_OPTION_END, 0));
+  unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  if (s.ipv6) flags |= MHD_USE_IPv6;
+  s.daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Impl::on_request, &s, MHD_OPTION_ARRAY, items.data(),
+                              MHD_OPTION_END);
+  if (s.daemon == nullptr) {
+    log::error("cannot start the HTTP server (libmicrohttpd)");
+    s.listen_fd = -1;  // libmicrohttpd may have closed it already: leave it rather than close twice
+    return;
+  }
+  int workers = std::max(1, o.threads);
+  for (int i = 0; i < workers; ++i) s.workers.emplace_back([&s] { s.work(); });
+
+  {
+    std::unique_lock lock(s.run_mutex);
+    while (!s.stop_requested) {
+      s.run_wakeup.wait_for(lock, kSweepInterval);
+      lock.unlock();
+      s.sweep();
+      lock.lock();
+    }
+  }
+
+  // Stop: no new request is queued (they get 503), the workers finish what is queued and resume
+  // every suspended connection, then libmicrohttpd closes all connections and the socket.
+  {
+    std::lock_guard lock(s.queue_mutex);
+    s.draining = true;
+  }
+  s.queue_wakeup.notify_all();
+  for (auto& worker : s.workers) worker.join();
+  s.workers.clear();
+  MHD_stop_daemon(s.daemon);  // closes listen_fd
+  s.listen_fd = -1;
+}
 
 void HttpServer::stop() {
-  if (impl_ && impl_->server.is_running()) impl_->server.stop();
+  {
+    std::lock_guard lock(impl_->run_mutex);
+    impl_->stop_requested = true;
+  }
+  impl_->run_wakeup.notify_all();
 }
 
 std::string HttpServer::url() const {

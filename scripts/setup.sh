@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), then configures and builds. Sourced by the other
-# scripts; BUILD_DIR and BUILD_TYPE may be set by the caller.
+# scripts; BUILD_DIR, BUILD_TYPE, CMAKE_EXTRA_ARGS and BUILD_TARGETS may be set by the caller.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# libmicrohttpd-dev: the HTTP server of `ct serve`; libcpp-httplib-dev: the HTTP client of the
+# tests, the benchmarks and the transcript runner.
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
-  libcpp-httplib-dev nettle-dev)
+  libcpp-httplib-dev libmicrohttpd-dev nettle-dev)
 # Node runs the MCP SDK interop test (tests/interop); a Node already on PATH is kept as it is.
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
@@ -25,4 +27,7 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 echo "==> building ($BUILD_TYPE) in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCT_WARNINGS_AS_ERRORS=ON \
   ${CMAKE_EXTRA_ARGS:-} >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# BUILD_TARGETS (space-separated) limits the build to those targets; empty builds everything.
+targets=()
+for target in ${BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}"

@@ -1,0 +1,339 @@
+#include "gateway/http_exchange.h"
+
+#include <chrono>
+#include <exception>
+
+#include "core/json_parse.h"
+#include "core/log.h"
+#include "core/text.h"
+
+namespace ct::mcp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::size_t count_headers(const std::vector<HttpHeader>& headers, std::string_view name) {
+  std::size_t count = 0;
+  for (const auto& header : headers) count += equals_ignoring_case(header.name, name) ? 1 : 0;
+  return count;
+}
+
+std::string header_or_empty(const std::vector<HttpHeader>& headers, std::string_view name) {
+  auto value = find_header(headers, name);
+  return value ? std::string(*value) : std::string();
+}
+
+bool is_loopback_host(std::string_view host) {
+  return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1";
+}
+
+/// "http://localhost:5173" → "localhost"; "localhost:8808" → "localhost"; "[::1]:80" → "[::1]".
+std::string host_part(std::string_view authority) {
+  if (auto scheme = authority.find("://"); scheme != std::string_view::npos) authority.remove_prefix(scheme + 3);
+  if (auto slash = authority.find('/'); slash != std::string_view::npos) authority = authority.substr(0, slash);
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    return std::string(authority.substr(0, close == std::string_view::npos ? authority.size() : close + 1));
+  }
+  if (auto colon = authority.rfind(':'); colon != std::string_view::npos) authority = authority.substr(0, colon);
+  return to_lower_ascii(authority);
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+/// "Bearer <token>", the scheme in any case (RFC 9110 §11.1), one or more spaces after it.
+bool bearer_matches(std::string_view authorization, std::string_view token) {
+  auto space = authorization.find(' ');
+  if (space == std::string_view::npos || !equals_ignoring_case(authorization.substr(0, space), "bearer")) return false;
+  std::string_view credentials = trim(authorization.substr(space + 1));
+  return !credentials.empty() && constant_time_equal(credentials, token);
+}
+
+bool accepts_json(const std::string& accept) {
+  if (accept.empty()) return true;  // no Accept header: anything is acceptable
+  std::string lower = to_lower_ascii(accept);
+  return lower.find("application/json") != std::string::npos || lower.find("application/*") != std::string::npos ||
+         lower.find("*/*") != std::string::npos;
+}
+
+HttpResponse json_response(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.headers.push_back({"Content-Type", "application/json"});
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse error_response(int status, RpcError code, std::string_view message, std::string_view id_json = "null") {
+  return json_response(status, rpc_error(id_json, code, message));
+}
+
+/// A refusal after which the connection cannot be trusted to be in step (framing errors, an
+/// unread body): the server closes it once the reply is sent.
+HttpResponse closing(HttpResponse response) {
+  response.headers.push_back({"Connection", "close"});
+  return response;
+}
+
+/// The request's id as compact JSON when the message is an object with a string or number id,
+/// so that refusals before the protocol runs still name the request they answer.
+std::string id_json_of(const json::Value& message) {
+  if (!message.is_object()) return "null";
+  const json::Value* id = message.find("id");
+  if (id != nullptr && (id->is_string() || id->is_number())) return id->dump();
+  return "null";
+}
+
+bool parse_content_length(std::string_view text, std::size_t& out) {
+  text = trim(text);
+  if (text.empty() || text.size() > 19) return false;  // 19 digits always fit in 64 bits
+  std::size_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<std::size_t>(c - '0');
+  }
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string_view> find_header(const std::vector<HttpHeader>& headers, std::string_view name) {
+  for (const auto& header : headers)
+    if (equals_ignoring_case(header.name, name)) return std::string_view(header.value);
+  return std::nullopt;
+}
+
+struct HttpExchange::Session {
+  Connection connection;
+  Clock::time_point last_used;
+  std::mutex mutex;  // one request at a time per session: its protocol state is not shared
+};
+
+HttpExchange::HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options)
+    : protocol_(protocol), make_router_(std::move(make_router)), options_(std::move(options)) {}
+
+HttpExchange::~HttpExchange() = default;
+
+std::optional<HttpResponse> HttpExchange::check_head(const HttpRequest& request) const {
+  // RFC 9112 §3.2: exactly one Host in HTTP/1.1 (a second one is how requests get smuggled
+  // past a check that reads the first and a router that reads the last).
+  std::size_t hosts = count_headers(request.headers, "Host");
+  if (hosts > 1) return closing(error_response(400, RpcError::InvalidRequest, "Bad Request: more than one Host header"));
+  if (hosts == 0 && request.version != "HTTP/1.0")
+    return closing(error_response(400, RpcError::InvalidRequest, "Bad Request: an HTTP/1.1 request needs a Host header"));
+  // RFC 9112 §6.3: the body's length must be unambiguous.
+  std::optional<std::size_t> length;
+  for (const auto& header : request.headers) {
+    if (!equals_ignoring_case(header.name, "Content-Length")) continue;
+    std::size_t value = 0;
+    if (!parse_content_length(header.value, value)) {
+      bool digits = !trim(header.value).empty() && trim(header.value).find_first_not_of("0123456789") == std::string_view::npos;
+      if (digits)  // only digits, but more than 64 bits hold
+        return closing(error_response(413, RpcError::InvalidRequest, "Payload Too Large"));
+      return closing(error_response(400, RpcError::InvalidRequest, "Bad Request: malformed Content-Length"));
+    }
+    if (length && *length != value)
+      return closing(error_response(400, RpcError::InvalidRequest, "Bad Request: conflicting Content-Length headers"));
+    length = value;
+  }
+  if (auto encoding = find_header(request.headers, "Transfer-Encoding")) {
+    if (length)
+      return closing(error_response(400, RpcError::InvalidRequest, "Bad Request: both Transfer-Encoding and Content-Length"));
+    if (!equals_ignoring_case(trim(*encoding), "chunked") || count_headers(request.headers, "Transfer-Encoding") > 1)
+      return closing(error_response(501, RpcError::InvalidRequest, "Not Implemented: only chunked transfer coding"));
+  }
+  if (length && *length > options_.max_body_bytes)
+    return closing(error_response(413, RpcError::InvalidRequest, "Payload Too Large"));
+  return std::nullopt;
+}
+
+HttpResponse HttpExchange::handle(const HttpRequest& request) {
+  try {
+    if (auto refused = check_head(request)) return std::move(*refused);
+    if (request.body.size() > options_.max_body_bytes)
+      return closing(error_response(413, RpcError::InvalidRequest, "Payload Too Large"));
+    if (request.path != "/mcp") return error_response(404, RpcError::InvalidRequest, "Not Found: the MCP endpoint is /mcp");
+    if (request.method == "POST") return handle_post(request);
+    if (request.method == "DELETE") return handle_delete(request);
+    if (auto refused = admit(request)) return std::move(*refused);
+    HttpResponse response = error_response(405, RpcError::InvalidRequest,
+                                           request.method == "GET"
+                                               ? "Method Not Allowed: this server offers no SSE stream"
+                                               : "Method Not Allowed: use POST (messages) or DELETE (end a session)");
+    response.headers.push_back({"Allow", "POST, DELETE"});
+    return response;
+  } catch (const std::exception& e) {
+    log::error(std::string("internal error while serving HTTP: ") + e.what());
+  } catch (...) {
+    log::error("internal error while serving HTTP: unknown exception");
+  }
+  return error_response(500, RpcError::InternalError, "Internal error");
+}
+
+std::optional<HttpResponse> HttpExchange::admit(const HttpRequest& request) const {
+  if (!options_.token.empty()) {
+    auto authorization = find_header(request.headers, "Authorization");
+    if (!authorization || !bearer_matches(*authorization, options_.token)) {
+      HttpResponse response =
+          error_response(401, RpcError::InvalidRequest, "Unauthorized: a valid bearer token is required");
+      response.headers.push_back({"WWW-Authenticate", R"(Bearer realm="cleo")"});
+      return response;
+    }
+  }
+  if (auto origin_header = find_header(request.headers, "Origin")) {
+    std::string origin(*origin_header);
+    bool allowed = false;
+    for (const auto& extra : options_.allowed_origins) allowed = allowed || extra == origin || extra == "*";
+    if (!allowed && is_loopback_host(host_part(origin)) && origin.rfind("http", 0) == 0) allowed = true;
+    if (!allowed) {
+      log::warn("refused request from origin " + origin);
+      return error_response(403, RpcError::InvalidRequest, "Forbidden: origin not allowed");
+    }
+  }
+  // DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends Host: evil.example.
+  if (is_loopback_host(options_.host) || options_.host.empty()) {
+    std::string host = host_part(header_or_empty(request.headers, "Host"));
+    bool allowed = host.empty() || is_loopback_host(host);
+    for (const auto& extra : options_.allowed_origins) allowed = allowed || host_part(extra) == host;
+    if (!allowed) {
+      log::warn("refused request for host " + host);
+      return error_response(403, RpcError::InvalidRequest, "Forbidden: host not allowed");
+    }
+  }
+  return std::nullopt;
+}
+
+HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
+  if (auto refused = admit(request)) return std::move(*refused);
+  if (!accepts_json(header_or_empty(request.headers, "Accept")))
+    return error_response(406, RpcError::InvalidRequest, "Not Acceptable: the client must accept application/json");
+  std::string content_type = to_lower_ascii(header_or_empty(request.headers, "Content-Type"));
+  if (!content_type.empty() && content_type.find("application/json") == std::string::npos)
+    return error_response(415, RpcError::InvalidRequest, "Unsupported Media Type: send application/json");
+  auto parsed = json::parse(request.body);
+  if (!parsed) return error_response(400, RpcError::ParseError, "Parse error: " + parsed.error().message);
+  std::string id = id_json_of(*parsed);
+
+  bool is_initialize = parsed->is_object() && (*parsed)["method"] == json::Value("initialize");
+  std::string session_id = header_or_empty(request.headers, "Mcp-Session-Id");
+  std::shared_ptr<Session> session;
+  if (!session_id.empty()) {
+    session = find_session(session_id);
+    if (!session)
+      return error_response(404, RpcError::InvalidRequest, "Session not found: start a new one with initialize", id);
+  } else if (!is_initialize) {
+    return error_response(400, RpcError::InvalidRequest, "Bad Request: Mcp-Session-Id header is required", id);
+  }
+  if (auto version = find_header(request.headers, "MCP-Protocol-Version"); version && !is_initialize) {
+    if (!is_supported_version(*version))
+      return error_response(400, RpcError::InvalidRequest,
+                            "Bad Request: unsupported MCP-Protocol-Version " + std::string(*version), id);
+  }
+
+  HttpResponse response;
+  auto router = take_router();
+  Outcome outcome;
+  if (session) {
+    std::lock_guard lock(session->mutex);
+    outcome = protocol_.handle_parsed(*parsed, session->connection, *router);
+  } else {
+    Connection connection;
+    outcome = protocol_.handle_parsed(*parsed, connection, *router);
+    if (outcome.initialize_succeeded) response.headers.push_back({"Mcp-Session-Id", add_session(connection)});
+  }
+  give_back(std::move(router));
+
+  if (!outcome.reply) {
+    response.status = 202;  // a notification or a response: accepted, no body
+    return response;
+  }
+  response.status = outcome.kind == MessageKind::Invalid ? 400 : 200;
+  response.headers.push_back({"Content-Type", "application/json"});
+  response.body = std::move(*outcome.reply);
+  return response;
+}
+
+HttpResponse HttpExchange::handle_delete(const HttpRequest& request) {
+  if (auto refused = admit(request)) return std::move(*refused);
+  std::string session_id = header_or_empty(request.headers, "Mcp-Session-Id");
+  if (session_id.empty())
+    return error_response(400, RpcError::InvalidRequest, "Bad Request: Mcp-Session-Id header is required");
+  if (!end_session(session_id)) return error_response(404, RpcError::InvalidRequest, "Session not found");
+  HttpResponse response;
+  response.status = 204;
+  return response;
+}
+
+std::unique_ptr<Router> HttpExchange::take_router() {
+  {
+    std::lock_guard lock(routers_mutex_);
+    if (!idle_routers_.empty()) {
+      auto router = std::move(idle_routers_.back());
+      idle_routers_.pop_back();
+      return router;
+    }
+  }
+  return make_router_();
+}
+
+void HttpExchange::give_back(std::unique_ptr<Router> router) {
+  std::lock_guard lock(routers_mutex_);
+  idle_routers_.push_back(std::move(router));
+}
+
+std::shared_ptr<HttpExchange::Session> HttpExchange::find_session(std::string_view id) {
+  std::lock_guard lock(sessions_mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return nullptr;
+  if (Clock::now() - it->second->last_used > std::chrono::seconds(options_.session_idle_seconds)) {
+    sessions_.erase(it);
+    return nullptr;
+  }
+  it->second->last_used = Clock::now();
+  return it->second;
+}
+
+std::string HttpExchange::add_session(const Connection& connection) {
+  std::string id = random_hex(16);  // 128 bits from the OS CSPRNG, visible ASCII
+  auto state = std::make_shared<Session>();
+  state->connection = connection;
+  state->last_used = Clock::now();
+  std::lock_guard lock(sessions_mutex_);
+  while (!sessions_.empty() && sessions_.size() >= options_.max_sessions) {
+    auto oldest = sessions_.begin();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+      if (it->second->last_used < oldest->second->last_used) oldest = it;
+    sessions_.erase(oldest);
+  }
+  sessions_.emplace(id, std::move(state));
+  return id;
+}
+
+bool HttpExchange::end_session(std::string_view id) {
+  std::lock_guard lock(sessions_mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return false;
+  sessions_.erase(it);
+  return true;
+}
+
+std::size_t HttpExchange::session_count() {
+  std::lock_guard lock(sessions_mutex_);
+  return sessions_.size();
+}
+
+}  // namespace ct::mcp

@@ -1,0 +1,112 @@
+// Streamable HTTP after the HTTP parser: one request in, one response out, no sockets. The
+// server (http_transport.cpp) feeds it what libmicrohttpd parsed; tests and a fuzz target can
+// drive the same code with plain structs. Holds the MCP sessions and the pool of routers.
+// Security by default: Origin and Host checks (DNS rebinding), body limit, optional bearer
+// token. Sessions are not authentication.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domains/router.h"
+#include "gateway/mcp_protocol.h"
+
+namespace ct::mcp {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8808;                          // 0 = any free port
+  std::vector<std::string> allowed_origins; // extra origins beyond the loopback ones, e.g. "https://app.example"
+  std::string token;                        // non-empty: require "Authorization: Bearer <token>"
+  std::size_t max_body_bytes = 4 * 1024 * 1024;  // larger bodies get 413
+  std::size_t max_header_bytes = 16 * 1024; // a connection's buffer: request line + headers (431 beyond)
+  std::size_t max_connections = 4096;       // open connections; more are closed at accept
+  int header_timeout_seconds = 10;          // request line seen → all headers received, in total
+  int body_timeout_seconds = 30;            // headers received → whole body received, in total
+  int idle_timeout_seconds = 30;            // keep-alive wait for the next request (in total), and
+                                            // any stall while reading or writing
+  int threads = 4;                          // worker threads running requests (each keeps a router)
+  int io_threads = 1;                       // libmicrohttpd polling threads (socket I/O, HTTP parsing)
+  std::size_t max_sessions = 1024;          // oldest idle sessions are dropped beyond this
+  int session_idle_seconds = 24 * 3600;     // sessions unused for this long end
+};
+
+/// Makes a router for one worker; each worker keeps its own database connection.
+using RouterFactory = std::function<std::unique_ptr<Router>()>;
+
+struct HttpHeader {
+  std::string name;
+  std::string value;
+};
+
+/// A request as the HTTP parser delivered it.
+struct HttpRequest {
+  std::string method;                // "POST"
+  std::string path;                  // without the query string: "/mcp"
+  std::string version;               // "HTTP/1.1"
+  std::vector<HttpHeader> headers;   // in arrival order, duplicates kept
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::vector<HttpHeader> headers;   // besides Content-Length, Date and Connection
+  std::string body;
+};
+
+/// The first value of header `name` (case-insensitive), if any.
+std::optional<std::string_view> find_header(const std::vector<HttpHeader>& headers, std::string_view name);
+
+/// The MCP endpoint (/mcp) over HTTP. handle() may run on many threads at once; requests of one
+/// MCP session run one at a time (its protocol state is not shared).
+class HttpExchange {
+ public:
+  HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options);
+  ~HttpExchange();
+  HttpExchange(const HttpExchange&) = delete;
+  HttpExchange& operator=(const HttpExchange&) = delete;
+
+  /// The whole exchange: the checks of check_head(), then the endpoint. Never throws (an
+  /// unexpected exception becomes 500).
+  HttpResponse handle(const HttpRequest& request);
+
+  /// The checks that need only the request line and headers, so a server can refuse before it
+  /// reads a body: Host (exactly one in HTTP/1.1), framing (Content-Length and
+  /// Transfer-Encoding) and the body limit. A refusal asks for the connection to be closed.
+  std::optional<HttpResponse> check_head(const HttpRequest& request) const;
+
+  const HttpOptions& options() const { return options_; }
+  /// Live sessions (for tests).
+  std::size_t session_count();
+
+ private:
+  struct Session;
+
+  HttpResponse handle_post(const HttpRequest& request);
+  HttpResponse handle_delete(const HttpRequest& request);
+  std::optional<HttpResponse> admit(const HttpRequest& request) const;
+  std::unique_ptr<Router> take_router();
+  void give_back(std::unique_ptr<Router> router);
+  std::shared_ptr<Session> find_session(std::string_view id);
+  std::string add_session(const Connection& connection);
+  bool end_session(std::string_view id);
+
+  const Protocol& protocol_;
+  RouterFactory make_router_;
+  HttpOptions options_;
+
+  std::mutex sessions_mutex_;
+  std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
+
+  std::mutex routers_mutex_;
+  std::vector<std::unique_ptr<Router>> idle_routers_;
+};
+
+}  // namespace ct::mcp
