@@ -88,13 +88,12 @@ HttpResponse closing(HttpResponse response) {
   return response;
 }
 
-/// The request's id as compact JSON when the message is an object with a string or number id,
-/// so that refusals before the protocol runs still name the request they answer.
-std::string id_json_of(const json::Value& message) {
-  if (!message.is_object()) return "null";
-  const json::Value* id = message.find("id");
-  if (id != nullptr && (id->is_string() || id->is_number())) return id->dump();
-  return "null";
+/// The request's id as sent (its raw text) when the message is an object with a string or number
+/// id, so that refusals before the protocol runs still name the request they answer.
+std::string id_json_of(const json::Outline& outline) {
+  std::string_view id = outline.member("id");
+  if (id.empty() || !(id.front() == '"' || id.front() == '-' || (id.front() >= '0' && id.front() <= '9'))) return "null";
+  return std::string(id);
 }
 
 bool parse_content_length(std::string_view text, std::size_t& out) {
@@ -224,11 +223,15 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
   std::string content_type = to_lower_ascii(header_or_empty(request.headers, "Content-Type"));
   if (!content_type.empty() && content_type.find("application/json") == std::string::npos)
     return error_response(415, RpcError::InvalidRequest, "Unsupported Media Type: send application/json");
+  // The body is read twice over: parsed, and outlined for the raw id (and for well-formed JSON
+  // the parser cannot represent, which Protocol::handle answers with the request's own id).
   auto parsed = json::parse(request.body);
-  if (!parsed) return error_response(400, RpcError::ParseError, "Parse error: " + parsed.error().message);
-  std::string id = id_json_of(*parsed);
+  json::Outline outline = json::outline(request.body);
+  if (!parsed && !outline.well_formed)
+    return error_response(400, RpcError::ParseError, "Parse error: " + parsed.error().message);
+  std::string id = id_json_of(outline);
 
-  bool is_initialize = parsed->is_object() && (*parsed)["method"] == json::Value("initialize");
+  bool is_initialize = outline.member("method") == R"("initialize")";
   std::string session_id = header_or_empty(request.headers, "Mcp-Session-Id");
   std::shared_ptr<Session> session;
   if (!session_id.empty()) {
@@ -247,12 +250,16 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
   HttpResponse response;
   auto router = take_router();
   Outcome outcome;
+  auto handle = [&](Connection& connection) {
+    return parsed ? protocol_.handle_parsed(*parsed, connection, *router, request.body)
+                  : protocol_.handle(request.body, connection, *router);
+  };
   if (session) {
     std::lock_guard lock(session->mutex);
-    outcome = protocol_.handle_parsed(*parsed, session->connection, *router);
+    outcome = handle(session->connection);
   } else {
     Connection connection;
-    outcome = protocol_.handle_parsed(*parsed, connection, *router);
+    outcome = handle(connection);
     if (outcome.initialize_succeeded) response.headers.push_back({"Mcp-Session-Id", add_session(connection)});
   }
   give_back(std::move(router));
