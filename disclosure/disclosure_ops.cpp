@@ -93,12 +93,30 @@ std::optional<int> common_level(const InjectReport& report) {
   return level;
 }
 
+/// Whether this caller may write outside the project: a person on the command line, or a project
+/// whose config sets security.allowOutsideProject.
+bool may_leave_project(const Context& context) {
+  if (context.outside_project_allowed) return true;
+  auto project = find_project(context.project_dir);
+  if (!project) return false;
+  auto config = Config::load(project->config_path());
+  return config && config->get_bool("security.allowOutsideProject");
+}
+
 Result<Reply> inject_instructions(Context& context, const Params& params) {
   InjectOptions options;
   options.targets = params.strings("targets");
   if (auto level = params.opt_integer("level")) options.level = static_cast<int>(*level);
   options.check = params.flag("check");
   options.create = params.flag("create");
+  options.allow_outside = params.flag("allowOutside");
+  if ((params.flag("global") || options.allow_outside) && !may_leave_project(context)) {
+    Error error(ErrorCode::InvalidInput, std::string(params.flag("global") ? "global" : "allowOutside") +
+                                             ": this caller may not write outside the project");
+    error.fix = "run `ct inject --global` (or --allow-outside) in a terminal, or set security.allowOutsideProject "
+                "in the project's config to let agents do it";
+    return fail(std::move(error).with_detail("field", params.flag("global") ? "global" : "allowOutside"));
+  }
   if (params.flag("global")) {
     CT_TRY_ASSIGN(options.global_dirs, global_dirs_from_environment());
   } else {
@@ -184,11 +202,15 @@ void register_disclosure_operations(Registry& registry) {
                             .description = "Report drift without writing (E_OUTDATED when something differs)",
                             .dry_run = true},
                            {.name = "create", .type = ParamType::Bool,
-                            .description = "Create target files that do not exist yet"}},
+                            .description = "Create target files that do not exist yet"},
+                           {.name = "allowOutside", .type = ParamType::Bool,
+                            .description = "Write through a symlink that leads outside the project (refused "
+                                           "otherwise; MCP callers need security.allowOutsideProject)"}},
                 .returns = "{templates[{file, action}], targets[{file, action, level?}]}; action: created|inserted|"
                            "updated|unchanged|absent|same file as <target> (check: current|outdated|missing|…); "
                            "E_NO_CHANGE note when nothing changed",
-                .errors = {ErrorCode::Validation, ErrorCode::Outdated, ErrorCode::FileError, ErrorCode::NotInitialized},
+                .errors = {ErrorCode::Validation, ErrorCode::Outdated, ErrorCode::FileError, ErrorCode::NotInitialized,
+                           ErrorCode::InvalidInput, ErrorCode::ConfigError},
                 .examples = {{R"({})", "refresh the block in every instruction file here"},
                              {R"({"level":3})", "orchestrators: import the protocol (CLEO-INJECTION.md)"},
                              {R"({"targets":["CLAUDE.md"],"level":1,"create":true})", "create CLAUDE.md importing level 1"},

@@ -221,6 +221,21 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
     return fail(ErrorCode::NotFound, "");
   };
 
+  // Every file written must lie inside the project, whatever symlinks lead elsewhere, unless the
+  // caller allows it. Checked for every file before any is written.
+  std::error_code root_ec;
+  const fs::path root = global ? fs::path() : fs::weakly_canonical(options.root, root_ec);
+  auto check_inside = [&](const fs::path& file, const fs::path& named) -> Result<void> {
+    if (global || options.allow_outside) return {};
+    fs::path relative = file.lexically_relative(root);
+    if (!relative.empty() && relative.native().rfind("..", 0) != 0 && !relative.is_absolute()) return {};
+    return fail(Error(ErrorCode::InvalidInput, label_of(named) + " leads outside the project (to " + file.string() +
+                                                   "); nothing was written")
+                    .with_fix("replace the symlink with a file, or on the command line: ct inject --allow-outside")
+                    .with_detail("field", "targets")
+                    .with_detail("file", label_of(named)));
+  };
+
   InjectReport report;
   std::vector<Planned> writes;
   for (auto name : kTemplates) {
@@ -229,7 +244,10 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
     CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(path));
     std::string action = !existing ? "created" : *existing == content ? "unchanged" : "updated";
     report.templates.push_back({label_of(path), action, std::nullopt});
-    if (action != "unchanged") writes.push_back({resolved(path), label_of(path), std::move(content), action});
+    if (action != "unchanged") {
+      CT_TRY(check_inside(resolved(path), path));
+      writes.push_back({resolved(path), label_of(path), std::move(content), action});
+    }
   }
 
   // Two targets can be one file (CLAUDE.md a symlink to AGENTS.md): it is written once, under
@@ -279,7 +297,10 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
     std::string content = with_block(existing ? *existing : std::string(), span, bodies.at(level), level);
     std::string action = !existing ? "created" : !span ? "inserted" : *existing == content ? "unchanged" : "updated";
     report.targets.push_back({target.label, action, level});
-    if (action != "unchanged") writes.push_back({target.file, target.label, std::move(content), action});
+    if (action != "unchanged") {
+      CT_TRY(check_inside(target.file, target.path));
+      writes.push_back({target.file, target.label, std::move(content), action});
+    }
   }
   report.changed = !writes.empty();
 

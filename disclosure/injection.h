@@ -58,6 +58,9 @@ struct InjectOptions {
   std::optional<int> level;
   bool check = false;                   // report drift, write nothing
   bool create = false;                  // create target files that do not exist
+  /// Project mode: write through a symlink that leads outside the project (without it such a
+  /// target is refused before anything is written).
+  bool allow_outside = false;
   /// Project mode: files go to root/<target>, templates to root/.cleo/templates/.
   /// Global mode (`global_dirs` set): targets are the hosts' user files under `home`
   /// (~/.claude/CLAUDE.md, ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md), templates go to cleo_home/templates/.
