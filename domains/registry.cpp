@@ -107,6 +107,14 @@ const OperationSpec* Registry::find(std::string_view domain, std::string_view na
   return nullptr;
 }
 
+const OperationSpec* Registry::find_alias(std::string_view domain, std::string_view word, Gateway gateway) const {
+  for (const auto& spec : specs_)
+    if (spec.domain == domain && spec.gateway == gateway &&
+        std::find(spec.aliases.begin(), spec.aliases.end(), word) != spec.aliases.end())
+      return &spec;
+  return nullptr;
+}
+
 OperationSpec* Registry::find_mutable(std::string_view domain, std::string_view name) {
   for (auto& spec : specs_)
     if (spec.domain == domain && spec.name == name) return &spec;

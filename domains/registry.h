@@ -106,6 +106,9 @@ struct OperationSpec {
   /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
   /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.
   std::vector<std::string_view> row_fields;
+  /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
+  /// suggested when an unknown operation is one of them.
+  std::vector<std::string_view> aliases;
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"
@@ -130,6 +133,8 @@ class Registry {
  public:
   void add(OperationSpec spec);
   const OperationSpec* find(std::string_view domain, std::string_view name) const;
+  /// The operation of `domain` (on `gateway`) that lists `word` among its aliases, or null.
+  const OperationSpec* find_alias(std::string_view domain, std::string_view word, Gateway gateway) const;
   /// For the product's assembly only: a higher layer extending an operation it registers on top
   /// of (e.g. system.init also writing the agent instructions). Null when absent.
   OperationSpec* find_mutable(std::string_view domain, std::string_view name);

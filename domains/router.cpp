@@ -43,6 +43,15 @@ Result<void> check_route(const Registry& registry, const Request& request, const
                                                          request.operation + "' for " +
                                                          std::string(tool_name(request.gateway)))
                       .with_choices(request.operation, registry.operation_names(request.domain, request.gateway));
+    // A word callers reach for ("get", "done") names its operation better than spelling does.
+    if (const OperationSpec* meant = registry.find_alias(request.domain, request.operation, request.gateway)) {
+      std::string suffix;
+      if (const json::Value& spelled = error.details["didYouMean"]; spelled.is_string())
+        suffix = " (did you mean '" + spelled.as_string() + "'?)";
+      if (!suffix.empty() && error.message.ends_with(suffix)) error.message.resize(error.message.size() - suffix.size());
+      error.message += " (did you mean '" + std::string(meant->name) + "'?)";
+      error.details.set("didYouMean", std::string(meant->name));
+    }
     const json::Value& guess = error.details["didYouMean"];
     const OperationSpec* suggested = guess.is_string() ? registry.find(request.domain, guess.as_string()) : nullptr;
     error.fix = suggested ? suggested->example_call()
@@ -164,6 +173,52 @@ Result<std::vector<std::string>> check_session(const OperationSpec& spec, Contex
   SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
   return sessions.check_write(context.session);
 }
+
+}  // namespace
+
+std::string fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id) {
+  const std::string task = id.empty() ? "T001" : id;
+  const std::string help = "cleo_query {domain:'system', operation:'help', params:{operation:'" + spec.full_name() + "'}}";
+  switch (code) {
+    case ErrorCode::NotFound:
+    case ErrorCode::ParentNotFound:
+      return "cleo_query {domain:'tasks', operation:'find', params:{query:'" + task + "'}}";
+    case ErrorCode::LockTimeout:
+      return "retry the call; if it keeps happening raise storage.busyTimeoutMs: cleo_mutate {domain:'system', "
+             "operation:'config.set', params:{key:'storage.busyTimeoutMs', value:15000}}";
+    case ErrorCode::ConcurrentModification:
+    case ErrorCode::ChecksumMismatch:
+      return "read it again (cleo_query {domain:'tasks', operation:'show', params:{id:'" + task +
+             "'}}) and retry with its current version as ifVersion";
+    case ErrorCode::FileError:
+    case ErrorCode::NotInitialized:
+      return "cleo_query {domain:'system', operation:'health'} says what is wrong with the store";
+    case ErrorCode::ConfigError:
+      return "cleo_query {domain:'system', operation:'config.get'} lists every key with its type and default";
+    case ErrorCode::CircularReference:
+      return "cleo_query {domain:'tasks', operation:'deps', params:{id:'" + task + "'}} shows the chain to break";
+    case ErrorCode::HasChildren:
+    case ErrorCode::InvalidParentType:
+      return "cleo_query {domain:'tasks', operation:'tree', params:{id:'" + task + "'}} shows the children";
+    case ErrorCode::DepthExceeded:
+    case ErrorCode::SiblingLimit:
+      return "cleo_query {domain:'system', operation:'config.get', params:{key:'" +
+             std::string(code == ErrorCode::DepthExceeded ? "hierarchy.maxDepth" : "hierarchy.maxSiblings") +
+             "'}} shows the limit; choose another parent";
+    case ErrorCode::TaskCompleted:
+      return "cleo_mutate {domain:'tasks', operation:'reopen', params:{id:'" + task + "'}} first";
+    case ErrorCode::SessionRequired:
+    case ErrorCode::SessionNotFound:
+      return "cleo_mutate {domain:'session', operation:'start', params:{scope:'global'}}";
+    case ErrorCode::Internal:
+      return "this is a bug in ct: retry once, and if it happens again report the message (cleo_query "
+             "{domain:'system', operation:'version'} names the version)";
+    default:
+      return help + " describes the call, its params and its errors";
+  }
+}
+
+namespace {
 
 /// Debug builds and test runs (CLEO_TEST_MODE=1 or CLEO_CHECK_ERRORS=1) check every failure
 /// against the spec.
@@ -290,7 +345,7 @@ void Router::check_integrity_once() {
   auto problems = store_->integrity_problems();
   if (problems && !problems->empty())
     log::error(project_->db_path().string() + " failed its integrity check (" + problems->front() +
-               "); writes are refused until `ct restore` brings a good backup back");
+               "); writes are refused until a restore (ct restore, or system.restore) brings a good backup back");
 }
 
 /// config.json is read again when it changed since it was loaded (another process ran
@@ -520,6 +575,11 @@ Envelope Router::dispatch(const Request& request) {
     return ok;
   }();
 
+  // Every error carries a fix: where the code that raised it gave none, the code's own remedy.
+  if (!envelope.success && envelope.error && envelope.error->fix.empty()) {
+    const json::Value& id = raw["id"];
+    envelope.error->fix = fallback_fix(envelope.error->code, *spec, id.is_string() ? id.as_string() : "");
+  }
   auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   CallMetrics::global().record(spec->full_name(), elapsed.count(), !envelope.success);
   if (common->meta) {

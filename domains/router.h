@@ -46,6 +46,11 @@ json::Value to_value(const Envelope& envelope);
 json::Value error_to_value(const Error& error);
 Envelope failure(Error error);
 
+/// The remedy of an error code, for a failure whose raiser gave no fix: a concrete call where there
+/// is one (with the call's task id when it had one, else T001), in MCP syntax (ct translates it).
+/// The router gives it to every failure without a fix.
+std::string fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id);
+
 struct RouterOptions {
   std::optional<std::filesystem::path> project_dir;  // --project; else CLEO_ROOT; else walk up
   bool read_only = false;                            // mutate → E_MUTATION_DISABLED, unless a dry_run param is set

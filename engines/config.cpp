@@ -141,7 +141,7 @@ Result<void> load_object(const json::Value& object, const std::string& prefix, c
     if (spec == nullptr) {
       return fail(Error(ErrorCode::ConfigError, "unknown config key '" + key + "' in " + file.string())
                       .with_fix("remove '" + key + "' from " + file.string() +
-                                " (list valid keys with `ct config get`)")
+                                " (cleo_query {domain:'system', operation:'config.get'} lists the valid keys)")
                       .with_choices(key, key_names()));
     }
     auto valid = validate(*spec, value, ErrorCode::ConfigError);

@@ -10,7 +10,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kInitFix = "run `ct init` (or cleo_mutate {domain:'system', operation:'init'})";
+constexpr const char* kInitFix = "cleo_mutate {domain:'system', operation:'init'}";
 
 /// $CLEO_ROOT when set and non-empty.
 std::optional<fs::path> cleo_root_env() {

@@ -1859,8 +1859,9 @@ class SqliteStore final : public Store {
     if (::stat(file_.c_str(), &st) != 0)
       return fail(Error(ErrorCode::FileError, file_.string() + " was removed while this process had it open; "
                                                                "nothing was read or written")
-                      .with_fix("run `ct init` for a new store or `ct restore` to bring a backup back, then restart "
-                                "this process")
+                      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings a backup back (or "
+                                "cleo_mutate {domain:'system', operation:'init'} starts a new store); then restart this "
+                                "process")
                       .with_detail("storeRemoved", true));
     if (st.st_ino != inode_ || st.st_dev != device_)
       return fail(Error(ErrorCode::FileError, file_.string() + " was replaced (restored, or re-created) since this "
@@ -2209,7 +2210,7 @@ class SqliteStore final : public Store {
     if (version == target) return {};
     if (version == 0 && !create) {
       return fail(Error(ErrorCode::NotInitialized, file_.string() + " holds no CLEO task database")
-                      .with_fix("run `ct init` (or cleo_mutate {domain:'system', operation:'init'})"));
+                      .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
     }
     CT_TRY(begin(TxKind::Write));
     auto result = [&]() -> Result<void> {
@@ -2463,11 +2464,11 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
   const bool exists = std::filesystem::exists(status);
   if (!exists && !options.create) {
     return fail(Error(ErrorCode::NotInitialized, "no task database at " + file.string())
-                    .with_fix("run `ct init` (or cleo_mutate {domain:'system', operation:'init'})"));
+                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
   }
   if (exists && std::filesystem::is_directory(status)) {
     return fail(Error(ErrorCode::FileError, file.string() + " is a directory, not a task database")
-                    .with_fix("move " + file.string() + " aside and run `ct init`"));
+                    .with_fix("move " + file.string() + " aside, then cleo_mutate {domain:'system', operation:'init'}"));
   }
   if (!exists && file.has_parent_path()) {
     std::filesystem::create_directories(file.parent_path(), ec);

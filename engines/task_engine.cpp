@@ -61,7 +61,9 @@ std::vector<std::string> lower_all(std::vector<std::string> items) {
 
 Result<void> check_title_description(const std::string& title, const std::string& description) {
   if (title.find('\n') != std::string::npos || title.find('\r') != std::string::npos)
-    return fail(Error(ErrorCode::Validation, "title must be a single line").with_detail("field", "title"));
+    return fail(Error(ErrorCode::Validation, "title must be a single line")
+                    .with_fix("keep the first line as the title and put the rest in description")
+                    .with_detail("field", "title"));
   if (!description.empty() && to_lower_ascii(trim(title)) == to_lower_ascii(trim(description)))
     return fail(Error(ErrorCode::Validation, "description must say more than the title")
                     .with_fix("give a description that adds detail, or leave it out")
@@ -116,7 +118,10 @@ Result<int> TaskEngine::depth_of(const Task& task) {
   std::set<std::string> seen;
   while (!parent.empty()) {
     if (!seen.insert(parent).second)
-      return fail(ErrorCode::CircularReference, "parent chain of " + task.id + " loops at " + parent);
+      return fail(Error(ErrorCode::CircularReference, "parent chain of " + task.id + " loops at " + parent)
+                      .with_fix("cleo_mutate {domain:'tasks', operation:'promote', params:{id:'" + parent +
+                                "'}} breaks the loop; cleo_query {domain:'validate', operation:'schema'} finds others")
+                      .with_detail("id", task.id));
     ++depth;
     CT_TRY_ASSIGN(std::optional<Task> up, store_.get_task(parent));
     if (!up) break;
@@ -185,6 +190,7 @@ Result<void> TaskEngine::check_depends(const std::string& id, const std::vector<
   for (const auto& dep : depends) {
     if (dep == id)
       return fail(Error(ErrorCode::CircularReference, "Task " + id + " cannot depend on itself")
+                      .with_fix("leave " + id + " out of its own depends")
                       .with_detail("field", "depends"));
     CT_TRY_ASSIGN(std::optional<Task> target, store_.get_task(dep));
     if (!target) {
@@ -210,7 +216,16 @@ Result<void> TaskEngine::check_depends(const std::string& id, const std::vector<
       if (next == id) {
         std::string chain;
         for (const auto& step : next_path) chain += (chain.empty() ? "" : " → ") + step;
+        // The new dependency that closes the loop is the chain's second step (the first is `id`):
+        // the fix keeps the others.
+        const std::string& closing = next_path[1];
+        std::string list;
+        for (const auto& other : depends)
+          if (other != closing) list += (list.empty() ? "'" : ", '") + other + "'";
         return fail(Error(ErrorCode::CircularReference, "Dependency cycle: " + chain)
+                        .with_fix(closing + " already waits on " + id + ": leave it out — cleo_mutate "
+                                  "{domain:'tasks', operation:'update', params:{id:'" + id + "', depends:[" + list +
+                                  "], mode:'replace'}}")
                         .with_detail("field", "depends")
                         .with_detail("cycle", json::Value::array_of(next_path)));
       }
@@ -311,10 +326,15 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
                       .with_fix("cleo_mutate {domain:'tasks', operation:'promote', params:{id:'" + id + "'}} first"));
     if (*patch.type == TaskType::Subtask) {
       if (before.parent.empty())
-        return fail(Error(ErrorCode::Validation, "a subtask needs a parent").with_detail("field", "type"));
+        return fail(Error(ErrorCode::Validation, "a subtask needs a parent")
+                        .with_fix("give it a parent first: cleo_mutate {domain:'tasks', operation:'reparent', params:{id:'" +
+                                  id + "', parent:'T001'}}")
+                        .with_detail("field", "type"));
       CT_TRY_ASSIGN(std::vector<std::string> children, store_.children_of(id, false));
       if (!children.empty())
         return fail(Error(ErrorCode::InvalidParentType, "Task " + id + " has children; a subtask cannot")
+                        .with_fix("move its children under another task first (tasks.reparent), or keep " + id +
+                                  " a task")
                         .with_detail("children", json::Value::array_of(children)));
     }
     after.type = *patch.type;
@@ -352,6 +372,8 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
   }
   if (after.status == TaskStatus::Blocked && after.blocked_by.empty() && before.status != TaskStatus::Blocked)
     return fail(Error(ErrorCode::Validation, "a blocked task needs blockedBy: what is it waiting for?")
+                    .with_fix("cleo_mutate {domain:'tasks', operation:'update', params:{id:'" + id +
+                              "', status:'blocked', blockedBy:'what it waits for'}}")
                     .with_detail("field", "blockedBy"));
   if (after.status != TaskStatus::Blocked) after.blocked_by.clear();
   if (before.status == TaskStatus::Active && after.status != TaskStatus::Active) CT_TRY(clear_focus_of(id));
@@ -541,6 +563,9 @@ Result<std::vector<std::string>> TaskEngine::archive(const std::optional<std::st
       warnings.push_back(task.id + " kept: it has open children");
       if (id) {
         return fail(Error(ErrorCode::HasChildren, "Task " + task.id + " has open children; finish them first")
+                        .with_fix("cleo_query {domain:'tasks', operation:'list', params:{parent:'" + task.id +
+                                  "', status:['pending','active','blocked']}} lists them; complete or delete each, "
+                                  "then archive " + task.id)
                         .with_detail("children", json::Value::array_of(children)));
       }
       continue;
@@ -612,7 +637,10 @@ Result<UpdateResult> TaskEngine::reparent(const std::string& id, const std::stri
   } else {
     if (parent_id == before.parent) return UpdateResult{before, {}};
     if (parent_id == id)
-      return fail(Error(ErrorCode::CircularReference, "Task " + id + " cannot be its own parent"));
+      return fail(Error(ErrorCode::CircularReference, "Task " + id + " cannot be its own parent")
+                      .with_fix("pick another parent, or make it top-level: cleo_mutate {domain:'tasks', "
+                                "operation:'promote', params:{id:'" + id + "'}}")
+                      .with_detail("field", "parent"));
     CT_TRY_ASSIGN(std::optional<Task> parent, store_.get_task(parent_id));
     if (!parent) {
       Error error(ErrorCode::ParentNotFound, "Parent " + parent_id + " not found");
@@ -625,6 +653,8 @@ Result<UpdateResult> TaskEngine::reparent(const std::string& id, const std::stri
       if (walk == id)
         return fail(Error(ErrorCode::CircularReference, parent_id + " is inside the subtree of " + id +
                                                              "; moving " + id + " under it would make a loop")
+                        .with_fix("move " + parent_id + " out of " + id + "'s subtree first, or choose a parent "
+                                  "outside it: cleo_query {domain:'tasks', operation:'tree', params:{id:'" + id + "'}}")
                         .with_detail("parent", parent_id));
       CT_TRY_ASSIGN(std::optional<Task> up, store_.get_task(walk));
       walk = up ? up->parent : std::string();
@@ -685,7 +715,10 @@ Result<UpdateResult> TaskEngine::reorder(const std::string& id, std::int64_t pos
 Result<UpdateResult> TaskEngine::relate(const std::string& id, const std::string& target, const std::string& type,
                                         const std::string& reason) {
   CT_TRY_ASSIGN(Task before, get_live(id));
-  if (target == id) return fail(Error(ErrorCode::Validation, "a task cannot relate to itself").with_detail("field", "target"));
+  if (target == id)
+    return fail(Error(ErrorCode::Validation, "a task cannot relate to itself")
+                    .with_fix("name another task as target")
+                    .with_detail("field", "target"));
   CT_TRY_ASSIGN(Task other, get(target));
   for (const auto& rel : before.relates)
     if (rel.task_id == other.id && rel.type == type) return UpdateResult{before, {}};

@@ -391,7 +391,8 @@ Result<fs::path> named_backup(Context& context, const Project& project, const st
       return fail(Error(ErrorCode::InvalidInput, given.string() + " is a live task store, not a backup")
                       .with_fix(fs::equivalent(given, project.db_path(), ec)
                                     ? "name a backup in " + dir.string()
-                                    : "run `ct backup` in that project, then restore the backup it writes")
+                                    : "back that project up (cleo_mutate {domain:'system', operation:'backup'} "
+                                      "there), then restore the backup it writes")
                       .with_detail("field", "file"));
     return given;
   }
@@ -603,13 +604,13 @@ Result<Reply> migrate(Context& context, const Params& params) {
   auto info = inspect_sqlite_file(project.db_path(), /*check=*/false);
   if (!info && info.error().code == ErrorCode::NotFound)
     return fail(Error(ErrorCode::NotInitialized, "no task database at " + project.db_path().string())
-                    .with_fix("run `ct init` (or cleo_mutate {domain:'system', operation:'init'})"));
+                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
   if (!info) return std::unexpected(std::move(info.error()));
   const std::int64_t from = info->schema_version;
   const std::int64_t target = sqlite_schema_version();
   if (from == 0)
     return fail(Error(ErrorCode::NotInitialized, project.db_path().string() + " holds no CLEO task database")
-                    .with_fix("run `ct init` (or cleo_mutate {domain:'system', operation:'init'})"));
+                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
   if (from > target)
     return fail(Error(ErrorCode::FileError, project.db_path().string() + " has schema version " + std::to_string(from) +
                                                 ", newer than this ct knows (" + std::to_string(target) +

@@ -494,7 +494,8 @@ void register_tasks_mutations(Registry& registry) {
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::NotFound},
                 .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
                              {R"({"title":"Add login form","parent":"T001","depends":["T002"]})", "a child with a dependency"}},
-                .tier = 0, .shortcut = "add", .handler = add});
+                .tier = 0, .shortcut = "add",
+                .aliases = {"create", "new", "insert"}, .handler = add});
   std::vector<ParamSpec> update_params = content_params(false);
   update_params.insert(update_params.begin(), id_param());
   update_params.push_back({.name = "mode", .type = ParamType::Enum, .default_json = R"("append")",
@@ -511,7 +512,8 @@ void register_tasks_mutations(Registry& registry) {
                            ErrorCode::CircularReference, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","priority":"critical","notes":"customer escalation"})", "raise priority"},
                              {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"}},
-                .idempotent = true, .tier = 1, .shortcut = "update", .handler = update});
+                .idempotent = true, .tier = 1, .shortcut = "update",
+                .aliases = {"edit", "set", "modify", "change", "patch"}, .handler = update});
   registry.add({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
                 .summary = "Mark a task done",
                 .params = {id_param(),
@@ -520,7 +522,8 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{id,status,completedAt,unblocked?[ids now ready]}; E_NO_CHANGE note when already done",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
-                .idempotent = true, .tier = 0, .shortcut = "complete", .handler = complete});
+                .idempotent = true, .tier = 0, .shortcut = "complete",
+                .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
   registry.add({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task (hard: remove it)",
                 .params = {id_param(),
@@ -535,7 +538,8 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::HasChildren, ErrorCode::HasDependents,
                            ErrorCode::TaskCompleted, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
-                .destructive = true, .tier = 1, .shortcut = "delete", .handler = remove});
+                .destructive = true, .tier = 1, .shortcut = "delete",
+                .aliases = {"remove", "rm", "del", "cancel", "drop"}, .handler = remove});
   registry.add({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive done and cancelled tasks",
                 .params = {{.name = "id", .type = ParamType::TaskId, .description = "One task to archive", .positional = true},
@@ -572,7 +576,8 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference},
                 .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
-                .idempotent = true, .tier = 2, .handler = reparent});
+                .idempotent = true, .tier = 2,
+                .aliases = {"move", "mv"}, .handler = reparent});
   registry.add({.domain = "tasks", .name = "promote", .gateway = Gateway::Mutate,
                 .summary = "Make a task top-level",
                 .params = {id_param(), if_version_param()},
@@ -597,12 +602,14 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
                            ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
-                .idempotent = true, .tier = 0, .shortcut = "start", .handler = start});
+                .idempotent = true, .tier = 0, .shortcut = "start",
+                .aliases = {"begin", "claim", "work", "pick"}, .handler = start});
   registry.add({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
                 .summary = "Clear the focus; the task goes back to pending",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
-                .idempotent = true, .tier = 1, .shortcut = "stop", .handler = stop});
+                .idempotent = true, .tier = 1, .shortcut = "stop",
+                .aliases = {"pause", "unfocus", "release"}, .handler = stop});
   registry.add({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
                 .summary = "Link two tasks without blocking either",
                 .params = {id_param(),

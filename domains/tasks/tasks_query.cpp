@@ -396,7 +396,8 @@ void register_tasks_queries(Registry& registry) {
                            "createdAt, updatedAt, completedAt, archived, version (empty fields omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
-                .idempotent = true, .tier = 0, .shortcut = "show", .handler = show});
+                .idempotent = true, .tier = 0, .shortcut = "show",
+                .aliases = {"get", "view", "read", "display", "info", "describe"}, .handler = show});
   std::vector<ParamSpec> list_params = filter_params();
   list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
                          .choices = {"position", "priority", "created", "updated", "title", "status", "id"},
@@ -416,7 +417,8 @@ void register_tasks_queries(Registry& registry) {
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},
                              {R"({"parent":"T001"})", "children of T001"}},
-                .idempotent = true, .tier = 1, .shortcut = "list", .row_fields = task_field_names(), .handler = list});
+                .idempotent = true, .tier = 1, .shortcut = "list", .row_fields = task_field_names(),
+                .aliases = {"ls", "all", "index"}, .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
        .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",
@@ -433,7 +435,8 @@ void register_tasks_queries(Registry& registry) {
                 .returns = "[{id,title,status,priority,parent?}] best first (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when more match; E_NO_DATA note when nothing matches",
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
-                .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(), .handler = find});
+                .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(),
+                .aliases = {"search", "query", "grep", "lookup"}, .handler = find});
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
                 .summary = "Check whether a task id exists",
                 .params = {id_param()},
@@ -469,7 +472,8 @@ void register_tasks_queries(Registry& registry) {
                            "leaf 10; ties by position then age. E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
-                .idempotent = true, .tier = 1, .shortcut = "next", .handler = next});
+                .idempotent = true, .tier = 1, .shortcut = "next",
+                .aliases = {"suggest", "recommend", "todo"}, .handler = next});
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
                 .summary = "Show what a task depends on and what depends on it",
                 .params = {id_param(),
@@ -504,12 +508,14 @@ void register_tasks_queries(Registry& registry) {
                 .returns = "[{seq,at,operation,outcome?,session?,agent?,reason?,changes[{field,before?,after?}]}]",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "history of T001"}},
-                .idempotent = true, .tier = 2, .shortcut = "history", .handler = history});
+                .idempotent = true, .tier = 2, .shortcut = "history",
+                .aliases = {"blame", "audit", "changes"}, .handler = history});
   registry.add({.domain = "tasks", .name = "current", .gateway = Gateway::Query,
                 .summary = "Show the task in focus",
                 .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
                 .examples = {{R"({})", "what am I working on"}},
-                .idempotent = true, .tier = 1, .shortcut = "current", .handler = current});
+                .idempotent = true, .tier = 1, .shortcut = "current",
+                .aliases = {"focus", "active", "working"}, .handler = current});
   registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
                 .summary = "List a task's non-blocking links to other tasks",
                 .params = {id_param()},
