@@ -69,15 +69,18 @@ std::vector<Shown> ct_commands(const std::string& source, const std::string& tex
 }
 
 /// A project with the tasks the examples name: T001 an epic, T002–T003 under it (T003 waits on
-/// T002), T004 and T005 on their own.
+/// T002), T004 and T005 on their own. Seeded once; every call gets a fresh copy of it.
 std::unique_ptr<test::Project> seeded_project() {
-  auto project = std::make_unique<test::Project>();
-  project->add(R"({"title":"Ship version one","type":"epic"})");
-  project->add(R"({"title":"Write the README","parent":"T001"})");
-  project->add(R"({"title":"Add login form","parent":"T001","depends":["T002"]})");
-  project->add(R"({"title":"Fix the auth bug"})");
-  project->add(R"({"title":"Polish the docs"})");
-  return project;
+  static const std::unique_ptr<test::Project> seed = [] {
+    auto project = std::make_unique<test::Project>();
+    project->add(R"({"title":"Ship version one","type":"epic"})");
+    project->add(R"({"title":"Write the README","parent":"T001"})");
+    project->add(R"({"title":"Add login form","parent":"T001","depends":["T002"]})");
+    project->add(R"({"title":"Fix the auth bug"})");
+    project->add(R"({"title":"Polish the docs"})");
+    return project;
+  }();
+  return std::make_unique<test::Project>(*seed);
 }
 
 /// Codes that say the call itself is wrong (and so the documentation showing it).
