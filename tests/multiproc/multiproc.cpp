@@ -6,6 +6,8 @@
 //   ct_multiproc --ct PATH claim-race  16 `ct mcp` servers, each in its own session, send
 //                                      tasks.start for the same task at once → one wins, 15 get
 //                                      E_TASK_CLAIMED
+//   ct_multiproc --ct PATH config-reload  a running `ct mcp` follows config.json changed by `ct
+//                                      config set` in another process, on its next call
 //   ct_multiproc --ct PATH kill        a `ct mcp` server fed a stream of mutations is killed with
 //                                      SIGKILL mid-stream (three times) → validate.schema and
 //                                      validate.audit pass, every acknowledged mutation is there
@@ -292,6 +294,28 @@ void kill_mid_stream() {
   std::printf("kill: %zu acknowledged writes survived %d kills\n", acknowledged.size(), kRounds);
 }
 
+/// A running `ct mcp` sees configuration changed by another process on its next call: after
+/// `ct config set session.enforcement strict` (another process), its sessionless write is refused;
+/// set back to advisory, it is accepted again. Also config.set through the server reaches the CLI.
+void config_reload() {
+  auto server = start_server();
+  if (!server) return;
+  Value before = server->call("cleo_mutate", "tasks", "add", R"({"title":"Advisory by default"})");
+  EXPECT(succeeded(before), "add before the change: " + before.dump());
+  CtRun strict = g_ct->run({"config", "set", "session.enforcement", "strict", "--json"});
+  EXPECT(exited_zero(strict), "ct config set: " + strict.out);
+  Value refused = server->call("cleo_mutate", "tasks", "add", R"({"title":"Needs a session now"})");
+  EXPECT(ct::testing::error_code(refused) == "E_SESSION_REQUIRED",
+         "the running server did not pick up session.enforcement strict: " + refused.dump());
+  Value back = server->call("cleo_mutate", "system", "config.set", R"({"key":"session.enforcement","value":"advisory"})");
+  EXPECT(succeeded(back), "config.set through the server: " + back.dump());
+  CtRun cli_add = g_ct->run({"add", "Accepted again from the CLI", "--json"});
+  EXPECT(exited_zero(cli_add), "ct add after advisory again: " + cli_add.out);
+  Value again = server->call("cleo_mutate", "tasks", "add", R"({"title":"Accepted again"})");
+  EXPECT(succeeded(again), "add after advisory again: " + again.dump());
+  std::printf("config-reload: a running ct mcp followed two config changes made by another process\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -306,9 +330,9 @@ int main(int argc, char** argv) {
     }
   }
   std::map<std::string, std::function<void()>> cases = {
-      {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}};
+      {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}, {"config-reload", config_reload}};
   if (ct_path.empty() || !cases.contains(which)) {
-    std::fprintf(stderr, "usage: ct_multiproc --ct PATH writers|claim-race|kill\n");
+    std::fprintf(stderr, "usage: ct_multiproc --ct PATH writers|claim-race|kill|config-reload\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin
