@@ -182,7 +182,7 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       return route;
     }
     // After an option it is that option's value (`ct validate --limit 5`): the default operation.
-    if (args[i - 1].front() == '-') {
+    if (!args[i - 1].empty() && args[i - 1].front() == '-') {
       if (const OperationSpec* spec = default_operation(registry, domain)) {
         route.words.pop_back();
         route.spec = spec;

@@ -102,6 +102,12 @@ void write_double(std::string& out, double value) {
   char buffer[32];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
   out.append(buffer, end);
+  // The shortest form of a large integral double has no point or exponent
+  // (18446744073709552000): read back, it would be an integer beyond 64 bits, which no parser
+  // represents. ".0" keeps it a double.
+  if (std::fabs(value) >= 9.2e18 && std::string_view(buffer, static_cast<std::size_t>(end - buffer))
+                                            .find_first_of(".eE") == std::string_view::npos)
+    out += ".0";
 }
 
 void Value::dump_to(std::string& out) const {

@@ -193,7 +193,7 @@ class Scanner {
   }
 
   bool value(int depth) {
-    if (depth >= kMaxDepth || at_end()) return false;
+    if (at_end()) return false;
     switch (peek()) {
       case '{': return object(depth, nullptr);
       case '[': return array(depth, nullptr);
@@ -206,6 +206,7 @@ class Scanner {
   }
 
   bool object(int depth, std::vector<std::pair<std::string, std::string_view>>* members) {
+    if (depth >= kMaxOutlineDepth) return false;
     ++pos_;  // '{'
     skip_space();
     if (!at_end() && peek() == '}') {
@@ -217,7 +218,8 @@ class Scanner {
       std::size_t key_start = pos_;
       bool escaped = false;
       if (!string(&escaped)) return false;
-      std::string key(text_.substr(key_start + 1, pos_ - key_start - 2));
+      std::string_view raw_key = text_.substr(key_start + 1, pos_ - key_start - 2);
+      std::string key = escaped ? unescape(raw_key) : std::string(raw_key);
       skip_space();
       if (at_end() || peek() != ':') return false;
       ++pos_;
@@ -238,6 +240,7 @@ class Scanner {
   }
 
   bool array(int depth, std::vector<std::string_view>* elements) {
+    if (depth >= kMaxOutlineDepth) return false;
     ++pos_;  // '['
     skip_space();
     if (!at_end() && peek() == ']') {
@@ -259,6 +262,66 @@ class Scanner {
       ++pos_;
       return true;
     }
+  }
+
+  /// The text of a string token's content (escapes decoded; a lone surrogate becomes U+FFFD).
+  static std::string unescape(std::string_view raw) {
+    auto hex4 = [&](std::size_t at) {
+      unsigned value = 0;
+      for (std::size_t k = at; k < at + 4; ++k) {
+        char c = raw[k];
+        value = value * 16 + static_cast<unsigned>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+      }
+      return value;
+    };
+    auto append_utf8 = [](std::string& out, unsigned cp) {
+      if (cp < 0x80) {
+        out += static_cast<char>(cp);
+      } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+      } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+      }
+    };
+    std::string out;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '\\') {
+        out += raw[i];
+        continue;
+      }
+      char e = raw[++i];  // the scanner checked every escape
+      switch (e) {
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = hex4(i + 1);
+          i += 4;
+          if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < raw.size() && raw[i + 1] == '\\' && raw[i + 2] == 'u') {
+            unsigned low = hex4(i + 3);
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+              i += 6;
+            }
+          }
+          if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+          append_utf8(out, cp);
+          break;
+        }
+        default: out += e;  // " \ /
+      }
+    }
+    return out;
   }
 
   std::string_view text_;
@@ -283,8 +346,9 @@ Result<Value> parse(std::string_view text) {
 }
 
 std::string_view Outline::member(std::string_view key) const {
-  for (const auto& [name, raw] : members)
-    if (name == key) return raw;
+  // The last one, as parse() keeps the last value of a repeated key.
+  for (auto it = members.rbegin(); it != members.rend(); ++it)
+    if (it->first == key) return it->second;
   return {};
 }
 

@@ -17,6 +17,9 @@ namespace ct::json {
 /// make the server build a structure deeper or wider than any operation needs).
 inline constexpr int kMaxDepth = 64;
 inline constexpr std::size_t kMaxMembers = 10'000;  // per object
+/// outline() reads deeper documents than parse() accepts (so that a message nested too deep is
+/// still answered with its id), up to this bound.
+inline constexpr int kMaxOutlineDepth = 1024;
 
 /// Parses one JSON document. Errors are E_INVALID_INPUT with the parser's reason; invalid
 /// UTF-8 is rejected here, so nothing that passed through the parser can reach storage broken.
@@ -29,13 +32,13 @@ Result<Value> parse(std::string_view text);
 struct Outline {
   bool well_formed = false;
   Type top = Type::Null;  // type of the top-level value (Double for any number)
-  /// Top-level object: each member's key (decoded when it holds no escapes, else the raw key
-  /// without quotes) and the raw text of its value, in order.
+  /// Top-level object: each member's key (escapes decoded) and the raw text of its value, in order.
   std::vector<std::pair<std::string, std::string_view>> members;
   /// Top-level array: the raw text of each element.
   std::vector<std::string_view> elements;
 
-  /// The raw value text of the first member named `key`, or empty.
+  /// The raw value text of the last member named `key` (parse() keeps the last value of a
+  /// repeated key), or empty.
   std::string_view member(std::string_view key) const;
 };
 Outline outline(std::string_view text);

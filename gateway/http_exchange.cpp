@@ -81,6 +81,24 @@ HttpResponse error_response(int status, RpcError code, std::string_view message,
   return json_response(status, rpc_error(id_json, code, message));
 }
 
+/// A header value as it may appear in a reply or a log line: printable ASCII as it is, every other
+/// byte as \xNN (a header may carry bytes that are not UTF-8, which JSON text cannot hold).
+std::string printable_header(std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : value.substr(0, 200)) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    }
+  }
+  return out;
+}
+
 /// A refusal after which the connection cannot be trusted to be in step (framing errors, an
 /// unread body): the server closes it once the reply is sent.
 HttpResponse closing(HttpResponse response) {
@@ -199,7 +217,7 @@ std::optional<HttpResponse> HttpExchange::admit(const HttpRequest& request) cons
     for (const auto& extra : options_.allowed_origins) allowed = allowed || extra == origin || extra == "*";
     if (!allowed && is_loopback_host(host_part(origin)) && origin.rfind("http", 0) == 0) allowed = true;
     if (!allowed) {
-      log::warn("refused request from origin " + origin);
+      log::warn("refused request from origin " + printable_header(origin));
       return error_response(403, RpcError::InvalidRequest, "Forbidden: origin not allowed");
     }
   }
@@ -209,7 +227,7 @@ std::optional<HttpResponse> HttpExchange::admit(const HttpRequest& request) cons
     bool allowed = host.empty() || is_loopback_host(host);
     for (const auto& extra : options_.allowed_origins) allowed = allowed || host_part(extra) == host;
     if (!allowed) {
-      log::warn("refused request for host " + host);
+      log::warn("refused request for host " + printable_header(host));
       return error_response(403, RpcError::InvalidRequest, "Forbidden: host not allowed");
     }
   }
@@ -244,7 +262,7 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
   if (auto version = find_header(request.headers, "MCP-Protocol-Version"); version && !is_initialize) {
     if (!is_supported_version(*version))
       return error_response(400, RpcError::InvalidRequest,
-                            "Bad Request: unsupported MCP-Protocol-Version " + std::string(*version), id);
+                            "Bad Request: unsupported MCP-Protocol-Version " + printable_header(*version), id);
   }
 
   HttpResponse response;

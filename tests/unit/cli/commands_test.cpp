@@ -125,3 +125,14 @@ TEST_CASE("CLI11 parse errors become E_INVALID_INPUT values", "[cli][commands]")
   CHECK(unknown.result.error().code == ErrorCode::InvalidParams);
   CHECK(unknown.result.error().details["didYouMean"] == ct::json::Value("--status"));
 }
+
+TEST_CASE("an empty value of a global option is a value, not an out-of-range read", "[cli][commands]") {
+  // Found by fuzzing (tests/fuzz/regressions/cli): `front()` of the empty value before the word.
+  const auto& registry = ct::registry();
+  auto project = find_route(registry, {"tasks", "--project", "", "x"});
+  REQUIRE(project.error);
+  CHECK(project.error->code == ErrorCode::InvalidOperation);
+  auto reason = find_route(registry, {"tasks", "--reason", "", "frobnicate"});
+  REQUIRE(reason.error);
+  CHECK(reason.error->details["valid"].is_array());
+}

@@ -338,9 +338,36 @@ TEST_CASE("outline reads well-formed JSON that the parser cannot represent", "[c
     CHECK(outline(good).well_formed);
   }
   CHECK_FALSE(outline("\xff").well_formed);  // invalid UTF-8
-  std::string too_deep(ct::json::kMaxDepth + 1, '[');
-  too_deep += std::string(ct::json::kMaxDepth + 1, ']');
+  // Deeper than parse() takes, outline still reads it (so the id can be answered); much deeper, not.
+  std::string deep(ct::json::kMaxDepth + 1, '[');
+  deep += std::string(ct::json::kMaxDepth + 1, ']');
+  CHECK(outline(deep).well_formed);
+  CHECK_FALSE(ct::json::parse(deep));
+  std::string too_deep(ct::json::kMaxOutlineDepth + 1, '[');
+  too_deep += std::string(ct::json::kMaxOutlineDepth + 1, ']');
   CHECK_FALSE(outline(too_deep).well_formed);
+  // A scalar at the deepest level parse() takes counts no level of its own, in either.
+  std::string deepest(ct::json::kMaxDepth, '[');
+  deepest += "1" + std::string(ct::json::kMaxDepth, ']');
+  CHECK(ct::json::parse(deepest));
+  CHECK(outline(deepest).well_formed);
+  // Keys with escapes are decoded; a repeated key gives its last value, as parse() keeps it.
+  auto escaped = outline(R"({"\u0069d":1,"id":2,"k\u00e9y":"\ud83d\ude00","\ud800x":0})");
+  REQUIRE(escaped.well_formed);
+  CHECK(escaped.member("id") == "2");
+  CHECK(escaped.member("k\xc3\xa9y") == R"("\ud83d\ude00")");
+  CHECK(escaped.members[3].first == "\xef\xbf\xbdx");  // a lone surrogate in a key: U+FFFD
+}
+
+TEST_CASE("large integral doubles dump to text that parses back", "[core][json]") {
+  for (double d : {18446744073709551615.0, 2.3333333333333333e19, -9.3e18, 1e300, 123456789012345678901234.0}) {
+    std::string text = Value(d).dump();
+    INFO(text);
+    auto back = ct::json::parse(text);
+    REQUIRE(back);
+    CHECK(back->as_double() == d);
+  }
+  CHECK(Value(12345678901234568.0).dump() == "12345678901234568");  // below 2^63: unchanged
 }
 
 TEST_CASE("doubles use the shortest representation; NaN and infinity become null",

@@ -168,3 +168,26 @@ TEST_CASE("HttpExchange: arbitrary requests each get one well-formed reply", "[h
     if (!response.body.empty()) CHECK(json::parse(response.body).has_value());
   }
 }
+
+TEST_CASE("HttpExchange: header bytes that are not UTF-8 never break the JSON reply", "[http][exchange]") {
+  // Found by fuzzing (tests/fuzz/regressions/http): the header was quoted into the message as it was.
+  Endpoint e;
+  std::string session = e.initialize();
+  HttpResponse refused = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+                                                          {{"Mcp-Session-Id", session},
+                                                           {"MCP-Protocol-Version", "2025-11-25\xff\x7f"}}));
+  CHECK(refused.status == 400);
+  auto body = json::parse(refused.body);
+  REQUIRE(body);
+  CHECK((*body)["id"].as_int() == 1);
+  CHECK((*body)["error"]["message"].as_string().ends_with("2025-11-25\\xff\\x7f"));
+}
+
+TEST_CASE("HttpExchange: ids are echoed as sent, from the last of repeated keys", "[http][exchange]") {
+  Endpoint e;
+  HttpResponse repeated = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":"a","id":18446744073709551615,"method":"tools/call"})"));
+  CHECK(repeated.status == 400);  // no session
+  CHECK(repeated.body.find(R"("id":18446744073709551615)") != std::string::npos);
+  HttpResponse escaped = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","\u0069d":9,"method":"tools/call"})"));
+  CHECK(escaped.body.find(R"("id":9)") != std::string::npos);
+}

@@ -161,3 +161,21 @@ TEST_CASE("tools/list refuses a cursor it never issued", "[mcp]") {
   auto plain = f.send(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}})");
   CHECK((*plain)["result"]["tools"].size() == 2);
 }
+
+TEST_CASE("the fuzzers' findings: repeated and escaped id keys, deep params with a big id", "[mcp]") {
+  Fixture f;
+  auto raw = [&](std::string_view message) {
+    Outcome outcome = f.protocol.handle(message, f.connection, f.project.router());
+    REQUIRE(outcome.reply);
+    return *outcome.reply;
+  };
+  // parse() keeps the last of repeated keys; the echoed id is that one too.
+  CHECK(raw(R"({"jsonrpc":"2.0","id":"a","id":1.5,"method":"ping"})") == R"({"jsonrpc":"2.0","id":1.5,"result":{}})");
+  // An escaped "id" key is still the id, also for a message the parser cannot represent.
+  CHECK(raw(R"({"jsonrpc":"2.0","\u0069d":1,"method":"ping","params":{"n":1e999}})").starts_with(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602)"));
+  // Params nested deeper than parse() takes: refused with the request's own id.
+  std::string deep = R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping","params":{"x":)" + std::string(70, '[') + "1" +
+                     std::string(70, ']') + "}}";
+  CHECK(raw(deep).starts_with(R"({"jsonrpc":"2.0","id":18446744073709551615,"error":{"code":-32602)"));
+}
+
