@@ -1,0 +1,65 @@
+// The subprocess adapter: external programs (git, gh, a test command, an agent CLI, a plug-in
+// engine) run the one safe way. posix_spawn with an argv array — never a shell —, the project root
+// as working directory, a minimal environment, stdin written and stdout/stderr read together
+// (no deadlock whatever the child does), both capped, a time limit (SIGTERM to the child's process
+// group, SIGKILL after a grace period), every child reaped and no descriptor of ours inherited.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace ct {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;       // argv[0] is looked up on the environment's PATH when it has no '/'
+  std::filesystem::path cwd;           // empty: the caller's working directory
+  std::vector<std::string> env;        // NAME=value, the whole environment (see minimal_environment)
+  std::string stdin_data;              // written to the child's stdin, which is then closed
+  std::chrono::milliseconds timeout{30'000};
+  std::chrono::milliseconds grace{2'000};  // after SIGTERM, before SIGKILL
+  std::size_t max_stdout = 4 * 1024 * 1024;
+  std::size_t max_stderr = 256 * 1024;
+};
+
+struct ProcessResult {
+  int exit_code = -1;         // the child's exit status; -1 when a signal ended it
+  int signal = 0;             // the signal that ended it (0: it exited)
+  std::string out;            // stdout, at most max_stdout bytes
+  std::string err;            // stderr, at most max_stderr bytes
+  bool out_truncated = false; // more was written and dropped
+  bool err_truncated = false;
+  bool timed_out = false;     // the time limit ended it
+  double duration_ms = 0;
+
+  bool ok() const { return exit_code == 0 && !timed_out; }
+  /// The last lines of stderr (for error messages), at most `bytes` long.
+  std::string err_tail(std::size_t bytes = 600) const;
+};
+
+/// The environment a child gets by default: PATH, HOME, LANG, LC_ALL, TMPDIR and every CLEO_*
+/// variable of this process, plus `pass` (names of further variables to pass on, when set) and
+/// `extra` (NAME=value pairs). Nothing else: tokens and secrets of the caller stay out unless named.
+std::vector<std::string> minimal_environment(const std::vector<std::string>& pass = {},
+                                             const std::vector<std::string>& extra = {});
+
+/// Runs the program to its end (or its time limit). Failures to start it are errors — the program
+/// is missing (E_CAPABILITY_UNAVAILABLE, with the program's name) or cannot be spawned
+/// (E_ENGINE_FAILED); a program that runs and fails, times out or dies by a signal is a result:
+/// the caller decides what that means.
+Result<ProcessResult> run_process(const ProcessSpec& spec);
+
+/// The full path of `program` on the PATH of `env` (or as given when it holds a '/'), when it is
+/// an executable file.
+std::optional<std::filesystem::path> find_program(std::string_view program, const std::vector<std::string>& env);
+
+/// A failed, timed-out or killed run as an error value: E_TIMEOUT when the limit ended it, else
+/// E_ENGINE_FAILED naming the exit status or signal, with the tail of stderr.
+Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::string_view what);
+
+}  // namespace ct
