@@ -190,7 +190,7 @@ std::string operation_footer(const OperationSpec& spec) {
   std::vector<std::string> traits;
   if (spec.idempotent) traits.emplace_back("idempotent");
   if (spec.destructive) traits.emplace_back("destructive");
-  if (spec.needs_session) traits.emplace_back("needs a session");
+  if (spec.needs_session) traits.emplace_back("session-checked");
   if (!spec.needs_project) traits.emplace_back("works without a project");
   out += "\nOver MCP: " + std::string(tool_name(spec.gateway)) + " {domain:'" + std::string(spec.domain) +
          "', operation:'" + std::string(spec.name) + "', params:{…}}";

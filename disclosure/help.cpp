@@ -320,7 +320,7 @@ std::string traits_text(const OperationSpec& spec) {
   std::vector<std::string> traits;
   if (spec.idempotent) traits.emplace_back("idempotent (safe to repeat)");
   if (spec.destructive) traits.emplace_back("destructive");
-  if (spec.needs_session) traits.emplace_back("needs a session");
+  if (spec.needs_session) traits.emplace_back("needs a session under strict session.enforcement");
   if (!spec.needs_project) traits.emplace_back("works without a project");
   for (const auto& param : spec.params)
     if (param.dry_run) traits.push_back("with " + std::string(param.name) + " it writes nothing and runs in read-only mode too");

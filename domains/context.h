@@ -12,10 +12,9 @@
 #include "engines/config.h"
 #include "engines/project.h"
 #include "engines/store.h"
+#include "domains/registry.h"
 
 namespace ct {
-
-class Registry;
 
 class Context {
  public:
@@ -28,7 +27,8 @@ class Context {
   std::string session;                   // current session id, empty when none
   std::string agent;                     // calling agent, when known
   AuditEntry* audit = nullptr;           // mutations record their changes here
-  bool discard = false;                  // dry run: the router rolls the transaction back
+  /// The reply of the spec's external step (a subprocess), when it has one.
+  std::optional<Reply> external;
   /// Set by session operations: the caller's session after a successful call ("" = none). The
   /// router adopts it for later calls (a connection or CLI invocation stays bound).
   std::optional<std::string> rebind;

@@ -54,13 +54,11 @@ std::string OperationSpec::call_text(std::string_view params_json) const {
   return call + "}";
 }
 
-bool OperationSpec::session_checked() const { return gateway == Gateway::Mutate && domain == "tasks"; }
-
 std::vector<ErrorCode> OperationSpec::router_errors() const {
   std::vector<ErrorCode> codes = {ErrorCode::InvalidParams};
   if (needs_project) codes.push_back(ErrorCode::NotInitialized);
   if (gateway == Gateway::Mutate) codes.push_back(ErrorCode::MutationDisabled);
-  if (session_checked()) {
+  if (needs_session) {
     codes.push_back(ErrorCode::SessionRequired);
     codes.push_back(ErrorCode::SessionNotFound);
   }

@@ -94,6 +94,8 @@ struct OperationSpec {
   EngineKind engine = EngineKind::Native;
   bool idempotent = false;
   bool destructive = false;
+  /// A write the router checks against session.enforcement and the bound session's scope before
+  /// the handler runs (every tasks mutation).
   bool needs_session = false;
   bool needs_project = true;              // false: runs without an initialised store (init, version)
   /// Runs even when the project's store cannot be opened (missing, empty, corrupt): the handler
@@ -109,6 +111,10 @@ struct OperationSpec {
   /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
   /// suggested when an unknown operation is one of them.
   std::vector<std::string_view> aliases;
+  /// Work that runs before the store's transaction, holding no lock: a subprocess (git, gh, a test
+  /// command, a plug-in). Its reply reaches `handler` as Context::external; with no handler, it is
+  /// the call's reply (audited in a short transaction of its own).
+  Handler external;
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"
@@ -118,9 +124,6 @@ struct OperationSpec {
   std::string call_text(std::string_view params_json) const;
   const ParamSpec* find_param(std::string_view param) const;
   bool list_like() const { return !row_fields.empty(); }
-  /// Writes the router checks against session.enforcement and the bound session before the
-  /// handler runs.
-  bool session_checked() const;
   /// Codes the router itself may answer for any call of this operation (validation, project,
   /// read-only mode, sessions, the store), beyond `errors`.
   std::vector<ErrorCode> router_errors() const;

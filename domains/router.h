@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "core/file_stamp.h"
 #include "core/json.h"
+#include "domains/context.h"
+#include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/config.h"
 #include "engines/project.h"
@@ -88,6 +90,19 @@ class Router {
   const std::string& session() const { return session_; }
 
  private:
+  // The stages of a call (domains/pipeline.h) that need the router's state.
+  Result<Envelope> run(const OperationSpec& spec, const json::Value& raw);
+  Context new_context();
+  Result<void> attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config);
+  Result<void> without_store(const pipeline::Call& call, Context& context, Error why,
+                             std::optional<Config>& damaged_config);
+  Result<pipeline::Transaction> begin(const pipeline::Call& call, Context& context,
+                                      std::optional<Config>& damaged_config);
+  Result<Reply> guarded(const Handler& handler, const pipeline::Call& call, Context& context);
+  Result<std::optional<Envelope>> replayed(const pipeline::Call& call, Context& context);
+  void audit_failure(const pipeline::Call& call, Context& context, AuditEntry& audit, const Error& error);
+  Result<void> audit_recovery(const pipeline::Call& call, Context& context, AuditEntry& audit, const Envelope& ok);
+
   Result<Store*> open_store();
   void close_store();
   void refresh_config();

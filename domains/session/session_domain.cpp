@@ -267,7 +267,6 @@ Result<Reply> gc(Context& context, const Params& params) {
   data.set("archived", json::Value::array_of(result.archived));
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
-    context.discard = true;
   }
   Reply reply{std::move(data), {}, {}, {}};
   if (result.ended.empty() && result.archived.empty()) reply.note = ErrorCode::NoChange;

@@ -563,7 +563,6 @@ Result<Reply> restore(Context& context, const Params& params) {
       for (const auto& f : foreign) names.push_back(f.filename().string());
       data.set("archivesSetAside", std::move(names));
     }
-    context.discard = true;
     return Reply{std::move(data), std::move(warnings), {}, {}};
   }
   if (recovering) {
@@ -720,7 +719,6 @@ Result<Reply> gc(Context& context, const Params& params) {
   if (anchor) audit.set("anchor", archived_before);
   data.set("audit", std::move(audit));
   if (dry) {
-    context.discard = true;
     return Reply{std::move(data), {}, {}, {}};
   }
   Reply reply{std::move(data), {}, {}, {}};

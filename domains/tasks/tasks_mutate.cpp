@@ -476,7 +476,6 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   if (!problems.empty()) data.set("skipped", std::move(problems));
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
-    context.discard = true;
   }
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
@@ -484,9 +483,14 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
 }  // namespace
 
 void register_tasks_mutations(Registry& registry) {
+  // Every task write is checked against session.enforcement and the bound session's scope.
+  auto add_write = [&registry](OperationSpec spec) {
+    spec.needs_session = true;
+    registry.add(std::move(spec));
+  };
   std::vector<ParamSpec> add_params = content_params(true);
   add_params.push_back(detail_param(R"("compact")"));
-  registry.add({.domain = "tasks", .name = "add", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "add", .gateway = Gateway::Mutate,
                 .summary = "Create a task",
                 .params = std::move(add_params),
                 .returns = "{id,title,status,parent?,type?} (the full record with detail:'full')",
@@ -504,7 +508,7 @@ void register_tasks_mutations(Registry& registry) {
   update_params.push_back(if_version_param());
   update_params.push_back({.name = "detail", .type = ParamType::Enum, .choices = {"compact", "full"},
                            .description = "compact (default): changed fields only; full: the whole record"});
-  registry.add({.domain = "tasks", .name = "update", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "update", .gateway = Gateway::Mutate,
                 .summary = "Change a task's fields or add a note",
                 .params = std::move(update_params),
                 .returns = "{id, <changed fields>, version}; E_NO_CHANGE note when nothing changed",
@@ -514,7 +518,7 @@ void register_tasks_mutations(Registry& registry) {
                              {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"}},
                 .idempotent = true, .tier = 1, .shortcut = "update",
                 .aliases = {"edit", "set", "modify", "change", "patch"}, .handler = update});
-  registry.add({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
                 .summary = "Mark a task done",
                 .params = {id_param(),
                            {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
@@ -524,7 +528,7 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "complete",
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
-  registry.add({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task (hard: remove it)",
                 .params = {id_param(),
                            {.name = "reason", .type = ParamType::String, .max = 300, .description = "Why it is cancelled"},
@@ -540,7 +544,7 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
                 .destructive = true, .tier = 1, .shortcut = "delete",
                 .aliases = {"remove", "rm", "del", "cancel", "drop"}, .handler = remove});
-  registry.add({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive done and cancelled tasks",
                 .params = {{.name = "id", .type = ParamType::TaskId, .description = "One task to archive", .positional = true},
                            {.name = "before", .type = ParamType::String, .max = 40,
@@ -550,14 +554,14 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::HasChildren},
                 .examples = {{R"({"id":"T001"})", "archive T001"}, {R"({"all":true})", "archive everything finished"}},
                 .idempotent = true, .tier = 2, .handler = archive});
-  registry.add({.domain = "tasks", .name = "restore", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "restore", .gateway = Gateway::Mutate,
                 .summary = "Bring back an archived or cancelled task",
                 .params = {id_param()},
                 .returns = "{id, <changed fields>, version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T004"})", "restore T004"}},
                 .idempotent = true, .tier = 2, .handler = restore});
-  registry.add({.domain = "tasks", .name = "reopen", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "reopen", .gateway = Gateway::Mutate,
                 .summary = "Reopen a done task",
                 .params = {id_param(), {.name = "notes", .type = ParamType::String, .max = 5000,
                                         .description = "Why it is reopened"},
@@ -566,7 +570,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
                 .idempotent = true, .tier = 2, .handler = reopen});
-  registry.add({.domain = "tasks", .name = "reparent", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "reparent", .gateway = Gateway::Mutate,
                 .summary = "Move a task under another parent",
                 .params = {id_param(),
                            {.name = "parent", .type = ParamType::TaskId, .required = true, .description = "New parent",
@@ -578,14 +582,14 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
                 .idempotent = true, .tier = 2,
                 .aliases = {"move", "mv"}, .handler = reparent});
-  registry.add({.domain = "tasks", .name = "promote", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "promote", .gateway = Gateway::Mutate,
                 .summary = "Make a task top-level",
                 .params = {id_param(), if_version_param()},
                 .returns = "{id,parent:null,position,type?,version}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005"})", "promote T005"}},
                 .idempotent = true, .tier = 2, .handler = promote});
-  registry.add({.domain = "tasks", .name = "reorder", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "reorder", .gateway = Gateway::Mutate,
                 .summary = "Move a task to a position among its siblings",
                 .params = {id_param(),
                            {.name = "position", .type = ParamType::Int, .required = true, .min = 1,
@@ -595,7 +599,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005","position":1})", "move T005 first"}},
                 .idempotent = true, .tier = 2, .handler = reorder});
-  registry.add({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Focus on a task and mark it active",
                 .params = {id_param()},
                 .returns = "{id,status:'active',previous?} (the previous focus goes back to pending)",
@@ -604,13 +608,13 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "start",
                 .aliases = {"begin", "claim", "work", "pick"}, .handler = start});
-  registry.add({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
                 .summary = "Clear the focus; the task goes back to pending",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",
                 .aliases = {"pause", "unfocus", "release"}, .handler = stop});
-  registry.add({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
                 .summary = "Link two tasks without blocking either",
                 .params = {id_param(),
                            {.name = "target", .type = ParamType::TaskId, .required = true, .description = "The other task",
@@ -623,7 +627,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"}},
                 .idempotent = true, .tier = 2, .handler = relate});
-  registry.add({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
+  add_write({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
                 .summary = "Import tasks from tasks.export output with new ids",
                 .params = {{.name = "tasks", .type = ParamType::Object, .required = true,
                             .description = "The data of tasks.export, or an array of task records"},

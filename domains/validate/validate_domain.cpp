@@ -184,7 +184,6 @@ Result<Reply> fix(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   if (dry_run) {
     data.set("dryRun", true);
-    context.discard = true;
   }
   json::Value repairs = json::Value::array();
   for (const auto& repair : report.repairs) {

@@ -1,0 +1,195 @@
+#include "domains/pipeline.h"
+
+#include <algorithm>
+
+#include "core/json_parse.h"
+#include "core/text.h"
+#include "domains/projection.h"
+#include "domains/router.h"
+
+namespace ct::pipeline {
+namespace {
+
+Error common_param_error(std::string_view field, std::string message) {
+  return Error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message))
+      .with_detail("field", std::string(field));
+}
+
+/// A string common param: valid UTF-8, no control characters, at most `max_chars` characters.
+Result<std::string> common_string(const json::Value& value, std::string_view field, std::size_t max_chars) {
+  if (!value.is_string()) return fail(common_param_error(field, "expected string"));
+  const std::string& text = value.as_string();
+  if (!valid_utf8(text)) return fail(common_param_error(field, "text is not valid UTF-8"));
+  if (has_control_characters(text, /*allow_newlines=*/true))
+    return fail(common_param_error(field, "control characters are not allowed"));
+  if (utf8_length(text) > max_chars)
+    return fail(common_param_error(field, "must be at most " + std::to_string(max_chars) + " characters"));
+  return text;
+}
+
+Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& params) {
+  CommonParams common;
+  if (!params.is_object()) return common;
+  if (const json::Value* meta = params.find("meta")) {
+    if (!meta->is_bool() && !meta->is_null())
+      return fail(Error(ErrorCode::InvalidParams, "meta: expected boolean").with_detail("field", "meta"));
+    common.meta = meta->is_bool() && meta->as_bool();
+    params.erase("meta");
+  }
+  if (spec.gateway == Gateway::Mutate) {
+    if (const json::Value* reason = params.find("reason"); reason && !reason->is_null()) {
+      CT_TRY_ASSIGN(common.reason, common_string(*reason, "reason", 500));
+    }
+    // An operation that declares `reason` itself (tasks.delete) also receives it.
+    if (!spec.find_param("reason")) params.erase("reason");
+    if (const json::Value* key = params.find("idempotencyKey"); key && !key->is_null()) {
+      CT_TRY_ASSIGN(common.idempotency_key, common_string(*key, "idempotencyKey", 128));
+      if (common.idempotency_key.empty())
+        return fail(common_param_error("idempotencyKey", "must not be empty"));
+    }
+    params.erase("idempotencyKey");
+  }
+  return common;
+}
+
+}  // namespace
+
+Result<const OperationSpec*> route(const Registry& registry, const Request& request) {
+  const OperationSpec* spec = registry.find(request.domain, request.operation);
+  bool known_domain = spec != nullptr || std::any_of(registry.operations().begin(), registry.operations().end(),
+                                                      [&](const auto& op) { return op.domain == request.domain; });
+  if (!known_domain) {
+    std::vector<std::string> domains = registry.domains(request.gateway);
+    std::string message = "unknown domain '" + request.domain + "'";
+    for (auto planned : canonical_domains())
+      if (planned == request.domain) message = "domain '" + request.domain + "' has no operations in this version";
+    Error error = Error(ErrorCode::InvalidDomain, std::move(message)).with_choices(request.domain, domains);
+    const json::Value& guess = error.details["didYouMean"];
+    error.fix = guess.is_string() ? "use domain '" + guess.as_string() + "'"
+                                  : "use one of the domains in error.details.valid";
+    return fail(std::move(error));
+  }
+  if (!spec) {
+    Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + request.domain + "." +
+                                                         request.operation + "' for " +
+                                                         std::string(tool_name(request.gateway)))
+                      .with_choices(request.operation, registry.operation_names(request.domain, request.gateway));
+    // A word callers reach for ("get", "done") names its operation better than spelling does.
+    if (const OperationSpec* meant = registry.find_alias(request.domain, request.operation, request.gateway)) {
+      std::string suffix;
+      if (const json::Value& spelled = error.details["didYouMean"]; spelled.is_string())
+        suffix = " (did you mean '" + spelled.as_string() + "'?)";
+      if (!suffix.empty() && error.message.ends_with(suffix)) error.message.resize(error.message.size() - suffix.size());
+      error.message += " (did you mean '" + std::string(meant->name) + "'?)";
+      error.details.set("didYouMean", std::string(meant->name));
+    }
+    const json::Value& guess = error.details["didYouMean"];
+    const OperationSpec* suggested = guess.is_string() ? registry.find(request.domain, guess.as_string()) : nullptr;
+    error.fix = suggested ? suggested->example_call()
+                          : "use one of the operations in error.details.valid";
+    return fail(std::move(error));
+  }
+  if (spec->gateway != request.gateway) {
+    Error error(ErrorCode::InvalidGateway,
+                spec->full_name() + " is a " + std::string(to_string(spec->gateway)) + " operation; call it through " +
+                    std::string(tool_name(spec->gateway)));
+    error.fix = std::string(tool_name(spec->gateway)) + " {domain:'" + request.domain + "', operation:'" +
+                request.operation + "', params:{...}}";
+    return fail(std::move(error).with_detail("tool", std::string(tool_name(spec->gateway))));
+  }
+  return spec;
+}
+
+Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool read_only) {
+  json::Value params = raw;
+  CT_TRY_ASSIGN(CommonParams common, take_common_params(spec, params));
+  // Read-only mode refuses mutations, except a call whose dry_run param (a check, a dry run) is
+  // set: it writes nothing, so it runs — its transaction is rolled back, unaudited.
+  const bool read_only_mutate = spec.gateway == Gateway::Mutate && read_only;
+  auto dry_run_param = std::find_if(spec.params.begin(), spec.params.end(), [](const ParamSpec& p) { return p.dry_run; });
+  auto refuse_mutation = [&]() {
+    Error error(ErrorCode::MutationDisabled, "this server is read-only; " + spec.full_name() + " is disabled");
+    error.fix = "restart without --read-only (or unset CLEO_READ_ONLY) to allow changes";
+    if (dry_run_param != spec.params.end())
+      error.fix += "; with " + std::string(dry_run_param->name) + ": true it runs here and changes nothing";
+    return fail(std::move(error));
+  };
+  if (read_only_mutate && dry_run_param == spec.params.end()) return refuse_mutation();
+  auto checked = Params::validate(spec, params);
+  if (read_only_mutate && (!checked || !checked->flag(dry_run_param->name))) return refuse_mutation();
+  if (!checked) return std::unexpected(std::move(checked.error()));
+  Call call;
+  call.spec = &spec;
+  call.common = std::move(common);
+  call.params = std::move(*checked);
+  call.params_text = call.params.json().dump();
+  for (const auto& param : spec.params)
+    if (param.dry_run && call.params.flag(param.name)) call.dry_run = true;
+  call.read_only = read_only_mutate;
+  return call;
+}
+
+Transaction& Transaction::operator=(Transaction&& other) noexcept {
+  if (this != &other) {
+    rollback();
+    store_ = other.store_;
+    other.store_ = nullptr;
+  }
+  return *this;
+}
+
+Result<void> Transaction::commit() {
+  if (!store_) return fail(ErrorCode::Internal, "commit without a transaction");
+  Store* store = store_;
+  store_ = nullptr;
+  auto committed = store->commit();
+  if (!committed) store->rollback();
+  return committed;
+}
+
+void Transaction::rollback() {
+  if (store_) store_->rollback();
+  store_ = nullptr;
+}
+
+void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
+  audit.at = context.now();
+  audit.session = context.session;
+  audit.agent = context.agent;
+  // Writes record who made them: the agent named when the session started wins.
+  if (!context.session.empty() && context.store) {
+    if (auto session = context.store->get_session(context.session); session && *session && !(*session)->agent.empty())
+      audit.agent = (*session)->agent;
+  }
+  audit.operation = call.spec->full_name();
+  audit.params = call.params.json();
+  audit.reason = call.common.reason;
+  if (audit.task_id.empty()) {
+    if (auto id = call.params.opt_str("id")) audit.task_id = *id;
+  }
+}
+
+Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes) {
+  if (call.spec->list_like()) shape_list_reply(call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes);
+  Envelope ok;
+  ok.data = std::move(reply.data);
+  ok.warnings = std::move(reply.warnings);
+  ok.warnings.insert(ok.warnings.end(), extra_warnings.begin(), extra_warnings.end());
+  ok.page = reply.page;
+  ok.note = reply.note;
+  return ok;
+}
+
+/// The envelope of a remembered reply (only successes are remembered).
+Envelope envelope_from_value(const json::Value& value) {
+  Envelope envelope;
+  envelope.data = value["data"];
+  const json::Value& meta = value["_meta"];
+  if (meta["warnings"].is_array())
+    for (const auto& warning : meta["warnings"].as_array())
+      if (warning.is_string()) envelope.warnings.push_back(warning.as_string());
+  if (meta["code"].is_string()) envelope.note = parse_error_code(meta["code"].as_string());
+  return envelope;
+}
+
+}  // namespace ct::pipeline

@@ -1,0 +1,90 @@
+// The stages a call goes through, in order (Router::dispatch strings them together):
+//
+//   route → validate → store → capability → external step → transaction → session →
+//   idempotency → handler → audit → commit → shape
+//
+// Each stage is a function of what the earlier ones produced, so each can be tested on its own.
+// The stateful parts (the open store, the bound session, the configuration) stay in the Router.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+
+namespace ct {
+
+struct Request;
+struct Envelope;
+
+namespace pipeline {
+
+/// Router-level params every operation understands: `meta`; on mutations also `reason` and
+/// `idempotencyKey` (PRODUCT.md §3.2). They are taken out before the spec's own validation.
+struct CommonParams {
+  bool meta = false;
+  std::string reason;
+  std::string idempotency_key;
+};
+
+/// A call that passed routing and validation: what every later stage works on.
+struct Call {
+  const OperationSpec* spec = nullptr;
+  CommonParams common;
+  Params params;
+  std::string params_text;  // the validated params as compact JSON (idempotency, audit)
+  /// One of the spec's dry_run params is set (a check, a dry run): the transaction is rolled
+  /// back and nothing is audited, whatever the handler did.
+  bool dry_run = false;
+  /// Read-only mode let this mutation through because it is a dry run.
+  bool read_only = false;
+
+  bool mutate() const { return spec->gateway == Gateway::Mutate; }
+  /// A mutation whose changes are kept (and audited).
+  bool writes() const { return mutate() && !dry_run && !read_only; }
+};
+
+/// Stage 1: the operation a request names, or E_INVALID_DOMAIN / E_INVALID_OPERATION (with
+/// did-you-mean, aliases included) / E_INVALID_GATEWAY.
+Result<const OperationSpec*> route(const Registry& registry, const Request& request);
+
+/// Stage 2: common params, read-only mode (a mutation is refused with E_MUTATION_DISABLED unless
+/// it is a dry run) and the spec's own validation.
+Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool read_only);
+
+/// A transaction that rolls back unless committed: every early return leaves the store clean.
+class Transaction {
+ public:
+  Transaction() = default;
+  explicit Transaction(Store* store) : store_(store) {}
+  Transaction(Transaction&& other) noexcept : store_(other.store_) { other.store_ = nullptr; }
+  Transaction& operator=(Transaction&& other) noexcept;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() { rollback(); }
+
+  /// Commits; on failure the transaction is rolled back.
+  Result<void> commit();
+  void rollback();
+  bool open() const { return store_ != nullptr; }
+
+ private:
+  Store* store_ = nullptr;
+};
+
+/// The audit row of a call, from what the context recorded (changes, subject) and who called.
+void fill_audit(AuditEntry& audit, Context& context, const Call& call);
+
+/// Shapes a handler's reply into the envelope: list projections and the reply budget
+/// (`max_reply_bytes` < 0: none), warnings, page, note.
+Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes);
+
+/// The envelope of a remembered reply (only successes are remembered).
+Envelope envelope_from_value(const json::Value& value);
+
+}  // namespace pipeline
+}  // namespace ct
