@@ -12,6 +12,7 @@
 #include "engines/config.h"
 #include "engines/project.h"
 #include "engines/store.h"
+#include "domains/capabilities.h"
 #include "domains/registry.h"
 
 namespace ct {
@@ -27,6 +28,8 @@ class Context {
   std::string session;                   // current session id, empty when none
   std::string agent;                     // calling agent, when known
   AuditEntry* audit = nullptr;           // mutations record their changes here
+  /// What can run here (system.capabilities, system.health); null when the caller gave none.
+  CapabilityResolver* capabilities = nullptr;
   /// The reply of the spec's external step (a subprocess), when it has one.
   std::optional<Reply> external;
   /// Set by session operations: the caller's session after a successful call ("" = none). The

@@ -66,6 +66,7 @@ std::vector<ErrorCode> OperationSpec::router_errors() const {
     codes.push_back(ErrorCode::LockTimeout);
     codes.push_back(ErrorCode::FileError);
   }
+  if (!needs.empty()) codes.push_back(ErrorCode::CapabilityUnavailable);
   return codes;
 }
 

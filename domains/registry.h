@@ -111,6 +111,13 @@ struct OperationSpec {
   /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
   /// suggested when an unknown operation is one of them.
   std::vector<std::string_view> aliases;
+  /// What it needs from outside this process, checked by the capability resolver (capability/)
+  /// before anything runs: "program:git" (on PATH), "git-repo" (the project is in a git work
+  /// tree), "gh-auth" (gh is authenticated), "config:validate.testCommand" (a configured value is
+  /// set). Empty for native operations: they never reach a probe.
+  std::vector<std::string_view> needs;
+  /// Native operations that do part of the job when this one is unavailable ("release.changelog").
+  std::vector<std::string_view> alternatives;
   /// Work that runs before the store's transaction, holding no lock: a subprocess (git, gh, a test
   /// command, a plug-in). Its reply reaches `handler` as Context::external; with no handler, it is
   /// the call's reply (audited in a short transaction of its own).

@@ -250,7 +250,25 @@ Context Router::new_context() {
   static const Config kDefaults;
   context.config = &kDefaults;
   context.outside_project_allowed = options_.outside_project_allowed;
+  context.capabilities = options_.capabilities;
   return context;
+}
+
+Result<void> Router::check_capability(const OperationSpec& spec, Context& context) {
+  if (spec.needs.empty() || !options_.capabilities) return {};
+  std::filesystem::path root = context.project ? context.project->root
+                               : options_.project_dir ? *options_.project_dir
+                                                      : std::filesystem::current_path();
+  Availability availability = options_.capabilities->check(spec, root, *context.config);
+  if (availability.available) return {};
+  Error error(ErrorCode::CapabilityUnavailable, spec.full_name() + " is unavailable here: " + availability.reason);
+  error.fix = availability.fix;
+  error.details.set("need", availability.need);
+  for (auto name : spec.alternatives) {
+    const OperationSpec* other = registry_.find(name.substr(0, name.find('.')), name.substr(name.find('.') + 1));
+    error.alternatives.push_back({other ? std::string(other->summary) : "Use instead", std::string(name)});
+  }
+  return fail(std::move(error));
 }
 
 Result<void> Router::attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config) {
@@ -376,6 +394,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) 
   Context context = new_context();
   std::optional<Config> damaged_config;
   CT_TRY(attach_store(call, context, damaged_config));
+  CT_TRY(check_capability(spec, context));
 
   // External work (a subprocess) runs before the transaction: a slow program never holds the
   // write lock other writers wait for.

@@ -67,6 +67,9 @@ struct RouterOptions {
   /// Cut list replies to output.maxReplyBytes (an agent's context budget). The CLI turns it off:
   /// people asked for the rows they asked for.
   bool budget_replies = true;
+  /// Asked before any operation that declares `needs` runs (capability/ implements it; it must
+  /// outlive the router). Null: needs are not checked (unit tests of native operations).
+  CapabilityResolver* capabilities = nullptr;
 };
 
 /// One router per connection or CLI invocation: it owns a store connection, opened lazily on the
@@ -93,6 +96,7 @@ class Router {
   // The stages of a call (domains/pipeline.h) that need the router's state.
   Result<Envelope> run(const OperationSpec& spec, const json::Value& raw);
   Context new_context();
+  Result<void> check_capability(const OperationSpec& spec, Context& context);
   Result<void> attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config);
   Result<void> without_store(const pipeline::Call& call, Context& context, Error why,
                              std::optional<Config>& damaged_config);
