@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora tests/fuzz/corpus/<target>/ from the repository's own test data.
+
+    python3 tests/fuzz/seeds.py [--build-dir build/fuzz]
+
+Sources (each seed file is named by the SHA-1 of its content, like libFuzzer names its inputs):
+  json     every `>>>` and `<<<` line of tests/transcripts/**/*.test, every `json` expectation of
+           tests/cli/*.test, every example of the registry, and the edge cases below
+  jsonrpc  every `>>>` line of tests/transcripts/**/*.test and the edge cases below
+  params   one byte (the operation's index in the registry, from params_fuzz with
+           CT_FUZZ_LIST_OPERATIONS=1) + params JSON: every example of the registry and the params
+           of every tools/call in the transcripts
+  scope    every scope written in tests/ (`epic:T001` …) and the edge cases below
+  cli      every `$ ct …` line of tests/cli/*.test, split into words as the transcript runner
+           splits them (shlex, POSIX rules), words separated by NUL
+Existing files are kept (inputs merged by `scripts/fuzz.sh --merge` stay); rerunning adds nothing
+twice.
+"""
+import argparse
+import hashlib
+import json
+import pathlib
+import re
+import shlex
+import subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+
+JSON_EDGES = [
+    "", " ", "null", "true", "false", "0", "-0", "-0.0", "1.0", "1e2", "-1E-2", "1.5e308", "4.9e-324",
+    "9223372036854775807", "-9223372036854775808", "9223372036854775808", "18446744073709551615",
+    "18446744073709551616", "1e999", "-1e999", '""', '"\\u0000"', '"\\ud83d\\ude00"', '"\\ud800"',
+    '"\\u00e9\\n\\t\\"\\\\\\/"', '"é😀"', "[]", "{}", "[[]]", '{"a":{"b":[1,2,{"c":null}]}}',
+    '{"a":1,"a":2}', '{"a":1,"b":2,"a":3}', "[1,2,3,]", "{,}", '{"a" 1}', "[01]", "[1.]", "[.5]",
+    "[-]", "[1e]", "\t[ 1 ,\r\n 2 ]\n", "[" * 63 + "]" * 63, "[" * 64 + "]" * 64,
+    "[" * 63 + "1" + "]" * 63, '{"a":' * 40 + "1" + "}" * 40, '"\x7f"', '"\xc3\xa9"',
+]
+
+JSONRPC_EDGES = [
+    '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":"abc","method":"ping"}',
+    '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1e999,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":null,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e999}}',
+    '{"jsonrpc":"2.0","id":7,"result":{}}',
+    '{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}',
+    '{"jsonrpc":"1.0","id":1,"method":"ping"}',
+    '{"id":1,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1,"method":5}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cleo_query","arguments":{"domain":"tasks","operation":"show","params":{"id":"\\ud800"}}}}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}',
+    '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]',
+    '[{"jsonrpc":"2.0","method":"notifications/initialized"}]',
+    '[1,{"jsonrpc":"2.0","id":2,"method":"ping"}]',
+    '[]', '[{"jsonrpc":"2.0","id":1e999,"method":"ping"}]', "42", "{not json", '"ping"',
+]
+
+SCOPE_EDGES = [
+    "global", " global ", "GLOBAL", "global:", "task:T1", "task:t001", "task:1", "task: T001 ",
+    "taskGroup:T1", "subtree:T0001", "epic:T001", "custom:T1,T2", "custom:T1,T1", "custom:T1, T2 ,T3",
+    "custom:", "custom:,", "custom:T1,", "task:T1,T2", "epic", ":", "", "task:T99999999999999999999",
+    "task:T-1", "task:T1\x00", "custom:" + ",".join(f"T{i}" for i in range(1, 40)),
+]
+
+
+def write(target, content):
+    data = content.encode() if isinstance(content, str) else content
+    directory = CORPUS / target
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / hashlib.sha1(data).hexdigest()
+    if not path.exists():
+        path.write_bytes(data)
+
+
+def directive_lines(paths, prefix):
+    for path in sorted(paths):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith(prefix):
+                yield line[len(prefix):]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", default=str(ROOT / "build" / "fuzz"))
+    args = parser.parse_args()
+
+    transcripts = list((ROOT / "tests" / "transcripts").rglob("*.test"))
+    cli_tests = list((ROOT / "tests" / "cli").glob("*.test"))
+    requests = list(directive_lines(transcripts, ">>> "))
+
+    listing = subprocess.run([str(pathlib.Path(args.build_dir) / "tests" / "fuzz" / "params_fuzz")],
+                             env={"CT_FUZZ_LIST_OPERATIONS": "1"}, capture_output=True, text=True, check=True)
+    index = {}
+    examples = []
+    for line in listing.stdout.splitlines():
+        kind, number, rest = line.split(" ", 2)
+        if kind == "op":
+            index[tuple(rest.split(" "))] = int(number)
+        else:
+            examples.append((int(number), rest))
+
+    # json
+    for text in requests + list(directive_lines(transcripts, "<<< ")) + list(directive_lines(cli_tests, "json ")):
+        if text != "none":
+            write("json", text)
+    for _, params in examples:
+        write("json", params)
+    for text in JSON_EDGES:
+        write("json", text)
+
+    # jsonrpc
+    for text in requests + JSONRPC_EDGES:
+        write("jsonrpc", text)
+
+    # params
+    for number, params in examples:
+        write("params", bytes([number]) + params.encode())
+    for text in requests:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            continue
+        arguments = (message.get("params") or {}).get("arguments")
+        if not isinstance(arguments, dict):
+            continue
+        key = (arguments.get("domain"), arguments.get("operation"))
+        if key in index and "params" in arguments:
+            try:
+                text = json.dumps(arguments["params"], ensure_ascii=False, separators=(",", ":")).encode()
+            except UnicodeEncodeError:  # a lone surrogate escape: keep it escaped
+                text = json.dumps(arguments["params"], separators=(",", ":")).encode()
+            write("params", bytes([index[key]]) + text)
+
+    # scope
+    pattern = re.compile(r"\b(?:task|taskGroup|subtree|epic|custom):[A-Za-z0-9,]*")
+    for path in transcripts + cli_tests + list((ROOT / "tests" / "unit").rglob("*.cpp")):
+        for match in pattern.findall(path.read_text(encoding="utf-8")):
+            write("scope", match)
+    for text in SCOPE_EDGES:
+        write("scope", text)
+
+    # cli
+    for line in directive_lines(cli_tests, "$ "):
+        try:
+            words = shlex.split(line, posix=True)
+        except ValueError:
+            continue
+        if words and words[0] == "ct":
+            write("cli", "\0".join(words[1:]))
+
+    for target in ("json", "jsonrpc", "params", "scope", "cli"):
+        print(f"{target}: {len(list((CORPUS / target).iterdir()))} seeds")
+
+
+if __name__ == "__main__":
+    main()
