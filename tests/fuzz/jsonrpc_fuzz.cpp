@@ -14,7 +14,9 @@
 //     element that needs a reply;
 //   - a reply's id is the request's id when that is a string or a number, else null;
 //   - a tool result's text block is its structuredContent, isError is !success, and no operation
-//     answers E_INTERNAL (a bug, by the product's own definition).
+//     answers E_INTERNAL (a bug, by the product's own definition);
+//   - after a message with a successful cleo_mutate call, validate.audit and validate.schema
+//     pass: only the product has written to this store.
 // A message that starts with '[' is handled twice: on a fresh connection (batches refused) and
 // on one that negotiated 2025-03-26 (batches served).
 #include <unistd.h>
@@ -42,7 +44,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kInputsPerProject = 1000;
+constexpr std::size_t kInputsPerProject = 10000;
 
 struct Harness {
   fs::path root;
@@ -173,6 +175,17 @@ Shape shape_of(const json::Outline& message) {
   return shape;
 }
 
+/// Known finding audit-big-number (regressions/jsonrpc/): a number that parse() takes as a double
+/// beyond 2^64 (18446744073709551615) is stored in the audit row as 18446744073709551616, which
+/// parse() refuses on reading; the row is then hashed as {} and the chain "breaks". True when the
+/// message holds such a number (json-big-double's condition).
+bool big_number_in_params(std::string_view message) {
+  auto parsed = json::parse(message);
+  if (!parsed) return false;
+  std::string dumped = parsed->dump();
+  return !json::parse(dumped);
+}
+
 // ---- checking the reply ---------------------------------------------------------------------
 
 void check_reply_object(const json::Value& reply, const Shape& shape, std::string_view message) {
@@ -221,10 +234,15 @@ void check_raw_reply_object(std::string_view reply, std::string_view message) {
     fuzz::finding("a reply without exactly one of result and error", message, reply);
 }
 
+/// Whether the last message changed anything: a cleo_mutate call answered with success.
+bool changed = false;
+
 void handle(std::string_view message, mcp::Connection connection) {
   // Batches are served only on a connection that negotiated 2025-03-26 before the message came.
   const bool batches = connection.protocol_version == "2025-03-26";
   mcp::Outcome outcome = harness->protocol->handle(message, connection, *harness->router);
+  changed = changed || (outcome.reply && message.find("cleo_mutate") != std::string_view::npos &&
+                        outcome.reply->find("\"isError\":false") != std::string::npos);
   auto parsed = json::parse(message);
   if (parsed) {
     std::vector<Shape> needing;  // what each reply entry answers, in order
@@ -307,6 +325,21 @@ void handle(std::string_view message, mcp::Connection connection) {
   }
 }
 
+/// Only the product writes to this store, so its own checks must pass after any change: the
+/// audit trail's hash chain verifies (validate.audit) and every data rule holds (validate.schema).
+/// Run after each message with a successful cleo_mutate call, so a finding is reproducible from
+/// that message alone.
+void check_store(std::string_view message) {
+  for (const char* check : {"audit", "schema"}) {
+    Envelope envelope = harness->router->dispatch({Gateway::Query, "validate", check, json::Value()});
+    if (envelope.success || !envelope.error || envelope.error->code != ErrorCode::Validation) continue;
+    if (std::string_view(check) == "audit" && big_number_in_params(message) &&
+        fuzz::skip_known("audit-big-number"))
+      continue;
+    fuzz::finding(std::string("the product's own writes fail validate.") + check, message, to_json(envelope));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -332,6 +365,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (++harness->handled % kInputsPerProject == 0) fresh_project();
   std::string_view message = fuzz::as_text(data, size);
+  changed = false;
   handle(message, mcp::Connection{});
   std::size_t first = message.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && message[first] == '[') {
@@ -340,5 +374,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     batches.initialized = true;
     handle(message, batches);
   }
+  if (changed) check_store(message);
   return 0;
 }

@@ -6,8 +6,8 @@
 //     back through the typed accessors the handlers use);
 //   - validation is idempotent: the validated params validate again to the same params.
 // With CT_FUZZ_LIST_OPERATIONS=1 it prints the operations in input order ("op <byte> <domain>
-// <name>") and their examples ("example <byte> <params JSON>") and exits: tests/fuzz/seeds.py
-// makes the seed corpus from them.
+// <name>"), their examples ("example <byte> <params JSON>"), param names, enum choices and CLI
+// shortcuts, and exits: tests/fuzz/seeds.py makes the seed corpora and dictionaries from them.
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -76,6 +76,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::printf("op %zu %s %s\n", i, std::string(operations[i].domain).c_str(), std::string(operations[i].name).c_str());
     for (const auto& example : operations[i].examples)
       std::printf("example %zu %s\n", i, std::string(example.params_json).c_str());
+    for (const auto& param : operations[i].params) {
+      std::printf("param %zu %s\n", i, std::string(param.name).c_str());
+      for (auto choice : param.choices) std::printf("choice %zu %s\n", i, std::string(choice).c_str());
+      if (!param.cli_alias.empty()) std::printf("param %zu %s\n", i, std::string(param.cli_alias).c_str());
+    }
+    if (!operations[i].shortcut.empty())
+      std::printf("shortcut %zu %s\n", i, std::string(operations[i].shortcut).c_str());
   }
   std::exit(0);
 }
