@@ -116,7 +116,7 @@ if [ "$mode" = regressions ]; then
         echo "PASS ${file#"$repo"/}"
       else
         echo "FAIL ${file#"$repo"/}"
-        grep -E 'FUZZ FINDING|^detail: |ERROR: |runtime error|Assertion' "$log" | grep -v 'deadly signal' | head -4 | sed 's/^/    /'
+        grep -aE 'FUZZ FINDING|^detail: |ERROR: |runtime error|Assertion' "$log" | grep -av 'deadly signal' | head -4 | sed 's/^/    /'
         failed=$((failed + 1))
       fi
       rm -f "$log"
@@ -146,7 +146,7 @@ for name in "${targets[@]}"; do
 
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log.txt" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/log.txt" | tail -1)
-  last=$(grep -E '^#[0-9]+.* cov: ' "$run/log.txt" | tail -1 || true)
+  last=$(grep -aE '^#[0-9]+.* cov: ' "$run/log.txt" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corpus=$(find "$run/corpus" -type f | wc -l)
@@ -160,7 +160,7 @@ for name in "${targets[@]}"; do
   summary+=("$row")
   if ((findings)); then
     status=1
-    grep -E 'FUZZ FINDING|^==[0-9]+==ERROR|runtime error|SUMMARY: |Assertion|^detail: ' "$run/log.txt" | head -8 | sed 's/^/    /'
+    grep -aE 'FUZZ FINDING|^==[0-9]+==ERROR|runtime error|SUMMARY: |Assertion|^detail: ' "$run/log.txt" | head -8 | sed 's/^/    /'
     find "$run/artifacts" -type f | sed 's/^/    artifact: /'
     echo "    minimise: $build_dir/tests/fuzz/${name}_fuzz -minimize_crash=1 -runs=10000 <artifact>"
   fi

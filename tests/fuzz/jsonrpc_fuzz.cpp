@@ -19,8 +19,6 @@
 //     pass: only the product has written to this store.
 // A message that starts with '[' is handled twice: on a fresh connection (batches refused) and
 // on one that negotiated 2025-03-26 (batches served).
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -30,13 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
 #include "core/json_parse.h"
-#include "core/log.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
 #include "gateway/commands.h"
 #include "gateway/mcp_protocol.h"
+#include "fuzz_project.h"
 #include "fuzz_support.h"
 
 using namespace ct;
@@ -58,19 +55,8 @@ Harness* harness = nullptr;  // lives as long as the process
 /// A new project, as `ct init` makes it, with a router configured as `ct mcp` configures one.
 void fresh_project() {
   harness->router.reset();
-  std::error_code ignored;
-  fs::remove_all(harness->project, ignored);
-  fs::create_directories(harness->project);
-  RouterOptions options;
-  options.project_dir = harness->project;
-  options.check_integrity_on_open = true;
-  options.outside_project_allowed = false;
-  harness->router = std::make_unique<Router>(registry(), options, clock_from_environment());
-  Envelope init = harness->router->dispatch({Gateway::Mutate, "system", "init", json::Value()});
-  if (!init.success) {
-    std::fprintf(stderr, "jsonrpc_fuzz: system.init failed: %s\n", to_json(init).c_str());
-    std::abort();
-  }
+  fuzz::fresh_project(harness->project);
+  harness->router = fuzz::make_router(harness->project);
 }
 
 // ---- reading the message independently of the product --------------------------------------
@@ -343,19 +329,9 @@ void check_store(std::string_view message) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Before anything reads them: a fixed clock and deterministic ids, no user config.
-  ::setenv("CLEO_TEST_MODE", "1", 1);
-  for (const char* name : {"CLEO_ROOT", "CLEO_HOME", "CLEO_SESSION", "CLEO_READ_ONLY", "CLEO_FORMAT",
-                           "CLEO_FIXED_TIME", "CLEO_CHECK_ERRORS"})
-    ::unsetenv(name);
   harness = new Harness;
-  harness->root = fuzz::scratch_dir("jsonrpc");
+  harness->root = fuzz::hermetic_environment("jsonrpc");
   harness->project = harness->root / "project";
-  fs::create_directories(harness->root / "home");
-  ::setenv("HOME", (harness->root / "home").c_str(), 1);
-  // Relative paths an operation might take resolve inside the scratch dir, never the checkout.
-  if (::chdir(harness->root.c_str()) != 0) std::abort();
-  log::set_level(log::Level::Error);
   std::fprintf(stderr, "jsonrpc_fuzz: project in %s\n", harness->project.c_str());
   harness->protocol = std::make_unique<mcp::Protocol>(registry(), mcp::server_info());
   fresh_project();

@@ -13,10 +13,12 @@ Sources (each seed file is named by the SHA-1 of its content, like libFuzzer nam
   scope    every scope written in tests/ (`epic:T001` …) and the edge cases below
   cli      every `$ ct …` line of tests/cli/*.test, split into words as the transcript runner
            splits them (shlex, POSIX rules), words separated by NUL
+  http     every `>>>` line as the POST a client sends (with the live session: `$session`), and
+           requests that break the endpoint's rules (methods, Host, Origin, framing, token …)
 Existing files are kept (inputs merged by `scripts/fuzz.sh --merge` stay); rerunning adds nothing
 twice.
 
-It also writes the libFuzzer dictionaries tests/fuzz/<target>.dict (jsonrpc, params, cli): JSON-RPC
+It also writes the libFuzzer dictionaries tests/fuzz/<target>.dict (jsonrpc, params, cli, http): JSON-RPC
 and MCP words, and the registry's domains, operations, param names (as JSON keys, and as kebab-case
 flags for cli), enum choices and shortcuts.
 """
@@ -75,6 +77,49 @@ SCOPE_EDGES = [
 ]
 
 
+HTTP_HEAD = ("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8808\r\nAccept: application/json, text/event-stream\r\n"
+             "Content-Type: application/json\r\n")
+PING = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+HTTP_EDGES = [
+    HTTP_HEAD + "\r\n" + '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nMCP-Protocol-Version: 1999-01-01\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n\r\n" + PING,
+    HTTP_HEAD + "\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\n\r\n" + '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\n\r\n" + '{"jsonrpc":"2.0","id":1e999,"method":"ping"}',
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\n\r\n{not json",
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nAuthorization: Bearer fuzz-token\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nAuthorization: bearer   fuzz-token  \r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nAuthorization: Bearer wrong\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nOrigin: http://localhost:5173\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nOrigin: https://evil.example\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nOrigin: null\r\n\r\n" + PING,
+    HTTP_HEAD.replace("Host: 127.0.0.1:8808", "Host: evil.example:8808") + "Mcp-Session-Id: $session\r\n\r\n" + PING,
+    HTTP_HEAD.replace("Host: 127.0.0.1:8808", "Host: [::1]:8808") + "Mcp-Session-Id: $session\r\n\r\n" + PING,
+    HTTP_HEAD + "Host: localhost\r\nMcp-Session-Id: $session\r\n\r\n" + PING,
+    HTTP_HEAD.replace("Host: 127.0.0.1:8808\r\n", "") + "Mcp-Session-Id: $session\r\n\r\n" + PING,
+    HTTP_HEAD.replace("HTTP/1.1", "HTTP/1.0").replace("Host: 127.0.0.1:8808\r\n", "") + "Mcp-Session-Id: $session\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nContent-Length: 40\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nContent-Length: 40\r\nContent-Length: 41\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nContent-Length: 99999999999999999999\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nContent-Length: 4x\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nTransfer-Encoding: chunked\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nTransfer-Encoding: gzip\r\n\r\n" + PING,
+    HTTP_HEAD + "Mcp-Session-Id: $session\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n" + PING,
+    HTTP_HEAD.replace("Accept: application/json, text/event-stream", "Accept: text/html") + "\r\n" + PING,
+    HTTP_HEAD.replace("Content-Type: application/json", "Content-Type: text/plain") + "\r\n" + PING,
+    HTTP_HEAD.replace("POST /mcp", "POST /mcp?x=1") + "Mcp-Session-Id: $session\r\n\r\n" + PING,
+    HTTP_HEAD.replace("POST /mcp", "POST /other") + "\r\n" + PING,
+    "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n",
+    "OPTIONS /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    "DELETE /mcp HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: $session\r\n\r\n",
+    "DELETE /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    "POST /mcp HTTP/1.1\nHost: localhost\n\n" + PING,
+    "",
+]
+
+
 def write(target, content):
     data = content.encode() if isinstance(content, str) else content
     directory = CORPUS / target
@@ -124,6 +169,12 @@ def write_dictionaries(index, params, choices, shortcuts):
               "-h", "--", "-", "@", "@missing.json", "mcp", "serve", "mcp-config", "help"]
     cli_words = sorted(set(domains + operations + sorted(shortcuts) + sorted(choices) + flags))
     (CORPUS.parent / "cli.dict").write_text(header + "\n".join(dict_entry(w) for w in cli_words) + "\n")
+    http = ["POST", "GET", "DELETE", "OPTIONS", "HEAD", "/mcp", "HTTP/1.1", "HTTP/1.0", "\r\n", "\r\n\r\n",
+            "Host: ", "Origin: ", "Accept: ", "Content-Type: ", "Content-Length: ", "Transfer-Encoding: ",
+            "Authorization: ", "Mcp-Session-Id: ", "MCP-Protocol-Version: ", "$session", "Bearer ", "fuzz-token",
+            "chunked", "application/json", "text/event-stream", "*/*", "localhost", "127.0.0.1", "[::1]", ":8808",
+            "http://", "https://", "null", "evil.example", "2025-11-25", "2025-03-26"]
+    (CORPUS.parent / "http.dict").write_text(header + "\n".join(dict_entry(w) for w in http + rpc[:24]) + "\n")
 
 
 def main():
@@ -205,7 +256,13 @@ def main():
         if words and words[0] == "ct":
             write("cli", "\0".join(words[1:]))
 
-    for target in ("json", "jsonrpc", "params", "scope", "cli"):
+    # http
+    for text in requests:
+        write("http", HTTP_HEAD + "Mcp-Session-Id: $session\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n" + text)
+    for text in HTTP_EDGES:
+        write("http", text)
+
+    for target in ("json", "jsonrpc", "params", "scope", "cli", "http"):
         print(f"{target}: {len(list((CORPUS / target).iterdir()))} seeds")
 
 
