@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kInputsPerProject = 10000;
+constexpr std::size_t kInputsPerProject = 2000;
 
 struct Harness {
   fs::path root;
