@@ -36,15 +36,6 @@ cli::InputSource fixed_input() {
   return input;
 }
 
-/// Known finding cli-empty-option-value (regressions/cli/): find_route reads args[i - 1].front()
-/// when args[i - 1] is the empty value of --project, --reason or --session.
-bool empty_option_value(const std::vector<std::string>& args) {
-  for (std::size_t i = 2; i < args.size(); ++i)
-    if (args[i - 1].empty() && (args[i - 2] == "--project" || args[i - 2] == "--reason" || args[i - 2] == "--session"))
-      return true;
-  return false;
-}
-
 /// Known finding cli-two-word-shortcut (regressions/cli/): find_route takes one argv word equal to
 /// a two-word shortcut ("config get", quoted) for that shortcut, and CommandTree then asks CLI11
 /// for a subcommand named "config get", which throws CLI::IncorrectConstruction.
@@ -103,7 +94,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (!input.empty() && input.back() == '\0') args.pop_back();  // a trailing separator ends the last word
   if (input.empty()) args.clear();
-  if (empty_option_value(args) && fuzz::skip_known("cli-empty-option-value")) return 0;
   if (two_word_shortcut_word(args) && fuzz::skip_known("cli-two-word-shortcut")) return 0;
   try {
     run(args, input);

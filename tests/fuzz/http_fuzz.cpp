@@ -172,13 +172,6 @@ void check_body_object(std::string_view body, std::string_view input, std::strin
     fuzz::finding(std::string(which) + ": a reply without exactly one of result and error", input, body);
 }
 
-/// Known finding http-header-not-utf8 (regressions/http/): the refusal of an unsupported
-/// MCP-Protocol-Version quotes the header's bytes into the JSON reply, UTF-8 or not.
-bool header_not_utf8(const HttpRequest& request) {
-  return std::any_of(request.headers.begin(), request.headers.end(),
-                     [](const HttpHeader& h) { return !valid_utf8(h.value); });
-}
-
 void check(HttpExchange& exchange, const HttpRequest& request, bool guarded, std::string_view input) {
   const char* which = guarded ? "guarded" : "open";
   auto finding = [&](std::string_view what, std::string_view detail) {
@@ -197,9 +190,6 @@ void check(HttpExchange& exchange, const HttpRequest& request, bool guarded, std
   } else {
     if (header(response.headers, "Content-Type") != "application/json") finding("a body without Content-Type application/json", shown);
     json::Outline outline = json::outline(response.body);
-    if (!outline.well_formed && !valid_utf8(response.body) && header_not_utf8(request) &&
-        fuzz::skip_known("http-header-not-utf8"))
-      return;
     if (!outline.well_formed) finding("a body that is not well-formed JSON", shown);
     if (json::parse(request.body) && !json::parse(response.body)) finding("a reply to a parsable body does not parse", shown);
     if (outline.top == json::Type::Array) {

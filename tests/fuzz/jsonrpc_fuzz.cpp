@@ -61,58 +61,12 @@ void fresh_project() {
 
 // ---- reading the message independently of the product --------------------------------------
 
-/// Decodes the inside of a JSON string token (no quotes); "" when it cannot (then it is no key
-/// this harness cares about).
-std::string decode_string(std::string_view raw) {
-  std::string out;
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] != '\\') {
-      out += raw[i];
-      continue;
-    }
-    if (++i >= raw.size()) return "";
-    char e = raw[i];
-    if (e == 'u') {
-      if (i + 4 >= raw.size()) return "";
-      unsigned code = 0;
-      for (int k = 1; k <= 4; ++k) {
-        char h = raw[i + static_cast<std::size_t>(k)];
-        code = code * 16 + static_cast<unsigned>(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
-      }
-      i += 4;
-      if (code >= 0x80) return "";  // not ASCII: not "id", "method", "result" or "error"
-      out += static_cast<char>(code);
-      continue;
-    }
-    switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      default: out += e;
-    }
-  }
-  return out;
-}
-
 /// What a message (or a batch element) asks of the server.
 struct Shape {
   bool object = false;
   bool needs_reply = true;
   std::optional<json::Value> id;  // the id the reply must carry (null when none usable); unset: not checked
-  bool repeated_id = false;       // the object names "id" more than once (known finding jsonrpc-repeated-id)
-  bool outline_refuses = false;   // parse() accepts the message, outline() does not (known finding outline-depth-64)
 };
-
-/// Known finding jsonrpc-repeated-id (regressions/jsonrpc/): parse() keeps the last of repeated
-/// keys, but a number id that is not an integer is echoed from outline().member("id"), the first.
-bool repeats_id(std::string_view text) {
-  json::Outline outline = json::outline(text);
-  int ids = 0;
-  for (const auto& [key, raw] : outline.members) ids += decode_string(key) == "id";
-  return ids > 1;
-}
 
 Shape shape_of(const json::Value& message) {
   Shape shape;
@@ -131,26 +85,13 @@ Shape shape_of(const json::Value& message) {
   return shape;
 }
 
-/// Known finding jsonrpc-escaped-key (regressions/jsonrpc/): for a message that only outline()
-/// accepts, the product looks "id", "method", "result" and "error" up by their raw spelling, so a
-/// key written with an escape ("\u0069d") is not seen.
-bool escapes_a_key(const json::Outline& message) {
-  for (const auto& [key, raw] : message.members) {
-    if (key.find('\\') == std::string::npos) continue;
-    std::string name = decode_string(key);
-    if (name == "id" || name == "method" || name == "result" || name == "error") return true;
-  }
-  return false;
-}
-
-/// The same from outline() for a message parse() refuses: keys decoded here; jsonrpc not read.
+/// The same from outline() for a message parse() refuses (its keys come decoded); jsonrpc not read.
 Shape shape_of(const json::Outline& message) {
   Shape shape;
   if (message.top != json::Type::Object) return shape;
   shape.object = true;
   bool id = false, method = false, answer = false;
-  for (const auto& [key, raw] : message.members) {
-    std::string name = decode_string(key);
+  for (const auto& [name, raw] : message.members) {
     id = id || name == "id";
     method = method || name == "method";
     answer = answer || name == "result" || name == "error";
@@ -159,17 +100,6 @@ Shape shape_of(const json::Outline& message) {
   bool response = !method && id && answer;
   shape.needs_reply = !notification && !response;
   return shape;
-}
-
-/// Known finding audit-big-number (regressions/jsonrpc/): a number that parse() takes as a double
-/// beyond 2^64 (18446744073709551615) is stored in the audit row as 18446744073709551616, which
-/// parse() refuses on reading; the row is then hashed as {} and the chain "breaks". True when the
-/// message holds such a number (json-big-double's condition).
-bool big_number_in_params(std::string_view message) {
-  auto parsed = json::parse(message);
-  if (!parsed) return false;
-  std::string dumped = parsed->dump();
-  return !json::parse(dumped);
 }
 
 // ---- checking the reply ---------------------------------------------------------------------
@@ -181,11 +111,7 @@ void check_reply_object(const json::Value& reply, const Shape& shape, std::strin
   if (reply.contains("result") == reply.contains("error"))
     fuzz::finding("a reply without exactly one of result and error", message, text);
   if (!reply.contains("id")) fuzz::finding("a reply without an id", message, text);
-  // Without outline() the product echoes a number id from its double: 18446744073709551615
-  // comes back as 18446744073709551616 (with json-big-double, not even parsable).
-  if (shape.id && !fuzz::same_json(reply["id"], *shape.id) &&
-      !(shape.repeated_id && fuzz::skip_known("jsonrpc-repeated-id")) &&
-      !(shape.outline_refuses && fuzz::skip_known("outline-depth-64")))
+  if (shape.id && !fuzz::same_json(reply["id"], *shape.id))
     fuzz::finding("a reply's id is not the request's id", message, text + " (expected id " + shape.id->dump() + ")");
   if (const json::Value* error = reply.find("error")) {
     if (!(*error)["code"].is_int() || !(*error)["message"].is_string())
@@ -232,21 +158,13 @@ void handle(std::string_view message, mcp::Connection connection) {
   auto parsed = json::parse(message);
   if (parsed) {
     std::vector<Shape> needing;  // what each reply entry answers, in order
-    const bool outline_refuses = !json::outline(message).well_formed;
     bool batch = parsed->is_array() && batches && !parsed->empty();
     if (batch) {
-      json::Outline elements = json::outline(message);
-      for (std::size_t i = 0; i < parsed->size(); ++i) {
-        Shape shape = shape_of(parsed->as_array()[i]);
-        shape.repeated_id = i < elements.elements.size() && repeats_id(elements.elements[i]);
-        shape.outline_refuses = outline_refuses;
-        if (shape.needs_reply) needing.push_back(shape);
-      }
+      for (const auto& item : parsed->as_array())
+        if (Shape shape = shape_of(item); shape.needs_reply) needing.push_back(shape);
     } else if (parsed->is_array()) {
       needing.push_back(Shape{false, true, json::Value()});
     } else if (Shape shape = shape_of(*parsed); shape.needs_reply) {
-      shape.repeated_id = repeats_id(message);
-      shape.outline_refuses = outline_refuses;
       needing.push_back(shape);
     }
     if (needing.empty()) {
@@ -255,7 +173,6 @@ void handle(std::string_view message, mcp::Connection connection) {
     }
     if (!outcome.reply) fuzz::finding("a message that needs a reply got none", message);
     auto reply = json::parse(*outcome.reply);
-    if (!reply && outline_refuses && fuzz::skip_known("outline-depth-64")) return;
     if (!reply) fuzz::finding("a reply to a parsable message does not parse", message, *outcome.reply);
     if (batch) {
       if (!reply->is_array() || reply->size() != needing.size())
@@ -279,20 +196,11 @@ void handle(std::string_view message, mcp::Connection connection) {
   }
   std::size_t needing = 0;
   bool batch = outline.top == json::Type::Array && batches && !outline.elements.empty();
-  bool escaped = false;
   if (batch) {
-    for (std::string_view element : outline.elements) {
-      json::Outline item = json::outline(element);
-      needing += shape_of(item).needs_reply;
-      escaped = escaped || escapes_a_key(item);
-    }
+    for (std::string_view element : outline.elements) needing += shape_of(json::outline(element)).needs_reply;
   } else {
     needing = outline.top == json::Type::Array || shape_of(outline).needs_reply;
-    escaped = escapes_a_key(outline);
   }
-  // Whether a reply comes is what an escaped key gets wrong (known finding jsonrpc-escaped-key).
-  bool reply_mismatch = (needing == 0) == outcome.reply.has_value();
-  if (reply_mismatch && escaped && fuzz::skip_known("jsonrpc-escaped-key")) return;
   if (needing == 0) {
     if (outcome.reply) fuzz::finding("a notification or response got a reply", message, *outcome.reply);
     return;
@@ -301,10 +209,8 @@ void handle(std::string_view message, mcp::Connection connection) {
   json::Outline reply = json::outline(*outcome.reply);
   if (!reply.well_formed) fuzz::finding("a reply is not well-formed JSON", message, *outcome.reply);
   if (batch) {
-    if (reply.top != json::Type::Array || reply.elements.size() != needing) {
-      if (escaped && fuzz::skip_known("jsonrpc-escaped-key")) return;
+    if (reply.top != json::Type::Array || reply.elements.size() != needing)
       fuzz::finding("a batch reply without one entry per request", message, *outcome.reply);
-    }
     for (std::string_view entry : reply.elements) check_raw_reply_object(entry, message);
   } else {
     check_raw_reply_object(*outcome.reply, message);
@@ -319,9 +225,6 @@ void check_store(std::string_view message) {
   for (const char* check : {"audit", "schema"}) {
     Envelope envelope = harness->router->dispatch({Gateway::Query, "validate", check, json::Value()});
     if (envelope.success || !envelope.error || envelope.error->code != ErrorCode::Validation) continue;
-    if (std::string_view(check) == "audit" && big_number_in_params(message) &&
-        fuzz::skip_known("audit-big-number"))
-      continue;
     fuzz::finding(std::string("the product's own writes fail validate.") + check, message, to_json(envelope));
   }
 }
