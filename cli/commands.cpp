@@ -127,7 +127,8 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
         continue;
       }
       for (const auto* spec : shortcuts(registry)) {
-        if (spec->shortcut == arg) {
+        // A two-word shortcut is two argv words; one word holding both ("config get") is unknown.
+        if (spec->shortcut == arg && spec->shortcut.find(' ') == std::string_view::npos) {
           route.spec = spec;
           return route;
         }

@@ -36,17 +36,6 @@ cli::InputSource fixed_input() {
   return input;
 }
 
-/// Known finding cli-two-word-shortcut (regressions/cli/): find_route takes one argv word equal to
-/// a two-word shortcut ("config get", quoted) for that shortcut, and CommandTree then asks CLI11
-/// for a subcommand named "config get", which throws CLI::IncorrectConstruction.
-bool two_word_shortcut_word(const std::vector<std::string>& args) {
-  for (const auto& spec : registry().operations())
-    if (spec.shortcut.find(' ') != std::string_view::npos &&
-        std::find(args.begin(), args.end(), spec.shortcut) != args.end())
-      return true;
-  return false;
-}
-
 bool parse_code(ErrorCode code) {
   return code == ErrorCode::InvalidInput || code == ErrorCode::InvalidParams || code == ErrorCode::FileError;
 }
@@ -94,7 +83,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (!input.empty() && input.back() == '\0') args.pop_back();  // a trailing separator ends the last word
   if (input.empty()) args.clear();
-  if (two_word_shortcut_word(args) && fuzz::skip_known("cli-two-word-shortcut")) return 0;
   try {
     run(args, input);
   } catch (const std::exception& e) {
