@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "capability/probes.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/render.h"
@@ -250,6 +251,7 @@ int run_checked(const std::vector<std::string>& args) {
   options.adopt_only_active_session = true;
   options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
+  options.capabilities = &capability::process_resolver();
   std::optional<std::filesystem::path> project_dir = options.project_dir;
   Router router(operations, std::move(options), clock_from_environment());
   const Binding binding = resolve_session(globals, project_dir);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "capability/probes.h"
 #include "cli/render.h"
 #include "core/log.h"
 #include "disclosure/product.h"
@@ -138,6 +139,7 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
   // which may not name files outside the project (unless the project allows it).
   options.check_integrity_on_open = true;
   options.outside_project_allowed = false;
+  options.capabilities = &capability::process_resolver();
   if (!flags.log_level.empty()) {
     log::Level level = log::Level::Warn;
     if (log::parse_level(flags.log_level, level)) log::set_level(level);

@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # libmicrohttpd-dev: the HTTP server of `ct serve`; libcpp-httplib-dev: the HTTP client of the
 # tests, the benchmarks and the transcript runner.
-packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
+packages=(g++ cmake ninja-build pkg-config git libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
   libcpp-httplib-dev libmicrohttpd-dev nettle-dev)
 # Node runs the MCP SDK interop test (tests/interop); a Node already on PATH is kept as it is.
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)

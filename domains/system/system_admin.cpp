@@ -7,6 +7,7 @@
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
+#include "domains/system/capability_matrix.h"
 #include "domains/verdict.h"
 #include "engines/backups.h"
 #include "engines/sqlite_store.h"
@@ -157,11 +158,24 @@ Result<Reply> health(Context& context, const Params&) {
   auto config = Config::load(context.project->config_path());
   add(config ? check("config", "ok", context.project->config_path().string())
              : check("config", "fail", config.error().message, config.error().fix));
-  std::size_t native = 0;
-  for (const auto& spec : context.registry->operations()) native += spec.engine == EngineKind::Native ? 1 : 0;
-  add(check("capabilities", "ok",
-            std::to_string(context.registry->operations().size()) + " operations, " + std::to_string(native) +
-                " native"));
+  // The matrix in one line (system.capabilities has it whole); an unavailable operation is a
+  // warning, never a failure: native work goes on.
+  std::size_t native = 0, unavailable = 0;
+  std::string first_unavailable;
+  for (const auto& row : capability_matrix(context)) {
+    native += row.spec->engine == EngineKind::Native ? 1 : 0;
+    if (!row.availability.available && unavailable++ == 0)
+      first_unavailable = row.spec->full_name() + " (" + row.availability.reason + ")";
+  }
+  std::string matrix = std::to_string(context.registry->operations().size()) + " operations, " +
+                       std::to_string(native) + " native";
+  if (unavailable == 0) {
+    add(check("capabilities", "ok", matrix + ", all available"));
+  } else {
+    add(check("capabilities", "warn",
+              matrix + ", " + std::to_string(unavailable) + " unavailable here, e.g. " + first_unavailable,
+              "cleo_query {domain:'system', operation:'capabilities', params:{\"available\":false}}"));
+  }
   json::Value data = json::Value::object();
   data.set("status", overall);
   std::string summary = "health check failed";

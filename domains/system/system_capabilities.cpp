@@ -1,0 +1,86 @@
+#include <algorithm>
+
+#include "domains/params.h"
+#include "domains/system/capability_matrix.h"
+
+namespace ct {
+
+std::vector<MatrixRow> capability_matrix(Context& context, std::string_view domain) {
+  std::filesystem::path root = context.project ? context.project->root : std::filesystem::current_path();
+  std::vector<MatrixRow> rows;
+  for (const auto& spec : context.registry->operations()) {
+    if (!domain.empty() && spec.domain != domain) continue;
+    MatrixRow row{&spec, {}};
+    if (!spec.needs.empty() && context.capabilities) row.availability = context.capabilities->check(spec, root, *context.config);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string_view> registry_needs(const Registry& registry) {
+  std::vector<std::string_view> needs;
+  for (const auto& spec : registry.operations())
+    for (auto need : spec.needs)
+      if (std::find(needs.begin(), needs.end(), need) == needs.end()) needs.push_back(need);
+  return needs;
+}
+
+namespace {
+
+Result<Reply> capabilities(Context& context, const Params& params) {
+  std::string domain = params.opt_str("domain").value_or("");
+  if (!domain.empty() && context.registry->operation_names(domain, Gateway::Query).empty() &&
+      context.registry->operation_names(domain, Gateway::Mutate).empty()) {
+    return fail(Error(ErrorCode::InvalidParams, "domain: no operations in '" + domain + "'")
+                    .with_detail("field", "domain")
+                    .with_choices(domain, context.registry->domains()));
+  }
+  std::optional<bool> available;
+  if (params.has("available")) available = params.flag("available");
+  const std::int64_t offset = params.integer("offset");
+  Reply reply;
+  reply.data = json::Value::array();
+  std::int64_t matched = 0;
+  for (auto& row : capability_matrix(context, domain)) {
+    if (available && *available != row.availability.available) continue;
+    if (matched++ < offset) continue;
+    json::Value out = json::Value::object();
+    out.set("operation", row.spec->full_name());
+    out.set("gateway", to_string(row.spec->gateway));
+    out.set("engine", to_string(row.spec->engine));
+    out.set("available", row.availability.available);
+    if (!row.spec->needs.empty()) out.set("needs", json::Value::array_of(row.spec->needs));
+    if (!row.availability.available) {
+      out.set("reason", row.availability.reason);
+      out.set("fix", row.availability.fix);
+      if (!row.spec->alternatives.empty()) out.set("alternatives", json::Value::array_of(row.spec->alternatives));
+    }
+    reply.data.push_back(std::move(out));
+  }
+  if (!context.capabilities) reply.warnings.push_back("no capability resolver: needs were not probed");
+  if (offset > 0) reply.page = Page{matched, static_cast<std::int64_t>(reply.data.as_array().size()), offset};
+  if (reply.data.as_array().empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+}  // namespace
+
+void register_system_capabilities(Registry& registry) {
+  registry.add({.domain = "system", .name = "capabilities", .gateway = Gateway::Query,
+                .summary = "Which operations can run here: engine, availability, reason and fix",
+                .params = {{.name = "domain", .type = ParamType::String, .max = 40,
+                            .description = "Only this domain's operations"},
+                           {.name = "available", .type = ParamType::Bool,
+                            .description = "true: only available operations; false: only unavailable ones"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip"}},
+                .returns = "[{operation, gateway, engine native|subprocess|hybrid, available, needs?, reason?, fix?, "
+                           "alternatives?}] in registry order",
+                .examples = {{R"({"available":false})", "what cannot run here, and how to fix it"},
+                             {R"({"domain":"tasks"})", "one domain"}},
+                .idempotent = true, .tier = 2, .shortcut = "capabilities",
+                .row_fields = {"operation", "gateway", "engine", "available", "needs", "reason", "fix", "alternatives"},
+                .handler = capabilities});
+}
+
+}  // namespace ct
