@@ -64,7 +64,9 @@ ProbeResult ProbeResolver::program(std::string_view name) {
   }
   result.available = true;
   result.detail = path->string();
-  // The version, when the program answers --version quickly (most do); its absence is not fatal.
+  // The version of the tools we know answer --version harmlessly; any other program (a plug-in
+  // engine) is never run just to look at it.
+  if (name != "git" && name != "gh") return result;
   if (auto ran = run({std::string(name), "--version"}, {}); ran && ran->ok()) {
     std::string version = first_line(ran->out.empty() ? ran->err : ran->out);
     if (!version.empty()) result.detail = version;

@@ -20,7 +20,7 @@ namespace ct::capability {
 /// What one probe found.
 struct ProbeResult {
   bool available = false;
-  std::string detail;  // "git version 2.39.5", the configured value …
+  std::string detail;  // "git version 2.39.5" (git, gh), the program's path, the configured value …
   std::string reason;  // why not, when not
   std::string fix;     // how to make it so
 };

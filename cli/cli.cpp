@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "capability/plugins.h"
 #include "capability/probes.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -200,14 +201,28 @@ bool is_session_error(ErrorCode code) {
          code == ErrorCode::TaskClaimed || code == ErrorCode::ScopeConflict;
 }
 
+/// The value of --project before the command line is parsed (the registry it is parsed against
+/// holds the project's plug-in engines).
+std::optional<std::filesystem::path> project_argument(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--project" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].starts_with("--project=")) return args[i].substr(10);
+  }
+  return std::nullopt;
+}
+
 int run_checked(const std::vector<std::string>& args) {
-  const Registry& operations = registry();
+  std::vector<std::string> plugin_warnings;
+  const Registry& operations = capability::project_registry(registry(), project_argument(args), &plugin_warnings);
   Output output;
   output.json = json_requested(args);
   output.render.out.color = color_enabled(STDOUT_FILENO);
   output.render.err.color = color_enabled(STDERR_FILENO);
   output.render.width = terminal_width(STDOUT_FILENO);
 
+  for (const auto& warning : plugin_warnings)
+    write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
   if (!route.server.empty()) return run_server_command(route.server, args);

@@ -120,20 +120,41 @@ OperationSpec* Registry::find_mutable(std::string_view domain, std::string_view 
   return nullptr;
 }
 
+void Registry::add_plugin(OperationSpec spec) {
+  if (OperationSpec* native = find_mutable(spec.domain, spec.name)) {
+    *native = std::move(spec);  // it carries the native operation's params, projections included
+    return;
+  }
+  add_projection_params(spec);
+  if (std::find(canonical_domains().begin(), canonical_domains().end(), spec.domain) == canonical_domains().end() &&
+      std::find(plugin_domains_.begin(), plugin_domains_.end(), spec.domain) == plugin_domains_.end())
+    plugin_domains_.push_back(spec.domain);
+  specs_.push_back(std::move(spec));
+}
+
+std::string_view Registry::own(std::string text) {
+  if (!strings_) strings_ = std::make_shared<std::deque<std::string>>();
+  return strings_->emplace_back(std::move(text));
+}
+
 std::vector<std::string> Registry::domains() const {
   std::vector<std::string> out;
   for (auto domain : canonical_domains())
     if (std::any_of(specs_.begin(), specs_.end(), [&](const auto& s) { return s.domain == domain; }))
       out.emplace_back(domain);
+  out.insert(out.end(), plugin_domains_.begin(), plugin_domains_.end());
   return out;
 }
 
 std::vector<std::string> Registry::domains(Gateway gateway) const {
   std::vector<std::string> out;
+  auto served = [&](std::string_view domain) {
+    return std::any_of(specs_.begin(), specs_.end(), [&](const auto& s) { return s.domain == domain && s.gateway == gateway; });
+  };
   for (auto domain : canonical_domains())
-    if (std::any_of(specs_.begin(), specs_.end(),
-                    [&](const auto& s) { return s.domain == domain && s.gateway == gateway; }))
-      out.emplace_back(domain);
+    if (served(domain)) out.emplace_back(domain);
+  for (auto domain : plugin_domains_)
+    if (served(domain)) out.emplace_back(domain);
   return out;
 }
 

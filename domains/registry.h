@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -150,14 +152,22 @@ class Registry {
   OperationSpec* find_mutable(std::string_view domain, std::string_view name);
   std::span<const OperationSpec> operations() const { return specs_; }
   /// Domains in the canonical order of PRODUCT.md §5 that have at least one operation
-  /// (for `gateway`, only domains with an operation on that gateway).
+  /// (for `gateway`, only domains with an operation on that gateway), then plug-ins' own domains.
   std::vector<std::string> domains() const;
   std::vector<std::string> domains(Gateway gateway) const;
   std::vector<std::string> operation_names(std::string_view domain) const;
   std::vector<std::string> operation_names(std::string_view domain, Gateway gateway) const;
 
+  /// Plug-in engines (capability/plugins.h): an operation declared at run time, in a new domain
+  /// or replacing a native operation of the same name. Its strings must come from own().
+  void add_plugin(OperationSpec spec);
+  /// Keeps `text` alive as long as this registry (and its copies) and returns a view of it.
+  std::string_view own(std::string text);
+
  private:
   std::vector<OperationSpec> specs_;
+  std::vector<std::string_view> plugin_domains_;  // domains only plug-ins serve, in first-seen order
+  std::shared_ptr<std::deque<std::string>> strings_;
 };
 
 /// Registers every operation implemented in domains/. The product's registry (these plus the

@@ -45,6 +45,9 @@ const std::vector<ConfigKey>& key_table() {
        "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)"},
       {"security.allowOutsideProject", json::Type::Bool, "false", 0, 0, {},
        "MCP callers may name files outside the project (restore from a path, inject into ~/): off by default"},
+      {"engines", json::Type::Object, "{}", 0, 0, {},
+       "Plug-in engines: \"domain.operation\" → {command:[argv…], gateway?, summary?, params?, timeoutSeconds?} "
+       "(capability/README.md); edit config.json, then restart servers"},
   };
   return keys;
 }
@@ -65,6 +68,7 @@ std::string_view type_name(json::Type type) {
     case json::Type::Int: return "an integer";
     case json::Type::Bool: return "true or false";
     case json::Type::String: return "a string";
+    case json::Type::Object: return "an object";
     default: return "a value";
   }
 }
@@ -118,6 +122,10 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
                       .with_detail("key", std::string(key.name))
                       .with_choices(value.as_string(), choices));
     }
+    case json::Type::Object:
+      // The shape inside is checked by whoever reads it (plug-in engines: capability/plugins.cpp).
+      if (!value.is_object()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      return {};
     default:
       return fail(ErrorCode::Internal, "config key '" + std::string(key.name) + "' has an unsupported type");
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "capability/plugins.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -28,16 +29,24 @@ std::string self_path() {
   return ec ? std::string("ct") : path.string();
 }
 
-ServerInfo server_info() {
+ServerInfo server_info(const Registry& operations) {
   // Level 0 of the help is what every agent gets on connecting. It renders from embedded
   // templates that the tests render too, so a failure here is a build defect.
-  auto instructions = disclosure::level0(registry());
+  auto instructions = disclosure::level0(operations);
   return ServerInfo{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message};
 }
 
+const Registry& served_registry(const RouterOptions& router_options) {
+  std::vector<std::string> warnings;
+  const Registry& operations = capability::project_registry(registry(), router_options.project_dir, &warnings);
+  for (const auto& warning : warnings) log::warn(warning);
+  return operations;
+}
+
 int run_stdio_server(const RouterOptions& router_options) {
-  Protocol protocol(registry(), server_info());
-  Router router(registry(), router_options, clock_from_environment());
+  const Registry& operations = served_registry(router_options);
+  Protocol protocol(operations, server_info(operations));
+  Router router(operations, router_options, clock_from_environment());
   return serve_stdio(protocol, router, stdin, stdout);
 }
 

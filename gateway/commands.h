@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "disclosure/product.h"
 #include "domains/router.h"
 #include "gateway/http_transport.h"
 #include "gateway/mcp_protocol.h"
@@ -19,7 +20,10 @@ namespace ct::mcp {
 int run_stdio_server(const RouterOptions& router_options);
 
 /// The MCP server identity and level-0 instructions.
-ServerInfo server_info();
+ServerInfo server_info(const Registry& operations = registry());
+/// The registry a server serves: the product's plus the project's plug-in engines (loaded once;
+/// a declaration that is skipped is logged with the reason).
+const Registry& served_registry(const RouterOptions& router_options);
 
 /// `ct serve`: initialises the project when needed, prints the URL and a client configuration
 /// to `out`, then serves until SIGINT or SIGTERM. Defined in http_command.cpp (library

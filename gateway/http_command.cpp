@@ -46,9 +46,11 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
     if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 2 * kReserved)
       options.max_connections = std::min<std::size_t>(options.max_connections, files.rlim_cur - kReserved);
   }
-  Protocol protocol(registry(), server_info());
+  const Registry& operations = served_registry(router_options);
+  Protocol protocol(operations, server_info(operations));
   HttpServer server(
-      protocol, [router_options] { return std::make_unique<Router>(registry(), router_options, clock_from_environment()); },
+      protocol,
+      [router_options, &operations] { return std::make_unique<Router>(operations, router_options, clock_from_environment()); },
       options);
   if (auto bound = server.bind(); !bound) {
     std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());

@@ -43,12 +43,18 @@ OperationSpec needing(std::vector<std::string_view> needs) {
 
 TEST_CASE("a program need: on PATH with its version, or the fix to install it", "[capability]") {
   FakeBin bin;
-  bin.program("frob", "echo 'frob 1.2.3'; echo second line");
+  bin.program("gh", "echo 'gh version 2.4.0'; echo second line");
+  bin.program("frob", "touch ran; echo 'frob 1.2.3'");
   ProbeResolver resolver(bin.env(false));
   Config config;
-  auto found = resolver.probe("program:frob", bin.dir.path(), config);
+  auto found = resolver.probe("program:gh", bin.dir.path(), config);
   CHECK(found.available);
-  CHECK(found.detail == "frob 1.2.3");
+  CHECK(found.detail == "gh version 2.4.0");
+  // Any other program (a plug-in) is found, never run to ask its version.
+  auto other = resolver.probe("program:frob", bin.dir.path(), config);
+  CHECK(other.available);
+  CHECK(other.detail == (bin.dir.path() / "frob").string());
+  CHECK_FALSE(fs::exists(bin.dir.path() / "ran"));
   auto missing = resolver.probe("program:nothere", bin.dir.path(), config);
   CHECK_FALSE(missing.available);
   CHECK(missing.reason == "nothere is not on PATH");
@@ -59,15 +65,15 @@ TEST_CASE("a program need: on PATH with its version, or the fix to install it", 
 
 TEST_CASE("spawned probes are cached for their time to live", "[capability]") {
   FakeBin bin;
-  bin.program("frob", "echo frob 1");
+  bin.program("git", "echo git version 9");
   Config config;
   ProbeResolver cached(bin.env(false), std::chrono::seconds(60));
-  cached.probe("program:frob", bin.dir.path(), config);
-  cached.probe("program:frob", bin.dir.path(), config);
+  cached.probe("program:git", bin.dir.path(), config);
+  cached.probe("program:git", bin.dir.path(), config);
   CHECK(cached.spawned() == 1);
   ProbeResolver fresh(bin.env(false), std::chrono::milliseconds(0));
-  fresh.probe("program:frob", bin.dir.path(), config);
-  fresh.probe("program:frob", bin.dir.path(), config);
+  fresh.probe("program:git", bin.dir.path(), config);
+  fresh.probe("program:git", bin.dir.path(), config);
   CHECK(fresh.spawned() == 2);
   // Configured values are read every time and spawn nothing.
   cached.probe("config:validate.testCommand", bin.dir.path(), config);
@@ -128,14 +134,14 @@ TEST_CASE("check: the first unmet need decides; no needs, no probe", "[capabilit
   Config config;
   ProbeResolver resolver(bin.env(false));
   CHECK(resolver.check(needing({}), bin.dir.path(), config).available);
-  CHECK(resolver.spawned() == 0);
+  CHECK(resolver.spawned() == 0);  // and a program other than git or gh is only looked for
   auto out = resolver.check(needing({"program:frob", "program:nothere", "program:alsonot"}), bin.dir.path(), config);
   CHECK_FALSE(out.available);
   CHECK(out.need == "program:nothere");
   json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config);
   REQUIRE(rows.as_array().size() == 2);
   CHECK(rows.as_array()[0]["available"].as_bool());
-  CHECK(rows.as_array()[0]["detail"].as_string() == "frob 1");
+  CHECK(rows.as_array()[0]["detail"].as_string() == (bin.dir.path() / "frob").string());
   CHECK(rows.as_array()[1]["fix"].as_string().find("install nothere") != std::string::npos);
 }
 

@@ -1,0 +1,310 @@
+#include "capability/plugins.h"
+
+#include <mutex>
+#include <regex>
+
+#include "core/json_parse.h"
+#include "core/text.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "engines/config.h"
+#include "engines/project.h"
+#include "engines/subprocess.h"
+
+namespace ct::capability {
+namespace {
+
+constexpr std::int64_t kDefaultTimeoutSeconds = 60;
+constexpr std::size_t kMaxPluginOutput = 4 * 1024 * 1024;
+
+/// The errors a plug-in may report as themselves; any other code becomes E_ENGINE_FAILED.
+const std::vector<ErrorCode> kPluginErrors = {ErrorCode::EngineFailed, ErrorCode::Timeout, ErrorCode::CapabilityUnavailable, ErrorCode::NotFound,
+                                              ErrorCode::InvalidInput, ErrorCode::Validation};
+
+std::optional<ParamType> param_type(std::string_view name) {
+  for (ParamType type : {ParamType::String, ParamType::Int, ParamType::Bool, ParamType::Enum, ParamType::Array,
+                         ParamType::Object, ParamType::TaskId, ParamType::Scalar})
+    if (to_string(type) == name) return type;
+  return std::nullopt;
+}
+
+std::string param_type_names() {
+  return "string, integer, boolean, enum, array, object, taskId or scalar";
+}
+
+/// One param declared in the registry's terms: {name, type, required?, default?, min?, max?,
+/// pattern?, choices?, items?, description?, positional?, dryRun?}.
+Result<ParamSpec> read_param(Registry& registry, const json::Value& value) {
+  if (!value.is_object()) return fail(ErrorCode::ConfigError, "each param must be an object");
+  ParamSpec param;
+  const json::Value& name = value["name"];
+  static const std::regex kName("[a-z][A-Za-z0-9]{0,39}");
+  if (!name.is_string() || !std::regex_match(name.as_string(), kName))
+    return fail(ErrorCode::ConfigError, "a param needs a name in camelCase (letters and digits, at most 40)");
+  param.name = registry.own(name.as_string());
+  std::string where = "param '" + name.as_string() + "'";
+  auto type = value["type"].is_string() ? param_type(value["type"].as_string()) : std::nullopt;
+  if (!type) return fail(ErrorCode::ConfigError, where + ": type must be one of " + param_type_names());
+  param.type = *type;
+  static const std::vector<std::string_view> kKnown = {"name", "type", "required", "default", "min", "max",
+                                                       "pattern", "choices", "items", "description", "positional",
+                                                       "dryRun"};
+  for (const auto& member : value.as_object())
+    if (std::find(kKnown.begin(), kKnown.end(), member.first) == kKnown.end())
+      return fail(ErrorCode::ConfigError, where + ": unknown field '" + member.first + "'");
+  auto flag = [&](std::string_view key) -> Result<bool> {
+    const json::Value& v = value[key];
+    if (v.is_null()) return false;
+    if (!v.is_bool()) return fail(ErrorCode::ConfigError, where + ": " + std::string(key) + " must be true or false");
+    return v.as_bool();
+  };
+  CT_TRY_ASSIGN(param.required, flag("required"));
+  CT_TRY_ASSIGN(param.positional, flag("positional"));
+  CT_TRY_ASSIGN(param.dry_run, flag("dryRun"));
+  if (param.dry_run && param.type != ParamType::Bool)
+    return fail(ErrorCode::ConfigError, where + ": only a boolean param can be dryRun");
+  for (const char* bound : {"min", "max"}) {
+    const json::Value& v = value[bound];
+    if (v.is_null()) continue;
+    if (!v.is_int()) return fail(ErrorCode::ConfigError, where + ": " + bound + " must be an integer");
+    (std::string_view(bound) == "min" ? param.min : param.max) = v.as_int();
+  }
+  if (const json::Value& v = value["default"]; !v.is_null()) param.default_json = registry.own(v.dump());
+  if (const json::Value& v = value["description"]; !v.is_null()) {
+    if (!v.is_string() || utf8_length(v.as_string()) > 200)
+      return fail(ErrorCode::ConfigError, where + ": description must be a string of at most 200 characters");
+    param.description = registry.own(v.as_string());
+  }
+  if (const json::Value& v = value["pattern"]; !v.is_null()) {
+    if (!v.is_string()) return fail(ErrorCode::ConfigError, where + ": pattern must be a string");
+    try {
+      std::regex check(v.as_string());
+    } catch (const std::regex_error& e) {
+      return fail(ErrorCode::ConfigError, where + ": pattern is not a valid regular expression (" + e.what() + ")");
+    }
+    param.pattern = registry.own(v.as_string());
+  }
+  if (const json::Value& v = value["choices"]; !v.is_null()) {
+    if (!v.is_array() || v.as_array().empty())
+      return fail(ErrorCode::ConfigError, where + ": choices must be a non-empty array of strings");
+    for (const auto& choice : v.as_array()) {
+      if (!choice.is_string()) return fail(ErrorCode::ConfigError, where + ": choices must be strings");
+      param.choices.push_back(registry.own(choice.as_string()));
+    }
+  }
+  if (param.type == ParamType::Enum && param.choices.empty())
+    return fail(ErrorCode::ConfigError, where + ": an enum needs choices");
+  if (const json::Value& v = value["items"]; !v.is_null()) {
+    auto item = v.is_string() ? param_type(v.as_string()) : std::nullopt;
+    if (param.type != ParamType::Array || !item ||
+        (*item != ParamType::String && *item != ParamType::TaskId && *item != ParamType::Enum))
+      return fail(ErrorCode::ConfigError, where + ": items (string, taskId or enum) only applies to an array");
+    param.item_type = *item;
+  }
+  return param;
+}
+
+/// Runs the plug-in for `operation` ("domain.name") and checks the envelope it writes.
+Handler plugin_handler(std::string operation, std::vector<std::string> command, std::int64_t timeout_seconds) {
+  return [operation = std::move(operation), command = std::move(command), timeout_seconds](
+             Context& context, const Params& params) -> Result<Reply> {
+    std::filesystem::path root = context.project ? context.project->root : std::filesystem::current_path();
+    ProcessSpec process;
+    process.argv = command;
+    // A relative program path names a file of the project, wherever the server was started.
+    if (process.argv[0].find('/') != std::string::npos && std::filesystem::path(process.argv[0]).is_relative())
+      process.argv[0] = (root / process.argv[0]).lexically_normal().string();
+    process.cwd = root;
+    process.env = minimal_environment();
+    process.timeout = std::chrono::seconds(timeout_seconds);
+    process.max_stdout = kMaxPluginOutput;
+    json::Value request = json::Value::object();
+    std::size_t dot = operation.find('.');
+    request.set("domain", operation.substr(0, dot));
+    request.set("operation", operation.substr(dot + 1));
+    request.set("params", params.json());
+    request.set("project", root.string());
+    if (!context.session.empty()) request.set("session", context.session);
+    process.stdin_data = request.dump();
+    auto ran = run_process(process);
+    if (!ran) return std::unexpected(std::move(ran.error()));
+    if (!ran->ok()) return fail(process_error(process, *ran, "plug-in " + command[0]));
+    if (ran->out_truncated)
+      return fail(Error(ErrorCode::EngineFailed, "plug-in " + command[0] + " wrote more than 4 MiB")
+                      .with_fix("make the plug-in reply smaller (page its results)"));
+    // The spec as registered (its declared errors decide which codes pass through).
+    const OperationSpec* spec = context.registry ? context.registry->find(operation.substr(0, dot), operation.substr(dot + 1))
+                                                 : nullptr;
+    if (!spec) return fail(ErrorCode::Internal, "plug-in " + operation + " is not in the registry");
+    return read_plugin_envelope(*spec, ran->out);
+  };
+}
+
+}  // namespace
+
+Result<Reply> read_plugin_envelope(const OperationSpec& spec, std::string_view out) {
+  auto broken = [&](std::string why) {
+    std::string head(out.substr(0, 200));
+    return fail(Error(ErrorCode::EngineFailed, "plug-in for " + spec.full_name() + " wrote no valid envelope: " + why)
+                    .with_fix("the plug-in must print {\"success\":true,\"data\":…} or {\"success\":false,\"error\":"
+                              "{\"code\",\"message\"}} on stdout (capability/plugins.h)")
+                    .with_detail("stdout", valid_utf8(head) ? head : std::string("(not UTF-8)")));
+  };
+  if (trim(out).empty()) return broken("stdout is empty");
+  if (!valid_utf8(out)) return broken("stdout is not UTF-8");
+  auto parsed = json::parse(out);
+  if (!parsed) return broken("stdout is not JSON (" + parsed.error().message + ")");
+  if (!parsed->is_object() || !(*parsed)["success"].is_bool()) return broken("no boolean 'success'");
+  const json::Value& envelope = *parsed;
+  if (!envelope["success"].as_bool()) {
+    const json::Value& error = envelope["error"];
+    if (!error.is_object() || !error["message"].is_string()) return broken("a failure needs error.message");
+    std::optional<ErrorCode> code;
+    if (error["code"].is_string()) code = parse_error_code(error["code"].as_string());
+    bool declared = code && std::find(spec.errors.begin(), spec.errors.end(), *code) != spec.errors.end();
+    Error reported(declared ? *code : ErrorCode::EngineFailed, error["message"].as_string());
+    if (error["fix"].is_string()) reported.fix = error["fix"].as_string();
+    if (!declared && error["code"].is_string()) reported.details.set("pluginCode", error["code"].as_string());
+    return fail(std::move(reported));
+  }
+  if (!envelope.contains("data")) return broken("a success needs data");
+  Reply reply;
+  reply.data = envelope["data"];
+  if (const json::Value& warnings = envelope["warnings"]; warnings.is_array())
+    for (const auto& warning : warnings.as_array())
+      if (warning.is_string()) reply.warnings.push_back(warning.as_string());
+  return reply;
+}
+
+PluginRegistry with_plugins(const Registry& base, const json::Value& engines) {
+  PluginRegistry out{base, {}};
+  if (!engines.is_object()) return out;
+  static const std::regex kOperation("([a-z][a-z0-9-]{0,29})\\.([a-z][a-zA-Z0-9.]{0,39})");
+  for (const auto& [name, declaration] : engines.as_object()) {
+    auto skip = [&](std::string why) { out.warnings.push_back("engines." + name + " ignored: " + why); };
+    std::smatch match;
+    if (!std::regex_match(name, match, kOperation)) {
+      skip("name it domain.operation (lower-case domain, camelCase operation)");
+      continue;
+    }
+    if (!declaration.is_object()) {
+      skip("the declaration must be an object");
+      continue;
+    }
+    const json::Value& command = declaration["command"];
+    bool argv_ok = command.is_array() && !command.as_array().empty();
+    std::vector<std::string> argv;
+    if (argv_ok)
+      for (const auto& word : command.as_array()) {
+        if (!word.is_string() || word.as_string().empty() || word.as_string().find('\0') != std::string::npos) {
+          argv_ok = false;
+          break;
+        }
+        argv.push_back(word.as_string());
+      }
+    if (!argv_ok) {
+      skip("command must be a non-empty array of strings (an argv; no shell runs it)");
+      continue;
+    }
+    std::int64_t timeout = kDefaultTimeoutSeconds;
+    if (const json::Value& t = declaration["timeoutSeconds"]; !t.is_null()) {
+      if (!t.is_int() || t.as_int() < 1 || t.as_int() > 3600) {
+        skip("timeoutSeconds must be an integer from 1 to 3600");
+        continue;
+      }
+      timeout = t.as_int();
+    }
+    Registry& registry = out.registry;
+    std::string domain = match[1].str(), operation = match[2].str();
+    const OperationSpec* native = registry.find(domain, operation);
+    OperationSpec spec;
+    if (native) {
+      // Replacing a native operation: same name, gateway, params and help; another engine.
+      if (declaration.contains("params") || declaration.contains("gateway")) {
+        skip("a native operation keeps its own params and gateway; declare only command and timeoutSeconds");
+        continue;
+      }
+      spec = *native;
+      for (auto code : kPluginErrors)
+        if (std::find(spec.errors.begin(), spec.errors.end(), code) == spec.errors.end()) spec.errors.push_back(code);
+    } else {
+      spec.domain = registry.own(domain);
+      spec.name = registry.own(operation);
+      const json::Value& gateway = declaration["gateway"];
+      if (!gateway.is_string() || (gateway.as_string() != "query" && gateway.as_string() != "mutate")) {
+        skip("a new operation needs gateway \"query\" (reads) or \"mutate\" (changes)");
+        continue;
+      }
+      spec.gateway = gateway.as_string() == "query" ? Gateway::Query : Gateway::Mutate;
+      const json::Value& summary = declaration["summary"];
+      if (!summary.is_string() || summary.as_string().empty() || utf8_length(summary.as_string()) > 80 ||
+          has_control_characters(summary.as_string(), false)) {
+        skip("a new operation needs a summary of one line, at most 80 characters");
+        continue;
+      }
+      spec.summary = registry.own(summary.as_string());
+      spec.returns = "what the plug-in replies";
+      spec.errors = kPluginErrors;
+      bool params_ok = true;
+      if (const json::Value& params = declaration["params"]; !params.is_null()) {
+        if (!params.is_array()) {
+          skip("params must be an array of param declarations");
+          continue;
+        }
+        for (const auto& p : params.as_array()) {
+          auto param = read_param(registry, p);
+          if (!param) {
+            skip(param.error().message);
+            params_ok = false;
+            break;
+          }
+          if (spec.find_param(param->name)) {
+            skip("param '" + std::string(param->name) + "' is declared twice");
+            params_ok = false;
+            break;
+          }
+          spec.params.push_back(*param);
+        }
+      }
+      if (!params_ok) continue;
+      spec.examples = {{"{}", "with the defaults"}};
+      spec.tier = 1;
+    }
+    static const std::vector<std::string_view> kKnown = {"command", "gateway", "summary", "params", "timeoutSeconds"};
+    for (const auto& member : declaration.as_object())
+      if (std::find(kKnown.begin(), kKnown.end(), member.first) == kKnown.end())
+        out.warnings.push_back("engines." + name + "." + member.first + " is not a known field (ignored)");
+    spec.engine = EngineKind::Subprocess;
+    spec.shortcut = {};
+    // A program named without a path must be on PATH: the capability matrix says so before a call.
+    spec.needs.clear();
+    if (argv[0].find('/') == std::string::npos) spec.needs.push_back(registry.own("program:" + argv[0]));
+    // The plug-in is the call's reply: no native handler runs after it.
+    spec.handler = nullptr;
+    spec.external = plugin_handler(spec.full_name(), std::move(argv), timeout);
+    registry.add_plugin(std::move(spec));
+  }
+  return out;
+}
+
+const Registry& project_registry(const Registry& base, const std::optional<std::filesystem::path>& project_dir,
+                                 std::vector<std::string>* warnings) {
+  static std::once_flag once;
+  static const Registry* loaded = &base;
+  static std::vector<std::string> found_warnings;
+  std::call_once(once, [&] {
+    auto project = find_project(project_dir);
+    if (!project) return;
+    auto config = Config::load(project->config_path());
+    if (!config) return;  // the router reports a broken config on the first call
+    const json::Value& engines = config->get("engines");
+    if (!engines.is_object() || engines.as_object().empty()) return;
+    static PluginRegistry plugins = with_plugins(base, engines);
+    loaded = &plugins.registry;
+    found_warnings = plugins.warnings;
+    if (warnings) *warnings = found_warnings;
+  });
+  return *loaded;
+}
+
+}  // namespace ct::capability
