@@ -277,7 +277,7 @@ void register_providers_domain(Registry& registry) {
                 .examples = {{R"({"provider":"codex"})", "Codex CLI: TOML in ~/.codex/config.toml"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = show});
   registry.add({.domain = "providers", .name = "detect", .gateway = Gateway::Query,
-                .summary = "Detect installed hosts: programs on PATH, folders in the project and home",
+                .summary = "Detect hosts here: programs on PATH, folders in project and home",
                 .returns = "{detected[ids], providers[{id, detected, programs[{name, path}], project, home}]}",
                 .examples = {{R"({})", "which hosts are here"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = detect});
