@@ -184,7 +184,7 @@ void register_disclosure_operations(Registry& registry) {
   std::vector<std::string_view> hosts;
   for (const auto& provider : providers::all()) hosts.push_back(provider.id);
   registry.add({.domain = "providers", .name = "inject", .gateway = Gateway::Mutate,
-                .summary = "Write CLEO's agent instructions into the file a host reads",
+                .summary = "Write CLEO's instructions into a host's instruction file",
                 .params = {{.name = "provider", .type = ParamType::Enum, .required = true, .choices = hosts,
                             .description = "The agent host (its file: CLAUDE.md, AGENTS.md or GEMINI.md)",
                             .positional = true},

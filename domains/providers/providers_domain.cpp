@@ -263,13 +263,13 @@ void register_providers_domain(Registry& registry) {
   ParamSpec provider = kProviderParam;
   provider.choices = provider_choices();
   registry.add({.domain = "providers", .name = "list", .gateway = Gateway::Query,
-                .summary = "List the agent hosts CLEO knows and their files",
+                .summary = "List known agent hosts and their files",
                 .returns = "[{id, name, binary, instructionFiles[], configFormat json|toml, projectConfig|null, "
                            "userConfig|null}]",
                 .examples = {{R"({})", "every host"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = list});
   registry.add({.domain = "providers", .name = "show", .gateway = Gateway::Query,
-                .summary = "Show one host: instruction files, MCP config files, headless command",
+                .summary = "One host: instruction and MCP config files, headless command",
                 .params = {provider},
                 .returns = "{id, name, binaries[], instructionFiles[], userInstructions|null, injectTarget, "
                            "configFormat, serversKey, projectConfig|null, userConfig|null, headless[]|null, "
@@ -277,12 +277,12 @@ void register_providers_domain(Registry& registry) {
                 .examples = {{R"({"provider":"codex"})", "Codex CLI: TOML in ~/.codex/config.toml"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = show});
   registry.add({.domain = "providers", .name = "detect", .gateway = Gateway::Query,
-                .summary = "Detect hosts here: programs on PATH, folders in project and home",
+                .summary = "Find hosts here: programs on PATH, project and home folders",
                 .returns = "{detected[ids], providers[{id, detected, programs[{name, path}], project, home}]}",
                 .examples = {{R"({})", "which hosts are here"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = detect});
   registry.add({.domain = "providers", .name = "install", .gateway = Gateway::Mutate,
-                .summary = "Add CLEO's MCP server to a host's config, keeping everything else",
+                .summary = "Merge CLEO's MCP server into a host's config file",
                 .params = {provider,
                            {.name = "scope", .type = ParamType::Enum, .default_json = R"("project")",
                             .choices = {"project", "user"},
