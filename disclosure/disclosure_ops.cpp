@@ -7,6 +7,7 @@
 #include "disclosure/injection.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/providers/providers.h"
 #include "engines/project.h"
 
 namespace ct::disclosure {
@@ -93,16 +94,6 @@ std::optional<int> common_level(const InjectReport& report) {
   return level;
 }
 
-/// Whether this caller may write outside the project: a person on the command line, or a project
-/// whose config sets security.allowOutsideProject.
-bool may_leave_project(const Context& context) {
-  if (context.outside_project_allowed) return true;
-  auto project = find_project(context.project_dir);
-  if (!project) return false;
-  auto config = Config::load(project->config_path());
-  return config && config->get_bool("security.allowOutsideProject");
-}
-
 Result<Reply> inject_instructions(Context& context, const Params& params) {
   InjectOptions options;
   options.targets = params.strings("targets");
@@ -110,7 +101,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
   options.check = params.flag("check");
   options.create = params.flag("create");
   options.allow_outside = params.flag("allowOutside");
-  if ((params.flag("global") || options.allow_outside) && !may_leave_project(context)) {
+  if ((params.flag("global") || options.allow_outside) && !context.may_leave_project()) {
     Error error(ErrorCode::InvalidInput, std::string(params.flag("global") ? "global" : "allowOutside") +
                                              ": this caller may not write outside the project");
     error.fix = "run `ct inject --global` (or --allow-outside) in a terminal, or set security.allowOutsideProject "
@@ -145,6 +136,30 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, note};
 }
 
+/// providers.inject: system.inject's mechanism for the one instruction file a host reads (the
+/// providers table names it), created when missing: the caller asked for this host.
+Result<Reply> inject_for_provider(Context& context, const Params& params) {
+  const providers::Provider& provider = *providers::find(params.str("provider"));
+  InjectOptions options;
+  options.targets = {std::string(provider.inject_target)};
+  if (auto level = params.opt_integer("level")) options.level = static_cast<int>(*level);
+  options.check = params.flag("dryRun");
+  options.create = true;
+  CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+  options.root = project.root;
+  CT_TRY_ASSIGN(InjectReport report, inject(*context.registry, options));
+  json::Value data = json::Value::object();
+  data.set("provider", std::string(provider.id));
+  data.set("file", std::string(provider.inject_target));
+  const FileOutcome& target = report.targets.front();
+  data.set("action", target.action);
+  if (target.level) data.set("level", static_cast<std::int64_t>(*target.level));
+  data.set("templates", outcomes(report.templates));
+  std::optional<ErrorCode> note;
+  if (!report.changed) note = ErrorCode::NoChange;
+  return Reply{std::move(data), {}, {}, note};
+}
+
 }  // namespace
 
 Result<json::Value> inject_after_init(const Registry& registry, const std::filesystem::path& root) {
@@ -166,6 +181,25 @@ Result<json::Value> inject_after_init(const Registry& registry, const std::files
 }
 
 void register_disclosure_operations(Registry& registry) {
+  std::vector<std::string_view> hosts;
+  for (const auto& provider : providers::all()) hosts.push_back(provider.id);
+  registry.add({.domain = "providers", .name = "inject", .gateway = Gateway::Mutate,
+                .summary = "Write CLEO's instructions into a host's instruction file",
+                .params = {{.name = "provider", .type = ParamType::Enum, .required = true, .choices = hosts,
+                            .description = "The agent host (its file: CLAUDE.md, AGENTS.md or GEMINI.md)",
+                            .positional = true},
+                           {.name = "level", .type = ParamType::Int, .min = 0, .max = 3, .choices = {"0", "1", "3"},
+                            .description = "As system.inject: 0, or 1/3 to import the larger template "
+                                           "(default: the level the block has)"},
+                           {.name = "dryRun", .type = ParamType::Bool,
+                            .description = "Report what would change (current|outdated|missing), write nothing",
+                            .dry_run = true}},
+                .returns = "{provider, file, action created|inserted|updated|unchanged (dry run: current|outdated|"
+                           "missing), level, templates[{file, action}]}; E_NO_CHANGE note when nothing changed",
+                .errors = {ErrorCode::Validation, ErrorCode::FileError, ErrorCode::NotInitialized},
+                .examples = {{R"({"provider":"claude"})", "the block in CLAUDE.md (created when missing)"},
+                             {R"({"provider":"cursor","dryRun":true})", "what AGENTS.md would get, unwritten"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = inject_for_provider});
   registry.add({.domain = "system", .name = "help", .gateway = Gateway::Query,
                 .summary = "Explain CLEO: entry, operations, one operation or the protocol (0–3)",
                 .params = {{.name = "level", .type = ParamType::Int, .min = 0, .max = 3,

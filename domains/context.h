@@ -2,6 +2,7 @@
 // calling, and the audit entry it fills with what it changed.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -42,8 +43,30 @@ class Context {
   /// Files outside the project may be read or written: a person asked on the command line, or
   /// security.allowOutsideProject is set. MCP callers get false by default.
   bool outside_project_allowed = false;
+  /// The user's home directory, for user-scope files (agent hosts' configuration): set by tests
+  /// and embedders; none means $HOME at the time of the call.
+  std::optional<std::filesystem::path> home;
 
   TimeMs now() { return clock->now(); }
+  /// `home`, else $HOME; E_CONFIG_ERROR when neither is set.
+  Result<std::filesystem::path> home_dir() const {
+    if (home) return *home;
+    const char* value = std::getenv("HOME");
+    if (!value || !*value)
+      return fail(Error(ErrorCode::ConfigError, "HOME is not set: the user's files cannot be found")
+                      .with_fix("set HOME, or use the project scope"));
+    return std::filesystem::path(value);
+  }
+  /// Whether this call may write outside the project: a person on the command line, or a project
+  /// whose config sets security.allowOutsideProject (read here for operations that run without
+  /// the store, which the router loads the config with).
+  bool may_leave_project() const {
+    if (outside_project_allowed) return true;
+    auto found = find_project(project_dir);
+    if (!found) return false;
+    auto loaded = Config::load(found->config_path());
+    return loaded && loaded->get_bool("security.allowOutsideProject");
+  }
   Store& db() { return *store; }
   void bind_session(std::string id) { rebind = std::move(id); }
   void record(FieldChange change) {

@@ -176,6 +176,7 @@ void register_tasks_domain(Registry& registry);
 void register_session_domain(Registry& registry);
 void register_system_domain(Registry& registry);
 void register_validate_domain(Registry& registry);
+void register_providers_domain(Registry& registry);
 void register_system_admin(Registry& registry);
 void register_system_ops(Registry& registry);
 void register_system_capabilities(Registry& registry);
@@ -188,6 +189,7 @@ void register_domain_operations(Registry& registry) {
   register_system_ops(registry);
   register_system_capabilities(registry);
   register_validate_domain(registry);
+  register_providers_domain(registry);
 }
 
 }  // namespace ct

@@ -250,6 +250,7 @@ Context Router::new_context() {
   static const Config kDefaults;
   context.config = &kDefaults;
   context.outside_project_allowed = options_.outside_project_allowed;
+  context.home = options_.home;
   context.capabilities = options_.capabilities;
   return context;
 }

@@ -62,6 +62,8 @@ struct RouterOptions {
   /// Files outside the project may be named (the CLI: a person asked); MCP callers may not
   /// unless the project's security.allowOutsideProject is set.
   bool outside_project_allowed = false;
+  /// The home directory of user-scope files; none: $HOME at the time of each call.
+  std::optional<std::filesystem::path> home;
   /// Long-running servers: check the store's integrity once per process on first open.
   bool check_integrity_on_open = false;
   /// Cut list replies to output.maxReplyBytes (an agent's context budget). The CLI turns it off:

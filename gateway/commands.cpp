@@ -9,19 +9,10 @@
 #include "core/version.h"
 #include "disclosure/help.h"
 #include "disclosure/product.h"
+#include "domains/providers/providers.h"
 #include "gateway/stdio_transport.h"
 
 namespace ct::mcp {
-namespace {
-
-
-std::string toml_string(std::string_view text) {
-  std::string out;
-  json::write_string(out, text);  // JSON string escapes are valid TOML basic-string escapes
-  return out;
-}
-
-}  // namespace
 
 std::string self_path() {
   std::error_code ec;
@@ -50,55 +41,39 @@ int run_stdio_server(const RouterOptions& router_options) {
   return serve_stdio(protocol, router, stdin, stdout);
 }
 
-std::vector<std::string> config_hosts() { return {"claude", "codex", "cursor", "gemini", "vscode"}; }
+// `ct mcp-config` is a projection of the providers table (domains/providers/providers.h): the
+// hosts, their files and the shape of their entries are known there only.
+std::vector<std::string> config_hosts() { return providers::ids(); }
 
 std::string config_location(std::string_view host) {
-  if (host == "claude") return ".mcp.json in the project (or: claude mcp add)";
-  if (host == "codex") return "~/.codex/config.toml";
-  if (host == "cursor") return ".cursor/mcp.json in the project";
-  if (host == "gemini") return ".gemini/settings.json in the project";
-  if (host == "vscode") return ".vscode/mcp.json in the project";
-  return "";
+  const providers::Provider* provider = providers::find(host);
+  if (!provider) return "";
+  std::string out;
+  if (!provider->project_config.empty()) out = std::string(provider->project_config) + " in the project";
+  if (!provider->user_config.empty())
+    out += (out.empty() ? "~/" : ", or ~/") + std::string(provider->user_config) + (out.empty() ? "" : " for every project");
+  return out + " (or: ct providers install " + std::string(provider->id) + ")";
 }
 
 Result<std::string> client_config(std::string_view host, const std::optional<std::string>& http_url,
                                   const std::string& ct_path, const std::optional<std::filesystem::path>& project) {
-  auto hosts = config_hosts();
-  if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) {
+  const providers::Provider* provider = providers::find(host);
+  if (!provider) {
     Error error(ErrorCode::InvalidInput, "unknown host '" + std::string(host) + "'");
     error.fix = "ct mcp-config --host claude";
-    return fail(std::move(error).with_choices(host, hosts));
+    return fail(std::move(error).with_choices(host, config_hosts()));
   }
-  std::vector<std::string> args = {"mcp"};
+  providers::ServerLaunch launch;
+  launch.command = ct_path;
   if (project) {
-    args.push_back("--project");
-    args.push_back(std::filesystem::absolute(*project).string());
+    launch.args.push_back("--project");
+    launch.args.push_back(std::filesystem::absolute(*project).string());
   }
-  if (host == "codex") {
-    std::string out = "[mcp_servers.cleo]\n";
-    if (http_url) {
-      out += "url = " + toml_string(*http_url) + "\n";
-    } else {
-      out += "command = " + toml_string(ct_path) + "\nargs = [";
-      for (std::size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + toml_string(args[i]);
-      out += "]\n";
-    }
-    return out;
-  }
-  json::Value server = json::Value::object();
   if (http_url) {
-    if (host == "claude" || host == "vscode") server.set("type", "http");
-    server.set(host == "gemini" ? "httpUrl" : "url", *http_url);
-  } else {
-    if (host == "vscode") server.set("type", "stdio");
-    server.set("command", ct_path);
-    server.set("args", json::Value::array_of(args));
+    launch.transport = providers::Transport::Http;
+    launch.url = *http_url;
   }
-  json::Value servers = json::Value::object();
-  servers.set("cleo", std::move(server));
-  json::Value root = json::Value::object();
-  root.set(host == "vscode" ? "servers" : "mcpServers", std::move(servers));
-  return root.dump_pretty() + "\n";
+  return providers::snippet(*provider, launch);
 }
 
 }  // namespace ct::mcp

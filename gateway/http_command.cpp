@@ -74,7 +74,10 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
   std::optional<std::filesystem::path> project = router_options.project_dir;
   auto snippet = client_config("claude", url, self_path(), project);
   if (snippet) std::fprintf(out, "Claude Code (%s):\n%s", config_location("claude").c_str(), snippet->c_str());
-  std::fprintf(out, "Other hosts: ct mcp-config --host codex|cursor|gemini|vscode --http %s\n", url.c_str());
+  std::string hosts;
+  for (const auto& host : config_hosts())
+    if (host != "claude") hosts += (hosts.empty() ? "" : "|") + host;
+  std::fprintf(out, "Other hosts: ct mcp-config --host %s --http %s\n", hosts.c_str(), url.c_str());
   if (!http_options.token.empty()) std::fprintf(out, "Clients must send: Authorization: Bearer <token>\n");
   std::fprintf(out, "Press Ctrl-C to stop.\n");
   std::fflush(out);

@@ -1,0 +1,85 @@
+// The agent hosts CLEO knows: the one table of host knowledge. The providers domain (list, show,
+// detect, install), providers.inject (disclosure/) and `ct mcp-config` (gateway/) all read it;
+// nothing else names a host's files or formats.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "engines/host_config.h"
+
+namespace ct::providers {
+
+enum class ConfigFormat { Json, Toml };
+std::string_view to_string(ConfigFormat format);  // "json" (JSONC accepted) | "toml"
+
+enum class Transport { Stdio, Http };
+
+struct Provider {
+  std::string_view id;    // "claude"
+  std::string_view name;  // "Claude Code"
+  /// Programs whose presence on PATH means the host is installed (the first is its CLI).
+  std::vector<std::string_view> binaries;
+  /// What the host reads in a project (a trailing / is a folder of rule files).
+  std::vector<std::string_view> instruction_files;
+  /// Its user-wide instruction file, relative to the home directory; empty when it has none.
+  std::string_view user_instructions;
+  /// The instruction file system.inject writes for it (CLAUDE.md, AGENTS.md or GEMINI.md).
+  std::string_view inject_target;
+  ConfigFormat format = ConfigFormat::Json;
+  /// JSON: the top-level key of the servers object. TOML: the table prefix of server tables.
+  std::string_view servers_key;
+  /// The MCP configuration file per scope: relative to the project root / to the home directory.
+  /// Empty: the host has no file for that scope.
+  std::string_view project_config;
+  std::string_view user_config;
+  /// Folders whose presence shows the host is used (in the project / in the home directory).
+  std::string_view project_dir;
+  std::string_view user_dir;
+  /// The command that runs it headless with a prompt (argv prefix); empty when it has none.
+  std::vector<std::string_view> headless;
+  // The shape of a server entry (JSON hosts):
+  std::string_view stdio_type;      // "type" of a stdio entry ("stdio", "local"); empty = no type key
+  std::string_view http_type;       // "type" of an HTTP entry ("http", "remote"); empty = none
+  std::string_view url_key;         // "url", "httpUrl" (Gemini), "serverUrl" (Windsurf)
+  bool command_array = false;       // opencode: "command": [program, args…]
+  bool enabled_key = false;         // opencode: "enabled": true
+};
+
+/// Every host, in a fixed order.
+std::span<const Provider> all();
+const Provider* find(std::string_view id);
+std::vector<std::string> ids();
+
+/// The name of CLEO's server entry in every host's configuration.
+inline constexpr std::string_view kServerName = "cleo";
+/// The default URL of `ct serve`.
+inline constexpr std::string_view kDefaultUrl = "http://127.0.0.1:8808/mcp";
+
+/// What a host's entry starts: `command args…` (stdio) or the URL of a running `ct serve`.
+struct ServerLaunch {
+  Transport transport = Transport::Stdio;
+  std::string command = "ct";
+  std::vector<std::string> args = {"mcp"};
+  std::string url;  // Http
+};
+
+/// The server entry of a JSON host.
+json::Value json_entry(const Provider& provider, const ServerLaunch& launch);
+/// The keys of a TOML host's [mcp_servers.cleo] table, and every key CLEO owns there.
+std::vector<host_config::TomlKey> toml_keys(const ServerLaunch& launch);
+std::span<const std::string_view> toml_owned_keys();
+/// The TOML table of CLEO's entry ("mcp_servers.cleo").
+std::string toml_table(const Provider& provider);
+
+/// The configuration a host expects, as a file of its own would hold it (`ct mcp-config`).
+std::string snippet(const Provider& provider, const ServerLaunch& launch);
+
+/// The file and where it is for a scope, or nullopt when the host has none for it.
+std::optional<std::string_view> config_file(const Provider& provider, bool user_scope);
+
+}  // namespace ct::providers

@@ -1,0 +1,314 @@
+// providers domain — the agent hosts of providers.h: list, show, detect (programs on PATH,
+// folders present) and install (CLEO's MCP server entry merged into a host's configuration
+// file, textually: engines/host_config.h). providers.inject lives in disclosure/ with the
+// injection it reuses.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "core/atomic_file.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/providers/providers.h"
+#include "domains/registry.h"
+#include "engines/host_config.h"
+#include "engines/project.h"
+#include "engines/subprocess.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+using providers::Provider;
+
+std::vector<std::string_view> provider_choices() {
+  std::vector<std::string_view> out;
+  for (const auto& provider : providers::all()) out.push_back(provider.id);
+  return out;
+}
+
+json::Value strings(const std::vector<std::string_view>& items) {
+  json::Value out = json::Value::array();
+  for (auto item : items) out.push_back(std::string(item));
+  return out;
+}
+
+json::Value home_path(std::string_view relative) {
+  if (relative.empty()) return nullptr;
+  return "~/" + std::string(relative);
+}
+
+json::Value project_path(std::string_view relative) {
+  if (relative.empty()) return nullptr;
+  return std::string(relative);
+}
+
+json::Value summary(const Provider& provider) {
+  json::Value row = json::Value::object();
+  row.set("id", std::string(provider.id));
+  row.set("name", std::string(provider.name));
+  row.set("binary", std::string(provider.binaries.front()));
+  row.set("instructionFiles", strings(provider.instruction_files));
+  row.set("configFormat", std::string(providers::to_string(provider.format)));
+  row.set("projectConfig", project_path(provider.project_config));
+  row.set("userConfig", home_path(provider.user_config));
+  return row;
+}
+
+Result<Reply> list(Context&, const Params&) {
+  json::Value rows = json::Value::array();
+  for (const auto& provider : providers::all()) rows.push_back(summary(provider));
+  return Reply{std::move(rows), {}, {}, {}};
+}
+
+Result<Reply> show(Context&, const Params& params) {
+  const Provider& provider = *providers::find(params.str("provider"));
+  json::Value data = json::Value::object();
+  data.set("id", std::string(provider.id));
+  data.set("name", std::string(provider.name));
+  data.set("binaries", strings(provider.binaries));
+  data.set("instructionFiles", strings(provider.instruction_files));
+  data.set("userInstructions", home_path(provider.user_instructions));
+  data.set("injectTarget", std::string(provider.inject_target));
+  data.set("configFormat", std::string(providers::to_string(provider.format)));
+  data.set("serversKey", std::string(provider.servers_key));
+  data.set("projectConfig", project_path(provider.project_config));
+  data.set("userConfig", home_path(provider.user_config));
+  data.set("headless", provider.headless.empty() ? json::Value(nullptr) : strings(provider.headless));
+  json::Value entries = json::Value::object();
+  providers::ServerLaunch stdio;
+  providers::ServerLaunch http{.transport = providers::Transport::Http, .url = std::string(providers::kDefaultUrl)};
+  entries.set("stdio", providers::snippet(provider, stdio));
+  entries.set("http", providers::snippet(provider, http));
+  data.set("entries", std::move(entries));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+bool present(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+Result<Reply> detect(Context& context, const Params&) {
+  const char* path = std::getenv("PATH");
+  const std::vector<std::string> env = {"PATH=" + std::string(path ? path : "")};
+  std::optional<fs::path> root;
+  if (auto project = find_project(context.project_dir)) root = project->root;
+  auto home = context.home_dir();
+  json::Value rows = json::Value::array();
+  json::Value found_ids = json::Value::array();
+  for (const auto& provider : providers::all()) {
+    json::Value row = json::Value::object();
+    row.set("id", std::string(provider.id));
+    json::Value programs = json::Value::array();
+    for (auto binary : provider.binaries) {
+      if (auto found = find_program(binary, env)) {
+        json::Value program = json::Value::object();
+        program.set("name", std::string(binary));
+        program.set("path", found->string());
+        programs.push_back(std::move(program));
+      }
+    }
+    const bool in_project = root && ((!provider.project_dir.empty() && present(*root / provider.project_dir)) ||
+                                     (!provider.project_config.empty() && present(*root / provider.project_config)));
+    const bool in_home = home && ((!provider.user_dir.empty() && present(*home / provider.user_dir)) ||
+                                  (!provider.user_config.empty() && present(*home / provider.user_config)));
+    const bool detected = !programs.empty() || in_project || in_home;
+    row.set("detected", detected);
+    row.set("programs", std::move(programs));
+    row.set("project", in_project);
+    row.set("home", in_home);
+    if (detected) found_ids.push_back(std::string(provider.id));
+    rows.push_back(std::move(row));
+  }
+  json::Value data = json::Value::object();
+  data.set("detected", std::move(found_ids));
+  data.set("providers", std::move(rows));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<std::optional<std::string>> read_existing(const fs::path& path, const std::string& label) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::optional<std::string>();
+  if (!fs::is_regular_file(path, ec))
+    return fail(Error(ErrorCode::FileError, label + " is not a regular file").with_fix("move it away, then run again"));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(Error(ErrorCode::FileError, "cannot read " + label).with_fix("check the file's permissions"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return std::optional<std::string>(text.str());
+}
+
+/// "<file>.bak-<UTC stamp>" beside the file (a number added when taken): user-scope files have no
+/// project to keep backups in, so every host file keeps its backups next to it.
+fs::path backup_path(const fs::path& file, TimeMs now) {
+  std::string stamp;
+  for (char c : format_iso8601(now).substr(0, 19))
+    if (c != '-' && c != ':') stamp += c;
+  fs::path base = file;
+  base += ".bak-" + stamp + "Z";
+  fs::path candidate = base;
+  for (int n = 2; present(candidate); ++n) {
+    candidate = base;
+    candidate += "-" + std::to_string(n);
+  }
+  return candidate;
+}
+
+Error outside_refused(std::string_view what) {
+  Error error(ErrorCode::InvalidInput, std::string(what) + ": this caller may not read or write outside the project");
+  error.fix = "run `ct providers install … --scope user` in a terminal, or set security.allowOutsideProject in the "
+              "project's config to let agents do it";
+  return std::move(error).with_detail("field", "scope");
+}
+
+Result<Reply> install(Context& context, const Params& params) {
+  const Provider& provider = *providers::find(params.str("provider"));
+  const bool user = params.str("scope") == "user";
+  const bool dry_run = params.flag("dryRun");
+  providers::ServerLaunch launch;
+  launch.transport = params.str("transport") == "http" ? providers::Transport::Http : providers::Transport::Stdio;
+  if (auto command = params.opt_str("command")) launch.command = *command;
+  if (auto url = params.opt_str("url")) {
+    if (launch.transport != providers::Transport::Http)
+      return fail(Error(ErrorCode::InvalidParams, "url: only with transport http")
+                      .with_fix(context.registry->find("providers", "install")
+                                    ->call_text(R"({"provider":")" + std::string(provider.id) +
+                                                R"(","transport":"http","url":")" + *url + "\"}"))
+                      .with_detail("field", "url"));
+    launch.url = *url;
+  } else {
+    launch.url = std::string(providers::kDefaultUrl);
+  }
+
+  auto relative = providers::config_file(provider, user);
+  if (!relative) {
+    const char* other = user ? "project" : "user";
+    Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no " + (user ? "user" : "project") +
+                                             "-scope MCP configuration file");
+    error.fix = context.registry->find("providers", "install")
+                    ->call_text(R"({"provider":")" + std::string(provider.id) + R"(","scope":")" + other + "\"}");
+    return fail(std::move(error).with_detail("field", "scope"));
+  }
+  fs::path base;
+  std::string label;
+  if (user) {
+    if (!context.may_leave_project()) return fail(outside_refused("scope user"));
+    CT_TRY_ASSIGN(base, context.home_dir());
+    label = "~/" + std::string(*relative);
+  } else {
+    CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+    base = project.root;
+    label = std::string(*relative);
+  }
+  fs::path path = base / *relative;
+  // Write onto the file a symlink points at (the link stays); in the project, only when that stays
+  // inside the project or the caller may leave it.
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    fs::path target = fs::weakly_canonical(path, ec);
+    if (!ec) {
+      auto inside = fs::relative(target, fs::weakly_canonical(base, ec), ec).string();
+      if (!user && (inside.empty() || inside.starts_with("..")) && !context.may_leave_project())
+        return fail(outside_refused(label + " leads outside the project; scope project"));
+      path = target;
+    }
+  }
+
+  CT_TRY_ASSIGN(std::optional<std::string> before, read_existing(path, label));
+  const std::string old_text = before.value_or("");
+  Result<host_config::Edit> edit =
+      provider.format == providers::ConfigFormat::Toml
+          ? host_config::set_toml_table(old_text, providers::toml_table(provider), providers::toml_keys(launch),
+                                        providers::toml_owned_keys(), label)
+          : host_config::set_json_server(old_text, provider.servers_key, providers::kServerName,
+                                         providers::json_entry(provider, launch), label);
+  if (!edit) return fail(std::move(edit.error()));
+
+  json::Value data = json::Value::object();
+  data.set("provider", std::string(provider.id));
+  data.set("scope", user ? "user" : "project");
+  data.set("file", label);
+  if (!edit->changed) {
+    data.set("action", "unchanged");
+    return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  }
+  const std::string action = before ? "updated" : "created";
+  data.set("action", dry_run ? "would be " + action : action);
+  data.set("diff", host_config::line_diff(old_text, edit->text, label));
+  if (dry_run) return Reply{std::move(data), {}, {}, {}};
+
+  fs::create_directories(path.parent_path(), ec);
+  if (ec)
+    return fail(Error(ErrorCode::FileError, "cannot create the folder of " + label + ": " + ec.message())
+                    .with_fix("check the folder's permissions"));
+  if (before) {
+    fs::path backup = backup_path(path, context.now());
+    CT_TRY(write_file_atomically(backup, *before, Publish::Exclusive));
+    std::string shown = backup.filename().string();
+    data.set("backup", (fs::path(label).parent_path() / shown).string());
+  }
+  CT_TRY(write_file_atomically(path, edit->text));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+const ParamSpec kProviderParam = {.name = "provider", .type = ParamType::Enum, .required = true,
+                                  .description = "The agent host", .positional = true};
+
+}  // namespace
+
+void register_providers_domain(Registry& registry) {
+  ParamSpec provider = kProviderParam;
+  provider.choices = provider_choices();
+  registry.add({.domain = "providers", .name = "list", .gateway = Gateway::Query,
+                .summary = "List known agent hosts and their files",
+                .returns = "[{id, name, binary, instructionFiles[], configFormat json|toml, projectConfig|null, "
+                           "userConfig|null}]",
+                .examples = {{R"({})", "every host"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = list});
+  registry.add({.domain = "providers", .name = "show", .gateway = Gateway::Query,
+                .summary = "One host: instruction and MCP config files, headless command",
+                .params = {provider},
+                .returns = "{id, name, binaries[], instructionFiles[], userInstructions|null, injectTarget, "
+                           "configFormat, serversKey, projectConfig|null, userConfig|null, headless[]|null, "
+                           "entries{stdio, http} (the config text a new file would hold)}",
+                .examples = {{R"({"provider":"codex"})", "Codex CLI: TOML in ~/.codex/config.toml"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = show});
+  registry.add({.domain = "providers", .name = "detect", .gateway = Gateway::Query,
+                .summary = "Find hosts here: programs on PATH, project and home folders",
+                .returns = "{detected[ids], providers[{id, detected, programs[{name, path}], project, home}]}",
+                .examples = {{R"({})", "which hosts are here"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = detect});
+  registry.add({.domain = "providers", .name = "install", .gateway = Gateway::Mutate,
+                .summary = "Merge CLEO's MCP server into a host's config file",
+                .params = {provider,
+                           {.name = "scope", .type = ParamType::Enum, .default_json = R"("project")",
+                            .choices = {"project", "user"},
+                            .description = "project: the project's file; user: the one in your home (a person, "
+                                           "or security.allowOutsideProject)"},
+                           {.name = "transport", .type = ParamType::Enum, .default_json = R"("stdio")",
+                            .choices = {"stdio", "http"},
+                            .description = "stdio: the host starts `ct mcp`; http: it connects to `ct serve`"},
+                           {.name = "url", .type = ParamType::String, .max = 2000, .pattern = "^https?://\\S+$",
+                            .description = "http: the server's URL (default http://127.0.0.1:8808/mcp)",
+                            .single_line = true},
+                           {.name = "command", .type = ParamType::String, .min = 1, .max = 1000,
+                            .description = "stdio: the ct program the host runs (default ct on its PATH; "
+                                           "an absolute path for hosts started without your shell's PATH)",
+                            .single_line = true},
+                           {.name = "dryRun", .type = ParamType::Bool,
+                            .description = "Return the diff, write nothing", .dry_run = true}},
+                .returns = "{provider, scope, file, action created|updated|unchanged (dry run: would be …), diff, "
+                           "backup? (the previous file, beside it)}; E_NO_CHANGE note when the entry is already there",
+                .errors = {ErrorCode::Validation, ErrorCode::FileError, ErrorCode::InvalidInput,
+                           ErrorCode::NotInitialized, ErrorCode::ConfigError},
+                .examples = {{R"({"provider":"claude"})", "ct mcp in the project's .mcp.json"},
+                             {R"({"provider":"vscode","dryRun":true})", "the change to .vscode/mcp.json, unwritten"},
+                             {R"({"provider":"cursor","transport":"http","url":"http://127.0.0.1:8808/mcp"})",
+                              "Cursor connects to a running ct serve"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = install});
+}
+
+}  // namespace ct

@@ -1,0 +1,369 @@
+// providers domain: the host table, the textual config edits (JSON, JSONC, TOML), install with
+// its backup, dry run, idempotence and refusals, detect, and providers.inject. Every user-scope
+// file lives in a temporary HOME given to the router (never the real one).
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "unit/core/env_guard.h"
+#include "domains/providers/providers.h"
+#include "engines/host_config.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using ct::test::code_of;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void spit(const fs::path& path, std::string_view text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::vector<fs::path> backups_of(const fs::path& file) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(file.parent_path()))
+    if (entry.path().filename().string().starts_with(file.filename().string() + ".bak-")) out.push_back(entry.path());
+  return out;
+}
+
+/// A router for a project with a temporary HOME; `person`: the CLI (may leave the project).
+class HomeProject {
+ public:
+  explicit HomeProject(bool person) {
+    fs::create_directories(home_.path());
+    RouterOptions options;
+    options.project_dir = project_.dir();
+    options.home = home_.path();
+    options.outside_project_allowed = person;
+    router_ = std::make_unique<Router>(registry(), options,
+                                       std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  }
+  Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
+    return router_->dispatch({Gateway::Query, std::move(domain), std::move(operation), test::parse_json(params)});
+  }
+  Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
+    return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params)});
+  }
+  const fs::path& dir() const { return project_.dir(); }
+  const fs::path& home() const { return home_.path(); }
+
+ private:
+  test::Project project_;
+  test::TempDir home_;
+  std::unique_ptr<Router> router_;
+};
+
+json::Value stdio_entry(std::string_view host) {
+  return providers::json_entry(*providers::find(host), providers::ServerLaunch{});
+}
+
+}  // namespace
+
+TEST_CASE("the host table: every host has its files, and the entries have each host's shape", "[providers]") {
+  REQUIRE(providers::ids() == std::vector<std::string>{"claude", "codex", "cursor", "gemini", "windsurf", "vscode", "opencode"});
+  for (const auto& p : providers::all()) {
+    INFO(p.id);
+    CHECK(!p.binaries.empty());
+    CHECK(!p.instruction_files.empty());
+    CHECK((p.inject_target == "CLAUDE.md" || p.inject_target == "AGENTS.md" || p.inject_target == "GEMINI.md"));
+    CHECK(!p.user_config.empty());
+  }
+  CHECK(stdio_entry("claude") == test::parse_json(R"({"command":"ct","args":["mcp"]})"));
+  CHECK(stdio_entry("vscode") == test::parse_json(R"({"type":"stdio","command":"ct","args":["mcp"]})"));
+  CHECK(stdio_entry("opencode") == test::parse_json(R"({"type":"local","command":["ct","mcp"],"enabled":true})"));
+  providers::ServerLaunch http{.transport = providers::Transport::Http, .url = "http://h/mcp"};
+  CHECK(providers::json_entry(*providers::find("gemini"), http) == test::parse_json(R"({"httpUrl":"http://h/mcp"})"));
+  CHECK(providers::json_entry(*providers::find("windsurf"), http) == test::parse_json(R"({"serverUrl":"http://h/mcp"})"));
+  CHECK(providers::snippet(*providers::find("codex"), providers::ServerLaunch{}) ==
+        "[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\"mcp\"]\n");
+}
+
+TEST_CASE("JSON merge keeps the other entries, their order and the file's indentation", "[providers][host_config]") {
+  const std::string before =
+      "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"alpha\": true\n}\n";
+  auto edit = host_config::set_json_server(before, "mcpServers", "cleo", stdio_entry("claude"), ".mcp.json");
+  REQUIRE(edit);
+  CHECK(edit->changed);
+  CHECK(edit->text ==
+        "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"},\n"
+        "        \"cleo\": {\n            \"command\": \"ct\",\n            \"args\": [\"mcp\"]\n        }\n    },\n"
+        "    \"alpha\": true\n}\n");
+  // The result is JSON with every original member, in order, plus cleo.
+  auto parsed = json::parse(edit->text);
+  REQUIRE(parsed);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : parsed->as_object()) keys.push_back(key);
+  CHECK(keys == std::vector<std::string>{"zeta", "mcpServers", "alpha"});
+  CHECK((*parsed)["mcpServers"]["other"]["command"].as_string() == "x");
+
+  // Again: nothing to do.
+  auto again = host_config::set_json_server(edit->text, "mcpServers", "cleo", stdio_entry("claude"), ".mcp.json");
+  REQUIRE(again);
+  CHECK_FALSE(again->changed);
+  CHECK(again->text == edit->text);
+
+  // A missing servers key is added as the last member; an empty file becomes a document.
+  auto added = host_config::set_json_server("{\"theme\": \"dark\"}\n", "servers", "cleo", stdio_entry("vscode"), "f");
+  REQUIRE(added);
+  CHECK(added->text == "{\"theme\": \"dark\",\n  \"servers\": {\n    \"cleo\": {\n      \"type\": \"stdio\",\n"
+                       "      \"command\": \"ct\",\n      \"args\": [\"mcp\"]\n    }\n  }\n}\n");
+  auto fresh = host_config::set_json_server("", "mcpServers", "cleo", stdio_entry("claude"), "f");
+  REQUIRE(fresh);
+  CHECK(json::parse(fresh->text).value() == test::parse_json(R"({"mcpServers":{"cleo":{"command":"ct","args":["mcp"]}}})"));
+}
+
+TEST_CASE("JSONC merge keeps comments and trailing commas; a changed entry is replaced in place", "[providers][host_config]") {
+  const std::string before =
+      "// VS Code MCP servers\n{\n  \"servers\": {\n    /* the GitHub one */\n    \"github\": {\"url\": \"https://x\"}, // keep\n"
+      "  },\n  \"inputs\": [],\n}\n";
+  auto edit = host_config::set_json_server(before, "servers", "cleo", stdio_entry("vscode"), ".vscode/mcp.json");
+  REQUIRE(edit);
+  CHECK(edit->text.starts_with("// VS Code MCP servers\n"));
+  CHECK(edit->text.find("/* the GitHub one */") != std::string::npos);
+  CHECK(edit->text.find("\"github\": {\"url\": \"https://x\"}, // keep\n    \"cleo\": {") != std::string::npos);
+  CHECK(edit->text.find("\"args\": [\"mcp\"]\n    },\n  },\n  \"inputs\": [],\n}\n") != std::string::npos);
+
+  // A different entry (another transport) replaces only the cleo value.
+  providers::ServerLaunch http{.transport = providers::Transport::Http, .url = "http://127.0.0.1:9/mcp"};
+  auto replaced = host_config::set_json_server(edit->text, "servers", "cleo",
+                                               providers::json_entry(*providers::find("vscode"), http), "f");
+  REQUIRE(replaced);
+  CHECK(replaced->changed);
+  CHECK(replaced->text.find("// keep") != std::string::npos);
+  CHECK(replaced->text.find("\"cleo\": {\n      \"type\": \"http\",\n      \"url\": \"http://127.0.0.1:9/mcp\"\n    },") !=
+        std::string::npos);
+  CHECK(replaced->text.find("command") == std::string::npos);
+
+  // CRLF files get CRLF lines.
+  auto crlf = host_config::set_json_server("{\r\n  \"a\": 1\r\n}\r\n", "mcpServers", "cleo", stdio_entry("claude"), "f");
+  REQUIRE(crlf);
+  CHECK(crlf->text.find("\n") == crlf->text.find("\r\n") + 1);
+  CHECK(crlf->text.find("\"mcpServers\": {\r\n") != std::string::npos);
+}
+
+TEST_CASE("invalid JSON is refused with its line", "[providers][host_config]") {
+  auto bad = host_config::set_json_server("{\n  \"a\": 1\n  \"b\": 2\n}\n", "mcpServers", "cleo", stdio_entry("claude"), "x.json");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::Validation);
+  CHECK(bad.error().message.starts_with("x.json:3: "));
+  CHECK(bad.error().details["line"].as_int() == 3);
+  CHECK_FALSE(host_config::set_json_server("[1]", "mcpServers", "cleo", stdio_entry("claude"), "x"));
+  CHECK_FALSE(host_config::set_json_server("{\"mcpServers\": []}", "mcpServers", "cleo", stdio_entry("claude"), "x"));
+  CHECK_FALSE(host_config::set_json_server("{/* open", "mcpServers", "cleo", stdio_entry("claude"), "x"));
+}
+
+TEST_CASE("TOML: [mcp_servers.cleo] is edited in place, the rest of the file kept", "[providers][host_config]") {
+  auto owned = providers::toml_owned_keys();
+  const std::string before =
+      "# my Codex config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n\n"
+      "[mcp_servers.cleo]\ncommand = \"old\"  # was here\nenv = { A = \"1\" }\n\n[profiles.fast]\nmodel = \"mini\"\n";
+  auto edit = host_config::set_toml_table(before, "mcp_servers.cleo", providers::toml_keys({}), owned, "config.toml");
+  REQUIRE(edit);
+  CHECK(edit->text ==
+        "# my Codex config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n\n"
+        "[mcp_servers.cleo]\ncommand = \"ct\"\nenv = { A = \"1\" }\nargs = [\"mcp\"]\n\n[profiles.fast]\nmodel = \"mini\"\n");
+  auto again = host_config::set_toml_table(edit->text, "mcp_servers.cleo", providers::toml_keys({}), owned, "f");
+  REQUIRE(again);
+  CHECK_FALSE(again->changed);
+  // Same value spelled otherwise (multi-line array, trailing comma): unchanged.
+  auto spelled = host_config::set_toml_table("[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\n  \"mcp\",\n]\n",
+                                             "mcp_servers.cleo", providers::toml_keys({}), owned, "f");
+  REQUIRE(spelled);
+  CHECK_FALSE(spelled->changed);
+  // Switching to HTTP drops command and args.
+  providers::ServerLaunch http{.transport = providers::Transport::Http, .url = "http://h/mcp"};
+  auto switched = host_config::set_toml_table(edit->text, "mcp_servers.cleo", providers::toml_keys(http), owned, "f");
+  REQUIRE(switched);
+  CHECK(switched->text.find("[mcp_servers.cleo]\nenv = { A = \"1\" }\nurl = \"http://h/mcp\"\n\n[profiles.fast]") !=
+        std::string::npos);
+  // A new table goes at the end after a blank line.
+  auto appended = host_config::set_toml_table("model = \"o3\"", "mcp_servers.cleo", providers::toml_keys({}), owned, "f");
+  REQUIRE(appended);
+  CHECK(appended->text == "model = \"o3\"\n\n[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\"mcp\"]\n");
+}
+
+TEST_CASE("TOML: invalid lines and tables defined another way are refused", "[providers][host_config]") {
+  auto owned = providers::toml_owned_keys();
+  auto bad = host_config::set_toml_table("a = 1\nthis is not toml\n", "mcp_servers.cleo", providers::toml_keys({}), owned, "c.toml");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::Validation);
+  CHECK(bad.error().details["line"].as_int() == 2);
+  CHECK_FALSE(host_config::set_toml_table("a = [1,\n", "mcp_servers.cleo", providers::toml_keys({}), owned, "c"));
+  auto inline_table = host_config::set_toml_table("[mcp_servers]\ncleo = { command = \"ct\" }\n", "mcp_servers.cleo",
+                                                  providers::toml_keys({}), owned, "c");
+  REQUIRE_FALSE(inline_table);
+  CHECK(inline_table.error().details["line"].as_int() == 2);
+  CHECK_FALSE(host_config::set_toml_table("mcp_servers.cleo.command = \"x\"\n", "mcp_servers.cleo",
+                                          providers::toml_keys({}), owned, "c"));
+}
+
+TEST_CASE("the diff shows the changed lines with context", "[providers][host_config]") {
+  CHECK(host_config::line_diff("a\nb\n", "a\nb\n", "f").empty());
+  CHECK(host_config::line_diff("a\nb\nc\nd\ne\n", "a\nb\nc\nX\ne\n", "f") ==
+        "--- f\n+++ f\n@@ -2,4 +2,4 @@\n b\n c\n-d\n+X\n e\n");
+  CHECK(host_config::line_diff("", "x\n", "f") == "--- f\n+++ f\n@@ -0,0 +1,1 @@\n+x\n");
+}
+
+TEST_CASE("providers.install: project file merged, backup first, idempotent, dry run writes nothing", "[providers]") {
+  HomeProject p(/*person=*/false);
+  const fs::path file = p.dir() / ".mcp.json";
+  const std::string original = "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  }\n}\n";
+  spit(file, original);
+
+  auto dry = p.mutate("providers", "install", R"({"provider":"claude","dryRun":true})");
+  REQUIRE(dry.success);
+  CHECK(dry.data["action"].as_string() == "would be updated");
+  CHECK(dry.data["diff"].as_string().find("+    \"cleo\": {") != std::string::npos);
+  CHECK(slurp(file) == original);
+  CHECK(backups_of(file).empty());
+
+  auto done = p.mutate("providers", "install", R"({"provider":"claude"})");
+  REQUIRE(done.success);
+  CHECK(done.data["action"].as_string() == "updated");
+  CHECK(done.data["file"].as_string() == ".mcp.json");
+  auto written = json::parse(slurp(file));
+  REQUIRE(written);
+  CHECK((*written)["mcpServers"]["other"]["command"].as_string() == "x");
+  CHECK((*written)["mcpServers"]["cleo"] == test::parse_json(R"({"command":"ct","args":["mcp"]})"));
+  auto backups = backups_of(file);
+  REQUIRE(backups.size() == 1);
+  CHECK(slurp(backups.front()) == original);
+  CHECK(done.data["backup"].as_string() == backups.front().filename().string());
+
+  auto repeat = p.mutate("providers", "install", R"({"provider":"claude"})");
+  CHECK(code_of(repeat) == "E_NO_CHANGE");
+  CHECK(repeat.data["action"].as_string() == "unchanged");
+  CHECK(backups_of(file).size() == 1);
+
+  // A new file is created (no backup: there was nothing).
+  auto created = p.mutate("providers", "install", R"({"provider":"opencode"})");
+  REQUIRE(created.success);
+  CHECK(created.data["action"].as_string() == "created");
+  CHECK_FALSE(created.data.contains("backup"));
+  CHECK(json::parse(slurp(p.dir() / "opencode.json")).value()["mcp"]["cleo"]["type"].as_string() == "local");
+}
+
+TEST_CASE("providers.install: an invalid file is refused and left untouched", "[providers]") {
+  HomeProject p(false);
+  const fs::path file = p.dir() / ".cursor" / "mcp.json";
+  const std::string broken = "{\n  \"mcpServers\": {\n    \"a\": {,}\n  }\n}\n";
+  spit(file, broken);
+  auto refused = p.mutate("providers", "install", R"({"provider":"cursor"})");
+  CHECK(code_of(refused) == "E_VALIDATION");
+  CHECK(refused.error->message.starts_with(".cursor/mcp.json:3: "));
+  CHECK(slurp(file) == broken);
+  CHECK(backups_of(file).empty());
+  // A folder where the file should be.
+  fs::create_directories(p.dir() / ".vscode" / "mcp.json");
+  CHECK(code_of(p.mutate("providers", "install", R"({"provider":"vscode"})")) == "E_FILE_ERROR");
+  // Hosts without a file for a scope, and url without http.
+  auto no_project = p.mutate("providers", "install", R"({"provider":"codex","scope":"project"})");
+  CHECK(code_of(no_project) == "E_INVALID_INPUT");
+  CHECK(no_project.error->fix.find("\"scope\":\"user\"") != std::string::npos);
+  CHECK(code_of(p.mutate("providers", "install", R"({"provider":"claude","url":"http://x/mcp"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("providers", "install", R"({"provider":"nope"})")) == "E_INVALID_PARAMS");
+}
+
+TEST_CASE("providers.install: user scope writes into HOME for a person, never for an agent", "[providers]") {
+  SECTION("an agent (MCP) without security.allowOutsideProject is refused, even for a dry run") {
+    HomeProject agent(false);
+    for (std::string_view params : {R"({"provider":"codex","scope":"user"})", R"({"provider":"codex","scope":"user","dryRun":true})"}) {
+      auto refused = agent.mutate("providers", "install", params);
+      CHECK(code_of(refused) == "E_INVALID_INPUT");
+      CHECK(refused.error->details["field"].as_string() == "scope");
+    }
+    CHECK_FALSE(fs::exists(agent.home() / ".codex"));
+    // The project may allow it.
+    REQUIRE(agent.mutate("system", "config.set", R"({"key":"security.allowOutsideProject","value":"true"})").success);
+    CHECK(agent.mutate("providers", "install", R"({"provider":"codex","scope":"user"})").success);
+    CHECK(fs::exists(agent.home() / ".codex" / "config.toml"));
+  }
+  SECTION("a person: TOML kept, backup beside it, HTTP switch") {
+    HomeProject person(true);
+    const fs::path file = person.home() / ".codex" / "config.toml";
+    spit(file, "model = \"o3\"\n");
+    auto done = person.mutate("providers", "install", R"({"provider":"codex","scope":"user"})");
+    REQUIRE(done.success);
+    CHECK(done.data["file"].as_string() == "~/.codex/config.toml");
+    CHECK(slurp(file) == "model = \"o3\"\n\n[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\"mcp\"]\n");
+    CHECK(backups_of(file).size() == 1);
+    auto http = person.mutate("providers", "install", R"({"provider":"codex","scope":"user","transport":"http"})");
+    REQUIRE(http.success);
+    CHECK(slurp(file) == "model = \"o3\"\n\n[mcp_servers.cleo]\nurl = \"http://127.0.0.1:8808/mcp\"\n");
+    CHECK(backups_of(file).size() == 2);
+    auto windsurf = person.mutate("providers", "install", R"({"provider":"windsurf","scope":"user"})");
+    REQUIRE(windsurf.success);
+    CHECK(fs::exists(person.home() / ".codeium" / "windsurf" / "mcp_config.json"));
+  }
+}
+
+TEST_CASE("providers.detect: a program on PATH and folders in the project and home", "[providers]") {
+  HomeProject p(true);
+  test::TempDir bin;
+  const fs::path fake = bin.path() / "gemini";
+  spit(fake, "#!/bin/sh\nexit 0\n");
+  ::chmod(fake.c_str(), 0755);
+  spit(bin.path() / "codex", "not executable");
+  ct::testing::EnvGuard path("PATH", bin.path().string());
+  fs::create_directories(p.dir() / ".cursor");
+  fs::create_directories(p.home() / ".codeium" / "windsurf");
+
+  auto found = p.query("providers", "detect");
+  REQUIRE(found.success);
+  CHECK(found.data["detected"] == test::parse_json(R"(["cursor","gemini","windsurf"])"));
+  for (const auto& row : found.data["providers"].as_array()) {
+    const std::string& id = row["id"].as_string();
+    if (id == "gemini") CHECK(row["programs"].as_array().front()["path"].as_string() == fake.string());
+    if (id == "cursor") CHECK(row["project"].as_bool());
+    if (id == "windsurf") CHECK(row["home"].as_bool());
+    if (id == "codex") CHECK_FALSE(row["detected"].as_bool());
+  }
+}
+
+TEST_CASE("providers.list and show come from the table", "[providers]") {
+  HomeProject p(false);
+  auto all = p.query("providers", "list");
+  REQUIRE(all.success);
+  CHECK(all.data.size() == providers::all().size());
+  auto codex = p.query("providers", "show", R"({"provider":"codex"})");
+  REQUIRE(codex.success);
+  CHECK(codex.data["configFormat"].as_string() == "toml");
+  CHECK(codex.data["userConfig"].as_string() == "~/.codex/config.toml");
+  CHECK(codex.data["projectConfig"].is_null());
+  CHECK(codex.data["headless"] == test::parse_json(R"(["codex","exec"])"));
+  CHECK(codex.data["entries"]["http"].as_string() == "[mcp_servers.cleo]\nurl = \"http://127.0.0.1:8808/mcp\"\n");
+}
+
+TEST_CASE("providers.inject writes the host's instruction file through system.inject's mechanism", "[providers]") {
+  HomeProject p(false);
+  auto dry = p.mutate("providers", "inject", R"({"provider":"gemini","dryRun":true})");
+  REQUIRE(dry.success);
+  CHECK(dry.data["file"].as_string() == "GEMINI.md");
+  CHECK_FALSE(fs::exists(p.dir() / "GEMINI.md"));
+  auto done = p.mutate("providers", "inject", R"({"provider":"gemini"})");
+  REQUIRE(done.success);
+  CHECK(done.data["action"].as_string() == "created");
+  CHECK(slurp(p.dir() / "GEMINI.md").find("<!-- CLEO:START -->") != std::string::npos);
+  CHECK(code_of(p.mutate("providers", "inject", R"({"provider":"gemini"})")) == "E_NO_CHANGE");
+  // Cursor reads AGENTS.md.
+  auto cursor = p.mutate("providers", "inject", R"({"provider":"cursor"})");
+  REQUIRE(cursor.success);
+  CHECK(cursor.data["file"].as_string() == "AGENTS.md");
+  // Malformed markers: refused, file untouched.
+  spit(p.dir() / "CLAUDE.md", "<!-- CLEO:START -->\nno end\n");
+  CHECK(code_of(p.mutate("providers", "inject", R"({"provider":"claude"})")) == "E_VALIDATION");
+  CHECK(slurp(p.dir() / "CLAUDE.md") == "<!-- CLEO:START -->\nno end\n");
+}
