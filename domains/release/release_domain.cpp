@@ -375,14 +375,14 @@ Result<Reply> rollback_external(Context& context, const Params& params) {
   const GitOptions options = git_options(context);
   CT_TRY(require_git_repo(options));
   const std::string tag = release_tag(version);
-  CT_TRY_ASSIGN(ProcessResult local, run_git(options, {"rev-parse", "-q", "--verify", "refs/tags/" + tag}));
+  CT_TRY_ASSIGN(ProcessResult local, run_git(options, {"rev-parse", "-q", "--verify", "refs/tags/" + tag + "^{commit}"}));
   std::vector<ReleaseStep> steps;
   if (release.pushed && !release.remote.empty())
     steps.push_back({.name = "deleteRemoteTag", .argv = {"git", "push", release.remote, "--delete", "refs/tags/" + tag},
                      .undo = {"git", "push", release.remote, "refs/tags/" + tag}});
   if (local.ok())
     steps.push_back({.name = "deleteTag", .argv = {"git", "tag", "-d", tag},
-                     .undo = {"git", "tag", "-a", tag, trim_sha(local.out), "-m", "Release " + version}});
+                     .undo = {"git", "tag", "-a", "-m", "Release " + version, tag, trim_sha(local.out)}});
   json::Value data = json::Value::object();
   data.set("version", version);
   data.set("tag", tag);
