@@ -1,12 +1,14 @@
 // The release domain: releases in the store, the changelog merged into CHANGELOG.md, and
 // ship / tag / rollback against real temporary git repositories with a local bare remote.
 #include <catch2/catch.hpp>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "engines/release_engine.h"
+#include "engines/sqlite_store.h"
 #include "engines/subprocess.h"
 #include "unit/test_support.h"
 
@@ -367,6 +369,35 @@ TEST_CASE("a commit without a git identity fails with the fix", "[release][git]"
   REQUIRE_FALSE(failed.success);
   CHECK(code_of(failed) == "E_ENGINE_FAILED");
   CHECK(failed.error->fix.find("git config user.name") != std::string::npos);
+}
+
+TEST_CASE("a schema-4 store is backed up, then upgraded to schema 5 with the releases table", "[release][migrate]") {
+  test::Project p;
+  p.add(R"({"title":"Survives the upgrade"})");
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "DROP TABLE releases; PRAGMA user_version = 4", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  REQUIRE(inspect_sqlite_file(db, false)->schema_version == 4);
+  RouterOptions options;
+  options.project_dir = p.dir();
+  Router fresh(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
+  Envelope created = fresh.dispatch({Gateway::Mutate, "release", "create", test::parse_json(R"({"version":"1.0.0"})")});
+  INFO(to_json(created));
+  REQUIRE(created.success);
+  CHECK(inspect_sqlite_file(db, false)->schema_version == 5);
+  std::vector<std::string> copies;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(p.dir() / ".cleo" / "backups"))
+    if (entry.path().filename().string().find("pre-migrate-v4") != std::string::npos) copies.push_back(entry.path());
+  REQUIRE(copies.size() == 1);
+  CHECK(inspect_sqlite_file(copies.front(), false)->schema_version == 4);
+  CHECK(fresh.dispatch({Gateway::Query, "tasks", "exists", test::parse_json(R"({"id":"T001"})")}).success);
+  auto steps = sqlite_migrations();
+  CHECK(steps.back().version == 5);
+  CHECK(steps.back().description.find("releases") != std::string::npos);
 }
 
 TEST_CASE("release config keys validate their values", "[release]") {
