@@ -1513,7 +1513,7 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<Release>> list_releases() override {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kReleaseSelect) + " ORDER BY created_at DESC, version"));
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kReleaseSelect) + " ORDER BY created_at DESC, version DESC"));
     Statement stmt(raw);
     std::vector<Release> out;
     std::optional<Error> bad;
