@@ -180,6 +180,7 @@ void register_providers_domain(Registry& registry);
 void register_system_admin(Registry& registry);
 void register_system_ops(Registry& registry);
 void register_system_capabilities(Registry& registry);
+void register_release_domain(Registry& registry);
 
 void register_domain_operations(Registry& registry) {
   register_tasks_domain(registry);
@@ -189,6 +190,7 @@ void register_domain_operations(Registry& registry) {
   register_system_ops(registry);
   register_system_capabilities(registry);
   register_validate_domain(registry);
+  register_release_domain(registry);
   register_providers_domain(registry);
 }
 

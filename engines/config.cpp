@@ -48,6 +48,14 @@ const std::vector<ConfigKey>& key_table() {
       {"engines", json::Type::Object, "{}", 0, 0, {},
        "Plug-in engines: \"domain.operation\" → {command:[argv…], gateway?, summary?, params?, timeoutSeconds?} "
        "(capability/README.md); edit config.json, then restart servers"},
+      {"release.gates", json::Type::Array, "[]", 0, 20, {},
+       "Commands release.ship runs first, each an argv array run without a shell: [[\"make\",\"test\"]]"},
+      {"release.versionFile", json::Type::String, "\"\"", 0, 0, {},
+       "File (relative to the project root) whose version string release.ship bumps; \"\" = none"},
+      {"release.remote", json::Type::String, "\"origin\"", 0, 0, {},
+       "The git remote release.ship pushes to (push: true) and release.rollback deletes pushed tags from"},
+      {"release.timeoutSeconds", json::Type::Int, "600", 1, 86400, {},
+       "Time limit of each gate and git command of the release domain"},
   };
   return keys;
 }
@@ -69,6 +77,7 @@ std::string_view type_name(json::Type type) {
     case json::Type::Bool: return "true or false";
     case json::Type::String: return "a string";
     case json::Type::Object: return "an object";
+    case json::Type::Array: return "a list of commands, each an array of strings";
     default: return "a value";
   }
 }
@@ -78,6 +87,8 @@ std::string expectation(const ConfigKey& key) {
   if (key.type == json::Type::Int) {
     return "an integer from " + std::to_string(key.min) + " to " + std::to_string(key.max);
   }
+  if (key.type == json::Type::Array)
+    return "a list of at most " + std::to_string(key.max) + " commands, each a non-empty array of strings";
   if (key.type == json::Type::String && !key.choices.empty()) {
     std::string out = "one of ";
     for (std::size_t i = 0; i < key.choices.size(); ++i) {
@@ -112,6 +123,18 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
     case json::Type::Bool:
       if (!value.is_bool()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
       return {};
+    case json::Type::Array: {
+      // A list of commands: each an argv array (program first), never a shell line.
+      bool ok = value.is_array() && static_cast<std::int64_t>(value.size()) <= key.max;
+      if (ok)
+        for (const auto& command : value.as_array()) {
+          ok = ok && command.is_array() && command.size() > 0;
+          if (ok)
+            for (const auto& word : command.as_array()) ok = ok && word.is_string() && !word.as_string().empty();
+        }
+      if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      return {};
+    }
     case json::Type::String: {
       if (!value.is_string()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
       if (key.choices.empty()) return {};

@@ -192,11 +192,31 @@ CREATE INDEX compliance_task_at ON compliance(task_id, at);
 CREATE INDEX compliance_at ON compliance(at);
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// v5: releases (the release domain): the version, its status and tasks, and what ship and tag did
+// in git (tag, commit, pushed to which remote) so that release.rollback can undo it.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE releases(
+  version TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  tasks TEXT NOT NULL DEFAULT '[]',
+  notes TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  released_at INTEGER,
+  tag TEXT NOT NULL DEFAULT '',
+  commit_sha TEXT NOT NULL DEFAULT '',
+  pushed INTEGER NOT NULL DEFAULT 0,
+  remote TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+CREATE INDEX releases_created ON releases(created_at);
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, kSchemaV1, "tasks"},
     {2, kSchemaV2, "idempotency"},
     {3, kSchemaV3, "sessions"},
     {4, kSchemaV4, "compliance"},
+    {5, kSchemaV5, "releases"},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -674,6 +694,7 @@ std::string migration_description(std::int64_t version) {
     case 2: return "audit hash chain (existing rows are chained) and idempotency keys";
     case 3: return "sessions, and one session per focused task (the atomic claim)";
     case 4: return "protocol-check results (validate.compliance)";
+    case 5: return "releases (the release domain)";
     default: return "schema version " + std::to_string(version);
   }
 }
@@ -1452,6 +1473,72 @@ class SqliteStore final : public Store {
       out.push_back(std::move(record));
     }));
     return out;
+  }
+
+  // -- releases -------------------------------------------------------------------------------
+
+  static constexpr std::string_view kReleaseSelect =
+      "SELECT version, status, tasks, notes, created_at, updated_at, released_at, tag, commit_sha, pushed, remote "
+      "FROM releases";
+
+  Result<Release> read_release(Statement& stmt, sqlite3_stmt* raw) {
+    Release release;
+    release.version = stmt.text(0);
+    auto status = parse_release_status(stmt.text(1));
+    if (!status)
+      return fail(Error(ErrorCode::FileError, "release " + release.version + " has an unknown status '" +
+                                                  std::string(stmt.text(1)) + "'")
+                      .with_fix(std::string(kCorruptFix)));
+    release.status = *status;
+    CT_TRY_ASSIGN(release.tasks, decode_strings(stmt.text(2), release.version, "tasks"));
+    release.notes = stmt.text(3);
+    release.created_at = stmt.integer(4);
+    release.updated_at = stmt.integer(5);
+    release.released_at = column_optional_int(raw, 6);
+    release.tag = stmt.text(7);
+    release.commit = stmt.text(8);
+    release.pushed = stmt.integer(9) != 0;
+    release.remote = stmt.text(10);
+    return release;
+  }
+
+  Result<std::optional<Release>> get_release(std::string_view version) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kReleaseSelect) + " WHERE version = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, version);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the release"));
+    if (!row) return std::optional<Release>();
+    CT_TRY_ASSIGN(Release release, read_release(stmt, raw));
+    return std::optional<Release>(std::move(release));
+  }
+
+  Result<std::vector<Release>> list_releases() override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kReleaseSelect) + " ORDER BY created_at DESC, version DESC"));
+    Statement stmt(raw);
+    std::vector<Release> out;
+    std::optional<Error> bad;
+    CT_TRY(for_each_row(stmt, "cannot list releases", [&] {
+      auto release = read_release(stmt, raw);
+      if (release) out.push_back(std::move(*release));
+      else if (!bad) bad = std::move(release.error());
+    }));
+    if (bad) return fail(std::move(*bad));
+    return out;
+  }
+
+  Result<void> put_release(const Release& release) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("INSERT OR REPLACE INTO releases(version, status, tasks, notes, created_at, updated_at, "
+                          "released_at, tag, commit_sha, pushed, remote) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+    Statement stmt(raw);
+    stmt.bind(1, release.version).bind(2, std::string(to_string(release.status))).bind(3, encode_strings(release.tasks));
+    stmt.bind(4, release.notes).bind(5, static_cast<std::int64_t>(release.created_at));
+    stmt.bind(6, static_cast<std::int64_t>(release.updated_at));
+    std::optional<std::int64_t> released;
+    if (release.released_at) released = static_cast<std::int64_t>(*release.released_at);
+    stmt.bind(7, released).bind(8, release.tag).bind(9, release.commit);
+    stmt.bind(10, std::int64_t{release.pushed ? 1 : 0}).bind(11, release.remote);
+    return finish(stmt, "cannot save the release");
   }
 
   // -- diagnostics ----------------------------------------------------------------------------

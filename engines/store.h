@@ -186,6 +186,39 @@ struct ComplianceSummary {
   bool last_passed = false;
 };
 
+/// Status of a release (PRODUCT.md §5): planned when created, active once it holds tasks,
+/// released when shipped; a rollback takes it back to active (or planned when it holds none).
+enum class ReleaseStatus { Planned, Active, Released };
+inline std::string_view to_string(ReleaseStatus status) {
+  switch (status) {
+    case ReleaseStatus::Planned: return "planned";
+    case ReleaseStatus::Active: return "active";
+    case ReleaseStatus::Released: return "released";
+  }
+  return "planned";
+}
+inline std::optional<ReleaseStatus> parse_release_status(std::string_view text) {
+  for (auto status : {ReleaseStatus::Planned, ReleaseStatus::Active, ReleaseStatus::Released})
+    if (to_string(status) == text) return status;
+  return std::nullopt;
+}
+
+/// A release (the release domain): a semantic version, the tasks it ships, and what ship and tag
+/// did in git, so that a rollback can undo it.
+struct Release {
+  std::string version;                   // semver without a leading "v": "1.2.0", "2.0.0-rc.1"
+  ReleaseStatus status = ReleaseStatus::Planned;
+  std::vector<std::string> tasks;        // task ids, in the order they were added
+  std::string notes;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::optional<TimeMs> released_at;
+  std::string tag;                       // the annotated tag ship or tag made ("v1.2.0"); "" = none
+  std::string commit;                    // the commit the tag points at (full sha)
+  bool pushed = false;                   // the tag was pushed to `remote`
+  std::string remote;
+};
+
 /// A row of a diagnostic query: every column as text (NULL reads as "").
 using DiagnosticRow = std::vector<std::string>;
 
@@ -300,6 +333,12 @@ class Store {
   /// One summary per check over the query's filters (limit and passed ignored), by check name.
   [[nodiscard]] virtual Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) = 0;
   [[nodiscard]] virtual Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) = 0;
+
+  // Releases (the release domain), newest created first in lists.
+  [[nodiscard]] virtual Result<std::optional<Release>> get_release(std::string_view version) = 0;
+  [[nodiscard]] virtual Result<std::vector<Release>> list_releases() = 0;
+  /// Inserts or replaces the release with this version.
+  [[nodiscard]] virtual Result<void> put_release(const Release& release) = 0;
 
   // Diagnostics (engines/validator.h), inside a transaction.
   /// Rows of one read-only query in the store's own dialect (SQLite SQL here), `params` bound as

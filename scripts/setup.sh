@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # libmicrohttpd-dev: the HTTP server of `ct serve`; libcpp-httplib-dev: the HTTP client of the
-# tests, the benchmarks and the transcript runner.
-packages=(g++ cmake ninja-build pkg-config git libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
-  libcpp-httplib-dev libmicrohttpd-dev nettle-dev)
+# tests, the benchmarks and the transcript runner; git serves the release domain (and its tests,
+# which run against temporary repositories).
+packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
+  libcpp-httplib-dev libmicrohttpd-dev nettle-dev git)
 # Node runs the MCP SDK interop test (tests/interop); a Node already on PATH is kept as it is.
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()

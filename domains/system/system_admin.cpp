@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
@@ -75,6 +76,16 @@ Result<json::Value> typed_value(const ConfigKey& key, const std::string& text) {
     if (text == "false") return json::Value(false);
     return fail(Error(ErrorCode::InvalidInput, std::string(key.name) + " takes true or false, got '" + text + "'")
                     .with_detail("field", "value"));
+  }
+  if (key.type == json::Type::Array) {
+    // A list of commands arrives as JSON text: [["make","test"],["npm","run","lint"]].
+    auto parsed = json::parse(text);
+    if (!parsed)
+      return fail(Error(ErrorCode::InvalidInput, std::string(key.name) +
+                                                     " takes a JSON list of commands like [[\"make\",\"test\"]], got '" +
+                                                     text + "'")
+                      .with_detail("field", "value"));
+    return std::move(*parsed);
   }
   return json::Value(text);
 }
@@ -229,8 +240,8 @@ void register_system_admin(Registry& registry) {
                 .summary = "Change a configuration value",
                 .params = {{.name = "key", .type = ParamType::String, .required = true, .max = 60,
                             .description = "The key, e.g. hierarchy.maxSiblings", .positional = true},
-                           {.name = "value", .type = ParamType::Scalar, .required = true, .max = 200,
-                            .description = "The new value in the key's type: a number, true/false or text", .positional = true}},
+                           {.name = "value", .type = ParamType::Scalar, .required = true, .max = 1000,
+                            .description = "The new value in the key's type: a number, true/false, text or a JSON list", .positional = true}},
                 .returns = "{key, value}; E_NO_CHANGE note when it already had that value",
                 .errors = {ErrorCode::InvalidInput, ErrorCode::ConfigError},
                 .examples = {{R"({"key":"hierarchy.maxSiblings","value":20})", "limit siblings to 20"}},

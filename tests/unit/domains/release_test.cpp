@@ -1,0 +1,412 @@
+// The release domain: releases in the store, the changelog merged into CHANGELOG.md, and
+// ship / tag / rollback against real temporary git repositories with a local bare remote.
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "engines/release_engine.h"
+#include "engines/sqlite_store.h"
+#include "engines/subprocess.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using ct::test::code_of;
+
+namespace {
+
+std::string read(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void write(const std::filesystem::path& file, std::string_view text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+}
+
+/// git never reads the user's ~/.gitconfig or /etc/gitconfig in these tests (the release engine
+/// passes these two variables on to git).
+void isolate_git() {
+  ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+  ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+}
+
+/// Runs git in `dir` and returns its stdout; fails the test when git fails.
+std::string git(const std::filesystem::path& dir, std::vector<std::string> args) {
+  isolate_git();
+  ProcessSpec spec;
+  spec.argv = {"git"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.cwd = dir;
+  spec.env = git_environment();
+  auto result = run_process(spec);
+  REQUIRE(result);
+  INFO("git " << args.front() << ": " << result->err);
+  REQUIRE(result->ok());
+  std::string out = result->out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+bool git_ok(const std::filesystem::path& dir, std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {"git"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.cwd = dir;
+  spec.env = git_environment();
+  auto result = run_process(spec);
+  return result && result->ok();
+}
+
+/// The project as a git repository with one commit on main and a bare remote "origin".
+struct GitProject {
+  test::Project p;
+  test::TempDir remote_dir;
+
+  GitProject() {
+    git(p.dir(), {"init", "-q", "-b", "main"});
+    git(p.dir(), {"config", "user.name", "Release Tester"});
+    git(p.dir(), {"config", "user.email", "tester@example.com"});
+    write(p.dir() / ".gitignore", ".cleo/\n");
+    write(p.dir() / "VERSION", "0.9.0\n");
+    git(p.dir(), {"add", ".gitignore", "VERSION"});
+    git(p.dir(), {"commit", "-q", "-m", "initial"});
+    git(remote_dir.path(), {"init", "-q", "--bare", "-b", "main"});
+    git(p.dir(), {"remote", "add", "origin", remote_dir.path().string()});
+    git(p.dir(), {"push", "-q", "origin", "main"});
+  }
+  const std::filesystem::path& dir() const { return p.dir(); }
+  std::string head() { return git(dir(), {"rev-parse", "HEAD"}); }
+  bool local_tag(const std::string& tag) { return git_ok(dir(), {"rev-parse", "-q", "--verify", "refs/tags/" + tag}); }
+  bool remote_tag(const std::string& tag) {
+    return git_ok(remote_dir.path(), {"rev-parse", "-q", "--verify", "refs/tags/" + tag});
+  }
+};
+
+/// T001 feature (done), T002 bug (done), T003 still pending; release 1.0.0 holds all three.
+void seed_release(test::Project& p) {
+  p.add(R"({"title":"Add login page","labels":["feature"]})");
+  p.add(R"({"title":"Fix crash on empty title","labels":["bug"]})");
+  p.add(R"({"title":"Not finished yet"})");
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T001"})").success);
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T002"})").success);
+  REQUIRE(p.mutate("release", "create", R"({"version":"1.0.0","notes":"First stable release"})").success);
+  REQUIRE(p.mutate("release", "plan", R"({"version":"1.0.0","add":["T001","T002","T003"]})").success);
+}
+
+}  // namespace
+
+TEST_CASE("semantic versions are validated and normalised", "[release]") {
+  CHECK(normalize_semver("1.2.3") == "1.2.3");
+  CHECK(normalize_semver("v1.2.3") == "1.2.3");
+  CHECK(normalize_semver("2.0.0-rc.1+build.5") == "2.0.0-rc.1+build.5");
+  CHECK_FALSE(normalize_semver("1.2"));
+  CHECK_FALSE(normalize_semver("01.2.3"));
+  CHECK_FALSE(normalize_semver("1.2.3-"));
+  CHECK_FALSE(normalize_semver("1.2.3-01"));
+  CHECK_FALSE(normalize_semver("1.2.3 "));
+}
+
+TEST_CASE("merge_changelog replaces only the version's section, byte for byte", "[release]") {
+  const std::string before =
+      "# Changelog\r\n\nIntro text.\n\n## [1.1.0] - 2025-12-01\n\n- old entry\n\n## [1.0.0] - 2025-01-01\n\n- "
+      "first\n\n\n## 0.9.0\ntrailing without newline";
+  // Replacing the middle section keeps everything before and after it.
+  std::string merged = merge_changelog(before, "1.0.0", "## [1.0.0] - 2026-01-01\n\n- new\n");
+  CHECK(merged ==
+        "# Changelog\r\n\nIntro text.\n\n## [1.1.0] - 2025-12-01\n\n- old entry\n\n## [1.0.0] - 2026-01-01\n\n- "
+        "new\n\n## 0.9.0\ntrailing without newline");
+  // A new version goes before the first heading (newest first).
+  std::string inserted = merge_changelog(before, "1.2.0", "## [1.2.0] - 2026-02-01\n\n- next\n");
+  CHECK(inserted.starts_with("# Changelog\r\n\nIntro text.\n\n## [1.2.0] - 2026-02-01\n\n- next\n\n## [1.1.0]"));
+  CHECK(inserted.substr(inserted.find("## [1.1.0]")) == before.substr(before.find("## [1.1.0]")));
+  // 1.0.0 is not 1.0.0-rc.1 or 11.0.0.
+  std::string similar = "## [1.0.0-rc.1]\n\n- rc\n\n## [11.0.0]\n- big\n";
+  CHECK(merge_changelog(similar, "1.0.0", "## [1.0.0] - x\n") == "## [1.0.0] - x\n\n" + similar);
+  // The last section runs to the end of the file.
+  CHECK(merge_changelog("# C\n\n## v2.0.0\nold\n", "2.0.0", "## [2.0.0] - y\nnew\n") == "# C\n\n## [2.0.0] - y\nnew\n");
+  CHECK(merge_changelog("", "1.0.0", "## [1.0.0] - z\n") == "# Changelog\n\n## [1.0.0] - z\n");
+  CHECK(merge_changelog("# Changelog", "1.0.0", "## [1.0.0] - z\n") == "# Changelog\n\n## [1.0.0] - z\n");
+}
+
+TEST_CASE("bump_version_text replaces the previous version, else the first version string", "[release]") {
+  CHECK(**bump_version_text("0.9.0\n", "", "1.0.0") == "1.0.0\n");
+  CHECK(**bump_version_text(R"({"dep":"2.0.0","version":"0.9.0"})", "0.9.0", "1.0.0") ==
+        R"({"dep":"2.0.0","version":"1.0.0"})");
+  CHECK_FALSE(*bump_version_text("1.0.0\n", "0.9.0", "1.0.0"));  // already bumped
+  auto none = bump_version_text("no version here", "", "1.0.0");
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code == ErrorCode::Validation);
+}
+
+TEST_CASE("releases are created, planned, listed and shown", "[release]") {
+  test::Project p;
+  seed_release(p);
+  Envelope repeat = p.mutate("release", "create", R"({"version":"v1.0.0"})");
+  CHECK(code_of(repeat) == "E_ALREADY_EXISTS");
+
+  Envelope show = p.query("release", "show", R"({"version":"1.0.0"})");
+  REQUIRE(show.success);
+  CHECK(show.data["status"].as_string() == "active");
+  CHECK(show.data["tasks"].size() == 3);
+  CHECK(show.data["tasks"].as_array()[1]["title"].as_string() == "Fix crash on empty title");
+  CHECK(show.data["notes"].as_string() == "First stable release");
+
+  CHECK(code_of(p.mutate("release", "plan", R"({"version":"1.0.0","add":["T001"]})")) == "E_NO_CHANGE");
+  Envelope unknown = p.mutate("release", "plan", R"({"version":"1.0.0","add":["T999"]})");
+  CHECK(code_of(unknown) == "E_NOT_FOUND");
+  CHECK(p.query("release", "show", R"({"version":"1.0.0"})").data["tasks"].size() == 3);  // nothing half-done
+
+  Envelope removed = p.mutate("release", "plan", R"({"version":"1.0.0","remove":["T001","T002","T003"]})");
+  REQUIRE(removed.success);
+  CHECK(removed.data["status"].as_string() == "planned");
+
+  REQUIRE(p.mutate("release", "create", R"({"version":"1.1.0-beta.1"})").success);
+  Envelope listed = p.query("release", "list");
+  REQUIRE(listed.success);
+  CHECK(listed.data.size() == 2);
+
+  CHECK(code_of(p.query("release", "show", R"({"version":"9.9.9"})")) == "E_NOT_FOUND");
+  CHECK(code_of(p.mutate("release", "create", R"({"version":"1.0"})")) == "E_INVALID_PARAMS");
+  test::Project empty;
+  CHECK(code_of(empty.query("release", "list")) == "E_NO_DATA");
+}
+
+TEST_CASE("release.changelog renders done tasks and writes only its section", "[release]") {
+  test::Project p;
+  seed_release(p);
+  Envelope preview = p.mutate("release", "changelog", R"({"version":"1.0.0"})");
+  REQUIRE(preview.success);
+  const std::string markdown = preview.data["markdown"].as_string();
+  CHECK(markdown ==
+        "## [1.0.0] - Unreleased\n\nFirst stable release\n\n### Features\n\n- Add login page (T001)\n\n### Fixes\n\n- "
+        "Fix crash on empty title (T002)\n");
+  CHECK_FALSE(std::filesystem::exists(p.dir() / "CHANGELOG.md"));
+
+  const std::string other = "# Changelog\n\nKeep this.\n\n## [0.9.0] - 2025-06-01\n\n- Older  entry   \n";
+  write(p.dir() / "CHANGELOG.md", other);
+  Envelope written = p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})");
+  REQUIRE(written.success);
+  CHECK(written.data["written"].as_bool());
+  CHECK(read(p.dir() / "CHANGELOG.md") == "# Changelog\n\nKeep this.\n\n" + markdown + "\n## [0.9.0] - 2025-06-01\n\n- Older  entry   \n");
+
+  Envelope again = p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})");
+  CHECK(code_of(again) == "E_NO_CHANGE");
+  CHECK(code_of(p.mutate("release", "changelog", R"({"version":"2.0.0"})")) == "E_NOT_FOUND");
+}
+
+TEST_CASE("release.ship dryRun lists every step with its argv and changes nothing", "[release][git]") {
+  GitProject g;
+  seed_release(g.p);
+  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"]]"})").success);
+  const std::string head = g.head();
+  Envelope dry = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true,"dryRun":true})");
+  INFO(to_json(dry));
+  REQUIRE(dry.success);
+  CHECK(dry.data["dryRun"].as_bool());
+  CHECK(dry.data["branch"].as_string() == "main");
+  std::vector<std::string> names;
+  for (const auto& step : dry.data["steps"].as_array()) names.push_back(step["step"].as_string());
+  CHECK(names == std::vector<std::string>{"gate", "changelog", "versionFile", "add", "commit", "tag", "push", "pushTag"});
+  const auto& steps = dry.data["steps"].as_array();
+  CHECK(steps[0]["argv"] == test::parse_json(R"(["true"])"));
+  CHECK(steps[4]["argv"] == test::parse_json(R"(["git","commit","-m","Release v1.0.0","--","CHANGELOG.md","VERSION"])"));
+  CHECK(steps[5]["argv"] == test::parse_json(R"(["git","tag","-a","v1.0.0","-m","Release 1.0.0"])"));
+  CHECK(steps[5]["undo"] == test::parse_json(R"(["git","tag","-d","v1.0.0"])"));
+  CHECK(steps[7]["argv"] == test::parse_json(R"(["git","push","origin","refs/tags/v1.0.0"])"));
+  // Nothing happened: no commit, no tag, no changelog, version file as it was, release not shipped.
+  CHECK(g.head() == head);
+  CHECK_FALSE(g.local_tag("v1.0.0"));
+  CHECK_FALSE(std::filesystem::exists(g.dir() / "CHANGELOG.md"));
+  CHECK(read(g.dir() / "VERSION") == "0.9.0\n");
+  CHECK(g.p.query("release", "show", R"({"version":"1.0.0"})").data["status"].as_string() == "active");
+}
+
+TEST_CASE("release.ship commits, tags and pushes; rollback removes the tag here and on the remote", "[release][git]") {
+  GitProject g;
+  seed_release(g.p);
+  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  write(g.dir() / "unrelated.txt", "staged but not part of the release\n");
+  git(g.dir(), {"add", "unrelated.txt"});
+  const std::string before = g.head();
+
+  Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true})");
+  INFO(to_json(shipped));
+  REQUIRE(shipped.success);
+  CHECK(shipped.data["status"].as_string() == "released");
+  CHECK(shipped.data["pushed"].as_bool());
+  const std::string commit = shipped.data["commit"].as_string();
+  CHECK(commit == g.head());
+  CHECK(git(g.dir(), {"rev-parse", "HEAD~1"}) == before);
+  CHECK(git(g.dir(), {"cat-file", "-t", "v1.0.0"}) == "tag");  // annotated
+  CHECK(g.remote_tag("v1.0.0"));
+  CHECK(git(g.remote_dir.path(), {"rev-parse", "main"}) == commit);
+  CHECK(read(g.dir() / "VERSION") == "1.0.0\n");
+  CHECK(read(g.dir() / "CHANGELOG.md").find("## [1.0.0] - 2026-01-01") != std::string::npos);
+  // Only the release's files are in its commit; the unrelated staged file stays staged.
+  CHECK(git(g.dir(), {"show", "--name-only", "--format=", "HEAD"}) == "CHANGELOG.md\nVERSION");
+  CHECK(git(g.dir(), {"diff", "--cached", "--name-only"}) == "unrelated.txt");
+
+  Envelope show = g.p.query("release", "show", R"({"version":"1.0.0"})");
+  CHECK(show.data["tag"].as_string() == "v1.0.0");
+  CHECK(show.data["commit"].as_string() == commit);
+  CHECK(show.data["remote"].as_string() == "origin");
+  CHECK(code_of(g.p.mutate("release", "ship", R"({"version":"1.0.0"})")) == "E_VALIDATION");
+  CHECK(code_of(g.p.mutate("release", "plan", R"({"version":"1.0.0","remove":["T003"]})")) == "E_VALIDATION");
+
+  Envelope rolled = g.p.mutate("release", "rollback", R"({"version":"1.0.0","reason":"broken build"})");
+  INFO(to_json(rolled));
+  REQUIRE(rolled.success);
+  CHECK(rolled.data["status"].as_string() == "active");
+  CHECK(rolled.data["removedRemote"].as_bool());
+  CHECK_FALSE(g.local_tag("v1.0.0"));
+  CHECK_FALSE(g.remote_tag("v1.0.0"));
+  REQUIRE(rolled.warnings.size() == 1);
+  CHECK(rolled.warnings[0].find(commit.substr(0, 12)) != std::string::npos);
+  // The undo of the tag deletion re-creates it on the release commit.
+  CHECK(rolled.data["steps"].as_array()[1]["undo"] ==
+        json::Value::array_of(std::vector<std::string>{"git", "tag", "-a", "-m", "Release 1.0.0", "v1.0.0", commit}));
+  Envelope after = g.p.query("release", "show", R"({"version":"1.0.0"})");
+  CHECK(after.data["status"].as_string() == "active");
+  CHECK_FALSE(after.data.find("tag"));
+  CHECK(code_of(g.p.mutate("release", "rollback", R"({"version":"1.0.0","reason":"again"})")) == "E_NO_CHANGE");
+  // The audit trail keeps the reason.
+  Envelope log = g.p.query("system", "log", R"({"limit":2})");
+  INFO(to_json(log));
+  CHECK(to_json(log).find("broken build") != std::string::npos);
+}
+
+TEST_CASE("a failing gate stops release.ship before anything changes", "[release][git]") {
+  GitProject g;
+  seed_release(g.p);
+  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"],[\"false\"]]"})").success);
+  const std::string head = g.head();
+  Envelope failed = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
+  REQUIRE_FALSE(failed.success);
+  CHECK(code_of(failed) == "E_VALIDATION");
+  CHECK(failed.error->details["failedStep"]["argv"] == test::parse_json(R"(["false"])"));
+  CHECK(failed.error->details["done"].size() == 1);  // the first gate, which needs no undo
+  CHECK(g.head() == head);
+  CHECK_FALSE(g.local_tag("v1.0.0"));
+  CHECK_FALSE(std::filesystem::exists(g.dir() / "CHANGELOG.md"));
+  CHECK(g.p.query("release", "show", R"({"version":"1.0.0"})").data["status"].as_string() == "active");
+}
+
+TEST_CASE("a failing push reports the steps done and how to undo each", "[release][git]") {
+  GitProject g;
+  seed_release(g.p);
+  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.remote","value":"nowhere"})").success);
+  const std::string head = g.head();
+  Envelope failed = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true})");
+  REQUIRE_FALSE(failed.success);
+  CHECK(code_of(failed) == "E_ENGINE_FAILED");
+  CHECK(failed.error->details["failedStep"]["step"].as_string() == "push");
+  CHECK_FALSE(failed.error->details["stderr"].as_string().empty());
+  const auto& done = failed.error->details["done"].as_array();
+  REQUIRE(done.size() == 4);  // newest first: tag, commit, add, changelog
+  CHECK(done[0]["step"].as_string() == "tag");
+  CHECK(done[0]["undo"] == test::parse_json(R"(["git","tag","-d","v1.0.0"])"));
+  CHECK(done[1]["step"].as_string() == "commit");
+  CHECK(done[1]["undo"] == json::Value::array_of(std::vector<std::string>{"git", "reset", "--soft", head}));
+  CHECK(done[3]["step"].as_string() == "changelog");
+  // The steps before the failure did happen (and the store says the release is not shipped).
+  CHECK(g.local_tag("v1.0.0"));
+  CHECK(g.p.query("release", "show", R"({"version":"1.0.0"})").data["status"].as_string() == "active");
+  // Following the undo list brings the repository back.
+  git(g.dir(), {"tag", "-d", "v1.0.0"});
+  git(g.dir(), {"reset", "--soft", head});
+  CHECK(g.head() == head);
+}
+
+TEST_CASE("release.tag makes the annotated tag once", "[release][git]") {
+  GitProject g;
+  REQUIRE(g.p.mutate("release", "create", R"({"version":"0.9.0"})").success);
+  Envelope tagged = g.p.mutate("release", "tag", R"({"version":"0.9.0"})");
+  INFO(to_json(tagged));
+  REQUIRE(tagged.success);
+  CHECK(tagged.data["commit"].as_string() == g.head());
+  CHECK(git(g.dir(), {"cat-file", "-t", "v0.9.0"}) == "tag");
+  CHECK(code_of(g.p.mutate("release", "tag", R"({"version":"0.9.0"})")) == "E_NO_CHANGE");
+  CHECK(g.p.query("release", "show", R"({"version":"0.9.0"})").data["tag"].as_string() == "v0.9.0");
+  // Not pushed: rollback removes only the local tag.
+  Envelope rolled = g.p.mutate("release", "rollback", R"({"version":"0.9.0","reason":"wrong commit"})");
+  REQUIRE(rolled.success);
+  CHECK_FALSE(rolled.data["removedRemote"].as_bool());
+  CHECK_FALSE(g.local_tag("v0.9.0"));
+}
+
+TEST_CASE("git operations outside a git work tree are unavailable, with release.changelog as the alternative",
+          "[release][git]") {
+  isolate_git();
+  test::Project p;
+  seed_release(p);
+  for (const char* op : {"ship", "tag"}) {
+    Envelope e = p.mutate("release", op, R"({"version":"1.0.0"})");
+    CHECK(code_of(e) == "E_CAPABILITY_UNAVAILABLE");
+  }
+  Envelope dry = p.mutate("release", "ship", R"({"version":"1.0.0","dryRun":true})");
+  REQUIRE(dry.error);
+  CHECK(dry.error->code == ErrorCode::CapabilityUnavailable);
+  REQUIRE(dry.error->alternatives.size() == 1);
+  CHECK(dry.error->alternatives[0].operation == "release.changelog");
+  // The native changelog still works there.
+  CHECK(p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})").success);
+}
+
+TEST_CASE("a commit without a git identity fails with the fix", "[release][git]") {
+  GitProject g;
+  seed_release(g.p);
+  git(g.dir(), {"config", "--unset", "user.name"});
+  git(g.dir(), {"config", "--unset", "user.email"});
+  git(g.dir(), {"config", "user.useConfigOnly", "true"});
+  Envelope failed = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
+  REQUIRE_FALSE(failed.success);
+  CHECK(code_of(failed) == "E_ENGINE_FAILED");
+  CHECK(failed.error->fix.find("git config user.name") != std::string::npos);
+}
+
+TEST_CASE("a schema-4 store is backed up, then upgraded to schema 5 with the releases table", "[release][migrate]") {
+  test::Project p;
+  p.add(R"({"title":"Survives the upgrade"})");
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "DROP TABLE releases; PRAGMA user_version = 4", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  REQUIRE(inspect_sqlite_file(db, false)->schema_version == 4);
+  RouterOptions options;
+  options.project_dir = p.dir();
+  Router fresh(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
+  Envelope created = fresh.dispatch({Gateway::Mutate, "release", "create", test::parse_json(R"({"version":"1.0.0"})")});
+  INFO(to_json(created));
+  REQUIRE(created.success);
+  CHECK(inspect_sqlite_file(db, false)->schema_version == 5);
+  std::vector<std::string> copies;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(p.dir() / ".cleo" / "backups"))
+    if (entry.path().filename().string().find("pre-migrate-v4") != std::string::npos) copies.push_back(entry.path());
+  REQUIRE(copies.size() == 1);
+  CHECK(inspect_sqlite_file(copies.front(), false)->schema_version == 4);
+  CHECK(fresh.dispatch({Gateway::Query, "tasks", "exists", test::parse_json(R"({"id":"T001"})")}).success);
+  auto steps = sqlite_migrations();
+  CHECK(steps.back().version == 5);
+  CHECK(steps.back().description.find("releases") != std::string::npos);
+}
+
+TEST_CASE("release config keys validate their values", "[release]") {
+  Config config;
+  CHECK(config.get("release.gates") == json::Value::array());
+  CHECK(config.set("release.gates", test::parse_json(R"([["make","test"],["npm","run","lint"]])")));
+  CHECK_FALSE(config.set("release.gates", test::parse_json(R"(["make test"])")));
+  CHECK_FALSE(config.set("release.gates", test::parse_json(R"([[]])")));
+  CHECK_FALSE(config.set("release.gates", test::parse_json(R"([["make",""]])")));
+  CHECK(config.get_int("release.timeoutSeconds") == 600);
+  CHECK(config.get_string("release.remote") == "origin");
+}
