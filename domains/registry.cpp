@@ -157,6 +157,7 @@ void register_system_domain(Registry& registry);
 void register_validate_domain(Registry& registry);
 void register_system_admin(Registry& registry);
 void register_system_ops(Registry& registry);
+void register_issues_domain(Registry& registry);
 
 void register_domain_operations(Registry& registry) {
   register_tasks_domain(registry);
@@ -165,6 +166,7 @@ void register_domain_operations(Registry& registry) {
   register_system_admin(registry);
   register_system_ops(registry);
   register_validate_domain(registry);
+  register_issues_domain(registry);
 }
 
 }  // namespace ct
