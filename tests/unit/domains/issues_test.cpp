@@ -133,7 +133,8 @@ TEST_CASE("issues.create files through gh when it is there and authenticated", "
   REQUIRE(calls.size() == 2);
   CHECK(calls[0] == std::vector<std::string>{"auth", "status"});
   CHECK(calls[1] == std::vector<std::string>{"issue", "create", "--title", "tasks.next skips blocked parents",
-                                             "--label", "bug", "--body", "It broke."});
+                                             "--label", "bug", "--body", "It broke.",
+                                             ""});  // the report ends with a newline: the log's last line is empty
   // The filing is audited.
   Envelope audit = p.query("system", "log", R"({"operation":"issues.create","detail":"full"})");
   REQUIRE(audit.data.as_array().size() == 1);
