@@ -8,11 +8,19 @@
 #include "core/atomic_file.h"
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "engines/command_line.h"
 
 namespace ct {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// validate.testCommand: empty (unset) or words split_command accepts.
+std::string check_command(std::string_view text) {
+  if (trim(text).empty()) return "";
+  auto words = split_command(text, "value");
+  return words ? "" : words.error().message.substr(std::string_view("value: ").size());
+}
 
 // The one table of configuration keys. Order is the order of config.json and of help output.
 const std::vector<ConfigKey>& key_table() {
@@ -56,6 +64,14 @@ const std::vector<ConfigKey>& key_table() {
        "The git remote release.ship pushes to (push: true) and release.rollback deletes pushed tags from"},
       {"release.timeoutSeconds", json::Type::Int, "600", 1, 86400, {},
        "Time limit of each gate and git command of the release domain"},
+      {"validate.testCommand", json::Type::String, "\"\"", 0, 0, {},
+       "The project's test command for validate.test.run, e.g. \"ctest --test-dir build\": split into words like a "
+       "shell would, but run without one (no pipes, &&, $VARS or globs; name a script for those). Empty = none",
+       true, check_command},
+      {"validate.testTimeoutSeconds", json::Type::Int, "600", 1, 86400, {},
+       "validate.test.run stops the test command after this many seconds (recorded as a failed run)"},
+      {"issues.ghTimeoutSeconds", json::Type::Int, "60", 1, 3600, {},
+       "issues.create stops gh (auth status, issue create) after this many seconds (E_TIMEOUT)"},
   };
   return keys;
 }
@@ -137,6 +153,13 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
     }
     case json::Type::String: {
       if (!value.is_string()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      if (key.check) {
+        std::string problem = key.check(value.as_string());
+        if (!problem.empty())
+          return fail(Error(code, "config key '" + std::string(key.name) + "': " + problem + " (got " + describe(value) +
+                                      ")")
+                          .with_detail("key", std::string(key.name)));
+      }
       if (key.choices.empty()) return {};
       for (auto choice : key.choices)
         if (choice == value.as_string()) return {};

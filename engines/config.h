@@ -22,6 +22,11 @@ struct ConfigKey {
   std::int64_t max = 0;          // for Int
   std::vector<std::string_view> choices;  // for String; empty = free text
   std::string_view description;
+  /// Its value may hold something private (a command line with a token): reports such as
+  /// issues.diagnostics say only whether it is set.
+  bool sensitive = false;
+  /// String keys: a further check of the text; returns what is wrong, or "" when it is fine.
+  std::string (*check)(std::string_view text) = nullptr;
 };
 
 std::span<const ConfigKey> config_keys();

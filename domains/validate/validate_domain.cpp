@@ -1,16 +1,21 @@
 // validate domain — consistency of the stored data (schema, task, fix: engines/validator.h), the
-// audit trail's hash chain, and recorded protocol-check results (compliance).
+// audit trail's hash chain, recorded protocol-check results (compliance), and runs of the project's
+// own test command (test.run, through the subprocess adapter, recorded as compliance results).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 
 #include "core/json_parse.h"
+#include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/verdict.h"
 #include "engines/audit_chain.h"
+#include "engines/command_line.h"
+#include "engines/subprocess.h"
+#include "engines/test_summary.h"
 #include "engines/validator.h"
 
 namespace ct {
@@ -207,6 +212,17 @@ Result<Reply> fix(Context& context, const Params& params) {
   return Reply{std::move(data), std::move(warnings), {}, note};
 }
 
+/// Stores a compliance result, attributed to the caller's session and its agent.
+Result<std::int64_t> insert_compliance(Context& context, ComplianceRecord& record) {
+  record.session = context.session;
+  record.agent = context.agent;
+  if (!context.session.empty()) {
+    CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(context.session));
+    if (session && !session->agent.empty()) record.agent = session->agent;
+  }
+  return context.db().insert_compliance(record);
+}
+
 Result<Reply> compliance_record(Context& context, const Params& params) {
   ComplianceRecord record;
   record.at = context.now();
@@ -222,13 +238,7 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
   record.passed = params.flag("passed");
   record.score = params.opt_integer("score");
   if (params.has("details")) record.details = params.value("details").dump();
-  record.session = context.session;
-  record.agent = context.agent;
-  if (!context.session.empty()) {
-    CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(context.session));
-    if (session && !session->agent.empty()) record.agent = session->agent;
-  }
-  CT_TRY_ASSIGN(std::int64_t id, context.db().insert_compliance(record));
+  CT_TRY_ASSIGN(std::int64_t id, insert_compliance(context, record));
   json::Value result = json::Value::object();
   result.set("check", record.check);
   result.set("passed", record.passed);
@@ -239,6 +249,125 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
   data.set("check", record.check);
   data.set("passed", record.passed);
   return Reply{std::move(data), {}, {}, {}};
+}
+
+// validate.test.run. The run happens in the spec's external step (no lock held while the tests
+// run); the handler then records it inside the write transaction. A run whose tests fail is a
+// result, not an error: it is recorded, and the reply is a success with passed:false — answering
+// an error would roll the record back. Only a command that cannot start is E_ENGINE_FAILED.
+
+constexpr std::string_view kTestCheck = "test.run";
+constexpr std::size_t kOutputTailBytes = 2000;
+
+std::string output_tail(std::string_view out) {
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.remove_suffix(1);
+  if (out.size() <= kOutputTailBytes) return std::string(out);
+  out.remove_prefix(out.size() - kOutputTailBytes);
+  if (auto newline = out.find('\n'); newline != std::string_view::npos) out.remove_prefix(newline + 1);
+  return std::string(out);
+}
+
+json::Value summary_json(const TestSummary& summary) {
+  json::Value out = json::Value::object();
+  out.set("format", summary.format);
+  if (summary.unit != "tests") out.set("unit", summary.unit);
+  out.set("passed", summary.passed);
+  out.set("failed", summary.failed);
+  out.set("skipped", summary.skipped);
+  if (summary.total) out.set("total", *summary.total);
+  return out;
+}
+
+Result<Reply> test_run_external(Context& context, const Params& params) {
+  const std::string& configured = context.config->get_string("validate.testCommand");
+  if (trim(configured).empty())
+    return fail(Error(ErrorCode::CapabilityUnavailable, "validate.test.run: no test command is configured")
+                    .with_fix("set one, e.g. cleo_mutate {domain:'system', operation:'config.set', "
+                              "params:{key:'validate.testCommand', value:'ctest --test-dir build'}}")
+                    .with_detail("need", "config:validate.testCommand"));
+  std::vector<std::string> argv;
+  if (auto command = params.opt_str("command")) {
+    auto words = split_command(*command, "command");
+    if (!words) {
+      Error error = std::move(words.error());
+      error.code = ErrorCode::InvalidParams;
+      return fail(std::move(error));
+    }
+    argv = std::move(*words);
+  } else {
+    // Config::load and config.set refuse a value that does not split: failing here is a bug.
+    auto words = split_command(configured, "validate.testCommand");
+    if (!words) return fail(ErrorCode::Internal, "validate.testCommand passed validation but " + words.error().message);
+    argv = std::move(*words);
+  }
+  const std::int64_t timeout_s =
+      params.opt_integer("timeoutSeconds").value_or(context.config->get_int("validate.testTimeoutSeconds"));
+
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.cwd = context.project->root;
+  spec.env = minimal_environment();
+  spec.timeout = std::chrono::seconds(timeout_s);
+  auto ran = run_process(spec);
+  if (!ran) {
+    // A program that is not there, or cannot be spawned: the command cannot start at all.
+    Error error = std::move(ran.error());
+    error.code = ErrorCode::EngineFailed;
+    error.message = "validate.test.run: " + error.message;
+    error.fix = params.has("command") ? "check the command's first word: it must be a program on PATH or a path"
+                                     : "check validate.testCommand (its first word must be a program on PATH or a "
+                                       "path): cleo_query {domain:'system', operation:'config.get', "
+                                       "params:{key:'validate.testCommand'}}";
+    return fail(std::move(error).with_detail("command", json::Value::array_of(argv)));
+  }
+  const ProcessResult& result = *ran;
+  const bool passed = result.ok() && result.signal == 0;
+  json::Value data = json::Value::object();
+  data.set("passed", passed);
+  data.set("command", json::Value::array_of(argv));
+  data.set("exitCode", result.exit_code);
+  if (result.signal != 0) data.set("signal", result.signal);
+  if (result.timed_out) data.set("timedOut", true);
+  data.set("durationMs", static_cast<std::int64_t>(result.duration_ms));
+  std::string output = result.out;
+  if (!result.err.empty()) output += (output.empty() || output.back() == '\n' ? "" : "\n") + result.err;
+  if (auto summary = parse_test_summary(output)) data.set("summary", summary_json(*summary));
+  std::vector<std::string> warnings;
+  if (result.timed_out)
+    warnings.push_back("the tests did not finish within " + std::to_string(timeout_s) +
+                       " s and were stopped; recorded as a failed run (raise timeoutSeconds or "
+                       "validate.testTimeoutSeconds if they need longer)");
+  else if (result.signal != 0)
+    warnings.push_back("the test command was killed by signal " + std::to_string(result.signal));
+  else if (!passed)
+    warnings.push_back("the tests failed (exit status " + std::to_string(result.exit_code) + "): see outputTail");
+  if (result.out_truncated || result.err_truncated)
+    warnings.push_back("the output was longer than the adapter keeps; the summary was read from what was kept");
+  data.set("outputTail", output_tail(output));
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+Result<Reply> test_run(Context& context, const Params&) {
+  if (!context.external) return fail(ErrorCode::Internal, "validate.test.run: the external step did not run");
+  Reply reply = std::move(*context.external);
+  json::Value details = reply.data;
+  details.erase("outputTail");
+  details.erase("passed");
+  ComplianceRecord record;
+  record.at = context.now();
+  record.check = std::string(kTestCheck);
+  record.passed = reply.data["passed"].as_bool();
+  record.details = details.dump();
+  CT_TRY_ASSIGN(std::int64_t id, insert_compliance(context, record));
+  json::Value result = json::Value::object();
+  result.set("check", record.check);
+  result.set("passed", record.passed);
+  context.record(FieldChange{"", "compliance", json::Value(), result});
+  json::Value data = json::Value::object();
+  data.set("recorded", id);
+  for (const auto& [key, value] : reply.data.as_object()) data.set(key, value);
+  reply.data = std::move(data);
+  return reply;
 }
 
 double rate(std::int64_t passed, std::int64_t runs) {
@@ -365,6 +494,26 @@ void register_validate_domain(Registry& registry) {
                               "record a passed check"}},
                 .tier = 2, .handler = compliance_record});
 
+  registry.add({.domain = "validate", .name = "test.run", .gateway = Gateway::Mutate,
+                .summary = "Run the project's test command and record the outcome",
+                .params = {{.name = "command", .type = ParamType::String, .min = 1, .max = 2000,
+                            .description = "Run this instead of validate.testCommand, once (same rules: words, no "
+                                           "shell). Needs validate.testCommand set: configuring it is the project's "
+                                           "consent to running programs",
+                            .single_line = true},
+                           {.name = "timeoutSeconds", .type = ParamType::Int, .min = 1, .max = 86400,
+                            .description = "Stop the run after this long (default validate.testTimeoutSeconds, 600)"}},
+                .returns = "{recorded, passed, command[argv], exitCode, signal?, timedOut?, durationMs, "
+                           "summary?{format, unit?, passed, failed, skipped, total?}, outputTail}; failing tests "
+                           "are a success with passed:false (recorded as check test.run in validate.compliance), "
+                           "as is a run stopped at its timeout; summary when the output has a ctest, pytest, cargo, "
+                           "go test, jest, vitest or node --test summary line",
+                .errors = {ErrorCode::EngineFailed},
+                .examples = {{R"({})", "run the configured tests"},
+                             {R"({"timeoutSeconds":120})", "with a shorter limit"}},
+                .engine = EngineKind::Subprocess, .tier = 2,
+                .needs = {"config:validate.testCommand"}, .alternatives = {"validate.schema"},
+                .external = test_run_external, .handler = test_run});
   registry.add({.domain = "validate", .name = "audit", .gateway = Gateway::Query,
                 .summary = "Verify the audit trail's hash chain",
                 .params = {{.name = "archives", .type = ParamType::Bool, .default_json = "false",
