@@ -93,15 +93,22 @@ std::string exit_code_table(const Registry& registry) {
   return out;
 }
 
-std::string operation_index(const Registry& registry, std::string_view only_domain) {
+/// Every operation by domain and gateway. `brief` (level 1 of all domains, which must stay small
+/// however many operations there are): advanced operations (tier 2) are named on one `also:` line
+/// without their summaries — level 1 of their domain has them.
+std::string operation_index(const Registry& registry, std::string_view only_domain, bool brief) {
   std::string out;
   for (const auto& domain : registry.domains()) {
     if (!only_domain.empty() && domain != only_domain) continue;
     for (Gateway gateway : {Gateway::Query, Gateway::Mutate}) {
       std::string lines;
-      for (const auto& spec : registry.operations())
-        if (spec.domain == domain && spec.gateway == gateway)
-          lines += "- " + std::string(spec.name) + ": " + std::string(spec.summary) + "\n";
+      std::vector<std::string> also;
+      for (const auto& spec : registry.operations()) {
+        if (spec.domain != domain || spec.gateway != gateway) continue;
+        if (brief && spec.tier >= 2) also.emplace_back(spec.name);
+        else lines += "- " + std::string(spec.name) + ": " + std::string(spec.summary) + "\n";
+      }
+      if (!also.empty()) lines += "- also: " + join(also, ", ") + "\n";
       if (!lines.empty()) out += domain + " (" + std::string(tool_name(gateway)) + "):\n" + lines;
     }
   }
@@ -171,7 +178,7 @@ Result<std::string> registry_fact(const Registry& registry, std::string_view nam
     CT_TRY(need(1));
     return quick_reference(registry, args);
   }
-  if (name == "operation_index") return operation_index(registry, "");
+  if (name == "operation_index") return operation_index(registry, "", /*brief=*/true);
   if (name == "cli_reference") return cli_reference(registry);
   if (name == "exit_codes") return exit_code_table(registry);
   if (name == "retryable") {
@@ -463,7 +470,7 @@ Result<std::string> level1(const Registry& registry, std::string_view domain) {
   return render(registry, "help/level1-domain.md",
                 [&registry, only](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
                   if (name == "domain") return only;
-                  if (name == "domain_index") return operation_index(registry, only);
+                  if (name == "domain_index") return operation_index(registry, only, /*brief=*/false);
                   return fail(ErrorCode::NotFound, "");
                 });
 }
