@@ -117,8 +117,9 @@ ProbeResult ProbeResolver::probe(std::string_view need, const std::filesystem::p
       result.detail = value.is_string() ? value.as_string() : value.dump();
     } else {
       result.reason = key + " is not set";
-      result.fix = "ct config set " + key + " <value>  (cleo_mutate {domain:'system', operation:'config.set', params:{\"key\":\"" +
-                   key + "\",\"value\":…}})";
+      // In MCP syntax, like every fix (ct shows it as its own command line).
+      result.fix = "cleo_mutate {domain:'system', operation:'config.set', params:{\"key\":\"" + key +
+                   "\",\"value\":\"<value>\"}}";
     }
     return result;
   }
