@@ -108,7 +108,7 @@ Result<ParamSpec> read_param(Registry& registry, const json::Value& value) {
 Handler plugin_handler(std::string operation, std::vector<std::string> command, std::int64_t timeout_seconds) {
   return [operation = std::move(operation), command = std::move(command), timeout_seconds](
              Context& context, const Params& params) -> Result<Reply> {
-    std::filesystem::path root = context.project ? context.project->root : std::filesystem::current_path();
+    const std::filesystem::path root = context.root();
     ProcessSpec process;
     process.argv = command;
     // A relative program path names a file of the project, wherever the server was started.

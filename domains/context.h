@@ -48,6 +48,12 @@ class Context {
   std::optional<std::filesystem::path> home;
 
   TimeMs now() { return clock->now(); }
+  /// Where external programs run and probes look: the project root, else the directory the
+  /// caller named, else the working directory.
+  std::filesystem::path root() const {
+    if (project) return project->root;
+    return project_dir ? *project_dir : std::filesystem::current_path();
+  }
   /// `home`, else $HOME; E_CONFIG_ERROR when neither is set.
   Result<std::filesystem::path> home_dir() const {
     if (home) return *home;

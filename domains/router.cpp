@@ -257,10 +257,7 @@ Context Router::new_context() {
 
 Result<void> Router::check_capability(const OperationSpec& spec, Context& context) {
   if (spec.needs.empty() || !options_.capabilities) return {};
-  std::filesystem::path root = context.project ? context.project->root
-                               : options_.project_dir ? *options_.project_dir
-                                                      : std::filesystem::current_path();
-  Availability availability = options_.capabilities->check(spec, root, *context.config);
+  Availability availability = options_.capabilities->check(spec, context.root(), *context.config);
   if (availability.available) return {};
   Error error(ErrorCode::CapabilityUnavailable, spec.full_name() + " is unavailable here: " + availability.reason);
   error.fix = availability.fix;

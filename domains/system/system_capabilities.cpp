@@ -6,7 +6,7 @@
 namespace ct {
 
 std::vector<MatrixRow> capability_matrix(Context& context, std::string_view domain) {
-  std::filesystem::path root = context.project ? context.project->root : std::filesystem::current_path();
+  const std::filesystem::path root = context.root();
   std::vector<MatrixRow> rows;
   for (const auto& spec : context.registry->operations()) {
     if (!domain.empty() && spec.domain != domain) continue;
