@@ -1,10 +1,24 @@
-# Writes a C++ source holding every template as a raw string literal, so the installed `ct` never
-# reads the source tree. Run at build time: cmake -DROOT=<templates dir> -DOUTPUT=<file.cpp>
-# -DFILES=<a.md|b.md> -P embed_templates.cmake
+# Writes a C++ source holding text files as raw string literals, so the installed `ct` never reads
+# the source tree. Run at build time:
+#   cmake -DROOT=<dir> -DOUTPUT=<file.cpp> -DFILES=<a.md|b.md> [-DNAMESPACE=ct::disclosure]
+#         [-DHEADER=disclosure/templates.h] [-DTYPE=EmbeddedTemplate] [-DFUNCTION=embedded_templates]
+#         -P embed_templates.cmake
+# HEADER declares TYPE (a struct of two string_views: the path under ROOT, the text) and
+# `std::span<const TYPE> FUNCTION()` in NAMESPACE; the defaults are the disclosure templates'.
+# Used for templates/ (ct_disclosure) and templates/skills/ (ct_engines: engines/skills.h).
+foreach(param NAMESPACE HEADER TYPE FUNCTION)
+  if(NOT DEFINED ${param})
+    set(default_NAMESPACE "ct::disclosure")
+    set(default_HEADER "disclosure/templates.h")
+    set(default_TYPE "EmbeddedTemplate")
+    set(default_FUNCTION "embedded_templates")
+    set(${param} "${default_${param}}")
+  endif()
+endforeach()
 set(delimiter "CLEO_TEMPLATE")
-set(out "// Generated from templates/ by disclosure/embed_templates.cmake at build time. Do not edit.\n")
-string(APPEND out "#include \"disclosure/templates.h\"\n\nnamespace ct::disclosure {\nnamespace {\n\n")
-string(APPEND out "const EmbeddedTemplate kTemplates[] = {\n")
+set(out "// Generated from ${ROOT} by disclosure/embed_templates.cmake at build time. Do not edit.\n")
+string(APPEND out "#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\nnamespace {\n\n")
+string(APPEND out "const ${TYPE} kEmbedded[] = {\n")
 string(REPLACE "|" ";" FILES "${FILES}")
 list(SORT FILES)
 foreach(file IN LISTS FILES)
@@ -17,8 +31,8 @@ foreach(file IN LISTS FILES)
   string(APPEND out "    {\"${name}\", R\"${delimiter}(${content})${delimiter}\"},\n")
 endforeach()
 string(APPEND out "};\n\n}  // namespace\n\n")
-string(APPEND out "std::span<const EmbeddedTemplate> embedded_templates() { return kTemplates; }\n\n")
-string(APPEND out "}  // namespace ct::disclosure\n")
+string(APPEND out "std::span<const ${TYPE}> ${FUNCTION}() { return kEmbedded; }\n\n")
+string(APPEND out "}  // namespace ${NAMESPACE}\n")
 file(WRITE "${OUTPUT}.tmp" "${out}")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
 file(REMOVE "${OUTPUT}.tmp")
