@@ -430,6 +430,14 @@ bool keyword_matches(const std::string& word, const std::vector<std::string>& ta
   return false;
 }
 
+/// Words too common to say anything when they appear in a description.
+bool common_word(const std::string& word) {
+  static const std::set<std::string, std::less<>> kCommon = {
+      "and", "are", "but", "for", "from", "has", "how", "its", "not", "one", "our", "that", "the", "this",
+      "was", "what", "when", "with", "you", "your", "into", "all", "any", "can", "use"};
+  return word.size() < 3 || kCommon.contains(word);
+}
+
 std::string quoted_list(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "'" : ", '") + item + "'";
@@ -461,7 +469,8 @@ std::vector<SkillMatch> SkillCatalog::search(std::string_view query) const {
       int points = 0;
       if (keyword_matches(w, skill.tags)) points = 3;
       else if (skill.name.find(w) != std::string::npos) points = 2;
-      else if (std::any_of(described.begin(), described.end(),
+      else if (!common_word(w) &&
+               std::any_of(described.begin(), described.end(),
                            [&](const std::string& d) { return keyword_matches(d, {w}) || keyword_matches(w, {d}); }))
         points = 1;
       if (points == 0) continue;

@@ -334,6 +334,7 @@ TEST_CASE("SkillCatalog::search ranks a tag over a name over the description", "
   CHECK(by_description[0].score == 1);
 
   CHECK(catalog->search("zebra quantum").empty());
+  CHECK(catalog->search("the and it").empty());  // common words say nothing about a description
   CHECK(catalog->search("").empty());
 }
 
