@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cli/help.h"
+#include "core/text.h"
 
 namespace ct::cli {
 namespace {
@@ -59,15 +60,6 @@ std::string str(const json::Value& value, std::string_view key) {
   if (v.is_string()) return v.as_string();
   if (v.is_null()) return "";
   return v.dump();
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
 }
 
 std::string ids_text(const json::Value& list) {

@@ -15,6 +15,25 @@ std::size_t utf8_length(std::string_view text) {
   return count;
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string clip(std::string_view text, std::size_t max_chars) {
+  if (max_chars == 0) return "";
+  if (utf8_length(text) <= max_chars) return std::string(text);
+  std::size_t kept = 0, end = 0;
+  for (; end < text.size(); ++end) {
+    if ((static_cast<unsigned char>(text[end]) & 0xC0) != 0x80 && kept++ == max_chars - 1) break;
+  }
+  return std::string(text.substr(0, end)) + "…";
+}
+
 bool has_control_characters(std::string_view text, bool allow_newlines) {
   for (unsigned char c : text) {
     if (c == '\t') continue;

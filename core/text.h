@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ct {
 
@@ -15,6 +16,10 @@ bool has_control_characters(std::string_view text, bool allow_newlines);
 /// Trims ASCII whitespace from both ends.
 std::string_view trim(std::string_view text);
 std::string to_lower_ascii(std::string_view text);
+/// The items with `separator` between them.
+std::string join(const std::vector<std::string>& items, std::string_view separator);
+/// At most `max_chars` code points of `text`, the last one "…" when it was cut.
+std::string clip(std::string_view text, std::size_t max_chars);
 /// Random lowercase hex, 2 characters per byte, from the operating system's CSPRNG
 /// (deterministic counter in test mode).
 std::string random_hex(std::size_t bytes);

@@ -6,20 +6,12 @@
 
 #include "core/json_parse.h"
 #include "core/sha256.h"
+#include "core/text.h"
 #include "disclosure/command_line.h"
 #include "engines/config.h"
 
 namespace ct::disclosure {
 namespace {
-
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += separator;
-    out += items[i];
-  }
-  return out;
-}
 
 /// Example params as compact JSON (normalised, so spacing in a spec never shows).
 std::string compact_params(std::string_view params_json) {

@@ -290,4 +290,12 @@ Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::s
   return error;
 }
 
+std::string output_tail(std::string_view out, std::size_t bytes) {
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.remove_suffix(1);
+  if (out.size() <= bytes) return std::string(out);
+  out.remove_prefix(out.size() - bytes);
+  if (auto newline = out.find('\n'); newline != std::string_view::npos) out.remove_prefix(newline + 1);
+  return std::string(out);
+}
+
 }  // namespace ct

@@ -42,6 +42,10 @@ struct ProcessResult {
   std::string err_tail(std::size_t bytes = 600) const;
 };
 
+/// The last lines of a program's output for a reply: at most `bytes`, starting at a line, trailing
+/// blank lines dropped.
+std::string output_tail(std::string_view out, std::size_t bytes = 2000);
+
 /// The environment a child gets by default: PATH, HOME, LANG, LC_ALL, TMPDIR and every CLEO_*
 /// variable of this process, plus `pass` (names of further variables to pass on, when set) and
 /// `extra` (NAME=value pairs). Nothing else: tokens and secrets of the caller stay out unless named.

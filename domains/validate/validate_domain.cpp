@@ -257,16 +257,6 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
 // an error would roll the record back. Only a command that cannot start is E_ENGINE_FAILED.
 
 constexpr std::string_view kTestCheck = "test.run";
-constexpr std::size_t kOutputTailBytes = 2000;
-
-std::string output_tail(std::string_view out) {
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.remove_suffix(1);
-  if (out.size() <= kOutputTailBytes) return std::string(out);
-  out.remove_prefix(out.size() - kOutputTailBytes);
-  if (auto newline = out.find('\n'); newline != std::string_view::npos) out.remove_prefix(newline + 1);
-  return std::string(out);
-}
-
 json::Value summary_json(const TestSummary& summary) {
   json::Value out = json::Value::object();
   out.set("format", summary.format);

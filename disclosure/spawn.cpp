@@ -1,0 +1,281 @@
+// orchestrate.spawn: the whole prompt of a subagent for one task, rendered from
+// templates/spawn/prompt.md — the task with its acceptance criteria, where it sits (parent, epic),
+// what its finished dependencies left behind, the chosen skill's protocol, the subagent contract
+// and CLEO help at the skill's level. With execute:true it also runs the configured agent command
+// (orchestrator.spawnCommand) through the subprocess adapter, the prompt on its stdin, and records
+// the outcome on the task. Registered here, not in domains/, because the prompt is disclosure: it
+// is made of the help texts.
+#include "disclosure/spawn.h"
+
+#include <algorithm>
+
+#include "core/text.h"
+#include "disclosure/help.h"
+#include "domains/context.h"
+#include "domains/orchestrate/orchestrate.h"
+#include "domains/params.h"
+#include "domains/pipeline.h"
+#include "engines/command_line.h"
+#include "engines/skills.h"
+#include "engines/subprocess.h"
+#include "engines/task_engine.h"
+
+namespace ct::disclosure {
+namespace {
+
+// Bounds that keep a prompt within its budget whatever the task holds (docs/performance.md).
+constexpr std::size_t kDescriptionChars = 1500;
+constexpr std::size_t kContextChars = 400;
+constexpr std::size_t kResultChars = 400;
+constexpr std::size_t kNoteChars = 300;
+constexpr std::size_t kNotesShown = 3;
+constexpr std::size_t kDependenciesShown = 10;
+
+/// `text` on one line, cut to `limit` characters.
+std::string one_line(std::string_view text, std::size_t limit) {
+  std::string flat(trim(text));
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  return clip(flat, limit);
+}
+
+std::string task_section(const Task& task) {
+  std::string out = "## Task " + task.id + ": " + task.title + "\n";
+  out += std::string(to_string(task.type)) + " · priority " + std::string(to_string(task.priority));
+  if (task.size != TaskSize::Unset) out += " · size " + std::string(to_string(task.size));
+  if (!task.phase.empty()) out += " · phase " + task.phase;
+  if (!task.labels.empty()) out += " · labels " + join(task.labels, ", ");
+  out += "\n";
+  if (!task.description.empty()) {
+    std::string description(trim(task.description));
+    out += "\n" + clip(description, kDescriptionChars) + "\n";
+  }
+  if (!task.acceptance.empty()) {
+    out += "\n### Acceptance criteria\n";
+    for (const auto& criterion : task.acceptance) out += "- " + criterion + "\n";
+  }
+  if (!task.files.empty()) {
+    out += "\n### Files\n";
+    for (const auto& file : task.files) out += "- " + file + "\n";
+  }
+  if (!task.notes.empty()) {
+    out += "\n### Notes so far (newest last)\n";
+    std::size_t first = task.notes.size() > kNotesShown ? task.notes.size() - kNotesShown : 0;
+    for (std::size_t i = first; i < task.notes.size(); ++i) out += "- " + one_line(task.notes[i].text, kNoteChars) + "\n";
+  }
+  return out;
+}
+
+/// The parent and, above it, the epic: one line each with the start of their description.
+Result<std::string> context_section(Context& context, const Task& task) {
+  std::string out;
+  std::string at = task.parent;
+  for (int level = 0; !at.empty() && level < 2; ++level) {
+    CT_TRY_ASSIGN(std::optional<Task> parent, context.db().get_task(at));
+    if (!parent) break;
+    out += "- " + std::string(level == 0 ? "Parent " : "Above it ") + parent->id + " (" +
+           std::string(to_string(parent->type)) + "): " + parent->title;
+    if (!parent->description.empty()) out += " — " + one_line(parent->description, kContextChars);
+    out += "\n";
+    at = parent->parent;
+  }
+  return out.empty() ? std::string() : "## Context\n" + out;
+}
+
+/// Each finished dependency with what it left: its last note (the result its agent recorded).
+Result<std::string> dependencies_section(Context& context, const Task& task) {
+  if (task.depends.empty()) return std::string();
+  CT_TRY_ASSIGN(std::vector<Task> deps, context.db().get_tasks(task.depends));
+  std::string out = "## Finished dependencies (their results)\n";
+  for (std::size_t i = 0; i < deps.size() && i < kDependenciesShown; ++i) {
+    const Task& dep = deps[i];
+    out += "- " + dep.id + " " + dep.title + " (" + std::string(to_string(dep.status)) + "): ";
+    out += dep.notes.empty() ? "no result recorded" : one_line(dep.notes.back().text, kResultChars);
+    out += "\n";
+  }
+  if (deps.size() > kDependenciesShown)
+    out += "- and " + std::to_string(deps.size() - kDependenciesShown) + " more: cleo_query tasks.deps {\"id\":\"" +
+           task.id + "\"}\n";
+  return out;
+}
+
+Result<std::string> help_section(const Registry& registry, std::int64_t level) {
+  Result<std::string> text = level == 0 ? level0(registry) : level == 3 ? level3(registry) : level1(registry);
+  if (!text) return text;
+  return "## CLEO reference (help level " + std::to_string(level) + ")\n" + *text;
+}
+
+struct Prompt {
+  std::string text;
+  const Skill* skill = nullptr;
+  std::string reason;
+  std::int64_t level = 1;
+};
+
+Result<Prompt> build_prompt(Context& context, const Params& params, const SkillCatalog& skills,
+                            const orchestrate::Readiness& ready) {
+  const Registry& registry = *context.registry;
+  const Task& task = ready.task;
+  CT_TRY_ASSIGN(SkillChoice choice, skills.select(task, params.opt_str("skill")));
+  Prompt prompt;
+  prompt.skill = choice.skill;
+  prompt.reason = choice.reason;
+  prompt.level = params.opt_integer("level").value_or(choice.skill->level == 2 ? 1 : choice.skill->level);
+  CT_TRY_ASSIGN(std::string context_text, context_section(context, task));
+  CT_TRY_ASSIGN(std::string deps_text, dependencies_section(context, task));
+  CT_TRY_ASSIGN(std::string help_text, help_section(registry, prompt.level));
+  const OperationSpec* start = registry.find("session", "start");
+  const OperationSpec* complete = registry.find("tasks", "complete");
+  if (!start || !complete) return fail(ErrorCode::Internal, "orchestrate.spawn: session.start or tasks.complete missing");
+  json::Value start_params = json::Value::object();
+  start_params.set("scope", "task:" + task.id);
+  start_params.set("focus", task.id);
+  json::Value finish_params = json::Value::object();
+  finish_params.set("id", task.id);
+  finish_params.set("notes", "<one line: what you did and where>");
+  const Resolver extra = [&](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
+    if (name == "spawn_task_id") return task.id + " — " + task.title;
+    if (name == "spawn_start") return short_call(*start, start_params.dump());
+    if (name == "spawn_finish") return short_call(*complete, finish_params.dump()) + ", then session.end";
+    if (name == "spawn_task") return task_section(task);
+    if (name == "spawn_context") return context_text;
+    if (name == "spawn_dependencies") return deps_text;
+    if (name == "spawn_skill_name") return prompt.skill->name;
+    if (name == "spawn_skill") return std::string(trim(prompt.skill->body));
+    if (name == "spawn_help") return help_text;
+    return fail(ErrorCode::NotFound, "");
+  };
+  CT_TRY_ASSIGN(prompt.text, render(registry, "spawn/prompt.md", extra));
+  // Sections that are empty for this task leave no runs of blank lines behind.
+  while (prompt.text.find("\n\n\n") != std::string::npos) prompt.text.replace(prompt.text.find("\n\n\n"), 3, "\n\n");
+  return prompt;
+}
+
+/// Reads in a transaction of its own: the external step runs before the call's transaction.
+template <typename F>
+auto read_store(Context& context, F&& read) -> decltype(read()) {
+  CT_TRY(context.db().begin(TxKind::Read));
+  pipeline::Transaction tx(context.store);  // rolls back when done
+  return read();
+}
+
+Result<Reply> spawn_external(Context& context, const Params& params) {
+  const bool execute = params.flag("execute");
+  const std::string& command = context.config->get_string("orchestrator.spawnCommand");
+  if (execute && trim(command).empty())
+    return fail(Error(ErrorCode::CapabilityUnavailable, "orchestrate.spawn: no agent command is configured to execute")
+                    .with_fix("set one, e.g. cleo_mutate {domain:'system', operation:'config.set', "
+                              "params:{key:'orchestrator.spawnCommand', value:'claude -p'}}, or spawn without execute "
+                              "and hand the prompt to your agent tool")
+                    .with_detail("need", "config:orchestrator.spawnCommand"));
+  std::optional<std::filesystem::path> home;
+  if (auto found = context.home_dir()) home = *found;
+  CT_TRY_ASSIGN(SkillCatalog skills, SkillCatalog::load(context.root(), home));
+  Prompt prompt;
+  CT_TRY(read_store(context, [&]() -> Result<void> {
+    CT_TRY_ASSIGN(orchestrate::Readiness ready, orchestrate::readiness(context, params.str("id")));
+    if (!ready.ready) {
+      Error error(ErrorCode::Validation, "Task " + ready.task.id + " cannot be handed to a subagent now");
+      error.fix = ready.recommendations.empty() ? "cleo_mutate {domain:'orchestrate', operation:'validate', params:{id:'" +
+                                                      ready.task.id + "'}}"
+                                                : ready.recommendations.front();
+      return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready)));
+    }
+    CT_TRY_ASSIGN(prompt, build_prompt(context, params, skills, ready));
+    return {};
+  }));
+
+  json::Value data = json::Value::object();
+  data.set("id", params.str("id"));
+  data.set("skill", prompt.skill->name);
+  data.set("skillReason", prompt.reason);
+  data.set("level", prompt.level);
+  data.set("tokens", static_cast<std::int64_t>(estimate_tokens(prompt.text)));
+  data.set("prompt", prompt.text);
+  std::vector<std::string> warnings = skills.warnings();
+  if (!execute) return Reply{std::move(data), std::move(warnings), {}, {}};
+
+  auto words = split_command(command, "orchestrator.spawnCommand");
+  if (!words) return fail(ErrorCode::Internal, "orchestrator.spawnCommand passed validation but " + words.error().message);
+  ProcessSpec spec;
+  spec.argv = std::move(*words);
+  spec.cwd = context.root();
+  // An agent CLI needs its home (credentials, settings) and its provider's key; nothing else leaks.
+  spec.env = minimal_environment({"HOME", "USER", "LANG", "XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                                  "GEMINI_API_KEY", "GOOGLE_API_KEY"});
+  spec.stdin_data = prompt.text;
+  const std::int64_t timeout_s = context.config->get_int("orchestrator.spawnTimeoutSeconds");
+  spec.timeout = std::chrono::seconds(timeout_s);
+  auto ran = run_process(spec);
+  if (!ran) {
+    Error error = std::move(ran.error());
+    error.code = ErrorCode::EngineFailed;
+    error.message = "orchestrate.spawn: " + error.message;
+    error.fix = "check orchestrator.spawnCommand (its first word must be a program on PATH or a path): "
+                "cleo_query {domain:'system', operation:'config.get', params:{key:'orchestrator.spawnCommand'}}";
+    return fail(std::move(error).with_detail("command", json::Value::array_of(spec.argv)));
+  }
+  const ProcessResult& result = *ran;
+  json::Value run = json::Value::object();
+  run.set("command", json::Value::array_of(spec.argv));
+  run.set("exitCode", result.exit_code);
+  if (result.signal != 0) run.set("signal", result.signal);
+  if (result.timed_out) run.set("timedOut", true);
+  run.set("durationMs", static_cast<std::int64_t>(result.duration_ms));
+  std::string output = result.out;
+  if (!result.err.empty()) output += (output.empty() || output.back() == '\n' ? "" : "\n") + result.err;
+  run.set("outputTail", output_tail(output));
+  if (result.timed_out)
+    warnings.push_back("the agent did not finish within " + std::to_string(timeout_s) +
+                       " s and was stopped (orchestrator.spawnTimeoutSeconds)");
+  else if (!result.ok())
+    warnings.push_back("the agent exited with status " + std::to_string(result.exit_code) + ": see run.outputTail");
+  data.set("run", std::move(run));
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+/// Inside the write transaction: a run of the agent is recorded on the task as a note (the
+/// prompt alone changes nothing; the audit row says who asked for it).
+Result<Reply> spawn(Context& context, const Params& params) {
+  if (!context.external) return fail(ErrorCode::Internal, "orchestrate.spawn: the external step did not run");
+  Reply reply = std::move(*context.external);
+  if (context.audit) context.audit->task_id = params.str("id");
+  const json::Value& run = reply.data["run"];
+  if (!run.is_object()) return reply;
+  std::string outcome = "orchestrate.spawn ran " + reply.data["skill"].as_string() + " agent: " +
+                        (run["timedOut"].is_bool() ? std::string("stopped after the time limit")
+                                                   : "exit " + std::to_string(run["exitCode"].as_int())) +
+                        " in " + std::to_string(run["durationMs"].as_int() / 1000) + " s";
+  TaskEngine tasks(context.db(), *context.config, context.now(), context.session,
+                   [&context](FieldChange change) { context.record(std::move(change)); });
+  TaskPatch patch;
+  patch.note = outcome;
+  if (auto noted = tasks.update(params.str("id"), patch, std::nullopt); !noted)
+    reply.warnings.push_back("the run was not noted on the task: " + noted.error().message);
+  return reply;
+}
+
+}  // namespace
+
+void register_spawn_operation(Registry& registry) {
+  registry.add({.domain = "orchestrate", .name = "spawn", .gateway = Gateway::Mutate,
+                .summary = "Build the complete prompt of a subagent for one task (and run it when configured)",
+                .params = {{.name = "id", .type = ParamType::TaskId, .required = true,
+                            .description = "The task to hand out", .positional = true},
+                           {.name = "skill", .type = ParamType::String, .max = 48,
+                            .description = "Skill to use (default: chosen from the task's labels and words)"},
+                           {.name = "level", .type = ParamType::Int, .choices = {"0", "1", "3"},
+                            .description = "Help level in the prompt (default: the skill's, usually 1)"},
+                           {.name = "execute", .type = ParamType::Bool,
+                            .description = "Also run orchestrator.spawnCommand with the prompt on its stdin"}},
+                .returns = "{id, skill, skillReason, level, tokens (estimated o200k), prompt, run?{command, exitCode, "
+                           "signal?, timedOut?, durationMs, outputTail}}: the prompt holds the task with its "
+                           "acceptance criteria, parent and epic, its finished dependencies' results, the skill's "
+                           "protocol, the subagent contract and help; a run is noted on the task",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::CapabilityUnavailable,
+                           ErrorCode::EngineFailed},
+                .examples = {{R"({"id":"T002"})", "the prompt for T002"},
+                             {R"({"id":"T002","skill":"test-writer","level":0})", "a named skill, minimal help"}},
+                .engine = EngineKind::Hybrid, .tier = 1, .external = spawn_external, .handler = spawn});
+}
+
+}  // namespace ct::disclosure

@@ -1,0 +1,32 @@
+// Dependency-graph analysis for handlers (engines/graph.h): loading the set a call names (an
+// epic's subtree or the project) with the configured stale limits, and the JSON shapes that
+// tasks.analyze and the orchestrate reads share.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/json.h"
+#include "domains/context.h"
+#include "engines/graph.h"
+
+namespace ct {
+
+/// The graph of `epic`'s subtree (E_NOT_FOUND with a find fix when it does not exist), or of the
+/// whole project when `epic` is empty.
+Result<Graph> load_scope_graph(Context& context, std::string_view epic);
+
+/// {length, ids[]}: the longest chain of unfinished tasks (at most `limit` ids, "…"-free: the
+/// length says how long it is).
+json::Value critical_path_json(const Graph& graph, std::size_t limit);
+/// [{id, title, unblocks}] for the tasks that hold up the most unfinished work.
+json::Value bottlenecks_json(const Graph& graph, std::size_t limit);
+/// {id, title, priority, tier, unblocks?, wave?}: one ready task as an orchestrator sees it.
+json::Value ready_json(const Graph& graph, std::size_t task);
+/// [[id, …], …] — the cycles, when there are any.
+json::Value cycles_json(const Graph& graph);
+/// {pending: n, …}: counts of the statuses present.
+json::Value counts_json(const Graph& graph);
+
+}  // namespace ct

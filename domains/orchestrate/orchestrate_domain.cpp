@@ -1,0 +1,518 @@
+// orchestrate domain (PRODUCT.md §5): what lets an orchestrator agent drive subagents through an
+// epic — which tasks can run in parallel now, which unblock the most, the waves and the critical
+// path (engines/graph.h), its own context budget, starting or resuming its session, and whether a
+// task can be handed out. orchestrate.spawn, which renders the subagent's prompt, is registered by
+// disclosure/ (it needs the help texts); it shares readiness() from orchestrate.h.
+#include "domains/orchestrate/orchestrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/text.h"
+#include "domains/analysis.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/session_engine.h"
+#include "engines/skills.h"
+#include "engines/task_engine.h"
+
+namespace ct {
+namespace orchestrate {
+
+Result<Readiness> readiness(Context& context, const std::string& id) {
+  TaskEngine tasks(context.db(), *context.config, context.now(), context.session, nullptr);
+  CT_TRY_ASSIGN(Task task, tasks.get(id));
+  Readiness out;
+  auto blocker = [&](std::string_view kind, std::string detail) -> json::Value& {
+    json::Value row = json::Value::object();
+    row.set("kind", kind);
+    if (!detail.empty()) row.set("detail", std::move(detail));
+    out.blockers.push_back(std::move(row));
+    return out.blockers.as_array().back();
+  };
+  if (task.archived) {
+    blocker("status", "archived");
+    out.recommendations.push_back("restore it first: cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" +
+                                  id + "'}}");
+  } else if (!is_unfinished(task.status)) {
+    blocker("status", std::string(to_string(task.status)));
+    out.recommendations.push_back("nothing to spawn: it is " + std::string(to_string(task.status)) +
+                                  "; reopen it with tasks.reopen if more work is needed");
+  }
+  CT_TRY_ASSIGN(std::vector<Blocker> blocking, tasks.blockers(task));
+  for (const auto& b : blocking) {
+    json::Value& row = blocker(b.kind, b.detail);
+    if (!b.id.empty()) {
+      row.set("id", b.id);
+      row.set("title", b.title);
+      row.set("status", to_string(b.status));
+    }
+  }
+  if (std::any_of(blocking.begin(), blocking.end(), [](const Blocker& b) { return b.kind == "dependency"; }))
+    out.recommendations.push_back("spawn its unfinished dependencies first (orchestrate.ready lists what can run)");
+  if (std::any_of(blocking.begin(), blocking.end(), [](const Blocker& b) { return b.kind != "dependency"; }))
+    out.recommendations.push_back("clear the block: tasks.update {id, status:'pending', blockedBy:''} once the "
+                                  "reason is resolved");
+  CT_TRY_ASSIGN(std::vector<std::string> children, context.db().children_of(id, false));
+  std::vector<std::string> open_children;
+  if (!children.empty()) {
+    CT_TRY_ASSIGN(std::vector<Task> rows, context.db().get_tasks(children));
+    for (const auto& child : rows)
+      if (is_unfinished(child.status)) open_children.push_back(child.id);
+  }
+  if (!open_children.empty()) {
+    json::Value& row = blocker("children", std::to_string(open_children.size()) + " unfinished");
+    row.set("ids", json::Value::array_of(open_children));
+    out.recommendations.push_back("spawn its children instead: cleo_query {domain:'orchestrate', operation:'ready', "
+                                  "params:{epicId:'" + id + "'}}");
+  }
+  CT_TRY_ASSIGN(std::optional<std::string> holder, context.db().focus_holder(id));
+  if (holder) {
+    if (*holder == context.session) {
+      json::Value& row = blocker("claim", "held by this caller's own session");
+      row.set("session", *holder);
+      out.recommendations.push_back("release it so the subagent can claim it: cleo_mutate {domain:'tasks', "
+                                    "operation:'stop', params:{}}");
+    } else {
+      json::Value& row = blocker("claim", holder->empty() ? "held by work outside any session" : "held by another session");
+      row.set("session", *holder);
+      out.recommendations.push_back("pick another task: another agent is working on it");
+    }
+  }
+  out.ready = out.blockers.as_array().empty();
+  if (out.ready) out.recommendations.push_back("ready: cleo_mutate {domain:'orchestrate', operation:'spawn', params:{id:'" +
+                                               id + "'}}");
+  out.task = std::move(task);
+  return out;
+}
+
+json::Value readiness_json(const Readiness& readiness) {
+  json::Value out = json::Value::object();
+  out.set("id", readiness.task.id);
+  out.set("ready", readiness.ready);
+  out.set("blockers", readiness.blockers);
+  out.set("recommendations", json::Value::array_of(readiness.recommendations));
+  return out;
+}
+
+}  // namespace orchestrate
+
+namespace {
+
+ParamSpec epic_param() {
+  return ParamSpec{.name = "epicId", .type = ParamType::TaskId, .required = true,
+                   .description = "The epic (or any parent task) whose subtree is orchestrated", .positional = true};
+}
+
+/// Two paths touch the same thing: equal, or one is a folder holding the other.
+bool overlaps(std::string_view a, std::string_view b) {
+  auto clean = [](std::string_view path) {
+    while (path.starts_with("./")) path.remove_prefix(2);
+    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    return path;
+  };
+  a = clean(a);
+  b = clean(b);
+  if (a == b) return true;
+  if (a.size() > b.size()) std::swap(a, b);
+  return b.starts_with(a) && b[a.size()] == '/';
+}
+
+struct Deferred {
+  std::size_t task;
+  std::string with;
+  std::vector<std::string> files;
+};
+
+struct ParallelSet {
+  std::vector<std::size_t> picked;
+  std::vector<Deferred> deferred;
+};
+
+/// Ready tasks that can run side by side, best first: a task whose known files overlap those of a
+/// task already picked, or of a task in progress, waits for the next round.
+ParallelSet parallel_safe(const Graph& graph) {
+  ParallelSet out;
+  std::vector<std::pair<std::string, const std::string*>> taken;  // file → task id holding it
+  for (std::size_t i = 0; i < graph.tasks.size(); ++i)
+    if (graph.tasks[i].status == TaskStatus::Active)
+      for (const auto& file : graph.tasks[i].files) taken.emplace_back(file, &graph.tasks[i].id);
+  for (auto index : graph.ready_order()) {
+    const GraphTask& task = graph.tasks[index];
+    Deferred clash{index, "", {}};
+    for (const auto& file : task.files)
+      for (const auto& [held, holder] : taken)
+        if (overlaps(file, held)) {
+          if (clash.with.empty()) clash.with = *holder;
+          if (*holder == clash.with && std::find(clash.files.begin(), clash.files.end(), file) == clash.files.end())
+            clash.files.push_back(file);
+        }
+    if (!clash.with.empty()) {
+      out.deferred.push_back(std::move(clash));
+      continue;
+    }
+    out.picked.push_back(index);
+    for (const auto& file : task.files) taken.emplace_back(file, &task.id);
+  }
+  return out;
+}
+
+json::Value ids_of(const Graph& graph, const std::vector<std::size_t>& indices) {
+  json::Value out = json::Value::array();
+  for (auto index : indices) out.push_back(graph.tasks[index].id);
+  return out;
+}
+
+std::string one_decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+std::string epic_of(const Params& params) { return params.str("epicId"); }
+
+/// The ready task to hand out next, with the skill a spawn would choose for it.
+Result<json::Value> next_json(Context& context, const Graph& graph, std::size_t index) {
+  json::Value row = ready_json(graph, index);
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(graph.tasks[index].id));
+  if (!task) return row;
+  CT_TRY_ASSIGN(SkillCatalog skills, SkillCatalog::load(context.root(), context.home_dir() ? std::optional(*context.home_dir())
+                                                                                         : std::nullopt));
+  CT_TRY_ASSIGN(SkillChoice choice, skills.select(*task, std::nullopt));
+  row.set("skill", choice.skill->name);
+  row.set("skillReason", choice.reason);
+  return row;
+}
+
+Result<Reply> status(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+  ParallelSet parallel = parallel_safe(graph);
+  json::Value data = json::Value::object();
+  data.set("epicId", epic_of(params));
+  data.set("tasks", static_cast<std::int64_t>(graph.tasks.size()));
+  data.set("counts", counts_json(graph));
+  data.set("waves", static_cast<std::int64_t>(graph.waves.size()));
+  auto current = graph.current_wave();
+  if (current) data.set("currentWave", *current);
+  data.set("ready", ids_of(graph, parallel.picked));
+  std::vector<std::size_t> active;
+  for (std::size_t i = 0; i < graph.tasks.size(); ++i)
+    if (graph.tasks[i].status == TaskStatus::Active) active.push_back(i);
+  if (!active.empty()) data.set("active", ids_of(graph, active));
+  data.set("complete", !current && graph.cycles.empty());
+  if (!graph.cycles.empty()) data.set("cycles", cycles_json(graph));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+/// Why nothing is ready: finished, waiting on work in progress, or stuck.
+std::string idle_reason(const Graph& graph) {
+  if (!graph.current_wave() && graph.cycles.empty()) return "every task of the epic is finished";
+  if (graph.counts.contains(TaskStatus::Active) && graph.counts.at(TaskStatus::Active) > 0)
+    return "nothing is ready until the tasks in progress finish";
+  if (!graph.cycles.empty()) return "the remaining tasks wait on each other in a cycle (see tasks.analyze)";
+  return "the remaining tasks are blocked or wait on unfinished work outside the epic";
+}
+
+Result<Reply> next(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+  ParallelSet parallel = parallel_safe(graph);
+  if (parallel.picked.empty()) {
+    json::Value data = json::Value::object();
+    data.set("epicId", epic_of(params));
+    data.set("reason", idle_reason(graph));
+    return Reply{std::move(data), {}, {}, ErrorCode::NoData};
+  }
+  CT_TRY_ASSIGN(json::Value row, next_json(context, graph, parallel.picked.front()));
+  return Reply{std::move(row), {}, {}, {}};
+}
+
+Result<Reply> ready(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+  ParallelSet parallel = parallel_safe(graph);
+  json::Value data = json::Value::object();
+  data.set("epicId", epic_of(params));
+  if (auto current = graph.current_wave()) data.set("wave", *current);
+  json::Value rows = json::Value::array();
+  for (auto index : parallel.picked) {
+    json::Value row = ready_json(graph, index);
+    if (!graph.tasks[index].files.empty()) row.set("files", json::Value::array_of(graph.tasks[index].files));
+    rows.push_back(std::move(row));
+  }
+  data.set("tasks", std::move(rows));
+  if (!parallel.deferred.empty()) {
+    json::Value deferred = json::Value::array();
+    for (const auto& d : parallel.deferred) {
+      json::Value row = json::Value::object();
+      row.set("id", graph.tasks[d.task].id);
+      row.set("conflictsWith", d.with);
+      row.set("files", json::Value::array_of(d.files));
+      deferred.push_back(std::move(row));
+    }
+    data.set("deferred", std::move(deferred));
+  }
+  Reply reply{std::move(data), {}, {}, {}};
+  if (parallel.picked.empty()) {
+    reply.note = ErrorCode::NoData;
+    reply.warnings.push_back(idle_reason(graph));
+  }
+  return reply;
+}
+
+Result<Reply> analyze(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+  json::Value data = json::Value::object();
+  data.set("epicId", epic_of(params));
+  json::Value waves = json::Value::array();
+  for (std::size_t w = 0; w < graph.waves.size(); ++w) {
+    json::Value row = json::Value::object();
+    row.set("wave", static_cast<std::int64_t>(w));
+    row.set("ids", ids_of(graph, graph.waves[w]));
+    std::int64_t open = std::count_if(graph.waves[w].begin(), graph.waves[w].end(),
+                                      [&](std::size_t i) { return is_unfinished(graph.tasks[i].status); });
+    row.set("open", open);
+    waves.push_back(std::move(row));
+  }
+  data.set("waves", std::move(waves));
+  data.set("criticalPath", critical_path_json(graph, SIZE_MAX));
+  data.set("bottlenecks", bottlenecks_json(graph, 5));
+  data.set("parallelism", graph.max_parallelism());
+  if (!graph.cycles.empty()) data.set("cycles", cycles_json(graph));
+  Reply reply{std::move(data), {}, {}, {}};
+  if (graph.tasks.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> waves(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+  json::Value rows = json::Value::array();
+  for (std::size_t w = 0; w < graph.waves.size(); ++w) {
+    json::Value row = json::Value::object();
+    row.set("wave", static_cast<std::int64_t>(w));
+    json::Value members = json::Value::array();
+    for (auto index : graph.waves[w]) {
+      json::Value task = json::Value::object();
+      task.set("id", graph.tasks[index].id);
+      task.set("title", graph.tasks[index].title);
+      task.set("status", to_string(graph.tasks[index].status));
+      if (graph.ready[index]) task.set("ready", true);
+      members.push_back(std::move(task));
+    }
+    row.set("tasks", std::move(members));
+    rows.push_back(std::move(row));
+  }
+  Reply reply{std::move(rows), {}, {}, {}};
+  if (!graph.cycles.empty())
+    reply.warnings.push_back(std::to_string(graph.cycles.size()) +
+                             " dependency cycle(s): their tasks are in no wave (tasks.analyze lists them)");
+  if (graph.tasks.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> context_budget(Context& context, const Params& params) {
+  const std::int64_t budget = context.config->get_int("orchestrator.contextBudget");
+  const std::int64_t warning = context.config->get_int("orchestrator.contextWarning");
+  const std::int64_t critical = context.config->get_int("orchestrator.contextCritical");
+  json::Value data = json::Value::object();
+  data.set("budget", budget);
+  data.set("warningAt", warning);
+  data.set("criticalAt", critical);
+  auto tokens = params.opt_integer("tokens");
+  if (!tokens) {
+    data.set("recommendation", "pass tokens: the number of tokens your context holds now");
+    return Reply{std::move(data), {}, {}, {}};
+  }
+  const double percent = std::round(1000.0 * static_cast<double>(*tokens) / static_cast<double>(budget)) / 10.0;
+  std::string_view level = percent >= static_cast<double>(critical)  ? "critical"
+                           : percent >= static_cast<double>(warning) ? "warning"
+                                                                     : "safe";
+  data.set("tokens", *tokens);
+  data.set("percent", percent);
+  data.set("status", level);
+  std::vector<std::string> warnings;
+  if (level == "safe") {
+    data.set("recommendation", "continue: spawn the next ready tasks (orchestrate.ready)");
+  } else if (level == "warning") {
+    data.set("recommendation",
+             "save context: keep replies compact (detail:'compact', fields), let subagents carry the work and read "
+             "only their one-line results; write a handover soon (session.note with nextAction)");
+    warnings.push_back("context at " + one_decimal(percent) + "% of the budget");
+  } else {
+    data.set("recommendation",
+             "stop spawning: write the handover now (session.note {note, nextAction}), then session.suspend; a fresh "
+             "orchestrator continues with orchestrate.startup {epicId}");
+    warnings.push_back("context at " + one_decimal(percent) + "% of the budget: critical");
+  }
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+/// The newest active or suspended session whose scope is exactly `scope`.
+Result<std::optional<Session>> session_for(Context& context, const std::string& scope) {
+  SessionQuery query;
+  query.statuses = {SessionStatus::Active, SessionStatus::Suspended};
+  CT_TRY_ASSIGN(std::vector<Session> sessions, context.db().list_sessions(query));
+  for (auto& session : sessions)
+    if (session.scope == scope) return std::optional<Session>(std::move(session));
+  return std::optional<Session>();
+}
+
+Result<Reply> startup(Context& context, const Params& params) {
+  const std::string epic = epic_of(params);
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic));
+  CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
+  if (context.audit) context.audit->task_id = epic;
+  SessionEngine sessions(context.db(), *context.config, context.now(),
+                         [&context](FieldChange change) { context.record(std::move(change)); });
+  const std::string scope = (root->type == TaskType::Epic ? "epic:" : "subtree:") + epic;
+
+  // The caller's own session first, else the epic's open session, else none.
+  std::optional<Session> session;
+  std::string how;
+  if (!context.session.empty()) {
+    CT_TRY_ASSIGN(Session bound, sessions.get(context.session));
+    if (bound.status == SessionStatus::Active || bound.status == SessionStatus::Suspended) {
+      session = std::move(bound);
+      how = "bound";
+    }
+  }
+  if (!session) {
+    CT_TRY_ASSIGN(session, session_for(context, scope));
+    if (session) how = "found";
+  }
+  if (session && session->status == SessionStatus::Suspended) {
+    CT_TRY_ASSIGN(session, sessions.resume(session->id));
+    how = "resumed";
+  }
+
+  const bool pending_work = graph.current_wave().has_value();
+  std::string decision, reason;
+  std::optional<std::string> focus;
+  if (session) {
+    CT_TRY_ASSIGN(focus, context.db().get_focus(session->id));
+    if (focus) {
+      decision = "resume";
+      reason = "session " + session->id + " is working on " + *focus + ": finish or hand it out first";
+    } else {
+      decision = "spawn_followup";
+      reason = "session " + session->id + " has no task in progress: spawn the next ready tasks";
+    }
+  } else if (pending_work) {
+    CT_TRY_ASSIGN(Session created, sessions.start("orchestrate " + epic, scope, context.agent));
+    session = std::move(created);
+    how = "created";
+    decision = "create_and_spawn";
+    reason = "no session was open for " + epic + " and it has unfinished tasks: a session was started";
+  } else {
+    decision = "request_direction";
+    reason = graph.tasks.empty() ? epic + " has no tasks yet: decompose it (tasks.add with parent) or ask for direction"
+                                 : "every task of " + epic + " is finished: ask for direction (or release it)";
+  }
+  if (session) {
+    context.session = session->id;
+    context.bind_session(session->id);
+  }
+
+  json::Value data = json::Value::object();
+  data.set("decision", decision);
+  data.set("reason", reason);
+  data.set("epicId", epic);
+  if (session) {
+    json::Value s = json::Value::object();
+    s.set("id", session->id);
+    s.set("scope", session->scope);
+    s.set("how", how);
+    if (!session->next_action.empty()) s.set("nextAction", session->next_action);
+    data.set("session", std::move(s));
+  }
+  if (focus) data.set("focus", *focus);
+  data.set("counts", counts_json(graph));
+  ParallelSet parallel = parallel_safe(graph);
+  data.set("ready", ids_of(graph, parallel.picked));
+  if (!parallel.picked.empty()) {
+    CT_TRY_ASSIGN(json::Value first, next_json(context, graph, parallel.picked.front()));
+    data.set("next", std::move(first));
+  }
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> validate(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(orchestrate::Readiness result, orchestrate::readiness(context, params.str("id")));
+  if (context.audit) context.audit->task_id = result.task.id;
+  return Reply{orchestrate::readiness_json(result), {}, {}, {}};
+}
+
+}  // namespace
+
+void register_orchestrate_domain(Registry& registry) {
+  registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
+                .summary = "Where an epic stands: counts, current wave, what can run in parallel now",
+                .params = {epic_param()},
+                .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe), "
+                           "active?[ids], complete, cycles?[[ids]]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
+                .idempotent = true, .tier = 1, .handler = status});
+  registry.add({.domain = "orchestrate", .name = "next", .gateway = Gateway::Query,
+                .summary = "The next task of an epic to hand to a subagent, with the skill to use",
+                .params = {epic_param()},
+                .returns = "{id, title, priority, tier, unblocks?, skill, skillReason}: the best parallel-safe ready "
+                           "task; {epicId, reason} with an E_NO_DATA note when none is ready",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"epicId":"T001"})", "what to spawn next in T001"}},
+                .idempotent = true, .tier = 1, .handler = next});
+  registry.add({.domain = "orchestrate", .name = "ready", .gateway = Gateway::Query,
+                .summary = "Every ready task of an epic that can run in parallel now",
+                .params = {epic_param()},
+                .returns = "{epicId, wave?, tasks[{id,title,priority,tier,unblocks?,files?}], "
+                           "deferred?[{id,conflictsWith,files}]}: ready tasks (pending, dependencies finished, no "
+                           "open children) best first; a task whose files overlap a picked or active task's is "
+                           "deferred. E_NO_DATA note when none is ready",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
+                .idempotent = true, .tier = 1, .handler = ready});
+  registry.add({.domain = "orchestrate", .name = "analyze", .gateway = Gateway::Query,
+                .summary = "An epic's plan: waves, critical path, bottlenecks, how many agents it can use",
+                .params = {epic_param()},
+                .returns = "{epicId, waves[{wave,ids,open}], criticalPath{length,ids}, bottlenecks[{id,title,"
+                           "unblocks}], parallelism (most unfinished tasks in one wave), cycles?[[ids]]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"epicId":"T001"})", "plan of epic T001"}},
+                .idempotent = true, .tier = 2, .handler = analyze});
+  registry.add({.domain = "orchestrate", .name = "waves", .gateway = Gateway::Query,
+                .summary = "An epic's tasks grouped by dependency wave",
+                .params = {epic_param()},
+                .returns = "[{wave, tasks[{id,title,status,ready?}]}]: wave 0 has no dependency inside the epic, "
+                           "wave n depends on wave n-1 at most; tasks in a cycle are in no wave (a warning says so)",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"epicId":"T001"})", "waves of epic T001"}},
+                .idempotent = true, .tier = 2, .handler = waves});
+  registry.add({.domain = "orchestrate", .name = "context", .gateway = Gateway::Query,
+                .summary = "Check the orchestrator's context use against its budget",
+                .params = {{.name = "tokens", .type = ParamType::Int, .min = 0, .max = 100'000'000,
+                            .description = "Tokens in your context now"}},
+                .returns = "{budget, warningAt, criticalAt, tokens?, percent?, status? safe|warning|critical, "
+                           "recommendation}: against orchestrator.contextBudget and its thresholds (70/80 %)",
+                .examples = {{R"({"tokens":150000})", "how full is a 150k-token context"}},
+                .idempotent = true, .tier = 2, .handler = context_budget});
+  registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
+                .summary = "Start or resume orchestrating an epic: binds a session and says what to do",
+                .params = {epic_param()},
+                .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
+                           "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, "
+                           "ready[ids], next?{id,title,priority,tier,skill,skillReason}}",
+                .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::ScopeInvalid,
+                           ErrorCode::SessionExists},
+                .examples = {{R"({"epicId":"T001"})", "take over epic T001"}},
+                .tier = 1, .handler = startup});
+  registry.add({.domain = "orchestrate", .name = "validate", .gateway = Gateway::Mutate,
+                .summary = "Check that a task can be handed to a subagent now",
+                .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",
+                            .positional = true}},
+                .returns = "{id, ready, blockers[{kind status|dependency|parent|manual|children|claim, id?, title?, "
+                           "status?, detail?, ids?, session?}], recommendations[]}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"T002"})", "can T002 be spawned"}},
+                .idempotent = true, .tier = 2, .handler = validate});
+}
+
+}  // namespace ct
