@@ -72,6 +72,22 @@ const std::vector<ConfigKey>& key_table() {
        "validate.test.run stops the test command after this many seconds (recorded as a failed run)"},
       {"issues.ghTimeoutSeconds", json::Type::Int, "60", 1, 3600, {},
        "issues.create stops gh (auth status, issue create) after this many seconds (E_TIMEOUT)"},
+      {"analyze.stalePendingDays", json::Type::Int, "30", 1, 36500, {},
+       "tasks.analyze reports pending tasks not updated for this many days as stale"},
+      {"analyze.staleBlockedDays", json::Type::Int, "7", 1, 36500, {},
+       "tasks.analyze reports blocked tasks not updated for this many days as stale"},
+      {"orchestrator.contextBudget", json::Type::Int, "200000", 1000, 10000000, {},
+       "Tokens of context an orchestrator may fill (orchestrate.context compares its usage with it)"},
+      {"orchestrator.contextWarning", json::Type::Int, "70", 1, 100, {},
+       "orchestrate.context: percent of the budget at which the status becomes warning"},
+      {"orchestrator.contextCritical", json::Type::Int, "80", 1, 100, {},
+       "orchestrate.context: percent of the budget at which the status becomes critical"},
+      {"orchestrator.spawnCommand", json::Type::String, "\"\"", 0, 0, {},
+       "The agent command orchestrate.spawn runs with execute:true, the prompt on its stdin, e.g. \"claude -p\": "
+       "split into words like a shell would, but run without one. Empty = spawn only returns the prompt",
+       true, check_command},
+      {"orchestrator.spawnTimeoutSeconds", json::Type::Int, "1800", 1, 86400, {},
+       "orchestrate.spawn with execute:true stops the agent after this many seconds (recorded as a failed run)"},
   };
   return keys;
 }

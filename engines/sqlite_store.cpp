@@ -1036,6 +1036,11 @@ class SqliteStore final : public Store {
                           "   AND c.status IN ('pending', 'active', 'blocked')) = ?4)"
                           " AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
                           "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
+                          // tasks.start would refuse a task another caller holds.
+                          " AND NOT EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id)"
+                          // An epic's work is its children: it is next only once they are finished.
+                          " AND NOT (t.type = 'epic' AND EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id"
+                          "   AND c.archived = 0 AND c.status IN ('pending', 'active', 'blocked')))"
                           " ORDER BY t.position, t.created_at, t.num LIMIT ?5"));
     struct Row {
       ReadyCandidate candidate;
@@ -1054,9 +1059,16 @@ class SqliteStore final : public Store {
         stmt.bind(2, static_cast<std::int64_t>(group.in_phase));
         stmt.bind(3, scoring.phase);
         stmt.bind(4, static_cast<std::int64_t>(group.leaf));
-        stmt.bind(5, wanted);
+        // Within a scope the rows outside it are skipped here, so the group is read to its end
+        // (ids only; the scope is a set of live ids, not expressible as an index range).
+        stmt.bind(5, scoring.within ? std::int64_t{-1} : wanted);
+        std::int64_t kept = 0;
         CT_TRY(for_each_row(stmt, "cannot list ready tasks", [&] {
-          level.push_back({{std::string(stmt.text(0)), group.score, group.leaf == 1, group.in_phase == 1},
+          if (kept >= wanted) return;
+          std::string id(stmt.text(0));
+          if (scoring.within && !scoring.within->contains(id)) return;
+          ++kept;
+          level.push_back({{std::move(id), group.score, group.leaf == 1, group.in_phase == 1},
                            stmt.integer(1), stmt.integer(2), stmt.integer(3)});
         }));
       }
@@ -1071,6 +1083,58 @@ class SqliteStore final : public Store {
       }
       g = next;
     }
+    return out;
+  }
+
+  Result<std::vector<GraphTask>> graph_tasks(std::string_view root) override {
+    // The subtree through the parent index (a recursive walk), or every unarchived task.
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare(root.empty()
+                              ? "SELECT t.id, t.title, t.parent, t.status, t.priority, t.type, t.position, t.created_at,"
+                                " t.updated_at, t.depends, t.labels, t.files FROM tasks t WHERE t.archived = 0"
+                                " ORDER BY t.parent, t.position, t.num"
+                              : "WITH RECURSIVE sub(id) AS (SELECT id FROM tasks WHERE parent = ?1 AND archived = 0"
+                                "  UNION ALL SELECT c.id FROM tasks c JOIN sub ON c.parent = sub.id WHERE c.archived = 0)"
+                                " SELECT t.id, t.title, t.parent, t.status, t.priority, t.type, t.position, t.created_at,"
+                                " t.updated_at, t.depends, t.labels, t.files FROM sub JOIN tasks t ON t.id = sub.id"
+                                " ORDER BY t.parent, t.position, t.num"));
+    Statement stmt(raw);
+    if (!root.empty()) stmt.bind(1, root);
+    std::vector<GraphTask> out;
+    Result<void> decoded;
+    CT_TRY(for_each_row(stmt, "cannot read the task graph", [&] {
+      if (!decoded) return;
+      GraphTask task;
+      task.id = stmt.text(0);
+      task.title = stmt.text(1);
+      task.parent = stmt.text(2);
+      auto status = parse_status(stmt.text(3));
+      auto priority = parse_priority(stmt.text(4));
+      auto type = parse_type(stmt.text(5));
+      if (!status || !priority || !type) {
+        decoded = fail(corrupt_column(task.id, !status ? "status" : !priority ? "priority" : "type"));
+        return;
+      }
+      task.status = *status;
+      task.priority = *priority;
+      task.type = *type;
+      task.position = stmt.integer(6);
+      task.created_at = stmt.integer(7);
+      task.updated_at = stmt.integer(8);
+      for (auto [column, target, field] : {std::tuple{9, &task.depends, "depends"}, std::tuple{10, &task.labels, "labels"},
+                                            std::tuple{11, &task.files, "files"}}) {
+        std::string_view text = stmt.text(column);
+        if (text == "[]") continue;
+        auto values = decode_strings(text, task.id, field);
+        if (!values) {
+          decoded = fail(std::move(values).error());
+          return;
+        }
+        *target = std::move(*values);
+      }
+      out.push_back(std::move(task));
+    }));
+    CT_TRY(decoded);
     return out;
   }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,25 @@ struct ReadyScoring {
   int phase_bonus = 0;
   int leaf_bonus = 0;                    // for tasks without open children
   std::int64_t limit = 1;
+  /// Only these tasks (a session's scope); null = every task.
+  const std::set<std::string>* within = nullptr;
+};
+
+/// A task as dependency-graph analysis sees it (engines/graph.h): what the analysis reads, and no
+/// more, so that a 100k-task project loads in one pass without decoding notes or descriptions.
+struct GraphTask {
+  std::string id;
+  std::string title;
+  std::string parent;                    // "" for a root task
+  TaskStatus status = TaskStatus::Pending;
+  Priority priority = Priority::Medium;
+  TaskType type = TaskType::Task;
+  std::int64_t position = 0;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::vector<std::string> depends;
+  std::vector<std::string> labels;
+  std::vector<std::string> files;
 };
 
 struct ReadyCandidate {
@@ -295,9 +315,14 @@ class Store {
   /// Largest position among the children of `parent` ("" = roots), 0 when none.
   [[nodiscard]] virtual Result<std::int64_t> max_position(std::string_view parent) = 0;
   /// tasks.next candidates: pending, unarchived tasks whose dependencies are all done or
-  /// cancelled, scored with `scoring` (the engine owns the formula; the store only evaluates it)
-  /// and ordered by score, then position, then age. Only the best `scoring.limit` are returned.
+  /// cancelled, except epics that still have open children, scored with `scoring` (the engine
+  /// owns the formula; the store only evaluates it) and ordered by score, then position, then age.
+  /// Only the best `scoring.limit` are returned (of `scoring.within` when set).
   [[nodiscard]] virtual Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) = 0;
+  /// Unarchived tasks for graph analysis: the subtree under `root` (the root itself excluded), or
+  /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
+  /// outside the result (another subtree, or archived).
+  [[nodiscard]] virtual Result<std::vector<GraphTask>> graph_tasks(std::string_view root) = 0;
   /// Full-text search over title, description, labels and notes; an exact id match ranks first.
   [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
                                                               std::int64_t limit) = 0;

@@ -817,7 +817,7 @@ Result<std::optional<Task>> TaskEngine::current() {
   return store_.get_task(*focus);
 }
 
-Result<std::vector<ScoredTask>> TaskEngine::next(int count) {
+Result<std::vector<ScoredTask>> TaskEngine::next(int count, const std::set<std::string>* within) {
   ReadyScoring scoring;
   for (Priority p : {Priority::Critical, Priority::High, Priority::Medium, Priority::Low})
     scoring.priority_points[static_cast<std::size_t>(priority_rank(p))] = priority_score(p);
@@ -826,6 +826,7 @@ Result<std::vector<ScoredTask>> TaskEngine::next(int count) {
   // Leaf bonus: work that can be done directly beats a parent whose children are still open.
   scoring.leaf_bonus = 10;
   scoring.limit = count;
+  scoring.within = within;
   CT_TRY_ASSIGN(std::vector<ReadyCandidate> best, store_.top_ready(scoring));
   std::vector<std::string> ids;
   for (const auto& candidate : best) ids.push_back(candidate.id);

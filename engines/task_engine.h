@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -121,7 +122,8 @@ class TaskEngine {
   /// E_NOT_FOUND (with a find fix) for missing ids; archived tasks are found.
   Result<Task> get_live(const std::string& id);  // also refuses archived tasks (read-only)
   Result<int> depth_of(const Task& task);
-  Result<std::vector<ScoredTask>> next(int count);
+  /// The best `count` ready tasks (of `within` when given: a session's scope).
+  Result<std::vector<ScoredTask>> next(int count, const std::set<std::string>* within = nullptr);
   Result<std::vector<DepNode>> upstream(const Task& task);
   Result<std::vector<DepNode>> downstream(const Task& task);
   Result<std::vector<Blocker>> blockers(const Task& task);
