@@ -2,6 +2,7 @@
 // Operations that start or resume a session bind the caller to it (Context::bind_session); the
 // router keeps the binding for the connection (MCP) or the invocation (CLI).
 #include <algorithm>
+#include <set>
 
 #include "core/clock.h"
 #include "core/text.h"
@@ -161,15 +162,13 @@ Result<Reply> start(Context& context, const Params& params) {
   std::optional<std::string> focus = params.opt_str("focus");
   if (params.flag("autoFocus")) {
     auto tasks = tasks_in(context, session.id);
-    CT_TRY_ASSIGN(std::vector<ScoredTask> ranked, tasks.next(scope.kind == ScopeKind::Global ? 1 : 1000));
-    for (const auto& candidate : ranked) {
-      CT_TRY_ASSIGN(bool inside, engine.contains(scope, candidate.task.id));
-      CT_TRY_ASSIGN(std::optional<std::string> holder, context.db().focus_holder(candidate.task.id));
-      if (inside && !holder) {
-        focus = candidate.task.id;
-        break;
-      }
+    std::optional<std::set<std::string>> within;
+    if (scope.kind != ScopeKind::Global) {
+      CT_TRY_ASSIGN(within, engine.tasks_of(scope));
     }
+    // tasks.next's best ready task in scope (it skips tasks another caller holds).
+    CT_TRY_ASSIGN(std::vector<ScoredTask> ranked, tasks.next(1, within ? &*within : nullptr));
+    if (!ranked.empty()) focus = ranked.front().task.id;
     if (!focus) warnings.emplace_back("autoFocus: no ready task in scope " + session.scope);
   }
   if (focus) {

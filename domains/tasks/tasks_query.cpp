@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/text.h"
+#include "domains/analysis.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/session_engine.h"
 
@@ -60,10 +61,13 @@ Result<Reply> show(Context& context, const Params& params) {
   return Reply{project(task, params), {}, {}, {}};
 }
 
-/// With inScope: the ids of the caller's session scope (nullopt for a global scope).
-/// E_SESSION_REQUIRED when no session is bound.
-Result<std::optional<std::set<std::string>>> scope_filter(Context& context, const Params& params) {
-  if (!params.flag("inScope")) return std::optional<std::set<std::string>>();
+/// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids
+/// of the caller's session scope (nullopt for a global scope or no limit).
+/// E_SESSION_REQUIRED when inScope:true is asked without a bound session.
+Result<std::optional<std::set<std::string>>> scope_filter(Context& context, const Params& params,
+                                                          bool by_default = false) {
+  if (!params.opt_flag("inScope").value_or(by_default && !context.session.empty()))
+    return std::optional<std::set<std::string>>();
   if (context.session.empty()) {
     Error error(ErrorCode::SessionRequired, "inScope needs a session, and none is bound to this caller");
     error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'epic:T001'}}";
@@ -201,14 +205,9 @@ Result<Reply> tree(Context& context, const Params& params) {
 
 Result<Reply> next(Context& context, const Params& params) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
-  const int count = static_cast<int>(params.integer("count"));
-  // In a scope, rank every ready task and keep the best `count` inside it.
-  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine_.next(scoped ? 100000 : count));
-  if (scoped) {
-    std::erase_if(picks, [&](const ScoredTask& pick) { return !scoped->contains(pick.task.id); });
-    if (std::ssize(picks) > count) picks.resize(static_cast<std::size_t>(count));
-  }
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params, true));
+  CT_TRY_ASSIGN(std::vector<ScoredTask> picks,
+                engine_.next(static_cast<int>(params.integer("count")), scoped ? &*scoped : nullptr));
   json::Value rows = json::Value::array();
   for (const auto& pick : picks) {
     json::Value row = task_suggestion(pick.task);
@@ -220,6 +219,58 @@ Result<Reply> next(Context& context, const Params& params) {
   }
   Reply reply{std::move(rows), {}, {}, {}};
   if (picks.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> analyze(Context& context, const Params& params) {
+  std::string epic = params.opt_str("epicId").value_or("");
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic));
+  const bool full = wants_full(params);
+  const std::size_t cap = full ? SIZE_MAX : 5;
+  json::Value data = json::Value::object();
+  data.set("scope", epic.empty() ? std::string("project") : epic);
+  data.set("tasks", static_cast<std::int64_t>(graph.tasks.size()));
+  data.set("counts", counts_json(graph));
+  data.set("waves", static_cast<std::int64_t>(graph.waves.size()));
+  if (auto current = graph.current_wave()) data.set("currentWave", *current);
+  std::vector<std::size_t> order = graph.ready_order();
+  data.set("ready", static_cast<std::int64_t>(order.size()));
+  data.set("criticalPath", critical_path_json(graph, full ? SIZE_MAX : 10));
+  data.set("bottlenecks", bottlenecks_json(graph, full ? 20 : 3));
+  json::Value tiers = json::Value::object();
+  std::map<Tier, std::int64_t> per_tier;
+  for (auto index : order) ++per_tier[graph.tier(index)];
+  for (auto tier : {Tier::Unblock, Tier::Critical, Tier::Progress, Tier::Routine})
+    tiers.set(to_string(tier), per_tier[tier]);
+  data.set("tiers", std::move(tiers));
+  json::Value action = json::Value::array();
+  for (std::size_t i = 0; i < order.size() && i < cap; ++i) action.push_back(ready_json(graph, order[i]));
+  data.set("actionOrder", std::move(action));
+  if (!graph.cycles.empty()) data.set("cycles", cycles_json(graph));
+  if (!graph.stale.empty()) {
+    json::Value stale = json::Value::array();
+    for (std::size_t i = 0; i < graph.stale.size() && i < cap; ++i) {
+      const GraphTask& task = graph.tasks[graph.stale[i].task];
+      json::Value row = json::Value::object();
+      row.set("id", task.id);
+      row.set("status", to_string(task.status));
+      row.set("days", graph.stale[i].days);
+      stale.push_back(std::move(row));
+    }
+    data.set("stale", std::move(stale));
+    if (!full && graph.stale.size() > cap) data.set("staleTotal", static_cast<std::int64_t>(graph.stale.size()));
+  }
+  if (full) {
+    json::Value waves = json::Value::array();
+    for (const auto& members : graph.waves) {
+      json::Value ids = json::Value::array();
+      for (auto index : members) ids.push_back(graph.tasks[index].id);
+      waves.push_back(std::move(ids));
+    }
+    data.set("waveTasks", std::move(waves));
+  }
+  Reply reply{std::move(data), {}, {}, {}};
+  if (graph.tasks.empty()) reply.note = ErrorCode::NoData;
   return reply;
 }
 
@@ -465,15 +516,34 @@ void register_tasks_queries(Registry& registry) {
                 .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
                             .description = "How many suggestions"},
                            {.name = "explain", .type = ParamType::Bool, .description = "Include the score and its reasons"},
-                           in_scope_param()},
+                           {.name = "inScope", .type = ParamType::Bool,
+                            .description = "Only tasks in the bound session's scope (default: true when a session is "
+                                           "bound; false widens to the project)"}},
                 .returns = "[{id,title,priority,score?,reasons?}] (score and reasons with explain): pending tasks "
-                           "whose dependencies are finished, "
+                           "whose dependencies are finished and that nobody holds, never an epic with open children, "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
                            "leaf 10; ties by position then age. E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
                 .idempotent = true, .tier = 1, .shortcut = "next",
                 .aliases = {"suggest", "recommend", "todo"}, .handler = next});
+  registry.add({.domain = "tasks", .name = "analyze", .gateway = Gateway::Query,
+                .summary = "Analyse the dependency graph: waves, critical path, bottlenecks, what to do first",
+                .params = {{.name = "epicId", .type = ParamType::TaskId,
+                            .description = "Analyse this epic's subtree (default: the whole project)", .positional = true},
+                           {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
+                            .choices = {"compact", "full"},
+                            .description = "full: every ready task, stale task and wave, and the whole critical path"}},
+                .returns = "{scope, tasks, counts{status:n}, waves, currentWave?, ready, criticalPath{length,ids}, "
+                           "bottlenecks[{id,title,unblocks}], tiers{unblock,critical,progress,routine}, "
+                           "actionOrder[{id,title,priority,tier,unblocks?}], cycles?[[ids]], stale?[{id,status,days}], "
+                           "staleTotal?, waveTasks?[[ids]] (full)}. wave = 0 without a dependency inside the set, else "
+                           "1 + the highest wave of its dependencies; unblocks = unfinished tasks held up, transitively; "
+                           "tiers: unblock (holds up 2+), critical (critical path, critical/high priority), progress, "
+                           "routine. E_NO_DATA note for an empty set",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({})", "the whole project"}, {R"({"epicId":"T001","detail":"full"})", "one epic, everything"}},
+                .idempotent = true, .tier = 2, .shortcut = "analyze", .handler = analyze});
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
                 .summary = "Show what a task depends on and what depends on it",
                 .params = {id_param(),
