@@ -182,6 +182,7 @@ void register_system_ops(Registry& registry);
 void register_system_capabilities(Registry& registry);
 void register_release_domain(Registry& registry);
 void register_issues_domain(Registry& registry);
+void register_orchestrate_domain(Registry& registry);
 
 void register_domain_operations(Registry& registry) {
   register_tasks_domain(registry);
@@ -191,6 +192,7 @@ void register_domain_operations(Registry& registry) {
   register_system_ops(registry);
   register_system_capabilities(registry);
   register_validate_domain(registry);
+  register_orchestrate_domain(registry);
   register_release_domain(registry);
   register_issues_domain(registry);
   register_providers_domain(registry);
