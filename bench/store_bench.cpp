@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/router_calls.h"
 #include "bench/workload.h"
 #include "core/clock.h"
 #include "core/json.h"
@@ -160,19 +161,6 @@ struct Limits {
   double budget_s = 3.0;
 };
 
-std::string describe(const Request& request) {
-  return std::string(to_string(request.gateway)) + " " + request.domain + "." + request.operation + " " +
-         request.params.dump();
-}
-
-/// Dispatches and serialises, failing loudly: a benchmark of error replies would measure nothing.
-std::string call(Router& router, const Request& request) {
-  Envelope envelope = router.dispatch(request);
-  std::string out = to_json(envelope);
-  if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
-  return out;
-}
-
 /// Times `make_request()` calls through dispatch + to_json (building the request is not timed).
 Stats measure(Router& router, const std::function<Request()>& make_request, const Limits& limits) {
   for (int i = 0; i < limits.warmup; ++i) call(router, make_request());
@@ -193,12 +181,6 @@ Stats measure(Router& router, const std::function<Request()>& make_request, cons
   return summarize(std::move(samples), bytes);
 }
 
-Request mutate(std::string domain, std::string operation, json::Value params) {
-  return Request{Gateway::Mutate, std::move(domain), std::move(operation), std::move(params)};
-}
-Request query(std::string domain, std::string operation, json::Value params) {
-  return Request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
-}
 
 // ---------------------------------------------------------------------------------------------
 // The ct process.

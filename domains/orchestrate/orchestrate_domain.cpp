@@ -158,10 +158,18 @@ ParallelSet parallel_safe(const Graph& graph) {
   return out;
 }
 
-json::Value ids_of(const Graph& graph, const std::vector<std::size_t>& indices) {
+json::Value ids_of(const Graph& graph, const std::vector<std::size_t>& indices, std::size_t limit = SIZE_MAX) {
   json::Value out = json::Value::array();
-  for (auto index : indices) out.push_back(graph.tasks[index].id);
+  for (std::size_t i = 0; i < indices.size() && i < limit; ++i) out.push_back(graph.tasks[indices[i]].id);
   return out;
+}
+
+/// Status replies name at most this many ready tasks (orchestrate.ready pages through all).
+constexpr std::size_t kReadyShown = 10;
+
+void set_ready(json::Value& data, const Graph& graph, const ParallelSet& parallel) {
+  data.set("ready", ids_of(graph, parallel.picked, kReadyShown));
+  if (parallel.picked.size() > kReadyShown) data.set("readyTotal", static_cast<std::int64_t>(parallel.picked.size()));
 }
 
 std::string one_decimal(double value) {
@@ -195,7 +203,7 @@ Result<Reply> status(Context& context, const Params& params) {
   data.set("waves", static_cast<std::int64_t>(graph.waves.size()));
   auto current = graph.current_wave();
   if (current) data.set("currentWave", *current);
-  data.set("ready", ids_of(graph, parallel.picked));
+  set_ready(data, graph, parallel);
   std::vector<std::size_t> active;
   for (std::size_t i = 0; i < graph.tasks.size(); ++i)
     if (graph.tasks[i].status == TaskStatus::Active) active.push_back(i);
@@ -233,8 +241,11 @@ Result<Reply> ready(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("epicId", epic_of(params));
   if (auto current = graph.current_wave()) data.set("wave", *current);
+  const auto limit = static_cast<std::size_t>(params.integer("limit"));
+  if (parallel.picked.size() > limit) data.set("total", static_cast<std::int64_t>(parallel.picked.size()));
   json::Value rows = json::Value::array();
-  for (auto index : parallel.picked) {
+  for (std::size_t i = 0; i < parallel.picked.size() && i < limit; ++i) {
+    const std::size_t index = parallel.picked[i];
     json::Value row = ready_json(graph, index);
     if (!graph.tasks[index].files.empty()) row.set("files", json::Value::array_of(graph.tasks[index].files));
     rows.push_back(std::move(row));
@@ -286,21 +297,16 @@ Result<Reply> analyze(Context& context, const Params& params) {
 Result<Reply> waves(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
   json::Value rows = json::Value::array();
-  for (std::size_t w = 0; w < graph.waves.size(); ++w) {
-    json::Value row = json::Value::object();
-    row.set("wave", static_cast<std::int64_t>(w));
-    json::Value members = json::Value::array();
+  for (std::size_t w = 0; w < graph.waves.size(); ++w)
     for (auto index : graph.waves[w]) {
-      json::Value task = json::Value::object();
-      task.set("id", graph.tasks[index].id);
-      task.set("title", graph.tasks[index].title);
-      task.set("status", to_string(graph.tasks[index].status));
-      if (graph.ready[index]) task.set("ready", true);
-      members.push_back(std::move(task));
+      json::Value row = json::Value::object();
+      row.set("wave", static_cast<std::int64_t>(w));
+      row.set("id", graph.tasks[index].id);
+      row.set("title", graph.tasks[index].title);
+      row.set("status", to_string(graph.tasks[index].status));
+      if (graph.ready[index]) row.set("ready", true);
+      rows.push_back(std::move(row));
     }
-    row.set("tasks", std::move(members));
-    rows.push_back(std::move(row));
-  }
   Reply reply{std::move(rows), {}, {}, {}};
   if (!graph.cycles.empty())
     reply.warnings.push_back(std::to_string(graph.cycles.size()) +
@@ -365,12 +371,12 @@ Result<Reply> startup(Context& context, const Params& params) {
                          [&context](FieldChange change) { context.record(std::move(change)); });
   const std::string scope = (root->type == TaskType::Epic ? "epic:" : "subtree:") + epic;
 
-  // The caller's own session first, else the epic's open session, else none.
+  // The caller's own session when it is over this epic, else the epic's open session, else none.
   std::optional<Session> session;
   std::string how;
   if (!context.session.empty()) {
     CT_TRY_ASSIGN(Session bound, sessions.get(context.session));
-    if (bound.status == SessionStatus::Active || bound.status == SessionStatus::Suspended) {
+    if (bound.scope == scope && (bound.status == SessionStatus::Active || bound.status == SessionStatus::Suspended)) {
       session = std::move(bound);
       how = "bound";
     }
@@ -427,7 +433,7 @@ Result<Reply> startup(Context& context, const Params& params) {
   if (focus) data.set("focus", *focus);
   data.set("counts", counts_json(graph));
   ParallelSet parallel = parallel_safe(graph);
-  data.set("ready", ids_of(graph, parallel.picked));
+  set_ready(data, graph, parallel);
   if (!parallel.picked.empty()) {
     CT_TRY_ASSIGN(json::Value first, next_json(context, graph, parallel.picked.front()));
     data.set("next", std::move(first));
@@ -447,8 +453,8 @@ void register_orchestrate_domain(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
                 .summary = "Where an epic stands: counts, current wave, what can run in parallel now",
                 .params = {epic_param()},
-                .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe), "
-                           "active?[ids], complete, cycles?[[ids]]}",
+                .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe, the best 10), "
+                           "readyTotal? (when more), active?[ids], complete, cycles?[[ids]]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
                 .idempotent = true, .tier = 1, .handler = status});
@@ -462,11 +468,13 @@ void register_orchestrate_domain(Registry& registry) {
                 .idempotent = true, .tier = 1, .handler = next});
   registry.add({.domain = "orchestrate", .name = "ready", .gateway = Gateway::Query,
                 .summary = "Every ready task of an epic that can run in parallel now",
-                .params = {epic_param()},
-                .returns = "{epicId, wave?, tasks[{id,title,priority,tier,unblocks?,files?}], "
-                           "deferred?[{id,conflictsWith,files}]}: ready tasks (pending, dependencies finished, no "
-                           "open children) best first; a task whose files overlap a picked or active task's is "
-                           "deferred. E_NO_DATA note when none is ready",
+                .params = {epic_param(),
+                           {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 200,
+                            .description = "At most this many tasks (the best first)"}},
+                .returns = "{epicId, wave?, tasks[{id,title,priority,tier,unblocks?,files?}], total? (when more are "
+                           "ready than limit), deferred?[{id,conflictsWith,files}]}: ready tasks (pending, "
+                           "dependencies finished, no open children) best first; a task whose files overlap a picked "
+                           "or active task's is deferred. E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
                 .idempotent = true, .tier = 1, .handler = ready});
@@ -481,11 +489,12 @@ void register_orchestrate_domain(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "waves", .gateway = Gateway::Query,
                 .summary = "An epic's tasks grouped by dependency wave",
                 .params = {epic_param()},
-                .returns = "[{wave, tasks[{id,title,status,ready?}]}]: wave 0 has no dependency inside the epic, "
+                .returns = "[{wave, id, title, status, ready?}] by wave: wave 0 has no dependency inside the epic, "
                            "wave n depends on wave n-1 at most; tasks in a cycle are in no wave (a warning says so)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "waves of epic T001"}},
-                .idempotent = true, .tier = 2, .handler = waves});
+                .idempotent = true, .tier = 2, .row_fields = {"wave", "id", "title", "status", "ready"},
+                .handler = waves});
   registry.add({.domain = "orchestrate", .name = "context", .gateway = Gateway::Query,
                 .summary = "Check the orchestrator's context use against its budget",
                 .params = {{.name = "tokens", .type = ParamType::Int, .min = 0, .max = 100'000'000,
@@ -499,9 +508,8 @@ void register_orchestrate_domain(Registry& registry) {
                 .params = {epic_param()},
                 .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
                            "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, "
-                           "ready[ids], next?{id,title,priority,tier,skill,skillReason}}",
-                .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::ScopeInvalid,
-                           ErrorCode::SessionExists},
+                           "ready[ids] (the best 10), readyTotal?, next?{id,title,priority,tier,skill,skillReason}}",
+                .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::SessionExists},
                 .examples = {{R"({"epicId":"T001"})", "take over epic T001"}},
                 .tier = 1, .handler = startup});
   registry.add({.domain = "orchestrate", .name = "validate", .gateway = Gateway::Mutate,
