@@ -112,6 +112,49 @@ try {
           5000, 'old: ~1,200, always loaded', 'loaded with --level 1');
   measure('.cleo/templates/CLEO-INJECTION.md', readFileSync(join(sandbox, '.cleo/templates/CLEO-INJECTION.md'), 'utf8'),
           6000, 'old: ~4,500 per subagent', 'loaded with --level 3');
+
+  // orchestrate.spawn: a subagent's whole prompt (help level 1 included). Typical: a task with a
+  // paragraph of description, three criteria, two files and two finished dependencies, in an
+  // epic. Largest: every part at the length the prompt clips it to.
+  const ok = (argv) => {
+    const result = run([...argv, '--json']);
+    const reply = JSON.parse(result.stdout);
+    if (!reply.success) throw new Error(`ct ${argv.join(' ')}: ${result.stdout}`);
+    return reply.data;
+  };
+  const sentence = 'The ledger keeps every charge as an immutable entry and derives balances from them. ';
+  ok(['add', 'Move billing to the ledger', '--type', 'epic', '--description', sentence.repeat(4)]);
+  for (const title of ['Ledger schema', 'Ledger writer']) {
+    const id = ok(['add', title, '--parent', 'T001']).id;
+    ok(['complete', id, '--notes', `${title} done in src/ledger/; ` + sentence.repeat(2)]);
+  }
+  ok(['add', 'Port invoices to the ledger', '--parent', 'T001', '--depends', 'T002,T003',
+      '--description', sentence.repeat(6), '--acceptance', 'invoices read balances from the ledger',
+      '--acceptance', 'old tables are dropped by a migration', '--acceptance', 'tests cover refunds',
+      '--files', 'src/billing/invoices.cpp,src/billing/invoices.h']);
+  const typical = ok(['orchestrate', 'spawn', 'T004']);
+  measure('orchestrate.spawn prompt, typical (level 1)', typical.prompt, 2500, 'seed: ~5,700 per subagent',
+          `the reply estimates ${typical.tokens}`);
+  const deps = [];
+  for (let i = 0; i < 12; i++) {
+    const id = ok(['add', `Dependency ${i} with a longer title than most tasks carry`, '--parent', 'T001']).id;
+    ok(['complete', id, '--notes', sentence.repeat(8)]);
+    deps.push(id);
+  }
+  const big = ok(['add', 'Everything at its longest', '--parent', 'T001', '--depends', deps.join(','),
+                  '--description', sentence.repeat(40), '--acceptance', sentence.repeat(2),
+                  '--acceptance', sentence.repeat(2), '--acceptance', sentence.repeat(2)]).id;
+  for (let i = 0; i < 5; i++) ok(['update', big, '--note', sentence.repeat(6)]);
+  const longest = ok(["orchestrate", "spawn", big]);
+  measure('orchestrate.spawn prompt, largest (every part clipped)', longest.prompt, 4000, '',
+          `the reply estimates ${longest.tokens}`);
+  for (const reply of [typical, longest]) {
+    const ratio = reply.tokens / countTokens(reply.prompt);
+    if (ratio < 0.8 || ratio > 1.25) {
+      process.stderr.write(`orchestrate.spawn: the estimate ${reply.tokens} is off the o200k count by more than 25%\n`);
+      failures++;
+    }
+  }
 } finally {
   rmSync(sandbox, { recursive: true, force: true });
 }
