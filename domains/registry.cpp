@@ -182,6 +182,7 @@ void register_system_ops(Registry& registry);
 void register_system_capabilities(Registry& registry);
 void register_release_domain(Registry& registry);
 void register_issues_domain(Registry& registry);
+void register_skills_domain(Registry& registry);
 
 void register_domain_operations(Registry& registry) {
   register_tasks_domain(registry);
@@ -193,6 +194,7 @@ void register_domain_operations(Registry& registry) {
   register_validate_domain(registry);
   register_release_domain(registry);
   register_issues_domain(registry);
+  register_skills_domain(registry);
   register_providers_domain(registry);
 }
 
