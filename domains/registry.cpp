@@ -183,6 +183,7 @@ void register_system_capabilities(Registry& registry);
 void register_release_domain(Registry& registry);
 void register_issues_domain(Registry& registry);
 void register_orchestrate_domain(Registry& registry);
+void register_skills_domain(Registry& registry);
 
 void register_domain_operations(Registry& registry) {
   register_tasks_domain(registry);
@@ -195,6 +196,7 @@ void register_domain_operations(Registry& registry) {
   register_orchestrate_domain(registry);
   register_release_domain(registry);
   register_issues_domain(registry);
+  register_skills_domain(registry);
   register_providers_domain(registry);
 }
 

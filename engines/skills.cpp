@@ -438,6 +438,20 @@ bool common_word(const std::string& word) {
   return word.size() < 3 || kCommon.contains(word);
 }
 
+/// The name is the word, or one of its dash-separated parts starts with it ("write" → spec-writer;
+/// not "it" → spec-writer).
+bool names_word(std::string_view name, std::string_view word) {
+  if (name == word) return true;
+  if (word.size() < 3) return false;
+  for (std::size_t start = 0; start < name.size();) {
+    auto dash = name.find('-', start);
+    if (name.substr(start, dash - start).starts_with(word)) return true;
+    if (dash == std::string_view::npos) break;
+    start = dash + 1;
+  }
+  return false;
+}
+
 std::string quoted_list(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "'" : ", '") + item + "'";
@@ -468,7 +482,7 @@ std::vector<SkillMatch> SkillCatalog::search(std::string_view query) const {
     for (const auto& w : words) {
       int points = 0;
       if (keyword_matches(w, skill.tags)) points = 3;
-      else if (skill.name.find(w) != std::string::npos) points = 2;
+      else if (names_word(skill.name, w)) points = 2;
       else if (!common_word(w) &&
                std::any_of(described.begin(), described.end(),
                            [&](const std::string& d) { return keyword_matches(d, {w}) || keyword_matches(w, {d}); }))

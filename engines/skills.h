@@ -84,8 +84,9 @@ class SkillCatalog {
   /// a tag (or its plural); ties → the first by name; nothing matched → kDefaultSkill.
   Result<SkillChoice> select(const Task& task, std::optional<std::string_view> explicit_name) const;
   /// Skills matching the words of `query`, best first: per word, a tag equal to it (or to its
-  /// singular) scores 3, a name containing it 2, a word of the description equal to it (or its
-  /// plural; not for common words such as "the") 1; ties by name. Skills matching no word are left out.
+  /// singular) scores 3, a part of the name starting with it 2 ("write" → spec-writer), a word of
+  /// the description equal to it or its plural 1 (not common words such as "the"); ties by name.
+  /// Skills matching no word are left out.
   std::vector<SkillMatch> search(std::string_view query) const;
 
  private:

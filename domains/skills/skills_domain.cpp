@@ -1,0 +1,394 @@
+// skills domain — the protocol files an orchestrator puts into a subagent's prompt
+// (engines/skills.h): list, show and find over the built-in, user and project skills, and
+// install/remove of the user's and the project's own (.cleo/skills/<name>.md, or the same under
+// the home directory). The files are the state: like providers.install, these operations run
+// without the store.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "core/atomic_file.h"
+#include "core/text.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/projection.h"
+#include "domains/registry.h"
+#include "engines/project.h"
+#include "engines/skills.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The project this call sees, when there is one (the skills domain runs outside projects too).
+std::optional<fs::path> project_root(const Context& context) {
+  if (context.project) return context.project->root;
+  auto found = find_project(context.project_dir);
+  if (!found) return std::nullopt;
+  return found->root;
+}
+
+/// Built-ins, the user's and the project's skills; a home that cannot be found is a warning.
+Result<SkillCatalog> load_catalog(const Context& context, std::vector<std::string>& warnings) {
+  std::optional<fs::path> home;
+  if (auto found = context.home_dir()) home = *found;
+  else warnings.push_back("user skills were not read: " + found.error().message);
+  CT_TRY_ASSIGN(SkillCatalog catalog, SkillCatalog::load(project_root(context).value_or(fs::path()), home));
+  warnings.insert(warnings.end(), catalog.warnings().begin(), catalog.warnings().end());
+  return catalog;
+}
+
+/// How replies name a skill's file: ".cleo/skills/x.md" in the project, "~/.cleo/skills/x.md"
+/// in the home directory (nothing about the machine beyond that).
+std::string shown_path(std::string_view source, const fs::path& path) {
+  if (path.empty()) return "";
+  const std::string file = path.filename().string();
+  return source == "user" ? "~/.cleo/skills/" + file : ".cleo/skills/" + file;
+}
+
+json::Value row(const Skill& skill, bool full) {
+  json::Value out = json::Value::object();
+  out.set("name", skill.name);
+  out.set("description", skill.description);
+  out.set("tags", json::Value::array_of(skill.tags));
+  out.set("source", skill.source);
+  if (!skill.overrides.empty()) out.set("overrides", skill.overrides);
+  if (full) {
+    out.set("protocols", json::Value::array_of(skill.protocols));
+    out.set("level", skill.level);
+    if (!skill.path.empty()) out.set("path", shown_path(skill.source, skill.path));
+  }
+  return out;
+}
+
+const std::vector<std::string_view> kRowFields = {"name", "description", "tags", "source", "overrides",
+                                                  "protocols", "level", "path"};
+
+std::string list_call(const Context& context, std::string_view params_json = "{}") {
+  return context.registry->find("skills", "list")->call_text(params_json);
+}
+
+/// A page of rows from `offset` (the router cuts it further to output.maxReplyBytes).
+Reply page_of(json::Value rows, const Params& params, std::vector<std::string> warnings) {
+  const std::int64_t offset = params.integer("offset");
+  const auto total = static_cast<std::int64_t>(rows.size());
+  json::Value kept = json::Value::array();
+  for (std::int64_t i = offset; i < total; ++i) kept.push_back(std::move(rows.as_array()[static_cast<std::size_t>(i)]));
+  Reply reply{std::move(kept), std::move(warnings), {}, {}};
+  if (offset > 0) reply.page = Page{total, static_cast<std::int64_t>(reply.data.size()), offset};
+  if (reply.data.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> list(Context& context, const Params& params) {
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, warnings));
+  const std::string tag = to_lower_ascii(params.opt_str("tag").value_or(""));
+  const std::string source = params.opt_str("source").value_or("");
+  json::Value rows = json::Value::array();
+  for (const auto& skill : catalog.skills()) {
+    if (!tag.empty() && std::find(skill.tags.begin(), skill.tags.end(), tag) == skill.tags.end()) continue;
+    if (!source.empty() && skill.source != source) continue;
+    rows.push_back(row(skill, wants_full(params)));
+  }
+  return page_of(std::move(rows), params, std::move(warnings));
+}
+
+Error unknown_skill(const Context& context, const SkillCatalog& catalog, const std::string& name) {
+  Error error(ErrorCode::NotFound, "no skill named '" + name + "'");
+  error.fix = list_call(context) + " lists every skill";
+  return std::move(error).with_detail("field", "name").with_choices(name, catalog.names());
+}
+
+Result<Reply> show(Context& context, const Params& params) {
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, warnings));
+  const std::string& name = params.str("name");
+  const Skill* skill = catalog.find(name);
+  if (!skill) return fail(unknown_skill(context, catalog, name));
+  json::Value data = row(*skill, true);
+  data.set("body", skill->body);
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+Result<Reply> find(Context& context, const Params& params) {
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, warnings));
+  json::Value rows = json::Value::array();
+  for (const auto& match : catalog.search(params.str("query"))) {
+    json::Value out = row(*match.skill, wants_full(params));
+    out.set("score", match.score);
+    rows.push_back(std::move(out));
+  }
+  return page_of(std::move(rows), params, std::move(warnings));
+}
+
+// -- install / remove ----------------------------------------------------------------------------
+
+Error outside_refused(std::string what, std::string fix) {
+  Error error(ErrorCode::InvalidInput, std::move(what) + ": this caller may not read or write outside the project");
+  error.fix = std::move(fix) + ", or set security.allowOutsideProject in the project's config to let agents do it";
+  return error;
+}
+
+bool inside(const fs::path& path, const fs::path& base) {
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(path, ec);
+  if (ec) return false;
+  const fs::path root = fs::weakly_canonical(base, ec);
+  if (ec) return false;
+  const fs::path relative = resolved.lexically_relative(root);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+/// Where a scope keeps its skills: the project's .cleo/skills, or the home's (which is outside
+/// the project: a person, or security.allowOutsideProject).
+struct Scope {
+  std::string name;  // "project" | "user"
+  fs::path base;     // the project root or the home directory
+  fs::path folder;   // <base>/.cleo/skills
+};
+
+Result<Scope> scope_of(const Context& context, const Params& params, std::string_view operation) {
+  Scope scope;
+  scope.name = params.str("scope");
+  if (scope.name == "user") {
+    if (!context.may_leave_project())
+      return fail(outside_refused("scope user",
+                                  "run `ct skills " + std::string(operation) + " … --scope user` in a terminal")
+                      .with_detail("field", "scope"));
+    CT_TRY_ASSIGN(scope.base, context.home_dir());
+  } else {
+    CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+    scope.base = project.root;
+  }
+  scope.folder = skills_folder(scope.base);
+  // A project's .cleo/skills that leads elsewhere (a symlink) is outside the project.
+  if (scope.name == "project" && fs::exists(scope.folder) && !inside(scope.folder, scope.base) &&
+      !context.may_leave_project())
+    return fail(outside_refused(".cleo/skills leads outside the project", "make .cleo/skills a folder of the project")
+                    .with_detail("field", "scope"));
+  return scope;
+}
+
+/// The file named by `path`: absolute, or relative to the project root (the working directory
+/// without a project). Outside the project only for callers that may leave it.
+Result<std::pair<fs::path, std::string>> source_file(const Context& context, const std::string& given) {
+  const std::optional<fs::path> root = project_root(context);
+  fs::path path(given);
+  if (path.is_relative()) path = (root ? *root : fs::current_path()) / path;
+  path = path.lexically_normal();
+  if ((!root || !inside(path, *root)) && !context.may_leave_project())
+    return fail(outside_refused(given + " is outside the project",
+                                "copy the file into the project first, or run `ct skills install " + given +
+                                    "` in a terminal")
+                    .with_detail("field", "path"));
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return fail(Error(ErrorCode::NotFound, "no file at " + given)
+                    .with_fix("check the path (relative paths start at the project root)")
+                    .with_detail("field", "path"));
+  if (!fs::is_regular_file(path, ec))
+    return fail(Error(ErrorCode::FileError, given + " is not a regular file")
+                    .with_fix("name the skill's .md file itself")
+                    .with_detail("field", "path"));
+  const auto size = fs::file_size(path, ec);
+  if (ec) return fail(Error(ErrorCode::FileError, "cannot read " + given + ": " + ec.message()).with_fix("check the file's permissions"));
+  if (size > kMaxSkillBytes)
+    return fail(Error(ErrorCode::Validation, given + " is " + std::to_string(size) + " bytes; a skill file holds at most " +
+                                                 std::to_string(kMaxSkillBytes))
+                    .with_fix("shorten the protocol: a subagent reads all of it in its prompt")
+                    .with_detail("file", given)
+                    .with_detail("field", "path"));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return fail(Error(ErrorCode::FileError, "cannot read " + given).with_fix("check the file's permissions"));
+  return std::pair<fs::path, std::string>(path, text.str());
+}
+
+const Skill* in_folder(const SkillFolder& folder, std::string_view name) {
+  for (const auto& skill : folder.skills)
+    if (skill.name == name) return &skill;
+  return nullptr;
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<Reply> install(Context& context, const Params& params) {
+  const std::string& given = params.str("path");
+  CT_TRY_ASSIGN(Scope scope, scope_of(context, params, "install"));
+  CT_TRY_ASSIGN(auto source, source_file(context, given));
+  const auto& [path, text] = source;
+  CT_TRY_ASSIGN(Skill skill, parse_skill(text, given));
+
+  const SkillFolder existing_folder = load_skill_folder(scope.folder, scope.name);
+  const Skill* existing = in_folder(existing_folder, skill.name);
+  const fs::path target = scope.folder / (skill.name + ".md");
+  json::Value data = json::Value::object();
+  data.set("name", skill.name);
+  data.set("source", scope.name);
+  data.set("path", shown_path(scope.name, existing ? existing->path : target));
+  if (existing && read_all(existing->path) == text) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (existing && !params.flag("force")) {
+    data.set("installed", false);
+    return Reply{std::move(data),
+                 {"a " + scope.name + " skill named '" + skill.name + "' is already at " +
+                  shown_path(scope.name, existing->path) + ": nothing written; force:true replaces it"},
+                 {},
+                 ErrorCode::AlreadyExists};
+  }
+
+  std::error_code ec;
+  fs::create_directories(scope.folder, ec);
+  if (ec)
+    return fail(Error(ErrorCode::FileError, "cannot create " + std::string(scope.name == "user" ? "~/" : "") +
+                                                ".cleo/skills: " + ec.message())
+                    .with_fix("check the folder's permissions"));
+  CT_TRY(write_file_atomically(target, text));
+  // The skill had another file name: that file goes, so the folder holds the name once.
+  if (existing && existing->path != target) {
+    fs::remove(existing->path, ec);
+    if (ec)
+      return fail(Error(ErrorCode::FileError, "installed " + shown_path(scope.name, target) + " but cannot remove " +
+                                                  shown_path(scope.name, existing->path) + ": " + ec.message())
+                      .with_fix("remove " + shown_path(scope.name, existing->path) + " yourself"));
+  }
+  data.set("path", shown_path(scope.name, target));
+  if (existing) data.set("replaced", true);
+
+  std::vector<std::string> warnings = skill.warnings;
+  std::vector<std::string> ignored;
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, ignored));
+  if (const Skill* effective = catalog.find(skill.name)) {
+    if (effective->source == scope.name && !effective->overrides.empty()) data.set("overrides", effective->overrides);
+    if (effective->source != scope.name)
+      warnings.push_back("the " + effective->source + " skill '" + skill.name + "' (" +
+                         shown_path(effective->source, effective->path) + ") takes precedence in this project");
+  }
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+Result<Reply> remove(Context& context, const Params& params) {
+  const std::string& name = params.str("name");
+  CT_TRY_ASSIGN(Scope scope, scope_of(context, params, "remove"));
+  const SkillFolder folder = load_skill_folder(scope.folder, scope.name);
+  const Skill* skill = in_folder(folder, name);
+  if (!skill) {
+    CT_TRY_ASSIGN(std::vector<Skill> builtins, builtin_skills());
+    const bool builtin = std::any_of(builtins.begin(), builtins.end(), [&](const Skill& s) { return s.name == name; });
+    if (builtin) {
+      Error error(ErrorCode::Validation, "'" + name + "' is a built-in skill: built-ins cannot be removed");
+      error.fix = "to change what it does, install a skill of the same name, which overrides it: " +
+                  context.registry->find("skills", "install")->call_text(R"({"path":")" + name + R"(.md"})");
+      return fail(std::move(error).with_detail("field", "name"));
+    }
+    std::vector<std::string> names;
+    for (const auto& own : folder.skills) names.push_back(own.name);
+    Error error(ErrorCode::NotFound, "no " + scope.name + " skill named '" + name + "'");
+    error.fix = list_call(context, R"({"source":")" + scope.name + "\"}") + " lists the " + scope.name + "'s skills";
+    if (!folder.warnings.empty()) error.details.set("skipped", json::Value::array_of(folder.warnings));
+    return fail(std::move(error).with_detail("field", "name").with_choices(name, names));
+  }
+
+  std::error_code ec;
+  fs::remove(skill->path, ec);
+  if (ec)
+    return fail(Error(ErrorCode::FileError, "cannot remove " + shown_path(scope.name, skill->path) + ": " + ec.message())
+                    .with_fix("check the folder's permissions"));
+  json::Value data = json::Value::object();
+  data.set("name", name);
+  data.set("source", scope.name);
+  data.set("path", shown_path(scope.name, skill->path));
+  data.set("removed", true);
+  std::vector<std::string> ignored;
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, ignored));
+  if (const Skill* effective = catalog.find(name)) data.set("effective", effective->source);
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+const ParamSpec kOffsetParam = {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                                .description = "Rows to skip (from _meta.page.nextOffset)"};
+
+}  // namespace
+
+void register_skills_domain(Registry& registry) {
+  const ParamSpec scope = {.name = "scope", .type = ParamType::Enum, .default_json = R"("project")",
+                           .choices = {"project", "user"},
+                           .description = "project: .cleo/skills; user: ~/.cleo/skills, every project's (a person, "
+                                          "or security.allowOutsideProject)"};
+  registry.add({.domain = "skills", .name = "list", .gateway = Gateway::Query,
+                .summary = "List skills (subagent protocols): built-in, user, project",
+                .params = {{.name = "tag", .type = ParamType::String, .max = 40, .description = "Only skills with this tag",
+                            .single_line = true},
+                           {.name = "source", .type = ParamType::Enum, .choices = {"builtin", "user", "project"},
+                            .description = "Only skills from this source"},
+                           kOffsetParam},
+                .returns = "[{name, description, tags[], source builtin|user|project, overrides? (the source it "
+                           "shadows)}] by name (also protocols[], level, path? with detail:'full'); files skipped "
+                           "and why in _meta.warnings; E_NO_DATA note when none match",
+                .examples = {{R"({})", "every skill and where it comes from"},
+                             {R"({"tag":"docs"})", "skills for documentation work"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .row_fields = kRowFields, .handler = list});
+  registry.add({.domain = "skills", .name = "show", .gateway = Gateway::Query,
+                .summary = "Show one skill in full, with its protocol body",
+                .params = {{.name = "name", .type = ParamType::String, .required = true, .min = 1, .max = 100,
+                            .description = "The skill's name", .positional = true, .single_line = true}},
+                .returns = "{name, description, tags[], source, overrides?, protocols[], level (help level for the "
+                           "subagent, 0–3), path? (not for built-ins), body (Markdown)}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"name":"task-executor"})", "the default protocol for implementing a task"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = show});
+  registry.add({.domain = "skills", .name = "find", .gateway = Gateway::Query,
+                .summary = "Find skills by keywords in their tags, name, description",
+                .params = {{.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
+                            .description = "Words to look for", .positional = true, .single_line = true},
+                           kOffsetParam},
+                .returns = "[{name, description, tags[], source, overrides?, score}] best first (per word: tag 3, "
+                           "name 2, description 1); E_NO_DATA note when nothing matches",
+                .examples = {{R"({"query":"write tests"})", "which skill writes tests"}},
+                .idempotent = true, .needs_project = false, .tier = 2,
+                .row_fields = {"name", "description", "tags", "source", "overrides", "protocols", "level", "path",
+                               "score"},
+                .handler = find});
+  registry.add({.domain = "skills", .name = "install", .gateway = Gateway::Mutate,
+                .summary = "Install a skill file for the project or the user",
+                .params = {{.name = "path", .type = ParamType::String, .required = true, .min = 1, .max = 1000,
+                            .description = "The skill's .md file (relative to the project root); outside the "
+                                           "project only for a person or security.allowOutsideProject",
+                            .positional = true, .single_line = true},
+                           scope,
+                           {.name = "force", .type = ParamType::Bool,
+                            .description = "Replace a different skill of the same name in that scope"}},
+                .returns = "{name, source project|user, path, replaced? (force), overrides? (builtin|user), "
+                           "installed:false (with E_ALREADY_EXISTS)}; written to <scope>/.cleo/skills/<name>.md; "
+                           "E_ALREADY_EXISTS note when the scope has another skill of that name (nothing written), "
+                           "E_NO_CHANGE when it has this one",
+                .errors = {ErrorCode::Validation, ErrorCode::NotFound, ErrorCode::FileError, ErrorCode::InvalidInput,
+                           ErrorCode::NotInitialized, ErrorCode::ConfigError},
+                .examples = {{R"({"path":"docs/skills/reviewer.md"})", "a project skill from a file in the project"},
+                             {R"({"path":"docs/skills/task-executor.md","force":true})",
+                              "override the built-in task-executor, replacing an earlier override"}},
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = install});
+  registry.add({.domain = "skills", .name = "remove", .gateway = Gateway::Mutate,
+                .summary = "Remove a project or user skill (built-ins stay)",
+                .params = {{.name = "name", .type = ParamType::String, .required = true, .min = 1, .max = 100,
+                            .description = "The skill's name", .positional = true, .single_line = true},
+                           scope},
+                .returns = "{name, source, path, removed, effective? (the source whose skill of that name applies "
+                           "now: project|user|builtin)}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::FileError, ErrorCode::InvalidInput,
+                           ErrorCode::NotInitialized, ErrorCode::ConfigError},
+                .examples = {{R"({"name":"reviewer"})", "remove the project's reviewer skill"}},
+                .destructive = true, .needs_project = false, .tier = 2, .handler = remove});
+}
+
+}  // namespace ct
