@@ -259,7 +259,7 @@ Result<Reply> spawn(Context& context, const Params& params) {
 
 void register_spawn_operation(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "spawn", .gateway = Gateway::Mutate,
-                .summary = "Build the complete prompt of a subagent for one task (and run it when configured)",
+                .summary = "Build a subagent's whole prompt for a task (and run the agent)",
                 .params = {{.name = "id", .type = ParamType::TaskId, .required = true,
                             .description = "The task to hand out", .positional = true},
                            {.name = "skill", .type = ParamType::String, .max = 48,

@@ -296,9 +296,13 @@ Result<Reply> analyze(Context& context, const Params& params) {
 
 Result<Reply> waves(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+  const std::int64_t limit = params.integer("limit");
+  const std::int64_t offset = params.integer("offset");
+  std::int64_t total = 0;
   json::Value rows = json::Value::array();
   for (std::size_t w = 0; w < graph.waves.size(); ++w)
     for (auto index : graph.waves[w]) {
+      if (const std::int64_t at = total++; at < offset || at >= offset + limit) continue;
       json::Value row = json::Value::object();
       row.set("wave", static_cast<std::int64_t>(w));
       row.set("id", graph.tasks[index].id);
@@ -307,7 +311,7 @@ Result<Reply> waves(Context& context, const Params& params) {
       if (graph.ready[index]) row.set("ready", true);
       rows.push_back(std::move(row));
     }
-  Reply reply{std::move(rows), {}, {}, {}};
+  Reply reply{std::move(rows), {}, Page{total, limit, offset}, {}};
   if (!graph.cycles.empty())
     reply.warnings.push_back(std::to_string(graph.cycles.size()) +
                              " dependency cycle(s): their tasks are in no wave (tasks.analyze lists them)");
@@ -451,7 +455,7 @@ Result<Reply> validate(Context& context, const Params& params) {
 
 void register_orchestrate_domain(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
-                .summary = "Where an epic stands: counts, current wave, what can run in parallel now",
+                .summary = "Where an epic stands: counts, current wave, what can run now",
                 .params = {epic_param()},
                 .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe, the best 10), "
                            "readyTotal? (when more), active?[ids], complete, cycles?[[ids]]}",
@@ -479,7 +483,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
                 .idempotent = true, .tier = 1, .handler = ready});
   registry.add({.domain = "orchestrate", .name = "analyze", .gateway = Gateway::Query,
-                .summary = "An epic's plan: waves, critical path, bottlenecks, how many agents it can use",
+                .summary = "An epic's plan: waves, critical path, bottlenecks, parallelism",
                 .params = {epic_param()},
                 .returns = "{epicId, waves[{wave,ids,open}], criticalPath{length,ids}, bottlenecks[{id,title,"
                            "unblocks}], parallelism (most unfinished tasks in one wave), cycles?[[ids]]}",
@@ -488,9 +492,14 @@ void register_orchestrate_domain(Registry& registry) {
                 .idempotent = true, .tier = 2, .handler = analyze});
   registry.add({.domain = "orchestrate", .name = "waves", .gateway = Gateway::Query,
                 .summary = "An epic's tasks grouped by dependency wave",
-                .params = {epic_param()},
+                .params = {epic_param(),
+                           {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 1000,
+                            .description = "Rows per page"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip (from _meta.page.nextOffset)"}},
                 .returns = "[{wave, id, title, status, ready?}] by wave: wave 0 has no dependency inside the epic, "
-                           "wave n depends on wave n-1 at most; tasks in a cycle are in no wave (a warning says so)",
+                           "wave n depends on wave n-1 at most; tasks in a cycle are in no wave (a warning says so); "
+                           "_meta.page when there are more rows",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "waves of epic T001"}},
                 .idempotent = true, .tier = 2, .row_fields = {"wave", "id", "title", "status", "ready"},
@@ -504,7 +513,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"tokens":150000})", "how full is a 150k-token context"}},
                 .idempotent = true, .tier = 2, .handler = context_budget});
   registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
-                .summary = "Start or resume orchestrating an epic: binds a session and says what to do",
+                .summary = "Take over an epic: bind its session and say what to do next",
                 .params = {epic_param()},
                 .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
                            "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, "

@@ -528,7 +528,7 @@ void register_tasks_queries(Registry& registry) {
                 .idempotent = true, .tier = 1, .shortcut = "next",
                 .aliases = {"suggest", "recommend", "todo"}, .handler = next});
   registry.add({.domain = "tasks", .name = "analyze", .gateway = Gateway::Query,
-                .summary = "Analyse the dependency graph: waves, critical path, bottlenecks, what to do first",
+                .summary = "Analyse dependencies: waves, critical path, bottlenecks, what first",
                 .params = {{.name = "epicId", .type = ParamType::TaskId,
                             .description = "Analyse this epic's subtree (default: the whole project)", .positional = true},
                            {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",

@@ -142,9 +142,9 @@ try {
     deps.push(id);
   }
   const big = ok(['add', 'Everything at its longest', '--parent', 'T001', '--depends', deps.join(','),
-                  '--description', sentence.repeat(40), '--acceptance', sentence.repeat(2),
+                  '--description', sentence.repeat(23), '--acceptance', sentence.repeat(2),
                   '--acceptance', sentence.repeat(2), '--acceptance', sentence.repeat(2)]).id;
-  for (let i = 0; i < 5; i++) ok(['update', big, '--note', sentence.repeat(6)]);
+  for (let i = 0; i < 5; i++) ok(['update', big, '--notes', sentence.repeat(6)]);
   const longest = ok(["orchestrate", "spawn", big]);
   measure('orchestrate.spawn prompt, largest (every part clipped)', longest.prompt, 4000, '',
           `the reply estimates ${longest.tokens}`);

@@ -50,7 +50,8 @@ TEST_CASE("every list-like operation takes detail, fields and offset", "[project
     CHECK(fields->choices.size() == spec.row_fields.size());
   }
   CHECK(list_like == std::set<std::string>{"tasks.list", "tasks.find", "tasks.tree", "session.list", "system.log",
-                                                "system.capabilities", "skills.list", "skills.find"});
+                                                "system.capabilities", "skills.list", "skills.find",
+                                                   "orchestrate.waves"});
   // show stays full by default.
   CHECK(registry().find("tasks", "show")->find_param("detail")->default_json == R"("full")");
 }

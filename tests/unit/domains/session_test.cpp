@@ -356,7 +356,7 @@ TEST_CASE("writes record their session and agent in the audit trail", "[session]
   CHECK(log.data.as_array()[0]["taskId"].as_string() == "T005");
 }
 
-TEST_CASE("tasks.list and tasks.next restrict to the session scope with inScope", "[session][scope]") {
+TEST_CASE("tasks.list restricts to the session scope with inScope; tasks.next by default", "[session][scope]") {
   test::Project p;
   plant(p);
   CHECK(code_of(p.query("tasks", "list", R"({"inScope":true})")) == "E_SESSION_REQUIRED");
@@ -373,5 +373,7 @@ TEST_CASE("tasks.list and tasks.next restrict to the session scope with inScope"
   auto next = p.query("tasks", "next", R"({"inScope":true,"count":5})");
   REQUIRE(next.success);
   for (const auto& pick : next.data.as_array()) CHECK((pick["id"].as_string() == "T003" || pick["id"].as_string() == "T004"));
-  CHECK(p.query("tasks", "next").data.as_array()[0]["id"].as_string() == "T005");  // without inScope: everything
+  // In a bound session tasks.next keeps to the scope without being asked; inScope:false widens it.
+  CHECK(p.query("tasks", "next").data.as_array()[0]["id"].as_string() != "T005");
+  CHECK(p.query("tasks", "next", R"({"inScope":false})").data.as_array()[0]["id"].as_string() == "T005");
 }
