@@ -218,7 +218,16 @@ Result<Reply> next(Context& context, const Params& params) {
     rows.push_back(std::move(row));
   }
   Reply reply{std::move(rows), {}, {}, {}};
-  if (picks.empty()) reply.note = ErrorCode::NoData;
+  if (picks.empty()) {
+    reply.note = ErrorCode::NoData;
+    // Say when the scope, not the project, ran dry: the caller may not know it was applied.
+    if (scoped && !params.has("inScope")) {
+      CT_TRY_ASSIGN(std::vector<ScoredTask> wider, engine_.next(1));
+      if (!wider.empty())
+        reply.warnings.push_back("nothing ready in this session's scope; " + wider.front().task.id +
+                                 " is ready elsewhere in the project (inScope:false)");
+    }
+  }
   return reply;
 }
 
