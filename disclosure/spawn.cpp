@@ -15,6 +15,7 @@
 #include "domains/orchestrate/orchestrate.h"
 #include "domains/params.h"
 #include "domains/pipeline.h"
+#include "domains/providers/providers.h"
 #include "engines/command_line.h"
 #include "engines/skills.h"
 #include "engines/subprocess.h"
@@ -159,15 +160,54 @@ auto read_store(Context& context, F&& read) -> decltype(read()) {
   return read();
 }
 
+/// How execute:true runs the agent: orchestrator.spawnCommand with the prompt on its stdin, else
+/// the headless command of orchestrator.provider with the prompt as its last argument.
+struct AgentCommand {
+  std::vector<std::string> argv;
+  bool prompt_on_stdin = true;
+};
+
+Result<AgentCommand> agent_command(const Config& config) {
+  const std::string& command = config.get_string("orchestrator.spawnCommand");
+  if (!trim(command).empty()) {
+    auto words = split_command(command, "orchestrator.spawnCommand");
+    if (!words) return fail(ErrorCode::Internal, "orchestrator.spawnCommand passed validation but " + words.error().message);
+    return AgentCommand{std::move(*words), true};
+  }
+  const std::string& provider_id = config.get_string("orchestrator.provider");
+  if (trim(provider_id).empty())
+    return fail(Error(ErrorCode::CapabilityUnavailable, "orchestrate.spawn: no agent command is configured to execute")
+                    .with_fix("name the agent host, e.g. cleo_mutate {domain:'system', operation:'config.set', "
+                              "params:{key:'orchestrator.provider', value:'claude'}} (or set orchestrator.spawnCommand), "
+                              "or spawn without execute and hand the prompt to your agent tool")
+                    .with_detail("need", "config:orchestrator.provider"));
+  const providers::Provider* provider = providers::find(provider_id);
+  if (!provider) {
+    std::vector<std::string> valid;
+    for (const auto& known : providers::all())
+      if (!known.headless.empty()) valid.emplace_back(known.id);
+    return fail(Error(ErrorCode::ConfigError, "orchestrator.provider: no agent host '" + provider_id + "'")
+                    .with_fix("set orchestrator.provider to one of: " + join(valid, ", "))
+                    .with_detail("valid", json::Value::array_of(valid)));
+  }
+  if (provider->headless.empty())
+    return fail(Error(ErrorCode::CapabilityUnavailable,
+                      "orchestrate.spawn: " + std::string(provider->name) + " has no headless command to run")
+                    .with_fix("set orchestrator.spawnCommand to a command that takes the prompt on stdin, or spawn "
+                              "without execute")
+                    .with_detail("need", "config:orchestrator.spawnCommand"));
+  AgentCommand out;
+  for (auto word : provider->headless) out.argv.emplace_back(word);
+  out.prompt_on_stdin = false;
+  return out;
+}
+
 Result<Reply> spawn_external(Context& context, const Params& params) {
   const bool execute = params.flag("execute");
-  const std::string& command = context.config->get_string("orchestrator.spawnCommand");
-  if (execute && trim(command).empty())
-    return fail(Error(ErrorCode::CapabilityUnavailable, "orchestrate.spawn: no agent command is configured to execute")
-                    .with_fix("set one, e.g. cleo_mutate {domain:'system', operation:'config.set', "
-                              "params:{key:'orchestrator.spawnCommand', value:'claude -p'}}, or spawn without execute "
-                              "and hand the prompt to your agent tool")
-                    .with_detail("need", "config:orchestrator.spawnCommand"));
+  std::optional<AgentCommand> agent;
+  if (execute) {
+    CT_TRY_ASSIGN(agent, agent_command(*context.config));
+  }
   std::optional<std::filesystem::path> home;
   if (auto found = context.home_dir()) home = *found;
   CT_TRY_ASSIGN(SkillCatalog skills, SkillCatalog::load(context.root(), home));
@@ -195,15 +235,14 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   std::vector<std::string> warnings = skills.warnings();
   if (!execute) return Reply{std::move(data), std::move(warnings), {}, {}};
 
-  auto words = split_command(command, "orchestrator.spawnCommand");
-  if (!words) return fail(ErrorCode::Internal, "orchestrator.spawnCommand passed validation but " + words.error().message);
   ProcessSpec spec;
-  spec.argv = std::move(*words);
+  spec.argv = std::move(agent->argv);
+  if (agent->prompt_on_stdin) spec.stdin_data = prompt.text;
+  else spec.argv.push_back(prompt.text);
   spec.cwd = context.root();
   // An agent CLI needs its home (credentials, settings) and its provider's key; nothing else leaks.
   spec.env = minimal_environment({"HOME", "USER", "LANG", "XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
                                   "GEMINI_API_KEY", "GOOGLE_API_KEY"});
-  spec.stdin_data = prompt.text;
   const std::int64_t timeout_s = context.config->get_int("orchestrator.spawnTimeoutSeconds");
   spec.timeout = std::chrono::seconds(timeout_s);
   auto ran = run_process(spec);
@@ -211,11 +250,13 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
     Error error = std::move(ran.error());
     error.code = ErrorCode::EngineFailed;
     error.message = "orchestrate.spawn: " + error.message;
-    error.fix = "check orchestrator.spawnCommand (its first word must be a program on PATH or a path): "
-                "cleo_query {domain:'system', operation:'config.get', params:{key:'orchestrator.spawnCommand'}}";
+    error.fix = "is " + spec.argv.front() + " installed and on PATH? Check orchestrator.spawnCommand and "
+                "orchestrator.provider: cleo_query {domain:'system', operation:'config.get', params:{key:'orchestrator.provider'}}";
+    spec.argv.resize(agent->prompt_on_stdin ? spec.argv.size() : spec.argv.size() - 1);  // not the prompt again
     return fail(std::move(error).with_detail("command", json::Value::array_of(spec.argv)));
   }
   const ProcessResult& result = *ran;
+  if (!agent->prompt_on_stdin) spec.argv.pop_back();  // the reply shows the command, not the prompt again
   json::Value run = json::Value::object();
   run.set("command", json::Value::array_of(spec.argv));
   run.set("exitCode", result.exit_code);
@@ -267,13 +308,14 @@ void register_spawn_operation(Registry& registry) {
                            {.name = "level", .type = ParamType::Int, .choices = {"0", "1", "3"},
                             .description = "Help level in the prompt (default: the skill's, usually 1)"},
                            {.name = "execute", .type = ParamType::Bool,
-                            .description = "Also run orchestrator.spawnCommand with the prompt on its stdin"}},
+                            .description = "Also run the agent: orchestrator.spawnCommand (prompt on stdin) or "
+                                           "orchestrator.provider's headless command"}},
                 .returns = "{id, skill, skillReason, level, tokens (estimated o200k), prompt, run?{command, exitCode, "
                            "signal?, timedOut?, durationMs, outputTail}}: the prompt holds the task with its "
                            "acceptance criteria, parent and epic, its finished dependencies' results, the skill's "
                            "protocol, the subagent contract and help; a run is noted on the task",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::CapabilityUnavailable,
-                           ErrorCode::EngineFailed},
+                           ErrorCode::EngineFailed, ErrorCode::ConfigError},
                 .examples = {{R"({"id":"T002"})", "the prompt for T002"},
                              {R"({"id":"T002","skill":"test-writer","level":0})", "a named skill, minimal help"}},
                 .engine = EngineKind::Hybrid, .tier = 1, .external = spawn_external, .handler = spawn});

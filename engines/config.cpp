@@ -86,6 +86,10 @@ const std::vector<ConfigKey>& key_table() {
        "The agent command orchestrate.spawn runs with execute:true, the prompt on its stdin, e.g. \"claude -p\": "
        "split into words like a shell would, but run without one. Empty = spawn only returns the prompt",
        true, check_command},
+      {"orchestrator.provider", json::Type::String, "\"\"", 0, 0, {},
+       "The agent host (a providers.list id with a headless command: claude, codex, cursor, gemini, opencode) whose "
+       "headless command orchestrate.spawn runs with execute:true, the prompt as its last argument, when "
+       "orchestrator.spawnCommand is empty. Empty = none"},
       {"orchestrator.spawnTimeoutSeconds", json::Type::Int, "1800", 1, 86400, {},
        "orchestrate.spawn with execute:true stops the agent after this many seconds (recorded as a failed run)"},
   };
