@@ -13,7 +13,8 @@
 
 namespace ct::test {
 
-/// A router on an initialised project in a temp dir, with a fixed clock.
+/// A router on an initialised project in a temp dir, with a fixed clock and a home directory of
+/// its own (another temp dir).
 class Project {
  public:
   Project() {
@@ -47,11 +48,13 @@ class Project {
   void make_router() {
     RouterOptions options;
     options.project_dir = dir_.path();
+    options.home = home_.path();  // user-scope files (skills, agent hosts) never touch the real $HOME
     router_ = std::make_unique<Router>(registry(), options,
                                        std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
 
   TempDir dir_;
+  TempDir home_;
   std::unique_ptr<Router> router_;
 };
 
