@@ -103,10 +103,17 @@ json::Value int_value(const std::string& text) {
   return json::Value(number);
 }
 
-/// A Scalar param as the JSON an agent would send: 20 → 20, true → true, anything else as text.
+/// A Scalar param as the JSON an agent would send: 20 → 20, 0.8 → 0.8 (a decimal only when it
+/// reads back as the same text), true → true, anything else as text.
 json::Value scalar_value(const std::string& text) {
   if (text == "true" || text == "false") return json::Value(text == "true");
-  return int_value(text);
+  json::Value number = int_value(text);
+  if (!number.is_string()) return number;
+  double real = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, real);
+  if (ec == std::errc() && ptr == end && !text.empty() && json::Value(real).dump() == text) return json::Value(real);
+  return number;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "disclosure/help.h"
 #include "disclosure/injection.h"
+#include "disclosure/research_inject.h"
 #include "disclosure/spawn.h"
 #include "domains/context.h"
 #include "domains/params.h"
@@ -183,6 +184,7 @@ Result<json::Value> inject_after_init(const Registry& registry, const std::files
 
 void register_disclosure_operations(Registry& registry) {
   register_spawn_operation(registry);
+  register_research_inject(registry);
   std::vector<std::string_view> hosts;
   for (const auto& provider : providers::all()) hosts.push_back(provider.id);
   registry.add({.domain = "providers", .name = "inject", .gateway = Gateway::Mutate,

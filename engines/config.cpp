@@ -22,6 +22,17 @@ std::string check_command(std::string_view text) {
   return words ? "" : words.error().message.substr(std::string_view("value: ").size());
 }
 
+/// research.manifestFile: a relative path that stays inside the project.
+std::string check_inside_project(std::string_view text) {
+  std::string path(trim(text));
+  if (path.empty()) return "must name a file";
+  fs::path normal = fs::path(path).lexically_normal();
+  std::string out = normal.generic_string();
+  if (normal.is_absolute() || out == "." || out == ".." || out.starts_with("../"))
+    return "must be a path relative to the project root that stays inside it";
+  return "";
+}
+
 // The one table of configuration keys. Order is the order of config.json and of help output.
 const std::vector<ConfigKey>& key_table() {
   static const std::vector<ConfigKey> keys = {
@@ -64,6 +75,10 @@ const std::vector<ConfigKey>& key_table() {
        "The git remote release.ship pushes to (push: true) and release.rollback deletes pushed tags from"},
       {"release.timeoutSeconds", json::Type::Int, "600", 1, 86400, {},
        "Time limit of each gate and git command of the release domain"},
+      {"research.manifestFile", json::Type::String, "\".cleo/agent-outputs/MANIFEST.jsonl\"", 0, 0, {},
+       "The manifest subagents append their outputs to (one JSON line each, O_APPEND), relative to the project "
+       "root; research.sync imports its new lines",
+       false, check_inside_project},
       {"validate.testCommand", json::Type::String, "\"\"", 0, 0, {},
        "The project's test command for validate.test.run, e.g. \"ctest --test-dir build\": split into words like a "
        "shell would, but run without one (no pipes, &&, $VARS or globs; name a script for those). Empty = none",

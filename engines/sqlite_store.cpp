@@ -211,12 +211,60 @@ CREATE TABLE releases(
 CREATE INDEX releases_created ON releases(created_at);
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// v6: the research manifest (the research domain): agent outputs with their findings, the tasks
+// they are linked to (one row per link, so a task finds its entries through an index), a search
+// index over title, topics and key findings, and how far research.sync has read MANIFEST.jsonl.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE research(
+  num INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  file TEXT NOT NULL,
+  title TEXT NOT NULL,
+  date TEXT NOT NULL,
+  status TEXT NOT NULL,
+  agent_type TEXT NOT NULL,
+  topics TEXT NOT NULL DEFAULT '[]',
+  key_findings TEXT NOT NULL DEFAULT '[]',
+  actionable INTEGER NOT NULL DEFAULT 0,
+  needs_followup TEXT NOT NULL DEFAULT '[]',
+  confidence REAL,
+  file_checksum TEXT NOT NULL DEFAULT '',
+  archived INTEGER NOT NULL DEFAULT 0,
+  archived_at INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX research_archived_date ON research(archived, date, id);
+
+CREATE TABLE research_links(
+  research_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  PRIMARY KEY(research_id, task_id)
+) WITHOUT ROWID;
+CREATE INDEX research_links_task ON research_links(task_id);
+
+CREATE VIRTUAL TABLE research_fts USING fts5(
+  title, topics, key_findings,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE research_sync(
+  file TEXT PRIMARY KEY,
+  offset INTEGER NOT NULL,
+  lines INTEGER NOT NULL,
+  head_hash TEXT NOT NULL DEFAULT '',
+  synced_at INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, kSchemaV1, "tasks"},
     {2, kSchemaV2, "idempotency"},
     {3, kSchemaV3, "sessions"},
     {4, kSchemaV4, "compliance"},
     {5, kSchemaV5, "releases"},
+    {6, kSchemaV6, "research"},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -695,6 +743,7 @@ std::string migration_description(std::int64_t version) {
     case 3: return "sessions, and one session per focused task (the atomic claim)";
     case 4: return "protocol-check results (validate.compliance)";
     case 5: return "releases (the release domain)";
+    case 6: return "the research manifest (the research domain)";
     default: return "schema version " + std::to_string(version);
   }
 }
@@ -1603,6 +1652,287 @@ class SqliteStore final : public Store {
     stmt.bind(7, released).bind(8, release.tag).bind(9, release.commit);
     stmt.bind(10, std::int64_t{release.pushed ? 1 : 0}).bind(11, release.remote);
     return finish(stmt, "cannot save the release");
+  }
+
+  // -- research -------------------------------------------------------------------------------
+
+  static constexpr std::string_view kResearchColumns =
+      "r.id, r.file, r.title, r.date, r.status, r.agent_type, r.topics, r.key_findings, r.actionable, "
+      "r.needs_followup, r.confidence, r.file_checksum, r.archived, r.archived_at, r.created_at, r.updated_at, "
+      "(SELECT coalesce(json_group_array(task_id), '[]') FROM (SELECT task_id FROM research_links l "
+      "WHERE l.research_id = r.id ORDER BY l.position))";
+
+  static Error corrupt_research(std::string_view id, std::string_view column) {
+    return Error(ErrorCode::FileError, "research entry " + std::string(id) + " holds unreadable " +
+                                           std::string(column) + " data in the database")
+        .with_fix(std::string(kCorruptFix));
+  }
+
+  Result<ResearchEntry> read_research(Statement& stmt) {
+    ResearchEntry entry;
+    entry.id = stmt.text(0);
+    entry.file = stmt.text(1);
+    entry.title = stmt.text(2);
+    entry.date = stmt.text(3);
+    auto status = parse_research_status(stmt.text(4));
+    if (!status) return fail(corrupt_research(entry.id, "status"));
+    entry.status = *status;
+    entry.agent_type = stmt.text(5);
+    CT_TRY_ASSIGN(entry.topics, decode_strings(stmt.text(6), entry.id, "topics"));
+    CT_TRY_ASSIGN(entry.key_findings, decode_strings(stmt.text(7), entry.id, "key_findings"));
+    entry.actionable = stmt.integer(8) != 0;
+    CT_TRY_ASSIGN(entry.needs_followup, decode_strings(stmt.text(9), entry.id, "needs_followup"));
+    if (!stmt.is_null(10)) entry.confidence = stmt.real(10);
+    entry.file_checksum = stmt.text(11);
+    entry.archived = stmt.integer(12) != 0;
+    entry.archived_at = column_optional_int(stmt.get(), 13);
+    entry.created_at = stmt.integer(14);
+    entry.updated_at = stmt.integer(15);
+    CT_TRY_ASSIGN(entry.linked_tasks, decode_strings(stmt.text(16), entry.id, "links"));
+    return entry;
+  }
+
+  Result<std::vector<ResearchEntry>> read_research_rows(Statement& stmt, std::string_view what) {
+    std::vector<ResearchEntry> out;
+    CT_TRY(for_each_row(stmt, what, [&]() -> Result<void> {
+      CT_TRY_ASSIGN(ResearchEntry entry, read_research(stmt));
+      out.push_back(std::move(entry));
+      return {};
+    }));
+    return out;
+  }
+
+  static void research_where(const ResearchQuery& query, std::string& where, std::vector<SqlValue>& params) {
+    Conditions conditions{where, params};
+    if (!query.statuses.empty()) {
+      std::string clause = "r.status IN (";
+      bool first = true;
+      for (auto status : {ResearchStatus::Complete, ResearchStatus::Partial, ResearchStatus::Blocked}) {
+        if (std::find(query.statuses.begin(), query.statuses.end(), status) == query.statuses.end()) continue;
+        clause += first ? "?" : ",?";
+        first = false;
+        params.emplace_back(std::string(to_string(status)));
+      }
+      conditions.add(clause + ")");
+    }
+    if (query.agent_type) conditions.add("r.agent_type = ?", *query.agent_type);
+    if (query.topic)
+      conditions.add("EXISTS (SELECT 1 FROM json_each(r.topics) AS j WHERE lower(j.value) = lower(?))", *query.topic);
+    if (query.task_id)
+      conditions.add("EXISTS (SELECT 1 FROM research_links l WHERE l.research_id = r.id AND l.task_id = ?)",
+                     *query.task_id);
+    if (query.actionable) conditions.add(*query.actionable ? "r.actionable = 1" : "r.actionable = 0");
+    if (query.needs_followup) conditions.add("r.needs_followup <> '[]'");
+    if (query.date_before) conditions.add("r.date < ?", *query.date_before);
+    switch (query.archived) {
+      case ArchivedFilter::Exclude: conditions.add("r.archived = 0"); break;
+      case ArchivedFilter::Only: conditions.add("r.archived = 1"); break;
+      case ArchivedFilter::Include: break;
+    }
+  }
+
+  Result<std::optional<ResearchEntry>> get_research(std::string_view id) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("SELECT " + std::string(kResearchColumns) + " FROM research r WHERE r.id = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, id);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the research entry"));
+    if (!row) return std::optional<ResearchEntry>();
+    CT_TRY_ASSIGN(ResearchEntry entry, read_research(stmt));
+    return std::optional<ResearchEntry>(std::move(entry));
+  }
+
+  Result<std::vector<ResearchEntry>> list_research(const ResearchQuery& query) override {
+    std::string where;
+    std::vector<SqlValue> params;
+    research_where(query, where, params);
+    std::string sql = "SELECT " + std::string(kResearchColumns) + " FROM research r" + where +
+                      " ORDER BY r.date DESC, r.id";
+    if (query.limit >= 0 || query.offset > 0) {
+      sql += " LIMIT ? OFFSET ?";
+      params.emplace_back(query.limit);
+      params.emplace_back(query.offset);
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    return read_research_rows(stmt, "cannot list research entries");
+  }
+
+  Result<std::int64_t> count_research(const ResearchQuery& query) override {
+    std::string where;
+    std::vector<SqlValue> params;
+    research_where(query, where, params);
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM research r" + where));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    CT_TRY(step(stmt, "cannot count research entries"));
+    return stmt.integer(0);
+  }
+
+  Result<void> put_research(const ResearchEntry& entry) override {
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                    prepare("INSERT INTO research(id, file, title, date, status, agent_type, topics, key_findings, "
+                            "actionable, needs_followup, confidence, file_checksum, archived, archived_at, created_at, "
+                            "updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
+                            "ON CONFLICT(id) DO UPDATE SET file = excluded.file, title = excluded.title, "
+                            "date = excluded.date, status = excluded.status, agent_type = excluded.agent_type, "
+                            "topics = excluded.topics, key_findings = excluded.key_findings, "
+                            "actionable = excluded.actionable, needs_followup = excluded.needs_followup, "
+                            "confidence = excluded.confidence, file_checksum = excluded.file_checksum, "
+                            "archived = excluded.archived, archived_at = excluded.archived_at, "
+                            "updated_at = excluded.updated_at"));
+      Statement stmt(raw);
+      stmt.bind(1, entry.id).bind(2, entry.file).bind(3, entry.title).bind(4, entry.date);
+      stmt.bind(5, std::string(to_string(entry.status))).bind(6, entry.agent_type);
+      stmt.bind(7, encode_strings(entry.topics)).bind(8, encode_strings(entry.key_findings));
+      stmt.bind(9, std::int64_t{entry.actionable ? 1 : 0}).bind(10, encode_strings(entry.needs_followup));
+      if (entry.confidence) sqlite3_bind_double(stmt.get(), 11, *entry.confidence);
+      else stmt.bind_null(11);
+      stmt.bind(12, entry.file_checksum).bind(13, std::int64_t{entry.archived ? 1 : 0});
+      std::optional<std::int64_t> archived_at;
+      if (entry.archived_at) archived_at = static_cast<std::int64_t>(*entry.archived_at);
+      stmt.bind(14, archived_at).bind(15, static_cast<std::int64_t>(entry.created_at));
+      stmt.bind(16, static_cast<std::int64_t>(entry.updated_at));
+      CT_TRY(finish(stmt, "cannot save the research entry"));
+    }
+    std::int64_t number = 0;
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT num FROM research WHERE id = ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, entry.id);
+      CT_TRY_ASSIGN(bool row, step(stmt, "cannot save the research entry"));
+      if (!row) return fail(ErrorCode::Internal, "research entry " + entry.id + " vanished while it was saved");
+      number = stmt.integer(0);
+    }
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM research_fts WHERE rowid = ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, number);
+      CT_TRY(finish(stmt, "cannot update the research index"));
+    }
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                    prepare("INSERT INTO research_fts(rowid, title, topics, key_findings) VALUES(?1, ?2, ?3, ?4)"));
+      Statement stmt(raw);
+      std::string findings;
+      for (const auto& finding : entry.key_findings) findings += (findings.empty() ? "" : "\n") + finding;
+      stmt.bind(1, number).bind(2, entry.title).bind(3, join_labels(entry.topics)).bind(4, findings);
+      CT_TRY(finish(stmt, "cannot update the research index"));
+    }
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM research_links WHERE research_id = ?1"));
+      Statement stmt(raw);
+      stmt.bind(1, entry.id);
+      CT_TRY(finish(stmt, "cannot save the research links"));
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("INSERT OR IGNORE INTO research_links(research_id, task_id, position) VALUES(?1, ?2, ?3)"));
+    std::int64_t position = 0;
+    for (const auto& task : entry.linked_tasks) {
+      Statement stmt(raw);
+      stmt.bind(1, entry.id).bind(2, task).bind(3, position++);
+      CT_TRY(finish(stmt, "cannot save the research links"));
+    }
+    return {};
+  }
+
+  Result<std::vector<ResearchEntry>> search_research(std::string_view text, ArchivedFilter archived,
+                                                     std::int64_t limit) override {
+    std::vector<ResearchEntry> out;
+    if (limit == 0) return out;
+    std::vector<std::string> tokens = tokenize(text);
+    if (tokens.empty()) return out;
+    ResearchQuery filter;
+    filter.archived = archived;
+    std::string where;
+    std::vector<SqlValue> params{match_expression(tokens)};
+    research_where(filter, where, params);
+    std::string sql = "SELECT " + std::string(kResearchColumns) +
+                      " FROM research_fts JOIN research r ON r.num = research_fts.rowid WHERE research_fts MATCH ?" +
+                      (where.empty() ? std::string() : " AND " + where.substr(std::string_view(" WHERE ").size())) +
+                      " ORDER BY bm25(research_fts, 10.0, 5.0, 2.0), r.num";
+    if (limit > 0) {
+      sql += " LIMIT ?";
+      params.emplace_back(limit);
+    }
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    CT_TRY_ASSIGN(out, read_research_rows(stmt, "cannot search research entries"));
+    // An exact id goes first.
+    CT_TRY_ASSIGN(std::optional<ResearchEntry> exact, get_research(trim(text)));
+    if (exact && (archived == ArchivedFilter::Include || exact->archived == (archived == ArchivedFilter::Only))) {
+      std::erase_if(out, [&](const ResearchEntry& e) { return e.id == exact->id; });
+      out.insert(out.begin(), std::move(*exact));
+      if (limit > 0 && std::ssize(out) > limit) out.resize(static_cast<std::size_t>(limit));
+    }
+    return out;
+  }
+
+  Result<std::int64_t> count_research_matches(std::string_view text, ArchivedFilter archived) override {
+    CT_TRY_ASSIGN(std::vector<ResearchEntry> all, search_research(text, archived, -1));
+    return static_cast<std::int64_t>(all.size());
+  }
+
+  Result<std::vector<std::string>> research_for_task(std::string_view task_id) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("SELECT research_id FROM research_links WHERE task_id = ?1 ORDER BY research_id"));
+    Statement stmt(raw);
+    stmt.bind(1, task_id);
+    std::vector<std::string> out;
+    CT_TRY(for_each_row(stmt, "cannot read research links", [&] { out.emplace_back(stmt.text(0)); }));
+    return out;
+  }
+
+  Result<ResearchStats> research_stats() override {
+    ResearchStats stats;
+    {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                    prepare("SELECT count(*), coalesce(sum(archived), 0), "
+                            "coalesce(sum(archived = 0 AND actionable = 1), 0), "
+                            "coalesce(sum(archived = 0 AND needs_followup <> '[]'), 0), "
+                            "coalesce(sum(archived = 0 AND EXISTS (SELECT 1 FROM research_links l "
+                            "WHERE l.research_id = research.id)), 0), "
+                            "avg(CASE WHEN archived = 0 THEN confidence END) FROM research"));
+      Statement stmt(raw);
+      CT_TRY(step(stmt, "cannot count research entries"));
+      stats.total = stmt.integer(0);
+      stats.archived = stmt.integer(1);
+      stats.actionable = stmt.integer(2);
+      stats.pending = stmt.integer(3);
+      stats.linked = stmt.integer(4);
+      if (!stmt.is_null(5)) stats.average_confidence = stmt.real(5);
+    }
+    for (auto [column, target] : {std::pair{"status", &stats.by_status}, std::pair{"agent_type", &stats.by_agent_type}}) {
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string("SELECT ") + column + ", count(*) FROM research "
+                                               "WHERE archived = 0 GROUP BY 1 ORDER BY 1"));
+      Statement stmt(raw);
+      CT_TRY(for_each_row(stmt, "cannot count research entries",
+                          [&] { (*target)[std::string(stmt.text(0))] = stmt.integer(1); }));
+    }
+    return stats;
+  }
+
+  Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("SELECT file, offset, lines, head_hash, synced_at FROM research_sync WHERE file = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, file);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the manifest cursor"));
+    if (!row) return std::optional<ManifestCursor>();
+    return std::optional<ManifestCursor>(ManifestCursor{std::string(stmt.text(0)), stmt.integer(1), stmt.integer(2),
+                                                        std::string(stmt.text(3)), stmt.integer(4)});
+  }
+
+  Result<void> put_manifest_cursor(const ManifestCursor& cursor) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR REPLACE INTO research_sync(file, offset, lines, head_hash, "
+                                             "synced_at) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    Statement stmt(raw);
+    stmt.bind(1, cursor.file).bind(2, cursor.offset).bind(3, cursor.lines).bind(4, cursor.head_hash);
+    stmt.bind(5, static_cast<std::int64_t>(cursor.synced_at));
+    return finish(stmt, "cannot save the manifest cursor");
   }
 
   // -- diagnostics ----------------------------------------------------------------------------

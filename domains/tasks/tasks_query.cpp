@@ -58,7 +58,13 @@ json::Value dep_nodes(const std::vector<DepNode>& nodes) {
 Result<Reply> show(Context& context, const Params& params) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  return Reply{project(task, params), {}, {}, {}};
+  json::Value data = project(task, params);
+  if (wants_full(params)) {
+    // The research entries linked to it (research.link): only in the full record.
+    CT_TRY_ASSIGN(std::vector<std::string> research, context.db().research_for_task(task.id));
+    if (!research.empty()) data.set("research", json::Value::array_of(research));
+  }
+  return Reply{std::move(data), {}, {}, {}};
 }
 
 /// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids
@@ -453,7 +459,8 @@ void register_tasks_queries(Registry& registry) {
                 .params = {id_param(), detail_param(R"("full")")},
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
-                           "createdAt, updatedAt, completedAt, archived, version (empty fields omitted)",
+                           "createdAt, updatedAt, completedAt, archived, version, research (linked research entry ids) (empty "
+                           "fields omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",

@@ -8,6 +8,10 @@
 //                                      E_TASK_CLAIMED
 //   ct_multiproc --ct PATH config-reload  a running `ct mcp` follows config.json changed by `ct
 //                                      config set` in another process, on its next call
+//   ct_multiproc --ct PATH manifest-append  6 processes append 150 research lines each to
+//                                      MANIFEST.jsonl (O_APPEND, one write per line) while `ct research
+//                                      sync` runs again and again → after a last sync every id is
+//                                      stored exactly once, no line was reported invalid
 //   ct_multiproc --ct PATH kill        a `ct mcp` server fed a stream of mutations is killed with
 //                                      SIGKILL mid-stream (three times) → validate.schema and
 //                                      validate.audit pass, every acknowledged mutation is there
@@ -16,7 +20,11 @@
 // store is inspected through `ct` and, for row-level facts, read-only with SQLite. No timing is
 // asserted: contention shows up only as retries of E_LOCK_TIMEOUT (which the product marks
 // retryable), and those are counted and printed.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -318,6 +326,91 @@ void config_reload() {
 
 }  // namespace
 
+/// research.sync while other processes append to the manifest (issue 11): appenders write whole
+/// lines with O_APPEND, one write() each; a sync sees a line whole or not yet ended, and leaves a
+/// line without its newline for the next sync.
+void manifest_append() {
+  constexpr int kAppenders = 6;
+  constexpr int kLinesEach = 150;
+  const fs::path manifest = g_dir / ".cleo" / "agent-outputs" / "MANIFEST.jsonl";
+  fs::create_directories(manifest.parent_path());
+  // The appenders are forked before any thread of this driver exists.
+  std::vector<pid_t> children;
+  for (int k = 0; k < kAppenders; ++k) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      failure("fork");
+      break;
+    }
+    if (pid == 0) {
+      int fd = ::open(manifest.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (fd < 0) _exit(3);
+      for (int i = 0; i < kLinesEach; ++i) {
+        // Lines of different lengths (up to ~3 KiB: 3–7 findings of up to 480 characters), so that
+        // some cross page boundaries.
+        std::string findings;
+        const int count = 3 + (i + k) % 5;
+        for (int f = 0; f < count; ++f)
+          findings += std::string(f == 0 ? "" : ",") + "\"finding " + std::to_string(f) + " " +
+                      std::string(static_cast<std::size_t>((i * 37 + k * 101 + f * 53) % 480), 'x') + "\"";
+        std::string line = R"({"id":"T001-w)" + std::to_string(k) + "-" + std::to_string(i) +
+                           R"(","file":"out/w.md","title":"Writer )" + std::to_string(k) + " line " +
+                           std::to_string(i) + R"(","status":"complete","keyFindings":[)" + findings + "]}\n";
+        if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(4);
+        if (i % 5 == 0) {
+          struct timespec pause{0, 5'000'000L * (k + 1)};
+          nanosleep(&pause, nullptr);
+        }
+      }
+      ::close(fd);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  std::int64_t imported = 0;
+  int syncs = 0;
+  auto sync = [&] {
+    CtRun ran = g_ct->run_retrying({"research", "sync"});
+    ++syncs;
+    // Exit 100–102 are notes (no manifest yet, nothing new): successes too.
+    EXPECT(!ran.status.signaled && succeeded(ran.json), "ct research sync: " + ran.out);
+    const Value& data = ran.json["data"];
+    if (data["imported"].is_int()) imported += data["imported"].as_int();
+    EXPECT(!data.contains("invalid"), "invalid lines reported: " + ran.out);
+    EXPECT(!data.contains("conflicts"), "conflicts reported: " + ran.out);
+  };
+  std::size_t running = children.size();
+  while (running > 0) {
+    sync();
+    for (auto& pid : children) {
+      if (pid == 0) continue;
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "an appender failed");
+        pid = 0;
+        --running;
+      }
+    }
+  }
+  sync();
+  const std::int64_t expected = std::int64_t{kAppenders} * kLinesEach;
+  EXPECT(imported == expected, "imported over " + std::to_string(syncs) + " syncs: " + std::to_string(imported));
+  EXPECT(db_count("SELECT count(*) FROM research") == expected, "rows in research");
+  EXPECT(db_count("SELECT count(DISTINCT id) FROM research") == expected, "distinct ids in research");
+  std::set<std::string> stored;
+  for (const auto& row : db_rows("SELECT id FROM research")) stored.insert(row[0]);
+  std::set<std::string> appended;
+  for (int k = 0; k < kAppenders; ++k)
+    for (int i = 0; i < kLinesEach; ++i) appended.insert("T001-w" + std::to_string(k) + "-" + std::to_string(i));
+  EXPECT(stored == appended, "stored ids differ from the appended ones");
+  EXPECT(db_count("SELECT lines FROM research_sync") == expected, "lines consumed");
+  CtRun again = g_ct->run({"research", "sync", "--json"});
+  EXPECT(succeeded(again.json) && again.json["data"]["imported"].is_int() && again.json["data"]["imported"].as_int() == 0,
+         "a last sync imports nothing: " + again.out);
+  std::printf("manifest-append: %lld lines over %d syncs\n", static_cast<long long>(expected), syncs);
+  expect_valid_store("after the appenders");
+}
+
 int main(int argc, char** argv) {
   std::string which;
   std::string ct_path;
@@ -330,9 +423,10 @@ int main(int argc, char** argv) {
     }
   }
   std::map<std::string, std::function<void()>> cases = {
-      {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}, {"config-reload", config_reload}};
+      {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}, {"config-reload", config_reload},
+      {"manifest-append", manifest_append}};
   if (ct_path.empty() || !cases.contains(which)) {
-    std::fprintf(stderr, "usage: ct_multiproc --ct PATH writers|claim-race|kill|config-reload\n");
+    std::fprintf(stderr, "usage: ct_multiproc --ct PATH writers|claim-race|kill|config-reload|manifest-append\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin

@@ -47,7 +47,7 @@ TEST_CASE("every embedded template renders from the registry", "[disclosure][tem
   REQUIRE(embedded_templates().size() >= 10);
   const Resolver files = [](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
     if (name == "agent_file" || name == "protocol_file") return std::string("x.md");
-    if (name.starts_with("op_") || name.starts_with("spawn_") || name == "domain" || name == "domain_index" ||
+    if (name.starts_with("op_") || name.starts_with("spawn_") || name.starts_with("research_") || name == "domain" || name == "domain_index" ||
         name == "reference")
       return std::string("…");
     return fail(ErrorCode::NotFound, "");
