@@ -1,9 +1,9 @@
 // orchestrate.spawn: the whole prompt of a subagent for one task, rendered from
 // templates/spawn/prompt.md — the task with its acceptance criteria, where it sits (parent, epic),
-// what its finished dependencies left behind, the chosen skill's protocol, the subagent contract
-// and CLEO help at the skill's level. With execute:true it also runs the configured agent command
-// (orchestrator.spawnCommand) through the subprocess adapter, the prompt on its stdin, and records
-// the outcome on the task. Registered here, not in domains/, because the prompt is disclosure: it
+// what its finished dependencies left behind (research manifest entries, else their last note),
+// the chosen skill's protocol, the subagent contract and CLEO help at the skill's level. With
+// execute:true it also runs the agent (orchestrator.spawnCommand, or orchestrator.provider's
+// headless command) through the subprocess adapter and records the outcome on the task. Registered here, not in domains/, because the prompt is disclosure: it
 // is made of the help texts.
 #include "disclosure/spawn.h"
 
@@ -31,6 +31,7 @@ constexpr std::size_t kResultChars = 400;
 constexpr std::size_t kNoteChars = 300;
 constexpr std::size_t kNotesShown = 3;
 constexpr std::size_t kDependenciesShown = 10;
+constexpr std::size_t kFindingsShown = 3;
 
 /// `text` on one line, cut to `limit` characters.
 std::string one_line(std::string_view text, std::size_t limit) {
@@ -82,16 +83,30 @@ Result<std::string> context_section(Context& context, const Task& task) {
   return out.empty() ? std::string() : "## Context\n" + out;
 }
 
-/// Each finished dependency with what it left: its last note (the result its agent recorded).
+/// What a finished dependency left: its newest research manifest entry (file and key findings)
+/// when it has one, else its last note (the result its agent recorded on completion).
+Result<std::string> dependency_result(Context& context, const Task& dep) {
+  CT_TRY_ASSIGN(std::vector<std::string> entries, context.db().research_for_task(dep.id));
+  for (auto at = entries.rbegin(); at != entries.rend(); ++at) {
+    CT_TRY_ASSIGN(std::optional<ResearchEntry> entry, context.db().get_research(*at));
+    if (!entry || entry->archived) continue;
+    std::string out = entry->title + " (" + entry->file + ")";
+    for (std::size_t i = 0; i < entry->key_findings.size() && i < kFindingsShown; ++i)
+      out += "; " + entry->key_findings[i];
+    return one_line(out, kResultChars);
+  }
+  return dep.notes.empty() ? std::string("no result recorded") : one_line(dep.notes.back().text, kResultChars);
+}
+
+/// Each finished dependency with what it left.
 Result<std::string> dependencies_section(Context& context, const Task& task) {
   if (task.depends.empty()) return std::string();
   CT_TRY_ASSIGN(std::vector<Task> deps, context.db().get_tasks(task.depends));
   std::string out = "## Finished dependencies (their results)\n";
   for (std::size_t i = 0; i < deps.size() && i < kDependenciesShown; ++i) {
     const Task& dep = deps[i];
-    out += "- " + dep.id + " " + dep.title + " (" + std::string(to_string(dep.status)) + "): ";
-    out += dep.notes.empty() ? "no result recorded" : one_line(dep.notes.back().text, kResultChars);
-    out += "\n";
+    CT_TRY_ASSIGN(std::string result, dependency_result(context, dep));
+    out += "- " + dep.id + " " + dep.title + " (" + std::string(to_string(dep.status)) + "): " + result + "\n";
   }
   if (deps.size() > kDependenciesShown)
     out += "- and " + std::to_string(deps.size() - kDependenciesShown) + " more: cleo_query tasks.deps {\"id\":\"" +
@@ -312,7 +327,8 @@ void register_spawn_operation(Registry& registry) {
                                            "orchestrator.provider's headless command"}},
                 .returns = "{id, skill, skillReason, level, tokens (estimated o200k), prompt, run?{command, exitCode, "
                            "signal?, timedOut?, durationMs, outputTail}}: the prompt holds the task with its "
-                           "acceptance criteria, parent and epic, its finished dependencies' results, the skill's "
+                           "acceptance criteria, parent and epic, its finished dependencies' results (research entries, "
+                           "else their last note), the skill's "
                            "protocol, the subagent contract and help; a run is noted on the task",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::CapabilityUnavailable,
                            ErrorCode::EngineFailed, ErrorCode::ConfigError},

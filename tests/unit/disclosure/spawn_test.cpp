@@ -1,0 +1,64 @@
+// orchestrate.spawn: the prompt's sections, a dependency's result (its research entry, else its
+// last note), the skill's level, and a refusal carrying the readiness report.
+#include <catch2/catch.hpp>
+
+#include "unit/test_support.h"
+
+using namespace ct;
+using ct::test::code_of;
+
+namespace {
+
+std::string prompt_of(test::Project& p, std::string_view params) {
+  Envelope spawned = p.mutate("orchestrate", "spawn", params);
+  INFO(to_json(spawned));
+  REQUIRE(spawned.success);
+  return spawned.data["prompt"].as_string();
+}
+
+}  // namespace
+
+TEST_CASE("orchestrate.spawn: a dependency's result is its research entry, else its last note", "[spawn]") {
+  test::Project p;
+  p.add(R"({"title":"Billing","type":"epic","description":"Move billing to the ledger"})");
+  p.add(R"({"title":"Survey ledgers","parent":"T001"})");
+  p.add(R"({"title":"Port invoices","parent":"T001","depends":["T002"],"acceptance":["refunds covered"],"files":["src/inv.cpp"]})");
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T002","notes":"picked the double-entry design"})").success);
+
+  std::string prompt = prompt_of(p, R"({"id":"T003"})");
+  CHECK(prompt.find("## Task T003: Port invoices") != std::string::npos);
+  CHECK(prompt.find("- refunds covered") != std::string::npos);
+  CHECK(prompt.find("- src/inv.cpp") != std::string::npos);
+  CHECK(prompt.find("- Parent T001 (epic): Billing — Move billing to the ledger") != std::string::npos);
+  CHECK(prompt.find("- T002 Survey ledgers (done): picked the double-entry design") != std::string::npos);
+  CHECK(prompt.find(R"(cleo_mutate session.start {"scope":"task:T003","focus":"T003"})") != std::string::npos);
+  CHECK(prompt.find("## CLEO reference (help level 1)") != std::string::npos);
+
+  // Once the dependency's agent filed a manifest entry, the entry is what the next agent reads.
+  REQUIRE(p.mutate("research", "add",
+                   R"({"id":"T002-ledgers","file":"docs/ledgers.md","title":"Ledger survey","status":"complete",)"
+                   R"("keyFindings":["double entry fits","balances are derived","entries are immutable"],)"
+                   R"("linkedTasks":["T002"]})")
+              .success);
+  prompt = prompt_of(p, R"({"id":"T003"})");
+  CHECK(prompt.find("- T002 Survey ledgers (done): Ledger survey (docs/ledgers.md); double entry fits; balances are "
+                    "derived; entries are immutable") != std::string::npos);
+  CHECK(prompt.find("picked the double-entry design") == std::string::npos);
+}
+
+TEST_CASE("orchestrate.spawn: level and skill as asked; a task that is not ready is refused", "[spawn]") {
+  test::Project p;
+  p.add(R"({"title":"Schema"})");
+  p.add(R"({"title":"Writer","depends":["T001"],"labels":["docs"]})");
+  Envelope refused = p.mutate("orchestrate", "spawn", R"({"id":"T002"})");
+  CHECK(code_of(refused) == "E_VALIDATION");
+  CHECK(refused.error->details["readiness"]["blockers"].as_array().front()["kind"].as_string() == "dependency");
+
+  Envelope spawned = p.mutate("orchestrate", "spawn", R"({"id":"T001","level":0,"skill":"validator"})");
+  REQUIRE(spawned.success);
+  CHECK(spawned.data["skill"].as_string() == "validator");
+  CHECK(spawned.data["level"].as_int() == 0);
+  CHECK(spawned.data["prompt"].as_string().find("## CLEO reference (help level 0)") != std::string::npos);
+  CHECK(spawned.data["tokens"].as_int() > 0);
+  CHECK(code_of(p.mutate("orchestrate", "spawn", R"({"id":"T001","skill":"nope"})")) == "E_NOT_FOUND");
+}
