@@ -1,6 +1,6 @@
 // orchestrate.spawn: the whole prompt of a subagent for one task, rendered from
 // templates/spawn/prompt.md — the task with its acceptance criteria, where it sits (parent, epic),
-// what its finished dependencies left behind (research manifest entries, else their last note),
+// what its finished dependencies left behind (research manifest entries, else the note it was completed with),
 // the chosen skill's protocol, the subagent contract and CLEO help at the skill's level. With
 // execute:true it also runs the agent (orchestrator.spawnCommand, or orchestrator.provider's
 // headless command) through the subprocess adapter and records the outcome on the task. Registered here, not in domains/, because the prompt is disclosure: it
@@ -84,7 +84,8 @@ Result<std::string> context_section(Context& context, const Task& task) {
 }
 
 /// What a finished dependency left: its newest research manifest entry (file and key findings)
-/// when it has one, else its last note (the result its agent recorded on completion).
+/// when it has one, else the last note written by the time it was completed (what its agent
+/// recorded on completion — not a later remark such as spawn's own note of the agent's run).
 Result<std::string> dependency_result(Context& context, const Task& dep) {
   CT_TRY_ASSIGN(std::vector<std::string> entries, context.db().research_for_task(dep.id));
   for (auto at = entries.rbegin(); at != entries.rend(); ++at) {
@@ -95,6 +96,9 @@ Result<std::string> dependency_result(Context& context, const Task& dep) {
       out += "; " + entry->key_findings[i];
     return one_line(out, kResultChars);
   }
+  const TimeMs finished = dep.completed_at.value_or(dep.cancelled_at.value_or(dep.updated_at));
+  for (auto note = dep.notes.rbegin(); note != dep.notes.rend(); ++note)
+    if (note->at <= finished) return one_line(note->text, kResultChars);
   return dep.notes.empty() ? std::string("no result recorded") : one_line(dep.notes.back().text, kResultChars);
 }
 
@@ -328,7 +332,7 @@ void register_spawn_operation(Registry& registry) {
                 .returns = "{id, skill, skillReason, level, tokens (estimated o200k), prompt, run?{command, exitCode, "
                            "signal?, timedOut?, durationMs, outputTail}}: the prompt holds the task with its "
                            "acceptance criteria, parent and epic, its finished dependencies' results (research entries, "
-                           "else their last note), the skill's "
+                           "else the note they were completed with), the skill's "
                            "protocol, the subagent contract and help; a run is noted on the task",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::CapabilityUnavailable,
                            ErrorCode::EngineFailed, ErrorCode::ConfigError},

@@ -31,6 +31,9 @@ TEST_CASE("orchestrate.spawn: a dependency's result is its research entry, else 
   CHECK(prompt.find("- src/inv.cpp") != std::string::npos);
   CHECK(prompt.find("- Parent T001 (epic): Billing — Move billing to the ledger") != std::string::npos);
   CHECK(prompt.find("- T002 Survey ledgers (done): picked the double-entry design") != std::string::npos);
+  // A note added after completion (e.g. spawn's record of the agent's run) is not the result.
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T002","notes":"orchestrate.spawn ran task-executor agent: exit 0"})").success);
+  CHECK(prompt_of(p, R"({"id":"T003"})").find("(done): picked the double-entry design") != std::string::npos);
   CHECK(prompt.find(R"(cleo_mutate session.start {"scope":"task:T003","focus":"T003"})") != std::string::npos);
   CHECK(prompt.find("## CLEO reference (help level 1)") != std::string::npos);
 
