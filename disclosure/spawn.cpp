@@ -1,10 +1,11 @@
 // orchestrate.spawn: the whole prompt of a subagent for one task, rendered from
 // templates/spawn/prompt.md — the task with its acceptance criteria, where it sits (parent, epic),
-// what its finished dependencies left behind (research manifest entries, else the note it was completed with),
-// the chosen skill's protocol, the subagent contract and CLEO help at the skill's level. With
-// execute:true it also runs the agent (orchestrator.spawnCommand, or orchestrator.provider's
-// headless command) through the subprocess adapter and records the outcome on the task. Registered here, not in domains/, because the prompt is disclosure: it
-// is made of the help texts.
+// what its finished dependencies left behind (research manifest entries, else the note each was
+// completed with), the chosen skill's protocol, the subagent contract and CLEO help at the skill's
+// level. With execute:true it also runs the agent (orchestrator.spawnCommand, or
+// orchestrator.provider's headless command) through the subprocess adapter and records the outcome
+// on the task. Registered here, not in domains/, because the prompt is disclosure: it is made of
+// the help texts.
 #include "disclosure/spawn.h"
 
 #include <algorithm>
