@@ -17,8 +17,8 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/providers/providers.h"
+#include "domains/skills/skills.h"
 #include "engines/command_line.h"
-#include "engines/skills.h"
 #include "engines/subprocess.h"
 #include "engines/task_engine.h"
 
@@ -172,14 +172,6 @@ Result<Prompt> build_prompt(Context& context, const Params& params, const SkillC
   return prompt;
 }
 
-/// Reads in a transaction of its own: the external step runs before the call's transaction.
-template <typename F>
-auto read_store(Context& context, F&& read) -> decltype(read()) {
-  CT_TRY(context.db().begin(TxKind::Read));
-  pipeline::Transaction tx(context.store);  // rolls back when done
-  return read();
-}
-
 /// How execute:true runs the agent: orchestrator.spawnCommand with the prompt on its stdin, else
 /// the headless command of orchestrator.provider with the prompt as its last argument.
 struct AgentCommand {
@@ -228,11 +220,10 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   if (execute) {
     CT_TRY_ASSIGN(agent, agent_command(*context.config));
   }
-  std::optional<std::filesystem::path> home;
-  if (auto found = context.home_dir()) home = *found;
-  CT_TRY_ASSIGN(SkillCatalog skills, SkillCatalog::load(context.root(), home));
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(SkillCatalog skills, load_skill_catalog(context, warnings));
   Prompt prompt;
-  CT_TRY(read_store(context, [&]() -> Result<void> {
+  CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
     CT_TRY_ASSIGN(orchestrate::Readiness ready, orchestrate::readiness(context, params.str("id")));
     if (!ready.ready) {
       Error error(ErrorCode::Validation, "Task " + ready.task.id + " cannot be handed to a subagent now");
@@ -252,7 +243,6 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   data.set("level", prompt.level);
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(prompt.text)));
   data.set("prompt", prompt.text);
-  std::vector<std::string> warnings = skills.warnings();
   if (!execute) return Reply{std::move(data), std::move(warnings), {}, {}};
 
   ProcessSpec spec;

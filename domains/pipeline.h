@@ -76,6 +76,16 @@ class Transaction {
   Store* store_ = nullptr;
 };
 
+/// Runs `read` in a read transaction of its own, rolled back afterwards: for a spec's external
+/// step, which runs before the call's transaction opens (and must hold no lock while a program
+/// runs).
+template <typename F>
+auto read_in_own_transaction(Context& context, F&& read) -> decltype(read()) {
+  CT_TRY(context.db().begin(TxKind::Read));
+  Transaction tx(context.store);
+  return read();
+}
+
 /// The audit row of a call, from what the context recorded (changes, subject) and who called.
 void fill_audit(AuditEntry& audit, Context& context, const Call& call);
 

@@ -68,14 +68,6 @@ Result<Release> load(Context& context, const std::string& version) {
   return std::move(*release);
 }
 
-/// Reads in a transaction of its own: for external steps, which run before the call's transaction.
-template <typename F>
-auto read_store(Context& context, F&& read) -> decltype(read()) {
-  CT_TRY(context.db().begin(TxKind::Read));
-  pipeline::Transaction tx(context.store);  // rolls back when done
-  return read();
-}
-
 json::Value summary_json(const Release& release) {
   json::Value out = json::Value::object();
   out.set("version", release.version);
@@ -270,7 +262,7 @@ std::vector<std::vector<std::string>> configured_gates(const Config& config) {
 Result<Reply> ship_external(Context& context, const Params& params) {
   const std::string version = normalized(params);
   ShipInput input;
-  CT_TRY(read_store(context, [&]() -> Result<void> {
+  CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
     CT_TRY_ASSIGN(input.release, load(context, version));
     CT_TRY_ASSIGN(input.done, done_tasks(context, input.release));
     CT_TRY_ASSIGN(std::vector<Release> all, context.db().list_releases());
@@ -336,7 +328,7 @@ Result<Reply> ship(Context& context, const Params& params) {
 
 Result<Reply> tag_external(Context& context, const Params& params) {
   const std::string version = normalized(params);
-  CT_TRY_ASSIGN(Release release, read_store(context, [&] { return load(context, version); }));
+  CT_TRY_ASSIGN(Release release, pipeline::read_in_own_transaction(context, [&] { return load(context, version); }));
   const GitOptions options = git_options(context);
   CT_TRY(require_git_repo(options));
   const std::string tag = release_tag(version);
@@ -371,7 +363,7 @@ Result<Reply> tag(Context& context, const Params& params) {
 
 Result<Reply> rollback_external(Context& context, const Params& params) {
   const std::string version = normalized(params);
-  CT_TRY_ASSIGN(Release release, read_store(context, [&] { return load(context, version); }));
+  CT_TRY_ASSIGN(Release release, pipeline::read_in_own_transaction(context, [&] { return load(context, version); }));
   const GitOptions options = git_options(context);
   CT_TRY(require_git_repo(options));
   const std::string tag = release_tag(version);
