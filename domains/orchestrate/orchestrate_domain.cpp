@@ -13,8 +13,8 @@
 #include "domains/analysis.h"
 #include "domains/params.h"
 #include "domains/registry.h"
+#include "domains/skills/skills.h"
 #include "engines/session_engine.h"
-#include "engines/skills.h"
 #include "engines/task_engine.h"
 
 namespace ct {
@@ -185,8 +185,8 @@ Result<json::Value> next_json(Context& context, const Graph& graph, std::size_t 
   json::Value row = ready_json(graph, index);
   CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(graph.tasks[index].id));
   if (!task) return row;
-  CT_TRY_ASSIGN(SkillCatalog skills, SkillCatalog::load(context.root(), context.home_dir() ? std::optional(*context.home_dir())
-                                                                                         : std::nullopt));
+  std::vector<std::string> ignored;  // skills.list reports the files it skipped
+  CT_TRY_ASSIGN(SkillCatalog skills, load_skill_catalog(context, ignored));
   CT_TRY_ASSIGN(SkillChoice choice, skills.select(*task, std::nullopt));
   row.set("skill", choice.skill->name);
   row.set("skillReason", choice.reason);

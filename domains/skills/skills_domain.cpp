@@ -15,6 +15,7 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
+#include "domains/skills/skills.h"
 #include "engines/project.h"
 #include "engines/skills.h"
 
@@ -29,16 +30,6 @@ std::optional<fs::path> project_root(const Context& context) {
   auto found = find_project(context.project_dir);
   if (!found) return std::nullopt;
   return found->root;
-}
-
-/// Built-ins, the user's and the project's skills; a home that cannot be found is a warning.
-Result<SkillCatalog> load_catalog(const Context& context, std::vector<std::string>& warnings) {
-  std::optional<fs::path> home;
-  if (auto found = context.home_dir()) home = *found;
-  else warnings.push_back("user skills were not read: " + found.error().message);
-  CT_TRY_ASSIGN(SkillCatalog catalog, SkillCatalog::load(project_root(context).value_or(fs::path()), home));
-  warnings.insert(warnings.end(), catalog.warnings().begin(), catalog.warnings().end());
-  return catalog;
 }
 
 /// How replies name a skill's file: ".cleo/skills/x.md" in the project, "~/.cleo/skills/x.md"
@@ -85,7 +76,7 @@ Reply page_of(json::Value rows, const Params& params, std::vector<std::string> w
 
 Result<Reply> list(Context& context, const Params& params) {
   std::vector<std::string> warnings;
-  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, warnings));
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, warnings));
   const std::string tag = to_lower_ascii(params.opt_str("tag").value_or(""));
   const std::string source = params.opt_str("source").value_or("");
   json::Value rows = json::Value::array();
@@ -105,7 +96,7 @@ Error unknown_skill(const Context& context, const SkillCatalog& catalog, const s
 
 Result<Reply> show(Context& context, const Params& params) {
   std::vector<std::string> warnings;
-  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, warnings));
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, warnings));
   const std::string& name = params.str("name");
   const Skill* skill = catalog.find(name);
   if (!skill) return fail(unknown_skill(context, catalog, name));
@@ -116,7 +107,7 @@ Result<Reply> show(Context& context, const Params& params) {
 
 Result<Reply> find(Context& context, const Params& params) {
   std::vector<std::string> warnings;
-  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, warnings));
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, warnings));
   json::Value rows = json::Value::array();
   for (const auto& match : catalog.search(params.str("query"))) {
     json::Value out = row(*match.skill, wants_full(params));
@@ -267,7 +258,7 @@ Result<Reply> install(Context& context, const Params& params) {
 
   std::vector<std::string> warnings = skill.warnings;
   std::vector<std::string> ignored;
-  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, ignored));
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, ignored));
   if (const Skill* effective = catalog.find(skill.name)) {
     if (effective->source == scope.name && !effective->overrides.empty()) data.set("overrides", effective->overrides);
     if (effective->source != scope.name)
@@ -310,7 +301,7 @@ Result<Reply> remove(Context& context, const Params& params) {
   data.set("path", shown_path(scope.name, skill->path));
   data.set("removed", true);
   std::vector<std::string> ignored;
-  CT_TRY_ASSIGN(SkillCatalog catalog, load_catalog(context, ignored));
+  CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, ignored));
   if (const Skill* effective = catalog.find(name)) data.set("effective", effective->source);
   return Reply{std::move(data), {}, {}, {}};
 }
@@ -319,6 +310,15 @@ const ParamSpec kOffsetParam = {.name = "offset", .type = ParamType::Int, .defau
                                 .description = "Rows to skip (from _meta.page.nextOffset)"};
 
 }  // namespace
+
+Result<SkillCatalog> load_skill_catalog(const Context& context, std::vector<std::string>& warnings) {
+  std::optional<fs::path> home;
+  if (auto found = context.home_dir()) home = *found;
+  else warnings.push_back("user skills were not read: " + found.error().message);
+  CT_TRY_ASSIGN(SkillCatalog catalog, SkillCatalog::load(project_root(context).value_or(fs::path()), home));
+  warnings.insert(warnings.end(), catalog.warnings().begin(), catalog.warnings().end());
+  return catalog;
+}
 
 void register_skills_domain(Registry& registry) {
   const ParamSpec scope = {.name = "scope", .type = ParamType::Enum, .default_json = R"("project")",
