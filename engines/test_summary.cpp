@@ -237,6 +237,60 @@ bool node_line(std::string_view line, TestSummary& sum) {
   return false;
 }
 
+/// The number before a trailing "%" of `s` ("90%", "85.2%"), within 0..100.
+std::optional<double> trailing_percent(std::string_view s) {
+  s = trim_view(s);
+  if (!s.ends_with('%')) return std::nullopt;
+  s.remove_suffix(1);
+  std::size_t start = s.size();
+  while (start > 0 && (is_digit(s[start - 1]) || s[start - 1] == '.')) --start;
+  double value = 0;
+  auto [end, ec] = std::from_chars(s.data() + start, s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || start == s.size() || value < 0 || value > 100)
+    return std::nullopt;
+  return value;
+}
+
+std::optional<double> leading_number(std::string_view s) {
+  s = trim_view(s);
+  double value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end == s.data() || value < 0 || value > 100) return std::nullopt;
+  return value;
+}
+
+bool starts_with_word(std::string_view line, std::string_view word) {
+  return line.starts_with(word) && line.size() > word.size() && (line[word.size()] == ' ' || line[word.size()] == '\t');
+}
+
+// The coverage totals named in TestSummary::coverage.
+std::optional<double> coverage_line(std::string_view line) {
+  line = trim_view(line);
+  if (starts_with_word(line, "TOTAL")) return trailing_percent(line);             // pytest-cov, gcovr
+  if (line.starts_with("total:") && line.find("(statements)") != std::string_view::npos)
+    return trailing_percent(line);                                                 // go tool cover -func
+  if (line.starts_with("All files")) {                                             // istanbul's table
+    auto bar = line.find('|');
+    if (bar == std::string_view::npos) return std::nullopt;
+    return leading_number(line.substr(bar + 1));
+  }
+  if (line.starts_with("lines.")) {                                                // lcov / genhtml
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    std::string_view rest = trim_view(line.substr(colon + 1));
+    auto percent = rest.find('%');
+    if (percent == std::string_view::npos) return std::nullopt;
+    return trailing_percent(rest.substr(0, percent + 1));
+  }
+  if (auto at = line.find("coverage: "); at != std::string_view::npos) {           // go test -cover
+    std::string_view rest = line.substr(at + 10);
+    auto percent = rest.find("% of statements");
+    if (percent == std::string_view::npos) return std::nullopt;
+    return trailing_percent(rest.substr(0, percent + 1));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<TestSummary> parse_test_summary(std::string_view output) {
@@ -295,6 +349,8 @@ std::optional<TestSummary> parse_test_summary(std::string_view output) {
     best = std::move(found);
   }
   if (!best) return std::nullopt;
+  for (const auto line : lines)
+    if (auto coverage = coverage_line(line)) best->summary.coverage = coverage;
   return best->summary;
 }
 

@@ -133,3 +133,34 @@ TEST_CASE("the summary printed last wins; unrecognised output has none", "[engin
   CHECK_FALSE(parse_test_summary("ok 1 - adds numbers\nok 2 - subtracts\n"));  // TAP lines are not go packages
   CHECK_FALSE(parse_test_summary("Done in 3s\n"));
 }
+
+TEST_CASE("coverage totals of the usual tools", "[engines][test_summary]") {
+  // pytest-cov: the TOTAL row of its table, then pytest's own summary.
+  TestSummary s = parsed("Name        Stmts   Miss  Cover\n-----\napp.py         40      4    90%\nTOTAL         120     12    90%\n"
+                         "=================== 10 passed in 0.12s ===================\n");
+  CHECK(s.format == "pytest");
+  REQUIRE(s.coverage);
+  CHECK(*s.coverage == Approx(90.0));
+  // istanbul (jest, vitest, nyc): the statements column of "All files".
+  s = parsed("Tests:       5 passed, 5 total\n---\nFile      | % Stmts | % Branch\nAll files |   85.71 |    50 |\n");
+  CHECK(*s.coverage == Approx(85.71));
+  // lcov's summary, go test -cover and go tool cover.
+  s = parsed("100% tests passed, 0 tests failed out of 4\n  lines......: 72.5% (290 of 400 lines)\n  functions..: 80.0% (40 of 50 functions)\n");
+  CHECK(*s.coverage == Approx(72.5));
+  s = parsed("--- PASS: TestA (0.00s)\nok  \texample.com/app\t0.01s\tcoverage: 61.3% of statements\n");
+  CHECK(*s.coverage == Approx(61.3));
+  s = parsed("--- PASS: TestA (0.00s)\nok  \texample.com/app\t0.01s\ntotal:\t\t\t(statements)\t64.0%\n");
+  CHECK(*s.coverage == Approx(64.0));
+  // gcovr's TOTAL row.
+  s = parsed("100% tests passed, 0 tests failed out of 4\nTOTAL                                      400     290    72%\n");
+  CHECK(*s.coverage == Approx(72.0));
+}
+
+TEST_CASE("no coverage without a coverage total", "[engines][test_summary]") {
+  CHECK_FALSE(parsed("=================== 10 passed in 0.12s ===================\n").coverage);
+  // A TOTAL that is no percentage, or a percentage out of range, is not a coverage figure.
+  CHECK_FALSE(parsed("TOTAL 12 tests\n100% tests passed, 0 tests failed out of 4\n").coverage);
+  CHECK_FALSE(parsed("TOTAL 140%\n100% tests passed, 0 tests failed out of 4\n").coverage);
+  // Coverage alone is no summary of a run.
+  CHECK_FALSE(parse_test_summary("TOTAL 120 12 90%\n"));
+}
