@@ -152,6 +152,18 @@ std::string render_changelog_section(const Release& release, const std::vector<T
   return out;
 }
 
+std::optional<std::string_view> changelog_section(std::string_view changelog, std::string_view version) {
+  std::optional<std::size_t> begin;
+  for (std::size_t start : line_starts(changelog)) {
+    std::string_view line = line_at(changelog, start);
+    if (!line.starts_with("## ")) continue;
+    if (begin) return changelog.substr(*begin, start - *begin);
+    if (is_version_heading(line, version)) begin = start;
+  }
+  if (begin) return changelog.substr(*begin);
+  return std::nullopt;
+}
+
 std::string merge_changelog(std::string_view existing, std::string_view version, std::string_view section) {
   if (trim(existing).empty()) return "# Changelog\n\n" + std::string(section);
   auto starts = line_starts(existing);

@@ -41,6 +41,10 @@ std::string render_changelog_section(const Release& release, const std::vector<T
 /// byte outside that section stays as it was.
 std::string merge_changelog(std::string_view existing, std::string_view version, std::string_view section);
 
+/// The section of `version` in a CHANGELOG.md text: from its "## " heading ("## [1.2.0] …",
+/// "## 1.2.0", "## v1.2.0") up to the next "## " heading; nullopt when it has none.
+std::optional<std::string_view> changelog_section(std::string_view changelog, std::string_view version);
+
 /// A version file's text with its version string replaced by `next`: `previous` when it occurs,
 /// else the first semantic version in the text. nullopt when `next` is already there (nothing to
 /// do); E_VALIDATION when the text holds no version string.

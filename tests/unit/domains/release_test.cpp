@@ -134,6 +134,15 @@ TEST_CASE("merge_changelog replaces only the version's section, byte for byte", 
   CHECK(merge_changelog("# Changelog", "1.0.0", "## [1.0.0] - z\n") == "# Changelog\n\n## [1.0.0] - z\n");
 }
 
+TEST_CASE("changelog_section finds a version's section and nothing else", "[release]") {
+  const std::string text = "# Changelog\n\n## [1.1.0] - 2025-12-01\n\n- old\n\n## v1.0.0\n- first\n";
+  CHECK(changelog_section(text, "1.1.0") == "## [1.1.0] - 2025-12-01\n\n- old\n\n");
+  CHECK(changelog_section(text, "1.0.0") == "## v1.0.0\n- first\n");
+  CHECK_FALSE(changelog_section(text, "1.0"));
+  CHECK_FALSE(changelog_section("## [1.0.0-rc.1]\n", "1.0.0"));
+  CHECK_FALSE(changelog_section("", "1.0.0"));
+}
+
 TEST_CASE("bump_version_text replaces the previous version, else the first version string", "[release]") {
   CHECK(**bump_version_text("0.9.0\n", "", "1.0.0") == "1.0.0\n");
   CHECK(**bump_version_text(R"({"dep":"2.0.0","version":"0.9.0"})", "0.9.0", "1.0.0") ==
