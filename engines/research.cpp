@@ -168,8 +168,8 @@ Result<std::string> project_relative_path(std::string_view path, const fs::path&
   return out;
 }
 
-Result<ResearchEntry> parse_research_entry(const json::Value& object, const fs::path& root, std::string_view today,
-                                           std::vector<std::string>& warnings) {
+Result<ResearchEntry> parse_research_fields(const json::Value& object, const fs::path& root, std::string_view today,
+                                            std::vector<std::string>& warnings) {
   if (!object.is_object())
     return fail(invalid("", "an entry must be a JSON object", research_fix()));
   // Unknown fields are refused: a misspelt "keyfindings" must not vanish silently.
@@ -245,16 +245,21 @@ Result<ResearchEntry> parse_research_entry(const json::Value& object, const fs::
     entry.confidence = value->as_double();
   }
   CT_TRY_ASSIGN(std::string given_checksum, text_field(object, kFields[12], false, 64, true));
-  given_checksum = to_lower_ascii(given_checksum);
+  entry.file_checksum = to_lower_ascii(given_checksum);
+  return entry;
+}
+
+Result<ResearchEntry> parse_research_entry(const json::Value& object, const fs::path& root, std::string_view today,
+                                           std::vector<std::string>& warnings) {
+  CT_TRY_ASSIGN(ResearchEntry entry, parse_research_fields(object, root, today, warnings));
   CT_TRY_ASSIGN(std::optional<std::string> actual, file_checksum(root / entry.file));
   if (actual) {
-    if (!given_checksum.empty() && given_checksum != *actual)
+    if (!entry.file_checksum.empty() && entry.file_checksum != *actual)
       warnings.push_back(entry.id + ": " + entry.file + " changed after its fileChecksum was written (the stored "
                          "checksum is the file's current one)");
     entry.file_checksum = *actual;
-  } else {
-    entry.file_checksum = given_checksum;
-    if (entry.status != ResearchStatus::Blocked) warnings.push_back(entry.id + ": " + entry.file + " does not exist");
+  } else if (entry.status != ResearchStatus::Blocked) {
+    warnings.push_back(entry.id + ": " + entry.file + " does not exist");
   }
   return entry;
 }

@@ -43,6 +43,11 @@ std::vector<std::string_view> research_field_names();
 Result<ResearchEntry> parse_research_entry(const json::Value& object, const std::filesystem::path& root,
                                            std::string_view today, std::vector<std::string>& warnings);
 
+/// The same rules without reading the file: fileChecksum is taken as written (validate.manifest
+/// checks stored entries this way and compares the file's checksum itself).
+Result<ResearchEntry> parse_research_fields(const json::Value& object, const std::filesystem::path& root,
+                                            std::string_view today, std::vector<std::string>& warnings);
+
 /// The entry as the manifest writes it (the fields of research_field_names(), empty ones left
 /// out): research.show's reply without the store's own fields.
 json::Value research_manifest_json(const ResearchEntry& entry);
