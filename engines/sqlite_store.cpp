@@ -710,6 +710,7 @@ std::string compliance_where(const ComplianceQuery& query, bool with_passed, std
   Conditions conditions{where, params};
   if (query.task_id) conditions.add("c.task_id = ?", *query.task_id);
   if (query.check) conditions.add("c.check_name = ?", *query.check);
+  if (query.agent) conditions.add("c.agent = ?", *query.agent);
   if (query.since) conditions.add("c.at >= ?", static_cast<std::int64_t>(*query.since));
   if (with_passed && query.passed) conditions.add("c.passed = ?", std::int64_t{*query.passed ? 1 : 0});
   return where;
@@ -1542,10 +1543,16 @@ class SqliteStore final : public Store {
   Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) override {
     std::vector<SqlValue> params;
     std::string where = compliance_where(query, false, params);
+    const char* keys = query.group == ComplianceGroup::Check   ? "c.check_name, ''"
+                       : query.group == ComplianceGroup::Agent ? "'', c.agent"
+                                                               : "c.check_name, c.agent";
+    const char* by = query.group == ComplianceGroup::Check   ? "c.check_name"
+                     : query.group == ComplianceGroup::Agent ? "c.agent"
+                                                             : "c.check_name, c.agent";
     // With max() the only min/max aggregate, SQLite takes the bare columns c.at and c.passed from
-    // the row holding max(c.id): the check's latest result.
-    std::string sql = "SELECT c.check_name, count(*), sum(c.passed), avg(c.score), c.at, c.passed, max(c.id) "
-                      "FROM compliance c" + where + " GROUP BY c.check_name ORDER BY c.check_name";
+    // the row holding max(c.id): the group's latest result.
+    std::string sql = std::string("SELECT ") + keys + ", count(*), sum(c.passed), avg(c.score), c.at, c.passed, " +
+                      "max(c.id) FROM compliance c" + where + " GROUP BY " + by + " ORDER BY " + by;
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
     Statement stmt(raw);
     stmt.bind_all(params);
@@ -1553,11 +1560,12 @@ class SqliteStore final : public Store {
     CT_TRY(for_each_row(stmt, "cannot summarise compliance results", [&] {
       ComplianceSummary summary;
       summary.check = stmt.text(0);
-      summary.runs = stmt.integer(1);
-      summary.passed = stmt.integer(2);
-      if (!stmt.is_null(3)) summary.average_score = stmt.real(3);
-      summary.last_at = stmt.integer(4);
-      summary.last_passed = stmt.integer(5) != 0;
+      summary.agent = stmt.text(1);
+      summary.runs = stmt.integer(2);
+      summary.passed = stmt.integer(3);
+      if (!stmt.is_null(4)) summary.average_score = stmt.real(4);
+      summary.last_at = stmt.integer(5);
+      summary.last_passed = stmt.integer(6) != 0;
       out.push_back(std::move(summary));
     }));
     return out;

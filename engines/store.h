@@ -188,17 +188,23 @@ struct ComplianceRecord {
   std::string agent;
 };
 
+/// What compliance_summary sums over: each check, each agent, or each agent's results per check.
+enum class ComplianceGroup { Check, Agent, CheckAndAgent };
+
 struct ComplianceQuery {
   std::optional<std::string> task_id;
   std::optional<std::string> check;
+  std::optional<std::string> agent;      // results attributed to this agent
   std::optional<TimeMs> since;           // results at or after this time
   std::optional<bool> passed;            // list_compliance only: only passes / only failures
   std::int64_t limit = -1;               // list_compliance only; newest first
+  ComplianceGroup group = ComplianceGroup::Check;  // compliance_summary only
 };
 
-/// Results of one check over a ComplianceQuery.
+/// Results of one group (ComplianceQuery::group) over a ComplianceQuery.
 struct ComplianceSummary {
-  std::string check;
+  std::string check;                     // "" when grouped by agent alone
+  std::string agent;                     // "" when grouped by check alone, or for results of no agent
   std::int64_t runs = 0;
   std::int64_t passed = 0;
   std::optional<double> average_score;   // over the results that carry a score
@@ -429,7 +435,8 @@ class Store {
 
   // Protocol-check results (validate.compliance*).
   [[nodiscard]] virtual Result<std::int64_t> insert_compliance(const ComplianceRecord& record) = 0;
-  /// One summary per check over the query's filters (limit and passed ignored), by check name.
+  /// One summary per group (query.group) over the query's filters (limit and passed ignored),
+  /// ordered by check name, then agent.
   [[nodiscard]] virtual Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) = 0;
   [[nodiscard]] virtual Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) = 0;
 
