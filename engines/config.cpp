@@ -85,6 +85,9 @@ const std::vector<ConfigKey>& key_table() {
        true, check_command},
       {"validate.testTimeoutSeconds", json::Type::Int, "600", 1, 86400, {},
        "validate.test.run stops the test command after this many seconds (recorded as a failed run)"},
+      {"validate.coverageThreshold", json::Type::Int, "0", 0, 100, {},
+       "Coverage in percent the testing protocol requires of the latest validate.test.run (its output's coverage "
+       "total); below it validate.protocol fails with E_COVERAGE_INSUFFICIENT. 0 = no threshold"},
       {"issues.ghTimeoutSeconds", json::Type::Int, "60", 1, 3600, {},
        "issues.create stops gh (auth status, issue create) after this many seconds (E_TIMEOUT)"},
       {"analyze.stalePendingDays", json::Type::Int, "30", 1, 36500, {},
