@@ -612,9 +612,9 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
   if (!envelope.success) {
     rendered.err = render_error(envelope.error ? *envelope.error : Error(ErrorCode::Internal, "unknown failure"),
                                 options.err, registry, help_command);
-    // A check that failed (validate.*) carries its whole report: people read it as they would a pass.
-    if (envelope.error && envelope.error->code == ErrorCode::Validation &&
-        envelope.error->details["valid"] == json::Value(false)) {
+    // A check that failed (validate.*: E_VALIDATION, or a protocol's own code) carries its whole
+    // report: people read it as they would a pass.
+    if (envelope.error && envelope.error->details["valid"] == json::Value(false)) {
       json::Value report = envelope.error->details;
       report.erase("warnings");
       rendered.out = render_value(report, options);

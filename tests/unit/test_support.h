@@ -58,10 +58,11 @@ class Project {
   std::unique_ptr<Router> router_;
 };
 
-/// A validate.* reply as its report: a failed check (E_VALIDATION) carries the report in
-/// error.details; this turns it back into {success, data} so tests read passes and failures alike.
+/// A validate.* reply as its report: a failed check (E_VALIDATION, or a protocol's code from
+/// validate.protocol) carries the report, with `valid`, in error.details; this turns it back into
+/// {success, data} so tests read passes and failures alike.
 inline Envelope as_report(Envelope e) {
-  if (e.success || !e.error || e.error->code != ErrorCode::Validation) return e;
+  if (e.success || !e.error || !e.error->details["valid"].is_bool()) return e;
   Envelope report;
   report.data = e.error->details;
   if (report.data["warnings"].is_array())
