@@ -1,6 +1,8 @@
 // validate domain — consistency of the stored data (schema, task, fix: engines/validator.h), the
-// audit trail's hash chain, recorded protocol-check results (compliance), and runs of the project's
-// own test command (test.run, through the subprocess adapter, recorded as compliance results).
+// audit trail's hash chain, recorded protocol-check results (compliance; compliance.record also
+// runs a protocol check server-side: protocol_check.h), and runs of the project's own test command
+// (test.run, through the subprocess adapter, recorded as compliance results). validate.protocol
+// and validate.manifest live in protocol_ops.cpp.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -10,7 +12,9 @@
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/pipeline.h"
 #include "domains/registry.h"
+#include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
 #include "engines/audit_chain.h"
 #include "engines/command_line.h"
@@ -223,21 +227,21 @@ Result<std::int64_t> insert_compliance(Context& context, ComplianceRecord& recor
   return context.db().insert_compliance(record);
 }
 
-Result<Reply> compliance_record(Context& context, const Params& params) {
-  ComplianceRecord record;
-  record.at = context.now();
-  if (auto id = params.opt_str("id")) {
-    CT_TRY_ASSIGN(std::optional<Task> found, context.db().get_task(*id));
-    if (!found)
-      return fail(Error(ErrorCode::NotFound, "Task " + *id + " not found")
-                      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + *id + "'}}")
-                      .with_detail("id", *id));
-    record.task_id = *id;
-  }
-  record.check = params.str("check");
-  record.passed = params.flag("passed");
-  record.score = params.opt_integer("score");
-  if (params.has("details")) record.details = params.value("details").dump();
+Error task_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Task " + id + " not found")
+      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+      .with_detail("id", id);
+}
+
+Error record_params_error(std::string_view field, std::string message) {
+  return Error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message))
+      .with_fix("cleo_mutate {domain:'validate', operation:'compliance.record', params:{protocol:'implementation', "
+                "id:'T001'}} runs and records a protocol check; {check:'x', passed:true} records your own")
+      .with_detail("field", std::string(field));
+}
+
+/// Records the check and audits it against its task; the reply's common fields.
+Result<json::Value> store_record(Context& context, ComplianceRecord& record) {
   CT_TRY_ASSIGN(std::int64_t id, insert_compliance(context, record));
   json::Value result = json::Value::object();
   result.set("check", record.check);
@@ -248,6 +252,68 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
   if (!record.task_id.empty()) data.set("id", record.task_id);
   data.set("check", record.check);
   data.set("passed", record.passed);
+  return data;
+}
+
+/// compliance.record {protocol | entryId}: the check validate.protocol runs, run here and
+/// recorded. A failed check is a result, not an error: it is recorded and answered as a success
+/// with passed:false (an error would roll the record back), like a failing validate.test.run.
+Result<Reply> record_protocol(Context& context, const Params& params) {
+  for (auto self_reported : {"passed", "score", "details"})
+    if (params.has(self_reported))
+      return fail(record_params_error(self_reported, "a protocol check is graded by the server; drop " +
+                                                         std::string(self_reported) + " (or protocol, to record "
+                                                         "your own result)"));
+  CT_TRY_ASSIGN(validate::ProtocolCheck check, validate::run_protocol_check(context, validate::protocol_request(params)));
+  const std::string name = validate::protocol_check_name(check.report.protocol);
+  if (auto given = params.opt_str("check"); given && *given != name)
+    return fail(record_params_error("check", "a " + std::string(to_string(check.report.protocol)) +
+                                                 " check is recorded as " + name + ", not " + *given));
+  ComplianceRecord record;
+  record.at = context.now();
+  if (check.evidence.task) record.task_id = check.evidence.task->id;
+  record.check = name;
+  record.passed = check.report.valid;
+  record.score = check.report.score;
+  json::Value details = json::Value::object();
+  if (check.evidence.entry) details.set("entryId", check.evidence.entry->id);
+  json::Value failed = json::Value::array();
+  for (const auto& result : check.report.rules) {
+    if (result.status != RuleStatus::Fail) continue;
+    json::Value item = json::Value::object();
+    item.set("id", result.rule->id);
+    item.set("level", to_string(result.rule->level));
+    item.set("message", result.message);
+    failed.push_back(std::move(item));
+  }
+  details.set("failed", std::move(failed));
+  record.details = details.dump();
+  CT_TRY_ASSIGN(json::Value data, store_record(context, record));
+  data.set("score", check.report.score);
+  data.set("report", validate::protocol_report_json(check, false));
+  std::vector<std::string> warnings = std::move(check.warnings);
+  if (!check.report.valid) warnings.insert(warnings.begin(), validate::protocol_summary(check));
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+Result<Reply> compliance_record(Context& context, const Params& params) {
+  if (params.has("protocol") || params.has("entryId")) return record_protocol(context, params);
+  if (!params.has("check"))
+    return fail(record_params_error("check", "name the check (or give protocol to run a protocol check)"));
+  if (!params.has("passed")) return fail(record_params_error("passed", "say whether the check passed"));
+  if (params.flag("strict")) return fail(record_params_error("strict", "strict applies to protocol checks only"));
+  ComplianceRecord record;
+  record.at = context.now();
+  if (auto id = params.opt_str("id")) {
+    CT_TRY_ASSIGN(std::optional<Task> found, context.db().get_task(*id));
+    if (!found) return fail(task_not_found(*id));
+    record.task_id = *id;
+  }
+  record.check = params.str("check");
+  record.passed = params.flag("passed");
+  record.score = params.opt_integer("score");
+  if (params.has("details")) record.details = params.value("details").dump();
+  CT_TRY_ASSIGN(json::Value data, store_record(context, record));
   return Reply{std::move(data), {}, {}, {}};
 }
 
@@ -256,7 +322,6 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
 // result, not an error: it is recorded, and the reply is a success with passed:false — answering
 // an error would roll the record back. Only a command that cannot start is E_ENGINE_FAILED.
 
-constexpr std::string_view kTestCheck = "test.run";
 json::Value summary_json(const TestSummary& summary) {
   json::Value out = json::Value::object();
   out.set("format", summary.format);
@@ -265,6 +330,7 @@ json::Value summary_json(const TestSummary& summary) {
   out.set("failed", summary.failed);
   out.set("skipped", summary.skipped);
   if (summary.total) out.set("total", *summary.total);
+  if (summary.coverage) out.set("coverage", std::round(*summary.coverage * 100.0) / 100.0);
   return out;
 }
 
@@ -275,6 +341,13 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
                     .with_fix("set one, e.g. cleo_mutate {domain:'system', operation:'config.set', "
                               "params:{key:'validate.testCommand', value:'ctest --test-dir build'}}")
                     .with_detail("need", "config:validate.testCommand"));
+  // The task the run is for must exist before a long run starts, not only when it is recorded.
+  if (auto id = params.opt_str("id")) {
+    CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
+                    return context.db().get_task(*id);
+                  }));
+    if (!task) return fail(task_not_found(*id));
+  }
   std::vector<std::string> argv;
   if (auto command = params.opt_str("command")) {
     auto words = split_command(*command, "command");
@@ -337,7 +410,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
-Result<Reply> test_run(Context& context, const Params&) {
+Result<Reply> test_run(Context& context, const Params& params) {
   if (!context.external) return fail(ErrorCode::Internal, "validate.test.run: the external step did not run");
   Reply reply = std::move(*context.external);
   json::Value details = reply.data;
@@ -345,16 +418,12 @@ Result<Reply> test_run(Context& context, const Params&) {
   details.erase("passed");
   ComplianceRecord record;
   record.at = context.now();
-  record.check = std::string(kTestCheck);
+  record.check = std::string(validate::kTestRunCheck);
+  record.task_id = params.opt_str("id").value_or("");
   record.passed = reply.data["passed"].as_bool();
   record.details = details.dump();
-  CT_TRY_ASSIGN(std::int64_t id, insert_compliance(context, record));
-  json::Value result = json::Value::object();
-  result.set("check", record.check);
-  result.set("passed", record.passed);
-  context.record(FieldChange{"", "compliance", json::Value(), result});
-  json::Value data = json::Value::object();
-  data.set("recorded", id);
+  CT_TRY_ASSIGN(json::Value data, store_record(context, record));
+  data.erase("check");
   for (const auto& [key, value] : reply.data.as_object()) data.set(key, value);
   reply.data = std::move(data);
   return reply;
@@ -368,6 +437,10 @@ Result<Reply> compliance(Context& context, const Params& params) {
   ComplianceQuery query;
   query.task_id = params.opt_str("id");
   query.check = params.opt_str("check");
+  query.agent = params.opt_str("agent");
+  const std::string by = params.str("by");
+  query.group = by == "agent" ? ComplianceGroup::Agent : by == "both" ? ComplianceGroup::CheckAndAgent
+                                                                       : ComplianceGroup::Check;
   if (auto since = params.opt_str("since")) {
     query.since = parse_iso8601(*since);
     if (!query.since)
@@ -381,7 +454,8 @@ Result<Reply> compliance(Context& context, const Params& params) {
     runs += summary.runs;
     passed += summary.passed;
     json::Value item = json::Value::object();
-    item.set("check", summary.check);
+    if (query.group != ComplianceGroup::Agent) item.set("check", summary.check);
+    if (query.group != ComplianceGroup::Check) item.set("agent", summary.agent);
     item.set("runs", summary.runs);
     item.set("passed", summary.passed);
     item.set("failed", summary.runs - summary.passed);
@@ -396,7 +470,7 @@ Result<Reply> compliance(Context& context, const Params& params) {
   data.set("passed", passed);
   data.set("failed", runs - passed);
   data.set("passRate", rate(passed, runs));
-  data.set("checks", std::move(checks));
+  data.set(query.group == ComplianceGroup::Agent ? "agents" : "checks", std::move(checks));
   query.passed = false;
   query.limit = params.integer("failures");
   json::Value failures = json::Value::array();
@@ -447,6 +521,7 @@ void register_validate_domain(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001"})", "is T001 sound?"}},
                 .idempotent = true, .tier = 2, .handler = task});
+  validate::register_protocol_operations(registry);
   registry.add({.domain = "validate", .name = "fix", .gateway = Gateway::Mutate,
                 .summary = "Repair what validate.schema finds that is safe to repair",
                 .params = {{.name = "dryRun", .type = ParamType::Bool,
@@ -456,32 +531,53 @@ void register_validate_domain(Registry& registry) {
                 .examples = {{R"({"dryRun":true})", "what would be repaired?"}, {R"({})", "repair"}},
                 .tier = 2, .handler = fix});
   registry.add({.domain = "validate", .name = "compliance", .gateway = Gateway::Query,
-                .summary = "Summarise recorded protocol-check results: pass rates",
+                .summary = "Summarise recorded protocol-check results per check or agent",
                 .params = {{.name = "id", .type = ParamType::TaskId, .description = "Only results about this task"},
-                           {.name = "check", .type = ParamType::String, .max = 64, .description = "Only this check"},
+                           {.name = "check", .type = ParamType::String, .max = 64,
+                            .description = "Only this check (protocol.research, test.run, …)"},
+                           {.name = "agent", .type = ParamType::String, .max = 200,
+                            .description = "Only results of this agent (the recording session's agent)"},
+                           {.name = "by", .type = ParamType::Enum, .default_json = R"("check")",
+                            .choices = {"check", "agent", "both"},
+                            .description = "Sum per check (checks[]), per agent (agents[]), or per check and agent"},
                            {.name = "since", .type = ParamType::String, .max = 40,
                             .description = "Only results at or after this date or time (ISO 8601)"},
                            {.name = "failures", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 100,
                             .description = "How many of the latest failures to list"}},
-                .returns = "{runs, passed, failed, passRate, checks[{check, runs, passed, failed, passRate, "
-                           "averageScore?, lastAt, lastPassed}], recentFailures[{check, id?, at, score?, details?, "
-                           "session?, agent?}]}; E_NO_DATA note when nothing matches",
+                .returns = "{runs, passed, failed, passRate, checks[{check, agent? (by both), runs, passed, failed, "
+                           "passRate, averageScore?, lastAt, lastPassed}] (by agent: agents[{agent, …}] instead), "
+                           "recentFailures[{check, id?, at, score?, details?, session?, agent?}]}; E_NO_DATA note "
+                           "when nothing matches",
                 .examples = {{R"({})", "how compliant is the work so far?"},
-                             {R"({"id":"T001"})", "results about T001"}},
+                             {R"({"id":"T001"})", "results about T001"},
+                             {R"({"check":"protocol.implementation","by":"both"})", "each agent's implementation checks"}},
                 .idempotent = true, .tier = 2, .handler = compliance});
   registry.add({.domain = "validate", .name = "compliance.record", .gateway = Gateway::Mutate,
-                .summary = "Record the result of a protocol check",
-                .params = {{.name = "check", .type = ParamType::String, .required = true, .min = 1, .max = 64,
+                .summary = "Record a check's result, or run a protocol check and record it",
+                .params = {{.name = "check", .type = ParamType::String, .min = 1, .max = 64,
                             .pattern = "^[a-z0-9][a-z0-9._:-]*$",
-                            .description = "The check's name, e.g. protocol.implementation", .positional = true},
-                           {.name = "passed", .type = ParamType::Bool, .required = true, .description = "Whether it passed"},
+                            .description = "The check's name, e.g. lint.docs (with protocol: protocol.<name>, the "
+                                           "default)",
+                            .positional = true},
+                           {.name = "passed", .type = ParamType::Bool,
+                            .description = "Whether it passed (required without protocol; not with it)"},
                            {.name = "id", .type = ParamType::TaskId, .description = "The task it checked"},
-                           {.name = "score", .type = ParamType::Int, .min = 0, .max = 100, .description = "Grade 0–100"},
-                           {.name = "details", .type = ParamType::Object, .description = "Findings, as a JSON object"}},
-                .returns = "{recorded, id?, check, passed}",
+                           validate::protocol_param("Run this protocol's check (validate.protocol) and record its "
+                                                    "outcome, graded by the server"),
+                           validate::entry_param(),
+                           validate::strict_param(),
+                           {.name = "score", .type = ParamType::Int, .min = 0, .max = 100,
+                            .description = "Grade 0–100 (without protocol)"},
+                           {.name = "details", .type = ParamType::Object,
+                            .description = "Findings, as a JSON object (without protocol)"}},
+                .returns = "{recorded, id?, check, passed}; with protocol (or entryId) also {score, report} (as "
+                           "validate.protocol's), recorded as check protocol.<name> with the failed rules in its "
+                           "details. A failed protocol check is a success with passed:false (and a warning): "
+                           "recorded, not an error, which would roll the record back",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"check":"protocol.implementation","passed":true,"id":"T001","score":90})",
-                              "record a passed check"}},
+                              "record a passed check"},
+                             {R"({"id":"T001","protocol":"decomposition"})", "check T001's decomposition and record it"}},
                 .tier = 2, .handler = compliance_record});
 
   registry.add({.domain = "validate", .name = "test.run", .gateway = Gateway::Mutate,
@@ -492,13 +588,16 @@ void register_validate_domain(Registry& registry) {
                                            "consent to running programs",
                             .single_line = true},
                            {.name = "timeoutSeconds", .type = ParamType::Int, .min = 1, .max = 86400,
-                            .description = "Stop the run after this long (default validate.testTimeoutSeconds, 600)"}},
-                .returns = "{recorded, passed, command[argv], exitCode, signal?, timedOut?, durationMs, "
-                           "summary?{format, unit?, passed, failed, skipped, total?}, outputTail}; failing tests "
-                           "are a success with passed:false (recorded as check test.run in validate.compliance), "
-                           "as is a run stopped at its timeout; summary when the output has a ctest, pytest, cargo, "
-                           "go test, jest, vitest or node --test summary line",
-                .errors = {ErrorCode::EngineFailed},
+                            .description = "Stop the run after this long (default validate.testTimeoutSeconds, 600)"},
+                           {.name = "id", .type = ParamType::TaskId,
+                            .description = "The task the run is for (the testing and implementation protocols read "
+                                           "it)"}},
+                .returns = "{recorded, id?, passed, command[argv], exitCode, signal?, timedOut?, durationMs, "
+                           "summary?{format, unit?, passed, failed, skipped, total?, coverage? (percent)}, "
+                           "outputTail}; failing tests are a success with passed:false (recorded as check test.run "
+                           "in validate.compliance), as is a run stopped at its timeout; summary when the output "
+                           "has a ctest, pytest, cargo, go test, jest, vitest or node --test summary line",
+                .errors = {ErrorCode::EngineFailed, ErrorCode::NotFound},
                 .examples = {{R"({})", "run the configured tests"},
                              {R"({"timeoutSeconds":120})", "with a shorter limit"}},
                 .engine = EngineKind::Subprocess, .tier = 2,
