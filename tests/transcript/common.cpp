@@ -594,6 +594,7 @@ std::optional<SourceFile> read_source_lines(const std::string& path) {
   while (std::getline(file, raw)) {
     ++source.line_count;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    source.raw.push_back(raw);
     auto first = raw.find_first_not_of(" \t");
     if (first == std::string::npos) continue;  // blank
     if (raw[first] == '#') continue;            // comment

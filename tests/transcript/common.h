@@ -156,6 +156,8 @@ struct SourceLine {
 struct SourceFile {
   std::vector<SourceLine> lines;
   int line_count = 0;  // every line of the file, blank or not
+  /// Every line as written (without its newline; raw[0] is line 1), for blocks taken literally.
+  std::vector<std::string> raw;
 };
 /// nullopt when the file cannot be opened.
 std::optional<SourceFile> read_source_lines(const std::string& path);

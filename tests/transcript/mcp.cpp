@@ -2,6 +2,11 @@
 // checked against its "<<<" line. The same file runs over stdio and over HTTP; the runner acts as
 // a real client would on each transport (session header, protocol version header, DELETE at the
 // end) so that a transcript only states what the protocol says, not how a transport carries it.
+//
+// Setup lines ("---") come first: init, args, env, only, and `--- file PATH` followed by the
+// file's lines, taken literally (blank lines, "#" lines and indentation kept, each written with a
+// newline) up to a line that is exactly "---"; the file is written at PATH (relative, inside the
+// project directory) after `--- init` and before the server starts.
 #include "tests/transcript/mcp.h"
 
 #include <httplib.h>
@@ -14,6 +19,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <expected>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -46,9 +52,17 @@ struct Exchange {
   int status_line = 0;
 };
 
+/// A "--- file" block: written into the project before the server starts.
+struct SetupFile {
+  int line = 0;
+  std::string path;     // relative to the project directory
+  std::string content;
+};
+
 struct McpTranscript {
   std::string path;
   int init_line = 0;  // "--- init": run `ct init` before the server starts
+  std::vector<SetupFile> files;
   std::vector<std::string> server_args;
   std::vector<std::pair<std::string, std::string>> env;
   std::optional<Transport> only;
@@ -75,8 +89,10 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
   McpTranscript transcript;
   transcript.path = path;
 
+  int block_end = 0;  // the closing "---" of a file block: lines up to it were consumed
   for (const auto& source_line : source->lines) {
     const int line_number = source_line.number;
+    if (line_number <= block_end) continue;
     std::string_view line = source_line.text;
 
     auto error = [&](std::string message) {
@@ -136,13 +152,29 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
         std::string_view name = argument.substr(0, equals);
         if (!valid_env_name(name)) return error("invalid environment variable name '" + std::string(name) + "'");
         transcript.env.emplace_back(std::string(name), std::string(argument.substr(equals + 1)));
+      } else if (word == "file") {
+        const std::string relative(trim(argument));
+        const fs::path normal = fs::path(relative).lexically_normal();
+        if (relative.empty() || normal.is_absolute() || normal.empty() || *normal.begin() == ".." ||
+            normal.filename().empty())
+          return error("\"--- file\" needs a file path inside the project, e.g. --- file docs/out.md");
+        SetupFile file{line_number, normal.generic_string(), ""};
+        int end = line_number;
+        while (end < static_cast<int>(source->raw.size()) && source->raw[static_cast<std::size_t>(end)] != "---") {
+          file.content += source->raw[static_cast<std::size_t>(end)] + "\n";
+          ++end;
+        }
+        if (end >= static_cast<int>(source->raw.size()))
+          return error("\"--- file\" has no closing line \"---\" (a line that is exactly ---)");
+        block_end = end + 1;  // 1-based number of the closing line
+        transcript.files.push_back(std::move(file));
       } else if (word == "only") {
         if (transcript.only) return error("more than one \"--- only\"");
         if (argument == "stdio") transcript.only = Transport::Stdio;
         else if (argument == "http") transcript.only = Transport::Http;
         else return error("expected: --- only stdio, or --- only http");
       } else {
-        return error("unknown setup line '--- " + std::string(word) + "' (expected init, args, env or only)");
+        return error("unknown setup line '--- " + std::string(word) + "' (expected init, args, env, file or only)");
       }
       continue;
     }
@@ -690,6 +722,14 @@ int run_mcp_transcript(const std::string& path, const Options& options) {
       std::cout << path << tag << ": FAILED before the first message\n";
       return 1;
     }
+  }
+
+  for (const auto& file : transcript->files) {
+    const fs::path target = project / file.path;
+    fs::create_directories(target.parent_path(), ec);
+    std::ofstream out(target, std::ios::binary);
+    out << file.content;
+    if (!out.flush()) return fail_setup(file.line, "cannot write " + target.string(), nullptr);
   }
 
   // "--- env" is for the server; `ct init` above ran in the plain sandbox environment.

@@ -29,6 +29,10 @@ while IFS= read -r line; do
     *'"method":"no-jsonrpc"'*) printf '{"id":%s,"result":{}}\n' "$id" ;;
     *'"method":"result-and-error"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{},"error":{"code":1,"message":"x"}}\n' "$id" ;;
     *'"method":"two-replies"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" "$id" ;;
+    *'"method":"setup-file"'*)
+      # What "--- file docs/setup.md" wrote into the project (the working directory).
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"lines":%s,"headings":%s,"indented":%s}}\n' "$id" \
+        "$(wc -l < docs/setup.md)" "$(grep -c '^#' docs/setup.md)" "$(grep -c '^  indented$' docs/setup.md)" ;;
     *'"method":"silent"'*) ;;
     *'"method":"slow"'*) sleep 2; printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
     *'"method":"not-json"'*) printf 'Traceback (most recent call last):\n' ;;
