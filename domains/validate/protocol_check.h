@@ -54,10 +54,15 @@ json::Value protocol_report_json(const ProtocolCheck& check, bool full);
 std::string protocol_summary(const ProtocolCheck& check);
 std::string protocol_fix(const ProtocolCheck& check);
 
-/// The params the two operations share.
+/// The params the validate operations share.
 ParamSpec protocol_param(std::string_view description);
 ParamSpec entry_param();
 ParamSpec strict_param();
+/// `limit` of the checks that list problems (validate.schema, validate.manifest).
+ParamSpec problems_limit_param();
+
+/// E_NOT_FOUND for a task id, with a find call as its fix.
+Error task_not_found(const std::string& id);
 
 /// validate.protocol and validate.manifest.
 void register_protocol_operations(Registry& registry);

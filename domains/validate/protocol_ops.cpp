@@ -23,12 +23,6 @@ constexpr std::size_t kMaxTaskFiles = 50;
 /// Research entries linked to one task considered when the subject's entry is looked up.
 constexpr std::int64_t kMaxLinkedEntries = 50;
 
-Error task_not_found(const std::string& id) {
-  return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
-      .with_detail("id", id);
-}
-
 Error entry_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Research entry " + id + " not found")
       .with_fix("cleo_query {domain:'research', operation:'find', params:{query:'" + id + "'}}")
@@ -330,6 +324,17 @@ ParamSpec entry_param() {
           .description = "A research manifest entry (T001-auth-options): the output checked", .single_line = true};
 }
 
+Error task_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Task " + id + " not found")
+      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+      .with_detail("id", id);
+}
+
+ParamSpec problems_limit_param() {
+  return {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 10000,
+          .description = "Problems to list (total and byCheck count them all)"};
+}
+
 ParamSpec strict_param() {
   return {.name = "strict", .type = ParamType::Bool, .default_json = "false",
           .description = "SHOULD rules count as MUST rules: any failure fails the check"};
@@ -527,9 +532,7 @@ void register_protocol_operations(Registry& registry) {
                 .idempotent = true, .tier = 2, .handler = protocol});
   registry.add({.domain = "validate", .name = "manifest", .gateway = Gateway::Query,
                 .summary = "Check research manifest entries, their tasks and file checksums",
-                .params = {entry_param(),
-                           {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 10000,
-                            .description = "Problems to list (total and byCheck count them all)"}},
+                .params = {entry_param(), problems_limit_param()},
                 .returns = "{valid, entries, total, errors, byCheck?{check:n}, problems[{entryId, check (entry|"
                            "linkedTask|fileMissing|fileOutside|fileUnreadable|checksumMismatch|checksumUnknown), "
                            "severity error|warning, message, field?, fix}]}: every unarchived entry (or entryId) "

@@ -227,12 +227,6 @@ Result<std::int64_t> insert_compliance(Context& context, ComplianceRecord& recor
   return context.db().insert_compliance(record);
 }
 
-Error task_not_found(const std::string& id) {
-  return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
-      .with_detail("id", id);
-}
-
 Error record_params_error(std::string_view field, std::string message) {
   return Error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message))
       .with_fix("cleo_mutate {domain:'validate', operation:'compliance.record', params:{protocol:'implementation', "
@@ -306,7 +300,7 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
   record.at = context.now();
   if (auto id = params.opt_str("id")) {
     CT_TRY_ASSIGN(std::optional<Task> found, context.db().get_task(*id));
-    if (!found) return fail(task_not_found(*id));
+    if (!found) return fail(validate::task_not_found(*id));
     record.task_id = *id;
   }
   record.check = params.str("check");
@@ -346,7 +340,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
                     return context.db().get_task(*id);
                   }));
-    if (!task) return fail(task_not_found(*id));
+    if (!task) return fail(validate::task_not_found(*id));
   }
   std::vector<std::string> argv;
   if (auto command = params.opt_str("command")) {
@@ -504,8 +498,7 @@ void register_validate_domain(Registry& registry) {
                 .summary = "Check the whole store against every data rule of the task model",
                 .params = {{.name = "quick", .type = ParamType::Bool,
                             .description = "SQLite quick_check instead of the full integrity_check (large stores)"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 10000,
-                            .description = "Problems to list (total and byCheck count them all)"}},
+                           validate::problems_limit_param()},
                 .returns = "{valid, tasks, total, repairable, byCheck?{check:n}, problems[{check, taskId?, session?, "
                            "message, repairable, fix}]}; repairable problems are what validate.fix repairs. An invalid "
                            "store fails with E_VALIDATION (exit 6), the same report in error.details",
