@@ -273,9 +273,11 @@ std::string no_task() { return "no subject task: name one with id, or link the e
 /// Why a rule that reads the entry is skipped; the rule that requires an entry says more.
 std::string no_entry(const RuleInput&) { return "no manifest entry to read"; }
 
-/// Why the rule that requires an entry fails.
+/// Why the rule that requires an entry fails: "no research entry is linked to T001 (…)".
 std::string entry_missing(const RuleInput& in) {
-  return "no manifest entry" + (in.evidence.task ? " is linked to " + in.evidence.task->id : std::string()) +
+  std::vector<std::string> types(in.protocol.agent_types.begin(), in.protocol.agent_types.end());
+  return "no " + join(types, " or ") + " entry" +
+         (in.evidence.task ? " is linked to " + in.evidence.task->id : std::string(" is named")) +
          " (name one with entryId)";
 }
 
@@ -303,11 +305,7 @@ std::string partly(const ProjectFile& file) {
 RuleOutcome agent_type_rule(const RuleInput& in) {
   const auto& types = in.protocol.agent_types;
   std::vector<std::string> names(types.begin(), types.end());
-  if (!in.evidence.entry) {
-    if (!in.protocol.needs_entry) return skipped(no_entry(in));
-    return failed(entry_missing(in) + "; " + std::string(in.protocol.name) + " output is recorded with agentType " +
-                  join(names, " or "));
-  }
+  if (!in.evidence.entry) return in.protocol.needs_entry ? failed(entry_missing(in)) : skipped(no_entry(in));
   const ResearchEntry& entry = *in.evidence.entry;
   if (std::find(types.begin(), types.end(), entry.agent_type) != types.end()) return passed();
   return failed(entry.id + " has agentType '" + entry.agent_type + "'; " + std::string(in.protocol.name) +
@@ -1093,7 +1091,8 @@ std::optional<Protocol> protocol_for_agent_type(std::string_view agent_type) {
   return std::nullopt;
 }
 
-ProjectFile read_project_file(const fs::path& root, std::string_view relative, std::size_t max_bytes) {
+ProjectFile read_project_file(const fs::path& root, std::string_view relative, std::size_t max_bytes,
+                              bool checksum) {
   ProjectFile file;
   file.path = std::string(relative);
   const fs::path given(file.path);
@@ -1125,19 +1124,24 @@ ProjectFile read_project_file(const fs::path& root, std::string_view relative, s
   char buffer[65536];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     const std::string_view chunk(buffer, static_cast<std::size_t>(in.gcount()));
-    hash.update(chunk);
+    if (checksum) hash.update(chunk);
     file.size += chunk.size();
     if (file.content.size() < max_bytes) file.content.append(chunk.substr(0, max_bytes - file.content.size()));
-    if (in.eof()) break;
+    if (in.eof() || (!checksum && file.content.size() >= max_bytes)) break;
   }
   if (in.bad()) {
     file.state = FileState::Unreadable;
     file.content.clear();
     return file;
   }
+  if (!checksum) {
+    // Reading stopped at the bound: the size comes from the file system.
+    const auto total = fs::file_size(resolved, ec);
+    if (!ec) file.size = std::max<std::uintmax_t>(file.size, total);
+  }
   file.state = FileState::Read;
   file.truncated = file.size > file.content.size();
-  file.sha256 = hash.hex();
+  if (checksum) file.sha256 = hash.hex();
   return file;
 }
 

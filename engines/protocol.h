@@ -51,16 +51,18 @@ struct ProjectFile {
   std::string content;                   // the first max_bytes bytes (when read)
   bool truncated = false;                // the file is longer than `content`
   std::uintmax_t size = 0;
-  std::string sha256;                    // of the whole file, streamed (when read)
+  std::string sha256;                    // of the whole file, streamed (when read with checksum)
 };
 
 /// How much of a file the rules read: output files and task files are text a person could review.
 inline constexpr std::size_t kMaxProtocolFileBytes = 256 * 1024;
 
 /// Reads `relative` under `root`: Outside when the path, or a symbolic link on it, leads out of
-/// the project (a rule never reads /etc/passwd because a manifest line named it).
+/// the project (a rule never reads /etc/passwd because a manifest line named it). With
+/// `checksum` false it stops after max_bytes and leaves sha256 empty (a task's files are searched,
+/// never compared).
 ProjectFile read_project_file(const std::filesystem::path& root, std::string_view relative,
-                              std::size_t max_bytes = kMaxProtocolFileBytes);
+                              std::size_t max_bytes = kMaxProtocolFileBytes, bool checksum = true);
 
 /// The newest validate.test.run that counts for the subject (its own, or a project-wide run made
 /// since the task was created), from the compliance table.

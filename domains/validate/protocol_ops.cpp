@@ -48,8 +48,10 @@ Result<std::optional<ResearchEntry>> entry_of_task(Context& context, const Task&
                        matching.front()->agent_type + "; checked the newest, " + matching.front()->id +
                        " (name another with entryId)");
   if (!matching.empty()) return std::optional<ResearchEntry>(*matching.front());
-  // None of the protocol's agentType: the newest, so that its agentType rule says what is wrong.
-  if (!linked.empty()) return std::optional<ResearchEntry>(linked.front());
+  // None of the protocol's agentType: for a protocol checked on its output, the newest, so that
+  // its agentType rule says what is wrong; the others check the task, and another kind of output
+  // linked to it (research on an epic) is none of their business.
+  if (info.needs_entry && !linked.empty()) return std::optional<ResearchEntry>(linked.front());
   return std::optional<ResearchEntry>();
 }
 
@@ -113,7 +115,7 @@ Result<void> collect_subtree(Context& context, ProtocolEvidence& evidence) {
 void read_task_files(Context& context, ProtocolEvidence& evidence) {
   const auto& files = evidence.task->files;
   for (std::size_t i = 0; i < files.size() && i < kMaxTaskFiles; ++i)
-    evidence.task_files.push_back(read_project_file(context.project->root, files[i]));
+    evidence.task_files.push_back(read_project_file(context.project->root, files[i], kMaxProtocolFileBytes, false));
 }
 
 /// Other active tasks that list one of the subject's files.

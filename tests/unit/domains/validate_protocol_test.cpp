@@ -157,6 +157,13 @@ TEST_CASE("validate.protocol decomposition reads the epic's subtree", "[validate
   INFO(to_json(good));
   REQUIRE(good.success);
   CHECK(rule_ids(good.data["rules"]) == std::vector<std::string>{"DCMP-007:skipped"});
+  // Research linked to the epic is another protocol's output: not this one's to judge.
+  write(p, "docs/auth.md", kResearch);
+  REQUIRE(p.mutate("research", "add", R"({"id":"T001-auth","file":"docs/auth.md","title":"Auth options",)"
+                                      R"("status":"complete","keyFindings":["a","b","c"],"linkedTasks":["T001"]})").success);
+  Envelope with_research = p.query("validate", "protocol", R"({"id":"T001","protocol":"decomposition"})");
+  REQUIRE(with_research.success);
+  CHECK_FALSE(with_research.data["subject"]["entryId"].is_string());
   REQUIRE(p.mutate("tasks", "update", R"json({"id":"T004","title":"Cookie flags (2h)"})json").success);
   Envelope estimate = p.query("validate", "protocol", R"({"id":"T001","protocol":"decomposition"})");
   CHECK(code_of(estimate) == "E_PROTOCOL_DECOMPOSITION");

@@ -171,6 +171,12 @@ TEST_CASE("read_project_file: inside the project only, bounded, checksum of the 
   CHECK(large.size == big.size());
   CHECK(large.sha256 == sha256_hex(big));  // streamed over all of it
   CHECK(read_project_file(dir.path(), "docs/big.md", 0).content.empty());
+  // Without the checksum it stops at the bound and still knows the size.
+  ProjectFile searched = read_project_file(dir.path(), "docs/big.md", 1000, false);
+  CHECK(searched.content.size() == 1000);
+  CHECK(searched.truncated);
+  CHECK(searched.size == big.size());
+  CHECK(searched.sha256.empty());
 
   CHECK(read_project_file(dir.path(), "none.md").state == FileState::Missing);
   CHECK(read_project_file(dir.path(), "docs").state == FileState::NotRegular);
@@ -201,7 +207,7 @@ TEST_CASE("research: each rule fails for its own reason", "[engines][protocol]")
     ProtocolReport report = check_protocol(Protocol::Research, evidence, false);
     CHECK_FALSE(report.valid);
     CHECK(failures(report) == std::vector<std::string>{"RSCH-004"});
-    CHECK(message(report, "RSCH-004") == "no manifest entry is linked to T001 (name one with entryId)");
+    CHECK(message(report, "RSCH-004") == "no research entry is linked to T001 (name one with entryId)");
     CHECK(status(report, "RSCH-006") == RuleStatus::Skipped);
     CHECK(status(report, "RSCH-007") == RuleStatus::Skipped);
     CHECK(report.score == 80);
@@ -292,6 +298,7 @@ TEST_CASE("consensus: options, rationale, confidence, threshold and escalation",
   bare.task = task("T001");
   report = check_protocol(Protocol::Consensus, bare, false);
   CHECK(failures(report) == std::vector<std::string>{"CONS-007"});
+  CHECK(message(report, "CONS-007") == "no analysis entry is linked to T001 (name one with entryId)");
   CHECK(report.skipped == 6);
 }
 
