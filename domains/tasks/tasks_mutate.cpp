@@ -121,14 +121,15 @@ Result<Reply> update(Context& context, const Params& params) {
 }
 
 Result<Reply> complete(Context& context, const Params& params) {
-  auto engine_ = engine(context);
+  const TimeMs now = context.now();
+  auto engine_ = engine(context, now);
   // The lifecycle's stages and verification gates come first (engines/lifecycle.h): strict
   // enforcement refuses, advisory warns. A task already done is E_NO_CHANGE, never refused.
   std::vector<std::string> gate_warnings;
   CT_TRY_ASSIGN(Task task, engine_.get_live(params.str("id")));
   if (task.status != TaskStatus::Done) {
     CT_TRY_ASSIGN(std::string agent, context.agent_name());
-    LifecycleEngine lifecycle(context.db(), *context.config, context.now(), Actor{agent, context.session}, nullptr);
+    LifecycleEngine lifecycle(context.db(), *context.config, now, Actor{agent, context.session}, nullptr);
     CT_TRY(lifecycle.check_complete(task, gate_warnings));
   }
   CT_TRY_ASSIGN(CompleteResult result, engine_.complete(params.str("id"), params.opt_str("notes").value_or(""),
