@@ -382,31 +382,36 @@ Result<std::vector<std::string>> LifecycleEngine::missing_required_gates(const s
   return missing;
 }
 
+Result<std::optional<LifecycleEngine::StageWait>> LifecycleEngine::stage_wait(const Task& task) {
+  CT_TRY_ASSIGN(std::optional<Task> epic, epic_of(task));
+  if (!epic) return std::optional<StageWait>();
+  CT_TRY_ASSIGN(std::vector<LifecycleState> all, stages(epic->id));
+  if (!tracked(all)) return std::optional<StageWait>();
+  const bool is_epic = epic->id == task.id;
+  StageWait wait{epic->id, is_epic ? "release" : std::string(task_stage(task)), {}};
+  wait.missing = is_epic ? missing_before("", all) : missing_before(wait.stage, all);
+  if (wait.missing.empty()) return std::optional<StageWait>();
+  return std::optional<StageWait>(std::move(wait));
+}
+
 Result<void> LifecycleEngine::check_complete(const Task& task, std::vector<std::string>& warnings) {
   if (enforcement_ == Enforcement::Off) return {};
-  CT_TRY_ASSIGN(std::optional<Task> epic, epic_of(task));
-  if (epic) {
-    CT_TRY_ASSIGN(std::vector<LifecycleState> all, stages(epic->id));
-    if (tracked(all)) {
-      const bool is_epic = epic->id == task.id;
-      std::vector<std::string> missing =
-          is_epic ? missing_before("", all) : missing_before(task_stage(task), all);
-      if (!missing.empty()) {
-        std::string what = is_epic ? "epic " + task.id + " cannot be completed"
-                                   : task.id + " (" + std::string(task_stage(task)) + " work of epic " + epic->id +
-                                         ") cannot be completed";
-        Error error(ErrorCode::LifecycleGateFailed, what + ": stage" + (missing.size() == 1 ? " " : "s ") +
-                                                        join(missing, ", ") + (missing.size() == 1 ? " is" : " are") +
-                                                        " not completed or skipped");
-        error.fix = missing_fix(epic->id, missing, allow_skip());
-        CT_TRY(enforce(std::move(error)
-                           .with_detail("id", task.id)
-                           .with_detail("epic", epic->id)
-                           .with_detail("stage", is_epic ? std::string("release") : std::string(task_stage(task)))
-                           .with_detail("missing", json::Value::array_of(missing)),
-                       warnings));
-      }
-    }
+  CT_TRY_ASSIGN(std::optional<StageWait> wait, stage_wait(task));
+  if (wait) {
+    const auto& missing = wait->missing;
+    std::string what = wait->epic == task.id
+                           ? "epic " + task.id + " cannot be completed"
+                           : task.id + " (" + wait->stage + " work of epic " + wait->epic + ") cannot be completed";
+    Error error(ErrorCode::LifecycleGateFailed, what + ": stage" + (missing.size() == 1 ? " " : "s ") +
+                                                    join(missing, ", ") + (missing.size() == 1 ? " is" : " are") +
+                                                    " not completed or skipped");
+    error.fix = missing_fix(wait->epic, missing, allow_skip());
+    CT_TRY(enforce(std::move(error)
+                       .with_detail("id", task.id)
+                       .with_detail("epic", wait->epic)
+                       .with_detail("stage", wait->stage)
+                       .with_detail("missing", json::Value::array_of(missing)),
+                   warnings));
   }
   if (task.type == TaskType::Epic) return {};
   CT_TRY_ASSIGN(std::vector<std::string> gates_missing, missing_required_gates(task.id));

@@ -120,6 +120,16 @@ class LifecycleEngine {
   /// The gates of verification.required that `task` has not passed.
   Result<std::vector<std::string>> missing_required_gates(const std::string& task_id);
 
+  /// The stages `task`'s work waits for (stage_gates()): its epic, the stage whose prerequisites
+  /// apply ("release" for the epic itself) and those not completed or skipped; nullopt when it
+  /// waits for none (or its epic is not tracked).
+  struct StageWait {
+    std::string epic;
+    std::string stage;
+    std::vector<std::string> missing;
+  };
+  Result<std::optional<StageWait>> stage_wait(const Task& task);
+
   /// What tasks.complete of `task` needs first (stage_gates()): E_LIFECYCLE_GATE_FAILED for
   /// missing stages and E_GATE_DEPENDENCY for required gates not passed in strict mode; warnings
   /// in advisory mode.

@@ -49,6 +49,12 @@ TEST_CASE("an epic walks all eight stages in strict mode, each gated by the ones
 
   // Recording the first stage makes the epic tracked: from here on its work is gated.
   REQUIRE(record(p, "research", "active").success);
+  // Spawn readiness knows: implementation work waits for the stages before it.
+  auto readiness = p.mutate("orchestrate", "validate", R"({"id":"T010"})");
+  REQUIRE(readiness.success);
+  CHECK_FALSE(readiness.data["ready"].as_bool());
+  CHECK(readiness.data["blockers"].as_array()[0]["kind"].as_string() == "lifecycle");
+  CHECK(readiness.data["blockers"].as_array()[0]["missing"].size() == 4);
   const std::vector<std::string> stages = {"research", "consensus", "specification", "decomposition",
                                            "implementation", "validation", "testing", "release"};
   for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -70,7 +76,10 @@ TEST_CASE("an epic walks all eight stages in strict mode, each gated by the ones
     REQUIRE(done.success);
     CHECK(done.data["from"].as_string() == "active");
     CHECK(code_of(record(p, stages[i])) == "E_NO_CHANGE");
-    if (stages[i] == "decomposition") CHECK(complete(p, "T010").success);  // implementation work may now finish
+    if (stages[i] == "decomposition") {  // implementation work may now be spawned and finish
+      CHECK(p.mutate("orchestrate", "validate", R"({"id":"T010"})").data["ready"].as_bool());
+      CHECK(complete(p, "T010").success);
+    }
     if (stages[i] != "release") CHECK(code_of(complete(p, "T001")) == "E_LIFECYCLE_GATE_FAILED");
   }
   status = p.query("lifecycle", "status", R"({"id":"T001"})");
