@@ -571,8 +571,6 @@ Result<HelpTarget> resolve_help_target(const Registry& registry, std::string_vie
       }
       std::string message = "unknown domain" + std::string(operation.empty() ? " or operation" : "") + " '" +
                              std::string(domain) + "'";
-      for (auto planned : canonical_domains())
-        if (planned == domain) message = "domain '" + std::string(domain) + "' has no operations in this version";
       Error error = Error(ErrorCode::InvalidDomain, std::move(message))
                         .with_detail("field", "domain")
                         .with_choices(domain, choices);

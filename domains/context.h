@@ -74,6 +74,15 @@ class Context {
     return loaded && loaded->get_bool("security.allowOutsideProject");
   }
   Store& db() { return *store; }
+  /// Who is calling, for records that name an agent: the bound session's agent, else the caller's.
+  Result<std::string> agent_name() {
+    if (!session.empty() && store) {
+      auto found = store->get_session(session);
+      if (!found) return std::unexpected(std::move(found.error()));
+      if (*found && !(*found)->agent.empty()) return (*found)->agent;
+    }
+    return agent;
+  }
   void bind_session(std::string id) { rebind = std::move(id); }
   void record(FieldChange change) {
     if (audit) audit->changes.push_back(std::move(change));

@@ -60,10 +60,8 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
                                                       [&](const auto& op) { return op.domain == request.domain; });
   if (!known_domain) {
     std::vector<std::string> domains = registry.domains(request.gateway);
-    std::string message = "unknown domain '" + request.domain + "'";
-    for (auto planned : canonical_domains())
-      if (planned == request.domain) message = "domain '" + request.domain + "' has no operations in this version";
-    Error error = Error(ErrorCode::InvalidDomain, std::move(message)).with_choices(request.domain, domains);
+    Error error = Error(ErrorCode::InvalidDomain, "unknown domain '" + request.domain + "'")
+                      .with_choices(request.domain, domains);
     const json::Value& guess = error.details["didYouMean"];
     error.fix = guess.is_string() ? "use domain '" + guess.as_string() + "'"
                                   : "use one of the domains in error.details.valid";

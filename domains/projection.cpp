@@ -43,6 +43,16 @@ void add_projection_params(OperationSpec& spec) {
   if (!spec.find_param("fields")) spec.params.push_back(fields_param(spec.row_fields));
 }
 
+ParamSpec limit_param(std::string_view default_json) {
+  return {.name = "limit", .type = ParamType::Int, .default_json = default_json, .min = 1, .max = 500,
+          .description = "Rows per page"};
+}
+
+ParamSpec offset_param() {
+  return {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+          .description = "Rows to skip (from _meta.page.nextOffset)"};
+}
+
 bool wants_full(const Params& params) {
   return params.has("fields") || (params.has("detail") && params.str("detail") == "full");
 }

@@ -27,6 +27,11 @@ ParamSpec fields_param(std::span<const std::string_view> row_fields);
 /// list-like spec's params. Called by Registry::add.
 void add_projection_params(OperationSpec& spec);
 
+/// The paging params of a list-like operation: `limit` (1–500, rows per page) and `offset` (rows
+/// to skip, from _meta.page.nextOffset).
+ParamSpec limit_param(std::string_view default_json);
+ParamSpec offset_param();
+
 /// Whether a handler must build full rows: detail 'full', or a `fields` selection (which may name
 /// any field of a full row).
 bool wants_full(const Params& params);

@@ -185,6 +185,7 @@ void register_issues_domain(Registry& registry);
 void register_orchestrate_domain(Registry& registry);
 void register_skills_domain(Registry& registry);
 void register_research_domain(Registry& registry);
+void register_lifecycle_domain(Registry& registry);
 
 void register_domain_operations(Registry& registry) {
   register_tasks_domain(registry);
@@ -196,6 +197,7 @@ void register_domain_operations(Registry& registry) {
   register_validate_domain(registry);
   register_orchestrate_domain(registry);
   register_research_domain(registry);
+  register_lifecycle_domain(registry);
   register_release_domain(registry);
   register_issues_domain(registry);
   register_skills_domain(registry);

@@ -1,5 +1,6 @@
 #include "engines/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -110,6 +111,18 @@ const std::vector<ConfigKey>& key_table() {
        "orchestrator.spawnCommand is empty. Empty = none"},
       {"orchestrator.spawnTimeoutSeconds", json::Type::Int, "1800", 1, 86400, {},
        "orchestrate.spawn with execute:true stops the agent after this many seconds (recorded as a failed run)"},
+      {"lifecycle.enforcement", json::Type::String, "\"strict\"", 0, 0, {"strict", "advisory", "off"},
+       "Lifecycle stages and verification gates: strict (a missing prerequisite is an error), advisory (a warning) "
+       "or off. Only epics with a recorded stage are gated"},
+      {"lifecycle.allowSkip", json::Type::Array, "[\"consensus\"]", 0, 8,
+       {"research", "consensus", "specification", "decomposition", "implementation", "validation", "testing",
+        "release"},
+       "The stages lifecycle.skip may skip"},
+      {"verification.required", json::Type::Array, "[]", 0, 6,
+       {"implemented", "testsPassed", "qaPassed", "cleanupDone", "securityPassed", "documented"},
+       "Verification gates tasks.complete needs passed (strict: an error; advisory: a warning)"},
+      {"verification.separateAgents", json::Type::Bool, "false", 0, 0, {},
+       "An agent may not pass a verification gate (after implemented) on a task it worked on itself"},
   };
   return keys;
 }
@@ -141,10 +154,10 @@ std::string expectation(const ConfigKey& key) {
   if (key.type == json::Type::Int) {
     return "an integer from " + std::to_string(key.min) + " to " + std::to_string(key.max);
   }
-  if (key.type == json::Type::Array)
+  if (key.type == json::Type::Array && key.choices.empty())
     return "a list of at most " + std::to_string(key.max) + " commands, each a non-empty array of strings";
-  if (key.type == json::Type::String && !key.choices.empty()) {
-    std::string out = "one of ";
+  if (!key.choices.empty()) {
+    std::string out = key.type == json::Type::Array ? "a list of names, each one of " : "one of ";
     for (std::size_t i = 0; i < key.choices.size(); ++i) {
       if (i > 0) out += ", ";
       out += key.choices[i];
@@ -178,8 +191,27 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
       if (!value.is_bool()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
       return {};
     case json::Type::Array: {
-      // A list of commands: each an argv array (program first), never a shell line.
       bool ok = value.is_array() && static_cast<std::int64_t>(value.size()) <= key.max;
+      if (ok && !key.choices.empty()) {
+        // A list of names from the key's choices, each at most once.
+        std::vector<std::string> seen;
+        for (const auto& item : value.as_array()) {
+          if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end()) {
+            ok = false;
+            break;
+          }
+          if (std::find(key.choices.begin(), key.choices.end(), item.as_string()) == key.choices.end()) {
+            std::vector<std::string> choices(key.choices.begin(), key.choices.end());
+            return fail(Error(code, std::move(prefix))
+                            .with_detail("key", std::string(key.name))
+                            .with_choices(item.as_string(), choices));
+          }
+          seen.push_back(item.as_string());
+        }
+        if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+        return {};
+      }
+      // A list of commands: each an argv array (program first), never a shell line.
       if (ok)
         for (const auto& command : value.as_array()) {
           ok = ok && command.is_array() && command.size() > 0;
@@ -307,6 +339,15 @@ const std::string& Config::get_string(std::string_view key) const {
 }
 
 const json::Value& Config::get(std::string_view key) const { return values_[key]; }
+
+std::vector<std::string> Config::get_strings(std::string_view key) const {
+  std::vector<std::string> out;
+  const json::Value& value = get(key);
+  if (value.is_array())
+    for (const auto& item : value.as_array())
+      if (item.is_string()) out.push_back(item.as_string());
+  return out;
+}
 
 Result<void> Config::set(std::string_view key, const json::Value& value) {
   const ConfigKey* spec = find_config_key(key);

@@ -20,7 +20,8 @@ struct ConfigKey {
   std::string_view default_json; // JSON text of the default
   std::int64_t min = 0;          // for Int
   std::int64_t max = 0;          // for Int
-  std::vector<std::string_view> choices;  // for String; empty = free text
+  std::vector<std::string_view> choices;  // String: the values allowed (empty = free text); Array: a list of
+                                          // these names (empty = a list of commands)
   std::string_view description;
   /// Its value may hold something private (a command line with a token): reports such as
   /// issues.diagnostics say only whether it is set.
@@ -44,6 +45,8 @@ class Config {
   bool get_bool(std::string_view key) const;
   const std::string& get_string(std::string_view key) const;
   const json::Value& get(std::string_view key) const;
+  /// An Array key's items that are strings (lists of names such as lifecycle.allowSkip).
+  std::vector<std::string> get_strings(std::string_view key) const;
   /// Validates and sets one key (E_CONFIG_ERROR / E_INVALID_INPUT with the valid list).
   Result<void> set(std::string_view key, const json::Value& value);
   /// The nested JSON form written to config.json.

@@ -258,13 +258,47 @@ CREATE TABLE research_sync(
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// v7: lifecycle stages of epics and verification gates of tasks (the lifecycle domain): the
+// current state of each, and the history of every change with who made it and why.
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE lifecycle(
+  subject TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  notes TEXT NOT NULL DEFAULT '',
+  evidence TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(subject, kind, name)
+) WITHOUT ROWID;
+
+CREATE TABLE lifecycle_events(
+  seq INTEGER PRIMARY KEY,
+  subject TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  from_status TEXT NOT NULL,
+  status TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  notes TEXT NOT NULL DEFAULT '',
+  evidence TEXT NOT NULL DEFAULT '',
+  operation TEXT NOT NULL
+);
+CREATE INDEX lifecycle_events_subject ON lifecycle_events(subject, kind, seq);
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, kSchemaV1, "tasks"},
     {2, kSchemaV2, "idempotency"},
     {3, kSchemaV3, "sessions"},
     {4, kSchemaV4, "compliance"},
     {5, kSchemaV5, "releases"},
     {6, kSchemaV6, "research"},
+    {7, kSchemaV7, "lifecycle"},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -1020,9 +1054,19 @@ class SqliteStore final : public Store {
         CT_TRY(finish(edges, "cannot delete dependency edges"));
       }
       CT_TRY_ASSIGN(sqlite3_stmt* index_raw, prepare("DELETE FROM tasks_fts WHERE rowid = ?1"));
-      Statement index(index_raw);
-      index.bind(1, number);
-      return finish(index, "cannot update the search index");
+      {
+        Statement index(index_raw);
+        index.bind(1, number);
+        CT_TRY(finish(index, "cannot update the search index"));
+      }
+      for (const char* sql : {"DELETE FROM research_links WHERE task_id = ?1", "DELETE FROM lifecycle WHERE subject = ?1",
+                              "DELETE FROM lifecycle_events WHERE subject = ?1"}) {
+        CT_TRY_ASSIGN(sqlite3_stmt* raw_rows, prepare(sql));
+        Statement rows(raw_rows);
+        rows.bind(1, id);
+        CT_TRY(finish(rows, "cannot delete the records of task " + std::string(id)));
+      }
+      return {};
     });
   }
 
@@ -1941,6 +1985,81 @@ class SqliteStore final : public Store {
     stmt.bind(1, cursor.file).bind(2, cursor.offset).bind(3, cursor.lines).bind(4, cursor.head_hash);
     stmt.bind(5, static_cast<std::int64_t>(cursor.synced_at));
     return finish(stmt, "cannot save the manifest cursor");
+  }
+
+  // -- lifecycle ------------------------------------------------------------------------------
+
+  static LifecycleKind parse_kind(std::string_view text) {
+    return text == "gate" ? LifecycleKind::Gate : LifecycleKind::Stage;
+  }
+
+  Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject, LifecycleKind kind) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name, status, at, agent, session, notes, evidence FROM lifecycle "
+                                             "WHERE subject = ?1 AND kind = ?2"));
+    Statement stmt(raw);
+    stmt.bind(1, subject).bind(2, to_string(kind));
+    std::vector<LifecycleState> out;
+    CT_TRY(for_each_row(stmt, "cannot read lifecycle states", [&] {
+      out.push_back(LifecycleState{std::string(subject), kind, std::string(stmt.text(0)), std::string(stmt.text(1)),
+                                   stmt.integer(2), std::string(stmt.text(3)), std::string(stmt.text(4)),
+                                   std::string(stmt.text(5)), std::string(stmt.text(6))});
+    }));
+    return out;
+  }
+
+  Result<void> put_lifecycle(const LifecycleEvent& event) override {
+    const LifecycleState& s = event.state;
+    return atomically([&]() -> Result<void> {
+      {
+        CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR REPLACE INTO lifecycle(subject, kind, name, status, at, "
+                                                 "agent, session, notes, evidence) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                                                 "?8, ?9)"));
+        Statement stmt(raw);
+        stmt.bind(1, s.subject).bind(2, to_string(s.kind)).bind(3, s.name).bind(4, s.status);
+        stmt.bind(5, static_cast<std::int64_t>(s.at)).bind(6, s.agent).bind(7, s.session).bind(8, s.notes);
+        stmt.bind(9, s.evidence);
+        CT_TRY(finish(stmt, "cannot save the lifecycle state"));
+      }
+      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT INTO lifecycle_events(subject, kind, name, from_status, status, "
+                                               "at, agent, session, notes, evidence, operation) VALUES(?1, ?2, ?3, ?4, "
+                                               "?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+      Statement stmt(raw);
+      stmt.bind(1, s.subject).bind(2, to_string(s.kind)).bind(3, s.name).bind(4, event.from).bind(5, s.status);
+      stmt.bind(6, static_cast<std::int64_t>(s.at)).bind(7, s.agent).bind(8, s.session).bind(9, s.notes);
+      stmt.bind(10, s.evidence).bind(11, event.operation);
+      return finish(stmt, "cannot save the lifecycle history");
+    });
+  }
+
+  Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind,
+                                                       std::int64_t limit, std::int64_t offset) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                  prepare("SELECT seq, kind, name, from_status, status, at, agent, session, notes, evidence, operation "
+                          "FROM lifecycle_events WHERE subject = ?1 AND (?2 = '' OR kind = ?2) "
+                          "ORDER BY seq DESC LIMIT ?3 OFFSET ?4"));
+    Statement stmt(raw);
+    stmt.bind(1, subject).bind(2, kind ? to_string(*kind) : std::string_view()).bind(3, limit).bind(4, offset);
+    std::vector<LifecycleEvent> out;
+    CT_TRY(for_each_row(stmt, "cannot read the lifecycle history", [&] {
+      LifecycleEvent event;
+      event.seq = stmt.integer(0);
+      event.state = LifecycleState{std::string(subject), parse_kind(stmt.text(1)), std::string(stmt.text(2)),
+                                   std::string(stmt.text(4)), stmt.integer(5), std::string(stmt.text(6)),
+                                   std::string(stmt.text(7)), std::string(stmt.text(8)), std::string(stmt.text(9))};
+      event.from = std::string(stmt.text(3));
+      event.operation = std::string(stmt.text(10));
+      out.push_back(std::move(event));
+    }));
+    return out;
+  }
+
+  Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM lifecycle_events WHERE subject = ?1 "
+                                             "AND (?2 = '' OR kind = ?2)"));
+    Statement stmt(raw);
+    stmt.bind(1, subject).bind(2, kind ? to_string(*kind) : std::string_view());
+    CT_TRY(step(stmt, "cannot count the lifecycle history"));
+    return stmt.integer(0);
   }
 
   // -- diagnostics ----------------------------------------------------------------------------

@@ -319,6 +319,33 @@ struct ManifestCursor {
   TimeMs synced_at = 0;
 };
 
+/// What a lifecycle record is about: a stage of an epic (RCSD-IVTR) or a verification gate of a
+/// task (engines/lifecycle.h holds the rules of both).
+enum class LifecycleKind { Stage, Gate };
+inline std::string_view to_string(LifecycleKind kind) { return kind == LifecycleKind::Stage ? "stage" : "gate"; }
+
+/// The state of one stage or gate: the last status recorded, by whom and why. A stage or gate
+/// never recorded has no row (it is pending).
+struct LifecycleState {
+  std::string subject;                   // the epic (stages) or task (gates)
+  LifecycleKind kind = LifecycleKind::Stage;
+  std::string name;                      // "research" … "release" | "implemented" … "documented"
+  std::string status;                    // stage: pending|active|completed|skipped|failed; gate: pending|passed|failed
+  TimeMs at = 0;
+  std::string agent;
+  std::string session;
+  std::string notes;
+  std::string evidence;                  // gates: a link, file or test run that shows it
+};
+
+/// One change of a LifecycleState, kept in its history (lifecycle.history).
+struct LifecycleEvent {
+  std::int64_t seq = 0;                  // assigned by the store; newest is highest
+  LifecycleState state;                  // the state after the change
+  std::string from;                      // the status before ("pending" when never recorded)
+  std::string operation;                 // "lifecycle.record", "lifecycle.gate.fail", …
+};
+
 /// A row of a diagnostic query: every column as text (NULL reads as "").
 using DiagnosticRow = std::vector<std::string>;
 
@@ -386,7 +413,8 @@ class Store {
   [[nodiscard]] virtual Result<std::string> allocate_task_id() = 0;
   [[nodiscard]] virtual Result<void> insert_task(const Task& task) = 0;
   [[nodiscard]] virtual Result<void> update_task(const Task& task) = 0;
-  /// Removes the row, its dependency edges in both directions and its index entries.
+  /// Removes the row, its dependency edges in both directions, its index entries, its research
+  /// links and its lifecycle records.
   [[nodiscard]] virtual Result<void> delete_task(std::string_view id) = 0;
   /// Direct children ids ordered by position (archived included when asked).
   [[nodiscard]] virtual Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) = 0;
@@ -462,6 +490,19 @@ class Store {
   [[nodiscard]] virtual Result<ResearchStats> research_stats() = 0;
   [[nodiscard]] virtual Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file) = 0;
   [[nodiscard]] virtual Result<void> put_manifest_cursor(const ManifestCursor& cursor) = 0;
+
+  // Lifecycle stages and verification gates (the lifecycle domain).
+  /// The recorded states of a subject's stages or gates (a row exists once one was recorded).
+  [[nodiscard]] virtual Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject,
+                                                                             LifecycleKind kind) = 0;
+  /// Stores event.state as the current state and appends the event to the subject's history.
+  [[nodiscard]] virtual Result<void> put_lifecycle(const LifecycleEvent& event) = 0;
+  /// A subject's history, newest first; only one kind when given.
+  [[nodiscard]] virtual Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject,
+                                                                             std::optional<LifecycleKind> kind,
+                                                                             std::int64_t limit, std::int64_t offset) = 0;
+  [[nodiscard]] virtual Result<std::int64_t> count_lifecycle_events(std::string_view subject,
+                                                                    std::optional<LifecycleKind> kind) = 0;
 
   // Diagnostics (engines/validator.h), inside a transaction.
   /// Rows of one read-only query in the store's own dialect (SQLite SQL here), `params` bound as

@@ -14,6 +14,7 @@
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
+#include "engines/lifecycle.h"
 #include "engines/session_engine.h"
 #include "engines/task_engine.h"
 
@@ -66,6 +67,25 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
     row.set("ids", json::Value::array_of(open_children));
     out.recommendations.push_back("spawn its children instead: cleo_query {domain:'orchestrate', operation:'ready', "
                                   "params:{epicId:'" + id + "'}}");
+  }
+  // Its epic's lifecycle: work whose stage cannot be entered yet cannot be completed either.
+  LifecycleEngine lifecycle(context.db(), *context.config, 0, Actor{}, nullptr);  // reads only
+  if (lifecycle.enforcement() != Enforcement::Off) {
+    CT_TRY_ASSIGN(std::optional<LifecycleEngine::StageWait> wait, lifecycle.stage_wait(task));
+    if (wait) {
+      std::string detail = wait->stage + " work of epic " + wait->epic + " waits for stage" +
+                           (wait->missing.size() == 1 ? " " : "s ") + join(wait->missing, ", ");
+      std::string fix = "finish or skip " + wait->missing.front() + " first: cleo_query {domain:'lifecycle', "
+                        "operation:'check', params:{id:'" + wait->epic + "', stage:'" + wait->stage + "'}}";
+      if (lifecycle.enforcement() == Enforcement::Strict) {
+        json::Value& row = blocker("lifecycle", std::move(detail));
+        row.set("epic", wait->epic);
+        row.set("missing", json::Value::array_of(wait->missing));
+        out.recommendations.push_back(std::move(fix));
+      } else {
+        out.recommendations.push_back(detail + " (lifecycle.enforcement advisory: it may run; " + fix + ")");
+      }
+    }
   }
   CT_TRY_ASSIGN(std::optional<std::string> holder, context.db().focus_holder(id));
   if (holder) {

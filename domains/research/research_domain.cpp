@@ -481,15 +481,6 @@ ParamSpec task_spec() {
   return {.name = "taskId", .type = ParamType::TaskId, .required = true, .description = "The task", .positional = true};
 }
 
-ParamSpec limit_spec(std::string_view default_json) {
-  return {.name = "limit", .type = ParamType::Int, .default_json = default_json, .min = 1, .max = 500,
-          .description = "Rows per page"};
-}
-
-ParamSpec offset_spec() {
-  return {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-          .description = "Rows to skip (from _meta.page.nextOffset)"};
-}
 
 constexpr std::string_view kDatePattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
@@ -519,7 +510,7 @@ void register_research_domain(Registry& registry) {
                            {.name = "archived", .type = ParamType::Enum, .default_json = R"("exclude")",
                             .choices = {"exclude", "only", "include"},
                             .description = "Archived entries: leave out, only, or include"},
-                           limit_spec("50"), offset_spec()},
+                           limit_param("50"), offset_param()},
                 .returns = "[{id,title,status,date,agentType}] (full entries with detail:'full'); _meta.page when "
                            "there are more rows; E_NO_DATA note when none",
                 .examples = {{R"({"status":["complete"],"limit":20})", "finished research"},
@@ -532,14 +523,14 @@ void register_research_domain(Registry& registry) {
                            {.name = "includeArchived", .type = ParamType::Bool, .description = "Also search archived entries"},
                            {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100,
                             .description = "Most results"},
-                           offset_spec()},
+                           offset_param()},
                 .returns = "[{id,title,status,date,agentType}] best first; _meta.page when more match; E_NO_DATA "
                            "note when nothing matches",
                 .examples = {{R"({"query":"auth"})", "research about auth"}},
                 .idempotent = true, .tier = 2, .row_fields = fields, .aliases = {"search"}, .handler = find});
   registry.add({.domain = "research", .name = "pending", .gateway = Gateway::Query,
                 .summary = "List entries that still need follow-up",
-                .params = {limit_spec("50"), offset_spec()},
+                .params = {limit_param("50"), offset_param()},
                 .returns = "[{id,title,status,date,agentType,needsFollowup,linkedTasks?}] newest first; E_NO_DATA "
                            "note when none",
                 .examples = {{R"({})", "what research left open"}},

@@ -77,13 +77,27 @@ Result<json::Value> typed_value(const ConfigKey& key, const std::string& text) {
     return fail(Error(ErrorCode::InvalidInput, std::string(key.name) + " takes true or false, got '" + text + "'")
                     .with_detail("field", "value"));
   }
+  if (key.type == json::Type::Array && !key.choices.empty() && !trim(text).starts_with("[")) {
+    // A list of names may also come as words: "consensus,testing" (or "" for none).
+    json::Value list = json::Value::array();
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      std::string_view word = trim(rest.substr(0, comma));
+      if (!word.empty()) list.push_back(json::Value(std::string(word)));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    return list;
+  }
   if (key.type == json::Type::Array) {
-    // A list of commands arrives as JSON text: [["make","test"],["npm","run","lint"]].
+    // A list arrives as JSON text: [["make","test"],["npm","run","lint"]], ["consensus"].
     auto parsed = json::parse(text);
     if (!parsed)
-      return fail(Error(ErrorCode::InvalidInput, std::string(key.name) +
-                                                     " takes a JSON list of commands like [[\"make\",\"test\"]], got '" +
-                                                     text + "'")
+      return fail(Error(ErrorCode::InvalidInput,
+                        std::string(key.name) +
+                            (key.choices.empty() ? " takes a JSON list of commands like [[\"make\",\"test\"]], got '"
+                                                 : " takes a JSON list of names, got '") +
+                            text + "'")
                       .with_detail("field", "value"));
     return std::move(*parsed);
   }

@@ -14,10 +14,12 @@
 
 namespace ct::tasks {
 
-inline TaskEngine engine(Context& context) {
-  return TaskEngine(context.db(), *context.config, context.now(), context.session,
+/// The task engine at `now` (a call reads the clock once: its changes share one time).
+inline TaskEngine engine(Context& context, TimeMs now) {
+  return TaskEngine(context.db(), *context.config, now, context.session,
                     [&context](FieldChange change) { context.record(std::move(change)); });
 }
+inline TaskEngine engine(Context& context) { return engine(context, context.now()); }
 
 /// The subject task id, required and positional on the CLI.
 inline ParamSpec id_param(std::string_view description = "Task id, e.g. T001") {

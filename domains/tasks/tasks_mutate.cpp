@@ -4,6 +4,7 @@
 
 #include "core/text.h"
 #include "domains/tasks/tasks_common.h"
+#include "engines/lifecycle.h"
 #include "engines/session_engine.h"
 
 namespace ct::tasks {
@@ -120,9 +121,20 @@ Result<Reply> update(Context& context, const Params& params) {
 }
 
 Result<Reply> complete(Context& context, const Params& params) {
-  auto engine_ = engine(context);
+  const TimeMs now = context.now();
+  auto engine_ = engine(context, now);
+  // The lifecycle's stages and verification gates come first (engines/lifecycle.h): strict
+  // enforcement refuses, advisory warns. A task already done is E_NO_CHANGE, never refused.
+  std::vector<std::string> gate_warnings;
+  CT_TRY_ASSIGN(Task task, engine_.get_live(params.str("id")));
+  if (task.status != TaskStatus::Done) {
+    CT_TRY_ASSIGN(std::string agent, context.agent_name());
+    LifecycleEngine lifecycle(context.db(), *context.config, now, Actor{agent, context.session}, nullptr);
+    CT_TRY(lifecycle.check_complete(task, gate_warnings));
+  }
   CT_TRY_ASSIGN(CompleteResult result, engine_.complete(params.str("id"), params.opt_str("notes").value_or(""),
                                                         params.opt_integer("ifVersion")));
+  result.warnings.insert(result.warnings.begin(), gate_warnings.begin(), gate_warnings.end());
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
   data.set("status", to_string(result.task.status));
@@ -523,8 +535,12 @@ void register_tasks_mutations(Registry& registry) {
                 .params = {id_param(),
                            {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
                            if_version_param()},
-                .returns = "{id,status,completedAt,unblocked?[ids now ready]}; E_NO_CHANGE note when already done",
-                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
+                .returns = "{id,status,completedAt,unblocked?[ids now ready]}; E_NO_CHANGE note when already done. "
+                           "In an epic with recorded lifecycle stages, or with verification.required gates, what "
+                           "lifecycle.stages lists must hold first (strict: E_LIFECYCLE_GATE_FAILED or "
+                           "E_GATE_DEPENDENCY; advisory: a warning)",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
+                           ErrorCode::LifecycleGateFailed, ErrorCode::GateDependency},
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "complete",
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});

@@ -1,9 +1,13 @@
 // Shared helpers for unit tests: a temporary directory and a router on a fresh project.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
+
+#include <sqlite3.h>
 
 #include "core/clock.h"
 #include "unit/temp_dir.h"
@@ -75,6 +79,27 @@ inline std::string code_of(const Envelope& e) {
   if (e.error) return std::string(to_string(e.error->code));
   if (e.note) return std::string(to_string(*e.note));
   return "";
+}
+
+/// Makes a store look as an older ct left it: drops the tables of every later schema step and
+/// sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
+inline void downgrade_store(const std::filesystem::path& db, int version) {
+  // The tables each schema step from v4 on creates (engines/sqlite_store.cpp, kMigrations).
+  static const char* const kTablesOf[][4] = {
+      {"compliance"}, {"releases"}, {"research", "research_fts", "research_links", "research_sync"},
+      {"lifecycle", "lifecycle_events"}};
+  std::string sql;
+  for (int step = std::max(version + 1, 4); step <= 7; ++step)
+    for (const char* table : kTablesOf[step - 4])
+      if (table) sql += "DROP TABLE IF EXISTS " + std::string(table) + "; ";
+  sql += "PRAGMA user_version = " + std::to_string(version);
+  sqlite3* raw = nullptr;
+  if (sqlite3_open(db.c_str(), &raw) != SQLITE_OK || sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    std::string message = raw ? sqlite3_errmsg(raw) : "cannot open";
+    sqlite3_close(raw);
+    throw std::runtime_error("downgrade_store: " + message);
+  }
+  sqlite3_close(raw);
 }
 
 }  // namespace ct::test

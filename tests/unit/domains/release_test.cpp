@@ -1,7 +1,6 @@
 // The release domain: releases in the store, the changelog merged into CHANGELOG.md, and
 // ship / tag / rollback against real temporary git repositories with a local bare remote.
 #include <catch2/catch.hpp>
-#include <sqlite3.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -384,13 +383,7 @@ TEST_CASE("a schema-4 store is backed up, then upgraded with the releases table 
   test::Project p;
   p.add(R"({"title":"Survives the upgrade"})");
   const auto db = p.dir() / ".cleo" / "tasks.db";
-  {
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(raw, "DROP TABLE research; DROP TABLE research_fts; DROP TABLE research_links; "
-                                "DROP TABLE research_sync; DROP TABLE releases; PRAGMA user_version = 4", nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  test::downgrade_store(db, 4);
   REQUIRE(inspect_sqlite_file(db, false)->schema_version == 4);
   RouterOptions options;
   options.project_dir = p.dir();

@@ -388,8 +388,7 @@ TEST_CASE("restore: a backup of an older schema is migrated on the copy", "[syst
   REQUIRE(saved.success);
   fs::path file = saved.data["file"].as_string();
   // Make the backup look like schema 3 (before protocol-check results).
-  raw_sql(file, "DROP TABLE IF EXISTS research; DROP TABLE IF EXISTS research_fts; DROP TABLE IF EXISTS research_links; "
-          "DROP TABLE IF EXISTS research_sync; DROP TABLE IF EXISTS releases; DROP TABLE IF EXISTS compliance; PRAGMA user_version = 3");
+  test::downgrade_store(file, 3);
   auto dry = p.mutate("system", "restore", R"({"dryRun":true})");
   REQUIRE(dry.success);
   CHECK(dry.data["schemaVersion"].as_int() == 3);
@@ -406,8 +405,7 @@ TEST_CASE("any command that upgrades an old store backs it up first", "[system][
   test::Project p;
   fs::path db = p.dir() / ".cleo" / "tasks.db";
   p.add(R"({"title":"Survives the upgrade"})");
-  raw_sql(db, "DROP TABLE IF EXISTS research; DROP TABLE IF EXISTS research_fts; DROP TABLE IF EXISTS research_links; "
-          "DROP TABLE IF EXISTS research_sync; DROP TABLE IF EXISTS releases; DROP TABLE IF EXISTS compliance; PRAGMA user_version = 3");
+  test::downgrade_store(db, 3);
   auto fresh = router_at(p.dir(), "2026-01-02T00:00:00Z");
   auto shown = call(*fresh, Gateway::Query, "tasks", "show", R"({"id":"T001"})");
   REQUIRE(shown.success);
@@ -431,8 +429,7 @@ TEST_CASE("migrate: pending steps, a backup first, and a clear error for newer s
 
   fs::path db = p.dir() / ".cleo" / "tasks.db";
   p.add(R"({"title":"Survives the upgrade"})");
-  raw_sql(db, "DROP TABLE IF EXISTS research; DROP TABLE IF EXISTS research_fts; DROP TABLE IF EXISTS research_links; "
-          "DROP TABLE IF EXISTS research_sync; DROP TABLE IF EXISTS releases; DROP TABLE IF EXISTS compliance; PRAGMA user_version = 3");
+  test::downgrade_store(db, 3);
   // A fresh router: the store is not open yet (the router would migrate it on open).
   auto fresh = router_at(p.dir(), "2026-01-02T00:00:00Z");
   auto dry = call(*fresh, Gateway::Mutate, "system", "migrate", R"({"dryRun":true})");

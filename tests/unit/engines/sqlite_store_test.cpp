@@ -566,9 +566,18 @@ TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]")
   CHECK(store->dependents_of("T004")->empty());
   CHECK(*store->dependents_of("T001") == std::vector<std::string>{"T006"});
 
-  // Delete removes edges both ways.
+  // Delete removes edges both ways, and the task's lifecycle records.
+  LifecycleEvent gate;
+  gate.state = LifecycleState{"T001", LifecycleKind::Gate, "implemented", "passed", 1, "coder"};
+  gate.from = "pending";
+  gate.operation = "lifecycle.gate.pass";
+  REQUIRE(store->put_lifecycle(gate));
+  REQUIRE(store->lifecycle_states("T001", LifecycleKind::Gate)->size() == 1);
+  REQUIRE(*store->count_lifecycle_events("T001", std::nullopt) == 1);
   REQUIRE(store->delete_task("T001"));
   CHECK(store->dependents_of("T001")->empty());
+  CHECK(store->lifecycle_states("T001", LifecycleKind::Gate)->empty());
+  CHECK(*store->count_lifecycle_events("T001", std::nullopt) == 0);
   CHECK_FALSE(store->get_task("T001")->has_value());
   auto again = store->delete_task("T001");
   REQUIRE_FALSE(again);
