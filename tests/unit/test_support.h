@@ -81,6 +81,18 @@ inline std::string code_of(const Envelope& e) {
   return "";
 }
 
+/// Runs SQL on a store file behind the store's back (tests that need data the store itself
+/// would never write); throws with SQLite's message when it fails.
+inline void run_sql(const std::filesystem::path& db, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  if (sqlite3_open(db.c_str(), &raw) != SQLITE_OK || sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    std::string message = raw ? sqlite3_errmsg(raw) : "cannot open";
+    sqlite3_close(raw);
+    throw std::runtime_error("run_sql: " + message);
+  }
+  sqlite3_close(raw);
+}
+
 /// Makes a store look as an older ct left it: drops the tables of every later schema step and
 /// sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -93,13 +105,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
     for (const char* table : kTablesOf[step - 4])
       if (table) sql += "DROP TABLE IF EXISTS " + std::string(table) + "; ";
   sql += "PRAGMA user_version = " + std::to_string(version);
-  sqlite3* raw = nullptr;
-  if (sqlite3_open(db.c_str(), &raw) != SQLITE_OK || sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-    std::string message = raw ? sqlite3_errmsg(raw) : "cannot open";
-    sqlite3_close(raw);
-    throw std::runtime_error("downgrade_store: " + message);
-  }
-  sqlite3_close(raw);
+  run_sql(db, sql);
 }
 
 }  // namespace ct::test
