@@ -373,6 +373,21 @@ RuleOutcome provenance_rule(const RuleInput& in) {
   return passed(std::move(note));
 }
 
+/// CONT-003: the verification gates verification.required names are passed, and so is every
+/// check recorded about the task.
+RuleOutcome gates_and_checks_rule(const RuleInput& in) {
+  if (!in.evidence.task) return skipped(no_task());
+  const auto& missing = in.evidence.missing_gates;
+  if (!missing.empty())
+    return failed(in.evidence.task->id + " has not passed the verification gate" + (missing.size() == 1 ? " " : "s ") +
+                  quoted_list(missing) + " (verification.required)");
+  RuleOutcome checks = recorded_checks_rule(in);
+  if (in.evidence.required_gates.empty() || checks.status == RuleStatus::Fail) return checks;
+  const std::string gates = std::to_string(in.evidence.required_gates.size()) + " required gate" +
+                            (in.evidence.required_gates.size() == 1 ? "" : "s") + " passed";
+  return passed(checks.status == RuleStatus::Pass ? gates + "; " + checks.message : gates);
+}
+
 RuleOutcome not_observable(std::string why) { return skipped(std::move(why)); }
 
 // ---- research -------------------------------------------------------------------------------
@@ -944,9 +959,10 @@ std::vector<ProtocolInfo> build_protocols() {
             cont_commits},
            {"CONT-002", Must, "Tags its files with @task (and @session) provenance",
             "add a comment '@task {id}' to each file of {id}", provenance_rule},
-           {"CONT-003", Must, "Passes its checks before merging",
-            "cleo_query {domain:'validate', operation:'compliance', params:{id:'{id}'}} lists what failed",
-            recorded_checks_rule},
+           {"CONT-003", Must, "Passes its gates (verification.required) and recorded checks before merging",
+            "cleo_query {domain:'lifecycle', operation:'gates', params:{id:'{id}'}} and cleo_query "
+            "{domain:'validate', operation:'compliance', params:{id:'{id}'}} show what is not passed",
+            gates_and_checks_rule},
            {"CONT-005", Should, "Flags conflicts with other sessions' work on the same files",
             "cleo_mutate {domain:'tasks', operation:'update', params:{id:'{id}', notes:'overlaps with T…'}}",
             cont_conflicts},

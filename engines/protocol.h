@@ -97,6 +97,8 @@ struct ProtocolEvidence {
   std::string test_command;                      // validate.testCommand
   std::int64_t coverage_threshold = 0;           // validate.coverageThreshold (0 = none)
   std::vector<ComplianceSummary> checks;         // the latest result of each check recorded about the task
+  std::vector<std::string> required_gates;       // verification.required (contribution)
+  std::vector<std::string> missing_gates;        // of those, the ones the task has not passed
   std::vector<FileOverlap> overlaps;
   std::optional<Release> release;                // the newest release that holds the task
   bool release_superseded = false;               // a release was shipped after it

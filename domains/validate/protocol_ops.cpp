@@ -13,6 +13,7 @@
 #include "domains/projection.h"
 #include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
+#include "engines/lifecycle.h"
 #include "engines/research.h"
 
 namespace ct::validate {
@@ -169,6 +170,15 @@ Result<void> collect_checks(Context& context, ProtocolEvidence& evidence) {
   return {};
 }
 
+/// The verification gates the project requires and those the task has not passed (read only).
+Result<void> collect_gates(Context& context, ProtocolEvidence& evidence) {
+  evidence.required_gates = context.config->get_strings("verification.required");
+  if (evidence.required_gates.empty()) return {};
+  LifecycleEngine lifecycle(context.db(), *context.config, context.now(), Actor{}, [](FieldChange) {});
+  CT_TRY_ASSIGN(evidence.missing_gates, lifecycle.missing_required_gates(evidence.task->id));
+  return {};
+}
+
 }  // namespace
 
 std::string protocol_check_name(Protocol protocol) { return "protocol." + std::string(to_string(protocol)); }
@@ -255,7 +265,10 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
     read_task_files(context, evidence);
   if (task && (protocol == Protocol::Contribution || protocol == Protocol::Validation))
     CT_TRY(collect_checks(context, evidence));
-  if (task && protocol == Protocol::Contribution) CT_TRY(collect_overlaps(context, evidence));
+  if (task && protocol == Protocol::Contribution) {
+    CT_TRY(collect_overlaps(context, evidence));
+    CT_TRY(collect_gates(context, evidence));
+  }
   if (task && protocol == Protocol::Release) CT_TRY(collect_release(context, evidence));
   if (protocol == Protocol::Testing) {
     evidence.test_command = context.config->get_string("validate.testCommand");

@@ -268,6 +268,14 @@ TEST_CASE("validate.protocol contribution and validation read the checks recorde
   REQUIRE(e.warnings.size() == 1);
   CHECK(e.warnings[0] == "CONT-005 (SHOULD): active T002 (src/login.ts) also work on its files; no note of T001 "
                          "names them");
+  // The verification gates the project requires are gates before merging.
+  configure(p, "verification.required", "implemented");
+  Envelope gated = p.query("validate", "protocol", R"({"id":"T001","protocol":"contribution"})");
+  CHECK(code_of(gated) == "E_PROTOCOL_CONTRIBUTION");
+  CHECK(gated.error->message.find("CONT-003 T001 has not passed the verification gate implemented") !=
+        std::string::npos);
+  REQUIRE(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented"})").success);
+  CHECK(p.query("validate", "protocol", R"({"id":"T001","protocol":"contribution"})").success);
   REQUIRE(p.mutate("validate", "compliance.record", R"({"check":"lint","passed":false,"id":"T001"})").success);
   Envelope failing = p.query("validate", "protocol", R"({"id":"T001","protocol":"contribution"})");
   CHECK(code_of(failing) == "E_PROTOCOL_CONTRIBUTION");

@@ -437,9 +437,19 @@ TEST_CASE("implementation and contribution: provenance tags, tests, checks, conf
     CHECK(status(report, "CONT-001") == RuleStatus::Skipped);
     CHECK(report.valid);
     evidence.task->notes = {Note{1, "overlaps with T007 on src/a.cpp"}};
+    // Required verification gates come first; passed, they count next to the checks.
+    evidence.required_gates = {"implemented", "testsPassed"};
+    evidence.missing_gates = {"testsPassed"};
+    report = check_protocol(Protocol::Contribution, evidence, false);
+    CHECK(failures(report) == std::vector<std::string>{"CONT-003"});
+    CHECK(message(report, "CONT-003") == "T001 has not passed the verification gate testsPassed (verification.required)");
+    evidence.missing_gates.clear();
+    CHECK(message(check_protocol(Protocol::Contribution, evidence, false), "CONT-003") ==
+          "2 required gates passed; 1 recorded check passed");
     evidence.checks.front().last_passed = false;
     report = check_protocol(Protocol::Contribution, evidence, false);
     CHECK(failures(report) == std::vector<std::string>{"CONT-003"});
+    CHECK(message(report, "CONT-003") == "the latest result of protocol.implementation failed");
     CHECK(report.error_code() == ErrorCode::ProtocolContribution);
   }
 }
