@@ -10,14 +10,11 @@
 #include "disclosure/help.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "engines/lifecycle.h"
 #include "engines/research.h"
 
 namespace ct::disclosure {
 namespace {
-
-/// The lifecycle stages (PRODUCT.md §5): the kind of work whose output is recorded.
-constexpr std::string_view kProtocols[] = {"research",       "consensus",  "specification", "decomposition",
-                                           "implementation", "validation", "testing",       "release"};
 
 Result<Reply> inject(Context& context, const Params& params) {
   const std::string protocol = params.opt_str("protocol").value_or("research");
@@ -77,7 +74,8 @@ Result<Reply> inject(Context& context, const Params& params) {
 }  // namespace
 
 void register_research_inject(Registry& registry) {
-  std::vector<std::string_view> protocols(std::begin(kProtocols), std::end(kProtocols));
+  // The lifecycle stages: the kind of work whose output is recorded.
+  std::vector<std::string_view> protocols(kLifecycleStages.begin(), kLifecycleStages.end());
   registry.add({.domain = "research", .name = "inject", .gateway = Gateway::Mutate,
                 .summary = "The output protocol block for a subagent's prompt",
                 .params = {{.name = "protocol", .type = ParamType::Enum, .default_json = R"("research")",

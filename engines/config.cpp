@@ -10,6 +10,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "engines/command_line.h"
+#include "engines/lifecycle.h"
 
 namespace ct {
 namespace {
@@ -115,11 +116,10 @@ const std::vector<ConfigKey>& key_table() {
        "Lifecycle stages and verification gates: strict (a missing prerequisite is an error), advisory (a warning) "
        "or off. Only epics with a recorded stage are gated"},
       {"lifecycle.allowSkip", json::Type::Array, "[\"consensus\"]", 0, 8,
-       {"research", "consensus", "specification", "decomposition", "implementation", "validation", "testing",
-        "release"},
+       {kLifecycleStages.begin(), kLifecycleStages.end()},
        "The stages lifecycle.skip may skip"},
       {"verification.required", json::Type::Array, "[]", 0, 6,
-       {"implemented", "testsPassed", "qaPassed", "cleanupDone", "securityPassed", "documented"},
+       {kVerificationGates.begin(), kVerificationGates.end()},
        "Verification gates tasks.complete needs passed (strict: an error; advisory: a warning)"},
       {"verification.separateAgents", json::Type::Bool, "false", 0, 0, {},
        "An agent may not pass a verification gate (after implemented) on a task it worked on itself"},

@@ -219,11 +219,7 @@ Result<Reply> fix(Context& context, const Params& params) {
 /// Stores a compliance result, attributed to the caller's session and its agent.
 Result<std::int64_t> insert_compliance(Context& context, ComplianceRecord& record) {
   record.session = context.session;
-  record.agent = context.agent;
-  if (!context.session.empty()) {
-    CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(context.session));
-    if (session && !session->agent.empty()) record.agent = session->agent;
-  }
+  CT_TRY_ASSIGN(record.agent, context.agent_name());
   return context.db().insert_compliance(record);
 }
 
