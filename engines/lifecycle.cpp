@@ -45,6 +45,27 @@ bool record_allowed(std::string_view from, std::string_view to) {
   return false;  // completed, skipped: only reset goes back
 }
 
+/// Every stage or gate of `subject` in `names`' order; one never recorded is pending (at 0).
+Result<std::vector<LifecycleState>> in_order(Store& store, const std::string& subject, LifecycleKind kind,
+                                             std::span<const std::string_view> names) {
+  CT_TRY_ASSIGN(std::vector<LifecycleState> recorded, store.lifecycle_states(subject, kind));
+  std::vector<LifecycleState> out;
+  for (auto name : names) {
+    auto found = std::find_if(recorded.begin(), recorded.end(), [&](const auto& s) { return s.name == name; });
+    out.push_back(found != recorded.end() ? *found
+                                          : LifecycleState{subject, kind, std::string(name), "pending"});
+  }
+  return out;
+}
+
+/// The reply of a change to the status it already had (E_NO_CHANGE).
+LifecycleChange unchanged(const LifecycleState& current) {
+  LifecycleChange same;
+  same.state = current;
+  same.from = current.status;
+  return same;
+}
+
 }  // namespace
 
 std::string_view to_string(Enforcement enforcement) {
@@ -125,17 +146,7 @@ Result<Task> LifecycleEngine::stage_subject(const std::string& id) {
 }
 
 Result<std::vector<LifecycleState>> LifecycleEngine::stages(const std::string& epic) {
-  CT_TRY_ASSIGN(std::vector<LifecycleState> recorded, store_.lifecycle_states(epic, LifecycleKind::Stage));
-  std::vector<LifecycleState> out;
-  for (auto stage : kLifecycleStages) {
-    auto found = std::find_if(recorded.begin(), recorded.end(), [&](const auto& s) { return s.name == stage; });
-    if (found != recorded.end()) {
-      out.push_back(*found);
-    } else {
-      out.push_back(LifecycleState{epic, LifecycleKind::Stage, std::string(stage), "pending"});
-    }
-  }
-  return out;
+  return in_order(store_, epic, LifecycleKind::Stage, kLifecycleStages);
 }
 
 bool LifecycleEngine::tracked(const std::vector<LifecycleState>& stages) {
@@ -183,10 +194,7 @@ Result<LifecycleChange> LifecycleEngine::record(const Task& epic, std::string_vi
   CT_TRY_ASSIGN(std::vector<LifecycleState> all, stages(epic.id));
   const LifecycleState& current = all[*stage_index(stage)];
   if (current.status == status) {
-    LifecycleChange same;
-    same.state = current;
-    same.from = current.status;
-    return same;
+    return unchanged(current);
   }
   if (!record_allowed(current.status, status)) {
     Error error(ErrorCode::LifecycleTransitionInvalid, "Stage " + std::string(stage) + " of " + epic.id + " is " +
@@ -234,10 +242,7 @@ Result<LifecycleChange> LifecycleEngine::skip(const Task& epic, std::string_view
   CT_TRY_ASSIGN(std::vector<LifecycleState> all, stages(epic.id));
   const LifecycleState& current = all[*stage_index(stage)];
   if (current.status == "skipped") {
-    LifecycleChange same;
-    same.state = current;
-    same.from = current.status;
-    return same;
+    return unchanged(current);
   }
   if (current.status == "completed") {
     Error error(ErrorCode::LifecycleTransitionInvalid,
@@ -253,10 +258,7 @@ Result<LifecycleChange> LifecycleEngine::reset(const Task& epic, std::string_vie
   const std::size_t index = *stage_index(stage);
   const LifecycleState& current = all[index];
   if (current.status == "pending") {
-    LifecycleChange same;
-    same.state = current;
-    same.from = current.status;
-    return same;
+    return unchanged(current);
   }
   CT_TRY_ASSIGN(LifecycleChange change, put(epic.id, LifecycleKind::Stage, stage, "pending", current.status, reason,
                                             "", "lifecycle.reset"));
@@ -270,17 +272,7 @@ Result<LifecycleChange> LifecycleEngine::reset(const Task& epic, std::string_vie
 }
 
 Result<std::vector<LifecycleState>> LifecycleEngine::gates(const std::string& task_id) {
-  CT_TRY_ASSIGN(std::vector<LifecycleState> recorded, store_.lifecycle_states(task_id, LifecycleKind::Gate));
-  std::vector<LifecycleState> out;
-  for (auto gate : kVerificationGates) {
-    auto found = std::find_if(recorded.begin(), recorded.end(), [&](const auto& s) { return s.name == gate; });
-    if (found != recorded.end()) {
-      out.push_back(*found);
-    } else {
-      out.push_back(LifecycleState{task_id, LifecycleKind::Gate, std::string(gate), "pending"});
-    }
-  }
-  return out;
+  return in_order(store_, task_id, LifecycleKind::Gate, kVerificationGates);
 }
 
 Result<std::vector<std::string>> LifecycleEngine::authors(const std::string& task_id,
@@ -308,10 +300,7 @@ Result<LifecycleChange> LifecycleEngine::pass_gate(const Task& task, std::string
   const std::size_t index = *gate_index(gate);
   const LifecycleState& current = all[index];
   if (current.status == "passed") {
-    LifecycleChange same;
-    same.state = current;
-    same.from = current.status;
-    return same;
+    return unchanged(current);
   }
   if (index > 0 && config_.get_bool("verification.separateAgents")) {
     if (actor_.agent.empty()) {

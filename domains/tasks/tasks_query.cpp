@@ -64,17 +64,15 @@ Result<Reply> show(Context& context, const Params& params) {
     // The research entries linked to it (research.link): only in the full record.
     CT_TRY_ASSIGN(std::vector<std::string> research, context.db().research_for_task(task.id));
     if (!research.empty()) data.set("research", json::Value::array_of(research));
-    // Its verification gates and, for an epic, its lifecycle stages: those recorded (lifecycle.*).
-    for (auto [kind, key] : {std::pair{LifecycleKind::Gate, "gates"}, std::pair{LifecycleKind::Stage, "stages"}}) {
-      CT_TRY_ASSIGN(std::vector<LifecycleState> states, context.db().lifecycle_states(task.id, kind));
-      if (states.empty()) continue;
-      auto order = [kind](const LifecycleState& s) {
-        return (kind == LifecycleKind::Gate ? gate_index(s.name) : stage_index(s.name)).value_or(99);
-      };
-      std::sort(states.begin(), states.end(), [&](const auto& a, const auto& b) { return order(a) < order(b); });
+    // Its verification gates and, for an epic, its lifecycle stages: those recorded, in order.
+    LifecycleEngine lifecycle(context.db(), *context.config, 0, Actor{}, nullptr);  // reads only
+    CT_TRY_ASSIGN(std::vector<LifecycleState> gates, lifecycle.gates(task.id));
+    CT_TRY_ASSIGN(std::vector<LifecycleState> stages, lifecycle.stages(task.id));
+    for (const auto& [key, states] : {std::pair{"gates", &gates}, std::pair{"stages", &stages}}) {
       json::Value map = json::Value::object();
-      for (const auto& state : states) map.set(state.name, state.status);
-      data.set(key, std::move(map));
+      for (const auto& state : *states)
+        if (state.at != 0) map.set(state.name, state.status);
+      if (map.size() > 0) data.set(key, std::move(map));
     }
   }
   return Reply{std::move(data), {}, {}, {}};
