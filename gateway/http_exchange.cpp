@@ -126,6 +126,26 @@ bool parse_content_length(std::string_view text, std::size_t& out) {
   return true;
 }
 
+/// The headers that mirror a request's body (2026-07-28); a header sent twice counts as its first.
+MirroredHeaders mirrored_headers(const std::vector<HttpHeader>& headers) {
+  MirroredHeaders out;
+  if (auto value = find_header(headers, "MCP-Protocol-Version")) out.protocol_version = std::string(*value);
+  if (auto value = find_header(headers, "Mcp-Method")) out.method = std::string(*value);
+  if (auto value = find_header(headers, "Mcp-Name")) out.name = std::string(*value);
+  return out;
+}
+
+/// The HTTP status of a stateless reply (2026-07-28): 200 for a result; a method that does not
+/// exist is 404, so that a client can tell it from a server without the endpoint; every other
+/// refusal of the request (bad _meta, headers, version, params, framing) 400; a bug of ours 500.
+int stateless_status(const Outcome& outcome) {
+  switch (static_cast<RpcError>(outcome.error_code)) {
+    case RpcError::MethodNotFound: return 404;
+    case RpcError::InternalError: return 500;
+    default: return outcome.error_code == 0 ? 200 : 400;
+  }
+}
+
 }  // namespace
 
 std::optional<std::string_view> find_header(const std::vector<HttpHeader>& headers, std::string_view name) {
@@ -249,6 +269,13 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
     return error_response(400, RpcError::ParseError, "Parse error: " + parsed.error().message);
   std::string id = id_json_of(outline);
 
+  // The era of the request decides everything after this point: a stateless request (2026-07-28)
+  // is answered on its own, whatever session header it carries; any other needs its session.
+  MirroredHeaders mirrored = mirrored_headers(request.headers);
+  bool stateless = parsed ? is_stateless_message(*parsed, &mirrored)
+                          : mirrored.protocol_version && is_stateless_version(*mirrored.protocol_version);
+  if (stateless) return handle_stateless(request, parsed ? &*parsed : nullptr, mirrored);
+
   bool is_initialize = outline.member("method") == R"("initialize")";
   std::string session_id = header_or_empty(request.headers, "Mcp-Session-Id");
   std::shared_ptr<Session> session;
@@ -257,10 +284,13 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
     if (!session)
       return error_response(404, RpcError::InvalidRequest, "Session not found: start a new one with initialize", id);
   } else if (!is_initialize) {
-    return error_response(400, RpcError::InvalidRequest, "Bad Request: Mcp-Session-Id header is required", id);
+    return error_response(400, RpcError::InvalidRequest,
+                          "Bad Request: Mcp-Session-Id header is required (or, for protocol 2026-07-28, "
+                          "MCP-Protocol-Version: 2026-07-28 and _meta in the request)",
+                          id);
   }
   if (auto version = find_header(request.headers, "MCP-Protocol-Version"); version && !is_initialize) {
-    if (!is_supported_version(*version))
+    if (!is_handshake_version(*version))
       return error_response(400, RpcError::InvalidRequest,
                             "Bad Request: unsupported MCP-Protocol-Version " + printable_header(*version), id);
   }
@@ -287,6 +317,31 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
     return response;
   }
   response.status = outcome.kind == MessageKind::Invalid ? 400 : 200;
+  response.headers.push_back({"Content-Type", "application/json"});
+  response.body = std::move(*outcome.reply);
+  return response;
+}
+
+HttpResponse HttpExchange::handle_stateless(const HttpRequest& request, const json::Value* parsed,
+                                            const MirroredHeaders& mirrored) {
+  // Nothing of a session is read or written: no Mcp-Session-Id is looked up, minted or echoed.
+  // A mirrored header sent twice cannot be trusted to say what an intermediary read in it.
+  for (std::string_view name : {"MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"})
+    if (count_headers(request.headers, name) > 1)
+      return error_response(400, RpcError::HeaderMismatch,
+                            "Header mismatch: " + std::string(name) + " is sent more than once",
+                            id_json_of(json::outline(request.body)));
+  auto router = take_router();
+  Connection connection;  // never kept: the next request starts from nothing again
+  Outcome outcome = parsed ? protocol_.handle_parsed(*parsed, connection, *router, request.body, &mirrored)
+                           : protocol_.handle(request.body, connection, *router, &mirrored);
+  give_back(std::move(router));
+  HttpResponse response;
+  if (!outcome.reply) {
+    response.status = 202;  // a notification: accepted, no body
+    return response;
+  }
+  response.status = stateless_status(outcome);
   response.headers.push_back({"Content-Type", "application/json"});
   response.body = std::move(*outcome.reply);
   return response;

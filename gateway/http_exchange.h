@@ -90,6 +90,8 @@ class HttpExchange {
   struct Session;
 
   HttpResponse handle_post(const HttpRequest& request);
+  /// A request of the stateless revision (2026-07-28), after admission: no session involved.
+  HttpResponse handle_stateless(const HttpRequest& request, const json::Value* parsed, const MirroredHeaders& mirrored);
   HttpResponse handle_delete(const HttpRequest& request);
   std::optional<HttpResponse> admit(const HttpRequest& request) const;
   std::unique_ptr<Router> take_router();

@@ -5,60 +5,16 @@
 
 #include "core/json_parse.h"
 #include "core/log.h"
+#include "gateway/tools.h"
 
 namespace ct::mcp {
 namespace {
 
-constexpr std::array<std::string_view, 3> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
+constexpr std::array<std::string_view, 3> kHandshakeVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
-std::string rpc_result(std::string_view id_json, std::string_view result_json) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  out += id_json;
-  out += R"(,"result":)";
-  out += result_json;
-  out += '}';
-  return out;
-}
-
-std::string tool_description(Gateway gateway) {
-  return gateway == Gateway::Query
-             ? "Read CLEO tasks and state; never changes anything. {domain, operation, params}."
-             : "Change CLEO tasks and state: validated, atomic, audited. {domain, operation, params}.";
-}
-
-std::string build_tools_list(const Registry& registry) {
-  std::string out;
-  json::Writer w(out);
-  w.begin_object().key("tools").begin_array();
-  for (Gateway gateway : {Gateway::Query, Gateway::Mutate}) {
-    w.begin_object();
-    w.key("name").value(tool_name(gateway));
-    w.key("description").value(tool_description(gateway));
-    w.key("inputSchema").begin_object();
-    w.key("type").value("object");
-    w.key("properties").begin_object();
-    w.key("domain").begin_object().key("type").value("string").key("enum").begin_array();
-    for (const auto& domain : registry.domains(gateway)) w.value(domain);
-    w.end_array().end_object();
-    w.key("operation").begin_object().key("type").value("string").end_object();
-    w.key("params").begin_object().key("type").value("object").end_object();
-    w.end_object();
-    w.key("required").begin_array().value("domain").value("operation").end_array();
-    w.end_object();
-    w.key("annotations").begin_object();
-    if (gateway == Gateway::Query) {
-      w.key("readOnlyHint").value(true);
-    } else {
-      w.key("readOnlyHint").value(false).key("destructiveHint").value(true);
-    }
-    w.end_object();
-    w.end_object();
-  }
-  w.end_array().end_object();
-  return out;
-}
-
-std::string tool_result(const Envelope& envelope) {
+/// A tool result: the envelope as structuredContent, mirrored as one text block (PRODUCT.md
+/// §3.2). `stateless_tail` ends the result of a stateless request (resultType and _meta).
+std::string tool_result(const Envelope& envelope, std::string_view stateless_tail) {
   std::string body = to_json(envelope);
   std::string out = R"({"content":[{"type":"text","text":)";
   json::write_string(out, body);
@@ -66,6 +22,7 @@ std::string tool_result(const Envelope& envelope) {
   out += body;
   out += R"(,"isError":)";
   out += envelope.success ? "false" : "true";
+  out += stateless_tail;
   out += '}';
   return out;
 }
@@ -76,37 +33,84 @@ Envelope argument_error(std::string message, std::string field) {
   return failure(std::move(error).with_detail("field", std::move(field)));
 }
 
+bool stateless_header(const MirroredHeaders* headers) {
+  return headers && headers->protocol_version && is_stateless_version(*headers->protocol_version);
+}
+
+/// The same test as is_stateless_message(), on the raw text of a message parse() refused.
+bool stateless_outline(const json::Outline& message, const MirroredHeaders* headers) {
+  if (stateless_header(headers)) return true;
+  if (message.top != json::Type::Object) return false;
+  if (message.member("method") == R"("server/discover")") return true;
+  json::Outline params = json::outline(message.member("params"));
+  if (params.top != json::Type::Object) return false;
+  json::Outline meta = json::outline(params.member("_meta"));
+  return meta.top == json::Type::Object && !meta.member(kProtocolVersionKey).empty();
+}
+
+/// Why a method does not exist here, and what to call instead.
+std::string method_not_found(const std::string& method, bool stateless) {
+  std::string message = "Method not found: " + method;
+  if (stateless && (method == "initialize" || method == "ping" || method == "logging/setLevel"))
+    message += " (protocol 2026-07-28 has no handshake and no ping: send server/discover, tools/list or tools/call "
+               "with _meta)";
+  else if (stateless)
+    message += " (this server offers tools only: server/discover, tools/list, tools/call)";
+  else
+    message += " (this server offers tools only: initialize, ping, tools/list, tools/call)";
+  return message;
+}
+
 }  // namespace
 
-std::span<const std::string_view> supported_versions() { return kVersions; }
+std::span<const std::string_view> handshake_versions() { return kHandshakeVersions; }
 
-bool is_supported_version(std::string_view version) {
-  for (auto v : kVersions)
+bool is_handshake_version(std::string_view version) {
+  for (auto v : kHandshakeVersions)
     if (v == version) return true;
   return false;
 }
 
-std::string rpc_error(std::string_view id_json, RpcError code, std::string_view message, const json::Value& data) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
-  out += id_json;
-  out += R"(,"error":{"code":)";
-  out += std::to_string(static_cast<int>(code));
-  out += R"(,"message":)";
-  json::write_string(out, message);
-  if (!data.is_null()) {
-    out += R"(,"data":)";
-    data.dump_to(out);
-  }
-  out += "}}";
-  return out;
+bool is_stateless_message(const json::Value& message, const MirroredHeaders* headers) {
+  if (stateless_header(headers)) return true;
+  if (!message.is_object()) return false;
+  if (message["method"] == json::Value("server/discover")) return true;
+  return claims_request_meta(message["params"]);
 }
 
-Protocol::Protocol(const Registry& registry, ServerInfo info)
-    : registry_(registry), info_(std::move(info)), tools_list_(build_tools_list(registry)) {}
+Protocol::Protocol(const Registry& registry, ServerInfo info) : registry_(registry), info_(std::move(info)) {
+  std::string tools = tools_array(registry);
+  tools_list_ = R"({"tools":)" + tools + "}";
 
-Outcome Protocol::handle(std::string_view message, Connection& connection, Router& router) const {
+  json::Writer meta(server_meta_);
+  meta.begin_object().key(kServerInfoKey).begin_object().key("name").value(info_.name);
+  meta.key("version").value(info_.version).end_object().end_object();
+  server_meta_ = R"("_meta":)" + server_meta_;
+
+  // The stateless tools/list names no server in _meta (a SHOULD): it is the one result hosts
+  // hand to the model with every conversation, and the tools are what they take from it.
+  stateless_tools_list_ = R"({"tools":)" + tools + R"(,"resultType":"complete","ttlMs":)" +
+                          std::to_string(kCacheTtlMs) + R"(,"cacheScope":"public"})";
+
+  json::Writer w(discover_);
+  w.begin_object();
+  w.key("resultType").value("complete");
+  w.key("supportedVersions").begin_array();
+  for (auto version : stateless_versions()) w.value(version);
+  w.end_array();
+  w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
+  w.key("instructions").value(info_.instructions);
+  w.key("ttlMs").value(kCacheTtlMs);
+  w.key("cacheScope").value("public");
+  w.end_object();
+  discover_.pop_back();
+  discover_ += "," + server_meta_ + "}";
+}
+
+Outcome Protocol::handle(std::string_view message, Connection& connection, Router& router,
+                         const MirroredHeaders* headers) const {
   auto parsed = json::parse(message);
-  if (parsed) return handle_parsed(*parsed, connection, router, message);
+  if (parsed) return handle_parsed(*parsed, connection, router, message, headers);
   // Well-formed JSON that holds a value the parser cannot represent (an integer beyond 64 bits,
   // 1e999, a lone surrogate escape) is still a message: its id is answered exactly as sent, and
   // a notification is never answered.
@@ -114,14 +118,23 @@ Outcome Protocol::handle(std::string_view message, Connection& connection, Route
   if (!outline.well_formed) {
     Outcome outcome;
     outcome.reply = rpc_error("null", RpcError::ParseError, "Parse error: " + parsed.error().message);
+    if (stateless_header(headers)) {
+      outcome.stateless = true;
+      outcome.error_code = static_cast<int>(RpcError::ParseError);
+    }
     return outcome;
   }
   std::string why = parsed.error().message;
   if (auto colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
   auto answer = [&](const json::Outline& item, Outcome& outcome) -> std::optional<std::string> {
     outcome.kind = MessageKind::Invalid;
+    outcome.stateless = stateless_outline(item, headers);
+    auto refuse = [&](RpcError code, std::string_view id, const std::string& text) {
+      if (outcome.stateless) outcome.error_code = static_cast<int>(code);
+      return rpc_error(id, code, text);
+    };
     if (item.top != json::Type::Object)
-      return rpc_error("null", RpcError::InvalidRequest, "Invalid Request: a message must be a JSON object");
+      return refuse(RpcError::InvalidRequest, "null", "Invalid Request: a message must be a JSON object");
     std::string_view id = item.member("id");
     bool usable_id = !id.empty() && (id.front() == '"' || id.front() == '-' || (id.front() >= '0' && id.front() <= '9'));
     if (item.member("method").empty()) {
@@ -134,17 +147,21 @@ Outcome Protocol::handle(std::string_view message, Connection& connection, Route
       return std::nullopt;
     }
     outcome.kind = MessageKind::Request;
-    return rpc_error(usable_id ? id : "null", RpcError::InvalidParams,
-                     "Invalid params: a value cannot be represented (" + why +
-                         "); numbers must be finite and integers fit in 64 bits, strings valid Unicode");
+    return refuse(RpcError::InvalidParams, usable_id ? id : "null",
+                  "Invalid params: a value cannot be represented (" + why +
+                      "); numbers must be finite and integers fit in 64 bits, strings valid Unicode");
   };
   Outcome outcome;
   if (outline.top != json::Type::Array) {
     outcome.reply = answer(outline, outcome);
     return outcome;
   }
-  if (connection.protocol_version != "2025-03-26" || outline.elements.empty()) {
+  if (connection.protocol_version != "2025-03-26" || outline.elements.empty() || stateless_header(headers)) {
     outcome.reply = rpc_error("null", RpcError::InvalidRequest, "Invalid Request: this batch is not accepted");
+    if (stateless_header(headers)) {
+      outcome.stateless = true;
+      outcome.error_code = static_cast<int>(RpcError::InvalidRequest);
+    }
     return outcome;
   }
   outcome.kind = MessageKind::Batch;
@@ -161,19 +178,24 @@ Outcome Protocol::handle(std::string_view message, Connection& connection, Route
 }
 
 Outcome Protocol::handle_parsed(const json::Value& message, Connection& connection, Router& router,
-                                std::string_view text) const {
+                                std::string_view text, const MirroredHeaders* headers) const {
   Outcome outcome;
   const json::Value* parsed = &message;
   try {
     if (parsed->is_array()) {
       outcome.kind = MessageKind::Batch;
       // JSON-RPC batches exist only in the 2025-03-26 revision; later revisions removed them.
-      if (connection.protocol_version != "2025-03-26") {
+      if (connection.protocol_version != "2025-03-26" || stateless_header(headers)) {
         outcome.kind = MessageKind::Invalid;
+        std::string version = stateless_header(headers)          ? *headers->protocol_version
+                              : connection.protocol_version.empty() ? std::string(kLatestHandshakeVersion)
+                                                                    : connection.protocol_version;
         outcome.reply = rpc_error("null", RpcError::InvalidRequest,
-                                  "Invalid Request: batches are not supported in protocol version " +
-                                      (connection.protocol_version.empty() ? std::string(kLatestVersion)
-                                                                           : connection.protocol_version));
+                                  "Invalid Request: batches are not supported in protocol version " + version);
+        if (stateless_header(headers)) {
+          outcome.stateless = true;
+          outcome.error_code = static_cast<int>(RpcError::InvalidRequest);
+        }
         return outcome;
       }
       if (parsed->empty()) {
@@ -189,7 +211,7 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
         const json::Value& item = parsed->as_array()[i];
         Outcome inner;
         auto reply = handle_object(item, i < items.elements.size() ? items.elements[i] : std::string_view(),
-                                   connection, router, inner);
+                                   connection, router, inner, headers, true);
         outcome.initialize_succeeded = outcome.initialize_succeeded || inner.initialize_succeeded;
         if (!reply) continue;
         if (any) replies += ',';
@@ -200,19 +222,26 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
       if (any) outcome.reply = std::move(replies);
       return outcome;
     }
-    outcome.reply = handle_object(*parsed, text, connection, router, outcome);
+    outcome.reply = handle_object(*parsed, text, connection, router, outcome, headers, false);
   } catch (const std::exception& e) {
     log::error(std::string("internal error while handling a message: ") + e.what());
     outcome.reply = rpc_error("null", RpcError::InternalError, "Internal error");
+    if (outcome.stateless) outcome.error_code = static_cast<int>(RpcError::InternalError);
   }
   return outcome;
 }
 
 std::optional<std::string> Protocol::handle_object(const json::Value& message, std::string_view text,
-                                                   Connection& connection, Router& router, Outcome& outcome) const {
+                                                   Connection& connection, Router& router, Outcome& outcome,
+                                                   const MirroredHeaders* headers, bool in_batch) const {
   outcome.kind = MessageKind::Invalid;
+  outcome.stateless = !in_batch && is_stateless_message(message, headers);
+  auto refuse = [&](std::string_view id, RpcError code, std::string_view why) {
+    if (outcome.stateless) outcome.error_code = static_cast<int>(code);
+    return rpc_error(id, code, why);
+  };
   if (!message.is_object())
-    return rpc_error("null", RpcError::InvalidRequest, "Invalid Request: a message must be a JSON object");
+    return refuse("null", RpcError::InvalidRequest, "Invalid Request: a message must be a JSON object");
   const json::Value* id = message.find("id");
   const json::Value* method = message.find("method");
   bool valid_id = id && (id->is_string() || id->is_number());
@@ -222,37 +251,44 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
   if (valid_id && id->is_number() && !id->is_int() && !text.empty())
     if (std::string_view raw = json::outline(text).member("id"); !raw.empty()) id_json = raw;
   if (message["jsonrpc"] != json::Value("2.0"))
-    return rpc_error(id_json, RpcError::InvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"");
+    return refuse(id_json, RpcError::InvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"");
   if (!method) {
     if (id && (message.contains("result") || message.contains("error"))) {
       outcome.kind = MessageKind::Response;  // a reply to a server request: nothing to answer
       return std::nullopt;
     }
-    return rpc_error(id_json, RpcError::InvalidRequest, "Invalid Request: missing method");
+    return refuse(id_json, RpcError::InvalidRequest, "Invalid Request: missing method");
   }
   if (!method->is_string())
-    return rpc_error(id_json, RpcError::InvalidRequest, "Invalid Request: method must be a string");
+    return refuse(id_json, RpcError::InvalidRequest, "Invalid Request: method must be a string");
   if (!id) {
-    // Notifications are never answered, whatever they are.
+    // Notifications are never answered, whatever they are. Only the handshake revisions have a
+    // connection for notifications/initialized to mark.
     outcome.kind = MessageKind::Notification;
-    if (method->as_string() == "notifications/initialized") connection.initialized = true;
+    if (!outcome.stateless && method->as_string() == "notifications/initialized") connection.initialized = true;
     log::debug("notification " + method->as_string());
     return std::nullopt;
   }
   if (!valid_id)
-    return rpc_error("null", RpcError::InvalidRequest, "Invalid Request: id must be a string or a number");
+    return refuse("null", RpcError::InvalidRequest, "Invalid Request: id must be a string or a number");
   outcome.kind = MessageKind::Request;
   const std::string& name = method->as_string();
   const json::Value& params = message["params"];
   if (!params.is_null() && !params.is_object())
-    return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: params must be an object");
+    return refuse(id_json, RpcError::InvalidParams, "Invalid params: params must be an object");
+  if (in_batch && is_stateless_message(message, headers))
+    return rpc_error(id_json, RpcError::InvalidRequest,
+                     "Invalid Request: a request with _meta (protocol 2026-07-28) cannot be part of a batch");
+  if (outcome.stateless) return handle_stateless(name, params, id_json, headers, router, outcome);
 
   if (name == "initialize") {
     const json::Value& requested = params["protocolVersion"];
     if (!requested.is_string())
       return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: protocolVersion (string) is required");
-    connection.protocol_version =
-        is_supported_version(requested.as_string()) ? requested.as_string() : std::string(kLatestVersion);
+    // The stateless revision is never negotiated here (it has no handshake): a client asking for
+    // it is offered the latest handshake revision, as is any other version this server lacks.
+    connection.protocol_version = is_handshake_version(requested.as_string()) ? requested.as_string()
+                                                                              : std::string(kLatestHandshakeVersion);
     if (params["clientInfo"]["name"].is_string()) connection.client_name = params["clientInfo"]["name"].as_string();
     if (params["clientInfo"]["version"].is_string())
       connection.client_version = params["clientInfo"]["version"].as_string();
@@ -276,46 +312,95 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
       return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: unknown cursor (tools/list has one page)");
     return rpc_result(id_json, tools_list_);
   }
-  if (name == "tools/call") {
-    const json::Value& tool = params["name"];
-    Gateway gateway;
-    if (tool == json::Value("cleo_query")) {
-      gateway = Gateway::Query;
-    } else if (tool == json::Value("cleo_mutate")) {
-      gateway = Gateway::Mutate;
-    } else {
-      json::Value data = json::Value::object();
-      data.set("valid", json::Value::array_of(std::vector<std::string>{"cleo_query", "cleo_mutate"}));
-      std::string given = tool.is_string() ? tool.as_string() : tool.dump();
-      return rpc_error(id_json, RpcError::InvalidParams,
-                       "Unknown tool '" + given + "'; the tools are cleo_query and cleo_mutate", data);
-    }
-    const json::Value& arguments = params["arguments"];
-    Envelope envelope;
-    if (!arguments.is_null() && !arguments.is_object()) {
-      envelope = argument_error("arguments must be an object {domain, operation, params}", "arguments");
-    } else if (!arguments["domain"].is_string()) {
-      envelope = argument_error("arguments.domain is required (a string such as 'tasks')", "domain");
-    } else if (!arguments["operation"].is_string()) {
-      envelope = argument_error("arguments.operation is required (a string such as 'show')", "operation");
-    } else {
-      std::string stray;
-      for (const auto& [key, value] : arguments.as_object())
-        if (key != "domain" && key != "operation" && key != "params") stray = key;
-      if (!stray.empty()) {
-        envelope = argument_error("unexpected argument '" + stray + "': operation parameters go inside params",
-                                  stray);
-      } else {
-        router.set_session(connection.session);
-        router.set_agent(connection.client_name);
-        envelope = router.dispatch(
-            {gateway, arguments["domain"].as_string(), arguments["operation"].as_string(), arguments["params"]});
-        connection.session = router.session();
-      }
-    }
-    return rpc_result(id_json, tool_result(envelope));
+  if (name == "tools/call") return call_tool(params, id_json, connection, router, outcome);
+  return rpc_error(id_json, RpcError::MethodNotFound, method_not_found(name, false));
+}
+
+std::string Protocol::handle_stateless(const std::string& method, const json::Value& params, const std::string& id_json,
+                                       const MirroredHeaders* headers, Router& router, Outcome& outcome) const {
+  auto refuse = [&](RpcError code, std::string_view why, const json::Value& data = json::Value()) {
+    outcome.error_code = static_cast<int>(code);
+    return rpc_error(id_json, code, why, data);
+  };
+  // The order of the checks is the spec's: a malformed _meta is -32602, headers that disagree
+  // with a well-formed one -32020, and only then is its version judged (-32022).
+  auto meta = read_request_meta(params);
+  if (!meta) return refuse(meta.error().code, meta.error().message, meta.error().data);
+  if (headers)
+    if (auto refusal = check_mirrored_headers(*headers, method, params, meta->protocol_version))
+      return refuse(refusal->code, refusal->message, refusal->data);
+  if (!is_stateless_version(meta->protocol_version)) {
+    json::Value data = json::Value::object();
+    data.set("supported", json::Value::array_of(stateless_versions()));
+    data.set("requested", json::Value(meta->protocol_version));
+    std::string handshake;
+    for (auto version : handshake_versions()) handshake += (handshake.empty() ? "" : ", ") + std::string(version);
+    return refuse(RpcError::UnsupportedProtocolVersion,
+                  "Unsupported protocol version: requests with _meta are served in 2026-07-28 (" + handshake +
+                      " through initialize)",
+                  data);
   }
-  return rpc_error(id_json, RpcError::MethodNotFound, "Method not found: " + name);
+  // No client capability is ever needed (the server asks the client for nothing), so none is
+  // checked: MissingRequiredClientCapability (-32021) is never sent.
+  if (method == "server/discover") return rpc_result(id_json, discover_);
+  if (method == "tools/list") {
+    if (params.contains("cursor") && !params["cursor"].is_null())
+      return refuse(RpcError::InvalidParams, "Invalid params: unknown cursor (tools/list has one page)");
+    return rpc_result(id_json, stateless_tools_list_);
+  }
+  if (method == "tools/call") {
+    // Nothing carries over between stateless requests: each runs with a connection of its own,
+    // bound to no CLEO session (session operations take the session's id instead).
+    Connection connection;
+    connection.protocol_version = meta->protocol_version;
+    connection.client_name = meta->client_name;
+    connection.client_version = meta->client_version;
+    return call_tool(params, id_json, connection, router, outcome);
+  }
+  return refuse(RpcError::MethodNotFound, method_not_found(method, true));
+}
+
+std::string Protocol::call_tool(const json::Value& params, const std::string& id_json, Connection& connection,
+                                Router& router, Outcome& outcome) const {
+  const json::Value& tool = params["name"];
+  Gateway gateway;
+  if (tool == json::Value("cleo_query")) {
+    gateway = Gateway::Query;
+  } else if (tool == json::Value("cleo_mutate")) {
+    gateway = Gateway::Mutate;
+  } else {
+    json::Value data = json::Value::object();
+    data.set("valid", json::Value::array_of(std::vector<std::string>{"cleo_query", "cleo_mutate"}));
+    std::string given = tool.is_string() ? tool.as_string() : tool.dump();
+    if (outcome.stateless) outcome.error_code = static_cast<int>(RpcError::InvalidParams);
+    return rpc_error(id_json, RpcError::InvalidParams,
+                     "Unknown tool '" + given + "'; the tools are cleo_query and cleo_mutate", data);
+  }
+  const json::Value& arguments = params["arguments"];
+  Envelope envelope;
+  if (!arguments.is_null() && !arguments.is_object()) {
+    envelope = argument_error("arguments must be an object {domain, operation, params}", "arguments");
+  } else if (!arguments["domain"].is_string()) {
+    envelope = argument_error("arguments.domain is required (a string such as 'tasks')", "domain");
+  } else if (!arguments["operation"].is_string()) {
+    envelope = argument_error("arguments.operation is required (a string such as 'show')", "operation");
+  } else {
+    std::string stray;
+    for (const auto& [key, value] : arguments.as_object())
+      if (key != "domain" && key != "operation" && key != "params") stray = key;
+    if (!stray.empty()) {
+      envelope = argument_error("unexpected argument '" + stray + "': operation parameters go inside params", stray);
+    } else {
+      router.set_session(connection.session);
+      router.set_agent(connection.client_name);
+      envelope = router.dispatch(
+          {gateway, arguments["domain"].as_string(), arguments["operation"].as_string(), arguments["params"]});
+      connection.session = router.session();
+    }
+  }
+  std::string tail;
+  if (outcome.stateless) tail = R"(,"resultType":"complete",)" + server_meta_;
+  return rpc_result(id_json, tool_result(envelope, tail));
 }
 
 }  // namespace ct::mcp

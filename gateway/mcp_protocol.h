@@ -1,5 +1,9 @@
-// MCP over JSON-RPC 2.0, independent of the transport: lifecycle (initialize, version
-// negotiation, ping), tools/list with exactly two tools, and tools/call routed to the router.
+// MCP over JSON-RPC 2.0, independent of the transport. Two eras on one endpoint:
+//  - the handshake revisions (2025-11-25, 2025-06-18, 2025-03-26): initialize negotiates a
+//    version and the connection (a stdio process, an HTTP session) keeps it, with ping;
+//  - the stateless revision (2026-07-28): no handshake, every request carries its version and
+//    the client's capabilities in `_meta` (request_meta.h); server/discover describes the server.
+// Both serve tools/list with exactly two tools (tools.h) and tools/call routed to the router.
 // Only this layer knows JSON-RPC; `to_json(Envelope)` is the one mapping of results to the wire.
 #pragma once
 
@@ -10,24 +14,24 @@
 
 #include "domains/registry.h"
 #include "domains/router.h"
+#include "gateway/jsonrpc.h"
+#include "gateway/request_meta.h"
 
 namespace ct::mcp {
 
-/// Protocol revisions served with the initialize handshake, newest first.
-std::span<const std::string_view> supported_versions();
-bool is_supported_version(std::string_view version);
-inline constexpr std::string_view kLatestVersion = "2025-11-25";
+/// Protocol revisions served with the initialize handshake, newest first. (The stateless ones
+/// are stateless_versions() in request_meta.h.)
+std::span<const std::string_view> handshake_versions();
+bool is_handshake_version(std::string_view version);
+inline constexpr std::string_view kLatestHandshakeVersion = "2025-11-25";
 
-/// JSON-RPC error codes.
-enum class RpcError : int {
-  ParseError = -32700,
-  InvalidRequest = -32600,
-  MethodNotFound = -32601,
-  InvalidParams = -32602,
-  InternalError = -32603,
-};
+/// How long a client may keep a tools/list or server/discover result of the stateless revision
+/// (`ttlMs`): both are fixed for the life of the server process (the registry, plug-ins included,
+/// is read when it starts), so a client sees a restarted server's new list within 5 minutes.
+inline constexpr int kCacheTtlMs = 300'000;
 
-/// Protocol state of one MCP connection (a stdio process or an HTTP session).
+/// Protocol state of one MCP connection (a stdio process or an HTTP session) of the handshake
+/// revisions. Requests of the stateless revision never read or change it.
 struct Connection {
   std::string protocol_version;  // negotiated; empty before initialize
   bool initialized = false;      // notifications/initialized received
@@ -44,40 +48,59 @@ struct Outcome {
   std::optional<std::string> reply;  // compact JSON to send back; none for notifications/responses
   MessageKind kind = MessageKind::Invalid;
   bool initialize_succeeded = false; // the message was an initialize request that succeeded
+  bool stateless = false;            // answered by the rules of the stateless revision
+  int error_code = 0;                // stateless: the JSON-RPC error code of the reply, 0 for a result
 };
 
 struct ServerInfo {
   std::string name = "cleo";
   std::string version;
-  std::string instructions;  // served as the initialize result's `instructions`
+  std::string instructions;  // the initialize (and server/discover) result's `instructions`
 };
+
+/// Whether a message is answered by the rules of the stateless revision: it claims the
+/// per-request `_meta` (claims_request_meta), it is server/discover (which exists only there),
+/// or its MCP-Protocol-Version header names a stateless revision. Anything else belongs to the
+/// handshake revisions and is answered with its connection's state. `headers` is null on stdio.
+bool is_stateless_message(const json::Value& message, const MirroredHeaders* headers);
 
 class Protocol {
  public:
   Protocol(const Registry& registry, ServerInfo info);
 
-  /// Handles one message as received (a stdio line or an HTTP body).
-  Outcome handle(std::string_view message, Connection& connection, Router& router) const;
+  /// Handles one message as received (a stdio line or an HTTP body). `headers` (HTTP only) are
+  /// checked against the body of a stateless request.
+  Outcome handle(std::string_view message, Connection& connection, Router& router,
+                 const MirroredHeaders* headers = nullptr) const;
   /// The same for a message the transport has already parsed; `text`, when given, is the message
   /// as received (ids that are not 64-bit integers are echoed from it exactly).
   Outcome handle_parsed(const json::Value& message, Connection& connection, Router& router,
-                        std::string_view text = {}) const;
+                        std::string_view text = {}, const MirroredHeaders* headers = nullptr) const;
 
-  /// The cached tools/list result (compact JSON): stable in order and small.
+  /// The cached tools/list result of the handshake revisions (compact JSON): stable and small.
   const std::string& tools_list_result() const { return tools_list_; }
+  /// The cached tools/list result of the stateless revision: the same tools, with the fields it
+  /// requires (resultType, ttlMs, cacheScope).
+  const std::string& stateless_tools_list_result() const { return stateless_tools_list_; }
+  /// The cached server/discover result.
+  const std::string& discover_result() const { return discover_; }
   const ServerInfo& info() const { return info_; }
 
  private:
   std::optional<std::string> handle_object(const json::Value& message, std::string_view text,
-                                           Connection& connection, Router& router, Outcome& outcome) const;
+                                           Connection& connection, Router& router, Outcome& outcome,
+                                           const MirroredHeaders* headers, bool in_batch) const;
+  std::string handle_stateless(const std::string& method, const json::Value& params, const std::string& id_json,
+                               const MirroredHeaders* headers, Router& router, Outcome& outcome) const;
+  std::string call_tool(const json::Value& params, const std::string& id_json, Connection& connection,
+                        Router& router, Outcome& outcome) const;
 
   const Registry& registry_;
   ServerInfo info_;
+  std::string server_meta_;  // `"_meta":{"io.modelcontextprotocol/serverInfo":…}` for stateless results
   std::string tools_list_;
+  std::string stateless_tools_list_;
+  std::string discover_;
 };
-
-/// A JSON-RPC error response; `id` is the raw id JSON ("null" when unknown).
-std::string rpc_error(std::string_view id_json, RpcError code, std::string_view message,
-                      const json::Value& data = json::Value());
 
 }  // namespace ct::mcp

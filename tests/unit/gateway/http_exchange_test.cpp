@@ -191,3 +191,132 @@ TEST_CASE("HttpExchange: ids are echoed as sent, from the last of repeated keys"
   HttpResponse escaped = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","\u0069d":9,"method":"tools/call"})"));
   CHECK(escaped.body.find(R"("id":9)") != std::string::npos);
 }
+
+namespace {
+
+constexpr const char* kStatelessMeta =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+
+/// A stateless (2026-07-28) request with the headers a conforming client sends.
+HttpRequest stateless_post(std::string_view method, std::string params_body = "", std::string name = "",
+                           std::vector<HttpHeader> extra = {}) {
+  std::string params = "{" + std::string(kStatelessMeta) + (params_body.empty() ? "" : "," + params_body) + "}";
+  HttpRequest request = Endpoint::post(R"({"jsonrpc":"2.0","id":11,"method":")" + std::string(method) +
+                                       R"(","params":)" + params + "}");
+  request.headers.push_back({"MCP-Protocol-Version", "2026-07-28"});
+  request.headers.push_back({"Mcp-Method", std::string(method)});
+  if (!name.empty()) request.headers.push_back({"Mcp-Name", name});
+  for (auto& header : extra) request.headers.push_back(std::move(header));
+  return request;
+}
+
+int code_of(const HttpResponse& response) { return static_cast<int>(test::parse_json(response.body)["error"]["code"].as_int()); }
+
+}  // namespace
+
+TEST_CASE("HttpExchange: stateless requests need no session and get none", "[http][exchange][stateless]") {
+  Endpoint e;
+  HttpResponse discovered = e.exchange.handle(stateless_post("server/discover"));
+  CHECK(discovered.status == 200);
+  CHECK_FALSE(find_header(discovered.headers, "Mcp-Session-Id"));
+  CHECK(test::parse_json(discovered.body)["result"]["supportedVersions"].as_array()[0].as_string() == "2026-07-28");
+  HttpResponse called = e.exchange.handle(stateless_post(
+      "tools/call", R"("name":"cleo_mutate","arguments":{"domain":"tasks","operation":"add","params":{"title":"No session"}})",
+      "cleo_mutate"));
+  CHECK(called.status == 200);
+  CHECK(test::parse_json(called.body)["result"]["structuredContent"]["data"]["id"].as_string() == "T001");
+  CHECK(e.exchange.session_count() == 0);
+  // A session id sent along (even an unknown one) is ignored, not looked up or echoed.
+  HttpResponse ignored = e.exchange.handle(stateless_post("tools/list", "", "", {{"Mcp-Session-Id", "nonexistent"}}));
+  CHECK(ignored.status == 200);
+  CHECK_FALSE(find_header(ignored.headers, "Mcp-Session-Id"));
+  // A notification is accepted without a body.
+  HttpRequest note = Endpoint::post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})",
+                                    {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "notifications/cancelled"}});
+  HttpResponse accepted = e.exchange.handle(note);
+  CHECK(accepted.status == 202);
+  CHECK(accepted.body.empty());
+}
+
+TEST_CASE("HttpExchange: stateless refusals use 400 and 404 with the JSON-RPC code", "[http][exchange][stateless]") {
+  Endpoint e;
+  // Missing _meta, with the 2026-07-28 header: -32602, 400.
+  HttpResponse no_meta = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}})",
+                                                          {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "server/discover"}}));
+  CHECK(no_meta.status == 400);
+  CHECK(code_of(no_meta) == -32602);
+  CHECK(test::parse_json(no_meta.body)["id"].as_int() == 5);
+  // Removed and unknown methods: -32601, 404.
+  for (std::string_view method : {"initialize", "ping", "resources/list", "subscriptions/listen", "unknown/method"}) {
+    HttpResponse missing = e.exchange.handle(stateless_post(method));
+    INFO(method);
+    CHECK(missing.status == 404);
+    CHECK(code_of(missing) == -32601);
+  }
+  // Headers that disagree with the body, or are missing: -32020, 400.
+  HttpResponse wrong_tool = e.exchange.handle(stateless_post(
+      "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"list"})", "cleo_mutate"));
+  CHECK(wrong_tool.status == 400);
+  CHECK(code_of(wrong_tool) == -32020);
+  HttpResponse no_name = e.exchange.handle(stateless_post(
+      "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"list"})"));
+  CHECK(code_of(no_name) == -32020);
+  HttpRequest no_version_header =
+      Endpoint::post(R"({"jsonrpc":"2.0","id":6,"method":"tools/list","params":{)" + std::string(kStatelessMeta) + "}}",
+                     {{"Mcp-Method", "tools/list"}});
+  HttpResponse refused = e.exchange.handle(no_version_header);
+  CHECK(refused.status == 400);
+  CHECK(code_of(refused) == -32020);
+  HttpResponse twice = e.exchange.handle(stateless_post("tools/list", "", "", {{"mcp-method", "tools/list"}}));
+  CHECK(twice.status == 400);
+  CHECK(code_of(twice) == -32020);
+  // An unsupported version named in both: -32022, 400, with what is supported.
+  HttpRequest future = Endpoint::post(
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}})",
+      {{"MCP-Protocol-Version", "2099-01-01"}, {"Mcp-Method", "tools/list"}});
+  HttpResponse unsupported = e.exchange.handle(future);
+  CHECK(unsupported.status == 400);
+  CHECK(code_of(unsupported) == -32022);
+  CHECK(test::parse_json(unsupported.body)["error"]["data"]["requested"].as_string() == "2099-01-01");
+  // A batch under the 2026-07-28 header: 400.
+  HttpRequest batch = Endpoint::post("[" + std::string(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})") + "]",
+                                     {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/list"}});
+  CHECK(e.exchange.handle(batch).status == 400);
+  // Tool errors are results: 200.
+  HttpResponse not_found = e.exchange.handle(stateless_post(
+      "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"show","params":{"id":"T404"}})", "cleo_query"));
+  CHECK(not_found.status == 200);
+  CHECK(e.exchange.session_count() == 0);
+}
+
+TEST_CASE("HttpExchange: the security checks apply to stateless requests too", "[http][exchange][stateless]") {
+  HttpOptions options;
+  options.token = "s3cret";
+  Endpoint e(options);
+  CHECK(e.exchange.handle(stateless_post("server/discover")).status == 401);
+  CHECK(e.exchange.handle(stateless_post("server/discover", "", "", {{"Authorization", "Bearer s3cret"}})).status == 200);
+  CHECK(e.exchange.handle(stateless_post("server/discover", "", "",
+                                         {{"Authorization", "Bearer s3cret"}, {"Origin", "https://evil.example"}}))
+            .status == 403);
+}
+
+TEST_CASE("HttpExchange: the handshake revisions are unchanged beside the stateless one", "[http][exchange][stateless]") {
+  Endpoint e;
+  // No session, no 2026-07-28 header, no _meta: the session is required, as before.
+  HttpResponse ping = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"));
+  CHECK(ping.status == 400);
+  CHECK(code_of(ping) == -32600);
+  std::string session = e.initialize();
+  HttpResponse pinged = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":2,"method":"ping"})",
+                                                         {{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-11-25"}}));
+  CHECK(pinged.status == 200);
+  // A legacy session's tools/list has no stateless fields.
+  HttpResponse listed = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})",
+                                                         {{"Mcp-Session-Id", session}}));
+  CHECK_FALSE(test::parse_json(listed.body)["result"].contains("resultType"));
+  // An unknown method in a session is still 200 with -32601.
+  HttpResponse unknown = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":4,"method":"resources/list"})",
+                                                          {{"Mcp-Session-Id", session}}));
+  CHECK(unknown.status == 200);
+  CHECK(code_of(unknown) == -32601);
+}
