@@ -126,12 +126,14 @@ bool parse_content_length(std::string_view text, std::size_t& out) {
   return true;
 }
 
-/// The headers that mirror a request's body (2026-07-28); a header sent twice counts as its first.
+/// The headers that mirror a request's body (2026-07-28), without the optional whitespace around
+/// a field value (RFC 9110 §5.5: it is not part of the value; a value that needs it is sent as
+/// =?base64?…?=). A header sent twice is refused before these are read.
 MirroredHeaders mirrored_headers(const std::vector<HttpHeader>& headers) {
   MirroredHeaders out;
-  if (auto value = find_header(headers, "MCP-Protocol-Version")) out.protocol_version = std::string(*value);
-  if (auto value = find_header(headers, "Mcp-Method")) out.method = std::string(*value);
-  if (auto value = find_header(headers, "Mcp-Name")) out.name = std::string(*value);
+  if (auto value = find_header(headers, "MCP-Protocol-Version")) out.protocol_version = std::string(trim(*value));
+  if (auto value = find_header(headers, "Mcp-Method")) out.method = std::string(trim(*value));
+  if (auto value = find_header(headers, "Mcp-Name")) out.name = std::string(trim(*value));
   return out;
 }
 
@@ -290,7 +292,7 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
                           id);
   }
   if (auto version = find_header(request.headers, "MCP-Protocol-Version"); version && !is_initialize) {
-    if (!is_handshake_version(*version))
+    if (!is_handshake_version(trim(*version)))
       return error_response(400, RpcError::InvalidRequest,
                             "Bad Request: unsupported MCP-Protocol-Version " + printable_header(*version), id);
   }

@@ -258,6 +258,10 @@ TEST_CASE("HttpExchange: stateless refusals use 400 and 404 with the JSON-RPC co
       "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"list"})", "cleo_mutate"));
   CHECK(wrong_tool.status == 400);
   CHECK(code_of(wrong_tool) == -32020);
+  // Whitespace around a field value is not part of it (RFC 9110 §5.5).
+  HttpResponse padded = e.exchange.handle(stateless_post(
+      "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"list"})", " cleo_query \t"));
+  CHECK(padded.status == 200);
   HttpResponse no_name = e.exchange.handle(stateless_post(
       "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"list"})"));
   CHECK(code_of(no_name) == -32020);
