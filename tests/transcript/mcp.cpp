@@ -3,6 +3,11 @@
 // a real client would on each transport (session header, protocol version header, DELETE at the
 // end) so that a transcript only states what the protocol says, not how a transport carries it.
 //
+// A message that carries the per-request `_meta` of MCP 2026-07-28 (the stateless revision) is sent
+// over HTTP as such a client sends it: with MCP-Protocol-Version, Mcp-Method and Mcp-Name taken from
+// its body and no session header. `http-header` lines after a ">>>" change the headers of that one
+// message (to test refusals); stdio ignores them.
+//
 // Setup lines ("---") come first: init, args, env, only, and `--- file PATH` followed by the
 // file's lines, taken literally (blank lines, "#" lines and indentation kept, each written with a
 // newline) up to a line that is exactly "---"; the file is written at PATH (relative, inside the
@@ -50,6 +55,8 @@ struct Exchange {
   std::string expected_text;
   std::optional<int> http_status;
   int status_line = 0;
+  /// "http-header NAME: VALUE" sets a header of this message's POST, "http-header NAME" leaves it out.
+  std::vector<std::pair<std::string, std::optional<std::string>>> http_headers;
 };
 
 /// A "--- file" block: written into the project before the server starts.
@@ -180,6 +187,20 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
     }
 
     std::string_view word = line.substr(0, line.find_first_of(" \t"));
+    if (word == "http-header") {
+      if (!current || current->expect_line != 0)
+        return error("\"http-header\" belongs after a \">>>\" line, before its \"<<<\"");
+      std::string_view header = trim(rest_after(line, word.size()));
+      auto colon = header.find(':');
+      std::string name(trim(header.substr(0, colon)));
+      if (name.empty() || name.find_first_of(" \t") != std::string::npos)
+        return error("expected: http-header NAME: VALUE, or http-header NAME to leave it out");
+      if (colon == std::string_view::npos)
+        current->http_headers.emplace_back(std::move(name), std::nullopt);
+      else
+        current->http_headers.emplace_back(std::move(name), std::string(trim(header.substr(colon + 1))));
+      continue;
+    }
     if (word == "http-status") {
       if (!current || current->expect_line == 0) return error("\"http-status\" belongs after a \"<<<\" line");
       if (current->http_status) return error("more than one http-status for this message");
@@ -191,7 +212,7 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
       current->status_line = line_number;
       continue;
     }
-    return error("unknown directive '" + std::string(word) + "' (expected >>>, <<<, http-status, --- or #)");
+    return error("unknown directive '" + std::string(word) + "' (expected >>>, <<<, http-header, http-status, --- or #)");
   }
   transcript.last_line = source->line_count;
   if (transcript.exchanges.empty())
@@ -503,7 +524,7 @@ class HttpServer final : public McpServer {
 
   Reply exchange(const Exchange& exchange) override {
     Reply reply;
-    auto result = client_->Post(path_, headers(), exchange.message, "application/json");
+    auto result = client_->Post(path_, headers_for(exchange), exchange.message, "application/json");
     if (!result) {
       reply.failure = "POST " + url_ + " failed: " + httplib::to_string(result.error());
       if (auto status = wait_child(child_.pid, std::chrono::milliseconds(200)))
@@ -557,6 +578,46 @@ class HttpServer final : public McpServer {
     return h;
   }
 
+  /// The headers of one message's POST: a stateless message (2026-07-28) mirrors its body in
+  /// them and carries no session; any other is sent within the session. Then the transcript's
+  /// own `http-header` lines.
+  httplib::Headers headers_for(const Exchange& exchange) const {
+    httplib::Headers h;
+    if (auto stateless = stateless_headers(exchange.message)) {
+      h = std::move(*stateless);
+    } else {
+      h = headers();
+    }
+    for (const auto& [name, value] : exchange.http_headers) {
+      for (auto it = h.begin(); it != h.end();) it = equal_ignoring_case(it->first, name) ? h.erase(it) : std::next(it);
+      if (value) h.emplace(name, *value);
+    }
+    return h;
+  }
+
+  static bool equal_ignoring_case(std::string_view a, std::string_view b) {
+    return to_lower_ascii(a) == to_lower_ascii(b);
+  }
+
+  static std::optional<httplib::Headers> stateless_headers(const std::string& message) {
+    auto parsed = json::parse(message);
+    if (!parsed || !parsed->is_object()) return std::nullopt;
+    const Value& params = (*parsed)["params"];
+    const Value* version = params["_meta"].find("io.modelcontextprotocol/protocolVersion");
+    if (!version) return std::nullopt;
+    httplib::Headers h{{"Accept", "application/json, text/event-stream"}};
+    if (version->is_string()) h.emplace("MCP-Protocol-Version", version->as_string());
+    const Value& method = (*parsed)["method"];
+    if (method.is_string()) {
+      h.emplace("Mcp-Method", method.as_string());
+      const std::string& name = method.as_string();
+      const Value& named = name == "resources/read" ? params["uri"] : params["name"];
+      if ((name == "tools/call" || name == "prompts/get" || name == "resources/read") && named.is_string())
+        h.emplace("Mcp-Name", named.as_string());
+    }
+    return h;
+  }
+
   std::string host_;
   int port_ = 0;
   std::string path_;
@@ -569,7 +630,7 @@ class HttpServer final : public McpServer {
 // ---- checking ------------------------------------------------------------------------------
 
 /// The JSON-RPC rules every single reply must keep, whatever the transcript expects.
-std::optional<std::string> check_message(const Value& reply, const Value* request_id) {
+std::optional<std::string> check_message(const Value& reply, const Value* request_id, bool stateless) {
   if (!reply.is_object()) return "a reply must be a JSON object, got " + describe(reply);
   if (reply["jsonrpc"] != Value("2.0")) return "$.jsonrpc must be \"2.0\"";
   const Value* id = reply.find("id");
@@ -584,6 +645,8 @@ std::optional<std::string> check_message(const Value& reply, const Value* reques
   if ((result != nullptr) == (error != nullptr)) return "a reply has exactly one of result and error";
   if (error && (!error->is_object() || !(*error)["code"].is_int() || !(*error)["message"].is_string()))
     return "$.error needs an integer code and a string message, got " + describe(*error);
+  if (stateless && result && (!result->is_object() || !(*result)["resultType"].is_string()))
+    return "$.result.resultType is required in a reply to a request with _meta (2026-07-28)";
   if (!result || !result->is_object() || !result->contains("structuredContent")) return std::nullopt;
 
   // A tool result: the envelope as structuredContent, mirrored as compact JSON in one text block,
@@ -610,16 +673,18 @@ std::optional<std::string> check_protocol(std::string_view sent, const Value& re
   if (reply.is_array()) {  // a batch reply
     if (reply.empty()) return "a batch reply must not be an empty array";
     for (std::size_t i = 0; i < reply.size(); ++i)
-      if (auto why = check_message(reply.as_array()[i], nullptr)) return "[" + std::to_string(i) + "]: " + *why;
+      if (auto why = check_message(reply.as_array()[i], nullptr, false)) return "[" + std::to_string(i) + "]: " + *why;
     return std::nullopt;
   }
   const Value* request_id = nullptr;
+  bool stateless = false;
   auto request = json::parse(sent);
   if (request && request->is_object()) {
     const Value* id = request->find("id");
     if (id && (id->is_string() || id->is_number())) request_id = id;
+    stateless = (*request)["params"]["_meta"].contains("io.modelcontextprotocol/protocolVersion");
   }
-  return check_message(reply, request_id);
+  return check_message(reply, request_id, stateless);
 }
 
 std::vector<std::pair<int, std::string>> check_reply(const Exchange& exchange, const Reply& reply,
