@@ -9,8 +9,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # which run against temporary repositories).
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
   libcpp-httplib-dev libmicrohttpd-dev nettle-dev git)
-# Node runs the MCP SDK interop test (tests/interop); a Node already on PATH is kept as it is.
-command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+# Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
+# a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
+# locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json
+# pins (the npm registry's node-linux-<arch>), since the MCP conformance suite needs 22.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

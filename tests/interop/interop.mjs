@@ -1,5 +1,7 @@
-// Interoperability test: the official MCP TypeScript SDK client against `ct mcp` (stdio) and
-// `ct serve` (Streamable HTTP). Usage: node interop.mjs --ct /path/to/ct
+// Interoperability test: the official MCP TypeScript SDK clients against `ct mcp` (stdio) and
+// `ct serve` (Streamable HTTP): v1 (@modelcontextprotocol/sdk) with the initialize handshake of
+// 2025-11-25, and v2 (@modelcontextprotocol/client) negotiating 2026-07-28, the stateless revision
+// (server/discover first, then per-request _meta). Usage: node interop.mjs --ct /path/to/ct
 //
 // One line per check ("ok   …" or "FAIL …"), then a summary line "N passed, M failed".
 // Exit status 0 only when every check passed. Each step is time-boxed so a hang fails.
@@ -10,12 +12,14 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const STEP_MS = 15_000;   // one step (request, spawn, shutdown)
-const TOTAL_MS = 180_000; // the whole run
+const TOTAL_MS = 240_000; // the whole run
 
 // ---------------------------------------------------------------------------------------------
 // Arguments and environment
@@ -147,7 +151,13 @@ const mutate = (client, operation, params) =>
 // ---------------------------------------------------------------------------------------------
 // The checks shared by both transports, on a connected client over an initialised, empty project.
 
-async function sessionChecks(t, client) {
+async function sessionChecks(t, client, { stateless = false } = {}) {
+  if (stateless) {
+    await check(`${t}: the client negotiated 2026-07-28 (stateless), not the handshake`, () => {
+      assert.equal(client.getProtocolEra(), 'modern', 'protocol era');
+      assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28', 'negotiated version');
+    });
+  }
   await check(`${t}: serverVersion is cleo`, () => {
     const info = client.getServerVersion();
     assert.equal(info?.name, 'cleo', 'serverInfo.name');
@@ -211,10 +221,12 @@ async function sessionChecks(t, client) {
     // …and nothing was created.
     expectError(await query(client, 'show', { id: 'T002' }), 'E_NOT_FOUND');
   });
-  await check(`${t}: ping`, async () => {
-    const result = await client.ping(requestOptions);
-    assert.deepEqual(result, {}, 'ping result');
-  });
+  if (!stateless) {
+    await check(`${t}: ping`, async () => {
+      const result = await client.ping(requestOptions);
+      assert.deepEqual(result, {}, 'ping result');
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,6 +256,12 @@ async function connect(name, client, transport, diagnostics) {
 
 function newClient() {
   return new Client({ name: 'cleo-interop', version: '1.0.0' });
+}
+
+/// The v2 client as a dual-era host configures it: server/discover first, the handshake only as a
+/// fallback (ct answers the probe, so the client must stay in the stateless era).
+function newClientV2() {
+  return new ClientV2({ name: 'cleo-interop-v2', version: '2.0.0' }, { versionNegotiation: { mode: 'auto' } });
 }
 
 async function runStdio() {
@@ -383,6 +401,58 @@ async function runHttp() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 2026-07-28 with the v2 client: stdio (ct mcp) and Streamable HTTP (ct serve), no handshake.
+
+async function runStdioStateless() {
+  const t = 'stdio 2026-07-28';
+  const dir = await makeTempDir('stdio2026');
+  await check(`${t}: ct init creates the project`, () => ctInit(dir), { fatal: true });
+  const stderr = [];
+  const diagnostics = () => (stderr.length ? `ct mcp stderr:\n${tail(stderr.join(''))}` : '');
+  const client = newClientV2();
+  // The probe runs on a sibling process the SDK spawns and discards; the session's own process
+  // starts once the era is known.
+  const transport = new StdioClientTransportV2({ command: ct, args: ['mcp', '--project', dir], env: childEnv, cwd: dir, stderr: 'pipe' });
+  transport.stderr?.on('data', (chunk) => stderr.push(chunk.toString()));
+  await connect(`${t}: connect (server/discover answers: no initialize)`, client, transport, diagnostics);
+  try {
+    await sessionChecks(t, client, { stateless: true });
+  } finally {
+    await check(`${t}: close`, () => client.close(), { diagnostics });
+  }
+}
+
+async function runHttpStateless() {
+  const t = 'http 2026-07-28';
+  const dir = await makeTempDir('http2026');
+  await check(`${t}: ct init creates the project`, () => ctInit(dir), { fatal: true });
+  const server = startServe(dir);
+  const diagnostics = () => (server.output.stderr.length ? `ct serve stderr:\n${tail(server.output.stderr.join(''))}` : '');
+  try {
+    const url = new URL(await check(`${t}: ct serve --port 0 prints its URL`, () => server.url, { fatal: true, diagnostics }));
+    const client = newClientV2();
+    const transport = new StreamableHTTPClientTransportV2(url);
+    await connect(`${t}: connect (server/discover answers: no initialize)`, client, transport, diagnostics);
+    try {
+      await check(`${t}: no session: the server issued no Mcp-Session-Id`, () => {
+        assert.equal(transport.sessionId, undefined, 'Mcp-Session-Id');
+      });
+      await sessionChecks(t, client, { stateless: true });
+    } finally {
+      await check(`${t}: close`, () => client.close());
+    }
+    await check(`${t}: ct serve exits with status 0 on SIGTERM`, async () => {
+      server.child.kill('SIGTERM');
+      const { code, signal } = await withTimeout(server.exited, STEP_MS - 1000, 'ct serve after SIGTERM');
+      assert.equal(signal, null, `ct serve was ended by ${signal}`);
+      assert.equal(code, 0, 'exit status');
+    }, { diagnostics });
+  } finally {
+    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function cleanup() {
   for (const child of children) {
@@ -416,9 +486,11 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 console.log(`# ct: ${ct}`);
-console.log(`# node ${process.version}, @modelcontextprotocol/sdk ${await sdkVersion()}`);
+console.log(`# node ${process.version}, @modelcontextprotocol/sdk ${await sdkVersion('sdk')}, ` +
+            `@modelcontextprotocol/client ${await sdkVersion('client')}`);
 
-for (const [name, run] of [['stdio', runStdio], ['http', runHttp]]) {
+for (const [name, run] of [['stdio', runStdio], ['http', runHttp], ['stdio 2026-07-28', runStdioStateless],
+                           ['http 2026-07-28', runHttpStateless]]) {
   try {
     await run();
   } catch (error) {
@@ -435,9 +507,9 @@ await cleanup();
 clearTimeout(watchdog);
 finish(failed === 0 && passed > 0 ? 0 : 1);
 
-async function sdkVersion() {
+async function sdkVersion(name) {
   try {
-    const url = new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url);
+    const url = new URL(`./node_modules/@modelcontextprotocol/${name}/package.json`, import.meta.url);
     return JSON.parse(await fs.readFile(url, 'utf8')).version;
   } catch {
     return 'unknown';

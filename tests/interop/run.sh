@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Runs the MCP SDK interoperability test against a ct binary: run.sh /path/to/ct
-# Installs the locked SDK (npm ci) into tests/interop/node_modules when it is missing or older
-# than package-lock.json, then runs interop.mjs. NODE and NPM may name the programs to use.
+# Runs an MCP interoperability test against a ct binary:
+#   run.sh /path/to/ct                    the official SDK clients (interop.mjs)
+#   run.sh /path/to/ct conformance.mjs    the official conformance suite (conformance.mjs)
+# Installs the locked packages (npm ci) into tests/interop/node_modules when they are missing or
+# older than package-lock.json, then runs the script with the Node the lock pins (the npm package
+# node-linux-<arch>, Node 22: the conformance suite needs 22 or later, and Debian ships 18), or,
+# on a platform without that package, with NODE. NODE and NPM may name the programs to use.
 set -euo pipefail
-if [ $# -ne 1 ]; then
-  echo "usage: $0 /path/to/ct" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 /path/to/ct [interop.mjs|conformance.mjs]" >&2
   exit 2
 fi
 ct=$(realpath "$1")
+script=${2:-interop.mjs}
 node=${NODE:-node}
 npm=${NPM:-npm}
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -20,7 +25,7 @@ install_if_stale() {
     touch "$stamp"
   fi
 }
-# Several build trees may run this test at once; they share this node_modules.
+# Several build trees may run these tests at once; they share this node_modules.
 if command -v flock >/dev/null 2>&1; then
   exec 9>.install.lock
   flock 9
@@ -30,4 +35,7 @@ else
   install_if_stale
 fi
 
-exec "$node" interop.mjs --ct "$ct"
+if [ -x node_modules/.bin/node ]; then
+  node=node_modules/.bin/node
+fi
+exec "$node" "$script" --ct "$ct"
