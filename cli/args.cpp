@@ -172,7 +172,7 @@ OperationOptions::OperationOptions(CLI::App& app, const OperationSpec& spec) : s
     binding->param = &param;
     std::string flag = "--" + kebab_case(param.name);
     std::string help = param_help(param);
-    std::string names = param.cli_alias.empty() ? flag : flag + ",--" + kebab_case(param.cli_alias);
+    std::string names = param.alias.empty() ? flag : flag + ",--" + kebab_case(param.alias);
     if (param.type == ParamType::Bool) {
       binding->option = app.add_flag(names, binding->flag, help);
       if (param.default_json == "true") {
@@ -246,7 +246,7 @@ std::vector<std::string> OperationOptions::flag_names() const {
   std::vector<std::string> names;
   for (const auto& binding : bindings_) {
     names.push_back("--" + kebab_case(binding->param->name));
-    if (!binding->param->cli_alias.empty()) names.push_back("--" + kebab_case(binding->param->cli_alias));
+    if (!binding->param->alias.empty()) names.push_back("--" + kebab_case(binding->param->alias));
     if (binding->negation) names.push_back("--no-" + kebab_case(binding->param->name));
   }
   return names;

@@ -7,6 +7,7 @@
 
 #include "cli/help.h"
 #include "core/text.h"
+#include "engines/task_json.h"
 
 namespace ct::cli {
 namespace {
@@ -364,9 +365,17 @@ std::string changed_fields(const View& view, std::string_view verb) {
   std::string out = std::string(verb) + " " + str(data, "id");
   if (data.contains("version")) out += " (version " + str(data, "version") + ")";
   out += "\n";
+  // The reply leaves out what the call spelled out (a value set as given, the note added): the
+  // person sees both, the reply's value first.
   json::Value rest = json::Value::object();
   for (const auto& [key, value] : data.as_object())
     if (key != "id" && key != "version") rest.set(key, value.is_null() ? json::Value("(cleared)") : value);
+  if (view.params.is_object()) {
+    const auto fields = task_field_names();
+    for (const auto& [key, value] : view.params.as_object())
+      if (key != "id" && !rest.contains(key) && std::find(fields.begin(), fields.end(), key) != fields.end())
+        rest.set(key, value);
+  }
   if (!rest.empty()) render_into(out, rest, view.options, "  ");
   return out;
 }
@@ -503,7 +512,7 @@ std::string help_text(const View& view) {
 /// Renderers of the daily operations, by full name. Everything else uses render_value.
 const std::map<std::string, Renderer, std::less<>>& renderers() {
   static const std::map<std::string, Renderer, std::less<>> table = {
-      {"tasks.add", [](const View& v) { return "Created " + str(v.data(), "id") + ": " + str(v.data(), "title") + "\n"; }},
+      {"tasks.add", [](const View& v) { return "Created " + str(v.data(), "id") + ": " + std::string(trim(str(v.params, "title"))) + "\n"; }},
       {"tasks.show", show_card},
       {"tasks.list", [](const View& v) { return task_list(v, "No tasks"); }},
       {"tasks.find", [](const View& v) { return v.data().empty() ? std::string() : task_list(v, ""); }},

@@ -230,7 +230,7 @@ void register_disclosure_operations(Registry& registry) {
                 .summary = "Write CLEO's agent instructions into CLAUDE.md, AGENTS.md, GEMINI.md",
                 .params = {{.name = "targets", .type = ParamType::Array, .max = 3,
                             .choices = {"CLAUDE.md", "AGENTS.md", "GEMINI.md"}, .item_type = ParamType::Enum,
-                            .description = "Instruction files (default: every one that exists)", .cli_alias = "target"},
+                            .description = "Instruction files (default: every one that exists)", .alias = "target"},
                            {.name = "level", .type = ParamType::Int, .min = 0, .max = 3, .choices = {"0", "1", "3"},
                             .description = "0: the block holds level 0; 1 or 3: it imports the larger template "
                                            "(default: the level the block has, 0 for a new one)"},

@@ -224,7 +224,7 @@ Result<Params> Params::validate(const OperationSpec& spec, const json::Value& ra
       }
       if (value.is_null()) continue;  // null means "not given"
       CT_TRY_ASSIGN(json::Value checked, check_value(spec, *param, value));
-      params.values_.set(name, std::move(checked));
+      params.values_.set(std::string(param->name), std::move(checked));
     }
   }
   for (const auto& param : spec.params) {

@@ -80,6 +80,8 @@ bool OperationSpec::declares(ErrorCode code) const {
 const ParamSpec* OperationSpec::find_param(std::string_view param) const {
   for (const auto& p : params)
     if (p.name == param) return &p;
+  for (const auto& p : params)
+    if (!p.alias.empty() && p.alias == param) return &p;
   return nullptr;
 }
 

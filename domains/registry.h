@@ -52,7 +52,9 @@ struct ParamSpec {
   std::int64_t item_max = kUnbounded;    // Array of strings: max chars per item
   std::string_view description;
   bool positional = false;               // CLI: accepted as a positional argument (in order)
-  std::string_view cli_alias;            // CLI: another flag name for it ("target": --target = --targets)
+  /// Another name it is accepted under, as a CLI flag and as a params key ("target" for targets;
+  /// "note", the earlier name of session's notes); help shows only `name`.
+  std::string_view alias;
   /// Bool: when true, the call writes nothing (a check or dry run). The router lets such a call
   /// through in read-only mode, rolls its transaction back and audits nothing.
   bool dry_run = false;

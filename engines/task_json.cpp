@@ -92,7 +92,7 @@ json::Value task_full(const Task& t) {
   if (t.size != TaskSize::Unset) out.set("size", to_string(t.size));
   if (!t.blocked_by.empty()) out.set("blockedBy", t.blocked_by);
   out.set("createdAt", format_iso8601(t.created_at));
-  out.set("updatedAt", format_iso8601(t.updated_at));
+  if (t.updated_at != t.created_at) out.set("updatedAt", format_iso8601(t.updated_at));
   if (t.completed_at) out.set("completedAt", format_iso8601(*t.completed_at));
   if (t.cancelled_at) out.set("cancelledAt", format_iso8601(*t.cancelled_at));
   if (!t.cancellation_reason.empty()) out.set("cancellationReason", t.cancellation_reason);

@@ -57,7 +57,7 @@ Result<json::Value> full(Context& context, const Session& session) {
   json::Value out = compact(session);
   CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(session.id));
   if (focus) out.set("focus", *focus);
-  if (!session.note.empty()) out.set("note", session.note);
+  if (!session.note.empty()) out.set("notes", session.note);
   if (!session.next_action.empty()) out.set("nextAction", session.next_action);
   out.set("createdAt", format_iso8601(session.created_at));
   if (session.ended_at) out.set("endedAt", format_iso8601(*session.ended_at));
@@ -184,7 +184,8 @@ Result<Reply> start(Context& context, const Params& params) {
 
   json::Value data = json::Value::object();
   data.set("id", session.id);
-  data.set("scope", session.scope);  // canonical: "epic:t1" comes back as "epic:T001"
+  // The scope is echoed only in its canonical form when that differs ("epic:t1" is "epic:T001").
+  if (session.scope != params.str("scope")) data.set("scope", session.scope);
   if (focus) data.set("focus", *focus);
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
@@ -194,11 +195,13 @@ Result<Reply> finish(Context& context, const Params& params, SessionStatus final
   CT_TRY_ASSIGN(std::string id, subject(context, params));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
-  CT_TRY_ASSIGN(Session after, engine.finish(id, final_status, params.opt_str("note").value_or("")));
+  CT_TRY_ASSIGN(Session after, engine.finish(id, final_status, params.opt_str("notes").value_or("")));
   if (context.audit) context.audit->task_id = id;
   if (id == context.session) context.bind_session("");
   context.session = id;
-  Reply reply{status_reply(after), {}, {}, {}};
+  json::Value data = json::Value::object();
+  data.set("id", after.id);
+  Reply reply{std::move(data), {}, {}, {}};
   if (before.status == after.status) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -210,11 +213,13 @@ Result<Reply> suspend(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::string id, subject(context, params));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
-  CT_TRY_ASSIGN(Session after, engine.suspend(id, params.opt_str("note").value_or("")));
+  CT_TRY_ASSIGN(Session after, engine.suspend(id, params.opt_str("notes").value_or("")));
   if (context.audit) context.audit->task_id = id;
   if (id == context.session) context.bind_session("");
   context.session = id;
-  Reply reply{status_reply(after), {}, {}, {}};
+  json::Value data = json::Value::object();
+  data.set("id", after.id);
+  Reply reply{std::move(data), {}, {}, {}};
   if (before.status == after.status) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -238,12 +243,12 @@ Result<Reply> resume(Context& context, const Params& params) {
 }
 
 Result<Reply> note(Context& context, const Params& params) {
-  auto text = params.opt_str("note");
+  auto text = params.opt_str("notes");
   auto next_action = params.opt_str("nextAction");
   if (!text && !next_action) {
-    Error error(ErrorCode::InvalidParams, "give note, nextAction or both");
-    error.fix = "cleo_mutate {domain:'session', operation:'note', params:{note:'...', nextAction:'...'}}";
-    return fail(std::move(error).with_detail("field", "note"));
+    Error error(ErrorCode::InvalidParams, "give notes, nextAction or both");
+    error.fix = "cleo_mutate {domain:'session', operation:'note', params:{notes:'...', nextAction:'...'}}";
+    return fail(std::move(error).with_detail("field", "notes"));
   }
   CT_TRY_ASSIGN(std::string id, subject(context, params));
   auto engine = sessions(context);
@@ -277,7 +282,7 @@ Result<Reply> gc(Context& context, const Params& params) {
 void register_operations(Registry& registry) {
   registry.add({.domain = "session", .name = "status", .gateway = Gateway::Query,
                 .summary = "Show the session this caller is bound to",
-                .returns = "{id,name?,scope,status,agent?,focus?,note?,nextAction?,createdAt,updatedAt}; "
+                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
                            "E_NO_DATA note when no session is bound",
                 .examples = {{R"({})", "which session am I in?"}},
                 .idempotent = true, .tier = 1, .handler = status});
@@ -291,17 +296,17 @@ void register_operations(Registry& registry) {
                             .description = "Rows per page"},
                            {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                             .description = "Rows to skip (from _meta.page.nextOffset)"}},
-                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, note?, nextAction?, "
+                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, notes?, nextAction?, "
                            "createdAt, endedAt? with detail:'full'); _meta.page when there are more",
                 .examples = {{R"({"status":"active"})", "active sessions"}},
                 .idempotent = true, .tier = 1,
-                .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "note", "nextAction",
+                .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "notes", "nextAction",
                                "createdAt", "endedAt", "archivedAt", "current"},
                 .handler = list});
   registry.add({.domain = "session", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one session",
                 .params = {id_param(false, kCurrentOrId)},
-                .returns = "{id,name?,scope,status,agent?,focus?,note?,nextAction?,createdAt,updatedAt,endedAt?}",
+                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt,endedAt?}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "show a session"}},
                 .idempotent = true, .tier = 2, .handler = show});
@@ -328,7 +333,7 @@ void register_operations(Registry& registry) {
                            {.name = "focus", .type = ParamType::TaskId, .description = "Claim this task at once"},
                            {.name = "autoFocus", .type = ParamType::Bool,
                             .description = "Claim the best ready task in scope (tasks.next)"}},
-                .returns = "{id,scope,focus?}",
+                .returns = "{id,scope?,focus?} (scope when it differs from the one given: its canonical form)",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists,
                            ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed},
                 .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},
@@ -337,10 +342,10 @@ void register_operations(Registry& registry) {
   registry.add({.domain = "session", .name = "end", .gateway = Gateway::Mutate,
                 .summary = "End a session and release its task",
                 .params = {id_param(false, kCurrentOrId),
-                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "Where things stand"}},
-                .returns = "{id,status:'ended'}",
+                           {.name = "notes", .type = ParamType::String, .max = 5000, .description = "Where things stand", .alias = "note"}},
+                .returns = "{id}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
-                .examples = {{R"({"note":"login done, signup next"})", "end the current session"}},
+                .examples = {{R"({"notes":"login done, signup next"})", "end the current session"}},
                 .idempotent = true, .tier = 1, .handler = end});
   registry.add({.domain = "session", .name = "resume", .gateway = Gateway::Mutate,
                 .summary = "Resume a suspended or ended session and bind to it",
@@ -352,28 +357,28 @@ void register_operations(Registry& registry) {
   registry.add({.domain = "session", .name = "suspend", .gateway = Gateway::Mutate,
                 .summary = "Pause a session, keeping its task claimed",
                 .params = {id_param(false, kCurrentOrId),
-                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "Why it pauses"}},
-                .returns = "{id,status:'suspended'}",
+                           {.name = "notes", .type = ParamType::String, .max = 5000, .description = "Why it pauses", .alias = "note"}},
+                .returns = "{id}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::Validation},
-                .examples = {{R"({"note":"waiting for review"})", "pause the current session"}},
+                .examples = {{R"({"notes":"waiting for review"})", "pause the current session"}},
                 .idempotent = true, .tier = 2, .handler = suspend});
   registry.add({.domain = "session", .name = "close", .gateway = Gateway::Mutate,
                 .summary = "Close a session whose scope is all done",
                 .params = {id_param(false, kCurrentOrId),
-                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "A closing note"}},
-                .returns = "{id,status:'closed'}; E_SESSION_CLOSE_BLOCKED with details.open when tasks remain",
+                           {.name = "notes", .type = ParamType::String, .max = 5000, .description = "A closing note", .alias = "note"}},
+                .returns = "{id}; E_SESSION_CLOSE_BLOCKED with details.open when tasks remain",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionCloseBlocked},
                 .examples = {{R"({})", "close the current session"}},
                 .idempotent = true, .tier = 2, .handler = close});
   registry.add({.domain = "session", .name = "note", .gateway = Gateway::Mutate,
                 .summary = "Set a session's note and next action",
                 .params = {id_param(false, kCurrentOrId),
-                           {.name = "note", .type = ParamType::String, .max = 5000, .description = "Where things stand"},
+                           {.name = "notes", .type = ParamType::String, .max = 5000, .description = "Where things stand", .alias = "note"},
                            {.name = "nextAction", .type = ParamType::String, .max = 500,
                             .description = "What to do next (shown on resume)"}},
                 .returns = "{id} (read them back with session.show); E_NO_CHANGE note when both were already so",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
-                .examples = {{R"({"note":"API done","nextAction":"write tests for T012"})", "leave a handover"}},
+                .examples = {{R"({"notes":"API done","nextAction":"write tests for T012"})", "leave a handover"}},
                 .idempotent = true, .tier = 2, .handler = note});
   registry.add({.domain = "session", .name = "gc", .gateway = Gateway::Mutate,
                 .summary = "End idle sessions and archive old ones",

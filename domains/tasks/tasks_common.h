@@ -32,16 +32,17 @@ inline ParamSpec if_version_param() {
                    .description = "Only apply when the task is still at this version (else E_CONCURRENT_MODIFICATION)"};
 }
 
-/// {id, <changed field>: <new value>…, version}: the compact reply of a mutation.
-inline json::Value changed_reply(const Task& task, const std::vector<std::string>& changed) {
+/// {id, <changed field>: <new value>…, version}: the compact reply of a mutation. What the caller
+/// already knows is left out: a field whose new value is exactly the one it sent, and the note it
+/// added (tasks.show lists the notes).
+inline json::Value changed_reply(const Task& task, const std::vector<std::string>& changed, const Params& params) {
   json::Value out = json::Value::object();
   out.set("id", task.id);
   for (const auto& field : changed) {
-    if (field == "notes") {
-      out.set("notes", static_cast<std::int64_t>(task.notes.size()));
-    } else {
-      out.set(field, task_field(task, field));
-    }
+    if (field == "notes") continue;
+    json::Value value = task_field(task, field);
+    if (params.has(field) && params.value(field) == value) continue;
+    out.set(field, std::move(value));
   }
   out.set("version", task.version);
   return out;

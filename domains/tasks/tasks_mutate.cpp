@@ -82,19 +82,17 @@ Result<Reply> add(Context& context, const Params& params) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(Task task, engine_.add(new_task_from(params)));
   if (params.str("detail") == "full") return Reply{task_full(task), {}, {}, {}};
+  // The caller knows what it sent (title, parent, status pending): the reply is what it does not.
   json::Value data = json::Value::object();
   data.set("id", task.id);
-  data.set("title", task.title);
-  data.set("status", to_string(task.status));
-  if (!task.parent.empty()) data.set("parent", task.parent);
-  if (task.type != TaskType::Task) data.set("type", to_string(task.type));
+  if (!params.has("type") && task.type != TaskType::Task) data.set("type", to_string(task.type));
   return Reply{std::move(data), {}, {}, {}};
 }
 
 Reply update_reply(const UpdateResult& result, const Params& params) {
   if (params.has("detail") && params.str("detail") == "full")
     return Reply{task_full(result.task), {}, {}, result.changed.empty() ? std::optional(ErrorCode::NoChange) : std::nullopt};
-  Reply reply{changed_reply(result.task, result.changed), {}, {}, {}};
+  Reply reply{changed_reply(result.task, result.changed, params), {}, {}, {}};
   if (result.changed.empty()) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -137,8 +135,6 @@ Result<Reply> complete(Context& context, const Params& params) {
   result.warnings.insert(result.warnings.begin(), gate_warnings.begin(), gate_warnings.end());
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
-  data.set("status", to_string(result.task.status));
-  if (result.task.completed_at) data.set("completedAt", format_iso8601(*result.task.completed_at));
   if (!result.unblocked.empty()) data.set("unblocked", json::Value::array_of(result.unblocked));
   Reply reply{std::move(data), std::move(result.warnings), {}, {}};
   if (result.already_done) {
@@ -248,7 +244,6 @@ Result<Reply> start(Context& context, const Params& params) {
   CT_TRY_ASSIGN(StartResult result, engine_.start(params.str("id")));
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
-  data.set("status", to_string(result.task.status));
   if (result.previous) data.set("previous", *result.previous);
   Reply reply{std::move(data), {}, {}, {}};
   if (result.no_change) reply.note = ErrorCode::NoChange;
@@ -505,7 +500,7 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "add", .gateway = Gateway::Mutate,
                 .summary = "Create a task",
                 .params = std::move(add_params),
-                .returns = "{id,title,status,parent?,type?} (the full record with detail:'full')",
+                .returns = "{id,type?} (type when inferred, not given; the full record with detail:'full')",
                 .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::NotFound},
                 .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
@@ -523,7 +518,8 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "update", .gateway = Gateway::Mutate,
                 .summary = "Change a task's fields or add a note",
                 .params = std::move(update_params),
-                .returns = "{id, <changed fields>, version}; E_NO_CHANGE note when nothing changed",
+                .returns = "{id, <changed fields the call did not spell out, e.g. a list after append>, version}; "
+                           "E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::TaskCompleted,
                            ErrorCode::CircularReference, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","priority":"critical","notes":"customer escalation"})", "raise priority"},
@@ -535,7 +531,7 @@ void register_tasks_mutations(Registry& registry) {
                 .params = {id_param(),
                            {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
                            if_version_param()},
-                .returns = "{id,status,completedAt,unblocked?[ids now ready]}; E_NO_CHANGE note when already done. "
+                .returns = "{id,unblocked?[ids now ready]}; E_NO_CHANGE note when already done. "
                            "In an epic with recorded lifecycle stages, or with verification.required gates, what "
                            "lifecycle.stages lists must hold first (strict: E_LIFECYCLE_GATE_FAILED or "
                            "E_GATE_DEPENDENCY; advisory: a warning)",
@@ -618,7 +614,7 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Focus on a task and mark it active",
                 .params = {id_param()},
-                .returns = "{id,status:'active',previous?} (the previous focus goes back to pending)",
+                .returns = "{id,previous?} (the task is active; the previous focus goes back to pending)",
                 .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
                            ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},

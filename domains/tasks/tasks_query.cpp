@@ -470,7 +470,7 @@ void register_tasks_queries(Registry& registry) {
                 .params = {id_param(), detail_param(R"("full")")},
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
-                           "createdAt, updatedAt, completedAt, archived, version, research (linked research entry ids) (empty "
+                           "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids) (empty "
                            "fields omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},

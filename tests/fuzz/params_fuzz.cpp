@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     for (const auto& param : operations[i].params) {
       std::printf("param %zu %s\n", i, std::string(param.name).c_str());
       for (auto choice : param.choices) std::printf("choice %zu %s\n", i, std::string(choice).c_str());
-      if (!param.cli_alias.empty()) std::printf("param %zu %s\n", i, std::string(param.cli_alias).c_str());
+      if (!param.alias.empty()) std::printf("param %zu %s\n", i, std::string(param.alias).c_str());
     }
     if (!operations[i].shortcut.empty())
       std::printf("shortcut %zu %s\n", i, std::string(operations[i].shortcut).c_str());

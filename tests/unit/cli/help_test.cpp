@@ -88,7 +88,7 @@ TEST_CASE("flag help carries type, constraints, choices and default from the spe
 
 TEST_CASE("the operation footer documents returns, examples and errors", "[cli][help]") {
   std::string footer = ct::cli::operation_footer(real("tasks", "add"));
-  CHECK(footer.find("Returns: {id,title,status") != std::string::npos);
+  CHECK(footer.find("Returns: {id,type?}") != std::string::npos);
   CHECK(footer.find("  ct add \"Write the README\" --priority high\n") != std::string::npos);
   CHECK(footer.find("E_PARENT_NOT_FOUND (exit 10)") != std::string::npos);
   CHECK(footer.find("cleo_mutate") != std::string::npos);
