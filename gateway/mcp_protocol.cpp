@@ -263,7 +263,7 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     w.key("protocolVersion").value(connection.protocol_version);
     w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
     w.key("serverInfo").begin_object().key("name").value(info_.name).key("version").value(info_.version).end_object();
-    w.key("instructions").value(info_.instructions);
+    w.key("instructions").value(info_.instructions_for ? info_.instructions_for(connection.client_name) : info_.instructions);
     w.end_object();
     log::info("initialize from " + (connection.client_name.empty() ? "unknown client" : connection.client_name) +
               " (" + connection.protocol_version + ")");

@@ -3,6 +3,7 @@
 // Only this layer knows JSON-RPC; `to_json(Envelope)` is the one mapping of results to the wire.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,6 +51,8 @@ struct ServerInfo {
   std::string name = "cleo";
   std::string version;
   std::string instructions;  // served as the initialize result's `instructions`
+  /// When set, the instructions for a client by its clientInfo.name (instead of `instructions`).
+  std::function<std::string(std::string_view client_name)> instructions_for;
 };
 
 class Protocol {
