@@ -7,6 +7,7 @@
 
 #include "cli/help.h"
 #include "core/text.h"
+#include "domains/projection.h"
 #include "engines/task_json.h"
 
 namespace ct::cli {
@@ -157,8 +158,10 @@ struct View {
 
 using Renderer = std::function<std::string(const View&)>;
 
-std::string task_list(const View& view, std::string_view empty_text) {
-  const json::Value& rows = view.data();
+std::string task_list(const View& view, std::string_view empty_text, const json::Value& rows);
+std::string task_list(const View& view, std::string_view empty_text) { return task_list(view, empty_text, view.data()); }
+
+std::string task_list(const View& view, std::string_view empty_text, const json::Value& rows) {
   if (!rows.is_array() || rows.empty()) return std::string(empty_text) + "\n";
   bool any_parent = false;
   for (const auto& row : rows.as_array()) any_parent = any_parent || row.contains("parent");
@@ -515,7 +518,11 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
       {"tasks.add", [](const View& v) { return "Created " + str(v.data(), "id") + ": " + std::string(trim(str(v.params, "title"))) + "\n"; }},
       {"tasks.show", show_card},
       {"tasks.list", [](const View& v) { return task_list(v, "No tasks"); }},
-      {"tasks.find", [](const View& v) { return v.data().empty() ? std::string() : task_list(v, ""); }},
+      {"tasks.find",
+       [](const View& v) {
+         json::Value rows = table_as_rows(v.data());
+         return rows.empty() ? std::string() : task_list(v, "", rows);
+       }},
       {"tasks.next", next_table},
       {"tasks.history", history_table},
       {"tasks.tree", tree_view},
@@ -645,8 +652,9 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
     auto it = renderers().find(spec.full_name());
     rendered.out = it != renderers().end() ? it->second(view) : render_value(envelope.data, options);
     if (rendered.out.empty()) rendered.out = "Done\n";
-    if (envelope.page && envelope.data.is_array())
-      rendered.out += page_footer(*envelope.page, envelope.data.size(),
+    const json::Value& rows = envelope.data.is_object() && envelope.data.contains("rows") ? envelope.data["rows"] : envelope.data;
+    if (envelope.page && rows.is_array())
+      rendered.out += page_footer(*envelope.page, rows.size(),
                                   spec.full_name() == "tasks.tree" ? "top-level tasks" : "", options.out);
   }
   if (envelope.meta.is_object() && !envelope.meta.empty()) {

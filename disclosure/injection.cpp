@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/text.h"
 #include "disclosure/help.h"
+#include "domains/providers/providers.h"
 
 namespace ct::disclosure {
 namespace {
@@ -317,6 +318,24 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
   }
   for (const auto& write : writes) CT_TRY(write_atomically(write.path, write.content));
   return report;
+}
+
+Result<std::string> initialize_instructions(const Registry& registry, const std::optional<fs::path>& root,
+                                            std::string_view client_name) {
+  const providers::Provider* host = providers::find_client(client_name);
+  if (!host || !root) return level0(registry);
+  InjectOptions options;
+  options.targets = {std::string(host->inject_target)};
+  options.check = true;
+  options.root = *root;
+  auto report = inject(registry, options);
+  if (!report || report->targets.size() != 1 || report->targets.front().action != "current") return level0(registry);
+  const std::string file(host->inject_target);
+  return render(registry, "help/instructions-block.md",
+                [&file](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
+                  if (name == "host_file") return file;
+                  return fail(ErrorCode::NotFound, "");
+                });
 }
 
 }  // namespace ct::disclosure

@@ -168,7 +168,7 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
 }
 
 Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes) {
-  if (call.spec->list_like()) shape_list_reply(call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes);
+  if (call.spec->list_like()) shape_list_reply(*call.spec, call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes);
   Envelope ok;
   ok.data = std::move(reply.data);
   ok.warnings = std::move(reply.warnings);

@@ -78,7 +78,55 @@ std::size_t rows_within(const json::Value& data, std::int64_t max_bytes) {
   return rows.size();
 }
 
-void shape_list_reply(const Params& params, Reply& reply, std::int64_t max_bytes) {
+json::Value rows_as_table(const json::Value& rows) {
+  if (!rows.is_array()) return rows;
+  std::vector<std::string> columns;
+  for (const auto& row : rows.as_array()) {
+    if (!row.is_object()) return rows;
+    for (const auto& [key, value] : row.as_object())
+      if (std::find(columns.begin(), columns.end(), key) == columns.end()) columns.push_back(key);
+  }
+  json::Value every = json::Value::object();
+  if (rows.size() >= 2) {
+    for (const auto& column : columns) {
+      const json::Value& first = rows.as_array().front()[column];
+      bool same = !first.is_null();
+      for (const auto& row : rows.as_array()) same = same && row[column] == first;
+      if (same) every.set(column, first);
+    }
+  }
+  json::Value table = json::Value::object();
+  json::Value names = json::Value::array();
+  for (const auto& column : columns)
+    if (!every.contains(column)) names.push_back(column);
+  json::Value out_rows = json::Value::array();
+  for (const auto& row : rows.as_array()) {
+    json::Value cells = json::Value::array();
+    for (const auto& name : names.as_array()) cells.push_back(row[name.as_string()]);
+    out_rows.push_back(std::move(cells));
+  }
+  table.set("columns", std::move(names));
+  table.set("rows", std::move(out_rows));
+  if (!every.empty()) table.set("every", std::move(every));
+  return table;
+}
+
+json::Value table_as_rows(const json::Value& table) {
+  if (!table.is_object() || !table["columns"].is_array() || !table["rows"].is_array()) return table;
+  json::Value rows = json::Value::array();
+  const auto& columns = table["columns"].as_array();
+  for (const auto& cells : table["rows"].as_array()) {
+    json::Value row = json::Value::object();
+    for (std::size_t i = 0; i < columns.size() && cells.is_array() && i < cells.size(); ++i)
+      if (!cells.as_array()[i].is_null()) row.set(columns[i].as_string(), cells.as_array()[i]);
+    if (table["every"].is_object())
+      for (const auto& [key, value] : table["every"].as_object()) row.set(key, value);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes) {
   if (!reply.data.is_array()) return;
   if (params.has("fields")) reply.data = select_fields(reply.data, params.strings("fields"));
   const std::size_t rows = reply.data.size();
@@ -96,6 +144,7 @@ void shape_list_reply(const Params& params, Reply& reply, std::int64_t max_bytes
                              std::to_string(page.next_offset()) + ", or ask for fewer fields");
   }
   if (reply.page && !reply.page->has_more() && reply.page->offset == 0) reply.page.reset();
+  if (spec.table_rows && !(params.has("detail") && params.str("detail") == "full")) reply.data = rows_as_table(reply.data);
 }
 
 }  // namespace ct

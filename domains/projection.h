@@ -44,9 +44,18 @@ json::Value select_fields(const json::Value& rows, std::span<const std::string> 
 /// a caller always makes progress). Returns the number of rows kept (all of them when it fits).
 std::size_t rows_within(const json::Value& data, std::int64_t max_bytes);
 
+/// Rows of flat objects as a table, each field named once:
+/// {"columns":[…],"rows":[[…],…],"every":{field: value}} — a column whose value is the same in
+/// every row (of two or more) moves to `every`; a row without a field has null in its column.
+/// Anything else (not an array, or a row that is not an object) comes back unchanged.
+json::Value rows_as_table(const json::Value& rows);
+/// The inverse: a table back to rows of objects (null cells left out); other values unchanged.
+json::Value table_as_rows(const json::Value& table);
+
 /// What the router does with a list-like operation's reply: selects `fields`, cuts it to
-/// `max_bytes` (page: offset and the rows kept; warning: how to get the rest), and drops a page
-/// that says nothing (first page, nothing more).
-void shape_list_reply(const Params& params, Reply& reply, std::int64_t max_bytes);
+/// `max_bytes` (page: offset and the rows kept; warning: how to get the rest), drops a page
+/// that says nothing (first page, nothing more), and turns compact rows into a table when the
+/// operation declares `table_rows`.
+void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes);
 
 }  // namespace ct

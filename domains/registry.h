@@ -112,6 +112,8 @@ struct OperationSpec {
   /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
   /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.
   std::vector<std::string_view> row_fields;
+  /// Compact rows come back as a table (projection.h: rows_as_table): each field named once.
+  bool table_rows = false;
   /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
   /// suggested when an unknown operation is one of them.
   std::vector<std::string_view> aliases;

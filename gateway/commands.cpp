@@ -8,6 +8,8 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "disclosure/help.h"
+#include "disclosure/injection.h"
+#include "engines/project.h"
 #include "disclosure/product.h"
 #include "domains/providers/providers.h"
 #include "gateway/stdio_transport.h"
@@ -20,11 +22,18 @@ std::string self_path() {
   return ec ? std::string("ct") : path.string();
 }
 
-ServerInfo server_info(const Registry& operations) {
+ServerInfo server_info(const Registry& operations, const std::optional<std::filesystem::path>& project_dir) {
   // Level 0 of the help is what every agent gets on connecting. It renders from embedded
   // templates that the tests render too, so a failure here is a build defect.
   auto instructions = disclosure::level0(operations);
-  return ServerInfo{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message};
+  ServerInfo info{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message, {}};
+  // A host that loads a current CLEO block from its instruction file gets a pointer to it instead.
+  info.instructions_for = [&operations, project_dir, full = info.instructions](std::string_view client) {
+    auto project = find_project(project_dir);
+    auto text = disclosure::initialize_instructions(operations, project ? std::optional(project->root) : std::nullopt, client);
+    return text ? *text : full;
+  };
+  return info;
 }
 
 const Registry& served_registry(const RouterOptions& router_options) {
@@ -36,7 +45,7 @@ const Registry& served_registry(const RouterOptions& router_options) {
 
 int run_stdio_server(const RouterOptions& router_options) {
   const Registry& operations = served_registry(router_options);
-  Protocol protocol(operations, server_info(operations));
+  Protocol protocol(operations, server_info(operations, router_options.project_dir));
   Router router(operations, router_options, clock_from_environment());
   return serve_stdio(protocol, router, stdin, stdout);
 }

@@ -47,7 +47,7 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
       options.max_connections = std::min<std::size_t>(options.max_connections, files.rlim_cur - kReserved);
   }
   const Registry& operations = served_registry(router_options);
-  Protocol protocol(operations, server_info(operations));
+  Protocol protocol(operations, server_info(operations, router_options.project_dir));
   HttpServer server(
       protocol,
       [router_options, &operations] { return std::make_unique<Router>(operations, router_options, clock_from_environment()); },

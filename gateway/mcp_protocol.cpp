@@ -91,20 +91,29 @@ Protocol::Protocol(const Registry& registry, ServerInfo info) : registry_(regist
   // hand to the model with every conversation, and the tools are what they take from it.
   stateless_tools_list_ = R"({"tools":)" + tools + R"(,"resultType":"complete","ttlMs":)" +
                           std::to_string(kCacheTtlMs) + R"(,"cacheScope":"public"})";
+}
 
-  json::Writer w(discover_);
+std::string Protocol::discover_result(std::string_view client_name) const {
+  // The instructions are those the client would get from initialize: for a host that loads a
+  // current CLEO block from its own instruction file, a pointer to it. Such a result is the
+  // client's own, so caches shared between clients may not keep it ("private").
+  std::string instructions = info_.instructions_for ? info_.instructions_for(client_name) : info_.instructions;
+  bool tailored = instructions != info_.instructions;
+  std::string out;
+  json::Writer w(out);
   w.begin_object();
   w.key("resultType").value("complete");
   w.key("supportedVersions").begin_array();
   for (auto version : stateless_versions()) w.value(version);
   w.end_array();
   w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
-  w.key("instructions").value(info_.instructions);
+  w.key("instructions").value(instructions);
   w.key("ttlMs").value(kCacheTtlMs);
-  w.key("cacheScope").value("public");
+  w.key("cacheScope").value(tailored ? "private" : "public");
   w.end_object();
-  discover_.pop_back();
-  discover_ += "," + server_meta_ + "}";
+  out.pop_back();
+  out += "," + server_meta_ + "}";
+  return out;
 }
 
 Outcome Protocol::handle(std::string_view message, Connection& connection, Router& router,
@@ -299,7 +308,7 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     w.key("protocolVersion").value(connection.protocol_version);
     w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
     w.key("serverInfo").begin_object().key("name").value(info_.name).key("version").value(info_.version).end_object();
-    w.key("instructions").value(info_.instructions);
+    w.key("instructions").value(info_.instructions_for ? info_.instructions_for(connection.client_name) : info_.instructions);
     w.end_object();
     log::info("initialize from " + (connection.client_name.empty() ? "unknown client" : connection.client_name) +
               " (" + connection.protocol_version + ")");
@@ -342,7 +351,7 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   }
   // No client capability is ever needed (the server asks the client for nothing), so none is
   // checked: MissingRequiredClientCapability (-32021) is never sent.
-  if (method == "server/discover") return rpc_result(id_json, discover_);
+  if (method == "server/discover") return rpc_result(id_json, discover_result(meta->client_name));
   if (method == "tools/list") {
     if (params.contains("cursor") && !params["cursor"].is_null())
       return refuse(RpcError::InvalidParams, "Invalid params: unknown cursor (tools/list has one page)");

@@ -7,6 +7,7 @@
 // Only this layer knows JSON-RPC; `to_json(Envelope)` is the one mapping of results to the wire.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,6 +57,8 @@ struct ServerInfo {
   std::string name = "cleo";
   std::string version;
   std::string instructions;  // the initialize (and server/discover) result's `instructions`
+  /// When set, the instructions for a client by its clientInfo.name (instead of `instructions`).
+  std::function<std::string(std::string_view client_name)> instructions_for;
 };
 
 /// Whether a message is answered by the rules of the stateless revision: it claims the
@@ -82,8 +85,8 @@ class Protocol {
   /// The cached tools/list result of the stateless revision: the same tools, with the fields it
   /// requires (resultType, ttlMs, cacheScope).
   const std::string& stateless_tools_list_result() const { return stateless_tools_list_; }
-  /// The cached server/discover result.
-  const std::string& discover_result() const { return discover_; }
+  /// The server/discover result for a client (by its clientInfo.name; "" when it gave none).
+  std::string discover_result(std::string_view client_name) const;
   const ServerInfo& info() const { return info_; }
 
  private:
@@ -100,7 +103,6 @@ class Protocol {
   std::string server_meta_;  // `"_meta":{"io.modelcontextprotocol/serverInfo":…}` for stateless results
   std::string tools_list_;
   std::string stateless_tools_list_;
-  std::string discover_;
 };
 
 }  // namespace ct::mcp

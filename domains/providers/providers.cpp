@@ -5,35 +5,41 @@
 namespace ct::providers {
 namespace {
 
-// Sources: each host's documentation on MCP servers and instruction files (2025–2026).
+// Sources: each host's documentation on MCP servers and instruction files (2025–2026); client
+// names: the clientInfo.name each host's MCP client sends in initialize.
 // User-scope paths are the Linux ones where a host differs by platform (VS Code keeps its user
 // folder under ~/.config/Code on Linux, ~/Library/Application Support/Code on macOS).
 const std::array<Provider, 7> kProviders = {{
     {.id = "claude", .name = "Claude Code", .binaries = {"claude"},
+     .client_names = {"claude-code"},
      .instruction_files = {"CLAUDE.md"}, .user_instructions = ".claude/CLAUDE.md", .inject_target = "CLAUDE.md",
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".mcp.json", .user_config = ".claude.json",
      .project_dir = ".claude", .user_dir = ".claude", .headless = {"claude", "-p"},
      .stdio_type = "", .http_type = "http", .url_key = "url"},
     {.id = "codex", .name = "Codex CLI", .binaries = {"codex"},
+     .client_names = {"codex-mcp-client", "codex-vscode"},
      .instruction_files = {"AGENTS.md"}, .user_instructions = ".codex/AGENTS.md", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Toml, .servers_key = "mcp_servers",
      .project_config = "", .user_config = ".codex/config.toml",
      .project_dir = ".codex", .user_dir = ".codex", .headless = {"codex", "exec"},
      .stdio_type = "", .http_type = "", .url_key = "url"},
     {.id = "cursor", .name = "Cursor", .binaries = {"cursor-agent", "cursor"},
+     .client_names = {"cursor-vscode", "cursor"},
      .instruction_files = {".cursor/rules/", "AGENTS.md"}, .user_instructions = "", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".cursor/mcp.json", .user_config = ".cursor/mcp.json",
      .project_dir = ".cursor", .user_dir = ".cursor", .headless = {"cursor-agent", "-p"},
      .stdio_type = "", .http_type = "", .url_key = "url"},
     {.id = "gemini", .name = "Gemini CLI", .binaries = {"gemini"},
+     .client_names = {"gemini-cli", "gemini-cli-mcp-client"},
      .instruction_files = {"GEMINI.md"}, .user_instructions = ".gemini/GEMINI.md", .inject_target = "GEMINI.md",
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".gemini/settings.json", .user_config = ".gemini/settings.json",
      .project_dir = ".gemini", .user_dir = ".gemini", .headless = {"gemini", "-p"},
      .stdio_type = "", .http_type = "", .url_key = "httpUrl"},
     {.id = "windsurf", .name = "Windsurf", .binaries = {"windsurf"},
+     .client_names = {"windsurf", "windsurf-client"},
      .instruction_files = {".windsurf/rules/", "AGENTS.md"},
      .user_instructions = ".codeium/windsurf/memories/global_rules.md", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
@@ -41,6 +47,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_dir = ".windsurf", .user_dir = ".codeium/windsurf", .headless = {},
      .stdio_type = "", .http_type = "", .url_key = "serverUrl"},
     {.id = "vscode", .name = "VS Code (Copilot)", .binaries = {"code"},
+     .client_names = {"Visual Studio Code", "vscode"},
      .instruction_files = {".github/copilot-instructions.md", "AGENTS.md"}, .user_instructions = "",
      .inject_target = "AGENTS.md",
      .format = ConfigFormat::Json, .servers_key = "servers",
@@ -48,6 +55,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_dir = ".vscode", .user_dir = ".config/Code", .headless = {},
      .stdio_type = "stdio", .http_type = "http", .url_key = "url"},
     {.id = "opencode", .name = "opencode", .binaries = {"opencode"},
+     .client_names = {"opencode"},
      .instruction_files = {"AGENTS.md"}, .user_instructions = ".config/opencode/AGENTS.md", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Json, .servers_key = "mcp",
      .project_config = "opencode.json", .user_config = ".config/opencode/opencode.json",
@@ -66,6 +74,13 @@ std::span<const Provider> all() { return kProviders; }
 const Provider* find(std::string_view id) {
   for (const auto& provider : kProviders)
     if (provider.id == id) return &provider;
+  return nullptr;
+}
+
+const Provider* find_client(std::string_view client_name) {
+  for (const auto& provider : kProviders)
+    for (auto name : provider.client_names)
+      if (name == client_name) return &provider;
   return nullptr;
 }
 

@@ -24,6 +24,8 @@ struct Provider {
   std::string_view name;  // "Claude Code"
   /// Programs whose presence on PATH means the host is installed (the first is its CLI).
   std::vector<std::string_view> binaries;
+  /// The names it gives itself as an MCP client (initialize's clientInfo.name).
+  std::vector<std::string_view> client_names;
   /// What the host reads in a project (a trailing / is a folder of rule files).
   std::vector<std::string_view> instruction_files;
   /// Its user-wide instruction file, relative to the home directory; empty when it has none.
@@ -53,6 +55,8 @@ struct Provider {
 /// Every host, in a fixed order.
 std::span<const Provider> all();
 const Provider* find(std::string_view id);
+/// The host whose MCP client calls itself `client_name`, or null.
+const Provider* find_client(std::string_view client_name);
 std::vector<std::string> ids();
 
 /// The name of CLEO's server entry in every host's configuration.

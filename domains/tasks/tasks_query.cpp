@@ -510,10 +510,11 @@ void register_tasks_queries(Registry& registry) {
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search tasks by text or id; best matches first",
                 .params = std::move(find_params),
-                .returns = "[{id,title,status,priority,parent?}] best first (full records with detail:'full'); "
-                           "_meta.page {total,hasMore,nextOffset} when more match; E_NO_DATA note when nothing matches",
+                .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first, every?:{column: value "
+                           "shared by all rows}} (full records with detail:'full'); _meta.page {total,hasMore,nextOffset} "
+                           "when more match; E_NO_DATA note when nothing matches",
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
-                .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(),
+                .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(), .table_rows = true,
                 .aliases = {"search", "query", "grep", "lookup"}, .handler = find});
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
                 .summary = "Check whether a task id exists",

@@ -614,8 +614,9 @@ void readonly_checks(Checks& checks, const Project& project, const CtCommand& ro
                "`ct --read-only show T001` shows it" + when, cut(shown.out));
   CtRun found = ro.run({"--read-only", "find", "Readable", "--json"});
   bool hit = false;
-  if (succeeded(found.json) && found.json["data"].is_array())
-    for (const Value& row : found.json["data"].as_array()) hit = hit || row["id"] == Value("T001");
+  // tasks.find answers a table whose first column is the id.
+  if (succeeded(found.json) && found.json["data"]["rows"].is_array())
+    for (const Value& row : found.json["data"]["rows"].as_array()) hit = hit || row.as_array().at(0) == Value("T001");
   checks.check(hit && exited(found, 0), "`ct --read-only find Readable` finds T001" + when, cut(found.out));
 
   CtRun added = ro.run({"add", "Written on a read-only disk", "--json"});

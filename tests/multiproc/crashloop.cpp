@@ -509,8 +509,9 @@ void check_lookups(Run& run, const Task& task) {
   // The title ("r3w1 n17 write") is unique to the task.
   CtRun found = run.ct->run_retrying({"find", task.title, "--include-archived", "--limit", "100"});
   bool hit = false;
-  if (ct::testing::succeeded(found.json) && found.json["data"].is_array())
-    for (const Value& row : found.json["data"].as_array()) hit = hit || row["id"] == Value(task.id);
+  // tasks.find answers a table whose first column is the id.
+  if (ct::testing::succeeded(found.json) && found.json["data"]["rows"].is_array())
+    for (const Value& row : found.json["data"]["rows"].as_array()) hit = hit || row.as_array().at(0) == Value(task.id);
   if (!hit) run.fail("ct find \"" + task.title + "\" does not find " + task.id + ": " + found.out.substr(0, 500));
 }
 

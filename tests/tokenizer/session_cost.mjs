@@ -18,9 +18,10 @@
 // "agent" (issue 13): an epic T001 with 100 tasks under it and the CLAUDE.md block `ct inject`
 // writes; then session.start {scope epic:T001, name}, tasks.find (a word ~20 tasks carry),
 // tasks.show (the first hit), tasks.add ×2 (the second depending on the first), tasks.start,
-// tasks.update {notes}, tasks.complete {notes}, tasks.next, session.end {note}. Counted as an agent
+// tasks.update {notes}, tasks.complete {notes}, tasks.next, session.end {notes}. Counted as an agent
 // host sees it: the fixed context (tools/list result as compact JSON, the initialize instructions,
-// the CLAUDE.md block) plus every call (tool name and arguments) and every reply — the text block,
+// the CLAUDE.md block; the client is Claude Code, which loads that block, so the instructions point
+// at it instead of repeating level 0) plus every call (tool name and arguments) and every reply — the text block,
 // and, for hosts that hand the model structuredContent instead, that too (the larger one counts).
 // Checks: every call succeeds; the total stays under AGENT_CEILING (a regression guard at the
 // measured cost). Issue 13's target (AGENT_TARGET) is reported as met or missed, with the numbers.
@@ -39,7 +40,7 @@ import { countBytes, countTokens } from './o200k.mjs';
 const CONTEXT_BUDGET = 800; // issue 5: the whole ten-call session, requests and replies
 const WIRE_CEILING = 1500;  // regression guard for the JSON-RPC lines (measured: see the doc)
 const AGENT_TARGET = 1050; // issue 13: the whole agent session, fixed context included
-const AGENT_CEILING = 1560; // regression guard for the agent session: measured 1,528 (docs/disclosure.md)
+const AGENT_CEILING = 1140; // regression guard for the agent session: measured 1,108 (docs/disclosure.md)
 const STEP_MS = 15_000;
 
 const CALLS = [
@@ -52,7 +53,7 @@ const CALLS = [
   ['cleo_mutate', 'tasks', 'update', { id: 'T003', notes: 'Email and password are checked before submit' }],
   ['cleo_mutate', 'tasks', 'complete', { id: 'T003' }],
   ['cleo_query', 'tasks', 'next', {}],
-  ['cleo_mutate', 'session', 'end', { note: 'Validation done; styling next' }],
+  ['cleo_mutate', 'session', 'end', { notes: 'Validation done; styling next' }],
 ];
 
 function parseArgs(argv) {
@@ -191,7 +192,7 @@ async function measureAgent(options) {
       return { request, reply, message: JSON.parse(reply) };
     };
     const init = await rpc('initialize', {
-      protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'agent', version: '1.0' },
+      protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.0' },
     });
     await session.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     const tools = await rpc('tools/list', {});
@@ -242,7 +243,7 @@ async function measureAgent(options) {
     await measured('cleo_mutate', 'tasks', 'update', { id: newId, notes: 'Empty rows are rejected with a clear error' });
     await measured('cleo_mutate', 'tasks', 'complete', { id: newId, notes: 'Validation merged' });
     await measured('cleo_query', 'tasks', 'next', {});
-    await measured('cleo_mutate', 'session', 'end', { note: 'Validation done; the report is next' });
+    await measured('cleo_mutate', 'session', 'end', { notes: 'Validation done; the report is next' });
     await session.close();
     return { fixed, rows };
   } finally {

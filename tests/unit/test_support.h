@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "unit/temp_dir.h"
 #include "core/json_parse.h"
+#include "domains/projection.h"
 #include "domains/router.h"
 #include "disclosure/product.h"
 

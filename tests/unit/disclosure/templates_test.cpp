@@ -46,7 +46,7 @@ TEST_CASE("expand names the template and line of a bad placeholder", "[disclosur
 TEST_CASE("every embedded template renders from the registry", "[disclosure][templates]") {
   REQUIRE(embedded_templates().size() >= 10);
   const Resolver files = [](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
-    if (name == "agent_file" || name == "protocol_file") return std::string("x.md");
+    if (name == "agent_file" || name == "protocol_file" || name == "host_file") return std::string("x.md");
     if (name.starts_with("op_") || name.starts_with("spawn_") || name.starts_with("research_") || name == "domain" || name == "domain_index" ||
         name == "reference")
       return std::string("…");

@@ -23,7 +23,8 @@ std::set<std::string> keys_of(const json::Value& row) {
 /// ids of the rows of a list reply, in order.
 std::vector<std::string> ids_of(const Envelope& e) {
   std::vector<std::string> ids;
-  for (const auto& row : e.data.as_array()) ids.push_back(row["id"].as_string());
+  const json::Value rows = table_as_rows(e.data);
+  for (const auto& row : rows.as_array()) ids.push_back(row["id"].as_string());
   return ids;
 }
 
@@ -67,9 +68,9 @@ TEST_CASE("detail: compact rows by default, every field with full", "[projection
   CHECK(full.data.as_array()[0]["labels"].as_array()[0].as_string() == "auth");
   CHECK(full.data.as_array()[0].contains("createdAt"));
 
-  auto found = p.query("tasks", "find", R"({"query":"login"})").data.as_array();
+  auto found = table_as_rows(p.query("tasks", "find", R"({"query":"login"})").data).as_array();
   CHECK_FALSE(found[0].contains("description"));
-  auto found_full = p.query("tasks", "find", R"({"query":"login","detail":"full"})").data.as_array();
+  auto found_full = table_as_rows(p.query("tasks", "find", R"({"query":"login","detail":"full"})").data).as_array();
   CHECK(found_full[0]["description"].as_string() == "Email and password");
 
   auto tree_full = p.query("tasks", "tree", R"({"detail":"full"})").data.as_array();
@@ -100,7 +101,7 @@ TEST_CASE("fields selects what each row carries", "[projection]") {
   CHECK(keys_of(rows[0]) == std::set<std::string>{"id"});  // an empty field stays omitted
   CHECK(keys_of(rows[1]) == std::set<std::string>{"id", "labels"});
   // A field only a full row has, without asking for detail:'full'.
-  auto versions = p.query("tasks", "find", R"({"query":"child","fields":"id,version"})").data.as_array();
+  auto versions = table_as_rows(p.query("tasks", "find", R"({"query":"child","fields":"id,version"})").data).as_array();
   CHECK(keys_of(versions[0]) == std::set<std::string>{"id", "version"});
   // Trees keep their shape: each node is projected, children stay.
   auto tree = p.query("tasks", "tree", R"({"fields":["title"]})").data.as_array();
@@ -179,7 +180,7 @@ TEST_CASE("a cut search or log has no total but a continuation", "[projection][b
   set_budget(p, 1000);
   auto found = p.query("tasks", "find", R"({"query":"target","limit":20})");
   REQUIRE(found.success);
-  const auto kept = static_cast<std::int64_t>(found.data.size());
+  const auto kept = static_cast<std::int64_t>(found.data["rows"].size());
   CHECK(kept < 20);
   json::Value page = to_value(found)["_meta"]["page"];
   CHECK_FALSE(page.contains("total"));
@@ -212,6 +213,42 @@ TEST_CASE("projection helpers", "[projection]") {
   CHECK(rows_within(rows, static_cast<std::int64_t>(rows.dump().size()) - 1) == 2);
   std::vector<std::string> fields = {"id"};
   CHECK(select_fields(rows, fields).dump() == R"([{"id":"T000"},{"id":"T001"},{"id":"T002"}])");
+}
+
+
+TEST_CASE("rows as a table: each field named once, shared values once", "[projection][table]") {
+  auto rows = json::parse(R"([{"id":"T003","title":"A","status":"pending","parent":"T001"},)"
+                          R"({"id":"T008","title":"B","status":"pending","parent":"T001","labels":["x"]},)"
+                          R"({"id":"T009","title":"C","status":"active","parent":"T001"}])").value();
+  json::Value table = rows_as_table(rows);
+  CHECK(table.dump() == R"({"columns":["id","title","status","labels"],"rows":[["T003","A","pending",null],)"
+                        R"(["T008","B","pending",["x"]],["T009","C","active",null]],"every":{"parent":"T001"}})");
+  CHECK(table_as_rows(table).dump() ==
+        R"([{"id":"T003","title":"A","status":"pending","parent":"T001"},{"id":"T008","title":"B","status":"pending",)"
+        R"("labels":["x"],"parent":"T001"},{"id":"T009","title":"C","status":"active","parent":"T001"}])");
+  // One row shares nothing with another: no `every`.
+  auto one = json::parse(R"([{"id":"T001","title":"A"}])").value();
+  CHECK(rows_as_table(one).dump() == R"({"columns":["id","title"],"rows":[["T001","A"]]})");
+  CHECK(rows_as_table(json::Value::array()).dump() == R"({"columns":[],"rows":[]})");
+  // Not rows of objects: unchanged.
+  auto scalars = json::parse(R"([1,2])").value();
+  CHECK(rows_as_table(scalars) == scalars);
+  CHECK(table_as_rows(scalars) == scalars);
+}
+
+TEST_CASE("tasks.find answers a table; detail full answers records", "[projection][table][tasks]") {
+  test::Project p;
+  p.add(R"({"title":"Epic","type":"epic"})");
+  p.add(R"({"title":"Login form","parent":"T001","priority":"high"})");
+  p.add(R"({"title":"Login API","parent":"T001"})");
+  auto found = p.query("tasks", "find", R"({"query":"login"})");
+  REQUIRE(found.success);
+  CHECK(found.data["columns"].dump() == R"(["id","title","priority"])");
+  CHECK(found.data["every"].dump() == R"({"status":"pending","parent":"T001"})");
+  CHECK(found.data["rows"].size() == 2);
+  auto full = p.query("tasks", "find", R"({"query":"login","detail":"full"})");
+  CHECK(full.data.is_array());
+  CHECK(full.data.as_array()[0].contains("createdAt"));
 }
 
 }  // namespace ct

@@ -264,9 +264,9 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
     // Ids allocated after the backup are never handed out again.
     CHECK(p.add(R"({"title":"After the restore"})") == "T004");
     // The search index came back with the rows.
-    auto found = p.query("tasks", "find", R"({"query":"another"})");
-    REQUIRE(found.data.size() == 1);
-    CHECK(found.data.as_array()[0]["id"].as_string() == "T002");
+    auto found = table_as_rows(p.query("tasks", "find", R"({"query":"another"})").data);
+    REQUIRE(found.size() == 1);
+    CHECK(found.as_array()[0]["id"].as_string() == "T002");
     // The safety backup holds the state just before: restoring it brings T003 back.
     REQUIRE(p.mutate("system", "restore", "{\"file\":\"" + safety + "\"}").success);
     CHECK(p.query("tasks", "exists", R"({"id":"T003"})").success);

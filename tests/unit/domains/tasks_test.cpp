@@ -196,8 +196,8 @@ TEST_CASE("archive and restore", "[tasks][archive]") {
   REQUIRE(archived.success);
   CHECK(archived.data["count"].as_int() == 1);
   CHECK(p.query("tasks", "list", R"({"archived":"only"})").data.size() == 1);
-  CHECK(p.query("tasks", "find", R"({"query":"Task A"})").data.size() == 0);
-  CHECK(p.query("tasks", "find", R"({"query":"Task A","includeArchived":true})").data.size() == 1);
+  CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"Task A"})").data).size() == 0);
+  CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"Task A","includeArchived":true})").data).size() == 1);
   auto restored = p.mutate("tasks", "restore", R"({"id":"T001"})");
   REQUIRE(restored.success);
   CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"].as_string() == "done");
@@ -257,14 +257,14 @@ TEST_CASE("find ranks an exact id first and searches labels and notes", "[tasks]
   test::Project p;
   p.add(R"({"title":"Login page","description":"OAuth flow for T002"})");
   p.add(R"({"title":"Billing","labels":["payments"],"notes":"ask about oauth"})");
-  auto by_id = p.query("tasks", "find", R"({"query":"T002"})");
-  REQUIRE(by_id.data.size() >= 1);
-  CHECK(by_id.data.as_array()[0]["id"].as_string() == "T002");
-  CHECK(p.query("tasks", "find", R"({"query":"payments"})").data.as_array()[0]["id"].as_string() == "T002");
-  auto oauth = p.query("tasks", "find", R"({"query":"oauth"})").data.as_array();
+  auto by_id = table_as_rows(p.query("tasks", "find", R"({"query":"T002"})").data);
+  REQUIRE(by_id.size() >= 1);
+  CHECK(by_id.as_array()[0]["id"].as_string() == "T002");
+  CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"payments"})").data).as_array()[0]["id"].as_string() == "T002");
+  auto oauth = table_as_rows(p.query("tasks", "find", R"({"query":"oauth"})").data).as_array();
   REQUIRE(oauth.size() == 2);
   CHECK(oauth[0]["id"].as_string() == "T001");  // description beats a note
-  CHECK(p.query("tasks", "find", R"({"query":"logi"})").data.size() == 1);  // prefix
+  CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"logi"})").data).size() == 1);  // prefix
   auto none = p.query("tasks", "find", R"({"query":"zebra"})");
   CHECK(none.success);
   CHECK(code_of(none) == "E_NO_DATA");

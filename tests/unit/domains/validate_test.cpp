@@ -356,10 +356,10 @@ TEST_CASE("derived data: the search index and foreign keys", "[validate]") {
   SECTION("a task missing from the search index is found again after the repair") {
     tamper(p.dir(), "DELETE FROM tasks_fts WHERE rowid = 4; INSERT INTO tasks_fts(rowid, title) VALUES(77, 'ghost')");
     CHECK(schema(p) == std::set<std::string>{"search-index:T004", "search-index"});
-    CHECK(p.query("tasks", "find", R"({"query":"chore"})").data.size() == 0);
+    CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"chore"})").data).size() == 0);
     fix_cleanly(p);
-    CHECK(p.query("tasks", "find", R"({"query":"chore"})").data.size() == 1);
-    CHECK(p.query("tasks", "find", R"({"query":"ghost"})").data.size() == 0);
+    CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"chore"})").data).size() == 1);
+    CHECK(table_as_rows(p.query("tasks", "find", R"({"query":"ghost"})").data).size() == 0);
   }
   SECTION("an audit change without its row") {
     tamper(p.dir(), "INSERT INTO audit_changes(seq, task_id, field) VALUES(999, 'T001', 'title')");

@@ -66,6 +66,28 @@ TEST_CASE("stateless: server/discover describes the server without a handshake",
   CHECK(bare["result"]["supportedVersions"].size() == 1);
 }
 
+TEST_CASE("stateless: server/discover gives a client the instructions initialize would", "[mcp][stateless]") {
+  test::Project project;
+  ServerInfo info{"cleo", std::string(product_version()), "level zero", {}};
+  info.instructions_for = [](std::string_view client) {
+    return client == "claude-code" ? std::string("see the CLEO block of CLAUDE.md") : std::string("level zero");
+  };
+  Protocol protocol(registry(), info);
+  Connection connection;
+  auto discover = [&](std::string_view client) {
+    std::string message = R"({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{)"
+                          R"("io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},)"
+                          R"("io.modelcontextprotocol/clientInfo":{"name":")" + std::string(client) + R"(","version":"1"}}}})";
+    return test::parse_json(*protocol.handle(message, connection, project.router()).reply)["result"];
+  };
+  json::Value tailored = discover("claude-code");
+  CHECK(tailored["instructions"].as_string() == "see the CLEO block of CLAUDE.md");
+  CHECK(tailored["cacheScope"].as_string() == "private");  // this client's own: no shared cache keeps it
+  json::Value general = discover("another-host");
+  CHECK(general["instructions"].as_string() == "level zero");
+  CHECK(general["cacheScope"].as_string() == "public");
+}
+
 TEST_CASE("stateless: tools/list and tools/call with per-request _meta", "[mcp][stateless]") {
   Fixture f;
   json::Value listed = f.reply(request("1", "tools/list"));
@@ -105,7 +127,8 @@ TEST_CASE("stateless: a CLEO session is not carried from one request to the next
   json::Value ended = f.reply(request("3", "tools/call",
                                       R"("name":"cleo_mutate","arguments":{"domain":"session","operation":"end","params":{"id":")" +
                                           session + R"("}})"));
-  CHECK(ended["result"]["structuredContent"]["data"]["status"].as_string() == "ended");
+  CHECK(ended["result"]["structuredContent"]["success"] == json::Value(true));
+  CHECK(ended["result"]["structuredContent"]["data"]["id"].as_string() == session);
 }
 
 TEST_CASE("stateless: missing or malformed _meta is -32602", "[mcp][stateless]") {
