@@ -509,7 +509,7 @@ std::string help_text(const View& view) {
   if (data.contains("schema")) return data["schema"].dump_pretty() + "\n";
   std::string out = str(data, "content");
   if (!out.empty() && out.back() != '\n') out += '\n';
-  return out + view.style().dim("(" + str(data, "tokens") + " tokens. Commands and flags: ct --help, ct <command> --help)") + "\n";
+  return out + view.style().dim("(≈" + str(data, "tokens") + " tokens. Commands and flags: ct --help, ct <command> --help)") + "\n";
 }
 
 /// Renderers of the daily operations, by full name. Everything else uses render_value.

@@ -218,7 +218,8 @@ void register_disclosure_operations(Registry& registry) {
                             .description = "json-schema: level 2 params as a JSON Schema object"},
                            {.name = "knownHash", .type = ParamType::String, .max = 64,
                             .description = "The hash of a text you have: an unchanged text is not sent again"}},
-                .returns = "{level, hash, tokens, content} (json-schema: schema instead of content); "
+                .returns = "{level, hash, tokens (≈ o200k tokens: an estimate, within ±10%), content} (json-schema: "
+                           "schema instead of content); "
                            "{changed:false, hash} when knownHash matches",
                 .errors = {ErrorCode::InvalidDomain, ErrorCode::InvalidOperation},
                 .examples = {{R"({"level":1})", "every operation"},

@@ -109,9 +109,9 @@ try {
   const block = claude.slice(claude.indexOf('<!-- CLEO:START'));
   measure('CLAUDE.md block (ct inject, level 0)', block, 249, '~200 (always loaded)');
   measure('.cleo/templates/AGENT-INJECTION.md', readFileSync(join(sandbox, '.cleo/templates/AGENT-INJECTION.md'), 'utf8'),
-          5000, 'old: ~1,200, always loaded', 'loaded with --level 1');
+          1200, 'issue 13: ≤ 1,200 (old: 1,451)', 'loaded with --level 1');
   measure('.cleo/templates/CLEO-INJECTION.md', readFileSync(join(sandbox, '.cleo/templates/CLEO-INJECTION.md'), 'utf8'),
-          6000, 'old: ~4,500 per subagent', 'loaded with --level 3');
+          3500, 'issue 13: ≤ 3,500 (old: ~4,500)', 'loaded with --level 3');
 
   // orchestrate.spawn: a subagent's whole prompt (help level 1 included). Typical: a task with a
   // paragraph of description, three criteria, two files and two finished dependencies, in an

@@ -168,8 +168,10 @@ TEST_CASE("every call and ct command shown in help and templates runs", "[cli][d
   // The extraction itself must see what the texts show.
   CHECK(mcp_count["help level 0"] == 7);  // six quick-reference calls and the level-1 help call
   CHECK(mcp_count["help level 3"] >= 20);
-  CHECK(ct_count["AGENT-INJECTION.md"] >= r.operations().size());
-  CHECK(ct_count["CLEO-INJECTION.md"] >= r.operations().size());
+  // The injected files show the CLI in one paragraph (help/cli.md); every operation's command
+  // line is in docs/operations.md (level 2).
+  CHECK(ct_count["AGENT-INJECTION.md"] >= 2);
+  CHECK(ct_count["CLEO-INJECTION.md"] >= 2);
   std::size_t examples = 0;
   for (const auto& spec : r.operations()) examples += spec.examples.size();
   CHECK(mcp_count["docs/operations.md"] >= examples);
