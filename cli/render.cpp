@@ -158,9 +158,6 @@ struct View {
 
 using Renderer = std::function<std::string(const View&)>;
 
-std::string task_list(const View& view, std::string_view empty_text, const json::Value& rows);
-std::string task_list(const View& view, std::string_view empty_text) { return task_list(view, empty_text, view.data()); }
-
 std::string task_list(const View& view, std::string_view empty_text, const json::Value& rows) {
   if (!rows.is_array() || rows.empty()) return std::string(empty_text) + "\n";
   bool any_parent = false;
@@ -517,7 +514,7 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
   static const std::map<std::string, Renderer, std::less<>> table = {
       {"tasks.add", [](const View& v) { return "Created " + str(v.data(), "id") + ": " + std::string(trim(str(v.params, "title"))) + "\n"; }},
       {"tasks.show", show_card},
-      {"tasks.list", [](const View& v) { return task_list(v, "No tasks"); }},
+      {"tasks.list", [](const View& v) { return task_list(v, "No tasks", v.data()); }},
       {"tasks.find",
        [](const View& v) {
          json::Value rows = table_as_rows(v.data());

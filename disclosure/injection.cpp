@@ -320,22 +320,23 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
   return report;
 }
 
-Result<std::string> initialize_instructions(const Registry& registry, const std::optional<fs::path>& root,
-                                            std::string_view client_name) {
+std::optional<std::string> block_pointer_instructions(const Registry& registry, const fs::path& root,
+                                                      std::string_view client_name) {
   const providers::Provider* host = providers::find_client(client_name);
-  if (!host || !root) return level0(registry);
+  if (!host) return std::nullopt;
   InjectOptions options;
   options.targets = {std::string(host->inject_target)};
   options.check = true;
-  options.root = *root;
+  options.root = root;
   auto report = inject(registry, options);
-  if (!report || report->targets.size() != 1 || report->targets.front().action != "current") return level0(registry);
+  if (!report || report->targets.size() != 1 || report->targets.front().action != "current") return std::nullopt;
   const std::string file(host->inject_target);
-  return render(registry, "help/instructions-block.md",
-                [&file](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
-                  if (name == "host_file") return file;
-                  return fail(ErrorCode::NotFound, "");
-                });
+  auto text = render(registry, "help/instructions-block.md",
+                     [&file](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
+                       if (name == "host_file") return file;
+                       return fail(ErrorCode::NotFound, "");
+                     });
+  return text ? std::optional(*text) : std::nullopt;
 }
 
 }  // namespace ct::disclosure

@@ -93,12 +93,12 @@ struct InjectReport {
 /// leave every file untouched. Unknown targets or level 2 are E_INVALID_PARAMS.
 Result<InjectReport> inject(const Registry& registry, const InjectOptions& options);
 
-/// The MCP `initialize` instructions for a client: help level 0 — or, when `client_name` is a host
-/// of the providers table whose instruction file in project `root` holds a current CLEO block
-/// (which the host loads into the agent's context anyway), one line pointing at that block
-/// (templates/help/instructions-block.md), so that level 0 is not sent twice.
-Result<std::string> initialize_instructions(const Registry& registry, const std::optional<std::filesystem::path>& root,
-                                            std::string_view client_name);
+/// The MCP `initialize` instructions for a client that need not repeat level 0: when
+/// `client_name` is a host of the providers table whose instruction file in project `root` holds
+/// a current CLEO block (which the host loads into the agent's context anyway), one line pointing
+/// at that block (templates/help/instructions-block.md). None otherwise: level 0 serves it.
+std::optional<std::string> block_pointer_instructions(const Registry& registry, const std::filesystem::path& root,
+                                                      std::string_view client_name);
 
 /// The global directories from the environment: CLEO_HOME (default $HOME/.cleo) and HOME.
 Result<InjectOptions::GlobalDirs> global_dirs_from_environment();

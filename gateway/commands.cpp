@@ -28,10 +28,10 @@ ServerInfo server_info(const Registry& operations, const std::optional<std::file
   auto instructions = disclosure::level0(operations);
   ServerInfo info{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message, {}};
   // A host that loads a current CLEO block from its instruction file gets a pointer to it instead.
-  info.instructions_for = [&operations, project_dir, full = info.instructions](std::string_view client) {
+  info.tailored_instructions = [&operations, project_dir](std::string_view client) -> std::optional<std::string> {
     auto project = find_project(project_dir);
-    auto text = disclosure::initialize_instructions(operations, project ? std::optional(project->root) : std::nullopt, client);
-    return text ? *text : full;
+    if (!project) return std::nullopt;
+    return disclosure::block_pointer_instructions(operations, project->root, client);
   };
   return info;
 }

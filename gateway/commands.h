@@ -21,7 +21,7 @@ int run_stdio_server(const RouterOptions& router_options);
 
 /// The MCP server identity and instructions: level 0, or for a host that loads a current CLEO
 /// block from its instruction file in the project (found from `project_dir` as the router finds
-/// it), a line pointing at that block (disclosure::initialize_instructions).
+/// it), a line pointing at that block (disclosure::block_pointer_instructions).
 ServerInfo server_info(const Registry& operations = registry(),
                        const std::optional<std::filesystem::path>& project_dir = std::nullopt);
 /// The registry a server serves: the product's plus the project's plug-in engines (loaded once;

@@ -97,8 +97,8 @@ std::string Protocol::discover_result(std::string_view client_name) const {
   // The instructions are those the client would get from initialize: for a host that loads a
   // current CLEO block from its own instruction file, a pointer to it. Such a result is the
   // client's own, so caches shared between clients may not keep it ("private").
-  std::string instructions = info_.instructions_for ? info_.instructions_for(client_name) : info_.instructions;
-  bool tailored = instructions != info_.instructions;
+  const std::optional<std::string> tailored = info_.tailored(client_name);
+  const std::string& instructions = tailored ? *tailored : info_.instructions;
   std::string out;
   json::Writer w(out);
   w.begin_object();
@@ -308,7 +308,8 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     w.key("protocolVersion").value(connection.protocol_version);
     w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
     w.key("serverInfo").begin_object().key("name").value(info_.name).key("version").value(info_.version).end_object();
-    w.key("instructions").value(info_.instructions_for ? info_.instructions_for(connection.client_name) : info_.instructions);
+    const std::optional<std::string> tailored = info_.tailored(connection.client_name);
+    w.key("instructions").value(tailored ? *tailored : info_.instructions);
     w.end_object();
     log::info("initialize from " + (connection.client_name.empty() ? "unknown client" : connection.client_name) +
               " (" + connection.protocol_version + ")");

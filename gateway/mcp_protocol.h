@@ -57,8 +57,12 @@ struct ServerInfo {
   std::string name = "cleo";
   std::string version;
   std::string instructions;  // the initialize (and server/discover) result's `instructions`
-  /// When set, the instructions for a client by its clientInfo.name (instead of `instructions`).
-  std::function<std::string(std::string_view client_name)> instructions_for;
+  /// When set: instructions tailored to a client by its clientInfo.name, or none (then
+  /// `instructions` serve it).
+  std::function<std::optional<std::string>(std::string_view client_name)> tailored_instructions;
+  std::optional<std::string> tailored(std::string_view client_name) const {
+    return tailored_instructions ? tailored_instructions(client_name) : std::nullopt;
+  }
 };
 
 /// Whether a message is answered by the rules of the stateless revision: it claims the

@@ -65,10 +65,16 @@ Result<json::Value> full(Context& context, const Session& session) {
   return out;
 }
 
-/// {id, status} plus what the caller should know next.
-json::Value status_reply(const Session& session) {
+/// {id}: the reply of a change whose outcome the caller named (end, suspend, close, note).
+json::Value id_reply(const Session& session) {
   json::Value out = json::Value::object();
   out.set("id", session.id);
+  return out;
+}
+
+/// {id, status} plus what the caller should know next.
+json::Value status_reply(const Session& session) {
+  json::Value out = id_reply(session);
   out.set("status", to_string(session.status));
   return out;
 }
@@ -199,9 +205,7 @@ Result<Reply> finish(Context& context, const Params& params, SessionStatus final
   if (context.audit) context.audit->task_id = id;
   if (id == context.session) context.bind_session("");
   context.session = id;
-  json::Value data = json::Value::object();
-  data.set("id", after.id);
-  Reply reply{std::move(data), {}, {}, {}};
+  Reply reply{id_reply(after), {}, {}, {}};
   if (before.status == after.status) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -217,9 +221,7 @@ Result<Reply> suspend(Context& context, const Params& params) {
   if (context.audit) context.audit->task_id = id;
   if (id == context.session) context.bind_session("");
   context.session = id;
-  json::Value data = json::Value::object();
-  data.set("id", after.id);
-  Reply reply{std::move(data), {}, {}, {}};
+  Reply reply{id_reply(after), {}, {}, {}};
   if (before.status == after.status) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -256,9 +258,7 @@ Result<Reply> note(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Session after, engine.set_note(id, text, next_action));
   if (context.audit) context.audit->task_id = id;
   // The caller's own text is not echoed back (a note may be 5,000 characters): session.show has it.
-  json::Value data = json::Value::object();
-  data.set("id", after.id);
-  Reply reply{std::move(data), {}, {}, {}};
+  Reply reply{id_reply(after), {}, {}, {}};
   if (before.note == after.note && before.next_action == after.next_action) reply.note = ErrorCode::NoChange;
   return reply;
 }

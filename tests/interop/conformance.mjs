@@ -18,6 +18,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+import { ctPathFromArgs } from './args.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const RUN_MS = 180_000;  // one conformance run (the slowest takes a few seconds)
 const TOTAL_MS = 420_000;
@@ -33,24 +35,7 @@ const RUNS = [
   { name: 'extension sep-2640-skills-manifest', args: ['--scenario', 'sep-2640-skills-manifest'] },
 ];
 
-function parseArgs(argv) {
-  let ct;
-  for (let i = 0; i < argv.length; ++i) {
-    if (argv[i] === '--ct') ct = argv[++i];
-    else if (argv[i].startsWith('--ct=')) ct = argv[i].slice(5);
-    else {
-      console.error(`conformance: unknown argument '${argv[i]}'\nusage: node conformance.mjs --ct /path/to/ct`);
-      process.exit(2);
-    }
-  }
-  if (!ct) {
-    console.error('conformance: --ct /path/to/ct is required');
-    process.exit(2);
-  }
-  return { ct: path.resolve(ct) };
-}
-
-const { ct } = parseArgs(process.argv.slice(2));
+const ct = ctPathFromArgs('conformance', process.argv.slice(2));
 const childEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CLEO_')));
 const cli = path.join(here, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const baseline = path.join(here, 'conformance-baseline.yaml');

@@ -18,33 +18,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
+import { ctPathFromArgs } from './args.mjs';
+
 const STEP_MS = 15_000;   // one step (request, spawn, shutdown)
 const TOTAL_MS = 240_000; // the whole run
 
 // ---------------------------------------------------------------------------------------------
 // Arguments and environment
 
-function parseArgs(argv) {
-  let ct;
-  for (let i = 0; i < argv.length; ++i) {
-    if (argv[i] === '--ct') ct = argv[++i];
-    else if (argv[i].startsWith('--ct=')) ct = argv[i].slice(5);
-    else if (argv[i] === '-h' || argv[i] === '--help') {
-      console.log('usage: node interop.mjs --ct /path/to/ct');
-      process.exit(0);
-    } else {
-      console.error(`interop: unknown argument '${argv[i]}'\nusage: node interop.mjs --ct /path/to/ct`);
-      process.exit(2);
-    }
-  }
-  if (!ct) {
-    console.error('interop: --ct /path/to/ct is required');
-    process.exit(2);
-  }
-  return { ct: path.resolve(ct) };
-}
-
-const { ct } = parseArgs(process.argv.slice(2));
+const ct = ctPathFromArgs('interop', process.argv.slice(2));
 
 // The children must not pick up a project or output format from the caller's environment.
 const childEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CLEO_')));

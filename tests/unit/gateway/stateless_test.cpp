@@ -69,8 +69,9 @@ TEST_CASE("stateless: server/discover describes the server without a handshake",
 TEST_CASE("stateless: server/discover gives a client the instructions initialize would", "[mcp][stateless]") {
   test::Project project;
   ServerInfo info{"cleo", std::string(product_version()), "level zero", {}};
-  info.instructions_for = [](std::string_view client) {
-    return client == "claude-code" ? std::string("see the CLEO block of CLAUDE.md") : std::string("level zero");
+  info.tailored_instructions = [](std::string_view client) -> std::optional<std::string> {
+    if (client == "claude-code") return "see the CLEO block of CLAUDE.md";
+    return std::nullopt;
   };
   Protocol protocol(registry(), info);
   Connection connection;
