@@ -266,6 +266,7 @@ int run_checked(const std::vector<std::string>& args) {
   options.adopt_only_active_session = true;
   options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
+  options.drop_echoes = output.json;       // the text view shows the outcome whole
   options.capabilities = &capability::process_resolver();
   std::optional<std::filesystem::path> project_dir = options.project_dir;
   Router router(operations, std::move(options), clock_from_environment());

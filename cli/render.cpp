@@ -365,8 +365,7 @@ std::string changed_fields(const View& view, std::string_view verb) {
   std::string out = std::string(verb) + " " + str(data, "id");
   if (data.contains("version")) out += " (version " + str(data, "version") + ")";
   out += "\n";
-  // The reply leaves out what the call spelled out (a value set as given, the note added): the
-  // person sees both, the reply's value first.
+  // The reply leaves out the note added: the person sees it too, after the reply's values.
   json::Value rest = json::Value::object();
   for (const auto& [key, value] : data.as_object())
     if (key != "id" && key != "version") rest.set(key, value.is_null() ? json::Value("(cleared)") : value);
@@ -647,7 +646,7 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
     rendered.out = note + "\n";
   } else {
     auto it = renderers().find(spec.full_name());
-    rendered.out = it != renderers().end() ? it->second(view) : render_value(envelope.data, options);
+    rendered.out = it != renderers().end() ? it->second(view) : render_value(view.data(), options);
     if (rendered.out.empty()) rendered.out = "Done\n";
     const json::Value& rows = envelope.data.is_object() && envelope.data.contains("rows") ? envelope.data["rows"] : envelope.data;
     if (envelope.page && rows.is_array())

@@ -306,12 +306,13 @@ std::string traits_text(const OperationSpec& spec) {
   std::vector<std::string> traits;
   if (spec.idempotent) traits.emplace_back("idempotent (safe to repeat)");
   if (spec.destructive) traits.emplace_back("destructive");
-  if (spec.needs_session) traits.emplace_back("needs a session under strict session.enforcement");
+  if (spec.needs_session) traits.emplace_back("needs a session under strict session.enforcement (the one bound, or sessionId)");
   if (!spec.needs_project) traits.emplace_back("works without a project");
   for (const auto& param : spec.params)
     if (param.dry_run) traits.push_back("with " + std::string(param.name) + " it writes nothing and runs in read-only mode too");
   if (spec.gateway == Gateway::Mutate)
-    traits.emplace_back("accepts reason (kept in the audit trail) and idempotencyKey (a repeat within 24 h returns the first reply)");
+    traits.emplace_back("accepts reason (kept in the audit trail) and idempotencyKey (a repeat within 24 h returns the first reply); "
+                        "data leaves out what the call sent (its id, a value set as given)");
   if (traits.empty()) return "";
   return "Notes: " + join(traits, "; ") + ".\n\n";
 }

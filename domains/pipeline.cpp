@@ -36,6 +36,11 @@ Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& 
     common.meta = meta->is_bool() && meta->as_bool();
     params.erase("meta");
   }
+  if (const json::Value* session = params.find("sessionId"); session && !session->is_null()) {
+    CT_TRY_ASSIGN(common.session_id, common_string(*session, "sessionId", 128));
+    if (common.session_id.empty()) return fail(common_param_error("sessionId", "must not be empty"));
+  }
+  params.erase("sessionId");
   if (spec.gateway == Gateway::Mutate) {
     if (const json::Value* reason = params.find("reason"); reason && !reason->is_null()) {
       CT_TRY_ASSIGN(common.reason, common_string(*reason, "reason", 500));
@@ -121,6 +126,7 @@ Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool re
   call.common = std::move(common);
   call.params = std::move(*checked);
   call.params_text = call.params.json().dump();
+  call.sent = std::move(params);
   for (const auto& param : spec.params)
     if (param.dry_run && call.params.flag(param.name)) call.dry_run = true;
   call.read_only = read_only_mutate;
@@ -167,8 +173,10 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
   }
 }
 
-Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes) {
+Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes,
+               bool leave_out_echoes) {
   if (call.spec->list_like()) shape_list_reply(*call.spec, call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes);
+  if (leave_out_echoes && call.writes()) drop_echoes(call.sent, reply.data);
   Envelope ok;
   ok.data = std::move(reply.data);
   ok.warnings = std::move(reply.warnings);

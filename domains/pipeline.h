@@ -23,10 +23,14 @@ struct Envelope;
 
 namespace pipeline {
 
-/// Router-level params every operation understands: `meta`; on mutations also `reason` and
-/// `idempotencyKey` (PRODUCT.md §3.2). They are taken out before the spec's own validation.
+/// Router-level params every operation understands: `meta` and `sessionId`; on mutations also
+/// `reason` and `idempotencyKey` (PRODUCT.md §3.2). They are taken out before the spec's own
+/// validation.
 struct CommonParams {
   bool meta = false;
+  /// The CLEO session this call runs in, instead of the one its connection is bound to: how a
+  /// caller without a connection to bind (an MCP 2026-07-28 stateless request) works in a session.
+  std::string session_id;
   std::string reason;
   std::string idempotency_key;
 };
@@ -37,6 +41,7 @@ struct Call {
   CommonParams common;
   Params params;
   std::string params_text;  // the validated params as compact JSON (idempotency, audit)
+  json::Value sent;         // the params as the caller wrote them (before defaults and canonical forms)
   /// One of the spec's dry_run params is set (a check, a dry run): the transaction is rolled
   /// back and nothing is audited, whatever the handler did.
   bool dry_run = false;
@@ -90,8 +95,10 @@ auto read_in_own_transaction(Context& context, F&& read) -> decltype(read()) {
 void fill_audit(AuditEntry& audit, Context& context, const Call& call);
 
 /// Shapes a handler's reply into the envelope: list projections and the reply budget
-/// (`max_reply_bytes` < 0: none), warnings, page, note.
-Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes);
+/// (`max_reply_bytes` < 0: none), what a kept change's reply echoes of the call left out (unless
+/// `leave_out_echoes` is false), warnings, page, note.
+Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes,
+               bool leave_out_echoes = true);
 
 /// The envelope of a remembered reply (only successes are remembered).
 Envelope envelope_from_value(const json::Value& value);

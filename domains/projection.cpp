@@ -147,4 +147,12 @@ void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& re
   if (spec.table_rows && !(params.has("detail") && params.str("detail") == "full")) reply.data = rows_as_table(reply.data);
 }
 
+void drop_echoes(const json::Value& sent, json::Value& data) {
+  if (!data.is_object() || !sent.is_object() || sent["detail"] == json::Value("full")) return;
+  std::vector<std::string> echoed;
+  for (const auto& [key, value] : data.as_object())
+    if (sent.contains(key) && sent[key] == value) echoed.push_back(key);
+  for (const auto& key : echoed) data.erase(key);
+}
+
 }  // namespace ct

@@ -58,4 +58,11 @@ json::Value table_as_rows(const json::Value& table);
 /// operation declares `table_rows`.
 void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes);
 
+/// What the router does with the reply of a kept change: a mutation answers only what the caller
+/// does not already know, so each top-level field of an object `data` whose value is exactly what
+/// the call sent under the same name (`sent`: the params as written; the id, a value set as given)
+/// is left out. A value made canonical ("T1" kept as "T001", "epic:t1" as "epic:T001") differs and
+/// stays. Nothing is left out with detail 'full', which asks for the whole record.
+void drop_echoes(const json::Value& sent, json::Value& data);
+
 }  // namespace ct

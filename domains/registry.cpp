@@ -58,11 +58,9 @@ std::vector<ErrorCode> OperationSpec::router_errors() const {
   std::vector<ErrorCode> codes = {ErrorCode::InvalidParams};
   if (needs_project) codes.push_back(ErrorCode::NotInitialized);
   if (gateway == Gateway::Mutate) codes.push_back(ErrorCode::MutationDisabled);
-  if (needs_session) {
-    codes.push_back(ErrorCode::SessionRequired);
-    codes.push_back(ErrorCode::SessionNotFound);
-  }
+  if (needs_session) codes.push_back(ErrorCode::SessionRequired);
   if (needs_project) {
+    codes.push_back(ErrorCode::SessionNotFound);  // the session bound, or named by sessionId, is gone
     codes.push_back(ErrorCode::LockTimeout);
     codes.push_back(ErrorCode::FileError);
   }

@@ -27,9 +27,14 @@ namespace {
 /// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
 /// the project's only active one, and a write of the tasks domain is checked against
 /// session.enforcement and the bound session. Returns the warnings for the reply.
-Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool adopt,
+Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool named, bool adopt,
                                                const std::vector<std::string>& never_adopt) {
   if (!context.store) return std::vector<std::string>{};
+  if (named && !spec.needs_session) {
+    // A session the call names must exist, whatever the call does in it (writes check more below).
+    SessionEngine sessions(*context.store, *context.config, 0, nullptr);
+    CT_TRY(sessions.get(context.session));
+  }
   if (context.session.empty() && adopt) {
     SessionQuery active;
     active.statuses = {SessionStatus::Active};
@@ -390,6 +395,7 @@ Result<void> Router::audit_recovery(const pipeline::Call& call, Context& context
 Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) {
   CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, raw, options_.read_only));
   Context context = new_context();
+  if (!call.common.session_id.empty()) context.session = call.common.session_id;
   std::optional<Config> damaged_config;
   CT_TRY(attach_store(call, context, damaged_config));
   CT_TRY(check_capability(spec, context));
@@ -410,7 +416,8 @@ Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) 
   CT_TRY_ASSIGN(std::optional<Envelope> replay, replayed(call, context));
   if (replay) return std::move(*replay);
   CT_TRY_ASSIGN(std::vector<std::string> session_warnings,
-                check_session(spec, context, options_.adopt_only_active_session, never_adopt_));
+                check_session(spec, context, !call.common.session_id.empty(), options_.adopt_only_active_session,
+                              never_adopt_));
 
   Result<Reply> reply = spec.handler            ? guarded(spec.handler, call, context)
                         : context.external      ? Result<Reply>(std::move(*context.external))
@@ -421,7 +428,8 @@ Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) 
     return std::unexpected(std::move(reply.error()));
   }
   Envelope ok = pipeline::shape(call, std::move(*reply), std::move(session_warnings),
-                                options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1);
+                                options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1,
+                                options_.drop_echoes);
 
   if (!context.store) {
     if (context.store_error && call.writes()) {

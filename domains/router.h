@@ -69,6 +69,9 @@ struct RouterOptions {
   /// Cut list replies to output.maxReplyBytes (an agent's context budget). The CLI turns it off:
   /// people asked for the rows they asked for.
   bool budget_replies = true;
+  /// Leave out of a change's reply what the call sent (projection.h: drop_echoes). The CLI's text
+  /// view keeps it: a person reads the outcome whole.
+  bool drop_echoes = true;
   /// Asked before any operation that declares `needs` runs (capability/ implements it; it must
   /// outlive the router). Null: needs are not checked (unit tests of native operations).
   CapabilityResolver* capabilities = nullptr;

@@ -273,7 +273,9 @@ Result<std::vector<std::string>> SessionEngine::check_write(const std::string& s
   const std::string& mode = config_.get_string("session.enforcement");
   if (session_id.empty()) {
     if (mode == "strict") {
-      Error error(ErrorCode::SessionRequired, "session.enforcement is strict: start a session before changing tasks");
+      Error error(ErrorCode::SessionRequired,
+                  "session.enforcement is strict: start a session before changing tasks (a caller that cannot be "
+                  "bound to it, such as a stateless MCP request, names it on each call: sessionId)");
       error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'global', name:'...'}}";
       return fail(std::move(error).with_alternative("List sessions to resume one", "session.list"));
     }
@@ -282,7 +284,7 @@ Result<std::vector<std::string>> SessionEngine::check_write(const std::string& s
       SessionQuery active;
       active.statuses = {SessionStatus::Active};
       CT_TRY_ASSIGN(std::int64_t count, store_.count_sessions(active));
-      if (count > 0) warnings.emplace_back("no session: advisory mode (start one with session.start)");
+      if (count > 0) warnings.emplace_back("no session: advisory mode (start one with session.start, or name yours with sessionId)");
     }
     return warnings;
   }

@@ -46,12 +46,10 @@ std::string tools_array(const Registry& registry) {
     w.key("name").value(tool_name(gateway));
     w.key("description").value(tool_description(gateway));
     w.key("inputSchema").raw(input_schema(registry, gateway));
+    // readOnlyHint is false unless said (MCP's default), so cleo_mutate says only that a change
+    // may destroy (also the default, but PRODUCT.md §3.1 has hosts told).
     w.key("annotations").begin_object();
-    if (gateway == Gateway::Query) {
-      w.key("readOnlyHint").value(true);
-    } else {
-      w.key("readOnlyHint").value(false).key("destructiveHint").value(true);
-    }
+    w.key(gateway == Gateway::Query ? "readOnlyHint" : "destructiveHint").value(true);
     w.end_object();
     w.end_object();
   }

@@ -190,8 +190,7 @@ Result<Reply> start(Context& context, const Params& params) {
 
   json::Value data = json::Value::object();
   data.set("id", session.id);
-  // The scope is echoed only in its canonical form when that differs ("epic:t1" is "epic:T001").
-  if (session.scope != params.str("scope")) data.set("scope", session.scope);
+  data.set("scope", session.scope);  // left out by the router unless made canonical ("epic:t1")
   if (focus) data.set("focus", *focus);
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
@@ -333,7 +332,7 @@ void register_operations(Registry& registry) {
                            {.name = "focus", .type = ParamType::TaskId, .description = "Claim this task at once"},
                            {.name = "autoFocus", .type = ParamType::Bool,
                             .description = "Claim the best ready task in scope (tasks.next)"}},
-                .returns = "{id,scope?,focus?} (scope when it differs from the one given: its canonical form)",
+                .returns = "{id,scope?,focus?} (scope when made canonical; focus when autoFocus chose it)",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists,
                            ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed},
                 .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},

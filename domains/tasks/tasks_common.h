@@ -32,18 +32,13 @@ inline ParamSpec if_version_param() {
                    .description = "Only apply when the task is still at this version (else E_CONCURRENT_MODIFICATION)"};
 }
 
-/// {id, <changed field>: <new value>…, version}: the compact reply of a mutation. What the caller
-/// already knows is left out: a field whose new value is exactly the one it sent, and the note it
-/// added (tasks.show lists the notes).
-inline json::Value changed_reply(const Task& task, const std::vector<std::string>& changed, const Params& params) {
+/// {id, <changed field>: <new value>…, version}: the compact reply of a mutation, less the note it
+/// added (tasks.show lists the notes). The router leaves out what the caller sent (drop_echoes).
+inline json::Value changed_reply(const Task& task, const std::vector<std::string>& changed) {
   json::Value out = json::Value::object();
   out.set("id", task.id);
-  for (const auto& field : changed) {
-    if (field == "notes") continue;
-    json::Value value = task_field(task, field);
-    if (params.has(field) && params.value(field) == value) continue;
-    out.set(field, std::move(value));
-  }
+  for (const auto& field : changed)
+    if (field != "notes") out.set(field, task_field(task, field));
   out.set("version", task.version);
   return out;
 }

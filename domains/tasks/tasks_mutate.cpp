@@ -92,7 +92,7 @@ Result<Reply> add(Context& context, const Params& params) {
 Reply update_reply(const UpdateResult& result, const Params& params) {
   if (params.has("detail") && params.str("detail") == "full")
     return Reply{task_full(result.task), {}, {}, result.changed.empty() ? std::optional(ErrorCode::NoChange) : std::nullopt};
-  Reply reply{changed_reply(result.task, result.changed, params), {}, {}, {}};
+  Reply reply{changed_reply(result.task, result.changed), {}, {}, {}};
   if (result.changed.empty()) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -518,7 +518,7 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "update", .gateway = Gateway::Mutate,
                 .summary = "Change a task's fields or add a note",
                 .params = std::move(update_params),
-                .returns = "{id, <changed fields the call did not spell out, e.g. a list after append>, version}; "
+                .returns = "{<changed fields not exactly as sent, e.g. a list after append>, version}; "
                            "E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::TaskCompleted,
                            ErrorCode::CircularReference, ErrorCode::ConcurrentModification},
@@ -531,7 +531,7 @@ void register_tasks_mutations(Registry& registry) {
                 .params = {id_param(),
                            {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
                            if_version_param()},
-                .returns = "{id,unblocked?[ids now ready]}; E_NO_CHANGE note when already done. "
+                .returns = "{unblocked?[ids now ready]}; E_NO_CHANGE note when already done. "
                            "In an epic with recorded lifecycle stages, or with verification.required gates, what "
                            "lifecycle.stages lists must hold first (strict: E_LIFECYCLE_GATE_FAILED or "
                            "E_GATE_DEPENDENCY; advisory: a warning)",
@@ -550,7 +550,7 @@ void register_tasks_mutations(Registry& registry) {
                            {.name = "hard", .type = ParamType::Bool, .description = "Remove the rows instead of cancelling (history stays)"},
                            {.name = "force", .type = ParamType::Bool, .description = "With hard: also drop the id from tasks that depend on it"},
                            if_version_param()},
-                .returns = "{id,status:'cancelled',archived:true,affected?} or {id,deleted:true,affected?} when hard",
+                .returns = "{status:'cancelled',archived:true,affected?} or {deleted:true,affected?} when hard",
                 .errors = {ErrorCode::NotFound, ErrorCode::HasChildren, ErrorCode::HasDependents,
                            ErrorCode::TaskCompleted, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
@@ -569,7 +569,7 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "restore", .gateway = Gateway::Mutate,
                 .summary = "Bring back an archived or cancelled task",
                 .params = {id_param()},
-                .returns = "{id, <changed fields>, version}",
+                .returns = "{<changed fields>, version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T004"})", "restore T004"}},
                 .idempotent = true, .tier = 2, .handler = restore});
@@ -578,7 +578,7 @@ void register_tasks_mutations(Registry& registry) {
                 .params = {id_param(), {.name = "notes", .type = ParamType::String, .max = 5000,
                                         .description = "Why it is reopened"},
                            if_version_param()},
-                .returns = "{id,status,completedAt:null,version}",
+                .returns = "{status,completedAt:null,version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
                 .idempotent = true, .tier = 2, .handler = reopen});
@@ -588,7 +588,7 @@ void register_tasks_mutations(Registry& registry) {
                            {.name = "parent", .type = ParamType::TaskId, .required = true, .description = "New parent",
                             .positional = true},
                            if_version_param()},
-                .returns = "{id,parent,position,type?,version}",
+                .returns = "{position,type?,version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference},
                 .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
@@ -597,7 +597,7 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "promote", .gateway = Gateway::Mutate,
                 .summary = "Make a task top-level",
                 .params = {id_param(), if_version_param()},
-                .returns = "{id,parent:null,position,type?,version}",
+                .returns = "{parent:null,position,type?,version}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005"})", "promote T005"}},
                 .idempotent = true, .tier = 2, .handler = promote});
@@ -607,14 +607,14 @@ void register_tasks_mutations(Registry& registry) {
                            {.name = "position", .type = ParamType::Int, .required = true, .min = 1,
                             .description = "1-based position", .positional = true},
                            if_version_param()},
-                .returns = "{id,position,version}",
+                .returns = "{position?,version} (position when it is not the one sent)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005","position":1})", "move T005 first"}},
                 .idempotent = true, .tier = 2, .handler = reorder});
   add_write({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Focus on a task and mark it active",
                 .params = {id_param()},
-                .returns = "{id,previous?} (the task is active; the previous focus goes back to pending)",
+                .returns = "{previous?} (the task is active; the previous focus goes back to pending)",
                 .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
                            ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
@@ -635,7 +635,7 @@ void register_tasks_mutations(Registry& registry) {
                             .choices = {"relates-to", "spawned-from", "deferred-to", "supersedes", "duplicates"},
                             .description = "Kind of link"},
                            {.name = "notes", .type = ParamType::String, .max = 200, .description = "Why they are linked"}},
-                .returns = "{id,relates,version}",
+                .returns = "{relates,version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"}},
                 .idempotent = true, .tier = 2, .handler = relate});

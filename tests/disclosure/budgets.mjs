@@ -2,7 +2,9 @@
 // What CLEO hands an agent, measured in o200k tokens against the budgets of PRODUCT.md §6 and
 // seed 003 §9: help levels 0–3, the MCP initialize instructions and tools/list reply, the block
 // `ct inject` writes into CLAUDE.md, and the rendered templates. Fails when one is over budget.
-//   budgets.mjs --ct PATH [--markdown]     (--markdown: the table of docs/disclosure.md)
+//   budgets.mjs --ct PATH [--synthetic PATH] [--markdown]   (--markdown: the table of docs/disclosure.md)
+// --synthetic names ct-synthetic-help (tests/disclosure/synthetic_registry.cpp): the same texts
+// with the registry grown to 120 operations, held to the same budgets (issue 13: help that scales).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,11 +14,13 @@ import { countBytes, countTokens } from '../tokenizer/o200k.mjs';
 const args = process.argv.slice(2);
 const ctAt = args.indexOf('--ct');
 if (ctAt < 0 || !args[ctAt + 1]) {
-  process.stderr.write('usage: budgets.mjs --ct PATH [--markdown]\n');
+  process.stderr.write('usage: budgets.mjs --ct PATH [--synthetic PATH] [--markdown]\n');
   process.exit(2);
 }
 const ct = args[ctAt + 1];
 const markdown = args.includes('--markdown');
+const syntheticAt = args.indexOf('--synthetic');
+const synthetic = syntheticAt >= 0 ? args[syntheticAt + 1] : null;
 
 const sandbox = mkdtempSync(join(tmpdir(), 'ct-budgets-'));
 const env = { PATH: process.env.PATH, HOME: join(sandbox, 'home'), CLEO_TEST_MODE: '1', NO_COLOR: '1' };
@@ -99,7 +103,23 @@ try {
     process.stderr.write('the initialize instructions are not help level 0\n');
     failures++;
   }
-  measure('MCP tools/list result', JSON.stringify(tools.result), 300, '(two tools)');
+  measure('MCP tools/list result', JSON.stringify(tools.result), 250, '≤ 250 (PRODUCT.md §3.1)');
+
+  // The registry grown to 120 operations: help levels 0 and 1 and tools/list within the same budgets.
+  if (synthetic) {
+    const grown = spawnSync(synthetic, [], { encoding: 'utf8' });
+    if (grown.status !== 0) throw new Error(`${synthetic}: ${grown.stderr}`);
+    const texts = JSON.parse(grown.stdout);
+    const also = `added ${texts.added.join(', ')}`;
+    measure(`help level 0, ${texts.operations} operations (synthetic)`, texts.level0, 249, 'issue 13: < 250, all 11 domains');
+    measure(`help level 1, ${texts.operations} operations (synthetic)`, texts.level1, 900, 'issue 13: ≤ 900', also);
+    measure(`MCP tools/list result, ${texts.operations} operations (synthetic)`, texts.toolsList, 250, 'issue 13: ≤ 250');
+    const domains = texts.level0.match(/^Domains: (.*)\.$/m)?.[1]?.split(', ') ?? [];
+    if (domains.length !== 11) {
+      process.stderr.write(`help level 0 of the grown registry lists ${domains.length} domains, not 11\n`);
+      failures++;
+    }
+  }
 
   // Injection: ct init renders the templates and fills the block of an existing CLAUDE.md.
   writeFileSync(join(sandbox, 'CLAUDE.md'), '# Project\n');

@@ -131,7 +131,7 @@ TEST_CASE("start with focus or autoFocus claims a task in scope", "[session][cla
   plant(p);
   auto focused = p.mutate("session", "start", R"({"scope":"epic:T001","focus":"T002"})");
   REQUIRE(focused.success);
-  CHECK(focused.data["focus"].as_string() == "T002");
+  CHECK_FALSE(focused.data.contains("focus"));  // as sent
   CHECK(p.query("tasks", "show", R"({"id":"T002"})").data["status"].as_string() == "active");
   CHECK(p.query("tasks", "current").data["id"].as_string() == "T002");
 
@@ -379,4 +379,23 @@ TEST_CASE("tasks.list restricts to the session scope with inScope; tasks.next by
   // In a bound session tasks.next keeps to the scope without being asked; inScope:false widens it.
   CHECK(p.query("tasks", "next").data.as_array()[0]["id"].as_string() != "T005");
   CHECK(p.query("tasks", "next", R"({"inScope":false})").data.as_array()[0]["id"].as_string() == "T005");
+}
+
+TEST_CASE("sessionId runs one call in a named session, without binding the caller", "[session][router]") {
+  test::Project p;
+  plant(p);
+  auto started = p.mutate("session", "start", R"({"scope":"epic:T001"})");
+  REQUIRE(started.success);
+  const std::string id = started.data["id"].as_string();
+  REQUIRE(p.mutate("session", "suspend", R"({"notes":"later"})").success);  // unbinds this caller
+  CHECK(code_of(p.query("session", "status")) == "E_NO_DATA");
+
+  // Queries see the named session; writes need it active.
+  CHECK(p.query("session", "status", R"({"sessionId":")" + id + R"("})").data["id"].as_string() == id);
+  CHECK(code_of(p.mutate("tasks", "start", R"({"id":"T002","sessionId":")" + id + R"("})")) == "E_SESSION_REQUIRED");
+  CHECK(code_of(p.query("session", "status")) == "E_NO_DATA");  // still bound to nothing
+
+  CHECK(code_of(p.query("tasks", "next", R"({"sessionId":"ses_000000000000"})")) == "E_SESSION_NOT_FOUND");
+  CHECK(code_of(p.query("tasks", "next", R"({"sessionId":""})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("tasks", "next", R"({"sessionId":7})")) == "E_INVALID_PARAMS");
 }

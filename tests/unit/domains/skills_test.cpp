@@ -223,7 +223,7 @@ TEST_CASE("skills.install and remove in the user scope; agents need security.all
   Envelope removed = person.mutate("remove", R"({"name":"reviewer","scope":"user"})");
   REQUIRE(removed.success);
   CHECK(removed.data == test::parse_json(
-                           R"({"name":"reviewer","source":"user","path":"~/.cleo/skills/reviewer.md","removed":true,"effective":"project"})"));
+                           R"({"source":"user","path":"~/.cleo/skills/reviewer.md","removed":true,"effective":"project"})"));
 
   SkillsProject agent(false);
   spit(agent.dir() / "reviewer.md", skill_text("reviewer"));

@@ -47,7 +47,11 @@ TEST_CASE("config.get lists typed keys; config.set validates, persists and appli
   CHECK(log[2]["outcome"].as_string() == "E_INVALID_INPUT");
   // Agents send values in their JSON type; text works too.
   CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":1})")) == "E_NO_CHANGE");
-  CHECK(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":3})").data["value"].as_int() == 3);
+  Envelope typed = p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":3})");
+  REQUIRE(typed.success);
+  CHECK_FALSE(typed.data.contains("value"));  // as sent
+  Envelope texted = p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":"4"})");
+  CHECK(texted.data["value"] == json::Value(4));  // the typed value it became, unlike the text sent
   CHECK(code_of(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":{"n":3}})")) ==
         "E_INVALID_PARAMS");
   REQUIRE(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":1})").success);

@@ -108,7 +108,7 @@ TEST_CASE("status transitions and their side effects", "[tasks][status]") {
   CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T001","status":"done"})")) == "E_VALIDATION");
   auto done = p.mutate("tasks", "complete", R"({"id":"T001","notes":"shipped"})");
   REQUIRE(done.success);
-  CHECK(to_json(done) == R"({"success":true,"data":{"id":"T001","unblocked":["T002"]}})");
+  CHECK(to_json(done) == R"({"success":true,"data":{"unblocked":["T002"]}})");
   auto shown = p.query("tasks", "show", R"({"id":"T001"})").data;
   CHECK_FALSE(shown.contains("blockedBy"));
   CHECK(shown["notes"].size() == 1);
@@ -129,14 +129,14 @@ TEST_CASE("update: append vs replace, no change, notes append-only, ifVersion", 
   p.add(R"({"title":"Task A","labels":["one"]})");
   auto appended = p.mutate("tasks", "update", R"({"id":"T001","labels":["two"]})");
   REQUIRE(appended.success);
-  CHECK(to_json(appended) == R"({"success":true,"data":{"id":"T001","labels":["one","two"],"version":2}})");
+  CHECK(to_json(appended) == R"({"success":true,"data":{"labels":["one","two"],"version":2}})");
   auto replaced = p.mutate("tasks", "update", R"({"id":"T001","labels":["three"],"mode":"replace"})");
-  CHECK(to_json(replaced) == R"({"success":true,"data":{"id":"T001","version":3}})");  // the list it sent
+  CHECK(to_json(replaced) == R"({"success":true,"data":{"version":3}})");  // the id and the list it sent
   auto same = p.mutate("tasks", "update", R"({"id":"T001","labels":["three"],"mode":"replace"})");
   CHECK(code_of(same) == "E_NO_CHANGE");
   CHECK(same.data["version"].as_int() == 3);
   auto noted = p.mutate("tasks", "update", R"({"id":"T001","notes":"first"})");
-  CHECK(to_json(noted) == R"({"success":true,"data":{"id":"T001","version":4}})");  // the note is not echoed
+  CHECK(to_json(noted) == R"({"success":true,"data":{"version":4}})");  // the note is not echoed
   p.mutate("tasks", "update", R"({"id":"T001","notes":"second"})");
   auto notes = p.query("tasks", "show", R"({"id":"T001"})").data["notes"];
   REQUIRE(notes.size() == 2);

@@ -94,10 +94,11 @@ TEST_CASE("tools/list: exactly two tools with registry-driven domain enums", "[m
   CHECK(tools[1]["name"].as_string() == "cleo_mutate");
   CHECK(tools[0]["annotations"]["readOnlyHint"].as_bool());
   CHECK(tools[1]["annotations"]["destructiveHint"].as_bool());
+  CHECK_FALSE(tools[1]["annotations"].contains("readOnlyHint"));  // false unless said (MCP's default)
   CHECK(tools[0]["inputSchema"]["type"].as_string() == "object");
   auto domains = tools[0]["inputSchema"]["properties"]["domain"]["enum"];
   CHECK(domains == json::Value::array_of(registry().domains(Gateway::Query)));
-  CHECK(f.protocol.tools_list_result().size() < 1100);  // small: 231 of the 250-token budget (tokens/disclosure)
+  CHECK(f.protocol.tools_list_result().size() < 1100);  // small: 225 of the 250-token budget (tokens/disclosure)
 }
 
 TEST_CASE("tools/call returns the envelope as structuredContent and text", "[mcp]") {

@@ -124,12 +124,34 @@ TEST_CASE("stateless: a CLEO session is not carried from one request to the next
   CHECK(f.connection.session.empty());
   json::Value status = f.reply(request("2", "tools/call", R"("name":"cleo_query","arguments":{"domain":"session","operation":"status"}})"));
   CHECK(status["result"]["structuredContent"]["data"].is_null());  // E_NO_DATA note: bound to nothing
+
+  // Under strict enforcement a write needs the session: the call names it with sessionId.
+  REQUIRE(f.project.mutate("system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
+  auto add = [&](std::string_view id, std::string_view extra) {
+    return f.reply(request(id, "tools/call",
+                           R"("name":"cleo_mutate","arguments":{"domain":"tasks","operation":"add","params":{"title":"In a session")" +
+                               std::string(extra) + "}}"));
+  };
+  CHECK(add("4", "")["result"]["structuredContent"]["error"]["code"].as_string() == "E_SESSION_REQUIRED");
+  json::Value named = add("5", R"(,"sessionId":")" + session + "\"");
+  INFO(named.dump());
+  CHECK(named["result"]["structuredContent"]["data"]["id"].as_string() == "T001");
+  CHECK(add("6", R"(,"sessionId":"ses_nosuchsession")")["result"]["structuredContent"]["error"]["code"].as_string() ==
+        "E_SESSION_NOT_FOUND");
+  json::Value in_session = f.reply(request("7", "tools/call",
+                                           R"("name":"cleo_query","arguments":{"domain":"session","operation":"status","params":{"sessionId":")" +
+                                               session + R"("}})"));
+  CHECK(in_session["result"]["structuredContent"]["data"]["id"].as_string() == session);
+  CHECK(f.connection.session.empty());  // naming a session binds nothing
+  Envelope log = f.project.query("system", "log", R"({"limit":1})");
+  CHECK(to_json(log).find(session) != std::string::npos);  // the write is audited in that session
+
   // The session is named explicitly instead.
-  json::Value ended = f.reply(request("3", "tools/call",
+  json::Value ended = f.reply(request("8", "tools/call",
                                       R"("name":"cleo_mutate","arguments":{"domain":"session","operation":"end","params":{"id":")" +
                                           session + R"("}})"));
   CHECK(ended["result"]["structuredContent"]["success"] == json::Value(true));
-  CHECK(ended["result"]["structuredContent"]["data"]["id"].as_string() == session);
+  CHECK(ended["result"]["structuredContent"]["data"] == json::Value::object());  // the id it sent is not echoed
 }
 
 TEST_CASE("stateless: missing or malformed _meta is -32602", "[mcp][stateless]") {
