@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cli/help.h"
+#include "core/text.h"
 #include "cli/servers.h"
 
 namespace ct::cli {
@@ -128,7 +129,8 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       }
       for (const auto* spec : shortcuts(registry)) {
         // A two-word shortcut is two argv words; one word holding both ("config get") is unknown.
-        if (spec->shortcut == arg && spec->shortcut.find(' ') == std::string_view::npos) {
+        if ((spec->shortcut == arg && spec->shortcut.find(' ') == std::string_view::npos) ||
+            std::find(spec->shortcut_aliases.begin(), spec->shortcut_aliases.end(), arg) != spec->shortcut_aliases.end()) {
           route.spec = spec;
           return route;
         }
@@ -143,7 +145,10 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
         return route;
       }
       std::vector<std::string> valid;
-      for (const auto* spec : shortcuts(registry)) valid.emplace_back(spec->shortcut);
+      for (const auto* spec : shortcuts(registry)) {
+        valid.emplace_back(spec->shortcut);
+        valid.insert(valid.end(), spec->shortcut_aliases.begin(), spec->shortcut_aliases.end());
+      }
       valid.insert(valid.end(), domains.begin(), domains.end());
       for (const auto& server : server_commands()) valid.emplace_back(server.name);
       Error error(ErrorCode::InvalidInput, "unknown command '" + arg + "'");
@@ -264,7 +269,12 @@ CommandTree::CommandTree(const Registry& registry, const Route& route)
       root.add_subcommand(first, group_description(registry, first))->group("Commands");
       continue;
     }
-    root.add_subcommand(std::string(shortcut), std::string(spec->summary))->group("Commands");
+    std::string summary(spec->summary);
+    if (!spec->shortcut_aliases.empty()) {
+      std::vector<std::string> also(spec->shortcut_aliases.begin(), spec->shortcut_aliases.end());
+      summary += " (also: " + join(also, ", ") + ")";
+    }
+    root.add_subcommand(std::string(shortcut), summary)->group("Commands");
   }
   for (const auto& domain : registry.domains())
     root.add_subcommand(domain, domain_description(registry, domain))->group("Domains (ct <domain> <operation>)");

@@ -593,6 +593,7 @@ std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
   if (id.empty()) id = str(view.data(), "id");
   if (note == ErrorCode::NoData) {
     if (op == "tasks.find") return "No tasks match '" + str(view.params, "query") + "'";
+    if (op == "tasks.list") return "No tasks";
     if (op == "tasks.next") return "No task is ready to start (nothing pending, or everything waits on dependencies)";
     if (op == "tasks.current") return "No task in focus (start one with: ct start <id>)";
     if (op == "tasks.exists") return id + " does not exist";

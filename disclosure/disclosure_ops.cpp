@@ -3,6 +3,7 @@
 // Context::registry (the one the router serves), never through a global.
 #include "disclosure/disclosure_ops.h"
 
+#include "core/text.h"
 #include "disclosure/help.h"
 #include "disclosure/injection.h"
 #include "disclosure/research_inject.h"
@@ -133,9 +134,20 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
     error.fix = context.registry->find("system", "inject")->call_text(again.dump());
     return fail(std::move(error).with_detail("templates", data["templates"]).with_detail("targets", data["targets"]));
   }
+  // No instruction file exists to hold a block: the instructions are neither current nor written,
+  // whatever the templates are.
+  std::vector<std::string> warnings;
+  const bool no_target = std::all_of(report.targets.begin(), report.targets.end(),
+                                     [](const FileOutcome& file) { return file.action == "absent"; });
+  if (no_target) {
+    std::vector<std::string> names = options.targets;
+    if (names.empty()) names.assign(instruction_files().begin(), instruction_files().end());
+    warnings.push_back("no instruction file (" + join(names, ", ") + ") exists to hold CLEO's block: create one "
+                       "with targets [\"AGENTS.md\"] and create: true (ct inject --targets AGENTS.md --create)");
+  }
   std::optional<ErrorCode> note;
-  if (!report.changed) note = ErrorCode::NoChange;
-  return Reply{std::move(data), {}, {}, note};
+  if (!report.changed) note = no_target ? ErrorCode::NoData : ErrorCode::NoChange;
+  return Reply{std::move(data), std::move(warnings), {}, note};
 }
 
 /// providers.inject: system.inject's mechanism for the one instruction file a host reads (the
@@ -247,7 +259,8 @@ void register_disclosure_operations(Registry& registry) {
                                            "otherwise; MCP callers need security.allowOutsideProject)"}},
                 .returns = "{templates[{file, action}], targets[{file, action, level?}]}; action: created|inserted|"
                            "updated|unchanged|absent|same file as <target> (check: current|outdated|missing|…); "
-                           "E_NO_CHANGE note when nothing changed",
+                           "E_NO_CHANGE note when nothing changed; E_NO_DATA note and a warning when no target file "
+                           "exists (create makes one)",
                 .errors = {ErrorCode::Validation, ErrorCode::Outdated, ErrorCode::FileError, ErrorCode::NotInitialized,
                            ErrorCode::InvalidInput, ErrorCode::ConfigError},
                 .examples = {{R"({})", "refresh the block in every instruction file here"},

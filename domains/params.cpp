@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "core/json_parse.h"
@@ -67,6 +68,17 @@ Result<std::string> check_string(const OperationSpec& spec, std::string_view fie
   if (type == ParamType::Enum) {
     for (auto choice : param.choices)
       if (choice == text) return text;
+    // "HIGH" and "High" mean high: the one choice equal to it but for case, in its own spelling.
+    std::optional<std::string_view> folded;
+    for (auto choice : param.choices) {
+      if (to_lower_ascii(choice) != to_lower_ascii(text)) continue;
+      if (folded) {
+        folded.reset();
+        break;
+      }
+      folded = choice;
+    }
+    if (folded) return std::string(*folded);
     return fail(param_error(spec, field, "expected one of " + describe_choices(param) + ", got '" + text + "'")
                     .with_choices(text, choice_list(param)));
   }

@@ -108,6 +108,8 @@ struct OperationSpec {
   bool runs_on_damaged_store = false;
   int tier = 1;                           // disclosure: 0 quick reference, 1 common, 2 advanced
   std::string_view shortcut;              // CLI verb: `ct add` for tasks.add; empty = none
+  /// Other CLI verbs for the shortcut, the short ones people type (`ct ls`, `ct done`, `ct rm`).
+  std::vector<std::string_view> shortcut_aliases;
   /// List-like operations (data is an array of rows): every field a row can carry. When set, the
   /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
   /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.

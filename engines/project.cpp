@@ -101,6 +101,15 @@ Result<Project> find_damaged_project(const std::optional<std::filesystem::path>&
   return walk_to_project(explicit_dir, true);
 }
 
+std::optional<Project> enclosing_project(const std::filesystem::path& dir) {
+  fs::path start = absolute_dir(dir);
+  for (fs::path up = start.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (holds_project(up, false)) return Project{up};
+    if (!up.has_parent_path() || up.parent_path() == up) break;
+  }
+  return std::nullopt;
+}
+
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir) {
   if (explicit_dir && !explicit_dir->empty()) return absolute_dir(*explicit_dir);
   if (auto root = cleo_root_env()) return absolute_dir(*root);

@@ -32,6 +32,10 @@ Result<Project> find_project(const std::optional<std::filesystem::path>& explici
 /// marks a project when it holds config.json or backups/.
 Result<Project> find_damaged_project(const std::optional<std::filesystem::path>& explicit_dir);
 
+/// The nearest project above `dir` (its parent, grandparent…: a .cleo/ holding tasks.db), if any:
+/// where a project created in `dir` would nest.
+std::optional<Project> enclosing_project(const std::filesystem::path& dir);
+
 /// Where `system.init` would create a project: `explicit_dir`, else $CLEO_ROOT, else the cwd.
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir);
 

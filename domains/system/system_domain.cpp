@@ -15,7 +15,7 @@
 namespace ct {
 namespace {
 
-Result<Reply> init(Context& context, const Params&) {
+Result<Reply> init(Context& context, const Params& params) {
   namespace fs = std::filesystem;
   fs::path root = init_target(context.project_dir);
   std::error_code ec;
@@ -49,6 +49,15 @@ Result<Reply> init(Context& context, const Params&) {
       return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};
     }
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(project.db_path().string() + suffix, ec);
+  }
+  // A project inside another one splits the task graph without anyone noticing: every command
+  // run below here would use the new one. Asked for, it is allowed.
+  if (auto outer = enclosing_project(root); outer && !params.flag("force")) {
+    Error error(ErrorCode::InvalidInput, "cannot initialise: " + root.string() + " is inside the CLEO project at " +
+                                             outer->root.string() + ", and a project here would nest in it");
+    error.fix = "work in that project (its commands find it from here), or pass force: true (ct init --force) "
+                "for a separate project in this directory";
+    return fail(std::move(error).with_detail("field", "force").with_detail("enclosing", outer->root.string()));
   }
   fs::create_directories(project.cleo_dir(), ec);
   if (ec)
@@ -148,8 +157,10 @@ void register_system_domain(Registry& registry) {
                 .handler = log});
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
                 .summary = "Create a CLEO project (.cleo/ with tasks.db and config.json) here",
+                .params = {{.name = "force", .type = ParamType::Bool,
+                            .description = "Create it even inside another project (a nested project)"}},
                 .returns = "{root, created, db?}; E_ALREADY_EXISTS note when the project exists",
-                .errors = {ErrorCode::FileError},
+                .errors = {ErrorCode::FileError, ErrorCode::InvalidInput},
                 .examples = {{R"({})", "initialise the current project"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init", .handler = init});
 }

@@ -538,7 +538,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
                            ErrorCode::LifecycleGateFailed, ErrorCode::GateDependency},
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
-                .idempotent = true, .tier = 0, .shortcut = "complete",
+                .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
   add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task (hard: remove it)",
@@ -554,7 +554,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::HasChildren, ErrorCode::HasDependents,
                            ErrorCode::TaskCompleted, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
-                .destructive = true, .tier = 1, .shortcut = "delete",
+                .destructive = true, .tier = 1, .shortcut = "delete", .shortcut_aliases = {"rm"},
                 .aliases = {"remove", "rm", "del", "cancel", "drop"}, .handler = remove});
   add_write({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive done and cancelled tasks",

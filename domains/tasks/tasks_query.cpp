@@ -134,7 +134,9 @@ Result<Reply> list(Context& context, const Params& params) {
   }
   json::Value rows = json::Value::array();
   for (const auto& task : tasks) rows.push_back(project(task, params));
-  return Reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  if (reply.data.empty()) reply.note = ErrorCode::NoData;  // as tasks.find: nothing matched
+  return reply;
 }
 
 Result<Reply> find(Context& context, const Params& params) {
@@ -491,11 +493,11 @@ void register_tasks_queries(Registry& registry) {
                 .summary = "List tasks with filters, sorting and pagination",
                 .params = std::move(list_params),
                 .returns = "[{id,title,status,priority,parent?}] (full records with detail:'full'); "
-                           "_meta.page {total,hasMore,nextOffset} when there are more rows",
+                           "_meta.page {total,hasMore,nextOffset} when there are more rows; E_NO_DATA note when none matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},
                              {R"({"parent":"T001"})", "children of T001"}},
-                .idempotent = true, .tier = 1, .shortcut = "list", .row_fields = task_field_names(),
+                .idempotent = true, .tier = 1, .shortcut = "list", .shortcut_aliases = {"ls"}, .row_fields = task_field_names(),
                 .aliases = {"ls", "all", "index"}, .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,

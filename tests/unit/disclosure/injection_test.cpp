@@ -467,3 +467,28 @@ TEST_CASE("concurrent injections in one process use their own temp files", "[dis
   for (const auto& entry : fs::directory_iterator(dir.path()))
     CHECK(entry.path().filename().string().find(".cleo-") == std::string::npos);
 }
+
+TEST_CASE("system.inject with no instruction file is not 'current': an E_NO_DATA note that says how", "[disclosure][injection]") {
+  test::TempDir dir;
+  RouterOptions options;
+  options.project_dir = dir.path();
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto call = [&](std::string_view params) {
+    return router.dispatch({Gateway::Mutate, "system", "inject", test::parse_json(params)});
+  };
+  REQUIRE(router.dispatch({Gateway::Mutate, "system", "init", json::Value::object()}).success);
+  for (std::string_view params : {R"({"check":true})", "{}", R"({"targets":["GEMINI.md"]})"}) {
+    Envelope none = call(params);
+    INFO(params);
+    CHECK(none.success);
+    CHECK(test::code_of(none) == "E_NO_DATA");
+    REQUIRE(none.warnings.size() == 1);
+    CHECK(none.warnings[0].find("create: true") != std::string::npos);
+  }
+  CHECK(call(R"({"targets":["GEMINI.md"]})").warnings[0].starts_with("no instruction file (GEMINI.md)"));
+  // Once a file exists it is checked as before.
+  REQUIRE(call(R"({"targets":["AGENTS.md"],"create":true})").success);
+  Envelope current = call(R"({"check":true})");
+  CHECK(test::code_of(current) == "E_NO_CHANGE");
+  CHECK(current.warnings.empty());
+}

@@ -131,3 +131,18 @@ TEST_CASE("invalid UTF-8 never passes validation", "[params]") {
   item.set("labels", json::Value::array_of(std::vector<std::string>{"ok", "\xc3\x28"}));
   CHECK_FALSE(Params::validate(spec(), item));
 }
+
+TEST_CASE("an enum value is matched without regard to case and kept in the choice's spelling", "[params]") {
+  auto p = check(R"({"id":"T1","mode":"REPLACE"})");
+  REQUIRE(p);
+  CHECK(p->str("mode") == "replace");
+  CHECK(check(R"({"id":"T1","mode":"Append"})")->str("mode") == "append");
+  CHECK_FALSE(check(R"({"id":"T1","mode":"replaced"})"));
+
+  // Two choices that differ only by case: the exact spelling is needed.
+  static const OperationSpec kCased{
+      .domain = "tasks", .name = "cased",
+      .params = {{.name = "unit", .type = ParamType::Enum, .choices = {"mb", "MB"}, .description = "u"}}};
+  CHECK(Params::validate(kCased, *json::parse(R"({"unit":"MB"})"))->str("unit") == "MB");
+  CHECK_FALSE(Params::validate(kCased, *json::parse(R"({"unit":"Mb"})")));
+}

@@ -229,3 +229,33 @@ TEST_CASE("config.json changed by another process takes effect on the next call"
   std::ofstream(p.dir() / ".cleo" / "config.json", std::ios::trunc) << "{broken";
   CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Still strict"})")) == "E_SESSION_REQUIRED");
 }
+
+TEST_CASE("init inside another project refuses to nest one unless forced", "[router][init]") {
+  test::Project outer;
+  std::filesystem::create_directories(outer.dir() / "sub" / "deeper");
+  RouterOptions options;
+  options.project_dir = outer.dir() / "sub" / "deeper";
+  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  auto refused = router.dispatch({Gateway::Mutate, "system", "init", json::Value::object()});
+  CHECK(code_of(refused) == "E_INVALID_INPUT");
+  CHECK(refused.error->details["enclosing"].as_string() == std::filesystem::absolute(outer.dir()).lexically_normal().string());
+  CHECK(refused.error->fix.find("force") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(outer.dir() / "sub" / "deeper" / ".cleo"));
+  auto forced = router.dispatch({Gateway::Mutate, "system", "init", test::parse_json(R"({"force":true})")});
+  CHECK(forced.success);
+  CHECK(std::filesystem::exists(outer.dir() / "sub" / "deeper" / ".cleo" / "tasks.db"));
+  // The project itself answers as before: it exists.
+  CHECK(code_of(outer.mutate("system", "init")) == "E_ALREADY_EXISTS");
+}
+
+TEST_CASE("list and find answer an empty result the same way: an E_NO_DATA note", "[router][tasks]") {
+  test::Project p;
+  auto listed = p.query("tasks", "list");
+  CHECK(listed.success);
+  CHECK(code_of(listed) == "E_NO_DATA");
+  CHECK(listed.exit_code() == 100);
+  p.add(R"({"title":"Task one"})");
+  CHECK(p.query("tasks", "list").exit_code() == 0);
+  CHECK(p.query("tasks", "list", R"({"status":"done"})").exit_code() == 100);
+  CHECK(p.query("tasks", "find", R"({"query":"nothing"})").exit_code() == 100);
+}
