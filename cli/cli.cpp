@@ -20,6 +20,7 @@
 #include "capability/probes.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/render.h"
 #include "cli/servers.h"
 #include "core/atomic_file.h"
@@ -212,6 +213,56 @@ std::optional<std::filesystem::path> project_argument(const std::vector<std::str
   return std::nullopt;
 }
 
+/// `ct completion SHELL`: the script to source (or install) for that shell.
+int print_completion_script(const std::vector<std::string>& args, const Output& output) {
+  if (args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
+    write(stdout, "Print the shell completion script for ct: commands, flags, enum values and task ids.\n\n"
+                  "Usage: ct completion bash|zsh|fish\n"
+                  "  bash:  source <(ct completion bash)          (or save it as ~/.local/share/bash-completion/completions/ct)\n"
+                  "  zsh:   ct completion zsh > \"${fpath[1]}/_ct\"  (then compinit)\n"
+                  "  fish:  ct completion fish > ~/.config/fish/completions/ct.fish\n"
+                  "`cmake --install` puts all three where the shells look for them.\n");
+    return 0;
+  }
+  if (args.size() != 2)
+    return report_failure(Error(ErrorCode::InvalidInput, "ct completion takes one shell: bash, zsh or fish")
+                              .with_fix("ct completion bash"),
+                          output);
+  auto script = completion_script(args[1]);
+  if (!script) return report_failure(script.error(), output);
+  write(stdout, *script);
+  return 0;
+}
+
+/// `ct __complete WORD... CURRENT` (what the completion scripts run): one candidate per line.
+/// Task ids come from the project's store when there is one; nothing is printed on any failure.
+int print_completions(const Registry& operations, std::vector<std::string> words) {
+  words.erase(words.begin());
+  if (!words.empty() && words.front() == "--") words.erase(words.begin());
+  if (words.empty()) words.emplace_back();
+  TaskIds task_ids = [&](std::string_view prefix) {
+    RouterOptions options;
+    if (auto dir = project_argument(words)) options.project_dir = *dir;
+    options.budget_replies = false;
+    Router router(operations, std::move(options), clock_from_environment());
+    json::Value params = json::Value::object();
+    params.set("fields", json::Value::array_of(std::vector<std::string>{"id"}));
+    params.set("sort", "updated");
+    params.set("order", "desc");
+    params.set("limit", static_cast<std::int64_t>(500));
+    Envelope listed = router.dispatch({Gateway::Query, "tasks", "list", params});
+    std::vector<std::string> ids;
+    if (listed.success && listed.data.is_array())
+      for (const auto& row : listed.data.as_array())
+        if (row["id"].is_string() && row["id"].as_string().starts_with(prefix)) ids.push_back(row["id"].as_string());
+    return ids;
+  };
+  std::string out;
+  for (const auto& candidate : complete(operations, words, task_ids)) out += candidate + "\n";
+  write(stdout, out);
+  return 0;
+}
+
 int run_checked(const std::vector<std::string>& args) {
   std::vector<std::string> plugin_warnings;
   const Registry& operations = capability::project_registry(registry(), project_argument(args), &plugin_warnings);
@@ -221,8 +272,10 @@ int run_checked(const std::vector<std::string>& args) {
   output.render.err.color = color_enabled(STDERR_FILENO);
   output.render.width = terminal_width(STDOUT_FILENO);
 
+  if (!args.empty() && args.front() == "__complete") return print_completions(operations, args);
   for (const auto& warning : plugin_warnings)
     write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
+  if (!args.empty() && args.front() == "completion") return print_completion_script(args, output);
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
   if (!route.server.empty()) return run_server_command(route.server, args);

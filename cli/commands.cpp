@@ -151,6 +151,7 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       }
       valid.insert(valid.end(), domains.begin(), domains.end());
       for (const auto& server : server_commands()) valid.emplace_back(server.name);
+      valid.emplace_back("completion");
       Error error(ErrorCode::InvalidInput, "unknown command '" + arg + "'");
       error.fix = "ct --help";
       // An operation name without its domain: point at the full form.
@@ -280,6 +281,7 @@ CommandTree::CommandTree(const Registry& registry, const Route& route)
     root.add_subcommand(domain, domain_description(registry, domain))->group("Domains (ct <domain> <operation>)");
   for (const auto& server : server_commands())
     root.add_subcommand(std::string(server.name), std::string(server.summary))->group("MCP servers");
+  root.add_subcommand("completion", "Print the shell completion script: ct completion bash|zsh|fish")->group("Shell");
 }
 
 CommandTree::~CommandTree() = default;
