@@ -26,6 +26,7 @@ struct OperationOptions::Binding {
   CLI::Option* negation = nullptr;  // --no-<name>, for Bool params that default to true
   bool flag = false;                // CLI11 writes Bool flags here
   bool negated_flag = false;
+  std::vector<std::string> more_words;  // unquoted words that continue a free-text positional
 };
 
 namespace {
@@ -173,6 +174,7 @@ OperationOptions::OperationOptions(CLI::App& app, const OperationSpec& spec) : s
     std::string flag = "--" + kebab_case(param.name);
     std::string help = param_help(param);
     std::string names = param.alias.empty() ? flag : flag + ",--" + kebab_case(param.alias);
+    if (char letter = disclosure::short_flag(param.name)) names = std::string("-") + letter + "," + names;
     if (param.type == ParamType::Bool) {
       binding->option = app.add_flag(names, binding->flag, help);
       if (param.default_json == "true") {
@@ -227,7 +229,8 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
       return fail(invalid_param(param, "given " + std::to_string(given.size()) + " times (" + values +
                                            "); give it once"));
     }
-    const std::string& text = given.front();
+    std::string text = given.front();
+    for (const auto& word : binding->more_words) text += " " + word;
     switch (param.type) {
       case ParamType::Int: out.set(param.name, int_value(text)); break;
       case ParamType::Scalar: out.set(param.name, scalar_value(text)); break;
@@ -240,6 +243,17 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
     }
   }
   return out;
+}
+
+bool OperationOptions::continue_last_positional(const std::vector<std::string>& words) {
+  Binding* last = nullptr;
+  for (const auto& binding : bindings_)
+    if (binding->param->positional) last = binding.get();
+  if (!last || last->param->type != ParamType::String || last->option->count() != 1 || words.empty()) return false;
+  for (const auto& word : words)
+    if (word.empty() || word.front() == '-') return false;
+  last->more_words = words;
+  return true;
 }
 
 std::vector<std::string> OperationOptions::flag_names() const {
@@ -292,7 +306,8 @@ Result<json::Value> parse_operation_args(const OperationSpec& spec, const std::v
   std::vector<std::string> leftovers;
   for (auto& arg : app.remaining())
     if (arg != "--") leftovers.push_back(std::move(arg));
-  if (!leftovers.empty()) return fail(unexpected_arguments(leftovers, options, command_prefix(spec)));
+  if (!leftovers.empty() && !options.continue_last_positional(leftovers))
+    return fail(unexpected_arguments(leftovers, options, command_prefix(spec)));
   return options.params(input);
 }
 

@@ -56,6 +56,10 @@ class OperationOptions {
   /// Every flag spelling this operation accepts ("--priority", "--no-include-done" …), for
   /// did-you-mean on unknown options.
   std::vector<std::string> flag_names() const;
+  /// Words left over after the positionals (`ct add Write the README`): when the last positional
+  /// param is free text that was given and none of the words looks like an option, they continue
+  /// it ("Write the README") and this returns true. Otherwise nothing changes.
+  bool continue_last_positional(const std::vector<std::string>& words);
 
  private:
   struct Binding;

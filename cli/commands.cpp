@@ -319,7 +319,8 @@ Result<ParsedCommand> parse_command(CommandTree& tree, const std::vector<std::st
     parsed.params = json::Value::object();
     return parsed;
   }
-  if (!leftovers.empty()) return fail(unexpected_arguments(leftovers, *tree.operation(), tree.command()));
+  if (!leftovers.empty() && !tree.operation()->continue_last_positional(leftovers))
+    return fail(unexpected_arguments(leftovers, *tree.operation(), tree.command()));
   auto params = tree.operation()->params(input);
   if (!params) {
     Error error = std::move(params.error());

@@ -57,6 +57,7 @@ class CommandTree {
   const GlobalOptions& globals() const { return globals_; }
   /// The routed operation's options; null when argv names no operation.
   const OperationOptions* operation() const { return operation_.get(); }
+  OperationOptions* operation() { return operation_.get(); }
   /// "ct add", "ct tasks blockers", "ct tasks" or "ct": what the user typed, for messages.
   std::string command() const;
 

@@ -51,6 +51,16 @@ void append_flag(std::string& out, const ParamSpec* param, std::string_view name
 
 }  // namespace
 
+char short_flag(std::string_view param) {
+  static constexpr std::pair<std::string_view, char> kShort[] = {
+      {"priority", 'p'}, {"labels", 'l'}, {"parent", 'P'}, {"description", 'd'},
+      {"status", 's'},   {"type", 't'},   {"notes", 'm'},  {"limit", 'n'},
+  };
+  for (const auto& [name, letter] : kShort)
+    if (name == param) return letter;
+  return '\0';
+}
+
 std::string kebab_case(std::string_view camel) {
   std::string out;
   for (std::size_t i = 0; i < camel.size(); ++i) {

@@ -15,6 +15,11 @@ namespace ct::disclosure {
 /// "ifVersion" → "if-version", "includeArchived" → "include-archived".
 std::string kebab_case(std::string_view camel);
 
+/// The one-letter flag of a param people type often, the same in every operation: -p priority,
+/// -l labels, -P parent, -d description, -s status, -t type, -m notes (a message), -n limit.
+/// '\0' for the others.
+char short_flag(std::string_view param);
+
 /// True when the items of an Array param can never contain a comma (ids, enum values, patterned
 /// labels), so "a,b" is split into two items. Free-text items (acceptance criteria, file paths)
 /// are taken whole: repeat the flag instead.

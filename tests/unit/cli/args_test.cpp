@@ -188,3 +188,23 @@ TEST_CASE("the registry's operations parse their documented command lines", "[cl
   CHECK(parse_real("tasks", "list", {"--status", "pending,active", "--limit", "5"}) ==
         json(R"({"status":["pending","active"],"limit":5})"));
 }
+
+TEST_CASE("short flags for the common params; unquoted words continue a free-text positional", "[cli][args]") {
+  CHECK(ct::disclosure::short_flag("priority") == 'p');
+  CHECK(ct::disclosure::short_flag("parent") == 'P');
+  CHECK(ct::disclosure::short_flag("ifVersion") == '\0');
+  CHECK(parse({"T1", "-p", "high", "-l", "a,b"}) == json(R"({"id":"T1","labels":["a","b"],"priority":"high"})"));
+
+  OperationSpec add;
+  add.domain = "tasks";
+  add.name = "add";
+  add.params = {{.name = "title", .type = ParamType::String, .positional = true},
+                {.name = "priority", .type = ParamType::Enum, .choices = {"high", "low"}}};
+  InputSource none = fake_input({}, "");
+  CHECK(*parse_operation_args(add, {"Write", "the", "README", "-p", "high"}, none) ==
+        json(R"({"title":"Write the README","priority":"high"})"));
+  // A word that looks like an option is never taken as text.
+  CHECK_FALSE(parse_operation_args(add, {"Write", "the", "-x"}, none));
+  // The last positional must be free text: two task ids do not run on.
+  CHECK(parse_error({"T1", "T2", "T3"}).message.find("unexpected argument 'T3'") != std::string::npos);
+}
