@@ -1,12 +1,14 @@
 #include "cli/render.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <utility>
 
 #include "cli/help.h"
 #include "core/text.h"
+#include "disclosure/command_line.h"
 #include "domains/projection.h"
 #include "engines/task_json.h"
 
@@ -158,8 +160,36 @@ struct View {
 
 using Renderer = std::function<std::string(const View&)>;
 
+/// The colour of a cell of a task row, by its field.
+std::string cell_sgr(std::string_view field, const std::string& text) {
+  if (field == "id") return "1";
+  if (field == "status") return std::string(status_sgr(text));
+  if (field == "priority") return text == "critical" ? "31" : text == "high" ? "33" : "";
+  return "";
+}
+
 std::string task_list(const View& view, std::string_view empty_text, const json::Value& rows) {
   if (!rows.is_array() || rows.empty()) return std::string(empty_text) + "\n";
+  // The fields asked for are the columns, in the order asked: text never drops what --fields named.
+  if (view.params["fields"].is_array() && !view.params["fields"].empty()) {
+    std::vector<std::string> fields, headers;
+    for (const auto& field : view.params["fields"].as_array()) {
+      fields.push_back(field.as_string());
+      std::string header = disclosure::kebab_case(field.as_string());
+      for (char& c : header) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      headers.push_back(std::move(header));
+    }
+    Table table(std::move(headers));
+    for (const auto& row : rows.as_array()) {
+      std::vector<Table::Cell> cells;
+      for (const auto& field : fields) {
+        std::string text = row.contains(field) ? scalar_text(row[field]) : "";
+        cells.push_back({text, cell_sgr(field, text)});
+      }
+      table.add_row(std::move(cells));
+    }
+    return table.render(view.style(), view.options.width);
+  }
   bool any_parent = false;
   for (const auto& row : rows.as_array()) any_parent = any_parent || row.contains("parent");
   std::vector<std::string> headers = {"ID", "STATUS", "PRIORITY"};
@@ -169,9 +199,9 @@ std::string task_list(const View& view, std::string_view empty_text, const json:
   for (const auto& row : rows.as_array()) {
     std::string status = str(row, "status");
     std::string priority = str(row, "priority");
-    std::vector<Table::Cell> cells = {{str(row, "id"), "1"},
-                                      {status, std::string(status_sgr(status))},
-                                      {priority, priority == "critical" ? "31" : priority == "high" ? "33" : ""}};
+    std::vector<Table::Cell> cells = {{str(row, "id"), cell_sgr("id", "")},
+                                      {status, cell_sgr("status", status)},
+                                      {priority, cell_sgr("priority", priority)}};
     if (any_parent) cells.push_back({str(row, "parent"), ""});
     std::string title = str(row, "title");
     if (row["archived"] == json::Value(true)) title += " (archived)";
