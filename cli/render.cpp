@@ -317,23 +317,78 @@ std::string next_table(const View& view) {
   return table.render(view.style(), view.options.width);
 }
 
-std::string history_table(const View& view) {
+/// One change of an audit row: "T002.status pending → done" (the task id when the rows span tasks).
+std::string change_text(const json::Value& change, bool with_id) {
+  std::string field = str(change, "field");
+  std::string out = with_id && change.contains("id") ? str(change, "id") + "." + field : field;
+  if (field == "created") return out;
+  // A note reads as its text; an empty value (no notes yet, no date) as nothing.
+  auto item = [](const json::Value& v) {
+    if (v.is_object() && v["text"].is_string()) return "\"" + v["text"].as_string() + "\"";
+    return v.is_object() ? v.dump() : scalar_text(v);
+  };
+  auto value = [&item](const json::Value& v) {
+    if (!v.is_array()) return item(v);
+    std::vector<std::string> items;
+    for (const auto& each : v.as_array()) items.push_back(item(each));
+    return join(items, ", ");
+  };
+  auto given = [&](std::string_view key) {
+    const json::Value& v = change[key];
+    return change.contains(key) && !v.is_null() && !(v.is_string() && v.as_string().empty()) &&
+           !(v.is_array() && v.empty());
+  };
+  const bool before = given("before"), after = given("after");
+  const json::Value& was = change["before"];
+  const json::Value& now = change["after"];
+  if (before && after && was.is_array() && now.is_array() && now.size() > was.size() &&
+      std::equal(was.as_array().begin(), was.as_array().end(), now.as_array().begin())) {
+    // An append (a note, a label): only what was added.
+    json::Value added = json::Value::array();
+    for (std::size_t i = was.size(); i < now.size(); ++i) added.push_back(now.as_array()[i]);
+    return out + " + " + value(added);
+  }
+  if (before && after) return out + " " + value(was) + " → " + value(now);
+  if (after) return out + " → " + value(now);
+  if (before) return out + " " + value(was) + " → (none)";
+  return out;
+}
+
+/// Audit rows (tasks.history, system.log): when, who, what, and each change with its before and
+/// after values when the rows carry them (history; log with detail full), else the fields changed.
+std::string audit_table(const View& view, std::string_view empty_text, bool spans_tasks) {
   const json::Value& rows = view.data();
-  if (!rows.is_array() || rows.empty()) return "No recorded changes\n";
-  bool reasons = false;
-  for (const auto& row : rows.as_array()) reasons = reasons || row.contains("reason");
-  std::vector<std::string> headers = {"SEQ", "AT", "OPERATION", "FIELDS"};
-  if (reasons) headers.emplace_back("REASON");
+  if (!rows.is_array() || rows.empty()) return std::string(empty_text) + "\n";
+  bool who = false, reasons = false, ids = false;
+  for (const auto& row : rows.as_array()) {
+    who = who || row.contains("agent") || row.contains("session");
+    reasons = reasons || row.contains("reason");
+    ids = ids || (spans_tasks && row.contains("id"));
+  }
+  std::vector<std::string> headers = {"SEQ", "AT"};
+  if (who) headers.emplace_back("WHO");
+  headers.insert(headers.end(), {"OPERATION", "CHANGED"});
+  if (reasons) headers.emplace_back("WHY");
+  if (ids) headers.emplace_back("ID");
   Table table(std::move(headers));
   for (const auto& row : rows.as_array()) {
-    std::vector<std::string> fields;
+    std::vector<std::string> changes;
     if (row["changes"].is_array())
-      for (const auto& change : row["changes"].as_array()) fields.push_back(str(change, "field"));
+      for (const auto& change : row["changes"].as_array()) changes.push_back(change_text(change, spans_tasks));
+    else if (row["changed"].is_array())
+      for (const auto& field : row["changed"].as_array()) changes.push_back(scalar_text(field));
     std::string operation = str(row, "operation");
     if (row.contains("outcome")) operation += " (" + str(row, "outcome") + ")";
-    std::vector<Table::Cell> cells = {{str(row, "seq"), ""}, {str(row, "at"), "2"}, {operation, ""},
-                                      {join(fields, ", "), ""}};
+    std::vector<Table::Cell> cells = {{str(row, "seq"), ""}, {str(row, "at"), "2"}};
+    if (who) {
+      std::string by = str(row, "agent");
+      if (row.contains("session")) by += (by.empty() ? "" : " ") + str(row, "session");
+      cells.push_back({by, ""});
+    }
+    cells.push_back({operation, ""});
+    cells.push_back({join(changes, "; "), ""});
     if (reasons) cells.push_back({str(row, "reason"), ""});
+    if (ids) cells.push_back({str(row, "id"), "1"});
     table.add_row(std::move(cells));
   }
   return table.render(view.style(), view.options.width);
@@ -550,7 +605,8 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
          return rows.empty() ? std::string() : task_list(v, "", rows);
        }},
       {"tasks.next", next_table},
-      {"tasks.history", history_table},
+      {"tasks.history", [](const View& v) { return audit_table(v, "No recorded changes", false); }},
+      {"system.log", [](const View& v) { return audit_table(v, "No audit rows", true); }},
       {"tasks.tree", tree_view},
       {"tasks.deps", deps_view},
       {"tasks.blockers", blockers_view},
