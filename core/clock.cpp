@@ -113,6 +113,30 @@ bool test_mode() {
   return value && std::string_view(value) == "1";
 }
 
+std::optional<TimeMs> parse_time_expression(std::string_view text, TimeMs now) {
+  if (auto exact = parse_iso8601(text)) return exact;
+  constexpr TimeMs kDay = 86'400'000;
+  const TimeMs midnight = now - ((now % kDay) + kDay) % kDay;
+  if (text == "now") return now;
+  if (text == "today") return midnight;
+  if (text == "yesterday") return midnight - kDay;
+  if (text.size() < 2 || text.size() > 8) return std::nullopt;
+  TimeMs unit = 0;
+  switch (text.back()) {
+    case 'm': unit = 60'000; break;
+    case 'h': unit = 3'600'000; break;
+    case 'd': unit = kDay; break;
+    case 'w': unit = 7 * kDay; break;
+    default: return std::nullopt;
+  }
+  TimeMs count = 0;
+  for (char c : text.substr(0, text.size() - 1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    count = count * 10 + (c - '0');
+  }
+  return now - count * unit;
+}
+
 std::unique_ptr<Clock> clock_from_environment() {
   if (const char* fixed = std::getenv("CLEO_FIXED_TIME")) {
     if (auto start = parse_iso8601(fixed)) return std::make_unique<FixedClock>(*start);

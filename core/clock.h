@@ -43,6 +43,11 @@ std::string format_iso8601(TimeMs time);
 /// Accepts "YYYY-MM-DD", "YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)".
 std::optional<TimeMs> parse_iso8601(std::string_view text);
 
+/// What people write for a point in time, relative to `now`: an ISO date or time (as above),
+/// "now", "today" and "yesterday" (midnight UTC), or an age: a number and m, h, d or w ("90m",
+/// "12h", "3d", "2w" ago).
+std::optional<TimeMs> parse_time_expression(std::string_view text, TimeMs now);
+
 /// The clock the process should use: a FixedClock when CLEO_FIXED_TIME is set (an ISO time) or
 /// CLEO_TEST_MODE=1 (2026-01-01T00:00:00Z), else the system clock.
 std::unique_ptr<Clock> clock_from_environment();

@@ -6,6 +6,7 @@
 #include <optional>
 #include <regex>
 
+#include "core/clock.h"
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/registry.h"
@@ -258,6 +259,15 @@ Result<json::Value> Params::check(const OperationSpec& spec, std::string_view na
   const ParamSpec* param = spec.find_param(name);
   if (!param) return fail(ErrorCode::Internal, spec.full_name() + " has no param '" + std::string(name) + "'");
   return check_value(spec, *param, value);
+}
+
+Result<std::optional<std::int64_t>> Params::time(std::string_view name, std::int64_t now) const {
+  auto text = opt_str(name);
+  if (!text) return std::optional<std::int64_t>();
+  if (auto at = parse_time_expression(*text, now)) return std::optional<std::int64_t>(*at);
+  return fail(Error(ErrorCode::InvalidParams, std::string(name) + ": expected a date like 2026-01-31, a time, today, "
+                                                                  "yesterday or an age like 3d, 12h, 2w; got '" + *text + "'")
+                  .with_detail("field", std::string(name)));
 }
 
 const std::string& Params::str(std::string_view name) const { return values_[name].as_string(); }

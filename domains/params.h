@@ -38,6 +38,10 @@ class Params {
   std::vector<std::string> strings(std::string_view name) const;
   /// Object params (and anything else) as validated JSON; null when absent.
   const json::Value& value(std::string_view name) const { return values_[name]; }
+  /// A String param that names a point in time (core/clock.h: parse_time_expression: a date, a
+  /// time, today, yesterday, 3d …), relative to `now`; nullopt when absent, E_INVALID_PARAMS when
+  /// it is none of those.
+  Result<std::optional<std::int64_t>> time(std::string_view name, std::int64_t now) const;
   /// All params after validation, for the audit trail.
   const json::Value& json() const { return values_; }
 

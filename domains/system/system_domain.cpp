@@ -88,12 +88,7 @@ Result<Reply> log(Context& context, const Params& params) {
   query.operation = params.opt_str("operation");
   query.task_id = params.opt_str("id");
   query.session = params.opt_str("session");
-  if (auto since = params.opt_str("since")) {
-    query.since = parse_iso8601(*since);
-    if (!query.since)
-      return fail(Error(ErrorCode::InvalidParams, "since: expected a date or time like 2026-01-31, got '" + *since + "'")
-                      .with_detail("field", "since"));
-  }
+  CT_TRY_ASSIGN(query.since, params.time("since", context.now()));
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
   const bool more = std::ssize(rows) > params.integer("limit");
   if (more) rows.pop_back();
@@ -145,7 +140,7 @@ void register_system_domain(Registry& registry) {
                            {.name = "session", .type = ParamType::String, .max = 128,
                             .description = "Only rows written in this session"},
                            {.name = "since", .type = ParamType::String, .max = 40,
-                            .description = "Only rows at or after this date or time (ISO 8601)"}},
+                            .description = "Only rows at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"}},
                 .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field]}]; with "
                            "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
                            "_meta.page {hasMore,nextOffset} when older rows follow",

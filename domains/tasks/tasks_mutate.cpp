@@ -169,13 +169,7 @@ Result<Reply> remove(Context& context, const Params& params) {
 }
 
 Result<Reply> archive(Context& context, const Params& params) {
-  std::optional<TimeMs> before;
-  if (auto text = params.opt_str("before")) {
-    before = parse_iso8601(*text);
-    if (!before)
-      return fail(Error(ErrorCode::InvalidParams, "before: expected a date like 2026-01-31, got '" + *text + "'")
-                      .with_detail("field", "before"));
-  }
+  CT_TRY_ASSIGN(std::optional<TimeMs> before, params.time("before", context.now()));
   if (!params.has("id") && !params.flag("all") && !before) {
     Error error(ErrorCode::InvalidParams, "say which tasks to archive: id, before, or all:true");
     error.fix = "cleo_mutate {domain:'tasks', operation:'archive', params:{all:true}}";
@@ -560,7 +554,7 @@ void register_tasks_mutations(Registry& registry) {
                 .summary = "Archive done and cancelled tasks",
                 .params = {{.name = "id", .type = ParamType::TaskId, .description = "One task to archive", .positional = true},
                            {.name = "before", .type = ParamType::String, .max = 40,
-                            .description = "Only tasks finished before this date (YYYY-MM-DD)"},
+                            .description = "Only tasks finished before this: 2026-01-31, a time, yesterday, or an age (30d, 2w)"},
                            {.name = "all", .type = ParamType::Bool, .description = "Every done or cancelled task"}},
                 .returns = "{archived[ids], count}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::HasChildren},

@@ -431,12 +431,7 @@ Result<Reply> compliance(Context& context, const Params& params) {
   const std::string by = params.str("by");
   query.group = by == "agent" ? ComplianceGroup::Agent : by == "both" ? ComplianceGroup::CheckAndAgent
                                                                        : ComplianceGroup::Check;
-  if (auto since = params.opt_str("since")) {
-    query.since = parse_iso8601(*since);
-    if (!query.since)
-      return fail(Error(ErrorCode::InvalidParams, "since: expected a date or time like 2026-01-31, got '" + *since + "'")
-                      .with_detail("field", "since"));
-  }
+  CT_TRY_ASSIGN(query.since, params.time("since", context.now()));
   CT_TRY_ASSIGN(std::vector<ComplianceSummary> summaries, context.db().compliance_summary(query));
   std::int64_t runs = 0, passed = 0;
   json::Value checks = json::Value::array();
@@ -530,7 +525,7 @@ void register_validate_domain(Registry& registry) {
                             .choices = {"check", "agent", "both"},
                             .description = "Sum per check (checks[]), per agent (agents[]), or per check and agent"},
                            {.name = "since", .type = ParamType::String, .max = 40,
-                            .description = "Only results at or after this date or time (ISO 8601)"},
+                            .description = "Only results at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"},
                            {.name = "failures", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 100,
                             .description = "How many of the latest failures to list"}},
                 .returns = "{runs, passed, failed, passRate, checks[{check, agent? (by both), runs, passed, failed, "

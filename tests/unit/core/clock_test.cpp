@@ -224,3 +224,20 @@ TEST_CASE("clock_from_environment honours CLEO_FIXED_TIME and CLEO_TEST_MODE", "
     CHECK((outside == nullptr) == (after == nullptr));
   }
 }
+
+TEST_CASE("parse_time_expression: dates, today, yesterday and ages, relative to now", "[core][clock]") {
+  const ct::TimeMs now = *ct::parse_iso8601("2026-11-23T15:30:00Z");
+  auto at = [&](std::string_view text) { return ct::parse_time_expression(text, now); };
+  CHECK(at("2026-11-01") == ct::parse_iso8601("2026-11-01"));
+  CHECK(at("now") == now);
+  CHECK(at("today") == ct::parse_iso8601("2026-11-23T00:00:00Z"));
+  CHECK(at("yesterday") == ct::parse_iso8601("2026-11-22T00:00:00Z"));
+  CHECK(at("3d") == ct::parse_iso8601("2026-11-20T15:30:00Z"));
+  CHECK(at("12h") == ct::parse_iso8601("2026-11-23T03:30:00Z"));
+  CHECK(at("90m") == ct::parse_iso8601("2026-11-23T14:00:00Z"));
+  CHECK(at("2w") == ct::parse_iso8601("2026-11-09T15:30:00Z"));
+  for (std::string_view bad : {"", "d", "3", "3y", "-3d", "3.5d", "last week", "123456789d"}) {
+    INFO(bad);
+    CHECK_FALSE(at(bad));
+  }
+}
