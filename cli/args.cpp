@@ -167,14 +167,21 @@ InputSource InputSource::system() {
   return input;
 }
 
+std::vector<std::string> flag_spellings(const ParamSpec& param) {
+  std::vector<std::string> out;
+  if (char letter = disclosure::short_flag(param.name)) out.push_back(std::string("-") + letter);
+  out.push_back("--" + kebab_case(param.name));
+  if (!param.alias.empty()) out.push_back("--" + kebab_case(param.alias));
+  return out;
+}
+
 OperationOptions::OperationOptions(CLI::App& app, const OperationSpec& spec) : spec_(spec) {
   for (const auto& param : spec.params) {
     auto binding = std::make_unique<Binding>();
     binding->param = &param;
     std::string flag = "--" + kebab_case(param.name);
     std::string help = param_help(param);
-    std::string names = param.alias.empty() ? flag : flag + ",--" + kebab_case(param.alias);
-    if (char letter = disclosure::short_flag(param.name)) names = std::string("-") + letter + "," + names;
+    std::string names = join(flag_spellings(param), ",");
     if (param.type == ParamType::Bool) {
       binding->option = app.add_flag(names, binding->flag, help);
       if (param.default_json == "true") {
@@ -259,8 +266,8 @@ bool OperationOptions::continue_last_positional(const std::vector<std::string>& 
 std::vector<std::string> OperationOptions::flag_names() const {
   std::vector<std::string> names;
   for (const auto& binding : bindings_) {
-    names.push_back("--" + kebab_case(binding->param->name));
-    if (!binding->param->alias.empty()) names.push_back("--" + kebab_case(binding->param->alias));
+    for (auto& spelling : flag_spellings(*binding->param))
+      if (spelling.starts_with("--")) names.push_back(std::move(spelling));
     if (binding->negation) names.push_back("--no-" + kebab_case(binding->param->name));
   }
   return names;

@@ -41,6 +41,10 @@ struct InputSource {
 
 /// The options of one operation, attached to a CLI11 (sub)command. Owns the storage CLI11 binds
 /// to, so it must outlive the parse.
+/// Every spelling of the flag that sets `param`: its short flag (-p), --kebab-name and the
+/// kebab-case alias (not --no-<name>, which unsets a Bool).
+std::vector<std::string> flag_spellings(const ParamSpec& param);
+
 class OperationOptions {
  public:
   /// Adds one option per param (plus `--no-<name>` for Bool params defaulting to true) to `app`.

@@ -27,9 +27,6 @@ constexpr std::string_view kRootFooter =
     "Exit codes: 0 success; 100 no data, 101 already exists, 102 no change (successes with a note);\n"
     "otherwise the error's exit code (2 invalid input, 3 no project, 4 not found, …).\n";
 
-/// Global options whose value is the next argument.
-bool takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason" || arg == "--session"; }
-
 std::vector<const OperationSpec*> shortcuts(const Registry& registry) {
   std::vector<const OperationSpec*> out;
   std::vector<std::string> domains = registry.domains();
@@ -111,6 +108,8 @@ CLI::App* add_leaf(CLI::App& parent, std::string_view name, const OperationSpec&
 
 }  // namespace
 
+bool global_takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason" || arg == "--session"; }
+
 Route find_route(const Registry& registry, const std::vector<std::string>& args) {
   Route route;
   std::vector<std::string> domains = registry.domains();
@@ -118,7 +117,7 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
     const std::string& arg = args[i];
     if (arg == "--") break;
     if (arg.size() > 1 && arg.front() == '-') {
-      if (takes_value(arg)) ++i;
+      if (global_takes_value(arg)) ++i;
       continue;
     }
     route.words.push_back(arg);

@@ -40,6 +40,9 @@ struct Route {
   std::optional<Error> error;           // an unknown command or operation, with did-you-mean
 };
 
+/// True for a global option whose value is the next argument (--project DIR, --reason, --session).
+bool global_takes_value(std::string_view arg);
+
 /// Finds the command words in `args` (argv without the program name), skipping global options.
 Route find_route(const Registry& registry, const std::vector<std::string>& args);
 

@@ -52,11 +52,12 @@ complete -c cleo -f -a '(__ct_complete)'
 
 bool is_flag(std::string_view word) { return word.size() > 1 && word.front() == '-'; }
 
-/// The param a flag of `spec` sets (--kebab-name or its alias), or null.
+/// The param a flag of `spec` sets (any spelling the parser accepts: -p, --priority, an alias), or null.
 const ParamSpec* param_of_flag(const OperationSpec& spec, std::string_view flag) {
-  for (const auto& param : spec.params)
-    if (flag == "--" + kebab_case(param.name) || (!param.alias.empty() && flag == "--" + kebab_case(param.alias)))
-      return &param;
+  for (const auto& param : spec.params) {
+    auto spellings = flag_spellings(param);
+    if (std::find(spellings.begin(), spellings.end(), flag) != spellings.end()) return &param;
+  }
   return nullptr;
 }
 
@@ -145,7 +146,7 @@ std::vector<std::string> complete(const Registry& registry, const std::vector<st
         if (is_flag(word)) {
           const ParamSpec* param = param_of_flag(spec, word);
           bool takes_value = (param && param->type != ParamType::Bool && word.find('=') == std::string::npos) ||
-                             word == "--project" || word == "--reason" || word == "--session";
+                             global_takes_value(word);
           if (takes_value) ++i;
           continue;
         }

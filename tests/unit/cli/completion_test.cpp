@@ -51,6 +51,10 @@ TEST_CASE("completion offers an operation's flags, enum values and task ids", "[
   // A flag's value is skipped when counting positionals; free text offers nothing.
   CHECK(complete({"update", "--notes", "x", ""}) == Words{"T001", "T002", "T010"});
   CHECK(complete({"update", "T001", "--notes", ""}).empty());
+  // Short flags are flags too: their values complete, and are not counted as positionals.
+  CHECK(complete({"add", "Title", "-p", "c"}) == Words{"critical"});
+  CHECK(complete({"update", "-m", "x", ""}) == Words{"T001", "T002", "T010"});
+  CHECK(complete({"add", "Title", "-P", "T00"}) == Words{"T001", "T002"});
 }
 
 TEST_CASE("completion scripts exist for bash, zsh and fish, and call ct __complete", "[cli][completion]") {
