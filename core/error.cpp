@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cstdint>
+#include <optional>
+#include <tuple>
 
 namespace ct {
 namespace {
@@ -109,32 +112,61 @@ bool is_success_note(ErrorCode code) {
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  // Optimal string alignment: insertions, deletions, substitutions and swaps of two neighbours,
+  // each one edit — "lsit" is one slip of the fingers from "list", not two.
+  std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
       std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-      diagonal = up;
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    before.swap(previous);
+    previous.swap(row);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
 
+namespace {
+
+/// Whether every letter of `short_form` appears in `word` in order, starting with the same
+/// letter: "ls" → "list", "rm" → "remove", never "rm" → "gc".
+bool abbreviates(std::string_view short_form, std::string_view word) {
+  if (short_form.size() < 2 || short_form.size() >= word.size() || short_form.front() != word.front()) return false;
+  std::size_t at = 0;
+  for (char c : word)
+    if (at < short_form.size() && c == short_form[at]) ++at;
+  return at == short_form.size();
+}
+
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+}  // namespace
+
 std::string nearest(std::string_view given, const std::vector<std::string>& candidates) {
+  if (given.empty()) return {};
+  // A guess is worth showing when it is a slip away: one edit in a short word, one in four in a
+  // long one — so "completion" is not taken for "complete" (three edits), nor "rm" for "gc".
+  const std::size_t allowed = std::max<std::size_t>(1, given.size() / 4);
+  // Ranked by distance; among equals a letter left out ("lst") beats one too many ("ls"), then
+  // the longer shared beginning wins.
+  using Rank = std::tuple<std::size_t, bool, std::size_t>;  // distance, shorter than typed, -prefix
   std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 3) + 1;
+  std::optional<Rank> best_rank;
   for (const auto& candidate : candidates) {
     std::size_t d = edit_distance(given, candidate);
-    // A candidate that contains the input (or vice versa) is a good guess too: "ls" → "list".
-    bool contains = !given.empty() && (candidate.find(given) != std::string::npos ||
-                                       given.find(candidate) != std::string::npos);
-    if (contains) d = std::min<std::size_t>(d, 1);
-    if (d < best_distance) {
-      best_distance = d;
+    // An abbreviation ("ls") or a leading part ("comp") is as good as one slip.
+    if (abbreviates(given, candidate) || (given.size() >= 3 && candidate.starts_with(given))) d = std::min<std::size_t>(d, 1);
+    if (d > allowed) continue;
+    Rank rank{d, candidate.size() < given.size(), SIZE_MAX - common_prefix(given, candidate)};
+    if (!best_rank || rank < *best_rank) {
+      best_rank = rank;
       best = candidate;
     }
   }

@@ -260,7 +260,7 @@ TEST_CASE("edit_distance", "[core][error]") {
   CHECK(ct::edit_distance("abc", "") == 3);
   CHECK(ct::edit_distance("", "abc") == 3);
   CHECK(ct::edit_distance("list", "list") == 0);
-  CHECK(ct::edit_distance("lsit", "list") == 2);  // a transposition is two edits
+  CHECK(ct::edit_distance("lsit", "list") == 1);  // two neighbours swapped: one slip
   CHECK(ct::edit_distance("ad", "add") == 1);
   CHECK(ct::edit_distance("kitten", "sitting") == 3);
   CHECK(ct::edit_distance("flaw", "lawn") == 2);
@@ -284,6 +284,21 @@ TEST_CASE("nearest suggests the closest candidate or nothing", "[core][error]") 
   CHECK(ct::nearest("frobnicate", ops).empty());
   CHECK(ct::nearest("", ops).empty());
   CHECK(ct::nearest("list", {}).empty());
+}
+
+TEST_CASE("nearest ranks slips above look-alikes (issue 17)", "[core][error]") {
+  const std::vector<std::string> commands = {"add", "complete", "completion", "gc", "list", "log", "delete",
+                                             "remove", "start", "stats", "status"};
+  // A word three edits from an operation is not taken for it.
+  CHECK(ct::nearest("completion", {"add", "complete", "delete"}).empty());
+  CHECK(ct::nearest("completon", commands) == "completion");
+  CHECK(ct::nearest("compelte", commands) == "complete");
+  // Two letters that share nothing with a command are not a guess for it.
+  CHECK(ct::nearest("rm", {"gc", "log", "add"}).empty());
+  CHECK(ct::nearest("rm", commands) == "remove");
+  CHECK(ct::nearest("ls", commands) == "list");
+  // Equal distances: the longer shared beginning wins.
+  CHECK(ct::nearest("stat", commands) == "stats");
 }
 
 TEST_CASE("Error::with_choices fills valid and didYouMean and adds a hint", "[core][error]") {
