@@ -17,6 +17,7 @@
 #include "cli/help.h"
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "engines/task.h"
 
 namespace ct::cli {
 
@@ -249,7 +250,79 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
       default: out.set(param.name, text); break;
     }
   }
+  if (!label_words_.empty()) {
+    json::Value labels = out.contains("labels") ? out["labels"] : json::Value::array();
+    for (const auto& word : label_words_) labels.push_back(word);
+    out.set("labels", std::move(labels));
+  }
+  if (spec_.bulk && out["id"].is_string()) {
+    // Several ids (or a range) become `ids`: one call, one transaction.
+    std::vector<std::string> words = {out["id"].as_string()};
+    words.insert(words.end(), more_ids_.begin(), more_ids_.end());
+    std::vector<std::string> ids;
+    for (const auto& word : words) {
+      auto expanded = expand_task_ids(word);
+      if (!expanded) return fail(std::move(expanded.error()).with_detail("field", "ids"));
+      if (*expanded) {
+        ids.insert(ids.end(), (*expanded)->begin(), (*expanded)->end());
+      } else {
+        ids.push_back(word);  // not an id: the router says so, as for any caller
+      }
+    }
+    if (ids.size() > 1 || words.front().find("..") != std::string::npos) {
+      out.erase("id");
+      out.set("ids", json::Value::array_of(ids));
+    }
+  }
   return out;
+}
+
+Result<std::optional<std::vector<std::string>>> expand_task_ids(std::string_view word) {
+  using Ids = std::optional<std::vector<std::string>>;
+  auto dots = word.find("..");
+  if (dots == std::string_view::npos) {
+    auto id = normalize_task_id(word);
+    if (!id) return Ids();
+    return Ids(std::vector<std::string>{*id});
+  }
+  auto first = normalize_task_id(word.substr(0, dots));
+  auto last = normalize_task_id(word.substr(dots + 2));
+  if (!first || !last) return Ids();
+  std::int64_t from = *parse_task_id(*first), to = *parse_task_id(*last);
+  if (to < from)
+    return fail(Error(ErrorCode::InvalidParams, "range " + std::string(word) + " runs backwards")
+                    .with_fix("write the lower id first: " + *last + ".." + *first));
+  if (to - from >= kMaxBulkIds)
+    return fail(Error(ErrorCode::InvalidParams, "range " + std::string(word) + " names " + std::to_string(to - from + 1) +
+                                                    " tasks; at most " + std::to_string(kMaxBulkIds) + " at once")
+                    .with_fix("split it into smaller ranges"));
+  std::vector<std::string> ids;
+  for (std::int64_t n = from; n <= to; ++n) ids.push_back(format_task_id(n));
+  return Ids(std::move(ids));
+}
+
+bool OperationOptions::accept_words(const std::vector<std::string>& words) {
+  const ParamSpec* labels = spec_.find_param("labels");
+  const bool has_labels = labels && labels->type == ParamType::Array;
+  // Taking a label off is an update's business (tasks.update: a leading - removes it).
+  const bool removes_labels = has_labels && spec_.find_param("mode") != nullptr;
+  std::vector<std::string> ids, label_words, rest;
+  for (const auto& word : words) {
+    if (spec_.bulk && expand_task_ids(word).value_or(std::nullopt)) {
+      ids.push_back(word);
+    } else if (word.size() > 1 && has_labels && word.front() == '+' && std::isalnum(static_cast<unsigned char>(word[1]))) {
+      label_words.push_back(word.substr(1));
+    } else if (word.size() > 2 && removes_labels && word.front() == '-' &&
+               std::isalnum(static_cast<unsigned char>(word[1]))) {
+      label_words.push_back(word);
+    } else {
+      rest.push_back(word);
+    }
+  }
+  if (!rest.empty() && !continue_last_positional(rest)) return false;
+  more_ids_.insert(more_ids_.end(), ids.begin(), ids.end());
+  label_words_.insert(label_words_.end(), label_words.begin(), label_words.end());
+  return true;
 }
 
 bool OperationOptions::continue_last_positional(const std::vector<std::string>& words) {
@@ -313,7 +386,7 @@ Result<json::Value> parse_operation_args(const OperationSpec& spec, const std::v
   std::vector<std::string> leftovers;
   for (auto& arg : app.remaining())
     if (arg != "--") leftovers.push_back(std::move(arg));
-  if (!leftovers.empty() && !options.continue_last_positional(leftovers))
+  if (!leftovers.empty() && !options.accept_words(leftovers))
     return fail(unexpected_arguments(leftovers, options, command_prefix(spec)));
   return options.params(input);
 }

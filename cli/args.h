@@ -60,16 +60,26 @@ class OperationOptions {
   /// Every flag spelling this operation accepts ("--priority", "--no-include-done" …), for
   /// did-you-mean on unknown options.
   std::vector<std::string> flag_names() const;
-  /// Words left over after the positionals (`ct add Write the README`): when the last positional
-  /// param is free text that was given and none of the words looks like an option, they continue
-  /// it ("Write the README") and this returns true. Otherwise nothing changes.
-  bool continue_last_positional(const std::vector<std::string>& words);
+  /// Words left over after the positionals, taken as a person means them; true when every word
+  /// found its place (otherwise nothing changes):
+  ///  - more task ids, and ranges (`ct done T3 T4 T7..T9`), for a bulk operation;
+  ///  - `+label` (and, where labels can be taken off, `-label`) for an operation with labels;
+  ///  - the rest of a free-text last positional (`ct add Write the README`), when it was given
+  ///    and no word looks like an option.
+  bool accept_words(const std::vector<std::string>& words);
 
  private:
   struct Binding;
+  bool continue_last_positional(const std::vector<std::string>& words);
   const OperationSpec& spec_;
   std::vector<std::unique_ptr<Binding>> bindings_;
+  std::vector<std::string> more_ids_;     // task ids (or ranges) after the first
+  std::vector<std::string> label_words_;  // "api" to add, "-ui" to take off
 };
+
+/// "T3..T5" (or "3..5") → T003, T004, T005; a single id → itself; nullopt when `word` is neither.
+/// A range is at most kMaxBulkIds long and ascends.
+Result<std::optional<std::vector<std::string>>> expand_task_ids(std::string_view word);
 
 /// Parses `args` (everything after the command words) against `spec` alone: the conversion
 /// used by `ct`, without the rest of the command tree. Unknown options and extra positionals are

@@ -271,6 +271,7 @@ int run_checked(const std::vector<std::string>& args) {
   output.render.out.color = color_enabled(STDOUT_FILENO);
   output.render.err.color = color_enabled(STDERR_FILENO);
   output.render.width = terminal_width(STDOUT_FILENO);
+  output.render.now = clock_from_environment()->now();
 
   if (!args.empty() && args.front() == "__complete") return print_completions(operations, args);
   for (const auto& warning : plugin_warnings)
@@ -302,6 +303,9 @@ int run_checked(const std::vector<std::string>& args) {
   }
 
   json::Value params = std::move(parsed->params);
+  if (route.preset.is_object())
+    for (const auto& [key, value] : route.preset.as_object())
+      if (!params.contains(key)) params.set(key, value);
   if (globals.meta) params.set("meta", true);
   if (!globals.reason.empty()) {
     if (spec->gateway == Gateway::Mutate) {

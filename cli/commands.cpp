@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "cli/help.h"
+#include "core/json_parse.h"
 #include "core/text.h"
+#include "disclosure/command_line.h"
 #include "cli/servers.h"
 
 namespace ct::cli {
@@ -98,6 +100,19 @@ void add_globals(CLI::App& app, GlobalOptions& globals) {
   app.add_flag("--version", globals.version, "Print the version and exit")->group("Global options");
 }
 
+/// The flags a view stands for, as a person would type them: "--readiness ready".
+std::string view_flags(const OperationSpec& spec, const ShortcutView& view) {
+  std::string out;
+  auto preset = json::parse(view.params_json);
+  if (!preset || !preset->is_object()) return out;
+  for (const auto& [key, value] : preset->as_object()) {
+    const ParamSpec* param = spec.find_param(key);
+    out += (out.empty() ? "--" : " --") + disclosure::kebab_case(param ? param->name : std::string_view(key));
+    if (!value.is_bool()) out += " " + (value.is_string() ? value.as_string() : value.dump());
+  }
+  return out;
+}
+
 CLI::App* add_leaf(CLI::App& parent, std::string_view name, const OperationSpec& spec) {
   CLI::App* leaf = parent.add_subcommand(std::string(name), operation_description(spec));
   leaf->fallthrough();
@@ -133,6 +148,12 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
           route.spec = spec;
           return route;
         }
+        for (const auto& view : spec->views) {
+          if (view.word != arg) continue;
+          route.spec = spec;
+          route.preset = json::parse(view.params_json).value_or(json::Value::object());
+          return route;
+        }
       }
       // The first word of two-word shortcuts (`ct config get`): the next word picks the operation.
       if (!shortcut_group(registry, arg).empty()) {
@@ -147,6 +168,7 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       for (const auto* spec : shortcuts(registry)) {
         valid.emplace_back(spec->shortcut);
         valid.insert(valid.end(), spec->shortcut_aliases.begin(), spec->shortcut_aliases.end());
+        for (const auto& view : spec->views) valid.emplace_back(view.word);
       }
       valid.insert(valid.end(), domains.begin(), domains.end());
       for (const auto& server : server_commands()) valid.emplace_back(server.name);
@@ -275,6 +297,10 @@ CommandTree::CommandTree(const Registry& registry, const Route& route)
       summary += " (also: " + join(also, ", ") + ")";
     }
     root.add_subcommand(std::string(shortcut), summary)->group("Commands");
+    for (const auto& view : spec->views)
+      root.add_subcommand(std::string(view.word), std::string(view.summary) + " (" + std::string(shortcut) + " " +
+                                                      view_flags(*spec, view) + ")")
+          ->group("Commands");
   }
   for (const auto& domain : registry.domains())
     root.add_subcommand(domain, domain_description(registry, domain))->group("Domains (ct <domain> <operation>)");
@@ -318,7 +344,7 @@ Result<ParsedCommand> parse_command(CommandTree& tree, const std::vector<std::st
     parsed.params = json::Value::object();
     return parsed;
   }
-  if (!leftovers.empty() && !tree.operation()->continue_last_positional(leftovers))
+  if (!leftovers.empty() && !tree.operation()->accept_words(leftovers))
     return fail(unexpected_arguments(leftovers, *tree.operation(), tree.command()));
   auto params = tree.operation()->params(input);
   if (!params) {

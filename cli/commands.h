@@ -38,6 +38,7 @@ struct Route {
   std::string group;                    // the first word of two-word shortcuts (`ct config`)
   std::string server;                   // a server command (`ct mcp`, `ct serve`, `ct mcp-config`)
   std::optional<Error> error;           // an unknown command or operation, with did-you-mean
+  json::Value preset;                   // params a view sets (`ct ready`); null for other commands
 };
 
 /// True for a global option whose value is the next argument (--project DIR, --reason, --session).

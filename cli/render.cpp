@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cli/help.h"
+#include "core/clock.h"
 #include "core/text.h"
 #include "disclosure/command_line.h"
 #include "domains/projection.h"
@@ -73,6 +74,17 @@ std::string ids_text(const json::Value& list) {
   return join(ids, ", ");
 }
 
+/// An ISO-8601 time as people read it: the time, and how long ago ("2026-11-24T09:12:00Z (3h ago)").
+/// Anything else is returned as it is.
+std::string time_text(const std::string& text, const RenderOptions& options) {
+  if (options.now <= 0 || text.size() < 20 || text[10] != 'T' || text.back() != 'Z') return text;
+  auto at = parse_iso8601(text);
+  return at ? text + " (" + relative_time(*at, options.now) + ")" : text;
+}
+
+/// Whether a field holds a time: createdAt, at, lastActivityAt …
+bool is_time_field(std::string_view key) { return key == "at" || key.ends_with("At"); }
+
 /// Indents every line of `text` by `indent`.
 std::string indented(std::string_view text, std::string_view indent) {
   std::string out;
@@ -90,7 +102,7 @@ std::string indented(std::string_view text, std::string_view indent) {
 
 // ---- generic rendering ---------------------------------------------------------------------
 
-Table object_table(const json::Value& rows) {
+Table object_table(const json::Value& rows, const RenderOptions& options) {
   std::vector<std::string> columns;
   for (const auto& row : rows.as_array())
     for (const auto& [key, value] : row.as_object())
@@ -110,7 +122,9 @@ Table object_table(const json::Value& rows) {
     for (const auto& column : columns) {
       const json::Value& value = row[column];
       std::string sgr = column == "status" && value.is_string() ? std::string(status_sgr(value.as_string())) : "";
-      cells.push_back({value.is_null() ? "" : scalar_text(value), sgr});
+      std::string text = value.is_null() ? "" : scalar_text(value);
+      if (is_time_field(column)) text = time_text(text, options);
+      cells.push_back({std::move(text), sgr});
     }
     table.add_row(std::move(cells));
   }
@@ -123,7 +137,7 @@ void render_into(std::string& out, const json::Value& value, const RenderOptions
     return;
   }
   if (is_object_list(value)) {
-    out += object_table(value).render(options.out, options.width, indent);
+    out += object_table(value, options).render(options.out, options.width, indent);
     return;
   }
   if (value.is_array()) {
@@ -139,6 +153,7 @@ void render_into(std::string& out, const json::Value& value, const RenderOptions
       out += std::string(indent) + pad_to(key, key_width) + "  -\n";
     } else if (is_scalar(item) || is_scalar_list(item)) {
       std::string text = scalar_text(item);
+      if (is_time_field(key)) text = time_text(text, options);
       out += std::string(indent) + (text.empty() ? key : pad_to(key, key_width) + "  " + text) + "\n";
     } else {
       out += std::string(indent) + key + ":\n";
@@ -168,6 +183,15 @@ std::string cell_sgr(std::string_view field, const std::string& text) {
   return "";
 }
 
+/// What keeps a row's task from starting: the dependencies it waits on, then the reason it was
+/// blocked by hand ("T002, T004; vendor reply").
+std::string waits_on(const json::Value& row) {
+  std::string out = ids_text(row["waitingOn"]);
+  std::string why = str(row, "blockedBy");
+  if (!why.empty()) out += (out.empty() ? "" : "; ") + why;
+  return out;
+}
+
 std::string task_list(const View& view, std::string_view empty_text, const json::Value& rows) {
   if (!rows.is_array() || rows.empty()) return std::string(empty_text) + "\n";
   // The fields asked for are the columns, in the order asked: text never drops what --fields named.
@@ -190,10 +214,14 @@ std::string task_list(const View& view, std::string_view empty_text, const json:
     }
     return table.render(view.style(), view.options.width);
   }
-  bool any_parent = false;
-  for (const auto& row : rows.as_array()) any_parent = any_parent || row.contains("parent");
+  bool any_parent = false, any_waiting = false;
+  for (const auto& row : rows.as_array()) {
+    any_parent = any_parent || row.contains("parent");
+    any_waiting = any_waiting || row.contains("waitingOn") || row.contains("blockedBy");
+  }
   std::vector<std::string> headers = {"ID", "STATUS", "PRIORITY"};
   if (any_parent) headers.emplace_back("PARENT");
+  if (any_waiting) headers.emplace_back("WAITS ON");
   headers.emplace_back("TITLE");
   Table table(std::move(headers));
   for (const auto& row : rows.as_array()) {
@@ -203,6 +231,7 @@ std::string task_list(const View& view, std::string_view empty_text, const json:
                                       {status, cell_sgr("status", status)},
                                       {priority, cell_sgr("priority", priority)}};
     if (any_parent) cells.push_back({str(row, "parent"), ""});
+    if (any_waiting) cells.push_back({waits_on(row), "33"});
     std::string title = str(row, "title");
     if (row["archived"] == json::Value(true)) title += " (archived)";
     cells.push_back({title, ""});
@@ -231,7 +260,7 @@ std::string show_card(const View& view) {
   auto fact = [&](std::string label, std::string_view key, std::string sgr = "") {
     const json::Value& value = task[key];
     if (value.is_null() || (value.is_array() && value.empty())) return;
-    facts.emplace_back(std::move(label), scalar_text(value));
+    facts.emplace_back(std::move(label), time_text(scalar_text(value), view.options));
     sgrs.push_back(std::move(sgr));
   };
   std::string status = str(task, "status");
@@ -252,7 +281,7 @@ std::string show_card(const View& view) {
   fact("reason", "cancellationReason");
   if (task["archived"] == json::Value(true)) {
     std::string archived = "yes";
-    if (task.contains("archivedAt")) archived += ", " + str(task, "archivedAt");
+    if (task.contains("archivedAt")) archived += ", " + time_text(str(task, "archivedAt"), view.options);
     if (task.contains("archiveReason")) archived += " (" + str(task, "archiveReason") + ")";
     facts.emplace_back("archived", archived);
     sgrs.emplace_back("2");
@@ -275,7 +304,7 @@ std::string show_card(const View& view) {
     out += "\n" + style.bold("Notes") + "\n";
     for (const auto& note : task["notes"].as_array()) {
       std::string text = str(note, "text");
-      std::string at = str(note, "at");
+      std::string at = time_text(str(note, "at"), view.options);
       std::string lead = "  " + style.dim(at) + "  ";
       std::string continuation(2 + display_width(at) + 2, ' ');
       std::string body = indented(text, continuation);
@@ -379,7 +408,7 @@ std::string audit_table(const View& view, std::string_view empty_text, bool span
       for (const auto& field : row["changed"].as_array()) changes.push_back(scalar_text(field));
     std::string operation = str(row, "operation");
     if (row.contains("outcome")) operation += " (" + str(row, "outcome") + ")";
-    std::vector<Table::Cell> cells = {{str(row, "seq"), ""}, {str(row, "at"), "2"}};
+    std::vector<Table::Cell> cells = {{str(row, "seq"), ""}, {time_text(str(row, "at"), view.options), "2"}};
     if (who) {
       std::string by = str(row, "agent");
       if (row.contains("session")) by += (by.empty() ? "" : " ") + str(row, "session");
@@ -398,8 +427,11 @@ void tree_lines(std::string& out, const json::Value& node, const std::string& pr
                 const Style& style) {
   std::string status = str(node, "status");
   std::string branch = root ? "" : (last ? "└─ " : "├─ ");
+  std::string priority = str(node, "priority");
   out += prefix + branch + style.bold(str(node, "id")) + " " + str(node, "title") + " " +
          style.paint("[" + status + "]", status_sgr(status));
+  if (!priority.empty() && priority != "medium") out += " " + style.paint(priority, cell_sgr("priority", priority));
+  if (node["waitingOn"].is_array()) out += " " + style.yellow("waits on " + ids_text(node["waitingOn"]));
   if (str(node, "type") == "epic") out += style.dim(" epic");
   out += "\n";
   const json::Value& children = node["children"];
@@ -619,7 +651,7 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
       {"tasks.reparent", [](const View& v) { return changed_fields(v, "Moved"); }},
       {"tasks.promote", [](const View& v) { return changed_fields(v, "Promoted"); }},
       {"tasks.reorder", [](const View& v) { return changed_fields(v, "Reordered"); }},
-      {"tasks.relate", [](const View& v) { return changed_fields(v, "Linked"); }},
+      {"tasks.relate", [](const View& v) { return changed_fields(v, v.params["remove"] == json::Value(true) ? "Unlinked" : "Linked"); }},
       {"tasks.start",
        [](const View& v) {
          std::string out = "Started " + str(v.data(), "id");
@@ -665,6 +697,30 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
   return table;
 }
 
+/// The operation's own text view, or the generic one.
+std::string render_one(const View& view) {
+  auto it = renderers().find(view.spec.full_name());
+  return it != renderers().end() ? it->second(view) : render_value(view.data(), view.options);
+}
+
+/// A bulk call (`ct done T3 T4`): each task as if it had been changed alone, then one line for all.
+std::string bulk_view(const View& view) {
+  std::string out;
+  json::Value ids = json::Value::array();
+  for (const auto& result : view.data()["results"].as_array()) {
+    json::Value params = view.params.is_object() ? view.params : json::Value::object();
+    params.erase("ids");
+    params.set("id", result["id"]);
+    Envelope one;
+    one.data = result;
+    out += render_one(View{view.spec, params, one, view.options});
+    ids.push_back(result["id"]);
+  }
+  if (ids.size() > 1)
+    out += view.style().dim(std::to_string(ids.size()) + " tasks in one transaction: " + ids_text(ids)) + "\n";
+  return out;
+}
+
 /// The short line for a success that carries a note (100–102). Uses the first warning when the
 /// operation explained itself, else a sentence built from the request.
 std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
@@ -675,8 +731,8 @@ std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
     return label + ": " + view.envelope.warnings.front();
   }
   std::string op = view.spec.full_name();
-  std::string id = str(view.params, "id");
-  if (id.empty()) id = str(view.data(), "id");
+  std::string id = str(view.data(), "id");
+  if (id.empty()) id = str(view.params, "id");
   if (note == ErrorCode::NoData) {
     if (op == "tasks.find") return "No tasks match '" + str(view.params, "query") + "'";
     if (op == "tasks.list") return "No tasks";
@@ -697,6 +753,26 @@ std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
 
 
 }  // namespace
+
+std::string relative_time(std::int64_t at, std::int64_t now) {
+  std::int64_t seconds = (now - at) / 1000;
+  const bool future = seconds < 0;
+  if (future) seconds = -seconds;
+  if (seconds < 60) return "just now";
+  struct Unit {
+    std::int64_t seconds;
+    const char* suffix;
+  };
+  static constexpr Unit kUnits[] = {{365 * 86400, "y"}, {30 * 86400, "mo"}, {7 * 86400, "w"}, {86400, "d"},
+                                    {3600, "h"}, {60, "m"}};
+  for (const auto& unit : kUnits) {
+    // Two of a unit before using it (36h, not 1d; 10d, not 1w): the number stays meaningful.
+    if (seconds < 2 * unit.seconds && unit.seconds > 60) continue;
+    std::string count = std::to_string(seconds / unit.seconds) + unit.suffix;
+    return future ? "in " + count : count + " ago";
+  }
+  return "just now";
+}
 
 std::string render_value(const json::Value& value, const RenderOptions& options) {
   if (value.is_null()) return "";
@@ -731,9 +807,10 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
     // A success with a note (nothing found, already there, nothing changed) is answered by the
     // note alone: the data is the unchanged state and would read like a fresh change.
     rendered.out = note + "\n";
+  } else if (spec.bulk && view.data()["results"].is_array()) {
+    rendered.out = bulk_view(view);
   } else {
-    auto it = renderers().find(spec.full_name());
-    rendered.out = it != renderers().end() ? it->second(view) : render_value(view.data(), options);
+    rendered.out = render_one(view);
     if (rendered.out.empty()) rendered.out = "Done\n";
     const json::Value& rows = envelope.data.is_object() && envelope.data.contains("rows") ? envelope.data["rows"] : envelope.data;
     if (envelope.page && rows.is_array())

@@ -19,7 +19,12 @@ struct RenderOptions {
   Style out;               // stdout
   Style err;               // stderr
   std::size_t width = 0;   // terminal columns; 0 = do not truncate
+  std::int64_t now = 0;    // ms since the epoch: times also say how long ago ("3h ago"); 0 = not
 };
+
+/// "3h ago", "just now", "in 2d": how far `at` is from `now` (ms since the epoch), in the largest
+/// unit that is at least 1 (minutes to years).
+std::string relative_time(std::int64_t at, std::int64_t now);
 
 struct Rendered {
   std::string out;  // for stdout

@@ -55,6 +55,7 @@ char short_flag(std::string_view param) {
   static constexpr std::pair<std::string_view, char> kShort[] = {
       {"priority", 'p'}, {"labels", 'l'}, {"parent", 'P'}, {"description", 'd'},
       {"status", 's'},   {"type", 't'},   {"notes", 'm'},  {"limit", 'n'},
+      {"label", 'l'},  // the filter of tasks.list: -l api as when adding
   };
   for (const auto& [name, letter] : kShort)
     if (name == param) return letter;

@@ -242,7 +242,9 @@ Result<Params> Params::validate(const OperationSpec& spec, const json::Value& ra
   }
   for (const auto& param : spec.params) {
     if (params.values_.contains(param.name)) continue;
-    if (param.required) {
+    // A bulk operation's ids stand in for its id (the router runs the call once for each).
+    const bool named_by_ids = spec.bulk && param.name == "id" && params.values_.contains("ids");
+    if (param.required && !named_by_ids) {
       return fail(param_error(spec, param.name, "required parameter is missing (" +
                                                     std::string(to_string(param.type)) + ")")
                       .with_detail("expected", std::string(to_string(param.type))));

@@ -118,6 +118,18 @@ Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool re
     return fail(std::move(error));
   };
   if (read_only_mutate && dry_run_param == spec.params.end()) return refuse_mutation();
+  std::vector<std::string> ids;
+  if (spec.bulk && params.is_object() && params.contains("ids")) {
+    // Several tasks: validated as a list, then the call is the first one's (its `id`).
+    if (params.contains("id"))
+      return fail(common_param_error("ids", "give id or ids, not both").with_fix(
+          "put every task in ids: " + spec.call_text(R"({"ids":["T001","T002"]})")));
+    CT_TRY_ASSIGN(json::Value listed, Params::check(spec, "ids", params["ids"]));
+    for (const auto& id : listed.as_array())
+      if (std::find(ids.begin(), ids.end(), id.as_string()) == ids.end()) ids.push_back(id.as_string());
+    params.erase("ids");
+    params.set("id", ids.front());
+  }
   auto checked = Params::validate(spec, params);
   if (read_only_mutate && (!checked || !checked->flag(dry_run_param->name))) return refuse_mutation();
   if (!checked) return std::unexpected(std::move(checked.error()));
@@ -130,6 +142,22 @@ Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool re
   for (const auto& param : spec.params)
     if (param.dry_run && call.params.flag(param.name)) call.dry_run = true;
   call.read_only = read_only_mutate;
+  if (!ids.empty()) {
+    // A remembered reply answers only the same tasks.
+    json::Value keyed = call.params.json();
+    keyed.set("ids", json::Value::array_of(ids));
+    call.params_text = keyed.dump();
+  }
+  call.ids = std::move(ids);
+  return call;
+}
+
+Result<Call> for_id(const Call& bulk, const std::string& id) {
+  Call call = bulk;
+  call.ids.clear();
+  call.sent.set("id", id);
+  CT_TRY_ASSIGN(call.params, Params::validate(*bulk.spec, call.sent));
+  call.params_text = call.params.json().dump();
   return call;
 }
 

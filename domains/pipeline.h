@@ -47,6 +47,9 @@ struct Call {
   bool dry_run = false;
   /// Read-only mode let this mutation through because it is a dry run.
   bool read_only = false;
+  /// A bulk call (OperationSpec::bulk) names these tasks in `ids`, in order and without repeats;
+  /// `params` and `sent` carry the first as `id`. Empty for a call about one task.
+  std::vector<std::string> ids;
 
   bool mutate() const { return spec->gateway == Gateway::Mutate; }
   /// A mutation whose changes are kept (and audited).
@@ -60,6 +63,9 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
 /// Stage 2: common params, read-only mode (a mutation is refused with E_MUTATION_DISABLED unless
 /// it is a dry run) and the spec's own validation.
 Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool read_only);
+
+/// The call of a bulk call that is about task `id` alone, validated as if it had been sent so.
+Result<Call> for_id(const Call& bulk, const std::string& id);
 
 /// A transaction that rolls back unless committed: every early return leaves the store clean.
 class Transaction {

@@ -96,6 +96,12 @@ void Registry::add(OperationSpec spec) {
              canonical_domains().end() && "unknown domain");
   // A list-like operation gets `detail` and `fields`, and continues a cut reply at `offset`.
   add_projection_params(spec);
+  if (spec.bulk) {
+    assert(spec.find_param("id") && spec.find_param("id")->type == ParamType::TaskId && "a bulk operation has an id");
+    spec.params.push_back({.name = "ids", .type = ParamType::Array, .min = 1, .max = kMaxBulkIds,
+                           .item_type = ParamType::TaskId,
+                           .description = "Several tasks instead of id: the same change to each, in one transaction"});
+  }
   assert((!spec.list_like() || spec.find_param("offset")) && "a list-like operation needs an offset param");
   specs_.push_back(std::move(spec));
 }

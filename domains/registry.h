@@ -34,6 +34,8 @@ enum class EngineKind { Native, Subprocess, Hybrid };
 std::string_view to_string(EngineKind kind);
 
 inline constexpr std::int64_t kUnbounded = INT64_MIN;
+/// The most tasks one bulk call (OperationSpec::bulk) changes.
+inline constexpr std::int64_t kMaxBulkIds = 100;
 /// Integer params without a declared bound still stay within ±10^9: no offset, position or
 /// version needs more, and sums of two such values cannot overflow.
 inline constexpr std::int64_t kMaxIntParam = 1'000'000'000;
@@ -60,6 +62,14 @@ struct ParamSpec {
   bool dry_run = false;
   /// String: one line (titles, names) — line breaks are refused like other control characters.
   bool single_line = false;
+};
+
+/// A CLI verb that runs an operation with some params set (`ct ready` is tasks.list with
+/// readiness:ready); what the person adds on the command line wins.
+struct ShortcutView {
+  std::string_view word;
+  std::string_view params_json;
+  std::string_view summary;
 };
 
 struct Example {
@@ -110,12 +120,17 @@ struct OperationSpec {
   std::string_view shortcut;              // CLI verb: `ct add` for tasks.add; empty = none
   /// Other CLI verbs for the shortcut, the short ones people type (`ct ls`, `ct done`, `ct rm`).
   std::vector<std::string_view> shortcut_aliases;
+  /// CLI verbs for this operation with params preset (`ct ready`, `ct blocked`).
+  std::vector<ShortcutView> views;
   /// List-like operations (data is an array of rows): every field a row can carry. When set, the
   /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
   /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.
   std::vector<std::string_view> row_fields;
   /// Compact rows come back as a table (projection.h: rows_as_table): each field named once.
   bool table_rows = false;
+  /// Takes `ids` in place of its `id`: the same call for each task, all in one transaction (one
+  /// audit row each); data is {results:[{id,…} per task]}. The registry adds the `ids` param.
+  bool bulk = false;
   /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
   /// suggested when an unknown operation is one of them.
   std::vector<std::string_view> aliases;

@@ -392,6 +392,58 @@ Result<void> Router::audit_recovery(const pipeline::Call& call, Context& context
   return tx.commit();
 }
 
+Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
+                                  std::vector<std::string> warnings, std::int64_t reply_budget) {
+  // The same call for each task, in the one transaction the caller opened: every task changes, or
+  // none does. Each change is audited on its own row, as if it had been called alone.
+  if (!context.store || !bulk.spec->handler)
+    return fail(ErrorCode::Internal, bulk.spec->full_name() + " cannot run for several tasks here");
+  json::Value results = json::Value::array();
+  bool all_unchanged = true;
+  for (const auto& id : bulk.ids) {
+    CT_TRY_ASSIGN(pipeline::Call call, pipeline::for_id(bulk, id));
+    AuditEntry audit;
+    context.audit = call.mutate() ? &audit : nullptr;
+    Result<Reply> reply = guarded(call.spec->handler, call, context);
+    context.audit = nullptr;
+    if (!reply) {
+      tx.rollback();
+      audit_failure(call, context, audit, reply.error());
+      Error error = std::move(reply.error());
+      if (error.message.find(id) == std::string::npos) error.message = id + ": " + error.message;
+      if (!results.empty())
+        error.message += " (nothing was changed: the " + std::to_string(results.size()) + " task(s) before " + id +
+                         " were rolled back)";
+      if (!error.details.is_object() || !error.details.contains("id")) error = std::move(error).with_detail("id", id);
+      return fail(std::move(error));
+    }
+    Envelope each = pipeline::shape(call, std::move(*reply), {}, reply_budget, options_.drop_echoes);
+    json::Value item = json::Value::object();
+    item.set("id", id);
+    if (each.data.is_object()) {
+      for (const auto& [key, value] : each.data.as_object())
+        if (key != "id") item.set(key, value);
+    } else if (!each.data.is_null()) {
+      item.set("data", std::move(each.data));
+    }
+    results.push_back(std::move(item));
+    for (auto& warning : each.warnings)
+      warnings.push_back(warning.find(id) == std::string::npos ? id + ": " + warning : std::move(warning));
+    if (each.note != ErrorCode::NoChange) all_unchanged = false;
+    if (call.writes()) {
+      pipeline::fill_audit(audit, context, call);
+      audit.outcome = each.note ? std::string(to_string(*each.note)) : "ok";
+      CT_TRY(context.store->append_audit(audit));
+    }
+  }
+  Envelope ok;
+  ok.data = json::Value::object();
+  ok.data.set("results", std::move(results));
+  ok.warnings = std::move(warnings);
+  if (all_unchanged) ok.note = ErrorCode::NoChange;
+  return ok;
+}
+
 Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) {
   CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, raw, options_.read_only));
   Context context = new_context();
@@ -419,31 +471,36 @@ Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) 
                 check_session(spec, context, !call.common.session_id.empty(), options_.adopt_only_active_session,
                               never_adopt_));
 
-  Result<Reply> reply = spec.handler            ? guarded(spec.handler, call, context)
-                        : context.external      ? Result<Reply>(std::move(*context.external))
-                                                : fail(ErrorCode::Internal, spec.full_name() + " has no handler");
-  if (!reply) {
-    tx.rollback();
-    audit_failure(call, context, audit, reply.error());
-    return std::unexpected(std::move(reply.error()));
-  }
-  Envelope ok = pipeline::shape(call, std::move(*reply), std::move(session_warnings),
-                                options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1,
-                                options_.drop_echoes);
-
-  if (!context.store) {
-    if (context.store_error && call.writes()) {
-      if (auto audited = audit_recovery(call, context, audit, ok); !audited)
-        ok.warnings.push_back("the change was made but could not be audited: " + audited.error().message);
+  const std::int64_t reply_budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
+  Envelope ok;
+  if (!call.ids.empty()) {
+    CT_TRY_ASSIGN(ok, run_each(call, context, tx, std::move(session_warnings), reply_budget));
+    if (!call.writes()) return ok;
+  } else {
+    Result<Reply> reply = spec.handler       ? guarded(spec.handler, call, context)
+                          : context.external ? Result<Reply>(std::move(*context.external))
+                                             : fail(ErrorCode::Internal, spec.full_name() + " has no handler");
+    if (!reply) {
+      tx.rollback();
+      audit_failure(call, context, audit, reply.error());
+      return std::unexpected(std::move(reply.error()));
     }
-    return ok;
+    ok = pipeline::shape(call, std::move(*reply), std::move(session_warnings), reply_budget, options_.drop_echoes);
+
+    if (!context.store) {
+      if (context.store_error && call.writes()) {
+        if (auto audited = audit_recovery(call, context, audit, ok); !audited)
+          ok.warnings.push_back("the change was made but could not be audited: " + audited.error().message);
+      }
+      return ok;
+    }
+    // Queries, dry runs and read-only checks keep nothing: the transaction rolls back.
+    if (!call.writes()) return ok;
+    // The audit row, the remembered reply and the change itself commit together or not at all.
+    pipeline::fill_audit(audit, context, call);
+    audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
+    CT_TRY(context.store->append_audit(audit));
   }
-  // Queries, dry runs and read-only checks keep nothing: the transaction rolls back.
-  if (!call.writes()) return ok;
-  // The audit row, the remembered reply and the change itself commit together or not at all.
-  pipeline::fill_audit(audit, context, call);
-  audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
-  CT_TRY(context.store->append_audit(audit));
   if (!call.common.idempotency_key.empty()) {
     TimeMs now = context.now();
     CT_TRY(context.store->remember_idempotent(

@@ -100,6 +100,9 @@ class Router {
  private:
   // The stages of a call (domains/pipeline.h) that need the router's state.
   Result<Envelope> run(const OperationSpec& spec, const json::Value& raw);
+  /// A bulk call (pipeline::Call::ids): the handler once per task inside `tx`.
+  Result<Envelope> run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
+                            std::vector<std::string> warnings, std::int64_t reply_budget);
   Context new_context();
   Result<void> check_capability(const OperationSpec& spec, Context& context);
   Result<void> attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config);

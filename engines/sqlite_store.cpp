@@ -649,7 +649,27 @@ void append_filter(const TaskFilter& filter, bool with_statuses, std::string& wh
     }
   }
   if (filter.type) conditions.add("t.type = ?", std::string(to_string(*filter.type)));
-  if (filter.label) conditions.add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)", *filter.label);
+  for (const auto& label : filter.labels)
+    conditions.add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)", label);
+  if (filter.under)
+    conditions.add("t.id IN (WITH RECURSIVE below(id) AS (SELECT id FROM tasks WHERE parent = ?"
+                   " UNION SELECT c.id FROM tasks c JOIN below b ON c.parent = b.id) SELECT id FROM below)",
+                   *filter.under);
+  constexpr std::string_view kWaiting =
+      "EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
+      " WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))";
+  switch (filter.readiness) {
+    case Readiness::Any: break;
+    case Readiness::Ready:
+      // As tasks.next sees it: nothing unfinished upstream, and an epic's work is its children.
+      conditions.add("t.status = 'pending' AND NOT " + std::string(kWaiting) +
+                     " AND NOT (t.type = 'epic' AND EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id"
+                     " AND c.archived = 0 AND c.status IN ('pending', 'active', 'blocked')))");
+      break;
+    case Readiness::Blocked:
+      conditions.add("(t.status = 'blocked' OR (t.status IN ('pending', 'active') AND " + std::string(kWaiting) + "))");
+      break;
+  }
   if (filter.phase) conditions.add("t.phase = ?", *filter.phase);
   if (filter.priority) conditions.add("t.priority = ?", std::string(to_string(*filter.priority)));
   switch (filter.archived) {

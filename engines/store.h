@@ -33,14 +33,24 @@ enum class TxKind { Read, Write };
 enum class ArchivedFilter { Exclude, Only, Include };
 enum class SortKey { Position, Priority, Created, Updated, Title, Status, Id };
 
+/// Whether a task can start now (PRODUCT.md §4: a dependency holds a task until it is done or
+/// cancelled).
+enum class Readiness {
+  Any,
+  Ready,    // pending, every dependency finished, not an epic whose children are still open
+  Blocked,  // open, and blocked by hand (status blocked) or waiting on an unfinished dependency
+};
+
 struct TaskFilter {
   std::vector<TaskStatus> statuses;      // empty = any
   std::optional<std::string> parent;     // "" = root tasks only; nullopt = any
   std::optional<TaskType> type;
-  std::optional<std::string> label;      // tasks carrying this label
+  std::vector<std::string> labels;       // tasks carrying every one of these labels
+  std::optional<std::string> under;      // descendants of this task, at any depth
   std::optional<std::string> phase;
   std::optional<Priority> priority;
   ArchivedFilter archived = ArchivedFilter::Exclude;
+  Readiness readiness = Readiness::Any;
 };
 
 struct TaskQuery {

@@ -343,12 +343,20 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
     if (!items) return;
     if (patch.mode == ArrayMode::Replace) {
       field = *items;
+    } else if (patch.mode == ArrayMode::Remove) {
+      std::erase_if(field, [&](const std::string& item) {
+        return std::find(items->begin(), items->end(), item) != items->end();
+      });
     } else {
       append_unique(field, *items);
     }
   };
   apply(after.depends, patch.depends);
   if (patch.labels) apply(after.labels, lower_all(*patch.labels));
+  if (!patch.labels_off.empty()) {
+    std::vector<std::string> off = lower_all(patch.labels_off);
+    std::erase_if(after.labels, [&](const std::string& label) { return std::find(off.begin(), off.end(), label) != off.end(); });
+  }
   apply(after.acceptance, patch.acceptance);
   apply(after.files, patch.files);
   if (patch.depends && after.depends != before.depends) CT_TRY(check_depends(id, after.depends));
@@ -724,6 +732,15 @@ Result<UpdateResult> TaskEngine::relate(const std::string& id, const std::string
     if (rel.task_id == other.id && rel.type == type) return UpdateResult{before, {}};
   Task after = before;
   after.relates.push_back({other.id, type, reason});
+  CT_TRY_ASSIGN(std::vector<std::string> changed, save(before, after));
+  return UpdateResult{std::move(after), std::move(changed)};
+}
+
+Result<UpdateResult> TaskEngine::unrelate(const std::string& id, const std::string& target) {
+  CT_TRY_ASSIGN(Task before, get_live(id));
+  Task after = before;
+  std::erase_if(after.relates, [&](const Relation& rel) { return rel.task_id == target; });
+  if (after.relates.size() == before.relates.size()) return UpdateResult{std::move(before), {}};
   CT_TRY_ASSIGN(std::vector<std::string> changed, save(before, after));
   return UpdateResult{std::move(after), std::move(changed)};
 }

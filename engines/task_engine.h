@@ -36,7 +36,7 @@ struct NewTask {
   std::vector<Note> notes;               // initial notes (at = 0: now)
 };
 
-enum class ArrayMode { Append, Replace };
+enum class ArrayMode { Append, Replace, Remove };
 
 /// Fields to change; absent = unchanged.
 struct TaskPatch {
@@ -47,6 +47,7 @@ struct TaskPatch {
   std::optional<TaskType> type;
   std::optional<std::vector<std::string>> depends;
   std::optional<std::vector<std::string>> labels;
+  std::vector<std::string> labels_off;   // labels to take off (after `labels` and `mode`)
   std::optional<std::vector<std::string>> acceptance;
   std::optional<std::vector<std::string>> files;
   std::optional<std::string> phase;
@@ -141,6 +142,8 @@ class TaskEngine {
   Result<UpdateResult> reorder(const std::string& id, std::int64_t position, std::optional<std::int64_t> if_version);
   Result<UpdateResult> relate(const std::string& id, const std::string& target, const std::string& type,
                               const std::string& reason);
+  /// Removes every link from `id` to `target` (nothing changed when there is none).
+  Result<UpdateResult> unrelate(const std::string& id, const std::string& target);
   Result<StartResult> start(const std::string& id);
   /// Clears the focus; the focused task goes back to pending. nullopt when nothing was focused.
   Result<std::optional<Task>> stop();

@@ -40,8 +40,13 @@ std::vector<ParamSpec> content_params(bool for_add) {
   }
   params.push_back({.name = "depends", .type = ParamType::Array, .max = 100, .item_type = ParamType::TaskId,
                     .description = "Tasks that must finish first"});
-  params.push_back({.name = "labels", .type = ParamType::Array, .max = 50, .pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$",
-                    .item_max = 50, .description = "Labels (stored lowercase)"});
+  if (for_add) {
+    params.push_back({.name = "labels", .type = ParamType::Array, .max = 50, .pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]*$",
+                      .item_max = 50, .description = "Labels (stored lowercase)"});
+  } else {
+    params.push_back({.name = "labels", .type = ParamType::Array, .max = 50, .pattern = "^-?[A-Za-z0-9][A-Za-z0-9._:/-]*$",
+                      .item_max = 51, .description = "Labels (stored lowercase); -label takes one off"});
+  }
   params.push_back({.name = "acceptance", .type = ParamType::Array, .max = 50, .item_max = 200,
                     .description = "Acceptance criteria"});
   params.push_back({.name = "files", .type = ParamType::Array, .max = 200, .item_max = 500,
@@ -105,14 +110,28 @@ Result<Reply> update(Context& context, const Params& params) {
   if (auto p = params.opt_str("priority")) patch.priority = parse_priority(*p);
   if (auto t = params.opt_str("type")) patch.type = parse_type(*t);
   if (params.has("depends")) patch.depends = params.strings("depends");
-  if (params.has("labels")) patch.labels = params.strings("labels");
+  if (params.has("labels")) {
+    // "-ui" takes the label ui off, whatever the mode does with the others.
+    std::vector<std::string> labels;
+    std::vector<std::string> off;
+    for (auto& label : params.strings("labels")) {
+      if (label.starts_with('-')) {
+        off.push_back(label.substr(1));
+      } else {
+        labels.push_back(std::move(label));
+      }
+    }
+    if (!labels.empty() || off.empty()) patch.labels = std::move(labels);
+    if (!off.empty()) patch.labels_off = std::move(off);
+  }
   if (params.has("acceptance")) patch.acceptance = params.strings("acceptance");
   if (params.has("files")) patch.files = params.strings("files");
   patch.phase = params.opt_str("phase");
   if (auto size = params.opt_str("size")) patch.size = parse_size(*size);
   patch.blocked_by = params.opt_str("blockedBy");
   patch.note = params.opt_str("notes");
-  patch.mode = params.str("mode") == "replace" ? ArrayMode::Replace : ArrayMode::Append;
+  const std::string& mode = params.str("mode");
+  patch.mode = mode == "replace" ? ArrayMode::Replace : mode == "remove" ? ArrayMode::Remove : ArrayMode::Append;
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(UpdateResult result, engine_.update(params.str("id"), patch, params.opt_integer("ifVersion")));
   return update_reply(result, params);
@@ -257,6 +276,10 @@ Result<Reply> stop(Context& context, const Params&) {
 
 Result<Reply> relate(Context& context, const Params& params) {
   auto engine_ = engine(context);
+  if (params.flag("remove")) {
+    CT_TRY_ASSIGN(UpdateResult result, engine_.unrelate(params.str("id"), params.str("target")));
+    return update_reply(result, params);
+  }
   CT_TRY_ASSIGN(UpdateResult result, engine_.relate(params.str("id"), params.str("target"), params.str("type"),
                                                     params.opt_str("notes").value_or("")));
   return update_reply(result, params);
@@ -504,8 +527,8 @@ void register_tasks_mutations(Registry& registry) {
   std::vector<ParamSpec> update_params = content_params(false);
   update_params.insert(update_params.begin(), id_param());
   update_params.push_back({.name = "mode", .type = ParamType::Enum, .default_json = R"("append")",
-                           .choices = {"append", "replace"},
-                           .description = "Array fields (depends, labels, acceptance, files): append to or replace the list"});
+                           .choices = {"append", "replace", "remove"},
+                           .description = "Array fields (depends, labels, acceptance, files): append to, replace, or remove these items from the list"});
   update_params.push_back(if_version_param());
   update_params.push_back({.name = "detail", .type = ParamType::Enum, .choices = {"compact", "full"},
                            .description = "compact (default): changed fields only; full: the whole record"});
@@ -517,8 +540,10 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::TaskCompleted,
                            ErrorCode::CircularReference, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","priority":"critical","notes":"customer escalation"})", "raise priority"},
-                             {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"}},
-                .idempotent = true, .tier = 1, .shortcut = "update",
+                             {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"},
+                             {R"({"id":"T001","depends":["T002"],"mode":"remove"})", "drop one dependency"},
+                             {R"({"priority":"high","ids":["T003","T004"]})", "the same change to two tasks"}},
+                .idempotent = true, .tier = 1, .shortcut = "update", .bulk = true,
                 .aliases = {"edit", "set", "modify", "change", "patch"}, .handler = update});
   add_write({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
                 .summary = "Mark a task done",
@@ -532,7 +557,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
                            ErrorCode::LifecycleGateFailed, ErrorCode::GateDependency},
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
-                .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
+                .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"}, .bulk = true,
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
   add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task (hard: remove it)",
@@ -548,7 +573,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::HasChildren, ErrorCode::HasDependents,
                            ErrorCode::TaskCompleted, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
-                .destructive = true, .tier = 1, .shortcut = "delete", .shortcut_aliases = {"rm"},
+                .destructive = true, .tier = 1, .shortcut = "delete", .shortcut_aliases = {"rm"}, .bulk = true,
                 .aliases = {"remove", "rm", "del", "cancel", "drop"}, .handler = remove});
   add_write({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive done and cancelled tasks",
@@ -566,7 +591,7 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{<changed fields>, version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T004"})", "restore T004"}},
-                .idempotent = true, .tier = 2, .handler = restore});
+                .idempotent = true, .tier = 2, .bulk = true, .handler = restore});
   add_write({.domain = "tasks", .name = "reopen", .gateway = Gateway::Mutate,
                 .summary = "Reopen a done task",
                 .params = {id_param(), {.name = "notes", .type = ParamType::String, .max = 5000,
@@ -575,7 +600,7 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{status,completedAt:null,version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
-                .idempotent = true, .tier = 2, .handler = reopen});
+                .idempotent = true, .tier = 2, .bulk = true, .handler = reopen});
   add_write({.domain = "tasks", .name = "reparent", .gateway = Gateway::Mutate,
                 .summary = "Move a task under another parent",
                 .params = {id_param(),
@@ -594,7 +619,7 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{parent:null,position,type?,version}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005"})", "promote T005"}},
-                .idempotent = true, .tier = 2, .handler = promote});
+                .idempotent = true, .tier = 2, .bulk = true, .handler = promote});
   add_write({.domain = "tasks", .name = "reorder", .gateway = Gateway::Mutate,
                 .summary = "Move a task to a position among its siblings",
                 .params = {id_param(),
@@ -628,10 +653,12 @@ void register_tasks_mutations(Registry& registry) {
                            {.name = "type", .type = ParamType::Enum, .default_json = R"("relates-to")",
                             .choices = {"relates-to", "spawned-from", "deferred-to", "supersedes", "duplicates"},
                             .description = "Kind of link"},
-                           {.name = "notes", .type = ParamType::String, .max = 200, .description = "Why they are linked"}},
-                .returns = "{relates,version}",
+                           {.name = "notes", .type = ParamType::String, .max = 200, .description = "Why they are linked"},
+                           {.name = "remove", .type = ParamType::Bool, .description = "Remove every link to target instead"}},
+                .returns = "{relates,version}; E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
-                .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"}},
+                .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"},
+                             {R"({"id":"T005","target":"T002","remove":true})", "unlink them"}},
                 .idempotent = true, .tier = 2, .handler = relate});
   add_write({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
                 .summary = "Import tasks from tasks.export output with new ids",

@@ -28,13 +28,38 @@ json::Value project(const Task& task, const Params& params) {
   return wants_full(params) ? task_full(task) : task_compact(task);
 }
 
+/// The unfinished tasks an open task waits on (its dependencies not yet done or cancelled).
+Result<std::vector<std::string>> waiting_on(Context& context, const Task& task) {
+  auto open = [](TaskStatus status) { return status != TaskStatus::Done && status != TaskStatus::Cancelled; };
+  std::vector<std::string> out;
+  if (!open(task.status)) return out;
+  for (const auto& dep : task.depends) {
+    CT_TRY_ASSIGN(std::optional<Task> upstream, context.db().get_task(dep));
+    if (upstream && open(upstream->status)) out.push_back(dep);
+  }
+  return out;
+}
+
+/// A list row: the projection, plus what keeps an open task from starting — the dependencies it
+/// waits on and, when blocked by hand, why. Readers see "pending" and "can start" apart.
+Result<json::Value> list_row(Context& context, const Task& task, const Params& params) {
+  json::Value row = project(task, params);
+  CT_TRY_ASSIGN(std::vector<std::string> waiting, waiting_on(context, task));
+  if (!waiting.empty()) row.set("waitingOn", json::Value::array_of(waiting));
+  if (task.status == TaskStatus::Blocked && !task.blocked_by.empty()) row.set("blockedBy", task.blocked_by);
+  return row;
+}
+
 Result<TaskFilter> read_filter(const Params& params) {
   TaskFilter filter;
   for (const auto& s : params.strings("status")) filter.statuses.push_back(*parse_status(s));
   if (auto parent = params.opt_str("parent")) filter.parent = *parent;
   if (params.flag("root")) filter.parent = std::string();
   if (auto type = params.opt_str("type")) filter.type = parse_type(*type);
-  if (auto label = params.opt_str("label")) filter.label = to_lower_ascii(*label);
+  for (const auto& label : params.strings("label")) filter.labels.push_back(to_lower_ascii(label));
+  if (auto under = params.opt_str("under")) filter.under = *under;
+  if (auto readiness = params.opt_str("readiness"))
+    filter.readiness = *readiness == "ready" ? Readiness::Ready : Readiness::Blocked;
   if (auto phase = params.opt_str("phase")) filter.phase = *phase;
   if (auto priority = params.opt_str("priority")) filter.priority = parse_priority(*priority);
   if (auto archived = params.opt_str("archived"))
@@ -133,7 +158,10 @@ Result<Reply> list(Context& context, const Params& params) {
     CT_TRY_ASSIGN(total, context.db().count_tasks(filter));
   }
   json::Value rows = json::Value::array();
-  for (const auto& task : tasks) rows.push_back(project(task, params));
+  for (const auto& task : tasks) {
+    CT_TRY_ASSIGN(json::Value row, list_row(context, task, params));
+    rows.push_back(std::move(row));
+  }
   Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
   if (reply.data.empty()) reply.note = ErrorCode::NoData;  // as tasks.find: nothing matched
   return reply;
@@ -178,8 +206,11 @@ Result<json::Value> tree_node(Context& context, const Task& task, int depth_left
     node.set("id", task.id);
     node.set("title", task.title);
     node.set("status", to_string(task.status));
+    if (task.priority != Priority::Medium) node.set("priority", to_string(task.priority));
     if (task.type == TaskType::Epic) node.set("type", "epic");
   }
+  CT_TRY_ASSIGN(std::vector<std::string> waiting, waiting_on(context, task));
+  if (!waiting.empty()) node.set("waitingOn", json::Value::array_of(waiting));
   if (depth_left <= 0) return node;
   TaskQuery query;
   query.filter.parent = task.id;
@@ -448,13 +479,24 @@ Result<Reply> export_tasks(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+/// A list row's fields: a task's, and the dependencies an open one waits on.
+std::vector<std::string_view> list_fields() {
+  std::vector<std::string_view> fields = task_field_names();
+  fields.push_back("waitingOn");
+  return fields;
+}
+
 std::vector<ParamSpec> filter_params() {
   return {
       status_filter_param(),
       {.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"},
       {.name = "root", .type = ParamType::Bool, .description = "Only top-level tasks"},
       {.name = "type", .type = ParamType::Enum, .choices = {"epic", "task", "subtask"}, .description = "Only this type"},
-      {.name = "label", .type = ParamType::String, .max = 50, .description = "Only tasks with this label"},
+      {.name = "under", .type = ParamType::TaskId, .description = "Only descendants of this task, at any depth"},
+      {.name = "label", .type = ParamType::Array, .max = 10, .item_max = 50,
+       .description = "Only tasks with this label (several: all of them)"},
+      {.name = "readiness", .type = ParamType::Enum, .choices = {"ready", "blocked"},
+       .description = "ready: can start now (every dependency done); blocked: status blocked or waiting on a dependency"},
       {.name = "phase", .type = ParamType::String, .max = 40, .description = "Only tasks in this phase"},
       {.name = "priority", .type = ParamType::Enum, .choices = {"critical", "high", "medium", "low"},
        .description = "Only this priority"},
@@ -492,12 +534,16 @@ void register_tasks_queries(Registry& registry) {
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
                 .summary = "List tasks with filters, sorting and pagination",
                 .params = std::move(list_params),
-                .returns = "[{id,title,status,priority,parent?}] (full records with detail:'full'); "
+                .returns = "[{id,title,status,priority,parent?,waitingOn?[unfinished dependencies],blockedBy?}] (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when there are more rows; E_NO_DATA note when none matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},
-                             {R"({"parent":"T001"})", "children of T001"}},
-                .idempotent = true, .tier = 1, .shortcut = "list", .shortcut_aliases = {"ls"}, .row_fields = task_field_names(),
+                             {R"({"parent":"T001"})", "children of T001"},
+                             {R"({"under":"T001","label":["api","ui"],"readiness":"ready"})", "what can start in epic T001, labelled api and ui"}},
+                .idempotent = true, .tier = 1, .shortcut = "list", .shortcut_aliases = {"ls"},
+                .views = {{"ready", R"({"readiness":"ready","sort":"priority"})", "What can start now, most important first"},
+                          {"blocked", R"({"readiness":"blocked"})", "What waits, and on what"}},
+                .row_fields = list_fields(),
                 .aliases = {"ls", "all", "index"}, .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
@@ -536,7 +582,7 @@ void register_tasks_queries(Registry& registry) {
                             .description = "Top-level tasks per page"},
                            {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                             .description = "Top-level tasks to skip"}},
-                .returns = "[{id,title,status,type?,children?[…]}] (full records with detail:'full'); "
+                .returns = "[{id,title,status,priority? (when not medium),type?,waitingOn?,children?[…]}] (full records with detail:'full'); "
                            "_meta.page when there are more top-level tasks",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "subtree of T001"}},

@@ -421,12 +421,12 @@ TEST_CASE("list filters, sorts and pages", "[engines][store]") {
   CHECK(list(query) == Ids{"T004", "T003"});
 
   query = {};
-  query.filter.label = "backend";
+  query.filter.labels = {"backend"};
   CHECK(list(query) == Ids{"T003", "T002"});
-  query.filter.label = "api";
+  query.filter.labels = {"api"};
   query.filter.archived = ArchivedFilter::Include;
   CHECK(list(query) == Ids{"T005", "T002"});
-  query.filter.label = "'; DROP TABLE tasks; --";
+  query.filter.labels = {"'; DROP TABLE tasks; --"};
   CHECK(list(query).empty());
 
   query = {};
@@ -469,7 +469,7 @@ TEST_CASE("list filters, sorts and pages", "[engines][store]") {
 
   TaskFilter filter;
   CHECK(*store->count_tasks(filter) == 4);
-  filter.label = "backend";
+  filter.labels = {"backend"};
   CHECK(*store->count_tasks(filter) == 2);
 
   TaskFilter all;

@@ -155,7 +155,7 @@ TEST_CASE_METHOD(SearchFixture, "filters apply to search", "[engines][search]") 
   filter.type = TaskType::Subtask;
   CHECK(find("deploy", filter) == Ids{"T002"});
   filter = {};
-  filter.label = "ops";
+  filter.labels = {"ops"};
   CHECK(find("deploy", filter) == Ids{"T001"});
   filter = {};
   filter.phase = "release";
