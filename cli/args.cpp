@@ -52,20 +52,6 @@ Error invalid_param(const ParamSpec& param, std::string message) {
       .with_detail("field", std::string(param.name));
 }
 
-std::vector<std::string> split_commas(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    std::string_view piece = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                                       : comma - start));
-    if (!piece.empty()) out.emplace_back(piece);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 /// A `ct --json` envelope given where an Object is expected stands for its data: this lets
 /// `ct tasks export --json > out.json` feed `ct tasks import --tasks @out.json`.
 json::Value unwrap_envelope(json::Value value) {
@@ -223,7 +209,7 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
       json::Value items = json::Value::array();
       for (const auto& text : given) {
         if (splits_on_commas(param)) {
-          for (auto& piece : split_commas(text)) items.push_back(std::move(piece));
+          for (auto& piece : split_list(text)) items.push_back(std::move(piece));
         } else if (!trim(text).empty()) {
           items.push_back(text);
         }

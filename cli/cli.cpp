@@ -5,7 +5,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -21,6 +25,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
+#include "cli/edit.h"
+#include "cli/help.h"
 #include "cli/render.h"
 #include "cli/servers.h"
 #include "core/atomic_file.h"
@@ -31,6 +37,7 @@
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "engines/project.h"
+#include "engines/subprocess.h"
 
 namespace ct::cli {
 namespace {
@@ -263,6 +270,162 @@ int print_completions(const Registry& operations, std::vector<std::string> words
   return 0;
 }
 
+/// The router of one `ct` command: what a person at a terminal asked for, whole.
+RouterOptions person_options(const GlobalOptions& globals, bool json) {
+  RouterOptions options;
+  if (!globals.project.empty()) options.project_dir = globals.project;
+  options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
+  options.adopt_only_active_session = true;
+  options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
+  options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
+  options.drop_echoes = json;              // the text view shows the outcome whole
+  options.capabilities = &capability::process_resolver();
+  return options;
+}
+
+/// The form with `error` on top (and no earlier error lines), for the editor's next round.
+std::string with_error(const std::string& form, const Error& error) {
+  std::string out = "# error: " + error.message + "\n";
+  if (!error.fix.empty()) out += "# fix: " + fix_for_people(error.fix, registry()) + "\n";
+  for (std::string_view line : split_lines(form))
+    if (!line.starts_with("# error: ") && !line.starts_with("# fix: ")) out += std::string(line) + "\n";
+  return out;
+}
+
+/// `ct edit ID`: the task as a form in $VISUAL or $EDITOR; saved, it is read back and applied as
+/// one tasks.update with ifVersion (nobody else's change is overwritten). A form that does not read,
+/// or an update the task's rules refuse, opens the editor again with the error on top (at a
+/// terminal; a scripted editor gets one round); leaving the form as it was cancels.
+int run_edit(const Registry& operations, const std::vector<std::string>& args, Output& output) {
+  CLI::App app("Edit a task in $VISUAL or $EDITOR (else vi): the changes are one update, applied only if "
+               "nobody changed the task meanwhile",
+               "ct edit");
+  GlobalOptions globals;
+  add_globals(app, globals);
+  std::string id;
+  app.add_option("id", id, "Task id, e.g. T005")->required();
+  app.footer("Example: ct edit T005   (EDITOR=\"code --wait\" ct edit T005 for an editor with arguments)");
+  try {
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend() - 1));
+  } catch (const CLI::CallForHelp&) {
+    write(stdout, app.help());
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    return report_failure(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct edit --help"), output);
+  }
+  output.json = output.json || globals.json;
+  RouterOptions options = person_options(globals, output.json);
+  std::optional<std::filesystem::path> project_dir = options.project_dir;
+  Router router(operations, std::move(options), clock_from_environment());
+  router.set_session(resolve_session(globals, project_dir).session);
+  json::Value show = json::Value::object();
+  show.set("id", id);
+  show.set("detail", "full");
+  Envelope shown = router.dispatch({Gateway::Query, "tasks", "show", show});
+  if (!shown.success) return report_failure(*shown.error, output);
+  const std::string task_id = shown.data["id"].as_string();
+
+  std::error_code ec;
+  // Only this user may read the task's text: mkstemps creates the file 0600, under a name nobody
+  // else holds (a rewrite keeps the mode).
+  std::string name = (std::filesystem::temp_directory_path(ec) / ("ct-edit-" + task_id + "-XXXXXX.txt")).string();
+  if (int fd = ::mkstemps(name.data(), 4); fd >= 0) {
+    ::close(fd);
+  } else {
+    return report_failure(Error(ErrorCode::FileError, "cannot create " + name + ": " + std::strerror(errno))
+                              .with_fix("set TMPDIR to a writable directory"),
+                          output);
+  }
+  const std::filesystem::path file = name;
+  auto remove_file = [&] { std::filesystem::remove(file, ec); };
+  std::string presented = edit_form(shown.data);
+  std::optional<Error> last_error;
+  std::vector<std::string> env;
+  for (char** entry = environ; entry && *entry; ++entry) env.emplace_back(*entry);  // the person's own editor setup
+  // Another round is for a person at a terminal; a scripted editor would repeat its mistake.
+  const int rounds = ::isatty(STDIN_FILENO) ? 10 : 1;
+  for (int round = 1;; ++round) {
+    if (auto written = write_file_atomically(file, presented); !written) return report_failure(written.error(), output);
+    ProcessSpec editor;
+    editor.argv = editor_command();
+    editor.argv.push_back(file.string());
+    editor.env = env;
+    editor.attached = true;
+    auto ran = run_process(editor);
+    if (!ran) {
+      remove_file();
+      Error error = std::move(ran.error());
+      error.fix = "set VISUAL or EDITOR to your editor (e.g. export EDITOR=nano), then: ct edit " + task_id;
+      return report_failure(error, output);
+    }
+    if (!ran->ok()) {
+      remove_file();
+      return report_failure(Error(ErrorCode::EngineFailed, "the editor (" + editor.argv.front() + ") exited with " +
+                                                               (ran->signal ? "signal " + std::to_string(ran->signal)
+                                                                            : "status " + std::to_string(ran->exit_code)) +
+                                                               "; nothing was changed")
+                                .with_fix("ct edit " + task_id),
+                            output);
+    }
+    auto edited = InputSource::system().read_file(file.string());
+    if (!edited) {
+      remove_file();
+      return report_failure(edited.error(), output);
+    }
+    if (*edited == presented) {
+      // Left as it was: after an error, that error stands; else nothing to do.
+      remove_file();
+      if (last_error) return report_failure(*last_error, output);
+      Envelope unchanged;
+      unchanged.note = ErrorCode::NoChange;
+      unchanged.warnings.push_back(task_id + " was left as it was");
+      if (output.json) {
+        write(stdout, to_json(unchanged) + "\n");
+      } else {
+        write(stdout, "No change: " + task_id + " was left as it was\n");
+      }
+      return unchanged.exit_code();
+    }
+    auto changes = edit_changes(shown.data, *edited);
+    if (!changes && round < rounds) {
+      last_error = changes.error();
+      presented = with_error(*edited, *last_error);
+      continue;
+    }
+    if (!changes) {
+      remove_file();
+      return report_failure(changes.error(), output);
+    }
+    json::Value params = *changes;
+    if (params.empty()) {
+      remove_file();
+      write(stdout, output.json ? to_json(Envelope{.note = ErrorCode::NoChange}) + "\n"
+                                : "No change: " + task_id + " was left as it was\n");
+      return exit_code(ErrorCode::NoChange);
+    }
+    params.set("id", task_id);
+    params.set("ifVersion", shown.data["version"]);
+    if (!globals.reason.empty()) params.set("reason", globals.reason);
+    Envelope updated = router.dispatch({Gateway::Mutate, "tasks", "update", params});
+    if (!updated.success && updated.error && round < rounds &&
+        (updated.error->code == ErrorCode::InvalidParams || updated.error->code == ErrorCode::Validation)) {
+      last_error = *updated.error;
+      presented = with_error(*edited, *last_error);
+      continue;
+    }
+    remove_file();
+    if (output.json) {
+      write(stdout, to_json(updated) + "\n");
+    } else {
+      const OperationSpec* spec = operations.find("tasks", "update");
+      Rendered rendered = render_envelope(*spec, params, printable(updated), output.render, operations, "ct edit --help");
+      write(stderr, rendered.err);
+      write(stdout, rendered.out);
+    }
+    return updated.exit_code();
+  }
+}
+
 int run_checked(const std::vector<std::string>& args) {
   std::vector<std::string> plugin_warnings;
   const Registry& operations = capability::project_registry(registry(), project_argument(args), &plugin_warnings);
@@ -277,6 +440,7 @@ int run_checked(const std::vector<std::string>& args) {
   for (const auto& warning : plugin_warnings)
     write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
   if (!args.empty() && args.front() == "completion") return print_completion_script(args, output);
+  if (!args.empty() && args.front() == "edit") return run_edit(operations, args, output);
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
   if (!route.server.empty()) return run_server_command(route.server, args);
@@ -317,14 +481,7 @@ int run_checked(const std::vector<std::string>& args) {
     }
   }
 
-  RouterOptions options;
-  if (!globals.project.empty()) options.project_dir = globals.project;
-  options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
-  options.adopt_only_active_session = true;
-  options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
-  options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
-  options.drop_echoes = output.json;       // the text view shows the outcome whole
-  options.capabilities = &capability::process_resolver();
+  RouterOptions options = person_options(globals, output.json);
   std::optional<std::filesystem::path> project_dir = options.project_dir;
   Router router(operations, std::move(options), clock_from_environment());
   const Binding binding = resolve_session(globals, project_dir);

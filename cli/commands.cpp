@@ -83,22 +83,6 @@ std::string operation_description(const OperationSpec& spec) {
   return std::string(spec.summary) + "  (" + spec.full_name() + ", " + std::string(tool_name(spec.gateway)) + ")";
 }
 
-void add_globals(CLI::App& app, GlobalOptions& globals) {
-  app.add_flag("--json", globals.json, "Print the exact JSON envelope (also CLEO_FORMAT=json)")->group("Global options");
-  app.add_option("--project", globals.project, "Project directory (default: CLEO_ROOT, else the nearest .cleo/ above)")
-      ->type_name("DIR")
-      ->group("Global options");
-  app.add_flag("--meta", globals.meta, "Also report _meta: gateway, operation, version, timing")->group("Global options");
-  app.add_option("--reason", globals.reason, "Why: recorded in the audit trail of a change")
-      ->type_name("TEXT")
-      ->group("Global options");
-  app.add_option("--session", globals.session,
-                 "Session to work in (default: CLEO_SESSION, the one started in this terminal, the only active one)")
-      ->type_name("ID")
-      ->group("Global options");
-  app.add_flag("--read-only", globals.read_only, "Refuse every change (also CLEO_READ_ONLY=1)")->group("Global options");
-  app.add_flag("--version", globals.version, "Print the version and exit")->group("Global options");
-}
 
 /// The flags a view stands for, as a person would type them: "--readiness ready".
 std::string view_flags(const OperationSpec& spec, const ShortcutView& view) {
@@ -122,6 +106,31 @@ CLI::App* add_leaf(CLI::App& parent, std::string_view name, const OperationSpec&
 }
 
 }  // namespace
+
+std::span<const BuiltinCommand> builtin_commands() {
+  static constexpr BuiltinCommand kBuiltins[] = {
+      {"edit", "Edit a task in $EDITOR: one update, applied only if nobody changed it meanwhile", "Commands"},
+      {"completion", "Print the shell completion script: ct completion bash|zsh|fish", "Shell"},
+  };
+  return kBuiltins;
+}
+
+void add_globals(CLI::App& app, GlobalOptions& globals) {
+  app.add_flag("--json", globals.json, "Print the exact JSON envelope (also CLEO_FORMAT=json)")->group("Global options");
+  app.add_option("--project", globals.project, "Project directory (default: CLEO_ROOT, else the nearest .cleo/ above)")
+      ->type_name("DIR")
+      ->group("Global options");
+  app.add_flag("--meta", globals.meta, "Also report _meta: gateway, operation, version, timing")->group("Global options");
+  app.add_option("--reason", globals.reason, "Why: recorded in the audit trail of a change")
+      ->type_name("TEXT")
+      ->group("Global options");
+  app.add_option("--session", globals.session,
+                 "Session to work in (default: CLEO_SESSION, the one started in this terminal, the only active one)")
+      ->type_name("ID")
+      ->group("Global options");
+  app.add_flag("--read-only", globals.read_only, "Refuse every change (also CLEO_READ_ONLY=1)")->group("Global options");
+  app.add_flag("--version", globals.version, "Print the version and exit")->group("Global options");
+}
 
 bool global_takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason" || arg == "--session"; }
 
@@ -172,7 +181,7 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       }
       valid.insert(valid.end(), domains.begin(), domains.end());
       for (const auto& server : server_commands()) valid.emplace_back(server.name);
-      valid.emplace_back("completion");
+      for (const auto& builtin : builtin_commands()) valid.emplace_back(builtin.name);
       Error error(ErrorCode::InvalidInput, "unknown command '" + arg + "'");
       error.fix = "ct --help";
       // An operation name without its domain: point at the full form.
@@ -306,7 +315,8 @@ CommandTree::CommandTree(const Registry& registry, const Route& route)
     root.add_subcommand(domain, domain_description(registry, domain))->group("Domains (ct <domain> <operation>)");
   for (const auto& server : server_commands())
     root.add_subcommand(std::string(server.name), std::string(server.summary))->group("MCP servers");
-  root.add_subcommand("completion", "Print the shell completion script: ct completion bash|zsh|fish")->group("Shell");
+  for (const auto& builtin : builtin_commands())
+    root.add_subcommand(std::string(builtin.name), std::string(builtin.summary))->group(std::string(builtin.group));
 }
 
 CommandTree::~CommandTree() = default;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,17 @@ struct Route {
   std::optional<Error> error;           // an unknown command or operation, with did-you-mean
   json::Value preset;                   // params a view sets (`ct ready`); null for other commands
 };
+
+/// Commands of ct itself, not operations: `ct completion`, `ct edit` (run_checked runs them).
+struct BuiltinCommand {
+  std::string_view name;
+  std::string_view summary;
+  std::string_view group;  // their heading in `ct --help`
+};
+std::span<const BuiltinCommand> builtin_commands();
+
+/// The global options (--json, --project, --reason, --session …) on `app`, written to `globals`.
+void add_globals(CLI::App& app, GlobalOptions& globals);
 
 /// True for a global option whose value is the next argument (--project DIR, --reason, --session).
 bool global_takes_value(std::string_view arg);

@@ -96,6 +96,8 @@ std::vector<std::string> complete(const Registry& registry, const std::vector<st
                                   const TaskIds& task_ids) {
   const std::string current = words.empty() ? std::string() : words.back();
   const std::vector<std::string> before(words.begin(), words.end() - (words.empty() ? 0 : 1));
+  // `ct edit <id>`: the one thing it takes.
+  if (before.size() == 1 && before.front() == "edit" && !is_flag(current)) return task_ids(current);
   Route route = find_route(registry, before);
   std::vector<std::string> out;
 
@@ -119,7 +121,8 @@ std::vector<std::string> complete(const Registry& registry, const std::vector<st
       out = option_names(tree.app());
     } else {
       for (const auto* sub : level->get_subcommands([](CLI::App*) { return true; })) out.push_back(sub->get_name());
-      if (route.words.empty()) out.emplace_back("completion");
+      if (route.words.empty())
+        for (const auto& builtin : builtin_commands()) out.emplace_back(builtin.name);
     }
   } else {
     const OperationSpec& spec = *route.spec;

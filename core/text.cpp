@@ -51,6 +51,32 @@ std::string_view trim(std::string_view text) {
   return text.substr(begin, end - begin + 1);
 }
 
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    auto newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (newline == std::string_view::npos) break;
+    text.remove_prefix(newline + 1);
+  }
+  return lines;
+}
+
+std::vector<std::string> split_list(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t at = text.find(separator, start);
+    std::string_view piece = trim(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (!piece.empty()) out.emplace_back(piece);
+    if (at == std::string_view::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
 std::string to_lower_ascii(std::string_view text) {
   std::string out(text);
   for (char& c : out)

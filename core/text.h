@@ -18,6 +18,10 @@ std::string_view trim(std::string_view text);
 std::string to_lower_ascii(std::string_view text);
 /// The items with `separator` between them.
 std::string join(const std::vector<std::string>& items, std::string_view separator);
+/// The text's lines without their line breaks (\n or \r\n); no empty last line for a final break.
+std::vector<std::string_view> split_lines(std::string_view text);
+/// "a, b,,c" → {"a", "b", "c"}: the pieces between separators, trimmed, empty ones left out.
+std::vector<std::string> split_list(std::string_view text, char separator = ',');
 /// At most `max_chars` code points of `text`, the last one "…" when it was cut.
 std::string clip(std::string_view text, std::size_t max_chars);
 /// Random lowercase hex, 2 characters per byte, from the operating system's CSPRNG

@@ -180,16 +180,7 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
       // users both write it that way.
       json::Value::Array items;
       if (value.is_string()) {
-        std::string_view text = value.as_string();
-        std::size_t start = 0;
-        while (start <= text.size()) {
-          auto comma = text.find(',', start);
-          auto piece = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                                  : comma - start));
-          if (!piece.empty()) items.emplace_back(piece);
-          if (comma == std::string_view::npos) break;
-          start = comma + 1;
-        }
+        for (auto& piece : split_list(value.as_string())) items.emplace_back(std::move(piece));
       } else if (value.is_array()) {
         items = value.as_array();
       } else {

@@ -37,19 +37,6 @@ bool contains_any_word(std::string_view text, std::initializer_list<std::string_
   return std::any_of(words.begin(), words.end(), [&](std::string_view word) { return contains_word(text, word); });
 }
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  while (!text.empty()) {
-    auto newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    out.push_back(line);
-    if (newline == std::string_view::npos) break;
-    text.remove_prefix(newline + 1);
-  }
-  return out;
-}
-
 /// The text of a Markdown ATX heading ("## Scope" → "scope", lowercase); nullopt for other lines.
 std::optional<std::string> heading_text(std::string_view line) {
   std::size_t indent = 0;

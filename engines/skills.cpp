@@ -29,19 +29,6 @@ Error malformed(std::string_view origin, int line, const std::string& what, std:
   return error;
 }
 
-/// The text's lines without their line breaks (\n or \r\n).
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    auto newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    if (newline == std::string_view::npos) break;
-    text.remove_prefix(newline + 1);
-  }
-  return lines;
-}
 
 std::string_view trim_right(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);

@@ -116,6 +116,50 @@ std::optional<std::filesystem::path> find_program(std::string_view program, cons
   return std::nullopt;
 }
 
+namespace {
+
+/// ProcessSpec::attached: the child gets our terminal and we wait for it.
+Result<ProcessResult> run_attached(const ProcessSpec& spec, const std::filesystem::path& program) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all;
+  sigfillset(&all);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> argv;
+  for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& entry : spec.env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
+  const auto started = Clock::now();
+  pid_t pid = -1;
+  int spawned = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (spawned != 0)
+    return fail(Error(ErrorCode::EngineFailed, "cannot start " + spec.argv.front() + ": " + std::strerror(spawned))
+                    .with_fix("check that " + program.string() + " is executable"));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return fail(ErrorCode::EngineFailed, std::string("waitpid: ") + std::strerror(errno));
+  }
+  ProcessResult result;
+  result.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace
+
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (spec.argv.empty() || spec.argv.front().empty()) return fail(ErrorCode::Internal, "run_process: no program");
   auto program = find_program(spec.argv.front(), spec.env);
@@ -123,6 +167,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     return fail(Error(ErrorCode::CapabilityUnavailable, "'" + spec.argv.front() + "' is not installed (not found on PATH)")
                     .with_fix("install " + spec.argv.front() + " or put it on PATH, then retry")
                     .with_detail("program", spec.argv.front()));
+  if (spec.attached) return run_attached(spec, *program);
 
   int in[2] = {-1, -1};
   int out[2] = {-1, -1};

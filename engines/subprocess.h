@@ -25,6 +25,10 @@ struct ProcessSpec {
   std::chrono::milliseconds grace{2'000};  // after SIGTERM, before SIGKILL
   std::size_t max_stdout = 4 * 1024 * 1024;
   std::size_t max_stderr = 256 * 1024;
+  /// The child shares this process's terminal — stdin, stdout and stderr, in the foreground
+  /// process group — and runs until it exits, with no time limit and nothing captured: a program
+  /// a person works in (an editor). stdin_data, timeout and the output limits do not apply.
+  bool attached = false;
 };
 
 struct ProcessResult {
