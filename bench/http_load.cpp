@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/router_calls.h"
 #include "bench/workload.h"
 #include "core/clock.h"
 #include "core/json.h"
@@ -175,27 +176,14 @@ std::vector<std::string> prepare_store(const fs::path& dir, const Options& optio
   router_options.project_dir = dir;
   router_options.agent = "ct_bench_http_load";
   Router router(registry(), router_options, std::make_unique<FixedClock>(*parse_iso8601(std::string(kFixedTime))));
-  auto must = [&](Gateway gateway, std::string domain, std::string operation, json::Value params) {
-    Envelope envelope = router.dispatch({gateway, std::move(domain), std::move(operation), std::move(params)});
-    if (!envelope.success) throw std::runtime_error("building the store failed: " + to_json(envelope));
-    return envelope;
-  };
-  must(Gateway::Mutate, "system", "init", json::Value::object());
+  call(router, mutate("system", "init", json::Value::object()));
   Workload workload(options.seed);
   std::vector<std::string> ids;
   auto started = Steady::now();
-  for (std::int64_t i = 0; i < options.tasks; ++i) {
-    PlannedAdd plan = workload.plan_add();
-    Envelope envelope = must(Gateway::Mutate, "tasks", "add", plan.params);
-    ids.push_back(envelope.data["id"].as_string());
-    workload.created(ids.back(), plan);
+  fill_store(router, workload, options.tasks, [&](std::int64_t i, const std::string& id, double) {
+    ids.push_back(id);
     if ((i + 1) % 2000 == 0) progress("  store: added " + std::to_string(i + 1));
-  }
-  for (const auto& id : workload.plan_completions()) {
-    json::Value params = json::Value::object();
-    params.set("id", id);
-    must(Gateway::Mutate, "tasks", "complete", std::move(params));
-  }
+  });
   std::ofstream out(ids_file);
   for (const auto& id : ids) out << id << '\n';
   progress("  store: built in " + format_fixed(seconds_between(started, Steady::now()), 1) + " s");

@@ -2,9 +2,12 @@
 // that fails loudly (a benchmark of error replies would measure nothing).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "bench/workload.h"
 #include "core/json.h"
 #include "domains/router.h"
 
@@ -28,6 +31,32 @@ inline Request mutate(std::string domain, std::string operation, json::Value par
 }
 inline Request query(std::string domain, std::string operation, json::Value params) {
   return Request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
+}
+
+/// Fills a store through `router` with `size` tasks planned by `workload`, then completes ~30% of
+/// them. `on_add(index, id, micros)` sees every add; returns how many tasks were completed.
+template <class OnAdd>
+std::int64_t fill_store(Router& router, Workload& workload, std::int64_t size, OnAdd&& on_add) {
+  for (std::int64_t i = 0; i < size; ++i) {
+    PlannedAdd plan = workload.plan_add();
+    Request request = mutate("tasks", "add", plan.params);
+    auto started = std::chrono::steady_clock::now();
+    Envelope envelope = router.dispatch(request);
+    std::string out = to_json(envelope);
+    double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+    if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
+    const std::string& id = envelope.data["id"].as_string();
+    workload.created(id, plan);
+    on_add(i, id, micros);
+  }
+  std::int64_t completed = 0;
+  for (const auto& id : workload.plan_completions()) {
+    json::Value params = json::Value::object();
+    params.set("id", id);
+    call(router, mutate("tasks", "complete", std::move(params)));
+    ++completed;
+  }
+  return completed;
 }
 
 }  // namespace ct::bench

@@ -336,26 +336,14 @@ void bench_size(std::int64_t size, const fs::path& dir, const fs::path& scratch,
   add_samples.reserve(static_cast<std::size_t>(size));
   auto fill_started = Steady::now();
   std::int64_t step = std::max<std::int64_t>(1, size / 10);
-  for (std::int64_t i = 0; i < size; ++i) {
-    PlannedAdd plan = workload.plan_add();
-    Request request = mutate("tasks", "add", plan.params);
-    auto t0 = Steady::now();
-    Envelope envelope = router.dispatch(request);
-    std::string out = to_json(envelope);
-    add_samples.push_back(micros_since(t0));
-    if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
-    workload.created(envelope.data["id"].as_string(), plan);
+  Steady::time_point complete_started;
+  fill.completed = static_cast<std::size_t>(fill_store(router, workload, size, [&](std::int64_t i, const std::string&, double micros) {
+    add_samples.push_back(micros);
     if ((i + 1) % step == 0) progress("  " + std::to_string(size) + ": added " + std::to_string(i + 1));
-  }
-  fill.add_seconds = micros_since(fill_started) / 1e6;
+    if (i + 1 == size) complete_started = Steady::now();
+  }));
+  fill.add_seconds = std::chrono::duration<double>(complete_started - fill_started).count();
   fill.add_stats = summarize(std::move(add_samples), 0);
-  auto complete_started = Steady::now();
-  for (const auto& id : workload.plan_completions()) {
-    json::Value params = json::Value::object();
-    params.set("id", id);
-    call(router, mutate("tasks", "complete", std::move(params)));
-    ++fill.completed;
-  }
   fill.complete_seconds = micros_since(complete_started) / 1e6;
   fill.db_megabytes = megabytes_of(dir / ".cleo");
   fills.push_back(fill);

@@ -1,0 +1,168 @@
+// ct_bench_ops: a fixed stream of one operation through the router, for counting instructions.
+//
+//   ct_bench_ops build DIR [--tasks N] [--seed S]      a store of N tasks (default 2000) in DIR
+//   ct_bench_ops run DIR OP [--count N] [--seed S]     N calls of OP (default 100) on a copy of it
+//
+// OP is show, find, list, next, add or update. `run` copies DIR's .cleo/ to a fresh directory
+// first, so every run starts from the same store and makes the same calls (seeded), and prints
+// nothing but a line on stderr: under callgrind, the difference between `--count N` and
+// `--count 0` divided by N is the instructions one call costs — a number that does not move when
+// the machine is busy. scripts/bench-check.sh runs it so; times belong to the other benchmarks.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "bench/router_calls.h"
+#include "bench/workload.h"
+#include "core/clock.h"
+#include "disclosure/product.h"
+#include "engines/task.h"
+
+namespace fs = std::filesystem;
+using namespace ct;
+using namespace ct::bench;
+
+namespace {
+
+constexpr std::string_view kOps[] = {"show", "find", "list", "next", "add", "update"};
+
+struct Options {
+  std::string command;
+  fs::path dir;
+  std::string op;
+  std::int64_t tasks = 2000;
+  std::int64_t count = 100;
+  std::uint32_t seed = 17;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::fprintf(stderr,
+               "ct_bench_ops: %s\n"
+               "usage: ct_bench_ops build DIR [--tasks N] [--seed S]\n"
+               "       ct_bench_ops run DIR OP [--count N] [--seed S]   (OP: show find list next add update)\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options options;
+  std::vector<std::string> words;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto number = [&]() -> std::int64_t {
+      if (i + 1 >= argc) usage(arg + " needs a number");
+      char* end = nullptr;
+      long long value = std::strtoll(argv[++i], &end, 10);
+      if (*end != '\0' || value < 0) usage(arg + " needs a number ≥ 0");
+      return value;
+    };
+    if (arg == "--tasks") {
+      options.tasks = number();
+    } else if (arg == "--count") {
+      options.count = number();
+    } else if (arg == "--seed") {
+      options.seed = static_cast<std::uint32_t>(number());
+    } else if (arg.starts_with("--")) {
+      usage("unknown option " + arg);
+    } else {
+      words.push_back(arg);
+    }
+  }
+  if (words.empty()) usage("say build or run");
+  options.command = words[0];
+  if (options.command == "build" && words.size() == 2) {
+    options.dir = words[1];
+  } else if (options.command == "run" && words.size() == 3) {
+    options.dir = words[1];
+    options.op = words[2];
+    if (std::find(std::begin(kOps), std::end(kOps), options.op) == std::end(kOps)) usage("unknown operation " + options.op);
+  } else {
+    usage("wrong arguments");
+  }
+  return options;
+}
+
+std::unique_ptr<Router> open_router(const fs::path& dir) {
+  RouterOptions options;
+  options.project_dir = dir;
+  options.agent = "ct_bench_ops";
+  return std::make_unique<Router>(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+}
+
+int build(const Options& options) {
+  fs::create_directories(options.dir);
+  auto router = open_router(options.dir);
+  call(*router, mutate("system", "init", json::Value::object()));
+  Workload workload(options.seed);
+  fill_store(*router, workload, options.tasks, [](std::int64_t, const std::string&, double) {});
+  std::fprintf(stderr, "ct_bench_ops: %lld tasks in %s\n", static_cast<long long>(options.tasks), options.dir.c_str());
+  return 0;
+}
+
+int run(const Options& options) {
+  if (!fs::exists(options.dir / ".cleo")) usage(options.dir.string() + " holds no store (run build first)");
+  fs::path copy = fs::temp_directory_path() / ("ct_bench_ops-" + std::to_string(::getpid()));
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  fs::copy(options.dir / ".cleo", copy / ".cleo", fs::copy_options::recursive);
+  auto router = open_router(copy);
+  // How many tasks the store holds: ids are T001 … T<total>.
+  json::Value stats = json::Value::object();
+  Envelope counted = router->dispatch(query("tasks", "stats", stats));
+  const auto total = static_cast<std::size_t>(counted.data["total"].as_int());
+  if (total == 0) usage("the store is empty");
+  json::Value first = json::Value::object();
+  first.set("id", "T001");
+  call(*router, query("tasks", "show", std::move(first)));  // warm: schema, statements
+
+  Workload workload(options.seed);
+  Rng rng(options.seed);
+  auto random_id = [&] { return format_task_id(static_cast<std::int64_t>(rng.below(total)) + 1); };
+  for (std::int64_t i = 0; i < options.count; ++i) {
+    json::Value params = json::Value::object();
+    if (options.op == "show") {
+      params.set("id", random_id());
+      call(*router, query("tasks", "show", std::move(params)));
+    } else if (options.op == "find") {
+      params.set("query", workload.random_word());
+      call(*router, query("tasks", "find", std::move(params)));
+    } else if (options.op == "list") {
+      params.set("sort", i % 2 == 0 ? "updated" : "priority");
+      params.set("limit", 50);
+      call(*router, query("tasks", "list", std::move(params)));
+    } else if (options.op == "next") {
+      call(*router, query("tasks", "next", std::move(params)));
+    } else if (options.op == "add") {
+      PlannedAdd plan = workload.plan_add();
+      Envelope added = router->dispatch(mutate("tasks", "add", plan.params));
+      if (!added.success) throw std::runtime_error("add failed: " + to_json(added));
+      workload.created(added.data["id"].as_string(), plan);
+    } else if (options.op == "update") {
+      params.set("id", random_id());
+      params.set("notes", "bench note " + std::to_string(i));
+      call(*router, mutate("tasks", "update", std::move(params)));
+    }
+  }
+  router.reset();
+  fs::remove_all(copy);
+  std::fprintf(stderr, "ct_bench_ops: %lld × %s on %zu tasks\n", static_cast<long long>(options.count), options.op.c_str(),
+               total);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse(argc, argv);
+  try {
+    return options.command == "build" ? build(options) : run(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ct_bench_ops: %s\n", e.what());
+    return 1;
+  }
+}
