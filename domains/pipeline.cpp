@@ -194,7 +194,12 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
       audit.agent = (*session)->agent;
   }
   audit.operation = call.spec->full_name();
-  audit.params = call.params.json();
+  // What the handler resolved (tasks.undo: the rows it took back) joins what the caller sent.
+  json::Value params = call.params.json();
+  if (audit.params.is_object())
+    for (const auto& [key, value] : audit.params.as_object())
+      if (!params.contains(key)) params.set(key, value);
+  audit.params = std::move(params);
   audit.reason = call.common.reason;
   if (audit.task_id.empty()) {
     if (auto id = call.params.opt_str("id")) audit.task_id = *id;

@@ -431,6 +431,8 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
       warnings.push_back(warning.find(id) == std::string::npos ? id + ": " + warning : std::move(warning));
     if (each.note != ErrorCode::NoChange) all_unchanged = false;
     if (call.writes()) {
+      // Each row names the whole command's ids: tasks.undo takes the command back as one.
+      audit.params.set("ids", json::Value::array_of(bulk.ids));
       pipeline::fill_audit(audit, context, call);
       audit.outcome = each.note ? std::string(to_string(*each.note)) : "ok";
       CT_TRY(context.store->append_audit(audit));

@@ -1507,6 +1507,7 @@ class SqliteStore final : public Store {
     };
     if (query.operation) add_filter("operation = ", *query.operation);
     if (query.session) add_filter("session = ", *query.session);
+    if (query.agent) add_filter("agent = ", *query.agent);
     if (query.since) add_filter("at >= ", static_cast<std::int64_t>(*query.since));
     if (query.after_seq) add_filter("seq > ", *query.after_seq);
     changes_sql += " ORDER BY rowid";

@@ -92,7 +92,8 @@ struct AuditQuery {
   std::optional<std::string> task_id;    // rows that changed this task
   std::optional<std::string> field;      // with task_id: only changes of this field
   std::optional<std::string> operation;  // rows of this operation ("tasks.add")
-  std::optional<std::string> session;    // rows written in this session
+  std::optional<std::string> session;    // rows written in this session ("" = outside any)
+  std::optional<std::string> agent;      // rows written by this agent
   std::optional<TimeMs> since;           // rows at or after this time
   std::optional<std::int64_t> after_seq; // rows after this sequence number (paging oldest first)
   bool ascending = false;                // oldest first (verification) instead of newest first

@@ -86,6 +86,15 @@ struct DeleteResult {
   std::vector<std::string> warnings;
 };
 
+/// A later audited change to something an earlier row changed: what undoing that row would
+/// overwrite.
+struct UndoConflict {
+  std::int64_t seq = 0;
+  std::string operation;
+  std::string task_id;
+  std::string field;
+};
+
 struct StartResult {
   Task task;
   std::optional<std::string> previous;   // the task that lost focus
@@ -148,6 +157,13 @@ class TaskEngine {
   /// Clears the focus; the focused task goes back to pending. nullopt when nothing was focused.
   Result<std::optional<Task>> stop();
   Result<std::optional<Task>> current();
+  /// The later changes to what `row` changed: the same field of the same task, or anything about
+  /// a task it created.
+  Result<std::vector<UndoConflict>> undo_conflicts(const AuditEntry& row);
+  /// Puts back what `row` changed: every field to its value before, the tasks it created removed,
+  /// the tasks it deleted restored, a focus it moved moved back when nothing moved it since
+  /// (otherwise a warning). Returns the tasks touched.
+  Result<std::vector<std::string>> undo(const AuditEntry& row, std::vector<std::string>& warnings);
 
  private:
   Result<void> check_version(const Task& task, std::optional<std::int64_t> if_version);

@@ -124,6 +124,123 @@ json::Value task_suggestion(const Task& t) {
   return out;
 }
 
+Result<void> set_task_field(Task& t, std::string_view field, const json::Value& value) {
+  auto wrong = [&](std::string_view expected) {
+    return fail(Error(ErrorCode::Validation, "cannot set " + std::string(field) + " of " + t.id + ": expected " +
+                                                 std::string(expected) + ", got " + value.dump())
+                    .with_detail("field", std::string(field)));
+  };
+  auto text = [&](std::string& out) -> Result<void> {
+    if (value.is_null()) { out.clear(); return {}; }
+    if (!value.is_string()) return wrong("text");
+    out = value.as_string();
+    return {};
+  };
+  auto list = [&](std::vector<std::string>& out) -> Result<void> {
+    out.clear();
+    if (value.is_null()) return {};
+    if (!value.is_array()) return wrong("a list of text");
+    for (const auto& item : value.as_array()) {
+      if (!item.is_string()) return wrong("a list of text");
+      out.push_back(item.as_string());
+    }
+    return {};
+  };
+  auto time = [&](std::optional<TimeMs>& out) -> Result<void> {
+    if (value.is_null()) { out.reset(); return {}; }
+    auto parsed = value.is_string() ? parse_iso8601(value.as_string()) : std::nullopt;
+    if (!parsed) return wrong("an ISO-8601 time");
+    out = *parsed;
+    return {};
+  };
+  auto choice = [&]<typename E>(E& out, auto parse, std::string_view what) -> Result<void> {
+    auto parsed = value.is_string() ? parse(value.as_string()) : std::nullopt;
+    if (!parsed) return wrong(what);
+    out = *parsed;
+    return {};
+  };
+  if (field == "title") {
+    if (!value.is_string() || value.as_string().empty()) return wrong("a title");
+    t.title = value.as_string();
+    return {};
+  }
+  if (field == "description") return text(t.description);
+  if (field == "status") return choice(t.status, parse_status, "a status");
+  if (field == "priority") return choice(t.priority, parse_priority, "a priority");
+  if (field == "type") return choice(t.type, parse_type, "a type");
+  if (field == "parent") return text(t.parent);
+  if (field == "position") {
+    if (!value.is_int()) return wrong("a position");
+    t.position = value.as_int();
+    return {};
+  }
+  if (field == "depends") return list(t.depends);
+  if (field == "labels") return list(t.labels);
+  if (field == "acceptance") return list(t.acceptance);
+  if (field == "files") return list(t.files);
+  if (field == "notes") {
+    t.notes.clear();
+    if (value.is_null()) return {};
+    if (!value.is_array()) return wrong("a list of notes");
+    for (const auto& item : value.as_array()) {
+      auto at = item["at"].is_string() ? parse_iso8601(item["at"].as_string()) : std::nullopt;
+      if (!at || !item["text"].is_string()) return wrong("notes of {at, text}");
+      t.notes.push_back({*at, item["text"].as_string()});
+    }
+    return {};
+  }
+  if (field == "relates") {
+    t.relates.clear();
+    if (value.is_null()) return {};
+    if (!value.is_array()) return wrong("a list of links");
+    for (const auto& item : value.as_array()) {
+      if (!item["id"].is_string() || !item["type"].is_string()) return wrong("links of {id, type, reason?}");
+      t.relates.push_back({item["id"].as_string(), item["type"].as_string(),
+                           item["reason"].is_string() ? item["reason"].as_string() : std::string()});
+    }
+    return {};
+  }
+  if (field == "phase") return text(t.phase);
+  if (field == "size") {
+    if (value.is_null()) { t.size = TaskSize::Unset; return {}; }
+    return choice(t.size, parse_size, "a size");
+  }
+  if (field == "blockedBy") return text(t.blocked_by);
+  if (field == "completedAt") return time(t.completed_at);
+  if (field == "cancelledAt") return time(t.cancelled_at);
+  if (field == "cancellationReason") return text(t.cancellation_reason);
+  if (field == "archived") {
+    if (!value.is_null() && !value.is_bool()) return wrong("true or false");
+    t.archived = value.is_bool() && value.as_bool();
+    return {};
+  }
+  if (field == "archivedAt") return time(t.archived_at);
+  if (field == "archiveReason") return text(t.archive_reason);
+  return fail(Error(ErrorCode::Validation, "'" + std::string(field) + "' is not a field a change can set")
+                  .with_detail("field", std::string(field)));
+}
+
+Result<Task> task_from_full(const json::Value& full) {
+  if (!full.is_object() || !full["id"].is_string())
+    return fail(ErrorCode::Validation, "the recorded task is not a task record: " + full.dump());
+  Task t;
+  t.id = full["id"].as_string();
+  for (const auto& [key, value] : full.as_object()) {
+    if (key == "id") continue;
+    if (key == "version") {
+      t.version = value.is_int() ? value.as_int() : 1;
+    } else if (key == "createdAt" || key == "updatedAt") {
+      auto at = value.is_string() ? parse_iso8601(value.as_string()) : std::nullopt;
+      if (!at) return fail(ErrorCode::Validation, "the recorded task " + t.id + " has no valid " + key);
+      (key == "createdAt" ? t.created_at : t.updated_at) = *at;
+    } else {
+      CT_TRY(set_task_field(t, key, value));
+    }
+  }
+  if (!full.contains("updatedAt")) t.updated_at = t.created_at;
+  return t;
+}
+
 json::Value audit_row_json(const AuditEntry& row, bool with_task) {
   json::Value item = json::Value::object();
   item.set("seq", row.seq);

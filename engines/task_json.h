@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "core/json.h"
 #include "engines/store.h"
 #include "engines/task.h"
@@ -21,6 +22,11 @@ json::Value task_suggestion(const Task& task);
 std::vector<std::string_view> task_field_names();
 /// One field of a task as JSON (null when unset), for audit before/after values.
 json::Value task_field(const Task& task, std::string_view field);
+/// The inverse of task_field(): sets one field from its audit value (null clears it). Refuses a
+/// value of the wrong shape, and fields that are not the task's own (id, version, createdAt).
+Result<void> set_task_field(Task& task, std::string_view field, const json::Value& value);
+/// A task from task_full()'s JSON (what a hard delete records), for putting it back.
+Result<Task> task_from_full(const json::Value& full);
 /// The common fields of an audit row: seq, at, operation, id (when `with_task`), outcome when not
 /// "ok", session, agent and reason when set (system.log and tasks.history add their details).
 json::Value audit_row_json(const AuditEntry& row, bool with_task);

@@ -679,6 +679,7 @@ void register_tasks_mutations(Registry& registry) {
 }
 
 void register_tasks_queries(Registry& registry);
+void register_tasks_undo(Registry& registry);
 
 }  // namespace ct::tasks
 
@@ -686,5 +687,6 @@ namespace ct {
 void register_tasks_domain(Registry& registry) {
   tasks::register_tasks_queries(registry);
   tasks::register_tasks_mutations(registry);
+  tasks::register_tasks_undo(registry);
 }
 }  // namespace ct

@@ -1,0 +1,256 @@
+// tasks.undo — reverting a change from the audit trail's before/after values.
+//
+// Without a seq it takes back the caller's last command: the newest task change of the bound
+// session (or, outside any session, of the same agent outside any session), skipping what earlier
+// undos already took back, so repeated undos walk back through the history. A command that
+// changed several tasks at once (bulk ids) is taken back as a whole. The undo is itself a change,
+// audited like any other: undoing it (by its seq) redoes what it took back.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "domains/tasks/tasks_common.h"
+
+namespace ct::tasks {
+namespace {
+
+constexpr std::int64_t kSearchedRows = 500;  // how far back the last command is looked for
+
+std::string_view domain_of(std::string_view operation) { return operation.substr(0, operation.find('.')); }
+
+/// The seqs an undo row took back (its params.undid).
+std::vector<std::int64_t> undid_by(const AuditEntry& row) {
+  std::vector<std::int64_t> seqs;
+  const json::Value& undid = row.params["undid"];
+  if (!undid.is_array()) return seqs;
+  for (const auto& seq : undid.as_array())
+    if (seq.is_int()) seqs.push_back(seq.as_int());
+  return seqs;
+}
+
+Error nothing_to_undo(std::string message) {
+  Error error(ErrorCode::NotFound, std::move(message));
+  error.fix = "cleo_query {domain:'system', operation:'log'} lists the changes; undo one with params {seq}";
+  return error;
+}
+
+/// The rows of one audited command: `last` and, when it ran for several ids at once, the rows
+/// written with it (consecutive seqs of the same operation and the same ids).
+Result<std::vector<AuditEntry>> command_rows(Store& store, AuditEntry last) {
+  std::vector<AuditEntry> rows;
+  const json::Value ids = last.params["ids"];
+  if (ids.is_array() && ids.size() > 1) {
+    AuditQuery query;
+    query.after_seq = last.seq - static_cast<std::int64_t>(ids.size());
+    query.ascending = true;
+    query.limit = static_cast<std::int64_t>(ids.size()) - 1;
+    CT_TRY_ASSIGN(std::vector<AuditEntry> before, store.read_audit(query));
+    for (auto& row : before)
+      if (row.seq < last.seq && row.operation == last.operation && row.params["ids"] == ids && !row.changes.empty())
+        rows.push_back(std::move(row));
+  }
+  rows.push_back(std::move(last));
+  return rows;
+}
+
+/// The caller's last command that changed tasks and was not undone yet.
+Result<std::vector<AuditEntry>> last_command(Context& context) {
+  AuditQuery query;
+  query.session = context.session;
+  if (context.session.empty()) {
+    CT_TRY_ASSIGN(std::string agent, context.agent_name());
+    query.agent = agent;
+  }
+  query.limit = 50;
+  std::set<std::int64_t> undone;
+  for (query.offset = 0; query.offset < kSearchedRows; query.offset += query.limit) {
+    CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+    for (auto& row : rows) {
+      if (row.operation == "tasks.undo") {
+        for (auto seq : undid_by(row)) undone.insert(seq);
+        continue;
+      }
+      if (undone.contains(row.seq) || row.changes.empty() || domain_of(row.operation) != "tasks") continue;
+      return command_rows(context.db(), std::move(row));
+    }
+    if (static_cast<std::int64_t>(rows.size()) < query.limit) break;
+  }
+  std::string who = context.session.empty() ? "outside any session" : "in session " + context.session;
+  return fail(nothing_to_undo("Nothing to undo: no task change " + who + " that is not undone already"));
+}
+
+Result<AuditEntry> row_at(Store& store, std::int64_t seq) {
+  AuditQuery query;
+  query.after_seq = seq - 1;
+  query.ascending = true;
+  query.limit = 1;
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, store.read_audit(query));
+  if (rows.empty() || rows.front().seq != seq)
+    return fail(nothing_to_undo("No audit row " + std::to_string(seq)).with_detail("seq", seq));
+  return std::move(rows.front());
+}
+
+/// The undo rows after a seq and what they took back. An undo counts while it is not undone
+/// itself: `cancelled` holds the rows whose effect is gone (taken back by an undo that counts).
+struct LaterUndos {
+  std::map<std::int64_t, std::vector<std::int64_t>> undid;  // undo seq → the seqs it took back
+  std::set<std::int64_t> cancelled;
+  std::map<std::int64_t, std::int64_t> cancelled_by;
+
+  /// An undo whose targets all came after `seq` and are gone: together they left nothing behind.
+  bool nets_out(std::int64_t undo_seq, std::int64_t seq) const {
+    auto found = undid.find(undo_seq);
+    return found != undid.end() && !cancelled.contains(undo_seq) &&
+           std::ranges::all_of(found->second, [&](std::int64_t target) { return target > seq; });
+  }
+};
+
+Result<LaterUndos> undos_after(Store& store, std::int64_t seq) {
+  AuditQuery query;
+  query.operation = "tasks.undo";
+  query.after_seq = seq;
+  query.limit = -1;  // newest first: a later undo decides whether an earlier one counts
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, store.read_audit(query));
+  LaterUndos later;
+  for (const auto& row : rows) {
+    auto seqs = undid_by(row);
+    if (!later.cancelled.contains(row.seq))
+      for (auto target : seqs) {
+        later.cancelled.insert(target);
+        later.cancelled_by.emplace(target, row.seq);
+      }
+    later.undid.emplace(row.seq, std::move(seqs));
+  }
+  return later;
+}
+
+/// Refuses rows undo cannot take back: other domains' changes, failures, rows already undone.
+Result<void> check_undoable(const AuditEntry& row, const LaterUndos& later) {
+  if (domain_of(row.operation) != "tasks")
+    return fail(Error(ErrorCode::Validation, "seq " + std::to_string(row.seq) + " is " + row.operation +
+                                                 "; undo takes back task changes only")
+                    .with_fix("revert it with the " + std::string(domain_of(row.operation)) + " operation that undoes it")
+                    .with_detail("seq", row.seq));
+  if (row.changes.empty())
+    return fail(Error(ErrorCode::Validation, "seq " + std::to_string(row.seq) + " (" + row.operation + ", " +
+                                                 row.outcome + ") changed nothing; there is nothing to undo")
+                    .with_detail("seq", row.seq));
+  if (auto by = later.cancelled_by.find(row.seq); by != later.cancelled_by.end())
+    return fail(Error(ErrorCode::Validation, "seq " + std::to_string(row.seq) + " was undone already, by seq " +
+                                                 std::to_string(by->second))
+                    .with_fix("cleo_mutate {domain:'tasks', operation:'undo', params:{seq:" + std::to_string(by->second) +
+                              "}} redoes it")
+                    .with_detail("seq", row.seq).with_detail("undoneBy", by->second));
+  return {};
+}
+
+/// What the undo changed, for the reply: {id, field, from, to}, or {id, removed|restored:true}
+/// for whole tasks.
+json::Value changes_reply(const std::vector<FieldChange>& changes) {
+  json::Value out = json::Value::array();
+  for (const auto& change : changes) {
+    json::Value item = json::Value::object();
+    item.set("id", change.task_id);
+    if (change.field == "created") {
+      item.set("restored", true);
+    } else if (change.field == "deleted") {
+      item.set("removed", true);
+    } else {
+      item.set("field", change.field);
+      item.set("from", change.before);
+      item.set("to", change.after);
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<Reply> undo(Context& context, const Params& params) {
+  std::vector<AuditEntry> rows;
+  if (auto seq = params.opt_integer("seq")) {
+    CT_TRY_ASSIGN(AuditEntry row, row_at(context.db(), *seq));
+    rows.push_back(std::move(row));
+  } else {
+    CT_TRY_ASSIGN(rows, last_command(context));
+  }
+  std::set<std::int64_t> targets;
+  for (const auto& row : rows) targets.insert(row.seq);
+  CT_TRY_ASSIGN(LaterUndos later, undos_after(context.db(), *targets.begin() - 1));
+  for (const auto& row : rows) CT_TRY(check_undoable(row, later));
+
+  auto engine_ = engine(context);
+  json::Value conflicts = json::Value::array();
+  std::string first_conflict;
+  for (const auto& row : rows) {
+    CT_TRY_ASSIGN(std::vector<UndoConflict> touched, engine_.undo_conflicts(row));
+    for (const auto& conflict : touched) {
+      // Changes taken back since, and the undos that took them back, leave nothing to overwrite.
+      if (targets.contains(conflict.seq) || later.cancelled.contains(conflict.seq) ||
+          later.nets_out(conflict.seq, row.seq))
+        continue;
+      if (first_conflict.empty())
+        first_conflict = conflict.task_id + "." + conflict.field + " (seq " + std::to_string(conflict.seq) + ", " +
+                         conflict.operation + ")";
+      json::Value item = json::Value::object();
+      item.set("seq", conflict.seq);
+      item.set("operation", conflict.operation);
+      item.set("id", conflict.task_id);
+      item.set("field", conflict.field);
+      conflicts.push_back(std::move(item));
+    }
+  }
+  std::vector<std::string> warnings;
+  if (!conflicts.empty()) {
+    if (!params.flag("force")) {
+      Error error(ErrorCode::ConcurrentModification,
+                  "Later changes touched what seq " + std::to_string(rows.back().seq) + " changed: " + first_conflict +
+                      (conflicts.size() > 1 ? " and " + std::to_string(conflicts.size() - 1) + " more" : ""));
+      error.fix = "undo the later change first (cleo_mutate {domain:'tasks', operation:'undo', params:{seq:" +
+                  std::to_string(conflicts.as_array().back()["seq"].as_int()) +
+                  "}}), or pass force:true to overwrite it";
+      return fail(std::move(error).with_detail("seq", rows.back().seq).with_detail("conflicts", std::move(conflicts)));
+    }
+    warnings.push_back("forced: " + std::to_string(conflicts.size()) + " later change(s) overwritten, first " +
+                       first_conflict);
+  }
+
+  // Newest first: a command's rows are taken back in the reverse of the order they were made.
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) CT_TRY(engine_.undo(*it, warnings));
+
+  json::Value undid = json::Value::array();
+  for (const auto& row : rows) undid.push_back(row.seq);
+  json::Value data = json::Value::object();
+  data.set("undid", undid);
+  data.set("operation", rows.back().operation);
+  if (context.audit) {
+    context.audit->params.set("undid", std::move(undid));
+    context.audit->task_id = rows.back().task_id;
+    if (context.audit->task_id.empty() && !context.audit->changes.empty())
+      context.audit->task_id = context.audit->changes.front().task_id;
+    data.set("changes", changes_reply(context.audit->changes));
+  }
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+}  // namespace
+
+void register_tasks_undo(Registry& registry) {
+  registry.add({.domain = "tasks", .name = "undo", .gateway = Gateway::Mutate,
+                .summary = "Take back the last change from the audit trail",
+                .params = {{.name = "seq", .type = ParamType::Int, .min = 1,
+                            .description = "Audit row to take back (default: your last task change not undone)",
+                            .positional = true},
+                           {.name = "force", .type = ParamType::Bool,
+                            .description = "Also when later changes touched the same fields (they are overwritten)"},
+                           {.name = "dryRun", .type = ParamType::Bool, .description = "Show what would change, change nothing",
+                            .dry_run = true}},
+                .returns = "{undid[seq], operation, changes[{id,field,from,to} | {id,removed|restored}]}; repeated undos "
+                           "walk back; undoing an undo (by seq) redoes",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
+                           ErrorCode::HasDependents, ErrorCode::ParentNotFound, ErrorCode::CircularReference},
+                .examples = {{R"({})", "take back your last change"},
+                             {R"({"seq":42,"dryRun":true})", "see what undoing seq 42 would change"}},
+                .needs_session = true, .tier = 2, .shortcut = "undo", .handler = undo});
+}
+
+}  // namespace ct::tasks
