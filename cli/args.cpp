@@ -62,6 +62,21 @@ json::Value unwrap_envelope(json::Value value) {
   return value;
 }
 
+namespace {
+/// Text of two or more lines that each hold one JSON value, as an array; nullopt otherwise.
+std::optional<json::Value> json_lines(std::string_view text) {
+  json::Value items = json::Value::array();
+  for (auto line : split_lines(text)) {
+    if (trim(line).empty()) continue;
+    auto item = json::parse(line);
+    if (!item) return std::nullopt;
+    items.push_back(std::move(*item));
+  }
+  if (items.size() < 2) return std::nullopt;
+  return items;
+}
+}  // namespace
+
 Result<json::Value> object_value(const ParamSpec& param, const std::string& text, const InputSource& input) {
   std::string source = text;
   std::string origin = "the value";
@@ -73,11 +88,21 @@ Result<json::Value> object_value(const ParamSpec& param, const std::string& text
     if (!input.read_file) return fail(invalid_param(param, "cannot read files here"));
     CT_TRY_ASSIGN(source, input.read_file(text.substr(1)));
     origin = text.substr(1);
+  } else if (param.positional && input.read_file && !json::parse(text)) {
+    // A positional that is not JSON names a file (`ct import tasks.json`), as @file would.
+    std::string_view first = trim(text);
+    if (!first.empty() && first.front() != '{' && first.front() != '[') {
+      CT_TRY_ASSIGN(source, input.read_file(text));
+      origin = text;
+    }
   }
   auto parsed = json::parse(source);
   if (!parsed) {
+    // JSON Lines (beads' issues.jsonl, MANIFEST.jsonl): one value per line reads as an array.
+    auto lines = json_lines(source);
+    if (lines) return std::move(*lines);
     return fail(invalid_param(param, origin + " is not valid JSON (" + parsed.error().message +
-                                         "); pass JSON text, @file or - for stdin"));
+                                         "); pass JSON text or JSON Lines, @file or - for stdin"));
   }
   return unwrap_envelope(std::move(*parsed));
 }

@@ -517,8 +517,27 @@ std::string import_view(const View& view) {
   const json::Value& data = view.data();
   bool dry = data["dryRun"] == json::Value(true);
   std::string count = str(data, "imported");
-  std::string out = dry ? "Dry run: would import " + count + " task(s); nothing was written\n"
-                        : "Imported " + count + " task(s)\n";
+  std::string format = data["format"].is_string() ? " from " + str(data, "format") : "";
+  std::string out = dry ? "Dry run: would import " + count + " task(s)" + format + "; nothing was written\n"
+                        : "Imported " + count + " task(s)" + format + "\n";
+  // Another tracker's file: where each of its fields went, and what has no place here.
+  if (data["mapped"].is_object() && !data["mapped"].empty()) {
+    Table table({"FIELD", "BECAME"});
+    for (const auto& [field, to] : data["mapped"].as_object()) table.add_row({{field, ""}, {scalar_text(to), ""}});
+    out += "Mapped:\n" + table.render(view.style(), view.options.width, "  ");
+  }
+  if (data["unmapped"].is_object() && !data["unmapped"].empty()) {
+    Table table({"FIELD", "RECORDS"});
+    for (const auto& [field, records] : data["unmapped"].as_object())
+      table.add_row({{field, ""}, {scalar_text(records), ""}});
+    out += "Not imported (no place for them here):\n" + table.render(view.style(), view.options.width, "  ");
+  }
+  if (data["skipped"].is_array() && !data["skipped"].empty()) {
+    out += "Skipped " + std::to_string(data["skipped"].size()) + " invalid record(s):\n";
+    for (const auto& item : data["skipped"].as_array())
+      out += "  tasks[" + str(item, "index") + "]" + (item.contains("id") ? " (" + str(item, "id") + ")" : "") + ": " +
+             str(item, "message") + "\n";
+  }
   const json::Value& map = data["idMap"];
   if (map.is_object()) {
     Table table({"FROM", "TO"});

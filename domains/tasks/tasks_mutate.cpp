@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/text.h"
+#include "domains/tasks/import_formats.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/lifecycle.h"
 #include "engines/session_engine.h"
@@ -291,6 +292,7 @@ struct ImportRecord {
   std::string id;                        // the id in the file ("" when it has none)
   std::string parent;                    // the parent's id in the file
   std::vector<std::string> depends;      // ids in the file
+  std::vector<Relation> relates;         // links to ids in the file
   TaskStatus status = TaskStatus::Pending;
   std::string cancellation_reason;
   NewTask task;                          // parent and depends are filled in when placed
@@ -308,8 +310,8 @@ json::Value record_problem(std::size_t index, const json::Value& item, const Err
 
 /// Reads a record through the tasks.add spec: every text is trimmed, bounded and free of control
 /// characters, every enum value one of its choices — nothing the agent API refuses is stored.
-Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationSpec& delete_spec, std::size_t index,
-                                 const json::Value& item, TimeMs now) {
+Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationSpec& delete_spec,
+                                 const OperationSpec& relate_spec, std::size_t index, const json::Value& item, TimeMs now) {
   auto refuse = [&](std::string field, std::string message) {
     return fail(Error(ErrorCode::InvalidParams, std::move(message)).with_detail("field", std::move(field)));
   };
@@ -332,6 +334,17 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
     for (const auto& dep : depends.as_array()) {
       CT_TRY_ASSIGN(std::string ref, reference(dep, "depends"));
       if (!ref.empty()) record.depends.push_back(std::move(ref));
+    }
+  }
+  if (const json::Value& relates = item["relates"]; !relates.is_null()) {
+    if (!relates.is_array()) return refuse("relates", "relates: expected an array of {id, type, reason?}");
+    for (const auto& link : relates.as_array()) {
+      CT_TRY_ASSIGN(std::string target, reference(link["id"], "relates"));
+      auto type = Params::check(relate_spec, "type", link["type"].is_null() ? json::Value("relates-to") : link["type"]);
+      if (!type) return refuse("relates", "relates" + type.error().message.substr(std::string_view("type").size()));
+      auto reason = Params::check(relate_spec, "notes", link["reason"].is_null() ? json::Value("") : link["reason"]);
+      if (!reason) return refuse("relates", "relates.reason" + reason.error().message.substr(std::string_view("notes").size()));
+      if (!target.empty()) record.relates.push_back({target, type->as_string(), reason->as_string()});
     }
   }
   if (const json::Value& status = item["status"]; !status.is_null()) {
@@ -381,21 +394,19 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
 /// transaction: it lands completely or not at all (with skipInvalid, the valid records land and
 /// the others are listed).
 Result<Reply> import_tasks(Context& context, const Params& params) {
-  const json::Value& input = params.value("tasks");
-  const json::Value* list = &input;
-  if (input.is_object()) list = input.find("tasks");
-  if (!list || !list->is_array())
-    return fail(Error(ErrorCode::InvalidParams, "tasks: expected the output of tasks.export or an array of tasks")
-                    .with_detail("field", "tasks"));
+  CT_TRY_ASSIGN(ForeignFile file, read_foreign(params.value("tasks"), params.str("format"), context.now()));
+  const json::Value* list = &file.records;
   const OperationSpec* add_spec = context.registry ? context.registry->find("tasks", "add") : nullptr;
   const OperationSpec* delete_spec = context.registry ? context.registry->find("tasks", "delete") : nullptr;
-  if (!add_spec || !delete_spec) return fail(ErrorCode::Internal, "tasks.add or tasks.delete is missing from the registry");
+  const OperationSpec* relate_spec = context.registry ? context.registry->find("tasks", "relate") : nullptr;
+  if (!add_spec || !delete_spec || !relate_spec)
+    return fail(ErrorCode::Internal, "tasks.add, tasks.delete or tasks.relate is missing from the registry");
   const bool skip_invalid = params.flag("skipInvalid");
   std::vector<ImportRecord> records;
   json::Value problems = json::Value::array();
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json::Value& item = list->as_array()[i];
-    auto record = read_record(*add_spec, *delete_spec, i, item, context.now());
+    auto record = read_record(*add_spec, *delete_spec, *relate_spec, i, item, context.now());
     if (record) {
       records.push_back(std::move(*record));
     } else {
@@ -425,7 +436,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
     if (!record.id.empty()) in_file.insert(record.id);
   // Parents first: repeat passes until every record whose parent is in the file has been placed.
   std::map<std::string, std::string> id_map;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = std::move(file.warnings);
   std::vector<std::string> new_ids(records.size());
   std::vector<bool> placed(records.size(), false);
   std::size_t remaining = records.size();
@@ -483,6 +494,14 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
       patch.depends = depends;
       CT_TRY(engine_.update(new_ids[i], patch, std::nullopt));
     }
+    for (const auto& link : record.relates) {
+      if (!id_map.contains(link.task_id)) {
+        warnings.push_back(label(record) + ": link to " + link.task_id + " is not in the file; dropped");
+        continue;
+      }
+      if (id_map.at(link.task_id) == new_ids[i]) continue;
+      CT_TRY(engine_.relate(new_ids[i], id_map.at(link.task_id), link.type, link.reason));
+    }
     if (record.status == TaskStatus::Done) {
       CT_TRY(engine_.complete(new_ids[i], "", std::nullopt));
     } else if (record.status == TaskStatus::Cancelled) {
@@ -498,6 +517,11 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   data.set("imported", static_cast<std::int64_t>(records.size()));
   data.set("idMap", std::move(mapping));
   if (!problems.empty()) data.set("skipped", std::move(problems));
+  if (file.format != "cleo") {
+    data.set("format", file.format);
+    data.set("mapped", std::move(file.mapped));
+    if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
+  }
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
   }
@@ -661,21 +685,29 @@ void register_tasks_mutations(Registry& registry) {
                              {R"({"id":"T005","target":"T002","remove":true})", "unlink them"}},
                 .idempotent = true, .tier = 2, .handler = relate});
   add_write({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
-                .summary = "Import tasks from tasks.export output with new ids",
+                .summary = "Import tasks (tasks.export, Taskwarrior, beads) with new ids",
                 .params = {{.name = "tasks", .type = ParamType::Object, .required = true,
-                            .description = "The data of tasks.export, or an array of task records"},
+                            .description = "Records: tasks.export's data, Taskwarrior's `task export`, beads' "
+                                           "issues.jsonl lines as an array (ct: a file)",
+                            .positional = true},
+                           {.name = "format", .type = ParamType::Enum, .default_json = R"("auto")",
+                            .choices = {"auto", "cleo", "taskwarrior", "beads"},
+                            .description = "What the records are (auto: told by their fields)"},
                            {.name = "parent", .type = ParamType::TaskId, .description = "Attach imported top-level tasks here"},
                            {.name = "skipInvalid", .type = ParamType::Bool,
                             .description = "Import the valid records and list the others (default: refuse the whole file)"},
                            {.name = "dryRun", .type = ParamType::Bool, .description = "Check and report without writing",
                             .dry_run = true}},
-                .returns = "{imported, idMap{oldId:newId}, skipped?[{index,id?,field?,message}], dryRun?}; every "
+                .returns = "{imported, idMap{oldId:newId}, skipped?[{index,id?,field?,message}], dryRun?, and for "
+                           "another tracker's file format, mapped{field:where it went}, unmapped?{field:records}}; every "
                            "record passes tasks.add's validation; invalid ones are listed in error.details.records",
                 .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference,
                            ErrorCode::NotFound},
-                .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"}},
-                .tier = 2, .handler = import_tasks});
+                .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"},
+                             {R"({"tasks":[{"uuid":"9a1c","description":"Buy milk","status":"pending","tags":["home"]}]})",
+                              "import Taskwarrior's task export"}},
+                .tier = 2, .shortcut = "import", .handler = import_tasks});
 }
 
 void register_tasks_queries(Registry& registry);

@@ -51,8 +51,9 @@ TEST_CASE("examples become command lines: positionals in order, the rest as flag
   CHECK(command_line(real("tasks", "reparent"), json(R"({"parent":"T002"})")) == "ct tasks reparent --parent T002");
   CHECK(command_line(real("tasks", "next"), json(R"({"count":3,"explain":true})")) == "ct next --count 3 --explain");
   CHECK(command_line(real("tasks", "tree"), json(R"({"includeDone":false})")) == "ct tree --no-include-done");
+  // JSON in a positional is quoted for the shell.
   CHECK(command_line(real("tasks", "import"), json(R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})")) ==
-        "ct tasks import --tasks '[{\"id\":\"T1\",\"title\":\"Imported task\"}]' --dry-run");
+        "ct import '[{\"id\":\"T1\",\"title\":\"Imported task\"}]' --dry-run");
   CHECK(command_line(real("tasks", "current"), json("{}")) == "ct current");
 }
 
