@@ -547,6 +547,27 @@ std::string import_view(const View& view) {
   return out;
 }
 
+std::string undo_view(const View& view) {
+  const json::Value& data = view.data();
+  std::string seqs;
+  for (const auto& seq : data["undid"].as_array()) seqs += (seqs.empty() ? "" : ", ") + seq.dump();
+  bool dry = view.params["dryRun"] == json::Value(true);
+  std::string out = (dry ? "Dry run: would undo seq " : "Undid seq ") + seqs + " (" + str(data, "operation") + ")" +
+                    (dry ? "; nothing was changed" : "") + "\n";
+  auto value = [](const json::Value& v) {
+    return v.is_null() || (v.is_array() && v.empty()) ? std::string("(none)") : scalar_text(v);
+  };
+  Table table({"ID", "FIELD", "CHANGE"});
+  for (const auto& item : data["changes"].as_array()) {
+    std::string id = str(item, "id");
+    if (item["removed"] == json::Value(true)) table.add_row({{id, "1"}, {"", ""}, {"removed", ""}});
+    else if (item["restored"] == json::Value(true)) table.add_row({{id, "1"}, {"", ""}, {"restored", ""}});
+    else table.add_row({{id, "1"}, {str(item, "field"), ""}, {value(item["from"]) + " → " + value(item["to"]), ""}});
+  }
+  if (!table.empty()) out += table.render(view.style(), view.options.width, "  ");
+  return out;
+}
+
 std::string blockers_view(const View& view) {
   const json::Value& data = view.data();
   std::string id = str(data, "id");
@@ -664,6 +685,7 @@ const std::map<std::string, Renderer, std::less<>>& renderers() {
       {"tasks.complete", complete_view},
       {"tasks.delete", delete_view},
       {"tasks.import", import_view},
+      {"tasks.undo", undo_view},
       {"tasks.update", [](const View& v) { return changed_fields(v, "Updated"); }},
       {"tasks.restore", [](const View& v) { return changed_fields(v, "Restored"); }},
       {"tasks.reopen", [](const View& v) { return changed_fields(v, "Reopened"); }},
