@@ -35,21 +35,29 @@ Error nothing_to_undo(std::string message) {
 }
 
 /// The rows of one audited command: `last` and, when it ran for several ids at once, the rows
-/// written with it (consecutive seqs of the same operation and the same ids).
+/// written with it. Those are consecutive (one transaction, a row per id in the order of `ids`),
+/// so the row's own id places the command's first row.
 Result<std::vector<AuditEntry>> command_rows(Store& store, AuditEntry last) {
   std::vector<AuditEntry> rows;
   const json::Value ids = last.params["ids"];
-  if (ids.is_array() && ids.size() > 1) {
-    AuditQuery query;
-    query.after_seq = last.seq - static_cast<std::int64_t>(ids.size());
-    query.ascending = true;
-    query.limit = static_cast<std::int64_t>(ids.size()) - 1;
-    CT_TRY_ASSIGN(std::vector<AuditEntry> before, store.read_audit(query));
-    for (auto& row : before)
-      if (row.seq < last.seq && row.operation == last.operation && row.params["ids"] == ids && !row.changes.empty())
-        rows.push_back(std::move(row));
+  const json::Value& own = last.params["id"];
+  if (ids.is_array() && ids.size() > 1 && own.is_string()) {
+    const auto& list = ids.as_array();
+    auto at = std::ranges::find(list, own);
+    if (at != list.end()) {
+      AuditQuery query;
+      query.after_seq = last.seq - (at - list.begin()) - 1;
+      query.ascending = true;
+      query.limit = static_cast<std::int64_t>(list.size());
+      CT_TRY_ASSIGN(std::vector<AuditEntry> group, store.read_audit(query));
+      for (auto& row : group)
+        if (row.seq != last.seq && row.operation == last.operation && row.params["ids"] == ids &&
+            !row.changes.empty())
+          rows.push_back(std::move(row));
+    }
   }
   rows.push_back(std::move(last));
+  std::ranges::sort(rows, {}, &AuditEntry::seq);
   return rows;
 }
 

@@ -119,6 +119,22 @@ TEST_CASE("undo takes a bulk command back as a whole", "[tasks][undo]") {
   for (const char* id : {"T001", "T002", "T003"}) CHECK(show(p, id)["status"].as_string() == "pending");
 }
 
+TEST_CASE("a bulk command whose last task did not change is still one unit, and only its own", "[tasks][undo]") {
+  test::Project p;
+  p.add(R"({"title":"First task"})");
+  p.add(R"({"title":"Second task","priority":"high"})");
+  REQUIRE(p.mutate("tasks", "update", R"({"ids":["T001","T002"],"labels":["docs"]})").success);
+  // The same ids again: T002 is high already, so only T001's row records a change.
+  REQUIRE(p.mutate("tasks", "update", R"({"ids":["T001","T002"],"priority":"high"})").success);
+  Envelope undone = p.mutate("tasks", "undo");
+  REQUIRE(undone.success);
+  CHECK(undid(undone).size() == 1);
+  CHECK(show(p, "T001")["priority"].as_string() == "medium");
+  // The command before it is untouched.
+  CHECK(show(p, "T001")["labels"] == json::Value::array_of(std::vector<std::string>{"docs"}));
+  CHECK(show(p, "T002")["labels"] == json::Value::array_of(std::vector<std::string>{"docs"}));
+}
+
 TEST_CASE("undo restores a hard-deleted task and the dependency lists it was dropped from", "[tasks][undo]") {
   test::Project p;
   p.add(R"({"title":"First task"})");
