@@ -899,12 +899,16 @@ Result<std::vector<std::string>> TaskEngine::undo(const AuditEntry& row, std::ve
         task.parent.clear();
       }
     }
-    std::erase_if(task.depends, [&](const std::string& dep) {
-      auto found = store_.get_task(dep);
-      bool gone = found && !*found;
-      if (gone) warnings.push_back(task.id + ": dependency " + dep + " is gone; left out");
-      return gone;
-    });
+    std::vector<std::string> depends;
+    for (auto& dep : task.depends) {
+      CT_TRY_ASSIGN(std::optional<Task> upstream, store_.get_task(dep));
+      if (upstream) {
+        depends.push_back(std::move(dep));
+      } else {
+        warnings.push_back(task.id + ": dependency " + dep + " is gone; left out");
+      }
+    }
+    task.depends = std::move(depends);
     task.version += 1;
     task.updated_at = now_;
     CT_TRY(store_.insert_task(task));
@@ -978,15 +982,8 @@ Result<std::vector<std::string>> TaskEngine::undo(const AuditEntry& row, std::ve
                                                      json::Value::array_of(outside).dump() + " came to need it since")
                       .with_fix("move or unlink those tasks first, then undo again")
                       .with_detail("id", *it).with_detail("dependents", json::Value::array_of(outside)));
-    CT_TRY(clear_focus_of(*it));
-    for (const auto& dependent_id : dependents) {
-      CT_TRY_ASSIGN(Task dependent, get(dependent_id));
-      Task cleaned = dependent;
-      std::erase(cleaned.depends, *it);
-      CT_TRY(save(dependent, cleaned));
-    }
-    record(*it, "deleted", task_full(*task), json::Value());
-    CT_TRY(store_.delete_task(*it));
+    // Its children in the row went first; the dependents left are the row's too.
+    CT_TRY(remove(*it, DeleteOptions{.hard = true, .force = true}, std::nullopt));
     append_unique(touched, {*it});
   }
   return touched;

@@ -8,19 +8,34 @@
 namespace ct::tasks {
 namespace {
 
-// The limits of tasks.add that foreign text is fitted to (the rest goes into notes).
-constexpr std::size_t kTitleMax = 200;
-constexpr std::size_t kDescriptionMax = 2000;
-constexpr std::size_t kAcceptanceItemMax = 200;
-constexpr std::size_t kAcceptanceMax = 50;
-constexpr std::size_t kNoteMax = 5000;
-constexpr std::size_t kLabelMax = 50;
-constexpr std::size_t kLabelsMax = 50;
+/// The limits of tasks.add's params that foreign text is fitted to (the rest goes into notes),
+/// read from its spec: the registry says them once.
+struct Limits {
+  std::size_t title, description, note, acceptance_item, acceptance_items, label, labels;
+
+  explicit Limits(const OperationSpec& add)
+      : title(bound(add, "title", false)), description(bound(add, "description", false)),
+        note(bound(add, "notes", false)), acceptance_item(bound(add, "acceptance", true)),
+        acceptance_items(bound(add, "acceptance", false)), label(bound(add, "labels", true)),
+        labels(bound(add, "labels", false)) {}
+
+  static std::size_t bound(const OperationSpec& add, std::string_view name, bool per_item) {
+    const ParamSpec* param = add.find_param(name);
+    std::int64_t limit = !param ? kUnbounded : per_item ? param->item_max : param->max;
+    return limit == kUnbounded ? SIZE_MAX : static_cast<std::size_t>(limit);
+  }
+};
+
+std::string text_of(const json::Value& value) {
+  if (value.is_string()) return value.as_string();
+  if (value.is_null()) return {};
+  return value.dump();
+}
 
 /// One foreign record being turned into a tasks.import record, and the file's report.
 class Converter {
  public:
-  Converter(ForeignFile& file, TimeMs now) : file_(file), now_(now) {}
+  Converter(ForeignFile& file, const OperationSpec& add, TimeMs now) : file_(file), limits_(add), now_(now) {}
 
   void mapped(std::string_view field, std::string_view to) {
     if (!file_.mapped.contains(field)) file_.mapped.set(field, std::string(to));
@@ -35,20 +50,20 @@ class Converter {
     std::string whole(trim(text));
     auto lines = split_lines(whole);
     std::string first = lines.empty() ? std::string() : std::string(trim(lines.front()));
-    if (first.size() != whole.size() || utf8_length(first) > kTitleMax) {
+    if (first.size() != whole.size() || utf8_length(first) > limits_.title) {
       overflow = whole;
       ++long_titles_;
     }
-    out.set("title", utf8_length(first) > kTitleMax ? clip(first, kTitleMax) : first);
+    out.set("title", utf8_length(first) > limits_.title ? clip(first, limits_.title) : first);
   }
 
   /// The description, cut to the limit; the rest becomes a note.
   void description(json::Value& out, std::string text) {
     text = std::string(trim(text));
     if (text.empty()) return;
-    if (utf8_length(text) > kDescriptionMax) {
+    if (utf8_length(text) > limits_.description) {
       note(out, "Description (continued): " + text);
-      text = clip(text, kDescriptionMax);
+      text = clip(text, limits_.description);
     }
     // tasks.add refuses a description that only repeats the title.
     if (out["title"].is_string() && to_lower_ascii(text) == to_lower_ascii(out["title"].as_string())) return;
@@ -60,7 +75,7 @@ class Converter {
     if (text.empty()) return;
     json::Value notes = out.contains("notes") ? out["notes"] : json::Value::array();
     json::Value item = json::Value::object();
-    item.set("text", clip(text, kNoteMax));
+    item.set("text", clip(text, limits_.note));
     if (at && *at <= now_) item.set("at", format_iso8601(*at));
     notes.push_back(std::move(item));
     out.set("notes", std::move(notes));
@@ -76,17 +91,31 @@ class Converter {
     }
     while (!clean.empty() && !((clean[0] >= 'a' && clean[0] <= 'z') || (clean[0] >= '0' && clean[0] <= '9')))
       clean.erase(0, 1);
-    if (clean.size() > kLabelMax) clean.resize(kLabelMax);
+    if (clean.size() > limits_.label) clean.resize(limits_.label);
     if (clean.empty()) return;
     json::Value labels = out.contains("labels") ? out["labels"] : json::Value::array();
     for (const auto& existing : labels.as_array())
       if (existing.as_string() == clean) return;
-    if (labels.size() >= kLabelsMax) {
+    if (labels.size() >= limits_.labels) {
       ++dropped_labels_;
       return;
     }
     labels.push_back(clean);
     out.set("labels", std::move(labels));
+  }
+
+  /// Every label of a foreign list (tags, labels); anything but a list adds none.
+  void labels(json::Value& out, const json::Value& list) {
+    if (!list.is_array()) return;
+    for (const auto& item : list.as_array()) label(out, text_of(item));
+  }
+
+  /// An epic under another issue: epics have no parent here, so it becomes a task that says what
+  /// it was.
+  void demote_epic(json::Value& out) {
+    if (out["type"] != json::Value("epic") || !out.contains("parent")) return;
+    out.erase("type");
+    label(out, "epic");
   }
 
   void acceptance(json::Value& out, std::string_view text) {
@@ -100,7 +129,7 @@ class Converter {
           break;
         }
       if (item.empty()) continue;
-      if (utf8_length(item) > kAcceptanceItemMax || items.size() >= kAcceptanceMax) {
+      if (utf8_length(item) > limits_.acceptance_item || items.size() >= limits_.acceptance_items) {
         note(out, "Acceptance: " + item);
         continue;
       }
@@ -145,6 +174,7 @@ class Converter {
 
  private:
   ForeignFile& file_;
+  Limits limits_;
   TimeMs now_;
   std::int64_t long_titles_ = 0;
   std::int64_t dropped_labels_ = 0;
@@ -160,11 +190,6 @@ std::optional<TimeMs> parse_time(const json::Value& value) {
   return parse_iso8601(text);
 }
 
-std::string text_of(const json::Value& value) {
-  if (value.is_string()) return value.as_string();
-  if (value.is_null()) return {};
-  return value.dump();
-}
 
 // --- Taskwarrior ------------------------------------------------------------------------------
 
@@ -200,8 +225,7 @@ json::Value from_taskwarrior(Converter& c, const json::Value& item) {
       c.label(out, "project:" + text_of(value));
       c.mapped(key, "labels");
     } else if (key == "tags") {
-      if (value.is_array())
-        for (const auto& tag : value.as_array()) c.label(out, text_of(tag));
+      c.labels(out, value);
       c.mapped(key, "labels");
     } else if (key == "depends") {
       // An array of uuids (Taskwarrior 2.6+) or one comma-separated string (before).
@@ -300,8 +324,7 @@ json::Value from_beads(Converter& c, const json::Value& item) {
       else if (type != "task") c.label(out, type);
       c.mapped(key, "type, labels");
     } else if (key == "labels") {
-      if (value.is_array())
-        for (const auto& label : value.as_array()) c.label(out, text_of(label));
+      c.labels(out, value);
       c.mapped(key, "labels");
     } else if (key == "dependencies") {
       if (!value.is_array()) continue;
@@ -349,18 +372,13 @@ json::Value from_beads(Converter& c, const json::Value& item) {
                                                      "dependencies", "comments", "close_reason"};
     if (!kRead.contains(key) && !value.is_null()) c.lost(key);  // assignee, created_at, closed_at, due…
   }
-  // An epic has no parent here: one under another issue is imported as a task.
-  if (out["type"] == json::Value("epic") && out.contains("parent")) {
-    out.erase("type");
-    c.label(out, "epic");
-  }
+  c.demote_epic(out);
   c.finish(out, overflow);
   return out;
 }
 
 /// beads' hierarchical ids (bd-a3f8.1 under bd-a3f8): the parent when no parent-child link says.
-void parents_from_ids(ForeignFile& file) {
-  json::Value& records = file.records;
+void parents_from_ids(Converter& c, json::Value& records) {
   std::set<std::string> ids;
   for (const auto& record : records.as_array())
     if (record["id"].is_string()) ids.insert(record["id"].as_string());
@@ -370,14 +388,8 @@ void parents_from_ids(ForeignFile& file) {
     auto dot = id.rfind('.');
     if (dot == std::string::npos || !ids.contains(id.substr(0, dot))) continue;
     record.set("parent", id.substr(0, dot));
-    if (record["type"] == json::Value("epic")) {
-      // As in from_beads: an epic under another issue is a task that says what it was.
-      record.erase("type");
-      json::Value labels = record.contains("labels") ? record["labels"] : json::Value::array();
-      if (labels.size() < kLabelsMax) labels.push_back("epic");
-      record.set("labels", std::move(labels));
-    }
-    if (!file.mapped.contains("id (x.1 under x)")) file.mapped.set("id (x.1 under x)", "parent");
+    c.demote_epic(record);
+    c.mapped("id (x.1 under x)", "parent");
   }
 }
 
@@ -396,7 +408,8 @@ std::string detect_format(const json::Value& records) {
   return "cleo";
 }
 
-Result<ForeignFile> read_foreign(const json::Value& input, std::string_view format, TimeMs now) {
+Result<ForeignFile> read_foreign(const json::Value& input, std::string_view format, const OperationSpec& add_spec,
+                                 TimeMs now) {
   const json::Value* list = &input;
   json::Value single = json::Value::array();
   if (input.is_object()) {
@@ -418,7 +431,7 @@ Result<ForeignFile> read_foreign(const json::Value& input, std::string_view form
     file.records = *list;
     return file;
   }
-  Converter converter(file, now);
+  Converter converter(file, add_spec, now);
   for (const auto& item : list->as_array()) {
     if (!item.is_object()) {
       file.records.push_back(item);  // refused by the record check, with its index
@@ -426,7 +439,7 @@ Result<ForeignFile> read_foreign(const json::Value& input, std::string_view form
     }
     file.records.push_back(file.format == "taskwarrior" ? from_taskwarrior(converter, item) : from_beads(converter, item));
   }
-  if (file.format == "beads") parents_from_ids(file);
+  if (file.format == "beads") parents_from_ids(converter, file.records);
   converter.summarise();
   return file;
 }

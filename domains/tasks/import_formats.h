@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "domains/registry.h"
 
 namespace ct::tasks {
 
@@ -28,7 +29,9 @@ struct ForeignFile {
 std::string detect_format(const json::Value& records);
 
 /// The records of `input` (an array, or tasks.export's {tasks:[…]}) in tasks.import's shape.
-/// `format` is "auto", "cleo", "taskwarrior" or "beads"; `now` bounds the times of notes.
-Result<ForeignFile> read_foreign(const json::Value& input, std::string_view format, TimeMs now);
+/// `format` is "auto", "cleo", "taskwarrior" or "beads"; text is fitted to the limits of
+/// `add_spec` (tasks.add); `now` bounds the times of notes.
+Result<ForeignFile> read_foreign(const json::Value& input, std::string_view format, const OperationSpec& add_spec,
+                                 TimeMs now);
 
 }  // namespace ct::tasks

@@ -394,13 +394,13 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
 /// transaction: it lands completely or not at all (with skipInvalid, the valid records land and
 /// the others are listed).
 Result<Reply> import_tasks(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(ForeignFile file, read_foreign(params.value("tasks"), params.str("format"), context.now()));
-  const json::Value* list = &file.records;
   const OperationSpec* add_spec = context.registry ? context.registry->find("tasks", "add") : nullptr;
   const OperationSpec* delete_spec = context.registry ? context.registry->find("tasks", "delete") : nullptr;
   const OperationSpec* relate_spec = context.registry ? context.registry->find("tasks", "relate") : nullptr;
   if (!add_spec || !delete_spec || !relate_spec)
     return fail(ErrorCode::Internal, "tasks.add, tasks.delete or tasks.relate is missing from the registry");
+  CT_TRY_ASSIGN(ForeignFile file, read_foreign(params.value("tasks"), params.str("format"), *add_spec, context.now()));
+  const json::Value* list = &file.records;
   const bool skip_invalid = params.flag("skipInvalid");
   std::vector<ImportRecord> records;
   json::Value problems = json::Value::array();

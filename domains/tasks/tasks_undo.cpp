@@ -99,16 +99,17 @@ Result<AuditEntry> row_at(Store& store, std::int64_t seq) {
 }
 
 /// The undo rows after a seq and what they took back. An undo counts while it is not undone
-/// itself: `cancelled` holds the rows whose effect is gone (taken back by an undo that counts).
+/// itself: `cancelled_by` holds the rows whose effect is gone, with the undo that counts.
 struct LaterUndos {
   std::map<std::int64_t, std::vector<std::int64_t>> undid;  // undo seq → the seqs it took back
-  std::set<std::int64_t> cancelled;
-  std::map<std::int64_t, std::int64_t> cancelled_by;
+  std::map<std::int64_t, std::int64_t> cancelled_by;       // seq → the undo that took it back
+
+  bool cancelled(std::int64_t seq) const { return cancelled_by.contains(seq); }
 
   /// An undo whose targets all came after `seq` and are gone: together they left nothing behind.
   bool nets_out(std::int64_t undo_seq, std::int64_t seq) const {
     auto found = undid.find(undo_seq);
-    return found != undid.end() && !cancelled.contains(undo_seq) &&
+    return found != undid.end() && !cancelled(undo_seq) &&
            std::ranges::all_of(found->second, [&](std::int64_t target) { return target > seq; });
   }
 };
@@ -122,11 +123,8 @@ Result<LaterUndos> undos_after(Store& store, std::int64_t seq) {
   LaterUndos later;
   for (const auto& row : rows) {
     auto seqs = undid_by(row);
-    if (!later.cancelled.contains(row.seq))
-      for (auto target : seqs) {
-        later.cancelled.insert(target);
-        later.cancelled_by.emplace(target, row.seq);
-      }
+    if (!later.cancelled(row.seq))
+      for (auto target : seqs) later.cancelled_by.emplace(target, row.seq);
     later.undid.emplace(row.seq, std::move(seqs));
   }
   return later;
@@ -193,7 +191,7 @@ Result<Reply> undo(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::vector<UndoConflict> touched, engine_.undo_conflicts(row));
     for (const auto& conflict : touched) {
       // Changes taken back since, and the undos that took them back, leave nothing to overwrite.
-      if (targets.contains(conflict.seq) || later.cancelled.contains(conflict.seq) ||
+      if (targets.contains(conflict.seq) || later.cancelled(conflict.seq) ||
           later.nets_out(conflict.seq, row.seq))
         continue;
       if (first_conflict.empty())

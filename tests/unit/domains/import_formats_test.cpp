@@ -5,12 +5,15 @@
 
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "disclosure/product.h"
 #include "domains/tasks/import_formats.h"
 
 namespace ct::tasks {
 namespace {
 
 constexpr TimeMs kNow = 1'800'000'000'000;  // 2027-01-15
+
+const OperationSpec& add_spec() { return *registry().find("tasks", "add"); }
 
 json::Value parsed(std::string_view text) {
   auto value = json::parse(text);
@@ -27,7 +30,7 @@ TEST_CASE("the format is told from the records' fields", "[import]") {
 }
 
 TEST_CASE("tasks.export's own records pass through untouched", "[import]") {
-  auto file = read_foreign(parsed(R"({"tasks":[{"id":"T1","title":"Imported task"}]})"), "auto", kNow);
+  auto file = read_foreign(parsed(R"({"tasks":[{"id":"T1","title":"Imported task"}]})"), "auto", add_spec(), kNow);
   REQUIRE(file);
   CHECK(file->format == "cleo");
   CHECK(file->records == parsed(R"([{"id":"T1","title":"Imported task"}])"));
@@ -36,7 +39,7 @@ TEST_CASE("tasks.export's own records pass through untouched", "[import]") {
 
 TEST_CASE("long and multi-line titles keep their whole text in the description", "[import]") {
   std::string long_title(250, 'x');
-  auto file = read_foreign(parsed(R"([{"uuid":"a","description":")" + long_title + R"("}])"), "taskwarrior", kNow);
+  auto file = read_foreign(parsed(R"([{"uuid":"a","description":")" + long_title + R"("}])"), "taskwarrior", add_spec(), kNow);
   REQUIRE(file);
   const json::Value& record = file->records.as_array().front();
   CHECK(utf8_length(record["title"].as_string()) == 200);
@@ -44,7 +47,7 @@ TEST_CASE("long and multi-line titles keep their whole text in the description",
   REQUIRE(file->warnings.size() == 1);
 
   auto lines = read_foreign(parsed(R"([{"id":"bd-1","title":"First line\nsecond","description":"More","status":"open"}])"),
-                            "beads", kNow);
+                            "beads", add_spec(), kNow);
   REQUIRE(lines);
   const json::Value& beads = lines->records.as_array().front();
   CHECK(beads["title"].as_string() == "First line");
@@ -55,7 +58,7 @@ TEST_CASE("labels are made valid; epics under a parent become tasks", "[import]"
   auto file = read_foreign(parsed(R"([{"id":"bd-1","title":"Parent issue","status":"open","issue_type":"epic"},
                                       {"id":"bd-1.1","title":"Child epic","status":"open","issue_type":"epic",
                                        "labels":["Needs Review","--x","ok"],"priority":"P4"}])"),
-                           "auto", kNow);
+                           "auto", add_spec(), kNow);
   REQUIRE(file);
   const json::Value& child = file->records.as_array()[1];
   CHECK(child["parent"].as_string() == "bd-1");
@@ -68,7 +71,7 @@ TEST_CASE("labels are made valid; epics under a parent become tasks", "[import]"
 TEST_CASE("the report counts what has no place here; derived fields are not losses", "[import]") {
   auto file = read_foreign(parsed(R"([{"uuid":"a","description":"One task","urgency":3,"id":4,"due":"20260101T000000Z"},
                                       {"uuid":"b","description":"Two tasks","due":"20260101T000000Z","estimate":"2h"}])"),
-                           "auto", kNow);
+                           "auto", add_spec(), kNow);
   REQUIRE(file);
   CHECK(file->unmapped == parsed(R"({"due":2,"estimate":1})"));
   CHECK(file->mapped["description"].as_string() == "title");
@@ -77,7 +80,7 @@ TEST_CASE("the report counts what has no place here; derived fields are not loss
 TEST_CASE("a tombstone is cancelled with its reason; a future note time is dropped", "[import]") {
   auto file = read_foreign(parsed(R"([{"id":"bd-9","title":"Gone issue","status":"tombstone","close_reason":"dup",
                                        "comments":[{"text":"later","created_at":"2099-01-01T00:00:00Z"}]}])"),
-                           "beads", kNow);
+                           "beads", add_spec(), kNow);
   REQUIRE(file);
   const json::Value& record = file->records.as_array().front();
   CHECK(record["status"].as_string() == "cancelled");
@@ -86,7 +89,7 @@ TEST_CASE("a tombstone is cancelled with its reason; a future note time is dropp
 }
 
 TEST_CASE("anything but records is refused", "[import]") {
-  auto file = read_foreign(parsed(R"({"nothing":1})"), "auto", kNow);
+  auto file = read_foreign(parsed(R"({"nothing":1})"), "auto", add_spec(), kNow);
   REQUIRE_FALSE(file);
   CHECK(file.error().code == ErrorCode::InvalidParams);
 }
