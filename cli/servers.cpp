@@ -113,6 +113,12 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
         ->type_name("ORIGIN")
         ->allow_extra_args(false);
     command->add_option("--threads", flags.http.threads, "Requests run in parallel (default 4)")->type_name("N");
+    command->add_flag("--dashboard-write", flags.http.dashboard_write,
+                      "People may add, update, complete and reassign tasks in the dashboard (as human@dashboard)");
+    bool no_dashboard = false;
+    command->add_flag("--no-dashboard", no_dashboard, "No web dashboard at /: serve MCP at /mcp only")
+        ->excludes("--dashboard-write");
+    command->final_callback([&flags, &no_dashboard] { flags.http.dashboard = !no_dashboard; });
   } else {
     add_common(*command, flags);
     std::string hosts;

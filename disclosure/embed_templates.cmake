@@ -5,7 +5,8 @@
 #         -P embed_templates.cmake
 # HEADER declares TYPE (a struct of two string_views: the path under ROOT, the text) and
 # `std::span<const TYPE> FUNCTION()` in NAMESPACE; the defaults are the disclosure templates'.
-# Used for templates/ (ct_disclosure) and templates/skills/ (ct_engines: engines/skills.h).
+# Used for templates/ (ct_disclosure), templates/skills/ (ct_engines: engines/skills.h) and the
+# dashboard's page, gateway/dashboard/ (ct_gateway_http: gateway/dashboard.h).
 foreach(param NAMESPACE HEADER TYPE FUNCTION)
   if(NOT DEFINED ${param})
     set(default_NAMESPACE "ct::disclosure")

@@ -28,6 +28,7 @@ class Context {
   std::optional<std::filesystem::path> project_dir;  // --project / CLEO_ROOT as given
   std::string session;                   // current session id, empty when none
   std::string agent;                     // calling agent, when known
+  bool agent_is_fixed = false;           // `agent` wins over the session's (RouterOptions)
   AuditEntry* audit = nullptr;           // mutations record their changes here
   /// What can run here (system.capabilities, system.health); null when the caller gave none.
   CapabilityResolver* capabilities = nullptr;
@@ -76,7 +77,7 @@ class Context {
   Store& db() { return *store; }
   /// Who is calling, for records that name an agent: the bound session's agent, else the caller's.
   Result<std::string> agent_name() {
-    if (!session.empty() && store) {
+    if (!session.empty() && store && !agent_is_fixed) {
       auto found = store->get_session(session);
       if (!found) return std::unexpected(std::move(found.error()));
       if (*found && !(*found)->agent.empty()) return (*found)->agent;

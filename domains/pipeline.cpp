@@ -189,7 +189,7 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
   audit.session = context.session;
   audit.agent = context.agent;
   // Writes record who made them: the agent named when the session started wins.
-  if (!context.session.empty() && context.store) {
+  if (!context.session.empty() && context.store && !context.agent_is_fixed) {
     if (auto session = context.store->get_session(context.session); session && *session && !(*session)->agent.empty())
       audit.agent = (*session)->agent;
   }

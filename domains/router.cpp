@@ -193,6 +193,11 @@ void Router::close_store() {
   project_.reset();
 }
 
+Result<std::int64_t> Router::change_stamp() {
+  CT_TRY_ASSIGN(Store* store, open_store());
+  return store->change_stamp();
+}
+
 Result<Store*> Router::open_store() {
   if (store_) {
     refresh_config();
@@ -252,6 +257,7 @@ Context Router::new_context() {
   context.project_dir = options_.project_dir;
   context.session = session_;
   context.agent = options_.agent;
+  context.agent_is_fixed = options_.agent_is_fixed;
   static const Config kDefaults;
   context.config = &kDefaults;
   context.outside_project_allowed = options_.outside_project_allowed;

@@ -57,6 +57,9 @@ struct RouterOptions {
   std::optional<std::filesystem::path> project_dir;  // --project; else CLEO_ROOT; else walk up
   bool read_only = false;                            // mutate → E_MUTATION_DISABLED, unless a dry_run param is set
   std::string agent;                                 // recorded in the audit trail
+  /// `agent` is recorded even on writes in a session that names another agent: a person acting
+  /// on an agent's session (the dashboard's write mode) stays who they are.
+  bool agent_is_fixed = false;
   /// CLI: with no session set, adopt the project's only active session (if exactly one).
   bool adopt_only_active_session = false;
   /// Files outside the project may be named (the CLI: a person asked); MCP callers may not
@@ -96,6 +99,9 @@ class Router {
   void set_agent(std::string agent) { options_.agent = std::move(agent); }
   /// The session the caller is bound to now (session.start/resume bind, end/close unbind).
   const std::string& session() const { return session_; }
+  /// The store's change signal (Store::change_stamp), opening the store when needed: a watcher
+  /// calls it on a timer with a router of its own and compares.
+  Result<std::int64_t> change_stamp();
 
  private:
   // The stages of a call (domains/pipeline.h) that need the router's state.

@@ -1308,7 +1308,7 @@ class SqliteStore final : public Store {
     if (where.empty()) {
       sql += " WHERE tasks_fts MATCH ?";
     } else {
-      sql += " JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
+      sql += " CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +  // as in search()
              where.substr(std::string_view(" WHERE ").size());
     }
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));

@@ -471,6 +471,10 @@ class Store {
   [[nodiscard]] virtual Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) = 0;
 
   [[nodiscard]] virtual Result<std::int64_t> schema_version() = 0;
+  /// A number that differs from the one this connection read before whenever another connection
+  /// (of any process) has committed since: the cheap change signal live views watch. Its value
+  /// means nothing else; call it outside a transaction.
+  [[nodiscard]] virtual Result<std::int64_t> change_stamp() = 0;
 
   // Protocol-check results (validate.compliance*).
   [[nodiscard]] virtual Result<std::int64_t> insert_compliance(const ComplianceRecord& record) = 0;

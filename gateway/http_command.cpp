@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "core/clock.h"
 #include "core/log.h"
 #include "disclosure/product.h"
 #include "gateway/commands.h"
+#include "gateway/dashboard.h"
 
 namespace ct::mcp {
 
@@ -48,10 +51,30 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
   }
   const Registry& operations = served_registry(router_options);
   Protocol protocol(operations, server_info(operations, router_options.project_dir));
+  std::shared_ptr<Dashboard> dashboard;
+  if (options.dashboard) {
+    // The page's calls: recorded as a person at the dashboard, even in an agent's session, and
+    // read-only unless --dashboard-write.
+    RouterOptions people = router_options;
+    people.agent = "human@dashboard";
+    people.agent_is_fixed = true;
+    people.read_only = router_options.read_only || !options.dashboard_write;
+    people.budget_replies = false;  // the page pages through lists itself
+    DashboardOptions dashboard_options;
+    dashboard_options.write = !people.read_only;
+    dashboard_options.token = options.token;
+    dashboard_options.allowed_origins = options.allowed_origins;
+    if (auto project = find_project(router_options.project_dir)) dashboard_options.project = project->root.string();
+    if (const char* dir = std::getenv("CLEO_DASHBOARD_DIR"); dir != nullptr && *dir != '\0')
+      dashboard_options.files_dir = std::filesystem::path(dir);
+    dashboard = std::make_shared<Dashboard>(
+        [people, &operations] { return std::make_unique<Router>(operations, people, clock_from_environment()); },
+        embedded_dashboard_files(), std::move(dashboard_options));
+  }
   HttpServer server(
       protocol,
       [router_options, &operations] { return std::make_unique<Router>(operations, router_options, clock_from_environment()); },
-      options);
+      options, dashboard);
   if (auto bound = server.bind(); !bound) {
     std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());
     return bound.error().exit_code();
@@ -79,6 +102,13 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
     if (host != "claude") hosts += (hosts.empty() ? "" : "|") + host;
   std::fprintf(out, "Other hosts: ct mcp-config --host %s --http %s\n", hosts.c_str(), url.c_str());
   if (!http_options.token.empty()) std::fprintf(out, "Clients must send: Authorization: Bearer <token>\n");
+  if (dashboard) {
+    std::string page = url.substr(0, url.size() - std::string_view("mcp").size());
+    std::fprintf(out, "Dashboard: %s (%s%s)\n", page.c_str(),
+                 dashboard->options().write ? "people may change tasks, as human@dashboard"
+                                            : "read-only; --dashboard-write lets people change tasks",
+                 http_options.token.empty() ? "" : "; the page asks for the token");
+  }
   std::fprintf(out, "Press Ctrl-C to stop.\n");
   std::fflush(out);
   server.run();

@@ -6,6 +6,7 @@
 #include "core/json_parse.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "gateway/dashboard.h"
 
 namespace ct::mcp {
 namespace {
@@ -162,8 +163,9 @@ struct HttpExchange::Session {
   std::mutex mutex;  // one request at a time per session: its protocol state is not shared
 };
 
-HttpExchange::HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options)
-    : protocol_(protocol), make_router_(std::move(make_router)), options_(std::move(options)) {}
+HttpExchange::HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options,
+                           std::shared_ptr<Dashboard> dashboard)
+    : protocol_(protocol), routers_(std::move(make_router)), options_(std::move(options)), dashboard_(std::move(dashboard)) {}
 
 HttpExchange::~HttpExchange() = default;
 
@@ -205,7 +207,11 @@ HttpResponse HttpExchange::handle(const HttpRequest& request) {
     if (auto refused = check_head(request)) return std::move(*refused);
     if (request.body.size() > options_.max_body_bytes)
       return closing(error_response(413, RpcError::InvalidRequest, "Payload Too Large"));
-    if (request.path != "/mcp") return error_response(404, RpcError::InvalidRequest, "Not Found: the MCP endpoint is /mcp");
+    if (request.path != "/mcp") {
+      if (!dashboard_) return error_response(404, RpcError::InvalidRequest, "Not Found: the MCP endpoint is /mcp");
+      if (auto refused = check_origin_and_host(request)) return std::move(*refused);
+      return dashboard_->handle(request);  // its own token check: a page cannot send the header
+    }
     if (request.method == "POST") return handle_post(request);
     if (request.method == "DELETE") return handle_delete(request);
     if (auto refused = admit(request)) return std::move(*refused);
@@ -233,6 +239,10 @@ std::optional<HttpResponse> HttpExchange::admit(const HttpRequest& request) cons
       return response;
     }
   }
+  return check_origin_and_host(request);
+}
+
+std::optional<HttpResponse> HttpExchange::check_origin_and_host(const HttpRequest& request) const {
   if (auto origin_header = find_header(request.headers, "Origin")) {
     std::string origin(*origin_header);
     bool allowed = false;
@@ -298,7 +308,7 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
   }
 
   HttpResponse response;
-  auto router = take_router();
+  auto router = routers_.take();
   Outcome outcome;
   auto handle = [&](Connection& connection) {
     return parsed ? protocol_.handle_parsed(*parsed, connection, *router, request.body)
@@ -312,7 +322,7 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
     outcome = handle(connection);
     if (outcome.initialize_succeeded) response.headers.push_back({"Mcp-Session-Id", add_session(connection)});
   }
-  give_back(std::move(router));
+  routers_.give_back(std::move(router));
 
   if (!outcome.reply) {
     response.status = 202;  // a notification or a response: accepted, no body
@@ -333,11 +343,11 @@ HttpResponse HttpExchange::handle_stateless(const HttpRequest& request, const js
       return error_response(400, RpcError::HeaderMismatch,
                             "Header mismatch: " + std::string(name) + " is sent more than once",
                             id_json_of(json::outline(request.body)));
-  auto router = take_router();
+  auto router = routers_.take();
   Connection connection;  // never kept: the next request starts from nothing again
   Outcome outcome = parsed ? protocol_.handle_parsed(*parsed, connection, *router, request.body, &mirrored)
                            : protocol_.handle(request.body, connection, *router, &mirrored);
-  give_back(std::move(router));
+  routers_.give_back(std::move(router));
   HttpResponse response;
   if (!outcome.reply) {
     response.status = 202;  // a notification: accepted, no body
@@ -358,23 +368,6 @@ HttpResponse HttpExchange::handle_delete(const HttpRequest& request) {
   HttpResponse response;
   response.status = 204;
   return response;
-}
-
-std::unique_ptr<Router> HttpExchange::take_router() {
-  {
-    std::lock_guard lock(routers_mutex_);
-    if (!idle_routers_.empty()) {
-      auto router = std::move(idle_routers_.back());
-      idle_routers_.pop_back();
-      return router;
-    }
-  }
-  return make_router_();
-}
-
-void HttpExchange::give_back(std::unique_ptr<Router> router) {
-  std::lock_guard lock(routers_mutex_);
-  idle_routers_.push_back(std::move(router));
 }
 
 std::shared_ptr<HttpExchange::Session> HttpExchange::find_session(std::string_view id) {

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "domains/router.h"
+#include "gateway/event_stream.h"
 #include "gateway/mcp_protocol.h"
+#include "gateway/router_pool.h"
 
 namespace ct::mcp {
 
@@ -36,10 +38,11 @@ struct HttpOptions {
   int io_threads = 1;                       // libmicrohttpd polling threads (socket I/O, HTTP parsing)
   std::size_t max_sessions = 1024;          // oldest idle sessions are dropped beyond this
   int session_idle_seconds = 24 * 3600;     // sessions unused for this long end
+  bool dashboard = true;                    // the web dashboard at / (gateway/dashboard.h)
+  bool dashboard_write = false;             // people may change tasks from it (--dashboard-write)
 };
 
-/// Makes a router for one worker; each worker keeps its own database connection.
-using RouterFactory = std::function<std::unique_ptr<Router>()>;
+class Dashboard;
 
 struct HttpHeader {
   std::string name;
@@ -59,6 +62,8 @@ struct HttpResponse {
   int status = 200;
   std::vector<HttpHeader> headers;   // besides Content-Length, Date and Connection
   std::string body;
+  /// Set: the body is this stream's text as it comes (Server-Sent Events), not `body`.
+  std::shared_ptr<EventStream> stream;
 };
 
 /// The first value of header `name` (case-insensitive), if any.
@@ -68,7 +73,9 @@ std::optional<std::string_view> find_header(const std::vector<HttpHeader>& heade
 /// MCP session run one at a time (its protocol state is not shared).
 class HttpExchange {
  public:
-  HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options);
+  /// `dashboard` (may be null) serves every path but /mcp, after the Origin and Host checks.
+  HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options,
+               std::shared_ptr<Dashboard> dashboard = nullptr);
   ~HttpExchange();
   HttpExchange(const HttpExchange&) = delete;
   HttpExchange& operator=(const HttpExchange&) = delete;
@@ -83,6 +90,7 @@ class HttpExchange {
   std::optional<HttpResponse> check_head(const HttpRequest& request) const;
 
   const HttpOptions& options() const { return options_; }
+  Dashboard* dashboard() const { return dashboard_.get(); }
   /// Live sessions (for tests).
   std::size_t session_count();
 
@@ -94,21 +102,18 @@ class HttpExchange {
   HttpResponse handle_stateless(const HttpRequest& request, const json::Value* parsed, const MirroredHeaders& mirrored);
   HttpResponse handle_delete(const HttpRequest& request);
   std::optional<HttpResponse> admit(const HttpRequest& request) const;
-  std::unique_ptr<Router> take_router();
-  void give_back(std::unique_ptr<Router> router);
+  std::optional<HttpResponse> check_origin_and_host(const HttpRequest& request) const;
   std::shared_ptr<Session> find_session(std::string_view id);
   std::string add_session(const Connection& connection);
   bool end_session(std::string_view id);
 
   const Protocol& protocol_;
-  RouterFactory make_router_;
+  RouterPool routers_;
   HttpOptions options_;
+  std::shared_ptr<Dashboard> dashboard_;
 
   std::mutex sessions_mutex_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
-
-  std::mutex routers_mutex_;
-  std::vector<std::unique_ptr<Router>> idle_routers_;
 };
 
 }  // namespace ct::mcp

@@ -39,6 +39,7 @@
 #include <unordered_set>
 
 #include "core/log.h"
+#include "gateway/dashboard.h"
 
 namespace ct::mcp {
 namespace {
@@ -89,7 +90,44 @@ MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, size_t key_
 
 void delete_string(void* body) { delete static_cast<std::string*>(body); }
 
+/// An event stream being sent: the reader callback's state, freed with the response.
+struct StreamReader {
+  std::shared_ptr<EventStream> stream;
+  MHD_Connection* connection;
+};
+
+/// Sends what the stream has; with nothing to send it suspends the connection until the next
+/// push (returning 0 without suspending would make the polling thread spin).
+ssize_t read_stream(void* cls, std::uint64_t, char* buffer, size_t max) {
+  auto* reader = static_cast<StreamReader*>(cls);
+  MHD_Connection* connection = reader->connection;
+  std::ptrdiff_t count = reader->stream->read(
+      buffer, max, [connection] { MHD_suspend_connection(connection); },
+      [connection] { MHD_resume_connection(connection); });
+  return count < 0 ? MHD_CONTENT_READER_END_OF_STREAM : static_cast<ssize_t>(count);
+}
+
+void free_stream(void* cls) {
+  auto* reader = static_cast<StreamReader*>(cls);
+  reader->stream->detach();  // the connection is going: never resume it again
+  delete reader;
+}
+
+MHD_Result send_stream(MHD_Connection* connection, HttpResponse response) {
+  auto* reader = new StreamReader{std::move(response.stream), connection};
+  MHD_Response* reply = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &read_stream, reader, &free_stream);
+  if (reply == nullptr) {
+    delete reader;
+    return MHD_NO;
+  }
+  for (const auto& header : response.headers) MHD_add_response_header(reply, header.name.c_str(), header.value.c_str());
+  MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned int>(response.status), reply);
+  MHD_destroy_response(reply);
+  return queued;
+}
+
 MHD_Result send_response(MHD_Connection* connection, HttpResponse response) {
+  if (response.stream) return send_stream(connection, std::move(response));
   auto* body = new std::string(std::move(response.body));
   MHD_Response* reply =
       MHD_create_response_from_buffer_with_free_callback_cls(body->size(), body->data(), &delete_string, body);
@@ -139,8 +177,8 @@ struct HttpServer::Impl {
   std::mutex connections_mutex;
   std::unordered_set<ConnectionState*> connections;
 
-  Impl(const Protocol& protocol, RouterFactory make_router, HttpOptions o)
-      : exchange(protocol, std::move(make_router), std::move(o)), options(exchange.options()) {}
+  Impl(const Protocol& protocol, RouterFactory make_router, HttpOptions o, std::shared_ptr<Dashboard> dashboard)
+      : exchange(protocol, std::move(make_router), std::move(o), std::move(dashboard)), options(exchange.options()) {}
 
   // ---- libmicrohttpd callbacks (polling threads) ----
 
@@ -302,8 +340,9 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(const Protocol& protocol, RouterFactory make_router, HttpOptions options)
-    : impl_(std::make_unique<Impl>(protocol, std::move(make_router), std::move(options))) {}
+HttpServer::HttpServer(const Protocol& protocol, RouterFactory make_router, HttpOptions options,
+                       std::shared_ptr<Dashboard> dashboard)
+    : impl_(std::make_unique<Impl>(protocol, std::move(make_router), std::move(options), std::move(dashboard))) {}
 
 HttpServer::~HttpServer() {
   stop();
@@ -401,8 +440,10 @@ void HttpServer::run() {
     }
   }
 
-  // Stop: no new request is queued (they get 503), the workers finish what is queued and resume
-  // every suspended connection, then libmicrohttpd closes all connections and the socket.
+  // Stop: no new request is queued (they get 503), event streams end (which resumes their
+  // connections), the workers finish what is queued and resume every suspended connection, then
+  // libmicrohttpd closes all connections and the socket.
+  if (Dashboard* dashboard = s.exchange.dashboard()) dashboard->stop();
   {
     std::lock_guard lock(s.queue_mutex);
     s.draining = true;

@@ -17,7 +17,9 @@ namespace ct::mcp {
 
 class HttpServer {
  public:
-  HttpServer(const Protocol& protocol, RouterFactory make_router, HttpOptions options);
+  /// `dashboard` (may be null) serves every path but /mcp (gateway/dashboard.h).
+  HttpServer(const Protocol& protocol, RouterFactory make_router, HttpOptions options,
+             std::shared_ptr<Dashboard> dashboard = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -15,6 +15,9 @@ packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-de
 # pins (the npm registry's node-linux-<arch>), since the MCP conformance suite needs 22.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# CT_BROWSER_TESTS=1 (scripts/test.sh sets it): Debian's Chromium, which the dashboard's browser
+# tests (tests/browser) drive headless; without it they are skipped.
+if [ "${CT_BROWSER_TESTS:-0}" = "1" ]; then packages+=(chromium); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -1,0 +1,378 @@
+#include "gateway/dashboard.h"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include "core/json.h"
+#include "core/json_parse.h"
+#include "core/log.h"
+#include "core/sha256.h"
+#include "core/text.h"
+#include "core/version.h"
+
+namespace ct::mcp {
+namespace {
+
+/// What a person may change from the page (--dashboard-write): tasks, nothing else.
+constexpr std::array<std::string_view, 6> kWritable = {"tasks.add",    "tasks.update", "tasks.complete",
+                                                       "tasks.reopen", "tasks.start",  "tasks.stop"};
+
+constexpr std::string_view kCookie = "cleo_dashboard";
+
+/// The page runs only its own files, talks only to this server and is never framed.
+constexpr std::string_view kPolicy =
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+void common_headers(HttpResponse& response) {
+  response.headers.push_back({"X-Content-Type-Options", "nosniff"});
+  response.headers.push_back({"Referrer-Policy", "no-referrer"});
+}
+
+HttpResponse json_reply(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.headers.push_back({"Content-Type", "application/json"});
+  response.headers.push_back({"Cache-Control", "no-store"});
+  common_headers(response);
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse problem(int status, std::string_view message) {
+  json::Value body(json::Value::Object{{"error", json::Value(std::string(message))}});
+  return json_reply(status, body.dump());
+}
+
+std::string_view content_type(std::string_view name) {
+  auto ends = [&](std::string_view suffix) { return name.ends_with(suffix); };
+  if (ends(".html")) return "text/html; charset=utf-8";
+  if (ends(".js") || ends(".mjs")) return "text/javascript; charset=utf-8";
+  if (ends(".css")) return "text/css; charset=utf-8";
+  if (ends(".svg")) return "image/svg+xml";
+  if (ends(".json")) return "application/json";
+  return "text/plain; charset=utf-8";
+}
+
+/// A file name the page may ask for: one path segment of letters, digits, '.', '-', '_', not
+/// starting with a dot (so never "..", never a hidden file, never a directory).
+bool plain_file_name(std::string_view name) {
+  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+           c == '_';
+  });
+}
+
+/// The value of cookie `name` in a Cookie header ("a=1; b=2").
+std::optional<std::string_view> cookie(const std::vector<HttpHeader>& headers, std::string_view name) {
+  for (const auto& header : headers) {
+    if (to_lower_ascii(header.name) != "cookie") continue;
+    std::string_view rest = header.value;
+    while (!rest.empty()) {
+      auto end = rest.find(';');
+      std::string_view pair = trim(rest.substr(0, end));
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+      auto equals = pair.find('=');
+      if (equals != std::string_view::npos && trim(pair.substr(0, equals)) == name) return trim(pair.substr(equals + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+bool same_text(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+bool bearer(std::string_view authorization, std::string_view token) {
+  auto space = authorization.find(' ');
+  if (space == std::string_view::npos || to_lower_ascii(authorization.substr(0, space)) != "bearer") return false;
+  std::string_view credentials = trim(authorization.substr(space + 1));
+  return !credentials.empty() && same_text(credentials, token);
+}
+
+bool is_json(const HttpRequest& request) {
+  auto type = find_header(request.headers, "Content-Type");
+  return type && to_lower_ascii(*type).find("application/json") != std::string::npos;
+}
+
+std::string event(std::string_view name, std::string_view data) {
+  return "event: " + std::string(name) + "\ndata: " + std::string(data) + "\n\n";
+}
+
+}  // namespace
+
+// ---- ChangeFeed ----
+
+ChangeFeed::ChangeFeed(Stamp stamp, Options options) : stamp_(std::move(stamp)), options_(options) {}
+
+ChangeFeed::~ChangeFeed() { stop(); }
+
+std::shared_ptr<EventStream> ChangeFeed::subscribe() {
+  auto stream = std::make_shared<EventStream>();
+  {
+    std::lock_guard lock(mutex_);
+    prune_locked();
+    if (stopping_ || streams_.size() + joining_.size() >= options_.max_listeners) return nullptr;
+    joining_.push_back(stream);
+    if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+  }
+  wakeup_.notify_all();
+  return stream;
+}
+
+void ChangeFeed::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+    for (auto& stream : streams_) stream->close();
+    for (auto& stream : joining_) stream->close();
+    streams_.clear();
+    joining_.clear();
+  }
+  wakeup_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::size_t ChangeFeed::listeners() {
+  std::lock_guard lock(mutex_);
+  prune_locked();
+  return streams_.size() + joining_.size();
+}
+
+void ChangeFeed::prune_locked() {
+  auto gone = [](const auto& stream) { return !stream->is_open(); };
+  std::erase_if(streams_, gone);
+  std::erase_if(joining_, gone);
+}
+
+void ChangeFeed::broadcast(std::string_view text) {
+  std::erase_if(streams_, [&](const auto& stream) { return !stream->push(text); });
+}
+
+void ChangeFeed::watch() {
+  using Clock = std::chrono::steady_clock;
+  std::optional<std::int64_t> last;  // the signal as last read; none while nobody listened
+  Clock::time_point beat = Clock::now();
+  bool failing = false;
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    prune_locked();
+    if (streams_.empty() && joining_.empty()) {
+      last.reset();  // nobody listens: read nothing until someone does
+      wakeup_.wait(lock, [this] { return stopping_ || !joining_.empty(); });
+      continue;
+    }
+    if (joining_.empty()) wakeup_.wait_for(lock, options_.interval, [this] { return stopping_ || !joining_.empty(); });
+    if (stopping_) break;
+    lock.unlock();
+    Result<std::int64_t> stamp = stamp_();
+    reads_.fetch_add(1);
+    lock.lock();
+    if (stopping_) break;
+    if (!stamp) {
+      if (!failing) log::warn("dashboard: cannot read the store's change signal: " + stamp.error().message);
+      failing = true;
+      continue;
+    }
+    failing = false;
+    if (last && *stamp != *last)
+      broadcast(event("change", "{\"stamp\":" + std::to_string(++changes_) + "}"));
+    last = *stamp;
+    // Those who joined before this read are greeted now: whatever they load next is at least as
+    // new as the signal just read, and any later commit moves it again.
+    for (auto& stream : joining_)
+      if (stream->push("retry: 2000\n" + event("hello", "{\"stamp\":" + std::to_string(changes_) + "}")))
+        streams_.push_back(std::move(stream));
+    joining_.clear();
+    if (Clock::now() - beat >= options_.heartbeat) {
+      broadcast(": keep-alive\n\n");
+      beat = Clock::now();
+    }
+  }
+}
+
+// ---- Dashboard ----
+
+Dashboard::Dashboard(RouterFactory make_router, std::span<const DashboardFile> files, DashboardOptions options)
+    : routers_(std::move(make_router)),
+      files_(files),
+      options_(std::move(options)),
+      cookie_value_(options_.token.empty() ? std::string() : sha256_hex("cleo-dashboard\n" + options_.token)),
+      feed_(
+          [this]() -> Result<std::int64_t> {  // the watcher's thread only
+            if (!feed_router_) feed_router_ = routers_.factory()();
+            return feed_router_->change_stamp();
+          },
+          options_.feed) {}
+
+Dashboard::~Dashboard() { feed_.stop(); }
+
+void Dashboard::stop() { feed_.stop(); }
+
+HttpResponse Dashboard::handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/api" || path == "/api/login" || path == "/api/info" || path == "/events") {
+    if (auto refused = refuse_cross_site(request)) return std::move(*refused);
+    if (path == "/api/login") {
+      if (request.method != "POST") return problem(405, "use POST");
+      return login(request);
+    }
+    if (!authorised(request)) {
+      HttpResponse response = problem(401, "Unauthorized: log in with the server's token");
+      response.headers.push_back({"WWW-Authenticate", R"(Bearer realm="cleo")"});
+      return response;
+    }
+    if (path == "/api") {
+      if (request.method != "POST") return problem(405, "use POST");
+      return call(request);
+    }
+    if (request.method != "GET") return problem(405, "use GET");
+    return path == "/events" ? events() : info();
+  }
+  if (request.method != "GET" && request.method != "HEAD") {
+    HttpResponse response = problem(405, "Method Not Allowed");
+    response.headers.push_back({"Allow", "GET, HEAD"});
+    return response;
+  }
+  return serve_file(request);
+}
+
+bool Dashboard::authorised(const HttpRequest& request) const {
+  if (options_.token.empty()) return true;
+  if (auto authorization = find_header(request.headers, "Authorization"))
+    if (bearer(*authorization, options_.token)) return true;
+  auto value = cookie(request.headers, kCookie);
+  return value && same_text(*value, cookie_value_);
+}
+
+/// The API is for the page itself (and programs that send no browser headers): a request a browser
+/// made for another site's page is refused, even from another port of localhost, because the
+/// login cookie would otherwise speak for it.
+std::optional<HttpResponse> Dashboard::refuse_cross_site(const HttpRequest& request) const {
+  if (auto site = find_header(request.headers, "Sec-Fetch-Site")) {
+    std::string value = to_lower_ascii(trim(*site));
+    if (value != "same-origin" && value != "none") return problem(403, "Forbidden: the dashboard's API serves its own page");
+  }
+  if (auto origin = find_header(request.headers, "Origin")) {
+    std::string host(find_header(request.headers, "Host").value_or(""));
+    std::string sent(trim(*origin));
+    bool allowed = sent == "http://" + host || sent == "https://" + host;
+    for (const auto& extra : options_.allowed_origins) allowed = allowed || extra == sent;
+    if (!allowed) return problem(403, "Forbidden: origin not allowed");
+  }
+  return std::nullopt;
+}
+
+HttpResponse Dashboard::login(const HttpRequest& request) {
+  if (!is_json(request)) return problem(415, "send application/json");
+  auto parsed = json::parse(request.body);
+  const json::Value* token = parsed && parsed->is_object() ? parsed->find("token") : nullptr;
+  if (!token || !token->is_string()) return problem(400, "send {\"token\": \"…\"}");
+  if (options_.token.empty()) return json_reply(204, "");
+  if (!same_text(token->as_string(), options_.token)) {
+    log::warn("dashboard: a login with a wrong token was refused");
+    return problem(401, "Unauthorized: wrong token");
+  }
+  HttpResponse response = json_reply(204, "");
+  response.headers.push_back(
+      {"Set-Cookie", std::string(kCookie) + "=" + cookie_value_ + "; Path=/; HttpOnly; SameSite=Strict"});
+  return response;
+}
+
+HttpResponse Dashboard::info() {
+  json::Value body(json::Value::Object{
+      {"write", json::Value(options_.write)},
+      {"auth", json::Value(!options_.token.empty())},
+      {"version", json::Value(std::string(product_version()))},
+      {"project", json::Value(options_.project)},
+  });
+  return json_reply(200, body.dump());
+}
+
+HttpResponse Dashboard::call(const HttpRequest& request) {
+  if (!is_json(request)) return problem(415, "send application/json");
+  auto parsed = json::parse(request.body);
+  if (!parsed || !parsed->is_object()) return problem(400, "send {\"gateway\",\"domain\",\"operation\",\"params\"}");
+  auto text = [&](std::string_view key) -> std::string {
+    const json::Value* value = parsed->find(key);
+    return value && value->is_string() ? value->as_string() : std::string();
+  };
+  std::string gateway = text("gateway");
+  if (gateway != "query" && gateway != "mutate") return problem(400, "gateway must be \"query\" or \"mutate\"");
+  Request call{gateway == "query" ? Gateway::Query : Gateway::Mutate, text("domain"), text("operation"), json::Value()};
+  if (const json::Value* params = parsed->find("params"); params && !params->is_null()) {
+    if (!params->is_object()) return problem(400, "params must be an object");
+    call.params = *params;
+  }
+  if (call.gateway == Gateway::Mutate) {
+    std::string name = call.domain + "." + call.operation;
+    if (!options_.write)
+      return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
+                                                 .with_fix("restart the server with: ct serve --dashboard-write"))));
+    if (std::find(kWritable.begin(), kWritable.end(), name) == kWritable.end()) {
+      std::string allowed;
+      for (auto op : kWritable) allowed += (allowed.empty() ? "" : ", ") + std::string(op);
+      return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled,
+                                                   "the dashboard does not run " + name + "; it may run " + allowed)
+                                                 .with_fix("run it with ct, or through an agent"))));
+    }
+  }
+  auto router = routers_.take();
+  Envelope envelope = router->dispatch(call);
+  routers_.give_back(std::move(router));
+  return json_reply(200, to_json(envelope));
+}
+
+HttpResponse Dashboard::events() {
+  auto stream = feed_.subscribe();
+  if (!stream) {
+    HttpResponse busy = problem(503, "Service Unavailable: too many live views, or the server is stopping");
+    busy.headers.push_back({"Retry-After", "5"});
+    return busy;
+  }
+  HttpResponse response;
+  response.headers.push_back({"Content-Type", "text/event-stream"});
+  response.headers.push_back({"Cache-Control", "no-store"});
+  response.headers.push_back({"X-Accel-Buffering", "no"});
+  common_headers(response);
+  response.stream = std::move(stream);
+  return response;
+}
+
+HttpResponse Dashboard::serve_file(const HttpRequest& request) {
+  std::string_view name = request.path == "/" ? std::string_view("index.html") : std::string_view(request.path).substr(1);
+  std::optional<std::string> text;
+  if (plain_file_name(name)) {
+    if (options_.files_dir) {
+      std::ifstream in(*options_.files_dir / std::string(name), std::ios::binary);
+      if (in) {
+        std::ostringstream buffer;
+        buffer << in.rdbuf();
+        text = buffer.str();
+      }
+    } else {
+      for (const auto& file : files_)
+        if (file.path == name) text = std::string(file.text);
+    }
+  }
+  if (!text) {
+    HttpResponse missing = problem(404, "Not Found: the dashboard is at /, MCP at /mcp");
+    return missing;
+  }
+  HttpResponse response;
+  response.headers.push_back({"Content-Type", std::string(content_type(name))});
+  response.headers.push_back({"Cache-Control", "no-cache"});
+  response.headers.push_back({"Content-Security-Policy", std::string(kPolicy)});
+  response.headers.push_back({"X-Frame-Options", "DENY"});
+  common_headers(response);
+  response.body = std::move(*text);
+  return response;
+}
+
+}  // namespace ct::mcp

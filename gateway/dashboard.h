@@ -1,0 +1,136 @@
+// The web dashboard of `ct serve`, for the people who watch over the agents: a page (HTML, CSS
+// and JavaScript embedded at build time, gateway/dashboard/) that reads the operations through
+// the router, and a live feed of changes as Server-Sent Events. No sockets here: the exchange
+// (http_exchange.h) hands it every request for a path other than /mcp, after its Origin and Host
+// checks; the server (http_transport.cpp) sends an event stream as its text comes.
+//
+//   GET  /, /<file>    the page's files (no data in them, so no token needed)
+//   GET  /api/info     {write, auth, version, project}
+//   POST /api/login    {"token": …} → a cookie standing for the bearer token (HttpOnly, SameSite=Strict)
+//   POST /api          {"gateway","domain","operation","params"} → the operation's envelope
+//   GET  /events       text/event-stream: `hello` once, then `change` after any commit (any process)
+//
+// Read-only unless the server was started with --dashboard-write; then a person may add, update,
+// complete, reopen, start and stop tasks, recorded as agent human@dashboard.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "gateway/event_stream.h"
+#include "gateway/http_exchange.h"
+#include "gateway/router_pool.h"
+
+namespace ct::mcp {
+
+/// One file of the page: its name under gateway/dashboard/ and its text.
+struct DashboardFile {
+  std::string_view path;
+  std::string_view text;
+};
+
+/// The page's files as built into ct-serve (generated from gateway/dashboard/).
+std::span<const DashboardFile> embedded_dashboard_files();
+
+/// Watches the store's change signal (Router::change_stamp, a cheap read) on a thread of its own
+/// while anyone listens, and tells every listener when it moved: at most one `change` event per
+/// interval, however many commits it covers. Its own router: one more database connection.
+class ChangeFeed {
+ public:
+  using Stamp = std::function<Result<std::int64_t>()>;
+  struct Options {
+    std::chrono::milliseconds interval{250};   // how often the signal is read while anyone listens
+    std::chrono::milliseconds heartbeat{15000};  // a comment line this often (dead peers show up)
+    std::size_t max_listeners = 256;
+  };
+
+  ChangeFeed(Stamp stamp, Options options);
+  ~ChangeFeed();
+  ChangeFeed(const ChangeFeed&) = delete;
+  ChangeFeed& operator=(const ChangeFeed&) = delete;
+
+  /// A new listener; it receives `hello` once the signal has been read after it joined (a page
+  /// loads its data then, so no change can fall between). Null when the feed has stopped or
+  /// max_listeners are listening.
+  std::shared_ptr<EventStream> subscribe();
+  /// Ends every stream and the watcher; later subscribe() calls get null.
+  void stop();
+  std::size_t listeners();
+  /// How many times the signal was read (tests: it is not read while nobody listens).
+  std::uint64_t reads() const { return reads_.load(); }
+
+ private:
+  void watch();
+  void broadcast(std::string_view text);
+  void prune_locked();  // forgets streams that ended
+
+  Stamp stamp_;
+  Options options_;
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  std::vector<std::shared_ptr<EventStream>> streams_;  // listening, and greeted
+  std::vector<std::shared_ptr<EventStream>> joining_;  // waiting for their hello
+  bool stopping_ = false;
+  std::uint64_t changes_ = 0;
+  std::atomic<std::uint64_t> reads_{0};
+  std::thread thread_;
+};
+
+struct DashboardOptions {
+  bool write = false;                            // --dashboard-write
+  std::string token;                             // the server's bearer token ("" = none)
+  std::vector<std::string> allowed_origins;      // --allow-origin: pages elsewhere that may call /api
+  std::string project;                           // shown by the page
+  /// Serve the page's files from this directory instead of the built-in copies (development:
+  /// CLEO_DASHBOARD_DIR); every request reads the file again.
+  std::optional<std::filesystem::path> files_dir;
+  ChangeFeed::Options feed;
+};
+
+class Dashboard {
+ public:
+  /// `make_router` makes the routers of /api (and one for the feed): they should record writes as
+  /// human@dashboard and be read-only unless options.write.
+  Dashboard(RouterFactory make_router, std::span<const DashboardFile> files, DashboardOptions options);
+  ~Dashboard();
+
+  /// A request for any path but /mcp, after the exchange's Origin and Host checks. A GET of
+  /// /events answers with HttpResponse::stream set.
+  HttpResponse handle(const HttpRequest& request);
+  /// The server is stopping: every event stream ends.
+  void stop();
+  const DashboardOptions& options() const { return options_; }
+  ChangeFeed& feed() { return feed_; }
+
+ private:
+  HttpResponse serve_file(const HttpRequest& request);
+  HttpResponse call(const HttpRequest& request);
+  HttpResponse login(const HttpRequest& request);
+  HttpResponse info();
+  HttpResponse events();
+  bool authorised(const HttpRequest& request) const;
+  std::optional<HttpResponse> refuse_cross_site(const HttpRequest& request) const;
+
+  RouterPool routers_;
+  std::span<const DashboardFile> files_;
+  DashboardOptions options_;
+  std::string cookie_value_;  // what the login cookie holds: a digest of the token, never the token
+  std::unique_ptr<Router> feed_router_;  // the feed's own connection (its thread only)
+  ChangeFeed feed_;
+};
+
+}  // namespace ct::mcp
