@@ -109,8 +109,13 @@ Result<Reply> log(Context& context, const Params& params) {
       }
       if (!changes.empty()) item.set("changes", std::move(changes));
     } else if (!row.changes.empty()) {
+      // The first few of a large command's changes (an import of 10,000 tasks is one row), and
+      // how many more detail:'full' lists.
+      constexpr std::size_t kShown = 20;
       json::Value fields = json::Value::array();
-      for (const auto& change : row.changes) fields.push_back(change.task_id + "." + change.field);
+      for (std::size_t i = 0; i < row.changes.size() && i < kShown; ++i)
+        fields.push_back(row.changes[i].task_id + "." + row.changes[i].field);
+      if (row.changes.size() > kShown) fields.push_back("+" + std::to_string(row.changes.size() - kShown) + " more");
       item.set("changed", std::move(fields));
     }
     list.push_back(std::move(item));
@@ -141,7 +146,7 @@ void register_system_domain(Registry& registry) {
                             .description = "Only rows written in this session"},
                            {.name = "since", .type = ParamType::String, .max = 40,
                             .description = "Only rows at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"}},
-                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field]}]; with "
+                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
                            "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
                            "_meta.page {hasMore,nextOffset} when older rows follow",
                 .examples = {{R"({"limit":10})", "the last ten changes"},

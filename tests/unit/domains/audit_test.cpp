@@ -132,6 +132,21 @@ TEST_CASE("system.log reads the trail with filters", "[audit]") {
   CHECK(code_of(p.query("system", "log", R"({"since":"last tuesday"})")) == "E_INVALID_PARAMS");
 }
 
+TEST_CASE("system.log names the first 20 changes of a large command, and counts the rest", "[audit]") {
+  test::Project p;
+  std::string records = "[";
+  for (int i = 0; i < 25; ++i) records += std::string(i ? "," : "") + "{\"title\":\"Imported " + std::to_string(i) + "\"}";
+  REQUIRE(p.mutate("tasks", "import", "{\"tasks\":" + records + "]}").success);
+  auto row = p.query("system", "log", R"({"limit":1})").data.as_array().at(0);
+  auto changed = row["changed"].as_array();
+  REQUIRE(changed.size() == 21);
+  CHECK(changed[0].as_string() == "T001.created");
+  CHECK(changed[19].as_string() == "T020.created");
+  CHECK(changed[20].as_string() == "+5 more");
+  auto full = p.query("system", "log", R"({"limit":1,"detail":"full"})").data.as_array().at(0);
+  CHECK(full["changes"].as_array().size() == 25);
+}
+
 TEST_CASE("writes in a session record the session's agent", "[audit][session]") {
   test::Project p;
   REQUIRE(p.mutate("session", "start", R"({"scope":"global","agent":"claude-1"})").success);
