@@ -82,19 +82,6 @@ std::optional<std::string_view> cookie(const std::vector<HttpHeader>& headers, s
   return std::nullopt;
 }
 
-bool same_text(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
-bool bearer(std::string_view authorization, std::string_view token) {
-  auto space = authorization.find(' ');
-  if (space == std::string_view::npos || to_lower_ascii(authorization.substr(0, space)) != "bearer") return false;
-  std::string_view credentials = trim(authorization.substr(space + 1));
-  return !credentials.empty() && same_text(credentials, token);
-}
-
 bool is_json(const HttpRequest& request) {
   auto type = find_header(request.headers, "Content-Type");
   return type && to_lower_ascii(*type).find("application/json") != std::string::npos;
@@ -246,9 +233,9 @@ HttpResponse Dashboard::handle(const HttpRequest& request) {
 bool Dashboard::authorised(const HttpRequest& request) const {
   if (options_.token.empty()) return true;
   if (auto authorization = find_header(request.headers, "Authorization"))
-    if (bearer(*authorization, options_.token)) return true;
+    if (bearer_matches(*authorization, options_.token)) return true;
   auto value = cookie(request.headers, kCookie);
-  return value && same_text(*value, cookie_value_);
+  return value && constant_time_equal(*value, cookie_value_);
 }
 
 /// The API is for the page itself (and programs that send no browser headers): a request a browser
@@ -275,7 +262,7 @@ HttpResponse Dashboard::login(const HttpRequest& request) {
   const json::Value* token = parsed && parsed->is_object() ? parsed->find("token") : nullptr;
   if (!token || !token->is_string()) return problem(400, "send {\"token\": \"…\"}");
   if (options_.token.empty()) return json_reply(204, "");
-  if (!same_text(token->as_string(), options_.token)) {
+  if (!constant_time_equal(token->as_string(), options_.token)) {
     log::warn("dashboard: a login with a wrong token was refused");
     return problem(401, "Unauthorized: wrong token");
   }

@@ -49,20 +49,6 @@ std::string host_part(std::string_view authority) {
   return to_lower_ascii(authority);
 }
 
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
-/// "Bearer <token>", the scheme in any case (RFC 9110 §11.1), one or more spaces after it.
-bool bearer_matches(std::string_view authorization, std::string_view token) {
-  auto space = authorization.find(' ');
-  if (space == std::string_view::npos || !equals_ignoring_case(authorization.substr(0, space), "bearer")) return false;
-  std::string_view credentials = trim(authorization.substr(space + 1));
-  return !credentials.empty() && constant_time_equal(credentials, token);
-}
-
 bool accepts_json(const std::string& accept) {
   if (accept.empty()) return true;  // no Accept header: anything is acceptable
   std::string lower = to_lower_ascii(accept);
@@ -155,6 +141,20 @@ std::optional<std::string_view> find_header(const std::vector<HttpHeader>& heade
   for (const auto& header : headers)
     if (equals_ignoring_case(header.name, name)) return std::string_view(header.value);
   return std::nullopt;
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+/// "Bearer <token>", the scheme in any case (RFC 9110 §11.1), one or more spaces after it.
+bool bearer_matches(std::string_view authorization, std::string_view token) {
+  auto space = authorization.find(' ');
+  if (space == std::string_view::npos || !equals_ignoring_case(authorization.substr(0, space), "bearer")) return false;
+  std::string_view credentials = trim(authorization.substr(space + 1));
+  return !credentials.empty() && constant_time_equal(credentials, token);
 }
 
 struct HttpExchange::Session {

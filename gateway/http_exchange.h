@@ -68,6 +68,10 @@ struct HttpResponse {
 
 /// The first value of header `name` (case-insensitive), if any.
 std::optional<std::string_view> find_header(const std::vector<HttpHeader>& headers, std::string_view name);
+/// Equal, in a time that does not tell how much of a secret was guessed right.
+bool constant_time_equal(std::string_view a, std::string_view b);
+/// An Authorization value "Bearer <token>" (the scheme in any case) carrying `token`.
+bool bearer_matches(std::string_view authorization, std::string_view token);
 
 /// The MCP endpoint (/mcp) over HTTP. handle() may run on many threads at once; requests of one
 /// MCP session run one at a time (its protocol state is not shared).
