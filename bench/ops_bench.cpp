@@ -3,7 +3,7 @@
 //   ct_bench_ops build DIR [--tasks N] [--seed S]      a store of N tasks (default 2000) in DIR
 //   ct_bench_ops run DIR OP [--count N] [--seed S]     N calls of OP (default 100) on a copy of it
 //
-// OP is show, find, list, next, add or update. `run` copies DIR's .cleo/ to a fresh directory
+// OP is show, find, find-status (find among pending tasks), list, next, add or update. `run` copies DIR's .cleo/ to a fresh directory
 // first, so every run starts from the same store and makes the same calls (seeded), and prints
 // nothing but a line on stderr: under callgrind, the difference between `--count N` and
 // `--count 0` divided by N is the instructions one call costs — a number that does not move when
@@ -29,7 +29,7 @@ using namespace ct::bench;
 
 namespace {
 
-constexpr std::string_view kOps[] = {"show", "find", "list", "next", "add", "update"};
+constexpr std::string_view kOps[] = {"show", "find", "find-status", "list", "next", "add", "update"};
 
 struct Options {
   std::string command;
@@ -44,7 +44,7 @@ struct Options {
   std::fprintf(stderr,
                "ct_bench_ops: %s\n"
                "usage: ct_bench_ops build DIR [--tasks N] [--seed S]\n"
-               "       ct_bench_ops run DIR OP [--count N] [--seed S]   (OP: show find list next add update)\n",
+               "       ct_bench_ops run DIR OP [--count N] [--seed S]   (OP: show find find-status list next add update)\n",
                problem.c_str());
   std::exit(2);
 }
@@ -128,8 +128,9 @@ int run(const Options& options) {
     if (options.op == "show") {
       params.set("id", random_id());
       call(*router, query("tasks", "show", std::move(params)));
-    } else if (options.op == "find") {
+    } else if (options.op == "find" || options.op == "find-status") {
       params.set("query", workload.random_word());
+      if (options.op == "find-status") params.set("status", json::Value::array_of(std::vector<std::string>{"pending"}));
       call(*router, query("tasks", "find", std::move(params)));
     } else if (options.op == "list") {
       params.set("sort", i % 2 == 0 ? "updated" : "priority");

@@ -1270,7 +1270,9 @@ class SqliteStore final : public Store {
     if (where.empty()) {
       inner += " WHERE tasks_fts MATCH ?";
     } else {
-      inner += " JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
+      // CROSS JOIN keeps the index outermost: with the filter outside, SQLite may walk the
+      // filter's index and run the whole match once per task (1.8 s instead of 5 ms at 10k).
+      inner += " CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
                where.substr(std::string_view(" WHERE ").size());
     }
     inner += " ORDER BY rank_value, hit_num";
@@ -1587,6 +1589,14 @@ class SqliteStore final : public Store {
   }
 
   Result<std::int64_t> schema_version() override { return user_version(); }
+  // PRAGMA data_version: changes when another connection commits; reads the WAL index only.
+  Result<std::int64_t> change_stamp() override {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA data_version"));
+    Statement stmt(raw);
+    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the database's change counter"));
+    if (!row) return fail(ErrorCode::Internal, "PRAGMA data_version returned no row");
+    return stmt.integer(0);
+  }
 
   // -- compliance -----------------------------------------------------------------------------
 
@@ -1923,7 +1933,7 @@ class SqliteStore final : public Store {
     std::vector<SqlValue> params{match_expression(tokens)};
     research_where(filter, where, params);
     std::string sql = "SELECT " + std::string(kResearchColumns) +
-                      " FROM research_fts JOIN research r ON r.num = research_fts.rowid WHERE research_fts MATCH ?" +
+                      " FROM research_fts CROSS JOIN research r ON r.num = research_fts.rowid WHERE research_fts MATCH ?" +
                       (where.empty() ? std::string() : " AND " + where.substr(std::string_view(" WHERE ").size())) +
                       " ORDER BY bm25(research_fts, 10.0, 5.0, 2.0), r.num";
     if (limit > 0) {
