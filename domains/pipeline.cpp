@@ -204,6 +204,12 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
   if (audit.task_id.empty()) {
     if (auto id = call.params.opt_str("id")) audit.task_id = *id;
   }
+  // A task call that names no task but changed exactly one (tasks.add: the task it created) is
+  // about that task.
+  if (audit.task_id.empty() && call.spec->domain == "tasks" && !audit.changes.empty() && !audit.changes.front().task_id.empty() &&
+      std::all_of(audit.changes.begin(), audit.changes.end(),
+                  [&](const FieldChange& change) { return change.task_id == audit.changes.front().task_id; }))
+    audit.task_id = audit.changes.front().task_id;
 }
 
 Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes,

@@ -125,6 +125,8 @@ TEST_CASE("system.log reads the trail with filters", "[audit]") {
   CHECK(all[0]["outcome"].as_string() == "E_NOT_FOUND");
   CHECK(all[1]["reason"].as_string() == "why not");
   CHECK(all[1]["changed"].as_array()[0].as_string() == "T002.notes");
+  CHECK(all[2]["operation"].as_string() == "tasks.add");
+  CHECK(all[2]["id"].as_string() == "T002");  // the task it created
   CHECK(p.query("system", "log", R"({"operation":"tasks.add"})").data.size() == 2);
   CHECK(p.query("system", "log", R"({"id":"T002"})").data.size() == 2);
   CHECK(p.query("system", "log", R"({"limit":1,"offset":1})").data.as_array()[0]["seq"].as_int() == 3);
