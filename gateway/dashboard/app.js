@@ -140,7 +140,6 @@ window.addEventListener('hashchange', () => { clearError(); route(); });
 // Live updates
 
 let es = null;
-let helloSeen = false;
 let refreshTimer = 0;
 let refreshing = false;
 let again = false;
@@ -160,8 +159,9 @@ function connectEvents() {
   es = new EventSource('/events');
   es.addEventListener('hello', () => {
     setLive('live', 'Live');
-    if (helloSeen) scheduleRefresh(); // reconnected: changes may have been missed
-    helloSeen = true;
+    // The feed greets a listener only after reading the change signal, so data read from now on
+    // misses nothing; what the page loaded before (at start, or before a reconnection) may have.
+    scheduleRefresh();
   });
   es.addEventListener('change', () => scheduleRefresh());
   es.addEventListener('open', () => setLive('live', 'Live'));
