@@ -51,6 +51,7 @@ struct ServerFlags {
   // serve
   mcp::HttpOptions http;
   std::vector<std::string> origins;
+  bool no_dashboard = false;
   // mcp-config
   std::string client = "claude";
   std::string http_url;
@@ -115,10 +116,8 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     command->add_option("--threads", flags.http.threads, "Requests run in parallel (default 4)")->type_name("N");
     command->add_flag("--dashboard-write", flags.http.dashboard_write,
                       "People may add, update, complete and reassign tasks in the dashboard (as human@dashboard)");
-    bool no_dashboard = false;
-    command->add_flag("--no-dashboard", no_dashboard, "No web dashboard at /: serve MCP at /mcp only")
+    command->add_flag("--no-dashboard", flags.no_dashboard, "No web dashboard at /: serve MCP at /mcp only")
         ->excludes("--dashboard-write");
-    command->final_callback([&flags, &no_dashboard] { flags.http.dashboard = !no_dashboard; });
   } else {
     add_common(*command, flags);
     std::string hosts;
@@ -153,6 +152,7 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
   if (word == "mcp") return mcp::run_stdio_server(options);
   if (word == "serve") {
     flags.http.allowed_origins = flags.origins;
+    flags.http.dashboard = !flags.no_dashboard;
     if (!run_http) return exec_http_server(args);
     return run_http(options, flags.http, stdout);
   }
