@@ -505,6 +505,14 @@ std::vector<ParamSpec> filter_params() {
   };
 }
 
+/// Those of filter_params() named here, in their order there (a search takes some of them).
+std::vector<ParamSpec> filter_params(std::initializer_list<std::string_view> names) {
+  std::vector<ParamSpec> out;
+  for (auto& param : filter_params())
+    if (std::find(names.begin(), names.end(), param.name) != names.end()) out.push_back(std::move(param));
+  return out;
+}
+
 }  // namespace
 
 void register_tasks_queries(Registry& registry) {
@@ -549,12 +557,14 @@ void register_tasks_queries(Registry& registry) {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
        .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",
        .positional = true},
-      status_filter_param(),
+  };
+  for (auto& param : filter_params({"status", "under", "label"})) find_params.push_back(std::move(param));
+  find_params.insert(find_params.end(), {
       {.name = "includeArchived", .type = ParamType::Bool, .description = "Also search archived tasks"},
       {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100, .description = "Most results"},
       {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
        .description = "Results to skip (from _meta.page.nextOffset)"},
-  };
+  });
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search tasks by text or id; best matches first",
                 .params = std::move(find_params),

@@ -48,7 +48,10 @@ class Column {
 
   request(offset) {
     if (filters.text) {
-      return ['tasks.find', { query: filters.text, status: [this.status], limit: PAGE, offset, fields: FIND_FIELDS }];
+      const f = { query: filters.text, status: [this.status], limit: PAGE, offset, fields: FIND_FIELDS };
+      if (filters.epic) f.under = filters.epic;
+      if (filters.label) f.label = [filters.label];
+      return ['tasks.find', f];
     }
     const p = { status: [this.status], limit: PAGE, offset, fields: LIST_FIELDS, sort: filters.sort };
     if (filters.sort === 'updated' || filters.sort === 'created') p.order = 'desc';
@@ -301,10 +304,9 @@ export const board = {
       sort: f.sort.value || 'updated',
     };
     const hint = $('[data-testid=filter-hint]');
-    const others = next.epic || next.label || next.session;
     hint.hidden = !next.text;
     hint.textContent = next.text
-      ? `Text search looks through the whole project, best matches first${others ? '; the epic, label and session filters do not apply to it' : ''}.`
+      ? `Best matches first${next.session ? '; the session filter does not apply to a text search' : ''}.`
       : '';
     if (JSON.stringify(next) === JSON.stringify(filters)) return;
     Object.assign(filters, next);

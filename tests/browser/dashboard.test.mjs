@@ -270,6 +270,12 @@ check('filter', async () => {
     await p.page.fill('[data-testid=filter-text]', 'security');
     await waitColumns(p.page, { pending: [], active: [], blocked: [ids.C], done: [] });
     await shot(p.page, 'filter-text');
+    // Text and label together: the search keeps the label filter.
+    await p.page.fill('[data-testid=filter-text]', 'the');
+    await p.page.fill('[data-testid=filter-label]', 'ui');
+    await waitColumns(p.page, { pending: [ids.G], active: [], blocked: [], done: [ids.A] });
+    await shot(p.page, 'filter-text-label');
+    await p.page.fill('[data-testid=filter-label]', '');
     await p.page.fill('[data-testid=filter-text]', '');
     await p.page.selectOption('[data-testid=filter-epic]', ids.E1);
     await waitColumns(p.page, { pending: [ids.D, ids.F, ids.G].sort(), active: [ids.B], blocked: [ids.C], done: [ids.A] });

@@ -1,5 +1,6 @@
 // The task rules of PRODUCT.md §4, exercised through the router as an agent would call them.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 
 #include "unit/test_support.h"
@@ -271,6 +272,31 @@ TEST_CASE("find ranks an exact id first and searches labels and notes", "[tasks]
   auto sql = p.query("tasks", "find", R"({"query":"'; DROP TABLE tasks; --"})");
   CHECK(sql.success);
   CHECK(p.query("tasks", "list").data.size() == 2);
+}
+
+TEST_CASE("find narrows by status, epic and label like list", "[tasks][find]") {
+  test::Project p;
+  p.add(R"({"title":"Search epic","type":"epic"})");                              // T001
+  p.add(R"({"title":"Search in the epic","parent":"T001","labels":["api"]})");  // T002
+  p.add(R"({"title":"Search in the epic too","parent":"T001"})");               // T003
+  p.add(R"({"title":"Search elsewhere","labels":["api"]})");                    // T004
+  p.mutate("tasks", "complete", R"({"id":"T003"})");
+  auto ids = [&](std::string_view params) {
+    std::vector<std::string> out;
+    json::Value rows = table_as_rows(p.query("tasks", "find", params).data);
+    for (const auto& row : rows.as_array()) out.push_back(row["id"].as_string());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(ids(R"({"query":"search","under":"T001"})") == V{"T002", "T003"});
+  CHECK(ids(R"({"query":"search","label":["api"]})") == V{"T002", "T004"});
+  CHECK(ids(R"({"query":"search","under":"T001","label":["api"]})") == V{"T002"});
+  CHECK(ids(R"({"query":"search","under":"T001","status":["done"]})") == V{"T003"});
+  // The count behind a cut page honours the filters too.
+  auto page = p.query("tasks", "find", R"({"query":"search","label":["api"],"limit":1})");
+  REQUIRE(page.page);
+  CHECK(page.page->total == 2);
 }
 
 TEST_CASE("text is stored verbatim: SQL-looking and unicode strings", "[tasks][input]") {
