@@ -50,7 +50,8 @@ const sqlite3_destructor_type kTransient = SQLITE_TRANSIENT;
 struct Migration {
   std::int64_t version;
   const char* sql;
-  const char* creates;  // a table this step creates: present exactly when the store is at this version or later
+  const char* creates;  // a table (or index) this step creates: present exactly when the store is at this
+                        // version or later
 };
 
 constexpr const char* kSchemaV1 = R"sql(
@@ -291,7 +292,17 @@ CREATE TABLE lifecycle_events(
 CREATE INDEX lifecycle_events_subject ON lifecycle_events(subject, kind, seq);
 )sql";
 
-constexpr std::array<Migration, 7> kMigrations = {{
+// Lists of one status in tree order, or by change or creation newest first (what a dashboard's
+// board shows per status): walked in order and cut at the page, instead of sorting every row of
+// that status (40–60 ms at 100k tasks). The time columns descend so that ties come oldest first,
+// as order_by() breaks them.
+constexpr const char* kSchemaV8 = R"sql(
+CREATE INDEX tasks_status_tree ON tasks(status, archived, parent, position);
+CREATE INDEX tasks_status_updated ON tasks(status, archived, updated_at DESC);
+CREATE INDEX tasks_status_created ON tasks(status, archived, created_at DESC);
+)sql";
+
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, kSchemaV1, "tasks"},
     {2, kSchemaV2, "idempotency"},
     {3, kSchemaV3, "sessions"},
@@ -299,6 +310,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, kSchemaV5, "releases"},
     {6, kSchemaV6, "research"},
     {7, kSchemaV7, "lifecycle"},
+    {8, kSchemaV8, "tasks_status_created"},
 }};
 
 // ---------------------------------------------------------------------------------------------
@@ -623,6 +635,13 @@ struct Conditions {
   }
 };
 
+/// Whether task t has an unfinished child (an epic's work is its children). The parent index finds
+/// them in one seek: `+c.status` keeps SQLite from probing tasks(status, archived, parent, …)
+/// once per status instead (38 % more instructions for tasks.next).
+constexpr std::string_view kOpenChildren =
+    "EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
+    " AND +c.status IN ('pending', 'active', 'blocked'))";
+
 void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
                    std::vector<SqlValue>& params) {
   Conditions conditions{where, params};
@@ -662,9 +681,8 @@ void append_filter(const TaskFilter& filter, bool with_statuses, std::string& wh
     case Readiness::Any: break;
     case Readiness::Ready:
       // As tasks.next sees it: nothing unfinished upstream, and an epic's work is its children.
-      conditions.add("t.status = 'pending' AND NOT " + std::string(kWaiting) +
-                     " AND NOT (t.type = 'epic' AND EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id"
-                     " AND c.archived = 0 AND c.status IN ('pending', 'active', 'blocked')))");
+      conditions.add("t.status = 'pending' AND NOT " + std::string(kWaiting) + " AND NOT (t.type = 'epic' AND " +
+                     std::string(kOpenChildren) + ")");
       break;
     case Readiness::Blocked:
       conditions.add("(t.status = 'blocked' OR (t.status IN ('pending', 'active') AND " + std::string(kWaiting) + "))");
@@ -799,6 +817,8 @@ std::string migration_description(std::int64_t version) {
     case 4: return "protocol-check results (validate.compliance)";
     case 5: return "releases (the release domain)";
     case 6: return "the research manifest (the research domain)";
+    case 7: return "lifecycle stages and verification gates";
+    case 8: return "indexes for lists of a status in tree order, by change or by creation";
     default: return "schema version " + std::to_string(version);
   }
 }
@@ -1142,19 +1162,18 @@ class SqliteStore final : public Store {
                             p, in_phase, leaf});
     std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.score > b.score; });
 
+    const std::string open_children(kOpenChildren);
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
                   prepare("SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
                           " WHERE t.status = 'pending' AND t.archived = 0 AND t.priority = ?1"
                           " AND (?2 < 0 OR (t.phase = ?3) = ?2)"
-                          " AND (?4 < 0 OR NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
-                          "   AND c.status IN ('pending', 'active', 'blocked')) = ?4)"
+                          " AND (?4 < 0 OR NOT " + open_children + " = ?4)"
                           " AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
                           "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
                           // tasks.start would refuse a task another caller holds.
                           " AND NOT EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id)"
                           // An epic's work is its children: it is next only once they are finished.
-                          " AND NOT (t.type = 'epic' AND EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id"
-                          "   AND c.archived = 0 AND c.status IN ('pending', 'active', 'blocked')))"
+                          " AND NOT (t.type = 'epic' AND " + open_children + ")"
                           " ORDER BY t.position, t.created_at, t.num LIMIT ?5"));
     struct Row {
       ReadyCandidate candidate;
@@ -2781,9 +2800,9 @@ class SqliteStore final : public Store {
         .with_fix("install the latest ct and retry");
   }
 
-  /// Names of the store's tables (virtual tables' shadow tables included).
+  /// Names of the store's tables (virtual tables' shadow tables included) and indexes.
   Result<std::set<std::string>> table_names() {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name FROM sqlite_schema WHERE type = 'table'"));
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')"));
     Statement stmt(raw);
     std::set<std::string> names;
     CT_TRY(for_each_row(stmt, "cannot read the schema", [&] { names.emplace(stmt.text(0)); }));

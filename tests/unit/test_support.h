@@ -94,17 +94,23 @@ inline void run_sql(const std::filesystem::path& db, const std::string& sql) {
   sqlite3_close(raw);
 }
 
-/// Makes a store look as an older ct left it: drops the tables of every later schema step and
-/// sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
+/// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
+/// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
-  // The tables each schema step from v4 on creates (engines/sqlite_store.cpp, kMigrations).
-  static const char* const kTablesOf[][4] = {
+  // What each schema step from v4 on creates (engines/sqlite_store.cpp, kMigrations); "index:"
+  // marks an index.
+  static const char* const kCreatedBy[][4] = {
       {"compliance"}, {"releases"}, {"research", "research_fts", "research_links", "research_sync"},
-      {"lifecycle", "lifecycle_events"}};
+      {"lifecycle", "lifecycle_events"},
+      {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_created"}};
   std::string sql;
-  for (int step = std::max(version + 1, 4); step <= 7; ++step)
-    for (const char* table : kTablesOf[step - 4])
-      if (table) sql += "DROP TABLE IF EXISTS " + std::string(table) + "; ";
+  for (int step = std::max(version + 1, 4); step <= 8; ++step)
+    for (const char* name : kCreatedBy[step - 4]) {
+      if (!name) continue;
+      std::string_view object(name);
+      sql += object.starts_with("index:") ? "DROP INDEX IF EXISTS " + std::string(object.substr(6)) + "; "
+                                          : "DROP TABLE IF EXISTS " + std::string(object) + "; ";
+    }
   sql += "PRAGMA user_version = " + std::to_string(version);
   run_sql(db, sql);
 }
