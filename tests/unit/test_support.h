@@ -99,10 +99,11 @@ inline void run_sql(const std::filesystem::path& db, const std::string& sql) {
 inline void downgrade_store(const std::filesystem::path& db, int version) {
   // What each schema step from v4 on creates (engines/sqlite_store.cpp, kMigrations); "index:"
   // marks an index.
-  static const char* const kCreatedBy[][4] = {
+  static const char* const kCreatedBy[][5] = {
       {"compliance"}, {"releases"}, {"research", "research_fts", "research_links", "research_sync"},
       {"lifecycle", "lifecycle_events"},
-      {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_created"}};
+      {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
+       "index:tasks_status_created"}};
   std::string sql;
   for (int step = std::max(version + 1, 4); step <= 8; ++step)
     for (const char* name : kCreatedBy[step - 4]) {
