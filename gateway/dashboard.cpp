@@ -204,10 +204,15 @@ void Dashboard::stop() { feed_.stop(); }
 
 HttpResponse Dashboard::handle(const HttpRequest& request) {
   const std::string& path = request.path;
-  if (path == "/api" || path == "/api/login" || path == "/api/info" || path == "/events") {
+  if (path == "/api" || path == "/api/login" || path == "/api/logout" || path == "/api/info" || path == "/events") {
     if (auto refused = refuse_cross_site(request)) return std::move(*refused);
-    if (path == "/api/login") {
+    if (path == "/api/login" || path == "/api/logout") {
       if (request.method != "POST") return problem(405, "use POST");
+      if (path == "/api/logout") {  // the browser forgets the cookie; the token stays valid
+        HttpResponse response = json_reply(204, "");
+        response.headers.push_back({"Set-Cookie", std::string(kCookie) + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"});
+        return response;
+      }
       return login(request);
     }
     if (!authorised(request)) {

@@ -7,6 +7,7 @@
 //   GET  /, /<file>    the page's files (no data in them, so no token needed)
 //   GET  /api/info     {write, auth, version, project}
 //   POST /api/login    {"token": …} → a cookie standing for the bearer token (HttpOnly, SameSite=Strict)
+//   POST /api/logout   the cookie is cleared
 //   POST /api          {"gateway","domain","operation","params"} → the operation's envelope
 //   GET  /events       text/event-stream: `hello` once, then `change` after any commit (any process)
 //

@@ -46,6 +46,7 @@ async function boot() {
   mode.className = `badge mode ${info.write ? 'mode-write' : 'mode-ro'}`;
   mode.title = info.write ? 'Changes made here are recorded as human@dashboard' : 'Started without --dashboard-write: nothing can be changed here';
   document.body.classList.toggle('can-write', !!info.write);
+  $('[data-testid=logout]').hidden = !info.auth;
   await loadShared();
   route();
   connectEvents();
@@ -53,6 +54,7 @@ async function boot() {
 
 function showLogin() {
   if (es) { es.close(); es = null; }
+  $('[data-testid=logout]').hidden = true;
   state.info = null;
   $$('.view').forEach((v) => { v.hidden = true; });
   $('[data-testid=nav]').hidden = true;
@@ -94,6 +96,13 @@ $('[data-testid=login-form]').addEventListener('submit', async (e) => {
 });
 
 setAuthHandler(showLogin);
+
+$('[data-testid=logout]').addEventListener('click', async () => {
+  await fetch('/api/logout', { method: 'POST', credentials: 'same-origin' }).catch(() => null);
+  $('[data-testid=logout]').hidden = true;
+  showLogin();
+  announce('Signed out');
+});
 
 // ---------------------------------------------------------------------------------------------
 // Data every view uses: sessions (who holds which task) and the epics

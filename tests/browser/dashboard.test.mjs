@@ -469,6 +469,11 @@ check('token', async () => {
     const id = ctRun(dir, 'add', 'Seen through the token').data.id;
     await p.page.waitForSelector(cardSel(id), { timeout: LIVE_MS });
     await shot(p.page, 'token-board');
+    // Sign out: the cookie is gone, the page asks for the token again.
+    await p.page.click('[data-testid=logout]');
+    await p.page.waitForSelector('[data-testid=login-token]');
+    assert.equal(await p.page.evaluate(async () => (await fetch('/api/info')).status), 401, 'signed out');
+    assert.equal((await p.context.cookies()).length, 0, 'no cookie left');
     noErrors(p.errors);
   } finally { await p.close(); await server.stop(); }
 });

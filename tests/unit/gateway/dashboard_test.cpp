@@ -246,6 +246,11 @@ TEST_CASE("Dashboard: with a token, data needs the header or the login cookie", 
   CHECK(in.status == 200);
   CHECK(in.body.find("\"auth\":true") != std::string::npos);
   CHECK(s.get("/api/info", {{"Cookie", "cleo_dashboard=0000"}}).status == 401);
+  HttpResponse logout = s.post("/api/logout", "");
+  CHECK(logout.status == 204);
+  CHECK(header(logout, "Set-Cookie").find("cleo_dashboard=;") == 0);
+  CHECK(header(logout, "Set-Cookie").find("Max-Age=0") != std::string::npos);
+  CHECK(s.get("/api/logout").status == 405);
   // /mcp still wants the bearer header; the cookie is the page's.
   CHECK(s.post("/mcp", "{}", {{"Cookie", pair}, {"Accept", "application/json"}}).status == 401);
 }
