@@ -301,6 +301,8 @@ struct FillReport {
   double complete_seconds = 0;
   double db_megabytes = 0;
   Stats add_stats;  // per add during the fill
+  double rss_anon_mb = -1;  // the process's resident memory once this size was measured: heap …
+  double rss_file_mb = -1;  // … and mapped file pages (the database, memory-mapped, and the binary)
 };
 
 /// The targets, in microseconds, by operation key (as in --ops, plus "ct").
@@ -313,6 +315,16 @@ std::optional<double> target_for(std::string_view key, std::int64_t size) {
   return std::nullopt;
 }
 
+
+/// A line "Key:   123 kB" of /proc/self/status, in MB; -1 where there is none (not Linux).
+double status_megabytes(std::string_view key) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':')
+      return std::strtod(line.c_str() + key.size() + 1, nullptr) / 1024.0;
+  return -1;
+}
 
 void progress(const std::string& text) {
   std::cerr << text << std::endl;
@@ -400,6 +412,10 @@ void bench_size(std::int64_t size, const fs::path& dir, const fs::path& scratch,
     return mutate("tasks", "add", plan.params);
   });
 
+  // While this size's router (its connection, statement cache and SQLite page cache) is alive.
+  fills.back().rss_anon_mb = status_megabytes("RssAnon");
+  fills.back().rss_file_mb = status_megabytes("RssFile");
+
   if (options.ct) {
     progress("  " + std::to_string(size) + ": ct show T001 --json");
     Row row;
@@ -446,15 +462,19 @@ void print_report(const Options& options, const std::string& command, const std:
       << "Router::dispatch + to_json on one connection; total run " << format_fixed(total_seconds, 1) << " s\n\n";
 
   out << "### Building the stores (through tasks.add and tasks.complete)\n\n";
-  out << "| size | adds | completes | add median | add p95 | add mean | database |\n";
-  out << "|---:|---:|---:|---:|---:|---:|---:|\n";
+  out << "| size | adds | completes | add median | add p95 | add mean | database | RSS anon | RSS file |\n";
+  out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& fill : fills) {
     out << "| " << fill.size << " | " << format_fixed(fill.add_seconds, 1) << " s | " << fill.completed << " in "
         << format_fixed(fill.complete_seconds, 1) << " s | " << format_duration(fill.add_stats.median) << " | "
         << format_duration(fill.add_stats.p95) << " | "
         << format_duration(fill.add_seconds * 1e6 / static_cast<double>(fill.size)) << " | "
-        << format_fixed(fill.db_megabytes, 1) << " MB |\n";
+        << format_fixed(fill.db_megabytes, 1) << " MB | " << format_fixed(fill.rss_anon_mb, 1) << " MB | "
+        << format_fixed(fill.rss_file_mb, 1) << " MB |\n";
   }
+  out << "\nRSS: this process's resident memory once a size was measured, its router still open — anonymous "
+         "(heap: SQLite's page cache, statements, our data) and file-backed (the memory-mapped database, "
+         "up to mmap_size, and the binary). The sizes run one after another in one process.\n";
   out << "\n### Operations\n\n";
   out << "| size | op | n | median | p95 | min | reply | target | ok? |\n";
   out << "|---:|---|---:|---:|---:|---:|---:|---:|:---:|\n";
