@@ -165,6 +165,8 @@ void ChangeFeed::watch() {
     if (!stamp) {
       if (!failing) log::warn("dashboard: cannot read the store's change signal: " + stamp.error().message);
       failing = true;
+      // Try again after an interval, even with listeners waiting for their hello.
+      wakeup_.wait_for(lock, options_.interval, [this] { return stopping_; });
       continue;
     }
     failing = false;

@@ -315,6 +315,26 @@ TEST_CASE("ChangeFeed: hello once the signal is read, a change per move, nothing
   }
 }
 
+TEST_CASE("ChangeFeed: a signal that cannot be read is retried once per interval, and greets once it can",
+          "[dashboard]") {
+  std::atomic<bool> broken{true};
+  ChangeFeed feed(
+      [&]() -> Result<std::int64_t> {
+        if (broken) return fail(ErrorCode::FileError, "the store is gone");
+        return 1;
+      },
+      ChangeFeed::Options{.interval = 20ms});
+  auto stream = feed.subscribe();
+  REQUIRE(stream);
+  std::this_thread::sleep_for(200ms);
+  CHECK(feed.reads() <= 15);  // about 10; a spinning watcher would have read thousands of times
+  CHECK(feed.reads() >= 2);
+  std::string seen;
+  CHECK(drain(*stream).empty());  // no hello before the signal was read
+  broken = false;
+  CHECK(wait_for(*stream, seen, "event: hello", 2s));
+}
+
 TEST_CASE("EventStream: the server pauses on an empty stream and the next push resumes it once", "[dashboard]") {
   EventStream stream;
   int paused = 0;
