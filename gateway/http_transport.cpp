@@ -113,13 +113,8 @@ void free_stream(void* cls) {
   delete reader;
 }
 
-MHD_Result send_stream(MHD_Connection* connection, HttpResponse response) {
-  auto* reader = new StreamReader{std::move(response.stream), connection};
-  MHD_Response* reply = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &read_stream, reader, &free_stream);
-  if (reply == nullptr) {
-    delete reader;
-    return MHD_NO;
-  }
+/// Queues `reply` (made from `response`'s body or stream) with the response's status and headers.
+MHD_Result queue_reply(MHD_Connection* connection, const HttpResponse& response, MHD_Response* reply) {
   for (const auto& header : response.headers) MHD_add_response_header(reply, header.name.c_str(), header.value.c_str());
   MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned int>(response.status), reply);
   MHD_destroy_response(reply);
@@ -127,7 +122,15 @@ MHD_Result send_stream(MHD_Connection* connection, HttpResponse response) {
 }
 
 MHD_Result send_response(MHD_Connection* connection, HttpResponse response) {
-  if (response.stream) return send_stream(connection, std::move(response));
+  if (response.stream) {
+    auto* reader = new StreamReader{std::move(response.stream), connection};
+    MHD_Response* reply = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &read_stream, reader, &free_stream);
+    if (reply == nullptr) {
+      delete reader;
+      return MHD_NO;
+    }
+    return queue_reply(connection, response, reply);
+  }
   auto* body = new std::string(std::move(response.body));
   MHD_Response* reply =
       MHD_create_response_from_buffer_with_free_callback_cls(body->size(), body->data(), &delete_string, body);
@@ -135,10 +138,7 @@ MHD_Result send_response(MHD_Connection* connection, HttpResponse response) {
     delete body;
     return MHD_NO;
   }
-  for (const auto& header : response.headers) MHD_add_response_header(reply, header.name.c_str(), header.value.c_str());
-  MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned int>(response.status), reply);
-  MHD_destroy_response(reply);
-  return queued;
+  return queue_reply(connection, response, reply);
 }
 
 void log_from_mhd(void*, const char* format, va_list arguments) {

@@ -22,25 +22,6 @@ if [ ! -x /usr/bin/chromium ]; then
   exit 77
 fi
 
-stamp=node_modules/.browser-installed
-install_if_stale() {
-  if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
-    echo "==> npm ci (tests/browser)" >&2
-    "$npm" ci --no-audit --no-fund >&2
-    touch "$stamp"
-  fi
-}
-# Several build trees may run these tests at once; they share this node_modules.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>.install.lock
-  flock 9
-  install_if_stale
-  exec 9>&-
-else
-  install_if_stale
-fi
+source ../npm_locked.sh
 
-if [ -x node_modules/.bin/node ]; then
-  node=node_modules/.bin/node
-fi
 exec "$node" dashboard.test.mjs --ct "$ct" --artifacts "$artifacts"

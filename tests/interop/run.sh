@@ -17,25 +17,6 @@ node=${NODE:-node}
 npm=${NPM:-npm}
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-stamp=node_modules/.interop-installed
-install_if_stale() {
-  if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
-    echo "==> npm ci (tests/interop)" >&2
-    "$npm" ci --no-audit --no-fund >&2
-    touch "$stamp"
-  fi
-}
-# Several build trees may run these tests at once; they share this node_modules.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>.install.lock
-  flock 9
-  install_if_stale
-  exec 9>&-
-else
-  install_if_stale
-fi
+source ../npm_locked.sh
 
-if [ -x node_modules/.bin/node ]; then
-  node=node_modules/.bin/node
-fi
 exec "$node" "$script" --ct "$ct"
