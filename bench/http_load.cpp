@@ -38,6 +38,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -79,6 +80,12 @@ constexpr std::string_view kUsage = R"(usage: ct_bench_http_load --ct PATH [opti
   --runs R             runs per scenario; the report shows each and their median (default 3)
   --scenarios LIST     any of load,hostile,sockets (default: all three)
   --seed N             workload seed (default 20260101, as ct_bench_store)
+  --add-share P        a share P (0–1) of the load clients' calls are tasks.add of the workload's
+                       next planned task instead of tasks.show, so the store grows during the run;
+                       the report then also shows each run in slices of --slice seconds (store size,
+                       calls/s, p50, the server's anonymous and file-backed resident memory). Use a
+                       --store of its own: the adds stay in it (default 0)
+  --slice S            seconds per slice with --add-share (default 5)
 )";
 
 constexpr std::string_view kProtocolVersion = "2025-11-25";
@@ -99,6 +106,8 @@ struct Options {
   int runs = 3;
   std::vector<std::string> scenarios{"load", "hostile", "sockets"};
   std::uint32_t seed = 20260101;
+  double add_share = 0;
+  double slice_s = 5;
 };
 
 std::vector<std::string> split(std::string_view text, char separator) {
@@ -138,6 +147,8 @@ Options parse_options(int argc, char** argv) {
     else if (flag == "--runs") options.runs = std::max(1, parse_number<int>(flag, value));
     else if (flag == "--scenarios") options.scenarios = split(value, ',');
     else if (flag == "--seed") options.seed = parse_number<std::uint32_t>(flag, value);
+    else if (flag == "--add-share") options.add_share = std::clamp(parse_number<double>(flag, value), 0.0, 1.0);
+    else if (flag == "--slice") options.slice_s = std::max(0.5, parse_number<double>(flag, value));
     else throw std::invalid_argument("unknown option '" + std::string(flag) + "' (see --help)");
   }
   if (options.ct.empty()) throw std::invalid_argument("--ct PATH is required (see --help)");
@@ -345,6 +356,22 @@ std::string show_body(std::int64_t id, const std::string& task) {
          task + R"("}}}})";
 }
 
+std::string add_body(std::int64_t id, const json::Value& params) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":"cleo_mutate","arguments":{"domain":"tasks","operation":"add","params":)" +
+         params.dump() + "}}}";
+}
+
+/// The id in a tasks.add reply ("" when there is none).
+std::string added_id(std::string_view body) {
+  constexpr std::string_view kKey = R"("data":{"id":")";
+  auto at = body.find(kKey);
+  if (at == std::string_view::npos) return {};
+  at += kKey.size();
+  auto end = body.find('"', at);
+  return end == std::string_view::npos ? std::string() : std::string(body.substr(at, end - at));
+}
+
 struct ParsedResponse {
   int status = 0;
   std::string session;
@@ -407,6 +434,7 @@ struct Socket {
   std::string in;
   Steady::time_point sent_at;
   std::int64_t next_id = 1;
+  std::optional<PlannedAdd> adding;  // the tasks.add in flight, if the last request was one
   // Slow sockets.
   Steady::time_point next_line;
   int lines = 0;
@@ -418,20 +446,32 @@ struct ClientStats {
   double initialize_ms = -1;
 };
 
+/// A stretch of a run with --add-share: how the server kept up as its store grew.
+struct Slice {
+  double end_s = 0;            // from the start of the run
+  std::size_t tasks = 0;       // in the store at the end of the slice
+  std::int64_t calls = 0;      // round trips completed in the slice (shows and adds)
+  std::int64_t adds = 0;
+  double p50_ms = 0;
+  long anon_kb = 0, file_kb = 0;  // the server's RssAnon and RssFile at the end of the slice
+};
+
 struct LoadResult {
-  std::vector<double> latencies_us;  // tasks.show round trips completed inside the window
+  std::vector<double> latencies_us;  // round trips completed inside the window (tasks.show, and tasks.add with --add-share)
   std::vector<ClientStats> clients;
   std::int64_t errors = 0;           // unexpected statuses or bodies
   std::int64_t reconnects = 0;       // a client's connection closed by the server
   std::int64_t hostile_reopened = 0; // idle or slow sockets the server closed (and we reopened)
   double window_s = 0;
   double client_cpu_s = 0;
+  std::vector<Slice> slices;         // with --add-share
 };
 
 class LoadLoop {
  public:
-  LoadLoop(int port, const Options& options, const std::vector<std::string>& ids, int clients, int idle, int slow)
-      : port_(port), options_(options), ids_(ids), rng_(options.seed + 7) {
+  LoadLoop(int port, pid_t server, const Options& options, std::vector<std::string> ids, int clients, int idle, int slow)
+      : port_(port), server_(server), options_(options), ids_(std::move(ids)), rng_(options.seed + 7),
+        workload_(options.seed + 11) {
     epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
     result_.clients.resize(static_cast<std::size_t>(clients));
     for (int i = 0; i < idle; ++i) open(Role::Idle, 0);
@@ -451,13 +491,20 @@ class LoadLoop {
     rusage before{};
     ::getrusage(RUSAGE_THREAD, &before);
     std::vector<epoll_event> events(1024);
+    const auto slice = std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(options_.slice_s));
+    auto slice_end = start + slice;
     while (Steady::now() < end) {
       int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), 20);
       for (int i = 0; i < n; ++i) handle(*static_cast<Socket*>(events[static_cast<std::size_t>(i)].data.ptr));
       tick();
       for (auto& dead : closed_) reopen(dead);
       closed_.clear();
+      if (options_.add_share > 0 && Steady::now() >= slice_end) {
+        close_slice(seconds_between(start, Steady::now()));
+        slice_end += slice;
+      }
     }
+    if (options_.add_share > 0 && slice_calls_ > 0) close_slice(seconds_between(start, Steady::now()));
     rusage after{};
     ::getrusage(RUSAGE_THREAD, &after);
     auto seconds = [](const rusage& r) {
@@ -553,6 +600,21 @@ class LoadLoop {
     while (auto response = take_response(socket.in)) on_response(socket, *response);
   }
 
+  void close_slice(double at_s) {
+    Slice slice;
+    slice.end_s = at_s;
+    slice.tasks = ids_.size();
+    slice.calls = slice_calls_;
+    slice.adds = slice_adds_;
+    std::sort(slice_latencies_.begin(), slice_latencies_.end());
+    slice.p50_ms = nearest_rank(slice_latencies_, 0.5) / 1000.0;
+    slice.anon_kb = status_field(server_, "RssAnon");
+    slice.file_kb = status_field(server_, "RssFile");
+    result_.slices.push_back(slice);
+    slice_calls_ = slice_adds_ = 0;
+    slice_latencies_.clear();
+  }
+
   void on_response(Socket& socket, const ParsedResponse& response) {
     auto now = Steady::now();
     ClientStats& stats = result_.clients[socket.index];
@@ -575,14 +637,32 @@ class LoadLoop {
         break;
       case Stage::Show:
         if (response.status == 200 && response.body.find(R"("isError":false)") != std::string::npos) {
+          if (socket.adding) {
+            std::string id = added_id(response.body);
+            if (id.empty()) ++result_.errors;
+            else {
+              workload_.created(id, *socket.adding);
+              ids_.push_back(std::move(id));
+              ++slice_adds_;
+            }
+          }
           if (now <= end_) {
-            result_.latencies_us.push_back(std::chrono::duration<double, std::micro>(now - socket.sent_at).count());
+            double micros = std::chrono::duration<double, std::micro>(now - socket.sent_at).count();
+            result_.latencies_us.push_back(micros);
             ++stats.shows;
+            ++slice_calls_;
+            if (options_.add_share > 0) slice_latencies_.push_back(micros);
           }
         } else {
           ++result_.errors;
         }
         break;
+    }
+    socket.adding.reset();
+    if (options_.add_share > 0 && (ids_.empty() || rng_.unit() < options_.add_share)) {
+      socket.adding = workload_.plan_add();
+      send_request(socket, add_body(socket.next_id++, socket.adding->params));
+      return;
     }
     send_request(socket, show_body(socket.next_id++, ids_[rng_.below(ids_.size())]));
   }
@@ -599,9 +679,13 @@ class LoadLoop {
   }
 
   int port_;
+  pid_t server_;
   const Options& options_;
-  const std::vector<std::string>& ids_;
+  std::vector<std::string> ids_;  // grows with the adds
   Rng rng_;
+  Workload workload_;  // plans the adds (parents and dependencies among the tasks it created)
+  std::int64_t slice_calls_ = 0, slice_adds_ = 0;
+  std::vector<double> slice_latencies_;
   int epoll_ = -1;
   std::vector<std::unique_ptr<Socket>> sockets_;
   std::vector<Socket*> closed_;
@@ -695,6 +779,7 @@ struct RunResult {
   double probe_median_ms = -1, probe_max_ms = -1;
   long server_hwm_kb = 0, server_threads = 0;
   double stop_s = 0;
+  std::vector<Slice> slices;
 };
 
 RunResult run_scenario(const std::string& scenario, const Options& options, const fs::path& project,
@@ -716,7 +801,7 @@ RunResult run_scenario(const std::string& scenario, const Options& options, cons
   std::int64_t cpu_before = cpu_ns_of(server.pid());
   auto start = Steady::now();
   auto end = start + std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(options.duration_s));
-  LoadLoop loop(server.port(), options, ids, clients, idle, slow);
+  LoadLoop loop(server.port(), server.pid(), options, ids, clients, idle, slow);
 
   ProbeResult probes;
   std::thread prober;
@@ -757,6 +842,7 @@ RunResult run_scenario(const std::string& scenario, const Options& options, cons
     result.per_client_max = per_client.back();
   }
   result.errors = load.errors;
+  result.slices = load.slices;
   result.reconnects = load.reconnects;
   result.hostile_reopened = load.hostile_reopened;
   if (!load.latencies_us.empty())
@@ -825,7 +911,9 @@ int run(int argc, char** argv) {
          << "\n";
   report << "- Build of this program: " << CT_BENCH_BUILD_TYPE << " (the server's is that of `--ct`)\n";
   report << "- Load average (1 min) before: " << load_average() << "\n";
-  report << "- Store: " << ids.size() << " tasks (seed " << options.seed << "); tasks.show of random tasks\n";
+  report << "- Store: " << ids.size() << " tasks (seed " << options.seed << "); tasks.show of random tasks"
+         << (options.add_share > 0 ? ", and tasks.add in " + format_fixed(options.add_share * 100, 0) + " % of the calls" : std::string())
+         << "\n";
   report << "- Each run: " << format_fixed(options.duration_s, 0) << " s; hostile sockets: " << options.idle
          << " idle + " << options.slow << " slow-header (a line every " << format_fixed(options.slow_interval_s, 1)
          << " s)\n\n";
@@ -834,6 +922,7 @@ int run(int argc, char** argv) {
             "client ms median / max (answered/tried) | errors / reconnects / hostile reopened | server VmHWM, threads "
             "| stop |\n";
   report << "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|---|---:|\n";
+  std::map<std::string, std::vector<Slice>> growth;
   for (const auto& scenario : options.scenarios) {
     std::vector<RunResult> runs;
     for (int i = 0; i < options.runs; ++i) {
@@ -843,6 +932,8 @@ int run(int argc, char** argv) {
     }
     for (std::size_t i = 0; i < runs.size(); ++i)
       print_row(report, scenario + " (run " + std::to_string(i + 1) + ")", runs[i], options);
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (!runs[i].slices.empty()) growth[scenario + " run " + std::to_string(i + 1)] = runs[i].slices;
     if (runs.size() > 1) {
       RunResult median = runs.front();
       median.throughput = median_of(runs, [](const RunResult& r) { return r.throughput; });
@@ -879,6 +970,22 @@ int run(int argc, char** argv) {
             "connect → initialize → notifications/initialized → tasks.show; `stop` is SIGTERM → exit with every "
             "socket still open. Load average after: "
          << load_average() << ".\n";
+  for (const auto& [name, slices] : growth) {
+    report << "\n### " << name << ": " << format_fixed(options.add_share * 100, 0) << " % tasks.add, in slices of "
+           << format_fixed(options.slice_s, 1) << " s\n\n";
+    report << "| until | tasks in the store | calls/s | adds/s | p50 ms | server RssAnon | server RssFile |\n";
+    report << "|---:|---:|---:|---:|---:|---:|---:|\n";
+    double previous = 0;
+    for (const auto& slice : slices) {
+      double length = std::max(1e-9, slice.end_s - previous);
+      previous = slice.end_s;
+      report << "| " << format_fixed(slice.end_s, 1) << " s | " << slice.tasks << " | "
+             << format_fixed(static_cast<double>(slice.calls) / length, 0) << " | "
+             << format_fixed(static_cast<double>(slice.adds) / length, 0) << " | " << ms(slice.p50_ms) << " | "
+             << format_fixed(static_cast<double>(slice.anon_kb) / 1024.0, 1) << " MB | "
+             << format_fixed(static_cast<double>(slice.file_kb) / 1024.0, 1) << " MB |\n";
+    }
+  }
   std::cout << report.str();
   return 0;
 }

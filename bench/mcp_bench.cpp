@@ -73,6 +73,9 @@ constexpr std::string_view kUsage = R"(usage: ct_bench_mcp --ct PATH [options]
 
 /// The issue's targets.
 constexpr double kStdioShowTargetUs = 60.0;
+// Issue 16: a round trip through `ct mcp` against the same request echoed by `cat`.
+constexpr double kShowFloorRatioTarget = 1.3;
+constexpr double kAddFloorRatioTarget = 3.0;
 constexpr double kHttpShowTargetUs = 250.0;
 constexpr double kStartTargetUs = 10000.0;
 constexpr double kIdleRssTargetKb = 10.0 * 1024.0;
@@ -325,6 +328,23 @@ class StdioClient final : public Client {
   }
 
   fs::path stderr_file_;
+  testing::ChildProcess child_;
+};
+
+/// The floor of a stdio round trip: `cat` echoing the request, on the same kind of pipes and through
+/// the same client code, so that `ct mcp`'s own cost is the difference (issue 16's ratio).
+class PipeFloor final : public Client {
+ public:
+  explicit PipeFloor(const fs::path& stderr_file) : child_(spawn({"/bin/cat"}, {}, true, true, stderr_file)) {}
+  std::string call(const std::string& message) override {
+    if (!child_.write_line(message)) throw std::runtime_error("cannot write to `cat`: " + errno_text(errno));
+    auto line = child_.read_line(std::chrono::milliseconds(kTimeoutMs));
+    if (!line) throw std::runtime_error("`cat` did not echo the request");
+    return *line;
+  }
+  pid_t server_pid() const override { return child_.pid(); }
+
+ private:
   testing::ChildProcess child_;
 };
 
@@ -611,6 +631,7 @@ struct OpResult {
   double calls_per_second = 0;
   double mean_reply_bytes = 0;
   double server_cpu_us = 0;  // server CPU time per call
+  std::optional<Stats> floor;  // the same requests through the pipe floor, interleaved (1 stdio client)
 };
 
 struct RunResult {
@@ -619,8 +640,11 @@ struct RunResult {
 
 /// Drives every client from its own thread: warm-up, then each operation in turn, all clients
 /// starting it together (a barrier between operations), so a row is N clients doing that one call.
+/// With `floor` (one client only), every timed request also goes through the floor right after the
+/// server's reply, so both see the same moments of a noisy machine.
 RunResult drive(std::vector<Client*> clients, const std::vector<ClientScript>& scripts, std::vector<pid_t> servers,
-                double budget_s) {
+                double budget_s, Client* floor = nullptr) {
+  if (floor != nullptr && clients.size() != 1) throw std::logic_error("a pipe floor needs exactly one client");
   const std::size_t count = clients.size();
   // Barrier phases: 0 after warm-up, then one after each operation.
   std::array<Steady::time_point, 4> marks{};
@@ -639,6 +663,7 @@ RunResult drive(std::vector<Client*> clients, const std::vector<ClientScript>& s
   std::barrier sync(static_cast<std::ptrdiff_t>(count), on_phase);
 
   std::vector<std::array<std::vector<double>, 3>> samples(count);
+  std::array<std::vector<double>, 3> floor_samples;
   std::vector<std::array<double, 3>> bytes(count, std::array<double, 3>{});
   std::vector<std::exception_ptr> errors(count);
   std::vector<std::thread> threads;
@@ -672,6 +697,11 @@ RunResult drive(std::vector<Client*> clients, const std::vector<ClientScript>& s
             out.push_back(micros_since(t0));
             check_tool_reply(reply, message.id, std::string(op_name(op)));
             bytes[c][index] += static_cast<double>(reply.size());
+            if (floor != nullptr) {
+              auto f0 = Steady::now();
+              floor->call(message.text);
+              floor_samples[index].push_back(micros_since(f0));
+            }
           }
         });
       }
@@ -697,6 +727,7 @@ RunResult drive(std::vector<Client*> clients, const std::vector<ClientScript>& s
     out.mean_reply_bytes = calls > 0 ? total_bytes / calls : 0;
     out.server_cpu_us = calls > 0 ? static_cast<double>(cpu[index + 1] - cpu[index]) / 1000.0 / calls : 0;
     out.stats = summarize(std::move(all));
+    if (floor != nullptr) out.floor = summarize(std::move(floor_samples[index]));
   }
   return result;
 }
@@ -755,7 +786,9 @@ void run_stdio(const Options& options, Workload& workload, const fs::path& proje
     pids.push_back(client->server_pid());
   }
   auto scripts = make_scripts(workload, clients, per_client(options, clients));
-  RunResult run = drive(pointers, scripts, pids, options.budget_s);
+  std::optional<PipeFloor> floor;
+  if (clients == 1) floor.emplace(scratch / "floor.stderr");
+  RunResult run = drive(pointers, scripts, pids, options.budget_s, floor ? &*floor : nullptr);
   add_rows(rows, run, "stdio", clients);
   if (clients == 1) {
     memory.push_back({"`ct mcp`", "after the 1-client run", memory_of(pids[0]), false});
@@ -993,6 +1026,21 @@ void print_report(const Options& options, const Report& report) {
         << format_duration(r.stats.min) << " | " << format_fixed(r.calls_per_second, 0) << " | "
         << format_duration(r.server_cpu_us) << " | " << format_fixed(r.mean_reply_bytes, 0) << " B | " << target
         << " | " << ok << " |\n";
+  }
+  out << "\n### Against the pipe floor (stdio, 1 client)\n\n";
+  out << "Each request also went through `cat` right after `ct mcp` replied (same pipes, same client code), "
+         "so the ratio compares moments of the same load.\n\n";
+  out << "| op | `ct mcp` median | `cat` median | ratio | target | ok? |\n|---|---:|---:|---:|---:|:---:|\n";
+  for (const auto& row : report.rows) {
+    if (!row.result.floor || row.result.floor->median <= 0) continue;
+    double ratio = row.result.stats.median / row.result.floor->median;
+    std::optional<double> target;
+    if (row.op == "show") target = kShowFloorRatioTarget;
+    if (row.op == "add") target = kAddFloorRatioTarget;
+    out << "| " << row.op << " | " << format_duration(row.result.stats.median) << " | "
+        << format_duration(row.result.floor->median) << " | " << format_fixed(ratio, 2) << "× | "
+        << (target ? "≤ " + format_fixed(*target, 1) + "×" : std::string("—")) << " | "
+        << (target ? (ratio <= *target ? "yes" : "**no**") : std::string("—")) << " |\n";
   }
   out << "\n### Start to initialize\n\n";
   out << "| server | runs | median | p95 | min | listening (median) | target | ok? |\n";

@@ -2514,11 +2514,12 @@ class SqliteStore final : public Store {
   Result<void> check_identity() {
     if (inode_ == 0) return {};
     struct stat st{};
-    const bool same = ::stat(file_.c_str(), &st) == 0 && st.st_ino == inode_ && st.st_dev == device_ && st.st_size >= size_;
+    const bool exists = ::stat(file_.c_str(), &st) == 0;
+    const bool same = exists && st.st_ino == inode_ && st.st_dev == device_ && st.st_size >= size_;
     // A file that is gone, replaced or truncated is left alone: closing this connection must not
     // checkpoint the WAL into it.
     if (!same) sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-    if (::stat(file_.c_str(), &st) != 0)
+    if (!exists)
       return fail(Error(ErrorCode::FileError, file_.string() + " was removed while this process had it open; "
                                                                "nothing was read or written")
                       .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings a backup back (or "
