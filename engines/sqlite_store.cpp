@@ -6,6 +6,7 @@
 #include "engines/audit_chain.h"
 #include "engines/backups.h"
 #include "engines/project.h"
+#include "engines/sqlite_scans.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -2118,12 +2119,14 @@ class SqliteStore final : public Store {
 
   // -- diagnostics ----------------------------------------------------------------------------
 
-  Result<std::vector<DiagnosticRow>> diagnostic_rows(std::string_view query,
-                                                     const std::vector<std::string>& params) override {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(query));
-    if (!sqlite3_stmt_readonly(raw)) return fail(ErrorCode::Internal, "a diagnostic query must not write");
+  Result<std::vector<DiagnosticRow>> scan(ScanKind kind, const ScanScope& scope) override {
+    const bool one = !scope.task.empty();
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sqlite::scan_sql(kind, one)));
+    if (!sqlite3_stmt_readonly(raw)) return fail(ErrorCode::Internal, "a consistency scan must not write");
     Statement stmt(raw);
-    for (std::size_t i = 0; i < params.size(); ++i) stmt.bind(static_cast<int>(i) + 1, params[i]);
+    const int parameters = sqlite3_bind_parameter_count(raw);
+    if (parameters >= 1) stmt.bind(1, scope.task);
+    if (parameters >= 2) stmt.bind(2, std::to_string(scope.number));
     std::vector<DiagnosticRow> rows;
     const int columns = sqlite3_column_count(raw);
     CT_TRY(for_each_row(stmt, "cannot run a consistency check", [&] {
@@ -2132,7 +2135,31 @@ class SqliteStore final : public Store {
       for (int c = 0; c < columns; ++c) out.emplace_back(stmt.text(c));
       rows.push_back(std::move(out));
     }));
+    if (kind == ScanKind::IntegrityQuick || kind == ScanKind::IntegrityFull)
+      std::erase_if(rows, [](const DiagnosticRow& row) { return row.empty() || row[0] == "ok"; });
+    if (kind == ScanKind::TaskRules) return split_task_rules(rows);
     return rows;
+  }
+
+  /// The wide rows of the TaskRules query (the task, then per rule its flag and details) as one
+  /// row per broken rule: (task, rule, details…).
+  static std::vector<DiagnosticRow> split_task_rules(const std::vector<DiagnosticRow>& wide) {
+    std::vector<DiagnosticRow> out;
+    for (const auto& row : wide) {
+      std::size_t column = 1;
+      for (const auto& rule : task_rules()) {
+        const auto details = static_cast<std::size_t>(rule.details);
+        if (column + details >= row.size()) break;  // cannot happen: the query has every rule's columns
+        if (row[column] == "1") {
+          DiagnosticRow broken{row[0], std::string(rule.name)};
+          broken.insert(broken.end(), row.begin() + static_cast<std::ptrdiff_t>(column + 1),
+                        row.begin() + static_cast<std::ptrdiff_t>(column + 1 + details));
+          out.push_back(std::move(broken));
+        }
+        column += 1 + details;
+      }
+    }
+    return out;
   }
 
   Result<DerivedRepair> rebuild_derived() override {

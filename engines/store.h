@@ -357,8 +357,53 @@ struct LifecycleEvent {
   std::string operation;                 // "lifecycle.record", "lifecycle.gate.fail", …
 };
 
-/// A row of a diagnostic query: every column as text (NULL reads as "").
+/// A row of a consistency scan: every column as text (NULL reads as "").
 using DiagnosticRow = std::vector<std::string>;
+
+/// The consistency scans of engines/validator.h, and the columns of their rows. "One task" marks
+/// the scans that ScanScope::task narrows to that task; the others read the whole store.
+enum class ScanKind {
+  /// Every rule of task_rules() a task row breaks, one row per task and rule:
+  /// (task, rule, details…) — the details per rule as task_rules() lists them. One task.
+  /// ScanScope::number: timestamps after it lie in the future.
+  TaskRules,
+  MissingDependency,         // (task, dependency that does not exist). One task.
+  DependencyEdges,           // (task, dependency, "extra" | "missing") against the depends lists. One task.
+  OrphanSearchRows,          // ("", search index row of no task)
+  FocusMissingTask,          // (task, session) focused but gone. One task.
+  FocusMissingSession,       // (task, session) claimed by a session that does not exist. One task.
+  FocusEndedSession,         // (task, session, session status) claimed by an ended or closed session. One task.
+  FocusNotActive,            // (task, session, status, archived 0|1) focused but not active. One task.
+  SharedClaims,              // (task, sessions joined by ", ") claimed by several sessions. One task.
+  SessionsWithSeveralTasks,  // ("", session, tasks joined by ", ")
+  IdCounter,                 // ("", counter or "missing", largest task number) when the counter is not ahead
+  SessionStatus,             // ("", session, status) that is no session status
+  SessionEndedAt,            // ("", session, status) whose endedAt contradicts the status
+  IntegrityQuick,            // (problem) found by the database's quick check
+  IntegrityFull,             // (problem) found by its full integrity check
+  ForeignKeys,               // (table, row, the table it points at) — references to missing rows
+  CrowdedParents,            // (parent, open children) over ScanScope::number
+  ActiveSessions,            // (count)
+  ParentRows,                // (task, parent or "", type, archived 0|1) in row order; one task: it and its ancestors
+  LiveChildren,              // (count of the unarchived children of ScanScope::task)
+  DependencyRows,            // (task, dependency) for every depends entry naming an existing task, in row order
+  SelfReachable,             // (1) when ScanScope::task reaches itself through dependency edges
+  TaskExists,                // (1) when a row with id ScanScope::task exists, even one that cannot be read
+};
+
+struct ScanScope {
+  std::string task;          // "" = the whole store
+  std::int64_t number = 0;   // the scan's threshold (ScanKind says which)
+};
+
+/// The rules a task row can break on its own (ScanKind::TaskRules), in report order, with how
+/// many detail columns each one's rows carry. engines/validator.cpp describes them; every backend
+/// tests each one.
+struct TaskRule {
+  std::string_view name;     // "invalid-value:status", "title", …
+  int details = 0;
+};
+const std::vector<TaskRule>& task_rules();
 
 /// What Store::rebuild_derived changed.
 struct DerivedRepair {
@@ -520,12 +565,10 @@ class Store {
                                                                     std::optional<LifecycleKind> kind) = 0;
 
   // Diagnostics (engines/validator.h), inside a transaction.
-  /// Rows of one read-only query in the store's own dialect (SQLite SQL here), `params` bound as
-  /// text to ?1, ?2, … The validator's set-based consistency scans use it so that checking 100k
-  /// tasks costs a handful of queries, not one per task; business rules never do. A statement
-  /// that would write is refused with E_INTERNAL.
-  [[nodiscard]] virtual Result<std::vector<DiagnosticRow>> diagnostic_rows(std::string_view query,
-                                                                          const std::vector<std::string>& params) = 0;
+  /// The rows of one consistency scan (ScanKind says what each returns), answered by one
+  /// set-based query in the backend's own dialect, so that checking 100k tasks costs a handful of
+  /// queries, not one per task; business rules never use them.
+  [[nodiscard]] virtual Result<std::vector<DiagnosticRow>> scan(ScanKind kind, const ScanScope& scope) = 0;
   /// Rewrites what is derived from the task rows: dependency edges from each depends list, the
   /// search index, and the id counter ahead of every stored id (validate.fix).
   [[nodiscard]] virtual Result<DerivedRepair> rebuild_derived() = 0;

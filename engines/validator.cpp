@@ -28,61 +28,27 @@ std::string mutate(std::string_view domain, std::string_view operation, const st
 }
 std::string id_arg(const std::string& id) { return "id:'" + id + "'"; }
 
-/// A set-based check over task rows. Its SQL marks where it narrows to one task with {ID:column}:
-/// "1" for the whole store, "column = ?1" for validate.task. ?2 is the "future" threshold.
-/// Column 0 of every row is the task id ("" when the row is not about one task).
+/// A set-based check answered by one consistency scan (Store::scan). Column 0 of every row is
+/// the task id ("" when the row is not about one task).
 struct RowCheck {
   std::string_view check;
   bool repairable;
-  bool per_task;  // also run by validate.task
-  std::string sql;
+  bool per_task;  // also run by validate.task (the scan narrows to one task)
+  ScanKind scan;
   std::function<void(const DiagnosticRow&, Problem&)> describe;
 };
-
-std::string narrow(std::string_view sql, bool one_task) {
-  std::string out;
-  std::size_t at = 0;
-  while (true) {
-    std::size_t open = sql.find("{ID:", at);
-    if (open == std::string_view::npos) break;
-    std::size_t close = sql.find('}', open);
-    out += sql.substr(at, open - at);
-    std::string_view column = sql.substr(open + 4, close - open - 4);
-    out += one_task ? std::string(column) + " = ?1" : std::string("1");
-    at = close + 1;
-  }
-  out += sql.substr(at);
-  return out;
-}
-
-/// SQL: `column` holds a JSON array (never evaluates json_type on invalid JSON).
-std::string is_array(std::string_view column) {
-  return "CASE WHEN json_valid(" + std::string(column) + ") THEN json_type(" + std::string(column) +
-         ") = 'array' ELSE 0 END";
-}
-/// SQL: the depends list when it is a JSON array, else an empty one (json_each must not fail).
-const std::string& depends_json() {
-  static const std::string sql = "CASE WHEN " + is_array("t.depends") + " THEN t.depends ELSE '[]' END";
-  return sql;
-}
 
 const std::vector<RowCheck>& row_checks() {
   static const std::vector<RowCheck> checks = [] {
     std::vector<RowCheck> c;
     c.push_back({"missing-dependency", true, true,
-                 "SELECT t.id, j.value FROM tasks t, json_each(" + depends_json() + ") j WHERE {ID:t.id} AND "
-                 "t.depends != '[]' AND j.type = 'text' AND NOT EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value)",
+                 ScanKind::MissingDependency,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.message = r[0] + " depends on " + r[1] + ", which does not exist";
                    p.fix = "remove " + r[1] + " from " + r[0] + "'s depends";
                  }});
     c.push_back({"dependency-edges", true, true,
-                 "SELECT d.task_id, d.depends_on, 'extra' FROM task_deps d WHERE {ID:d.task_id} AND NOT EXISTS "
-                 "(SELECT 1 FROM tasks t, json_each(" + depends_json() + ") j WHERE t.id = d.task_id AND "
-                 "j.value = d.depends_on) "
-                 "UNION ALL SELECT t.id, j.value, 'missing' FROM tasks t, json_each(" + depends_json() + ") j "
-                 "WHERE {ID:t.id} AND t.depends != '[]' AND j.type = 'text' AND NOT EXISTS "
-                 "(SELECT 1 FROM task_deps d WHERE d.task_id = t.id AND d.depends_on = j.value)",
+                 ScanKind::DependencyEdges,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.message = r[2] == "extra" ? "the dependency index says " + r[0] + " depends on " + r[1] +
                                                      ", but its depends list does not"
@@ -90,14 +56,13 @@ const std::vector<RowCheck>& row_checks() {
                    p.fix = "rebuild the dependency index from the depends lists";
                  }});
     c.push_back({"search-index", true, false,
-                 "SELECT '', f.rowid FROM tasks_fts f WHERE f.rowid NOT IN (SELECT num FROM tasks)",
+                 ScanKind::OrphanSearchRows,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.message = "search index row " + r[1] + " belongs to no task";
                    p.fix = "drop search index rows of missing tasks";
                  }});
     c.push_back({"focus-missing-task", true, true,
-                 "SELECT f.task_id, f.session FROM focus f WHERE {ID:f.task_id} AND "
-                 "NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)",
+                 ScanKind::FocusMissingTask,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = (r[1].empty() ? std::string("the focus outside sessions") : "session " + r[1]) +
@@ -105,24 +70,21 @@ const std::vector<RowCheck>& row_checks() {
                    p.fix = "clear the focus";
                  }});
     c.push_back({"focus-missing-session", true, true,
-                 "SELECT f.task_id, f.session FROM focus f WHERE {ID:f.task_id} AND f.session != '' AND "
-                 "NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = f.session)",
+                 ScanKind::FocusMissingSession,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = r[0] + " is claimed by session " + r[1] + ", which does not exist";
                    p.fix = "release the claim (an active task goes back to pending)";
                  }});
     c.push_back({"focus-ended-session", true, true,
-                 "SELECT f.task_id, f.session, s.status FROM focus f JOIN sessions s ON s.id = f.session "
-                 "WHERE {ID:f.task_id} AND s.status IN ('ended', 'closed')",
+                 ScanKind::FocusEndedSession,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = r[0] + " is still claimed by session " + r[1] + ", which is " + r[2];
                    p.fix = "release the claim (an active task goes back to pending)";
                  }});
     c.push_back({"focus-not-active", true, true,
-                 "SELECT f.task_id, f.session, t.status, t.archived FROM focus f JOIN tasks t ON t.id = f.task_id "
-                 "WHERE {ID:f.task_id} AND (t.status != 'active' OR t.archived != 0)",
+                 ScanKind::FocusNotActive,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = r[0] + " is focused by " +
@@ -131,14 +93,13 @@ const std::vector<RowCheck>& row_checks() {
                    p.fix = "clear the focus";
                  }});
     c.push_back({"one-claim-per-task", false, true,
-                 "SELECT f.task_id, group_concat(f.session, ', ') FROM focus f WHERE {ID:f.task_id} "
-                 "GROUP BY f.task_id HAVING count(*) > 1",
+                 ScanKind::SharedClaims,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.message = r[0] + " is claimed by several sessions at once: " + r[1];
                    p.fix = "end all but one of them: cleo_mutate {domain:'session', operation:'end', params:{id:'…'}}";
                  }});
     c.push_back({"one-active-task-per-session", false, false,
-                 "SELECT '', f.session, group_concat(f.task_id, ', ') FROM focus f GROUP BY f.session HAVING count(*) > 1",
+                 ScanKind::SessionsWithSeveralTasks,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = (r[1].empty() ? std::string("work outside sessions") : "session " + r[1]) +
@@ -147,24 +108,21 @@ const std::vector<RowCheck>& row_checks() {
                            "session, then start the one it works on";
                  }});
     c.push_back({"id-counter", true, false,
-                 "SELECT '', coalesce(counter, 'missing'), top FROM (SELECT (SELECT value FROM meta WHERE "
-                 "key = 'next_task_num') AS counter, (SELECT max(num) FROM tasks) AS top) "
-                 "WHERE top IS NOT NULL AND coalesce(CAST(counter AS INTEGER), 0) <= top",
+                 ScanKind::IdCounter,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.message = "the next task id counter (" + r[1] + ") is not ahead of the largest id in use (" +
                                format_task_id(std::stoll(r[2])) + "): new tasks would collide";
                    p.fix = "raise the counter past the largest id";
                  }});
     c.push_back({"session-status", false, false,
-                 "SELECT '', s.id, s.status FROM sessions s WHERE s.status NOT IN ('active', 'suspended', 'ended', 'closed')",
+                 ScanKind::SessionStatus,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = "session " + r[1] + " has status '" + r[2] + "', which is not a session status";
                    p.fix = std::string(kBackupFix);
                  }});
     c.push_back({"session-ended-at", true, false,
-                 "SELECT '', s.id, s.status FROM sessions s WHERE (s.status IN ('ended', 'closed') AND s.ended_at IS NULL) "
-                 "OR (s.status IN ('active', 'suspended') AND s.ended_at IS NOT NULL)",
+                 ScanKind::SessionEndedAt,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    bool finished = r[2] == "ended" || r[2] == "closed";
@@ -176,154 +134,93 @@ const std::vector<RowCheck>& row_checks() {
   return checks;
 }
 
-/// A rule about one task row's own columns. All of them are evaluated in one pass over the tasks
-/// table (field_scan_sql()): `flag` is the SQL condition, `details` the columns describe() reads.
-struct FieldCheck {
+/// How a rule of task_rules() (a task row's own columns; ScanKind::TaskRules) is reported: its
+/// check name, whether validate.fix repairs it, and the words. `details` are the rule's detail
+/// columns.
+struct TaskRuleCheck {
   std::string_view check;
   bool repairable;
-  std::string flag;
-  std::vector<std::string> details;
   std::function<void(const std::string& id, const std::vector<std::string>& details, Problem&)> describe;
 };
 
-const std::vector<FieldCheck>& field_checks() {
-  static const std::vector<FieldCheck> checks = [] {
-    std::vector<FieldCheck> c;
-    auto invalid = [&c](std::string_view field, std::string_view values) {
-      std::string column = "t." + std::string(field);
-      c.push_back({"invalid-value", false, column + " NOT IN (" + std::string(values) + ")", {column},
-                   [field = std::string(field)](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                     p.message = id + " has " + field + " '" + d[0] + "', which is not a valid " + field +
-                                 "; the task cannot be read";
-                     p.fix = std::string(kBackupFix);
-                   }});
-    };
-    invalid("status", "'pending', 'active', 'blocked', 'done', 'cancelled'");
-    invalid("priority", "'critical', 'high', 'medium', 'low'");
-    invalid("type", "'epic', 'task', 'subtask'");
-    invalid("size", "'', 'small', 'medium', 'large'");
-    for (std::string_view column : {"depends", "labels", "acceptance", "files", "notes", "relates"}) {
-      std::string flag = "NOT (" + is_array("t." + std::string(column)) + ")";
-      if (column == "depends")
-        flag = "(" + flag + " OR (t.depends != '[]' AND EXISTS (SELECT 1 FROM json_each(" + depends_json() +
-               ") j WHERE j.type != 'text')))";
-      c.push_back({"malformed-list", false, flag, {},
-                   [column = std::string(column)](const std::string& id, const std::vector<std::string>&, Problem& p) {
-                     p.message = id + "'s " + column + " is not a JSON list of the expected items; the task cannot be read";
-                     p.fix = std::string(kBackupFix);
-                   }});
-    }
-    c.push_back({"task-id", false,
-                 "(t.id NOT GLOB 'T[0-9][0-9][0-9]*' OR substr(t.id, 2) GLOB '*[^0-9]*' OR "
-                 "CAST(substr(t.id, 2) AS INTEGER) != t.num)",
-                 {"t.num"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   p.message = "task id '" + id + "' is not T followed by at least 3 digits matching its row number " + d[0];
+const std::map<std::string_view, TaskRuleCheck>& task_rule_checks() {
+  static const std::map<std::string_view, TaskRuleCheck> checks = [] {
+    std::map<std::string_view, TaskRuleCheck> c;
+    for (std::string_view rule : {"invalid-value:status", "invalid-value:priority", "invalid-value:type", "invalid-value:size"}) {
+      c[rule] = {"invalid-value", false,
+                 [field = std::string(rule.substr(rule.find(':') + 1))](const std::string& id,
+                                                                        const std::vector<std::string>& d, Problem& p) {
+                   p.message = id + " has " + field + " '" + d[0] + "', which is not a valid " + field +
+                               "; the task cannot be read";
                    p.fix = std::string(kBackupFix);
-                 }});
-    c.push_back({"title", false,
-                 "(length(trim(t.title)) < 3 OR length(t.title) > 200 OR instr(t.title, char(10)) > 0 OR "
-                 "instr(t.title, char(13)) > 0)",
-                 {"length(trim(t.title))"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   p.message = id + "'s title must be one line of 3–200 characters (it has " + d[0] + ")";
-                   p.fix = mutate("tasks", "update", id_arg(id) + ", title:'<a clear one-line title>'");
-                 }});
-    c.push_back({"description", false, "length(t.description) > 2000", {"length(t.description)"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   p.message = id + "'s description has " + d[0] + " characters; at most 2000 are allowed";
-                   p.fix = mutate("tasks", "update", id_arg(id) + ", description:'<a shorter description>'");
-                 }});
-    c.push_back({"title-equals-description", false,
-                 "(t.description != '' AND lower(trim(t.title, ' ' || char(9, 10, 13))) = "
-                 "lower(trim(t.description, ' ' || char(9, 10, 13))))",
-                 {},
-                 [](const std::string& id, const std::vector<std::string>&, Problem& p) {
-                   p.message = id + "'s description repeats its title; it must say more";
-                   p.fix = mutate("tasks", "update", id_arg(id) + ", description:'<what the work involves>'");
-                 }});
-    c.push_back({"completed-at", true,
-                 "((t.status = 'done' AND t.completed_at IS NULL) OR "
-                 "(t.status IN ('pending', 'active', 'blocked') AND t.completed_at IS NOT NULL))",
-                 {"t.status", "t.completed_at IS NULL"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   bool missing = d[1] == "1";
-                   p.message = missing ? id + " is done but has no completedAt" : id + " is " + d[0] + " but carries a completedAt";
-                   p.fix = missing ? "set completedAt to the task's updatedAt" : "clear completedAt";
-                 }});
-    c.push_back({"cancelled-at", true,
-                 "((t.status = 'cancelled' AND t.cancelled_at IS NULL) OR "
-                 "(t.status != 'cancelled' AND t.cancelled_at IS NOT NULL))",
-                 {"t.status", "t.cancelled_at IS NULL"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   bool missing = d[1] == "1";
-                   p.message = missing ? id + " is cancelled but has no cancelledAt" : id + " is " + d[0] + " but carries a cancelledAt";
-                   p.fix = missing ? "set cancelledAt to the task's updatedAt" : "clear cancelledAt";
-                 }});
-    c.push_back({"timestamp-order", false,
-                 "(t.updated_at < t.created_at OR t.completed_at < t.created_at OR t.cancelled_at < t.created_at OR "
-                 "t.archived_at < t.created_at)",
-                 {"CASE WHEN t.updated_at < t.created_at THEN 'updatedAt' WHEN t.completed_at < t.created_at THEN "
-                  "'completedAt' WHEN t.cancelled_at < t.created_at THEN 'cancelledAt' ELSE 'archivedAt' END"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   p.message = id + "'s " + d[0] + " is earlier than its createdAt";
-                   p.fix = "cleo_query {domain:'tasks', operation:'history', params:{" + id_arg(id) +
-                           "}} shows who wrote it; " + std::string(kBackupFix);
-                 }});
-    c.push_back({"future-timestamp", false,
-                 "max(t.created_at, t.updated_at, coalesce(t.completed_at, 0), coalesce(t.cancelled_at, 0), "
-                 "coalesce(t.archived_at, 0)) > CAST(?2 AS INTEGER)",
-                 {"CASE WHEN t.created_at > CAST(?2 AS INTEGER) THEN 'createdAt' WHEN t.updated_at > CAST(?2 AS INTEGER) "
-                  "THEN 'updatedAt' WHEN t.completed_at > CAST(?2 AS INTEGER) THEN 'completedAt' "
-                  "WHEN t.cancelled_at > CAST(?2 AS INTEGER) THEN 'cancelledAt' ELSE 'archivedAt' END"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   p.message = id + "'s " + d[0] + " lies in the future";
-                   p.fix = "check the clock of the machine that wrote it; " + std::string(kBackupFix);
-                 }});
-    c.push_back({"archived-open", false, "(t.archived != 0 AND t.status IN ('pending', 'active', 'blocked'))",
-                 {"t.status"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   p.message = id + " is archived while " + d[0] + "; only done or cancelled tasks are archived";
-                   p.fix = mutate("tasks", "restore", id_arg(id));
-                 }});
-    c.push_back({"archived-at", true,
-                 "((t.archived != 0 AND t.archived_at IS NULL) OR (t.archived = 0 AND t.archived_at IS NOT NULL))",
-                 {"t.archived != 0"},
-                 [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
-                   bool missing = d[0] == "1";
-                   p.message = missing ? id + " is archived but has no archivedAt" : id + " is not archived but carries an archivedAt";
-                   p.fix = missing ? "set archivedAt to the task's updatedAt" : "clear archivedAt and archiveReason";
-                 }});
-    c.push_back({"archived-modified", false, "(t.archived != 0 AND t.updated_at > t.archived_at)", {},
-                 [](const std::string& id, const std::vector<std::string>&, Problem& p) {
-                   p.message = id + " was changed after it was archived (archived tasks are read-only)";
-                   p.fix = "cleo_query {domain:'tasks', operation:'history', params:{" + id_arg(id) +
-                           "}} shows the change; validate.audit checks the trail";
-                 }});
-    c.push_back({"search-index", true, "NOT EXISTS (SELECT 1 FROM tasks_fts f WHERE f.rowid = t.num)", {},
-                 [](const std::string& id, const std::vector<std::string>&, Problem& p) {
-                   p.message = id + " is missing from the search index (tasks.find cannot see it)";
-                   p.fix = "add the missing tasks to the search index";
-                 }});
+                 }};
+    }
+    for (std::string_view rule : {"malformed-list:depends", "malformed-list:labels", "malformed-list:acceptance",
+                                  "malformed-list:files", "malformed-list:notes", "malformed-list:relates"}) {
+      c[rule] = {"malformed-list", false,
+                 [column = std::string(rule.substr(rule.find(':') + 1))](const std::string& id,
+                                                                         const std::vector<std::string>&, Problem& p) {
+                   p.message = id + "'s " + column + " is not a JSON list of the expected items; the task cannot be read";
+                   p.fix = std::string(kBackupFix);
+                 }};
+    }
+    c["task-id"] = {"task-id", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                      p.message = "task id '" + id + "' is not T followed by at least 3 digits matching its row number " + d[0];
+                      p.fix = std::string(kBackupFix);
+                    }};
+    c["title"] = {"title", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                    p.message = id + "'s title must be one line of 3–200 characters (it has " + d[0] + ")";
+                    p.fix = mutate("tasks", "update", id_arg(id) + ", title:'<a clear one-line title>'");
+                  }};
+    c["description"] = {"description", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                          p.message = id + "'s description has " + d[0] + " characters; at most 2000 are allowed";
+                          p.fix = mutate("tasks", "update", id_arg(id) + ", description:'<a shorter description>'");
+                        }};
+    c["title-equals-description"] = {"title-equals-description", false,
+                                     [](const std::string& id, const std::vector<std::string>&, Problem& p) {
+                                       p.message = id + "'s description repeats its title; it must say more";
+                                       p.fix = mutate("tasks", "update", id_arg(id) + ", description:'<what the work involves>'");
+                                     }};
+    c["completed-at"] = {"completed-at", true, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                           bool missing = d[1] == "1";
+                           p.message = missing ? id + " is done but has no completedAt" : id + " is " + d[0] + " but carries a completedAt";
+                           p.fix = missing ? "set completedAt to the task's updatedAt" : "clear completedAt";
+                         }};
+    c["cancelled-at"] = {"cancelled-at", true, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                           bool missing = d[1] == "1";
+                           p.message = missing ? id + " is cancelled but has no cancelledAt" : id + " is " + d[0] + " but carries a cancelledAt";
+                           p.fix = missing ? "set cancelledAt to the task's updatedAt" : "clear cancelledAt";
+                         }};
+    c["timestamp-order"] = {"timestamp-order", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                              p.message = id + "'s " + d[0] + " is earlier than its createdAt";
+                              p.fix = "cleo_query {domain:'tasks', operation:'history', params:{" + id_arg(id) +
+                                      "}} shows who wrote it; " + std::string(kBackupFix);
+                            }};
+    c["future-timestamp"] = {"future-timestamp", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                               p.message = id + "'s " + d[0] + " lies in the future";
+                               p.fix = "check the clock of the machine that wrote it; " + std::string(kBackupFix);
+                             }};
+    c["archived-open"] = {"archived-open", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                            p.message = id + " is archived while " + d[0] + "; only done or cancelled tasks are archived";
+                            p.fix = mutate("tasks", "restore", id_arg(id));
+                          }};
+    c["archived-at"] = {"archived-at", true, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
+                          bool missing = d[0] == "1";
+                          p.message = missing ? id + " is archived but has no archivedAt" : id + " is not archived but carries an archivedAt";
+                          p.fix = missing ? "set archivedAt to the task's updatedAt" : "clear archivedAt and archiveReason";
+                        }};
+    c["archived-modified"] = {"archived-modified", false, [](const std::string& id, const std::vector<std::string>&, Problem& p) {
+                                p.message = id + " was changed after it was archived (archived tasks are read-only)";
+                                p.fix = "cleo_query {domain:'tasks', operation:'history', params:{" + id_arg(id) +
+                                        "}} shows the change; validate.audit checks the trail";
+                              }};
+    c["search-index"] = {"search-index", true, [](const std::string& id, const std::vector<std::string>&, Problem& p) {
+                           p.message = id + " is missing from the search index (tasks.find cannot see it)";
+                           p.fix = "add the missing tasks to the search index";
+                         }};
     return c;
   }();
   return checks;
-}
-
-/// One pass over the tasks: the id, then per field check its flag and its detail columns; only
-/// rows that break at least one rule come back.
-const std::string& field_scan_sql() {
-  static const std::string sql = [] {
-    std::string columns = "t.id";
-    std::string any;
-    for (const auto& check : field_checks()) {
-      columns += ", coalesce(" + check.flag + ", 0)";
-      for (const auto& detail : check.details) columns += ", " + detail;
-      any += (any.empty() ? "" : " OR ") + check.flag;
-    }
-    return "SELECT " + columns + " FROM tasks t WHERE {ID:t.id} AND (" + any + ")";
-  }();
-  return sql;
 }
 
 /// Numeric order of task ids ("T0999" < "T1000"), others after.
@@ -350,33 +247,26 @@ void Validator::record(std::string id, std::string field, json::Value before, js
   if (sink_) sink_(FieldChange{std::move(id), std::move(field), std::move(before), std::move(after)});
 }
 
-Result<std::vector<DiagnosticRow>> Validator::rows(std::string_view sql, const std::vector<std::string>& params) {
-  return store_.diagnostic_rows(sql, params);
-}
+Result<std::vector<DiagnosticRow>> Validator::rows(ScanKind kind, ScanScope scope) { return store_.scan(kind, scope); }
 
 Result<void> Validator::run_task_checks(const std::string& id, std::vector<Problem>& out) {
   const bool one = !id.empty();
-  const std::vector<std::string> params{id, std::to_string(now_ + kFutureSlackMs)};
-  CT_TRY_ASSIGN(std::vector<DiagnosticRow> broken, rows(narrow(field_scan_sql(), one), params));
+  CT_TRY_ASSIGN(std::vector<DiagnosticRow> broken, rows(ScanKind::TaskRules, {id, now_ + kFutureSlackMs}));
   for (const auto& row : broken) {
-    std::size_t column = 1;
-    for (const auto& check : field_checks()) {
-      bool flagged = row[column++] == "1";
-      std::vector<std::string> details(row.begin() + static_cast<std::ptrdiff_t>(column),
-                                       row.begin() + static_cast<std::ptrdiff_t>(column + check.details.size()));
-      column += check.details.size();
-      if (!flagged) continue;
-      Problem problem;
-      problem.check = check.check;
-      problem.task_id = row[0];
-      problem.repairable = check.repairable;
-      check.describe(row[0], details, problem);
-      out.push_back(std::move(problem));
-    }
+    auto found = task_rule_checks().find(row.size() >= 2 ? std::string_view(row[1]) : std::string_view());
+    if (found == task_rule_checks().end())
+      return fail(ErrorCode::Internal, "the store reported an unknown task rule '" + (row.size() >= 2 ? row[1] : "") + "'");
+    const TaskRuleCheck& check = found->second;
+    Problem problem;
+    problem.check = check.check;
+    problem.task_id = row[0];
+    problem.repairable = check.repairable;
+    check.describe(row[0], std::vector<std::string>(row.begin() + 2, row.end()), problem);
+    out.push_back(std::move(problem));
   }
   for (const auto& check : row_checks()) {
     if (one && !check.per_task) continue;
-    CT_TRY_ASSIGN(std::vector<DiagnosticRow> found, rows(narrow(check.sql, one), params));
+    CT_TRY_ASSIGN(std::vector<DiagnosticRow> found, rows(check.scan, {id}));
     for (const auto& row : found) {
       Problem problem;
       problem.check = check.check;
@@ -390,13 +280,12 @@ Result<void> Validator::run_task_checks(const std::string& id, std::vector<Probl
 }
 
 Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) {
-  CT_TRY_ASSIGN(std::vector<DiagnosticRow> integrity, rows(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check"));
+  CT_TRY_ASSIGN(std::vector<DiagnosticRow> integrity, rows(quick ? ScanKind::IntegrityQuick : ScanKind::IntegrityFull));
   for (const auto& row : integrity) {
-    if (row.empty() || row[0] == "ok") continue;
-    out.push_back({"integrity", "", "", "SQLite " + std::string(quick ? "quick_check" : "integrity_check") + ": " + row[0],
-                   false, std::string(kBackupFix)});
+    out.push_back({"integrity", "", "", std::string(quick ? "quick" : "full") + " integrity check: " + row[0], false,
+                   std::string(kBackupFix)});
   }
-  CT_TRY_ASSIGN(std::vector<DiagnosticRow> keys, rows("PRAGMA foreign_key_check"));
+  CT_TRY_ASSIGN(std::vector<DiagnosticRow> keys, rows(ScanKind::ForeignKeys));
   for (const auto& row : keys) {
     out.push_back({"foreign-key", "", "",
                    "row " + row[1] + " of " + row[0] + " points at a missing row of " + row[2], false,
@@ -406,9 +295,7 @@ Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) 
   std::int64_t max_siblings = config_.get_int("hierarchy.maxSiblings");
   if (max_siblings > 0) {
     CT_TRY_ASSIGN(std::vector<DiagnosticRow> crowded,
-                  rows("SELECT t.parent, count(*) FROM tasks t WHERE t.parent IS NOT NULL AND t.archived = 0 AND "
-                       "t.status IN ('pending', 'active', 'blocked') GROUP BY t.parent HAVING count(*) > CAST(?1 AS INTEGER)",
-                       {std::to_string(max_siblings)}));
+                  rows(ScanKind::CrowdedParents, {"", max_siblings}));
     for (const auto& row : crowded) {
       out.push_back({"sibling-limit", row[0], "",
                      row[0] + " has " + row[1] + " open children; hierarchy.maxSiblings is " + std::to_string(max_siblings),
@@ -417,7 +304,7 @@ Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) 
   }
   std::int64_t max_sessions = config_.get_int("session.maxConcurrent");
   if (max_sessions > 0) {
-    CT_TRY_ASSIGN(std::vector<DiagnosticRow> active, rows("SELECT count(*) FROM sessions WHERE status = 'active'"));
+    CT_TRY_ASSIGN(std::vector<DiagnosticRow> active, rows(ScanKind::ActiveSessions));
     std::int64_t count = active.empty() ? 0 : std::stoll(active[0][0]);
     if (count > max_sessions) {
       out.push_back({"session-limit", "", "",
@@ -436,15 +323,10 @@ Result<void> Validator::check_parents(const std::string& id, std::vector<Problem
   std::vector<DiagnosticRow> rows_read;
   std::int64_t target_children = 0;
   if (id.empty()) {
-    CT_TRY_ASSIGN(rows_read, rows("SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM tasks t ORDER BY t.num"));
+    CT_TRY_ASSIGN(rows_read, rows(ScanKind::ParentRows));
   } else {
-    CT_TRY_ASSIGN(rows_read,
-                  rows("WITH RECURSIVE up(id, n) AS (SELECT ?1, 0 UNION ALL SELECT t.parent, up.n + 1 FROM tasks t "
-                       "JOIN up ON t.id = up.id WHERE t.parent IS NOT NULL AND up.n < 64) "
-                       "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM up JOIN tasks t ON t.id = up.id",
-                       {id}));
-    CT_TRY_ASSIGN(std::vector<DiagnosticRow> children,
-                  rows("SELECT count(*) FROM tasks WHERE parent = ?1 AND archived = 0", {id}));
+    CT_TRY_ASSIGN(rows_read, rows(ScanKind::ParentRows, {id}));
+    CT_TRY_ASSIGN(std::vector<DiagnosticRow> children, rows(ScanKind::LiveChildren, {id}));
     target_children = children.empty() ? 0 : std::stoll(children[0][0]);
   }
   std::unordered_map<std::string_view, int> index;
@@ -539,11 +421,7 @@ Result<void> Validator::check_parents(const std::string& id, std::vector<Problem
 // query); for one task, whether it can reach itself (one recursive query).
 Result<void> Validator::check_cycles(const std::string& id, std::vector<Problem>& out) {
   if (!id.empty()) {
-    CT_TRY_ASSIGN(std::vector<DiagnosticRow> loop,
-                  rows("WITH RECURSIVE reach(id) AS (SELECT depends_on FROM task_deps WHERE task_id = ?1 "
-                       "UNION SELECT d.depends_on FROM task_deps d JOIN reach r ON d.task_id = r.id) "
-                       "SELECT 1 FROM reach WHERE id = ?1 LIMIT 1",
-                       {id}));
+    CT_TRY_ASSIGN(std::vector<DiagnosticRow> loop, rows(ScanKind::SelfReachable, {id}));
     if (!loop.empty()) {
       out.push_back({"dependency-cycle", id, "", id + " depends on itself through its dependencies", false,
                      "cleo_query {domain:'tasks', operation:'deps', params:{" + id_arg(id) +
@@ -551,10 +429,7 @@ Result<void> Validator::check_cycles(const std::string& id, std::vector<Problem>
     }
     return {};
   }
-  CT_TRY_ASSIGN(std::vector<DiagnosticRow> edges,
-                rows("SELECT t.id, j.value FROM tasks t, json_each(" + depends_json() + ") j "
-                     "WHERE t.depends != '[]' AND j.type = 'text' AND EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value) "
-                     "ORDER BY t.num"));
+  CT_TRY_ASSIGN(std::vector<DiagnosticRow> edges, rows(ScanKind::DependencyRows));
   std::unordered_map<std::string, int> index;
   std::vector<std::string> names;
   auto node = [&](const std::string& name) {
@@ -677,7 +552,7 @@ Result<std::vector<Problem>> Validator::schema(bool quick) {
 }
 
 Result<std::vector<Problem>> Validator::task(const std::string& id) {
-  CT_TRY_ASSIGN(std::vector<DiagnosticRow> exists, rows("SELECT 1 FROM tasks WHERE id = ?1", {id}));
+  CT_TRY_ASSIGN(std::vector<DiagnosticRow> exists, rows(ScanKind::TaskExists, {id}));
   if (exists.empty()) {
     return fail(Error(ErrorCode::NotFound, "Task " + id + " not found")
                     .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")

@@ -1,9 +1,10 @@
 // The consistency rules of PRODUCT.md §4 checked against stored data (validate.schema,
 // validate.task) and the safe repairs of what they find (validate.fix).
 //
-// Checks are set-based: each is one query over the whole store (Store::diagnostic_rows), plus an
-// in-memory pass over the parent and dependency graphs, so a store of 100k tasks costs a handful
-// of queries. The same task-level queries, narrowed to one id, serve validate.task.
+// Checks are set-based: each is one consistency scan of the whole store (Store::scan, answered by
+// the backend in its own dialect), plus an in-memory pass over the parent and dependency graphs,
+// so a store of 100k tasks costs a handful of queries. The same task-level scans, narrowed to one
+// id, serve validate.task. No SQL here: the checks' names, rules and words are.
 #pragma once
 
 #include <string>
@@ -61,7 +62,7 @@ class Validator {
   Result<void> run_store_checks(bool quick, std::vector<Problem>& out);
   Result<void> check_parents(const std::string& id, std::vector<Problem>& out);
   Result<void> check_cycles(const std::string& id, std::vector<Problem>& out);
-  Result<std::vector<DiagnosticRow>> rows(std::string_view sql, const std::vector<std::string>& params = {});
+  Result<std::vector<DiagnosticRow>> rows(ScanKind kind, ScanScope scope = {});
   Result<void> repair_task(const std::string& id, std::vector<Repair>& repairs);
   void record(std::string id, std::string field, json::Value before, json::Value after);
 
