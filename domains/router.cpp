@@ -18,7 +18,7 @@
 #include "domains/pipeline.h"
 #include "domains/projection.h"
 #include "engines/session_engine.h"
-#include "engines/sqlite_store.h"
+#include "engines/store_backend.h"
 
 
 namespace ct {
@@ -205,13 +205,11 @@ Result<Store*> Router::open_store() {
   }
   CT_TRY_ASSIGN(Project project, find_project(options_.project_dir));
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
-  SqliteOptions sqlite;
-  sqlite.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
-  sqlite.synchronous_full = config.get_string("storage.synchronous") == "full";
-  sqlite.migration_backups = project.safety_backups_dir();
-  sqlite.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
-  sqlite.clock = clock_.get();
-  CT_TRY_ASSIGN(store_, open_sqlite_store(project.db_path(), sqlite));
+  StoreOptions store = store_options(config);
+  store.migration_backups = project.safety_backups_dir();
+  store.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
+  store.clock = clock_.get();
+  CT_TRY_ASSIGN(store_, project_store(project)->open(store));
   config_stamp_ = file_stamp(project.config_path());
   project_ = std::move(project);
   config_ = std::make_unique<Config>(std::move(config));

@@ -14,7 +14,7 @@
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/command_line.h"
-#include "engines/sqlite_store.h"
+#include "engines/store_backend.h"
 #include "engines/subprocess.h"
 
 namespace ct {
@@ -99,7 +99,7 @@ constexpr std::int64_t kAuditRowsScanned = 200;
 Result<json::Value> diagnostics_json(Context& context) {
   json::Value data = json::Value::object();
   data.set("version", product_version());
-  data.set("schemaVersion", sqlite_schema_version());
+  data.set("schemaVersion", store_schema_version());
 
   json::Value platform = json::Value::object();
   struct utsname names {};

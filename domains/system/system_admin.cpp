@@ -11,7 +11,7 @@
 #include "domains/system/capability_matrix.h"
 #include "domains/verdict.h"
 #include "engines/backups.h"
-#include "engines/sqlite_store.h"
+#include "engines/store_backend.h"
 
 namespace ct {
 namespace {
@@ -157,7 +157,7 @@ Result<Reply> health(Context& context, const Params&) {
                 "cleo_mutate {domain:'system', operation:'restore'}"));
     }
     auto schema = context.db().schema_version();
-    if (schema && *schema == sqlite_schema_version()) {
+    if (schema && *schema == store_schema_version()) {
       add(check("schema", "ok", "version " + std::to_string(*schema)));
     } else {
       add(check("schema", "fail", schema ? "version " + std::to_string(*schema) : schema.error().message));
@@ -222,7 +222,7 @@ Result<Reply> backup(Context& context, const Params& params) {
   // lock (for the audit row), and SQLite cannot back up from a connection that is writing. In WAL
   // mode the second connection reads the last committed state meanwhile. backup_to() keeps the
   // file only when it passes an integrity check.
-  auto reader = open_sqlite_store(project.db_path(), SqliteOptions{});
+  auto reader = project_store(project)->open(StoreOptions{});
   auto written = reader ? (*reader)->backup_to(file) : Result<void>(std::unexpected(reader.error()));
   if (!written) {
     std::error_code ec;

@@ -9,7 +9,7 @@
 #include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/backups.h"
-#include "engines/sqlite_store.h"
+#include "engines/store_backend.h"
 #include "engines/task_json.h"
 
 namespace ct {
@@ -26,21 +26,21 @@ Result<Reply> init(Context& context, const Params& params) {
   Project project{root};
   json::Value data = json::Value::object();
   data.set("root", root.string());
-  if (fs::exists(project.db_path(), ec)) {
+  std::unique_ptr<StoreBackend> store = project_store(project);
+  if (auto info = store->inspect(/*check=*/false); info || info.error().code != ErrorCode::NotFound) {
     // An empty file (an interrupted init, a truncated store) holds nothing to lose: it is
     // initialised. Anything else is never overwritten: a damaged store is for system.restore.
-    auto info = inspect_sqlite_file(project.db_path(), /*check=*/false);
     const bool empty = info && info->schema_version == 0 && info->tables == 0;
     if (empty && !list_backups(project).empty())
-      return fail(Error(ErrorCode::FileError, "cannot initialise: " + project.db_path().string() +
+      return fail(Error(ErrorCode::FileError, "cannot initialise: " + store->location() +
                                                   " is empty, and the project has backups")
                       .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings the newest good backup back "
                                 "(the empty file is moved aside)")
                       .with_detail("damaged", true));
     if (!empty) {
-      auto opened = open_sqlite_store(project.db_path(), SqliteOptions{.read_only = true});
+      auto opened = store->open(StoreOptions{.read_only = true});
       if (!opened && opened.error().details["damaged"] == json::Value(true))
-        return fail(Error(ErrorCode::FileError, "cannot initialise: " + project.db_path().string() +
+        return fail(Error(ErrorCode::FileError, "cannot initialise: " + store->location() +
                                                     " exists but is damaged (" + opened.error().message + ")")
                         .with_fix("cleo_mutate {domain:'system', operation:'restore'} moves it aside and brings back "
                                   "the newest good backup")
@@ -48,7 +48,7 @@ Result<Reply> init(Context& context, const Params& params) {
       data.set("created", false);
       return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};
     }
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(project.db_path().string() + suffix, ec);
+    store->erase_empty();
   }
   // A project inside another one splits the task graph without anyone noticing: every command
   // run below here would use the new one. Asked for, it is allowed.
@@ -65,18 +65,16 @@ Result<Reply> init(Context& context, const Params& params) {
                     .with_fix("check the directory's permissions"));
   Config config;
   if (!fs::exists(project.config_path(), ec)) CT_TRY(config.save(project.config_path()));
-  SqliteOptions options;
-  options.create = true;
-  CT_TRY(open_sqlite_store(project.db_path(), options));
+  CT_TRY(store->open(StoreOptions{.create = true}));
   data.set("created", true);
-  data.set("db", project.db_path().string());
+  data.set("db", store->location());
   return Reply{std::move(data), {}, {}, {}};
 }
 
 Result<Reply> version(Context&, const Params&) {
   json::Value data = json::Value::object();
   data.set("version", product_version());
-  data.set("schemaVersion", sqlite_schema_version());
+  data.set("schemaVersion", store_schema_version());
   return Reply{std::move(data), {}, {}, {}};
 }
 

@@ -1,7 +1,6 @@
 // system domain — operations: the dashboard, throughput statistics, call metrics, and the store's
 // upkeep (restore from a backup, schema migration, housekeeping of idempotency keys and the
 // audit trail).
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +17,7 @@
 #include "domains/registry.h"
 #include "engines/audit_chain.h"
 #include "engines/backups.h"
-#include "engines/sqlite_store.h"
+#include "engines/store_backend.h"
 #include "engines/task_engine.h"
 #include "engines/task_json.h"
 
@@ -37,7 +36,7 @@ constexpr TimeMs kIdempotencyWindowMs = kDayMs;
 /// out of reach of backup.keep).
 Result<fs::path> safety_backup(const Project& project, TimeMs now, std::string_view note) {
   CT_TRY_ASSIGN(fs::path file, reserve_backup_path(project.safety_backups_dir(), now, note));
-  if (auto copied = copy_sqlite_database(project.db_path(), file); !copied) {
+  if (auto copied = project_store(project)->copy_to(file); !copied) {
     std::error_code ec;
     fs::remove(file, ec);
     return std::unexpected(std::move(copied.error()));
@@ -329,11 +328,11 @@ Result<PreparedBackup> prepare_backup(const Project& project, const fs::path& fi
   // Restores (dry runs too) run one at a time per process (the store's write lock, or recovery
   // of a store nobody can open), so one copy name per process is enough.
   out.copy = std::make_unique<TempDatabase>(project.cleo_dir() / (".restore-" + std::to_string(::getpid()) + ".db"));
-  if (auto copied = copy_sqlite_database(file, out.copy->path()); !copied)
+  if (auto copied = copy_backup_file(file, out.copy->path()); !copied)
     return fail(refused(file, "it is not a readable SQLite database (" + copied.error().message + ")", other_fix));
-  auto info = inspect_sqlite_file(out.copy->path(), /*check=*/true);
+  auto info = inspect_backup_file(out.copy->path(), /*check=*/true);
   if (!info) return fail(refused(file, info.error().message, other_fix));
-  const std::int64_t ours = sqlite_schema_version();
+  const std::int64_t ours = store_schema_version();
   if (info->schema_version == 0) return fail(refused(file, "it holds no CLEO task database", other_fix));
   if (info->schema_version > ours)
     return fail(refused(file,
@@ -345,7 +344,7 @@ Result<PreparedBackup> prepare_backup(const Project& project, const fs::path& fi
                     .with_detail("problems", json::Value::array_of(info->problems)));
   out.schema_version = info->schema_version;
   // Opening migrates the copy to this binary's schema.
-  auto store = open_sqlite_store(out.copy->path(), SqliteOptions{});
+  auto store = open_backup_file(out.copy->path());
   if (!store) return fail(refused(file, store.error().message, other_fix));
   CT_TRY((*store)->begin(TxKind::Read));
   auto counted = (*store)->counts();
@@ -453,48 +452,14 @@ Result<json::Value> set_archives_aside(const Project& project, const std::vector
   return moved;
 }
 
-/// Recovery of a store nobody can open (missing, empty, corrupt): it is moved aside into
-/// .cleo/damaged/ with its -wal and -shm, never deleted, and the prepared copy takes its place
-/// whole (fsync, rename, directory fsync): other processes see the old file or the new one.
+/// Recovery of a store nobody can open (missing, empty, corrupt): the backend moves it aside into
+/// .cleo/damaged/, never deleting it, and the prepared copy takes its place whole.
 Result<json::Value> replace_damaged_store(const Project& project, PreparedBackup& prepared, TimeMs now) {
   json::Value data = json::Value::object();
-  std::error_code ec;
-  const fs::path db = project.db_path();
-  if (fs::exists(fs::symlink_status(db, ec))) {
-    const fs::path aside_dir = project.cleo_dir() / "damaged";
-    fs::create_directories(aside_dir, ec);
-    if (ec) return fail(Error(ErrorCode::FileError, "cannot create " + aside_dir.string() + ": " + ec.message()));
-    CT_TRY_ASSIGN(fs::path aside, reserve_backup_path(aside_dir, now, "damaged"));
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      fs::path from = db.string() + suffix;
-      if (!fs::exists(fs::symlink_status(from, ec))) continue;
-      fs::rename(from, aside.string() + suffix, ec);
-      if (ec)
-        return fail(Error(ErrorCode::FileError, "cannot move " + from.string() + " aside: " + ec.message())
-                        .with_fix("check the permissions of " + project.cleo_dir().string()));
-    }
-    data.set("movedAside", ".cleo/damaged/" + aside.filename().string());
-  }
-  fs::remove(db.string() + ".damaged", ec);
-  // The copy was closed cleanly (no -wal left); make its bytes durable, then give it the name.
-  const fs::path& copy = prepared.copy->path();
-  int fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    if (fd >= 0) ::close(fd);
-    return fail(Error(ErrorCode::FileError, "cannot write " + copy.string() + " to disk")
-                    .with_fix("check the free space of " + project.cleo_dir().string()));
-  }
-  ::close(fd);
-  fs::rename(copy, db, ec);
-  if (ec)
-    return fail(Error(ErrorCode::FileError, "cannot move the restored store into place: " + ec.message())
-                    .with_fix("check the permissions of " + project.cleo_dir().string()));
+  CT_TRY_ASSIGN(std::string aside,
+                project_store(project)->replace_with_backup(prepared.copy->path(), project.cleo_dir() / "damaged", now));
   prepared.copy->release();
-  int dir_fd = ::open(project.cleo_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  if (!aside.empty()) data.set("movedAside", ".cleo/damaged/" + aside);
   return data;
 }
 
@@ -541,7 +506,7 @@ Result<Reply> restore(Context& context, const Params& params) {
   if (file.parent_path() != project.backups_dir() && !safety) data.set("path", file.string());
   data.set("schemaVersion", prepared->schema_version);
   for (auto& [key, value] : prepared->counts.as_object()) data.set(key, value);
-  if (prepared->schema_version < sqlite_schema_version()) data.set("migratedTo", sqlite_schema_version());
+  if (prepared->schema_version < store_schema_version()) data.set("migratedTo", store_schema_version());
   if (prepared->broken)
     warnings.push_back("the backup's audit trail does not verify from row " + std::to_string(*prepared->broken) +
                        " (it is restored as it is; validate.audit will report it)");
@@ -600,25 +565,26 @@ json::Value steps_json(const std::vector<MigrationStep>& steps) {
 /// schema version first, so a dry run can list what is pending, and a real run backs up first.
 Result<Reply> migrate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
-  auto info = inspect_sqlite_file(project.db_path(), /*check=*/false);
+  std::unique_ptr<StoreBackend> backend = project_store(project);
+  auto info = backend->inspect(/*check=*/false);
   if (!info && info.error().code == ErrorCode::NotFound)
-    return fail(Error(ErrorCode::NotInitialized, "no task database at " + project.db_path().string())
+    return fail(Error(ErrorCode::NotInitialized, "no task database at " + backend->location())
                     .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
   if (!info) return std::unexpected(std::move(info.error()));
   const std::int64_t from = info->schema_version;
-  const std::int64_t target = sqlite_schema_version();
+  const std::int64_t target = store_schema_version();
   if (from == 0)
-    return fail(Error(ErrorCode::NotInitialized, project.db_path().string() + " holds no CLEO task database")
+    return fail(Error(ErrorCode::NotInitialized, backend->location() + " holds no CLEO task database")
                     .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
   if (from > target)
-    return fail(Error(ErrorCode::FileError, project.db_path().string() + " has schema version " + std::to_string(from) +
+    return fail(Error(ErrorCode::FileError, backend->location() + " has schema version " + std::to_string(from) +
                                                 ", newer than this ct knows (" + std::to_string(target) +
                                                 "); ct never migrates a store backwards")
                     .with_fix("install the latest ct; or restore a backup written by this version: "
                               "cleo_mutate {domain:'system', operation:'restore', params:{dryRun:true}}")
                     .with_detail("schemaVersion", from)
                     .with_detail("supported", target));
-  std::vector<MigrationStep> pending = sqlite_migrations();
+  std::vector<MigrationStep> pending = backend->migrations();
   std::erase_if(pending, [&](const MigrationStep& step) { return step.version <= from; });
   json::Value data = json::Value::object();
   data.set("from", from);
@@ -635,10 +601,7 @@ Result<Reply> migrate(Context& context, const Params& params) {
   }
   CT_TRY_ASSIGN(fs::path backup, safety_backup(project, context.now(), "pre-migrate-v" + std::to_string(from)));
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
-  SqliteOptions options;
-  options.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
-  options.synchronous_full = config.get_string("storage.synchronous") == "full";
-  CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_sqlite_store(project.db_path(), options));
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, backend->open(store_options(config)));
   // The router audits only calls that run in its own transaction; this one records itself.
   AuditEntry audit;
   audit.at = context.now();

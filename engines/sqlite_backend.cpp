@@ -1,0 +1,105 @@
+// The SQLite implementation of engines/store_backend.h: the project's store is .cleo/tasks.db,
+// and backups are SQLite files too.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <system_error>
+
+#include "engines/backups.h"
+#include "engines/sqlite_store.h"
+#include "engines/store_backend.h"
+
+namespace ct {
+namespace {
+
+class SqliteBackend final : public StoreBackend {
+ public:
+  explicit SqliteBackend(std::filesystem::path file) : file_(std::move(file)) {}
+
+  std::string_view kind() const override { return "sqlite"; }
+  std::string location() const override { return file_.string(); }
+  Result<std::unique_ptr<Store>> open(const StoreOptions& options) const override {
+    return open_sqlite_store(file_, options);
+  }
+  std::vector<MigrationStep> migrations() const override { return sqlite_migrations(); }
+  Result<StoreInfo> inspect(bool check) const override { return inspect_sqlite_file(file_, check); }
+  Result<void> copy_to(const std::filesystem::path& file) const override { return copy_sqlite_database(file_, file); }
+  void erase_empty() const override {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file_.string() + suffix, ec);
+  }
+
+  // The database moves aside with its -wal and -shm; the copy is fsynced, renamed over it, and the
+  // directory fsynced.
+  Result<std::string> replace_with_backup(const std::filesystem::path& copy, const std::filesystem::path& aside_dir,
+                                          TimeMs now) const override {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = file_.parent_path();
+    std::string aside_name;
+    if (fs::exists(fs::symlink_status(file_, ec))) {
+      fs::create_directories(aside_dir, ec);
+      if (ec) return fail(Error(ErrorCode::FileError, "cannot create " + aside_dir.string() + ": " + ec.message()));
+      CT_TRY_ASSIGN(fs::path aside, reserve_backup_path(aside_dir, now, "damaged"));
+      for (const char* suffix : {"", "-wal", "-shm"}) {
+        fs::path from = file_.string() + suffix;
+        if (!fs::exists(fs::symlink_status(from, ec))) continue;
+        fs::rename(from, aside.string() + suffix, ec);
+        if (ec)
+          return fail(Error(ErrorCode::FileError, "cannot move " + from.string() + " aside: " + ec.message())
+                          .with_fix("check the permissions of " + dir.string()));
+      }
+      aside_name = aside.filename().string();
+    }
+    fs::remove(file_.string() + ".damaged", ec);
+    int fd = ::open(copy.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) {
+      if (fd >= 0) ::close(fd);
+      return fail(Error(ErrorCode::FileError, "cannot write " + copy.string() + " to disk")
+                      .with_fix("check the free space of " + dir.string()));
+    }
+    ::close(fd);
+    fs::rename(copy, file_, ec);
+    if (ec)
+      return fail(Error(ErrorCode::FileError, "cannot move the restored store into place: " + ec.message())
+                      .with_fix("check the permissions of " + dir.string()));
+    int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0) {
+      ::fsync(dir_fd);
+      ::close(dir_fd);
+    }
+    return aside_name;
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
+}  // namespace
+
+StoreOptions store_options(const Config& config) {
+  StoreOptions options;
+  options.busy_timeout_ms = static_cast<int>(config.get_int("storage.busyTimeoutMs"));
+  options.synchronous_full = config.get_string("storage.synchronous") == "full";
+  return options;
+}
+
+std::unique_ptr<StoreBackend> project_store(const Project& project) {
+  return std::make_unique<SqliteBackend>(project.db_path());
+}
+
+Result<StoreInfo> inspect_backup_file(const std::filesystem::path& file, bool check) {
+  return inspect_sqlite_file(file, check);
+}
+
+Result<std::unique_ptr<Store>> open_backup_file(const std::filesystem::path& file) {
+  return open_sqlite_store(file, StoreOptions{});
+}
+
+Result<void> copy_backup_file(const std::filesystem::path& source, const std::filesystem::path& target) {
+  return copy_sqlite_database(source, target);
+}
+
+std::int64_t store_schema_version() { return sqlite_schema_version(); }
+
+}  // namespace ct
