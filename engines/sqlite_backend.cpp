@@ -29,6 +29,19 @@ class SqliteBackend final : public StoreBackend {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file_.string() + suffix, ec);
   }
 
+  // The write-ahead log grows while a reader holds an old snapshot: checkpoints cannot reset it.
+  std::vector<StoreHealth> health() const override {
+    std::error_code ec;
+    const std::filesystem::path wal = file_.string() + "-wal";
+    auto bytes = std::filesystem::exists(wal, ec) ? std::filesystem::file_size(wal, ec) : 0;
+    if (ec) bytes = 0;
+    constexpr std::uintmax_t kLargeWal = 64ull * 1024 * 1024;
+    if (bytes > kLargeWal)
+      return {{"wal", "warn", std::to_string(bytes / (1024 * 1024)) + " MiB not yet checkpointed",
+               "a long-running reader holds it open; restart idle ct serve / ct mcp processes"}};
+    return {{"wal", "ok", std::to_string(bytes / 1024) + " KiB", ""}};
+  }
+
   // The database moves aside with its -wal and -shm; the copy is fsynced, renamed over it, and the
   // directory fsynced.
   Result<std::string> replace_with_backup(const std::filesystem::path& copy, const std::filesystem::path& aside_dir,

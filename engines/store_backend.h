@@ -56,6 +56,14 @@ struct MigrationStep {
   std::string description;
 };
 
+/// One finding of StoreBackend::health() (system.health lists it with its own checks).
+struct StoreHealth {
+  std::string name;    // "wal"
+  std::string status;  // "ok" | "warn" | "fail"
+  std::string detail;
+  std::string fix;     // "" when nothing needs doing
+};
+
 class StoreBackend {
  public:
   virtual ~StoreBackend() = default;
@@ -78,6 +86,9 @@ class StoreBackend {
   virtual Result<void> copy_to(const std::filesystem::path& file) const = 0;
   /// Removes a store that holds nothing (an interrupted init), with whatever it keeps beside it.
   virtual void erase_empty() const = 0;
+  /// What this backend watches beside the store's own integrity (system.health), read without
+  /// opening the store.
+  virtual std::vector<StoreHealth> health() const = 0;
   /// Recovery of a store nobody can open (missing, empty, corrupt): it is moved into `aside_dir`,
   /// never deleted, and the backup file `copy` (closed, nothing beside it) takes its place whole,
   /// so that other processes see the old store or the new one. Returns the name the old store was

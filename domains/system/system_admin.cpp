@@ -163,14 +163,9 @@ Result<Reply> health(Context& context, const Params&) {
       add(check("schema", "fail", schema ? "version " + std::to_string(*schema) : schema.error().message));
     }
   }
+  for (auto& finding : project_store(*context.project)->health())
+    add(check(finding.name, finding.status, std::move(finding.detail), std::move(finding.fix)));
   std::error_code ec;
-  fs::path wal = context.project->db_path().string() + "-wal";
-  auto wal_bytes = fs::exists(wal, ec) ? fs::file_size(wal, ec) : 0;
-  constexpr std::uintmax_t kLargeWal = 64ull * 1024 * 1024;
-  add(wal_bytes > kLargeWal
-          ? check("wal", "warn", std::to_string(wal_bytes / (1024 * 1024)) + " MiB not yet checkpointed",
-                  "a long-running reader holds it open; restart idle ct serve / ct mcp processes")
-          : check("wal", "ok", std::to_string(wal_bytes / 1024) + " KiB"));
   auto space = fs::space(context.project->cleo_dir(), ec);
   if (ec) {
     add(check("disk", "warn", "free space unknown: " + ec.message()));
