@@ -488,7 +488,7 @@ void register_validate_domain(Registry& registry) {
   registry.add({.domain = "validate", .name = "schema", .gateway = Gateway::Query,
                 .summary = "Check the whole store against every data rule of the task model",
                 .params = {{.name = "quick", .type = ParamType::Bool,
-                            .description = "SQLite quick_check instead of the full integrity_check (large stores)"},
+                            .description = "the quick integrity check instead of the full one (large stores)"},
                            validate::problems_limit_param()},
                 .returns = "{valid, tasks, total, repairable, byCheck?{check:n}, problems[{check, taskId?, session?, "
                            "message, repairable, fix}]}; repairable problems are what validate.fix repairs. An invalid "
