@@ -90,10 +90,36 @@ MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, size_t key_
 
 void delete_string(void* body) { delete static_cast<std::string*>(body); }
 
-/// An event stream being sent: the reader callback's state, freed with the response.
+/// The event streams still being sent. Stopping waits (a little) for their last chunk to leave
+/// before libmicrohttpd closes the connections, so a stream ends cleanly rather than cut off.
+struct LiveStreams {
+  std::mutex mutex;
+  std::condition_variable idle;
+  int count = 0;
+
+  void add() {
+    std::lock_guard lock(mutex);
+    ++count;
+  }
+  void remove() {
+    {
+      std::lock_guard lock(mutex);
+      --count;
+    }
+    idle.notify_all();
+  }
+  void wait_idle(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex);
+    idle.wait_for(lock, timeout, [this] { return count == 0; });
+  }
+};
+
+/// An event stream being sent: the reader callback's state, freed with the response (once its
+/// last chunk was sent, or its connection closed).
 struct StreamReader {
   std::shared_ptr<EventStream> stream;
   MHD_Connection* connection;
+  LiveStreams* live;
 };
 
 /// Sends what the stream has; with nothing to send it suspends the connection until the next
@@ -110,7 +136,9 @@ ssize_t read_stream(void* cls, std::uint64_t, char* buffer, size_t max) {
 void free_stream(void* cls) {
   auto* reader = static_cast<StreamReader*>(cls);
   reader->stream->detach();  // the connection is going: never resume it again
+  LiveStreams* live = reader->live;
   delete reader;
+  live->remove();
 }
 
 /// Queues `reply` (made from `response`'s body or stream) with the response's status and headers.
@@ -121,12 +149,14 @@ MHD_Result queue_reply(MHD_Connection* connection, const HttpResponse& response,
   return queued;
 }
 
-MHD_Result send_response(MHD_Connection* connection, HttpResponse response) {
+MHD_Result send_response(MHD_Connection* connection, HttpResponse response, LiveStreams& live) {
   if (response.stream) {
-    auto* reader = new StreamReader{std::move(response.stream), connection};
+    auto* reader = new StreamReader{std::move(response.stream), connection, &live};
+    live.add();
     MHD_Response* reply = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &read_stream, reader, &free_stream);
     if (reply == nullptr) {
       delete reader;
+      live.remove();
       return MHD_NO;
     }
     return queue_reply(connection, response, reply);
@@ -172,6 +202,8 @@ struct HttpServer::Impl {
   std::unordered_map<std::string, std::deque<RequestState*>> session_lines;
   bool draining = false;  // run() is ending: no new request is queued
   std::vector<std::thread> workers;
+
+  LiveStreams live_streams;
 
   // Open connections, for the deadline sweep.
   std::mutex connections_mutex;
@@ -240,7 +272,7 @@ struct HttpServer::Impl {
       request->request.version = version;
       MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &collect_header, &request->request.headers);
       set_deadline(request->state, impl->options.body_timeout_seconds, "receiving the request body");
-      if (auto refused = impl->exchange.check_head(request->request)) return send_response(connection, std::move(*refused));
+      if (auto refused = impl->exchange.check_head(request->request)) return send_response(connection, std::move(*refused), impl->live_streams);
       return MHD_YES;
     }
     if (*upload_data_size != 0) {
@@ -260,13 +292,13 @@ struct HttpServer::Impl {
         busy.status = 503;
         busy.headers = {{"Content-Type", "application/json"}, {"Connection", "close"}};
         busy.body = rpc_error("null", RpcError::InternalError, "Service Unavailable: the server is stopping");
-        return send_response(connection, std::move(busy));
+        return send_response(connection, std::move(busy), impl->live_streams);
       }
       return MHD_YES;
     }
     // Resumed by a worker: the reply is ready.
     if (!request->answered.load(std::memory_order_acquire)) return MHD_YES;  // spurious wake-up
-    return send_response(connection, std::move(request->response));
+    return send_response(connection, std::move(request->response), impl->live_streams);
   }
 
   // ---- the work queue ----
@@ -451,6 +483,9 @@ void HttpServer::run() {
   s.queue_wakeup.notify_all();
   for (auto& worker : s.workers) worker.join();
   s.workers.clear();
+  // Ended streams send their last chunk from libmicrohttpd's thread; a peer that does not read
+  // cannot hold the stop longer than this.
+  s.live_streams.wait_idle(std::chrono::seconds(1));
   MHD_stop_daemon(s.daemon);  // closes listen_fd
   s.listen_fd = -1;
 }
