@@ -526,6 +526,13 @@ class SqliteStore final : public Store {
   /// The task whose id the search text is (within the filter), which ranks first.
   Result<std::optional<Task>> exact_id_match(std::string_view text, const TaskFilter& filter);
   bool load_tokenizer();
+  /// " FROM tasks_fts … WHERE tasks_fts MATCH ? …" for the matches of a search under `filter`;
+  /// `params` holds the match expression and receives the filter's values.
+  std::string matches(const TaskFilter& filter, std::vector<SqlValue>& params);
+  /// The connection's FTS5 API (nullptr without FTS5), fetched once.
+  fts5_api* fts5();
+  /// Registers ct_rank (sqlite_search.cpp) on this connection before its first search.
+  Result<void> ensure_rank();
   Result<std::int64_t> user_version();
   Error newer_schema(std::int64_t version) const;
   /// Names of the store's tables (virtual tables' shadow tables included) and indexes.
@@ -558,6 +565,8 @@ class SqliteStore final : public Store {
   fts5_tokenizer tokenizer_api_{};
   Fts5Tokenizer* tokenizer_ = nullptr;
   bool tokenizer_failed_ = false;
+  fts5_api* fts5_ = nullptr;
+  bool rank_registered_ = false;
 };
 
 }  // namespace ct::sqlite
