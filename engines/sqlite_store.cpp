@@ -389,7 +389,7 @@ std::vector<MigrationStep> sqlite_migrations() {
   return steps;
 }
 
-Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check) {
+Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     return fail(Error(ErrorCode::NotFound, file.string() + " is not a file").with_fix("check the path"));
@@ -406,7 +406,7 @@ Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bo
     return fail(Error(ErrorCode::FileError, file.string() + " is not a SQLite database (" + sqlite3_errmsg(db) + ")")
                     .with_fix("pick another file"));
   }
-  SqliteFileInfo info;
+  StoreInfo info;
   info.schema_version = *version;
   {
     sqlite3_stmt* count = nullptr;

@@ -36,12 +36,10 @@ std::int64_t sqlite_schema_version();
 /// Every step, oldest first; the last one's version is sqlite_schema_version().
 std::vector<MigrationStep> sqlite_migrations();
 
-using SqliteFileInfo = StoreInfo;
-
 /// Reads a database file's schema version (and with `check`, runs its integrity check) through
 /// a read-only connection: nothing is migrated or changed. Not a file: E_NOT_FOUND; not a
 /// database: E_FILE_ERROR.
-Result<SqliteFileInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check);
+Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check);
 
 /// A consistent copy of the database `source` in `target` (SQLite's online backup, reading
 /// `source` read-only, so it may be in use meanwhile). On failure `target` is removed.
