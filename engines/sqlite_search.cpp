@@ -231,7 +231,7 @@ namespace {
 /// with this; docs/performance.md).
 void ct_rank(const Fts5ExtensionApi* x, Fts5Context* fts, sqlite3_context* context, int argc, sqlite3_value** argv) {
   constexpr double kK1 = 1.2;
-  constexpr int kMaxCells = 256;  // phrases × columns counted (a query has at most 16 words)
+  constexpr int kMaxCells = 256;  // phrases × columns counted (a query has at most 32 words)
   const int columns = x->xColumnCount(fts);
   const int phrases = x->xPhraseCount(fts);
   int hits = 0;

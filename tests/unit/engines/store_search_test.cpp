@@ -84,6 +84,23 @@ TEST_CASE_METHOD(SearchFixture, "title matches rank above note matches", "[engin
   CHECK((*hits)[1].score > 0);
 }
 
+TEST_CASE_METHOD(SearchFixture, "hits count, but a title hit outweighs a description repeating the word",
+                 "[engines][search]") {
+  Task repeated = make_task("T001", "Unrelated title");
+  repeated.description = "widget widget widget widget widget widget widget widget";
+  insert(repeated);
+  insert(make_task("T002", "Widget polish"));
+  insert(make_task("T003", "Widget frame, widget hinge"));
+  Task both = make_task("T004", "Widget screws");
+  both.description = "the widget needs four";
+  insert(both);
+  // Title hits weigh 10 and description hits 3, each column's count saturating as bm25's does.
+  CHECK(find("widget") == Ids{"T003", "T004", "T002", "T001"});
+  // Equal scores keep row order.
+  insert(make_task("T005", "Widget polish"));
+  CHECK(find("polish") == Ids{"T002", "T005"});
+}
+
 TEST_CASE_METHOD(SearchFixture, "labels, notes and unicode are searchable", "[engines][search]") {
   Task labelled = make_task("T001", "First");
   labelled.labels = {"frontend", "urgent-fix"};
