@@ -170,10 +170,16 @@ Result<Reply> list(Context& context, const Params& params) {
 Result<Reply> find(Context& context, const Params& params) {
   CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
   if (params.flag("includeArchived")) filter.archived = ArchivedFilter::Include;
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
   const std::int64_t offset = params.integer("offset");
   const std::int64_t limit = params.integer("limit");
-  // One more than the page: whether there is more is known without counting every match.
-  CT_TRY_ASSIGN(std::vector<SearchHit> hits, context.db().search(params.str("query"), filter, offset + limit + 1));
+  // One more than the page: whether there is more is known without counting every match. A scope
+  // is a set of ids computed live: every match is ranked, those outside it dropped, then paged.
+  CT_TRY_ASSIGN(std::vector<SearchHit> hits,
+                context.db().search(params.str("query"), filter, scoped ? -1 : offset + limit + 1));
+  if (scoped) std::erase_if(hits, [&](const SearchHit& hit) { return !scoped->contains(hit.task.id); });
+  const std::int64_t in_scope = std::ssize(hits);
+  if (scoped && in_scope > offset + limit + 1) hits.resize(static_cast<std::size_t>(offset + limit + 1));
   const bool more = std::ssize(hits) > offset + limit;
   if (more) hits.pop_back();
   json::Value rows = json::Value::array();
@@ -182,7 +188,10 @@ Result<Reply> find(Context& context, const Params& params) {
   Reply reply{std::move(rows), {}, {}, {}};
   if (more || offset > 0) {
     // A cut page says so, with the total: never silently ten of five hundred.
-    CT_TRY_ASSIGN(std::int64_t total, context.db().count_matches(params.str("query"), filter));
+    std::int64_t total = in_scope;
+    if (!scoped) {
+      CT_TRY_ASSIGN(total, context.db().count_matches(params.str("query"), filter));
+    }
     reply.page = Page{total, static_cast<std::int64_t>(reply.data.size()), offset};
   }
   if (reply.data.empty()) reply.note = ErrorCode::NoData;
@@ -559,6 +568,7 @@ void register_tasks_queries(Registry& registry) {
        .positional = true},
   };
   for (auto& param : filter_params({"status", "under", "label"})) find_params.push_back(std::move(param));
+  find_params.push_back(in_scope_param());
   find_params.insert(find_params.end(), {
       {.name = "includeArchived", .type = ParamType::Bool, .description = "Also search archived tasks"},
       {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100, .description = "Most results"},
@@ -571,6 +581,7 @@ void register_tasks_queries(Registry& registry) {
                 .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first, every?:{column: value "
                            "shared by all rows}} (full records with detail:'full'); _meta.page {total,hasMore,nextOffset} "
                            "when more match; E_NO_DATA note when nothing matches",
+                .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
                 .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(), .table_rows = true,
                 .aliases = {"search", "query", "grep", "lookup"}, .handler = find});

@@ -51,6 +51,7 @@ class Column {
       const f = { query: filters.text, status: [this.status], limit: PAGE, offset, fields: FIND_FIELDS };
       if (filters.epic) f.under = filters.epic;
       if (filters.label) f.label = [filters.label];
+      if (filters.session) { f.sessionId = filters.session; f.inScope = true; }
       return ['tasks.find', f];
     }
     const p = { status: [this.status], limit: PAGE, offset, fields: LIST_FIELDS, sort: filters.sort };
@@ -305,9 +306,7 @@ export const board = {
     };
     const hint = $('[data-testid=filter-hint]');
     hint.hidden = !next.text;
-    hint.textContent = next.text
-      ? `Best matches first${next.session ? '; the session filter does not apply to a text search' : ''}.`
-      : '';
+    hint.textContent = next.text ? 'Best matches first.' : '';
     if (JSON.stringify(next) === JSON.stringify(filters)) return;
     Object.assign(filters, next);
     this.columns.forEach((c) => c.reset());
@@ -332,11 +331,9 @@ export const board = {
     const total = this.columns.reduce((n, c) => n + (c.total ?? 0), 0);
     const active = [];
     if (filters.text) active.push(`matching “${filters.text}”`);
-    else {
-      if (filters.epic) active.push(`under ${filters.epic}`);
-      if (filters.label) active.push(`labelled ${filters.label}`);
-      if (filters.session) active.push(`in the scope of ${filters.session}`);
-    }
+    if (filters.epic) active.push(`under ${filters.epic}`);
+    if (filters.label) active.push(`labelled ${filters.label}`);
+    if (filters.session) active.push(`in the scope of ${filters.session}`);
     $('[data-testid=board-summary]').textContent = `${total} task${total === 1 ? '' : 's'}${active.length ? ' ' + active.join(', ') : ''}: ${parts.join(' · ')}`;
     const dl = $('#label-list');
     if (dl.children.length !== seenLabels.size) {

@@ -285,6 +285,10 @@ check('filter', async () => {
     await p.page.selectOption('[data-testid=filter-session]', alice);
     await waitColumns(p.page, { pending: [ids.E1, ids.D, ids.F, ids.G].sort(), active: [ids.B], blocked: [ids.C], done: [ids.A] });
     await shot(p.page, 'filter-session');
+    // A text search keeps the session's scope: H matches "the" too, but lies outside alice's epic.
+    await p.page.fill('[data-testid=filter-text]', 'the');
+    await waitColumns(p.page, { pending: [ids.E1, ids.D, ids.G].sort(), active: [], blocked: [ids.C], done: [ids.A] });
+    assert.match(await p.page.textContent('[data-testid=board-summary]'), /matching “the”, in the scope of/);
     noErrors(p.errors);
   } finally { await p.close(); await server.stop(); }
 });

@@ -381,6 +381,36 @@ TEST_CASE("tasks.list restricts to the session scope with inScope; tasks.next by
   CHECK(p.query("tasks", "next", R"({"inScope":false})").data.as_array()[0]["id"].as_string() == "T005");
 }
 
+TEST_CASE("tasks.find restricts to the session scope with inScope", "[session][scope]") {
+  test::Project p;
+  plant(p);
+  CHECK(code_of(p.query("tasks", "find", R"({"query":"child","inScope":true})")) == "E_SESSION_REQUIRED");
+  start(p, R"({"scope":"taskGroup:T003"})");
+  auto ids = [](const Envelope& e) {
+    std::vector<std::string> out;
+    for (const auto& row : e.data["rows"].as_array()) out.push_back(row.as_array()[0].as_string());
+    return out;
+  };
+  auto everywhere = p.query("tasks", "find", R"({"query":"child"})");
+  REQUIRE(everywhere.success);
+  CHECK(ids(everywhere) == std::vector<std::string>{"T002", "T003"});
+  auto scoped = p.query("tasks", "find", R"({"query":"child","inScope":true})");
+  REQUIRE(scoped.success);
+  CHECK(ids(scoped) == std::vector<std::string>{"T003"});
+  CHECK(!scoped.page);
+  // Pages count what is in scope only.
+  for (const char* title : {"Child three", "Child four", "Child five"})
+    p.add(R"({"title":")" + std::string(title) + R"(","parent":"T003"})");
+  auto first = p.query("tasks", "find", R"({"query":"child","inScope":true,"limit":2})");
+  REQUIRE(first.success);
+  CHECK(ids(first).size() == 2);
+  REQUIRE(first.page);
+  CHECK(first.page->total == 4);
+  auto last = ids(p.query("tasks", "find", R"({"query":"child","inScope":true,"limit":2,"offset":2})"));
+  CHECK(last.size() == 2);
+  for (const auto& id : ids(first)) CHECK(std::find(last.begin(), last.end(), id) == last.end());
+}
+
 TEST_CASE("sessionId runs one call in a named session, without binding the caller", "[session][router]") {
   test::Project p;
   plant(p);
