@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 namespace ct {
 namespace {
@@ -149,7 +150,8 @@ bool is_unfinished(TaskStatus status) {
 }
 
 std::vector<std::string> Graph::outside_dependencies(const std::vector<GraphTask>& tasks) {
-  std::set<std::string, std::less<>> inside;
+  std::unordered_set<std::string_view> inside;
+  inside.reserve(tasks.size());
   for (const auto& task : tasks) inside.insert(task.id);
   std::set<std::string> outside;
   for (const auto& task : tasks)
@@ -164,6 +166,7 @@ Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, Tas
   g.tasks = std::move(tasks);
   g.outside_ = outside;
   const std::size_t n = g.tasks.size();
+  g.index_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) g.index_.emplace(g.tasks[i].id, i);
 
   std::vector<bool> unfinished(n);
@@ -304,16 +307,17 @@ Tier Graph::tier(std::size_t task) const {
 }
 
 std::vector<std::size_t> Graph::ready_order() const {
-  std::vector<std::size_t> out;
+  // The keys once per task, not twice per comparison (475k ready tasks at 1M).
+  using Key = std::tuple<int, int, std::int64_t, std::int64_t, TimeMs, std::size_t>;
+  std::vector<Key> keys;
   for (std::size_t i = 0; i < tasks.size(); ++i)
-    if (ready[i]) out.push_back(i);
-  std::sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
-    auto key = [&](std::size_t i) {
-      return std::tuple(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
+    if (ready[i])
+      keys.emplace_back(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
                         tasks[i].created_at, i);
-    };
-    return key(a) < key(b);
-  });
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::size_t> out;
+  out.reserve(keys.size());
+  for (const auto& key : keys) out.push_back(std::get<5>(key));
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -78,7 +79,12 @@ class Graph {
   std::vector<std::string> waiting_on(std::size_t index) const;
 
  private:
-  std::map<std::string, std::size_t, std::less<>> index_;
+  /// Hashes string views and strings alike, so that index_ is searched by a view.
+  struct IdHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view id) const noexcept { return std::hash<std::string_view>{}(id); }
+  };
+  std::unordered_map<std::string, std::size_t, IdHash, std::equal_to<>> index_;
   std::map<std::string, TaskStatus, std::less<>> outside_;
 };
 
