@@ -487,7 +487,11 @@ class Store {
   /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
   /// outside the result (another subtree, or archived).
   [[nodiscard]] virtual Result<std::vector<GraphTask>> graph_tasks(std::string_view root) = 0;
-  /// Full-text search over title, description, labels and notes; an exact id match ranks first.
+  /// Full-text search over title, description, labels and notes (every word, each a prefix); an
+  /// exact id match ranks first, then best first: per word and column, the column's weight (title
+  /// 10, description 3, labels 5, notes 1) times the word's hits there saturated as bm25 does,
+  /// tf·2.2/(tf+1.2), summed — no length normalisation; equal scores in row order (oldest first).
+  /// limit -1 = every match.
   [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
                                                               std::int64_t limit) = 0;
   /// How many tasks search() finds for `text` in all (an exact id included).
