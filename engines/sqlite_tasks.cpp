@@ -33,10 +33,35 @@ Result<std::vector<Task>> SqliteStore::list_tasks(const TaskQuery& query) {
   if (query.limit < 0 && query.offset <= 0) return collect_tasks(select_tasks() + where + order, params, "cannot list tasks");
   // A page: sort and cut on row numbers alone, then read the full rows of the page only
   // (sorting whole rows of a large table costs far more than sorting keys).
-  std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM (SELECT t.num AS page_num FROM tasks t" + where +
-                    order + " LIMIT ? OFFSET ?) AS page CROSS JOIN tasks t ON t.num = page.page_num" + order;
+  std::string page = "SELECT t.num AS page_num FROM tasks t" + where + order + " LIMIT ? OFFSET ?";
+  const std::int64_t offset = std::max<std::int64_t>(0, query.offset);
+  const bool indexed = query.sort == SortKey::Position || query.sort == SortKey::Priority ||
+                       query.sort == SortKey::Created || query.sort == SortKey::Updated;
+  if (query.limit >= 0 && indexed && query.filter.statuses.size() != 1) {
+    // Several statuses: each status's index (schema 8) walks its tasks in this order, so the page
+    // is the best offset + limit of each status, merged — instead of sorting every matching task
+    // (a sort by update over the open tasks of 100k: 50 ms).
+    params.clear();
+    std::string arms;
+    TaskFilter one = query.filter;
+    for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
+                        TaskStatus::Cancelled}) {
+      const auto& wanted = query.filter.statuses;
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), status) == wanted.end()) continue;
+      one.statuses = {status};
+      std::string arm_where;
+      append_filter(one, true, arm_where, params);
+      arms += arms.empty() ? "" : " UNION ALL ";
+      arms += "SELECT * FROM (SELECT t.num, t.parent, t.position, t.priority, t.created_at, t.updated_at FROM tasks t" +
+              arm_where + order + " LIMIT ?)";
+      params.emplace_back(offset + query.limit);
+    }
+    page = "SELECT t.num AS page_num FROM (" + arms + ") AS t" + order + " LIMIT ? OFFSET ?";
+  }
+  std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM (" + page +
+                    ") AS page CROSS JOIN tasks t ON t.num = page.page_num" + order;
   params.emplace_back(query.limit >= 0 ? query.limit : std::int64_t{-1});
-  params.emplace_back(std::max<std::int64_t>(0, query.offset));
+  params.emplace_back(offset);
   return collect_tasks(sql, params, "cannot list tasks");
 }
 

@@ -356,6 +356,59 @@ TEST_CASE("update writes the whole record, version included", "[engines][store]"
   CHECK(missing.error().code == ErrorCode::NotFound);
 }
 
+TEST_CASE("a page of several statuses is the same slice of the whole sorted list", "[engines][store]") {
+  // Pages over several statuses merge each status's best rows (schema-8 indexes); the whole list
+  // (no limit) sorts every row. Both must agree, ties included.
+  TempDir dir;
+  auto store = open_new(dir.path() / "tasks.db");
+  std::mt19937 rng(7);
+  const TaskStatus kStatuses[] = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
+                                  TaskStatus::Cancelled};
+  const Priority kPriorities[] = {Priority::Critical, Priority::High, Priority::Medium, Priority::Low};
+  REQUIRE(store->begin(TxKind::Write));
+  for (int i = 1; i <= 240; ++i) {
+    Task task = make_task(format_task_id(i), "Task number " + std::to_string(i), 1 + static_cast<std::int64_t>(rng() % 7));
+    if (i > 12) task.parent = format_task_id(1 + static_cast<int>(rng() % 12));
+    task.status = kStatuses[rng() % 5];
+    task.priority = kPriorities[rng() % 4];
+    task.created_at = 1'700'000'000'000 + static_cast<std::int64_t>(rng() % 50) * 1000;  // many ties
+    task.updated_at = task.created_at + static_cast<std::int64_t>(rng() % 20) * 1000;
+    if (task.status == TaskStatus::Done) task.completed_at = task.updated_at;
+    if (task.status == TaskStatus::Cancelled) task.cancelled_at = task.updated_at;
+    if (task.status == TaskStatus::Blocked) task.blocked_by = "waiting";
+    REQUIRE(store->insert_task(task));
+  }
+  REQUIRE(store->commit());
+  REQUIRE(store->begin(TxKind::Read));
+  for (SortKey sort : {SortKey::Position, SortKey::Priority, SortKey::Created, SortKey::Updated}) {
+    for (bool descending : {false, true}) {
+      for (const std::vector<TaskStatus>& statuses :
+           {std::vector<TaskStatus>{}, {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked},
+            {TaskStatus::Done, TaskStatus::Pending}}) {
+        TaskQuery whole;
+        whole.filter.statuses = statuses;
+        whole.sort = sort;
+        whole.descending = descending;
+        auto all = store->list_tasks(whole);
+        REQUIRE(all);
+        for (auto [offset, limit] : {std::pair<std::int64_t, std::int64_t>{0, 10}, {7, 25}, {30, 50}, {0, 500}}) {
+          INFO("sort " << static_cast<int>(sort) << (descending ? " desc" : " asc") << ", " << statuses.size()
+                       << " statuses, offset " << offset << ", limit " << limit);
+          TaskQuery page = whole;
+          page.offset = offset;
+          page.limit = limit;
+          auto got = store->list_tasks(page);
+          REQUIRE(got);
+          std::vector<Task> want(all->begin() + std::min<std::ptrdiff_t>(offset, std::ssize(*all)),
+                                 all->begin() + std::min<std::ptrdiff_t>(offset + limit, std::ssize(*all)));
+          CHECK(ids_of(*got) == ids_of(want));
+        }
+      }
+    }
+  }
+  store->rollback();
+}
+
 TEST_CASE("list filters, sorts and pages", "[engines][store]") {
   TempDir dir;
   auto store = open_new(dir.path() / "tasks.db");
