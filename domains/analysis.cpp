@@ -61,7 +61,7 @@ json::Value cycles_json(const Graph& graph) {
 
 json::Value counts_json(const Graph& graph) {
   json::Value out = json::Value::object();
-  for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done, TaskStatus::Cancelled})
+  for (auto status : kTaskStatuses)
     if (auto found = graph.counts.find(status); found != graph.counts.end() && found->second > 0)
       out.set(to_string(status), found->second);
   return out;

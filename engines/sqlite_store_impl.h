@@ -134,8 +134,7 @@ inline void append_filter(const TaskFilter& filter, bool with_statuses, std::str
     // only on which statuses are asked for.
     std::string clause = "t.status IN (";
     bool first = true;
-    for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
-                        TaskStatus::Cancelled}) {
+    for (auto status : kTaskStatuses) {
       if (std::find(filter.statuses.begin(), filter.statuses.end(), status) == filter.statuses.end()) continue;
       clause += first ? "?" : ",?";
       first = false;

@@ -44,8 +44,7 @@ Result<std::vector<Task>> SqliteStore::list_tasks(const TaskQuery& query) {
     params.clear();
     std::string arms;
     TaskFilter one = query.filter;
-    for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
-                        TaskStatus::Cancelled}) {
+    for (auto status : kTaskStatuses) {
       const auto& wanted = query.filter.statuses;
       if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), status) == wanted.end()) continue;
       one.statuses = {status};
@@ -84,8 +83,7 @@ Result<std::map<TaskStatus, std::int64_t>> SqliteStore::count_by_status(const Ta
   Statement stmt(raw);
   stmt.bind_all(params);
   std::map<TaskStatus, std::int64_t> counts;
-  for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
-                      TaskStatus::Cancelled})
+  for (auto status : kTaskStatuses)
     counts[status] = 0;
   CT_TRY(for_each_row(stmt, "cannot count tasks", [&] {
     if (auto status = parse_status(stmt.text(0))) counts[*status] = stmt.integer(1);

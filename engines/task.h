@@ -1,6 +1,7 @@
 // The task record and its enumerations (PRODUCT.md §4).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,9 @@
 namespace ct {
 
 enum class TaskStatus { Pending, Active, Blocked, Done, Cancelled };
+/// Every status, in the enum's (and reports') order.
+inline constexpr std::array<TaskStatus, 5> kTaskStatuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked,
+                                                           TaskStatus::Done, TaskStatus::Cancelled};
 enum class Priority { Critical, High, Medium, Low };
 enum class TaskType { Epic, Task, Subtask };
 enum class TaskSize { Unset, Small, Medium, Large };

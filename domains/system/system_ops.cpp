@@ -100,8 +100,7 @@ Result<Reply> dash(Context& context, const Params& params) {
   CT_TRY_ASSIGN(auto by_status, db.count_by_status(live));
   json::Value counts = json::Value::object();
   std::int64_t total = 0;
-  for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
-                      TaskStatus::Cancelled}) {
+  for (auto status : kTaskStatuses) {
     auto it = by_status.find(status);
     if (it == by_status.end() || it->second == 0) continue;
     counts.set(to_string(status), it->second);

@@ -394,8 +394,7 @@ Result<Reply> stats(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::int64_t archived, context.db().count_tasks(filter));
   json::Value data = json::Value::object();
   std::int64_t total = 0;
-  for (auto status : {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
-                      TaskStatus::Cancelled}) {
+  for (auto status : kTaskStatuses) {
     std::int64_t n = live.contains(status) ? live.at(status) : 0;
     total += n;
     data.set(to_string(status), n);
