@@ -7,7 +7,6 @@
 namespace ct::sqlite {
 
 std::string SqliteStore::matches(const TaskFilter& filter, std::vector<SqlValue>& params) {
-  const std::size_t first = params.size();
   TaskFilter rest = filter;
   rest.archived = ArchivedFilter::Include;
   std::string where;
@@ -28,9 +27,8 @@ std::string SqliteStore::matches(const TaskFilter& filter, std::vector<SqlValue>
       case ArchivedFilter::Include: return " FROM tasks_fts WHERE tasks_fts MATCH ?";
     }
   }
-  where.clear();
-  params.resize(first);
-  append_filter(filter, true, where, params);
+  // The same conditions as append_filter(filter) would give: the archived one comes last.
+  if (auto archived = archived_condition(filter.archived)) Conditions{where, params}.add(*archived);
   // CROSS JOIN keeps the index outermost: with the filter outside, SQLite may walk the filter's
   // index and run the whole match once per task (1.8 s instead of 5 ms at 10k).
   return " FROM tasks_fts CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +

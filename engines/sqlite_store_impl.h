@@ -126,6 +126,16 @@ inline constexpr std::string_view kOpenChildren =
     "EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
     " AND +c.status IN ('pending', 'active', 'blocked'))";
 
+/// The condition on t.archived of a filter (append_filter() adds it last); none for Include.
+inline std::optional<std::string_view> archived_condition(ArchivedFilter archived) {
+  switch (archived) {
+    case ArchivedFilter::Exclude: return "t.archived = 0";
+    case ArchivedFilter::Only: return "t.archived = 1";
+    case ArchivedFilter::Include: break;
+  }
+  return std::nullopt;
+}
+
 inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
                    std::vector<SqlValue>& params) {
   Conditions conditions{where, params};
@@ -173,11 +183,7 @@ inline void append_filter(const TaskFilter& filter, bool with_statuses, std::str
   }
   if (filter.phase) conditions.add("t.phase = ?", *filter.phase);
   if (filter.priority) conditions.add("t.priority = ?", std::string(to_string(*filter.priority)));
-  switch (filter.archived) {
-    case ArchivedFilter::Exclude: conditions.add("t.archived = 0"); break;
-    case ArchivedFilter::Only: conditions.add("t.archived = 1"); break;
-    case ArchivedFilter::Include: break;
-  }
+  if (auto archived = archived_condition(filter.archived)) conditions.add(*archived);
 }
 
 inline std::string order_by(SortKey sort, bool descending) {
