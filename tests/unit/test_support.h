@@ -14,6 +14,7 @@
 #include "core/json_parse.h"
 #include "domains/projection.h"
 #include "domains/router.h"
+#include "engines/sqlite_store.h"
 #include "disclosure/product.h"
 
 namespace ct::test {
@@ -80,6 +81,16 @@ inline std::string code_of(const Envelope& e) {
   if (e.error) return std::string(to_string(e.error->code));
   if (e.note) return std::string(to_string(*e.note));
   return "";
+}
+
+/// A new, empty store in `file` (the store tests' starting point); throws when it cannot be made.
+inline std::unique_ptr<Store> create_store(const std::filesystem::path& file, int busy_timeout_ms = 5000) {
+  SqliteOptions options;
+  options.create = true;
+  options.busy_timeout_ms = busy_timeout_ms;
+  auto store = open_sqlite_store(file, options);
+  if (!store) throw std::runtime_error("create_store: " + store.error().message);
+  return std::move(*store);
 }
 
 /// Runs SQL on a store file behind the store's back (tests that need data the store itself

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "unit/temp_dir.h"
+#include "unit/test_support.h"
 
 #include <chrono>
 #include <filesystem>
@@ -19,15 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::TempDir;
-
-std::unique_ptr<Store> open_new(const fs::path& file, int busy_timeout_ms = 5000) {
-  SqliteOptions options;
-  options.create = true;
-  options.busy_timeout_ms = busy_timeout_ms;
-  auto store = open_sqlite_store(file, options);
-  REQUIRE(store.has_value());
-  return std::move(*store);
-}
 
 Task make_task(std::string id, std::string title, std::int64_t position = 1) {
   Task task;
@@ -83,7 +75,7 @@ TEST_CASE("open creates the schema and records its version", "[engines][store]")
   TempDir dir;
   auto file = dir.path() / ".cleo" / "tasks.db";
   {
-    auto store = open_new(file);
+    auto store = test::create_store(file);
     auto version = store->schema_version();
     REQUIRE(version);
     CHECK(*version == sqlite_schema_version());
@@ -134,7 +126,7 @@ TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][stor
   TempDir dir;
   auto file = dir.path() / "tasks.db";
   {
-    auto store = open_new(file);
+    auto store = test::create_store(file);
     REQUIRE(store->begin(TxKind::Write));
     bool inserted = true;
     for (int i = 1; i <= 300 && inserted; ++i) {
@@ -193,7 +185,7 @@ TEST_CASE("an empty file is not a project until created, and reading it writes n
 TEST_CASE("a schema newer than this binary is E_FILE_ERROR", "[engines][store]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
-  open_new(file).reset();
+  test::create_store(file).reset();
   set_user_version(file, sqlite_schema_version() + 1);
   auto store = open_sqlite_store(file, SqliteOptions{});
   REQUIRE_FALSE(store);
@@ -203,7 +195,7 @@ TEST_CASE("a schema newer than this binary is E_FILE_ERROR", "[engines][store]")
 
 TEST_CASE("task ids count up and are never reused", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   CHECK(add(*store, "Task one") == "T001");
   CHECK(add(*store, "Task two") == "T002");
   CHECK(add(*store, "Task three") == "T003");
@@ -236,7 +228,7 @@ TEST_CASE("task ids count up and are never reused", "[engines][store]") {
 
 TEST_CASE("every task field round-trips verbatim", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   Task task = make_task("T007", "Ünïcödé title — 日本語 🚀");
   task.description = "'; DROP TABLE tasks; -- \"quoted\" \\ backslash\nsecond line";
   task.status = TaskStatus::Blocked;
@@ -325,7 +317,7 @@ TEST_CASE("every task field round-trips verbatim", "[engines][store]") {
 
 TEST_CASE("update writes the whole record, version included", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   add(*store, "Original title");
 
   REQUIRE(store->begin(TxKind::Write));
@@ -360,7 +352,7 @@ TEST_CASE("a page of several statuses is the same slice of the whole sorted list
   // Pages over several statuses merge each status's best rows (schema-8 indexes); the whole list
   // (no limit) sorts every row. Both must agree, ties included.
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   std::mt19937 rng(7);
   const TaskStatus kStatuses[] = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked, TaskStatus::Done,
                                   TaskStatus::Cancelled};
@@ -411,7 +403,7 @@ TEST_CASE("a page of several statuses is the same slice of the whole sorted list
 
 TEST_CASE("list filters, sorts and pages", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   auto insert = [&](Task task) { REQUIRE(store->insert_task(task)); };
   Task epic = make_task("T001", "Epic", 1);
@@ -546,7 +538,7 @@ TEST_CASE("list filters, sorts and pages", "[engines][store]") {
 
 TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   REQUIRE(store->insert_task(make_task("T001", "Root one", 1)));
   REQUIRE(store->insert_task(make_task("T002", "Root two", 2)));
@@ -640,8 +632,8 @@ TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]")
 TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
-  auto first = open_new(file);
-  auto second = open_new(file, 100);
+  auto first = test::create_store(file);
+  auto second = test::create_store(file, 100);
   REQUIRE(first->begin(TxKind::Write));
   CHECK(first->in_transaction());
   auto started = std::chrono::steady_clock::now();
@@ -667,7 +659,7 @@ TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {
 
 TEST_CASE("transactions: nested begin is refused and rollback discards", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   auto nested = store->begin(TxKind::Read);
   REQUIRE_FALSE(nested);
@@ -680,7 +672,7 @@ TEST_CASE("transactions: nested begin is refused and rollback discards", "[engin
 
 TEST_CASE("focus per session", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   CHECK_FALSE(store->get_focus("")->has_value());
   REQUIRE(store->set_focus("", std::string("T001")));
   REQUIRE(store->set_focus("session-a", std::string("T002")));
@@ -695,7 +687,7 @@ TEST_CASE("focus per session", "[engines][store]") {
 
 TEST_CASE("audit trail append and read", "[engines][store]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   AuditEntry add_entry;
   add_entry.at = 1000;
   add_entry.session = "s1";

@@ -8,6 +8,7 @@
 #include "engines/audit_chain.h"
 #include "engines/sqlite_store.h"
 #include "unit/temp_dir.h"
+#include "unit/test_support.h"
 
 namespace ct {
 namespace {
@@ -18,14 +19,6 @@ using test::TempDir;
 constexpr TimeMs kHour = 3600 * 1000;
 constexpr TimeMs kDay = 24 * kHour;
 constexpr TimeMs kT0 = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
-
-std::unique_ptr<Store> open_new(const fs::path& file) {
-  SqliteOptions options;
-  options.create = true;
-  auto store = open_sqlite_store(file, options);
-  REQUIRE(store.has_value());
-  return std::move(*store);
-}
 
 /// A task created at `created`, done at `completed` (when given); started at `started` per the
 /// audit trail (when given).
@@ -72,7 +65,7 @@ void append(Store& store, TimeMs at, std::string operation) {
 
 TEST_CASE("period_stats counts and ranks durations in SQL", "[engines][store][stats]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   // Day 0: five tasks created; cycle times 1, 2, 3, 4 and 10 hours, all completed on day 0.
   for (TimeMs hours : {1, 2, 3, 4, 10}) add_task(*store, kT0, kT0 + hours * kHour);
   // Day 1: one created and still open, one completed with a recorded start 2 h before.
@@ -117,7 +110,7 @@ TEST_CASE("period_stats counts and ranks durations in SQL", "[engines][store][st
 
 TEST_CASE("audit compaction: archive, anchor, and a chain that continues", "[engines][store][audit]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   for (int i = 0; i < 5; ++i) append(*store, kT0 + i * kDay, "tasks.update");
 
   REQUIRE(store->begin(TxKind::Write));
@@ -191,7 +184,7 @@ TEST_CASE("audit compaction: archive, anchor, and a chain that continues", "[eng
 
 TEST_CASE("idempotency keys expire by age", "[engines][store][gc]") {
   TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   REQUIRE(store->begin(TxKind::Write));
   REQUIRE(store->remember_idempotent({"old", "tasks.add", "{}", "{}", kT0}, 0));
   REQUIRE(store->remember_idempotent({"new", "tasks.add", "{}", "{}", kT0 + 2 * kDay}, 0));
@@ -209,7 +202,7 @@ TEST_CASE("idempotency keys expire by age", "[engines][store][gc]") {
 
 TEST_CASE("replace_contents_from copies every table and never lowers the id counter", "[engines][store][restore]") {
   TempDir dir;
-  auto live = open_new(dir.path() / "live.db");
+  auto live = test::create_store(dir.path() / "live.db");
   add_task(*live, kT0, std::nullopt);
   REQUIRE(live->begin(TxKind::Read));
   auto counts_one = live->counts();

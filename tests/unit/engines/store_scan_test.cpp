@@ -1,7 +1,5 @@
 // The consistency scans (Store::scan): every kind runs on the SQLite backend, whole-store and
 // narrowed, and the task rules come back one row per broken rule with their details.
-#include <sqlite3.h>
-
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 
 #include "engines/sqlite_store.h"
 #include "unit/temp_dir.h"
+#include "unit/test_support.h"
 
 namespace ct {
 namespace {
@@ -28,14 +27,6 @@ constexpr ScanKind kEveryScan[] = {
     ScanKind::SelfReachable,      ScanKind::TaskExists,
 };
 
-std::unique_ptr<Store> open_new(const fs::path& file) {
-  SqliteOptions options;
-  options.create = true;
-  auto store = open_sqlite_store(file, options);
-  REQUIRE(store.has_value());
-  return std::move(*store);
-}
-
 void add(Store& store, const std::string& title, const std::string& parent = "") {
   REQUIRE(store.begin(TxKind::Write));
   auto id = store.allocate_task_id();
@@ -50,17 +41,6 @@ void add(Store& store, const std::string& title, const std::string& parent = "")
   REQUIRE(store.commit());
 }
 
-void tamper(const fs::path& file, const char* sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-  char* message = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &message);
-  INFO((message != nullptr ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
-
 std::vector<DiagnosticRow> scan(Store& store, ScanKind kind, ScanScope scope = {}) {
   REQUIRE(store.begin(TxKind::Read));
   auto rows = store.scan(kind, scope);
@@ -71,7 +51,7 @@ std::vector<DiagnosticRow> scan(Store& store, ScanKind kind, ScanScope scope = {
 
 TEST_CASE("every consistency scan runs on a healthy store and finds nothing wrong", "[store][scan]") {
   test::TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   add(*store, "An epic of work");
   add(*store, "A task under it", "T001");
   for (ScanKind kind : kEveryScan) {
@@ -106,12 +86,12 @@ TEST_CASE("the task-rules scan reports one row per broken rule, with its details
   test::TempDir dir;
   fs::path file = dir.path() / "tasks.db";
   {
-    auto store = open_new(file);
+    auto store = test::create_store(file);
     add(*store, "Fine task");
     add(*store, "Broken task");
   }
-  tamper(file, "UPDATE tasks SET status = 'doing', labels = 'oops', title = 'x', completed_at = 5 WHERE id = 'T002'");
-  auto store = open_new(file);
+  test::run_sql(file, "UPDATE tasks SET status = 'doing', labels = 'oops', title = 'x', completed_at = 5 WHERE id = 'T002'");
+  auto store = test::create_store(file);
   auto rows = scan(*store, ScanKind::TaskRules, {"", 2'000'000'000'000});
   std::set<std::string> rules;
   for (const auto& row : rows) {
@@ -134,7 +114,7 @@ TEST_CASE("the task-rules scan reports one row per broken rule, with its details
 
 TEST_CASE("the crowded-parents scan takes its limit from the scope", "[store][scan]") {
   test::TempDir dir;
-  auto store = open_new(dir.path() / "tasks.db");
+  auto store = test::create_store(dir.path() / "tasks.db");
   add(*store, "An epic of work");
   for (int i = 0; i < 3; ++i) add(*store, "Child number " + std::to_string(i), "T001");
   CHECK(scan(*store, ScanKind::CrowdedParents, {"", 3}).empty());
