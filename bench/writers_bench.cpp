@@ -103,6 +103,12 @@ Options parse_options(int argc, char** argv) {
 std::vector<std::string> child_environment(const fs::path& project) {
   std::vector<std::string> out = testing::inherited_environment({"CLEO_"});
   out.push_back("CLEO_ROOT=" + project.string());
+  // On PostgreSQL (CLEO_DATABASE_URL), every run is a store of its own: a fresh schema.
+  if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0') {
+    static int runs = 0;
+    out.push_back(std::string("CLEO_DATABASE_URL=") + url);
+    out.push_back("CLEO_DATABASE_SCHEMA=bench_w" + std::to_string(::getpid()) + "_" + std::to_string(++runs));
+  }
   return out;
 }
 

@@ -185,6 +185,7 @@ void register_validate_domain(Registry& registry);
 void register_providers_domain(Registry& registry);
 void register_system_admin(Registry& registry);
 void register_system_ops(Registry& registry);
+void register_system_store(Registry& registry);
 void register_system_capabilities(Registry& registry);
 void register_release_domain(Registry& registry);
 void register_issues_domain(Registry& registry);
@@ -199,6 +200,7 @@ void register_domain_operations(Registry& registry) {
   register_system_domain(registry);
   register_system_admin(registry);
   register_system_ops(registry);
+  register_system_store(registry);
   register_system_capabilities(registry);
   register_validate_domain(registry);
   register_orchestrate_domain(registry);

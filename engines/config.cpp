@@ -1,4 +1,5 @@
 #include "engines/config.h"
+#include "engines/store_backend.h"
 
 #include <algorithm>
 #include <fstream>
@@ -24,6 +25,14 @@ std::string check_command(std::string_view text) {
   return words ? "" : words.error().message.substr(std::string_view("value: ").size());
 }
 
+/// storage.url: empty, or a store URL without a password (config files get copied, shown and
+/// committed; the password belongs in ~/.pgpass or PGPASSWORD).
+std::string check_store_url(std::string_view text) {
+  if (url_has_password(text)) return "must not hold a password: put it in ~/.pgpass or PGPASSWORD";
+  if (!trim(text).empty() && !is_postgresql_url(text)) return "must be a postgresql:// URL (or empty for SQLite)";
+  return "";
+}
+
 /// research.manifestFile: a relative path that stays inside the project.
 std::string check_inside_project(std::string_view text) {
   std::string path(trim(text));
@@ -46,6 +55,13 @@ const std::vector<ConfigKey>& key_table() {
        "SQLite durability: normal (fast, safe on crash) or full (also safe on power loss)"},
       {"storage.busyTimeoutMs", json::Type::Int, "5000", 0, 600000, {},
        "How long a writer waits for the database lock before E_LOCK_TIMEOUT"},
+      {"storage.url", json::Type::String, "\"\"", 0, 0, {},
+       "A PostgreSQL store shared by many machines (postgresql://user@host/db; the password in ~/.pgpass or "
+       "PGPASSWORD, never here); empty = SQLite in .cleo/tasks.db. CLEO_DATABASE_URL overrides it",
+       false, check_store_url},
+      {"storage.schema", json::Type::String, "\"cleo\"", 0, 0, {},
+       "The PostgreSQL schema holding this project's store (one database can hold several projects). "
+       "CLEO_DATABASE_SCHEMA overrides it"},
       {"output.format", json::Type::String, "\"text\"", 0, 0, {"text", "json"},
        "Default output of the ct command line"},
       {"output.maxReplyBytes", json::Type::Int, "20000", 1000, 10000000, {},
@@ -226,8 +242,9 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
       if (key.check) {
         std::string problem = key.check(value.as_string());
         if (!problem.empty())
-          return fail(Error(code, "config key '" + std::string(key.name) + "': " + problem + " (got " + describe(value) +
-                                      ")")
+          // A URL's value is never echoed: it may hold the very password refused.
+          return fail(Error(code, "config key '" + std::string(key.name) + "': " + problem +
+                                      (key.name == "storage.url" ? std::string() : " (got " + describe(value) + ")"))
                           .with_detail("key", std::string(key.name)));
       }
       if (key.choices.empty()) return {};

@@ -4,6 +4,7 @@
 #include <string>
 #include <system_error>
 
+#include "engines/config.h"
 
 namespace ct {
 namespace {
@@ -29,11 +30,24 @@ fs::path absolute_dir(const fs::path& dir) {
   return ec ? dir.lexically_normal() : absolute.lexically_normal();
 }
 
-/// A project: .cleo/tasks.db is a file. For recovery (`damaged`), a .cleo/ holding config.json
-/// or backups/ is one too, whatever became of its tasks.db.
+/// Whether the project in `dir` keeps its store on a PostgreSQL server (CLEO_DATABASE_URL, or
+/// storage.url in its config.json) rather than in .cleo/tasks.db.
+bool uses_server_store(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path config = dir / ".cleo" / "config.json";
+  if (!fs::is_regular_file(config, ec)) return false;
+  if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0') return true;
+  auto loaded = Config::load(config);
+  return loaded && !loaded->get_string("storage.url").empty();
+}
+
+/// A project: .cleo/tasks.db is a file, or .cleo/config.json names a PostgreSQL store. For
+/// recovery (`damaged`), a .cleo/ holding config.json or backups/ is one too, whatever became of
+/// its tasks.db.
 bool holds_project(const fs::path& dir, bool damaged) {
   std::error_code ec;
   if (fs::is_regular_file(dir / ".cleo" / "tasks.db", ec)) return true;
+  if (uses_server_store(dir)) return true;
   return damaged && (fs::is_regular_file(dir / ".cleo" / "config.json", ec) ||
                      fs::is_directory(dir / ".cleo" / "backups", ec));
 }

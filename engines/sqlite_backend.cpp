@@ -5,6 +5,9 @@
 
 #include <system_error>
 
+#include <sqlite3.h>
+
+#include "core/sha256.h"
 #include "engines/backups.h"
 #include "engines/sqlite_store.h"
 #include "engines/store_backend.h"
@@ -97,8 +100,8 @@ StoreOptions store_options(const Config& config) {
   return options;
 }
 
-std::unique_ptr<StoreBackend> project_store(const Project& project) {
-  return std::make_unique<SqliteBackend>(project.db_path());
+std::unique_ptr<StoreBackend> sqlite_store_backend(const std::filesystem::path& file) {
+  return std::make_unique<SqliteBackend>(file);
 }
 
 Result<StoreInfo> inspect_backup_file(const std::filesystem::path& file, bool check) {
@@ -111,6 +114,64 @@ Result<std::unique_ptr<Store>> open_backup_file(const std::filesystem::path& fil
 
 Result<void> copy_backup_file(const std::filesystem::path& source, const std::filesystem::path& target) {
   return copy_sqlite_database(source, target);
+}
+
+Result<std::vector<TableDigest>> backup_file_digests(const std::filesystem::path& file) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close_v2);
+  auto failed = [&](std::string_view what) {
+    return fail(Error(ErrorCode::FileError, std::string(what) + " " + file.string() + ": " +
+                                                (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc))));
+  };
+  if (rc != SQLITE_OK) return failed("cannot open");
+  // Rows in primary-key order (rowid for the tables that have one), so that equal contents give
+  // equal digests whatever order the rows were inserted in.
+  auto rows_of = [&](const std::string& sql, auto&& on_row) -> Result<void> {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(raw, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(stmt);
+      return failed("cannot read");
+    }
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> owned(stmt, sqlite3_finalize);
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) on_row(stmt);
+    if (rc != SQLITE_DONE) return failed("cannot read");
+    return {};
+  };
+  std::vector<std::string> tables;
+  CT_TRY(rows_of("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE "
+                 "'%fts%' ORDER BY name",
+                 [&](sqlite3_stmt* stmt) { tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))); }));
+  std::vector<TableDigest> out;
+  for (const auto& table : tables) {
+    std::string keys;
+    CT_TRY(rows_of("SELECT name FROM pragma_table_info('" + table + "') WHERE pk > 0 ORDER BY pk", [&](sqlite3_stmt* stmt) {
+      keys += (keys.empty() ? "" : ", ") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+    }));
+    // audit_changes has no key: its rows keep their insertion order (rowid).
+    if (keys.empty()) keys = "rowid";
+    TableDigest digest;
+    digest.table = table;
+    Sha256 hash;
+    CT_TRY(rows_of("SELECT * FROM \"" + table + "\" ORDER BY " + keys, [&](sqlite3_stmt* stmt) {
+      ++digest.rows;
+      std::string row;
+      for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+        if (sqlite3_column_type(stmt, c) == SQLITE_NULL) {
+          row += "\x01";
+        } else {
+          const unsigned char* text = sqlite3_column_text(stmt, c);
+          row.append(reinterpret_cast<const char*>(text), static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
+        }
+        row += '\x1f';
+      }
+      row += '\x1e';
+      hash.update(row);
+    }));
+    digest.sha256 = hash.hex();
+    out.push_back(std::move(digest));
+  }
+  return out;
 }
 
 std::int64_t store_schema_version() { return sqlite_schema_version(); }

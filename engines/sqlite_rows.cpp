@@ -1,160 +1,20 @@
 #include "engines/sqlite_rows.h"
 
-#include "core/json_parse.h"
 #include "engines/sqlite_statement.h"
 
 namespace ct::sqlite {
+namespace {
 
-std::string encode_strings(const std::vector<std::string>& items) {
-  if (items.empty()) return "[]";
-  std::string out;
-  json::Writer writer(out);
-  writer.begin_array();
-  for (const auto& item : items) writer.value(item);
-  writer.end_array();
-  return out;
-}
+// A statement's current row as read_task_row() reads it.
+struct StatementRow {
+  sqlite3_stmt* stmt;
+  std::string_view text(int column) const { return column_text(stmt, column); }
+  std::int64_t integer(int column) const { return sqlite3_column_int64(stmt, column); }
+  std::optional<std::int64_t> optional_int(int column) const { return column_optional_int(stmt, column); }
+};
 
-std::string encode_notes(const std::vector<Note>& notes) {
-  if (notes.empty()) return "[]";
-  std::string out;
-  json::Writer writer(out);
-  writer.begin_array();
-  for (const auto& note : notes) {
-    writer.begin_object().key("at").value(static_cast<std::int64_t>(note.at));
-    writer.key("text").value(note.text).end_object();
-  }
-  writer.end_array();
-  return out;
-}
+}  // namespace
 
-std::string encode_relations(const std::vector<Relation>& relations) {
-  if (relations.empty()) return "[]";
-  std::string out;
-  json::Writer writer(out);
-  writer.begin_array();
-  for (const auto& relation : relations) {
-    writer.begin_object().key("id").value(relation.task_id);
-    writer.key("type").value(relation.type);
-    writer.key("reason").value(relation.reason).end_object();
-  }
-  writer.end_array();
-  return out;
-}
-
-std::string join_labels(const std::vector<std::string>& labels) {
-  std::string out;
-  for (const auto& label : labels) {
-    if (!out.empty()) out += ' ';
-    out += label;
-  }
-  return out;
-}
-
-std::string join_notes(const std::vector<Note>& notes) {
-  std::string out;
-  for (const auto& note : notes) {
-    if (!out.empty()) out += '\n';
-    out += note.text;
-  }
-  return out;
-}
-
-Error corrupt_column(std::string_view task_id, std::string_view column) {
-  return Error(ErrorCode::FileError, "task " + std::string(task_id) + " holds unreadable " +
-                                         std::string(column) + " data in the database")
-      .with_fix(std::string(kCorruptFix));
-}
-
-// Parses a JSON array column. "[]" (the common case) skips the parser.
-Result<json::Value> parse_array(std::string_view text, std::string_view task_id, std::string_view column) {
-  if (text.empty() || text == "[]") return json::Value::array();
-  auto value = json::parse(text);
-  if (!value || !value->is_array()) return fail(corrupt_column(task_id, column));
-  return std::move(*value);
-}
-
-Result<std::vector<std::string>> decode_strings(std::string_view text, std::string_view task_id,
-                                                std::string_view column) {
-  std::vector<std::string> out;
-  if (text.empty() || text == "[]") return out;
-  CT_TRY_ASSIGN(json::Value array, parse_array(text, task_id, column));
-  out.reserve(array.size());
-  for (auto& item : array.as_array()) {
-    if (!item.is_string()) return fail(corrupt_column(task_id, column));
-    out.push_back(std::move(item.as_string()));
-  }
-  return out;
-}
-
-Result<std::vector<Note>> decode_notes(std::string_view text, std::string_view task_id) {
-  std::vector<Note> out;
-  if (text.empty() || text == "[]") return out;
-  CT_TRY_ASSIGN(json::Value array, parse_array(text, task_id, "notes"));
-  for (const auto& item : array.as_array()) {
-    const json::Value& at = item["at"];
-    const json::Value& body = item["text"];
-    if (!at.is_int() || !body.is_string()) return fail(corrupt_column(task_id, "notes"));
-    out.push_back(Note{at.as_int(), body.as_string()});
-  }
-  return out;
-}
-
-Result<std::vector<Relation>> decode_relations(std::string_view text, std::string_view task_id) {
-  std::vector<Relation> out;
-  if (text.empty() || text == "[]") return out;
-  CT_TRY_ASSIGN(json::Value array, parse_array(text, task_id, "relates"));
-  for (const auto& item : array.as_array()) {
-    const json::Value& id = item["id"];
-    const json::Value& type = item["type"];
-    const json::Value& reason = item["reason"];
-    if (!id.is_string() || !type.is_string()) return fail(corrupt_column(task_id, "relates"));
-    out.push_back(Relation{id.as_string(), type.as_string(), reason.is_string() ? reason.as_string() : ""});
-  }
-  return out;
-}
-
-/// Reads one task from a statement positioned on a row selected with kTaskColumns first.
-Result<Task> read_task(sqlite3_stmt* stmt) {
-  Task task;
-  task.id = column_text(stmt, kId);
-  task.title = column_text(stmt, kTitle);
-  task.description = column_text(stmt, kDescription);
-  auto status = parse_status(column_text(stmt, kStatus));
-  auto priority = parse_priority(column_text(stmt, kPriority));
-  auto type = parse_type(column_text(stmt, kType));
-  if (!status) return fail(corrupt_column(task.id, "status"));
-  if (!priority) return fail(corrupt_column(task.id, "priority"));
-  if (!type) return fail(corrupt_column(task.id, "type"));
-  task.status = *status;
-  task.priority = *priority;
-  task.type = *type;
-  task.parent = column_text(stmt, kParent);
-  task.position = sqlite3_column_int64(stmt, kPosition);
-  CT_TRY_ASSIGN(task.depends, decode_strings(column_text(stmt, kDepends), task.id, "depends"));
-  CT_TRY_ASSIGN(task.labels, decode_strings(column_text(stmt, kLabels), task.id, "labels"));
-  CT_TRY_ASSIGN(task.acceptance, decode_strings(column_text(stmt, kAcceptance), task.id, "acceptance"));
-  CT_TRY_ASSIGN(task.files, decode_strings(column_text(stmt, kFiles), task.id, "files"));
-  CT_TRY_ASSIGN(task.notes, decode_notes(column_text(stmt, kNotes), task.id));
-  CT_TRY_ASSIGN(task.relates, decode_relations(column_text(stmt, kRelates), task.id));
-  task.phase = column_text(stmt, kPhase);
-  std::string_view size = column_text(stmt, kSize);
-  if (!size.empty()) {
-    auto parsed = parse_size(size);
-    if (!parsed) return fail(corrupt_column(task.id, "size"));
-    task.size = *parsed;
-  }
-  task.blocked_by = column_text(stmt, kBlockedBy);
-  task.created_at = sqlite3_column_int64(stmt, kCreatedAt);
-  task.updated_at = sqlite3_column_int64(stmt, kUpdatedAt);
-  task.completed_at = column_optional_int(stmt, kCompletedAt);
-  task.cancelled_at = column_optional_int(stmt, kCancelledAt);
-  task.cancellation_reason = column_text(stmt, kCancellationReason);
-  task.archived = sqlite3_column_int64(stmt, kArchived) != 0;
-  task.archived_at = column_optional_int(stmt, kArchivedAt);
-  task.archive_reason = column_text(stmt, kArchiveReason);
-  task.version = sqlite3_column_int64(stmt, kVersion);
-  return task;
-}
+Result<Task> read_task(sqlite3_stmt* stmt) { return read_task_row(StatementRow{stmt}); }
 
 }  // namespace ct::sqlite

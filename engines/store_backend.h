@@ -97,8 +97,24 @@ class StoreBackend {
                                                   TimeMs now) const = 0;
 };
 
-/// The store of `project`: SQLite in .cleo/tasks.db.
+/// The store of `project`: the PostgreSQL store that CLEO_DATABASE_URL or the project's storage.url
+/// names (a postgresql:// URL, or libpq's key=value form), in the schema CLEO_DATABASE_SCHEMA or
+/// storage.schema names ("cleo"); else SQLite in .cleo/tasks.db. The environment wins over the
+/// configuration, so that one machine can point a project elsewhere without editing it.
 std::unique_ptr<StoreBackend> project_store(const Project& project);
+
+/// The SQLite store in `file`.
+std::unique_ptr<StoreBackend> sqlite_store_backend(const std::filesystem::path& file);
+/// The PostgreSQL store at `url` (libpq's URL or key=value form) in `schema`.
+std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema);
+/// Whether `target` names a PostgreSQL server (postgresql://, postgres://, or key=value with host=
+/// or dbname=) rather than a file.
+bool is_postgresql_url(std::string_view target);
+/// Whether a PostgreSQL URL carries a password (user:secret@, password=…): such a URL must not be
+/// kept in a config file or the audit trail.
+bool url_has_password(std::string_view url);
+/// The default schema of a PostgreSQL store.
+inline constexpr std::string_view kDefaultStoreSchema = "cleo";
 
 /// A backup file's schema version and tables (with `check`, its integrity problems).
 Result<StoreInfo> inspect_backup_file(const std::filesystem::path& file, bool check);
@@ -106,6 +122,17 @@ Result<StoreInfo> inspect_backup_file(const std::filesystem::path& file, bool ch
 Result<std::unique_ptr<Store>> open_backup_file(const std::filesystem::path& file);
 /// A consistent copy of the backup file `source` in `target`; on failure `target` is removed.
 Result<void> copy_backup_file(const std::filesystem::path& source, const std::filesystem::path& target);
+/// One table of a backup file: its rows and a SHA-256 over them (every column as text, rows in
+/// primary-key order), so that two copies of a store can be compared table by table.
+struct TableDigest {
+  std::string table;
+  std::int64_t rows = 0;
+  std::string sha256;
+};
+/// The digest of every table of a backup file (the search index's tables excluded: they are
+/// derived, and rebuilt by every copy), by table name.
+Result<std::vector<TableDigest>> backup_file_digests(const std::filesystem::path& file);
+
 /// The version of the data model this binary writes: every backend's schema carries it, and so
 /// does every backup file.
 std::int64_t store_schema_version();

@@ -7,8 +7,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # libmicrohttpd-dev: the HTTP server of `ct serve`; libcpp-httplib-dev: the HTTP client of the
 # tests, the benchmarks and the transcript runner; git serves the release domain (and its tests,
 # which run against temporary repositories).
+# libpq-dev: the client library of the PostgreSQL store (storage.url / CLEO_DATABASE_URL).
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
-  libcpp-httplib-dev libmicrohttpd-dev nettle-dev git)
+  libcpp-httplib-dev libmicrohttpd-dev nettle-dev libpq-dev git)
 # Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
 # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
 # locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json
@@ -18,6 +19,9 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 # CT_BROWSER_TESTS=1 (scripts/test.sh sets it): Debian's Chromium, which the dashboard's browser
 # tests (tests/browser) drive headless; without it they are skipped.
 if [ "${CT_BROWSER_TESTS:-0}" = "1" ]; then packages+=(chromium); fi
+# CT_POSTGRESQL_TESTS=1 (scripts/test.sh sets it): Debian's PostgreSQL server, whose initdb and
+# pg_ctl start the throwaway cluster the `postgresql` tests run against (scripts/pg-cluster.sh).
+if [ "${CT_POSTGRESQL_TESTS:-0}" = "1" ]; then packages+=(postgresql); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -26,6 +26,8 @@ esac
 # The dashboard's browser tests need Chromium: setup.sh installs it (with CT_BROWSER_TESTS=0 it
 # does not, and the tests are skipped where Chromium is missing).
 export CT_BROWSER_TESTS=${CT_BROWSER_TESTS:-1}
+# The PostgreSQL store's tests (label postgresql) need the server: setup.sh installs it.
+export CT_POSTGRESQL_TESTS=${CT_POSTGRESQL_TESTS:-1}
 source scripts/setup.sh
 
 if [ "$mode" = "--tsan" ]; then

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +56,8 @@ using ct::testing::succeeded;
 
 std::unique_ptr<CtCommand> g_ct;  // the binary under test, in the sandbox's environment
 fs::path g_dir;                   // the project directory
+std::string g_pg_url;              // --postgresql: the server every process of the case shares
+std::string g_pg_schema;           // and the schema of this run
 std::atomic<int> g_failures{0};
 std::atomic<int> g_retries{0};    // retried retryable failures of `ct mcp` calls (CLI: g_ct->retries())
 std::mutex g_print;
@@ -94,7 +97,8 @@ std::unique_ptr<McpClient> start_server() {
 
 /// Rows of a query on the project's database, opened read-only, every column as text.
 ct::testing::Rows db_rows(const std::string& sql) {
-  auto rows = ct::testing::query_rows(g_dir / ".cleo" / "tasks.db", sql);
+  auto rows = g_pg_url.empty() ? ct::testing::query_rows(g_dir / ".cleo" / "tasks.db", sql)
+                               : ct::testing::query_pg_rows(g_pg_url, g_pg_schema, sql);
   if (!rows) {
     failure(rows.error());
     return {};
@@ -418,6 +422,8 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--ct" && i + 1 < argc) {
       ct_path = argv[++i];
+    } else if (arg == "--postgresql" && i + 1 < argc) {
+      g_pg_url = argv[++i];
     } else {
       which = arg;
     }
@@ -426,7 +432,8 @@ int main(int argc, char** argv) {
       {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}, {"config-reload", config_reload},
       {"manifest-append", manifest_append}};
   if (ct_path.empty() || !cases.contains(which)) {
-    std::fprintf(stderr, "usage: ct_multiproc --ct PATH writers|claim-race|kill|config-reload|manifest-append\n");
+    std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
+                         "writers|claim-race|kill|config-reload|manifest-append\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin
@@ -434,7 +441,15 @@ int main(int argc, char** argv) {
   auto sandbox = ct::testing::sandbox_or_complain("ct-multiproc");
   if (!sandbox) return 2;
   g_dir = sandbox->root();
-  g_ct = std::make_unique<CtCommand>(fs::absolute(ct_path).string(), sandbox->env_for(g_dir));
+  std::vector<std::string> env = sandbox->env_for(g_dir);
+  if (!g_pg_url.empty()) {
+    // Every process of the case shares one PostgreSQL store, in a schema of its own.
+    g_pg_schema = "mp_" + which + "_" + std::to_string(getpid());
+    std::replace(g_pg_schema.begin(), g_pg_schema.end(), '-', '_');
+    env.push_back("CLEO_DATABASE_URL=" + g_pg_url);
+    env.push_back("CLEO_DATABASE_SCHEMA=" + g_pg_schema);
+  }
+  g_ct = std::make_unique<CtCommand>(fs::absolute(ct_path).string(), std::move(env));
 
   CtRun init = g_ct->run({"init", "--json"});
   if (!exited_zero(init)) {

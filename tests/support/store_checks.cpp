@@ -1,5 +1,6 @@
 #include "support/store_checks.h"
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include <memory>
@@ -26,6 +27,24 @@ std::expected<Rows, std::string> query_rows(const std::filesystem::path& db, con
     rows.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return std::unexpected("`" + sql + "` failed: " + sqlite3_errmsg(raw));
+  return rows;
+}
+
+std::expected<Rows, std::string> query_pg_rows(const std::string& url, const std::string& schema,
+                                               const std::string& sql) {
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(PQconnectdb(url.c_str()), PQfinish);
+  if (PQstatus(conn.get()) != CONNECTION_OK) return std::unexpected(std::string("cannot connect: ") + PQerrorMessage(conn.get()));
+  std::string script = "SET search_path = \"" + schema + "\"";
+  PQclear(PQexec(conn.get(), script.c_str()));
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result(PQexec(conn.get(), sql.c_str()), PQclear);
+  if (PQresultStatus(result.get()) != PGRES_TUPLES_OK)
+    return std::unexpected("`" + sql + "` failed: " + PQerrorMessage(conn.get()));
+  Rows rows;
+  for (int r = 0; r < PQntuples(result.get()); ++r) {
+    std::vector<std::string> row;
+    for (int c = 0; c < PQnfields(result.get()); ++c) row.emplace_back(PQgetvalue(result.get(), r, c));
+    rows.push_back(std::move(row));
+  }
   return rows;
 }
 

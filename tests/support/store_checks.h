@@ -20,6 +20,10 @@ using Rows = std::vector<std::vector<std::string>>;
 std::expected<Rows, std::string> query_rows(const std::filesystem::path& db, const std::string& sql,
                                             bool read_write = false);
 
+/// The rows of `sql` on the PostgreSQL store at `url` in `schema`, every column as text (NULL as "").
+std::expected<Rows, std::string> query_pg_rows(const std::string& url, const std::string& schema,
+                                               const std::string& sql);
+
 /// "" when `PRAGMA integrity_check` answers ok, else what it answered (or why it could not run).
 std::string integrity_problem(const std::filesystem::path& db);
 

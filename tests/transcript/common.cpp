@@ -1,4 +1,6 @@
 // Shared parts of ct_transcript; see common.h.
+#include <cctype>
+
 #include "tests/transcript/common.h"
 
 #include <fcntl.h>
@@ -130,6 +132,13 @@ std::expected<Sandbox, std::string> make_sandbox(const Options& options) {
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"})
     if (const char* value = std::getenv(name)) env.set(name, value);
   for (const auto& [name, value] : options.extra_env) env.set(name, value);
+  // On a PostgreSQL store (--env CLEO_DATABASE_URL=…) every sandbox is a project of its own: a
+  // schema named after the sandbox.
+  if (!env.get("CLEO_DATABASE_URL").empty() && env.get("CLEO_DATABASE_SCHEMA").empty()) {
+    std::string schema = "tr_";
+    for (char c : sandbox.root.filename().string()) schema += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    env.set("CLEO_DATABASE_SCHEMA", schema);
+  }
   return sandbox;
 }
 

@@ -2,11 +2,15 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "core/clock.h"
@@ -19,19 +23,48 @@
 
 namespace ct::test {
 
+/// The PostgreSQL server the store tests run against instead of SQLite (CT_TEST_PG_URL, set by
+/// the `postgresql` CTest label's run); "" = SQLite.
+inline std::string pg_url() {
+  const char* url = std::getenv("CT_TEST_PG_URL");
+  return url != nullptr ? url : "";
+}
+inline bool on_postgresql() { return !pg_url().empty(); }
+
+/// The PostgreSQL schema standing for the store file `file` in that mode: every temp dir its own
+/// store, and two stores opened on one file share it.
+inline std::string pg_schema(const std::filesystem::path& file) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::size_t hash = std::hash<std::string>{}(std::filesystem::absolute(file).string());
+  std::string name = "t_";
+  for (int i = 0; i < 16; ++i, hash >>= 4) name += kHex[hash & 0xF];
+  return name;
+}
+
 /// A router on an initialised project in a temp dir, with a fixed clock and a home directory of
 /// its own (another temp dir).
 class Project {
  public:
   Project() {
+    use_own_pg_schema();
     make_router();
     Envelope init = mutate("system", "init");
     if (!init.success) throw std::runtime_error("init failed: " + to_json(init));
   }
   /// A copy of another project's .cleo/ (its store, WAL included, and config): far cheaper than
-  /// initialising and seeding a fresh one for every case. `seed`'s router must be idle.
+  /// initialising and seeding a fresh one for every case. `seed`'s router must be idle. On
+  /// PostgreSQL the copy gets a schema of its own, filled from the seed's store.
   explicit Project(const Project& seed) {
     std::filesystem::copy(seed.dir() / ".cleo", dir_.path() / ".cleo", std::filesystem::copy_options::recursive);
+    if (use_own_pg_schema()) {
+      std::filesystem::path copy = dir_.path() / ".cleo" / "seed-copy.db";
+      auto copied = project_store(ct::Project{seed.dir()})->copy_to(copy);
+      if (!copied) throw std::runtime_error("seed copy: " + copied.error().message);
+      auto store = project_store(ct::Project{dir_.path()})->open(StoreOptions{.create = true});
+      if (!store || !(*store)->begin(TxKind::Write) || !(*store)->replace_contents_from(copy) || !(*store)->commit())
+        throw std::runtime_error("seed copy: cannot fill the copy's store");
+      std::filesystem::remove(copy);
+    }
     make_router();
   }
 
@@ -48,9 +81,27 @@ class Project {
     return e.data["id"].as_string();
   }
   const std::filesystem::path& dir() const { return dir_.path(); }
+  /// Replaces .cleo/config.json with `json` (on PostgreSQL, keeping the keys that name the store).
+  void write_config(std::string_view json) {
+    { std::ofstream(dir_.path() / ".cleo" / "config.json", std::ios::trunc) << json; }
+    use_own_pg_schema();
+  }
   Router& router() { return *router_; }
 
  private:
+  /// On PostgreSQL (CT_TEST_PG_URL), the project's config names the server and a schema of this
+  /// project's own, as a team's project would; false on SQLite.
+  bool use_own_pg_schema() {
+    if (pg_url().empty()) return false;
+    const std::filesystem::path config_file = dir_.path() / ".cleo" / "config.json";
+    std::filesystem::create_directories(config_file.parent_path());
+    auto config = std::filesystem::exists(config_file) ? Config::load(config_file) : Result<Config>(Config{});
+    if (!config || !config->set("storage.url", json::Value(pg_url())) ||
+        !config->set("storage.schema", json::Value(pg_schema(dir_.path() / ".cleo" / "tasks.db"))) || !config->save(config_file))
+      throw std::runtime_error("cannot point the test project at PostgreSQL");
+    return true;
+  }
+
   void make_router() {
     RouterOptions options;
     options.project_dir = dir_.path();
@@ -83,19 +134,36 @@ inline std::string code_of(const Envelope& e) {
   return "";
 }
 
+/// The backend a store test uses for `file`: SQLite there, or (CT_TEST_PG_URL) its PostgreSQL schema.
+inline std::unique_ptr<StoreBackend> backend_for(const std::filesystem::path& file) {
+  if (on_postgresql()) return postgresql_store_backend(pg_url(), pg_schema(file));
+  return sqlite_store_backend(file);
+}
+
 /// A new, empty store in `file` (the store tests' starting point); throws when it cannot be made.
 inline std::unique_ptr<Store> create_store(const std::filesystem::path& file, int busy_timeout_ms = 5000) {
-  SqliteOptions options;
+  StoreOptions options;
   options.create = true;
   options.busy_timeout_ms = busy_timeout_ms;
-  auto store = open_sqlite_store(file, options);
+  auto store = backend_for(file)->open(options);
   if (!store) throw std::runtime_error("create_store: " + store.error().message);
   return std::move(*store);
 }
 
-/// Runs SQL on a store file behind the store's back (tests that need data the store itself
-/// would never write); throws with SQLite's message when it fails.
+/// Runs SQL on a store behind the store's back (tests that need data the store itself would never
+/// write): on the SQLite file, or in its PostgreSQL schema; throws with the database's message.
 inline void run_sql(const std::filesystem::path& db, const std::string& sql) {
+  if (on_postgresql()) {
+    PGconn* conn = PQconnectdb(pg_url().c_str());
+    std::string script = "SET search_path = \"" + pg_schema(db) + "\"; " + sql;
+    PGresult* result = PQexec(conn, script.c_str());
+    const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK;
+    std::string message = ok ? "" : PQerrorMessage(conn);
+    PQclear(result);
+    PQfinish(conn);
+    if (!ok) throw std::runtime_error("run_sql: " + message);
+    return;
+  }
   sqlite3* raw = nullptr;
   if (sqlite3_open(db.c_str(), &raw) != SQLITE_OK || sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
     std::string message = raw ? sqlite3_errmsg(raw) : "cannot open";

@@ -11,14 +11,8 @@ namespace {
 
 /// Runs one SQL statement on the project's database behind the store's back (a tamperer).
 void tamper(const std::filesystem::path& dir, const char* sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open((dir / ".cleo" / "tasks.db").c_str(), &db) == SQLITE_OK);
-  char* message = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &message);
-  INFO((message ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
+  INFO(sql);
+  REQUIRE_NOTHROW(test::run_sql(dir / ".cleo" / "tasks.db", sql));
 }
 
 }  // namespace

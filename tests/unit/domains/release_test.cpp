@@ -379,7 +379,7 @@ TEST_CASE("a commit without a git identity fails with the fix", "[release][git]"
   CHECK(failed.error->fix.find("git config user.name") != std::string::npos);
 }
 
-TEST_CASE("a schema-4 store is backed up, then upgraded with the releases table (and later steps)", "[release][migrate]") {
+TEST_CASE("a schema-4 store is backed up, then upgraded with the releases table (and later steps)", "[release][migrate][sqlite]") {
   test::Project p;
   p.add(R"({"title":"Survives the upgrade"})");
   const auto db = p.dir() / ".cleo" / "tasks.db";

@@ -135,14 +135,14 @@ TEST_CASE("a corrupt database is E_FILE_ERROR with a fix", "[router]") {
 
 TEST_CASE("a locked store waits, then fails with the retryable E_LOCK_TIMEOUT", "[router][concurrency]") {
   test::Project p;
-  std::ofstream(p.dir() / ".cleo" / "config.json") << R"({"storage":{"busyTimeoutMs":100}})";
+  p.write_config(R"({"storage":{"busyTimeoutMs":100}})");
   RouterOptions options;
   options.project_dir = p.dir();
   Router holder(registry(), options, std::make_unique<FixedClock>(0));
   Router waiter(registry(), options, std::make_unique<FixedClock>(0));
   // The holder's store is opened by a first call; then we hold its write lock by hand.
   REQUIRE(holder.dispatch({Gateway::Query, "tasks", "list", json::Value()}).success);
-  auto store = open_sqlite_store(p.dir() / ".cleo" / "tasks.db", SqliteOptions{.busy_timeout_ms = 100});
+  auto store = test::backend_for(p.dir() / ".cleo" / "tasks.db")->open(StoreOptions{.busy_timeout_ms = 100});
   REQUIRE(store);
   REQUIRE((*store)->begin(TxKind::Write));
   auto started = std::chrono::steady_clock::now();
@@ -152,7 +152,7 @@ TEST_CASE("a locked store waits, then fails with the retryable E_LOCK_TIMEOUT", 
   CHECK(e.error->retryable());
   CHECK(e.exit_code() == 7);
   CHECK(waited >= std::chrono::milliseconds(90));
-  // Reads are not blocked by a writer (WAL).
+  // Reads are not blocked by a writer (WAL; MVCC on PostgreSQL).
   CHECK(waiter.dispatch({Gateway::Query, "tasks", "list", json::Value()}).success);
   (*store)->rollback();
   CHECK(waiter.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(R"({"title":"Now it works"})")}).success);
@@ -187,7 +187,7 @@ Envelope call(Router& router, Gateway gateway, std::string domain, std::string o
 
 }  // namespace
 
-TEST_CASE("a store removed under a running router is refused, not written into the void", "[router][store]") {
+TEST_CASE("a store removed under a running router is refused, not written into the void", "[router][store][sqlite]") {
   test::Project p;
   p.add(R"({"title":"Before the removal"})");
   std::filesystem::remove_all(p.dir() / ".cleo");
@@ -198,7 +198,7 @@ TEST_CASE("a store removed under a running router is refused, not written into t
   CHECK(code_of(p.query("tasks", "show", R"({"id":"T001"})")) == "E_FILE_ERROR");  // nor read from it
 }
 
-TEST_CASE("a store replaced under a running router is opened again", "[router][store]") {
+TEST_CASE("a store replaced under a running router is opened again", "[router][store][sqlite]") {
   test::Project p;
   p.add(R"({"title":"In the backup"})");
   REQUIRE(p.mutate("system", "backup").success);

@@ -43,9 +43,7 @@ std::string start(test::Project& p, std::string_view params) {
   return e.data["id"].as_string();
 }
 
-void write_config(const test::Project& p, std::string_view json) {
-  std::ofstream(p.dir() / ".cleo" / "config.json") << json;
-}
+void write_config(test::Project& p, std::string_view json) { p.write_config(json); }
 
 }  // namespace
 

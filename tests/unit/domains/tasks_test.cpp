@@ -56,7 +56,7 @@ TEST_CASE("hierarchy: parent, depth, subtasks, sibling limit, type inference", "
 
 TEST_CASE("sibling limit from config", "[tasks][hierarchy]") {
   test::Project p;
-  std::ofstream(p.dir() / ".cleo" / "config.json") << R"({"hierarchy":{"maxSiblings":2}})";
+  p.write_config(R"({"hierarchy":{"maxSiblings":2}})");
   // Config is read when a router opens the store: use a new router.
   RouterOptions options;
   options.project_dir = p.dir();

@@ -71,7 +71,7 @@ void set_user_version(const fs::path& file, std::int64_t version) {
 
 }  // namespace
 
-TEST_CASE("open creates the schema and records its version", "[engines][store]") {
+TEST_CASE("open creates the schema and records its version", "[engines][store][sqlite]") {
   TempDir dir;
   auto file = dir.path() / ".cleo" / "tasks.db";
   {
@@ -95,7 +95,7 @@ TEST_CASE("open creates the schema and records its version", "[engines][store]")
   CHECK(add(**reopened, "Second task") == "T002");
 }
 
-TEST_CASE("a missing database is E_NOT_INITIALIZED", "[engines][store]") {
+TEST_CASE("a missing database is E_NOT_INITIALIZED", "[engines][store][sqlite]") {
   TempDir dir;
   auto store = open_sqlite_store(dir.path() / "tasks.db", SqliteOptions{});
   REQUIRE_FALSE(store);
@@ -104,7 +104,7 @@ TEST_CASE("a missing database is E_NOT_INITIALIZED", "[engines][store]") {
   CHECK_FALSE(fs::exists(dir.path() / "tasks.db"));
 }
 
-TEST_CASE("a file that is not a database is E_FILE_ERROR", "[engines][store]") {
+TEST_CASE("a file that is not a database is E_FILE_ERROR", "[engines][store][sqlite]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
   {
@@ -122,7 +122,7 @@ TEST_CASE("a file that is not a database is E_FILE_ERROR", "[engines][store]") {
   }
 }
 
-TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][store]") {
+TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][store][sqlite]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
   {
@@ -163,7 +163,7 @@ TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][stor
   CHECK(tasks.error().fix.find("backup") != std::string::npos);
 }
 
-TEST_CASE("an empty file is not a project until created, and reading it writes nothing", "[engines][store]") {
+TEST_CASE("an empty file is not a project until created, and reading it writes nothing", "[engines][store][sqlite]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
   std::ofstream(file).close();
@@ -182,7 +182,7 @@ TEST_CASE("an empty file is not a project until created, and reading it writes n
   CHECK(*(*created)->schema_version() == sqlite_schema_version());
 }
 
-TEST_CASE("a schema newer than this binary is E_FILE_ERROR", "[engines][store]") {
+TEST_CASE("a schema newer than this binary is E_FILE_ERROR", "[engines][store][sqlite]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
   test::create_store(file).reset();

@@ -211,10 +211,10 @@ TEST_CASE("replace_contents_from copies every table and never lowers the id coun
   CHECK(counts_one->tasks == 1);
 
   fs::path copy = dir.path() / "copy.db";
-  REQUIRE(copy_sqlite_database(dir.path() / "live.db", copy));
-  auto info = inspect_sqlite_file(copy, true);
+  REQUIRE(test::backend_for(dir.path() / "live.db")->copy_to(copy));
+  auto info = inspect_backup_file(copy, true);
   REQUIRE(info);
-  CHECK(info->schema_version == sqlite_schema_version());
+  CHECK(info->schema_version == store_schema_version());
   CHECK(info->problems.empty());
   CHECK(!fs::exists(dir.path() / "live.db-journal"));
 

@@ -5,7 +5,6 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sqlite3.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -399,10 +398,10 @@ TEST_CASE("HTTP: concurrent requests run in parallel (a read overtakes a write w
   std::string writer_session = s.initialize();
   std::string reader_session = s.initialize();
   // Another process holds the database's write lock: the server's tasks.add waits for it (up to
-  // SQLite's busy timeout) on one worker while other requests go on.
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(s.db_path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  // the busy timeout) on one worker while other requests go on.
+  auto holder = test::backend_for(s.db_path())->open(StoreOptions{});
+  REQUIRE(holder);
+  REQUIRE((*holder)->begin(TxKind::Write));
 
   std::atomic<bool> write_answered{false};
   std::optional<httplib::Response> write_reply;
@@ -422,8 +421,7 @@ TEST_CASE("HTTP: concurrent requests run in parallel (a read overtakes a write w
   auto read = c.Post("/mcp", s.headers(reader_session), kStats, "application/json");
   auto read_end = Steady::now();
   bool write_still_running = !write_answered;
-  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(db);
+  REQUIRE((*holder)->commit());
   writer.join();
 
   REQUIRE(read);

@@ -1,0 +1,190 @@
+// system domain — system.store.migrate (`ct store migrate --to …`): copies the project's store into
+// another backend (SQLite → PostgreSQL, or back) and proves the copy: the source's snapshot and the
+// target read back are compared table by table (rows and a SHA-256 each), and the target's audit
+// hash chain is verified.
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/audit_chain.h"
+#include "engines/backups.h"
+#include "engines/store_backend.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file removed when the scope ends (the snapshot and the read-back of the target).
+struct ScratchFile {
+  fs::path path;
+  ~ScratchFile() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove(path, ec);
+  }
+};
+
+json::Value backend_json(const StoreBackend& backend) {
+  json::Value out = json::Value::object();
+  out.set("backend", std::string(backend.kind()));
+  out.set("location", backend.location());
+  return out;
+}
+
+Result<Reply> store_migrate(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+  const std::string to = params.str("to");
+  const std::string schema = params.opt_str("schema").value_or(std::string(kDefaultStoreSchema));
+  if (url_has_password(to))
+    return fail(Error(ErrorCode::InvalidInput, "the target URL holds a password, which would be written to the audit "
+                                               "trail and shell history")
+                    .with_fix("put the password in ~/.pgpass or PGPASSWORD and give the URL without it")
+                    .with_detail("field", "to"));
+  std::unique_ptr<StoreBackend> source = project_store(project);
+  std::unique_ptr<StoreBackend> target;
+  if (is_postgresql_url(to)) {
+    target = postgresql_store_backend(to, schema);
+  } else {
+    fs::path file = to == "sqlite" ? project.db_path() : fs::path(to);
+    if (file.is_relative()) file = project.root / file;
+    target = sqlite_store_backend(file);
+  }
+  if (target->kind() == source->kind() && target->location() == source->location())
+    return fail(Error(ErrorCode::InvalidInput, "the target is the project's own store (" + source->location() + ")")
+                    .with_fix("name another store: --to postgresql://user@host/db, or --to sqlite (.cleo/tasks.db)")
+                    .with_detail("field", "to"));
+  // Never over a store: only an empty target (nothing there, or an empty file / schema) is filled.
+  if (auto info = target->inspect(/*check=*/false)) {
+    if (info->tables > 0)
+      return fail(Error(ErrorCode::AlreadyExists, target->location() + " already holds a store (" +
+                                                      std::to_string(info->tables) + " tables); nothing was copied")
+                      .with_fix(is_postgresql_url(to) ? "choose another schema (--schema NAME) or an empty database"
+                                                      : "move that file aside, or name another one")
+                      .with_detail("field", "to"));
+  } else if (info.error().code != ErrorCode::NotFound) {
+    return std::unexpected(std::move(info.error()));
+  }
+  json::Value data = json::Value::object();
+  data.set("from", backend_json(*source));
+  data.set("to", backend_json(*target));
+  if (params.flag("dryRun")) {
+    data.set("dryRun", true);
+    return Reply{std::move(data), {}, {}, {}};
+  }
+
+  // 1. A consistent snapshot of the source (writers may go on meanwhile).
+  ScratchFile snapshot;
+  CT_TRY_ASSIGN(snapshot.path, reserve_backup_path(project.safety_backups_dir(), context.now(), "store-migrate"));
+  CT_TRY(source->copy_to(snapshot.path));
+  // 2. The target, created and filled in one transaction.
+  {
+    CT_TRY_ASSIGN(std::unique_ptr<Store> store, target->open(StoreOptions{.create = true}));
+    CT_TRY(store->begin(TxKind::Write));
+    if (auto filled = store->replace_contents_from(snapshot.path); !filled) {
+      store->rollback();
+      return std::unexpected(std::move(filled.error()));
+    }
+    CT_TRY(store->commit());
+  }
+  // 3. The proof: the target read back, table by table, against the snapshot; then its audit chain.
+  ScratchFile readback;
+  readback.path = snapshot.path.string() + ".readback";
+  CT_TRY(target->copy_to(readback.path));
+  CT_TRY_ASSIGN(std::vector<TableDigest> expected, backup_file_digests(snapshot.path));
+  CT_TRY_ASSIGN(std::vector<TableDigest> actual, backup_file_digests(readback.path));
+  json::Value tables = json::Value::array();
+  std::vector<std::string> differing;
+  for (const auto& want : expected) {
+    const TableDigest* got = nullptr;
+    for (const auto& candidate : actual)
+      if (candidate.table == want.table) got = &candidate;
+    const bool same = got != nullptr && got->rows == want.rows && got->sha256 == want.sha256;
+    if (!same) differing.push_back(want.table);
+    json::Value item = json::Value::object();
+    item.set("table", want.table);
+    item.set("rows", want.rows);
+    item.set("sha256", want.sha256);
+    if (!same) item.set("targetRows", got ? got->rows : 0);
+    tables.push_back(std::move(item));
+  }
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target->open(StoreOptions{}));
+  CT_TRY(store->begin(TxKind::Read));
+  auto chain = verify_audit_chain(*store);
+  store->rollback();
+  if (!chain) return std::unexpected(std::move(chain.error()));
+  json::Value audit = json::Value::object();
+  audit.set("rows", chain->rows);
+  audit.set("chainValid", !chain->first_broken.has_value());
+  data.set("tables", std::move(tables));
+  data.set("audit", std::move(audit));
+  if (!differing.empty() || chain->first_broken) {
+    std::string which;
+    for (const auto& table : differing) which += (which.empty() ? "" : ", ") + table;
+    Error error(ErrorCode::ChecksumMismatch,
+                "the copy in " + target->location() + " differs from the source" +
+                    (which.empty() ? std::string(": its audit chain breaks at seq ") + std::to_string(*chain->first_broken)
+                                   : " in " + which));
+    error.fix = "the project still uses its own store; remove the target and retry";
+    error.details = std::move(data);
+    return fail(std::move(error));
+  }
+  data.set("verified", true);
+  // 4. From now on the project uses the copy, when asked.
+  std::vector<std::string> warnings;
+  if (params.flag("use")) {
+    CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
+    CT_TRY(config.set("storage.url", json::Value(is_postgresql_url(to) ? to : std::string())));
+    if (is_postgresql_url(to)) CT_TRY(config.set("storage.schema", json::Value(schema)));
+    CT_TRY(config.save(project.config_path()));
+    data.set("use", true);
+    if (std::getenv("CLEO_DATABASE_URL") != nullptr)
+      warnings.push_back("CLEO_DATABASE_URL is set in this environment and overrides storage.url");
+    if (!is_postgresql_url(to) && target->location() != project.db_path().string())
+      warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target->location());
+  }
+  // The target's own trail records where it came from (after the comparison, which it would spoil).
+  AuditEntry entry;
+  entry.at = context.now();
+  entry.session = context.session;
+  entry.agent = context.agent;
+  entry.operation = "system.store.migrate";
+  entry.params = params.json();
+  entry.outcome = "ok";
+  entry.reason = "copied from " + source->location();
+  CT_TRY(store->begin(TxKind::Write));
+  if (auto appended = store->append_audit(entry); !appended) {
+    store->rollback();
+    return std::unexpected(std::move(appended.error()));
+  }
+  CT_TRY(store->commit());
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+}  // namespace
+
+void register_system_store(Registry& registry) {
+  registry.add({.domain = "system", .name = "store.migrate", .gateway = Gateway::Mutate,
+                .summary = "Copy the store into another backend (SQLite, PostgreSQL); verify it",
+                .params = {{.name = "to", .type = ParamType::String, .required = true, .max = 2000,
+                            .description = "postgresql://user@host/db (password in ~/.pgpass or PGPASSWORD), or "
+                                           "sqlite (.cleo/tasks.db), or a SQLite file path"},
+                           {.name = "schema", .type = ParamType::String, .max = 63,
+                            .description = "PostgreSQL schema to create the store in (default cleo)"},
+                           {.name = "use", .type = ParamType::Bool, .default_json = "false",
+                            .description = "Point the project at the copy afterwards (storage.url)"},
+                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                            .description = "Name the source and target; copy nothing", .dry_run = true}},
+                .returns = "{from{backend, location}, to{…}, tables[{table, rows, sha256}], audit{rows, chainValid}, "
+                           "verified, use?, dryRun?}",
+                .errors = {ErrorCode::InvalidInput, ErrorCode::AlreadyExists, ErrorCode::ChecksumMismatch,
+                           ErrorCode::FileError},
+                .examples = {{R"({"to":"postgresql://cleo@db.internal/team","use":true})",
+                              "move the project onto the team's PostgreSQL server"},
+                             {R"({"to":"copies/tasks.db"})", "a verified SQLite copy of the store in copies/"}},
+                .needs_project = false, .tier = 2, .shortcut = "store migrate", .handler = store_migrate});
+}
+
+}  // namespace ct
