@@ -201,7 +201,7 @@ Result<std::int64_t> Router::change_stamp() {
 Result<Store*> Router::open_store() {
   if (store_) {
     refresh_config();
-    return store_.get();
+    if (store_) return store_.get();  // closed when the config now names another store
   }
   CT_TRY_ASSIGN(Project project, find_project(options_.project_dir));
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
@@ -209,7 +209,9 @@ Result<Store*> Router::open_store() {
   store.migration_backups = project.safety_backups_dir();
   store.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
   store.clock = clock_.get();
-  CT_TRY_ASSIGN(store_, project_store(project)->open(store));
+  std::unique_ptr<StoreBackend> backend = project_store(project);
+  CT_TRY_ASSIGN(store_, backend->open(store));
+  store_location_ = backend->location();
   config_stamp_ = file_stamp(project.config_path());
   project_ = std::move(project);
   config_ = std::make_unique<Config>(std::move(config));
@@ -246,6 +248,9 @@ void Router::refresh_config() {
     return;
   }
   *config_ = std::move(*reloaded);
+  // The config may name another store now (system.store.migrate with use, storage.url edited by
+  // hand): the next call opens that one.
+  if (project_store(*project_)->location() != store_location_) close_store();
 }
 
 Context Router::new_context() {

@@ -132,6 +132,7 @@ class Router {
   std::optional<Project> project_;
   std::unique_ptr<Config> config_;
   FileStamp config_stamp_;
+  std::string store_location_;  // where the open store is (StoreBackend::location())
   std::unique_ptr<Store> store_;
   std::string session_;
   std::vector<std::string> never_adopt_;

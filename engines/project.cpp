@@ -30,13 +30,15 @@ fs::path absolute_dir(const fs::path& dir) {
   return ec ? dir.lexically_normal() : absolute.lexically_normal();
 }
 
-/// Whether the project in `dir` keeps its store on a PostgreSQL server (CLEO_DATABASE_URL, or
-/// storage.url in its config.json) rather than in .cleo/tasks.db.
+/// Whether the project in `dir` keeps its store on a PostgreSQL server rather than in
+/// .cleo/tasks.db: with CLEO_DATABASE_URL set, any .cleo/ directory; else a config.json whose
+/// storage.url names the server.
 bool uses_server_store(const fs::path& dir) {
   std::error_code ec;
+  if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0')
+    return fs::is_directory(dir / ".cleo", ec);
   const fs::path config = dir / ".cleo" / "config.json";
   if (!fs::is_regular_file(config, ec)) return false;
-  if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0') return true;
   auto loaded = Config::load(config);
   return loaded && !loaded->get_string("storage.url").empty();
 }

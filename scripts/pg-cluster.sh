@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests and benchmarks of the PostgreSQL store:
-#   scripts/pg-cluster.sh start DIR [PORT]   initdb + pg_ctl start in DIR; prints the store URL
-#   scripts/pg-cluster.sh stop DIR           stops it (DIR stays; rm -rf it after)
+#   scripts/pg-cluster.sh start DIR [PORT]   a fresh cluster (initdb + pg_ctl start) in DIR; prints
+#                                            the store URL. A cluster left in DIR is stopped and replaced.
+#   scripts/pg-cluster.sh stop DIR           stops it and removes DIR
 #   scripts/pg-cluster.sh url DIR            prints the URL of a running cluster
 # The server listens on a unix socket in DIR only (no TCP port is opened) and trusts local
 # connections: it is for tests. PostgreSQL refuses to run as root, so as root the cluster belongs to
@@ -41,13 +42,17 @@ url() {
 
 case "$command" in
   start)
+    if [ -f "$dir/data/PG_VERSION" ]; then
+      "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    [ -n "${as_owner[*]}" ] && chown "${owner}" "$dir"
-    if [ ! -f "$dir/data/PG_VERSION" ]; then
-      "${as_owner[@]}" "$bin/initdb" -D "$dir/data" -U cleo -A trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 ||
-        { cat "$dir/initdb.log" >&2; exit 1; }
-    fi
+    if [ -n "${as_owner[*]}" ]; then chown "${owner}" "$dir"; fi
+    # C.UTF-8: byte order for sorting (the store's columns say COLLATE "C" anyway) and Unicode case
+    # folding for the search words.
+    "${as_owner[@]}" "$bin/initdb" -D "$dir/data" -U cleo -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+      { cat "$dir/initdb.log" >&2; exit 1; }
     "${as_owner[@]}" mkdir -p "$dir/socket"
     echo "$port" >"$dir/port"
     # fsync off: a test cluster is thrown away, and durability is the server's, not ours, to prove.
@@ -58,8 +63,10 @@ case "$command" in
     url
     ;;
   stop)
-    [ -d "$dir/data" ] || exit 0
-    "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    if [ -d "$dir/data" ]; then
+      "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
     ;;
   url)
     url
