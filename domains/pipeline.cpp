@@ -184,6 +184,25 @@ void Transaction::rollback() {
   store_ = nullptr;
 }
 
+Result<void> append_own_audit(Store& store, Context& context, std::string_view operation, const json::Value& params,
+                              std::vector<FieldChange> changes, std::string reason) {
+  AuditEntry audit;
+  audit.at = context.now();
+  audit.session = context.session;
+  audit.agent = context.agent;
+  audit.operation = std::string(operation);
+  audit.params = params;
+  audit.outcome = "ok";
+  audit.reason = std::move(reason);
+  audit.changes = std::move(changes);
+  CT_TRY(store.begin(TxKind::Write));
+  if (auto appended = store.append_audit(audit); !appended) {
+    store.rollback();
+    return fail(std::move(appended.error()));
+  }
+  return store.commit();
+}
+
 void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
   audit.at = context.now();
   audit.session = context.session;

@@ -100,6 +100,12 @@ auto read_in_own_transaction(Context& context, F&& read) -> decltype(read()) {
 /// The audit row of a call, from what the context recorded (changes, subject) and who called.
 void fill_audit(AuditEntry& audit, Context& context, const Call& call);
 
+/// For an operation that runs outside the router's transaction (it opens the store itself:
+/// system.migrate, system.store.migrate): its own audit row in `store`, in a write transaction
+/// of its own — who called, `operation`, `params`, outcome ok, `changes` and `reason`.
+Result<void> append_own_audit(Store& store, Context& context, std::string_view operation, const json::Value& params,
+                              std::vector<FieldChange> changes, std::string reason = "");
+
 /// Shapes a handler's reply into the envelope: list projections and the reply budget
 /// (`max_reply_bytes` < 0: none), what a kept change's reply echoes of the call left out (unless
 /// `leave_out_echoes` is false), warnings, page, note.

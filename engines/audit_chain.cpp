@@ -30,6 +30,14 @@ std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry) 
   return sha256_hex(content);
 }
 
+AuditEntry next_link(const AuditEntry& entry, std::int64_t previous_seq, std::string_view previous_hash) {
+  AuditEntry stored = entry;
+  stored.seq = previous_seq + 1;
+  if (stored.params.is_null()) stored.params = json::Value::object();
+  stored.hash = audit_hash(previous_hash, stored);
+  return stored;
+}
+
 Result<ChainReport> verify_audit_chain(Store& store) {
   ChainReport report;
   std::string previous;

@@ -16,6 +16,11 @@ namespace ct {
 /// SHA-256 (hex) of `previous_hash` followed by the row's canonical content (seq included).
 std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry);
 
+/// `entry` as the store keeps it when it follows the row (or the compaction anchor) `previous_seq`
+/// with `previous_hash` (0 and "" at the start of the trail): the next seq, params an object
+/// (never null), and its chained hash. Every backend appends through this.
+AuditEntry next_link(const AuditEntry& entry, std::int64_t previous_seq, std::string_view previous_hash);
+
 struct ChainReport {
   std::int64_t rows = 0;
   std::optional<std::int64_t> anchor;        // the trail was compacted up to this seq (system.gc)

@@ -5,26 +5,6 @@
 namespace ct::pg {
 namespace {
 
-/// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.
-std::string text_array(const std::vector<std::optional<std::string>>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    if (!items[i]) {
-      out += "NULL";
-      continue;
-    }
-    out += '"';
-    for (char c : *items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
-
 /// A before/after value as stored: JSON text, or whatever text a damaged row holds.
 json::Value decode_json(std::string_view text) {
   auto parsed = json::parse(text);
@@ -42,12 +22,6 @@ std::string compliance_where(const ComplianceQuery& query, bool with_passed, Par
   if (query.since) conditions.add("c.at >= {}", static_cast<std::int64_t>(*query.since));
   if (with_passed && query.passed) conditions.add("c.passed = {}", std::int64_t{*query.passed ? 1 : 0});
   return where;
-}
-
-/// LIMIT's value: NULL (no limit) for a negative one, as SQLite reads LIMIT -1.
-std::optional<std::int64_t> limit_value(std::int64_t limit) {
-  if (limit < 0) return std::nullopt;
-  return limit;
 }
 
 }  // namespace
@@ -72,10 +46,9 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
       previous = anchor->hash;
     }
   }
-  AuditEntry stored = entry;
-  stored.seq = ++seq;
-  if (stored.params.is_null()) stored.params = json::Value::object();
-  std::string hash = audit_hash(previous, stored);
+  const AuditEntry stored = next_link(entry, seq, previous);
+  seq = stored.seq;
+  const std::string& hash = stored.hash;
 
   // The row and its changes in one statement; `ord` numbers the changes in the order given.
   std::vector<std::optional<std::string>> tasks, fields, befores, afters;

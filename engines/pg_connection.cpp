@@ -96,6 +96,29 @@ Error server_error(std::string_view sqlstate, std::string_view message, std::str
   return Error(ErrorCode::Internal, std::move(text)).with_detail("postgresql", std::string(sqlstate));
 }
 
+std::string text_array(const std::vector<std::optional<std::string>>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!items[i]) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (char c : *items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+  return text_array(std::vector<std::optional<std::string>>(items.begin(), items.end()));
+}
+
 std::string quote_identifier(std::string_view name) {
   std::string out = "\"";
   for (char c : name) {

@@ -86,7 +86,7 @@ class Rows {
   /// Rows changed by an INSERT, UPDATE or DELETE.
   std::int64_t affected() const;
 
-  /// One row, as read_task_row() (engines/task_rows.h) and other readers take it.
+  /// One row, as read_task_row() (engines/store_rows.h) and other readers take it.
   struct Row {
     const Rows* rows;
     int index;
@@ -144,6 +144,16 @@ class Connection {
   std::string location_;
   std::unordered_map<std::string, std::string> prepared_;  // SQL text → statement name
 };
+
+/// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.
+std::string text_array(const std::vector<std::optional<std::string>>& items);
+std::string text_array(const std::vector<std::string>& items);
+
+/// LIMIT's value: NULL (no limit) for a negative one, as SQLite reads LIMIT -1.
+inline std::optional<std::int64_t> limit_value(std::int64_t limit) {
+  if (limit < 0) return std::nullopt;
+  return limit;
+}
 
 /// An identifier quoted for SQL ("my schema" → "\"my schema\"").
 std::string quote_identifier(std::string_view name);

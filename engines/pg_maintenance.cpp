@@ -352,26 +352,6 @@ std::vector<DiagnosticRow> to_diagnostic_rows(const Rows& rows) {
   return out;
 }
 
-/// A PostgreSQL text[] literal of `values` (NULL for nullopt).
-std::string text_array(const std::vector<std::optional<std::string>>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    if (!values[i]) {
-      out += "NULL";
-      continue;
-    }
-    out += '"';
-    for (char c : *values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
-
 std::vector<std::optional<std::string>> table_names() {
   std::vector<std::optional<std::string>> names;
   for (const auto& table : kTables) names.emplace_back(std::string(table.name));
@@ -701,14 +681,7 @@ Result<std::vector<PeriodStats>> PgStore::period_stats(const std::vector<StatsPe
 Result<std::optional<AuditAnchor>> PgStore::audit_anchor() {
   CT_TRY_ASSIGN(Rows rows, query("SELECT value FROM meta WHERE key = 'audit_anchor'", "cannot read the audit anchor"));
   if (rows.empty()) return std::optional<AuditAnchor>();
-  auto value = json::parse(rows.text(0, 0));
-  if (!value || !(*value)["seq"].is_int() || !(*value)["hash"].is_string())
-    return fail(Error(ErrorCode::FileError, "the audit anchor in the meta table is unreadable")
-                    .with_fix(std::string(kCorruptFix)));
-  AuditAnchor anchor;
-  anchor.seq = (*value)["seq"].as_int();
-  anchor.hash = (*value)["hash"].as_string();
-  if ((*value)["archive"].is_string()) anchor.archive = (*value)["archive"].as_string();
+  CT_TRY_ASSIGN(AuditAnchor anchor, parse_audit_anchor(rows.text(0, 0)));
   return std::optional<AuditAnchor>(std::move(anchor));
 }
 

@@ -6,10 +6,6 @@
 namespace ct::pg {
 namespace {
 
-constexpr std::string_view kReleaseSelect =
-    "SELECT version, status, tasks, notes, created_at, updated_at, released_at, tag, commit_sha, pushed, remote "
-    "FROM releases";
-
 // The linked tasks come last, as a JSON list in link order.
 constexpr std::string_view kResearchColumns =
     "r.id, r.file, r.title, r.date, r.status, r.agent_type, r.topics, r.key_findings, r.actionable, "
@@ -17,89 +13,16 @@ constexpr std::string_view kResearchColumns =
     "(SELECT coalesce(json_agg(l.task_id ORDER BY l.position)::text, '[]') FROM research_links l "
     "WHERE l.research_id = r.id)";
 
-/// A text[] literal ({"a","b"}) for one array parameter.
-std::string text_array(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
-
-/// LIMIT's value: NULL (no limit) for a negative one, as SQLite reads LIMIT -1.
-std::optional<std::int64_t> limit_value(std::int64_t limit) {
-  if (limit < 0) return std::nullopt;
-  return limit;
-}
-
 std::optional<std::int64_t> optional_time(const std::optional<TimeMs>& time) {
   if (!time) return std::nullopt;
   return static_cast<std::int64_t>(*time);
-}
-
-Result<Release> read_release(const Rows::Row& row) {
-  Release release;
-  release.version = row.text(0);
-  auto status = parse_release_status(row.text(1));
-  if (!status)
-    return fail(Error(ErrorCode::FileError, "release " + release.version + " has an unknown status '" +
-                                                std::string(row.text(1)) + "'")
-                    .with_fix(std::string(kCorruptFix)));
-  release.status = *status;
-  CT_TRY_ASSIGN(release.tasks, decode_strings(row.text(2), release.version, "tasks"));
-  release.notes = row.text(3);
-  release.created_at = row.integer(4);
-  release.updated_at = row.integer(5);
-  release.released_at = row.optional_int(6);
-  release.tag = row.text(7);
-  release.commit = row.text(8);
-  release.pushed = row.integer(9) != 0;
-  release.remote = row.text(10);
-  return release;
-}
-
-Error corrupt_research(std::string_view id, std::string_view column) {
-  return Error(ErrorCode::FileError, "research entry " + std::string(id) + " holds unreadable " +
-                                         std::string(column) + " data in the database")
-      .with_fix(std::string(kCorruptFix));
-}
-
-Result<ResearchEntry> read_research(const Rows::Row& row) {
-  ResearchEntry entry;
-  entry.id = row.text(0);
-  entry.file = row.text(1);
-  entry.title = row.text(2);
-  entry.date = row.text(3);
-  auto status = parse_research_status(row.text(4));
-  if (!status) return fail(corrupt_research(entry.id, "status"));
-  entry.status = *status;
-  entry.agent_type = row.text(5);
-  CT_TRY_ASSIGN(entry.topics, decode_strings(row.text(6), entry.id, "topics"));
-  CT_TRY_ASSIGN(entry.key_findings, decode_strings(row.text(7), entry.id, "key_findings"));
-  entry.actionable = row.integer(8) != 0;
-  CT_TRY_ASSIGN(entry.needs_followup, decode_strings(row.text(9), entry.id, "needs_followup"));
-  entry.confidence = row.optional_real(10);
-  entry.file_checksum = row.text(11);
-  entry.archived = row.integer(12) != 0;
-  entry.archived_at = row.optional_int(13);
-  entry.created_at = row.integer(14);
-  entry.updated_at = row.integer(15);
-  CT_TRY_ASSIGN(entry.linked_tasks, decode_strings(row.text(16), entry.id, "links"));
-  return entry;
 }
 
 Result<std::vector<ResearchEntry>> read_research_rows(const Rows& rows) {
   std::vector<ResearchEntry> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
-    CT_TRY_ASSIGN(ResearchEntry entry, read_research(rows.row(i)));
+    CT_TRY_ASSIGN(ResearchEntry entry, read_research_row(rows.row(i)));
     out.push_back(std::move(entry));
   }
   return out;
@@ -146,7 +69,7 @@ Result<std::optional<Release>> PgStore::get_release(std::string_view version) {
   CT_TRY_ASSIGN(Rows rows, query(std::string(kReleaseSelect) + " WHERE version = $1", Params().add(version),
                                  "cannot read the release"));
   if (rows.empty()) return std::optional<Release>();
-  CT_TRY_ASSIGN(Release release, read_release(rows.row(0)));
+  CT_TRY_ASSIGN(Release release, read_release_row(rows.row(0)));
   return std::optional<Release>(std::move(release));
 }
 
@@ -156,7 +79,7 @@ Result<std::vector<Release>> PgStore::list_releases() {
   std::vector<Release> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
-    CT_TRY_ASSIGN(Release release, read_release(rows.row(i)));
+    CT_TRY_ASSIGN(Release release, read_release_row(rows.row(i)));
     out.push_back(std::move(release));
   }
   return out;
@@ -182,7 +105,7 @@ Result<std::optional<ResearchEntry>> PgStore::get_research(std::string_view id) 
   CT_TRY_ASSIGN(Rows rows, query("SELECT " + std::string(kResearchColumns) + " FROM research r WHERE r.id = $1",
                                  Params().add(id), "cannot read the research entry"));
   if (rows.empty()) return std::optional<ResearchEntry>();
-  CT_TRY_ASSIGN(ResearchEntry entry, read_research(rows.row(0)));
+  CT_TRY_ASSIGN(ResearchEntry entry, read_research_row(rows.row(0)));
   return std::optional<ResearchEntry>(std::move(entry));
 }
 

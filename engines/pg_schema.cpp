@@ -52,9 +52,11 @@ CREATE TABLE tasks(
     setweight(to_tsvector('simple', description), 'C') ||
     setweight(jsonb_to_tsvector('simple', notes::jsonb, '["string"]'), 'D')) STORED
 );
-CREATE INDEX tasks_parent_position ON tasks(parent, position);
+-- NULLS FIRST: root tasks lead, as SQLite sorts NULL (order_by()); an index in another NULL order
+-- cannot serve the tree order, and a page of 50 then sorts every task of the status (54 ms at 100k).
+CREATE INDEX tasks_parent_position ON tasks(parent NULLS FIRST, position);
 CREATE INDEX tasks_status_priority ON tasks(status, archived, priority, position, created_at);
-CREATE INDEX tasks_status_tree ON tasks(status, archived, parent, position);
+CREATE INDEX tasks_status_tree ON tasks(status, archived, parent NULLS FIRST, position);
 CREATE INDEX tasks_status_updated ON tasks(status, archived, updated_at DESC);
 CREATE INDEX tasks_status_rank ON tasks(status, archived,
   (CASE priority WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END) DESC, position);

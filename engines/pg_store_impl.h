@@ -15,7 +15,7 @@
 //  - begin(Read) is REPEATABLE READ: one snapshot for the whole read, like a SQLite read
 //    transaction (a read-only mode's dry run writes in it and rolls back).
 //  - change_stamp() reads meta.change_stamp: it moves with every committed write transaction.
-//  - Task rows have the SQLite backend's columns (engines/task_rows.h), JSON list columns as text,
+//  - Task rows have the SQLite backend's columns (engines/store_rows.h), JSON list columns as text,
 //    and a generated tsvector column `search` (title A, labels B, description C, notes D) under a
 //    GIN index. Every text column is COLLATE "C", so ordering is byte order, as in SQLite.
 #pragma once
@@ -36,7 +36,7 @@
 #include "engines/pg_connection.h"
 #include "engines/store.h"
 #include "engines/store_backend.h"
-#include "engines/task_rows.h"
+#include "engines/store_rows.h"
 
 namespace ct::pg {
 
@@ -61,10 +61,12 @@ struct Conditions {
   }
 };
 
-/// Whether task t has an unfinished child (an epic's work is its children).
+/// Whether task t has an unfinished child (an epic's work is its children). OFFSET 0 keeps the
+/// planner from turning it into a hashed subplan that reads every open task first (14 ms for
+/// tasks.next at 100k tasks, 1.4 ms as a probe of the parent index per candidate).
 inline constexpr std::string_view kOpenChildren =
     "EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
-    " AND c.status IN ('pending', 'active', 'blocked'))";
+    " AND c.status IN ('pending', 'active', 'blocked') OFFSET 0)";
 
 inline std::optional<std::string_view> archived_condition(ArchivedFilter archived) {
   switch (archived) {

@@ -26,10 +26,9 @@ Result<std::int64_t> SqliteStore::append_audit(const AuditEntry& entry) {
         previous = anchor->hash;
       }
     }
-    AuditEntry stored = entry;
-    stored.seq = ++seq;
-    if (stored.params.is_null()) stored.params = json::Value::object();
-    std::string hash = audit_hash(previous, stored);
+    const AuditEntry stored = next_link(entry, seq, previous);
+    seq = stored.seq;
+    const std::string& hash = stored.hash;
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
                   prepare("INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, reason, "
                           "hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));

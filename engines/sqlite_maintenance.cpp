@@ -266,14 +266,7 @@ Result<std::optional<AuditAnchor>> SqliteStore::audit_anchor() {
   Statement stmt(raw);
   CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit anchor"));
   if (!row) return std::optional<AuditAnchor>();
-  auto value = json::parse(stmt.text(0));
-  if (!value || !(*value)["seq"].is_int() || !(*value)["hash"].is_string())
-    return fail(Error(ErrorCode::FileError, "the audit anchor in the meta table is unreadable")
-                    .with_fix(std::string(kCorruptFix)));
-  AuditAnchor anchor;
-  anchor.seq = (*value)["seq"].as_int();
-  anchor.hash = (*value)["hash"].as_string();
-  if ((*value)["archive"].is_string()) anchor.archive = (*value)["archive"].as_string();
+  CT_TRY_ASSIGN(AuditAnchor anchor, parse_audit_anchor(stmt.text(0)));
   return std::optional<AuditAnchor>(std::move(anchor));
 }
 

@@ -3,34 +3,13 @@
 
 namespace ct::sqlite {
 
-Result<Release> SqliteStore::read_release(Statement& stmt, sqlite3_stmt* raw) {
-  Release release;
-  release.version = stmt.text(0);
-  auto status = parse_release_status(stmt.text(1));
-  if (!status)
-    return fail(Error(ErrorCode::FileError, "release " + release.version + " has an unknown status '" +
-                                                std::string(stmt.text(1)) + "'")
-                    .with_fix(std::string(kCorruptFix)));
-  release.status = *status;
-  CT_TRY_ASSIGN(release.tasks, decode_strings(stmt.text(2), release.version, "tasks"));
-  release.notes = stmt.text(3);
-  release.created_at = stmt.integer(4);
-  release.updated_at = stmt.integer(5);
-  release.released_at = column_optional_int(raw, 6);
-  release.tag = stmt.text(7);
-  release.commit = stmt.text(8);
-  release.pushed = stmt.integer(9) != 0;
-  release.remote = stmt.text(10);
-  return release;
-}
-
 Result<std::optional<Release>> SqliteStore::get_release(std::string_view version) {
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kReleaseSelect) + " WHERE version = ?1"));
   Statement stmt(raw);
   stmt.bind(1, version);
   CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the release"));
   if (!row) return std::optional<Release>();
-  CT_TRY_ASSIGN(Release release, read_release(stmt, raw));
+  CT_TRY_ASSIGN(Release release, read_release_row(stmt));
   return std::optional<Release>(std::move(release));
 }
 
@@ -40,7 +19,7 @@ Result<std::vector<Release>> SqliteStore::list_releases() {
   std::vector<Release> out;
   std::optional<Error> bad;
   CT_TRY(for_each_row(stmt, "cannot list releases", [&] {
-    auto release = read_release(stmt, raw);
+    auto release = read_release_row(stmt);
     if (release) out.push_back(std::move(*release));
     else if (!bad) bad = std::move(release.error());
   }));
@@ -63,40 +42,10 @@ Result<void> SqliteStore::put_release(const Release& release) {
   return finish(stmt, "cannot save the release");
 }
 
-Error SqliteStore::corrupt_research(std::string_view id, std::string_view column) {
-  return Error(ErrorCode::FileError, "research entry " + std::string(id) + " holds unreadable " +
-                                         std::string(column) + " data in the database")
-      .with_fix(std::string(kCorruptFix));
-}
-
-Result<ResearchEntry> SqliteStore::read_research(Statement& stmt) {
-  ResearchEntry entry;
-  entry.id = stmt.text(0);
-  entry.file = stmt.text(1);
-  entry.title = stmt.text(2);
-  entry.date = stmt.text(3);
-  auto status = parse_research_status(stmt.text(4));
-  if (!status) return fail(corrupt_research(entry.id, "status"));
-  entry.status = *status;
-  entry.agent_type = stmt.text(5);
-  CT_TRY_ASSIGN(entry.topics, decode_strings(stmt.text(6), entry.id, "topics"));
-  CT_TRY_ASSIGN(entry.key_findings, decode_strings(stmt.text(7), entry.id, "key_findings"));
-  entry.actionable = stmt.integer(8) != 0;
-  CT_TRY_ASSIGN(entry.needs_followup, decode_strings(stmt.text(9), entry.id, "needs_followup"));
-  if (!stmt.is_null(10)) entry.confidence = stmt.real(10);
-  entry.file_checksum = stmt.text(11);
-  entry.archived = stmt.integer(12) != 0;
-  entry.archived_at = column_optional_int(stmt.get(), 13);
-  entry.created_at = stmt.integer(14);
-  entry.updated_at = stmt.integer(15);
-  CT_TRY_ASSIGN(entry.linked_tasks, decode_strings(stmt.text(16), entry.id, "links"));
-  return entry;
-}
-
 Result<std::vector<ResearchEntry>> SqliteStore::read_research_rows(Statement& stmt, std::string_view what) {
   std::vector<ResearchEntry> out;
   CT_TRY(for_each_row(stmt, what, [&]() -> Result<void> {
-    CT_TRY_ASSIGN(ResearchEntry entry, read_research(stmt));
+    CT_TRY_ASSIGN(ResearchEntry entry, read_research_row(stmt));
     out.push_back(std::move(entry));
     return {};
   }));
@@ -139,7 +88,7 @@ Result<std::optional<ResearchEntry>> SqliteStore::get_research(std::string_view 
   stmt.bind(1, id);
   CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the research entry"));
   if (!row) return std::optional<ResearchEntry>();
-  CT_TRY_ASSIGN(ResearchEntry entry, read_research(stmt));
+  CT_TRY_ASSIGN(ResearchEntry entry, read_research_row(stmt));
   return std::optional<ResearchEntry>(std::move(entry));
 }
 

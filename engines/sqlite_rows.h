@@ -1,10 +1,10 @@
-// Task rows of the SQLite backend: read_task() over a statement (engines/task_rows.h holds the
+// Task rows of the SQLite backend: read_task() over a statement (engines/store_rows.h holds the
 // column order and the codecs every backend shares). Internal to the SQLite backend.
 #pragma once
 
 #include <sqlite3.h>
 
-#include "engines/task_rows.h"
+#include "engines/store_rows.h"
 
 namespace ct::sqlite {
 

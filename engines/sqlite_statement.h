@@ -81,6 +81,12 @@ class Statement {
   std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
   double real(int column) const { return sqlite3_column_double(stmt_, column); }
   bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  // With text() and integer(), the row shape engines/store_rows.h reads.
+  std::optional<std::int64_t> optional_int(int column) const { return column_optional_int(stmt_, column); }
+  std::optional<double> optional_real(int column) const {
+    if (is_null(column)) return std::nullopt;
+    return real(column);
+  }
 
  private:
   sqlite3_stmt* stmt_;

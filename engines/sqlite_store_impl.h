@@ -220,27 +220,6 @@ inline std::string order_by(SortKey sort, bool descending) {
   return out;
 }
 
-// Column order of every session SELECT; read_session() indexes by these.
-inline constexpr std::string_view kSessionSelect =
-    "SELECT id, name, scope, agent, status, note, next_action, created_at, updated_at, ended_at, archived_at "
-    "FROM sessions";
-
-inline Session read_session(const Statement& stmt) {
-  Session session;
-  session.id = stmt.text(0);
-  session.name = stmt.text(1);
-  session.scope = stmt.text(2);
-  session.agent = stmt.text(3);
-  session.status = parse_session_status(stmt.text(4)).value_or(SessionStatus::Ended);
-  session.note = stmt.text(5);
-  session.next_action = stmt.text(6);
-  session.created_at = stmt.integer(7);
-  session.updated_at = stmt.integer(8);
-  session.ended_at = column_optional_int(stmt.get(), 9);
-  session.archived_at = column_optional_int(stmt.get(), 10);
-  return session;
-}
-
 /// Binds ?1…?11 in the column order of kSessionSelect.
 inline void bind_session(Statement& stmt, const Session& session) {
   stmt.bind(1, session.id).bind(2, session.name).bind(3, session.scope).bind(4, session.agent);
@@ -410,10 +389,6 @@ class SqliteStore final : public Store {
   Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) override;
 
   // -- releases -------------------------------------------------------------------------------
-  static constexpr std::string_view kReleaseSelect =
-      "SELECT version, status, tasks, notes, created_at, updated_at, released_at, tag, commit_sha, pushed, remote "
-      "FROM releases";
-  Result<Release> read_release(Statement& stmt, sqlite3_stmt* raw);
   Result<std::optional<Release>> get_release(std::string_view version) override;
   Result<std::vector<Release>> list_releases() override;
   Result<void> put_release(const Release& release) override;
@@ -424,8 +399,6 @@ class SqliteStore final : public Store {
       "r.needs_followup, r.confidence, r.file_checksum, r.archived, r.archived_at, r.created_at, r.updated_at, "
       "(SELECT coalesce(json_group_array(task_id), '[]') FROM (SELECT task_id FROM research_links l "
       "WHERE l.research_id = r.id ORDER BY l.position))";
-  static Error corrupt_research(std::string_view id, std::string_view column);
-  Result<ResearchEntry> read_research(Statement& stmt);
   Result<std::vector<ResearchEntry>> read_research_rows(Statement& stmt, std::string_view what);
   static void research_where(const ResearchQuery& query, std::string& where, std::vector<SqlValue>& params);
   Result<std::optional<ResearchEntry>> get_research(std::string_view id) override;

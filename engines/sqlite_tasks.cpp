@@ -434,7 +434,7 @@ Result<std::optional<Session>> SqliteStore::get_session(std::string_view id) {
   stmt.bind(1, id);
   CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the session"));
   if (!row) return std::optional<Session>();
-  return std::optional<Session>(read_session(stmt));
+  return std::optional<Session>(read_session_row(stmt));
 }
 
 Result<std::vector<Session>> SqliteStore::list_sessions(const SessionQuery& query) {
@@ -447,7 +447,7 @@ Result<std::vector<Session>> SqliteStore::list_sessions(const SessionQuery& quer
   Statement stmt(raw);
   stmt.bind_all(params);
   std::vector<Session> out;
-  CT_TRY(for_each_row(stmt, "cannot list sessions", [&] { out.push_back(read_session(stmt)); }));
+  CT_TRY(for_each_row(stmt, "cannot list sessions", [&] { out.push_back(read_session_row(stmt)); }));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "domains/context.h"
 #include "domains/metrics.h"
 #include "domains/params.h"
+#include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/audit_chain.h"
 #include "engines/backups.h"
@@ -602,20 +603,8 @@ Result<Reply> migrate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
   CT_TRY_ASSIGN(std::unique_ptr<Store> store, backend->open(store_options(config)));
   // The router audits only calls that run in its own transaction; this one records itself.
-  AuditEntry audit;
-  audit.at = context.now();
-  audit.session = context.session;
-  audit.agent = context.agent;
-  audit.operation = "system.migrate";
-  audit.params = params.json();
-  audit.outcome = "ok";
-  audit.changes.push_back(FieldChange{"", "schemaVersion", json::Value(from), json::Value(target)});
-  CT_TRY(store->begin(TxKind::Write));
-  if (auto appended = store->append_audit(audit); !appended) {
-    store->rollback();
-    return std::unexpected(std::move(appended.error()));
-  }
-  CT_TRY(store->commit());
+  CT_TRY(pipeline::append_own_audit(*store, context, "system.migrate", params.json(),
+                                    {FieldChange{"", "schemaVersion", json::Value(from), json::Value(target)}}));
   data.set("applied", steps_json(pending));
   data.set("safetyBackup", "safety/" + backup.filename().string());
   return Reply{std::move(data), {}, {}, {}};

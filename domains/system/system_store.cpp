@@ -8,6 +8,7 @@
 
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/audit_chain.h"
 #include "engines/backups.h"
@@ -146,20 +147,8 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
       warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target->location());
   }
   // The target's own trail records where it came from (after the comparison, which it would spoil).
-  AuditEntry entry;
-  entry.at = context.now();
-  entry.session = context.session;
-  entry.agent = context.agent;
-  entry.operation = "system.store.migrate";
-  entry.params = params.json();
-  entry.outcome = "ok";
-  entry.reason = "copied from " + source->location();
-  CT_TRY(store->begin(TxKind::Write));
-  if (auto appended = store->append_audit(entry); !appended) {
-    store->rollback();
-    return std::unexpected(std::move(appended.error()));
-  }
-  CT_TRY(store->commit());
+  CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", params.json(), {},
+                                    "copied from " + source->location()));
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 

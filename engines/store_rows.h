@@ -1,6 +1,7 @@
-// Task rows as every backend stores them: the column order of every task SELECT, the codecs of
-// the JSON list columns (depends, labels, notes, relations…) to and from a Task, and one reader of
-// a task row over any backend's row type. Internal to the backends (engines/sqlite_*, engines/pg_*).
+// Rows as every backend stores them: the column order of every task, session, release and research
+// SELECT, the codecs of the JSON list columns (depends, labels, notes, relations…), one reader of
+// each kind of row over any backend's row type, and the audit anchor's codec. Internal to the
+// backends (engines/sqlite_*, engines/pg_*).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "engines/store.h"
 #include "engines/task.h"
 
 namespace ct {
@@ -92,5 +94,88 @@ Result<Task> read_task_row(const Row& row) {
   task.version = row.integer(kVersion);
   return task;
 }
+
+// Column order of every session SELECT; read_session_row() indexes by these.
+inline constexpr std::string_view kSessionSelect =
+    "SELECT id, name, scope, agent, status, note, next_action, created_at, updated_at, ended_at, archived_at "
+    "FROM sessions";
+
+template <typename Row>
+Session read_session_row(const Row& row) {
+  Session session;
+  session.id = std::string(row.text(0));
+  session.name = std::string(row.text(1));
+  session.scope = std::string(row.text(2));
+  session.agent = std::string(row.text(3));
+  session.status = parse_session_status(row.text(4)).value_or(SessionStatus::Ended);
+  session.note = std::string(row.text(5));
+  session.next_action = std::string(row.text(6));
+  session.created_at = row.integer(7);
+  session.updated_at = row.integer(8);
+  session.ended_at = row.optional_int(9);
+  session.archived_at = row.optional_int(10);
+  return session;
+}
+
+inline constexpr std::string_view kReleaseSelect =
+    "SELECT version, status, tasks, notes, created_at, updated_at, released_at, tag, commit_sha, pushed, remote "
+    "FROM releases";
+
+template <typename Row>
+Result<Release> read_release_row(const Row& row) {
+  Release release;
+  release.version = std::string(row.text(0));
+  auto status = parse_release_status(row.text(1));
+  if (!status)
+    return fail(Error(ErrorCode::FileError, "release " + release.version + " has an unknown status '" +
+                                                std::string(row.text(1)) + "'")
+                    .with_fix(std::string(kCorruptFix)));
+  release.status = *status;
+  CT_TRY_ASSIGN(release.tasks, decode_strings(row.text(2), release.version, "tasks"));
+  release.notes = std::string(row.text(3));
+  release.created_at = row.integer(4);
+  release.updated_at = row.integer(5);
+  release.released_at = row.optional_int(6);
+  release.tag = std::string(row.text(7));
+  release.commit = std::string(row.text(8));
+  release.pushed = row.integer(9) != 0;
+  release.remote = std::string(row.text(10));
+  return release;
+}
+
+/// A research entry whose `column` cannot be read: E_FILE_ERROR with the restore fix.
+Error corrupt_research(std::string_view id, std::string_view column);
+
+/// Reads a research row: its columns in the order id, file, title, date, status, agent_type,
+/// topics, key_findings, actionable, needs_followup, confidence, file_checksum, archived,
+/// archived_at, created_at, updated_at, then its linked tasks as a JSON list in link order.
+template <typename Row>
+Result<ResearchEntry> read_research_row(const Row& row) {
+  ResearchEntry entry;
+  entry.id = std::string(row.text(0));
+  entry.file = std::string(row.text(1));
+  entry.title = std::string(row.text(2));
+  entry.date = std::string(row.text(3));
+  auto status = parse_research_status(row.text(4));
+  if (!status) return fail(corrupt_research(entry.id, "status"));
+  entry.status = *status;
+  entry.agent_type = std::string(row.text(5));
+  CT_TRY_ASSIGN(entry.topics, decode_strings(row.text(6), entry.id, "topics"));
+  CT_TRY_ASSIGN(entry.key_findings, decode_strings(row.text(7), entry.id, "key_findings"));
+  entry.actionable = row.integer(8) != 0;
+  CT_TRY_ASSIGN(entry.needs_followup, decode_strings(row.text(9), entry.id, "needs_followup"));
+  entry.confidence = row.optional_real(10);
+  entry.file_checksum = std::string(row.text(11));
+  entry.archived = row.integer(12) != 0;
+  entry.archived_at = row.optional_int(13);
+  entry.created_at = row.integer(14);
+  entry.updated_at = row.integer(15);
+  CT_TRY_ASSIGN(entry.linked_tasks, decode_strings(row.text(16), entry.id, "links"));
+  return entry;
+}
+
+/// The audit anchor as meta.audit_anchor holds it (JSON {seq, hash, archive}); E_FILE_ERROR when
+/// unreadable.
+Result<AuditAnchor> parse_audit_anchor(std::string_view text);
 
 }  // namespace ct

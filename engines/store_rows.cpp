@@ -1,4 +1,4 @@
-#include "engines/task_rows.h"
+#include "engines/store_rows.h"
 
 #include "core/json_parse.h"
 
@@ -111,6 +111,24 @@ Result<std::vector<Relation>> decode_relations(std::string_view text, std::strin
     out.push_back(Relation{id.as_string(), type.as_string(), reason.is_string() ? reason.as_string() : ""});
   }
   return out;
+}
+
+Error corrupt_research(std::string_view id, std::string_view column) {
+  return Error(ErrorCode::FileError, "research entry " + std::string(id) + " holds unreadable " +
+                                         std::string(column) + " data in the database")
+      .with_fix(std::string(kCorruptFix));
+}
+
+Result<AuditAnchor> parse_audit_anchor(std::string_view text) {
+  auto value = json::parse(text);
+  if (!value || !(*value)["seq"].is_int() || !(*value)["hash"].is_string())
+    return fail(Error(ErrorCode::FileError, "the audit anchor in the meta table is unreadable")
+                    .with_fix(std::string(kCorruptFix)));
+  AuditAnchor anchor;
+  anchor.seq = (*value)["seq"].as_int();
+  anchor.hash = (*value)["hash"].as_string();
+  if ((*value)["archive"].is_string()) anchor.archive = (*value)["archive"].as_string();
+  return anchor;
 }
 
 }  // namespace ct
