@@ -27,10 +27,14 @@ std::string compliance_where(const ComplianceQuery& query, bool with_passed, Par
 }  // namespace
 
 Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
-  // Writers are serialised by the write lock of begin(Write), so the last row is stable here.
+  // Writers are serialised by the write lock of begin(Write), so the last row is stable here;
+  // begin(Write) read it with the lock (audit_tail_).
   std::int64_t seq = 0;
   std::string previous;
-  {
+  if (audit_tail_) {
+    seq = audit_tail_->first;
+    previous = audit_tail_->second;
+  } else {
     CT_TRY_ASSIGN(Rows rows, query("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
                                    "cannot read the audit trail"));
     if (!rows.empty()) {
@@ -70,6 +74,7 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
                "FROM unnest($11::text[], $12::text[], $13::text[], $14::text[]) WITH ORDINALITY "
                "AS u(task_id, field, before, after, n) ORDER BY u.n",
                params, "cannot append to the audit trail"));
+  audit_tail_ = std::make_pair(seq, hash);
   return seq;
 }
 

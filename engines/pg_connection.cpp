@@ -241,12 +241,12 @@ Result<Rows> Connection::query(std::string_view sql, const Params& params, std::
   return rows;
 }
 
-Result<void> Connection::exec(std::string_view sql, std::string_view what) {
+Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
   std::string text(sql);
   Rows result(PQexec(conn_, text.c_str()));
   auto status = PQresultStatus(result.get());
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return fail(failure(result.get(), what));
-  return {};
+  return result;
 }
 
 }  // namespace ct::pg

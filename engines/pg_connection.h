@@ -123,7 +123,12 @@ class Connection {
   Result<Rows> query(std::string_view sql, std::string_view what) { return query(sql, Params{}, what); }
   /// Runs SQL text (several statements, no parameters) without preparing it: schema steps and
   /// transaction control.
-  Result<void> exec(std::string_view sql, std::string_view what);
+  Result<void> exec(std::string_view sql, std::string_view what) {
+    CT_TRY(script(sql, what));
+    return {};
+  }
+  /// exec(), answering the rows of the last statement: several statements in one round trip.
+  Result<Rows> script(std::string_view sql, std::string_view what);
   /// Whether a transaction is open (or failed and not yet rolled back).
   bool in_transaction() const;
   /// The connection broke (server restart, network): reconnects once, outside a transaction.

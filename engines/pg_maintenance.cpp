@@ -718,6 +718,7 @@ Result<std::int64_t> PgStore::expire_idempotent(TimeMs before, bool count_only) 
 
 Result<void> PgStore::replace_contents_from(const std::filesystem::path& file) {
   if (!in_transaction()) return fail(ErrorCode::Internal, "replace_contents_from needs a write transaction");
+  audit_tail_.reset();  // the trail is about to be another one
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   SqliteHandle source(raw, sqlite3_close);

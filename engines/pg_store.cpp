@@ -15,6 +15,7 @@ PgStore::~PgStore() {
 Result<void> PgStore::begin(TxKind kind) {
   if (in_transaction()) return fail(ErrorCode::Internal, "a transaction is already open on this store");
   CT_TRY(db_->ensure_connected());
+  audit_tail_.reset();
   // One snapshot for the whole read. Not READ ONLY: a dry run in read-only mode writes in a read
   // transaction and rolls back (without the writers' lock, since it keeps nothing).
   if (kind == TxKind::Read) return db_->exec("BEGIN ISOLATION LEVEL REPEATABLE READ", "cannot begin a transaction");
@@ -23,14 +24,20 @@ Result<void> PgStore::begin(TxKind kind) {
                                                 " is open read-only (--read-only); nothing was changed")
                     .with_fix("run without --read-only")
                     .with_detail("readOnly", true));
-  CT_TRY(db_->exec("BEGIN", "cannot begin a transaction"));
-  // The writers' lock (pg_store_impl.h): waits at most lock_timeout, then E_LOCK_TIMEOUT.
-  auto locked = query("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'",
-                      "cannot take the write lock");
+  // BEGIN and the writers' lock (pg_store_impl.h) in one round trip: waits at most lock_timeout,
+  // then E_LOCK_TIMEOUT. Under the lock the audit trail's last row is stable: it comes along, so
+  // that append_audit() need not ask for it — read by a statement of its own, whose snapshot is
+  // taken once the lock is held (a subquery of the UPDATE would see the trail as it was before the
+  // wait, and two writers would chain to the same row).
+  auto locked = db_->script(
+      "BEGIN; UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'; "
+      "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
+      "cannot take the write lock");
   if (!locked) {
     rollback();
     return fail(std::move(locked.error()));
   }
+  if (!locked->empty()) audit_tail_ = std::make_pair(locked->integer(0, 0), std::string(locked->text(0, 1)));
   return {};
 }
 

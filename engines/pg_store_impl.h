@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -274,6 +275,10 @@ class PgStore final : public Store {
 
   std::unique_ptr<Connection> db_;
   bool read_only_ = false;
+  /// The audit trail's last row (seq, hash) in this write transaction: read with the write lock
+  /// and kept by append_audit(); nullopt when the trail holds no row or it is not known (then
+  /// append_audit() asks). replace_contents_from() forgets it.
+  std::optional<std::pair<std::int64_t, std::string>> audit_tail_;
 };
 
 /// Opens (creating or migrating) the PostgreSQL store at `url` in `schema`.

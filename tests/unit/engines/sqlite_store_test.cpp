@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engines/audit_chain.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 
@@ -13,6 +14,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace ct {
 namespace {
@@ -655,6 +657,54 @@ TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {
   REQUIRE(second->begin(TxKind::Write));
   REQUIRE(second->commit());
   first->rollback();  // a no-op outside a transaction
+}
+
+TEST_CASE("a writer that waited for the lock sees every commit before it: ids and the audit chain", "[engines][store]") {
+  TempDir dir;
+  auto file = dir.path() / "tasks.db";
+  auto first = test::create_store(file);
+  auto second = test::create_store(file);
+  auto append = [](Store& store, const std::string& what) {
+    AuditEntry entry;
+    entry.at = 1;
+    entry.operation = "tasks.add";
+    entry.outcome = "ok";
+    entry.reason = what;
+    return store.append_audit(entry);
+  };
+  REQUIRE(first->begin(TxKind::Write));
+  REQUIRE(append(*first, "before"));
+  REQUIRE(first->commit());
+  // The second writer asks for the lock while the first holds it, and gets it once the first
+  // commits: what it allocates and chains to must be what the first wrote.
+  REQUIRE(first->begin(TxKind::Write));
+  auto first_id = first->allocate_task_id();
+  REQUIRE(first_id);
+  REQUIRE(append(*first, "first"));
+  std::optional<std::string> second_id;
+  std::string second_failed;  // Catch's assertions are not for other threads
+  std::thread waiter([&] {
+    auto run = [&]() -> Result<void> {
+      CT_TRY(second->begin(TxKind::Write));
+      CT_TRY_ASSIGN(second_id, second->allocate_task_id());
+      CT_TRY(append(*second, "second"));
+      return second->commit();
+    };
+    if (auto ran = run(); !ran) second_failed = ran.error().message;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE(first->commit());
+  waiter.join();
+  INFO(second_failed);
+  REQUIRE(second_failed.empty());
+  REQUIRE(second_id);
+  CHECK(*second_id != *first_id);
+  REQUIRE(first->begin(TxKind::Read));
+  auto chain = verify_audit_chain(*first);
+  first->rollback();
+  REQUIRE(chain);
+  CHECK(chain->rows == 3);
+  CHECK_FALSE(chain->first_broken);
 }
 
 TEST_CASE("transactions: nested begin is refused and rollback discards", "[engines][store]") {
