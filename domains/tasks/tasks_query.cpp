@@ -28,23 +28,38 @@ json::Value project(const Task& task, const Params& params) {
   return wants_full(params) ? task_full(task) : task_compact(task);
 }
 
-/// The unfinished tasks an open task waits on (its dependencies not yet done or cancelled).
-Result<std::vector<std::string>> waiting_on(Context& context, const Task& task) {
-  auto open = [](TaskStatus status) { return status != TaskStatus::Done && status != TaskStatus::Cancelled; };
+bool is_open(TaskStatus status) { return status != TaskStatus::Done && status != TaskStatus::Cancelled; }
+
+/// The dependencies of `tasks` that are still open (not done or cancelled), read in one call: a
+/// page of 50 costs one query on a server store, not one per dependency.
+Result<std::set<std::string>> open_upstream(Context& context, const std::vector<Task>& tasks) {
+  std::vector<std::string> ids;
+  for (const auto& task : tasks)
+    if (is_open(task.status)) ids.insert(ids.end(), task.depends.begin(), task.depends.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::set<std::string> out;
+  if (ids.empty()) return out;
+  CT_TRY_ASSIGN(std::vector<Task> upstream, context.db().get_tasks(ids));
+  for (const auto& task : upstream)
+    if (is_open(task.status)) out.insert(task.id);
+  return out;
+}
+
+/// The unfinished tasks an open task waits on, of the open ones open_upstream() found.
+std::vector<std::string> waiting_on(const Task& task, const std::set<std::string>& open_upstream) {
   std::vector<std::string> out;
-  if (!open(task.status)) return out;
-  for (const auto& dep : task.depends) {
-    CT_TRY_ASSIGN(std::optional<Task> upstream, context.db().get_task(dep));
-    if (upstream && open(upstream->status)) out.push_back(dep);
-  }
+  if (!is_open(task.status)) return out;
+  for (const auto& dep : task.depends)
+    if (open_upstream.contains(dep)) out.push_back(dep);
   return out;
 }
 
 /// A list row: the projection, plus what keeps an open task from starting — the dependencies it
 /// waits on and, when blocked by hand, why. Readers see "pending" and "can start" apart.
-Result<json::Value> list_row(Context& context, const Task& task, const Params& params) {
+json::Value list_row(const Task& task, const Params& params, const std::set<std::string>& open_upstream) {
   json::Value row = project(task, params);
-  CT_TRY_ASSIGN(std::vector<std::string> waiting, waiting_on(context, task));
+  std::vector<std::string> waiting = waiting_on(task, open_upstream);
   if (!waiting.empty()) row.set("waitingOn", json::Value::array_of(waiting));
   if (task.status == TaskStatus::Blocked && !task.blocked_by.empty()) row.set("blockedBy", task.blocked_by);
   return row;
@@ -157,11 +172,9 @@ Result<Reply> list(Context& context, const Params& params) {
     CT_TRY_ASSIGN(tasks, context.db().list_tasks(query));
     CT_TRY_ASSIGN(total, context.db().count_tasks(filter));
   }
+  CT_TRY_ASSIGN(std::set<std::string> upstream, open_upstream(context, tasks));
   json::Value rows = json::Value::array();
-  for (const auto& task : tasks) {
-    CT_TRY_ASSIGN(json::Value row, list_row(context, task, params));
-    rows.push_back(std::move(row));
-  }
+  for (const auto& task : tasks) rows.push_back(list_row(task, params, upstream));
   Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
   if (reply.data.empty()) reply.note = ErrorCode::NoData;  // as tasks.find: nothing matched
   return reply;
@@ -218,7 +231,8 @@ Result<json::Value> tree_node(Context& context, const Task& task, int depth_left
     if (task.priority != Priority::Medium) node.set("priority", to_string(task.priority));
     if (task.type == TaskType::Epic) node.set("type", "epic");
   }
-  CT_TRY_ASSIGN(std::vector<std::string> waiting, waiting_on(context, task));
+  CT_TRY_ASSIGN(std::set<std::string> upstream, open_upstream(context, {task}));
+  std::vector<std::string> waiting = waiting_on(task, upstream);
   if (!waiting.empty()) node.set("waitingOn", json::Value::array_of(waiting));
   if (depth_left <= 0) return node;
   TaskQuery query;
