@@ -10,7 +10,8 @@ namespace ct::pg {
 namespace {
 
 // The search vector of a task: title (A) › labels (B) › description (C) › notes (D); labels and
-// notes are JSON lists, of which only the string values are words.
+// notes are JSON lists, of which only the string values are words. fold() (create_fold_sql())
+// takes accents off first, as SQLite's tokenizer does.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE meta(
   key TEXT PRIMARY KEY,
@@ -47,10 +48,10 @@ CREATE TABLE tasks(
   archive_reason TEXT NOT NULL DEFAULT '',
   version BIGINT NOT NULL DEFAULT 1,
   search tsvector GENERATED ALWAYS AS (
-    setweight(to_tsvector('simple', title), 'A') ||
-    setweight(jsonb_to_tsvector('simple', labels::jsonb, '["string"]'), 'B') ||
-    setweight(to_tsvector('simple', description), 'C') ||
-    setweight(jsonb_to_tsvector('simple', notes::jsonb, '["string"]'), 'D')) STORED
+    setweight(to_tsvector('simple', fold(title)), 'A') ||
+    setweight(jsonb_to_tsvector('simple', fold(labels)::jsonb, '["string"]'), 'B') ||
+    setweight(to_tsvector('simple', fold(description)), 'C') ||
+    setweight(jsonb_to_tsvector('simple', fold(notes)::jsonb, '["string"]'), 'D')) STORED
 );
 -- NULLS FIRST: root tasks lead, as SQLite sorts NULL (order_by()); an index in another NULL order
 -- cannot serve the tree order, and a page of 50 then sorts every task of the status (54 ms at 100k).
@@ -176,9 +177,9 @@ CREATE TABLE research(
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL,
   search tsvector GENERATED ALWAYS AS (
-    setweight(to_tsvector('simple', title), 'A') ||
-    setweight(jsonb_to_tsvector('simple', topics::jsonb, '["string"]'), 'B') ||
-    setweight(jsonb_to_tsvector('simple', key_findings::jsonb, '["string"]'), 'C')) STORED
+    setweight(to_tsvector('simple', fold(title)), 'A') ||
+    setweight(jsonb_to_tsvector('simple', fold(topics)::jsonb, '["string"]'), 'B') ||
+    setweight(jsonb_to_tsvector('simple', fold(key_findings)::jsonb, '["string"]'), 'C')) STORED
 );
 CREATE INDEX research_archived_date ON research(archived, date, id);
 CREATE INDEX research_search ON research USING GIN(search);
@@ -246,6 +247,20 @@ std::string with_byte_order(std::string_view sql) {
 }
 
 }  // namespace
+
+std::string fold_function_sql(const std::optional<std::string>& unaccent_schema) {
+  std::string body = "SELECT $1";
+  if (unaccent_schema) {
+    const std::string schema = quote_identifier(*unaccent_schema);
+    std::string dictionary = *unaccent_schema + ".unaccent";
+    std::string literal = "'";
+    for (char c : dictionary) literal += c == '\'' ? std::string("''") : std::string(1, c);
+    literal += "'";
+    body = "SELECT " + schema + ".unaccent(" + literal + "::regdictionary, $1)";
+  }
+  return "CREATE FUNCTION fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$" + body +
+         "$fold$";
+}
 
 std::string_view schema_sql() {
   static const std::string sql = with_byte_order(kSchema);

@@ -21,7 +21,7 @@ std::string_view cut_text(std::string_view text) {
 /// does; each is quoted for the tsquery syntax (quotes and backslashes escaped).
 constexpr std::string_view kWords =
     "WITH words AS (SELECT '''' || replace(replace(w.lexeme, '\\', '\\\\'), '''', '''''') || ''':*' AS term"
-    " FROM unnest(to_tsvector('simple', $1::text)) AS w LIMIT 32),"
+    " FROM unnest(to_tsvector('simple', fold($1::text))) AS w LIMIT 32),"
     " m AS (SELECT string_agg(term, ' & ')::tsquery AS q, array_agg(term::tsquery) AS each FROM words) ";
 
 /// Rank of a row's vector `column`: per word, ts_rank with these weights ({D, C, B, A}), no length

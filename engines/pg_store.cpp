@@ -111,6 +111,25 @@ Result<std::optional<std::int64_t>> stored_version(Connection& db) {
   return std::optional<std::int64_t>(rows.empty() ? 0 : rows.integer(0, 0));
 }
 
+// Where the unaccent extension is, creating it in `public` when the server has it and this role
+// may (it is a trusted extension: a database owner may). nullopt: search keeps accents there.
+Result<std::optional<std::string>> unaccent_schema(Connection& db) {
+  static constexpr std::string_view kFind =
+      "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'";
+  CT_TRY_ASSIGN(Rows found, db.query(kFind, "cannot read the server's extensions"));
+  if (found.empty()) {
+    // A failed CREATE would end the transaction: a savepoint keeps the migration going.
+    CT_TRY(db.exec("SAVEPOINT unaccent", "cannot create a savepoint"));
+    if (!db.exec("CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public", "cannot create the unaccent extension")) {
+      CT_TRY(db.exec("ROLLBACK TO SAVEPOINT unaccent", "cannot roll back to a savepoint"));
+    }
+    CT_TRY(db.exec("RELEASE SAVEPOINT unaccent", "cannot release a savepoint"));
+    CT_TRY_ASSIGN(found, db.query(kFind, "cannot read the server's extensions"));
+  }
+  if (found.empty()) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(found.text(0, 0)));
+}
+
 // Creates the schema, or runs the steps it misses, in one transaction under an advisory lock on
 // the schema's name: two processes initialising at once create it once.
 Result<void> create_or_migrate(Connection& db, bool create) {
@@ -122,6 +141,8 @@ Result<void> create_or_migrate(Connection& db, bool create) {
     CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(db));
     if (!version) {
       if (!create) return fail(not_initialized(db));
+      CT_TRY_ASSIGN(std::optional<std::string> unaccent, unaccent_schema(db));
+      CT_TRY(db.exec(fold_function_sql(unaccent), "cannot create the store's search function"));
       CT_TRY(db.exec(schema_sql(), "cannot create the store's tables"));
       CT_TRY(db.query("INSERT INTO meta(key, value) VALUES('schema_version', $1)",
                       Params().add(store_schema_version()), "cannot record the schema version"));

@@ -164,7 +164,10 @@ inline const std::string& select_tasks() {
 }
 
 /// The schema (PostgreSQL DDL) of store_schema_version(), and its steps as system.migrate lists them.
+/// It needs fold(text) first: fold_function_sql() creates it, taking accents off through the
+/// unaccent extension in `unaccent_schema`, or (a server without it) returning the text unchanged.
 std::string_view schema_sql();
+std::string fold_function_sql(const std::optional<std::string>& unaccent_schema);
 std::vector<MigrationStep> schema_steps();
 
 class PgStore final : public Store {

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "unit/temp_dir.h"
+#include "unit/test_support.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -21,13 +22,7 @@ struct SearchFixture {
   TempDir dir;
   std::unique_ptr<Store> store;
 
-  SearchFixture() {
-    SqliteOptions options;
-    options.create = true;
-    auto opened = open_sqlite_store(dir.path() / "tasks.db", options);
-    REQUIRE(opened);
-    store = std::move(*opened);
-  }
+  SearchFixture() { store = test::create_store(dir.path() / "tasks.db"); }
 
   void insert(Task task) {
     REQUIRE(store->insert_task(task));
