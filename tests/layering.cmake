@@ -32,11 +32,12 @@ foreach(layer IN LISTS layers)
     endforeach()
   endforeach()
 endforeach()
-# The storage seam (engines/store_backend.h): above engines/, nothing names a backend's own header.
+# The storage seam (engines/store_backend.h): above engines/, nothing names a backend's own header
+# (engines/sqlite_*, engines/pg_*).
 foreach(layer IN ITEMS domains capability disclosure gateway cli)
   file(GLOB_RECURSE sources "${ROOT}/${layer}/*.h" "${ROOT}/${layer}/*.cpp")
   foreach(source IN LISTS sources)
-    file(STRINGS "${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"engines/sqlite_")
+    file(STRINGS "${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"engines/(sqlite|pg)_")
     foreach(line IN LISTS lines)
       file(RELATIVE_PATH relative "${ROOT}" "${source}")
       message(SEND_ERROR "${relative}: ${layer}/ reaches the store through engines/store_backend.h, not: ${line}")
