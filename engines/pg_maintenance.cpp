@@ -449,7 +449,6 @@ Result<void> copy_into_sqlite(Connection& db, sqlite3* target, const fs::path& f
     std::string select = "SELECT " + pg_list + " FROM " + quote_identifier(table.name);
     if (table.name == "meta") select += " WHERE " + std::string(kLocalMeta);
     select += " ORDER BY " + std::string(table.order);
-    CT_TRY_ASSIGN(Rows rows, db.query(select, "cannot read " + std::string(table.name) + " for the backup"));
     sqlite3_stmt* raw = nullptr;
     std::string insert = "INSERT INTO " + sqlite_quote(table.name) + "(" + list + ") VALUES(" + marks + ")";
     if (sqlite3_prepare_v2(target, insert.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
@@ -458,21 +457,29 @@ Result<void> copy_into_sqlite(Connection& db, sqlite3* target, const fs::path& f
     }
     SqliteStatement statement(raw, sqlite3_finalize);
     const int count = static_cast<int>(columns.size());
-    for (int r = 0; r < rows.size(); ++r) {
-      for (int c = 0; c < count; ++c) {
-        if (rows.is_null(r, c)) {
-          sqlite3_bind_null(raw, c + 1);
-        } else {
-          // Bound as text: the column's affinity stores numbers as INTEGER or REAL again.
-          std::string_view text = rows.text(r, c);
-          sqlite3_bind_text64(raw, c + 1, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    // Through a cursor, a batch at a time: a store of a million tasks is never held in memory whole.
+    const std::string what = "cannot read " + std::string(table.name) + " for the backup";
+    CT_TRY(db.exec("DECLARE ct_copy NO SCROLL CURSOR FOR " + select, what));
+    while (true) {
+      CT_TRY_ASSIGN(Rows rows, db.script("FETCH FORWARD 2000 FROM ct_copy", what));
+      if (rows.empty()) break;
+      for (int r = 0; r < rows.size(); ++r) {
+        for (int c = 0; c < count; ++c) {
+          if (rows.is_null(r, c)) {
+            sqlite3_bind_null(raw, c + 1);
+          } else {
+            // Bound as text: the column's affinity stores numbers as INTEGER or REAL again.
+            std::string_view text = rows.text(r, c);
+            sqlite3_bind_text64(raw, c + 1, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+          }
         }
+        const int written = sqlite3_step(raw);
+        sqlite3_reset(raw);
+        if (written != SQLITE_DONE)
+          return fail(sqlite_failure(target, "cannot write " + std::string(table.name) + " to the backup", file));
       }
-      const int written = sqlite3_step(raw);
-      sqlite3_reset(raw);
-      if (written != SQLITE_DONE)
-        return fail(sqlite_failure(target, "cannot write " + std::string(table.name) + " to the backup", file));
     }
+    CT_TRY(db.exec("CLOSE ct_copy", what));
   }
   CT_TRY(sqlite_exec(target,
                      "INSERT INTO tasks_fts(rowid, title, description, labels, notes) "

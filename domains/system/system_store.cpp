@@ -145,6 +145,10 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
       warnings.push_back("CLEO_DATABASE_URL is set in this environment and overrides storage.url");
     if (!is_postgresql_url(to) && target->location() != project.db_path().string())
       warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target->location());
+    std::error_code ec;
+    if (is_postgresql_url(to) && fs::exists(project.db_path(), ec))
+      warnings.push_back(".cleo/tasks.db is kept as it was and no longer used: remove it (and its -wal, -shm) once "
+                         "the server holds what you need");
   }
   // The target's own trail records where it came from (after the comparison, which it would spoil).
   CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", params.json(), {},
