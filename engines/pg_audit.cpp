@@ -5,13 +5,6 @@
 namespace ct::pg {
 namespace {
 
-/// A before/after value as stored: JSON text, or whatever text a damaged row holds.
-json::Value decode_json(std::string_view text) {
-  auto parsed = json::parse(text);
-  if (parsed) return std::move(*parsed);
-  return json::Value(text);  // not JSON: keep the text rather than lose it
-}
-
 /// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
 std::string compliance_where(const ComplianceQuery& query, bool with_passed, Params& params) {
   std::string where;
@@ -79,7 +72,7 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
 }
 
 Result<std::vector<AuditEntry>> PgStore::read_audit(const AuditQuery& audit_query) {
-  std::string sql = "SELECT seq, at, session, agent, operation, task_id, params, outcome, reason, hash FROM audit";
+  std::string sql = "SELECT " + std::string(kAuditColumns) + " FROM audit";
   // The changes of every row read, in one statement: $1 is the array of their seqs.
   std::string changes_sql = "SELECT seq, task_id, field, before, after FROM audit_changes WHERE seq = ANY($1::bigint[])";
   std::string where;
@@ -125,18 +118,7 @@ Result<std::vector<AuditEntry>> PgStore::read_audit(const AuditQuery& audit_quer
   entries.reserve(static_cast<std::size_t>(rows.size()));
   std::string seqs = "{";
   for (int i = 0; i < rows.size(); ++i) {
-    AuditEntry entry;
-    entry.seq = rows.integer(i, 0);
-    entry.at = rows.integer(i, 1);
-    entry.session = rows.text(i, 2);
-    entry.agent = rows.text(i, 3);
-    entry.operation = rows.text(i, 4);
-    entry.task_id = rows.text(i, 5);
-    auto parsed = json::parse(rows.text(i, 6));
-    entry.params = parsed && parsed->is_object() ? std::move(*parsed) : json::Value::object();
-    entry.outcome = rows.text(i, 7);
-    entry.reason = rows.text(i, 8);
-    entry.hash = rows.text(i, 9);
+    AuditEntry entry = read_audit_row(rows.row(i));
     seqs += (i > 0 ? "," : "") + std::to_string(entry.seq);
     entries.push_back(std::move(entry));
   }
@@ -153,12 +135,7 @@ Result<std::vector<AuditEntry>> PgStore::read_audit(const AuditQuery& audit_quer
   for (int i = 0; i < changes.size(); ++i) {
     auto found = by_seq.find(changes.integer(i, 0));
     if (found == by_seq.end()) continue;
-    FieldChange change;
-    change.task_id = changes.text(i, 1);
-    change.field = changes.text(i, 2);
-    change.before = changes.is_null(i, 3) ? json::Value() : decode_json(changes.text(i, 3));
-    change.after = changes.is_null(i, 4) ? json::Value() : decode_json(changes.text(i, 4));
-    found->second->changes.push_back(std::move(change));
+    found->second->changes.push_back(read_change_row(changes.row(i), 1));
   }
   return entries;
 }
@@ -203,12 +180,7 @@ Result<std::int64_t> PgStore::insert_compliance(const ComplianceRecord& record) 
 Result<std::vector<ComplianceSummary>> PgStore::compliance_summary(const ComplianceQuery& compliance_query) {
   Params params;
   std::string where = compliance_where(compliance_query, false, params);
-  const char* keys = compliance_query.group == ComplianceGroup::Check   ? "c.check_name, ''"
-                     : compliance_query.group == ComplianceGroup::Agent ? "'', c.agent"
-                                                                        : "c.check_name, c.agent";
-  const char* by = compliance_query.group == ComplianceGroup::Check   ? "c.check_name"
-                   : compliance_query.group == ComplianceGroup::Agent ? "c.agent"
-                                                                      : "c.check_name, c.agent";
+  const auto [keys, by] = compliance_grouping(compliance_query.group);
   // The group's latest result is the row of its largest id (SQLite's bare columns beside max()).
   // avg over doubles, as SQLite averages.
   std::string sql = std::string("SELECT ") + keys + ", count(*), sum(c.passed), avg(c.score::double precision), " +
@@ -217,42 +189,20 @@ Result<std::vector<ComplianceSummary>> PgStore::compliance_summary(const Complia
   CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot summarise compliance results"));
   std::vector<ComplianceSummary> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    ComplianceSummary summary;
-    summary.check = rows.text(i, 0);
-    summary.agent = rows.text(i, 1);
-    summary.runs = rows.integer(i, 2);
-    summary.passed = rows.integer(i, 3);
-    summary.average_score = rows.optional_real(i, 4);
-    summary.last_at = rows.integer(i, 5);
-    summary.last_passed = rows.integer(i, 6) != 0;
-    out.push_back(std::move(summary));
-  }
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_compliance_summary_row(rows.row(i)));
   return out;
 }
 
 Result<std::vector<ComplianceRecord>> PgStore::list_compliance(const ComplianceQuery& compliance_query) {
   Params params;
-  std::string sql = "SELECT c.id, c.at, c.task_id, c.check_name, c.passed, c.score, c.details, c.session, c.agent "
-                    "FROM compliance c" + compliance_where(compliance_query, true, params) + " ORDER BY c.id DESC";
+  std::string sql = "SELECT " + std::string(kComplianceColumns) + " FROM compliance c" +
+                    compliance_where(compliance_query, true, params) + " ORDER BY c.id DESC";
   sql += " LIMIT " + params.next();
   params.add(limit_value(compliance_query.limit));
   CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot read compliance results"));
   std::vector<ComplianceRecord> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    ComplianceRecord record;
-    record.id = rows.integer(i, 0);
-    record.at = rows.integer(i, 1);
-    record.task_id = rows.text(i, 2);
-    record.check = rows.text(i, 3);
-    record.passed = rows.integer(i, 4) != 0;
-    record.score = rows.optional_int(i, 5);
-    record.details = rows.text(i, 6);
-    record.session = rows.text(i, 7);
-    record.agent = rows.text(i, 8);
-    out.push_back(std::move(record));
-  }
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_compliance_row(rows.row(i)));
   return out;
 }
 

@@ -61,7 +61,6 @@ void research_where(const ResearchQuery& query, std::string& where, Params& para
   }
 }
 
-LifecycleKind parse_kind(std::string_view text) { return text == "gate" ? LifecycleKind::Gate : LifecycleKind::Stage; }
 
 }  // namespace
 
@@ -228,15 +227,12 @@ Result<void> PgStore::put_manifest_cursor(const ManifestCursor& cursor) {
 
 Result<std::vector<LifecycleState>> PgStore::lifecycle_states(std::string_view subject, LifecycleKind kind) {
   // By name: the order SQLite's primary-key lookup gives.
-  CT_TRY_ASSIGN(Rows rows, query("SELECT name, status, at, agent, session, notes, evidence FROM lifecycle "
-                                 "WHERE subject = $1 AND kind = $2 ORDER BY name",
+  CT_TRY_ASSIGN(Rows rows, query("SELECT " + std::string(kLifecycleStateColumns) +
+                                     " FROM lifecycle WHERE subject = $1 AND kind = $2 ORDER BY name",
                                  Params().add(subject).add(to_string(kind)), "cannot read lifecycle states"));
   std::vector<LifecycleState> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i)
-    out.push_back(LifecycleState{std::string(subject), kind, std::string(rows.text(i, 0)), std::string(rows.text(i, 1)),
-                                 rows.integer(i, 2), std::string(rows.text(i, 3)), std::string(rows.text(i, 4)),
-                                 std::string(rows.text(i, 5)), std::string(rows.text(i, 6))});
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_lifecycle_state_row(rows.row(i), subject, kind));
   return out;
 }
 
@@ -264,23 +260,13 @@ Result<std::vector<LifecycleEvent>> PgStore::lifecycle_events(std::string_view s
   params.add(subject).add(kind ? to_string(*kind) : std::string_view()).add(limit_value(limit));
   params.add(std::max<std::int64_t>(0, offset));
   CT_TRY_ASSIGN(Rows rows,
-                query("SELECT seq, kind, name, from_status, status, at, agent, session, notes, evidence, operation "
-                      "FROM lifecycle_events WHERE subject = $1 AND ($2::text = '' OR kind = $2::text) "
+                query("SELECT " + std::string(kLifecycleEventColumns) +
+                          " FROM lifecycle_events WHERE subject = $1 AND ($2::text = '' OR kind = $2::text) "
                       "ORDER BY seq DESC LIMIT $3 OFFSET $4",
                       params, "cannot read the lifecycle history"));
   std::vector<LifecycleEvent> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    LifecycleEvent event;
-    event.seq = rows.integer(i, 0);
-    event.state = LifecycleState{std::string(subject), parse_kind(rows.text(i, 1)), std::string(rows.text(i, 2)),
-                                 std::string(rows.text(i, 4)), rows.integer(i, 5), std::string(rows.text(i, 6)),
-                                 std::string(rows.text(i, 7)), std::string(rows.text(i, 8)),
-                                 std::string(rows.text(i, 9))};
-    event.from = std::string(rows.text(i, 3));
-    event.operation = std::string(rows.text(i, 10));
-    out.push_back(std::move(event));
-  }
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_lifecycle_event_row(rows.row(i), subject));
   return out;
 }
 

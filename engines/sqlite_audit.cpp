@@ -56,7 +56,7 @@ Result<std::int64_t> SqliteStore::append_audit(const AuditEntry& entry) {
 }
 
 Result<std::vector<AuditEntry>> SqliteStore::read_audit(const AuditQuery& query) {
-  std::string sql = "SELECT seq, at, session, agent, operation, task_id, params, outcome, reason, hash FROM audit";
+  std::string sql = "SELECT " + std::string(kAuditColumns) + " FROM audit";
   std::string changes_sql = "SELECT task_id, field, before, after FROM audit_changes WHERE seq = ?1";
   std::vector<SqlValue> params;
   std::vector<SqlValue> change_params;
@@ -106,35 +106,14 @@ Result<std::vector<AuditEntry>> SqliteStore::read_audit(const AuditQuery& query)
     CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
     Statement stmt(raw);
     stmt.bind_all(params);
-    CT_TRY(for_each_row(stmt, "cannot read the audit trail", [&] {
-      AuditEntry entry;
-      entry.seq = stmt.integer(0);
-      entry.at = stmt.integer(1);
-      entry.session = stmt.text(2);
-      entry.agent = stmt.text(3);
-      entry.operation = stmt.text(4);
-      entry.task_id = stmt.text(5);
-      auto parsed = json::parse(stmt.text(6));
-      entry.params = parsed && parsed->is_object() ? std::move(*parsed) : json::Value::object();
-      entry.outcome = stmt.text(7);
-      entry.reason = stmt.text(8);
-      entry.hash = stmt.text(9);
-      entries.push_back(std::move(entry));
-    }));
+    CT_TRY(for_each_row(stmt, "cannot read the audit trail", [&] { entries.push_back(read_audit_row(stmt)); }));
   }
   CT_TRY_ASSIGN(sqlite3_stmt* change_raw, prepare(changes_sql));
   for (auto& entry : entries) {
     Statement stmt(change_raw);
     stmt.bind(1, entry.seq);
     stmt.bind_all(change_params, 2);
-    CT_TRY(for_each_row(stmt, "cannot read the audit trail", [&] {
-      FieldChange change;
-      change.task_id = stmt.text(0);
-      change.field = stmt.text(1);
-      change.before = stmt.is_null(2) ? json::Value() : decode_json(stmt.text(2));
-      change.after = stmt.is_null(3) ? json::Value() : decode_json(stmt.text(3));
-      entry.changes.push_back(std::move(change));
-    }));
+    CT_TRY(for_each_row(stmt, "cannot read the audit trail", [&] { entry.changes.push_back(read_change_row(stmt, 0)); }));
   }
   return entries;
 }
@@ -195,12 +174,7 @@ Result<std::int64_t> SqliteStore::insert_compliance(const ComplianceRecord& reco
 Result<std::vector<ComplianceSummary>> SqliteStore::compliance_summary(const ComplianceQuery& query) {
   std::vector<SqlValue> params;
   std::string where = compliance_where(query, false, params);
-  const char* keys = query.group == ComplianceGroup::Check   ? "c.check_name, ''"
-                     : query.group == ComplianceGroup::Agent ? "'', c.agent"
-                                                             : "c.check_name, c.agent";
-  const char* by = query.group == ComplianceGroup::Check   ? "c.check_name"
-                   : query.group == ComplianceGroup::Agent ? "c.agent"
-                                                           : "c.check_name, c.agent";
+  const auto [keys, by] = compliance_grouping(query.group);
   // With max() the only min/max aggregate, SQLite takes the bare columns c.at and c.passed from
   // the row holding max(c.id): the group's latest result.
   std::string sql = std::string("SELECT ") + keys + ", count(*), sum(c.passed), avg(c.score), c.at, c.passed, " +
@@ -209,42 +183,21 @@ Result<std::vector<ComplianceSummary>> SqliteStore::compliance_summary(const Com
   Statement stmt(raw);
   stmt.bind_all(params);
   std::vector<ComplianceSummary> out;
-  CT_TRY(for_each_row(stmt, "cannot summarise compliance results", [&] {
-    ComplianceSummary summary;
-    summary.check = stmt.text(0);
-    summary.agent = stmt.text(1);
-    summary.runs = stmt.integer(2);
-    summary.passed = stmt.integer(3);
-    if (!stmt.is_null(4)) summary.average_score = stmt.real(4);
-    summary.last_at = stmt.integer(5);
-    summary.last_passed = stmt.integer(6) != 0;
-    out.push_back(std::move(summary));
-  }));
+  CT_TRY(for_each_row(stmt, "cannot summarise compliance results",
+                      [&] { out.push_back(read_compliance_summary_row(stmt)); }));
   return out;
 }
 
 Result<std::vector<ComplianceRecord>> SqliteStore::list_compliance(const ComplianceQuery& query) {
   std::vector<SqlValue> params;
-  std::string sql = "SELECT c.id, c.at, c.task_id, c.check_name, c.passed, c.score, c.details, c.session, c.agent "
-                    "FROM compliance c" + compliance_where(query, true, params) + " ORDER BY c.id DESC LIMIT ?";
+  std::string sql = "SELECT " + std::string(kComplianceColumns) + " FROM compliance c" +
+                    compliance_where(query, true, params) + " ORDER BY c.id DESC LIMIT ?";
   params.emplace_back(query.limit);
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
   Statement stmt(raw);
   stmt.bind_all(params);
   std::vector<ComplianceRecord> out;
-  CT_TRY(for_each_row(stmt, "cannot read compliance results", [&] {
-    ComplianceRecord record;
-    record.id = stmt.integer(0);
-    record.at = stmt.integer(1);
-    record.task_id = stmt.text(2);
-    record.check = stmt.text(3);
-    record.passed = stmt.integer(4) != 0;
-    record.score = column_optional_int(raw, 5);
-    record.details = stmt.text(6);
-    record.session = stmt.text(7);
-    record.agent = stmt.text(8);
-    out.push_back(std::move(record));
-  }));
+  CT_TRY(for_each_row(stmt, "cannot read compliance results", [&] { out.push_back(read_compliance_row(stmt)); }));
   return out;
 }
 

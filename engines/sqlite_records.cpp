@@ -247,21 +247,14 @@ Result<void> SqliteStore::put_manifest_cursor(const ManifestCursor& cursor) {
   return finish(stmt, "cannot save the manifest cursor");
 }
 
-LifecycleKind SqliteStore::parse_kind(std::string_view text) {
-  return text == "gate" ? LifecycleKind::Gate : LifecycleKind::Stage;
-}
-
 Result<std::vector<LifecycleState>> SqliteStore::lifecycle_states(std::string_view subject, LifecycleKind kind) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name, status, at, agent, session, notes, evidence FROM lifecycle "
-                                           "WHERE subject = ?1 AND kind = ?2"));
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT " + std::string(kLifecycleStateColumns) +
+                                           " FROM lifecycle WHERE subject = ?1 AND kind = ?2"));
   Statement stmt(raw);
   stmt.bind(1, subject).bind(2, to_string(kind));
   std::vector<LifecycleState> out;
-  CT_TRY(for_each_row(stmt, "cannot read lifecycle states", [&] {
-    out.push_back(LifecycleState{std::string(subject), kind, std::string(stmt.text(0)), std::string(stmt.text(1)),
-                                 stmt.integer(2), std::string(stmt.text(3)), std::string(stmt.text(4)),
-                                 std::string(stmt.text(5)), std::string(stmt.text(6))});
-  }));
+  CT_TRY(for_each_row(stmt, "cannot read lifecycle states",
+                      [&] { out.push_back(read_lifecycle_state_row(stmt, subject, kind)); }));
   return out;
 }
 
@@ -292,22 +285,14 @@ Result<void> SqliteStore::put_lifecycle(const LifecycleEvent& event) {
 Result<std::vector<LifecycleEvent>> SqliteStore::lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind,
                                                                   std::int64_t limit, std::int64_t offset) {
   CT_TRY_ASSIGN(sqlite3_stmt* raw,
-                prepare("SELECT seq, kind, name, from_status, status, at, agent, session, notes, evidence, operation "
-                        "FROM lifecycle_events WHERE subject = ?1 AND (?2 = '' OR kind = ?2) "
+                prepare("SELECT " + std::string(kLifecycleEventColumns) +
+                        " FROM lifecycle_events WHERE subject = ?1 AND (?2 = '' OR kind = ?2) "
                         "ORDER BY seq DESC LIMIT ?3 OFFSET ?4"));
   Statement stmt(raw);
   stmt.bind(1, subject).bind(2, kind ? to_string(*kind) : std::string_view()).bind(3, limit).bind(4, offset);
   std::vector<LifecycleEvent> out;
-  CT_TRY(for_each_row(stmt, "cannot read the lifecycle history", [&] {
-    LifecycleEvent event;
-    event.seq = stmt.integer(0);
-    event.state = LifecycleState{std::string(subject), parse_kind(stmt.text(1)), std::string(stmt.text(2)),
-                                 std::string(stmt.text(4)), stmt.integer(5), std::string(stmt.text(6)),
-                                 std::string(stmt.text(7)), std::string(stmt.text(8)), std::string(stmt.text(9))};
-    event.from = std::string(stmt.text(3));
-    event.operation = std::string(stmt.text(10));
-    out.push_back(std::move(event));
-  }));
+  CT_TRY(for_each_row(stmt, "cannot read the lifecycle history",
+                      [&] { out.push_back(read_lifecycle_event_row(stmt, subject)); }));
   return out;
 }
 

@@ -156,12 +156,6 @@ Result<std::vector<std::string>> SqliteStore::collect_strings(Statement& stmt, s
   return out;
 }
 
-json::Value SqliteStore::decode_json(std::string_view text) {
-  auto parsed = json::parse(text);
-  if (parsed) return std::move(*parsed);
-  return json::Value(text);  // not JSON: keep the text rather than lose it
-}
-
 void SqliteStore::bind_task_fields(Statement& stmt, const Task& task, int first) {
   int i = first;
   stmt.bind(i++, task.title);

@@ -414,7 +414,6 @@ class SqliteStore final : public Store {
   Result<void> put_manifest_cursor(const ManifestCursor& cursor) override;
 
   // -- lifecycle ------------------------------------------------------------------------------
-  static LifecycleKind parse_kind(std::string_view text);
   Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject, LifecycleKind kind) override;
   Result<void> put_lifecycle(const LifecycleEvent& event) override;
   Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind,
@@ -491,7 +490,6 @@ class SqliteStore final : public Store {
   Result<std::vector<Task>> collect_tasks(const std::string& sql, const std::vector<SqlValue>& params,
                                           std::string_view what);
   Result<std::vector<std::string>> collect_strings(Statement& stmt, std::string_view what);
-  static json::Value decode_json(std::string_view text);
   /// Binds the task's fields from title onwards to ?first … ?first+23.
   static void bind_task_fields(Statement& stmt, const Task& task, int first);
   Result<void> write_edges(const Task& task, bool replace);

@@ -119,6 +119,12 @@ Error corrupt_research(std::string_view id, std::string_view column) {
       .with_fix(std::string(kCorruptFix));
 }
 
+json::Value stored_json(std::string_view text) {
+  auto parsed = json::parse(text);
+  if (parsed) return std::move(*parsed);
+  return json::Value(text);
+}
+
 Result<AuditAnchor> parse_audit_anchor(std::string_view text) {
   auto value = json::parse(text);
   if (!value || !(*value)["seq"].is_int() || !(*value)["hash"].is_string())

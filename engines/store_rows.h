@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/json_parse.h"
 #include "engines/store.h"
 #include "engines/task.h"
 
@@ -172,6 +173,115 @@ Result<ResearchEntry> read_research_row(const Row& row) {
   entry.updated_at = row.integer(15);
   CT_TRY_ASSIGN(entry.linked_tasks, decode_strings(row.text(16), entry.id, "links"));
   return entry;
+}
+
+/// A stored JSON text (params, before/after values) as a value; text that is not JSON is kept as
+/// a string rather than lost.
+json::Value stored_json(std::string_view text);
+
+// Column order of every audit SELECT; read_audit_row() indexes by these (changes are read apart).
+inline constexpr std::string_view kAuditColumns = "seq, at, session, agent, operation, task_id, params, outcome, reason, hash";
+
+template <typename Row>
+AuditEntry read_audit_row(const Row& row) {
+  AuditEntry entry;
+  entry.seq = row.integer(0);
+  entry.at = row.integer(1);
+  entry.session = std::string(row.text(2));
+  entry.agent = std::string(row.text(3));
+  entry.operation = std::string(row.text(4));
+  entry.task_id = std::string(row.text(5));
+  auto parsed = json::parse(row.text(6));
+  entry.params = parsed && parsed->is_object() ? std::move(*parsed) : json::Value::object();
+  entry.outcome = std::string(row.text(7));
+  entry.reason = std::string(row.text(8));
+  entry.hash = std::string(row.text(9));
+  return entry;
+}
+
+/// An audit change from its columns task_id, field, before, after, starting at column `first`.
+template <typename Row>
+FieldChange read_change_row(const Row& row, int first) {
+  FieldChange change;
+  change.task_id = std::string(row.text(first));
+  change.field = std::string(row.text(first + 1));
+  change.before = row.is_null(first + 2) ? json::Value() : stored_json(row.text(first + 2));
+  change.after = row.is_null(first + 3) ? json::Value() : stored_json(row.text(first + 3));
+  return change;
+}
+
+inline constexpr std::string_view kComplianceColumns =
+    "c.id, c.at, c.task_id, c.check_name, c.passed, c.score, c.details, c.session, c.agent";
+
+template <typename Row>
+ComplianceRecord read_compliance_row(const Row& row) {
+  ComplianceRecord record;
+  record.id = row.integer(0);
+  record.at = row.integer(1);
+  record.task_id = std::string(row.text(2));
+  record.check = std::string(row.text(3));
+  record.passed = row.integer(4) != 0;
+  record.score = row.optional_int(5);
+  record.details = std::string(row.text(6));
+  record.session = std::string(row.text(7));
+  record.agent = std::string(row.text(8));
+  return record;
+}
+
+/// The key columns a compliance summary selects (check, agent) and groups and orders by.
+struct ComplianceGrouping {
+  const char* keys;
+  const char* by;
+};
+inline ComplianceGrouping compliance_grouping(ComplianceGroup group) {
+  switch (group) {
+    case ComplianceGroup::Check: return {"c.check_name, ''", "c.check_name"};
+    case ComplianceGroup::Agent: return {"'', c.agent", "c.agent"};
+    case ComplianceGroup::CheckAndAgent: break;
+  }
+  return {"c.check_name, c.agent", "c.check_name, c.agent"};
+}
+
+/// A summary row: check, agent, runs, passed, average score, last at, last passed.
+template <typename Row>
+ComplianceSummary read_compliance_summary_row(const Row& row) {
+  ComplianceSummary summary;
+  summary.check = std::string(row.text(0));
+  summary.agent = std::string(row.text(1));
+  summary.runs = row.integer(2);
+  summary.passed = row.integer(3);
+  summary.average_score = row.optional_real(4);
+  summary.last_at = row.integer(5);
+  summary.last_passed = row.integer(6) != 0;
+  return summary;
+}
+
+inline LifecycleKind parse_lifecycle_kind(std::string_view text) {
+  return text == "gate" ? LifecycleKind::Gate : LifecycleKind::Stage;
+}
+
+inline constexpr std::string_view kLifecycleStateColumns = "name, status, at, agent, session, notes, evidence";
+
+template <typename Row>
+LifecycleState read_lifecycle_state_row(const Row& row, std::string_view subject, LifecycleKind kind) {
+  return LifecycleState{std::string(subject),        kind, std::string(row.text(0)), std::string(row.text(1)),
+                        row.integer(2),              std::string(row.text(3)), std::string(row.text(4)),
+                        std::string(row.text(5)),    std::string(row.text(6))};
+}
+
+inline constexpr std::string_view kLifecycleEventColumns =
+    "seq, kind, name, from_status, status, at, agent, session, notes, evidence, operation";
+
+template <typename Row>
+LifecycleEvent read_lifecycle_event_row(const Row& row, std::string_view subject) {
+  LifecycleEvent event;
+  event.seq = row.integer(0);
+  event.state = LifecycleState{std::string(subject),     parse_lifecycle_kind(row.text(1)), std::string(row.text(2)),
+                               std::string(row.text(4)), row.integer(5),                    std::string(row.text(6)),
+                               std::string(row.text(7)), std::string(row.text(8)),          std::string(row.text(9))};
+  event.from = std::string(row.text(3));
+  event.operation = std::string(row.text(10));
+  return event;
 }
 
 /// The audit anchor as meta.audit_anchor holds it (JSON {seq, hash, archive}); E_FILE_ERROR when
