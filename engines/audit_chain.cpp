@@ -30,11 +30,19 @@ std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry) 
   return sha256_hex(content);
 }
 
-AuditEntry next_link(const AuditEntry& entry, std::int64_t previous_seq, std::string_view previous_hash) {
+Result<AuditEntry> next_link(Store& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash) {
+  if (last_seq == 0) {
+    // A compacted trail continues from its anchor (system.gc).
+    CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, store.audit_anchor());
+    if (anchor) {
+      last_seq = anchor->seq;
+      last_hash = anchor->hash;
+    }
+  }
   AuditEntry stored = entry;
-  stored.seq = previous_seq + 1;
+  stored.seq = last_seq + 1;
   if (stored.params.is_null()) stored.params = json::Value::object();
-  stored.hash = audit_hash(previous_hash, stored);
+  stored.hash = audit_hash(last_hash, stored);
   return stored;
 }
 

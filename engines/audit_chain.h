@@ -16,10 +16,11 @@ namespace ct {
 /// SHA-256 (hex) of `previous_hash` followed by the row's canonical content (seq included).
 std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry);
 
-/// `entry` as the store keeps it when it follows the row (or the compaction anchor) `previous_seq`
-/// with `previous_hash` (0 and "" at the start of the trail): the next seq, params an object
-/// (never null), and its chained hash. Every backend appends through this.
-AuditEntry next_link(const AuditEntry& entry, std::int64_t previous_seq, std::string_view previous_hash);
+/// `entry` as `store` keeps it when it follows the trail's last row `last_seq` with `last_hash`
+/// (0 and "" when the trail holds no row: then it follows the compaction anchor, if any): the next
+/// seq, params an object (never null), and its chained hash. Every backend appends through this,
+/// inside its write transaction.
+Result<AuditEntry> next_link(Store& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash);
 
 struct ChainReport {
   std::int64_t rows = 0;

@@ -18,15 +18,7 @@ Result<std::int64_t> SqliteStore::append_audit(const AuditEntry& entry) {
         previous = stmt.text(1);
       }
     }
-    if (seq == 0) {
-      // A compacted trail continues from its anchor (system.gc).
-      CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, audit_anchor());
-      if (anchor) {
-        seq = anchor->seq;
-        previous = anchor->hash;
-      }
-    }
-    const AuditEntry stored = next_link(entry, seq, previous);
+    CT_TRY_ASSIGN(const AuditEntry stored, next_link(*this, entry, seq, std::move(previous)));
     seq = stored.seq;
     const std::string& hash = stored.hash;
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
