@@ -313,29 +313,15 @@ bool still_malformed(const DiagnosticRow& wide, std::size_t raw_column) {
   return !value || !value->is_array();
 }
 
-/// The wide rows of the TaskRules query as one row per broken rule, in task_rules() order.
-std::vector<DiagnosticRow> split_task_rules(const std::vector<DiagnosticRow>& wide) {
+/// Whether a rule's flag ("t") holds: a list the regular expression refused counts only when it is
+/// not a JSON array either (the raw lists follow every rule's columns in the wide row).
+bool rule_broken(const DiagnosticRow& row, const TaskRule& rule, std::string_view flag) {
+  if (flag != "t") return false;
   std::size_t raw_start = 1;
-  for (const auto& rule : task_rules()) raw_start += 1 + static_cast<std::size_t>(rule.details);
-  std::vector<DiagnosticRow> out;
-  for (const auto& row : wide) {
-    std::size_t column = 1;
-    for (const auto& rule : task_rules()) {
-      const auto details = static_cast<std::size_t>(rule.details);
-      if (column + details >= row.size()) break;  // cannot happen: the query has every rule's columns
-      bool broken = row[column] == "t";
-      for (std::size_t i = 0; broken && i < std::size(kConfirmedLists); ++i)
-        if (rule.name == kConfirmedLists[i].rule) broken = still_malformed(row, raw_start + i);
-      if (broken) {
-        DiagnosticRow one{row[0], std::string(rule.name)};
-        one.insert(one.end(), row.begin() + static_cast<std::ptrdiff_t>(column + 1),
-                   row.begin() + static_cast<std::ptrdiff_t>(column + 1 + details));
-        out.push_back(std::move(one));
-      }
-      column += 1 + details;
-    }
-  }
-  return out;
+  for (const auto& each : task_rules()) raw_start += 1 + static_cast<std::size_t>(each.details);
+  for (std::size_t i = 0; i < std::size(kConfirmedLists); ++i)
+    if (rule.name == kConfirmedLists[i].rule) return still_malformed(row, raw_start + i);
+  return true;
 }
 
 /// Rows as scans return them: every column as text, NULL as "".
@@ -521,7 +507,7 @@ Result<std::vector<DiagnosticRow>> PgStore::scan(ScanKind kind, const ScanScope&
   const std::string sql = bind_scope(scan_sql(kind, !scope.task.empty()), scope, params);
   CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot run a consistency check"));
   auto out = to_diagnostic_rows(rows);
-  if (kind == ScanKind::TaskRules) return split_task_rules(out);
+  if (kind == ScanKind::TaskRules) return split_task_rules(out, rule_broken);
   return out;
 }
 

@@ -22,27 +22,9 @@ Result<std::vector<DiagnosticRow>> SqliteStore::scan(ScanKind kind, const ScanSc
   }));
   if (kind == ScanKind::IntegrityQuick || kind == ScanKind::IntegrityFull)
     std::erase_if(rows, [](const DiagnosticRow& row) { return row.empty() || row[0] == "ok"; });
-  if (kind == ScanKind::TaskRules) return split_task_rules(rows);
+  if (kind == ScanKind::TaskRules)
+    return split_task_rules(rows, [](const DiagnosticRow&, const TaskRule&, std::string_view flag) { return flag == "1"; });
   return rows;
-}
-
-std::vector<DiagnosticRow> SqliteStore::split_task_rules(const std::vector<DiagnosticRow>& wide) {
-  std::vector<DiagnosticRow> out;
-  for (const auto& row : wide) {
-    std::size_t column = 1;
-    for (const auto& rule : task_rules()) {
-      const auto details = static_cast<std::size_t>(rule.details);
-      if (column + details >= row.size()) break;  // cannot happen: the query has every rule's columns
-      if (row[column] == "1") {
-        DiagnosticRow broken{row[0], std::string(rule.name)};
-        broken.insert(broken.end(), row.begin() + static_cast<std::ptrdiff_t>(column + 1),
-                      row.begin() + static_cast<std::ptrdiff_t>(column + 1 + details));
-        out.push_back(std::move(broken));
-      }
-      column += 1 + details;
-    }
-  }
-  return out;
 }
 
 Result<DerivedRepair> SqliteStore::rebuild_derived() {

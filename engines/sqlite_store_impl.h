@@ -422,9 +422,6 @@ class SqliteStore final : public Store {
 
   // -- diagnostics ----------------------------------------------------------------------------
   Result<std::vector<DiagnosticRow>> scan(ScanKind kind, const ScanScope& scope) override;
-  /// The wide rows of the TaskRules query (the task, then per rule its flag and details) as one
-  /// row per broken rule: (task, rule, details…).
-  static std::vector<DiagnosticRow> split_task_rules(const std::vector<DiagnosticRow>& wide);
   Result<DerivedRepair> rebuild_derived() override;
   Result<std::vector<std::string>> integrity_problems() override;
   Result<std::vector<std::string>> find_integrity_problems();

@@ -16,4 +16,25 @@ const std::vector<TaskRule>& task_rules() {
   return rules;
 }
 
+std::vector<DiagnosticRow> split_task_rules(
+    const std::vector<DiagnosticRow>& wide,
+    const std::function<bool(const DiagnosticRow& row, const TaskRule& rule, std::string_view flag)>& broken) {
+  std::vector<DiagnosticRow> out;
+  for (const auto& row : wide) {
+    std::size_t column = 1;
+    for (const auto& rule : task_rules()) {
+      const auto details = static_cast<std::size_t>(rule.details);
+      if (column + details >= row.size()) break;  // cannot happen: the query has every rule's columns
+      if (broken(row, rule, row[column])) {
+        DiagnosticRow one{row[0], std::string(rule.name)};
+        one.insert(one.end(), row.begin() + static_cast<std::ptrdiff_t>(column + 1),
+                   row.begin() + static_cast<std::ptrdiff_t>(column + 1 + details));
+        out.push_back(std::move(one));
+      }
+      column += 1 + details;
+    }
+  }
+  return out;
+}
+
 }  // namespace ct

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -404,6 +405,14 @@ struct TaskRule {
   int details = 0;
 };
 const std::vector<TaskRule>& task_rules();
+
+/// A backend's TaskRules query answers one wide row per task: the task, then per rule of
+/// task_rules() its flag and detail columns. This turns those rows into one row per broken rule
+/// (task, rule, details…); `broken` reads a rule's flag (each dialect writes true its own way, and
+/// may confirm it from the rest of the row).
+std::vector<DiagnosticRow> split_task_rules(
+    const std::vector<DiagnosticRow>& wide,
+    const std::function<bool(const DiagnosticRow& row, const TaskRule& rule, std::string_view flag)>& broken);
 
 /// What Store::rebuild_derived changed.
 struct DerivedRepair {
