@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,12 @@ std::string clip(std::string_view text, std::size_t max_chars);
 /// Random lowercase hex, 2 characters per byte, from the operating system's CSPRNG
 /// (deterministic counter in test mode).
 std::string random_hex(std::size_t bytes);
+
+/// The hash of a map keyed by std::string that string_views find without a copy (with
+/// std::equal_to<>): statement caches keyed by their SQL text.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+};
 
 }  // namespace ct

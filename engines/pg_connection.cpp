@@ -219,7 +219,7 @@ Result<Rows> Connection::query(std::string_view sql, const Params& params, std::
   // Statements are prepared once per connection; SQL built from many distinct filters stops being
   // cached past a bound, so that a long-lived server's session does not grow without end.
   constexpr std::size_t kMaxPrepared = 1000;
-  auto found = prepared_.find(std::string(sql));
+  auto found = prepared_.find(sql);
   PGresult* result = nullptr;
   if (found == prepared_.end() && prepared_.size() < kMaxPrepared) {
     std::string name = "ct" + std::to_string(prepared_.size() + 1);

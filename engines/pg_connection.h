@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace ct::pg {
 
@@ -147,7 +148,7 @@ class Connection {
   std::string schema_;
   int lock_timeout_ms_;
   std::string location_;
-  std::unordered_map<std::string, std::string> prepared_;  // SQL text → statement name
+  std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> prepared_;  // SQL text → statement name
 };
 
 /// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.

@@ -92,9 +92,4 @@ class Statement {
   sqlite3_stmt* stmt_;
 };
 
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
-};
-
 }  // namespace ct::sqlite
