@@ -1,9 +1,6 @@
 // The PostgreSQL store, part: transactions, plumbing, opening (creating, migrating) a store in its
 // schema, and the backend of engines/store_backend.h for a project whose storage.url (or
 // CLEO_DATABASE_URL) names a PostgreSQL server.
-#include <cstdio>
-
-#include "engines/backups.h"
 #include "engines/pg_store_impl.h"
 
 namespace ct::pg {
