@@ -1,12 +1,15 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -23,6 +26,33 @@ Error file_error(std::string_view what, const fs::path& file, int error_number) 
                 " exists and is writable, and that the disk is not full");
 }
 
+Error link_error(const fs::path& link, std::string problem) {
+  return Error(ErrorCode::FileError, link.string() + " is a symbolic link " + std::move(problem) +
+                                         "; nothing was written")
+      .with_fix("point " + link.string() + " at an existing file (or replace the link with the file), then run again")
+      .with_detail("reason", "link");
+}
+
+/// Refuses to replace a file nobody may write (no write bit) or this process may not write: the
+/// rename would succeed where a plain write fails, and the user marked it so on purpose.
+Result<void> check_writable(const fs::path& file, const struct stat& info) {
+  if ((info.st_mode & 0222) != 0 && ::faccessat(AT_FDCWD, file.c_str(), W_OK, AT_EACCESS) == 0) return {};
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+  return fail(Error(ErrorCode::FileError, file.string() + " is read-only (mode " + mode + "); it was left as it was")
+                  .with_fix("make it writable (chmod u+w " + file.string() + ") if it may be changed, then run again")
+                  .with_detail("reason", "read-only"));
+}
+
+/// 0666 less the umask, read without changing it (umask() would race other threads' files).
+unsigned new_file_mode() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("Umask:")) return 0666 & ~static_cast<unsigned>(std::stoul(line.substr(6), nullptr, 8));
+  return 0644;
+}
+
 /// Makes a rename or link in `dir` durable. Best effort: the data itself is already fsynced.
 void sync_directory(const fs::path& dir) {
   int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -34,15 +64,42 @@ void sync_directory(const fs::path& dir) {
 
 }  // namespace
 
+Result<fs::path> write_target(const fs::path& path) {
+  fs::path current = path;
+  for (int hops = 0; hops <= 40; ++hops) {
+    struct stat info {};
+    if (::lstat(current.c_str(), &info) != 0) {
+      int error_number = errno;
+      if (error_number == ENOENT && hops == 0) return current;  // a new file
+      if (error_number == ENOENT) return fail(link_error(path, "to " + current.string() + ", which does not exist"));
+      if (error_number == ELOOP) return fail(link_error(path, "in a loop of links"));
+      return fail(file_error("cannot inspect", current, error_number));
+    }
+    if (!S_ISLNK(info.st_mode)) return current;
+    std::error_code ec;
+    fs::path destination = fs::read_symlink(current, ec);
+    if (ec) return fail(file_error("cannot read the link", current, ec.value()));
+    current = destination.is_absolute() ? destination : directory_of(current) / destination;
+  }
+  return fail(link_error(path, "in a loop of links (or a chain of more than 40)"));
+}
+
+Result<void> may_replace(const fs::path& file) {
+  struct stat existing {};
+  if (::stat(file.c_str(), &existing) != 0) return {};
+  return check_writable(file, existing);
+}
+
 Result<AtomicFile> AtomicFile::create(fs::path target) {
+  CT_TRY_ASSIGN(target, write_target(target));
   // A counter keeps the threads of `ct serve` apart, the pid keeps processes apart, and O_EXCL
   // settles anything else (a stale file from a crashed process with a recycled pid).
   static std::atomic<unsigned> counter{0};
   const std::string prefix = "." + target.filename().string() + ".cleo-" + std::to_string(::getpid()) + "-";
   for (int attempt = 0; attempt < 100; ++attempt) {
     fs::path temp = directory_of(target) / (prefix + std::to_string(counter.fetch_add(1)));
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return AtomicFile(std::move(target), std::move(temp), fd);
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return AtomicFile(std::move(target), std::move(temp), fd, new_file_mode());
     if (errno != EEXIST) return fail(file_error("cannot create", temp, errno));
   }
   return fail(Error(ErrorCode::FileError, "cannot create a temp file beside " + target.string())
@@ -50,7 +107,11 @@ Result<AtomicFile> AtomicFile::create(fs::path target) {
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
-    : target_(std::move(other.target_)), temp_(std::exchange(other.temp_, {})), fd_(std::exchange(other.fd_, -1)) {}
+    : target_(std::move(other.target_)),
+      temp_(std::exchange(other.temp_, {})),
+      fd_(std::exchange(other.fd_, -1)),
+      new_mode_(other.new_mode_),
+      attributes_(other.attributes_) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
   if (this != &other) {
@@ -58,6 +119,8 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     target_ = std::move(other.target_);
     temp_ = std::exchange(other.temp_, {});
     fd_ = std::exchange(other.fd_, -1);
+    new_mode_ = other.new_mode_;
+    attributes_ = other.attributes_;
   }
   return *this;
 }
@@ -94,9 +157,30 @@ Result<void> AtomicFile::commit(Publish how) {
     abandon();
     return fail(file_error(what, target_, error_number));
   };
+  // The mode and owner: chosen by the caller, else the replaced file's, else a new file's.
+  std::optional<FileAttributes> keep = attributes_;
   struct stat existing {};
-  if (how == Publish::Replace && ::stat(target_.c_str(), &existing) == 0 && ::fchmod(fd_, existing.st_mode & 07777) != 0)
-    return give_up("cannot set the mode of", errno);
+  if (how == Publish::Replace && ::stat(target_.c_str(), &existing) == 0) {
+    if (auto writable = check_writable(target_, existing); !writable) {
+      abandon();
+      return writable;
+    }
+    if (!keep)
+      keep = FileAttributes{static_cast<unsigned>(existing.st_mode & 07777), static_cast<unsigned>(existing.st_uid),
+                            static_cast<unsigned>(existing.st_gid)};
+  }
+  if (::fchmod(fd_, keep ? keep->mode : new_mode_) != 0) return give_up("cannot set the mode of", errno);
+  struct stat mine {};
+  if (keep && ::fstat(fd_, &mine) == 0 && (mine.st_uid != keep->uid || mine.st_gid != keep->gid) &&
+      ::fchown(fd_, keep->uid, keep->gid) != 0) {
+    int error_number = errno;
+    abandon();
+    return fail(Error(ErrorCode::FileError, "cannot give the new " + target_.string() + " its owner " +
+                                                std::to_string(keep->uid) + ":" + std::to_string(keep->gid) + " (" +
+                                                std::strerror(error_number) + "); it was left as it was")
+                    .with_fix("run this as the file's owner (or as root), then try again")
+                    .with_detail("reason", "owner"));
+  }
   if (::fsync(fd_) != 0) return give_up("cannot flush", errno);
   int closed = ::close(fd_);
   fd_ = -1;
@@ -133,6 +217,32 @@ bool is_target_exists(const Error& error) {
   const json::Value* reason = error.details.find("reason");
   return error.code == ErrorCode::FileError && reason != nullptr && reason->is_string() &&
          reason->as_string() == "exists";
+}
+
+Result<FolderLock> FolderLock::acquire(const fs::path& folder) {
+  int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return fail(file_error("cannot open the folder", folder, errno));
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    int error_number = errno;
+    ::close(fd);
+    return fail(file_error("cannot lock the folder", folder, error_number));
+  }
+  return FolderLock(fd);
+}
+
+FolderLock::FolderLock(FolderLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+FolderLock& FolderLock::operator=(FolderLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
 }
 
 }  // namespace ct

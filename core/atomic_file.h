@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "core/error.h"
@@ -14,14 +15,37 @@ enum class Publish {
   Exclusive,  // link() + unlink(): an existing target is never touched; see is_target_exists()
 };
 
+/// A file's permission bits and owner: what a replacement or a copy of it must keep.
+struct FileAttributes {
+  unsigned mode = 0;  // the permission bits (07777)
+  unsigned uid = 0;
+  unsigned gid = 0;
+};
+
+/// The file that writing `path` would change. Symbolic links are followed to the file they lead
+/// to, so that writing edits that file and the links stay; a path that is not a link is itself.
+/// A link to nothing or a loop of links is E_FILE_ERROR (detail reason "link"): a file written
+/// in place of the link would silently end what the link shared. A path that does not exist is
+/// returned as it is (a new file).
+Result<std::filesystem::path> write_target(const std::filesystem::path& path);
+
+/// E_FILE_ERROR (detail reason "read-only") when `file` exists and may not be written: it has no
+/// write bit, or this process lacks the permission. commit(Publish::Replace) refuses such a file
+/// (a rename would succeed where a plain write fails); callers may ask first, e.g. for a dry run.
+Result<void> may_replace(const std::filesystem::path& file);
+
 /// A file being written beside `target` under a unique temp name (".<name>.cleo-<pid>-<n>", created
-/// O_EXCL, so threads and processes never share one) and published by commit(): the bytes are
-/// fsynced, the temp file takes the target's name, and the directory is fsynced. Until then the
-/// target is untouched; an AtomicFile destroyed uncommitted removes its temp file.
+/// O_EXCL and private (0600), so threads and processes never share one and nobody else can read the
+/// bytes before they are published) and published by commit(): the bytes are fsynced, the temp
+/// file takes the target's name, and the directory is fsynced. Until then the target is untouched;
+/// an AtomicFile destroyed uncommitted removes its temp file.
 ///
-/// The published file keeps the mode of the target it replaces; a new one gets 0666 less the
-/// umask. The target is taken literally: a caller that wants a symlink to survive passes the
-/// link's destination. The directory must exist.
+/// The target is write_target(target): a symlink is followed and the file it leads to replaced
+/// (the link stays). Replacing a read-only target is refused (may_replace()). The published
+/// file keeps the mode and owner of the target it replaces (set_attributes() chooses them instead,
+/// e.g. for a copy of another file); a new one gets 0666 less the umask and this process's owner.
+/// An owner that cannot be kept fails the commit rather than change who owns the file. The
+/// directory must exist.
 class AtomicFile {
  public:
   static Result<AtomicFile> create(std::filesystem::path target);
@@ -35,22 +59,28 @@ class AtomicFile {
   /// Appends bytes; may be called any number of times. After a failure the temp file is gone and
   /// every later call fails.
   Result<void> write(std::string_view bytes);
+  /// The mode and owner the published file gets, instead of the replaced target's (or the new
+  /// file's defaults).
+  void set_attributes(const FileAttributes& attributes) { attributes_ = attributes; }
   /// Publishes the file. Called at most once; on failure the temp file is gone and the target is
   /// as it was.
   Result<void> commit(Publish how = Publish::Replace);
 
+  /// The file that is written (symlinks followed).
   const std::filesystem::path& target() const { return target_; }
   const std::filesystem::path& temp() const { return temp_; }
 
  private:
-  AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd)
-      : target_(std::move(target)), temp_(std::move(temp)), fd_(fd) {}
+  AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd, unsigned new_mode)
+      : target_(std::move(target)), temp_(std::move(temp)), fd_(fd), new_mode_(new_mode) {}
   /// Closes and removes the temp file (nothing can be published afterwards).
   void abandon();
 
   std::filesystem::path target_;
   std::filesystem::path temp_;  // empty once published or abandoned
   int fd_ = -1;
+  unsigned new_mode_ = 0644;  // 0666 less the umask
+  std::optional<FileAttributes> attributes_;
 };
 
 /// The whole of `content` as `target`, through an AtomicFile.
@@ -59,5 +89,24 @@ Result<void> write_file_atomically(const std::filesystem::path& target, std::str
 
 /// Whether `error` is commit(Publish::Exclusive) refusing because the target already exists.
 bool is_target_exists(const Error& error);
+
+/// An exclusive lock (flock) on a folder, held until it is destroyed: writers that read a file,
+/// change it and write it back take the lock of the file's folder around the whole cycle, so
+/// that two of them (threads or processes) never both start from the same content and one
+/// silently drops the other's change. The folder gets no extra file.
+class FolderLock {
+ public:
+  static Result<FolderLock> acquire(const std::filesystem::path& folder);
+
+  FolderLock(FolderLock&& other) noexcept;
+  FolderLock& operator=(FolderLock&& other) noexcept;
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+  ~FolderLock();
+
+ private:
+  explicit FolderLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
 
 }  // namespace ct

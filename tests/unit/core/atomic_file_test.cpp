@@ -3,8 +3,11 @@
 
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -198,6 +201,125 @@ TEST_CASE("AtomicFiles written on several threads at once get distinct temp file
   REQUIRE(last.size() == 4096);
   CHECK(last == std::string(4096, last.front()));
   CHECK(names_in(dir.path()) == std::vector<std::string>{"shared.md"});
+}
+
+TEST_CASE("a symlinked target is written through the link; a dangling link or a loop is refused", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path real = dir.path() / "dotfiles" / "config.json";
+  fs::create_directories(real.parent_path());
+  REQUIRE(write_file_atomically(real, "v1"));
+  REQUIRE(::chmod(real.c_str(), 0600) == 0);
+  fs::path link = dir.path() / "config.json";
+  fs::create_symlink("dotfiles/config.json", link);
+  fs::path chain = dir.path() / "chain.json";
+  fs::create_symlink("config.json", chain);  // a link to a link
+  REQUIRE(write_file_atomically(chain, "v2"));
+  CHECK(fs::is_symlink(fs::symlink_status(link)));
+  CHECK(fs::is_symlink(fs::symlink_status(chain)));
+  CHECK(read(real) == "v2");
+  CHECK(mode_of(real) == 0600);
+  auto target = write_target(chain);
+  REQUIRE(target);
+  CHECK(*target == dir.path() / "dotfiles" / "config.json");
+  // The temp file was beside the file written, not beside the link.
+  CHECK(names_in(real.parent_path()) == std::vector<std::string>{"config.json"});
+
+  fs::path dangling = dir.path() / "dangling.json";
+  fs::create_symlink("nowhere/x.json", dangling);
+  auto refused = write_file_atomically(dangling, "data");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::FileError);
+  CHECK(refused.error().message.find("which does not exist") != std::string::npos);
+  CHECK(refused.error().details["reason"].as_string() == "link");
+  CHECK(fs::is_symlink(fs::symlink_status(dangling)));
+  CHECK_FALSE(fs::exists(dir.path() / "nowhere"));
+
+  fs::path a = dir.path() / "a.json";
+  fs::create_symlink("b.json", a);
+  fs::create_symlink("a.json", dir.path() / "b.json");
+  auto loop = write_file_atomically(a, "data");
+  REQUIRE_FALSE(loop);
+  CHECK(loop.error().message.find("loop") != std::string::npos);
+  CHECK(fs::is_symlink(fs::symlink_status(a)));
+}
+
+TEST_CASE("a read-only target is refused and left as it was", "[core][atomic_file]") {
+  TempDir dir;
+  fs::path file = dir.path() / "locked.toml";
+  REQUIRE(write_file_atomically(file, "mine"));
+  REQUIRE(::chmod(file.c_str(), 0444) == 0);
+  auto refused = write_file_atomically(file, "theirs");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::FileError);
+  CHECK(refused.error().details["reason"].as_string() == "read-only");
+  CHECK(refused.error().fix.find("chmod u+w") != std::string::npos);
+  CHECK_FALSE(may_replace(file));
+  CHECK(may_replace(dir.path() / "absent"));
+  CHECK(read(file) == "mine");
+  CHECK(mode_of(file) == 0444);
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"locked.toml"});
+}
+
+TEST_CASE("the bytes are private until published; the published file keeps the owner and chosen attributes",
+          "[core][atomic_file]") {
+  TempDir dir;
+  UmaskGuard mask(022);
+  fs::path file = dir.path() / "secret.json";
+  auto out = AtomicFile::create(file);
+  REQUIRE(out);
+  CHECK(mode_of(out->temp()) == 0600);  // nobody else can open the temp file while it fills
+  REQUIRE(out->write("token"));
+  REQUIRE(out->commit());
+  CHECK(mode_of(file) == 0644);  // a new file: 0666 less the umask
+
+  // A copy given another file's attributes (a backup of a private file).
+  fs::path copy = dir.path() / "secret.json.bak";
+  auto backup = AtomicFile::create(copy);
+  REQUIRE(backup);
+  const bool root = ::geteuid() == 0;
+  backup->set_attributes({0600, root ? 4321u : ::geteuid(), root ? 4322u : ::getegid()});
+  REQUIRE(backup->write("token"));
+  REQUIRE(backup->commit(Publish::Exclusive));
+  CHECK(mode_of(copy) == 0600);
+  if (root) {
+    struct stat info {};
+    REQUIRE(::stat(copy.c_str(), &info) == 0);
+    CHECK(info.st_uid == 4321u);
+    CHECK(info.st_gid == 4322u);
+    // A replaced file keeps its owner.
+    REQUIRE(::chown(file.c_str(), 4321, 4322) == 0);
+    REQUIRE(write_file_atomically(file, "token 2"));
+    REQUIRE(::stat(file.c_str(), &info) == 0);
+    CHECK(info.st_uid == 4321u);
+    CHECK(info.st_gid == 4322u);
+  }
+}
+
+TEST_CASE("a FolderLock is held by one holder at a time", "[core][atomic_file]") {
+  TempDir dir;
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 5; ++round) {
+        auto lock = FolderLock::acquire(dir.path());
+        if (!lock) {
+          ++failures;
+          continue;
+        }
+        int now = ++inside;
+        most = std::max(most.load(), now);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        --inside;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
+  CHECK(most == 1);
+  CHECK_FALSE(FolderLock::acquire(dir.path() / "missing"));
 }
 
 }  // namespace ct
