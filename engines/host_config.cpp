@@ -1,10 +1,17 @@
 #include "engines/host_config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <optional>
 
+#include "core/atomic_file.h"
 #include "core/json_parse.h"
 
 namespace ct::host_config {
@@ -48,6 +55,34 @@ std::string with_eol(std::string text, bool crlf) {
     out += c;
   }
   return out;
+}
+
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+/// Whether `token` is a number as JSON's grammar writes one, whatever its size.
+bool is_json_number(std::string_view token) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    std::size_t start = i;
+    while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i]))) ++i;
+    return i > start;
+  };
+  if (i < token.size() && token[i] == '-') ++i;
+  if (i < token.size() && token[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == token.size();
 }
 
 // ---- JSONC ---------------------------------------------------------------------------------
@@ -118,6 +153,11 @@ class JsoncReader {
         ++pos_;
       std::string_view token = text_.substr(start, pos_ - start);
       auto parsed = token.empty() ? Result<json::Value>(fail(ErrorCode::InvalidInput, "")) : json::parse(token);
+      if (!parsed && is_json_number(token)) {
+        // Valid JSON beyond what a double or a 64-bit integer holds (1E400, a 30-digit id): its
+        // text stays as it is in the file; the value stands in only for comparisons.
+        parsed = json::Value(std::string(token));
+      }
       if (!parsed || parsed->is_array() || parsed->is_object()) {
         pos_ = start;
         return fail(here(token.empty() ? "unexpected character '" + std::string(1, c) + "'"
@@ -295,6 +335,23 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+/// Where `what` first occurs in `line` from `from` on, outside quoted keys ("a]b", 'c=d', with
+/// basic strings' escapes); npos when it does not.
+std::size_t find_unquoted(std::string_view line, std::string_view what, std::size_t from) {
+  char quote = 0;
+  for (std::size_t i = from; i < line.size(); ++i) {
+    if (quote) {
+      if (quote == '"' && line[i] == '\\') ++i;
+      else if (line[i] == quote) quote = 0;
+    } else if (line[i] == '"' || line[i] == '\'') {
+      quote = line[i];
+    } else if (line.substr(i, what.size()) == what) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 /// Splits a dotted key (`a."b.c".d`) into its parts; nullopt when it is not a valid key.
 std::optional<std::vector<std::string>> split_key(std::string_view text) {
   std::vector<std::string> parts;
@@ -347,7 +404,7 @@ Result<std::vector<TomlStatement>> read_toml(std::string_view text, std::string_
     if (line.front() == '[') {
       bool array = line.starts_with("[[");
       std::string_view close = array ? "]]" : "]";
-      std::size_t stop = line.find(close, array ? 2 : 1);
+      std::size_t stop = find_unquoted(line, close, array ? 2 : 1);
       if (stop == std::string_view::npos) return fail(invalid(label, number, "a table header without its closing ]"));
       std::string_view rest = trim(line.substr(stop + close.size()));
       if (!rest.empty() && rest.front() != '#') return fail(invalid(label, number, "unexpected text after a table header"));
@@ -364,18 +421,7 @@ Result<std::vector<TomlStatement>> read_toml(std::string_view text, std::string_
       continue;
     }
     // key = value: find '=' outside quotes.
-    std::size_t eq = std::string_view::npos;
-    char quote = 0;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      if (quote) {
-        if (line[i] == quote) quote = 0;
-      } else if (line[i] == '"' || line[i] == '\'') {
-        quote = line[i];
-      } else if (line[i] == '=') {
-        eq = i;
-        break;
-      }
-    }
+    std::size_t eq = find_unquoted(line, "=", 0);
     if (eq == std::string_view::npos) return fail(invalid(label, number, "expected key = value, a [table] or a # comment"));
     auto key = split_key(line.substr(0, eq));
     if (!key) return fail(invalid(label, number, "invalid key '" + std::string(trim(line.substr(0, eq))) + "'"));
@@ -430,11 +476,12 @@ Result<std::vector<TomlStatement>> read_toml(std::string_view text, std::string_
       }
     }
     if (!any) return fail(invalid(label, number, "a key without a value"));
-    statement.end = i;
+    // The statement ends before a CRLF line's \r: what replaces it keeps the line's own ending.
+    statement.end = i > value_begin && text[i - 1] == '\r' && i < text.size() ? i - 1 : i;
     statement.next = i < text.size() ? i + 1 : i;
     statement.table = table;
     statement.key = *key;
-    statement.value = std::string(text.substr(value_begin, i - value_begin));
+    statement.value = std::string(text.substr(value_begin, statement.end - value_begin));
     statements.push_back(std::move(statement));
     pos = statements.back().next;
   }
@@ -468,29 +515,118 @@ std::string normalized(std::string_view value) {
 
 std::string table_name(std::string_view table) { return std::string(table); }
 
+std::string join_key(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += '.';
+    bool bare = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    out += bare ? part : toml_string(part);
+  }
+  return out;
+}
+
 bool starts_with(const std::vector<std::string>& path, const std::vector<std::string>& prefix) {
   return path.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
 }
 
+/// The lines of `text`, each with its newline (the last one may have none).
 std::vector<std::string> split_lines(std::string_view text) {
   std::vector<std::string> lines;
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) {
-      lines.emplace_back(text.substr(pos));
-      break;
-    }
-    lines.emplace_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
+    std::size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    lines.emplace_back(text.substr(pos, end - pos));
+    pos = end;
   }
   return lines;
 }
 
 }  // namespace
 
-Result<Edit> set_json_server(std::string_view text, std::string_view servers_key, std::string_view name,
-                             const json::Value& entry, std::string_view label) {
+namespace {
+
+bool is_owned(std::span<const std::string_view> owned, std::string_view key) {
+  return std::find(owned.begin(), owned.end(), key) != owned.end();
+}
+
+/// The indentation of the line `pos` is on when only whitespace precedes it there.
+std::optional<std::string> indent_at(std::string_view text, std::size_t pos) {
+  if (!only_space_before(text, pos)) return std::nullopt;
+  return std::string(text.substr(line_start(text, pos), pos - line_start(text, pos)));
+}
+
+/// The existing entry `object` merged with `entry`: the members `entry` names get its values,
+/// other members named in `owned` go, every other member stays as written (the user's env, cwd,
+/// timeout, disabled …); members added go after the last one kept. nullopt: nothing changes.
+std::optional<std::string> merge_entry(std::string_view text, const Node& object, const json::Value& entry,
+                                       std::span<const std::string_view> owned, std::string_view unit,
+                                       const std::string& entry_indent, bool crlf) {
+  const std::vector<Node>& members = object.children;
+  std::vector<bool> kept(members.size(), true);
+  std::vector<std::optional<std::string>> replaced(members.size());
+  bool changed = false;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const json::Value* wanted = entry.find(members[i].key);
+    if (wanted) {
+      if (members[i].value == *wanted) continue;
+      const std::string indent = indent_at(text, members[i].key_begin).value_or(entry_indent + std::string(unit));
+      replaced[i] = with_eol(render(*wanted, unit, indent), crlf);
+      changed = true;
+    } else if (is_owned(owned, members[i].key)) {
+      kept[i] = false;
+      changed = true;
+    }
+  }
+  std::vector<std::pair<std::string, const json::Value*>> added;
+  for (const auto& [key, value] : entry.as_object()) {
+    bool present = std::any_of(members.begin(), members.end(), [&](const Node& m) { return m.key == key; });
+    if (!present) added.emplace_back(key, &value);
+  }
+  if (!changed && added.empty()) return std::nullopt;
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (kept[i]) keep.push_back(i);
+  if (keep.empty()) return with_eol(render(entry, unit, entry_indent), crlf);  // nothing of the user's to keep
+
+  // The object rebuilt from the file's own pieces: what precedes the first member, each kept
+  // member (its value replaced when it changes) followed by the separator that followed it, and
+  // what followed the last member (a trailing comma, comments, the closing brace's indentation).
+  const std::size_t first = members.front().key_begin;
+  const std::string_view lead = text.substr(object.begin + 1, first - object.begin - 1);
+  const std::string_view tail = text.substr(members.back().end, object.close - members.back().end);
+  const bool multiline = lead.find('\n') != std::string_view::npos;
+  const std::string member_indent = indent_at(text, first).value_or(entry_indent + std::string(unit));
+  std::string out = "{" + std::string(lead);
+  for (std::size_t j = 0; j < keep.size(); ++j) {
+    const Node& member = members[keep[j]];
+    if (replaced[keep[j]]) {
+      out += text.substr(member.key_begin, member.begin - member.key_begin);
+      out += *replaced[keep[j]];
+    } else {
+      out += text.substr(member.key_begin, member.end - member.key_begin);
+    }
+    if (j + 1 < keep.size()) {
+      const std::size_t next = keep[j] + 1;  // the separator up to the next member of the file
+      out += text.substr(member.end, members[next].key_begin - member.end);
+    }
+  }
+  for (const auto& [key, value] : added) {
+    std::string member = multiline ? "," + with_eol("\n", crlf) + member_indent : ", ";
+    json::write_string(member, key);
+    member += ": " + with_eol(render(*value, unit, member_indent), crlf);
+    out += member;
+  }
+  out += tail;
+  out += "}";
+  return out;
+}
+
+Result<Edit> set_json_document(std::string_view text, std::string_view servers_key, std::string_view name,
+                               const json::Value& entry, std::span<const std::string_view> owned,
+                               std::string_view label) {
   CT_TRY_ASSIGN(std::optional<Node> root, JsoncReader(text, label).document());
   const bool crlf = text.find("\r\n") != std::string_view::npos;
   if (!root) {
@@ -500,7 +636,7 @@ Result<Edit> set_json_server(std::string_view text, std::string_view servers_key
     json::Value document = json::Value::object();
     document.set(servers_key, std::move(servers));
     std::string out(text);
-    if (!out.empty() && out.back() != '\n') out += '\n';
+    if (!out.empty() && out.back() != '\n') out += with_eol("\n", crlf);
     out += with_eol(render(document, "  ", "") + "\n", crlf);
     return Edit{std::move(out), true};
   }
@@ -525,14 +661,30 @@ Result<Edit> set_json_server(std::string_view text, std::string_view servers_key
   for (const auto& child : servers->children)
     if (child.key == name) existing = &child;
   if (!existing) return Edit{insert_member(text, *servers, 1, unit, name, entry, crlf), true};
-  if (existing->value == entry) return Edit{std::string(text), false};
-  std::string indent = only_space_before(text, existing->key_begin)
-                           ? std::string(text.substr(line_start(text, existing->key_begin),
-                                                     existing->key_begin - line_start(text, existing->key_begin)))
-                           : repeat(unit, 2);
+  const std::string indent = indent_at(text, existing->key_begin).value_or(repeat(unit, 2));
+  std::optional<std::string> value;
+  if (existing->value.is_object() && !existing->children.empty()) {
+    value = merge_entry(text, *existing, entry, owned, unit, indent, crlf);
+  } else if (existing->value != entry) {
+    value = with_eol(render(entry, unit, indent), crlf);  // not an object of members to keep
+  }
+  if (!value) return Edit{std::string(text), false};
   std::string out(text);
-  out.replace(existing->begin, existing->end - existing->begin, with_eol(render(entry, unit, indent), crlf));
+  out.replace(existing->begin, existing->end - existing->begin, *value);
   return Edit{std::move(out), true};
+}
+
+}  // namespace
+
+Result<Edit> set_json_server(std::string_view text, std::string_view servers_key, std::string_view name,
+                             const json::Value& entry, std::span<const std::string_view> owned,
+                             std::string_view label) {
+  // A byte order mark is not JSON, but editors write it and hosts accept it: kept, not parsed.
+  const bool bom = text.starts_with(kBom);
+  CT_TRY_ASSIGN(Edit edit, set_json_document(bom ? text.substr(kBom.size()) : text, servers_key, name, entry,
+                                             owned, label));
+  if (bom) edit.text.insert(0, kBom);
+  return edit;
 }
 
 std::string toml_string(std::string_view text) {
@@ -541,8 +693,10 @@ std::string toml_string(std::string_view text) {
   return out;
 }
 
-Result<Edit> set_toml_table(std::string_view text, std::string_view table, const std::vector<TomlKey>& keys,
-                            std::span<const std::string_view> owned, std::string_view label) {
+namespace {
+
+Result<Edit> set_toml_document(std::string_view text, std::string_view table, const std::vector<TomlKey>& keys,
+                               std::span<const std::string_view> owned, std::string_view label) {
   CT_TRY_ASSIGN(std::vector<TomlStatement> statements, read_toml(text, label));
   auto target = split_key(table);
   if (!target) return fail(Error(ErrorCode::Internal, "invalid TOML table name '" + std::string(table) + "'"));
@@ -557,6 +711,10 @@ Result<Edit> set_toml_table(std::string_view text, std::string_view table, const
         if (header || s.array_table)
           return fail(invalid(label, s.line, "[" + table_name(table) + "] is defined more than once"));
         header = i;
+      } else if (s.array_table && starts_with(*target, s.table)) {
+        // [[mcp_servers]]: a [mcp_servers.cleo] would land in its last element.
+        return fail(invalid(label, s.line, "[[" + join_key(s.table) + "]] is an array of tables; " +
+                                           table_name(table) + " cannot be added as a table under it"));
       }
       continue;
     }
@@ -565,6 +723,15 @@ Result<Edit> set_toml_table(std::string_view text, std::string_view table, const
     if (s.table.size() < target->size() && starts_with(path, *target))
       return fail(invalid(label, s.line, table_name(table) + " is defined here with dotted keys or an inline table; "
                                          "edit it by hand, or turn it into a [" + table_name(table) + "] table"));
+    if (path.size() < target->size() && starts_with(*target, path)) {
+      // `mcp_servers = { … }`: TOML closes an inline table (or any value) for good, so a
+      // [mcp_servers.cleo] header after it would make the whole file invalid.
+      Error error = invalid(label, s.line, join_key(path) + " is set here as a value (an inline table); " +
+                                               table_name(table) + " cannot be added as a table beside it");
+      error.fix = "turn `" + join_key(path) + " = { … }` into [" + join_key(path) + ".<name>] tables (one per server), "
+                  "or add " + target->back() + " = { … } inside it by hand; then run again. Nothing was written";
+      return fail(std::move(error));
+    }
   }
 
   if (!header) {
@@ -615,8 +782,20 @@ Result<Edit> set_toml_table(std::string_view text, std::string_view table, const
   return Edit{std::move(out), true};
 }
 
+}  // namespace
+
+Result<Edit> set_toml_table(std::string_view text, std::string_view table, const std::vector<TomlKey>& keys,
+                            std::span<const std::string_view> owned, std::string_view label) {
+  const bool bom = text.starts_with(kBom);  // kept, as in JSON files
+  CT_TRY_ASSIGN(Edit edit, set_toml_document(bom ? text.substr(kBom.size()) : text, table, keys, owned, label));
+  if (bom) edit.text.insert(0, kBom);
+  return edit;
+}
+
 std::string line_diff(std::string_view before, std::string_view after, std::string_view label) {
   if (before == after) return "";
+  // Lines with their newline: a last line without one differs from the same text with one, and
+  // is marked as diff(1) and patch(1) expect.
   std::vector<std::string> a = split_lines(before);
   std::vector<std::string> b = split_lines(after);
   std::size_t prefix = 0;
@@ -632,11 +811,131 @@ std::string line_diff(std::string_view before, std::string_view after, std::stri
   std::string out = "--- " + std::string(label) + "\n+++ " + std::string(label) + "\n";
   out += "@@ -" + std::to_string(a_to > from ? from + 1 : from) + "," + std::to_string(a_to - from) + " +" +
          std::to_string(b_to > from ? from + 1 : from) + "," + std::to_string(b_to - from) + " @@\n";
-  for (std::size_t i = from; i < prefix; ++i) out += " " + a[i] + "\n";
-  for (std::size_t i = prefix; i < a.size() - suffix; ++i) out += "-" + a[i] + "\n";
-  for (std::size_t i = prefix; i < b.size() - suffix; ++i) out += "+" + b[i] + "\n";
-  for (std::size_t i = a.size() - suffix; i < a_to; ++i) out += " " + a[i] + "\n";
+  auto line = [&](char mark, const std::string& text) {
+    out += mark;
+    out += text;
+    if (text.empty() || text.back() != '\n') out += "\n\\ No newline at end of file\n";
+  };
+  for (std::size_t i = from; i < prefix; ++i) line(' ', a[i]);
+  for (std::size_t i = prefix; i < a.size() - suffix; ++i) line('-', a[i]);
+  for (std::size_t i = prefix; i < b.size() - suffix; ++i) line('+', b[i]);
+  for (std::size_t i = a.size() - suffix; i < a_to; ++i) line(' ', a[i]);
   return out;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A file as read: whether it exists, its bytes, its mode and owner.
+struct Snapshot {
+  bool exists = false;
+  std::string content;
+  FileAttributes attributes;
+};
+
+Error file_problem(std::string message, std::string fix) {
+  return Error(ErrorCode::FileError, std::move(message)).with_fix(std::move(fix));
+}
+
+Result<Snapshot> read_snapshot(const fs::path& file, std::string_view label) {
+  Snapshot snapshot;
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return snapshot;
+    return fail(file_problem("cannot read " + std::string(label) + ": " + std::strerror(errno),
+                             "check the file's permissions"));
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return fail(file_problem(std::string(label) + " is not a regular file", "move it away, then run again"));
+  }
+  snapshot.exists = true;
+  snapshot.attributes = {static_cast<unsigned>(info.st_mode & 07777), static_cast<unsigned>(info.st_uid),
+                         static_cast<unsigned>(info.st_gid)};
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int error_number = errno;
+      ::close(fd);
+      return fail(file_problem("cannot read " + std::string(label) + ": " + std::strerror(error_number),
+                               "check the file's permissions"));
+    }
+    if (n == 0) break;
+    snapshot.content.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return snapshot;
+}
+
+/// "<file>.bak-<UTC stamp>Z", or with "-2", "-3" … when taken: published with link(), which never
+/// replaces a file, so a name in use (an older backup of the same second) is simply skipped.
+Result<fs::path> write_backup(const fs::path& file, const Snapshot& original, TimeMs now) {
+  std::string stamp;
+  for (char c : format_iso8601(now).substr(0, 19))
+    if (c != '-' && c != ':') stamp += c;
+  fs::path base = file;
+  base += ".bak-" + stamp + "Z";
+  for (int n = 1; n <= 1000; ++n) {
+    fs::path candidate = base;
+    if (n > 1) candidate += "-" + std::to_string(n);
+    CT_TRY_ASSIGN(AtomicFile copy, AtomicFile::create(candidate));
+    copy.set_attributes(original.attributes);  // a private file's backup stays private
+    CT_TRY(copy.write(original.content));
+    auto published = copy.commit(Publish::Exclusive);
+    if (published) return candidate;
+    if (!is_target_exists(published.error())) return fail(std::move(published.error()));
+  }
+  return fail(file_problem("cannot find a free backup name beside " + file.string(),
+                           "remove old " + file.filename().string() + ".bak-* files there"));
+}
+
+}  // namespace
+
+Result<FileEdit> edit_file(const fs::path& path, std::string_view label, const Editor& editor, bool dry_run,
+                           TimeMs now) {
+  FileEdit result;
+  CT_TRY_ASSIGN(result.file, write_target(path));
+  const fs::path folder = result.file.has_parent_path() ? result.file.parent_path() : fs::path(".");
+  std::optional<FolderLock> lock;
+  if (!dry_run) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec)
+      return fail(file_problem("cannot create the folder of " + std::string(label) + ": " + ec.message(),
+                               "check the folder's permissions"));
+    CT_TRY_ASSIGN(lock, FolderLock::acquire(folder));
+  }
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    CT_TRY_ASSIGN(Snapshot snapshot, read_snapshot(result.file, label));
+    result.existed = snapshot.exists;
+    result.before = snapshot.content;
+    CT_TRY_ASSIGN(result.edit, editor(snapshot.content));
+    if (!result.edit.changed) return result;
+    if (snapshot.exists) CT_TRY(may_replace(result.file));
+    if (dry_run) return result;
+
+    CT_TRY_ASSIGN(AtomicFile out, AtomicFile::create(result.file));
+    CT_TRY(out.write(result.edit.text));
+    // Compare and swap: a writer that does not take the lock may have changed the file since it
+    // was read; publishing now would drop its change.
+    CT_TRY_ASSIGN(Snapshot current, read_snapshot(result.file, label));
+    if (current.exists != snapshot.exists || current.content != snapshot.content) {
+      if (attempt < kAttempts) continue;
+      return fail(file_problem(std::string(label) + " kept changing while CLEO edited it; it was left as it was",
+                               "close the program that keeps writing it (the agent host), then run again")
+                      .with_detail("reason", "changing"));
+    }
+    if (snapshot.exists) {
+      CT_TRY_ASSIGN(result.backup, write_backup(result.file, snapshot, now));
+    }
+    CT_TRY(out.commit(Publish::Replace));
+    return result;
+  }
 }
 
 }  // namespace ct::host_config

@@ -64,6 +64,9 @@ const std::array<Provider, 7> kProviders = {{
 }};
 
 constexpr std::array<std::string_view, 3> kTomlOwned = {"command", "args", "url"};
+// Every member json_entry() writes for some host.
+constexpr std::array<std::string_view, 7> kJsonOwned = {"type", "command", "args", "url", "httpUrl", "serverUrl",
+                                                        "enabled"};
 
 }  // namespace
 
@@ -120,6 +123,8 @@ std::vector<host_config::TomlKey> toml_keys(const ServerLaunch& launch) {
 
 std::span<const std::string_view> toml_owned_keys() { return kTomlOwned; }
 
+std::span<const std::string_view> json_owned_keys() { return kJsonOwned; }
+
 std::string toml_table(const Provider& provider) { return std::string(provider.servers_key) + "." + std::string(kServerName); }
 
 std::string snippet(const Provider& provider, const ServerLaunch& launch) {
@@ -127,7 +132,8 @@ std::string snippet(const Provider& provider, const ServerLaunch& launch) {
     auto edit = host_config::set_toml_table("", toml_table(provider), toml_keys(launch), toml_owned_keys(), "snippet");
     return edit ? edit->text : "";
   }
-  auto edit = host_config::set_json_server("", provider.servers_key, kServerName, json_entry(provider, launch), "snippet");
+  auto edit = host_config::set_json_server("", provider.servers_key, kServerName, json_entry(provider, launch), json_owned_keys(),
+                                           "snippet");
   return edit ? edit->text : "";
 }
 

@@ -72,8 +72,10 @@ struct ServerLaunch {
   std::string url;  // Http
 };
 
-/// The server entry of a JSON host.
+/// The server entry of a JSON host, and every member CLEO owns in it (set or removed on install;
+/// the user's own members — env, cwd, timeout, disabled … — stay).
 json::Value json_entry(const Provider& provider, const ServerLaunch& launch);
+std::span<const std::string_view> json_owned_keys();
 /// The keys of a TOML host's [mcp_servers.cleo] table, and every key CLEO owns there.
 std::vector<host_config::TomlKey> toml_keys(const ServerLaunch& launch);
 std::span<const std::string_view> toml_owned_keys();

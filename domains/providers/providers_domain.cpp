@@ -4,11 +4,8 @@
 // injection it reuses.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
-#include "core/atomic_file.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/providers/providers.h"
@@ -129,34 +126,6 @@ Result<Reply> detect(Context& context, const Params&) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
-Result<std::optional<std::string>> read_existing(const fs::path& path, const std::string& label) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::optional<std::string>();
-  if (!fs::is_regular_file(path, ec))
-    return fail(Error(ErrorCode::FileError, label + " is not a regular file").with_fix("move it away, then run again"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Error(ErrorCode::FileError, "cannot read " + label).with_fix("check the file's permissions"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::optional<std::string>(text.str());
-}
-
-/// "<file>.bak-<UTC stamp>" beside the file (a number added when taken): user-scope files have no
-/// project to keep backups in, so every host file keeps its backups next to it.
-fs::path backup_path(const fs::path& file, TimeMs now) {
-  std::string stamp;
-  for (char c : format_iso8601(now).substr(0, 19))
-    if (c != '-' && c != ':') stamp += c;
-  fs::path base = file;
-  base += ".bak-" + stamp + "Z";
-  fs::path candidate = base;
-  for (int n = 2; present(candidate); ++n) {
-    candidate = base;
-    candidate += "-" + std::to_string(n);
-  }
-  return candidate;
-}
-
 Error outside_refused(std::string_view what) {
   Error error(ErrorCode::InvalidInput, std::string(what) + ": this caller may not read or write outside the project");
   error.fix = "run `ct providers install … --scope user` in a terminal, or set security.allowOutsideProject in the "
@@ -217,40 +186,28 @@ Result<Reply> install(Context& context, const Params& params) {
     }
   }
 
-  CT_TRY_ASSIGN(std::optional<std::string> before, read_existing(path, label));
-  const std::string old_text = before.value_or("");
-  Result<host_config::Edit> edit =
-      provider.format == providers::ConfigFormat::Toml
-          ? host_config::set_toml_table(old_text, providers::toml_table(provider), providers::toml_keys(launch),
-                                        providers::toml_owned_keys(), label)
-          : host_config::set_json_server(old_text, provider.servers_key, providers::kServerName,
-                                         providers::json_entry(provider, launch), label);
-  if (!edit) return fail(std::move(edit.error()));
+  host_config::Editor editor = [&](std::string_view text) {
+    return provider.format == providers::ConfigFormat::Toml
+               ? host_config::set_toml_table(text, providers::toml_table(provider), providers::toml_keys(launch),
+                                             providers::toml_owned_keys(), label)
+               : host_config::set_json_server(text, provider.servers_key, providers::kServerName,
+                                              providers::json_entry(provider, launch), providers::json_owned_keys(),
+                                              label);
+  };
+  CT_TRY_ASSIGN(host_config::FileEdit done, host_config::edit_file(path, label, editor, dry_run, context.now()));
 
   json::Value data = json::Value::object();
   data.set("provider", std::string(provider.id));
   data.set("scope", user ? "user" : "project");
   data.set("file", label);
-  if (!edit->changed) {
+  if (!done.edit.changed) {
     data.set("action", "unchanged");
     return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
   }
-  const std::string action = before ? "updated" : "created";
+  const std::string action = done.existed ? "updated" : "created";
   data.set("action", dry_run ? "would be " + action : action);
-  data.set("diff", host_config::line_diff(old_text, edit->text, label));
-  if (dry_run) return Reply{std::move(data), {}, {}, {}};
-
-  fs::create_directories(path.parent_path(), ec);
-  if (ec)
-    return fail(Error(ErrorCode::FileError, "cannot create the folder of " + label + ": " + ec.message())
-                    .with_fix("check the folder's permissions"));
-  if (before) {
-    fs::path backup = backup_path(path, context.now());
-    CT_TRY(write_file_atomically(backup, *before, Publish::Exclusive));
-    std::string shown = backup.filename().string();
-    data.set("backup", (fs::path(label).parent_path() / shown).string());
-  }
-  CT_TRY(write_file_atomically(path, edit->text));
+  data.set("diff", host_config::line_diff(done.before, done.edit.text, label));
+  if (done.backup) data.set("backup", (fs::path(label).parent_path() / done.backup->filename()).string());
   return Reply{std::move(data), {}, {}, {}};
 }
 

@@ -94,7 +94,7 @@ TEST_CASE("the host table: every host has its files, and the entries have each h
 TEST_CASE("JSON merge keeps the other entries, their order and the file's indentation", "[providers][host_config]") {
   const std::string before =
       "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"alpha\": true\n}\n";
-  auto edit = host_config::set_json_server(before, "mcpServers", "cleo", stdio_entry("claude"), ".mcp.json");
+  auto edit = host_config::set_json_server(before, "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), ".mcp.json");
   REQUIRE(edit);
   CHECK(edit->changed);
   CHECK(edit->text ==
@@ -110,17 +110,17 @@ TEST_CASE("JSON merge keeps the other entries, their order and the file's indent
   CHECK((*parsed)["mcpServers"]["other"]["command"].as_string() == "x");
 
   // Again: nothing to do.
-  auto again = host_config::set_json_server(edit->text, "mcpServers", "cleo", stdio_entry("claude"), ".mcp.json");
+  auto again = host_config::set_json_server(edit->text, "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), ".mcp.json");
   REQUIRE(again);
   CHECK_FALSE(again->changed);
   CHECK(again->text == edit->text);
 
   // A missing servers key is added as the last member; an empty file becomes a document.
-  auto added = host_config::set_json_server("{\"theme\": \"dark\"}\n", "servers", "cleo", stdio_entry("vscode"), "f");
+  auto added = host_config::set_json_server("{\"theme\": \"dark\"}\n", "servers", "cleo", stdio_entry("vscode"), providers::json_owned_keys(), "f");
   REQUIRE(added);
   CHECK(added->text == "{\"theme\": \"dark\",\n  \"servers\": {\n    \"cleo\": {\n      \"type\": \"stdio\",\n"
                        "      \"command\": \"ct\",\n      \"args\": [\"mcp\"]\n    }\n  }\n}\n");
-  auto fresh = host_config::set_json_server("", "mcpServers", "cleo", stdio_entry("claude"), "f");
+  auto fresh = host_config::set_json_server("", "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), "f");
   REQUIRE(fresh);
   CHECK(json::parse(fresh->text).value() == test::parse_json(R"({"mcpServers":{"cleo":{"command":"ct","args":["mcp"]}}})"));
 }
@@ -129,7 +129,7 @@ TEST_CASE("JSONC merge keeps comments and trailing commas; a changed entry is re
   const std::string before =
       "// VS Code MCP servers\n{\n  \"servers\": {\n    /* the GitHub one */\n    \"github\": {\"url\": \"https://x\"}, // keep\n"
       "  },\n  \"inputs\": [],\n}\n";
-  auto edit = host_config::set_json_server(before, "servers", "cleo", stdio_entry("vscode"), ".vscode/mcp.json");
+  auto edit = host_config::set_json_server(before, "servers", "cleo", stdio_entry("vscode"), providers::json_owned_keys(), ".vscode/mcp.json");
   REQUIRE(edit);
   CHECK(edit->text.starts_with("// VS Code MCP servers\n"));
   CHECK(edit->text.find("/* the GitHub one */") != std::string::npos);
@@ -139,7 +139,7 @@ TEST_CASE("JSONC merge keeps comments and trailing commas; a changed entry is re
   // A different entry (another transport) replaces only the cleo value.
   providers::ServerLaunch http{.transport = providers::Transport::Http, .url = "http://127.0.0.1:9/mcp"};
   auto replaced = host_config::set_json_server(edit->text, "servers", "cleo",
-                                               providers::json_entry(*providers::find("vscode"), http), "f");
+                                               providers::json_entry(*providers::find("vscode"), http), providers::json_owned_keys(), "f");
   REQUIRE(replaced);
   CHECK(replaced->changed);
   CHECK(replaced->text.find("// keep") != std::string::npos);
@@ -148,21 +148,21 @@ TEST_CASE("JSONC merge keeps comments and trailing commas; a changed entry is re
   CHECK(replaced->text.find("command") == std::string::npos);
 
   // CRLF files get CRLF lines.
-  auto crlf = host_config::set_json_server("{\r\n  \"a\": 1\r\n}\r\n", "mcpServers", "cleo", stdio_entry("claude"), "f");
+  auto crlf = host_config::set_json_server("{\r\n  \"a\": 1\r\n}\r\n", "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), "f");
   REQUIRE(crlf);
   CHECK(crlf->text.find("\n") == crlf->text.find("\r\n") + 1);
   CHECK(crlf->text.find("\"mcpServers\": {\r\n") != std::string::npos);
 }
 
 TEST_CASE("invalid JSON is refused with its line", "[providers][host_config]") {
-  auto bad = host_config::set_json_server("{\n  \"a\": 1\n  \"b\": 2\n}\n", "mcpServers", "cleo", stdio_entry("claude"), "x.json");
+  auto bad = host_config::set_json_server("{\n  \"a\": 1\n  \"b\": 2\n}\n", "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), "x.json");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == ErrorCode::Validation);
   CHECK(bad.error().message.starts_with("x.json:3: "));
   CHECK(bad.error().details["line"].as_int() == 3);
-  CHECK_FALSE(host_config::set_json_server("[1]", "mcpServers", "cleo", stdio_entry("claude"), "x"));
-  CHECK_FALSE(host_config::set_json_server("{\"mcpServers\": []}", "mcpServers", "cleo", stdio_entry("claude"), "x"));
-  CHECK_FALSE(host_config::set_json_server("{/* open", "mcpServers", "cleo", stdio_entry("claude"), "x"));
+  CHECK_FALSE(host_config::set_json_server("[1]", "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), "x"));
+  CHECK_FALSE(host_config::set_json_server("{\"mcpServers\": []}", "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), "x"));
+  CHECK_FALSE(host_config::set_json_server("{/* open", "mcpServers", "cleo", stdio_entry("claude"), providers::json_owned_keys(), "x"));
 }
 
 TEST_CASE("TOML: [mcp_servers.cleo] is edited in place, the rest of the file kept", "[providers][host_config]") {
