@@ -90,8 +90,10 @@ Result<void> may_replace(const fs::path& file) {
   return check_writable(file, existing);
 }
 
-Result<AtomicFile> AtomicFile::create(fs::path target) {
-  CT_TRY_ASSIGN(target, write_target(target));
+Result<AtomicFile> AtomicFile::create(fs::path target, Links links) {
+  if (links == Links::Follow) {
+    CT_TRY_ASSIGN(target, write_target(target));
+  }
   // A counter keeps the threads of `ct serve` apart, the pid keeps processes apart, and O_EXCL
   // settles anything else (a stale file from a crashed process with a recycled pid).
   static std::atomic<unsigned> counter{0};
@@ -99,7 +101,7 @@ Result<AtomicFile> AtomicFile::create(fs::path target) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     fs::path temp = directory_of(target) / (prefix + std::to_string(counter.fetch_add(1)));
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd >= 0) return AtomicFile(std::move(target), std::move(temp), fd, new_file_mode());
+    if (fd >= 0) return AtomicFile(std::move(target), std::move(temp), fd, new_file_mode(), links);
     if (errno != EEXIST) return fail(file_error("cannot create", temp, errno));
   }
   return fail(Error(ErrorCode::FileError, "cannot create a temp file beside " + target.string())
@@ -111,6 +113,7 @@ AtomicFile::AtomicFile(AtomicFile&& other) noexcept
       temp_(std::exchange(other.temp_, {})),
       fd_(std::exchange(other.fd_, -1)),
       new_mode_(other.new_mode_),
+      links_(other.links_),
       attributes_(other.attributes_) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
@@ -120,6 +123,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     temp_ = std::exchange(other.temp_, {});
     fd_ = std::exchange(other.fd_, -1);
     new_mode_ = other.new_mode_;
+    links_ = other.links_;
     attributes_ = other.attributes_;
   }
   return *this;
@@ -159,8 +163,10 @@ Result<void> AtomicFile::commit(Publish how) {
   };
   // The mode and owner: chosen by the caller, else the replaced file's, else a new file's.
   std::optional<FileAttributes> keep = attributes_;
+  // The file replaced: with Links::Replace a symlink at the target is itself what goes.
   struct stat existing {};
-  if (how == Publish::Replace && ::stat(target_.c_str(), &existing) == 0) {
+  const int found = links_ == Links::Follow ? ::stat(target_.c_str(), &existing) : ::lstat(target_.c_str(), &existing);
+  if (how == Publish::Replace && found == 0 && !S_ISLNK(existing.st_mode)) {
     if (auto writable = check_writable(target_, existing); !writable) {
       abandon();
       return writable;

@@ -22,6 +22,12 @@ struct FileAttributes {
   unsigned gid = 0;
 };
 
+/// What a symlink at the target means to an AtomicFile.
+enum class Links {
+  Replace,  // the path is taken literally: a link there is replaced by the new file
+  Follow,   // the file the link leads to is replaced and the link stays (write_target())
+};
+
 /// The file that writing `path` would change. Symbolic links are followed to the file they lead
 /// to, so that writing edits that file and the links stay; a path that is not a link is itself.
 /// A link to nothing or a loop of links is E_FILE_ERROR (detail reason "link"): a file written
@@ -40,15 +46,19 @@ Result<void> may_replace(const std::filesystem::path& file);
 /// file takes the target's name, and the directory is fsynced. Until then the target is untouched;
 /// an AtomicFile destroyed uncommitted removes its temp file.
 ///
-/// The target is write_target(target): a symlink is followed and the file it leads to replaced
-/// (the link stays). Replacing a read-only target is refused (may_replace()). The published
+/// With Links::Follow the target is write_target(target): a symlink is followed and the file it
+/// leads to replaced (the link stays) — for a person's files (a host's config kept in a dotfiles
+/// repository). With Links::Replace (the default) a link at the target is replaced, never written
+/// through: for files CLEO owns, and for callers that have not checked where a link leads (a
+/// project's file linked outside the project). Replacing a read-only file is refused
+/// (may_replace()). The published
 /// file keeps the mode and owner of the target it replaces (set_attributes() chooses them instead,
 /// e.g. for a copy of another file); a new one gets 0666 less the umask and this process's owner.
 /// An owner that cannot be kept fails the commit rather than change who owns the file. The
 /// directory must exist.
 class AtomicFile {
  public:
-  static Result<AtomicFile> create(std::filesystem::path target);
+  static Result<AtomicFile> create(std::filesystem::path target, Links links = Links::Replace);
 
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&& other) noexcept;
@@ -66,13 +76,13 @@ class AtomicFile {
   /// as it was.
   Result<void> commit(Publish how = Publish::Replace);
 
-  /// The file that is written (symlinks followed).
+  /// The file that is written (with Links::Follow, where the symlinks lead).
   const std::filesystem::path& target() const { return target_; }
   const std::filesystem::path& temp() const { return temp_; }
 
  private:
-  AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd, unsigned new_mode)
-      : target_(std::move(target)), temp_(std::move(temp)), fd_(fd), new_mode_(new_mode) {}
+  AtomicFile(std::filesystem::path target, std::filesystem::path temp, int fd, unsigned new_mode, Links links)
+      : target_(std::move(target)), temp_(std::move(temp)), fd_(fd), new_mode_(new_mode), links_(links) {}
   /// Closes and removes the temp file (nothing can be published afterwards).
   void abandon();
 
@@ -80,6 +90,7 @@ class AtomicFile {
   std::filesystem::path temp_;  // empty once published or abandoned
   int fd_ = -1;
   unsigned new_mode_ = 0644;  // 0666 less the umask
+  Links links_ = Links::Replace;
   std::optional<FileAttributes> attributes_;
 };
 

@@ -919,7 +919,7 @@ Result<FileEdit> edit_file(const fs::path& path, std::string_view label, const E
     if (snapshot.exists) CT_TRY(may_replace(result.file));
     if (dry_run) return result;
 
-    CT_TRY_ASSIGN(AtomicFile out, AtomicFile::create(result.file));
+    CT_TRY_ASSIGN(AtomicFile out, AtomicFile::create(result.file, Links::Follow));
     CT_TRY(out.write(result.edit.text));
     // Compare and swap: a writer that does not take the lock may have changed the file since it
     // was read; publishing now would drop its change.

@@ -203,7 +203,7 @@ TEST_CASE("AtomicFiles written on several threads at once get distinct temp file
   CHECK(names_in(dir.path()) == std::vector<std::string>{"shared.md"});
 }
 
-TEST_CASE("a symlinked target is written through the link; a dangling link or a loop is refused", "[core][atomic_file]") {
+TEST_CASE("Links::Follow writes through a symlink, refusing a dangling link or a loop; the default replaces the link", "[core][atomic_file]") {
   TempDir dir;
   fs::path real = dir.path() / "dotfiles" / "config.json";
   fs::create_directories(real.parent_path());
@@ -213,7 +213,11 @@ TEST_CASE("a symlinked target is written through the link; a dangling link or a 
   fs::create_symlink("dotfiles/config.json", link);
   fs::path chain = dir.path() / "chain.json";
   fs::create_symlink("config.json", chain);  // a link to a link
-  REQUIRE(write_file_atomically(chain, "v2"));
+  auto through = AtomicFile::create(chain, Links::Follow);
+  REQUIRE(through);
+  CHECK(through->target() == dir.path() / "dotfiles" / "config.json");
+  REQUIRE(through->write("v2"));
+  REQUIRE(through->commit());
   CHECK(fs::is_symlink(fs::symlink_status(link)));
   CHECK(fs::is_symlink(fs::symlink_status(chain)));
   CHECK(read(real) == "v2");
@@ -226,7 +230,7 @@ TEST_CASE("a symlinked target is written through the link; a dangling link or a 
 
   fs::path dangling = dir.path() / "dangling.json";
   fs::create_symlink("nowhere/x.json", dangling);
-  auto refused = write_file_atomically(dangling, "data");
+  auto refused = AtomicFile::create(dangling, Links::Follow);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == ErrorCode::FileError);
   CHECK(refused.error().message.find("which does not exist") != std::string::npos);
@@ -237,10 +241,16 @@ TEST_CASE("a symlinked target is written through the link; a dangling link or a 
   fs::path a = dir.path() / "a.json";
   fs::create_symlink("b.json", a);
   fs::create_symlink("a.json", dir.path() / "b.json");
-  auto loop = write_file_atomically(a, "data");
+  auto loop = AtomicFile::create(a, Links::Follow);
   REQUIRE_FALSE(loop);
   CHECK(loop.error().message.find("loop") != std::string::npos);
   CHECK(fs::is_symlink(fs::symlink_status(a)));
+
+  // By default a link is never written through: the new file takes its place.
+  REQUIRE(write_file_atomically(link, "own"));
+  CHECK_FALSE(fs::is_symlink(fs::symlink_status(link)));
+  CHECK(read(link) == "own");
+  CHECK(read(real) == "v2");
 }
 
 TEST_CASE("a read-only target is refused and left as it was", "[core][atomic_file]") {
