@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -15,10 +14,34 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::regex& semver_regex() {
-  static const std::regex re{std::string(kSemverPattern), std::regex::ECMAScript};
-  return re;
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+/// semver's numeric identifier: digits, no leading zero.
+bool numeric_identifier(std::string_view part) {
+  if (part.empty() || (part.size() > 1 && part.front() == '0')) return false;
+  return std::all_of(part.begin(), part.end(), is_digit);
 }
+
+/// semver's alphanumeric identifier: [0-9A-Za-z-]+.
+bool word_identifier(std::string_view part) {
+  return !part.empty() &&
+         std::all_of(part.begin(), part.end(), [](char c) { return is_digit(c) || is_alpha(c) || c == '-'; });
+}
+
+/// Calls `each` with every part of `text` between `separator`s; false as soon as one returns false.
+template <typename Each>
+bool all_parts(std::string_view text, char separator, Each each) {
+  while (true) {
+    auto at = text.find(separator);
+    if (!each(text.substr(0, at))) return false;
+    if (at == std::string_view::npos) return true;
+    text.remove_prefix(at + 1);
+  }
+}
+
+/// A character of a version token in running text ("1.2.0-rc.1+b5").
+bool is_token_char(char c) { return is_digit(c) || is_alpha(c) || c == '.' || c == '-' || c == '+' || c == '_'; }
 
 /// The group a done task is listed under in the changelog.
 std::string_view changelog_group(const Task& task) {
@@ -41,16 +64,25 @@ std::string_view changelog_group(const Task& task) {
   return task.type == TaskType::Epic ? "Epics" : "Tasks";
 }
 
-/// True when `line` is the "## " heading of `version`: "## [1.2.0] …", "## 1.2.0 …", "## v1.2.0 …".
-bool is_version_heading(std::string_view line, std::string_view version) {
-  if (!line.starts_with("## ")) return false;
+/// The version a "## " heading names — "## [1.2.0] …", "## 1.2.0 …", "## v1.2.0 …" — or
+/// "Unreleased" for "## [Unreleased]"; nullopt for any other line (a heading of a release's notes).
+std::optional<std::string_view> release_heading(std::string_view line) {
+  if (!line.starts_with("## ")) return std::nullopt;
   line.remove_prefix(3);
   while (line.starts_with(' ')) line.remove_prefix(1);
   if (line.starts_with('[')) line.remove_prefix(1);
+  auto ends_here = [](std::string_view rest) {
+    return rest.empty() || rest.front() == ']' || rest.front() == ' ' || rest.front() == '\r' || rest.front() == '\t';
+  };
+  constexpr std::string_view kUnreleased = "unreleased";
+  if (line.size() >= kUnreleased.size() && to_lower_ascii(line.substr(0, kUnreleased.size())) == kUnreleased &&
+      ends_here(line.substr(kUnreleased.size())))
+    return line.substr(0, kUnreleased.size());
   if (line.starts_with('v')) line.remove_prefix(1);
-  if (!line.starts_with(version)) return false;
-  line.remove_prefix(version.size());
-  return line.empty() || line.front() == ']' || line.front() == ' ' || line.front() == '\r' || line.front() == '\t';
+  std::size_t end = 0;
+  while (end < line.size() && is_token_char(line[end])) ++end;
+  if (!ends_here(line.substr(end)) || !is_semver(line.substr(0, end))) return std::nullopt;
+  return line.substr(0, end);
 }
 
 /// Start offsets of every line of `text`.
@@ -124,19 +156,47 @@ std::string git_fix(const ProcessResult& result, const std::string& fallback) {
 
 }  // namespace
 
+bool is_semver(std::string_view text) {
+  const auto build = text.find('+');
+  std::string_view core = text.substr(0, build);
+  std::string_view pre;
+  if (auto dash = core.find('-'); dash != std::string_view::npos) {
+    pre = core.substr(dash + 1);
+    core = core.substr(0, dash);
+    if (pre.empty()) return false;
+  }
+  int numbers = 0;
+  if (!all_parts(core, '.', [&](std::string_view part) { return ++numbers <= 3 && numeric_identifier(part); }) ||
+      numbers != 3)
+    return false;
+  // A pre-release identifier is numeric (no leading zero) or holds a letter or '-'.
+  if (!pre.empty() && !all_parts(pre, '.', [](std::string_view part) {
+        return word_identifier(part) &&
+               (!std::all_of(part.begin(), part.end(), is_digit) || numeric_identifier(part));
+      }))
+    return false;
+  return build == std::string_view::npos || all_parts(text.substr(build + 1), '.', word_identifier);
+}
+
 std::optional<std::string> normalize_semver(std::string_view text) {
-  if (text.size() > 64) return std::nullopt;
-  std::string value(text);
-  if (!std::regex_match(value, semver_regex())) return std::nullopt;
-  if (value.starts_with('v')) value.erase(0, 1);
-  return value;
+  if (text.starts_with('v')) text.remove_prefix(1);
+  if (!is_semver(text)) return std::nullopt;
+  return std::string(text);
 }
 
 std::string release_tag(std::string_view version) { return "v" + std::string(version); }
 
 std::string render_changelog_section(const Release& release, const std::vector<Task>& done, std::string_view date) {
   std::string out = "## [" + release.version + "] - " + std::string(date) + "\n";
-  if (!trim(release.notes).empty()) out += "\n" + trim_newline(std::string(trim(release.notes))) + "\n";
+  if (!trim(release.notes).empty()) {
+    out += "\n";
+    const std::string notes = trim_newline(std::string(trim(release.notes)));
+    for (auto line : split_lines(notes)) {
+      if (release_heading(line)) out += '\\';  // text, not a second release heading
+      out.append(line);
+      out += '\n';
+    }
+  }
   static constexpr std::array<std::string_view, 6> kOrder = {"Features", "Fixes",  "Documentation",
                                                              "Maintenance", "Epics", "Tasks"};
   bool any = false;
@@ -155,10 +215,10 @@ std::string render_changelog_section(const Release& release, const std::vector<T
 std::optional<std::string_view> changelog_section(std::string_view changelog, std::string_view version) {
   std::optional<std::size_t> begin;
   for (std::size_t start : line_starts(changelog)) {
-    std::string_view line = line_at(changelog, start);
-    if (!line.starts_with("## ")) continue;
+    auto named = release_heading(line_at(changelog, start));
+    if (!named) continue;
     if (begin) return changelog.substr(*begin, start - *begin);
-    if (is_version_heading(line, version)) begin = start;
+    if (*named == version) begin = start;
   }
   if (begin) return changelog.substr(*begin);
   return std::nullopt;
@@ -170,14 +230,14 @@ std::string merge_changelog(std::string_view existing, std::string_view version,
   std::optional<std::size_t> begin, first_heading;
   std::size_t end = existing.size();
   for (std::size_t i = 0; i < starts.size(); ++i) {
-    std::string_view line = line_at(existing, starts[i]);
-    if (!line.starts_with("## ")) continue;
+    auto named = release_heading(line_at(existing, starts[i]));
+    if (!named) continue;
     if (!first_heading) first_heading = starts[i];
     if (begin) {
       end = starts[i];
       break;
     }
-    if (is_version_heading(line, version)) begin = starts[i];
+    if (*named == version) begin = starts[i];
   }
   std::string out;
   if (begin) {
@@ -204,30 +264,41 @@ std::string merge_changelog(std::string_view existing, std::string_view version,
   return out;
 }
 
-Result<std::optional<std::string>> bump_version_text(std::string_view text, std::string_view previous,
-                                                     std::string_view next) {
-  std::string out(text);
-  if (!previous.empty() && previous != next) {
-    auto at = out.find(previous);
-    if (at != std::string::npos) {
-      out.replace(at, previous.size(), next);
-      return std::optional<std::string>(std::move(out));
-    }
+Result<void> check_release_file(const fs::path& root, std::string_view relative, std::string_view what) {
+  auto refuse = [&](std::string why, std::string fix) {
+    return fail(Error(ErrorCode::Validation, std::string(what) + " " + std::string(relative) + " " + std::move(why) +
+                                                 "; nothing was written")
+                    .with_fix(std::move(fix))
+                    .with_detail("file", std::string(relative)));
+  };
+  const fs::path given(relative);
+  const fs::path normal = given.lexically_normal();
+  if (relative.empty() || relative.find('\0') != std::string_view::npos || given.is_absolute() ||
+      normal.empty() || *normal.begin() == ".." || normal == ".")
+    return refuse("is not a path inside the project", "name the file relative to the project root, inside it");
+  for (const auto& part : normal)
+    if (part == ".git") return refuse("is inside .git", "name a file of the work tree");
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(root, ec);
+  if (ec) return refuse("cannot be resolved: " + ec.message(), "check the project directory");
+  const fs::path resolved = fs::weakly_canonical(root / normal, ec);
+  if (ec) return refuse("cannot be resolved: " + ec.message(), "check the path and its permissions");
+  // A symbolic link on the way — the file itself or a parent directory — may lead anywhere, and
+  // git does not follow it: the canonical path must be the root's joined with the path itself.
+  if (resolved != (base / normal).lexically_normal()) {
+    const fs::path inside = resolved.lexically_relative(base);
+    const bool outside = inside.empty() || *inside.begin() == "..";
+    return refuse(outside ? "leads outside the project (to " + resolved.string() + ")"
+                          : "passes through a symbolic link (to " + resolved.string() + ")",
+                  "name the file itself, inside the project, with no symbolic link on the way");
   }
-  static const std::regex any_version{"[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?"};
-  std::smatch match;
-  if (!std::regex_search(out, match, any_version))
-    return fail(Error(ErrorCode::Validation, "the version file holds no version string (like 1.2.0) to replace")
-                    .with_fix("write the current version into it, or set release.versionFile to the right file"));
-  if (match.str(0) == next) return std::optional<std::string>();
-  out.replace(static_cast<std::size_t>(match.position(0)), static_cast<std::size_t>(match.length(0)), next);
-  return std::optional<std::string>(std::move(out));
+  return {};
 }
 
 std::vector<std::string> git_environment() {
   return minimal_environment({"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
                               "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "SSH_AUTH_SOCK"},
-                             {"GIT_TERMINAL_PROMPT=0"});
+                             {"GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1"});
 }
 
 Result<ProcessResult> run_git(const GitOptions& options, const std::vector<std::string>& args) {
@@ -266,6 +337,71 @@ json::Value step_json(const ReleaseStep& step, bool with_undo) {
   return out;
 }
 
+namespace {
+
+/// A file the release writes, as the work tree and HEAD hold it.
+struct ReleaseFile {
+  std::string path;                 // relative to the root, lexically normal
+  bool in_work_tree = false;
+  std::string work;                 // its content in the work tree
+  std::optional<std::string> head;  // its content at HEAD as git checks it out; nullopt: not in HEAD
+};
+
+Error uncommitted(const std::string& path, std::string what) {
+  return Error(ErrorCode::Validation, path + " " + std::move(what) + "; nothing was changed")
+      .with_fix("commit them first (git commit -m '…' -- " + path + "), or put them aside (git stash push -- " + path +
+                "), then ship again")
+      .with_detail("file", path);
+}
+
+Result<ProcessResult> checked_git(const GitOptions& options, const std::vector<std::string>& args,
+                                  std::initializer_list<int> accepted) {
+  CT_TRY_ASSIGN(ProcessResult result, run_git(options, args));
+  if (!result.timed_out && std::find(accepted.begin(), accepted.end(), result.exit_code) != accepted.end())
+    return result;
+  ProcessSpec spec = process_spec(options, git_argv(args), {});
+  Error error = process_error(spec, result, "release.ship");
+  error.fix = git_fix(result, error.fix);
+  return fail(std::move(error).with_detail("argv", argv_json(spec.argv)));
+}
+
+/// Reads a release file (checked to lie inside the project first) from the work tree and HEAD,
+/// and refuses staged changes of it that are neither HEAD's content nor the work tree's.
+Result<ReleaseFile> read_release_file(const GitOptions& options, const std::string& relative, bool has_head,
+                                      std::string_view what) {
+  CT_TRY(check_release_file(options.root, relative, what));
+  ReleaseFile file;
+  file.path = fs::path(relative).lexically_normal().generic_string();
+  const fs::path on_disk = options.root / file.path;
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(on_disk, ec)) && !fs::is_regular_file(on_disk, ec))
+    return fail(Error(ErrorCode::Validation, std::string(what) + " " + file.path + " is not a regular file")
+                    .with_fix("name a file")
+                    .with_detail("file", file.path));
+  CT_TRY_ASSIGN(file.work, read_text(on_disk, file.in_work_tree));
+  if (has_head) {
+    const std::string at_head = "HEAD:./" + file.path;
+    CT_TRY_ASSIGN(ProcessResult there, checked_git(options, {"rev-parse", "-q", "--verify", at_head}, {0, 1}));
+    if (there.ok()) {
+      CT_TRY_ASSIGN(ProcessResult blob, checked_git(options, {"cat-file", "--filters", at_head}, {0}));
+      if (blob.out_truncated)
+        return fail(Error(ErrorCode::Validation, file.path + " is too large to release (over 4 MiB at HEAD)")
+                        .with_detail("file", file.path));
+      file.head = std::move(blob.out);
+    }
+  }
+  CT_TRY_ASSIGN(ProcessResult staged, checked_git(options, {"diff", "--cached", "--quiet", "--", file.path}, {0, 1}));
+  if (staged.exit_code == 1) {
+    CT_TRY_ASSIGN(ProcessResult unstaged, checked_git(options, {"diff", "--quiet", "--", file.path}, {0, 1}));
+    if (unstaged.exit_code == 1)
+      return fail(uncommitted(file.path, "has staged changes that the work tree does not hold: the release "
+                                         "would replace them"));
+  }
+  return file;
+}
+
+}  // namespace
+
 Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
   CT_TRY(require_git_repo(options));
   ShipPlan plan;
@@ -287,40 +423,70 @@ Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
   for (const auto& gate : input.gates)
     plan.steps.push_back({.name = "gate", .argv = gate, .undo_text = "nothing to undo", .gate = true});
 
-  std::vector<std::string> changed;
-  bool existed = false;
-  CT_TRY_ASSIGN(std::string changelog, read_text(options.root / "CHANGELOG.md", existed));
-  std::string merged = merge_changelog(changelog, input.release.version,
-                                       render_changelog_section(input.release, input.done, input.date));
-  if (merged != changelog) {
-    plan.steps.push_back({.name = "changelog", .file = "CHANGELOG.md", .content = merged,
-                          .undo = existed ? std::vector<std::string>{"git", "checkout", "--", "CHANGELOG.md"}
-                                          : std::vector<std::string>{"rm", "CHANGELOG.md"}});
-    changed.push_back("CHANGELOG.md");
-  }
+  // The release's files, planned from HEAD (see ShipInput): a file is written unless the work
+  // tree holds its new content already, and committed unless HEAD does.
+  const bool has_head = !plan.previous_head.empty();
+  std::vector<std::string> committed;
+  auto plan_file = [&](std::string name, const ReleaseFile& file, std::string content) {
+    if (!file.in_work_tree || file.work != content) {
+      ReleaseStep step{.name = std::move(name), .file = file.path, .content = content};
+      if (file.in_work_tree) {
+        step.copy = (fs::path(input.copies_dir) / plan.tag / file.path).generic_string();
+        step.undo = {"cp", "--", step.copy, file.path};
+      } else {
+        step.undo = {"rm", "--", file.path};
+      }
+      plan.steps.push_back(std::move(step));
+    }
+    if (file.head != content) committed.push_back(file.path);
+  };
+
+  CT_TRY_ASSIGN(ReleaseFile changelog, read_release_file(options, "CHANGELOG.md", has_head, "the changelog"));
+  const std::string section = render_changelog_section(input.release, input.done, input.date);
+  std::string merged = merge_changelog(changelog.head.value_or(""), input.release.version, section);
+  // Only this release's own section may differ from HEAD (release.changelog writes it).
+  if (merge_changelog(changelog.work, input.release.version, section) != merged)
+    return fail(uncommitted(changelog.path, "holds changes that are not committed outside the section of " +
+                                                input.release.version + ": the release commit would take them in"));
+  plan_file("changelog", changelog, std::move(merged));
+
   if (!input.version_file.empty()) {
-    bool version_existed = false;
-    CT_TRY_ASSIGN(std::string text, read_text(options.root / input.version_file, version_existed));
-    if (!version_existed)
+    const std::string path = fs::path(input.version_file).lexically_normal().generic_string();
+    if (path == changelog.path)
+      return fail(Error(ErrorCode::Validation, "release.versionFile cannot be CHANGELOG.md, which release.ship writes")
+                      .with_fix("set release.versionFile to the file that holds the project's version (\"\" for none)"));
+    CT_TRY_ASSIGN(ReleaseFile version, read_release_file(options, path, has_head, "release.versionFile"));
+    if (!version.in_work_tree)
       return fail(Error(ErrorCode::Validation, "release.versionFile " + input.version_file + " does not exist")
                       .with_fix("create it with the current version, or: cleo_mutate {domain:'system', "
                                 "operation:'config.set', params:{key:'release.versionFile', value:''}}"));
-    CT_TRY_ASSIGN(std::optional<std::string> bumped, bump_version_text(text, input.previous_version, input.release.version));
-    if (bumped) {
-      plan.steps.push_back({.name = "versionFile", .file = input.version_file, .content = *bumped,
-                            .undo = {"git", "checkout", "--", input.version_file}});
-      changed.push_back(input.version_file);
+    std::string content = version.work;
+    if (version.head == version.work) {
+      CT_TRY_ASSIGN(std::optional<std::string> bumped, bump_version_text(path, version.work, input.release.version));
+      if (bumped) content = std::move(*bumped);
+    } else {
+      // The work tree differs from HEAD: a partial run left the new version there, or the user
+      // edited the file.
+      bool left_by_release = false;
+      if (version.head)
+        if (auto bumped = bump_version_text(path, *version.head, input.release.version); bumped)
+          left_by_release = bumped->value_or(*version.head) == version.work;
+      if (!left_by_release)
+        return fail(uncommitted(path, version.head ? "holds changes that are not committed: the release commit "
+                                                     "would take them in"
+                                                   : "is not committed: the release commit would take all of it in"));
     }
+    plan_file("versionFile", version, std::move(content));
   }
-  if (!changed.empty()) {
+  if (!committed.empty()) {
     std::vector<std::string> add = {"git", "add", "--"};
-    add.insert(add.end(), changed.begin(), changed.end());
+    add.insert(add.end(), committed.begin(), committed.end());
     std::vector<std::string> unstage = {"git", "reset", "-q", "--"};
-    unstage.insert(unstage.end(), changed.begin(), changed.end());
+    unstage.insert(unstage.end(), committed.begin(), committed.end());
     plan.steps.push_back({.name = "add", .argv = add, .undo = unstage});
     // Only the release's files are committed, whatever else is staged.
     std::vector<std::string> commit = {"git", "commit", "-m", "Release " + plan.tag, "--"};
-    commit.insert(commit.end(), changed.begin(), changed.end());
+    commit.insert(commit.end(), committed.begin(), committed.end());
     plan.steps.push_back({.name = "commit", .argv = commit,
                           .undo = plan.previous_head.empty()
                                       ? std::vector<std::string>{"git", "update-ref", "-d", "HEAD"}
@@ -342,14 +508,33 @@ Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
   return plan;
 }
 
+namespace {
+
+/// A file step: the file's content kept in step.copy first (its undo puts it back), then the new content.
+Result<void> write_file_step(const fs::path& root, const ReleaseStep& step) {
+  if (!step.copy.empty()) {
+    bool existed = false;
+    CT_TRY_ASSIGN(std::string before, read_text(root / step.file, existed));
+    std::error_code ec;
+    fs::create_directories((root / step.copy).parent_path(), ec);
+    if (ec)
+      return fail(Error(ErrorCode::FileError, "cannot create " + (root / step.copy).parent_path().string() + ": " +
+                                                  ec.message())
+                      .with_fix("check the permissions of .cleo/"));
+    CT_TRY(write_file_atomically(root / step.copy, before));
+  }
+  return write_file_atomically(root / step.file, step.content);
+}
+
+}  // namespace
+
 Result<StepsOutcome> run_steps(const GitOptions& options, const std::vector<ReleaseStep>& steps) {
   StepsOutcome outcome;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const ReleaseStep& step = steps[i];
     std::optional<Error> failed;
     if (step.argv.empty()) {
-      if (auto written = write_file_atomically(options.root / step.file, step.content); !written)
-        failed = std::move(written.error());
+      if (auto written = write_file_step(options.root, step); !written) failed = std::move(written.error());
     } else {
       // Gates get the plain minimal environment; git gets its identity variables too.
       ProcessSpec spec = process_spec(options, step.argv, step.argv.front() == "git" ? git_environment()

@@ -214,6 +214,7 @@ Result<Reply> changelog(Context& context, const Params& params) {
   data.set("markdown", section);
   if (!params.flag("write")) return Reply{std::move(data), {}, {}, {}};
 
+  CT_TRY(check_release_file(context.project->root, "CHANGELOG.md", "the changelog"));
   const auto file = context.project->root / "CHANGELOG.md";
   std::string existing;
   std::error_code ec;
@@ -265,13 +266,6 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
     CT_TRY_ASSIGN(input.release, load(context, version));
     CT_TRY_ASSIGN(input.done, done_tasks(context, input.release));
-    CT_TRY_ASSIGN(std::vector<Release> all, context.db().list_releases());
-    std::optional<TimeMs> newest;
-    for (const auto& other : all)
-      if (other.version != version && other.released_at && (!newest || *other.released_at > *newest)) {
-        newest = other.released_at;
-        input.previous_version = other.version;
-      }
     return {};
   }));
   if (input.release.status == ReleaseStatus::Released)
@@ -284,6 +278,7 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   input.version_file = context.config->get_string("release.versionFile");
   input.remote = context.config->get_string("release.remote");
   input.push = params.flag("push");
+  input.copies_dir = (context.project->backups_dir() / "release").lexically_relative(context.project->root).generic_string();
   const GitOptions options = git_options(context);
   CT_TRY_ASSIGN(ShipPlan plan, plan_ship(options, input));
 
