@@ -354,12 +354,16 @@ Error uncommitted(const std::string& path, std::string what) {
       .with_detail("file", path);
 }
 
+/// Runs git; an exit code outside `accepted` is an error. `pathspecs` false: the arguments are
+/// paths that git does not read as pathspecs (check-ignore refuses GIT_LITERAL_PATHSPECS).
 Result<ProcessResult> checked_git(const GitOptions& options, const std::vector<std::string>& args,
-                                  std::initializer_list<int> accepted) {
-  CT_TRY_ASSIGN(ProcessResult result, run_git(options, args));
+                                  std::initializer_list<int> accepted, bool pathspecs = true) {
+  std::vector<std::string> env = git_environment();
+  if (!pathspecs) std::erase(env, "GIT_LITERAL_PATHSPECS=1");
+  ProcessSpec spec = process_spec(options, git_argv(args), std::move(env));
+  CT_TRY_ASSIGN(ProcessResult result, run_process(spec));
   if (!result.timed_out && std::find(accepted.begin(), accepted.end(), result.exit_code) != accepted.end())
     return result;
-  ProcessSpec spec = process_spec(options, git_argv(args), {});
   Error error = process_error(spec, result, "release.ship");
   error.fix = git_fix(result, error.fix);
   return fail(std::move(error).with_detail("argv", argv_json(spec.argv)));
@@ -389,6 +393,17 @@ Result<ReleaseFile> read_release_file(const GitOptions& options, const std::stri
                         .with_detail("file", file.path));
       file.head = std::move(blob.out);
     }
+  }
+  if (!file.head) {
+    // git add would refuse an ignored file only after the steps before it wrote it.
+    CT_TRY_ASSIGN(ProcessResult ignored, checked_git(options, {"check-ignore", "-q", "--", file.path}, {0, 1}, false));
+    if (ignored.exit_code == 0)
+      return fail(Error(ErrorCode::Validation, std::string(what) + " " + file.path +
+                                                   " is ignored by git (.gitignore), so the release commit cannot "
+                                                   "hold it; nothing was written")
+                      .with_fix("remove it from .gitignore (git check-ignore -v -- " + file.path +
+                                " names the line), then ship again")
+                      .with_detail("file", file.path));
   }
   CT_TRY_ASSIGN(ProcessResult staged, checked_git(options, {"diff", "--cached", "--quiet", "--", file.path}, {0, 1}));
   if (staged.exit_code == 1) {

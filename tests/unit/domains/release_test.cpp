@@ -802,6 +802,20 @@ TEST_CASE("release files that lead outside the project are refused before anythi
   CHECK_FALSE(g.local_tag("v1.0.0"));
 }
 
+TEST_CASE("a release file git ignores is refused before anything is written", "[release][git]") {
+  GitProject g;
+  seed_release(g.p);
+  commit_files(g, {{".gitignore", ".cleo/\nCHANGELOG.md\n"}});
+  const std::string head = g.head();
+  Envelope refused = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
+  INFO(to_json(refused));
+  REQUIRE_FALSE(refused.success);
+  CHECK(code_of(refused) == "E_VALIDATION");
+  CHECK(refused.error->message.find("ignored by git") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(g.dir() / "CHANGELOG.md"));
+  CHECK(g.head() == head);
+}
+
 TEST_CASE("check_release_file accepts only files inside the project, reached without a symbolic link", "[release]") {
   test::TempDir root, outside;
   std::filesystem::create_directories(root.path() / "docs");
