@@ -454,7 +454,7 @@ void register_release_domain(Registry& registry) {
                                            "in the file changes)"}},
                 .returns = "{version, tasks, markdown, file?, written?}: done tasks grouped by label (Features, Fixes, "
                            "Documentation, Maintenance) or type; E_NO_CHANGE note when the file already had it",
-                .errors = {ErrorCode::NotFound},
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"version":"1.0.0"})", "preview the changelog"},
                              {R"({"version":"1.0.0","write":true})", "write it into CHANGELOG.md"}},
                 .idempotent = true, .tier = 2, .handler = changelog});

@@ -789,6 +789,11 @@ TEST_CASE("release files that lead outside the project are refused before anythi
   }
   SECTION("CHANGELOG.md a symlink to a file outside") {
     std::filesystem::create_symlink(outside.path() / "victim.txt", g.dir() / "CHANGELOG.md");
+    // release.changelog does not write through it either (nor replace the link).
+    Envelope written = g.p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})");
+    INFO(to_json(written));
+    CHECK(code_of(written) == "E_VALIDATION");
+    CHECK(std::filesystem::is_symlink(g.dir() / "CHANGELOG.md"));
   }
   for (const char* params : {R"({"version":"1.0.0","dryRun":true})", R"({"version":"1.0.0"})"}) {
     Envelope refused = g.p.mutate("release", "ship", params);
