@@ -125,7 +125,9 @@ json::Value step_json(const ReleaseStep& step, bool with_undo);
 /// until it happened). Before anything runs, the plan refuses (E_VALIDATION) uncommitted edits of
 /// the user in those files — in the work tree or staged — other than this release's own section
 /// of CHANGELOG.md (which release.changelog may have written): they would be folded into the
-/// release commit. Other files are never staged or committed, whatever their state.
+/// release commit. Other files are never staged or committed, whatever their state. Each release
+/// file is checked before any step too: inside the project (check_release_file), a regular file,
+/// and not ignored by git unless HEAD holds it.
 struct ShipInput {
   Release release;
   std::vector<Task> done;                 // the release's done tasks (changelog)
