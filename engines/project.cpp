@@ -1,8 +1,10 @@
 #include "engines/project.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "engines/config.h"
 
@@ -132,6 +134,46 @@ std::filesystem::path init_target(const std::optional<std::filesystem::path>& ex
   std::error_code ec;
   fs::path cwd = fs::current_path(ec);
   return ec ? fs::path(".") : absolute_dir(cwd);
+}
+
+std::optional<fs::path> resolve_links(const fs::path& path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  if (ec) absolute = path;
+  // The components still to walk, in order (a link's target is put back at the front).
+  std::vector<fs::path> pending(absolute.begin(), absolute.end());
+  std::reverse(pending.begin(), pending.end());
+  fs::path out = absolute.root_path();
+  int links = 0;
+  while (!pending.empty()) {
+    fs::path part = std::move(pending.back());
+    pending.pop_back();
+    if (part.empty() || part == "." || part == absolute.root_path() || part == absolute.root_directory()) continue;
+    if (part == "..") {
+      out = out.parent_path();
+      continue;
+    }
+    fs::path next = out / part;
+    if (!fs::is_symlink(fs::symlink_status(next, ec))) {
+      out = std::move(next);
+      continue;
+    }
+    if (++links > 40) return std::nullopt;
+    fs::path target = fs::read_symlink(next, ec);
+    if (ec) return std::nullopt;
+    if (target.is_absolute()) out = target.root_path();
+    std::vector<fs::path> parts(target.begin(), target.end());
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(*it);
+  }
+  return out;
+}
+
+bool lies_within(const fs::path& path, const fs::path& root) {
+  auto resolved = resolve_links(path);
+  auto base = resolve_links(root);
+  if (!resolved || !base) return false;
+  const fs::path relative = resolved->lexically_relative(*base);
+  return !relative.empty() && relative != "." && *relative.begin() != "..";
 }
 
 }  // namespace ct

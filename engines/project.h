@@ -39,4 +39,15 @@ std::optional<Project> enclosing_project(const std::filesystem::path& dir);
 /// Where `system.init` would create a project: `explicit_dir`, else $CLEO_ROOT, else the cwd.
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir);
 
+/// The absolute path the filesystem reaches through `path`: every symbolic link on the way is
+/// followed — parent folders as well as the last component, a dangling link to where it points
+/// — and the part that does not exist yet is kept as written. Nullopt for a symlink loop (more
+/// than 40 links followed).
+std::optional<std::filesystem::path> resolve_links(const std::filesystem::path& path);
+
+/// Whether `path`, resolved through its symlinks (resolve_links), lies inside `root` (resolved
+/// likewise), `root` itself excluded. The one containment check for files a caller may only
+/// write within the project: a link anywhere on the way (`.vscode -> /elsewhere`) counts.
+bool lies_within(const std::filesystem::path& path, const std::filesystem::path& root);
+
 }  // namespace ct

@@ -125,16 +125,6 @@ Error outside_refused(std::string what, std::string fix) {
   return error;
 }
 
-bool inside(const fs::path& path, const fs::path& base) {
-  std::error_code ec;
-  const fs::path resolved = fs::weakly_canonical(path, ec);
-  if (ec) return false;
-  const fs::path root = fs::weakly_canonical(base, ec);
-  if (ec) return false;
-  const fs::path relative = resolved.lexically_relative(root);
-  return !relative.empty() && *relative.begin() != "..";
-}
-
 /// Where a scope keeps its skills: the project's .cleo/skills, or the home's (which is outside
 /// the project: a person, or security.allowOutsideProject).
 struct Scope {
@@ -158,7 +148,7 @@ Result<Scope> scope_of(const Context& context, const Params& params, std::string
   }
   scope.folder = skills_folder(scope.base);
   // A project's .cleo/skills that leads elsewhere (a symlink) is outside the project.
-  if (scope.name == "project" && fs::exists(scope.folder) && !inside(scope.folder, scope.base) &&
+  if (scope.name == "project" && fs::exists(scope.folder) && !lies_within(scope.folder, scope.base) &&
       !context.may_leave_project())
     return fail(outside_refused(".cleo/skills leads outside the project", "make .cleo/skills a folder of the project")
                     .with_detail("field", "scope"));
@@ -172,7 +162,7 @@ Result<std::pair<fs::path, std::string>> source_file(const Context& context, con
   fs::path path(given);
   if (path.is_relative()) path = (root ? *root : fs::current_path()) / path;
   path = path.lexically_normal();
-  if ((!root || !inside(path, *root)) && !context.may_leave_project())
+  if ((!root || !lies_within(path, *root)) && !context.may_leave_project())
     return fail(outside_refused(given + " is outside the project",
                                 "copy the file into the project first, or run `ct skills install " + given +
                                     "` in a terminal")

@@ -134,4 +134,40 @@ TEST_CASE("find_project honours CLEO_ROOT", "[engines][project]") {
   }
 }
 
+TEST_CASE("lies_within follows every symlink on the way: parent folders, dangling links, loops", "[engines][project]") {
+  TempDir dir;
+  const fs::path root = dir.path() / "project";
+  const fs::path outside = dir.path() / "elsewhere";
+  fs::create_directories(root / "docs");
+  fs::create_directories(outside);
+  CHECK(lies_within(root / "docs" / "a.md", root));
+  CHECK(lies_within(root / "new" / "folder" / "b.json", root));  // not there yet: as written
+  CHECK_FALSE(lies_within(root, root));
+  CHECK_FALSE(lies_within(root / ".." / "elsewhere" / "c", root));
+  // A parent folder that is a link out (the last component is an ordinary name).
+  fs::create_directory_symlink(outside, root / ".vscode");
+  CHECK_FALSE(lies_within(root / ".vscode" / "mcp.json", root));
+  CHECK(resolve_links(root / ".vscode" / "mcp.json") == resolve_links(outside / "mcp.json"));
+  // A relative link to a folder inside, and `..` taken after the link, as the kernel does.
+  fs::create_directory_symlink("docs", root / "d");
+  CHECK(lies_within(root / "d" / "x", root));
+  fs::create_directories(outside / "deep");
+  fs::create_directory_symlink(outside / "deep", root / "deep");
+  CHECK_FALSE(lies_within(root / "deep" / ".." / "x", root));
+  // A dangling link counts where it points.
+  fs::create_symlink(outside / "missing.json", root / "dangling.json");
+  CHECK_FALSE(lies_within(root / "dangling.json", root));
+  fs::create_symlink("docs/missing.json", root / "dangling-in.json");
+  CHECK(lies_within(root / "dangling-in.json", root));
+  // A loop resolves to nothing, and so lies nowhere.
+  fs::create_symlink(root / "loop-b", root / "loop-a");
+  fs::create_symlink(root / "loop-a", root / "loop-b");
+  CHECK_FALSE(resolve_links(root / "loop-a" / "x"));
+  CHECK_FALSE(lies_within(root / "loop-a" / "x", root));
+  // The root itself reached through a link.
+  fs::create_directory_symlink(root, dir.path() / "alias");
+  CHECK(lies_within(dir.path() / "alias" / "docs" / "a.md", root));
+  CHECK(lies_within(root / "docs" / "a.md", dir.path() / "alias"));
+}
+
 }  // namespace ct
