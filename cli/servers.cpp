@@ -16,6 +16,7 @@
 #include "cli/render.h"
 #include "core/log.h"
 #include "disclosure/product.h"
+#include "domains/providers/providers.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "gateway/commands.h"
@@ -55,6 +56,8 @@ struct ServerFlags {
   // mcp-config
   std::string client = "claude";
   std::string http_url;
+  std::string scope = "user";
+  std::string token_env;
 };
 
 void add_common(CLI::App& command, ServerFlags& flags) {
@@ -109,7 +112,9 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     command->add_option("--host", flags.http.host, "Address to bind (default 127.0.0.1)")
         ->type_name("ADDRESS");
     command->add_option("--port", flags.http.port, "Port (default 8808; 0 = any free port)")->type_name("PORT");
-    command->add_option("--token", flags.http.token, "Require Authorization: Bearer <token>")->type_name("TOKEN");
+    command->add_option("--token", flags.http.token, "Require Authorization: Bearer <token> (also CLEO_SERVE_TOKEN)")
+        ->type_name("TOKEN")
+        ->envname(std::string(providers::kTokenEnv));
     command->add_option("--allow-origin", flags.origins, "Also accept browser requests from this origin (repeatable)")
         ->type_name("ORIGIN")
         ->allow_extra_args(false);
@@ -123,8 +128,16 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     std::string hosts;
     for (const auto& host : mcp::config_hosts()) hosts += (hosts.empty() ? "" : "|") + host;
     command->add_option("--host", flags.client, "Agent host: " + hosts + " (default claude)")->type_name("HOST");
-    command->add_option("--http", flags.http_url, "Connect to a running `ct serve` at this URL instead of starting ct mcp")
-        ->type_name("URL");
+    CLI::Option* http =
+        command->add_option("--http", flags.http_url, "Connect to a running `ct serve` at this URL instead of starting ct mcp")
+            ->type_name("URL");
+    command->add_option("--scope", flags.scope, "user: your own file, the installed ct's path (default); project: "
+                                                "the project's shared file, ct on the PATH")
+        ->check(CLI::IsMember({"user", "project"}))
+        ->type_name("SCOPE");
+    command->add_option("--token-env", flags.token_env, "With --http: send the token in this variable (CLEO_SERVE_TOKEN)")
+        ->type_name("VAR")
+        ->needs(http);
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -156,15 +169,17 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     if (!run_http) return exec_http_server(args);
     return run_http(options, flags.http, stdout);
   }
-  std::optional<std::string> url;
-  if (!flags.http_url.empty()) url = flags.http_url;
-  std::optional<std::filesystem::path> project;
-  if (!flags.project.empty()) project = flags.project;
-  auto snippet = mcp::client_config(flags.client, url, mcp::self_path(), project);
-  if (!snippet) return report(snippet.error());
-  std::string header = "# " + std::string(flags.client) + ": " + mcp::config_location(flags.client) + "\n";
+  mcp::ClientConfigRequest request;
+  request.host = flags.client;
+  request.user_scope = flags.scope == "user";
+  if (!flags.http_url.empty()) request.http_url = flags.http_url;
+  request.token_env = flags.token_env;
+  if (!flags.project.empty()) request.project = flags.project;
+  auto config = mcp::client_config(request);
+  if (!config) return report(config.error());
+  std::string header = "# " + flags.client + ": " + config->location + "\n# " + config->note + "\n";
   std::fwrite(header.data(), 1, header.size(), stderr);
-  std::fwrite(snippet->data(), 1, snippet->size(), stdout);
+  std::fwrite(config->snippet.data(), 1, config->snippet.size(), stdout);
   return 0;
 }
 

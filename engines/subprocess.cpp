@@ -116,6 +116,14 @@ std::optional<std::filesystem::path> find_program(std::string_view program, cons
   return std::nullopt;
 }
 
+std::optional<std::filesystem::path> installed_program(std::string_view program) {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || program.empty() || program.find('/') != std::string_view::npos) return std::nullopt;
+  std::filesystem::path candidate = self.parent_path() / std::string(program);
+  return executable_file(candidate) ? std::optional(candidate) : std::nullopt;
+}
+
 namespace {
 
 /// ProcessSpec::attached: the child gets our terminal and we wait for it.

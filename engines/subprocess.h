@@ -66,6 +66,10 @@ Result<ProcessResult> run_process(const ProcessSpec& spec);
 /// an executable file.
 std::optional<std::filesystem::path> find_program(std::string_view program, const std::vector<std::string>& env);
 
+/// The executable `program` installed beside the running one (`ct` next to `ct-serve`), by the
+/// absolute path of /proc/self/exe with its links resolved; nullopt when there is none.
+std::optional<std::filesystem::path> installed_program(std::string_view program);
+
 /// A failed, timed-out or killed run as an error value: E_TIMEOUT when the limit ended it, else
 /// E_ENGINE_FAILED naming the exit status or signal, with the tail of stderr.
 Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::string_view what);

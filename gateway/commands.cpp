@@ -10,6 +10,7 @@
 #include "disclosure/help.h"
 #include "disclosure/injection.h"
 #include "engines/project.h"
+#include "engines/subprocess.h"
 #include "disclosure/product.h"
 #include "domains/providers/providers.h"
 #include "gateway/stdio_transport.h"
@@ -54,35 +55,40 @@ int run_stdio_server(const RouterOptions& router_options) {
 // hosts, their files and the shape of their entries are known there only.
 std::vector<std::string> config_hosts() { return providers::ids(); }
 
-std::string config_location(std::string_view host) {
-  const providers::Provider* provider = providers::find(host);
-  if (!provider) return "";
-  std::string out;
-  if (!provider->project_config.empty()) out = std::string(provider->project_config) + " in the project";
-  if (!provider->user_config.empty())
-    out += (out.empty() ? "~/" : ", or ~/") + std::string(provider->user_config) + (out.empty() ? "" : " for every project");
-  return out + " (or: ct providers install " + std::string(provider->id) + ")";
-}
-
-Result<std::string> client_config(std::string_view host, const std::optional<std::string>& http_url,
-                                  const std::string& ct_path, const std::optional<std::filesystem::path>& project) {
-  const providers::Provider* provider = providers::find(host);
+Result<ClientConfig> client_config(const ClientConfigRequest& request) {
+  const providers::Provider* provider = providers::find(request.host);
   if (!provider) {
-    Error error(ErrorCode::InvalidInput, "unknown host '" + std::string(host) + "'");
+    Error error(ErrorCode::InvalidInput, "unknown host '" + request.host + "'");
     error.fix = "ct mcp-config --host claude";
-    return fail(std::move(error).with_choices(host, config_hosts()));
+    return fail(std::move(error).with_choices(request.host, config_hosts()));
   }
+  auto file = providers::config_file(*provider, request.user_scope);
+  if (!file)
+    return fail(Error(ErrorCode::InvalidInput, std::string(provider->name) + " has no " +
+                                                   (request.user_scope ? "user" : "project") +
+                                                   "-scope MCP configuration file")
+                    .with_fix("ct mcp-config --host " + request.host + " --scope " +
+                              (request.user_scope ? "project" : "user")));
   providers::ServerLaunch launch;
-  launch.command = ct_path;
-  if (project) {
+  auto installed = installed_program("ct");
+  launch.command = providers::default_command(request.user_scope,
+                                              installed ? std::optional(installed->string()) : std::nullopt);
+  if (request.project) {
     launch.args.push_back("--project");
-    launch.args.push_back(std::filesystem::absolute(*project).string());
+    launch.args.push_back(std::filesystem::absolute(*request.project).string());
   }
-  if (http_url) {
+  if (request.http_url) {
     launch.transport = providers::Transport::Http;
-    launch.url = *http_url;
+    launch.url = *request.http_url;
+    launch.token_env = request.token_env;
   }
-  return providers::snippet(*provider, launch);
+  CT_TRY(providers::check_launch(*provider, launch));
+  ClientConfig out;
+  out.snippet = providers::snippet(*provider, launch);
+  out.location = (request.user_scope ? "~/" : "") + std::string(*file) + " (or: ct providers install " +
+                 std::string(provider->id) + (request.user_scope ? " --scope user" : "") + ")";
+  out.note = providers::entry_note(*provider, request.user_scope, launch);
+  return out;
 }
 
 }  // namespace ct::mcp

@@ -36,14 +36,23 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
 /// Hosts that `ct mcp-config` knows, in the order shown by --help.
 std::vector<std::string> config_hosts();
 
-/// The snippet `host` expects in its MCP configuration for running `ct_path mcp` (or, with
-/// `http_url`, for connecting to `ct serve`). E_INVALID_INPUT (with the valid hosts) for an
-/// unknown host.
-Result<std::string> client_config(std::string_view host, const std::optional<std::string>& http_url,
-                                  const std::string& ct_path, const std::optional<std::filesystem::path>& project);
-
-/// Where each host reads that snippet from (for the human-readable header).
-std::string config_location(std::string_view host);
+/// What `ct mcp-config` prints: the entry for `host` in the file of one scope.
+struct ClientConfigRequest {
+  std::string host = "claude";
+  /// The user's own file (the installed ct's absolute path) or the project's (the portable ct).
+  bool user_scope = true;
+  std::optional<std::string> http_url;  // connect to `ct serve` there instead of starting ct mcp
+  std::string token_env;                // http: the variable holding the server's token
+  std::optional<std::filesystem::path> project;
+};
+struct ClientConfig {
+  std::string snippet;   // the entry as a file of its own would hold it
+  std::string location;  // the file it goes in, and the command that merges it there
+  std::string note;      // approval, PATH, token and how to check (providers::entry_note)
+};
+/// E_INVALID_INPUT for an unknown host (with the valid hosts), a host without a file for the
+/// scope, or a token the host cannot take from an environment variable.
+Result<ClientConfig> client_config(const ClientConfigRequest& request);
 
 /// The absolute path of the running executable (for configs that must not depend on PATH).
 std::string self_path();

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "disclosure/product.h"
+#include "domains/providers/providers.h"
 #include "gateway/commands.h"
 #include "gateway/dashboard.h"
 
@@ -98,14 +99,21 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
 
   std::string url = server.url();
   std::fprintf(out, "CLEO MCP server: %s\n", url.c_str());
-  std::optional<std::filesystem::path> project = router_options.project_dir;
-  auto snippet = client_config("claude", url, self_path(), project);
-  if (snippet) std::fprintf(out, "Claude Code (%s):\n%s", config_location("claude").c_str(), snippet->c_str());
+  // The entry a host needs: with a token, one that names the variable holding it (never the token).
+  ClientConfigRequest request;
+  request.http_url = url;
+  request.project = router_options.project_dir;
+  if (!http_options.token.empty()) request.token_env = std::string(providers::kTokenEnv);
+  if (auto config = client_config(request))
+    std::fprintf(out, "Claude Code (%s):\n%s", config->location.c_str(), config->snippet.c_str());
   std::string hosts;
   for (const auto& host : config_hosts())
     if (host != "claude") hosts += (hosts.empty() ? "" : "|") + host;
-  std::fprintf(out, "Other hosts: ct mcp-config --host %s --http %s\n", hosts.c_str(), url.c_str());
-  if (!http_options.token.empty()) std::fprintf(out, "Clients must send: Authorization: Bearer <token>\n");
+  const std::string token_flag = request.token_env.empty() ? "" : " --token-env " + request.token_env;
+  std::fprintf(out, "Other hosts: ct mcp-config --host %s --http %s%s\n", hosts.c_str(), url.c_str(), token_flag.c_str());
+  if (!http_options.token.empty())
+    std::fprintf(out, "Clients must send: Authorization: Bearer <token>; set %s to the token where the host starts\n",
+                 request.token_env.c_str());
   if (dashboard) {
     std::string page = url.substr(0, url.size() - std::string_view("mcp").size());
     std::fprintf(out, "Dashboard: %s (%s%s)\n", page.c_str(),

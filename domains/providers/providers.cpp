@@ -1,12 +1,19 @@
 #include "domains/providers/providers.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace ct::providers {
 namespace {
 
 // Sources: each host's documentation on MCP servers and instruction files (2025–2026); client
-// names: the clientInfo.name each host's MCP client sends in initialize.
+// names: the clientInfo.name each host's MCP client sends in initialize. Environment variables in
+// an HTTP entry: Claude Code expands ${VAR} in .mcp.json and ~/.claude.json (command, args, env,
+// url, headers); Gemini CLI expands $VAR and ${VAR} in every string of settings.json when it
+// loads it; Cursor, Windsurf and VS Code expand ${env:VAR} in mcp.json; opencode {env:VAR} in
+// opencode.json; Codex names the variable in bearer_token_env_var (it refuses an inline token).
+// Codex reads a project's .codex/config.toml only in a trusted project.
 // User-scope paths are the Linux ones where a host differs by platform (VS Code keeps its user
 // folder under ~/.config/Code on Linux, ~/Library/Application Support/Code on macOS).
 const std::array<Provider, 7> kProviders = {{
@@ -16,28 +23,32 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".mcp.json", .user_config = ".claude.json",
      .project_dir = ".claude", .user_dir = ".claude", .headless = {"claude", "-p"},
-     .stdio_type = "", .http_type = "http", .url_key = "url"},
+     .stdio_type = "", .http_type = "http", .url_key = "url", .token_env = "${VAR}", .check = "claude mcp list",
+     .project_approval = "Claude Code lists it as pending until you approve it"},
     {.id = "codex", .name = "Codex CLI", .binaries = {"codex"},
      .client_names = {"codex-mcp-client", "codex-vscode"},
      .instruction_files = {"AGENTS.md"}, .user_instructions = ".codex/AGENTS.md", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Toml, .servers_key = "mcp_servers",
-     .project_config = "", .user_config = ".codex/config.toml",
+     .project_config = ".codex/config.toml", .user_config = ".codex/config.toml",
      .project_dir = ".codex", .user_dir = ".codex", .headless = {"codex", "exec"},
-     .stdio_type = "", .http_type = "", .url_key = "url"},
+     .stdio_type = "", .http_type = "", .url_key = "url", .token_env = "bearer_token_env_var", .check = "codex mcp list",
+     .project_approval = "Codex reads it only once you trust the project"},
     {.id = "cursor", .name = "Cursor", .binaries = {"cursor-agent", "cursor"},
      .client_names = {"cursor-vscode", "cursor"},
      .instruction_files = {".cursor/rules/", "AGENTS.md"}, .user_instructions = "", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".cursor/mcp.json", .user_config = ".cursor/mcp.json",
      .project_dir = ".cursor", .user_dir = ".cursor", .headless = {"cursor-agent", "-p"},
-     .stdio_type = "", .http_type = "", .url_key = "url"},
+     .stdio_type = "", .http_type = "", .url_key = "url", .token_env = "${env:VAR}", .check = "cursor-agent mcp list",
+     .project_approval = "Cursor asks you to approve it"},
     {.id = "gemini", .name = "Gemini CLI", .binaries = {"gemini"},
      .client_names = {"gemini-cli", "gemini-cli-mcp-client"},
      .instruction_files = {"GEMINI.md"}, .user_instructions = ".gemini/GEMINI.md", .inject_target = "GEMINI.md",
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".gemini/settings.json", .user_config = ".gemini/settings.json",
      .project_dir = ".gemini", .user_dir = ".gemini", .headless = {"gemini", "-p"},
-     .stdio_type = "", .http_type = "", .url_key = "httpUrl"},
+     .stdio_type = "", .http_type = "", .url_key = "httpUrl", .token_env = "${VAR}", .check = "gemini mcp list",
+     .project_approval = "Gemini CLI keeps it disabled until you trust the folder"},
     {.id = "windsurf", .name = "Windsurf", .binaries = {"windsurf"},
      .client_names = {"windsurf", "windsurf-client"},
      .instruction_files = {".windsurf/rules/", "AGENTS.md"},
@@ -45,7 +56,8 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = "", .user_config = ".codeium/windsurf/mcp_config.json",
      .project_dir = ".windsurf", .user_dir = ".codeium/windsurf", .headless = {},
-     .stdio_type = "", .http_type = "", .url_key = "serverUrl"},
+     .stdio_type = "", .http_type = "", .url_key = "serverUrl", .token_env = "${env:VAR}",
+     .check = "Windsurf's MCP panel", .project_approval = ""},
     {.id = "vscode", .name = "VS Code (Copilot)", .binaries = {"code"},
      .client_names = {"Visual Studio Code", "vscode"},
      .instruction_files = {".github/copilot-instructions.md", "AGENTS.md"}, .user_instructions = "",
@@ -53,20 +65,22 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "servers",
      .project_config = ".vscode/mcp.json", .user_config = ".config/Code/User/mcp.json",
      .project_dir = ".vscode", .user_dir = ".config/Code", .headless = {},
-     .stdio_type = "stdio", .http_type = "http", .url_key = "url"},
+     .stdio_type = "stdio", .http_type = "http", .url_key = "url", .token_env = "${env:VAR}",
+     .check = "MCP: List Servers in VS Code",
+     .project_approval = "VS Code asks you to trust it, in a trusted workspace, before it starts"},
     {.id = "opencode", .name = "opencode", .binaries = {"opencode"},
      .client_names = {"opencode"},
      .instruction_files = {"AGENTS.md"}, .user_instructions = ".config/opencode/AGENTS.md", .inject_target = "AGENTS.md",
      .format = ConfigFormat::Json, .servers_key = "mcp",
      .project_config = "opencode.json", .user_config = ".config/opencode/opencode.json",
      .project_dir = ".opencode", .user_dir = ".config/opencode", .headless = {"opencode", "run"},
-     .stdio_type = "local", .http_type = "remote", .url_key = "url", .command_array = true, .enabled_key = true},
+     .stdio_type = "local", .http_type = "remote", .url_key = "url", .command_array = true, .enabled_key = true,
+     .token_env = "{env:VAR}", .check = "opencode mcp list", .project_approval = ""},
 }};
 
-constexpr std::array<std::string_view, 3> kTomlOwned = {"command", "args", "url"};
 // Every member json_entry() writes for some host.
-constexpr std::array<std::string_view, 7> kJsonOwned = {"type", "command", "args", "url", "httpUrl", "serverUrl",
-                                                        "enabled"};
+constexpr std::array<std::string_view, 8> kJsonOwned = {"type", "command", "args", "url", "httpUrl", "serverUrl",
+                                                        "enabled", "headers"};
 
 }  // namespace
 
@@ -93,11 +107,52 @@ std::vector<std::string> ids() {
   return out;
 }
 
+std::string default_command(bool user_scope, const std::optional<std::string>& installed) {
+  if (user_scope && installed) return *installed;
+  return std::string(kPortableCommand);
+}
+
+Result<void> check_launch(const Provider& provider, const ServerLaunch& launch) {
+  const std::string& name = launch.token_env;
+  const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+                          std::all_of(name.begin(), name.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                          });
+  if (!name.empty() && !identifier)
+    return fail(Error(ErrorCode::InvalidInput, "'" + name + "' is not an environment variable's name")
+                    .with_fix("name the variable that holds the token, e.g. " + std::string(kTokenEnv))
+                    .with_detail("field", "tokenEnv"));
+  if (launch.transport == Transport::Http && !launch.token_env.empty() && provider.token_env.empty())
+    return fail(Error(ErrorCode::InvalidInput, std::string(provider.name) +
+                                                   " cannot take a token from an environment variable, and CLEO "
+                                                   "never writes the token into its file")
+                    .with_fix("add the Authorization header in " + std::string(provider.name) +
+                              "'s own settings, or serve without --token on 127.0.0.1")
+                    .with_detail("field", "tokenEnv"));
+  return {};
+}
+
+namespace {
+
+/// The host's reference to environment variable `name` (its token_env pattern, VAR replaced).
+std::string env_reference(const Provider& provider, std::string_view name) {
+  std::string out(provider.token_env);
+  if (auto at = out.find("VAR"); at != std::string::npos) out.replace(at, 3, name);
+  return out;
+}
+
+}  // namespace
+
 json::Value json_entry(const Provider& provider, const ServerLaunch& launch) {
   json::Value entry = json::Value::object();
   if (launch.transport == Transport::Http) {
     if (!provider.http_type.empty()) entry.set("type", provider.http_type);
     entry.set(provider.url_key, launch.url);
+    if (!launch.token_env.empty() && !provider.token_env.empty()) {
+      json::Value headers = json::Value::object();
+      headers.set("Authorization", "Bearer " + env_reference(provider, launch.token_env));
+      entry.set("headers", std::move(headers));
+    }
   } else {
     if (!provider.stdio_type.empty()) entry.set("type", provider.stdio_type);
     if (provider.command_array) {
@@ -113,15 +168,24 @@ json::Value json_entry(const Provider& provider, const ServerLaunch& launch) {
   return entry;
 }
 
-std::vector<host_config::TomlKey> toml_keys(const ServerLaunch& launch) {
-  if (launch.transport == Transport::Http) return {{"url", host_config::toml_string(launch.url)}};
+std::vector<host_config::TomlKey> toml_keys(const Provider& provider, const ServerLaunch& launch) {
+  if (launch.transport == Transport::Http) {
+    std::vector<host_config::TomlKey> keys = {{"url", host_config::toml_string(launch.url)}};
+    if (!launch.token_env.empty() && !provider.token_env.empty())
+      keys.emplace_back(std::string(provider.token_env), host_config::toml_string(launch.token_env));
+    return keys;
+  }
   std::string args = "[";
   for (std::size_t i = 0; i < launch.args.size(); ++i) args += (i ? ", " : "") + host_config::toml_string(launch.args[i]);
   args += "]";
   return {{"command", host_config::toml_string(launch.command)}, {"args", std::move(args)}};
 }
 
-std::span<const std::string_view> toml_owned_keys() { return kTomlOwned; }
+std::vector<std::string_view> toml_owned_keys(const Provider& provider) {
+  std::vector<std::string_view> owned = {"command", "args", "url"};
+  if (!provider.token_env.empty()) owned.push_back(provider.token_env);
+  return owned;
+}
 
 std::span<const std::string_view> json_owned_keys() { return kJsonOwned; }
 
@@ -129,12 +193,25 @@ std::string toml_table(const Provider& provider) { return std::string(provider.s
 
 std::string snippet(const Provider& provider, const ServerLaunch& launch) {
   if (provider.format == ConfigFormat::Toml) {
-    auto edit = host_config::set_toml_table("", toml_table(provider), toml_keys(launch), toml_owned_keys(), "snippet");
+    auto edit = host_config::set_toml_table("", toml_table(provider), toml_keys(provider, launch),
+                                            toml_owned_keys(provider), "snippet");
     return edit ? edit->text : "";
   }
   auto edit = host_config::set_json_server("", provider.servers_key, kServerName, json_entry(provider, launch), json_owned_keys(),
                                            "snippet");
   return edit ? edit->text : "";
+}
+
+std::string entry_note(const Provider& provider, bool user_scope, const ServerLaunch& launch) {
+  std::string note;
+  auto add = [&note](std::string part) { note += (note.empty() ? "" : "; ") + std::move(part); };
+  if (!user_scope && !provider.project_approval.empty()) add(std::string(provider.project_approval));
+  if (launch.transport == Transport::Stdio && launch.command == kPortableCommand)
+    add("`ct` must be on the PATH " + std::string(provider.name) + " starts with");
+  if (launch.transport == Transport::Http && !launch.token_env.empty())
+    add(std::string(provider.name) + " needs " + launch.token_env + " set to ct serve's token");
+  add("check: " + std::string(provider.check));
+  return note;
 }
 
 std::optional<std::string_view> config_file(const Provider& provider, bool user_scope) {

@@ -50,6 +50,17 @@ struct Provider {
   std::string_view url_key;         // "url", "httpUrl" (Gemini), "serverUrl" (Windsurf)
   bool command_array = false;       // opencode: "command": [program, args…]
   bool enabled_key = false;         // opencode: "enabled": true
+  /// How an HTTP entry names the environment variable that holds `ct serve`'s token, so that the
+  /// file never holds the secret. JSON hosts: the reference their loader expands in a header
+  /// value, VAR standing for the variable's name ("${VAR}", "${env:VAR}", "{env:VAR}"); TOML
+  /// hosts: the key whose value is the variable's name ("bearer_token_env_var"). Empty: the host
+  /// cannot reference one, and a token is refused.
+  std::string_view token_env;
+  /// Where a person sees whether the host found CLEO's server ("claude mcp list").
+  std::string_view check;
+  /// What a project-scope entry needs in the host before it runs (approval, a trusted folder);
+  /// empty when the host starts it as it is.
+  std::string_view project_approval;
 };
 
 /// Every host, in a fixed order.
@@ -63,27 +74,48 @@ std::vector<std::string> ids();
 inline constexpr std::string_view kServerName = "cleo";
 /// The default URL of `ct serve`.
 inline constexpr std::string_view kDefaultUrl = "http://127.0.0.1:8808/mcp";
+/// The environment variable `ct serve` reads its token from (as `--token`), and the one a host's
+/// entry names by default.
+inline constexpr std::string_view kTokenEnv = "CLEO_SERVE_TOKEN";
+/// The portable command: `ct` on the PATH of whoever runs the host.
+inline constexpr std::string_view kPortableCommand = "ct";
 
 /// What a host's entry starts: `command args…` (stdio) or the URL of a running `ct serve`.
 struct ServerLaunch {
   Transport transport = Transport::Stdio;
-  std::string command = "ct";
+  std::string command = std::string(kPortableCommand);
   std::vector<std::string> args = {"mcp"};
-  std::string url;  // Http
+  std::string url;        // Http
+  std::string token_env;  // Http: the variable holding the bearer token; empty: no token is sent
 };
 
-/// The server entry of a JSON host, and every member CLEO owns in it (set or removed on install;
-/// the user's own members — env, cwd, timeout, disabled … — stay).
+/// The command a stdio entry starts when the caller names none: in a user's own file the
+/// absolute path of the installed `ct` (`installed`, when known), since hosts started from an
+/// IDE often lack the shell's PATH; in a project's file, which a team commits and shares, the
+/// portable `ct`.
+std::string default_command(bool user_scope, const std::optional<std::string>& installed);
+
+/// Whether `provider` can hold `launch`: E_INVALID_INPUT naming the host when a token is asked of
+/// a host that cannot reference an environment variable (the secret is never written instead).
+Result<void> check_launch(const Provider& provider, const ServerLaunch& launch);
+
+/// The server entry of a JSON host (check_launch first), and every member CLEO owns in it (set or
+/// removed on install; the user's own members — env, cwd, timeout, disabled … — stay).
 json::Value json_entry(const Provider& provider, const ServerLaunch& launch);
 std::span<const std::string_view> json_owned_keys();
 /// The keys of a TOML host's [mcp_servers.cleo] table, and every key CLEO owns there.
-std::vector<host_config::TomlKey> toml_keys(const ServerLaunch& launch);
-std::span<const std::string_view> toml_owned_keys();
+std::vector<host_config::TomlKey> toml_keys(const Provider& provider, const ServerLaunch& launch);
+std::vector<std::string_view> toml_owned_keys(const Provider& provider);
 /// The TOML table of CLEO's entry ("mcp_servers.cleo").
 std::string toml_table(const Provider& provider);
 
 /// The configuration a host expects, as a file of its own would hold it (`ct mcp-config`).
 std::string snippet(const Provider& provider, const ServerLaunch& launch);
+
+/// One line for the person once an entry is written or printed: what a project's entry needs in
+/// the host before it runs, that a portable `ct` must be on the host's PATH, where the token
+/// comes from, and how to check that the host finds the server.
+std::string entry_note(const Provider& provider, bool user_scope, const ServerLaunch& launch);
 
 /// The file and where it is for a scope, or nullopt when the host has none for it.
 std::optional<std::string_view> config_file(const Provider& provider, bool user_scope);

@@ -139,17 +139,25 @@ Result<Reply> install(Context& context, const Params& params) {
   const bool dry_run = params.flag("dryRun");
   providers::ServerLaunch launch;
   launch.transport = params.str("transport") == "http" ? providers::Transport::Http : providers::Transport::Stdio;
-  if (auto command = params.opt_str("command")) launch.command = *command;
-  if (auto url = params.opt_str("url")) {
-    if (launch.transport != providers::Transport::Http)
-      return fail(Error(ErrorCode::InvalidParams, "url: only with transport http")
-                      .with_fix(context.registry->find("providers", "install")
-                                    ->call_text(R"({"provider":")" + std::string(provider.id) +
-                                                R"(","transport":"http","url":")" + *url + "\"}"))
-                      .with_detail("field", "url"));
-    launch.url = *url;
+  // url and tokenEnv describe a connection to `ct serve`: with transport http only.
+  for (std::string_view field : {"url", "tokenEnv"}) {
+    auto value = params.opt_str(field);
+    if (!value || launch.transport == providers::Transport::Http) continue;
+    return fail(Error(ErrorCode::InvalidParams, std::string(field) + ": only with transport http")
+                    .with_fix(context.registry->find("providers", "install")
+                                  ->call_text(R"({"provider":")" + std::string(provider.id) +
+                                              R"(","transport":"http",")" + std::string(field) + R"(":")" + *value +
+                                              "\"}"))
+                    .with_detail("field", std::string(field)));
+  }
+  launch.url = params.opt_str("url").value_or(std::string(providers::kDefaultUrl));
+  launch.token_env = params.opt_str("tokenEnv").value_or("");
+  CT_TRY(providers::check_launch(provider, launch));
+  if (auto command = params.opt_str("command")) {
+    launch.command = *command;
   } else {
-    launch.url = std::string(providers::kDefaultUrl);
+    auto installed = installed_program("ct");
+    launch.command = providers::default_command(user, installed ? std::optional(installed->string()) : std::nullopt);
   }
 
   auto relative = providers::config_file(provider, user);
@@ -173,23 +181,16 @@ Result<Reply> install(Context& context, const Params& params) {
     label = std::string(*relative);
   }
   fs::path path = base / *relative;
-  // Write onto the file a symlink points at (the link stays); in the project, only when that stays
-  // inside the project or the caller may leave it.
-  std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    fs::path target = fs::weakly_canonical(path, ec);
-    if (!ec) {
-      auto inside = fs::relative(target, fs::weakly_canonical(base, ec), ec).string();
-      if (!user && (inside.empty() || inside.starts_with("..")) && !context.may_leave_project())
-        return fail(outside_refused(label + " leads outside the project; scope project"));
-      path = target;
-    }
-  }
+  // In the project, the file as the filesystem reaches it must stay inside the project (a symlink
+  // anywhere on the way, `.vscode -> /elsewhere` too), unless the caller may leave it.
+  if (!user && !lies_within(path, base) && !context.may_leave_project())
+    return fail(outside_refused(label + " leads outside the project; scope project"));
+  // A symlink is written through by edit_file (the link stays; a dangling one or a loop is refused).
 
   host_config::Editor editor = [&](std::string_view text) {
     return provider.format == providers::ConfigFormat::Toml
-               ? host_config::set_toml_table(text, providers::toml_table(provider), providers::toml_keys(launch),
-                                             providers::toml_owned_keys(), label)
+               ? host_config::set_toml_table(text, providers::toml_table(provider), providers::toml_keys(provider, launch),
+                                             providers::toml_owned_keys(provider), label)
                : host_config::set_json_server(text, provider.servers_key, providers::kServerName,
                                               providers::json_entry(provider, launch), providers::json_owned_keys(),
                                               label);
@@ -200,6 +201,7 @@ Result<Reply> install(Context& context, const Params& params) {
   data.set("provider", std::string(provider.id));
   data.set("scope", user ? "user" : "project");
   data.set("file", label);
+  data.set("note", providers::entry_note(provider, user, launch));
   if (!done.edit.changed) {
     data.set("action", "unchanged");
     return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
@@ -251,14 +253,21 @@ void register_providers_domain(Registry& registry) {
                            {.name = "url", .type = ParamType::String, .max = 2000, .pattern = "^https?://\\S+$",
                             .description = "http: the server's URL (default http://127.0.0.1:8808/mcp)",
                             .single_line = true},
+                           {.name = "tokenEnv", .type = ParamType::String, .max = 100,
+                            .pattern = "^[A-Za-z_][A-Za-z0-9_]*$",
+                            .description = "http: the environment variable holding `ct serve --token`'s token "
+                                           "(CLEO_SERVE_TOKEN); the entry sends it as a bearer header, never the "
+                                           "token itself",
+                            .single_line = true},
                            {.name = "command", .type = ParamType::String, .min = 1, .max = 1000,
-                            .description = "stdio: the ct program the host runs (default ct on its PATH; "
-                                           "an absolute path for hosts started without your shell's PATH)",
+                            .description = "stdio: the ct program the host runs (default: scope user the installed "
+                                           "ct's absolute path, scope project ct on the PATH)",
                             .single_line = true},
                            {.name = "dryRun", .type = ParamType::Bool,
                             .description = "Return the diff, write nothing", .dry_run = true}},
                 .returns = "{provider, scope, file, action created|updated|unchanged (dry run: would be …), diff, "
-                           "backup? (the previous file, beside it)}; E_NO_CHANGE note when the entry is already there",
+                           "backup? (the previous file, beside it), note (approval, how to check)}; E_NO_CHANGE "
+                           "note when the entry is already there",
                 .errors = {ErrorCode::Validation, ErrorCode::FileError, ErrorCode::InvalidInput,
                            ErrorCode::NotInitialized, ErrorCode::ConfigError},
                 .examples = {{R"({"provider":"claude"})", "ct mcp in the project's .mcp.json"},

@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "unit/core/env_guard.h"
 #include "domains/providers/providers.h"
 #include "engines/host_config.h"
+#include "engines/subprocess.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -166,48 +168,50 @@ TEST_CASE("invalid JSON is refused with its line", "[providers][host_config]") {
 }
 
 TEST_CASE("TOML: [mcp_servers.cleo] is edited in place, the rest of the file kept", "[providers][host_config]") {
-  auto owned = providers::toml_owned_keys();
+  const providers::Provider& codex = *providers::find("codex");
+  auto owned = providers::toml_owned_keys(codex);
   const std::string before =
       "# my Codex config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n\n"
       "[mcp_servers.cleo]\ncommand = \"old\"  # was here\nenv = { A = \"1\" }\n\n[profiles.fast]\nmodel = \"mini\"\n";
-  auto edit = host_config::set_toml_table(before, "mcp_servers.cleo", providers::toml_keys({}), owned, "config.toml");
+  auto edit = host_config::set_toml_table(before, "mcp_servers.cleo", providers::toml_keys(codex, {}), owned, "config.toml");
   REQUIRE(edit);
   CHECK(edit->text ==
         "# my Codex config\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n\n"
         "[mcp_servers.cleo]\ncommand = \"ct\"\nenv = { A = \"1\" }\nargs = [\"mcp\"]\n\n[profiles.fast]\nmodel = \"mini\"\n");
-  auto again = host_config::set_toml_table(edit->text, "mcp_servers.cleo", providers::toml_keys({}), owned, "f");
+  auto again = host_config::set_toml_table(edit->text, "mcp_servers.cleo", providers::toml_keys(codex, {}), owned, "f");
   REQUIRE(again);
   CHECK_FALSE(again->changed);
   // Same value spelled otherwise (multi-line array, trailing comma): unchanged.
   auto spelled = host_config::set_toml_table("[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\n  \"mcp\",\n]\n",
-                                             "mcp_servers.cleo", providers::toml_keys({}), owned, "f");
+                                             "mcp_servers.cleo", providers::toml_keys(codex, {}), owned, "f");
   REQUIRE(spelled);
   CHECK_FALSE(spelled->changed);
   // Switching to HTTP drops command and args.
   providers::ServerLaunch http{.transport = providers::Transport::Http, .url = "http://h/mcp"};
-  auto switched = host_config::set_toml_table(edit->text, "mcp_servers.cleo", providers::toml_keys(http), owned, "f");
+  auto switched = host_config::set_toml_table(edit->text, "mcp_servers.cleo", providers::toml_keys(codex, http), owned, "f");
   REQUIRE(switched);
   CHECK(switched->text.find("[mcp_servers.cleo]\nenv = { A = \"1\" }\nurl = \"http://h/mcp\"\n\n[profiles.fast]") !=
         std::string::npos);
   // A new table goes at the end after a blank line.
-  auto appended = host_config::set_toml_table("model = \"o3\"", "mcp_servers.cleo", providers::toml_keys({}), owned, "f");
+  auto appended = host_config::set_toml_table("model = \"o3\"", "mcp_servers.cleo", providers::toml_keys(codex, {}), owned, "f");
   REQUIRE(appended);
   CHECK(appended->text == "model = \"o3\"\n\n[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\"mcp\"]\n");
 }
 
 TEST_CASE("TOML: invalid lines and tables defined another way are refused", "[providers][host_config]") {
-  auto owned = providers::toml_owned_keys();
-  auto bad = host_config::set_toml_table("a = 1\nthis is not toml\n", "mcp_servers.cleo", providers::toml_keys({}), owned, "c.toml");
+  const providers::Provider& codex = *providers::find("codex");
+  auto owned = providers::toml_owned_keys(codex);
+  auto bad = host_config::set_toml_table("a = 1\nthis is not toml\n", "mcp_servers.cleo", providers::toml_keys(codex, {}), owned, "c.toml");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == ErrorCode::Validation);
   CHECK(bad.error().details["line"].as_int() == 2);
-  CHECK_FALSE(host_config::set_toml_table("a = [1,\n", "mcp_servers.cleo", providers::toml_keys({}), owned, "c"));
+  CHECK_FALSE(host_config::set_toml_table("a = [1,\n", "mcp_servers.cleo", providers::toml_keys(codex, {}), owned, "c"));
   auto inline_table = host_config::set_toml_table("[mcp_servers]\ncleo = { command = \"ct\" }\n", "mcp_servers.cleo",
-                                                  providers::toml_keys({}), owned, "c");
+                                                  providers::toml_keys(codex, {}), owned, "c");
   REQUIRE_FALSE(inline_table);
   CHECK(inline_table.error().details["line"].as_int() == 2);
   CHECK_FALSE(host_config::set_toml_table("mcp_servers.cleo.command = \"x\"\n", "mcp_servers.cleo",
-                                          providers::toml_keys({}), owned, "c"));
+                                          providers::toml_keys(codex, {}), owned, "c"));
 }
 
 TEST_CASE("the diff shows the changed lines with context", "[providers][host_config]") {
@@ -269,11 +273,16 @@ TEST_CASE("providers.install: an invalid file is refused and left untouched", "[
   // A folder where the file should be.
   fs::create_directories(p.dir() / ".vscode" / "mcp.json");
   CHECK(code_of(p.mutate("providers", "install", R"({"provider":"vscode"})")) == "E_FILE_ERROR");
-  // Hosts without a file for a scope, and url without http.
-  auto no_project = p.mutate("providers", "install", R"({"provider":"codex","scope":"project"})");
+  // Hosts without a file for a scope, and url or tokenEnv without http.
+  auto no_project = p.mutate("providers", "install", R"({"provider":"windsurf","scope":"project"})");
   CHECK(code_of(no_project) == "E_INVALID_INPUT");
   CHECK(no_project.error->fix.find("\"scope\":\"user\"") != std::string::npos);
   CHECK(code_of(p.mutate("providers", "install", R"({"provider":"claude","url":"http://x/mcp"})")) == "E_INVALID_PARAMS");
+  auto token_stdio = p.mutate("providers", "install", R"({"provider":"claude","tokenEnv":"CLEO_SERVE_TOKEN"})");
+  CHECK(code_of(token_stdio) == "E_INVALID_PARAMS");
+  CHECK(token_stdio.error->details["field"].as_string() == "tokenEnv");
+  CHECK(code_of(p.mutate("providers", "install",
+                         R"({"provider":"claude","transport":"http","tokenEnv":"X}; rm -rf"})")) == "E_INVALID_PARAMS");
   CHECK(code_of(p.mutate("providers", "install", R"({"provider":"nope"})")) == "E_INVALID_PARAMS");
 }
 
@@ -298,7 +307,11 @@ TEST_CASE("providers.install: user scope writes into HOME for a person, never fo
     auto done = person.mutate("providers", "install", R"({"provider":"codex","scope":"user"})");
     REQUIRE(done.success);
     CHECK(done.data["file"].as_string() == "~/.codex/config.toml");
-    CHECK(slurp(file) == "model = \"o3\"\n\n[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\"mcp\"]\n");
+    // In the user's own file: the installed ct's absolute path, when the running program has one beside it.
+    auto installed = installed_program("ct");
+    const std::string command = providers::default_command(true, installed ? std::optional(installed->string()) : std::nullopt);
+    CHECK(slurp(file) == "model = \"o3\"\n\n[mcp_servers.cleo]\ncommand = " + host_config::toml_string(command) +
+                             "\nargs = [\"mcp\"]\n");
     CHECK(backups_of(file).size() == 1);
     auto http = person.mutate("providers", "install", R"({"provider":"codex","scope":"user","transport":"http"})");
     REQUIRE(http.success);
@@ -308,6 +321,116 @@ TEST_CASE("providers.install: user scope writes into HOME for a person, never fo
     REQUIRE(windsurf.success);
     CHECK(fs::exists(person.home() / ".codeium" / "windsurf" / "mcp_config.json"));
   }
+}
+
+TEST_CASE("providers.install: a symlinked parent folder that leads outside the project is refused", "[providers]") {
+  test::TempDir elsewhere;
+  SECTION("an agent: refused, nothing written outside") {
+    HomeProject agent(/*person=*/false);
+    fs::create_directory_symlink(elsewhere.path(), agent.dir() / ".vscode");
+    for (std::string_view params : {R"({"provider":"vscode"})", R"({"provider":"vscode","dryRun":true})"}) {
+      auto refused = agent.mutate("providers", "install", params);
+      CHECK(code_of(refused) == "E_INVALID_INPUT");
+      CHECK(refused.error->message.find(".vscode/mcp.json leads outside the project") != std::string::npos);
+    }
+    CHECK(fs::is_empty(elsewhere.path()));
+    // Deeper: a link two folders up from the file (Cursor's .cursor/ holding a link is the same).
+    fs::create_directories(elsewhere.path() / "g");
+    fs::create_directory_symlink(elsewhere.path() / "g", agent.dir() / ".gemini");
+    CHECK(code_of(agent.mutate("providers", "install", R"({"provider":"gemini"})")) == "E_INVALID_INPUT");
+    CHECK(fs::is_empty(elsewhere.path() / "g"));
+  }
+  SECTION("a link that stays inside the project is followed") {
+    HomeProject agent(false);
+    fs::create_directories(agent.dir() / "shared" / "vscode");
+    fs::create_directory_symlink(agent.dir() / "shared" / "vscode", agent.dir() / ".vscode");
+    REQUIRE(agent.mutate("providers", "install", R"({"provider":"vscode"})").success);
+    CHECK(fs::exists(agent.dir() / "shared" / "vscode" / "mcp.json"));
+  }
+  SECTION("a person may write through it") {
+    HomeProject person(true);
+    fs::create_directory_symlink(elsewhere.path(), person.dir() / ".vscode");
+    REQUIRE(person.mutate("providers", "install", R"({"provider":"vscode"})").success);
+    CHECK(fs::exists(elsewhere.path() / "mcp.json"));
+  }
+}
+
+TEST_CASE("providers.install: Codex in the project's .codex/config.toml, with what a trusted project needs", "[providers]") {
+  HomeProject agent(false);
+  auto done = agent.mutate("providers", "install", R"({"provider":"codex"})");
+  REQUIRE(done.success);
+  CHECK(done.data["scope"].as_string() == "project");
+  CHECK(done.data["file"].as_string() == ".codex/config.toml");
+  CHECK(slurp(agent.dir() / ".codex" / "config.toml") == "[mcp_servers.cleo]\ncommand = \"ct\"\nargs = [\"mcp\"]\n");
+  const std::string note = done.data["note"].as_string();
+  CHECK(note.find("trust the project") != std::string::npos);
+  CHECK(note.find("check: codex mcp list") != std::string::npos);
+  CHECK_FALSE(fs::exists(agent.home() / ".codex"));
+}
+
+TEST_CASE("providers.install: the command is portable in a project, the installed ct's path in a user's file", "[providers]") {
+  CHECK(providers::default_command(false, "/opt/cleo/bin/ct") == "ct");
+  CHECK(providers::default_command(true, "/opt/cleo/bin/ct") == "/opt/cleo/bin/ct");
+  CHECK(providers::default_command(true, std::nullopt) == "ct");
+  HomeProject p(false);
+  auto done = p.mutate("providers", "install", R"({"provider":"claude"})");
+  REQUIRE(done.success);
+  CHECK(json::parse(slurp(p.dir() / ".mcp.json")).value()["mcpServers"]["cleo"]["command"].as_string() == "ct");
+  // The note says the entry waits for approval, that ct must be on the host's PATH, and how to check.
+  const std::string note = done.data["note"].as_string();
+  CHECK(note.find("pending until you approve it") != std::string::npos);
+  CHECK(note.find("`ct` must be on the PATH") != std::string::npos);
+  CHECK(note.find("check: claude mcp list") != std::string::npos);
+  // An explicit command wins in either scope.
+  HomeProject person(true);
+  auto user = person.mutate("providers", "install", R"({"provider":"gemini","scope":"user","command":"/usr/local/bin/ct"})");
+  REQUIRE(user.success);
+  CHECK(json::parse(slurp(person.home() / ".gemini" / "settings.json")).value()["mcpServers"]["cleo"]["command"].as_string() ==
+        "/usr/local/bin/ct");
+  const std::string user_note = user.data["note"].as_string();
+  CHECK(user_note.find("trust the folder") == std::string::npos);  // no approval for the user's own file
+  CHECK(user_note.find("check: gemini mcp list") != std::string::npos);
+}
+
+TEST_CASE("providers.install: a server with a token gets a header naming the variable, never the token", "[providers]") {
+  // Each host's own reference to an environment variable, verified in its loader.
+  const std::map<std::string, std::string> header = {
+      {"claude", "Bearer ${CLEO_SERVE_TOKEN}"}, {"cursor", "Bearer ${env:CLEO_SERVE_TOKEN}"},
+      {"gemini", "Bearer ${CLEO_SERVE_TOKEN}"}, {"windsurf", "Bearer ${env:CLEO_SERVE_TOKEN}"},
+      {"vscode", "Bearer ${env:CLEO_SERVE_TOKEN}"}, {"opencode", "Bearer {env:CLEO_SERVE_TOKEN}"}};
+  providers::ServerLaunch http{.transport = providers::Transport::Http, .url = "http://h/mcp", .token_env = "CLEO_SERVE_TOKEN"};
+  for (const auto& [id, value] : header) {
+    INFO(id);
+    const auto& provider = *providers::find(id);
+    REQUIRE(providers::check_launch(provider, http));
+    CHECK(providers::json_entry(provider, http)["headers"]["Authorization"].as_string() == value);
+  }
+  CHECK(providers::snippet(*providers::find("codex"), http) ==
+        "[mcp_servers.cleo]\nurl = \"http://h/mcp\"\nbearer_token_env_var = \"CLEO_SERVE_TOKEN\"\n");
+  // A host that cannot reference a variable is refused rather than given the secret.
+  providers::Provider plain = *providers::find("cursor");
+  plain.token_env = "";
+  auto refused = providers::check_launch(plain, http);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::InvalidInput);
+  CHECK(refused.error().details["field"].as_string() == "tokenEnv");
+  CHECK(providers::check_launch(plain, providers::ServerLaunch{.transport = providers::Transport::Http, .url = "http://h/mcp"}));
+
+  HomeProject person(true);
+  auto claude = person.mutate("providers", "install",
+                              R"({"provider":"claude","transport":"http","tokenEnv":"CLEO_SERVE_TOKEN"})");
+  REQUIRE(claude.success);
+  CHECK(json::parse(slurp(person.dir() / ".mcp.json")).value()["mcpServers"]["cleo"] ==
+        test::parse_json(R"({"type":"http","url":"http://127.0.0.1:8808/mcp",)"
+                         R"("headers":{"Authorization":"Bearer ${CLEO_SERVE_TOKEN}"}})"));
+  CHECK(claude.data["note"].as_string().find("needs CLEO_SERVE_TOKEN set") != std::string::npos);
+  // Codex: the key names the variable; dropping the token drops the key CLEO wrote.
+  const fs::path codex = person.home() / ".codex" / "config.toml";
+  REQUIRE(person.mutate("providers", "install",
+                        R"({"provider":"codex","scope":"user","transport":"http","tokenEnv":"MY_TOKEN"})").success);
+  CHECK(slurp(codex) == "[mcp_servers.cleo]\nurl = \"http://127.0.0.1:8808/mcp\"\nbearer_token_env_var = \"MY_TOKEN\"\n");
+  REQUIRE(person.mutate("providers", "install", R"({"provider":"codex","scope":"user","transport":"http"})").success);
+  CHECK(slurp(codex) == "[mcp_servers.cleo]\nurl = \"http://127.0.0.1:8808/mcp\"\n");
 }
 
 TEST_CASE("providers.detect: a program on PATH and folders in the project and home", "[providers]") {
@@ -342,7 +465,10 @@ TEST_CASE("providers.list and show come from the table", "[providers]") {
   REQUIRE(codex.success);
   CHECK(codex.data["configFormat"].as_string() == "toml");
   CHECK(codex.data["userConfig"].as_string() == "~/.codex/config.toml");
-  CHECK(codex.data["projectConfig"].is_null());
+  CHECK(codex.data["projectConfig"].as_string() == ".codex/config.toml");
+  auto windsurf = p.query("providers", "show", R"({"provider":"windsurf"})");
+  REQUIRE(windsurf.success);
+  CHECK(windsurf.data["projectConfig"].is_null());
   CHECK(codex.data["headless"] == test::parse_json(R"(["codex","exec"])"));
   CHECK(codex.data["entries"]["http"].as_string() == "[mcp_servers.cleo]\nurl = \"http://127.0.0.1:8808/mcp\"\n");
 }
