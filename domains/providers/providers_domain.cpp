@@ -255,9 +255,9 @@ void register_providers_domain(Registry& registry) {
                             .single_line = true},
                            {.name = "tokenEnv", .type = ParamType::String, .max = 100,
                             .pattern = "^[A-Za-z_][A-Za-z0-9_]*$",
-                            .description = "http: the environment variable holding `ct serve --token`'s token "
-                                           "(CLEO_SERVE_TOKEN); the entry sends it as a bearer header, never the "
-                                           "token itself",
+                            .description = "http: the environment variable holding the server's token (CLEO_SERVE_TOKEN, "
+                                           "which ct serve reads too); the entry sends it as a bearer header, never "
+                                           "the token itself",
                             .single_line = true},
                            {.name = "command", .type = ParamType::String, .min = 1, .max = 1000,
                             .description = "stdio: the ct program the host runs (default: scope user the installed "
