@@ -19,6 +19,7 @@
 #include "domains/providers/providers.h"
 #include "domains/registry.h"
 #include "domains/router.h"
+#include "engines/subprocess.h"
 #include "gateway/commands.h"
 #include "gateway/http_transport.h"
 
@@ -85,9 +86,12 @@ bool is_server_command(std::string_view word) {
 
 /// Replaces this process with the `ct-serve` next to the running `ct` (same arguments).
 int exec_http_server(const std::vector<std::string>& args) {
-  std::filesystem::path program = std::filesystem::path(mcp::self_path()).parent_path() / "ct-serve";
+  auto program = installed_program("ct-serve");
+  if (!program)
+    return report(Error(ErrorCode::DependencyError, "ct-serve is not installed beside this ct")
+                      .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
   std::vector<char*> argv;
-  std::string name = program.string();
+  std::string name = program->string();
   argv.push_back(name.data());
   std::vector<std::string> copy = args;
   for (auto& arg : copy) argv.push_back(arg.data());

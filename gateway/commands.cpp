@@ -17,12 +17,6 @@
 
 namespace ct::mcp {
 
-std::string self_path() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ct") : path.string();
-}
-
 ServerInfo server_info(const Registry& operations, const std::optional<std::filesystem::path>& project_dir) {
   // Level 0 of the help is what every agent gets on connecting. It renders from embedded
   // templates that the tests render too, so a failure here is a build defect.

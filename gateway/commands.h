@@ -54,7 +54,4 @@ struct ClientConfig {
 /// scope, or a token the host cannot take from an environment variable.
 Result<ClientConfig> client_config(const ClientConfigRequest& request);
 
-/// The absolute path of the running executable (for configs that must not depend on PATH).
-std::string self_path();
-
 }  // namespace ct::mcp
