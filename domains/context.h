@@ -41,9 +41,10 @@ class Context {
   /// Why the store could not be opened, for operations that run on a damaged store
   /// (OperationSpec::runs_on_damaged_store); `store` is null then.
   std::optional<Error> store_error;
-  /// Files outside the project may be read or written: a person asked on the command line, or
-  /// security.allowOutsideProject is set. MCP callers get false by default.
-  bool outside_project_allowed = false;
+  /// The caller is a person at the command line (`ct`; RouterOptions::outside_project_allowed),
+  /// not an agent over MCP or the dashboard: files outside the project may be named, and the keys
+  /// only people set (SetBy::People) may be changed.
+  bool person = false;
   /// The user's home directory, for user-scope files (agent hosts' configuration): set by tests
   /// and embedders; none means $HOME at the time of the call.
   std::optional<std::filesystem::path> home;
@@ -64,15 +65,31 @@ class Context {
                       .with_fix("set HOME, or use the project scope"));
     return std::filesystem::path(value);
   }
-  /// Whether this call may write outside the project: a person on the command line, or a project
-  /// whose config sets security.allowOutsideProject (read here for operations that run without
-  /// the store, which the router loads the config with).
+  /// Whether this call may read or write outside the project: a person on the command line, or a
+  /// project whose config sets security.allowOutsideProject (read here for operations that run
+  /// without the store, which the router loads the config with).
   bool may_leave_project() const {
-    if (outside_project_allowed) return true;
+    if (person) return true;
+    if (project) return config->get_bool("security.allowOutsideProject");
     auto found = find_project(project_dir);
     if (!found) return false;
     auto loaded = Config::load(found->config_path());
     return loaded && loaded->get_bool("security.allowOutsideProject");
+  }
+  /// How a person lets agents past the project's edge, for the fix of a refusal by may_leave_project.
+  static std::string let_agents_leave_project() {
+    return "to let agents do it, " + config_set_fix("security.allowOutsideProject", json::Value(true));
+  }
+  /// Whether this caller may set `key` to `value`: a key only people set refuses an agent with
+  /// E_MUTATION_DISABLED, naming the key and what a person runs instead.
+  Result<void> may_set_config(const ConfigKey& key, const json::Value& value) const {
+    if (person || key.set_by == SetBy::Anyone) return {};
+    return fail(Error(ErrorCode::MutationDisabled,
+                      std::string(key.name) + " widens what agents may do: only a person changes it, not an MCP or "
+                                              "dashboard caller")
+                    .with_fix(config_set_fix(key.name, value))
+                    .with_detail("key", std::string(key.name))
+                    .with_detail("setBy", "people"));
   }
   Store& db() { return *store; }
   /// Who is calling, for records that name an agent: the bound session's agent, else the caller's.

@@ -263,7 +263,7 @@ Context Router::new_context() {
   context.agent_is_fixed = options_.agent_is_fixed;
   static const Config kDefaults;
   context.config = &kDefaults;
-  context.outside_project_allowed = options_.outside_project_allowed;
+  context.person = options_.outside_project_allowed;
   context.home = options_.home;
   context.capabilities = options_.capabilities;
   return context;
@@ -290,7 +290,6 @@ Result<void> Router::attach_store(const pipeline::Call& call, Context& context, 
     context.store = *store;
     context.project = project_;
     context.config = config_.get();
-    if (config_->get_bool("security.allowOutsideProject")) context.outside_project_allowed = true;
     return {};
   }
   return without_store(call, context, std::move(store.error()), damaged_config);

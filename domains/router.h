@@ -62,8 +62,10 @@ struct RouterOptions {
   bool agent_is_fixed = false;
   /// CLI: with no session set, adopt the project's only active session (if exactly one).
   bool adopt_only_active_session = false;
-  /// Files outside the project may be named (the CLI: a person asked); MCP callers may not
-  /// unless the project's security.allowOutsideProject is set.
+  /// The caller is a person at the command line (`ct`), who may name files outside the project and
+  /// change the config keys only people set (SetBy::People). Agents — MCP over stdio or HTTP, the
+  /// dashboard — are not: they reach outside only where security.allowOutsideProject is set, and
+  /// never change those keys.
   bool outside_project_allowed = false;
   /// The home directory of user-scope files; none: $HOME at the time of each call.
   std::optional<std::filesystem::path> home;

@@ -45,6 +45,16 @@ std::string check_inside_project(std::string_view text) {
 }
 
 // The one table of configuration keys. Order is the order of config.json and of help output.
+// SetBy::People marks the keys whose value widens what agents may do, which only a person sets:
+// - a program runs: validate.testCommand, orchestrator.spawnCommand, orchestrator.provider (an agent
+//   host's headless command), release.gates, engines (plug-in commands);
+// - a file or a place outside .cleo/: release.versionFile (release.ship rewrites it; an absolute
+//   path leaves the project), release.remote (git pushes branches and tags there, and takes a URL);
+// - another store: storage.url, storage.schema (another project's tasks in the same database);
+// - a guard off: security.* (security.allowOutsideProject lets agents past the project's edge).
+// research.manifestFile is only read, and its check keeps it inside the project. The workflow rules
+// (session., lifecycle., verification.) shape how agents work inside the project and are theirs to
+// tune; limits and timeouts bound what runs, they add nothing to it.
 const std::vector<ConfigKey>& key_table() {
   static const std::vector<ConfigKey> keys = {
       {"hierarchy.maxDepth", json::Type::Int, "3", 1, 3, {},
@@ -58,10 +68,11 @@ const std::vector<ConfigKey>& key_table() {
       {"storage.url", json::Type::String, "\"\"", 0, 0, {},
        "A PostgreSQL store shared by many machines (postgresql://user@host/db; the password in ~/.pgpass or "
        "PGPASSWORD, never here); empty = SQLite in .cleo/tasks.db. CLEO_DATABASE_URL overrides it",
-       false, check_store_url},
+       SetBy::People, false, check_store_url},
       {"storage.schema", json::Type::String, "\"cleo\"", 0, 0, {},
        "The PostgreSQL schema holding this project's store (one database can hold several projects). "
-       "CLEO_DATABASE_SCHEMA overrides it"},
+       "CLEO_DATABASE_SCHEMA overrides it",
+       SetBy::People},
       {"output.format", json::Type::String, "\"text\"", 0, 0, {"text", "json"},
        "Default output of the ct command line"},
       {"output.maxReplyBytes", json::Type::Int, "20000", 1000, 10000000, {},
@@ -81,26 +92,30 @@ const std::vector<ConfigKey>& key_table() {
       {"audit.retentionDays", json::Type::Int, "0", 0, 36500, {},
        "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)"},
       {"security.allowOutsideProject", json::Type::Bool, "false", 0, 0, {},
-       "MCP callers may name files outside the project (restore from a path, inject into ~/): off by default"},
+       "MCP callers may name files outside the project (restore from a path, inject into ~/): off by default",
+       SetBy::People},
       {"engines", json::Type::Object, "{}", 0, 0, {},
        "Plug-in engines: \"domain.operation\" → {command:[argv…], gateway?, summary?, params?, timeoutSeconds?} "
-       "(capability/README.md); edit config.json, then restart servers"},
+       "(capability/README.md); edit config.json, then restart servers",
+       SetBy::People},
       {"release.gates", json::Type::Array, "[]", 0, 20, {},
-       "Commands release.ship runs first, each an argv array run without a shell: [[\"make\",\"test\"]]"},
+       "Commands release.ship runs first, each an argv array run without a shell: [[\"make\",\"test\"]]",
+       SetBy::People},
       {"release.versionFile", json::Type::String, "\"\"", 0, 0, {},
-       "File (relative to the project root) whose version string release.ship bumps; \"\" = none"},
+       "File (relative to the project root) whose version string release.ship bumps; \"\" = none", SetBy::People},
       {"release.remote", json::Type::String, "\"origin\"", 0, 0, {},
-       "The git remote release.ship pushes to (push: true) and release.rollback deletes pushed tags from"},
+       "The git remote release.ship pushes to (push: true) and release.rollback deletes pushed tags from",
+       SetBy::People},
       {"release.timeoutSeconds", json::Type::Int, "600", 1, 86400, {},
        "Time limit of each gate and git command of the release domain"},
       {"research.manifestFile", json::Type::String, "\".cleo/agent-outputs/MANIFEST.jsonl\"", 0, 0, {},
        "The manifest subagents append their outputs to (one JSON line each, O_APPEND), relative to the project "
        "root; research.sync imports its new lines",
-       false, check_inside_project},
+       SetBy::Anyone, false, check_inside_project},
       {"validate.testCommand", json::Type::String, "\"\"", 0, 0, {},
        "The project's test command for validate.test.run, e.g. \"ctest --test-dir build\": split into words like a "
        "shell would, but run without one (no pipes, &&, $VARS or globs; name a script for those). Empty = none",
-       true, check_command},
+       SetBy::People, true, check_command},
       {"validate.testTimeoutSeconds", json::Type::Int, "600", 1, 86400, {},
        "validate.test.run stops the test command after this many seconds (recorded as a failed run)"},
       {"validate.coverageThreshold", json::Type::Int, "0", 0, 100, {},
@@ -121,11 +136,12 @@ const std::vector<ConfigKey>& key_table() {
       {"orchestrator.spawnCommand", json::Type::String, "\"\"", 0, 0, {},
        "The agent command orchestrate.spawn runs with execute:true, the prompt on its stdin, e.g. \"claude -p\": "
        "split into words like a shell would, but run without one. Empty = spawn only returns the prompt",
-       true, check_command},
+       SetBy::People, true, check_command},
       {"orchestrator.provider", json::Type::String, "\"\"", 0, 0, {},
        "The agent host (a providers.list id with a headless command: claude, codex, cursor, gemini, opencode) whose "
        "headless command orchestrate.spawn runs with execute:true, the prompt as its last argument, when "
-       "orchestrator.spawnCommand is empty. Empty = none"},
+       "orchestrator.spawnCommand is empty. Empty = none",
+       SetBy::People},
       {"orchestrator.spawnTimeoutSeconds", json::Type::Int, "1800", 1, 86400, {},
        "orchestrate.spawn with execute:true stops the agent after this many seconds (recorded as a failed run)"},
       {"lifecycle.enforcement", json::Type::String, "\"strict\"", 0, 0, {"strict", "advisory", "off"},
@@ -264,10 +280,6 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
   }
 }
 
-std::string set_call(std::string_view key, std::string_view value_json) {
-  return "cleo_mutate {domain:'system', operation:'config.set', params:{key:'" + std::string(key) +
-         "', value:" + std::string(value_json) + "}}";
-}
 
 /// Walks the nested object, validating every leaf into `flat`.
 Result<void> load_object(const json::Value& object, const std::string& prefix, const fs::path& file,
@@ -306,6 +318,16 @@ const ConfigKey* find_config_key(std::string_view name) {
   for (const auto& key : key_table())
     if (key.name == name) return &key;
   return nullptr;
+}
+
+std::string config_set_fix(std::string_view key, const json::Value& value) {
+  const ConfigKey* spec = find_config_key(key);
+  if (spec == nullptr || spec->set_by == SetBy::Anyone)
+    return "cleo_mutate {domain:'system', operation:'config.set', params:{key:'" + std::string(key) +
+           "', value:" + value.dump() + "}}";
+  const std::string text = value.is_string() ? value.as_string() : value.dump();
+  return "a person runs `" + join_command({"ct", "config", "set", std::string(key), text}) +
+         "` in a terminal, or edits .cleo/config.json (agents cannot set " + std::string(key) + ")";
 }
 
 Config::Config() {
@@ -376,7 +398,7 @@ Result<void> Config::set(std::string_view key, const json::Value& value) {
   auto valid = validate(*spec, value, ErrorCode::InvalidInput);
   if (!valid) {
     Error error = std::move(valid.error());
-    error.with_fix(set_call(spec->name, spec->default_json));
+    error.with_fix(config_set_fix(spec->name, default_value(*spec)));
     return fail(std::move(error));
   }
   values_.set(key, value);

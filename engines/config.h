@@ -14,6 +14,15 @@
 
 namespace ct {
 
+/// Who may change a configuration key (system.config.set, system.store.migrate's use).
+enum class SetBy : std::uint8_t {
+  Anyone,  // people and agents alike
+  /// A person only: `ct` in a terminal, or an edit of .cleo/config.json; never an agent's call
+  /// over MCP or from the dashboard. For keys that widen what agents may do: the value runs a
+  /// program, names a file or a place outside .cleo/, points at another store, or turns a guard off.
+  People,
+};
+
 struct ConfigKey {
   std::string_view name;         // "hierarchy.maxDepth"
   json::Type type;               // Int, Bool or String
@@ -23,6 +32,7 @@ struct ConfigKey {
   std::vector<std::string_view> choices;  // String: the values allowed (empty = free text); Array: a list of
                                           // these names (empty = a list of commands)
   std::string_view description;
+  SetBy set_by = SetBy::Anyone;
   /// Its value may hold something private (a command line with a token): reports such as
   /// issues.diagnostics say only whether it is set.
   bool sensitive = false;
@@ -32,6 +42,9 @@ struct ConfigKey {
 
 std::span<const ConfigKey> config_keys();
 const ConfigKey* find_config_key(std::string_view name);
+/// How to set `key` to `value`, for an error's fix: the MCP call for a key anyone sets; for a key
+/// only people set, the `ct config set` line a person runs (or the edit of .cleo/config.json).
+std::string config_set_fix(std::string_view key, const json::Value& value);
 
 class Config {
  public:

@@ -41,6 +41,7 @@ json::Value describe_key(const ConfigKey& key, const Config& config) {
     out.set("max", key.max);
   }
   out.set("description", key.description);
+  if (key.set_by == SetBy::People) out.set("setBy", "people");
   return out;
 }
 
@@ -108,6 +109,8 @@ Result<Reply> config_set(Context& context, const Params& params) {
   const std::string& key = params.str("key");
   const ConfigKey* spec = find_config_key(key);
   if (!spec) return fail(unknown_key(key));
+  // Who is calling comes first: an agent learns that the key is not its to set, whatever the value.
+  CT_TRY(context.may_set_config(*spec, json::Value(params.str("value"))));
   CT_TRY_ASSIGN(json::Value value, typed_value(*spec, params.str("value")));
   Config updated = *context.config;
   json::Value before = updated.get(key);
@@ -241,7 +244,7 @@ void register_system_admin(Registry& registry) {
                 .summary = "Show configuration values",
                 .params = {{.name = "key", .type = ParamType::String, .max = 60,
                             .description = "One key, e.g. hierarchy.maxDepth (default: all keys)", .positional = true}},
-                .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description}",
+                .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description, setBy?}",
                 .errors = {ErrorCode::InvalidInput},
                 .examples = {{R"({})", "every key"}, {R"({"key":"hierarchy.maxSiblings"})", "one key"}},
                 .idempotent = true, .tier = 2, .shortcut = "config get", .handler = config_get});

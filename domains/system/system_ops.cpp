@@ -374,7 +374,7 @@ Result<fs::path> named_backup(Context& context, const Project& project, const st
     const fs::path cleo = fs::weakly_canonical(project.cleo_dir(), ec);
     const bool inside = !ec && resolved.lexically_relative(cleo).native().rfind("..", 0) != 0 &&
                         !resolved.lexically_relative(cleo).empty();
-    if (!inside && !context.outside_project_allowed)
+    if (!inside && !context.may_leave_project())
       return fail(Error(ErrorCode::InvalidInput, given.string() + " is outside this project; this caller may restore "
                                                                   "only backups in " + dir.string())
                       .with_fix(names.empty() ? "cleo_mutate {domain:'system', operation:'backup'} makes one"

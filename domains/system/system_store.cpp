@@ -12,6 +12,7 @@
 #include "domains/registry.h"
 #include "engines/audit_chain.h"
 #include "engines/backups.h"
+#include "engines/command_line.h"
 #include "engines/store_backend.h"
 
 namespace ct {
@@ -44,6 +45,15 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
                                                "trail and shell history")
                     .with_fix("put the password in ~/.pgpass or PGPASSWORD and give the URL without it")
                     .with_detail("field", "to"));
+  if (params.flag("use")) {
+    // Pointing the project at another store sets storage.url, a key only people set.
+    if (auto allowed = context.may_set_config(*find_config_key("storage.url"), json::Value(to)); !allowed) {
+      Error error = std::move(allowed.error());
+      error.fix = "a person runs `" + join_command({"ct", "store", "migrate", "--to", to, "--use"}) +
+                  "` in a terminal; without use the copy is made and verified, and the project keeps its store";
+      return fail(std::move(error).with_detail("field", "use"));
+    }
+  }
   std::unique_ptr<StoreBackend> source = project_store(project);
   std::unique_ptr<StoreBackend> target;
   if (is_postgresql_url(to)) {

@@ -47,7 +47,7 @@ class Project {
  public:
   Project() {
     use_own_pg_schema();
-    make_router();
+    router_ = make_router(/*person=*/false);
     Envelope init = mutate("system", "init");
     if (!init.success) throw std::runtime_error("init failed: " + to_json(init));
   }
@@ -65,7 +65,7 @@ class Project {
         throw std::runtime_error("seed copy: cannot fill the copy's store");
       std::filesystem::remove(copy);
     }
-    make_router();
+    router_ = make_router(/*person=*/false);
   }
 
   Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
@@ -73,6 +73,12 @@ class Project {
   }
   Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
     return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
+  }
+  /// A mutation by a person at the command line (`ct`), who may also change the config keys only
+  /// people set (SetBy::People); `mutate` calls as an agent does.
+  Envelope mutate_as_person(std::string domain, std::string operation, std::string_view params = "{}") {
+    if (!person_) person_ = make_router(/*person=*/true);
+    return person_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
   }
   /// tasks.add returning the new id (fails the test run on error).
   std::string add(std::string_view params) {
@@ -102,17 +108,19 @@ class Project {
     return true;
   }
 
-  void make_router() {
+  std::unique_ptr<Router> make_router(bool person) const {
     RouterOptions options;
     options.project_dir = dir_.path();
     options.home = home_.path();  // user-scope files (skills, agent hosts) never touch the real $HOME
-    router_ = std::make_unique<Router>(registry(), options,
-                                       std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+    options.outside_project_allowed = person;
+    return std::make_unique<Router>(registry(), options,
+                                    std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
 
   TempDir dir_;
   TempDir home_;
   std::unique_ptr<Router> router_;
+  std::unique_ptr<Router> person_;
 };
 
 /// A validate.* reply as its report: a failed check (E_VALIDATION, or a protocol's code from

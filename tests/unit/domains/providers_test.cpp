@@ -61,6 +61,7 @@ class HomeProject {
   }
   const fs::path& dir() const { return project_.dir(); }
   const fs::path& home() const { return home_.path(); }
+  test::Project& project() { return project_; }
 
  private:
   test::Project project_;
@@ -293,10 +294,16 @@ TEST_CASE("providers.install: user scope writes into HOME for a person, never fo
       auto refused = agent.mutate("providers", "install", params);
       CHECK(code_of(refused) == "E_INVALID_INPUT");
       CHECK(refused.error->details["field"].as_string() == "scope");
+      // Its fix says who can let agents do it: a person, not the agent itself.
+      CHECK(refused.error->fix.find("a person runs `ct config set security.allowOutsideProject true`") !=
+            std::string::npos);
     }
     CHECK_FALSE(fs::exists(agent.home() / ".codex"));
-    // The project may allow it.
-    REQUIRE(agent.mutate("system", "config.set", R"({"key":"security.allowOutsideProject","value":"true"})").success);
+    // The project may allow it, when a person says so; the agent cannot.
+    CHECK(code_of(agent.mutate("system", "config.set", R"({"key":"security.allowOutsideProject","value":"true"})")) ==
+          "E_MUTATION_DISABLED");
+    REQUIRE(agent.project().mutate_as_person("system", "config.set",
+                                             R"({"key":"security.allowOutsideProject","value":"true"})").success);
     CHECK(agent.mutate("providers", "install", R"({"provider":"codex","scope":"user"})").success);
     CHECK(fs::exists(agent.home() / ".codex" / "config.toml"));
   }

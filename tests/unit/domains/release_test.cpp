@@ -287,8 +287,8 @@ TEST_CASE("release.changelog renders done tasks and writes only its section", "[
 TEST_CASE("release.ship dryRun lists every step with its argv and changes nothing", "[release][git]") {
   GitProject g;
   seed_release(g.p);
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"]]"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"]]"})").success);
   const std::string head = g.head();
   Envelope dry = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true,"dryRun":true})");
   INFO(to_json(dry));
@@ -315,7 +315,7 @@ TEST_CASE("release.ship dryRun lists every step with its argv and changes nothin
 TEST_CASE("release.ship commits, tags and pushes; rollback removes the tag here and on the remote", "[release][git]") {
   GitProject g;
   seed_release(g.p);
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
   write(g.dir() / "unrelated.txt", "staged but not part of the release\n");
   git(g.dir(), {"add", "unrelated.txt"});
   const std::string before = g.head();
@@ -369,7 +369,7 @@ TEST_CASE("release.ship commits, tags and pushes; rollback removes the tag here 
 TEST_CASE("a failing gate stops release.ship before anything changes", "[release][git]") {
   GitProject g;
   seed_release(g.p);
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"],[\"false\"]]"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"],[\"false\"]]"})").success);
   const std::string head = g.head();
   Envelope failed = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
   REQUIRE_FALSE(failed.success);
@@ -385,7 +385,7 @@ TEST_CASE("a failing gate stops release.ship before anything changes", "[release
 TEST_CASE("a failing push reports the steps done and how to undo each", "[release][git]") {
   GitProject g;
   seed_release(g.p);
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.remote","value":"nowhere"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.remote","value":"nowhere"})").success);
   const std::string head = g.head();
   Envelope failed = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true})");
   REQUIRE_FALSE(failed.success);

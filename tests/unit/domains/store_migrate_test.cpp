@@ -79,7 +79,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
       CHECK(task_count(p) == 3);
       return;
     }
-    auto down = p.mutate("system", "store.migrate", R"({"to":"sqlite","use":true})");
+    auto down = p.mutate_as_person("system", "store.migrate", R"({"to":"sqlite","use":true})");
     INFO(to_json(down));
     REQUIRE(down.success);
     CHECK(down.data["from"]["backend"].as_string() == "postgresql");
@@ -91,7 +91,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
     CHECK(p.add(R"({"title":"Written on SQLite"})") == "T004");
 
     const std::string schema = test::pg_schema(p.dir() / "second");
-    auto up = p.mutate("system", "store.migrate",
+    auto up = p.mutate_as_person("system", "store.migrate",
                        R"({"to":")" + test::pg_url() + R"(","schema":")" + schema + R"(","use":true})");
     INFO(to_json(up));
     REQUIRE(up.success);

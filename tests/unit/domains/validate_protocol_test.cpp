@@ -45,7 +45,7 @@ void configure(test::Project& p, const std::string& key, const std::string& valu
   json::Value params = json::Value::object();
   params.set("key", key);
   params.set("value", value);
-  Envelope set = p.mutate("system", "config.set", params.dump());
+  Envelope set = p.mutate_as_person("system", "config.set", params.dump());
   INFO(to_json(set));
   REQUIRE(set.success);
 }

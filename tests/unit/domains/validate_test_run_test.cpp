@@ -17,7 +17,7 @@ void configure(test::Project& p, const std::string& command) {
   json::Value params = json::Value::object();
   params.set("key", "validate.testCommand");
   params.set("value", command);
-  Envelope set = p.mutate("system", "config.set", params.dump());
+  Envelope set = p.mutate_as_person("system", "config.set", params.dump());  // only people set the command
   INFO(to_json(set));
   REQUIRE(set.success);
 }
@@ -128,7 +128,7 @@ TEST_CASE("validate.test.run: a command that cannot start, or needs a shell", "[
 
   CHECK(code_of(p.mutate("validate", "test.run", R"({"command":"make && ctest"})")) == "E_INVALID_PARAMS");
   // The config key refuses what only a shell could run.
-  Envelope bad = p.mutate("system", "config.set", R"({"key":"validate.testCommand","value":"make test | tee log"})");
+  Envelope bad = p.mutate_as_person("system", "config.set", R"({"key":"validate.testCommand","value":"make test | tee log"})");
   CHECK(code_of(bad) == "E_INVALID_INPUT");
   CHECK(bad.error->message.find("shell") != std::string::npos);
 }

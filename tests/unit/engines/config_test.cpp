@@ -40,6 +40,34 @@ Error load_error(const fs::path& file, std::string_view text) {
 
 }  // namespace
 
+TEST_CASE("the keys that widen what agents may do are the ones only people set", "[engines][config]") {
+  // A program runs, a file or a place outside .cleo/ is named, another store is reached, or a guard
+  // goes off: engines/config.cpp says why each of these is a person's.
+  const std::vector<std::string_view> people = {
+      "storage.url",          "storage.schema",       "security.allowOutsideProject", "engines",
+      "release.gates",        "release.versionFile",  "release.remote",               "validate.testCommand",
+      "orchestrator.spawnCommand", "orchestrator.provider"};
+  std::vector<std::string_view> marked;
+  for (const auto& key : config_keys()) {
+    INFO(key.name);
+    if (key.set_by == SetBy::People) marked.push_back(key.name);
+    // Every security key, and every key private enough to hide (a command line), is a person's.
+    if (key.name.starts_with("security.") || key.sensitive) CHECK(key.set_by == SetBy::People);
+  }
+  CHECK(marked == people);
+  // The fix that names how to set a key says who may: an MCP call, or a person's command line.
+  CHECK(config_set_fix("backup.keep", json::Value(5)) ==
+        "cleo_mutate {domain:'system', operation:'config.set', params:{key:'backup.keep', value:5}}");
+  CHECK(config_set_fix("validate.testCommand", json::Value("make check")) ==
+        "a person runs `ct config set validate.testCommand 'make check'` in a terminal, or edits .cleo/config.json "
+        "(agents cannot set validate.testCommand)");
+  // A bad value's fix for such a key (a person at the command line sees it) names the same command.
+  auto bad = Config().set("release.gates", json::Value("make"));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().fix == "a person runs `ct config set release.gates '[]'` in a terminal, or edits "
+                           ".cleo/config.json (agents cannot set release.gates)");
+}
+
 TEST_CASE("config defaults", "[engines][config]") {
   Config config;
   CHECK(config.get_int("hierarchy.maxDepth") == 3);
