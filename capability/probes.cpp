@@ -117,9 +117,9 @@ ProbeResult ProbeResolver::probe(std::string_view need, const std::filesystem::p
       result.detail = value.is_string() ? value.as_string() : value.dump();
     } else {
       result.reason = key + " is not set";
-      // In MCP syntax, like every fix (ct shows it as its own command line).
-      result.fix = "cleo_mutate {domain:'system', operation:'config.set', params:{\"key\":\"" + key +
-                   "\",\"value\":\"<value>\"}}";
+      // In MCP syntax, like every fix (ct shows it as its own command line); a key only people set
+      // says what a person runs.
+      result.fix = config_set_fix(key, json::Value("<value>"));
     }
     return result;
   }

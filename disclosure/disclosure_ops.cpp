@@ -107,8 +107,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
   if ((params.flag("global") || options.allow_outside) && !context.may_leave_project()) {
     Error error(ErrorCode::InvalidInput, std::string(params.flag("global") ? "global" : "allowOutside") +
                                              ": this caller may not write outside the project");
-    error.fix = "run `ct inject --global` (or --allow-outside) in a terminal, or set security.allowOutsideProject "
-                "in the project's config to let agents do it";
+    error.fix = "run `ct inject --global` (or --allow-outside) in a terminal; " + Context::let_agents_leave_project();
     return fail(std::move(error).with_detail("field", params.flag("global") ? "global" : "allowOutside"));
   }
   if (params.flag("global")) {

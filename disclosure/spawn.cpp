@@ -189,9 +189,9 @@ Result<AgentCommand> agent_command(const Config& config) {
   const std::string& provider_id = config.get_string("orchestrator.provider");
   if (trim(provider_id).empty())
     return fail(Error(ErrorCode::CapabilityUnavailable, "orchestrate.spawn: no agent command is configured to execute")
-                    .with_fix("name the agent host, e.g. cleo_mutate {domain:'system', operation:'config.set', "
-                              "params:{key:'orchestrator.provider', value:'claude'}} (or set orchestrator.spawnCommand), "
-                              "or spawn without execute and hand the prompt to your agent tool")
+                    .with_fix("name the agent host: " + config_set_fix("orchestrator.provider", json::Value("claude")) +
+                              " (or orchestrator.spawnCommand); or spawn without execute and hand the prompt to your "
+                              "agent tool")
                     .with_detail("need", "config:orchestrator.provider"));
   const providers::Provider* provider = providers::find(provider_id);
   if (!provider) {

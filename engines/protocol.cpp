@@ -999,8 +999,8 @@ std::vector<ProtocolInfo> build_protocols() {
        .agent_types = {"testing"}, .needs_entry = true,
        .rules = {
            {"TEST-001", Must, "Runs a configured test framework",
-            "cleo_mutate {domain:'system', operation:'config.set', params:{key:'validate.testCommand', "
-            "value:'ctest --test-dir build'}}",
+            "a person runs `ct config set validate.testCommand 'ctest --test-dir build'` in a terminal, or edits "
+            ".cleo/config.json (agents cannot set validate.testCommand)",
             test_framework},
            {"TEST-002", Should, "Names test files by convention (test_x, x_test, x.test, x.spec)",
             "rename the test files", test_naming},

@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/text.h"
+#include "engines/config.h"
 
 namespace ct {
 namespace {
@@ -473,8 +474,8 @@ Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
     CT_TRY_ASSIGN(ReleaseFile version, read_release_file(options, path, has_head, "release.versionFile"));
     if (!version.in_work_tree)
       return fail(Error(ErrorCode::Validation, "release.versionFile " + input.version_file + " does not exist")
-                      .with_fix("create it with the current version, or: cleo_mutate {domain:'system', "
-                                "operation:'config.set', params:{key:'release.versionFile', value:''}}"));
+                      .with_fix("create it with the current version, or: " +
+                                config_set_fix("release.versionFile", json::Value(""))));
     std::string content = version.work;
     if (version.head == version.work) {
       CT_TRY_ASSIGN(std::optional<std::string> bumped, bump_version_text(path, version.work, input.release.version));

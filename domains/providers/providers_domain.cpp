@@ -128,8 +128,7 @@ Result<Reply> detect(Context& context, const Params&) {
 
 Error outside_refused(std::string_view what) {
   Error error(ErrorCode::InvalidInput, std::string(what) + ": this caller may not read or write outside the project");
-  error.fix = "run `ct providers install … --scope user` in a terminal, or set security.allowOutsideProject in the "
-              "project's config to let agents do it";
+  error.fix = "run `ct providers install … --scope user` in a terminal; " + Context::let_agents_leave_project();
   return std::move(error).with_detail("field", "scope");
 }
 

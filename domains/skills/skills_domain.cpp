@@ -121,7 +121,7 @@ Result<Reply> find(Context& context, const Params& params) {
 
 Error outside_refused(std::string what, std::string fix) {
   Error error(ErrorCode::InvalidInput, std::move(what) + ": this caller may not read or write outside the project");
-  error.fix = std::move(fix) + ", or set security.allowOutsideProject in the project's config to let agents do it";
+  error.fix = std::move(fix) + "; " + Context::let_agents_leave_project();
   return error;
 }
 

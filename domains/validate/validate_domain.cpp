@@ -328,8 +328,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
   const std::string& configured = context.config->get_string("validate.testCommand");
   if (trim(configured).empty())
     return fail(Error(ErrorCode::CapabilityUnavailable, "validate.test.run: no test command is configured")
-                    .with_fix("set one, e.g. cleo_mutate {domain:'system', operation:'config.set', "
-                              "params:{key:'validate.testCommand', value:'ctest --test-dir build'}}")
+                    .with_fix("set one: " + config_set_fix("validate.testCommand", json::Value("ctest --test-dir build")))
                     .with_detail("need", "config:validate.testCommand"));
   // The task the run is for must exist before a long run starts, not only when it is recorded.
   if (auto id = params.opt_str("id")) {

@@ -122,7 +122,11 @@ TEST_CASE("a config need: set or the command that sets it", "[capability]") {
   CHECK(unset.available);
   auto unknown = resolver.probe("config:no.such.key", bin.dir.path(), config);
   CHECK_FALSE(unknown.available);
-  CHECK(unknown.fix == R"(cleo_mutate {domain:'system', operation:'config.set', params:{"key":"no.such.key","value":"<value>"}})");
+  CHECK(unknown.fix == R"(cleo_mutate {domain:'system', operation:'config.set', params:{key:'no.such.key', value:"<value>"}})");
+  // A key only people set: the fix is a person's command line, not a call an agent would be refused.
+  auto command = resolver.probe("config:validate.testCommand", bin.dir.path(), config);
+  CHECK_FALSE(command.available);
+  CHECK(command.fix.starts_with("a person runs `ct config set validate.testCommand '<value>'` in a terminal"));
   auto weird = resolver.probe("telepathy", bin.dir.path(), config);
   CHECK_FALSE(weird.available);
   CHECK(weird.reason == "unknown need 'telepathy'");

@@ -230,6 +230,8 @@ TEST_CASE("skills.install and remove in the user scope; agents need security.all
   Envelope refused = agent.mutate("install", R"({"path":"reviewer.md","scope":"user"})");
   CHECK(code_of(refused) == "E_INVALID_INPUT");
   CHECK(refused.error->details["field"] == json::Value("scope"));
+  // Its fix says who can let agents do it: a person, not the agent itself.
+  CHECK(refused.error->fix.find("a person runs `ct config set security.allowOutsideProject true`") != std::string::npos);
   CHECK(code_of(agent.mutate("remove", R"({"name":"reviewer","scope":"user"})")) == "E_INVALID_INPUT");
   // Reading a file outside the project is refused too.
   test::TempDir elsewhere;
