@@ -279,6 +279,16 @@ HttpResponse Dashboard::login(const HttpRequest& request) {
   return response;
 }
 
+RouterOptions dashboard_router_options(const RouterOptions& server, bool write) {
+  RouterOptions people = server;
+  people.agent = "human@dashboard";
+  people.agent_is_fixed = true;
+  people.read_only = server.read_only || !write;
+  people.budget_replies = false;  // the page pages through lists itself
+  people.outside_project_allowed = false;
+  return people;
+}
+
 HttpResponse Dashboard::info() {
   json::Value body(json::Value::Object{
       {"write", json::Value(options_.write)},

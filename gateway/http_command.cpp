@@ -59,12 +59,8 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
   std::shared_ptr<Dashboard> dashboard;
   if (options.dashboard) {
     // The page's calls: recorded as a person at the dashboard, even in an agent's session, and
-    // read-only unless --dashboard-write.
-    RouterOptions people = router_options;
-    people.agent = "human@dashboard";
-    people.agent_is_fixed = true;
-    people.read_only = router_options.read_only || !options.dashboard_write;
-    people.budget_replies = false;  // the page pages through lists itself
+    // read-only unless --dashboard-write (dashboard_router_options).
+    RouterOptions people = dashboard_router_options(router_options, options.dashboard_write);
     DashboardOptions dashboard_options;
     dashboard_options.write = !people.read_only;
     dashboard_options.token = options.token;

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "core/json_parse.h"
@@ -31,15 +33,12 @@ constexpr DashboardFile kFiles[] = {
 
 constexpr std::string_view kHost = "127.0.0.1:8808";
 
+/// The page's routers as `ct serve` makes them (dashboard_router_options), for a server on `dir`.
 RouterFactory people_routers(const std::filesystem::path& dir, bool write) {
   return [dir, write] {
-    RouterOptions options;
-    options.project_dir = dir;
-    options.agent = "human@dashboard";
-    options.agent_is_fixed = true;
-    options.read_only = !write;
-    options.budget_replies = false;
-    return std::make_unique<Router>(registry(), options, std::make_unique<SystemClock>());
+    RouterOptions server;
+    server.project_dir = dir;
+    return std::make_unique<Router>(registry(), dashboard_router_options(server, write), std::make_unique<SystemClock>());
   };
 }
 
@@ -221,6 +220,38 @@ TEST_CASE("Dashboard: write mode changes tasks as human@dashboard, even in an ag
     CHECK(refused["error"]["message"].as_string().find("tasks.complete") != std::string::npos);
     CHECK(s.api("mutate", "system.gc", "{}")["error"]["code"].as_string() == "E_MUTATION_DISABLED");
   }
+}
+
+TEST_CASE("Dashboard: its callers are not a person at the command line: no config key only people set",
+          "[dashboard][config]") {
+  Site s(true);
+  const auto config_file = s.project.dir() / ".cleo" / "config.json";
+  auto config_text = [&] {
+    std::ifstream in(config_file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = config_text();
+  // The page's API runs no config.set at all.
+  json::Value refused = s.api("mutate", "system.config.set", R"({"key":"security.allowOutsideProject","value":true})");
+  CHECK(refused["error"]["code"].as_string() == "E_MUTATION_DISABLED");
+  // Its routers refuse keys only people set even where the page would pass the call on, and even
+  // when the server's own options were a person's.
+  RouterOptions server;
+  server.project_dir = s.project.dir();
+  server.outside_project_allowed = true;
+  Router page(registry(), dashboard_router_options(server, true), std::make_unique<SystemClock>());
+  for (std::string_view params : {R"({"key":"security.allowOutsideProject","value":true})",
+                                  R"({"key":"validate.testCommand","value":"sh -c id"})"}) {
+    INFO(params);
+    Envelope set = page.dispatch({Gateway::Mutate, "system", "config.set", test::parse_json(params)});
+    CHECK(test::code_of(set) == "E_MUTATION_DISABLED");
+    REQUIRE(set.error);
+    CHECK(set.error->fix.find("ct config set") != std::string::npos);
+  }
+  CHECK(config_text() == before);
+  // A key anyone sets still works from there.
+  CHECK(page.dispatch({Gateway::Mutate, "system", "config.set", test::parse_json(R"({"key":"backup.keep","value":5})")})
+            .success);
 }
 
 TEST_CASE("Dashboard: with a token, data needs the header or the login cookie", "[dashboard]") {
