@@ -572,7 +572,7 @@ TEST_CASE("release.ship bumps the version field of each format, never a version 
     GitProject g;
     seed_release(g.p);
     if (c.file != "VERSION") commit_files(g, {{c.file, c.before}});
-    REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":")" + c.file + R"("})").success);
+    REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":")" + c.file + R"("})").success);
     Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
     INFO(to_json(shipped));
     REQUIRE(shipped.success);
@@ -601,7 +601,7 @@ TEST_CASE("release.ship refuses a version file whose version field is missing or
     GitProject g;
     seed_release(g.p);
     commit_files(g, {{c.file, c.text}});
-    REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":")" + c.file + R"("})").success);
+    REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":")" + c.file + R"("})").success);
     const std::string head = g.head();
     for (const char* params : {R"({"version":"1.0.0","dryRun":true})", R"({"version":"1.0.0"})"}) {
       Envelope refused = g.p.mutate("release", "ship", params);
@@ -622,7 +622,7 @@ TEST_CASE("a ship that stopped at its commit is finished by the retry, never rep
           "[release][git]") {
   GitProject g;
   seed_release(g.p);
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
   const std::string before = g.head();
   forget_identity(g);
   Envelope first = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
@@ -660,7 +660,7 @@ TEST_CASE("release.ship never folds the user's uncommitted edits into its commit
   seed_release(g.p);
   const std::string changelog = "# Changelog\n\n## [0.9.0] - 2025-06-01\n\n- Older entry\n";
   commit_files(g, {{"CHANGELOG.md", changelog}, {"src.txt", "code\n"}});
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
   const std::string head = g.head();
 
   SECTION("an edit of CHANGELOG.md outside the release's section is refused, before anything runs") {
@@ -722,7 +722,7 @@ TEST_CASE("the undo of each file step restores the file as it was before that st
   GitProject g;
   seed_release(g.p);
   commit_files(g, {{"CHANGELOG.md", "# Changelog\n\n## [0.9.0] - 2025-06-01\n\n- Older entry\n"}});
-  REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
+  REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":"VERSION"})").success);
   // The user previewed the release's section and polished it by hand: not committed yet.
   REQUIRE(g.p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})").success);
   std::string polished = read(g.dir() / "CHANGELOG.md");
@@ -780,12 +780,12 @@ TEST_CASE("release files that lead outside the project are refused before anythi
     const std::string relative = std::filesystem::relative(outside.path() / "victim.txt", g.dir()).string();
     REQUIRE(relative.starts_with(".."));
     // (Should config.set itself refuse such a value one day, the file is just as safe.)
-    if (!g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":")" + relative + R"("})").success)
+    if (!g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":")" + relative + R"("})").success)
       return;
   }
   SECTION("a symlinked parent directory") {
     std::filesystem::create_directory_symlink(outside.path(), g.dir() / "docs");
-    REQUIRE(g.p.mutate("system", "config.set", R"({"key":"release.versionFile","value":"docs/victim.txt"})").success);
+    REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":"docs/victim.txt"})").success);
   }
   SECTION("CHANGELOG.md a symlink to a file outside") {
     std::filesystem::create_symlink(outside.path() / "victim.txt", g.dir() / "CHANGELOG.md");
