@@ -59,28 +59,6 @@ int code_point_width(char32_t c) {
   return 1;
 }
 
-/// Decodes one UTF-8 sequence at `i`; invalid bytes decode as themselves, one byte long.
-char32_t decode(std::string_view text, std::size_t& i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char lead = byte(i);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 1;
-  if (length == 1 || i + length > text.size()) {
-    ++i;
-    return lead;
-  }
-  char32_t c = lead & (0x7F >> length);
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      ++i;
-      return lead;
-    }
-    c = (c << 6) | (byte(i + k) & 0x3F);
-  }
-  i += length;
-  return c;
-}
-
-
 }  // namespace
 
 std::string Style::paint(std::string_view text, std::string_view sgr) const {
@@ -113,7 +91,7 @@ std::size_t terminal_width(int fd) {
 
 std::size_t display_width(std::string_view text) {
   std::size_t width = 0;
-  for (std::size_t i = 0; i < text.size();) width += static_cast<std::size_t>(code_point_width(decode(text, i)));
+  for (std::size_t i = 0; i < text.size();) width += static_cast<std::size_t>(code_point_width(next_code_point(text, i)));
   return width;
 }
 
@@ -124,7 +102,7 @@ std::string truncate_to_width(std::string_view text, std::size_t width) {
   std::size_t i = 0;
   while (i < text.size()) {
     std::size_t start = i;
-    auto w = static_cast<std::size_t>(code_point_width(decode(text, i)));
+    auto w = static_cast<std::size_t>(code_point_width(next_code_point(text, i)));
     if (used + w > width - 1) {
       i = start;
       break;
@@ -176,43 +154,6 @@ std::string pad_to(std::string_view text, std::size_t width) {
   std::size_t used = display_width(text);
   if (used < width) out.append(width - used, ' ');
   return out;
-}
-
-std::string terminal_safe(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size() + 8);
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t start = i;
-    char32_t cp = decode(text, i);
-    bool bidi = (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-    if (cp < 0x20 && cp != '\t' && cp != '\n') {
-      out += '^';
-      out += static_cast<char>(cp + 0x40);
-    } else if (cp == 0x7F) {
-      out += "^?";
-    } else if ((cp >= 0x80 && cp <= 0x9F) || bidi) {
-      out += "<U+";
-      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
-      out += '>';
-    } else {
-      out.append(text.substr(start, i - start));
-    }
-  }
-  return out;
-}
-
-void make_terminal_safe(json::Value& value) {
-  if (value.is_string()) {
-    value.as_string() = terminal_safe(value.as_string());
-  } else if (value.is_array()) {
-    for (auto& item : value.as_array()) make_terminal_safe(item);
-  } else if (value.is_object()) {
-    for (auto& [key, item] : value.as_object()) {
-      key = terminal_safe(key);
-      make_terminal_safe(item);
-    }
-  }
 }
 
 }  // namespace ct::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/text.h"  // terminal_safe(): stored text reaches people through it
 
 namespace ct::cli {
 
@@ -61,12 +62,5 @@ class Table {
 
 /// `text` followed by spaces up to `width` display columns.
 std::string pad_to(std::string_view text, std::size_t width);
-
-/// Text that cannot drive a terminal: C0 controls other than tab and newline, DEL and C1 controls
-/// become caret or <U+…> notation ("\x1b[31m" → "^[[31m"), and bidirectional overrides are
-/// shown, not obeyed. Stored text reaches people through this; our own colours are added after.
-std::string terminal_safe(std::string_view text);
-/// terminal_safe() applied to every string (and object key) inside `value`.
-void make_terminal_safe(json::Value& value);
 
 }  // namespace ct::cli

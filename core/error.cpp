@@ -160,6 +160,9 @@ std::string nearest(std::string_view given, const std::vector<std::string>& cand
   std::string best;
   std::optional<Rank> best_rank;
   for (const auto& candidate : candidates) {
+    // Far longer than the candidate: at least the difference away, and no abbreviation of it (a
+    // 500 KB value is not compared character by character with every choice).
+    if (given.size() > candidate.size() + allowed) continue;
     std::size_t d = edit_distance(given, candidate);
     // An abbreviation ("ls") or a leading part ("comp") is as good as one slip.
     if (abbreviates(given, candidate) || (given.size() >= 3 && candidate.starts_with(given))) d = std::min<std::size_t>(d, 1);

@@ -34,13 +34,102 @@ std::string clip(std::string_view text, std::size_t max_chars) {
   return std::string(text.substr(0, end)) + "…";
 }
 
-bool has_control_characters(std::string_view text, bool allow_newlines) {
-  for (unsigned char c : text) {
-    if (c == '\t') continue;
-    if ((c == '\n' || c == '\r') && allow_newlines) continue;
-    if (c < 0x20 || c == 0x7F) return true;
+char32_t next_code_point(std::string_view text, std::size_t& i, bool* valid) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  auto as_itself = [&] {
+    ++i;
+    if (valid) *valid = lead < 0x80;
+    return static_cast<char32_t>(lead);
+  };
+  if (length <= 1 || i + length > text.size()) return as_itself();
+  char32_t c = lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return as_itself();
+    c = (c << 6) | (byte(i + k) & 0x3F);
   }
-  return false;
+  i += length;
+  if (valid) *valid = true;
+  return c;
+}
+
+namespace {
+
+bool is_bidi_control(char32_t c) { return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069); }
+
+}  // namespace
+
+std::optional<char32_t> first_control_character(std::string_view text, bool allow_newlines) {
+  for (std::size_t i = 0; i < text.size();) {
+    // ASCII first, byte by byte: nearly all text is, and only multi-byte sequences need decoding.
+    unsigned char b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      ++i;
+      if (b == '\t' || (b >= 0x20 && b != 0x7F)) continue;
+      if (allow_newlines && (b == '\n' || (b == '\r' && i < text.size() && text[i] == '\n'))) continue;
+      return static_cast<char32_t>(b);
+    }
+    char32_t c = next_code_point(text, i);
+    if ((c >= 0x80 && c <= 0x9F) || is_bidi_control(c)) return c;
+  }
+  return std::nullopt;
+}
+
+bool has_control_characters(std::string_view text, bool allow_newlines) {
+  return first_control_character(text, allow_newlines).has_value();
+}
+
+std::string code_point_name(char32_t code_point) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string digits;
+  for (char32_t c = code_point; c != 0 || digits.size() < 4; c >>= 4) digits.insert(digits.begin(), kHex[c & 0xF]);
+  return "U+" + digits;
+}
+
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t start = i;
+    bool valid = true;
+    char32_t cp = next_code_point(text, i, &valid);
+    if (cp < 0x20 && cp != '\t' && cp != '\n') {
+      out += '^';
+      out += static_cast<char>(cp + 0x40);
+    } else if (cp == 0x7F) {
+      out += "^?";
+    } else if ((cp >= 0x80 && cp <= 0x9F) || is_bidi_control(cp)) {
+      out += "<" + code_point_name(cp) + ">";
+    } else if (!valid) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+    } else {
+      out.append(text.substr(start, i - start));
+    }
+  }
+  return out;
+}
+
+void make_terminal_safe(json::Value& value) {
+  if (value.is_string()) {
+    value.as_string() = terminal_safe(value.as_string());
+  } else if (value.is_array()) {
+    for (auto& item : value.as_array()) make_terminal_safe(item);
+  } else if (value.is_object()) {
+    for (auto& [key, item] : value.as_object()) {
+      key = terminal_safe(key);
+      make_terminal_safe(item);
+    }
+  }
+}
+
+std::string echo(std::string_view text) {
+  std::size_t length = utf8_length(text);
+  if (length <= kEchoChars) return "'" + terminal_safe(text) + "'";
+  // Cut before making it safe: only the part shown is looked at.
+  std::size_t end = 0;
+  for (std::size_t kept = 0; end < text.size() && kept < kEchoChars; ++kept) next_code_point(text, end);
+  return "'" + terminal_safe(text.substr(0, end)) + "…' (" + std::to_string(length) + " characters)";
 }
 
 std::string_view trim(std::string_view text) {

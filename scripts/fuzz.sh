@@ -67,7 +67,7 @@ fi
 
 if ((build)); then
   packages=(clang-19 libfuzzer-19-dev libclang-rt-19-dev cmake ninja-build pkg-config libsqlite3-dev
-    libsimdjson-dev libcli11-dev libcpp-httplib-dev libmicrohttpd-dev nettle-dev)
+    libsimdjson-dev libcli11-dev libcpp-httplib-dev libmicrohttpd-dev nettle-dev libpq-dev libre2-dev)
   missing=()
   for package in "${packages[@]}"; do dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package"); done
   if ((${#missing[@]})); then

@@ -10,8 +10,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # libpq-dev: the client library of the PostgreSQL store (storage.url / CLEO_DATABASE_URL).
 # patch and python3 (3.11+, its tomllib) check in the tests that a host's edited config file is
 # valid TOML and that the dry run's diff applies (tests/unit/domains/providers_files_test.cpp).
+# libre2-dev: the regular expressions params and plug-ins declare, matched in linear time.
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
-  libcpp-httplib-dev libmicrohttpd-dev nettle-dev libpq-dev git patch python3)
+  libcpp-httplib-dev libmicrohttpd-dev nettle-dev libpq-dev libre2-dev git patch python3)
 # Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
 # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
 # locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json

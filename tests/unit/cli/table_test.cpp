@@ -79,19 +79,3 @@ TEST_CASE("the last column is cut to the terminal width", "[cli][table]") {
   CHECK(out.find("…") != std::string::npos);
 }
 
-TEST_CASE("stored text cannot drive the terminal", "[cli][table]") {
-  using ct::cli::terminal_safe;
-  CHECK(terminal_safe("plain text, 日本語 ✓\tand\nlines") == "plain text, 日本語 ✓\tand\nlines");
-  CHECK(terminal_safe("red \x1b[31malert\x07") == "red ^[[31malert^G");
-  CHECK(terminal_safe(std::string("nul\0byte", 8)) == "nul^@byte");
-  CHECK(terminal_safe("over\rwrite") == "over^Mwrite");
-  CHECK(terminal_safe("del\x7f") == "del^?");
-  CHECK(terminal_safe("c1 \xc2\x9b" "31m") == "c1 <U+009B>31m");       // U+009B: the 8-bit CSI
-  CHECK(terminal_safe("raw \x9b byte") == "raw <U+009B> byte");         // not even UTF-8
-  CHECK(terminal_safe("bidi \xe2\x80\xae txet") == "bidi <U+202E> txet");  // RIGHT-TO-LEFT OVERRIDE
-  CHECK(terminal_safe("dash \xe2\x80\x94 ok") == "dash \xe2\x80\x94 ok");
-
-  ct::json::Value value = ct::json::parse(R"({"t\u001bk":["a\u0007",{"x":"\u001b"}],"n":1})").value();
-  ct::cli::make_terminal_safe(value);
-  CHECK(value.dump() == R"({"t^[k":["a^G",{"x":"^["}],"n":1})");
-}
