@@ -880,7 +880,10 @@ std::string render_error(const Error& error, const Style& style, const Registry&
   bool untranslated_call = fix.starts_with(tool_name(Gateway::Query)) || fix.starts_with(tool_name(Gateway::Mutate));
   if (untranslated_call && !help_command.empty()) fix.clear();
   if (!fix.empty()) out += "  fix: " + fix + "\n";
-  bool about_params = error.code == ErrorCode::InvalidParams || error.code == ErrorCode::InvalidInput;
+  // Params that do not fit the spec, or a value that breaks one param's rule (E_VALIDATION naming
+  // the field): the command's help says what each takes.
+  bool about_params = error.code == ErrorCode::InvalidParams || error.code == ErrorCode::InvalidInput ||
+                      (error.code == ErrorCode::Validation && error.details["field"].is_string());
   if (about_params && !help_command.empty() && fix != help_command) out += "  help: " + std::string(help_command) + "\n";
   if (guess.is_string()) out += "  did you mean: " + style.bold(guess.as_string()) + "\n";
   const json::Value& valid = error.details["valid"];

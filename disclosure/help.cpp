@@ -295,9 +295,12 @@ std::string errors_text(const OperationSpec& spec) {
              std::string(error_info(spec.errors[i]).summary);
     out += ".\n\n";
   }
-  // What the router may answer for any call of this operation.
+  // What the router may answer for any call of this operation (E_INVALID_PARAMS when the params do
+  // not fit the spec, E_VALIDATION when a value breaks its param's rule: domains/params.h), less
+  // what the list above names already.
   std::vector<std::string> labels;
-  for (auto code : spec.router_errors()) labels.push_back(error_label(code));
+  for (auto code : spec.router_errors())
+    if (std::find(spec.errors.begin(), spec.errors.end(), code) == spec.errors.end()) labels.push_back(error_label(code));
   out += "Any call may also fail with: " + join(labels, ", ") + ".\n";
   return out;
 }

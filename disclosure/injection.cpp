@@ -189,7 +189,7 @@ Result<InjectOptions::GlobalDirs> global_dirs_from_environment() {
 
 Result<InjectReport> inject(const Registry& registry, const InjectOptions& options) {
   if (options.level && *options.level != 0 && *options.level != 1 && *options.level != 3) {
-    return fail(Error(ErrorCode::InvalidParams, "level: " + std::to_string(*options.level) +
+    return fail(Error(ErrorCode::Validation, "level: " + std::to_string(*options.level) +
                                                     " is not an injection level; use 0 (the block holds level 0), 1 or 3")
                     .with_fix("pass level 0, 1 (imports AGENT-INJECTION.md) or 3 (imports CLEO-INJECTION.md), or "
                               "none to keep each block's level")
@@ -199,7 +199,7 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
   std::vector<std::string> valid(kInstructionFiles.begin(), kInstructionFiles.end());
   for (const auto& target : options.targets.empty() ? valid : options.targets) {
     if (std::find(valid.begin(), valid.end(), target) == valid.end())
-      return fail(Error(ErrorCode::InvalidParams, "targets: unknown instruction file '" + target + "'")
+      return fail(Error(ErrorCode::Validation, "targets: unknown instruction file " + echo(target))
                       .with_detail("field", "targets")
                       .with_choices(target, valid));
     if (std::find(targets.begin(), targets.end(), target) == targets.end()) targets.push_back(target);

@@ -10,20 +10,23 @@
 namespace ct::pipeline {
 namespace {
 
-Error common_param_error(std::string_view field, std::string message) {
-  return Error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message))
-      .with_detail("field", std::string(field));
+/// As domains/params.h: E_INVALID_PARAMS for a value of the wrong type, E_VALIDATION for one of
+/// the right type that breaks a data rule.
+Error common_param_error(std::string_view field, std::string message, ErrorCode code = ErrorCode::InvalidParams) {
+  return Error(code, std::string(field) + ": " + std::move(message)).with_detail("field", std::string(field));
 }
 
 /// A string common param: valid UTF-8, no control characters, at most `max_chars` characters.
 Result<std::string> common_string(const json::Value& value, std::string_view field, std::size_t max_chars) {
   if (!value.is_string()) return fail(common_param_error(field, "expected string"));
   const std::string& text = value.as_string();
-  if (!valid_utf8(text)) return fail(common_param_error(field, "text is not valid UTF-8"));
-  if (has_control_characters(text, /*allow_newlines=*/true))
-    return fail(common_param_error(field, "control characters are not allowed"));
+  if (!valid_utf8(text)) return fail(common_param_error(field, "text is not valid UTF-8", ErrorCode::Validation));
+  if (auto c = first_control_character(text, /*allow_newlines=*/true))
+    return fail(common_param_error(field, code_point_name(*c) + " is not allowed: control characters and "
+                                          "bidirectional overrides are refused in text", ErrorCode::Validation));
   if (utf8_length(text) > max_chars)
-    return fail(common_param_error(field, "must be at most " + std::to_string(max_chars) + " characters"));
+    return fail(common_param_error(field, "must be at most " + std::to_string(max_chars) + " characters",
+                                   ErrorCode::Validation));
   return text;
 }
 
@@ -38,7 +41,8 @@ Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& 
   }
   if (const json::Value* session = params.find("sessionId"); session && !session->is_null()) {
     CT_TRY_ASSIGN(common.session_id, common_string(*session, "sessionId", 128));
-    if (common.session_id.empty()) return fail(common_param_error("sessionId", "must not be empty"));
+    if (common.session_id.empty())
+      return fail(common_param_error("sessionId", "must not be empty", ErrorCode::Validation));
   }
   params.erase("sessionId");
   if (spec.gateway == Gateway::Mutate) {
@@ -50,7 +54,7 @@ Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& 
     if (const json::Value* key = params.find("idempotencyKey"); key && !key->is_null()) {
       CT_TRY_ASSIGN(common.idempotency_key, common_string(*key, "idempotencyKey", 128));
       if (common.idempotency_key.empty())
-        return fail(common_param_error("idempotencyKey", "must not be empty"));
+        return fail(common_param_error("idempotencyKey", "must not be empty", ErrorCode::Validation));
     }
     params.erase("idempotencyKey");
   }
@@ -65,7 +69,7 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
                                                       [&](const auto& op) { return op.domain == request.domain; });
   if (!known_domain) {
     std::vector<std::string> domains = registry.domains(request.gateway);
-    Error error = Error(ErrorCode::InvalidDomain, "unknown domain '" + request.domain + "'")
+    Error error = Error(ErrorCode::InvalidDomain, "unknown domain " + echo(request.domain))
                       .with_choices(request.domain, domains);
     const json::Value& guess = error.details["didYouMean"];
     error.fix = guess.is_string() ? "use domain '" + guess.as_string() + "'"
@@ -73,8 +77,8 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
     return fail(std::move(error));
   }
   if (!spec) {
-    Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + request.domain + "." +
-                                                         request.operation + "' for " +
+    Error error = Error(ErrorCode::InvalidOperation, "unknown operation " + echo(request.domain + "." +
+                                                         request.operation) + " for " +
                                                          std::string(tool_name(request.gateway)))
                       .with_choices(request.operation, registry.operation_names(request.domain, request.gateway));
     // A word callers reach for ("get", "done") names its operation better than spelling does.

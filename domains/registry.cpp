@@ -56,6 +56,11 @@ std::string OperationSpec::call_text(std::string_view params_json) const {
 
 std::vector<ErrorCode> OperationSpec::router_errors() const {
   std::vector<ErrorCode> codes = {ErrorCode::InvalidParams};
+  // A param with a data rule (every type but boolean and object has one: length, range, choices,
+  // pattern, characters) answers a value that breaks it with E_VALIDATION (domains/params.h).
+  if (std::any_of(params.begin(), params.end(),
+                  [](const ParamSpec& p) { return p.type != ParamType::Bool && p.type != ParamType::Object; }))
+    codes.push_back(ErrorCode::Validation);
   if (needs_project) codes.push_back(ErrorCode::NotInitialized);
   if (gateway == Gateway::Mutate) codes.push_back(ErrorCode::MutationDisabled);
   if (needs_session) codes.push_back(ErrorCode::SessionRequired);
@@ -90,12 +95,27 @@ std::span<const std::string_view> canonical_domains() {
   return kDomains;
 }
 
+namespace {
+
+/// Every string a pattern is matched against is bounded first: a patterned param (or array item)
+/// without a declared max gets kMaxPatternedChars.
+void bound_patterned_params(OperationSpec& spec) {
+  for (auto& param : spec.params) {
+    if (param.pattern.empty()) continue;
+    std::int64_t& max = param.type == ParamType::Array ? param.item_max : param.max;
+    if (max == kUnbounded) max = kMaxPatternedChars;
+  }
+}
+
+}  // namespace
+
 void Registry::add(OperationSpec spec) {
   assert(!find(spec.domain, spec.name) && "operation registered twice");
   assert(std::find(canonical_domains().begin(), canonical_domains().end(), spec.domain) !=
              canonical_domains().end() && "unknown domain");
   // A list-like operation gets `detail` and `fields`, and continues a cut reply at `offset`.
   add_projection_params(spec);
+  bound_patterned_params(spec);
   if (spec.bulk) {
     assert(spec.find_param("id") && spec.find_param("id")->type == ParamType::TaskId && "a bulk operation has an id");
     spec.params.push_back({.name = "ids", .type = ParamType::Array, .min = 1, .max = kMaxBulkIds,
@@ -132,6 +152,7 @@ void Registry::add_plugin(OperationSpec spec) {
     return;
   }
   add_projection_params(spec);
+  bound_patterned_params(spec);
   if (std::find(canonical_domains().begin(), canonical_domains().end(), spec.domain) == canonical_domains().end() &&
       std::find(plugin_domains_.begin(), plugin_domains_.end(), spec.domain) == plugin_domains_.end())
     plugin_domains_.push_back(spec.domain);

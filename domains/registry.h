@@ -39,6 +39,12 @@ inline constexpr std::int64_t kMaxBulkIds = 100;
 /// Integer params without a declared bound still stay within ±10^9: no offset, position or
 /// version needs more, and sums of two such values cannot overflow.
 inline constexpr std::int64_t kMaxIntParam = 1'000'000'000;
+/// A string param (or array item) with a pattern and no declared max is at most this many
+/// characters: the registry sets it when the spec is added (so help and the tools' JSON schemas
+/// show it). As long as the longest patterned value the registry itself admits (providers.install's url,
+/// 2,000), so no value the patterns describe — ids, names, dates, versions — is refused by it;
+/// it bounds what a plug-in's pattern is matched against and what an error can quote.
+inline constexpr std::int64_t kMaxPatternedChars = 2000;
 
 struct ParamSpec {
   std::string_view name;
@@ -47,7 +53,8 @@ struct ParamSpec {
   std::string_view default_json;         // JSON text of the default; empty = none
   std::int64_t min = kUnbounded;         // String: min chars; Int: min value; Array: min items
   std::int64_t max = kUnbounded;         // String: max chars; Int: max value; Array: max items
-  std::string_view pattern;              // ECMAScript regex each string (or array item) must match
+  std::string_view pattern;              // RE2 regex each string (or array item) must match as a whole
+                                         // (core/pattern.h); bounded by max/item_max, else kMaxPatternedChars
   std::vector<std::string_view> choices; // Enum values (and Array items when item_type is Enum);
                                          // Int: the only values allowed, as text ("0", "1", "3")
   ParamType item_type = ParamType::String;  // Array items: String, TaskId or Enum

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "core/text.h"
 #include "domains/params.h"
 #include "domains/system/capability_matrix.h"
 
@@ -31,7 +32,7 @@ Result<Reply> capabilities(Context& context, const Params& params) {
   std::string domain = params.opt_str("domain").value_or("");
   if (!domain.empty() && context.registry->operation_names(domain, Gateway::Query).empty() &&
       context.registry->operation_names(domain, Gateway::Mutate).empty()) {
-    return fail(Error(ErrorCode::InvalidParams, "domain: no operations in '" + domain + "'")
+    return fail(Error(ErrorCode::Validation, "domain: no operations in " + echo(domain))
                     .with_detail("field", "domain")
                     .with_choices(domain, context.registry->domains()));
   }

@@ -312,8 +312,9 @@ json::Value record_problem(std::size_t index, const json::Value& item, const Err
 /// characters, every enum value one of its choices — nothing the agent API refuses is stored.
 Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationSpec& delete_spec,
                                  const OperationSpec& relate_spec, std::size_t index, const json::Value& item, TimeMs now) {
-  auto refuse = [&](std::string field, std::string message) {
-    return fail(Error(ErrorCode::InvalidParams, std::move(message)).with_detail("field", std::move(field)));
+  // As domains/params.h: the wrong type is E_INVALID_PARAMS, a value that breaks a rule E_VALIDATION.
+  auto refuse = [&](std::string field, std::string message, ErrorCode code = ErrorCode::InvalidParams) {
+    return fail(Error(code, std::move(message)).with_detail("field", std::move(field)));
   };
   if (!item.is_object()) return refuse("tasks", "a record must be an object, got " + std::string(json::to_string(item.type())));
   ImportRecord record;
@@ -323,7 +324,8 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
     if (value.is_null()) return std::string();
     if (!value.is_string() || value.as_string().size() > 40 ||
         has_control_characters(value.as_string(), false))
-      return fail(Error(ErrorCode::InvalidParams, std::string(field) + ": expected an id of at most 40 characters")
+      return fail(Error(value.is_string() ? ErrorCode::Validation : ErrorCode::InvalidParams,
+                        std::string(field) + ": expected an id of at most 40 characters")
                       .with_detail("field", std::string(field)));
     return std::string(trim(value.as_string()));
   };
@@ -341,15 +343,20 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
     for (const auto& link : relates.as_array()) {
       CT_TRY_ASSIGN(std::string target, reference(link["id"], "relates"));
       auto type = Params::check(relate_spec, "type", link["type"].is_null() ? json::Value("relates-to") : link["type"]);
-      if (!type) return refuse("relates", "relates" + type.error().message.substr(std::string_view("type").size()));
+      if (!type)
+        return refuse("relates", "relates" + type.error().message.substr(std::string_view("type").size()), type.error().code);
       auto reason = Params::check(relate_spec, "notes", link["reason"].is_null() ? json::Value("") : link["reason"]);
-      if (!reason) return refuse("relates", "relates.reason" + reason.error().message.substr(std::string_view("notes").size()));
+      if (!reason)
+        return refuse("relates", "relates.reason" + reason.error().message.substr(std::string_view("notes").size()),
+                      reason.error().code);
       if (!target.empty()) record.relates.push_back({target, type->as_string(), reason->as_string()});
     }
   }
   if (const json::Value& status = item["status"]; !status.is_null()) {
     auto parsed = status.is_string() ? parse_status(status.as_string()) : std::nullopt;
-    if (!parsed) return refuse("status", "status: expected one of pending|active|blocked|done|cancelled, got " + status.dump());
+    if (!parsed)
+      return refuse("status", "status: expected one of pending|active|blocked|done|cancelled, got " + echo(status.dump()),
+                    status.is_string() ? ErrorCode::Validation : ErrorCode::InvalidParams);
     record.status = *parsed;
   }
   // The content goes through tasks.add's own validation.
@@ -368,11 +375,12 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
       const json::Value& note = notes.as_array()[n];
       std::string field = "notes[" + std::to_string(n) + "]";
       auto text = Params::check(add_spec, "notes", note.is_string() ? note : note["text"]);
-      if (!text) return refuse(field, field + text.error().message.substr(std::string_view("notes").size()));
+      if (!text) return refuse(field, field + text.error().message.substr(std::string_view("notes").size()), text.error().code);
       TimeMs at = 0;
       if (note["at"].is_string()) {
         auto parsed = parse_iso8601(note["at"].as_string());
-        if (!parsed || *parsed > now) return refuse(field, field + ".at: expected a past ISO-8601 time");
+        if (!parsed || *parsed > now)
+          return refuse(field, field + ".at: expected a past ISO-8601 time", ErrorCode::Validation);
         at = *parsed;
       }
       record.task.notes.push_back({at, text->as_string()});
@@ -382,7 +390,8 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
     auto checked_reason = Params::check(delete_spec, "reason", reason);
     if (!checked_reason)
       return refuse("cancellationReason",
-                    "cancellationReason" + checked_reason.error().message.substr(std::string_view("reason").size()));
+                    "cancellationReason" + checked_reason.error().message.substr(std::string_view("reason").size()),
+                    checked_reason.error().code);
     record.cancellation_reason = checked_reason->as_string();
   }
   return record;
@@ -404,12 +413,14 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   const bool skip_invalid = params.flag("skipInvalid");
   std::vector<ImportRecord> records;
   json::Value problems = json::Value::array();
+  ErrorCode first_code = ErrorCode::InvalidParams;  // the refusal carries the first invalid record's code
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json::Value& item = list->as_array()[i];
     auto record = read_record(*add_spec, *delete_spec, *relate_spec, i, item, context.now());
     if (record) {
       records.push_back(std::move(*record));
     } else {
+      if (problems.empty()) first_code = record.error().code;
       problems.push_back(record_problem(i, item, record.error()));
     }
   }
@@ -419,7 +430,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
                           " records are invalid; first: tasks[" + std::to_string(first["index"].as_int()) + "]" +
                           (first["id"].is_string() ? " (" + first["id"].as_string() + ")" : "") + " " +
                           first["message"].as_string();
-    Error error(ErrorCode::InvalidParams, std::move(message));
+    Error error(first_code, std::move(message));
     error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: "
                 "cleo_mutate {domain:'tasks', operation:'import', params:{tasks:[...], skipInvalid:true, dryRun:true}}";
     constexpr std::size_t kListed = 50;

@@ -342,7 +342,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
     auto words = split_command(*command, "command");
     if (!words) {
       Error error = std::move(words.error());
-      error.code = ErrorCode::InvalidParams;
+      error.code = ErrorCode::Validation;  // a string that does not split into words: a data rule
       return fail(std::move(error));
     }
     argv = std::move(*words);

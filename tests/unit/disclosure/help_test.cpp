@@ -264,3 +264,22 @@ TEST_CASE("the token estimate stays near the o200k counts it was calibrated on",
   CHECK(estimate_tokens(text) > text.size() / 5);
   CHECK(estimate_tokens(text) < text.size() / 3);
 }
+
+TEST_CASE("level 2 says which code a broken data rule gets: E_VALIDATION, once", "[disclosure][help][hardening3]") {
+  // Issue 30 item 16: tasks.add {title:"ab"} answered E_INVALID_PARAMS while seed 003's level 2
+  // lists E_VALIDATION (6) for it. Every operation whose params carry a rule lists it.
+  std::string show = must(level2(registry(), spec_of("tasks", "show")));
+  CHECK(show.find("E_VALIDATION (exit 6)") != std::string::npos);
+  CHECK(show.find("E_INVALID_PARAMS (exit 2)") != std::string::npos);
+  std::string add = must(level2(registry(), spec_of("tasks", "add")));
+  auto first = add.find("E_VALIDATION (exit 6)");
+  REQUIRE(first != std::string::npos);
+  CHECK(add.find("E_VALIDATION (exit 6)", first + 1) == std::string::npos);
+  for (const auto& spec : registry().operations()) {
+    INFO(spec.full_name());
+    bool has_rule = std::any_of(spec.params.begin(), spec.params.end(), [](const ParamSpec& p) {
+      return p.type != ParamType::Bool && p.type != ParamType::Object;
+    });
+    if (has_rule) CHECK(must(level2(registry(), spec)).find("E_VALIDATION (exit 6)") != std::string::npos);
+  }
+}
