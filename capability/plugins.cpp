@@ -1,9 +1,10 @@
 #include "capability/plugins.h"
 
+#include <algorithm>
 #include <mutex>
-#include <regex>
 
 #include "core/json_parse.h"
+#include "core/pattern.h"
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
@@ -28,6 +29,16 @@ std::optional<ParamType> param_type(std::string_view name) {
   return std::nullopt;
 }
 
+/// A name of config.json's own: a lower-case letter, then at most `rest` characters `allowed`
+/// takes. (Checked by hand, not by a regular expression: the text is whatever config.json holds.)
+bool is_name(std::string_view text, std::size_t rest, bool (*allowed)(char)) {
+  if (text.empty() || text.size() > rest + 1 || text[0] < 'a' || text[0] > 'z') return false;
+  return std::all_of(text.begin() + 1, text.end(), allowed);
+}
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool is_lower_alnum_or_dash(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+bool is_alnum_or_dot(char c) { return is_alnum(c) || c == '.'; }
+
 std::string param_type_names() {
   return "string, integer, boolean, enum, array, object, taskId or scalar";
 }
@@ -38,8 +49,7 @@ Result<ParamSpec> read_param(Registry& registry, const json::Value& value) {
   if (!value.is_object()) return fail(ErrorCode::ConfigError, "each param must be an object");
   ParamSpec param;
   const json::Value& name = value["name"];
-  static const std::regex kName("[a-z][A-Za-z0-9]{0,39}");
-  if (!name.is_string() || !std::regex_match(name.as_string(), kName))
+  if (!name.is_string() || !is_name(name.as_string(), 39, is_alnum))
     return fail(ErrorCode::ConfigError, "a param needs a name in camelCase (letters and digits, at most 40)");
   param.name = registry.own(name.as_string());
   std::string where = "param '" + name.as_string() + "'";
@@ -77,11 +87,11 @@ Result<ParamSpec> read_param(Registry& registry, const json::Value& value) {
   }
   if (const json::Value& v = value["pattern"]; !v.is_null()) {
     if (!v.is_string()) return fail(ErrorCode::ConfigError, where + ": pattern must be a string");
-    try {
-      std::regex check(v.as_string());
-    } catch (const std::regex_error& e) {
-      return fail(ErrorCode::ConfigError, where + ": pattern is not a valid regular expression (" + e.what() + ")");
-    }
+    // RE2 (core/pattern.h): a pattern matches in linear time, so none can stall a worker; what
+    // RE2 cannot run in linear time (backreferences, lookaround) is refused here, by name.
+    if (auto compiled = Pattern::compile(v.as_string()); !compiled)
+      return fail(ErrorCode::ConfigError, where + ": pattern is not a regular expression RE2 accepts (" +
+                                              compiled.error() + "; no backreferences or lookaround)");
     param.pattern = registry.own(v.as_string());
   }
   if (const json::Value& v = value["choices"]; !v.is_null()) {
@@ -144,11 +154,10 @@ Handler plugin_handler(std::string operation, std::vector<std::string> command, 
 
 Result<Reply> read_plugin_envelope(const OperationSpec& spec, std::string_view out) {
   auto broken = [&](std::string why) {
-    std::string head(out.substr(0, 200));
     return fail(Error(ErrorCode::EngineFailed, "plug-in for " + spec.full_name() + " wrote no valid envelope: " + why)
                     .with_fix("the plug-in must print {\"success\":true,\"data\":…} or {\"success\":false,\"error\":"
                               "{\"code\",\"message\"}} on stdout (capability/plugins.h)")
-                    .with_detail("stdout", valid_utf8(head) ? head : std::string("(not UTF-8)")));
+                    .with_detail("stdout", terminal_safe(out.substr(0, 200))));
   };
   if (trim(out).empty()) return broken("stdout is empty");
   if (!valid_utf8(out)) return broken("stdout is not UTF-8");
@@ -162,28 +171,33 @@ Result<Reply> read_plugin_envelope(const OperationSpec& spec, std::string_view o
     std::optional<ErrorCode> code;
     if (error["code"].is_string()) code = parse_error_code(error["code"].as_string());
     bool declared = code && std::find(spec.errors.begin(), spec.errors.end(), *code) != spec.errors.end();
-    Error reported(declared ? *code : ErrorCode::EngineFailed, error["message"].as_string());
-    if (error["fix"].is_string()) reported.fix = error["fix"].as_string();
-    if (!declared && error["code"].is_string()) reported.details.set("pluginCode", error["code"].as_string());
+    Error reported(declared ? *code : ErrorCode::EngineFailed, terminal_safe(error["message"].as_string()));
+    if (error["fix"].is_string()) reported.fix = terminal_safe(error["fix"].as_string());
+    if (!declared && error["code"].is_string()) reported.details.set("pluginCode", terminal_safe(error["code"].as_string()));
     return fail(std::move(reported));
   }
   if (!envelope.contains("data")) return broken("a success needs data");
+  // What the plug-in wrote reaches callers neutralised (core/text.h terminal_safe): an escape
+  // sequence, a NUL or a bidirectional override in it is shown ("^[", "<U+202E>"), never passed on
+  // to drive the caller's terminal or disguise text. It is not refused: the plug-in's answer is
+  // still worth having.
   Reply reply;
   reply.data = envelope["data"];
+  make_terminal_safe(reply.data);
   if (const json::Value& warnings = envelope["warnings"]; warnings.is_array())
     for (const auto& warning : warnings.as_array())
-      if (warning.is_string()) reply.warnings.push_back(warning.as_string());
+      if (warning.is_string()) reply.warnings.push_back(terminal_safe(warning.as_string()));
   return reply;
 }
 
 PluginRegistry with_plugins(const Registry& base, const json::Value& engines) {
   PluginRegistry out{base, {}};
   if (!engines.is_object()) return out;
-  static const std::regex kOperation("([a-z][a-z0-9-]{0,29})\\.([a-z][a-zA-Z0-9.]{0,39})");
   for (const auto& [name, declaration] : engines.as_object()) {
-    auto skip = [&](std::string why) { out.warnings.push_back("engines." + name + " ignored: " + why); };
-    std::smatch match;
-    if (!std::regex_match(name, match, kOperation)) {
+    auto skip = [&](std::string why) { out.warnings.push_back("engines." + clip(name, kEchoChars) + " ignored: " + why); };
+    const std::size_t dot = name.find('.');
+    const std::string domain = name.substr(0, dot), operation = dot == std::string::npos ? "" : name.substr(dot + 1);
+    if (!is_name(domain, 29, is_lower_alnum_or_dash) || !is_name(operation, 39, is_alnum_or_dot)) {
       skip("name it domain.operation (lower-case domain, camelCase operation)");
       continue;
     }
@@ -215,7 +229,6 @@ PluginRegistry with_plugins(const Registry& base, const json::Value& engines) {
       timeout = t.as_int();
     }
     Registry& registry = out.registry;
-    std::string domain = match[1].str(), operation = match[2].str();
     const OperationSpec* native = registry.find(domain, operation);
     OperationSpec spec;
     if (native) {

@@ -1,11 +1,12 @@
 #include "engines/research.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "core/json_parse.h"
+#include "core/pattern.h"
 #include "core/sha256.h"
 #include "core/text.h"
 
@@ -102,12 +103,18 @@ Result<std::vector<std::string>> list_field(const json::Value& object, const Fie
   return out;
 }
 
+bool is_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool valid_date(std::string_view date) {
-  static const std::regex pattern("^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$");
-  if (!std::regex_match(date.begin(), date.end(), pattern)) return false;
+  if (date.size() != 10 || date[4] != '-' || date[7] != '-' || !is_digits(date.substr(0, 4)) ||
+      !is_digits(date.substr(5, 2)) || !is_digits(date.substr(8, 2)))
+    return false;
   const int year = std::stoi(std::string(date.substr(0, 4)));
   const int month = std::stoi(std::string(date.substr(5, 2)));
   const int day = std::stoi(std::string(date.substr(8, 2)));
+  if (month < 1 || month > 12 || day < 1) return false;
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
   return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
@@ -115,12 +122,12 @@ bool valid_date(std::string_view date) {
 
 /// "T1-x" → "T001-x": the task part written as task ids are (at least three digits).
 std::string normalized_id(std::string id) {
-  static const std::regex short_task("^[Tt]([0-9]{1,2})-(.*)$");
-  std::smatch match;
-  if (std::regex_match(id, match, short_task)) {
-    std::string digits = match[1].str();
+  const std::size_t dash = id.find('-');
+  if (!id.empty() && (id[0] == 'T' || id[0] == 't') && dash >= 2 && dash <= 3 &&
+      is_digits(std::string_view(id).substr(1, dash - 1))) {
+    std::string digits = id.substr(1, dash - 1);
     while (digits.size() < 3) digits.insert(digits.begin(), '0');
-    return "T" + digits + "-" + match[2].str();
+    return "T" + digits + id.substr(dash);
   }
   if (!id.empty() && id.front() == 't') id.front() = 'T';
   return id;
@@ -187,8 +194,9 @@ Result<ResearchEntry> parse_research_fields(const json::Value& object, const fs:
   ResearchEntry entry;
   CT_TRY_ASSIGN(std::string id, text_field(object, kFields[0], true, 120, true));
   entry.id = normalized_id(std::move(id));
-  static const std::regex id_pattern{std::string(kResearchIdPattern)};
-  if (!std::regex_match(entry.id, id_pattern))
+  // The same pattern research.add's id param declares, matched by the same engine (RE2).
+  static const Pattern id_pattern = *Pattern::compile(kResearchIdPattern);
+  if (!id_pattern.matches(entry.id))
     return fail(invalid("id", "id '" + entry.id + "' must be a task id, a dash and a lowercase slug (" +
                                   std::string(kResearchIdPattern) + ")",
                         "e.g. T001-auth-options: the task the work started from, then words joined by dashes"));
@@ -228,9 +236,8 @@ Result<ResearchEntry> parse_research_fields(const json::Value& object, const fs:
   }
   CT_TRY_ASSIGN(entry.needs_followup, list_field(object, kFields[9], kMaxListItems, kMaxItemText));
   CT_TRY_ASSIGN(std::vector<std::string> links, list_field(object, kFields[10], kMaxLinks, 20));
-  static const std::regex task_id("^[Tt][0-9]+$");
   for (auto& link : links) {
-    if (!std::regex_match(link, task_id))
+    if (link.size() < 2 || (link[0] != 'T' && link[0] != 't') || !is_digits(std::string_view(link).substr(1)))
       return fail(invalid("linkedTasks", "linkedTasks item '" + link + "' is not a task id", "e.g. T001"));
     std::string digits = link.substr(1);
     while (digits.size() > 3 && digits.front() == '0') digits.erase(digits.begin());

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <optional>
 
+#include "core/text.h"
+
 extern char** environ;
 
 namespace ct {
@@ -322,7 +324,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
 
 Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::string_view what) {
   std::string command = spec.argv.empty() ? std::string("the program") : spec.argv.front();
-  std::string tail = result.err_tail();
+  // What the program said reaches the caller shown, never obeyed: an escape sequence or a
+  // bidirectional override in it is neutralised, and bytes that are not UTF-8 cannot break the reply.
+  std::string tail = terminal_safe(result.err_tail());
   if (result.timed_out) {
     return Error(ErrorCode::Timeout, std::string(what) + ": " + command + " did not finish within " +
                                          std::to_string(spec.timeout.count()) + " ms and was stopped")

@@ -104,7 +104,7 @@ TEST_CASE("a plug-in serves a new operation: request on stdin, envelope on stdou
   CHECK(ok.warnings == std::vector<std::string>{"from the plug-in"});
   // Params are validated before the program runs.
   Envelope bad = p.call(Gateway::Query, "demo", "echo", R"({"word":"far too long for it"})");
-  CHECK(test::code_of(bad) == "E_INVALID_PARAMS");
+  CHECK(test::code_of(bad) == "E_VALIDATION");  // a string, too long: a data rule (domains/params.h)
   Envelope unknown = p.call(Gateway::Query, "demo", "echo", R"({"other":1})");
   CHECK(test::code_of(unknown) == "E_INVALID_PARAMS");
 }
@@ -193,4 +193,79 @@ TEST_CASE("plug-ins are in the capability matrix", "[plugins][capability]") {
   CHECK(row["reason"].as_string() == "surely-not-installed-tool is not on PATH");
   Envelope refused = router.dispatch({Gateway::Query, "x", "tool", json::Value::object()});
   CHECK(test::code_of(refused) == "E_CAPABILITY_UNAVAILABLE");
+}
+
+TEST_CASE("a plug-in's pattern cannot stall or crash a worker", "[plugins][hardening3]") {
+  // Issue 30 item 1: a param declared with a pattern and no max let one request kill the server
+  // (std::regex recursed per character: 150 KB overflowed the stack) or stall it ("(a+)+$": 18 s
+  // on 29 characters).
+  PluginProject p;
+  p.script("ok.sh", R"(cat >/dev/null; echo '{"success":true,"data":{}}')");
+  p.serve(R"({"demo.check": {"command": ["./ok.sh"], "gateway": "query", "summary": "Check a value",
+                              "params": [{"name": "value", "type": "string", "pattern": "(a+)+$"},
+                                         {"name": "word", "type": "string", "pattern": "^[a-z]+$"}]}})");
+  REQUIRE(p.plugins.warnings.empty());
+  const OperationSpec* spec = p.plugins.registry.find("demo", "check");
+  REQUIRE(spec);
+  CHECK(spec->find_param("value")->max == kMaxPatternedChars);  // the default cap, shown in help too
+  auto started = std::chrono::steady_clock::now();
+  Envelope nested = p.call(Gateway::Query, "demo", "check", R"({"value":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"})");
+  CHECK(test::code_of(nested) == "E_VALIDATION");
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(1));
+  CHECK(p.call(Gateway::Query, "demo", "check", R"({"value":"aaaa"})").success);
+  // 150 KB: refused by the cap before any matching, and not quoted back whole.
+  json::Value big = json::Value::object();
+  big.set("word", std::string(150'000, 'a'));
+  Envelope huge = p.router->dispatch({Gateway::Query, "demo", "check", big});
+  CHECK(test::code_of(huge) == "E_VALIDATION");
+  CHECK(huge.error->details["max"].as_int() == kMaxPatternedChars);
+  CHECK(to_json(huge).size() < 4000);
+}
+
+TEST_CASE("a plug-in's pattern must be one RE2 runs in linear time", "[plugins][hardening3]") {
+  auto loaded = with_plugins(ct::registry(), parse_json(R"({
+    "a.backref": {"command": ["x"], "gateway": "query", "summary": "s",
+                  "params": [{"name": "n", "type": "string", "pattern": "^(a)\\1$"}]},
+    "a.lookahead": {"command": ["x"], "gateway": "query", "summary": "s",
+                    "params": [{"name": "n", "type": "string", "pattern": "^(?=a)a$"}]},
+    "a.broken": {"command": ["x"], "gateway": "query", "summary": "s",
+                 "params": [{"name": "n", "type": "string", "pattern": "(unclosed"}]},
+    "a.fine": {"command": ["x"], "gateway": "query", "summary": "s",
+               "params": [{"name": "n", "type": "string", "pattern": "^[a-z]{2,8}(-[a-z]+)*$"}]}
+  })"));
+  std::string all;
+  for (const auto& warning : loaded.warnings) all += warning + "\n";
+  INFO(all);
+  CHECK(loaded.warnings.size() == 3);
+  CHECK(all.find("engines.a.backref ignored: param 'n': pattern is not a regular expression RE2 accepts") != std::string::npos);
+  CHECK(all.find("engines.a.lookahead ignored") != std::string::npos);
+  CHECK(all.find("engines.a.broken ignored") != std::string::npos);
+  CHECK(loaded.registry.find("a", "fine"));
+}
+
+TEST_CASE("what a plug-in writes reaches the caller neutralised: no raw ESC, NUL or bidi override", "[plugins][hardening3]") {
+  // Issue 30 item 15: a plug-in's raw ESC/NUL bytes passed through to callers.
+  PluginProject p;
+  p.script("loud.sh", R"(cat >/dev/null; printf '{"success":true,"data":{"t\\u001bk":"\\u001b[31mred\\u0000 \\u202Eevil","n":[1,"\\u0007"]},"warnings":["\\u001b]0;title\\u0007"]}')");
+  p.script("lies.sh", R"(cat >/dev/null; printf '{"success":false,"error":{"code":"E_NOT_FOUND","message":"gone\\u001b[2J","fix":"\\u202Eok"}}')");
+  p.script("stderr.sh", R"(cat >/dev/null; printf 'bad \033[31mthing\000\n' >&2; exit 4)");
+  p.serve(R"({"x.loud": {"command": ["./loud.sh"], "gateway": "query", "summary": "s"},
+              "x.lies": {"command": ["./lies.sh"], "gateway": "query", "summary": "s"},
+              "x.stderr": {"command": ["./stderr.sh"], "gateway": "query", "summary": "s"}})");
+  Envelope loud = p.call(Gateway::Query, "x", "loud");
+  INFO(to_json(loud));
+  REQUIRE(loud.success);
+  CHECK(loud.data["t^[k"].as_string() == "^[[31mred^@ <U+202E>evil");
+  CHECK(loud.data["n"].as_array()[1].as_string() == "^G");
+  CHECK(loud.warnings == std::vector<std::string>{"^[]0;title^G"});
+  Envelope lies = p.call(Gateway::Query, "x", "lies");
+  REQUIRE(lies.error);
+  CHECK(lies.error->message == "gone^[[2J");
+  CHECK(lies.error->fix == "<U+202E>ok");
+  Envelope stderr_out = p.call(Gateway::Query, "x", "stderr");
+  REQUIRE(stderr_out.error);
+  std::string all = to_json(stderr_out);
+  CHECK(all.find("\\u001b") == std::string::npos);
+  CHECK(all.find("\\u0000") == std::string::npos);
+  CHECK(stderr_out.error->details["stderr"].as_string().find("bad ^[[31mthing^@") != std::string::npos);
 }
