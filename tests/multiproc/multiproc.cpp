@@ -15,6 +15,10 @@
 //   ct_multiproc --ct PATH kill        a `ct mcp` server fed a stream of mutations is killed with
 //                                      SIGKILL mid-stream (three times) → validate.schema and
 //                                      validate.audit pass, every acknowledged mutation is there
+//   ct_multiproc --ct PATH big-values  a `ct mcp` server with a plug-in param patterned (a+)+$ and
+//                                      one ^[a-z]+$, neither with a max, gets a 150 KB value and
+//                                      29 a's and a '!' → E_VALIDATION for both, quickly, and it
+//                                      still answers (issue 30 item 1)
 //
 // Children are started with posix_spawn (no shell) in an environment built from scratch; the
 // store is inspected through `ct` and, for row-level facts, read-only with SQLite. No timing is
@@ -28,10 +32,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -339,6 +346,38 @@ void config_reload() {
   std::printf("config-reload: a running ct mcp followed two config changes made by another process\n");
 }
 
+/// Issue 30 item 1: one request could kill `ct mcp` — a plug-in param with a pattern and no max,
+/// matched by std::regex, which recurses once per character (a 150 KB value overflowed the stack:
+/// SIGSEGV) and backtracks exponentially ("(a+)+$": 18 s on 29 characters). The server answers
+/// both at once with E_VALIDATION and goes on serving.
+void big_values() {
+  const fs::path config_path = g_dir / ".cleo" / "config.json";
+  std::ifstream in(config_path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto config = ct::json::parse(text);
+  EXPECT(config.has_value() && config->is_object(), "config.json after init: " + text);
+  if (!config || !config->is_object()) return;
+  config->set("engines", *ct::json::parse(R"({"demo.check": {"command": ["true"], "gateway": "query",
+      "summary": "Check a value", "params": [{"name": "value", "type": "string", "pattern": "(a+)+$"},
+                                             {"name": "word", "type": "string", "pattern": "^[a-z]+$"}]}})"));
+  std::ofstream(config_path) << config->dump();
+  auto server = start_server();
+  if (!server) return;
+  const std::string big(150'000, 'a');
+  auto started = std::chrono::steady_clock::now();
+  Value huge = server->call("cleo_query", "demo", "check", R"({"word":")" + big + R"("})");
+  EXPECT(ct::testing::error_code(huge) == "E_VALIDATION", "150 KB against ^[a-z]+$: " + huge.dump().substr(0, 400));
+  EXPECT(huge.dump().size() < 4000, "the refusal quotes the 150 KB value back: " + std::to_string(huge.dump().size()) + " bytes");
+  Value nested = server->call("cleo_query", "demo", "check", R"({"value":")" + std::string(29, 'a') + R"(!"})");
+  EXPECT(ct::testing::error_code(nested) == "E_VALIDATION", "(a+)+$ against 29 a's and a '!': " + nested.dump());
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  EXPECT(took < 5000, "the two refusals took " + std::to_string(took) + " ms");
+  Value alive = server->call("cleo_query", "system", "version", "{}");
+  EXPECT(succeeded(alive), "the server after the two values: " + alive.dump());
+  std::printf("big-values: a 150 KB value and (a+)+$ refused in %lld ms; the server still answers\n",
+              static_cast<long long>(took));
+}
+
 }  // namespace
 
 /// research.sync while other processes append to the manifest (issue 11): appenders write whole
@@ -592,10 +631,10 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, std::function<void()>> cases = {
       {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
-      {"manifest-append", manifest_append}};
+      {"manifest-append", manifest_append}, {"big-values", big_values}};
   if (ct_path.empty() || !cases.contains(which)) {
     std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
-                         "writers|claim-race|kill|config-reload|manifest-append|serve-pair\n");
+                         "writers|claim-race|kill|config-reload|manifest-append|serve-pair|big-values\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin
