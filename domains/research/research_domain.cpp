@@ -552,7 +552,7 @@ void register_research_domain(Registry& registry) {
                             .description = "What the output is about", .single_line = true},
                            {.name = "status", .type = ParamType::Enum, .required = true,
                             .choices = {"complete", "partial", "blocked"}, .description = "How far the work got"},
-                           {.name = "date", .type = ParamType::String, .pattern = kDatePattern,
+                           {.name = "date", .type = ParamType::String, .max = 10, .pattern = kDatePattern,
                             .description = "YYYY-MM-DD (default today)"},
                            {.name = "agentType", .type = ParamType::String, .max = 40,
                             .description = "Kind of agent (default research: then 3–7 keyFindings are required)"},
@@ -592,7 +592,7 @@ void register_research_domain(Registry& registry) {
                 .idempotent = true, .tier = 2, .handler = unlink});
   registry.add({.domain = "research", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive research entries dated before a day",
-                .params = {{.name = "before", .type = ParamType::String, .required = true, .pattern = kDatePattern,
+                .params = {{.name = "before", .type = ParamType::String, .required = true, .max = 10, .pattern = kDatePattern,
                             .description = "YYYY-MM-DD: entries dated earlier are archived", .positional = true},
                            {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
                             .description = "Count what would be archived; change nothing", .dry_run = true}},
