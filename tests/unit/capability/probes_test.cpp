@@ -202,7 +202,7 @@ TEST_CASE("system.capabilities lists the matrix; health summarises it", "[capabi
     CHECK(row["available"].as_bool());
   }
   Envelope bad = router.dispatch({Gateway::Query, "system", "capabilities", test::parse_json(R"({"domain":"taks"})")});
-  CHECK(test::code_of(bad) == "E_INVALID_PARAMS");
+  CHECK(test::code_of(bad) == "E_VALIDATION");
   CHECK(bad.error->details["didYouMean"].as_string() == "tasks");
   Envelope health = router.dispatch({Gateway::Query, "system", "health", json::Value::object()});
   bool summarised = false;

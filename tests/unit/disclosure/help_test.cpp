@@ -252,8 +252,8 @@ TEST_CASE("unknown names in help get the router's did-you-mean errors", "[disclo
   CHECK(no_operation.error->details["valid"].size() == registry().operation_names("session").size());
 
   CHECK(test::code_of(project.query("system", "help", R"({"level":1,"format":"json-schema"})")) == "E_INVALID_PARAMS");
-  CHECK(test::code_of(project.query("system", "help", R"({"level":4})")) == "E_INVALID_PARAMS");
-  CHECK(test::code_of(project.query("system", "help", R"({"format":"yaml"})")) == "E_INVALID_PARAMS");
+  CHECK(test::code_of(project.query("system", "help", R"({"level":4})")) == "E_VALIDATION");
+  CHECK(test::code_of(project.query("system", "help", R"({"format":"yaml"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("the token estimate stays near the o200k counts it was calibrated on", "[disclosure][help]") {

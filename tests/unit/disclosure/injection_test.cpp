@@ -236,14 +236,14 @@ TEST_CASE("create makes missing targets; unknown targets and level 2 are refused
   unknown.targets = {"CLAUD.md"};
   auto refused = inject(registry(), unknown);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == ErrorCode::InvalidParams);
+  CHECK(refused.error().code == ErrorCode::Validation);
   CHECK(refused.error().details["didYouMean"] == json::Value("CLAUDE.md"));
   InjectOptions two;
   two.root = dir.path();
   two.level = 2;
   auto level2 = inject(registry(), two);
   REQUIRE_FALSE(level2);
-  CHECK(level2.error().code == ErrorCode::InvalidParams);
+  CHECK(level2.error().code == ErrorCode::Validation);
   CHECK(level2.error().fix.find("3 (imports CLEO-INJECTION.md)") != std::string::npos);
 }
 
@@ -316,11 +316,11 @@ TEST_CASE("system.inject through the router: notes, drift as E_OUTDATED, init in
   CHECK(level1.data["targets"].as_array().front() == test::parse_json(R"({"file":"CLAUDE.md","action":"updated","level":1})"));
   // Level 2 is one operation's help, not a block: the params say so, with the valid levels.
   Envelope two = call(Gateway::Mutate, "inject", R"({"level":2})");
-  CHECK(test::code_of(two) == "E_INVALID_PARAMS");
+  CHECK(test::code_of(two) == "E_VALIDATION");
   CHECK(two.error->message == "level: expected one of 0|1|3, got 2");
   CHECK(two.error->details["valid"] == test::parse_json("[0,1,3]"));
   CHECK(two.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{"level":3}})");
-  CHECK(test::code_of(call(Gateway::Mutate, "inject", R"({"targets":["README.md"]})")) == "E_INVALID_PARAMS");
+  CHECK(test::code_of(call(Gateway::Mutate, "inject", R"({"targets":["README.md"]})")) == "E_VALIDATION");
 
   // The audit trail is about the store; injection writes files only, and leaves none behind.
   for (const auto& entry : fs::directory_iterator(dir.path()))

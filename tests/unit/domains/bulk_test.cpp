@@ -70,11 +70,11 @@ TEST_CASE("bulk ids are validated like id", "[tasks][bulk]") {
 
   Envelope empty = p.mutate("tasks", "complete", R"({"ids":[]})");
   REQUIRE_FALSE(empty.success);
-  CHECK(empty.error->code == ErrorCode::InvalidParams);
+  CHECK(empty.error->code == ErrorCode::Validation);
 
   Envelope bad = p.mutate("tasks", "complete", R"({"ids":["T001","nope"]})");
   REQUIRE_FALSE(bad.success);
-  CHECK(bad.error->code == ErrorCode::InvalidParams);
+  CHECK(bad.error->code == ErrorCode::Validation);
 
   // Repeats run once.
   Envelope twice = p.mutate("tasks", "complete", R"({"ids":["T001","T1"]})");

@@ -54,7 +54,7 @@ TEST_CASE("issues.templates: bug, feature and help skeletons", "[issues]") {
   Envelope bug = p.query("issues", "templates", R"({"type":"bug"})");
   REQUIRE(bug.success);
   CHECK(bug.data["body"].as_string().find("## Steps to reproduce") != std::string::npos);
-  CHECK(code_of(p.query("issues", "templates", R"({"type":"bugs"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("issues", "templates", R"({"type":"bugs"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("issues.diagnostics: version, platform, changed config, recent errors; nothing private", "[issues]") {
@@ -202,9 +202,9 @@ TEST_CASE("issues.create: gh failing is E_ENGINE_FAILED with its stderr, hanging
 TEST_CASE("issues.create validates its params before anything runs", "[issues]") {
   test::Project p;
   CHECK(code_of(p.mutate("issues", "create", R"({"type":"bug","title":"ok title","body":"x","repo":"not a repo"})")) ==
-        "E_INVALID_PARAMS");
+        "E_VALIDATION");
   CHECK(code_of(p.mutate("issues", "create", R"({"type":"question","title":"ok title","body":"x"})")) ==
-        "E_INVALID_PARAMS");
+        "E_VALIDATION");
   CHECK(code_of(p.mutate("issues", "create", R"({"type":"bug","title":"two\nlines","body":"x"})")) ==
-        "E_INVALID_PARAMS");
+        "E_VALIDATION");
 }

@@ -168,7 +168,7 @@ TEST_CASE("only reset undoes a finished stage, and only allowSkip stages are ski
   auto skip = p.mutate("lifecycle", "skip", R"({"id":"T001","stage":"specification","reason":"we already have one"})");
   CHECK(code_of(skip) == "E_LIFECYCLE_TRANSITION_INVALID");
   CHECK(code_of(p.mutate("lifecycle", "skip", R"({"id":"T001","stage":"consensus","reason":"short"})")) ==
-        "E_INVALID_PARAMS");
+        "E_VALIDATION");
   REQUIRE(p.mutate("lifecycle", "skip", R"({"id":"T001","stage":"consensus","reason":"a single viable option"})")
               .success);
   CHECK(code_of(p.mutate("lifecycle", "skip", R"({"id":"T001","stage":"research","reason":"a single viable option"})")) ==
@@ -180,7 +180,7 @@ TEST_CASE("only reset undoes a finished stage, and only allowSkip stages are ski
   REQUIRE(record(p, "specification").success);
   REQUIRE(record(p, "decomposition", "active").success);
   CHECK(code_of(p.mutate("lifecycle", "reset", R"({"id":"T001","stage":"research","reason":"too short"})")) ==
-        "E_INVALID_PARAMS");
+        "E_VALIDATION");
   auto reset = p.mutate("lifecycle", "reset",
                         R"({"id":"T001","stage":"specification","reason":"the API changed under the spec"})");
   REQUIRE(reset.success);

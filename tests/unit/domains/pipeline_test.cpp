@@ -57,9 +57,9 @@ TEST_CASE("validate takes the common params out and marks dry runs from the spec
 
   auto bad = pipeline::validate(spec, parse_json(R"({"name":"far too long"})"), false);
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().code == ErrorCode::InvalidParams);
+  CHECK(bad.error().code == ErrorCode::Validation);
   auto bad_key = pipeline::validate(spec, parse_json(R"({"name":"a","idempotencyKey":""})"), false);
-  CHECK(bad_key.error().code == ErrorCode::InvalidParams);
+  CHECK(bad_key.error().code == ErrorCode::Validation);
 }
 
 TEST_CASE("read-only mode lets only dry runs of a mutation through", "[pipeline]") {

@@ -120,7 +120,7 @@ TEST_CASE("an unknown field is refused with the valid names and a suggestion", "
   p.add(R"({"title":"A task"})");
   auto wrong = p.query("tasks", "list", R"({"fields":["id","titel"]})");
   REQUIRE_FALSE(wrong.success);
-  CHECK(wrong.error->code == ErrorCode::InvalidParams);
+  CHECK(wrong.error->code == ErrorCode::Validation);
   CHECK(wrong.error->details["field"].as_string() == "fields[1]");
   CHECK(wrong.error->details["didYouMean"].as_string() == "title");
   // A list row's fields: a task's, and waitingOn.
@@ -128,8 +128,8 @@ TEST_CASE("an unknown field is refused with the valid names and a suggestion", "
   auto session_field = p.query("session", "list", R"({"fields":["focsu"]})");
   REQUIRE_FALSE(session_field.success);
   CHECK(session_field.error->details["didYouMean"].as_string() == "focus");
-  CHECK(code_of(p.query("tasks", "list", R"({"fields":[]})")) == "E_INVALID_PARAMS");
-  CHECK(code_of(p.query("tasks", "list", R"({"detail":"tiny"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("tasks", "list", R"({"fields":[]})")) == "E_VALIDATION");
+  CHECK(code_of(p.query("tasks", "list", R"({"detail":"tiny"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("a reply over output.maxReplyBytes is cut, says so, and continues at nextOffset", "[projection][budget]") {

@@ -283,8 +283,8 @@ TEST_CASE("providers.install: an invalid file is refused and left untouched", "[
   CHECK(code_of(token_stdio) == "E_INVALID_PARAMS");
   CHECK(token_stdio.error->details["field"].as_string() == "tokenEnv");
   CHECK(code_of(p.mutate("providers", "install",
-                         R"({"provider":"claude","transport":"http","tokenEnv":"X}; rm -rf"})")) == "E_INVALID_PARAMS");
-  CHECK(code_of(p.mutate("providers", "install", R"({"provider":"nope"})")) == "E_INVALID_PARAMS");
+                         R"({"provider":"claude","transport":"http","tokenEnv":"X}; rm -rf"})")) == "E_VALIDATION");
+  CHECK(code_of(p.mutate("providers", "install", R"({"provider":"nope"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("providers.install: user scope writes into HOME for a person, never for an agent", "[providers]") {

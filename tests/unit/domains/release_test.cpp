@@ -256,7 +256,7 @@ TEST_CASE("releases are created, planned, listed and shown", "[release]") {
   CHECK(listed.data.size() == 2);
 
   CHECK(code_of(p.query("release", "show", R"({"version":"9.9.9"})")) == "E_NOT_FOUND");
-  CHECK(code_of(p.mutate("release", "create", R"({"version":"1.0"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("release", "create", R"({"version":"1.0"})")) == "E_VALIDATION");
   test::Project empty;
   CHECK(code_of(empty.query("release", "list")) == "E_NO_DATA");
 }

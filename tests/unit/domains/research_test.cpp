@@ -58,13 +58,13 @@ TEST_CASE("research.add validates, stores and answers a repeat with E_ALREADY_EX
   CHECK(code_of(p.mutate("research", "add", entry("T001-conf", R"(,"confidence":"2")"))) == "E_VALIDATION");
   CHECK(code_of(p.mutate("research", "add", entry("T001-out", R"(,"file":"../x.md")"))) == "E_VALIDATION");
   CHECK(code_of(p.mutate("research", "add", entry("T001-gone", R"(,"linkedTasks":["T404"])"))) == "E_NOT_FOUND");
-  CHECK(code_of(p.mutate("research", "add", entry("T001-st", R"(,"status":"done")"))) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("research", "add", entry("T001-st", R"(,"status":"done")"))) == "E_VALIDATION");
   // Outside research a findings count outside 3–7 is a warning.
   auto impl = p.mutate("research", "add", entry("T001-impl", R"(,"agentType":"implementation","keyFindings":[])"));
   REQUIRE(impl.success);
   CHECK(impl.warnings.size() == 2);  // the file is missing too
   CHECK(code_of(p.query("research", "show", R"({"id":"T999-nothing"})")) == "E_NOT_FOUND");
-  CHECK(code_of(p.query("research", "show", R"({"id":"not an id"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("research", "show", R"({"id":"not an id"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("research.link and unlink change both sides; tasks.show lists the entries", "[research]") {
@@ -146,7 +146,7 @@ TEST_CASE("research list, find, pending, stats and archive", "[research]") {
   CHECK(code_of(p.query("research", "find", R"({"query":"cache"})")) == "E_NO_DATA");
   CHECK(p.query("research", "find", R"({"query":"cache","includeArchived":true})").data.size() == 1);
   CHECK(code_of(p.mutate("research", "archive", R"({"before":"2025-12-31"})")) == "E_NO_CHANGE");
-  CHECK(code_of(p.mutate("research", "archive", R"({"before":"last year"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("research", "archive", R"({"before":"last year"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("research.sync imports new complete lines once, by line number", "[research][sync]") {
@@ -244,5 +244,5 @@ TEST_CASE("research.inject renders the output protocol with the project's manife
   REQUIRE(impl.success);
   CHECK(impl.data["text"].as_string().find("\"agentType\":\"implementation\"") != std::string::npos);
   CHECK(code_of(p.mutate("research", "inject", R"({"taskId":"T404"})")) == "E_NOT_FOUND");
-  CHECK(code_of(p.mutate("research", "inject", R"({"protocol":"dancing"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("research", "inject", R"({"protocol":"dancing"})")) == "E_VALIDATION");
 }

@@ -424,6 +424,6 @@ TEST_CASE("sessionId runs one call in a named session, without binding the calle
   CHECK(code_of(p.query("session", "status")) == "E_NO_DATA");  // still bound to nothing
 
   CHECK(code_of(p.query("tasks", "next", R"({"sessionId":"ses_000000000000"})")) == "E_SESSION_NOT_FOUND");
-  CHECK(code_of(p.query("tasks", "next", R"({"sessionId":""})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("tasks", "next", R"({"sessionId":""})")) == "E_VALIDATION");
   CHECK(code_of(p.query("tasks", "next", R"({"sessionId":7})")) == "E_INVALID_PARAMS");
 }

@@ -162,8 +162,8 @@ TEST_CASE("stats: throughput and cycle time per calendar period, from SQL", "[sy
   CHECK(iso.data["periods"].as_array()[0]["period"].as_string() == "2026-W53");
   CHECK(iso.data["periods"].as_array()[0]["created"].as_int() == 0);
 
-  CHECK(code_of(p.query("system", "stats", R"({"period":"year"})")) == "E_INVALID_PARAMS");
-  CHECK(code_of(p.query("system", "stats", R"({"count":0})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("system", "stats", R"({"period":"year"})")) == "E_VALIDATION");
+  CHECK(code_of(p.query("system", "stats", R"({"count":0})")) == "E_VALIDATION");
 }
 
 TEST_CASE("metrics: a bounded, thread-safe histogram per operation", "[system][metrics]") {

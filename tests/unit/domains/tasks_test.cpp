@@ -309,14 +309,14 @@ TEST_CASE("text is stored verbatim: SQL-looking and unicode strings", "[tasks][i
   CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["title"].as_string() == title);
   json::Value long_title = json::Value::object();
   long_title.set("title", std::string(201, 'x'));
-  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", long_title})) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", long_title})) == "E_VALIDATION");
   json::Value newline = json::Value::object();
   newline.set("title", "two\nlines");  // a title is one line
-  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", newline})) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "add", newline})) == "E_VALIDATION");
   json::Value blank = json::Value::object();
   blank.set("title", "     ");  // trimmed before the length check
   auto refused = p.router().dispatch({Gateway::Mutate, "tasks", "add", blank});
-  CHECK(code_of(refused) == "E_INVALID_PARAMS");
+  CHECK(code_of(refused) == "E_VALIDATION");
   CHECK(refused.error->message.find("at least 3 characters, got 0") != std::string::npos);
   json::Value padded = json::Value::object();
   padded.set("title", "  Padded title \t");
@@ -325,7 +325,7 @@ TEST_CASE("text is stored verbatim: SQL-looking and unicode strings", "[tasks][i
   json::Value wipe = json::Value::object();
   wipe.set("id", "T001");
   wipe.set("title", "    ");
-  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "update", wipe})) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.router().dispatch({Gateway::Mutate, "tasks", "update", wipe})) == "E_VALIDATION");
   CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["title"].as_string() == title);
 }
 
@@ -453,7 +453,7 @@ TEST_CASE("imported records pass the validation of tasks.add, each reported", "[
                         R"({"id":"A9","title":"Bad status","status":"finished"})"
                         R"(]})";
   auto refused = p.mutate("tasks", "import", records);
-  REQUIRE(code_of(refused) == "E_INVALID_PARAMS");
+  REQUIRE(code_of(refused) == "E_VALIDATION");
   CHECK(refused.error->details["invalid"].as_int() == 8);
   const auto& listed = refused.error->details["records"].as_array();
   REQUIRE(listed.size() == 8);

@@ -123,7 +123,7 @@ TEST_CASE("validate.protocol: subjects and protocols that cannot be checked", "[
   CHECK(code_of(p.query("validate", "protocol", R"({"id":"T404","protocol":"research"})")) == "E_NOT_FOUND");
   CHECK(code_of(p.query("validate", "protocol", R"({"entryId":"T001-none"})")) == "E_NOT_FOUND");
   Envelope bad_enum = p.query("validate", "protocol", R"({"id":"T001","protocol":"reserch"})");
-  CHECK(code_of(bad_enum) == "E_INVALID_PARAMS");
+  CHECK(code_of(bad_enum) == "E_VALIDATION");
   CHECK(bad_enum.error->details["didYouMean"].as_string() == "research");
   Envelope nothing = p.query("validate", "protocol", R"({})");
   CHECK(code_of(nothing) == "E_INVALID_PARAMS");
@@ -373,7 +373,7 @@ TEST_CASE("validate.compliance per check, per agent, or both", "[validate][compl
   Envelope one = p.query("validate", "compliance", R"({"agent":"codex"})");
   CHECK(one.data["runs"].as_int() == 1);
   CHECK(one.data["recentFailures"].as_array()[0]["agent"].as_string() == "codex");
-  CHECK(code_of(p.query("validate", "compliance", R"({"by":"session"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("validate", "compliance", R"({"by":"session"})")) == "E_VALIDATION");
 }
 
 TEST_CASE("validate.manifest: entry rules, linked tasks and file checksums", "[validate][manifest]") {
@@ -421,5 +421,5 @@ TEST_CASE("validate.manifest: entry rules, linked tasks and file checksums", "[v
   CHECK(limited.warnings.size() == 1);
   CHECK(as_report(p.query("validate", "manifest", R"({"entryId":"T002-late"})")).data["valid"].as_bool());
   CHECK(code_of(p.query("validate", "manifest", R"({"entryId":"T009-none"})")) == "E_NOT_FOUND");
-  CHECK(code_of(p.query("validate", "manifest", R"({"entryId":"nonsense"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.query("validate", "manifest", R"({"entryId":"nonsense"})")) == "E_VALIDATION");
 }

@@ -421,15 +421,15 @@ TEST_CASE("compliance results are recorded with who ran them and summarised", "[
   CHECK(test::as_report(p.query("validate", "compliance", R"({"id":"T002"})")).data["passRate"].as_double() == Approx(1.0));
   CHECK(test::as_report(p.query("validate", "compliance", R"({"check":"protocol.research"})")).data["runs"].as_int() == 1);
   CHECK(code_of(test::as_report(p.query("validate", "compliance", R"({"since":"2030-01-01"})"))) == "E_NO_DATA");
-  CHECK(code_of(test::as_report(p.query("validate", "compliance", R"({"since":"last week"})"))) == "E_INVALID_PARAMS");
+  CHECK(code_of(test::as_report(p.query("validate", "compliance", R"({"since":"last week"})"))) == "E_VALIDATION");
   // The record is audited against the task it checked.
   auto history = p.query("tasks", "history", R"({"id":"T004"})").data.as_array();
   CHECK(history[0]["operation"].as_string() == "validate.compliance.record");
 
   CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"x","passed":true,"id":"T404"})")) == "E_NOT_FOUND");
-  CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"Bad Name","passed":true})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"Bad Name","passed":true})")) == "E_VALIDATION");
   CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"x"})")) == "E_INVALID_PARAMS");
   CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"x","passed":true,"score":101})")) ==
-        "E_INVALID_PARAMS");
+        "E_VALIDATION");
   CHECK(test::as_report(p.query("validate", "compliance")).data["runs"].as_int() == 3);
 }

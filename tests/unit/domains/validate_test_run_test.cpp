@@ -126,7 +126,7 @@ TEST_CASE("validate.test.run: a command that cannot start, or needs a shell", "[
   // Nothing was recorded (the failure itself is audited as a failed call).
   CHECK(p.query("validate", "compliance").note == ErrorCode::NoData);
 
-  CHECK(code_of(p.mutate("validate", "test.run", R"({"command":"make && ctest"})")) == "E_INVALID_PARAMS");
+  CHECK(code_of(p.mutate("validate", "test.run", R"({"command":"make && ctest"})")) == "E_VALIDATION");
   // The config key refuses what only a shell could run.
   Envelope bad = p.mutate_as_person("system", "config.set", R"({"key":"validate.testCommand","value":"make test | tee log"})");
   CHECK(code_of(bad) == "E_INVALID_INPUT");
