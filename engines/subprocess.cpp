@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +40,37 @@ bool executable_file(const std::filesystem::path& path) {
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
+}
+
+/// How long what a child started may keep its pipes open once the child has exited.
+constexpr std::chrono::milliseconds kLetGo{500};
+
+/// Whether the child has exited, without reaping it: while it is a zombie its pid, and so its
+/// process group's id, cannot be given to another process, and signalling the group stays safe.
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+    if (errno != EINTR) return true;  // ECHILD: something else in this process reaped it
+  return info.si_pid == pid;
+}
+
+/// A descriptor (close-on-exec) that becomes readable when the child exits (Linux 5.3+), so that
+/// waiting for the child and for its output is one poll(); -1 where the kernel has none.
+/// (The system call directly: glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage.)
+int open_exit_fd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+/// The child's process group, and the child itself in case it left the group. Only called
+/// before the child is reaped, so neither id can belong to another process yet.
+void signal_child(pid_t pid, int signal) {
+  ::kill(-pid, signal);
+  ::kill(pid, signal);
 }
 
 /// SIGPIPE is blocked in this thread while the child's stdin is written (a child that closed it
@@ -241,51 +273,56 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   SigpipeBlock block;
   std::size_t written = 0;
   if (spec.stdin_data.empty()) close_fd(in[1]);
-  auto deadline = started + spec.timeout;
-  bool terminated = false;  // SIGTERM sent
-  bool killed = false;      // SIGKILL sent
-  bool reaped = false;      // the child exited (something it started may still hold the pipes)
-  int status = 0;
+  // One loop until the child has exited, whatever it did with its descriptors: the pipes are
+  // read while they are open, the deadline holds until the child is gone (SIGTERM to its group,
+  // SIGKILL after the grace period), and the child is reaped only after its group was killed.
+  int exit_fd = open_exit_fd(pid);  // readable once the child has exited; -1: look every 10 ms
+  auto deadline = started + spec.timeout;  // the next step of stopping it
+  bool terminated = false;                 // SIGTERM sent
+  bool exited = false;                     // the child has exited (a zombie: its pid and group id stay ours)
+  Clock::time_point let_go{};              // by then, what it left behind must have let go of the pipes
   char buffer[65536];
-  while (out[0] >= 0 || err[0] >= 0) {
-    pollfd fds[3];
+  for (;;) {
+    if (!exited && has_exited(pid)) {
+      exited = true;
+      close_fd(exit_fd);
+      let_go = Clock::now() + kLetGo;
+    }
+    if (exited && out[0] < 0 && err[0] < 0) break;
+    const auto now = Clock::now();
+    if (exited && now >= let_go) break;  // something it started still holds the pipes: killed below
+    if (!exited && now >= deadline) {
+      if (!terminated) {
+        result.timed_out = true;
+        terminated = true;
+        signal_child(pid, SIGTERM);
+        deadline = now + spec.grace;
+      } else {
+        signal_child(pid, SIGKILL);  // again each second until the kernel has ended it
+        deadline = now + std::chrono::seconds(1);
+      }
+      continue;
+    }
+    pollfd fds[4];
     nfds_t count = 0;
     for (int fd : {out[0], err[0]})
       if (fd >= 0) fds[count++] = {fd, POLLIN, 0};
     if (in[1] >= 0) fds[count++] = {in[1], POLLOUT, 0};
-    auto now = Clock::now();
-    if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {
-      // The child is done; what it left running gets half a second to let go of the pipes.
-      reaped = true;
-      deadline = std::min(deadline, now + std::chrono::milliseconds(500));
-    }
-    if (now >= deadline && reaped) {
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    if (now >= deadline) {
-      if (!terminated) {
-        result.timed_out = true;
-        ::kill(-pid, SIGTERM);
-        terminated = true;
-        deadline = now + spec.grace;
-      } else if (!killed) {
-        ::kill(-pid, SIGKILL);
-        killed = true;
-        deadline = now + std::chrono::seconds(5);  // the pipes close once the group is gone
-      } else {
-        break;  // something outside the group holds the pipes: stop reading
-      }
-      continue;
-    }
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    int ready = ::poll(fds, count, static_cast<int>(std::min<long long>(wait, reaped ? 50 : 100)));
+    if (exit_fd >= 0) fds[count++] = {exit_fd, POLLIN, 0};
+    const auto until = exited ? let_go : deadline;
+    long long wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+    if (!exited && exit_fd < 0) wait = std::min(wait, 10LL);
+    int ready = ::poll(fds, count, static_cast<int>(std::min(wait, 1000LL)));
     if (ready < 0) {
       if (errno == EINTR) continue;
-      break;
+      // Cannot wait on the pipes any more: stop reading them, keep the deadline.
+      close_fd(out[0]);
+      close_fd(err[0]);
+      close_fd(in[1]);
+      continue;
     }
     for (nfds_t i = 0; i < count; ++i) {
-      if (fds[i].revents == 0) continue;
+      if (fds[i].revents == 0 || fds[i].fd == exit_fd) continue;  // the loop's head looks at the child
       if (fds[i].fd == in[1]) {
         ssize_t n = ::write(in[1], spec.stdin_data.data() + written, spec.stdin_data.size() - written);
         if (n > 0) written += static_cast<std::size_t>(n);
@@ -308,17 +345,22 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     }
   }
   close_all();
-  // Reaped in every case: after the pipes closed the child has exited or is about to.
-  while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  close_fd(exit_fd);
+  // Whatever it left behind in its group goes too — before the child is reaped, while its zombie
+  // keeps the group's id from being reused. Then reaping cannot block: it has exited.
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  pid_t waited = -1;
+  while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
   result.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-  if (WIFEXITED(status)) {
+  if (waited != pid) {
+    result.exit_code = -1;  // reaped by someone else in this process: its status is unknown
+  } else if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
   }
-  // Whatever it left behind in its group goes too.
-  ::kill(-pid, SIGKILL);
   return result;
 }
 

@@ -2,7 +2,9 @@
 // engine) run the one safe way. posix_spawn with an argv array — never a shell —, the project root
 // as working directory, a minimal environment, stdin written and stdout/stderr read together
 // (no deadlock whatever the child does), both capped, a time limit (SIGTERM to the child's process
-// group, SIGKILL after a grace period), every child reaped and no descriptor of ours inherited.
+// group, SIGKILL after a grace period) that holds until the child has exited — whatever it did
+// with its descriptors —, every child reaped with its group killed, and no descriptor of ours
+// inherited.
 #pragma once
 
 #include <chrono>

@@ -190,3 +190,40 @@ TEST_CASE("a program that is not there is E_CAPABILITY_UNAVAILABLE; no shell eve
   REQUIRE(literal);
   CHECK(literal->out == "$(id) ; rm -rf / && `x`\n");
 }
+
+TEST_CASE("a child that closes its stdout and stderr is still held to its time limit", "[engines][subprocess]") {
+  // Issue 30 item 2: `exec >/dev/null 2>&1; sleep 20` with a 2 s limit ran 21 s and counted as
+  // passed — the adapter stopped watching the clock once both pipes were at end of file.
+  ProcessSpec spec = spec_of("closed_pipes_hang.sh", std::chrono::seconds(2));
+  auto hang = run_process(spec);
+  REQUIRE(hang);
+  CHECK(hang->timed_out);
+  CHECK_FALSE(hang->ok());
+  CHECK(hang->signal == SIGTERM);
+  CHECK(hang->duration_ms >= 2000);
+  CHECK(hang->duration_ms < 5000);
+  CHECK(process_error(spec, *hang, "running the tests").code == ErrorCode::Timeout);
+  // One that also ignores SIGTERM gets SIGKILL after the grace period.
+  auto stubborn = run_process(spec_of("closed_pipes_ignore_term.sh", std::chrono::milliseconds(300)));
+  REQUIRE(stubborn);
+  CHECK(stubborn->timed_out);
+  CHECK(stubborn->signal == SIGKILL);
+  CHECK(stubborn->duration_ms < 3000);
+  CHECK(no_zombies());
+}
+
+TEST_CASE("a grandchild out of the group's reach that keeps the pipes open does not hold the call",
+          "[engines][subprocess]") {
+  auto started = run_process(spec_of("escaped_grandchild.sh", std::chrono::milliseconds(500)));
+  REQUIRE(started);
+  // The grandchild has its own session: the adapter cannot end it, but it stops reading once the
+  // child is gone (half a second later), so the call still ends near its limit.
+  std::string pid = started->out.substr(0, started->out.find('\n'));
+  REQUIRE(pid.starts_with("grandchild "));
+  pid = pid.substr(std::string_view("grandchild ").size());
+  ::kill(std::stoi(pid), SIGKILL);
+  CHECK(started->timed_out);
+  CHECK(started->signal == SIGTERM);
+  CHECK(started->duration_ms < 500 + 300 + 500 + 1500);
+  CHECK(no_zombies());
+}
