@@ -1,6 +1,9 @@
 // tasks domain — write operations (cleo_mutate).
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/text.h"
 #include "domains/tasks/import_formats.h"
@@ -397,6 +400,171 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
   return record;
 }
 
+/// An error of the task engine met while importing, in the file's terms: every id the import gave
+/// (`given`: new id → its record) is replaced by its record in the message and in the string
+/// details, the message starts with the record being written, and a fix that names such an id (a
+/// call on a task that will not exist) becomes one about the file.
+Error in_file_terms(Error error, const std::string& record, const std::map<std::string, std::string>& given) {
+  // Whole words only: T12 is not a part of T123.
+  auto translate = [&](const std::string& text, bool& named) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+      std::size_t end = i;
+      while (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end]))) ++end;
+      if (end == i) {
+        out += text[i++];
+        continue;
+      }
+      auto found = given.find(text.substr(i, end - i));
+      named = named || found != given.end();
+      out += found != given.end() ? found->second : text.substr(i, end - i);
+      i = end;
+    }
+    return out;
+  };
+  bool named = false;
+  error.message = record + ": " + translate(error.message, named);
+  for (auto& [key, value] : error.details.as_object()) {
+    if (value.is_string()) {
+      value = translate(value.as_string(), named);
+    } else if (value.is_array()) {
+      for (auto& item : value.as_array())
+        if (item.is_string()) item = translate(item.as_string(), named);
+    }
+  }
+  bool fix_names_one = false;
+  (void)translate(error.fix, fix_names_one);
+  if (fix_names_one) error.fix = "correct " + record + " in the file, then import again";
+  return error;
+}
+
+/// "tasks[3] (B7)": a record of the file, by its place and its id there.
+std::string record_label(std::size_t index, const std::string& id) {
+  return "tasks[" + std::to_string(index) + "]" + (id.empty() ? "" : " (" + id + ")");
+}
+
+/// Two records with one id: every reference to it would be ambiguous (parent, depends and relates
+/// would all bind to one of them, silently). Refused, naming both; checked on every record of the
+/// file, valid or not, so that skipInvalid cannot make the choice either.
+Result<void> check_unique_ids(const json::Value& list) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json::Value& id = list.as_array()[i]["id"];
+    if (!id.is_string() || trim(id.as_string()).empty()) continue;
+    std::string key(trim(id.as_string()));
+    auto [at, inserted] = first.emplace(key, i);
+    if (inserted) continue;
+    json::Value both = json::Value::array();
+    for (std::size_t index : {at->second, i}) {
+      json::Value record = json::Value::object();
+      record.set("index", static_cast<std::int64_t>(index));
+      record.set("id", key);
+      both.push_back(std::move(record));
+    }
+    return fail(Error(ErrorCode::InvalidParams, "tasks: " + record_label(at->second, key) + " and " +
+                                                    record_label(i, key) + " have the same id; references to " + key +
+                                                    " would be ambiguous")
+                    .with_fix("give each record of the file its own id, then import again")
+                    .with_detail("field", "tasks")
+                    .with_detail("records", std::move(both)));
+  }
+  return {};
+}
+
+/// The links inside the file, checked in the file's terms before anything is written: no record
+/// depends on itself, and neither the dependencies nor the parent links form a loop. (Left to the
+/// task engine, these are found only while writing, and named by the ids the import was about to
+/// give — ids that never exist, since the refused import is rolled back.)
+Result<void> check_file_links(const std::vector<ImportRecord>& records) {
+  std::map<std::string, std::size_t> at;  // file id → position in records
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (!records[i].id.empty()) at.emplace(records[i].id, i);
+  auto chain_of = [&](const std::vector<std::size_t>& path) {
+    std::string text;
+    json::Value ids = json::Value::array();
+    json::Value indexes = json::Value::array();
+    for (std::size_t i : path) {
+      text += (text.empty() ? "" : " → ") + record_label(records[i].index, records[i].id);
+      ids.push_back(records[i].id);
+      indexes.push_back(static_cast<std::int64_t>(records[i].index));
+    }
+    return std::tuple{text, ids, indexes};
+  };
+  for (const auto& record : records)
+    if (!record.id.empty() && std::find(record.depends.begin(), record.depends.end(), record.id) != record.depends.end())
+      return fail(Error(ErrorCode::CircularReference, "tasks: " + record_label(record.index, record.id) +
+                                                          " depends on itself")
+                      .with_fix("leave " + record.id + " out of the depends of " + record_label(record.index, record.id) +
+                                ", then import again")
+                      .with_detail("field", "tasks")
+                      .with_detail("records", json::Value::array_of(std::vector<std::int64_t>{
+                                                  static_cast<std::int64_t>(record.index)})));
+  // Dependencies: a depth-first walk (iterative: a file may hold a long chain); a record met again
+  // on the current path closes a cycle.
+  enum class Mark { New, OnPath, Done };
+  std::vector<Mark> mark(records.size(), Mark::New);
+  for (std::size_t root = 0; root < records.size(); ++root) {
+    if (mark[root] != Mark::New) continue;
+    std::vector<std::pair<std::size_t, std::size_t>> path{{root, 0}};  // record, next dependency to look at
+    mark[root] = Mark::OnPath;
+    while (!path.empty()) {
+      auto& [i, next_dep] = path.back();
+      if (next_dep == records[i].depends.size()) {
+        mark[i] = Mark::Done;
+        path.pop_back();
+        continue;
+      }
+      auto found = at.find(records[i].depends[next_dep++]);
+      if (found == at.end()) continue;  // outside the file: dropped with a warning
+      const std::size_t next = found->second;
+      if (mark[next] == Mark::New) {
+        mark[next] = Mark::OnPath;
+        path.push_back({next, 0});
+      } else if (mark[next] == Mark::OnPath) {
+        std::vector<std::size_t> cycle;
+        bool on = false;
+        for (const auto& step : path) {
+          on = on || step.first == next;
+          if (on) cycle.push_back(step.first);
+        }
+        cycle.push_back(next);
+        auto [text, ids, indexes] = chain_of(cycle);
+        return fail(Error(ErrorCode::CircularReference, "tasks: the dependencies in the file form a cycle: " + text)
+                        .with_fix("leave one of these dependencies out of the file, then import again")
+                        .with_detail("field", "tasks")
+                        .with_detail("cycle", std::move(ids))
+                        .with_detail("records", std::move(indexes)));
+      }
+    }
+  }
+  // Parents: each record has one, so following the links from any record either leaves the file
+  // or comes back to a record already on the way.
+  std::vector<bool> cleared(records.size(), false);
+  for (std::size_t start = 0; start < records.size(); ++start) {
+    std::vector<std::size_t> way;
+    std::size_t i = start;
+    while (!cleared[i]) {
+      if (auto seen = std::find(way.begin(), way.end(), i); seen != way.end()) {
+        std::vector<std::size_t> loop(seen, way.end());
+        loop.push_back(i);
+        auto [text, ids, indexes] = chain_of(loop);
+        return fail(Error(ErrorCode::CircularReference, "tasks: the parent links in the file form a loop: " + text)
+                        .with_fix("give one task of the loop no parent (or a parent outside the file), then import again")
+                        .with_detail("field", "tasks")
+                        .with_detail("cycle", std::move(ids))
+                        .with_detail("records", std::move(indexes)));
+      }
+      way.push_back(i);
+      auto parent = records[i].parent.empty() ? at.end() : at.find(records[i].parent);
+      if (parent == at.end()) break;
+      i = parent->second;
+    }
+    for (std::size_t j : way) cleared[j] = true;
+  }
+  return {};
+}
+
 /// tasks.import: the export format (or a bare array of task records). Every record passes the
 /// validation of tasks.add; every task gets a new id; parent and depends references inside the
 /// file are remapped, references outside it are dropped with a warning. The whole import is one
@@ -411,6 +579,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   CT_TRY_ASSIGN(ForeignFile file, read_foreign(params.value("tasks"), params.str("format"), *add_spec, context.now()));
   const json::Value* list = &file.records;
   const bool skip_invalid = params.flag("skipInvalid");
+  CT_TRY(check_unique_ids(*list));
   std::vector<ImportRecord> records;
   json::Value problems = json::Value::array();
   ErrorCode first_code = ErrorCode::InvalidParams;  // the refusal carries the first invalid record's code
@@ -439,6 +608,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
     return fail(std::move(error).with_detail("field", "tasks").with_detail("records", std::move(listed))
                     .with_detail("invalid", static_cast<std::int64_t>(problems.size())));
   }
+  CT_TRY(check_file_links(records));
 
   auto engine_ = engine(context);
   std::string attach = params.opt_str("parent").value_or("");
@@ -451,8 +621,14 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   std::vector<std::string> new_ids(records.size());
   std::vector<bool> placed(records.size(), false);
   std::size_t remaining = records.size();
-  auto label = [](const ImportRecord& record) {
-    return "tasks[" + std::to_string(record.index) + "]" + (record.id.empty() ? "" : " (" + record.id + ")");
+  auto label = [](const ImportRecord& record) { return record_label(record.index, record.id); };
+  // What the task engine refuses while writing is told in the file's terms: the ids this import
+  // gave are rolled back with it, so the record that was being written is named instead.
+  auto refused = [&](const ImportRecord& record, Error error) {
+    std::map<std::string, std::string> given;
+    for (std::size_t j = 0; j < records.size(); ++j)
+      if (!new_ids[j].empty()) given.emplace(new_ids[j], label(records[j]));
+    return fail(in_file_terms(std::move(error), label(record), given));
   };
   while (remaining > 0) {
     std::size_t progress = 0;
@@ -473,21 +649,15 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
       }
       if (spec.status == TaskStatus::Blocked && spec.blocked_by.empty()) spec.blocked_by = "imported as blocked";
       auto added = engine_.add(std::move(spec));
-      if (!added) {
-        Error error = std::move(added.error());
-        error.message = label(record) + ": " + error.message;
-        return fail(std::move(error));
-      }
+      if (!added) return refused(record, std::move(added.error()));
       if (!record.id.empty()) id_map[record.id] = added->id;
       new_ids[i] = added->id;
       placed[i] = true;
       --remaining;
       ++progress;
     }
-    if (progress == 0)
-      return fail(Error(ErrorCode::CircularReference, "tasks: the parent links in the file form a loop")
-                      .with_fix("give one task of the loop no parent (or a parent outside the file), then import again")
-                      .with_detail("field", "tasks"));
+    if (progress == 0)  // check_file_links() refused every parent loop
+      return fail(ErrorCode::Internal, "tasks.import: records left unplaced without a parent loop");
   }
   // Second pass: dependencies and final statuses, now that every id is known.
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -503,7 +673,8 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
     if (!depends.empty()) {
       TaskPatch patch;
       patch.depends = depends;
-      CT_TRY(engine_.update(new_ids[i], patch, std::nullopt));
+      if (auto updated = engine_.update(new_ids[i], patch, std::nullopt); !updated)
+        return refused(record, std::move(updated.error()));
     }
     for (const auto& link : record.relates) {
       if (!id_map.contains(link.task_id)) {
@@ -511,15 +682,18 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
         continue;
       }
       if (id_map.at(link.task_id) == new_ids[i]) continue;
-      CT_TRY(engine_.relate(new_ids[i], id_map.at(link.task_id), link.type, link.reason));
+      if (auto related = engine_.relate(new_ids[i], id_map.at(link.task_id), link.type, link.reason); !related)
+        return refused(record, std::move(related.error()));
     }
     if (record.status == TaskStatus::Done) {
-      CT_TRY(engine_.complete(new_ids[i], "", std::nullopt));
+      if (auto completed = engine_.complete(new_ids[i], "", std::nullopt); !completed)
+        return refused(record, std::move(completed.error()));
     } else if (record.status == TaskStatus::Cancelled) {
       DeleteOptions options;
       options.reason = record.cancellation_reason;
       options.children = ChildStrategy::Orphan;
-      CT_TRY(engine_.remove(new_ids[i], options, std::nullopt));
+      if (auto removed = engine_.remove(new_ids[i], options, std::nullopt); !removed)
+        return refused(record, std::move(removed.error()));
     }
   }
   json::Value mapping = json::Value::object();

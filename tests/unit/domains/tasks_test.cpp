@@ -481,6 +481,64 @@ TEST_CASE("imported records pass the validation of tasks.add, each reported", "[
   CHECK(kept["notes"].as_array()[0]["at"].as_string() == "2025-12-31T00:00:00Z");
 }
 
+TEST_CASE("an import's cycles and duplicate ids are named by the file's records, never by rolled-back ids",
+          "[tasks][import]") {
+  // Issue 30 item 13: cycles and self-dependencies were reported with the ids the import was
+  // about to give (T002, T003 …, which never exist: the import is rolled back); two records with
+  // one id imported silently, every reference bound to the last one.
+  test::Project p;
+  p.add(R"({"title":"Existing task"})");
+  auto ids_outside_the_store = [&](const Envelope& e) {
+    std::string text = e.error->message + " " + e.error->fix + " " + e.error->details.dump();
+    for (std::string id : {"T002", "T003", "T004", "T005"}) {
+      INFO(id << " in " << text);
+      CHECK(text.find(id) == std::string::npos);
+    }
+  };
+  auto self = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one"},)"
+                                          R"({"id":"B","title":"Waits on itself","depends":["B"]}]})");
+  INFO(to_json(self));
+  REQUIRE(code_of(self) == "E_CIRCULAR_REFERENCE");
+  CHECK(self.error->message == "tasks: tasks[1] (B) depends on itself");
+  CHECK(self.error->details["records"].as_array()[0].as_int() == 1);
+  ids_outside_the_store(self);
+
+  auto cycle = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one","depends":["C"]},)"
+                                           R"({"id":"B","title":"Second one","depends":["A"]},)"
+                                           R"({"id":"C","title":"Third one","depends":["B"]}],"dryRun":true})");
+  INFO(to_json(cycle));
+  REQUIRE(code_of(cycle) == "E_CIRCULAR_REFERENCE");
+  CHECK(cycle.error->message ==
+        "tasks: the dependencies in the file form a cycle: tasks[0] (A) → tasks[2] (C) → tasks[1] (B) → tasks[0] (A)");
+  CHECK(cycle.error->details["cycle"].dump() == R"(["A","C","B","A"])");
+  CHECK(cycle.error->details["records"].dump() == "[0,2,1,0]");
+  ids_outside_the_store(cycle);
+
+  auto loop = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one","parent":"B"},)"
+                                          R"({"id":"B","title":"Second one","parent":"A"}]})");
+  REQUIRE(code_of(loop) == "E_CIRCULAR_REFERENCE");
+  CHECK(loop.error->message == "tasks: the parent links in the file form a loop: tasks[0] (A) → tasks[1] (B) → tasks[0] (A)");
+
+  auto twice = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one"},)"
+                                           R"({"id":"B","title":"Second one","depends":["A"]},)"
+                                           R"({"id":"A","title":"Another first"}],"skipInvalid":true})");
+  INFO(to_json(twice));
+  REQUIRE(code_of(twice) == "E_INVALID_PARAMS");
+  CHECK(twice.error->message == "tasks: tasks[0] (A) and tasks[2] (A) have the same id; references to A would be ambiguous");
+  CHECK(twice.error->details["records"].dump() == R"([{"index":0,"id":"A"},{"index":2,"id":"A"}])");
+  CHECK(p.query("tasks", "list").data.size() == 1);  // nothing was imported
+
+  // What the task engine refuses while writing names the record too, not the id it would have had.
+  REQUIRE(p.mutate("system", "config.set", R"({"key":"hierarchy.maxSiblings","value":1})").success);
+  auto full = p.mutate("tasks", "import", R"({"tasks":[{"id":"E","title":"The epic","type":"epic"},)"
+                                          R"({"id":"K1","title":"First child","parent":"E"},)"
+                                          R"({"id":"K2","title":"Second child","parent":"E"}]})");
+  INFO(to_json(full));
+  REQUIRE(code_of(full) == "E_SIBLING_LIMIT");
+  CHECK(full.error->message.starts_with("tasks[2] (K2): tasks[0] (E) already has 1 open children"));
+  ids_outside_the_store(full);
+}
+
 TEST_CASE("stats count by status", "[tasks][stats]") {
   test::Project p;
   p.add(R"({"title":"Task A"})");
