@@ -101,6 +101,7 @@ enum class ErrorCode : int {
   Timeout = 207,               // an engine exceeded its time limit
   Internal = 208,              // a bug: an invariant was broken
   NotInitialized = 209,        // no .cleo/ project found
+  StoreUnavailable = 210,      // the store's server is down, restarting or unreachable (transient)
 };
 
 struct ErrorInfo {

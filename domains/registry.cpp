@@ -68,6 +68,7 @@ std::vector<ErrorCode> OperationSpec::router_errors() const {
     codes.push_back(ErrorCode::SessionNotFound);  // the session bound, or named by sessionId, is gone
     codes.push_back(ErrorCode::LockTimeout);
     codes.push_back(ErrorCode::FileError);
+    codes.push_back(ErrorCode::StoreUnavailable);  // a PostgreSQL store's server down or restarting
   }
   if (!needs.empty()) codes.push_back(ErrorCode::CapabilityUnavailable);
   return codes;

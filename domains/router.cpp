@@ -64,6 +64,9 @@ std::string fallback_fix(ErrorCode code, const OperationSpec& spec, const std::s
     case ErrorCode::LockTimeout:
       return "retry the call; if it keeps happening raise storage.busyTimeoutMs: cleo_mutate {domain:'system', "
              "operation:'config.set', params:{key:'storage.busyTimeoutMs', value:15000}}";
+    case ErrorCode::StoreUnavailable:
+      return "retry in a few seconds; cleo_query {domain:'system', operation:'health'} says whether the store's "
+             "server answers";
     case ErrorCode::ConcurrentModification:
     case ErrorCode::ChecksumMismatch:
       return "read it again (cleo_query {domain:'tasks', operation:'show', params:{id:'" + task +
@@ -118,7 +121,7 @@ constexpr TimeMs kIdempotencyWindowMs = 24LL * 3600 * 1000;
 bool worth_auditing_failure(ErrorCode code) {
   // Infrastructure failures cannot be written anyway (and would only add load to a busy store).
   return code != ErrorCode::LockTimeout && code != ErrorCode::FileError && code != ErrorCode::Internal &&
-         code != ErrorCode::NotInitialized;
+         code != ErrorCode::NotInitialized && code != ErrorCode::StoreUnavailable;
 }
 
 }  // namespace

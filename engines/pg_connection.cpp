@@ -68,6 +68,13 @@ std::int64_t Rows::affected() const {
   return tuples == nullptr || *tuples == '\0' ? 0 : std::strtoll(tuples, nullptr, 10);
 }
 
+Error unavailable(std::string_view location, std::string message) {
+  return Error(ErrorCode::StoreUnavailable, std::move(message))
+      .with_fix("retry in a few seconds: the PostgreSQL server at " + std::string(location) +
+                " is down, restarting or unreachable; if it stays so, start it or check the network to it")
+      .with_detail("server", std::string(location));
+}
+
 Error server_error(std::string_view sqlstate, std::string_view message, std::string_view what,
                    std::string_view location) {
   std::string text = std::string(what) + ": " + std::string(message) + " (PostgreSQL " + std::string(location) + ")";
@@ -77,10 +84,17 @@ Error server_error(std::string_view sqlstate, std::string_view message, std::str
     return Error(ErrorCode::LockTimeout, "the store is locked by another writer; retry")
         .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
         .with_detail("postgresql", std::string(sqlstate));
-  if (sqlstate.starts_with("08") || sqlstate.starts_with("57P") || sqlstate == "53300")
+  // 08 connection_exception (the connection broke), 57P01 admin_shutdown, 57P02 crash_shutdown,
+  // 57P03 cannot_connect_now (starting up, in recovery), 57P05 idle_session_timeout, 53300
+  // too_many_connections: the server is down, restarting or full for now — the next call
+  // reconnects.
+  if (sqlstate.starts_with("08") || sqlstate == "57P01" || sqlstate == "57P02" || sqlstate == "57P03" ||
+      sqlstate == "57P05" || sqlstate == "53300")
+    return unavailable(location, std::move(text)).with_detail("postgresql", std::string(sqlstate));
+  if (sqlstate == "57P04")  // database_dropped
     return Error(ErrorCode::FileError, std::move(text))
-        .with_fix("check that the PostgreSQL server at " + std::string(location) +
-                  " is running and reachable, then retry");
+        .with_fix("the database of storage.url / CLEO_DATABASE_URL was dropped: restore it, or point storage.url at "
+                  "another one");
   if (sqlstate == "53100")
     return Error(ErrorCode::FileError, std::string(what) + ": the database server's disk is full (" +
                                            std::string(location) + ")")
@@ -148,6 +162,24 @@ std::string trimmed(const char* message) {
   return out;
 }
 
+/// Why a connection could not be made, in our terms. libpq gives no SQLSTATE for it; asking the
+/// server whether it accepts connections at all (PQping: no credentials needed) tells an outage —
+/// no answer, or a server starting up or shutting down — from a refusal of this user or database.
+Error connect_failure(const std::string& url, PGconn* conn, std::string what) {
+  std::string message = std::move(what) + ": " + trimmed(PQerrorMessage(conn));
+  std::string where = describe(conn);
+  switch (PQping(url.c_str())) {
+    case PQPING_NO_RESPONSE:
+    case PQPING_REJECT:
+      return unavailable(where, std::move(message));
+    default:
+      return Error(ErrorCode::FileError, std::move(message))
+          .with_fix("check that storage.url / CLEO_DATABASE_URL names a user and database the server at " + where +
+                    " accepts (a password belongs in ~/.pgpass or PGPASSWORD)")
+          .with_detail("server", where);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Connection>> Connection::open(const std::string& url, const std::string& schema,
@@ -156,23 +188,18 @@ Result<std::unique_ptr<Connection>> Connection::open(const std::string& url, con
   if (conn == nullptr)
     return fail(Error(ErrorCode::FileError, "cannot connect to PostgreSQL: out of memory"));
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = trimmed(PQerrorMessage(conn));
-    std::string where = describe(conn);
+    Error error = connect_failure(url, conn, "cannot connect to the PostgreSQL store at " + redact_url(url));
     PQfinish(conn);
-    return fail(Error(ErrorCode::FileError, "cannot connect to the PostgreSQL store at " + redact_url(url) + ": " +
-                                                message)
-                    .with_fix("check that the server at " + where +
-                              " is running and that storage.url / CLEO_DATABASE_URL names a user and database it "
-                              "accepts (a password belongs in ~/.pgpass or PGPASSWORD)")
-                    .with_detail("unreachable", true));
+    return fail(std::move(error));
   }
-  std::unique_ptr<Connection> connection(new Connection(conn, schema, lock_timeout_ms));
+  std::unique_ptr<Connection> connection(new Connection(conn, url, schema, lock_timeout_ms));
   CT_TRY(connection->configure());
   return connection;
 }
 
-Connection::Connection(PGconn* conn, std::string schema, int lock_timeout_ms)
-    : conn_(conn), schema_(std::move(schema)), lock_timeout_ms_(lock_timeout_ms), location_(describe(conn)) {}
+Connection::Connection(PGconn* conn, std::string url, std::string schema, int lock_timeout_ms)
+    : conn_(conn), url_(std::move(url)), schema_(std::move(schema)), lock_timeout_ms_(lock_timeout_ms),
+      location_(describe(conn)) {}
 
 Connection::~Connection() { PQfinish(conn_); }
 
@@ -204,10 +231,7 @@ Result<void> Connection::ensure_connected() {
   PQreset(conn_);
   prepared_.clear();  // prepared statements die with the session
   if (PQstatus(conn_) != CONNECTION_OK)
-    return fail(Error(ErrorCode::FileError, "lost the connection to the PostgreSQL store at " + location_ + ": " +
-                                                trimmed(PQerrorMessage(conn_)))
-                    .with_fix("check that the server is running and reachable, then retry")
-                    .with_detail("unreachable", true));
+    return fail(connect_failure(url_, conn_, "lost the connection to the PostgreSQL store at " + location_));
   return configure();
 }
 

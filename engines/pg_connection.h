@@ -104,6 +104,10 @@ class Rows {
   std::shared_ptr<PGresult> result_;
 };
 
+/// E_STORE_UNAVAILABLE (retryable): the server at `location` (never a password) is down, restarting
+/// or unreachable.
+Error unavailable(std::string_view location, std::string message);
+
 /// What the SQLSTATE of a failed statement means to us.
 Error server_error(std::string_view sqlstate, std::string_view message, std::string_view what,
                    std::string_view location);
@@ -111,8 +115,9 @@ Error server_error(std::string_view sqlstate, std::string_view message, std::str
 class Connection {
  public:
   /// Connects (libpq's URL or key=value form), sets UTF-8, the schema search path and how long a
-  /// statement waits for a lock. An unreachable server or refused login: E_FILE_ERROR naming the
-  /// server (never the password), with the fix.
+  /// statement waits for a lock. A server that is down, restarting or unreachable:
+  /// E_STORE_UNAVAILABLE; a refused user or database: E_FILE_ERROR — both naming the server (never
+  /// the password), with the fix.
   static Result<std::unique_ptr<Connection>> open(const std::string& url, const std::string& schema,
                                                   int lock_timeout_ms);
   ~Connection();
@@ -132,7 +137,8 @@ class Connection {
   Result<Rows> script(std::string_view sql, std::string_view what);
   /// Whether a transaction is open (or failed and not yet rolled back).
   bool in_transaction() const;
-  /// The connection broke (server restart, network): reconnects once, outside a transaction.
+  /// The connection broke (server restart, network): reconnects once, outside a transaction;
+  /// E_STORE_UNAVAILABLE while the server does not answer.
   Result<void> ensure_connected();
   /// "ann@db:5432/cleo" — for messages.
   const std::string& location() const { return location_; }
@@ -140,11 +146,12 @@ class Connection {
   PGconn* raw() { return conn_; }
 
  private:
-  Connection(PGconn* conn, std::string schema, int lock_timeout_ms);
+  Connection(PGconn* conn, std::string url, std::string schema, int lock_timeout_ms);
   Result<void> configure();
   Error failure(const PGresult* result, std::string_view what) const;
 
   PGconn* conn_;
+  std::string url_;  // as given (PQping asks the server behind it whether it is up)
   std::string schema_;
   int lock_timeout_ms_;
   std::string location_;

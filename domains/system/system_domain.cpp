@@ -158,7 +158,7 @@ void register_system_domain(Registry& registry) {
                 .params = {{.name = "force", .type = ParamType::Bool,
                             .description = "Create it even inside another project (a nested project)"}},
                 .returns = "{root, created, db?}; E_ALREADY_EXISTS note when the project exists",
-                .errors = {ErrorCode::FileError, ErrorCode::InvalidInput},
+                .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::InvalidInput},
                 .examples = {{R"({})", "initialise the current project"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init", .handler = init});
 }

@@ -732,7 +732,7 @@ void register_system_ops(Registry& registry) {
                             .description = "List the pending steps; change nothing", .dry_run = true}},
                 .returns = "{from, to, pending?[{version, description}], applied?[…], safetyBackup?, dryRun?}; "
                            "E_NO_CHANGE note when already current",
-                .errors = {ErrorCode::FileError, ErrorCode::NotInitialized},
+                .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::NotInitialized},
                 .examples = {{R"({"dryRun":true})", "what an upgrade would change"}, {R"({})", "upgrade now"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "migrate", .handler = migrate});
   registry.add({.domain = "system", .name = "gc", .gateway = Gateway::Mutate,

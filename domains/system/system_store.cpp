@@ -183,7 +183,7 @@ void register_system_store(Registry& registry) {
                 .returns = "{from{backend, location}, to{…}, tables[{table, rows, sha256}], audit{rows, chainValid}, "
                            "verified, use?, dryRun?}",
                 .errors = {ErrorCode::InvalidInput, ErrorCode::AlreadyExists, ErrorCode::ChecksumMismatch,
-                           ErrorCode::FileError},
+                           ErrorCode::FileError, ErrorCode::StoreUnavailable},
                 .examples = {{R"({"to":"postgresql://cleo@db.internal/team","use":true})",
                               "move the project onto the team's PostgreSQL server"},
                              {R"({"to":"copies/tasks.db"})", "a verified SQLite copy of the store in copies/"}},

@@ -103,6 +103,7 @@ constexpr std::array kAllCodes = std::to_array<Expected>({
     {ErrorCode::Timeout, "Timeout"},
     {ErrorCode::Internal, "Internal"},
     {ErrorCode::NotInitialized, "NotInitialized"},
+    {ErrorCode::StoreUnavailable, "StoreUnavailable"},
 });
 
 // ---- compile-time scan of the enum ---------------------------------------------------------
@@ -249,10 +250,11 @@ TEST_CASE("the retryable set is exactly the transient failures", "[core][error]"
   for (const auto& e : kAllCodes) {
     if (ct::Error(e.code, "x").retryable()) retryable.insert(e.code);
   }
-  // PRODUCT.md §3.3, written out independently of the table: 7, 20–22 and transient engine failures.
+  // PRODUCT.md §3.3, written out independently of the table: 7, 20–22 and transient engine and
+  // store-server failures.
   CHECK(retryable == std::set<ErrorCode>{ErrorCode::LockTimeout, ErrorCode::ChecksumMismatch,
                                          ErrorCode::ConcurrentModification, ErrorCode::IdCollision,
-                                         ErrorCode::Timeout});
+                                         ErrorCode::Timeout, ErrorCode::StoreUnavailable});
 }
 
 TEST_CASE("edit_distance", "[core][error]") {

@@ -72,10 +72,11 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
   }
   SECTION("PostgreSQL to .cleo/tasks.db and back into a new schema") {
     if (!test::on_postgresql()) {
-      // Without a server the URL cannot be reached: a clear error, and nothing changes.
+      // Without a server the URL cannot be reached: a clear, retryable error, and nothing changes.
       auto unreachable = p.mutate("system", "store.migrate",
                                   R"({"to":"postgresql:///none?host=/nonexistent-socket-dir&connect_timeout=1"})");
-      CHECK(code_of(unreachable) == "E_FILE_ERROR");
+      CHECK(code_of(unreachable) == "E_STORE_UNAVAILABLE");
+      CHECK(unreachable.error->retryable());
       CHECK(task_count(p) == 3);
       return;
     }

@@ -4,6 +4,7 @@
 #include "engines/config.h"
 #include "engines/pg_connection.h"
 #include "engines/store_backend.h"
+#include "unit/test_support.h"
 
 namespace ct {
 
@@ -41,18 +42,65 @@ TEST_CASE("storage.url refuses a password without echoing it", "[store][url][con
   CHECK(config.set("storage.url", json::Value("")));
 }
 
-TEST_CASE("an unreachable server is E_FILE_ERROR naming it, not the password", "[store][url]") {
+TEST_CASE("a server that is down is E_STORE_UNAVAILABLE, retryable, naming it but not the password",
+          "[store][url]") {
+  // Issue 30 item 14: an outage was E_FILE_ERROR with retryable false. A socket directory with no
+  // server behind it stands for a server that is down or restarting.
   auto backend = postgresql_store_backend("postgresql://ann:hunter2@/none?host=/nonexistent-ct-socket&connect_timeout=1",
                                           "cleo");
   CHECK(backend->location().find("hunter2") == std::string::npos);
   auto opened = backend->open(StoreOptions{});
   REQUIRE_FALSE(opened);
-  CHECK(opened.error().code == ErrorCode::FileError);
+  INFO(opened.error().message);
+  CHECK(opened.error().code == ErrorCode::StoreUnavailable);
+  CHECK(opened.error().retryable());
+  CHECK(opened.error().exit_code() == 7);
+  CHECK(opened.error().message.find("/nonexistent-ct-socket") != std::string::npos);
+  CHECK(opened.error().details["server"].as_string().find("/nonexistent-ct-socket") != std::string::npos);
   CHECK(opened.error().message.find("hunter2") == std::string::npos);
-  CHECK(!opened.error().fix.empty());
+  CHECK(opened.error().fix.find("hunter2") == std::string::npos);
+  CHECK(opened.error().fix.starts_with("retry"));
   auto health = backend->health();
   REQUIRE(health.size() == 1);
   CHECK(health[0].status == "fail");
+}
+
+TEST_CASE("the SQLSTATEs of an outage are E_STORE_UNAVAILABLE; a dropped database or a refused login are not",
+          "[store][url]") {
+  for (std::string_view state : {"08006", "08001", "57P01", "57P02", "57P03", "57P05", "53300"}) {
+    Error error = pg::server_error(state, "server closed the connection", "cannot read", "cleo@db:5432/team");
+    INFO(state);
+    CHECK(error.code == ErrorCode::StoreUnavailable);
+    CHECK(error.retryable());
+    CHECK(error.message.find("cleo@db:5432/team") != std::string::npos);
+  }
+  CHECK(pg::server_error("57P04", "database dropped", "x", "db").code == ErrorCode::FileError);
+  CHECK(pg::server_error("28P01", "password authentication failed", "x", "db").code == ErrorCode::FileError);
+  CHECK(pg::server_error("55P03", "lock", "x", "db").code == ErrorCode::LockTimeout);
+}
+
+TEST_CASE("a connection the server drops (a restart) is E_STORE_UNAVAILABLE, and the next call reconnects",
+          "[store][url]") {
+  if (!test::on_postgresql()) {
+    SUCCEED("needs a PostgreSQL server (CT_TEST_PG_URL, the postgresql label)");
+    return;
+  }
+  auto connection = pg::Connection::open(test::pg_url(), "public", 1000);
+  REQUIRE(connection);
+  auto pid = (*connection)->query("SELECT pg_backend_pid()", "backend pid");
+  REQUIRE(pid);
+  auto other = pg::Connection::open(test::pg_url(), "public", 1000);
+  REQUIRE(other);
+  // What a server restart does to every session: 57P01 admin_shutdown, then the socket closes.
+  REQUIRE((*other)->query("SELECT pg_terminate_backend($1::int)", pg::Params().add(pid->integer(0, 0)), "terminate"));
+  auto dropped = (*connection)->query("SELECT 1", "cannot read the store");
+  REQUIRE_FALSE(dropped);
+  INFO(dropped.error().message);
+  CHECK(dropped.error().code == ErrorCode::StoreUnavailable);
+  CHECK(dropped.error().retryable());
+  CHECK(dropped.error().message.find((*connection)->location()) != std::string::npos);
+  REQUIRE((*connection)->ensure_connected());
+  CHECK((*connection)->query("SELECT 1", "read again"));
 }
 
 }  // namespace ct
