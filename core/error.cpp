@@ -85,7 +85,7 @@ constexpr std::array kErrors = std::to_array<ErrorInfo>({
     {ErrorCode::Timeout, "E_TIMEOUT", 1, true, "engine timed out"},
     {ErrorCode::Internal, "E_INTERNAL", 1, false, "internal error"},
     {ErrorCode::NotInitialized, "E_NOT_INITIALIZED", 3, false, "no CLEO project here"},
-    {ErrorCode::StoreUnavailable, "E_STORE_UNAVAILABLE", 7, true, "store server unreachable or restarting"},
+    {ErrorCode::StoreUnavailable, "E_STORE_UNAVAILABLE", 7, true, "store server down"},
 });
 
 }  // namespace
