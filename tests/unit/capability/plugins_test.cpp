@@ -131,6 +131,7 @@ TEST_CASE("a plug-in replaces a native operation; its mutations are audited", "[
 TEST_CASE("a misbehaving plug-in gets a precise error, never a hang or a crash", "[plugins]") {
   PluginProject p;
   p.script("hang.sh", "sleep 30");
+  p.script("closed.sh", "exec >/dev/null 2>&1; sleep 20");
   p.script("garbage.sh", R"(printf 'not json at all')");
   p.script("notutf8.sh", R"(printf '\377\376')");
   p.script("fails.sh", R"(echo 'something broke' >&2; exit 3)");
@@ -140,6 +141,7 @@ TEST_CASE("a misbehaving plug-in gets a precise error, never a hang or a crash",
   p.script("flood.sh", R"(head -c 6000000 /dev/zero)");
   p.serve(R"({
     "x.hang": {"command": ["./hang.sh"], "gateway": "query", "summary": "s", "timeoutSeconds": 1},
+    "x.closed": {"command": ["./closed.sh"], "gateway": "query", "summary": "s", "timeoutSeconds": 1},
     "x.garbage": {"command": ["./garbage.sh"], "gateway": "query", "summary": "s"},
     "x.notutf8": {"command": ["./notutf8.sh"], "gateway": "query", "summary": "s"},
     "x.fails": {"command": ["./fails.sh"], "gateway": "query", "summary": "s"},
@@ -153,6 +155,10 @@ TEST_CASE("a misbehaving plug-in gets a precise error, never a hang or a crash",
   Envelope hang = p.call(Gateway::Query, "x", "hang");
   CHECK(test::code_of(hang) == "E_TIMEOUT");
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  // One that closes its stdout and stderr first is held to its limit all the same.
+  started = std::chrono::steady_clock::now();
+  CHECK(test::code_of(p.call(Gateway::Query, "x", "closed")) == "E_TIMEOUT");
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
   Envelope garbage = p.call(Gateway::Query, "x", "garbage");
   CHECK(test::code_of(garbage) == "E_ENGINE_FAILED");
   CHECK(garbage.error->message.find("wrote no valid envelope: stdout is not JSON") != std::string::npos);

@@ -423,3 +423,27 @@ TEST_CASE("validate.manifest: entry rules, linked tasks and file checksums", "[v
   CHECK(code_of(p.query("validate", "manifest", R"({"entryId":"T009-none"})")) == "E_NOT_FOUND");
   CHECK(code_of(p.query("validate", "manifest", R"({"entryId":"nonsense"})")) == "E_VALIDATION");
 }
+
+TEST_CASE("a test run that closes its output and outlives its limit is recorded as failed", "[validate][protocol]") {
+  // Issue 30 item 2: `exec >/dev/null 2>&1; sleep 20` under a 1 s limit ran to its end and was
+  // recorded as passed.
+  test::Project p;
+  p.add(R"({"title":"Test the auth module"})");
+  configure(p, "validate.testCommand", (fs::path(CT_FIXTURES_DIR) / "programs" / "closed_pipes_hang.sh").string());
+  auto started = std::chrono::steady_clock::now();
+  Envelope run = p.mutate("validate", "test.run", R"({"id":"T001","timeoutSeconds":1})");
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(to_json(run));
+  REQUIRE(run.success);
+  CHECK_FALSE(run.data["passed"].as_bool());
+  CHECK(run.data["timedOut"].as_bool());
+  CHECK(took < std::chrono::seconds(5));
+  REQUIRE_FALSE(run.warnings.empty());
+  CHECK(run.warnings[0].find("did not finish within 1 s") != std::string::npos);
+  // The compliance row says so too.
+  Envelope recorded = p.query("validate", "compliance", R"({"id":"T001"})");
+  INFO(to_json(recorded));
+  REQUIRE(recorded.success);
+  CHECK(recorded.data["runs"].as_int() == 1);
+  CHECK(recorded.data["failed"].as_int() == 1);
+}
