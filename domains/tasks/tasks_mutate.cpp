@@ -480,7 +480,8 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records) {
   std::map<std::string, std::size_t> at;  // file id → position in records
   for (std::size_t i = 0; i < records.size(); ++i)
     if (!records[i].id.empty()) at.emplace(records[i].id, i);
-  auto chain_of = [&](const std::vector<std::size_t>& path) {
+  // The refusal of a cycle or loop through the records `path` (its first record repeated last).
+  auto circular = [&](const std::vector<std::size_t>& path, std::string_view what, std::string fix) {
     std::string text;
     json::Value ids = json::Value::array();
     json::Value indexes = json::Value::array();
@@ -489,7 +490,11 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records) {
       ids.push_back(records[i].id);
       indexes.push_back(static_cast<std::int64_t>(records[i].index));
     }
-    return std::tuple{text, ids, indexes};
+    return Error(ErrorCode::CircularReference, "tasks: " + std::string(what) + ": " + text)
+        .with_fix(std::move(fix))
+        .with_detail("field", "tasks")
+        .with_detail("cycle", std::move(ids))
+        .with_detail("records", std::move(indexes));
   };
   for (const auto& record : records)
     if (!record.id.empty() && std::find(record.depends.begin(), record.depends.end(), record.id) != record.depends.end())
@@ -529,12 +534,8 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records) {
           if (on) cycle.push_back(step.first);
         }
         cycle.push_back(next);
-        auto [text, ids, indexes] = chain_of(cycle);
-        return fail(Error(ErrorCode::CircularReference, "tasks: the dependencies in the file form a cycle: " + text)
-                        .with_fix("leave one of these dependencies out of the file, then import again")
-                        .with_detail("field", "tasks")
-                        .with_detail("cycle", std::move(ids))
-                        .with_detail("records", std::move(indexes)));
+        return fail(circular(cycle, "the dependencies in the file form a cycle",
+                             "leave one of these dependencies out of the file, then import again"));
       }
     }
   }
@@ -548,12 +549,8 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records) {
       if (auto seen = std::find(way.begin(), way.end(), i); seen != way.end()) {
         std::vector<std::size_t> loop(seen, way.end());
         loop.push_back(i);
-        auto [text, ids, indexes] = chain_of(loop);
-        return fail(Error(ErrorCode::CircularReference, "tasks: the parent links in the file form a loop: " + text)
-                        .with_fix("give one task of the loop no parent (or a parent outside the file), then import again")
-                        .with_detail("field", "tasks")
-                        .with_detail("cycle", std::move(ids))
-                        .with_detail("records", std::move(indexes)));
+        return fail(circular(loop, "the parent links in the file form a loop",
+                             "give one task of the loop no parent (or a parent outside the file), then import again"));
       }
       way.push_back(i);
       auto parent = records[i].parent.empty() ? at.end() : at.find(records[i].parent);

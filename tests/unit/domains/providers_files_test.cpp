@@ -14,33 +14,17 @@
 #include <sstream>
 #include <thread>
 
+#include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
 
 using namespace ct;
+using ct::test::backups_of;
 using ct::test::code_of;
+using ct::test::slurp;
+using ct::test::spit;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void spit(const fs::path& path, std::string_view text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-std::vector<fs::path> backups_of(const fs::path& file) {
-  std::vector<fs::path> out;
-  for (const auto& entry : fs::directory_iterator(file.parent_path()))
-    if (entry.path().filename().string().starts_with(file.filename().string() + ".bak-")) out.push_back(entry.path());
-  return out;
-}
 
 struct stat stat_of(const fs::path& path) {
   struct stat info {};
