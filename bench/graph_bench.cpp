@@ -1,4 +1,4 @@
-// ct_bench_graph — dependency-graph analysis (engines/graph.h) at 10k and 100k tasks. Each store
+// ct_bench_graph — dependency-graph analysis (engines/rules/graph.h) at 10k and 100k tasks. Each store
 // is built through the router as agents build it: epics of 1,000 tasks (sizes below 1,000 make one
 // epic), each task depending on 0–2 of the 50 tasks before it in its epic (seeded), the first 30 %
 // of every epic completed. Then it times, as Router::dispatch + to_json (median, p90, min):

@@ -21,7 +21,7 @@
 #include "bench/workload.h"
 #include "core/clock.h"
 #include "disclosure/product.h"
-#include "engines/task.h"
+#include "engines/store/task.h"
 
 namespace fs = std::filesystem;
 using namespace ct;

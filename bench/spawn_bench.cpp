@@ -17,7 +17,7 @@
 #include "core/json_parse.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
-#include "engines/subprocess.h"
+#include "engines/adapters/subprocess.h"
 
 namespace fs = std::filesystem;
 using namespace ct;

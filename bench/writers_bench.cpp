@@ -35,8 +35,8 @@
 #include "core/json_parse.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
-#include "engines/audit_chain.h"
-#include "engines/sqlite_store.h"
+#include "engines/store/audit_chain.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "support/child_process.h"
 #include "support/ct_client.h"
 

@@ -8,9 +8,9 @@
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
-#include "engines/config.h"
-#include "engines/project.h"
-#include "engines/subprocess.h"
+#include "engines/project/config.h"
+#include "engines/project/project.h"
+#include "engines/adapters/subprocess.h"
 
 namespace ct::capability {
 namespace {

@@ -1,6 +1,6 @@
 #include "capability/probes.h"
 
-#include "engines/config.h"
+#include "engines/project/config.h"
 
 namespace ct::capability {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "domains/capabilities.h"
-#include "engines/subprocess.h"
+#include "engines/adapters/subprocess.h"
 
 namespace ct::capability {
 

@@ -14,10 +14,10 @@
 #include <cstring>
 #include <iterator>
 
-#include "cli/help.h"
+#include "cli/usage.h"
 #include "core/json_parse.h"
 #include "core/text.h"
-#include "engines/task.h"
+#include "engines/store/task.h"
 
 namespace ct::cli {
 

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "disclosure/command_line.h"
+#include "disclosure/cli_syntax.h"
 #include "domains/registry.h"
 
 namespace CLI {

@@ -23,10 +23,10 @@
 #include "capability/plugins.h"
 #include "capability/probes.h"
 #include "cli/args.h"
-#include "cli/commands.h"
+#include "cli/command_tree.h"
 #include "cli/completion.h"
 #include "cli/edit.h"
-#include "cli/help.h"
+#include "cli/usage.h"
 #include "cli/render.h"
 #include "cli/servers.h"
 #include "core/atomic_file.h"
@@ -36,8 +36,8 @@
 #include "disclosure/product.h"
 #include "domains/registry.h"
 #include "domains/router.h"
-#include "engines/project.h"
-#include "engines/subprocess.h"
+#include "engines/project/project.h"
+#include "engines/adapters/subprocess.h"
 
 namespace ct::cli {
 namespace {

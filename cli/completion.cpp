@@ -6,7 +6,7 @@
 #include <array>
 
 #include "cli/args.h"
-#include "cli/commands.h"
+#include "cli/command_tree.h"
 #include "core/text.h"
 
 namespace ct::cli {

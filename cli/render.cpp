@@ -6,12 +6,12 @@
 #include <map>
 #include <utility>
 
-#include "cli/help.h"
+#include "cli/usage.h"
 #include "core/clock.h"
 #include "core/text.h"
-#include "disclosure/command_line.h"
+#include "disclosure/cli_syntax.h"
 #include "domains/projection.h"
-#include "engines/task_json.h"
+#include "engines/store/task_json.h"
 
 namespace ct::cli {
 namespace {

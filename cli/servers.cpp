@@ -19,8 +19,8 @@
 #include "domains/providers/providers.h"
 #include "domains/registry.h"
 #include "domains/router.h"
-#include "engines/subprocess.h"
-#include "gateway/commands.h"
+#include "engines/adapters/subprocess.h"
+#include "gateway/server_commands.h"
 #include "gateway/http_transport.h"
 
 namespace ct::cli {

@@ -4,14 +4,14 @@
 #include "disclosure/disclosure_ops.h"
 
 #include "core/text.h"
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "disclosure/injection.h"
 #include "disclosure/research_inject.h"
 #include "disclosure/spawn.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/providers/providers.h"
-#include "engines/project.h"
+#include "engines/project/project.h"
 
 namespace ct::disclosure {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/text.h"
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "domains/providers/providers.h"
 
 namespace ct::disclosure {

@@ -7,11 +7,11 @@
 
 #include <filesystem>
 
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "domains/context.h"
 #include "domains/params.h"
-#include "engines/lifecycle.h"
-#include "engines/research.h"
+#include "engines/rules/lifecycle.h"
+#include "engines/rules/research.h"
 
 namespace ct::disclosure {
 namespace {

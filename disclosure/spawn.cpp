@@ -11,16 +11,16 @@
 #include <algorithm>
 
 #include "core/text.h"
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "domains/context.h"
 #include "domains/orchestrate/orchestrate.h"
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/providers/providers.h"
 #include "domains/skills/skills.h"
-#include "engines/command_line.h"
-#include "engines/subprocess.h"
-#include "engines/task_engine.h"
+#include "engines/adapters/split_command.h"
+#include "engines/adapters/subprocess.h"
+#include "engines/rules/task_engine.h"
 
 namespace ct::disclosure {
 namespace {

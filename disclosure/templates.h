@@ -1,4 +1,4 @@
-// The texts under templates/, compiled into the binary (see disclosure/embed_templates.cmake),
+// The texts under templates/, compiled into the binary (see cmake/embed_files.cmake),
 // and the one placeholder syntax they use: `{{name arg …}}`, replaced by a resolver that knows
 // the registry. Prose lives in the templates; every fact about an operation comes from a
 // placeholder, so a template cannot restate (or misstate) an operation.

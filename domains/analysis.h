@@ -1,4 +1,4 @@
-// Dependency-graph analysis for handlers (engines/graph.h): loading the set a call names (an
+// Dependency-graph analysis for handlers (engines/rules/graph.h): loading the set a call names (an
 // epic's subtree or the project) with the configured stale limits, and the JSON shapes that
 // tasks.analyze and the orchestrate reads share.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "core/json.h"
 #include "domains/context.h"
-#include "engines/graph.h"
+#include "engines/rules/graph.h"
 
 namespace ct {
 

@@ -10,9 +10,9 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "engines/config.h"
-#include "engines/project.h"
-#include "engines/store.h"
+#include "engines/project/config.h"
+#include "engines/project/project.h"
+#include "engines/store/store.h"
 #include "domains/capabilities.h"
 #include "domains/registry.h"
 

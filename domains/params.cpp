@@ -10,7 +10,7 @@
 #include "core/pattern.h"
 #include "core/text.h"
 #include "domains/registry.h"
-#include "engines/task.h"
+#include "engines/store/task.h"
 
 namespace ct {
 namespace {

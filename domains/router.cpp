@@ -17,8 +17,8 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/projection.h"
-#include "engines/session_engine.h"
-#include "engines/store_backend.h"
+#include "engines/rules/session_engine.h"
+#include "engines/store/open/open_store.h"
 
 
 namespace ct {

@@ -16,9 +16,9 @@
 #include "domains/context.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
-#include "engines/config.h"
-#include "engines/project.h"
-#include "engines/store.h"
+#include "engines/project/config.h"
+#include "engines/project/project.h"
+#include "engines/store/store.h"
 
 namespace ct {
 

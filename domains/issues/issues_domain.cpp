@@ -13,9 +13,9 @@
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
-#include "engines/command_line.h"
-#include "engines/store_backend.h"
-#include "engines/subprocess.h"
+#include "engines/adapters/split_command.h"
+#include "engines/store/store_backend.h"
+#include "engines/adapters/subprocess.h"
 
 namespace ct {
 namespace {

@@ -1,5 +1,5 @@
 // lifecycle domain (PRODUCT.md §5, issue 11): the RCSD-IVTR stages of an epic and the verification
-// gates of a task. The rules live in engines/lifecycle.h; this file turns them into operations.
+// gates of a task. The rules live in engines/rules/lifecycle.h; this file turns them into operations.
 // tasks.complete enforces the same rules through LifecycleEngine::check_complete.
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
-#include "engines/lifecycle.h"
+#include "engines/rules/lifecycle.h"
 
 namespace ct {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "core/json.h"
 #include "domains/context.h"
-#include "engines/task.h"
+#include "engines/store/task.h"
 
 namespace ct::orchestrate {
 

@@ -1,6 +1,6 @@
 // orchestrate domain (PRODUCT.md §5): what lets an orchestrator agent drive subagents through an
 // epic — which tasks can run in parallel now, which unblock the most, the waves and the critical
-// path (engines/graph.h), its own context budget, starting or resuming its session, and whether a
+// path (engines/rules/graph.h), its own context budget, starting or resuming its session, and whether a
 // task can be handed out. orchestrate.spawn, which renders the subagent's prompt, is registered by
 // disclosure/ (it needs the help texts); it shares readiness() from orchestrate.h.
 #include "domains/orchestrate/orchestrate.h"
@@ -14,9 +14,9 @@
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
-#include "engines/lifecycle.h"
-#include "engines/session_engine.h"
-#include "engines/task_engine.h"
+#include "engines/rules/lifecycle.h"
+#include "engines/rules/session_engine.h"
+#include "engines/rules/task_engine.h"
 
 namespace ct {
 namespace orchestrate {

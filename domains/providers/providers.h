@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/json.h"
-#include "engines/host_config.h"
+#include "engines/adapters/host_config.h"
 
 namespace ct::providers {
 

@@ -1,6 +1,6 @@
 // providers domain — the agent hosts of providers.h: list, show, detect (programs on PATH,
 // folders present) and install (CLEO's MCP server entry merged into a host's configuration
-// file, textually: engines/host_config.h). providers.inject lives in disclosure/ with the
+// file, textually: engines/adapters/host_config.h). providers.inject lives in disclosure/ with the
 // injection it reuses.
 #include <cstdlib>
 #include <filesystem>
@@ -10,9 +10,9 @@
 #include "domains/params.h"
 #include "domains/providers/providers.h"
 #include "domains/registry.h"
-#include "engines/host_config.h"
-#include "engines/project.h"
-#include "engines/subprocess.h"
+#include "engines/adapters/host_config.h"
+#include "engines/project/project.h"
+#include "engines/adapters/subprocess.h"
 
 namespace ct {
 namespace {

@@ -1,6 +1,6 @@
 // release domain — releases stored with the tasks (version, status, tasks, notes), their changelog
 // in CHANGELOG.md, and shipping through git: gates, changelog, version file, commit, tag, push
-// (engines/release_engine.h). Every git command runs in the spec's external step, before the
+// (engines/rules/release_engine.h). Every git command runs in the spec's external step, before the
 // store's write transaction, so a slow git or gate never holds the write lock; the handler then
 // records what git did.
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
-#include "engines/release_engine.h"
+#include "engines/rules/release_engine.h"
 
 namespace ct {
 namespace {

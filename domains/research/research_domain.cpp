@@ -3,7 +3,7 @@
 // (schema v6) and searchable. Subagents append their entries as lines to the project's
 // MANIFEST.jsonl (research.manifestFile); research.sync imports the new complete lines in one
 // write transaction, idempotently. The rules of an entry and the reading of lines live in
-// engines/research.h; research.inject (the protocol text a subagent needs) is registered by
+// engines/rules/research.h; research.inject (the protocol text a subagent needs) is registered by
 // disclosure/, since it is rendered from a template.
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +18,7 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
-#include "engines/research.h"
+#include "engines/rules/research.h"
 
 namespace ct {
 namespace {

@@ -10,8 +10,8 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
-#include "engines/session_engine.h"
-#include "engines/task_engine.h"
+#include "engines/rules/session_engine.h"
+#include "engines/rules/task_engine.h"
 
 namespace ct::session {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "domains/context.h"
-#include "engines/skills.h"
+#include "engines/rules/skills.h"
 
 namespace ct {
 

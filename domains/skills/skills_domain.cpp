@@ -1,5 +1,5 @@
 // skills domain — the protocol files an orchestrator puts into a subagent's prompt
-// (engines/skills.h): list, show and find over the built-in, user and project skills, and
+// (engines/rules/skills.h): list, show and find over the built-in, user and project skills, and
 // install/remove of the user's and the project's own (.cleo/skills/<name>.md, or the same under
 // the home directory). The files are the state: like providers.install, these operations run
 // without the store.
@@ -16,8 +16,8 @@
 #include "domains/projection.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
-#include "engines/project.h"
-#include "engines/skills.h"
+#include "engines/project/project.h"
+#include "engines/rules/skills.h"
 
 namespace ct {
 namespace {

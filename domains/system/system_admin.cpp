@@ -10,8 +10,8 @@
 #include "domains/registry.h"
 #include "domains/system/capability_matrix.h"
 #include "domains/verdict.h"
-#include "engines/backups.h"
-#include "engines/store_backend.h"
+#include "engines/store/backups.h"
+#include "engines/store/open/open_store.h"
 
 namespace ct {
 namespace {

@@ -8,9 +8,9 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
-#include "engines/backups.h"
-#include "engines/store_backend.h"
-#include "engines/task_json.h"
+#include "engines/store/backups.h"
+#include "engines/store/open/open_store.h"
+#include "engines/store/task_json.h"
 
 namespace ct {
 namespace {

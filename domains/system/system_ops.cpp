@@ -16,11 +16,11 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
-#include "engines/audit_chain.h"
-#include "engines/backups.h"
-#include "engines/store_backend.h"
-#include "engines/task_engine.h"
-#include "engines/task_json.h"
+#include "engines/store/audit_chain.h"
+#include "engines/store/backups.h"
+#include "engines/store/open/open_store.h"
+#include "engines/rules/task_engine.h"
+#include "engines/store/task_json.h"
 
 namespace ct {
 namespace {

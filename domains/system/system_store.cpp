@@ -10,10 +10,10 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
-#include "engines/audit_chain.h"
-#include "engines/backups.h"
-#include "engines/command_line.h"
-#include "engines/store_backend.h"
+#include "engines/store/audit_chain.h"
+#include "engines/store/backups.h"
+#include "engines/adapters/split_command.h"
+#include "engines/store/open/open_store.h"
 
 namespace ct {
 namespace {

@@ -9,8 +9,8 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
-#include "engines/task_engine.h"
-#include "engines/task_json.h"
+#include "engines/rules/task_engine.h"
+#include "engines/store/task_json.h"
 
 namespace ct::tasks {
 

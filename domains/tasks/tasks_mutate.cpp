@@ -8,8 +8,8 @@
 #include "core/text.h"
 #include "domains/tasks/import_formats.h"
 #include "domains/tasks/tasks_common.h"
-#include "engines/lifecycle.h"
-#include "engines/session_engine.h"
+#include "engines/rules/lifecycle.h"
+#include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
 namespace {
@@ -144,7 +144,7 @@ Result<Reply> update(Context& context, const Params& params) {
 Result<Reply> complete(Context& context, const Params& params) {
   const TimeMs now = context.now();
   auto engine_ = engine(context, now);
-  // The lifecycle's stages and verification gates come first (engines/lifecycle.h): strict
+  // The lifecycle's stages and verification gates come first (engines/rules/lifecycle.h): strict
   // enforcement refuses, advisory warns. A task already done is E_NO_CHANGE, never refused.
   std::vector<std::string> gate_warnings;
   CT_TRY_ASSIGN(Task task, engine_.get_live(params.str("id")));

@@ -6,8 +6,8 @@
 #include "core/text.h"
 #include "domains/analysis.h"
 #include "domains/tasks/tasks_common.h"
-#include "engines/lifecycle.h"
-#include "engines/session_engine.h"
+#include "engines/rules/lifecycle.h"
+#include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
 

@@ -1,7 +1,7 @@
 // What validate.protocol (a query: it reports) and validate.compliance.record (a mutation: it runs
 // the same check server-side and records the outcome) share: resolving the subject — a task, a
 // research manifest entry, or both — collecting the evidence the protocol's rules read
-// (engines/protocol.h) and the report's JSON.
+// (engines/rules/protocol.h) and the report's JSON.
 #pragma once
 
 #include <optional>
@@ -13,7 +13,7 @@
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
-#include "engines/protocol.h"
+#include "engines/rules/protocol.h"
 
 namespace ct::validate {
 

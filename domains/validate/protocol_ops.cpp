@@ -1,5 +1,5 @@
 // validate.protocol and validate.manifest — the protocol stack of seed 003 checked against a task
-// or a research manifest entry (engines/protocol.h holds the rules; this file collects what they
+// or a research manifest entry (engines/rules/protocol.h holds the rules; this file collects what they
 // read from the store and the project), and the manifest's entries checked against their rules,
 // their tasks and their files' checksums. Both are reads: validate.compliance.record is the
 // mutation that records a protocol check (validate_domain.cpp).
@@ -13,8 +13,8 @@
 #include "domains/projection.h"
 #include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
-#include "engines/lifecycle.h"
-#include "engines/research.h"
+#include "engines/rules/lifecycle.h"
+#include "engines/rules/research.h"
 
 namespace ct::validate {
 namespace {
@@ -408,7 +408,7 @@ std::string show_fix(const std::string& id) {
 
 Result<void> check_entry(Context& context, const ResearchEntry& entry, std::vector<ManifestProblem>& problems) {
   const auto& root = context.project->root;
-  // The rules of a new entry (engines/research.h), applied to what is stored.
+  // The rules of a new entry (engines/rules/research.h), applied to what is stored.
   std::vector<std::string> rule_warnings;
   auto rules = parse_research_fields(research_manifest_json(entry), root, today(context), rule_warnings);
   if (!rules) {

@@ -1,4 +1,4 @@
-// validate domain — consistency of the stored data (schema, task, fix: engines/validator.h), the
+// validate domain — consistency of the stored data (schema, task, fix: engines/rules/validator.h), the
 // audit trail's hash chain, recorded protocol-check results (compliance; compliance.record also
 // runs a protocol check server-side: protocol_check.h), and runs of the project's own test command
 // (test.run, through the subprocess adapter, recorded as compliance results). validate.protocol
@@ -16,11 +16,11 @@
 #include "domains/registry.h"
 #include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
-#include "engines/audit_chain.h"
-#include "engines/command_line.h"
-#include "engines/subprocess.h"
-#include "engines/test_summary.h"
-#include "engines/validator.h"
+#include "engines/store/audit_chain.h"
+#include "engines/adapters/split_command.h"
+#include "engines/adapters/subprocess.h"
+#include "engines/adapters/test_summary.h"
+#include "engines/rules/validator.h"
 
 namespace ct {
 namespace {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/json.h"
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "disclosure/product.h"
-#include "gateway/commands.h"
+#include "gateway/server_commands.h"
 #include "gateway/mcp_protocol.h"
 
 namespace {

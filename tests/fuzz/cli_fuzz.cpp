@@ -1,4 +1,4 @@
-// cli: `ct`'s argument handling without running anything (cli/commands.h). The input is argv
+// cli: `ct`'s argument handling without running anything (cli/command_tree.h). The input is argv
 // without the program name, words separated by NUL bytes. find_route, the CommandTree and
 // parse_command run as `ct` runs them, with an InputSource whose files and stdin are fixed text
 // (no file is read). Server commands (`ct mcp`, `ct serve`) are routed but not started.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/commands.h"
+#include "cli/command_tree.h"
 #include "disclosure/product.h"
 #include "domains/params.h"
 #include "fuzz_support.h"

@@ -33,7 +33,7 @@
 
 #include "core/json_parse.h"
 #include "disclosure/product.h"
-#include "gateway/commands.h"
+#include "gateway/server_commands.h"
 #include "gateway/http_exchange.h"
 #include "fuzz_project.h"
 #include "fuzz_support.h"

@@ -31,7 +31,7 @@
 #include "core/json_parse.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
-#include "gateway/commands.h"
+#include "gateway/server_commands.h"
 #include "gateway/mcp_protocol.h"
 #include "fuzz_project.h"
 #include "fuzz_support.h"

@@ -1,4 +1,4 @@
-// scope: the session scope parser, parse_scope() in engines/session_engine.h.
+// scope: the session scope parser, parse_scope() in engines/rules/session_engine.h.
 //   - never crashes; a refusal is E_SCOPE_INVALID;
 //   - a parsed scope is well shaped (global has no ids; every kind but custom has one; ids are
 //     normalised task ids, without repeats) and its canonical text parses to the same scope.
@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engines/session_engine.h"
-#include "engines/task.h"
+#include "engines/rules/session_engine.h"
+#include "engines/store/task.h"
 #include "fuzz_support.h"
 
 using namespace ct;

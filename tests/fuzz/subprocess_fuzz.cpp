@@ -1,4 +1,4 @@
-// subprocess: the subprocess adapter, run_process() in engines/subprocess.h, against children that
+// subprocess: the subprocess adapter, run_process() in engines/adapters/subprocess.h, against children that
 // misbehave in arbitrary combinations. The input is a little program for /bin/sh built only from
 // fixed steps (no input text reaches the shell): close or redirect stdout, stderr or stdin, ignore
 // SIGTERM, start grandchildren that keep the pipes open (or ignore SIGTERM themselves), write bytes
@@ -25,7 +25,7 @@
 #include <string>
 #include <thread>
 
-#include "engines/subprocess.h"
+#include "engines/adapters/subprocess.h"
 #include "fuzz_support.h"
 
 using namespace ct;

@@ -18,7 +18,8 @@
 #include "core/json_parse.h"
 #include "domains/projection.h"
 #include "domains/router.h"
-#include "engines/sqlite_store.h"
+#include "engines/store/open/open_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "disclosure/product.h"
 
 namespace ct::test {
@@ -184,7 +185,7 @@ inline void run_sql(const std::filesystem::path& db, const std::string& sql) {
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
-  // What each schema step from v4 on creates (engines/sqlite_schema.cpp); "index:"
+  // What each schema step from v4 on creates (engines/store/sqlite/sqlite_schema.cpp); "index:"
   // marks an index.
   static const char* const kCreatedBy[][5] = {
       {"compliance"}, {"releases"}, {"research", "research_fts", "research_links", "research_sync"},

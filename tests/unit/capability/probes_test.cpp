@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "capability/probes.h"
-#include "engines/config.h"
+#include "engines/project/config.h"
 #include "unit/test_support.h"
 
 using namespace ct;

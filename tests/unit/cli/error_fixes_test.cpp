@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "cli/help.h"
+#include "cli/usage.h"
 #include "cli/render.h"
 #include "disclosure/product.h"
 #include "domains/router.h"

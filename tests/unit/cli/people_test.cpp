@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/args.h"
-#include "cli/commands.h"
+#include "cli/command_tree.h"
 #include "cli/render.h"
 #include "core/json_parse.h"
 #include "disclosure/product.h"

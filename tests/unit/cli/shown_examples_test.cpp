@@ -9,9 +9,9 @@
 #include <set>
 
 #include "cli/args.h"
-#include "cli/commands.h"
+#include "cli/command_tree.h"
 #include "core/json_parse.h"
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "disclosure/product.h"
 #include "unit/cli/shell_words.h"
 #include "unit/test_support.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "disclosure/injection.h"
 #include "disclosure/product.h"
 #include "unit/core/env_guard.h"

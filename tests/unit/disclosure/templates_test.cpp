@@ -2,7 +2,7 @@
 // and a placeholder naming something the registry lacks fails the render.
 #include <catch2/catch.hpp>
 
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "disclosure/product.h"
 #include "disclosure/templates.h"
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "domains/pipeline.h"
-#include "engines/sqlite_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 
 using namespace ct;

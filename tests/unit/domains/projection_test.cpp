@@ -5,7 +5,7 @@
 #include <set>
 
 #include "domains/projection.h"
-#include "engines/task_json.h"
+#include "engines/store/task_json.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
 

@@ -11,8 +11,8 @@
 
 #include "unit/core/env_guard.h"
 #include "domains/providers/providers.h"
-#include "engines/host_config.h"
-#include "engines/subprocess.h"
+#include "engines/adapters/host_config.h"
+#include "engines/adapters/subprocess.h"
 #include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
 

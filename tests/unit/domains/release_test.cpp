@@ -7,9 +7,9 @@
 #include <regex>
 #include <sstream>
 
-#include "engines/release_engine.h"
-#include "engines/sqlite_store.h"
-#include "engines/subprocess.h"
+#include "engines/rules/release_engine.h"
+#include "engines/store/sqlite/sqlite_store.h"
+#include "engines/adapters/subprocess.h"
 #include "unit/test_support.h"
 
 using namespace ct;

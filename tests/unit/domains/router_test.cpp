@@ -2,7 +2,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "engines/sqlite_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "disclosure/product.h"
-#include "engines/skills.h"
+#include "engines/rules/skills.h"
 #include "unit/test_support.h"
 
 using namespace ct;

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "domains/metrics.h"
-#include "engines/audit_chain.h"
-#include "engines/sqlite_store.h"
+#include "engines/store/audit_chain.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
 

@@ -1,4 +1,4 @@
-#include "engines/config.h"
+#include "engines/project/config.h"
 
 #include <catch2/catch.hpp>
 
@@ -42,7 +42,7 @@ Error load_error(const fs::path& file, std::string_view text) {
 
 TEST_CASE("the keys that widen what agents may do are the ones only people set", "[engines][config]") {
   // A program runs, a file or a place outside .cleo/ is named, another store is reached, or a guard
-  // goes off: engines/config.cpp says why each of these is a person's.
+  // goes off: engines/project/config.cpp says why each of these is a person's.
   const std::vector<std::string_view> people = {
       "storage.url",          "storage.schema",       "security.allowOutsideProject", "engines",
       "release.gates",        "release.versionFile",  "release.remote",               "validate.testCommand",

@@ -1,4 +1,4 @@
-#include "engines/graph.h"
+#include "engines/rules/graph.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // engines/host_config: the textual edits of a host's MCP configuration (the parts of the format
 // that used to break: inline TOML tables, quoted headers, CRLF, BOMs, huge numbers, merging into
 // an existing entry), the diff, and edit_file's cycle on disk (a writer outside the lock).
-#include "engines/host_config.h"
+#include "engines/adapters/host_config.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "engines/project.h"
+#include "engines/project/project.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The protocol stack's rule table and checker (engines/protocol.h): each rule against evidence
+// The protocol stack's rule table and checker (engines/rules/protocol.h): each rule against evidence
 // built by hand — what passes, what fails with which message, and what is skipped because this
 // subject lacks the evidence.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <set>
 
 #include "core/sha256.h"
-#include "engines/protocol.h"
+#include "engines/rules/protocol.h"
 #include "unit/temp_dir.h"
 
 using namespace ct;

@@ -1,5 +1,5 @@
 // The research engine: the rules of a manifest entry and the reading of MANIFEST.jsonl lines.
-#include "engines/research.h"
+#include "engines/rules/research.h"
 
 #include <catch2/catch.hpp>
 

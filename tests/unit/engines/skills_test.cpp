@@ -1,7 +1,7 @@
-// Skills (engines/skills.h): the front matter parser and each way a file can be malformed, the
+// Skills (engines/rules/skills.h): the front matter parser and each way a file can be malformed, the
 // built-ins, the three sources with their precedence, files skipped with a warning, search, and
 // the rules select() applies to choose a task's skill.
-#include "engines/skills.h"
+#include "engines/rules/skills.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-#include "engines/sqlite_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
 
-#include "engines/audit_chain.h"
+#include "engines/store/audit_chain.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 

@@ -1,11 +1,11 @@
-// The backend seam (engines/store_backend.h) as the SQLite backend implements it: what domains/
+// The backend seam (engines/store/store_backend.h) as the SQLite backend implements it: what domains/
 // see of a project's store before and instead of opening it.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 
-#include "engines/store_backend.h"
+#include "engines/store/open/open_store.h"
 #include "unit/temp_dir.h"
 
 namespace ct {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engines/audit_chain.h"
-#include "engines/sqlite_store.h"
+#include "engines/store/audit_chain.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 

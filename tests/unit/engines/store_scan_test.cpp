@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "engines/sqlite_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "engines/sqlite_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
 
 namespace ct {
 namespace {

@@ -1,9 +1,9 @@
 // Store URLs: which backend a URL names, passwords kept out of config files and messages.
 #include <catch2/catch.hpp>
 
-#include "engines/config.h"
-#include "engines/pg_connection.h"
-#include "engines/store_backend.h"
+#include "engines/project/config.h"
+#include "engines/store/postgres/pg_connection.h"
+#include "engines/store/open/open_store.h"
 #include "unit/test_support.h"
 
 namespace ct {

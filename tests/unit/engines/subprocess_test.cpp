@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "engines/subprocess.h"
+#include "engines/adapters/subprocess.h"
 #include "unit/temp_dir.h"
 
 using namespace ct;

@@ -1,7 +1,7 @@
 // Summary lines of test runners, as the runners print them, read back as counts.
 #include <catch2/catch.hpp>
 
-#include "engines/test_summary.h"
+#include "engines/adapters/test_summary.h"
 
 using namespace ct;
 

@@ -3,9 +3,9 @@
 #include "core/version.h"
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"
-#include "disclosure/help.h"
+#include "disclosure/help_levels.h"
 #include "disclosure/product.h"
-#include "gateway/commands.h"
+#include "gateway/server_commands.h"
 
 using namespace ct;
 using namespace ct::mcp;

@@ -1,0 +1,179 @@
+#include "engines/project/project.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "engines/project/config.h"
+
+namespace ct {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kInitFix = "cleo_mutate {domain:'system', operation:'init'}";
+
+/// $CLEO_ROOT when set and non-empty.
+std::optional<fs::path> cleo_root_env() {
+  const char* root = std::getenv("CLEO_ROOT");
+  if (root == nullptr || *root == '\0') return std::nullopt;
+  return fs::path(root);
+}
+
+/// An absolute, normalised form of `dir`; falls back to the lexical form when the filesystem
+/// cannot resolve it.
+fs::path absolute_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(dir, ec);
+  if (!ec) return resolved;
+  fs::path absolute = fs::absolute(dir, ec);
+  return ec ? dir.lexically_normal() : absolute.lexically_normal();
+}
+
+/// Whether the project in `dir` keeps its store on a PostgreSQL server rather than in
+/// .cleo/tasks.db: with CLEO_DATABASE_URL set, any .cleo/ directory; else a config.json whose
+/// storage.url names the server.
+bool uses_server_store(const fs::path& dir) {
+  std::error_code ec;
+  if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0')
+    return fs::is_directory(dir / ".cleo", ec);
+  const fs::path config = dir / ".cleo" / "config.json";
+  if (!fs::is_regular_file(config, ec)) return false;
+  auto loaded = Config::load(config);
+  return loaded && !loaded->get_string("storage.url").empty();
+}
+
+/// A project: .cleo/tasks.db is a file, or .cleo/config.json names a PostgreSQL store. For
+/// recovery (`damaged`), a .cleo/ holding config.json or backups/ is one too, whatever became of
+/// its tasks.db.
+bool holds_project(const fs::path& dir, bool damaged) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / ".cleo" / "tasks.db", ec)) return true;
+  if (uses_server_store(dir)) return true;
+  return damaged && (fs::is_regular_file(dir / ".cleo" / "config.json", ec) ||
+                     fs::is_directory(dir / ".cleo" / "backups", ec));
+}
+
+Error not_initialized(const fs::path& dir, bool walked) {
+  std::string message = walked ? "no CLEO project found in " + dir.string() + " or any parent directory"
+                               : "no CLEO project in " + dir.string() + " (no .cleo/tasks.db)";
+  return Error(ErrorCode::NotInitialized, std::move(message))
+      .with_fix(kInitFix)
+      .with_detail("searchedFrom", dir.string());
+}
+
+Error store_missing(const fs::path& dir) {
+  return Error(ErrorCode::NotInitialized, "the project in " + dir.string() + " has no .cleo/tasks.db (removed or moved?)")
+      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings back the newest good backup; with no "
+                "backup, cleo_mutate {domain:'system', operation:'init'} starts an empty store")
+      .with_detail("searchedFrom", dir.string())
+      .with_detail("damaged", true);
+}
+
+/// A directory named explicitly (--project or $CLEO_ROOT) must exist and hold the project itself.
+Result<Project> project_at(const fs::path& dir, std::string_view source, bool damaged) {
+  std::error_code ec;
+  fs::path root = absolute_dir(dir);
+  if (!fs::exists(root, ec)) {
+    return fail(Error(ErrorCode::FileError, std::string(source) + " directory " + root.string() + " does not exist")
+                    .with_fix("pass an existing project directory, or create it and " + std::string(kInitFix)));
+  }
+  if (!fs::is_directory(root, ec)) {
+    return fail(Error(ErrorCode::FileError, std::string(source) + " " + root.string() + " is not a directory")
+                    .with_fix("pass the directory that holds .cleo/"));
+  }
+  if (!holds_project(root, damaged))
+    return fail(holds_project(root, true) ? store_missing(root) : not_initialized(root, false));
+  return Project{root};
+}
+
+Result<Project> walk_to_project(const std::optional<std::filesystem::path>& explicit_dir, bool damaged) {
+  if (explicit_dir && !explicit_dir->empty()) return project_at(*explicit_dir, "project", damaged);
+  if (auto root = cleo_root_env()) return project_at(*root, "CLEO_ROOT", damaged);
+
+  std::error_code ec;
+  fs::path start = fs::current_path(ec);
+  if (ec) {
+    return fail(Error(ErrorCode::FileError, "cannot read the current directory: " + ec.message())
+                    .with_fix("cd into the project directory, or pass --project <dir>"));
+  }
+  start = absolute_dir(start);
+  for (fs::path dir = start;; dir = dir.parent_path()) {
+    if (holds_project(dir, damaged)) return Project{dir};
+    // A project that lost its store is still the project here: never fall through to a parent's.
+    if (holds_project(dir, true)) return fail(store_missing(dir));
+    if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+  }
+  return fail(not_initialized(start, true));
+}
+
+}  // namespace
+
+Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir) {
+  return walk_to_project(explicit_dir, false);
+}
+
+Result<Project> find_damaged_project(const std::optional<std::filesystem::path>& explicit_dir) {
+  return walk_to_project(explicit_dir, true);
+}
+
+std::optional<Project> enclosing_project(const std::filesystem::path& dir) {
+  fs::path start = absolute_dir(dir);
+  for (fs::path up = start.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (holds_project(up, false)) return Project{up};
+    if (!up.has_parent_path() || up.parent_path() == up) break;
+  }
+  return std::nullopt;
+}
+
+std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir) {
+  if (explicit_dir && !explicit_dir->empty()) return absolute_dir(*explicit_dir);
+  if (auto root = cleo_root_env()) return absolute_dir(*root);
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  return ec ? fs::path(".") : absolute_dir(cwd);
+}
+
+std::optional<fs::path> resolve_links(const fs::path& path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  if (ec) absolute = path;
+  // The components still to walk, in order (a link's target is put back at the front).
+  std::vector<fs::path> pending(absolute.begin(), absolute.end());
+  std::reverse(pending.begin(), pending.end());
+  fs::path out = absolute.root_path();
+  int links = 0;
+  while (!pending.empty()) {
+    fs::path part = std::move(pending.back());
+    pending.pop_back();
+    if (part.empty() || part == "." || part == absolute.root_path() || part == absolute.root_directory()) continue;
+    if (part == "..") {
+      out = out.parent_path();
+      continue;
+    }
+    fs::path next = out / part;
+    if (!fs::is_symlink(fs::symlink_status(next, ec))) {
+      out = std::move(next);
+      continue;
+    }
+    if (++links > 40) return std::nullopt;
+    fs::path target = fs::read_symlink(next, ec);
+    if (ec) return std::nullopt;
+    if (target.is_absolute()) out = target.root_path();
+    std::vector<fs::path> parts(target.begin(), target.end());
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(*it);
+  }
+  return out;
+}
+
+bool lies_within(const fs::path& path, const fs::path& root) {
+  auto resolved = resolve_links(path);
+  auto base = resolve_links(root);
+  if (!resolved || !base) return false;
+  const fs::path relative = resolved->lexically_relative(*base);
+  return !relative.empty() && relative != "." && *relative.begin() != "..";
+}
+
+}  // namespace ct

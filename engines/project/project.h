@@ -1,0 +1,53 @@
+// Locating a CLEO project (.cleo/ with tasks.db) and creating one.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include <string_view>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace ct {
+
+struct Project {
+  std::filesystem::path root;  // the directory holding .cleo/
+
+  std::filesystem::path cleo_dir() const { return root / ".cleo"; }
+  std::filesystem::path db_path() const { return cleo_dir() / "tasks.db"; }
+  std::filesystem::path config_path() const { return cleo_dir() / "config.json"; }
+  std::filesystem::path backups_dir() const { return cleo_dir() / "backups"; }
+  /// Copies taken before the store is replaced or upgraded (engines/store/backups.h).
+  std::filesystem::path safety_backups_dir() const { return backups_dir() / "safety"; }
+};
+
+/// The directory a command should treat as the project: `explicit_dir` (--project), else
+/// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git).
+/// Fails with E_NOT_INITIALIZED (fix: system.init) when none is found; `start` is where the
+/// walk began, so init can be offered there.
+Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir);
+
+/// The same walk, for recovery: a .cleo/ whose tasks.db is missing or is not a regular file still
+/// marks a project when it holds config.json or backups/.
+Result<Project> find_damaged_project(const std::optional<std::filesystem::path>& explicit_dir);
+
+/// The nearest project above `dir` (its parent, grandparent…: a .cleo/ holding tasks.db), if any:
+/// where a project created in `dir` would nest.
+std::optional<Project> enclosing_project(const std::filesystem::path& dir);
+
+/// Where `system.init` would create a project: `explicit_dir`, else $CLEO_ROOT, else the cwd.
+std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir);
+
+/// The absolute path the filesystem reaches through `path`: every symbolic link on the way is
+/// followed — parent folders as well as the last component, a dangling link to where it points
+/// — and the part that does not exist yet is kept as written. Nullopt for a symlink loop (more
+/// than 40 links followed).
+std::optional<std::filesystem::path> resolve_links(const std::filesystem::path& path);
+
+/// Whether `path`, resolved through its symlinks (resolve_links), lies inside `root` (resolved
+/// likewise), `root` itself excluded. The one containment check for files a caller may only
+/// write within the project: a link anywhere on the way (`.vscode -> /elsewhere`) counts.
+bool lies_within(const std::filesystem::path& path, const std::filesystem::path& root);
+
+}  // namespace ct

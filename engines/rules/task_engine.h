@@ -1,0 +1,189 @@
+// The task rules of PRODUCT.md §4 over the Store seam: hierarchy (depth, sibling limit, subtasks
+// have no children), dependencies (exist, no cycles), status transitions, safe delete, archive and
+// restore, append-only notes, row versions, focus. Every change is reported to a ChangeSink so the
+// caller can audit it in the same transaction.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "engines/project/config.h"
+#include "engines/store/store.h"
+#include "engines/store/task.h"
+
+namespace ct {
+
+using ChangeSink = std::function<void(FieldChange)>;
+
+struct NewTask {
+  std::string title;
+  std::string description;
+  Priority priority = Priority::Medium;
+  std::optional<TaskType> type;          // inferred from the parent when absent
+  std::string parent;
+  std::optional<TaskStatus> status;      // pending (default) or blocked
+  std::vector<std::string> depends;
+  std::vector<std::string> labels;
+  std::vector<std::string> acceptance;
+  std::vector<std::string> files;
+  std::string phase;
+  TaskSize size = TaskSize::Unset;
+  std::string blocked_by;
+  std::vector<Note> notes;               // initial notes (at = 0: now)
+};
+
+enum class ArrayMode { Append, Replace, Remove };
+
+/// Fields to change; absent = unchanged.
+struct TaskPatch {
+  std::optional<std::string> title;
+  std::optional<std::string> description;
+  std::optional<TaskStatus> status;
+  std::optional<Priority> priority;
+  std::optional<TaskType> type;
+  std::optional<std::vector<std::string>> depends;
+  std::optional<std::vector<std::string>> labels;
+  std::vector<std::string> labels_off;   // labels to take off (after `labels` and `mode`)
+  std::optional<std::vector<std::string>> acceptance;
+  std::optional<std::vector<std::string>> files;
+  std::optional<std::string> phase;
+  std::optional<TaskSize> size;
+  std::optional<std::string> blocked_by;
+  std::optional<std::string> note;       // appended
+  ArrayMode mode = ArrayMode::Append;
+};
+
+struct UpdateResult {
+  Task task;
+  std::vector<std::string> changed;      // field names, empty = nothing changed (E_NO_CHANGE)
+};
+
+struct CompleteResult {
+  Task task;
+  bool already_done = false;
+  std::vector<std::string> unblocked;    // tasks that became ready
+  std::vector<std::string> warnings;
+};
+
+enum class ChildStrategy { Block, Orphan, Cascade };
+
+struct DeleteOptions {
+  bool hard = false;
+  bool force = false;                    // hard delete: also drop the id from dependents' lists
+  ChildStrategy children = ChildStrategy::Block;
+  std::string reason;
+};
+
+struct DeleteResult {
+  std::string id;
+  bool hard = false;
+  bool no_change = false;
+  std::vector<std::string> affected;     // children cancelled, orphaned or removed
+  std::vector<std::string> warnings;
+};
+
+/// A later audited change to something an earlier row changed: what undoing that row would
+/// overwrite.
+struct UndoConflict {
+  std::int64_t seq = 0;
+  std::string operation;
+  std::string task_id;
+  std::string field;
+};
+
+struct StartResult {
+  Task task;
+  std::optional<std::string> previous;   // the task that lost focus
+  bool no_change = false;
+};
+
+struct ScoredTask {
+  Task task;
+  int score = 0;
+  std::vector<std::string> reasons;      // "priority high +75", "leaf +10", …
+};
+
+struct DepNode {
+  std::string id;
+  std::string title;
+  TaskStatus status = TaskStatus::Pending;
+  int distance = 1;
+};
+
+struct Blocker {
+  std::string id;       // empty for a manual block
+  std::string title;
+  TaskStatus status = TaskStatus::Pending;
+  std::string kind;     // "dependency" | "parent" | "manual"
+  std::string detail;
+};
+
+class TaskEngine {
+ public:
+  TaskEngine(Store& store, const Config& config, TimeMs now, std::string session, ChangeSink sink)
+      : store_(store), config_(config), now_(now), session_(std::move(session)), sink_(std::move(sink)) {}
+
+  // Reads.
+  Result<Task> get(const std::string& id);
+  /// E_NOT_FOUND (with a find fix) for missing ids; archived tasks are found.
+  Result<Task> get_live(const std::string& id);  // also refuses archived tasks (read-only)
+  Result<int> depth_of(const Task& task);
+  /// The best `count` ready tasks (of `within` when given: a session's scope).
+  Result<std::vector<ScoredTask>> next(int count, const std::set<std::string>* within = nullptr);
+  Result<std::vector<DepNode>> upstream(const Task& task);
+  Result<std::vector<DepNode>> downstream(const Task& task);
+  Result<std::vector<Blocker>> blockers(const Task& task);
+
+  // Writes (call inside a write transaction).
+  Result<Task> add(NewTask spec);
+  Result<UpdateResult> update(const std::string& id, const TaskPatch& patch, std::optional<std::int64_t> if_version);
+  Result<CompleteResult> complete(const std::string& id, const std::string& note, std::optional<std::int64_t> if_version);
+  Result<DeleteResult> remove(const std::string& id, const DeleteOptions& options, std::optional<std::int64_t> if_version);
+  Result<std::vector<std::string>> archive(const std::optional<std::string>& id, std::optional<TimeMs> before,
+                                           std::vector<std::string>& warnings);
+  Result<UpdateResult> restore(const std::string& id);
+  Result<UpdateResult> reopen(const std::string& id, const std::string& reason, std::optional<std::int64_t> if_version);
+  Result<UpdateResult> reparent(const std::string& id, const std::string& parent, std::optional<std::int64_t> if_version);
+  Result<UpdateResult> reorder(const std::string& id, std::int64_t position, std::optional<std::int64_t> if_version);
+  Result<UpdateResult> relate(const std::string& id, const std::string& target, const std::string& type,
+                              const std::string& reason);
+  /// Removes every link from `id` to `target` (nothing changed when there is none).
+  Result<UpdateResult> unrelate(const std::string& id, const std::string& target);
+  Result<StartResult> start(const std::string& id);
+  /// Clears the focus; the focused task goes back to pending. nullopt when nothing was focused.
+  Result<std::optional<Task>> stop();
+  Result<std::optional<Task>> current();
+  /// The later changes to what `row` changed: the same field of the same task, or anything about
+  /// a task it created.
+  Result<std::vector<UndoConflict>> undo_conflicts(const AuditEntry& row);
+  /// Puts back what `row` changed: every field to its value before, the tasks it created removed,
+  /// the tasks it deleted restored, a focus it moved moved back when nothing moved it since
+  /// (otherwise a warning). Returns the tasks touched.
+  Result<std::vector<std::string>> undo(const AuditEntry& row, std::vector<std::string>& warnings);
+
+ private:
+  Result<void> check_version(const Task& task, std::optional<std::int64_t> if_version);
+  Result<void> check_parent(const Task& parent, int subtree_height, const std::string& moving_id);
+  Result<void> check_depends(const std::string& id, const std::vector<std::string>& depends);
+  Result<int> subtree_height(const std::string& id);
+  /// Writes `after` (version+1, updatedAt) and reports every changed field.
+  Result<std::vector<std::string>> save(const Task& before, Task& after);
+  void record(const std::string& id, std::string field, json::Value before, json::Value after);
+  Result<void> clear_focus_of(const std::string& id);
+  TaskType infer_type(const Task* parent, std::optional<TaskType> wanted) const;
+
+  Store& store_;
+  const Config& config_;
+  TimeMs now_;
+  std::string session_;
+  ChangeSink sink_;
+};
+
+/// Fields compared by save(), in output order.
+const std::vector<std::string_view>& task_fields();
+
+}  // namespace ct

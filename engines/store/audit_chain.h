@@ -1,0 +1,60 @@
+// The audit trail's hash chain: each row's hash covers its content and the previous row's hash,
+// so an edited, inserted or deleted row breaks the chain from that point on (validate.audit).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "engines/store/store.h"
+
+namespace ct {
+
+/// SHA-256 (hex) of `previous_hash` followed by the row's canonical content (seq included).
+std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry);
+
+/// `entry` as `store` keeps it when it follows the trail's last row `last_seq` with `last_hash`
+/// (0 and "" when the trail holds no row: then it follows the compaction anchor, if any): the next
+/// seq, params an object (never null), and its chained hash. Every backend appends through this,
+/// inside its write transaction.
+Result<AuditEntry> next_link(Store& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash);
+
+struct ChainReport {
+  std::int64_t rows = 0;
+  std::optional<std::int64_t> anchor;        // the trail was compacted up to this seq (system.gc)
+  std::optional<std::int64_t> first_broken;  // seq of the first row whose hash does not verify
+  std::string expected;                      // the hash the chain implies for that row
+  std::string actual;                        // the hash stored
+};
+
+/// Reads the whole trail oldest first (in batches) and recomputes every hash. A compacted trail
+/// starts from its anchor: the first row must follow the anchor's seq and chain to its hash.
+Result<ChainReport> verify_audit_chain(Store& store);
+
+// Audit archives: system.gc writes the rows it compacts to a JSON-lines file before deleting
+// them. Line 1 is a header {"cleoAuditArchive":1,"from","to","previous"} (previous: the hash the
+// first row chains to, "" at the start of the trail); then one row per line, oldest first, with
+// every field the hash covers and the hash itself. Its last hash is the anchor's.
+
+struct ArchiveReport {
+  std::int64_t rows = 0;
+  std::int64_t from = 0;                     // first and last seq in the file
+  std::int64_t to = 0;
+  std::string previous;                      // the hash the file's first row chains to
+  std::string last_hash;                     // the hash of its last row
+  std::optional<std::int64_t> first_broken;  // seq of the first row whose hash does not verify
+};
+
+/// Writes the rows after `previous` (nullopt: from the start of the trail) up to seq `to` to
+/// `file`: through a temp file that is fsynced and renamed into place, so the archive is
+/// complete on disk before the caller deletes anything. Reads the store in batches.
+Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::path& file,
+                                          const std::optional<AuditAnchor>& previous, std::int64_t to);
+
+/// Re-reads an archive and recomputes its chain. E_FILE_ERROR when it cannot be read or parsed.
+Result<ArchiveReport> verify_audit_archive(const std::filesystem::path& file);
+
+}  // namespace ct

@@ -1,0 +1,21 @@
+// Opening the project's store: which backend holds it, and the backends by name. The one header
+// above the backends that domains include to reach a store, open backup files or name a backend
+// (tests/layering.cmake refuses engines/store/sqlite/ and engines/store/postgres/ above engines/).
+#pragma once
+
+#include <memory>
+
+#include "engines/project/project.h"
+#include "engines/store/postgres/pg_store.h"
+#include "engines/store/sqlite/sqlite_store.h"
+#include "engines/store/store_backend.h"
+
+namespace ct {
+
+/// The store of `project`: the PostgreSQL store that CLEO_DATABASE_URL or the project's storage.url
+/// names (a postgresql:// URL, or libpq's key=value form), in the schema CLEO_DATABASE_SCHEMA or
+/// storage.schema names ("cleo"); else SQLite in .cleo/tasks.db. The environment wins over the
+/// configuration, so that one machine can point a project elsewhere without editing it.
+std::unique_ptr<StoreBackend> project_store(const Project& project);
+
+}  // namespace ct

@@ -1,0 +1,276 @@
+#include "engines/store/postgres/pg_connection.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace ct::pg {
+
+std::string redact_url(std::string_view url) {
+  std::string out(url);
+  if (auto scheme = out.find("://"); scheme != std::string::npos) {
+    // postgresql://user:secret@host/db → postgresql://user@host/db
+    auto at = out.find('@', scheme + 3);
+    auto slash = out.find('/', scheme + 3);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+      auto colon = out.find(':', scheme + 3);
+      if (colon != std::string::npos && colon < at) out.erase(colon, at - colon);
+    }
+    // ?password=… in the query string
+    for (auto pos = out.find("password="); pos != std::string::npos; pos = out.find("password=", pos + 1)) {
+      auto end = out.find('&', pos);
+      out.replace(pos + 9, (end == std::string::npos ? out.size() : end) - pos - 9, "***");
+    }
+    return out;
+  }
+  // key=value form: password=secret or password='se cret'
+  for (auto pos = out.find("password"); pos != std::string::npos; pos = out.find("password", pos + 1)) {
+    auto eq = out.find_first_not_of(' ', pos + 8);
+    if (eq == std::string::npos || out[eq] != '=') continue;
+    auto start = out.find_first_not_of(' ', eq + 1);
+    if (start == std::string::npos) break;
+    std::size_t end = start;
+    if (out[start] == '\'') {
+      end = start + 1;
+      while (end < out.size() && out[end] != '\'') end += out[end] == '\\' ? 2 : 1;
+      end = std::min(out.size(), end + 1);
+    } else {
+      while (end < out.size() && out[end] != ' ') ++end;
+    }
+    out.replace(start, end - start, "***");
+  }
+  return out;
+}
+
+Params& Params::add(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.17g", value);
+  values_.emplace_back(std::string(buffer));
+  return *this;
+}
+
+std::int64_t Rows::integer(int row, int column) const {
+  std::string_view value = text(row, column);
+  std::int64_t out = 0;
+  // Booleans come back as "t"/"f" when a query returns one.
+  if (value == "t") return 1;
+  std::from_chars(value.data(), value.data() + value.size(), out);
+  return out;
+}
+
+double Rows::real(int row, int column) const {
+  std::string value(text(row, column));
+  return std::strtod(value.c_str(), nullptr);
+}
+
+std::int64_t Rows::affected() const {
+  if (!result_) return 0;
+  const char* tuples = PQcmdTuples(result_.get());
+  return tuples == nullptr || *tuples == '\0' ? 0 : std::strtoll(tuples, nullptr, 10);
+}
+
+Error unavailable(std::string_view location, std::string message) {
+  return Error(ErrorCode::StoreUnavailable, std::move(message))
+      .with_fix("retry in a few seconds: the PostgreSQL server at " + std::string(location) +
+                " is down, restarting or unreachable; if it stays so, start it or check the network to it")
+      .with_detail("server", std::string(location));
+}
+
+Error server_error(std::string_view sqlstate, std::string_view message, std::string_view what,
+                   std::string_view location) {
+  std::string text = std::string(what) + ": " + std::string(message) + " (PostgreSQL " + std::string(location) + ")";
+  // 55P03 lock_not_available (lock_timeout), 40001 serialization_failure, 40P01 deadlock_detected,
+  // 57014 query_canceled (statement_timeout): another writer held what this one needed.
+  if (sqlstate == "55P03" || sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "57014")
+    return Error(ErrorCode::LockTimeout, "the store is locked by another writer; retry")
+        .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
+        .with_detail("postgresql", std::string(sqlstate));
+  // 08 connection_exception (the connection broke), 57P01 admin_shutdown, 57P02 crash_shutdown,
+  // 57P03 cannot_connect_now (starting up, in recovery), 57P05 idle_session_timeout, 53300
+  // too_many_connections: the server is down, restarting or full for now — the next call
+  // reconnects.
+  if (sqlstate.starts_with("08") || sqlstate == "57P01" || sqlstate == "57P02" || sqlstate == "57P03" ||
+      sqlstate == "57P05" || sqlstate == "53300")
+    return unavailable(location, std::move(text)).with_detail("postgresql", std::string(sqlstate));
+  if (sqlstate == "57P04")  // database_dropped
+    return Error(ErrorCode::FileError, std::move(text))
+        .with_fix("the database of storage.url / CLEO_DATABASE_URL was dropped: restore it, or point storage.url at "
+                  "another one");
+  if (sqlstate == "53100")
+    return Error(ErrorCode::FileError, std::string(what) + ": the database server's disk is full (" +
+                                           std::string(location) + ")")
+        .with_fix("free disk space on the PostgreSQL server and retry");
+  if (sqlstate == "25006" || sqlstate == "42501")
+    return Error(ErrorCode::FileError, std::move(text))
+        .with_fix("connect as a role that may write the store's schema (storage.url)")
+        .with_detail("readOnly", true);
+  if (sqlstate == "28000" || sqlstate == "28P01" || sqlstate == "3D000")
+    return Error(ErrorCode::FileError, std::move(text))
+        .with_fix("check the user, database and password of storage.url / CLEO_DATABASE_URL (a password belongs in "
+                  "~/.pgpass or PGPASSWORD, not in the project's config)");
+  return Error(ErrorCode::Internal, std::move(text)).with_detail("postgresql", std::string(sqlstate));
+}
+
+std::string text_array(const std::vector<std::optional<std::string>>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!items[i]) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (char c : *items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+  return text_array(std::vector<std::optional<std::string>>(items.begin(), items.end()));
+}
+
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+namespace {
+
+std::string describe(PGconn* conn) {
+  std::string out;
+  if (const char* user = PQuser(conn); user && *user) out = std::string(user) + "@";
+  const char* host = PQhost(conn);
+  out += host && *host ? host : "localhost";
+  if (const char* port = PQport(conn); port && *port) out += ":" + std::string(port);
+  if (const char* db = PQdb(conn); db && *db) out += "/" + std::string(db);
+  return out;
+}
+
+// libpq's messages end with a newline.
+std::string trimmed(const char* message) {
+  std::string out = message ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+/// Why a connection could not be made, in our terms. libpq gives no SQLSTATE for it; asking the
+/// server whether it accepts connections at all (PQping: no credentials needed) tells an outage —
+/// no answer, or a server starting up or shutting down — from a refusal of this user or database.
+Error connect_failure(const std::string& url, PGconn* conn, std::string what) {
+  std::string message = std::move(what) + ": " + trimmed(PQerrorMessage(conn));
+  std::string where = describe(conn);
+  switch (PQping(url.c_str())) {
+    case PQPING_NO_RESPONSE:
+    case PQPING_REJECT:
+      return unavailable(where, std::move(message));
+    default:
+      return Error(ErrorCode::FileError, std::move(message))
+          .with_fix("check that storage.url / CLEO_DATABASE_URL names a user and database the server at " + where +
+                    " accepts (a password belongs in ~/.pgpass or PGPASSWORD)")
+          .with_detail("server", where);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> Connection::open(const std::string& url, const std::string& schema,
+                                                     int lock_timeout_ms) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  if (conn == nullptr)
+    return fail(Error(ErrorCode::FileError, "cannot connect to PostgreSQL: out of memory"));
+  if (PQstatus(conn) != CONNECTION_OK) {
+    Error error = connect_failure(url, conn, "cannot connect to the PostgreSQL store at " + redact_url(url));
+    PQfinish(conn);
+    return fail(std::move(error));
+  }
+  std::unique_ptr<Connection> connection(new Connection(conn, url, schema, lock_timeout_ms));
+  CT_TRY(connection->configure());
+  return connection;
+}
+
+Connection::Connection(PGconn* conn, std::string url, std::string schema, int lock_timeout_ms)
+    : conn_(conn), url_(std::move(url)), schema_(std::move(schema)), lock_timeout_ms_(lock_timeout_ms),
+      location_(describe(conn)) {}
+
+Connection::~Connection() { PQfinish(conn_); }
+
+Result<void> Connection::configure() {
+  // Notices (e.g. "schema already exists, skipping") are not for the agent's terminal.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  std::string setup = "SET client_encoding = 'UTF8'; SET client_min_messages = warning; SET search_path = " +
+                      quote_identifier(schema_) + "; SET lock_timeout = " + std::to_string(std::max(1, lock_timeout_ms_)) +
+                      "; SET idle_in_transaction_session_timeout = 600000";
+  return exec(setup, "cannot configure the PostgreSQL connection");
+}
+
+Error Connection::failure(const PGresult* result, std::string_view what) const {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  std::string message = trimmed(result ? PQresultErrorMessage(result) : nullptr);
+  if (message.empty()) message = trimmed(PQerrorMessage(conn_));
+  // No SQLSTATE: the connection itself failed (08006 connection_failure).
+  if (state == nullptr || PQstatus(conn_) == CONNECTION_BAD) state = "08006";
+  return server_error(state, message, what, location_);
+}
+
+bool Connection::in_transaction() const {
+  auto status = PQtransactionStatus(conn_);
+  return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+}
+
+Result<void> Connection::ensure_connected() {
+  if (PQstatus(conn_) == CONNECTION_OK) return {};
+  PQreset(conn_);
+  prepared_.clear();  // prepared statements die with the session
+  if (PQstatus(conn_) != CONNECTION_OK)
+    return fail(connect_failure(url_, conn_, "lost the connection to the PostgreSQL store at " + location_));
+  return configure();
+}
+
+Result<Rows> Connection::query(std::string_view sql, const Params& params, std::string_view what) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& value : params.values()) values.push_back(value ? value->c_str() : nullptr);
+  const int count = static_cast<int>(values.size());
+  // Statements are prepared once per connection; SQL built from many distinct filters stops being
+  // cached past a bound, so that a long-lived server's session does not grow without end.
+  constexpr std::size_t kMaxPrepared = 1000;
+  auto found = prepared_.find(sql);
+  PGresult* result = nullptr;
+  if (found == prepared_.end() && prepared_.size() < kMaxPrepared) {
+    std::string name = "ct" + std::to_string(prepared_.size() + 1);
+    std::string text(sql);
+    Rows prepared(PQprepare(conn_, name.c_str(), text.c_str(), count, nullptr));
+    // Not kept on failure: the caller sees the error, and a retry prepares again.
+    if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) return fail(failure(prepared.get(), what));
+    found = prepared_.emplace(std::move(text), std::move(name)).first;
+  }
+  if (found != prepared_.end()) {
+    result = PQexecPrepared(conn_, found->second.c_str(), count, values.data(), nullptr, nullptr, 0);
+  } else {
+    std::string text(sql);
+    result = PQexecParams(conn_, text.c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
+  }
+  Rows rows(result);
+  auto status = PQresultStatus(result);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return fail(failure(result, what));
+  return rows;
+}
+
+Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
+  std::string text(sql);
+  Rows result(PQexec(conn_, text.c_str()));
+  auto status = PQresultStatus(result.get());
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return fail(failure(result.get(), what));
+  return result;
+}
+
+}  // namespace ct::pg

@@ -1,0 +1,174 @@
+// The PostgreSQL backend's connection: one libpq connection, statements prepared once per
+// connection and cached by their text, parameters sent as text, results read through Rows, and
+// the one mapping from a server error (SQLSTATE) to our error codes. Internal to the PostgreSQL
+// backend (engines/pg_*).
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace ct::pg {
+
+/// A connection string without its password ("postgresql://ann@db:5432/cleo"), for messages.
+/// libpq's own key=value form has its password=… value masked too.
+std::string redact_url(std::string_view url);
+
+/// The parameters of one statement ($1, $2, …), sent as text; nullopt is NULL.
+class Params {
+ public:
+  Params& add(std::string_view text) {
+    values_.emplace_back(std::string(text));
+    return *this;
+  }
+  Params& add(const std::string& text) { return add(std::string_view(text)); }
+  Params& add(const char* text) { return add(std::string_view(text)); }
+  Params& add(std::int64_t value) {
+    values_.emplace_back(std::to_string(value));
+    return *this;
+  }
+  Params& add(int value) { return add(static_cast<std::int64_t>(value)); }
+  Params& add(bool value) { return add(std::int64_t{value ? 1 : 0}); }
+  Params& add(double value);
+  Params& add(const std::optional<std::int64_t>& value) {
+    if (value) return add(*value);
+    return add_null();
+  }
+  Params& add(const std::optional<double>& value) {
+    if (value) return add(*value);
+    return add_null();
+  }
+  Params& add_null() {
+    values_.emplace_back(std::nullopt);
+    return *this;
+  }
+  /// The next placeholder's number ("$3" when two are bound), for SQL built at run time.
+  std::string next() const { return "$" + std::to_string(values_.size() + 1); }
+  std::size_t size() const { return values_.size(); }
+  const std::vector<std::optional<std::string>>& values() const { return values_; }
+
+ private:
+  std::vector<std::optional<std::string>> values_;
+};
+
+/// The rows of one statement's result. Columns are read as text, as libpq delivers them.
+class Rows {
+ public:
+  Rows() = default;
+  explicit Rows(PGresult* result) : result_(result, &PQclear) {}
+
+  int size() const { return result_ ? PQntuples(result_.get()) : 0; }
+  bool empty() const { return size() == 0; }
+  bool is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+  std::string_view text(int row, int column) const {
+    return {PQgetvalue(result_.get(), row, column),
+            static_cast<std::size_t>(PQgetlength(result_.get(), row, column))};
+  }
+  std::int64_t integer(int row, int column) const;
+  double real(int row, int column) const;
+  std::optional<std::int64_t> optional_int(int row, int column) const {
+    if (is_null(row, column)) return std::nullopt;
+    return integer(row, column);
+  }
+  std::optional<double> optional_real(int row, int column) const {
+    if (is_null(row, column)) return std::nullopt;
+    return real(row, column);
+  }
+  const PGresult* get() const { return result_.get(); }
+  /// Rows changed by an INSERT, UPDATE or DELETE.
+  std::int64_t affected() const;
+
+  /// One row, as read_task_row() (engines/store/store_rows.h) and other readers take it.
+  struct Row {
+    const Rows* rows;
+    int index;
+    std::string_view text(int column) const { return rows->text(index, column); }
+    std::int64_t integer(int column) const { return rows->integer(index, column); }
+    double real(int column) const { return rows->real(index, column); }
+    bool is_null(int column) const { return rows->is_null(index, column); }
+    std::optional<std::int64_t> optional_int(int column) const { return rows->optional_int(index, column); }
+    std::optional<double> optional_real(int column) const { return rows->optional_real(index, column); }
+  };
+  Row row(int index) const { return Row{this, index}; }
+
+ private:
+  std::shared_ptr<PGresult> result_;
+};
+
+/// E_STORE_UNAVAILABLE (retryable): the server at `location` (never a password) is down, restarting
+/// or unreachable.
+Error unavailable(std::string_view location, std::string message);
+
+/// What the SQLSTATE of a failed statement means to us.
+Error server_error(std::string_view sqlstate, std::string_view message, std::string_view what,
+                   std::string_view location);
+
+class Connection {
+ public:
+  /// Connects (libpq's URL or key=value form), sets UTF-8, the schema search path and how long a
+  /// statement waits for a lock. A server that is down, restarting or unreachable:
+  /// E_STORE_UNAVAILABLE; a refused user or database: E_FILE_ERROR — both naming the server (never
+  /// the password), with the fix.
+  static Result<std::unique_ptr<Connection>> open(const std::string& url, const std::string& schema,
+                                                  int lock_timeout_ms);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Runs one statement with parameters, prepared on first use and cached by its text.
+  Result<Rows> query(std::string_view sql, const Params& params, std::string_view what);
+  Result<Rows> query(std::string_view sql, std::string_view what) { return query(sql, Params{}, what); }
+  /// Runs SQL text (several statements, no parameters) without preparing it: schema steps and
+  /// transaction control.
+  Result<void> exec(std::string_view sql, std::string_view what) {
+    CT_TRY(script(sql, what));
+    return {};
+  }
+  /// exec(), answering the rows of the last statement: several statements in one round trip.
+  Result<Rows> script(std::string_view sql, std::string_view what);
+  /// Whether a transaction is open (or failed and not yet rolled back).
+  bool in_transaction() const;
+  /// The connection broke (server restart, network): reconnects once, outside a transaction;
+  /// E_STORE_UNAVAILABLE while the server does not answer.
+  Result<void> ensure_connected();
+  /// "ann@db:5432/cleo" — for messages.
+  const std::string& location() const { return location_; }
+  const std::string& schema() const { return schema_; }
+  PGconn* raw() { return conn_; }
+
+ private:
+  Connection(PGconn* conn, std::string url, std::string schema, int lock_timeout_ms);
+  Result<void> configure();
+  Error failure(const PGresult* result, std::string_view what) const;
+
+  PGconn* conn_;
+  std::string url_;  // as given (PQping asks the server behind it whether it is up)
+  std::string schema_;
+  int lock_timeout_ms_;
+  std::string location_;
+  std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> prepared_;  // SQL text → statement name
+};
+
+/// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.
+std::string text_array(const std::vector<std::optional<std::string>>& items);
+std::string text_array(const std::vector<std::string>& items);
+
+/// LIMIT's value: NULL (no limit) for a negative one, as SQLite reads LIMIT -1.
+inline std::optional<std::int64_t> limit_value(std::int64_t limit) {
+  if (limit < 0) return std::nullopt;
+  return limit;
+}
+
+/// An identifier quoted for SQL ("my schema" → "\"my schema\"").
+std::string quote_identifier(std::string_view name);
+
+}  // namespace ct::pg

@@ -1,0 +1,808 @@
+// The PostgreSQL store, part: consistency scans and repairs, integrity, copies to and from SQLite
+// backup files, counts and statistics, audit compaction.
+//
+// JSON list columns are text. labels and notes (tasks), topics and key_findings (research) always
+// hold valid JSON, since the generated search column casts them to jsonb; depends, acceptance,
+// files and relates may hold anything, and PostgreSQL 15 has no non-failing JSON test (no
+// IS JSON, no pg_input_is_valid), so they are tested with a regular expression of the JSON they
+// must be before any cast: an array of JSON strings exactly (depends), or an array of scalars and
+// flat objects (the rest; rows it refuses are parsed once more here before they are reported).
+#include <sqlite3.h>
+
+#include <unistd.h>
+
+#include <map>
+#include <utility>
+
+#include "engines/store/postgres/pg_store_impl.h"
+#include "engines/store/sqlite/sqlite_store.h"
+
+namespace ct::pg {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The tables a backup file holds, in an order that inserts parents before children (audit before
+/// audit_changes; deletion runs in reverse), each with the order its rows are copied in. The
+/// columns are the same in both schemas except the PostgreSQL-only ones (generated `search`, and
+/// audit_changes.ord, SQLite's rowid, which the copy order keeps).
+struct CopiedTable {
+  std::string_view name;
+  std::string_view order;
+};
+constexpr CopiedTable kTables[] = {
+    {"meta", "key"},
+    {"tasks", "num"},
+    {"task_deps", "task_id, depends_on"},
+    {"focus", "session"},
+    {"audit", "seq"},
+    {"audit_changes", "ord"},
+    {"idempotency", "key"},
+    {"sessions", "id"},
+    {"compliance", "id"},
+    {"releases", "version"},
+    {"research", "num"},
+    {"research_links", "research_id, task_id"},
+    {"research_sync", "file"},
+    {"lifecycle", "subject, kind, name"},
+    {"lifecycle_events", "seq"},
+};
+
+/// meta rows of the PostgreSQL store alone (SQLite keeps its schema version in PRAGMA
+/// user_version, and has no change stamp): never copied either way.
+constexpr std::string_view kLocalMeta = "key NOT IN ('schema_version', 'change_stamp')";
+
+// -- JSON shapes as regular expressions (PostgreSQL's ARE) --------------------------------------
+
+const std::string& json_string_re() {
+  // No control characters, valid escapes, and none that jsonb refuses (\u0000, lone surrogates).
+  static const std::string re =
+      R"re("(?:[^"\\\x01-\x1f]|\\["\\/bfnrt]|\\u(?!0000)(?:[0-9a-ce-fA-CE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2}))re"
+      R"re(|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*")re";
+  return re;
+}
+
+std::string array_of(const std::string& item) {
+  const std::string ws = R"([ \t\n\r]*)";
+  return "^" + ws + R"(\[)" + ws + "(?:" + item + ws + "(?:," + ws + item + ws + ")*)?" + R"(\])" + ws + "$";
+}
+
+/// A JSON array of strings, exactly.
+const std::string& string_array_re() {
+  static const std::string re = array_of(json_string_re());
+  return re;
+}
+
+/// A JSON array of scalars and of objects whose members are scalars.
+const std::string& flat_array_re() {
+  static const std::string re = [] {
+    const std::string ws = R"([ \t\n\r]*)";
+    const std::string scalar = "(?:" + json_string_re() +
+                               R"re(|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,4})?|true|false|null))re";
+    const std::string member = json_string_re() + ws + ":" + ws + scalar;
+    const std::string object = R"(\{)" + ws + "(?:" + member + ws + "(?:," + ws + member + ws + ")*)?" + R"(\})";
+    return array_of("(?:" + scalar + "|" + object + ")");
+  }();
+  return re;
+}
+
+/// The depends list of t as jsonb when it is an array of strings, else an empty one (the cast
+/// must never fail).
+const std::string& depends_jsonb() {
+  static const std::string sql =
+      "(CASE WHEN t.depends ~ '" + string_array_re() + "' THEN t.depends::jsonb ELSE '[]'::jsonb END)";
+  return sql;
+}
+
+// -- the scans --------------------------------------------------------------------------------
+
+/// How PostgreSQL tests one rule of task_rules(): the condition, and the detail columns.
+struct RuleSql {
+  std::string flag;
+  std::vector<std::string> details;
+};
+
+/// The list rules whose regular expression is narrower than "a JSON array": their rows are
+/// parsed again before they are reported (flag_still_holds).
+struct ConfirmedList {
+  std::string_view rule;
+  std::string_view column;
+};
+constexpr ConfirmedList kConfirmedLists[] = {
+    {"malformed-list:acceptance", "acceptance"}, {"malformed-list:files", "files"}, {"malformed-list:relates", "relates"}};
+
+const std::map<std::string_view, RuleSql>& rule_sql() {
+  static const std::map<std::string_view, RuleSql> rules = [] {
+    std::map<std::string_view, RuleSql> r;
+    auto one_of = [](std::string_view column, std::string_view values) {
+      return RuleSql{"t." + std::string(column) + " NOT IN (" + std::string(values) + ")", {"t." + std::string(column)}};
+    };
+    r["invalid-value:status"] = one_of("status", "'pending', 'active', 'blocked', 'done', 'cancelled'");
+    r["invalid-value:priority"] = one_of("priority", "'critical', 'high', 'medium', 'low'");
+    r["invalid-value:type"] = one_of("type", "'epic', 'task', 'subtask'");
+    r["invalid-value:size"] = one_of("size", "'', 'small', 'medium', 'large'");
+    // An empty list ("[]", most of them) is valid without testing it.
+    r["malformed-list:depends"] = {"(t.depends <> '[]' AND t.depends !~ '" + string_array_re() + "')", {}};
+    // Always valid JSON (the search column casts them): only the kind of value can be wrong.
+    for (auto [name, column] : {std::pair<std::string_view, std::string_view>{"malformed-list:labels", "t.labels"},
+                                {"malformed-list:notes", "t.notes"}})
+      r[name] = {"(" + std::string(column) + " <> '[]' AND jsonb_typeof(" + std::string(column) + "::jsonb) <> 'array')",
+                 {}};
+    for (const auto& list : kConfirmedLists)
+      r[list.rule] = {"(t." + std::string(list.column) + " <> '[]' AND t." + std::string(list.column) + " !~ '" +
+                          flat_array_re() + "')",
+                      {}};
+    r["task-id"] = {"(CASE WHEN t.id ~ '^T[0-9]{3,}$' THEN substr(t.id, 2)::numeric <> t.num ELSE true END)", {"t.num"}};
+    r["title"] = {"(length(btrim(t.title)) < 3 OR length(t.title) > 200 OR strpos(t.title, chr(10)) > 0 OR "
+                  "strpos(t.title, chr(13)) > 0)",
+                  {"length(btrim(t.title))"}};
+    r["description"] = {"length(t.description) > 2000", {"length(t.description)"}};
+    r["title-equals-description"] = {"(t.description <> '' AND lower(btrim(t.title, ' ' || chr(9) || chr(10) || chr(13))) = "
+                                     "lower(btrim(t.description, ' ' || chr(9) || chr(10) || chr(13))))",
+                                     {}};
+    r["completed-at"] = {"((t.status = 'done' AND t.completed_at IS NULL) OR "
+                         "(t.status IN ('pending', 'active', 'blocked') AND t.completed_at IS NOT NULL))",
+                         {"t.status", "(t.completed_at IS NULL)::int"}};
+    r["cancelled-at"] = {"((t.status = 'cancelled' AND t.cancelled_at IS NULL) OR "
+                         "(t.status <> 'cancelled' AND t.cancelled_at IS NOT NULL))",
+                         {"t.status", "(t.cancelled_at IS NULL)::int"}};
+    r["timestamp-order"] = {"(t.updated_at < t.created_at OR t.completed_at < t.created_at OR t.cancelled_at < t.created_at OR "
+                            "t.archived_at < t.created_at)",
+                            {"CASE WHEN t.updated_at < t.created_at THEN 'updatedAt' WHEN t.completed_at < t.created_at THEN "
+                             "'completedAt' WHEN t.cancelled_at < t.created_at THEN 'cancelledAt' ELSE 'archivedAt' END"}};
+    r["future-timestamp"] = {"GREATEST(t.created_at, t.updated_at, coalesce(t.completed_at, 0), coalesce(t.cancelled_at, 0), "
+                             "coalesce(t.archived_at, 0)) > {NUM}::bigint",
+                             {"CASE WHEN t.created_at > {NUM}::bigint THEN 'createdAt' WHEN t.updated_at > {NUM}::bigint "
+                              "THEN 'updatedAt' WHEN t.completed_at > {NUM}::bigint THEN 'completedAt' WHEN "
+                              "t.cancelled_at > {NUM}::bigint THEN 'cancelledAt' ELSE 'archivedAt' END"}};
+    r["archived-open"] = {"(t.archived <> 0 AND t.status IN ('pending', 'active', 'blocked'))", {"t.status"}};
+    r["archived-at"] = {"((t.archived <> 0 AND t.archived_at IS NULL) OR (t.archived = 0 AND t.archived_at IS NOT NULL))",
+                        {"(t.archived <> 0)::int"}};
+    r["archived-modified"] = {"(t.archived <> 0 AND t.updated_at > t.archived_at)", {}};
+    // The search vector is a generated column of the row itself: no task can miss it.
+    r["search-index"] = {"false", {}};
+    return r;
+  }();
+  return rules;
+}
+
+/// One pass over the tasks: the id, then per rule its flag and its detail columns, then the raw
+/// text of each list of kConfirmedLists when its flag is set; only rows breaking a rule.
+std::string task_rules_sql() {
+  std::string columns = "t.id";
+  std::string any;
+  for (const auto& rule : task_rules()) {
+    const RuleSql& sql = rule_sql().at(rule.name);  // every rule has its SQL (tested)
+    columns += ", coalesce(" + sql.flag + ", false)";
+    for (const auto& detail : sql.details) columns += ", " + detail;
+    any += (any.empty() ? "" : " OR ") + sql.flag;
+  }
+  for (const auto& list : kConfirmedLists)
+    columns += ", CASE WHEN " + rule_sql().at(list.rule).flag + " THEN t." + std::string(list.column) + " END";
+  return "SELECT " + columns + " FROM tasks t WHERE {ID:t.id} AND (" + any + ") ORDER BY t.num";
+}
+
+/// The scans' SQL with placeholders: {ID:column} narrows to one task; {TASK} is ScanScope::task,
+/// {NUM} ScanScope::number.
+std::string scan_sql(ScanKind kind, bool one_task) {
+  switch (kind) {
+    case ScanKind::TaskRules: return task_rules_sql();
+    case ScanKind::MissingDependency:
+      return "SELECT t.id, j.value FROM tasks t CROSS JOIN LATERAL jsonb_array_elements_text(" + depends_jsonb() +
+             ") WITH ORDINALITY j(value, n) WHERE {ID:t.id} AND t.depends <> '[]' AND "
+             "NOT EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value) ORDER BY t.num, j.n";
+    case ScanKind::DependencyEdges:
+      return "SELECT d.task_id, d.depends_on, 'extra' FROM task_deps d WHERE {ID:d.task_id} AND NOT EXISTS "
+             "(SELECT 1 FROM tasks t CROSS JOIN LATERAL jsonb_array_elements_text(" + depends_jsonb() + ") j(value) "
+             "WHERE t.id = d.task_id AND j.value = d.depends_on) "
+             "UNION ALL SELECT t.id, j.value, 'missing' FROM tasks t CROSS JOIN LATERAL jsonb_array_elements_text(" +
+             depends_jsonb() + ") j(value) WHERE {ID:t.id} AND t.depends <> '[]' AND NOT EXISTS "
+             "(SELECT 1 FROM task_deps d WHERE d.task_id = t.id AND d.depends_on = j.value)";
+    case ScanKind::OrphanSearchRows:
+    case ScanKind::IntegrityQuick:
+    case ScanKind::IntegrityFull: return {};  // answered without SQL (PgStore::scan)
+    case ScanKind::FocusMissingTask:
+      return "SELECT f.task_id, f.session FROM focus f WHERE {ID:f.task_id} AND "
+             "NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)";
+    case ScanKind::FocusMissingSession:
+      return "SELECT f.task_id, f.session FROM focus f WHERE {ID:f.task_id} AND f.session <> '' AND "
+             "NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = f.session)";
+    case ScanKind::FocusEndedSession:
+      return "SELECT f.task_id, f.session, s.status FROM focus f JOIN sessions s ON s.id = f.session "
+             "WHERE {ID:f.task_id} AND s.status IN ('ended', 'closed')";
+    case ScanKind::FocusNotActive:
+      return "SELECT f.task_id, f.session, t.status, t.archived FROM focus f JOIN tasks t ON t.id = f.task_id "
+             "WHERE {ID:f.task_id} AND (t.status <> 'active' OR t.archived <> 0)";
+    case ScanKind::SharedClaims:
+      return "SELECT f.task_id, string_agg(f.session, ', ' ORDER BY f.session) FROM focus f WHERE {ID:f.task_id} "
+             "GROUP BY f.task_id HAVING count(*) > 1";
+    case ScanKind::SessionsWithSeveralTasks:
+      return "SELECT '', f.session, string_agg(f.task_id, ', ' ORDER BY f.task_id) FROM focus f GROUP BY f.session "
+             "HAVING count(*) > 1";
+    case ScanKind::IdCounter:
+      return "SELECT '', coalesce(counter, 'missing'), top FROM (SELECT (SELECT value FROM meta WHERE "
+             "key = 'next_task_num') AS counter, (SELECT max(num) FROM tasks) AS top) x "
+             "WHERE top IS NOT NULL AND "
+             "coalesce(CASE WHEN counter ~ '^-?[0-9]+$' THEN counter::numeric END, 0) <= top";
+    case ScanKind::SessionStatus:
+      return "SELECT '', s.id, s.status FROM sessions s WHERE s.status NOT IN ('active', 'suspended', 'ended', 'closed')";
+    case ScanKind::SessionEndedAt:
+      return "SELECT '', s.id, s.status FROM sessions s WHERE (s.status IN ('ended', 'closed') AND s.ended_at IS NULL) "
+             "OR (s.status IN ('active', 'suspended') AND s.ended_at IS NOT NULL)";
+    case ScanKind::ForeignKeys:
+      // The one reference of the schema; the server enforces it, so this finds nothing unless the
+      // constraint was dropped.
+      return "SELECT 'audit_changes', c.ord, 'audit' FROM audit_changes c "
+             "WHERE NOT EXISTS (SELECT 1 FROM audit a WHERE a.seq = c.seq) ORDER BY c.ord";
+    case ScanKind::CrowdedParents:
+      return "SELECT t.parent, count(*) FROM tasks t WHERE t.parent IS NOT NULL AND t.archived = 0 AND "
+             "t.status IN ('pending', 'active', 'blocked') GROUP BY t.parent HAVING count(*) > {NUM}::bigint "
+             "ORDER BY t.parent";
+    case ScanKind::ActiveSessions: return "SELECT count(*) FROM sessions WHERE status = 'active'";
+    case ScanKind::ParentRows:
+      // The parent chain of one task: it and its ancestors (a loop stops after 64 steps).
+      if (one_task)
+        return "WITH RECURSIVE up(id, n) AS (SELECT {TASK}::text COLLATE \"C\", 0 UNION ALL SELECT t.parent, up.n + 1 FROM tasks t "
+               "JOIN up ON t.id = up.id WHERE t.parent IS NOT NULL AND up.n < 64) "
+               "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM up JOIN tasks t ON t.id = up.id ORDER BY up.n";
+      return "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM tasks t ORDER BY t.num";
+    case ScanKind::LiveChildren: return "SELECT count(*) FROM tasks WHERE parent = {TASK} AND archived = 0";
+    case ScanKind::DependencyRows:
+      return "SELECT t.id, j.value FROM tasks t CROSS JOIN LATERAL jsonb_array_elements_text(" + depends_jsonb() +
+             ") WITH ORDINALITY j(value, n) WHERE t.depends <> '[]' AND "
+             "EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value) ORDER BY t.num, j.n";
+    case ScanKind::SelfReachable:
+      return "WITH RECURSIVE reach(id) AS (SELECT depends_on FROM task_deps WHERE task_id = {TASK} "
+             "UNION SELECT d.depends_on FROM task_deps d JOIN reach r ON d.task_id = r.id) "
+             "SELECT 1 FROM reach WHERE id = {TASK} LIMIT 1";
+    case ScanKind::TaskExists: return "SELECT 1 FROM tasks WHERE id = {TASK}";
+  }
+  return {};
+}
+
+/// Replaces {ID:column} ("column = {TASK}" for one task, else "true"), then {TASK} and {NUM}
+/// with placeholders numbered in order of first use, binding the scope's values to them.
+std::string bind_scope(std::string_view sql, const ScanScope& scope, Params& params) {
+  const bool one_task = !scope.task.empty();
+  std::string narrowed;
+  std::size_t at = 0;
+  while (true) {
+    std::size_t open = sql.find("{ID:", at);
+    if (open == std::string_view::npos) break;
+    std::size_t close = sql.find('}', open);
+    narrowed += sql.substr(at, open - at);
+    narrowed += one_task ? std::string(sql.substr(open + 4, close - open - 4)) + " = {TASK}" : std::string("true");
+    at = close + 1;
+  }
+  narrowed += sql.substr(at);
+  std::string task_mark;
+  std::string number_mark;
+  std::string out;
+  at = 0;
+  while (true) {
+    std::size_t open = narrowed.find('{', at);
+    if (open == std::string::npos) break;
+    out += narrowed.substr(at, open - at);
+    if (narrowed.compare(open, 6, "{TASK}") == 0) {
+      if (task_mark.empty()) {
+        task_mark = params.next();
+        params.add(scope.task);
+      }
+      out += task_mark;
+      at = open + 6;
+    } else if (narrowed.compare(open, 5, "{NUM}") == 0) {
+      if (number_mark.empty()) {
+        number_mark = params.next();
+        params.add(scope.number);
+      }
+      out += number_mark;
+      at = open + 5;
+    } else {
+      out += '{';  // a regular expression's quantifier
+      at = open + 1;
+    }
+  }
+  out += narrowed.substr(at);
+  return out;
+}
+
+/// A list whose regular expression refused it is reported only when it is not a JSON array.
+bool still_malformed(const DiagnosticRow& wide, std::size_t raw_column) {
+  if (raw_column >= wide.size()) return true;
+  auto value = json::parse(wide[raw_column]);
+  return !value || !value->is_array();
+}
+
+/// Whether a rule's flag ("t") holds: a list the regular expression refused counts only when it is
+/// not a JSON array either (the raw lists follow every rule's columns in the wide row).
+bool rule_broken(const DiagnosticRow& row, const TaskRule& rule, std::string_view flag) {
+  if (flag != "t") return false;
+  std::size_t raw_start = 1;
+  for (const auto& each : task_rules()) raw_start += 1 + static_cast<std::size_t>(each.details);
+  for (std::size_t i = 0; i < std::size(kConfirmedLists); ++i)
+    if (rule.name == kConfirmedLists[i].rule) return still_malformed(row, raw_start + i);
+  return true;
+}
+
+/// Rows as scans return them: every column as text, NULL as "".
+std::vector<DiagnosticRow> to_diagnostic_rows(const Rows& rows) {
+  std::vector<DiagnosticRow> out;
+  const int columns = rows.get() ? PQnfields(rows.get()) : 0;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int r = 0; r < rows.size(); ++r) {
+    DiagnosticRow row;
+    row.reserve(static_cast<std::size_t>(columns));
+    for (int c = 0; c < columns; ++c) row.emplace_back(rows.is_null(r, c) ? std::string_view() : rows.text(r, c));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<std::optional<std::string>> table_names() {
+  std::vector<std::optional<std::string>> names;
+  for (const auto& table : kTables) names.emplace_back(std::string(table.name));
+  return names;
+}
+
+/// What can break in a PostgreSQL store that the server does not guard: a table of the schema
+/// gone, a meta row gone or not a number, an index left invalid (a failed concurrent build).
+/// Cheap: catalog lookups and three meta rows.
+Result<std::vector<std::string>> structure_problems(Connection& db) {
+  std::vector<std::string> problems;
+  CT_TRY_ASSIGN(Rows missing, db.query("SELECT n.name FROM unnest($1::text[]) WITH ORDINALITY AS n(name, i) WHERE "
+                                       "to_regclass(quote_ident(current_schema()) || '.' || quote_ident(n.name)) IS NULL "
+                                       "ORDER BY n.i",
+                                       Params().add(text_array(table_names())), "cannot check the store's tables"));
+  bool meta_present = true;
+  for (int i = 0; i < missing.size(); ++i) {
+    problems.push_back("table " + std::string(missing.text(i, 0)) + " is missing");
+    if (missing.text(i, 0) == "meta") meta_present = false;
+  }
+  if (meta_present) {
+    CT_TRY_ASSIGN(Rows rows, db.query("SELECT k FROM unnest(ARRAY['schema_version', 'next_task_num', 'change_stamp']) "
+                                      "AS k WHERE NOT EXISTS (SELECT 1 FROM meta m WHERE m.key = k AND "
+                                      "m.value ~ '^-?[0-9]+$')",
+                                      "cannot check the store's metadata"));
+    for (int i = 0; i < rows.size(); ++i)
+      problems.push_back("meta row " + std::string(rows.text(i, 0)) + " is missing or not a number");
+  }
+  CT_TRY_ASSIGN(Rows invalid, db.query("SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                                       "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                       "WHERE n.nspname = current_schema() AND NOT (i.indisvalid AND i.indisready) "
+                                       "ORDER BY c.relname",
+                                       "cannot check the store's indexes"));
+  for (int i = 0; i < invalid.size(); ++i)
+    problems.push_back("index " + std::string(invalid.text(i, 0)) + " is invalid (a failed build); REINDEX it");
+  return problems;
+}
+
+/// A column of a copied table: its name and its PostgreSQL type.
+struct Column {
+  std::string name;
+  std::string type;
+};
+
+/// The columns of `table` a backup holds (not generated ones, not audit_changes.ord), in order.
+Result<std::vector<Column>> copied_columns(Connection& db, std::string_view table) {
+  CT_TRY_ASSIGN(Rows rows, db.query("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+                                    "WHERE a.attrelid = to_regclass(quote_ident(current_schema()) || '.' || "
+                                    "quote_ident($1)) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' "
+                                    "AND a.attname <> 'ord' ORDER BY a.attnum",
+                                    Params().add(table), "cannot read the store's columns"));
+  std::vector<Column> out;
+  for (int i = 0; i < rows.size(); ++i) out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
+  if (out.empty())
+    return fail(Error(ErrorCode::FileError, "the PostgreSQL store at " + db.location() + " has no table " +
+                                                std::string(table))
+                    .with_fix(std::string(kCorruptFix)));
+  return out;
+}
+
+std::string sqlite_quote(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+Error sqlite_failure(sqlite3* db, std::string_view what, const fs::path& file) {
+  return Error(ErrorCode::FileError, std::string(what) + " " + file.string() + ": " +
+                                         (db ? sqlite3_errmsg(db) : "cannot open"));
+}
+
+Result<void> sqlite_exec(sqlite3* db, const std::string& sql, std::string_view what, const fs::path& file) {
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return fail(sqlite_failure(db, what, file));
+  return {};
+}
+
+using SqliteHandle = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
+using SqliteStatement = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
+
+/// Copies every table of the open PostgreSQL snapshot into the SQLite store `target` (freshly
+/// created, so empty but for its meta row), then fills its FTS5 indexes as the SQLite store's
+/// writers do: labels and topics joined by spaces, note texts and findings by newlines.
+Result<void> copy_into_sqlite(Connection& db, sqlite3* target, const fs::path& file) {
+  CT_TRY(sqlite_exec(target, "BEGIN IMMEDIATE; DELETE FROM meta", "cannot write the backup", file));
+  for (const auto& table : kTables) {
+    CT_TRY_ASSIGN(std::vector<Column> columns, copied_columns(db, table.name));
+    std::string pg_list;
+    std::string list;
+    std::string marks;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      pg_list += (i ? ", " : "") + quote_identifier(columns[i].name);
+      list += (i ? ", " : "") + sqlite_quote(columns[i].name);
+      marks += (i ? ", ?" : "?") + std::to_string(i + 1);
+    }
+    std::string select = "SELECT " + pg_list + " FROM " + quote_identifier(table.name);
+    if (table.name == "meta") select += " WHERE " + std::string(kLocalMeta);
+    select += " ORDER BY " + std::string(table.order);
+    sqlite3_stmt* raw = nullptr;
+    std::string insert = "INSERT INTO " + sqlite_quote(table.name) + "(" + list + ") VALUES(" + marks + ")";
+    if (sqlite3_prepare_v2(target, insert.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(raw);
+      return fail(sqlite_failure(target, "cannot write " + std::string(table.name) + " to the backup", file));
+    }
+    SqliteStatement statement(raw, sqlite3_finalize);
+    const int count = static_cast<int>(columns.size());
+    // Through a cursor, a batch at a time: a store of a million tasks is never held in memory whole.
+    const std::string what = "cannot read " + std::string(table.name) + " for the backup";
+    CT_TRY(db.exec("DECLARE ct_copy NO SCROLL CURSOR FOR " + select, what));
+    while (true) {
+      CT_TRY_ASSIGN(Rows rows, db.script("FETCH FORWARD 2000 FROM ct_copy", what));
+      if (rows.empty()) break;
+      for (int r = 0; r < rows.size(); ++r) {
+        for (int c = 0; c < count; ++c) {
+          if (rows.is_null(r, c)) {
+            sqlite3_bind_null(raw, c + 1);
+          } else {
+            // Bound as text: the column's affinity stores numbers as INTEGER or REAL again.
+            std::string_view text = rows.text(r, c);
+            sqlite3_bind_text64(raw, c + 1, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+          }
+        }
+        const int written = sqlite3_step(raw);
+        sqlite3_reset(raw);
+        if (written != SQLITE_DONE)
+          return fail(sqlite_failure(target, "cannot write " + std::string(table.name) + " to the backup", file));
+      }
+    }
+    CT_TRY(db.exec("CLOSE ct_copy", what));
+  }
+  CT_TRY(sqlite_exec(target,
+                     "INSERT INTO tasks_fts(rowid, title, description, labels, notes) "
+                     "SELECT t.num, t.title, t.description, "
+                     "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
+                     "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) "
+                     "FROM json_each(t.notes) n), '') FROM tasks t ORDER BY t.num; "
+                     "INSERT INTO research_fts(rowid, title, topics, key_findings) "
+                     "SELECT r.num, r.title, coalesce((SELECT group_concat(j.value, ' ') FROM json_each(r.topics) j), ''), "
+                     "coalesce((SELECT group_concat(j.value, char(10)) FROM json_each(r.key_findings) j), '') "
+                     "FROM research r ORDER BY r.num; COMMIT",
+                     "cannot write the backup's search index", file));
+  return {};
+}
+
+void remove_sqlite_files(const fs::path& file) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(file.string() + suffix, ec);
+}
+
+}  // namespace
+
+Result<std::vector<DiagnosticRow>> PgStore::scan(ScanKind kind, const ScanScope& scope) {
+  switch (kind) {
+    // No search index rows exist apart from the tasks: the tsvector is a generated column.
+    case ScanKind::OrphanSearchRows: return std::vector<DiagnosticRow>{};
+    // PostgreSQL checks its pages itself (and has no PRAGMA integrity_check); both answer what
+    // integrity_problems() checks.
+    case ScanKind::IntegrityQuick:
+    case ScanKind::IntegrityFull: {
+      CT_TRY_ASSIGN(std::vector<std::string> problems, structure_problems(*db_));
+      std::vector<DiagnosticRow> rows;
+      for (auto& problem : problems) rows.push_back({std::move(problem)});
+      return rows;
+    }
+    default: break;
+  }
+  Params params;
+  const std::string sql = bind_scope(scan_sql(kind, !scope.task.empty()), scope, params);
+  CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot run a consistency check"));
+  auto out = to_diagnostic_rows(rows);
+  if (kind == ScanKind::TaskRules) return split_task_rules(out, rule_broken);
+  return out;
+}
+
+Result<DerivedRepair> PgStore::rebuild_derived() {
+  DerivedRepair repair;
+  CT_TRY(db_->exec("SAVEPOINT ct_rebuild", "cannot start a repair"));
+  auto result = [&]() -> Result<void> {
+    CT_TRY(query("INSERT INTO meta(key, value) VALUES('next_task_num', '1') ON CONFLICT (key) DO NOTHING",
+                 "cannot repair the task id counter"));
+    CT_TRY_ASSIGN(Rows removed, query("DELETE FROM task_deps d WHERE NOT EXISTS (SELECT 1 FROM tasks t CROSS JOIN LATERAL "
+                                      "jsonb_array_elements_text(" + depends_jsonb() + ") j(value) "
+                                      "WHERE t.id = d.task_id AND j.value = d.depends_on)",
+                                      "cannot repair dependency edges"));
+    repair.edges_removed = removed.affected();
+    CT_TRY_ASSIGN(Rows added, query("INSERT INTO task_deps(task_id, depends_on) SELECT DISTINCT t.id, j.value "
+                                    "FROM tasks t CROSS JOIN LATERAL jsonb_array_elements_text(" + depends_jsonb() +
+                                    ") j(value) ON CONFLICT DO NOTHING",
+                                    "cannot repair dependency edges"));
+    repair.edges_added = added.affected();
+    // The search vectors are generated columns: nothing to rebuild (index_removed/added stay 0).
+    CT_TRY_ASSIGN(Rows raised, query("UPDATE meta SET value = ((SELECT max(num) FROM tasks) + 1)::text "
+                                     "WHERE key = 'next_task_num' AND coalesce(CASE WHEN value ~ '^-?[0-9]+$' "
+                                     "THEN value::numeric END, 0) <= (SELECT max(num) FROM tasks)",
+                                     "cannot repair the task id counter"));
+    repair.counter_raised = raised.affected() > 0;
+    return {};
+  }();
+  if (!result) {
+    (void)db_->exec("ROLLBACK TO SAVEPOINT ct_rebuild; RELEASE SAVEPOINT ct_rebuild", "cannot undo a repair");
+    return std::unexpected(std::move(result.error()));
+  }
+  CT_TRY(db_->exec("RELEASE SAVEPOINT ct_rebuild", "cannot finish a repair"));
+  return repair;
+}
+
+Result<std::vector<std::string>> PgStore::integrity_problems() {
+  if (!in_transaction()) CT_TRY(db_->ensure_connected());
+  return structure_problems(*db_);
+}
+
+Result<void> PgStore::backup_to(const std::filesystem::path& file) {
+  // One snapshot for every table: the caller's transaction, or a read-only one of our own.
+  const bool own = !in_transaction();
+  if (own) {
+    CT_TRY(db_->ensure_connected());
+    CT_TRY(db_->exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "cannot begin the backup"));
+  }
+  const fs::path temp = file.parent_path() / ("." + file.filename().string() + ".part-" + std::to_string(::getpid()));
+  remove_sqlite_files(temp);
+  auto written = [&]() -> Result<void> {
+    {
+      SqliteOptions options;
+      options.create = true;
+      CT_TRY_ASSIGN(std::unique_ptr<Store> created, open_sqlite_store(temp, options));
+    }
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(temp.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+    SqliteHandle target(raw, sqlite3_close);
+    if (rc != SQLITE_OK) return fail(sqlite_failure(raw, "cannot open the backup", temp));
+    CT_TRY(copy_into_sqlite(*db_, raw, temp));
+    if (sqlite3_close(target.release()) != SQLITE_OK)
+      return fail(Error(ErrorCode::FileError, "cannot finish the backup " + file.string()));
+    std::error_code ec;
+    fs::rename(temp, file, ec);
+    if (ec) return fail(Error(ErrorCode::FileError, "cannot move the backup into place at " + file.string() + ": " +
+                                                        ec.message()));
+    return {};
+  }();
+  if (own) rollback();
+  if (!written) {
+    remove_sqlite_files(temp);
+    return written;
+  }
+  return {};
+}
+
+Result<StoreCounts> PgStore::counts() {
+  CT_TRY_ASSIGN(Rows rows, query("SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM audit), "
+                                 "(SELECT coalesce(max(seq), 0) FROM audit), (SELECT count(*) FROM sessions)",
+                                 "cannot count the store's rows"));
+  StoreCounts out;
+  if (rows.empty()) return out;
+  out.tasks = rows.integer(0, 0);
+  out.audit_rows = rows.integer(0, 1);
+  out.last_audit_seq = rows.integer(0, 2);
+  out.sessions = rows.integer(0, 3);
+  return out;
+}
+
+Result<std::vector<PeriodStats>> PgStore::period_stats(const std::vector<StatsPeriod>& periods) {
+  std::vector<PeriodStats> out(periods.size() + 1);
+  if (periods.empty()) return out;
+  // The periods as a table p(i, s, e); a row's period is found by one lookup in it, so each
+  // query makes a single pass over the tasks of the whole span.
+  Params params;
+  std::string table = "WITH p(i, s, e) AS (VALUES ";
+  TimeMs first = periods.front().start;
+  TimeMs last = periods.front().end;
+  for (std::size_t i = 0; i < periods.size(); ++i) {
+    if (i > 0) table += ", ";
+    table += "(" + std::to_string(i) + ", " + params.next() + "::bigint, ";
+    params.add(static_cast<std::int64_t>(periods[i].start));
+    table += params.next() + "::bigint)";
+    params.add(static_cast<std::int64_t>(periods[i].end));
+    first = std::min(first, periods[i].start);
+    last = std::max(last, periods[i].end);
+  }
+  table += ")";
+  const std::string lo = params.next() + "::bigint";
+  params.add(static_cast<std::int64_t>(first));
+  const std::string hi = params.next() + "::bigint";
+  params.add(static_cast<std::int64_t>(last));
+  const std::size_t all = periods.size();
+  auto slot = [&](std::int64_t bucket) -> PeriodStats* {
+    if (bucket < 0) return &out[all];
+    return static_cast<std::size_t>(bucket) < all ? &out[static_cast<std::size_t>(bucket)] : nullptr;
+  };
+  {
+    CT_TRY_ASSIGN(Rows rows, query(table + " SELECT (SELECT i FROM p WHERE t.created_at >= p.s AND t.created_at < p.e) "
+                                           "AS b, count(*) FROM tasks t WHERE t.created_at >= " + lo +
+                                       " AND t.created_at < " + hi + " GROUP BY 1",
+                                   params, "cannot compute task statistics"));
+    for (int r = 0; r < rows.size(); ++r) {
+      if (!rows.is_null(r, 0))
+        if (PeriodStats* stats = slot(rows.integer(r, 0))) stats->created += rows.integer(r, 1);
+      out[all].created += rows.integer(r, 1);
+    }
+  }
+  // Completed tasks with their durations: created → completed, and first start → completed
+  // where the audit trail still records the start (status set to active). Each duration kind
+  // (k) is ranked within its period (b, and -1 for the whole span); nearest-rank percentiles.
+  CT_TRY_ASSIGN(
+      Rows rows,
+      query(table +
+                ", c AS MATERIALIZED (SELECT (SELECT i FROM p WHERE t.completed_at >= p.s AND t.completed_at < p.e) AS b, "
+                "t.completed_at - t.created_at AS d, t.completed_at - (SELECT min(a.at) FROM audit_changes ch "
+                "JOIN audit a ON a.seq = ch.seq WHERE ch.task_id = t.id AND ch.field = 'status' AND "
+                "ch.after = '\"active\"' AND a.at <= t.completed_at) AS w FROM tasks t WHERE t.status = 'done' AND "
+                "t.completed_at >= " + lo + " AND t.completed_at < " + hi +
+                "), x AS (SELECT 0 AS k, b, d AS v FROM c UNION ALL SELECT 0, -1, d FROM c "
+                "UNION ALL SELECT 1, b, w FROM c WHERE w IS NOT NULL UNION ALL SELECT 1, -1, w FROM c WHERE w IS NOT NULL), "
+                "r AS (SELECT k, b, v, row_number() OVER (PARTITION BY k, b ORDER BY v) AS rn, "
+                "count(*) OVER (PARTITION BY k, b) AS n FROM x) "
+                "SELECT k, b, max(n), max(CASE WHEN rn = (n + 1) / 2 THEN v END), "
+                "max(CASE WHEN rn = (9 * n + 9) / 10 THEN v END) FROM r GROUP BY k, b",
+            params, "cannot compute task statistics"));
+  for (int r = 0; r < rows.size(); ++r) {
+    if (rows.is_null(r, 1)) continue;
+    PeriodStats* stats = slot(rows.integer(r, 1));
+    if (!stats) continue;
+    if (rows.integer(r, 0) == 0) {
+      stats->completed = rows.integer(r, 2);
+      stats->cycle_p50 = rows.optional_int(r, 3);
+      stats->cycle_p90 = rows.optional_int(r, 4);
+    } else {
+      stats->started = rows.integer(r, 2);
+      stats->work_p50 = rows.optional_int(r, 3);
+      stats->work_p90 = rows.optional_int(r, 4);
+    }
+  }
+  return out;
+}
+
+Result<std::optional<AuditAnchor>> PgStore::audit_anchor() {
+  CT_TRY_ASSIGN(Rows rows, query("SELECT value FROM meta WHERE key = 'audit_anchor'", "cannot read the audit anchor"));
+  if (rows.empty()) return std::optional<AuditAnchor>();
+  CT_TRY_ASSIGN(AuditAnchor anchor, parse_audit_anchor(rows.text(0, 0)));
+  return std::optional<AuditAnchor>(std::move(anchor));
+}
+
+Result<std::int64_t> PgStore::last_audit_seq_before(TimeMs before) {
+  CT_TRY_ASSIGN(Rows rows, query("SELECT coalesce(max(seq), 0) FROM audit WHERE at < $1::bigint",
+                                 Params().add(static_cast<std::int64_t>(before)), "cannot read the audit trail"));
+  return rows.empty() ? 0 : rows.integer(0, 0);
+}
+
+Result<std::int64_t> PgStore::compact_audit(const AuditAnchor& anchor) {
+  CT_TRY(query("DELETE FROM audit_changes WHERE seq <= $1::bigint", Params().add(anchor.seq),
+               "cannot compact the audit trail"));
+  CT_TRY_ASSIGN(Rows removed, query("DELETE FROM audit WHERE seq <= $1::bigint", Params().add(anchor.seq),
+                                    "cannot compact the audit trail"));
+  std::string value;
+  json::Writer writer(value);
+  writer.begin_object().key("seq").value(anchor.seq).key("hash").value(anchor.hash);
+  writer.key("archive").value(anchor.archive).end_object();
+  CT_TRY(query("INSERT INTO meta(key, value) VALUES('audit_anchor', $1) ON CONFLICT (key) DO UPDATE SET value = "
+               "EXCLUDED.value",
+               Params().add(value), "cannot record the audit anchor"));
+  return removed.affected();
+}
+
+Result<std::int64_t> PgStore::expire_idempotent(TimeMs before, bool count_only) {
+  CT_TRY_ASSIGN(Rows rows, query("SELECT count(*) FROM idempotency WHERE at < $1::bigint",
+                                 Params().add(static_cast<std::int64_t>(before)), "cannot read idempotency keys"));
+  const std::int64_t count = rows.empty() ? 0 : rows.integer(0, 0);
+  if (count_only || count == 0) return count;
+  CT_TRY(query("DELETE FROM idempotency WHERE at < $1::bigint", Params().add(static_cast<std::int64_t>(before)),
+               "cannot expire idempotency keys"));
+  return count;
+}
+
+Result<void> PgStore::replace_contents_from(const std::filesystem::path& file) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "replace_contents_from needs a write transaction");
+  audit_tail_.reset();  // the trail is about to be another one
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  SqliteHandle source(raw, sqlite3_close);
+  if (rc != SQLITE_OK) return fail(sqlite_failure(raw, "cannot open the backup", file));
+  std::optional<std::int64_t> version;
+  {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+      version = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+  }
+  if (!version) return fail(sqlite_failure(raw, "cannot read the schema version of the backup", file));
+  if (*version != store_schema_version())
+    return fail(Error(ErrorCode::FileError, "the backup " + file.string() + " has schema version " +
+                                                std::to_string(*version) + "; restoring needs version " +
+                                                std::to_string(store_schema_version()))
+                    .with_fix("open the backup with this ct once (it migrates a copy), or pick another backup"));
+  CT_TRY_ASSIGN(std::int64_t next_id, meta_int("next_task_num"));
+
+  // Children first (audit_changes references audit); this store's own meta rows stay.
+  for (auto table = std::rbegin(kTables); table != std::rend(kTables); ++table) {
+    std::string sql = "DELETE FROM " + quote_identifier(table->name);
+    if (table->name == "meta") sql += " WHERE " + std::string(kLocalMeta);
+    CT_TRY(query(sql, "cannot clear " + std::string(table->name) + " for the restore"));
+  }
+  constexpr int kBatch = 1000;
+  for (const auto& table : kTables) {
+    CT_TRY_ASSIGN(std::vector<Column> columns, copied_columns(*db_, table.name));
+    const std::size_t count = columns.size();
+    std::string list;
+    std::string source_list;
+    std::string arrays;
+    std::string values;
+    std::string aliases;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string c = "c" + std::to_string(i + 1);
+      list += (i ? ", " : "") + quote_identifier(columns[i].name);
+      source_list += (i ? ", " : "") + sqlite_quote(columns[i].name);
+      arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
+      values += (i ? ", u." : "u.") + c + "::" + columns[i].type;
+      aliases += (i ? ", " : "") + c;
+    }
+    // unnest keeps the arrays' order, so audit_changes.ord follows the backup's rowid order.
+    const std::string insert = "INSERT INTO " + quote_identifier(table.name) + "(" + list + ") SELECT " + values +
+                               " FROM unnest(" + arrays + ") AS u(" + aliases + ")";
+    std::string select = "SELECT " + source_list + " FROM " + sqlite_quote(table.name);
+    if (table.name == "meta") select += " WHERE " + std::string(kLocalMeta);
+    if (table.name == "audit_changes") select += " ORDER BY rowid";
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(raw, select.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(stmt);
+      return fail(sqlite_failure(raw, "cannot read " + std::string(table.name) + " from the backup", file));
+    }
+    SqliteStatement reader(stmt, sqlite3_finalize);
+    std::vector<std::vector<std::optional<std::string>>> batch(count);
+    int rows = 0;
+    auto flush = [&]() -> Result<void> {
+      if (rows == 0) return {};
+      Params params;
+      for (auto& column : batch) {
+        params.add(text_array(column));
+        column.clear();
+      }
+      rows = 0;
+      CT_TRY(query(insert, params, "cannot restore " + std::string(table.name)));
+      return {};
+    };
+    int step = SQLITE_ROW;
+    while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const int c = static_cast<int>(i);
+        if (sqlite3_column_type(stmt, c) == SQLITE_NULL) {
+          batch[i].emplace_back(std::nullopt);
+        } else {
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+          batch[i].emplace_back(std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+        }
+      }
+      if (++rows == kBatch) CT_TRY(flush());
+    }
+    if (step != SQLITE_DONE)
+      return fail(sqlite_failure(raw, "cannot read " + std::string(table.name) + " from the backup", file));
+    CT_TRY(flush());
+  }
+  // Ids are never reused, not even the ones allocated after the backup was taken.
+  CT_TRY(query("INSERT INTO meta(key, value) VALUES('next_task_num', $1::bigint::text) ON CONFLICT (key) DO UPDATE "
+               "SET value = GREATEST(CASE WHEN meta.value ~ '^-?[0-9]+$' THEN meta.value::numeric ELSE 0 END, "
+               "$1::bigint)::text",
+               Params().add(next_id), "cannot restore the task id counter"));
+  return {};
+}
+
+}  // namespace ct::pg

@@ -1,0 +1,292 @@
+// The PostgreSQL store, part: transactions, plumbing, opening (creating, migrating) a store in its
+// schema, and the backend of engines/store/store_backend.h for a project whose storage.url (or
+// CLEO_DATABASE_URL) names a PostgreSQL server.
+#include "engines/store/postgres/pg_store.h"
+#include "engines/store/postgres/pg_store_impl.h"
+
+namespace ct::pg {
+
+PgStore::~PgStore() {
+  if (db_->in_transaction()) (void)db_->exec("ROLLBACK", "cannot roll back");
+}
+
+Result<void> PgStore::begin(TxKind kind) {
+  if (in_transaction()) return fail(ErrorCode::Internal, "a transaction is already open on this store");
+  CT_TRY(db_->ensure_connected());
+  audit_tail_.reset();
+  // One snapshot for the whole read. Not READ ONLY: a dry run in read-only mode writes in a read
+  // transaction and rolls back (without the writers' lock, since it keeps nothing).
+  if (kind == TxKind::Read) return db_->exec("BEGIN ISOLATION LEVEL REPEATABLE READ", "cannot begin a transaction");
+  if (read_only_)
+    return fail(Error(ErrorCode::FileError, "the PostgreSQL store at " + db_->location() +
+                                                " is open read-only (--read-only); nothing was changed")
+                    .with_fix("run without --read-only")
+                    .with_detail("readOnly", true));
+  // BEGIN and the writers' lock (pg_store_impl.h) in one round trip: waits at most lock_timeout,
+  // then E_LOCK_TIMEOUT. Under the lock the audit trail's last row is stable: it comes along, so
+  // that append_audit() need not ask for it — read by a statement of its own, whose snapshot is
+  // taken once the lock is held (a subquery of the UPDATE would see the trail as it was before the
+  // wait, and two writers would chain to the same row).
+  auto locked = db_->script(
+      "BEGIN; UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'; "
+      "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
+      "cannot take the write lock");
+  if (!locked) {
+    rollback();
+    return fail(std::move(locked.error()));
+  }
+  if (!locked->empty()) audit_tail_ = std::make_pair(locked->integer(0, 0), std::string(locked->text(0, 1)));
+  return {};
+}
+
+Result<void> PgStore::commit() {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
+  if (PQtransactionStatus(db_->raw()) == PQTRANS_INERROR) {
+    rollback();
+    return fail(ErrorCode::Internal, "commit after a failed statement: the transaction was rolled back");
+  }
+  auto result = db_->exec("COMMIT", "cannot commit");
+  if (!result) rollback();
+  return result;
+}
+
+void PgStore::rollback() {
+  if (!in_transaction()) return;
+  (void)db_->exec("ROLLBACK", "cannot roll back");
+}
+
+bool PgStore::in_transaction() const { return db_->in_transaction(); }
+
+Result<std::vector<Task>> PgStore::collect_tasks(std::string_view sql, const Params& params, std::string_view what) {
+  CT_TRY_ASSIGN(Rows rows, query(sql, params, what));
+  std::vector<Task> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    CT_TRY_ASSIGN(Task task, read_task_row(rows.row(i)));
+    out.push_back(std::move(task));
+  }
+  return out;
+}
+
+Result<std::int64_t> PgStore::meta_int(std::string_view key) {
+  CT_TRY_ASSIGN(Rows rows, query("SELECT value::bigint FROM meta WHERE key = $1", Params().add(key),
+                                 "cannot read the store's metadata"));
+  return rows.empty() ? 0 : rows.integer(0, 0);
+}
+
+Result<std::int64_t> PgStore::schema_version() { return meta_int("schema_version"); }
+
+Result<std::int64_t> PgStore::change_stamp() {
+  CT_TRY(db_->ensure_connected());
+  CT_TRY_ASSIGN(Rows rows, query("SELECT value::bigint FROM meta WHERE key = 'change_stamp'",
+                                 "cannot read the store's change stamp"));
+  return rows.empty() ? 0 : rows.integer(0, 0);
+}
+
+namespace {
+
+Error newer_schema(const Connection& db, std::int64_t version) {
+  return Error(ErrorCode::FileError, "the PostgreSQL store at " + db.location() + " (schema " + db.schema() +
+                                         ") was created by a newer ct (schema version " + std::to_string(version) +
+                                         ", this binary knows " + std::to_string(store_schema_version()) +
+                                         "); upgrade ct")
+      .with_fix("install the latest ct and retry");
+}
+
+Error not_initialized(const Connection& db) {
+  return Error(ErrorCode::NotInitialized, "no CLEO store in schema " + db.schema() + " of the PostgreSQL database " +
+                                              db.location())
+      .with_fix("cleo_mutate {domain:'system', operation:'init'}");
+}
+
+// The version in meta; nullopt when the schema holds no store (no meta table).
+Result<std::optional<std::int64_t>> stored_version(Connection& db) {
+  CT_TRY_ASSIGN(Rows exists, db.query("SELECT to_regclass(quote_ident(current_schema()) || '.meta') IS NOT NULL",
+                                      "cannot read the store's schema"));
+  if (exists.empty() || exists.text(0, 0) != "t") return std::optional<std::int64_t>();
+  CT_TRY_ASSIGN(Rows rows, db.query("SELECT value::bigint FROM meta WHERE key = 'schema_version'",
+                                    "cannot read the store's schema version"));
+  return std::optional<std::int64_t>(rows.empty() ? 0 : rows.integer(0, 0));
+}
+
+// Where the unaccent extension is, creating it in `public` when the server has it and this role
+// may (it is a trusted extension: a database owner may). nullopt: search keeps accents there.
+Result<std::optional<std::string>> unaccent_schema(Connection& db) {
+  static constexpr std::string_view kFind =
+      "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'";
+  CT_TRY_ASSIGN(Rows found, db.query(kFind, "cannot read the server's extensions"));
+  if (found.empty()) {
+    // A failed CREATE would end the transaction: a savepoint keeps the migration going.
+    CT_TRY(db.exec("SAVEPOINT unaccent", "cannot create a savepoint"));
+    if (!db.exec("CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public", "cannot create the unaccent extension")) {
+      CT_TRY(db.exec("ROLLBACK TO SAVEPOINT unaccent", "cannot roll back to a savepoint"));
+    }
+    CT_TRY(db.exec("RELEASE SAVEPOINT unaccent", "cannot release a savepoint"));
+    CT_TRY_ASSIGN(found, db.query(kFind, "cannot read the server's extensions"));
+  }
+  if (found.empty()) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(found.text(0, 0)));
+}
+
+// Creates the schema, or runs the steps it misses, in one transaction under an advisory lock on
+// the schema's name: two processes initialising at once create it once.
+Result<void> create_or_migrate(Connection& db, bool create) {
+  CT_TRY(db.exec("BEGIN", "cannot begin the schema migration"));
+  auto body = [&]() -> Result<void> {
+    CT_TRY(db.query("SELECT pg_advisory_xact_lock(hashtext('cleo-schema:' || $1))", Params().add(db.schema()),
+                    "cannot lock the schema for migration"));
+    CT_TRY(db.exec("CREATE SCHEMA IF NOT EXISTS " + quote_identifier(db.schema()), "cannot create the store's schema"));
+    CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(db));
+    if (!version) {
+      if (!create) return fail(not_initialized(db));
+      CT_TRY_ASSIGN(std::optional<std::string> unaccent, unaccent_schema(db));
+      CT_TRY(db.exec(fold_function_sql(unaccent), "cannot create the store's search function"));
+      CT_TRY(db.exec(schema_sql(), "cannot create the store's tables"));
+      CT_TRY(db.query("INSERT INTO meta(key, value) VALUES('schema_version', $1)",
+                      Params().add(store_schema_version()), "cannot record the schema version"));
+      return {};
+    }
+    if (*version > store_schema_version()) return fail(newer_schema(db, *version));
+    // Steps after the first go here when the data model moves past version 8.
+    return {};
+  };
+  auto result = body();
+  if (!result) {
+    (void)db.exec("ROLLBACK", "cannot roll back");
+    return result;
+  }
+  return db.exec("COMMIT", "cannot commit the schema migration");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::string& schema,
+                                             const StoreOptions& options) {
+  CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url, schema, options.busy_timeout_ms));
+  CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(*db));
+  if (!version && !options.create) return fail(not_initialized(*db));
+  if (version && *version > store_schema_version()) return fail(newer_schema(*db, *version));
+  if (!version || *version < store_schema_version()) {
+    if (options.read_only || !options.upgrade)
+      return fail(Error(ErrorCode::FileError, "the PostgreSQL store at " + db->location() + " has schema version " +
+                                                  std::to_string(version.value_or(0)) +
+                                                  " and needs an upgrade, which read-only mode does not make")
+                      .with_fix("run one ct command without --read-only"));
+    CT_TRY(create_or_migrate(*db, options.create));
+  }
+  return std::unique_ptr<Store>(std::make_unique<PgStore>(std::move(db), options.read_only));
+}
+
+namespace {
+
+class PgBackend final : public StoreBackend {
+ public:
+  PgBackend(std::string url, std::string schema) : url_(std::move(url)), schema_(std::move(schema)) {}
+
+  std::string_view kind() const override { return "postgresql"; }
+  std::string location() const override { return redact_url(url_) + " (schema " + schema_ + ")"; }
+  Result<std::unique_ptr<Store>> open(const StoreOptions& options) const override {
+    return open_pg_store(url_, schema_, options);
+  }
+  std::vector<MigrationStep> migrations() const override { return schema_steps(); }
+
+  Result<StoreInfo> inspect(bool check) const override {
+    CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url_, schema_, 5000));
+    CT_TRY_ASSIGN(Rows tables, db->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1",
+                                         Params().add(schema_), "cannot read the store's schema"));
+    StoreInfo info;
+    info.tables = tables.integer(0, 0);
+    if (info.tables == 0)
+      return fail(Error(ErrorCode::NotFound, "no CLEO store in schema " + schema_ + " of " + db->location()));
+    CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(*db));
+    info.schema_version = version.value_or(0);
+    if (check && version) {
+      StoreOptions options;
+      options.read_only = true;
+      options.upgrade = false;
+      auto store = open_pg_store(url_, schema_, options);
+      if (store) {
+        CT_TRY_ASSIGN(info.problems, (*store)->integrity_problems());
+      }
+    }
+    return info;
+  }
+
+  Result<void> copy_to(const std::filesystem::path& file) const override {
+    StoreOptions options;
+    options.read_only = true;
+    options.upgrade = false;
+    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options));
+    return store->backup_to(file);
+  }
+
+  void erase_empty() const override {
+    auto db = Connection::open(url_, schema_, 5000);
+    if (!db) return;
+    auto tables = (*db)->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1", Params().add(schema_),
+                               "cannot read the store's schema");
+    if (tables && tables->integer(0, 0) == 0)
+      (void)(*db)->exec("DROP SCHEMA IF EXISTS " + quote_identifier(schema_), "cannot drop an empty schema");
+  }
+
+  std::vector<StoreHealth> health() const override {
+    auto db = Connection::open(url_, schema_, 5000);
+    if (!db) return {{"postgresql", "fail", db.error().message, db.error().fix}};
+    auto version = (*db)->query("SELECT current_setting('server_version'), "
+                                "(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()), "
+                                "current_setting('max_connections')",
+                                "cannot read the server's state");
+    if (!version) return {{"postgresql", "fail", version.error().message, version.error().fix}};
+    const std::int64_t used = version->integer(0, 1);
+    const std::int64_t limit = version->integer(0, 2);
+    std::string detail = "server " + std::string(version->text(0, 0)) + " at " + (*db)->location() + ", " +
+                         std::to_string(used) + " of " + std::to_string(limit) + " connections";
+    if (limit > 0 && used * 10 > limit * 9)
+      return {{"postgresql", "warn", detail, "raise max_connections, or put a connection pooler in front"}};
+    return {{"postgresql", "ok", detail, ""}};
+  }
+
+  // The schema moves aside under a dated name (never dropped); a new one is created and filled from
+  // the backup file, in one transaction for the fill.
+  Result<std::string> replace_with_backup(const std::filesystem::path& copy, const std::filesystem::path&,
+                                          TimeMs now) const override {
+    CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url_, schema_, 5000));
+    CT_TRY_ASSIGN(Rows present, db->query("SELECT count(*) FROM pg_namespace WHERE nspname = $1", Params().add(schema_),
+                                          "cannot read the store's schema"));
+    std::string aside;
+    if (present.integer(0, 0) > 0) {
+      aside = schema_ + "_damaged_" + std::to_string(now);
+      CT_TRY(db->exec("ALTER SCHEMA " + quote_identifier(schema_) + " RENAME TO " + quote_identifier(aside),
+                      "cannot move the damaged store aside"));
+    }
+    StoreOptions options;
+    options.create = true;
+    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options));
+    CT_TRY(store->begin(TxKind::Write));
+    auto replaced = store->replace_contents_from(copy);
+    if (!replaced) {
+      store->rollback();
+      return fail(std::move(replaced.error()));
+    }
+    CT_TRY(store->commit());
+    std::error_code ec;
+    std::filesystem::remove(copy, ec);
+    return aside;
+  }
+
+ private:
+  std::string url_;
+  std::string schema_;
+};
+
+}  // namespace
+
+}  // namespace ct::pg
+
+namespace ct {
+
+std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema) {
+  return std::make_unique<pg::PgBackend>(std::move(url), std::move(schema));
+}
+
+}  // namespace ct

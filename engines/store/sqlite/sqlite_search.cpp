@@ -1,0 +1,285 @@
+// The SQLite store, part: the FTS5 search index of tasks and research entries and its queries
+// (tokenizer, match expression, exact id first).
+#include "engines/store/sqlite/sqlite_store_impl.h"
+
+#include <array>
+
+namespace ct::sqlite {
+
+std::string SqliteStore::matches(const TaskFilter& filter, std::vector<SqlValue>& params) {
+  TaskFilter rest = filter;
+  rest.archived = ArchivedFilter::Include;
+  std::string where;
+  append_filter(rest, true, where, params);
+  if (where.empty()) {
+    // Only the archived filter: checked on the index's row numbers against the archived tasks (few,
+    // found through the status index), so that no match is joined to its task row — a seek per
+    // match, most of the cost of a common word.
+    // (A range or equality on archived, after the status, lets the index seek.)
+    constexpr std::string_view kAllStatuses = "status IN ('pending', 'active', 'blocked', 'done', 'cancelled')";
+    switch (filter.archived) {
+      case ArchivedFilter::Exclude:
+        return " FROM tasks_fts WHERE tasks_fts MATCH ? AND tasks_fts.rowid NOT IN (SELECT num FROM tasks WHERE " +
+               std::string(kAllStatuses) + " AND archived > 0)";
+      case ArchivedFilter::Only:
+        return " FROM tasks_fts WHERE tasks_fts MATCH ? AND tasks_fts.rowid IN (SELECT num FROM tasks WHERE " +
+               std::string(kAllStatuses) + " AND archived = 1)";
+      case ArchivedFilter::Include: return " FROM tasks_fts WHERE tasks_fts MATCH ?";
+    }
+  }
+  // The same conditions as append_filter(filter) would give: the archived one comes last.
+  if (auto archived = archived_condition(filter.archived)) Conditions{where, params}.add(*archived);
+  // CROSS JOIN keeps the index outermost: with the filter outside, SQLite may walk the filter's
+  // index and run the whole match once per task (1.8 s instead of 5 ms at 10k).
+  return " FROM tasks_fts CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
+         where.substr(std::string_view(" WHERE ").size());
+}
+
+Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const TaskFilter& filter,
+                                                   std::int64_t limit) {
+  std::vector<SearchHit> hits;
+  if (limit == 0) return hits;
+  std::vector<std::string> tokens = tokenize(text);
+  if (tokens.empty()) return hits;
+
+  // An exact id goes first.
+  CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
+  std::vector<SqlValue> params{match_expression(tokens)};
+  // Rank and cut on row numbers first; read full rows for the hits only.
+  CT_TRY(ensure_rank());
+  std::string inner = "SELECT tasks_fts.rowid AS hit_num, ct_rank(tasks_fts, 10.0, 3.0, 5.0, 1.0) AS rank_value" +
+                      matches(filter, params) + " ORDER BY rank_value, hit_num";
+  if (limit > 0) {
+    inner += " LIMIT ?";
+    // One extra row in case the exact id match is among them.
+    params.emplace_back(limit + (exact ? 1 : 0));
+  }
+  std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value FROM (" + inner +
+                    ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+  Statement stmt(raw);
+  stmt.bind_all(params);
+  CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
+    if (exact && stmt.text(kId) == exact->id) return {};
+    CT_TRY_ASSIGN(Task task, read_task(raw));
+    hits.push_back(SearchHit{std::move(task), -stmt.real(kTaskColumnCount)});
+    return {};
+  }));
+  if (exact) {
+    double top = hits.empty() ? 1.0 : std::max(1.0, hits.front().score + 1.0);
+    hits.insert(hits.begin(), SearchHit{std::move(*exact), top});
+  }
+  if (limit > 0 && std::ssize(hits) > limit) hits.resize(static_cast<std::size_t>(limit));
+  return hits;
+}
+
+Result<std::int64_t> SqliteStore::count_matches(std::string_view text, const TaskFilter& filter) {
+  std::vector<std::string> tokens = tokenize(text);
+  if (tokens.empty()) return 0;
+  std::vector<SqlValue> params{match_expression(tokens)};
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, params)));
+  std::int64_t count = 0;
+  {
+    Statement stmt(raw);
+    stmt.bind_all(params);
+    CT_TRY(step(stmt, "cannot count search results"));
+    count = stmt.integer(0);
+  }
+  // An exact id that the words do not match is one more result.
+  CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
+  if (exact) {
+    CT_TRY_ASSIGN(sqlite3_stmt* one, prepare("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = "
+                                             "(SELECT num FROM tasks WHERE id = ?2)"));
+    Statement stmt(one);
+    stmt.bind(1, std::get<std::string>(params.front())).bind(2, exact->id);
+    CT_TRY(step(stmt, "cannot count search results"));
+    if (stmt.integer(0) == 0) ++count;
+  }
+  return count;
+}
+
+Result<std::vector<ResearchEntry>> SqliteStore::search_research(std::string_view text, ArchivedFilter archived,
+                                                                std::int64_t limit) {
+  std::vector<ResearchEntry> out;
+  if (limit == 0) return out;
+  std::vector<std::string> tokens = tokenize(text);
+  if (tokens.empty()) return out;
+  CT_TRY(ensure_rank());
+  ResearchQuery filter;
+  filter.archived = archived;
+  std::string where;
+  std::vector<SqlValue> params{match_expression(tokens)};
+  research_where(filter, where, params);
+  std::string sql = "SELECT " + std::string(kResearchColumns) +
+                    " FROM research_fts CROSS JOIN research r ON r.num = research_fts.rowid WHERE research_fts MATCH ?" +
+                    (where.empty() ? std::string() : " AND " + where.substr(std::string_view(" WHERE ").size())) +
+                    " ORDER BY ct_rank(research_fts, 10.0, 5.0, 2.0), r.num";
+  if (limit > 0) {
+    sql += " LIMIT ?";
+    params.emplace_back(limit);
+  }
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+  Statement stmt(raw);
+  stmt.bind_all(params);
+  CT_TRY_ASSIGN(out, read_research_rows(stmt, "cannot search research entries"));
+  // An exact id goes first.
+  CT_TRY_ASSIGN(std::optional<ResearchEntry> exact, get_research(trim(text)));
+  if (exact && (archived == ArchivedFilter::Include || exact->archived == (archived == ArchivedFilter::Only))) {
+    std::erase_if(out, [&](const ResearchEntry& e) { return e.id == exact->id; });
+    out.insert(out.begin(), std::move(*exact));
+    if (limit > 0 && std::ssize(out) > limit) out.resize(static_cast<std::size_t>(limit));
+  }
+  return out;
+}
+
+Result<std::int64_t> SqliteStore::count_research_matches(std::string_view text, ArchivedFilter archived) {
+  CT_TRY_ASSIGN(std::vector<ResearchEntry> all, search_research(text, archived, -1));
+  return static_cast<std::int64_t>(all.size());
+}
+
+std::vector<std::string> SqliteStore::tokenize(std::string_view text) {
+  constexpr std::size_t kMaxText = 1000;
+  constexpr std::size_t kMaxTokens = 32;
+  if (text.size() > kMaxText) {
+    std::size_t cut = kMaxText;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+    text = text.substr(0, cut);
+  }
+  std::vector<std::string> tokens;
+  if (load_tokenizer()) {
+    auto on_token = [](void* context, int, const char* token, int length, int, int) -> int {
+      auto* out = static_cast<std::vector<std::string>*>(context);
+      if (length > 0 && out->size() < kMaxTokens) out->emplace_back(token, static_cast<std::size_t>(length));
+      return SQLITE_OK;
+    };
+    tokenizer_api_.xTokenize(tokenizer_, &tokens, FTS5_TOKENIZE_QUERY, text.data(), static_cast<int>(text.size()),
+                             on_token);
+  } else {
+    // Fallback: ASCII letters and digits (and any non-ASCII byte) form words.
+    std::string current;
+    for (char c : text) {
+      auto byte = static_cast<unsigned char>(c);
+      if (byte >= 0x80 || (byte >= '0' && byte <= '9') || (byte >= 'a' && byte <= 'z') ||
+          (byte >= 'A' && byte <= 'Z')) {
+        current += static_cast<char>(byte >= 'A' && byte <= 'Z' ? byte + 32 : byte);
+      } else if (!current.empty()) {
+        tokens.push_back(std::move(current));
+        current.clear();
+      }
+    }
+    if (!current.empty()) tokens.push_back(std::move(current));
+    if (tokens.size() > kMaxTokens) tokens.resize(kMaxTokens);
+  }
+  // Duplicates add nothing to an AND query.
+  std::vector<std::string> unique;
+  for (auto& token : tokens)
+    if (std::find(unique.begin(), unique.end(), token) == unique.end()) unique.push_back(std::move(token));
+  return unique;
+}
+
+std::string SqliteStore::match_expression(const std::vector<std::string>& tokens) {
+  std::string match;
+  for (const auto& token : tokens) {
+    if (!match.empty()) match += ' ';
+    match += '"';
+    for (char c : token) {
+      if (c == '"') match += '"';
+      match += c;
+    }
+    match += "\"*";
+  }
+  return match;
+}
+
+Result<std::optional<Task>> SqliteStore::exact_id_match(std::string_view text, const TaskFilter& filter) {
+  auto id = normalize_task_id(trim(text));
+  if (!id) return std::optional<Task>();
+  std::vector<SqlValue> params{*id};
+  std::string where = " WHERE t.id = ?";
+  std::string rest;
+  append_filter(filter, true, rest, params);
+  if (!rest.empty()) where += " AND " + rest.substr(std::string_view(" WHERE ").size());
+  CT_TRY_ASSIGN(std::vector<Task> found, collect_tasks(select_tasks() + where, params, "cannot search"));
+  if (found.empty()) return std::optional<Task>();
+  return std::optional<Task>(std::move(found.front()));
+}
+
+fts5_api* SqliteStore::fts5() {
+  if (fts5_ != nullptr) return fts5_;
+  fts5_api* api = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT fts5(?1)", -1, &stmt, nullptr) == SQLITE_OK) {
+    sqlite3_bind_pointer(stmt, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+    sqlite3_step(stmt);
+  }
+  sqlite3_finalize(stmt);
+  if (api == nullptr || api->iVersion < 2) return nullptr;
+  fts5_ = api;
+  return fts5_;
+}
+
+namespace {
+
+/// ct_rank(index, weight of column 0, weight of column 1, …): how well a row matches, lower is
+/// better (as bm25, so that ORDER BY is ascending). For each phrase of the query and each column,
+/// the column's weight times a saturating count of the phrase's hits there, tf·(k1+1)/(tf+k1) with
+/// bm25's k1 = 1.2 (a title hit outweighs a description that repeats the word), summed, negated.
+/// Unlike bm25 it does not normalise by the row's length: that needs one lookup of the row's size
+/// per match, 90 % of bm25's cost (a word in 10k of 100k tasks: 6.7 ms to rank with bm25, 0.9 ms
+/// with this; docs/performance.md).
+void ct_rank(const Fts5ExtensionApi* x, Fts5Context* fts, sqlite3_context* context, int argc, sqlite3_value** argv) {
+  constexpr double kK1 = 1.2;
+  constexpr int kMaxCells = 256;  // phrases × columns counted (a query has at most 32 words)
+  const int columns = x->xColumnCount(fts);
+  const int phrases = x->xPhraseCount(fts);
+  int hits = 0;
+  if (columns <= 0 || phrases <= 0 || phrases * columns > kMaxCells || x->xInstCount(fts, &hits) != SQLITE_OK) {
+    sqlite3_result_error(context, "ct_rank: cannot read the match", -1);
+    return;
+  }
+  std::array<int, kMaxCells> counts{};
+  for (int i = 0; i < hits; ++i) {
+    int phrase = 0, column = 0, offset = 0;
+    if (x->xInst(fts, i, &phrase, &column, &offset) != SQLITE_OK) continue;
+    if (phrase >= 0 && phrase < phrases && column >= 0 && column < columns) ++counts[static_cast<std::size_t>(phrase * columns + column)];
+  }
+  double score = 0;
+  for (int column = 0; column < columns; ++column) {
+    const double weight = column < argc ? sqlite3_value_double(argv[column]) : 1.0;
+    for (int phrase = 0; phrase < phrases; ++phrase) {
+      const double tf = counts[static_cast<std::size_t>(phrase * columns + column)];
+      if (tf > 0) score += weight * tf * (kK1 + 1) / (tf + kK1);
+    }
+  }
+  sqlite3_result_double(context, -score);
+}
+
+}  // namespace
+
+Result<void> SqliteStore::ensure_rank() {
+  if (rank_registered_) return {};
+  fts5_api* api = fts5();
+  if (api == nullptr || api->xCreateFunction(api, "ct_rank", nullptr, &ct_rank, nullptr) != SQLITE_OK)
+    return fail(ErrorCode::Internal, "cannot register the search ranking (SQLite without FTS5?)");
+  rank_registered_ = true;
+  return {};
+}
+
+bool SqliteStore::load_tokenizer() {
+  if (tokenizer_ != nullptr) return true;
+  if (tokenizer_failed_) return false;
+  tokenizer_failed_ = true;
+  fts5_api* api = fts5();
+  if (api == nullptr) return false;
+  void* user_data = nullptr;
+  if (api->xFindTokenizer(api, "unicode61", &user_data, &tokenizer_api_) != SQLITE_OK) return false;
+  const char* args[] = {"remove_diacritics", "2"};
+  if (tokenizer_api_.xCreate(user_data, args, 2, &tokenizer_) != SQLITE_OK || tokenizer_ == nullptr) {
+    tokenizer_ = nullptr;
+    return false;
+  }
+  tokenizer_failed_ = false;
+  return true;
+}
+
+}  // namespace ct::sqlite

@@ -1,0 +1,516 @@
+// The embedded store: one SQLite connection in WAL mode, prepared statements cached for the
+// connection's lifetime, the schema versioned in PRAGMA user_version and migrated forward on open,
+// and an FTS5 index kept in step with the tasks table inside the caller's transaction. This part:
+// the connection, transactions, the plumbing every part uses, the schema; and the public functions
+// of engines/store/sqlite/sqlite_store.h.
+#include "engines/store/sqlite/sqlite_store_impl.h"
+
+namespace ct::sqlite {
+
+Result<void> SqliteStore::begin(TxKind kind) {
+  if (in_transaction()) return fail(ErrorCode::Internal, "a transaction is already open on this store");
+  CT_TRY(check_identity());
+  if (kind == TxKind::Write) {
+    if (read_only_)
+      return fail(Error(ErrorCode::FileError, file_.string() + " is open read-only (--read-only, a read-only "
+                                                               "filesystem, or no write permission); nothing was changed")
+                      .with_fix("run without --read-only, on a writable copy, or as a user who may write " +
+                                file_.parent_path().string())
+                      .with_detail("readOnly", true));
+    std::error_code ec;
+    if (std::filesystem::exists(damaged_marker(file_), ec)) return fail(damaged_store_error(file_, damage_reason()));
+  }
+  return run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
+}
+
+Result<void> SqliteStore::commit() {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
+  auto result = run("COMMIT", "cannot commit");
+  if (!result) rollback();
+  return result;
+}
+
+void SqliteStore::rollback() {
+  if (!in_transaction()) return;
+  // ROLLBACK can only fail when there is nothing to roll back; either way the connection ends
+  // up in autocommit mode.
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+bool SqliteStore::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+                                 
+                                 Error SqliteStore::error(int rc, std::string_view what) const {
+  Error out = sqlite_error(rc, sqlite3_errmsg(db_), what, file_, sqlite3_system_errno(db_));
+  // SQLite met a damaged page: remember it, so that no write lands on a damaged store.
+  if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
+    mark_damaged(sqlite3_errmsg(db_));
+    out.details.set("damaged", true);
+  }
+  return out;
+}
+
+void SqliteStore::mark_damaged(std::string_view reason) const {
+  if (read_only_) return;
+  std::string text(reason.substr(0, 500));
+  (void)write_file_atomically(damaged_marker(file_), text + "\n");
+}
+
+std::string SqliteStore::damage_reason() const {
+  std::ifstream in(damaged_marker(file_));
+  std::string line;
+  std::getline(in, line);
+  line = std::string(trim(line)).substr(0, 500);
+  return line.empty() ? "a damaged page" : line;
+}
+
+void SqliteStore::remember_identity() {
+  struct stat st{};
+  if (::stat(file_.c_str(), &st) == 0) {
+    device_ = st.st_dev;
+    inode_ = st.st_ino;
+    size_ = st.st_size;
+  }
+}
+
+Result<void> SqliteStore::check_identity() {
+  if (inode_ == 0) return {};
+  struct stat st{};
+  const bool exists = ::stat(file_.c_str(), &st) == 0;
+  const bool same = exists && st.st_ino == inode_ && st.st_dev == device_ && st.st_size >= size_;
+  // A file that is gone, replaced or truncated is left alone: closing this connection must not
+  // checkpoint the WAL into it.
+  if (!same) sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  if (!exists)
+    return fail(Error(ErrorCode::FileError, file_.string() + " was removed while this process had it open; "
+                                                             "nothing was read or written")
+                    .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings a backup back (or "
+                              "cleo_mutate {domain:'system', operation:'init'} starts a new store); then restart this "
+                              "process")
+                    .with_detail("storeRemoved", true));
+  if (st.st_ino != inode_ || st.st_dev != device_)
+    return fail(Error(ErrorCode::FileError, file_.string() + " was replaced (restored, or re-created) since this "
+                                                             "process opened it")
+                    .with_fix("retry: the store is opened again")
+                    .with_detail("reopen", true));
+  // ct never shrinks the file (no VACUUM): a smaller file was truncated by someone else, and
+  // its pages must not be read through the memory map (SIGBUS). Read it afresh.
+  if (st.st_size < size_)
+    return fail(Error(ErrorCode::FileError, file_.string() + " was truncated since this process opened it")
+                    .with_fix(std::string(kCorruptFix))
+                    .with_detail("reopen", true));
+  size_ = st.st_size;
+  return {};
+}
+
+Result<sqlite3_stmt*> SqliteStore::prepare(std::string_view sql) {
+  if (auto found = statements_.find(sql); found != statements_.end()) return found->second;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
+                              nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return fail(error(rc, "cannot prepare a query"));
+  }
+  statements_.emplace(std::string(sql), stmt);
+  return stmt;
+}
+
+Result<bool> SqliteStore::step(Statement& stmt, std::string_view what) {
+  int rc = sqlite3_step(stmt.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return fail(error(rc, what));
+}
+
+Result<void> SqliteStore::finish(Statement& stmt, std::string_view what) { return for_each_row(stmt, what, [] {}); }
+                                 
+                                 Result<void> SqliteStore::run(std::string_view sql, std::string_view what) {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+  Statement stmt(raw);
+  return finish(stmt, what);
+}
+
+Result<void> SqliteStore::exec(const char* sql, std::string_view what) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return fail(error(rc, what));
+  return {};
+}
+
+Result<std::vector<Task>> SqliteStore::collect_tasks(const std::string& sql, const std::vector<SqlValue>& params,
+                                                     std::string_view what) {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+  Statement stmt(raw);
+  stmt.bind_all(params);
+  std::vector<Task> out;
+  CT_TRY(for_each_row(stmt, what, [&]() -> Result<void> {
+    CT_TRY_ASSIGN(Task task, read_task(raw));
+    out.push_back(std::move(task));
+    return {};
+  }));
+  return out;
+}
+
+Result<std::vector<std::string>> SqliteStore::collect_strings(Statement& stmt, std::string_view what) {
+  std::vector<std::string> out;
+  CT_TRY(for_each_row(stmt, what, [&] { out.emplace_back(stmt.text(0)); }));
+  return out;
+}
+
+void SqliteStore::bind_task_fields(Statement& stmt, const Task& task, int first) {
+  int i = first;
+  stmt.bind(i++, task.title);
+  stmt.bind(i++, task.description);
+  stmt.bind(i++, to_string(task.status));
+  stmt.bind(i++, to_string(task.priority));
+  stmt.bind(i++, to_string(task.type));
+  if (task.parent.empty()) stmt.bind_null(i++); else stmt.bind(i++, task.parent);
+  stmt.bind(i++, task.position);
+  stmt.bind(i++, encode_strings(task.depends));
+  stmt.bind(i++, encode_strings(task.labels));
+  stmt.bind(i++, encode_strings(task.acceptance));
+  stmt.bind(i++, encode_strings(task.files));
+  stmt.bind(i++, encode_notes(task.notes));
+  stmt.bind(i++, encode_relations(task.relates));
+  stmt.bind(i++, task.phase);
+  stmt.bind(i++, to_string(task.size));
+  stmt.bind(i++, task.blocked_by);
+  stmt.bind(i++, static_cast<std::int64_t>(task.created_at));
+  stmt.bind(i++, static_cast<std::int64_t>(task.updated_at));
+  stmt.bind(i++, task.completed_at);
+  stmt.bind(i++, task.cancelled_at);
+  stmt.bind(i++, task.cancellation_reason);
+  stmt.bind(i++, std::int64_t{task.archived ? 1 : 0});
+  stmt.bind(i++, task.archived_at);
+  stmt.bind(i++, task.archive_reason);
+}
+
+Result<void> SqliteStore::write_edges(const Task& task, bool replace) {
+  if (replace) {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM task_deps WHERE task_id = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, task.id);
+    CT_TRY(finish(stmt, "cannot write dependency edges"));
+  }
+  if (task.depends.empty()) return {};
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR IGNORE INTO task_deps(task_id, depends_on) VALUES(?1, ?2)"));
+  for (const auto& dependency : task.depends) {
+    Statement stmt(raw);
+    stmt.bind(1, task.id).bind(2, dependency);
+    CT_TRY(finish(stmt, "cannot write dependency edges"));
+  }
+  return {};
+}
+
+Result<void> SqliteStore::write_index(std::int64_t number, const Task& task, bool replace) {
+  if (replace) {
+    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM tasks_fts WHERE rowid = ?1"));
+    Statement stmt(raw);
+    stmt.bind(1, number);
+    CT_TRY(finish(stmt, "cannot update the search index"));
+  }
+  CT_TRY_ASSIGN(sqlite3_stmt* raw,
+                prepare("INSERT INTO tasks_fts(rowid, title, description, labels, notes) VALUES(?1, ?2, ?3, ?4, ?5)"));
+  Statement stmt(raw);
+  stmt.bind(1, number).bind(2, task.title).bind(3, task.description);
+  stmt.bind(4, join_labels(task.labels)).bind(5, join_notes(task.notes));
+  return finish(stmt, "cannot update the search index");
+}
+
+Result<std::int64_t> SqliteStore::user_version() {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA user_version"));
+  Statement stmt(raw);
+  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema version"));
+  if (!row) return fail(ErrorCode::Internal, "PRAGMA user_version returned no row");
+  return stmt.integer(0);
+}
+
+Error SqliteStore::newer_schema(std::int64_t version) const {
+  return Error(ErrorCode::FileError,
+               file_.string() + " was created by a newer ct (schema version " + std::to_string(version) +
+                   ", this binary knows " + std::to_string(sqlite_schema_version()) + "); upgrade ct")
+      .with_fix("install the latest ct and retry");
+}
+
+Result<std::set<std::string>> SqliteStore::table_names() {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')"));
+  Statement stmt(raw);
+  std::set<std::string> names;
+  CT_TRY(for_each_row(stmt, "cannot read the schema", [&] { names.emplace(stmt.text(0)); }));
+  return names;
+}
+
+Error SqliteStore::inconsistent(std::string why) const {
+  return Error(ErrorCode::FileError, file_.string() + " " + std::move(why) + "; ct neither migrates nor writes it")
+      .with_fix(std::string(kCorruptFix))
+      .with_detail("damaged", true);
+}
+
+Result<std::int64_t> SqliteStore::checked_version(bool create) {
+  auto version = user_version();
+  if (!version) {
+    const int rc = sqlite3_errcode(db_) & 0xff;
+    if ((rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) && read_only_)
+      // A WAL store is read through its -shm index; where the directory cannot be written that
+      // file cannot be created (open_sqlite_store then reads the store as immutable).
+      return fail(std::move(version.error()).with_detail("readOnlyDirectory", true));
+    if (rc != SQLITE_NOTADB && rc != SQLITE_CORRUPT) return std::unexpected(std::move(version.error()));
+    return fail(Error(ErrorCode::FileError, file_.string() + " is not a task database (" + version.error().message +
+                                                ")")
+                    .with_fix(std::string(kCorruptFix))
+                    .with_detail("damaged", true));
+  }
+  CT_TRY_ASSIGN(std::set<std::string> tables, table_names());
+  const std::int64_t target = sqlite_schema_version();
+  if (*version == 0 && tables.empty()) {
+    if (create) return 0;
+    std::error_code ec;
+    const bool empty_file = std::filesystem::file_size(file_, ec) == 0;
+    return fail(Error(ErrorCode::FileError,
+                      file_.string() + (empty_file ? " is empty (truncated, or ct init was interrupted)"
+                                                   : " holds no CLEO tables"))
+                    .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings back the newest good backup; "
+                              "with no backup, cleo_mutate {domain:'system', operation:'init'} starts an empty store")
+                    .with_detail("damaged", true));
+  }
+  if (*version > target) return fail(newer_schema(*version));
+  // The version the tables show: the last step whose table exists, with every earlier one.
+  std::int64_t shown = 0;
+  bool consistent = true;
+  for (const auto& migration : sqlite::schema_steps()) {
+    const bool present = tables.contains(migration.creates);
+    if (present && shown == migration.version - 1) shown = migration.version;
+    consistent = consistent && present == (migration.version <= *version);
+  }
+  if (*version < 0 || !consistent) {
+    return fail(inconsistent("says schema version " + std::to_string(*version) + " but holds the tables of version " +
+                             std::to_string(shown))
+                    .with_detail("schemaVersion", *version)
+                    .with_detail("tablesOfVersion", shown));
+  }
+  return *version;
+}
+
+Result<void> SqliteStore::migrate(const SqliteOptions& options, std::int64_t version) {
+  const bool create = options.create;
+  const std::int64_t target = sqlite_schema_version();
+  if (version == target) return {};
+  if (version == 0 && !create) {
+    return fail(Error(ErrorCode::NotInitialized, file_.string() + " holds no CLEO task database")
+                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
+  }
+  CT_TRY(begin(TxKind::Write));
+  auto result = [&]() -> Result<void> {
+    // Another process may have migrated while we waited for the lock.
+    CT_TRY_ASSIGN(std::int64_t current, user_version());
+    if (current > target) return fail(newer_schema(current));
+    if (current >= 1 && current < target && !options.migration_backups.empty()) {
+      // Under the write lock, before the first step: the copy (read through a second
+      // connection) is the store exactly as the previous version left it.
+      CT_TRY(backup_before_migration(options, current));
+    }
+    for (const auto& migration : sqlite::schema_steps()) {
+      if (migration.version <= current) continue;
+      CT_TRY(exec(migration.sql,
+                  "cannot upgrade the task database to schema version " + std::to_string(migration.version)));
+    }
+    if (current >= 1 && current < 2) CT_TRY(chain_existing_audit_rows());
+    std::string pragma = "PRAGMA user_version = " + std::to_string(target);
+    return exec(pragma.c_str(), "cannot record the schema version");
+  }();
+  if (!result) {
+    rollback();
+    return result;
+  }
+  return commit();
+}
+
+Result<void> SqliteStore::backup_before_migration(const SqliteOptions& options, std::int64_t current) {
+  namespace fs = std::filesystem;
+  const std::string note = "pre-migrate-v" + std::to_string(current);
+  std::error_code ec;
+  fs::create_directories(options.migration_backups, ec);
+  const auto changed = fs::last_write_time(file_, ec);
+  for (const auto& entry : fs::directory_iterator(options.migration_backups, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code time_ec;
+    if (name.ends_with("-" + note + ".db") && !ec && entry.last_write_time(time_ec) >= changed && !time_ec) {
+      log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) +
+                "; the store as it was is already saved in " + entry.path().string());
+      return {};
+    }
+  }
+  const TimeMs now = options.clock ? options.clock->now() : SystemClock().now();
+  auto copy = reserve_backup_path(options.migration_backups, now, note);
+  const bool copied = copy && copy_sqlite_database(file_, *copy);
+  if (copy && !copied) fs::remove(*copy, ec);
+  if (!copied)
+    return fail(Error(ErrorCode::FileError, "cannot back up " + file_.string() + " before upgrading its schema "
+                                            "from version " + std::to_string(current) + "; nothing was changed")
+                    .with_fix("check the free space and permissions of " + options.migration_backups.string() +
+                              ", then run the command again"));
+  log::warn("upgrading " + file_.string() + " from schema version " + std::to_string(current) + " to " +
+            std::to_string(sqlite_schema_version()) + "; the store as it was is saved in " + copy->string());
+  return {};
+}
+
+Result<void> SqliteStore::chain_existing_audit_rows() {
+  std::string previous;
+  AuditQuery query;
+  query.ascending = true;
+  query.limit = -1;
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, read_audit(query));
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("UPDATE audit SET hash = ?1 WHERE seq = ?2"));
+  for (const auto& row : rows) {
+    previous = audit_hash(previous, row);
+    Statement stmt(raw);
+    stmt.bind(1, previous).bind(2, row.seq);
+    CT_TRY(finish(stmt, "cannot chain the audit trail"));
+  }
+  return {};
+}
+
+}  // namespace ct::sqlite
+
+namespace ct {
+
+using namespace sqlite;  // the store class and the helpers of sqlite_store_impl.h
+
+std::int64_t sqlite_schema_version() { return sqlite::schema_steps().back().version; }
+
+std::vector<MigrationStep> sqlite_migrations() {
+  std::vector<MigrationStep> steps;
+  for (const auto& migration : sqlite::schema_steps()) steps.push_back({migration.version, migration.description});
+  return steps;
+}
+
+Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool check) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    return fail(Error(ErrorCode::NotFound, file.string() + " is not a file").with_fix("check the path"));
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close_v2);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), "cannot open", file);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  auto version = read_user_version(db);
+  if (!version) {
+    return fail(Error(ErrorCode::FileError, file.string() + " is not a SQLite database (" + sqlite3_errmsg(db) + ")")
+                    .with_fix("pick another file"));
+  }
+  StoreInfo info;
+  info.schema_version = *version;
+  {
+    sqlite3_stmt* count = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", -1, &count, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(count) == SQLITE_ROW)
+      info.tables = sqlite3_column_int64(count, 0);
+    sqlite3_finalize(count);
+  }
+  if (!check) return info;
+  sqlite3_stmt* stmt = nullptr;
+  rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt_guard(stmt, sqlite3_finalize);
+  if (rc != SQLITE_OK) {
+    info.problems.push_back(sqlite3_errmsg(db));
+    return info;
+  }
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    std::string line = column_text(stmt, 0).empty() ? "" : std::string(column_text(stmt, 0));
+    if (is_problem_line(line)) info.problems.push_back(std::move(line));
+  }
+  if (rc != SQLITE_DONE) info.problems.push_back(sqlite3_errmsg(db));
+  return info;
+}
+
+Result<void> copy_sqlite_database(const std::filesystem::path& source, const std::filesystem::path& target) {
+  // Opened read-write but query-only: a read-only connection to a WAL database would leave its
+  // -wal and -shm files behind; this one removes them when it closes, and writes nothing.
+  sqlite3* from = nullptr;
+  int rc = sqlite3_open_v2(source.c_str(), &from, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> from_guard(from, sqlite3_close_v2);
+  if (rc == SQLITE_OK) sqlite3_exec(from, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(rc, from ? sqlite3_errmsg(from) : sqlite3_errstr(rc), "cannot open", source);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  sqlite3* to = nullptr;
+  rc = sqlite3_open_v2(target.c_str(), &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> to_guard(to, sqlite3_close_v2);
+  if (rc != SQLITE_OK) {
+    Error error = sqlite_error(rc, to ? sqlite3_errmsg(to) : sqlite3_errstr(rc), "cannot create", target);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  sqlite3_backup* backup = sqlite3_backup_init(to, "main", from, "main");
+  if (!backup) {
+    Error error = sqlite_error(sqlite3_errcode(to), sqlite3_errmsg(to), "cannot copy", source);
+    error.code = ErrorCode::FileError;
+    return fail(std::move(error));
+  }
+  rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) {
+    Error error = sqlite_error(rc, rc == SQLITE_NOTADB ? "not a database" : sqlite3_errmsg(to), "cannot copy", source);
+    error.code = ErrorCode::FileError;
+    to_guard.reset();
+    std::error_code ec;
+    std::filesystem::remove(target, ec);
+    return fail(std::move(error));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file, const SqliteOptions& options) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  const bool exists = std::filesystem::exists(status);
+  if (!exists && !options.create) {
+    return fail(Error(ErrorCode::NotInitialized, "no task database at " + file.string())
+                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
+  }
+  if (exists && std::filesystem::is_directory(status)) {
+    return fail(Error(ErrorCode::FileError, file.string() + " is a directory, not a task database")
+                    .with_fix("move " + file.string() + " aside, then cleo_mutate {domain:'system', operation:'init'}"));
+  }
+  if (!exists && file.has_parent_path()) {
+    std::filesystem::create_directories(file.parent_path(), ec);
+    if (ec) {
+      return fail(Error(ErrorCode::FileError, "cannot create " + file.parent_path().string() + ": " + ec.message())
+                      .with_fix("check the permissions of " + file.parent_path().string()));
+    }
+  }
+  auto open = [&](const std::string& name, int flags) -> Result<std::unique_ptr<SqliteStore>> {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+      std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      const int system_errno = db != nullptr ? sqlite3_system_errno(db) : 0;
+      sqlite3_close_v2(db);
+      Error error = sqlite_error(rc, detail, "cannot open the task database", file, system_errno);
+      if (error.code == ErrorCode::Internal) error.code = ErrorCode::FileError;
+      return fail(std::move(error));
+    }
+    auto store = std::make_unique<SqliteStore>(db, file);
+    CT_TRY(store->configure(options));
+    return store;
+  };
+  auto store = open(file.string(), options.read_only ? SQLITE_OPEN_READONLY
+                                                     : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0));
+  if (store) return std::unique_ptr<Store>(std::move(*store));
+  // A store that cannot be written (read-only filesystem, permissions) is opened read-only, and
+  // writes then fail saying so. Where its directory cannot be written, SQLite cannot create the
+  // -shm index a WAL store is read through: the store is read as immutable — nobody can be
+  // writing to a WAL store whose index nobody could create.
+  if (store.error().details["readOnlyDirectory"] != json::Value(true)) return std::unexpected(std::move(store.error()));
+  CT_TRY_ASSIGN(std::unique_ptr<SqliteStore> immutable,
+                open("file:" + uri_path(std::filesystem::absolute(file, ec)) + "?immutable=1",
+                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI));
+  return std::unique_ptr<Store>(std::move(immutable));
+}
+
+}  // namespace ct

@@ -1,0 +1,545 @@
+// The SQLite backend's store class and the query helpers its parts share. Internal to the backend:
+// the class's members are defined by part, sqlite_store.cpp (connection, transactions, plumbing,
+// schema), sqlite_tasks.cpp (task rows, focus, sessions), sqlite_search.cpp (the FTS5 index and
+// its queries), sqlite_audit.cpp (the audit trail, idempotency keys, compliance results),
+// sqlite_records.cpp (releases, research, lifecycle) and sqlite_maintenance.cpp (consistency
+// scans, integrity, backups, statistics, compaction, restore).
+#pragma once
+
+#include "engines/store/sqlite/sqlite_store.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/json_parse.h"
+#include "core/log.h"
+#include "core/text.h"
+#include "engines/store/audit_chain.h"
+#include "engines/store/backups.h"
+#include "engines/project/project.h"
+#include "engines/store/sqlite/sqlite_rows.h"
+#include "engines/store/sqlite/sqlite_scans.h"
+#include "engines/store/sqlite/sqlite_schema.h"
+#include "engines/store/sqlite/sqlite_statement.h"
+
+namespace ct::sqlite {
+
+inline bool is_file_error(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_IOERR:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// A line of PRAGMA quick_check/integrity_check that names a problem ("ok" and the
+/// "*** in database main ***" headings do not).
+inline bool is_problem_line(std::string_view line) { return line != "ok" && !line.starts_with("*** in database"); }
+
+inline bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+/// The one mapping from an SQLite result code (and, for I/O errors, the operating system's errno
+/// behind it) to our error codes.
+inline Error sqlite_error(int rc, std::string_view detail, std::string_view what, const std::filesystem::path& file,
+                   int system_errno = 0) {
+  if (is_lock_error(rc)) {
+    return Error(ErrorCode::LockTimeout, "database is locked by another writer; retry")
+        .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
+        .with_detail("sqlite", std::string(detail));
+  }
+  std::string message = std::string(what) + ": " + std::string(detail) + " (" + file.string() + ")";
+  // "disk I/O error" says little: the errno says a full disk or a read-only filesystem.
+  if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_FULL) {
+    if (system_errno == ENOSPC || system_errno == EDQUOT || (rc & 0xff) == SQLITE_FULL)
+      return Error(ErrorCode::FileError, std::string(what) + ": the disk is full (" + file.string() + ")")
+          .with_fix("free disk space on the volume holding " + file.parent_path().string() + " and retry");
+    if (system_errno == EROFS)
+      return Error(ErrorCode::FileError, std::string(what) + ": the filesystem is read-only (" + file.string() + ")")
+          .with_fix("run with --read-only to read it, or on a writable copy");
+  }
+  if (is_file_error(rc)) {
+    Error error(ErrorCode::FileError, std::move(message));
+    switch (rc & 0xff) {
+      case SQLITE_CORRUPT:
+      case SQLITE_NOTADB:
+        error.with_fix(std::string(kCorruptFix));
+        break;
+      case SQLITE_FULL:
+        error.with_fix("free disk space on the volume holding " + file.parent_path().string() + " and retry");
+        break;
+      default:
+        error.with_fix("check that " + file.string() + " and its directory exist and are readable and "
+                       "writable by this user");
+        break;
+    }
+    return error;
+  }
+  return Error(ErrorCode::Internal, std::move(message));
+}
+
+/// A WHERE clause under construction: conditions joined by AND, the values of their `?`
+/// placeholders appended to `params` in order.
+struct Conditions {
+  std::string& where;
+  std::vector<SqlValue>& params;
+
+  void add(std::string_view condition) {
+    where += where.empty() ? " WHERE " : " AND ";
+    where += condition;
+  }
+  void add(std::string_view condition, SqlValue value) {
+    add(condition);
+    params.push_back(std::move(value));
+  }
+};
+
+/// Whether task t has an unfinished child (an epic's work is its children). The parent index finds
+/// them in one seek: `+c.status` keeps SQLite from probing tasks(status, archived, parent, …)
+/// once per status instead (38 % more instructions for tasks.next).
+inline constexpr std::string_view kOpenChildren =
+    "EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
+    " AND +c.status IN ('pending', 'active', 'blocked'))";
+
+/// The condition on t.archived of a filter (append_filter() adds it last); none for Include.
+inline std::optional<std::string_view> archived_condition(ArchivedFilter archived) {
+  switch (archived) {
+    case ArchivedFilter::Exclude: return "t.archived = 0";
+    case ArchivedFilter::Only: return "t.archived = 1";
+    case ArchivedFilter::Include: break;
+  }
+  return std::nullopt;
+}
+
+inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
+                   std::vector<SqlValue>& params) {
+  Conditions conditions{where, params};
+  if (with_statuses && !filter.statuses.empty()) {
+    // Each distinct status once, in enum order: the SQL text (and so the cached statement) depends
+    // only on which statuses are asked for.
+    std::string clause = "t.status IN (";
+    bool first = true;
+    for (auto status : kTaskStatuses) {
+      if (std::find(filter.statuses.begin(), filter.statuses.end(), status) == filter.statuses.end()) continue;
+      clause += first ? "?" : ",?";
+      first = false;
+      params.emplace_back(std::string(to_string(status)));
+    }
+    clause += ')';
+    conditions.add(clause);
+  }
+  if (filter.parent) {
+    if (filter.parent->empty()) {
+      conditions.add("t.parent IS NULL");
+    } else {
+      conditions.add("t.parent = ?", *filter.parent);
+    }
+  }
+  if (filter.type) conditions.add("t.type = ?", std::string(to_string(*filter.type)));
+  for (const auto& label : filter.labels)
+    conditions.add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)", label);
+  if (filter.under)
+    conditions.add("t.id IN (WITH RECURSIVE below(id) AS (SELECT id FROM tasks WHERE parent = ?"
+                   " UNION SELECT c.id FROM tasks c JOIN below b ON c.parent = b.id) SELECT id FROM below)",
+                   *filter.under);
+  constexpr std::string_view kWaiting =
+      "EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
+      " WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))";
+  switch (filter.readiness) {
+    case Readiness::Any: break;
+    case Readiness::Ready:
+      // As tasks.next sees it: nothing unfinished upstream, and an epic's work is its children.
+      conditions.add("t.status = 'pending' AND NOT " + std::string(kWaiting) + " AND NOT (t.type = 'epic' AND " +
+                     std::string(kOpenChildren) + ")");
+      break;
+    case Readiness::Blocked:
+      conditions.add("(t.status = 'blocked' OR (t.status IN ('pending', 'active') AND " + std::string(kWaiting) + "))");
+      break;
+  }
+  if (filter.phase) conditions.add("t.phase = ?", *filter.phase);
+  if (filter.priority) conditions.add("t.priority = ?", std::string(to_string(*filter.priority)));
+  if (auto archived = archived_condition(filter.archived)) conditions.add(*archived);
+}
+
+inline std::string order_by(SortKey sort, bool descending) {
+  const char* dir = descending ? " DESC" : "";
+  std::string out = " ORDER BY ";
+  // The sort key takes the direction; ties are broken in tree order, oldest first, either way.
+  auto key = [&](std::string_view expression) {
+    out += expression;
+    out += dir;
+    out += ", ";
+  };
+  switch (sort) {
+    case SortKey::Position:
+      // NULL sorts first in SQLite, so root tasks lead; the (parent, position) index serves this.
+      key("t.parent");
+      key("t.position");
+      break;
+    case SortKey::Priority:
+      // By rank, not by name: ascending is low → critical. The index tasks_status_rank (schema 8)
+      // holds this very expression.
+      key("CASE t.priority WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END");
+      out += "t.position, ";
+      break;
+    case SortKey::Created: key("t.created_at"); break;
+    case SortKey::Updated: key("t.updated_at"); break;
+    case SortKey::Title: key("t.title COLLATE NOCASE"); break;
+    case SortKey::Status:
+      key("CASE t.status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 WHEN 'blocked' THEN 2 "
+          "WHEN 'done' THEN 3 ELSE 4 END");
+      break;
+    case SortKey::Id: key("t.num"); break;
+  }
+  out += sort == SortKey::Position ? std::string("t.num") + dir : std::string("t.num");
+  return out;
+}
+
+/// Binds ?1…?11 in the column order of kSessionSelect.
+inline void bind_session(Statement& stmt, const Session& session) {
+  stmt.bind(1, session.id).bind(2, session.name).bind(3, session.scope).bind(4, session.agent);
+  stmt.bind(5, to_string(session.status)).bind(6, session.note).bind(7, session.next_action);
+  stmt.bind(8, session.created_at).bind(9, session.updated_at).bind(10, session.ended_at);
+  stmt.bind(11, session.archived_at);
+}
+
+inline std::string session_where(const SessionQuery& query, std::vector<SqlValue>& params) {
+  std::string where;
+  Conditions conditions{where, params};
+  if (!query.statuses.empty()) {
+    std::string clause = "status IN (";
+    for (std::size_t i = 0; i < query.statuses.size(); ++i) {
+      clause += i == 0 ? "?" : ",?";
+      params.emplace_back(std::string(to_string(query.statuses[i])));
+    }
+    conditions.add(clause + ")");
+  }
+  if (query.updated_before) conditions.add("updated_at < ?", *query.updated_before);
+  if (query.ended_before) conditions.add("ended_at < ?", *query.ended_before);
+  if (!query.include_archived) conditions.add("archived_at IS NULL");
+  return where;
+}
+
+/// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
+inline std::string compliance_where(const ComplianceQuery& query, bool with_passed, std::vector<SqlValue>& params) {
+  std::string where;
+  Conditions conditions{where, params};
+  if (query.task_id) conditions.add("c.task_id = ?", *query.task_id);
+  if (query.check) conditions.add("c.check_name = ?", *query.check);
+  if (query.agent) conditions.add("c.agent = ?", *query.agent);
+  if (query.since) conditions.add("c.at >= ?", static_cast<std::int64_t>(*query.since));
+  if (with_passed && query.passed) conditions.add("c.passed = ?", std::int64_t{*query.passed ? 1 : 0});
+  return where;
+}
+
+inline const std::string& select_tasks() {
+  static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
+  return sql;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// PRAGMA user_version of a raw connection; nullopt when it cannot be read (not a database).
+inline std::optional<std::int64_t> read_user_version(sqlite3* db) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return std::nullopt;
+  }
+  std::optional<std::int64_t> version;
+  if (sqlite3_step(stmt) == SQLITE_ROW) version = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  return version;
+}
+
+/// Percent-encodes a path for an SQLite URI ("file:/a%3Fb?immutable=1").
+inline std::string uri_path(const std::filesystem::path& file) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : file.string()) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7F) {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+/// The marker beside a store that failed an integrity check: writes are refused while it exists.
+inline std::filesystem::path damaged_marker(const std::filesystem::path& file) { return file.string() + ".damaged"; }
+
+inline Error damaged_store_error(const std::filesystem::path& file, std::string_view why) {
+  return Error(ErrorCode::FileError, file.string() + " failed an integrity check (" + std::string(why) +
+                                         "); writes are refused so that nothing more is built on it")
+      .with_fix(std::string(kCorruptFix))
+      .with_detail("damaged", true);
+}
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::filesystem::path file) : db_(db), file_(std::move(file)) {}
+  ~SqliteStore() override {
+    if (in_transaction()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+    if (tokenizer_ != nullptr && tokenizer_api_.xDelete != nullptr) tokenizer_api_.xDelete(tokenizer_);
+    sqlite3_close_v2(db_);
+  }
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+  Result<void> configure(const SqliteOptions& options) {
+    sqlite3_extended_result_codes(db_, 1);
+    sqlite3_busy_timeout(db_, std::max(0, options.busy_timeout_ms));
+    read_only_ = options.read_only || sqlite3_db_readonly(db_, "main") == 1;
+    // Read before anything can write: a file that is not a database, an empty one or a schema
+    // whose version and tables disagree is reported without touching it (reads never write).
+    CT_TRY_ASSIGN(std::int64_t version, checked_version(options.create));
+    const bool upgrade = options.upgrade && !read_only_;
+    if (upgrade) CT_TRY(exec("PRAGMA journal_mode=WAL", "cannot open the task database"));
+    CT_TRY(exec("PRAGMA foreign_keys=ON", "cannot configure the task database"));
+    // Reads through a memory map skip a read() per page: large stores get much cheaper lookups.
+    CT_TRY(exec("PRAGMA mmap_size=268435456", "cannot configure the task database"));
+    CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                "cannot configure the task database"));
+    remember_identity();
+    if (upgrade) return migrate(options, version);
+    if (version < sqlite_schema_version())
+      return fail(Error(ErrorCode::FileError, file_.string() + " has schema version " + std::to_string(version) +
+                                                  " and needs an upgrade, which read-only mode does not make")
+                      .with_fix("run one ct command without --read-only where the store is writable"));
+    return {};
+  }
+
+  // -- transactions ---------------------------------------------------------------------------
+  Result<void> begin(TxKind kind) override;
+  Result<void> commit() override;
+  void rollback() override;
+  bool in_transaction() const override;
+
+  // -- tasks ----------------------------------------------------------------------------------
+  Result<std::optional<Task>> get_task(std::string_view id) override;
+  Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) override;
+  Result<std::vector<Task>> list_tasks(const TaskQuery& query) override;
+  Result<std::int64_t> count_tasks(const TaskFilter& filter) override;
+  Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) override;
+  Result<std::string> allocate_task_id() override;
+  Result<void> insert_task(const Task& task) override;
+  Result<void> update_task(const Task& task) override;
+  Result<void> delete_task(std::string_view id) override;
+  Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) override;
+  Result<std::vector<std::string>> dependents_of(std::string_view id) override;
+  Result<std::int64_t> max_position(std::string_view parent) override;
+  Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;
+  Result<std::vector<GraphTask>> graph_tasks(std::string_view root) override;
+  Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
+                                        std::int64_t limit) override;
+  Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override;
+
+  // -- focus ----------------------------------------------------------------------------------
+  Result<std::optional<std::string>> get_focus(std::string_view session) override;
+  Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) override;
+  Result<std::optional<std::string>> focus_holder(std::string_view task_id) override;
+
+  // -- sessions -------------------------------------------------------------------------------
+  Result<void> insert_session(const Session& session) override;
+  Result<void> update_session(const Session& session) override;
+  Result<std::optional<Session>> get_session(std::string_view id) override;
+  Result<std::vector<Session>> list_sessions(const SessionQuery& query) override;
+  Result<std::int64_t> count_sessions(const SessionQuery& query) override;
+
+  // -- audit ----------------------------------------------------------------------------------
+  Result<std::int64_t> append_audit(const AuditEntry& entry) override;
+  Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) override;
+  Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key) override;
+  Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) override;
+  Result<std::int64_t> schema_version() override;
+  // PRAGMA data_version: changes when another connection commits; reads the WAL index only.
+  Result<std::int64_t> change_stamp() override;
+
+  // -- compliance -----------------------------------------------------------------------------
+  Result<std::int64_t> insert_compliance(const ComplianceRecord& record) override;
+  Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) override;
+  Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) override;
+
+  // -- releases -------------------------------------------------------------------------------
+  Result<std::optional<Release>> get_release(std::string_view version) override;
+  Result<std::vector<Release>> list_releases() override;
+  Result<void> put_release(const Release& release) override;
+
+  // -- research -------------------------------------------------------------------------------
+  static constexpr std::string_view kResearchColumns =
+      "r.id, r.file, r.title, r.date, r.status, r.agent_type, r.topics, r.key_findings, r.actionable, "
+      "r.needs_followup, r.confidence, r.file_checksum, r.archived, r.archived_at, r.created_at, r.updated_at, "
+      "(SELECT coalesce(json_group_array(task_id), '[]') FROM (SELECT task_id FROM research_links l "
+      "WHERE l.research_id = r.id ORDER BY l.position))";
+  Result<std::vector<ResearchEntry>> read_research_rows(Statement& stmt, std::string_view what);
+  static void research_where(const ResearchQuery& query, std::string& where, std::vector<SqlValue>& params);
+  Result<std::optional<ResearchEntry>> get_research(std::string_view id) override;
+  Result<std::vector<ResearchEntry>> list_research(const ResearchQuery& query) override;
+  Result<std::int64_t> count_research(const ResearchQuery& query) override;
+  Result<void> put_research(const ResearchEntry& entry) override;
+  Result<std::vector<ResearchEntry>> search_research(std::string_view text, ArchivedFilter archived,
+                                                     std::int64_t limit) override;
+  Result<std::int64_t> count_research_matches(std::string_view text, ArchivedFilter archived) override;
+  Result<std::vector<std::string>> research_for_task(std::string_view task_id) override;
+  Result<ResearchStats> research_stats() override;
+  Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file) override;
+  Result<void> put_manifest_cursor(const ManifestCursor& cursor) override;
+
+  // -- lifecycle ------------------------------------------------------------------------------
+  Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject, LifecycleKind kind) override;
+  Result<void> put_lifecycle(const LifecycleEvent& event) override;
+  Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind,
+                                                       std::int64_t limit, std::int64_t offset) override;
+  Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override;
+
+  // -- diagnostics ----------------------------------------------------------------------------
+  Result<std::vector<DiagnosticRow>> scan(ScanKind kind, const ScanScope& scope) override;
+  Result<DerivedRepair> rebuild_derived() override;
+  Result<std::vector<std::string>> integrity_problems() override;
+  Result<std::vector<std::string>> find_integrity_problems();
+  Result<void> backup_to(const std::filesystem::path& file) override;
+
+  // -- housekeeping (system.dash, stats, gc, restore) -----------------------------------------
+  Result<StoreCounts> counts() override;
+  Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods) override;
+  Result<std::optional<AuditAnchor>> audit_anchor() override;
+  Result<std::int64_t> last_audit_seq_before(TimeMs before) override;
+  Result<std::int64_t> compact_audit(const AuditAnchor& anchor) override;
+  Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) override;
+  Result<void> replace_contents_from(const std::filesystem::path& file) override;
+
+ private:
+
+  // -- plumbing -------------------------------------------------------------------------------
+  Error error(int rc, std::string_view what) const;
+  /// Writes the damaged marker (best effort: a store that cannot be written cannot be harmed).
+  void mark_damaged(std::string_view reason) const;
+  std::string damage_reason() const;
+  /// The file this connection opened; a store removed or replaced under a running process must
+  /// not swallow writes into an unlinked file.
+  void remember_identity();
+  Result<void> check_identity();
+  /// The cached statement for `sql`, prepared on first use.
+  Result<sqlite3_stmt*> prepare(std::string_view sql);
+  /// Steps once: true on a row, false when done.
+  Result<bool> step(Statement& stmt, std::string_view what);
+  /// Steps through the remaining rows, calling `on_row()` on each. `on_row` returns void, or a
+  /// Result<void> whose error ends the walk and is returned.
+  template <typename OnRow>
+  Result<void> for_each_row(Statement& stmt, std::string_view what, OnRow&& on_row) {
+    while (true) {
+      CT_TRY_ASSIGN(bool row, step(stmt, what));
+      if (!row) return {};
+      if constexpr (std::is_void_v<std::invoke_result_t<OnRow&>>) {
+        on_row();
+      } else {
+        CT_TRY(on_row());
+      }
+    }
+  }
+  /// Steps to the end, ignoring rows (a RETURNING statement finishes its work here).
+  Result<void> finish(Statement& stmt, std::string_view what);
+  /// Runs a fixed statement (transaction control) from the cache.
+  Result<void> run(std::string_view sql, std::string_view what);
+  /// Runs one-off SQL (pragmas, migrations) without caching.
+  Result<void> exec(const char* sql, std::string_view what);
+  /// Makes a multi-statement write all-or-nothing, inside or outside the caller's transaction.
+  template <typename Body>
+  Result<void> atomically(Body&& body) {
+    CT_TRY(run("SAVEPOINT ct_write", "cannot start a write"));
+    auto result = body();
+    if (!result) {
+      sqlite3_exec(db_, "ROLLBACK TO ct_write; RELEASE ct_write", nullptr, nullptr, nullptr);
+      return result;
+    }
+    auto released = run("RELEASE ct_write", "cannot finish a write");
+    if (!released) sqlite3_exec(db_, "ROLLBACK TO ct_write; RELEASE ct_write", nullptr, nullptr, nullptr);
+    return released;
+  }
+  Result<std::vector<Task>> collect_tasks(const std::string& sql, const std::vector<SqlValue>& params,
+                                          std::string_view what);
+  Result<std::vector<std::string>> collect_strings(Statement& stmt, std::string_view what);
+  /// Binds the task's fields from title onwards to ?first … ?first+23.
+  static void bind_task_fields(Statement& stmt, const Task& task, int first);
+  Result<void> write_edges(const Task& task, bool replace);
+  Result<void> write_index(std::int64_t number, const Task& task, bool replace);
+  /// Splits search text into the tokens the index holds, using FTS5's own unicode61 tokenizer
+  /// (same folding and diacritics removal as the index), so "Café" finds "cafe".
+  std::vector<std::string> tokenize(std::string_view text);
+  /// The FTS5 query for search words: each a quoted prefix ("word"*), all required.
+  static std::string match_expression(const std::vector<std::string>& tokens);
+  /// The task whose id the search text is (within the filter), which ranks first.
+  Result<std::optional<Task>> exact_id_match(std::string_view text, const TaskFilter& filter);
+  bool load_tokenizer();
+  /// " FROM tasks_fts … WHERE tasks_fts MATCH ? …" for the matches of a search under `filter`;
+  /// `params` holds the match expression and receives the filter's values.
+  std::string matches(const TaskFilter& filter, std::vector<SqlValue>& params);
+  /// The connection's FTS5 API (nullptr without FTS5), fetched once.
+  fts5_api* fts5();
+  /// Registers ct_rank (sqlite_search.cpp) on this connection before its first search.
+  Result<void> ensure_rank();
+  Result<std::int64_t> user_version();
+  Error newer_schema(std::int64_t version) const;
+  /// Names of the store's tables (virtual tables' shadow tables included) and indexes.
+  Result<std::set<std::string>> table_names();
+  Error inconsistent(std::string why) const;
+  /// The schema version, checked against what the file holds: a version the tables contradict
+  /// (a tampered user_version) is refused once, clearly, before anything is written or backed up.
+  Result<std::int64_t> checked_version(bool create);
+  Result<void> migrate(const SqliteOptions& options, std::int64_t version);
+  /// The pre-migration copy. A copy of this version already taken since the store last changed
+  /// is reused: an upgrade that keeps failing (a full disk) must not pile up backups.
+  Result<void> backup_before_migration(const SqliteOptions& options, std::int64_t current);
+  /// v1 → v2: rows written before the chain existed get their hashes, oldest first.
+  Result<void> chain_existing_audit_rows();
+
+  // -- housekeeping helpers -------------------------------------------------------------------
+  Result<std::int64_t> meta_int(std::string_view key);
+  /// Replaces the rows of `table` with those of the same table in `source` (column by column,
+  /// values bound as they are stored). Rowids are kept where they carry meaning (insertion
+  /// order of audit changes, the search index's link to its task).
+  Result<void> copy_table(sqlite3* source, const std::string& table, bool is_virtual, bool without_rowid,
+                          const std::filesystem::path& file);
+  sqlite3* db_;
+  std::filesystem::path file_;
+  bool read_only_ = false;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+  off_t size_ = 0;
+  std::unordered_map<std::string, sqlite3_stmt*, StringHash, std::equal_to<>> statements_;
+  fts5_tokenizer tokenizer_api_{};
+  Fts5Tokenizer* tokenizer_ = nullptr;
+  bool tokenizer_failed_ = false;
+  fts5_api* fts5_ = nullptr;
+  bool rank_registered_ = false;
+};
+
+}  // namespace ct::sqlite

@@ -1,0 +1,88 @@
+#include "gateway/server_commands.h"
+
+#include <algorithm>
+
+#include "capability/plugins.h"
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/version.h"
+#include "disclosure/help_levels.h"
+#include "disclosure/injection.h"
+#include "engines/project/project.h"
+#include "engines/adapters/subprocess.h"
+#include "disclosure/product.h"
+#include "domains/providers/providers.h"
+#include "gateway/stdio_transport.h"
+
+namespace ct::mcp {
+
+ServerInfo server_info(const Registry& operations, const std::optional<std::filesystem::path>& project_dir) {
+  // Level 0 of the help is what every agent gets on connecting. It renders from embedded
+  // templates that the tests render too, so a failure here is a build defect.
+  auto instructions = disclosure::level0(operations);
+  ServerInfo info{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message, {}};
+  // A host that loads a current CLEO block from its instruction file gets a pointer to it instead.
+  info.tailored_instructions = [&operations, project_dir](std::string_view client) -> std::optional<std::string> {
+    auto project = find_project(project_dir);
+    if (!project) return std::nullopt;
+    return disclosure::block_pointer_instructions(operations, project->root, client);
+  };
+  return info;
+}
+
+const Registry& served_registry(const RouterOptions& router_options) {
+  std::vector<std::string> warnings;
+  const Registry& operations = capability::project_registry(registry(), router_options.project_dir, &warnings);
+  for (const auto& warning : warnings) log::warn(warning);
+  return operations;
+}
+
+int run_stdio_server(const RouterOptions& router_options) {
+  const Registry& operations = served_registry(router_options);
+  Protocol protocol(operations, server_info(operations, router_options.project_dir));
+  Router router(operations, router_options, clock_from_environment());
+  return serve_stdio(protocol, router, stdin, stdout);
+}
+
+// `ct mcp-config` is a projection of the providers table (domains/providers/providers.h): the
+// hosts, their files and the shape of their entries are known there only.
+std::vector<std::string> config_hosts() { return providers::ids(); }
+
+Result<ClientConfig> client_config(const ClientConfigRequest& request) {
+  const providers::Provider* provider = providers::find(request.host);
+  if (!provider) {
+    Error error(ErrorCode::InvalidInput, "unknown host '" + request.host + "'");
+    error.fix = "ct mcp-config --host claude";
+    return fail(std::move(error).with_choices(request.host, config_hosts()));
+  }
+  auto file = providers::config_file(*provider, request.user_scope);
+  if (!file)
+    return fail(Error(ErrorCode::InvalidInput, std::string(provider->name) + " has no " +
+                                                   (request.user_scope ? "user" : "project") +
+                                                   "-scope MCP configuration file")
+                    .with_fix("ct mcp-config --host " + request.host + " --scope " +
+                              (request.user_scope ? "project" : "user")));
+  providers::ServerLaunch launch;
+  auto installed = installed_program("ct");
+  launch.command = providers::default_command(request.user_scope,
+                                              installed ? std::optional(installed->string()) : std::nullopt);
+  if (request.project) {
+    launch.args.push_back("--project");
+    launch.args.push_back(std::filesystem::absolute(*request.project).string());
+  }
+  if (request.http_url) {
+    launch.transport = providers::Transport::Http;
+    launch.url = *request.http_url;
+    launch.token_env = request.token_env;
+  }
+  CT_TRY(providers::check_launch(*provider, launch));
+  ClientConfig out;
+  out.snippet = providers::snippet(*provider, launch);
+  out.location = (request.user_scope ? "~/" : "") + std::string(*file) + " (or: ct providers install " +
+                 std::string(provider->id) + (request.user_scope ? " --scope user" : "") + ")";
+  out.note = providers::entry_note(*provider, request.user_scope, launch);
+  return out;
+}
+
+}  // namespace ct::mcp

@@ -1,0 +1,129 @@
+// `ct serve`: the HTTP server program. Linked only into the `ct-serve` executable, so that every
+// other `ct` command starts without loading libmicrohttpd and the TLS libraries Debian builds it
+// with.
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "disclosure/product.h"
+#include "domains/providers/providers.h"
+#include "gateway/server_commands.h"
+#include "gateway/dashboard.h"
+
+namespace ct::mcp {
+
+int run_http_server(const RouterOptions& router_options, const HttpOptions& http_options, std::FILE* out) {
+  // Initialise the project when there is none yet: `ct serve` is the one command to get going.
+  {
+    // Not the integrity check: it reads the whole file (0.14 s at 65k tasks, 1.6 s at 1M) and
+    // would hold the port closed. The first call a worker serves runs it, once per process.
+    RouterOptions probe_options = router_options;
+    probe_options.check_integrity_on_open = false;
+    Router router(registry(), probe_options, clock_from_environment());
+    Envelope probe = router.dispatch({Gateway::Query, "tasks", "exists", json::Value(json::Value::Object{{"id", "T001"}})});
+    if (!probe.success && probe.error && probe.error->code == ErrorCode::NotInitialized) {
+      Envelope init = router.dispatch({Gateway::Mutate, "system", "init", json::Value()});
+      if (!init.success) {
+        std::fprintf(stderr, "ct serve: cannot initialise the project: %s\n", init.error->message.c_str());
+        return init.exit_code();
+      }
+      std::fprintf(out, "Initialised a CLEO project in %s\n", init.data["root"].as_string().c_str());
+    } else if (!probe.success) {
+      std::fprintf(stderr, "ct serve: %s\n", probe.error->message.c_str());
+      if (!probe.error->fix.empty()) std::fprintf(stderr, "  fix: %s\n", probe.error->fix.c_str());
+      return probe.exit_code();
+    }
+  }
+  // Every connection is a file descriptor: raise the soft limit to the hard one, and keep the
+  // connection limit under it (a few dozen stay for the database, logs and the listener).
+  HttpOptions options = http_options;
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    if (files.rlim_cur < files.rlim_max) {
+      files.rlim_cur = files.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &files);
+      ::getrlimit(RLIMIT_NOFILE, &files);
+    }
+    constexpr rlim_t kReserved = 64;
+    if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 2 * kReserved)
+      options.max_connections = std::min<std::size_t>(options.max_connections, files.rlim_cur - kReserved);
+  }
+  const Registry& operations = served_registry(router_options);
+  Protocol protocol(operations, server_info(operations, router_options.project_dir));
+  std::shared_ptr<Dashboard> dashboard;
+  if (options.dashboard) {
+    // The page's calls: recorded as a person at the dashboard, even in an agent's session, and
+    // read-only unless --dashboard-write (dashboard_router_options).
+    RouterOptions people = dashboard_router_options(router_options, options.dashboard_write);
+    DashboardOptions dashboard_options;
+    dashboard_options.write = !people.read_only;
+    dashboard_options.token = options.token;
+    dashboard_options.allowed_origins = options.allowed_origins;
+    if (auto project = find_project(router_options.project_dir)) dashboard_options.project = project->root.string();
+    if (const char* dir = std::getenv("CLEO_DASHBOARD_DIR"); dir != nullptr && *dir != '\0')
+      dashboard_options.files_dir = std::filesystem::path(dir);
+    dashboard = std::make_shared<Dashboard>(
+        [people, &operations] { return std::make_unique<Router>(operations, people, clock_from_environment()); },
+        embedded_dashboard_files(), std::move(dashboard_options));
+  }
+  HttpServer server(
+      protocol,
+      [router_options, &operations] { return std::make_unique<Router>(operations, router_options, clock_from_environment()); },
+      options, dashboard);
+  if (auto bound = server.bind(); !bound) {
+    std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());
+    return bound.error().exit_code();
+  }
+  // Signals go to one thread that stops the server cleanly; the main thread serves.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread waiter([&server, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    log::info("signal received; stopping");
+    server.stop();
+  });
+
+  std::string url = server.url();
+  std::fprintf(out, "CLEO MCP server: %s\n", url.c_str());
+  // The entry a host needs: with a token, one that names the variable holding it (never the token).
+  ClientConfigRequest request;
+  request.http_url = url;
+  request.project = router_options.project_dir;
+  if (!http_options.token.empty()) request.token_env = std::string(providers::kTokenEnv);
+  if (auto config = client_config(request))
+    std::fprintf(out, "Claude Code (%s):\n%s", config->location.c_str(), config->snippet.c_str());
+  std::string hosts;
+  for (const auto& host : config_hosts())
+    if (host != "claude") hosts += (hosts.empty() ? "" : "|") + host;
+  const std::string token_flag = request.token_env.empty() ? "" : " --token-env " + request.token_env;
+  std::fprintf(out, "Other hosts: ct mcp-config --host %s --http %s%s\n", hosts.c_str(), url.c_str(), token_flag.c_str());
+  if (!http_options.token.empty())
+    std::fprintf(out, "Clients must send: Authorization: Bearer <token>; set %s to the token where the host starts\n",
+                 request.token_env.c_str());
+  if (dashboard) {
+    std::string page = url.substr(0, url.size() - std::string_view("mcp").size());
+    std::fprintf(out, "Dashboard: %s (%s%s)\n", page.c_str(),
+                 dashboard->options().write ? "people may change tasks, as human@dashboard"
+                                            : "read-only; --dashboard-write lets people change tasks",
+                 http_options.token.empty() ? "" : "; the page asks for the token");
+  }
+  std::fprintf(out, "Press Ctrl-C to stop.\n");
+  std::fflush(out);
+  server.run();
+  // The server stopped: wake the waiter if it is still waiting (stop came from elsewhere).
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return 0;
+}
+
+}  // namespace ct::mcp
