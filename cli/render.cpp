@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
-#include <map>
 #include <utility>
 
 #include "cli/usage.h"
@@ -172,8 +170,6 @@ struct View {
   const json::Value& data() const { return envelope.data; }
   const Style& style() const { return options.out; }
 };
-
-using Renderer = std::function<std::string(const View&)>;
 
 /// The colour of a cell of a task row, by its field.
 std::string cell_sgr(std::string_view field, const std::string& text) {
@@ -665,83 +661,66 @@ std::string help_text(const View& view) {
   return out + view.style().dim("(≈" + str(data, "tokens") + " tokens. Commands and flags: ct --help, ct <command> --help)") + "\n";
 }
 
-/// Renderers of the daily operations, by full name. Everything else uses render_value.
-const std::map<std::string, Renderer, std::less<>>& renderers() {
-  static const std::map<std::string, Renderer, std::less<>> table = {
-      {"tasks.add", [](const View& v) { return "Created " + str(v.data(), "id") + ": " + std::string(trim(str(v.params, "title"))) + "\n"; }},
-      {"tasks.show", show_card},
-      {"tasks.list", [](const View& v) { return task_list(v, "No tasks", v.data()); }},
-      {"tasks.find",
-       [](const View& v) {
-         json::Value rows = table_as_rows(v.data());
-         return rows.empty() ? std::string() : task_list(v, "", rows);
-       }},
-      {"tasks.next", next_table},
-      {"tasks.history", [](const View& v) { return audit_table(v, "No recorded changes", false); }},
-      {"system.log", [](const View& v) { return audit_table(v, "No audit rows", true); }},
-      {"tasks.tree", tree_view},
-      {"tasks.deps", deps_view},
-      {"tasks.blockers", blockers_view},
-      {"tasks.complete", complete_view},
-      {"tasks.delete", delete_view},
-      {"tasks.import", import_view},
-      {"tasks.undo", undo_view},
-      {"tasks.update", [](const View& v) { return changed_fields(v, "Updated"); }},
-      {"tasks.restore", [](const View& v) { return changed_fields(v, "Restored"); }},
-      {"tasks.reopen", [](const View& v) { return changed_fields(v, "Reopened"); }},
-      {"tasks.reparent", [](const View& v) { return changed_fields(v, "Moved"); }},
-      {"tasks.promote", [](const View& v) { return changed_fields(v, "Promoted"); }},
-      {"tasks.reorder", [](const View& v) { return changed_fields(v, "Reordered"); }},
-      {"tasks.relate", [](const View& v) { return changed_fields(v, v.params["remove"] == json::Value(true) ? "Unlinked" : "Linked"); }},
-      {"tasks.start",
-       [](const View& v) {
-         std::string out = "Started " + str(v.data(), "id");
-         if (v.data().contains("previous")) out += " (" + str(v.data(), "previous") + " is back to pending)";
-         return out + "\n";
-       }},
-      {"tasks.stop",
-       [](const View& v) { return "Stopped " + str(v.data(), "id") + " (now " + str(v.data(), "status") + ")\n"; }},
-      {"tasks.current",
-       [](const View& v) {
-         std::string status = str(v.data(), "status");
-         return "Current: " + v.style().bold(str(v.data(), "id")) + " " + str(v.data(), "title") + " " +
-                v.style().paint("[" + status + "]", status_sgr(status)) + "\n";
-       }},
-      {"tasks.exists",
-       [](const View& v) {
-         std::string out = str(v.data(), "id") + " exists";
-         if (v.data()["archived"] == json::Value(true)) out += " (archived)";
-         return out + "\n";
-       }},
-      {"tasks.archive",
-       [](const View& v) {
-         return "Archived " + str(v.data(), "count") + " task(s): " + ids_text(v.data()["archived"]) + "\n";
-       }},
-      // Export is meant for files and tasks.import: its text form is the data itself, as JSON.
-      {"tasks.export", [](const View& v) { return v.data().dump() + "\n"; }},
-      {"system.init",
-       [](const View& v) {
-         return "Initialised a CLEO project in " + str(v.data(), "root") + "\n" + "  database: " + str(v.data(), "db") + "\n" +
-                files_written(v.data()["instructions"], "  agent instructions: ");
-       }},
-      {"system.help", help_text},
-      {"system.inject",
-       [](const View& v) {
-         return files_written(v.data()["templates"], "Templates: ") + files_written(v.data()["targets"], "Instruction files: ");
-       }},
-      {"system.dash", dash_view},
-      {"system.version",
-       [](const View& v) {
-         return "ct " + str(v.data(), "version") + " (schema " + str(v.data(), "schemaVersion") + ")\n";
-       }},
-  };
-  return table;
-}
-
-/// The operation's own text view, or the generic one.
-std::string render_one(const View& view) {
-  auto it = renderers().find(view.spec.full_name());
-  return it != renderers().end() ? it->second(view) : render_value(view.data(), view.options);
+/// The operation's own text view (OperationSpec::text_view), or the generic one.
+std::string render_one(const View& v) {
+  switch (v.spec.text_view) {
+    case TextView::Generic: return render_value(v.data(), v.options);
+    case TextView::Created:
+      return "Created " + str(v.data(), "id") + ": " + std::string(trim(str(v.params, "title"))) + "\n";
+    case TextView::TaskCard: return show_card(v);
+    case TextView::TaskTable: return task_list(v, "No tasks", v.data());
+    case TextView::FoundTasks: {
+      json::Value rows = table_as_rows(v.data());
+      return rows.empty() ? std::string() : task_list(v, "", rows);
+    }
+    case TextView::NextTasks: return next_table(v);
+    case TextView::TaskHistory: return audit_table(v, "No recorded changes", false);
+    case TextView::AuditLog: return audit_table(v, "No audit rows", true);
+    case TextView::TaskTree: return tree_view(v);
+    case TextView::Dependencies: return deps_view(v);
+    case TextView::Blockers: return blockers_view(v);
+    case TextView::Completed: return complete_view(v);
+    case TextView::Deleted: return delete_view(v);
+    case TextView::Imported: return import_view(v);
+    case TextView::Undone: return undo_view(v);
+    case TextView::Updated: return changed_fields(v, "Updated");
+    case TextView::Restored: return changed_fields(v, "Restored");
+    case TextView::Reopened: return changed_fields(v, "Reopened");
+    case TextView::Moved: return changed_fields(v, "Moved");
+    case TextView::Promoted: return changed_fields(v, "Promoted");
+    case TextView::Reordered: return changed_fields(v, "Reordered");
+    case TextView::Linked: return changed_fields(v, v.params["remove"] == json::Value(true) ? "Unlinked" : "Linked");
+    case TextView::Started: {
+      std::string out = "Started " + str(v.data(), "id");
+      if (v.data().contains("previous")) out += " (" + str(v.data(), "previous") + " is back to pending)";
+      return out + "\n";
+    }
+    case TextView::Stopped: return "Stopped " + str(v.data(), "id") + " (now " + str(v.data(), "status") + ")\n";
+    case TextView::CurrentTask: {
+      std::string status = str(v.data(), "status");
+      return "Current: " + v.style().bold(str(v.data(), "id")) + " " + str(v.data(), "title") + " " +
+             v.style().paint("[" + status + "]", status_sgr(status)) + "\n";
+    }
+    case TextView::Exists: {
+      std::string out = str(v.data(), "id") + " exists";
+      if (v.data()["archived"] == json::Value(true)) out += " (archived)";
+      return out + "\n";
+    }
+    case TextView::Archived:
+      return "Archived " + str(v.data(), "count") + " task(s): " + ids_text(v.data()["archived"]) + "\n";
+    case TextView::Json: return v.data().dump() + "\n";
+    case TextView::Initialised:
+      return "Initialised a CLEO project in " + str(v.data(), "root") + "\n" + "  database: " + str(v.data(), "db") +
+             "\n" + files_written(v.data()["instructions"], "  agent instructions: ");
+    case TextView::HelpText: return help_text(v);
+    case TextView::Injected:
+      return files_written(v.data()["templates"], "Templates: ") +
+             files_written(v.data()["targets"], "Instruction files: ");
+    case TextView::Dashboard: return dash_view(v);
+    case TextView::Version:
+      return "ct " + str(v.data(), "version") + " (schema " + str(v.data(), "schemaVersion") + ")\n";
+  }
+  return render_value(v.data(), v.options);
 }
 
 /// A bulk call (`ct done T3 T4`): each task as if it had been changed alone, then one line for all.
@@ -771,22 +750,23 @@ std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
     used_warning = true;
     return label + ": " + view.envelope.warnings.front();
   }
-  std::string op = view.spec.full_name();
+  const TextView kind = view.spec.text_view;
   std::string id = str(view.data(), "id");
   if (id.empty()) id = str(view.params, "id");
   if (note == ErrorCode::NoData) {
-    if (op == "tasks.find") return "No tasks match '" + str(view.params, "query") + "'";
-    if (op == "tasks.list") return "No tasks";
-    if (op == "tasks.next") return "No task is ready to start (nothing pending, or everything waits on dependencies)";
-    if (op == "tasks.current") return "No task in focus (start one with: ct start <id>)";
-    if (op == "tasks.exists") return id + " does not exist";
+    if (kind == TextView::FoundTasks) return "No tasks match '" + str(view.params, "query") + "'";
+    if (kind == TextView::TaskTable) return "No tasks";
+    if (kind == TextView::NextTasks)
+      return "No task is ready to start (nothing pending, or everything waits on dependencies)";
+    if (kind == TextView::CurrentTask) return "No task in focus (start one with: ct start <id>)";
+    if (kind == TextView::Exists) return id + " does not exist";
     return label;
   }
   if (note == ErrorCode::NoChange) {
-    if (op == "tasks.complete") return label + ": " + id + " was already done";
-    if (op == "tasks.start") return label + ": " + id + " is already in focus";
-    if (op == "tasks.archive") return label + ": nothing to archive";
-    if (op == "system.inject") return label + ": the agent instructions are current";
+    if (kind == TextView::Completed) return label + ": " + id + " was already done";
+    if (kind == TextView::Started) return label + ": " + id + " is already in focus";
+    if (kind == TextView::Archived) return label + ": nothing to archive";
+    if (kind == TextView::Injected) return label + ": the agent instructions are current";
     if (!id.empty()) return label + ": " + id + " already matches";
   }
   return label;
@@ -856,7 +836,7 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
     const json::Value& rows = envelope.data.is_object() && envelope.data.contains("rows") ? envelope.data["rows"] : envelope.data;
     if (envelope.page && rows.is_array())
       rendered.out += page_footer(*envelope.page, rows.size(),
-                                  spec.full_name() == "tasks.tree" ? "top-level tasks" : "", options.out);
+                                  spec.text_view == TextView::TaskTree ? "top-level tasks" : "", options.out);
   }
   if (envelope.meta.is_object() && !envelope.meta.empty()) {
     std::string meta;

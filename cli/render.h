@@ -1,4 +1,4 @@
-// Text output of `ct` for people: one renderer per daily operation (a task card, aligned tables,
+// Text output of `ct` for people: one renderer per text view of the specs (a task card, aligned tables,
 // a tree, dependency sections, one-line confirmations) and a generic rendering of any JSON data so
 // that every operation prints something sensible. `--json` bypasses all of this.
 #pragma once

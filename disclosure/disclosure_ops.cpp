@@ -237,7 +237,8 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"level":2,"domain":"tasks","operation":"add"})", "one operation in full"},
                              {R"({"operation":"tasks.add","format":"json-schema"})", "params as JSON Schema"},
                              {R"({"level":3})", "the protocol"}},
-                .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "help", .handler = help});
+                .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "help",
+                .text_view = TextView::HelpText, .handler = help});
   registry.add({.domain = "system", .name = "inject", .gateway = Gateway::Mutate,
                 .summary = "Write CLEO's agent instructions into CLAUDE.md, AGENTS.md, GEMINI.md",
                 .params = {{.name = "targets", .type = ParamType::Array, .max = 3,
@@ -267,7 +268,7 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"targets":["CLAUDE.md"],"level":1,"create":true})", "create CLAUDE.md importing level 1"},
                              {R"({"check":true})", "CI: fail when the instructions are stale"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "inject",
-                .handler = inject_instructions});
+                .text_view = TextView::Injected, .handler = inject_instructions});
 }
 
 }  // namespace ct::disclosure

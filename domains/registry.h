@@ -79,6 +79,27 @@ struct ShortcutView {
   std::string_view summary;
 };
 
+/// How `ct` shows a successful reply to a person; cli/render.cpp has one renderer per view (and
+/// the line for a note: nothing found, nothing changed). `--json` and MCP send the data as it is.
+enum class TextView {
+  Generic,       // any data as aligned text (render_value)
+  Created,       // "Created T5: <title>"
+  TaskCard,      // one task, field by field
+  TaskTable,     // rows of tasks as a table
+  FoundTasks,    // a search's tasks as a table
+  NextTasks,     // suggestions, with why
+  TaskHistory,   // one task's audit rows
+  AuditLog,      // the project's audit rows
+  TaskTree,      // the hierarchy, drawn
+  Dependencies,  // what a task waits on and what waits on it
+  Blockers,      // what blocks a task, transitively
+  Completed, Deleted, Imported, Undone,
+  Updated, Restored, Reopened, Moved, Promoted, Reordered, Linked,  // "<Verb> T5: <fields changed>"
+  Started, Stopped, CurrentTask, Exists, Archived,
+  Json,          // the data itself as JSON (an export is meant for files)
+  Initialised, HelpText, Injected, Dashboard, Version,
+};
+
 struct Example {
   std::string_view params_json;  // the params object of a working call
   std::string_view description;
@@ -129,6 +150,8 @@ struct OperationSpec {
   std::vector<std::string_view> shortcut_aliases;
   /// CLI verbs for this operation with params preset (`ct ready`, `ct blocked`).
   std::vector<ShortcutView> views;
+  /// How `ct` shows its reply to people.
+  TextView text_view = TextView::Generic;
   /// List-like operations (data is an array of rows): every field a row can carry. When set, the
   /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
   /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.

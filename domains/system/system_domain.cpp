@@ -130,7 +130,8 @@ void register_system_domain(Registry& registry) {
                 .summary = "Show the product and schema versions",
                 .returns = "{version, schemaVersion}",
                 .examples = {{R"({})", "which version is running"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "version", .handler = version});
+                .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "version",
+                .text_view = TextView::Version, .handler = version});
   registry.add({.domain = "system", .name = "log", .gateway = Gateway::Query,
                 .summary = "Read the audit trail of mutations, newest first",
                 .params = {{.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
@@ -149,7 +150,7 @@ void register_system_domain(Registry& registry) {
                            "_meta.page {hasMore,nextOffset} when older rows follow",
                 .examples = {{R"({"limit":10})", "the last ten changes"},
                              {R"({"operation":"tasks.delete","since":"2026-01-01"})", "deletions this year"}},
-                .idempotent = true, .tier = 2, .shortcut = "log",
+                .idempotent = true, .tier = 2, .shortcut = "log", .text_view = TextView::AuditLog,
                 .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "reason", "params",
                                "changes"},
                 .handler = log});
@@ -160,7 +161,8 @@ void register_system_domain(Registry& registry) {
                 .returns = "{root, created, db?}; E_ALREADY_EXISTS note when the project exists",
                 .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::InvalidInput},
                 .examples = {{R"({})", "initialise the current project"}},
-                .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init", .handler = init});
+                .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init",
+                .text_view = TextView::Initialised, .handler = init});
 }
 
 }  // namespace ct

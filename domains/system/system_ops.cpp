@@ -689,7 +689,7 @@ void register_system_ops(Registry& registry) {
                 .returns = "{counts{<status>:n,total}, sessions?[{id,name?,scope,focus?}], moreSessions?, "
                            "focus?[{id,title,session?}], next?[{id,title,priority,score}], recent?[line]}",
                 .examples = {{R"({})", "the project at a glance"}, {R"({"next":5,"recent":0})", "more suggestions, no history"}},
-                .idempotent = true, .tier = 0, .shortcut = "dash", .handler = dash});
+                .idempotent = true, .tier = 0, .shortcut = "dash", .text_view = TextView::Dashboard, .handler = dash});
   registry.add({.domain = "system", .name = "stats", .gateway = Gateway::Query,
                 .summary = "Throughput and cycle time per day, week or month",
                 .params = {{.name = "period", .type = ParamType::Enum, .default_json = R"("week")",

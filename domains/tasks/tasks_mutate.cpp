@@ -729,7 +729,8 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
                              {R"({"title":"Add login form","parent":"T001","depends":["T002"]})", "a child with a dependency"}},
                 .tier = 0, .shortcut = "add",
-                .aliases = {"create", "new", "insert"}, .handler = add});
+                .text_view = TextView::Created, .aliases = {"create", "new", "insert"},
+                .handler = add});
   std::vector<ParamSpec> update_params = content_params(false);
   update_params.insert(update_params.begin(), id_param());
   update_params.push_back({.name = "mode", .type = ParamType::Enum, .default_json = R"("append")",
@@ -749,8 +750,8 @@ void register_tasks_mutations(Registry& registry) {
                              {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"},
                              {R"({"id":"T001","depends":["T002"],"mode":"remove"})", "drop one dependency"},
                              {R"({"priority":"high","ids":["T003","T004"]})", "the same change to two tasks"}},
-                .idempotent = true, .tier = 1, .shortcut = "update", .bulk = true,
-                .aliases = {"edit", "set", "modify", "change", "patch"}, .handler = update});
+                .idempotent = true, .tier = 1, .shortcut = "update", .text_view = TextView::Updated,
+                .bulk = true, .aliases = {"edit", "set", "modify", "change", "patch"}, .handler = update});
   add_write({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
                 .summary = "Mark a task done",
                 .params = {id_param(),
@@ -763,7 +764,8 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
                            ErrorCode::LifecycleGateFailed, ErrorCode::GateDependency},
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
-                .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"}, .bulk = true,
+                .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
+                .text_view = TextView::Completed, .bulk = true,
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
   add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task (hard: remove it)",
@@ -779,7 +781,8 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::HasChildren, ErrorCode::HasDependents,
                            ErrorCode::TaskCompleted, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
-                .destructive = true, .tier = 1, .shortcut = "delete", .shortcut_aliases = {"rm"}, .bulk = true,
+                .destructive = true, .tier = 1, .shortcut = "delete", .shortcut_aliases = {"rm"},
+                .text_view = TextView::Deleted, .bulk = true,
                 .aliases = {"remove", "rm", "del", "cancel", "drop"}, .handler = remove});
   add_write({.domain = "tasks", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive done and cancelled tasks",
@@ -790,14 +793,14 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{archived[ids], count}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::HasChildren},
                 .examples = {{R"({"id":"T001"})", "archive T001"}, {R"({"all":true})", "archive everything finished"}},
-                .idempotent = true, .tier = 2, .handler = archive});
+                .idempotent = true, .tier = 2, .text_view = TextView::Archived, .handler = archive});
   add_write({.domain = "tasks", .name = "restore", .gateway = Gateway::Mutate,
                 .summary = "Bring back an archived or cancelled task",
                 .params = {id_param()},
                 .returns = "{<changed fields>, version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T004"})", "restore T004"}},
-                .idempotent = true, .tier = 2, .bulk = true, .handler = restore});
+                .idempotent = true, .tier = 2, .text_view = TextView::Restored, .bulk = true, .handler = restore});
   add_write({.domain = "tasks", .name = "reopen", .gateway = Gateway::Mutate,
                 .summary = "Reopen a done task",
                 .params = {id_param(), {.name = "notes", .type = ParamType::String, .max = 5000,
@@ -806,7 +809,8 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{status,completedAt:null,version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
-                .idempotent = true, .tier = 2, .bulk = true, .handler = reopen});
+                .idempotent = true, .tier = 2, .text_view = TextView::Reopened, .bulk = true,
+                .handler = reopen});
   add_write({.domain = "tasks", .name = "reparent", .gateway = Gateway::Mutate,
                 .summary = "Move a task under another parent",
                 .params = {id_param(),
@@ -818,14 +822,14 @@ void register_tasks_mutations(Registry& registry) {
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference},
                 .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
                 .idempotent = true, .tier = 2,
-                .aliases = {"move", "mv"}, .handler = reparent});
+                .text_view = TextView::Moved, .aliases = {"move", "mv"}, .handler = reparent});
   add_write({.domain = "tasks", .name = "promote", .gateway = Gateway::Mutate,
                 .summary = "Make a task top-level",
                 .params = {id_param(), if_version_param()},
                 .returns = "{parent:null,position,type?,version}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005"})", "promote T005"}},
-                .idempotent = true, .tier = 2, .bulk = true, .handler = promote});
+                .idempotent = true, .tier = 2, .text_view = TextView::Promoted, .bulk = true, .handler = promote});
   add_write({.domain = "tasks", .name = "reorder", .gateway = Gateway::Mutate,
                 .summary = "Move a task to a position among its siblings",
                 .params = {id_param(),
@@ -835,7 +839,7 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{position?,version} (position when it is not the one sent)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T005","position":1})", "move T005 first"}},
-                .idempotent = true, .tier = 2, .handler = reorder});
+                .idempotent = true, .tier = 2, .text_view = TextView::Reordered, .handler = reorder});
   add_write({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Focus on a task and mark it active",
                 .params = {id_param()},
@@ -844,13 +848,15 @@ void register_tasks_mutations(Registry& registry) {
                            ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "start",
-                .aliases = {"begin", "claim", "work", "pick"}, .handler = start});
+                .text_view = TextView::Started, .aliases = {"begin", "claim", "work", "pick"},
+                .handler = start});
   add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
                 .summary = "Clear the focus; the task goes back to pending",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",
-                .aliases = {"pause", "unfocus", "release"}, .handler = stop});
+                .text_view = TextView::Stopped, .aliases = {"pause", "unfocus", "release"},
+                .handler = stop});
   add_write({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
                 .summary = "Link two tasks without blocking either",
                 .params = {id_param(),
@@ -865,7 +871,7 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"},
                              {R"({"id":"T005","target":"T002","remove":true})", "unlink them"}},
-                .idempotent = true, .tier = 2, .handler = relate});
+                .idempotent = true, .tier = 2, .text_view = TextView::Linked, .handler = relate});
   add_write({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
                 .summary = "Import tasks (tasks.export, Taskwarrior, beads) with new ids",
                 .params = {{.name = "tasks", .type = ParamType::Object, .required = true,
@@ -889,7 +895,7 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"},
                              {R"({"tasks":[{"uuid":"9a1c","description":"Buy milk","status":"pending","tags":["home"]}]})",
                               "import Taskwarrior's task export"}},
-                .tier = 2, .shortcut = "import", .handler = import_tasks});
+                .tier = 2, .shortcut = "import", .text_view = TextView::Imported, .handler = import_tasks});
 }
 
 void register_tasks_queries(Registry& registry);

@@ -549,6 +549,7 @@ void register_tasks_queries(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",
+                .text_view = TextView::TaskCard,
                 .aliases = {"get", "view", "read", "display", "info", "describe"}, .handler = show});
   std::vector<ParamSpec> list_params = filter_params();
   list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
@@ -573,7 +574,7 @@ void register_tasks_queries(Registry& registry) {
                 .idempotent = true, .tier = 1, .shortcut = "list", .shortcut_aliases = {"ls"},
                 .views = {{"ready", R"({"readiness":"ready","sort":"priority"})", "What can start now, most important first"},
                           {"blocked", R"({"readiness":"blocked"})", "What waits, and on what"}},
-                .row_fields = list_fields(),
+                .text_view = TextView::TaskTable, .row_fields = list_fields(),
                 .aliases = {"ls", "all", "index"}, .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
@@ -596,14 +597,15 @@ void register_tasks_queries(Registry& registry) {
                            "when more match; E_NO_DATA note when nothing matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
-                .idempotent = true, .tier = 0, .shortcut = "find", .row_fields = task_field_names(), .table_rows = true,
+                .idempotent = true, .tier = 0, .shortcut = "find",
+                .text_view = TextView::FoundTasks, .row_fields = task_field_names(), .table_rows = true,
                 .aliases = {"search", "query", "grep", "lookup"}, .handler = find});
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
                 .summary = "Check whether a task id exists",
                 .params = {id_param()},
                 .returns = "{id, exists, archived?}; E_NO_DATA note when it does not exist",
                 .examples = {{R"({"id":"T001"})", "does T001 exist"}},
-                .idempotent = true, .tier = 2, .shortcut = "exists", .handler = exists});
+                .idempotent = true, .tier = 2, .shortcut = "exists", .text_view = TextView::Exists, .handler = exists});
   registry.add({.domain = "tasks", .name = "tree", .gateway = Gateway::Query,
                 .summary = "Show the task hierarchy",
                 .params = {{.name = "id", .type = ParamType::TaskId, .description = "Root of the subtree (default: all top-level tasks)",
@@ -620,7 +622,8 @@ void register_tasks_queries(Registry& registry) {
                            "_meta.page when there are more top-level tasks",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "subtree of T001"}},
-                .idempotent = true, .tier = 1, .shortcut = "tree", .row_fields = task_field_names(), .handler = tree});
+                .idempotent = true, .tier = 1, .shortcut = "tree",
+                .text_view = TextView::TaskTree, .row_fields = task_field_names(), .handler = tree});
   registry.add({.domain = "tasks", .name = "next", .gateway = Gateway::Query,
                 .summary = "Suggest the next tasks to work on",
                 .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
@@ -636,7 +639,7 @@ void register_tasks_queries(Registry& registry) {
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
                 .idempotent = true, .tier = 1, .shortcut = "next",
-                .aliases = {"suggest", "recommend", "todo"}, .handler = next});
+                .text_view = TextView::NextTasks, .aliases = {"suggest", "recommend", "todo"}, .handler = next});
   registry.add({.domain = "tasks", .name = "analyze", .gateway = Gateway::Query,
                 .summary = "Analyse dependencies: waves, critical path, bottlenecks, what first",
                 .params = {{.name = "epicId", .type = ParamType::TaskId,
@@ -663,14 +666,15 @@ void register_tasks_queries(Registry& registry) {
                 .returns = "{id, upstream?[{id,title,status,distance}], downstream?[…]} (transitive)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003","direction":"upstream"})", "what T003 waits on"}},
-                .idempotent = true, .tier = 1, .shortcut = "deps", .handler = deps});
+                .idempotent = true, .tier = 1, .shortcut = "deps",
+                .text_view = TextView::Dependencies, .handler = deps});
   registry.add({.domain = "tasks", .name = "blockers", .gateway = Gateway::Query,
                 .summary = "Explain what keeps a task from starting",
                 .params = {id_param()},
                 .returns = "{id, blocked, blockers[{kind: dependency|parent|manual, id?, title?, status?, detail?}]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003"})", "why T003 cannot start"}},
-                .idempotent = true, .tier = 2, .handler = blockers});
+                .idempotent = true, .tier = 2, .text_view = TextView::Blockers, .handler = blockers});
   registry.add({.domain = "tasks", .name = "stats", .gateway = Gateway::Query,
                 .summary = "Count tasks by status",
                 .params = {{.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"}},
@@ -689,13 +693,13 @@ void register_tasks_queries(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "history of T001"}},
                 .idempotent = true, .tier = 2, .shortcut = "history",
-                .aliases = {"blame", "audit", "changes"}, .handler = history});
+                .text_view = TextView::TaskHistory, .aliases = {"blame", "audit", "changes"}, .handler = history});
   registry.add({.domain = "tasks", .name = "current", .gateway = Gateway::Query,
                 .summary = "Show the task in focus",
                 .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
                 .examples = {{R"({})", "what am I working on"}},
                 .idempotent = true, .tier = 1, .shortcut = "current",
-                .aliases = {"focus", "active", "working"}, .handler = current});
+                .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"}, .handler = current});
   registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
                 .summary = "List a task's non-blocking links to other tasks",
                 .params = {id_param()},
@@ -714,7 +718,7 @@ void register_tasks_queries(Registry& registry) {
                 .returns = "{format:'cleo-tasks', version:1, exportedAt, count, tasks[full records]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "T001 and its subtree"}},
-                .idempotent = true, .tier = 2, .handler = export_tasks});
+                .idempotent = true, .tier = 2, .text_view = TextView::Json, .handler = export_tasks});
 }
 
 }  // namespace ct::tasks

@@ -256,7 +256,7 @@ void register_tasks_undo(Registry& registry) {
                            ErrorCode::HasDependents, ErrorCode::ParentNotFound, ErrorCode::CircularReference},
                 .examples = {{R"({})", "take back your last change"},
                              {R"({"seq":42,"dryRun":true})", "see what undoing seq 42 would change"}},
-                .needs_session = true, .tier = 2, .shortcut = "undo", .handler = undo});
+                .needs_session = true, .tier = 2, .shortcut = "undo", .text_view = TextView::Undone, .handler = undo});
 }
 
 }  // namespace ct::tasks
