@@ -152,6 +152,9 @@ struct OperationSpec {
   std::vector<ShortcutView> views;
   /// How `ct` shows its reply to people.
   TextView text_view = TextView::Generic;
+  /// People may run it from the dashboard's page when the server allows writes
+  /// (`ct serve --dashboard-write`); the page runs no other mutation.
+  bool dashboard = false;
   /// List-like operations (data is an array of rows): every field a row can carry. When set, the
   /// registry adds the `detail` and `fields` params (domains/projection.h) and the router selects
   /// the fields and cuts the reply to output.maxReplyBytes, continuing at `offset`.

@@ -1,7 +1,6 @@
 #include "gateway/dashboard.h"
 
 #include <algorithm>
-#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -14,10 +13,6 @@
 
 namespace ct::mcp {
 namespace {
-
-/// What a person may change from the page (--dashboard-write): tasks, nothing else.
-constexpr std::array<std::string_view, 6> kWritable = {"tasks.add",    "tasks.update", "tasks.complete",
-                                                       "tasks.reopen", "tasks.start",  "tasks.stop"};
 
 constexpr std::string_view kCookie = "cleo_dashboard";
 
@@ -314,20 +309,25 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
     if (!params->is_object()) return problem(400, "params must be an object");
     call.params = *params;
   }
+  if (call.gateway == Gateway::Mutate && !options_.write)
+    return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
+                                               .with_fix("restart the server with: ct serve --dashboard-write"))));
+  auto router = routers_.take();
   if (call.gateway == Gateway::Mutate) {
-    std::string name = call.domain + "." + call.operation;
-    if (!options_.write)
-      return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
-                                                 .with_fix("restart the server with: ct serve --dashboard-write"))));
-    if (std::find(kWritable.begin(), kWritable.end(), name) == kWritable.end()) {
+    // What a person may change from the page: the operations whose spec says so (tasks, nothing else).
+    const Registry& registry = router->operations();
+    const OperationSpec* spec = registry.find(call.domain, call.operation);
+    if (!spec || !spec->dashboard || spec->gateway != Gateway::Mutate) {
       std::string allowed;
-      for (auto op : kWritable) allowed += (allowed.empty() ? "" : ", ") + std::string(op);
+      for (const auto& op : registry.operations())
+        if (op.dashboard) allowed += (allowed.empty() ? "" : ", ") + op.full_name();
+      routers_.give_back(std::move(router));
+      std::string name = call.domain + "." + call.operation;
       return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled,
                                                    "the dashboard does not run " + name + "; it may run " + allowed)
                                                  .with_fix("run it with ct, or through an agent"))));
     }
   }
-  auto router = routers_.take();
   Envelope envelope = router->dispatch(call);
   routers_.give_back(std::move(router));
   return json_reply(200, to_json(envelope));

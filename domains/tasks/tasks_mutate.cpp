@@ -729,7 +729,7 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
                              {R"({"title":"Add login form","parent":"T001","depends":["T002"]})", "a child with a dependency"}},
                 .tier = 0, .shortcut = "add",
-                .text_view = TextView::Created, .aliases = {"create", "new", "insert"},
+                .text_view = TextView::Created, .dashboard = true, .aliases = {"create", "new", "insert"},
                 .handler = add});
   std::vector<ParamSpec> update_params = content_params(false);
   update_params.insert(update_params.begin(), id_param());
@@ -750,7 +750,7 @@ void register_tasks_mutations(Registry& registry) {
                              {R"({"id":"T001","labels":["api"],"mode":"replace","ifVersion":3})", "replace labels safely"},
                              {R"({"id":"T001","depends":["T002"],"mode":"remove"})", "drop one dependency"},
                              {R"({"priority":"high","ids":["T003","T004"]})", "the same change to two tasks"}},
-                .idempotent = true, .tier = 1, .shortcut = "update", .text_view = TextView::Updated,
+                .idempotent = true, .tier = 1, .shortcut = "update", .text_view = TextView::Updated, .dashboard = true,
                 .bulk = true, .aliases = {"edit", "set", "modify", "change", "patch"}, .handler = update});
   add_write({.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
                 .summary = "Mark a task done",
@@ -765,7 +765,7 @@ void register_tasks_mutations(Registry& registry) {
                            ErrorCode::LifecycleGateFailed, ErrorCode::GateDependency},
                 .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
-                .text_view = TextView::Completed, .bulk = true,
+                .text_view = TextView::Completed, .dashboard = true, .bulk = true,
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
   add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task (hard: remove it)",
@@ -809,7 +809,7 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{status,completedAt:null,version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Reopened, .bulk = true,
+                .idempotent = true, .tier = 2, .text_view = TextView::Reopened, .dashboard = true, .bulk = true,
                 .handler = reopen});
   add_write({.domain = "tasks", .name = "reparent", .gateway = Gateway::Mutate,
                 .summary = "Move a task under another parent",
@@ -848,14 +848,14 @@ void register_tasks_mutations(Registry& registry) {
                            ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "start",
-                .text_view = TextView::Started, .aliases = {"begin", "claim", "work", "pick"},
+                .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},
                 .handler = start});
   add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
                 .summary = "Clear the focus; the task goes back to pending",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",
-                .text_view = TextView::Stopped, .aliases = {"pause", "unfocus", "release"},
+                .text_view = TextView::Stopped, .dashboard = true, .aliases = {"pause", "unfocus", "release"},
                 .handler = stop});
   add_write({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
                 .summary = "Link two tasks without blocking either",
