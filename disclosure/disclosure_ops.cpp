@@ -1,7 +1,9 @@
-// system.help and system.inject: the disclosure layer's operations, registered into the product
-// registry by disclosure/product.cpp. They read the registry they describe through
+// system.help and system.inject: the disclosure layer's operations, and system.init's project
+// injection, registered into the product registry by disclosure/product.cpp. They read the registry they describe through
 // Context::registry (the one the router serves), never through a global.
 #include "disclosure/disclosure_ops.h"
+
+#include <filesystem>
 
 #include "core/text.h"
 #include "disclosure/help_levels.h"
@@ -173,8 +175,9 @@ Result<Reply> inject_for_provider(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, note};
 }
 
-}  // namespace
-
+/// The project injection system.init performs: renders the templates into .cleo/templates/ and
+/// refreshes the block of the instruction files that already exist (never creates one: init stays
+/// non-invasive; each block keeps its level). Returns the files it wrote as [{file, action}].
 Result<json::Value> inject_after_init(const Registry& registry, const std::filesystem::path& root) {
   InjectOptions options;
   options.root = root;
@@ -193,7 +196,31 @@ Result<json::Value> inject_after_init(const Registry& registry, const std::files
   return done;
 }
 
+/// system.init's step: the project injection. A failed injection does not undo the project; it
+/// becomes a warning.
+Result<Reply> write_instructions_after_init(Context& context, const Params&, Reply reply) {
+  auto written = inject_after_init(*context.registry, reply.data["root"].as_string());
+  if (!written) {
+    const Error& error = written.error();
+    reply.warnings.push_back("agent instructions not written: " + error.message +
+                             (error.fix.empty() ? "" : " (fix: " + error.fix + ")"));
+  } else if (!written->empty()) {
+    if (reply.note) {
+      // The project existed: the note answers for the reply, so say what was refreshed.
+      std::string files;
+      for (const auto& file : written->as_array())
+        files += (files.empty() ? "" : ", ") + file["file"].as_string() + " (" + file["action"].as_string() + ")";
+      reply.warnings.push_back("agent instructions refreshed: " + files);
+    }
+    reply.data.set("instructions", std::move(*written));
+  }
+  return reply;
+}
+
+}  // namespace
+
 void register_disclosure_operations(Registry& registry) {
+  registry.add_step("system", "init", write_instructions_after_init);
   register_spawn_operation(registry);
   register_research_inject(registry);
   std::vector<std::string_view> hosts;

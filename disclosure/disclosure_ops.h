@@ -1,19 +1,12 @@
-// The operations disclosure/ serves: system.help and system.inject.
+// The operations disclosure/ serves (system.help, system.inject, providers.inject, orchestrate.spawn,
+// research.inject) and what it adds to system.init.
 #pragma once
 
-#include <filesystem>
-
-#include "core/error.h"
-#include "core/json.h"
 #include "domains/registry.h"
 
 namespace ct::disclosure {
 
+/// Also adds system.init's step: the project injection (the operations of domains/ come first).
 void register_disclosure_operations(Registry& registry);
-
-/// The project injection `system.init` performs: renders the templates into .cleo/templates/ and
-/// refreshes the block of the instruction files that already exist (never creates one). Returns
-/// the files it wrote as [{file, action}].
-Result<json::Value> inject_after_init(const Registry& registry, const std::filesystem::path& root);
 
 }  // namespace ct::disclosure

@@ -147,6 +147,16 @@ OperationSpec* Registry::find_mutable(std::string_view domain, std::string_view 
   return nullptr;
 }
 
+void Registry::add_step(std::string_view domain, std::string_view name, Step step) {
+  OperationSpec* spec = find_mutable(domain, name);
+  assert(spec && spec->handler && "a step follows a registered handler");
+  spec->handler = [handler = std::move(spec->handler), step = std::move(step)](Context& context,
+                                                                             const Params& params) -> Result<Reply> {
+    CT_TRY_ASSIGN(Reply reply, handler(context, params));
+    return step(context, params, std::move(reply));
+  };
+}
+
 void Registry::add_plugin(OperationSpec spec) {
   if (OperationSpec* native = find_mutable(spec.domain, spec.name)) {
     *native = std::move(spec);  // it carries the native operation's params, projections included

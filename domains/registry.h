@@ -123,6 +123,9 @@ struct Reply {
 };
 
 using Handler = std::function<Result<Reply>(Context&, const Params&)>;
+/// What a higher layer adds to an operation registered below it (Registry::add_step): it runs after
+/// the handler succeeds, in the same transaction, and turns the handler's reply into the call's.
+using Step = std::function<Result<Reply>(Context&, const Params&, Reply)>;
 
 struct OperationSpec {
   std::string_view domain;
@@ -201,9 +204,10 @@ class Registry {
   const OperationSpec* find(std::string_view domain, std::string_view name) const;
   /// The operation of `domain` (on `gateway`) that lists `word` among its aliases, or null.
   const OperationSpec* find_alias(std::string_view domain, std::string_view word, Gateway gateway) const;
-  /// For the product's assembly only: a higher layer extending an operation it registers on top
-  /// of (e.g. system.init also writing the agent instructions). Null when absent.
-  OperationSpec* find_mutable(std::string_view domain, std::string_view name);
+  /// A higher layer's step after the handler of an operation registered below it (disclosure/
+  /// writes the agent instructions after system.init). The operation declares what the step adds
+  /// where it is declared, in its `returns`; nothing else of its spec changes.
+  void add_step(std::string_view domain, std::string_view name, Step step);
   std::span<const OperationSpec> operations() const { return specs_; }
   /// Domains in the canonical order of PRODUCT.md §5 that have at least one operation
   /// (for `gateway`, only domains with an operation on that gateway), then plug-ins' own domains.
@@ -219,6 +223,8 @@ class Registry {
   std::string_view own(std::string text);
 
  private:
+  OperationSpec* find_mutable(std::string_view domain, std::string_view name);
+
   std::vector<OperationSpec> specs_;
   std::vector<std::string_view> plugin_domains_;  // domains only plug-ins serve, in first-seen order
   std::shared_ptr<std::deque<std::string>> strings_;

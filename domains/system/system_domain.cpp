@@ -158,7 +158,9 @@ void register_system_domain(Registry& registry) {
                 .summary = "Create a CLEO project (.cleo/ with tasks.db and config.json) here",
                 .params = {{.name = "force", .type = ParamType::Bool,
                             .description = "Create it even inside another project (a nested project)"}},
-                .returns = "{root, created, db?}; E_ALREADY_EXISTS note when the project exists",
+                // disclosure/ adds the project injection as a step after the handler (Registry::add_step).
+                .returns = "{root, created, db?, instructions?[{file, action}] (files written by the project "
+                           "injection)}; E_ALREADY_EXISTS note when the project exists",
                 .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::InvalidInput},
                 .examples = {{R"({})", "initialise the current project"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init",
