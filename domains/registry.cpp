@@ -6,6 +6,14 @@
 
 #include "domains/projection.h"
 
+// The registration functions of domains/ (domains/operations.def), declared once.
+#define CT_REGISTER_OPERATIONS(ns, function) \
+  namespace ns {                              \
+  void function(Registry& registry);          \
+  }
+#include "domains/operations.def"
+#undef CT_REGISTER_OPERATIONS
+
 namespace ct {
 
 std::string_view to_string(Gateway gateway) { return gateway == Gateway::Query ? "query" : "mutate"; }
@@ -210,38 +218,10 @@ std::vector<std::string> Registry::operation_names(std::string_view domain, Gate
   return out;
 }
 
-void register_tasks_domain(Registry& registry);
-void register_session_domain(Registry& registry);
-void register_system_domain(Registry& registry);
-void register_validate_domain(Registry& registry);
-void register_providers_domain(Registry& registry);
-void register_system_admin(Registry& registry);
-void register_system_ops(Registry& registry);
-void register_system_store(Registry& registry);
-void register_system_capabilities(Registry& registry);
-void register_release_domain(Registry& registry);
-void register_issues_domain(Registry& registry);
-void register_orchestrate_domain(Registry& registry);
-void register_skills_domain(Registry& registry);
-void register_research_domain(Registry& registry);
-void register_lifecycle_domain(Registry& registry);
-
 void register_domain_operations(Registry& registry) {
-  register_tasks_domain(registry);
-  register_session_domain(registry);
-  register_system_domain(registry);
-  register_system_admin(registry);
-  register_system_ops(registry);
-  register_system_store(registry);
-  register_system_capabilities(registry);
-  register_validate_domain(registry);
-  register_orchestrate_domain(registry);
-  register_research_domain(registry);
-  register_lifecycle_domain(registry);
-  register_release_domain(registry);
-  register_issues_domain(registry);
-  register_skills_domain(registry);
-  register_providers_domain(registry);
+#define CT_REGISTER_OPERATIONS(ns, function) ns::function(registry);
+#include "domains/operations.def"
+#undef CT_REGISTER_OPERATIONS
 }
 
 }  // namespace ct

@@ -230,7 +230,8 @@ class Registry {
   std::shared_ptr<std::deque<std::string>> strings_;
 };
 
-/// Registers every operation implemented in domains/. The product's registry (these plus the
+/// Registers every operation implemented in domains/: calls the functions domains/operations.def
+/// lists, in its order. The product's registry (these plus the
 /// operations of higher layers such as disclosure/) is assembled by `registry()` in
 /// disclosure/product.h; handlers reach it through Context::registry, never through a global.
 void register_domain_operations(Registry& registry);

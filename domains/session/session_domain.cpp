@@ -389,7 +389,3 @@ void register_operations(Registry& registry) {
 }
 
 }  // namespace ct::session
-
-namespace ct {
-void register_session_domain(Registry& registry) { session::register_operations(registry); }
-}  // namespace ct

@@ -898,15 +898,4 @@ void register_tasks_mutations(Registry& registry) {
                 .tier = 2, .shortcut = "import", .text_view = TextView::Imported, .handler = import_tasks});
 }
 
-void register_tasks_queries(Registry& registry);
-void register_tasks_undo(Registry& registry);
-
 }  // namespace ct::tasks
-
-namespace ct {
-void register_tasks_domain(Registry& registry) {
-  tasks::register_tasks_queries(registry);
-  tasks::register_tasks_mutations(registry);
-  tasks::register_tasks_undo(registry);
-}
-}  // namespace ct
