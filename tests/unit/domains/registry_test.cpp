@@ -75,6 +75,19 @@ TEST_CASE("the tasks domain has the operations of PRODUCT.md §5 (analyze comes 
   CHECK(r.find("system", "version"));
 }
 
+TEST_CASE("the dashboard may run task mutations only, the ones its page offers", "[registry]") {
+  std::vector<std::string> runs;
+  for (const auto& spec : registry().operations())
+    if (spec.dashboard) {
+      INFO(spec.full_name());
+      CHECK(spec.domain == "tasks");
+      CHECK(spec.gateway == Gateway::Mutate);
+      runs.push_back(spec.full_name());
+    }
+  CHECK(runs == std::vector<std::string>{"tasks.add", "tasks.update", "tasks.complete", "tasks.reopen", "tasks.start",
+                                         "tasks.stop"});
+}
+
 TEST_CASE("domain lists follow the canonical order and the gateway", "[registry]") {
   const Registry& r = registry();
   auto all = r.domains();
