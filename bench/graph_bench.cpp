@@ -61,9 +61,7 @@ Row measure(Router& router, std::int64_t size, std::string op, double target_ms,
 void bench_size(std::int64_t size, const fs::path& dir, const Options& options, std::vector<Row>& rows) {
   fs::create_directories(dir);
   RouterOptions router_options;
-  router_options.project_dir = dir;
-  router_options.agent = "ct_bench_graph";
-  Router router(registry(), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(registry(), Workspace::open(dir), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   call(router, mutate("system", "init", json::Value::object()));
 
   std::mt19937 random(20261123);

@@ -184,9 +184,7 @@ std::vector<std::string> prepare_store(const fs::path& dir, const Options& optio
   }
   fs::create_directories(dir);
   RouterOptions router_options;
-  router_options.project_dir = dir;
-  router_options.agent = "ct_bench_http_load";
-  Router router(registry(), router_options, std::make_unique<FixedClock>(*parse_iso8601(std::string(kFixedTime))));
+  Router router(registry(), Workspace::open(dir), router_options, std::make_unique<FixedClock>(*parse_iso8601(std::string(kFixedTime))));
   call(router, mutate("system", "init", json::Value::object()));
   Workload workload(options.seed);
   std::vector<std::string> ids;

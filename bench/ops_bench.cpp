@@ -89,9 +89,7 @@ Options parse(int argc, char** argv) {
 
 std::unique_ptr<Router> open_router(const fs::path& dir) {
   RouterOptions options;
-  options.project_dir = dir;
-  options.agent = "ct_bench_ops";
-  return std::make_unique<Router>(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  return std::make_unique<Router>(registry(), Workspace::open(dir), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
 }
 
 int build(const Options& options) {

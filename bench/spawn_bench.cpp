@@ -66,9 +66,9 @@ int main(int argc, char** argv) {
 
   // A project whose tasks.show is served by a plug-in that answers at once.
   RouterOptions options;
-  options.project_dir = dir;
+  std::shared_ptr<Workspace> workspace = Workspace::open(dir);
   {
-    Router init(registry(), options, std::make_unique<SystemClock>());
+    Router init(registry(), workspace, options, std::make_unique<SystemClock>());
     init.dispatch({Gateway::Mutate, "system", "init", json::Value()});
     init.dispatch({Gateway::Mutate, "tasks", "add", *json::parse(R"({"title":"Benchmark task"})")});
   }
@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
   std::ofstream(plugin) << "#!/bin/sh\necho '{\"success\":true,\"data\":{\"id\":\"T001\",\"title\":\"Benchmark task\"}}'\n";
   ::chmod(plugin.c_str(), 0755);
   auto plugins = capability::with_plugins(registry(), *json::parse(R"({"tasks.show":{"command":["./show.sh"]}})"));
-  Router native(registry(), options, std::make_unique<SystemClock>());
-  Router plugged(plugins.registry, options, std::make_unique<SystemClock>());
+  Router native(registry(), workspace, options, std::make_unique<SystemClock>());
+  Router plugged(plugins.registry, workspace, options, std::make_unique<SystemClock>());
   Request show{Gateway::Query, "tasks", "show", *json::parse(R"({"id":"T001"})")};
   if (!native.dispatch(show).success || !plugged.dispatch(show).success) {
     std::fprintf(stderr, "ct_bench_spawn: the calls failed\n");

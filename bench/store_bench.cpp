@@ -342,12 +342,10 @@ void bench_size(std::int64_t size, const fs::path& dir, const fs::path& scratch,
                 std::vector<Row>& rows, std::vector<FillReport>& fills) {
   fs::create_directories(dir);
   RouterOptions router_options;
-  router_options.project_dir = dir;
-  router_options.agent = "ct_bench_store";
   // On PostgreSQL (CLEO_DATABASE_URL), each size is a store of its own: a fresh schema.
   if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0')
     ::setenv("CLEO_DATABASE_SCHEMA", ("bench_" + std::to_string(size) + "_" + std::to_string(::getpid())).c_str(), 1);
-  Router router(registry(), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(registry(), Workspace::open(dir), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   call(router, mutate("system", "init", json::Value::object()));
 
   // Same seed for every size: the 1k store is the first 1k tasks of the 10k store, and so on.

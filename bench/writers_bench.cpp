@@ -217,8 +217,7 @@ ChainResult chain_cost(const Options& options, const fs::path& project) {
   fs::remove_all(project);
   fs::create_directories(project);
   RouterOptions router_options;
-  router_options.project_dir = project;
-  Router router(registry(), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(registry(), Workspace::open(project), router_options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   auto dispatch = [&](Gateway gateway, const char* domain, const char* operation, const std::string& params) {
     auto parsed = json::parse(params);
     Envelope envelope = router.dispatch({gateway, domain, operation, parsed ? *parsed : json::Value::object()});

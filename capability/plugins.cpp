@@ -300,17 +300,14 @@ PluginRegistry with_plugins(const Registry& base, const json::Value& engines) {
   return out;
 }
 
-const Registry& project_registry(const Registry& base, const std::optional<std::filesystem::path>& project_dir,
-                                 std::vector<std::string>* warnings) {
+const Registry& project_registry(const Registry& base, Workspace& workspace, std::vector<std::string>* warnings) {
   static std::once_flag once;
   static const Registry* loaded = &base;
   static std::vector<std::string> found_warnings;
   std::call_once(once, [&] {
-    auto project = find_project(project_dir);
-    if (!project) return;
-    auto config = Config::load(project->config_path());
-    if (!config) return;  // the router reports a broken config on the first call
-    const json::Value& engines = config->get("engines");
+    auto state = workspace.state(/*opening=*/true);
+    if (!state) return;  // no project; or the router reports a broken config on the first call
+    const json::Value& engines = state->config->get("engines");
     if (!engines.is_object() || engines.as_object().empty()) return;
     static PluginRegistry plugins = with_plugins(base, engines);
     loaded = &plugins.registry;

@@ -24,6 +24,7 @@
 
 #include "core/json.h"
 #include "domains/registry.h"
+#include "domains/workspace.h"
 
 namespace ct::capability {
 
@@ -36,11 +37,10 @@ struct PluginRegistry {
 /// declaration is skipped with a warning; the others still load.
 PluginRegistry with_plugins(const Registry& base, const json::Value& engines);
 
-/// The registry of this process: `base` plus the plug-ins of the project found from
-/// `project_dir` (else CLEO_ROOT, else the working directory upward), loaded on first use. No
-/// project, or no plug-ins: `base` itself. Warnings go to `warnings` on the first call only.
-const Registry& project_registry(const Registry& base, const std::optional<std::filesystem::path>& project_dir,
-                                 std::vector<std::string>* warnings = nullptr);
+/// The registry of this process: `base` plus the plug-ins of the workspace's project, loaded on
+/// first use. No project, or no plug-ins: `base` itself. Warnings go to `warnings` on the first
+/// call only.
+const Registry& project_registry(const Registry& base, Workspace& workspace, std::vector<std::string>* warnings = nullptr);
 
 /// The envelope a plug-in wrote, checked: its reply, or the error it reported (a code the
 /// operation declares, else E_ENGINE_FAILED), or E_ENGINE_FAILED saying what is wrong with it.

@@ -36,7 +36,6 @@
 #include "disclosure/product.h"
 #include "domains/registry.h"
 #include "domains/router.h"
-#include "engines/project/project.h"
 #include "engines/adapters/subprocess.h"
 
 namespace ct::cli {
@@ -50,14 +49,26 @@ bool env_is(const char* name, std::initializer_list<std::string_view> values) {
   return false;
 }
 
-/// --json anywhere before "--" (needed before CLI11 has parsed, to report routing errors).
-bool json_requested(const std::vector<std::string>& args) {
-  if (env_is("CLEO_FORMAT", {"json", "JSON"})) return true;
-  for (const auto& arg : args) {
-    if (arg == "--") break;
-    if (arg == "--json") return true;
+/// What is read from argv before CLI11 parses it, in one pass: the project (the registry it is
+/// parsed against holds the project's plug-in engines) and --json (to report routing errors).
+struct EarlyOptions {
+  std::optional<std::filesystem::path> project;  // --project DIR
+  bool json = false;                             // --json, or CLEO_FORMAT=json
+};
+
+EarlyOptions early_options(const std::vector<std::string>& args) {
+  EarlyOptions early;
+  early.json = env_is("CLEO_FORMAT", {"json", "JSON"});
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--json") early.json = true;
+    if (args[i] == "--project" && i + 1 < args.size()) {
+      if (!early.project) early.project = args[i + 1];
+    } else if (args[i].starts_with("--project=") && !early.project) {
+      early.project = args[i].substr(10);
+    }
   }
-  return false;
+  return early;
 }
 
 void write(std::FILE* stream, const std::string& text) {
@@ -138,8 +149,8 @@ std::string binding_key() {
   return "sid-" + std::to_string(::getsid(0));
 }
 
-std::optional<std::filesystem::path> bindings_dir(const std::optional<std::filesystem::path>& project_dir) {
-  auto project = find_project(project_dir);
+std::optional<std::filesystem::path> bindings_dir(Workspace& workspace) {
+  auto project = workspace.project();
   if (!project) return std::nullopt;
   return project->cleo_dir() / "bindings";
 }
@@ -168,11 +179,11 @@ struct Binding {
 
 /// The session a command runs in: --session, then CLEO_SESSION, then this terminal's binding
 /// ("" = none; the router then adopts the project's only active session not bound elsewhere).
-Binding resolve_session(const GlobalOptions& globals, const std::optional<std::filesystem::path>& project_dir) {
+Binding resolve_session(const GlobalOptions& globals, Workspace& workspace) {
   Binding binding;
   if (!globals.session.empty()) return {globals.session, "--session", {}};
   if (const char* env = std::getenv("CLEO_SESSION"); env && *env) return {env, "CLEO_SESSION", {}};
-  auto dir = bindings_dir(project_dir);
+  auto dir = bindings_dir(workspace);
   if (!dir) return binding;
   const std::string own = binding_key();
   std::error_code ec;
@@ -191,8 +202,8 @@ Binding resolve_session(const GlobalOptions& globals, const std::optional<std::f
 
 /// After a session operation: the binding it left is kept for this terminal (session.start and
 /// resume bind, end, close and suspend unbind).
-void remember_session(const std::optional<std::filesystem::path>& project_dir, const std::string& session) {
-  auto dir = bindings_dir(project_dir);
+void remember_session(Workspace& workspace, const std::string& session) {
+  auto dir = bindings_dir(workspace);
   if (!dir) return;
   const std::filesystem::path file = *dir / binding_key();
   std::error_code ec;
@@ -207,17 +218,6 @@ void remember_session(const std::optional<std::filesystem::path>& project_dir, c
 bool is_session_error(ErrorCode code) {
   return code == ErrorCode::TaskNotInScope || code == ErrorCode::SessionRequired || code == ErrorCode::SessionNotFound ||
          code == ErrorCode::TaskClaimed || code == ErrorCode::ScopeConflict;
-}
-
-/// The value of --project before the command line is parsed (the registry it is parsed against
-/// holds the project's plug-in engines).
-std::optional<std::filesystem::path> project_argument(const std::vector<std::string>& args) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--") break;
-    if (args[i] == "--project" && i + 1 < args.size()) return args[i + 1];
-    if (args[i].starts_with("--project=")) return args[i].substr(10);
-  }
-  return std::nullopt;
 }
 
 /// `ct completion SHELL`: the script to source (or install) for that shell.
@@ -243,15 +243,15 @@ int print_completion_script(const std::vector<std::string>& args, const Output& 
 
 /// `ct __complete WORD... CURRENT` (what the completion scripts run): one candidate per line.
 /// Task ids come from the project's store when there is one; nothing is printed on any failure.
-int print_completions(const Registry& operations, std::vector<std::string> words) {
+int print_completions(const Registry& operations, const std::shared_ptr<Workspace>& workspace,
+                      std::vector<std::string> words) {
   words.erase(words.begin());
   if (!words.empty() && words.front() == "--") words.erase(words.begin());
   if (words.empty()) words.emplace_back();
   TaskIds task_ids = [&](std::string_view prefix) {
     RouterOptions options;
-    if (auto dir = project_argument(words)) options.project_dir = *dir;
     options.budget_replies = false;
-    Router router(operations, std::move(options), clock_from_environment());
+    Router router(operations, workspace, std::move(options), clock_from_environment());
     json::Value params = json::Value::object();
     params.set("fields", json::Value::array_of(std::vector<std::string>{"id"}));
     params.set("sort", "updated");
@@ -273,9 +273,7 @@ int print_completions(const Registry& operations, std::vector<std::string> words
 /// The router of one `ct` command: what a person at a terminal asked for, whole.
 RouterOptions person_options(const GlobalOptions& globals, bool json) {
   RouterOptions options;
-  if (!globals.project.empty()) options.project_dir = globals.project;
   options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
-  options.adopt_only_active_session = true;
   options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
   options.drop_echoes = json;              // the text view shows the outcome whole
@@ -296,7 +294,8 @@ std::string with_error(const std::string& form, const Error& error) {
 /// one tasks.update with ifVersion (nobody else's change is overwritten). A form that does not read,
 /// or an update the task's rules refuse, opens the editor again with the error on top (at a
 /// terminal; a scripted editor gets one round); leaving the form as it was cancels.
-int run_edit(const Registry& operations, const std::vector<std::string>& args, Output& output) {
+int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& workspace,
+             const std::vector<std::string>& args, Output& output) {
   CLI::App app("Edit a task in $VISUAL or $EDITOR (else vi): the changes are one update, applied only if "
                "nobody changed the task meanwhile",
                "ct edit");
@@ -314,14 +313,12 @@ int run_edit(const Registry& operations, const std::vector<std::string>& args, O
     return report_failure(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct edit --help"), output);
   }
   output.json = output.json || globals.json;
-  RouterOptions options = person_options(globals, output.json);
-  std::optional<std::filesystem::path> project_dir = options.project_dir;
-  Router router(operations, std::move(options), clock_from_environment());
-  router.set_session(resolve_session(globals, project_dir).session);
+  Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
+  const Caller caller{.session = resolve_session(globals, *workspace).session, .adopt_only_active_session = true};
   json::Value show = json::Value::object();
   show.set("id", id);
   show.set("detail", "full");
-  Envelope shown = router.dispatch({Gateway::Query, "tasks", "show", show});
+  Envelope shown = router.dispatch({Gateway::Query, "tasks", "show", show, caller});
   if (!shown.success) return report_failure(*shown.error, output);
   const std::string task_id = shown.data["id"].as_string();
 
@@ -406,7 +403,7 @@ int run_edit(const Registry& operations, const std::vector<std::string>& args, O
     params.set("id", task_id);
     params.set("ifVersion", shown.data["version"]);
     if (!globals.reason.empty()) params.set("reason", globals.reason);
-    Envelope updated = router.dispatch({Gateway::Mutate, "tasks", "update", params});
+    Envelope updated = router.dispatch({Gateway::Mutate, "tasks", "update", params, caller});
     if (!updated.success && updated.error && round < rounds &&
         (updated.error->code == ErrorCode::InvalidParams || updated.error->code == ErrorCode::Validation)) {
       last_error = *updated.error;
@@ -427,23 +424,26 @@ int run_edit(const Registry& operations, const std::vector<std::string>& args, O
 }
 
 int run_checked(const std::vector<std::string>& args) {
+  // The project is found once, here: everything below reaches it through the workspace.
+  const EarlyOptions early = early_options(args);
+  std::shared_ptr<Workspace> workspace = Workspace::open(early.project);
   std::vector<std::string> plugin_warnings;
-  const Registry& operations = capability::project_registry(registry(), project_argument(args), &plugin_warnings);
+  const Registry& operations = capability::project_registry(registry(), *workspace, &plugin_warnings);
   Output output;
-  output.json = json_requested(args);
+  output.json = early.json;
   output.render.out.color = color_enabled(STDOUT_FILENO);
   output.render.err.color = color_enabled(STDERR_FILENO);
   output.render.width = terminal_width(STDOUT_FILENO);
   output.render.now = clock_from_environment()->now();
 
-  if (!args.empty() && args.front() == "__complete") return print_completions(operations, args);
+  if (!args.empty() && args.front() == "__complete") return print_completions(operations, workspace, args);
   for (const auto& warning : plugin_warnings)
     write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
   if (!args.empty() && args.front() == "completion") return print_completion_script(args, output);
-  if (!args.empty() && args.front() == "edit") return run_edit(operations, args, output);
+  if (!args.empty() && args.front() == "edit") return run_edit(operations, workspace, args, output);
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
-  if (!route.server.empty()) return run_server_command(route.server, args);
+  if (!route.server.empty()) return run_server_command(route.server, args, nullptr, workspace);
 
   CommandTree tree(operations, route);
   auto parsed = parse_command(tree, args, InputSource::system());
@@ -481,20 +481,19 @@ int run_checked(const std::vector<std::string>& args) {
     }
   }
 
-  RouterOptions options = person_options(globals, output.json);
-  std::optional<std::filesystem::path> project_dir = options.project_dir;
-  Router router(operations, std::move(options), clock_from_environment());
-  const Binding binding = resolve_session(globals, project_dir);
-  router.set_session(binding.session);
-  router.set_never_adopt(binding.elsewhere);
-  Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params};
+  Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
+  const Binding binding = resolve_session(globals, *workspace);
+  Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params,
+                  {.session = binding.session, .adopt_only_active_session = true, .never_adopt = binding.elsewhere}};
   Envelope envelope = router.dispatch(request);
-  if (envelope.success && router.session() != binding.session) remember_session(project_dir, router.session());
-  if (!envelope.success && envelope.error && is_session_error(envelope.error->code) && !router.session().empty()) {
+  // The session this terminal is in now: the one it ran in, unless the call bound or unbound one.
+  const std::string session = envelope.rebind.value_or(binding.session);
+  if (envelope.rebind) remember_session(*workspace, session);
+  if (!envelope.success && envelope.error && is_session_error(envelope.error->code) && !session.empty()) {
     // Which session the call ran in, and how to choose another: the binding is per terminal.
     std::string from = binding.source.empty() ? "the project's only active session" : binding.source;
     envelope.error->fix += (envelope.error->fix.empty() ? "" : "; ") + std::string("this command ran in session ") +
-                           router.session() + " (from " + from + "); another one: --session ID or export CLEO_SESSION=ID";
+                           session + " (from " + from + "); another one: --session ID or export CLEO_SESSION=ID";
   }
 
   if (output.json) {
@@ -502,8 +501,8 @@ int run_checked(const std::vector<std::string>& args) {
   } else {
     Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
                                         tree.command() + " --help");
-    if (envelope.success && !router.session().empty() && router.session() != binding.session)
-      rendered.out += "Bound to this terminal. For another shell or agent: export CLEO_SESSION=" + router.session() + "\n";
+    if (envelope.success && !session.empty() && session != binding.session)
+      rendered.out += "Bound to this terminal. For another shell or agent: export CLEO_SESSION=" + session + "\n";
     write(stderr, rendered.err);
     write(stdout, rendered.out);
   }

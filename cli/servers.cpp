@@ -102,7 +102,8 @@ int exec_http_server(const std::vector<std::string>& args) {
                     .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
 }
 
-int run_server_command(std::string_view word, const std::vector<std::string>& args, HttpRunner run_http) {
+int run_server_command(std::string_view word, const std::vector<std::string>& args, HttpRunner run_http,
+                       std::shared_ptr<Workspace> workspace) {
   CLI::App app("ct — CLEO task management", "ct");
   ServerFlags flags;
   std::string summary;
@@ -155,7 +156,6 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
   }
 
   RouterOptions options;
-  if (!flags.project.empty()) options.project_dir = flags.project;
   options.read_only = flags.read_only || read_only_from_environment();
   // Servers run for hours: the store is checked once when first opened. Their callers are agents,
   // which may not name files outside the project (unless the project allows it).
@@ -166,12 +166,20 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
     log::Level level = log::Level::Warn;
     if (log::parse_level(flags.log_level, level)) log::set_level(level);
   }
-  if (word == "mcp") return mcp::run_stdio_server(options);
+  auto opened = [&] {
+    if (!workspace) {
+      std::optional<std::filesystem::path> dir;
+      if (!flags.project.empty()) dir = flags.project;
+      workspace = Workspace::open(std::move(dir));
+    }
+    return workspace;
+  };
+  if (word == "mcp") return mcp::run_stdio_server(opened(), options);
   if (word == "serve") {
     flags.http.allowed_origins = flags.origins;
     flags.http.dashboard = !flags.no_dashboard;
     if (!run_http) return exec_http_server(args);
-    return run_http(options, flags.http, stdout);
+    return run_http(opened(), options, flags.http, stdout);
   }
   mcp::ClientConfigRequest request;
   request.host = flags.client;

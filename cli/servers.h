@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,11 +26,12 @@ bool is_server_command(std::string_view word);
 
 /// What `serve` does once its flags are parsed. `ct` passes none and so execs the sibling
 /// `ct-serve` executable with the same arguments; `ct-serve` passes mcp::run_http_server.
-using HttpRunner = int (*)(const RouterOptions&, const mcp::HttpOptions&, std::FILE*);
+using HttpRunner = int (*)(std::shared_ptr<Workspace>, const RouterOptions&, const mcp::HttpOptions&, std::FILE*);
 
-/// Runs `word` (one of server_commands()) with the whole argv (without the program name).
-/// Returns the process exit code.
-int run_server_command(std::string_view word, const std::vector<std::string>& args,
-                       HttpRunner run_http = nullptr);
+/// Runs `word` (one of server_commands()) with the whole argv (without the program name), in
+/// `workspace` when the caller opened it already (else in the one --project names). Returns the
+/// process exit code.
+int run_server_command(std::string_view word, const std::vector<std::string>& args, HttpRunner run_http = nullptr,
+                       std::shared_ptr<Workspace> workspace = nullptr);
 
 }  // namespace ct::cli

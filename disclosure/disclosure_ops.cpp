@@ -115,7 +115,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
   if (params.flag("global")) {
     CT_TRY_ASSIGN(options.global_dirs, global_dirs_from_environment());
   } else {
-    CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+    CT_TRY_ASSIGN(Project project, context.workspace->project());
     options.root = project.root;
   }
   CT_TRY_ASSIGN(InjectReport report, inject(*context.registry, options));
@@ -160,7 +160,7 @@ Result<Reply> inject_for_provider(Context& context, const Params& params) {
   if (auto level = params.opt_integer("level")) options.level = static_cast<int>(*level);
   options.check = params.flag("dryRun");
   options.create = true;
-  CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+  CT_TRY_ASSIGN(Project project, context.workspace->project());
   options.root = project.root;
   CT_TRY_ASSIGN(InjectReport report, inject(*context.registry, options));
   json::Value data = json::Value::object();

@@ -15,6 +15,7 @@
 #include "engines/store/store.h"
 #include "domains/capabilities.h"
 #include "domains/registry.h"
+#include "domains/workspace.h"
 
 namespace ct {
 
@@ -25,7 +26,9 @@ class Context {
   Clock* clock = nullptr;
   const Config* config = nullptr;
   std::optional<Project> project;        // resolved project, when there is one
-  std::optional<std::filesystem::path> project_dir;  // --project / CLEO_ROOT as given
+  /// The project of the process (never null under the router): operations that run without the
+  /// store find the project, its directory as given (--project) and its config here.
+  Workspace* workspace = nullptr;
   std::string session;                   // current session id, empty when none
   std::string agent;                     // calling agent, when known
   bool agent_is_fixed = false;           // `agent` wins over the session's (RouterOptions)
@@ -54,7 +57,7 @@ class Context {
   /// caller named, else the working directory.
   std::filesystem::path root() const {
     if (project) return project->root;
-    return project_dir ? *project_dir : std::filesystem::current_path();
+    return workspace->dir() ? *workspace->dir() : std::filesystem::current_path();
   }
   /// `home`, else $HOME; E_CONFIG_ERROR when neither is set.
   Result<std::filesystem::path> home_dir() const {
@@ -71,10 +74,8 @@ class Context {
   bool may_leave_project() const {
     if (person) return true;
     if (project) return config->get_bool("security.allowOutsideProject");
-    auto found = find_project(project_dir);
-    if (!found) return false;
-    auto loaded = Config::load(found->config_path());
-    return loaded && loaded->get_bool("security.allowOutsideProject");
+    auto state = workspace->state(/*opening=*/true);
+    return state && state->config->get_bool("security.allowOutsideProject");
   }
   /// How a person lets agents past the project's edge, for the fix of a refusal by may_leave_project.
   static std::string let_agents_leave_project() {

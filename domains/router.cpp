@@ -27,22 +27,22 @@ namespace {
 /// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
 /// the project's only active one, and a write of the tasks domain is checked against
 /// session.enforcement and the bound session. Returns the warnings for the reply.
-Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool named, bool adopt,
-                                               const std::vector<std::string>& never_adopt) {
+Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool named,
+                                               const Caller& caller) {
   if (!context.store) return std::vector<std::string>{};
   if (named && !spec.needs_session) {
     // A session the call names must exist, whatever the call does in it (writes check more below).
     SessionEngine sessions(*context.store, *context.config, 0, nullptr);
     CT_TRY(sessions.get(context.session));
   }
-  if (context.session.empty() && adopt) {
+  if (context.session.empty() && caller.adopt_only_active_session) {
     SessionQuery active;
     active.statuses = {SessionStatus::Active};
-    active.limit = static_cast<std::int64_t>(never_adopt.size()) + 2;
+    active.limit = static_cast<std::int64_t>(caller.never_adopt.size()) + 2;
     CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
     // Another caller's session (bound to another terminal) is never taken over.
     std::erase_if(sessions, [&](const Session& s) {
-      return std::find(never_adopt.begin(), never_adopt.end(), s.id) != never_adopt.end();
+      return std::find(caller.never_adopt.begin(), caller.never_adopt.end(), s.id) != caller.never_adopt.end();
     });
     if (sessions.size() == 1) context.session = sessions.front().id;
   }
@@ -185,8 +185,9 @@ Envelope failure(Error error) {
   return envelope;
 }
 
-Router::Router(const Registry& registry, RouterOptions options, std::unique_ptr<Clock> clock)
-    : registry_(registry), options_(std::move(options)), clock_(std::move(clock)) {}
+Router::Router(const Registry& registry, std::shared_ptr<Workspace> workspace, RouterOptions options,
+               std::unique_ptr<Clock> clock)
+    : registry_(registry), workspace_(std::move(workspace)), options_(std::move(options)), clock_(std::move(clock)) {}
 
 Router::~Router() = default;
 
@@ -206,18 +207,16 @@ Result<Store*> Router::open_store() {
     refresh_config();
     if (store_) return store_.get();  // closed when the config now names another store
   }
-  CT_TRY_ASSIGN(Project project, find_project(options_.project_dir));
-  CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
-  StoreOptions store = store_options(config);
-  store.migration_backups = project.safety_backups_dir();
+  CT_TRY_ASSIGN(Workspace::State state, workspace_->state(/*opening=*/true));
+  StoreOptions store = store_options(*state.config);
+  store.migration_backups = state.project.safety_backups_dir();
   store.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
   store.clock = clock_.get();
-  std::unique_ptr<StoreBackend> backend = project_store(project);
+  std::unique_ptr<StoreBackend> backend = project_store(state.project);
   CT_TRY_ASSIGN(store_, backend->open(store));
   store_location_ = backend->location();
-  config_stamp_ = file_stamp(project.config_path());
-  project_ = std::move(project);
-  config_ = std::make_unique<Config>(std::move(config));
+  project_ = std::move(state.project);
+  config_ = std::move(state.config);
   if (options_.check_integrity_on_open) check_integrity_once();
   return store_.get();
 }
@@ -237,33 +236,24 @@ void Router::check_integrity_once() {
                "); writes are refused until a restore (ct restore, or system.restore) brings a good backup back");
 }
 
-/// config.json is read again when it changed since it was loaded (another process ran
-/// config.set): one stat per call. A file that no longer parses keeps the last good settings.
+/// The workspace's config as it is now (config.json is read again when another process changed
+/// it: one stat per call). It may name another store now: the next call opens that one.
 void Router::refresh_config() {
   if (!project_ || !config_) return;
-  FileStamp now = file_stamp(project_->config_path());
-  if (now == config_stamp_) return;
-  config_stamp_ = now;
-  auto reloaded = Config::load(project_->config_path());
-  if (!reloaded) {
-    log::warn("cannot reload " + project_->config_path().string() + ": " + reloaded.error().message +
-              "; keeping the settings loaded before");
-    return;
-  }
-  *config_ = std::move(*reloaded);
-  // The config may name another store now (system.store.migrate with use, storage.url edited by
-  // hand): the next call opens that one.
-  if (project_store(*project_)->location() != store_location_) close_store();
+  auto state = workspace_->state(/*opening=*/false);
+  if (!state) return;
+  config_ = std::move(state->config);
+  if (state->store_location != store_location_) close_store();
 }
 
-Context Router::new_context() {
+Context Router::new_context(const Caller& caller) {
   Context context;
   context.registry = &registry_;
   context.clock = clock_.get();
-  context.project_dir = options_.project_dir;
-  context.session = session_;
-  context.agent = options_.agent;
-  context.agent_is_fixed = options_.agent_is_fixed;
+  context.workspace = workspace_.get();
+  context.session = caller.session;
+  context.agent = caller.agent;
+  context.agent_is_fixed = caller.agent_is_fixed;
   static const Config kDefaults;
   context.config = &kDefaults;
   context.person = options_.outside_project_allowed;
@@ -304,7 +294,7 @@ Result<void> Router::without_store(const pipeline::Call& call, Context& context,
   // operations made for that (recovery, health) run, without it.
   const bool damaged = why.details["damaged"] == json::Value(true) || why.code == ErrorCode::NotInitialized;
   if (!call.spec->runs_on_damaged_store || !damaged) return fail(std::move(why));
-  auto project = find_damaged_project(options_.project_dir);
+  auto project = find_damaged_project(workspace_->dir());
   if (!project) return fail(std::move(why));
   close_store();
   context.store = nullptr;
@@ -457,9 +447,9 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
   return ok;
 }
 
-Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) {
-  CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, raw, options_.read_only));
-  Context context = new_context();
+Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) {
+  CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, request.params, options_.read_only));
+  Context context = new_context(request.caller);
   if (!call.common.session_id.empty()) context.session = call.common.session_id;
   std::optional<Config> damaged_config;
   CT_TRY(attach_store(call, context, damaged_config));
@@ -481,8 +471,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) 
   CT_TRY_ASSIGN(std::optional<Envelope> replay, replayed(call, context));
   if (replay) return std::move(*replay);
   CT_TRY_ASSIGN(std::vector<std::string> session_warnings,
-                check_session(spec, context, !call.common.session_id.empty(), options_.adopt_only_active_session,
-                              never_adopt_));
+                check_session(spec, context, !call.common.session_id.empty(), request.caller));
 
   const std::int64_t reply_budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
   Envelope ok;
@@ -520,7 +509,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const json::Value& raw) 
         {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok), now}, now - kIdempotencyWindowMs));
   }
   CT_TRY(tx.commit());
-  if (context.rebind) session_ = std::move(*context.rebind);
+  if (context.rebind && *context.rebind != request.caller.session) ok.rebind = std::move(*context.rebind);
   if (context.config_changed) refresh_config();
   return ok;
 }
@@ -530,7 +519,7 @@ Envelope Router::dispatch(const Request& request) {
   auto routed = pipeline::route(registry_, request);
   if (!routed) return failure(std::move(routed.error()));
   const OperationSpec& spec = **routed;
-  auto ran = run(spec, request.params);
+  auto ran = run(spec, request);
   Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
 
   // Every error carries a fix: where the code that raised it gave none, the code's own remedy.

@@ -11,22 +11,37 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/file_stamp.h"
 #include "core/json.h"
 #include "domains/context.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
+#include "domains/workspace.h"
 #include "engines/project/config.h"
 #include "engines/project/project.h"
 #include "engines/store/store.h"
 
 namespace ct {
 
+/// Who makes a call and the session it runs in. Each request carries its caller; the transport
+/// (the stdio loop, an HTTP session, the CLI's terminal binding) keeps what a reply rebinds.
+struct Caller {
+  std::string session;  // the session the call runs in ("" = none)
+  std::string agent;    // recorded in the audit trail when the session names none (an MCP client's name)
+  /// `agent` is recorded even on writes in a session that names another agent: a person acting
+  /// on an agent's session (the dashboard's write mode) stays who they are.
+  bool agent_is_fixed = false;
+  /// CLI: with no session, adopt the project's only active session (if exactly one)…
+  bool adopt_only_active_session = false;
+  /// …that is not one of these (sessions bound to other terminals).
+  std::vector<std::string> never_adopt;
+};
+
 struct Request {
   Gateway gateway = Gateway::Query;
   std::string domain;
   std::string operation;
   json::Value params;  // an object, or null for none
+  Caller caller = {};
 };
 
 struct Envelope {
@@ -37,6 +52,9 @@ struct Envelope {
   std::optional<Page> page;
   std::optional<ErrorCode> note;   // success with a note (100–102)
   json::Value meta;                // operational metadata, only when the caller asked (meta: true)
+  /// The caller's session after the call, when the call changed it (session.start/resume bind,
+  /// end/close unbind): the transport sends it with the caller's next calls. Not on the wire.
+  std::optional<std::string> rebind;
 
   /// 0 on plain success, 100–102 for notes, the error's exit code on failure.
   int exit_code() const;
@@ -53,15 +71,9 @@ Envelope failure(Error error);
 /// The router gives it to every failure without a fix.
 std::string fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id);
 
+/// How a transport's routers serve every call (the caller travels in each Request).
 struct RouterOptions {
-  std::optional<std::filesystem::path> project_dir;  // --project; else CLEO_ROOT; else walk up
-  bool read_only = false;                            // mutate → E_MUTATION_DISABLED, unless a dry_run param is set
-  std::string agent;                                 // recorded in the audit trail
-  /// `agent` is recorded even on writes in a session that names another agent: a person acting
-  /// on an agent's session (the dashboard's write mode) stays who they are.
-  bool agent_is_fixed = false;
-  /// CLI: with no session set, adopt the project's only active session (if exactly one).
-  bool adopt_only_active_session = false;
+  bool read_only = false;  // mutate → E_MUTATION_DISABLED, unless a dry_run param is set
   /// The caller is a person at the command line (`ct`), who may name files outside the project and
   /// change the config keys only people set (SetBy::People). Agents — MCP over stdio or HTTP, the
   /// dashboard — are not: they reach outside only where security.allowOutsideProject is set, and
@@ -82,36 +94,30 @@ struct RouterOptions {
   CapabilityResolver* capabilities = nullptr;
 };
 
-/// One router per connection or CLI invocation: it owns a store connection, opened lazily on the
-/// first call that needs the project. Not thread-safe; give each worker its own.
+/// A router serves calls on one store connection, opened lazily on the first call that needs the
+/// project (found through the workspace it is given). It keeps nothing of its callers between
+/// calls, so a pooled router serves any connection. Not thread-safe; give each worker its own.
 class Router {
  public:
-  Router(const Registry& registry, RouterOptions options, std::unique_ptr<Clock> clock);
+  Router(const Registry& registry, std::shared_ptr<Workspace> workspace, RouterOptions options,
+         std::unique_ptr<Clock> clock);
   ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
 
   Envelope dispatch(const Request& request);
   const Registry& operations() const { return registry_; }
-  /// The session new calls run in ("" = none); set by the session layer.
-  void set_session(std::string session) { session_ = std::move(session); }
-  /// Sessions this caller must never adopt as "the only active one" (CLI: bound to other terminals).
-  void set_never_adopt(std::vector<std::string> sessions) { never_adopt_ = std::move(sessions); }
-  /// The agent recorded on writes when the session names none (an MCP client's name).
-  void set_agent(std::string agent) { options_.agent = std::move(agent); }
-  /// The session the caller is bound to now (session.start/resume bind, end/close unbind).
-  const std::string& session() const { return session_; }
   /// The store's change signal (Store::change_stamp), opening the store when needed: a watcher
   /// calls it on a timer with a router of its own and compares.
   Result<std::int64_t> change_stamp();
 
  private:
   // The stages of a call (domains/pipeline.h) that need the router's state.
-  Result<Envelope> run(const OperationSpec& spec, const json::Value& raw);
+  Result<Envelope> run(const OperationSpec& spec, const Request& request);
   /// A bulk call (pipeline::Call::ids): the handler once per task inside `tx`.
   Result<Envelope> run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
                             std::vector<std::string> warnings, std::int64_t reply_budget);
-  Context new_context();
+  Context new_context(const Caller& caller);
   Result<void> check_capability(const OperationSpec& spec, Context& context);
   Result<void> attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config);
   Result<void> without_store(const pipeline::Call& call, Context& context, Error why,
@@ -129,15 +135,14 @@ class Router {
   void check_integrity_once();
 
   const Registry& registry_;
+  std::shared_ptr<Workspace> workspace_;
   RouterOptions options_;
   std::unique_ptr<Clock> clock_;
+  // Of the open store: the project and config it was opened with (the config as last refreshed).
   std::optional<Project> project_;
-  std::unique_ptr<Config> config_;
-  FileStamp config_stamp_;
+  std::shared_ptr<const Config> config_;
   std::string store_location_;  // where the open store is (StoreBackend::location())
   std::unique_ptr<Store> store_;
-  std::string session_;
-  std::vector<std::string> never_adopt_;
 };
 
 }  // namespace ct

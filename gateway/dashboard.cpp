@@ -276,8 +276,6 @@ HttpResponse Dashboard::login(const HttpRequest& request) {
 
 RouterOptions dashboard_router_options(const RouterOptions& server, bool write) {
   RouterOptions people = server;
-  people.agent = "human@dashboard";
-  people.agent_is_fixed = true;
   people.read_only = server.read_only || !write;
   people.budget_replies = false;  // the page pages through lists itself
   people.outside_project_allowed = false;
@@ -304,7 +302,9 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
   };
   std::string gateway = text("gateway");
   if (gateway != "query" && gateway != "mutate") return problem(400, "gateway must be \"query\" or \"mutate\"");
-  Request call{gateway == "query" ? Gateway::Query : Gateway::Mutate, text("domain"), text("operation"), json::Value()};
+  // Recorded as a person at the dashboard, even in an agent's session.
+  Request call{gateway == "query" ? Gateway::Query : Gateway::Mutate, text("domain"), text("operation"), json::Value(),
+               {.agent = "human@dashboard", .agent_is_fixed = true}};
   if (const json::Value* params = parsed->find("params"); params && !params->is_null()) {
     if (!params->is_object()) return problem(400, "params must be an object");
     call.params = *params;

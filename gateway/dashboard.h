@@ -102,16 +102,17 @@ struct DashboardOptions {
   ChangeFeed::Options feed;
 };
 
-/// The options of the page's routers, from the server's: writes recorded as human@dashboard (even
-/// in an agent's session), read-only unless `write`, lists never cut to an agent's reply budget.
+/// The options of the page's routers, from the server's: read-only unless `write`, lists never
+/// cut to an agent's reply budget (its calls are recorded as human@dashboard, even in an agent's
+/// session).
 /// Whoever reaches the page is not known to be the person at this machine: like an agent, it names
 /// no file outside the project and changes no config key only people set (SetBy::People).
 RouterOptions dashboard_router_options(const RouterOptions& server, bool write);
 
 class Dashboard {
  public:
-  /// `make_router` makes the routers of /api (and one for the feed): they should record writes as
-  /// human@dashboard and be read-only unless options.write.
+  /// `make_router` makes the routers of /api (and one for the feed): they should be read-only
+  /// unless options.write (dashboard_router_options).
   Dashboard(RouterFactory make_router, std::span<const DashboardFile> files, DashboardOptions options);
   ~Dashboard();
 

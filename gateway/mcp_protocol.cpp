@@ -401,11 +401,9 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
     if (!stray.empty()) {
       envelope = argument_error("unexpected argument '" + stray + "': operation parameters go inside params", stray);
     } else {
-      router.set_session(connection.session);
-      router.set_agent(connection.client_name);
-      envelope = router.dispatch(
-          {gateway, arguments["domain"].as_string(), arguments["operation"].as_string(), arguments["params"]});
-      connection.session = router.session();
+      envelope = router.dispatch({gateway, arguments["domain"].as_string(), arguments["operation"].as_string(),
+                                  arguments["params"], {.session = connection.session, .agent = connection.client_name}});
+      if (envelope.rebind) connection.session = *envelope.rebind;
     }
   }
   std::string tail;

@@ -38,8 +38,8 @@ struct Connection {
   bool initialized = false;      // notifications/initialized received
   std::string client_name;
   std::string client_version;
-  /// The CLEO session this connection is bound to ("" = none). HTTP routers are pooled, so the
-  /// connection, not the router, is the source of truth between calls.
+  /// The CLEO session this connection is bound to ("" = none): sent with each call, and changed
+  /// by the replies that rebind it (routers keep no caller state).
   std::string session;
 };
 

@@ -1,5 +1,6 @@
 // Routers for the threads of a server: a router is not thread-safe and keeps a database
-// connection, so a worker borrows one for a request and gives it back.
+// connection, so a worker borrows one for a request and gives it back. A router keeps nothing of
+// its callers (each request carries its own), so any idle one serves any connection.
 #pragma once
 
 #include <functional>

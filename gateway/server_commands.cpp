@@ -9,7 +9,6 @@
 #include "core/version.h"
 #include "disclosure/help_levels.h"
 #include "disclosure/injection.h"
-#include "engines/project/project.h"
 #include "engines/adapters/subprocess.h"
 #include "disclosure/product.h"
 #include "domains/providers/providers.h"
@@ -17,31 +16,32 @@
 
 namespace ct::mcp {
 
-ServerInfo server_info(const Registry& operations, const std::optional<std::filesystem::path>& project_dir) {
+ServerInfo server_info(const Registry& operations, std::shared_ptr<Workspace> workspace) {
   // Level 0 of the help is what every agent gets on connecting. It renders from embedded
   // templates that the tests render too, so a failure here is a build defect.
   auto instructions = disclosure::level0(operations);
   ServerInfo info{"cleo", std::string(product_version()), instructions ? *instructions : instructions.error().message, {}};
   // A host that loads a current CLEO block from its instruction file gets a pointer to it instead.
-  info.tailored_instructions = [&operations, project_dir](std::string_view client) -> std::optional<std::string> {
-    auto project = find_project(project_dir);
+  if (!workspace) return info;
+  info.tailored_instructions = [&operations, workspace](std::string_view client) -> std::optional<std::string> {
+    auto project = workspace->project();
     if (!project) return std::nullopt;
     return disclosure::block_pointer_instructions(operations, project->root, client);
   };
   return info;
 }
 
-const Registry& served_registry(const RouterOptions& router_options) {
+const Registry& served_registry(Workspace& workspace) {
   std::vector<std::string> warnings;
-  const Registry& operations = capability::project_registry(registry(), router_options.project_dir, &warnings);
+  const Registry& operations = capability::project_registry(registry(), workspace, &warnings);
   for (const auto& warning : warnings) log::warn(warning);
   return operations;
 }
 
-int run_stdio_server(const RouterOptions& router_options) {
-  const Registry& operations = served_registry(router_options);
-  Protocol protocol(operations, server_info(operations, router_options.project_dir));
-  Router router(operations, router_options, clock_from_environment());
+int run_stdio_server(std::shared_ptr<Workspace> workspace, const RouterOptions& router_options) {
+  const Registry& operations = served_registry(*workspace);
+  Protocol protocol(operations, server_info(operations, workspace));
+  Router router(operations, workspace, router_options, clock_from_environment());
   return serve_stdio(protocol, router, stdin, stdout);
 }
 

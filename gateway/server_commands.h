@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,21 +18,21 @@
 namespace ct::mcp {
 
 /// `ct mcp`: serves MCP on stdin/stdout until stdin closes.
-int run_stdio_server(const RouterOptions& router_options);
+int run_stdio_server(std::shared_ptr<Workspace> workspace, const RouterOptions& router_options);
 
 /// The MCP server identity and instructions: level 0, or for a host that loads a current CLEO
-/// block from its instruction file in the project (found from `project_dir` as the router finds
-/// it), a line pointing at that block (disclosure::block_pointer_instructions).
-ServerInfo server_info(const Registry& operations = registry(),
-                       const std::optional<std::filesystem::path>& project_dir = std::nullopt);
+/// block from its instruction file in the workspace's project, a line pointing at that block
+/// (disclosure::block_pointer_instructions).
+ServerInfo server_info(const Registry& operations = registry(), std::shared_ptr<Workspace> workspace = nullptr);
 /// The registry a server serves: the product's plus the project's plug-in engines (loaded once;
 /// a declaration that is skipped is logged with the reason).
-const Registry& served_registry(const RouterOptions& router_options);
+const Registry& served_registry(Workspace& workspace);
 
 /// `ct serve`: initialises the project when needed, prints the URL and a client configuration
 /// to `out`, then serves until SIGINT or SIGTERM. Defined in programs/serve_http.cpp, linked only
 /// into the `ct-serve` executable (with ct_gateway_http, the libmicrohttpd transport).
-int run_http_server(const RouterOptions& router_options, const HttpOptions& http_options, std::FILE* out);
+int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& router_options,
+                    const HttpOptions& http_options, std::FILE* out);
 
 /// Hosts that `ct mcp-config` knows, in the order shown by --help.
 std::vector<std::string> config_hosts();

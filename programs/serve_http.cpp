@@ -19,14 +19,15 @@
 
 namespace ct::mcp {
 
-int run_http_server(const RouterOptions& router_options, const HttpOptions& http_options, std::FILE* out) {
+int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& router_options,
+                    const HttpOptions& http_options, std::FILE* out) {
   // Initialise the project when there is none yet: `ct serve` is the one command to get going.
   {
     // Not the integrity check: it reads the whole file (0.14 s at 65k tasks, 1.6 s at 1M) and
     // would hold the port closed. The first call a worker serves runs it, once per process.
     RouterOptions probe_options = router_options;
     probe_options.check_integrity_on_open = false;
-    Router router(registry(), probe_options, clock_from_environment());
+    Router router(registry(), workspace, probe_options, clock_from_environment());
     Envelope probe = router.dispatch({Gateway::Query, "tasks", "exists", json::Value(json::Value::Object{{"id", "T001"}})});
     if (!probe.success && probe.error && probe.error->code == ErrorCode::NotInitialized) {
       Envelope init = router.dispatch({Gateway::Mutate, "system", "init", json::Value()});
@@ -54,8 +55,8 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
     if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 2 * kReserved)
       options.max_connections = std::min<std::size_t>(options.max_connections, files.rlim_cur - kReserved);
   }
-  const Registry& operations = served_registry(router_options);
-  Protocol protocol(operations, server_info(operations, router_options.project_dir));
+  const Registry& operations = served_registry(*workspace);
+  Protocol protocol(operations, server_info(operations, workspace));
   std::shared_ptr<Dashboard> dashboard;
   if (options.dashboard) {
     // The page's calls: recorded as a person at the dashboard, even in an agent's session, and
@@ -65,16 +66,20 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
     dashboard_options.write = !people.read_only;
     dashboard_options.token = options.token;
     dashboard_options.allowed_origins = options.allowed_origins;
-    if (auto project = find_project(router_options.project_dir)) dashboard_options.project = project->root.string();
+    if (auto project = workspace->project()) dashboard_options.project = project->root.string();
     if (const char* dir = std::getenv("CLEO_DASHBOARD_DIR"); dir != nullptr && *dir != '\0')
       dashboard_options.files_dir = std::filesystem::path(dir);
     dashboard = std::make_shared<Dashboard>(
-        [people, &operations] { return std::make_unique<Router>(operations, people, clock_from_environment()); },
+        [workspace, people, &operations] {
+          return std::make_unique<Router>(operations, workspace, people, clock_from_environment());
+        },
         embedded_dashboard_files(), std::move(dashboard_options));
   }
   HttpServer server(
       protocol,
-      [router_options, &operations] { return std::make_unique<Router>(operations, router_options, clock_from_environment()); },
+      [workspace, router_options, &operations] {
+        return std::make_unique<Router>(operations, workspace, router_options, clock_from_environment());
+      },
       options, dashboard);
   if (auto bound = server.bind(); !bound) {
     std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());
@@ -98,7 +103,7 @@ int run_http_server(const RouterOptions& router_options, const HttpOptions& http
   // The entry a host needs: with a token, one that names the variable holding it (never the token).
   ClientConfigRequest request;
   request.http_url = url;
-  request.project = router_options.project_dir;
+  request.project = workspace->dir();
   if (!http_options.token.empty()) request.token_env = std::string(providers::kTokenEnv);
   if (auto config = client_config(request))
     std::fprintf(out, "Claude Code (%s):\n%s", config->location.c_str(), config->snippet.c_str());

@@ -92,7 +92,7 @@ Result<Reply> detect(Context& context, const Params&) {
   const char* path = std::getenv("PATH");
   const std::vector<std::string> env = {"PATH=" + std::string(path ? path : "")};
   std::optional<fs::path> root;
-  if (auto project = find_project(context.project_dir)) root = project->root;
+  if (auto project = context.workspace->project()) root = project->root;
   auto home = context.home_dir();
   json::Value rows = json::Value::array();
   json::Value found_ids = json::Value::array();
@@ -175,7 +175,7 @@ Result<Reply> install(Context& context, const Params& params) {
     CT_TRY_ASSIGN(base, context.home_dir());
     label = "~/" + std::string(*relative);
   } else {
-    CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+    CT_TRY_ASSIGN(Project project, context.workspace->project());
     base = project.root;
     label = std::string(*relative);
   }

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 /// The project this call sees, when there is one (the skills domain runs outside projects too).
 std::optional<fs::path> project_root(const Context& context) {
   if (context.project) return context.project->root;
-  auto found = find_project(context.project_dir);
+  auto found = context.workspace->project();
   if (!found) return std::nullopt;
   return found->root;
 }
@@ -143,7 +143,7 @@ Result<Scope> scope_of(const Context& context, const Params& params, std::string
                       .with_detail("field", "scope"));
     CT_TRY_ASSIGN(scope.base, context.home_dir());
   } else {
-    CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+    CT_TRY_ASSIGN(Project project, context.workspace->project());
     scope.base = project.root;
   }
   scope.folder = skills_folder(scope.base);

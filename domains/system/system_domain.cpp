@@ -17,7 +17,7 @@ namespace {
 
 Result<Reply> init(Context& context, const Params& params) {
   namespace fs = std::filesystem;
-  fs::path root = init_target(context.project_dir);
+  fs::path root = init_target(context.workspace->dir());
   std::error_code ec;
   root = fs::absolute(root, ec);
   if (ec || !fs::is_directory(root, ec))

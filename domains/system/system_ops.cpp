@@ -564,7 +564,7 @@ json::Value steps_json(const std::vector<MigrationStep>& steps) {
 /// Runs without the router opening the store (which would migrate it on open): it reads the
 /// schema version first, so a dry run can list what is pending, and a real run backs up first.
 Result<Reply> migrate(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+  CT_TRY_ASSIGN(Project project, context.workspace->project());
   std::unique_ptr<StoreBackend> backend = project_store(project);
   auto info = backend->inspect(/*check=*/false);
   if (!info && info.error().code == ErrorCode::NotFound)

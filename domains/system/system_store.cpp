@@ -37,7 +37,7 @@ json::Value backend_json(const StoreBackend& backend) {
 }
 
 Result<Reply> store_migrate(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Project project, find_project(context.project_dir));
+  CT_TRY_ASSIGN(Project project, context.workspace->project());
   const std::string to = params.str("to");
   const std::string schema = params.opt_str("schema").value_or(std::string(kDefaultStoreSchema));
   if (url_has_password(to))

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ct-synthetic-help: %s\n", (!level0 ? level0.error() : level1.error()).message.c_str());
     return 1;
   }
-  ct::mcp::Protocol protocol(grown, ct::mcp::server_info(grown, std::nullopt));
+  ct::mcp::Protocol protocol(grown, ct::mcp::server_info(grown));
   std::string text;
   ct::json::Writer w(text);
   w.begin_object();

@@ -37,16 +37,15 @@ inline std::filesystem::path hermetic_environment(std::string_view target) {
 }
 
 /// Router options as the MCP servers use them (cli/servers.cpp).
-inline RouterOptions server_router_options(const std::filesystem::path& project) {
+inline RouterOptions server_router_options() {
   RouterOptions options;
-  options.project_dir = project;
   options.check_integrity_on_open = true;
   options.outside_project_allowed = false;
   return options;
 }
 
 inline std::unique_ptr<Router> make_router(const std::filesystem::path& project) {
-  return std::make_unique<Router>(registry(), server_router_options(project), clock_from_environment());
+  return std::make_unique<Router>(registry(), Workspace::open(project), server_router_options(), clock_from_environment());
 }
 
 /// Removes `project` and initialises a new one there (system.init, what `ct init` runs).

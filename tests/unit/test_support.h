@@ -42,6 +42,26 @@ inline std::string pg_schema(const std::filesystem::path& file) {
   return name;
 }
 
+/// A caller over a router, as a transport is one: its session travels with each call and follows
+/// the replies that bind or unbind one.
+class Client {
+ public:
+  explicit Client(std::unique_ptr<Router> router) : router_(std::move(router)) {}
+  Envelope dispatch(Request request) {
+    request.caller = caller_;
+    Envelope envelope = router_->dispatch(request);
+    if (envelope.rebind) caller_.session = *envelope.rebind;
+    return envelope;
+  }
+  const std::string& session() const { return caller_.session; }
+  void set_session(std::string session) { caller_.session = std::move(session); }
+  Router& router() { return *router_; }
+
+ private:
+  std::unique_ptr<Router> router_;
+  Caller caller_;
+};
+
 /// A router on an initialised project in a temp dir, with a fixed clock and a home directory of
 /// its own (another temp dir).
 class Project {
@@ -70,11 +90,14 @@ class Project {
   }
 
   Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
-    return router_->dispatch({Gateway::Query, std::move(domain), std::move(operation), parse_json(params)});
+    return dispatch({Gateway::Query, std::move(domain), std::move(operation), parse_json(params)});
   }
   Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
-    return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
+    return dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
   }
+  /// The session query and mutate run in ("" = none): bound and unbound by session operations.
+  const std::string& session() const { return caller_.session; }
+  void set_session(std::string session) { caller_.session = std::move(session); }
   /// A mutation by a person at the command line (`ct`), who may also change the config keys only
   /// people set (SetBy::People); `mutate` calls as an agent does.
   Envelope mutate_as_person(std::string domain, std::string operation, std::string_view params = "{}") {
@@ -88,6 +111,8 @@ class Project {
     return e.data["id"].as_string();
   }
   const std::filesystem::path& dir() const { return dir_.path(); }
+  /// The project as its routers see it (a router of a test's own shares it).
+  const std::shared_ptr<Workspace>& workspace() const { return workspace_; }
   /// Replaces .cleo/config.json with `json` (on PostgreSQL, keeping the keys that name the store).
   void write_config(std::string_view json) {
     { std::ofstream(dir_.path() / ".cleo" / "config.json", std::ios::trunc) << json; }
@@ -109,17 +134,25 @@ class Project {
     return true;
   }
 
+  Envelope dispatch(Request request) {
+    request.caller = caller_;
+    Envelope envelope = router_->dispatch(request);
+    if (envelope.rebind) caller_.session = *envelope.rebind;
+    return envelope;
+  }
+
   std::unique_ptr<Router> make_router(bool person) const {
     RouterOptions options;
-    options.project_dir = dir_.path();
     options.home = home_.path();  // user-scope files (skills, agent hosts) never touch the real $HOME
     options.outside_project_allowed = person;
-    return std::make_unique<Router>(registry(), options,
+    return std::make_unique<Router>(registry(), workspace_, options,
                                     std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
 
   TempDir dir_;
   TempDir home_;
+  std::shared_ptr<Workspace> workspace_ = Workspace::open(dir_.path());
+  Caller caller_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<Router> person_;
 };

@@ -30,8 +30,7 @@ struct PluginProject {
   void serve(std::string_view engines) {
     plugins = with_plugins(ct::registry(), parse_json(engines));
     RouterOptions options;
-    options.project_dir = project.dir();
-    router = std::make_unique<Router>(plugins.registry, options,
+    router = std::make_unique<Router>(plugins.registry, Workspace::open(project.dir()), options,
                                       std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
   Envelope call(Gateway gateway, std::string domain, std::string operation, std::string_view params = "{}") {
@@ -187,9 +186,8 @@ TEST_CASE("plug-ins are in the capability matrix", "[plugins][capability]") {
   p.serve(R"({"x.tool": {"command": ["surely-not-installed-tool"], "gateway": "query", "summary": "s"}})");
   capability::ProbeResolver resolver({"PATH=/nonexistent"});
   RouterOptions options;
-  options.project_dir = p.project.dir();
   options.capabilities = &resolver;
-  Router router(p.plugins.registry, options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(p.plugins.registry, Workspace::open(p.project.dir()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   Envelope matrix = router.dispatch({Gateway::Query, "system", "capabilities", parse_json(R"({"domain":"x"})")});
   REQUIRE(matrix.success);
   REQUIRE(matrix.data.as_array().size() == 1);

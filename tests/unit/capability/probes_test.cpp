@@ -167,9 +167,8 @@ TEST_CASE("the router refuses an unavailable operation before anything runs", "[
   spec.external = spec.handler;
   registry.add(spec);
   RouterOptions options;
-  options.project_dir = project.dir();
   options.capabilities = &resolver;
-  Router router(registry, options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(registry, Workspace::open(project.dir()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   Envelope refused = router.dispatch({Gateway::Mutate, "release", "probe", json::Value::object()});
   REQUIRE_FALSE(refused.success);
   CHECK(refused.error->code == ErrorCode::CapabilityUnavailable);
@@ -190,9 +189,8 @@ TEST_CASE("system.capabilities lists the matrix; health summarises it", "[capabi
   FakeBin bin;
   ProbeResolver resolver(bin.env(false));
   RouterOptions options;
-  options.project_dir = project.dir();
   options.capabilities = &resolver;
-  Router router(ct::registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(ct::registry(), Workspace::open(project.dir()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   Envelope all = router.dispatch({Gateway::Query, "system", "capabilities", test::parse_json(R"({"domain":"tasks"})")});
   REQUIRE(all.success);
   REQUIRE_FALSE(all.data.as_array().empty());

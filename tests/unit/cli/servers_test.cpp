@@ -9,7 +9,7 @@ namespace {
 
 std::optional<ct::mcp::HttpOptions> received;
 
-int capture(const ct::RouterOptions&, const ct::mcp::HttpOptions& options, std::FILE*) {
+int capture(std::shared_ptr<ct::Workspace>, const ct::RouterOptions&, const ct::mcp::HttpOptions& options, std::FILE*) {
   received = options;
   return 0;
 }

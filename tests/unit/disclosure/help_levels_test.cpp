@@ -215,8 +215,7 @@ TEST_CASE("system.help serves the levels with a hash and honours knownHash", "[d
 TEST_CASE("system.help works without a project", "[disclosure][help]") {
   test::TempDir empty;
   RouterOptions options;
-  options.project_dir = empty.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(empty.path()), options, std::make_unique<FixedClock>(0));
   Envelope help = router.dispatch({Gateway::Query, "system", "help", test::parse_json(R"({"level":0})")});
   REQUIRE(help.success);
   CHECK(help.data["content"].as_string().starts_with("CLEO"));

@@ -278,8 +278,7 @@ TEST_CASE("system.inject through the router: notes, drift as E_OUTDATED, init in
   test::TempDir dir;
   write(dir.path() / "CLAUDE.md", "mine\n");
   RouterOptions options;
-  options.project_dir = dir.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto call = [&](Gateway gateway, std::string operation, std::string_view params) {
     return router.dispatch({gateway, "system", std::move(operation), test::parse_json(params)});
   };
@@ -372,8 +371,7 @@ TEST_CASE("a block keeps its level: inject, check and init without a level leave
   write(dir.path() / "CLAUDE.md", "mine\n");
   write(dir.path() / "AGENTS.md", "agents\n");
   RouterOptions options;
-  options.project_dir = dir.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto call = [&](std::string operation, std::string_view params) {
     return router.dispatch({Gateway::Mutate, "system", std::move(operation), test::parse_json(params)});
   };
@@ -424,14 +422,12 @@ TEST_CASE("inject --check runs in read-only mode; writing is refused", "[disclos
   write(dir.path() / "CLAUDE.md", "mine\n");
   {
     RouterOptions writable;
-    writable.project_dir = dir.path();
-    Router router(registry(), writable, std::make_unique<FixedClock>(0));
+    Router router(registry(), Workspace::open(dir.path()), writable, std::make_unique<FixedClock>(0));
     REQUIRE(router.dispatch({Gateway::Mutate, "system", "init", json::Value()}).success);
   }
   RouterOptions options;
-  options.project_dir = dir.path();
   options.read_only = true;
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto call = [&](std::string_view params) {
     return router.dispatch({Gateway::Mutate, "system", "inject", test::parse_json(params)});
   };
@@ -471,8 +467,7 @@ TEST_CASE("concurrent injections in one process use their own temp files", "[dis
 TEST_CASE("system.inject with no instruction file is not 'current': an E_NO_DATA note that says how", "[disclosure][injection]") {
   test::TempDir dir;
   RouterOptions options;
-  options.project_dir = dir.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto call = [&](std::string_view params) {
     return router.dispatch({Gateway::Mutate, "system", "inject", test::parse_json(params)});
   };

@@ -46,10 +46,9 @@ class Host {
   Host() { fs::create_directories(home_.path()); }
   std::unique_ptr<Router> router() const {
     RouterOptions options;
-    options.project_dir = project_.dir();
     options.home = home_.path();
     options.outside_project_allowed = true;
-    return std::make_unique<Router>(registry(), options,
+    return std::make_unique<Router>(registry(), Workspace::open(project_.dir()), options,
                                     std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z"), 0));
   }
   Envelope install(std::string_view params) const {

@@ -31,10 +31,9 @@ class HomeProject {
   explicit HomeProject(bool person) {
     fs::create_directories(home_.path());
     RouterOptions options;
-    options.project_dir = project_.dir();
     options.home = home_.path();
     options.outside_project_allowed = person;
-    router_ = std::make_unique<Router>(registry(), options,
+    router_ = std::make_unique<Router>(registry(), Workspace::open(project_.dir()), options,
                                        std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
   Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {

@@ -462,8 +462,7 @@ TEST_CASE("a schema-4 store is backed up, then upgraded with the releases table 
   test::downgrade_store(db, 4);
   REQUIRE(inspect_sqlite_file(db, false)->schema_version == 4);
   RouterOptions options;
-  options.project_dir = p.dir();
-  Router fresh(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
+  Router fresh(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
   Envelope created = fresh.dispatch({Gateway::Mutate, "release", "create", test::parse_json(R"({"version":"1.0.0"})")});
   INFO(to_json(created));
   REQUIRE(created.success);

@@ -86,9 +86,8 @@ TEST_CASE("read-only mode refuses every mutation and allows queries", "[router]"
   test::Project p;
   p.add(R"({"title":"Task one"})");
   RouterOptions options;
-  options.project_dir = p.dir();
   options.read_only = true;
-  Router ro(registry(), options, std::make_unique<FixedClock>(0));
+  Router ro(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(0));
   auto refused = ro.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(R"({"title":"Nope nope"})")});
   CHECK(code_of(refused) == "E_MUTATION_DISABLED");
   auto allowed = ro.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")});
@@ -111,8 +110,7 @@ TEST_CASE("read-only mode refuses every mutation and allows queries", "[router]"
 TEST_CASE("no project: a clear error that points at init, not a crash", "[router]") {
   test::TempDir dir;
   RouterOptions options;
-  options.project_dir = dir.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto e = router.dispatch({Gateway::Query, "tasks", "list", json::Value()});
   CHECK(code_of(e) == "E_NOT_INITIALIZED");
   CHECK(e.error->fix.find("init") != std::string::npos);
@@ -125,8 +123,7 @@ TEST_CASE("a corrupt database is E_FILE_ERROR with a fix", "[router]") {
   std::filesystem::create_directories(dir.path() / ".cleo");
   std::ofstream(dir.path() / ".cleo" / "tasks.db") << "this is not a database, just some text that is long enough";
   RouterOptions options;
-  options.project_dir = dir.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto e = router.dispatch({Gateway::Query, "tasks", "list", json::Value()});
   CHECK(code_of(e) == "E_FILE_ERROR");
   CHECK(e.exit_code() == 3);
@@ -137,9 +134,8 @@ TEST_CASE("a locked store waits, then fails with the retryable E_LOCK_TIMEOUT", 
   test::Project p;
   p.write_config(R"({"storage":{"busyTimeoutMs":100}})");
   RouterOptions options;
-  options.project_dir = p.dir();
-  Router holder(registry(), options, std::make_unique<FixedClock>(0));
-  Router waiter(registry(), options, std::make_unique<FixedClock>(0));
+  Router holder(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(0));
+  Router waiter(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(0));
   // The holder's store is opened by a first call; then we hold its write lock by hand.
   REQUIRE(holder.dispatch({Gateway::Query, "tasks", "list", json::Value()}).success);
   auto store = test::backend_for(p.dir() / ".cleo" / "tasks.db")->open(StoreOptions{.busy_timeout_ms = 100});
@@ -177,8 +173,7 @@ namespace {
 
 std::unique_ptr<Router> second_router(const std::filesystem::path& dir) {
   RouterOptions options;
-  options.project_dir = dir;
-  return std::make_unique<Router>(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  return std::make_unique<Router>(registry(), Workspace::open(dir), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
 }
 
 Envelope call(Router& router, Gateway gateway, std::string domain, std::string operation, std::string_view params) {
@@ -234,8 +229,7 @@ TEST_CASE("init inside another project refuses to nest one unless forced", "[rou
   test::Project outer;
   std::filesystem::create_directories(outer.dir() / "sub" / "deeper");
   RouterOptions options;
-  options.project_dir = outer.dir() / "sub" / "deeper";
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(outer.dir() / "sub" / "deeper"), options, std::make_unique<FixedClock>(0));
   auto refused = router.dispatch({Gateway::Mutate, "system", "init", json::Value::object()});
   CHECK(code_of(refused) == "E_INVALID_INPUT");
   CHECK(refused.error->details["enclosing"].as_string() == std::filesystem::absolute(outer.dir()).lexically_normal().string());

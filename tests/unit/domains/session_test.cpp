@@ -18,14 +18,15 @@ using ct::test::code_of;
 namespace {
 
 /// A second caller on the same project (its own router: its own binding, its own connection).
-std::unique_ptr<Router> other_router(const test::Project& p) {
-  RouterOptions options;
-  options.project_dir = p.dir();
-  return std::make_unique<Router>(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+std::unique_ptr<test::Client> other_router(const test::Project& p) {
+  return std::make_unique<test::Client>(std::make_unique<Router>(
+      registry(), Workspace::open(p.dir()), RouterOptions{},
+      std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z"))));
 }
 
-Envelope call(Router& router, Gateway gateway, std::string domain, std::string operation, std::string_view params = "{}") {
-  return router.dispatch({gateway, std::move(domain), std::move(operation), test::parse_json(params)});
+Envelope call(test::Client& client, Gateway gateway, std::string domain, std::string operation,
+              std::string_view params = "{}") {
+  return client.dispatch({gateway, std::move(domain), std::move(operation), test::parse_json(params)});
 }
 
 /// T001 epic > T002, T003 (T003 > T004); T005 on its own.
@@ -58,7 +59,7 @@ TEST_CASE("session.start binds the caller; status, show and list see it", "[sess
   CHECK(id.size() == 16);
   CHECK_FALSE(started.data.contains("scope"));  // the caller's own input is not echoed
   CHECK_FALSE(started.data.contains("name"));
-  CHECK(p.router().session() == id);
+  CHECK(p.session() == id);
 
   auto status = p.query("session", "status");
   REQUIRE(status.success);
@@ -176,12 +177,10 @@ TEST_CASE("two processes racing tasks.start on one task: exactly one wins", "[se
   auto child = [&](const std::string& session) {
     pid_t pid = fork();
     if (pid != 0) return pid;
-    RouterOptions options;
-    options.project_dir = p.dir();
-    Router router(registry(), options, std::make_unique<FixedClock>(0));
-    router.set_session(session);
+    Router router(registry(), Workspace::open(p.dir()), RouterOptions{}, std::make_unique<FixedClock>(0));
     while (!std::filesystem::exists(go)) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    Envelope e = router.dispatch({Gateway::Mutate, "tasks", "start", test::parse_json(R"({"id":"T002"})")});
+    Envelope e = router.dispatch({Gateway::Mutate, "tasks", "start", test::parse_json(R"({"id":"T002"})"),
+                                  {.session = session}});
     _exit(e.success ? 0 : e.exit_code());
   };
   pid_t first = child(a);
@@ -218,20 +217,20 @@ TEST_CASE("end, suspend, resume, note, history", "[session][lifecycle]") {
   auto suspended = p.mutate("session", "suspend", R"({"note":"lunch"})");  // the earlier name of notes
   CHECK(p.query("session", "show", R"({"id":")" + id + R"("})").data["notes"].as_string() == "lunch");
   CHECK(suspended.data.dump() == R"({"id":")" + id + R"("})");
-  CHECK(p.router().session().empty());
+  CHECK(p.session().empty());
   // The claim survives a suspension.
   CHECK(p.query("session", "show", R"({"id":")" + id + R"("})").data["focus"].as_string() == "T002");
   // A suspended session cannot write.
-  p.router().set_session(id);
+  p.set_session(id);
   CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T003","priority":"low"})")) == "E_SESSION_REQUIRED");
-  p.router().set_session("");
+  p.set_session("");
 
   auto resumed = p.mutate("session", "resume", R"({"id":")" + id + R"("})");
   REQUIRE(resumed.success);
   CHECK(resumed.data["status"].as_string() == "active");
   CHECK(resumed.data["focus"].as_string() == "T002");
   CHECK(resumed.data["nextAction"].as_string() == "finish T002");
-  CHECK(p.router().session() == id);
+  CHECK(p.session() == id);
 
   auto history = p.query("session", "history");
   REQUIRE(history.success);
@@ -243,7 +242,7 @@ TEST_CASE("end, suspend, resume, note, history", "[session][lifecycle]") {
   auto ended = p.mutate("session", "end", R"({"notes":"handing over"})");
   CHECK(ended.data.dump() == R"({"id":")" + id + R"("})");
   CHECK(p.query("session", "show", R"({"id":")" + id + R"("})").data["notes"].as_string() == "handing over");
-  CHECK(p.router().session().empty());
+  CHECK(p.session().empty());
   CHECK(p.query("tasks", "show", R"({"id":"T002"})").data["status"].as_string() == "pending");  // released
   CHECK(p.mutate("session", "end", R"({"id":")" + id + R"("})").note == ErrorCode::NoChange);
   CHECK(code_of(p.mutate("session", "end")) == "E_SESSION_REQUIRED");
@@ -276,9 +275,8 @@ TEST_CASE("gc ends idle sessions and archives old ones; dryRun changes nothing",
   std::string old = start(p, R"({"scope":"global"})");
   REQUIRE(p.mutate("session", "end", R"({"id":")" + old + R"("})").success);
   // Much later: a router whose clock is 40 days on.
-  RouterOptions options;
-  options.project_dir = p.dir();
-  Router later(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-02-10T00:00:00Z")));
+  test::Client later(std::make_unique<Router>(registry(), Workspace::open(p.dir()), RouterOptions{},
+                                             std::make_unique<FixedClock>(*parse_iso8601("2026-02-10T00:00:00Z"))));
   auto preview = call(later, Gateway::Mutate, "session", "gc", R"({"dryRun":true})");
   REQUIRE(preview.success);
   CHECK(preview.data["dryRun"].as_bool());

@@ -42,10 +42,9 @@ class SkillsProject {
   explicit SkillsProject(bool person = true) {
     fs::create_directories(home_.path());
     RouterOptions options;
-    options.project_dir = project_.dir();
     options.home = home_.path();
     options.outside_project_allowed = person;
-    router_ = std::make_unique<Router>(registry(), options,
+    router_ = std::make_unique<Router>(registry(), Workspace::open(project_.dir()), options,
                                        std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
   Envelope query(std::string operation, std::string_view params = "{}") {
@@ -278,10 +277,9 @@ TEST_CASE("skills run outside a project: built-ins and user skills, no project s
   test::TempDir nowhere, home;
   spit(skills_folder(home.path()) / "mine.md", skill_text("mine"));
   RouterOptions options;
-  options.project_dir = nowhere.path();
   options.home = home.path();
   options.outside_project_allowed = true;
-  Router router(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(registry(), Workspace::open(nowhere.path()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   Envelope listed = router.dispatch({Gateway::Query, "skills", "list", json::Value()});
   REQUIRE(listed.success);
   CHECK(listed.data.size() == 8);

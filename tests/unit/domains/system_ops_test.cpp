@@ -23,8 +23,7 @@ namespace fs = std::filesystem;
 /// Another router on the same project whose clock starts at `iso` (a later call, a later day).
 std::unique_ptr<Router> router_at(const fs::path& dir, std::string_view iso) {
   RouterOptions options;
-  options.project_dir = dir;
-  return std::make_unique<Router>(registry(), options, std::make_unique<FixedClock>(*parse_iso8601(iso)));
+  return std::make_unique<Router>(registry(), Workspace::open(dir), options, std::make_unique<FixedClock>(*parse_iso8601(iso)));
 }
 
 Envelope call(Router& router, Gateway gateway, std::string domain, std::string operation,
@@ -292,9 +291,8 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
     // An MCP caller may not reach outside the project; a person on the command line may.
     CHECK(code_of(p.mutate("system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_INVALID_INPUT");
     RouterOptions cli;
-    cli.project_dir = p.dir();
     cli.outside_project_allowed = true;
-    Router person(registry(), cli, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+    Router person(registry(), Workspace::open(p.dir()), cli, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
     CHECK(code_of(call(person, Gateway::Mutate, "system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_NOT_FOUND");
 
     std::ofstream(p.dir() / ".cleo" / "backups" / "garbage.db") << "this is not a database, not at all";

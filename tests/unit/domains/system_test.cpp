@@ -165,8 +165,7 @@ TEST_CASE("backup writes a usable copy and keeps backup.keep files", "[system][b
   std::filesystem::create_directories(other.path() / ".cleo");
   std::filesystem::copy_file(file, other.path() / ".cleo" / "tasks.db");
   RouterOptions options;
-  options.project_dir = other.path();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(other.path()), options, std::make_unique<FixedClock>(0));
   auto shown = router.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")});
   REQUIRE(shown.success);
   CHECK(shown.data["title"].as_string() == "Saved task");

@@ -59,8 +59,7 @@ TEST_CASE("sibling limit from config", "[tasks][hierarchy]") {
   p.write_config(R"({"hierarchy":{"maxSiblings":2}})");
   // Config is read when a router opens the store: use a new router.
   RouterOptions options;
-  options.project_dir = p.dir();
-  Router router(registry(), options, std::make_unique<FixedClock>(0));
+  Router router(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(0));
   auto add = [&](std::string_view params) {
     return router.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(params)});
   };

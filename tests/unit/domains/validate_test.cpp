@@ -59,8 +59,7 @@ std::set<std::string> schema(test::Project& p) {
 /// router opened the store.
 std::set<std::string> schema_with_new_config(const test::Project& p) {
   RouterOptions options;
-  options.project_dir = p.dir();
-  Router router(registry(), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+  Router router(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   return found(test::as_report(router.dispatch({Gateway::Query, "validate", "schema", json::Value::object()})).data["problems"]);
 }
 

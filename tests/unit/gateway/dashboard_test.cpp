@@ -37,8 +37,7 @@ constexpr std::string_view kHost = "127.0.0.1:8808";
 RouterFactory people_routers(const std::filesystem::path& dir, bool write) {
   return [dir, write] {
     RouterOptions server;
-    server.project_dir = dir;
-    return std::make_unique<Router>(registry(), dashboard_router_options(server, write), std::make_unique<SystemClock>());
+    return std::make_unique<Router>(registry(), Workspace::open(dir), dashboard_router_options(server, write), std::make_unique<SystemClock>());
   };
 }
 
@@ -55,8 +54,7 @@ struct Site {
             protocol,
             [this] {
               RouterOptions options;
-              options.project_dir = project.dir();
-              return std::make_unique<Router>(registry(), options, std::make_unique<SystemClock>());
+              return std::make_unique<Router>(registry(), project.workspace(), options, std::make_unique<SystemClock>());
             },
             HttpOptions{.token = token}, dashboard) {}
 
@@ -195,7 +193,7 @@ TEST_CASE("Dashboard: write mode changes tasks as human@dashboard, even in an ag
   std::string one = first.data["id"].as_string();
   REQUIRE(s.project.mutate("tasks", "start", "{\"id\":\"" + held + "\"}").success);
   s.project.mutate("session", "suspend", "{\"id\":\"" + one + "\"}");
-  s.project.router().set_session("");
+  s.project.set_session("");
   Envelope second = s.project.mutate("session", "start", R"({"scope":"global","agent":"codex","name":"two"})");
   REQUIRE(second.success);
   std::string two = second.data["id"].as_string();
@@ -237,9 +235,8 @@ TEST_CASE("Dashboard: its callers are not a person at the command line: no confi
   // Its routers refuse keys only people set even where the page would pass the call on, and even
   // when the server's own options were a person's.
   RouterOptions server;
-  server.project_dir = s.project.dir();
   server.outside_project_allowed = true;
-  Router page(registry(), dashboard_router_options(server, true), std::make_unique<SystemClock>());
+  Router page(registry(), Workspace::open(s.project.dir()), dashboard_router_options(server, true), std::make_unique<SystemClock>());
   for (std::string_view params : {R"({"key":"security.allowOutsideProject","value":true})",
                                   R"({"key":"validate.testCommand","value":"sh -c id"})"}) {
     INFO(params);

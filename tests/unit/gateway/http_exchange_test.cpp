@@ -26,8 +26,7 @@ struct Endpoint {
       : exchange(protocol,
                  [this] {
                    RouterOptions router_options;
-                   router_options.project_dir = project.dir();
-                   return std::make_unique<Router>(registry(), router_options, std::make_unique<SystemClock>());
+                   return std::make_unique<Router>(registry(), project.workspace(), router_options, std::make_unique<SystemClock>());
                  },
                  std::move(options)) {}
 

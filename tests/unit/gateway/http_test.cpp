@@ -44,8 +44,7 @@ struct Server {
       : http(protocol,
              [this] {
                RouterOptions router_options;
-               router_options.project_dir = project.dir();
-               return std::make_unique<Router>(registry(), router_options, std::make_unique<SystemClock>());
+               return std::make_unique<Router>(registry(), project.workspace(), router_options, std::make_unique<SystemClock>());
              },
              with_port_zero(std::move(options))) {
     REQUIRE(http.bind());

@@ -1,0 +1,67 @@
+#include "domains/workspace.h"
+
+#include <system_error>
+
+#include "core/log.h"
+#include "engines/store/open/open_store.h"
+
+namespace ct {
+
+std::shared_ptr<Workspace> Workspace::open(std::optional<std::filesystem::path> explicit_dir) {
+  return std::make_shared<Workspace>(std::move(explicit_dir));
+}
+
+Workspace::Workspace(std::optional<std::filesystem::path> explicit_dir) : dir_(std::move(explicit_dir)) {
+  if (auto found = find_project(dir_)) project_ = std::move(*found);
+}
+
+Result<Project> Workspace::project() {
+  std::lock_guard lock(mutex_);
+  return project_locked();
+}
+
+Result<Project> Workspace::project_locked() {
+  std::error_code ec;
+  // A project whose tasks.db is still a file is still the project (one stat); anything else
+  // (none yet, a removed store, one on a server) is looked for again as find_project does.
+  if (project_ && std::filesystem::is_regular_file(project_->db_path(), ec)) return *project_;
+  auto found = find_project(dir_);
+  if (!found) {
+    project_.reset();
+    config_.reset();
+    return std::unexpected(std::move(found.error()));
+  }
+  if (!project_ || project_->root != found->root) {
+    project_ = *found;
+    config_.reset();
+  }
+  return *found;
+}
+
+Result<Workspace::State> Workspace::state(bool opening) {
+  std::lock_guard lock(mutex_);
+  if (opening || !project_) CT_TRY(project_locked());
+  const Project project = *project_;
+  const std::filesystem::path file = project.config_path();
+  FileStamp now = file_stamp(file);
+  // A store being opened needs the file as it is; one already open may go on with the settings
+  // read before when the file no longer parses.
+  if (!config_ || now != config_stamp_ || (opening && !config_read_whole_)) {
+    auto loaded = Config::load(file);
+    config_stamp_ = now;
+    config_read_whole_ = loaded.has_value();
+    if (loaded) {
+      config_ = std::make_shared<const Config>(std::move(*loaded));
+      // The config may name another store now (system.store.migrate with use, storage.url
+      // edited by hand): routers on the old one open this one.
+      store_location_ = project_store(project)->location();
+    } else if (opening || !config_) {
+      return std::unexpected(std::move(loaded.error()));
+    } else {
+      log::warn("cannot reload " + file.string() + ": " + loaded.error().message + "; keeping the settings loaded before");
+    }
+  }
+  return State{project, config_, store_location_};
+}
+
+}  // namespace ct

@@ -1,0 +1,63 @@
+// The project a process serves, opened once where the process starts (cli/, the servers of
+// gateway/ and programs/, tests' helpers) and passed to its routers: the project's root, its
+// config (read again when config.json changes) and where its store is. Routers keep only their
+// store connection; what they know of the project comes from here.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+#include "core/file_stamp.h"
+#include "engines/project/config.h"
+#include "engines/project/project.h"
+
+namespace ct {
+
+/// One process's (or server's) view of its project. Thread-safe: a server's pooled routers share one.
+class Workspace {
+ public:
+  /// The project found from `explicit_dir` (--project), else CLEO_ROOT, else the working directory
+  /// upward (find_project). Finding none is no error here: operations that need no project
+  /// (system.init, help, user-scope files) run without one, and a later call looks again (after
+  /// system.init, or `ct init` in another process).
+  static std::shared_ptr<Workspace> open(std::optional<std::filesystem::path> explicit_dir);
+  explicit Workspace(std::optional<std::filesystem::path> explicit_dir);
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  /// The directory as the caller named it (--project), if it did.
+  const std::optional<std::filesystem::path>& dir() const { return dir_; }
+
+  /// The project: the one found before while its store is still there, else looked for again
+  /// (the error says why there is none).
+  Result<Project> project();
+
+  /// What a router opens its store with, as it is now.
+  struct State {
+    Project project;
+    std::shared_ptr<const Config> config;
+    std::string store_location;  // StoreBackend::location() of the store the config names
+  };
+  /// The project and its config. config.json is read again when it changed since it was read
+  /// (another process ran config.set): one stat. `opening` (a router opening its store) checks the
+  /// project as project() does and needs a config that parses; otherwise a file that no longer
+  /// parses keeps the settings read before.
+  Result<State> state(bool opening);
+
+ private:
+  Result<Project> project_locked();
+
+  const std::optional<std::filesystem::path> dir_;
+  std::mutex mutex_;
+  std::optional<Project> project_;
+  std::shared_ptr<const Config> config_;  // of project_, when read
+  FileStamp config_stamp_;
+  bool config_read_whole_ = false;  // config_ is the file as config_stamp_ saw it (it parsed)
+  std::string store_location_;
+};
+
+}  // namespace ct
