@@ -2,6 +2,8 @@
 // compact replies.
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,5 +50,15 @@ std::string show_call(const std::string& id);
 /// A new task from validated tasks.add params (tasks_mutate.cpp); tasks.import reads each record
 /// through it.
 NewTask new_task_from(const Params& params);
+
+// Defined in tasks_query.cpp, shared with tasks_analysis.cpp.
+/// A TaskFilter from the filter params (filter_params()).
+Result<TaskFilter> read_filter(const Params& params);
+/// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids
+/// of the caller's session scope (nullopt for a global scope or no limit).
+Result<std::optional<std::set<std::string>>> scope_filter(Context& context, const Params& params,
+                                                          bool by_default = false);
+/// The params that narrow a list of tasks (tasks.list, tasks.export).
+std::vector<ParamSpec> filter_params();
 
 }  // namespace ct::tasks
