@@ -1,0 +1,40 @@
+// Shared by the research domain's handler files (research_domain.cpp, research_sync.cpp).
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/text.h"
+#include "domains/context.h"
+#include "engines/rules/research.h"
+
+namespace ct::research {
+
+inline constexpr std::size_t kListedInReply = 100;  // ids, invalid lines or conflicts named in one reply
+
+inline std::string today(Context& context) { return format_iso8601(context.now()).substr(0, 10); }
+
+inline Error task_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Task " + id + " not found")
+      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+      .with_detail("taskId", id);
+}
+
+/// The first of `ids` that names no task, if any.
+inline Result<std::optional<std::string>> missing_task(Context& context, const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::optional<std::string>();
+  CT_TRY_ASSIGN(std::vector<Task> found, context.db().get_tasks(ids));
+  for (const auto& id : ids)
+    if (std::none_of(found.begin(), found.end(), [&](const Task& t) { return t.id == id; }))
+      return std::optional<std::string>(id);
+  return std::optional<std::string>();
+}
+
+inline void record(Context& context, const std::optional<ResearchEntry>& before, const ResearchEntry& after) {
+  context.record(FieldChange{"", "research." + after.id, before ? research_manifest_json(*before) : json::Value(),
+                             research_manifest_json(after)});
+}
+
+}  // namespace ct::research
