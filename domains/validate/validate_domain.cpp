@@ -1,11 +1,9 @@
-// validate domain — consistency of the stored data (schema, task, fix: engines/rules/validator.h), the
-// audit trail's hash chain, recorded protocol-check results (compliance; compliance.record also
-// runs a protocol check server-side: protocol_check.h), and runs of the project's own test command
-// (test.run, through the subprocess adapter, recorded as compliance results). validate.protocol
-// and validate.manifest live in protocol_ops.cpp.
+// validate domain — consistency of the stored data (schema, task, fix: engines/rules/validator.h) and
+// recorded protocol-check results (compliance; compliance.record also runs a protocol check
+// server-side: protocol_check.h). validate.protocol and validate.manifest live in protocol_ops.cpp,
+// validate.test.run in validate_test_run.cpp, validate.audit in validate_audit.cpp.
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <map>
 
 #include "core/json_parse.h"
@@ -14,108 +12,13 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
+#include "domains/validate/compliance.h"
 #include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
-#include "engines/store/audit_chain.h"
-#include "engines/adapters/split_command.h"
-#include "engines/adapters/subprocess.h"
-#include "engines/adapters/test_summary.h"
 #include "engines/rules/validator.h"
 
 namespace ct {
 namespace {
-
-/// Verifies the archive files system.gc wrote, oldest first: each file's chain, each file linking
-/// to the one before, and the newest ending at the anchor the live trail starts from.
-Result<json::Value> verify_archives(Context& context, const std::optional<AuditAnchor>& anchor,
-                                    std::vector<std::string>& warnings) {
-  namespace fs = std::filesystem;
-  struct Archive {
-    fs::path file;
-    Result<ArchiveReport> report;
-  };
-  std::vector<Archive> archives;
-  const fs::path dir = context.project->cleo_dir() / "audit-archive";
-  std::error_code ec;
-  if (fs::is_directory(dir, ec))
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".jsonl") archives.push_back({entry.path(), verify_audit_archive(entry.path())});
-  // Oldest first by the rows they hold (file names stop sorting numerically past 999,999);
-  // unreadable files last.
-  std::sort(archives.begin(), archives.end(), [](const Archive& a, const Archive& b) {
-    if (a.report.has_value() != b.report.has_value()) return a.report.has_value();
-    if (a.report && a.report->from != b.report->from) return a.report->from < b.report->from;
-    return a.file < b.file;
-  });
-  json::Value out = json::Value::array();
-  std::string previous_last;
-  bool linked = true;
-  for (const auto& [file, report] : archives) {
-    json::Value item = json::Value::object();
-    item.set("file", ".cleo/audit-archive/" + file.filename().string());
-    if (!report) {
-      item.set("valid", false);
-      item.set("error", report.error().message);
-      warnings.push_back(file.filename().string() + " cannot be read: " + report.error().message);
-      linked = false;
-    } else {
-      bool valid = !report->first_broken && (previous_last.empty() || report->previous == previous_last);
-      item.set("rows", report->rows);
-      item.set("from", report->from);
-      item.set("to", report->to);
-      item.set("valid", valid);
-      if (report->first_broken) {
-        item.set("firstBroken", *report->first_broken);
-        warnings.push_back(file.filename().string() + " was altered at or before row " +
-                           std::to_string(*report->first_broken));
-      } else if (!valid) {
-        warnings.push_back(file.filename().string() + " does not follow the archive before it");
-      }
-      linked = linked && valid;
-      previous_last = report->last_hash;
-    }
-    out.push_back(std::move(item));
-  }
-  if (anchor && linked && previous_last != anchor->hash) {
-    warnings.push_back(archives.empty() ? "the audit trail was compacted but .cleo/audit-archive/ holds no archive"
-                                     : "the newest audit archive does not end where the live trail starts");
-    linked = false;
-  }
-  json::Value data = json::Value::object();
-  data.set("valid", linked);
-  data.set("files", std::move(out));
-  return data;
-}
-
-Result<Reply> audit(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(ChainReport report, verify_audit_chain(context.db()));
-  json::Value data = json::Value::object();
-  std::vector<std::string> warnings;
-  bool valid = !report.first_broken.has_value();
-  data.set("rows", report.rows);
-  if (report.anchor) data.set("anchor", *report.anchor);
-  if (report.first_broken) {
-    json::Value broken = json::Value::object();
-    broken.set("seq", *report.first_broken);
-    broken.set("expected", report.expected);
-    broken.set("actual", report.actual);
-    data.set("firstBroken", std::move(broken));
-    warnings.push_back("the audit trail was altered at or before row " + std::to_string(*report.first_broken) +
-                       ": rows from there on cannot be trusted; restore a backup to recover");
-  }
-  if (params.flag("archives")) {
-    CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, context.db().audit_anchor());
-    CT_TRY_ASSIGN(json::Value archives, verify_archives(context, anchor, warnings));
-    valid = valid && archives["valid"].as_bool();
-    data.set("archives", std::move(archives));
-  }
-  std::string summary = report.first_broken
-                            ? "the audit trail's hash chain breaks at row " + std::to_string(*report.first_broken)
-                            : "the audit archives do not verify";
-  return verdict(valid, std::move(data), std::move(warnings), std::move(summary),
-                 "restore the newest backup whose trail verifies: cleo_mutate {domain:'system', operation:'restore', "
-                 "params:{dryRun:true}}");
-}
 
 Validator validator(Context& context) {
   return Validator(context.db(), *context.config, context.now(),
@@ -230,6 +133,8 @@ Error record_params_error(std::string_view field, std::string message) {
       .with_detail("field", std::string(field));
 }
 
+}  // namespace
+
 /// Records the check and audits it against its task; the reply's common fields.
 Result<json::Value> store_record(Context& context, ComplianceRecord& record) {
   CT_TRY_ASSIGN(std::int64_t id, insert_compliance(context, record));
@@ -244,6 +149,8 @@ Result<json::Value> store_record(Context& context, ComplianceRecord& record) {
   data.set("passed", record.passed);
   return data;
 }
+
+namespace {
 
 /// compliance.record {protocol | entryId}: the check validate.protocol runs, run here and
 /// recorded. A failed check is a result, not an error: it is recorded and answered as a success
@@ -305,117 +212,6 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
   if (params.has("details")) record.details = params.value("details").dump();
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
   return Reply{std::move(data), {}, {}, {}};
-}
-
-// validate.test.run. The run happens in the spec's external step (no lock held while the tests
-// run); the handler then records it inside the write transaction. A run whose tests fail is a
-// result, not an error: it is recorded, and the reply is a success with passed:false — answering
-// an error would roll the record back. Only a command that cannot start is E_ENGINE_FAILED.
-
-json::Value summary_json(const TestSummary& summary) {
-  json::Value out = json::Value::object();
-  out.set("format", summary.format);
-  if (summary.unit != "tests") out.set("unit", summary.unit);
-  out.set("passed", summary.passed);
-  out.set("failed", summary.failed);
-  out.set("skipped", summary.skipped);
-  if (summary.total) out.set("total", *summary.total);
-  if (summary.coverage) out.set("coverage", std::round(*summary.coverage * 100.0) / 100.0);
-  return out;
-}
-
-Result<Reply> test_run_external(Context& context, const Params& params) {
-  const std::string& configured = context.config->get_string("validate.testCommand");
-  if (trim(configured).empty())
-    return fail(Error(ErrorCode::CapabilityUnavailable, "validate.test.run: no test command is configured")
-                    .with_fix("set one: " + config_set_fix("validate.testCommand", json::Value("ctest --test-dir build")))
-                    .with_detail("need", "config:validate.testCommand"));
-  // The task the run is for must exist before a long run starts, not only when it is recorded.
-  if (auto id = params.opt_str("id")) {
-    CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
-                    return context.db().get_task(*id);
-                  }));
-    if (!task) return fail(validate::task_not_found(*id));
-  }
-  std::vector<std::string> argv;
-  if (auto command = params.opt_str("command")) {
-    auto words = split_command(*command, "command");
-    if (!words) {
-      Error error = std::move(words.error());
-      error.code = ErrorCode::Validation;  // a string that does not split into words: a data rule
-      return fail(std::move(error));
-    }
-    argv = std::move(*words);
-  } else {
-    // Config::load and config.set refuse a value that does not split: failing here is a bug.
-    auto words = split_command(configured, "validate.testCommand");
-    if (!words) return fail(ErrorCode::Internal, "validate.testCommand passed validation but " + words.error().message);
-    argv = std::move(*words);
-  }
-  const std::int64_t timeout_s =
-      params.opt_integer("timeoutSeconds").value_or(context.config->get_int("validate.testTimeoutSeconds"));
-
-  ProcessSpec spec;
-  spec.argv = argv;
-  spec.cwd = context.project->root;
-  spec.env = minimal_environment();
-  spec.timeout = std::chrono::seconds(timeout_s);
-  auto ran = run_process(spec);
-  if (!ran) {
-    // A program that is not there, or cannot be spawned: the command cannot start at all.
-    Error error = std::move(ran.error());
-    error.code = ErrorCode::EngineFailed;
-    error.message = "validate.test.run: " + error.message;
-    error.fix = params.has("command") ? "check the command's first word: it must be a program on PATH or a path"
-                                     : "check validate.testCommand (its first word must be a program on PATH or a "
-                                       "path): cleo_query {domain:'system', operation:'config.get', "
-                                       "params:{key:'validate.testCommand'}}";
-    return fail(std::move(error).with_detail("command", json::Value::array_of(argv)));
-  }
-  const ProcessResult& result = *ran;
-  const bool passed = result.ok() && result.signal == 0;
-  json::Value data = json::Value::object();
-  data.set("passed", passed);
-  data.set("command", json::Value::array_of(argv));
-  data.set("exitCode", result.exit_code);
-  if (result.signal != 0) data.set("signal", result.signal);
-  if (result.timed_out) data.set("timedOut", true);
-  data.set("durationMs", static_cast<std::int64_t>(result.duration_ms));
-  std::string output = result.out;
-  if (!result.err.empty()) output += (output.empty() || output.back() == '\n' ? "" : "\n") + result.err;
-  if (auto summary = parse_test_summary(output)) data.set("summary", summary_json(*summary));
-  std::vector<std::string> warnings;
-  if (result.timed_out)
-    warnings.push_back("the tests did not finish within " + std::to_string(timeout_s) +
-                       " s and were stopped; recorded as a failed run (raise timeoutSeconds or "
-                       "validate.testTimeoutSeconds if they need longer)");
-  else if (result.signal != 0)
-    warnings.push_back("the test command was killed by signal " + std::to_string(result.signal));
-  else if (!passed)
-    warnings.push_back("the tests failed (exit status " + std::to_string(result.exit_code) + "): see outputTail");
-  if (result.out_truncated || result.err_truncated)
-    warnings.push_back("the output was longer than the adapter keeps; the summary was read from what was kept");
-  data.set("outputTail", output_tail(output));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
-}
-
-Result<Reply> test_run(Context& context, const Params& params) {
-  if (!context.external) return fail(ErrorCode::Internal, "validate.test.run: the external step did not run");
-  Reply reply = std::move(*context.external);
-  json::Value details = reply.data;
-  details.erase("outputTail");
-  details.erase("passed");
-  ComplianceRecord record;
-  record.at = context.now();
-  record.check = std::string(validate::kTestRunCheck);
-  record.task_id = params.opt_str("id").value_or("");
-  record.passed = reply.data["passed"].as_bool();
-  record.details = details.dump();
-  CT_TRY_ASSIGN(json::Value data, store_record(context, record));
-  data.erase("check");
-  for (const auto& [key, value] : reply.data.as_object()) data.set(key, value);
-  reply.data = std::move(data);
-  return reply;
 }
 
 double rate(std::int64_t passed, std::int64_t runs) {
@@ -562,42 +358,6 @@ void register_validate_domain(Registry& registry) {
                               "record a passed check"},
                              {R"({"id":"T001","protocol":"decomposition"})", "check T001's decomposition and record it"}},
                 .tier = 2, .handler = compliance_record});
-
-  registry.add({.domain = "validate", .name = "test.run", .gateway = Gateway::Mutate,
-                .summary = "Run the project's test command and record the outcome",
-                .params = {{.name = "command", .type = ParamType::String, .min = 1, .max = 2000,
-                            .description = "Run this instead of validate.testCommand, once (same rules: words, no "
-                                           "shell). Needs validate.testCommand set: configuring it is the project's "
-                                           "consent to running programs",
-                            .single_line = true},
-                           {.name = "timeoutSeconds", .type = ParamType::Int, .min = 1, .max = 86400,
-                            .description = "Stop the run after this long (default validate.testTimeoutSeconds, 600)"},
-                           {.name = "id", .type = ParamType::TaskId,
-                            .description = "The task the run is for (the testing and implementation protocols read "
-                                           "it)"}},
-                .returns = "{recorded, id?, passed, command[argv], exitCode, signal?, timedOut?, durationMs, "
-                           "summary?{format, unit?, passed, failed, skipped, total?, coverage? (percent)}, "
-                           "outputTail}; failing tests are a success with passed:false (recorded as check test.run "
-                           "in validate.compliance), as is a run stopped at its timeout; summary when the output "
-                           "has a ctest, pytest, cargo, go test, jest, vitest or node --test summary line",
-                .errors = {ErrorCode::EngineFailed, ErrorCode::NotFound},
-                .examples = {{R"({})", "run the configured tests"},
-                             {R"({"timeoutSeconds":120})", "with a shorter limit"}},
-                .engine = EngineKind::Subprocess, .tier = 2,
-                .needs = {"config:validate.testCommand"}, .alternatives = {"validate.schema"},
-                .external = test_run_external, .handler = test_run});
-  registry.add({.domain = "validate", .name = "audit", .gateway = Gateway::Query,
-                .summary = "Verify the audit trail's hash chain",
-                .params = {{.name = "archives", .type = ParamType::Bool, .default_json = "false",
-                            .description = "also verify the files system.gc archived into .cleo/audit-archive/"}},
-                .returns = "{valid, rows, anchor?, firstBroken?{seq, expected, actual}, archives?{valid, files[]}}: "
-                           "each row's SHA-256 covers its content and the previous row's hash, so any edit, "
-                           "insertion or deletion shows; after system.gc the live trail starts at `anchor`. A "
-                           "broken chain fails with E_VALIDATION (exit 6), the report in error.details",
-                .errors = {ErrorCode::Validation},
-                .examples = {{R"({})", "check the audit trail"},
-                             {R"({"archives":true})", "check the trail and its archived rows"}},
-                .idempotent = true, .tier = 2, .handler = audit});
 }
 
 }  // namespace ct
