@@ -16,9 +16,9 @@ set(allowed_engines/adapters core engines/adapters)
 set(allowed_engines/project core engines/adapters engines/project)
 set(allowed_engines/store core engines/adapters engines/project engines/store)
 set(allowed_engines/store/sqlite core engines/adapters engines/project engines/store engines/store/sqlite)
-# PostgreSQL backups are SQLite files, written through the SQLite backend.
-set(allowed_engines/store/postgres core engines/adapters engines/project engines/store engines/store/sqlite
-    engines/store/postgres)
+# PostgreSQL backups are SQLite files, but written and read through the seam's BackupFiles
+# (engines/store/store_dump.h) that the opener hands it: the two backends do not know each other.
+set(allowed_engines/store/postgres core engines/adapters engines/project engines/store engines/store/postgres)
 set(allowed_engines/store/open core engines/adapters engines/project engines/store engines/store/sqlite
     engines/store/postgres engines/store/open)
 set(allowed_engines/rules core engines/adapters engines/project engines/store engines/rules)

@@ -37,7 +37,7 @@ Error nothing_to_undo(std::string message) {
 /// The rows of one audited command: `last` and, when it ran for several ids at once, the rows
 /// written with it. Those are consecutive (one transaction, a row per id in the order of `ids`),
 /// so the row's own id places the command's first row.
-Result<std::vector<AuditEntry>> command_rows(Store& store, AuditEntry last) {
+Result<std::vector<AuditEntry>> command_rows(AuditLog& store, AuditEntry last) {
   std::vector<AuditEntry> rows;
   const json::Value ids = last.params["ids"];
   const json::Value& own = last.params["id"];
@@ -87,7 +87,7 @@ Result<std::vector<AuditEntry>> last_command(Context& context) {
   return fail(nothing_to_undo("Nothing to undo: no task change " + who + " that is not undone already"));
 }
 
-Result<AuditEntry> row_at(Store& store, std::int64_t seq) {
+Result<AuditEntry> row_at(AuditLog& store, std::int64_t seq) {
   AuditQuery query;
   query.after_seq = seq - 1;
   query.ascending = true;
@@ -114,7 +114,7 @@ struct LaterUndos {
   }
 };
 
-Result<LaterUndos> undos_after(Store& store, std::int64_t seq) {
+Result<LaterUndos> undos_after(AuditLog& store, std::int64_t seq) {
   AuditQuery query;
   query.operation = "tasks.undo";
   query.after_seq = seq;

@@ -342,7 +342,7 @@ std::vector<std::string> Graph::waiting_on(std::size_t index) const {
   return out;
 }
 
-Result<Graph> load_graph(Store& store, std::string_view epic, const GraphOptions& options) {
+Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options) {
   CT_TRY_ASSIGN(std::vector<GraphTask> tasks, store.graph_tasks(epic));
   std::map<std::string, TaskStatus, std::less<>> outside;
   std::vector<std::string> ids = Graph::outside_dependencies(tasks);

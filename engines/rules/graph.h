@@ -22,7 +22,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "engines/store/store.h"
+#include "engines/store/task_store.h"
 
 namespace ct {
 
@@ -43,7 +43,7 @@ struct StaleTask {
 
 class Graph {
  public:
-  /// Analyses `tasks` (e.g. Store::graph_tasks). `outside` gives the status of dependencies that
+  /// Analyses `tasks` (e.g. TaskStore::graph_tasks). `outside` gives the status of dependencies that
   /// are not in the set (a missing id counts as finished: the store refuses such edges, and a
   /// dependency that no longer exists holds nothing up).
   static Graph build(std::vector<GraphTask> tasks, const std::map<std::string, TaskStatus, std::less<>>& outside,
@@ -93,6 +93,6 @@ bool is_unfinished(TaskStatus status);
 
 /// Loads the set (an epic's subtree when `epic` is given, else the whole project) with the status
 /// of its outside dependencies, and analyses it. Call inside a read transaction.
-Result<Graph> load_graph(Store& store, std::string_view epic, const GraphOptions& options);
+Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options);
 
 }  // namespace ct

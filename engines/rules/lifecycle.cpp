@@ -46,7 +46,7 @@ bool record_allowed(std::string_view from, std::string_view to) {
 }
 
 /// Every stage or gate of `subject` in `names`' order; one never recorded is pending (at 0).
-Result<std::vector<LifecycleState>> in_order(Store& store, const std::string& subject, LifecycleKind kind,
+Result<std::vector<LifecycleState>> in_order(LifecycleStore& store, const std::string& subject, LifecycleKind kind,
                                              std::span<const std::string_view> names) {
   CT_TRY_ASSIGN(std::vector<LifecycleState> recorded, store.lifecycle_states(subject, kind));
   std::vector<LifecycleState> out;
@@ -117,12 +117,14 @@ std::string_view task_stage(const Task& task) {
   return latest ? kLifecycleStages[*latest] : std::string_view("implementation");
 }
 
-LifecycleEngine::LifecycleEngine(Store& store, const Config& config, TimeMs now, Actor actor, Recorder record)
-    : store_(store), config_(config), now_(now), actor_(std::move(actor)), record_(std::move(record)),
+LifecycleEngine::LifecycleEngine(StoreRoles<LifecycleStore, TaskStore, AuditLog> store, const Config& config,
+                                 TimeMs now, Actor actor, Recorder record)
+    : store_(store.get<LifecycleStore>()), tasks_(store.get<TaskStore>()), audit_(store.get<AuditLog>()),
+      config_(config), now_(now), actor_(std::move(actor)), record_(std::move(record)),
       enforcement_(lifecycle_enforcement(config)) {}
 
 Result<Task> LifecycleEngine::task(const std::string& id) {
-  return TaskEngine(store_, config_, now_, actor_.session, nullptr).get(id);
+  return TaskEngine({tasks_, audit_}, config_, now_, actor_.session, nullptr).get(id);
 }
 
 Result<std::optional<Task>> LifecycleEngine::epic_of(const Task& task) {
@@ -131,7 +133,7 @@ Result<std::optional<Task>> LifecycleEngine::epic_of(const Task& task) {
   for (int hops = 0; current && hops < 16; ++hops) {
     if (current->type == TaskType::Epic) return current;
     if (current->parent.empty()) return std::optional<Task>();
-    CT_TRY_ASSIGN(current, store_.get_task(current->parent));
+    CT_TRY_ASSIGN(current, tasks_.get_task(current->parent));
   }
   return std::optional<Task>();
 }
@@ -294,7 +296,7 @@ Result<std::vector<std::string>> LifecycleEngine::authors(const std::string& tas
     query.task_id = task_id;
     query.operation = std::string(operation);
     query.limit = 200;
-    CT_TRY_ASSIGN(std::vector<AuditEntry> rows, store_.read_audit(query));
+    CT_TRY_ASSIGN(std::vector<AuditEntry> rows, audit_.read_audit(query));
     for (const auto& row : rows)
       if (row.outcome == "ok") add(row.agent);
   }

@@ -28,7 +28,10 @@
 
 #include "core/error.h"
 #include "engines/project/config.h"
-#include "engines/store/store.h"
+#include "engines/store/audit_log.h"
+#include "engines/store/lifecycle_store.h"
+#include "engines/store/store_roles.h"
+#include "engines/store/task_store.h"
 
 namespace ct {
 
@@ -81,7 +84,9 @@ struct LifecycleChange {
 class LifecycleEngine {
  public:
   using Recorder = std::function<void(FieldChange)>;
-  LifecycleEngine(Store& store, const Config& config, TimeMs now, Actor actor, Recorder record);
+  /// Reads tasks and, for the agents who worked on a task, the audit trail.
+  LifecycleEngine(StoreRoles<LifecycleStore, TaskStore, AuditLog> store, const Config& config, TimeMs now, Actor actor,
+                  Recorder record);
 
   Enforcement enforcement() const { return enforcement_; }
   std::vector<std::string> allow_skip() const { return config_.get_strings("lifecycle.allowSkip"); }
@@ -145,7 +150,9 @@ class LifecycleEngine {
   /// completed it (the audit trail).
   Result<std::vector<std::string>> authors(const std::string& task_id, const std::vector<LifecycleState>& gates);
 
-  Store& store_;
+  LifecycleStore& store_;
+  TaskStore& tasks_;
+  AuditLog& audit_;
   const Config& config_;
   TimeMs now_;
   Actor actor_;

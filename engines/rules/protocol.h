@@ -22,7 +22,9 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "engines/store/store.h"
+#include "engines/store/compliance_store.h"
+#include "engines/store/release_store.h"
+#include "engines/store/research_store.h"
 #include "engines/store/task.h"
 
 namespace ct {

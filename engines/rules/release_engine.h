@@ -14,7 +14,8 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "engines/store/store.h"
+#include "engines/store/release_store.h"
+#include "engines/store/task.h"
 #include "engines/adapters/subprocess.h"
 
 namespace ct {

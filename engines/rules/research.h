@@ -17,7 +17,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "engines/store/store.h"
+#include "engines/store/research_store.h"
 
 namespace ct {
 

@@ -75,7 +75,7 @@ Result<std::set<std::string>> SessionEngine::tasks_of(const Scope& scope) {
   std::set<std::string> out;
   if (scope.kind == ScopeKind::Global) return out;
   for (const auto& root_id : scope.ids) {
-    CT_TRY_ASSIGN(std::optional<Task> root, store_.get_task(root_id));
+    CT_TRY_ASSIGN(std::optional<Task> root, tasks_.get_task(root_id));
     if (!root || root->archived) {
       Error error(ErrorCode::NotFound, "Task " + root_id + " (the scope's root) not found");
       error.fix = "cleo_query {domain:'tasks', operation:'find', params:{query:'" + root_id + "'}}";
@@ -90,7 +90,7 @@ Result<std::set<std::string>> SessionEngine::tasks_of(const Scope& scope) {
     while (!queue.empty()) {
       std::string id = std::move(queue.front());
       queue.pop_front();
-      CT_TRY_ASSIGN(std::vector<std::string> children, store_.children_of(id, false));
+      CT_TRY_ASSIGN(std::vector<std::string> children, tasks_.children_of(id, false));
       for (auto& child : children) {
         if (!out.insert(child).second) continue;
         if (scope.kind != ScopeKind::TaskGroup) queue.push_back(std::move(child));
@@ -112,11 +112,11 @@ Result<std::vector<Task>> SessionEngine::open_tasks(const Scope& scope) {
     TaskQuery query;
     query.filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
     query.sort = SortKey::Id;
-    CT_TRY_ASSIGN(tasks, store_.list_tasks(query));
+    CT_TRY_ASSIGN(tasks, tasks_.list_tasks(query));
     return tasks;
   }
   CT_TRY_ASSIGN(std::set<std::string> ids, tasks_of(scope));
-  CT_TRY_ASSIGN(tasks, store_.get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
+  CT_TRY_ASSIGN(tasks, tasks_.get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
   std::erase_if(tasks, [](const Task& task) { return task.archived || !open_status(task.status); });
   std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) {
     return parse_task_id(a.id).value_or(0) < parse_task_id(b.id).value_or(0);
@@ -197,7 +197,7 @@ Result<Session> SessionEngine::finish(const std::string& id, SessionStatus final
     }
   }
   // Release the claim: the focused task goes back to pending for someone else.
-  TaskEngine tasks(store_, config_, now_, id, sink_);
+  TaskEngine tasks({tasks_, audit_}, config_, now_, id, sink_);
   CT_TRY(tasks.stop());
   Session after = before;
   after.status = final_status;

@@ -12,7 +12,8 @@
 
 #include "core/error.h"
 #include "engines/project/config.h"
-#include "engines/store/store.h"
+#include "engines/store/session_store.h"
+#include "engines/store/store_roles.h"
 #include "engines/rules/task_engine.h"
 
 namespace ct {
@@ -42,8 +43,10 @@ struct GcResult {
 
 class SessionEngine {
  public:
-  SessionEngine(Store& store, const Config& config, TimeMs now, ChangeSink sink)
-      : store_(store), config_(config), now_(now), sink_(std::move(sink)) {}
+  /// Reads tasks for scopes; the audit trail only through the TaskEngine that releases a claim.
+  SessionEngine(StoreRoles<SessionStore, TaskStore, AuditLog> store, const Config& config, TimeMs now, ChangeSink sink)
+      : store_(store.get<SessionStore>()), tasks_(store.get<TaskStore>()), audit_(store.get<AuditLog>()),
+        config_(config), now_(now), sink_(std::move(sink)) {}
 
   /// The tasks a scope covers right now (archived tasks excluded). E_NOT_FOUND for a missing
   /// root; E_SCOPE_INVALID when an epic: root is not an epic. Global is not enumerated: use
@@ -75,7 +78,9 @@ class SessionEngine {
   Result<Session> save(const Session& before, Session after);
   void record(const std::string& id, std::string field, json::Value before, json::Value after);
 
-  Store& store_;
+  SessionStore& store_;
+  TaskStore& tasks_;
+  AuditLog& audit_;
   const Config& config_;
   TimeMs now_;
   ChangeSink sink_;

@@ -859,7 +859,7 @@ Result<std::vector<UndoConflict>> TaskEngine::undo_conflicts(const AuditEntry& r
     query.after_seq = row.seq;
     query.ascending = true;
     query.limit = 20;
-    CT_TRY_ASSIGN(std::vector<AuditEntry> later, store_.read_audit(query));
+    CT_TRY_ASSIGN(std::vector<AuditEntry> later, audit_.read_audit(query));
     for (const auto& entry : later)
       for (const auto& touched : entry.changes)
         if (touched.task_id == change.task_id && touched.field != "focus" &&

@@ -12,7 +12,9 @@
 
 #include "core/error.h"
 #include "engines/project/config.h"
-#include "engines/store/store.h"
+#include "engines/store/audit_log.h"
+#include "engines/store/store_roles.h"
+#include "engines/store/task_store.h"
 #include "engines/store/task.h"
 
 namespace ct {
@@ -124,8 +126,11 @@ struct Blocker {
 
 class TaskEngine {
  public:
-  TaskEngine(Store& store, const Config& config, TimeMs now, std::string session, ChangeSink sink)
-      : store_(store), config_(config), now_(now), session_(std::move(session)), sink_(std::move(sink)) {}
+  /// Reads the audit trail only to undo (undo_conflicts).
+  TaskEngine(StoreRoles<TaskStore, AuditLog> store, const Config& config, TimeMs now, std::string session,
+             ChangeSink sink)
+      : store_(store.get<TaskStore>()), audit_(store.get<AuditLog>()), config_(config), now_(now),
+        session_(std::move(session)), sink_(std::move(sink)) {}
 
   // Reads.
   Result<Task> get(const std::string& id);
@@ -176,7 +181,8 @@ class TaskEngine {
   Result<void> clear_focus_of(const std::string& id);
   TaskType infer_type(const Task* parent, std::optional<TaskType> wanted) const;
 
-  Store& store_;
+  TaskStore& store_;
+  AuditLog& audit_;
   const Config& config_;
   TimeMs now_;
   std::string session_;

@@ -28,7 +28,7 @@ std::string mutate(std::string_view domain, std::string_view operation, const st
 }
 std::string id_arg(const std::string& id) { return "id:'" + id + "'"; }
 
-/// A set-based check answered by one consistency scan (Store::scan). Column 0 of every row is
+/// A set-based check answered by one consistency scan (StoreMaintenance::scan). Column 0 of every row is
 /// the task id ("" when the row is not about one task).
 struct RowCheck {
   std::string_view check;
@@ -575,7 +575,7 @@ Result<std::vector<Problem>> Validator::task(const std::string& id) {
 // dependencies, a parentless subtask. updatedAt is kept (a repair is not work on the task; an
 // archived task must not look modified), the row version moves on.
 Result<void> Validator::repair_task(const std::string& id, std::vector<Repair>& repairs) {
-  CT_TRY_ASSIGN(std::optional<Task> found, store_.get_task(id));
+  CT_TRY_ASSIGN(std::optional<Task> found, tasks_.get_task(id));
   if (!found) return {};
   const Task before = *found;
   Task after = before;
@@ -608,7 +608,7 @@ Result<void> Validator::repair_task(const std::string& id, std::vector<Repair>& 
   }
   std::vector<std::string> kept;
   for (const auto& dependency : after.depends) {
-    CT_TRY_ASSIGN(std::optional<Task> target, store_.get_task(dependency));
+    CT_TRY_ASSIGN(std::optional<Task> target, tasks_.get_task(dependency));
     if (target) {
       kept.push_back(dependency);
     } else {
@@ -630,7 +630,7 @@ Result<void> Validator::repair_task(const std::string& id, std::vector<Repair>& 
   }
   if (!changed) return {};
   after.version = before.version + 1;
-  return store_.update_task(after);
+  return tasks_.update_task(after);
 }
 
 Result<FixReport> Validator::fix(bool dry_run) {
@@ -697,15 +697,15 @@ Result<FixReport> Validator::fix(bool dry_run) {
   }
   for (const auto& [session, check] : sessions_to_release) {
     // What ending a session does: the claim goes, an active task goes back to pending.
-    TaskEngine tasks(store_, config_, now_, session, sink_);
-    CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session));
+    TaskEngine tasks({tasks_, audit_}, config_, now_, session, sink_);
+    CT_TRY_ASSIGN(std::optional<std::string> focus, tasks_.get_focus(session));
     CT_TRY(tasks.stop());
     report.repairs.push_back({check, focus.value_or(""), session,
                               "released " + focus.value_or("the focus") + " from " +
                                   (session.empty() ? std::string("work outside sessions") : "session " + session)});
   }
   for (const auto& id : sessions_to_fix) {
-    CT_TRY_ASSIGN(std::optional<Session> session, store_.get_session(id));
+    CT_TRY_ASSIGN(std::optional<Session> session, sessions_.get_session(id));
     if (!session) continue;
     Session after = *session;
     bool finished = after.status == SessionStatus::Ended || after.status == SessionStatus::Closed;
@@ -716,7 +716,7 @@ Result<FixReport> Validator::fix(bool dry_run) {
     }
     record(id, "endedAt", session->ended_at ? json::Value(format_iso8601(*session->ended_at)) : json::Value(),
            after.ended_at ? json::Value(format_iso8601(*after.ended_at)) : json::Value());
-    CT_TRY(store_.update_session(after));
+    CT_TRY(sessions_.update_session(after));
     report.repairs.push_back({"session-ended-at", "", id, finished ? "set endedAt to its updatedAt" : "cleared endedAt"});
   }
   CT_TRY_ASSIGN(report.remaining, schema(false));

@@ -1,7 +1,7 @@
 // The consistency rules of PRODUCT.md §4 checked against stored data (validate.schema,
 // validate.task) and the safe repairs of what they find (validate.fix).
 //
-// Checks are set-based: each is one consistency scan of the whole store (Store::scan, answered by
+// Checks are set-based: each is one consistency scan of the whole store (StoreMaintenance::scan, answered by
 // the backend in its own dialect), plus an in-memory pass over the parent and dependency graphs,
 // so a store of 100k tasks costs a handful of queries. The same task-level scans, narrowed to one
 // id, serve validate.task. No SQL here: the checks' names, rules and words are.
@@ -13,7 +13,10 @@
 
 #include "core/error.h"
 #include "engines/project/config.h"
-#include "engines/store/store.h"
+#include "engines/store/session_store.h"
+#include "engines/store/store_maintenance.h"
+#include "engines/store/store_roles.h"
+#include "engines/store/task_store.h"
 #include "engines/rules/task_engine.h"
 
 namespace ct {
@@ -41,8 +44,12 @@ struct FixReport {
 
 class Validator {
  public:
-  Validator(Store& store, const Config& config, TimeMs now, ChangeSink sink)
-      : store_(store), config_(config), now_(now), sink_(std::move(sink)) {}
+  /// The scans and repairs go through StoreMaintenance; tasks and sessions are read and fixed
+  /// through their roles (and the audit trail through the TaskEngine that releases a claim).
+  Validator(StoreRoles<StoreMaintenance, TaskStore, SessionStore, AuditLog> store, const Config& config, TimeMs now,
+            ChangeSink sink)
+      : store_(store.get<StoreMaintenance>()), tasks_(store.get<TaskStore>()), sessions_(store.get<SessionStore>()),
+        audit_(store.get<AuditLog>()), config_(config), now_(now), sink_(std::move(sink)) {}
 
   /// Every check over the whole store. `quick` uses SQLite's quick_check instead of the full
   /// integrity_check (which also verifies that indexes match their tables).
@@ -66,7 +73,10 @@ class Validator {
   Result<void> repair_task(const std::string& id, std::vector<Repair>& repairs);
   void record(std::string id, std::string field, json::Value before, json::Value after);
 
-  Store& store_;
+  StoreMaintenance& store_;
+  TaskStore& tasks_;
+  SessionStore& sessions_;
+  AuditLog& audit_;
   const Config& config_;
   TimeMs now_;
   ChangeSink sink_;

@@ -30,7 +30,7 @@ std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry) 
   return sha256_hex(content);
 }
 
-Result<AuditEntry> next_link(Store& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash) {
+Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash) {
   if (last_seq == 0) {
     // A compacted trail continues from its anchor (system.gc).
     CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, store.audit_anchor());
@@ -46,7 +46,7 @@ Result<AuditEntry> next_link(Store& store, const AuditEntry& entry, std::int64_t
   return stored;
 }
 
-Result<ChainReport> verify_audit_chain(Store& store) {
+Result<ChainReport> verify_audit_chain(AuditLog& store) {
   ChainReport report;
   std::string previous;
   std::int64_t expected_seq = 0;  // with an anchor: the seq the first row must have
@@ -133,7 +133,7 @@ std::optional<AuditEntry> parse_archive_row(const json::Value& row) {
 
 }  // namespace
 
-Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::path& file,
+Result<ArchiveReport> write_audit_archive(AuditLog& store, const std::filesystem::path& file,
                                           const std::optional<AuditAnchor>& previous, std::int64_t to) {
   namespace fs = std::filesystem;
   ArchiveReport report;

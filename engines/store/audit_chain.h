@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/error.h"
-#include "engines/store/store.h"
+#include "engines/store/audit_log.h"
 
 namespace ct {
 
@@ -20,7 +20,7 @@ std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry);
 /// (0 and "" when the trail holds no row: then it follows the compaction anchor, if any): the next
 /// seq, params an object (never null), and its chained hash. Every backend appends through this,
 /// inside its write transaction.
-Result<AuditEntry> next_link(Store& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash);
+Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash);
 
 struct ChainReport {
   std::int64_t rows = 0;
@@ -32,7 +32,7 @@ struct ChainReport {
 
 /// Reads the whole trail oldest first (in batches) and recomputes every hash. A compacted trail
 /// starts from its anchor: the first row must follow the anchor's seq and chain to its hash.
-Result<ChainReport> verify_audit_chain(Store& store);
+Result<ChainReport> verify_audit_chain(AuditLog& store);
 
 // Audit archives: system.gc writes the rows it compacts to a JSON-lines file before deleting
 // them. Line 1 is a header {"cleoAuditArchive":1,"from","to","previous"} (previous: the hash the
@@ -51,7 +51,7 @@ struct ArchiveReport {
 /// Writes the rows after `previous` (nullopt: from the start of the trail) up to seq `to` to
 /// `file`: through a temp file that is fsynced and renamed into place, so the archive is
 /// complete on disk before the caller deletes anything. Reads the store in batches.
-Result<ArchiveReport> write_audit_archive(Store& store, const std::filesystem::path& file,
+Result<ArchiveReport> write_audit_archive(AuditLog& store, const std::filesystem::path& file,
                                           const std::optional<AuditAnchor>& previous, std::int64_t to);
 
 /// Re-reads an archive and recomputes its chain. E_FILE_ERROR when it cannot be read or parsed.

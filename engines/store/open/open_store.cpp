@@ -22,4 +22,8 @@ std::unique_ptr<StoreBackend> project_store(const Project& project) {
   return sqlite_store_backend(project.db_path());
 }
 
+std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema) {
+  return postgresql_store_backend(std::move(url), std::move(schema), sqlite_backup_files());
+}
+
 }  // namespace ct

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "engines/project/project.h"
 #include "engines/store/postgres/pg_store.h"
@@ -17,5 +18,8 @@ namespace ct {
 /// storage.schema names ("cleo"); else SQLite in .cleo/tasks.db. The environment wins over the
 /// configuration, so that one machine can point a project elsewhere without editing it.
 std::unique_ptr<StoreBackend> project_store(const Project& project);
+
+/// The PostgreSQL store at `url` in `schema`, its backups SQLite files (sqlite_backup_files()).
+std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema);
 
 }  // namespace ct

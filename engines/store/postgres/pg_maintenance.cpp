@@ -1,5 +1,5 @@
-// The PostgreSQL store, part: consistency scans and repairs, integrity, copies to and from SQLite
-// backup files, counts and statistics, audit compaction.
+// The PostgreSQL store, part: consistency scans and repairs, integrity, dumps and loads (backup
+// files through the BackupFiles the opener gave), counts and statistics, audit compaction.
 //
 // JSON list columns are text. labels and notes (tasks), topics and key_findings (research) always
 // hold valid JSON, since the generated search column casts them to jsonb; depends, acceptance,
@@ -7,50 +7,13 @@
 // IS JSON, no pg_input_is_valid), so they are tested with a regular expression of the JSON they
 // must be before any cast: an array of JSON strings exactly (depends), or an array of scalars and
 // flat objects (the rest; rows it refuses are parsed once more here before they are reported).
-#include <sqlite3.h>
-
-#include <unistd.h>
-
 #include <map>
 #include <utility>
 
 #include "engines/store/postgres/pg_store_impl.h"
-#include "engines/store/sqlite/sqlite_store.h"
 
 namespace ct::pg {
 namespace {
-
-namespace fs = std::filesystem;
-
-/// The tables a backup file holds, in an order that inserts parents before children (audit before
-/// audit_changes; deletion runs in reverse), each with the order its rows are copied in. The
-/// columns are the same in both schemas except the PostgreSQL-only ones (generated `search`, and
-/// audit_changes.ord, SQLite's rowid, which the copy order keeps).
-struct CopiedTable {
-  std::string_view name;
-  std::string_view order;
-};
-constexpr CopiedTable kTables[] = {
-    {"meta", "key"},
-    {"tasks", "num"},
-    {"task_deps", "task_id, depends_on"},
-    {"focus", "session"},
-    {"audit", "seq"},
-    {"audit_changes", "ord"},
-    {"idempotency", "key"},
-    {"sessions", "id"},
-    {"compliance", "id"},
-    {"releases", "version"},
-    {"research", "num"},
-    {"research_links", "research_id, task_id"},
-    {"research_sync", "file"},
-    {"lifecycle", "subject, kind, name"},
-    {"lifecycle_events", "seq"},
-};
-
-/// meta rows of the PostgreSQL store alone (SQLite keeps its schema version in PRAGMA
-/// user_version, and has no change stamp): never copied either way.
-constexpr std::string_view kLocalMeta = "key NOT IN ('schema_version', 'change_stamp')";
 
 // -- JSON shapes as regular expressions (PostgreSQL's ARE) --------------------------------------
 
@@ -340,7 +303,7 @@ std::vector<DiagnosticRow> to_diagnostic_rows(const Rows& rows) {
 
 std::vector<std::optional<std::string>> table_names() {
   std::vector<std::optional<std::string>> names;
-  for (const auto& table : kTables) names.emplace_back(std::string(table.name));
+  for (const auto& table : dumped_tables()) names.emplace_back(std::string(table.name));
   return names;
 }
 
@@ -382,7 +345,11 @@ struct Column {
   std::string type;
 };
 
-/// The columns of `table` a backup holds (not generated ones, not audit_changes.ord), in order.
+/// Rows a load inserts per statement.
+constexpr int kLoadBatch = 1000;
+
+/// The columns of `table` a dump holds (not generated ones, not audit_changes.ord, SQLite's rowid,
+/// which a dump's order keeps), in order.
 Result<std::vector<Column>> copied_columns(Connection& db, std::string_view table) {
   CT_TRY_ASSIGN(Rows rows, db.query("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
                                     "WHERE a.attrelid = to_regclass(quote_ident(current_schema()) || '.' || "
@@ -398,93 +365,6 @@ Result<std::vector<Column>> copied_columns(Connection& db, std::string_view tabl
   return out;
 }
 
-std::string sqlite_quote(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-Error sqlite_failure(sqlite3* db, std::string_view what, const fs::path& file) {
-  return Error(ErrorCode::FileError, std::string(what) + " " + file.string() + ": " +
-                                         (db ? sqlite3_errmsg(db) : "cannot open"));
-}
-
-Result<void> sqlite_exec(sqlite3* db, const std::string& sql, std::string_view what, const fs::path& file) {
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return fail(sqlite_failure(db, what, file));
-  return {};
-}
-
-using SqliteHandle = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
-using SqliteStatement = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
-
-/// Copies every table of the open PostgreSQL snapshot into the SQLite store `target` (freshly
-/// created, so empty but for its meta row), then fills its FTS5 indexes as the SQLite store's
-/// writers do: labels and topics joined by spaces, note texts and findings by newlines.
-Result<void> copy_into_sqlite(Connection& db, sqlite3* target, const fs::path& file) {
-  CT_TRY(sqlite_exec(target, "BEGIN IMMEDIATE; DELETE FROM meta", "cannot write the backup", file));
-  for (const auto& table : kTables) {
-    CT_TRY_ASSIGN(std::vector<Column> columns, copied_columns(db, table.name));
-    std::string pg_list;
-    std::string list;
-    std::string marks;
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      pg_list += (i ? ", " : "") + quote_identifier(columns[i].name);
-      list += (i ? ", " : "") + sqlite_quote(columns[i].name);
-      marks += (i ? ", ?" : "?") + std::to_string(i + 1);
-    }
-    std::string select = "SELECT " + pg_list + " FROM " + quote_identifier(table.name);
-    if (table.name == "meta") select += " WHERE " + std::string(kLocalMeta);
-    select += " ORDER BY " + std::string(table.order);
-    sqlite3_stmt* raw = nullptr;
-    std::string insert = "INSERT INTO " + sqlite_quote(table.name) + "(" + list + ") VALUES(" + marks + ")";
-    if (sqlite3_prepare_v2(target, insert.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-      sqlite3_finalize(raw);
-      return fail(sqlite_failure(target, "cannot write " + std::string(table.name) + " to the backup", file));
-    }
-    SqliteStatement statement(raw, sqlite3_finalize);
-    const int count = static_cast<int>(columns.size());
-    // Through a cursor, a batch at a time: a store of a million tasks is never held in memory whole.
-    const std::string what = "cannot read " + std::string(table.name) + " for the backup";
-    CT_TRY(db.exec("DECLARE ct_copy NO SCROLL CURSOR FOR " + select, what));
-    while (true) {
-      CT_TRY_ASSIGN(Rows rows, db.script("FETCH FORWARD 2000 FROM ct_copy", what));
-      if (rows.empty()) break;
-      for (int r = 0; r < rows.size(); ++r) {
-        for (int c = 0; c < count; ++c) {
-          if (rows.is_null(r, c)) {
-            sqlite3_bind_null(raw, c + 1);
-          } else {
-            // Bound as text: the column's affinity stores numbers as INTEGER or REAL again.
-            std::string_view text = rows.text(r, c);
-            sqlite3_bind_text64(raw, c + 1, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-          }
-        }
-        const int written = sqlite3_step(raw);
-        sqlite3_reset(raw);
-        if (written != SQLITE_DONE)
-          return fail(sqlite_failure(target, "cannot write " + std::string(table.name) + " to the backup", file));
-      }
-    }
-    CT_TRY(db.exec("CLOSE ct_copy", what));
-  }
-  CT_TRY(sqlite_exec(target,
-                     "INSERT INTO tasks_fts(rowid, title, description, labels, notes) "
-                     "SELECT t.num, t.title, t.description, "
-                     "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
-                     "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) "
-                     "FROM json_each(t.notes) n), '') FROM tasks t ORDER BY t.num; "
-                     "INSERT INTO research_fts(rowid, title, topics, key_findings) "
-                     "SELECT r.num, r.title, coalesce((SELECT group_concat(j.value, ' ') FROM json_each(r.topics) j), ''), "
-                     "coalesce((SELECT group_concat(j.value, char(10)) FROM json_each(r.key_findings) j), '') "
-                     "FROM research r ORDER BY r.num; COMMIT",
-                     "cannot write the backup's search index", file));
-  return {};
-}
-
-void remove_sqlite_files(const fs::path& file) {
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(file.string() + suffix, ec);
-}
 
 }  // namespace
 
@@ -555,31 +435,45 @@ Result<void> PgStore::backup_to(const std::filesystem::path& file) {
     CT_TRY(db_->ensure_connected());
     CT_TRY(db_->exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "cannot begin the backup"));
   }
-  const fs::path temp = file.parent_path() / ("." + file.filename().string() + ".part-" + std::to_string(::getpid()));
-  remove_sqlite_files(temp);
-  auto written = [&]() -> Result<void> {
-    {
-      SqliteOptions options;
-      options.create = true;
-      CT_TRY_ASSIGN(std::unique_ptr<Store> created, open_sqlite_store(temp, options));
-    }
-    sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(temp.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
-    SqliteHandle target(raw, sqlite3_close);
-    if (rc != SQLITE_OK) return fail(sqlite_failure(raw, "cannot open the backup", temp));
-    CT_TRY(copy_into_sqlite(*db_, raw, temp));
-    if (sqlite3_close(target.release()) != SQLITE_OK)
-      return fail(Error(ErrorCode::FileError, "cannot finish the backup " + file.string()));
-    std::error_code ec;
-    fs::rename(temp, file, ec);
-    if (ec) return fail(Error(ErrorCode::FileError, "cannot move the backup into place at " + file.string() + ": " +
-                                                        ec.message()));
-    return {};
-  }();
+  auto written = backups_.write(file, [&](DumpSink& sink) { return dump(sink); });
   if (own) rollback();
-  if (!written) {
-    remove_sqlite_files(temp);
-    return written;
+  return written;
+}
+
+Result<void> PgStore::dump(DumpSink& sink) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "dump needs a transaction");
+  for (const auto& table : dumped_tables()) {
+    CT_TRY_ASSIGN(std::vector<Column> columns, copied_columns(*db_, table.name));
+    std::vector<std::string> names;
+    std::string list;
+    for (const auto& column : columns) {
+      list += (names.empty() ? "" : ", ") + quote_identifier(column.name);
+      names.push_back(column.name);
+    }
+    std::string select = "SELECT " + list + " FROM " + quote_identifier(table.name);
+    if (table.name == "meta") select += " WHERE " + std::string(kLocalMetaRows);
+    select += " ORDER BY " + std::string(table.order.empty() ? "ord" : table.order);
+    CT_TRY(sink.table(table.name, names));
+    // Through a cursor, a batch at a time: a store of a million tasks is never held in memory whole.
+    const std::string what = "cannot read " + std::string(table.name) + " for a copy";
+    CT_TRY(db_->exec("DECLARE ct_copy NO SCROLL CURSOR FOR " + select, what));
+    std::vector<std::optional<std::string_view>> values(names.size());
+    while (true) {
+      CT_TRY_ASSIGN(Rows rows, db_->script("FETCH FORWARD 2000 FROM ct_copy", what));
+      if (rows.empty()) break;
+      for (int r = 0; r < rows.size(); ++r) {
+        for (std::size_t c = 0; c < values.size(); ++c) {
+          const int column = static_cast<int>(c);
+          if (rows.is_null(r, column)) {
+            values[c].reset();
+          } else {
+            values[c] = rows.text(r, column);
+          }
+        }
+        CT_TRY(sink.row(values));
+      }
+    }
+    CT_TRY(db_->exec("CLOSE ct_copy", what));
   }
   return {};
 }
@@ -710,94 +604,93 @@ Result<std::int64_t> PgStore::expire_idempotent(TimeMs before, bool count_only) 
 }
 
 Result<void> PgStore::replace_contents_from(const std::filesystem::path& file) {
-  if (!in_transaction()) return fail(ErrorCode::Internal, "replace_contents_from needs a write transaction");
-  audit_tail_.reset();  // the trail is about to be another one
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-  SqliteHandle source(raw, sqlite3_close);
-  if (rc != SQLITE_OK) return fail(sqlite_failure(raw, "cannot open the backup", file));
-  std::optional<std::int64_t> version;
-  {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW)
-      version = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
-  }
-  if (!version) return fail(sqlite_failure(raw, "cannot read the schema version of the backup", file));
-  if (*version != store_schema_version())
-    return fail(Error(ErrorCode::FileError, "the backup " + file.string() + " has schema version " +
-                                                std::to_string(*version) + "; restoring needs version " +
-                                                std::to_string(store_schema_version()))
-                    .with_fix("open the backup with this ct once (it migrates a copy), or pick another backup"));
+  return load([&](DumpSink& sink) { return backups_.read(file, sink); });
+}
+
+Result<void> PgStore::load(const DumpSource& source) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "load needs a write transaction");
   CT_TRY_ASSIGN(std::int64_t next_id, meta_int("next_task_num"));
 
-  // Children first (audit_changes references audit); this store's own meta rows stay.
-  for (auto table = std::rbegin(kTables); table != std::rend(kTables); ++table) {
-    std::string sql = "DELETE FROM " + quote_identifier(table->name);
-    if (table->name == "meta") sql += " WHERE " + std::string(kLocalMeta);
-    CT_TRY(query(sql, "cannot clear " + std::string(table->name) + " for the restore"));
-  }
-  constexpr int kBatch = 1000;
-  for (const auto& table : kTables) {
-    CT_TRY_ASSIGN(std::vector<Column> columns, copied_columns(*db_, table.name));
-    const std::size_t count = columns.size();
-    std::string list;
-    std::string source_list;
-    std::string arrays;
-    std::string values;
-    std::string aliases;
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::string c = "c" + std::to_string(i + 1);
-      list += (i ? ", " : "") + quote_identifier(columns[i].name);
-      source_list += (i ? ", " : "") + sqlite_quote(columns[i].name);
-      arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
-      values += (i ? ", u." : "u.") + c + "::" + columns[i].type;
-      aliases += (i ? ", " : "") + c;
+  // Inserts the pushed rows a batch at a time, each column as a text array cast to the column's
+  // type (unnest keeps the arrays' order, so audit_changes.ord follows the dump's order). Columns
+  // this store does not have are left out. The old rows go when the first table arrives.
+  class Loader final : public DumpSink {
+   public:
+    explicit Loader(PgStore& store) : store_(store) {}
+    bool started() const { return started_; }
+
+    Result<void> table(std::string_view name, const std::vector<std::string>& columns) override {
+      CT_TRY(flush());
+      if (!started_) {
+        store_.audit_tail_.reset();  // the trail is about to be another one
+        // Children first (audit_changes references audit); this store's own meta rows stay.
+        for (auto table = dumped_tables().rbegin(); table != dumped_tables().rend(); ++table) {
+          std::string sql = "DELETE FROM " + quote_identifier(table->name);
+          if (table->name == "meta") sql += " WHERE " + std::string(kLocalMetaRows);
+          CT_TRY(store_.query(sql, "cannot clear " + std::string(table->name) + " for the restore"));
+        }
+        started_ = true;
+      }
+      table_ = std::string(name);
+      CT_TRY_ASSIGN(std::vector<Column> ours, copied_columns(*store_.db_, name));
+      kept_.clear();
+      std::string list;
+      std::string arrays;
+      std::string values;
+      std::string aliases;
+      for (std::size_t i = 0; i < columns.size(); ++i) {
+        auto column = std::find_if(ours.begin(), ours.end(), [&](const Column& c) { return c.name == columns[i]; });
+        if (column == ours.end()) continue;
+        const std::size_t n = kept_.size();
+        const std::string c = "c" + std::to_string(n + 1);
+        list += (n ? ", " : "") + quote_identifier(column->name);
+        arrays += (n ? ", $" : "$") + std::to_string(n + 1) + "::text[]";
+        values += (n ? ", u." : "u.") + c + "::" + column->type;
+        aliases += (n ? ", " : "") + c;
+        kept_.push_back(i);
+      }
+      insert_ = "INSERT INTO " + quote_identifier(name) + "(" + list + ") SELECT " + values + " FROM unnest(" + arrays +
+                ") AS u(" + aliases + ")";
+      batch_.assign(kept_.size(), {});
+      return {};
     }
-    // unnest keeps the arrays' order, so audit_changes.ord follows the backup's rowid order.
-    const std::string insert = "INSERT INTO " + quote_identifier(table.name) + "(" + list + ") SELECT " + values +
-                               " FROM unnest(" + arrays + ") AS u(" + aliases + ")";
-    std::string select = "SELECT " + source_list + " FROM " + sqlite_quote(table.name);
-    if (table.name == "meta") select += " WHERE " + std::string(kLocalMeta);
-    if (table.name == "audit_changes") select += " ORDER BY rowid";
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(raw, select.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-      sqlite3_finalize(stmt);
-      return fail(sqlite_failure(raw, "cannot read " + std::string(table.name) + " from the backup", file));
+
+    Result<void> row(std::span<const std::optional<std::string_view>> values) override {
+      for (std::size_t i = 0; i < kept_.size(); ++i) {
+        const auto& value = values[kept_[i]];
+        batch_[i].emplace_back(value ? std::optional<std::string>(std::string(*value)) : std::nullopt);
+      }
+      if (++rows_ == kLoadBatch) CT_TRY(flush());
+      return {};
     }
-    SqliteStatement reader(stmt, sqlite3_finalize);
-    std::vector<std::vector<std::optional<std::string>>> batch(count);
-    int rows = 0;
-    auto flush = [&]() -> Result<void> {
-      if (rows == 0) return {};
+
+    Result<void> flush() {
+      if (rows_ == 0) return {};
       Params params;
-      for (auto& column : batch) {
+      for (auto& column : batch_) {
         params.add(text_array(column));
         column.clear();
       }
-      rows = 0;
-      CT_TRY(query(insert, params, "cannot restore " + std::string(table.name)));
+      rows_ = 0;
+      CT_TRY(store_.query(insert_, params, "cannot restore " + table_));
       return {};
-    };
-    int step = SQLITE_ROW;
-    while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
-      for (std::size_t i = 0; i < count; ++i) {
-        const int c = static_cast<int>(i);
-        if (sqlite3_column_type(stmt, c) == SQLITE_NULL) {
-          batch[i].emplace_back(std::nullopt);
-        } else {
-          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
-          batch[i].emplace_back(std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
-        }
-      }
-      if (++rows == kBatch) CT_TRY(flush());
     }
-    if (step != SQLITE_DONE)
-      return fail(sqlite_failure(raw, "cannot read " + std::string(table.name) + " from the backup", file));
-    CT_TRY(flush());
-  }
-  // Ids are never reused, not even the ones allocated after the backup was taken.
+
+   private:
+    PgStore& store_;
+    bool started_ = false;
+    std::string table_;
+    std::string insert_;
+    std::vector<std::size_t> kept_;  // the pushed columns this store has, by index
+    std::vector<std::vector<std::optional<std::string>>> batch_;
+    int rows_ = 0;
+  };
+
+  Loader loader(*this);
+  CT_TRY(source(loader));
+  CT_TRY(loader.flush());
+  if (!loader.started()) return {};
+  // Ids are never reused, not even the ones allocated after the dump was taken.
   CT_TRY(query("INSERT INTO meta(key, value) VALUES('next_task_num', $1::bigint::text) ON CONFLICT (key) DO UPDATE "
                "SET value = GREATEST(CASE WHEN meta.value ~ '^-?[0-9]+$' THEN meta.value::numeric ELSE 0 END, "
                "$1::bigint)::text",

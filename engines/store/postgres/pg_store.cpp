@@ -161,7 +161,7 @@ Result<void> create_or_migrate(Connection& db, bool create) {
 }  // namespace
 
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::string& schema,
-                                             const StoreOptions& options) {
+                                             const StoreOptions& options, const BackupFiles& backups) {
   CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url, schema, options.busy_timeout_ms));
   CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(*db));
   if (!version && !options.create) return fail(not_initialized(*db));
@@ -174,19 +174,20 @@ Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::
                       .with_fix("run one ct command without --read-only"));
     CT_TRY(create_or_migrate(*db, options.create));
   }
-  return std::unique_ptr<Store>(std::make_unique<PgStore>(std::move(db), options.read_only));
+  return std::unique_ptr<Store>(std::make_unique<PgStore>(std::move(db), options.read_only, backups));
 }
 
 namespace {
 
 class PgBackend final : public StoreBackend {
  public:
-  PgBackend(std::string url, std::string schema) : url_(std::move(url)), schema_(std::move(schema)) {}
+  PgBackend(std::string url, std::string schema, const BackupFiles& backups)
+      : url_(std::move(url)), schema_(std::move(schema)), backups_(backups) {}
 
   std::string_view kind() const override { return "postgresql"; }
   std::string location() const override { return redact_url(url_) + " (schema " + schema_ + ")"; }
   Result<std::unique_ptr<Store>> open(const StoreOptions& options) const override {
-    return open_pg_store(url_, schema_, options);
+    return open_pg_store(url_, schema_, options, backups_);
   }
   std::vector<MigrationStep> migrations() const override { return schema_steps(); }
 
@@ -204,7 +205,7 @@ class PgBackend final : public StoreBackend {
       StoreOptions options;
       options.read_only = true;
       options.upgrade = false;
-      auto store = open_pg_store(url_, schema_, options);
+      auto store = open_pg_store(url_, schema_, options, backups_);
       if (store) {
         CT_TRY_ASSIGN(info.problems, (*store)->integrity_problems());
       }
@@ -216,7 +217,7 @@ class PgBackend final : public StoreBackend {
     StoreOptions options;
     options.read_only = true;
     options.upgrade = false;
-    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options));
+    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options, backups_));
     return store->backup_to(file);
   }
 
@@ -261,7 +262,7 @@ class PgBackend final : public StoreBackend {
     }
     StoreOptions options;
     options.create = true;
-    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options));
+    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options, backups_));
     CT_TRY(store->begin(TxKind::Write));
     auto replaced = store->replace_contents_from(copy);
     if (!replaced) {
@@ -277,6 +278,7 @@ class PgBackend final : public StoreBackend {
  private:
   std::string url_;
   std::string schema_;
+  const BackupFiles& backups_;
 };
 
 }  // namespace
@@ -285,8 +287,8 @@ class PgBackend final : public StoreBackend {
 
 namespace ct {
 
-std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema) {
-  return std::make_unique<pg::PgBackend>(std::move(url), std::move(schema));
+std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema, const BackupFiles& backups) {
+  return std::make_unique<pg::PgBackend>(std::move(url), std::move(schema), backups);
 }
 
 }  // namespace ct

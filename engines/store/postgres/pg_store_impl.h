@@ -3,8 +3,8 @@
 // pg_store.cpp (connection, transactions, schema, the backend), pg_tasks.cpp (task rows, focus,
 // sessions), pg_search.cpp (tsvector search of tasks and research), pg_audit.cpp (audit trail,
 // idempotency keys, compliance), pg_records.cpp (releases, research, lifecycle) and
-// pg_maintenance.cpp (consistency scans, derived data, copies to and from SQLite backup files,
-// statistics, compaction).
+// pg_maintenance.cpp (consistency scans, derived data, dumps and loads, backups, statistics,
+// compaction).
 //
 // How it keeps SQLite's guarantees on a server many machines share:
 //  - begin(Write) opens a READ COMMITTED transaction and at once takes the row lock of
@@ -37,6 +37,7 @@
 #include "engines/store/postgres/pg_connection.h"
 #include "engines/store/store.h"
 #include "engines/store/store_backend.h"
+#include "engines/store/store_dump.h"
 #include "engines/store/store_rows.h"
 
 namespace ct::pg {
@@ -172,7 +173,9 @@ std::vector<MigrationStep> schema_steps();
 
 class PgStore final : public Store {
  public:
-  PgStore(std::unique_ptr<Connection> db, bool read_only) : db_(std::move(db)), read_only_(read_only) {}
+  /// Backups are written and read through `backups` (SQLite files, engines/store/store_dump.h).
+  PgStore(std::unique_ptr<Connection> db, bool read_only, const BackupFiles& backups)
+      : db_(std::move(db)), read_only_(read_only), backups_(backups) {}
   ~PgStore() override;
 
   // -- transactions ---------------------------------------------------------------------------
@@ -275,17 +278,24 @@ class PgStore final : public Store {
   Result<Rows> query(std::string_view sql, std::string_view what) { return db_->query(sql, Params{}, what); }
   Result<std::vector<Task>> collect_tasks(std::string_view sql, const Params& params, std::string_view what);
   Result<std::int64_t> meta_int(std::string_view key);
+  // -- dumps and loads (pg_maintenance.cpp): backups through backups_ -------------------------
+  /// Every row of every dumped table, pushed into `sink`; inside a transaction (one snapshot).
+  Result<void> dump(DumpSink& sink);
+  /// Replaces every row of every dumped table with the rows `source` pushes (write transaction;
+  /// nothing changes before its first table); the id counter keeps the higher of the two.
+  Result<void> load(const DumpSource& source);
 
   std::unique_ptr<Connection> db_;
   bool read_only_ = false;
+  const BackupFiles& backups_;
   /// The audit trail's last row (seq, hash) in this write transaction: read with the write lock
   /// and kept by append_audit(); nullopt when the trail holds no row or it is not known (then
-  /// append_audit() asks). replace_contents_from() forgets it.
+  /// append_audit() asks). load() forgets it.
   std::optional<std::pair<std::int64_t, std::string>> audit_tail_;
 };
 
 /// Opens (creating or migrating) the PostgreSQL store at `url` in `schema`.
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::string& schema,
-                                             const StoreOptions& options);
+                                             const StoreOptions& options, const BackupFiles& backups);
 
 }  // namespace ct::pg

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "engines/store/store.h"
 #include "engines/store/store_backend.h"
+#include "engines/store/store_dump.h"
 
 namespace ct {
 
@@ -45,6 +46,10 @@ Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool ch
 /// A consistent copy of the database `source` in `target` (SQLite's online backup, reading
 /// `source` read-only, so it may be in use meanwhile). On failure `target` is removed.
 Result<void> copy_sqlite_database(const std::filesystem::path& source, const std::filesystem::path& target);
+
+/// Backup files, for every backend: written from a store's dump (a new SQLite store of this schema,
+/// loaded) and read back as one.
+const BackupFiles& sqlite_backup_files();
 
 /// The SQLite store in `file`.
 std::unique_ptr<StoreBackend> sqlite_store_backend(const std::filesystem::path& file);

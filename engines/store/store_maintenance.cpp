@@ -1,4 +1,4 @@
-#include "engines/store/store.h"
+#include "engines/store/store_maintenance.h"
 
 namespace ct {
 

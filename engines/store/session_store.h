@@ -1,0 +1,70 @@
+// The sessions role of the storage seam (engines/store/store.h): session rows
+// (engines/rules/session_engine.h holds their rules).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace ct {
+
+/// Status of a session (PRODUCT.md §4): only active sessions count against session.maxConcurrent.
+enum class SessionStatus { Active, Suspended, Ended, Closed };
+inline std::string_view to_string(SessionStatus status) {
+  switch (status) {
+    case SessionStatus::Active: return "active";
+    case SessionStatus::Suspended: return "suspended";
+    case SessionStatus::Ended: return "ended";
+    case SessionStatus::Closed: return "closed";
+  }
+  return "active";
+}
+inline std::optional<SessionStatus> parse_session_status(std::string_view text) {
+  for (auto status : {SessionStatus::Active, SessionStatus::Suspended, SessionStatus::Ended, SessionStatus::Closed})
+    if (to_string(status) == text) return status;
+  return std::nullopt;
+}
+
+/// A named, scoped unit of agent work (engines/rules/session_engine.h holds its rules).
+struct Session {
+  std::string id;                        // "ses_" + 12 hex
+  std::string name;
+  std::string scope;                     // as given: "epic:T001", "global", …
+  std::string agent;
+  SessionStatus status = SessionStatus::Active;
+  std::string note;
+  std::string next_action;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;                 // last write made in the session (idle detection)
+  std::optional<TimeMs> ended_at;
+  std::optional<TimeMs> archived_at;     // set by session.gc; archived sessions are hidden from lists
+};
+
+struct SessionQuery {
+  std::vector<SessionStatus> statuses;   // empty = any
+  std::optional<TimeMs> updated_before;  // updated_at < this
+  std::optional<TimeMs> ended_before;    // ended_at < this
+  bool include_archived = false;
+  std::int64_t limit = -1;               // -1 = no limit; newest (updated_at) first
+  std::int64_t offset = 0;
+};
+
+/// Session rows; a session's focus is kept by TaskStore.
+class SessionStore {
+ public:
+  [[nodiscard]] virtual Result<void> insert_session(const Session& session) = 0;
+  [[nodiscard]] virtual Result<void> update_session(const Session& session) = 0;
+  [[nodiscard]] virtual Result<std::optional<Session>> get_session(std::string_view id) = 0;
+  [[nodiscard]] virtual Result<std::vector<Session>> list_sessions(const SessionQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::int64_t> count_sessions(const SessionQuery& query) = 0;
+
+ protected:
+  ~SessionStore() = default;  // a role of a Store: never owned or deleted through it
+};
+
+}  // namespace ct

@@ -1,0 +1,26 @@
+#include "engines/store/store_dump.h"
+
+namespace ct {
+
+std::span<const DumpedTable> dumped_tables() {
+  static constexpr DumpedTable kTables[] = {
+      {"meta", "key"},
+      {"tasks", "num"},
+      {"task_deps", "task_id, depends_on"},
+      {"focus", "session"},
+      {"audit", "seq"},
+      {"audit_changes", ""},
+      {"idempotency", "key"},
+      {"sessions", "id"},
+      {"compliance", "id"},
+      {"releases", "version"},
+      {"research", "num"},
+      {"research_links", "research_id, task_id"},
+      {"research_sync", "file"},
+      {"lifecycle", "subject, kind, name"},
+      {"lifecycle_events", "seq"},
+  };
+  return kTables;
+}
+
+}  // namespace ct

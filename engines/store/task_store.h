@@ -1,0 +1,144 @@
+// The tasks role of the storage seam (engines/store/store.h): task rows with their dependency
+// lists, labels, notes and relations, the full-text search over them, and focus (which task a
+// session works on, the atomic claim of tasks.start).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "engines/store/task.h"
+
+namespace ct {
+
+enum class ArchivedFilter { Exclude, Only, Include };
+enum class SortKey { Position, Priority, Created, Updated, Title, Status, Id };
+
+/// Whether a task can start now (PRODUCT.md §4: a dependency holds a task until it is done or
+/// cancelled).
+enum class Readiness {
+  Any,
+  Ready,    // pending, every dependency finished, not an epic whose children are still open
+  Blocked,  // open, and blocked by hand (status blocked) or waiting on an unfinished dependency
+};
+
+struct TaskFilter {
+  std::vector<TaskStatus> statuses;      // empty = any
+  std::optional<std::string> parent;     // "" = root tasks only; nullopt = any
+  std::optional<TaskType> type;
+  std::vector<std::string> labels;       // tasks carrying every one of these labels
+  std::optional<std::string> under;      // descendants of this task, at any depth
+  std::optional<std::string> phase;
+  std::optional<Priority> priority;
+  ArchivedFilter archived = ArchivedFilter::Exclude;
+  Readiness readiness = Readiness::Any;
+};
+
+struct TaskQuery {
+  TaskFilter filter;
+  SortKey sort = SortKey::Position;      // Position sorts by parent, then position, then id
+  bool descending = false;
+  std::int64_t limit = -1;               // -1 = no limit
+  std::int64_t offset = 0;
+};
+
+struct SearchHit {
+  Task task;
+  double score = 0;  // higher is better; an exact id match ranks first
+};
+
+/// The weights of tasks.next's score.
+struct ReadyScoring {
+  std::array<int, 4> priority_points{};  // indexed by Priority (critical, high, medium, low)
+  std::string phase;                     // tasks in this phase get phase_bonus ("" = none)
+  int phase_bonus = 0;
+  int leaf_bonus = 0;                    // for tasks without open children
+  std::int64_t limit = 1;
+  /// Only these tasks (a session's scope); null = every task.
+  const std::set<std::string>* within = nullptr;
+};
+
+/// A task as dependency-graph analysis sees it (engines/rules/graph.h): what the analysis reads, and no
+/// more, so that a 100k-task project loads in one pass without decoding notes or descriptions.
+struct GraphTask {
+  std::string id;
+  std::string title;
+  std::string parent;                    // "" for a root task
+  TaskStatus status = TaskStatus::Pending;
+  Priority priority = Priority::Medium;
+  TaskType type = TaskType::Task;
+  std::int64_t position = 0;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::vector<std::string> depends;
+  std::vector<std::string> labels;
+  std::vector<std::string> files;
+};
+
+struct ReadyCandidate {
+  std::string id;
+  int score = 0;
+  bool leaf = false;
+  bool in_phase = false;
+};
+
+/// What the task rules (engines/rules/task_engine.h) and graph analysis read and write.
+class TaskStore {
+ public:
+  // Tasks. get_task finds archived tasks too.
+  [[nodiscard]] virtual Result<std::optional<Task>> get_task(std::string_view id) = 0;
+  [[nodiscard]] virtual Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) = 0;
+  [[nodiscard]] virtual Result<std::vector<Task>> list_tasks(const TaskQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::int64_t> count_tasks(const TaskFilter& filter) = 0;
+  /// Counts per status over the filter (ignores filter.statuses).
+  [[nodiscard]] virtual Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) = 0;
+  /// Next id from a counter kept in the store: allocated inside the write transaction, never reused
+  /// (not even after a hard delete).
+  [[nodiscard]] virtual Result<std::string> allocate_task_id() = 0;
+  [[nodiscard]] virtual Result<void> insert_task(const Task& task) = 0;
+  [[nodiscard]] virtual Result<void> update_task(const Task& task) = 0;
+  /// Removes the row, its dependency edges in both directions, its index entries, its research
+  /// links and its lifecycle records.
+  [[nodiscard]] virtual Result<void> delete_task(std::string_view id) = 0;
+  /// Direct children ids ordered by position (archived included when asked).
+  [[nodiscard]] virtual Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) = 0;
+  /// Ids of tasks whose depends list contains `id`.
+  [[nodiscard]] virtual Result<std::vector<std::string>> dependents_of(std::string_view id) = 0;
+  /// Largest position among the children of `parent` ("" = roots), 0 when none.
+  [[nodiscard]] virtual Result<std::int64_t> max_position(std::string_view parent) = 0;
+  /// tasks.next candidates: pending, unarchived tasks whose dependencies are all done or
+  /// cancelled, except epics that still have open children, scored with `scoring` (the engine
+  /// owns the formula; the store only evaluates it) and ordered by score, then position, then age.
+  /// Only the best `scoring.limit` are returned (of `scoring.within` when set).
+  [[nodiscard]] virtual Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) = 0;
+  /// Unarchived tasks for graph analysis: the subtree under `root` (the root itself excluded), or
+  /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
+  /// outside the result (another subtree, or archived).
+  [[nodiscard]] virtual Result<std::vector<GraphTask>> graph_tasks(std::string_view root) = 0;
+  /// Full-text search over title, description, labels and notes (every word, each a prefix); an
+  /// exact id match ranks first, then best first: per word and column, the column's weight (title
+  /// 10, description 3, labels 5, notes 1) times the word's hits there saturated as bm25 does,
+  /// tf·2.2/(tf+1.2), summed — no length normalisation; equal scores in row order (oldest first).
+  /// limit -1 = every match.
+  [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
+                                                              std::int64_t limit) = 0;
+  /// How many tasks search() finds for `text` in all (an exact id included).
+  [[nodiscard]] virtual Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) = 0;
+
+  // Focus: the task a session is working on ("" = no session).
+  [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;
+  [[nodiscard]] virtual Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) = 0;
+  /// The session focusing `task_id` ("" for the sessionless focus), nullopt when none does. A task
+  /// is focused by at most one session (the atomic claim of tasks.start).
+  [[nodiscard]] virtual Result<std::optional<std::string>> focus_holder(std::string_view task_id) = 0;
+
+ protected:
+  ~TaskStore() = default;  // a role of a Store: never owned or deleted through it
+};
+
+}  // namespace ct
