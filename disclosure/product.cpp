@@ -1,6 +1,7 @@
 #include "disclosure/product.h"
 
 #include "disclosure/disclosure_ops.h"
+#include "domains/call_text.h"
 #include "domains/context.h"
 
 namespace ct {
@@ -20,7 +21,7 @@ void extend_init(Registry& registry) {
     if (!written) {
       const Error& error = written.error();
       reply.warnings.push_back("agent instructions not written: " + error.message +
-                               (error.fix.empty() ? "" : " (fix: " + error.fix + ")"));
+                               (error.fix.empty() ? "" : " (fix: " + mcp_text(error.fix, *context.registry) + ")"));
     } else if (!written->empty()) {
       if (reply.note) {
         // The project existed: the note answers for the reply, so say what was refreshed.

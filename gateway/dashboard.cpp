@@ -314,23 +314,25 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
     if (!params->is_object()) return problem(400, "params must be an object");
     call.params = *params;
   }
+  auto router = routers_.take();
+  auto reply = [&](const Envelope& envelope) {
+    HttpResponse response = json_reply(200, to_json(envelope, router->operations()));
+    routers_.give_back(std::move(router));
+    return response;
+  };
   if (call.gateway == Gateway::Mutate) {
     std::string name = call.domain + "." + call.operation;
     if (!options_.write)
-      return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
-                                                 .with_fix("restart the server with: ct serve --dashboard-write"))));
+      return reply(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
+                               .with_fix("restart the server with: ct serve --dashboard-write")));
     if (std::find(kWritable.begin(), kWritable.end(), name) == kWritable.end()) {
       std::string allowed;
       for (auto op : kWritable) allowed += (allowed.empty() ? "" : ", ") + std::string(op);
-      return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled,
-                                                   "the dashboard does not run " + name + "; it may run " + allowed)
-                                                 .with_fix("run it with ct, or through an agent"))));
+      return reply(failure(Error(ErrorCode::MutationDisabled, "the dashboard does not run " + name + "; it may run " + allowed)
+                               .with_fix("run it with ct, or through an agent")));
     }
   }
-  auto router = routers_.take();
-  Envelope envelope = router->dispatch(call);
-  routers_.give_back(std::move(router));
-  return json_reply(200, to_json(envelope));
+  return reply(router->dispatch(call));
 }
 
 HttpResponse Dashboard::events() {

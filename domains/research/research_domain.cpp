@@ -31,14 +31,14 @@ std::string today(Context& context) { return format_iso8601(context.now()).subst
 
 Error entry_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Research entry " + id + " not found")
-      .with_fix("cleo_query {domain:'research', operation:'find', params:{query:'" + id + "'}}")
+      .with_fix(call("research.find", {{"query", id}}))
       .with_alternative("List research entries", "research.list")
       .with_detail("id", id);
 }
 
 Error task_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+      .with_fix(call("tasks.find", {{"query", id}}))
       .with_detail("taskId", id);
 }
 
@@ -97,8 +97,7 @@ void record(Context& context, const std::optional<ResearchEntry>& before, const 
 
 Error conflict_error(const ResearchEntry& existing) {
   return Error(ErrorCode::Validation, "Research entry " + existing.id + " exists with different content")
-      .with_fix("choose another id, or read the stored one: cleo_query {domain:'research', operation:'show', "
-                "params:{id:'" + existing.id + "'}}")
+      .with_fix("choose another id, or read the stored one: " + call("research.show", {{"id", existing.id}}))
       .with_detail("field", "id")
       .with_detail("id", existing.id);
 }
@@ -334,8 +333,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   auto relative = project_relative_path(configured, context.project->root, "research.manifestFile");
   if (!relative)
     return fail(Error(ErrorCode::ConfigError, "research.manifestFile '" + configured + "' is outside the project")
-                    .with_fix("cleo_mutate {domain:'system', operation:'config.set', params:{key:'research.manifestFile', "
-                              "value:'.cleo/agent-outputs/MANIFEST.jsonl'}}"));
+                    .with_fix(config_set_fix("research.manifestFile", json::Value(".cleo/agent-outputs/MANIFEST.jsonl"))));
   const fs::path path = context.project->root / *relative;
   json::Value data = json::Value::object();
   data.set("file", *relative);

@@ -43,6 +43,4 @@ inline json::Value changed_reply(const Task& task, const std::vector<std::string
   return out;
 }
 
-std::string show_call(const std::string& id);
-
 }  // namespace ct::tasks

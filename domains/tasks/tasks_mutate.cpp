@@ -1,4 +1,4 @@
-// tasks domain — write operations (cleo_mutate).
+// tasks domain — write operations (the mutate gateway).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -195,7 +195,7 @@ Result<Reply> archive(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::optional<TimeMs> before, params.time("before", context.now()));
   if (!params.has("id") && !params.flag("all") && !before) {
     Error error(ErrorCode::InvalidParams, "say which tasks to archive: id, before, or all:true");
-    error.fix = "cleo_mutate {domain:'tasks', operation:'archive', params:{all:true}}";
+    error.fix = call("tasks.archive", {{"all", true}});
     return fail(std::move(error).with_detail("field", "id"));
   }
   std::vector<std::string> warnings;
@@ -253,7 +253,7 @@ Result<Reply> start(Context& context, const Params& params) {
     CT_TRY_ASSIGN(bool inside, sessions.contains(scope, task.id));
     if (!inside) {
       Error error(ErrorCode::TaskNotInScope, "Task " + task.id + " is outside the session's scope " + session.scope);
-      error.fix = "cleo_query {domain:'tasks', operation:'next', params:{inScope:true}}";
+      error.fix = call("tasks.next", {{"inScope", true}});
       return fail(std::move(error).with_alternative("Start another session for it", "session.start")
                       .with_detail("id", task.id).with_detail("scope", session.scope));
     }
@@ -434,7 +434,9 @@ Error in_file_terms(Error error, const std::string& record, const std::map<std::
     }
   }
   bool fix_names_one = false;
-  (void)translate(error.fix, fix_names_one);
+  // The fix's calls with their params, where a record's id would show.
+  (void)translate(error.fix.render([](const Call& call) { return call.operation + " " + call.params.dump(); }),
+                  fix_names_one);
   if (fix_names_one) error.fix = "correct " + record + " in the file, then import again";
   return error;
 }
@@ -597,8 +599,8 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
                           (first["id"].is_string() ? " (" + first["id"].as_string() + ")" : "") + " " +
                           first["message"].as_string();
     Error error(first_code, std::move(message));
-    error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: "
-                "cleo_mutate {domain:'tasks', operation:'import', params:{tasks:[...], skipInvalid:true, dryRun:true}}";
+    error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: " +
+                call("tasks.import", {{"tasks", json::Value::Array{"..."}}, {"skipInvalid", true}, {"dryRun", true}});
     constexpr std::size_t kListed = 50;
     json::Value listed = json::Value::array();
     for (std::size_t i = 0; i < problems.size() && i < kListed; ++i) listed.push_back(problems.as_array()[i]);
