@@ -905,7 +905,7 @@ std::vector<ProtocolInfo> build_protocols() {
             call("tasks.add", {{"title", "…"}, {"parent", "{id}"}}) + "; merge parts that overlap",
             dcmp_mece},
            {"DCMP-002", Must, "Maps dependencies without cycles",
-            call("tasks.analyze", {{"id", "{id}"}}) + " shows the cycle; remove one dependency of it",
+            call("tasks.analyze", {{"epicId", "{id}"}}) + " shows the cycle; remove one dependency of it",
             dcmp_cycles},
            {"DCMP-003", Must, "Stays within 3 levels (epic > task > subtask)",
             call("tasks.reparent", {{"id", "…"}, {"parent", "…"}}) + " to flatten it",

@@ -143,7 +143,7 @@ TEST_CASE("check: the first unmet need decides; no needs, no probe", "[capabilit
   auto out = resolver.check(needing({"program:frob", "program:nothere", "program:alsonot"}), bin.dir.path(), config);
   CHECK_FALSE(out.available);
   CHECK(out.need == "program:nothere");
-  json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config);
+  json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config, ct::registry());
   REQUIRE(rows.as_array().size() == 2);
   CHECK(rows.as_array()[0]["available"].as_bool());
   CHECK(rows.as_array()[0]["detail"].as_string() == (bin.dir.path() / "frob").string());
@@ -176,7 +176,7 @@ TEST_CASE("the router refuses an unavailable operation before anything runs", "[
   CHECK(refused.error->code == ErrorCode::CapabilityUnavailable);
   CHECK(refused.exit_code() == 5);
   CHECK(refused.error->message == "release.probe is unavailable here: nothere is not on PATH");
-  CHECK(mcp_text(refused.error->fix, registry()).find("install nothere") != std::string::npos);
+  CHECK(mcp_text(refused.error->fix, registry).find("install nothere") != std::string::npos);
   CHECK(refused.error->details["need"].as_string() == "program:nothere");
   REQUIRE(refused.error->alternatives.size() == 1);
   CHECK(refused.error->alternatives[0].operation == "tasks.list");

@@ -119,7 +119,7 @@ TEST_CASE("CLI11 parse errors become E_INVALID_INPUT values", "[cli][commands]")
   auto missing_value = parse({"show", "--id"});
   REQUIRE_FALSE(missing_value.result);
   CHECK(missing_value.result.error().code == ErrorCode::InvalidInput);
-  CHECK(mcp_text(missing_value.result.error().fix, registry()) == "ct show --help");
+  CHECK(ct::mcp_text(missing_value.result.error().fix, ct::registry()) == "ct show --help");
 
   auto unknown = parse({"list", "--stauts", "done"});
   REQUIRE_FALSE(unknown.result);
