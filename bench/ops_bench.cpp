@@ -139,7 +139,7 @@ int run(const Options& options) {
     } else if (options.op == "add") {
       PlannedAdd plan = workload.plan_add();
       Envelope added = router->dispatch(mutate("tasks", "add", plan.params));
-      if (!added.success) throw std::runtime_error("add failed: " + to_json(added));
+      if (!added.success) throw std::runtime_error("add failed: " + to_json(added, registry()));
       workload.created(added.data["id"].as_string(), plan);
     } else if (options.op == "update") {
       params.set("id", random_id());

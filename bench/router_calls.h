@@ -21,7 +21,7 @@ inline std::string describe(const Request& request) {
 /// Dispatches and serialises; throws when the call fails.
 inline std::string call(Router& router, const Request& request) {
   Envelope envelope = router.dispatch(request);
-  std::string out = to_json(envelope);
+  std::string out = to_json(envelope, router.operations());
   if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
   return out;
 }
@@ -42,7 +42,7 @@ std::int64_t fill_store(Router& router, Workload& workload, std::int64_t size, O
     Request request = mutate("tasks", "add", plan.params);
     auto started = std::chrono::steady_clock::now();
     Envelope envelope = router.dispatch(request);
-    std::string out = to_json(envelope);
+    std::string out = to_json(envelope, router.operations());
     double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
     if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
     const std::string& id = envelope.data["id"].as_string();

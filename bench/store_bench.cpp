@@ -179,7 +179,7 @@ Stats measure(Router& router, const std::function<Request()>& make_request, cons
     Request request = make_request();
     auto t0 = Steady::now();
     Envelope envelope = router.dispatch(request);
-    std::string out = to_json(envelope);
+    std::string out = to_json(envelope, router.operations());
     samples.push_back(micros_since(t0));
     if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
     bytes += static_cast<double>(out.size());

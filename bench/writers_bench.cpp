@@ -221,7 +221,7 @@ ChainResult chain_cost(const Options& options, const fs::path& project) {
   auto dispatch = [&](Gateway gateway, const char* domain, const char* operation, const std::string& params) {
     auto parsed = json::parse(params);
     Envelope envelope = router.dispatch({gateway, domain, operation, parsed ? *parsed : json::Value::object()});
-    if (!envelope.success) throw std::runtime_error(std::string(operation) + " failed: " + to_json(envelope));
+    if (!envelope.success) throw std::runtime_error(std::string(operation) + " failed: " + to_json(envelope, registry()));
     return envelope;
   };
   dispatch(Gateway::Mutate, "system", "init", "{}");

@@ -280,7 +280,11 @@ PluginRegistry with_plugins(const Registry& base, const json::Value& engines) {
         }
       }
       if (!params_ok) continue;
-      spec.examples = {{"{}", "with the defaults"}};
+      // The example names each required param, with a value to fill in.
+      json::Value example = json::Value::object();
+      for (const auto& param : spec.params)
+        if (param.required) example.set(param.name, "…");
+      spec.examples = {{registry.own(example.dump()), example.empty() ? "with the defaults" : "fill in the required params"}};
       spec.tier = 1;
     }
     static const std::vector<std::string_view> kKnown = {"command", "gateway", "summary", "params", "timeoutSeconds"};

@@ -1,5 +1,6 @@
 #include "capability/probes.h"
 
+#include "domains/call_text.h"
 #include "engines/project/config.h"
 
 namespace ct::capability {
@@ -117,8 +118,8 @@ ProbeResult ProbeResolver::probe(std::string_view need, const std::filesystem::p
       result.detail = value.is_string() ? value.as_string() : value.dump();
     } else {
       result.reason = key + " is not set";
-      // In MCP syntax, like every fix (ct shows it as its own command line); a key only people set
-      // says what a person runs.
+      // The system.config.set call (each edge writes it its own way); a key only people set says
+      // what a person runs.
       result.fix = config_set_fix(key, json::Value("<value>"));
     }
     return result;
@@ -156,7 +157,7 @@ Availability ProbeResolver::check(const OperationSpec& spec, const std::filesyst
 }
 
 json::Value ProbeResolver::probes(const std::vector<std::string_view>& needs, const std::filesystem::path& project_root,
-                                  const Config& config) {
+                                  const Config& config, const Registry& registry) {
   json::Value out = json::Value::array();
   for (auto need : needs) {
     ProbeResult found = probe(need, project_root, config);
@@ -166,7 +167,7 @@ json::Value ProbeResolver::probes(const std::vector<std::string_view>& needs, co
     if (!found.detail.empty()) row.set("detail", found.detail);
     if (!found.available) {
       row.set("reason", found.reason);
-      row.set("fix", found.fix);
+      row.set("fix", mcp_text(found.fix, registry));
     }
     out.push_back(std::move(row));
   }

@@ -22,7 +22,7 @@ struct ProbeResult {
   bool available = false;
   std::string detail;  // "git version 2.39.5" (git, gh), the program's path, the configured value …
   std::string reason;  // why not, when not
-  std::string fix;     // how to make it so
+  Advice fix;          // how to make it so
 };
 
 class ProbeResolver final : public CapabilityResolver {
@@ -35,7 +35,7 @@ class ProbeResolver final : public CapabilityResolver {
   Availability check(const OperationSpec& spec, const std::filesystem::path& project_root,
                      const Config& config) override;
   json::Value probes(const std::vector<std::string_view>& needs, const std::filesystem::path& project_root,
-                     const Config& config) override;
+                     const Config& config, const Registry& registry) override;
 
   /// One need, cached unless it only reads the configuration. Unknown needs are unavailable.
   ProbeResult probe(std::string_view need, const std::filesystem::path& project_root, const Config& config);

@@ -84,7 +84,7 @@ struct Output {
 /// ESC or BEL must not drive the viewer's terminal. (JSON output escapes them anyway.)
 Error printable(Error error) {
   error.message = terminal_safe(error.message);
-  error.fix = terminal_safe(error.fix);
+  error.fix.map_text([](const std::string& text) { return terminal_safe(text); });
   for (auto& alternative : error.alternatives) alternative.action = terminal_safe(alternative.action);
   make_terminal_safe(error.details);
   return error;
@@ -99,7 +99,7 @@ Envelope printable(Envelope envelope) {
 
 int report_failure(const Error& error, const Output& output) {
   if (output.json) {
-    write(stdout, to_json(failure(error)) + "\n");
+    write(stdout, to_json(failure(error), registry()) + "\n");
   } else {
     write(stderr, render_error(printable(error), output.render.err, registry()));
   }
@@ -112,7 +112,7 @@ int print_version(const Output& output) {
     json::Value data = json::Value::object();
     data.set("version", product_version());
     envelope.data = std::move(data);
-    write(stdout, to_json(envelope) + "\n");
+    write(stdout, to_json(envelope, registry()) + "\n");
   } else {
     write(stdout, "ct " + std::string(product_version()) + "\n");
   }
@@ -377,7 +377,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
       unchanged.note = ErrorCode::NoChange;
       unchanged.warnings.push_back(task_id + " was left as it was");
       if (output.json) {
-        write(stdout, to_json(unchanged) + "\n");
+        write(stdout, to_json(unchanged, registry()) + "\n");
       } else {
         write(stdout, "No change: " + task_id + " was left as it was\n");
       }
@@ -396,7 +396,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
     json::Value params = *changes;
     if (params.empty()) {
       remove_file();
-      write(stdout, output.json ? to_json(Envelope{.note = ErrorCode::NoChange}) + "\n"
+      write(stdout, output.json ? to_json(Envelope{.note = ErrorCode::NoChange}, registry()) + "\n"
                                 : "No change: " + task_id + " was left as it was\n");
       return exit_code(ErrorCode::NoChange);
     }
@@ -412,7 +412,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
     }
     remove_file();
     if (output.json) {
-      write(stdout, to_json(updated) + "\n");
+      write(stdout, to_json(updated, registry()) + "\n");
     } else {
       const OperationSpec* spec = operations.find("tasks", "update");
       Rendered rendered = render_envelope(*spec, params, printable(updated), output.render, operations, "ct edit --help");
@@ -497,7 +497,7 @@ int run_checked(const std::vector<std::string>& args) {
   }
 
   if (output.json) {
-    write(stdout, to_json(envelope) + "\n");
+    write(stdout, to_json(envelope, registry()) + "\n");
   } else {
     Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
                                         tree.command() + " --help");

@@ -1,12 +1,12 @@
 #include "cli/usage.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
 #include "core/json_parse.h"
+#include "domains/call_text.h"
 #include "disclosure/help_levels.h"
 
 namespace ct::cli {
@@ -16,105 +16,6 @@ std::string json_scalar_text(const json::Value& value) {
   if (value.is_string()) return value.as_string();
   return value.dump();
 }
-
-// ---- a small reader for the JavaScript-style object literals used in `fix` texts -----------
-
-class LiteralReader {
- public:
-  explicit LiteralReader(std::string_view text) : text_(text) {}
-
-  std::optional<json::Value> value() {
-    skip_space();
-    if (at_end()) return std::nullopt;
-    char c = text_[pos_];
-    if (c == '{') return object();
-    if (c == '[') return array();
-    if (c == '\'' || c == '"') return string_literal();
-    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number();
-    std::string word = identifier();
-    if (word == "true") return json::Value(true);
-    if (word == "false") return json::Value(false);
-    if (word == "null") return json::Value(nullptr);
-    return std::nullopt;
-  }
-  std::size_t position() const { return pos_; }
-
- private:
-  bool at_end() const { return pos_ >= text_.size(); }
-  void skip_space() {
-    while (!at_end() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  bool take(char c) {
-    skip_space();
-    if (at_end() || text_[pos_] != c) return false;
-    ++pos_;
-    return true;
-  }
-  std::string identifier() {
-    std::string out;
-    while (!at_end() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-                         text_[pos_] == '.')) {
-      out += text_[pos_++];
-    }
-    return out;
-  }
-  std::optional<json::Value> string_literal() {
-    char quote = text_[pos_++];
-    std::string out;
-    while (!at_end() && text_[pos_] != quote) {
-      if (text_[pos_] == '\\' && pos_ + 1 < text_.size()) ++pos_;
-      out += text_[pos_++];
-    }
-    if (at_end()) return std::nullopt;
-    ++pos_;
-    return json::Value(std::move(out));
-  }
-  std::optional<json::Value> number() {
-    std::size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
-    while (!at_end() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) ++pos_;
-    auto parsed = json::parse(text_.substr(start, pos_ - start));
-    if (!parsed || !parsed->is_number()) return std::nullopt;
-    return *parsed;
-  }
-  std::optional<json::Value> array() {
-    ++pos_;
-    json::Value out = json::Value::array();
-    if (take(']')) return out;
-    do {
-      auto item = value();
-      if (!item) return std::nullopt;
-      out.push_back(std::move(*item));
-    } while (take(','));
-    if (!take(']')) return std::nullopt;
-    return out;
-  }
-  std::optional<json::Value> object() {
-    ++pos_;
-    json::Value out = json::Value::object();
-    if (take('}')) return out;
-    do {
-      skip_space();
-      std::string key;
-      if (!at_end() && (text_[pos_] == '\'' || text_[pos_] == '"')) {
-        auto quoted = string_literal();
-        if (!quoted) return std::nullopt;
-        key = quoted->as_string();
-      } else {
-        key = identifier();
-      }
-      if (key.empty() || !take(':')) return std::nullopt;
-      auto item = value();
-      if (!item) return std::nullopt;
-      out.set(key, std::move(*item));
-    } while (take(','));
-    if (!take('}')) return std::nullopt;
-    return out;
-  }
-
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
 
 }  // namespace
 
@@ -204,44 +105,14 @@ std::string operation_footer(const OperationSpec& spec) {
   return out;
 }
 
-std::optional<CallAsCommand> call_as_command(std::string_view text, const Registry& registry) {
-  std::size_t start = 0;
-  for (std::string_view tool : {tool_name(Gateway::Query), tool_name(Gateway::Mutate)}) {
-    if (text.starts_with(tool) && text.size() > tool.size() && text[tool.size()] == ' ') start = tool.size() + 1;
-  }
-  if (start == 0) return std::nullopt;
-  LiteralReader reader(text.substr(start));
-  auto call = reader.value();
-  if (!call || !call->is_object()) return std::nullopt;
-  const json::Value& domain = (*call)["domain"];
-  const json::Value& operation = (*call)["operation"];
-  if (!domain.is_string() || !operation.is_string()) return std::nullopt;
-  const OperationSpec* spec = registry.find(domain.as_string(), operation.as_string());
-  if (!spec) return std::nullopt;
-  const json::Value& params = (*call)["params"];
-  return CallAsCommand{command_line(*spec, params.is_object() ? params : json::Value::object()),
-                       start + reader.position()};
-}
-
-std::string fix_for_people(std::string_view fix, const Registry& registry) {
-  if (fix.find("`ct ") != std::string_view::npos) return std::string(fix);
-  if (auto whole = call_as_command(fix, registry); whole && whole->length == fix.size()) return whole->command;
-  std::string out;
-  std::size_t i = 0;
-  while (i < fix.size()) {
-    std::size_t next = fix.find("cleo_", i);
-    if (next == std::string_view::npos) break;
-    out.append(fix.substr(i, next - i));
-    if (auto call = call_as_command(fix.substr(next), registry)) {
-      out += "`" + call->command + "`";
-      i = next + call->length;
-    } else {
-      out += "cleo_";
-      i = next + 5;
-    }
-  }
-  out.append(fix.substr(i));
-  return out;
+std::string fix_for_people(const Advice& fix, const Registry& registry) {
+  const bool alone = fix.only_call() != nullptr;
+  return fix.render([&](const Call& call) {
+    const OperationSpec* spec = called_operation(call, registry);
+    if (spec == nullptr) return mcp_call(call, registry);
+    std::string command = command_line(*spec, call.params.is_object() ? call.params : json::Value::object());
+    return alone ? command : "`" + command + "`";
+  });
 }
 
 }  // namespace ct::cli

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/advice.h"
 #include "core/json.h"
 
 namespace ct {
@@ -131,15 +132,15 @@ struct Alternative {
 struct Error {
   ErrorCode code = ErrorCode::Internal;
   std::string message;
-  std::string fix;                        // a concrete next call
+  Advice fix;                             // what to do next: a concrete call where there is one
   std::vector<Alternative> alternatives;
   json::Value details = json::Value::object();
 
   Error() = default;
   Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
 
-  Error& with_fix(std::string f) & { fix = std::move(f); return *this; }
-  Error&& with_fix(std::string f) && { fix = std::move(f); return std::move(*this); }
+  Error& with_fix(Advice f) & { fix = std::move(f); return *this; }
+  Error&& with_fix(Advice f) && { fix = std::move(f); return std::move(*this); }
   Error&& with_alternative(std::string action, std::string operation) && {
     alternatives.push_back({std::move(action), std::move(operation)});
     return std::move(*this);

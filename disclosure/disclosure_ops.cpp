@@ -10,6 +10,7 @@
 #include "disclosure/injection.h"
 #include "disclosure/research_inject.h"
 #include "disclosure/spawn.h"
+#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/providers/providers.h"
@@ -31,12 +32,12 @@ Result<Reply> help(Context& context, const Params& params) {
     for (const auto& spec : registry.operations())
       if (target.domain.empty() || spec.domain == target.domain) valid.push_back(spec.full_name());
     Error error(ErrorCode::InvalidParams, "operation: level 2 describes one operation; name it");
-    error.fix = self->call_text(R"({"level":2,"domain":"tasks","operation":"add"})");
+    error.fix = self->call_with(R"({"level":2,"domain":"tasks","operation":"add"})");
     return fail(std::move(error).with_detail("field", "operation").with_detail("valid", json::Value::array_of(valid)));
   }
   if (schema && level != 2) {
     Error error(ErrorCode::InvalidParams, "format: json-schema describes one operation's params (level 2)");
-    error.fix = self->call_text(R"({"level":2,"domain":"tasks","operation":"add","format":"json-schema"})");
+    error.fix = self->call_with(R"({"level":2,"domain":"tasks","operation":"add","format":"json-schema"})");
     return fail(std::move(error).with_detail("field", "format"));
   }
   if ((level == 0 || level == 3) && (!target.domain.empty() || target.spec))
@@ -132,7 +133,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
     again.erase("check");
     if (auto level = common_level(report); level && !options.level) again.set("level", static_cast<std::int64_t>(*level));
     Error error(ErrorCode::Outdated, "CLEO's instructions differ from what this version renders: " + drift);
-    error.fix = context.registry->find("system", "inject")->call_text(again.dump());
+    error.fix = context.registry->find("system", "inject")->call_with(again.dump());
     return fail(std::move(error).with_detail("templates", data["templates"]).with_detail("targets", data["targets"]));
   }
   // No instruction file exists to hold a block: the instructions are neither current nor written,
@@ -203,7 +204,7 @@ Result<Reply> write_instructions_after_init(Context& context, const Params&, Rep
   if (!written) {
     const Error& error = written.error();
     reply.warnings.push_back("agent instructions not written: " + error.message +
-                             (error.fix.empty() ? "" : " (fix: " + error.fix + ")"));
+                             (error.fix.empty() ? "" : " (fix: " + mcp_text(error.fix, *context.registry) + ")"));
   } else if (!written->empty()) {
     if (reply.note) {
       // The project existed: the note answers for the reply, so say what was refreshed.

@@ -505,7 +505,7 @@ Result<HelpTarget> resolve_help_target(const Registry& registry, std::string_vie
   auto is_domain = [&](std::string_view name) { return std::find(domains.begin(), domains.end(), name) != domains.end(); };
   auto help_fix = [&](const std::string& params) {
     const OperationSpec* help = registry.find("system", "help");
-    return help ? help->call_text(params) : std::string();
+    return help ? help->call_with(params) : Advice();
   };
   auto unknown_operation = [&](const std::string& in_domain, std::string_view name) {
     Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + in_domain + "." + std::string(name) + "'")

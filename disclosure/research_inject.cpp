@@ -23,7 +23,7 @@ Result<Reply> inject(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*id));
     if (!task)
       return fail(Error(ErrorCode::NotFound, "Task " + *id + " not found")
-                      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + *id + "'}}")
+                      .with_fix(call("tasks.find", {{"query", *id}}))
                       .with_detail("taskId", *id));
     task_id = task->id;
   }
@@ -31,8 +31,7 @@ Result<Reply> inject(Context& context, const Params& params) {
   auto manifest = project_relative_path(configured, context.project->root, "research.manifestFile");
   if (!manifest)
     return fail(Error(ErrorCode::ConfigError, "research.manifestFile '" + configured + "' is outside the project")
-                    .with_fix("cleo_mutate {domain:'system', operation:'config.set', params:{key:'research.manifestFile', "
-                              "value:'.cleo/agent-outputs/MANIFEST.jsonl'}}"));
+                    .with_fix(config_set_fix("research.manifestFile", json::Value(".cleo/agent-outputs/MANIFEST.jsonl"))));
   std::string dir = std::filesystem::path(*manifest).parent_path().generic_string();
   const std::string id = task_id + "-" + (protocol == "research" ? std::string("topic-slug") : protocol + "-slug");
   const std::string file = (dir.empty() ? "" : dir + "/") + id + ".md";

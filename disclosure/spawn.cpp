@@ -114,8 +114,8 @@ Result<std::string> dependencies_section(Context& context, const Task& task) {
     out += "- " + dep.id + " " + dep.title + " (" + std::string(to_string(dep.status)) + "): " + result + "\n";
   }
   if (deps.size() > kDependenciesShown)
-    out += "- and " + std::to_string(deps.size() - kDependenciesShown) + " more: cleo_query tasks.deps {\"id\":\"" +
-           task.id + "\"}\n";
+    out += "- and " + std::to_string(deps.size() - kDependenciesShown) + " more: " +
+           short_call(*context.registry->find("tasks", "deps"), json::Value(json::Value::Object{{"id", task.id}}).dump()) + "\n";
   return out;
 }
 
@@ -227,10 +227,9 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
     CT_TRY_ASSIGN(orchestrate::Readiness ready, orchestrate::readiness(context, params.str("id")));
     if (!ready.ready) {
       Error error(ErrorCode::Validation, "Task " + ready.task.id + " cannot be handed to a subagent now");
-      error.fix = ready.recommendations.empty() ? "cleo_mutate {domain:'orchestrate', operation:'validate', params:{id:'" +
-                                                      ready.task.id + "'}}"
+      error.fix = ready.recommendations.empty() ? call("orchestrate.validate", {{"id", ready.task.id}})
                                                 : ready.recommendations.front();
-      return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready)));
+      return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready, *context.registry)));
     }
     CT_TRY_ASSIGN(prompt, build_prompt(context, params, skills, ready));
     return {};
@@ -261,7 +260,7 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
     error.code = ErrorCode::EngineFailed;
     error.message = "orchestrate.spawn: " + error.message;
     error.fix = "is " + spec.argv.front() + " installed and on PATH? Check orchestrator.spawnCommand and "
-                "orchestrator.provider: cleo_query {domain:'system', operation:'config.get', params:{key:'orchestrator.provider'}}";
+                "orchestrator.provider: " + call("system.config.get", {{"key", "orchestrator.provider"}});
     spec.argv.resize(agent->prompt_on_stdin ? spec.argv.size() : spec.argv.size() - 1);  // not the prompt again
     return fail(std::move(error).with_detail("command", json::Value::array_of(spec.argv)));
   }

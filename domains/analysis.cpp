@@ -9,7 +9,7 @@ Result<Graph> load_scope_graph(Context& context, std::string_view epic) {
     CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
     if (!root || root->archived) {
       Error error(ErrorCode::NotFound, "Task " + std::string(epic) + (root ? " is archived" : " not found"));
-      error.fix = "cleo_query {domain:'tasks', operation:'list', params:{type:'epic'}}";
+      error.fix = call("tasks.list", {{"type", "epic"}});
       return fail(std::move(error).with_detail("id", std::string(epic)));
     }
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/advice.h"
 #include "core/json.h"
 #include "domains/registry.h"
 
@@ -20,7 +21,7 @@ struct Availability {
   bool available = true;
   std::string need;    // the unmet need ("program:git"), empty when available
   std::string reason;  // "git is not on PATH"
-  std::string fix;     // "install git (apt-get install git) or add it to PATH"
+  Advice fix;          // "install git (apt-get install git) or add it to PATH"
 };
 
 class CapabilityResolver {
@@ -31,9 +32,9 @@ class CapabilityResolver {
   virtual Availability check(const OperationSpec& spec, const std::filesystem::path& project_root,
                              const Config& config) = 0;
   /// What each probe found (for system.capabilities and system.health): an array of
-  /// {need, available, detail?, reason?, fix?}.
+  /// {need, available, detail?, reason?, fix?}, a fix's calls written for `registry`'s tools.
   virtual json::Value probes(const std::vector<std::string_view>& needs, const std::filesystem::path& project_root,
-                             const Config& config) = 0;
+                             const Config& config, const Registry& registry) = 0;
 };
 
 }  // namespace ct

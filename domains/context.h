@@ -78,7 +78,7 @@ class Context {
     return state && state->config->get_bool("security.allowOutsideProject");
   }
   /// How a person lets agents past the project's edge, for the fix of a refusal by may_leave_project.
-  static std::string let_agents_leave_project() {
+  static Advice let_agents_leave_project() {
     return "to let agents do it, " + config_set_fix("security.allowOutsideProject", json::Value(true));
   }
   /// Whether this caller may set `key` to `value`: a key only people set refuses an agent with

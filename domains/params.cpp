@@ -171,7 +171,7 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
         for (auto choice : param.choices) valid.push_back(json::parse(choice).value_or(json::Value(std::string(choice))));
         for (const auto& example : spec.examples)
           if (auto parsed = json::parse(example.params_json); parsed && parsed->contains(field)) {
-            error.fix = spec.call_text(example.params_json);
+            error.fix = spec.call_with(example.params_json);
             break;
           }
         return fail(std::move(error).with_detail("valid", std::move(valid)));

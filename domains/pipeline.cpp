@@ -93,7 +93,7 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
     const json::Value& guess = error.details["didYouMean"];
     const OperationSpec* suggested = guess.is_string() ? registry.find(request.domain, guess.as_string()) : nullptr;
     error.fix = suggested ? suggested->example_call()
-                          : "use one of the operations in error.details.valid";
+                          : Advice("use one of the operations in error.details.valid");
     return fail(std::move(error));
   }
   if (spec->gateway != request.gateway) {
@@ -127,7 +127,7 @@ Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool re
     // Several tasks: validated as a list, then the call is the first one's (its `id`).
     if (params.contains("id"))
       return fail(common_param_error("ids", "give id or ids, not both").with_fix(
-          "put every task in ids: " + spec.call_text(R"({"ids":["T001","T002"]})")));
+          "put every task in ids: " + spec.call_with(R"({"ids":["T001","T002"]})")));
     CT_TRY_ASSIGN(json::Value listed, Params::check(spec, "ids", params["ids"]));
     for (const auto& id : listed.as_array())
       if (std::find(ids.begin(), ids.end(), id.as_string()) == ids.end()) ids.push_back(id.as_string());

@@ -4,6 +4,7 @@
 #include <array>
 #include <cassert>
 
+#include "core/json_parse.h"
 #include "domains/projection.h"
 
 // The registration functions of domains/ (domains/operations.def), declared once.
@@ -51,15 +52,18 @@ std::string OperationSpec::full_name() const {
   return out;
 }
 
-std::string OperationSpec::example_call() const {
-  return call_text(examples.empty() ? std::string_view("{}") : examples.front().params_json);
+Advice OperationSpec::example_call() const {
+  if (!examples.empty()) return call_with(examples.front().params_json);
+  // No example (a plug-in's operation): its required params, each with a value to fill in.
+  json::Value values = json::Value::object();
+  for (const auto& param : params)
+    if (param.required) values.set(param.name, "…");
+  return Advice(Call{full_name(), std::move(values), true});
 }
 
-std::string OperationSpec::call_text(std::string_view params_json) const {
-  std::string call = std::string(tool_name(gateway)) + " {domain:'" + std::string(domain) + "', operation:'" +
-                     std::string(name) + "', params:";
-  call += params_json;
-  return call + "}";
+Advice OperationSpec::call_with(std::string_view params_json) const {
+  auto parsed = json::parse(params_json);
+  return Advice(Call{full_name(), parsed ? std::move(*parsed) : json::Value::object(), true});
 }
 
 std::vector<ErrorCode> OperationSpec::router_errors() const {

@@ -184,10 +184,10 @@ struct OperationSpec {
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"
-  /// A working call from the first example: cleo_mutate {domain:'tasks', operation:'add', params:{…}}.
-  std::string example_call() const;
-  /// The same call text with the given params object (JSON text).
-  std::string call_text(std::string_view params_json) const;
+  /// A working call from the first example, its params written as JSON.
+  Advice example_call() const;
+  /// A call of this operation with the given params object (JSON text), written as JSON.
+  Advice call_with(std::string_view params_json) const;
   const ParamSpec* find_param(std::string_view param) const;
   bool list_like() const { return !row_fields.empty(); }
   /// Codes the router itself may answer for any call of this operation (validation, project,

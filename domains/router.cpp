@@ -12,6 +12,7 @@
 #include "core/json_parse.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
 #include "domains/params.h"
@@ -54,66 +55,49 @@ Result<std::vector<std::string>> check_session(const OperationSpec& spec, Contex
 
 }  // namespace
 
-std::string fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id) {
+Advice fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id) {
   const std::string task = id.empty() ? "T001" : id;
-  const std::string help = "cleo_query {domain:'system', operation:'help', params:{operation:'" + spec.full_name() + "'}}";
   switch (code) {
     case ErrorCode::NotFound:
     case ErrorCode::ParentNotFound:
-      return "cleo_query {domain:'tasks', operation:'find', params:{query:'" + task + "'}}";
+      return call("tasks.find", {{"query", task}});
     case ErrorCode::LockTimeout:
-      return "retry the call; if it keeps happening raise storage.busyTimeoutMs: cleo_mutate {domain:'system', "
-             "operation:'config.set', params:{key:'storage.busyTimeoutMs', value:15000}}";
+      return "retry the call; if it keeps happening raise storage.busyTimeoutMs: " +
+             call("system.config.set", {{"key", "storage.busyTimeoutMs"}, {"value", 15000}});
     case ErrorCode::StoreUnavailable:
-      return "retry in a few seconds; cleo_query {domain:'system', operation:'health'} says whether the store's "
-             "server answers";
+      return "retry in a few seconds; " + call("system.health") + " says whether the store's server answers";
     case ErrorCode::ConcurrentModification:
     case ErrorCode::ChecksumMismatch:
-      return "read it again (cleo_query {domain:'tasks', operation:'show', params:{id:'" + task +
-             "'}}) and retry with its current version as ifVersion";
+      return "read it again (" + call("tasks.show", {{"id", task}}) + ") and retry with its current version as ifVersion";
     case ErrorCode::FileError:
     case ErrorCode::NotInitialized:
-      return "cleo_query {domain:'system', operation:'health'} says what is wrong with the store";
+      return call("system.health") + " says what is wrong with the store";
     case ErrorCode::ConfigError:
-      return "cleo_query {domain:'system', operation:'config.get'} lists every key with its type and default";
+      return call("system.config.get") + " lists every key with its type and default";
     case ErrorCode::CircularReference:
-      return "cleo_query {domain:'tasks', operation:'deps', params:{id:'" + task + "'}} shows the chain to break";
+      return call("tasks.deps", {{"id", task}}) + " shows the chain to break";
     case ErrorCode::HasChildren:
     case ErrorCode::InvalidParentType:
-      return "cleo_query {domain:'tasks', operation:'tree', params:{id:'" + task + "'}} shows the children";
+      return call("tasks.tree", {{"id", task}}) + " shows the children";
     case ErrorCode::DepthExceeded:
     case ErrorCode::SiblingLimit:
-      return "cleo_query {domain:'system', operation:'config.get', params:{key:'" +
-             std::string(code == ErrorCode::DepthExceeded ? "hierarchy.maxDepth" : "hierarchy.maxSiblings") +
-             "'}} shows the limit; choose another parent";
+      return call("system.config.get",
+                  {{"key", code == ErrorCode::DepthExceeded ? "hierarchy.maxDepth" : "hierarchy.maxSiblings"}}) +
+             " shows the limit; choose another parent";
     case ErrorCode::TaskCompleted:
-      return "cleo_mutate {domain:'tasks', operation:'reopen', params:{id:'" + task + "'}} first";
+      return call("tasks.reopen", {{"id", task}}) + " first";
     case ErrorCode::SessionRequired:
     case ErrorCode::SessionNotFound:
-      return "cleo_mutate {domain:'session', operation:'start', params:{scope:'global'}}";
+      return call("session.start", {{"scope", "global"}});
     case ErrorCode::Internal:
-      return "this is a bug in ct: retry once, and if it happens again report the message (cleo_query "
-             "{domain:'system', operation:'version'} names the version)";
+      return "this is a bug in ct: retry once, and if it happens again report the message (" + call("system.version") +
+             " names the version)";
     default:
-      return help + " describes the call, its params and its errors";
+      return call("system.help", {{"operation", spec.full_name()}}) + " describes the call, its params and its errors";
   }
 }
 
 namespace {
-
-/// Debug builds and test runs (CLEO_TEST_MODE=1 or CLEO_CHECK_ERRORS=1) check every failure
-/// against the spec.
-bool check_declared_errors() {
-#ifndef NDEBUG
-  return true;
-#else
-  static const bool enabled = [] {
-    const char* flag = std::getenv("CLEO_CHECK_ERRORS");
-    return test_mode() || (flag != nullptr && std::string_view(flag) == "1");
-  }();
-  return enabled;
-#endif
-}
 
 /// A repeat of a keyed mutation within this window returns the first reply.
 constexpr TimeMs kIdempotencyWindowMs = 24LL * 3600 * 1000;
@@ -132,12 +116,12 @@ int Envelope::exit_code() const {
   return 0;
 }
 
-json::Value error_to_value(const Error& error) {
+json::Value error_to_value(const Error& error, const Registry& registry) {
   json::Value out = json::Value::object();
   out.set("code", to_string(error.code));
   out.set("exitCode", error.exit_code());
   out.set("message", error.message);
-  if (!error.fix.empty()) out.set("fix", error.fix);
+  if (!error.fix.empty()) out.set("fix", mcp_text(error.fix, registry));
   if (!error.alternatives.empty()) {
     json::Value alternatives = json::Value::array();
     for (const auto& alt : error.alternatives) {
@@ -153,13 +137,13 @@ json::Value error_to_value(const Error& error) {
   return out;
 }
 
-json::Value to_value(const Envelope& envelope) {
+json::Value to_value(const Envelope& envelope, const Registry& registry) {
   json::Value out = json::Value::object();
   out.set("success", envelope.success);
   if (envelope.success) {
     out.set("data", envelope.data);
   } else if (envelope.error) {
-    out.set("error", error_to_value(*envelope.error));
+    out.set("error", error_to_value(*envelope.error, registry));
   }
   json::Value meta = envelope.meta.is_object() ? envelope.meta : json::Value::object();
   if (envelope.note) meta.set("code", to_string(*envelope.note));
@@ -176,7 +160,7 @@ json::Value to_value(const Envelope& envelope) {
   return out;
 }
 
-std::string to_json(const Envelope& envelope) { return to_value(envelope).dump(); }
+std::string to_json(const Envelope& envelope, const Registry& registry) { return to_value(envelope, registry).dump(); }
 
 Envelope failure(Error error) {
   Envelope envelope;
@@ -340,7 +324,7 @@ Result<Reply> Router::guarded(const Handler& handler, const pipeline::Call& call
       return fail(ErrorCode::Internal, "internal error in " + call.spec->full_name() + ": " + e.what());
     }
   }();
-  if (!reply && check_declared_errors() && !call.spec->declares(reply.error().code)) {
+  if (!reply && checking_contracts() && !call.spec->declares(reply.error().code)) {
     // A test build refuses to let an operation answer a code its spec does not declare: help,
     // docs and agents rely on the declared list.
     std::fprintf(stderr, "ct: %s answered %s, which its spec does not declare\n", call.spec->full_name().c_str(),
@@ -506,7 +490,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
   if (!call.common.idempotency_key.empty()) {
     TimeMs now = context.now();
     CT_TRY(context.store->remember_idempotent(
-        {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok), now}, now - kIdempotencyWindowMs));
+        {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok, registry_), now}, now - kIdempotencyWindowMs));
   }
   CT_TRY(tx.commit());
   if (context.rebind && *context.rebind != request.caller.session) ok.rebind = std::move(*context.rebind);

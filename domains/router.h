@@ -61,15 +61,16 @@ struct Envelope {
 };
 
 /// The one function that turns an envelope into wire JSON (compact).
-std::string to_json(const Envelope& envelope);
-json::Value to_value(const Envelope& envelope);
-json::Value error_to_value(const Error& error);
+/// Suggested calls are written in the MCP tools' syntax, each with the tool `registry` gives its operation.
+std::string to_json(const Envelope& envelope, const Registry& registry);
+json::Value to_value(const Envelope& envelope, const Registry& registry);
+json::Value error_to_value(const Error& error, const Registry& registry);
 Envelope failure(Error error);
 
 /// The remedy of an error code, for a failure whose raiser gave no fix: a concrete call where there
-/// is one (with the call's task id when it had one, else T001), in MCP syntax (ct translates it).
+/// is one (with the call's task id when it had one, else T001), a call the edges write their own way.
 /// The router gives it to every failure without a fix.
-std::string fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id);
+Advice fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id);
 
 /// How a transport's routers serve every call (the caller travels in each Request).
 struct RouterOptions {

@@ -15,7 +15,7 @@
 namespace ct {
 
 inline Result<Reply> verdict(bool valid, json::Value report, std::vector<std::string> warnings, std::string summary,
-                             std::string fix, ErrorCode code = ErrorCode::Validation) {
+                             Advice fix, ErrorCode code = ErrorCode::Validation) {
   report.set("valid", valid);
   if (valid) return Reply{std::move(report), std::move(warnings), {}, {}};
   if (!warnings.empty()) report.set("warnings", json::Value::array_of(warnings));

@@ -309,11 +309,16 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
     if (!params->is_object()) return problem(400, "params must be an object");
     call.params = *params;
   }
-  if (call.gateway == Gateway::Mutate && !options_.write)
-    return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
-                                               .with_fix("restart the server with: ct serve --dashboard-write"))));
   auto router = routers_.take();
+  auto reply = [&](const Envelope& envelope) {
+    HttpResponse response = json_reply(200, to_json(envelope, router->operations()));
+    routers_.give_back(std::move(router));
+    return response;
+  };
   if (call.gateway == Gateway::Mutate) {
+    if (!options_.write)
+      return reply(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
+                               .with_fix("restart the server with: ct serve --dashboard-write")));
     // What a person may change from the page: the operations whose spec says so (tasks, nothing else).
     const Registry& registry = router->operations();
     const OperationSpec* spec = registry.find(call.domain, call.operation);
@@ -321,16 +326,12 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
       std::string allowed;
       for (const auto& op : registry.operations())
         if (op.dashboard) allowed += (allowed.empty() ? "" : ", ") + op.full_name();
-      routers_.give_back(std::move(router));
       std::string name = call.domain + "." + call.operation;
-      return json_reply(200, to_json(failure(Error(ErrorCode::MutationDisabled,
-                                                   "the dashboard does not run " + name + "; it may run " + allowed)
-                                                 .with_fix("run it with ct, or through an agent"))));
+      return reply(failure(Error(ErrorCode::MutationDisabled, "the dashboard does not run " + name + "; it may run " + allowed)
+                               .with_fix("run it with ct, or through an agent")));
     }
   }
-  Envelope envelope = router->dispatch(call);
-  routers_.give_back(std::move(router));
-  return json_reply(200, to_json(envelope));
+  return reply(router->dispatch(call));
 }
 
 HttpResponse Dashboard::events() {

@@ -14,8 +14,8 @@ constexpr std::array<std::string_view, 3> kHandshakeVersions = {"2025-11-25", "2
 
 /// A tool result: the envelope as structuredContent, mirrored as one text block (PRODUCT.md
 /// §3.2). `stateless_tail` ends the result of a stateless request (resultType and _meta).
-std::string tool_result(const Envelope& envelope, std::string_view stateless_tail) {
-  std::string body = to_json(envelope);
+std::string tool_result(const Envelope& envelope, const Registry& registry, std::string_view stateless_tail) {
+  std::string body = to_json(envelope, registry);
   std::string out = R"({"content":[{"type":"text","text":)";
   json::write_string(out, body);
   out += R"(}],"structuredContent":)";
@@ -408,7 +408,7 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
   }
   std::string tail;
   if (outcome.stateless) tail = R"(,"resultType":"complete",)" + server_meta_;
-  return rpc_result(id_json, tool_result(envelope, tail));
+  return rpc_result(id_json, tool_result(envelope, registry_, tail));
 }
 
 }  // namespace ct::mcp

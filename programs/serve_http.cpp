@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 #include "domains/providers/providers.h"
 #include "gateway/server_commands.h"
 #include "gateway/dashboard.h"
@@ -38,7 +39,8 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
       std::fprintf(out, "Initialised a CLEO project in %s\n", init.data["root"].as_string().c_str());
     } else if (!probe.success) {
       std::fprintf(stderr, "ct serve: %s\n", probe.error->message.c_str());
-      if (!probe.error->fix.empty()) std::fprintf(stderr, "  fix: %s\n", probe.error->fix.c_str());
+      if (!probe.error->fix.empty())
+        std::fprintf(stderr, "  fix: %s\n", mcp_text(probe.error->fix, registry()).c_str());
       return probe.exit_code();
     }
   }
@@ -82,7 +84,7 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
       },
       options, dashboard);
   if (auto bound = server.bind(); !bound) {
-    std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), bound.error().fix.c_str());
+    std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), mcp_text(bound.error().fix, operations).c_str());
     return bound.error().exit_code();
   }
   // Signals go to one thread that stops the server cleanly; the main thread serves.

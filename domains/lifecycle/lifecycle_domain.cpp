@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/text.h"
+#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/projection.h"
@@ -39,14 +40,15 @@ json::Value states_json(const std::vector<LifecycleState>& states, std::string_v
 
 /// The reply of a change: the subject, the new state, what it was, and an E_NO_CHANGE note when
 /// it already was so.
-Reply change_reply(const LifecycleChange& change, std::string_view key) {
+Reply change_reply(const LifecycleChange& change, std::string_view key, const Registry& registry) {
   json::Value data = json::Value::object();
   data.set("id", change.state.subject);
   json::Value state = state_json(change.state, key);
   for (const auto& [name, value] : state.as_object()) data.set(name, value);
   data.set("from", change.from);
   if (!change.reset.empty()) data.set("reset", json::Value::array_of(change.reset));
-  Reply reply{std::move(data), change.warnings, {}, {}};
+  Reply reply{std::move(data), {}, {}, {}};
+  for (const auto& warning : change.warnings) reply.warnings.push_back(mcp_text(warning, registry));
   if (!change.changed) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -217,21 +219,21 @@ Result<Reply> record(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Task epic, lifecycle.stage_subject(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.record(epic, params.str("stage"), params.str("status"),
                                                          params.opt_str("notes").value_or("")));
-  return change_reply(change, "stage");
+  return change_reply(change, "stage", *context.registry);
 }
 
 Result<Reply> skip(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
   CT_TRY_ASSIGN(Task epic, lifecycle.stage_subject(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.skip(epic, params.str("stage"), params.str("reason")));
-  return change_reply(change, "stage");
+  return change_reply(change, "stage", *context.registry);
 }
 
 Result<Reply> reset(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
   CT_TRY_ASSIGN(Task epic, lifecycle.stage_subject(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.reset(epic, params.str("stage"), params.str("reason")));
-  return change_reply(change, "stage");
+  return change_reply(change, "stage", *context.registry);
 }
 
 Result<Reply> gate_pass(Context& context, const Params& params) {
@@ -240,7 +242,7 @@ Result<Reply> gate_pass(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleChange change,
                 lifecycle.pass_gate(task, params.str("gate"), params.opt_str("notes").value_or(""),
                                     params.opt_str("evidence").value_or("")));
-  Reply reply = change_reply(change, "gate");
+  Reply reply = change_reply(change, "gate", *context.registry);
   if (change.changed && task.status != TaskStatus::Done) {
     CT_TRY_ASSIGN(std::vector<std::string> missing, lifecycle.missing_required_gates(task.id));
     if (missing.empty() && !context.config->get_strings("verification.required").empty())
@@ -254,7 +256,7 @@ Result<Reply> gate_fail(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Task task, lifecycle.task(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.fail_gate(task, params.str("gate"), params.str("notes"),
                                                             params.opt_str("evidence").value_or("")));
-  return change_reply(change, "gate");
+  return change_reply(change, "gate", *context.registry);
 }
 
 ParamSpec id_param(std::string_view description) {

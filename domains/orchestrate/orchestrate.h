@@ -16,7 +16,7 @@ struct Readiness {
   Task task;
   bool ready = false;
   json::Value blockers = json::Value::array();  // [{kind, id?, title?, status?, detail?}]
-  std::vector<std::string> recommendations;
+  std::vector<Advice> recommendations;
 };
 
 /// Can `id` be spawned now: open and pending, nothing unfinished before it, not blocked (nor its
@@ -26,6 +26,6 @@ Result<Readiness> readiness(Context& context, const std::string& id);
 
 /// {id, ready, blockers[], recommendations[]} — orchestrate.validate's reply and the details of a
 /// spawn that is refused.
-json::Value readiness_json(const Readiness& readiness);
+json::Value readiness_json(const Readiness& readiness, const Registry& registry);
 
 }  // namespace ct::orchestrate

@@ -11,6 +11,7 @@
 
 #include "core/text.h"
 #include "domains/analysis.h"
+#include "domains/call_text.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
@@ -34,8 +35,7 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
   };
   if (task.archived) {
     blocker("status", "archived");
-    out.recommendations.push_back("restore it first: cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" +
-                                  id + "'}}");
+    out.recommendations.push_back("restore it first: " + call("tasks.restore", {{"id", id}}));
   } else if (!is_unfinished(task.status)) {
     blocker("status", std::string(to_string(task.status)));
     out.recommendations.push_back("nothing to spawn: it is " + std::string(to_string(task.status)) +
@@ -65,8 +65,7 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
   if (!open_children.empty()) {
     json::Value& row = blocker("children", std::to_string(open_children.size()) + " unfinished");
     row.set("ids", json::Value::array_of(open_children));
-    out.recommendations.push_back("spawn its children instead: cleo_query {domain:'orchestrate', operation:'ready', "
-                                  "params:{epicId:'" + id + "'}}");
+    out.recommendations.push_back("spawn its children instead: " + call("orchestrate.ready", {{"epicId", id}}));
   }
   // Its epic's lifecycle: work whose stage cannot be entered yet cannot be completed either.
   LifecycleEngine lifecycle(context.db(), *context.config, 0, Actor{}, nullptr);  // reads only
@@ -75,8 +74,8 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
     if (wait) {
       std::string detail = wait->stage + " work of epic " + wait->epic + " waits for stage" +
                            (wait->missing.size() == 1 ? " " : "s ") + join(wait->missing, ", ");
-      std::string fix = "finish or skip " + wait->missing.front() + " first: cleo_query {domain:'lifecycle', "
-                        "operation:'check', params:{id:'" + wait->epic + "', stage:'" + wait->stage + "'}}";
+      Advice fix = "finish or skip " + wait->missing.front() + " first: " +
+                   call("lifecycle.check", {{"id", wait->epic}, {"stage", wait->stage}});
       if (lifecycle.enforcement() == Enforcement::Strict) {
         json::Value& row = blocker("lifecycle", std::move(detail));
         row.set("epic", wait->epic);
@@ -92,8 +91,7 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
     if (*holder == context.session) {
       json::Value& row = blocker("claim", "held by this caller's own session");
       row.set("session", *holder);
-      out.recommendations.push_back("release it so the subagent can claim it: cleo_mutate {domain:'tasks', "
-                                    "operation:'stop', params:{}}");
+      out.recommendations.push_back("release it so the subagent can claim it: " + call("tasks.stop", {}));
     } else {
       json::Value& row = blocker("claim", holder->empty() ? "held by work outside any session" : "held by another session");
       row.set("session", *holder);
@@ -101,18 +99,19 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
     }
   }
   out.ready = out.blockers.as_array().empty();
-  if (out.ready) out.recommendations.push_back("ready: cleo_mutate {domain:'orchestrate', operation:'spawn', params:{id:'" +
-                                               id + "'}}");
+  if (out.ready) out.recommendations.push_back("ready: " + call("orchestrate.spawn", {{"id", id}}));
   out.task = std::move(task);
   return out;
 }
 
-json::Value readiness_json(const Readiness& readiness) {
+json::Value readiness_json(const Readiness& readiness, const Registry& registry) {
   json::Value out = json::Value::object();
   out.set("id", readiness.task.id);
   out.set("ready", readiness.ready);
   out.set("blockers", readiness.blockers);
-  out.set("recommendations", json::Value::array_of(readiness.recommendations));
+  json::Value recommendations = json::Value::array();
+  for (const auto& advice : readiness.recommendations) recommendations.push_back(mcp_text(advice, registry));
+  out.set("recommendations", std::move(recommendations));
   return out;
 }
 
@@ -468,7 +467,7 @@ Result<Reply> startup(Context& context, const Params& params) {
 Result<Reply> validate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(orchestrate::Readiness result, orchestrate::readiness(context, params.str("id")));
   if (context.audit) context.audit->task_id = result.task.id;
-  return Reply{orchestrate::readiness_json(result), {}, {}, {}};
+  return Reply{orchestrate::readiness_json(result, *context.registry), {}, {}, {}};
 }
 
 }  // namespace

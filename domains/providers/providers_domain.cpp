@@ -144,7 +144,7 @@ Result<Reply> install(Context& context, const Params& params) {
     if (!value || launch.transport == providers::Transport::Http) continue;
     return fail(Error(ErrorCode::InvalidParams, std::string(field) + ": only with transport http")
                     .with_fix(context.registry->find("providers", "install")
-                                  ->call_text(R"({"provider":")" + std::string(provider.id) +
+                                  ->call_with(R"({"provider":")" + std::string(provider.id) +
                                               R"(","transport":"http",")" + std::string(field) + R"(":")" + *value +
                                               "\"}"))
                     .with_detail("field", std::string(field)));
@@ -165,7 +165,7 @@ Result<Reply> install(Context& context, const Params& params) {
     Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no " + (user ? "user" : "project") +
                                              "-scope MCP configuration file");
     error.fix = context.registry->find("providers", "install")
-                    ->call_text(R"({"provider":")" + std::string(provider.id) + R"(","scope":")" + other + "\"}");
+                    ->call_with(R"({"provider":")" + std::string(provider.id) + R"(","scope":")" + other + "\"}");
     return fail(std::move(error).with_detail("field", "scope"));
   }
   fs::path base;

@@ -57,8 +57,8 @@ std::string normalized(const Params& params) {
 
 Error release_not_found(const std::string& version) {
   return Error(ErrorCode::NotFound, "Release " + version + " not found")
-      .with_fix("cleo_query {domain:'release', operation:'list'} lists the releases; cleo_mutate {domain:'release', "
-                "operation:'create', params:{version:'" + version + "'}} creates it")
+      .with_fix(call("release.list") + " lists the releases; " + call("release.create", {{"version", version}}) +
+                " creates it")
       .with_detail("version", version);
 }
 
@@ -177,8 +177,8 @@ Result<Reply> plan(Context& context, const Params& params) {
   const Release before = release;
   if (release.status == ReleaseStatus::Released)
     return fail(Error(ErrorCode::Validation, "release " + release.version + " was shipped; its tasks are fixed")
-                    .with_fix("cleo_mutate {domain:'release', operation:'rollback', params:{version:'" + release.version +
-                              "', reason:'…'}} first, or plan the tasks into a new release")
+                    .with_fix(call("release.rollback", {{"version", release.version}, {"reason", "…"}}) +
+                              " first, or plan the tasks into a new release")
                     .with_detail("version", release.version));
   std::vector<std::string> add = params.strings("add");
   if (!add.empty()) {
@@ -186,7 +186,7 @@ Result<Reply> plan(Context& context, const Params& params) {
     for (const auto& id : add)
       if (std::none_of(found.begin(), found.end(), [&](const Task& t) { return t.id == id; }))
         return fail(Error(ErrorCode::NotFound, "Task " + id + " not found")
-                        .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+                        .with_fix(call("tasks.find", {{"query", id}}))
                         .with_detail("id", id));
   }
   for (const auto& id : add)
@@ -270,8 +270,7 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   }));
   if (input.release.status == ReleaseStatus::Released)
     return fail(Error(ErrorCode::Validation, "release " + version + " was already shipped (" + input.release.tag + ")")
-                    .with_fix("cleo_mutate {domain:'release', operation:'rollback', params:{version:'" + version +
-                              "', reason:'…'}} first to ship it again")
+                    .with_fix(call("release.rollback", {{"version", version}, {"reason", "…"}}) + " first to ship it again")
                     .with_detail("version", version));
   input.date = day_of(context.now());
   input.gates = configured_gates(*context.config);

@@ -18,7 +18,7 @@ inline std::string today(Context& context) { return format_iso8601(context.now()
 
 inline Error task_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+      .with_fix(call("tasks.find", {{"query", id}}))
       .with_detail("taskId", id);
 }
 

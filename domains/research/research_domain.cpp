@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 Error entry_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Research entry " + id + " not found")
-      .with_fix("cleo_query {domain:'research', operation:'find', params:{query:'" + id + "'}}")
+      .with_fix(call("research.find", {{"query", id}}))
       .with_alternative("List research entries", "research.list")
       .with_detail("id", id);
 }
@@ -74,8 +74,7 @@ json::Value row_json(const ResearchEntry& entry, const Params& params) {
 
 Error conflict_error(const ResearchEntry& existing) {
   return Error(ErrorCode::Validation, "Research entry " + existing.id + " exists with different content")
-      .with_fix("choose another id, or read the stored one: cleo_query {domain:'research', operation:'show', "
-                "params:{id:'" + existing.id + "'}}")
+      .with_fix("choose another id, or read the stored one: " + call("research.show", {{"id", existing.id}}))
       .with_detail("field", "id")
       .with_detail("id", existing.id);
 }

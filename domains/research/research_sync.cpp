@@ -44,8 +44,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   auto relative = project_relative_path(configured, context.project->root, "research.manifestFile");
   if (!relative)
     return fail(Error(ErrorCode::ConfigError, "research.manifestFile '" + configured + "' is outside the project")
-                    .with_fix("cleo_mutate {domain:'system', operation:'config.set', params:{key:'research.manifestFile', "
-                              "value:'.cleo/agent-outputs/MANIFEST.jsonl'}}"));
+                    .with_fix(config_set_fix("research.manifestFile", json::Value(".cleo/agent-outputs/MANIFEST.jsonl"))));
   const fs::path path = context.project->root / *relative;
   json::Value data = json::Value::object();
   data.set("file", *relative);

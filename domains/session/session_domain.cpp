@@ -38,7 +38,7 @@ Result<std::string> subject(Context& context, const Params& params) {
   if (auto id = params.opt_str("id")) return *id;
   if (!context.session.empty()) return context.session;
   Error error(ErrorCode::SessionRequired, "no session given and none is bound to this caller");
-  error.fix = "cleo_query {domain:'session', operation:'list', params:{status:'active'}}";
+  error.fix = call("session.list", {{"status", "active"}});
   return fail(std::move(error).with_detail("field", "id"));
 }
 
@@ -248,7 +248,7 @@ Result<Reply> note(Context& context, const Params& params) {
   auto next_action = params.opt_str("nextAction");
   if (!text && !next_action) {
     Error error(ErrorCode::InvalidParams, "give notes, nextAction or both");
-    error.fix = "cleo_mutate {domain:'session', operation:'note', params:{notes:'...', nextAction:'...'}}";
+    error.fix = call("session.note", {{"notes", "..."}, {"nextAction", "..."}});
     return fail(std::move(error).with_detail("field", "notes"));
   }
   CT_TRY_ASSIGN(std::string id, subject(context, params));

@@ -58,8 +58,8 @@ json::Value row(const Skill& skill, bool full) {
 const std::vector<std::string_view> kRowFields = {"name", "description", "tags", "source", "overrides",
                                                   "protocols", "level", "path"};
 
-std::string list_call(const Context& context, std::string_view params_json = "{}") {
-  return context.registry->find("skills", "list")->call_text(params_json);
+Advice list_call(const Context& context, std::string_view params_json = "{}") {
+  return context.registry->find("skills", "list")->call_with(params_json);
 }
 
 /// A page of rows from `offset` (the router cuts it further to output.maxReplyBytes).
@@ -269,7 +269,7 @@ Result<Reply> remove(Context& context, const Params& params) {
     if (builtin) {
       Error error(ErrorCode::Validation, "'" + name + "' is a built-in skill: built-ins cannot be removed");
       error.fix = "to change what it does, install a skill of the same name, which overrides it: " +
-                  context.registry->find("skills", "install")->call_text(R"({"path":")" + name + R"(.md"})");
+                  context.registry->find("skills", "install")->call_with(R"({"path":")" + name + R"(.md"})");
       return fail(std::move(error).with_detail("field", "name"));
     }
     std::vector<std::string> names;

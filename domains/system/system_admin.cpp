@@ -5,6 +5,7 @@
 
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
@@ -26,7 +27,7 @@ std::vector<std::string> key_names() {
 
 Error unknown_key(const std::string& key) {
   Error error(ErrorCode::InvalidInput, "unknown config key '" + key + "'");
-  error.fix = "cleo_query {domain:'system', operation:'config.get'} lists every key";
+  error.fix = call("system.config.get") + " lists every key";
   return std::move(error).with_detail("field", "key").with_choices(key, key_names());
 }
 
@@ -125,23 +126,35 @@ Result<Reply> config_set(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
-json::Value check(std::string_view name, std::string_view status, std::string detail, std::string fix = "") {
+/// One check of system.health: its row, and the fix the row shows.
+struct Check {
+  json::Value item;
+  Advice fix;
+};
+
+Check check(std::string_view name, std::string_view status, std::string detail, Advice fix = {}) {
   json::Value out = json::Value::object();
   out.set("name", name);
   out.set("status", status);
   out.set("detail", std::move(detail));
-  if (!fix.empty()) out.set("fix", std::move(fix));
-  return out;
+  return {std::move(out), std::move(fix)};
 }
 
 Result<Reply> health(Context& context, const Params&) {
   json::Value checks = json::Value::array();
   std::string overall = "ok";
-  auto add = [&](json::Value item) {
-    const std::string& status = item["status"].as_string();
+  std::string summary = "health check failed";
+  Advice fix;  // the first failure's
+  auto add = [&](Check check) {
+    const std::string& status = check.item["status"].as_string();
+    if (status == "fail" && overall != "fail") {
+      summary = check.item["name"].as_string() + ": " + check.item["detail"].as_string();
+      fix = check.fix;
+    }
     if (status == "fail") overall = "fail";
     else if (status == "warn" && overall == "ok") overall = "warn";
-    checks.push_back(std::move(item));
+    if (!check.fix.empty()) check.item.set("fix", mcp_text(check.fix, *context.registry));
+    checks.push_back(std::move(check.item));
   };
   if (!context.store) {
     // The store cannot be opened at all: say why and how to recover; the other checks still run.
@@ -156,8 +169,7 @@ Result<Reply> health(Context& context, const Params&) {
       add(check("database", "ok", "integrity and foreign-key checks passed"));
     } else {
       add(check("database", "fail", std::to_string(problems->size()) + " problem(s): " + problems->front(),
-                "restore the newest good backup (the damaged store is moved aside): "
-                "cleo_mutate {domain:'system', operation:'restore'}"));
+                "restore the newest good backup (the damaged store is moved aside): " + call("system.restore")));
     }
     auto schema = context.db().schema_version();
     if (schema && *schema == store_schema_version()) {
@@ -197,18 +209,10 @@ Result<Reply> health(Context& context, const Params&) {
   } else {
     add(check("capabilities", "warn",
               matrix + ", " + std::to_string(unavailable) + " unavailable here, e.g. " + first_unavailable,
-              "cleo_query {domain:'system', operation:'capabilities', params:{\"available\":false}}"));
+              context.registry->find("system", "capabilities")->call_with(R"({"available":false})")));
   }
   json::Value data = json::Value::object();
   data.set("status", overall);
-  std::string summary = "health check failed";
-  std::string fix;
-  for (const auto& item : checks.as_array())
-    if (item["status"] == json::Value("fail")) {
-      summary = item["name"].as_string() + ": " + item["detail"].as_string();
-      fix = item["fix"].is_string() ? item["fix"].as_string() : "";
-      break;
-    }
   data.set("checks", std::move(checks));
   return verdict(overall != "fail", std::move(data), {}, std::move(summary), std::move(fix));
 }

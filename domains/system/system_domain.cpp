@@ -34,16 +34,14 @@ Result<Reply> init(Context& context, const Params& params) {
     if (empty && !list_backups(project).empty())
       return fail(Error(ErrorCode::FileError, "cannot initialise: " + store->location() +
                                                   " is empty, and the project has backups")
-                      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings the newest good backup back "
-                                "(the empty file is moved aside)")
+                      .with_fix(call("system.restore") + " brings the newest good backup back (the empty file is moved aside)")
                       .with_detail("damaged", true));
     if (!empty) {
       auto opened = store->open(StoreOptions{.read_only = true});
       if (!opened && opened.error().details["damaged"] == json::Value(true))
         return fail(Error(ErrorCode::FileError, "cannot initialise: " + store->location() +
                                                     " exists but is damaged (" + opened.error().message + ")")
-                        .with_fix("cleo_mutate {domain:'system', operation:'restore'} moves it aside and brings back "
-                                  "the newest good backup")
+                        .with_fix(call("system.restore") + " moves it aside and brings back the newest good backup")
                         .with_detail("damaged", true));
       data.set("created", false);
       return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};

@@ -46,19 +46,19 @@ Result<Reply> migrate(Context& context, const Params& params) {
   auto info = backend->inspect(/*check=*/false);
   if (!info && info.error().code == ErrorCode::NotFound)
     return fail(Error(ErrorCode::NotInitialized, "no task database at " + backend->location())
-                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
+                    .with_fix(call("system.init")));
   if (!info) return std::unexpected(std::move(info.error()));
   const std::int64_t from = info->schema_version;
   const std::int64_t target = store_schema_version();
   if (from == 0)
     return fail(Error(ErrorCode::NotInitialized, backend->location() + " holds no CLEO task database")
-                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
+                    .with_fix(call("system.init")));
   if (from > target)
     return fail(Error(ErrorCode::FileError, backend->location() + " has schema version " + std::to_string(from) +
                                                 ", newer than this ct knows (" + std::to_string(target) +
                                                 "); ct never migrates a store backwards")
-                    .with_fix("install the latest ct; or restore a backup written by this version: "
-                              "cleo_mutate {domain:'system', operation:'restore', params:{dryRun:true}}")
+                    .with_fix("install the latest ct; or restore a backup written by this version: " +
+                              call("system.restore", {{"dryRun", true}}))
                     .with_detail("schemaVersion", from)
                     .with_detail("supported", target));
   std::vector<MigrationStep> pending = backend->migrations();

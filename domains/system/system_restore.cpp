@@ -79,8 +79,8 @@ class TempDatabase {
 
 // ---- system.restore --------------------------------------------------------------------------
 
-std::string restore_call(std::string_view file) {
-  return "cleo_mutate {domain:'system', operation:'restore', params:{file:'" + std::string(file) + "', dryRun:true}}";
+Advice restore_call(std::string_view file) {
+  return call("system.restore", {{"file", file}, {"dryRun", true}});
 }
 
 /// A backup made ready to restore: copied privately, integrity-checked, migrated to this
@@ -94,15 +94,15 @@ struct PreparedBackup {
   std::int64_t anchor = 0;             // the backup's audit anchor (0: not compacted)
 };
 
-Error refused(const fs::path& file, std::string why, std::string fix) {
+Error refused(const fs::path& file, std::string why, Advice fix) {
   return Error(ErrorCode::FileError, "refusing to restore " + file.filename().string() + ": " + std::move(why))
       .with_fix(std::move(fix))
       .with_detail("file", file.string());
 }
 
 Result<PreparedBackup> prepare_backup(const Project& project, const fs::path& file) {
-  const std::string other_fix = "pick another backup (cleo_query {domain:'system', operation:'health'} checks the live "
-                                "store; ls .cleo/backups/ lists the backups)";
+  const Advice other_fix =
+      "pick another backup (" + call("system.health") + " checks the live store; ls .cleo/backups/ lists the backups)";
   PreparedBackup out;
   out.file = file;
   // Restores (dry runs too) run one at a time per process (the store's write lock, or recovery
@@ -157,8 +157,7 @@ Result<fs::path> named_backup(Context& context, const Project& project, const st
     if (!inside && !context.may_leave_project())
       return fail(Error(ErrorCode::InvalidInput, given.string() + " is outside this project; this caller may restore "
                                                                   "only backups in " + dir.string())
-                      .with_fix(names.empty() ? "cleo_mutate {domain:'system', operation:'backup'} makes one"
-                                              : restore_call(names.front()))
+                      .with_fix(names.empty() ? call("system.backup") + " makes one" : restore_call(names.front()))
                       .with_detail("field", "file")
                       .with_detail("valid", json::Value::array_of(names)));
     if (!fs::is_regular_file(given, ec))
@@ -169,9 +168,9 @@ Result<fs::path> named_backup(Context& context, const Project& project, const st
     if (resolved.filename() == "tasks.db" && resolved.parent_path().filename() == ".cleo")
       return fail(Error(ErrorCode::InvalidInput, given.string() + " is a live task store, not a backup")
                       .with_fix(fs::equivalent(given, project.db_path(), ec)
-                                    ? "name a backup in " + dir.string()
-                                    : "back that project up (cleo_mutate {domain:'system', operation:'backup'} "
-                                      "there), then restore the backup it writes")
+                                    ? Advice("name a backup in " + dir.string())
+                                    : "back that project up (" + call("system.backup") +
+                                          " there), then restore the backup it writes")
                       .with_detail("field", "file"));
     return given;
   }
@@ -185,7 +184,7 @@ Result<fs::path> named_backup(Context& context, const Project& project, const st
                     .with_detail("valid", json::Value::array_of(names)));
   if (!fs::is_regular_file(inside, ec)) {
     Error error(ErrorCode::NotFound, "no backup named '" + wanted + "' in " + dir.string());
-    error.fix = names.empty() ? "cleo_mutate {domain:'system', operation:'backup'} makes one" : restore_call(names.front());
+    error.fix = names.empty() ? call("system.backup") + " makes one" : restore_call(names.front());
     return fail(std::move(error).with_detail("field", "file").with_choices(wanted, names));
   }
   return inside;
@@ -260,10 +259,10 @@ Result<Reply> restore(Context& context, const Params& params) {
     std::vector<BackupFile> backups = list_backups(project);
     if (backups.empty())
       return fail(Error(ErrorCode::NotFound, "there are no backups in " + project.backups_dir().string())
-                      .with_fix(recovering ? "with no backup, cleo_mutate {domain:'system', operation:'init'} starts an "
-                                             "empty store (move .cleo/tasks.db aside first)"
-                                           : "cleo_mutate {domain:'system', operation:'backup'} makes one; or pass the "
-                                             "absolute path of a backup file as `file`"));
+                      .with_fix(recovering ? "with no backup, " + call("system.init") +
+                                                 " starts an empty store (move .cleo/tasks.db aside first)"
+                                           : call("system.backup") +
+                                                 " makes one; or pass the absolute path of a backup file as `file`"));
     for (const auto& backup : backups) {
       auto ready = prepare_backup(project, backup.path);
       if (ready) {

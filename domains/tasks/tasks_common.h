@@ -45,8 +45,6 @@ inline json::Value changed_reply(const Task& task, const std::vector<std::string
   return out;
 }
 
-std::string show_call(const std::string& id);
-
 /// A new task from validated tasks.add params (tasks_mutate.cpp); tasks.import reads each record
 /// through it.
 NewTask new_task_from(const Params& params);

@@ -156,7 +156,9 @@ Error in_file_terms(Error error, const std::string& record, const std::map<std::
     }
   }
   bool fix_names_one = false;
-  (void)translate(error.fix, fix_names_one);
+  // The fix's calls with their params, where a record's id would show.
+  (void)translate(error.fix.render([](const Call& call) { return call.operation + " " + call.params.dump(); }),
+                  fix_names_one);
   if (fix_names_one) error.fix = "correct " + record + " in the file, then import again";
   return error;
 }
@@ -319,8 +321,8 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
                           (first["id"].is_string() ? " (" + first["id"].as_string() + ")" : "") + " " +
                           first["message"].as_string();
     Error error(first_code, std::move(message));
-    error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: "
-                "cleo_mutate {domain:'tasks', operation:'import', params:{tasks:[...], skipInvalid:true, dryRun:true}}";
+    error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: " +
+                call("tasks.import", {{"tasks", json::Value::Array{"..."}}, {"skipInvalid", true}, {"dryRun", true}});
     constexpr std::size_t kListed = 50;
     json::Value listed = json::Value::array();
     for (std::size_t i = 0; i < problems.size() && i < kListed; ++i) listed.push_back(problems.as_array()[i]);

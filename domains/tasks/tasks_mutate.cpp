@@ -1,4 +1,4 @@
-// tasks domain — write operations (cleo_mutate).
+// tasks domain — write operations (the mutate gateway).
 #include <algorithm>
 #include <tuple>
 
@@ -195,7 +195,7 @@ Result<Reply> archive(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::optional<TimeMs> before, params.time("before", context.now()));
   if (!params.has("id") && !params.flag("all") && !before) {
     Error error(ErrorCode::InvalidParams, "say which tasks to archive: id, before, or all:true");
-    error.fix = "cleo_mutate {domain:'tasks', operation:'archive', params:{all:true}}";
+    error.fix = call("tasks.archive", {{"all", true}});
     return fail(std::move(error).with_detail("field", "id"));
   }
   std::vector<std::string> warnings;
@@ -253,7 +253,7 @@ Result<Reply> start(Context& context, const Params& params) {
     CT_TRY_ASSIGN(bool inside, sessions.contains(scope, task.id));
     if (!inside) {
       Error error(ErrorCode::TaskNotInScope, "Task " + task.id + " is outside the session's scope " + session.scope);
-      error.fix = "cleo_query {domain:'tasks', operation:'next', params:{inScope:true}}";
+      error.fix = call("tasks.next", {{"inScope", true}});
       return fail(std::move(error).with_alternative("Start another session for it", "session.start")
                       .with_detail("id", task.id).with_detail("scope", session.scope));
     }

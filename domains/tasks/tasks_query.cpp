@@ -1,4 +1,4 @@
-// tasks domain — read operations (cleo_query).
+// tasks domain — read operations (the query gateway).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -10,10 +10,6 @@
 #include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
-
-std::string show_call(const std::string& id) {
-  return "cleo_query {domain:'tasks', operation:'show', params:{id:'" + id + "'}}";
-}
 
 namespace {
 
@@ -118,7 +114,7 @@ Result<std::optional<std::set<std::string>>> scope_filter(Context& context, cons
     return std::optional<std::set<std::string>>();
   if (context.session.empty()) {
     Error error(ErrorCode::SessionRequired, "inScope needs a session, and none is bound to this caller");
-    error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'epic:T001'}}";
+    error.fix = call("session.start", {{"scope", "epic:T001"}});
     return fail(std::move(error).with_detail("field", "inScope"));
   }
   SessionEngine sessions(context.db(), *context.config, 0, nullptr);

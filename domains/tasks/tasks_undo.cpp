@@ -30,7 +30,7 @@ std::vector<std::int64_t> undid_by(const AuditEntry& row) {
 
 Error nothing_to_undo(std::string message) {
   Error error(ErrorCode::NotFound, std::move(message));
-  error.fix = "cleo_query {domain:'system', operation:'log'} lists the changes; undo one with params {seq}";
+  error.fix = call("system.log") + " lists the changes; undo one with params {seq}";
   return error;
 }
 
@@ -144,8 +144,7 @@ Result<void> check_undoable(const AuditEntry& row, const LaterUndos& later) {
   if (auto by = later.cancelled_by.find(row.seq); by != later.cancelled_by.end())
     return fail(Error(ErrorCode::Validation, "seq " + std::to_string(row.seq) + " was undone already, by seq " +
                                                  std::to_string(by->second))
-                    .with_fix("cleo_mutate {domain:'tasks', operation:'undo', params:{seq:" + std::to_string(by->second) +
-                              "}} redoes it")
+                    .with_fix(call("tasks.undo", {{"seq", by->second}}) + " redoes it")
                     .with_detail("seq", row.seq).with_detail("undoneBy", by->second));
   return {};
 }
@@ -211,9 +210,9 @@ Result<Reply> undo(Context& context, const Params& params) {
       Error error(ErrorCode::ConcurrentModification,
                   "Later changes touched what seq " + std::to_string(rows.back().seq) + " changed: " + first_conflict +
                       (conflicts.size() > 1 ? " and " + std::to_string(conflicts.size() - 1) + " more" : ""));
-      error.fix = "undo the later change first (cleo_mutate {domain:'tasks', operation:'undo', params:{seq:" +
-                  std::to_string(conflicts.as_array().back()["seq"].as_int()) +
-                  "}}), or pass force:true to overwrite it";
+      error.fix = "undo the later change first (" +
+                  call("tasks.undo", {{"seq", conflicts.as_array().back()["seq"].as_int()}}) +
+                  "), or pass force:true to overwrite it";
       return fail(std::move(error).with_detail("seq", rows.back().seq).with_detail("conflicts", std::move(conflicts)));
     }
     warnings.push_back("forced: " + std::to_string(conflicts.size()) + " later change(s) overwritten, first " +

@@ -48,11 +48,11 @@ std::string protocol_check_name(Protocol protocol);
 
 /// {protocol, subject{id?, entryId?}, valid, score, passed, failed, skipped, rules[{id, level,
 /// status, message?, fix?}]}: failed and skipped rules only, every rule (with its text) when `full`.
-json::Value protocol_report_json(const ProtocolCheck& check, bool full);
+json::Value protocol_report_json(const ProtocolCheck& check, bool full, const Registry& registry);
 
 /// The error message and the fix of an invalid report.
 std::string protocol_summary(const ProtocolCheck& check);
-std::string protocol_fix(const ProtocolCheck& check);
+Advice protocol_fix(const ProtocolCheck& check);
 
 /// The params the validate operations share.
 ParamSpec protocol_param(std::string_view description);

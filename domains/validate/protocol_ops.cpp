@@ -10,6 +10,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/analysis.h"
+#include "domains/call_text.h"
 #include "domains/projection.h"
 #include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
@@ -26,7 +27,7 @@ constexpr std::int64_t kMaxLinkedEntries = 50;
 
 Error entry_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Research entry " + id + " not found")
-      .with_fix("cleo_query {domain:'research', operation:'find', params:{query:'" + id + "'}}")
+      .with_fix(call("research.find", {{"query", id}}))
       .with_alternative("List research entries", "research.list")
       .with_detail("entryId", id);
 }
@@ -198,8 +199,7 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
   auto& warnings = check.warnings;
   if (!request.task_id && !request.entry_id)
     return fail(Error(ErrorCode::InvalidParams, "name the subject: id (a task), entryId (a research entry), or both")
-                    .with_fix("cleo_query {domain:'validate', operation:'protocol', params:{id:'T001', "
-                              "protocol:'implementation'}}")
+                    .with_fix(call("validate.protocol", {{"id", "T001"}, {"protocol", "implementation"}}))
                     .with_detail("field", "id"));
   if (request.entry_id) {
     CT_TRY_ASSIGN(evidence.entry, context.db().get_research(*request.entry_id));
@@ -283,7 +283,7 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
   return check;
 }
 
-json::Value protocol_report_json(const ProtocolCheck& check, bool full) {
+json::Value protocol_report_json(const ProtocolCheck& check, bool full, const Registry& registry) {
   const ProtocolReport& report = check.report;
   json::Value out = json::Value::object();
   out.set("protocol", to_string(report.protocol));
@@ -305,7 +305,7 @@ json::Value protocol_report_json(const ProtocolCheck& check, bool full) {
     item.set("status", to_string(result.status));
     if (full) item.set("text", result.rule->text);
     if (!result.message.empty()) item.set("message", result.message);
-    if (result.status == RuleStatus::Fail) item.set("fix", result.fix);
+    if (result.status == RuleStatus::Fail) item.set("fix", mcp_text(result.fix, registry));
     rules.push_back(std::move(item));
   }
   out.set("rules", std::move(rules));
@@ -322,12 +322,12 @@ std::string protocol_summary(const ProtocolCheck& check) {
          ": the report proves nothing (see the skipped rules)";
 }
 
-std::string protocol_fix(const ProtocolCheck& check) {
+Advice protocol_fix(const ProtocolCheck& check) {
   const ProtocolReport& report = check.report;
   if (const RuleResult* failure = report.first_failure()) return failure->fix;
   for (const auto& result : report.rules)
     if (result.rule->level == RuleLevel::Must && result.status == RuleStatus::Skipped) return result.fix;
-  return "";
+  return {};
 }
 
 ParamSpec protocol_param(std::string_view description) {
@@ -341,7 +341,7 @@ ParamSpec entry_param() {
 
 Error task_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+      .with_fix(call("tasks.find", {{"query", id}}))
       .with_detail("id", id);
 }
 
@@ -381,12 +381,12 @@ Result<Reply> protocol(Context& context, const Params& params) {
     // No subject: the protocol's rules, for an agent about to produce its output.
     auto name = params.opt_str("protocol");
     if (!name) return fail(Error(ErrorCode::InvalidParams, "name the subject (id, entryId) or, for its rules, a protocol")
-                                .with_fix("cleo_query {domain:'validate', operation:'protocol', params:{protocol:'research'}}")
+                                .with_fix(call("validate.protocol", {{"protocol", "research"}}))
                                 .with_detail("field", "id"));
     return Reply{rules_json(protocol_info(*parse_protocol(*name))), {}, {}, {}};
   }
   CT_TRY_ASSIGN(ProtocolCheck check, run_protocol_check(context, protocol_request(params)));
-  json::Value report = protocol_report_json(check, wants_full(params));
+  json::Value report = protocol_report_json(check, wants_full(params), *context.registry);
   return verdict(check.report.valid, std::move(report), std::move(check.warnings), protocol_summary(check),
                  protocol_fix(check), check.report.error_code());
 }
@@ -398,12 +398,12 @@ struct ManifestProblem {
   std::string check;       // entry | linkedTask | fileMissing | fileOutside | fileUnreadable | checksumMismatch | checksumUnknown
   bool error = true;       // false: a warning, the entry stays valid
   std::string message;
-  std::string fix;
+  Advice fix;
   std::string field;
 };
 
-std::string show_fix(const std::string& id) {
-  return "cleo_query {domain:'research', operation:'show', params:{id:'" + id + "'}}";
+Advice show_fix(const std::string& id) {
+  return call("research.show", {{"id", id}});
 }
 
 Result<void> check_entry(Context& context, const ResearchEntry& entry, std::vector<ManifestProblem>& problems) {
@@ -421,8 +421,7 @@ Result<void> check_entry(Context& context, const ResearchEntry& entry, std::vect
     CT_TRY_ASSIGN(std::optional<Task> linked, context.db().get_task(id));
     if (!linked)
       problems.push_back({entry.id, "linkedTask", true, entry.id + " links " + id + ", which does not exist",
-                          "cleo_mutate {domain:'research', operation:'unlink', params:{id:'" + entry.id +
-                              "', taskId:'" + id + "'}}",
+                          call("research.unlink", {{"id", entry.id}, {"taskId", id}}),
                           "linkedTasks"});
   }
   ProjectFile file = read_project_file(root, entry.file, 0);  // the checksum only
@@ -431,8 +430,8 @@ Result<void> check_entry(Context& context, const ResearchEntry& entry, std::vect
       // A blocked output may never have been written (research.add only warns then too).
       if (entry.status != ResearchStatus::Blocked)
         problems.push_back({entry.id, "fileMissing", true, entry.id + ": " + entry.file + " does not exist",
-                            "write the output to " + entry.file + ", or archive the entry: cleo_mutate "
-                            "{domain:'research', operation:'archive', params:{before:'…'}}",
+                            "write the output to " + entry.file + ", or archive the entry: " +
+                                call("research.archive", {{"before", "…"}}),
                             "file"});
       break;
     case FileState::Outside:
@@ -463,14 +462,14 @@ Result<void> check_entry(Context& context, const ResearchEntry& entry, std::vect
   return {};
 }
 
-json::Value problem_json(const ManifestProblem& problem) {
+json::Value problem_json(const ManifestProblem& problem, const Registry& registry) {
   json::Value out = json::Value::object();
   out.set("entryId", problem.entry_id);
   out.set("check", problem.check);
   out.set("severity", problem.error ? "error" : "warning");
   out.set("message", problem.message);
   if (!problem.field.empty()) out.set("field", problem.field);
-  out.set("fix", problem.fix);
+  out.set("fix", mcp_text(problem.fix, registry));
   return out;
 }
 
@@ -502,7 +501,7 @@ Result<Reply> manifest(Context& context, const Params& params) {
   }
   const auto limit = static_cast<std::size_t>(params.integer("limit"));
   json::Value listed = json::Value::array();
-  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) listed.push_back(problem_json(problems[i]));
+  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) listed.push_back(problem_json(problems[i], *context.registry));
   data.set("problems", std::move(listed));
   std::vector<std::string> warnings;
   if (problems.size() > limit)
@@ -515,7 +514,7 @@ Result<Reply> manifest(Context& context, const Params& params) {
   const bool valid = errors == 0;
   std::string summary = valid ? "" : std::to_string(errors) + " problem" + (errors == 1 ? "" : "s") +
                                          " in the research manifest, first: " + problems.front().message;
-  return verdict(valid, std::move(data), std::move(warnings), std::move(summary), valid ? "" : problems.front().fix);
+  return verdict(valid, std::move(data), std::move(warnings), std::move(summary), valid ? Advice() : problems.front().fix);
 }
 
 }  // namespace

@@ -99,8 +99,7 @@ Result<Reply> audit(Context& context, const Params& params) {
                             ? "the audit trail's hash chain breaks at row " + std::to_string(*report.first_broken)
                             : "the audit archives do not verify";
   return verdict(valid, std::move(data), std::move(warnings), std::move(summary),
-                 "restore the newest backup whose trail verifies: cleo_mutate {domain:'system', operation:'restore', "
-                 "params:{dryRun:true}}");
+                 "restore the newest backup whose trail verifies: " + call("system.restore", {{"dryRun", true}}));
 }
 
 }  // namespace

@@ -25,20 +25,20 @@ Validator validator(Context& context) {
                    [&context](FieldChange change) { context.record(std::move(change)); });
 }
 
-json::Value problem_json(const Problem& problem) {
+json::Value problem_json(const Problem& problem, const Registry& registry) {
   json::Value out = json::Value::object();
   out.set("check", problem.check);
   if (!problem.task_id.empty()) out.set("taskId", problem.task_id);
   if (!problem.session.empty()) out.set("session", problem.session);
   out.set("message", problem.message);
   out.set("repairable", problem.repairable);
-  out.set("fix", problem.fix);
+  out.set("fix", mcp_text(problem.fix, registry));
   return out;
 }
 
-json::Value problems_json(const std::vector<Problem>& problems, std::size_t limit) {
+json::Value problems_json(const std::vector<Problem>& problems, std::size_t limit, const Registry& registry) {
   json::Value list = json::Value::array();
-  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) list.push_back(problem_json(problems[i]));
+  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) list.push_back(problem_json(problems[i], registry));
   return list;
 }
 
@@ -65,16 +65,16 @@ Result<Reply> schema(Context& context, const Params& params) {
     data.set("byCheck", std::move(by_check));
   }
   auto limit = static_cast<std::size_t>(params.integer("limit"));
-  data.set("problems", problems_json(problems, limit));
+  data.set("problems", problems_json(problems, limit, *context.registry));
   std::vector<std::string> warnings;
   if (problems.size() > limit)
     warnings.push_back("showing " + std::to_string(limit) + " of " + std::to_string(problems.size()) +
                        " problems; raise limit to see more");
   std::string summary = std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s") +
                         " in the store" + (problems.empty() ? "" : ", first: " + problems.front().message);
-  std::string fix = repairable > 0 ? "cleo_mutate {domain:'validate', operation:'fix', params:{dryRun:true}} shows the " +
-                                         std::to_string(repairable) + " safe repair" + (repairable == 1 ? "" : "s")
-                                   : problems.empty() ? "" : problems.front().fix;
+  Advice fix = repairable > 0 ? call("validate.fix", {{"dryRun", true}}) + " shows the " + std::to_string(repairable) +
+                                    " safe repair" + (repairable == 1 ? "" : "s")
+                              : problems.empty() ? Advice() : problems.front().fix;
   return verdict(problems.empty(), std::move(data), std::move(warnings), std::move(summary), std::move(fix));
 }
 
@@ -83,11 +83,11 @@ Result<Reply> task(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).task(id));
   json::Value data = json::Value::object();
   data.set("id", id);
-  data.set("problems", problems_json(problems, problems.size()));
+  data.set("problems", problems_json(problems, problems.size(), *context.registry));
   std::string summary = "Task " + id + " has " + std::to_string(problems.size()) + " problem" +
                         (problems.size() == 1 ? "" : "s") + (problems.empty() ? "" : ", first: " + problems.front().message);
   return verdict(problems.empty(), std::move(data), {}, std::move(summary),
-                 problems.empty() ? "" : problems.front().fix);
+                 problems.empty() ? Advice() : problems.front().fix);
 }
 
 Result<Reply> fix(Context& context, const Params& params) {
@@ -108,7 +108,7 @@ Result<Reply> fix(Context& context, const Params& params) {
   }
   data.set("repaired", static_cast<std::int64_t>(report.repairs.size()));
   data.set("repairs", std::move(repairs));
-  data.set("remaining", problems_json(report.remaining, report.remaining.size()));
+  data.set("remaining", problems_json(report.remaining, report.remaining.size(), *context.registry));
   data.set("valid", report.remaining.empty() && (!dry_run || report.repairs.empty()));
   std::vector<std::string> warnings;
   if (!report.remaining.empty())
@@ -128,8 +128,8 @@ Result<std::int64_t> insert_compliance(Context& context, ComplianceRecord& recor
 
 Error record_params_error(std::string_view field, std::string message) {
   return Error(ErrorCode::InvalidParams, std::string(field) + ": " + std::move(message))
-      .with_fix("cleo_mutate {domain:'validate', operation:'compliance.record', params:{protocol:'implementation', "
-                "id:'T001'}} runs and records a protocol check; {check:'x', passed:true} records your own")
+      .with_fix(call("validate.compliance.record", {{"protocol", "implementation"}, {"id", "T001"}}) +
+                " runs and records a protocol check; {check:'x', passed:true} records your own")
       .with_detail("field", std::string(field));
 }
 
@@ -187,7 +187,7 @@ Result<Reply> record_protocol(Context& context, const Params& params) {
   record.details = details.dump();
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
   data.set("score", check.report.score);
-  data.set("report", validate::protocol_report_json(check, false));
+  data.set("report", validate::protocol_report_json(check, false, *context.registry));
   std::vector<std::string> warnings = std::move(check.warnings);
   if (!check.report.valid) warnings.insert(warnings.begin(), validate::protocol_summary(check));
   return Reply{std::move(data), std::move(warnings), {}, {}};

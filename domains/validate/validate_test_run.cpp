@@ -77,8 +77,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
     error.message = "validate.test.run: " + error.message;
     error.fix = params.has("command") ? "check the command's first word: it must be a program on PATH or a path"
                                      : "check validate.testCommand (its first word must be a program on PATH or a "
-                                       "path): cleo_query {domain:'system', operation:'config.get', "
-                                       "params:{key:'validate.testCommand'}}";
+                                       "path): " + call("system.config.get", {{"key", "validate.testCommand"}});
     return fail(std::move(error).with_detail("command", json::Value::array_of(argv)));
   }
   const ProcessResult& result = *ran;

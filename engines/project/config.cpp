@@ -283,8 +283,8 @@ Result<void> load_object(const json::Value& object, const std::string& prefix, c
     }
     if (spec == nullptr) {
       return fail(Error(ErrorCode::ConfigError, "unknown config key '" + key + "' in " + file.string())
-                      .with_fix("remove '" + key + "' from " + file.string() +
-                                " (cleo_query {domain:'system', operation:'config.get'} lists the valid keys)")
+                      .with_fix("remove '" + key + "' from " + file.string() + " (" + call("system.config.get") +
+                                " lists the valid keys)")
                       .with_choices(key, key_names()));
     }
     auto valid = validate(*spec, value, ErrorCode::ConfigError);
@@ -320,11 +320,12 @@ const ConfigKey* find_config_key(std::string_view name) {
   return nullptr;
 }
 
-std::string config_set_fix(std::string_view key, const json::Value& value) {
+Advice config_set_fix(std::string_view key, const json::Value& value) {
   const ConfigKey* spec = find_config_key(key);
   if (spec == nullptr || spec->set_by == SetBy::Anyone)
-    return "cleo_mutate {domain:'system', operation:'config.set', params:{key:'" + std::string(key) +
-           "', value:" + value.dump() + "}}";
+    // A list or an object travels as its JSON text: the value param is a scalar.
+    return call("system.config.set",
+                {{"key", std::string(key)}, {"value", value.is_array() || value.is_object() ? json::Value(value.dump()) : value}});
   const std::string text = value.is_string() ? value.as_string() : value.dump();
   return "a person runs `" + join_command({"ct", "config", "set", std::string(key), text}) +
          "` in a terminal, or edits .cleo/config.json (agents cannot set " + std::string(key) + ")";
@@ -392,7 +393,7 @@ Result<void> Config::set(std::string_view key, const json::Value& value) {
   const ConfigKey* spec = find_config_key(key);
   if (spec == nullptr) {
     return fail(Error(ErrorCode::InvalidInput, "unknown config key '" + std::string(key) + "'")
-                    .with_fix("cleo_query {domain:'system', operation:'config.get'}")
+                    .with_fix(call("system.config.get"))
                     .with_choices(key, key_names()));
   }
   auto valid = validate(*spec, value, ErrorCode::InvalidInput);

@@ -53,9 +53,10 @@ struct ConfigKeyRule {
 };
 bool register_config_rule(const ConfigKeyRule& rule);
 const ConfigKey* find_config_key(std::string_view name);
-/// How to set `key` to `value`, for an error's fix: the MCP call for a key anyone sets; for a key
-/// only people set, the `ct config set` line a person runs (or the edit of .cleo/config.json).
-std::string config_set_fix(std::string_view key, const json::Value& value);
+/// How to set `key` to `value`, for an error's fix: the system.config.set call for a key anyone
+/// sets; for a key only people set, the `ct config set` line a person runs (or the edit of
+/// .cleo/config.json).
+Advice config_set_fix(std::string_view key, const json::Value& value);
 
 class Config {
  public:

@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kInitFix = "cleo_mutate {domain:'system', operation:'init'}";
+Advice init_fix() { return call("system.init"); }
 
 /// $CLEO_ROOT when set and non-empty.
 std::optional<fs::path> cleo_root_env() {
@@ -60,14 +60,14 @@ Error not_initialized(const fs::path& dir, bool walked) {
   std::string message = walked ? "no CLEO project found in " + dir.string() + " or any parent directory"
                                : "no CLEO project in " + dir.string() + " (no .cleo/tasks.db)";
   return Error(ErrorCode::NotInitialized, std::move(message))
-      .with_fix(kInitFix)
+      .with_fix(init_fix())
       .with_detail("searchedFrom", dir.string());
 }
 
 Error store_missing(const fs::path& dir) {
   return Error(ErrorCode::NotInitialized, "the project in " + dir.string() + " has no .cleo/tasks.db (removed or moved?)")
-      .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings back the newest good backup; with no "
-                "backup, cleo_mutate {domain:'system', operation:'init'} starts an empty store")
+      .with_fix(call("system.restore") + " brings back the newest good backup; with no backup, " + init_fix() +
+                " starts an empty store")
       .with_detail("searchedFrom", dir.string())
       .with_detail("damaged", true);
 }
@@ -78,7 +78,7 @@ Result<Project> project_at(const fs::path& dir, std::string_view source, bool da
   fs::path root = absolute_dir(dir);
   if (!fs::exists(root, ec)) {
     return fail(Error(ErrorCode::FileError, std::string(source) + " directory " + root.string() + " does not exist")
-                    .with_fix("pass an existing project directory, or create it and " + std::string(kInitFix)));
+                    .with_fix("pass an existing project directory, or create it and " + init_fix()));
   }
   if (!fs::is_directory(root, ec)) {
     return fail(Error(ErrorCode::FileError, std::string(source) + " " + root.string() + " is not a directory")

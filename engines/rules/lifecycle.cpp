@@ -16,24 +16,21 @@ constexpr std::array<StageGate, 2> kStageGates = {{
     {"tasks.complete", "the epic itself, once it has a recorded stage", "all eight stages completed or skipped"},
 }};
 
-std::string record_call(const std::string& epic, std::string_view stage, std::string_view status) {
-  return "cleo_mutate {domain:'lifecycle', operation:'record', params:{id:'" + epic + "', stage:'" +
-         std::string(stage) + "', status:'" + std::string(status) + "'}}";
+Advice record_call(const std::string& epic, std::string_view stage, std::string_view status) {
+  return call("lifecycle.record", {{"id", epic}, {"stage", stage}, {"status", status}});
 }
 
-std::string reset_call(const std::string& id, std::string_view stage) {
-  return "cleo_mutate {domain:'lifecycle', operation:'reset', params:{id:'" + id + "', stage:'" + std::string(stage) +
-         "', reason:'<why it must be done again, 20+ characters>'}}";
+Advice reset_call(const std::string& id, std::string_view stage) {
+  return call("lifecycle.reset", {{"id", id}, {"stage", stage}, {"reason", "<why it must be done again, 20+ characters>"}});
 }
 
 /// The fix for missing stages: record the first one, or skip it when that is allowed.
-std::string missing_fix(const std::string& epic, const std::vector<std::string>& missing,
-                        const std::vector<std::string>& skippable) {
+Advice missing_fix(const std::string& epic, const std::vector<std::string>& missing,
+                   const std::vector<std::string>& skippable) {
   const std::string& first = missing.front();
   if (std::find(skippable.begin(), skippable.end(), first) != skippable.end())
-    return record_call(epic, first, "completed") + ", or skip it: cleo_mutate {domain:'lifecycle', operation:'skip', "
-                                                   "params:{id:'" + epic + "', stage:'" + first +
-           "', reason:'<why, 10+ characters>'}}";
+    return record_call(epic, first, "completed") + ", or skip it: " +
+           call("lifecycle.skip", {{"id", epic}, {"stage", first}, {"reason", "<why, 10+ characters>"}});
   return record_call(epic, first, "completed");
 }
 
@@ -145,9 +142,8 @@ Result<Task> LifecycleEngine::stage_subject(const std::string& id) {
   Error error(ErrorCode::Validation, "Task " + id + " is a " + std::string(to_string(subject.type)) +
                                          ": lifecycle stages belong to epics" +
                                          (epic ? " (its epic is " + epic->id + ")" : ""));
-  error.fix = epic ? "use its epic: params {id:'" + epic->id + "', …}"
-                   : "make it an epic: cleo_mutate {domain:'tasks', operation:'update', params:{id:'" + id +
-                         "', type:'epic'}}";
+  error.fix = epic ? Advice("use its epic: params {id:'" + epic->id + "', …}")
+                   : "make it an epic: " + call("tasks.update", {{"id", id}, {"type", "epic"}});
   error.details.set("id", id);
   error.details.set("field", "id");
   if (epic) error.details.set("epic", epic->id);
@@ -232,7 +228,7 @@ Result<LifecycleChange> LifecycleEngine::record(const Task& epic, std::string_vi
   }
   CT_TRY_ASSIGN(LifecycleChange change, put(epic.id, LifecycleKind::Stage, stage, status, current.status, notes, "",
                                             "lifecycle.record"));
-  change.warnings = std::move(warnings);
+  change.warnings.assign(warnings.begin(), warnings.end());
   return change;
 }
 
@@ -316,8 +312,8 @@ Result<LifecycleChange> LifecycleEngine::pass_gate(const Task& task, std::string
       Error error(ErrorCode::InvalidAgent, "verification.separateAgents is on, and this caller has no agent name: "
                                            "who passes " + std::string(gate) + " cannot be told apart from who did "
                                            "the work");
-      error.fix = "start a session that names its agent: cleo_mutate {domain:'session', operation:'start', "
-                  "params:{scope:'task:" + task.id + "', agent:'reviewer'}}";
+      error.fix = "start a session that names its agent: " +
+                  call("session.start", {{"scope", "task:" + task.id}, {"agent", "reviewer"}});
       return fail(std::move(error).with_detail("gate", std::string(gate)));
     }
     CT_TRY_ASSIGN(std::vector<std::string> workers, authors(task.id, all));
@@ -325,9 +321,8 @@ Result<LifecycleChange> LifecycleEngine::pass_gate(const Task& task, std::string
       Error error(ErrorCode::CircularValidation, "Agent " + actor_.agent + " worked on " + task.id +
                                                      " and may not pass its " + std::string(gate) +
                                                      " gate (verification.separateAgents)");
-      error.fix = "have another agent verify it: orchestrate.spawn with a validator skill, then that agent calls "
-                  "cleo_mutate {domain:'lifecycle', operation:'gate.pass', params:{id:'" + task.id + "', gate:'" +
-                  std::string(gate) + "'}}";
+      error.fix = "have another agent verify it: orchestrate.spawn with a validator skill, then that agent calls " +
+                  call("lifecycle.gate.pass", {{"id", task.id}, {"gate", gate}});
       return fail(std::move(error)
                       .with_detail("gate", std::string(gate))
                       .with_detail("agent", actor_.agent)
@@ -339,13 +334,12 @@ Result<LifecycleChange> LifecycleEngine::pass_gate(const Task& task, std::string
     const std::string& before = all[index - 1].name;
     Error error(ErrorCode::GateDependency, "Gate " + std::string(gate) + " of " + task.id + " needs " + before +
                                                " passed first (it is " + all[index - 1].status + ")");
-    error.fix = "cleo_mutate {domain:'lifecycle', operation:'gate.pass', params:{id:'" + task.id + "', gate:'" +
-                before + "'}}";
+    error.fix = call("lifecycle.gate.pass", {{"id", task.id}, {"gate", before}});
     CT_TRY(enforce(std::move(error).with_detail("gate", std::string(gate)).with_detail("needs", before), warnings));
   }
   CT_TRY_ASSIGN(LifecycleChange change, put(task.id, LifecycleKind::Gate, gate, "passed", current.status, notes,
                                             evidence, "lifecycle.gate.pass"));
-  change.warnings = std::move(warnings);
+  change.warnings.assign(warnings.begin(), warnings.end());
   return change;
 }
 
@@ -364,8 +358,7 @@ Result<LifecycleChange> LifecycleEngine::fail_gate(const Task& task, std::string
   }
   if (task.status == TaskStatus::Done)
     change.warnings.push_back(task.id + " is done but failed " + std::string(gate) +
-                              "; reopen it if it needs more work: cleo_mutate {domain:'tasks', operation:'reopen', "
-                              "params:{id:'" + task.id + "'}}");
+                              "; reopen it if it needs more work: " + call("tasks.reopen", {{"id", task.id}}));
   return change;
 }
 
@@ -418,8 +411,7 @@ Result<void> LifecycleEngine::check_complete(const Task& task, std::vector<std::
                                                (gates_missing.size() == 1 ? " " : "s ") + join(gates_missing, ", ") +
                                                (gates_missing.size() == 1 ? " passes" : " pass") +
                                                " (verification.required)");
-    error.fix = "cleo_mutate {domain:'lifecycle', operation:'gate.pass', params:{id:'" + task.id + "', gate:'" +
-                gates_missing.front() + "'}}";
+    error.fix = call("lifecycle.gate.pass", {{"id", task.id}, {"gate", gates_missing.front()}});
     CT_TRY(enforce(std::move(error)
                        .with_detail("id", task.id)
                        .with_detail("missingGates", json::Value::array_of(gates_missing)),

@@ -78,7 +78,7 @@ struct LifecycleChange {
   std::string from;                      // the status before
   bool changed = false;                  // false: it already had this status (E_NO_CHANGE)
   std::vector<std::string> reset;        // gate.fail: the later gates it reset to pending
-  std::vector<std::string> warnings;
+  std::vector<Advice> warnings;
 };
 
 class LifecycleEngine {

@@ -845,11 +845,11 @@ std::vector<ProtocolInfo> build_protocols() {
            {"RSCH-002", Should, "Cites its sources (URLs, or a Sources or References section)",
             "add a References section with the URLs and documents used", research_sources},
            {"RSCH-003", Must, "Links its tasks through linkedTasks (tasks that exist)",
-            "cleo_mutate {domain:'research', operation:'link', params:{id:'{entryId}', taskId:'{id}'}}",
+            call("research.link", {{"id", "{entryId}"}, {"taskId", "{id}"}}),
             research_linked},
            {"RSCH-004", Must, "Appends a manifest entry for its output",
-            "cleo_mutate {domain:'research', operation:'add', params:{id:'{entryId}', file:'…', title:'…', "
-            "status:'complete', keyFindings:[…], linkedTasks:['{id}']}}",
+            call("research.add", {{"id", "{entryId}"}, {"file", "…"}, {"title", "…"}, {"status", "complete"},
+                                  {"keyFindings", json::Value::Array{"…"}}, {"linkedTasks", json::Value::Array{"{id}"}}}),
             research_entry},
            {"RSCH-005", Must, "Writes the structured output file (headings; unchanged since it was recorded)",
             "write the file the entry names with a title, Summary, Content and References sections, then record it "
@@ -902,18 +902,16 @@ std::vector<ProtocolInfo> build_protocols() {
        .agent_types = {"specification"}, .needs_entry = false,
        .rules = {
            {"DCMP-001", Must, "Splits the work into parts that do not overlap (MECE)",
-            "cleo_mutate {domain:'tasks', operation:'add', params:{title:'…', parent:'{id}'}}; merge parts that "
-            "overlap",
+            call("tasks.add", {{"title", "…"}, {"parent", "{id}"}}) + "; merge parts that overlap",
             dcmp_mece},
            {"DCMP-002", Must, "Maps dependencies without cycles",
-            "cleo_query {domain:'tasks', operation:'analyze', params:{id:'{id}'}} shows the cycle; remove one "
-            "dependency of it",
+            call("tasks.analyze", {{"epicId", "{id}"}}) + " shows the cycle; remove one dependency of it",
             dcmp_cycles},
            {"DCMP-003", Must, "Stays within 3 levels (epic > task > subtask)",
-            "cleo_mutate {domain:'tasks', operation:'reparent', params:{id:'…', parent:'…'}} to flatten it",
+            call("tasks.reparent", {{"id", "…"}, {"parent", "…"}}) + " to flatten it",
             dcmp_depth},
            {"DCMP-004", Must, "Ends in atomic leaves: acceptance criteria, or size small",
-            "cleo_mutate {domain:'tasks', operation:'update', params:{id:'…', acceptance:['…']}}", dcmp_atomic},
+            call("tasks.update", {{"id", "…"}, {"acceptance", json::Value::Array{"…"}}}), dcmp_atomic},
            {"DCMP-005", Must, "Has no time estimates in titles or descriptions",
             "remove the estimate; use size small|medium|large instead", dcmp_estimates},
            {"DCMP-006", Must, "Keeps at most 7 siblings under one parent",
@@ -926,11 +924,10 @@ std::vector<ProtocolInfo> build_protocols() {
        .agent_types = {"implementation"}, .needs_entry = false,
        .rules = {
            {"IMPL-003", Must, "Tags the code it writes with @task provenance",
-            "add a comment '@task {id}' to each file of {id}, and list the files: cleo_mutate {domain:'tasks', "
-            "operation:'update', params:{id:'{id}', files:['…']}}",
+            "add a comment '@task {id}' to each file of {id}, and list the files: " +
+                call("tasks.update", {{"id", "{id}"}, {"files", json::Value::Array{"…"}}}),
             provenance_rule},
-           {"IMPL-004", Should, "Passes the tests", "cleo_mutate {domain:'validate', operation:'test.run', "
-            "params:{id:'{id}'}}", tests_pass_rule},
+           {"IMPL-004", Should, "Passes the tests", call("validate.test.run", {{"id", "{id}"}}), tests_pass_rule},
            {"IMPL-005", Must, "Writes files atomically", "write a temporary file and rename it over the target",
             impl_atomic_writes},
            {"IMPL-006", Should, "Follows the project's style", "run the project's formatter and linter",
@@ -947,11 +944,11 @@ std::vector<ProtocolInfo> build_protocols() {
            {"CONT-002", Must, "Tags its files with @task (and @session) provenance",
             "add a comment '@task {id}' to each file of {id}", provenance_rule},
            {"CONT-003", Must, "Passes its gates (verification.required) and recorded checks before merging",
-            "cleo_query {domain:'lifecycle', operation:'gates', params:{id:'{id}'}} and cleo_query "
-            "{domain:'validate', operation:'compliance', params:{id:'{id}'}} show what is not passed",
+            call("lifecycle.gates", {{"id", "{id}"}}) + " and " + call("validate.compliance", {{"id", "{id}"}}) +
+                " show what is not passed",
             gates_and_checks_rule},
            {"CONT-005", Should, "Flags conflicts with other sessions' work on the same files",
-            "cleo_mutate {domain:'tasks', operation:'update', params:{id:'{id}', notes:'overlaps with T…'}}",
+            call("tasks.update", {{"id", "{id}"}, {"notes", "overlaps with T…"}}),
             cont_conflicts},
            {"CONT-007", Must, "Is recorded with agentType implementation",
             "record the entry with agentType 'implementation'", agent_type_rule},
@@ -961,14 +958,13 @@ std::vector<ProtocolInfo> build_protocols() {
        .agent_types = {"release", "documentation"}, .needs_entry = false,
        .rules = {
            {"RLSE-001", Must, "Ships in a release with a semantic version",
-            "cleo_mutate {domain:'release', operation:'plan', params:{version:'1.0.0', add:['{id}']}}",
+            call("release.plan", {{"version", "1.0.0"}, {"add", json::Value::Array{"{id}"}}}),
             release_semver},
            {"RLSE-002", Must, "Has a changelog entry",
-            "cleo_mutate {domain:'release', operation:'changelog', params:{version:'…'}}", release_changelog},
-           {"RLSE-003", Should, "Passes the tests", "cleo_mutate {domain:'validate', operation:'test.run', "
-            "params:{id:'{id}'}}", tests_pass_rule},
+            call("release.changelog", {{"version", "…"}}), release_changelog},
+           {"RLSE-003", Should, "Passes the tests", call("validate.test.run", {{"id", "{id}"}}), tests_pass_rule},
            {"RLSE-004", Must, "Tags git with the version (v<version>)",
-            "cleo_mutate {domain:'release', operation:'tag', params:{version:'…'}}", release_tag_rule},
+            call("release.tag", {{"version", "…"}}), release_tag_rule},
            {"RLSE-005", Must, "States the same version in VERSION, package.json and release.versionFile",
             "set release.versionFile and ship again, or edit the file", release_versions},
            {"RLSE-006", Should, "Has a rollback plan", "describe the rollback in the release notes",
@@ -982,10 +978,9 @@ std::vector<ProtocolInfo> build_protocols() {
        .rules = {
            {"VALID-001", Must, "Checks the output against the spec: every acceptance criterion addressed",
             "quote each acceptance criterion of {id} (or AC<n>) in the report with its verdict", valid_matches_spec},
-           {"VALID-002", Must, "Runs the tests", "cleo_mutate {domain:'validate', operation:'test.run', "
-            "params:{id:'{id}'}}", valid_tests_run},
+           {"VALID-002", Must, "Runs the tests", call("validate.test.run", {{"id", "{id}"}}), valid_tests_run},
            {"VALID-003", Must, "Checks protocol compliance: the checks recorded for the task pass",
-            "cleo_query {domain:'validate', operation:'compliance', params:{id:'{id}'}} lists what failed",
+            call("validate.compliance", {{"id", "{id}"}}) + " lists what failed",
             recorded_checks_rule},
            {"VALID-004", Should, "Reports its findings (keyFindings)", "record the findings as keyFindings",
             valid_report},
@@ -1007,7 +1002,7 @@ std::vector<ProtocolInfo> build_protocols() {
            {"TEST-003", Should, "Reports coverage", "run the tests with coverage (pytest --cov, go test -cover, …)",
             test_coverage_reported},
            {"TEST-004", Must, "Passes 100 % of the tests",
-            "cleo_mutate {domain:'validate', operation:'test.run', params:{id:'{id}'}}; fix what fails", tests_pass_rule},
+            call("validate.test.run", {{"id", "{id}"}}) + "; fix what fails", tests_pass_rule},
            {"TEST-005", Must, "Covers every MUST requirement", "add a test per MUST requirement",
             test_requirements},
            {"TEST-006", Must, "Puts the test summary in the manifest (counts in keyFindings)",
@@ -1015,26 +1010,19 @@ std::vector<ProtocolInfo> build_protocols() {
            {"TEST-007", Must, "Is recorded with agentType testing", "record the entry with agentType 'testing'",
             agent_type_rule},
            {"TEST-008", Must, "Reaches validate.coverageThreshold",
-            "add tests for the uncovered code, then cleo_mutate {domain:'validate', operation:'test.run', "
-            "params:{id:'{id}'}}",
+            "add tests for the uncovered code, then " + call("validate.test.run", {{"id", "{id}"}}),
             test_coverage_threshold, ErrorCode::CoverageInsufficient},
        }},
   };
 }
 
-std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 /// The rule's fix with the subject's ids in place of "{id}" and "{entryId}".
-std::string filled_fix(const ProtocolRule& rule, const ProtocolEvidence& evidence) {
+Advice filled_fix(const ProtocolRule& rule, const ProtocolEvidence& evidence) {
   std::string id = evidence.task ? evidence.task->id : "";
   if (id.empty() && evidence.entry) id = evidence.entry->id.substr(0, evidence.entry->id.find('-'));
   if (id.empty()) id = "T001";
   const std::string entry_id = evidence.entry ? evidence.entry->id : id + "-topic";
-  return replace_all(replace_all(std::string(rule.fix), "{entryId}", entry_id), "{id}", id);
+  return Advice(rule.fix).substitute("{entryId}", entry_id).substitute("{id}", id);
 }
 
 }  // namespace

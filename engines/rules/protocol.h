@@ -127,7 +127,7 @@ struct ProtocolRule {
   RuleLevel level = RuleLevel::Must;
   std::string_view text;                 // what it requires
   /// What to do when it fails: a call or an edit. "{id}" and "{entryId}" stand for the subject.
-  std::string_view fix;
+  Advice fix;
   RuleOutcome (*check)(const RuleInput&) = nullptr;
   /// Raised when this rule fails instead of the protocol's code (testing: E_COVERAGE_INSUFFICIENT).
   std::optional<ErrorCode> code;
@@ -157,7 +157,7 @@ struct RuleResult {
   const ProtocolRule* rule = nullptr;
   RuleStatus status = RuleStatus::Pass;
   std::string message;
-  std::string fix;                       // the rule's fix with the subject filled in
+  Advice fix;                            // the rule's fix with the subject filled in
 };
 
 struct ProtocolReport {

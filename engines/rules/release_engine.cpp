@@ -147,7 +147,7 @@ ProcessSpec process_spec(const GitOptions& options, std::vector<std::string> arg
 }
 
 /// The fix for a failed git command, when its stderr says what is missing.
-std::string git_fix(const ProcessResult& result, const std::string& fallback) {
+Advice git_fix(const ProcessResult& result, const Advice& fallback) {
   if (result.err.find("tell me who you are") != std::string::npos ||
       result.err.find("empty ident") != std::string::npos)
     return "git has no identity here: run `git config user.name \"Your Name\"` and `git config user.email "
@@ -432,8 +432,8 @@ Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
   CT_TRY_ASSIGN(ProcessResult tag, run_git(options, {"rev-parse", "-q", "--verify", "refs/tags/" + plan.tag}));
   if (tag.ok())
     return fail(Error(ErrorCode::Validation, "tag " + plan.tag + " already exists")
-                    .with_fix("cleo_mutate {domain:'release', operation:'rollback', params:{version:'" +
-                              input.release.version + "', reason:'re-ship'}} removes it first")
+                    .with_fix(call("release.rollback", {{"version", input.release.version}, {"reason", "re-ship"}}) +
+                              " removes it first")
                     .with_detail("tag", plan.tag));
 
   for (const auto& gate : input.gates)

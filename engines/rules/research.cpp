@@ -36,14 +36,14 @@ constexpr FieldName kFields[] = {
     {"confidence", "confidence"}, {"fileChecksum", "file_checksum"},
 };
 
-Error invalid(std::string_view field, std::string message, std::string fix) {
+Error invalid(std::string_view field, std::string message, Advice fix) {
   return Error(ErrorCode::Validation, std::move(message))
       .with_fix(std::move(fix))
       .with_detail("field", field);
 }
 
-std::string research_fix() {
-  return "see cleo_query {domain:'system', operation:'help', params:{level:2, domain:'research', operation:'add'}}";
+Advice research_fix() {
+  return "see " + call("system.help", {{"level", 2}, {"domain", "research"}, {"operation", "add"}});
 }
 
 /// The value of `field` under either spelling; null when absent.

@@ -14,7 +14,7 @@ constexpr std::int64_t kDayMs = 24LL * 3600 * 1000;
 Error scope_error(std::string_view text, std::string why) {
   Error error(ErrorCode::ScopeInvalid, "invalid scope '" + std::string(text) + "': " + std::move(why) +
                                            "; accepted forms: " + std::string(kScopeForms));
-  error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'epic:T001', name:'...'}}";
+  error.fix = call("session.start", {{"scope", "epic:T001"}, {"name", "..."}});
   json::Value valid = json::Value::array();
   for (auto form : {"task:T1", "taskGroup:T1", "subtree:T1", "epic:T1", "custom:T1,T2", "global"}) valid.push_back(form);
   return std::move(error).with_detail("field", "scope").with_detail("valid", std::move(valid));
@@ -24,7 +24,7 @@ bool open_status(TaskStatus status) { return status != TaskStatus::Done && statu
 
 Error session_not_found(const std::string& id) {
   Error error(ErrorCode::SessionNotFound, "Session " + id + " not found");
-  error.fix = "cleo_query {domain:'session', operation:'list', params:{}}";
+  error.fix = call("session.list", {});
   return std::move(error).with_detail("id", id);
 }
 
@@ -78,7 +78,7 @@ Result<std::set<std::string>> SessionEngine::tasks_of(const Scope& scope) {
     CT_TRY_ASSIGN(std::optional<Task> root, tasks_.get_task(root_id));
     if (!root || root->archived) {
       Error error(ErrorCode::NotFound, "Task " + root_id + " (the scope's root) not found");
-      error.fix = "cleo_query {domain:'tasks', operation:'find', params:{query:'" + root_id + "'}}";
+      error.fix = call("tasks.find", {{"query", root_id}});
       return fail(std::move(error).with_detail("id", root_id).with_detail("field", "scope"));
     }
     if (scope.kind == ScopeKind::Epic && root->type != TaskType::Epic)
@@ -139,8 +139,8 @@ Result<void> SessionEngine::check_concurrency() {
   if (count < limit) return {};
   Error error(ErrorCode::SessionExists, std::to_string(count) + " sessions are active; session.maxConcurrent is " +
                                             std::to_string(limit));
-  error.fix = "end or suspend one (cleo_mutate {domain:'session', operation:'end', params:{id:'...'}}), or raise "
-              "session.maxConcurrent (0 = unlimited)";
+  error.fix = "end or suspend one (" + call("session.end", {{"id", "..."}}) +
+              "), or raise session.maxConcurrent (0 = unlimited)";
   return fail(std::move(error).with_alternative("List active sessions", "session.list")
                   .with_detail("active", count).with_detail("maxConcurrent", limit));
 }
@@ -190,8 +190,8 @@ Result<Session> SessionEngine::finish(const std::string& id, SessionStatus final
       Error error(ErrorCode::SessionCloseBlocked,
                   std::to_string(open.size()) + " task" + (open.size() == 1 ? "" : "s") + " in scope " + before.scope +
                       " " + (open.size() == 1 ? "is" : "are") + " not done");
-      error.fix = "cleo_mutate {domain:'tasks', operation:'complete', params:{id:'" + ids.front() +
-                  "'}} for each open task, or end the session instead (session.end)";
+      error.fix = call("tasks.complete", {{"id", ids.front()}}) +
+                  " for each open task, or end the session instead (session.end)";
       return fail(std::move(error).with_alternative("End without closing", "session.end")
                       .with_detail("id", id).with_detail("open", std::move(list)));
     }
@@ -212,7 +212,7 @@ Result<Session> SessionEngine::suspend(const std::string& id, const std::string&
   if (before.status != SessionStatus::Active) {
     Error error(ErrorCode::Validation, "Session " + id + " is " + std::string(to_string(before.status)) +
                                            "; only an active session can be suspended");
-    error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'" + before.scope + "'}}";
+    error.fix = call("session.start", {{"scope", before.scope}});
     return fail(std::move(error).with_detail("id", id).with_detail("status", std::string(to_string(before.status))));
   }
   Session after = before;
@@ -226,7 +226,7 @@ Result<Session> SessionEngine::resume(const std::string& id) {
   if (before.status == SessionStatus::Active) return before;
   if (before.status == SessionStatus::Closed) {
     Error error(ErrorCode::Validation, "Session " + id + " is closed (its work is done) and cannot be resumed");
-    error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'" + before.scope + "'}}";
+    error.fix = call("session.start", {{"scope", before.scope}});
     return fail(std::move(error).with_detail("id", id).with_detail("status", "closed"));
   }
   CT_TRY(check_concurrency());
@@ -276,7 +276,7 @@ Result<std::vector<std::string>> SessionEngine::check_write(const std::string& s
       Error error(ErrorCode::SessionRequired,
                   "session.enforcement is strict: start a session before changing tasks (a caller that cannot be "
                   "bound to it, such as a stateless MCP request, names it on each call: sessionId)");
-      error.fix = "cleo_mutate {domain:'session', operation:'start', params:{scope:'global', name:'...'}}";
+      error.fix = call("session.start", {{"scope", "global"}, {"name", "..."}});
       return fail(std::move(error).with_alternative("List sessions to resume one", "session.list"));
     }
     if (mode == "advisory") {
@@ -294,8 +294,8 @@ Result<std::vector<std::string>> SessionEngine::check_write(const std::string& s
     Error error(ErrorCode::SessionRequired, "Session " + session_id + " is " +
                                                 std::string(to_string(session->status)) + "; writes need an active session");
     error.fix = session->status == SessionStatus::Closed
-                    ? "cleo_mutate {domain:'session', operation:'start', params:{scope:'" + session->scope + "'}}"
-                    : "cleo_mutate {domain:'session', operation:'resume', params:{id:'" + session_id + "'}}";
+                    ? call("session.start", {{"scope", session->scope}})
+                    : call("session.resume", {{"id", session_id}});
     return fail(std::move(error).with_detail("id", session_id)
                     .with_detail("status", std::string(to_string(session->status))));
   }

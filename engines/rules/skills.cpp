@@ -319,7 +319,7 @@ SkillFolder load_skill_folder(const fs::path& folder, std::string_view source, s
     }
     auto parsed = parse_skill(text.str(), label);
     if (!parsed) {
-      out.warnings.push_back(parsed.error().message + " (skipped; fix: " + parsed.error().fix + ")");
+      out.warnings.push_back(parsed.error().message + " (skipped; fix: " + parsed.error().fix.plain_text() + ")");
       continue;
     }
     if (auto dup = seen.find(parsed->name); dup != seen.end()) {
@@ -488,7 +488,7 @@ Result<SkillChoice> SkillCatalog::select(const Task& task, std::optional<std::st
   if (explicit_name) {
     if (const Skill* named = find(*explicit_name)) return SkillChoice{named, "named by the caller"};
     Error error(ErrorCode::NotFound, "no skill named '" + std::string(*explicit_name) + "'");
-    error.fix = "cleo_query {domain:'skills', operation:'list'} lists the skills there are";
+    error.fix = call("skills.list") + " lists the skills there are";
     return fail(std::move(error).with_detail("field", "skill").with_choices(*explicit_name, names()));
   }
   if (task.type == TaskType::Epic)

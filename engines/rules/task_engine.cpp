@@ -12,8 +12,8 @@
 namespace ct {
 namespace {
 
-std::string find_fix(const std::string& id) {
-  return "cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}";
+Advice find_fix(const std::string& id) {
+  return call("tasks.find", {{"query", id}});
 }
 
 Error not_found(const std::string& id) {
@@ -44,9 +44,9 @@ Result<void> check_transition(const Task& task, TaskStatus to) {
   Error error(ErrorCode::Validation, "Task " + task.id + " cannot go from " + std::string(to_string(task.status)) +
                                          " to " + std::string(to_string(to)));
   if (task.status == TaskStatus::Done)
-    error.fix = "cleo_mutate {domain:'tasks', operation:'reopen', params:{id:'" + task.id + "'}}";
+    error.fix = call("tasks.reopen", {{"id", task.id}});
   if (task.status == TaskStatus::Cancelled)
-    error.fix = "cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" + task.id + "'}}";
+    error.fix = call("tasks.restore", {{"id", task.id}});
   return fail(std::move(error).with_detail("from", std::string(to_string(task.status)))
                   .with_detail("to", std::string(to_string(to))));
 }
@@ -97,7 +97,7 @@ Result<Task> TaskEngine::get_live(const std::string& id) {
   CT_TRY_ASSIGN(Task task, get(id));
   if (task.archived) {
     Error error(ErrorCode::Validation, "Task " + id + " is archived and read-only");
-    error.fix = "cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" + id + "'}}";
+    error.fix = call("tasks.restore", {{"id", id}});
     return fail(std::move(error).with_detail("id", id));
   }
   return task;
@@ -108,8 +108,7 @@ Result<void> TaskEngine::check_version(const Task& task, std::optional<std::int6
   Error error(ErrorCode::ConcurrentModification,
               "Task " + task.id + " is at version " + std::to_string(task.version) + ", not " +
                   std::to_string(*if_version) + ": someone else changed it");
-  error.fix = "cleo_query {domain:'tasks', operation:'show', params:{id:'" + task.id +
-              "'}} then retry with the current version";
+  error.fix = call("tasks.show", {{"id", task.id}}) + " then retry with the current version";
   return fail(std::move(error).with_detail("id", task.id).with_detail("expected", *if_version)
                   .with_detail("actual", task.version));
 }
@@ -121,8 +120,8 @@ Result<int> TaskEngine::depth_of(const Task& task) {
   while (!parent.empty()) {
     if (!seen.insert(parent).second)
       return fail(Error(ErrorCode::CircularReference, "parent chain of " + task.id + " loops at " + parent)
-                      .with_fix("cleo_mutate {domain:'tasks', operation:'promote', params:{id:'" + parent +
-                                "'}} breaks the loop; cleo_query {domain:'validate', operation:'schema'} finds others")
+                      .with_fix(call("tasks.promote", {{"id", parent}}) + " breaks the loop; " + call("validate.schema") +
+                                " finds others")
                       .with_detail("id", task.id));
     ++depth;
     CT_TRY_ASSIGN(std::optional<Task> up, store_.get_task(parent));
@@ -154,7 +153,7 @@ TaskType TaskEngine::infer_type(const Task* parent, std::optional<TaskType> want
 Result<void> TaskEngine::check_parent(const Task& parent, int height, const std::string& moving_id) {
   if (parent.archived) {
     Error error(ErrorCode::ParentNotFound, "Parent " + parent.id + " is archived");
-    error.fix = "cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" + parent.id + "'}}";
+    error.fix = call("tasks.restore", {{"id", parent.id}});
     return fail(std::move(error).with_detail("parent", parent.id));
   }
   CT_TRY_ASSIGN(int parent_depth, depth_of(parent));
@@ -221,13 +220,12 @@ Result<void> TaskEngine::check_depends(const std::string& id, const std::vector<
         // The new dependency that closes the loop is the chain's second step (the first is `id`):
         // the fix keeps the others.
         const std::string& closing = next_path[1];
-        std::string list;
+        json::Value kept = json::Value::array();
         for (const auto& other : depends)
-          if (other != closing) list += (list.empty() ? "'" : ", '") + other + "'";
+          if (other != closing) kept.push_back(other);
         return fail(Error(ErrorCode::CircularReference, "Dependency cycle: " + chain)
-                        .with_fix(closing + " already waits on " + id + ": leave it out — cleo_mutate "
-                                  "{domain:'tasks', operation:'update', params:{id:'" + id + "', depends:[" + list +
-                                  "], mode:'replace'}}")
+                        .with_fix(closing + " already waits on " + id + ": leave it out — " +
+                                  call("tasks.update", {{"id", id}, {"depends", std::move(kept)}, {"mode", "replace"}}))
                         .with_detail("field", "depends")
                         .with_detail("cycle", json::Value::array_of(next_path)));
       }
@@ -315,7 +313,7 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
                  patch.depends || patch.acceptance || patch.blocked_by)) {
     Error error(ErrorCode::TaskCompleted, "Task " + id + " is " + std::string(to_string(before.status)) +
                                               "; only labels, files, phase, size and notes can change");
-    error.fix = "cleo_mutate {domain:'tasks', operation:'reopen', params:{id:'" + id + "'}}";
+    error.fix = call("tasks.reopen", {{"id", id}});
     return fail(std::move(error).with_detail("id", id));
   }
   if (patch.title) after.title = std::string(trim(*patch.title));
@@ -325,12 +323,11 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
   if (patch.type && *patch.type != before.type) {
     if (*patch.type == TaskType::Epic && !before.parent.empty())
       return fail(Error(ErrorCode::Validation, "an epic cannot have a parent")
-                      .with_fix("cleo_mutate {domain:'tasks', operation:'promote', params:{id:'" + id + "'}} first"));
+                      .with_fix(call("tasks.promote", {{"id", id}}) + " first"));
     if (*patch.type == TaskType::Subtask) {
       if (before.parent.empty())
         return fail(Error(ErrorCode::Validation, "a subtask needs a parent")
-                        .with_fix("give it a parent first: cleo_mutate {domain:'tasks', operation:'reparent', params:{id:'" +
-                                  id + "', parent:'T001'}}")
+                        .with_fix("give it a parent first: " + call("tasks.reparent", {{"id", id}, {"parent", "T001"}}))
                         .with_detail("field", "type"));
       CT_TRY_ASSIGN(std::vector<std::string> children, store_.children_of(id, false));
       if (!children.empty())
@@ -373,8 +370,7 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
       Error error(ErrorCode::Validation, std::string("use tasks.") +
                                              (*patch.status == TaskStatus::Done ? "complete" : "delete") +
                                              " to make a task " + std::string(to_string(*patch.status)));
-      error.fix = std::string("cleo_mutate {domain:'tasks', operation:'") +
-                  (*patch.status == TaskStatus::Done ? "complete" : "delete") + "', params:{id:'" + id + "'}}";
+      error.fix = call(*patch.status == TaskStatus::Done ? "tasks.complete" : "tasks.delete", {{"id", id}});
       return fail(std::move(error).with_detail("field", "status"));
     }
     CT_TRY(check_transition(before, *patch.status));
@@ -382,8 +378,7 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
   }
   if (after.status == TaskStatus::Blocked && after.blocked_by.empty() && before.status != TaskStatus::Blocked)
     return fail(Error(ErrorCode::Validation, "a blocked task needs blockedBy: what is it waiting for?")
-                    .with_fix("cleo_mutate {domain:'tasks', operation:'update', params:{id:'" + id +
-                              "', status:'blocked', blockedBy:'what it waits for'}}")
+                    .with_fix(call("tasks.update", {{"id", id}, {"status", "blocked"}, {"blockedBy", "what it waits for"}}))
                     .with_detail("field", "blockedBy"));
   if (after.status != TaskStatus::Blocked) after.blocked_by.clear();
   if (before.status == TaskStatus::Active && after.status != TaskStatus::Active) CT_TRY(clear_focus_of(id));
@@ -461,7 +456,7 @@ Result<DeleteResult> TaskEngine::remove(const std::string& id, const DeleteOptio
     }
     if (task.status == TaskStatus::Done) {
       Error error(ErrorCode::TaskCompleted, "Task " + id + " is done; archive it instead of deleting");
-      error.fix = "cleo_mutate {domain:'tasks', operation:'archive', params:{id:'" + id + "'}}";
+      error.fix = call("tasks.archive", {{"id", id}});
       return fail(std::move(error).with_detail("id", id));
     }
   }
@@ -470,8 +465,7 @@ Result<DeleteResult> TaskEngine::remove(const std::string& id, const DeleteOptio
     if (options.children == ChildStrategy::Block) {
       Error error(ErrorCode::HasChildren, "Task " + id + " has " + std::to_string(children.size()) +
                                               " children; choose what happens to them");
-      error.fix = "cleo_mutate {domain:'tasks', operation:'delete', params:{id:'" + id +
-                  "', children:'cascade'}} (or children:'orphan' to keep them)";
+      error.fix = call("tasks.delete", {{"id", id}, {"children", "cascade"}}) + " (or children:'orphan' to keep them)";
       return fail(std::move(error).with_detail("children", json::Value::array_of(children)));
     }
     for (const auto& child_id : children) {
@@ -508,8 +502,7 @@ Result<DeleteResult> TaskEngine::remove(const std::string& id, const DeleteOptio
   if (options.hard) {
     if (!dependents.empty() && !options.force) {
       Error error(ErrorCode::HasDependents, std::to_string(dependents.size()) + " task(s) depend on " + id);
-      error.fix = "cleo_mutate {domain:'tasks', operation:'delete', params:{id:'" + id +
-                  "', hard:true, force:true}} drops the dependency from them";
+      error.fix = call("tasks.delete", {{"id", id}, {"hard", true}, {"force", true}}) + " drops the dependency from them";
       return fail(std::move(error).with_detail("dependents", json::Value::array_of(dependents)));
     }
     for (const auto& dependent_id : dependents) {
@@ -549,7 +542,7 @@ Result<std::vector<std::string>> TaskEngine::archive(const std::optional<std::st
     if (is_open(task.status)) {
       Error error(ErrorCode::Validation, "Task " + *id + " is " + std::string(to_string(task.status)) +
                                              "; only done or cancelled tasks can be archived");
-      error.fix = "cleo_mutate {domain:'tasks', operation:'complete', params:{id:'" + *id + "'}}";
+      error.fix = call("tasks.complete", {{"id", *id}});
       return fail(std::move(error).with_detail("id", *id));
     }
     candidates.push_back(std::move(task));
@@ -573,9 +566,9 @@ Result<std::vector<std::string>> TaskEngine::archive(const std::optional<std::st
       warnings.push_back(task.id + " kept: it has open children");
       if (id) {
         return fail(Error(ErrorCode::HasChildren, "Task " + task.id + " has open children; finish them first")
-                        .with_fix("cleo_query {domain:'tasks', operation:'list', params:{parent:'" + task.id +
-                                  "', status:['pending','active','blocked']}} lists them; complete or delete each, "
-                                  "then archive " + task.id)
+                        .with_fix(call("tasks.list", {{"parent", task.id},
+                                                      {"status", json::Value::Array{"pending", "active", "blocked"}}}) +
+                                  " lists them; complete or delete each, then archive " + task.id)
                         .with_detail("children", json::Value::array_of(children)));
       }
       continue;
@@ -597,7 +590,7 @@ Result<UpdateResult> TaskEngine::restore(const std::string& id) {
     CT_TRY_ASSIGN(std::optional<Task> parent, store_.get_task(before.parent));
     if (parent && parent->archived) {
       Error error(ErrorCode::Validation, "Parent " + parent->id + " is archived; restore it first");
-      error.fix = "cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" + parent->id + "'}}";
+      error.fix = call("tasks.restore", {{"id", parent->id}});
       return fail(std::move(error).with_detail("parent", parent->id));
     }
   }
@@ -624,7 +617,7 @@ Result<UpdateResult> TaskEngine::reopen(const std::string& id, const std::string
     Error error(ErrorCode::Validation, "Task " + id + " is " + std::string(to_string(before.status)) +
                                            "; only done tasks can be reopened");
     if (before.status == TaskStatus::Cancelled)
-      error.fix = "cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" + id + "'}}";
+      error.fix = call("tasks.restore", {{"id", id}});
     return fail(std::move(error).with_detail("id", id));
   }
   Task after = before;
@@ -648,8 +641,7 @@ Result<UpdateResult> TaskEngine::reparent(const std::string& id, const std::stri
     if (parent_id == before.parent) return UpdateResult{before, {}};
     if (parent_id == id)
       return fail(Error(ErrorCode::CircularReference, "Task " + id + " cannot be its own parent")
-                      .with_fix("pick another parent, or make it top-level: cleo_mutate {domain:'tasks', "
-                                "operation:'promote', params:{id:'" + id + "'}}")
+                      .with_fix("pick another parent, or make it top-level: " + call("tasks.promote", {{"id", id}}))
                       .with_detail("field", "parent"));
     CT_TRY_ASSIGN(std::optional<Task> parent, store_.get_task(parent_id));
     if (!parent) {
@@ -664,7 +656,7 @@ Result<UpdateResult> TaskEngine::reparent(const std::string& id, const std::stri
         return fail(Error(ErrorCode::CircularReference, parent_id + " is inside the subtree of " + id +
                                                              "; moving " + id + " under it would make a loop")
                         .with_fix("move " + parent_id + " out of " + id + "'s subtree first, or choose a parent "
-                                  "outside it: cleo_query {domain:'tasks', operation:'tree', params:{id:'" + id + "'}}")
+                                  "outside it: " + call("tasks.tree", {{"id", id}}))
                         .with_detail("parent", parent_id));
       CT_TRY_ASSIGN(std::optional<Task> up, store_.get_task(walk));
       walk = up ? up->parent : std::string();
@@ -763,8 +755,8 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
   if (!is_open(before.status)) {
     Error error(ErrorCode::TaskCompleted, "Task " + id + " is " + std::string(to_string(before.status)));
     error.fix = before.status == TaskStatus::Done
-                    ? "cleo_mutate {domain:'tasks', operation:'reopen', params:{id:'" + id + "'}}"
-                    : "cleo_mutate {domain:'tasks', operation:'restore', params:{id:'" + id + "'}}";
+                    ? call("tasks.reopen", {{"id", id}})
+                    : call("tasks.restore", {{"id", id}});
     return fail(std::move(error).with_detail("id", id));
   }
   std::vector<std::string> waiting;
@@ -774,7 +766,7 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
   }
   if (!waiting.empty()) {
     Error error(ErrorCode::Validation, "Task " + id + " waits on unfinished dependencies");
-    error.fix = "cleo_query {domain:'tasks', operation:'blockers', params:{id:'" + id + "'}}";
+    error.fix = call("tasks.blockers", {{"id", id}});
     return fail(std::move(error).with_alternative("Pick a ready task", "tasks.next")
                     .with_detail("waitingOn", json::Value::array_of(waiting)));
   }
@@ -784,8 +776,7 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
   if (holder && *holder != session_) {
     std::string who = holder->empty() ? std::string("work outside any session") : "session " + *holder;
     Error error(ErrorCode::TaskClaimed, "Task " + id + " is already claimed by " + who);
-    error.fix = holder->empty() ? "cleo_mutate {domain:'tasks', operation:'stop', params:{}} (without a session)"
-                                : "cleo_query {domain:'session', operation:'show', params:{id:'" + *holder + "'}}";
+    error.fix = holder->empty() ? call("tasks.stop", {}) + " (without a session)" : call("session.show", {{"id", *holder}});
     return fail(std::move(error).with_alternative("Pick another ready task", "tasks.next")
                     .with_detail("id", id).with_detail("holder", *holder));
   }

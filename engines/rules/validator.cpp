@@ -12,21 +12,15 @@
 namespace ct {
 namespace {
 
-constexpr std::string_view kFixCall = "cleo_mutate {domain:'validate', operation:'fix', params:{}}";
-constexpr std::string_view kBackupFix =
-    "restore a backup (cleo_mutate {domain:'system', operation:'restore'}) or correct the row in .cleo/tasks.db";
+Advice backup_fix() { return "restore a backup (" + call("system.restore") + ") or correct the row in .cleo/tasks.db"; }
 /// Timestamps this far ahead of the clock count as "in the future" (clocks of machines differ).
 constexpr TimeMs kFutureSlackMs = 5 * 60 * 1000;
 
-std::string call(std::string_view gateway, std::string_view domain, std::string_view operation,
-                 const std::string& params) {
-  return std::string(gateway) + " {domain:'" + std::string(domain) + "', operation:'" + std::string(operation) +
-         "', params:{" + params + "}}";
+/// A repairable problem's fix: the validate.fix call and what it does.
+void offer_fix_call(std::vector<Problem>& problems) {
+  for (auto& problem : problems)
+    if (problem.repairable) problem.fix = call("validate.fix", {}) + " will " + problem.fix;
 }
-std::string mutate(std::string_view domain, std::string_view operation, const std::string& params) {
-  return call("cleo_mutate", domain, operation, params);
-}
-std::string id_arg(const std::string& id) { return "id:'" + id + "'"; }
 
 /// A set-based check answered by one consistency scan (StoreMaintenance::scan). Column 0 of every row is
 /// the task id ("" when the row is not about one task).
@@ -96,7 +90,7 @@ const std::vector<RowCheck>& row_checks() {
                  ScanKind::SharedClaims,
                  [](const DiagnosticRow& r, Problem& p) {
                    p.message = r[0] + " is claimed by several sessions at once: " + r[1];
-                   p.fix = "end all but one of them: cleo_mutate {domain:'session', operation:'end', params:{id:'…'}}";
+                   p.fix = "end all but one of them: " + call("session.end", {{"id", "…"}});
                  }});
     c.push_back({"one-active-task-per-session", false, false,
                  ScanKind::SessionsWithSeveralTasks,
@@ -104,8 +98,8 @@ const std::vector<RowCheck>& row_checks() {
                    p.session = r[1];
                    p.message = (r[1].empty() ? std::string("work outside sessions") : "session " + r[1]) +
                                " focuses several tasks at once: " + r[2];
-                   p.fix = "stop all but one: cleo_mutate {domain:'tasks', operation:'stop', params:{}} in that "
-                           "session, then start the one it works on";
+                   p.fix = "stop all but one: " + call("tasks.stop", {}) +
+                           " in that session, then start the one it works on";
                  }});
     c.push_back({"id-counter", true, false,
                  ScanKind::IdCounter,
@@ -119,7 +113,7 @@ const std::vector<RowCheck>& row_checks() {
                  [](const DiagnosticRow& r, Problem& p) {
                    p.session = r[1];
                    p.message = "session " + r[1] + " has status '" + r[2] + "', which is not a session status";
-                   p.fix = std::string(kBackupFix);
+                   p.fix = backup_fix();
                  }});
     c.push_back({"session-ended-at", true, false,
                  ScanKind::SessionEndedAt,
@@ -152,7 +146,7 @@ const std::map<std::string_view, TaskRuleCheck>& task_rule_checks() {
                                                                         const std::vector<std::string>& d, Problem& p) {
                    p.message = id + " has " + field + " '" + d[0] + "', which is not a valid " + field +
                                "; the task cannot be read";
-                   p.fix = std::string(kBackupFix);
+                   p.fix = backup_fix();
                  }};
     }
     for (std::string_view rule : {"malformed-list:depends", "malformed-list:labels", "malformed-list:acceptance",
@@ -161,25 +155,25 @@ const std::map<std::string_view, TaskRuleCheck>& task_rule_checks() {
                  [column = std::string(rule.substr(rule.find(':') + 1))](const std::string& id,
                                                                          const std::vector<std::string>&, Problem& p) {
                    p.message = id + "'s " + column + " is not a JSON list of the expected items; the task cannot be read";
-                   p.fix = std::string(kBackupFix);
+                   p.fix = backup_fix();
                  }};
     }
     c["task-id"] = {"task-id", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                       p.message = "task id '" + id + "' is not T followed by at least 3 digits matching its row number " + d[0];
-                      p.fix = std::string(kBackupFix);
+                      p.fix = backup_fix();
                     }};
     c["title"] = {"title", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                     p.message = id + "'s title must be one line of 3–200 characters (it has " + d[0] + ")";
-                    p.fix = mutate("tasks", "update", id_arg(id) + ", title:'<a clear one-line title>'");
+                    p.fix = call("tasks.update", {{"id", id}, {"title", "<a clear one-line title>"}});
                   }};
     c["description"] = {"description", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                           p.message = id + "'s description has " + d[0] + " characters; at most 2000 are allowed";
-                          p.fix = mutate("tasks", "update", id_arg(id) + ", description:'<a shorter description>'");
+                          p.fix = call("tasks.update", {{"id", id}, {"description", "<a shorter description>"}});
                         }};
     c["title-equals-description"] = {"title-equals-description", false,
                                      [](const std::string& id, const std::vector<std::string>&, Problem& p) {
                                        p.message = id + "'s description repeats its title; it must say more";
-                                       p.fix = mutate("tasks", "update", id_arg(id) + ", description:'<what the work involves>'");
+                                       p.fix = call("tasks.update", {{"id", id}, {"description", "<what the work involves>"}});
                                      }};
     c["completed-at"] = {"completed-at", true, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                            bool missing = d[1] == "1";
@@ -193,16 +187,15 @@ const std::map<std::string_view, TaskRuleCheck>& task_rule_checks() {
                          }};
     c["timestamp-order"] = {"timestamp-order", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                               p.message = id + "'s " + d[0] + " is earlier than its createdAt";
-                              p.fix = "cleo_query {domain:'tasks', operation:'history', params:{" + id_arg(id) +
-                                      "}} shows who wrote it; " + std::string(kBackupFix);
+                              p.fix = call("tasks.history", {{"id", id}}) + " shows who wrote it; " + backup_fix();
                             }};
     c["future-timestamp"] = {"future-timestamp", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                                p.message = id + "'s " + d[0] + " lies in the future";
-                               p.fix = "check the clock of the machine that wrote it; " + std::string(kBackupFix);
+                               p.fix = "check the clock of the machine that wrote it; " + backup_fix();
                              }};
     c["archived-open"] = {"archived-open", false, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                             p.message = id + " is archived while " + d[0] + "; only done or cancelled tasks are archived";
-                            p.fix = mutate("tasks", "restore", id_arg(id));
+                            p.fix = call("tasks.restore", {{"id", id}});
                           }};
     c["archived-at"] = {"archived-at", true, [](const std::string& id, const std::vector<std::string>& d, Problem& p) {
                           bool missing = d[0] == "1";
@@ -211,8 +204,7 @@ const std::map<std::string_view, TaskRuleCheck>& task_rule_checks() {
                         }};
     c["archived-modified"] = {"archived-modified", false, [](const std::string& id, const std::vector<std::string>&, Problem& p) {
                                 p.message = id + " was changed after it was archived (archived tasks are read-only)";
-                                p.fix = "cleo_query {domain:'tasks', operation:'history', params:{" + id_arg(id) +
-                                        "}} shows the change; validate.audit checks the trail";
+                                p.fix = call("tasks.history", {{"id", id}}) + " shows the change; validate.audit checks the trail";
                               }};
     c["search-index"] = {"search-index", true, [](const std::string& id, const std::vector<std::string>&, Problem& p) {
                            p.message = id + " is missing from the search index (tasks.find cannot see it)";
@@ -283,14 +275,13 @@ Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) 
   CT_TRY_ASSIGN(std::vector<DiagnosticRow> integrity, rows(quick ? ScanKind::IntegrityQuick : ScanKind::IntegrityFull));
   for (const auto& row : integrity) {
     out.push_back({"integrity", "", "", std::string(quick ? "quick" : "full") + " integrity check: " + row[0], false,
-                   std::string(kBackupFix)});
+                   backup_fix()});
   }
   CT_TRY_ASSIGN(std::vector<DiagnosticRow> keys, rows(ScanKind::ForeignKeys));
   for (const auto& row : keys) {
     out.push_back({"foreign-key", "", "",
                    "row " + row[1] + " of " + row[0] + " points at a missing row of " + row[2], false,
-                   "cleo_query {domain:'validate', operation:'audit'} tells whether the audit trail was cut; " +
-                       std::string(kBackupFix)});
+                   call("validate.audit") + " tells whether the audit trail was cut; " + backup_fix()});
   }
   std::int64_t max_siblings = config_.get_int("hierarchy.maxSiblings");
   if (max_siblings > 0) {
@@ -309,8 +300,7 @@ Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) 
     if (count > max_sessions) {
       out.push_back({"session-limit", "", "",
                      std::to_string(count) + " sessions are active; session.maxConcurrent is " + std::to_string(max_sessions),
-                     false, "cleo_mutate {domain:'session', operation:'gc', params:{}} ends idle ones; or raise "
-                            "session.maxConcurrent"});
+                     false, call("session.gc", {}) + " ends idle ones; or raise session.maxConcurrent"});
     }
   }
   return {};
@@ -358,17 +348,17 @@ Result<void> Validator::check_parents(const std::string& id, std::vector<Problem
     if (report(i)) {
       if (parent[i] == -2)
         out.push_back({"missing-parent", task_id, "", task_id + "'s parent " + parent_id + " does not exist", false,
-                       mutate("tasks", "promote", id_arg(task_id)) + " makes it a top-level task"});
+                       call("tasks.promote", {{"id", task_id}}) + " makes it a top-level task"});
       if (type == "epic" && !parent_id.empty())
         out.push_back({"epic-parent", task_id, "", task_id + " is an epic but has parent " + parent_id, false,
-                       mutate("tasks", "promote", id_arg(task_id)) + ", or change its type"});
+                       call("tasks.promote", {{"id", task_id}}) + ", or change its type"});
       if (type == "subtask" && parent_id.empty())
         out.push_back({"subtask-root", task_id, "", task_id + " is a subtask without a parent", true,
                        "make it a task (what a subtask becomes when its parent goes away)"});
       if (type == "subtask" && live_children[i] > 0)
         out.push_back({"subtask-children", task_id, "",
                        task_id + " is a subtask but has " + std::to_string(live_children[i]) + " children", false,
-                       mutate("tasks", "update", id_arg(task_id) + ", type:'task'")});
+                       call("tasks.update", {{"id", task_id}, {"type", "task"}})});
     }
     // Depth: walk up to a known depth, a root, a missing parent or a loop; then fill the path in.
     path.clear();
@@ -385,7 +375,7 @@ Result<void> Validator::check_parents(const std::string& id, std::vector<Problem
           std::string chain;
           for (const auto& member : loop) chain += member + " → ";
           out.push_back({"parent-cycle", first, "", "parent chain loops: " + chain + loop.front(), false,
-                         mutate("tasks", "promote", id_arg(first)) + " breaks the loop"});
+                         call("tasks.promote", {{"id", first}}) + " breaks the loop"});
         }
         break;
       }
@@ -410,8 +400,7 @@ Result<void> Validator::check_parents(const std::string& id, std::vector<Problem
       out.push_back({"depth", task_id, "",
                      task_id + " sits at level " + std::to_string(depth[i] + 1) + "; hierarchy.maxDepth is " +
                          std::to_string(max_depth),
-                     false, "move it higher: cleo_mutate {domain:'tasks', operation:'reparent', params:{" +
-                                id_arg(task_id) + ", parent:'…'}}"});
+                     false, "move it higher: " + call("tasks.reparent", {{"id", task_id}, {"parent", "…"}})});
     }
   }
   return {};
@@ -424,8 +413,8 @@ Result<void> Validator::check_cycles(const std::string& id, std::vector<Problem>
     CT_TRY_ASSIGN(std::vector<DiagnosticRow> loop, rows(ScanKind::SelfReachable, {id}));
     if (!loop.empty()) {
       out.push_back({"dependency-cycle", id, "", id + " depends on itself through its dependencies", false,
-                     "cleo_query {domain:'tasks', operation:'deps', params:{" + id_arg(id) +
-                         "}} shows the chain; remove one link with tasks.update {depends, mode:'replace'}"});
+                     call("tasks.deps", {{"id", id}}) +
+                         " shows the chain; remove one link with tasks.update {depends, mode:'replace'}"});
     }
     return {};
   }
@@ -523,16 +512,25 @@ Result<void> Validator::check_cycles(const std::string& id, std::vector<Problem>
     std::string chain;
     for (const auto& step : loop) chain += step + " → ";
     chain += names[static_cast<std::size_t>(first)];
+    // The link that closes the loop: `last` keeps its other dependencies.
     const std::string& last = loop.back();
+    json::Value kept = json::Value::array();
+    for (int w : next[static_cast<std::size_t>(closing)])
+      if (w != first) kept.push_back(names[static_cast<std::size_t>(w)]);
     out.push_back({"dependency-cycle", names[static_cast<std::size_t>(first)], "", "dependency cycle: " + chain, false,
-                   "remove one link, e.g. " + mutate("tasks", "update", id_arg(last) + ", depends:[…without " +
-                                                                           names[static_cast<std::size_t>(first)] +
-                                                                           "], mode:'replace'")});
+                   "remove one link, e.g. " +
+                       call("tasks.update", {{"id", last}, {"depends", std::move(kept)}, {"mode", "replace"}})});
   }
   return {};
 }
 
 Result<std::vector<Problem>> Validator::schema(bool quick) {
+  CT_TRY_ASSIGN(std::vector<Problem> problems, find_problems(quick));
+  offer_fix_call(problems);
+  return problems;
+}
+
+Result<std::vector<Problem>> Validator::find_problems(bool quick) {
   std::vector<Problem> problems;
   CT_TRY(run_store_checks(quick, problems));
   CT_TRY(run_task_checks("", problems));
@@ -546,8 +544,6 @@ Result<std::vector<Problem>> Validator::schema(bool quick) {
     if (a.check != b.check) return rank(a.check) < rank(b.check);
     return task_order(a.task_id, b.task_id);
   });
-  for (auto& problem : problems)
-    if (problem.repairable) problem.fix = std::string(kFixCall) + " will " + problem.fix;
   return problems;
 }
 
@@ -555,7 +551,7 @@ Result<std::vector<Problem>> Validator::task(const std::string& id) {
   CT_TRY_ASSIGN(std::vector<DiagnosticRow> exists, rows(ScanKind::TaskExists, {id}));
   if (exists.empty()) {
     return fail(Error(ErrorCode::NotFound, "Task " + id + " not found")
-                    .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}")
+                    .with_fix(call("tasks.find", {{"query", id}}))
                     .with_detail("id", id));
   }
   std::vector<Problem> problems;
@@ -566,8 +562,7 @@ Result<std::vector<Problem>> Validator::task(const std::string& id) {
   std::stable_sort(problems.begin(), problems.end(), [&](const Problem& a, const Problem& b) {
     return std::find(names.begin(), names.end(), a.check) < std::find(names.begin(), names.end(), b.check);
   });
-  for (auto& problem : problems)
-    if (problem.repairable) problem.fix = std::string(kFixCall) + " will " + problem.fix;
+  offer_fix_call(problems);
   return problems;
 }
 
@@ -634,7 +629,7 @@ Result<void> Validator::repair_task(const std::string& id, std::vector<Repair>& 
 }
 
 Result<FixReport> Validator::fix(bool dry_run) {
-  CT_TRY_ASSIGN(std::vector<Problem> problems, schema(false));
+  CT_TRY_ASSIGN(std::vector<Problem> problems, find_problems(false));
   FixReport report;
   if (dry_run) {
     for (auto& problem : problems) {
@@ -642,8 +637,8 @@ Result<FixReport> Validator::fix(bool dry_run) {
         report.remaining.push_back(std::move(problem));
         continue;
       }
-      std::string action = problem.fix.substr(kFixCall.size() + std::string_view(" will ").size());
-      report.repairs.push_back({problem.check, problem.task_id, problem.session, std::move(action)});
+      // A repair's fix is the words of what it does.
+      report.repairs.push_back({problem.check, problem.task_id, problem.session, problem.fix.plain_text()});
     }
     return report;
   }

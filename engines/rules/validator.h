@@ -27,7 +27,7 @@ struct Problem {
   std::string session;    // the session concerned (focus and session checks)
   std::string message;
   bool repairable = false;  // validate.fix repairs it
-  std::string fix;        // what validate.fix does, or the call that resolves it by hand
+  Advice fix;             // what validate.fix does, or the call that resolves it by hand
 };
 
 struct Repair {
@@ -65,6 +65,8 @@ class Validator {
   static const std::vector<std::string_view>& checks();
 
  private:
+  /// schema()'s problems, a repairable one's fix only saying what validate.fix does.
+  Result<std::vector<Problem>> find_problems(bool quick);
   Result<void> run_task_checks(const std::string& id, std::vector<Problem>& out);
   Result<void> run_store_checks(bool quick, std::vector<Problem>& out);
   Result<void> check_parents(const std::string& id, std::vector<Problem>& out);

@@ -61,7 +61,7 @@ struct StoreHealth {
   std::string name;    // "wal"
   std::string status;  // "ok" | "warn" | "fail"
   std::string detail;
-  std::string fix;     // "" when nothing needs doing
+  Advice fix;          // empty when nothing needs doing
 };
 
 class StoreBackend {

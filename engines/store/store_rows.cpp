@@ -62,7 +62,7 @@ std::string join_notes(const std::vector<Note>& notes) {
 Error corrupt_column(std::string_view task_id, std::string_view column) {
   return Error(ErrorCode::FileError, "task " + std::string(task_id) + " holds unreadable " +
                                          std::string(column) + " data in the database")
-      .with_fix(std::string(kCorruptFix));
+      .with_fix(corrupt_fix());
 }
 
 // Parses a JSON array column. "[]" (the common case) skips the parser.
@@ -116,7 +116,7 @@ Result<std::vector<Relation>> decode_relations(std::string_view text, std::strin
 Error corrupt_research(std::string_view id, std::string_view column) {
   return Error(ErrorCode::FileError, "research entry " + std::string(id) + " holds unreadable " +
                                          std::string(column) + " data in the database")
-      .with_fix(std::string(kCorruptFix));
+      .with_fix(corrupt_fix());
 }
 
 json::Value stored_json(std::string_view text) {
@@ -129,7 +129,7 @@ Result<AuditAnchor> parse_audit_anchor(std::string_view text) {
   auto value = json::parse(text);
   if (!value || !(*value)["seq"].is_int() || !(*value)["hash"].is_string())
     return fail(Error(ErrorCode::FileError, "the audit anchor in the meta table is unreadable")
-                    .with_fix(std::string(kCorruptFix)));
+                    .with_fix(corrupt_fix()));
   AuditAnchor anchor;
   anchor.seq = (*value)["seq"].as_int();
   anchor.hash = (*value)["hash"].as_string();

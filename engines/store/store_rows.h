@@ -32,9 +32,10 @@ enum TaskColumn : int {
   kArchived, kArchivedAt, kArchiveReason, kVersion, kTaskColumnCount
 };
 
-inline constexpr std::string_view kCorruptFix =
-    "restore the newest backup that passes an integrity check; the damaged store is moved aside first: "
-    "cleo_mutate {domain:'system', operation:'restore'}";
+inline Advice corrupt_fix() {
+  return "restore the newest backup that passes an integrity check; the damaged store is moved aside first: " +
+         call("system.restore");
+}
 
 // The JSON list columns as stored, and the search index's text of labels and notes.
 std::string encode_strings(const std::vector<std::string>& items);
@@ -130,7 +131,7 @@ Result<Release> read_release_row(const Row& row) {
   if (!status)
     return fail(Error(ErrorCode::FileError, "release " + release.version + " has an unknown status '" +
                                                 std::string(row.text(1)) + "'")
-                    .with_fix(std::string(kCorruptFix)));
+                    .with_fix(corrupt_fix()));
   release.status = *status;
   CT_TRY_ASSIGN(release.tasks, decode_strings(row.text(2), release.version, "tasks"));
   release.notes = std::string(row.text(3));

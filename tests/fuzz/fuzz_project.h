@@ -55,7 +55,7 @@ inline void fresh_project(const std::filesystem::path& project) {
   std::filesystem::create_directories(project);
   Envelope init = make_router(project)->dispatch({Gateway::Mutate, "system", "init", json::Value()});
   if (!init.success) {
-    std::fprintf(stderr, "fuzz: system.init failed in %s: %s\n", project.c_str(), to_json(init).c_str());
+    std::fprintf(stderr, "fuzz: system.init failed in %s: %s\n", project.c_str(), to_json(init, registry()).c_str());
     std::abort();
   }
 }

@@ -225,7 +225,7 @@ void check_store(std::string_view message) {
   for (const char* check : {"audit", "schema"}) {
     Envelope envelope = harness->router->dispatch({Gateway::Query, "validate", check, json::Value()});
     if (envelope.success || !envelope.error || envelope.error->code != ErrorCode::Validation) continue;
-    fuzz::finding(std::string("the product's own writes fail validate.") + check, message, to_json(envelope));
+    fuzz::finding(std::string("the product's own writes fail validate.") + check, message, to_json(envelope, registry()));
   }
 }
 

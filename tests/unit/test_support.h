@@ -70,7 +70,7 @@ class Project {
     use_own_pg_schema();
     router_ = make_router(/*person=*/false);
     Envelope init = mutate("system", "init");
-    if (!init.success) throw std::runtime_error("init failed: " + to_json(init));
+    if (!init.success) throw std::runtime_error("init failed: " + to_json(init, registry()));
   }
   /// A copy of another project's .cleo/ (its store, WAL included, and config): far cheaper than
   /// initialising and seeding a fresh one for every case. `seed`'s router must be idle. On
@@ -107,7 +107,7 @@ class Project {
   /// tasks.add returning the new id (fails the test run on error).
   std::string add(std::string_view params) {
     Envelope e = mutate("tasks", "add", params);
-    if (!e.success) throw std::runtime_error("add failed: " + to_json(e));
+    if (!e.success) throw std::runtime_error("add failed: " + to_json(e, registry()));
     return e.data["id"].as_string();
   }
   const std::filesystem::path& dir() const { return dir_.path(); }

@@ -361,7 +361,7 @@ Result<std::vector<Column>> copied_columns(Connection& db, std::string_view tabl
   if (out.empty())
     return fail(Error(ErrorCode::FileError, "the PostgreSQL store at " + db.location() + " has no table " +
                                                 std::string(table))
-                    .with_fix(std::string(kCorruptFix)));
+                    .with_fix(corrupt_fix()));
   return out;
 }
 

@@ -96,7 +96,7 @@ Error newer_schema(const Connection& db, std::int64_t version) {
 Error not_initialized(const Connection& db) {
   return Error(ErrorCode::NotInitialized, "no CLEO store in schema " + db.schema() + " of the PostgreSQL database " +
                                               db.location())
-      .with_fix("cleo_mutate {domain:'system', operation:'init'}");
+      .with_fix(call("system.init"));
 }
 
 // The version in meta; nullopt when the schema holds no store (no meta table).

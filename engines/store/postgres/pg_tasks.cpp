@@ -54,7 +54,7 @@ void add_task_fields(Params& params, const Task& task) {
 
 Error task_not_found(const std::string& id) {
   return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + id + "'}}");
+      .with_fix(call("tasks.find", {{"query", id}}));
 }
 
 }  // namespace

@@ -83,9 +83,8 @@ Result<void> SqliteStore::check_identity() {
   if (!exists)
     return fail(Error(ErrorCode::FileError, file_.string() + " was removed while this process had it open; "
                                                              "nothing was read or written")
-                    .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings a backup back (or "
-                              "cleo_mutate {domain:'system', operation:'init'} starts a new store); then restart this "
-                              "process")
+                    .with_fix(call("system.restore") + " brings a backup back (or " + call("system.init") +
+                              " starts a new store); then restart this process")
                     .with_detail("storeRemoved", true));
   if (st.st_ino != inode_ || st.st_dev != device_)
     return fail(Error(ErrorCode::FileError, file_.string() + " was replaced (restored, or re-created) since this "
@@ -96,7 +95,7 @@ Result<void> SqliteStore::check_identity() {
   // its pages must not be read through the memory map (SIGBUS). Read it afresh.
   if (st.st_size < size_)
     return fail(Error(ErrorCode::FileError, file_.string() + " was truncated since this process opened it")
-                    .with_fix(std::string(kCorruptFix))
+                    .with_fix(corrupt_fix())
                     .with_detail("reopen", true));
   size_ = st.st_size;
   return {};
@@ -241,7 +240,7 @@ Result<std::set<std::string>> SqliteStore::table_names() {
 
 Error SqliteStore::inconsistent(std::string why) const {
   return Error(ErrorCode::FileError, file_.string() + " " + std::move(why) + "; ct neither migrates nor writes it")
-      .with_fix(std::string(kCorruptFix))
+      .with_fix(corrupt_fix())
       .with_detail("damaged", true);
 }
 
@@ -256,7 +255,7 @@ Result<std::int64_t> SqliteStore::checked_version(bool create) {
     if (rc != SQLITE_NOTADB && rc != SQLITE_CORRUPT) return std::unexpected(std::move(version.error()));
     return fail(Error(ErrorCode::FileError, file_.string() + " is not a task database (" + version.error().message +
                                                 ")")
-                    .with_fix(std::string(kCorruptFix))
+                    .with_fix(corrupt_fix())
                     .with_detail("damaged", true));
   }
   CT_TRY_ASSIGN(std::set<std::string> tables, table_names());
@@ -268,8 +267,8 @@ Result<std::int64_t> SqliteStore::checked_version(bool create) {
     return fail(Error(ErrorCode::FileError,
                       file_.string() + (empty_file ? " is empty (truncated, or ct init was interrupted)"
                                                    : " holds no CLEO tables"))
-                    .with_fix("cleo_mutate {domain:'system', operation:'restore'} brings back the newest good backup; "
-                              "with no backup, cleo_mutate {domain:'system', operation:'init'} starts an empty store")
+                    .with_fix(call("system.restore") + " brings back the newest good backup; with no backup, " +
+                              call("system.init") + " starts an empty store")
                     .with_detail("damaged", true));
   }
   if (*version > target) return fail(newer_schema(*version));
@@ -296,7 +295,7 @@ Result<void> SqliteStore::migrate(const SqliteOptions& options, std::int64_t ver
   if (version == target) return {};
   if (version == 0 && !create) {
     return fail(Error(ErrorCode::NotInitialized, file_.string() + " holds no CLEO task database")
-                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
+                    .with_fix(call("system.init")));
   }
   CT_TRY(begin(TxKind::Write));
   auto result = [&]() -> Result<void> {
@@ -471,11 +470,11 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
   const bool exists = std::filesystem::exists(status);
   if (!exists && !options.create) {
     return fail(Error(ErrorCode::NotInitialized, "no task database at " + file.string())
-                    .with_fix("cleo_mutate {domain:'system', operation:'init'}"));
+                    .with_fix(call("system.init")));
   }
   if (exists && std::filesystem::is_directory(status)) {
     return fail(Error(ErrorCode::FileError, file.string() + " is a directory, not a task database")
-                    .with_fix("move " + file.string() + " aside, then cleo_mutate {domain:'system', operation:'init'}"));
+                    .with_fix("move " + file.string() + " aside, then " + call("system.init")));
   }
   if (!exists && file.has_parent_path()) {
     std::filesystem::create_directories(file.parent_path(), ec);

@@ -88,7 +88,7 @@ inline Error sqlite_error(int rc, std::string_view detail, std::string_view what
     switch (rc & 0xff) {
       case SQLITE_CORRUPT:
       case SQLITE_NOTADB:
-        error.with_fix(std::string(kCorruptFix));
+        error.with_fix(corrupt_fix());
         break;
       case SQLITE_FULL:
         error.with_fix("free disk space on the volume holding " + file.parent_path().string() + " and retry");
@@ -299,7 +299,7 @@ inline std::filesystem::path damaged_marker(const std::filesystem::path& file) {
 inline Error damaged_store_error(const std::filesystem::path& file, std::string_view why) {
   return Error(ErrorCode::FileError, file.string() + " failed an integrity check (" + std::string(why) +
                                          "); writes are refused so that nothing more is built on it")
-      .with_fix(std::string(kCorruptFix))
+      .with_fix(corrupt_fix())
       .with_detail("damaged", true);
 }
 

@@ -151,7 +151,7 @@ Result<void> SqliteStore::update_task(const Task& task) {
       CT_TRY_ASSIGN(bool row, step(current, "cannot read task " + task.id));
       if (!row) {
         return fail(Error(ErrorCode::NotFound, "Task " + task.id + " not found")
-                        .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'" + task.id + "'}}"));
+                        .with_fix(call("tasks.find", {{"query", task.id}})));
       }
       number = current.integer(0);
       same_text = current.text(1) == task.title && current.text(2) == task.description &&

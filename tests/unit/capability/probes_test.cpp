@@ -8,6 +8,7 @@
 #include "capability/probes.h"
 #include "engines/project/config.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using capability::ProbeResolver;
@@ -58,9 +59,9 @@ TEST_CASE("a program need: on PATH with its version, or the fix to install it", 
   auto missing = resolver.probe("program:nothere", bin.dir.path(), config);
   CHECK_FALSE(missing.available);
   CHECK(missing.reason == "nothere is not on PATH");
-  CHECK(missing.fix.find("install nothere") != std::string::npos);
+  CHECK(mcp_text(missing.fix, registry()).find("install nothere") != std::string::npos);
   auto git = ProbeResolver(bin.env(false)).probe("program:git", bin.dir.path(), config);
-  CHECK(git.fix.find("apt-get install -y git") != std::string::npos);
+  CHECK(mcp_text(git.fix, registry()).find("apt-get install -y git") != std::string::npos);
 }
 
 TEST_CASE("spawned probes are cached for their time to live", "[capability]") {
@@ -87,7 +88,7 @@ TEST_CASE("gh-auth: gh present and authenticated", "[capability]") {
   auto out = ProbeResolver(bin.env(false)).probe("gh-auth", bin.dir.path(), config);
   CHECK_FALSE(out.available);
   CHECK(out.reason == "gh is not authenticated");
-  CHECK(out.fix.find("gh auth login") != std::string::npos);
+  CHECK(mcp_text(out.fix, registry()).find("gh auth login") != std::string::npos);
   bin.program("gh", R"(echo 'gh version 2.0')");
   CHECK(ProbeResolver(bin.env(false)).probe("gh-auth", bin.dir.path(), config).available);
   FakeBin empty;
@@ -103,7 +104,7 @@ TEST_CASE("git-repo: the project inside a git work tree", "[capability]") {
   REQUIRE(resolver.probe("program:git", project.path(), config).available);  // scripts/setup.sh installs git
   auto outside = resolver.probe("git-repo", project.path(), config);
   CHECK_FALSE(outside.available);
-  CHECK(outside.fix.find("git init") != std::string::npos);
+  CHECK(mcp_text(outside.fix, registry()).find("git init") != std::string::npos);
   ProcessSpec init;
   init.argv = {"git", "init", "-q"};
   init.cwd = project.path();
@@ -122,11 +123,11 @@ TEST_CASE("a config need: set or the command that sets it", "[capability]") {
   CHECK(unset.available);
   auto unknown = resolver.probe("config:no.such.key", bin.dir.path(), config);
   CHECK_FALSE(unknown.available);
-  CHECK(unknown.fix == R"(cleo_mutate {domain:'system', operation:'config.set', params:{key:'no.such.key', value:"<value>"}})");
+  CHECK(mcp_text(unknown.fix, registry()) == R"(cleo_mutate {domain:'system', operation:'config.set', params:{key:'no.such.key', value:"<value>"}})");
   // A key only people set: the fix is a person's command line, not a call an agent would be refused.
   auto command = resolver.probe("config:validate.testCommand", bin.dir.path(), config);
   CHECK_FALSE(command.available);
-  CHECK(command.fix.starts_with("a person runs `ct config set validate.testCommand '<value>'` in a terminal"));
+  CHECK(mcp_text(command.fix, registry()).starts_with("a person runs `ct config set validate.testCommand '<value>'` in a terminal"));
   auto weird = resolver.probe("telepathy", bin.dir.path(), config);
   CHECK_FALSE(weird.available);
   CHECK(weird.reason == "unknown need 'telepathy'");
@@ -142,7 +143,7 @@ TEST_CASE("check: the first unmet need decides; no needs, no probe", "[capabilit
   auto out = resolver.check(needing({"program:frob", "program:nothere", "program:alsonot"}), bin.dir.path(), config);
   CHECK_FALSE(out.available);
   CHECK(out.need == "program:nothere");
-  json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config);
+  json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config, ct::registry());
   REQUIRE(rows.as_array().size() == 2);
   CHECK(rows.as_array()[0]["available"].as_bool());
   CHECK(rows.as_array()[0]["detail"].as_string() == (bin.dir.path() / "frob").string());
@@ -174,7 +175,7 @@ TEST_CASE("the router refuses an unavailable operation before anything runs", "[
   CHECK(refused.error->code == ErrorCode::CapabilityUnavailable);
   CHECK(refused.exit_code() == 5);
   CHECK(refused.error->message == "release.probe is unavailable here: nothere is not on PATH");
-  CHECK(refused.error->fix.find("install nothere") != std::string::npos);
+  CHECK(mcp_text(refused.error->fix, registry).find("install nothere") != std::string::npos);
   CHECK(refused.error->details["need"].as_string() == "program:nothere");
   REQUIRE(refused.error->alternatives.size() == 1);
   CHECK(refused.error->alternatives[0].operation == "tasks.list");

@@ -4,6 +4,7 @@
 #include "cli/command_tree.h"
 #include "core/json_parse.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 
 namespace {
 
@@ -118,7 +119,7 @@ TEST_CASE("CLI11 parse errors become E_INVALID_INPUT values", "[cli][commands]")
   auto missing_value = parse({"show", "--id"});
   REQUIRE_FALSE(missing_value.result);
   CHECK(missing_value.result.error().code == ErrorCode::InvalidInput);
-  CHECK(missing_value.result.error().fix == "ct show --help");
+  CHECK(ct::mcp_text(missing_value.result.error().fix, ct::registry()) == "ct show --help");
 
   auto unknown = parse({"list", "--stauts", "done"});
   REQUIRE_FALSE(unknown.result);

@@ -9,6 +9,7 @@
 #include "cli/usage.h"
 #include "cli/render.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 #include "domains/router.h"
 #include "unit/test_support.h"
 
@@ -28,10 +29,11 @@ TEST_CASE("every error code has a fix for every operation, in MCP syntax that ct
   for (const auto& info : error_table()) {
     if (is_success_note(info.code)) continue;
     for (const auto& spec : operations.operations()) {
-      std::string fix = fallback_fix(info.code, spec, "T005");
-      INFO(info.name << " for " << spec.full_name() << ": " << fix);
+      Advice fix = fallback_fix(info.code, spec, "T005");
+      std::string wire = mcp_text(fix, operations);
+      INFO(info.name << " for " << spec.full_name() << ": " << wire);
       REQUIRE_FALSE(fix.empty());
-      CHECK_FALSE(fix.find("`ct ") != std::string::npos);  // agents get MCP syntax, never a shell command
+      CHECK_FALSE(wire.find("`ct ") != std::string::npos);  // agents get MCP syntax, never a shell command
       CHECK_FALSE(mentions_mcp(cli::fix_for_people(fix, operations)));
     }
   }
@@ -45,10 +47,10 @@ TEST_CASE("the errors the sweep found without a fix, or with the wrong one, now 
   p.add(R"({"title":"Second child","parent":"T001","depends":["T002"]})");
   auto fix_of = [](const Envelope& e) {
     REQUIRE(e.error);
-    INFO(to_json(e));
+    INFO(to_json(e, registry()));
     CHECK_FALSE(e.error->fix.empty());
     CHECK_FALSE(mentions_mcp(cli::fix_for_people(e.error->fix, registry())));
-    return e.error->fix;
+    return mcp_text(e.error->fix, registry());
   };
   // A dependency cycle: the fix drops the link that closes it.
   auto cycle = p.mutate("tasks", "update", R"({"id":"T002","depends":["T003"]})");

@@ -37,7 +37,7 @@ TEST_CASE("generic rendering: objects as key/value lines, object lists as tables
 TEST_CASE("errors print the code, a fix and the valid choices", "[cli][render]") {
   ct::Error error =
       ct::Error(ct::ErrorCode::InvalidParams, "priority: expected one of critical|high|medium|low, got 'hihg'")
-          .with_fix("cleo_query {domain:'tasks', operation:'find', params:{query:'x'}}")
+          .with_fix(ct::call("tasks.find", {{"query", "x"}}))
           .with_choices("hihg", {"critical", "high", "medium", "low"});
   std::string out = ct::cli::render_error(error, Style{}, ct::registry());
   CHECK(out ==

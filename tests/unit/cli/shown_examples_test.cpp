@@ -151,7 +151,7 @@ TEST_CASE("every call and ct command shown in help and templates runs", "[cli][d
       if (!seen.insert(shown.text).second) continue;
       auto project = seeded_project();
       Envelope envelope = run_mcp(*project, shown.text);
-      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope));
+      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope, registry()));
       CHECK_FALSE(malformed_call(envelope));
       ++runs;
     }
@@ -160,7 +160,7 @@ TEST_CASE("every call and ct command shown in help and templates runs", "[cli][d
       if (!seen.insert(shown.text).second) continue;
       auto project = seeded_project();
       Envelope envelope = run_ct(*project, shown.text);
-      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope));
+      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope, registry()));
       CHECK_FALSE(malformed_call(envelope));
       ++runs;
     }
@@ -187,7 +187,7 @@ TEST_CASE("each level-0 quick-reference call succeeds on a fresh project", "[cli
   for (const auto& call : calls) {
     auto project = seeded_project();
     Envelope envelope = run_mcp(*project, call.text);
-    INFO(call.text << "\n  → " << to_json(envelope));
+    INFO(call.text << "\n  → " << to_json(envelope, registry()));
     CHECK(envelope.success);
   }
 }

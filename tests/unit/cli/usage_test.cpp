@@ -95,19 +95,13 @@ TEST_CASE("the operation footer documents returns, examples and errors", "[cli][
   CHECK(footer.find("cleo_mutate") != std::string::npos);
 }
 
-TEST_CASE("MCP calls in a fix become ct command lines", "[cli][help]") {
+TEST_CASE("the calls of a fix become ct command lines", "[cli][help]") {
+  using ct::call;
   using ct::cli::fix_for_people;
   const auto& registry = ct::registry();
-  CHECK(fix_for_people("cleo_query {domain:'tasks', operation:'find', params:{query:'T9999'}}", registry) ==
-        "ct find T9999");
-  CHECK(fix_for_people("cleo_mutate {domain:'tasks', operation:'promote', params:{id:'T5'}} first", registry) ==
-        "`ct tasks promote T5` first");
-  CHECK(fix_for_people("cleo_mutate {domain:'tasks', operation:'archive', params:{all:true}}", registry) ==
-        "ct tasks archive --all");
-  // Unknown operations and plain advice stay as they are.
-  std::string help_call = "cleo_query {domain:'system', operation:'nosuch', params:{level:2}}";
-  CHECK(fix_for_people(help_call, registry) == help_call);
+  CHECK(fix_for_people(call("tasks.find", {{"query", "T9999"}}), registry) == "ct find T9999");
+  CHECK(fix_for_people(call("tasks.promote", {{"id", "T5"}}) + " first", registry) == "`ct tasks promote T5` first");
+  CHECK(fix_for_people(call("tasks.archive", {{"all", true}}), registry) == "ct tasks archive --all");
+  // Plain advice stays as it is.
   CHECK(fix_for_people("check the permissions of /x", registry) == "check the permissions of /x");
-  std::string mentions_ct = "run `ct init` (or cleo_mutate {domain:'system', operation:'init'})";
-  CHECK(fix_for_people(mentions_ct, registry) == mentions_ct);
 }

@@ -262,7 +262,7 @@ TEST_CASE("a read-only target is refused and left as it was", "[core][atomic_fil
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == ErrorCode::FileError);
   CHECK(refused.error().details["reason"].as_string() == "read-only");
-  CHECK(refused.error().fix.find("chmod u+w") != std::string::npos);
+  CHECK(refused.error().fix.plain_text().find("chmod u+w") != std::string::npos);
   CHECK_FALSE(may_replace(file));
   CHECK(may_replace(dir.path() / "absent"));
   CHECK(read(file) == "mine");

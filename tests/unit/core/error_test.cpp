@@ -328,7 +328,7 @@ TEST_CASE("Error::with_choices fills valid and didYouMean and adds a hint", "[co
                           .with_alternative("List all tasks", "tasks.list");
   CHECK(chained.details.dump() ==
         R"({"field":"status","valid":["pending","active","done"],"didYouMean":"pending"})");
-  CHECK(chained.fix == "ct list --status pending");
+  CHECK(chained.fix.plain_text() == "ct list --status pending");
   REQUIRE(chained.alternatives.size() == 1);
   CHECK(chained.alternatives[0].operation == "tasks.list");
 }

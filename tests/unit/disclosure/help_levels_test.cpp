@@ -11,6 +11,7 @@
 #include "disclosure/help_levels.h"
 #include "disclosure/product.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using namespace ct::disclosure;
@@ -227,14 +228,14 @@ TEST_CASE("unknown names in help get the router's did-you-mean errors", "[disclo
   REQUIRE_FALSE(domain.success);
   CHECK(test::code_of(domain) == "E_INVALID_DOMAIN");
   CHECK(domain.error->details["didYouMean"] == json::Value("tasks"));
-  CHECK(domain.error->fix == R"(cleo_query {domain:'system', operation:'help', params:{"level":1,"domain":"tasks"}})");
+  CHECK(mcp_text(domain.error->fix, registry()) == R"(cleo_query {domain:'system', operation:'help', params:{"level":1,"domain":"tasks"}})");
 
   Envelope operation = project.query("system", "help", R"({"domain":"tasks","operation":"ad"})");
   REQUIRE_FALSE(operation.success);
   CHECK(test::code_of(operation) == "E_INVALID_OPERATION");
   CHECK(operation.error->details["didYouMean"] == json::Value("add"));
   CHECK(operation.error->details["valid"].size() == registry().operation_names("tasks").size());
-  CHECK(operation.error->fix ==
+  CHECK(mcp_text(operation.error->fix, registry()) ==
         R"(cleo_query {domain:'system', operation:'help', params:{"level":2,"domain":"tasks","operation":"add"}})");
 
   Envelope dotted = project.query("system", "help", R"({"operation":"tasks.compleet"})");

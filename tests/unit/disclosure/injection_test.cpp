@@ -13,6 +13,7 @@
 #include "disclosure/product.h"
 #include "unit/core/env_guard.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using namespace ct::disclosure;
@@ -74,7 +75,7 @@ TEST_CASE("find_block finds one block and refuses malformed markers", "[disclosu
     auto result = find_block(bad, "CLAUDE.md");
     REQUIRE_FALSE(result);
     CHECK(result.error().code == ErrorCode::Validation);
-    CHECK(result.error().fix.find("CLAUDE.md") != std::string::npos);
+    CHECK(mcp_text(result.error().fix, registry()).find("CLAUDE.md") != std::string::npos);
     return result.error().message;
   };
   CHECK(message("a\n<!-- CLEO:START -->\nb\n") == "CLAUDE.md:2: <!-- CLEO:START --> without <!-- CLEO:END -->");
@@ -104,7 +105,7 @@ TEST_CASE("the START marker records the block's level; plain and versioned marke
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == ErrorCode::Validation);
   CHECK(bad.error().message == "AGENTS.md:1: level=2 in the START marker is not an injection level (0, 1 or 3)");
-  CHECK(bad.error().fix.find("level=0, 1 or 3") != std::string::npos);
+  CHECK(mcp_text(bad.error().fix, registry()).find("level=0, 1 or 3") != std::string::npos);
   // Not markers: another word glued on, or no closing -->.
   CHECK_FALSE(*find_block("<!-- CLEO:STARTED -->\n", "x"));
   CHECK_FALSE(*find_block("<!-- CLEO:START\n", "x"));
@@ -244,7 +245,7 @@ TEST_CASE("create makes missing targets; unknown targets and level 2 are refused
   auto level2 = inject(registry(), two);
   REQUIRE_FALSE(level2);
   CHECK(level2.error().code == ErrorCode::Validation);
-  CHECK(level2.error().fix.find("3 (imports CLEO-INJECTION.md)") != std::string::npos);
+  CHECK(mcp_text(level2.error().fix, registry()).find("3 (imports CLEO-INJECTION.md)") != std::string::npos);
 }
 
 TEST_CASE("global injection writes the hosts' user files and templates under CLEO_HOME", "[disclosure][injection]") {
@@ -307,7 +308,7 @@ TEST_CASE("system.inject through the router: notes, drift as E_OUTDATED, init in
   CHECK(test::code_of(drift) == "E_OUTDATED");
   CHECK(drift.exit_code() == 23);
   CHECK(drift.error->message.find("CLAUDE.md (outdated)") != std::string::npos);
-  CHECK(drift.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{"level":1}})");
+  CHECK(mcp_text(drift.error->fix, registry()) == R"(cleo_mutate {domain:'system', operation:'inject', params:{"level":1}})");
   CHECK(slurp(dir.path() / "CLAUDE.md").find("@.cleo/templates") == std::string::npos);  // nothing written
 
   Envelope level1 = call(Gateway::Mutate, "inject", R"({"level":1})");
@@ -318,7 +319,7 @@ TEST_CASE("system.inject through the router: notes, drift as E_OUTDATED, init in
   CHECK(test::code_of(two) == "E_VALIDATION");
   CHECK(two.error->message == "level: expected one of 0|1|3, got 2");
   CHECK(two.error->details["valid"] == test::parse_json("[0,1,3]"));
-  CHECK(two.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{"level":3}})");
+  CHECK(mcp_text(two.error->fix, registry()) == R"(cleo_mutate {domain:'system', operation:'inject', params:{"level":3}})");
   CHECK(test::code_of(call(Gateway::Mutate, "inject", R"({"targets":["README.md"]})")) == "E_VALIDATION");
 
   // The audit trail is about the store; injection writes files only, and leaves none behind.
@@ -399,10 +400,10 @@ TEST_CASE("a block keeps its level: inject, check and init without a level leave
   write(dir.path() / "CLAUDE.md", edited);
   Envelope drift = call("inject", R"({"check":true,"targets":["CLAUDE.md"]})");
   CHECK(test::code_of(drift) == "E_OUTDATED");
-  CHECK(drift.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{"targets":["CLAUDE.md"],"level":3}})");
+  CHECK(mcp_text(drift.error->fix, registry()) == R"(cleo_mutate {domain:'system', operation:'inject', params:{"targets":["CLAUDE.md"],"level":3}})");
   // Several levels: the fix names none (each block keeps its own).
   Envelope mixed = call("inject", R"({"check":true})");
-  CHECK(mixed.error->fix == R"(cleo_mutate {domain:'system', operation:'inject', params:{}})");
+  CHECK(mcp_text(mixed.error->fix, registry()) == R"(cleo_mutate {domain:'system', operation:'inject', params:{}})");
 
   // init refreshes an outdated block at its level, and says so though the project existed.
   Envelope refreshed = call("init", "{}");

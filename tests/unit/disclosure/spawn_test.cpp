@@ -11,7 +11,7 @@ namespace {
 
 std::string prompt_of(test::Project& p, std::string_view params) {
   Envelope spawned = p.mutate("orchestrate", "spawn", params);
-  INFO(to_json(spawned));
+  INFO(to_json(spawned, registry()));
   REQUIRE(spawned.success);
   return spawned.data["prompt"].as_string();
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -62,7 +63,7 @@ TEST_CASE("an epic walks all eight stages with gates, in strict and advisory mod
     CHECK(readiness.data["blockers"].as_array()[0]["kind"].as_string() == "lifecycle");
     CHECK(readiness.data["blockers"].as_array()[0]["missing"].size() == 4);
   } else {
-    CHECK(to_json(readiness).find("waits for stages research, consensus") != std::string::npos);
+    CHECK(to_json(readiness, registry()).find("waits for stages research, consensus") != std::string::npos);
   }
   const std::vector<std::string> stages = {"research", "consensus", "specification", "decomposition",
                                            "implementation", "validation", "testing", "release"};
@@ -163,7 +164,7 @@ TEST_CASE("only reset undoes a finished stage, and only allowSkip stages are ski
   REQUIRE(record(p, "research").success);
   auto again = record(p, "research", "active");
   CHECK(code_of(again) == "E_LIFECYCLE_TRANSITION_INVALID");
-  CHECK(again.error->fix.find("reset") != std::string::npos);
+  CHECK(mcp_text(again.error->fix, registry()).find("reset") != std::string::npos);
 
   auto skip = p.mutate("lifecycle", "skip", R"({"id":"T001","stage":"specification","reason":"we already have one"})");
   CHECK(code_of(skip) == "E_LIFECYCLE_TRANSITION_INVALID");
@@ -209,7 +210,7 @@ TEST_CASE("verification gates pass in order, a failure resets the later ones", "
   p.add(R"({"title":"Add login form"})");
   auto early = p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"testsPassed"})");
   CHECK(code_of(early) == "E_GATE_DEPENDENCY");
-  CHECK(early.error->fix.find("implemented") != std::string::npos);
+  CHECK(mcp_text(early.error->fix, registry()).find("implemented") != std::string::npos);
   for (std::string_view gate : {"implemented", "testsPassed", "qaPassed"})
     REQUIRE(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":")" + std::string(gate) + R"("})").success);
   CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"qaPassed"})")) == "E_NO_CHANGE");
@@ -233,7 +234,7 @@ TEST_CASE("verification gates pass in order, a failure resets the later ones", "
   CHECK(shown.data["gates"]["implemented"].as_string() == "passed");
   CHECK(shown.data["gates"]["testsPassed"].as_string() == "failed");
   auto history = p.query("tasks", "history", R"({"id":"T001"})");
-  CHECK(to_json(history).find("gate.testsPassed") != std::string::npos);
+  CHECK(to_json(history, registry()).find("gate.testsPassed") != std::string::npos);
   auto lifecycle_history = p.query("lifecycle", "history", R"({"id":"T001","kind":"gate"})");
   CHECK(lifecycle_history.data.size() == 5);  // 3 passes, the failure, the reset (a repeat is no event)
 }

@@ -5,6 +5,7 @@
 #include "domains/pipeline.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::parse_json;
@@ -67,7 +68,7 @@ TEST_CASE("read-only mode lets only dry runs of a mutation through", "[pipeline]
   auto refused = pipeline::validate(spec, parse_json(R"({"name":"a"})"), true);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == ErrorCode::MutationDisabled);
-  CHECK(refused.error().fix.find("dryRun: true") != std::string::npos);
+  CHECK(mcp_text(refused.error().fix, registry()).find("dryRun: true") != std::string::npos);
   auto dry = pipeline::validate(spec, parse_json(R"({"name":"a","dryRun":true})"), true);
   REQUIRE(dry);
   CHECK(dry->read_only);

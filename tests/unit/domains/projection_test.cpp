@@ -30,7 +30,7 @@ std::vector<std::string> ids_of(const Envelope& e) {
 
 void set_budget(test::Project& p, int bytes) {
   auto set = p.mutate("system", "config.set", R"({"key":"output.maxReplyBytes","value":")" + std::to_string(bytes) + "\"}");
-  INFO(to_json(set));
+  INFO(to_json(set, registry()));
   REQUIRE(set.success);
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("a reply over output.maxReplyBytes is cut, says so, and continues at n
   CHECK(kept > 1);
   CHECK(kept < 30);
   CHECK(first.data.dump().size() <= 1000);
-  json::Value wire = to_value(first);
+  json::Value wire = to_value(first, registry());
   CHECK(wire["_meta"]["page"]["total"].as_int() == 30);
   CHECK(wire["_meta"]["page"]["hasMore"].as_bool());
   CHECK(wire["_meta"]["page"]["nextOffset"].as_int() == kept);
@@ -160,7 +160,7 @@ TEST_CASE("a reply over output.maxReplyBytes is cut, says so, and continues at n
     REQUIRE(next.data.size() > 0);
     for (auto& id : ids_of(next)) all.push_back(id);
     offset += static_cast<std::int64_t>(next.data.size());
-    json::Value meta = to_value(next)["_meta"];
+    json::Value meta = to_value(next, registry())["_meta"];
     if (offset < 30) CHECK(meta["page"]["nextOffset"].as_int() == offset);
     else CHECK_FALSE(meta["page"]["hasMore"].as_bool());
   }
@@ -183,7 +183,7 @@ TEST_CASE("a cut search or log has no total but a continuation", "[projection][b
   REQUIRE(found.success);
   const auto kept = static_cast<std::int64_t>(found.data["rows"].size());
   CHECK(kept < 20);
-  json::Value page = to_value(found)["_meta"]["page"];
+  json::Value page = to_value(found, registry())["_meta"]["page"];
   CHECK_FALSE(page.contains("total"));
   CHECK(page["hasMore"].as_bool());
   CHECK(page["nextOffset"].as_int() == kept);

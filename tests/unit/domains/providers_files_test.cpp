@@ -16,6 +16,7 @@
 
 #include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::backups_of;
@@ -74,7 +75,7 @@ TEST_CASE("install into a TOML file whose mcp_servers is an inline table is refu
   REQUIRE_FALSE(refused.success);
   CHECK(code_of(refused) == "E_VALIDATION");
   CHECK(refused.error->message.find("~/.codex/config.toml:2: mcp_servers is set here as a value") != std::string::npos);
-  CHECK(refused.error->fix.find("[mcp_servers.<name>]") != std::string::npos);
+  CHECK(mcp_text(refused.error->fix, registry()).find("[mcp_servers.<name>]") != std::string::npos);
   CHECK(slurp(config) == inline_servers);
   CHECK(backups_of(config).empty());
   // The same again: refused again (never "unchanged").
@@ -151,7 +152,7 @@ TEST_CASE("a read-only config is refused, on a dry run too, and left as it was",
     REQUIRE_FALSE(refused.success);
     CHECK(code_of(refused) == "E_FILE_ERROR");
     CHECK(refused.error->message.find("is read-only (mode 0444)") != std::string::npos);
-    CHECK(refused.error->fix.find("chmod u+w") != std::string::npos);
+    CHECK(mcp_text(refused.error->fix, registry()).find("chmod u+w") != std::string::npos);
   }
   CHECK(slurp(config) == "{\"mcpServers\": {}}\n");
   CHECK((stat_of(config).st_mode & 07777) == 0444);

@@ -15,6 +15,7 @@
 #include "engines/adapters/subprocess.h"
 #include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::backups_of;
@@ -260,7 +261,7 @@ TEST_CASE("providers.install: an invalid file is refused and left untouched", "[
   // Hosts without a file for a scope, and url or tokenEnv without http.
   auto no_project = p.mutate("providers", "install", R"({"provider":"windsurf","scope":"project"})");
   CHECK(code_of(no_project) == "E_INVALID_INPUT");
-  CHECK(no_project.error->fix.find("\"scope\":\"user\"") != std::string::npos);
+  CHECK(mcp_text(no_project.error->fix, registry()).find("\"scope\":\"user\"") != std::string::npos);
   CHECK(code_of(p.mutate("providers", "install", R"({"provider":"claude","url":"http://x/mcp"})")) == "E_INVALID_PARAMS");
   auto token_stdio = p.mutate("providers", "install", R"({"provider":"claude","tokenEnv":"CLEO_SERVE_TOKEN"})");
   CHECK(code_of(token_stdio) == "E_INVALID_PARAMS");
@@ -278,7 +279,7 @@ TEST_CASE("providers.install: user scope writes into HOME for a person, never fo
       CHECK(code_of(refused) == "E_INVALID_INPUT");
       CHECK(refused.error->details["field"].as_string() == "scope");
       // Its fix says who can let agents do it: a person, not the agent itself.
-      CHECK(refused.error->fix.find("a person runs `ct config set security.allowOutsideProject true`") !=
+      CHECK(mcp_text(refused.error->fix, registry()).find("a person runs `ct config set security.allowOutsideProject true`") !=
             std::string::npos);
     }
     CHECK_FALSE(fs::exists(agent.home() / ".codex"));

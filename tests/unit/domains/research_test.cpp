@@ -37,7 +37,7 @@ TEST_CASE("research.add validates, stores and answers a repeat with E_ALREADY_EX
   fs::create_directories(p.dir() / "out");
   std::ofstream(p.dir() / "out" / "T001-auth.md") << "# Auth\n";
   auto added = p.mutate("research", "add", entry("T001-auth", R"(,"linkedTasks":["T1"],"confidence":"0.9","topics":["auth"])"));
-  INFO(to_json(added));
+  INFO(to_json(added, registry()));
   REQUIRE(added.success);
   CHECK_FALSE(added.data.contains("id"));                                // as sent
   CHECK(added.data["linkedTasks"].as_array()[0].as_string() == "T001");  // canonical, not as sent ("T1")
@@ -158,7 +158,7 @@ TEST_CASE("research.sync imports new complete lines once, by line number", "[res
   append(p, entry("T001-one") + "\n" + "{not json\n" + "\n" + entry("T001-two", R"(,"linkedTasks":["T404"])") + "\n" +
                 entry("T001-three") + "\n" + entry("T001-half").substr(0, 30));
   auto first = p.mutate("research", "sync");
-  INFO(to_json(first));
+  INFO(to_json(first, registry()));
   REQUIRE(first.success);
   CHECK(first.data["imported"].as_int() == 2);
   CHECK(first.data["lines"].as_int() == 5);
@@ -175,7 +175,7 @@ TEST_CASE("research.sync imports new complete lines once, by line number", "[res
   // The half-written line is finished; line numbers continue.
   append(p, entry("T001-half").substr(30) + "\n" + entry("T001-one") + "\n" + entry("T001-one", R"(,"title":"Changed")") + "\n");
   auto second = p.mutate("research", "sync");
-  INFO(to_json(second));
+  INFO(to_json(second, registry()));
   REQUIRE(second.success);
   CHECK(second.data["imported"].as_int() == 1);
   CHECK(second.data["ids"].as_array()[0].as_string() == "T001-half");
@@ -201,7 +201,7 @@ TEST_CASE("research.sync reads a shrunk or replaced manifest again from the star
   fs::remove(manifest(p));
   append(p, entry("T001-c") + "\n");
   auto rotated = p.mutate("research", "sync");
-  INFO(to_json(rotated));
+  INFO(to_json(rotated, registry()));
   CHECK(rotated.data["rescanned"].as_bool());
   CHECK(rotated.data["imported"].as_int() == 1);
   CHECK(rotated.data["lines"].as_int() == 1);
@@ -209,7 +209,7 @@ TEST_CASE("research.sync reads a shrunk or replaced manifest again from the star
   fs::remove(manifest(p));
   append(p, entry("T001-b") + "\n" + entry("T001-a") + "\n" + entry("T001-d") + "\n");
   auto replaced = p.mutate("research", "sync");
-  INFO(to_json(replaced));
+  INFO(to_json(replaced, registry()));
   CHECK(replaced.data["rescanned"].as_bool());
   CHECK(replaced.data["imported"].as_int() == 1);
   CHECK(replaced.data["skipped"].as_int() == 2);
@@ -232,7 +232,7 @@ TEST_CASE("research.inject renders the output protocol with the project's manife
   test::Project p;
   p.add(R"({"title":"A task"})");
   auto block = p.mutate("research", "inject", R"({"taskId":"T001"})");
-  INFO(to_json(block));
+  INFO(to_json(block, registry()));
   REQUIRE(block.success);
   const std::string text = block.data["text"].as_string();
   CHECK(text.find(".cleo/agent-outputs/MANIFEST.jsonl") != std::string::npos);

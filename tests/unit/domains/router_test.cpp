@@ -5,6 +5,7 @@
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -14,7 +15,7 @@ TEST_CASE("the gateway must match the operation", "[router]") {
   auto wrong = p.query("tasks", "add", R"({"title":"abc"})");
   CHECK_FALSE(wrong.success);
   CHECK(code_of(wrong) == "E_INVALID_GATEWAY");
-  CHECK(wrong.error->fix.find("cleo_mutate") != std::string::npos);
+  CHECK(mcp_text(wrong.error->fix, registry()).find("cleo_mutate") != std::string::npos);
   auto wrong2 = p.mutate("tasks", "show", R"({"id":"T001"})");
   CHECK(code_of(wrong2) == "E_INVALID_GATEWAY");
   CHECK(wrong2.exit_code() == 2);
@@ -29,10 +30,10 @@ TEST_CASE("unknown domains and operations get the valid list and a suggestion", 
   CHECK(code_of(op) == "E_INVALID_OPERATION");
   CHECK(op.error->details["didYouMean"].as_string() == "show");
   // The fix is a working call of the suggested operation, never an operation that does not exist.
-  CHECK(op.error->fix == "cleo_query {domain:'tasks', operation:'show', params:{\"id\":\"T001\"}}");
+  CHECK(mcp_text(op.error->fix, registry()) == "cleo_query {domain:'tasks', operation:'show', params:{\"id\":\"T001\"}}");
   auto far = p.query("tasks", "zzzzzzzz");
-  CHECK(far.error->fix.find("details.valid") != std::string::npos);
-  CHECK(domain.error->fix == "use domain 'tasks'");
+  CHECK(mcp_text(far.error->fix, registry()).find("details.valid") != std::string::npos);
+  CHECK(mcp_text(domain.error->fix, registry()) == "use domain 'tasks'");
 }
 
 TEST_CASE("the envelope is lean: _meta only when it carries something", "[router][envelope]") {
@@ -40,11 +41,11 @@ TEST_CASE("the envelope is lean: _meta only when it carries something", "[router
   p.add(R"({"title":"First task"})");
   auto shown = p.query("tasks", "show", R"({"id":"T001"})");
   REQUIRE(shown.success);
-  std::string wire = to_json(shown);
+  std::string wire = to_json(shown, registry());
   CHECK(wire.find("_meta") == std::string::npos);
   CHECK(wire.find(' ') == wire.find("First task") + 5);  // compact: the only space is in the title
   auto with_meta = p.query("tasks", "show", R"({"id":"T001","meta":true})");
-  json::Value v = to_value(with_meta);
+  json::Value v = to_value(with_meta, registry());
   CHECK(v["_meta"]["gateway"].as_string() == "cleo_query");
   CHECK(v["_meta"]["domain"].as_string() == "tasks");
   CHECK(v["_meta"]["operation"].as_string() == "show");
@@ -54,7 +55,7 @@ TEST_CASE("the envelope is lean: _meta only when it carries something", "[router
 
 TEST_CASE("errors carry code, exit code, message, fix and retryable", "[router][envelope]") {
   test::Project p;
-  json::Value v = to_value(p.query("tasks", "show", R"({"id":"T999"})"));
+  json::Value v = to_value(p.query("tasks", "show", R"({"id":"T999"})"), registry());
   CHECK(v["success"].as_bool() == false);
   CHECK(v["error"]["code"].as_string() == "E_NOT_FOUND");
   CHECK(v["error"]["exitCode"].as_int() == 4);
@@ -79,7 +80,7 @@ TEST_CASE("success notes: exit 100-102 with success true", "[router]") {
   auto twice = p.mutate("tasks", "complete", R"({"id":"T001"})");
   CHECK(twice.success);
   CHECK(twice.exit_code() == 102);
-  CHECK(to_value(twice)["_meta"]["code"].as_string() == "E_NO_CHANGE");
+  CHECK(to_value(twice, registry())["_meta"]["code"].as_string() == "E_NO_CHANGE");
 }
 
 TEST_CASE("read-only mode refuses every mutation and allows queries", "[router]") {
@@ -113,7 +114,7 @@ TEST_CASE("no project: a clear error that points at init, not a crash", "[router
   Router router(registry(), Workspace::open(dir.path()), options, std::make_unique<FixedClock>(0));
   auto e = router.dispatch({Gateway::Query, "tasks", "list", json::Value()});
   CHECK(code_of(e) == "E_NOT_INITIALIZED");
-  CHECK(e.error->fix.find("init") != std::string::npos);
+  CHECK(mcp_text(e.error->fix, registry()).find("init") != std::string::npos);
   // Operations that need no project still work.
   CHECK(router.dispatch({Gateway::Query, "system", "version", json::Value()}).success);
 }
@@ -233,7 +234,7 @@ TEST_CASE("init inside another project refuses to nest one unless forced", "[rou
   auto refused = router.dispatch({Gateway::Mutate, "system", "init", json::Value::object()});
   CHECK(code_of(refused) == "E_INVALID_INPUT");
   CHECK(refused.error->details["enclosing"].as_string() == std::filesystem::absolute(outer.dir()).lexically_normal().string());
-  CHECK(refused.error->fix.find("force") != std::string::npos);
+  CHECK(mcp_text(refused.error->fix, registry()).find("force") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(outer.dir() / "sub" / "deeper" / ".cleo"));
   auto forced = router.dispatch({Gateway::Mutate, "system", "init", test::parse_json(R"({"force":true})")});
   CHECK(forced.success);

@@ -11,6 +11,7 @@
 
 #include "unit/test_support.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -40,7 +41,7 @@ void plant(test::Project& p) {
 
 std::string start(test::Project& p, std::string_view params) {
   Envelope e = p.mutate("session", "start", params);
-  if (!e.success) throw std::runtime_error("session.start failed: " + to_json(e));
+  if (!e.success) throw std::runtime_error("session.start failed: " + to_json(e, registry()));
   return e.data["id"].as_string();
 }
 
@@ -159,7 +160,7 @@ TEST_CASE("a task is claimed by one session only; overlapping scopes are fine", 
   CHECK(code_of(second) == "E_TASK_CLAIMED");
   CHECK(second.exit_code() == 35);
   CHECK(second.error->details["holder"].as_string() == first);
-  CHECK(second.error->fix.find("session") != std::string::npos);
+  CHECK(mcp_text(second.error->fix, registry()).find("session") != std::string::npos);
   CHECK(call(*router, Gateway::Mutate, "tasks", "start", R"({"id":"T003"})").success);
 
   // Completing the task releases the claim; reopened, it can be claimed elsewhere.

@@ -10,6 +10,7 @@
 #include "disclosure/product.h"
 #include "engines/rules/skills.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -124,7 +125,7 @@ TEST_CASE("skills.show: a skill in full; an unknown name is E_NOT_FOUND with did
   REQUIRE_FALSE(missing.success);
   CHECK(code_of(missing) == "E_NOT_FOUND");
   CHECK(missing.error->details["didYouMean"] == json::Value("reviewer"));
-  CHECK(missing.error->fix == "cleo_query {domain:'skills', operation:'list', params:{}} lists every skill");
+  CHECK(mcp_text(missing.error->fix, registry()) == "cleo_query {domain:'skills', operation:'list', params:{}} lists every skill");
 }
 
 TEST_CASE("skills.find ranks matches; nothing found is an E_NO_DATA note", "[skills]") {
@@ -230,7 +231,7 @@ TEST_CASE("skills.install and remove in the user scope; agents need security.all
   CHECK(code_of(refused) == "E_INVALID_INPUT");
   CHECK(refused.error->details["field"] == json::Value("scope"));
   // Its fix says who can let agents do it: a person, not the agent itself.
-  CHECK(refused.error->fix.find("a person runs `ct config set security.allowOutsideProject true`") != std::string::npos);
+  CHECK(mcp_text(refused.error->fix, registry()).find("a person runs `ct config set security.allowOutsideProject true`") != std::string::npos);
   CHECK(code_of(agent.mutate("remove", R"({"name":"reviewer","scope":"user"})")) == "E_INVALID_INPUT");
   // Reading a file outside the project is refused too.
   test::TempDir elsewhere;
@@ -261,7 +262,7 @@ TEST_CASE("skills.remove: project skills go, built-ins stay, unknown names are E
   Envelope builtin = p.mutate("remove", R"({"name":"task-executor"})");
   CHECK(code_of(builtin) == "E_VALIDATION");
   CHECK(builtin.error->message == "'task-executor' is a built-in skill: built-ins cannot be removed");
-  CHECK(builtin.error->fix.find("operation:'install'") != std::string::npos);
+  CHECK(mcp_text(builtin.error->fix, registry()).find("operation:'install'") != std::string::npos);
 
   Envelope missing = p.mutate("remove", R"({"name":"reviewr"})");
   CHECK(code_of(missing) == "E_NOT_FOUND");

@@ -12,6 +12,7 @@
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -283,7 +284,7 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
     CHECK(code_of(wrong) == "E_NOT_FOUND");
     REQUIRE(wrong.error->details["valid"].is_array());
     CHECK(wrong.error->details["valid"].as_array()[0].as_string() == name);
-    CHECK(wrong.error->fix.find(name) != std::string::npos);
+    CHECK(mcp_text(wrong.error->fix, registry()).find(name) != std::string::npos);
     CHECK(code_of(p.mutate("system", "restore", R"({"file":"../tasks.db"})")) == "E_INVALID_INPUT");
     std::string live = (p.dir() / ".cleo" / "tasks.db").string();
     if (!test::on_postgresql())  // the live store is that file only on SQLite

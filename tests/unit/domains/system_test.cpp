@@ -6,6 +6,7 @@
 
 #include "unit/test_support.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -74,9 +75,9 @@ TEST_CASE("config.set: keys that widen what agents may do are set by people only
     CHECK(refused.exit_code() == 9);
     CHECK(refused.error->message.find("security.allowOutsideProject") != std::string::npos);
     CHECK(refused.error->message.find("only a person") != std::string::npos);
-    CHECK(refused.error->fix.find("a person runs `ct config set security.allowOutsideProject true`") !=
+    CHECK(mcp_text(refused.error->fix, registry()).find("a person runs `ct config set security.allowOutsideProject true`") !=
           std::string::npos);
-    CHECK(refused.error->fix.find(".cleo/config.json") != std::string::npos);
+    CHECK(mcp_text(refused.error->fix, registry()).find(".cleo/config.json") != std::string::npos);
     CHECK(refused.error->details["key"].as_string() == "security.allowOutsideProject");
     CHECK(refused.error->details["setBy"].as_string() == "people");
     // Whatever the value: turning a command on, pointing at another store, a bad value.
@@ -97,14 +98,14 @@ TEST_CASE("config.set: keys that widen what agents may do are set by people only
     }
     // The quoted fix is a command line a shell splits back into the value.
     Envelope command = p.mutate("system", "config.set", R"({"key":"validate.testCommand","value":"ctest --test-dir build"})");
-    CHECK(command.error->fix.find("`ct config set validate.testCommand 'ctest --test-dir build'`") != std::string::npos);
+    CHECK(mcp_text(command.error->fix, registry()).find("`ct config set validate.testCommand 'ctest --test-dir build'`") != std::string::npos);
     CHECK(config_text() == before);
     CHECK(p.query("system", "log", R"({"operation":"system.config.set"})").data.as_array()[0]["outcome"].as_string() ==
           "E_MUTATION_DISABLED");
     // Pointing the project at another store writes storage.url too.
     Envelope moved = p.mutate("system", "store.migrate", R"({"to":"copies/tasks.db","use":true})");
     CHECK(code_of(moved) == "E_MUTATION_DISABLED");
-    CHECK(moved.error->fix.find("ct store migrate --to copies/tasks.db --use") != std::string::npos);
+    CHECK(mcp_text(moved.error->fix, registry()).find("ct store migrate --to copies/tasks.db --use") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(p.dir() / "copies" / "tasks.db"));
     CHECK(config_text() == before);
   }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 namespace ct {
 namespace {
@@ -80,7 +81,7 @@ TEST_CASE("undo refuses to overwrite later changes unless forced", "[tasks][undo
   CHECK(refused.error->code == ErrorCode::ConcurrentModification);
   REQUIRE(refused.error->details["conflicts"].size() == 1);
   CHECK(refused.error->details["conflicts"].as_array().front()["seq"].as_int() == 3);
-  CHECK(refused.error->fix.find("seq:3") != std::string::npos);
+  CHECK(mcp_text(refused.error->fix, registry()).find("seq:3") != std::string::npos);
   CHECK(show(p, "T001")["priority"].as_string() == "low");
 
   SECTION("a dry run of the forced undo changes nothing") {

@@ -10,6 +10,7 @@
 
 #include "unit/test_support.h"
 #include "disclosure/product.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -74,7 +75,7 @@ const json::Value* problem(const json::Value& problems, std::string_view check) 
 json::Value fix_cleanly(test::Project& p) {
   Envelope fixed = p.mutate("validate", "fix");
   REQUIRE(fixed.success);
-  INFO(to_json(fixed));
+  INFO(to_json(fixed, registry()));
   CHECK(fixed.data["valid"].as_bool());
   CHECK(fixed.data["repaired"].as_int() > 0);
   CHECK(schema(p).empty());
@@ -104,7 +105,7 @@ TEST_CASE("a store written only through the operations passes every check", "[va
   CHECK(report.warnings.empty());
   for (const char* id : {"T001", "T002", "T003", "T004", "T005", "T006"}) {
     auto one = test::as_report(p.query("validate", "task", std::string(R"({"id":")") + id + "\"}"));
-    INFO(to_json(one));
+    INFO(to_json(one, registry()));
     CHECK(one.data["valid"].as_bool());
   }
   // Nothing to repair is a successful E_NO_CHANGE.
@@ -131,7 +132,7 @@ TEST_CASE("status timestamps: done ⇒ completedAt, cancelled ⇒ cancelledAt, a
   auto failed = p.query("validate", "schema");  // an invalid store fails the check, exit 6
   REQUIRE(failed.error);
   CHECK(failed.exit_code() == 6);
-  CHECK(failed.error->fix.find("operation:'fix'") != std::string::npos);
+  CHECK(mcp_text(failed.error->fix, registry()).find("operation:'fix'") != std::string::npos);
 
   // The task check sees the same, for one task.
   auto one = test::as_report(p.query("validate", "task", R"({"id":"T005"})"));
@@ -285,7 +286,7 @@ TEST_CASE("task fields: the anti-hallucination checks", "[validate]") {
   SECTION("unknown task") {
     auto missing = test::as_report(p.query("validate", "task", R"({"id":"T404"})"));
     CHECK(code_of(missing) == "E_NOT_FOUND");
-    CHECK(missing.error->fix.find("find") != std::string::npos);
+    CHECK(mcp_text(missing.error->fix, registry()).find("find") != std::string::npos);
     CHECK(code_of(test::as_report(p.query("validate", "task"))) == "E_INVALID_PARAMS");
   }
 }

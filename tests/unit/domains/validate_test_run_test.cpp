@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -18,7 +19,7 @@ void configure(test::Project& p, const std::string& command) {
   params.set("key", "validate.testCommand");
   params.set("value", command);
   Envelope set = p.mutate_as_person("system", "config.set", params.dump());  // only people set the command
-  INFO(to_json(set));
+  INFO(to_json(set, registry()));
   REQUIRE(set.success);
 }
 
@@ -29,7 +30,7 @@ TEST_CASE("validate.test.run needs validate.testCommand", "[validate][test.run]"
   Envelope e = p.mutate("validate", "test.run");
   REQUIRE_FALSE(e.success);
   CHECK(code_of(e) == "E_CAPABILITY_UNAVAILABLE");
-  CHECK(e.error->fix.find("validate.testCommand") != std::string::npos);
+  CHECK(mcp_text(e.error->fix, registry()).find("validate.testCommand") != std::string::npos);
   // Even with a command given: configuring one is the project's consent to running programs.
   CHECK(code_of(p.mutate("validate", "test.run", R"({"command":"true"})")) == "E_CAPABILITY_UNAVAILABLE");
   CHECK(p.query("validate", "compliance").note == ErrorCode::NoData);
@@ -39,7 +40,7 @@ TEST_CASE("validate.test.run records a passing run with the runner's counts", "[
   test::Project p;
   configure(p, kRunner + " ctest 0");
   Envelope e = p.mutate("validate", "test.run");
-  INFO(to_json(e));
+  INFO(to_json(e, registry()));
   REQUIRE(e.success);
   CHECK(e.data["passed"].as_bool());
   CHECK(e.data["exitCode"].as_int() == 0);
@@ -67,7 +68,7 @@ TEST_CASE("validate.test.run: failing tests are a recorded success with passed:f
                         Case{"jest", 5, 1, 0}, Case{"vitest", 8, 2, 0}, Case{"node", 5, 1, 0}}) {
     configure(p, kRunner + " " + c.format + " 1");
     Envelope e = p.mutate("validate", "test.run");
-    INFO(c.format << ": " << to_json(e));
+    INFO(c.format << ": " << to_json(e, registry()));
     REQUIRE(e.success);
     CHECK_FALSE(e.data["passed"].as_bool());
     CHECK(e.data["exitCode"].as_int() == 1);
@@ -101,7 +102,7 @@ TEST_CASE("validate.test.run: output with no summary line, a timeout, a command 
   // A run stopped at its limit is recorded as failed.
   configure(p, kRunner + " hang 0");
   Envelope slow = p.mutate("validate", "test.run", R"({"timeoutSeconds":1})");
-  INFO(to_json(slow));
+  INFO(to_json(slow, registry()));
   REQUIRE(slow.success);
   CHECK_FALSE(slow.data["passed"].as_bool());
   CHECK(slow.data["timedOut"].as_bool());
@@ -122,7 +123,7 @@ TEST_CASE("validate.test.run: a command that cannot start, or needs a shell", "[
   REQUIRE_FALSE(e.success);
   CHECK(code_of(e) == "E_ENGINE_FAILED");
   CHECK(e.error->message.find("no-such-test-runner-xyz") != std::string::npos);
-  CHECK(e.error->fix.find("validate.testCommand") != std::string::npos);
+  CHECK(mcp_text(e.error->fix, registry()).find("validate.testCommand") != std::string::npos);
   // Nothing was recorded (the failure itself is audited as a failed call).
   CHECK(p.query("validate", "compliance").note == ErrorCode::NoData);
 

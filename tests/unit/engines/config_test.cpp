@@ -11,6 +11,8 @@
 #include <string>
 
 #include "core/json_parse.h"
+#include "domains/call_text.h"
+#include "disclosure/product.h"
 
 namespace ct {
 namespace {
@@ -56,15 +58,15 @@ TEST_CASE("the keys that widen what agents may do are the ones only people set",
   }
   CHECK(marked == people);
   // The fix that names how to set a key says who may: an MCP call, or a person's command line.
-  CHECK(config_set_fix("backup.keep", json::Value(5)) ==
+  CHECK(mcp_text(config_set_fix("backup.keep", json::Value(5)), registry()) ==
         "cleo_mutate {domain:'system', operation:'config.set', params:{key:'backup.keep', value:5}}");
-  CHECK(config_set_fix("validate.testCommand", json::Value("make check")) ==
+  CHECK(mcp_text(config_set_fix("validate.testCommand", json::Value("make check")), registry()) ==
         "a person runs `ct config set validate.testCommand 'make check'` in a terminal, or edits .cleo/config.json "
         "(agents cannot set validate.testCommand)");
   // A bad value's fix for such a key (a person at the command line sees it) names the same command.
   auto bad = Config().set("release.gates", json::Value("make"));
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().fix == "a person runs `ct config set release.gates '[]'` in a terminal, or edits "
+  CHECK(mcp_text(bad.error().fix, registry()) == "a person runs `ct config set release.gates '[]'` in a terminal, or edits "
                            ".cleo/config.json (agents cannot set release.gates)");
 }
 
@@ -125,7 +127,7 @@ TEST_CASE("config load rejects bad files with E_CONFIG_ERROR", "[engines][config
   Error range = load_error(file, R"({"hierarchy":{"maxDepth":7}})");
   CHECK(range.code == ErrorCode::ConfigError);
   CHECK(range.message.find("hierarchy.maxDepth") != std::string::npos);
-  CHECK(range.fix.find("hierarchy.maxDepth") != std::string::npos);
+  CHECK(mcp_text(range.fix, registry()).find("hierarchy.maxDepth") != std::string::npos);
 
   Error type = load_error(file, R"({"hierarchy":{"maxDepth":"3"}})");
   CHECK(type.code == ErrorCode::ConfigError);

@@ -11,6 +11,8 @@
 
 #include "core/json_parse.h"
 #include "unit/temp_dir.h"
+#include "domains/call_text.h"
+#include "disclosure/product.h"
 
 namespace ct::host_config {
 namespace {
@@ -40,7 +42,7 @@ TEST_CASE("TOML: a parent set as a value (inline table, array of tables) is refu
   CHECK(inline_parent.error().message ==
         "config.toml:1: mcp_servers is set here as a value (an inline table); mcp_servers.cleo cannot be added as a "
         "table beside it");
-  CHECK(inline_parent.error().fix.find("cleo = { … } inside it by hand") != std::string::npos);
+  CHECK(mcp_text(inline_parent.error().fix, registry()).find("cleo = { … } inside it by hand") != std::string::npos);
   auto array_parent = set_toml_table("[[mcp_servers]]\nname = \"a\"\n", "mcp_servers.cleo", kStdio, kTomlOwned, "c");
   REQUIRE_FALSE(array_parent);
   CHECK(array_parent.error().details["line"].as_int() == 1);

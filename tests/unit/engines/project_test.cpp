@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "unit/temp_dir.h"
+#include "domains/call_text.h"
+#include "disclosure/product.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -77,7 +79,7 @@ TEST_CASE("find_project needs tasks.db inside .cleo", "[engines][project]") {
   REQUIRE_FALSE(project);
   CHECK(project.error().code == ErrorCode::NotInitialized);
   CHECK(project.error().message.find((dir.path() / "work").string()) != std::string::npos);
-  CHECK(project.error().fix.find("init") != std::string::npos);
+  CHECK(mcp_text(project.error().fix, registry()).find("init") != std::string::npos);
 }
 
 TEST_CASE("find_project honours an explicit directory", "[engines][project]") {

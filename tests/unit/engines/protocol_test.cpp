@@ -12,6 +12,8 @@
 #include "core/sha256.h"
 #include "engines/rules/protocol.h"
 #include "unit/temp_dir.h"
+#include "disclosure/product.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 
@@ -212,7 +214,7 @@ TEST_CASE("research: each rule fails for its own reason", "[engines][protocol]")
     CHECK(status(report, "RSCH-007") == RuleStatus::Skipped);
     CHECK(report.score == 80);
     CHECK(report.error_code() == ErrorCode::ProtocolResearch);
-    CHECK(report.first_failure()->fix.find("linkedTasks:['T001']") != std::string::npos);
+    CHECK(mcp_text(report.first_failure()->fix, registry()).find("linkedTasks:['T001']") != std::string::npos);
   }
   SECTION("findings, links, agent type") {
     ProtocolEvidence evidence = output("analysis", kResearch);

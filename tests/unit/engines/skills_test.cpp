@@ -10,6 +10,8 @@
 #include <set>
 
 #include "unit/temp_dir.h"
+#include "domains/call_text.h"
+#include "disclosure/product.h"
 
 namespace ct {
 namespace {
@@ -122,7 +124,7 @@ TEST_CASE("parse_skill: each malformed front matter names the file, the line and
   SECTION("no name") {
     Error e = parse_error("---\ndescription: d\n---\nbody\n");
     CHECK(contains(e.message, "has no name"));
-    CHECK(contains(e.fix, "name: my-skill"));
+    CHECK(contains(mcp_text(e.fix, registry()), "name: my-skill"));
   }
   SECTION("an empty name") {
     Error e = parse_error("---\nname:\ndescription: d\n---\nbody\n");
@@ -137,7 +139,7 @@ TEST_CASE("parse_skill: each malformed front matter names the file, the line and
     Error e = parse_error(skill_text("Code Review"));
     CHECK(line_of(e) == 2);
     CHECK(contains(e.message, "name 'Code Review' is not kebab-case"));
-    CHECK(contains(e.fix, "name: code-review"));
+    CHECK(contains(mcp_text(e.fix, registry()), "name: code-review"));
     CHECK(contains(parse_error(skill_text("x")).message, "not kebab-case"));  // too short
     CHECK(contains(parse_error(skill_text("9lives")).message, "not kebab-case"));
     CHECK(contains(parse_error(skill_text(std::string(49, 'a'))).message, "not kebab-case"));
@@ -360,7 +362,7 @@ TEST_CASE("SkillCatalog::select: explicit, epic, labels, keywords, ties and the 
     CHECK(choice.error().code == ErrorCode::NotFound);
     CHECK(choice.error().details["didYouMean"] == json::Value("documenter"));
     CHECK(choice.error().details["valid"].size() == 9);
-    CHECK(contains(choice.error().fix, "operation:'list'"));
+    CHECK(contains(mcp_text(choice.error().fix, registry()), "operation:'list'"));
   }
   SECTION("an epic gets epic-architect") {
     Task epic = task_with("Ship version one", {"docs"});

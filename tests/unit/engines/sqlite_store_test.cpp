@@ -7,6 +7,7 @@
 #include "engines/store/audit_chain.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 #include <chrono>
 #include <filesystem>
@@ -120,7 +121,7 @@ TEST_CASE("a file that is not a database is E_FILE_ERROR", "[engines][store][sql
     REQUIRE_FALSE(store);
     CHECK(store.error().code == ErrorCode::FileError);
     CHECK(store.error().message.find(file.string()) != std::string::npos);
-    CHECK(store.error().fix.find("backup") != std::string::npos);
+    CHECK(mcp_text(store.error().fix, registry()).find("backup") != std::string::npos);
   }
 }
 
@@ -162,7 +163,7 @@ TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][stor
   auto tasks = (*store)->list_tasks(all);
   REQUIRE_FALSE(tasks);
   CHECK(tasks.error().code == ErrorCode::FileError);
-  CHECK(tasks.error().fix.find("backup") != std::string::npos);
+  CHECK(mcp_text(tasks.error().fix, registry()).find("backup") != std::string::npos);
 }
 
 TEST_CASE("an empty file is not a project until created, and reading it writes nothing", "[engines][store][sqlite]") {
@@ -174,8 +175,8 @@ TEST_CASE("an empty file is not a project until created, and reading it writes n
   CHECK(plain.error().code == ErrorCode::FileError);
   CHECK(plain.error().details["damaged"] == json::Value(true));
   CHECK(plain.error().message.find("is empty") != std::string::npos);
-  CHECK(plain.error().fix.find("'restore'") != std::string::npos);
-  CHECK(plain.error().fix.find("'init'") != std::string::npos);
+  CHECK(mcp_text(plain.error().fix, registry()).find("'restore'") != std::string::npos);
+  CHECK(mcp_text(plain.error().fix, registry()).find("'init'") != std::string::npos);
   CHECK(std::filesystem::file_size(file) == 0);  // not even the WAL switch was written
   SqliteOptions create;
   create.create = true;

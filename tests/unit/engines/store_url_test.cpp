@@ -5,6 +5,7 @@
 #include "engines/store/postgres/pg_connection.h"
 #include "engines/store/open/open_store.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 namespace ct {
 
@@ -58,8 +59,8 @@ TEST_CASE("a server that is down is E_STORE_UNAVAILABLE, retryable, naming it bu
   CHECK(opened.error().message.find("/nonexistent-ct-socket") != std::string::npos);
   CHECK(opened.error().details["server"].as_string().find("/nonexistent-ct-socket") != std::string::npos);
   CHECK(opened.error().message.find("hunter2") == std::string::npos);
-  CHECK(opened.error().fix.find("hunter2") == std::string::npos);
-  CHECK(opened.error().fix.starts_with("retry"));
+  CHECK(mcp_text(opened.error().fix, registry()).find("hunter2") == std::string::npos);
+  CHECK(mcp_text(opened.error().fix, registry()).starts_with("retry"));
   auto health = backend->health();
   REQUIRE(health.size() == 1);
   CHECK(health[0].status == "fail");

@@ -19,6 +19,7 @@
 #include "gateway/dashboard.h"
 #include "gateway/http_transport.h"
 #include "unit/test_support.h"
+#include "domains/call_text.h"
 
 using namespace ct;
 using namespace ct::mcp;
@@ -243,7 +244,7 @@ TEST_CASE("Dashboard: its callers are not a person at the command line: no confi
     Envelope set = page.dispatch({Gateway::Mutate, "system", "config.set", test::parse_json(params)});
     CHECK(test::code_of(set) == "E_MUTATION_DISABLED");
     REQUIRE(set.error);
-    CHECK(set.error->fix.find("ct config set") != std::string::npos);
+    CHECK(mcp_text(set.error->fix, registry()).find("ct config set") != std::string::npos);
   }
   CHECK(config_text() == before);
   // A key anyone sets still works from there.

@@ -1,0 +1,123 @@
+#include "domains/call_text.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/clock.h"
+#include "domains/pipeline.h"
+
+namespace ct {
+namespace {
+
+bool is_placeholder(const json::Value& value) {
+  if (value.is_array()) return !value.empty() && is_placeholder(value.as_array().front());
+  if (!value.is_string()) return false;
+  const std::string& text = value.as_string();
+  return text == "…" || text == "..." || (text.size() > 2 && text.front() == '<' && text.back() == '>');
+}
+
+void write_literal(std::string& out, const json::Value& value) {
+  if (value.is_string()) {
+    out += '\'' + value.as_string() + '\'';
+  } else if (value.is_array()) {
+    out += '[';
+    for (std::size_t i = 0; i < value.as_array().size(); ++i) {
+      if (i) out += ", ";
+      write_literal(out, value.as_array()[i]);
+    }
+    out += ']';
+  } else if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, item] : value.as_object()) {
+      out += (first ? "" : ", ") + key + ":";
+      write_literal(out, item);
+      first = false;
+    }
+    out += '}';
+  } else {
+    value.dump_to(out);
+  }
+}
+
+/// `{id:'T001', value:"x"}`: a literal, except that a scalar param's value is JSON, which shows its
+/// type (system.config.set's value:15000 or value:"make check").
+std::string params_literal(const json::Value& params, const OperationSpec* spec) {
+  if (!params.is_object()) return params.dump();
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, item] : params.as_object()) {
+    out += (first ? "" : ", ") + key + ":";
+    const ParamSpec* param = spec ? spec->find_param(key) : nullptr;
+    if (param && param->type == ParamType::Scalar) item.dump_to(out);
+    else write_literal(out, item);
+    first = false;
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+bool checking_contracts() {
+#ifndef NDEBUG
+  return true;
+#else
+  static const bool enabled = [] {
+    const char* flag = std::getenv("CLEO_CHECK_ERRORS");
+    return test_mode() || (flag != nullptr && std::string_view(flag) == "1");
+  }();
+  return enabled;
+#endif
+}
+
+Result<void> check_call(const Call& call, const Registry& registry) {
+  const OperationSpec* spec = registry.find(call.domain(), call.name());
+  if (spec == nullptr) return fail(ErrorCode::InvalidOperation, "no operation " + call.operation);
+  if (!call.params.is_null() && !call.params.is_object())
+    return fail(ErrorCode::InvalidParams, call.operation + ": params must be an object");
+  // A placeholder stands for whatever valid value the caller puts there: its param must exist,
+  // and counts as given.
+  OperationSpec relaxed = *spec;
+  json::Value params = json::Value::object();
+  if (call.params.is_object()) {
+    for (const auto& [key, value] : call.params.as_object()) {
+      if (!is_placeholder(value)) {
+        params.set(key, value);
+        continue;
+      }
+      const ParamSpec* param = spec->find_param(key);
+      if (param == nullptr) return fail(ErrorCode::InvalidParams, call.operation + ": no param " + key);
+      for (auto& declared : relaxed.params)
+        if (declared.name == param->name) declared.required = false;
+    }
+  }
+  // As the router validates a request: common params, bulk ids, then the spec's own params.
+  auto valid = pipeline::validate(relaxed, params, false);
+  if (!valid) return fail(ErrorCode::InvalidParams, call.operation + ": " + valid.error().message);
+  return {};
+}
+
+const OperationSpec* called_operation(const Call& call, const Registry& registry) {
+  if (checking_contracts()) {
+    if (auto ok = check_call(call, registry); !ok) {
+      std::fprintf(stderr, "ct: a suggested call would not run (%s): %s\n", call.operation.c_str(),
+                   ok.error().message.c_str());
+      std::abort();
+    }
+  }
+  return registry.find(call.domain(), call.name());
+}
+
+std::string mcp_call(const Call& call, const Registry& registry) {
+  const OperationSpec* spec = called_operation(call, registry);
+  std::string out(tool_name(spec ? spec->gateway : Gateway::Query));
+  out += " {domain:'" + std::string(call.domain()) + "', operation:'" + std::string(call.name()) + "'";
+  if (!call.params.is_null()) out += ", params:" + (call.json_params ? call.params.dump() : params_literal(call.params, spec));
+  return out + "}";
+}
+
+std::string mcp_text(const Advice& advice, const Registry& registry) {
+  return advice.render([&](const Call& call) { return mcp_call(call, registry); });
+}
+
+}  // namespace ct

@@ -1,0 +1,33 @@
+// Suggested calls (core/advice.h) as the JSON envelope writes them, the MCP tools' own syntax:
+// cleo_query {domain:'tasks', operation:'show', params:{id:'T001'}}, the tool being the gateway
+// the registry gives the operation. `ct` writes the same calls as command lines (cli/usage.h).
+#pragma once
+
+#include <string>
+
+#include "core/advice.h"
+#include "core/error.h"
+#include "domains/registry.h"
+
+namespace ct {
+
+/// Whether `call` would run: it names a registered operation and its params pass that
+/// operation's validation (pipeline::validate: common params, then Params::validate). A placeholder value ("…", "...", "<why…>") stands
+/// for any valid one: the operation's example value for that param, else one of its type.
+Result<void> check_call(const Call& call, const Registry& registry);
+
+/// The operation `call` names, or null. Under tests (CLEO_TEST_MODE=1, CLEO_CHECK_ERRORS=1, debug
+/// builds) a call that check_call() refuses stops the process: every suggestion an edge writes is
+/// checked as it is written.
+const OperationSpec* called_operation(const Call& call, const Registry& registry);
+
+/// cleo_query {domain:'tasks', operation:'show', params:{id:'T001'}}.
+std::string mcp_call(const Call& call, const Registry& registry);
+/// The advice with each call as mcp_call() writes it.
+std::string mcp_text(const Advice& advice, const Registry& registry);
+
+/// Debug builds and test runs (CLEO_TEST_MODE=1 or CLEO_CHECK_ERRORS=1) check what the router
+/// answers against the specs: declared errors, suggested calls.
+bool checking_contracts();
+
+}  // namespace ct
