@@ -1,4 +1,4 @@
-// Progressive disclosure (PRODUCT.md §6): help levels 0–3 rendered from the registry and the
+// Progressive disclosure (docs/architecture.md §6): help levels 0–3 rendered from the registry and the
 // prose in templates/help/. Level 0 is the entry every agent carries (< 250 o200k tokens, and the
 // MCP `instructions`), level 1 lists every operation, level 2 describes one operation (also as
 // JSON Schema), level 3 is the protocol. Every text comes with a content hash and a token estimate.

@@ -1,10 +1,12 @@
 // The stages a call goes through, in order (Router::dispatch strings them together):
 //
-//   route → validate → store → capability → external step → transaction → session →
-//   idempotency → handler → audit → commit → shape
+//   route → validate → store → capability → external step → transaction → idempotency →
+//   session → handler → shape → audit → commit
 //
-// Each stage is a function of what the earlier ones produced, so each can be tested on its own.
-// The stateful parts (the open store, the bound session, the configuration) stay in the Router.
+// (A reply is shaped before its audit row is written, so that the remembered reply of an
+// idempotencyKey is the one sent.) Each stage is a function of what the earlier ones produced, so
+// each can be tested on its own. The Router keeps only its store connection and what it opened
+// with; the caller travels in the Request.
 #pragma once
 
 #include <string>
@@ -24,7 +26,7 @@ struct Envelope;
 namespace pipeline {
 
 /// Router-level params every operation understands: `meta` and `sessionId`; on mutations also
-/// `reason` and `idempotencyKey` (PRODUCT.md §3.2). They are taken out before the spec's own
+/// `reason` and `idempotencyKey` (docs/architecture.md §3.2). They are taken out before the spec's own
 /// validation.
 struct CommonParams {
   bool meta = false;

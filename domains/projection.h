@@ -1,4 +1,4 @@
-// Token-saving projections of list-like operations (PRODUCT.md §6; issue 5): the `detail` and
+// Token-saving projections of list-like operations (docs/architecture.md §6; issue 5): the `detail` and
 // `fields` params are defined here once. The registry adds them to every operation that declares
 // `row_fields`, handlers build compact or full rows (wants_full), and the router selects the
 // fields and cuts a reply larger than output.maxReplyBytes — with `_meta.page` {hasMore,

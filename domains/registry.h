@@ -209,7 +209,7 @@ class Registry {
   /// where it is declared, in its `returns`; nothing else of its spec changes.
   void add_step(std::string_view domain, std::string_view name, Step step);
   std::span<const OperationSpec> operations() const { return specs_; }
-  /// Domains in the canonical order of PRODUCT.md §5 that have at least one operation
+  /// Domains in the canonical order of docs/architecture.md §5 that have at least one operation
   /// (for `gateway`, only domains with an operation on that gateway), then plug-ins' own domains.
   std::vector<std::string> domains() const;
   std::vector<std::string> domains(Gateway gateway) const;
@@ -236,7 +236,7 @@ class Registry {
 /// disclosure/product.h; handlers reach it through Context::registry, never through a global.
 void register_domain_operations(Registry& registry);
 
-/// Canonical order of all domains (PRODUCT.md §5), including those with no operations yet.
+/// Canonical order of all domains (docs/architecture.md §5), including those with no operations yet.
 std::span<const std::string_view> canonical_domains();
 
 }  // namespace ct

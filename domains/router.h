@@ -1,6 +1,6 @@
 // The router: checks the gateway, finds the operation (with did-you-mean), validates params,
 // runs the handler in a transaction (read: deferred; mutate: immediate, audited) and produces the
-// lean envelope of PRODUCT.md §3.2. Transports (cli/, gateway/) call dispatch() and to_json().
+// lean envelope of docs/architecture.md §3.2. Transports (cli/, gateway/) call dispatch() and to_json().
 #pragma once
 
 #include <filesystem>

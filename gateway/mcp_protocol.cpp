@@ -12,8 +12,9 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kHandshakeVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
-/// A tool result: the envelope as structuredContent, mirrored as one text block (PRODUCT.md
-/// §3.2). `stateless_tail` ends the result of a stateless request (resultType and _meta).
+/// A tool result: the envelope as structuredContent, mirrored as one text block
+/// (docs/architecture.md §3.2). `stateless_tail` ends the result of a stateless request
+/// (resultType and _meta).
 std::string tool_result(const Envelope& envelope, const Registry& registry, std::string_view stateless_tail) {
   std::string body = to_json(envelope, registry);
   std::string out = R"({"content":[{"type":"text","text":)";

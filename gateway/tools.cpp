@@ -19,9 +19,9 @@ std::string input_schema(const Registry& registry, Gateway gateway) {
   for (const auto& domain : registry.domains(gateway)) w.value(domain);
   w.end_array().end_object();
   w.key("operation").begin_object().key("type").value("string").end_object();
-  // `params` holds each operation's own parameters, so it cannot list them all (115 operations
-  // would cost thousands of tokens in every conversation). It names the one every subject-bound
-  // operation shares (`id`, PRODUCT.md §5), which gives Gemini's OBJECT its non-empty
+  // `params` holds each operation's own parameters, so it cannot list them all (over a hundred
+  // operations would cost thousands of tokens in every conversation). It names the one every subject-bound
+  // operation shares (`id`, docs/architecture.md §5), which gives Gemini's OBJECT its non-empty
   // `properties`, and stays open: `additionalProperties: true` is what makes a strict-mode
   // converter (the OpenAI Agents SDK's ensure_strict_json_schema) refuse and fall back to
   // non-strict, where `additionalProperties` left unset would be closed to false, and every
@@ -47,7 +47,7 @@ std::string tools_array(const Registry& registry) {
     w.key("description").value(tool_description(gateway));
     w.key("inputSchema").raw(input_schema(registry, gateway));
     // readOnlyHint is false unless said (MCP's default), so cleo_mutate says only that a change
-    // may destroy (also the default, but PRODUCT.md §3.1 has hosts told).
+    // may destroy (also the default, but docs/architecture.md §3.1 has hosts told).
     w.key("annotations").begin_object();
     w.key(gateway == Gateway::Query ? "readOnlyHint" : "destructiveHint").value(true);
     w.end_object();

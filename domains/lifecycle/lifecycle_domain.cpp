@@ -1,4 +1,4 @@
-// lifecycle domain (PRODUCT.md §5, issue 11): the RCSD-IVTR stages of an epic and the verification
+// lifecycle domain (docs/architecture.md §5, issue 11): the RCSD-IVTR stages of an epic and the verification
 // gates of a task. The rules live in engines/rules/lifecycle.h; this file turns them into operations.
 // tasks.complete enforces the same rules through LifecycleEngine::check_complete.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// orchestrate domain (PRODUCT.md §5): what lets an orchestrator agent drive subagents through an
+// orchestrate domain (docs/architecture.md §5): what lets an orchestrator agent drive subagents through an
 // epic — which tasks can run in parallel now, which unblock the most, the waves and the critical
 // path (engines/rules/graph.h), its own context budget, starting or resuming its session, and whether a
 // task can be handed out. orchestrate.spawn, which renders the subagent's prompt, is registered by

@@ -1,4 +1,4 @@
-// research domain — the manifest of agent outputs (PRODUCT.md §5, issue 11): each entry names the
+// research domain — the manifest of agent outputs (docs/architecture.md §5, issue 11): each entry names the
 // file a (sub)agent wrote, what it found and the tasks it belongs to, stored with the tasks
 // (schema v6) and searchable. Subagents append their entries as lines to the project's
 // MANIFEST.jsonl (research.manifestFile); research.sync (research_sync.cpp) imports the new

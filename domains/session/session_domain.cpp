@@ -1,4 +1,4 @@
-// session domain (PRODUCT.md §4–§5): named, scoped units of agent work with their own focus.
+// session domain (docs/architecture.md §4–§5): named, scoped units of agent work with their own focus.
 // Operations that start or resume a session bind the caller to it (Context::bind_session); the
 // router keeps the binding for the connection (MCP) or the invocation (CLI).
 #include <algorithm>

@@ -8,6 +8,7 @@
 
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/pipeline.h"

@@ -1,4 +1,4 @@
-// Dependency-graph analysis (PRODUCT.md §5: tasks.analyze, the orchestrate reads, spawn readiness)
+// Dependency-graph analysis (docs/architecture.md §5: tasks.analyze, the orchestrate reads, spawn readiness)
 // over a set of tasks: an epic's subtree or the whole project. One pass builds the graph; every
 // figure comes from it:
 //  - waves: wave(t) = 0 when t has no dependency inside the set, else 1 + the highest wave of its

@@ -1,4 +1,4 @@
-// The lifecycle engine (PRODUCT.md §5, issue 11): the RCSD-IVTR stages an epic moves through and
+// The lifecycle engine (docs/architecture.md §5, issue 11): the RCSD-IVTR stages an epic moves through and
 // the verification gates a task passes before it is trusted, with the rules of both declared once
 // here. The lifecycle domain serves them; tasks.complete asks check_complete() before it finishes
 // a task.

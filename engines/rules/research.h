@@ -1,4 +1,4 @@
-// The research engine: the rules of a research manifest entry (PRODUCT.md §5, issue 11) and the
+// The research engine: the rules of a research manifest entry (docs/architecture.md §5, issue 11) and the
 // reading of MANIFEST.jsonl, the file subagents append their outputs to. Nothing here touches the
 // store; the research domain reads and writes it around these calls.
 //

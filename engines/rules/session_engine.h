@@ -1,4 +1,4 @@
-// The session rules of PRODUCT.md §4 over the Store seam: scopes (parsed, then computed from live
+// The session rules of docs/architecture.md §4 over the Store seam: scopes (parsed, then computed from live
 // data so that new children join), the session life cycle (active ⇄ suspended → ended | closed),
 // session.maxConcurrent, session.enforcement for writes, and gc of idle and old sessions. The
 // claim of a task (tasks.start) lives in TaskEngine, which keys focus by session.

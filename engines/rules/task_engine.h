@@ -1,4 +1,4 @@
-// The task rules of PRODUCT.md §4 over the Store seam: hierarchy (depth, sibling limit, subtasks
+// The task rules of docs/architecture.md §4 over the Store seam: hierarchy (depth, sibling limit, subtasks
 // have no children), dependencies (exist, no cycles), status transitions, safe delete, archive and
 // restore, append-only notes, row versions, focus. Every change is reported to a ChangeSink so the
 // caller can audit it in the same transaction.

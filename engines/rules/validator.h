@@ -1,4 +1,4 @@
-// The consistency rules of PRODUCT.md §4 checked against stored data (validate.schema,
+// The consistency rules of docs/architecture.md §4 checked against stored data (validate.schema,
 // validate.task) and the safe repairs of what they find (validate.fix).
 //
 // Checks are set-based: each is one consistency scan of the whole store (StoreMaintenance::scan, answered by

@@ -12,7 +12,7 @@
 
 namespace ct {
 
-/// Status of a release (PRODUCT.md §5): planned when created, active once it holds tasks,
+/// Status of a release (docs/architecture.md §5): planned when created, active once it holds tasks,
 /// released when shipped; a rollback takes it back to active (or planned when it holds none).
 enum class ReleaseStatus { Planned, Active, Released };
 inline std::string_view to_string(ReleaseStatus status) {

@@ -13,7 +13,7 @@
 
 namespace ct {
 
-/// Status of a session (PRODUCT.md §4): only active sessions count against session.maxConcurrent.
+/// Status of a session (docs/architecture.md §4): only active sessions count against session.maxConcurrent.
 enum class SessionStatus { Active, Suspended, Ended, Closed };
 inline std::string_view to_string(SessionStatus status) {
   switch (status) {

@@ -1,4 +1,4 @@
-// The task record and its enumerations (PRODUCT.md §4).
+// The task record and its enumerations (docs/architecture.md §4).
 #pragma once
 
 #include <array>

@@ -19,7 +19,7 @@ namespace ct {
 enum class ArchivedFilter { Exclude, Only, Include };
 enum class SortKey { Position, Priority, Created, Updated, Title, Status, Id };
 
-/// Whether a task can start now (PRODUCT.md §4: a dependency holds a task until it is done or
+/// Whether a task can start now (docs/architecture.md §4: a dependency holds a task until it is done or
 /// cancelled).
 enum class Readiness {
   Any,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What CLEO hands an agent, measured in o200k tokens against the budgets of PRODUCT.md §6 and
+// What CLEO hands an agent, measured in o200k tokens against the budgets of docs/architecture.md §6 and
 // seed 003 §9: help levels 0–3, the MCP initialize instructions and tools/list reply, the block
 // `ct inject` writes into CLAUDE.md, and the rendered templates. Fails when one is over budget.
 //   budgets.mjs --ct PATH [--synthetic PATH] [--markdown]   (--markdown: the table of docs/disclosure.md)
@@ -103,7 +103,7 @@ try {
     process.stderr.write('the initialize instructions are not help level 0\n');
     failures++;
   }
-  measure('MCP tools/list result', JSON.stringify(tools.result), 250, '≤ 250 (PRODUCT.md §3.1)');
+  measure('MCP tools/list result', JSON.stringify(tools.result), 250, '≤ 250 (docs/architecture.md §3.1)');
 
   // The registry grown to 120 operations: help levels 0 and 1 and tools/list within the same budgets.
   if (synthetic) {

@@ -1,5 +1,5 @@
 // ct_fault — the store under storage faults, with the real `ct` binary (issue "Hardening";
-// PRODUCT.md §8 "nothing is half-written").
+// docs/architecture.md §8 "nothing is half-written").
 //
 //   ct_fault --ct PATH --shim LIB disk-full      a full disk through the LD_PRELOAD shim (fault_shim.cpp):
 //       1. budget sweep: `ct add`, `ct update --notes`, `ct update --priority` and `ct complete`,

@@ -1,4 +1,4 @@
-// Multi-process safety of one project store, with the real `ct` binary (PRODUCT.md §4, issue 4):
+// Multi-process safety of one project store, with the real `ct` binary (docs/architecture.md §4, issue 4):
 //
 //   ct_multiproc --ct PATH writers     8 writer processes × 200 mutations (4 sequences of `ct`
 //                                      invocations, 4 `ct mcp` servers) → exactly the expected rows,

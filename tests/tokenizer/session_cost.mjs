@@ -11,7 +11,7 @@
 //   - context: what the agent's context window holds — the call it writes (tool name and
 //     arguments) and the reply it reads (the envelope: the tool result's text content);
 //   - wire: the JSON-RPC lines as sent both ways, framing included; the reply line carries the
-//     envelope twice (PRODUCT.md §3.2: structuredContent, mirrored as a text block).
+//     envelope twice (docs/architecture.md §3.2: structuredContent, mirrored as a text block).
 // Checks: every call succeeds; the context cost is under 800 tokens (issue 5); the wire cost
 // stays under its ceiling (a regression guard, WIRE_CEILING).
 //

@@ -44,7 +44,7 @@ Result<void> dump_database(sqlite3* db, DumpSink& sink, const fs::path& file) {
     }
     if (columns.empty())
       return fail(Error(ErrorCode::FileError, "the store " + file.string() + " has no table " + std::string(table.name))
-                      .with_fix(std::string(kCorruptFix)));
+                      .with_fix(corrupt_fix()));
     std::string select = "SELECT ";
     for (std::size_t i = 0; i < columns.size(); ++i) select += (i ? ", " : "") + sql_name(columns[i]);
     select += " FROM " + sql_name(table.name);

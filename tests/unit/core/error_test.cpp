@@ -227,7 +227,7 @@ TEST_CASE("exit codes", "[core][error]") {
     if (code >= 1 && code <= 102) CHECK(exit == code);
     CHECK(ct::Error(e.code, "x").exit_code() == exit);
   }
-  // Spot checks from PRODUCT.md §3.3.
+  // Spot checks from docs/architecture.md §3.3.
   CHECK(ct::exit_code(ErrorCode::InvalidInput) == 2);
   CHECK(ct::exit_code(ErrorCode::NotFound) == 4);
   CHECK(ct::exit_code(ErrorCode::LockTimeout) == 7);
@@ -250,7 +250,7 @@ TEST_CASE("the retryable set is exactly the transient failures", "[core][error]"
   for (const auto& e : kAllCodes) {
     if (ct::Error(e.code, "x").retryable()) retryable.insert(e.code);
   }
-  // PRODUCT.md §3.3, written out independently of the table: 7, 20–22 and transient engine and
+  // docs/architecture.md §3.3, written out independently of the table: 7, 20–22 and transient engine and
   // store-server failures.
   CHECK(retryable == std::set<ErrorCode>{ErrorCode::LockTimeout, ErrorCode::ChecksumMismatch,
                                          ErrorCode::ConcurrentModification, ErrorCode::IdCollision,

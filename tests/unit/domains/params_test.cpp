@@ -154,7 +154,7 @@ TEST_CASE("an enum value is matched without regard to case and kept in the choic
 TEST_CASE("a value of the right type that breaks a data rule is E_VALIDATION; the wrong shape E_INVALID_PARAMS",
           "[params][hardening3]") {
   // Issue 30 item 16: seed 003's level 2 lists "E_VALIDATION (6): Field validation failed" for
-  // tasks.add, and a title of the wrong length is a data rule (PRODUCT.md §4).
+  // tasks.add, and a title of the wrong length is a data rule (docs/architecture.md §4).
   auto code = [](std::string_view text) { return check(text).error().code; };
   for (std::string_view broken : {
            R"({"id":"T001","title":"ab"})",                 // too short

@@ -55,7 +55,7 @@ TEST_CASE("every registered operation is well formed", "[registry]") {
     if (!spec.shortcut.empty()) CHECK(shortcuts.insert(std::string(spec.shortcut)).second);
 }
 
-TEST_CASE("the tasks domain has the operations of PRODUCT.md §5 (analyze comes later)", "[registry]") {
+TEST_CASE("the tasks domain has the operations of docs/architecture.md §5 (analyze comes later)", "[registry]") {
   const Registry& r = registry();
   for (auto name : {"show", "list", "find", "exists", "tree", "next", "deps", "blockers", "stats", "history",
                     "current", "relates", "export"}) {

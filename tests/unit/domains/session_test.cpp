@@ -1,4 +1,4 @@
-// Sessions (PRODUCT.md §4–§5): scopes, binding, the atomic claim of tasks.start, the life cycle,
+// Sessions (docs/architecture.md §4–§5): scopes, binding, the atomic claim of tasks.start, the life cycle,
 // enforcement and limits — through the router, as an agent would call them.
 #include <catch2/catch.hpp>
 

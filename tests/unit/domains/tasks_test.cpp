@@ -1,4 +1,4 @@
-// The task rules of PRODUCT.md §4, exercised through the router as an agent would call them.
+// The task rules of docs/architecture.md §4, exercised through the router as an agent would call them.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <fstream>

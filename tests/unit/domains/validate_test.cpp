@@ -1,4 +1,4 @@
-// The validate domain: every data rule of PRODUCT.md §4 broken on purpose behind the store's back
+// The validate domain: every data rule of docs/architecture.md §4 broken on purpose behind the store's back
 // (raw SQL on the project's database, as a crash, a bad import or a careless hand would), then
 // detected by validate.schema / validate.task and, where safe, repaired by validate.fix.
 #include <catch2/catch.hpp>

@@ -192,7 +192,7 @@ TEST_CASE("tools array: names, descriptions and size", "[mcp][schema]") {
   const std::regex name_pattern("^[A-Za-z0-9_./-]{1,64}$");  // SEP-986, checked by the conformance suite
   for (const auto& tool : tools.as_array()) {
     CHECK(std::regex_match(tool["name"].as_string(), name_pattern));
-    CHECK(tool["description"].as_string().find("system.help") != std::string::npos);  // PRODUCT.md §3.1
+    CHECK(tool["description"].as_string().find("system.help") != std::string::npos);  // docs/architecture.md §3.1
   }
   // Tokens are measured by tokens/disclosure (≤ 250 o200k for the whole result; 231 today);
   // bytes are the unit test's proxy for it.
