@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/store_dump.h"
 
 namespace ct {
 
@@ -135,6 +136,14 @@ class StoreMaintenance {
   /// this store's schema version. Ids are never reused: the id counter keeps the higher of the
   /// two. Write transaction: other connections see the old contents or the new, never a mix.
   [[nodiscard]] virtual Result<void> replace_contents_from(const std::filesystem::path& file) = 0;
+  /// Every row of every table of dumped_tables() (engines/store/store_dump.h), pushed into `sink`
+  /// from one snapshot: inside a transaction. With load(), a store is copied into a store of
+  /// another backend without either knowing the other.
+  [[nodiscard]] virtual Result<void> dump(DumpSink& sink) = 0;
+  /// Replaces every row of every dumped table with the rows `source` pushes (nothing changes
+  /// when it pushes no table), and rebuilds the search index: inside a write transaction. Ids are
+  /// never reused: the id counter keeps the higher of the two.
+  [[nodiscard]] virtual Result<void> load(const DumpSource& source) = 0;
 
  protected:
   ~StoreMaintenance() = default;  // a role of a Store: never owned or deleted through it

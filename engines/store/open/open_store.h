@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "engines/project/config.h"
 #include "engines/project/project.h"
 #include "engines/store/postgres/pg_store.h"
 #include "engines/store/sqlite/sqlite_store.h"
@@ -18,6 +19,8 @@ namespace ct {
 /// storage.schema names ("cleo"); else SQLite in .cleo/tasks.db. The environment wins over the
 /// configuration, so that one machine can point a project elsewhere without editing it.
 std::unique_ptr<StoreBackend> project_store(const Project& project);
+/// The same, with the project's configuration already read (a Workspace holds it).
+std::unique_ptr<StoreBackend> project_store(const Project& project, const Config& config);
 
 /// The PostgreSQL store at `url` in `schema`, its backups SQLite files (sqlite_backup_files()).
 std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema);

@@ -5,17 +5,7 @@
 namespace ct::pg {
 namespace {
 
-/// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
-std::string compliance_where(const ComplianceQuery& query, bool with_passed, Params& params) {
-  std::string where;
-  Conditions conditions{where, params};
-  if (query.task_id) conditions.add("c.task_id = {}", *query.task_id);
-  if (query.check) conditions.add("c.check_name = {}", *query.check);
-  if (query.agent) conditions.add("c.agent = {}", *query.agent);
-  if (query.since) conditions.add("c.at >= {}", static_cast<std::int64_t>(*query.since));
-  if (with_passed && query.passed) conditions.add("c.passed = {}", std::int64_t{*query.passed ? 1 : 0});
-  return where;
-}
+using sql::compliance_where;
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "engines/store/sql_query.h"
 
 namespace ct::pg {
 
@@ -24,7 +25,7 @@ namespace ct::pg {
 std::string redact_url(std::string_view url);
 
 /// The parameters of one statement ($1, $2, …), sent as text; nullopt is NULL.
-class Params {
+class Params final : public sql::Args {
  public:
   Params& add(std::string_view text) {
     values_.emplace_back(std::string(text));
@@ -53,6 +54,10 @@ class Params {
   }
   /// The next placeholder's number ("$3" when two are bound), for SQL built at run time.
   std::string next() const { return "$" + std::to_string(values_.size() + 1); }
+  // sql::Args, for the query text both backends share (engines/store/sql_query.h).
+  std::string mark() const override { return next(); }
+  void bind(std::string_view text) override { add(text); }
+  void bind(std::int64_t value) override { add(value); }
   std::size_t size() const { return values_.size(); }
   const std::vector<std::optional<std::string>>& values() const { return values_; }
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "engines/store/postgres/pg_store_impl.h"
+#include "engines/store/scan_sql.h"
 
 namespace ct::pg {
 namespace {
@@ -59,12 +60,6 @@ const std::string& depends_jsonb() {
 
 // -- the scans --------------------------------------------------------------------------------
 
-/// How PostgreSQL tests one rule of task_rules(): the condition, and the detail columns.
-struct RuleSql {
-  std::string flag;
-  std::vector<std::string> details;
-};
-
 /// The list rules whose regular expression is narrower than "a JSON array": their rows are
 /// parsed again before they are reported (flag_still_holds).
 struct ConfirmedList {
@@ -74,16 +69,11 @@ struct ConfirmedList {
 constexpr ConfirmedList kConfirmedLists[] = {
     {"malformed-list:acceptance", "acceptance"}, {"malformed-list:files", "files"}, {"malformed-list:relates", "relates"}};
 
-const std::map<std::string_view, RuleSql>& rule_sql() {
-  static const std::map<std::string_view, RuleSql> rules = [] {
-    std::map<std::string_view, RuleSql> r;
-    auto one_of = [](std::string_view column, std::string_view values) {
-      return RuleSql{"t." + std::string(column) + " NOT IN (" + std::string(values) + ")", {"t." + std::string(column)}};
-    };
-    r["invalid-value:status"] = one_of("status", "'pending', 'active', 'blocked', 'done', 'cancelled'");
-    r["invalid-value:priority"] = one_of("priority", "'critical', 'high', 'medium', 'low'");
-    r["invalid-value:type"] = one_of("type", "'epic', 'task', 'subtask'");
-    r["invalid-value:size"] = one_of("size", "'', 'small', 'medium', 'large'");
+/// How PostgreSQL tests each rule of task_rules(): the rules both dialects test alike
+/// (engines/store/scan_sql.h), and these.
+const std::map<std::string_view, sql::RuleSql>& rule_sql() {
+  static const std::map<std::string_view, sql::RuleSql> rules = [] {
+    auto r = sql::common_rule_sql({.greatest = "GREATEST", .truth_open = "(", .truth_close = ")::int"});
     // An empty list ("[]", most of them) is valid without testing it.
     r["malformed-list:depends"] = {"(t.depends <> '[]' AND t.depends !~ '" + string_array_re() + "')", {}};
     // Always valid JSON (the search column casts them): only the kind of value can be wrong.
@@ -99,29 +89,9 @@ const std::map<std::string_view, RuleSql>& rule_sql() {
     r["title"] = {"(length(btrim(t.title)) < 3 OR length(t.title) > 200 OR strpos(t.title, chr(10)) > 0 OR "
                   "strpos(t.title, chr(13)) > 0)",
                   {"length(btrim(t.title))"}};
-    r["description"] = {"length(t.description) > 2000", {"length(t.description)"}};
     r["title-equals-description"] = {"(t.description <> '' AND lower(btrim(t.title, ' ' || chr(9) || chr(10) || chr(13))) = "
                                      "lower(btrim(t.description, ' ' || chr(9) || chr(10) || chr(13))))",
                                      {}};
-    r["completed-at"] = {"((t.status = 'done' AND t.completed_at IS NULL) OR "
-                         "(t.status IN ('pending', 'active', 'blocked') AND t.completed_at IS NOT NULL))",
-                         {"t.status", "(t.completed_at IS NULL)::int"}};
-    r["cancelled-at"] = {"((t.status = 'cancelled' AND t.cancelled_at IS NULL) OR "
-                         "(t.status <> 'cancelled' AND t.cancelled_at IS NOT NULL))",
-                         {"t.status", "(t.cancelled_at IS NULL)::int"}};
-    r["timestamp-order"] = {"(t.updated_at < t.created_at OR t.completed_at < t.created_at OR t.cancelled_at < t.created_at OR "
-                            "t.archived_at < t.created_at)",
-                            {"CASE WHEN t.updated_at < t.created_at THEN 'updatedAt' WHEN t.completed_at < t.created_at THEN "
-                             "'completedAt' WHEN t.cancelled_at < t.created_at THEN 'cancelledAt' ELSE 'archivedAt' END"}};
-    r["future-timestamp"] = {"GREATEST(t.created_at, t.updated_at, coalesce(t.completed_at, 0), coalesce(t.cancelled_at, 0), "
-                             "coalesce(t.archived_at, 0)) > {NUM}::bigint",
-                             {"CASE WHEN t.created_at > {NUM}::bigint THEN 'createdAt' WHEN t.updated_at > {NUM}::bigint "
-                              "THEN 'updatedAt' WHEN t.completed_at > {NUM}::bigint THEN 'completedAt' WHEN "
-                              "t.cancelled_at > {NUM}::bigint THEN 'cancelledAt' ELSE 'archivedAt' END"}};
-    r["archived-open"] = {"(t.archived <> 0 AND t.status IN ('pending', 'active', 'blocked'))", {"t.status"}};
-    r["archived-at"] = {"((t.archived <> 0 AND t.archived_at IS NULL) OR (t.archived = 0 AND t.archived_at IS NOT NULL))",
-                        {"(t.archived <> 0)::int"}};
-    r["archived-modified"] = {"(t.archived <> 0 AND t.updated_at > t.archived_at)", {}};
     // The search vector is a generated column of the row itself: no task can miss it.
     r["search-index"] = {"false", {}};
     return r;
@@ -135,7 +105,7 @@ std::string task_rules_sql() {
   std::string columns = "t.id";
   std::string any;
   for (const auto& rule : task_rules()) {
-    const RuleSql& sql = rule_sql().at(rule.name);  // every rule has its SQL (tested)
+    const sql::RuleSql& sql = rule_sql().at(rule.name);  // every rule has its SQL (tested)
     columns += ", coalesce(" + sql.flag + ", false)";
     for (const auto& detail : sql.details) columns += ", " + detail;
     any += (any.empty() ? "" : " OR ") + sql.flag;
@@ -164,18 +134,6 @@ std::string scan_sql(ScanKind kind, bool one_task) {
     case ScanKind::OrphanSearchRows:
     case ScanKind::IntegrityQuick:
     case ScanKind::IntegrityFull: return {};  // answered without SQL (PgStore::scan)
-    case ScanKind::FocusMissingTask:
-      return "SELECT f.task_id, f.session FROM focus f WHERE {ID:f.task_id} AND "
-             "NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)";
-    case ScanKind::FocusMissingSession:
-      return "SELECT f.task_id, f.session FROM focus f WHERE {ID:f.task_id} AND f.session <> '' AND "
-             "NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = f.session)";
-    case ScanKind::FocusEndedSession:
-      return "SELECT f.task_id, f.session, s.status FROM focus f JOIN sessions s ON s.id = f.session "
-             "WHERE {ID:f.task_id} AND s.status IN ('ended', 'closed')";
-    case ScanKind::FocusNotActive:
-      return "SELECT f.task_id, f.session, t.status, t.archived FROM focus f JOIN tasks t ON t.id = f.task_id "
-             "WHERE {ID:f.task_id} AND (t.status <> 'active' OR t.archived <> 0)";
     case ScanKind::SharedClaims:
       return "SELECT f.task_id, string_agg(f.session, ', ' ORDER BY f.session) FROM focus f WHERE {ID:f.task_id} "
              "GROUP BY f.task_id HAVING count(*) > 1";
@@ -187,21 +145,11 @@ std::string scan_sql(ScanKind kind, bool one_task) {
              "key = 'next_task_num') AS counter, (SELECT max(num) FROM tasks) AS top) x "
              "WHERE top IS NOT NULL AND "
              "coalesce(CASE WHEN counter ~ '^-?[0-9]+$' THEN counter::numeric END, 0) <= top";
-    case ScanKind::SessionStatus:
-      return "SELECT '', s.id, s.status FROM sessions s WHERE s.status NOT IN ('active', 'suspended', 'ended', 'closed')";
-    case ScanKind::SessionEndedAt:
-      return "SELECT '', s.id, s.status FROM sessions s WHERE (s.status IN ('ended', 'closed') AND s.ended_at IS NULL) "
-             "OR (s.status IN ('active', 'suspended') AND s.ended_at IS NOT NULL)";
     case ScanKind::ForeignKeys:
       // The one reference of the schema; the server enforces it, so this finds nothing unless the
       // constraint was dropped.
       return "SELECT 'audit_changes', c.ord, 'audit' FROM audit_changes c "
              "WHERE NOT EXISTS (SELECT 1 FROM audit a WHERE a.seq = c.seq) ORDER BY c.ord";
-    case ScanKind::CrowdedParents:
-      return "SELECT t.parent, count(*) FROM tasks t WHERE t.parent IS NOT NULL AND t.archived = 0 AND "
-             "t.status IN ('pending', 'active', 'blocked') GROUP BY t.parent HAVING count(*) > {NUM}::bigint "
-             "ORDER BY t.parent";
-    case ScanKind::ActiveSessions: return "SELECT count(*) FROM sessions WHERE status = 'active'";
     case ScanKind::ParentRows:
       // The parent chain of one task: it and its ancestors (a loop stops after 64 steps).
       if (one_task)
@@ -209,64 +157,31 @@ std::string scan_sql(ScanKind kind, bool one_task) {
                "JOIN up ON t.id = up.id WHERE t.parent IS NOT NULL AND up.n < 64) "
                "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM up JOIN tasks t ON t.id = up.id ORDER BY up.n";
       return "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM tasks t ORDER BY t.num";
-    case ScanKind::LiveChildren: return "SELECT count(*) FROM tasks WHERE parent = {TASK} AND archived = 0";
     case ScanKind::DependencyRows:
       return "SELECT t.id, j.value FROM tasks t CROSS JOIN LATERAL jsonb_array_elements_text(" + depends_jsonb() +
              ") WITH ORDINALITY j(value, n) WHERE t.depends <> '[]' AND "
              "EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value) ORDER BY t.num, j.n";
-    case ScanKind::SelfReachable:
-      return "WITH RECURSIVE reach(id) AS (SELECT depends_on FROM task_deps WHERE task_id = {TASK} "
-             "UNION SELECT d.depends_on FROM task_deps d JOIN reach r ON d.task_id = r.id) "
-             "SELECT 1 FROM reach WHERE id = {TASK} LIMIT 1";
-    case ScanKind::TaskExists: return "SELECT 1 FROM tasks WHERE id = {TASK}";
+    default: return sql::common_scan_sql(kind);
   }
   return {};
 }
 
-/// Replaces {ID:column} ("column = {TASK}" for one task, else "true"), then {TASK} and {NUM}
-/// with placeholders numbered in order of first use, binding the scope's values to them.
+/// Writes out the marks of engines/store/scan_sql.h: {ID:column} ("column = {TASK}" for one task,
+/// else "true"), then {TASK} and {NUM} as placeholders numbered in order, binding the scope's values.
 std::string bind_scope(std::string_view sql, const ScanScope& scope, Params& params) {
   const bool one_task = !scope.task.empty();
-  std::string narrowed;
-  std::size_t at = 0;
-  while (true) {
-    std::size_t open = sql.find("{ID:", at);
-    if (open == std::string_view::npos) break;
-    std::size_t close = sql.find('}', open);
-    narrowed += sql.substr(at, open - at);
-    narrowed += one_task ? std::string(sql.substr(open + 4, close - open - 4)) + " = {TASK}" : std::string("true");
-    at = close + 1;
-  }
-  narrowed += sql.substr(at);
+  const std::string narrowed = sql::expand_scan_marks(sql, one_task, "true", "{TASK}", "{NUM}");
   std::string task_mark;
   std::string number_mark;
-  std::string out;
-  at = 0;
-  while (true) {
-    std::size_t open = narrowed.find('{', at);
-    if (open == std::string::npos) break;
-    out += narrowed.substr(at, open - at);
-    if (narrowed.compare(open, 6, "{TASK}") == 0) {
-      if (task_mark.empty()) {
-        task_mark = params.next();
-        params.add(scope.task);
-      }
-      out += task_mark;
-      at = open + 6;
-    } else if (narrowed.compare(open, 5, "{NUM}") == 0) {
-      if (number_mark.empty()) {
-        number_mark = params.next();
-        params.add(scope.number);
-      }
-      out += number_mark;
-      at = open + 5;
-    } else {
-      out += '{';  // a regular expression's quantifier
-      at = open + 1;
-    }
+  if (narrowed.find("{TASK}") != std::string::npos) {
+    task_mark = params.next();
+    params.add(scope.task);
   }
-  out += narrowed.substr(at);
-  return out;
+  if (narrowed.find("{NUM}") != std::string::npos) {
+    number_mark = params.next() + "::bigint";
+    params.add(scope.number);
+  }
+  return sql::expand_scan_marks(narrowed, one_task, "true", task_mark, number_mark);
 }
 
 /// A list whose regular expression refused it is reported only when it is not a JSON array.

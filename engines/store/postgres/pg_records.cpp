@@ -30,35 +30,7 @@ Result<std::vector<ResearchEntry>> read_research_rows(const Rows& rows) {
 
 void research_where(const ResearchQuery& query, std::string& where, Params& params) {
   Conditions conditions{where, params};
-  if (!query.statuses.empty()) {
-    std::string clause = "r.status IN (";
-    bool first = true;
-    for (auto status : {ResearchStatus::Complete, ResearchStatus::Partial, ResearchStatus::Blocked}) {
-      if (std::find(query.statuses.begin(), query.statuses.end(), status) == query.statuses.end()) continue;
-      clause += first ? "" : ",";
-      clause += params.next();
-      first = false;
-      params.add(to_string(status));
-    }
-    conditions.add(clause + ")");
-  }
-  if (query.agent_type) conditions.add("r.agent_type = {}", *query.agent_type);
-  // lower() of ASCII letters only, as SQLite folds.
-  if (query.topic)
-    conditions.add("EXISTS (SELECT 1 FROM jsonb_array_elements_text(r.topics::jsonb) AS j(value) "
-                   "WHERE lower(j.value COLLATE \"C\") = lower({}::text COLLATE \"C\"))",
-                   *query.topic);
-  if (query.task_id)
-    conditions.add("EXISTS (SELECT 1 FROM research_links l WHERE l.research_id = r.id AND l.task_id = {})",
-                   *query.task_id);
-  if (query.actionable) conditions.add(*query.actionable ? "r.actionable = 1" : "r.actionable = 0");
-  if (query.needs_followup) conditions.add("r.needs_followup <> '[]'");
-  if (query.date_before) conditions.add("r.date < {}", *query.date_before);
-  switch (query.archived) {
-    case ArchivedFilter::Exclude: conditions.add("r.archived = 0"); break;
-    case ArchivedFilter::Only: conditions.add("r.archived = 1"); break;
-    case ArchivedFilter::Include: break;
-  }
+  sql::append_research_filter(kDialect, query, conditions);
 }
 
 

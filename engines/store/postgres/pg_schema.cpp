@@ -5,14 +5,17 @@
 #include <string>
 
 #include "engines/store/postgres/pg_store_impl.h"
+#include "engines/store/schema_ddl.h"
 
 namespace ct::pg {
 namespace {
 
-// The search vector of a task: title (A) › labels (B) › description (C) › notes (D); labels and
-// notes are JSON lists, of which only the string values are words. fold() (create_fold_sql())
-// takes accents off first, as SQLite's tokenizer does.
-constexpr const char* kSchema = R"sql(
+// The tables this backend writes its own way; the rest are engines/store/schema_ddl.h's, translated.
+// meta (with the change stamp), and tasks with their search vector and the indexes of tree order
+// (NULLS FIRST). The search vector of a task: title (A) › labels (B) › description (C) › notes (D);
+// labels and notes are JSON lists, of which only the string values are words. fold()
+// (fold_function_sql()) takes accents off first, as SQLite's tokenizer does.
+constexpr std::string_view kMetaAndTasks = R"sql(
 CREATE TABLE meta(
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -63,14 +66,11 @@ CREATE INDEX tasks_status_rank ON tasks(status, archived,
   (CASE priority WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END) DESC, position);
 CREATE INDEX tasks_status_created ON tasks(status, archived, created_at DESC);
 CREATE INDEX tasks_search ON tasks USING GIN(search);
+)sql";
 
-CREATE TABLE task_deps(
-  task_id TEXT NOT NULL,
-  depends_on TEXT NOT NULL,
-  PRIMARY KEY(task_id, depends_on)
-);
-CREATE INDEX task_deps_depends_on ON task_deps(depends_on);
-
+// focus (one session per task from the start), the audit trail with its hash column from the
+// start, and its changes numbered by `ord`.
+constexpr std::string_view kFocusAndAudit = R"sql(
 CREATE TABLE focus(
   session TEXT PRIMARY KEY,
   task_id TEXT NOT NULL
@@ -103,61 +103,10 @@ CREATE TABLE audit_changes(
 );
 CREATE INDEX audit_changes_task_field ON audit_changes(task_id, field, seq);
 CREATE INDEX audit_changes_seq ON audit_changes(seq);
+)sql";
 
-CREATE TABLE idempotency(
-  key TEXT PRIMARY KEY,
-  operation TEXT NOT NULL,
-  params TEXT NOT NULL,
-  reply TEXT NOT NULL,
-  at BIGINT NOT NULL
-);
-CREATE INDEX idempotency_at ON idempotency(at);
-
-CREATE TABLE sessions(
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL DEFAULT '',
-  scope TEXT NOT NULL,
-  agent TEXT NOT NULL DEFAULT '',
-  status TEXT NOT NULL,
-  note TEXT NOT NULL DEFAULT '',
-  next_action TEXT NOT NULL DEFAULT '',
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL,
-  ended_at BIGINT,
-  archived_at BIGINT
-);
-CREATE INDEX sessions_status_updated ON sessions(status, updated_at);
-
-CREATE TABLE compliance(
-  id BIGINT PRIMARY KEY,
-  at BIGINT NOT NULL,
-  task_id TEXT NOT NULL DEFAULT '',
-  check_name TEXT NOT NULL,
-  passed BIGINT NOT NULL,
-  score BIGINT,
-  details TEXT NOT NULL DEFAULT '',
-  session TEXT NOT NULL DEFAULT '',
-  agent TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX compliance_check_at ON compliance(check_name, at);
-CREATE INDEX compliance_task_at ON compliance(task_id, at);
-CREATE INDEX compliance_at ON compliance(at);
-
-CREATE TABLE releases(
-  version TEXT PRIMARY KEY,
-  status TEXT NOT NULL,
-  tasks TEXT NOT NULL DEFAULT '[]',
-  notes TEXT NOT NULL DEFAULT '',
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL,
-  released_at BIGINT,
-  tag TEXT NOT NULL DEFAULT '',
-  commit_sha TEXT NOT NULL DEFAULT '',
-  pushed BIGINT NOT NULL DEFAULT 0,
-  remote TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX releases_created ON releases(created_at);
-
+// research entries with their search vector.
+constexpr std::string_view kResearch = R"sql(
 CREATE TABLE research(
   num BIGINT PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
@@ -183,52 +132,23 @@ CREATE TABLE research(
 );
 CREATE INDEX research_archived_date ON research(archived, date, id);
 CREATE INDEX research_search ON research USING GIN(search);
-
-CREATE TABLE research_links(
-  research_id TEXT NOT NULL,
-  task_id TEXT NOT NULL,
-  position BIGINT NOT NULL,
-  PRIMARY KEY(research_id, task_id)
-);
-CREATE INDEX research_links_task ON research_links(task_id);
-
-CREATE TABLE research_sync(
-  file TEXT PRIMARY KEY,
-  "offset" BIGINT NOT NULL,
-  lines BIGINT NOT NULL,
-  head_hash TEXT NOT NULL DEFAULT '',
-  synced_at BIGINT NOT NULL
-);
-
-CREATE TABLE lifecycle(
-  subject TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  name TEXT NOT NULL,
-  status TEXT NOT NULL,
-  at BIGINT NOT NULL,
-  agent TEXT NOT NULL DEFAULT '',
-  session TEXT NOT NULL DEFAULT '',
-  notes TEXT NOT NULL DEFAULT '',
-  evidence TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(subject, kind, name)
-);
-
-CREATE TABLE lifecycle_events(
-  seq BIGINT PRIMARY KEY,
-  subject TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  name TEXT NOT NULL,
-  from_status TEXT NOT NULL,
-  status TEXT NOT NULL,
-  at BIGINT NOT NULL,
-  agent TEXT NOT NULL DEFAULT '',
-  session TEXT NOT NULL DEFAULT '',
-  notes TEXT NOT NULL DEFAULT '',
-  evidence TEXT NOT NULL DEFAULT '',
-  operation TEXT NOT NULL
-);
-CREATE INDEX lifecycle_events_subject ON lifecycle_events(subject, kind, seq);
 )sql";
+
+/// A table of engines/store/schema_ddl.h in this dialect: BIGINT for INTEGER, DOUBLE PRECISION for
+/// REAL, no WITHOUT ROWID (a PostgreSQL table is a heap with its key in an index), `offset`
+/// quoted (a reserved word here).
+std::string translated(std::string_view neutral) {
+  std::string out(neutral);
+  auto replace_all = [&](std::string_view from, std::string_view to) {
+    for (auto at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
+      out.replace(at, from.size(), to);
+  };
+  replace_all(" INTEGER", " BIGINT");
+  replace_all(" REAL", " DOUBLE PRECISION");
+  replace_all(") WITHOUT ROWID;", ");");
+  replace_all("\n  offset ", "\n  \"offset\" ");
+  return out;
+}
 
 // Every TEXT column compares as bytes, as SQLite's BINARY collation does.
 std::string with_byte_order(std::string_view sql) {
@@ -263,7 +183,11 @@ std::string fold_function_sql(const std::optional<std::string>& unaccent_schema)
 }
 
 std::string_view schema_sql() {
-  static const std::string sql = with_byte_order(kSchema);
+  static const std::string sql = with_byte_order(
+      std::string(kMetaAndTasks) + translated(ddl::kTaskDeps) + std::string(kFocusAndAudit) +
+      translated(ddl::kIdempotency) + translated(ddl::kSessions) + translated(ddl::kCompliance) +
+      translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
+      translated(ddl::kResearchSync) + translated(ddl::kLifecycle));
   return sql;
 }
 

@@ -42,25 +42,10 @@
 
 namespace ct::pg {
 
-/// A WHERE clause under construction: conditions joined by AND; values bound through `params`
-/// (write the placeholder with params.next() before adding the value).
-struct Conditions {
-  std::string& where;
-  Params& params;
-
-  void add(std::string_view condition) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += condition;
-  }
-  /// `condition` holds "{}" once, replaced by the next placeholder bound to `value` (not "?", which
-  /// is an operator of jsonb).
-  template <typename Value>
-  void add(std::string_view condition, const Value& value) {
-    std::string text(condition);
-    if (auto mark = text.find("{}"); mark != std::string::npos) text.replace(mark, 2, params.next());
-    add(text);
-    params.add(value);
-  }
+/// A WHERE clause under construction, values bound through `params` (sql::Where; its "{}" is the
+/// next placeholder, never "?", which is an operator of jsonb).
+struct Conditions : sql::Where {
+  Conditions(std::string& where, Params& params) : sql::Where{where, params} {}
 };
 
 /// Whether task t has an unfinished child (an epic's work is its children). OFFSET 0 keeps the
@@ -70,94 +55,26 @@ inline constexpr std::string_view kOpenChildren =
     "EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
     " AND c.status IN ('pending', 'active', 'blocked') OFFSET 0)";
 
-inline std::optional<std::string_view> archived_condition(ArchivedFilter archived) {
-  switch (archived) {
-    case ArchivedFilter::Exclude: return "t.archived = 0";
-    case ArchivedFilter::Only: return "t.archived = 1";
-    case ArchivedFilter::Include: break;
-  }
-  return std::nullopt;
-}
+/// PostgreSQL's words for the shared queries (engines/store/sql_query.h): NULL parents first as
+/// SQLite sorts them, the title and topics case-folded on ASCII letters only, as SQLite folds.
+inline constexpr sql::Dialect kDialect{
+    .has_label = "t.labels::jsonb ? ({}::text)",
+    .open_children = kOpenChildren,
+    .has_topic = "EXISTS (SELECT 1 FROM jsonb_array_elements_text(r.topics::jsonb) AS j(value) "
+                 "WHERE lower(j.value COLLATE \"C\") = lower({}::text COLLATE \"C\"))",
+    .roots_first = " NULLS FIRST",
+    .roots_last = " NULLS LAST",
+    .title_key = "lower(t.title)",
+};
 
-/// The filter's conditions on tasks t (PostgreSQL dialect of the SQLite backend's append_filter).
+using sql::archived_condition;
+
 inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where, Params& params) {
   Conditions conditions{where, params};
-  if (with_statuses && !filter.statuses.empty()) {
-    std::string clause = "t.status IN (";
-    bool first = true;
-    for (auto status : kTaskStatuses) {
-      if (std::find(filter.statuses.begin(), filter.statuses.end(), status) == filter.statuses.end()) continue;
-      clause += first ? "" : ",";
-      clause += params.next();
-      first = false;
-      params.add(to_string(status));
-    }
-    clause += ')';
-    conditions.add(clause);
-  }
-  if (filter.parent) {
-    if (filter.parent->empty()) {
-      conditions.add("t.parent IS NULL");
-    } else {
-      conditions.add("t.parent = {}", *filter.parent);
-    }
-  }
-  if (filter.type) conditions.add("t.type = {}", to_string(*filter.type));
-  for (const auto& label : filter.labels) conditions.add("t.labels::jsonb ? ({}::text)", label);
-  if (filter.under)
-    conditions.add("t.id IN (WITH RECURSIVE below(id) AS (SELECT id FROM tasks WHERE parent = {}"
-                   " UNION SELECT c.id FROM tasks c JOIN below b ON c.parent = b.id) SELECT id FROM below)",
-                   *filter.under);
-  constexpr std::string_view kWaiting =
-      "EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
-      " WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))";
-  switch (filter.readiness) {
-    case Readiness::Any: break;
-    case Readiness::Ready:
-      conditions.add("t.status = 'pending' AND NOT " + std::string(kWaiting) + " AND NOT (t.type = 'epic' AND " +
-                     std::string(kOpenChildren) + ")");
-      break;
-    case Readiness::Blocked:
-      conditions.add("(t.status = 'blocked' OR (t.status IN ('pending', 'active') AND " + std::string(kWaiting) + "))");
-      break;
-  }
-  if (filter.phase) conditions.add("t.phase = {}", *filter.phase);
-  if (filter.priority) conditions.add("t.priority = {}", to_string(*filter.priority));
-  if (auto archived = archived_condition(filter.archived)) conditions.add(*archived);
+  sql::append_task_filter(kDialect, filter, with_statuses, conditions);
 }
 
-/// ORDER BY of a task list (the SQLite backend's order_by(), in this dialect: NULL parents first
-/// as SQLite sorts them, the title case-folded).
-inline std::string order_by(SortKey sort, bool descending) {
-  const char* dir = descending ? " DESC" : "";
-  std::string out = " ORDER BY ";
-  auto key = [&](std::string_view expression, std::string_view nulls = "") {
-    out += expression;
-    out += dir;
-    out += nulls;
-    out += ", ";
-  };
-  switch (sort) {
-    case SortKey::Position:
-      key("t.parent", descending ? " NULLS LAST" : " NULLS FIRST");
-      key("t.position");
-      break;
-    case SortKey::Priority:
-      key("CASE t.priority WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END");
-      out += "t.position, ";
-      break;
-    case SortKey::Created: key("t.created_at"); break;
-    case SortKey::Updated: key("t.updated_at"); break;
-    case SortKey::Title: key("lower(t.title)"); break;
-    case SortKey::Status:
-      key("CASE t.status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 WHEN 'blocked' THEN 2 "
-          "WHEN 'done' THEN 3 ELSE 4 END");
-      break;
-    case SortKey::Id: key("t.num"); break;
-  }
-  out += sort == SortKey::Position ? std::string("t.num") + dir : std::string("t.num");
-  return out;
-}
+inline std::string order_by(SortKey sort, bool descending) { return sql::task_order_by(kDialect, sort, descending); }
 
 inline const std::string& select_tasks() {
   static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
@@ -267,6 +184,8 @@ class PgStore final : public Store {
   Result<std::int64_t> compact_audit(const AuditAnchor& anchor) override;
   Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) override;
   Result<void> replace_contents_from(const std::filesystem::path& file) override;
+  Result<void> dump(DumpSink& sink) override;
+  Result<void> load(const DumpSource& source) override;
 
   Connection& connection() { return *db_; }
 
@@ -278,12 +197,6 @@ class PgStore final : public Store {
   Result<Rows> query(std::string_view sql, std::string_view what) { return db_->query(sql, Params{}, what); }
   Result<std::vector<Task>> collect_tasks(std::string_view sql, const Params& params, std::string_view what);
   Result<std::int64_t> meta_int(std::string_view key);
-  // -- dumps and loads (pg_maintenance.cpp): backups through backups_ -------------------------
-  /// Every row of every dumped table, pushed into `sink`; inside a transaction (one snapshot).
-  Result<void> dump(DumpSink& sink);
-  /// Replaces every row of every dumped table with the rows `source` pushes (write transaction;
-  /// nothing changes before its first table); the id counter keeps the higher of the two.
-  Result<void> load(const DumpSource& source);
 
   std::unique_ptr<Connection> db_;
   bool read_only_ = false;

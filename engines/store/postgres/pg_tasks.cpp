@@ -19,23 +19,7 @@ Params session_params(const Session& session) {
   return params;
 }
 
-std::string session_where(const SessionQuery& query, Params& params) {
-  std::string where;
-  Conditions conditions{where, params};
-  if (!query.statuses.empty()) {
-    std::string clause = "status IN (";
-    for (std::size_t i = 0; i < query.statuses.size(); ++i) {
-      clause += i == 0 ? "" : ",";
-      clause += params.next();
-      params.add(to_string(query.statuses[i]));
-    }
-    conditions.add(clause + ")");
-  }
-  if (query.updated_before) conditions.add("updated_at < {}::bigint", std::int64_t{*query.updated_before});
-  if (query.ended_before) conditions.add("ended_at < {}::bigint", std::int64_t{*query.ended_before});
-  if (!query.include_archived) conditions.add("archived_at IS NULL");
-  return where;
-}
+using sql::session_where;
 
 /// The task's fields from title onwards (24 values, as the INSERT and UPDATE below list them).
 void add_task_fields(Params& params, const Task& task) {

@@ -1,5 +1,6 @@
-// The SQLite backend, part: the backup files of every backend (engines/store/store_dump.h): a new
-// SQLite store loaded from any store's dump, and a backup file read back as a dump.
+// The SQLite backend, part: dumps and loads (engines/store/store_dump.h) of a store, and the backup
+// files of every backend: a new SQLite store loaded from any store's dump, and a backup file read
+// back as one.
 #include <unistd.h>
 
 #include "engines/store/sqlite/sqlite_store_impl.h"
@@ -29,6 +30,8 @@ Result<OwnedStatement> prepare_once(sqlite3* db, const std::string& sql, std::st
   }
   return OwnedStatement(raw, sqlite3_finalize);
 }
+
+}  // namespace
 
 /// Pushes every dumped table of `db` into `sink`: the columns as the file has them, the rows in
 /// the table's dump order.
@@ -70,17 +73,17 @@ Result<void> dump_database(sqlite3* db, DumpSink& sink, const fs::path& file) {
   return {};
 }
 
-/// Inserts pushed rows into a store just created (it holds nothing but its meta rows, which the
-/// dump's replace), each value bound as text: the column's affinity stores numbers as INTEGER or
-/// REAL again. Then fills the search indexes as the store's writers do: labels and topics joined
-/// by spaces, note texts and findings by newlines.
-class Loader final : public DumpSink {
- public:
-  Loader(sqlite3* db, fs::path file) : db_(db), file_(std::move(file)) {}
-
-  Result<void> begin() { return exec("BEGIN IMMEDIATE; DELETE FROM meta", "cannot write the backup"); }
-
-  Result<void> table(std::string_view name, const std::vector<std::string>& columns) override {
+Result<void> DumpLoader::table(std::string_view name, const std::vector<std::string>& columns) {
+    if (!started_) {
+      // Children first (audit_changes references audit); this store's own meta rows stay.
+      for (auto table = dumped_tables().rbegin(); table != dumped_tables().rend(); ++table) {
+        std::string clear = "DELETE FROM " + sql_name(table->name);
+        if (table->name == "meta") clear += " WHERE " + std::string(kLocalMetaRows);
+        CT_TRY(exec(clear.c_str(), "cannot clear " + std::string(table->name) + " of " + file_.string()));
+      }
+      CT_TRY(exec("DELETE FROM tasks_fts; DELETE FROM research_fts", "cannot clear the search index of " + file_.string()));
+      started_ = true;
+    }
     table_ = std::string(name);
     std::string list;
     std::string marks;
@@ -89,11 +92,11 @@ class Loader final : public DumpSink {
       marks += (i ? ", ?" : "?") + std::to_string(i + 1);
     }
     CT_TRY_ASSIGN(insert_, prepare_once(db_, "INSERT INTO " + sql_name(name) + "(" + list + ") VALUES(" + marks + ")",
-                                        "cannot write " + table_ + " to the backup", file_));
+                                        "cannot write " + table_ + " to " + file_.string(), file_));
     return {};
   }
 
-  Result<void> row(std::span<const std::optional<std::string_view>> values) override {
+Result<void> DumpLoader::row(std::span<const std::optional<std::string_view>> values) {
     sqlite3_stmt* insert = insert_.get();
     for (std::size_t i = 0; i < values.size(); ++i) {
       const int index = static_cast<int>(i) + 1;
@@ -105,11 +108,11 @@ class Loader final : public DumpSink {
     }
     const int written = sqlite3_step(insert);
     sqlite3_reset(insert);
-    if (written != SQLITE_DONE) return fail(failure(db_, "cannot write " + table_ + " to the backup", file_));
+    if (written != SQLITE_DONE) return fail(failure(db_, "cannot write " + table_ + " to " + file_.string(), file_));
     return {};
   }
 
-  Result<void> finish() {
+Result<void> DumpLoader::finish() {
     insert_.reset();
     return exec("INSERT INTO tasks_fts(rowid, title, description, labels, notes) "
                 "SELECT t.num, t.title, t.description, "
@@ -119,21 +122,16 @@ class Loader final : public DumpSink {
                 "INSERT INTO research_fts(rowid, title, topics, key_findings) "
                 "SELECT r.num, r.title, coalesce((SELECT group_concat(j.value, ' ') FROM json_each(r.topics) j), ''), "
                 "coalesce((SELECT group_concat(j.value, char(10)) FROM json_each(r.key_findings) j), '') "
-                "FROM research r ORDER BY r.num; COMMIT",
-                "cannot write the backup's search index");
+                "FROM research r ORDER BY r.num",
+                "cannot fill the search index of " + file_.string());
   }
 
- private:
-  Result<void> exec(const char* sql, std::string_view what) {
+Result<void> DumpLoader::exec(const char* sql, std::string_view what) {
     if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return fail(failure(db_, what, file_));
     return {};
   }
 
-  sqlite3* db_;
-  fs::path file_;
-  std::string table_;
-  OwnedStatement insert_{nullptr, sqlite3_finalize};
-};
+namespace {
 
 void remove_database_files(const fs::path& file) {
   std::error_code ec;
@@ -157,10 +155,13 @@ class SqliteBackupFiles final : public BackupFiles {
       std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
       if (rc != SQLITE_OK)
         return fail(sqlite_error(rc, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc), "cannot open the backup", temp));
-      Loader loader(raw, temp);
-      CT_TRY(loader.begin());
+      if (sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+        return fail(failure(raw, "cannot write the backup", temp));
+      DumpLoader loader(raw, temp);
       CT_TRY(source(loader));
       CT_TRY(loader.finish());
+      if (sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+        return fail(failure(raw, "cannot write the backup", temp));
       if (sqlite3_close(db.release()) != SQLITE_OK)
         return fail(Error(ErrorCode::FileError, "cannot finish the backup " + file.string()));
       std::error_code ec;
@@ -197,6 +198,29 @@ class SqliteBackupFiles final : public BackupFiles {
 };
 
 }  // namespace
+
+Result<void> SqliteStore::dump(DumpSink& sink) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "dump needs a transaction");
+  return dump_database(db_, sink, file_);
+}
+
+Result<void> SqliteStore::load(const DumpSource& source) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "load needs a write transaction");
+  CT_TRY_ASSIGN(std::int64_t next_id, meta_int("next_task_num"));
+  // The rows of child tables arrive after their parents'; foreign keys are checked at commit.
+  CT_TRY(exec("PRAGMA defer_foreign_keys = ON", "cannot load the store"));
+  DumpLoader loader(db_, file_);
+  CT_TRY(source(loader));
+  if (!loader.started()) return {};
+  CT_TRY(loader.finish());
+  // Ids are never reused, not even the ones allocated after the dump was taken.
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT INTO meta(key, value) VALUES('next_task_num', CAST(?1 AS TEXT)) "
+                                           "ON CONFLICT(key) DO UPDATE SET value = "
+                                           "CAST(max(CAST(value AS INTEGER), ?1) AS TEXT)"));
+  Statement stmt(raw);
+  stmt.bind(1, next_id);
+  return finish(stmt, "cannot restore the task id counter");
+}
 
 }  // namespace ct::sqlite
 

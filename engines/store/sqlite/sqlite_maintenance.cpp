@@ -307,52 +307,7 @@ Result<std::int64_t> SqliteStore::expire_idempotent(TimeMs before, bool count_on
 }
 
 Result<void> SqliteStore::replace_contents_from(const std::filesystem::path& file) {
-  if (!in_transaction()) return fail(ErrorCode::Internal, "replace_contents_from needs a write transaction");
-  sqlite3* source = nullptr;
-  int rc = sqlite3_open_v2(file.c_str(), &source, SQLITE_OPEN_READONLY, nullptr);
-  // Closes the source on every path out.
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> source_guard(source, sqlite3_close_v2);
-  if (rc != SQLITE_OK)
-    return fail(sqlite_error(rc, source ? sqlite3_errmsg(source) : sqlite3_errstr(rc), "cannot open the backup", file));
-  auto source_version = read_user_version(source);
-  if (!source_version) return fail(sqlite_error(SQLITE_NOTADB, "cannot read its schema version", "cannot read the backup", file));
-  if (*source_version != sqlite_schema_version())
-    return fail(ErrorCode::Internal, "replace_contents_from needs schema version " +
-                                         std::to_string(sqlite_schema_version()) + ", the source has " +
-                                         std::to_string(*source_version));
-  // The rows of child tables are replaced in any order; foreign keys are checked at commit.
-  CT_TRY(exec("PRAGMA defer_foreign_keys = ON", "cannot restore"));
-  CT_TRY_ASSIGN(std::int64_t next_id, meta_int("next_task_num"));
-
-  struct TableInfo {
-    std::string name;
-    bool is_virtual = false;
-    bool without_rowid = false;
-  };
-  std::vector<TableInfo> tables;
-  {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' "
-                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name"));
-    Statement stmt(raw);
-    CT_TRY(for_each_row(stmt, "cannot read the schema", [&] {
-      std::string sql = to_lower_ascii(stmt.text(1));
-      tables.push_back({std::string(stmt.text(0)), sql.starts_with("create virtual table"),
-                        sql.find("without rowid") != std::string::npos});
-    }));
-  }
-  // A virtual table's shadow tables (tasks_fts_data …) follow from its own rows.
-  std::erase_if(tables, [&](const TableInfo& table) {
-    return std::any_of(tables.begin(), tables.end(), [&](const TableInfo& v) {
-      return v.is_virtual && table.name.size() > v.name.size() && table.name.starts_with(v.name + "_");
-    });
-  });
-  for (const auto& table : tables) CT_TRY(copy_table(source, table.name, table.is_virtual, table.without_rowid, file));
-  // Ids are never reused, not even the ones allocated after the backup was taken.
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("UPDATE meta SET value = CAST(max(CAST(value AS INTEGER), ?1) AS TEXT) "
-                                           "WHERE key = 'next_task_num'"));
-  Statement stmt(raw);
-  stmt.bind(1, next_id);
-  return finish(stmt, "cannot restore the task id counter");
+  return load([&](DumpSink& sink) { return sqlite_backup_files().read(file, sink); });
 }
 
 Result<std::int64_t> SqliteStore::meta_int(std::string_view key) {
@@ -363,59 +318,5 @@ Result<std::int64_t> SqliteStore::meta_int(std::string_view key) {
   return row ? stmt.integer(0) : 0;
 }
 
-Result<void> SqliteStore::copy_table(sqlite3* source, const std::string& table, bool is_virtual, bool without_rowid,
-                                     const std::filesystem::path& file) {
-  std::string quoted = "\"";
-  for (char c : table) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  quoted += "\"";
-  std::vector<std::string> columns;
-  bool integer_key = false;
-  {
-    std::string sql = "PRAGMA table_info(" + quoted + ")";
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-    Statement stmt(raw);
-    int keys = 0;
-    bool integer_first_key = false;
-    CT_TRY(for_each_row(stmt, "cannot read the schema", [&] {
-      columns.push_back("\"" + std::string(stmt.text(1)) + "\"");
-      if (stmt.integer(5) > 0) {
-        ++keys;
-        integer_first_key = to_lower_ascii(stmt.text(2)) == "integer";
-      }
-    }));
-    integer_key = keys == 1 && integer_first_key && !without_rowid;
-  }
-  if (columns.empty()) return {};
-  if ((is_virtual || !without_rowid) && !integer_key) columns.insert(columns.begin(), "rowid");
-  std::string list;
-  std::string marks;
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    list += (i ? ", " : "") + columns[i];
-    marks += (i ? ", ?" : "?") + std::to_string(i + 1);
-  }
-  std::string clear = "DELETE FROM " + quoted;
-  CT_TRY(exec(clear.c_str(), "cannot restore " + table));
-
-  sqlite3_stmt* select = nullptr;
-  std::string select_sql = "SELECT " + list + " FROM " + quoted;
-  int rc = sqlite3_prepare_v2(source, select_sql.c_str(), -1, &select, nullptr);
-  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> select_guard(select, sqlite3_finalize);
-  // A table the backup does not have (it cannot happen at the same schema version) stays empty.
-  if (rc != SQLITE_OK) return fail(sqlite_error(rc, sqlite3_errmsg(source), "cannot read " + table + " from the backup", file));
-  sqlite3_stmt* insert = nullptr;
-  std::string insert_sql = "INSERT INTO " + quoted + "(" + list + ") VALUES(" + marks + ")";
-  rc = sqlite3_prepare_v2(db_, insert_sql.c_str(), -1, &insert, nullptr);
-  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> insert_guard(insert, sqlite3_finalize);
-  if (rc != SQLITE_OK) return fail(error(rc, "cannot restore " + table));
-  const int count = static_cast<int>(columns.size());
-  while ((rc = sqlite3_step(select)) == SQLITE_ROW) {
-    for (int i = 0; i < count; ++i) sqlite3_bind_value(insert, i + 1, sqlite3_column_value(select, i));
-    int written = sqlite3_step(insert);
-    sqlite3_reset(insert);
-    if (written != SQLITE_DONE) return fail(error(written, "cannot restore " + table));
-  }
-  if (rc != SQLITE_DONE) return fail(sqlite_error(rc, sqlite3_errmsg(source), "cannot read " + table + " from the backup", file));
-  return {};
-}
 
 }  // namespace ct::sqlite

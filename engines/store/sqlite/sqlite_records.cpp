@@ -53,32 +53,9 @@ Result<std::vector<ResearchEntry>> SqliteStore::read_research_rows(Statement& st
 }
 
 void SqliteStore::research_where(const ResearchQuery& query, std::string& where, std::vector<SqlValue>& params) {
-  Conditions conditions{where, params};
-  if (!query.statuses.empty()) {
-    std::string clause = "r.status IN (";
-    bool first = true;
-    for (auto status : {ResearchStatus::Complete, ResearchStatus::Partial, ResearchStatus::Blocked}) {
-      if (std::find(query.statuses.begin(), query.statuses.end(), status) == query.statuses.end()) continue;
-      clause += first ? "?" : ",?";
-      first = false;
-      params.emplace_back(std::string(to_string(status)));
-    }
-    conditions.add(clause + ")");
-  }
-  if (query.agent_type) conditions.add("r.agent_type = ?", *query.agent_type);
-  if (query.topic)
-    conditions.add("EXISTS (SELECT 1 FROM json_each(r.topics) AS j WHERE lower(j.value) = lower(?))", *query.topic);
-  if (query.task_id)
-    conditions.add("EXISTS (SELECT 1 FROM research_links l WHERE l.research_id = r.id AND l.task_id = ?)",
-                   *query.task_id);
-  if (query.actionable) conditions.add(*query.actionable ? "r.actionable = 1" : "r.actionable = 0");
-  if (query.needs_followup) conditions.add("r.needs_followup <> '[]'");
-  if (query.date_before) conditions.add("r.date < ?", *query.date_before);
-  switch (query.archived) {
-    case ArchivedFilter::Exclude: conditions.add("r.archived = 0"); break;
-    case ArchivedFilter::Only: conditions.add("r.archived = 1"); break;
-    case ArchivedFilter::Include: break;
-  }
+  Args args(params);
+  sql::Where conditions{where, args};
+  sql::append_research_filter(kDialect, query, conditions);
 }
 
 Result<std::optional<ResearchEntry>> SqliteStore::get_research(std::string_view id) {

@@ -6,12 +6,13 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace ct::sqlite {
 
 struct Migration {
   std::int64_t version;
-  const char* sql;
+  std::string sql;          // the statements (engines/store/schema_ddl.h's shared tables among them)
   const char* creates;      // a table (or index) this step creates: present exactly when the store is at
                             // this version or later
   const char* description;  // what the step does, for system.migrate

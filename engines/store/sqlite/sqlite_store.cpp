@@ -309,7 +309,7 @@ Result<void> SqliteStore::migrate(const SqliteOptions& options, std::int64_t ver
     }
     for (const auto& migration : sqlite::schema_steps()) {
       if (migration.version <= current) continue;
-      CT_TRY(exec(migration.sql,
+      CT_TRY(exec(migration.sql.c_str(),
                   "cannot upgrade the task database to schema version " + std::to_string(migration.version)));
     }
     if (current >= 1 && current < 2) CT_TRY(chain_existing_audit_rows());

@@ -40,6 +40,7 @@
 #include "engines/store/sqlite/sqlite_scans.h"
 #include "engines/store/sqlite/sqlite_schema.h"
 #include "engines/store/sqlite/sqlite_statement.h"
+#include "engines/store/sql_query.h"
 
 namespace ct::sqlite {
 
@@ -103,20 +104,13 @@ inline Error sqlite_error(int rc, std::string_view detail, std::string_view what
   return Error(ErrorCode::Internal, std::move(message));
 }
 
-/// A WHERE clause under construction: conditions joined by AND, the values of their `?`
-/// placeholders appended to `params` in order.
-struct Conditions {
-  std::string& where;
-  std::vector<SqlValue>& params;
-
-  void add(std::string_view condition) {
-    where += where.empty() ? " WHERE " : " AND ";
-    where += condition;
-  }
-  void add(std::string_view condition, SqlValue value) {
-    add(condition);
-    params.push_back(std::move(value));
-  }
+/// The placeholders of a statement: "?" each, their values appended in order.
+struct Args final : sql::Args {
+  explicit Args(std::vector<SqlValue>& into) : values(into) {}
+  std::string mark() const override { return "?"; }
+  void bind(std::string_view text) override { values.emplace_back(std::string(text)); }
+  void bind(std::int64_t value) override { values.emplace_back(value); }
+  std::vector<SqlValue>& values;
 };
 
 /// Whether task t has an unfinished child (an epic's work is its children). The parent index finds
@@ -126,99 +120,27 @@ inline constexpr std::string_view kOpenChildren =
     "EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.archived = 0"
     " AND +c.status IN ('pending', 'active', 'blocked'))";
 
-/// The condition on t.archived of a filter (append_filter() adds it last); none for Include.
-inline std::optional<std::string_view> archived_condition(ArchivedFilter archived) {
-  switch (archived) {
-    case ArchivedFilter::Exclude: return "t.archived = 0";
-    case ArchivedFilter::Only: return "t.archived = 1";
-    case ArchivedFilter::Include: break;
-  }
-  return std::nullopt;
-}
+/// SQLite's words for the shared queries (engines/store/sql_query.h). NULL sorts first in SQLite,
+/// so root tasks lead tree order; the (parent, position) index serves it.
+inline constexpr sql::Dialect kDialect{
+    .has_label = "EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = {})",
+    .open_children = kOpenChildren,
+    .has_topic = "EXISTS (SELECT 1 FROM json_each(r.topics) AS j WHERE lower(j.value) = lower({}))",
+    .roots_first = "",
+    .roots_last = "",
+    .title_key = "t.title COLLATE NOCASE",
+};
+
+using sql::archived_condition;
 
 inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
-                   std::vector<SqlValue>& params) {
-  Conditions conditions{where, params};
-  if (with_statuses && !filter.statuses.empty()) {
-    // Each distinct status once, in enum order: the SQL text (and so the cached statement) depends
-    // only on which statuses are asked for.
-    std::string clause = "t.status IN (";
-    bool first = true;
-    for (auto status : kTaskStatuses) {
-      if (std::find(filter.statuses.begin(), filter.statuses.end(), status) == filter.statuses.end()) continue;
-      clause += first ? "?" : ",?";
-      first = false;
-      params.emplace_back(std::string(to_string(status)));
-    }
-    clause += ')';
-    conditions.add(clause);
-  }
-  if (filter.parent) {
-    if (filter.parent->empty()) {
-      conditions.add("t.parent IS NULL");
-    } else {
-      conditions.add("t.parent = ?", *filter.parent);
-    }
-  }
-  if (filter.type) conditions.add("t.type = ?", std::string(to_string(*filter.type)));
-  for (const auto& label : filter.labels)
-    conditions.add("EXISTS (SELECT 1 FROM json_each(t.labels) AS l WHERE l.value = ?)", label);
-  if (filter.under)
-    conditions.add("t.id IN (WITH RECURSIVE below(id) AS (SELECT id FROM tasks WHERE parent = ?"
-                   " UNION SELECT c.id FROM tasks c JOIN below b ON c.parent = b.id) SELECT id FROM below)",
-                   *filter.under);
-  constexpr std::string_view kWaiting =
-      "EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
-      " WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))";
-  switch (filter.readiness) {
-    case Readiness::Any: break;
-    case Readiness::Ready:
-      // As tasks.next sees it: nothing unfinished upstream, and an epic's work is its children.
-      conditions.add("t.status = 'pending' AND NOT " + std::string(kWaiting) + " AND NOT (t.type = 'epic' AND " +
-                     std::string(kOpenChildren) + ")");
-      break;
-    case Readiness::Blocked:
-      conditions.add("(t.status = 'blocked' OR (t.status IN ('pending', 'active') AND " + std::string(kWaiting) + "))");
-      break;
-  }
-  if (filter.phase) conditions.add("t.phase = ?", *filter.phase);
-  if (filter.priority) conditions.add("t.priority = ?", std::string(to_string(*filter.priority)));
-  if (auto archived = archived_condition(filter.archived)) conditions.add(*archived);
+                          std::vector<SqlValue>& params) {
+  Args args(params);
+  sql::Where conditions{where, args};
+  sql::append_task_filter(kDialect, filter, with_statuses, conditions);
 }
 
-inline std::string order_by(SortKey sort, bool descending) {
-  const char* dir = descending ? " DESC" : "";
-  std::string out = " ORDER BY ";
-  // The sort key takes the direction; ties are broken in tree order, oldest first, either way.
-  auto key = [&](std::string_view expression) {
-    out += expression;
-    out += dir;
-    out += ", ";
-  };
-  switch (sort) {
-    case SortKey::Position:
-      // NULL sorts first in SQLite, so root tasks lead; the (parent, position) index serves this.
-      key("t.parent");
-      key("t.position");
-      break;
-    case SortKey::Priority:
-      // By rank, not by name: ascending is low → critical. The index tasks_status_rank (schema 8)
-      // holds this very expression.
-      key("CASE t.priority WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END");
-      out += "t.position, ";
-      break;
-    case SortKey::Created: key("t.created_at"); break;
-    case SortKey::Updated: key("t.updated_at"); break;
-    case SortKey::Title: key("t.title COLLATE NOCASE"); break;
-    case SortKey::Status:
-      key("CASE t.status WHEN 'pending' THEN 0 WHEN 'active' THEN 1 WHEN 'blocked' THEN 2 "
-          "WHEN 'done' THEN 3 ELSE 4 END");
-      break;
-    case SortKey::Id: key("t.num"); break;
-  }
-  out += sort == SortKey::Position ? std::string("t.num") + dir : std::string("t.num");
-  return out;
-}
+inline std::string order_by(SortKey sort, bool descending) { return sql::task_order_by(kDialect, sort, descending); }
 
 /// Binds ?1…?11 in the column order of kSessionSelect.
 inline void bind_session(Statement& stmt, const Session& session) {
@@ -229,32 +151,13 @@ inline void bind_session(Statement& stmt, const Session& session) {
 }
 
 inline std::string session_where(const SessionQuery& query, std::vector<SqlValue>& params) {
-  std::string where;
-  Conditions conditions{where, params};
-  if (!query.statuses.empty()) {
-    std::string clause = "status IN (";
-    for (std::size_t i = 0; i < query.statuses.size(); ++i) {
-      clause += i == 0 ? "?" : ",?";
-      params.emplace_back(std::string(to_string(query.statuses[i])));
-    }
-    conditions.add(clause + ")");
-  }
-  if (query.updated_before) conditions.add("updated_at < ?", *query.updated_before);
-  if (query.ended_before) conditions.add("ended_at < ?", *query.ended_before);
-  if (!query.include_archived) conditions.add("archived_at IS NULL");
-  return where;
+  Args args(params);
+  return sql::session_where(query, args);
 }
 
-/// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
 inline std::string compliance_where(const ComplianceQuery& query, bool with_passed, std::vector<SqlValue>& params) {
-  std::string where;
-  Conditions conditions{where, params};
-  if (query.task_id) conditions.add("c.task_id = ?", *query.task_id);
-  if (query.check) conditions.add("c.check_name = ?", *query.check);
-  if (query.agent) conditions.add("c.agent = ?", *query.agent);
-  if (query.since) conditions.add("c.at >= ?", static_cast<std::int64_t>(*query.since));
-  if (with_passed && query.passed) conditions.add("c.passed = ?", std::int64_t{*query.passed ? 1 : 0});
-  return where;
+  Args args(params);
+  return sql::compliance_where(query, with_passed, args);
 }
 
 inline const std::string& select_tasks() {
@@ -302,6 +205,34 @@ inline Error damaged_store_error(const std::filesystem::path& file, std::string_
       .with_fix(corrupt_fix())
       .with_detail("damaged", true);
 }
+
+/// Pushes every dumped table (engines/store/store_dump.h) of `db` into `sink`: the columns as the
+/// file has them, the rows in the table's dump order. Inside the caller's transaction (one snapshot).
+Result<void> dump_database(sqlite3* db, DumpSink& sink, const std::filesystem::path& file);
+
+/// Loads a dump into `db`, inside the caller's write transaction. With the first table, the rows of
+/// every dumped table and of the search indexes go (the store's own meta rows stay). Each value is
+/// bound as text: the column's affinity stores numbers as INTEGER or REAL again. finish() fills the
+/// search indexes as the store's writers do: labels and topics joined by spaces, note texts and
+/// findings by newlines.
+class DumpLoader final : public DumpSink {
+ public:
+  DumpLoader(sqlite3* db, std::filesystem::path file) : db_(db), file_(std::move(file)) {}
+  Result<void> table(std::string_view name, const std::vector<std::string>& columns) override;
+  Result<void> row(std::span<const std::optional<std::string_view>> values) override;
+  /// Whether a table arrived (and with it the old rows went).
+  bool started() const { return started_; }
+  Result<void> finish();
+
+ private:
+  Result<void> exec(const char* sql, std::string_view what);
+
+  sqlite3* db_;
+  std::filesystem::path file_;
+  bool started_ = false;
+  std::string table_;
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> insert_{nullptr, sqlite3_finalize};
+};
 
 class SqliteStore final : public Store {
  public:
@@ -435,6 +366,8 @@ class SqliteStore final : public Store {
   Result<std::int64_t> compact_audit(const AuditAnchor& anchor) override;
   Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) override;
   Result<void> replace_contents_from(const std::filesystem::path& file) override;
+  Result<void> dump(DumpSink& sink) override;
+  Result<void> load(const DumpSource& source) override;
 
  private:
 
@@ -523,11 +456,6 @@ class SqliteStore final : public Store {
 
   // -- housekeeping helpers -------------------------------------------------------------------
   Result<std::int64_t> meta_int(std::string_view key);
-  /// Replaces the rows of `table` with those of the same table in `source` (column by column,
-  /// values bound as they are stored). Rowids are kept where they carry meaning (insertion
-  /// order of audit changes, the search index's link to its task).
-  Result<void> copy_table(sqlite3* source, const std::string& table, bool is_virtual, bool without_rowid,
-                          const std::filesystem::path& file);
   sqlite3* db_;
   std::filesystem::path file_;
   bool read_only_ = false;

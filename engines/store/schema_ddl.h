@@ -1,0 +1,145 @@
+// The tables both SQL backends create alike, written once in SQLite's words, the neutral form:
+// INTEGER and REAL columns, TEXT compared as bytes, and WITHOUT ROWID where SQLite keeps a table in
+// its primary key. The SQLite backend's schema steps use them as they are
+// (engines/store/sqlite/sqlite_schema.cpp); the PostgreSQL backend translates them
+// (engines/store/postgres/pg_schema.cpp: BIGINT, DOUBLE PRECISION, TEXT COLLATE "C").
+//
+// Each is the table as the schema step that created it made it: a later change is a new step in
+// both backends, never an edit here (an SQLite store migrates by replaying the steps).
+#pragma once
+
+#include <string_view>
+
+namespace ct::ddl {
+
+/// Dependency edges (derived from each task's depends list).
+inline constexpr std::string_view kTaskDeps = R"sql(
+CREATE TABLE task_deps(
+  task_id TEXT NOT NULL,
+  depends_on TEXT NOT NULL,
+  PRIMARY KEY(task_id, depends_on)
+) WITHOUT ROWID;
+CREATE INDEX task_deps_depends_on ON task_deps(depends_on);
+)sql";
+
+/// Idempotency keys and the replies they replay.
+inline constexpr std::string_view kIdempotency = R"sql(
+CREATE TABLE idempotency(
+  key TEXT PRIMARY KEY,
+  operation TEXT NOT NULL,
+  params TEXT NOT NULL,
+  reply TEXT NOT NULL,
+  at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX idempotency_at ON idempotency(at);
+)sql";
+
+/// Sessions.
+inline constexpr std::string_view kSessions = R"sql(
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '',
+  scope TEXT NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '',
+  next_action TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  archived_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX sessions_status_updated ON sessions(status, updated_at);
+)sql";
+
+/// Protocol-check results.
+inline constexpr std::string_view kCompliance = R"sql(
+CREATE TABLE compliance(
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  task_id TEXT NOT NULL DEFAULT '',
+  check_name TEXT NOT NULL,
+  passed INTEGER NOT NULL,
+  score INTEGER,
+  details TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX compliance_check_at ON compliance(check_name, at);
+CREATE INDEX compliance_task_at ON compliance(task_id, at);
+CREATE INDEX compliance_at ON compliance(at);
+)sql";
+
+/// Releases.
+inline constexpr std::string_view kReleases = R"sql(
+CREATE TABLE releases(
+  version TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  tasks TEXT NOT NULL DEFAULT '[]',
+  notes TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  released_at INTEGER,
+  tag TEXT NOT NULL DEFAULT '',
+  commit_sha TEXT NOT NULL DEFAULT '',
+  pushed INTEGER NOT NULL DEFAULT 0,
+  remote TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+CREATE INDEX releases_created ON releases(created_at);
+)sql";
+
+/// Links between research entries and tasks.
+inline constexpr std::string_view kResearchLinks = R"sql(
+CREATE TABLE research_links(
+  research_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  PRIMARY KEY(research_id, task_id)
+) WITHOUT ROWID;
+CREATE INDEX research_links_task ON research_links(task_id);
+)sql";
+
+/// How far research.sync has read each manifest.
+inline constexpr std::string_view kResearchSync = R"sql(
+CREATE TABLE research_sync(
+  file TEXT PRIMARY KEY,
+  offset INTEGER NOT NULL,
+  lines INTEGER NOT NULL,
+  head_hash TEXT NOT NULL DEFAULT '',
+  synced_at INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+/// Lifecycle stages and gates, and their history.
+inline constexpr std::string_view kLifecycle = R"sql(
+CREATE TABLE lifecycle(
+  subject TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  notes TEXT NOT NULL DEFAULT '',
+  evidence TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(subject, kind, name)
+) WITHOUT ROWID;
+
+CREATE TABLE lifecycle_events(
+  seq INTEGER PRIMARY KEY,
+  subject TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  from_status TEXT NOT NULL,
+  status TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  notes TEXT NOT NULL DEFAULT '',
+  evidence TEXT NOT NULL DEFAULT '',
+  operation TEXT NOT NULL
+);
+CREATE INDEX lifecycle_events_subject ON lifecycle_events(subject, kind, seq);
+)sql";
+
+}  // namespace ct::ddl

@@ -1,0 +1,88 @@
+// The query text both SQL backends share, written once: WHERE clauses of task, session,
+// compliance and research queries, and the ORDER BY of task lists. Where the two dialects say the
+// same thing differently (a JSON list's items, case folding, where NULL sorts), the backend hands
+// its Dialect; values are bound through the backend's Args, each condition writing "{}" where its
+// value goes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engines/store/compliance_store.h"
+#include "engines/store/research_store.h"
+#include "engines/store/session_store.h"
+#include "engines/store/task_store.h"
+
+namespace ct::sql {
+
+/// The values of a statement's placeholders, bound in order.
+class Args {
+ public:
+  /// The placeholder of the value bound next: "?" (SQLite) or "$3" (PostgreSQL, two bound).
+  virtual std::string mark() const = 0;
+  virtual void bind(std::string_view text) = 0;
+  virtual void bind(std::int64_t value) = 0;
+
+ protected:
+  ~Args() = default;
+};
+
+/// What the dialects write differently in the shared queries. Conditions name task t and research
+/// entry r, and hold "{}" where their value goes.
+struct Dialect {
+  std::string_view has_label;      // t's labels (a JSON list) hold the value
+  std::string_view open_children;  // t has an unfinished child (an epic's work is its children)
+  std::string_view has_topic;      // r's topics hold the value, ASCII letters compared case-folded
+  std::string_view roots_first;    // after "t.parent" in ORDER BY: NULL (a root) sorts first
+  std::string_view roots_last;     // after "t.parent DESC": NULL sorts last
+  std::string_view title_key;      // the title as a sort key, ASCII letters case-folded
+};
+
+/// A WHERE clause under construction: conditions joined by AND.
+struct Where {
+  std::string& text;
+  Args& args;
+
+  void add(std::string_view condition);
+  /// `condition` holds "{}" once, written as the placeholder bound to `value`.
+  void add(std::string_view condition, std::string_view value);
+  void add(std::string_view condition, std::int64_t value);
+  /// "`column` IN (…)" over `values` (each bound).
+  template <typename Values>
+  void add_in(std::string_view column, const Values& values) {
+    std::string clause = std::string(column) + " IN (";
+    bool first = true;
+    for (const auto& value : values) {
+      clause += first ? "" : ",";
+      clause += args.mark();
+      args.bind(std::string_view(value));
+      first = false;
+    }
+    add(clause + ")");
+  }
+};
+
+/// The condition on t.archived of a filter (append_task_filter() adds it last); none for Include.
+std::optional<std::string_view> archived_condition(ArchivedFilter archived);
+
+/// The filter's conditions on tasks t; `with_statuses` false leaves out filter.statuses (a count
+/// grouped by status). Each distinct status is bound once, in enum order, so that the text depends
+/// only on which are asked for (SQLite caches statements by their text).
+void append_task_filter(const Dialect& dialect, const TaskFilter& filter, bool with_statuses, Where& where);
+
+/// ORDER BY of a task list: the sort key takes the direction; ties are broken in tree order,
+/// oldest first, either way, then by task number.
+std::string task_order_by(const Dialect& dialect, SortKey sort, bool descending);
+
+/// WHERE clause of a session query (no alias).
+std::string session_where(const SessionQuery& query, Args& args);
+
+/// WHERE clause of a compliance query (alias c); `with_passed` also applies query.passed.
+std::string compliance_where(const ComplianceQuery& query, bool with_passed, Args& args);
+
+/// The conditions of a research query on entries r.
+void append_research_filter(const Dialect& dialect, const ResearchQuery& query, Where& where);
+
+}  // namespace ct::sql
