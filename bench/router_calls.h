@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "bench/workload.h"
 #include "core/json.h"
@@ -26,11 +27,19 @@ inline std::string call(Router& router, const Request& request) {
   return out;
 }
 
+/// The agent every benchmark call names, as an MCP client names itself: audit rows carry it, as
+/// they do in real use.
+inline constexpr std::string_view kBenchAgent = "ct_bench";
+
 inline Request mutate(std::string domain, std::string operation, json::Value params) {
-  return Request{Gateway::Mutate, std::move(domain), std::move(operation), std::move(params)};
+  Request request{Gateway::Mutate, std::move(domain), std::move(operation), std::move(params)};
+  request.caller.agent = kBenchAgent;
+  return request;
 }
 inline Request query(std::string domain, std::string operation, json::Value params) {
-  return Request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
+  Request request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
+  request.caller.agent = kBenchAgent;
+  return request;
 }
 
 /// Fills a store through `router` with `size` tasks planned by `workload`, then completes ~30% of

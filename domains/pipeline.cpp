@@ -100,8 +100,7 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
     Error error(ErrorCode::InvalidGateway,
                 spec->full_name() + " is a " + std::string(to_string(spec->gateway)) + " operation; call it through " +
                     std::string(tool_name(spec->gateway)));
-    error.fix = std::string(tool_name(spec->gateway)) + " {domain:'" + request.domain + "', operation:'" +
-                request.operation + "', params:{...}}";
+    error.with_fix(spec->example_call());  // written as a call through the right tool
     return fail(std::move(error).with_detail("tool", std::string(tool_name(spec->gateway))));
   }
   return spec;

@@ -196,7 +196,7 @@ Result<Store*> Router::open_store() {
   store.migration_backups = state.project.safety_backups_dir();
   store.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
   store.clock = clock_.get();
-  std::unique_ptr<StoreBackend> backend = project_store(state.project);
+  std::unique_ptr<StoreBackend> backend = project_store(state.project, *state.config);
   CT_TRY_ASSIGN(store_, backend->open(store));
   store_location_ = backend->location();
   project_ = std::move(state.project);

@@ -54,7 +54,7 @@ Result<Workspace::State> Workspace::state(bool opening) {
       config_ = std::make_shared<const Config>(std::move(*loaded));
       // The config may name another store now (system.store.migrate with use, storage.url
       // edited by hand): routers on the old one open this one.
-      store_location_ = project_store(project)->location();
+      store_location_ = project_store(project, *config_)->location();
     } else if (opening || !config_) {
       return std::unexpected(std::move(loaded.error()));
     } else {

@@ -106,7 +106,9 @@ Reply update_reply(const UpdateResult& result, const Params& params) {
   return reply;
 }
 
-Result<Reply> update(Context& context, const Params& params) {
+/// The change tasks.update params ask for, decoded once: each field set only when its param is
+/// given; labels starting with "-" are taken off.
+TaskPatch task_patch_from(const Params& params) {
   TaskPatch patch;
   patch.title = params.opt_str("title");
   patch.description = params.opt_str("description");
@@ -136,6 +138,11 @@ Result<Reply> update(Context& context, const Params& params) {
   patch.note = params.opt_str("notes");
   const std::string& mode = params.str("mode");
   patch.mode = mode == "replace" ? ArrayMode::Replace : mode == "remove" ? ArrayMode::Remove : ArrayMode::Append;
+  return patch;
+}
+
+Result<Reply> update(Context& context, const Params& params) {
+  const TaskPatch patch = task_patch_from(params);
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(UpdateResult result, engine_.update(params.str("id"), patch, params.opt_integer("ifVersion")));
   return update_reply(result, params);

@@ -132,11 +132,10 @@ ParamSpec in_scope_param() {
                    .description = "Only tasks in the current session's scope"};
 }
 
-Result<Reply> list(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
-  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
+/// The query tasks.list params ask for, decoded once: the filter, the sort and the page.
+Result<TaskQuery> task_query_from(const Params& params) {
   TaskQuery query;
-  query.filter = filter;
+  CT_TRY_ASSIGN(query.filter, read_filter(params));
   static const std::map<std::string, SortKey, std::less<>> kSort = {
       {"position", SortKey::Position}, {"priority", SortKey::Priority}, {"created", SortKey::Created},
       {"updated", SortKey::Updated}, {"title", SortKey::Title}, {"status", SortKey::Status}, {"id", SortKey::Id}};
@@ -145,6 +144,13 @@ Result<Reply> list(Context& context, const Params& params) {
   query.descending = params.opt_str("order").value_or(query.sort == SortKey::Priority ? "desc" : "asc") == "desc";
   query.limit = params.integer("limit");
   query.offset = params.integer("offset");
+  return query;
+}
+
+Result<Reply> list(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(TaskQuery query, task_query_from(params));
+  const TaskFilter& filter = query.filter;
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
   std::vector<Task> tasks;
   std::int64_t total = 0;
   if (scoped) {
