@@ -10,36 +10,16 @@
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
+#include "domains/session/session_common.h"
 #include "engines/rules/session_engine.h"
 #include "engines/rules/task_engine.h"
 
 namespace ct::session {
 namespace {
 
-SessionEngine sessions(Context& context) {
-  return SessionEngine(context.db(), *context.config, context.now(),
-                       [&context](FieldChange change) { context.record(std::move(change)); });
-}
-
 TaskEngine tasks_in(Context& context, const std::string& session_id) {
   return TaskEngine(context.db(), *context.config, context.now(), session_id,
                     [&context](FieldChange change) { context.record(std::move(change)); });
-}
-
-ParamSpec id_param(bool required, std::string_view description) {
-  return ParamSpec{.name = "id", .type = ParamType::String, .required = required, .max = 40,
-                   .pattern = "^ses_[0-9a-z]+$", .description = description, .positional = true};
-}
-
-constexpr std::string_view kCurrentOrId = "Session id (default: the session this caller is bound to)";
-
-/// The subject session: `id`, else the bound one; E_SESSION_REQUIRED when there is neither.
-Result<std::string> subject(Context& context, const Params& params) {
-  if (auto id = params.opt_str("id")) return *id;
-  if (!context.session.empty()) return context.session;
-  Error error(ErrorCode::SessionRequired, "no session given and none is bound to this caller");
-  error.fix = call("session.list", {{"status", "active"}});
-  return fail(std::move(error).with_detail("field", "id"));
 }
 
 json::Value compact(const Session& session) {

@@ -288,6 +288,11 @@ Result<std::vector<std::string>> SessionEngine::check_write(const std::string& s
     }
     return warnings;
   }
+  CT_TRY(touch(session_id));
+  return warnings;
+}
+
+Result<Session> SessionEngine::touch(const std::string& session_id) {
   CT_TRY_ASSIGN(std::optional<Session> session, store_.get_session(session_id));
   if (!session) return fail(session_not_found(session_id));
   if (session->status != SessionStatus::Active) {
@@ -302,7 +307,7 @@ Result<std::vector<std::string>> SessionEngine::check_write(const std::string& s
   Session touched = *session;
   touched.updated_at = now_;
   CT_TRY(store_.update_session(touched));
-  return warnings;
+  return touched;
 }
 
 Result<Session> SessionEngine::save(const Session& before, Session after) {

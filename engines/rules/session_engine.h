@@ -72,6 +72,9 @@ class SessionEngine {
   /// returns the warnings to add, or E_SESSION_REQUIRED / E_SESSION_NOT_FOUND. Touches the
   /// session's updated_at (idle detection).
   Result<std::vector<std::string>> check_write(const std::string& session);
+  /// Marks an active session as working now (its updated_at, which idle detection reads):
+  /// E_SESSION_NOT_FOUND, or E_SESSION_REQUIRED when it is not active.
+  Result<Session> touch(const std::string& session);
 
  private:
   Result<void> check_concurrency();

@@ -1,0 +1,38 @@
+// Shared by the session domain's handler files: the engine for a call, the session a call is
+// about, and the `id` param.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/advice.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/rules/session_engine.h"
+
+namespace ct::session {
+
+/// The session engine at the call's time, its changes recorded in the call's audit row.
+inline SessionEngine sessions(Context& context) {
+  return SessionEngine(context.db(), *context.config, context.now(),
+                       [&context](FieldChange change) { context.record(std::move(change)); });
+}
+
+inline ParamSpec id_param(bool required, std::string_view description) {
+  return ParamSpec{.name = "id", .type = ParamType::String, .required = required, .max = 40,
+                   .pattern = "^ses_[0-9a-z]+$", .description = description, .positional = true};
+}
+
+inline constexpr std::string_view kCurrentOrId = "Session id (default: the session this caller is bound to)";
+
+/// The subject session: `id`, else the bound one; E_SESSION_REQUIRED when there is neither.
+inline Result<std::string> subject(Context& context, const Params& params) {
+  if (auto id = params.opt_str("id")) return *id;
+  if (!context.session.empty()) return context.session;
+  Error error(ErrorCode::SessionRequired, "no session given and none is bound to this caller");
+  error.fix = call("session.list", {{"status", "active"}});
+  return fail(std::move(error).with_detail("field", "id"));
+}
+
+}  // namespace ct::session
