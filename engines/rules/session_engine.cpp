@@ -249,7 +249,7 @@ Result<GcResult> SessionEngine::gc() {
   GcResult result;
   SessionQuery idle;
   idle.statuses = {SessionStatus::Active};
-  idle.updated_before = now_ - config_.get_int("session.idleMinutes") * kMinuteMs;
+  idle.updated_before = now_ - idle_after();
   CT_TRY_ASSIGN(std::vector<Session> stale, store_.list_sessions(idle));
   for (const auto& session : stale) {
     CT_TRY(finish(session.id, SessionStatus::Ended, ""));
@@ -309,6 +309,8 @@ Result<Session> SessionEngine::touch(const std::string& session_id) {
   CT_TRY(store_.update_session(touched));
   return touched;
 }
+
+TimeMs SessionEngine::idle_after() const { return config_.get_int("session.idleMinutes") * kMinuteMs; }
 
 Result<Session> SessionEngine::save(const Session& before, Session after) {
   after.updated_at = now_;

@@ -75,6 +75,8 @@ class SessionEngine {
   /// Marks an active session as working now (its updated_at, which idle detection reads):
   /// E_SESSION_NOT_FOUND, or E_SESSION_REQUIRED when it is not active.
   Result<Session> touch(const std::string& session);
+  /// How long an active session may go without a write before gc() ends it (session.idleMinutes).
+  TimeMs idle_after() const;
 
  private:
   Result<void> check_concurrency();
