@@ -295,6 +295,43 @@ TEST_CASE("gc ends idle sessions and archives old ones; dryRun changes nothing",
   CHECK(p.query("session", "list", R"({"includeArchived":true})").data.as_array().size() == 2);
 }
 
+TEST_CASE("a heartbeat keeps a silent session from being ended as idle", "[session][gc][heartbeat]") {
+  test::Project p;  // its clock: 2026-01-01T00:00:00Z; session.idleMinutes: 240
+  plant(p);
+  std::string id = start(p, R"({"scope":"global","focus":"T005"})");
+  auto at = [&](std::string_view iso) {
+    return test::Client(std::make_unique<Router>(registry(), Workspace::open(p.dir()), RouterOptions{},
+                                                 std::make_unique<FixedClock>(*parse_iso8601(std::string(iso)))));
+  };
+  const std::string params = R"({"id":")" + id + R"("})";
+  auto three_thirty = at("2026-01-01T03:30:00Z");
+  auto beat = call(three_thirty, Gateway::Mutate, "session", "heartbeat", params);
+  REQUIRE(beat.success);
+  CHECK_FALSE(beat.data.contains("id"));  // the caller named it: not echoed back
+  CHECK(beat.data["idleAt"].as_string() == "2026-01-01T07:30:00Z");
+
+  // At 05:00 the session would be idle (silent since 00:00) but for the heartbeat.
+  auto five = at("2026-01-01T05:00:00Z");
+  auto kept = call(five, Gateway::Mutate, "session", "gc");
+  REQUIRE(kept.success);
+  CHECK(kept.data["ended"].as_array().empty());
+  CHECK(p.query("tasks", "show", R"({"id":"T005"})").data["status"].as_string() == "active");
+  // Past idleAt with no other sign of life, gc ends it and frees its task.
+  auto eight = at("2026-01-01T08:00:00Z");
+  auto ended = call(eight, Gateway::Mutate, "session", "gc");
+  REQUIRE(ended.success);
+  REQUIRE(ended.data["ended"].as_array().size() == 1);
+  CHECK(ended.data["ended"].as_array()[0].as_string() == id);
+
+  // Only an active session beats; the errors say how to get one.
+  auto stopped = call(eight, Gateway::Mutate, "session", "heartbeat", params);
+  CHECK(code_of(stopped) == "E_SESSION_REQUIRED");
+  CHECK(stopped.error->details["status"].as_string() == "ended");
+  CHECK(code_of(call(eight, Gateway::Mutate, "session", "heartbeat", R"({"id":"ses_000000000000"})")) ==
+        "E_SESSION_NOT_FOUND");
+  CHECK(code_of(call(eight, Gateway::Mutate, "session", "heartbeat")) == "E_SESSION_REQUIRED");  // none bound
+}
+
 TEST_CASE("enforcement: advisory warns while sessions are active, strict refuses, none is silent", "[session][enforcement]") {
   test::Project p;
   plant(p);

@@ -1,0 +1,34 @@
+// session.heartbeat: an agent doing long silent work (a build, a test run, reading a large tree)
+// says it is still there, so that session.gc does not end its session as idle and free its task.
+// Every write in a session already does this; a heartbeat is for the stretches without one.
+#include "core/clock.h"
+#include "domains/session/session_common.h"
+
+namespace ct::session {
+namespace {
+
+Result<Reply> heartbeat(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session session, engine.touch(id));
+  if (context.audit) context.audit->task_id = id;
+  json::Value data = json::Value::object();
+  data.set("id", session.id);
+  // When session.gc would first end it as idle, without another write or heartbeat.
+  data.set("idleAt", format_iso8601(session.updated_at + engine.idle_after()));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+}  // namespace
+
+void register_session_heartbeat(Registry& registry) {
+  registry.add({.domain = "session", .name = "heartbeat", .gateway = Gateway::Mutate,
+                .summary = "Keep a session from going idle during long silent work",
+                .params = {id_param(false, kCurrentOrId)},
+                .returns = "{id,idleAt}: when session.gc would end it without another write or heartbeat",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({})", "the current session is still working"}},
+                .idempotent = true, .tier = 2, .handler = heartbeat});
+}
+
+}  // namespace ct::session
