@@ -38,6 +38,20 @@ std::map<std::string_view, RuleSql> common_rule_sql(const ScanDialect& dialect) 
   return r;
 }
 
+std::string task_rules_query(const std::map<std::string_view, RuleSql>& rules, std::string_view no,
+                             std::string_view more_columns, std::string_view order) {
+  std::string columns = "t.id";
+  std::string any;
+  for (const auto& rule : task_rules()) {
+    const RuleSql& sql = rules.at(rule.name);  // every rule has its SQL (tested per backend)
+    columns += ", coalesce(" + sql.flag + ", " + std::string(no) + ")";
+    for (const auto& detail : sql.details) columns += ", " + detail;
+    any += (any.empty() ? "" : " OR ") + sql.flag;
+  }
+  return "SELECT " + columns + std::string(more_columns) + " FROM tasks t WHERE {ID:t.id} AND (" + any + ")" +
+         std::string(order);
+}
+
 std::string common_scan_sql(ScanKind kind) {
   switch (kind) {
     case ScanKind::FocusMissingTask:

@@ -32,6 +32,13 @@ struct ScanDialect {
 /// The rules of task_rules() both dialects test alike, by name; a backend adds the rest.
 std::map<std::string_view, RuleSql> common_rule_sql(const ScanDialect& dialect);
 
+/// The TaskRules query (ScanKind::TaskRules) over `rules` (every rule of task_rules() by name):
+/// one pass over the tasks, the id, then per rule its flag (NULL read as `no`, the dialect's
+/// false) and its detail columns, then `more_columns` (", …" or ""); only rows breaking a rule,
+/// then `order` (" ORDER BY …" or "").
+std::string task_rules_query(const std::map<std::string_view, RuleSql>& rules, std::string_view no,
+                             std::string_view more_columns, std::string_view order);
+
 /// The query of `kind` when both dialects write it alike (with the marks above); "" otherwise.
 std::string common_scan_sql(ScanKind kind);
 

@@ -102,17 +102,10 @@ const std::map<std::string_view, sql::RuleSql>& rule_sql() {
 /// One pass over the tasks: the id, then per rule its flag and its detail columns, then the raw
 /// text of each list of kConfirmedLists when its flag is set; only rows breaking a rule.
 std::string task_rules_sql() {
-  std::string columns = "t.id";
-  std::string any;
-  for (const auto& rule : task_rules()) {
-    const sql::RuleSql& sql = rule_sql().at(rule.name);  // every rule has its SQL (tested)
-    columns += ", coalesce(" + sql.flag + ", false)";
-    for (const auto& detail : sql.details) columns += ", " + detail;
-    any += (any.empty() ? "" : " OR ") + sql.flag;
-  }
+  std::string raw_lists;
   for (const auto& list : kConfirmedLists)
-    columns += ", CASE WHEN " + rule_sql().at(list.rule).flag + " THEN t." + std::string(list.column) + " END";
-  return "SELECT " + columns + " FROM tasks t WHERE {ID:t.id} AND (" + any + ") ORDER BY t.num";
+    raw_lists += ", CASE WHEN " + rule_sql().at(list.rule).flag + " THEN t." + std::string(list.column) + " END";
+  return sql::task_rules_query(rule_sql(), "false", raw_lists, " ORDER BY t.num");
 }
 
 /// The scans' SQL with placeholders: {ID:column} narrows to one task; {TASK} is ScanScope::task,

@@ -54,17 +54,7 @@ const std::map<std::string_view, sql::RuleSql>& rule_sql() {
 
 /// One pass over the tasks: the id, then per rule its flag and its detail columns; only rows
 /// that break at least one rule come back.
-std::string task_rules_sql() {
-  std::string columns = "t.id";
-  std::string any;
-  for (const auto& rule : task_rules()) {
-    const sql::RuleSql& sql = rule_sql().at(rule.name);  // every rule has its SQL (tested)
-    columns += ", coalesce(" + sql.flag + ", 0)";
-    for (const auto& detail : sql.details) columns += ", " + detail;
-    any += (any.empty() ? "" : " OR ") + sql.flag;
-  }
-  return "SELECT " + columns + " FROM tasks t WHERE {ID:t.id} AND (" + any + ")";
-}
+std::string task_rules_sql() { return sql::task_rules_query(rule_sql(), "0", "", ""); }
 
 std::string whole_store_sql(ScanKind kind) {
   switch (kind) {
