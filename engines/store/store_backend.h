@@ -21,6 +21,7 @@
 #include "engines/project/config.h"
 #include "engines/project/project.h"
 #include "engines/store/store.h"
+#include "engines/store/store_dump.h"
 
 namespace ct {
 
@@ -103,6 +104,19 @@ bool is_postgresql_url(std::string_view target);
 /// Whether a PostgreSQL URL carries a password (user:secret@, password=…): such a URL must not be
 /// kept in a config file or the audit trail.
 bool url_has_password(std::string_view url);
+/// A connection string without its password ("postgresql://ann@db:5432/cleo"), for messages.
+/// libpq's own key=value form has its password=… value masked too.
+std::string redact_url(std::string_view url);
+
+/// The PostgreSQL backend (engines/store/postgres/pg_store.h), registered by that library when a
+/// program links it in or loads it: `ct` and `ct-serve` load it as a module only when a store URL
+/// names a server (engines/store/open/), so that a project on SQLite never loads libpq.
+using PostgresqlBackendFactory = std::unique_ptr<StoreBackend> (*)(std::string url, std::string schema,
+                                                                   const BackupFiles& backups);
+void provide_postgresql_backend(PostgresqlBackendFactory factory);
+/// The registered factory; nullptr before the library is linked in or loaded.
+PostgresqlBackendFactory provided_postgresql_backend();
+
 /// The default schema of a PostgreSQL store.
 inline constexpr std::string_view kDefaultStoreSchema = "cleo";
 

@@ -8,7 +8,6 @@
 
 #include "engines/project/config.h"
 #include "engines/project/project.h"
-#include "engines/store/postgres/pg_store.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "engines/store/store_backend.h"
 
@@ -23,6 +22,9 @@ std::unique_ptr<StoreBackend> project_store(const Project& project);
 std::unique_ptr<StoreBackend> project_store(const Project& project, const Config& config);
 
 /// The PostgreSQL store at `url` in `schema`, its backups SQLite files (sqlite_backup_files()).
+/// The backend is in its own module, libct_postgres.so (with libpq), loaded on the first call
+/// when the program does not link it in; when it does not load, every use of the store answers
+/// E_STORE_UNAVAILABLE saying why.
 std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema);
 
 }  // namespace ct

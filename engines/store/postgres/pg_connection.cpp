@@ -5,42 +5,6 @@
 
 namespace ct::pg {
 
-std::string redact_url(std::string_view url) {
-  std::string out(url);
-  if (auto scheme = out.find("://"); scheme != std::string::npos) {
-    // postgresql://user:secret@host/db → postgresql://user@host/db
-    auto at = out.find('@', scheme + 3);
-    auto slash = out.find('/', scheme + 3);
-    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
-      auto colon = out.find(':', scheme + 3);
-      if (colon != std::string::npos && colon < at) out.erase(colon, at - colon);
-    }
-    // ?password=… in the query string
-    for (auto pos = out.find("password="); pos != std::string::npos; pos = out.find("password=", pos + 1)) {
-      auto end = out.find('&', pos);
-      out.replace(pos + 9, (end == std::string::npos ? out.size() : end) - pos - 9, "***");
-    }
-    return out;
-  }
-  // key=value form: password=secret or password='se cret'
-  for (auto pos = out.find("password"); pos != std::string::npos; pos = out.find("password", pos + 1)) {
-    auto eq = out.find_first_not_of(' ', pos + 8);
-    if (eq == std::string::npos || out[eq] != '=') continue;
-    auto start = out.find_first_not_of(' ', eq + 1);
-    if (start == std::string::npos) break;
-    std::size_t end = start;
-    if (out[start] == '\'') {
-      end = start + 1;
-      while (end < out.size() && out[end] != '\'') end += out[end] == '\\' ? 2 : 1;
-      end = std::min(out.size(), end + 1);
-    } else {
-      while (end < out.size() && out[end] != ' ') ++end;
-    }
-    out.replace(start, end - start, "***");
-  }
-  return out;
-}
-
 Params& Params::add(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.17g", value);

@@ -17,12 +17,11 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "engines/store/sql_query.h"
+#include "engines/store/store_backend.h"
 
 namespace ct::pg {
 
-/// A connection string without its password ("postgresql://ann@db:5432/cleo"), for messages.
-/// libpq's own key=value form has its password=… value masked too.
-std::string redact_url(std::string_view url);
+using ct::redact_url;  // engines/store/store_backend.h
 
 /// The parameters of one statement ($1, $2, …), sent as text; nullopt is NULL.
 class Params final : public sql::Args {

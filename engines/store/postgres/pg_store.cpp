@@ -291,4 +291,12 @@ std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::str
   return std::make_unique<pg::PgBackend>(std::move(url), std::move(schema), backups);
 }
 
+namespace {
+
+// The opener (engines/store/open/) finds the backend here, whether a program links this library
+// in (the tests) or ct loads it as the module libct_postgres.so on first use.
+[[maybe_unused]] const bool kProvided = (provide_postgresql_backend(&postgresql_store_backend), true);
+
+}  // namespace
+
 }  // namespace ct
