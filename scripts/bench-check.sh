@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The performance regression gate (issue 16): instructions per call of show, find (also among
-# pending tasks only), list, next, add and update on a 2,000-task store, counted by callgrind and
-# compared with the committed baseline (bench/baseline-instructions.tsv). Instruction counts, not
+# pending tasks only), list, next, add and update on a 2,000-task store, and of two whole `ct`
+# processes (start-version: `ct --version`; start-show: `ct show T001` on that store, the dynamic
+# loader and static initialisation included, issue 32), counted by callgrind and compared with the
+# committed baseline (bench/baseline-instructions.tsv). Instruction counts, not
 # times: this machine is noisy and `perf stat` cannot count here, while callgrind gives the same
 # number run after run.
 #
@@ -29,6 +31,7 @@ threshold=${THRESHOLD:-25}
 count=${COUNT:-50}
 baseline=bench/baseline-instructions.tsv
 ops=(show find find-status list next add update)
+processes=(start-version start-show)
 
 if ! command -v valgrind >/dev/null; then
   echo "bench-check: installing valgrind" >&2
@@ -36,7 +39,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCT_BUILD_BENCH=ON >/dev/null
-cmake --build "$build_dir" --target ct_bench_ops >&2
+cmake --build "$build_dir" --target ct_bench_ops ct >&2
 tool=$build_dir/bench/ct_bench_ops
 
 work=$(mktemp -d)
@@ -57,6 +60,16 @@ for op in "${ops[@]}"; do
   measured[$op]=$(( (full - base) / count ))
   echo "bench-check: $op ${measured[$op]} instructions per call" >&2
 done
+
+# Whole processes: what every shell-driven call pays before and around its work.
+process_instructions() {
+  HOME=$work valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" "$@" >/dev/null 2>&1
+  awk '/^summary:/ { print $2 }' "$work/callgrind.out"
+}
+measured[start-version]=$(process_instructions "$build_dir/ct" --version)
+measured[start-show]=$(process_instructions "$build_dir/ct" --project "$work/store" show T001)
+for name in "${processes[@]}"; do echo "bench-check: $name ${measured[$name]} instructions per process" >&2; done
+ops+=("${processes[@]}")
 
 if (( update )); then
   {
