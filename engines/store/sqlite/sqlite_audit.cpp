@@ -139,8 +139,8 @@ Result<void> SqliteStore::remember_idempotent(const IdempotentCall& call, TimeMs
 }
 
 Result<std::int64_t> SqliteStore::schema_version() { return user_version(); }
-                                                 
-                                                 Result<std::int64_t> SqliteStore::change_stamp() {
+
+Result<std::int64_t> SqliteStore::change_stamp() {
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA data_version"));
   Statement stmt(raw);
   CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the database's change counter"));
