@@ -224,10 +224,10 @@ void Router::check_integrity_once() {
 /// it: one stat per call). It may name another store now: the next call opens that one.
 void Router::refresh_config() {
   if (!project_ || !config_) return;
-  auto state = workspace_->state(/*opening=*/false);
-  if (!state) return;
-  config_ = std::move(state->config);
-  if (state->store_location != store_location_) close_store();
+  auto settings = workspace_->settings();
+  if (!settings) return;
+  config_ = std::move(settings->config);
+  if (settings->store_location != store_location_) close_store();
 }
 
 Context Router::new_context(const Caller& caller) {

@@ -28,11 +28,13 @@ Result<Project> Workspace::project_locked() {
   auto found = find_project(dir_);
   if (!found) {
     project_.reset();
+    config_file_.clear();
     config_.reset();
     return std::unexpected(std::move(found.error()));
   }
   if (!project_ || project_->root != found->root) {
     project_ = *found;
+    config_file_.clear();
     config_.reset();
   }
   return *found;
@@ -41,27 +43,39 @@ Result<Project> Workspace::project_locked() {
 Result<Workspace::State> Workspace::state(bool opening) {
   std::lock_guard lock(mutex_);
   if (opening || !project_) CT_TRY(project_locked());
-  const Project project = *project_;
-  const std::filesystem::path file = project.config_path();
-  FileStamp now = file_stamp(file);
+  CT_TRY(reload_locked(opening));
+  return State{*project_, config_, store_location_};
+}
+
+Result<Workspace::Settings> Workspace::settings() {
+  std::lock_guard lock(mutex_);
+  if (!project_) CT_TRY(project_locked());
+  CT_TRY(reload_locked(false));
+  return Settings{config_, store_location_};
+}
+
+Result<void> Workspace::reload_locked(bool opening) {
+  if (config_file_.empty()) config_file_ = project_->config_path();
+  FileStamp now = file_stamp(config_file_);
   // A store being opened needs the file as it is; one already open may go on with the settings
   // read before when the file no longer parses.
   if (!config_ || now != config_stamp_ || (opening && !config_read_whole_)) {
-    auto loaded = Config::load(file);
+    auto loaded = Config::load(config_file_);
     config_stamp_ = now;
     config_read_whole_ = loaded.has_value();
     if (loaded) {
       config_ = std::make_shared<const Config>(std::move(*loaded));
       // The config may name another store now (system.store.migrate with use, storage.url
       // edited by hand): routers on the old one open this one.
-      store_location_ = project_store(project, *config_)->location();
+      store_location_ = project_store(*project_, *config_)->location();
     } else if (opening || !config_) {
       return std::unexpected(std::move(loaded.error()));
     } else {
-      log::warn("cannot reload " + file.string() + ": " + loaded.error().message + "; keeping the settings loaded before");
+      log::warn("cannot reload " + config_file_.string() + ": " + loaded.error().message +
+                "; keeping the settings loaded before");
     }
   }
-  return State{project, config_, store_location_};
+  return {};
 }
 
 }  // namespace ct

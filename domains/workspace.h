@@ -48,12 +48,23 @@ class Workspace {
   /// parses keeps the settings read before.
   Result<State> state(bool opening);
 
+  /// What a router whose store is open checks before each call: the config and the store it
+  /// names, as state(false) gives them, without copying the project.
+  struct Settings {
+    std::shared_ptr<const Config> config;
+    std::string store_location;
+  };
+  Result<Settings> settings();
+
  private:
   Result<Project> project_locked();
+  /// Reads config.json again when its stamp moved (state()'s rules); the lock is held.
+  Result<void> reload_locked(bool opening);
 
   const std::optional<std::filesystem::path> dir_;
   std::mutex mutex_;
   std::optional<Project> project_;
+  std::filesystem::path config_file_;  // project_->config_path(), computed once per project
   std::shared_ptr<const Config> config_;  // of project_, when read
   FileStamp config_stamp_;
   bool config_read_whole_ = false;  // config_ is the file as config_stamp_ saw it (it parsed)
