@@ -1,4 +1,5 @@
 // Naming a store's location (engines/store/store_backend.h).
+#include <atomic>
 #include <cstdlib>
 
 #include "engines/store/store_backend.h"
@@ -46,13 +47,15 @@ std::string redact_url(std::string_view url) {
 
 namespace {
 
-PostgresqlBackendFactory provided_factory = nullptr;
+// Written once, while the module loads (under the opener's lock); read by every thread that opens
+// a store, hence atomic.
+std::atomic<PostgresqlBackendFactory> provided_factory{nullptr};
 
 }  // namespace
 
-void provide_postgresql_backend(PostgresqlBackendFactory factory) { provided_factory = factory; }
+void provide_postgresql_backend(PostgresqlBackendFactory factory) { provided_factory.store(factory); }
 
-PostgresqlBackendFactory provided_postgresql_backend() { return provided_factory; }
+PostgresqlBackendFactory provided_postgresql_backend() { return provided_factory.load(); }
 
 bool is_postgresql_url(std::string_view target) {
   if (target.starts_with("postgresql://") || target.starts_with("postgres://")) return true;
