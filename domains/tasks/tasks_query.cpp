@@ -92,12 +92,9 @@ Result<Reply> show(Context& context, const Params& params) {
     // Its verification gates and, for an epic, its lifecycle stages: those recorded, in order.
     LifecycleEngine lifecycle(context.db(), *context.config, 0, Actor{}, nullptr);  // reads only
     for (const auto& [key, kind] : {std::pair{"gates", LifecycleKind::Gate}, std::pair{"stages", LifecycleKind::Stage}}) {
-      // Most tasks have none recorded: then the ordered list (every stage or gate, pending) is
-      // not built (13 % of a full tasks.show).
-      CT_TRY_ASSIGN(std::vector<LifecycleState> recorded, context.db().lifecycle_states(task.id, kind));
-      if (recorded.empty()) continue;
-      CT_TRY_ASSIGN(std::vector<LifecycleState> states,
-                    kind == LifecycleKind::Gate ? lifecycle.gates(task.id) : lifecycle.stages(task.id));
+      // Only the recorded ones: most tasks have none, and the full ordered list (every stage or
+      // gate, pending) is not built for them (13 % of a full tasks.show).
+      CT_TRY_ASSIGN(std::vector<LifecycleState> states, lifecycle.recorded(task.id, kind));
       json::Value map = json::Value::object();
       for (const auto& state : states)
         if (state.at != 0) map.set(state.name, state.status);

@@ -280,6 +280,18 @@ Result<std::vector<LifecycleState>> LifecycleEngine::gates(const std::string& ta
   return in_order(store_, task_id, LifecycleKind::Gate, kVerificationGates);
 }
 
+Result<std::vector<LifecycleState>> LifecycleEngine::recorded(const std::string& subject, LifecycleKind kind) {
+  CT_TRY_ASSIGN(std::vector<LifecycleState> states, store_.lifecycle_states(subject, kind));
+  const std::span<const std::string_view> names =
+      kind == LifecycleKind::Stage ? std::span<const std::string_view>(kLifecycleStages) : std::span<const std::string_view>(kVerificationGates);
+  auto index = [&](const LifecycleState& state) {
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), state.name) - names.begin());
+  };
+  std::erase_if(states, [&](const LifecycleState& state) { return index(state) == names.size(); });  // as in_order()
+  std::stable_sort(states.begin(), states.end(), [&](const auto& a, const auto& b) { return index(a) < index(b); });
+  return states;
+}
+
 Result<std::vector<std::string>> LifecycleEngine::authors(const std::string& task_id,
                                                           const std::vector<LifecycleState>& gates) {
   std::vector<std::string> out;

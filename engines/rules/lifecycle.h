@@ -118,6 +118,9 @@ class LifecycleEngine {
 
   /// All six gates in order; a gate never recorded is pending.
   Result<std::vector<LifecycleState>> gates(const std::string& task_id);
+  /// Only the stages (or gates) of `subject` ever recorded, in the order stages() (gates()) gives
+  /// them: one read, nothing built for the rest (tasks.show).
+  Result<std::vector<LifecycleState>> recorded(const std::string& subject, LifecycleKind kind);
   Result<LifecycleChange> pass_gate(const Task& task, std::string_view gate, const std::string& notes,
                                     const std::string& evidence);
   Result<LifecycleChange> fail_gate(const Task& task, std::string_view gate, const std::string& notes,

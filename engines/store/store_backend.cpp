@@ -45,6 +45,10 @@ std::string redact_url(std::string_view url) {
 }
 
 
+std::string postgresql_location(std::string_view url, std::string_view schema) {
+  return redact_url(url) + " (schema " + std::string(schema) + ")";
+}
+
 namespace {
 
 // Written once, while the module loads (under the opener's lock); read by every thread that opens

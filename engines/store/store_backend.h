@@ -107,6 +107,9 @@ bool url_has_password(std::string_view url);
 /// A connection string without its password ("postgresql://ann@db:5432/cleo"), for messages.
 /// libpq's own key=value form has its password=… value masked too.
 std::string redact_url(std::string_view url);
+/// How a PostgreSQL store names its location (StoreBackend::location): the URL without its
+/// password, and the schema.
+std::string postgresql_location(std::string_view url, std::string_view schema);
 
 /// The PostgreSQL backend (engines/store/postgres/pg_store.h), registered by that library when a
 /// program links it in or loads it: `ct` and `ct-serve` load it as a module only when a store URL

@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 
 namespace ct {
@@ -51,7 +50,7 @@ class UnloadedBackend final : public StoreBackend {
   UnloadedBackend(std::string url, std::string schema, std::string why)
       : url_(std::move(url)), schema_(std::move(schema)), why_(std::move(why)) {}
   std::string_view kind() const override { return "postgresql"; }
-  std::string location() const override { return redact_url(url_) + " (schema " + schema_ + ")"; }
+  std::string location() const override { return postgresql_location(url_, schema_); }
   Result<std::unique_ptr<Store>> open(const StoreOptions&) const override { return fail(error()); }
   std::vector<MigrationStep> migrations() const override { return {}; }
   Result<StoreInfo> inspect(bool) const override { return fail(error()); }
@@ -109,9 +108,7 @@ std::unique_ptr<StoreBackend> project_store(const Project& project) {
 std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema) {
   PostgresqlBackendFactory factory = provided_postgresql_backend();
   if (factory == nullptr) {
-    static std::mutex loading;
-    std::lock_guard lock(loading);
-    const std::string& why = load_postgresql_module();
+    const std::string& why = load_postgresql_module();  // once per process (a static's initialiser)
     factory = provided_postgresql_backend();
     if (factory == nullptr) return std::make_unique<UnloadedBackend>(std::move(url), std::move(schema), why);
   }

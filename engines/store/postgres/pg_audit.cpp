@@ -61,7 +61,7 @@ Result<std::vector<AuditEntry>> PgStore::read_audit(const AuditQuery& audit_quer
   Params params;
   Params change_params;
   change_params.add_null();  // $1, set once the rows are read
-  Conditions conditions{where, params};
+  sql::Where conditions{where, params};
   if (audit_query.task_id && audit_query.field) {
     where = " WHERE seq IN (SELECT seq FROM audit_changes WHERE task_id = $1 AND field = $2)";
     params.add(*audit_query.task_id).add(*audit_query.field);

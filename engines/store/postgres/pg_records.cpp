@@ -29,7 +29,7 @@ Result<std::vector<ResearchEntry>> read_research_rows(const Rows& rows) {
 }
 
 void research_where(const ResearchQuery& query, std::string& where, Params& params) {
-  Conditions conditions{where, params};
+  sql::Where conditions{where, params};
   sql::append_research_filter(kDialect, query, conditions);
 }
 

@@ -185,7 +185,7 @@ class PgBackend final : public StoreBackend {
       : url_(std::move(url)), schema_(std::move(schema)), backups_(backups) {}
 
   std::string_view kind() const override { return "postgresql"; }
-  std::string location() const override { return redact_url(url_) + " (schema " + schema_ + ")"; }
+  std::string location() const override { return postgresql_location(url_, schema_); }
   Result<std::unique_ptr<Store>> open(const StoreOptions& options) const override {
     return open_pg_store(url_, schema_, options, backups_);
   }

@@ -42,12 +42,6 @@
 
 namespace ct::pg {
 
-/// A WHERE clause under construction, values bound through `params` (sql::Where; its "{}" is the
-/// next placeholder, never "?", which is an operator of jsonb).
-struct Conditions : sql::Where {
-  Conditions(std::string& where, Params& params) : sql::Where{where, params} {}
-};
-
 /// Whether task t has an unfinished child (an epic's work is its children). OFFSET 0 keeps the
 /// planner from turning it into a hashed subplan that reads every open task first (14 ms for
 /// tasks.next at 100k tasks, 1.4 ms as a probe of the parent index per candidate).
@@ -70,7 +64,7 @@ inline constexpr sql::Dialect kDialect{
 using sql::archived_condition;
 
 inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where, Params& params) {
-  Conditions conditions{where, params};
+  sql::Where conditions{where, params};  // its "{}" is the next $n ("?" is an operator of jsonb)
   sql::append_task_filter(kDialect, filter, with_statuses, conditions);
 }
 
