@@ -215,6 +215,29 @@ inline void run_sql(const std::filesystem::path& db, const std::string& sql) {
   sqlite3_close(raw);
 }
 
+/// The single integer `sql` answers on an SQLite store (a count).
+inline std::int64_t sqlite_number(const std::filesystem::path& db, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  const bool ok = sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+                  sqlite3_prepare_v2(raw, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
+  const std::int64_t value = ok ? sqlite3_column_int64(stmt, 0) : 0;
+  std::string message = ok ? "" : (raw ? sqlite3_errmsg(raw) : "cannot open");
+  sqlite3_finalize(stmt);
+  sqlite3_close(raw);
+  if (!ok) throw std::runtime_error("sqlite_number: " + message);
+  return value;
+}
+
+/// SQL that folds the tasks noted in tasks_fts_tail into the search index, as a store does once
+/// enough are waiting (engines/store/sqlite/sqlite_store.cpp, fold_index_tail).
+inline constexpr const char* kFoldSearchIndex =
+    "DELETE FROM tasks_fts WHERE rowid IN (SELECT num FROM tasks_fts_tail); "
+    "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT t.num, t.title, t.description, "
+    "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
+    "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) FROM json_each(t.notes) n), '') "
+    "FROM tasks t WHERE t.num IN (SELECT num FROM tasks_fts_tail); DELETE FROM tasks_fts_tail; ";
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -226,6 +249,10 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 9) {
+    // v9 writes the search index behind the tasks: an older ct indexed every task as it wrote it.
+    sql += std::string(kFoldSearchIndex) + "DROP TABLE tasks_fts_tail; ";
+  }
   for (int step = std::max(version + 1, 4); step <= 8; ++step)
     for (const char* name : kCreatedBy[step - 4]) {
       if (!name) continue;

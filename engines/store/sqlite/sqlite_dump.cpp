@@ -81,7 +81,7 @@ Result<void> DumpLoader::table(std::string_view name, const std::vector<std::str
         if (table->name == "meta") clear += " WHERE " + std::string(kLocalMetaRows);
         CT_TRY(exec(clear.c_str(), "cannot clear " + std::string(table->name) + " of " + file_.string()));
       }
-      CT_TRY(exec("DELETE FROM tasks_fts; DELETE FROM research_fts", "cannot clear the search index of " + file_.string()));
+      CT_TRY(exec("DELETE FROM tasks_fts; DELETE FROM tasks_fts_tail; DELETE FROM research_fts", "cannot clear the search index of " + file_.string()));
       started_ = true;
     }
     table_ = std::string(name);
@@ -114,16 +114,14 @@ Result<void> DumpLoader::row(std::span<const std::optional<std::string_view>> va
 
 Result<void> DumpLoader::finish() {
     insert_.reset();
-    return exec("INSERT INTO tasks_fts(rowid, title, description, labels, notes) "
-                "SELECT t.num, t.title, t.description, "
-                "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
-                "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) "
-                "FROM json_each(t.notes) n), '') FROM tasks t ORDER BY t.num; "
-                "INSERT INTO research_fts(rowid, title, topics, key_findings) "
-                "SELECT r.num, r.title, coalesce((SELECT group_concat(j.value, ' ') FROM json_each(r.topics) j), ''), "
-                "coalesce((SELECT group_concat(j.value, char(10)) FROM json_each(r.key_findings) j), '') "
-                "FROM research r ORDER BY r.num",
-                "cannot fill the search index of " + file_.string());
+    static const std::string sql =
+        "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT " + std::string(kIndexedTaskColumns) +
+        " FROM tasks t ORDER BY t.num; "
+        "INSERT INTO research_fts(rowid, title, topics, key_findings) "
+        "SELECT r.num, r.title, coalesce((SELECT group_concat(j.value, ' ') FROM json_each(r.topics) j), ''), "
+        "coalesce((SELECT group_concat(j.value, char(10)) FROM json_each(r.key_findings) j), '') "
+        "FROM research r ORDER BY r.num";
+    return exec(sql.c_str(), "cannot fill the search index of " + file_.string());
   }
 
 Result<void> DumpLoader::exec(const char* sql, std::string_view what) {

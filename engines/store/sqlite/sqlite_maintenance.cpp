@@ -47,15 +47,12 @@ Result<DerivedRepair> SqliteStore::rebuild_derived() {
     CT_TRY_ASSIGN(repair.index_removed,
                   changes("DELETE FROM tasks_fts WHERE rowid NOT IN (SELECT num FROM tasks)",
                           "cannot repair the search index"));
-    // Labels joined by spaces and note texts by newlines, as write_index() does.
-    CT_TRY_ASSIGN(repair.index_added,
-                  changes("INSERT INTO tasks_fts(rowid, title, description, labels, notes) "
-                          "SELECT t.num, t.title, t.description, "
-                          "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
-                          "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) "
-                          "FROM json_each(t.notes) n), '') "
-                          "FROM tasks t WHERE t.num NOT IN (SELECT rowid FROM tasks_fts)",
-                          "cannot repair the search index"));
+    CT_TRY(exec("DELETE FROM tasks_fts_tail WHERE num NOT IN (SELECT num FROM tasks)", "cannot repair the search index"));
+    // Noted tasks are indexed at the next fold.
+    static const std::string add_missing =
+        "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT " + std::string(kIndexedTaskColumns) +
+        " FROM tasks t WHERE t.num NOT IN (SELECT rowid FROM tasks_fts) AND t.num NOT IN (SELECT num FROM tasks_fts_tail)";
+    CT_TRY_ASSIGN(repair.index_added, changes(add_missing.c_str(), "cannot repair the search index"));
     CT_TRY_ASSIGN(std::int64_t raised,
                   changes("UPDATE meta SET value = CAST((SELECT max(num) FROM tasks) + 1 AS TEXT) "
                           "WHERE key = 'next_task_num' AND CAST(value AS INTEGER) <= (SELECT max(num) FROM tasks)",

@@ -158,6 +158,14 @@ CREATE INDEX tasks_status_rank ON tasks(status, archived,
 CREATE INDEX tasks_status_created ON tasks(status, archived, created_at DESC);
 )sql";
 
+// v9: the search index is written behind the tasks (issue 32). A write that adds a task or changes
+// its text notes the task here, in its own transaction; every kIndexBatch notes are folded into
+// tasks_fts at once (one FTS5 segment for the batch instead of one per write). Searches skip the
+// index rows of noted tasks and read the noted tasks themselves, so they see every committed one.
+constexpr std::string_view kIndexTailV9 = R"sql(
+CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
+)sql";
+
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
   std::string sql;
@@ -168,7 +176,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::span<const Migration> schema_steps() {
-  static const std::array<Migration, 8> steps = {{
+  static const std::array<Migration, 9> steps = {{
       {1, joined({kTasksV1, ddl::kTaskDeps, kSearchFocusAuditV1}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({kAuditHashV2, ddl::kIdempotency}), "idempotency",
@@ -185,6 +193,8 @@ std::span<const Migration> schema_steps() {
        "lifecycle stages and verification gates"},
       {8, joined({kSchemaV8}), "tasks_status_created",
        "indexes for lists of a status in tree order, by change, creation or priority"},
+      {9, joined({kIndexTailV9}), "tasks_fts_tail",
+       "the search index written behind the tasks, in batches"},
   }};
   return steps;
 }

@@ -3,10 +3,84 @@
 #include "engines/store/sqlite/sqlite_store_impl.h"
 
 #include <array>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <span>
 
 namespace ct::sqlite {
 
-std::string SqliteStore::matches(const TaskFilter& filter, std::vector<SqlValue>& params) {
+namespace {
+
+/// The weights of the index's columns (title, description, labels, notes) in a task's score.
+constexpr std::array<double, 4> kTaskColumnWeights = {10.0, 3.0, 5.0, 1.0};
+
+/// ct_rank's arithmetic, shared by the SQL function and the scan of noted tasks so that both give
+/// a task the same score to the bit: for each column and each phrase, the column's weight times a
+/// saturating count of the phrase's hits there, tf·(k1+1)/(tf+k1) with bm25's k1 = 1.2, summed.
+/// `counts[phrase * columns + column]`; `weight(column)`.
+template <typename Weight>
+double saturating_score(std::span<const int> counts, int phrases, int columns, Weight&& weight) {
+  constexpr double kK1 = 1.2;
+  double score = 0;
+  for (int column = 0; column < columns; ++column) {
+    const double w = weight(column);
+    for (int phrase = 0; phrase < phrases; ++phrase) {
+      const double tf = counts[static_cast<std::size_t>(phrase * columns + column)];
+      if (tf > 0) score += w * tf * (kK1 + 1) / (tf + kK1);
+    }
+  }
+  return score;
+}
+
+/// False when the row's text cannot match every token, told without tokenizing it: when the
+/// text is ASCII without escapes, the tokenizer only splits it at other characters and lowers its
+/// letters, so a token the query word starts with leaves the word in the lowered text. (The JSON
+/// lists are tested as stored: their punctuation only adds text.) Most noted tasks do not match a
+/// search; this saves tokenizing them. `folded` is scratch space.
+bool might_match(const std::vector<std::string>& tokens, std::initializer_list<std::string_view> texts,
+                 std::string& folded) {
+  std::size_t size = 0;
+  for (std::string_view text : texts) size += text.size() + 8;
+  folded.resize(size);
+  char* out = folded.data();
+  // Eight bytes at a time: a set high bit is a non-ASCII byte, a zero byte of word ^ 0x5c… a
+  // backslash; 0x20 is added to the bytes from 'A' to 'Z'.
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  std::uint64_t odd = 0;  // high bits of non-ASCII bytes and backslashes
+  for (std::string_view text : texts) {
+    std::size_t i = 0;
+    for (; i + 8 <= text.size(); i += 8, out += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, text.data() + i, 8);
+      const std::uint64_t slash = word ^ (kOnes * '\\');
+      odd |= (word | ((slash - kOnes) & ~slash)) & kHigh;
+      const std::uint64_t low = word & ~kHigh;
+      const std::uint64_t at_least_a = low + kOnes * (0x80 - 'A');
+      const std::uint64_t above_z = low + kOnes * (0x7f - 'Z');
+      word |= ((at_least_a & ~above_z) & kHigh) >> 2;
+      std::memcpy(out, &word, 8);
+    }
+    for (; i < text.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(text[i]);
+      if (byte >= 0x80 || byte == '\\') odd = 1;
+      *out++ = static_cast<char>(byte >= 'A' && byte <= 'Z' ? byte + 32 : byte);
+    }
+    *out++ = ' ';
+  }
+  if (odd != 0) return true;  // the tokenizer's folding decides
+  const std::string_view lowered(folded.data(), static_cast<std::size_t>(out - folded.data()));
+  for (const auto& token : tokens)
+    if (lowered.find(token) == std::string_view::npos) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string SqliteStore::matches(const TaskFilter& filter, bool skip_tail, std::vector<SqlValue>& params) {
+  // A noted task's index row is missing or behind its text: it is read from tasks_fts_tail instead.
+  const std::string tail = skip_tail ? " AND tasks_fts.rowid NOT IN (SELECT num FROM tasks_fts_tail)" : "";
   TaskFilter rest = filter;
   rest.archived = ArchivedFilter::Include;
   std::string where;
@@ -20,11 +94,11 @@ std::string SqliteStore::matches(const TaskFilter& filter, std::vector<SqlValue>
     switch (filter.archived) {
       case ArchivedFilter::Exclude:
         return " FROM tasks_fts WHERE tasks_fts MATCH ? AND tasks_fts.rowid NOT IN (SELECT num FROM tasks WHERE " +
-               std::string(kAllStatuses) + " AND archived > 0)";
+               std::string(kAllStatuses) + " AND archived > 0)" + tail;
       case ArchivedFilter::Only:
         return " FROM tasks_fts WHERE tasks_fts MATCH ? AND tasks_fts.rowid IN (SELECT num FROM tasks WHERE " +
-               std::string(kAllStatuses) + " AND archived = 1)";
-      case ArchivedFilter::Include: return " FROM tasks_fts WHERE tasks_fts MATCH ?";
+               std::string(kAllStatuses) + " AND archived = 1)" + tail;
+      case ArchivedFilter::Include: return " FROM tasks_fts WHERE tasks_fts MATCH ?" + tail;
     }
   }
   // The same conditions as append_filter(filter) would give: the archived one comes last.
@@ -35,7 +109,80 @@ std::string SqliteStore::matches(const TaskFilter& filter, std::vector<SqlValue>
   // CROSS JOIN keeps the index outermost: with the filter outside, SQLite may walk the filter's
   // index and run the whole match once per task (1.8 s instead of 5 ms at 10k).
   return " FROM tasks_fts CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
-         where.substr(std::string_view(" WHERE ").size());
+         where.substr(std::string_view(" WHERE ").size()) + tail;
+}
+
+Result<std::vector<SqliteStore::TailHit>> SqliteStore::search_index_tail(const std::vector<std::string>& tokens,
+                                                                          const TaskFilter& filter) {
+  std::vector<TailHit> hits;
+  if (!load_tokenizer()) return fail(ErrorCode::Internal, "cannot search: SQLite's unicode61 tokenizer is missing");
+  std::vector<SqlValue> params;
+  std::string where;
+  append_filter(filter, true, where, params);
+  // Within a transaction the noted tasks change only by a write, which forgets the memo.
+  std::string key = match_expression(tokens) + '\x1f' + where;
+  for (const auto& param : params)
+    std::visit([&](const auto& value) {
+      key += '\x1f';
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) key += value; else key += std::to_string(value);
+    }, param);
+  if (in_transaction() && tail_memo_ && tail_memo_->transaction == transactions_ && tail_memo_->key == key)
+    return tail_memo_->hits;
+  // CROSS JOIN keeps the few noted tasks outermost, whatever index the filter could walk.
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT t.num, t.title, t.description, t.labels, t.notes, t.id "
+                                           "FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num" + where));
+  Statement stmt(raw);
+  stmt.bind_all(params);
+  constexpr int kColumns = static_cast<int>(kTaskColumnWeights.size());
+  const int phrases = static_cast<int>(tokens.size());
+  std::vector<int> counts;
+  struct Scan {
+    const std::vector<std::string>* tokens;
+    int* counts;  // this column's cell of phrase 0
+  };
+  auto on_token = [](void* context, int, const char* token, int length, int, int) -> int {
+    auto* scan = static_cast<Scan*>(context);
+    const std::string_view word(token, static_cast<std::size_t>(std::max(length, 0)));
+    // Each query word is a prefix ("word"*).
+    for (std::size_t phrase = 0; phrase < scan->tokens->size(); ++phrase)
+      if (word.starts_with((*scan->tokens)[phrase])) ++scan->counts[phrase * kColumns];
+    return SQLITE_OK;
+  };
+  std::string folded;
+  CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
+    if (!might_match(tokens, {stmt.text(1), stmt.text(2), stmt.text(3), stmt.text(4)}, folded)) return {};
+    // The text the index would hold (the fold's kIndexedTaskColumns): labels joined by spaces,
+    // note texts by newlines. Lists are decoded only when they hold something.
+    std::string labels, notes;
+    if (const auto list = stmt.text(3); list != "[]") {
+      CT_TRY_ASSIGN(auto decoded, decode_strings(list, stmt.text(5), "labels"));
+      labels = join_labels(decoded);
+    }
+    if (const auto list = stmt.text(4); list != "[]") {
+      CT_TRY_ASSIGN(auto decoded, decode_notes(list, stmt.text(5)));
+      notes = join_notes(decoded);
+    }
+    const std::array<std::string_view, kColumns> columns = {stmt.text(1), stmt.text(2), labels, notes};
+    counts.assign(static_cast<std::size_t>(phrases * kColumns), 0);
+    for (int column = 0; column < kColumns; ++column) {
+      Scan scan{&tokens, counts.data() + column};
+      const std::string_view text = columns[static_cast<std::size_t>(column)];
+      tokenizer_api_.xTokenize(tokenizer_, &scan, FTS5_TOKENIZE_DOCUMENT, text.data(), static_cast<int>(text.size()),
+                               on_token);
+    }
+    for (int phrase = 0; phrase < phrases; ++phrase) {
+      int total = 0;
+      for (int column = 0; column < kColumns; ++column) total += counts[static_cast<std::size_t>(phrase * kColumns + column)];
+      if (total == 0) return {};
+    }
+    const double score = saturating_score(counts, phrases, kColumns, [](int column) {
+      return kTaskColumnWeights[static_cast<std::size_t>(column)];
+    });
+    hits.push_back(TailHit{stmt.integer(0), score});
+    return {};
+  }));
+  if (in_transaction()) tail_memo_ = TailMemo{std::move(key), transactions_, hits};
+  return hits;
 }
 
 Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const TaskFilter& filter,
@@ -47,52 +194,96 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
 
   // An exact id goes first.
   CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
+  // Noted tasks are scored from their rows; the index gives the rest.
+  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
+  std::vector<TailHit> noted;
+  if (waiting > 0) {
+    CT_TRY_ASSIGN(noted, search_index_tail(tokens, filter));
+  }
   std::vector<SqlValue> params{match_expression(tokens)};
   // Rank and cut on row numbers first; read full rows for the hits only.
   CT_TRY(ensure_rank());
-  std::string inner = "SELECT tasks_fts.rowid AS hit_num, ct_rank(tasks_fts, 10.0, 3.0, 5.0, 1.0) AS rank_value" +
-                      matches(filter, params) + " ORDER BY rank_value, hit_num";
+  static const std::string rank_call = [] {
+    std::string call = "ct_rank(tasks_fts";
+    for (double weight : kTaskColumnWeights) call += ", " + std::to_string(weight);
+    return call + ")";
+  }();
+  std::string inner = "SELECT tasks_fts.rowid AS hit_num, " + rank_call + " AS rank_value" +
+                      matches(filter, waiting > 0, params) + " ORDER BY rank_value, hit_num";
   if (limit > 0) {
     inner += " LIMIT ?";
     // One extra row in case the exact id match is among them.
     params.emplace_back(limit + (exact ? 1 : 0));
   }
-  std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value FROM (" + inner +
+  std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num FROM (" + inner +
                     ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
   Statement stmt(raw);
   stmt.bind_all(params);
+  // Hits from the index and from the noted tasks, merged in the index query's order: best score
+  // first, then task number. A noted task's row is read only if it makes the page.
+  struct Ranked {
+    double score;
+    std::int64_t num;
+    std::optional<Task> task;
+  };
+  std::vector<Ranked> ranked;
   CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
     if (exact && stmt.text(kId) == exact->id) return {};
     CT_TRY_ASSIGN(Task task, read_task(raw));
-    hits.push_back(SearchHit{std::move(task), -stmt.real(kTaskColumnCount)});
+    ranked.push_back(Ranked{-stmt.real(kTaskColumnCount), stmt.integer(kTaskColumnCount + 1), std::move(task)});
     return {};
   }));
-  if (exact) {
-    double top = hits.empty() ? 1.0 : std::max(1.0, hits.front().score + 1.0);
-    hits.insert(hits.begin(), SearchHit{std::move(*exact), top});
+  const std::int64_t exact_num = exact ? parse_task_id(exact->id).value_or(-1) : -1;
+  for (const auto& hit : noted)
+    if (hit.num != exact_num) ranked.push_back(Ranked{hit.score, hit.num, std::nullopt});
+  if (!noted.empty()) {
+    std::ranges::sort(ranked, [](const Ranked& a, const Ranked& b) {
+      return a.score != b.score ? a.score > b.score : a.num < b.num;
+    });
   }
-  if (limit > 0 && std::ssize(hits) > limit) hits.resize(static_cast<std::size_t>(limit));
+  const std::int64_t room = limit < 0 ? std::ssize(ranked) : std::min<std::int64_t>(limit - (exact ? 1 : 0), std::ssize(ranked));
+  if (exact) {
+    double top = ranked.empty() ? 1.0 : std::max(1.0, ranked.front().score + 1.0);
+    hits.push_back(SearchHit{std::move(*exact), top});
+  }
+  for (std::int64_t i = 0; i < room; ++i) {
+    auto& entry = ranked[static_cast<std::size_t>(i)];
+    if (!entry.task) {
+      CT_TRY_ASSIGN(std::optional<Task> task, get_task(format_task_id(entry.num)));
+      if (!task) return fail(ErrorCode::Internal, "a task noted for the search index vanished during the search");
+      entry.task = std::move(*task);
+    }
+    hits.push_back(SearchHit{std::move(*entry.task), entry.score});
+  }
   return hits;
 }
 
 Result<std::int64_t> SqliteStore::count_matches(std::string_view text, const TaskFilter& filter) {
   std::vector<std::string> tokens = tokenize(text);
   if (tokens.empty()) return 0;
+  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
+  std::vector<TailHit> noted;
+  if (waiting > 0) {
+    CT_TRY_ASSIGN(noted, search_index_tail(tokens, filter));
+  }
   std::vector<SqlValue> params{match_expression(tokens)};
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, params)));
-  std::int64_t count = 0;
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, waiting > 0, params)));
+  std::int64_t count = std::ssize(noted);
   {
     Statement stmt(raw);
     stmt.bind_all(params);
     CT_TRY(step(stmt, "cannot count search results"));
-    count = stmt.integer(0);
+    count += stmt.integer(0);
   }
   // An exact id that the words do not match is one more result.
   CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
   if (exact) {
+    const std::int64_t exact_num = parse_task_id(exact->id).value_or(-1);
+    if (std::ranges::any_of(noted, [&](const TailHit& hit) { return hit.num == exact_num; })) return count;
     CT_TRY_ASSIGN(sqlite3_stmt* one, prepare("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = "
-                                             "(SELECT num FROM tasks WHERE id = ?2)"));
+                                             "(SELECT num FROM tasks WHERE id = ?2) AND "
+                                             "rowid NOT IN (SELECT num FROM tasks_fts_tail)"));
     Statement stmt(one);
     stmt.bind(1, std::get<std::string>(params.front())).bind(2, exact->id);
     CT_TRY(step(stmt, "cannot count search results"));
@@ -224,14 +415,12 @@ fts5_api* SqliteStore::fts5() {
 namespace {
 
 /// ct_rank(index, weight of column 0, weight of column 1, …): how well a row matches, lower is
-/// better (as bm25, so that ORDER BY is ascending). For each phrase of the query and each column,
-/// the column's weight times a saturating count of the phrase's hits there, tf·(k1+1)/(tf+k1) with
-/// bm25's k1 = 1.2 (a title hit outweighs a description that repeats the word), summed, negated.
+/// better (as bm25, so that ORDER BY is ascending): saturating_score negated (a title hit
+/// outweighs a description that repeats the word).
 /// Unlike bm25 it does not normalise by the row's length: that needs one lookup of the row's size
 /// per match, 90 % of bm25's cost (a word in 10k of 100k tasks: 6.7 ms to rank with bm25, 0.9 ms
 /// with this; docs/performance.md).
 void ct_rank(const Fts5ExtensionApi* x, Fts5Context* fts, sqlite3_context* context, int argc, sqlite3_value** argv) {
-  constexpr double kK1 = 1.2;
   constexpr int kMaxCells = 256;  // phrases × columns counted (a query has at most 32 words)
   const int columns = x->xColumnCount(fts);
   const int phrases = x->xPhraseCount(fts);
@@ -246,14 +435,9 @@ void ct_rank(const Fts5ExtensionApi* x, Fts5Context* fts, sqlite3_context* conte
     if (x->xInst(fts, i, &phrase, &column, &offset) != SQLITE_OK) continue;
     if (phrase >= 0 && phrase < phrases && column >= 0 && column < columns) ++counts[static_cast<std::size_t>(phrase * columns + column)];
   }
-  double score = 0;
-  for (int column = 0; column < columns; ++column) {
-    const double weight = column < argc ? sqlite3_value_double(argv[column]) : 1.0;
-    for (int phrase = 0; phrase < phrases; ++phrase) {
-      const double tf = counts[static_cast<std::size_t>(phrase * columns + column)];
-      if (tf > 0) score += weight * tf * (kK1 + 1) / (tf + kK1);
-    }
-  }
+  const double score = saturating_score(counts, phrases, columns, [&](int column) {
+    return column < argc ? sqlite3_value_double(argv[column]) : 1.0;
+  });
   sqlite3_result_double(context, -score);
 }
 

@@ -160,6 +160,17 @@ inline std::string compliance_where(const ComplianceQuery& query, bool with_pass
   return sql::compliance_where(query, with_passed, args);
 }
 
+/// What the search index holds of task t, in the order of tasks_fts(rowid, title, description,
+/// labels, notes): labels joined by spaces, note texts by newlines (join_labels, join_notes).
+inline constexpr std::string_view kIndexedTaskColumns =
+    "t.num, t.title, t.description, "
+    "coalesce((SELECT group_concat(l.value, ' ') FROM json_each(t.labels) l), ''), "
+    "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) FROM json_each(t.notes) n), '')";
+
+/// How many noted tasks (tasks_fts_tail) a write lets pile up before it folds them into the index:
+/// the most a search reads beside the index.
+inline constexpr std::int64_t kIndexBatch = 32;
+
 inline const std::string& select_tasks() {
   static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
   return sql;
@@ -407,6 +418,7 @@ class SqliteStore final : public Store {
   /// Makes a multi-statement write all-or-nothing, inside or outside the caller's transaction.
   template <typename Body>
   Result<void> atomically(Body&& body) {
+    tail_memo_.reset();
     CT_TRY(run("SAVEPOINT ct_write", "cannot start a write"));
     auto result = body();
     if (!result) {
@@ -423,7 +435,20 @@ class SqliteStore final : public Store {
   /// Binds the task's fields from title onwards to ?first … ?first+23.
   static void bind_task_fields(Statement& stmt, const Task& task, int first);
   Result<void> write_edges(const Task& task, bool replace);
-  Result<void> write_index(std::int64_t number, const Task& task, bool replace);
+  /// Notes that task `number`'s search-index row is missing or behind its text (tasks_fts_tail),
+  /// and folds the noted tasks into the index once kIndexBatch are waiting.
+  Result<void> index_later(std::int64_t number);
+  /// Rewrites the index rows of the noted tasks from their rows and clears the notes.
+  Result<void> fold_index_tail();
+  /// How many tasks are noted.
+  Result<std::int64_t> index_tail_size();
+  struct TailHit {
+    std::int64_t num;
+    double score;
+  };
+  /// The noted tasks under `filter` that every token matches (as a prefix, the index's way),
+  /// scored as ct_rank scores an index row.
+  Result<std::vector<TailHit>> search_index_tail(const std::vector<std::string>& tokens, const TaskFilter& filter);
   /// Splits search text into the tokens the index holds, using FTS5's own unicode61 tokenizer
   /// (same folding and diacritics removal as the index), so "Café" finds "cafe".
   std::vector<std::string> tokenize(std::string_view text);
@@ -434,7 +459,8 @@ class SqliteStore final : public Store {
   bool load_tokenizer();
   /// " FROM tasks_fts … WHERE tasks_fts MATCH ? …" for the matches of a search under `filter`;
   /// `params` holds the match expression and receives the filter's values.
-  std::string matches(const TaskFilter& filter, std::vector<SqlValue>& params);
+  /// Noted tasks (tasks_fts_tail) are left out when `skip_tail`: their index rows may be stale.
+  std::string matches(const TaskFilter& filter, bool skip_tail, std::vector<SqlValue>& params);
   /// The connection's FTS5 API (nullptr without FTS5), fetched once.
   fts5_api* fts5();
   /// Registers ct_rank (sqlite_search.cpp) on this connection before its first search.
@@ -468,6 +494,15 @@ class SqliteStore final : public Store {
   bool tokenizer_failed_ = false;
   fts5_api* fts5_ = nullptr;
   bool rank_registered_ = false;
+  /// The last scan of the noted tasks, for the search text and filter of `key`, within the
+  /// transaction numbered `transaction`: tasks.find's page and its count read them once.
+  struct TailMemo {
+    std::string key;
+    std::uint64_t transaction;
+    std::vector<TailHit> hits;
+  };
+  std::optional<TailMemo> tail_memo_;
+  std::uint64_t transactions_ = 0;  // transactions begun on this connection
 };
 
 }  // namespace ct::sqlite

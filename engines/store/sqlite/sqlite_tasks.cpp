@@ -127,7 +127,7 @@ Result<void> SqliteStore::insert_task(const Task& task) {
       if (rc != SQLITE_DONE) return fail(error(rc, "cannot insert task " + task.id));
     }
     CT_TRY(write_edges(task, false));
-    CT_TRY(write_index(*number, task, false));
+    CT_TRY(index_later(*number));
     // Keep the counter ahead of every id ever stored (imports bring their own ids).
     CT_TRY_ASSIGN(sqlite3_stmt* bump,
                   prepare("UPDATE meta SET value = CAST(?1 + 1 AS TEXT) "
@@ -174,7 +174,7 @@ Result<void> SqliteStore::update_task(const Task& task) {
       CT_TRY(finish(stmt, "cannot update task " + task.id));
     }
     if (!same_edges) CT_TRY(write_edges(task, true));
-    if (!same_text) CT_TRY(write_index(number, task, true));
+    if (!same_text) CT_TRY(index_later(number));
     return {};
   });
 }
@@ -198,8 +198,8 @@ Result<void> SqliteStore::delete_task(std::string_view id) {
       edges.bind(1, id);
       CT_TRY(finish(edges, "cannot delete dependency edges"));
     }
-    CT_TRY_ASSIGN(sqlite3_stmt* index_raw, prepare("DELETE FROM tasks_fts WHERE rowid = ?1"));
-    {
+    for (const char* sql : {"DELETE FROM tasks_fts WHERE rowid = ?1", "DELETE FROM tasks_fts_tail WHERE num = ?1"}) {
+      CT_TRY_ASSIGN(sqlite3_stmt* index_raw, prepare(sql));
       Statement index(index_raw);
       index.bind(1, number);
       CT_TRY(finish(index, "cannot update the search index"));

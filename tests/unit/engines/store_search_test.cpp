@@ -203,6 +203,138 @@ TEST_CASE_METHOD(SearchFixture, "the index follows updates and deletes", "[engin
   CHECK(find("T001").empty());
 }
 
+TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[engines][search][sqlite]") {
+  // The index is written behind the tasks: a write notes the task (tasks_fts_tail) and every 32
+  // notes are folded in. A search reads the noted tasks from their rows; this checks that it
+  // answers exactly what the index answers once they are folded: the same tasks, in the same
+  // order, with the same scores to the bit, and the same counts.
+  TempDir dir;
+  const fs::path db = dir.path() / "tasks.db";
+  std::mt19937 random(20261127);
+  const std::vector<std::string> words = {"parser", "parse",  "cache",  "deploy", "docs", "café",
+                                          "token",  "tokens", "search", "INDEX",  "fold", "Zürich", "Task"};
+  auto some_words = [&](int most) {
+    std::string text;
+    const int count = std::uniform_int_distribution<int>(0, most)(random);
+    for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[random() % words.size()];
+    return text;
+  };
+  {
+    auto store = test::create_store(db);
+    for (int n = 1; n <= 90; ++n) {
+      char id[8];
+      std::snprintf(id, sizeof id, "T%03d", n);
+      Task task = make_task(id, "Task " + some_words(3));
+      task.description = some_words(6);
+      if (random() % 3 == 0) task.labels = {words[random() % words.size()]};
+      if (random() % 4 == 0) task.notes = {{1, some_words(4)}, {2, some_words(2)}};
+      task.archived = random() % 7 == 0;
+      if (random() % 5 == 0) task.status = TaskStatus::Done;
+      REQUIRE(store->insert_task(task));
+    }
+    // Changes to folded tasks: their index rows are now behind their text.
+    for (const char* id : {"T003", "T010", "T020", "T033", "T050"}) {
+      Task task = **store->get_task(id);
+      task.title = "Changed " + some_words(3);
+      task.notes.push_back({9, "fold " + some_words(2)});
+      REQUIRE(store->update_task(task));
+    }
+    REQUIRE(store->delete_task("T007"));
+    REQUIRE(store->delete_task("T089"));
+  }
+  CHECK(test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_tail") > 0);
+
+  std::vector<std::pair<std::string, TaskFilter>> queries;
+  TaskFilter include;
+  include.archived = ArchivedFilter::Include;
+  TaskFilter only;
+  only.archived = ArchivedFilter::Only;
+  TaskFilter done;
+  done.statuses = {TaskStatus::Done};
+  for (const auto& word : words) {
+    for (const TaskFilter& filter : {TaskFilter{}, include, only, done}) queries.emplace_back(word, filter);
+    queries.emplace_back(word.substr(0, 3), TaskFilter{});
+    queries.emplace_back(word + " " + words[random() % words.size()], TaskFilter{});
+  }
+  queries.emplace_back("T003", TaskFilter{});  // an exact id among the noted tasks
+  queries.emplace_back("T004", include);
+  struct Answer {
+    std::vector<std::pair<std::string, double>> hits;
+    std::int64_t count = 0;
+    bool operator==(const Answer&) const = default;
+  };
+  auto answers = [&] {
+    auto store = test::create_store(db);
+    std::vector<Answer> out;
+    for (const auto& [text, filter] : queries) {
+      for (std::int64_t limit : {3, 50}) {
+        Answer answer;
+        auto hits = store->search(text, filter, limit);
+        REQUIRE(hits);
+        for (const auto& hit : *hits) answer.hits.emplace_back(hit.task.id, hit.score);
+        auto count = store->count_matches(text, filter);
+        REQUIRE(count);
+        answer.count = *count;
+        out.push_back(std::move(answer));
+      }
+    }
+    return out;
+  };
+  const auto noted = answers();
+  test::run_sql(db, test::kFoldSearchIndex);
+  REQUIRE(test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_tail") == 0);
+  const auto folded = answers();
+  REQUIRE(noted.size() == folded.size());
+  std::size_t matched = 0;
+  for (std::size_t i = 0; i < noted.size(); ++i) {
+    INFO("query \"" << queries[i / 2].first << "\"");
+    CHECK(noted[i] == folded[i]);
+    matched += noted[i].hits.empty() ? 0 : 1;
+  }
+  CHECK(matched > noted.size() / 2);  // the queries do find things
+}
+
+TEST_CASE_METHOD(SearchFixture, "a write folds the noted tasks into the index every 32", "[engines][search][sqlite]") {
+  const fs::path db = dir.path() / "tasks.db";
+  auto waiting = [&] { return test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_tail"); };
+  auto indexed = [&] { return test::sqlite_number(db, "SELECT count(*) FROM tasks_fts"); };
+  for (int n = 1; n <= 31; ++n) insert(make_task("T" + std::to_string(100 + n), "Batch task"));
+  CHECK(waiting() == 31);
+  CHECK(indexed() == 0);
+  CHECK(find("batch").size() == 31);
+  insert(make_task("T132", "Batch task"));
+  CHECK(waiting() == 0);
+  CHECK(indexed() == 32);
+  CHECK(find("batch").size() == 32);
+  // A change to an indexed task is noted; its stale index row is not searched meanwhile.
+  Task task = **store->get_task("T101");
+  task.title = "Renamed";
+  REQUIRE(store->update_task(task));
+  CHECK(waiting() == 1);
+  CHECK(find("batch").size() == 31);
+  CHECK(find("renamed") == Ids{"T101"});
+  REQUIRE(store->delete_task("T101"));
+  CHECK(waiting() == 0);
+  CHECK(find("renamed").empty());
+}
+
+TEST_CASE_METHOD(SearchFixture, "a noted task is matched with the index's case folding", "[engines][search]") {
+  // Noted tasks are first tested on their lowered ASCII text, eight bytes at a time.
+  insert(make_task("T001", "THE ABCDEFGHIJKLMNOPQRSTUVWXYZ Alphabet"));
+  Task edges = make_task("T002", "Edges A@Z[a`z{ and more");
+  edges.labels = {"Quoted\"Label"};
+  edges.description = "C:\\Users\\ZOE and é";
+  insert(edges);
+  CHECK(find("abcdefghijklmnopqrstuvwxyz") == Ids{"T001"});
+  CHECK(find("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == Ids{"T001"});
+  CHECK(find("alphabet the") == Ids{"T001"});
+  CHECK(find("mnopq").empty());  // a prefix, not a substring
+  CHECK(find("edges z") == Ids{"T002"});
+  CHECK(find("label quoted") == Ids{"T002"});
+  CHECK(find("zoe users") == Ids{"T002"});
+  CHECK(find("e edges") == Ids{"T002"});
+}
+
 TEST_CASE_METHOD(SearchFixture, "hostile search text is harmless", "[engines][search]") {
   insert(make_task("T001", "Drop the table tasks"));
   for (std::string_view text :
