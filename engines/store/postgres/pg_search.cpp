@@ -77,9 +77,17 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   Params params = search_params(text, exact);
   const std::string matches = task_matches(filter, params);
   std::string sql = std::string(kWords) + "SELECT " + std::string(kTaskColumns) + ", " +
-                    rank_of("t.search", kTaskWeights) + " AS score, coalesce(t.id = $2::text, false) AS exact" +
-                    matches + " ORDER BY exact DESC, score DESC, t.num LIMIT " + params.next() + "::bigint";
-  if (limit > 0) params.add(limit); else params.add_null();
+                    rank_of("t.search", kTaskWeights) + " AS score, coalesce(t.id = $2::text, false) AS exact";
+  if (limit > 0) {
+    // Only the newest matches are ranked (and the exact id, which comes first whatever its age).
+    const std::string window = params.next();
+    params.add(std::max(kSearchRankWindow, limit + 1));
+    sql += " FROM m CROSS JOIN (SELECT t.*" + matches + " ORDER BY (t.id = $2::text) IS TRUE DESC, t.num DESC LIMIT " +
+           window + "::bigint) AS t ORDER BY exact DESC, score DESC, t.num LIMIT " + params.next() + "::bigint";
+    params.add(limit);
+  } else {
+    sql += matches + " ORDER BY exact DESC, score DESC, t.num";
+  }
   CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot search"));
   hits.reserve(static_cast<std::size_t>(rows.size()));
   bool exact_found = false;

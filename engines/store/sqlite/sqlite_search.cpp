@@ -209,11 +209,18 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     return call + ")";
   }();
   std::string inner = "SELECT tasks_fts.rowid AS hit_num, " + rank_call + " AS rank_value" +
-                      matches(filter, waiting > 0, params) + " ORDER BY rank_value, hit_num";
+                      matches(filter, waiting > 0, params);
   if (limit > 0) {
-    inner += " LIMIT ?";
-    // One extra row in case the exact id match is among them.
+    // Only the newest matches are ranked (the index gives them in row order, and ct_rank runs on
+    // the rows the window lets through), then cut, with one extra row in case the exact id match
+    // is among them. The noted tasks' matches, the newest tasks or the last changed, fill the
+    // window first.
+    inner = "SELECT hit_num, rank_value FROM (" + inner +
+            " ORDER BY tasks_fts.rowid DESC LIMIT ?) ORDER BY rank_value, hit_num LIMIT ?";
+    params.emplace_back(std::max(kSearchRankWindow - std::ssize(noted), limit + 1));
     params.emplace_back(limit + (exact ? 1 : 0));
+  } else {
+    inner += " ORDER BY rank_value, hit_num";
   }
   std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num FROM (" + inner +
                     ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";

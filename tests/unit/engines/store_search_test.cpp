@@ -335,6 +335,31 @@ TEST_CASE_METHOD(SearchFixture, "a noted task is matched with the index's case f
   CHECK(find("e edges") == Ids{"T002"});
 }
 
+TEST_CASE_METHOD(SearchFixture, "the newest matches are ranked; the count is of every match", "[engines][search]") {
+  auto id = [](std::int64_t n) {
+    char out[16];
+    std::snprintf(out, sizeof out, "T%03lld", static_cast<long long>(n));
+    return std::string(out);
+  };
+  // The oldest task matches best, then come more matches than the window ranks.
+  insert(make_task("T001", "Needle needle needle"));
+  const std::int64_t last = kSearchRankWindow + 2;  // T002 … are the weaker matches
+  for (std::int64_t n = 2; n <= last; ++n) {
+    Task task = make_task(id(n), "Haystack " + std::to_string(n));
+    task.description = "a needle";
+    insert(task);
+  }
+  auto count = store->count_matches("needle", {});
+  REQUIRE(count);
+  CHECK(*count == last);
+  // Equal scores come oldest first, among the newest 1000: T001 and T002 are outside it.
+  const std::int64_t oldest_ranked = last - kSearchRankWindow + 1;
+  CHECK(find("needle", {}, 3) == Ids{id(oldest_ranked), id(oldest_ranked + 1), id(oldest_ranked + 2)});
+  CHECK(find("needle", {}, -1).front() == "T001");  // every match ranked
+  CHECK(find("T001", {}, 3).front() == "T001");      // an exact id, whatever its age
+  CHECK(find("needle haystack", {}, 3).front() == id(oldest_ranked));
+}
+
 TEST_CASE_METHOD(SearchFixture, "hostile search text is harmless", "[engines][search]") {
   insert(make_task("T001", "Drop the table tasks"));
   for (std::string_view text :
