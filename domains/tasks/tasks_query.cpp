@@ -364,8 +364,8 @@ void register_tasks_queries(Registry& registry) {
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search tasks by text or id; best matches first",
                 .params = std::move(find_params),
-                .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first (of the newest 1000 "
-                           "matches), every?:{column: value shared by all rows}} (full records with detail:'full'); "
+                .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first (SQLite: of the newest "
+                           "1000 matches), every?:{column: value shared by all rows}} (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when more match; E_NO_DATA note when nothing matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
