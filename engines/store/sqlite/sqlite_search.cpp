@@ -119,14 +119,16 @@ Result<std::vector<SqliteStore::TailHit>> SqliteStore::search_index_tail(const s
   std::vector<SqlValue> params;
   std::string where;
   append_filter(filter, true, where, params);
-  // Within a transaction the noted tasks change only by a write, which forgets the memo.
+  // Within a transaction the noted tasks change only by a write on this connection.
   std::string key = match_expression(tokens) + '\x1f' + where;
   for (const auto& param : params)
     std::visit([&](const auto& value) {
       key += '\x1f';
       if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) key += value; else key += std::to_string(value);
     }, param);
-  if (in_transaction() && tail_memo_ && tail_memo_->transaction == transactions_ && tail_memo_->key == key)
+  const std::int64_t changes = sqlite3_total_changes64(db_);
+  if (in_transaction() && tail_memo_ && tail_memo_->transaction == transactions_ && tail_memo_->changes == changes &&
+      tail_memo_->key == key)
     return tail_memo_->hits;
   // CROSS JOIN keeps the few noted tasks outermost, whatever index the filter could walk.
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT t.num, t.title, t.description, t.labels, t.notes, t.id "
@@ -181,7 +183,7 @@ Result<std::vector<SqliteStore::TailHit>> SqliteStore::search_index_tail(const s
     hits.push_back(TailHit{stmt.integer(0), score});
     return {};
   }));
-  if (in_transaction()) tail_memo_ = TailMemo{std::move(key), transactions_, hits};
+  if (in_transaction()) tail_memo_ = TailMemo{std::move(key), transactions_, changes, hits};
   return hits;
 }
 

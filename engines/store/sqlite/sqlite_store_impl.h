@@ -418,7 +418,6 @@ class SqliteStore final : public Store {
   /// Makes a multi-statement write all-or-nothing, inside or outside the caller's transaction.
   template <typename Body>
   Result<void> atomically(Body&& body) {
-    tail_memo_.reset();
     CT_TRY(run("SAVEPOINT ct_write", "cannot start a write"));
     auto result = body();
     if (!result) {
@@ -495,10 +494,12 @@ class SqliteStore final : public Store {
   fts5_api* fts5_ = nullptr;
   bool rank_registered_ = false;
   /// The last scan of the noted tasks, for the search text and filter of `key`, within the
-  /// transaction numbered `transaction`: tasks.find's page and its count read them once.
+  /// transaction numbered `transaction` and before any row changed on this connection since
+  /// (sqlite3_total_changes64 = `changes`): tasks.find's page and its count read them once.
   struct TailMemo {
     std::string key;
     std::uint64_t transaction;
+    std::int64_t changes;
     std::vector<TailHit> hits;
   };
   std::optional<TailMemo> tail_memo_;

@@ -318,6 +318,25 @@ TEST_CASE_METHOD(SearchFixture, "a write folds the noted tasks into the index ev
   CHECK(find("renamed").empty());
 }
 
+TEST_CASE_METHOD(SearchFixture, "a search in a transaction sees the transaction's own writes", "[engines][search]") {
+  // SQLite remembers its scan of the tasks waiting for the index for one transaction; a write in
+  // between must not leave it stale.
+  insert(make_task("T001", "Alpha task"));
+  REQUIRE(store->begin(TxKind::Write));
+  CHECK(find("alpha") == Ids{"T001"});
+  CHECK(*store->count_matches("alpha", {}) == 1);
+  Task task = **store->get_task("T001");
+  task.title = "Beta task";
+  REQUIRE(store->update_task(task));
+  CHECK(find("alpha").empty());
+  CHECK(*store->count_matches("alpha", {}) == 0);
+  CHECK(find("beta") == Ids{"T001"});
+  insert(make_task("T002", "Beta again"));
+  CHECK(*store->count_matches("beta", {}) == 2);
+  REQUIRE(store->commit());
+  CHECK(find("beta").size() == 2);
+}
+
 TEST_CASE_METHOD(SearchFixture, "a noted task is matched with the index's case folding", "[engines][search]") {
   // Noted tasks are first tested on their lowered ASCII text, eight bytes at a time.
   insert(make_task("T001", "THE ABCDEFGHIJKLMNOPQRSTUVWXYZ Alphabet"));
