@@ -47,10 +47,6 @@ struct TaskQuery {
   std::int64_t offset = 0;
 };
 
-/// How many of a search's matches the SQLite store ranks, newest first (TaskStore::search): a
-/// word in a third of a million tasks took 36 ms to rank in full.
-inline constexpr std::int64_t kSearchRankWindow = 1000;
-
 struct SearchHit {
   Task task;
   double score = 0;  // higher is better; an exact id match ranks first
@@ -128,9 +124,9 @@ class TaskStore {
   /// exact id match ranks first, then best first: per word and column, the column's weight (title
   /// 10, description 3, labels 5, notes 1) times the word's hits there saturated as bm25 does,
   /// tf·2.2/(tf+1.2), summed — no length normalisation; equal scores in row order (oldest first).
-  /// SQLite ranks the newest kSearchRankWindow matches (or `limit`, if more), so that ranking
-  /// costs the same whatever the store's size; PostgreSQL ranks every match. limit -1 = every
-  /// match, all ranked.
+  /// SQLite ranks the newest kSearchRankWindow matches (engines/store/sqlite/sqlite_store.h; or
+  /// `limit`, if more), so that ranking costs the same whatever the store's size; PostgreSQL
+  /// ranks every match. limit -1 = every match, all ranked.
   [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
                                                               std::int64_t limit) = 0;
   /// How many tasks search() finds for `text` in all (an exact id included).

@@ -24,7 +24,7 @@ std::unique_ptr<StoreBackend> project_store(const Project& project, const Config
 /// The PostgreSQL store at `url` in `schema`, its backups SQLite files (sqlite_backup_files()).
 /// The backend is in its own module, libct_postgres.so (with libpq), loaded on the first call
 /// when the program does not link it in; when it does not load, every use of the store answers
-/// E_STORE_UNAVAILABLE saying why.
+/// E_FILE_ERROR saying why.
 std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema);
 
 }  // namespace ct

@@ -112,8 +112,10 @@ std::string SqliteStore::matches(const TaskFilter& filter, bool skip_tail, std::
          where.substr(std::string_view(" WHERE ").size()) + tail;
 }
 
-Result<std::vector<SqliteStore::TailHit>> SqliteStore::search_index_tail(const std::vector<std::string>& tokens,
-                                                                          const TaskFilter& filter) {
+Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_index_tail(
+    const std::vector<std::string>& tokens, const TaskFilter& filter) {
+  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
+  if (waiting == 0) return std::nullopt;
   std::vector<TailHit> hits;
   if (!load_tokenizer()) return fail(ErrorCode::Internal, "cannot search: SQLite's unicode61 tokenizer is missing");
   std::vector<SqlValue> params;
@@ -197,11 +199,8 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   // An exact id goes first.
   CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
   // Noted tasks are scored from their rows; the index gives the rest.
-  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
-  std::vector<TailHit> noted;
-  if (waiting > 0) {
-    CT_TRY_ASSIGN(noted, search_index_tail(tokens, filter));
-  }
+  CT_TRY_ASSIGN(std::optional<std::vector<TailHit>> scanned, search_index_tail(tokens, filter));
+  const std::vector<TailHit> noted = scanned ? std::move(*scanned) : std::vector<TailHit>{};
   std::vector<SqlValue> params{match_expression(tokens)};
   // Rank and cut on row numbers first; read full rows for the hits only.
   CT_TRY(ensure_rank());
@@ -211,7 +210,7 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     return call + ")";
   }();
   std::string inner = "SELECT tasks_fts.rowid AS hit_num, " + rank_call + " AS rank_value" +
-                      matches(filter, waiting > 0, params);
+                      matches(filter, scanned.has_value(), params);
   if (limit > 0) {
     // Only the newest matches are ranked (the index gives them in row order, and ct_rank runs on
     // the rows the window lets through), then cut, with one extra row in case the exact id match
@@ -271,13 +270,10 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
 Result<std::int64_t> SqliteStore::count_matches(std::string_view text, const TaskFilter& filter) {
   std::vector<std::string> tokens = tokenize(text);
   if (tokens.empty()) return 0;
-  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
-  std::vector<TailHit> noted;
-  if (waiting > 0) {
-    CT_TRY_ASSIGN(noted, search_index_tail(tokens, filter));
-  }
+  CT_TRY_ASSIGN(std::optional<std::vector<TailHit>> scanned, search_index_tail(tokens, filter));
+  const std::vector<TailHit> noted = scanned ? std::move(*scanned) : std::vector<TailHit>{};
   std::vector<SqlValue> params{match_expression(tokens)};
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, waiting > 0, params)));
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, scanned.has_value(), params)));
   std::int64_t count = std::ssize(noted);
   {
     Statement stmt(raw);

@@ -446,8 +446,9 @@ class SqliteStore final : public Store {
     double score;
   };
   /// The noted tasks under `filter` that every token matches (as a prefix, the index's way),
-  /// scored as ct_rank scores an index row.
-  Result<std::vector<TailHit>> search_index_tail(const std::vector<std::string>& tokens, const TaskFilter& filter);
+  /// scored as ct_rank scores an index row; nullopt when no task is noted (the index has all).
+  Result<std::optional<std::vector<TailHit>>> search_index_tail(const std::vector<std::string>& tokens,
+                                                                const TaskFilter& filter);
   /// Splits search text into the tokens the index holds, using FTS5's own unicode61 tokenizer
   /// (same folding and diacritics removal as the index), so "Café" finds "cafe".
   std::vector<std::string> tokenize(std::string_view text);
