@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engines/rules/claim_lease.h"
+
 namespace ct {
 
 Result<Graph> load_scope_graph(Context& context, std::string_view epic) {
@@ -15,6 +17,7 @@ Result<Graph> load_scope_graph(Context& context, std::string_view epic) {
   }
   GraphOptions options;
   options.now = context.now();
+  options.lapsed_before = lapsed_before(*context.config, options.now);
   options.stale_pending_days = static_cast<int>(context.config->get_int("analyze.stalePendingDays"));
   options.stale_blocked_days = static_cast<int>(context.config->get_int("analyze.staleBlockedDays"));
   return load_graph(context.db(), epic, options);

@@ -18,6 +18,7 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/projection.h"
+#include "engines/rules/claim_lease.h"
 #include "engines/rules/session_engine.h"
 #include "engines/store/open/open_store.h"
 
@@ -459,9 +460,15 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
 
   const std::int64_t reply_budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
   Envelope ok;
+  // A session the caller named (not one the CLI adopted: a person looking at an agent's work
+  // keeps no claim alive) shows life with every call.
+  const bool own_session = !request.caller.session.empty() || !call.common.session_id.empty();
   if (!call.ids.empty()) {
     CT_TRY_ASSIGN(ok, run_each(call, context, tx, std::move(session_warnings), reply_budget));
-    if (!call.writes()) return ok;
+    if (!call.writes()) {
+      if (own_session) renew_lease(context, tx);
+      return ok;
+    }
   } else {
     Result<Reply> reply = spec.handler       ? guarded(spec.handler, call, context)
                           : context.external ? Result<Reply>(std::move(*context.external))
@@ -481,7 +488,10 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
       return ok;
     }
     // Queries, dry runs and read-only checks keep nothing: the transaction rolls back.
-    if (!call.writes()) return ok;
+    if (!call.writes()) {
+      if (own_session) renew_lease(context, tx);
+      return ok;
+    }
     // The audit row, the remembered reply and the change itself commit together or not at all.
     pipeline::fill_audit(audit, context, call);
     audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
@@ -493,9 +503,43 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
         {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok, registry_), now}, now - kIdempotencyWindowMs));
   }
   CT_TRY(tx.commit());
+  // A write in a session touched it (check_session): its lease is renewed.
+  if (spec.needs_session && !context.session.empty()) remember_renewal(context.session);
   if (context.rebind && *context.rebind != request.caller.session) ok.rebind = std::move(*context.rebind);
   if (context.config_changed) refresh_config();
   return ok;
+}
+
+void Router::renew_lease(Context& context, pipeline::Transaction& tx) {
+  if (!context.store || context.session.empty()) return;
+  const std::optional<TimeMs> step = renewal_step(*context.config);
+  if (!step) return;
+  const auto steady_now = std::chrono::steady_clock::now();
+  if (auto it = renewed_.find(context.session);
+      it != renewed_.end() && steady_now - it->second < std::chrono::milliseconds(*step))
+    return;
+  // Still inside the read's transaction: is a renewal due?
+  auto found = context.store->get_session(context.session);
+  if (!found || !*found || (*found)->status != SessionStatus::Active) return;
+  const TimeMs now = context.now();
+  const TimeMs age = now - (*found)->updated_at;
+  if (age < *step) {
+    renewed_[context.session] = steady_now - std::chrono::milliseconds(std::max<TimeMs>(age, 0));
+    return;
+  }
+  tx.rollback();
+  if (!context.store->begin(TxKind::Write)) return;
+  pipeline::Transaction write(context.store);
+  SessionEngine sessions(*context.store, *context.config, now, nullptr);
+  if (!sessions.touch(context.session) || !write.commit()) return;
+  remember_renewal(context.session);
+}
+
+void Router::remember_renewal(const std::string& session) {
+  // A server sees many sessions over its life: the memory stays small (a forgotten one costs a
+  // read of its row on the next call).
+  if (renewed_.size() >= 1024) renewed_.clear();
+  renewed_[session] = std::chrono::steady_clock::now();
 }
 
 Envelope Router::dispatch(const Request& request) {

@@ -3,7 +3,10 @@
 // lean envelope of docs/architecture.md §3.2. Transports (cli/, gateway/) call dispatch() and to_json().
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,7 +100,8 @@ struct RouterOptions {
 
 /// A router serves calls on one store connection, opened lazily on the first call that needs the
 /// project (found through the workspace it is given). It keeps nothing of its callers between
-/// calls, so a pooled router serves any connection. Not thread-safe; give each worker its own.
+/// calls, so a pooled router serves any connection — only when it last renewed a session's lease,
+/// which saves writes and changes no answer. Not thread-safe; give each worker its own.
 class Router {
  public:
   Router(const Registry& registry, std::shared_ptr<Workspace> workspace, RouterOptions options,
@@ -130,6 +134,12 @@ class Router {
   void audit_failure(const pipeline::Call& call, Context& context, AuditEntry& audit, const Error& error);
   Result<void> audit_recovery(const pipeline::Call& call, Context& context, AuditEntry& audit, const Envelope& ok);
 
+  /// A read in a session the caller named renews its claim's lease, at most once a renewal step
+  /// (engines/rules/claim_lease.h), in a write of its own after the read's transaction. A renewal
+  /// that fails changes nothing of the read's reply: the next call tries again.
+  void renew_lease(Context& context, pipeline::Transaction& tx);
+  void remember_renewal(const std::string& session);
+
   Result<Store*> open_store();
   void close_store();
   void refresh_config();
@@ -144,6 +154,8 @@ class Router {
   std::shared_ptr<const Config> config_;
   std::string store_location_;  // where the open store is (StoreBackend::location())
   std::unique_ptr<Store> store_;
+  /// When this router last renewed (or saw renewed) each session's lease, on the steady clock.
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> renewed_;
 };
 
 }  // namespace ct

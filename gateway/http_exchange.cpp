@@ -364,7 +364,17 @@ HttpResponse HttpExchange::handle_delete(const HttpRequest& request) {
   std::string session_id = header_or_empty(request.headers, "Mcp-Session-Id");
   if (session_id.empty())
     return error_response(400, RpcError::InvalidRequest, "Bad Request: Mcp-Session-Id header is required");
-  if (!end_session(session_id)) return error_response(404, RpcError::InvalidRequest, "Session not found");
+  std::shared_ptr<Session> ended = end_session(session_id);
+  if (!ended) return error_response(404, RpcError::InvalidRequest, "Session not found");
+  {
+    // The client ended it: the CLEO session bound to it lets go of its claim at once.
+    std::lock_guard lock(ended->mutex);
+    if (!ended->connection.session.empty()) {
+      auto router = routers_.take();
+      protocol_.disconnect(ended->connection, *router, "the MCP client ended its HTTP session");
+      routers_.give_back(std::move(router));
+    }
+  }
   HttpResponse response;
   response.status = 204;
   return response;
@@ -398,12 +408,13 @@ std::string HttpExchange::add_session(const Connection& connection) {
   return id;
 }
 
-bool HttpExchange::end_session(std::string_view id) {
+std::shared_ptr<HttpExchange::Session> HttpExchange::end_session(std::string_view id) {
   std::lock_guard lock(sessions_mutex_);
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return false;
+  if (it == sessions_.end()) return nullptr;
+  std::shared_ptr<Session> ended = std::move(it->second);
   sessions_.erase(it);
-  return true;
+  return ended;
 }
 
 std::size_t HttpExchange::session_count() {

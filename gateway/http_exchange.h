@@ -109,7 +109,8 @@ class HttpExchange {
   std::optional<HttpResponse> check_origin_and_host(const HttpRequest& request) const;
   std::shared_ptr<Session> find_session(std::string_view id);
   std::string add_session(const Connection& connection);
-  bool end_session(std::string_view id);
+  /// Removes the session; null when there is none.
+  std::shared_ptr<Session> end_session(std::string_view id);
 
   const Protocol& protocol_;
   RouterPool routers_;

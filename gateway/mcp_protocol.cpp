@@ -2,6 +2,7 @@
 
 #include <array>
 #include <exception>
+#include <utility>
 
 #include "core/json_parse.h"
 #include "core/log.h"
@@ -369,6 +370,25 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
     return call_tool(params, id_json, connection, router, outcome);
   }
   return refuse(RpcError::MethodNotFound, method_not_found(method, true));
+}
+
+std::string Protocol::disconnect(Connection& connection, Router& router, std::string_view why) const {
+  std::string session = std::exchange(connection.session, std::string());
+  if (session.empty()) return session;
+  const Caller caller{.session = session, .agent = connection.client_name};
+  json::Value params = json::Value::object();
+  params.set("reason", std::string(why));
+  // The claim first (tasks.stop needs the session active), then the session. Neither failing
+  // (the session was ended elsewhere, the store is gone) keeps the process: the lease covers it.
+  Envelope stopped = router.dispatch({Gateway::Mutate, "tasks", "stop", params, caller});
+  Envelope suspended = router.dispatch({Gateway::Mutate, "session", "suspend", params, caller});
+  if (!stopped.success || !suspended.success) {
+    const Envelope& failed = stopped.success ? suspended : stopped;
+    log::warn("could not suspend session " + session + " on disconnect: " +
+              (failed.error ? failed.error->message : std::string("unknown error")));
+    return suspended.success ? session : std::string();
+  }
+  return session;
 }
 
 std::string Protocol::call_tool(const json::Value& params, const std::string& id_json, Connection& connection,

@@ -84,6 +84,12 @@ class Protocol {
   Outcome handle_parsed(const json::Value& message, Connection& connection, Router& router,
                         std::string_view text = {}, const MirroredHeaders* headers = nullptr) const;
 
+  /// The connection is gone (stdin closed, the HTTP session deleted): the CLEO session bound to
+  /// it is suspended and its claim released at once, so that another agent can take its task
+  /// without waiting for the lease (engines/rules/claim_lease.h). Both are audited as the
+  /// connection's agent, with the reason. Returns the session it suspended ("" = none).
+  std::string disconnect(Connection& connection, Router& router, std::string_view why) const;
+
   /// The cached tools/list result of the handshake revisions (compact JSON): stable and small.
   const std::string& tools_list_result() const { return tools_list_; }
   /// The cached tools/list result of the stateless revision: the same tools, with the fields it

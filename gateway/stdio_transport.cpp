@@ -122,6 +122,10 @@ int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FI
       break;
     }
   }
+  // The client is gone: its session's claim must not wait for the lease.
+  if (std::string suspended = protocol.disconnect(connection, router, "the MCP client disconnected (stdio closed)");
+      !suspended.empty())
+    log::info("session " + suspended + " suspended; its claim released");
   log::info("stdin closed; exiting");
   return 0;
 }

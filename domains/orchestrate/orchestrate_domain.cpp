@@ -15,6 +15,7 @@
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
+#include "engines/rules/claim_lease.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
 #include "engines/rules/task_engine.h"
@@ -86,15 +87,16 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
       }
     }
   }
-  CT_TRY_ASSIGN(std::optional<std::string> holder, context.db().focus_holder(id));
-  if (holder) {
-    if (*holder == context.session) {
+  CT_TRY_ASSIGN(std::optional<Claim> holder, context.db().claim_on(id));
+  // A lapsed claim holds nothing: the subagent's tasks.start takes the task over.
+  if (holder && !lapsed(*holder, *context.config, context.now())) {
+    if (holder->session == context.session) {
       json::Value& row = blocker("claim", "held by this caller's own session");
-      row.set("session", *holder);
+      row.set("session", holder->session);
       out.recommendations.push_back("release it so the subagent can claim it: " + call("tasks.stop", {}));
     } else {
-      json::Value& row = blocker("claim", holder->empty() ? "held by work outside any session" : "held by another session");
-      row.set("session", *holder);
+      json::Value& row = blocker("claim", holder->session.empty() ? "held by work outside any session" : "held by another session");
+      row.set("session", holder->session);
       out.recommendations.push_back("pick another task: another agent is working on it");
     }
   }

@@ -1,8 +1,10 @@
 // session.heartbeat: an agent doing long silent work (a build, a test run, reading a large tree)
-// says it is still there, so that session.gc does not end its session as idle and free its task.
-// Every write in a session already does this; a heartbeat is for the stretches without one.
+// says it is still there, so that its claim does not lapse (session.leaseSeconds) and session.gc
+// does not end its session as idle. Every call in the session already does this (engines/rules/
+// claim_lease.h); a heartbeat is for the stretches without one.
 #include "core/clock.h"
 #include "domains/session/session_common.h"
+#include "engines/rules/claim_lease.h"
 
 namespace ct::session {
 namespace {
@@ -16,6 +18,9 @@ Result<Reply> heartbeat(Context& context, const Params& params) {
   data.set("id", session.id);
   // When session.gc would first end it as idle, without another write or heartbeat.
   data.set("idleAt", format_iso8601(session.updated_at + engine.idle_after()));
+  // When its claim lapses without another call (session.leaseSeconds; none when 0).
+  if (const TimeMs lease = lease_ms(*context.config); lease > 0)
+    data.set("leaseEnds", format_iso8601(session.updated_at + lease));
   return Reply{std::move(data), {}, {}, {}};
 }
 
@@ -25,7 +30,8 @@ void register_session_heartbeat(Registry& registry) {
   registry.add({.domain = "session", .name = "heartbeat", .gateway = Gateway::Mutate,
                 .summary = "Keep a session from going idle during long silent work",
                 .params = {id_param(false, kCurrentOrId)},
-                .returns = "{id,idleAt}: when session.gc would end it without another write or heartbeat",
+                .returns = "{id,idleAt,leaseEnds?}: when session.gc would end it, and when its claim would lapse, "
+                           "without another call",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({})", "the current session is still working"}},
                 .idempotent = true, .tier = 2, .handler = heartbeat});

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "core/text.h"
+#include "domains/claims.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
 #include "domains/params.h"
@@ -54,17 +56,15 @@ Result<Reply> dash(Context& context, const Params& params) {
   active.limit = kShownSessions;
   CT_TRY_ASSIGN(std::vector<Session> sessions, db.list_sessions(active));
   json::Value session_list = json::Value::array();
-  std::vector<std::pair<std::string, std::string>> focused;  // task id, session label
+  std::map<std::string, std::string, std::less<>> labels;  // session id → its name, where it has one
   for (const auto& session : sessions) {
     json::Value item = json::Value::object();
     item.set("id", session.id);
     if (!session.name.empty()) item.set("name", session.name);
     item.set("scope", session.scope);
     CT_TRY_ASSIGN(std::optional<std::string> focus, db.get_focus(session.id));
-    if (focus) {
-      item.set("focus", *focus);
-      focused.emplace_back(*focus, session.name.empty() ? session.id : session.name);
-    }
+    if (focus) item.set("focus", *focus);
+    if (!session.name.empty()) labels.emplace(session.id, session.name);
     session_list.push_back(std::move(item));
   }
   if (!session_list.empty()) data.set("sessions", std::move(session_list));
@@ -72,20 +72,28 @@ Result<Reply> dash(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::int64_t all, db.count_sessions(SessionQuery{.statuses = {SessionStatus::Active}}));
     if (all > kShownSessions) data.set("moreSessions", all - kShownSessions);
   }
-  CT_TRY_ASSIGN(std::optional<std::string> own_focus, db.get_focus(""));
-  if (own_focus) focused.emplace_back(*own_focus, "");
-  if (!focused.empty()) {
+  // Every claim (a suspended or silent session's too, and the sessionless focus): who works on
+  // what, and until when their lease runs.
+  CT_TRY_ASSIGN(std::vector<Claim> claims, db.claims());
+  if (!claims.empty()) {
     std::vector<std::string> ids;
-    for (const auto& [id, label] : focused) ids.push_back(id);
+    for (const auto& claim : claims) ids.push_back(claim.task_id);
     CT_TRY_ASSIGN(std::vector<Task> tasks, db.get_tasks(ids));
+    const TimeMs now = context.now();
     json::Value focus_list = json::Value::array();
-    for (const auto& [id, label] : focused) {
-      auto task = std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.id == id; });
+    for (const auto& claim : claims) {
+      auto task = std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.id == claim.task_id; });
       if (task == tasks.end()) continue;
       json::Value item = json::Value::object();
       item.set("id", task->id);
       item.set("title", task->title);
-      if (!label.empty()) item.set("session", label);
+      if (!claim.session.empty()) {
+        auto label = labels.find(claim.session);
+        item.set("session", label != labels.end() ? label->second : claim.session);
+        const json::Value held = claim_json(claim, *context.config, now);
+        for (const auto& [key, value] : held.as_object())
+          if (key != "session") item.set(key, value);
+      }
       focus_list.push_back(std::move(item));
     }
     if (!focus_list.empty()) data.set("focus", std::move(focus_list));
@@ -244,7 +252,7 @@ void register_system_dash(Registry& registry) {
                            {.name = "recent", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 50,
                             .description = "Recent audit rows to show"}},
                 .returns = "{counts{<status>:n,total}, sessions?[{id,name?,scope,focus?}], moreSessions?, "
-                           "focus?[{id,title,session?}], next?[{id,title,priority,score}], recent?[line]}",
+                           "focus?[{id,title,session?,agent?,leaseEnds?,lapsed?}], next?[{id,title,priority,score}], recent?[line]}",
                 .examples = {{R"({})", "the project at a glance"}, {R"({"next":5,"recent":0})", "more suggestions, no history"}},
                 .idempotent = true, .tier = 0, .shortcut = "dash", .text_view = TextView::Dashboard, .handler = dash});
   registry.add({.domain = "system", .name = "stats", .gateway = Gateway::Query,

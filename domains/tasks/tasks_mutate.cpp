@@ -269,6 +269,13 @@ Result<Reply> start(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
   if (result.previous) data.set("previous", *result.previous);
+  // A lapsed claim taken over: whose it was, so the caller can read what they left.
+  if (result.taken_over) {
+    json::Value from = json::Value::object();
+    from.set("session", result.taken_over->session);
+    if (!result.taken_over->agent.empty()) from.set("agent", result.taken_over->agent);
+    data.set("takenOver", std::move(from));
+  }
   Reply reply{std::move(data), {}, {}, {}};
   if (result.no_change) reply.note = ErrorCode::NoChange;
   return reply;
@@ -282,6 +289,19 @@ Result<Reply> stop(Context& context, const Params&) {
   data.set("id", stopped->id);
   data.set("status", to_string(stopped->status));
   if (context.audit) context.audit->task_id = stopped->id;
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> reclaim(Context& context, const Params& params) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::optional<Claim> freed, engine_.reclaim(params.str("id")));
+  if (!freed) return Reply{json::Value(), {"nobody holds " + params.str("id")}, {}, ErrorCode::NoChange};
+  json::Value data = json::Value::object();
+  data.set("id", params.str("id"));
+  json::Value from = json::Value::object();
+  from.set("session", freed->session);
+  if (!freed->agent.empty()) from.set("agent", freed->agent);
+  data.set("from", std::move(from));
   return Reply{std::move(data), {}, {}, {}};
 }
 
@@ -428,7 +448,8 @@ void register_tasks_mutations(Registry& registry) {
   add_write({.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Focus on a task and mark it active",
                 .params = {id_param()},
-                .returns = "{previous?} (the task is active; the previous focus goes back to pending)",
+                .returns = "{previous?,takenOver?{session,agent?}} (the task is active; the previous focus goes back "
+                           "to pending; takenOver: a lapsed claim)",
                 .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
                            ErrorCode::TaskNotInScope},
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
@@ -442,6 +463,16 @@ void register_tasks_mutations(Registry& registry) {
                 .idempotent = true, .tier = 1, .shortcut = "stop",
                 .text_view = TextView::Stopped, .dashboard = true, .aliases = {"pause", "unfocus", "release"},
                 .handler = stop});
+  add_write({.domain = "tasks", .name = "reclaim", .gateway = Gateway::Mutate,
+                .summary = "Free a task a session holds; it goes back to pending",
+                .params = {id_param(),
+                           {.name = "reason", .type = ParamType::String, .required = true, .min = 1, .max = 300,
+                            .description = "Why (audited)"}},
+                .returns = "{id,from{session,agent?}}; E_NO_CHANGE note when nobody held it",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"id":"T005","reason":"its agent crashed"})", "free T005 at once"}},
+                .idempotent = true, .tier = 2, .shortcut = "reclaim", .text_view = TextView::Generic,
+                .handler = reclaim});
   add_write({.domain = "tasks", .name = "relate", .gateway = Gateway::Mutate,
                 .summary = "Link two tasks without blocking either",
                 .params = {id_param(),

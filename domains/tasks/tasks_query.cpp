@@ -5,6 +5,7 @@
 
 #include "core/text.h"
 #include "domains/analysis.h"
+#include "domains/claims.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
@@ -82,9 +83,15 @@ Result<TaskFilter> read_filter(const Params& params) {
 namespace {
 
 Result<Reply> show(Context& context, const Params& params) {
-  auto engine_ = engine(context);
+  const TimeMs now = context.now();
+  auto engine_ = engine(context, now);
   CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
   json::Value data = project(task, params);
+  // Who works on it, and until when (only an active task is anyone's claim).
+  if (task.status == TaskStatus::Active) {
+    CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(task.id));
+    if (claim) data.set("claim", claim_json(*claim, *context.config, now));
+  }
   if (wants_full(params)) {
     // The research entries linked to it (research.link): only in the full record.
     CT_TRY_ASSIGN(std::vector<std::string> research, context.db().research_for_task(task.id));
@@ -169,8 +176,19 @@ Result<Reply> list(Context& context, const Params& params) {
     CT_TRY_ASSIGN(total, context.db().count_tasks(filter));
   }
   CT_TRY_ASSIGN(std::set<std::string> upstream, open_upstream(context, tasks));
+  // Who works on the active ones, and until when.
+  std::map<std::string, Claim, std::less<>> claims;
+  if (std::ranges::any_of(tasks, [](const Task& task) { return task.status == TaskStatus::Active; })) {
+    CT_TRY_ASSIGN(claims, claims_by_task(context));
+  }
+  const TimeMs now = claims.empty() ? 0 : context.now();
   json::Value rows = json::Value::array();
-  for (const auto& task : tasks) rows.push_back(list_row(task, params, upstream));
+  for (const auto& task : tasks) {
+    json::Value row = list_row(task, params, upstream);
+    if (auto claim = claims.find(task.id); claim != claims.end() && task.status == TaskStatus::Active)
+      row.set("claim", claim_json(claim->second, *context.config, now));
+    rows.push_back(std::move(row));
+  }
   Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
   if (reply.data.empty()) reply.note = ErrorCode::NoData;  // as tasks.find: nothing matched
   return reply;
@@ -277,6 +295,7 @@ Result<Reply> tree(Context& context, const Params& params) {
 std::vector<std::string_view> list_fields() {
   std::vector<std::string_view> fields = task_field_names();
   fields.push_back("waitingOn");
+  fields.push_back("claim");
   return fields;
 }
 
@@ -316,8 +335,8 @@ void register_tasks_queries(Registry& registry) {
                 .params = {id_param(), detail_param(R"("full")")},
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
-                           "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids) (empty "
-                           "fields omitted)",
+                           "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids), "
+                           "claim{session,agent?,leaseEnds?,lapsed?} (who works on it) (empty fields omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",
@@ -337,7 +356,7 @@ void register_tasks_queries(Registry& registry) {
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
                 .summary = "List tasks with filters, sorting and pagination",
                 .params = std::move(list_params),
-                .returns = "[{id,title,status,priority,parent?,waitingOn?[unfinished dependencies],blockedBy?}] (full records with detail:'full'); "
+                .returns = "[{id,title,status,priority,parent?,waitingOn?[unfinished dependencies],blockedBy?,claim?}] (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when there are more rows; E_NO_DATA note when none matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"status":["pending","active"],"limit":20})", "open tasks"},

@@ -32,6 +32,9 @@ std::string_view to_string(Tier tier);
 
 struct GraphOptions {
   TimeMs now = 0;
+  /// Claims renewed at or before this have lapsed (engines/rules/claim_lease.h): load_graph
+  /// counts their active tasks as pending, ready for another agent. nullopt: none lapse.
+  std::optional<TimeMs> lapsed_before;
   int stale_pending_days = 30;
   int stale_blocked_days = 7;
 };
@@ -92,7 +95,8 @@ class Graph {
 bool is_unfinished(TaskStatus status);
 
 /// Loads the set (an epic's subtree when `epic` is given, else the whole project) with the status
-/// of its outside dependencies, and analyses it. Call inside a read transaction.
+/// of its outside dependencies, and analyses it; an active task whose claim has lapsed counts as
+/// pending. Call inside a read transaction.
 Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options);
 
 }  // namespace ct

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/text.h"
+#include "engines/rules/claim_lease.h"
 #include "engines/store/task_json.h"
 
 namespace ct {
@@ -741,12 +742,26 @@ Result<UpdateResult> TaskEngine::unrelate(const std::string& id, const std::stri
 
 Result<void> TaskEngine::clear_focus_of(const std::string& id) {
   // Whichever session holds the task loses it: a finished task is nobody's claim any more.
-  CT_TRY_ASSIGN(std::optional<std::string> holder, store_.focus_holder(id));
-  if (holder) {
-    CT_TRY(store_.set_focus(*holder, std::nullopt));
+  CT_TRY_ASSIGN(std::optional<Claim> claim, store_.claim_on(id));
+  if (claim) {
+    CT_TRY(store_.set_focus(claim->session, std::nullopt));
     record(id, "focus", id, json::Value());
   }
   return {};
+}
+
+Result<std::optional<Claim>> TaskEngine::reclaim(const std::string& id) {
+  CT_TRY_ASSIGN(Task before, get_live(id));
+  CT_TRY_ASSIGN(std::optional<Claim> claim, store_.claim_on(id));
+  if (!claim) return claim;
+  CT_TRY(store_.set_focus(claim->session, std::nullopt));
+  record(id, "holder", claim->session, json::Value());
+  if (before.status == TaskStatus::Active) {
+    Task after = before;
+    after.status = TaskStatus::Pending;
+    CT_TRY(save(before, after));
+  }
+  return claim;
 }
 
 Result<StartResult> TaskEngine::start(const std::string& id) {
@@ -772,13 +787,27 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
   }
   // The atomic claim: inside this write transaction no other writer runs, so the holder read
   // here is still the holder when the focus row is written (and focus_task is unique anyway).
-  CT_TRY_ASSIGN(std::optional<std::string> holder, store_.focus_holder(id));
-  if (holder && *holder != session_) {
-    std::string who = holder->empty() ? std::string("work outside any session") : "session " + *holder;
-    Error error(ErrorCode::TaskClaimed, "Task " + id + " is already claimed by " + who);
-    error.fix = holder->empty() ? call("tasks.stop", {}) + " (without a session)" : call("session.show", {{"id", *holder}});
-    return fail(std::move(error).with_alternative("Pick another ready task", "tasks.next")
-                    .with_detail("id", id).with_detail("holder", *holder));
+  CT_TRY_ASSIGN(std::optional<Claim> held, store_.claim_on(id));
+  if (held && held->session != session_) {
+    if (!lapsed(*held, config_, now_)) {
+      const std::string& holder = held->session;
+      std::string who = holder.empty() ? std::string("work outside any session") : "session " + holder;
+      // When the holder shows no more life, the task is free: a person may free it sooner.
+      const std::optional<TimeMs> end = lease_end(*held, config_);
+      Error error(ErrorCode::TaskClaimed, "Task " + id + " is already claimed by " + who +
+                                              (end ? " until " + format_iso8601(*end) : std::string()));
+      error.fix = holder.empty() ? call("tasks.stop", {}) + " (without a session)" : call("session.show", {{"id", holder}});
+      std::move(error).with_alternative("Pick another ready task", "tasks.next").with_detail("id", id)
+          .with_detail("holder", holder);
+      if (end)
+        std::move(error).with_detail("leaseEnds", format_iso8601(*end))
+            .with_alternative("A person frees it at once", "tasks.reclaim");
+      return fail(std::move(error));
+    }
+    // The lease ran out: the holder is gone or silent, and the task is taken over.
+    CT_TRY(store_.set_focus(held->session, std::nullopt));
+    record(id, "holder", held->session, session_);
+    result.taken_over = std::move(held);
   }
   CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
   if (focus && *focus == id && before.status == TaskStatus::Active) {
@@ -947,9 +976,9 @@ Result<std::vector<std::string>> TaskEngine::undo(const AuditEntry& row, std::ve
     std::optional<std::string> target;
     if (change.before.is_string()) target = change.before.as_string();
     if (target) {
-      CT_TRY_ASSIGN(std::optional<std::string> holder, store_.focus_holder(*target));
+      CT_TRY_ASSIGN(std::optional<Claim> holder, store_.claim_on(*target));
       CT_TRY_ASSIGN(std::optional<Task> task, store_.get_task(*target));
-      if ((holder && *holder != row.session) || !task) {
+      if ((holder && holder->session != row.session) || !task) {
         warnings.push_back(*target + " is " + (task ? "claimed by another session" : "gone") +
                            "; the focus is left clear");
         target.reset();
@@ -990,6 +1019,13 @@ Result<std::vector<ScoredTask>> TaskEngine::next(int count, const std::set<std::
   scoring.leaf_bonus = 10;
   scoring.limit = count;
   scoring.within = within;
+  // Active tasks whose claim has lapsed are offered again; the stores look for them only when
+  // there is one.
+  if (std::optional<TimeMs> cutoff = lapsed_before(config_, now_)) {
+    CT_TRY_ASSIGN(std::vector<Claim> claims, store_.claims());
+    if (std::ranges::any_of(claims, [&](const Claim& claim) { return lapsed_by(claim, cutoff); }))
+      scoring.lapsed_before = cutoff;
+  }
   CT_TRY_ASSIGN(std::vector<ReadyCandidate> best, store_.top_ready(scoring));
   std::vector<std::string> ids;
   for (const auto& candidate : best) ids.push_back(candidate.id);

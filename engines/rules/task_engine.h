@@ -100,6 +100,7 @@ struct UndoConflict {
 struct StartResult {
   Task task;
   std::optional<std::string> previous;   // the task that lost focus
+  std::optional<Claim> taken_over;       // the lapsed claim this start took the task from
   bool no_change = false;
 };
 
@@ -158,7 +159,12 @@ class TaskEngine {
                               const std::string& reason);
   /// Removes every link from `id` to `target` (nothing changed when there is none).
   Result<UpdateResult> unrelate(const std::string& id, const std::string& target);
+  /// Claims the task for this session (E_TASK_CLAIMED while another session's lease runs; a
+  /// lapsed claim is taken over).
   Result<StartResult> start(const std::string& id);
+  /// Frees the task whoever holds it, lease or not (a person's decision): it goes back to
+  /// pending. nullopt when nobody held it.
+  Result<std::optional<Claim>> reclaim(const std::string& id);
   /// Clears the focus; the focused task goes back to pending. nullopt when nothing was focused.
   Result<std::optional<Task>> stop();
   Result<std::optional<Task>> current();

@@ -111,6 +111,12 @@ std::string task_order_by(const Dialect& dialect, SortKey sort, bool descending)
   return out;
 }
 
+std::string live_claim(std::string_view cutoff) {
+  const std::string mark(cutoff);
+  return "EXISTS (SELECT 1 FROM focus f LEFT JOIN sessions s ON s.id = f.session WHERE f.task_id = t.id"
+         " AND (f.session = '' OR " + mark + " IS NULL OR s.updated_at > " + mark + "))";
+}
+
 std::string session_where(const SessionQuery& query, Args& args) {
   std::string text;
   Where where{text, args};

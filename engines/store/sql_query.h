@@ -76,6 +76,17 @@ void append_task_filter(const Dialect& dialect, const TaskFilter& filter, bool w
 /// oldest first, either way, then by task number.
 std::string task_order_by(const Dialect& dialect, SortKey sort, bool descending);
 
+/// Claims: each focus row f with its session's agent and last renewal (task_store.h Claim),
+/// columns task_id, session, agent, updated_at (NULL when sessionless or the session is gone).
+inline constexpr std::string_view kClaimSelect =
+    "SELECT f.task_id, f.session, coalesce(s.agent, ''), s.updated_at FROM focus f"
+    " LEFT JOIN sessions s ON s.id = f.session";
+
+/// tasks.next's test that someone holds task t: a focus row, unless `cutoff` (a placeholder,
+/// bound NULL for "claims never lapse") is set and the row's session was last renewed at or
+/// before it, or is gone. The sessionless focus never lapses.
+std::string live_claim(std::string_view cutoff);
+
 /// WHERE clause of a session query (no alias).
 std::string session_where(const SessionQuery& query, Args& args);
 

@@ -61,6 +61,18 @@ struct ReadyScoring {
   std::int64_t limit = 1;
   /// Only these tasks (a session's scope); null = every task.
   const std::set<std::string>* within = nullptr;
+  /// When set, an active task is a candidate too when the session claiming it was last renewed
+  /// at or before this time (or is gone): its lease has ended (engines/rules/claim_lease.h).
+  std::optional<TimeMs> lapsed_before;
+};
+
+/// Who holds a task (its focus row) and when that session last showed life: the rules
+/// (engines/rules/claim_lease.h) tell from it when the claim's lease ends.
+struct Claim {
+  std::string task_id;
+  std::string session;                // "" = the sessionless focus (someone at the CLI)
+  std::string agent;                  // the session's agent ("" when none)
+  std::optional<TimeMs> renewed_at;   // the session's updated_at; nullopt when sessionless or gone
 };
 
 /// A task as dependency-graph analysis sees it (engines/rules/graph.h): what the analysis reads, and no
@@ -114,7 +126,8 @@ class TaskStore {
   /// tasks.next candidates: pending, unarchived tasks whose dependencies are all done or
   /// cancelled, except epics that still have open children, scored with `scoring` (the engine
   /// owns the formula; the store only evaluates it) and ordered by score, then position, then age.
-  /// Only the best `scoring.limit` are returned (of `scoring.within` when set).
+  /// Only the best `scoring.limit` are returned (of `scoring.within` when set). With
+  /// `scoring.lapsed_before`, active tasks whose claim has lapsed are candidates too.
   [[nodiscard]] virtual Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) = 0;
   /// Unarchived tasks for graph analysis: the subtree under `root` (the root itself excluded), or
   /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
@@ -135,9 +148,11 @@ class TaskStore {
   // Focus: the task a session is working on ("" = no session).
   [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;
   [[nodiscard]] virtual Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) = 0;
-  /// The session focusing `task_id` ("" for the sessionless focus), nullopt when none does. A task
-  /// is focused by at most one session (the atomic claim of tasks.start).
-  [[nodiscard]] virtual Result<std::optional<std::string>> focus_holder(std::string_view task_id) = 0;
+  /// Who focuses `task_id`, nullopt when nobody does. A task is focused by at most one session
+  /// (the atomic claim of tasks.start).
+  [[nodiscard]] virtual Result<std::optional<Claim>> claim_on(std::string_view task_id) = 0;
+  /// Every claim (a row per session with a focus: few), in no particular order.
+  [[nodiscard]] virtual Result<std::vector<Claim>> claims() = 0;
 
  protected:
   ~TaskStore() = default;  // a role of a Store: never owned or deleted through it

@@ -75,7 +75,12 @@ function render(t, deps, rel, history) {
   field('Priority', priorityBadge(t.priority, true));
   field('Type', t.type);
   field('Parent', t.parent ? taskLink(t.parent) : null);
-  field('Claimed by', holder ? h('span', { 'data-testid': 'detail-holder' }, `${holder.agent || holder.name || 'a session'} (`, h('span', { class: 'mono', text: holder.id }), `), idle ${duration(holder.updatedAt)}`) : null);
+  // tasks.show's claim says until when the holder's lease runs (a lapsed one is free to take).
+  const claim = t.claim;
+  const lease = claim?.leaseEnds ? h('span', { 'data-testid': 'detail-lease' }, claim.lapsed ? ', lease ended ' : ', lease ends ', timeEl(claim.leaseEnds)) : '';
+  field('Claimed by', holder || claim ? h('span', { 'data-testid': 'detail-holder' },
+    `${holder?.agent || claim?.agent || holder?.name || 'a session'} (`, h('span', { class: 'mono', text: holder?.id || claim.session }), ')',
+    holder ? `, idle ${duration(holder.updatedAt)}` : '', lease) : null);
   field('Labels', (t.labels || []).map((l) => h('span', { class: 'label', text: `#${l}` })));
   field('Phase', t.phase);
   field('Size', t.size);

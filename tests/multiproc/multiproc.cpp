@@ -12,6 +12,10 @@
 //                                      MANIFEST.jsonl (O_APPEND, one write per line) while `ct research
 //                                      sync` runs again and again → after a last sync every id is
 //                                      stored exactly once, no line was reported invalid
+//   ct_multiproc --ct PATH lease       claims with leases: a claim outlives its SIGKILLed agent only
+//                                      until the lease ends, then is taken over (audited); a `ct mcp`
+//                                      whose stdin closes releases it at once; 16 racers for a lapsed
+//                                      claim → one wins, never two holders
 //   ct_multiproc --ct PATH kill        a `ct mcp` server fed a stream of mutations is killed with
 //                                      SIGKILL mid-stream (three times) → validate.schema and
 //                                      validate.audit pass, every acknowledged mutation is there
@@ -255,6 +259,123 @@ void claim_race() {
   EXPECT(db_count("SELECT count(*) FROM tasks WHERE id = 'T001' AND status = 'active'") == 1, "T001 is active");
   servers.clear();
   expect_valid_store("after the race");
+}
+
+/// A `ct mcp` server bound to a new session of its own: the session id ("" on failure).
+std::string start_session(McpClient& server, const std::string& name) {
+  Value started = server.call_retrying("cleo_mutate", "session", "start",
+                                       R"({"scope":"global","name":")" + name + "\"}", g_retries);
+  EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
+  return started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "";
+}
+
+/// Claims with leases (issue 33), with session.leaseSeconds 2: an agent killed with SIGKILL
+/// mid-task keeps its claim until the lease runs out, then another agent takes the task over
+/// (audited); an agent whose `ct mcp` sees stdin close lets go of it at once; 16 agents racing
+/// for a lapsed claim: one wins, and no instant sees two holders.
+void lease() {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kLease = std::chrono::seconds(2);
+  EXPECT(exited_zero(g_ct->run_retrying({"config", "set", "session.leaseSeconds", "2"})), "config set");
+  EXPECT(exited_zero(g_ct->run_retrying({"add", "Contested task"})), "ct add");
+  const std::string claim = R"({"id":"T001"})";
+
+  // 1. Killed mid-task: refused while the lease runs, taken over after it.
+  auto first = start_server();
+  if (!first) return;
+  const std::string killed = start_session(*first, "killed");
+  EXPECT(succeeded(first->call_retrying("cleo_mutate", "tasks", "start", claim, g_retries)), "the first claim");
+  const auto claimed_at = Clock::now();
+  first->process().kill(SIGKILL);
+  first.reset();
+  auto second = start_server();
+  if (!second) return;
+  const std::string taker = start_session(*second, "taker");
+  Value early = second->call_retrying("cleo_mutate", "tasks", "start", claim, g_retries);
+  if (Clock::now() - claimed_at < kLease - std::chrono::milliseconds(300)) {
+    EXPECT(ct::testing::error_code(early) == "E_TASK_CLAIMED", "claimed while the lease runs: " + early.dump());
+    EXPECT(early["error"]["details"]["holder"] == Value(killed) && early["error"]["details"]["leaseEnds"].is_string(),
+           "the refusal names the holder and when its lease ends: " + early.dump());
+  }
+  std::this_thread::sleep_until(claimed_at + kLease + std::chrono::milliseconds(300));
+  Value taken = second->call_retrying("cleo_mutate", "tasks", "start", claim, g_retries);
+  EXPECT(succeeded(taken) && taken["data"]["takenOver"]["session"] == Value(killed),
+         "after the lease the task is taken over: " + taken.dump());
+  EXPECT(db_count("SELECT count(*) FROM audit_changes WHERE task_id = 'T001' AND field = 'holder'") == 1,
+         "the audit trail records the takeover");
+  auto focus = db_rows("SELECT session FROM focus WHERE task_id = 'T001'");
+  EXPECT(focus.size() == 1 && focus[0][0] == taker, "the taker holds T001");
+
+  // 2. stdin closed: the session is suspended and the claim released at once.
+  second->process().close_stdin();
+  auto exited = second->process().wait_for(std::chrono::seconds(30));
+  EXPECT(exited && !exited->signaled && exited->code == 0, "ct mcp exits when stdin closes");
+  second.reset();
+  EXPECT(db_count("SELECT count(*) FROM focus WHERE task_id = 'T001'") == 0, "the claim is released");
+  EXPECT(db_count("SELECT count(*) FROM sessions WHERE id = '" + taker + "' AND status = 'suspended'") == 1,
+         "the session is suspended");
+  auto third = start_server();
+  if (!third) return;
+  const std::string holder = start_session(*third, "holder");
+  Value at_once = third->call_retrying("cleo_mutate", "tasks", "start", claim, g_retries);
+  EXPECT(succeeded(at_once) && at_once["data"]["takenOver"].is_null(), "claimed at once: " + at_once.dump());
+
+  // 3. 16 racers for a lapsed claim, watched all along.
+  constexpr int kRacers = 16;
+  std::vector<std::unique_ptr<McpClient>> racers;
+  std::vector<std::string> sessions;
+  for (int k = 0; k < kRacers; ++k) {
+    racers.push_back(start_server());
+    if (!racers.back()) return;
+    sessions.push_back(start_session(*racers.back(), "racer " + std::to_string(k)));
+  }
+  third->process().kill(SIGKILL);
+  third.reset();
+  const auto silent_from = Clock::now();
+  std::atomic<bool> racing{true};
+  std::atomic<std::int64_t> most_holders{0}, samples{0};
+  std::thread watcher([&] {
+    while (racing) {
+      std::int64_t holders = db_count("SELECT count(*) FROM focus WHERE task_id = 'T001'");
+      if (holders > most_holders) most_holders = holders;
+      ++samples;
+    }
+  });
+  std::this_thread::sleep_until(silent_from + kLease + std::chrono::milliseconds(300));
+  const std::string line = McpClient::tool_call_line(100, "cleo_mutate", "tasks", "start", claim);
+  for (auto& racer : racers) racer->send(line);
+  int won = 0, refused = 0;
+  std::string winner;
+  std::set<std::string> named;
+  for (int k = 0; k < kRacers; ++k) {
+    McpClient& racer = *racers[static_cast<std::size_t>(k)];
+    Value envelope = racer.read_reply()["result"]["structuredContent"];
+    for (int attempt = 1; attempt < 10 && ct::testing::retryable(envelope); ++attempt) {
+      ++g_retries;
+      racer.send(line);
+      envelope = racer.read_reply()["result"]["structuredContent"];
+    }
+    if (succeeded(envelope)) {
+      ++won;
+      winner = sessions[static_cast<std::size_t>(k)];
+      EXPECT(envelope["data"]["takenOver"]["session"] == Value(holder), "taken from the silent holder: " + envelope.dump());
+    } else if (ct::testing::error_code(envelope) == "E_TASK_CLAIMED") {
+      ++refused;
+      named.insert(envelope["error"]["details"]["holder"].is_string() ? envelope["error"]["details"]["holder"].as_string() : "?");
+    } else {
+      failure("unexpected reply to tasks.start: " + envelope.dump());
+    }
+  }
+  racing = false;
+  watcher.join();
+  EXPECT(won == 1, std::to_string(won) + " winners");
+  EXPECT(refused == kRacers - 1, std::to_string(refused) + " got E_TASK_CLAIMED");
+  EXPECT(named == std::set<std::string>{winner}, "E_TASK_CLAIMED names the winner");
+  EXPECT(most_holders <= 1, std::to_string(most_holders.load()) + " holders seen at once");
+  racers.clear();
+  expect_valid_store("after the leases");
+  std::printf("lease: taken over after SIGKILL, released on stdin close, 1 of %d racers won (%lld samples)\n",
+              kRacers, static_cast<long long>(samples.load()));
 }
 
 void kill_mid_stream() {
@@ -632,11 +753,11 @@ int main(int argc, char** argv) {
     }
   }
   std::map<std::string, std::function<void()>> cases = {
-      {"writers", writers}, {"claim-race", claim_race}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
+      {"writers", writers}, {"claim-race", claim_race}, {"lease", lease}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
       {"manifest-append", manifest_append}, {"big-values", big_values}};
   if (ct_path.empty() || !cases.contains(which)) {
     std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
-                         "writers|claim-race|kill|config-reload|manifest-append|serve-pair|big-values\n");
+                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|big-values\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin

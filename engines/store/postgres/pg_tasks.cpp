@@ -244,16 +244,21 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
   static constexpr std::array<std::string_view, 4> kPriorities = {"critical", "high", "medium", "low"};
   Params params;
   params.add(scoring.phase).add(scoring.limit);
+  // Active tasks (whose claim may have lapsed) are groups of their own, read only when asked.
   std::string groups;
-  for (std::size_t p = 0; p < kPriorities.size(); ++p)
-    for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
-      for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1}) {
-        const int score = scoring.priority_points[p] + (in_phase == 1 ? scoring.phase_bonus : 0) +
-                          (leaf == 1 ? scoring.leaf_bonus : 0);
-        groups += groups.empty() ? "" : ", ";
-        groups += "('" + std::string(kPriorities[p]) + "', " + std::to_string(in_phase) + ", " +
-                  std::to_string(leaf) + ", " + std::to_string(score) + ")";
-      }
+  for (std::string_view status : scoring.lapsed_before ? std::vector<std::string_view>{"pending", "active"}
+                                                       : std::vector<std::string_view>{"pending"})
+    for (std::size_t p = 0; p < kPriorities.size(); ++p)
+      for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
+        for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1}) {
+          const int score = scoring.priority_points[p] + (in_phase == 1 ? scoring.phase_bonus : 0) +
+                            (leaf == 1 ? scoring.leaf_bonus : 0);
+          groups += groups.empty() ? "" : ", ";
+          groups += "('" + std::string(kPriorities[p]) + "', " + std::to_string(in_phase) + ", " +
+                    std::to_string(leaf) + ", " + std::to_string(score) + ", '" + std::string(status) + "')";
+        }
+  const std::string cutoff = params.next() + "::bigint";
+  params.add(scoring.lapsed_before);
   std::string within = "TRUE";
   if (scoring.within) {
     within = "t.id = ANY(" + params.next() + "::text[])";
@@ -262,15 +267,17 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
   const std::string open_children(kOpenChildren);
   const std::string sql =
       "SELECT c.id, g.score, g.leaf = 1, g.in_phase = 1 FROM (VALUES " + groups +
-      ") AS g(priority, in_phase, leaf, score) CROSS JOIN LATERAL ("
+      ") AS g(priority, in_phase, leaf, score, status) CROSS JOIN LATERAL ("
       "SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
-      " WHERE t.status = 'pending' AND t.archived = 0 AND t.priority = g.priority"
+      " WHERE t.status = g.status AND t.archived = 0 AND t.priority = g.priority"
       " AND (g.in_phase < 0 OR (t.phase = $1::text) = (g.in_phase = 1))"
       " AND (g.leaf < 0 OR (NOT " + open_children + ") = (g.leaf = 1))"
       " AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
       "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
-      // tasks.start would refuse a task another caller holds.
-      " AND NOT EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id)"
+      // tasks.start would refuse a task another caller holds; an active task is a candidate only
+      // once its claim has lapsed.
+      " AND NOT " + sql::live_claim(cutoff) +
+      " AND (t.status = 'pending' OR EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id))"
       // An epic's work is its children: it is next only once they are finished.
       " AND NOT (t.type = 'epic' AND " + open_children + ") AND " + within +
       " ORDER BY t.position, t.created_at, t.num LIMIT $2::bigint) AS c"
@@ -343,10 +350,25 @@ Result<void> PgStore::set_focus(std::string_view session, std::optional<std::str
   return {};
 }
 
-Result<std::optional<std::string>> PgStore::focus_holder(std::string_view task_id) {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT session FROM focus WHERE task_id = $1", Params().add(task_id), "cannot read focus"));
-  if (rows.empty()) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(rows.text(0, 0)));
+namespace {
+Claim read_claim(const Rows& rows, int i) {
+  return Claim{std::string(rows.text(i, 0)), std::string(rows.text(i, 1)), std::string(rows.text(i, 2)),
+               rows.optional_int(i, 3)};
+}
+}  // namespace
+
+Result<std::optional<Claim>> PgStore::claim_on(std::string_view task_id) {
+  CT_TRY_ASSIGN(Rows rows, query(std::string(sql::kClaimSelect) + " WHERE f.task_id = $1", Params().add(task_id),
+                                 "cannot read focus"));
+  if (rows.empty()) return std::optional<Claim>();
+  return std::optional<Claim>(read_claim(rows, 0));
+}
+
+Result<std::vector<Claim>> PgStore::claims() {
+  CT_TRY_ASSIGN(Rows rows, query(std::string(sql::kClaimSelect), "cannot read focus"));
+  std::vector<Claim> out;
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_claim(rows, i));
+  return out;
 }
 
 Result<void> PgStore::insert_session(const Session& session) {

@@ -307,7 +307,8 @@ class SqliteStore final : public Store {
   // -- focus ----------------------------------------------------------------------------------
   Result<std::optional<std::string>> get_focus(std::string_view session) override;
   Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) override;
-  Result<std::optional<std::string>> focus_holder(std::string_view task_id) override;
+  Result<std::optional<Claim>> claim_on(std::string_view task_id) override;
+  Result<std::vector<Claim>> claims() override;
 
   // -- sessions -------------------------------------------------------------------------------
   Result<void> insert_session(const Session& session) override;

@@ -249,34 +249,40 @@ Result<std::vector<ReadyCandidate>> SqliteStore::top_ready(const ReadyScoring& s
   // groups from the best score down; each group is read in (position, created_at) order from
   // tasks_status_priority and stops after `limit` rows. Cost follows the rows returned (plus
   // the candidates a group skips because their dependencies are unfinished), not the store.
+  // Active tasks (whose claim may have lapsed) are groups of their own, read only when asked.
   struct Group {
     int score;
     int priority;
-    int in_phase;  // 1, 0, or -1 = either (no phase bonus in play)
-    int leaf;      // 1, 0, or -1 = either (no leaf bonus in play)
+    int in_phase;             // 1, 0, or -1 = either (no phase bonus in play)
+    int leaf;                 // 1, 0, or -1 = either (no leaf bonus in play)
+    std::string_view status;  // pending, or active
   };
   static constexpr std::array<std::string_view, 4> kPriorities = {"critical", "high", "medium", "low"};
   bool phase_matters = !scoring.phase.empty() && scoring.phase_bonus != 0;
   bool leaf_matters = scoring.leaf_bonus != 0;
   std::vector<Group> groups;
-  for (int p = 0; p < 4; ++p)
-    for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
-      for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
-        groups.push_back({scoring.priority_points[static_cast<std::size_t>(p)] +
-                              (in_phase == 1 ? scoring.phase_bonus : 0) + (leaf == 1 ? scoring.leaf_bonus : 0),
-                          p, in_phase, leaf});
+  for (std::string_view status : scoring.lapsed_before ? std::vector<std::string_view>{"pending", "active"}
+                                                       : std::vector<std::string_view>{"pending"})
+    for (int p = 0; p < 4; ++p)
+      for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
+        for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
+          groups.push_back({scoring.priority_points[static_cast<std::size_t>(p)] +
+                                (in_phase == 1 ? scoring.phase_bonus : 0) + (leaf == 1 ? scoring.leaf_bonus : 0),
+                            p, in_phase, leaf, status});
   std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.score > b.score; });
 
   const std::string open_children(kOpenChildren);
   CT_TRY_ASSIGN(sqlite3_stmt* raw,
                 prepare("SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
-                        " WHERE t.status = 'pending' AND t.archived = 0 AND t.priority = ?1"
+                        " WHERE t.status = ?6 AND t.archived = 0 AND t.priority = ?1"
                         " AND (?2 < 0 OR (t.phase = ?3) = ?2)"
                         " AND (?4 < 0 OR NOT " + open_children + " = ?4)"
                         " AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
                         "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
-                        // tasks.start would refuse a task another caller holds.
-                        " AND NOT EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id)"
+                        // tasks.start would refuse a task another caller holds; an active task is
+                        // a candidate only once its claim has lapsed.
+                        " AND NOT " + sql::live_claim("?7") +
+                        " AND (t.status = 'pending' OR EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id))"
                         // An epic's work is its children: it is next only once they are finished.
                         " AND NOT (t.type = 'epic' AND " + open_children + ")"
                         " ORDER BY t.position, t.created_at, t.num LIMIT ?5"));
@@ -293,6 +299,8 @@ Result<std::vector<ReadyCandidate>> SqliteStore::top_ready(const ReadyScoring& s
     for (; next < groups.size() && groups[next].score == groups[g].score; ++next) {
       const Group& group = groups[next];
       Statement stmt(raw);
+      stmt.bind(6, group.status);
+      stmt.bind(7, scoring.lapsed_before);
       stmt.bind(1, kPriorities[static_cast<std::size_t>(group.priority)]);
       stmt.bind(2, static_cast<std::int64_t>(group.in_phase));
       stmt.bind(3, scoring.phase);
@@ -400,13 +408,29 @@ Result<void> SqliteStore::set_focus(std::string_view session, std::optional<std:
   return finish(stmt, "cannot set focus");
 }
 
-Result<std::optional<std::string>> SqliteStore::focus_holder(std::string_view task_id) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT session FROM focus WHERE task_id = ?1"));
+namespace {
+Claim read_claim(Statement& stmt) {
+  Claim claim{std::string(stmt.text(0)), std::string(stmt.text(1)), std::string(stmt.text(2)), std::nullopt};
+  if (!stmt.is_null(3)) claim.renewed_at = stmt.integer(3);
+  return claim;
+}
+}  // namespace
+
+Result<std::optional<Claim>> SqliteStore::claim_on(std::string_view task_id) {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(sql::kClaimSelect) + " WHERE f.task_id = ?1"));
   Statement stmt(raw);
   stmt.bind(1, task_id);
   CT_TRY_ASSIGN(bool row, step(stmt, "cannot read focus"));
-  if (!row) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(stmt.text(0)));
+  if (!row) return std::optional<Claim>();
+  return std::optional<Claim>(read_claim(stmt));
+}
+
+Result<std::vector<Claim>> SqliteStore::claims() {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(sql::kClaimSelect)));
+  Statement stmt(raw);
+  std::vector<Claim> out;
+  CT_TRY(for_each_row(stmt, "cannot read focus", [&] { out.push_back(read_claim(stmt)); }));
+  return out;
 }
 
 Result<void> SqliteStore::insert_session(const Session& session) {

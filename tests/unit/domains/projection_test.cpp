@@ -123,8 +123,8 @@ TEST_CASE("an unknown field is refused with the valid names and a suggestion", "
   CHECK(wrong.error->code == ErrorCode::Validation);
   CHECK(wrong.error->details["field"].as_string() == "fields[1]");
   CHECK(wrong.error->details["didYouMean"].as_string() == "title");
-  // A list row's fields: a task's, and waitingOn.
-  CHECK(wrong.error->details["valid"].as_array().size() == task_field_names().size() + 1);
+  // A list row's fields: a task's, waitingOn and claim.
+  CHECK(wrong.error->details["valid"].as_array().size() == task_field_names().size() + 2);
   auto session_field = p.query("session", "list", R"({"fields":["focsu"]})");
   REQUIRE_FALSE(session_field.success);
   CHECK(session_field.error->details["didYouMean"].as_string() == "focus");
