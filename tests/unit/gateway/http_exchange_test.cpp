@@ -68,6 +68,31 @@ TEST_CASE("HttpExchange: initialize, a session, a tool call and DELETE without s
   CHECK(e.exchange.session_count() == 0);
 }
 
+TEST_CASE("HttpExchange: a deleted session lets go of its CLEO session's claim at once", "[http][exchange][lease]") {
+  Endpoint e;
+  e.project.add(R"({"title":"Held task"})");
+  std::string session = e.initialize();
+  auto call = [&](std::string_view domain, std::string_view operation, std::string_view params) {
+    HttpResponse response = e.exchange.handle(Endpoint::post(
+        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cleo_mutate","arguments":{"domain":")" +
+            std::string(domain) + R"(","operation":")" + std::string(operation) + R"(","params":)" + std::string(params) + "}}}",
+        {{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-11-25"}}));
+    REQUIRE(response.status == 200);
+    return test::parse_json(response.body)["result"]["structuredContent"];
+  };
+  REQUIRE(call("session", "start", R"({"scope":"global"})")["success"] == json::Value(true));
+  REQUIRE(call("tasks", "start", R"({"id":"T001"})")["success"] == json::Value(true));
+  CHECK(e.project.query("tasks", "show", R"({"id":"T001"})").data["status"].as_string() == "active");
+  HttpRequest end{"DELETE", "/mcp", "HTTP/1.1", {{"Host", "localhost"}, {"Mcp-Session-Id", session}}, ""};
+  CHECK(e.exchange.handle(end).status == 204);
+  Envelope task = e.project.query("tasks", "show", R"({"id":"T001"})");
+  CHECK(task.data["status"].as_string() == "pending");
+  CHECK_FALSE(task.data.contains("claim"));
+  Envelope sessions = e.project.query("session", "list", R"({"detail":"full"})");
+  REQUIRE(sessions.data.as_array().size() == 1);
+  CHECK(sessions.data.as_array()[0]["status"].as_string() == "suspended");
+}
+
 TEST_CASE("HttpExchange: Host rules (RFC 9112)", "[http][exchange]") {
   Endpoint e;
   HttpRequest two_hosts = Endpoint::post(kInit, {{"host", "evil.example"}});

@@ -101,3 +101,43 @@ TEST_CASE("a client that stops reading ends the server cleanly, not by SIGPIPE",
   std::fclose(in);
   std::fclose(out);
 }
+
+TEST_CASE("a client that closes stdin lets go of its session's claim at once", "[mcp][stdio][lease]") {
+  test::Project project;
+  project.add(R"({"title":"Held task"})");
+  Protocol protocol(registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"});
+  Pipe input;
+  Pipe output;
+  std::thread client([&] {
+    write_all(input.write,
+              R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent-x","version":"1"}}})" "\n"
+              R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"cleo_mutate","arguments":{"domain":"session","operation":"start","params":{"scope":"global","name":"held"}}}})" "\n"
+              R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cleo_mutate","arguments":{"domain":"tasks","operation":"start","params":{"id":"T001"}}}})" "\n");
+    ::close(input.write);
+    input.write = -1;
+  });
+  std::FILE* in = ::fdopen(input.read, "r");
+  std::FILE* out = ::fdopen(output.write, "w");
+  input.read = -1;
+  output.write = -1;
+  std::string replies;
+  std::thread reader([&] { replies = read_all(output.read); });
+  CHECK(serve_stdio(protocol, project.router(), in, out) == 0);
+  std::fclose(in);
+  std::fclose(out);
+  client.join();
+  reader.join();
+  CHECK(replies.find(R"("id":3,"result")") != std::string::npos);
+  // The task is free and the session suspended, both on the record as the client's agent.
+  Envelope task = project.query("tasks", "show", R"({"id":"T001"})");
+  CHECK(task.data["status"].as_string() == "pending");
+  CHECK_FALSE(task.data.contains("claim"));
+  Envelope sessions = project.query("session", "list", R"({"detail":"full"})");
+  REQUIRE(sessions.data.as_array().size() == 1);
+  CHECK(sessions.data.as_array()[0]["status"].as_string() == "suspended");
+  Envelope log = project.query("system", "log", R"({"limit":2})");
+  const std::string rows = log.data.dump();
+  CHECK(rows.find("session.suspend") != std::string::npos);
+  CHECK(rows.find("tasks.stop") != std::string::npos);
+  CHECK(rows.find("stdio closed") != std::string::npos);
+}
