@@ -199,4 +199,9 @@ std::string random_hex(std::size_t bytes) {
   return out;
 }
 
+std::size_t estimate_tokens(std::string_view text) {
+  // o200k averages about 3.9 bytes per token on these texts (markdown prose, JSON, identifiers).
+  return (text.size() * 10 + 38) / 39;
+}
+
 }  // namespace ct

@@ -61,6 +61,10 @@ std::vector<std::string_view> split_lines(std::string_view text);
 std::vector<std::string> split_list(std::string_view text, char separator = ',');
 /// At most `max_chars` code points of `text`, the last one "…" when it was cut.
 std::string clip(std::string_view text, std::size_t max_chars);
+
+/// An estimate of the o200k tokens of `text`, calibrated on the rendered help levels (the exact
+/// counts are measured by the `tokens` tests with a real tokenizer).
+std::size_t estimate_tokens(std::string_view text);
 /// Random lowercase hex, 2 characters per byte, from the operating system's CSPRNG
 /// (deterministic counter in test mode).
 std::string random_hex(std::size_t bytes);

@@ -60,7 +60,7 @@ Result<Reply> help(Context& context, const Params& params) {
   std::string hash = content_hash(hashed);
   if (params.opt_str("knownHash") == hash) {
     json::Value same = json::Value::object();
-    same.set("changed", false);
+    same.set("unchanged", true);
     same.set("hash", hash);
     return Reply{std::move(same), std::move(warnings), {}, {}};
   }
@@ -244,7 +244,7 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"provider":"cursor","dryRun":true})", "what AGENTS.md would get, unwritten"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = inject_for_provider});
   registry.add({.domain = "system", .name = "help", .gateway = Gateway::Query,
-                .summary = "Explain CLEO: entry, operations, one operation or the protocol (0–3)",
+                .summary = "Explain CLEO, levels 0–3",
                 .params = {{.name = "level", .type = ParamType::Int, .min = 0, .max = 3,
                             .description = "0 entry, 1 operations, 2 one operation, 3 protocol (default 0; "
                                            "1 with a domain, 2 with an operation)"},
@@ -259,7 +259,7 @@ void register_disclosure_operations(Registry& registry) {
                             .description = "The hash of a text you have: an unchanged text is not sent again"}},
                 .returns = "{level, hash, tokens (≈ o200k tokens: an estimate, within ±10%), content} (json-schema: "
                            "schema instead of content); "
-                           "{changed:false, hash} when knownHash matches",
+                           "{unchanged:true, hash} when knownHash matches",
                 .errors = {ErrorCode::InvalidDomain, ErrorCode::InvalidOperation},
                 .examples = {{R"({"level":1})", "every operation"},
                              {R"({"level":2,"domain":"tasks","operation":"add"})", "one operation in full"},

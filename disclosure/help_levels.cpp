@@ -425,11 +425,6 @@ std::string choices_text(const ParamSpec& param) {
   return join(std::vector<std::string>(param.choices.begin(), param.choices.end()), "|");
 }
 
-std::size_t estimate_tokens(std::string_view text) {
-  // o200k averages about 3.9 bytes per token on these texts (markdown prose, JSON, identifiers).
-  return (text.size() * 10 + 38) / 39;
-}
-
 std::string content_hash(std::string_view text) { return sha256_hex(text); }
 
 std::string short_call(const OperationSpec& spec, std::string_view params_json) {

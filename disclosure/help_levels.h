@@ -12,14 +12,13 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "disclosure/templates.h"
 #include "domains/registry.h"
 
 namespace ct::disclosure {
 
-/// An estimate of the o200k tokens of `text`, calibrated on the rendered help levels (the exact
-/// counts are measured by the `tokens` tests with a real tokenizer).
-std::size_t estimate_tokens(std::string_view text);
+using ct::estimate_tokens;  // core/text.h
 /// Lowercase hex SHA-256 of the text: the `hash` a caller passes back as `knownHash`.
 std::string content_hash(std::string_view text);
 

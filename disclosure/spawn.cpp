@@ -309,7 +309,7 @@ Result<Reply> spawn(Context& context, const Params& params) {
 
 void register_spawn_operation(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "spawn", .gateway = Gateway::Mutate,
-                .summary = "Build a subagent's whole prompt for a task (and run the agent)",
+                .summary = "A subagent's prompt for a task (and run it)",
                 .params = {{.name = "id", .type = ParamType::TaskId, .required = true,
                             .description = "The task to hand out", .positional = true},
                            {.name = "skill", .type = ParamType::String, .max = 48,

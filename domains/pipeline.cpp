@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/json_parse.h"
+#include "core/sha256.h"
 #include "core/text.h"
 #include "domains/projection.h"
 #include "domains/router.h"
@@ -234,6 +235,24 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
     audit.task_id = audit.changes.front().task_id;
 }
 
+namespace {
+/// knownHash (projection.h: known_hash_param): the reply's hash in _meta, or {unchanged:true}.
+void answer_known_hash(const Params& params, Envelope& envelope) {
+  std::optional<std::string> known = params.opt_str("knownHash");
+  if (!known) return;
+  std::string hashed = envelope.data.dump();
+  if (envelope.page) hashed += "|" + std::to_string(envelope.page->total) + "|" + std::to_string(envelope.page->has_more());
+  std::string hash = sha256_hex(hashed).substr(0, 16);
+  if (*known == hash) {
+    envelope.data = json::Value::object();
+    envelope.data.set("unchanged", true);
+    envelope.page.reset();
+  }
+  if (!envelope.meta.is_object()) envelope.meta = json::Value::object();
+  envelope.meta.set("hash", std::move(hash));
+}
+}  // namespace
+
 Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes,
                bool leave_out_echoes) {
   if (call.spec->list_like()) shape_list_reply(*call.spec, call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes);
@@ -244,6 +263,7 @@ Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_war
   ok.warnings.insert(ok.warnings.end(), extra_warnings.begin(), extra_warnings.end());
   ok.page = reply.page;
   ok.note = reply.note;
+  if (call.spec->known_hash) answer_known_hash(call.params, ok);
   return ok;
 }
 

@@ -31,6 +31,11 @@ ParamSpec detail_param(std::string_view default_json) {
                    .choices = {"compact", "full"}, .description = "compact: key fields only; full: every field"};
 }
 
+ParamSpec known_hash_param() {
+  return ParamSpec{.name = "knownHash", .type = ParamType::String, .max = 64,
+                   .description = "The _meta.hash of a reply you have: unchanged, it is not sent again (\"\" to get one)"};
+}
+
 ParamSpec fields_param(std::span<const std::string_view> row_fields) {
   return ParamSpec{.name = "fields", .type = ParamType::Array, .min = 1,
                    .choices = {row_fields.begin(), row_fields.end()}, .item_type = ParamType::Enum,
@@ -38,6 +43,7 @@ ParamSpec fields_param(std::span<const std::string_view> row_fields) {
 }
 
 void add_projection_params(OperationSpec& spec) {
+  if (spec.known_hash && !spec.find_param("knownHash")) spec.params.push_back(known_hash_param());
   if (!spec.list_like()) return;
   if (!spec.find_param("detail")) spec.params.push_back(detail_param(R"("compact")"));
   if (!spec.find_param("fields")) spec.params.push_back(fields_param(spec.row_fields));

@@ -24,8 +24,14 @@ ParamSpec detail_param(std::string_view default_json);
 /// with the valid names and a did-you-mean).
 ParamSpec fields_param(std::span<const std::string_view> row_fields);
 /// Appends `detail` (compact by default, unless the spec declares its own) and `fields` to a
-/// list-like spec's params. Called by Registry::add.
+/// list-like spec's params, and `knownHash` to a spec with known_hash. Called by Registry::add.
 void add_projection_params(OperationSpec& spec);
+
+/// `knownHash`, of a spec with `known_hash`: with it, the reply carries `_meta.hash` (16 hex, of
+/// its data and page), or only {unchanged:true} when the caller's hash is still the reply's — a
+/// caller re-reading a task or a page pays only for a change ("" asks for a first hash).
+/// pipeline::shape answers it.
+ParamSpec known_hash_param();
 
 /// The paging params of a list-like operation: `limit` (1–500, rows per page) and `offset` (rows
 /// to skip, from _meta.page.nextOffset).

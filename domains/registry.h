@@ -164,6 +164,9 @@ struct OperationSpec {
   std::vector<std::string_view> row_fields;
   /// Compact rows come back as a table (projection.h: rows_as_table): each field named once.
   bool table_rows = false;
+  /// A read a caller may repeat cheaply: it takes `knownHash` and answers `_meta.hash`, or
+  /// {unchanged:true} alone when the caller's hash is still the reply's (projection.h).
+  bool known_hash = false;
   /// Takes `ids` in place of its `id`: the same call for each task, all in one transaction (one
   /// audit row each); data is {results:[{id,…} per task]}. The registry adds the `ids` param.
   bool bulk = false;

@@ -484,7 +484,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
                 .idempotent = true, .tier = 1, .handler = status});
   registry.add({.domain = "orchestrate", .name = "next", .gateway = Gateway::Query,
-                .summary = "The next task of an epic to hand to a subagent, with the skill to use",
+                .summary = "An epic's next task for a subagent, with its skill",
                 .params = {epic_param()},
                 .returns = "{id, title, priority, tier, unblocks?, skill, skillReason}: the best parallel-safe ready "
                            "task; {epicId, reason} with an E_NO_DATA note when none is ready",

@@ -260,13 +260,13 @@ Result<Reply> gc(Context& context, const Params& params) {
 
 void register_operations(Registry& registry) {
   registry.add({.domain = "session", .name = "status", .gateway = Gateway::Query,
-                .summary = "Show the session this caller is bound to",
+                .summary = "The session you are bound to",
                 .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
                            "E_NO_DATA note when no session is bound",
                 .examples = {{R"({})", "which session am I in?"}},
                 .idempotent = true, .tier = 1, .handler = status});
   registry.add({.domain = "session", .name = "list", .gateway = Gateway::Query,
-                .summary = "List sessions, most recently active first",
+                .summary = "List sessions, newest first",
                 .params = {{.name = "status", .type = ParamType::Enum, .choices = {"active", "suspended", "ended", "closed"},
                             .description = "Only sessions with this status"},
                            {.name = "includeArchived", .type = ParamType::Bool,
@@ -301,7 +301,7 @@ void register_operations(Registry& registry) {
                 .examples = {{R"({})", "what did this session change?"}},
                 .idempotent = true, .tier = 2, .handler = history});
   registry.add({.domain = "session", .name = "start", .gateway = Gateway::Mutate,
-                .summary = "Start a scoped session and bind this caller to it",
+                .summary = "Start a scoped session and bind to it",
                 .params = {{.name = "scope", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
                             .description = "task:T1, taskGroup:T1, subtree:T1, epic:T1, custom:T1,T2 or global",
                             .positional = true},
@@ -327,7 +327,7 @@ void register_operations(Registry& registry) {
                 .examples = {{R"({"notes":"login done, signup next"})", "end the current session"}},
                 .idempotent = true, .tier = 1, .handler = end});
   registry.add({.domain = "session", .name = "resume", .gateway = Gateway::Mutate,
-                .summary = "Resume a suspended or ended session and bind to it",
+                .summary = "Resume a session and bind to it",
                 .params = {id_param(true, "Session id")},
                 .returns = "{id,status:'active',scope,focus?,nextAction?}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionExists, ErrorCode::Validation},

@@ -263,7 +263,7 @@ void register_system_admin(Registry& registry) {
                 .examples = {{R"({"key":"hierarchy.maxSiblings","value":20})", "limit siblings to 20"}},
                 .idempotent = true, .tier = 2, .shortcut = "config set", .handler = config_set});
   registry.add({.domain = "system", .name = "health", .gateway = Gateway::Query,
-                .summary = "Check the store, schema, disk and configuration",
+                .summary = "Check the store, disk and config",
                 .returns = "{status: ok|warn|fail, checks[{name,status,detail,fix?}], valid}; a failing check fails "
                            "with E_VALIDATION (exit 6), the report in error.details. Runs on a store that cannot be "
                            "opened, to say why",

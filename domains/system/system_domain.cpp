@@ -153,7 +153,7 @@ void register_system_domain(Registry& registry) {
                                "changes"},
                 .handler = log});
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
-                .summary = "Create a CLEO project (.cleo/ with tasks.db and config.json) here",
+                .summary = "Create a CLEO project here",
                 .params = {{.name = "force", .type = ParamType::Bool,
                             .description = "Create it even inside another project (a nested project)"}},
                 // disclosure/ adds the project injection as a step after the handler (Registry::add_step).

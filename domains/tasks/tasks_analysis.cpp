@@ -284,7 +284,7 @@ void register_tasks_analyses(Registry& registry) {
                 .examples = {{R"({})", "the whole project"}, {R"({"epicId":"T001","detail":"full"})", "one epic, everything"}},
                 .idempotent = true, .tier = 2, .shortcut = "analyze", .handler = analyze});
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
-                .summary = "Show what a task depends on and what depends on it",
+                .summary = "What a task needs, and what needs it",
                 .params = {id_param(),
                            {.name = "direction", .type = ParamType::Enum, .default_json = R"("both")",
                             .choices = {"upstream", "downstream", "both"},

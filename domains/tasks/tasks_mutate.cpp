@@ -373,7 +373,7 @@ void register_tasks_mutations(Registry& registry) {
                 .text_view = TextView::Completed, .dashboard = true, .bulk = true,
                 .aliases = {"done", "finish", "close", "resolve"}, .handler = complete});
   add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
-                .summary = "Cancel and archive a task (hard: remove it)",
+                .summary = "Cancel and archive a task",
                 .params = {id_param(),
                            {.name = "reason", .type = ParamType::String, .max = 300, .description = "Why it is cancelled"},
                            {.name = "children", .type = ParamType::Enum, .default_json = R"("block")",

@@ -340,7 +340,7 @@ void register_tasks_queries(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",
-                .text_view = TextView::TaskCard,
+                .text_view = TextView::TaskCard, .known_hash = true,
                 .aliases = {"get", "view", "read", "display", "info", "describe"}, .handler = show});
   std::vector<ParamSpec> list_params = filter_params();
   list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
@@ -354,7 +354,7 @@ void register_tasks_queries(Registry& registry) {
                          .description = "Rows to skip (from _meta.page.nextOffset)"});
   list_params.push_back(in_scope_param());
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
-                .summary = "List tasks with filters, sorting and pagination",
+                .summary = "List tasks: filters, sort, pages",
                 .params = std::move(list_params),
                 .returns = "[{id,title,status,priority,parent?,waitingOn?[unfinished dependencies],blockedBy?,claim?}] (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when there are more rows; E_NO_DATA note when none matches",
@@ -365,7 +365,7 @@ void register_tasks_queries(Registry& registry) {
                 .idempotent = true, .tier = 1, .shortcut = "list", .shortcut_aliases = {"ls"},
                 .views = {{"ready", R"({"readiness":"ready","sort":"priority"})", "What can start now, most important first"},
                           {"blocked", R"({"readiness":"blocked"})", "What waits, and on what"}},
-                .text_view = TextView::TaskTable, .row_fields = list_fields(),
+                .text_view = TextView::TaskTable, .row_fields = list_fields(), .known_hash = true,
                 .aliases = {"ls", "all", "index"}, .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
@@ -381,7 +381,7 @@ void register_tasks_queries(Registry& registry) {
        .description = "Results to skip (from _meta.page.nextOffset)"},
   });
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
-                .summary = "Search tasks by text or id; best matches first",
+                .summary = "Search tasks by text or id",
                 .params = std::move(find_params),
                 .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first (SQLite: of the newest "
                            "1000 matches), every?:{column: value shared by all rows}} (full records with detail:'full'); "

@@ -4,7 +4,7 @@
 // `ct inject` writes into CLAUDE.md, and the rendered templates. Fails when one is over budget.
 //   budgets.mjs --ct PATH [--synthetic PATH] [--markdown]   (--markdown: the table of docs/disclosure.md)
 // --synthetic names ct-synthetic-help (tests/disclosure/synthetic_registry.cpp): the same texts
-// with the registry grown to 120 operations, held to the same budgets (issue 13: help that scales).
+// with the registry grown to 130 operations, held to the same budgets (issue 13: help that scales).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,7 +105,7 @@ try {
   }
   measure('MCP tools/list result', JSON.stringify(tools.result), 250, '≤ 250 (docs/architecture.md §3.1)');
 
-  // The registry grown to 120 operations: help levels 0 and 1 and tools/list within the same budgets.
+  // The registry grown to 130 operations: help levels 0 and 1 and tools/list within the same budgets.
   if (synthetic) {
     const grown = spawnSync(synthetic, [], { encoding: 'utf8' });
     if (grown.status !== 0) throw new Error(`${synthetic}: ${grown.stderr}`);

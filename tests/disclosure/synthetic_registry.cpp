@@ -1,5 +1,5 @@
 // ct-synthetic-help: what an agent would be handed once the registry holds more operations than
-// today. Grows the product's registry to N operations (default 120) with operations of the kind
+// today. Grows the product's registry to N operations (default 130) with operations of the kind
 // later issues add, spread over the existing domains and split between the overview tiers in the
 // same proportion as the operations already registered, then prints, as one JSON object:
 //   {"operations": N, "added": [names], "level0": text, "level1": text, "toolsList": text}
@@ -53,7 +53,7 @@ int usage() {
 int main(int argc, char** argv) {
   ct::Registry grown = ct::registry();
   const std::size_t today = grown.operations().size();
-  std::size_t wanted = 120;
+  std::size_t wanted = 130;
   if (argc == 3 && std::string_view(argv[1]) == "--operations") {
     char* end = nullptr;
     wanted = std::strtoul(argv[2], &end, 10);

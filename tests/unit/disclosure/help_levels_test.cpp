@@ -185,7 +185,7 @@ TEST_CASE("system.help serves the levels with a hash and honours knownHash", "[d
   std::string known = R"({"level":1,"knownHash":")" + level.data["hash"].as_string() + "\"}";
   Envelope same = project.query("system", "help", known);
   REQUIRE(same.success);
-  CHECK(same.data == test::parse_json(R"({"changed":false,"hash":")" + level.data["hash"].as_string() + "\"}"));
+  CHECK(same.data == test::parse_json(R"({"unchanged":true,"hash":")" + level.data["hash"].as_string() + "\"}"));
   Envelope other = project.query("system", "help", R"({"level":3,"knownHash":")" + level.data["hash"].as_string() + "\"}");
   REQUIRE(other.success);
   CHECK(other.data["content"].is_string());

@@ -11,7 +11,7 @@ using namespace ct::disclosure;
 
 namespace {
 
-Result<std::string> echo(std::string_view name, const std::vector<std::string>& args) {
+Result<std::string> echo_args(std::string_view name, const std::vector<std::string>& args) {
   if (name == "missing") return fail(ErrorCode::NotFound, "no such thing");
   std::string out = "<" + std::string(name);
   for (const auto& arg : args) out += "|" + arg;
@@ -21,7 +21,7 @@ Result<std::string> echo(std::string_view name, const std::vector<std::string>& 
 }  // namespace
 
 TEST_CASE("expand replaces placeholders with their words as arguments", "[disclosure][templates]") {
-  auto out = expand("a {{x}} b {{ y  1 two }} c {{z}}", "t.md", echo);
+  auto out = expand("a {{x}} b {{ y  1 two }} c {{z}}", "t.md", echo_args);
   REQUIRE(out);
   CHECK(*out == "a <x> b <y|1|two> c <z>");
   // Replacements are not expanded again; text without placeholders is kept byte for byte.
@@ -30,17 +30,17 @@ TEST_CASE("expand replaces placeholders with their words as arguments", "[disclo
   });
   REQUIRE(literal);
   CHECK(*literal == "{{x}}");
-  CHECK(*expand("no placeholders {\"a\":{\"b\":1}}\n", "t.md", echo) == "no placeholders {\"a\":{\"b\":1}}\n");
+  CHECK(*expand("no placeholders {\"a\":{\"b\":1}}\n", "t.md", echo_args) == "no placeholders {\"a\":{\"b\":1}}\n");
 }
 
 TEST_CASE("expand names the template and line of a bad placeholder", "[disclosure][templates]") {
-  auto unknown = expand("line one\nline {{missing}}\n", "help/x.md", echo);
+  auto unknown = expand("line one\nline {{missing}}\n", "help/x.md", echo_args);
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().message == "template help/x.md:2: {{missing}}: no such thing");
-  auto unclosed = expand("a {{x\n}}", "t.md", echo);
+  auto unclosed = expand("a {{x\n}}", "t.md", echo_args);
   REQUIRE_FALSE(unclosed);
   CHECK(unclosed.error().message.find("t.md:1: '{{' without '}}'") != std::string::npos);
-  CHECK_FALSE(expand("{{ }}", "t.md", echo));
+  CHECK_FALSE(expand("{{ }}", "t.md", echo_args));
 }
 
 TEST_CASE("every embedded template renders from the registry", "[disclosure][templates]") {

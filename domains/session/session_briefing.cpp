@@ -1,0 +1,250 @@
+// session.briefing: everything an agent needs to carry on, in one call and within a token budget —
+// after a restart, a context compaction, or as the handoff of a session another agent ended. Its
+// sections, most important first:
+//   session and handoff   the session, its scope, its note and nextAction, and the first call to make
+//   focus                 the task it holds (or last held), with acceptance, last notes and gates
+//   finished              results of the focus task's finished dependencies (their last note)
+//   ready                 what tasks.next would offer in the scope
+//   changes               what others changed in scope since the session's own last write
+// (The project memory of a later issue takes its place between focus and ready.) The whole is cut
+// to budgetTokens from the least important end, and `left` says what was cut and how to get it.
+#include <algorithm>
+#include <set>
+
+#include "core/text.h"
+#include "domains/call_text.h"
+#include "domains/changes.h"
+#include "domains/claims.h"
+#include "domains/projection.h"
+#include "domains/session/session_common.h"
+#include "engines/rules/claim_lease.h"
+#include "engines/rules/lifecycle.h"
+#include "engines/store/task_json.h"
+
+namespace ct::session {
+namespace {
+
+constexpr std::size_t kNotesShown = 3;
+constexpr std::size_t kNoteChars = 300;
+constexpr std::size_t kResultChars = 200;
+constexpr int kReadyShown = 5;
+constexpr std::int64_t kChangesRead = 200;
+
+/// The session a briefing is about: the one named, else the caller's, else the handoff — the
+/// newest session nobody is working in (suspended, ended, or active with a lapsed lease).
+Result<std::optional<Session>> subject_session(Context& context, const Params& params, TimeMs now) {
+  SessionEngine engine(context.db(), *context.config, now, nullptr);  // reads only
+  if (auto id = params.opt_str("id")) {
+    CT_TRY_ASSIGN(Session session, engine.get(*id));
+    return std::optional<Session>(std::move(session));
+  }
+  if (!context.session.empty()) {
+    CT_TRY_ASSIGN(Session session, engine.get(context.session));
+    return std::optional<Session>(std::move(session));
+  }
+  SessionQuery recent;
+  recent.statuses = {SessionStatus::Active, SessionStatus::Suspended, SessionStatus::Ended};
+  recent.limit = 20;
+  CT_TRY_ASSIGN(std::vector<Session> sessions, context.db().list_sessions(recent));
+  const std::optional<TimeMs> cutoff = lapsed_before(*context.config, now);
+  for (auto& session : sessions) {
+    const bool live = session.status == SessionStatus::Active && !(cutoff && session.updated_at <= *cutoff);
+    if (!live) return std::optional<Session>(std::move(session));
+  }
+  return std::optional<Session>();
+}
+
+/// The task the session holds, else the one it held last (from its audit rows), if unfinished.
+Result<std::optional<Task>> focus_of(Context& context, const Session& session) {
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(session.id));
+  if (!focus) {
+    AuditQuery query;
+    query.session = session.id;
+    query.limit = 50;
+    CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+    for (const auto& row : rows) {
+      for (const auto& change : row.changes)
+        if (change.field == "focus" && change.after.is_string()) focus = change.after.as_string();
+      if (focus) break;
+    }
+  }
+  if (!focus) return std::optional<Task>();
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*focus));
+  if (!task || task->archived || task->status == TaskStatus::Done || task->status == TaskStatus::Cancelled)
+    return std::optional<Task>();
+  return task;
+}
+
+/// A section of rows the budget may shorten from its end, and how to get what it cut.
+struct Section {
+  std::string key;
+  std::vector<json::Value> rows;
+  std::string more_call;  // the call that reads the rest (as the MCP tools write it)
+  std::size_t cut = 0;
+};
+
+}  // namespace
+
+Result<Reply> briefing(Context& context, const Params& params) {
+  const TimeMs now = context.now();
+  auto text = [&](const Advice& advice) { return mcp_text(advice, *context.registry); };
+  CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, params, now));
+  json::Value data = json::Value::object();
+  std::optional<Scope> scope;
+  std::optional<Task> focus;
+  if (session) {
+    CT_TRY_ASSIGN(scope, parse_scope(session->scope));
+    json::Value about = json::Value::object();
+    about.set("id", session->id);
+    if (!session->name.empty()) about.set("name", session->name);
+    about.set("scope", session->scope);
+    about.set("status", to_string(session->status));
+    if (!session->agent.empty()) about.set("agent", session->agent);
+    about.set("updatedAt", format_iso8601(session->updated_at));
+    if (!session->note.empty()) about.set("notes", session->note);
+    if (!session->next_action.empty()) about.set("nextAction", session->next_action);
+    data.set("session", std::move(about));
+    CT_TRY_ASSIGN(focus, focus_of(context, *session));
+  }
+
+  // The first call to make: carry on in the session, or take its work over in one of one's own.
+  const bool own = session && session->id == context.session;
+  if (session && !own) {
+    data.set("then", text(session->status == SessionStatus::Ended ? call("session.start", {{"scope", session->scope}})
+                                                                    : call("session.resume", {{"id", session->id}})));
+  } else if (focus && focus->status != TaskStatus::Active) {
+    data.set("then", text(call("tasks.start", {{"id", focus->id}})));
+  }
+
+  Section notes{"notes", {}, focus ? text(call("tasks.show", {{"id", focus->id}})) : ""};
+  Section finished{"finished", {}, focus ? text(call("tasks.deps", {{"id", focus->id}})) : ""};
+  if (focus) {
+    json::Value task = json::Value::object();
+    task.set("id", focus->id);
+    task.set("title", focus->title);
+    task.set("status", to_string(focus->status));
+    if (!focus->acceptance.empty()) task.set("acceptance", json::Value::array_of(focus->acceptance));
+    LifecycleEngine lifecycle(context.db(), *context.config, 0, Actor{}, nullptr);  // reads only
+    CT_TRY_ASSIGN(std::vector<LifecycleState> gates, lifecycle.recorded(focus->id, LifecycleKind::Gate));
+    json::Value gate_map = json::Value::object();
+    for (const auto& gate : gates)
+      if (gate.at != 0) gate_map.set(gate.name, gate.status);
+    if (gate_map.size() > 0) task.set("gates", std::move(gate_map));
+    CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(focus->id));
+    if (claim) task.set("claim", claim_json(*claim, *context.config, now));
+    data.set("focus", std::move(task));
+    // The newest notes first.
+    for (auto it = focus->notes.rbegin(); it != focus->notes.rend(); ++it) {
+      if (notes.rows.size() == kNotesShown) {
+        ++notes.cut;
+        continue;
+      }
+      json::Value note = json::Value::object();
+      note.set("at", format_iso8601(it->at));
+      note.set("text", clip(it->text, kNoteChars));
+      notes.rows.push_back(std::move(note));
+    }
+    CT_TRY_ASSIGN(std::vector<Task> deps, context.db().get_tasks(focus->depends));
+    for (const auto& dep : deps) {
+      if (dep.status != TaskStatus::Done) continue;
+      json::Value row = json::Value::object();
+      row.set("id", dep.id);
+      row.set("title", dep.title);
+      if (!dep.notes.empty()) row.set("result", clip(dep.notes.back().text, kResultChars));
+      finished.rows.push_back(std::move(row));
+    }
+  }
+
+  // What tasks.next would offer in the scope.
+  std::optional<std::set<std::string>> within;
+  if (scope && scope->kind != ScopeKind::Global) {
+    SessionEngine engine(context.db(), *context.config, now, nullptr);  // reads only
+    CT_TRY_ASSIGN(within, engine.tasks_of(*scope));
+  }
+  Section ready{"ready", {}, text(call("tasks.next", {{"count", 10}}))};
+  TaskEngine tasks(context.db(), *context.config, now, context.session, nullptr);
+  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, tasks.next(kReadyShown, within ? &*within : nullptr));
+  for (const auto& pick : picks)
+    if (!focus || pick.task.id != focus->id) ready.rows.push_back(task_suggestion(pick.task));
+
+  // What others changed in scope since the session's own last write: the newest are kept.
+  Section changed{"changes", {}, ""};
+  if (session) {
+    AuditQuery own_last;
+    own_last.session = session->id;
+    own_last.limit = 1;
+    CT_TRY_ASSIGN(std::vector<AuditEntry> last, context.db().read_audit(own_last));
+    const std::int64_t since = last.empty() ? 0 : last.front().seq;
+    CT_TRY_ASSIGN(ChangePage page, read_changes(context, since, within ? &*within : nullptr, kChangesRead, session->id));
+    changed.more_call = text(call("system.changes", {{"sinceSeq", since}}));
+    // Newest first, so that the budget cuts the oldest.
+    for (auto it = page.rows.rbegin(); it != page.rows.rend(); ++it) {
+      json::Value row = json::Value::object();
+      row.set("seq", it->seq);
+      row.set("id", it->id);
+      row.set("field", it->field);
+      if (!it->who.empty()) row.set("who", it->who);
+      changed.rows.push_back(std::move(row));
+    }
+    if (page.more) ++changed.cut;
+  }
+
+  // Cut to the budget from the least important end: changes, ready, finished, notes.
+  std::vector<Section*> sections{&notes, &finished, &ready, &changed};
+  auto assemble = [&] {
+    json::Value out = data;
+    for (Section* section : sections)
+      if (!section->rows.empty()) {
+        json::Value rows = json::Value::array();
+        for (const auto& row : section->rows) rows.push_back(row);
+        if (section == &changed) {
+          out.set(section->key, rows_as_table(rows));
+        } else {
+          out.set(section->key, std::move(rows));
+        }
+      }
+    json::Value left = json::Value::array();
+    for (Section* section : sections)
+      if (section->cut > 0 && !section->more_call.empty()) {
+        json::Value item = json::Value::object();
+        item.set("what", section->key);
+        item.set("count", static_cast<std::int64_t>(section->cut));
+        item.set("call", section->more_call);
+        left.push_back(std::move(item));
+      }
+    if (!left.empty()) out.set("left", std::move(left));
+    return out;
+  };
+  const auto budget = static_cast<std::size_t>(params.integer("budgetTokens"));
+  json::Value out = assemble();
+  while (estimate_tokens(out.dump()) > budget) {
+    auto victim = std::find_if(sections.rbegin(), sections.rend(), [](Section* s) { return !s->rows.empty(); });
+    if (victim == sections.rend()) break;  // only the essentials are left: they go whole
+    (*victim)->rows.pop_back();
+    ++(*victim)->cut;
+    out = assemble();
+  }
+  out.set("tokens", static_cast<std::int64_t>(estimate_tokens(out.dump())));
+  Reply reply{std::move(out), {}, {}, {}};
+  if (!session) reply.warnings.push_back("no session to brief on: this is the project's (start one with session.start)");
+  return reply;
+}
+
+void register_session_briefing(Registry& registry) {
+  registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
+                .summary = "Everything to carry on a session, in one call",
+                .params = {id_param(false, "Session id (default: yours, else the newest one nobody works in)"),
+                           {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
+                            .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"}},
+                .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
+                           "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
+                           "finished?[{id,title,result?}] (its done dependencies), ready?[{id,title,priority}], "
+                           "changes?{columns,rows} (others' changes in scope since the session's last write, newest first), "
+                           "left?[{what,count,call}] (what the budget cut), tokens}",
+                .errors = {ErrorCode::SessionNotFound},
+                .examples = {{R"({})", "after a restart or a compaction"},
+                             {R"({"id":"ses_0a1b2c3d4e5f","budgetTokens":800})", "another agent's handoff, short"}},
+                .idempotent = true, .tier = 1, .shortcut = "briefing", .known_hash = true, .handler = briefing});
+}
+
+}  // namespace ct::session

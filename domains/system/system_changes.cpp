@@ -1,0 +1,53 @@
+// system.changes: the changes feed — what changed since an audit sequence number, as compact rows
+// with the cursor to go on from, so a polling agent or orchestrator pays only for what changed.
+#include <set>
+
+#include "domains/changes.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/rules/session_engine.h"
+
+namespace ct {
+namespace {
+
+Result<Reply> changes(Context& context, const Params& params) {
+  std::optional<std::set<std::string>> within;
+  if (auto text = params.opt_str("scope")) {
+    CT_TRY_ASSIGN(Scope scope, parse_scope(*text));
+    if (scope.kind != ScopeKind::Global) {
+      SessionEngine sessions(context.db(), *context.config, 0, nullptr);  // reads only
+      CT_TRY_ASSIGN(within, sessions.tasks_of(scope));
+    }
+  }
+  CT_TRY_ASSIGN(ChangePage page, read_changes(context, params.integer("sinceSeq"), within ? &*within : nullptr,
+                                              params.integer("limit")));
+  json::Value data = json::Value::object();
+  data.set("changes", changes_json(page.rows));
+  data.set("next", page.next);
+  if (page.more) data.set("more", true);
+  Reply reply{std::move(data), {}, {}, {}};
+  if (page.rows.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+}  // namespace
+
+void register_system_changes(Registry& registry) {
+  registry.add({.domain = "system", .name = "changes", .gateway = Gateway::Query,
+                .summary = "What changed since an audit seq, paged",
+                .params = {{.name = "sinceSeq", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Audit seq you have seen (the last reply's next)", .positional = true},
+                           {.name = "scope", .type = ParamType::String, .max = 200,
+                            .description = "Only these tasks, as session scopes: epic:T1, subtree:T1, custom:T1,T2…"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                            .description = "Rows at most"}},
+                .returns = "{changes{columns,rows}: [seq,id,field,who?,at] oldest first, next (pass it as sinceSeq), "
+                           "more?}; E_NO_DATA note when nothing changed",
+                .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound},
+                .examples = {{R"({"sinceSeq":120})", "what changed after audit row 120"},
+                             {R"({"sinceSeq":120,"scope":"epic:T001"})", "only an epic's tasks"}},
+                .idempotent = true, .tier = 2, .handler = changes});
+}
+
+}  // namespace ct
