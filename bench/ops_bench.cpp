@@ -1,9 +1,14 @@
 // ct_bench_ops: a fixed stream of one operation through the router, for counting instructions.
 //
 //   ct_bench_ops build DIR [--tasks N] [--seed S]      a store of N tasks (default 2000) in DIR
-//   ct_bench_ops run DIR OP [--count N] [--seed S]     N calls of OP (default 100) on a copy of it
+//   ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S]
+//                                                      N calls of OP (default 100) on a copy of it
 //
-// OP is show, find, find-status (find among pending tasks), list, next, add or update. `run` copies DIR's .cleo/ to a fresh directory
+// OP is show, find, find-status (find among pending tasks), list, next, add, update or heartbeat
+// (session.heartbeat: the write a read makes once per renewal step; it needs --session). With
+// --session the calls run in a session that holds a claim (as an agent's do), its lease
+// session.leaseSeconds S (--lease; default the config's): what renewing the lease costs a call is
+// the difference between --lease 900 and --lease 0. `run` copies DIR's .cleo/ to a fresh directory
 // first, so every run starts from the same store and makes the same calls (seeded), and prints
 // nothing but a line on stderr: under callgrind, the difference between `--count N` and
 // `--count 0` divided by N is the instructions one call costs — a number that does not move when
@@ -14,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,7 +35,7 @@ using namespace ct::bench;
 
 namespace {
 
-constexpr std::string_view kOps[] = {"show", "find", "find-status", "list", "next", "add", "update"};
+constexpr std::string_view kOps[] = {"show", "find", "find-status", "list", "next", "add", "update", "heartbeat"};
 
 struct Options {
   std::string command;
@@ -38,13 +44,16 @@ struct Options {
   std::int64_t tasks = 2000;
   std::int64_t count = 100;
   std::uint32_t seed = 17;
+  bool session = false;
+  std::optional<std::int64_t> lease;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "ct_bench_ops: %s\n"
                "usage: ct_bench_ops build DIR [--tasks N] [--seed S]\n"
-               "       ct_bench_ops run DIR OP [--count N] [--seed S]   (OP: show find find-status list next add update)\n",
+               "       ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S]\n"
+               "       (OP: show find find-status list next add update heartbeat)\n",
                problem.c_str());
   std::exit(2);
 }
@@ -67,6 +76,10 @@ Options parse(int argc, char** argv) {
       options.count = number();
     } else if (arg == "--seed") {
       options.seed = static_cast<std::uint32_t>(number());
+    } else if (arg == "--session") {
+      options.session = true;
+    } else if (arg == "--lease") {
+      options.lease = number();
     } else if (arg.starts_with("--")) {
       usage("unknown option " + arg);
     } else {
@@ -114,9 +127,29 @@ int run(const Options& options) {
   Envelope counted = router->dispatch(query("tasks", "stats", stats));
   const auto total = static_cast<std::size_t>(counted.data["total"].as_int());
   if (total == 0) usage("the store is empty");
+  if (options.lease) {
+    json::Value set = json::Value::object();
+    set.set("key", "session.leaseSeconds");
+    set.set("value", *options.lease);
+    call(*router, mutate("system", "config.set", std::move(set)));
+  }
+  // In a session, every call names it (as a transport bound to it does), and it holds a claim.
+  std::string session;
+  if (options.session) {
+    json::Value start = json::Value::object();
+    start.set("scope", "global");
+    Envelope started = router->dispatch(mutate("session", "start", std::move(start)));
+    if (!started.success) throw std::runtime_error("session.start failed: " + to_json(started, registry()));
+    session = started.data["id"].as_string();
+  }
+  auto in_session = [&](Request request) {
+    request.caller.session = session;
+    return request;
+  };
   json::Value first = json::Value::object();
   first.set("id", "T001");
-  call(*router, query("tasks", "show", std::move(first)));  // warm: schema, statements
+  if (options.session) call(*router, in_session(mutate("tasks", "start", first)));
+  call(*router, in_session(query("tasks", "show", std::move(first))));  // warm: schema, statements
 
   Workload workload(options.seed);
   Rng rng(options.seed);
@@ -125,26 +158,28 @@ int run(const Options& options) {
     json::Value params = json::Value::object();
     if (options.op == "show") {
       params.set("id", random_id());
-      call(*router, query("tasks", "show", std::move(params)));
+      call(*router, in_session(query("tasks", "show", std::move(params))));
     } else if (options.op == "find" || options.op == "find-status") {
       params.set("query", workload.random_word());
       if (options.op == "find-status") params.set("status", json::Value::array_of(std::vector<std::string>{"pending"}));
-      call(*router, query("tasks", "find", std::move(params)));
+      call(*router, in_session(query("tasks", "find", std::move(params))));
     } else if (options.op == "list") {
       params.set("sort", i % 2 == 0 ? "updated" : "priority");
       params.set("limit", 50);
-      call(*router, query("tasks", "list", std::move(params)));
+      call(*router, in_session(query("tasks", "list", std::move(params))));
     } else if (options.op == "next") {
-      call(*router, query("tasks", "next", std::move(params)));
+      call(*router, in_session(query("tasks", "next", std::move(params))));
     } else if (options.op == "add") {
       PlannedAdd plan = workload.plan_add();
-      Envelope added = router->dispatch(mutate("tasks", "add", plan.params));
+      Envelope added = router->dispatch(in_session(mutate("tasks", "add", plan.params)));
       if (!added.success) throw std::runtime_error("add failed: " + to_json(added, registry()));
       workload.created(added.data["id"].as_string(), plan);
+    } else if (options.op == "heartbeat") {
+      call(*router, in_session(mutate("session", "heartbeat", std::move(params))));
     } else if (options.op == "update") {
       params.set("id", random_id());
       params.set("notes", "bench note " + std::to_string(i));
-      call(*router, mutate("tasks", "update", std::move(params)));
+      call(*router, in_session(mutate("tasks", "update", std::move(params))));
     }
   }
   router.reset();

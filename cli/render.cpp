@@ -654,7 +654,7 @@ std::string files_written(const json::Value& files, std::string_view prefix) {
 /// CLI's own help.
 std::string help_text(const View& view) {
   const json::Value& data = view.data();
-  if (data["changed"] == json::Value(false)) return "Unchanged (hash " + str(data, "hash") + ")\n";
+  if (data["unchanged"] == json::Value(true)) return "Unchanged (hash " + str(data, "hash") + ")\n";
   if (data.contains("schema")) return data["schema"].dump_pretty() + "\n";
   std::string out = str(data, "content");
   if (!out.empty() && out.back() != '\n') out += '\n';
@@ -663,7 +663,14 @@ std::string help_text(const View& view) {
 
 /// The operation's own text view (OperationSpec::text_view), or the generic one.
 std::string render_one(const View& v) {
+  // knownHash matched: nothing else was sent.
+  if (v.data()["unchanged"] == json::Value(true) && v.data().size() == 1) return "Unchanged\n";
   switch (v.spec.text_view) {
+    case TextView::Briefing: {
+      // For a host's hook: exactly what it loads (its format is the host's, not ct's).
+      if (v.data()["hook"].is_string()) return v.data()["hook"].as_string() + "\n";
+      return render_value(v.data(), v.options);
+    }
     case TextView::Generic: return render_value(v.data(), v.options);
     case TextView::Created:
       return "Created " + str(v.data(), "id") + ": " + std::string(trim(str(v.params, "title"))) + "\n";

@@ -98,6 +98,7 @@ enum class TextView {
   Started, Stopped, CurrentTask, Exists, Archived,
   Json,          // the data itself as JSON (an export is meant for files)
   Initialised, HelpText, Injected, Dashboard, Version,
+  Briefing,      // a session briefing; with `hook`, exactly the text an agent host's hook loads
 };
 
 struct Example {

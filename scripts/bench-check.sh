@@ -30,7 +30,8 @@ build_dir=${BUILD_DIR:-build/bench-check}
 threshold=${THRESHOLD:-25}
 count=${COUNT:-50}
 baseline=bench/baseline-instructions.tsv
-ops=(show find find-status list next add update)
+# OP-session: the same calls in a session holding a claim, as an agent makes them (its lease renewed).
+ops=(show find find-status list next add update show-session update-session)
 processes=(start-version start-show)
 
 if ! command -v valgrind >/dev/null; then
@@ -48,8 +49,10 @@ trap 'rm -rf "$work"' EXIT
 
 # Instructions of one whole run of `ct_bench_ops run OP --count N`.
 instructions() {
-  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" "$tool" run "$work/store" "$1" --count "$2" \
-    >/dev/null 2>&1
+  local args=("$1")
+  [[ $1 == *-session ]] && args=("${1%-session}" --session)
+  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" "$tool" run "$work/store" "${args[@]}" \
+    --count "$2" >/dev/null 2>&1
   awk '/^summary:/ { print $2 }' "$work/callgrind.out"
 }
 

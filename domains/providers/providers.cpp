@@ -7,6 +7,29 @@
 namespace ct::providers {
 namespace {
 
+// Sources: Claude Code's hooks reference and its agent SDK's SessionStart types; Codex's
+// codex-rs/hooks (plain stdout becomes developer context); Gemini CLI's docs/hooks/reference.md
+// (JSON only; matchers of lifecycle events are exact strings); Cursor's hooks.json as hosts'
+// plug-ins write it (its docs could not be read).
+constexpr HookSupport kClaudeHook{.project_file = ".claude/settings.json", .user_file = ".claude/settings.json",
+                                  .event = "SessionStart", .matcher = "startup|resume|clear|compact",
+                                  .timeout = 30, .output = HookOutput::Text,
+                                  .note = "Claude Code runs it at startup, resume, /clear and after a compaction"};
+constexpr HookSupport kCodexHook{.project_file = ".codex/hooks.json", .user_file = ".codex/hooks.json",
+                                 .event = "SessionStart", .matcher = "startup|resume|clear|compact",
+                                 .timeout = 30, .output = HookOutput::Text,
+                                 .note = "Codex runs a hook only once you trust it in /hooks (again after each change)"};
+constexpr HookSupport kGeminiHook{.project_file = ".gemini/settings.json", .user_file = ".gemini/settings.json",
+                                  .event = "SessionStart", .matcher = "", .name = "cleo-briefing", .timeout = 30000,
+                                  .output = HookOutput::GeminiJson,
+                                  .note = "Gemini CLI (0.27 or later) runs it at startup, resume and /clear in a "
+                                          "trusted folder, not after a compression"};
+constexpr HookSupport kCursorHook{.project_file = ".cursor/hooks.json", .user_file = ".cursor/hooks.json",
+                                  .event = "sessionStart", .matcher = "", .grouped = false, .timeout = 30,
+                                  .output = HookOutput::CursorJson, .version_key = true,
+                                  .note = "Cursor runs it when a session starts, not after a summarisation"};
+
+
 // Sources: each host's documentation on MCP servers and instruction files (2025–2026); client
 // names: the clientInfo.name each host's MCP client sends in initialize. Environment variables in
 // an HTTP entry: Claude Code expands ${VAR} in .mcp.json and ~/.claude.json (command, args, env,
@@ -24,7 +47,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = ".mcp.json", .user_config = ".claude.json",
      .project_dir = ".claude", .user_dir = ".claude", .headless = {"claude", "-p"},
      .stdio_type = "", .http_type = "http", .url_key = "url", .token_env = "${VAR}", .check = "claude mcp list",
-     .project_approval = "Claude Code lists it as pending until you approve it"},
+     .project_approval = "Claude Code lists it as pending until you approve it", .hook = &kClaudeHook},
     {.id = "codex", .name = "Codex CLI", .binaries = {"codex"},
      .client_names = {"codex-mcp-client", "codex-vscode"},
      .instruction_files = {"AGENTS.md"}, .user_instructions = ".codex/AGENTS.md", .inject_target = "AGENTS.md",
@@ -32,7 +55,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = ".codex/config.toml", .user_config = ".codex/config.toml",
      .project_dir = ".codex", .user_dir = ".codex", .headless = {"codex", "exec"},
      .stdio_type = "", .http_type = "", .url_key = "url", .token_env = "bearer_token_env_var", .check = "codex mcp list",
-     .project_approval = "Codex reads it only once you trust the project"},
+     .project_approval = "Codex reads it only once you trust the project", .hook = &kCodexHook},
     {.id = "cursor", .name = "Cursor", .binaries = {"cursor-agent", "cursor"},
      .client_names = {"cursor-vscode", "cursor"},
      .instruction_files = {".cursor/rules/", "AGENTS.md"}, .user_instructions = "", .inject_target = "AGENTS.md",
@@ -40,7 +63,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = ".cursor/mcp.json", .user_config = ".cursor/mcp.json",
      .project_dir = ".cursor", .user_dir = ".cursor", .headless = {"cursor-agent", "-p"},
      .stdio_type = "", .http_type = "", .url_key = "url", .token_env = "${env:VAR}", .check = "cursor-agent mcp list",
-     .project_approval = "Cursor asks you to approve it"},
+     .project_approval = "Cursor asks you to approve it", .hook = &kCursorHook},
     {.id = "gemini", .name = "Gemini CLI", .binaries = {"gemini"},
      .client_names = {"gemini-cli", "gemini-cli-mcp-client"},
      .instruction_files = {"GEMINI.md"}, .user_instructions = ".gemini/GEMINI.md", .inject_target = "GEMINI.md",
@@ -48,7 +71,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = ".gemini/settings.json", .user_config = ".gemini/settings.json",
      .project_dir = ".gemini", .user_dir = ".gemini", .headless = {"gemini", "-p"},
      .stdio_type = "", .http_type = "", .url_key = "httpUrl", .token_env = "${VAR}", .check = "gemini mcp list",
-     .project_approval = "Gemini CLI keeps it disabled until you trust the folder"},
+     .project_approval = "Gemini CLI keeps it disabled until you trust the folder", .hook = &kGeminiHook},
     {.id = "windsurf", .name = "Windsurf", .binaries = {"windsurf"},
      .client_names = {"windsurf", "windsurf-client"},
      .instruction_files = {".windsurf/rules/", "AGENTS.md"},
@@ -57,7 +80,8 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = "", .user_config = ".codeium/windsurf/mcp_config.json",
      .project_dir = ".windsurf", .user_dir = ".codeium/windsurf", .headless = {},
      .stdio_type = "", .http_type = "", .url_key = "serverUrl", .token_env = "${env:VAR}",
-     .check = "Windsurf's MCP panel", .project_approval = ""},
+     .check = "Windsurf's MCP panel", .project_approval = "",
+     .no_hook = "Windsurf's hooks cannot add to the model's context"},
     {.id = "vscode", .name = "VS Code (Copilot)", .binaries = {"code"},
      .client_names = {"Visual Studio Code", "vscode"},
      .instruction_files = {".github/copilot-instructions.md", "AGENTS.md"}, .user_instructions = "",
@@ -67,7 +91,8 @@ const std::array<Provider, 7> kProviders = {{
      .project_dir = ".vscode", .user_dir = ".config/Code", .headless = {},
      .stdio_type = "stdio", .http_type = "http", .url_key = "url", .token_env = "${env:VAR}",
      .check = "MCP: List Servers in VS Code",
-     .project_approval = "VS Code asks you to trust it, in a trusted workspace, before it starts"},
+     .project_approval = "VS Code asks you to trust it, in a trusted workspace, before it starts",
+     .no_hook = "VS Code has no session-start hook a settings file declares"},
     {.id = "opencode", .name = "opencode", .binaries = {"opencode"},
      .client_names = {"opencode"},
      .instruction_files = {"AGENTS.md"}, .user_instructions = ".config/opencode/AGENTS.md", .inject_target = "AGENTS.md",
@@ -75,7 +100,8 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = "opencode.json", .user_config = ".config/opencode/opencode.json",
      .project_dir = ".opencode", .user_dir = ".config/opencode", .headless = {"opencode", "run"},
      .stdio_type = "local", .http_type = "remote", .url_key = "url", .command_array = true, .enabled_key = true,
-     .token_env = "{env:VAR}", .check = "opencode mcp list", .project_approval = ""},
+     .token_env = "{env:VAR}", .check = "opencode mcp list", .project_approval = "",
+     .no_hook = "opencode loads context at session start only from a JS plug-in (experimental.chat.system.transform)"},
 }};
 
 // Every member json_entry() writes for some host.
@@ -85,6 +111,49 @@ constexpr std::array<std::string_view, 8> kJsonOwned = {"type", "command", "args
 }  // namespace
 
 std::string_view to_string(ConfigFormat format) { return format == ConfigFormat::Toml ? "toml" : "json"; }
+
+json::Value hook_entry(const Provider& provider, std::string_view command) {
+  const HookSupport& hook = *provider.hook;
+  json::Value run = json::Value::object();
+  if (hook.grouped) run.set("type", "command");
+  if (!hook.name.empty()) run.set("name", std::string(hook.name));
+  run.set("command", std::string(command) + " briefing --hook " + std::string(provider.id));
+  run.set("timeout", hook.timeout);
+  if (!hook.grouped) return run;
+  json::Value group = json::Value::object();
+  if (!hook.matcher.empty()) group.set("matcher", std::string(hook.matcher));
+  group.set("hooks", json::Value::array_of(std::vector<json::Value>{std::move(run)}));
+  return group;
+}
+
+bool is_cleo_hook(const json::Value& entry) {
+  auto runs_briefing = [](const json::Value& run) {
+    return run["command"].is_string() && run["command"].as_string().find(" briefing --hook ") != std::string::npos;
+  };
+  if (runs_briefing(entry)) return true;
+  if (!entry["hooks"].is_array()) return false;
+  const auto& runs = entry["hooks"].as_array();
+  return std::any_of(runs.begin(), runs.end(), runs_briefing);
+}
+
+std::string hook_output(const Provider& provider, std::string_view text) {
+  json::Value out = json::Value::object();
+  switch (provider.hook ? provider.hook->output : HookOutput::Text) {
+    case HookOutput::Text: return std::string(text);
+    case HookOutput::GeminiJson: {
+      json::Value specific = json::Value::object();
+      specific.set("hookEventName", "SessionStart");
+      specific.set("additionalContext", std::string(text));
+      out.set("hookSpecificOutput", std::move(specific));
+      break;
+    }
+    case HookOutput::CursorJson:
+      out.set("additional_context", std::string(text));
+      out.set("continue", true);
+      break;
+  }
+  return out.dump();
+}
 
 std::span<const Provider> all() { return kProviders; }
 

@@ -19,6 +19,31 @@ std::string_view to_string(ConfigFormat format);  // "json" (JSONC accepted) | "
 
 enum class Transport { Stdio, Http };
 
+/// How a host loads what its session-start hook prints into the model's context.
+enum class HookOutput {
+  Text,        // plain stdout (Claude Code, Codex)
+  GeminiJson,  // {"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}
+  CursorJson,  // {"additional_context":…,"continue":true}
+};
+
+/// A host's session-start hook, which runs `ct briefing --hook <id>` (providers.install hooks).
+struct HookSupport {
+  std::string_view project_file;  // relative to the project root
+  std::string_view user_file;     // relative to the home directory
+  std::string_view event;         // "SessionStart", "sessionStart"
+  /// When it runs (the host's matcher); empty: on every session start the host has.
+  std::string_view matcher;
+  /// {matcher?, hooks:[{type:"command", command, timeout}]} (Claude Code, Codex, Gemini CLI); false:
+  /// {command, timeout} (Cursor).
+  bool grouped = true;
+  std::string_view name;          // Gemini CLI names each hook
+  int timeout = 30;               // in the host's unit: seconds, or ms (Gemini CLI)
+  HookOutput output = HookOutput::Text;
+  bool version_key = false;       // Cursor: the file needs "version": 1
+  /// What the host needs before the hook runs, and when it does not (after a compaction).
+  std::string_view note;
+};
+
 struct Provider {
   std::string_view id;    // "claude"
   std::string_view name;  // "Claude Code"
@@ -61,6 +86,10 @@ struct Provider {
   /// What a project-scope entry needs in the host before it runs (approval, a trusted folder);
   /// empty when the host starts it as it is.
   std::string_view project_approval;
+  /// Its session-start hook; null when the host has none a settings file can declare.
+  const HookSupport* hook = nullptr;
+  /// Why not, when it has none ("" when nothing is known).
+  std::string_view no_hook;
 };
 
 /// Every host, in a fixed order.
@@ -116,6 +145,13 @@ std::string snippet(const Provider& provider, const ServerLaunch& launch);
 /// the host before it runs, that a portable `ct` must be on the host's PATH, where the token
 /// comes from, and how to check that the host finds the server.
 std::string entry_note(const Provider& provider, bool user_scope, const ServerLaunch& launch);
+
+/// The hook entry `ct` writes for the host (its command runs `command briefing --hook <id>`), and
+/// whether an entry of a host's hook list is one `ct` wrote (it runs `briefing --hook`).
+json::Value hook_entry(const Provider& provider, std::string_view command);
+bool is_cleo_hook(const json::Value& entry);
+/// What the hook prints: the briefing `text` as the host loads it into context.
+std::string hook_output(const Provider& provider, std::string_view text);
 
 /// The file and where it is for a scope, or nullopt when the host has none for it.
 std::optional<std::string_view> config_file(const Provider& provider, bool user_scope);

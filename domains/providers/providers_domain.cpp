@@ -80,6 +80,19 @@ Result<Reply> show(Context&, const Params& params) {
   entries.set("stdio", providers::snippet(provider, stdio));
   entries.set("http", providers::snippet(provider, http));
   data.set("entries", std::move(entries));
+  // The session-start hook providers.install hooks writes, or why there is none.
+  json::Value hook = json::Value::object();
+  if (provider.hook) {
+    hook.set("projectFile", project_path(provider.hook->project_file));
+    hook.set("userFile", home_path(provider.hook->user_file));
+    hook.set("event", std::string(provider.hook->event));
+    hook.set("entry", providers::hook_entry(provider, providers::kPortableCommand));
+    hook.set("note", std::string(provider.hook->note));
+  } else {
+    hook.set("supported", false);
+    if (!provider.no_hook.empty()) hook.set("why", std::string(provider.no_hook));
+  }
+  data.set("hook", std::move(hook));
   return Reply{std::move(data), {}, {}, {}};
 }
 
@@ -159,6 +172,14 @@ Result<Reply> install(Context& context, const Params& params) {
     launch.command = providers::default_command(user, installed ? std::optional(installed->string()) : std::nullopt);
   }
 
+  if (params.flag("hooks") && !provider.hook) {
+    Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no session-start hook CLEO can declare" +
+                                             (provider.no_hook.empty() ? std::string() : ": " + std::string(provider.no_hook)));
+    error.fix = context.registry->find("providers", "show")->call_with(R"({"provider":")" + std::string(provider.id) +
+                                                                        "\"}") +
+                " says what it supports";
+    return fail(std::move(error).with_detail("field", "hooks"));
+  }
   auto relative = providers::config_file(provider, user);
   if (!relative) {
     const char* other = user ? "project" : "user";
@@ -179,14 +200,30 @@ Result<Reply> install(Context& context, const Params& params) {
     base = project.root;
     label = std::string(*relative);
   }
-  fs::path path = base / *relative;
-  // In the project, the file as the filesystem reaches it must stay inside the project (a symlink
-  // anywhere on the way, `.vscode -> /elsewhere` too), unless the caller may leave it.
-  if (!user && !lies_within(path, base) && !context.may_leave_project())
-    return fail(outside_refused(label + " leads outside the project; scope project"));
-  // A symlink is written through by edit_file (the link stays; a dangling one or a loop is refused).
+  // The file as the filesystem reaches it; {file, action, diff?, backup?} of its edit.
+  auto edit = [&](std::string_view relative_file, const std::string& file_label,
+                  const host_config::Editor& editor) -> Result<std::pair<json::Value, bool>> {
+    fs::path path = base / relative_file;
+    // In the project, the file as the filesystem reaches it must stay inside the project (a
+    // symlink anywhere on the way, `.vscode -> /elsewhere` too), unless the caller may leave it.
+    if (!user && !lies_within(path, base) && !context.may_leave_project())
+      return fail(outside_refused(file_label + " leads outside the project; scope project"));
+    // A symlink is written through by edit_file (the link stays; a dangling one or a loop is refused).
+    CT_TRY_ASSIGN(host_config::FileEdit done, host_config::edit_file(path, file_label, editor, dry_run, context.now()));
+    json::Value out = json::Value::object();
+    out.set("file", file_label);
+    if (!done.edit.changed) {
+      out.set("action", "unchanged");
+      return std::pair{std::move(out), false};
+    }
+    const std::string action = done.existed ? "updated" : "created";
+    out.set("action", dry_run ? "would be " + action : action);
+    out.set("diff", host_config::line_diff(done.before, done.edit.text, file_label));
+    if (done.backup) out.set("backup", (fs::path(file_label).parent_path() / done.backup->filename()).string());
+    return std::pair{std::move(out), true};
+  };
 
-  host_config::Editor editor = [&](std::string_view text) {
+  host_config::Editor server_editor = [&](std::string_view text) {
     return provider.format == providers::ConfigFormat::Toml
                ? host_config::set_toml_table(text, providers::toml_table(provider), providers::toml_keys(provider, launch),
                                              providers::toml_owned_keys(provider), label)
@@ -194,22 +231,31 @@ Result<Reply> install(Context& context, const Params& params) {
                                               providers::json_entry(provider, launch), providers::json_owned_keys(),
                                               label);
   };
-  CT_TRY_ASSIGN(host_config::FileEdit done, host_config::edit_file(path, label, editor, dry_run, context.now()));
-
+  CT_TRY_ASSIGN(auto server, edit(*relative, label, server_editor));
   json::Value data = json::Value::object();
   data.set("provider", std::string(provider.id));
   data.set("scope", user ? "user" : "project");
-  data.set("file", label);
+  for (const auto& [key, value] : server.first.as_object()) data.set(key, value);
   data.set("note", providers::entry_note(provider, user, launch));
-  if (!done.edit.changed) {
-    data.set("action", "unchanged");
-    return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  bool changed = server.second;
+
+  if (params.flag("hooks")) {
+    // The session-start hook that loads `ct briefing` into the agent's context.
+    const providers::HookSupport& hook = *provider.hook;
+    const std::string_view hook_file = user ? hook.user_file : hook.project_file;
+    const std::string hook_label = (user ? "~/" : "") + std::string(hook_file);
+    json::Value top = json::Value::object();
+    if (hook.version_key) top.set("version", 1);
+    host_config::Editor hook_editor = [&](std::string_view text) {
+      return host_config::set_json_hook(text, hook.event, providers::hook_entry(provider, launch.command),
+                                        providers::is_cleo_hook, top, hook_label);
+    };
+    CT_TRY_ASSIGN(auto hooked, edit(hook_file, hook_label, hook_editor));
+    hooked.first.set("note", std::string(hook.note));
+    data.set("hooks", std::move(hooked.first));
+    changed = changed || hooked.second;
   }
-  const std::string action = done.existed ? "updated" : "created";
-  data.set("action", dry_run ? "would be " + action : action);
-  data.set("diff", host_config::line_diff(done.before, done.edit.text, label));
-  if (done.backup) data.set("backup", (fs::path(label).parent_path() / done.backup->filename()).string());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply{std::move(data), {}, {}, changed ? std::optional<ErrorCode>() : std::optional(ErrorCode::NoChange)};
 }
 
 const ParamSpec kProviderParam = {.name = "provider", .type = ParamType::Enum, .required = true,
@@ -262,15 +308,19 @@ void register_providers_domain(Registry& registry) {
                             .description = "stdio: the ct program the host runs (default: scope user the installed "
                                            "ct's absolute path, scope project ct on the PATH)",
                             .single_line = true},
+                           {.name = "hooks", .type = ParamType::Bool,
+                            .description = "Also merge a session-start hook that loads `ct briefing` into the agent's "
+                                           "context (Claude Code, Codex, Gemini CLI, Cursor)"},
                            {.name = "dryRun", .type = ParamType::Bool,
                             .description = "Return the diff, write nothing", .dry_run = true}},
                 .returns = "{provider, scope, file, action created|updated|unchanged (dry run: would be …), diff, "
-                           "backup? (the previous file, beside it), note (approval, how to check)}; E_NO_CHANGE "
-                           "note when the entry is already there",
+                           "backup? (the previous file, beside it), note (approval, how to check), hooks?{file, "
+                           "action, diff, backup?, note}}; E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::Validation, ErrorCode::FileError, ErrorCode::InvalidInput,
                            ErrorCode::NotInitialized, ErrorCode::ConfigError},
                 .examples = {{R"({"provider":"claude"})", "ct mcp in the project's .mcp.json"},
                              {R"({"provider":"vscode","dryRun":true})", "the change to .vscode/mcp.json, unwritten"},
+                             {R"({"provider":"claude","hooks":true})", "and a SessionStart hook loading ct briefing"},
                              {R"({"provider":"cursor","transport":"http","url":"http://127.0.0.1:8808/mcp"})",
                               "Cursor connects to a running ct serve"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = install});

@@ -16,6 +16,7 @@
 #include "domains/changes.h"
 #include "domains/claims.h"
 #include "domains/projection.h"
+#include "domains/providers/providers.h"
 #include "domains/session/session_common.h"
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/lifecycle.h"
@@ -225,17 +226,32 @@ Result<Reply> briefing(Context& context, const Params& params) {
     out = assemble();
   }
   out.set("tokens", static_cast<std::int64_t>(estimate_tokens(out.dump())));
+  if (auto host = params.opt_str("hook")) {
+    // An agent host's session-start hook: the briefing as the context it loads, in its format.
+    std::string context_text = "CLEO briefing: where this project's work stands, to carry on (act through the "
+                               "cleo_query and cleo_mutate tools):\n" + out.dump();
+    if (!session) context_text = "CLEO briefing: no session yet (start one with session.start). " + out.dump();
+    json::Value hooked = json::Value::object();
+    hooked.set("hook", providers::hook_output(*providers::find(*host), context_text));
+    return Reply{std::move(hooked), {}, {}, {}};
+  }
   Reply reply{std::move(out), {}, {}, {}};
   if (!session) reply.warnings.push_back("no session to brief on: this is the project's (start one with session.start)");
   return reply;
 }
 
 void register_session_briefing(Registry& registry) {
+  std::vector<std::string_view> hosts;
+  for (const auto& provider : providers::all())
+    if (provider.hook) hosts.push_back(provider.id);
   registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
                 .summary = "Everything to carry on a session, in one call",
                 .params = {id_param(false, "Session id (default: yours, else the newest one nobody works in)"),
                            {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
-                            .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"}},
+                            .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"},
+                           {.name = "hook", .type = ParamType::Enum, .choices = std::move(hosts),
+                            .description = "For this host's session-start hook (providers.install hooks): "
+                                           "{hook: the text it loads, in its format}"}},
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
                            "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
                            "finished?[{id,title,result?}] (its done dependencies), ready?[{id,title,priority}], "
@@ -244,7 +260,8 @@ void register_session_briefing(Registry& registry) {
                 .errors = {ErrorCode::SessionNotFound},
                 .examples = {{R"({})", "after a restart or a compaction"},
                              {R"({"id":"ses_0a1b2c3d4e5f","budgetTokens":800})", "another agent's handoff, short"}},
-                .idempotent = true, .tier = 1, .shortcut = "briefing", .known_hash = true, .handler = briefing});
+                .idempotent = true, .tier = 1, .shortcut = "briefing", .text_view = TextView::Briefing,
+                .known_hash = true, .handler = briefing});
 }
 
 }  // namespace ct::session

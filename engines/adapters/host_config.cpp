@@ -676,6 +676,102 @@ Result<Edit> set_json_document(std::string_view text, std::string_view servers_k
 
 }  // namespace
 
+namespace {
+
+Result<Edit> set_json_hook_document(std::string_view text, std::string_view event, const json::Value& entry,
+                                    const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
+                                    std::string_view label) {
+  CT_TRY_ASSIGN(std::optional<Node> root, JsoncReader(text, label).document());
+  const bool crlf = text.find("\r\n") != std::string_view::npos;
+  json::Value wanted = json::Value::array();
+  wanted.push_back(entry);
+  if (!root) {
+    json::Value document = top.is_object() ? top : json::Value::object();
+    json::Value hooks = json::Value::object();
+    hooks.set(event, std::move(wanted));
+    document.set("hooks", std::move(hooks));
+    std::string out(text);
+    if (!out.empty() && out.back() != '\n') out += with_eol("\n", crlf);
+    out += with_eol(render(document, "  ", "") + "\n", crlf);
+    return Edit{std::move(out), true};
+  }
+  if (!root->value.is_object())
+    return fail(invalid(label, line_of(text, root->begin), "the file holds a JSON " +
+                                                               std::string(json::to_string(root->value.type())) +
+                                                               ", not an object"));
+  const std::string unit = indent_unit(text, *root);
+  // The edits go from the end of the file backwards, so that each one's offsets still hold.
+  std::string out(text);
+  bool changed = false;
+  const Node* hooks = nullptr;
+  for (const auto& child : root->children)
+    if (child.key == "hooks") hooks = &child;
+  if (!hooks) {
+    json::Value members = json::Value::object();
+    members.set(event, std::move(wanted));
+    out = insert_member(out, *root, 0, unit, "hooks", members, crlf);
+    changed = true;
+  } else {
+    if (!hooks->value.is_object())
+      return fail(invalid(label, line_of(text, hooks->begin), "\"hooks\" is a " +
+                                                                  std::string(json::to_string(hooks->value.type())) +
+                                                                  ", not an object of events"));
+    const Node* existing = nullptr;
+    for (const auto& child : hooks->children)
+      if (child.key == event) existing = &child;
+    if (!existing) {
+      out = insert_member(out, *hooks, 1, unit, event, wanted, crlf);
+      changed = true;
+    } else {
+      if (!existing->value.is_array())
+        return fail(invalid(label, line_of(text, existing->begin), "\"hooks." + std::string(event) + "\" is a " +
+                                                                       std::string(json::to_string(existing->value.type())) +
+                                                                       ", not an array of hooks"));
+      // The user's hooks stay in their order; CLEO's one takes the place of the first it wrote.
+      json::Value items = json::Value::array();
+      bool placed = false;
+      for (const auto& item : existing->value.as_array()) {
+        if (!is_ours(item)) {
+          items.push_back(item);
+        } else if (!placed) {
+          items.push_back(entry);
+          placed = true;
+        }
+      }
+      if (!placed) items.push_back(entry);
+      if (items != existing->value) {
+        const std::string indent = indent_at(text, existing->key_begin).value_or(repeat(unit, 2));
+        out.replace(existing->begin, existing->end - existing->begin, with_eol(render(items, unit, indent), crlf));
+        changed = true;
+      }
+    }
+  }
+  // Top-level members the host needs, when missing (re-read: the text may have moved).
+  if (top.is_object()) {
+    for (const auto& [key, value] : top.as_object()) {
+      CT_TRY_ASSIGN(std::optional<Node> now, JsoncReader(out, label).document());
+      bool present = std::any_of(now->children.begin(), now->children.end(), [&](const Node& m) { return m.key == key; });
+      if (present) continue;
+      out = insert_member(out, *now, 0, unit, key, value, crlf);
+      changed = true;
+    }
+  }
+  if (!changed) return Edit{std::string(text), false};
+  return Edit{std::move(out), true};
+}
+
+}  // namespace
+
+Result<Edit> set_json_hook(std::string_view text, std::string_view event, const json::Value& entry,
+                           const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
+                           std::string_view label) {
+  const bool bom = text.starts_with(kBom);
+  CT_TRY_ASSIGN(Edit edit, set_json_hook_document(bom ? text.substr(kBom.size()) : text, event, entry, is_ours, top,
+                                                  label));
+  if (bom) edit.text.insert(0, kBom);
+  return edit;
+}
+
 Result<Edit> set_json_server(std::string_view text, std::string_view servers_key, std::string_view name,
                              const json::Value& entry, std::span<const std::string_view> owned,
                              std::string_view label) {

@@ -42,6 +42,16 @@ Result<Edit> set_json_server(std::string_view text, std::string_view servers_key
                              const json::Value& entry, std::span<const std::string_view> owned,
                              std::string_view label);
 
+/// JSON or JSONC: makes the array `hooks.<event>` hold `entry` once: the items `is_ours` says
+/// CLEO wrote before are replaced by it (in place of the first), every other item (the user's own
+/// hooks) stays. The array is written again in the file's indentation; everything outside it
+/// stays as written. `top` holds top-level members the file must have (Cursor's "version": 1),
+/// added when missing and never changed. `hooks` not an object, or `<event>` not an array, is
+/// E_VALIDATION naming the line.
+Result<Edit> set_json_hook(std::string_view text, std::string_view event, const json::Value& entry,
+                           const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
+                           std::string_view label);
+
 /// One `key = value` line of a TOML table; `value` is TOML text (`"ct"`, `["mcp"]`).
 using TomlKey = std::pair<std::string, std::string>;
 

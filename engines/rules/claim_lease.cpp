@@ -30,7 +30,7 @@ bool lapsed(const Claim& claim, const Config& config, TimeMs now) {
 std::optional<TimeMs> renewal_step(const Config& config) {
   const TimeMs lease = lease_ms(config);
   if (lease == 0) return std::nullopt;
-  return std::clamp<TimeMs>(lease / 10, 1000, 60'000);
+  return std::max<TimeMs>(lease / 2, 1);
 }
 
 }  // namespace ct

@@ -30,9 +30,10 @@ std::optional<TimeMs> lapsed_before(const Config& config, TimeMs now);
 /// lapsed() against a cutoff of lapsed_before(): what the stores' queries test too.
 bool lapsed_by(const Claim& claim, std::optional<TimeMs> cutoff);
 
-/// How old a session's last renewal may grow before a read renews it: a tenth of the lease, from
-/// 1 s to 60 s: reads write at most once a step, and a session that keeps calling always has all
-/// but one step of its lease ahead. nullopt with no lease (reads then renew nothing).
+/// How old a session's last renewal may grow before a read renews it: half the lease. Reads write
+/// at most once a step (a renewal costs about two tasks.show: docs/performance.md), and a session
+/// that keeps calling always has half its lease ahead. nullopt with no lease (reads then renew
+/// nothing).
 std::optional<TimeMs> renewal_step(const Config& config);
 
 }  // namespace ct

@@ -484,3 +484,75 @@ TEST_CASE("providers.inject writes the host's instruction file through system.in
   CHECK(code_of(p.mutate("providers", "inject", R"({"provider":"claude"})")) == "E_VALIDATION");
   CHECK(slurp(p.dir() / "CLAUDE.md") == "<!-- CLEO:START -->\nno end\n");
 }
+
+TEST_CASE("providers.install hooks: each host's session-start hook runs ct briefing; merged, idempotent, dry run",
+          "[providers][hooks]") {
+  HomeProject p(/*person=*/false);
+  REQUIRE(p.project().mutate("session", "start", R"({"scope":"global","name":"hooked"})").success);
+  // Claude Code: the user's own settings and hooks stay.
+  spit(p.dir() / ".claude" / "settings.json",
+       R"x({"permissions": {"allow": ["Bash(ls)"]}, "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}})x");
+  Envelope dry = p.mutate("providers", "install", R"({"provider":"claude","hooks":true,"dryRun":true})");
+  REQUIRE(dry.success);
+  CHECK(dry.data["hooks"]["action"].as_string() == "would be updated");
+  CHECK(slurp(p.dir() / ".claude" / "settings.json").find("briefing") == std::string::npos);  // nothing written
+
+  Envelope done = p.mutate("providers", "install", R"({"provider":"claude","hooks":true})");
+  REQUIRE(done.success);
+  CHECK(done.data["file"].as_string() == ".mcp.json");
+  CHECK(done.data["hooks"]["file"].as_string() == ".claude/settings.json");
+  CHECK(done.data["hooks"]["backup"].is_string());
+  json::Value settings = test::parse_json(slurp(p.dir() / ".claude" / "settings.json"));
+  CHECK(settings["permissions"]["allow"].as_array().size() == 1);
+  REQUIRE(settings["hooks"]["SessionStart"].as_array().size() == 2);
+  const json::Value& ours = settings["hooks"]["SessionStart"].as_array()[1];
+  CHECK(ours["matcher"].as_string() == "startup|resume|clear|compact");
+  CHECK(ours["hooks"].as_array()[0]["command"].as_string() == "ct briefing --hook claude");
+  Envelope again = p.mutate("providers", "install", R"({"provider":"claude","hooks":true})");
+  REQUIRE(again.success);
+  CHECK(again.note == ErrorCode::NoChange);
+  CHECK(again.data["hooks"]["action"].as_string() == "unchanged");
+
+  // Gemini CLI, Codex and Cursor: their own files and shapes.
+  REQUIRE(p.mutate("providers", "install", R"({"provider":"gemini","hooks":true})").success);
+  json::Value gemini = test::parse_json(slurp(p.dir() / ".gemini" / "settings.json"));
+  CHECK(gemini["mcpServers"]["cleo"]["command"].as_string() == "ct");  // beside the server entry
+  CHECK(gemini["hooks"]["SessionStart"].as_array()[0]["hooks"].as_array()[0]["timeout"] == json::Value(30000));
+  REQUIRE(p.mutate("providers", "install", R"({"provider":"codex","hooks":true})").success);
+  CHECK(test::parse_json(slurp(p.dir() / ".codex" / "hooks.json"))["hooks"]["SessionStart"].as_array().size() == 1);
+  REQUIRE(p.mutate("providers", "install", R"({"provider":"cursor","hooks":true})").success);
+  json::Value cursor = test::parse_json(slurp(p.dir() / ".cursor" / "hooks.json"));
+  CHECK(cursor["version"] == json::Value(1));
+  CHECK(cursor["hooks"]["sessionStart"].as_array()[0]["command"].as_string() == "ct briefing --hook cursor");
+
+  // A host without such a hook says why, and writes nothing.
+  Envelope none = p.mutate("providers", "install", R"({"provider":"opencode","hooks":true})");
+  CHECK(code_of(none) == "E_INVALID_INPUT");
+  CHECK(none.error->message.find("plug-in") != std::string::npos);
+  CHECK_FALSE(fs::exists(p.dir() / "opencode.json"));
+  Envelope shown = p.query("providers", "show", R"({"provider":"opencode"})");
+  CHECK(shown.data["hook"]["supported"] == json::Value(false));
+  CHECK(p.query("providers", "show", R"({"provider":"claude"})").data["hook"]["event"].as_string() == "SessionStart");
+}
+
+TEST_CASE("ct briefing --hook: the briefing in each host's format", "[providers][hooks][briefing]") {
+  test::Project p;
+  p.add(R"({"title":"Hooked task"})");
+  REQUIRE(p.mutate("session", "start", R"({"scope":"global","focus":"T001"})").success);
+  auto hooked = [&](std::string_view host) {
+    Envelope e = p.query("session", "briefing", R"({"hook":")" + std::string(host) + "\"}");
+    REQUIRE(e.success);
+    return e.data["hook"].as_string();
+  };
+  const std::string claude = hooked("claude");
+  CHECK(claude.starts_with("CLEO briefing"));
+  CHECK(claude.find("\"T001\"") != std::string::npos);
+  CHECK(hooked("codex") == claude);  // plain stdout too
+  json::Value gemini = test::parse_json(hooked("gemini"));
+  CHECK(gemini["hookSpecificOutput"]["hookEventName"].as_string() == "SessionStart");
+  CHECK(gemini["hookSpecificOutput"]["additionalContext"].as_string() == claude);
+  json::Value cursor = test::parse_json(hooked("cursor"));
+  CHECK(cursor["additional_context"].as_string() == claude);
+  CHECK(cursor["continue"] == json::Value(true));
+  CHECK(code_of(p.query("session", "briefing", R"({"hook":"opencode"})")) == "E_VALIDATION");  // not a choice
+}

@@ -152,4 +152,77 @@ TEST_CASE("edit_file redoes an edit when another program changed the file meanwh
   CHECK(slurp(file).starts_with("{\"b\": "));
 }
 
+// ---- hooks ----------------------------------------------------------------------------------
+
+/// The JSON of a text whose only comment is the line "  // the user's settings".
+json::Value without_comment(std::string text) {
+  const std::string comment = "  // the user's settings\n";
+  if (auto at = text.find(comment); at != std::string::npos) text.erase(at, comment.size());
+  return json::parse(text).value();
+}
+
+bool ours(const json::Value& item) {
+  return item["command"].is_string() && item["command"].as_string().find(" briefing --hook ") != std::string::npos;
+}
+
+TEST_CASE("JSON hooks: CLEO's entry joins hooks.<event> once; the user's hooks and comments stay", "[host_config][hooks]") {
+  const json::Value mine = entry(R"({"command":"ct briefing --hook x","timeout":30})");
+  // A new file.
+  auto created = set_json_hook("", "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE(created);
+  CHECK(json::parse(created->text).value() == entry(R"({"hooks":{"SessionStart":[{"command":"ct briefing --hook x","timeout":30}]}})"));
+
+  // Beside the user's own: other keys, other events, a hook of theirs, comments outside the array.
+  const std::string file = "{\n  // the user's settings\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [],\n"
+                           "    \"SessionStart\": [{\"command\": \"echo hi\"}]\n  }\n}\n";
+  auto merged = set_json_hook(file, "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE(merged);
+  CHECK(merged->changed);
+  CHECK(merged->text.starts_with("{\n  // the user's settings\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [],\n"));
+  CHECK(without_comment(merged->text)["hooks"]["SessionStart"] == entry(R"([{"command":"echo hi"},{"command":"ct briefing --hook x","timeout":30}])"));
+  // Again: nothing changes.
+  auto again = set_json_hook(merged->text, "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE(again);
+  CHECK_FALSE(again->changed);
+  CHECK(again->text == merged->text);
+  // A changed entry (another ct path) replaces CLEO's old one where it was; the user's stays.
+  auto moved = set_json_hook(merged->text, "SessionStart", entry(R"({"command":"/opt/ct briefing --hook x","timeout":30})"),
+                             ours, json::Value(), "s.json");
+  REQUIRE(moved);
+  CHECK(without_comment(moved->text)["hooks"]["SessionStart"] ==
+        entry(R"([{"command":"echo hi"},{"command":"/opt/ct briefing --hook x","timeout":30}])"));
+  // An event missing from an existing hooks object.
+  auto other = set_json_hook(R"({"hooks":{"Stop":[]}})", "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE(other);
+  CHECK(json::parse(other->text).value() ==
+        entry(R"({"hooks":{"Stop":[],"SessionStart":[{"command":"ct briefing --hook x","timeout":30}]}})"));
+}
+
+TEST_CASE("JSON hooks: required top-level members are added once; wrong shapes are refused by line", "[host_config][hooks]") {
+  const json::Value mine = entry(R"({"command":"ct briefing --hook cursor"})");
+  const json::Value top = entry(R"({"version":1})");
+  auto fresh = set_json_hook("", "sessionStart", mine, ours, top, "hooks.json");
+  REQUIRE(fresh);
+  CHECK(json::parse(fresh->text).value() == entry(R"({"version":1,"hooks":{"sessionStart":[{"command":"ct briefing --hook cursor"}]}})"));
+  auto kept = set_json_hook(R"({"version":2,"hooks":{}})", "sessionStart", mine, ours, top, "hooks.json");
+  REQUIRE(kept);
+  CHECK(json::parse(kept->text).value()["version"] == json::Value(2));  // never changed
+  auto missing = set_json_hook(R"({"hooks":{}})", "sessionStart", mine, ours, top, "hooks.json");
+  REQUIRE(missing);
+  CHECK(json::parse(missing->text).value()["version"] == json::Value(1));
+
+  auto not_object = set_json_hook("{\n  \"hooks\": []\n}", "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE_FALSE(not_object);
+  CHECK(not_object.error().code == ErrorCode::Validation);
+  CHECK(not_object.error().message.find("s.json:2") != std::string::npos);
+  auto not_array = set_json_hook(R"({"hooks":{"SessionStart":{}}})", "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE_FALSE(not_array);
+  CHECK(not_array.error().message.find("not an array") != std::string::npos);
+  CHECK_FALSE(set_json_hook("{\"hooks\": ", "SessionStart", mine, ours, json::Value(), "s.json"));
+  // A byte order mark stays first.
+  auto bom = set_json_hook("\xEF\xBB\xBF{}", "SessionStart", mine, ours, json::Value(), "s.json");
+  REQUIRE(bom);
+  CHECK(bom->text.starts_with("\xEF\xBB\xBF{"));
+}
+
 }  // namespace ct::host_config
