@@ -26,7 +26,15 @@
 // Checks: every call succeeds; the total stays under AGENT_CEILING (a regression guard at the
 // measured cost). Issue 13's target (AGENT_TARGET) is reported as met or missed, with the numbers.
 //
-// With --doc, the file must hold both tables (so the published numbers cannot go stale).
+// "resume" (issue 33): an agent mid-task whose context was compacted recovers what it needs — its
+// session, scope and handoff notes, the task in focus with its acceptance criteria, notes and gates,
+// its finished dependency's result, the ready tasks and what others changed — once with
+// session.briefing and once with the cheapest sequence of the other calls (session.show,
+// tasks.show of the focus, tasks.deps, tasks.show of the finished dependency, tasks.next,
+// system.log). Each counted as call + reply (the larger of text and structuredContent). Check: the
+// briefing costs fewer tokens.
+//
+// With --doc, the file must hold all three tables (so the published numbers cannot go stale).
 // Output: the tables, "ok"/"FAIL" lines and "N passed, M failed"; with --markdown, the tables for
 // docs/disclosure.md only.
 import { spawn, spawnSync } from 'node:child_process';
@@ -251,6 +259,73 @@ async function measureAgent(options) {
   }
 }
 
+/** Issue 33's resume after a compaction: session.briefing against the calls it replaces. */
+async function measureResume(options) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-resume-'));
+  try {
+    options.env = environment(dir);
+    ct(['init', '--project', dir], options);
+    const session = new StdioSession(options.ct, dir, options.env);
+    let id = 1;
+    const call = async (tool, domain, operation, params) => {
+      const args = Object.keys(params).length ? { domain, operation, params } : { domain, operation };
+      const { reply } = await session.send({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: tool, arguments: args } });
+      const result = JSON.parse(reply).result ?? {};
+      const text = result.content?.[0]?.text ?? '';
+      const structured = JSON.stringify(result.structuredContent ?? {});
+      return {
+        name: `${domain}.${operation}`, ok: result.isError === false && JSON.parse(text || '{}').success === true,
+        tokens: countTokens(`${tool} ${JSON.stringify(args)}`) + Math.max(countTokens(text), countTokens(structured)),
+      };
+    };
+    await session.send({ jsonrpc: '2.0', id: id++, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2.1.0' } } });
+    await session.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // The project and the agent's work so far (not counted).
+    const seed = [
+      ['tasks', 'add', { title: 'Login epic', type: 'epic' }],
+      ['tasks', 'add', { title: 'Users table', parent: 'T001' }],
+      ['tasks', 'add', { title: 'Login form', parent: 'T001', depends: ['T002'], acceptance: ['renders the form', 'rejects an empty password'] }],
+    ];
+    for (let n = 4; n <= 10; ++n) seed.push(['tasks', 'add', { title: `Login step ${n}`, parent: 'T001', priority: PRIORITIES[n % 3] }]);
+    seed.push(['session', 'start', { scope: 'epic:T001', name: 'login' }],
+              ['tasks', 'complete', { id: 'T002', notes: 'users table with a unique email index' }],
+              ['tasks', 'start', { id: 'T003' }],
+              ['tasks', 'update', { id: 'T003', notes: 'The form renders; validation is next' }],
+              ['session', 'note', { nextAction: 'Reject an empty password in the form' }]);
+    for (const [domain, operation, params] of seed) {
+      const done = await call('cleo_mutate', domain, operation, params);
+      if (!done.ok) throw new Error(`resume seed ${domain}.${operation} failed`);
+    }
+    // Another agent works on the epic meanwhile, in a session of its own.
+    ct(['session', 'start', 'global', '--name', 'other', '--project', dir], options);
+    ct(['update', 'T004', '--priority', 'critical', '--project', dir], options);
+    ct(['update', 'T005', '--notes', 'blocked on the design review', '--project', dir], options);
+
+    const briefing = [await call('cleo_query', 'session', 'briefing', {})];
+    const sequence = [
+      await call('cleo_query', 'session', 'show', {}),
+      await call('cleo_query', 'tasks', 'show', { id: 'T003' }),
+      await call('cleo_query', 'tasks', 'deps', { id: 'T003' }),
+      await call('cleo_query', 'tasks', 'show', { id: 'T002' }),
+      await call('cleo_query', 'tasks', 'next', {}),
+      await call('cleo_query', 'system', 'log', { limit: 5 }),
+    ];
+    await session.close();
+    return { briefing, sequence };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function resumeTable(resume) {
+  const total = (rows) => rows.reduce((t, r) => t + r.tokens, 0);
+  const lines = ['| resume after a compaction | calls | tokens (call + reply) |', '|---|---:|---:|'];
+  lines.push(`| session.briefing | 1 | ${total(resume.briefing)} |`);
+  lines.push(`| ${resume.sequence.map((r) => r.name).join(', ')} | ${resume.sequence.length} | ${total(resume.sequence)} |`);
+  return lines.join('\n');
+}
+
 function agentTotals(agent) {
   const fixed = agent.fixed.reduce((t, p) => t + p.tokens, 0);
   const calls = agent.rows.reduce((t, r) => t + r.callTokens, 0);
@@ -301,9 +376,11 @@ const overall = setTimeout(() => {
 }, 120_000);
 let rows;
 let agent;
+let resume;
 try {
   rows = await measure(options);
   agent = await measureAgent(options);
+  resume = await measureResume(options);
 } catch (error) {
   console.error(`FAIL session: ${error.message}`);
   console.log('0 passed, 1 failed');
@@ -315,6 +392,8 @@ if (options.markdown) {
   console.log(table(rows));
   console.log('');
   console.log(agentTable(agent));
+  console.log('');
+  console.log(resumeTable(resume));
   process.exit(0);
 }
 console.log(table(rows));
@@ -324,6 +403,8 @@ console.log('');
 console.log(agentTable(agent));
 console.log('');
 for (const row of agent.rows) console.log(`  ${row.name.padEnd(16)} ${row.reply}`);
+console.log('');
+console.log(resumeTable(resume));
 console.log('');
 let passed = 0;
 let failed = 0;
@@ -342,8 +423,13 @@ check(totals.total < AGENT_CEILING, `agent session ${totals.total} tokens < ${AG
 // Issue 13's target: reported, met or missed, never rounded (it is not a failure of this guard).
 console.log(`${totals.total <= AGENT_TARGET ? 'met ' : 'MISSED'} agent session target ${AGENT_TARGET}: ` +
             `${totals.total} tokens (fixed ${totals.fixed}, calls ${totals.calls}, replies ${Math.max(totals.text, totals.structured)})`);
+for (const row of [...resume.briefing, ...resume.sequence]) check(row.ok, `resume: ${row.name} succeeds`);
+const briefed = resume.briefing.reduce((t, r) => t + r.tokens, 0);
+const sequenced = resume.sequence.reduce((t, r) => t + r.tokens, 0);
+check(briefed < sequenced, `resume: session.briefing ${briefed} tokens < the ${resume.sequence.length} calls it replaces, ${sequenced}`);
 if (options.doc) {
   const published = fs.readFileSync(options.doc, 'utf8');
+  check(published.includes(resumeTable(resume)), `${options.doc} shows the resume table`);
   check(published.includes(agentTable(agent)), `${options.doc} shows the agent session table`);
   check(published.includes(table(rows)),
         `${options.doc} shows these numbers (else paste the output of: tests/tokenizer/run.sh session_cost.mjs --ct <ct> --markdown)`);
