@@ -59,6 +59,15 @@ std::string with_eol(std::string text, bool crlf) {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
+/// `edit` of the text after a UTF-8 byte order mark, which stays first: not JSON or TOML, but
+/// editors write it and hosts accept it, so it is kept, not parsed.
+Result<Edit> keeping_bom(std::string_view text, const std::function<Result<Edit>(std::string_view)>& edit) {
+  const bool bom = text.starts_with(kBom);
+  CT_TRY_ASSIGN(Edit done, edit(bom ? text.substr(kBom.size()) : text));
+  if (bom) done.text.insert(0, kBom);
+  return done;
+}
+
 /// Whether `token` is a number as JSON's grammar writes one, whatever its size.
 bool is_json_number(std::string_view token) {
   std::size_t i = 0;
@@ -624,26 +633,37 @@ std::optional<std::string> merge_entry(std::string_view text, const Node& object
   return out;
 }
 
+/// The top-level object of a JSON(C) file; nullopt for one holding only whitespace and comments.
+Result<std::optional<Node>> json_root(std::string_view text, std::string_view label) {
+  CT_TRY_ASSIGN(std::optional<Node> root, JsoncReader(text, label).document());
+  if (root && !root->value.is_object())
+    return fail(invalid(label, line_of(text, root->begin), "the file holds a JSON " +
+                                                               std::string(json::to_string(root->value.type())) +
+                                                               ", not an object"));
+  return root;
+}
+
+/// An empty (or comment-only) file with `document` written after what was there.
+Edit new_json_document(std::string_view text, const json::Value& document) {
+  const bool crlf = text.find("\r\n") != std::string_view::npos;
+  std::string out(text);
+  if (!out.empty() && out.back() != '\n') out += with_eol("\n", crlf);
+  out += with_eol(render(document, "  ", "") + "\n", crlf);
+  return Edit{std::move(out), true};
+}
+
 Result<Edit> set_json_document(std::string_view text, std::string_view servers_key, std::string_view name,
                                const json::Value& entry, std::span<const std::string_view> owned,
                                std::string_view label) {
-  CT_TRY_ASSIGN(std::optional<Node> root, JsoncReader(text, label).document());
+  CT_TRY_ASSIGN(std::optional<Node> root, json_root(text, label));
   const bool crlf = text.find("\r\n") != std::string_view::npos;
   if (!root) {
-    // An empty (or comment-only) file: the whole document, after what was there.
     json::Value servers = json::Value::object();
     servers.set(name, entry);
     json::Value document = json::Value::object();
     document.set(servers_key, std::move(servers));
-    std::string out(text);
-    if (!out.empty() && out.back() != '\n') out += with_eol("\n", crlf);
-    out += with_eol(render(document, "  ", "") + "\n", crlf);
-    return Edit{std::move(out), true};
+    return new_json_document(text, document);
   }
-  if (!root->value.is_object())
-    return fail(invalid(label, line_of(text, root->begin), "the file holds a JSON " +
-                                                               std::string(json::to_string(root->value.type())) +
-                                                               ", not an object"));
   const std::string unit = indent_unit(text, *root);
   const Node* servers = nullptr;
   for (const auto& child : root->children)
@@ -681,7 +701,7 @@ namespace {
 Result<Edit> set_json_hook_document(std::string_view text, std::string_view event, const json::Value& entry,
                                     const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
                                     std::string_view label) {
-  CT_TRY_ASSIGN(std::optional<Node> root, JsoncReader(text, label).document());
+  CT_TRY_ASSIGN(std::optional<Node> root, json_root(text, label));
   const bool crlf = text.find("\r\n") != std::string_view::npos;
   json::Value wanted = json::Value::array();
   wanted.push_back(entry);
@@ -690,17 +710,9 @@ Result<Edit> set_json_hook_document(std::string_view text, std::string_view even
     json::Value hooks = json::Value::object();
     hooks.set(event, std::move(wanted));
     document.set("hooks", std::move(hooks));
-    std::string out(text);
-    if (!out.empty() && out.back() != '\n') out += with_eol("\n", crlf);
-    out += with_eol(render(document, "  ", "") + "\n", crlf);
-    return Edit{std::move(out), true};
+    return new_json_document(text, document);
   }
-  if (!root->value.is_object())
-    return fail(invalid(label, line_of(text, root->begin), "the file holds a JSON " +
-                                                               std::string(json::to_string(root->value.type())) +
-                                                               ", not an object"));
   const std::string unit = indent_unit(text, *root);
-  // The edits go from the end of the file backwards, so that each one's offsets still hold.
   std::string out(text);
   bool changed = false;
   const Node* hooks = nullptr;
@@ -765,22 +777,17 @@ Result<Edit> set_json_hook_document(std::string_view text, std::string_view even
 Result<Edit> set_json_hook(std::string_view text, std::string_view event, const json::Value& entry,
                            const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
                            std::string_view label) {
-  const bool bom = text.starts_with(kBom);
-  CT_TRY_ASSIGN(Edit edit, set_json_hook_document(bom ? text.substr(kBom.size()) : text, event, entry, is_ours, top,
-                                                  label));
-  if (bom) edit.text.insert(0, kBom);
-  return edit;
+  return keeping_bom(text, [&](std::string_view json) {
+    return set_json_hook_document(json, event, entry, is_ours, top, label);
+  });
 }
 
 Result<Edit> set_json_server(std::string_view text, std::string_view servers_key, std::string_view name,
                              const json::Value& entry, std::span<const std::string_view> owned,
                              std::string_view label) {
-  // A byte order mark is not JSON, but editors write it and hosts accept it: kept, not parsed.
-  const bool bom = text.starts_with(kBom);
-  CT_TRY_ASSIGN(Edit edit, set_json_document(bom ? text.substr(kBom.size()) : text, servers_key, name, entry,
-                                             owned, label));
-  if (bom) edit.text.insert(0, kBom);
-  return edit;
+  return keeping_bom(text, [&](std::string_view json) {
+    return set_json_document(json, servers_key, name, entry, owned, label);
+  });
 }
 
 std::string toml_string(std::string_view text) {
@@ -882,10 +889,9 @@ Result<Edit> set_toml_document(std::string_view text, std::string_view table, co
 
 Result<Edit> set_toml_table(std::string_view text, std::string_view table, const std::vector<TomlKey>& keys,
                             std::span<const std::string_view> owned, std::string_view label) {
-  const bool bom = text.starts_with(kBom);  // kept, as in JSON files
-  CT_TRY_ASSIGN(Edit edit, set_toml_document(bom ? text.substr(kBom.size()) : text, table, keys, owned, label));
-  if (bom) edit.text.insert(0, kBom);
-  return edit;
+  return keeping_bom(text, [&](std::string_view toml) {
+    return set_toml_document(toml, table, keys, owned, label);
+  });
 }
 
 std::string line_diff(std::string_view before, std::string_view after, std::string_view label) {

@@ -382,6 +382,9 @@ check('write', async () => {
     await p.page.click(cardSel(ids.B));
     await p.page.waitForSelector('[data-testid=detail-holder]');
     assert.match(await p.page.textContent('[data-testid=detail-holder]'), /alice/);
+    // …with when its lease ends (session.leaseSeconds after alice's last call).
+    await p.page.waitForSelector('[data-testid=detail-lease]');
+    assert.match(await p.page.textContent('[data-testid=detail-lease]'), /lease ends/);
     await p.page.selectOption('[data-testid=assign-session]', bob);
     await p.page.click('[data-testid=assign-btn]');
     await p.page.waitForFunction(() => /bob/.test(document.querySelector('[data-testid=detail-holder]')?.textContent || ''), null, { timeout: LIVE_MS });

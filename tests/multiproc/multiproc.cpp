@@ -210,6 +210,44 @@ void writers() {
   EXPECT(audit_rows == 2 * tasks, "audit rows: " + std::to_string(audit_rows));
 }
 
+/// What a race of tasks.start {id:T001} from many servers came to.
+struct Race {
+  int won = 0;
+  int refused = 0;                 // E_TASK_CLAIMED
+  std::string winner;              // the winner's session
+  Value winning;                   // its reply
+  std::set<std::string> named;     // the holders the refusals named
+};
+
+/// Sends tasks.start T001 from every server back to back, then collects. A retryable failure
+/// (E_LOCK_TIMEOUT) is no answer to the race: that racer claims again.
+Race race_for_t001(std::vector<std::unique_ptr<McpClient>>& servers, const std::vector<std::string>& sessions) {
+  const std::string claim = McpClient::tool_call_line(100, "cleo_mutate", "tasks", "start", R"({"id":"T001"})");
+  for (auto& server : servers) server->send(claim);
+  Race race;
+  for (std::size_t k = 0; k < servers.size(); ++k) {
+    McpClient& server = *servers[k];
+    Value envelope = server.read_reply()["result"]["structuredContent"];
+    for (int attempt = 1; attempt < 10 && ct::testing::retryable(envelope); ++attempt) {
+      ++g_retries;
+      server.send(claim);
+      envelope = server.read_reply()["result"]["structuredContent"];
+    }
+    if (succeeded(envelope)) {
+      ++race.won;
+      race.winner = sessions[k];
+      race.winning = envelope;
+    } else if (ct::testing::error_code(envelope) == "E_TASK_CLAIMED") {
+      ++race.refused;
+      const Value& holder = envelope["error"]["details"]["holder"];
+      race.named.insert(holder.is_string() ? holder.as_string() : "?");
+    } else {
+      failure("unexpected reply to tasks.start: " + envelope.dump());
+    }
+  }
+  return race;
+}
+
 void claim_race() {
   constexpr int kRacers = 16;
   CtRun added = g_ct->run_retrying({"add", "Contested task"});
@@ -225,35 +263,12 @@ void claim_race() {
     EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
     sessions.push_back(started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "");
   }
-  // Every server is up and bound to its session: send the claims back to back, then collect. A
-  // retryable failure (E_LOCK_TIMEOUT) is no answer to the race: that racer claims again.
-  const std::string claim = McpClient::tool_call_line(100, "cleo_mutate", "tasks", "start", R"({"id":"T001"})");
-  for (auto& server : servers) server->send(claim);
-  int won = 0, claimed = 0;
-  std::string winner;
-  std::set<std::string> holders;
-  for (int k = 0; k < kRacers; ++k) {
-    McpClient& server = *servers[static_cast<std::size_t>(k)];
-    Value envelope = server.read_reply()["result"]["structuredContent"];
-    for (int attempt = 1; attempt < 10 && ct::testing::retryable(envelope); ++attempt) {
-      ++g_retries;
-      server.send(claim);
-      envelope = server.read_reply()["result"]["structuredContent"];
-    }
-    if (succeeded(envelope)) {
-      ++won;
-      winner = sessions[static_cast<std::size_t>(k)];
-    } else if (ct::testing::error_code(envelope) == "E_TASK_CLAIMED") {
-      ++claimed;
-      holders.insert(envelope["error"]["details"]["holder"].is_string()
-                         ? envelope["error"]["details"]["holder"].as_string() : "?");
-    } else {
-      failure("unexpected reply to tasks.start: " + envelope.dump());
-    }
-  }
-  EXPECT(won == 1, std::to_string(won) + " winners");
-  EXPECT(claimed == kRacers - 1, std::to_string(claimed) + " got E_TASK_CLAIMED");
-  EXPECT(holders == std::set<std::string>{winner}, "E_TASK_CLAIMED names the winner");
+  // Every server is up and bound to its session.
+  Race race = race_for_t001(servers, sessions);
+  EXPECT(race.won == 1, std::to_string(race.won) + " winners");
+  EXPECT(race.refused == kRacers - 1, std::to_string(race.refused) + " got E_TASK_CLAIMED");
+  EXPECT(race.named == std::set<std::string>{race.winner}, "E_TASK_CLAIMED names the winner");
+  const std::string& winner = race.winner;
   auto focus = db_rows("SELECT session FROM focus WHERE task_id = 'T001'");
   EXPECT(focus.size() == 1 && focus[0][0] == winner, "exactly the winner holds T001");
   EXPECT(db_count("SELECT count(*) FROM tasks WHERE id = 'T001' AND status = 'active'") == 1, "T001 is active");
@@ -342,35 +357,14 @@ void lease() {
     }
   });
   std::this_thread::sleep_until(silent_from + kLease + std::chrono::milliseconds(300));
-  const std::string line = McpClient::tool_call_line(100, "cleo_mutate", "tasks", "start", claim);
-  for (auto& racer : racers) racer->send(line);
-  int won = 0, refused = 0;
-  std::string winner;
-  std::set<std::string> named;
-  for (int k = 0; k < kRacers; ++k) {
-    McpClient& racer = *racers[static_cast<std::size_t>(k)];
-    Value envelope = racer.read_reply()["result"]["structuredContent"];
-    for (int attempt = 1; attempt < 10 && ct::testing::retryable(envelope); ++attempt) {
-      ++g_retries;
-      racer.send(line);
-      envelope = racer.read_reply()["result"]["structuredContent"];
-    }
-    if (succeeded(envelope)) {
-      ++won;
-      winner = sessions[static_cast<std::size_t>(k)];
-      EXPECT(envelope["data"]["takenOver"]["session"] == Value(holder), "taken from the silent holder: " + envelope.dump());
-    } else if (ct::testing::error_code(envelope) == "E_TASK_CLAIMED") {
-      ++refused;
-      named.insert(envelope["error"]["details"]["holder"].is_string() ? envelope["error"]["details"]["holder"].as_string() : "?");
-    } else {
-      failure("unexpected reply to tasks.start: " + envelope.dump());
-    }
-  }
+  Race race = race_for_t001(racers, sessions);
   racing = false;
   watcher.join();
-  EXPECT(won == 1, std::to_string(won) + " winners");
-  EXPECT(refused == kRacers - 1, std::to_string(refused) + " got E_TASK_CLAIMED");
-  EXPECT(named == std::set<std::string>{winner}, "E_TASK_CLAIMED names the winner");
+  EXPECT(race.won == 1, std::to_string(race.won) + " winners");
+  EXPECT(race.refused == kRacers - 1, std::to_string(race.refused) + " got E_TASK_CLAIMED");
+  EXPECT(race.named == std::set<std::string>{race.winner}, "E_TASK_CLAIMED names the winner");
+  EXPECT(race.winning["data"]["takenOver"]["session"] == Value(holder),
+         "taken from the silent holder: " + race.winning.dump());
   EXPECT(most_holders <= 1, std::to_string(most_holders.load()) + " holders seen at once");
   racers.clear();
   expect_valid_store("after the leases");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -50,19 +51,14 @@ std::string read_all(int fd) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("an oversized line is answered once and skipped to its newline", "[mcp][stdio]") {
-  test::Project project;
+/// Serves `project` on stdio while `feed` writes the client's side into a pipe (then closes it, as
+/// a client that goes away does); returns every reply line.
+std::string serve(test::Project& project, const std::function<void(int fd)>& feed) {
   Protocol protocol(registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"});
   Pipe input;
   Pipe output;
   std::thread client([&] {
-    std::string huge(kMaxMessageBytes + 1000, 'x');
-    write_all(input.write, huge);  // no newline yet: the server must not keep all of it
-    write_all(input.write, "tail of the same line\n");
-    write_all(input.write, R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n");
-    write_all(input.write, R"({"jsonrpc":"2.0","id":3,"method":"ping"})");  // a last line without newline
+    feed(input.write);
     ::close(input.write);
     input.write = -1;
   });
@@ -77,6 +73,20 @@ TEST_CASE("an oversized line is answered once and skipped to its newline", "[mcp
   std::fclose(out);
   client.join();
   reader.join();
+  return replies;
+}
+
+}  // namespace
+
+TEST_CASE("an oversized line is answered once and skipped to its newline", "[mcp][stdio]") {
+  test::Project project;
+  const std::string replies = serve(project, [](int fd) {
+    std::string huge(kMaxMessageBytes + 1000, 'x');
+    write_all(fd, huge);  // no newline yet: the server must not keep all of it
+    write_all(fd, "tail of the same line\n");
+    write_all(fd, R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n");
+    write_all(fd, R"({"jsonrpc":"2.0","id":3,"method":"ping"})");  // a last line without newline
+  });
   CHECK(replies == R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message larger than 16 MiB"}})" "\n"
                    R"({"jsonrpc":"2.0","id":2,"result":{}})" "\n"
                    R"({"jsonrpc":"2.0","id":3,"result":{}})" "\n");
@@ -105,28 +115,12 @@ TEST_CASE("a client that stops reading ends the server cleanly, not by SIGPIPE",
 TEST_CASE("a client that closes stdin lets go of its session's claim at once", "[mcp][stdio][lease]") {
   test::Project project;
   project.add(R"({"title":"Held task"})");
-  Protocol protocol(registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"});
-  Pipe input;
-  Pipe output;
-  std::thread client([&] {
-    write_all(input.write,
+  const std::string replies = serve(project, [](int fd) {
+    write_all(fd,
               R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent-x","version":"1"}}})" "\n"
               R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"cleo_mutate","arguments":{"domain":"session","operation":"start","params":{"scope":"global","name":"held"}}}})" "\n"
               R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"cleo_mutate","arguments":{"domain":"tasks","operation":"start","params":{"id":"T001"}}}})" "\n");
-    ::close(input.write);
-    input.write = -1;
   });
-  std::FILE* in = ::fdopen(input.read, "r");
-  std::FILE* out = ::fdopen(output.write, "w");
-  input.read = -1;
-  output.write = -1;
-  std::string replies;
-  std::thread reader([&] { replies = read_all(output.read); });
-  CHECK(serve_stdio(protocol, project.router(), in, out) == 0);
-  std::fclose(in);
-  std::fclose(out);
-  client.join();
-  reader.join();
   CHECK(replies.find(R"("id":3,"result")") != std::string::npos);
   // The task is free and the session suspended, both on the record as the client's agent.
   Envelope task = project.query("tasks", "show", R"({"id":"T001"})");
