@@ -511,7 +511,8 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
 }
 
 void Router::renew_lease(Context& context, pipeline::Transaction& tx) {
-  if (!context.store || context.session.empty()) return;
+  // A read-only server writes nothing, leases included: its readers' claims run their course.
+  if (!context.store || context.session.empty() || options_.read_only) return;
   const std::optional<TimeMs> step = renewal_step(*context.config);
   if (!step) return;
   const auto steady_now = std::chrono::steady_clock::now();
