@@ -486,6 +486,12 @@ int run_checked(const std::vector<std::string>& args) {
   Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params,
                   {.session = binding.session, .adopt_only_active_session = true, .never_adopt = binding.elsewhere}};
   Envelope envelope = router.dispatch(request);
+  // An agent host's session-start hook (`ct briefing --hook H`, providers.install hooks) runs in
+  // every folder the host opens: outside a CLEO project it has nothing to load, and says nothing
+  // rather than an error the host would show at every start.
+  if (spec->text_view == TextView::Briefing && params.contains("hook") && !envelope.success && envelope.error &&
+      envelope.error->code == ErrorCode::NotInitialized)
+    return 0;
   // The session this terminal is in now: the one it ran in, unless the call bound or unbound one.
   const std::string session = envelope.rebind.value_or(binding.session);
   if (envelope.rebind) remember_session(*workspace, session);
