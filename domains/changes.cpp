@@ -52,17 +52,19 @@ Result<ChangePage> read_changes(Context& context, std::int64_t since_seq, const 
   return page;
 }
 
+json::Value change_json(const ChangeRow& row, bool with_time) {
+  json::Value item = json::Value::object();
+  item.set("seq", row.seq);
+  item.set("id", row.id);
+  item.set("field", row.field);
+  if (!row.who.empty()) item.set("who", row.who);
+  if (with_time) item.set("at", format_iso8601(row.at));
+  return item;
+}
+
 json::Value changes_json(const std::vector<ChangeRow>& rows) {
   json::Value list = json::Value::array();
-  for (const auto& row : rows) {
-    json::Value item = json::Value::object();
-    item.set("seq", row.seq);
-    item.set("id", row.id);
-    item.set("field", row.field);
-    if (!row.who.empty()) item.set("who", row.who);
-    item.set("at", format_iso8601(row.at));
-    list.push_back(std::move(item));
-  }
+  for (const auto& row : rows) list.push_back(change_json(row, true));
   return rows_as_table(list);
 }
 

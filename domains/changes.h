@@ -34,6 +34,8 @@ struct ChangePage {
 Result<ChangePage> read_changes(Context& context, std::int64_t since_seq, const std::set<std::string>* within,
                                 std::int64_t limit, const std::string& skip_session = "");
 
+/// {seq,id,field,who?,at?}: one row (`at` only `with_time`).
+json::Value change_json(const ChangeRow& row, bool with_time);
 /// [{seq,id,field,who?,at}] rows, as a table (projection.h: rows_as_table).
 json::Value changes_json(const std::vector<ChangeRow>& rows);
 

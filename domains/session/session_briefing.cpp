@@ -179,14 +179,7 @@ Result<Reply> briefing(Context& context, const Params& params) {
     CT_TRY_ASSIGN(ChangePage page, read_changes(context, since, within ? &*within : nullptr, kChangesRead, session->id));
     changed.more_call = text(call("system.changes", {{"sinceSeq", since}}));
     // Newest first, so that the budget cuts the oldest.
-    for (auto it = page.rows.rbegin(); it != page.rows.rend(); ++it) {
-      json::Value row = json::Value::object();
-      row.set("seq", it->seq);
-      row.set("id", it->id);
-      row.set("field", it->field);
-      if (!it->who.empty()) row.set("who", it->who);
-      changed.rows.push_back(std::move(row));
-    }
+    for (auto it = page.rows.rbegin(); it != page.rows.rend(); ++it) changed.rows.push_back(change_json(*it, false));
     if (page.more) ++changed.cut;
   }
 

@@ -23,6 +23,15 @@ bool lapsed_by(const Claim& claim, std::optional<TimeMs> cutoff) {
   return cutoff && !claim.session.empty() && (!claim.renewed_at || *claim.renewed_at <= *cutoff);
 }
 
+Result<std::set<std::string, std::less<>>> lapsed_claims(TaskStore& store, std::optional<TimeMs> cutoff) {
+  std::set<std::string, std::less<>> out;
+  if (!cutoff) return out;
+  CT_TRY_ASSIGN(std::vector<Claim> claims, store.claims());
+  for (const auto& claim : claims)
+    if (lapsed_by(claim, cutoff)) out.insert(claim.task_id);
+  return out;
+}
+
 bool lapsed(const Claim& claim, const Config& config, TimeMs now) {
   return lapsed_by(claim, lapsed_before(config, now));
 }

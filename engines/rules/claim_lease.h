@@ -6,6 +6,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <string>
 
 #include "core/clock.h"
 #include "engines/project/config.h"
@@ -29,6 +31,9 @@ std::optional<TimeMs> lapsed_before(const Config& config, TimeMs now);
 
 /// lapsed() against a cutoff of lapsed_before(): what the stores' queries test too.
 bool lapsed_by(const Claim& claim, std::optional<TimeMs> cutoff);
+
+/// The tasks whose claim has lapsed by `cutoff` (one read of the claims; none without a cutoff).
+Result<std::set<std::string, std::less<>>> lapsed_claims(TaskStore& store, std::optional<TimeMs> cutoff);
 
 /// How old a session's last renewal may grow before a read renews it: half the lease. Reads write
 /// at most once a step (a renewal costs about two tasks.show: docs/performance.md), and a session

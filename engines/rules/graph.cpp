@@ -346,15 +346,10 @@ std::vector<std::string> Graph::waiting_on(std::size_t index) const {
 
 Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options) {
   CT_TRY_ASSIGN(std::vector<GraphTask> tasks, store.graph_tasks(epic));
-  if (options.lapsed_before) {
-    CT_TRY_ASSIGN(std::vector<Claim> claims, store.claims());
-    std::set<std::string, std::less<>> free;
-    for (const auto& claim : claims)
-      if (lapsed_by(claim, options.lapsed_before)) free.insert(claim.task_id);
-    if (!free.empty())
-      for (auto& task : tasks)
-        if (task.status == TaskStatus::Active && free.contains(task.id)) task.status = TaskStatus::Pending;
-  }
+  CT_TRY_ASSIGN(auto free, lapsed_claims(store, options.lapsed_before));
+  if (!free.empty())
+    for (auto& task : tasks)
+      if (task.status == TaskStatus::Active && free.contains(task.id)) task.status = TaskStatus::Pending;
   std::map<std::string, TaskStatus, std::less<>> outside;
   std::vector<std::string> ids = Graph::outside_dependencies(tasks);
   if (!ids.empty()) {

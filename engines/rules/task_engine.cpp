@@ -1021,11 +1021,9 @@ Result<std::vector<ScoredTask>> TaskEngine::next(int count, const std::set<std::
   scoring.within = within;
   // Active tasks whose claim has lapsed are offered again; the stores look for them only when
   // there is one.
-  if (std::optional<TimeMs> cutoff = lapsed_before(config_, now_)) {
-    CT_TRY_ASSIGN(std::vector<Claim> claims, store_.claims());
-    if (std::ranges::any_of(claims, [&](const Claim& claim) { return lapsed_by(claim, cutoff); }))
-      scoring.lapsed_before = cutoff;
-  }
+  const std::optional<TimeMs> cutoff = lapsed_before(config_, now_);
+  CT_TRY_ASSIGN(auto lapsed_tasks, lapsed_claims(store_, cutoff));
+  if (!lapsed_tasks.empty()) scoring.lapsed_before = cutoff;
   CT_TRY_ASSIGN(std::vector<ReadyCandidate> best, store_.top_ready(scoring));
   std::vector<std::string> ids;
   for (const auto& candidate : best) ids.push_back(candidate.id);
