@@ -275,6 +275,7 @@ RouterOptions person_options(const GlobalOptions& globals, bool json) {
   RouterOptions options;
   options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
   options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
+  options.person_reviews = true;           // an agent's own session is told apart by the operations that care
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
   options.drop_echoes = json;              // the text view shows the outcome whole
   options.capabilities = &capability::process_resolver();

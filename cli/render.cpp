@@ -716,6 +716,7 @@ std::string render_one(const View& v) {
     case TextView::Archived:
       return "Archived " + str(v.data(), "count") + " task(s): " + ids_text(v.data()["archived"]) + "\n";
     case TextView::Json: return v.data().dump() + "\n";
+    case TextView::Markdown: return str(v.data(), "markdown");
     case TextView::Initialised:
       return "Initialised a CLEO project in " + str(v.data(), "root") + "\n" + "  database: " + str(v.data(), "db") +
              "\n" + files_written(v.data()["instructions"], "  agent instructions: ");

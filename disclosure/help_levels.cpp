@@ -88,11 +88,26 @@ std::string exit_code_table(const Registry& registry) {
 
 /// Every operation by domain and gateway. `brief` (level 1 of all domains, which must stay small
 /// however many operations there are): advanced operations (tier 2) are named on one `also:` line
-/// without their summaries — level 1 of their domain has them.
+/// without their summaries — level 1 of their domain has them; a domain with only advanced
+/// operations is one line, its reads then its writes.
 std::string operation_index(const Registry& registry, std::string_view only_domain, bool brief) {
   std::string out;
   for (const auto& domain : registry.domains()) {
     if (!only_domain.empty() && domain != only_domain) continue;
+    if (brief && std::none_of(registry.operations().begin(), registry.operations().end(), [&](const OperationSpec& spec) {
+          return spec.domain == domain && spec.tier < 2;
+        })) {
+      std::string line = domain + ":";
+      for (Gateway gateway : {Gateway::Query, Gateway::Mutate}) {
+        std::vector<std::string> names;
+        for (const auto& spec : registry.operations())
+          if (spec.domain == domain && spec.gateway == gateway) names.emplace_back(spec.name);
+        if (!names.empty()) line += " " + join(names, ", ") + " (" + std::string(tool_name(gateway)) + ");";
+      }
+      line.back() = '\n';
+      out += line;
+      continue;
+    }
     for (Gateway gateway : {Gateway::Query, Gateway::Mutate}) {
       std::string lines;
       std::vector<std::string> also;

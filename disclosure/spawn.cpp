@@ -17,6 +17,7 @@
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/providers/providers.h"
+#include "domains/memory/memory_common.h"
 #include "domains/skills/skills.h"
 #include "engines/adapters/split_command.h"
 #include "engines/adapters/subprocess.h"
@@ -144,6 +145,9 @@ Result<Prompt> build_prompt(Context& context, const Params& params, const SkillC
   CT_TRY_ASSIGN(std::string context_text, context_section(context, task));
   CT_TRY_ASSIGN(std::string deps_text, dependencies_section(context, task));
   CT_TRY_ASSIGN(std::string help_text, help_section(registry, prompt.level));
+  CT_TRY_ASSIGN(std::vector<memory::Found> remembered, memory::for_task(context, task.id));
+  std::string memory_text = memory::prompt_block(registry, remembered, task.id);
+  if (!memory_text.empty()) memory_text = "## What the project knows (memory)\n" + memory_text;
   const OperationSpec* start = registry.find("session", "start");
   const OperationSpec* complete = registry.find("tasks", "complete");
   if (!start || !complete) return fail(ErrorCode::Internal, "orchestrate.spawn: session.start or tasks.complete missing");
@@ -161,6 +165,7 @@ Result<Prompt> build_prompt(Context& context, const Params& params, const SkillC
     if (name == "spawn_task") return task_section(task);
     if (name == "spawn_context") return context_text;
     if (name == "spawn_dependencies") return deps_text;
+    if (name == "spawn_memory") return memory_text;
     if (name == "spawn_skill_name") return prompt.skill->name;
     if (name == "spawn_skill") return std::string(trim(prompt.skill->body));
     if (name == "spawn_help") return help_text;

@@ -48,6 +48,9 @@ class Context {
   /// not an agent over MCP or the dashboard: files outside the project may be named, and the keys
   /// only people set (SetBy::People) may be changed.
   bool person = false;
+  /// The caller is a person reviewing what agents propose (RouterOptions::person_reviews): `ct` in a
+  /// terminal or the dashboard, never an MCP client.
+  bool person_reviews = false;
   /// The user's home directory, for user-scope files (agent hosts' configuration): set by tests
   /// and embedders; none means $HOME at the time of the call.
   std::optional<std::filesystem::path> home;

@@ -102,9 +102,9 @@ const ParamSpec* OperationSpec::find_param(std::string_view param) const {
 }
 
 std::span<const std::string_view> canonical_domains() {
-  static constexpr std::array<std::string_view, 11> kDomains = {
+  static constexpr std::array<std::string_view, 12> kDomains = {
       "tasks", "session", "system", "validate", "orchestrate", "research",
-      "lifecycle", "release", "issues", "skills", "providers"};
+      "memory", "lifecycle", "release", "issues", "skills", "providers"};
   return kDomains;
 }
 

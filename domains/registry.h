@@ -99,6 +99,7 @@ enum class TextView {
   Json,          // the data itself as JSON (an export is meant for files)
   Initialised, HelpText, Injected, Dashboard, Version,
   Briefing,      // a session briefing; with `hook`, exactly the text an agent host's hook loads
+  Markdown,      // data.markdown as it is (an export meant for a file)
 };
 
 struct Example {

@@ -242,6 +242,7 @@ Context Router::new_context(const Caller& caller) {
   static const Config kDefaults;
   context.config = &kDefaults;
   context.person = options_.outside_project_allowed;
+  context.person_reviews = options_.person_reviews;
   context.home = options_.home;
   context.capabilities = options_.capabilities;
   return context;

@@ -83,6 +83,9 @@ struct RouterOptions {
   /// dashboard — are not: they reach outside only where security.allowOutsideProject is set, and
   /// never change those keys.
   bool outside_project_allowed = false;
+  /// The caller is a person who reviews what agents propose (memory.verify of a kind that needs a
+  /// person, memory.verifyKinds): `ct` in a terminal and the dashboard; never an MCP client.
+  bool person_reviews = false;
   /// The home directory of user-scope files; none: $HOME at the time of each call.
   std::optional<std::filesystem::path> home;
   /// Long-running servers: check the store's integrity once per process on first open.

@@ -279,6 +279,7 @@ RouterOptions dashboard_router_options(const RouterOptions& server, bool write) 
   people.read_only = server.read_only || !write;
   people.budget_replies = false;  // the page pages through lists itself
   people.outside_project_allowed = false;
+  people.person_reviews = true;  // behind the dashboard's token: people review what agents propose
   return people;
 }
 

@@ -476,7 +476,7 @@ Result<Reply> validate(Context& context, const Params& params) {
 
 void register_orchestrate_domain(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
-                .summary = "Where an epic stands: counts, current wave, what can run now",
+                .summary = "An epic's counts, current wave, what can run",
                 .params = {epic_param()},
                 .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe, the best 10), "
                            "readyTotal? (when more), active?[ids], complete, cycles?[[ids]]}",
@@ -492,7 +492,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "what to spawn next in T001"}},
                 .idempotent = true, .tier = 1, .handler = next});
   registry.add({.domain = "orchestrate", .name = "ready", .gateway = Gateway::Query,
-                .summary = "Every ready task of an epic that can run in parallel now",
+                .summary = "An epic's tasks that can run in parallel now",
                 .params = {epic_param(),
                            {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 200,
                             .description = "At most this many tasks (the best first)"}},
@@ -534,7 +534,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"tokens":150000})", "how full is a 150k-token context"}},
                 .idempotent = true, .tier = 2, .handler = context_budget});
   registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
-                .summary = "Take over an epic: bind its session and say what to do next",
+                .summary = "Take over an epic: its session, what to do next",
                 .params = {epic_param()},
                 .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
                            "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, "

@@ -4,14 +4,16 @@
 //   session and handoff   the session, its scope, its note and nextAction, and the first call to make
 //   focus                 the task it holds (or last held), with acceptance, last notes and gates
 //   finished              results of the focus task's finished dependencies (their last note)
+//   memory                what the project knows for the focus task (memory.find {taskId})
 //   ready                 what tasks.next would offer in the scope
 //   changes               what others changed in scope since the session's own last write
-// (The project memory of a later issue takes its place between focus and ready.) The whole is cut
+// The whole is cut
 // to budgetTokens from the least important end, and `left` says what was cut and how to get it.
 #include <algorithm>
 #include <set>
 
 #include "core/text.h"
+#include "domains/memory/memory_common.h"
 #include "domains/call_text.h"
 #include "domains/changes.h"
 #include "domains/claims.h"
@@ -156,6 +158,20 @@ Result<Reply> briefing(Context& context, const Params& params) {
     }
   }
 
+  // What the project knows for the focus task: its files, labels, epics and words.
+  Section remembered{"memory", {}, focus ? text(call("memory.find", {{"taskId", focus->id}})) : ""};
+  if (focus) {
+    CT_TRY_ASSIGN(std::vector<memory::Found> found, memory::for_task(context, focus->id));
+    for (const auto& item : found) {
+      json::Value row = json::Value::object();
+      row.set("id", item.entry.id);
+      row.set("kind", item.entry.kind);
+      row.set("title", item.entry.title);
+      if (!item.entry.body.empty()) row.set("body", clip(item.entry.body, kResultChars));
+      remembered.rows.push_back(std::move(row));
+    }
+  }
+
   // What tasks.next would offer in the scope.
   std::optional<std::set<std::string>> within;
   if (scope && scope->kind != ScopeKind::Global) {
@@ -183,8 +199,8 @@ Result<Reply> briefing(Context& context, const Params& params) {
     if (page.more) ++changed.cut;
   }
 
-  // Cut to the budget from the least important end: changes, ready, finished, notes.
-  std::vector<Section*> sections{&notes, &finished, &ready, &changed};
+  // Cut to the budget from the least important end: changes, ready, memory, finished, notes.
+  std::vector<Section*> sections{&notes, &finished, &remembered, &ready, &changed};
   auto assemble = [&] {
     json::Value out = data;
     for (Section* section : sections)
@@ -238,7 +254,7 @@ void register_session_briefing(Registry& registry) {
   for (const auto& provider : providers::all())
     if (provider.hook) hosts.push_back(provider.id);
   registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
-                .summary = "Everything to carry on a session, in one call",
+                .summary = "All you need to carry on, in one call",
                 .params = {id_param(false, "Session id (default: yours, else the newest one nobody works in)"),
                            {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
                             .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"},
@@ -247,7 +263,7 @@ void register_session_briefing(Registry& registry) {
                                            "{hook: the text it loads, in its format}"}},
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
                            "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
-                           "finished?[{id,title,result?}] (its done dependencies), ready?[{id,title,priority}], "
+                           "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?}] (memory.find for it), ready?[{id,title,priority}], "
                            "changes?{columns,rows} (others' changes in scope since the session's last write, newest first), "
                            "left?[{what,count,call}] (what the budget cut), tokens}",
                 .errors = {ErrorCode::SessionNotFound},

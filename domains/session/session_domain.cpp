@@ -278,7 +278,7 @@ void register_operations(Registry& registry) {
                 .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, notes?, nextAction?, "
                            "createdAt, endedAt? with detail:'full'); _meta.page when there are more",
                 .examples = {{R"({"status":"active"})", "active sessions"}},
-                .idempotent = true, .tier = 1,
+                .idempotent = true, .tier = 2,
                 .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "notes", "nextAction",
                                "createdAt", "endedAt", "archivedAt", "current"},
                 .handler = list});

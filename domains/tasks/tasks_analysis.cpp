@@ -251,7 +251,7 @@ Result<Reply> export_tasks(Context& context, const Params& params) {
 
 void register_tasks_analyses(Registry& registry) {
   registry.add({.domain = "tasks", .name = "next", .gateway = Gateway::Query,
-                .summary = "Suggest the next tasks to work on",
+                .summary = "What to work on next, and why",
                 .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
                             .description = "How many suggestions"},
                            {.name = "explain", .type = ParamType::Bool, .description = "Include the score and its reasons"},
@@ -324,7 +324,7 @@ void register_tasks_analyses(Registry& registry) {
                 .summary = "Show the task in focus",
                 .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
                 .examples = {{R"({})", "what am I working on"}},
-                .idempotent = true, .tier = 1, .shortcut = "current",
+                .idempotent = true, .tier = 2, .shortcut = "current",
                 .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"}, .handler = current});
   registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
                 .summary = "List a task's non-blocking links to other tasks",

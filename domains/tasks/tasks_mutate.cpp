@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "core/text.h"
+#include "domains/memory/memory_common.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
@@ -166,6 +167,22 @@ Result<Reply> complete(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
   if (!result.unblocked.empty()) data.set("unblocked", json::Value::array_of(result.unblocked));
+  // A learning kept in the same transaction: scoped to the task's files, anchored to it as done.
+  if (auto text = params.opt_str("remember"); text && !result.already_done) {
+    MemoryEntry entry;
+    entry.kind = "learning";
+    const std::string_view all = trim(*text);
+    const auto newline = all.find('\n');
+    entry.title = clip(trim(all.substr(0, newline)), 200);
+    if (newline != std::string_view::npos) entry.body = std::string(trim(all.substr(newline + 1)));
+    for (const auto& file : result.task.files)
+      if (auto normal = memory::normal_scope_path(file); normal && !normal->empty()) entry.files.push_back(*normal);
+    entry.source_task = result.task.id;
+    CT_TRY_ASSIGN(entry.source_agent, context.agent_name());
+    entry.source_session = context.session;
+    CT_TRY_ASSIGN(MemoryEntry added, memory::add_entry(context, std::move(entry), result.warnings));
+    data.set("remembered", added.id);
+  }
   Reply reply{std::move(data), std::move(result.warnings), {}, {}};
   if (result.already_done) {
     reply.note = ErrorCode::NoChange;
@@ -361,8 +378,10 @@ void register_tasks_mutations(Registry& registry) {
                 .summary = "Mark a task done",
                 .params = {id_param(),
                            {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
+                           {.name = "remember", .type = ParamType::String, .min = 3, .max = 4000,
+                            .description = "A learning to keep (memory): first line the title, the rest the body"},
                            if_version_param()},
-                .returns = "{unblocked?[ids now ready]}; E_NO_CHANGE note when already done. "
+                .returns = "{unblocked?[ids now ready], remembered? (the memory entry)}; E_NO_CHANGE note when already done. "
                            "In an epic with recorded lifecycle stages, or with verification.required gates, what "
                            "lifecycle.stages lists must hold first (strict: E_LIFECYCLE_GATE_FAILED or "
                            "E_GATE_DEPENDENCY; advisory: a warning)",
@@ -457,7 +476,7 @@ void register_tasks_mutations(Registry& registry) {
                 .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},
                 .handler = start});
   add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
-                .summary = "Clear the focus; the task goes back to pending",
+                .summary = "Clear the focus (the task is pending again)",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",

@@ -147,6 +147,13 @@ std::vector<ConfigKey>& key_table() {
        "Verification gates tasks.complete needs passed (strict: an error; advisory: a warning)"},
       {"verification.separateAgents", json::Type::Bool, "false", 0, 0, {},
        "An agent may not pass a verification gate (after implemented) on a task it worked on itself"},
+      {"memory.verifyKinds", json::Type::Array, "[\"convention\"]", 0, 6,
+       {},  // the kinds: engines/rules/memory.cpp
+       "Kinds of memory entry an agent only proposes: served once a person verifies them (ct memory verify, the "
+       "dashboard)",
+       SetBy::People},
+      {"memory.promptEntries", json::Type::Int, "5", 0, 20, {},
+       "Memory entries a spawn prompt and a session briefing carry for the task at hand (0 = none)"},
   };
   return keys;
 }

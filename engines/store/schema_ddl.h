@@ -142,4 +142,59 @@ CREATE TABLE lifecycle_events(
 CREATE INDEX lifecycle_events_subject ON lifecycle_events(subject, kind, seq);
 )sql";
 
+/// Project memory (the memory domain, engines/store/memory_store.h): the entries, the keys that find
+/// them (their words and their scope, engines/rules/memory.h), and the record of their use. An
+/// entry's number is its id's ("M012" is 12).
+inline constexpr std::string_view kMemory = R"sql(
+CREATE TABLE memory(
+  num INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  title TEXT NOT NULL,
+  body TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  confidence REAL,
+  files TEXT NOT NULL DEFAULT '[]',
+  labels TEXT NOT NULL DEFAULT '[]',
+  tasks TEXT NOT NULL DEFAULT '[]',
+  epic TEXT NOT NULL DEFAULT '',
+  source_agent TEXT NOT NULL DEFAULT '',
+  source_session TEXT NOT NULL DEFAULT '',
+  source_task TEXT NOT NULL DEFAULT '',
+  verified_by TEXT NOT NULL DEFAULT '',
+  verified_at INTEGER,
+  supersedes TEXT NOT NULL DEFAULT '',
+  superseded_by TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  hash TEXT NOT NULL,
+  anchors TEXT NOT NULL DEFAULT '[]',
+  applied_count INTEGER NOT NULL DEFAULT 0,
+  ignored_count INTEGER NOT NULL DEFAULT 0,
+  applied_at INTEGER,
+  applied_by TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX memory_updated ON memory(updated_at, num);
+
+CREATE TABLE memory_keys(
+  key TEXT NOT NULL,
+  num INTEGER NOT NULL,
+  PRIMARY KEY(key, num)
+) WITHOUT ROWID;
+CREATE INDEX memory_keys_num ON memory_keys(num);
+
+CREATE TABLE memory_usage(
+  seq INTEGER PRIMARY KEY,
+  memory_id TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  applied INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  task_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX memory_usage_memory ON memory_usage(memory_id, seq);
+CREATE INDEX memory_usage_task ON memory_usage(task_id, seq);
+)sql";
+
 }  // namespace ct::ddl

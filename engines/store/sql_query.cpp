@@ -1,4 +1,5 @@
 #include "engines/store/sql_query.h"
+#include "engines/store/sql_runner.h"
 
 #include <algorithm>
 
@@ -162,6 +163,29 @@ void append_research_filter(const Dialect& dialect, const ResearchQuery& query, 
     case ArchivedFilter::Only: where.add("r.archived = 1"); break;
     case ArchivedFilter::Include: break;
   }
+}
+
+}  // namespace ct::sql
+
+namespace ct::sql {
+
+std::string dollar_placeholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size());
+  char quote = 0;
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '?' && i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+      out += '$';
+      continue;
+    }
+    out += c;
+  }
+  return out;
 }
 
 }  // namespace ct::sql

@@ -19,6 +19,9 @@ std::span<const DumpedTable> dumped_tables() {
       {"research_sync", "file"},
       {"lifecycle", "subject, kind, name"},
       {"lifecycle_events", "seq"},
+      {"memory", "num"},
+      {"memory_keys", "key, num"},
+      {"memory_usage", "seq"},
   };
   return kTables;
 }

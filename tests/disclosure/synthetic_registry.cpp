@@ -1,5 +1,5 @@
 // ct-synthetic-help: what an agent would be handed once the registry holds more operations than
-// today. Grows the product's registry to N operations (default 130) with operations of the kind
+// today. Grows the product's registry to N operations (default: 12 more than today) with operations of the kind
 // later issues add, spread over the existing domains and split between the overview tiers in the
 // same proportion as the operations already registered, then prints, as one JSON object:
 //   {"operations": N, "added": [names], "level0": text, "level1": text, "toolsList": text}
@@ -26,7 +26,7 @@ struct Candidate {
   std::string_view summary;
 };
 
-// Plausible additions, each in a domain that exists today (the enums keep their eleven names).
+// Plausible additions, each in a domain that exists today (the enums keep their twelve names).
 constexpr Candidate kCandidates[] = {
     {"tasks", "split", ct::Gateway::Mutate, "Split a task into subtasks that share its parent and labels"},
     {"session", "handoff", ct::Gateway::Mutate, "Hand the session and its focus to another agent"},
@@ -53,7 +53,7 @@ int usage() {
 int main(int argc, char** argv) {
   ct::Registry grown = ct::registry();
   const std::size_t today = grown.operations().size();
-  std::size_t wanted = 130;
+  std::size_t wanted = today + std::size(kCandidates);
   if (argc == 3 && std::string_view(argv[1]) == "--operations") {
     char* end = nullptr;
     wanted = std::strtoul(argv[2], &end, 10);

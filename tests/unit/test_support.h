@@ -145,6 +145,7 @@ class Project {
     RouterOptions options;
     options.home = home_.path();  // user-scope files (skills, agent hosts) never touch the real $HOME
     options.outside_project_allowed = person;
+    options.person_reviews = person;
     return std::make_unique<Router>(registry(), workspace_, options,
                                     std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }

@@ -251,3 +251,40 @@ Result<std::int64_t> PgStore::count_lifecycle_events(std::string_view subject, s
 }
 
 }  // namespace ct::pg
+
+// -- the shared roles' SQL ----------------------------------------------------------------------
+
+namespace ct::pg {
+namespace {
+/// One row of a result, for the shared roles.
+class Cursor final : public sql::Cursor {
+ public:
+  Cursor(const Rows& rows, int row) : rows_(rows), row_(row) {}
+  std::string_view text(int column) const override { return rows_.text(row_, column); }
+  std::optional<std::int64_t> optional_int(int column) const override { return rows_.optional_int(row_, column); }
+  std::optional<double> optional_real(int column) const override { return rows_.optional_real(row_, column); }
+
+ private:
+  const Rows& rows_;
+  int row_;
+};
+}  // namespace
+
+Result<void> PgStore::Runner::run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                                  const std::function<void(const sql::Cursor&)>& on_row) {
+  auto found = translated_.find(std::string(sql));
+  if (found == translated_.end()) found = translated_.emplace(std::string(sql), sql::dollar_placeholders(sql)).first;
+  Params params;
+  for (const auto& value : args) {
+    if (const auto* number = std::get_if<std::int64_t>(&value)) params.add(*number);
+    else if (const auto* real = std::get_if<double>(&value)) params.add(*real);
+    else if (const auto* text = std::get_if<std::string>(&value)) params.add(*text);
+    else params.add_null();
+  }
+  CT_TRY_ASSIGN(Rows rows, store_.query(found->second, params, what));
+  if (on_row)
+    for (int i = 0; i < rows.size(); ++i) on_row(Cursor(rows, i));
+  return {};
+}
+
+}  // namespace ct::pg

@@ -187,16 +187,22 @@ std::string_view schema_sql() {
       std::string(kMetaAndTasks) + translated(ddl::kTaskDeps) + std::string(kFocusAndAudit) +
       translated(ddl::kIdempotency) + translated(ddl::kSessions) + translated(ddl::kCompliance) +
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
-      translated(ddl::kResearchSync) + translated(ddl::kLifecycle));
+      translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory));
   return sql;
 }
 
-// The PostgreSQL backend starts at the data model of version 8: one step creates it whole. Later
-// versions add their steps here, as the SQLite backend does.
+// The PostgreSQL backend started at the data model of version 9 (SQLite's version 9 only moved its
+// own search index): one step creates the whole current model; a store made before a later
+// version gets that version's step.
 std::vector<MigrationStep> schema_steps() {
-  return {{store_schema_version(), "tasks, dependencies, search (tsvector), focus, audit trail, idempotency keys, "
-                                   "sessions, compliance, releases, research, lifecycle — the data model of "
-                                   "schema version 8"}};
+  return {{9, "tasks, dependencies, search (tsvector), focus, audit trail, idempotency keys, sessions, compliance, "
+              "releases, research, lifecycle — the data model of schema version 9"},
+          {10, "project memory: entries, the keys that find them, their use (the memory domain)"}};
+}
+
+std::vector<SchemaUpgrade> schema_upgrades() {
+  static const std::string memory = with_byte_order(translated(ddl::kMemory));
+  return {{10, memory}};
 }
 
 }  // namespace ct::pg

@@ -147,7 +147,11 @@ Result<void> create_or_migrate(Connection& db, bool create) {
       return {};
     }
     if (*version > store_schema_version()) return fail(newer_schema(db, *version));
-    // Steps after the first go here when the data model moves past version 8.
+    for (const auto& step : schema_upgrades())
+      if (step.version > *version)
+        CT_TRY(db.exec(step.sql, "cannot upgrade the store to schema version " + std::to_string(step.version)));
+    CT_TRY(db.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", Params().add(store_schema_version()),
+                    "cannot record the schema version"));
     return {};
   };
   auto result = body();

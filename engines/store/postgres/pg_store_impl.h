@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,12 @@ inline const std::string& select_tasks() {
 std::string_view schema_sql();
 std::string fold_function_sql(const std::optional<std::string>& unaccent_schema);
 std::vector<MigrationStep> schema_steps();
+/// The SQL of each step after the first, for a store made before it.
+struct SchemaUpgrade {
+  std::int64_t version;
+  std::string sql;
+};
+std::vector<SchemaUpgrade> schema_upgrades();
 
 class PgStore final : public Store {
  public:
@@ -165,6 +172,20 @@ class PgStore final : public Store {
                                                        std::int64_t limit, std::int64_t offset) override;
   Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override;
 
+  // -- the shared roles' SQL (engines/store/sql_runner.h: project memory) ---------------------
+  class Runner final : public sql::Runner {
+   public:
+    explicit Runner(PgStore& store) : store_(store) {}
+    using sql::Runner::run;
+    Result<void> run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                     const std::function<void(const sql::Cursor&)>& on_row) override;
+
+   private:
+    PgStore& store_;
+    std::unordered_map<std::string, std::string> translated_;  // ?N → $N, by the statement's text
+  };
+  sql::Runner& sql_runner() override { return runner_; }
+
   // -- diagnostics ----------------------------------------------------------------------------
   Result<std::vector<DiagnosticRow>> scan(ScanKind kind, const ScanScope& scope) override;
   Result<DerivedRepair> rebuild_derived() override;
@@ -200,6 +221,7 @@ class PgStore final : public Store {
   /// and kept by append_audit(); nullopt when the trail holds no row or it is not known (then
   /// append_audit() asks). load() forgets it.
   std::optional<std::pair<std::int64_t, std::string>> audit_tail_;
+  Runner runner_{*this};
 };
 
 /// Opens (creating or migrating) the PostgreSQL store at `url` in `schema`.

@@ -283,3 +283,43 @@ Result<std::int64_t> SqliteStore::count_lifecycle_events(std::string_view subjec
 }
 
 }  // namespace ct::sqlite
+
+// -- the shared roles' SQL ----------------------------------------------------------------------
+
+namespace ct::sqlite {
+namespace {
+/// The row a statement stands on, for the shared roles.
+class Cursor final : public sql::Cursor {
+ public:
+  explicit Cursor(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  std::string_view text(int column) const override { return column_text(stmt_, column); }
+  std::optional<std::int64_t> optional_int(int column) const override { return column_optional_int(stmt_, column); }
+  std::optional<double> optional_real(int column) const override {
+    if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_double(stmt_, column);
+  }
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+}  // namespace
+
+Result<void> SqliteStore::Runner::run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                                      const std::function<void(const sql::Cursor&)>& on_row) {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, store_.prepare(sql));
+  Statement stmt(raw);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const int index = static_cast<int>(i) + 1;
+    const sql::Value& value = args[i];
+    if (const auto* number = std::get_if<std::int64_t>(&value)) stmt.bind(index, *number);
+    else if (const auto* real = std::get_if<double>(&value)) sqlite3_bind_double(raw, index, *real);
+    else if (const auto* text = std::get_if<std::string>(&value)) stmt.bind(index, *text);
+    else stmt.bind_null(index);
+  }
+  const Cursor cursor(raw);
+  return store_.for_each_row(stmt, what, [&] {
+    if (on_row) on_row(cursor);
+  });
+}
+
+}  // namespace ct::sqlite

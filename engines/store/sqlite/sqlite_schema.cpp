@@ -166,6 +166,8 @@ constexpr std::string_view kIndexTailV9 = R"sql(
 CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 )sql";
 
+// v10: project memory (the memory domain, issue 34): ddl::kMemory.
+
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
   std::string sql;
@@ -176,7 +178,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::span<const Migration> schema_steps() {
-  static const std::array<Migration, 9> steps = {{
+  static const std::array<Migration, 10> steps = {{
       {1, joined({kTasksV1, ddl::kTaskDeps, kSearchFocusAuditV1}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({kAuditHashV2, ddl::kIdempotency}), "idempotency",
@@ -195,6 +197,8 @@ std::span<const Migration> schema_steps() {
        "indexes for lists of a status in tree order, by change, creation or priority"},
       {9, joined({kIndexTailV9}), "tasks_fts_tail",
        "the search index written behind the tasks, in batches"},
+      {10, joined({ddl::kMemory}), "memory",
+       "project memory: entries, the keys that find them, their use (the memory domain)"},
   }};
   return steps;
 }

@@ -363,6 +363,19 @@ class SqliteStore final : public Store {
                                                        std::int64_t limit, std::int64_t offset) override;
   Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override;
 
+  // -- the shared roles' SQL (engines/store/sql_runner.h: project memory) ---------------------
+  class Runner final : public sql::Runner {
+   public:
+    explicit Runner(SqliteStore& store) : store_(store) {}
+    using sql::Runner::run;
+    Result<void> run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                     const std::function<void(const sql::Cursor&)>& on_row) override;
+
+   private:
+    SqliteStore& store_;
+  };
+  sql::Runner& sql_runner() override { return runner_; }
+
   // -- diagnostics ----------------------------------------------------------------------------
   Result<std::vector<DiagnosticRow>> scan(ScanKind kind, const ScanScope& scope) override;
   Result<DerivedRepair> rebuild_derived() override;
@@ -506,6 +519,7 @@ class SqliteStore final : public Store {
   };
   std::optional<TailMemo> tail_memo_;
   std::uint64_t transactions_ = 0;  // transactions begun on this connection
+  Runner runner_{*this};
 };
 
 }  // namespace ct::sqlite

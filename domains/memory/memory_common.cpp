@@ -1,0 +1,315 @@
+#include "domains/memory/memory_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/text.h"
+#include "domains/call_text.h"
+
+namespace ct::memory {
+namespace {
+
+/// Candidates beyond this many per key are not read: a word that common says little.
+constexpr std::int64_t kPerKeyCap = 4000;
+
+/// The range of keys that start with `key` when `prefix`, else `key` alone. Words hold ASCII letters,
+/// digits and UTF-8 bytes; a range's end must stay valid UTF-8 (PostgreSQL checks it), so a word
+/// ending in a multi-byte character is matched whole.
+MemoryKeyRange key_range(const std::string& key, bool prefix) {
+  if (prefix && !key.empty() && static_cast<unsigned char>(key.back()) < 0x7f) {
+    std::string end = key;
+    end.back() = static_cast<char>(end.back() + 1);
+    return {key, end};
+  }
+  return {key, key + " "};  // no key byte sorts below a space
+}
+
+Result<std::map<std::string, std::pair<TaskStatus, TimeMs>>> anchored_tasks(Context& context,
+                                                                            const std::vector<const MemoryEntry*>& entries) {
+  std::set<std::string> ids;
+  for (const MemoryEntry* entry : entries)
+    for (const auto& anchor : entry->anchors)
+      if (!anchor.task.empty()) ids.insert(anchor.task);
+  std::map<std::string, std::pair<TaskStatus, TimeMs>> out;
+  if (ids.empty()) return out;
+  CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
+  for (const auto& task : tasks) out[task.id] = {task.archived && task.status == TaskStatus::Cancelled
+                                                     ? TaskStatus::Cancelled
+                                                     : task.status,
+                                                 task.updated_at};
+  return out;
+}
+
+json::Value stored_json(const MemoryEntry& entry) {
+  json::Value out = json::Value::object();
+  out.set("kind", entry.kind);
+  out.set("title", entry.title);
+  if (!entry.body.empty()) out.set("body", entry.body);
+  out.set("status", entry.status);
+  if (!entry.files.empty()) out.set("files", json::Value::array_of(entry.files));
+  if (!entry.labels.empty()) out.set("labels", json::Value::array_of(entry.labels));
+  if (!entry.tasks.empty()) out.set("tasks", json::Value::array_of(entry.tasks));
+  if (!entry.epic.empty()) out.set("epic", entry.epic);
+  if (entry.confidence) out.set("confidence", *entry.confidence);
+  if (!entry.verified_by.empty()) out.set("verifiedBy", entry.verified_by);
+  if (!entry.supersedes.empty()) out.set("supersedes", entry.supersedes);
+  if (!entry.superseded_by.empty()) out.set("supersededBy", entry.superseded_by);
+  if (!entry.reason.empty()) out.set("reason", entry.reason);
+  out.set("hash", entry.hash);
+  return out;
+}
+
+}  // namespace
+
+bool needs_person(const Context& context, std::string_view kind) {
+  const auto kinds = context.config->get_strings("memory.verifyKinds");
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+void record(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& after) {
+  context.record(FieldChange{"", "memory." + after.id, before ? stored_json(*before) : json::Value(), stored_json(after)});
+}
+
+json::Value stale_json(const Staleness& stale) {
+  json::Value out = json::Value::object();
+  if (!stale.file.empty()) out.set("file", stale.file);
+  if (!stale.task.empty()) out.set("task", stale.task);
+  out.set("what", stale.what);
+  out.set("since", format_iso8601(stale.since));
+  return out;
+}
+
+json::Value entry_json(const MemoryEntry& entry, bool full, const std::optional<Staleness>& stale) {
+  json::Value out = json::Value::object();
+  out.set("id", entry.id);
+  out.set("kind", entry.kind);
+  out.set("title", entry.title);
+  if (full) {
+    if (!entry.body.empty()) out.set("body", entry.body);
+  } else if (!entry.body.empty()) {
+    out.set("body", clip(entry.body, 240));
+  }
+  if (entry.status != "active" || full) out.set("status", entry.status);
+  if (stale) out.set("stale", stale_json(*stale));
+  out.set("hash", entry.hash);
+  if (!full) return out;
+  if (!entry.files.empty()) out.set("files", json::Value::array_of(entry.files));
+  if (!entry.labels.empty()) out.set("labels", json::Value::array_of(entry.labels));
+  if (!entry.tasks.empty()) out.set("tasks", json::Value::array_of(entry.tasks));
+  if (!entry.epic.empty()) out.set("epic", entry.epic);
+  if (entry.confidence) out.set("confidence", *entry.confidence);
+  json::Value source = json::Value::object();
+  if (!entry.source_agent.empty()) source.set("agent", entry.source_agent);
+  if (!entry.source_session.empty()) source.set("session", entry.source_session);
+  if (!entry.source_task.empty()) source.set("task", entry.source_task);
+  if (!source.as_object().empty()) out.set("source", std::move(source));
+  if (!entry.verified_by.empty()) {
+    out.set("verifiedBy", entry.verified_by);
+    if (entry.verified_at) out.set("verifiedAt", format_iso8601(*entry.verified_at));
+  }
+  if (!entry.supersedes.empty()) out.set("supersedes", entry.supersedes);
+  if (!entry.superseded_by.empty()) out.set("supersededBy", entry.superseded_by);
+  if (!entry.reason.empty()) out.set("reason", entry.reason);
+  json::Value usage = json::Value::object();
+  usage.set("applied", entry.applied_count);
+  usage.set("ignored", entry.ignored_count);
+  if (entry.applied_at) {
+    usage.set("lastAt", format_iso8601(*entry.applied_at));
+    usage.set("lastBy", entry.applied_by);
+  }
+  out.set("usage", std::move(usage));
+  out.set("createdAt", format_iso8601(entry.created_at));
+  out.set("updatedAt", format_iso8601(entry.updated_at));
+  return out;
+}
+
+Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, const std::vector<MemoryEntry>& entries) {
+  std::vector<const MemoryEntry*> pointers;
+  for (const auto& entry : entries) pointers.push_back(&entry);
+  CT_TRY_ASSIGN(auto tasks, anchored_tasks(context, pointers));
+  std::vector<std::optional<Staleness>> out;
+  out.reserve(entries.size());
+  for (const auto& entry : entries)
+    out.push_back(entry.status == "retracted" || entry.status == "superseded"
+                      ? std::nullopt
+                      : staleness(entry, context.project->root, tasks, process_hasher()));
+  return out;
+}
+
+Result<std::vector<Found>> find(Context& context, const Search& search, std::int64_t* considered) {
+  FindScope scope;
+  scope.words = words(search.query);
+  scope.files = search.files;
+  scope.labels = search.labels;
+  if (search.task) {
+    CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*search.task));
+    if (!task)
+      return fail(Error(ErrorCode::NotFound, "Task " + *search.task + " not found")
+                      .with_fix(call("tasks.find", {{"query", *search.task}}))
+                      .with_detail("taskId", *search.task));
+    scope.tasks.push_back(task->id);
+    for (const auto& file : task->files)
+      if (auto normal = normal_scope_path(file); normal && !normal->empty() &&
+                                                 std::find(scope.files.begin(), scope.files.end(), *normal) == scope.files.end())
+        scope.files.push_back(*normal);
+    for (const auto& label : task->labels)
+      if (std::find(scope.labels.begin(), scope.labels.end(), label) == scope.labels.end()) scope.labels.push_back(label);
+    // Its epics: every ancestor (the hierarchy is at most hierarchy.maxDepth deep).
+    std::string parent = task->parent;
+    for (int depth = 0; !parent.empty() && depth < 8; ++depth) {
+      scope.epics.push_back(parent);
+      CT_TRY_ASSIGN(std::optional<Task> up, context.db().get_task(parent));
+      parent = up ? up->parent : std::string();
+    }
+  }
+
+  // Candidates: entries holding a query word (by prefix) or a key of the scope.
+  std::vector<MemoryKeyRange> ranges;
+  for (const auto& word : scope.words) ranges.push_back(key_range("w:" + word, true));
+  const std::size_t word_ranges = ranges.size();
+  std::vector<std::string> scope_keys;
+  for (const auto& file : scope.files)
+    for (auto& key : file_lookup_keys(file)) scope_keys.push_back(std::move(key));
+  for (const auto& label : scope.labels) scope_keys.push_back("l:" + to_lower_ascii(label));
+  for (const auto& task : scope.tasks) scope_keys.push_back("t:" + task);
+  for (const auto& epic : scope.epics) scope_keys.push_back("e:" + epic);
+  std::sort(scope_keys.begin(), scope_keys.end());
+  scope_keys.erase(std::unique(scope_keys.begin(), scope_keys.end()), scope_keys.end());
+  for (const auto& key : scope_keys) ranges.push_back(key_range(key, false));
+  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, kPerKeyCap));
+  std::int64_t total = 1;
+  if (word_ranges > 0) {
+    CT_TRY_ASSIGN(total, context.db().memory_total());
+  }
+  std::unordered_map<std::int64_t, double> early;  // a first score from the keys alone
+  std::unordered_map<std::int64_t, double> text;
+  for (std::size_t r = 0; r < hits.size(); ++r) {
+    // A word's rarity (BM25's inverse document frequency); each scope key counts 2.
+    const double df = static_cast<double>(hits[r].size());
+    const double weight = r < word_ranges ? std::log(1.0 + (static_cast<double>(total) - df + 0.5) / (df + 0.5)) : 2.0;
+    std::set<std::int64_t> once(hits[r].begin(), hits[r].end());  // a prefix can match several words of one entry
+    for (std::int64_t number : once) {
+      early[number] += weight;
+      if (r < word_ranges) text[number] += weight;
+    }
+  }
+  if (considered) *considered = static_cast<std::int64_t>(early.size());
+  std::vector<std::pair<double, std::int64_t>> order;
+  order.reserve(early.size());
+  for (const auto& [number, score] : early) order.emplace_back(score, number);
+  // Read the best few: enough that recency, use and staleness can reorder them, and that stale
+  // or other-kind entries left out still leave `limit`.
+  const std::size_t read = static_cast<std::size_t>(std::max<std::int64_t>(search.limit * 3, 30));
+  if (order.size() > read) {
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(read), order.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    order.resize(read);
+  }
+  std::vector<std::int64_t> numbers;
+  for (const auto& [score, number] : order) numbers.push_back(number);
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().get_memories(numbers));
+  std::erase_if(entries, [&](const MemoryEntry& entry) {
+    return entry.status != "active" || (search.kind && entry.kind != *search.kind);
+  });
+  std::vector<const MemoryEntry*> pointers;
+  for (const auto& entry : entries) pointers.push_back(&entry);
+  CT_TRY_ASSIGN(auto tasks, anchored_tasks(context, pointers));
+  std::vector<Found> found;
+  const TimeMs now = context.now();
+  for (auto& entry : entries) {
+    auto stale = staleness(entry, context.project->root, tasks, process_hasher());
+    if (stale && !search.include_stale) continue;
+    // A query word in the title counts twice.
+    double text_match = 0;
+    if (auto it = text.find(*memory_number(entry.id)); it != text.end()) {
+      text_match = it->second;
+      const auto title_words = words(entry.title);
+      std::size_t in_title = 0;
+      for (const auto& word : scope.words)
+        if (std::any_of(title_words.begin(), title_words.end(), [&](const std::string& w) { return w.starts_with(word); }))
+          ++in_title;
+      if (!scope.words.empty()) text_match *= 1.0 + static_cast<double>(in_title) / static_cast<double>(scope.words.size());
+    }
+    Ranked ranked = rank(entry, scope, text_match, stale.has_value(), now);
+    if (ranked.text == 0 && ranked.scope == 0) continue;  // a folder key matched, the glob did not
+    found.push_back({std::move(entry), ranked, std::move(stale)});
+  }
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    if (a.ranked.score != b.ranked.score) return a.ranked.score > b.ranked.score;
+    return *memory_number(a.entry.id) < *memory_number(b.entry.id);
+  });
+  if (std::ssize(found) > search.limit) found.resize(static_cast<std::size_t>(search.limit));
+  return found;
+}
+
+Result<std::vector<Found>> for_task(Context& context, const std::string& task_id) {
+  const std::int64_t count = context.config->get_int("memory.promptEntries");
+  if (count <= 0) return std::vector<Found>();
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(task_id));
+  if (!task) return std::vector<Found>();
+  Search search;
+  search.task = task_id;
+  search.query = task->title;
+  search.limit = count;
+  CT_TRY_ASSIGN(std::vector<Found> found, find(context, search));
+  // Words alone are not enough for a prompt: an entry must share the task's scope or most of its words.
+  std::erase_if(found, [](const Found& item) { return item.ranked.scope == 0 && item.ranked.text < 4.0; });
+  return found;
+}
+
+std::string prompt_block(const Registry& registry, const std::vector<Found>& found, const std::string& task_id) {
+  if (found.empty()) return "";
+  std::string out;
+  std::vector<std::string> ids;
+  for (const auto& item : found) {
+    out += "- " + item.entry.id + " [" + item.entry.kind + "] " + item.entry.title;
+    if (!item.entry.body.empty()) out += ": " + clip(item.entry.body, 240);
+    out += "\n";
+    ids.push_back(item.entry.id);
+  }
+  json::Value params = json::Value::object();
+  params.set("ids", json::Value::array_of(std::vector<std::string>{ids.front()}));
+  params.set("taskId", task_id);
+  out += "When done, declare the ones you applied: " + mcp_call(Call{"memory.applied", std::move(params)}, registry) + "\n";
+  return out;
+}
+
+Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings) {
+  CT_TRY_ASSIGN(std::int64_t number, context.db().next_memory_number());
+  entry.id = memory_id(number);
+  entry.hash = content_hash(entry);
+  const bool person = context.person_reviews;
+  if (entry.status.empty() || entry.status == "active") {
+    if (needs_person(context, entry.kind) && !person) {
+      entry.status = "proposed";
+      warnings.push_back(entry.id + " is proposed: a " + entry.kind + " is served once a person verifies it (ct memory verify " +
+                         entry.id + ")");
+    } else {
+      entry.status = "active";
+      if (needs_person(context, entry.kind) && person) {
+        entry.verified_by = entry.source_agent.empty() ? "person" : entry.source_agent;
+        entry.verified_at = context.now();
+      }
+    }
+  }
+  std::map<std::string, TaskStatus> statuses;
+  std::vector<std::string> task_ids = entry.tasks;
+  if (!entry.source_task.empty()) task_ids.push_back(entry.source_task);
+  if (!task_ids.empty()) {
+    CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(task_ids));
+    for (const auto& task : tasks) statuses[task.id] = task.status;
+  }
+  std::vector<std::string> missing;
+  entry.anchors = anchors_of(entry, context.project->root, statuses, process_hasher(), &missing);
+  for (const auto& file : missing)
+    warnings.push_back(file + " does not exist: it stays in the scope, but no change of it can make " + entry.id + " stale");
+  entry.created_at = entry.updated_at = context.now();
+  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
+  record(context, std::nullopt, entry);
+  return entry;
+}
+
+}  // namespace ct::memory

@@ -1,0 +1,69 @@
+// Shared by the memory domain's handler files (memory_query.cpp, memory_mutate.cpp) and by the
+// operations memory reaches agents through (session.briefing here, orchestrate.spawn in
+// disclosure/, tasks.complete's `remember`): finding the entries for a piece of work, and their
+// JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domains/context.h"
+#include "engines/rules/memory.h"
+
+namespace ct::memory {
+
+/// What to find: words, the work's scope, and which entries may come back.
+struct Search {
+  std::string query;
+  std::vector<std::string> files;   // normal scope paths (normal_scope_path)
+  std::vector<std::string> labels;
+  std::optional<std::string> task;  // the task at hand: its files, labels and epics join the scope
+  std::optional<std::string> kind;
+  bool include_stale = false;
+  std::int64_t limit = 10;
+};
+
+struct Found {
+  MemoryEntry entry;
+  Ranked ranked;
+  std::optional<Staleness> stale;
+};
+
+/// The active entries for `search`, best first (engines/rules/memory.h: rank). E_NOT_FOUND for a
+/// task that does not exist. `considered` (when given) is how many entries matched a word or the
+/// scope before ranking.
+Result<std::vector<Found>> find(Context& context, const Search& search, std::int64_t* considered = nullptr);
+
+/// Staleness of entries read outside a find (show, stats, validate): one read of their tasks.
+Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, const std::vector<MemoryEntry>& entries);
+
+/// An entry for a reply: compact (id, kind, title, body cut to 240 characters, hash, status when not
+/// active, stale) or full (every field, usage, times).
+json::Value entry_json(const MemoryEntry& entry, bool full, const std::optional<Staleness>& stale);
+json::Value stale_json(const Staleness& stale);
+
+/// The entries for a task's prompt (orchestrate.spawn, session.briefing): at most
+/// memory.promptEntries, active and fresh, for its files, labels, epics and words of its title.
+Result<std::vector<Found>> for_task(Context& context, const std::string& task_id);
+/// Those entries as prompt lines ("- M003 [convention] title: body"), and the call that declares
+/// which were applied; empty when there are none.
+std::string prompt_block(const Registry& registry, const std::vector<Found>& found, const std::string& task_id);
+
+/// Whether an agent's entry of `kind` waits for a person (memory.verifyKinds).
+bool needs_person(const Context& context, std::string_view kind);
+
+/// Records a new entry made from a complete `entry` (kind, title, body, scope, source set): its
+/// id, hash, anchors, status (proposed when it needs a person and the caller is an agent) and
+/// keys; audited. Missing scope files are named in `warnings`.
+Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings);
+
+/// The audit record of an entry's change (the entry as JSON before and after; null when absent).
+void record(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& after);
+
+}  // namespace ct::memory
+
+namespace ct {
+/// The `id` param of an operation on one entry.
+ParamSpec memory_id_param();
+}  // namespace ct

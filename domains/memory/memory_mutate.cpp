@@ -1,0 +1,568 @@
+// memory domain, writes (issue 34): record an entry (near-duplicates are reported, not added),
+// change, supersede or retract it, verify it (a person's review of what an agent proposed, and the
+// re-anchoring of its files), declare which entries a piece of work applied, and import the
+// Markdown of memory.export. People govern: the kinds memory.verifyKinds names start as proposed
+// when an agent records them, and only a person — never the agent that proposed one — verifies it.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/text.h"
+#include "domains/memory/memory_common.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/project/project.h"
+
+namespace ct {
+namespace {
+
+using namespace memory;
+namespace fs = std::filesystem;
+
+Result<MemoryEntry> load(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
+  if (!entry)
+    return fail(Error(ErrorCode::NotFound, "Memory entry " + id + " not found")
+                    .with_fix(call("memory.find", {{"query", id}}))
+                    .with_detail("id", id));
+  return std::move(*entry);
+}
+
+Error task_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Task " + id + " not found")
+      .with_fix(call("tasks.find", {{"query", id}}))
+      .with_detail("taskId", id);
+}
+
+/// The tasks among `ids` that exist; E_NOT_FOUND for the first that does not.
+Result<void> check_tasks(Context& context, const std::vector<std::string>& ids) {
+  if (ids.empty()) return {};
+  CT_TRY_ASSIGN(std::vector<Task> found, context.db().get_tasks(ids));
+  for (const auto& id : ids)
+    if (std::none_of(found.begin(), found.end(), [&](const Task& t) { return t.id == id; })) return fail(task_not_found(id));
+  return {};
+}
+
+Result<std::optional<double>> confidence_of(const Params& params) {
+  auto text = params.opt_str("confidence");
+  if (!text) {
+    const json::Value& value = params.value("confidence");
+    if (value.is_number()) text = std::to_string(value.as_double());
+  }
+  if (!text) return std::optional<double>();
+  double number = -1;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), number);
+  if (ec != std::errc() || end != text->data() + text->size() || number < 0 || number > 1)
+    return fail(Error(ErrorCode::Validation, "confidence must be a number from 0 to 1, not '" + *text + "'")
+                    .with_fix("pass a number such as 0.8")
+                    .with_detail("field", "confidence"));
+  return std::optional<double>(number);
+}
+
+/// The scope params into `entry` (only those given): files normalised, tasks and epic checked.
+Result<void> read_scope(Context& context, const Params& params, MemoryEntry& entry) {
+  if (params.has("files")) {
+    entry.files.clear();
+    for (const auto& file : params.strings("files")) {
+      CT_TRY_ASSIGN(std::string normal, normal_scope_path(file));
+      if (std::find(entry.files.begin(), entry.files.end(), normal) == entry.files.end()) entry.files.push_back(normal);
+    }
+  }
+  if (params.has("labels")) entry.labels = params.strings("labels");
+  if (params.has("tasks")) {
+    entry.tasks = params.strings("tasks");
+    CT_TRY(check_tasks(context, entry.tasks));
+  }
+  if (auto epic = params.opt_str("epic")) {
+    CT_TRY(check_tasks(context, {*epic}));
+    entry.epic = *epic;
+  }
+  if (params.has("confidence") && !params.value("confidence").is_null()) {
+    CT_TRY_ASSIGN(entry.confidence, confidence_of(params));
+  }
+  return {};
+}
+
+/// The task an entry comes from: the one named, else the caller's session's focus.
+Result<std::string> source_task(Context& context, const Params& params) {
+  if (auto task = params.opt_str("taskId")) {
+    CT_TRY(check_tasks(context, {*task}));
+    return *task;
+  }
+  if (context.session.empty()) return std::string();
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(context.session));
+  return focus.value_or("");
+}
+
+/// Entries that say nearly what `entry` says: active or proposed ones sharing its words, with how
+/// much (memory::similarity), the most similar first.
+Result<std::vector<std::pair<double, MemoryEntry>>> similar_entries(Context& context, const MemoryEntry& entry) {
+  std::vector<std::string> keys;
+  for (auto& word : words(entry.title + " " + entry.body)) {
+    if (keys.size() >= 12) break;
+    keys.push_back("w:" + word);
+  }
+  std::vector<MemoryKeyRange> ranges;
+  for (const auto& key : keys) ranges.push_back({key, key + " "});
+  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, 2000));
+  std::map<std::int64_t, int> shared;
+  for (const auto& numbers : hits)
+    for (std::int64_t number : numbers) ++shared[number];
+  std::vector<std::pair<int, std::int64_t>> order;
+  for (const auto& [number, count] : shared)
+    if (count * 2 >= static_cast<int>(keys.size())) order.emplace_back(count, number);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  if (order.size() > 10) order.resize(10);
+  std::vector<std::int64_t> numbers;
+  for (const auto& [count, number] : order) numbers.push_back(number);
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> candidates, context.db().get_memories(numbers));
+  std::vector<std::pair<double, MemoryEntry>> out;
+  for (auto& candidate : candidates) {
+    if (candidate.id == entry.id || (candidate.status != "active" && candidate.status != "proposed")) continue;
+    const double score = similarity(entry, candidate);
+    if (score >= kNearDuplicate || candidate.hash == entry.hash) out.emplace_back(score, std::move(candidate));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  return out;
+}
+
+json::Value written_json(const MemoryEntry& entry) {
+  json::Value out = json::Value::object();
+  out.set("id", entry.id);
+  out.set("kind", entry.kind);
+  out.set("title", entry.title);
+  out.set("status", entry.status);
+  out.set("hash", entry.hash);
+  std::int64_t files = 0;
+  for (const auto& anchor : entry.anchors) files += anchor.file.empty() ? 0 : 1;
+  if (files > 0) out.set("anchoredFiles", files);
+  if (!entry.supersedes.empty()) out.set("supersedes", entry.supersedes);
+  return out;
+}
+
+/// The caller's name for records: the session's agent, else the client's; "person" at `ct`.
+Result<std::string> who(Context& context) {
+  CT_TRY_ASSIGN(std::string name, context.agent_name());
+  if (name.empty() && context.person_reviews) return std::string("person");
+  return name;
+}
+
+/// Refuses an agent where a person must act on an entry of a kind people govern.
+Result<void> person_only(Context& context, const MemoryEntry& entry, std::string_view action, std::string_view cli) {
+  if (context.person_reviews || !needs_person(context, entry.kind)) return {};
+  return fail(Error(ErrorCode::MutationDisabled, "a " + entry.kind + " is governed by people (memory.verifyKinds): an agent may not " +
+                                                     std::string(action) + " " + entry.id)
+                  .with_fix("ask a person to run: " + std::string(cli))
+                  .with_detail("id", entry.id)
+                  .with_detail("kind", entry.kind));
+}
+
+Result<Reply> observe(Context& context, const Params& params) {
+  MemoryEntry entry;
+  entry.kind = params.str("kind");
+  entry.title = std::string(trim(params.str("title")));
+  entry.body = std::string(trim(params.opt_str("body").value_or("")));
+  CT_TRY(read_scope(context, params, entry));
+  CT_TRY_ASSIGN(entry.source_task, source_task(context, params));
+  CT_TRY_ASSIGN(entry.source_agent, who(context));
+  entry.source_session = context.session;
+  entry.hash = content_hash(entry);
+  CT_TRY_ASSIGN(auto similar, similar_entries(context, entry));
+  for (const auto& [score, other] : similar)
+    if (other.hash == entry.hash) return Reply{written_json(other), {}, {}, ErrorCode::AlreadyExists};
+  if (!similar.empty() && !params.flag("force")) {
+    const MemoryEntry& best = similar.front().second;
+    json::Value rows = json::Value::array();
+    for (const auto& [score, other] : similar) {
+      json::Value row = json::Value::object();
+      row.set("id", other.id);
+      row.set("title", other.title);
+      row.set("similarity", std::round(score * 100) / 100);
+      rows.push_back(std::move(row));
+    }
+    json::Value again = params.json();
+    again.set("force", true);
+    return fail(Error(ErrorCode::AlreadyExists, best.id + " already says nearly the same: \"" + best.title + "\"")
+                    .with_fix(Advice("add to it: ") + call("memory.update", {{"id", best.id}, {"body", "…"}}) +
+                              Advice("; or record yours anyway: ") + Advice(Call{"memory.observe", std::move(again)}))
+                    .with_detail("similar", std::move(rows)));
+  }
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(MemoryEntry added, add_entry(context, std::move(entry), warnings));
+  if (context.audit) context.audit->task_id = added.id;
+  return Reply{written_json(added), std::move(warnings), {}, {}};
+}
+
+/// Keeps the anchors of files and tasks still in the scope; anchors what is new to it.
+Result<void> reanchor_new(Context& context, MemoryEntry& entry, bool all, std::vector<std::string>& warnings) {
+  std::map<std::string, TaskStatus> statuses;
+  std::vector<std::string> ids = entry.tasks;
+  if (!entry.source_task.empty()) ids.push_back(entry.source_task);
+  if (!ids.empty()) {
+    CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(ids));
+    for (const auto& task : tasks) statuses[task.id] = task.status;
+  }
+  std::vector<std::string> missing;
+  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.project->root, statuses, process_hasher(), &missing);
+  if (!all)
+    for (auto& anchor : fresh)
+      for (const auto& old : entry.anchors)
+        if ((!anchor.file.empty() && old.file == anchor.file) || (!anchor.task.empty() && old.task == anchor.task)) anchor = old;
+  entry.anchors = std::move(fresh);
+  for (const auto& file : missing)
+    warnings.push_back(file + " does not exist: it stays in the scope, but no change of it can make " + entry.id + " stale");
+  return {};
+}
+
+Result<void> check_open(const MemoryEntry& entry) {
+  if (entry.status != "retracted" && entry.status != "superseded") return {};
+  return fail(Error(ErrorCode::Validation, entry.id + " is " + entry.status + "; it is kept as a record and not changed")
+                  .with_fix(entry.superseded_by.empty() ? call("memory.observe", {{"kind", entry.kind}, {"title", "…"}})
+                                                        : call("memory.show", {{"id", entry.superseded_by}}))
+                  .with_detail("id", entry.id)
+                  .with_detail("status", entry.status));
+}
+
+Result<Reply> update(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+  CT_TRY(check_open(entry));
+  const MemoryEntry before = entry;
+  if (auto kind = params.opt_str("kind")) entry.kind = *kind;
+  if (auto title = params.opt_str("title")) entry.title = std::string(trim(*title));
+  if (auto body = params.opt_str("body")) entry.body = std::string(trim(*body));
+  CT_TRY(read_scope(context, params, entry));
+  entry.hash = content_hash(entry);
+  if (entry.hash == before.hash && entry.confidence == before.confidence)
+    return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+  std::vector<std::string> warnings;
+  CT_TRY(reanchor_new(context, entry, false, warnings));
+  // An agent's change of what a person verified waits for a person again.
+  if (entry.hash != before.hash && needs_person(context, entry.kind) && !context.person_reviews && entry.status == "active") {
+    entry.status = "proposed";
+    entry.verified_by.clear();
+    entry.verified_at.reset();
+    warnings.push_back(entry.id + " is proposed again: a changed " + entry.kind +
+                       " is served once a person verifies it (ct memory verify " + entry.id + ")");
+  }
+  entry.updated_at = context.now();
+  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
+  record(context, before, entry);
+  return Reply{written_json(entry), std::move(warnings), {}, {}};
+}
+
+Result<Reply> supersede(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(MemoryEntry old, load(context, params.str("id")));
+  CT_TRY(check_open(old));
+  MemoryEntry entry;
+  entry.kind = params.opt_str("kind").value_or(old.kind);
+  entry.title = std::string(trim(params.str("title")));
+  entry.body = std::string(trim(params.opt_str("body").value_or("")));
+  entry.files = old.files;
+  entry.labels = old.labels;
+  entry.tasks = old.tasks;
+  entry.epic = old.epic;
+  entry.confidence = old.confidence;
+  CT_TRY(read_scope(context, params, entry));
+  CT_TRY_ASSIGN(entry.source_task, source_task(context, params));
+  CT_TRY_ASSIGN(entry.source_agent, who(context));
+  entry.source_session = context.session;
+  entry.supersedes = old.id;
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(MemoryEntry added, add_entry(context, std::move(entry), warnings));
+  const MemoryEntry before = old;
+  old.superseded_by = added.id;
+  // A proposed replacement leaves the old entry served until a person verifies the new one.
+  if (added.status == "active") old.status = "superseded";
+  else warnings.push_back(old.id + " stays active until " + added.id + " is verified");
+  old.updated_at = context.now();
+  CT_TRY(context.db().put_memory(old, keys_of(old)));
+  record(context, before, old);
+  return Reply{written_json(added), std::move(warnings), {}, {}};
+}
+
+Result<Reply> retract(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+  if (entry.status == "retracted") return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+  if (!entry.verified_by.empty())
+    CT_TRY(person_only(context, entry, "retract", "ct memory retract " + entry.id + " --reason \"…\""));
+  const MemoryEntry before = entry;
+  entry.status = "retracted";
+  entry.reason = params.str("reason");
+  entry.updated_at = context.now();
+  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
+  record(context, before, entry);
+  return Reply{written_json(entry), {}, {}, {}};
+}
+
+Result<Reply> verify(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+  CT_TRY(check_open(entry));
+  CT_TRY(person_only(context, entry, "verify", "ct memory verify " + entry.id));
+  CT_TRY_ASSIGN(std::string name, who(context));
+  if (entry.status == "proposed") {
+    const bool same_agent = !entry.source_agent.empty() && entry.source_agent == name && name != "person";
+    const bool same_session = !entry.source_session.empty() && entry.source_session == context.session;
+    if (same_agent || same_session)
+      return fail(Error(ErrorCode::MutationDisabled, entry.id + " was proposed by " +
+                                                         (same_agent ? entry.source_agent : "session " + entry.source_session) +
+                                                         ": whoever proposed an entry does not verify it")
+                      .with_fix("ask another person to run: ct memory verify " + entry.id)
+                      .with_detail("id", entry.id)
+                      .with_detail("proposedBy", entry.source_agent));
+  }
+  const MemoryEntry before = entry;
+  std::vector<std::string> warnings;
+  CT_TRY(reanchor_new(context, entry, true, warnings));
+  entry.status = "active";
+  entry.verified_by = name;
+  entry.verified_at = entry.updated_at = context.now();
+  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
+  record(context, before, entry);
+  // A verified replacement takes over from the entry it supersedes.
+  if (!entry.supersedes.empty()) {
+    CT_TRY_ASSIGN(std::optional<MemoryEntry> old, context.db().get_memory(entry.supersedes));
+    if (old && old->status == "active" && old->superseded_by == entry.id) {
+      const MemoryEntry old_before = *old;
+      old->status = "superseded";
+      old->updated_at = context.now();
+      CT_TRY(context.db().put_memory(*old, keys_of(*old)));
+      record(context, old_before, *old);
+    }
+  }
+  json::Value data = written_json(entry);
+  data.set("verifiedBy", entry.verified_by);
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
+Result<Reply> applied(Context& context, const Params& params) {
+  std::string task;
+  if (auto named = params.opt_str("taskId")) {
+    CT_TRY(check_tasks(context, {*named}));
+    task = *named;
+  } else if (!context.session.empty()) {
+    CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(context.session));
+    task = focus.value_or("");
+  }
+  CT_TRY_ASSIGN(std::string name, who(context));
+  std::vector<std::string> used = params.strings("ids");
+  std::vector<std::string> ignored = params.strings("ignored");
+  std::set<std::string> seen;
+  for (const auto& id : used)
+    if (!seen.insert(id).second)
+      return fail(Error(ErrorCode::Validation, id + " is named twice").with_fix("name each entry once").with_detail("id", id));
+  for (const auto& id : ignored)
+    if (!seen.insert(id).second)
+      return fail(Error(ErrorCode::Validation, id + " is both applied and ignored")
+                      .with_fix("name it in ids or in ignored, not both")
+                      .with_detail("id", id));
+  auto declare = [&](const std::string& id, bool was_applied) -> Result<void> {
+    CT_TRY_ASSIGN(MemoryEntry entry, load(context, id));
+    CT_TRY(context.db().add_memory_usage({id, context.now(), was_applied, name, context.session, task}));
+    context.record(FieldChange{"", "memory." + id + (was_applied ? ".applied" : ".ignored"),
+                               json::Value(was_applied ? entry.applied_count : entry.ignored_count),
+                               json::Value((was_applied ? entry.applied_count : entry.ignored_count) + 1)});
+    return {};
+  };
+  for (const auto& id : used) CT_TRY(declare(id, true));
+  for (const auto& id : ignored) CT_TRY(declare(id, false));
+  json::Value data = json::Value::object();
+  data.set("applied", json::Value::array_of(used));
+  if (!ignored.empty()) data.set("ignored", json::Value::array_of(ignored));
+  if (!task.empty()) data.set("taskId", task);
+  if (context.audit && !task.empty()) context.audit->task_id = task;
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+/// What an import compares and takes from the file: the content, status and governance fields.
+bool same_import(const MemoryEntry& a, const MemoryEntry& b) {
+  return a.hash == b.hash && a.status == b.status && a.confidence == b.confidence && a.verified_by == b.verified_by &&
+         a.supersedes == b.supersedes && a.superseded_by == b.superseded_by && a.reason == b.reason;
+}
+
+Result<Reply> import_markdown(Context& context, const Params& params) {
+  const std::string& file = params.str("file");
+  fs::path path = fs::path(file).is_absolute() ? fs::path(file) : context.project->root / file;
+  if (!context.may_leave_project() && !lies_within(path, context.project->root))
+    return fail(Error(ErrorCode::Validation, file + " is outside the project")
+                    .with_fix(Context::let_agents_leave_project())
+                    .with_detail("file", file));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(Error(ErrorCode::NotFound, "cannot read " + file)
+                    .with_fix("write it first: ct memory export > " + file)
+                    .with_detail("file", file));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > 8 * 1024 * 1024)
+    return fail(Error(ErrorCode::Validation, file + " is over 8 MiB").with_fix("split it by kind").with_detail("file", file));
+  auto parsed = from_markdown(text.str());
+  if (!parsed) return fail(std::move(parsed.error()).with_detail("file", file));
+  const bool person = context.person_reviews;
+  std::vector<std::string> warnings;
+  json::Value added = json::Value::array();
+  json::Value changed = json::Value::array();
+  json::Value proposed = json::Value::array();
+  std::int64_t unchanged = 0;
+  for (auto& entry : *parsed) {
+    entry.hash = content_hash(entry);
+    CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, context.db().get_memory(entry.id));
+    if (stored && same_import(*stored, entry)) {
+      ++unchanged;
+      continue;
+    }
+    CT_TRY(check_tasks(context, entry.tasks));
+    if (!entry.epic.empty()) CT_TRY(check_tasks(context, {entry.epic}));
+    // An agent's import changes nothing a person governs: a new or changed entry of such a kind is proposed.
+    if (!person && needs_person(context, entry.kind) && entry.status == "active" &&
+        (!stored || stored->hash != entry.hash || stored->status != "active" || stored->verified_by != entry.verified_by)) {
+      entry.status = "proposed";
+      entry.verified_by.clear();
+      entry.verified_at.reset();
+      proposed.push_back(entry.id);
+    }
+    MemoryEntry next = entry;
+    if (stored) {
+      next.applied_count = stored->applied_count;
+      next.ignored_count = stored->ignored_count;
+      next.applied_at = stored->applied_at;
+      next.applied_by = stored->applied_by;
+      next.created_at = stored->created_at;
+      next.anchors = stored->anchors;
+    } else if (next.created_at == 0) {
+      next.created_at = context.now();
+    }
+    next.updated_at = context.now();
+    if (!stored || stored->hash != next.hash) CT_TRY(reanchor_new(context, next, !stored, warnings));
+    CT_TRY(context.db().put_memory(next, keys_of(next)));
+    record(context, stored, next);
+    (stored ? changed : added).push_back(next.id);
+  }
+  json::Value data = json::Value::object();
+  data.set("file", file);
+  data.set("added", std::move(added));
+  data.set("changed", std::move(changed));
+  data.set("unchanged", unchanged);
+  if (!proposed.empty()) data.set("proposed", std::move(proposed));
+  if (params.flag("dryRun")) data.set("dryRun", true);
+  std::optional<ErrorCode> note;
+  if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
+  return Reply{std::move(data), std::move(warnings), {}, note};
+}
+
+std::vector<std::string_view> kinds() { return {kKinds.begin(), kKinds.end()}; }
+
+std::vector<ParamSpec> scope_params() {
+  return {{.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
+           .description = "Scope: files, folders (src/store/) or globs (src/**/*.cpp); files are checksummed"},
+          {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60, .description = "Scope: labels"},
+          {.name = "tasks", .type = ParamType::Array, .max = 20, .item_type = ParamType::TaskId, .description = "Scope: tasks"},
+          {.name = "epic", .type = ParamType::TaskId, .description = "Scope: an epic"},
+          {.name = "confidence", .type = ParamType::Scalar, .max = 20, .description = "How sure, 0 to 1"}};
+}
+
+ParamSpec title_param(bool required) {
+  return {.name = "title", .type = ParamType::String, .required = required, .min = 3, .max = 200,
+          .description = "What it says, in one line", .single_line = true};
+}
+
+ParamSpec body_param() {
+  return {.name = "body", .type = ParamType::String, .max = 4000, .description = "The detail: why, where, how"};
+}
+
+ParamSpec source_param() {
+  return {.name = "taskId", .type = ParamType::TaskId,
+          .description = "The task it was learned in (default: the session's focus)"};
+}
+
+}  // namespace
+
+void register_memory_mutations(Registry& registry) {
+  std::vector<ParamSpec> observe_params = {
+      {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kinds(),
+       .description = "decision, convention, learning, risk, pattern or observation"},
+      title_param(true), body_param()};
+  for (auto& param : scope_params()) observe_params.push_back(std::move(param));
+  observe_params.push_back(source_param());
+  observe_params.push_back({.name = "force", .type = ParamType::Bool,
+                            .description = "Record it even when an entry says nearly the same"});
+  registry.add({.domain = "memory", .name = "observe", .gateway = Gateway::Mutate,
+                .summary = "Keep a decision, convention or learning",
+                .params = std::move(observe_params),
+                .returns = "{id, kind, title, status (active|proposed), hash, anchoredFiles?}; E_ALREADY_EXISTS note when "
+                           "the same entry is stored; warnings for scope files that do not exist",
+                .errors = {ErrorCode::AlreadyExists, ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"kind":"learning","title":"The store tests need CLEO_TEST_MODE=1",)"
+                              R"("body":"Without it the contract checks stay off","files":["tests/unit/"]})",
+                              "record a learning about a folder"}},
+                .tier = 1, .aliases = {"add", "remember", "record"}, .handler = observe});
+  registry.add({.domain = "memory", .name = "applied", .gateway = Gateway::Mutate,
+                .summary = "Say which entries your work applied",
+                .params = {{.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
+                            .pattern = kIdPattern, .description = "Entries the work followed"},
+                           {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,
+                            .description = "Entries served that did not apply"},
+                           {.name = "taskId", .type = ParamType::TaskId,
+                            .description = "The work (default: the session's focus)"}},
+                .returns = "{applied[], ignored?[], taskId?}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"}},
+                .tier = 1, .aliases = {"used", "apply"}, .handler = applied});
+  std::vector<ParamSpec> update_params = {memory_id_param(),
+                                          {.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "New kind"},
+                                          title_param(false), body_param()};
+  for (auto& param : scope_params()) update_params.push_back(std::move(param));
+  registry.add({.domain = "memory", .name = "update", .gateway = Gateway::Mutate,
+                .summary = "Change an entry (a governed kind changed by an agent is proposed again)",
+                .params = std::move(update_params),
+                .returns = "{id, kind, title, status, hash, anchoredFiles?}; E_NO_CHANGE note when nothing changed",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"id":"M001","body":"Also under CI"})", "add to M001"}},
+                .idempotent = true, .tier = 2, .handler = update});
+  std::vector<ParamSpec> supersede_params = {memory_id_param(),
+                                             {.name = "kind", .type = ParamType::Enum, .choices = kinds(),
+                                              .description = "Kind of the new entry (default the old one's)"},
+                                             title_param(true), body_param()};
+  for (auto& param : scope_params()) supersede_params.push_back(std::move(param));
+  supersede_params.push_back(source_param());
+  registry.add({.domain = "memory", .name = "supersede", .gateway = Gateway::Mutate,
+                .summary = "Replace an entry with a new one (scope kept unless given)",
+                .params = std::move(supersede_params),
+                .returns = "{id (the new entry), kind, title, status, hash, supersedes}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"id":"M001","title":"Tests need CLEO_TEST_MODE=1 and a temp HOME"})", "M001, corrected"}},
+                .tier = 2, .handler = supersede});
+  registry.add({.domain = "memory", .name = "retract", .gateway = Gateway::Mutate,
+                .summary = "Withdraw an entry that was wrong, with the reason",
+                .params = {memory_id_param(),
+                           {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
+                            .description = "Why it no longer holds"}},
+                .returns = "{id, kind, title, status:'retracted', hash}; E_NO_CHANGE note when already retracted",
+                .errors = {ErrorCode::NotFound, ErrorCode::MutationDisabled},
+                .examples = {{R"({"id":"M001","reason":"the flag was removed in v2"})", "withdraw M001"}},
+                .idempotent = true, .tier = 2, .dashboard = true, .handler = retract});
+  registry.add({.domain = "memory", .name = "verify", .gateway = Gateway::Mutate,
+                .summary = "Verify an entry after review: serve a proposed one, re-anchor its files",
+                .params = {memory_id_param()},
+                .returns = "{id, kind, title, status:'active', hash, verifiedBy, anchoredFiles?}",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
+                .examples = {{R"({"id":"M001"})", "M001 was reviewed and holds"}},
+                .tier = 2, .dashboard = true, .handler = verify});
+  registry.add({.domain = "memory", .name = "import", .gateway = Gateway::Mutate,
+                .summary = "Read memory back from the Markdown memory.export wrote",
+                .params = {{.name = "file", .type = ParamType::String, .required = true, .max = 500,
+                            .description = "The Markdown file, relative to the project root", .positional = true,
+                            .single_line = true},
+                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                            .description = "Report what would change; change nothing", .dry_run = true}},
+                .returns = "{file, added[], changed[], unchanged (count), proposed?[], dryRun?}; E_NO_CHANGE note when "
+                           "the store already holds the file",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"file":"docs/memory.md"})", "take in the reviewed file"}},
+                .idempotent = true, .tier = 2, .handler = import_markdown});
+}
+
+}  // namespace ct

@@ -1,0 +1,313 @@
+// memory domain, reads (issue 34): find the entries for the work at hand, show one, what happened
+// to entries over time, and counts; export writes memory as the Markdown a team reviews. The rules
+// are engines/rules/memory.h; memory_common.h finds and shapes entries.
+#include <algorithm>
+#include <cmath>
+
+#include "core/text.h"
+#include "domains/memory/memory_common.h"
+#include "domains/params.h"
+#include "domains/projection.h"
+#include "domains/registry.h"
+
+namespace ct {
+namespace {
+
+using namespace memory;
+
+Error entry_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Memory entry " + id + " not found")
+      .with_fix(call("memory.find", {{"query", id}}))
+      .with_alternative("Count entries by status and kind", "memory.stats")
+      .with_detail("id", id);
+}
+
+Result<std::vector<std::string>> scope_files(const Params& params) {
+  std::vector<std::string> files;
+  for (const auto& file : params.strings("files")) {
+    CT_TRY_ASSIGN(std::string normal, normal_scope_path(file));
+    files.push_back(std::move(normal));
+  }
+  return files;
+}
+
+Result<Reply> find_entries(Context& context, const Params& params) {
+  Search search;
+  search.query = params.opt_str("query").value_or("");
+  CT_TRY_ASSIGN(search.files, scope_files(params));
+  search.labels = params.strings("labels");
+  search.task = params.opt_str("taskId");
+  search.kind = params.opt_str("kind");
+  search.include_stale = params.flag("includeStale");
+  search.limit = params.integer("limit");
+  if (words(search.query).empty() && search.files.empty() && search.labels.empty() && !search.task)
+    return fail(Error(ErrorCode::InvalidParams,
+                      search.query.empty() ? "memory.find needs words or a scope: every entry is too much to read"
+                                           : "the query has no word to search for (words of 2+ letters, not the commonest)")
+                    .with_fix(Advice("name the task at hand: ") + call("memory.find", {{"taskId", "T001"}}) +
+                              Advice(", words: ") + call("memory.find", {{"query", "retry backoff"}}) +
+                              Advice(", or files: ") +
+                              call("memory.find", {{"files", json::Value::array_of(std::vector<std::string>{"src/store/"})}}))
+                    .with_detail("field", "query"));
+  std::int64_t considered = 0;
+  CT_TRY_ASSIGN(std::vector<Found> found, find(context, search, &considered));
+  const std::vector<std::string> known = params.strings("knownHashes");
+  const bool full = wants_full(params);
+  json::Value rows = json::Value::array();
+  for (const auto& item : found) {
+    if (std::find(known.begin(), known.end(), item.entry.hash) != known.end()) {
+      json::Value row = json::Value::object();
+      row.set("id", item.entry.id);
+      row.set("unchanged", true);
+      rows.push_back(std::move(row));
+      continue;
+    }
+    json::Value row = entry_json(item.entry, full, item.stale);
+    if (full) row.set("score", std::round(item.ranked.score * 100) / 100);
+    rows.push_back(std::move(row));
+  }
+  Reply reply{std::move(rows), {}, {}, {}};
+  if (reply.data.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<MemoryEntry> load(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
+  if (!entry) return fail(entry_not_found(id));
+  return std::move(*entry);
+}
+
+Result<Reply> show(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+  CT_TRY_ASSIGN(auto stale, staleness_of(context, {entry}));
+  json::Value data = entry_json(entry, true, stale.front());
+  CT_TRY_ASSIGN(std::vector<MemoryUsage> uses, context.db().memory_usage(entry.id, std::nullopt, std::nullopt, 5));
+  if (!uses.empty()) {
+    json::Value recent = json::Value::array();
+    for (const auto& use : uses) {
+      json::Value row = json::Value::object();
+      row.set("at", format_iso8601(use.at));
+      row.set("applied", use.applied);
+      if (!use.agent.empty()) row.set("agent", use.agent);
+      if (!use.task_id.empty()) row.set("taskId", use.task_id);
+      recent.push_back(std::move(row));
+    }
+    if (json::Value* usage = data.find("usage")) usage->set("recent", std::move(recent));
+  }
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+/// What happened to entries: recorded, verified, changed, applied or ignored; newest first.
+Result<Reply> timeline(Context& context, const Params& params) {
+  const std::optional<std::string> task = params.opt_str("taskId");
+  CT_TRY_ASSIGN(std::optional<std::int64_t> since, params.time("since", context.now()));
+  const std::int64_t limit = params.integer("limit");
+  if (!task && !since)
+    return fail(Error(ErrorCode::InvalidParams, "memory.timeline needs a task or a time to start from")
+                    .with_fix(call("memory.timeline", {{"since", "7d"}}) + Advice(", or one task's: ") +
+                              call("memory.timeline", {{"taskId", "T001"}}))
+                    .with_detail("field", "since"));
+  MemoryQuery query;
+  if (task) query.key = "t:" + *task;
+  query.since = since;
+  query.limit = limit;
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
+  CT_TRY_ASSIGN(std::vector<MemoryUsage> uses, context.db().memory_usage(std::nullopt, task, since, limit));
+  struct Event {
+    TimeMs at;
+    json::Value row;
+  };
+  std::vector<Event> events;
+  auto event = [&](TimeMs at, const MemoryEntry* entry, const std::string& id, std::string_view what, const std::string& who) {
+    if (since && at < *since) return;
+    json::Value row = json::Value::object();
+    row.set("at", format_iso8601(at));
+    row.set("id", id);
+    row.set("event", what);
+    if (!who.empty()) row.set("by", who);
+    if (entry) row.set("title", entry->title);
+    events.push_back({at, std::move(row)});
+  };
+  for (const auto& entry : entries) {
+    event(entry.created_at, &entry, entry.id, "recorded", entry.source_agent);
+    if (entry.verified_at) event(*entry.verified_at, &entry, entry.id, "verified", entry.verified_by);
+    if (entry.updated_at != entry.created_at && entry.updated_at != entry.verified_at.value_or(-1))
+      event(entry.updated_at, &entry, entry.id, entry.status == "active" || entry.status == "proposed" ? "changed" : entry.status, "");
+  }
+  for (const auto& use : uses) {
+    event(use.at, nullptr, use.memory_id, use.applied ? "applied" : "ignored", use.agent);
+    if (!use.task_id.empty()) events.back().row.set("taskId", use.task_id);
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at > b.at; });
+  json::Value rows = json::Value::array();
+  for (auto& item : events) {
+    if (std::ssize(rows.as_array()) >= limit) break;
+    rows.push_back(std::move(item.row));
+  }
+  Reply reply{std::move(rows), {}, {}, {}};
+  if (reply.data.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> stats(Context& context, const Params&) {
+  CT_TRY_ASSIGN(MemoryCounts counts, context.db().memory_counts());
+  json::Value data = json::Value::object();
+  data.set("total", counts.total);
+  json::Value by_status = json::Value::object();
+  for (auto status : kStatuses) {
+    auto found = counts.by_status.find(std::string(status));
+    by_status.set(status, found == counts.by_status.end() ? std::int64_t{0} : found->second);
+  }
+  data.set("byStatus", std::move(by_status));
+  json::Value by_kind = json::Value::object();
+  for (const auto& [kind, count] : counts.by_kind) by_kind.set(kind, count);
+  data.set("byKind", std::move(by_kind));
+  // The active and proposed entries, read once: what is stale, proposed, most and never used.
+  MemoryQuery query;
+  query.statuses = {"active", "proposed"};
+  query.limit = -1;
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
+  CT_TRY_ASSIGN(auto stale, staleness_of(context, entries));
+  json::Value stale_rows = json::Value::array();
+  json::Value proposed = json::Value::array();
+  std::int64_t stale_count = 0;
+  std::int64_t never = 0;
+  std::vector<const MemoryEntry*> used;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const MemoryEntry& entry = entries[i];
+    if (entry.status == "proposed") {
+      if (proposed.size() < 20) {
+        json::Value row = json::Value::object();
+        row.set("id", entry.id);
+        row.set("kind", entry.kind);
+        row.set("title", entry.title);
+        if (!entry.source_agent.empty()) row.set("by", entry.source_agent);
+        proposed.push_back(std::move(row));
+      }
+      continue;
+    }
+    if (stale[i]) {
+      ++stale_count;
+      if (stale_rows.size() < 20) {
+        json::Value row = json::Value::object();
+        row.set("id", entry.id);
+        row.set("title", entry.title);
+        row.set("stale", stale_json(*stale[i]));
+        stale_rows.push_back(std::move(row));
+      }
+    }
+    if (entry.applied_count == 0) ++never;
+    else used.push_back(&entry);
+  }
+  std::sort(used.begin(), used.end(), [](const MemoryEntry* a, const MemoryEntry* b) {
+    return a->applied_count != b->applied_count ? a->applied_count > b->applied_count : a->id < b->id;
+  });
+  json::Value most = json::Value::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(used.size(), 5); ++i) {
+    json::Value row = json::Value::object();
+    row.set("id", used[i]->id);
+    row.set("title", used[i]->title);
+    row.set("applied", used[i]->applied_count);
+    most.push_back(std::move(row));
+  }
+  data.set("stale", stale_count);
+  data.set("neverApplied", never);
+  data.set("mostApplied", std::move(most));
+  data.set("staleEntries", std::move(stale_rows));
+  data.set("proposedEntries", std::move(proposed));
+  std::optional<ErrorCode> note;
+  if (counts.total == 0) note = ErrorCode::NoData;
+  return Reply{std::move(data), {}, {}, note};
+}
+
+Result<Reply> export_markdown(Context& context, const Params& params) {
+  MemoryQuery query;
+  query.limit = -1;
+  if (auto kind = params.opt_str("kind")) query.kind = *kind;
+  if (!params.flag("includeRetracted")) query.statuses = {"active", "proposed", "superseded"};
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
+  json::Value data = json::Value::object();
+  data.set("entries", static_cast<std::int64_t>(entries.size()));
+  data.set("markdown", to_markdown(entries));
+  std::optional<ErrorCode> note;
+  if (entries.empty()) note = ErrorCode::NoData;
+  return Reply{std::move(data), {}, {}, note};
+}
+
+std::vector<std::string_view> kinds() { return {kKinds.begin(), kKinds.end()}; }
+
+}  // namespace
+
+ParamSpec memory_id_param() {
+  return {.name = "id", .type = ParamType::String, .required = true, .max = 12, .pattern = kIdPattern,
+          .description = "Entry id (M001)", .positional = true, .single_line = true};
+}
+
+void register_memory_queries(Registry& registry) {
+  registry.add({.domain = "memory", .name = "find", .gateway = Gateway::Query,
+                .summary = "What the project knows for the work at hand",
+                .params = {{.name = "query", .type = ParamType::String, .max = 200,
+                            .description = "Words to search for (prefix match)", .positional = true},
+                           {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
+                            .description = "Files or folders at hand, relative to the project root"},
+                           {.name = "taskId", .type = ParamType::TaskId,
+                            .description = "The task at hand: its files, labels and epics join the scope"},
+                           {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60,
+                            .description = "Labels of the work"},
+                           {.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
+                           {.name = "includeStale", .type = ParamType::Bool,
+                            .description = "Also entries whose files or tasks changed since (ranked lower)"},
+                           {.name = "knownHashes", .type = ParamType::Array, .max = 100, .item_max = 16,
+                            .description = "Hashes already read: those entries come back as {id, unchanged:true}"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 50,
+                            .description = "Most entries"}},
+                .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?{file|task,what,since}} | {id,unchanged}] "
+                           "best first (detail:'full': every field, usage, score); E_NO_DATA note when none",
+                .errors = {ErrorCode::InvalidParams, ErrorCode::NotFound, ErrorCode::Validation},
+                .examples = {{R"({"taskId":"T001"})", "what is known about the work on T001"},
+                             {R"({"query":"retry backoff","files":["src/net/"]})", "by words and folder"}},
+                .idempotent = true, .tier = 1,
+                .row_fields = {"id", "kind", "title", "body", "hash", "status", "stale", "unchanged", "files", "labels",
+                               "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
+                               "supersededBy", "reason", "usage", "createdAt", "updatedAt", "score"},
+                .aliases = {"search", "recall"}, .handler = find_entries});
+  registry.add({.domain = "memory", .name = "show", .gateway = Gateway::Query,
+                .summary = "Show one memory entry, its staleness and recent use",
+                .params = {memory_id_param()},
+                .returns = "{id, kind, title, body?, status, stale?, hash, files?, labels?, tasks?, epic?, confidence?, "
+                           "source?{agent,session,task}, verifiedBy?, verifiedAt?, supersedes?, supersededBy?, reason?, "
+                           "usage{applied, ignored, lastAt?, lastBy?, recent?[{at,applied,agent?,taskId?}]}, createdAt, "
+                           "updatedAt}",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({"id":"M001"})", "the entry M001"}},
+                .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show});
+  registry.add({.domain = "memory", .name = "timeline", .gateway = Gateway::Query,
+                .summary = "What happened to entries: of a task, or since a time",
+                .params = {{.name = "taskId", .type = ParamType::TaskId,
+                            .description = "Entries from or scoped to this task, and uses in its work"},
+                           {.name = "since", .type = ParamType::String, .max = 40,
+                            .description = "From this time: ISO 8601 or a span back from now (30m, 2h, 7d)"},
+                           limit_param("50")},
+                .returns = "[{at, id, event (recorded|verified|changed|superseded|retracted|applied|ignored), by?, "
+                           "title?, taskId?}] newest first; E_NO_DATA note when none",
+                .errors = {ErrorCode::InvalidParams},
+                .examples = {{R"({"taskId":"T001"})", "memory made and used in T001"},
+                             {R"({"since":"7d"})", "the last week"}},
+                .idempotent = true, .tier = 2, .handler = timeline});
+  registry.add({.domain = "memory", .name = "stats", .gateway = Gateway::Query,
+                .summary = "Count entries; list the stale, proposed, most and never applied",
+                .returns = "{total, byStatus{active,proposed,superseded,retracted}, byKind{}, stale, neverApplied, "
+                           "mostApplied[{id,title,applied}], staleEntries[{id,title,stale}] (20), "
+                           "proposedEntries[{id,kind,title,by?}] (20)}; E_NO_DATA note when empty",
+                .examples = {{R"({})", "memory in numbers"}},
+                .idempotent = true, .tier = 2, .handler = stats});
+  registry.add({.domain = "memory", .name = "export", .gateway = Gateway::Query,
+                .summary = "Memory as Markdown to review and commit (memory.import reads it)",
+                .params = {{.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
+                           {.name = "includeRetracted", .type = ParamType::Bool, .description = "Also retracted entries"}},
+                .returns = "{entries (count), markdown}; `ct memory export > FILE` writes the file",
+                .examples = {{R"({})", "every entry, grouped by kind"}},
+                .idempotent = true, .tier = 2, .text_view = TextView::Markdown, .handler = export_markdown});
+}
+
+}  // namespace ct

@@ -1,0 +1,129 @@
+// The rules of project memory (the memory domain, engines/store/memory_store.h keeps the rows):
+// what an entry may hold, its content hash, the keys that find it, how a find ranks entries, when
+// an entry has gone stale, which entries nearly repeat another, and the Markdown a team reviews.
+//
+// Keys (engines/store/memory_store.h: memory_keys) are byte strings with a one-letter prefix:
+//   w:<word>   a word of the title or body (lowercase ASCII letters and digits; other bytes kept)
+//   f:<path>   a scope file, a folder ("src/store/") or a glob's literal folder ("src/" of
+//              "src/**/*.cpp", "" of "*.md"); a file looks up its own path and each of its folders
+//   l:<label>  t:<task>  e:<epic>
+//
+// Staleness is read, never stored: an entry scoped to files keeps each file's SHA-256 (with its
+// size and modification time) from when it was recorded or verified; a file that is gone, or whose
+// content differs, makes the entry stale. A file whose size and time are unchanged is not hashed
+// again, and a changed one is hashed once per change by the process (FileHasher). A task the
+// entry came from or is scoped to that is deleted, or was done and is open again, makes it stale.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/file_stamp.h"
+#include "engines/store/memory_store.h"
+#include "engines/store/task.h"
+
+namespace ct::memory {
+
+inline constexpr std::array<std::string_view, 6> kKinds = {"decision", "convention", "learning",
+                                                           "risk",     "pattern",    "observation"};
+inline constexpr std::array<std::string_view, 4> kStatuses = {"active", "proposed", "superseded", "retracted"};
+inline constexpr std::string_view kIdPattern = "^M[0-9]{1,9}$";
+
+/// The content hash of an entry: kind, title, body and scope (16 hex digits). Equal hashes mean
+/// the same entry as an agent reads it; knownHashes compares against it.
+std::string content_hash(const MemoryEntry& entry);
+
+/// The words of a text, lowercased, each once, in order of first appearance; words of one letter
+/// and the commonest English words are left out.
+std::vector<std::string> words(std::string_view text);
+
+/// Every key of an entry (see above).
+std::vector<std::string> keys_of(const MemoryEntry& entry);
+
+/// A scope path as stored: relative to the project, '/'-separated, no "." or ".." parts, a folder
+/// ending in '/'. E_VALIDATION for an absolute path, one leaving the project, or an empty one.
+Result<std::string> normal_scope_path(std::string_view path);
+/// The f: keys a file is found by: its path, then each of its folders up to "" (the root).
+std::vector<std::string> file_lookup_keys(std::string_view file);
+/// Whether a scope path (a file, a folder, a glob with *, ** and ?) covers `file`; 2 for the file
+/// itself, 1 for a folder or glob covering it, 0 for no match.
+int scope_match(std::string_view scope, std::string_view file);
+/// Whether a scope path is a glob.
+bool is_glob(std::string_view scope);
+
+/// SHA-256 of files, remembered per path with the file's stamp: an unchanged file is hashed once
+/// per process, a changed one once per change.
+class FileHasher {
+ public:
+  /// The file's stamp and SHA-256; nullopt when it cannot be read (gone, a folder, no permission).
+  std::optional<std::pair<FileStamp, std::string>> hash(const std::filesystem::path& file);
+  std::int64_t hashed() const { return hashed_; }  // files read and hashed so far (benchmarks)
+
+ private:
+  std::unordered_map<std::string, std::pair<FileStamp, std::string>> cache_;
+  std::int64_t hashed_ = 0;
+};
+FileHasher& process_hasher();
+
+/// The anchors of an entry now: each scope path that names an existing file (not a folder or a
+/// glob), and each task it came from or is scoped to, with the status `tasks` gives it. Paths that
+/// name nothing are returned in `missing`.
+std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const std::filesystem::path& root,
+                                     const std::map<std::string, TaskStatus>& tasks, FileHasher& hasher,
+                                     std::vector<std::string>* missing);
+
+/// Why an entry reads as stale: which file or task, what happened, since when.
+struct Staleness {
+  std::string file;
+  std::string task;
+  std::string what;  // "changed" | "missing" | "reopened" | "deleted"
+  TimeMs since = 0;
+};
+/// The first anchor that no longer holds; `tasks` has the status and change time of the anchored
+/// tasks that exist (a task missing from it was deleted).
+std::optional<Staleness> staleness(const MemoryEntry& entry, const std::filesystem::path& root,
+                                   const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
+                                   FileHasher& hasher);
+
+/// What a find looks for: words, and the scope of the work at hand.
+struct FindScope {
+  std::vector<std::string> words;
+  std::vector<std::string> files;
+  std::vector<std::string> labels;
+  std::vector<std::string> tasks;
+  std::vector<std::string> epics;
+};
+/// A found entry's standing: how well its text matched (each query word's rarity, 0 when no words
+/// were given), whether it is stale, and the score the ranking sorts by.
+struct Ranked {
+  double text = 0;
+  double scope = 0;
+  double score = 0;
+};
+/// `text_match`: the sum of the rarity (inverse document frequency) of the query words it holds.
+/// The score adds text, scope overlap (the file itself 3, a folder or glob over it 2, a task 3, an
+/// epic 1.5, a label 1 each), a person's verification 0.5, use (0.3·ln(1+applied) − 0.2·ln(1+ignored)),
+/// recency (0.5 at most, halving every 90 days) and confidence; a stale entry's score is halved.
+Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match, bool stale, TimeMs now);
+
+/// How much two entries say the same: the Jaccard overlap of their title and body words (0..1).
+double similarity(const MemoryEntry& a, const MemoryEntry& b);
+inline constexpr double kNearDuplicate = 0.6;
+
+/// Memory as a reviewable Markdown file: grouped by kind, ids kept, one entry per `### Mnnn title`
+/// with its fields as `- key: value` lines and its body below.
+std::string to_markdown(const std::vector<MemoryEntry>& entries);
+/// The entries of such a file (kind, title, body, scope, status, confidence, verification, source,
+/// supersession, reason); E_VALIDATION naming the line of the first thing it cannot read.
+Result<std::vector<MemoryEntry>> from_markdown(std::string_view text);
+
+}  // namespace ct::memory

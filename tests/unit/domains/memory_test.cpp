@@ -1,0 +1,343 @@
+// Project memory (the memory domain, engines/rules/memory.h, issue 34): entries recorded, found by
+// words and by the scope of the work at hand, near-duplicates refused, kinds people govern proposed
+// until a person verifies them, stale when their files or tasks move, use declared, and the
+// Markdown a team reviews read back idempotently. Runs on both backends.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "unit/test_support.h"
+#include "engines/rules/memory.h"
+
+using namespace ct;
+
+namespace {
+
+/// The error code of a failed call or result (E_INTERNAL stands for "it did not fail").
+ErrorCode code_of(const Envelope& e) { return e.error ? e.error->code : ErrorCode::Internal; }
+template <typename T>
+ErrorCode code_of(const Result<T>& r) {
+  return r ? ErrorCode::Internal : r.error().code;
+}
+
+void write_file(const std::filesystem::path& file, std::string_view text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::trunc) << text;
+}
+
+/// A person's router on the project (`ct` in a terminal), calling in `session` ("" = none).
+struct Person {
+  std::unique_ptr<Router> router;
+  Caller caller;
+  explicit Person(const test::Project& p, std::string session = "") {
+    RouterOptions options;
+    options.outside_project_allowed = true;
+    options.person_reviews = true;
+    router = std::make_unique<Router>(registry(), p.workspace(), options,
+                                      std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
+    caller.session = std::move(session);
+  }
+  Envelope mutate(std::string domain, std::string operation, std::string_view params) {
+    return router->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params), caller});
+  }
+};
+
+std::vector<std::string> ids_of(const Envelope& e) {
+  std::vector<std::string> ids;
+  if (e.data.is_array())
+    for (const auto& row : e.data.as_array()) ids.push_back(row["id"].as_string());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("memory rules: words, keys, scope paths and globs", "[memory]") {
+  using namespace memory;
+  CHECK(words("The Store's WAL, and the store") == std::vector<std::string>{"store", "wal"});
+  CHECK(*normal_scope_path("./src//store/") == "src/store/");
+  CHECK(*normal_scope_path("src\\a.cpp") == "src/a.cpp");
+  CHECK(code_of(normal_scope_path("/etc/passwd")) == ErrorCode::Validation);
+  CHECK(code_of(normal_scope_path("src/../../x")) == ErrorCode::Validation);
+  CHECK(file_lookup_keys("src/store/a.cpp") == std::vector<std::string>{"f:src/store/a.cpp", "f:src/store/", "f:src/", "f:"});
+  CHECK(scope_match("src/store/a.cpp", "src/store/a.cpp") == 2);
+  CHECK(scope_match("src/store/", "src/store/a.cpp") == 1);
+  CHECK(scope_match("src/**/*.cpp", "src/store/deep/a.cpp") == 1);
+  CHECK(scope_match("src/*.cpp", "src/store/a.cpp") == 0);
+  CHECK(scope_match("*.md", "README.md") == 1);
+  CHECK(scope_match("src/store/", "src/storefront.cpp") == 0);
+
+  MemoryEntry entry;
+  entry.id = "M001";
+  entry.kind = "learning";
+  entry.title = "Retry with backoff";
+  entry.files = {"src/**/*.cpp", "docs/"};
+  entry.labels = {"Net"};
+  entry.source_task = "T004";
+  const auto keys = keys_of(entry);
+  for (auto key : {"w:retry", "w:backoff", "f:src/", "f:docs/", "l:net", "t:T004"})
+    CHECK(std::find(keys.begin(), keys.end(), key) != keys.end());
+  MemoryEntry other = entry;
+  other.title = "Retry with a backoff";
+  CHECK(similarity(entry, other) == 1.0);
+  CHECK(content_hash(entry) != content_hash(other));
+}
+
+TEST_CASE("memory Markdown: export and import read each other, fields and escapes kept", "[memory]") {
+  using namespace memory;
+  MemoryEntry a;
+  a.id = "M002";
+  a.kind = "convention";
+  a.title = "Files are snake_case";
+  a.body = "# not a heading\n- not a field\nplain line";
+  a.files = {"src/", "tests/**/*.cpp"};
+  a.confidence = 0.75;
+  a.verified_by = "ann";
+  a.created_at = *parse_iso8601("2026-01-01T00:00:00Z");
+  MemoryEntry b;
+  b.id = "M010";
+  b.kind = "risk";
+  b.title = "The cache may serve old rows";
+  b.status = "retracted";
+  b.reason = "the cache was removed";
+  b.created_at = a.created_at;
+  const std::string text = to_markdown({b, a});
+  auto back = from_markdown(text);
+  REQUIRE(back);
+  REQUIRE(back->size() == 2);
+  CHECK((*back)[0].id == "M002");  // grouped by kind: conventions before risks
+  CHECK((*back)[0].body == a.body);
+  CHECK((*back)[0].files == a.files);
+  CHECK((*back)[0].confidence == a.confidence);
+  CHECK((*back)[0].verified_by == "ann");
+  CHECK(content_hash((*back)[0]) == content_hash(a));
+  CHECK((*back)[1].status == "retracted");
+  CHECK((*back)[1].reason == b.reason);
+  CHECK(to_markdown(*back) == text);
+
+  auto bad = from_markdown("## Conventions\n\n### X1 nope\n");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.starts_with("line 3:"));
+  CHECK(code_of(from_markdown("## Whims\n")) == ErrorCode::Validation);
+  CHECK(code_of(from_markdown("## Risks\n### M1 a\n### M1 b\n")) == ErrorCode::Validation);
+}
+
+TEST_CASE("memory.observe and find: by words, files, labels and the task at hand", "[memory]") {
+  test::Project p;
+  write_file(p.dir() / "src/net/retry.cpp", "int retry;");
+  p.add(R"({"title":"Networking","type":"epic"})");
+  p.add(R"({"title":"Retry the upload","parent":"T001","files":["src/net/retry.cpp"],"labels":["net"]})");
+  p.add(R"({"title":"Unrelated"})");
+
+  Envelope first = p.mutate("memory", "observe",
+                            R"({"kind":"learning","title":"Uploads need exponential backoff","body":"The CDN rate-limits bursts",)"
+                            R"("files":["src/net/"],"taskId":"T002"})");
+  REQUIRE(first.success);
+  CHECK(first.data["id"] == json::Value("M001"));
+  CHECK(first.data["status"] == json::Value("active"));
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"decision","title":"We use libcurl for HTTP","labels":["net"]})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"risk","title":"The epic's deadline is tight","epic":"T001"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"pattern","title":"Parsers return values, not exceptions"})").success);
+
+  // The task at hand brings its files, labels and epic.
+  Envelope for_task = p.query("memory", "find", R"({"taskId":"T002"})");
+  REQUIRE(for_task.success);
+  CHECK(ids_of(for_task) == std::vector<std::string>{"M001", "M003", "M002"});  // file+task, epic, label
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"backof"})")) == std::vector<std::string>{"M001"});  // a prefix
+  CHECK(ids_of(p.query("memory", "find", R"({"files":["src/net/retry.cpp"]})")) == std::vector<std::string>{"M001"});
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"parsers","kind":"risk"})")).empty());
+  CHECK(p.query("memory", "find", R"({"query":"nothing-like-it"})").exit_code() == 100);
+
+  // Hashes already read come back as {id, unchanged:true}.
+  const std::string hash = for_task.data.as_array()[0]["hash"].as_string();
+  Envelope known = p.query("memory", "find", R"({"taskId":"T002","knownHashes":[")" + hash + R"("]})");
+  CHECK(known.data.as_array()[0] == test::parse_json(R"({"id":"M001","unchanged":true})"));
+
+  // Neither words nor a scope: refused, with the calls that work.
+  Envelope refused = p.query("memory", "find", R"({})");
+  CHECK(code_of(refused) == ErrorCode::InvalidParams);
+  CHECK(code_of(p.query("memory", "find", R"({"query":"the of"})")) == ErrorCode::InvalidParams);
+  CHECK(code_of(p.query("memory", "find", R"({"taskId":"T099"})")) == ErrorCode::NotFound);
+  CHECK(code_of(p.mutate("memory", "observe", R"({"kind":"learning","title":"Outside","files":["../x"]})")) == ErrorCode::Validation);
+  CHECK(code_of(p.mutate("memory", "observe", R"({"kind":"learning","title":"No such task","tasks":["T099"]})")) ==
+        ErrorCode::NotFound);
+  CHECK(code_of(p.mutate("memory", "observe", R"({"kind":"learning","title":"Sure?","confidence":"2"})")) ==
+        ErrorCode::Validation);
+}
+
+TEST_CASE("memory.observe reports a near-duplicate instead of adding it; the same entry is a note", "[memory]") {
+  test::Project p;
+  const std::string learning = R"({"kind":"learning","title":"Store writes go through one transaction","body":"never outside begin and commit"})";
+  REQUIRE(p.mutate("memory", "observe", learning).success);
+  Envelope same = p.mutate("memory", "observe", learning);
+  CHECK(same.exit_code() == 101);
+  CHECK(same.data["id"] == json::Value("M001"));
+  Envelope near = p.mutate("memory", "observe",
+                           R"({"kind":"learning","title":"Store writes go through a single transaction","body":"never outside begin and commit"})");
+  CHECK(code_of(near) == ErrorCode::AlreadyExists);
+  CHECK(near.error->details["similar"].as_array()[0]["id"] == json::Value("M001"));
+  CHECK(near.error->fix.plain_text().find("memory.update") != std::string::npos);
+  Envelope forced = p.mutate("memory", "observe",
+                             R"({"kind":"learning","title":"Store writes go through a single transaction","body":"never outside begin and commit","force":true})");
+  REQUIRE(forced.success);
+  CHECK(forced.data["id"] == json::Value("M002"));
+}
+
+TEST_CASE("memory: a kind people govern is proposed by an agent and served once a person verifies it", "[memory]") {
+  test::Project p;
+  REQUIRE(p.mutate("session", "start", R"({"scope":"global","name":"writer"})").success);
+  const std::string session = p.session();
+  Envelope proposed = p.mutate("memory", "observe", R"({"kind":"convention","title":"Errors are values with stable codes"})");
+  REQUIRE(proposed.success);
+  CHECK(proposed.data["status"] == json::Value("proposed"));
+  CHECK_FALSE(proposed.warnings.empty());
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"errors"})")).empty());  // not served yet
+
+  // Not by an agent, and not by a person in the session that proposed it.
+  Envelope by_agent = p.mutate("memory", "verify", R"({"id":"M001"})");
+  CHECK(code_of(by_agent) == ErrorCode::MutationDisabled);
+  CHECK(by_agent.error->fix.plain_text().find("ct memory verify M001") != std::string::npos);
+  CHECK(code_of(Person(p, session).mutate("memory", "verify", R"({"id":"M001"})")) == ErrorCode::MutationDisabled);
+
+  Envelope verified = Person(p).mutate("memory", "verify", R"({"id":"M001"})");
+  REQUIRE(verified.success);
+  CHECK(verified.data["status"] == json::Value("active"));
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"errors"})")) == std::vector<std::string>{"M001"});
+
+  // An agent's change of a verified convention waits for a person again; it may not retract it.
+  Envelope changed = p.mutate("memory", "update", R"({"id":"M001","body":"and exit codes"})");
+  REQUIRE(changed.success);
+  CHECK(changed.data["status"] == json::Value("proposed"));
+  REQUIRE(Person(p).mutate("memory", "verify", R"({"id":"M001"})").success);
+  CHECK(code_of(p.mutate("memory", "retract", R"({"id":"M001","reason":"I disagree"})")) == ErrorCode::MutationDisabled);
+
+  // A learning is the agents' own: active at once, and an agent re-anchors it.
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"The linker needs -ldl"})").data["status"] ==
+          json::Value("active"));
+  CHECK(p.mutate("memory", "verify", R"({"id":"M002"})").success);
+
+  // People decide which kinds they govern; an agent cannot switch it off.
+  CHECK(code_of(p.mutate("system", "config.set", R"({"key":"memory.verifyKinds","value":"[\"decision\"]"})")) == ErrorCode::MutationDisabled);
+}
+
+TEST_CASE("memory: an entry goes stale when its file changes or goes, or its task reopens", "[memory]") {
+  test::Project p;
+  write_file(p.dir() / "src/a.cpp", "int a;");
+  write_file(p.dir() / "src/b.cpp", "int b;");
+  p.add(R"({"title":"Write a"})");
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Alpha keeps its state","files":["src/a.cpp"]})").data["anchoredFiles"] ==
+          json::Value(1));
+  Envelope missing = p.mutate("memory", "observe", R"({"kind":"learning","title":"Gamma is generated","files":["src/gen.cpp"]})");
+  REQUIRE(missing.success);
+  CHECK(missing.warnings.size() == 1);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Beta reads alpha","files":["src/b.cpp"]})").success);
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T001","notes":"done"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Delta finished","taskId":"T001"})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"alpha"})")) == std::vector<std::string>{"M003", "M001"});
+
+  write_file(p.dir() / "src/a.cpp", "int a; // changed");
+  std::filesystem::remove(p.dir() / "src/b.cpp");
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"alpha"})")).empty());
+  Envelope stale = p.query("memory", "find", R"({"query":"alpha","includeStale":true})");
+  REQUIRE(ids_of(stale).size() == 2);
+  CHECK(stale.data.as_array()[0]["stale"]["what"].is_string());
+  Envelope shown = p.query("memory", "show", R"({"id":"M001"})");
+  CHECK(shown.data["stale"]["file"] == json::Value("src/a.cpp"));
+  CHECK(shown.data["stale"]["what"] == json::Value("changed"));
+  CHECK(p.query("memory", "show", R"({"id":"M003"})").data["stale"]["what"] == json::Value("missing"));
+  CHECK(p.query("memory", "stats").data["stale"] == json::Value(2));
+
+  // The task it was learned in is reopened.
+  REQUIRE(p.mutate("tasks", "reopen", R"({"id":"T001","reason":"not done after all"})").success);
+  Envelope reopened = p.query("memory", "show", R"({"id":"M004"})");
+  CHECK(reopened.data["stale"]["task"] == json::Value("T001"));
+  CHECK(reopened.data["stale"]["what"] == json::Value("reopened"));
+
+  // Verifying after review anchors the file as it is now.
+  REQUIRE(p.mutate("memory", "verify", R"({"id":"M001"})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"alpha"})")) == std::vector<std::string>{"M001"});
+}
+
+TEST_CASE("memory.applied records use; applied entries rank higher, usage is reported", "[memory]") {
+  test::Project p;
+  p.add(R"({"title":"Work"})");
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"pattern","title":"Cache invalidation by version"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"pattern","title":"Cache warming at start"})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"cache"})")).front() == "M002");  // the newer, all else equal
+  Envelope declared = p.mutate("memory", "applied", R"({"ids":["M001"],"ignored":["M002"],"taskId":"T001"})");
+  REQUIRE(declared.success);
+  CHECK(declared.data["applied"] == test::parse_json(R"(["M001"])"));
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"cache"})")).front() == "M001");
+  Envelope shown = p.query("memory", "show", R"({"id":"M001"})");
+  CHECK(shown.data["usage"]["applied"] == json::Value(1));
+  CHECK(shown.data["usage"]["recent"].as_array()[0]["taskId"] == json::Value("T001"));
+  CHECK(p.query("memory", "stats").data["mostApplied"].as_array()[0]["id"] == json::Value("M001"));
+  Envelope timeline = p.query("memory", "timeline", R"({"taskId":"T001"})");
+  REQUIRE(timeline.success);
+  CHECK(timeline.data.as_array()[0]["event"].is_string());
+
+  CHECK(code_of(p.mutate("memory", "applied", R"({"ids":["M009"]})")) == ErrorCode::NotFound);
+  CHECK(code_of(p.mutate("memory", "applied", R"({"ids":["M001"],"ignored":["M001"]})")) == ErrorCode::Validation);
+  CHECK(code_of(p.mutate("memory", "applied", R"({"ids":["X1"]})")) == ErrorCode::Validation);
+  CHECK(code_of(p.query("memory", "timeline", R"({})")) == ErrorCode::InvalidParams);
+  // Every change is audited.
+  Envelope log = p.query("system", "log", R"({"operation":"memory.applied"})");
+  REQUIRE(log.success);
+  CHECK_FALSE(log.data.empty());
+}
+
+TEST_CASE("memory.supersede and retract keep the record; closed entries are not changed", "[memory]") {
+  test::Project p;
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"decision","title":"Use JSON for config","labels":["config"]})").success);
+  Envelope replaced = p.mutate("memory", "supersede", R"({"id":"M001","title":"Use TOML for config"})");
+  REQUIRE(replaced.success);
+  CHECK(replaced.data["id"] == json::Value("M002"));
+  CHECK(replaced.data["supersedes"] == json::Value("M001"));
+  CHECK(p.query("memory", "show", R"({"id":"M001"})").data["status"] == json::Value("superseded"));
+  CHECK(ids_of(p.query("memory", "find", R"({"labels":["config"]})")) == std::vector<std::string>{"M002"});
+  CHECK(code_of(p.mutate("memory", "update", R"({"id":"M001","title":"Use YAML"})")) == ErrorCode::Validation);
+  REQUIRE(p.mutate("memory", "retract", R"({"id":"M002","reason":"config moved to the store"})").success);
+  CHECK(p.mutate("memory", "retract", R"({"id":"M002","reason":"again"})").exit_code() == 102);
+  CHECK(ids_of(p.query("memory", "find", R"({"labels":["config"]})")).empty());
+  CHECK(code_of(p.mutate("memory", "retract", R"({"id":"M002"})")) == ErrorCode::InvalidParams);  // a reason is required
+  CHECK(code_of(p.query("memory", "show", R"({"id":"M042"})")) == ErrorCode::NotFound);
+}
+
+TEST_CASE("memory export and import: a reviewed file is read back idempotently", "[memory]") {
+  test::Project p;
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Builds need ccache warm","body":"first build 30 min"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"risk","title":"Disk fills with WAL","labels":["store"]})").success);
+  Envelope exported = p.query("memory", "export");
+  REQUIRE(exported.success);
+  CHECK(exported.data["entries"] == json::Value(2));
+  const std::string markdown = exported.data["markdown"].as_string();
+
+  test::Project other;
+  write_file(other.dir() / "docs/memory.md", markdown);
+  Envelope imported = other.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+  REQUIRE(imported.success);
+  CHECK(imported.data["added"].size() == 2);
+  CHECK(other.query("memory", "export").data["markdown"] == json::Value(markdown));
+  CHECK(other.mutate("memory", "import", R"({"file":"docs/memory.md"})").exit_code() == 102);
+
+  // A reviewed edit changes the entry; a convention an agent brings in waits for a person.
+  std::string edited = markdown;
+  edited.replace(edited.find("Builds need ccache warm"), 23, "Builds need a warm ccache");
+  edited += "\n## Conventions\n\n### M007 Commit messages say why\n\n- status: active\n- verified-by: ann\n";
+  write_file(other.dir() / "docs/memory.md", edited);
+  Envelope dry = other.mutate("memory", "import", R"({"file":"docs/memory.md","dryRun":true})");
+  REQUIRE(dry.success);
+  CHECK(dry.data["changed"].size() == 1);
+  CHECK(other.query("memory", "show", R"({"id":"M001"})").data["title"] == json::Value("Builds need ccache warm"));
+  Envelope again = other.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+  REQUIRE(again.success);
+  CHECK(again.data["changed"] == test::parse_json(R"(["M001"])"));
+  CHECK(again.data["proposed"] == test::parse_json(R"(["M007"])"));
+  CHECK(other.query("memory", "show", R"({"id":"M007"})").data["status"] == json::Value("proposed"));
+  CHECK(other.mutate("memory", "observe", R"({"kind":"learning","title":"Next number follows the import"})").data["id"] ==
+        json::Value("M008"));
+
+  CHECK(code_of(other.mutate("memory", "import", R"({"file":"docs/none.md"})")) == ErrorCode::NotFound);
+  CHECK(code_of(other.mutate("memory", "import", R"({"file":"/etc/hostname"})")) == ErrorCode::Validation);
+  write_file(other.dir() / "docs/bad.md", "## Whims\n");
+  CHECK(code_of(other.mutate("memory", "import", R"({"file":"docs/bad.md"})")) == ErrorCode::Validation);
+}
