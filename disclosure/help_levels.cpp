@@ -542,6 +542,9 @@ Result<HelpTarget> resolve_help_target(const Registry& registry, std::string_vie
       all.push_back(spec.full_name());
     }
     if (matches.size() == 1) return HelpTarget{std::string(matches.front()->domain), matches.front()};
+    // The operation whose CLI verb the name is (`ct update` is tasks.update) wins over its namesakes.
+    auto verb = std::find_if(matches.begin(), matches.end(), [&](const OperationSpec* spec) { return spec->shortcut == name; });
+    if (verb != matches.end()) return HelpTarget{std::string((*verb)->domain), *verb};
     if (matches.size() > 1) {
       std::vector<std::string> names;
       for (const auto* spec : matches) names.push_back(spec->full_name());

@@ -516,7 +516,7 @@ void register_memory_mutations(Registry& registry) {
                                           title_param(false), body_param()};
   for (auto& param : scope_params()) update_params.push_back(std::move(param));
   registry.add({.domain = "memory", .name = "update", .gateway = Gateway::Mutate,
-                .summary = "Change an entry (a governed kind changed by an agent is proposed again)",
+                .summary = "Change an entry; an agent's change of a governed kind awaits review",
                 .params = std::move(update_params),
                 .returns = "{id, kind, title, status, hash, anchoredFiles?}; E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
@@ -545,7 +545,7 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"id":"M001","reason":"the flag was removed in v2"})", "withdraw M001"}},
                 .idempotent = true, .tier = 2, .dashboard = true, .handler = retract});
   registry.add({.domain = "memory", .name = "verify", .gateway = Gateway::Mutate,
-                .summary = "Verify an entry after review: serve a proposed one, re-anchor its files",
+                .summary = "Verify an entry after review: serve a proposed one, re-anchor files",
                 .params = {memory_id_param()},
                 .returns = "{id, kind, title, status:'active', hash, verifiedBy, anchoredFiles?}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},

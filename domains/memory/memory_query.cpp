@@ -39,7 +39,8 @@ Result<Reply> find_entries(Context& context, const Params& params) {
   search.task = params.opt_str("taskId");
   search.kind = params.opt_str("kind");
   search.include_stale = params.flag("includeStale");
-  search.limit = params.integer("limit");
+  const std::int64_t offset = params.integer("offset");
+  search.limit = params.integer("limit") + offset;
   if (words(search.query).empty() && search.files.empty() && search.labels.empty() && !search.task)
     return fail(Error(ErrorCode::InvalidParams,
                       search.query.empty() ? "memory.find needs words or a scope: every entry is too much to read"
@@ -54,7 +55,8 @@ Result<Reply> find_entries(Context& context, const Params& params) {
   const std::vector<std::string> known = params.strings("knownHashes");
   const bool full = wants_full(params);
   json::Value rows = json::Value::array();
-  for (const auto& item : found) {
+  for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found))); i < found.size(); ++i) {
+    const Found& item = found[i];
     if (std::find(known.begin(), known.end(), item.entry.hash) != known.end()) {
       json::Value row = json::Value::object();
       row.set("id", item.entry.id);
@@ -146,6 +148,31 @@ Result<Reply> timeline(Context& context, const Params& params) {
   }
   Reply reply{std::move(rows), {}, {}, {}};
   if (reply.data.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+/// Entries by status and kind, newest change first, each with its staleness (the dashboard's view).
+Result<Reply> list(Context& context, const Params& params) {
+  MemoryQuery query;
+  query.statuses = params.strings("status");
+  if (auto kind = params.opt_str("kind")) query.kind = *kind;
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
+  CT_TRY_ASSIGN(std::int64_t total, context.db().count_memory(query));
+  CT_TRY_ASSIGN(auto stale, staleness_of(context, entries));
+  json::Value rows = json::Value::array();
+  const bool full = wants_full(params);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    json::Value row = entry_json(entries[i], full, stale[i]);
+    if (!full) {
+      if (!entries[i].files.empty()) row.set("files", json::Value::array_of(entries[i].files));
+      row.set("applied", entries[i].applied_count);
+    }
+    rows.push_back(std::move(row));
+  }
+  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  if (total == 0) reply.note = ErrorCode::NoData;
   return reply;
 }
 
@@ -245,7 +272,7 @@ ParamSpec memory_id_param() {
 
 void register_memory_queries(Registry& registry) {
   registry.add({.domain = "memory", .name = "find", .gateway = Gateway::Query,
-                .summary = "What the project knows for the work at hand",
+                .summary = "What is known for the work at hand",
                 .params = {{.name = "query", .type = ParamType::String, .max = 200,
                             .description = "Words to search for (prefix match)", .positional = true},
                            {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
@@ -260,7 +287,8 @@ void register_memory_queries(Registry& registry) {
                            {.name = "knownHashes", .type = ParamType::Array, .max = 100, .item_max = 16,
                             .description = "Hashes already read: those entries come back as {id, unchanged:true}"},
                            {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 50,
-                            .description = "Most entries"}},
+                            .description = "Most entries"},
+                           offset_param()},
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?{file|task,what,since}} | {id,unchanged}] "
                            "best first (detail:'full': every field, usage, score); E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams, ErrorCode::NotFound, ErrorCode::Validation},
@@ -281,6 +309,20 @@ void register_memory_queries(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"M001"})", "the entry M001"}},
                 .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show});
+  registry.add({.domain = "memory", .name = "list", .gateway = Gateway::Query,
+                .summary = "List entries by status and kind, newest change first",
+                .params = {{.name = "status", .type = ParamType::Array, .choices = {kStatuses.begin(), kStatuses.end()},
+                            .item_type = ParamType::Enum, .description = "Only these statuses (default all)"},
+                           {.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
+                           limit_param("50"), offset_param()},
+                .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?,files?,applied}] (every field with "
+                           "detail:'full'); _meta.page when there are more; E_NO_DATA note when none",
+                .examples = {{R"({"status":["proposed"]})", "what waits for a person's review"}},
+                .idempotent = true, .tier = 2,
+                .row_fields = {"id", "kind", "title", "body", "hash", "status", "stale", "files", "applied", "labels",
+                               "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
+                               "supersededBy", "reason", "usage", "createdAt", "updatedAt"},
+                .handler = list});
   registry.add({.domain = "memory", .name = "timeline", .gateway = Gateway::Query,
                 .summary = "What happened to entries: of a task, or since a time",
                 .params = {{.name = "taskId", .type = ParamType::TaskId,
@@ -305,7 +347,7 @@ void register_memory_queries(Registry& registry) {
                 .summary = "Memory as Markdown to review and commit (memory.import reads it)",
                 .params = {{.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
                            {.name = "includeRetracted", .type = ParamType::Bool, .description = "Also retracted entries"}},
-                .returns = "{entries (count), markdown}; `ct memory export > FILE` writes the file",
+                .returns = "{entries (count), markdown}; at the command line, the Markdown alone (redirect it to a file)",
                 .examples = {{R"({})", "every entry, grouped by kind"}},
                 .idempotent = true, .tier = 2, .text_view = TextView::Markdown, .handler = export_markdown});
 }

@@ -301,7 +301,7 @@ void register_operations(Registry& registry) {
                 .examples = {{R"({})", "what did this session change?"}},
                 .idempotent = true, .tier = 2, .handler = history});
   registry.add({.domain = "session", .name = "start", .gateway = Gateway::Mutate,
-                .summary = "Start a scoped session and bind to it",
+                .summary = "Start a session and bind to it",
                 .params = {{.name = "scope", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
                             .description = "task:T1, taskGroup:T1, subtree:T1, epic:T1, custom:T1,T2 or global",
                             .positional = true},

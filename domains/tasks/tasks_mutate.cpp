@@ -476,7 +476,7 @@ void register_tasks_mutations(Registry& registry) {
                 .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},
                 .handler = start});
   add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
-                .summary = "Clear the focus (the task is pending again)",
+                .summary = "Clear the focus; the task is pending again",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",

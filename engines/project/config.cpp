@@ -42,6 +42,7 @@ std::string check_inside_project(std::string_view text) {
 //   path leaves the project), release.remote (git pushes branches and tags there, and takes a URL);
 // - another store: storage.url, storage.schema (another project's tasks in the same database);
 // - a guard off: security.* (security.allowOutsideProject lets agents past the project's edge).
+// memory.verifyKinds is a guard: the kinds an agent only proposes until a person verifies them.
 // research.manifestFile is only read, and its check keeps it inside the project. The workflow rules
 // (session., lifecycle., verification.) shape how agents work inside the project and are theirs to
 // tune; limits and timeouts bound what runs, they add nothing to it.

@@ -1,17 +1,18 @@
 // CLEO dashboard: entry point. Loads /api/info (or asks for the token), routes between the views
-// (#board, #epics, #sessions, #activity, #charts, #health), keeps one EventSource on /events and
+// (#board, #epics, #sessions, #memory, #activity, #charts, #health), keeps one EventSource on /events and
 // re-fetches only what is on screen when the store changes (debounced; never on a timer).
 import {
   state, $, $$, query, setAuthHandler, setOpenTask, showError, clearError, announce,
 } from './core.js';
 import { board } from './board.js';
 import { detail } from './detail.js';
-import { epicsView, sessionsView, activityView, healthView, chartsView } from './views.js';
+import { epicsView, sessionsView, memoryView, activityView, healthView, chartsView } from './views.js';
 
 const views = {
   board,
   epics: epicsView,
   sessions: sessionsView,
+  memory: memoryView,
   activity: activityView,
   charts: chartsView,
   health: healthView,

@@ -1,4 +1,4 @@
-// Epics, Sessions, Activity, Charts and Health views. Each has show() (entering the view) and
+// Epics, Sessions, Memory, Activity, Charts and Health views. Each has show() (entering the view) and
 // refresh() (the store changed while it is on screen).
 import {
   state, h, $, fill, query, call, showError, statusBadge, priorityBadge, taskLink, fmtTime, ago,
@@ -168,6 +168,106 @@ function releaseButton(x) {
     b.disabled = false;
   });
   return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: what agents decided and learned. Proposed entries (a kind people govern) and stale ones
+// (their files or tasks changed) first, then every entry by kind with its scope and use. In write
+// mode a person verifies or retracts an entry here (memory.verify, memory.retract).
+
+const KIND_ORDER = ['convention', 'decision', 'risk', 'pattern', 'learning', 'observation'];
+
+export const memoryView = {
+  stats: null,
+  rows: [],
+  more: false,
+  show() { return this.refresh(); },
+
+  async refresh() {
+    const [stats, rows] = await Promise.all([
+      soft(query('memory.stats', {})),
+      soft(query('memory.list', { detail: 'full', limit: 200 })),
+    ]);
+    this.stats = stats?.data || null;
+    this.rows = Array.isArray(rows?.data) ? rows.data : [];
+    this.more = !!rows?._meta?.page?.hasMore;
+    this.render();
+  },
+
+  render() {
+    const s = this.stats;
+    $('[data-testid=memory-summary]').textContent = s
+      ? `${s.total} entries · ${s.byStatus.active} active · ${s.byStatus.proposed} proposed · ${s.stale} stale · ${s.neverApplied} never applied`
+      : '';
+    const proposed = this.rows.filter((x) => x.status === 'proposed');
+    fill($('[data-testid=memory-proposed]'), proposed.length
+      ? h('ul', { class: 'claim-list' }, proposed.map((x) => memoryCard(x, true)))
+      : empty('Nothing waits for review.'));
+    const stale = this.rows.filter((x) => x.stale && x.status === 'active');
+    fill($('[data-testid=memory-stale]'), stale.length
+      ? h('ul', { class: 'claim-list' }, stale.map((x) => memoryCard(x, false)))
+      : empty('No entry is stale.'));
+    const rank = (x) => (x.status === 'proposed' ? 0 : x.stale ? 1 : x.status === 'active' ? 2 : 3);
+    const sorted = this.rows.slice().sort((a, b) => rank(a) - rank(b)
+      || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || String(b.updatedAt).localeCompare(String(a.updatedAt)));
+    const now = Date.now();
+    fill($('[data-testid=memory-entries]'), sorted.length
+      ? h('table', { class: 'grid' },
+        h('thead', {}, h('tr', {}, ['Entry', 'Kind', 'Scope', 'Status', 'Applied', 'Changed'].map((c) => h('th', { scope: 'col', text: c })))),
+        h('tbody', {}, sorted.map((x) => h('tr', { 'data-testid': 'memory-row', 'data-id': x.id, class: rank(x) === 3 ? 'dim' : '' },
+          h('td', {}, h('div', { text: x.title }), h('div', { class: 'mono small muted', text: x.id })),
+          h('td', { text: x.kind }),
+          h('td', { class: 'small' }, scopeText(x)),
+          h('td', {}, h('span', { class: `badge mem-${x.stale && x.status === 'active' ? 'stale' : x.status}`, text: x.stale && x.status === 'active' ? 'stale' : x.status })),
+          h('td', { title: x.usage?.lastAt || '' }, `${x.usage?.applied ?? 0}` + (x.usage?.lastAt ? ` · ${ago(x.usage.lastAt, now)}` : '')),
+          h('td', { title: x.updatedAt, text: fmtTime(x.updatedAt) })))),
+        this.more ? h('p', { class: 'muted small', text: 'The 200 newest are shown: ct memory list pages through the rest.' }) : null)
+      : empty('No memory yet: agents record entries with memory.observe.'));
+  },
+};
+
+function scopeText(x) {
+  const parts = [];
+  if (x.files?.length) parts.push(x.files.join(', '));
+  if (x.labels?.length) parts.push(x.labels.map((l) => `#${l}`).join(' '));
+  if (x.tasks?.length) parts.push(x.tasks.join(', '));
+  if (x.epic) parts.push(`epic ${x.epic}`);
+  return parts.length ? parts.join(' · ') : '—';
+}
+
+function memoryCard(x, review) {
+  const why = x.stale ? `${x.stale.file || x.stale.task} ${x.stale.what} ${fmtTime(x.stale.since)}` : '';
+  return h('li', { class: `claim-card mem-card`, 'data-testid': review ? 'memory-proposed-row' : 'memory-stale-row', 'data-id': x.id },
+    h('div', {}, h('strong', { text: x.title })),
+    x.body ? h('div', { class: 'small', text: x.body.length > 240 ? `${x.body.slice(0, 240)}…` : x.body }) : null,
+    h('div', { class: 'muted small' }, `${x.kind} · `, h('span', { class: 'mono', text: x.id }),
+      x.source?.agent ? ` · by ${x.source.agent}` : '', why ? ` · ${why}` : ''),
+    isWrite() ? memoryActions(x) : null);
+}
+
+function memoryActions(x) {
+  const box = h('div', { class: 'inline' });
+  const verify = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'memory-verify', text: x.status === 'proposed' ? 'Verify' : 'Still holds' });
+  const retract = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'memory-retract', text: 'Retract…' });
+  verify.addEventListener('click', async () => {
+    verify.disabled = true;
+    await write('memory.verify', { id: x.id }, `Verified ${x.id}`);
+    await memoryView.refresh();
+  });
+  retract.addEventListener('click', () => {
+    const reason = h('input', { type: 'text', 'aria-label': `Why ${x.id} no longer holds`, 'data-testid': 'memory-retract-reason', placeholder: 'why it no longer holds' });
+    const confirm = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'memory-retract-confirm', text: 'Retract' });
+    confirm.addEventListener('click', async () => {
+      confirm.disabled = true;
+      const done = await write('memory.retract', { id: x.id, reason: reason.value }, `Retracted ${x.id}`);
+      if (done) await memoryView.refresh();
+      else confirm.disabled = false;
+    });
+    fill(box, reason, confirm);
+    reason.focus();
+  });
+  fill(box, verify, retract);
+  return box;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -135,6 +135,27 @@ function startServer(dir, flags = []) {
   });
 }
 
+/** One cleo_mutate call as an agent makes it: over the server's /mcp, in an MCP session of its own. */
+async function agentMutate(server, domain, operation, params) {
+  let session = null;
+  const post = async (message) => {
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    if (session) Object.assign(headers, { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' });
+    const res = await fetch(`${server.url}mcp`, { method: 'POST', headers, body: JSON.stringify(message) });
+    session = session || res.headers.get('mcp-session-id');
+    const text = await res.text();
+    return text ? JSON.parse(text.startsWith('event:') || text.startsWith('data:') ? /^data: (.*)$/m.exec(text)[1] : text) : null;
+  };
+  await post({ jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'memory-agent', version: '1' } } });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const reply = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call',
+    params: { name: 'cleo_mutate', arguments: { domain, operation, params } } });
+  const envelope = reply?.result?.structuredContent;
+  if (!envelope?.success) throw new Error(`${domain}.${operation} over /mcp failed: ${JSON.stringify(reply).slice(0, 400)}`);
+  return envelope;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Seed data
 
@@ -710,6 +731,42 @@ check('views', async () => {
     await p.page.waitForSelector('[data-testid=health-checks]');
     await p.page.waitForSelector('[data-testid=health-metrics]');
     await shot(p.page, 'view-health');
+    noErrors(p.errors);
+  } finally { await p.close(); await server.stop(); }
+});
+
+check('memory', async () => {
+  // An agent's convention waits for review; a person verifies it on the page; a stale learning shows
+  // which file changed; retracting needs a reason.
+  const dir = projectDir('memory');
+  fs.mkdirSync(path.join(dir, 'src'));
+  fs.writeFileSync(path.join(dir, 'src', 'store.cpp'), 'int store;\n');
+  const server = await startServer(dir, ['--dashboard-write']);
+  const p = await openPage(server);
+  try {
+    const proposed = await agentMutate(server, 'memory', 'observe',
+      { kind: 'convention', title: 'Errors are values with stable codes', files: ['src/'] });
+    assert.equal(proposed.data.status, 'proposed');
+    ctRun(dir, 'memory', 'observe', '--kind', 'learning', '--title', 'The store keeps one write transaction', '--files', 'src/store.cpp');
+    fs.writeFileSync(path.join(dir, 'src', 'store.cpp'), 'int store; // changed\n');
+    await p.goto('#memory');
+    await p.page.waitForSelector('[data-testid=memory-proposed-row]');
+    await p.page.waitForSelector('[data-testid=memory-stale-row]');
+    assert.match(await p.page.textContent('[data-testid=memory-stale]'), /src\/store\.cpp changed/);
+    assert.match(await p.page.textContent('[data-testid=memory-summary]'), /2 entries · 1 active · 1 proposed · 1 stale/);
+    await shot(p.page, 'view-memory');
+    await p.page.click('[data-testid=memory-proposed-row] [data-testid=memory-verify]');
+    await p.page.waitForFunction(() => !document.querySelector('[data-testid=memory-proposed-row]'));
+    const shown = ctRun(dir, 'memory', 'show', proposed.data.id).data;
+    assert.equal(shown.status, 'active');
+    assert.equal(shown.verifiedBy, 'human@dashboard');
+    await p.page.click('[data-testid=memory-stale-row] [data-testid=memory-retract]');
+    await p.page.click('[data-testid=memory-retract-confirm]');  // no reason: refused with the fix shown
+    await p.page.waitForSelector('[data-testid=error]:not([hidden])');
+    await p.page.fill('[data-testid=memory-retract-reason]', 'the store moved to its own process');
+    await p.page.click('[data-testid=memory-retract-confirm]');
+    await p.page.waitForFunction(() => !document.querySelector('[data-testid=memory-stale-row]'));
+    assert.equal(ctRun(dir, 'memory', 'list', '--status', 'retracted').data.length, 1);
     noErrors(p.errors);
   } finally { await p.close(); await server.stop(); }
 });

@@ -63,6 +63,20 @@ TEST_CASE("level 1 lists every operation, grouped by domain and gateway; a domai
   std::string text = must(level1(registry()));
   for (const auto& spec : registry().operations()) {
     INFO(spec.full_name());
+    // A domain with only advanced operations is one line: its reads, then its writes, each with their tool.
+    const std::string one_line = "\n" + std::string(spec.domain) + ": ";
+    if (std::size_t line = text.find(one_line); line != std::string::npos) {
+      CHECK(spec.tier == 2);
+      std::string whole = text.substr(line + 1, text.find('\n', line + 1) - line - 1);
+      std::size_t tool = whole.find("(" + std::string(tool_name(spec.gateway)) + ")");
+      REQUIRE(tool != std::string::npos);
+      std::string names = whole.substr(0, tool - 1);  // the names before " (tool)"
+      if (spec.gateway == Gateway::Mutate) names = names.substr(names.rfind(';') + 1);
+      CHECK((names + ",").find(" " + std::string(spec.name) + ",") != std::string::npos);
+      std::string domain = must(level1(registry(), spec.domain));
+      CHECK(domain.find("- " + std::string(spec.name) + ": " + std::string(spec.summary) + "\n") != std::string::npos);
+      continue;
+    }
     // Common operations with their summary; advanced ones (tier 2) named on their group's also: line.
     std::string group = std::string(spec.domain) + " (" + std::string(tool_name(spec.gateway)) + "):\n";
     std::size_t at = text.find(group);

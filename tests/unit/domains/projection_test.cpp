@@ -52,7 +52,7 @@ TEST_CASE("every list-like operation takes detail, fields and offset", "[project
   }
   CHECK(list_like == std::set<std::string>{"tasks.list", "tasks.find", "tasks.tree", "session.list", "system.log",
                                                 "system.capabilities", "skills.list", "skills.find",
-                                                   "orchestrate.waves", "research.list", "research.find",
+                                                   "orchestrate.waves", "memory.find", "memory.list", "research.list", "research.find",
                                                    "research.pending", "lifecycle.history"});
   // show stays full by default.
   CHECK(registry().find("tasks", "show")->find_param("detail")->default_json == R"("full")");
