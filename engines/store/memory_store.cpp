@@ -204,8 +204,9 @@ Result<std::vector<MemoryEntry>> MemoryStore::list_memory(const MemoryQuery& que
 
 Result<std::int64_t> MemoryStore::count_memory(const MemoryQuery& query) {
   std::vector<Value> args;
+  const std::string sql = "SELECT count(*) FROM memory m" + where_of(query, args);  // binds args first
   std::int64_t count = 0;
-  CT_TRY(sql_runner().run("SELECT count(*) FROM memory m" + where_of(query, args), args, "cannot count memory entries",
+  CT_TRY(sql_runner().run(sql, args, "cannot count memory entries",
                           [&](const sql::Cursor& row) { count = row.integer(0); }));
   return count;
 }
