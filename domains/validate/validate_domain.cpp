@@ -8,6 +8,7 @@
 
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "domains/memory/memory_common.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
@@ -71,6 +72,31 @@ Result<Reply> schema(Context& context, const Params& params) {
   if (problems.size() > limit)
     warnings.push_back("showing " + std::to_string(limit) + " of " + std::to_string(problems.size()) +
                        " problems; raise limit to see more");
+  // Memory whose files or tasks moved on: not a fault of the store, but worth a person's review.
+  MemoryQuery active;
+  active.statuses = {"active"};
+  active.limit = -1;
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(active));
+  CT_TRY_ASSIGN(auto stale, memory::staleness_of(context, entries));
+  json::Value stale_rows = json::Value::array();
+  std::int64_t stale_count = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!stale[i]) continue;
+    if (++stale_count > 10) continue;
+    json::Value row = json::Value::object();
+    row.set("id", entries[i].id);
+    row.set("stale", memory::stale_json(*stale[i]));
+    stale_rows.push_back(std::move(row));
+  }
+  if (stale_count > 0) {
+    json::Value memory_report = json::Value::object();
+    memory_report.set("stale", stale_count);
+    memory_report.set("entries", std::move(stale_rows));
+    data.set("memory", std::move(memory_report));
+    warnings.push_back(std::to_string(stale_count) + " memory entr" + (stale_count == 1 ? "y is" : "ies are") +
+                       " stale (their files or tasks changed): review with memory.stats, then memory.verify or "
+                       "memory.retract");
+  }
   std::string summary = std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s") +
                         " in the store" + (problems.empty() ? "" : ", first: " + problems.front().message);
   Advice fix = repairable > 0 ? call("validate.fix", {{"dryRun", true}}) + " shows the " + std::to_string(repairable) +
@@ -287,7 +313,7 @@ void register_validate_domain(Registry& registry) {
                             .description = "the quick integrity check instead of the full one (large stores)"},
                            validate::problems_limit_param()},
                 .returns = "{valid, tasks, total, repairable, byCheck?{check:n}, problems[{check, taskId?, session?, "
-                           "message, repairable, fix}]}; repairable problems are what validate.fix repairs. An invalid "
+                           "message, repairable, fix}], memory?{stale, entries[{id,stale}] (10)}}; repairable problems are what validate.fix repairs. An invalid "
                            "store fails with E_VALIDATION (exit 6), the same report in error.details",
                 .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is the store consistent?"}, {R"({"quick":true,"limit":20})", "a faster check"}},

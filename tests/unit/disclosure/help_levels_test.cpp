@@ -256,9 +256,11 @@ TEST_CASE("unknown names in help get the router's did-you-mean errors", "[disclo
   CHECK(test::code_of(dotted) == "E_INVALID_OPERATION");
   CHECK(dotted.error->details["didYouMean"] == json::Value("complete"));
 
-  Envelope ambiguous = project.query("system", "help", R"({"operation":"list"})");
+  Envelope ambiguous = project.query("system", "help", R"({"operation":"stats"})");
   CHECK(test::code_of(ambiguous) == "E_INVALID_OPERATION");
-  CHECK(ambiguous.error->details["valid"] == test::parse_json(R"(["tasks.list","session.list","research.list","release.list","skills.list","providers.list"])"));
+  CHECK(ambiguous.error->details["valid"] == test::parse_json(R"(["tasks.stats","system.stats","research.stats","memory.stats"])"));
+  // A name that is a CLI verb means the verb's operation: `ct list` is tasks.list.
+  CHECK(project.query("system", "help", R"({"operation":"list"})").data["content"].as_string().starts_with("## tasks.list "));
 
 
   Envelope no_operation = project.query("system", "help", R"({"level":2,"domain":"session"})");

@@ -245,6 +245,10 @@ TEST_CASE("memory: an entry goes stale when its file changes or goes, or its tas
   CHECK(shown.data["stale"]["what"] == json::Value("changed"));
   CHECK(p.query("memory", "show", R"({"id":"M003"})").data["stale"]["what"] == json::Value("missing"));
   CHECK(p.query("memory", "stats").data["stale"] == json::Value(2));
+  Envelope validated = p.query("validate", "schema");  // a valid store, with its stale memory reported
+  REQUIRE(validated.success);
+  CHECK(validated.data["memory"]["stale"] == json::Value(2));
+  CHECK_FALSE(validated.warnings.empty());
 
   // The task it was learned in is reopened.
   REQUIRE(p.mutate("tasks", "reopen", R"({"id":"T001","reason":"not done after all"})").success);
