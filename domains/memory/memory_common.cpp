@@ -12,8 +12,10 @@
 namespace ct::memory {
 namespace {
 
-/// Candidates beyond this many per key are not read: a word that common says little.
-constexpr std::int64_t kPerKeyCap = 4000;
+/// Entries read per key at most; a query word held by more than kCommonWord entries (or a twentieth
+/// of them) finds no candidates of its own.
+constexpr std::int64_t kPerKeyCap = 2000;
+constexpr std::int64_t kCommonWord = 500;
 
 /// The range of keys that start with `key` when `prefix`, else `key` alone. Words hold ASCII letters,
 /// digits and UTF-8 bytes; a range's end must stay valid UTF-8 (PostgreSQL checks it), so a word
@@ -166,10 +168,31 @@ Result<std::vector<Found>> find(Context& context, const Search& search, std::int
     }
   }
 
-  // Candidates: entries holding a query word (by prefix) or a key of the scope.
+  // A query word's rarity (BM25's inverse document frequency), from how many entries hold it.
+  std::vector<MemoryKeyRange> word_ranges;
+  for (const auto& word : scope.words) word_ranges.push_back(key_range("w:" + word, true));
+  std::vector<std::int64_t> holders(word_ranges.size(), 0);
+  std::int64_t total = 1;
+  if (!word_ranges.empty()) {
+    CT_TRY_ASSIGN(holders, context.db().memory_key_counts(word_ranges));
+    CT_TRY_ASSIGN(total, context.db().memory_total());
+  }
+  std::vector<double> rarity(holders.size());
+  for (std::size_t i = 0; i < holders.size(); ++i) {
+    const double df = static_cast<double>(std::min(holders[i], total));
+    rarity[i] = std::log(1.0 + (static_cast<double>(total) - df + 0.5) / (df + 0.5));
+  }
+
+  // Candidates: the entries of the rarer query words and of every key of the scope. A word most
+  // entries hold finds nothing worth reading; it still counts in the text score of what is read.
+  const std::int64_t common = std::max<std::int64_t>(kCommonWord, total / 20);
   std::vector<MemoryKeyRange> ranges;
-  for (const auto& word : scope.words) ranges.push_back(key_range("w:" + word, true));
-  const std::size_t word_ranges = ranges.size();
+  std::vector<double> weights;
+  for (std::size_t i = 0; i < word_ranges.size(); ++i)
+    if (holders[i] > 0 && holders[i] <= common) {
+      ranges.push_back(word_ranges[i]);
+      weights.push_back(rarity[i]);
+    }
   std::vector<std::string> scope_keys;
   for (const auto& file : scope.files)
     for (auto& key : file_lookup_keys(file)) scope_keys.push_back(std::move(key));
@@ -178,34 +201,38 @@ Result<std::vector<Found>> find(Context& context, const Search& search, std::int
   for (const auto& epic : scope.epics) scope_keys.push_back("e:" + epic);
   std::sort(scope_keys.begin(), scope_keys.end());
   scope_keys.erase(std::unique(scope_keys.begin(), scope_keys.end()), scope_keys.end());
-  for (const auto& key : scope_keys) ranges.push_back(key_range(key, false));
-  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, kPerKeyCap));
-  std::int64_t total = 1;
-  if (word_ranges > 0) {
-    CT_TRY_ASSIGN(total, context.db().memory_total());
-  }
-  std::unordered_map<std::int64_t, double> early;  // a first score from the keys alone
-  std::unordered_map<std::int64_t, double> text;
-  for (std::size_t r = 0; r < hits.size(); ++r) {
-    // A word's rarity (BM25's inverse document frequency); each scope key counts 2.
-    const double df = static_cast<double>(hits[r].size());
-    const double weight = r < word_ranges ? std::log(1.0 + (static_cast<double>(total) - df + 0.5) / (df + 0.5)) : 2.0;
-    std::set<std::int64_t> once(hits[r].begin(), hits[r].end());  // a prefix can match several words of one entry
-    for (std::int64_t number : once) {
-      early[number] += weight;
-      if (r < word_ranges) text[number] += weight;
+  if (ranges.empty() && scope_keys.empty() && !word_ranges.empty()) {
+    // Only common words: the entries of the rarest one, the newest first cut at the cap.
+    std::size_t rarest = 0;
+    for (std::size_t i = 1; i < holders.size(); ++i)
+      if (holders[i] > 0 && (holders[rarest] == 0 || holders[i] < holders[rarest])) rarest = i;
+    if (holders[rarest] > 0) {
+      ranges.push_back(word_ranges[rarest]);
+      weights.push_back(rarity[rarest]);
     }
+  }
+  for (const auto& key : scope_keys) {
+    ranges.push_back(key_range(key, false));
+    weights.push_back(2.0);
+  }
+  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, kPerKeyCap));
+  std::unordered_map<std::int64_t, double> early;  // a first score from the keys alone
+  for (std::size_t r = 0; r < hits.size(); ++r) {
+    std::vector<std::int64_t>& numbers = hits[r];
+    std::sort(numbers.begin(), numbers.end());  // a prefix can match several words of one entry
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    for (std::int64_t number : numbers) early[number] += weights[r];
   }
   if (considered) *considered = static_cast<std::int64_t>(early.size());
   std::vector<std::pair<double, std::int64_t>> order;
   order.reserve(early.size());
   for (const auto& [number, score] : early) order.emplace_back(score, number);
-  // Read the best few: enough that recency, use and staleness can reorder them, and that stale
-  // or other-kind entries left out still leave `limit`.
+  // Read the best few: enough that the text score, recency, use and staleness can reorder them,
+  // and that stale or other-kind entries left out still leave `limit`.
   const std::size_t read = static_cast<std::size_t>(std::max<std::int64_t>(search.limit * 3, 30));
   if (order.size() > read) {
     std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(read), order.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+                     [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); });
     order.resize(read);
   }
   std::vector<std::int64_t> numbers;
@@ -222,16 +249,19 @@ Result<std::vector<Found>> find(Context& context, const Search& search, std::int
   for (auto& entry : entries) {
     auto stale = staleness(entry, context.project->root, tasks, process_hasher());
     if (stale && !search.include_stale) continue;
-    // A query word in the title counts twice.
+    // The text score: each query word the entry holds (as a prefix of one of its words) adds its
+    // rarity, twice in the title.
     double text_match = 0;
-    if (auto it = text.find(*memory_number(entry.id)); it != text.end()) {
-      text_match = it->second;
+    if (!scope.words.empty()) {
       const auto title_words = words(entry.title);
-      std::size_t in_title = 0;
-      for (const auto& word : scope.words)
-        if (std::any_of(title_words.begin(), title_words.end(), [&](const std::string& w) { return w.starts_with(word); }))
-          ++in_title;
-      if (!scope.words.empty()) text_match *= 1.0 + static_cast<double>(in_title) / static_cast<double>(scope.words.size());
+      const auto body_words = words(entry.body);
+      auto holds = [](const std::vector<std::string>& list, const std::string& word) {
+        return std::any_of(list.begin(), list.end(), [&](const std::string& w) { return w.starts_with(word); });
+      };
+      for (std::size_t i = 0; i < scope.words.size(); ++i) {
+        if (holds(title_words, scope.words[i])) text_match += 2 * rarity[i];
+        else if (holds(body_words, scope.words[i])) text_match += rarity[i];
+      }
     }
     Ranked ranked = rank(entry, scope, text_match, stale.has_value(), now);
     if (ranked.text == 0 && ranked.scope == 0) continue;  // a folder key matched, the glob did not

@@ -101,20 +101,29 @@ Result<std::string> source_task(Context& context, const Params& params) {
 /// Entries that say nearly what `entry` says: active or proposed ones sharing its words, with how
 /// much (memory::similarity), the most similar first.
 Result<std::vector<std::pair<double, MemoryEntry>>> similar_entries(Context& context, const MemoryEntry& entry) {
+  // A near-duplicate shares most words, so it shares the rarest ones: read the entries of the six
+  // rarest words the store holds, and compare the ones that hold at least half of them.
   std::vector<std::string> keys;
   for (auto& word : words(entry.title + " " + entry.body)) {
-    if (keys.size() >= 12) break;
+    if (keys.size() >= 40) break;
     keys.push_back("w:" + word);
   }
+  CT_TRY_ASSIGN(auto counts, context.db().memory_term_counts(keys));
+  std::vector<std::pair<std::int64_t, std::string>> rarest;
+  for (const auto& [key, count] : counts)
+    if (count > 0) rarest.emplace_back(count, key);
+  std::sort(rarest.begin(), rarest.end());
+  if (rarest.size() > 6) rarest.resize(6);
   std::vector<MemoryKeyRange> ranges;
-  for (const auto& key : keys) ranges.push_back({key, key + " "});
-  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, 2000));
+  for (const auto& [count, key] : rarest) ranges.push_back({key, key + " "});
+  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, 500));
   std::map<std::int64_t, int> shared;
   for (const auto& numbers : hits)
     for (std::int64_t number : numbers) ++shared[number];
   std::vector<std::pair<int, std::int64_t>> order;
+  const int needed = std::max<int>(1, static_cast<int>(rarest.size() + 1) / 2);
   for (const auto& [number, count] : shared)
-    if (count * 2 >= static_cast<int>(keys.size())) order.emplace_back(count, number);
+    if (count >= needed) order.emplace_back(count, number);
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   if (order.size() > 10) order.resize(10);
   std::vector<std::int64_t> numbers;

@@ -265,12 +265,32 @@ Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector
     if (!std::binary_search(wanted.begin(), wanted.end(), key)) {
       const Value pair[] = {Value(key), Value(*number)};
       CT_TRY(runner.run("DELETE FROM memory_keys WHERE key = ?1 AND num = ?2", pair, "cannot save the memory keys"));
+      const Value one[] = {Value(key)};
+      CT_TRY(runner.run("UPDATE memory_terms SET entries = entries - 1 WHERE key = ?1", one, "cannot save the memory keys"));
     }
+  std::vector<std::string> added;
   for (const auto& key : wanted)
-    if (!std::binary_search(stored.begin(), stored.end(), key)) {
-      const Value pair[] = {Value(key), Value(*number)};
-      CT_TRY(runner.run("INSERT INTO memory_keys(key, num) VALUES(?1, ?2)", pair, "cannot save the memory keys"));
+    if (!std::binary_search(stored.begin(), stored.end(), key)) added.push_back(key);
+  // New keys go in by rows of 16, 4 and 1: a new entry's thirty-odd keys in a handful of statements,
+  // each of three shapes prepared once.
+  for (std::size_t at = 0; at < added.size();) {
+    const std::size_t rows = added.size() - at >= 16 ? 16 : added.size() - at >= 4 ? 4 : 1;
+    std::string keys_sql = "INSERT INTO memory_keys(key, num) VALUES";
+    std::string terms_sql = "INSERT INTO memory_terms(key, entries) VALUES";
+    std::vector<Value> key_args;
+    std::vector<Value> term_args;
+    for (std::size_t i = 0; i < rows; ++i) {
+      key_args.emplace_back(added[at + i]);
+      key_args.emplace_back(*number);
+      keys_sql += std::string(i ? ", " : " ") + "(?" + std::to_string(2 * i + 1) + ", ?" + std::to_string(2 * i + 2) + ")";
+      term_args.emplace_back(added[at + i]);
+      terms_sql += std::string(i ? ", " : " ") + "(?" + std::to_string(i + 1) + ", 1)";
     }
+    terms_sql += " ON CONFLICT(key) DO UPDATE SET entries = memory_terms.entries + 1";
+    CT_TRY(runner.run(keys_sql, key_args, "cannot save the memory keys"));
+    CT_TRY(runner.run(terms_sql, term_args, "cannot save the memory keys"));
+    at += rows;
+  }
   return {};
 }
 
@@ -285,6 +305,35 @@ Result<std::vector<std::vector<std::int64_t>>> MemoryStore::memory_numbers(const
     CT_TRY(sql_runner().run("SELECT num FROM memory_keys WHERE key >= ?1 AND key < ?2 LIMIT ?3", args,
                             "cannot search memory", [&](const sql::Cursor& row) { numbers.push_back(row.integer(0)); }));
     out.push_back(std::move(numbers));
+  }
+  return out;
+}
+
+Result<std::vector<std::int64_t>> MemoryStore::memory_key_counts(const std::vector<MemoryKeyRange>& ranges) {
+  std::vector<std::int64_t> out;
+  out.reserve(ranges.size());
+  for (const auto& range : ranges) {
+    std::int64_t count = 0;
+    const Value args[] = {Value(range.from), Value(range.to)};
+    CT_TRY(sql_runner().run("SELECT coalesce(sum(entries), 0) FROM memory_terms WHERE key >= ?1 AND key < ?2", args,
+                            "cannot search memory", [&](const sql::Cursor& row) { count = row.integer(0); }));
+    out.push_back(count);
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::int64_t>> MemoryStore::memory_term_counts(const std::vector<std::string>& keys) {
+  std::map<std::string, std::int64_t> out;
+  constexpr std::size_t kChunk = 32;  // one statement per chunk size, prepared once
+  for (std::size_t start = 0; start < keys.size(); start += kChunk) {
+    std::vector<Value> args;
+    std::string in;
+    for (std::size_t i = 0; i < kChunk; ++i) {
+      args.emplace_back(keys[std::min(start + i, keys.size() - 1)]);
+      in += (i ? ", ?" : "?") + std::to_string(i + 1);
+    }
+    CT_TRY(sql_runner().run("SELECT key, entries FROM memory_terms WHERE key IN (" + in + ")", args, "cannot search memory",
+                            [&](const sql::Cursor& row) { out[std::string(row.text(0))] = row.integer(1); }));
   }
   return out;
 }

@@ -111,6 +111,11 @@ class MemoryStore {
   /// For each range, the numbers of the entries with a key in it, at most `cap` per range (-1: all).
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> memory_numbers(const std::vector<MemoryKeyRange>& ranges,
                                                                             std::int64_t cap);
+  /// For each range, how many entries hold a key in it (summed over its keys): a word's rarity,
+  /// read without reading its entries.
+  [[nodiscard]] Result<std::vector<std::int64_t>> memory_key_counts(const std::vector<MemoryKeyRange>& ranges);
+  /// How many entries hold each of these keys (exact keys; absent ones are left out).
+  [[nodiscard]] Result<std::map<std::string, std::int64_t>> memory_term_counts(const std::vector<std::string>& keys);
   /// How many entries there are (the `N` of a term's rarity).
   [[nodiscard]] Result<std::int64_t> memory_total();
   /// Records a use and counts it on the entry.

@@ -143,7 +143,8 @@ CREATE INDEX lifecycle_events_subject ON lifecycle_events(subject, kind, seq);
 )sql";
 
 /// Project memory (the memory domain, engines/store/memory_store.h): the entries, the keys that find
-/// them (their words and their scope, engines/rules/memory.h), and the record of their use. An
+/// them (their words and their scope, engines/rules/memory.h) with how many entries hold each key
+/// (a word's rarity, read before its entries), and the record of their use. An
 /// entry's number is its id's ("M012" is 12).
 inline constexpr std::string_view kMemory = R"sql(
 CREATE TABLE memory(
@@ -183,6 +184,11 @@ CREATE TABLE memory_keys(
   PRIMARY KEY(key, num)
 ) WITHOUT ROWID;
 CREATE INDEX memory_keys_num ON memory_keys(num);
+
+CREATE TABLE memory_terms(
+  key TEXT PRIMARY KEY,
+  entries INTEGER NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE memory_usage(
   seq INTEGER PRIMARY KEY,

@@ -21,6 +21,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"lifecycle_events", "seq"},
       {"memory", "num"},
       {"memory_keys", "key, num"},
+      {"memory_terms", "key"},
       {"memory_usage", "seq"},
   };
   return kTables;

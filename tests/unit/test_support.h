@@ -250,7 +250,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
-  if (version < 10) sql += "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_usage; ";  // v10: project memory
+  if (version < 10) sql += "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; ";  // v10: project memory
   if (version < 9) {
     // v9 writes the search index behind the tasks: an older ct indexed every task as it wrote it.
     sql += std::string(kFoldSearchIndex) + "DROP TABLE tasks_fts_tail; ";
