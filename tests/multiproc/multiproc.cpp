@@ -495,6 +495,59 @@ void big_values() {
   std::printf("big-values: a 150 KB value and (a+)+$ answered in %lld ms\n", static_cast<long long>(took));
 }
 
+/// Project memory from many processes at once (issue 34): 6 `ct mcp` agents each record 25 entries
+/// (words of their own, a shared scope file) and declare others applied, while they run. Every
+/// entry gets an id of its own, every use is counted once, and each agent's word finds exactly its
+/// own entries afterwards (the keys and their counts stayed consistent under concurrent writes).
+void memory_writers() {
+  constexpr int kAgents = 6;
+  constexpr int kEach = 25;
+  std::mutex lock;
+  std::set<std::string> ids;
+  int applied = 0;
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kAgents; ++k) {
+    threads.emplace_back([&, k] {
+      auto server = start_server();
+      if (!server) return;
+      const std::string word = "agentword" + std::string(1, static_cast<char>('a' + k));
+      for (int i = 0; i < kEach; ++i) {
+        const std::string title = word + " finding number " + std::to_string(i) + " about " +
+                                  std::string(1, static_cast<char>('a' + i % 26)) + std::to_string(k * 100 + i) + "x";
+        Value added = server->call_retrying(
+            "cleo_mutate", "memory", "observe",
+            R"({"kind":"learning","title":")" + title + R"(","files":["src/shared.cpp"],"force":true,"idempotencyKey":"mem-)" +
+                std::to_string(k) + "-" + std::to_string(i) + "\"}",
+            g_retries);
+        std::string id = added["data"]["id"].is_string() ? added["data"]["id"].as_string() : "";
+        EXPECT(!id.empty(), "memory.observe: " + added.dump());
+        if (id.empty()) return;
+        Value used = server->call_retrying("cleo_mutate", "memory", "applied", R"({"ids":[")" + id + "\"]}", g_retries);
+        EXPECT(succeeded(used), "memory.applied: " + used.dump());
+        std::lock_guard guard(lock);
+        EXPECT(ids.insert(id).second, "an id given twice: " + id);
+        applied += succeeded(used) ? 1 : 0;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT(static_cast<int>(ids.size()) == kAgents * kEach, "entries: " + std::to_string(ids.size()));
+  auto server = start_server();
+  if (!server) return;
+  Value stats = server->call("cleo_query", "memory", "stats", "{}");
+  EXPECT(stats["data"]["total"] == Value(static_cast<std::int64_t>(kAgents * kEach)), "memory.stats: " + stats.dump());
+  EXPECT(stats["data"]["neverApplied"] == Value(std::int64_t{0}), "every entry applied once: " + stats.dump());
+  for (int k = 0; k < kAgents; ++k) {
+    const std::string word = "agentword" + std::string(1, static_cast<char>('a' + k));
+    Value found = server->call("cleo_query", "memory", "find", R"({"query":")" + word + R"(","limit":50})");
+    const std::size_t count = found["data"].is_array() ? found["data"].as_array().size() : 0;
+    EXPECT(count == static_cast<std::size_t>(kEach), word + " finds " + std::to_string(count) + " entries: " + found.dump().substr(0, 300));
+  }
+  Value valid = server->call("cleo_query", "validate", "schema", "{}");
+  EXPECT(succeeded(valid), "validate.schema: " + valid.dump().substr(0, 400));
+  std::printf("memory: %d agents recorded %zu entries and %d uses, each once\n", kAgents, ids.size(), applied);
+}
+
 }  // namespace
 
 /// research.sync while other processes append to the manifest (issue 11): appenders write whole
@@ -748,10 +801,10 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, std::function<void()>> cases = {
       {"writers", writers}, {"claim-race", claim_race}, {"lease", lease}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
-      {"manifest-append", manifest_append}, {"big-values", big_values}};
+      {"manifest-append", manifest_append}, {"big-values", big_values}, {"memory", memory_writers}};
   if (ct_path.empty() || !cases.contains(which)) {
     std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
-                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|big-values\n");
+                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|big-values|memory\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin
