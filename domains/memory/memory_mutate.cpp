@@ -399,15 +399,17 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
     return fail(Error(ErrorCode::Validation, file + " is outside the project")
                     .with_fix(Context::let_agents_leave_project())
                     .with_detail("file", file));
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (ec || !in)
     return fail(Error(ErrorCode::NotFound, "cannot read " + file)
                     .with_fix("write it first: ct memory export > " + file)
                     .with_detail("file", file));
+  if (size > 8 * 1024 * 1024)
+    return fail(Error(ErrorCode::Validation, file + " is over 8 MiB").with_fix("split it by kind").with_detail("file", file));
   std::ostringstream text;
   text << in.rdbuf();
-  if (text.str().size() > 8 * 1024 * 1024)
-    return fail(Error(ErrorCode::Validation, file + " is over 8 MiB").with_fix("split it by kind").with_detail("file", file));
   auto parsed = from_markdown(text.str());
   if (!parsed) return fail(std::move(parsed.error()).with_detail("file", file));
   const bool person = context.person_reviews;

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "domains/memory/memory_common.h"
 #include "domains/tasks/tasks_common.h"
 
 namespace ct::tasks {
@@ -170,6 +171,30 @@ json::Value changes_reply(const std::vector<FieldChange>& changes) {
   return out;
 }
 
+/// A memory entry a task command recorded (tasks.complete {remember}): its change rows, which the
+/// task engine does not take back.
+bool memory_change(const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("memory."); }
+
+/// Takes back the memory entries `row` recorded: each is retracted (kept as a record, no longer
+/// served), audited; the row without them is what the task engine takes back.
+Result<AuditEntry> take_back_memory(Context& context, AuditEntry row, std::vector<std::string>& warnings) {
+  for (const auto& change : row.changes) {
+    if (!memory_change(change) || !change.before.is_null()) continue;
+    const std::string id = change.field.substr(std::string_view("memory.").size());
+    CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
+    if (!entry || entry->status == "retracted") continue;
+    const MemoryEntry before = *entry;
+    entry->status = "retracted";
+    entry->reason = "taken back with seq " + std::to_string(row.seq) + " (" + row.operation + ") by tasks.undo";
+    entry->updated_at = context.now();
+    CT_TRY(context.db().put_memory(*entry, memory::keys_of(*entry)));
+    memory::record(context, before, *entry);
+    warnings.push_back(id + ", the learning seq " + std::to_string(row.seq) + " recorded, is retracted");
+  }
+  std::erase_if(row.changes, memory_change);
+  return row;
+}
+
 Result<Reply> undo(Context& context, const Params& params) {
   std::vector<AuditEntry> rows;
   if (auto seq = params.opt_integer("seq")) {
@@ -182,6 +207,10 @@ Result<Reply> undo(Context& context, const Params& params) {
   for (const auto& row : rows) targets.insert(row.seq);
   CT_TRY_ASSIGN(LaterUndos later, undos_after(context.db(), *targets.begin() - 1));
   for (const auto& row : rows) CT_TRY(check_undoable(row, later));
+  std::vector<std::string> warnings;
+  for (auto& row : rows) {
+    CT_TRY_ASSIGN(row, take_back_memory(context, std::move(row), warnings));
+  }
 
   auto engine_ = engine(context);
   json::Value conflicts = json::Value::array();
@@ -204,7 +233,6 @@ Result<Reply> undo(Context& context, const Params& params) {
       conflicts.push_back(std::move(item));
     }
   }
-  std::vector<std::string> warnings;
   if (!conflicts.empty()) {
     if (!params.flag("force")) {
       Error error(ErrorCode::ConcurrentModification,

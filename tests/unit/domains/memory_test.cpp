@@ -345,3 +345,26 @@ TEST_CASE("memory export and import: a reviewed file is read back idempotently",
   write_file(other.dir() / "docs/bad.md", "## Whims\n");
   CHECK(code_of(other.mutate("memory", "import", R"({"file":"docs/bad.md"})")) == ErrorCode::Validation);
 }
+
+TEST_CASE("tasks.complete {remember} keeps a learning in its transaction; undo retracts it with the completion", "[memory]") {
+  test::Project p;
+  write_file(p.dir() / "src/pay.cpp", "int pay;");
+  p.add(R"({"title":"Pay by card","files":["src/pay.cpp"]})");
+  Envelope done = p.mutate("tasks", "complete",
+                           R"({"id":"T001","notes":"done","remember":"Card payments need idempotency keys\nThe gateway retries on timeouts"})");
+  REQUIRE(done.success);
+  CHECK(done.data["remembered"] == json::Value("M001"));
+  Envelope shown = p.query("memory", "show", R"({"id":"M001"})");
+  CHECK(shown.data["kind"] == json::Value("learning"));
+  CHECK(shown.data["title"] == json::Value("Card payments need idempotency keys"));
+  CHECK(shown.data["body"] == json::Value("The gateway retries on timeouts"));
+  CHECK(shown.data["files"] == test::parse_json(R"(["src/pay.cpp"])"));
+  CHECK(shown.data["source"]["task"] == json::Value("T001"));
+  CHECK(ids_of(p.query("memory", "find", R"({"files":["src/pay.cpp"]})")) == std::vector<std::string>{"M001"});
+
+  Envelope undone = p.mutate("tasks", "undo");
+  REQUIRE(undone.success);
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"] == json::Value("pending"));
+  CHECK(p.query("memory", "show", R"({"id":"M001"})").data["status"] == json::Value("retracted"));
+  CHECK(ids_of(p.query("memory", "find", R"({"files":["src/pay.cpp"]})")).empty());
+}
