@@ -307,6 +307,26 @@ std::string prompt_block(const Registry& registry, const std::vector<Found>& fou
   return out;
 }
 
+Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, std::vector<std::string>& warnings) {
+  std::map<std::string, TaskStatus> statuses;
+  std::vector<std::string> ids = entry.tasks;
+  if (!entry.source_task.empty()) ids.push_back(entry.source_task);
+  if (!ids.empty()) {
+    CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(ids));
+    for (const auto& task : tasks) statuses[task.id] = task.status;
+  }
+  std::vector<std::string> missing;
+  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.project->root, statuses, process_hasher(), &missing);
+  if (keep_existing)
+    for (auto& anchor : fresh)
+      for (const auto& old : entry.anchors)
+        if ((!anchor.file.empty() && old.file == anchor.file) || (!anchor.task.empty() && old.task == anchor.task)) anchor = old;
+  entry.anchors = std::move(fresh);
+  for (const auto& file : missing)
+    warnings.push_back(file + " does not exist: it stays in the scope, but no change of it can make " + entry.id + " stale");
+  return {};
+}
+
 Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings) {
   CT_TRY_ASSIGN(std::int64_t number, context.db().next_memory_number());
   entry.id = memory_id(number);
@@ -325,17 +345,7 @@ Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<s
       }
     }
   }
-  std::map<std::string, TaskStatus> statuses;
-  std::vector<std::string> task_ids = entry.tasks;
-  if (!entry.source_task.empty()) task_ids.push_back(entry.source_task);
-  if (!task_ids.empty()) {
-    CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(task_ids));
-    for (const auto& task : tasks) statuses[task.id] = task.status;
-  }
-  std::vector<std::string> missing;
-  entry.anchors = anchors_of(entry, context.project->root, statuses, process_hasher(), &missing);
-  for (const auto& file : missing)
-    warnings.push_back(file + " does not exist: it stays in the scope, but no change of it can make " + entry.id + " stale");
+  CT_TRY(anchor(context, entry, false, warnings));
   entry.created_at = entry.updated_at = context.now();
   CT_TRY(context.db().put_memory(entry, keys_of(entry)));
   record(context, std::nullopt, entry);

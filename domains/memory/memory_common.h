@@ -53,6 +53,11 @@ std::string prompt_block(const Registry& registry, const std::vector<Found>& fou
 /// Whether an agent's entry of `kind` waits for a person (memory.verifyKinds).
 bool needs_person(const Context& context, std::string_view kind);
 
+/// Anchors `entry` to its scope files and tasks as they are now (`keep_existing`: an anchor it
+/// already has for a file or task still in its scope is kept as it was, so an edit does not hide a
+/// change since). Scope files that do not exist are named in `warnings`.
+Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, std::vector<std::string>& warnings);
+
 /// Records a new entry made from a complete `entry` (kind, title, body, scope, source set): its
 /// id, hash, anchors, status (proposed when it needs a person and the caller is an agent) and
 /// keys; audited. Missing scope files are named in `warnings`.

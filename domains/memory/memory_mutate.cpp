@@ -206,27 +206,6 @@ Result<Reply> observe(Context& context, const Params& params) {
   return Reply{written_json(added), std::move(warnings), {}, {}};
 }
 
-/// Keeps the anchors of files and tasks still in the scope; anchors what is new to it.
-Result<void> reanchor_new(Context& context, MemoryEntry& entry, bool all, std::vector<std::string>& warnings) {
-  std::map<std::string, TaskStatus> statuses;
-  std::vector<std::string> ids = entry.tasks;
-  if (!entry.source_task.empty()) ids.push_back(entry.source_task);
-  if (!ids.empty()) {
-    CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(ids));
-    for (const auto& task : tasks) statuses[task.id] = task.status;
-  }
-  std::vector<std::string> missing;
-  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.project->root, statuses, process_hasher(), &missing);
-  if (!all)
-    for (auto& anchor : fresh)
-      for (const auto& old : entry.anchors)
-        if ((!anchor.file.empty() && old.file == anchor.file) || (!anchor.task.empty() && old.task == anchor.task)) anchor = old;
-  entry.anchors = std::move(fresh);
-  for (const auto& file : missing)
-    warnings.push_back(file + " does not exist: it stays in the scope, but no change of it can make " + entry.id + " stale");
-  return {};
-}
-
 Result<void> check_open(const MemoryEntry& entry) {
   if (entry.status != "retracted" && entry.status != "superseded") return {};
   return fail(Error(ErrorCode::Validation, entry.id + " is " + entry.status + "; it is kept as a record and not changed")
@@ -248,7 +227,7 @@ Result<Reply> update(Context& context, const Params& params) {
   if (entry.hash == before.hash && entry.confidence == before.confidence)
     return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
   std::vector<std::string> warnings;
-  CT_TRY(reanchor_new(context, entry, false, warnings));
+  CT_TRY(anchor(context, entry, true, warnings));
   // An agent's change of what a person verified waits for a person again.
   if (entry.hash != before.hash && needs_person(context, entry.kind) && !context.person_reviews && entry.status == "active") {
     entry.status = "proposed";
@@ -325,7 +304,7 @@ Result<Reply> verify(Context& context, const Params& params) {
   }
   const MemoryEntry before = entry;
   std::vector<std::string> warnings;
-  CT_TRY(reanchor_new(context, entry, true, warnings));
+  CT_TRY(anchor(context, entry, false, warnings));
   entry.status = "active";
   entry.verified_by = name;
   entry.verified_at = entry.updated_at = context.now();
@@ -447,7 +426,7 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
       next.created_at = context.now();
     }
     next.updated_at = context.now();
-    if (!stored || stored->hash != next.hash) CT_TRY(reanchor_new(context, next, !stored, warnings));
+    if (!stored || stored->hash != next.hash) CT_TRY(anchor(context, next, stored.has_value(), warnings));
     CT_TRY(context.db().put_memory(next, keys_of(next)));
     record(context, stored, next);
     (stored ? changed : added).push_back(next.id);
