@@ -181,6 +181,7 @@ export const memoryView = {
   stats: null,
   rows: [],
   more: false,
+  retracting: null,  // {id, reason, focused}: a retract form open, kept across live refreshes
   show() { return this.refresh(); },
 
   async refresh() {
@@ -254,19 +255,33 @@ function memoryActions(x) {
     await write('memory.verify', { id: x.id }, `Verified ${x.id}`);
     await memoryView.refresh();
   });
-  retract.addEventListener('click', () => {
+  // The form a retract opens; a live refresh (another process changed the store) draws it again
+  // with what was typed, so nobody loses a reason half written.
+  const openForm = () => {
+    const state = memoryView.retracting;
     const reason = h('input', { type: 'text', 'aria-label': `Why ${x.id} no longer holds`, 'data-testid': 'memory-retract-reason', placeholder: 'why it no longer holds' });
+    reason.value = state.reason;
+    reason.addEventListener('input', () => { state.reason = reason.value; });
+    reason.addEventListener('focus', () => { state.focused = true; });
+    reason.addEventListener('blur', () => { state.focused = false; });
     const confirm = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'memory-retract-confirm', text: 'Retract' });
     confirm.addEventListener('click', async () => {
       confirm.disabled = true;
       const done = await write('memory.retract', { id: x.id, reason: reason.value }, `Retracted ${x.id}`);
-      if (done) await memoryView.refresh();
-      else confirm.disabled = false;
+      if (done) {
+        memoryView.retracting = null;
+        await memoryView.refresh();
+      } else confirm.disabled = false;
     });
     fill(box, reason, confirm);
-    reason.focus();
+    if (state.focused) reason.focus();
+  };
+  retract.addEventListener('click', () => {
+    memoryView.retracting = { id: x.id, reason: '', focused: true };
+    openForm();
   });
-  fill(box, verify, retract);
+  if (memoryView.retracting?.id === x.id) openForm();
+  else fill(box, verify, retract);
   return box;
 }
 

@@ -674,8 +674,9 @@ check('a11y', async () => {
     await p.page.click('[data-testid=edit-details] summary');
     await audit('detail');
     await p.page.keyboard.press('Escape');
+    ctRun(dir, 'memory', 'observe', '--kind', 'risk', '--title', 'The SSE stream drops on proxies that buffer');
     for (const [view, ready] of [['epics', '[data-testid=epic-burndown] svg'], ['sessions', '[data-testid=claim-row]'],
-      ['activity', '[data-testid=audit-status][data-valid]'], ['charts', '[data-testid=chart-burndown] svg'], ['health', '[data-testid=health-metrics]']]) {
+      ['memory', '[data-testid=memory-row]'], ['activity', '[data-testid=audit-status][data-valid]'], ['charts', '[data-testid=chart-burndown] svg'], ['health', '[data-testid=health-metrics]']]) {
       await p.page.click(`[data-testid=nav-${view}]`);
       await p.page.waitForSelector(`#view-${view} ${ready}`);
       await audit(view);
