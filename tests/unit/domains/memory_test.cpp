@@ -368,3 +368,25 @@ TEST_CASE("tasks.complete {remember} keeps a learning in its transaction; undo r
   CHECK(p.query("memory", "show", R"({"id":"M001"})").data["status"] == json::Value("retracted"));
   CHECK(ids_of(p.query("memory", "find", R"({"files":["src/pay.cpp"]})")).empty());
 }
+
+TEST_CASE("a store made before project memory gets its tables when it is next opened", "[memory][migrate]") {
+  test::Project p;
+  p.add(R"({"title":"Made before memory"})");
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  if (test::on_postgresql())
+    test::run_sql(db, "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; "
+                      "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
+  else
+    test::downgrade_store(db, 9);
+  // Another process (a router of its own) opens it.
+  Router later(registry(), Workspace::open(p.dir()), RouterOptions{},
+               std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
+  Envelope observed = later.dispatch({Gateway::Mutate, "memory", "observe",
+                                      test::parse_json(R"({"kind":"learning","title":"Memory came with the upgrade"})")});
+  INFO(to_json(observed, registry()));
+  REQUIRE(observed.success);
+  CHECK(observed.data["id"] == json::Value("M001"));
+  Envelope version = later.dispatch({Gateway::Query, "system", "version", test::parse_json("{}")});
+  CHECK(version.data["schemaVersion"] == json::Value(std::int64_t{10}));
+  CHECK(later.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")}).success);
+}
