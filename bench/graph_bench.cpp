@@ -44,17 +44,8 @@ void progress(const std::string& text) { std::cerr << text << std::endl; }
 
 Row measure(Router& router, std::int64_t size, std::string op, double target_ms, const std::function<Request()>& make,
             int runs) {
-  call(router, make());  // warm the statement cache and the page cache
-  std::vector<double> ms;
   std::size_t bytes = 0;
-  for (int i = 0; i < runs; ++i) {
-    Request request = make();
-    auto t0 = Steady::now();
-    std::string out = call(router, request);
-    ms.push_back(micros_since(t0) / 1000.0);
-    bytes = out.size();
-  }
-  std::sort(ms.begin(), ms.end());
+  const std::vector<double> ms = timed_calls(router, make, runs, bytes);
   return {size, std::move(op), target_ms, nearest_rank(ms, 0.5), nearest_rank(ms, 0.9), ms.front(), bytes};
 }
 

@@ -60,17 +60,8 @@ std::string words(Rng& rng, const Vocabulary& vocabulary, int count) {
 
 Row measure(Router& router, std::int64_t size, std::string op, std::string target, const std::function<Request()>& make,
             int runs) {
-  call(router, make());  // warm the statement cache
-  std::vector<double> ms;
   std::size_t bytes = 0;
-  for (int i = 0; i < runs; ++i) {
-    Request request = make();
-    auto t0 = Steady::now();
-    std::string out = call(router, request);
-    ms.push_back(micros_since(t0) / 1000.0);
-    bytes = out.size();
-  }
-  std::sort(ms.begin(), ms.end());
+  const std::vector<double> ms = timed_calls(router, make, runs, bytes);
   return {size, std::move(op), std::move(target), nearest_rank(ms, 0.5), nearest_rank(ms, 0.95), ms.front(), bytes};
 }
 

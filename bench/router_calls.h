@@ -2,7 +2,10 @@
 // that fails loudly (a benchmark of error replies would measure nothing).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <vector>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -25,6 +28,22 @@ inline std::string call(Router& router, const Request& request) {
   std::string out = to_json(envelope, router.operations());
   if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
   return out;
+}
+
+/// Calls `make()` `runs` times after one call that warms the statement and page caches: the
+/// milliseconds each took, sorted; `bytes` is the size of the last reply.
+inline std::vector<double> timed_calls(Router& router, const std::function<Request()>& make, int runs, std::size_t& bytes) {
+  call(router, make());
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    Request request = make();
+    auto t0 = std::chrono::steady_clock::now();
+    std::string out = call(router, request);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    bytes = out.size();
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
 }
 
 /// The agent every benchmark call names, as an MCP client names itself: audit rows carry it, as

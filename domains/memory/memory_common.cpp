@@ -38,19 +38,13 @@ Result<std::map<std::string, std::pair<TaskStatus, TimeMs>>> anchored_tasks(Cont
   std::map<std::string, std::pair<TaskStatus, TimeMs>> out;
   if (ids.empty()) return out;
   CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
-  for (const auto& task : tasks) out[task.id] = {task.archived && task.status == TaskStatus::Cancelled
-                                                     ? TaskStatus::Cancelled
-                                                     : task.status,
-                                                 task.updated_at};
+  for (const auto& task : tasks) out[task.id] = {task.status, task.updated_at};
   return out;
 }
 
-json::Value stored_json(const MemoryEntry& entry) {
-  json::Value out = json::Value::object();
-  out.set("kind", entry.kind);
-  out.set("title", entry.title);
-  if (!entry.body.empty()) out.set("body", entry.body);
-  out.set("status", entry.status);
+/// An entry's scope, confidence and governance fields (those set), into `out`: what the audit
+/// trail keeps of an entry and a full reply shows.
+void scope_fields(const MemoryEntry& entry, json::Value& out) {
   if (!entry.files.empty()) out.set("files", json::Value::array_of(entry.files));
   if (!entry.labels.empty()) out.set("labels", json::Value::array_of(entry.labels));
   if (!entry.tasks.empty()) out.set("tasks", json::Value::array_of(entry.tasks));
@@ -60,6 +54,16 @@ json::Value stored_json(const MemoryEntry& entry) {
   if (!entry.supersedes.empty()) out.set("supersedes", entry.supersedes);
   if (!entry.superseded_by.empty()) out.set("supersededBy", entry.superseded_by);
   if (!entry.reason.empty()) out.set("reason", entry.reason);
+}
+
+/// The entry as the audit trail keeps it: its content, status, scope and governance, not its use.
+json::Value stored_json(const MemoryEntry& entry) {
+  json::Value out = json::Value::object();
+  out.set("kind", entry.kind);
+  out.set("title", entry.title);
+  if (!entry.body.empty()) out.set("body", entry.body);
+  out.set("status", entry.status);
+  scope_fields(entry, out);
   out.set("hash", entry.hash);
   return out;
 }
@@ -69,10 +73,6 @@ json::Value stored_json(const MemoryEntry& entry) {
 bool needs_person(const Context& context, std::string_view kind) {
   const auto kinds = context.config->get_strings("memory.verifyKinds");
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-}
-
-void record(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& after) {
-  context.record(FieldChange{"", "memory." + after.id, before ? stored_json(*before) : json::Value(), stored_json(after)});
 }
 
 json::Value stale_json(const Staleness& stale) {
@@ -98,23 +98,13 @@ json::Value entry_json(const MemoryEntry& entry, bool full, const std::optional<
   if (stale) out.set("stale", stale_json(*stale));
   out.set("hash", entry.hash);
   if (!full) return out;
-  if (!entry.files.empty()) out.set("files", json::Value::array_of(entry.files));
-  if (!entry.labels.empty()) out.set("labels", json::Value::array_of(entry.labels));
-  if (!entry.tasks.empty()) out.set("tasks", json::Value::array_of(entry.tasks));
-  if (!entry.epic.empty()) out.set("epic", entry.epic);
-  if (entry.confidence) out.set("confidence", *entry.confidence);
+  scope_fields(entry, out);
+  if (entry.verified_at) out.set("verifiedAt", format_iso8601(*entry.verified_at));
   json::Value source = json::Value::object();
   if (!entry.source_agent.empty()) source.set("agent", entry.source_agent);
   if (!entry.source_session.empty()) source.set("session", entry.source_session);
   if (!entry.source_task.empty()) source.set("task", entry.source_task);
   if (!source.as_object().empty()) out.set("source", std::move(source));
-  if (!entry.verified_by.empty()) {
-    out.set("verifiedBy", entry.verified_by);
-    if (entry.verified_at) out.set("verifiedAt", format_iso8601(*entry.verified_at));
-  }
-  if (!entry.supersedes.empty()) out.set("supersedes", entry.supersedes);
-  if (!entry.superseded_by.empty()) out.set("supersededBy", entry.superseded_by);
-  if (!entry.reason.empty()) out.set("reason", entry.reason);
   json::Value usage = json::Value::object();
   usage.set("applied", entry.applied_count);
   usage.set("ignored", entry.ignored_count);
@@ -141,17 +131,15 @@ Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, con
   return out;
 }
 
-Result<std::vector<Found>> find(Context& context, const Search& search, std::int64_t* considered) {
+Result<std::vector<Found>> find(Context& context, const Search& search) {
   FindScope scope;
   scope.words = words(search.query);
   scope.files = search.files;
   scope.labels = search.labels;
   if (search.task) {
     CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*search.task));
-    if (!task)
-      return fail(Error(ErrorCode::NotFound, "Task " + *search.task + " not found")
-                      .with_fix(call("tasks.find", {{"query", *search.task}}))
-                      .with_detail("taskId", *search.task));
+    if (!task) return fail(task_not_found(*search.task));
+    if (search.task_words) scope.words = words(task->title);
     scope.tasks.push_back(task->id);
     for (const auto& file : task->files)
       if (auto normal = normal_scope_path(file); normal && !normal->empty() &&
@@ -223,7 +211,6 @@ Result<std::vector<Found>> find(Context& context, const Search& search, std::int
     numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
     for (std::int64_t number : numbers) early[number] += weights[r];
   }
-  if (considered) *considered = static_cast<std::int64_t>(early.size());
   std::vector<std::pair<double, std::int64_t>> order;
   order.reserve(early.size());
   for (const auto& [number, score] : early) order.emplace_back(score, number);
@@ -278,11 +265,9 @@ Result<std::vector<Found>> find(Context& context, const Search& search, std::int
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id) {
   const std::int64_t count = context.config->get_int("memory.promptEntries");
   if (count <= 0) return std::vector<Found>();
-  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(task_id));
-  if (!task) return std::vector<Found>();
   Search search;
   search.task = task_id;
-  search.query = task->title;
+  search.task_words = true;
   search.limit = count;
   CT_TRY_ASSIGN(std::vector<Found> found, find(context, search));
   // Words alone are not enough for a prompt: an entry must share the task's scope or most of its words.
@@ -305,6 +290,38 @@ std::string prompt_block(const Registry& registry, const std::vector<Found>& fou
   params.set("taskId", task_id);
   out += "When done, declare the ones you applied: " + mcp_call(Call{"memory.applied", std::move(params)}, registry) + "\n";
   return out;
+}
+
+std::vector<std::string_view> kind_choices() { return {kKinds.begin(), kKinds.end()}; }
+
+Result<MemoryEntry> load(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
+  if (!entry)
+    return fail(Error(ErrorCode::NotFound, "Memory entry " + id + " not found")
+                    .with_fix(call("memory.find", {{"query", id}}))
+                    .with_alternative("Count entries by status and kind", "memory.stats")
+                    .with_detail("id", id));
+  return std::move(*entry);
+}
+
+Error task_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Task " + id + " not found")
+      .with_fix(call("tasks.find", {{"query", id}}))
+      .with_detail("taskId", id);
+}
+
+Result<void> check_tasks(Context& context, const std::vector<std::string>& ids) {
+  if (ids.empty()) return {};
+  CT_TRY_ASSIGN(std::vector<Task> found, context.db().get_tasks(ids));
+  for (const auto& id : ids)
+    if (std::none_of(found.begin(), found.end(), [&](const Task& t) { return t.id == id; })) return fail(task_not_found(id));
+  return {};
+}
+
+Result<void> save(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& entry) {
+  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
+  context.record(FieldChange{"", "memory." + entry.id, before ? stored_json(*before) : json::Value(), stored_json(entry)});
+  return {};
 }
 
 Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, std::vector<std::string>& warnings) {
@@ -347,8 +364,7 @@ Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<s
   }
   CT_TRY(anchor(context, entry, false, warnings));
   entry.created_at = entry.updated_at = context.now();
-  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
-  record(context, std::nullopt, entry);
+  CT_TRY(save(context, std::nullopt, entry));
   return entry;
 }
 

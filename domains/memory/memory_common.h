@@ -19,6 +19,7 @@ struct Search {
   std::vector<std::string> files;   // normal scope paths (normal_scope_path)
   std::vector<std::string> labels;
   std::optional<std::string> task;  // the task at hand: its files, labels and epics join the scope
+  bool task_words = false;          // the task's title is the query (a prompt's memory)
   std::optional<std::string> kind;
   bool include_stale = false;
   std::int64_t limit = 10;
@@ -31,9 +32,18 @@ struct Found {
 };
 
 /// The active entries for `search`, best first (engines/rules/memory.h: rank). E_NOT_FOUND for a
-/// task that does not exist. `considered` (when given) is how many entries matched a word or the
-/// scope before ranking.
-Result<std::vector<Found>> find(Context& context, const Search& search, std::int64_t* considered = nullptr);
+/// task that does not exist.
+Result<std::vector<Found>> find(Context& context, const Search& search);
+
+/// The kinds of entry, as an Enum param's choices.
+std::vector<std::string_view> kind_choices();
+/// The entry `id`; E_NOT_FOUND with the find that looks for it.
+Result<MemoryEntry> load(Context& context, const std::string& id);
+Error task_not_found(const std::string& id);
+/// E_NOT_FOUND for the first of `ids` that names no task.
+Result<void> check_tasks(Context& context, const std::vector<std::string>& ids);
+/// Writes an entry with its keys, audited against `before` (none: created).
+Result<void> save(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& entry);
 
 /// Staleness of entries read outside a find (show, stats, validate): one read of their tasks.
 Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, const std::vector<MemoryEntry>& entries);
@@ -63,8 +73,6 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
 /// keys; audited. Missing scope files are named in `warnings`.
 Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings);
 
-/// The audit record of an entry's change (the entry as JSON before and after; null when absent).
-void record(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& after);
 
 }  // namespace ct::memory
 

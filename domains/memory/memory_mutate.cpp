@@ -23,30 +23,6 @@ namespace {
 using namespace memory;
 namespace fs = std::filesystem;
 
-Result<MemoryEntry> load(Context& context, const std::string& id) {
-  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
-  if (!entry)
-    return fail(Error(ErrorCode::NotFound, "Memory entry " + id + " not found")
-                    .with_fix(call("memory.find", {{"query", id}}))
-                    .with_detail("id", id));
-  return std::move(*entry);
-}
-
-Error task_not_found(const std::string& id) {
-  return Error(ErrorCode::NotFound, "Task " + id + " not found")
-      .with_fix(call("tasks.find", {{"query", id}}))
-      .with_detail("taskId", id);
-}
-
-/// The tasks among `ids` that exist; E_NOT_FOUND for the first that does not.
-Result<void> check_tasks(Context& context, const std::vector<std::string>& ids) {
-  if (ids.empty()) return {};
-  CT_TRY_ASSIGN(std::vector<Task> found, context.db().get_tasks(ids));
-  for (const auto& id : ids)
-    if (std::none_of(found.begin(), found.end(), [&](const Task& t) { return t.id == id; })) return fail(task_not_found(id));
-  return {};
-}
-
 Result<std::optional<double>> confidence_of(const Params& params) {
   auto text = params.opt_str("confidence");
   if (!text) {
@@ -87,7 +63,7 @@ Result<void> read_scope(Context& context, const Params& params, MemoryEntry& ent
   return {};
 }
 
-/// The task an entry comes from: the one named, else the caller's session's focus.
+/// The task an entry comes from, or a use belongs to: the one named, else the caller's session's focus.
 Result<std::string> source_task(Context& context, const Params& params) {
   if (auto task = params.opt_str("taskId")) {
     CT_TRY(check_tasks(context, {*task}));
@@ -237,8 +213,7 @@ Result<Reply> update(Context& context, const Params& params) {
                        " is served once a person verifies it (ct memory verify " + entry.id + ")");
   }
   entry.updated_at = context.now();
-  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
-  record(context, before, entry);
+  CT_TRY(save(context, before, entry));
   return Reply{written_json(entry), std::move(warnings), {}, {}};
 }
 
@@ -267,8 +242,7 @@ Result<Reply> supersede(Context& context, const Params& params) {
   if (added.status == "active") old.status = "superseded";
   else warnings.push_back(old.id + " stays active until " + added.id + " is verified");
   old.updated_at = context.now();
-  CT_TRY(context.db().put_memory(old, keys_of(old)));
-  record(context, before, old);
+  CT_TRY(save(context, before, old));
   return Reply{written_json(added), std::move(warnings), {}, {}};
 }
 
@@ -281,8 +255,7 @@ Result<Reply> retract(Context& context, const Params& params) {
   entry.status = "retracted";
   entry.reason = params.str("reason");
   entry.updated_at = context.now();
-  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
-  record(context, before, entry);
+  CT_TRY(save(context, before, entry));
   return Reply{written_json(entry), {}, {}, {}};
 }
 
@@ -308,8 +281,7 @@ Result<Reply> verify(Context& context, const Params& params) {
   entry.status = "active";
   entry.verified_by = name;
   entry.verified_at = entry.updated_at = context.now();
-  CT_TRY(context.db().put_memory(entry, keys_of(entry)));
-  record(context, before, entry);
+  CT_TRY(save(context, before, entry));
   // A verified replacement takes over from the entry it supersedes.
   if (!entry.supersedes.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> old, context.db().get_memory(entry.supersedes));
@@ -317,8 +289,7 @@ Result<Reply> verify(Context& context, const Params& params) {
       const MemoryEntry old_before = *old;
       old->status = "superseded";
       old->updated_at = context.now();
-      CT_TRY(context.db().put_memory(*old, keys_of(*old)));
-      record(context, old_before, *old);
+      CT_TRY(save(context, old_before, *old));
     }
   }
   json::Value data = written_json(entry);
@@ -327,14 +298,7 @@ Result<Reply> verify(Context& context, const Params& params) {
 }
 
 Result<Reply> applied(Context& context, const Params& params) {
-  std::string task;
-  if (auto named = params.opt_str("taskId")) {
-    CT_TRY(check_tasks(context, {*named}));
-    task = *named;
-  } else if (!context.session.empty()) {
-    CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(context.session));
-    task = focus.value_or("");
-  }
+  CT_TRY_ASSIGN(std::string task, source_task(context, params));
   CT_TRY_ASSIGN(std::string name, who(context));
   std::vector<std::string> used = params.strings("ids");
   std::vector<std::string> ignored = params.strings("ignored");
@@ -427,8 +391,7 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
     }
     next.updated_at = context.now();
     if (!stored || stored->hash != next.hash) CT_TRY(anchor(context, next, stored.has_value(), warnings));
-    CT_TRY(context.db().put_memory(next, keys_of(next)));
-    record(context, stored, next);
+    CT_TRY(save(context, stored, next));
     (stored ? changed : added).push_back(next.id);
   }
   json::Value data = json::Value::object();
@@ -442,8 +405,6 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
   if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
   return Reply{std::move(data), std::move(warnings), {}, note};
 }
-
-std::vector<std::string_view> kinds() { return {kKinds.begin(), kKinds.end()}; }
 
 std::vector<ParamSpec> scope_params() {
   return {{.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
@@ -472,7 +433,7 @@ ParamSpec source_param() {
 
 void register_memory_mutations(Registry& registry) {
   std::vector<ParamSpec> observe_params = {
-      {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kinds(),
+      {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kind_choices(),
        .description = "decision, convention, learning, risk, pattern or observation"},
       title_param(true), body_param()};
   for (auto& param : scope_params()) observe_params.push_back(std::move(param));
@@ -502,7 +463,7 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"}},
                 .tier = 1, .aliases = {"used", "apply"}, .handler = applied});
   std::vector<ParamSpec> update_params = {memory_id_param(),
-                                          {.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "New kind"},
+                                          {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "New kind"},
                                           title_param(false), body_param()};
   for (auto& param : scope_params()) update_params.push_back(std::move(param));
   registry.add({.domain = "memory", .name = "update", .gateway = Gateway::Mutate,
@@ -513,7 +474,7 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"id":"M001","body":"Also under CI"})", "add to M001"}},
                 .idempotent = true, .tier = 2, .handler = update});
   std::vector<ParamSpec> supersede_params = {memory_id_param(),
-                                             {.name = "kind", .type = ParamType::Enum, .choices = kinds(),
+                                             {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(),
                                               .description = "Kind of the new entry (default the old one's)"},
                                              title_param(true), body_param()};
   for (auto& param : scope_params()) supersede_params.push_back(std::move(param));

@@ -15,13 +15,6 @@ namespace {
 
 using namespace memory;
 
-Error entry_not_found(const std::string& id) {
-  return Error(ErrorCode::NotFound, "Memory entry " + id + " not found")
-      .with_fix(call("memory.find", {{"query", id}}))
-      .with_alternative("Count entries by status and kind", "memory.stats")
-      .with_detail("id", id);
-}
-
 Result<std::vector<std::string>> scope_files(const Params& params) {
   std::vector<std::string> files;
   for (const auto& file : params.strings("files")) {
@@ -50,8 +43,7 @@ Result<Reply> find_entries(Context& context, const Params& params) {
                               Advice(", or files: ") +
                               call("memory.find", {{"files", json::Value::array_of(std::vector<std::string>{"src/store/"})}}))
                     .with_detail("field", "query"));
-  std::int64_t considered = 0;
-  CT_TRY_ASSIGN(std::vector<Found> found, find(context, search, &considered));
+  CT_TRY_ASSIGN(std::vector<Found> found, find(context, search));
   const std::vector<std::string> known = params.strings("knownHashes");
   const bool full = wants_full(params);
   json::Value rows = json::Value::array();
@@ -71,12 +63,6 @@ Result<Reply> find_entries(Context& context, const Params& params) {
   Reply reply{std::move(rows), {}, {}, {}};
   if (reply.data.empty()) reply.note = ErrorCode::NoData;
   return reply;
-}
-
-Result<MemoryEntry> load(Context& context, const std::string& id) {
-  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
-  if (!entry) return fail(entry_not_found(id));
-  return std::move(*entry);
 }
 
 Result<Reply> show(Context& context, const Params& params) {
@@ -261,8 +247,6 @@ Result<Reply> export_markdown(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, note};
 }
 
-std::vector<std::string_view> kinds() { return {kKinds.begin(), kKinds.end()}; }
-
 }  // namespace
 
 ParamSpec memory_id_param() {
@@ -281,7 +265,7 @@ void register_memory_queries(Registry& registry) {
                             .description = "The task at hand: its files, labels and epics join the scope"},
                            {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60,
                             .description = "Labels of the work"},
-                           {.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
+                           {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"},
                            {.name = "includeStale", .type = ParamType::Bool,
                             .description = "Also entries whose files or tasks changed since (ranked lower)"},
                            {.name = "knownHashes", .type = ParamType::Array, .max = 100, .item_max = 16,
@@ -313,7 +297,7 @@ void register_memory_queries(Registry& registry) {
                 .summary = "List entries by status and kind, newest change first",
                 .params = {{.name = "status", .type = ParamType::Array, .choices = {kStatuses.begin(), kStatuses.end()},
                             .item_type = ParamType::Enum, .description = "Only these statuses (default all)"},
-                           {.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
+                           {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"},
                            limit_param("50"), offset_param()},
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?,files?,applied}] (every field with "
                            "detail:'full'); _meta.page when there are more; E_NO_DATA note when none",
@@ -345,7 +329,7 @@ void register_memory_queries(Registry& registry) {
                 .idempotent = true, .tier = 2, .handler = stats});
   registry.add({.domain = "memory", .name = "export", .gateway = Gateway::Query,
                 .summary = "Memory as Markdown to review and commit (memory.import reads it)",
-                .params = {{.name = "kind", .type = ParamType::Enum, .choices = kinds(), .description = "Only this kind"},
+                .params = {{.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"},
                            {.name = "includeRetracted", .type = ParamType::Bool, .description = "Also retracted entries"}},
                 .returns = "{entries (count), markdown}; at the command line, the Markdown alone (redirect it to a file)",
                 .examples = {{R"({})", "every entry, grouped by kind"}},

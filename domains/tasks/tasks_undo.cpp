@@ -187,8 +187,7 @@ Result<AuditEntry> take_back_memory(Context& context, AuditEntry row, std::vecto
     entry->status = "retracted";
     entry->reason = "taken back with seq " + std::to_string(row.seq) + " (" + row.operation + ") by tasks.undo";
     entry->updated_at = context.now();
-    CT_TRY(context.db().put_memory(*entry, memory::keys_of(*entry)));
-    memory::record(context, before, *entry);
+    CT_TRY(memory::save(context, before, *entry));
     warnings.push_back(id + ", the learning seq " + std::to_string(row.seq) + " recorded, is retracted");
   }
   std::erase_if(row.changes, memory_change);

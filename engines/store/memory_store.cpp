@@ -123,6 +123,22 @@ std::string where_of(const MemoryQuery& query, std::vector<Value>& args) {
   return where;
 }
 
+/// Statements over many values read them kChunk at a time, so that one statement per shape is
+/// prepared and cached.
+constexpr std::size_t kChunk = 32;
+
+/// "?1, ?2, …" for the chunk of `items` from `start`, its values appended to `args`; a short last
+/// chunk repeats its last item to keep the shape.
+template <typename T>
+std::string in_chunk(const std::vector<T>& items, std::size_t start, std::vector<Value>& args) {
+  std::string in;
+  for (std::size_t i = 0; i < kChunk; ++i) {
+    args.emplace_back(items[std::min(start + i, items.size() - 1)]);
+    in += (i ? ", ?" : "?") + std::to_string(i + 1);
+  }
+  return in;
+}
+
 }  // namespace
 
 std::optional<std::int64_t> memory_number(std::string_view id) {
@@ -137,20 +153,6 @@ std::string memory_id(std::int64_t number) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "M%03lld", static_cast<long long>(number));
   return buffer;
-}
-
-Result<std::optional<MemoryEntry>> MemoryStore::get_memory(std::string_view id) {
-  std::optional<MemoryEntry> found;
-  std::optional<Error> bad;
-  const Value args[] = {Value(std::string(id))};
-  CT_TRY(sql_runner().run("SELECT " + std::string(kColumns) + " FROM memory m WHERE m.id = ?1", args,
-                          "cannot read the memory entry", [&](const sql::Cursor& row) {
-                            auto entry = read_entry(row);
-                            if (entry) found = std::move(*entry);
-                            else bad = std::move(entry.error());
-                          }));
-  if (bad) return fail(std::move(*bad));
-  return found;
 }
 
 namespace {
@@ -169,18 +171,20 @@ Result<std::vector<MemoryEntry>> read_all(sql::Runner& runner, const std::string
 }
 }  // namespace
 
+Result<std::optional<MemoryEntry>> MemoryStore::get_memory(std::string_view id) {
+  const Value args[] = {Value(std::string(id))};
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> found, read_all(sql_runner(), "SELECT " + std::string(kColumns) +
+                                                                          " FROM memory m WHERE m.id = ?1",
+                                                         args, "cannot read the memory entry"));
+  if (found.empty()) return std::optional<MemoryEntry>();
+  return std::optional<MemoryEntry>(std::move(found.front()));
+}
+
 Result<std::vector<MemoryEntry>> MemoryStore::get_memories(const std::vector<std::int64_t>& numbers) {
   std::vector<MemoryEntry> out;
-  // In chunks of a fixed size, so that one statement per size is prepared and cached.
-  constexpr std::size_t kChunk = 32;
   for (std::size_t start = 0; start < numbers.size(); start += kChunk) {
     std::vector<Value> args;
-    std::string in;
-    for (std::size_t i = 0; i < kChunk; ++i) {
-      const std::size_t at = std::min(start + i, numbers.size() - 1);  // repeats the last to fill the chunk
-      args.emplace_back(numbers[at]);
-      in += (i ? ", ?" : "?") + std::to_string(i + 1);
-    }
+    const std::string in = in_chunk(numbers, start, args);
     CT_TRY_ASSIGN(std::vector<MemoryEntry> part,
                   read_all(sql_runner(), "SELECT " + std::string(kColumns) + " FROM memory m WHERE m.num IN (" + in + ")",
                            args, "cannot read memory entries"));
@@ -324,14 +328,9 @@ Result<std::vector<std::int64_t>> MemoryStore::memory_key_counts(const std::vect
 
 Result<std::map<std::string, std::int64_t>> MemoryStore::memory_term_counts(const std::vector<std::string>& keys) {
   std::map<std::string, std::int64_t> out;
-  constexpr std::size_t kChunk = 32;  // one statement per chunk size, prepared once
   for (std::size_t start = 0; start < keys.size(); start += kChunk) {
     std::vector<Value> args;
-    std::string in;
-    for (std::size_t i = 0; i < kChunk; ++i) {
-      args.emplace_back(keys[std::min(start + i, keys.size() - 1)]);
-      in += (i ? ", ?" : "?") + std::to_string(i + 1);
-    }
+    const std::string in = in_chunk(keys, start, args);
     CT_TRY(sql_runner().run("SELECT key, entries FROM memory_terms WHERE key IN (" + in + ")", args, "cannot search memory",
                             [&](const sql::Cursor& row) { out[std::string(row.text(0))] = row.integer(1); }));
   }

@@ -14,24 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "e2e/e2e.h"
 #include "support/ct_client.h"
 #include "support/sandbox.h"
 
 using namespace ct;
 using namespace ct::testing;
+using ct::e2e::check;
+using ct::e2e::failures;
 
 namespace {
 
 /// The prompt budget orchestrate.spawn is held to (estimated o200k tokens, help level 1).
 constexpr std::int64_t kPromptBudget = 2500;
-
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Planned {
   std::string title;
@@ -65,13 +60,8 @@ std::vector<Planned> plan() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string ct;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--ct") ct = argv[i + 1];
-  if (ct.empty()) {
-    std::fprintf(stderr, "usage: ct_e2e_orchestration --ct PATH\n");
-    return 2;
-  }
+  const std::string ct = e2e::ct_argument(argc, argv, "ct_e2e_orchestration");
+  if (ct.empty()) return 2;
   auto sandbox = sandbox_or_complain("ct-e2e-orch");
   if (!sandbox) return 2;
   const auto project = sandbox->root() / "project";
