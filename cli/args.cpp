@@ -97,6 +97,11 @@ Result<json::Value> object_value(const ParamSpec& param, const std::string& text
     }
   }
   auto parsed = json::parse(source);
+  if (!parsed && param.or_text && origin == "the value") {
+    // A param that also takes text (evidence: a note) gets the words as they are.
+    std::string_view first = trim(text);
+    if (first.empty() || (first.front() != '{' && first.front() != '[')) return json::Value(text);
+  }
   if (!parsed) {
     // JSON Lines (beads' issues.jsonl, MANIFEST.jsonl): one value per line reads as an array.
     auto lines = json_lines(source);

@@ -31,6 +31,7 @@
 #include "cli/servers.h"
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/json_parse.h"
 #include "core/text.h"
 #include "core/version.h"
 #include "disclosure/product.h"
@@ -69,6 +70,15 @@ EarlyOptions early_options(const std::vector<std::string>& args) {
     }
   }
   return early;
+}
+
+/// --intent: a category alone, or the whole intent as JSON (the router checks either).
+json::Value intent_value(const std::string& text) {
+  if (text.starts_with("{"))
+    if (auto parsed = json::parse(text)) return std::move(*parsed);
+  json::Value intent = json::Value::object();
+  intent.set("category", text);
+  return intent;
 }
 
 void write(std::FILE* stream, const std::string& text) {
@@ -404,6 +414,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
     params.set("id", task_id);
     params.set("ifVersion", shown.data["version"]);
     if (!globals.reason.empty()) params.set("reason", globals.reason);
+    if (!globals.intent.empty()) params.set("intent", intent_value(globals.intent));
     Envelope updated = router.dispatch({Gateway::Mutate, "tasks", "update", params, caller});
     if (!updated.success && updated.error && round < rounds &&
         (updated.error->code == ErrorCode::InvalidParams || updated.error->code == ErrorCode::Validation)) {
@@ -472,6 +483,8 @@ int run_checked(const std::vector<std::string>& args) {
     for (const auto& [key, value] : route.preset.as_object())
       if (!params.contains(key)) params.set(key, value);
   if (globals.meta) params.set("meta", true);
+  if (!globals.intent.empty() && spec->gateway == Gateway::Mutate && !params.contains("intent"))
+    params.set("intent", intent_value(globals.intent));
   if (!globals.reason.empty()) {
     if (spec->gateway == Gateway::Mutate) {
       if (!params.contains("reason")) params.set("reason", globals.reason);

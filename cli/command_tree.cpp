@@ -124,6 +124,11 @@ void add_globals(CLI::App& app, GlobalOptions& globals) {
   app.add_option("--reason", globals.reason, "Why: recorded in the audit trail of a change")
       ->type_name("TEXT")
       ->group("Global options");
+  app.add_option("--intent", globals.intent,
+                 "What kind of change: a category (explore, plan, refine, fix, rollback, checkpoint, merge, migrate) "
+                 "or JSON {category, reasoning?, confidence?, tags?}; kept in the audit trail")
+      ->type_name("CATEGORY")
+      ->group("Global options");
   app.add_option("--session", globals.session,
                  "Session to work in (default: CLEO_SESSION, the one started in this terminal, the only active one)")
       ->type_name("ID")
@@ -132,7 +137,9 @@ void add_globals(CLI::App& app, GlobalOptions& globals) {
   app.add_flag("--version", globals.version, "Print the version and exit")->group("Global options");
 }
 
-bool global_takes_value(std::string_view arg) { return arg == "--project" || arg == "--reason" || arg == "--session"; }
+bool global_takes_value(std::string_view arg) {
+  return arg == "--project" || arg == "--reason" || arg == "--intent" || arg == "--session";
+}
 
 Route find_route(const Registry& registry, const std::vector<std::string>& args) {
   Route route;

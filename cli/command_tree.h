@@ -28,6 +28,7 @@ struct GlobalOptions {
   bool version = false;
   std::string project;     // --project DIR; empty = not given
   std::string reason;      // --reason TEXT, recorded in the audit trail of a mutation
+  std::string intent;      // --intent CATEGORY or JSON: the mutation's intent, kept in its audit row
   std::string session;     // --session ID; empty = CLEO_SESSION, this terminal's binding, the only active one
 };
 

@@ -749,7 +749,7 @@ std::string bulk_view(const View& view) {
   return out;
 }
 
-/// The short line for a success that carries a note (100–102). Uses the first warning when the
+/// The short line for a success that carries a note (100–103). Uses the first warning when the
 /// operation explained itself, else a sentence built from the request.
 std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
   std::string label = note == ErrorCode::NoData ? "No data" : note == ErrorCode::AlreadyExists ? "Already exists" : "No change";

@@ -100,7 +100,7 @@ std::string operation_footer(const OperationSpec& spec) {
     out += "\nAlso reachable as: ct " + std::string(spec.domain) + " " + std::string(spec.name);
   }
   out += "\nGlobal options: --json, --project DIR, --meta, --read-only";
-  if (spec.gateway == Gateway::Mutate) out += ", --reason TEXT";
+  if (spec.gateway == Gateway::Mutate) out += ", --reason TEXT, --intent CATEGORY";
   out += " (see ct --help)\n";
   return out;
 }

@@ -72,9 +72,14 @@ constexpr std::array kErrors = std::to_array<ErrorInfo>({
     {ErrorCode::CircularValidation, "E_CIRCULAR_VALIDATION", 82, false, "agent validating its own work"},
     {ErrorCode::LifecycleTransitionInvalid, "E_LIFECYCLE_TRANSITION_INVALID", 83, false, "invalid lifecycle transition"},
     {ErrorCode::ProvenanceRequired, "E_PROVENANCE_REQUIRED", 84, false, "provenance required"},
+    {ErrorCode::EvidenceInvalid, "E_EVIDENCE_INVALID", 85, false, "evidence failed its check"},
+    {ErrorCode::EvidenceStale, "E_EVIDENCE_STALE", 86, false, "recorded evidence no longer holds"},
+    {ErrorCode::EvidenceUnverified, "E_EVIDENCE_UNVERIFIED", 87, false, "gate needs checked evidence"},
+    {ErrorCode::AcCoverageIncomplete, "E_AC_COVERAGE_INCOMPLETE", 88, false, "acceptance criteria not covered"},
     {ErrorCode::NoData, "E_NO_DATA", 100, false, "empty result"},
     {ErrorCode::AlreadyExists, "E_ALREADY_EXISTS", 101, false, "already exists"},
     {ErrorCode::NoChange, "E_NO_CHANGE", 102, false, "nothing to change"},
+    {ErrorCode::Proposed, "E_PROPOSED", 103, false, "kept for a person's approval"},
     {ErrorCode::InvalidGateway, "E_INVALID_GATEWAY", 2, false, "wrong tool for this operation"},
     {ErrorCode::InvalidDomain, "E_INVALID_DOMAIN", 2, false, "unknown domain"},
     {ErrorCode::InvalidOperation, "E_INVALID_OPERATION", 2, false, "unknown operation"},
@@ -109,7 +114,8 @@ std::optional<ErrorCode> parse_error_code(std::string_view name) {
 int exit_code(ErrorCode code) { return error_info(code).exit_code; }
 bool is_retryable(ErrorCode code) { return error_info(code).retryable; }
 bool is_success_note(ErrorCode code) {
-  return code == ErrorCode::NoData || code == ErrorCode::AlreadyExists || code == ErrorCode::NoChange;
+  return code == ErrorCode::NoData || code == ErrorCode::AlreadyExists || code == ErrorCode::NoChange ||
+         code == ErrorCode::Proposed;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

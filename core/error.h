@@ -87,10 +87,16 @@ enum class ErrorCode : int {
   CircularValidation = 82,
   LifecycleTransitionInvalid = 83,
   ProvenanceRequired = 84,
-  // 100–102 successful outcomes that carry a note
+  // 85–88 evidence (issue 35)
+  EvidenceInvalid = 85,        // an evidence atom failed its check when recorded
+  EvidenceStale = 86,          // recorded evidence no longer holds (a file changed, a commit is gone)
+  EvidenceUnverified = 87,     // strict evidence: a required gate needs checked evidence
+  AcCoverageIncomplete = 88,   // strict evidence: an acceptance criterion is neither covered nor waived
+  // 100–103 successful outcomes that carry a note
   NoData = 100,
   AlreadyExists = 101,
   NoChange = 102,
+  Proposed = 103,              // approval.required: the call was kept as a proposal for a person
   // 200+ gateway and engine errors (identities only; their exit codes are in the table)
   InvalidGateway = 200,        // query tool used for a mutate operation or vice versa
   InvalidDomain = 201,         // unknown domain
@@ -121,7 +127,7 @@ std::string_view to_string(ErrorCode code);
 std::optional<ErrorCode> parse_error_code(std::string_view name);
 int exit_code(ErrorCode code);
 bool is_retryable(ErrorCode code);
-/// Codes 100–102: the operation succeeded and the code is a note for the caller.
+/// Codes 100–103: the operation succeeded and the code is a note for the caller.
 bool is_success_note(ErrorCode code);
 
 struct Alternative {

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,8 +36,10 @@ class Context {
   AuditEntry* audit = nullptr;           // mutations record their changes here
   /// What can run here (system.capabilities, system.health); null when the caller gave none.
   CapabilityResolver* capabilities = nullptr;
-  /// The reply of the spec's external step (a subprocess), when it has one.
+  /// The reply of the spec's external step (a subprocess), when it has one. A bulk call runs the
+  /// step for each of its tasks first (`externals`, by task id); each task's handler sees its own.
   std::optional<Reply> external;
+  std::map<std::string, Reply> externals;
   /// Set by session operations: the caller's session after a successful call ("" = none). The
   /// router adopts it for later calls (a connection or CLI invocation stays bound).
   std::optional<std::string> rebind;

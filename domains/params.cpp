@@ -199,7 +199,11 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
       return json::Value(std::move(checked));
     }
     case ParamType::Object:
-      if (!value.is_object() && !value.is_array()) return wrong_type("object");
+      if (param.or_text && value.is_string()) {
+        CT_TRY_ASSIGN(std::string text, check_string(spec, field, param, ParamType::String, value.as_string()));
+        return json::Value(std::move(text));
+      }
+      if (!value.is_object() && !value.is_array()) return wrong_type(param.or_text ? "object or string" : "object");
       return value;
     case ParamType::Array: {
       // A single string is accepted as a one-item list (and "a,b" as two) — agents and CLI

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/json_parse.h"
+#include "core/pattern.h"
 #include "core/sha256.h"
 #include "core/text.h"
 #include "domains/projection.h"
@@ -31,6 +32,54 @@ Result<std::string> common_string(const json::Value& value, std::string_view fie
   return text;
 }
 
+/// A mutation's intent: {category, reasoning?, confidence?, tags?}, canonical (keys in that order,
+/// tags without repeats).
+Result<json::Value> take_intent(const json::Value& value) {
+  if (!value.is_object()) return fail(common_param_error("intent", "expected an object {category, reasoning?, confidence?, tags?}"));
+  for (const auto& [key, item] : value.as_object())
+    if (key != "category" && key != "reasoning" && key != "confidence" && key != "tags")
+      return fail(common_param_error("intent", "unknown key " + echo(key) + "; intent takes category, reasoning, "
+                                               "confidence and tags"));
+  json::Value out = json::Value::object();
+  const json::Value& category = value["category"];
+  std::vector<std::string> categories(kIntentCategories.begin(), kIntentCategories.end());
+  if (!category.is_string())
+    return fail(common_param_error("intent.category", "expected one of " + join(categories, ", ")));
+  if (std::find(categories.begin(), categories.end(), category.as_string()) == categories.end())
+    return fail(common_param_error("intent.category", "expected one of " + join(categories, ", ") + ", got " +
+                                                          echo(category.as_string()), ErrorCode::Validation)
+                    .with_choices(category.as_string(), categories));
+  out.set("category", category);
+  if (const json::Value* reasoning = value.find("reasoning"); reasoning && !reasoning->is_null()) {
+    CT_TRY_ASSIGN(std::string text, common_string(*reasoning, "intent.reasoning", 2000));
+    if (!text.empty()) out.set("reasoning", std::move(text));
+  }
+  if (const json::Value* confidence = value.find("confidence"); confidence && !confidence->is_null()) {
+    if (!confidence->is_number()) return fail(common_param_error("intent.confidence", "expected a number from 0 to 1"));
+    const double number = confidence->is_int() ? static_cast<double>(confidence->as_int()) : confidence->as_double();
+    if (!(number >= 0.0 && number <= 1.0))
+      return fail(common_param_error("intent.confidence", "must be from 0 to 1", ErrorCode::Validation));
+    out.set("confidence", number);
+  }
+  if (const json::Value* tags = value.find("tags"); tags && !tags->is_null()) {
+    if (!tags->is_array()) return fail(common_param_error("intent.tags", "expected an array of short words"));
+    if (tags->size() > kMaxIntentTags)
+      return fail(common_param_error("intent.tags", "takes at most " + std::to_string(kMaxIntentTags) + " tags",
+                                     ErrorCode::Validation));
+    static const Pattern tag_pattern = *Pattern::compile(kIntentTagPattern);
+    std::vector<std::string> kept;
+    for (const auto& tag : tags->as_array()) {
+      if (!tag.is_string() || !tag_pattern.matches(tag.as_string()))
+        return fail(common_param_error("intent.tags", (tag.is_string() ? echo(tag.as_string()) : std::string("a tag")) +
+                                                          " does not match " + std::string(kIntentTagPattern),
+                                       ErrorCode::Validation));
+      if (std::find(kept.begin(), kept.end(), tag.as_string()) == kept.end()) kept.push_back(tag.as_string());
+    }
+    if (!kept.empty()) out.set("tags", json::Value::array_of(kept));
+  }
+  return out;
+}
+
 Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& params) {
   CommonParams common;
   if (!params.is_object()) return common;
@@ -52,6 +101,10 @@ Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& 
     }
     // An operation that declares `reason` itself (tasks.delete) also receives it.
     if (!spec.find_param("reason")) params.erase("reason");
+    if (const json::Value* intent = params.find("intent"); intent && !intent->is_null()) {
+      CT_TRY_ASSIGN(common.intent, take_intent(*intent));
+    }
+    params.erase("intent");
     if (const json::Value* key = params.find("idempotencyKey"); key && !key->is_null()) {
       CT_TRY_ASSIGN(common.idempotency_key, common_string(*key, "idempotencyKey", 128));
       if (common.idempotency_key.empty())
@@ -224,6 +277,7 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
       if (!params.contains(key)) params.set(key, value);
   audit.params = std::move(params);
   audit.reason = call.common.reason;
+  audit.intent = call.common.intent;
   if (audit.task_id.empty()) {
     if (auto id = call.params.opt_str("id")) audit.task_id = *id;
   }

@@ -9,6 +9,7 @@
 // with; the caller travels in the Request.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,19 @@ struct CommonParams {
   /// caller without a connection to bind (an MCP 2026-07-28 stateless request) works in a session.
   std::string session_id;
   std::string reason;
+  /// What kind of write the caller means: {category, reasoning?, confidence?, tags?} in that
+  /// order, or null. Kept in the call's audit row; system.log filters by it.
+  json::Value intent;
   std::string idempotency_key;
 };
+
+/// The categories of a write's intent (after seed 002): looking around, planning, refining work,
+/// fixing, rolling back, a checkpoint, merging others' work, a migration.
+inline constexpr std::array<std::string_view, 8> kIntentCategories = {
+    "explore", "plan", "refine", "fix", "rollback", "checkpoint", "merge", "migrate"};
+/// At most this many tags on one intent, each a short word.
+inline constexpr std::size_t kMaxIntentTags = 10;
+inline constexpr std::string_view kIntentTagPattern = "[a-z0-9][a-z0-9._:-]{0,39}";
 
 /// A call that passed routing and validation: what every later stage works on.
 struct Call {

@@ -69,6 +69,8 @@ struct ParamSpec {
   bool dry_run = false;
   /// String: one line (titles, names) — line breaks are refused like other control characters.
   bool single_line = false;
+  /// Object: a string is accepted too, handed on as it is (evidence: a note's text).
+  bool or_text = false;
 };
 
 /// A CLI verb that runs an operation with some params set (`ct ready` is tasks.list with
@@ -120,7 +122,7 @@ struct Reply {
   json::Value data;
   std::vector<std::string> warnings;
   std::optional<Page> page;
-  /// A success that carries a note: E_NO_DATA, E_ALREADY_EXISTS or E_NO_CHANGE (exit 100–102).
+  /// A success that carries a note: E_NO_DATA, E_ALREADY_EXISTS, E_NO_CHANGE or E_PROPOSED (exit 100–103).
   std::optional<ErrorCode> note;
 };
 

@@ -391,6 +391,8 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
     CT_TRY_ASSIGN(pipeline::Call call, pipeline::for_id(bulk, id));
     AuditEntry audit;
     context.audit = call.mutate() ? &audit : nullptr;
+    if (auto external = context.externals.find(id); external != context.externals.end())
+      context.external = external->second;
     Result<Reply> reply = guarded(call.spec->handler, call, context);
     context.audit = nullptr;
     if (!reply) {
@@ -443,9 +445,15 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
 
   // External work (a subprocess) runs before the transaction: a slow program never holds the
   // write lock other writers wait for.
-  if (spec.external) {
+  if (spec.external && call.ids.empty()) {
     CT_TRY_ASSIGN(Reply external, guarded(spec.external, call, context));
     context.external = std::move(external);
+  } else if (spec.external) {
+    for (const auto& id : call.ids) {
+      CT_TRY_ASSIGN(pipeline::Call one, pipeline::for_id(call, id));
+      CT_TRY_ASSIGN(Reply external, guarded(spec.external, one, context));
+      context.externals.emplace(id, std::move(external));
+    }
   }
 
   AuditEntry audit;

@@ -53,13 +53,13 @@ struct Envelope {
   std::optional<Error> error;
   std::vector<std::string> warnings;
   std::optional<Page> page;
-  std::optional<ErrorCode> note;   // success with a note (100–102)
+  std::optional<ErrorCode> note;   // success with a note (100–103)
   json::Value meta;                // operational metadata, only when the caller asked (meta: true)
   /// The caller's session after the call, when the call changed it (session.start/resume bind,
   /// end/close unbind): the transport sends it with the caller's next calls. Not on the wire.
   std::optional<std::string> rebind;
 
-  /// 0 on plain success, 100–102 for notes, the error's exit code on failure.
+  /// 0 on plain success, 100–103 for notes, the error's exit code on failure.
   int exit_code() const;
 };
 

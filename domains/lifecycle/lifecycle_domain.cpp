@@ -6,9 +6,11 @@
 #include "core/text.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
+#include "domains/evidence.h"
 #include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
+#include "engines/rules/evidence.h"
 #include "engines/rules/lifecycle.h"
 
 namespace ct {
@@ -239,10 +241,29 @@ Result<Reply> reset(Context& context, const Params& params) {
 Result<Reply> gate_pass(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
   CT_TRY_ASSIGN(Task task, lifecycle.task(params.str("id")));
+  // The atoms the external step checked are recorded first: verification.evidence decides whether
+  // a required gate may pass on them (domains/evidence.h).
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, params, task, params.str("gate")));
+  std::vector<std::string> warnings;
+  CT_TRY(evidence::gate_rules(context, task, params.str("gate"), recorded, warnings));
   CT_TRY_ASSIGN(LifecycleChange change,
                 lifecycle.pass_gate(task, params.str("gate"), params.opt_str("notes").value_or(""),
-                                    params.opt_str("evidence").value_or("")));
+                                    evidence::summary(recorded)));
   Reply reply = change_reply(change, "gate", *context.registry);
+  for (auto& warning : warnings) reply.warnings.push_back(std::move(warning));
+  if (!recorded.empty()) {
+    json::Value atoms = json::Value::array();
+    for (const auto& atom : recorded) {
+      json::Value item = json::Value::object();
+      item.set("id", atom.id);
+      item.set("kind", atom.kind);
+      item.set("verified", atom.verified);
+      atoms.push_back(std::move(item));
+    }
+    reply.data.set("atoms", std::move(atoms));
+    // Recorded evidence is a change even when the gate had passed before.
+    if (!change.changed) reply.note.reset();
+  }
   if (change.changed && task.status != TaskStatus::Done) {
     CT_TRY_ASSIGN(std::vector<std::string> missing, lifecycle.missing_required_gates(task.id));
     if (missing.empty() && !context.config->get_strings("verification.required").empty())
@@ -275,7 +296,7 @@ ParamSpec gate_param() {
           .description = "Verification gate, in order", .positional = true};
 }
 
-ParamSpec evidence_param() {
+ParamSpec failure_evidence_param() {
   return {.name = "evidence", .type = ParamType::String, .max = 500,
           .description = "What shows it: a link, file, commit or test run"};
 }
@@ -370,20 +391,32 @@ void register_lifecycle_domain(Registry& registry) {
                 .summary = "Pass a task's verification gate",
                 .params = {id_param("The task"), gate_param(),
                            {.name = "notes", .type = ParamType::String, .max = 2000, .description = "What was checked"},
-                           evidence_param()},
-                .returns = "{id, gate, status:'passed', at, agent?, notes?, evidence?, from, readyToComplete?}; the "
-                           "task's status is unchanged (complete it with tasks.complete); E_NO_CHANGE note when "
-                           "already passed. The gate before not passed: E_GATE_DEPENDENCY (strict) or a warning",
+                           evidence::evidence_param("Atoms: [{commit}|{files:[…]}|{test:<run id>}|{pr}|{note}, each "
+                                                    "with covers?:[criteria]]; text is a note")},
+                .returns = "{id, gate, status:'passed', at, agent?, notes?, evidence? (the atoms in a line), from, "
+                           "atoms?[{id, kind, verified}], readyToComplete?}; the task's status is unchanged (complete "
+                           "it with tasks.complete); E_NO_CHANGE note when already passed and no evidence given. The "
+                           "gate before not passed: E_GATE_DEPENDENCY (strict) or a warning. Atoms are checked (a "
+                           "commit exists, files are read, a test run passed): E_EVIDENCE_INVALID; a gate "
+                           "verification.required names needs checked atoms in strict verification.evidence: "
+                           "E_EVIDENCE_UNVERIFIED",
                 .errors = {ErrorCode::NotFound, ErrorCode::GateDependency, ErrorCode::CircularValidation,
-                           ErrorCode::InvalidAgent},
-                .examples = {{R"({"id":"T002","gate":"implemented","evidence":"commit 1a2b3c"})", "the code is in"}},
-                .idempotent = true, .tier = 2, .handler = gate_pass});
+                           ErrorCode::InvalidAgent, ErrorCode::Validation, ErrorCode::EvidenceInvalid,
+                           ErrorCode::EvidenceUnverified},
+                .examples = {{R"({"id":"T002","gate":"implemented","evidence":[{"commit":"1a2b3c4"}]})", "the code is in"},
+                             {R"({"id":"T002","gate":"testsPassed","evidence":[{"test":12,"covers":[1,2]}]})",
+                              "tests pass, covering two criteria"}},
+                .idempotent = true, .tier = 2,
+                .external = [](Context& context, const Params& params) {
+                  return evidence::check_atoms(context, params, /*recheck=*/false);
+                },
+                .handler = gate_pass});
   registry.add({.domain = "lifecycle", .name = "gate.fail", .gateway = Gateway::Mutate,
                 .summary = "Fail a task's verification gate; later gates reset",
                 .params = {id_param("The task"), gate_param(),
                            {.name = "notes", .type = ParamType::String, .required = true, .min = 10, .max = 2000,
                             .description = "What failed (10+ characters)"},
-                           evidence_param()},
+                           failure_evidence_param()},
                 .returns = "{id, gate, status:'failed', at, agent?, notes, evidence?, from, reset?[gates set back to "
                            "pending]}; the task's status is unchanged",
                 .errors = {ErrorCode::NotFound},

@@ -1,11 +1,14 @@
 // system domain — the parts of the foundation: init and version. The rest of the domain
 // (health, config, log, backup …) arrives with the sessions issue.
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
+#include "core/text.h"
 #include "core/version.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/pipeline.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/store/backups.h"
@@ -76,6 +79,18 @@ Result<Reply> version(Context&, const Params&) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+/// A confidence bound of system.log: a number from 0 to 1 (given as a number or its text).
+Result<std::optional<double>> confidence_param(const Params& params, std::string_view name) {
+  auto text = params.opt_str(name);
+  if (!text) return std::optional<double>();
+  char* end = nullptr;
+  const double value = std::strtod(text->c_str(), &end);
+  if (text->empty() || end != text->c_str() + text->size() || !(value >= 0.0 && value <= 1.0))
+    return fail(Error(ErrorCode::Validation, std::string(name) + ": expected a number from 0 to 1, got " + echo(*text))
+                    .with_detail("field", std::string(name)));
+  return std::optional<double>(value);
+}
+
 Result<Reply> log(Context& context, const Params& params) {
   AuditQuery query;
   // One more row than asked: whether more follow is known without counting the trail.
@@ -84,6 +99,12 @@ Result<Reply> log(Context& context, const Params& params) {
   query.operation = params.opt_str("operation");
   query.task_id = params.opt_str("id");
   query.session = params.opt_str("session");
+  query.agent = params.opt_str("agent");
+  query.category = params.opt_str("category");
+  query.tag = params.opt_str("tag");
+  query.reason_text = params.opt_str("text");
+  CT_TRY_ASSIGN(query.min_confidence, confidence_param(params, "minConfidence"));
+  CT_TRY_ASSIGN(query.max_confidence, confidence_param(params, "maxConfidence"));
   CT_TRY_ASSIGN(query.since, params.time("since", context.now()));
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
   const bool more = std::ssize(rows) > params.integer("limit");
@@ -142,15 +163,27 @@ void register_system_domain(Registry& registry) {
                            {.name = "session", .type = ParamType::String, .max = 128,
                             .description = "Only rows written in this session"},
                            {.name = "since", .type = ParamType::String, .max = 40,
-                            .description = "Only rows at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"}},
-                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
+                            .description = "Only rows at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"},
+                           {.name = "agent", .type = ParamType::String, .max = 128, .description = "Only this agent's rows"},
+                           {.name = "category", .type = ParamType::Enum,
+                            .choices = {pipeline::kIntentCategories.begin(), pipeline::kIntentCategories.end()},
+                            .description = "Only rows whose intent has this category"},
+                           {.name = "tag", .type = ParamType::String, .pattern = pipeline::kIntentTagPattern,
+                            .description = "Only rows whose intent carries this tag"},
+                           {.name = "minConfidence", .type = ParamType::Scalar, .max = 20,
+                            .description = "Only rows whose intent's confidence is at least this (0–1)"},
+                           {.name = "maxConfidence", .type = ParamType::Scalar, .max = 20,
+                            .description = "Only rows whose intent's confidence is at most this (0–1)"},
+                           {.name = "text", .type = ParamType::String, .min = 1, .max = 200,
+                            .description = "Only rows whose reason contains this"}},
+                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,intent?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
                            "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
                            "_meta.page {hasMore,nextOffset} when older rows follow",
                 .examples = {{R"({"limit":10})", "the last ten changes"},
                              {R"({"operation":"tasks.delete","since":"2026-01-01"})", "deletions this year"}},
                 .idempotent = true, .tier = 2, .shortcut = "log", .text_view = TextView::AuditLog,
-                .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "reason", "params",
-                               "changes"},
+                .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "reason", "intent",
+                               "params", "changes"},
                 .handler = log});
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
                 .summary = "Create a CLEO project here",

@@ -6,6 +6,7 @@
 #include "core/text.h"
 #include "domains/analysis.h"
 #include "domains/claims.h"
+#include "domains/evidence.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
@@ -107,6 +108,9 @@ Result<Reply> show(Context& context, const Params& params) {
         if (state.at != 0) map.set(state.name, state.status);
       if (map.size() > 0) data.set(key, std::move(map));
     }
+    // Its evidence and, with acceptance criteria, what covers or waives each (issue 35).
+    CT_TRY_ASSIGN(json::Value evidence, evidence::task_evidence_json(context, task));
+    if (!evidence.is_null()) data.set("evidence", std::move(evidence));
   }
   return Reply{std::move(data), {}, {}, {}};
 }
@@ -336,7 +340,8 @@ void register_tasks_queries(Registry& registry) {
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
                            "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids), "
-                           "claim{session,agent?,leaseEnds?,lapsed?} (who works on it) (empty fields omitted)",
+                           "claim{session,agent?,leaseEnds?,lapsed?} (who works on it), evidence{atoms, coverage?} (empty fields "
+                           "omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",

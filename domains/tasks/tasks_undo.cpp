@@ -194,6 +194,41 @@ Result<AuditEntry> take_back_memory(Context& context, AuditEntry row, std::vecto
   return row;
 }
 
+/// Takes back the evidence `row` recorded (tasks.complete, tasks.evidence {evidence, waive}): its
+/// atoms are withdrawn (kept as a record, covering nothing) and the atoms they replaced are current
+/// again, audited as changes of the task's evidence; the row without them is what the task engine
+/// takes back.
+Result<AuditEntry> take_back_evidence(Context& context, AuditEntry row, std::vector<std::string>& warnings) {
+  auto is_evidence = [](const FieldChange& change) { return change.field == "evidence"; };
+  std::vector<EvidenceAtom> atoms;
+  std::string task;
+  for (const auto& change : row.changes) {
+    if (!is_evidence(change)) continue;
+    const json::Value& after = change.after;
+    if (!after["id"].is_string()) continue;
+    if (task != change.task_id) {
+      task = change.task_id;
+      CT_TRY_ASSIGN(atoms, context.db().task_evidence(task, /*with_replaced=*/true));
+    }
+    auto atom = std::find_if(atoms.begin(), atoms.end(), [&](const EvidenceAtom& a) { return a.id == after["id"].as_string(); });
+    if (atom == atoms.end()) continue;
+    // Recorded by the row: withdrawn. Replaced by the row: current again.
+    const std::string status = change.before.is_null() ? "withdrawn" : "current";
+    if (atom->status == status) continue;
+    json::Value was = json::Value::object();
+    was.set("id", atom->id);
+    was.set("status", atom->status);
+    atom->status = status;
+    CT_TRY(context.db().put_evidence(*atom));
+    json::Value now_is = was;
+    now_is.set("status", status);
+    context.record({change.task_id, "evidence", std::move(was), std::move(now_is)});
+    if (status == "withdrawn") warnings.push_back(atom->id + ", evidence seq " + std::to_string(row.seq) + " recorded, is withdrawn");
+  }
+  std::erase_if(row.changes, is_evidence);
+  return row;
+}
+
 Result<Reply> undo(Context& context, const Params& params) {
   std::vector<AuditEntry> rows;
   if (auto seq = params.opt_integer("seq")) {
@@ -209,6 +244,7 @@ Result<Reply> undo(Context& context, const Params& params) {
   std::vector<std::string> warnings;
   for (auto& row : rows) {
     CT_TRY_ASSIGN(row, take_back_memory(context, std::move(row), warnings));
+    CT_TRY_ASSIGN(row, take_back_evidence(context, std::move(row), warnings));
   }
 
   auto engine_ = engine(context);

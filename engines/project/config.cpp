@@ -148,6 +148,16 @@ std::vector<ConfigKey>& key_table() {
        "Verification gates tasks.complete needs passed (strict: an error; advisory: a warning)"},
       {"verification.separateAgents", json::Type::Bool, "false", 0, 0, {},
        "An agent may not pass a verification gate (after implemented) on a task it worked on itself"},
+      {"verification.evidence", json::Type::String, "\"advisory\"", 0, 0, {"off", "advisory", "strict"},
+       "Evidence of done (commits, files, test runs, PRs, notes): off (kept unchecked), advisory (checked; gaps "
+       "warned) or strict (required gates need checked evidence; tasks.complete needs no stale evidence and every "
+       "acceptance criterion covered or waived)",
+       SetBy::People},
+      {"approval.required", json::Type::Array, "[]", 0, 40,
+       {},  // each item checked by domains/approval.cpp
+       "Mutations an agent only proposes and a person approves (ct approve): \"domain.operation\", or with a "
+       "condition: \"tasks.complete:epic\", \"memory.update:verified\"",
+       SetBy::People},
       {"memory.verifyKinds", json::Type::Array, "[\"convention\"]", 0, 6,
        {},  // the kinds: engines/rules/memory.cpp
        "Kinds of memory entry an agent only proposes: served once a person verifies them (ct memory verify, the "
@@ -186,6 +196,8 @@ std::string expectation(const ConfigKey& key) {
   if (key.type == json::Type::Int) {
     return "an integer from " + std::to_string(key.min) + " to " + std::to_string(key.max);
   }
+  if (key.type == json::Type::Array && key.choices.empty() && key.check)
+    return "a list of at most " + std::to_string(key.max) + " names";
   if (key.type == json::Type::Array && key.choices.empty())
     return "a list of at most " + std::to_string(key.max) + " commands, each a non-empty array of strings";
   if (!key.choices.empty()) {
@@ -224,6 +236,20 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
       return {};
     case json::Type::Array: {
       bool ok = value.is_array() && static_cast<std::int64_t>(value.size()) <= key.max;
+      if (ok && key.choices.empty() && key.check) {
+        // A list of names, each checked by the key's owner, each at most once.
+        std::vector<std::string> seen;
+        for (const auto& item : value.as_array()) {
+          if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end())
+            return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+          if (std::string problem = key.check(item.as_string()); !problem.empty())
+            return fail(Error(code, "config key '" + std::string(key.name) + "': " + echo(item.as_string()) + " " +
+                                        problem)
+                            .with_detail("key", std::string(key.name)));
+          seen.push_back(item.as_string());
+        }
+        return {};
+      }
       if (ok && !key.choices.empty()) {
         // A list of names from the key's choices, each at most once.
         std::vector<std::string> seen;

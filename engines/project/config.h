@@ -36,7 +36,8 @@ struct ConfigKey {
   /// Its value may hold something private (a command line with a token): reports such as
   /// issues.diagnostics say only whether it is set.
   bool sensitive = false;
-  /// String keys: a further check of the text; returns what is wrong, or "" when it is fine.
+  /// String keys: a further check of the text; Array keys without choices: of each name listed
+  /// (without it, an Array key is a list of commands). Returns what is wrong, or "" when it is fine.
   std::string (*check)(std::string_view text) = nullptr;
 };
 

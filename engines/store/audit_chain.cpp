@@ -19,6 +19,7 @@ std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry) 
   w.begin_array();
   w.value(entry.seq).value(static_cast<std::int64_t>(entry.at)).value(entry.session).value(entry.agent);
   w.value(entry.operation).value(entry.task_id).value(entry.params.dump()).value(entry.outcome).value(entry.reason);
+  if (!entry.intent.is_null()) w.value(entry.intent.dump());
   w.begin_array();
   for (const auto& change : entry.changes) {
     w.begin_array().value(change.task_id).value(change.field);
@@ -46,11 +47,12 @@ Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int6
   return stored;
 }
 
-Result<ChainReport> verify_audit_chain(AuditLog& store) {
+Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<AuditAnchor>& from) {
   ChainReport report;
   std::string previous;
   std::int64_t expected_seq = 0;  // with an anchor: the seq the first row must have
   CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, store.audit_anchor());
+  if (from && (!anchor || from->seq > anchor->seq)) anchor = from;
   if (anchor) {
     report.anchor = anchor->seq;
     previous = anchor->hash;
@@ -59,6 +61,7 @@ Result<ChainReport> verify_audit_chain(AuditLog& store) {
   AuditQuery query;
   query.ascending = true;
   query.limit = 1000;
+  if (anchor) query.after_seq = anchor->seq;
   while (true) {
     CT_TRY_ASSIGN(std::vector<AuditEntry> batch, store.read_audit(query));
     for (const auto& entry : batch) {
@@ -94,6 +97,7 @@ void archive_row(std::string& out, const AuditEntry& entry) {
   w.key("session").value(entry.session).key("agent").value(entry.agent);
   w.key("operation").value(entry.operation).key("taskId").value(entry.task_id);
   w.key("params").value(entry.params).key("outcome").value(entry.outcome).key("reason").value(entry.reason);
+  if (!entry.intent.is_null()) w.key("intent").value(entry.intent);
   w.key("changes").begin_array();
   for (const auto& change : entry.changes) {
     w.begin_object().key("taskId").value(change.task_id).key("field").value(change.field);
@@ -123,6 +127,7 @@ std::optional<AuditEntry> parse_archive_row(const json::Value& row) {
   entry.params = row["params"];
   entry.outcome = *outcome;
   entry.reason = *reason;
+  entry.intent = row["intent"];
   entry.hash = *hash;
   for (const auto& change : row["changes"].as_array()) {
     if (!change["taskId"].is_string() || !change["field"].is_string()) return std::nullopt;

@@ -31,7 +31,11 @@ struct AuditEntry {
   std::string task_id;     // the subject, when there is one
   json::Value params = json::Value::object();
   std::string outcome;     // "ok", or the error code on failure
-  std::string reason;      // the caller's intent, when given
+  std::string reason;      // why, in the caller's words, when given
+  /// What kind of write the caller meant (pipeline: {category, reasoning?, confidence?, tags?});
+  /// null when it gave none. Hashed with the row only when present, so rows from before it
+  /// existed keep their hashes.
+  json::Value intent;
   std::vector<FieldChange> changes;
   std::string hash;        // SHA-256 chaining this row to the previous one (set by the store)
 };
@@ -44,6 +48,12 @@ struct AuditQuery {
   std::optional<std::string> agent;      // rows written by this agent
   std::optional<TimeMs> since;           // rows at or after this time
   std::optional<std::int64_t> after_seq; // rows after this sequence number (paging oldest first)
+  std::optional<std::int64_t> upto_seq;  // rows up to and including this sequence number
+  std::optional<std::string> category;   // rows whose intent has this category
+  std::optional<std::string> tag;        // rows whose intent carries this tag
+  std::optional<double> min_confidence;  // rows whose intent's confidence is at least this
+  std::optional<double> max_confidence;  // … at most this
+  std::optional<std::string> reason_text;  // rows whose reason contains this (ASCII letters case-folded)
   bool ascending = false;                // oldest first (verification) instead of newest first
   std::int64_t limit = 50;
   std::int64_t offset = 0;

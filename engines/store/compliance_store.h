@@ -29,6 +29,7 @@ struct ComplianceRecord {
 enum class ComplianceGroup { Check, Agent, CheckAndAgent };
 
 struct ComplianceQuery {
+  std::optional<std::int64_t> id;        // the one result with this id
   std::optional<std::string> task_id;
   std::optional<std::string> check;
   std::optional<std::string> agent;      // results attributed to this agent

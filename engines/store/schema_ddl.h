@@ -203,4 +203,49 @@ CREATE INDEX memory_usage_memory ON memory_usage(memory_id, seq);
 CREATE INDEX memory_usage_task ON memory_usage(task_id, seq);
 )sql";
 
+/// Trust (issue 35, engines/store/trust_store.h): the intent of each audited write (JSON
+/// {category, reasoning?, confidence?, tags?}, NULL when the call gave none); the evidence atoms
+/// recorded for tasks (commits, files with their checksums, test runs, pull requests, notes) and the
+/// waivers of acceptance criteria; the calls agents proposed for a person's approval. An atom's or
+/// proposal's number is its id's ("E012", "P003" are 12 and 3).
+inline constexpr std::string_view kTrust = R"sql(
+ALTER TABLE audit ADD COLUMN intent TEXT;
+
+CREATE TABLE evidence(
+  num INTEGER PRIMARY KEY,
+  task_id TEXT NOT NULL,
+  gate TEXT NOT NULL DEFAULT '',
+  kind TEXT NOT NULL,
+  ref TEXT NOT NULL DEFAULT '',
+  files TEXT NOT NULL DEFAULT '[]',
+  covers TEXT NOT NULL DEFAULT '[]',
+  verified INTEGER NOT NULL,
+  detail TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  at INTEGER NOT NULL
+);
+CREATE INDEX evidence_task ON evidence(task_id, num);
+
+CREATE TABLE proposals(
+  num INTEGER PRIMARY KEY,
+  operation TEXT NOT NULL,
+  params TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  task_id TEXT NOT NULL DEFAULT '',
+  preview TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  intent TEXT,
+  status TEXT NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  at INTEGER NOT NULL,
+  decided_by TEXT NOT NULL DEFAULT '',
+  decided_at INTEGER,
+  decision TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX proposals_status ON proposals(status, num);
+)sql";
+
 }  // namespace ct::ddl

@@ -135,6 +135,7 @@ std::string session_where(const SessionQuery& query, Args& args) {
 std::string compliance_where(const ComplianceQuery& query, bool with_passed, Args& args) {
   std::string text;
   Where where{text, args};
+  if (query.id) where.add("c.id = {}", *query.id);
   if (query.task_id) where.add("c.task_id = {}", *query.task_id);
   if (query.check) where.add("c.check_name = {}", *query.check);
   if (query.agent) where.add("c.agent = {}", *query.agent);

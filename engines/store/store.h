@@ -1,6 +1,6 @@
 // The storage seam. Business rules (engines/rules/) talk to its roles only — TaskStore,
-// SessionStore, AuditLog, ComplianceStore, ReleaseStore, ResearchStore, LifecycleStore, MemoryStore
-// and StoreMaintenance, each in its own header with the records it stores — so that a server
+// SessionStore, AuditLog, ComplianceStore, ReleaseStore, ResearchStore, LifecycleStore, MemoryStore,
+// TrustStore and StoreMaintenance, each in its own header with the records it stores — so that a server
 // database can take over from the embedded SQLite store for teams on many machines. SQLite stays
 // real in tests (a temp file); these interfaces are not for mocking.
 //
@@ -26,6 +26,7 @@
 #include "engines/store/session_store.h"
 #include "engines/store/store_maintenance.h"
 #include "engines/store/task_store.h"
+#include "engines/store/trust_store.h"
 
 namespace ct {
 
@@ -42,6 +43,7 @@ class Store : public TaskStore,
               public ResearchStore,
               public LifecycleStore,
               public MemoryStore,
+              public TrustStore,
               public StoreMaintenance {
  public:
   virtual ~Store() = default;

@@ -23,6 +23,8 @@ std::span<const DumpedTable> dumped_tables() {
       {"memory_keys", "key, num"},
       {"memory_terms", "key"},
       {"memory_usage", "seq"},
+      {"evidence", "num"},
+      {"proposals", "num"},
   };
   return kTables;
 }

@@ -181,7 +181,8 @@ Result<ResearchEntry> read_research_row(const Row& row) {
 json::Value stored_json(std::string_view text);
 
 // Column order of every audit SELECT; read_audit_row() indexes by these (changes are read apart).
-inline constexpr std::string_view kAuditColumns = "seq, at, session, agent, operation, task_id, params, outcome, reason, hash";
+inline constexpr std::string_view kAuditColumns =
+    "seq, at, session, agent, operation, task_id, params, outcome, reason, hash, intent";
 
 template <typename Row>
 AuditEntry read_audit_row(const Row& row) {
@@ -197,6 +198,10 @@ AuditEntry read_audit_row(const Row& row) {
   entry.outcome = std::string(row.text(7));
   entry.reason = std::string(row.text(8));
   entry.hash = std::string(row.text(9));
+  if (auto intent = row.text(10); !intent.empty()) {
+    auto value = json::parse(intent);
+    if (value && value->is_object()) entry.intent = std::move(*value);
+  }
   return entry;
 }
 

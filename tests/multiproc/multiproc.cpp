@@ -596,7 +596,7 @@ void manifest_append() {
   auto sync = [&] {
     CtRun ran = g_ct->run_retrying({"research", "sync"});
     ++syncs;
-    // Exit 100–102 are notes (no manifest yet, nothing new): successes too.
+    // Exit 100–103 are notes (no manifest yet, nothing new): successes too.
     EXPECT(!ran.status.signaled && succeeded(ran.json), "ct research sync: " + ran.out);
     const Value& data = ran.json["data"];
     if (data["imported"].is_int()) imported += data["imported"].as_int();

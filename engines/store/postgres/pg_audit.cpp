@@ -41,12 +41,13 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
   params.add(seq).add(static_cast<std::int64_t>(stored.at)).add(stored.session).add(stored.agent);
   params.add(stored.operation).add(stored.task_id).add(stored.params.dump()).add(stored.outcome);
   params.add(stored.reason).add(hash);
+  if (stored.intent.is_null()) params.add_null(); else params.add(stored.intent.dump());
   params.add(text_array(tasks)).add(text_array(fields)).add(text_array(befores)).add(text_array(afters));
   CT_TRY(query("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
-               "reason, hash) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)) "
+               "reason, hash, intent) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)) "
                "INSERT INTO audit_changes(seq, task_id, field, before, after) "
                "SELECT $1, u.task_id, u.field, u.before, u.after "
-               "FROM unnest($11::text[], $12::text[], $13::text[], $14::text[]) WITH ORDINALITY "
+               "FROM unnest($12::text[], $13::text[], $14::text[], $15::text[]) WITH ORDINALITY "
                "AS u(task_id, field, before, after, n) ORDER BY u.n",
                params, "cannot append to the audit trail"));
   audit_tail_ = std::make_pair(seq, hash);
@@ -85,6 +86,15 @@ Result<std::vector<AuditEntry>> PgStore::read_audit(const AuditQuery& audit_quer
   if (audit_query.agent) conditions.add("agent = {}", *audit_query.agent);
   if (audit_query.since) conditions.add("at >= {}", static_cast<std::int64_t>(*audit_query.since));
   if (audit_query.after_seq) conditions.add("seq > {}", *audit_query.after_seq);
+  if (audit_query.upto_seq) conditions.add("seq <= {}", *audit_query.upto_seq);
+  if (audit_query.category) conditions.add("intent::jsonb->>'category' = {}", *audit_query.category);
+  if (audit_query.tag) conditions.add("jsonb_exists(intent::jsonb->'tags', {})", *audit_query.tag);
+  // Confidences are bound as text (sql::Args binds text and integers) and read as numbers here.
+  if (audit_query.min_confidence)
+    conditions.add("(intent::jsonb->>'confidence')::float8 >= {}::float8", json::Value(*audit_query.min_confidence).dump());
+  if (audit_query.max_confidence)
+    conditions.add("(intent::jsonb->>'confidence')::float8 <= {}::float8", json::Value(*audit_query.max_confidence).dump());
+  if (audit_query.reason_text) conditions.add("strpos(lower(reason), lower({})) > 0", *audit_query.reason_text);
   sql += where;
   sql += audit_query.ascending ? " ORDER BY seq" : " ORDER BY seq DESC";
   if (audit_query.limit >= 0 || audit_query.offset > 0) {

@@ -187,7 +187,7 @@ std::string_view schema_sql() {
       std::string(kMetaAndTasks) + translated(ddl::kTaskDeps) + std::string(kFocusAndAudit) +
       translated(ddl::kIdempotency) + translated(ddl::kSessions) + translated(ddl::kCompliance) +
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
-      translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory));
+      translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust));
   return sql;
 }
 
@@ -197,12 +197,14 @@ std::string_view schema_sql() {
 std::vector<MigrationStep> schema_steps() {
   return {{9, "tasks, dependencies, search (tsvector), focus, audit trail, idempotency keys, sessions, compliance, "
               "releases, research, lifecycle — the data model of schema version 9"},
-          {10, "project memory: entries, the keys that find them, their use (the memory domain)"}};
+          {10, "project memory: entries, the keys that find them, their use (the memory domain)"},
+          {11, "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string memory = with_byte_order(translated(ddl::kMemory));
-  return {{10, memory}};
+  static const std::string trust = with_byte_order(translated(ddl::kTrust));
+  return {{10, memory}, {11, trust}};
 }
 
 }  // namespace ct::pg

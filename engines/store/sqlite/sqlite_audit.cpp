@@ -23,12 +23,13 @@ Result<std::int64_t> SqliteStore::append_audit(const AuditEntry& entry) {
     const std::string& hash = stored.hash;
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
                   prepare("INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, reason, "
-                          "hash) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+                          "hash, intent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
     {
       Statement stmt(raw);
       stmt.bind(1, seq).bind(2, static_cast<std::int64_t>(stored.at)).bind(3, stored.session);
       stmt.bind(4, stored.agent).bind(5, stored.operation).bind(6, stored.task_id);
       stmt.bind(7, stored.params.dump()).bind(8, stored.outcome).bind(9, stored.reason).bind(10, hash);
+      if (stored.intent.is_null()) stmt.bind_null(11); else stmt.bind(11, stored.intent.dump());
       CT_TRY(finish(stmt, "cannot append to the audit trail"));
     }
     if (entry.changes.empty()) return {};
@@ -83,6 +84,23 @@ Result<std::vector<AuditEntry>> SqliteStore::read_audit(const AuditQuery& query)
   if (query.agent) add_filter("agent = ", *query.agent);
   if (query.since) add_filter("at >= ", static_cast<std::int64_t>(*query.since));
   if (query.after_seq) add_filter("seq > ", *query.after_seq);
+  if (query.upto_seq) add_filter("seq <= ", *query.upto_seq);
+  if (query.category) add_filter("json_extract(intent, '$.category') = ", *query.category);
+  if (query.tag) {
+    params.push_back(*query.tag);
+    sql += where + "EXISTS (SELECT 1 FROM json_each(intent, '$.tags') WHERE value = ?" + std::to_string(params.size()) + ")";
+    where = " AND ";
+  }
+  // Confidences are bound as text (a statement binds text and integers) and compared as numbers.
+  if (query.min_confidence)
+    add_filter("json_extract(intent, '$.confidence') >= 0 + ", json::Value(*query.min_confidence).dump());
+  if (query.max_confidence)
+    add_filter("json_extract(intent, '$.confidence') <= 0 + ", json::Value(*query.max_confidence).dump());
+  if (query.reason_text) {
+    params.push_back(*query.reason_text);
+    sql += where + "instr(lower(reason), lower(?" + std::to_string(params.size()) + ")) > 0";
+    where = " AND ";
+  }
   changes_sql += " ORDER BY rowid";
   sql += query.ascending ? " ORDER BY seq" : " ORDER BY seq DESC";
   if (query.limit >= 0 || query.offset > 0) {

@@ -167,6 +167,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 )sql";
 
 // v10: project memory (the memory domain, issue 34): ddl::kMemory.
+// v11: trust (issue 35): the intent of audited writes, evidence, proposals: ddl::kTrust.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -178,7 +179,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::span<const Migration> schema_steps() {
-  static const std::array<Migration, 10> steps = {{
+  static const std::array<Migration, 11> steps = {{
       {1, joined({kTasksV1, ddl::kTaskDeps, kSearchFocusAuditV1}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({kAuditHashV2, ddl::kIdempotency}), "idempotency",
@@ -199,6 +200,8 @@ std::span<const Migration> schema_steps() {
        "the search index written behind the tasks, in batches"},
       {10, joined({ddl::kMemory}), "memory",
        "project memory: entries, the keys that find them, their use (the memory domain)"},
+      {11, joined({ddl::kTrust}), "evidence",
+       "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"},
   }};
   return steps;
 }

@@ -363,7 +363,7 @@ class SqliteStore final : public Store {
                                                        std::int64_t limit, std::int64_t offset) override;
   Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override;
 
-  // -- the shared roles' SQL (engines/store/sql_runner.h: project memory) ---------------------
+  // -- the shared roles' SQL (engines/store/sql_runner.h: memory, trust) ----------------------
   class Runner final : public sql::Runner {
    public:
     explicit Runner(SqliteStore& store) : store_(store) {}

@@ -1,0 +1,436 @@
+#include "domains/evidence.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/json_parse.h"
+#include "core/text.h"
+#include "domains/pipeline.h"
+#include "engines/adapters/subprocess.h"
+#include "engines/rules/evidence.h"
+#include "engines/rules/memory.h"
+
+namespace ct::evidence {
+namespace {
+
+/// git's checks of a commit are quick; one that hangs (a broken repository, a lock) stops here.
+constexpr std::chrono::seconds kGitTimeout{60};
+inline constexpr std::string_view kTestRunCheck = "test.run";  // validate.test.run's compliance records
+
+Error invalid(std::string message, std::string_view field) {
+  return Error(ErrorCode::EvidenceInvalid, std::move(message)).with_detail("field", std::string(field));
+}
+
+ProcessSpec program(Context& context, std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.cwd = context.root();
+  spec.env = minimal_environment();
+  spec.timeout = timeout;
+  return spec;
+}
+
+/// What git says of a commit: its full hash and whether HEAD reaches it; an error when it is not
+/// a commit of the project's repository (or git cannot tell).
+struct CommitFound {
+  std::string sha;
+  bool reachable = false;
+};
+Result<CommitFound> find_commit(Context& context, const std::string& ref, std::string_view field) {
+  auto ran = run_process(program(context, {"git", "rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"},
+                                 kGitTimeout));
+  if (!ran)
+    return fail(invalid("git is not available to check commit " + echo(ref) + ": " + ran.error().message, field)
+                    .with_fix("install git, or give it as a note (recorded unverified): {note:'commit " + ref + "'}"));
+  if (!ran->ok()) {
+    const std::string why = ran->err_tail();
+    if (why.find("not a git repository") != std::string::npos)
+      return fail(invalid("the project is not in a git repository: commit " + echo(ref) + " cannot be checked", field)
+                      .with_fix("give files or a test run as evidence, or the commit as a note (recorded unverified)"));
+    return fail(invalid("commit " + echo(ref) + " does not exist in the project's repository", field)
+                    .with_fix("give the hash `git log -1 --format=%H` prints for the commit that holds the work"));
+  }
+  CommitFound found;
+  found.sha = std::string(trim(ran->out));
+  auto ancestor = run_process(program(context, {"git", "merge-base", "--is-ancestor", found.sha, "HEAD"}, kGitTimeout));
+  found.reachable = ancestor && ancestor->ok();
+  return found;
+}
+
+/// A file's SHA-256 now, or an error naming it.
+Result<std::string> file_hash(Context& context, const std::string& path, std::string_view field) {
+  auto hashed = memory::process_hasher().hash(context.root() / path);
+  if (!hashed) return fail(invalid("file " + echo(path) + " cannot be read (is it there?)", field));
+  return hashed->second;
+}
+
+Result<json::Value> check_test_run(Context& context, const std::string& ref, std::string_view task_id,
+                                   std::string_view field) {
+  ComplianceQuery query;
+  query.id = std::stoll(ref);
+  query.limit = 1;
+  CT_TRY_ASSIGN(std::vector<ComplianceRecord> found, pipeline::read_in_own_transaction(context, [&] {
+                  return context.db().list_compliance(query);
+                }));
+  auto fix = call("validate.test.run", {{"id", std::string(task_id)}}) + " runs the tests and answers the record id";
+  if (found.empty() || found.front().check != kTestRunCheck)
+    return fail(invalid("there is no test run " + ref + " (validate.test.run answers the id as recorded)", field)
+                    .with_fix(fix));
+  const ComplianceRecord& run = found.front();
+  if (!run.task_id.empty() && run.task_id != task_id)
+    return fail(invalid("test run " + ref + " was recorded for " + run.task_id + ", not " + std::string(task_id), field)
+                    .with_fix(fix));
+  if (!run.passed) return fail(invalid("test run " + ref + " failed: failing tests prove nothing done", field).with_fix(fix));
+  json::Value detail = json::Value::object();
+  auto details = json::parse(run.details);
+  if (details && (*details)["command"].is_array()) detail.set("command", (*details)["command"]);
+  return detail;
+}
+
+/// A pull request through gh: verified when gh finds it; unverified (said why) when gh is missing
+/// or not signed in; an error when gh answers that there is no such pull request.
+Result<json::Value> check_pr(Context& context, const std::string& ref, bool& verified, std::string_view field) {
+  json::Value detail = json::Value::object();
+  verified = false;
+  const auto env = minimal_environment({"GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"});
+  if (!find_program("gh", env)) {
+    detail.set("unverified", "gh is not installed");
+    return detail;
+  }
+  ProcessSpec spec = program(context, {"gh", "pr", "view", ref, "--json", "state,url,number"},
+                             std::chrono::seconds(context.config->get_int("issues.ghTimeoutSeconds")));
+  spec.env = env;
+  auto ran = run_process(spec);
+  if (!ran || ran->timed_out) {
+    detail.set("unverified", ran ? "gh did not answer in time" : "gh could not be run");
+    return detail;
+  }
+  if (!ran->ok()) {
+    const std::string why = ran->err_tail();
+    if (why.find("auth") != std::string::npos || why.find("login") != std::string::npos) {
+      detail.set("unverified", "gh is not signed in");
+      return detail;
+    }
+    return fail(invalid("gh found no pull request " + echo(ref) + ": " + why, field)
+                    .with_fix("give the number or URL of an existing pull request"));
+  }
+  auto answer = json::parse(ran->out);
+  if (answer && answer->is_object()) {
+    if ((*answer)["state"].is_string()) detail.set("state", (*answer)["state"]);
+    if ((*answer)["url"].is_string()) detail.set("url", (*answer)["url"]);
+  }
+  verified = true;
+  return detail;
+}
+
+json::Value files_json(const std::vector<EvidenceFile>& files) {
+  json::Value out = json::Value::array();
+  for (const auto& file : files) {
+    json::Value item = json::Value::object();
+    item.set("path", file.path);
+    item.set("sha256", file.sha256);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+/// A caller's atom, checked (mode off: as given, unchecked): the form the external step hands on.
+Result<json::Value> check_input(Context& context, const AtomInput& input, std::string_view task_id, bool check,
+                                const std::string& field) {
+  json::Value out = json::Value::object();
+  out.set("kind", input.kind);
+  bool verified = false;
+  json::Value detail = json::Value::object();
+  std::string ref = input.ref;
+  std::vector<EvidenceFile> files;
+  for (const auto& path : input.files) files.push_back({path, ""});
+  if (!check) {
+    detail.set("unverified", "verification.evidence is off");
+  } else if (input.kind == "commit") {
+    CT_TRY_ASSIGN(CommitFound commit, find_commit(context, input.ref, field));
+    ref = commit.sha;
+    detail.set("reachable", commit.reachable);
+    verified = true;
+  } else if (input.kind == "files") {
+    for (auto& file : files) {
+      CT_TRY_ASSIGN(file.sha256, file_hash(context, file.path, field));
+    }
+    verified = true;
+  } else if (input.kind == "test") {
+    CT_TRY_ASSIGN(detail, check_test_run(context, input.ref, task_id, field));
+    verified = true;
+  } else if (input.kind == "pr") {
+    CT_TRY_ASSIGN(detail, check_pr(context, input.ref, verified, field));
+  } else {
+    detail.set("unverified", "a note is not checked");
+  }
+  out.set("ref", ref);
+  if (!files.empty()) out.set("files", files_json(files));
+  if (!input.covers.empty()) out.set("covers", json::Value::array_of(input.covers));
+  out.set("verified", verified);
+  if (!detail.empty()) out.set("detail", std::move(detail));
+  return out;
+}
+
+/// What no longer holds of a recorded atom ("" when it all still holds).
+std::string what_changed(Context& context, const EvidenceAtom& atom) {
+  if (atom.kind == "commit") {
+    auto commit = find_commit(context, atom.ref, "evidence");
+    if (!commit) return "commit " + atom.ref.substr(0, 12) + " is no longer in the repository (rewritten away?)";
+    const json::Value& was = atom.detail["reachable"];
+    if (was.is_bool() && was.as_bool() && !commit->reachable)
+      return "HEAD no longer reaches commit " + atom.ref.substr(0, 12) + " (rewritten away?)";
+    return "";
+  }
+  if (atom.kind == "files") {
+    std::vector<std::string> changed;
+    for (const auto& file : atom.files) {
+      if (file.sha256.empty()) continue;  // recorded unchecked
+      auto now = memory::process_hasher().hash(context.root() / file.path);
+      if (!now) changed.push_back(file.path + " is gone");
+      else if (now->second != file.sha256) changed.push_back(file.path + " changed");
+    }
+    return join(changed, ", ");
+  }
+  return "";
+}
+
+/// The call that records a fresh atom of `atom`'s kind in its place.
+Advice refresh_call(const EvidenceAtom& atom, const std::string& task_id) {
+  json::Value fresh = json::Value::object();
+  if (atom.kind == "files") {
+    json::Value paths = json::Value::array();
+    for (const auto& file : atom.files) paths.push_back(file.path);
+    fresh.set("files", std::move(paths));
+  } else if (atom.kind == "commit") {
+    fresh.set("commit", "<the commit that holds the work now>");
+  } else {
+    fresh.set(atom.kind, atom.ref);
+  }
+  if (!atom.covers.empty()) fresh.set("covers", json::Value::array_of(atom.covers));
+  json::Value evidence = json::Value::array();
+  evidence.push_back(std::move(fresh));
+  return call("tasks.complete", {{"id", task_id}, {"evidence", std::move(evidence)}});
+}
+
+}  // namespace
+
+ParamSpec evidence_param(std::string_view description) {
+  return {.name = "evidence", .type = ParamType::Object, .description = description, .or_text = true};
+}
+
+Result<Reply> check_atoms(Context& context, const Params& params, bool recheck) {
+  json::Value data = json::Value::object();
+  const Mode mode = evidence::mode(*context.config);
+  const std::string task_id = params.str("id");
+  CT_TRY_ASSIGN(std::vector<AtomInput> inputs, parse_atoms(params.value("evidence")));
+  json::Value atoms = json::Value::array();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string field = inputs.size() == 1 && !params.value("evidence").is_array()
+                                  ? std::string("evidence")
+                                  : "evidence[" + std::to_string(i) + "]";
+    CT_TRY_ASSIGN(json::Value atom, check_input(context, inputs[i], task_id, mode != Mode::Off, field));
+    atoms.push_back(std::move(atom));
+  }
+  data.set("atoms", std::move(atoms));
+  if (recheck && mode != Mode::Off) {
+    CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, pipeline::read_in_own_transaction(context, [&] {
+                    return context.db().task_evidence(task_id, /*with_replaced=*/false);
+                  }));
+    json::Value stale = json::Value::object();
+    for (const auto& atom : recorded)
+      if (std::string what = what_changed(context, atom); !what.empty()) stale.set(atom.id, what);
+    if (!stale.empty()) data.set("stale", std::move(stale));
+  }
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,
+                                               std::string_view gate) {
+  std::vector<EvidenceAtom> fresh;
+  CT_TRY_ASSIGN(std::vector<Waiver> waivers, parse_waivers(params.value("waive")));
+  const json::Value* checked = context.external ? context.external->data.find("atoms") : nullptr;
+  if ((!checked || checked->empty()) && waivers.empty()) return fresh;
+  CT_TRY_ASSIGN(std::string agent, context.agent_name());
+  const TimeMs now = context.now();
+  auto atom_of = [&](std::string kind) {
+    EvidenceAtom atom;
+    atom.task_id = task.id;
+    atom.gate = std::string(gate);
+    atom.kind = std::move(kind);
+    atom.agent = agent;
+    atom.session = context.session;
+    atom.at = now;
+    return atom;
+  };
+  if (checked)
+    for (std::size_t i = 0; i < checked->size(); ++i) {
+      const json::Value& item = checked->as_array()[i];
+      EvidenceAtom atom = atom_of(item["kind"].as_string());
+      atom.ref = item["ref"].is_string() ? item["ref"].as_string() : "";
+      if (item["files"].is_array())
+        for (const auto& file : item["files"].as_array())
+          atom.files.push_back({file["path"].as_string(), file["sha256"].as_string()});
+      if (item["covers"].is_array())
+        for (const auto& criterion : item["covers"].as_array()) atom.covers.push_back(criterion.as_int());
+      atom.verified = item["verified"].is_bool() && item["verified"].as_bool();
+      atom.detail = item["detail"];
+      CT_TRY(check_criteria(atom.covers, task.acceptance.size(), task.id, "evidence[" + std::to_string(i) + "].covers"));
+      fresh.push_back(std::move(atom));
+    }
+  for (std::size_t i = 0; i < waivers.size(); ++i) {
+    CT_TRY(check_criteria(waivers[i].criteria, task.acceptance.size(), task.id,
+                          "waive[" + std::to_string(i) + "].criterion"));
+    EvidenceAtom atom = atom_of("waiver");
+    atom.ref = waivers[i].reason;
+    atom.covers = waivers[i].criteria;
+    fresh.push_back(std::move(atom));
+  }
+  // Each fresh atom takes the place of the current one of its kind recorded before this call.
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> before, context.db().task_evidence(task.id, /*with_replaced=*/false));
+  CT_TRY_ASSIGN(std::int64_t next, context.db().next_evidence_number());
+  std::vector<bool> named_covers;
+  for (const auto& atom : fresh) named_covers.push_back(!atom.covers.empty());
+  for (auto& old : before) {
+    auto by = std::find_if(fresh.begin(), fresh.end(), [&](const EvidenceAtom& atom) { return replaces(atom, old); });
+    if (by == fresh.end()) continue;
+    // The fresh atom covers what the one it replaces covered, unless it names its own criteria.
+    if (!named_covers[static_cast<std::size_t>(by - fresh.begin())])
+      for (auto criterion : old.covers)
+        if (std::find(by->covers.begin(), by->covers.end(), criterion) == by->covers.end()) by->covers.push_back(criterion);
+    json::Value was = json::Value::object();
+    was.set("id", old.id);
+    was.set("status", old.status);
+    old.status = "replaced";
+    CT_TRY(context.db().put_evidence(old));
+    json::Value now_is = was;
+    now_is.set("status", old.status);
+    context.record({task.id, "evidence", std::move(was), std::move(now_is)});
+  }
+  for (auto& atom : fresh) {
+    atom.id = prefixed_id('E', next++);
+    CT_TRY(context.db().put_evidence(atom));
+    json::Value recorded = atom_json(atom);
+    if (!atom.files.empty()) recorded.set("files", files_json(atom.files));
+    context.record({task.id, "evidence", json::Value(), std::move(recorded)});
+  }
+  return fresh;
+}
+
+Result<void> gate_rules(Context& context, const Task& task, std::string_view gate,
+                        const std::vector<EvidenceAtom>& recorded, std::vector<std::string>& warnings) {
+  const Mode mode = evidence::mode(*context.config);
+  if (mode == Mode::Off) return {};
+  const auto required = context.config->get_strings("verification.required");
+  if (std::find(required.begin(), required.end(), gate) == required.end()) return {};
+  std::vector<std::string> unverified;
+  for (const auto& atom : recorded)
+    if (!atom.verified) unverified.push_back(atom.kind + (atom.ref.empty() ? "" : " " + clip(atom.ref, 40)));
+  if (!recorded.empty() && unverified.empty()) return {};
+  const std::string message =
+      recorded.empty() ? "gate " + std::string(gate) + " of " + task.id + " is required (verification.required) and "
+                                                                            "needs checked evidence: none was given"
+                       : "gate " + std::string(gate) + " of " + task.id +
+                             " is required (verification.required) and needs checked evidence; not checked: " +
+                             join(unverified, "; ");
+  if (mode == Mode::Advisory) {
+    warnings.push_back(message);
+    return {};
+  }
+  json::Value atom = json::Value::array();
+  json::Value commit = json::Value::object();
+  commit.set("commit", "<hash>");
+  atom.push_back(std::move(commit));
+  json::Value test = json::Value::object();
+  test.set("test", "<validate.test.run record id>");
+  atom.push_back(std::move(test));
+  return fail(Error(ErrorCode::EvidenceUnverified, message)
+                  .with_fix(call("lifecycle.gate.pass", {{"id", task.id}, {"gate", std::string(gate)}, {"evidence", atom}}))
+                  .with_detail("gate", std::string(gate))
+                  .with_detail("unverified", json::Value::array_of(unverified)));
+}
+
+Result<void> completion_rules(Context& context, const Task& task, std::vector<std::string>& warnings) {
+  const Mode mode = evidence::mode(*context.config);
+  if (mode == Mode::Off) return {};
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> atoms, context.db().task_evidence(task.id, /*with_replaced=*/false));
+  std::set<std::string> stale;
+  json::Value stale_rows = json::Value::array();
+  const json::Value* found = context.external ? context.external->data.find("stale") : nullptr;
+  std::optional<Advice> refresh;
+  for (const auto& atom : atoms)
+    if (found && found->is_object() && (*found)[atom.id].is_string()) {
+      stale.insert(atom.id);
+      json::Value row = json::Value::object();
+      row.set("id", atom.id);
+      row.set("kind", atom.kind);
+      row.set("what", (*found)[atom.id]);
+      stale_rows.push_back(std::move(row));
+      if (!refresh) refresh = refresh_call(atom, task.id);
+    }
+  if (!stale.empty()) {
+    std::vector<std::string> whats;
+    for (const auto& row : stale_rows.as_array()) whats.push_back(row["id"].as_string() + ": " + row["what"].as_string());
+    const std::string message = "evidence of " + task.id + " no longer holds: " + join(whats, "; ") +
+                                "; record it again (a fresh atom of its kind replaces the stale one)";
+    if (mode == Mode::Strict)
+      return fail(Error(ErrorCode::EvidenceStale, message).with_fix(*refresh).with_detail("stale", std::move(stale_rows)));
+    warnings.push_back(message);
+  }
+  if (task.acceptance.empty()) return {};
+  Coverage covered = coverage(task.acceptance.size(), atoms, stale, mode == Mode::Strict);
+  if (covered.uncovered.empty()) return {};
+  json::Value uncovered = json::Value::array();
+  std::vector<std::string> names;
+  for (auto criterion : covered.uncovered) {
+    json::Value row = json::Value::object();
+    row.set("criterion", criterion);
+    row.set("text", task.acceptance[static_cast<std::size_t>(criterion - 1)]);
+    uncovered.push_back(std::move(row));
+    names.push_back(std::to_string(criterion) + " (" + clip(task.acceptance[static_cast<std::size_t>(criterion - 1)], 60) + ")");
+  }
+  const std::int64_t first = covered.uncovered.front();
+  const std::string message = "acceptance criteria of " + task.id + " neither covered by " +
+                              (mode == Mode::Strict ? "checked " : "") + "evidence nor waived: " + join(names, "; ");
+  if (mode == Mode::Advisory) {
+    warnings.push_back(message);
+    return {};
+  }
+  json::Value atom = json::Value::object();
+  atom.set("test", "<validate.test.run record id>");
+  atom.set("covers", json::Value::array_of(std::vector<std::int64_t>{first}));
+  json::Value evidence = json::Value::array();
+  evidence.push_back(std::move(atom));
+  json::Value waiver = json::Value::object();
+  waiver.set("criterion", first);
+  waiver.set("reason", "<why it need not be shown>");
+  json::Value waive = json::Value::array();
+  waive.push_back(std::move(waiver));
+  return fail(Error(ErrorCode::AcCoverageIncomplete, message)
+                  .with_fix(call("tasks.complete", {{"id", task.id}, {"evidence", std::move(evidence)}}) + " covers it; " +
+                            call("tasks.complete", {{"id", task.id}, {"waive", std::move(waive)}}) + " waives it")
+                  .with_detail("uncovered", std::move(uncovered))
+                  .with_detail("covered", json::Value(static_cast<std::int64_t>(covered.covered.size())))
+                  .with_detail("waived", json::Value(static_cast<std::int64_t>(covered.waived.size()))));
+}
+
+Result<json::Value> task_evidence_json(Context& context, const Task& task) {
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> atoms, context.db().task_evidence(task.id, /*with_replaced=*/false));
+  if (atoms.empty()) return json::Value();
+  json::Value out = json::Value::object();
+  json::Value list = json::Value::array();
+  for (const auto& atom : atoms) list.push_back(atom_json(atom));
+  out.set("atoms", std::move(list));
+  if (!task.acceptance.empty()) {
+    Coverage covered = coverage(task.acceptance.size(), atoms, {}, evidence::mode(*context.config) == Mode::Strict);
+    json::Value coverage_json = json::Value::object();
+    coverage_json.set("covered", json::Value::array_of(covered.covered));
+    coverage_json.set("waived", json::Value::array_of(covered.waived));
+    coverage_json.set("uncovered", json::Value::array_of(covered.uncovered));
+    out.set("coverage", std::move(coverage_json));
+  }
+  return out;
+}
+
+}  // namespace ct::evidence

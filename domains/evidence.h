@@ -1,0 +1,54 @@
+// Evidence as the operations record and check it (issue 35; the rules are engines/rules/evidence.h,
+// the rows engines/store/trust_store.h). lifecycle.gate.pass and tasks.complete take `evidence`
+// (atoms) and tasks.complete takes `waive` (acceptance criteria excused, with a reason).
+//
+// Checking runs programs (git for commits, gh for pull requests) and reads files, so it happens in
+// the operation's external step, before the write transaction opens (docs/architecture.md §2):
+// check_atoms() answers the checked atoms and, for tasks.complete, which of the task's recorded
+// atoms no longer hold. The handler then records them (record_atoms(): audited as changes of the
+// task's `evidence`) and applies verification.evidence (gate_rules(), completion_rules()).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "engines/store/task.h"
+#include "engines/store/trust_store.h"
+
+namespace ct::evidence {
+
+/// The `evidence` param of an operation: atoms, or one atom, or a note's text.
+ParamSpec evidence_param(std::string_view description);
+
+/// The external step: checks the call's atoms (params `evidence`) and, with `recheck`, the task's
+/// recorded ones. Its data is {atoms:[checked atoms], stale:{atom id: what no longer holds}}.
+/// E_EVIDENCE_INVALID for an atom that fails its check (a commit that does not exist, a file that
+/// cannot be read, a test run that failed or is not one).
+Result<Reply> check_atoms(Context& context, const Params& params, bool recheck);
+
+/// Records the checked atoms of the external step and the call's waivers (params `waive`) for
+/// `task`, for `gate` ("" at completion): each replaces the current atom of its kind; every row is
+/// a change of the task's `evidence` in the call's audit row. Returns the atoms recorded.
+Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,
+                                               std::string_view gate);
+
+/// lifecycle.gate.pass of a gate verification.required names: strict mode refuses a pass without
+/// checked atoms, or with an unchecked one (E_EVIDENCE_UNVERIFIED); advisory mode warns.
+Result<void> gate_rules(Context& context, const Task& task, std::string_view gate,
+                        const std::vector<EvidenceAtom>& recorded, std::vector<std::string>& warnings);
+
+/// tasks.complete: recorded atoms that no longer hold (E_EVIDENCE_STALE) and acceptance criteria
+/// neither covered nor waived (E_AC_COVERAGE_INCOMPLETE) — errors in strict mode, warnings in
+/// advisory mode.
+Result<void> completion_rules(Context& context, const Task& task, std::vector<std::string>& warnings);
+
+/// The task's evidence for tasks.show: {atoms[], coverage?{covered, waived, uncovered}}; null when
+/// it has none and no acceptance criteria.
+Result<json::Value> task_evidence_json(Context& context, const Task& task);
+
+}  // namespace ct::evidence

@@ -1,0 +1,113 @@
+// system domain — system.epoch.seal: a named epoch of the audit trail (issue 35). Sealing checks
+// the chain from the previous epoch on and records the hash of the newest row in an audit row of
+// its own, so the epoch is part of the chain it seals: validate.audit {epoch} later shows that
+// nothing up to it was altered since.
+#include <algorithm>
+
+#include "core/text.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/registry.h"
+#include "domains/system/epochs.h"
+#include "engines/store/audit_chain.h"
+
+namespace ct {
+
+Result<std::vector<Epoch>> sealed_epochs(AuditLog& store) {
+  AuditQuery query;
+  query.operation = "system.epoch.seal";
+  query.ascending = true;
+  query.limit = -1;
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, store.read_audit(query));
+  std::vector<Epoch> epochs;
+  for (const auto& row : rows) {
+    if (row.outcome != "ok") continue;
+    for (const auto& change : row.changes) {
+      const json::Value& sealed = change.after;
+      if (change.field != "epoch" || !sealed["name"].is_string() || !sealed["seq"].is_int() || !sealed["hash"].is_string())
+        continue;
+      epochs.push_back({sealed["name"].as_string(), sealed["seq"].as_int(), sealed["hash"].as_string(),
+                        sealed["summary"].is_string() ? sealed["summary"].as_string() : "", row.seq, row.at, row.agent});
+    }
+  }
+  return epochs;
+}
+
+json::Value epoch_json(const Epoch& epoch) {
+  json::Value out = json::Value::object();
+  out.set("name", epoch.name);
+  out.set("seq", epoch.seq);
+  out.set("hash", epoch.hash);
+  if (!epoch.summary.empty()) out.set("summary", epoch.summary);
+  out.set("sealedAt", format_iso8601(epoch.sealed_at));
+  if (!epoch.agent.empty()) out.set("agent", epoch.agent);
+  return out;
+}
+
+namespace {
+
+Result<Reply> seal(Context& context, const Params& params) {
+  const std::string& name = params.str("name");
+  CT_TRY_ASSIGN(std::vector<Epoch> epochs, sealed_epochs(context.db()));
+  if (auto same = std::find_if(epochs.begin(), epochs.end(), [&](const Epoch& e) { return e.name == name; });
+      same != epochs.end())
+    return fail(Error(ErrorCode::AlreadyExists, "epoch " + echo(name) + " was sealed at row " +
+                                                    std::to_string(same->seq) + "; an epoch is sealed once")
+                    .with_fix(call("validate.audit", {{"epoch", name}}) + " verifies it; seal new work under a new name")
+                    .with_detail("epoch", epoch_json(*same)));
+  // The newest row: what the epoch seals.
+  AuditQuery newest;
+  newest.limit = 1;
+  CT_TRY_ASSIGN(std::vector<AuditEntry> head, context.db().read_audit(newest));
+  if (head.empty())
+    return fail(Error(ErrorCode::Validation, "the audit trail holds no row yet: there is nothing to seal")
+                    .with_fix("seal an epoch once the project has recorded some work"));
+  // The chain since the previous epoch (which was checked when it was sealed) must hold.
+  std::optional<AuditAnchor> from;
+  if (!epochs.empty()) from = AuditAnchor{epochs.back().row, "", ""};
+  if (from) {
+    AuditQuery row;
+    row.after_seq = from->seq - 1;
+    row.ascending = true;
+    row.limit = 1;
+    CT_TRY_ASSIGN(std::vector<AuditEntry> found, context.db().read_audit(row));
+    if (found.empty() || found.front().seq != from->seq) from.reset();
+    else from->hash = found.front().hash;
+  }
+  CT_TRY_ASSIGN(ChainReport report, verify_audit_chain(context.db(), from));
+  if (report.first_broken)
+    return fail(Error(ErrorCode::Validation, "the audit trail was altered at or before row " +
+                                                 std::to_string(*report.first_broken) + ": an altered trail is not sealed")
+                    .with_fix(call("validate.audit") + " shows the break; restore a backup whose trail verifies")
+                    .with_detail("firstBroken", *report.first_broken));
+  json::Value sealed = json::Value::object();
+  sealed.set("name", name);
+  sealed.set("seq", head.front().seq);
+  sealed.set("hash", head.front().hash);
+  if (auto summary = params.opt_str("summary")) sealed.set("summary", *summary);
+  context.record({"", "epoch", json::Value(), sealed});
+  json::Value data = sealed;
+  data.set("checked", report.rows);
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+}  // namespace
+
+void register_system_epochs(Registry& registry) {
+  registry.add({.domain = "system", .name = "epoch.seal", .gateway = Gateway::Mutate,
+                .summary = "Seal the audit trail so far as a named epoch",
+                .params = {{.name = "name", .type = ParamType::String, .required = true,
+                            .pattern = "[a-z0-9][a-z0-9._-]{0,63}", .description = "The epoch's name, e.g. release-2.1",
+                            .positional = true},
+                           {.name = "summary", .type = ParamType::String, .max = 2000,
+                            .description = "What the epoch holds"}},
+                .returns = "{name, seq, hash, summary?, checked (rows verified since the previous epoch)}: the hash "
+                           "of the newest row, kept in the seal's own audit row; validate.audit {epoch} verifies it. "
+                           "E_ALREADY_EXISTS for a name sealed before; E_VALIDATION when the chain is broken",
+                .errors = {ErrorCode::AlreadyExists, ErrorCode::Validation},
+                .examples = {{R"({"name":"release-2.1","summary":"everything up to the 2.1 release"})",
+                              "seal the trail at a release"}},
+                .tier = 2, .handler = seal});
+}
+
+}  // namespace ct

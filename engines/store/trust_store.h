@@ -1,0 +1,97 @@
+// The trust role of the storage seam (engines/store/store.h, issue 35): the evidence recorded for
+// tasks — typed atoms (a commit, files with their checksums, a test run, a pull request, a note)
+// and the waivers of acceptance criteria — and the calls agents proposed for a person's approval.
+// engines/rules/evidence.h holds the rules of atoms; domains/approval.h those of proposals. Its
+// SQL is the same on both backends and written once here, over the backend's sql::Runner
+// (engines/store/sql_runner.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "engines/store/sql_runner.h"
+
+namespace ct {
+
+/// A file an atom names, with its SHA-256 when it was recorded.
+struct EvidenceFile {
+  std::string path;  // relative to the project root
+  std::string sha256;
+  friend bool operator==(const EvidenceFile&, const EvidenceFile&) = default;
+};
+
+/// One atom of evidence for a task, or a waiver of acceptance criteria.
+struct EvidenceAtom {
+  std::string id;                    // "E012"; its number is the row's key
+  std::string task_id;
+  std::string gate;                  // the verification gate it was given for; "" at tasks.complete
+  std::string kind;                  // commit | files | test | pr | note | waiver
+  std::string ref;                   // a commit's full sha, a test run's record id, a pull request, a note's
+                                     // or waiver's text; "" for files
+  std::vector<EvidenceFile> files;   // files: each with its checksum then
+  std::vector<std::int64_t> covers;  // the acceptance criteria it covers (or waives), numbered from 1
+  bool verified = false;             // checked when recorded (notes never are; a PR only through gh)
+  json::Value detail;                // what the check found: {reachable}, {state, url}, {command}, …
+  std::string status = "current";    // current | replaced (a fresh atom took its place) | withdrawn
+                                     // (tasks.undo took back the call that recorded it)
+  std::string agent;
+  std::string session;
+  TimeMs at = 0;
+};
+
+/// A call an agent made that approval.required keeps for a person to approve or reject.
+struct Proposal {
+  std::string id;                    // "P003"
+  std::string operation;             // "tasks.delete"
+  json::Value params;                // the validated params of the call
+  std::string rule;                  // the approval.required entry that matched ("tasks.complete:epic")
+  std::string task_id;               // the call's subject, when it has one
+  json::Value preview;               // what it would do: {changes:[…]} or a dry run's data; null when unknown
+  std::string reason;
+  json::Value intent;
+  std::string status = "pending";    // pending | approved | rejected
+  std::string agent;                 // who proposed it
+  std::string session;
+  TimeMs at = 0;
+  std::string decided_by;            // the person who approved or rejected it
+  std::optional<TimeMs> decided_at;
+  std::string decision;              // why, in the person's words
+};
+
+/// Evidence and proposals. Not virtual: its SQL is the same on both backends; a backend gives it
+/// its sql_runner(). All calls run inside the store's transactions.
+class TrustStore {
+ public:
+  /// A task's atoms and waivers, oldest first; only those still current unless `with_replaced`.
+  [[nodiscard]] Result<std::vector<EvidenceAtom>> task_evidence(std::string_view task_id, bool with_replaced);
+  /// The number after the highest atom's.
+  [[nodiscard]] Result<std::int64_t> next_evidence_number();
+  /// Inserts or replaces the atom (its number is its id's).
+  [[nodiscard]] Result<void> put_evidence(const EvidenceAtom& atom);
+
+  [[nodiscard]] Result<std::optional<Proposal>> get_proposal(std::string_view id);
+  /// Proposals newest first; of one status unless `status` is empty.
+  [[nodiscard]] Result<std::vector<Proposal>> list_proposals(std::string_view status, std::int64_t limit,
+                                                             std::int64_t offset);
+  [[nodiscard]] Result<std::int64_t> count_proposals(std::string_view status);
+  [[nodiscard]] Result<std::int64_t> next_proposal_number();
+  /// Inserts or replaces the proposal (its number is its id's).
+  [[nodiscard]] Result<void> put_proposal(const Proposal& proposal);
+
+ protected:
+  virtual sql::Runner& sql_runner() = 0;
+  ~TrustStore() = default;  // a role of a Store: never owned or deleted through it
+};
+
+/// The number of an id made of `prefix` and digits ("E012" → 12 with prefix 'E'); nullopt otherwise.
+std::optional<std::int64_t> prefixed_number(std::string_view id, char prefix);
+/// The id of a number ('P', 3 → "P003").
+std::string prefixed_id(char prefix, std::int64_t number);
+
+}  // namespace ct
