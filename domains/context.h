@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,11 @@ class Context {
   /// step for each of its tasks first (`externals`, by task id); each task's handler sees its own.
   std::optional<Reply> external;
   std::map<std::string, Reply> externals;
+  /// system.proposal.approve: runs a proposal's stored call through the router as this caller (its
+  /// own external step, transaction and audit row), the proposal marked approved with it. Set by
+  /// the router.
+  std::function<Result<Reply>(const Proposal& proposal, const std::string& approver, const std::string& decision)>
+      run_approved;
   /// Set by session operations: the caller's session after a successful call ("" = none). The
   /// router adopts it for later calls (a connection or CLI invocation stays bound).
   std::optional<std::string> rebind;

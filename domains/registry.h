@@ -188,6 +188,9 @@ struct OperationSpec {
   /// command, a plug-in). Its reply reaches `handler` as Context::external; with no handler, it is
   /// the call's reply (audited in a short transaction of its own).
   Handler external;
+  /// The external step only reads and checks (git, files): it changes nothing outside the store,
+  /// so a proposal's preview (domains/approval.h) may run it.
+  bool external_checks_only = false;
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"

@@ -12,6 +12,7 @@
 #include "core/json_parse.h"
 #include "core/log.h"
 #include "core/text.h"
+#include "domains/approval.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
@@ -435,13 +436,92 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
   return ok;
 }
 
-Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) {
+Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call& call, const Request& request,
+                                 Context& context, const std::string& rule) {
+  // What it would change: the handler runs in a transaction that is rolled back (after its external
+  // step, when that only checks). A call whose external step acts (a release pushes) or for several
+  // tasks is previewed when it is approved.
+  json::Value preview;
+  if ((!spec.external || spec.external_checks_only) && call.ids.empty() && spec.handler) {
+    if (spec.external) {
+      CT_TRY_ASSIGN(Reply external, guarded(spec.external, call, context));
+      context.external = std::move(external);
+    }
+    AuditEntry audit;
+    context.audit = &audit;
+    CT_TRY(context.store->begin(TxKind::Write));
+    pipeline::Transaction tx(context.store);
+    CT_TRY_ASSIGN(std::vector<std::string> ignored,
+                  check_session(spec, context, !call.common.session_id.empty(), request.caller));
+    (void)ignored;
+    Result<Reply> reply = guarded(spec.handler, call, context);
+    tx.rollback();
+    context.audit = nullptr;
+    if (!reply) return std::unexpected(std::move(reply.error()));  // a call that would fail is not proposed
+    preview = json::Value::object();
+    preview.set("changes", approval::changes_json(audit.changes));
+  }
+  CT_TRY(context.store->begin(TxKind::Write));
+  pipeline::Transaction tx(context.store);
+  Proposal proposal;
+  CT_TRY_ASSIGN(std::int64_t number, context.store->next_proposal_number());
+  proposal.id = prefixed_id('P', number);
+  proposal.operation = spec.full_name();
+  CT_TRY_ASSIGN(proposal.params, json::parse(call.params_text));
+  proposal.rule = rule;
+  proposal.task_id = call.params.opt_str("id").value_or("");
+  proposal.preview = preview;
+  proposal.reason = call.common.reason;
+  proposal.intent = call.common.intent;
+  CT_TRY_ASSIGN(proposal.agent, context.agent_name());
+  proposal.session = context.session;
+  proposal.at = context.now();
+  CT_TRY(context.store->put_proposal(proposal));
+  // The audit row says who proposed what; it changes nothing, so there is nothing to undo.
+  AuditEntry audit;
+  audit.params.set("proposal", proposal.id);
+  pipeline::fill_audit(audit, context, call);
+  audit.outcome = std::string(to_string(ErrorCode::Proposed));
+  CT_TRY(context.store->append_audit(audit));
+  CT_TRY(tx.commit());
+  Envelope ok;
+  ok.data = approval::proposal_json(proposal, /*full=*/true);
+  ok.note = ErrorCode::Proposed;
+  ok.warnings.push_back(spec.full_name() + " needs a person's approval here (approval.required: " + rule +
+                        "): nothing changed yet; " + proposal.id + " waits for `ct approve " + proposal.id +
+                        "` or a rejection");
+  return ok;
+}
+
+Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval) {
   CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, request.params, options_.read_only));
   Context context = new_context(request.caller);
   if (!call.common.session_id.empty()) context.session = call.common.session_id;
   std::optional<Config> damaged_config;
   CT_TRY(attach_store(call, context, damaged_config));
   CT_TRY(check_capability(spec, context));
+  context.run_approved = [this, caller = request.caller](const Proposal& proposal, const std::string& approver,
+                                                          const std::string& decision) -> Result<Reply> {
+    const auto dot = proposal.operation.find('.');
+    const OperationSpec* stored = registry_.find(proposal.operation.substr(0, dot), proposal.operation.substr(dot + 1));
+    if (!stored) return fail(ErrorCode::Validation, proposal.operation + " is no longer an operation of this ct");
+    json::Value params = proposal.params.is_object() ? proposal.params : json::Value::object();
+    if (!proposal.reason.empty()) params.set("reason", proposal.reason);
+    if (!proposal.intent.is_null()) params.set("intent", proposal.intent);
+    approval::Approval approving{proposal, approver, decision};
+    CT_TRY_ASSIGN(Envelope done, run(*stored, Request{Gateway::Mutate, std::string(stored->domain),
+                                                      std::string(stored->name), params, caller},
+                                     &approving));
+    return Reply{std::move(done.data), std::move(done.warnings), {}, {}};
+  };
+  // A mutation approval.required names, from a caller who is not a person, is only proposed.
+  if (call.writes() && !approval && !context.person_reviews && context.store &&
+      !context.config->get_strings("approval.required").empty()) {
+    CT_TRY_ASSIGN(std::optional<std::string> rule, pipeline::read_in_own_transaction(context, [&] {
+                    return approval::rule_for(context, spec, call.params);
+                  }));
+    if (rule) return propose(spec, call, request, context, *rule);
+  }
 
   // External work (a subprocess) runs before the transaction: a slow program never holds the
   // write lock other writers wait for.
@@ -501,10 +581,24 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request) 
       if (own_session) renew_lease(context, tx);
       return ok;
     }
+    if (approval) {
+      // What was reviewed must still be what the call does.
+      CT_TRY(approval::check_unmoved(approval->proposal, audit.changes));
+      audit.params.set("proposal", approval->proposal.id);
+      audit.params.set("proposedBy", approval->proposal.agent);
+    }
     // The audit row, the remembered reply and the change itself commit together or not at all.
     pipeline::fill_audit(audit, context, call);
     audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
     CT_TRY(context.store->append_audit(audit));
+  }
+  if (approval) {
+    Proposal decided = approval->proposal;
+    decided.status = "approved";
+    decided.decided_by = approval->approver;
+    decided.decided_at = context.now();
+    decided.decision = approval->decision;
+    CT_TRY(context.store->put_proposal(decided));
   }
   if (!call.common.idempotency_key.empty()) {
     TimeMs now = context.now();

@@ -24,6 +24,9 @@
 #include "engines/store/store.h"
 
 namespace ct {
+namespace approval {
+struct Approval;
+}
 
 /// Who makes a call and the session it runs in. Each request carries its caller; the transport
 /// (the stdio loop, an HTTP session, the CLI's terminal binding) keeps what a reply rebinds.
@@ -121,7 +124,11 @@ class Router {
 
  private:
   // The stages of a call (domains/pipeline.h) that need the router's state.
-  Result<Envelope> run(const OperationSpec& spec, const Request& request);
+  /// With `approval`: a person approving a proposal runs its call (domains/approval.h).
+  Result<Envelope> run(const OperationSpec& spec, const Request& request, const approval::Approval* approval = nullptr);
+  /// A call approval.required keeps for a person: previewed, stored, answered with E_PROPOSED.
+  Result<Envelope> propose(const OperationSpec& spec, const pipeline::Call& call, const Request& request,
+                           Context& context, const std::string& rule);
   /// A bulk call (pipeline::Call::ids): the handler once per task inside `tx`.
   Result<Envelope> run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
                             std::vector<std::string> warnings, std::int64_t reply_budget);

@@ -410,6 +410,7 @@ void register_lifecycle_domain(Registry& registry) {
                 .external = [](Context& context, const Params& params) {
                   return evidence::check_atoms(context, params, /*recheck=*/false);
                 },
+                .external_checks_only = true,
                 .handler = gate_pass});
   registry.add({.domain = "lifecycle", .name = "gate.fail", .gateway = Gateway::Mutate,
                 .summary = "Fail a task's verification gate; later gates reset",

@@ -441,9 +441,10 @@ void register_tasks_mutations(Registry& registry) {
                 .external = [](Context& context, const Params& params) {
                   return evidence::check_atoms(context, params, /*recheck=*/true);
                 },
+                .external_checks_only = true,
                 .handler = complete});
   add_write({.domain = "tasks", .name = "evidence", .gateway = Gateway::Mutate,
-                .summary = "Record evidence for a task: commits, files, test runs, PRs, notes, waivers",
+                .summary = "Record evidence of a task's work: commits, files, test runs, waivers",
                 .params = {id_param(),
                            evidence::evidence_param("Atoms: [{commit}|{files:[…]}|{test:<run id>}|{pr}|{note}, each "
                                                     "with covers?:[criteria]]; text is a note"),
@@ -458,6 +459,7 @@ void register_tasks_mutations(Registry& registry) {
                 .external = [](Context& context, const Params& params) {
                   return evidence::check_atoms(context, params, /*recheck=*/true);
                 },
+                .external_checks_only = true,
                 .handler = record_evidence});
   add_write({.domain = "tasks", .name = "delete", .gateway = Gateway::Mutate,
                 .summary = "Cancel and archive a task",

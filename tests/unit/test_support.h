@@ -239,6 +239,10 @@ inline constexpr const char* kFoldSearchIndex =
     "coalesce((SELECT group_concat(json_extract(n.value, '$.text'), char(10)) FROM json_each(t.notes) n), '') "
     "FROM tasks t WHERE t.num IN (SELECT num FROM tasks_fts_tail); DELETE FROM tasks_fts_tail; ";
 
+/// What schema v11 (trust, issue 35) adds, taken away: a store as version 10 left it.
+inline constexpr const char* kDropTrustV11 =
+    "DROP TABLE evidence; DROP TABLE proposals; ALTER TABLE audit DROP COLUMN intent; ";
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -250,6 +254,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 11) sql += std::string(kDropTrustV11);  // v11: intent, evidence, proposals
   if (version < 10) sql += "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; ";  // v10: project memory
   if (version < 9) {
     // v9 writes the search index behind the tasks: an older ct indexed every task as it wrote it.

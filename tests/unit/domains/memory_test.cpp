@@ -8,6 +8,7 @@
 
 #include "unit/test_support.h"
 #include "engines/rules/memory.h"
+#include "engines/store/store_backend.h"
 
 using namespace ct;
 
@@ -374,8 +375,9 @@ TEST_CASE("a store made before project memory gets its tables when it is next op
   p.add(R"({"title":"Made before memory"})");
   const auto db = p.dir() / ".cleo" / "tasks.db";
   if (test::on_postgresql())
-    test::run_sql(db, "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; "
-                      "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
+    test::run_sql(db, std::string(test::kDropTrustV11) +
+                          "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; "
+                          "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
   else
     test::downgrade_store(db, 9);
   // Another process (a router of its own) opens it.
@@ -387,6 +389,6 @@ TEST_CASE("a store made before project memory gets its tables when it is next op
   REQUIRE(observed.success);
   CHECK(observed.data["id"] == json::Value("M001"));
   Envelope version = later.dispatch({Gateway::Query, "system", "version", test::parse_json("{}")});
-  CHECK(version.data["schemaVersion"] == json::Value(std::int64_t{10}));
+  CHECK(version.data["schemaVersion"] == json::Value(store_schema_version()));
   CHECK(later.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")}).success);
 }

@@ -51,7 +51,7 @@ TEST_CASE("every list-like operation takes detail, fields and offset", "[project
     CHECK(fields->choices.size() == spec.row_fields.size());
   }
   CHECK(list_like == std::set<std::string>{"tasks.list", "tasks.find", "tasks.tree", "session.list", "system.log",
-                                                "system.capabilities", "skills.list", "skills.find",
+                                                "system.capabilities", "system.proposal.list", "skills.list", "skills.find",
                                                    "orchestrate.waves", "memory.find", "memory.list", "research.list", "research.find",
                                                    "research.pending", "lifecycle.history"});
   // show stays full by default.

@@ -21,7 +21,7 @@ TEST_CASE("every registered operation is well formed", "[registry]") {
     CHECK(spec.summary.size() <= 70);  // one line at help level 1
     CHECK(!spec.returns.empty());
     CHECK(!spec.examples.empty());
-    CHECK(static_cast<bool>(spec.handler));
+    CHECK((static_cast<bool>(spec.handler) || static_cast<bool>(spec.external)));
     std::set<std::string> params;
     for (const auto& p : spec.params) {
       INFO(p.name);
@@ -75,17 +75,18 @@ TEST_CASE("the tasks domain has the operations of docs/architecture.md §5 (anal
   CHECK(r.find("system", "version"));
 }
 
-TEST_CASE("the dashboard may run the task and memory mutations its page offers, no others", "[registry]") {
+TEST_CASE("the dashboard may run the task, memory and proposal mutations its page offers, no others", "[registry]") {
   std::vector<std::string> runs;
   for (const auto& spec : registry().operations())
     if (spec.dashboard) {
       INFO(spec.full_name());
-      CHECK((spec.domain == "tasks" || spec.domain == "memory"));
+      CHECK((spec.domain == "tasks" || spec.domain == "memory" || spec.name.starts_with("proposal.")));
       CHECK(spec.gateway == Gateway::Mutate);
       runs.push_back(spec.full_name());
     }
   CHECK(runs == std::vector<std::string>{"tasks.add", "tasks.update", "tasks.complete", "tasks.reopen", "tasks.start",
-                                         "tasks.stop", "memory.retract", "memory.verify"});
+                                         "tasks.stop", "system.proposal.approve", "system.proposal.reject",
+                                         "memory.retract", "memory.verify"});
 }
 
 TEST_CASE("domain lists follow the canonical order and the gateway", "[registry]") {

@@ -48,7 +48,8 @@ TEST_CASE("the keys that widen what agents may do are the ones only people set",
   const std::vector<std::string_view> people = {
       "storage.url",          "storage.schema",       "security.allowOutsideProject", "engines",
       "release.gates",        "release.versionFile",  "release.remote",               "validate.testCommand",
-      "orchestrator.spawnCommand", "orchestrator.provider", "memory.verifyKinds"};
+      "orchestrator.spawnCommand", "orchestrator.provider", "verification.evidence",
+      "approval.required",    "memory.verifyKinds"};
   std::vector<std::string_view> marked;
   for (const auto& key : config_keys()) {
     INFO(key.name);

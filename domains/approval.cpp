@@ -1,0 +1,141 @@
+#include "domains/approval.h"
+
+#include <algorithm>
+#include <array>
+
+#include "core/pattern.h"
+#include "core/text.h"
+#include "engines/project/config.h"
+#include "engines/store/task.h"
+
+namespace ct::approval {
+namespace {
+
+bool takes_task_id(const OperationSpec& spec) {
+  const ParamSpec* id = spec.find_param("id");
+  return id && id->type == ParamType::TaskId;
+}
+
+Result<bool> task_is_epic(Context& context, const Params& params) {
+  auto id = params.opt_str("id");
+  if (!id) return false;
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*id));
+  return task && task->type == TaskType::Epic;
+}
+
+bool memory_operation(const OperationSpec& spec) { return spec.domain == "memory" && spec.find_param("id"); }
+
+Result<bool> memory_verified(Context& context, const Params& params) {
+  auto id = params.opt_str("id");
+  if (!id) return false;
+  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(*id));
+  return entry && !entry->verified_by.empty();
+}
+
+constexpr std::array<Condition, 2> kConditions = {{
+    {"epic", "the task is an epic", takes_task_id, task_is_epic},
+    {"verified", "the memory entry was verified by a person", memory_operation, memory_verified},
+}};
+
+// approval.required lists rules (engines/project/config.cpp declares the key).
+const bool registered = register_config_rule({.key = "approval.required", .check = check_rule});
+
+}  // namespace
+
+std::span<const Condition> conditions() {
+  (void)registered;
+  return kConditions;
+}
+
+std::string check_rule(std::string_view rule) {
+  static const Pattern shape = *Pattern::compile("[a-z]+\\.[a-zA-Z.]+(:[a-z]+)?");
+  if (!shape.matches(rule)) return "is not \"domain.operation\" or \"domain.operation:condition\"";
+  const auto colon = rule.find(':');
+  if (colon == std::string_view::npos) return "";
+  const std::string_view condition = rule.substr(colon + 1);
+  for (const auto& known : kConditions)
+    if (known.name == condition) return "";
+  std::vector<std::string> names;
+  for (const auto& known : kConditions) names.emplace_back(known.name);
+  return "names no condition " + echo(condition) + "; conditions: " + join(names, ", ");
+}
+
+Result<std::optional<std::string>> rule_for(Context& context, const OperationSpec& spec, const Params& params) {
+  const auto rules = context.config->get_strings("approval.required");
+  const std::string name = spec.full_name();
+  for (const auto& rule : rules) {
+    const auto colon = rule.find(':');
+    if (rule.substr(0, colon) != name) continue;
+    if (colon == std::string::npos) return std::optional<std::string>(rule);
+    const std::string_view condition = std::string_view(rule).substr(colon + 1);
+    for (const auto& known : kConditions) {
+      if (known.name != condition || !known.applies(spec)) continue;
+      CT_TRY_ASSIGN(bool holds, known.holds(context, params));
+      if (holds) return std::optional<std::string>(rule);
+    }
+  }
+  return std::optional<std::string>();
+}
+
+json::Value changes_json(const std::vector<FieldChange>& changes) {
+  json::Value out = json::Value::array();
+  for (const auto& change : changes) {
+    json::Value item = json::Value::object();
+    if (!change.task_id.empty()) item.set("id", change.task_id);
+    item.set("field", change.field);
+    if (!change.before.is_null()) item.set("before", change.before);
+    if (!change.after.is_null()) item.set("after", change.after);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<void> check_unmoved(const Proposal& proposal, const std::vector<FieldChange>& now) {
+  const json::Value& then = proposal.preview["changes"];
+  if (!then.is_array()) return {};
+  json::Value moved = json::Value::array();
+  std::vector<std::string> named;
+  for (const auto& change : then.as_array()) {
+    const std::string id = change["id"].is_string() ? change["id"].as_string() : "";
+    const std::string field = change["field"].is_string() ? change["field"].as_string() : "";
+    auto current = std::find_if(now.begin(), now.end(),
+                                [&](const FieldChange& c) { return c.task_id == id && c.field == field; });
+    const json::Value& was = change["before"];
+    const json::Value is = current == now.end() ? json::Value("(no longer changed by this call)") : current->before;
+    if (current != now.end() && is == was) continue;
+    json::Value item = json::Value::object();
+    if (!id.empty()) item.set("id", id);
+    item.set("field", field);
+    item.set("proposedFrom", was);
+    item.set("now", is);
+    moved.push_back(std::move(item));
+    named.push_back((id.empty() ? "" : id + ".") + field);
+  }
+  if (moved.empty()) return {};
+  return fail(Error(ErrorCode::ConcurrentModification,
+                    "the state moved since " + proposal.id + " was proposed (" + join(named, ", ") +
+                        "): approving it now would do something else than what was reviewed")
+                  .with_fix("reject it (ct reject " + proposal.id + " \"<why>\") and let the agent propose again")
+                  .with_detail("proposal", proposal.id)
+                  .with_detail("moved", std::move(moved)));
+}
+
+json::Value proposal_json(const Proposal& proposal, bool full) {
+  json::Value out = json::Value::object();
+  out.set("id", proposal.id);
+  out.set("operation", proposal.operation);
+  out.set("params", proposal.params);
+  out.set("rule", proposal.rule);
+  out.set("status", proposal.status);
+  if (!proposal.agent.empty()) out.set("agent", proposal.agent);
+  out.set("at", format_iso8601(proposal.at));
+  if (!proposal.reason.empty()) out.set("reason", proposal.reason);
+  if (!proposal.intent.is_null()) out.set("intent", proposal.intent);
+  if (full && !proposal.preview.is_null()) out.set("preview", proposal.preview);
+  if (!proposal.decided_by.empty()) out.set("decidedBy", proposal.decided_by);
+  if (proposal.decided_at) out.set("decidedAt", format_iso8601(*proposal.decided_at));
+  if (!proposal.decision.empty()) out.set("decision", proposal.decision);
+  return out;
+}
+
+}  // namespace ct::approval

@@ -1,0 +1,156 @@
+// system domain — proposals (issue 35, domains/approval.h): what agents proposed under
+// approval.required, listed for anyone, approved or rejected by a person (`ct approve`, `ct reject`,
+// the dashboard in write mode). Approving runs the stored call through the router.
+#include <algorithm>
+
+#include "core/text.h"
+#include "domains/approval.h"
+#include "domains/context.h"
+#include "domains/params.h"
+#include "domains/pipeline.h"
+#include "domains/projection.h"
+#include "domains/registry.h"
+
+namespace ct {
+namespace {
+
+/// The person deciding: refused for an agent (MCP), and for the proposer itself (its session or
+/// its agent: `ct` in a terminal that adopted the agent's session is that agent).
+Result<std::string> decider(Context& context, const Proposal& proposal, std::string_view verb) {
+  const Advice ask = "ask a person to run: ct " + std::string(verb) + " " + proposal.id;
+  if (!context.person_reviews)
+    return fail(Error(ErrorCode::MutationDisabled, "only a person may " + std::string(verb) + " " + proposal.id +
+                                                       ": agents propose, people decide")
+                    .with_fix(ask)
+                    .with_detail("id", proposal.id));
+  CT_TRY_ASSIGN(std::string who, context.agent_name());
+  if ((!proposal.session.empty() && context.session == proposal.session) ||
+      (!proposal.agent.empty() && who == proposal.agent))
+    return fail(Error(ErrorCode::MutationDisabled, proposal.id + " was proposed in this session (" +
+                                                       (proposal.agent.empty() ? std::string("no agent") : proposal.agent) +
+                                                       "): its proposer cannot " + std::string(verb) + " it")
+                    .with_fix("run ct " + std::string(verb) + " " + proposal.id + " from a terminal bound to no agent's session")
+                    .with_detail("id", proposal.id));
+  return who.empty() ? std::string("person") : who;
+}
+
+Result<Proposal> pending(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(std::optional<Proposal> found, context.db().get_proposal(id));
+  if (!found)
+    return fail(Error(ErrorCode::NotFound, "proposal " + echo(id) + " not found")
+                    .with_fix(call("system.proposal.list", {{"status", "all"}})));
+  if (found->status != "pending")
+    return fail(Error(ErrorCode::Validation, id + " was " + found->status + " already" +
+                                                 (found->decided_by.empty() ? "" : " by " + found->decided_by))
+                    .with_detail("status", found->status));
+  return std::move(*found);
+}
+
+Result<Reply> list(Context& context, const Params& params) {
+  if (auto id = params.opt_str("id")) {
+    CT_TRY_ASSIGN(std::optional<Proposal> found, context.db().get_proposal(*id));
+    if (!found)
+      return fail(Error(ErrorCode::NotFound, "proposal " + echo(*id) + " not found")
+                      .with_fix(call("system.proposal.list", {{"status", "all"}})));
+    json::Value rows = json::Value::array();
+    rows.push_back(approval::proposal_json(*found, true));
+    return Reply{std::move(rows), {}, {}, {}};
+  }
+  const std::string status = params.str("status") == "all" ? "" : params.str("status");
+  const std::int64_t limit = params.integer("limit"), offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<Proposal> found, context.db().list_proposals(status, limit, offset));
+  CT_TRY_ASSIGN(std::int64_t total, context.db().count_proposals(status));
+  json::Value rows = json::Value::array();
+  for (const auto& proposal : found) rows.push_back(approval::proposal_json(proposal, wants_full(params)));
+  Reply reply{std::move(rows), {}, Page{total, static_cast<std::int64_t>(found.size()), offset}, {}};
+  if (found.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> approve_external(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Proposal proposal, pipeline::read_in_own_transaction(context, [&] {
+                  return pending(context, params.str("id"));
+                }));
+  CT_TRY_ASSIGN(std::string who, pipeline::read_in_own_transaction(context, [&] {
+                  return decider(context, proposal, "approve");
+                }));
+  if (!context.run_approved) return fail(ErrorCode::Internal, "system.proposal.approve needs the router");
+  CT_TRY_ASSIGN(Reply ran, context.run_approved(proposal, who, params.opt_str("note").value_or("")));
+  json::Value data = json::Value::object();
+  data.set("id", proposal.id);
+  data.set("operation", proposal.operation);
+  data.set("status", "approved");
+  data.set("proposedBy", proposal.agent);
+  data.set("approvedBy", who);
+  if (!ran.data.is_null()) data.set("result", std::move(ran.data));
+  return Reply{std::move(data), std::move(ran.warnings), {}, {}};
+}
+
+Result<Reply> reject(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Proposal proposal, pending(context, params.str("id")));
+  CT_TRY_ASSIGN(std::string who, decider(context, proposal, "reject"));
+  json::Value before = json::Value::object();
+  before.set("id", proposal.id);
+  before.set("status", proposal.status);
+  proposal.status = "rejected";
+  proposal.decided_by = who;
+  proposal.decided_at = context.now();
+  proposal.decision = params.str("note");
+  CT_TRY(context.db().put_proposal(proposal));
+  json::Value after = before;
+  after.set("status", proposal.status);
+  after.set("decidedBy", who);
+  context.record({"", "proposal", std::move(before), std::move(after)});
+  return Reply{approval::proposal_json(proposal, false), {}, {}, {}};
+}
+
+ParamSpec proposal_id() {
+  return {.name = "id", .type = ParamType::String, .required = true, .pattern = "P[0-9]{1,9}",
+          .description = "The proposal, e.g. P001", .positional = true};
+}
+
+}  // namespace
+
+void register_system_proposals(Registry& registry) {
+  registry.add({.domain = "system", .name = "proposal.list", .gateway = Gateway::Query,
+                .summary = "List calls agents proposed for a person's approval",
+                .params = {{.name = "status", .type = ParamType::Enum, .default_json = R"("pending")",
+                            .choices = {"pending", "approved", "rejected", "all"}, .description = "Which"},
+                           {.name = "id", .type = ParamType::String, .pattern = "P[0-9]{1,9}",
+                            .description = "Only this proposal (with its preview)"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 200,
+                            .description = "Rows"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip"}},
+                .returns = "[{id, operation, params, rule, status, agent?, at, reason?, intent?, preview?{changes} "
+                           "(full), decidedBy?, decidedAt?, decision?}] newest first; E_NO_DATA note when none",
+                .errors = {ErrorCode::NotFound},
+                .examples = {{R"({})", "what waits for a person"}},
+                .idempotent = true, .tier = 2, .shortcut = "proposals",
+                .row_fields = {"id", "operation", "params", "rule", "status", "agent", "at", "reason", "intent",
+                               "preview", "decidedBy", "decidedAt", "decision"},
+                .handler = list});
+  registry.add({.domain = "system", .name = "proposal.approve", .gateway = Gateway::Mutate,
+                .summary = "Approve a proposal: run its call now (people only)",
+                .params = {proposal_id(),
+                           {.name = "note", .type = ParamType::String, .max = 1000, .description = "Why, for the record"}},
+                .returns = "{id, operation, status:'approved', proposedBy, approvedBy, result (the call's reply)}: the "
+                           "call runs as this person, revalidated; refused with E_CONCURRENT_MODIFICATION when what "
+                           "it changes moved since it was proposed. An agent (MCP) or the proposer itself: "
+                           "E_MUTATION_DISABLED",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled,
+                           ErrorCode::ConcurrentModification},
+                .examples = {{R"({"id":"P001"})", "approve P001"}},
+                .tier = 2, .shortcut = "approve", .dashboard = true, .external = approve_external});
+  registry.add({.domain = "system", .name = "proposal.reject", .gateway = Gateway::Mutate,
+                .summary = "Reject a proposal, saying why (people only)",
+                .params = {proposal_id(),
+                           {.name = "note", .type = ParamType::String, .required = true, .min = 3, .max = 1000,
+                            .description = "Why it is rejected", .positional = true}},
+                .returns = "the proposal, status 'rejected'; an agent (MCP) or the proposer itself: E_MUTATION_DISABLED",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
+                .examples = {{R"({"id":"P001","note":"keep the epic open until the audit"})", "reject P001"}},
+                .tier = 2, .shortcut = "reject", .dashboard = true, .handler = reject});
+}
+
+}  // namespace ct
