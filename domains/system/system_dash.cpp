@@ -246,7 +246,7 @@ Result<Reply> metrics(Context&, const Params& params) {
 
 void register_system_dash(Registry& registry) {
   registry.add({.domain = "system", .name = "dash", .gateway = Gateway::Query,
-                .summary = "Counts, sessions, claims, next, recent changes",
+                .summary = "Counts, claims, next, changes",
                 .params = {{.name = "next", .type = ParamType::Int, .default_json = "3", .min = 0, .max = 20,
                             .description = "Next-task suggestions to show"},
                            {.name = "recent", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 50,

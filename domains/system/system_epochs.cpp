@@ -95,7 +95,7 @@ Result<Reply> seal(Context& context, const Params& params) {
 
 void register_system_epochs(Registry& registry) {
   registry.add({.domain = "system", .name = "epoch.seal", .gateway = Gateway::Mutate,
-                .summary = "Seal the audit trail so far as a named epoch",
+                .summary = "Seal the audit trail as a named epoch",
                 .params = {{.name = "name", .type = ParamType::String, .required = true,
                             .pattern = "[a-z0-9][a-z0-9._-]{0,63}", .description = "The epoch's name, e.g. release-2.1",
                             .positional = true},

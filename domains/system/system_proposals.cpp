@@ -113,7 +113,7 @@ ParamSpec proposal_id() {
 
 void register_system_proposals(Registry& registry) {
   registry.add({.domain = "system", .name = "proposal.list", .gateway = Gateway::Query,
-                .summary = "List calls agents proposed for a person's approval",
+                .summary = "Proposals awaiting a person",
                 .params = {{.name = "status", .type = ParamType::Enum, .default_json = R"("pending")",
                             .choices = {"pending", "approved", "rejected", "all"}, .description = "Which"},
                            {.name = "id", .type = ParamType::String, .pattern = "P[0-9]{1,9}",
@@ -131,7 +131,7 @@ void register_system_proposals(Registry& registry) {
                                "preview", "decidedBy", "decidedAt", "decision"},
                 .handler = list});
   registry.add({.domain = "system", .name = "proposal.approve", .gateway = Gateway::Mutate,
-                .summary = "Approve a proposal: run its call now (people only)",
+                .summary = "Approve and run a proposal (people)",
                 .params = {proposal_id(),
                            {.name = "note", .type = ParamType::String, .max = 1000, .description = "Why, for the record"}},
                 .returns = "{id, operation, status:'approved', proposedBy, approvedBy, result (the call's reply)}: the "
@@ -143,7 +143,7 @@ void register_system_proposals(Registry& registry) {
                 .examples = {{R"({"id":"P001"})", "approve P001"}},
                 .tier = 2, .shortcut = "approve", .dashboard = true, .external = approve_external});
   registry.add({.domain = "system", .name = "proposal.reject", .gateway = Gateway::Mutate,
-                .summary = "Reject a proposal, saying why (people only)",
+                .summary = "Reject a proposal (people)",
                 .params = {proposal_id(),
                            {.name = "note", .type = ParamType::String, .required = true, .min = 3, .max = 1000,
                             .description = "Why it is rejected", .positional = true}},

@@ -400,7 +400,7 @@ void register_tasks_mutations(Registry& registry) {
   update_params.push_back({.name = "detail", .type = ParamType::Enum, .choices = {"compact", "full"},
                            .description = "compact (default): changed fields only; full: the whole record"});
   add_write({.domain = "tasks", .name = "update", .gateway = Gateway::Mutate,
-                .summary = "Change a task's fields or add a note",
+                .summary = "Change fields or add a note",
                 .params = std::move(update_params),
                 .returns = "{<changed fields not exactly as sent, e.g. a list after append>, version}; "
                            "E_NO_CHANGE note when nothing changed",
@@ -444,7 +444,7 @@ void register_tasks_mutations(Registry& registry) {
                 .external_checks_only = true,
                 .handler = complete});
   add_write({.domain = "tasks", .name = "evidence", .gateway = Gateway::Mutate,
-                .summary = "Record evidence of a task's work: commits, files, test runs, waivers",
+                .summary = "Record evidence for a task",
                 .params = {id_param(),
                            evidence::evidence_param("Atoms: [{commit}|{files:[…]}|{test:<run id>}|{pr}|{note}, each "
                                                     "with covers?:[criteria]]; text is a note"),
@@ -546,7 +546,7 @@ void register_tasks_mutations(Registry& registry) {
                 .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},
                 .handler = start});
   add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
-                .summary = "Clear the focus; the task is pending again",
+                .summary = "Release the focus",
                 .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",

@@ -335,7 +335,7 @@ std::vector<ParamSpec> filter_params(std::initializer_list<std::string_view> nam
 void register_tasks_queries(Registry& registry) {
   (void)kStatuses;
   registry.add({.domain = "tasks", .name = "show", .gateway = Gateway::Query,
-                .summary = "Show one task with all its fields",
+                .summary = "One task, every field",
                 .params = {id_param(), detail_param(R"("full")")},
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
@@ -359,7 +359,7 @@ void register_tasks_queries(Registry& registry) {
                          .description = "Rows to skip (from _meta.page.nextOffset)"});
   list_params.push_back(in_scope_param());
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
-                .summary = "List tasks: filters, sort, pages",
+                .summary = "List tasks",
                 .params = std::move(list_params),
                 .returns = "[{id,title,status,priority,parent?,waitingOn?[unfinished dependencies],blockedBy?,claim?}] (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when there are more rows; E_NO_DATA note when none matches",
