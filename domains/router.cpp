@@ -27,17 +27,8 @@
 namespace ct {
 namespace {
 
-/// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
-/// the project's only active one, and a write of the tasks domain is checked against
-/// session.enforcement and the bound session. Returns the warnings for the reply.
-Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool named,
-                                               const Caller& caller) {
-  if (!context.store) return std::vector<std::string>{};
-  if (named && !spec.needs_session) {
-    // A session the call names must exist, whatever the call does in it (writes check more below).
-    SessionEngine sessions(*context.store, *context.config, 0, nullptr);
-    CT_TRY(sessions.get(context.session));
-  }
+/// A CLI call with no session adopts the project's only active one (that no other terminal holds).
+Result<void> adopt_session(Context& context, const Caller& caller) {
   if (context.session.empty() && caller.adopt_only_active_session) {
     SessionQuery active;
     active.statuses = {SessionStatus::Active};
@@ -49,6 +40,21 @@ Result<std::vector<std::string>> check_session(const OperationSpec& spec, Contex
     });
     if (sessions.size() == 1) context.session = sessions.front().id;
   }
+  return {};
+}
+
+/// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
+/// the project's only active one, and a write of the tasks domain is checked against
+/// session.enforcement and the bound session. Returns the warnings for the reply.
+Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool named,
+                                               const Caller& caller) {
+  if (!context.store) return std::vector<std::string>{};
+  if (named && !spec.needs_session) {
+    // A session the call names must exist, whatever the call does in it (writes check more below).
+    SessionEngine sessions(*context.store, *context.config, 0, nullptr);
+    CT_TRY(sessions.get(context.session));
+  }
+  CT_TRY(adopt_session(context, caller));
   if (!spec.needs_session) return std::vector<std::string>{};
   // The clock is read only when a session is touched (a stepping test clock stays in step).
   SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
@@ -524,7 +530,9 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
   }
 
   // External work (a subprocess) runs before the transaction: a slow program never holds the
-  // write lock other writers wait for.
+  // write lock other writers wait for. It sees the session the call will run in.
+  if (spec.external && context.store)
+    CT_TRY(pipeline::read_in_own_transaction(context, [&] { return adopt_session(context, request.caller); }));
   if (spec.external && call.ids.empty()) {
     CT_TRY_ASSIGN(Reply external, guarded(spec.external, call, context));
     context.external = std::move(external);
