@@ -286,7 +286,9 @@ function memoryActions(x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Activity: the audit trail (system.log), live, with filters; validate.audit's verdict.
+// Activity: the audit trail (system.log), live, with filters (intent among them); validate.audit's
+// verdict; the sealed epochs; the calls agents proposed, which a person approves or rejects here in
+// write mode (system.proposal.approve, system.proposal.reject).
 
 const OPS = ['tasks.add', 'tasks.update', 'tasks.complete', 'tasks.reopen', 'tasks.start', 'tasks.stop', 'tasks.delete',
   'tasks.import', 'tasks.relate', 'tasks.undo', 'session.start', 'session.end', 'session.suspend', 'session.resume'];
@@ -312,7 +314,7 @@ export const activityView = {
   readFilters() {
     const f = $('[data-testid=activity-filters]').elements;
     const next = {};
-    for (const k of ['operation', 'id', 'session', 'since']) {
+    for (const k of ['operation', 'id', 'session', 'since', 'agent', 'category']) {
       let v = f[k].value.trim();
       if (k === 'id') v = v.toUpperCase();
       if (v) next[k] = v;
@@ -326,10 +328,71 @@ export const activityView = {
 
   show() {
     this.build();
-    return Promise.all([this.load(!this.rows.length), this.audit()]);
+    return Promise.all([this.load(!this.rows.length), this.audit(), this.proposals(), this.epochs()]);
   },
 
-  refresh() { return Promise.all([this.load(false), this.audit()]); },
+  refresh() { return Promise.all([this.load(false), this.audit(), this.proposals(), this.epochs()]); },
+
+  rejecting: null,  // {id, note, focused}: a reject form open, kept across live refreshes
+
+  async proposals() {
+    const env = await soft(query('system.proposal.list', { status: 'pending', detail: 'full' }));
+    const rows = Array.isArray(env?.data) ? env.data : [];
+    fill($('[data-testid=proposals]'), rows.length
+      ? h('ul', { class: 'claim-list' }, rows.map((x) => h('li', { 'data-testid': 'proposal-row', 'data-id': x.id },
+        h('div', {}, h('strong', { class: 'mono', text: x.id }), ' ', h('span', { class: 'mono', text: x.operation }),
+          x.params?.id ? h('span', { class: 'mono', text: ` ${x.params.id}` }) : null,
+          h('span', { class: 'muted small', text: ` · ${x.rule}${x.agent ? ` · by ${x.agent}` : ''}${x.reason ? ` · “${x.reason}”` : ''}` })),
+        x.preview?.changes?.length
+          ? h('div', { class: 'small muted', text: x.preview.changes.map((c) => `${c.id ? `${c.id}.` : ''}${c.field}: ${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)}`).join('; ') })
+          : null,
+        isWrite() ? this.decide(x) : null)))
+      : empty('Nothing waits for a person.'));
+  },
+
+  decide(x) {
+    const box = h('div', { class: 'inline' });
+    const approve = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'proposal-approve', text: 'Approve' });
+    const reject = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'proposal-reject', text: 'Reject…' });
+    approve.addEventListener('click', async () => {
+      approve.disabled = true;
+      await write('system.proposal.approve', { id: x.id }, `Approved ${x.id}`);
+      await this.refresh();
+    });
+    const openForm = () => {
+      const form = this.rejecting;
+      const note = h('input', { type: 'text', 'aria-label': `Why ${x.id} is rejected`, 'data-testid': 'proposal-reject-note', placeholder: 'why not' });
+      note.value = form.note;
+      note.addEventListener('input', () => { form.note = note.value; });
+      note.addEventListener('focus', () => { form.focused = true; });
+      note.addEventListener('blur', () => { form.focused = false; });
+      const confirm = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'proposal-reject-confirm', text: 'Reject' });
+      confirm.addEventListener('click', async () => {
+        confirm.disabled = true;
+        const done = await write('system.proposal.reject', { id: x.id, note: note.value }, `Rejected ${x.id}`);
+        if (done) {
+          this.rejecting = null;
+          await this.refresh();
+        } else confirm.disabled = false;
+      });
+      fill(box, note, confirm);
+      if (form.focused) note.focus();
+    };
+    reject.addEventListener('click', () => { this.rejecting = { id: x.id, note: '', focused: true }; openForm(); });
+    if (this.rejecting?.id === x.id) openForm();
+    else fill(box, approve, reject);
+    return box;
+  },
+
+  async epochs() {
+    const env = await soft(query('system.log', { operation: 'system.epoch.seal', detail: 'full', limit: 20 }));
+    const rows = (Array.isArray(env?.data) ? env.data : []).filter((r) => !r.outcome && r.params?.name);
+    const el = $('[data-testid=epochs]');
+    fill(el, rows.length
+      ? ['Sealed epochs: ', ...rows.map((r, i) => h('span', { 'data-testid': 'epoch', title: r.params.summary || '' },
+        `${i ? ', ' : ''}${r.params.name} (#${r.seq}, ${fmtTime(r.at)})`))]
+      : []);
+  },
 
   /** First page; rows newer than what is shown are added on top and marked new. */
   async load(fresh) {
@@ -383,7 +446,8 @@ export const activityView = {
       h('tbody', {}, this.rows.map((r) => h('tr', { 'data-testid': 'activity-row', class: r.seq > newerThan ? 'new' : '', dataset: { seq: String(r.seq) } },
         h('td', { class: 'mono', text: r.seq }),
         h('td', { class: 'nowrap' }, h('time', { datetime: r.at, title: r.at, text: fmtTime(r.at, true) })),
-        h('td', {}, h('span', { class: 'mono', text: r.operation }), r.outcome && r.outcome !== 'ok' ? h('span', { class: 'badge st-blocked', text: r.outcome }) : null),
+        h('td', {}, h('span', { class: 'mono', text: r.operation }), r.outcome && r.outcome !== 'ok' ? h('span', { class: 'badge st-blocked', text: r.outcome }) : null,
+          r.intent?.category ? h('span', { class: 'badge', 'data-testid': 'activity-intent', title: r.intent.reasoning || '', text: r.intent.category }) : null),
         h('td', {}, rowTask(r)),
         h('td', { 'data-testid': 'activity-agent', text: r.agent || '—' }),
         h('td', { class: 'mono small', text: r.session || '' }),

@@ -772,6 +772,43 @@ check('memory', async () => {
   } finally { await p.close(); await server.stop(); }
 });
 
+check('trust', async () => {
+  // An agent's deletion waits for a person under approval.required; the activity filters by intent
+  // and lists the sealed epochs; a person approves one proposal and rejects another on the page.
+  const dir = projectDir('trust');
+  const server = await startServer(dir, ['--dashboard-write']);
+  const p = await openPage(server);
+  try {
+    ctRun(dir, 'config', 'set', 'approval.required', '["tasks.delete"]');
+    const first = ctRun(dir, 'add', 'Retire the old importer').data.id;
+    const second = ctRun(dir, 'add', 'Keep the CSV export').data.id;
+    const proposed = await agentMutate(server, 'tasks', 'delete', { id: first, reason: 'replaced by tasks.import' });
+    assert.equal(proposed._meta.code, 'E_PROPOSED');
+    await agentMutate(server, 'tasks', 'delete', { id: second });
+    await agentMutate(server, 'tasks', 'update', { id: second, priority: 'high', intent: { category: 'fix', reasoning: 'customers rely on it' } });
+    ctRun(dir, 'system', 'epoch.seal', 'sprint-1', '--summary', 'before the review');
+    await p.goto('#activity');
+    await p.page.waitForSelector('[data-testid=proposal-row]');
+    assert.equal(await p.page.locator('[data-testid=proposal-row]').count(), 2);
+    await p.page.waitForSelector('[data-testid=epoch]');
+    assert.match(await p.page.textContent('[data-testid=epochs]'), /sprint-1/);
+    await p.page.selectOption('[data-testid=act-category]', 'fix');
+    await p.page.waitForFunction(() => document.querySelectorAll('[data-testid=activity-row]').length === 1);
+    assert.equal(await p.page.textContent('[data-testid=activity-intent]'), 'fix');
+    await shot(p.page, 'view-activity-trust');
+    await p.page.click(`[data-testid=proposal-row][data-id=${proposed.data.id}] [data-testid=proposal-approve]`);
+    await p.page.waitForFunction(() => document.querySelectorAll('[data-testid=proposal-row]').length === 1);
+    assert.equal(ctRun(dir, 'show', first).data.status, 'cancelled');
+    await p.page.click('[data-testid=proposal-row] [data-testid=proposal-reject]');
+    await p.page.fill('[data-testid=proposal-reject-note]', 'the export stays');
+    await p.page.click('[data-testid=proposal-reject-confirm]');
+    await p.page.waitForFunction(() => !document.querySelector('[data-testid=proposal-row]'));
+    assert.notEqual(ctRun(dir, 'show', second).data.status, 'cancelled');
+    assert.equal(ctRun(dir, 'proposals', '--status', 'rejected').data.length, 1);
+    noErrors(p.errors);
+  } finally { await p.close(); await server.stop(); }
+});
+
 check('screenshot', async () => {
   // artifacts/dashboard.png: the board of a realistic project, for the README.
   const dir = projectDir('acme-webapp', true);
