@@ -51,10 +51,12 @@ Result<Reply> seal(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<Epoch> epochs, sealed_epochs(context.db()));
   if (auto same = std::find_if(epochs.begin(), epochs.end(), [&](const Epoch& e) { return e.name == name; });
       same != epochs.end())
-    return fail(Error(ErrorCode::AlreadyExists, "epoch " + echo(name) + " was sealed at row " +
-                                                    std::to_string(same->seq) + "; an epoch is sealed once")
-                    .with_fix(call("validate.audit", {{"epoch", name}}) + " verifies it; seal new work under a new name")
-                    .with_detail("epoch", epoch_json(*same)));
+    // Sealed once: the epoch as it was sealed, as a note (seal later work under a new name).
+    return Reply{epoch_json(*same),
+                 {"epoch " + name + " was sealed at row " + std::to_string(same->seq) +
+                  "; an epoch is sealed once (validate.audit {epoch} verifies it; seal later work under a new name)"},
+                 {},
+                 ErrorCode::AlreadyExists};
   // The newest row: what the epoch seals.
   AuditQuery newest;
   newest.limit = 1;
@@ -103,8 +105,9 @@ void register_system_epochs(Registry& registry) {
                             .description = "What the epoch holds"}},
                 .returns = "{name, seq, hash, summary?, checked (rows verified since the previous epoch)}: the hash "
                            "of the newest row, kept in the seal's own audit row; validate.audit {epoch} verifies it. "
-                           "E_ALREADY_EXISTS for a name sealed before; E_VALIDATION when the chain is broken",
-                .errors = {ErrorCode::AlreadyExists, ErrorCode::Validation},
+                           "A name sealed before: that epoch, with the note E_ALREADY_EXISTS; E_VALIDATION when the "
+                           "chain is broken",
+                .errors = {ErrorCode::Validation},
                 .examples = {{R"({"name":"release-2.1","summary":"everything up to the 2.1 release"})",
                               "seal the trail at a release"}},
                 .tier = 2, .handler = seal});

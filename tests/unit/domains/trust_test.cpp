@@ -216,7 +216,9 @@ TEST_CASE("epochs seal the audit trail; validate.audit verifies one", "[trust][e
   INFO(to_json(sealed, registry()));
   REQUIRE(sealed.success);
   const std::int64_t seq = sealed.data["seq"].as_int();
-  CHECK(code_of(p.mutate("system", "epoch.seal", R"({"name":"sprint-1"})")) == ErrorCode::AlreadyExists);
+  Envelope again = p.mutate("system", "epoch.seal", R"({"name":"sprint-1"})");
+  CHECK(again.note == ErrorCode::AlreadyExists);
+  CHECK(again.data["seq"] == json::Value(seq));
   CHECK(code_of(p.mutate("system", "epoch.seal", R"({"name":"Bad Name"})")) == ErrorCode::Validation);
   p.add(R"({"title":"Three"})");
   Envelope verified = p.query("validate", "audit", R"({"epoch":"sprint-1"})");
