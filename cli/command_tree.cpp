@@ -26,8 +26,8 @@ constexpr std::string_view kRootFooter =
     "\n"
     "Environment: CLEO_FORMAT=json (same as --json), CLEO_ROOT (project directory),\n"
     "CLEO_READ_ONLY=1 (same as --read-only), NO_COLOR / FORCE_COLOR.\n"
-    "Exit codes: 0 success; 100 no data, 101 already exists, 102 no change (successes with a note);\n"
-    "otherwise the error's exit code (2 invalid input, 3 no project, 4 not found, …).\n";
+    "Exit codes: 0 success; 100 no data, 101 already exists, 102 no change, 103 proposed (successes\n"
+    "with a note); otherwise the error's exit code (2 invalid input, 3 no project, 4 not found, …).\n";
 
 std::vector<const OperationSpec*> shortcuts(const Registry& registry) {
   std::vector<const OperationSpec*> out;

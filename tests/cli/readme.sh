@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's walkthrough (the sh block under "## Using `ct`"), run exactly as written, top to
 # bottom, in one shell in a fresh git work tree: every `ct` command in it must succeed — exit 0,
-# or a success note 100–102 — unless its line says `# exit N`, and then exit exactly N. So the
+# or a success note 100–103 — unless its line says `# exit N`, and then exit exactly N. So the
 # walkthrough cannot drift from what ct does (issue 17).
 #   readme.sh CT README.md
 set -u
@@ -32,8 +32,8 @@ script="$sandbox/walkthrough.sh"
 {
   echo 'ct() {'
   echo '  "$CT_BIN" "$@"; local rc=$?'
-  echo '  if { [ "$EXPECT" -ne 0 ] && [ $rc -ne "$EXPECT" ]; } || { [ "$EXPECT" -eq 0 ] && [ $rc -ne 0 ] && { [ $rc -lt 100 ] || [ $rc -gt 102 ]; }; }; then'
-  echo '    echo "$README_NAME:$LINE: ct $* exited $rc; expected $([ "$EXPECT" -eq 0 ] && echo "0 or a note (100-102)" || echo "$EXPECT")" >> "$FAILS"'
+  echo '  if { [ "$EXPECT" -ne 0 ] && [ $rc -ne "$EXPECT" ]; } || { [ "$EXPECT" -eq 0 ] && [ $rc -ne 0 ] && { [ $rc -lt 100 ] || [ $rc -gt 103 ]; }; }; then'
+  echo '    echo "$README_NAME:$LINE: ct $* exited $rc; expected $([ "$EXPECT" -eq 0 ] && echo "0 or a note (100-103)" || echo "$EXPECT")" >> "$FAILS"'
   echo '  fi'
   echo '  return $rc'
   echo '}'
