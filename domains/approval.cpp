@@ -77,19 +77,6 @@ Result<std::optional<std::string>> rule_for(Context& context, const OperationSpe
   return std::optional<std::string>();
 }
 
-json::Value changes_json(const std::vector<FieldChange>& changes) {
-  json::Value out = json::Value::array();
-  for (const auto& change : changes) {
-    json::Value item = json::Value::object();
-    if (!change.task_id.empty()) item.set("id", change.task_id);
-    item.set("field", change.field);
-    if (!change.before.is_null()) item.set("before", change.before);
-    if (!change.after.is_null()) item.set("after", change.after);
-    out.push_back(std::move(item));
-  }
-  return out;
-}
-
 Result<void> check_unmoved(const Proposal& proposal, const std::vector<FieldChange>& now) {
   const json::Value& then = proposal.preview["changes"];
   if (!then.is_array()) return {};

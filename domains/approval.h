@@ -50,8 +50,6 @@ struct Approval {
   std::string decision;
 };
 
-/// The changes a proposed call would make, for its preview: [{id?, field, before?, after?}].
-json::Value changes_json(const std::vector<FieldChange>& changes);
 /// Refuses an approval whose call now changes something from another state than when it was
 /// proposed (E_CONCURRENT_MODIFICATION listing what moved).
 Result<void> check_unmoved(const Proposal& proposal, const std::vector<FieldChange>& now);

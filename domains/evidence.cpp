@@ -124,17 +124,6 @@ Result<json::Value> check_pr(Context& context, const std::string& ref, bool& ver
   return detail;
 }
 
-json::Value files_json(const std::vector<EvidenceFile>& files) {
-  json::Value out = json::Value::array();
-  for (const auto& file : files) {
-    json::Value item = json::Value::object();
-    item.set("path", file.path);
-    item.set("sha256", file.sha256);
-    out.push_back(std::move(item));
-  }
-  return out;
-}
-
 /// A caller's atom, checked (mode off: as given, unchecked): the form the external step hands on.
 Result<json::Value> check_input(Context& context, const AtomInput& input, std::string_view task_id, bool check,
                                 const std::string& field) {
@@ -166,7 +155,7 @@ Result<json::Value> check_input(Context& context, const AtomInput& input, std::s
     detail.set("unverified", "a note is not checked");
   }
   out.set("ref", ref);
-  if (!files.empty()) out.set("files", files_json(files));
+  if (!files.empty()) out.set("files", evidence_files_json(files));
   if (!input.covers.empty()) out.set("covers", json::Value::array_of(input.covers));
   out.set("verified", verified);
   if (!detail.empty()) out.set("detail", std::move(detail));
@@ -312,7 +301,7 @@ Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& p
     atom.id = prefixed_id('E', next++);
     CT_TRY(context.db().put_evidence(atom));
     json::Value recorded = atom_json(atom);
-    if (!atom.files.empty()) recorded.set("files", files_json(atom.files));
+    if (!atom.files.empty()) recorded.set("files", evidence_files_json(atom.files));
     context.record({task.id, "evidence", json::Value(), std::move(recorded)});
   }
   return fresh;

@@ -22,6 +22,7 @@
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/session_engine.h"
 #include "engines/store/open/open_store.h"
+#include "engines/store/task_json.h"
 
 
 namespace ct {
@@ -465,7 +466,7 @@ Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call
     context.audit = nullptr;
     if (!reply) return std::unexpected(std::move(reply.error()));  // a call that would fail is not proposed
     preview = json::Value::object();
-    preview.set("changes", approval::changes_json(audit.changes));
+    preview.set("changes", changes_json(audit.changes));
   }
   CT_TRY(context.store->begin(TxKind::Write));
   pipeline::Transaction tx(context.store);

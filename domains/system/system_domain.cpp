@@ -115,16 +115,7 @@ Result<Reply> log(Context& context, const Params& params) {
     json::Value item = audit_row_json(row, /*with_task=*/true);
     if (full) {
       if (!row.params.empty()) item.set("params", row.params);
-      json::Value changes = json::Value::array();
-      for (const auto& change : row.changes) {
-        json::Value c = json::Value::object();
-        if (!change.task_id.empty()) c.set("id", change.task_id);
-        c.set("field", change.field);
-        if (!change.before.is_null()) c.set("before", change.before);
-        if (!change.after.is_null()) c.set("after", change.after);
-        changes.push_back(std::move(c));
-      }
-      if (!changes.empty()) item.set("changes", std::move(changes));
+      if (!row.changes.empty()) item.set("changes", changes_json(row.changes));
     } else if (!row.changes.empty()) {
       // The first few of a large command's changes (an import of 10,000 tasks is one row), and
       // how many more detail:'full' lists.

@@ -241,6 +241,19 @@ Result<Task> task_from_full(const json::Value& full) {
   return t;
 }
 
+json::Value changes_json(const std::vector<FieldChange>& changes) {
+  json::Value out = json::Value::array();
+  for (const auto& change : changes) {
+    json::Value item = json::Value::object();
+    if (!change.task_id.empty()) item.set("id", change.task_id);
+    item.set("field", change.field);
+    if (!change.before.is_null()) item.set("before", change.before);
+    if (!change.after.is_null()) item.set("after", change.after);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 json::Value audit_row_json(const AuditEntry& row, bool with_task) {
   json::Value item = json::Value::object();
   item.set("seq", row.seq);

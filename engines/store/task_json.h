@@ -30,4 +30,7 @@ Result<Task> task_from_full(const json::Value& full);
 /// The common fields of an audit row: seq, at, operation, id (when `with_task`), outcome when not
 /// "ok", session, agent and reason when set (system.log and tasks.history add their details).
 json::Value audit_row_json(const AuditEntry& row, bool with_task);
+/// An audit row's changes: [{id?, field, before?, after?}] (system.log's full rows, a proposal's
+/// preview).
+json::Value changes_json(const std::vector<FieldChange>& changes);
 }  // namespace ct

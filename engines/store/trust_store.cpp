@@ -32,17 +32,6 @@ bool json_column(std::string_view text, json::Value& out) {
   return true;
 }
 
-std::string encode_files(const std::vector<EvidenceFile>& files) {
-  json::Value out = json::Value::array();
-  for (const auto& file : files) {
-    json::Value item = json::Value::object();
-    item.set("path", file.path);
-    item.set("sha256", file.sha256);
-    out.push_back(std::move(item));
-  }
-  return out.dump();
-}
-
 Result<EvidenceAtom> read_atom(const sql::Cursor& row) {
   EvidenceAtom atom;
   atom.id = prefixed_id('E', row.integer(0));
@@ -118,6 +107,17 @@ Value text_or_null(const json::Value& value) { return value.is_null() ? Value() 
 
 }  // namespace
 
+json::Value evidence_files_json(const std::vector<EvidenceFile>& files) {
+  json::Value out = json::Value::array();
+  for (const auto& file : files) {
+    json::Value item = json::Value::object();
+    item.set("path", file.path);
+    item.set("sha256", file.sha256);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 std::optional<std::int64_t> prefixed_number(std::string_view id, char prefix) {
   if (id.size() < 2 || id.front() != prefix || id.size() > 19) return std::nullopt;
   std::int64_t number = 0;
@@ -151,7 +151,7 @@ Result<void> TrustStore::put_evidence(const EvidenceAtom& atom) {
   for (auto criterion : atom.covers) covers += (covers.size() > 1 ? "," : "") + std::to_string(criterion);
   covers += "]";
   const Value args[] = {Value(*number),       Value(atom.task_id),  Value(atom.gate),
-                        Value(atom.kind),     Value(atom.ref),      Value(encode_files(atom.files)),
+                        Value(atom.kind),     Value(atom.ref),      Value(evidence_files_json(atom.files).dump()),
                         Value(covers),        Value(std::int64_t{atom.verified ? 1 : 0}),
                         Value(atom.detail.is_null() ? std::string() : atom.detail.dump()),
                         Value(atom.status),   Value(atom.agent),    Value(atom.session),

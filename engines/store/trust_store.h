@@ -89,6 +89,9 @@ class TrustStore {
   ~TrustStore() = default;  // a role of a Store: never owned or deleted through it
 };
 
+/// An atom's files as replies and the store write them: [{path, sha256}].
+json::Value evidence_files_json(const std::vector<EvidenceFile>& files);
+
 /// The number of an id made of `prefix` and digits ("E012" → 12 with prefix 'E'); nullopt otherwise.
 std::optional<std::int64_t> prefixed_number(std::string_view id, char prefix);
 /// The id of a number ('P', 3 → "P003").
