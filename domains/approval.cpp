@@ -60,6 +60,34 @@ std::string check_rule(std::string_view rule) {
   return "names no condition " + echo(condition) + "; conditions: " + join(names, ", ");
 }
 
+Result<void> check_rules(const Registry& registry, const json::Value& rules) {
+  if (!rules.is_array()) return {};
+  std::vector<std::string> mutations;
+  for (const auto& spec : registry.operations())
+    if (spec.gateway == Gateway::Mutate) mutations.push_back(spec.full_name());
+  for (const auto& item : rules.as_array()) {
+    if (!item.is_string()) continue;
+    const std::string& rule = item.as_string();
+    const auto colon = rule.find(':');
+    const std::string name = rule.substr(0, colon);
+    const auto dot = name.find('.');
+    const OperationSpec* spec =
+        dot == std::string::npos ? nullptr : registry.find(name.substr(0, dot), name.substr(dot + 1));
+    if (!spec || spec->gateway != Gateway::Mutate)
+      return fail(Error(ErrorCode::InvalidInput, "approval.required: " + echo(name) + " is not a mutation of this ct")
+                      .with_detail("key", "approval.required")
+                      .with_choices(name, mutations));
+    if (colon == std::string::npos) continue;
+    const std::string_view condition = std::string_view(rule).substr(colon + 1);
+    for (const auto& known : kConditions)
+      if (known.name == condition && !known.applies(*spec))
+        return fail(Error(ErrorCode::InvalidInput, "approval.required: the condition " + std::string(condition) + " (" +
+                                                       std::string(known.meaning) + ") never holds for " + name)
+                        .with_detail("key", "approval.required"));
+  }
+  return {};
+}
+
 Result<std::optional<std::string>> rule_for(Context& context, const OperationSpec& spec, const Params& params) {
   const auto rules = context.config->get_strings("approval.required");
   const std::string name = spec.full_name();

@@ -39,6 +39,11 @@ std::span<const Condition> conditions();
 /// What is wrong with one rule of approval.required ("" when nothing): the config's check.
 std::string check_rule(std::string_view rule);
 
+/// Each rule of an approval.required value must name a mutation of `registry` that its condition
+/// applies to (E_INVALID_INPUT with did-you-mean otherwise): the check the config key cannot make
+/// itself, made where system.config.set sets it.
+Result<void> check_rules(const Registry& registry, const json::Value& rules);
+
 /// The rule of approval.required `spec` called with `params` falls under, if any. Reads the store:
 /// call inside a transaction.
 Result<std::optional<std::string>> rule_for(Context& context, const OperationSpec& spec, const Params& params);

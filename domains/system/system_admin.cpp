@@ -5,6 +5,7 @@
 
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "domains/approval.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
@@ -116,6 +117,7 @@ Result<Reply> config_set(Context& context, const Params& params) {
   Config updated = *context.config;
   json::Value before = updated.get(key);
   CT_TRY(updated.set(key, value));
+  if (key == "approval.required") CT_TRY(approval::check_rules(*context.registry, value));
   json::Value data = json::Value::object();
   data.set("key", key);
   data.set("value", value);

@@ -248,6 +248,11 @@ TEST_CASE("approval: an agent proposes, a person approves or rejects", "[trust][
         ErrorCode::InvalidInput);
   CHECK(code_of(p.mutate("system", "config.set", R"({"key":"approval.required","value":"[]"})")) ==
         ErrorCode::MutationDisabled);
+  Envelope misspelt = p.mutate_as_person("system", "config.set", R"({"key":"approval.required","value":"[\"tasks.delet\"]"})");
+  CHECK(code_of(misspelt) == ErrorCode::InvalidInput);
+  CHECK(misspelt.error->details["didYouMean"] == json::Value("tasks.delete"));
+  CHECK(code_of(p.mutate_as_person("system", "config.set", R"({"key":"approval.required","value":"[\"release.ship:epic\"]"})")) ==
+        ErrorCode::InvalidInput);
   set_config(p, "approval.required", R"("[\"tasks.delete\",\"tasks.complete:epic\"]")");
   p.add(R"({"title":"Release train","type":"epic"})");
   p.add(R"({"title":"Small fix"})");
