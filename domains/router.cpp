@@ -475,6 +475,7 @@ Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call
   proposal.id = prefixed_id('P', number);
   proposal.operation = spec.full_name();
   CT_TRY_ASSIGN(proposal.params, json::parse(call.params_text));
+  if (!call.ids.empty()) proposal.params.erase("id");  // a bulk call is stored with its ids alone
   proposal.rule = rule;
   proposal.task_id = call.params.opt_str("id").value_or("");
   proposal.preview = preview;

@@ -290,8 +290,17 @@ TEST_CASE("approval: an agent proposes, a person approves or rejects", "[trust][
   REQUIRE(rejected.success);
   CHECK(rejected.data["status"] == json::Value("rejected"));
   CHECK(code_of(p.mutate_as_person("system", "proposal.approve", R"({"id":"P009"})")) == ErrorCode::NotFound);
+  // A bulk call is proposed whole and approved whole.
+  p.add(R"({"title":"Old one"})");
+  p.add(R"({"title":"Old two"})");
+  Envelope bulk = p.mutate("tasks", "delete", R"({"ids":["T004","T005"]})");
+  REQUIRE(bulk.note == ErrorCode::Proposed);
+  Envelope both = p.mutate_as_person("system", "proposal.approve", R"({"id":"P003"})");
+  INFO(to_json(both, registry()));
+  REQUIRE(both.success);
+  CHECK(p.query("tasks", "show", R"({"id":"T005"})").data["status"] == json::Value("cancelled"));
   Envelope all = p.query("system", "proposal.list", R"({"status":"all"})");
-  CHECK(all.data.size() == 2);
+  CHECK(all.data.size() == 3);
   CHECK(p.query("system", "proposal.list").note == ErrorCode::NoData);  // none pending
   CHECK(p.query("validate", "audit").data["valid"] == json::Value(true));
 }
