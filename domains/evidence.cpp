@@ -7,6 +7,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/pipeline.h"
+#include "domains/validate/protocol_check.h"
 #include "engines/adapters/subprocess.h"
 #include "engines/rules/evidence.h"
 #include "engines/rules/memory.h"
@@ -16,7 +17,6 @@ namespace {
 
 /// git's checks of a commit are quick; one that hangs (a broken repository, a lock) stops here.
 constexpr std::chrono::seconds kGitTimeout{60};
-inline constexpr std::string_view kTestRunCheck = "test.run";  // validate.test.run's compliance records
 
 Error invalid(std::string message, std::string_view field) {
   return Error(ErrorCode::EvidenceInvalid, std::move(message)).with_detail("field", std::string(field));
@@ -74,7 +74,7 @@ Result<json::Value> check_test_run(Context& context, const std::string& ref, std
                   return context.db().list_compliance(query);
                 }));
   auto fix = call("validate.test.run", {{"id", std::string(task_id)}}) + " runs the tests and answers the record id";
-  if (found.empty() || found.front().check != kTestRunCheck)
+  if (found.empty() || found.front().check != validate::kTestRunCheck)
     return fail(invalid("there is no test run " + ref + " (validate.test.run answers the id as recorded)", field)
                     .with_fix(fix));
   const ComplianceRecord& run = found.front();

@@ -68,12 +68,14 @@ Result<Reply> list(Context& context, const Params& params) {
 }
 
 Result<Reply> approve_external(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Proposal proposal, pipeline::read_in_own_transaction(context, [&] {
-                  return pending(context, params.str("id"));
-                }));
-  CT_TRY_ASSIGN(std::string who, pipeline::read_in_own_transaction(context, [&] {
-                  return decider(context, proposal, "approve");
-                }));
+  // The proposal and who decides, in one read before the stored call runs in its own transaction.
+  Proposal proposal;
+  std::string who;
+  CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
+    CT_TRY_ASSIGN(proposal, pending(context, params.str("id")));
+    CT_TRY_ASSIGN(who, decider(context, proposal, "approve"));
+    return {};
+  }));
   if (!context.run_approved) return fail(ErrorCode::Internal, "system.proposal.approve needs the router");
   CT_TRY_ASSIGN(Reply ran, context.run_approved(proposal, who, params.opt_str("note").value_or("")));
   json::Value data = json::Value::object();
