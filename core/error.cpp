@@ -183,7 +183,7 @@ std::string nearest(std::string_view given, const std::vector<std::string>& cand
   return best;
 }
 
-Error&& Error::with_choices(std::string_view given, const std::vector<std::string>& valid) && {
+Error Error::with_choices(std::string_view given, const std::vector<std::string>& valid) && {
   json::Value list = json::Value::array();
   for (const auto& name : valid) list.push_back(name);
   details.set("valid", std::move(list));

@@ -145,18 +145,22 @@ struct Error {
   Error() = default;
   Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
 
+  // The builders of a temporary return a value, not a reference to it: `error =
+  // std::move(error).with_detail(…)` then moves through a new Error instead of assigning the error
+  // to itself (which emptied its message); a result left unused is a compile error, never an
+  // error quietly emptied.
   Error& with_fix(Advice f) & { fix = std::move(f); return *this; }
-  Error&& with_fix(Advice f) && { fix = std::move(f); return std::move(*this); }
-  Error&& with_alternative(std::string action, std::string operation) && {
+  [[nodiscard]] Error with_fix(Advice f) && { fix = std::move(f); return std::move(*this); }
+  [[nodiscard]] Error with_alternative(std::string action, std::string operation) && {
     alternatives.push_back({std::move(action), std::move(operation)});
     return std::move(*this);
   }
-  Error&& with_detail(std::string_view key, json::Value value) && {
+  [[nodiscard]] Error with_detail(std::string_view key, json::Value value) && {
     details.set(key, std::move(value));
     return std::move(*this);
   }
   /// A list of valid names plus the nearest one to `given`, as `details.valid` / `details.didYouMean`.
-  Error&& with_choices(std::string_view given, const std::vector<std::string>& valid) &&;
+  [[nodiscard]] Error with_choices(std::string_view given, const std::vector<std::string>& valid) &&;
 
   int exit_code() const { return ct::exit_code(code); }
   bool retryable() const { return ct::is_retryable(code); }

@@ -797,10 +797,10 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
       Error error(ErrorCode::TaskClaimed, "Task " + id + " is already claimed by " + who +
                                               (end ? " until " + format_iso8601(*end) : std::string()));
       error.fix = holder.empty() ? call("tasks.stop", {}) + " (without a session)" : call("session.show", {{"id", holder}});
-      std::move(error).with_alternative("Pick another ready task", "tasks.next").with_detail("id", id)
+      error = std::move(error).with_alternative("Pick another ready task", "tasks.next").with_detail("id", id)
           .with_detail("holder", holder);
       if (end)
-        std::move(error).with_detail("leaseEnds", format_iso8601(*end))
+        error = std::move(error).with_detail("leaseEnds", format_iso8601(*end))
             .with_alternative("A person frees it at once", "tasks.reclaim");
       return fail(std::move(error));
     }
