@@ -298,7 +298,7 @@ Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& p
     context.record({task.id, "evidence", std::move(was), std::move(now_is)});
   }
   for (auto& atom : fresh) {
-    atom.id = prefixed_id('E', next++);
+    atom.id = prefixed_id("E", next++);
     CT_TRY(context.db().put_evidence(atom));
     json::Value recorded = atom_json(atom);
     if (!atom.files.empty()) recorded.set("files", evidence_files_json(atom.files));

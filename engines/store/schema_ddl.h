@@ -248,4 +248,25 @@ CREATE TABLE proposals(
 CREATE INDEX proposals_status ON proposals(status, num);
 )sql";
 
+/// Plans (issue 36, domains/plan/): mutations staged apart from the tasks until committed at once.
+/// `ops` is the JSON array of staged calls, `base` what they rest on ({versions, changes}),
+/// `outcome` what committing or discarding it left. A plan's number is its id's ("PL003" is 3).
+inline constexpr std::string_view kPlans = R"sql(
+CREATE TABLE plans(
+  num INTEGER PRIMARY KEY,
+  label TEXT NOT NULL,
+  epic_id TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  ops TEXT NOT NULL DEFAULT '[]',
+  base TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  closed_at INTEGER,
+  outcome TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX plans_status ON plans(status, num);
+)sql";
+
 }  // namespace ct::ddl

@@ -52,6 +52,13 @@ class Store : public TaskStore,
   [[nodiscard]] virtual Result<void> commit() = 0;
   virtual void rollback() = 0;  // never fails; a no-op outside a transaction
   virtual bool in_transaction() const = 0;
+  /// Inside the open transaction: marks a point to come back to (`name` a plain word)…
+  [[nodiscard]] virtual Result<void> savepoint(std::string_view name) = 0;
+  /// …comes back to it, undoing what was written since, and forgets it (plans replay their staged
+  /// changes, read what the tasks would become and take it all back)…
+  [[nodiscard]] virtual Result<void> rollback_to(std::string_view name) = 0;
+  /// …or keeps what was written since, and forgets it.
+  [[nodiscard]] virtual Result<void> release(std::string_view name) = 0;
   [[nodiscard]] virtual Result<std::int64_t> schema_version() = 0;
   /// A number that differs from the one this connection read before whenever another connection
   /// (of any process) has committed since: the cheap change signal live views watch. Its value

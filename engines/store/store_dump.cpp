@@ -25,6 +25,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"memory_usage", "seq"},
       {"evidence", "num"},
       {"proposals", "num"},
+      {"plans", "num"},
   };
   return kTables;
 }

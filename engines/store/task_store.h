@@ -87,6 +87,7 @@ struct GraphTask {
   std::int64_t position = 0;
   TimeMs created_at = 0;
   TimeMs updated_at = 0;
+  std::int64_t version = 1;              // Task::version
   std::vector<std::string> depends;
   std::vector<std::string> labels;
   std::vector<std::string> files;

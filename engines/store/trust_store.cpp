@@ -13,6 +13,8 @@ using sql::Value;
 
 constexpr std::string_view kEvidenceColumns =
     "num, task_id, gate, kind, ref, files, covers, verified, detail, status, agent, session, at";
+constexpr std::string_view kPlanColumns =
+    "num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, outcome";
 constexpr std::string_view kProposalColumns =
     "num, operation, params, rule, task_id, preview, reason, intent, status, agent, session, at, decided_by, "
     "decided_at, decision";
@@ -34,7 +36,7 @@ bool json_column(std::string_view text, json::Value& out) {
 
 Result<EvidenceAtom> read_atom(const sql::Cursor& row) {
   EvidenceAtom atom;
-  atom.id = prefixed_id('E', row.integer(0));
+  atom.id = prefixed_id("E", row.integer(0));
   atom.task_id = std::string(row.text(1));
   atom.gate = std::string(row.text(2));
   atom.kind = std::string(row.text(3));
@@ -63,7 +65,7 @@ Result<EvidenceAtom> read_atom(const sql::Cursor& row) {
 
 Result<Proposal> read_proposal(const sql::Cursor& row) {
   Proposal proposal;
-  proposal.id = prefixed_id('P', row.integer(0));
+  proposal.id = prefixed_id("P", row.integer(0));
   proposal.operation = std::string(row.text(1));
   if (!json_column(row.text(2), proposal.params)) return fail(corrupt("proposal", proposal.id, "params"));
   proposal.rule = std::string(row.text(3));
@@ -79,6 +81,23 @@ Result<Proposal> read_proposal(const sql::Cursor& row) {
   proposal.decided_at = row.optional_int(13);
   proposal.decision = std::string(row.text(14));
   return proposal;
+}
+
+Result<Plan> read_plan(const sql::Cursor& row) {
+  Plan plan;
+  plan.id = prefixed_id("PL", row.integer(0));
+  plan.label = std::string(row.text(1));
+  plan.epic_id = std::string(row.text(2));
+  plan.status = std::string(row.text(3));
+  if (!json_column(row.text(4), plan.ops) || !plan.ops.is_array()) return fail(corrupt("plan", plan.id, "ops"));
+  if (!json_column(row.text(5), plan.base)) return fail(corrupt("plan", plan.id, "base"));
+  plan.agent = std::string(row.text(6));
+  plan.session = std::string(row.text(7));
+  plan.created_at = row.integer(8);
+  plan.updated_at = row.integer(9);
+  plan.closed_at = row.optional_int(10);
+  if (!json_column(row.text(11), plan.outcome)) return fail(corrupt("plan", plan.id, "outcome"));
+  return plan;
 }
 
 template <typename T>
@@ -103,6 +122,20 @@ Result<std::int64_t> next_number(sql::Runner& runner, std::string_view table, st
   return next;
 }
 
+/// The rows of `table`, of one status unless `status` is empty.
+Result<std::int64_t> count_of_status(sql::Runner& runner, std::string_view table, std::string_view status,
+                                     std::string_view what) {
+  std::vector<Value> args;
+  std::string sql = "SELECT count(*) FROM " + std::string(table);
+  if (!status.empty()) {
+    args.emplace_back(std::string(status));
+    sql += " WHERE status = ?1";
+  }
+  std::int64_t count = 0;
+  CT_TRY(runner.run(sql, args, what, [&](const sql::Cursor& row) { count = row.integer(0); }));
+  return count;
+}
+
 Value text_or_null(const json::Value& value) { return value.is_null() ? Value() : Value(value.dump()); }
 
 }  // namespace
@@ -118,18 +151,18 @@ json::Value evidence_files_json(const std::vector<EvidenceFile>& files) {
   return out;
 }
 
-std::optional<std::int64_t> prefixed_number(std::string_view id, char prefix) {
-  if (id.size() < 2 || id.front() != prefix || id.size() > 19) return std::nullopt;
+std::optional<std::int64_t> prefixed_number(std::string_view id, std::string_view prefix) {
+  if (id.size() <= prefix.size() || !id.starts_with(prefix) || id.size() > 19) return std::nullopt;
   std::int64_t number = 0;
-  auto [end, ec] = std::from_chars(id.data() + 1, id.data() + id.size(), number);
+  auto [end, ec] = std::from_chars(id.data() + prefix.size(), id.data() + id.size(), number);
   if (ec != std::errc() || end != id.data() + id.size() || number <= 0) return std::nullopt;
   return number;
 }
 
-std::string prefixed_id(char prefix, std::int64_t number) {
+std::string prefixed_id(std::string_view prefix, std::int64_t number) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%c%03lld", prefix, static_cast<long long>(number));
-  return buffer;
+  std::snprintf(buffer, sizeof buffer, "%03lld", static_cast<long long>(number));
+  return std::string(prefix) + buffer;
 }
 
 Result<std::vector<EvidenceAtom>> TrustStore::task_evidence(std::string_view task_id, bool with_replaced) {
@@ -145,7 +178,7 @@ Result<std::int64_t> TrustStore::next_evidence_number() {
 }
 
 Result<void> TrustStore::put_evidence(const EvidenceAtom& atom) {
-  auto number = prefixed_number(atom.id, 'E');
+  auto number = prefixed_number(atom.id, "E");
   if (!number) return fail(ErrorCode::Internal, "evidence id " + atom.id + " is not E<number>");
   std::string covers = "[";
   for (auto criterion : atom.covers) covers += (covers.size() > 1 ? "," : "") + std::to_string(criterion);
@@ -167,7 +200,7 @@ Result<void> TrustStore::put_evidence(const EvidenceAtom& atom) {
 }
 
 Result<std::optional<Proposal>> TrustStore::get_proposal(std::string_view id) {
-  auto number = prefixed_number(id, 'P');
+  auto number = prefixed_number(id, "P");
   if (!number) return std::optional<Proposal>();
   const Value args[] = {Value(*number)};
   CT_TRY_ASSIGN(std::vector<Proposal> found,
@@ -192,15 +225,7 @@ Result<std::vector<Proposal>> TrustStore::list_proposals(std::string_view status
 }
 
 Result<std::int64_t> TrustStore::count_proposals(std::string_view status) {
-  std::vector<Value> args;
-  std::string sql = "SELECT count(*) FROM proposals";
-  if (!status.empty()) {
-    args.emplace_back(std::string(status));
-    sql += " WHERE status = ?1";
-  }
-  std::int64_t count = 0;
-  CT_TRY(sql_runner().run(sql, args, "cannot count the proposals", [&](const sql::Cursor& row) { count = row.integer(0); }));
-  return count;
+  return count_of_status(sql_runner(), "proposals", status, "cannot count the proposals");
 }
 
 Result<std::int64_t> TrustStore::next_proposal_number() {
@@ -208,7 +233,7 @@ Result<std::int64_t> TrustStore::next_proposal_number() {
 }
 
 Result<void> TrustStore::put_proposal(const Proposal& proposal) {
-  auto number = prefixed_number(proposal.id, 'P');
+  auto number = prefixed_number(proposal.id, "P");
   if (!number) return fail(ErrorCode::Internal, "proposal id " + proposal.id + " is not P<number>");
   const Value args[] = {Value(*number),
                         Value(proposal.operation),
@@ -233,6 +258,61 @@ Result<void> TrustStore::put_proposal(const Proposal& proposal) {
       "status = excluded.status, agent = excluded.agent, session = excluded.session, at = excluded.at, "
       "decided_by = excluded.decided_by, decided_at = excluded.decided_at, decision = excluded.decision",
       args, "cannot record the proposal");
+}
+
+Result<std::optional<Plan>> TrustStore::get_plan(std::string_view id) {
+  auto number = prefixed_number(id, "PL");
+  if (!number) return std::optional<Plan>();
+  const Value args[] = {Value(*number)};
+  CT_TRY_ASSIGN(std::vector<Plan> found,
+                read_all<Plan>(sql_runner(), "SELECT " + std::string(kPlanColumns) + " FROM plans WHERE num = ?1", args,
+                               "cannot read the plan", read_plan));
+  if (found.empty()) return std::optional<Plan>();
+  return std::optional<Plan>(std::move(found.front()));
+}
+
+Result<std::vector<Plan>> TrustStore::list_plans(std::string_view status, std::int64_t limit, std::int64_t offset) {
+  std::vector<Value> args;
+  std::string sql = "SELECT " + std::string(kPlanColumns) + " FROM plans";
+  if (!status.empty()) {
+    args.emplace_back(std::string(status));
+    sql += " WHERE status = ?1";
+  }
+  sql += " ORDER BY num DESC LIMIT ?" + std::to_string(args.size() + 1) + " OFFSET ?" + std::to_string(args.size() + 2);
+  args.emplace_back(limit < 0 ? std::int64_t{1} << 62 : limit);
+  args.emplace_back(std::max<std::int64_t>(0, offset));
+  return read_all<Plan>(sql_runner(), sql, args, "cannot list the plans", read_plan);
+}
+
+Result<std::int64_t> TrustStore::count_plans(std::string_view status) {
+  return count_of_status(sql_runner(), "plans", status, "cannot count the plans");
+}
+
+Result<std::int64_t> TrustStore::next_plan_number() { return next_number(sql_runner(), "plans", "cannot number the plans"); }
+
+Result<void> TrustStore::put_plan(const Plan& plan) {
+  auto number = prefixed_number(plan.id, "PL");
+  if (!number) return fail(ErrorCode::Internal, "plan id " + plan.id + " is not PL<number>");
+  const Value args[] = {Value(*number),
+                        Value(plan.label),
+                        Value(plan.epic_id),
+                        Value(plan.status),
+                        Value(plan.ops.is_null() ? std::string("[]") : plan.ops.dump()),
+                        Value(plan.base.is_null() ? std::string() : plan.base.dump()),
+                        Value(plan.agent),
+                        Value(plan.session),
+                        Value(plan.created_at),
+                        Value(plan.updated_at),
+                        plan.closed_at ? Value(*plan.closed_at) : Value(),
+                        Value(plan.outcome.is_null() ? std::string() : plan.outcome.dump())};
+  return sql_runner().run(
+      "INSERT INTO plans(num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, "
+      "outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "ON CONFLICT(num) DO UPDATE SET label = excluded.label, epic_id = excluded.epic_id, status = excluded.status, "
+      "ops = excluded.ops, base = excluded.base, agent = excluded.agent, session = excluded.session, "
+      "created_at = excluded.created_at, updated_at = excluded.updated_at, closed_at = excluded.closed_at, "
+      "outcome = excluded.outcome",
+      args, "cannot record the plan");
 }
 
 }  // namespace ct

@@ -1,6 +1,7 @@
 // The trust role of the storage seam (engines/store/store.h, issue 35): the evidence recorded for
 // tasks — typed atoms (a commit, files with their checksums, a test run, a pull request, a note)
-// and the waivers of acceptance criteria — and the calls agents proposed for a person's approval.
+// and the waivers of acceptance criteria — the calls agents proposed for a person's approval, and
+// the plans whose staged changes wait to be committed (issue 36).
 // engines/rules/evidence.h holds the rules of atoms; domains/approval.h those of proposals. Its
 // SQL is the same on both backends and written once here, over the backend's sql::Runner
 // (engines/store/sql_runner.h).
@@ -64,7 +65,25 @@ struct Proposal {
   std::string decision;              // why, in the person's words
 };
 
-/// Evidence and proposals. Not virtual: its SQL is the same on both backends; a backend gives it
+/// A plan (issue 36, domains/plan/): mutations staged apart from the store — none of them visible to
+/// others — until it is committed in one transaction, or discarded.
+struct Plan {
+  std::string id;                    // "PL003"
+  std::string label;
+  std::string epic_id;               // the epic it decomposes ("" = none)
+  std::string status = "open";       // open | committed | discarded
+  json::Value ops;                   // [{operation, params}] as staged, "$N" naming what op N made or acted on
+  /// What it rests on, as staged: {versions: {task id: version}, changes: [ids of tasks its ops change]}.
+  json::Value base;
+  std::string agent;                 // who began it
+  std::string session;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::optional<TimeMs> closed_at;   // committed or discarded
+  json::Value outcome;               // committed: {created: {"$N": id}, seq}; discarded: {reason}
+};
+
+/// Evidence, proposals and plans. Not virtual: its SQL is the same on both backends; a backend gives it
 /// its sql_runner(). All calls run inside the store's transactions.
 class TrustStore {
  public:
@@ -84,6 +103,14 @@ class TrustStore {
   /// Inserts or replaces the proposal (its number is its id's).
   [[nodiscard]] Result<void> put_proposal(const Proposal& proposal);
 
+  [[nodiscard]] Result<std::optional<Plan>> get_plan(std::string_view id);
+  /// Plans newest first; of one status unless `status` is empty.
+  [[nodiscard]] Result<std::vector<Plan>> list_plans(std::string_view status, std::int64_t limit, std::int64_t offset);
+  [[nodiscard]] Result<std::int64_t> count_plans(std::string_view status);
+  [[nodiscard]] Result<std::int64_t> next_plan_number();
+  /// Inserts or replaces the plan (its number is its id's).
+  [[nodiscard]] Result<void> put_plan(const Plan& plan);
+
  protected:
   virtual sql::Runner& sql_runner() = 0;
   ~TrustStore() = default;  // a role of a Store: never owned or deleted through it
@@ -93,8 +120,8 @@ class TrustStore {
 json::Value evidence_files_json(const std::vector<EvidenceFile>& files);
 
 /// The number of an id made of `prefix` and digits ("E012" → 12 with prefix 'E'); nullopt otherwise.
-std::optional<std::int64_t> prefixed_number(std::string_view id, char prefix);
-/// The id of a number ('P', 3 → "P003").
-std::string prefixed_id(char prefix, std::int64_t number);
+std::optional<std::int64_t> prefixed_number(std::string_view id, std::string_view prefix);
+/// The id of a number ("P", 3 → "P003").
+std::string prefixed_id(std::string_view prefix, std::int64_t number);
 
 }  // namespace ct

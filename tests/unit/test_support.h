@@ -254,6 +254,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans
   if (version < 11) sql += std::string(kDropTrustV11);  // v11: intent, evidence, proposals
   if (version < 10) sql += "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; ";  // v10: project memory
   if (version < 9) {

@@ -187,7 +187,8 @@ std::string_view schema_sql() {
       std::string(kMetaAndTasks) + translated(ddl::kTaskDeps) + std::string(kFocusAndAudit) +
       translated(ddl::kIdempotency) + translated(ddl::kSessions) + translated(ddl::kCompliance) +
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
-      translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust));
+      translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +
+      translated(ddl::kPlans));
   return sql;
 }
 
@@ -198,13 +199,15 @@ std::vector<MigrationStep> schema_steps() {
   return {{9, "tasks, dependencies, search (tsvector), focus, audit trail, idempotency keys, sessions, compliance, "
               "releases, research, lifecycle — the data model of schema version 9"},
           {10, "project memory: entries, the keys that find them, their use (the memory domain)"},
-          {11, "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"}};
+          {11, "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"},
+          {12, "plans: changes staged apart from the tasks, committed at once or discarded"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string memory = with_byte_order(translated(ddl::kMemory));
   static const std::string trust = with_byte_order(translated(ddl::kTrust));
-  return {{10, memory}, {11, trust}};
+  static const std::string plans = with_byte_order(translated(ddl::kPlans));
+  return {{10, memory}, {11, trust}, {12, plans}};
 }
 
 }  // namespace ct::pg

@@ -39,6 +39,22 @@ Result<void> PgStore::begin(TxKind kind) {
   return {};
 }
 
+Result<void> PgStore::savepoint(std::string_view name) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "a savepoint outside a transaction");
+  return db_->exec("SAVEPOINT " + std::string(name), "cannot mark a savepoint");
+}
+
+Result<void> PgStore::rollback_to(std::string_view name) {
+  // Audit rows written since are gone: the trail's tail is read again when the next one is written.
+  audit_tail_.reset();
+  return db_->exec("ROLLBACK TO SAVEPOINT " + std::string(name) + "; RELEASE SAVEPOINT " + std::string(name),
+                   "cannot go back to a savepoint");
+}
+
+Result<void> PgStore::release(std::string_view name) {
+  return db_->exec("RELEASE SAVEPOINT " + std::string(name), "cannot release a savepoint");
+}
+
 Result<void> PgStore::commit() {
   if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
   if (PQtransactionStatus(db_->raw()) == PQTRANS_INERROR) {

@@ -294,7 +294,7 @@ Result<std::vector<GraphTask>> PgStore::graph_tasks(std::string_view root) {
   // The subtree through the parent index (a recursive walk), or every unarchived task.
   constexpr std::string_view kColumns =
       "SELECT t.id, t.title, t.parent, t.status, t.priority, t.type, t.position, t.created_at,"
-      " t.updated_at, t.depends, t.labels, t.files";
+      " t.updated_at, t.depends, t.labels, t.files, t.version";
   constexpr std::string_view kOrder = " ORDER BY t.parent NULLS FIRST, t.position, t.num";
   Result<Rows> result = root.empty()
                             ? query(std::string(kColumns) + " FROM tasks t WHERE t.archived = 0" + std::string(kOrder),
@@ -322,6 +322,7 @@ Result<std::vector<GraphTask>> PgStore::graph_tasks(std::string_view root) {
     task.position = rows.integer(i, 6);
     task.created_at = rows.integer(i, 7);
     task.updated_at = rows.integer(i, 8);
+    task.version = rows.integer(i, 12);
     for (auto [column, target, field] : {std::tuple{9, &task.depends, "depends"}, std::tuple{10, &task.labels, "labels"},
                                           std::tuple{11, &task.files, "files"}}) {
       std::string_view text = rows.text(i, column);

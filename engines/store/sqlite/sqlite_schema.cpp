@@ -168,6 +168,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 
 // v10: project memory (the memory domain, issue 34): ddl::kMemory.
 // v11: trust (issue 35): the intent of audited writes, evidence, proposals: ddl::kTrust.
+// v12: plans (issue 36): staged changes committed at once: ddl::kPlans.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -179,7 +180,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::span<const Migration> schema_steps() {
-  static const std::array<Migration, 11> steps = {{
+  static const std::array<Migration, 12> steps = {{
       {1, joined({kTasksV1, ddl::kTaskDeps, kSearchFocusAuditV1}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({kAuditHashV2, ddl::kIdempotency}), "idempotency",
@@ -202,6 +203,8 @@ std::span<const Migration> schema_steps() {
        "project memory: entries, the keys that find them, their use (the memory domain)"},
       {11, joined({ddl::kTrust}), "evidence",
        "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"},
+      {12, joined({ddl::kPlans}), "plans",
+       "plans: changes staged apart from the tasks, committed at once or discarded"},
   }};
   return steps;
 }

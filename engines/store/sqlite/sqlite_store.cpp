@@ -25,6 +25,20 @@ Result<void> SqliteStore::begin(TxKind kind) {
   return run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
 }
 
+Result<void> SqliteStore::savepoint(std::string_view name) {
+  if (!in_transaction()) return fail(ErrorCode::Internal, "a savepoint outside a transaction");
+  return run("SAVEPOINT " + std::string(name), "cannot mark a savepoint");
+}
+
+Result<void> SqliteStore::rollback_to(std::string_view name) {
+  const std::string sql = "ROLLBACK TO " + std::string(name) + "; RELEASE " + std::string(name);
+  return exec(sql.c_str(), "cannot go back to a savepoint");
+}
+
+Result<void> SqliteStore::release(std::string_view name) {
+  return run("RELEASE " + std::string(name), "cannot release a savepoint");
+}
+
 Result<void> SqliteStore::commit() {
   if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
   auto result = run("COMMIT", "cannot commit");

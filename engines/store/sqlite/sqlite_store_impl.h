@@ -284,6 +284,9 @@ class SqliteStore final : public Store {
   Result<void> commit() override;
   void rollback() override;
   bool in_transaction() const override;
+  Result<void> savepoint(std::string_view name) override;
+  Result<void> rollback_to(std::string_view name) override;
+  Result<void> release(std::string_view name) override;
 
   // -- tasks ----------------------------------------------------------------------------------
   Result<std::optional<Task>> get_task(std::string_view id) override;

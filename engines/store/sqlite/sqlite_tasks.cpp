@@ -337,12 +337,12 @@ Result<std::vector<GraphTask>> SqliteStore::graph_tasks(std::string_view root) {
   CT_TRY_ASSIGN(sqlite3_stmt* raw,
                 prepare(root.empty()
                             ? "SELECT t.id, t.title, t.parent, t.status, t.priority, t.type, t.position, t.created_at,"
-                              " t.updated_at, t.depends, t.labels, t.files FROM tasks t WHERE t.archived = 0"
+                              " t.updated_at, t.depends, t.labels, t.files, t.version FROM tasks t WHERE t.archived = 0"
                               " ORDER BY t.parent, t.position, t.num"
                             : "WITH RECURSIVE sub(id) AS (SELECT id FROM tasks WHERE parent = ?1 AND archived = 0"
                               "  UNION ALL SELECT c.id FROM tasks c JOIN sub ON c.parent = sub.id WHERE c.archived = 0)"
                               " SELECT t.id, t.title, t.parent, t.status, t.priority, t.type, t.position, t.created_at,"
-                              " t.updated_at, t.depends, t.labels, t.files FROM sub JOIN tasks t ON t.id = sub.id"
+                              " t.updated_at, t.depends, t.labels, t.files, t.version FROM sub JOIN tasks t ON t.id = sub.id"
                               " ORDER BY t.parent, t.position, t.num"));
   Statement stmt(raw);
   if (!root.empty()) stmt.bind(1, root);
@@ -367,6 +367,7 @@ Result<std::vector<GraphTask>> SqliteStore::graph_tasks(std::string_view root) {
     task.position = stmt.integer(6);
     task.created_at = stmt.integer(7);
     task.updated_at = stmt.integer(8);
+    task.version = stmt.integer(12);
     for (auto [column, target, field] : {std::tuple{9, &task.depends, "depends"}, std::tuple{10, &task.labels, "labels"},
                                           std::tuple{11, &task.files, "files"}}) {
       std::string_view text = stmt.text(column);
