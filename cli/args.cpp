@@ -27,7 +27,7 @@ struct OperationOptions::Binding {
   CLI::Option* negation = nullptr;  // --no-<name>, for Bool params that default to true
   bool flag = false;                // CLI11 writes Bool flags here
   bool negated_flag = false;
-  std::vector<std::string> more_words;  // unquoted words that continue a free-text positional
+  std::vector<std::string> more_words;  // unquoted words that continue a free-text or list positional
 };
 
 namespace {
@@ -237,7 +237,9 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
     if (given.empty()) continue;
     if (param.type == ParamType::Array) {
       json::Value items = json::Value::array();
-      for (const auto& text : given) {
+      std::vector<std::string> words = given;
+      words.insert(words.end(), binding->more_words.begin(), binding->more_words.end());
+      for (const auto& text : words) {
         if (splits_on_commas(param)) {
           for (auto& piece : split_list(text)) items.push_back(std::move(piece));
         } else if (!trim(text).empty()) {
@@ -345,7 +347,9 @@ bool OperationOptions::continue_last_positional(const std::vector<std::string>& 
   Binding* last = nullptr;
   for (const auto& binding : bindings_)
     if (binding->param->positional) last = binding.get();
-  if (!last || last->param->type != ParamType::String || last->option->count() != 1 || words.empty()) return false;
+  if (!last || (last->param->type != ParamType::String && last->param->type != ParamType::Array) ||
+      last->option->count() != 1 || words.empty())
+    return false;
   for (const auto& word : words)
     if (word.empty() || word.front() == '-') return false;
   last->more_words = words;

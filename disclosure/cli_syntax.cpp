@@ -121,6 +121,13 @@ std::string command_line(const OperationSpec& spec, const json::Value& params) {
       in_order = false;
       continue;
     }
+    if (value->is_array() && param.type == ParamType::Array) {
+      // A list positional is its items, one word each (`ct plan diff PL001 PL002`).
+      for (const auto& item : value->as_array()) out += " " + argument_text(item);
+      used.emplace_back(param.name);
+      in_order = false;  // nothing positional can follow a list
+      continue;
+    }
     out += " " + argument_text(*value);
     used.emplace_back(param.name);
   }

@@ -46,6 +46,16 @@ class Context {
   /// the router.
   std::function<Result<Reply>(const Proposal& proposal, const std::string& approver, const std::string& decision)>
       run_approved;
+  /// tasks.batch and plans (domains/batch.h): runs one more call of a batchable operation inside
+  /// this call's transaction — validated, checked against the session rules and approval.required,
+  /// its handler run with `audit` as its audit row (filled, not appended) and `external` as its
+  /// external step's reply — and answers its shaped reply. Set by the router.
+  std::function<Result<Reply>(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
+                              const Reply* external)>
+      run_inside;
+  /// The call keeps nothing (a query, a dry run): what runs inside it is taken back, so it may run
+  /// even in read-only mode (plan.diff on a read-only dashboard).
+  bool keeps_nothing = false;
   /// Set by session operations: the caller's session after a successful call ("" = none). The
   /// router adopts it for later calls (a connection or CLI invocation stays bound).
   std::optional<std::string> rebind;

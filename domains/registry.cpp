@@ -102,8 +102,8 @@ const ParamSpec* OperationSpec::find_param(std::string_view param) const {
 }
 
 std::span<const std::string_view> canonical_domains() {
-  static constexpr std::array<std::string_view, 12> kDomains = {
-      "tasks", "session", "system", "validate", "orchestrate", "research",
+  static constexpr std::array<std::string_view, 13> kDomains = {
+      "tasks", "session", "system", "validate", "orchestrate", "plan", "research",
       "memory", "lifecycle", "release", "issues", "skills", "providers"};
   return kDomains;
 }

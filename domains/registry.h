@@ -174,6 +174,12 @@ struct OperationSpec {
   /// Takes `ids` in place of its `id`: the same call for each task, all in one transaction (one
   /// audit row each); data is {results:[{id,…} per task]}. The registry adds the `ids` param.
   bool bulk = false;
+  /// A query that writes and takes it all back (plan.diff replays plans to read what they make):
+  /// it runs in a write transaction, seeing the store as writers do, and keeps nothing.
+  bool speculates = false;
+  /// May be one op of an atomic batch or a plan (domains/batch.h): a change of tasks that runs
+  /// inside another call's transaction and that tasks.undo takes back.
+  bool batchable = false;
   /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
   /// suggested when an unknown operation is one of them.
   std::vector<std::string_view> aliases;

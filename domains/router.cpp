@@ -7,6 +7,7 @@
 #include <exception>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "core/version.h"
 #include "core/json_parse.h"
@@ -302,7 +303,9 @@ Result<void> Router::without_store(const pipeline::Call& call, Context& context,
 Result<pipeline::Transaction> Router::begin(const pipeline::Call& call, Context& context,
                                             std::optional<Config>& damaged_config) {
   // A dry run in read-only mode reads: its connection may not take the write lock.
-  const TxKind kind = call.mutate() && !call.read_only ? TxKind::Write : TxKind::Read;
+  const TxKind kind = (call.mutate() || call.spec->speculates) && !call.read_only && !options_.read_only
+                          ? TxKind::Write
+                          : TxKind::Read;
   auto begun = context.store->begin(kind);
   if (!begun && begun.error().details["reopen"] == json::Value(true)) {
     // The database file was replaced under this process (a restore, a new ct init): the
@@ -472,7 +475,7 @@ Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call
   pipeline::Transaction tx(context.store);
   Proposal proposal;
   CT_TRY_ASSIGN(std::int64_t number, context.store->next_proposal_number());
-  proposal.id = prefixed_id('P', number);
+  proposal.id = prefixed_id("P", number);
   proposal.operation = spec.full_name();
   CT_TRY_ASSIGN(proposal.params, json::parse(call.params_text));
   if (!call.ids.empty()) proposal.params.erase("id");  // a bulk call is stored with its ids alone
@@ -501,9 +504,51 @@ Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call
   return ok;
 }
 
+Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, const json::Value& params,
+                                 AuditEntry& audit, const Reply* external, const Caller& caller, bool approved) {
+  if (!spec.batchable || !spec.handler)
+    return fail(Error(ErrorCode::InvalidParams, spec.full_name() + " cannot run inside another call")
+                    .with_detail("operation", spec.full_name()));
+  CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, params, options_.read_only && !context.keeps_nothing));
+  // What belongs to the whole call is refused on one of its ops, never silently dropped.
+  std::string_view whole;
+  if (!call.ids.empty()) whole = "ids (give each task an op of its own)";
+  else if (call.dry_run) whole = "dryRun (set it on the whole call)";
+  else if (!call.common.idempotency_key.empty()) whole = "idempotencyKey (set it on the whole call)";
+  else if (!call.common.session_id.empty()) whole = "sessionId (set it on the whole call)";
+  else if (!call.common.intent.is_null()) whole = "intent (set it on the whole call)";
+  if (!whole.empty())
+    return fail(Error(ErrorCode::InvalidParams, spec.full_name() + " inside another call cannot take " + std::string(whole))
+                    .with_detail("field", std::string(whole.substr(0, whole.find(' ')))));
+  // An op approval.required names needs a person, as it would alone: the whole call is refused (a
+  // person approving a proposed batch runs it whole).
+  if (!approved && !context.person_reviews && !context.config->get_strings("approval.required").empty()) {
+    CT_TRY_ASSIGN(std::optional<std::string> rule, approval::rule_for(context, spec, call.params));
+    if (rule)
+      return fail(Error(ErrorCode::MutationDisabled, spec.full_name() + " needs a person's approval here (approval.required: " +
+                                                         *rule + "), so it cannot run inside another call")
+                      .with_fix("call it on its own: it becomes a proposal a person approves")
+                      .with_detail("rule", *rule));
+  }
+  CT_TRY_ASSIGN(std::vector<std::string> warnings, check_session(spec, context, false, caller));
+  AuditEntry* outer_audit = std::exchange(context.audit, &audit);
+  std::optional<Reply> outer_external = std::move(context.external);
+  context.external.reset();
+  if (external) context.external = *external;
+  Result<Reply> reply = guarded(spec.handler, call, context);
+  context.audit = outer_audit;
+  context.external = std::move(outer_external);
+  if (!reply) return std::unexpected(std::move(reply.error()));
+  Envelope shaped = pipeline::shape(call, std::move(*reply), std::move(warnings), -1, options_.drop_echoes);
+  pipeline::fill_audit(audit, context, call);
+  audit.outcome = shaped.note ? std::string(to_string(*shaped.note)) : "ok";
+  return Reply{std::move(shaped.data), std::move(shaped.warnings), {}, shaped.note};
+}
+
 Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval) {
   CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, request.params, options_.read_only));
   Context context = new_context(request.caller);
+  context.keeps_nothing = !call.writes();
   if (!call.common.session_id.empty()) context.session = call.common.session_id;
   std::optional<Config> damaged_config;
   CT_TRY(attach_store(call, context, damaged_config));
@@ -521,6 +566,11 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
                                                       std::string(stored->name), params, caller},
                                      &approving));
     return Reply{std::move(done.data), std::move(done.warnings), {}, {}};
+  };
+  context.run_inside = [this, caller = request.caller, approved = approval != nullptr](
+                           Context& inside, const OperationSpec& op, const json::Value& params, AuditEntry& audit,
+                           const Reply* external) -> Result<Reply> {
+    return run_inside(inside, op, params, audit, external, caller, approved);
   };
   // A mutation approval.required names, from a caller who is not a person, is only proposed.
   if (call.writes() && !approval && !context.person_reviews && context.store &&

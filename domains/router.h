@@ -126,6 +126,9 @@ class Router {
   // The stages of a call (domains/pipeline.h) that need the router's state.
   /// With `approval`: a person approving a proposal runs its call (domains/approval.h).
   Result<Envelope> run(const OperationSpec& spec, const Request& request, const approval::Approval* approval = nullptr);
+  /// One op of a batch or plan inside the running call's transaction (Context::run_inside).
+  Result<Reply> run_inside(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
+                           const Reply* external, const Caller& caller, bool approved);
   /// A call approval.required keeps for a person: previewed, stored, answered with E_PROPOSED.
   Result<Envelope> propose(const OperationSpec& spec, const pipeline::Call& call, const Request& request,
                            Context& context, const std::string& rule);

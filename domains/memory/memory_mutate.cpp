@@ -451,7 +451,7 @@ void register_memory_mutations(Registry& registry) {
                               "record a learning about a folder"}},
                 .tier = 1, .aliases = {"add", "remember", "record"}, .handler = observe});
   registry.add({.domain = "memory", .name = "applied", .gateway = Gateway::Mutate,
-                .summary = "Say which entries your work applied",
+                .summary = "Say which entries you applied",
                 .params = {{.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
                             .pattern = kIdPattern, .description = "Entries the work followed"},
                            {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,

@@ -435,7 +435,8 @@ Result<Reply> startup(Context& context, const Params& params) {
     reason = "no session was open for " + epic + " and it has unfinished tasks: a session was started";
   } else {
     decision = "request_direction";
-    reason = graph.tasks.empty() ? epic + " has no tasks yet: decompose it (tasks.add with parent) or ask for direction"
+    reason = graph.tasks.empty() ? epic + " has no tasks yet: decompose it in a plan (plan.begin {label, epicId}, "
+                                          "plan.apply, plan.diff, plan.commit) or ask for direction"
                                  : "every task of " + epic + " is finished: ask for direction (or release it)";
   }
   if (session) {
@@ -456,6 +457,17 @@ Result<Reply> startup(Context& context, const Params& params) {
     data.set("session", std::move(s));
   }
   if (focus) data.set("focus", *focus);
+  // Decompositions staged for this epic and not committed yet (plan domain): one may be the plan.
+  CT_TRY_ASSIGN(std::vector<Plan> plans, context.db().list_plans("open", 50, 0));
+  std::vector<std::string> open_plans;
+  for (const auto& plan : plans)
+    if (plan.epic_id == epic) open_plans.push_back(plan.id);
+  if (!open_plans.empty()) {
+    data.set("plans", json::Value::array_of(open_plans));
+    if (decision == "request_direction" && graph.tasks.empty())
+      data.set("reason", epic + " has no tasks yet; plan " + open_plans.front() +
+                             " stages a decomposition: plan.diff it, then plan.commit (or plan.discard)");
+  }
   data.set("counts", counts_json(graph));
   ParallelSet parallel = parallel_safe(graph);
   set_ready(data, graph, parallel);
@@ -484,7 +496,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
                 .idempotent = true, .tier = 1, .handler = status});
   registry.add({.domain = "orchestrate", .name = "next", .gateway = Gateway::Query,
-                .summary = "An epic's next task for a subagent, with its skill",
+                .summary = "An epic's next task, with its skill",
                 .params = {epic_param()},
                 .returns = "{id, title, priority, tier, unblocks?, skill, skillReason}: the best parallel-safe ready "
                            "task; {epicId, reason} with an E_NO_DATA note when none is ready",
@@ -492,7 +504,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "what to spawn next in T001"}},
                 .idempotent = true, .tier = 1, .handler = next});
   registry.add({.domain = "orchestrate", .name = "ready", .gateway = Gateway::Query,
-                .summary = "An epic's tasks that can run in parallel now",
+                .summary = "An epic's tasks runnable in parallel now",
                 .params = {epic_param(),
                            {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 200,
                             .description = "At most this many tasks (the best first)"}},
@@ -537,7 +549,8 @@ void register_orchestrate_domain(Registry& registry) {
                 .summary = "Take over an epic: its session, what to do next",
                 .params = {epic_param()},
                 .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
-                           "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, "
+                           "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, plans?[open "
+                           "plans of the epic], "
                            "ready[ids] (the best 10), readyTotal?, next?{id,title,priority,tier,skill,skillReason}}",
                 .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::SessionExists},
                 .examples = {{R"({"epicId":"T001"})", "take over epic T001"}},

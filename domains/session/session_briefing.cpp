@@ -254,7 +254,7 @@ void register_session_briefing(Registry& registry) {
   for (const auto& provider : providers::all())
     if (provider.hook) hosts.push_back(provider.id);
   registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
-                .summary = "All you need to carry on, in one call",
+                .summary = "All you need to carry on",
                 .params = {id_param(false, "Session id (default: yours, else the newest one nobody works in)"),
                            {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
                             .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"},

@@ -260,7 +260,7 @@ Result<Reply> gc(Context& context, const Params& params) {
 
 void register_operations(Registry& registry) {
   registry.add({.domain = "session", .name = "status", .gateway = Gateway::Query,
-                .summary = "The session you are bound to",
+                .summary = "Your bound session",
                 .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
                            "E_NO_DATA note when no session is bound",
                 .examples = {{R"({})", "which session am I in?"}},
@@ -327,7 +327,7 @@ void register_operations(Registry& registry) {
                 .examples = {{R"({"notes":"login done, signup next"})", "end the current session"}},
                 .idempotent = true, .tier = 1, .handler = end});
   registry.add({.domain = "session", .name = "resume", .gateway = Gateway::Mutate,
-                .summary = "Resume a session and bind to it",
+                .summary = "Resume a session, bound to it",
                 .params = {id_param(true, "Session id")},
                 .returns = "{id,status:'active',scope,focus?,nextAction?}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionExists, ErrorCode::Validation},

@@ -376,6 +376,8 @@ void register_tasks_mutations(Registry& registry) {
   // Every task write is checked against session.enforcement and the bound session's scope.
   auto add_write = [&registry](OperationSpec spec) {
     spec.needs_session = true;
+    // A batch or a plan holds changes of tasks; claiming work and archiving in bulk are calls of their own.
+    spec.batchable = spec.name != "start" && spec.name != "stop" && spec.name != "reclaim" && spec.name != "archive";
     registry.add(std::move(spec));
   };
   std::vector<ParamSpec> add_params = content_params(true);

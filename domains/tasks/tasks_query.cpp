@@ -403,7 +403,7 @@ void register_tasks_queries(Registry& registry) {
                 .examples = {{R"({"id":"T001"})", "does T001 exist"}},
                 .idempotent = true, .tier = 2, .shortcut = "exists", .text_view = TextView::Exists, .handler = exists});
   registry.add({.domain = "tasks", .name = "tree", .gateway = Gateway::Query,
-                .summary = "Show the task hierarchy",
+                .summary = "The task hierarchy",
                 .params = {{.name = "id", .type = ParamType::TaskId, .description = "Root of the subtree (default: all top-level tasks)",
                             .positional = true},
                            {.name = "depth", .type = ParamType::Int, .default_json = "3", .min = 1, .max = 3,

@@ -19,6 +19,10 @@ constexpr std::int64_t kSearchedRows = 500;  // how far back the last command is
 
 std::string_view domain_of(std::string_view operation) { return operation.substr(0, operation.find('.')); }
 
+/// Rows undo takes back: changes of tasks — the tasks domain's, and a committed plan's (one row for
+/// all it made, as a batch).
+bool changes_tasks(std::string_view operation) { return domain_of(operation) == "tasks" || operation == "plan.commit"; }
+
 /// The seqs an undo row took back (its params.undid).
 std::vector<std::int64_t> undid_by(const AuditEntry& row) {
   std::vector<std::int64_t> seqs;
@@ -79,7 +83,7 @@ Result<std::vector<AuditEntry>> last_command(Context& context) {
         for (auto seq : undid_by(row)) undone.insert(seq);
         continue;
       }
-      if (undone.contains(row.seq) || row.changes.empty() || domain_of(row.operation) != "tasks") continue;
+      if (undone.contains(row.seq) || row.changes.empty() || !changes_tasks(row.operation)) continue;
       return command_rows(context.db(), std::move(row));
     }
     if (static_cast<std::int64_t>(rows.size()) < query.limit) break;
@@ -133,7 +137,7 @@ Result<LaterUndos> undos_after(AuditLog& store, std::int64_t seq) {
 
 /// Refuses rows undo cannot take back: other domains' changes, failures, rows already undone.
 Result<void> check_undoable(const AuditEntry& row, const LaterUndos& later) {
-  if (domain_of(row.operation) != "tasks")
+  if (!changes_tasks(row.operation))
     return fail(Error(ErrorCode::Validation, "seq " + std::to_string(row.seq) + " is " + row.operation +
                                                  "; undo takes back task changes only")
                     .with_fix("revert it with the " + std::string(domain_of(row.operation)) + " operation that undoes it")
@@ -229,6 +233,28 @@ Result<AuditEntry> take_back_evidence(Context& context, AuditEntry row, std::vec
   return row;
 }
 
+/// Takes back a plan's commit (plan.commit's row records it as a change of `plan.<id>`): the plan is
+/// open again, to be rebased and committed anew, or discarded; the row without it is what the task
+/// engine takes back.
+Result<AuditEntry> take_back_plan(Context& context, AuditEntry row, std::vector<std::string>& warnings) {
+  auto is_plan = [](const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("plan."); };
+  for (const auto& change : row.changes) {
+    if (!is_plan(change) || change.after != json::Value("committed")) continue;
+    const std::string id = change.field.substr(std::string_view("plan.").size());
+    CT_TRY_ASSIGN(std::optional<Plan> plan, context.db().get_plan(id));
+    if (!plan || plan->status != "committed") continue;
+    plan->status = "open";
+    plan->closed_at.reset();
+    plan->outcome = json::Value();
+    plan->updated_at = context.now();
+    CT_TRY(context.db().put_plan(*plan));
+    context.record({"", change.field, "committed", "open"});
+    warnings.push_back(id + " is open again: `plan.rebase` then `plan.commit` makes it anew, `plan.discard` drops it");
+  }
+  std::erase_if(row.changes, is_plan);
+  return row;
+}
+
 Result<Reply> undo(Context& context, const Params& params) {
   std::vector<AuditEntry> rows;
   if (auto seq = params.opt_integer("seq")) {
@@ -245,6 +271,7 @@ Result<Reply> undo(Context& context, const Params& params) {
   for (auto& row : rows) {
     CT_TRY_ASSIGN(row, take_back_memory(context, std::move(row), warnings));
     CT_TRY_ASSIGN(row, take_back_evidence(context, std::move(row), warnings));
+    CT_TRY_ASSIGN(row, take_back_plan(context, std::move(row), warnings));
   }
 
   auto engine_ = engine(context);

@@ -308,7 +308,7 @@ Result<Reply> compliance(Context& context, const Params& params) {
 
 void register_validate_domain(Registry& registry) {
   registry.add({.domain = "validate", .name = "schema", .gateway = Gateway::Query,
-                .summary = "Check the store against the data rules",
+                .summary = "Check the data rules",
                 .params = {{.name = "quick", .type = ParamType::Bool,
                             .description = "the quick integrity check instead of the full one (large stores)"},
                            validate::problems_limit_param()},

@@ -19,6 +19,10 @@
 //   ct_multiproc --ct PATH kill        a `ct mcp` server fed a stream of mutations is killed with
 //                                      SIGKILL mid-stream (three times) → validate.schema and
 //                                      validate.audit pass, every acknowledged mutation is there
+//   ct_multiproc --ct PATH plans       two orchestrators (`ct mcp` each) stage competing plans over
+//                                      the same epic and commit at once, five rounds → exactly one
+//                                      commits, the other gets E_CONCURRENT_MODIFICATION naming what
+//                                      moved, rebases and commits; every task made once, the trail valid
 //   ct_multiproc --ct PATH big-values  a `ct mcp` server with a plug-in param patterned (a+)+$ and
 //                                      one ^[a-z]+$, neither with a max, gets a 150 KB value and
 //                                      29 a's and a '!' → E_VALIDATION for both, quickly, and it
@@ -548,6 +552,85 @@ void memory_writers() {
   std::printf("memory: %d agents recorded %zu entries and %d uses, each once\n", kAgents, ids.size(), applied);
 }
 
+/// Two orchestrators decompose the same epic in plans of their own and commit at the same moment
+/// (issue 36): one commit wins; the other is refused with E_CONCURRENT_MODIFICATION listing the
+/// tasks that moved (the winner's, added under the epic), rebases — nothing it changes moved — and
+/// commits. Five rounds, each over a new epic.
+void plans() {
+  constexpr int kRounds = 5;
+  constexpr int kTasksPerPlan = 20;
+  auto first = start_server();
+  auto second = start_server();
+  if (!first || !second) return;
+  McpClient* servers[2] = {first.get(), second.get()};
+  int conflicts = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    Value epic = servers[0]->call_retrying("cleo_mutate", "tasks", "add",
+                                           R"({"title":"Epic of round )" + std::to_string(round) + R"(","type":"epic"})",
+                                           g_retries);
+    const std::string epic_id = epic["data"]["id"].is_string() ? epic["data"]["id"].as_string() : "";
+    EXPECT(!epic_id.empty(), "tasks.add epic: " + epic.dump());
+    if (epic_id.empty()) return;
+    std::string plan_ids[2];
+    for (int k = 0; k < 2; ++k) {
+      Value begun = servers[k]->call_retrying(
+          "cleo_mutate", "plan", "begin",
+          R"({"label":"orchestrator )" + std::to_string(k) + R"(","epicId":")" + epic_id + "\"}", g_retries);
+      EXPECT(begun["data"]["plan"].is_string(), "plan.begin: " + begun.dump());
+      if (!begun["data"]["plan"].is_string()) return;
+      plan_ids[k] = begun["data"]["plan"].as_string();
+      std::string ops = "[";
+      for (int i = 1; i <= kTasksPerPlan; ++i) {
+        ops += std::string(i > 1 ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Step )" +
+               std::to_string(i) + " of orchestrator " + std::to_string(k) + R"(","parent":")" + epic_id + "\"";
+        if (i > 1) ops += R"(,"depends":["$)" + std::to_string(i - 1) + "\"]";
+        ops += "}}";
+      }
+      ops += "]";
+      Value applied = servers[k]->call_retrying("cleo_mutate", "plan", "apply",
+                                                R"({"plan":")" + plan_ids[k] + R"(","ops":)" + ops + "}", g_retries);
+      EXPECT(applied["data"]["ops"] == Value(std::int64_t{kTasksPerPlan}), "plan.apply: " + applied.dump().substr(0, 300));
+    }
+    // Both commit at once.
+    for (int k = 0; k < 2; ++k)
+      servers[k]->send(McpClient::tool_call_line(500 + round, "cleo_mutate", "plan", "commit",
+                                                 R"({"plan":")" + plan_ids[k] + "\"}"));
+    Value replies[2];
+    for (int k = 0; k < 2; ++k) {
+      replies[k] = servers[k]->read_reply()["result"]["structuredContent"];
+      // A busy store is retried; a conflict is the answer under test.
+      for (int attempt = 1; attempt < 10 && ct::testing::error_code(replies[k]) == "E_LOCK_TIMEOUT"; ++attempt) {
+        ++g_retries;
+        replies[k] = servers[k]->call("cleo_mutate", "plan", "commit", R"({"plan":")" + plan_ids[k] + "\"}");
+      }
+    }
+    const int won = (succeeded(replies[0]) ? 1 : 0) + (succeeded(replies[1]) ? 1 : 0);
+    EXPECT(won == 1, "round " + std::to_string(round) + ": " + std::to_string(won) + " commits won: " +
+                         replies[0].dump().substr(0, 200) + " | " + replies[1].dump().substr(0, 200));
+    if (won != 1) continue;
+    const int loser = succeeded(replies[0]) ? 1 : 0;
+    const Value& refused = replies[loser];
+    EXPECT(ct::testing::error_code(refused) == "E_CONCURRENT_MODIFICATION", "the other commit: " + refused.dump().substr(0, 300));
+    const Value& moved = refused["error"]["details"]["moved"];
+    EXPECT(moved.is_array() && moved.size() == static_cast<std::size_t>(kTasksPerPlan),
+           "what moved is the winner's tasks: " + moved.dump().substr(0, 200));
+    ++conflicts;
+    Value rebased = servers[loser]->call_retrying("cleo_mutate", "plan", "rebase",
+                                                  R"({"plan":")" + plan_ids[loser] + "\"}", g_retries);
+    EXPECT(succeeded(rebased), "plan.rebase: " + rebased.dump().substr(0, 300));
+    Value committed = servers[loser]->call_retrying("cleo_mutate", "plan", "commit",
+                                                    R"({"plan":")" + plan_ids[loser] + "\"}", g_retries);
+    EXPECT(succeeded(committed), "the rebased commit: " + committed.dump().substr(0, 300));
+    EXPECT(db_count("SELECT count(*) FROM tasks WHERE parent = '" + epic_id + "'") == 2 * kTasksPerPlan,
+           "round " + std::to_string(round) + ": both plans' tasks, once each");
+  }
+  EXPECT(db_count("SELECT count(*) FROM plans WHERE status = 'committed'") == 2 * kRounds, "every plan committed");
+  EXPECT(db_count("SELECT count(*) FROM audit WHERE operation = 'plan.commit' AND outcome = 'ok'") == 2 * kRounds,
+         "one audit row per commit");
+  expect_valid_store("after the plans");
+  std::printf("plans: %d rounds, %d conflicts refused and rebased\n", kRounds, conflicts);
+}
+
 }  // namespace
 
 /// research.sync while other processes append to the manifest (issue 11): appenders write whole
@@ -801,10 +884,10 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, std::function<void()>> cases = {
       {"writers", writers}, {"claim-race", claim_race}, {"lease", lease}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
-      {"manifest-append", manifest_append}, {"big-values", big_values}, {"memory", memory_writers}};
+      {"manifest-append", manifest_append}, {"big-values", big_values}, {"memory", memory_writers}, {"plans", plans}};
   if (ct_path.empty() || !cases.contains(which)) {
     std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
-                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|big-values|memory\n");
+                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|big-values|memory|plans\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin

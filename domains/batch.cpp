@@ -1,0 +1,247 @@
+#include "domains/batch.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/text.h"
+#include "domains/call_text.h"
+#include "domains/params.h"
+
+namespace ct::batch {
+namespace {
+
+/// The op number a placeholder names ("$3" → 3); 0 when `text` is not one.
+std::size_t placeholder(std::string_view text) {
+  if (text.size() < 2 || text.size() > 7 || text.front() != '$' || text[1] == '0') return 0;
+  std::size_t number = 0;
+  auto [end, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), number);
+  return ec == std::errc() && end == text.data() + text.size() ? number : 0;
+}
+
+/// Calls `each` with every placeholder's number in `value`, depth first.
+template <typename F>
+void for_each_placeholder(const json::Value& value, F&& each) {
+  if (value.is_string()) {
+    if (std::size_t number = placeholder(value.as_string())) each(number);
+  } else if (value.is_array()) {
+    for (const auto& item : value.as_array()) for_each_placeholder(item, each);
+  } else if (value.is_object()) {
+    for (const auto& [key, item] : value.as_object()) for_each_placeholder(item, each);
+  }
+}
+
+json::Value resolved(const json::Value& value, const std::vector<std::string>& ids) {
+  if (value.is_string()) {
+    std::size_t number = placeholder(value.as_string());
+    return number ? json::Value(ids[number - 1]) : value;
+  }
+  if (value.is_array()) {
+    json::Value out = json::Value::array();
+    for (const auto& item : value.as_array()) out.push_back(resolved(item, ids));
+    return out;
+  }
+  if (value.is_object()) {
+    json::Value out = json::Value::object();
+    for (const auto& [key, item] : value.as_object()) out.set(key, resolved(item, ids));
+    return out;
+  }
+  return value;
+}
+
+std::string op_name(std::size_t number, const Op& op) {
+  return "op " + std::to_string(number) + " (" + op.spec->full_name() + ")";
+}
+
+Error op_error(std::size_t number, std::string message, std::string_view field) {
+  return Error(ErrorCode::InvalidParams, "op " + std::to_string(number) + ": " + std::move(message))
+      .with_detail("op", static_cast<std::int64_t>(number))
+      .with_detail("field", std::string(field));
+}
+
+}  // namespace
+
+bool has_placeholder(const json::Value& params) {
+  bool found = false;
+  for_each_placeholder(params, [&](std::size_t) { found = true; });
+  return found;
+}
+
+Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first,
+                              std::string_view field) {
+  if (!ops.is_array() || ops.empty())
+    return fail(Error(ErrorCode::InvalidParams, std::string(field) + " must be a non-empty array of {operation, params}")
+                    .with_detail("field", std::string(field)));
+  if (ops.size() > kMaxOps)
+    return fail(Error(ErrorCode::Validation, std::string(field) + " holds " + std::to_string(ops.size()) +
+                                                 " ops; one call runs at most " + std::to_string(kMaxOps))
+                    .with_fix("split them into calls of at most " + std::to_string(kMaxOps) + " ops")
+                    .with_detail("field", std::string(field))
+                    .with_detail("max", static_cast<std::int64_t>(kMaxOps)));
+  std::vector<std::string> batchable;
+  for (const auto& spec : registry.operations())
+    if (spec.batchable) batchable.push_back(spec.full_name());
+  std::vector<Op> out;
+  out.reserve(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::size_t number = first + i + 1;
+    const json::Value& item = ops.as_array()[i];
+    if (!item.is_object() || !item["operation"].is_string())
+      return fail(op_error(number, "each op is {operation, params?}, e.g. {\"operation\":\"tasks.add\",\"params\":{\"title\":\"…\"}}",
+                           field));
+    for (const auto& [key, value] : item.as_object())
+      if (key != "operation" && key != "params")
+        return fail(op_error(number, "unknown key " + echo(key) + " (an op is {operation, params})", field));
+    // A name without a domain is a tasks operation ("add" is tasks.add).
+    std::string name = item["operation"].as_string();
+    if (name.find('.') == std::string::npos) name = "tasks." + name;
+    const auto dot = name.find('.');
+    const OperationSpec* spec = registry.find(name.substr(0, dot), name.substr(dot + 1));
+    if (!spec || !spec->batchable) {
+      Error error = op_error(number, echo(name) + (spec ? " cannot be one op of a batch or plan"
+                                                        : " is not an operation"),
+                             field)
+                        .with_choices(name, batchable);
+      error.fix = "ops are changes of tasks: " + join(batchable, ", ");
+      return fail(std::move(error));
+    }
+    const json::Value& params = item["params"];
+    if (!params.is_null() && !params.is_object())
+      return fail(op_error(number, "params must be an object", field));
+    Op op{spec, params.is_null() ? json::Value::object() : params};
+    std::optional<std::size_t> ahead;
+    for_each_placeholder(op.params, [&](std::size_t target) {
+      if (target >= number && !ahead) ahead = target;
+    });
+    if (ahead)
+      return fail(op_error(number, "$" + std::to_string(*ahead) + " names " +
+                                       (*ahead == number              ? std::string("this op itself")
+                                        : *ahead > first + ops.size() ? "no op (the last is op " + std::to_string(first + ops.size()) + ")"
+                                                                      : std::string("an op that comes later")) +
+                                       "; a placeholder names an earlier op's task",
+                           field));
+    out.push_back(std::move(op));
+  }
+  return out;
+}
+
+json::Value ops_json(std::span<const Op> ops) {
+  json::Value out = json::Value::array();
+  for (const auto& op : ops) {
+    json::Value item = json::Value::object();
+    item.set("operation", op.spec->full_name());
+    item.set("params", op.params);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<json::Value> run_externals(Context& context, std::span<const Op> ops) {
+  json::Value out = json::Value::array();
+  bool any = false;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (!op.spec->external) {
+      out.push_back(json::Value());
+      continue;
+    }
+    if (has_placeholder(op.params))
+      return fail(Error(ErrorCode::InvalidParams,
+                        op_name(i + 1, op) + " checks its task before the batch runs, so it cannot name a placeholder")
+                      .with_fix("run it in a call after this batch, naming the task the batch made")
+                      .with_detail("op", static_cast<std::int64_t>(i + 1)));
+    CT_TRY_ASSIGN(Params params, Params::validate(*op.spec, op.params));
+    auto reply = op.spec->external(context, params);
+    if (!reply) {
+      Error error = std::move(reply.error());
+      error.message = op_name(i + 1, op) + ": " + error.message;
+      return fail(std::move(error).with_detail("op", static_cast<std::int64_t>(i + 1)));
+    }
+    json::Value item = json::Value::object();
+    item.set("data", std::move(reply->data));
+    item.set("warnings", json::Value::array_of(reply->warnings));
+    out.push_back(std::move(item));
+    any = true;
+  }
+  return any ? out : json::Value();
+}
+
+Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::string> ids,
+                const json::Value* externals) {
+  if (!context.run_inside) return fail(ErrorCode::Internal, "a batch runs only under the router");
+  Ran ran;
+  const std::size_t first = ids.size();
+  ran.ids = std::move(ids);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const std::size_t number = first + i + 1;
+    std::optional<Reply> external;
+    if (externals && externals->is_array() && i < externals->size() && externals->as_array()[i].is_object()) {
+      const json::Value& item = externals->as_array()[i];
+      Reply reply{item["data"], {}, {}, {}};
+      if (item["warnings"].is_array())
+        for (const auto& warning : item["warnings"].as_array()) reply.warnings.push_back(warning.as_string());
+      external = std::move(reply);
+    }
+    const json::Value params = resolved(op.params, ran.ids);
+    AuditEntry audit;
+    Result<Reply> reply = context.run_inside(context, *op.spec, params, audit, external ? &*external : nullptr);
+    if (!reply) {
+      Error error = std::move(reply.error());
+      error.message = op_name(number, op) + ": " + error.message;
+      if (!error.details.is_object() || !error.details.contains("op"))
+        error = std::move(error).with_detail("op", static_cast<std::int64_t>(number));
+      return fail(std::move(error));
+    }
+    std::string id;
+    if (const json::Value& made = reply->data["id"]; made.is_string()) id = made.as_string();
+    else if (const json::Value& named = params["id"]; named.is_string()) id = named.as_string();
+    if (id.empty())
+      for (const auto& change : audit.changes)
+        if (!change.task_id.empty()) {
+          id = change.task_id;
+          break;
+        }
+    json::Value result = json::Value::object();
+    result.set("op", static_cast<std::int64_t>(number));
+    if (!id.empty()) result.set("id", id);
+    if (reply->data.is_object()) {
+      for (const auto& [key, value] : reply->data.as_object())
+        if (key != "id") result.set(key, value);
+    } else if (!reply->data.is_null()) {
+      result.set("data", std::move(reply->data));
+    }
+    if (reply->note) result.set("note", to_string(*reply->note));
+    ran.results.push_back(std::move(result));
+    for (auto& warning : reply->warnings) ran.warnings.push_back("op " + std::to_string(number) + ": " + warning);
+    for (auto& change : audit.changes) ran.changes.push_back(std::move(change));
+    ran.ids.push_back(std::move(id));
+  }
+  return ran;
+}
+
+json::Value placeholders_json(const json::Value& ops, const std::vector<std::string>& ids) {
+  std::vector<bool> named(ids.size() + 1, false);
+  if (ops.is_array())
+    for (const auto& op : ops.as_array())
+      for_each_placeholder(op["params"], [&](std::size_t number) {
+        if (number < named.size()) named[number] = true;
+      });
+  json::Value out = json::Value::object();
+  for (std::size_t number = 1; number < named.size(); ++number)
+    if (named[number]) out.set("$" + std::to_string(number), ids[number - 1]);
+  return out;
+}
+
+std::vector<ErrorCode> op_errors(const Registry& registry, std::vector<ErrorCode> own) {
+  auto add = [&](ErrorCode code) {
+    if (std::find(own.begin(), own.end(), code) == own.end()) own.push_back(code);
+  };
+  for (const auto& spec : registry.operations()) {
+    if (!spec.batchable) continue;
+    for (auto code : spec.errors) add(code);
+    for (auto code : spec.router_errors()) add(code);
+  }
+  return own;
+}
+
+}  // namespace ct::batch

@@ -1,0 +1,69 @@
+// Atomic batches (issue 36): several changes of tasks as one call. The ops are validated and run in
+// order inside the caller's one transaction (Context::run_inside, which the router provides), a
+// later op naming what an earlier one made or acted on with a placeholder ("$1" is op 1's task),
+// all or nothing; their changes make one audit row, which tasks.undo takes back whole.
+// tasks.batch runs a batch; plans (domains/plan/) stage ops and run them when committed.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "domains/context.h"
+#include "domains/registry.h"
+
+namespace ct::batch {
+
+/// The most ops one batch runs, and a plan holds.
+inline constexpr std::size_t kMaxOps = 500;
+inline constexpr std::size_t kMaxPlanOps = 2000;
+
+struct Op {
+  const OperationSpec* spec = nullptr;
+  json::Value params;  // as sent: a string "$N" names op N's task
+};
+
+/// `ops` as the caller sent them ([{operation:"tasks.add", params:{…}}, …]), numbered from
+/// `first` + 1 (a plan's new ops continue its numbering). Each must name an operation that may be
+/// batched, and its placeholders earlier ops; otherwise E_INVALID_PARAMS naming the op
+/// (details.op). `field` is the param that carried them, for errors.
+Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first,
+                              std::string_view field = "ops");
+
+/// The ops as stored and audited: [{operation, params}].
+json::Value ops_json(std::span<const Op> ops);
+
+/// Whether `params` holds a placeholder anywhere.
+bool has_placeholder(const json::Value& params);
+
+/// What running ops did.
+struct Ran {
+  std::vector<std::string> ids;                 // per op, numbered as the ops: the task it made or acted on
+  json::Value results = json::Value::array();   // per op run: {op, id?, …its reply}
+  std::vector<FieldChange> changes;             // every op's, in order
+  std::vector<std::string> warnings;            // each naming its op
+};
+
+/// Runs `ops` in order inside the caller's transaction, after `ids` (the tasks of the ops numbered
+/// before them: a plan's earlier ops). `externals`, when given, holds per op the reply of its
+/// external step ({data, warnings} or null), run before the transaction. At the first failure
+/// answers that op's error, its message naming the op and saying that nothing was changed (the
+/// caller rolls back).
+Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::string> ids = {},
+                const json::Value* externals = nullptr);
+
+/// The external steps of the ops that have one, before the transaction: [{data, warnings} | null]
+/// per op. An op with an external step cannot name a placeholder (the task does not exist yet).
+Result<json::Value> run_externals(Context& context, std::span<const Op> ops);
+
+/// {"$1": "T012", …}: the tasks the placeholders of `ops` stood for.
+json::Value placeholders_json(const json::Value& ops, const std::vector<std::string>& ids);
+
+/// Every error code an op of a batch may answer (the batchable operations' and the router's own),
+/// for the specs of the operations that run them.
+std::vector<ErrorCode> op_errors(const Registry& registry, std::vector<ErrorCode> own);
+
+}  // namespace ct::batch

@@ -1,0 +1,282 @@
+// Atomic batches and plans (issue 36): placeholders, all-or-nothing runs audited as one row that
+// undo takes back whole, dry runs; plans staged apart from the store, compared, committed,
+// refused when what they rest on moved, rebased, discarded. Runs on both backends.
+#include <catch2/catch.hpp>
+
+#include "unit/test_support.h"
+
+using namespace ct;
+
+namespace {
+
+ErrorCode code_of(const Envelope& e) { return e.error ? e.error->code : ErrorCode::Internal; }
+
+const json::Value& at(const json::Value& array, std::size_t i) { return array.as_array().at(i); }
+
+Envelope must(Envelope e) {
+  INFO(to_json(e, registry()));
+  REQUIRE(e.success);
+  return e;
+}
+
+std::vector<std::string> list_ids(test::Project& p, std::string_view params = R"({"limit":100})") {
+  Envelope listed = must(p.query("tasks", "list", params));
+  std::vector<std::string> ids;
+  if (listed.data.is_array())
+    for (const auto& row : listed.data.as_array()) ids.push_back(row["id"].as_string());
+  return ids;
+}
+
+std::int64_t audit_rows(test::Project& p) {
+  Envelope log = must(p.query("system", "log", R"({"limit":500})"));
+  return static_cast<std::int64_t>(log.data.size());
+}
+
+std::string begin_plan(test::Project& p, std::string_view params) {
+  Envelope begun = must(p.mutate("plan", "begin", params));
+  return begun.data["plan"].as_string();
+}
+
+}  // namespace
+
+TEST_CASE("a builder of an error moved into itself keeps its message", "[plan][error]") {
+  Error error(ErrorCode::NotFound, "Task T009 not found");
+  error = std::move(error).with_detail("id", "T009");
+  CHECK(error.message == "Task T009 not found");
+  CHECK(error.details["id"] == json::Value("T009"));
+  error = std::move(error).with_fix("look again").with_choices("tsks", {"tasks"});
+  CHECK(error.message.starts_with("Task T009 not found"));
+  CHECK(error.details["didYouMean"] == json::Value("tasks"));
+}
+
+TEST_CASE("a bulk call that fails on a later task says why (its message is kept)", "[plan][bulk]") {
+  test::Project p;
+  p.add(R"({"title":"One"})");
+  Envelope failed = p.mutate("tasks", "update", R"({"ids":["T001","T404"],"priority":"high"})");
+  REQUIRE_FALSE(failed.success);
+  CHECK(failed.error->message.find("T404") != std::string::npos);
+  CHECK(failed.error->message.find("not found") != std::string::npos);
+}
+
+TEST_CASE("tasks.batch: placeholders, one audit row, undo takes it back whole", "[plan][batch]") {
+  test::Project p;
+  p.add(R"({"title":"Epic","type":"epic"})");
+  const auto rows_before = audit_rows(p);
+  Envelope ran = must(p.mutate("tasks", "batch", R"({"ops":[
+      {"operation":"tasks.add","params":{"title":"Service API","parent":"T001"}},
+      {"operation":"add","params":{"title":"User interface","parent":"T001","depends":["$1"]}},
+      {"operation":"tasks.update","params":{"id":"$1","priority":"high"}},
+      {"operation":"tasks.relate","params":{"id":"$2","target":"$1","type":"relates-to"}}]})"));
+  const auto& results = ran.data["results"];
+  REQUIRE(results.size() == 4);
+  CHECK(at(results, 0)["id"] == json::Value("T002"));
+  CHECK(at(results, 1)["id"] == json::Value("T003"));
+  CHECK(at(results, 2)["op"] == json::Value(3));
+  CHECK(at(results, 2)["id"] == json::Value("T002"));
+  Envelope ui = must(p.query("tasks", "show", R"({"id":"T003"})"));
+  CHECK(ui.data["depends"] == test::parse_json(R"(["T002"])"));
+  CHECK(must(p.query("tasks", "show", R"({"id":"T002"})")).data["priority"] == json::Value("high"));
+  // One row for the whole batch, naming what the placeholders became.
+  CHECK(audit_rows(p) == rows_before + 1);
+  Envelope log = must(p.query("system", "log", R"({"limit":1,"detail":"full"})"));
+  CHECK(at(log.data, 0)["operation"] == json::Value("tasks.batch"));
+
+  Envelope undone = must(p.mutate("tasks", "undo"));
+  CHECK(undone.data["operation"] == json::Value("tasks.batch"));
+  CHECK(list_ids(p) == std::vector<std::string>{"T001"});
+}
+
+TEST_CASE("tasks.batch is all or nothing; a dry run answers its changes and writes nothing", "[plan][batch]") {
+  test::Project p;
+  p.add(R"({"title":"Kept"})");
+  Envelope failed = p.mutate("tasks", "batch", R"({"ops":[
+      {"operation":"tasks.add","params":{"title":"Made then taken back"}},
+      {"operation":"tasks.update","params":{"id":"T001","title":"Changed then taken back"}},
+      {"operation":"tasks.add","params":{"title":"Orphan","parent":"T999"}}]})");
+  REQUIRE_FALSE(failed.success);
+  CHECK(code_of(failed) == ErrorCode::ParentNotFound);
+  CHECK(failed.error->details["op"] == json::Value(3));
+  CHECK(failed.error->message.find("op 3 (tasks.add)") == 0);
+  CHECK(failed.error->message.find("nothing was changed") != std::string::npos);
+  CHECK(list_ids(p) == std::vector<std::string>{"T001"});
+  CHECK(must(p.query("tasks", "show", R"({"id":"T001"})")).data["title"] == json::Value("Kept"));
+
+  const auto rows_before = audit_rows(p);
+  Envelope dry = must(p.mutate("tasks", "batch", R"({"dryRun":true,"ops":[
+      {"operation":"tasks.add","params":{"title":"Would be"}},
+      {"operation":"tasks.update","params":{"id":"T001","priority":"critical"}}]})"));
+  CHECK(dry.data["results"].size() == 2);
+  REQUIRE(dry.data["changes"].is_array());
+  bool saw_priority = false;
+  for (const auto& change : dry.data["changes"].as_array())
+    saw_priority = saw_priority || (change["id"] == json::Value("T001") && change["field"] == json::Value("priority"));
+  CHECK(saw_priority);
+  CHECK(list_ids(p) == std::vector<std::string>{"T001"});
+  CHECK(audit_rows(p) == rows_before);
+}
+
+TEST_CASE("tasks.batch refuses what it cannot run, naming the op", "[plan][batch]") {
+  test::Project p;
+  p.add(R"({"title":"One"})");
+  Envelope unknown = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.ad","params":{"title":"Extra task"}}]})");
+  CHECK(code_of(unknown) == ErrorCode::InvalidParams);
+  CHECK(unknown.error->details["didYouMean"] == json::Value("tasks.add"));
+  CHECK(unknown.error->details["op"] == json::Value(1));
+  Envelope claim = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.start","params":{"id":"T001"}}]})");
+  CHECK(code_of(claim) == ErrorCode::InvalidParams);
+  Envelope ahead = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.update","params":{"id":"$2","title":"Extra task"}},
+      {"operation":"tasks.add","params":{"title":"Other task"}}]})");
+  CHECK(code_of(ahead) == ErrorCode::InvalidParams);
+  CHECK(ahead.error->message.find("later") != std::string::npos);
+  Envelope bulk = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.update","params":{"ids":["T001"],"title":"Extra task"}}]})");
+  CHECK(code_of(bulk) == ErrorCode::InvalidParams);
+  Envelope shape = p.mutate("tasks", "batch", R"({"ops":[{"op":"tasks.add"}]})");
+  CHECK(code_of(shape) == ErrorCode::InvalidParams);
+  Envelope empty = p.mutate("tasks", "batch", R"({"ops":[]})");
+  CHECK(code_of(empty) == ErrorCode::InvalidParams);
+  std::string many = R"({"ops":[)";
+  for (int i = 0; i < 501; ++i) many += std::string(i ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Many task"}})";
+  many += "]}";
+  Envelope too_many = p.mutate("tasks", "batch", many);
+  CHECK(code_of(too_many) == ErrorCode::Validation);
+  CHECK(too_many.error->details["max"] == json::Value(500));
+  // An op that checks its task before the transaction cannot name one the batch makes.
+  Envelope checked = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.add","params":{"title":"New"}},
+      {"operation":"tasks.complete","params":{"id":"$1"}}]})");
+  CHECK(code_of(checked) == ErrorCode::InvalidParams);
+  CHECK(list_ids(p) == std::vector<std::string>{"T001"});
+  // Completing an existing task inside a batch runs its checks first.
+  Envelope done = must(p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.add","params":{"title":"Next"}},
+      {"operation":"tasks.complete","params":{"id":"T001"}}]})"));
+  CHECK(must(p.query("tasks", "show", R"({"id":"T001"})")).data["status"] == json::Value("done"));
+}
+
+TEST_CASE("an op approval.required names refuses an agent's batch", "[plan][batch][approval]") {
+  test::Project p;
+  p.add(R"({"title":"Guarded"})");
+  Envelope set = p.mutate_as_person("system", "config.set", R"({"key":"approval.required","value":"[\"tasks.delete\"]"})");
+  INFO(to_json(set, registry()));
+  REQUIRE(set.success);
+  Envelope refused = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.add","params":{"title":"Extra task"}},
+      {"operation":"tasks.delete","params":{"id":"T001"}}]})");
+  CHECK(code_of(refused) == ErrorCode::MutationDisabled);
+  CHECK(refused.error->details["rule"] == json::Value("tasks.delete"));
+  CHECK(list_ids(p) == std::vector<std::string>{"T001"});
+}
+
+TEST_CASE("plans: staged apart, compared, committed at once, undone whole", "[plan]") {
+  test::Project p;
+  p.add(R"({"title":"Epic","type":"epic"})");
+  p.add(R"({"title":"Existing step","parent":"T001"})");
+  const std::string a = begin_plan(p, R"({"label":"by layer","epicId":"T001"})");
+  CHECK(a == "PL001");
+  Envelope applied = must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[
+      {"operation":"tasks.add","params":{"title":"Schema","parent":"T001"}},
+      {"operation":"tasks.add","params":{"title":"Service API","parent":"T001","depends":["$1"]}}]})"));
+  CHECK(applied.data["ops"] == json::Value(2));
+  CHECK(applied.data["from"] == json::Value(1));
+  applied = must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[
+      {"operation":"tasks.add","params":{"title":"User interface","parent":"T001","depends":["$2"]}},
+      {"operation":"tasks.update","params":{"id":"T002","depends":["$3"]}}]})"));
+  CHECK(applied.data["from"] == json::Value(3));
+  // Nothing is visible to others yet.
+  CHECK(list_ids(p) == std::vector<std::string>{"T001", "T002"});
+
+  const std::string b = begin_plan(p, R"({"label":"one task","epicId":"T001"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL002","ops":[{"operation":"tasks.add","params":{"title":"Everything","parent":"T001"}}]})"));
+
+  Envelope diff = must(p.query("plan", "diff", R"({"plans":["PL001","PL002"]})"));
+  REQUIRE(diff.data.size() == 2);
+  const auto& first = at(diff.data, 0);
+  CHECK(first["adds"] == json::Value(3));
+  CHECK(first["changes"] == json::Value(1));
+  CHECK(first["before"]["waves"] == json::Value(1));
+  CHECK(first["after"]["waves"] == json::Value(4));  // $1 → $2 → $3 → T002
+  CHECK(first["after"]["critical"] == test::parse_json(R"(["$1","$2","$3","T002"])"));
+  CHECK(first["after"]["next"] == json::Value("$1"));
+  CHECK(first["before"]["next"] == json::Value("T002"));
+  CHECK(at(diff.data, 1)["after"]["parallelism"] == json::Value(2));
+  CHECK_FALSE(first.contains("added"));
+  Envelope full = must(p.query("plan", "diff", R"({"plans":["PL001"],"detail":"full"})"));
+  REQUIRE(at(full.data, 0)["added"].size() == 3);
+  CHECK(at(at(full.data, 0)["added"], 1)["depends"] == test::parse_json(R"(["$1"])"));
+  CHECK(at(at(full.data, 0)["after"]["waveIds"], 0) == test::parse_json(R"(["$1"])"));
+  // The diff took everything back.
+  CHECK(list_ids(p) == std::vector<std::string>{"T001", "T002"});
+
+  const auto rows_before = audit_rows(p);
+  Envelope committed = must(p.mutate("plan", "commit", R"({"plan":"PL001","reason":"layers it is"})"));
+  CHECK(committed.data["ids"] == test::parse_json(R"(["T003","T004","T005","T002"])"));
+  CHECK(must(p.query("tasks", "show", R"({"id":"T002"})")).data["depends"] == test::parse_json(R"(["T005"])"));
+  CHECK(audit_rows(p) == rows_before + 1);
+  Envelope again = p.mutate("plan", "commit", R"({"plan":"PL001"})");
+  CHECK(code_of(again) == ErrorCode::Validation);
+  CHECK(again.error->details["status"] == json::Value("committed"));
+
+  // The other plan rests on the epic's subtree, which moved: refused, listing what moved.
+  Envelope refused = p.mutate("plan", "commit", R"({"plan":"PL002"})");
+  REQUIRE_FALSE(refused.success);
+  CHECK(code_of(refused) == ErrorCode::ConcurrentModification);
+  CHECK(refused.error->details["moved"].size() == 4);  // three added, T002 changed
+  CHECK(to_json(refused, registry()).find("operation:'rebase'") != std::string::npos);
+  Envelope rebased = must(p.mutate("plan", "rebase", R"({"plan":"PL002"})"));
+  CHECK(rebased.data["moved"].size() == 4);
+  CHECK(p.mutate("plan", "rebase", R"({"plan":"PL002"})").note == ErrorCode::NoChange);
+  must(p.mutate("plan", "commit", R"({"plan":"PL002"})"));
+  CHECK(list_ids(p).size() == 6);
+
+  // Undo takes the last plan back whole, then the first.
+  must(p.mutate("tasks", "undo"));
+  CHECK(list_ids(p).size() == 5);
+  Envelope undone = must(p.mutate("tasks", "undo"));
+  CHECK(undone.data["operation"] == json::Value("plan.commit"));
+  CHECK(list_ids(p) == std::vector<std::string>{"T001", "T002"});
+  CHECK(must(p.query("tasks", "show", R"({"id":"T002"})")).data["depends"].empty());
+  // Both plans are open again: each may be rebased and committed anew.
+  CHECK(must(p.query("plan", "list")).data.size() == 2);
+  REQUIRE_FALSE(undone.warnings.empty());
+  (void)b;
+}
+
+TEST_CASE("plans: what does not apply is not staged; conflicts rebase cannot take in", "[plan]") {
+  test::Project p;
+  p.add(R"({"title":"Shared"})");
+  const std::string id = begin_plan(p, R"({"label":"retitle"})");
+  Envelope bad = p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.add","params":{"title":"Extra task"}},
+      {"operation":"tasks.update","params":{"id":"T404","title":"Other task"}}]})");
+  CHECK(code_of(bad) == ErrorCode::NotFound);
+  CHECK(bad.error->details["op"] == json::Value(2));
+  CHECK(bad.error->message.find("nothing was staged") != std::string::npos);
+  CHECK(at(must(p.query("plan", "list")).data, 0)["ops"] == json::Value(0));
+  Envelope evidence = p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.complete","params":{"id":"T001"}}]})");
+  CHECK(code_of(evidence) == ErrorCode::InvalidParams);
+  Envelope empty_commit = p.mutate("plan", "commit", R"({"plan":"PL001"})");
+  CHECK(code_of(empty_commit) == ErrorCode::Validation);
+
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"T001","title":"Plan's title"}}]})"));
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title"})"));
+  Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
+  CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
+  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"(["T001"])"));
+  Envelope forced = must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
+  REQUIRE_FALSE(forced.warnings.empty());
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  CHECK(must(p.query("tasks", "show", R"({"id":"T001"})")).data["title"] == json::Value("Plan's title"));
+
+  CHECK(code_of(p.mutate("plan", "apply", R"({"plan":"PL404","ops":[{"operation":"tasks.add","params":{"title":"Extra task"}}]})")) ==
+        ErrorCode::NotFound);
+  const std::string other = begin_plan(p, R"({"label":"dropped"})");
+  must(p.mutate("plan", "discard", R"({"plan":"PL002","why":"not needed"})"));
+  CHECK(p.mutate("plan", "discard", R"({"plan":"PL002"})").note == ErrorCode::NoChange);
+  CHECK(code_of(p.mutate("plan", "apply", R"({"plan":"PL002","ops":[{"operation":"tasks.add","params":{"title":"Extra task"}}]})")) ==
+        ErrorCode::Validation);
+  CHECK(p.query("plan", "list").note == ErrorCode::NoData);
+  Envelope all = must(p.query("plan", "list", R"({"status":"all"})"));
+  REQUIRE(all.data.size() == 2);
+  CHECK(at(all.data, 0)["status"] == json::Value("discarded"));
+  CHECK(at(all.data, 1)["status"] == json::Value("committed"));
+  Envelope shown = must(p.query("plan", "diff", R"({"plans":["PL002"]})"));
+  CHECK(at(shown.data, 0)["outcome"]["reason"] == json::Value("not needed"));
+  (void)id;
+  (void)other;
+}
