@@ -1,5 +1,5 @@
 // CLEO dashboard: entry point. Loads /api/info (or asks for the token), routes between the views
-// (#board, #epics, #sessions, #memory, #activity, #charts, #health), keeps one EventSource on /events and
+// (#board, #epics, #plans, #sessions, #memory, #activity, #charts, #health), keeps one EventSource on /events and
 // re-fetches only what is on screen when the store changes (debounced; never on a timer).
 import {
   state, $, $$, query, setAuthHandler, setOpenTask, showError, clearError, announce,
@@ -7,10 +7,12 @@ import {
 import { board } from './board.js';
 import { detail } from './detail.js';
 import { epicsView, sessionsView, memoryView, activityView, healthView, chartsView } from './views.js';
+import { plansView } from './plans.js';
 
 const views = {
   board,
   epics: epicsView,
+  plans: plansView,
   sessions: sessionsView,
   memory: memoryView,
   activity: activityView,

@@ -675,7 +675,9 @@ check('a11y', async () => {
     await audit('detail');
     await p.page.keyboard.press('Escape');
     ctRun(dir, 'memory', 'observe', '--kind', 'risk', '--title', 'The SSE stream drops on proxies that buffer');
-    for (const [view, ready] of [['epics', '[data-testid=epic-burndown] svg'], ['sessions', '[data-testid=claim-row]'],
+    const plan = ctRun(dir, 'plan', 'begin', 'split the docs', '--epic-id', ids.E1).data.plan;
+    ctRun(dir, 'plan', 'apply', plan, '--ops', JSON.stringify([{ operation: 'add', params: { title: 'API reference', parent: ids.E1, depends: [ids.B] } }]));
+    for (const [view, ready] of [['epics', '[data-testid=epic-burndown] svg'], ['plans', '[data-testid=plan-before-after]'], ['sessions', '[data-testid=claim-row]'],
       ['memory', '[data-testid=memory-row]'], ['activity', '[data-testid=audit-status][data-valid]'], ['charts', '[data-testid=chart-burndown] svg'], ['health', '[data-testid=health-metrics]']]) {
       await p.page.click(`[data-testid=nav-${view}]`);
       await p.page.waitForSelector(`#view-${view} ${ready}`);
@@ -683,7 +685,7 @@ check('a11y', async () => {
     }
     // The dark colour scheme too.
     await p.page.emulateMedia({ colorScheme: 'dark' });
-    for (const view of ['activity', 'health', 'board']) {
+    for (const view of ['activity', 'plans', 'health', 'board']) {
       await p.page.click(`[data-testid=nav-${view}]`);
       await audit(`${view} (dark)`);
     }
@@ -805,6 +807,79 @@ check('trust', async () => {
     await p.page.waitForFunction(() => !document.querySelector('[data-testid=proposal-row]'));
     assert.notEqual(ctRun(dir, 'show', second).data.status, 'cancelled');
     assert.equal(ctRun(dir, 'proposals', '--status', 'rejected').data.length, 1);
+    noErrors(p.errors);
+  } finally { await p.close(); await server.stop(); }
+});
+
+check('plans', async () => {
+  // Two decompositions of one epic staged as plans (nothing in the store yet): the Plans view shows
+  // what each would add and change, the graph before and after, the tasks it would create as $N,
+  // both side by side, the conflict when a task moves after staging (live), and the status filter.
+  // It runs no plan operation: there is nothing to click that would. A read-only server (the
+  // default) shows the diff: plan.diff replays the plans and takes everything back.
+  const dir = projectDir('plans');
+  const epic = ctRun(dir, 'add', 'Payments', '--type', 'epic').data.id;
+  const wire = ctRun(dir, 'add', 'Wire the checkout', '--parent', epic).data.id;
+  const layers = ctRun(dir, 'plan', 'begin', 'by layer', '--epic-id', epic).data.plan;
+  ctRun(dir, 'plan', 'apply', layers, '--ops', JSON.stringify([
+    { operation: 'add', params: { title: 'Payment schema', parent: epic } },
+    { operation: 'add', params: { title: 'Payment service', parent: epic, depends: ['$1'] } },
+    { operation: 'update', params: { id: wire, priority: 'high' } },
+  ]));
+  const slices = ctRun(dir, 'plan', 'begin', 'by slice', '--epic-id', epic).data.plan;
+  ctRun(dir, 'plan', 'apply', slices, '--ops', JSON.stringify([{ operation: 'add', params: { title: 'Card payments end to end', parent: epic } }]));
+  const server = await startServer(dir, []);
+  const p = await openPage(server);
+  const card = (id) => `[data-testid=plan-diff][data-id=${id}]`;
+  const cells = (id) => p.page.$$eval(`${card(id)} [data-testid=plan-before-after] tbody tr`,
+    (trs) => Object.fromEntries(trs.map((tr) => [tr.cells[0].textContent, [tr.cells[1].textContent, tr.cells[2].textContent]])));
+  try {
+    await p.goto('#plans');
+    await p.page.waitForSelector('[data-testid=plan-row]');
+    assert.deepEqual(await p.page.$$eval('[data-testid=plan-row]', (rows) => rows.map((r) => r.dataset.id)), [slices, layers], 'newest first');
+    assert.match(await p.page.textContent('[data-testid=plans-summary]'), /^2 open plans/);
+    await p.page.waitForSelector(card(slices));  // the newest is shown at first
+    await p.page.click(`[data-testid=plan-row][data-id=${layers}] [data-testid=plan-open]`);
+    await p.page.waitForSelector(card(layers));
+    assert.equal(await p.page.locator('[data-testid=plan-diff]').count(), 1);
+    assert.equal(await p.page.textContent(`${card(layers)} [data-testid=plan-adds]`), '+2');
+    assert.equal(await p.page.textContent(`${card(layers)} [data-testid=plan-changes]`), '~1');
+    assert.equal(await p.page.textContent(`${card(layers)} [data-testid=plan-removes]`), '−0');
+    const ba = await cells(layers);
+    assert.deepEqual(ba.Tasks, ['1', '3']);
+    assert.deepEqual(ba.Waves, ['1', '2']);
+    assert.deepEqual(ba['Critical path'], [wire, '$1$2']);
+    assert.deepEqual(ba.Parallelism, ['1', '2']);
+    assert.deepEqual(ba.Next, [wire, wire]);  // its priority goes up
+    assert.ok(await p.page.locator(`${card(layers)} [data-testid=plan-new-id]`, { hasText: '$1' }).count() >= 1, '$1 is named');
+    // Full detail: the tasks it would create, by their $N names, and the field it would change.
+    await p.page.check('[data-testid=plan-full]');
+    await p.page.waitForSelector(`${card(layers)} [data-testid=plan-added]`);
+    const added = await p.page.textContent(`${card(layers)} [data-testid=plan-added]`);
+    assert.match(added, /\$1 Payment schema/);
+    assert.match(added, /\$2 Payment service · under T\d+ · after \$1/);
+    assert.match(await p.page.textContent(`${card(layers)} [data-testid=plan-changed]`), new RegExp(`${wire} priority: medium → high`));
+    // Side by side.
+    await p.page.check(`[data-testid=plan-row][data-id=${slices}] [data-testid=plan-pick]`);
+    await p.page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-diff]').length === 2);
+    assert.equal(await p.page.textContent(`${card(slices)} [data-testid=plan-adds]`), '+1');
+    assert.deepEqual((await cells(slices)).Parallelism, ['1', '2']);
+    await shot(p.page, 'view-plans');
+    assert.equal(await p.page.locator('#view-plans button:not([data-testid=plan-open]):not(.task-link)').count(), 0, 'no plan operation to run');
+    // A task a plan rests on moves: the page says so without a reload.
+    ctRun(dir, 'update', wire, '--notes', 'the checkout moved to its own service');
+    await p.page.waitForSelector(`${card(layers)} [data-testid=plan-moved]`, { timeout: LIVE_MS });
+    assert.match(await p.page.textContent(`${card(layers)} [data-testid=plan-moved]`), new RegExp(`${wire} changed`));
+    await shot(p.page, 'view-plans-moved');
+    // One plan's epic shows all its open plans; a discarded plan leaves the open list.
+    await p.page.selectOption('[data-testid=plan-epic]', epic);
+    await p.page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-diff]').length === 2);
+    ctRun(dir, 'plan', 'discard', slices, '--why', 'layers first');
+    await p.page.waitForFunction(() => document.querySelectorAll('[data-testid=plan-row]').length === 1, null, { timeout: LIVE_MS });
+    await p.page.selectOption('[data-testid=plan-status]', 'discarded');
+    await p.page.waitForSelector(`[data-testid=plan-row][data-id=${slices}]`);
+    await p.page.waitForSelector(`${card(slices)} [data-testid=plan-outcome]`);
+    assert.match(await p.page.textContent(`${card(slices)} [data-testid=plan-outcome]`), /Discarded \(layers first\)/);
     noErrors(p.errors);
   } finally { await p.close(); await server.stop(); }
 });
