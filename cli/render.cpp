@@ -564,6 +564,80 @@ std::string undo_view(const View& view) {
   return out;
 }
 
+/// plan.diff for people: per plan, its counts, the graph before and after side by side, what moved
+/// since it was staged, and (detail full) the tasks it adds and the fields it changes.
+std::string plan_diff_view(const View& view) {
+  const json::Value& data = view.data();
+  if (!data.is_array()) return render_value(data, view.options);
+  std::string out;
+  for (const auto& plan : data.as_array()) {
+    if (!out.empty()) out += "\n";
+    out += view.style().bold(str(plan, "id") + " " + str(plan, "label")) + " (" +
+           (plan.contains("epicId") ? "epic " + str(plan, "epicId") + ", " : std::string()) + str(plan, "status") + ", " +
+           str(plan, "ops") + " ops)";
+    if (plan.contains("outcome")) {
+      const json::Value& outcome = plan["outcome"];
+      out += outcome.contains("ids") ? ": made " + ids_text(outcome["ids"]) + "\n"
+             : outcome.contains("reason") ? ": " + str(outcome, "reason") + "\n"
+                                           : "\n";
+      continue;
+    }
+    if (plan.contains("error")) {
+      out += "\n  does not apply: " + str(plan["error"], "message") + " (" + str(plan["error"], "code") + ")\n";
+      continue;
+    }
+    out += ": +" + str(plan, "adds") + " added, ~" + str(plan, "changes") + " changed, -" + str(plan, "removes") +
+           " removed\n";
+    const json::Value& before = plan["before"];
+    const json::Value& after = plan["after"];
+    Table table({"", "NOW", "AFTER"});
+    auto row = [&](std::string_view label, std::string_view key) {
+      auto text = [&](const json::Value& side) {
+        const json::Value& value = side[key];
+        if (value.is_array()) {
+          std::vector<std::string> ids;
+          for (const auto& id : value.as_array()) ids.push_back(id.is_string() ? id.as_string() : id.dump());
+          return join(ids, " > ");
+        }
+        return str(side, key);
+      };
+      std::string now = text(before), then = text(after);
+      table.add_row({{std::string(label), ""}, {now, ""}, {then, now == then ? "" : "1"}});
+    };
+    row("tasks", "tasks");
+    row("open", "open");
+    row("waves", "waves");
+    row("critical path", "critical");
+    row("parallelism", "parallelism");
+    row("next", "next");
+    out += table.render(view.style(), view.options.width, "  ");
+    if (const json::Value& moved = plan["moved"]; moved.is_array() && !moved.empty()) {
+      std::vector<std::string> what;
+      for (const auto& item : moved.as_array())
+        what.push_back(str(item, "id") + (item["was"].is_null() ? " added" : item["now"].is_null() ? " gone" : " changed"));
+      out += "  moved since it was staged: " + join(what, ", ") + " (ct plan rebase " + str(plan, "id") + ")\n";
+    }
+    if (const json::Value& added = plan["added"]; added.is_array() && !added.empty()) {
+      out += "  adds:\n";
+      for (const auto& task : added.as_array()) {
+        out += "    " + str(task, "id") + " " + str(task, "title");
+        if (task.contains("parent")) out += " (under " + str(task, "parent") + ")";
+        if (task.contains("depends")) out += " after " + ids_text(task["depends"]);
+        out += "\n";
+      }
+    }
+    if (const json::Value& changed = plan["changed"]; changed.is_array() && !changed.empty()) {
+      out += "  changes:\n";
+      for (const auto& change : changed.as_array())
+        out += "    " + str(change, "id") + " " + str(change, "field") + ": " + str(change, "from") + " -> " +
+               str(change, "to") + "\n";
+    }
+    if (const json::Value& removed = plan["removed"]; removed.is_array() && !removed.empty())
+      out += "  removes: " + ids_text(removed) + "\n";
+  }
+  return out;
+}
+
 std::string blockers_view(const View& view) {
   const json::Value& data = view.data();
   std::string id = str(data, "id");
@@ -686,6 +760,7 @@ std::string render_one(const View& v) {
     case TextView::TaskTree: return tree_view(v);
     case TextView::Dependencies: return deps_view(v);
     case TextView::Blockers: return blockers_view(v);
+    case TextView::PlanDiff: return plan_diff_view(v);
     case TextView::Completed: return complete_view(v);
     case TextView::Deleted: return delete_view(v);
     case TextView::Imported: return import_view(v);

@@ -102,6 +102,7 @@ enum class TextView {
   Initialised, HelpText, Injected, Dashboard, Version,
   Briefing,      // a session briefing; with `hook`, exactly the text an agent host's hook loads
   Markdown,      // data.markdown as it is (an export meant for a file)
+  PlanDiff,      // each plan: what it adds, changes and removes, the graph before and after
 };
 
 struct Example {

@@ -625,7 +625,7 @@ void register_plan_domain(Registry& registry) {
                            "parallelism, next?}, moved?[{id, was, now}], error?}]; tasks a plan makes are $N",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"plans":["PL001","PL002"]})", "two decompositions side by side"}},
-                .tier = 2, .speculates = true, .handler = diff});
+                .tier = 2, .text_view = TextView::PlanDiff, .speculates = true, .handler = diff});
   OperationSpec commit_spec{.domain = "plan", .name = "commit", .gateway = Gateway::Mutate,
                 .summary = "Make a plan's changes, all at once",
                 .params = {plan_param()},
