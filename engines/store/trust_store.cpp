@@ -122,6 +122,23 @@ Result<std::int64_t> next_number(sql::Runner& runner, std::string_view table, st
   return next;
 }
 
+/// Rows of `table` newest first, of one status unless `status` is empty (limit < 0: all).
+template <typename T>
+Result<std::vector<T>> list_of_status(sql::Runner& runner, std::string_view columns, std::string_view table,
+                                      std::string_view status, std::int64_t limit, std::int64_t offset,
+                                      std::string_view what, Result<T> (*read)(const sql::Cursor&)) {
+  std::vector<Value> args;
+  std::string sql = "SELECT " + std::string(columns) + " FROM " + std::string(table);
+  if (!status.empty()) {
+    args.emplace_back(std::string(status));
+    sql += " WHERE status = ?1";
+  }
+  sql += " ORDER BY num DESC LIMIT ?" + std::to_string(args.size() + 1) + " OFFSET ?" + std::to_string(args.size() + 2);
+  args.emplace_back(limit < 0 ? std::int64_t{1} << 62 : limit);
+  args.emplace_back(std::max<std::int64_t>(0, offset));
+  return read_all<T>(runner, sql, args, what, read);
+}
+
 /// The rows of `table`, of one status unless `status` is empty.
 Result<std::int64_t> count_of_status(sql::Runner& runner, std::string_view table, std::string_view status,
                                      std::string_view what) {
@@ -212,16 +229,8 @@ Result<std::optional<Proposal>> TrustStore::get_proposal(std::string_view id) {
 
 Result<std::vector<Proposal>> TrustStore::list_proposals(std::string_view status, std::int64_t limit,
                                                          std::int64_t offset) {
-  std::vector<Value> args;
-  std::string sql = "SELECT " + std::string(kProposalColumns) + " FROM proposals";
-  if (!status.empty()) {
-    args.emplace_back(std::string(status));
-    sql += " WHERE status = ?1";
-  }
-  sql += " ORDER BY num DESC LIMIT ?" + std::to_string(args.size() + 1) + " OFFSET ?" + std::to_string(args.size() + 2);
-  args.emplace_back(limit < 0 ? std::int64_t{1} << 62 : limit);
-  args.emplace_back(std::max<std::int64_t>(0, offset));
-  return read_all<Proposal>(sql_runner(), sql, args, "cannot list the proposals", read_proposal);
+  return list_of_status<Proposal>(sql_runner(), kProposalColumns, "proposals", status, limit, offset,
+                                  "cannot list the proposals", read_proposal);
 }
 
 Result<std::int64_t> TrustStore::count_proposals(std::string_view status) {
@@ -272,16 +281,8 @@ Result<std::optional<Plan>> TrustStore::get_plan(std::string_view id) {
 }
 
 Result<std::vector<Plan>> TrustStore::list_plans(std::string_view status, std::int64_t limit, std::int64_t offset) {
-  std::vector<Value> args;
-  std::string sql = "SELECT " + std::string(kPlanColumns) + " FROM plans";
-  if (!status.empty()) {
-    args.emplace_back(std::string(status));
-    sql += " WHERE status = ?1";
-  }
-  sql += " ORDER BY num DESC LIMIT ?" + std::to_string(args.size() + 1) + " OFFSET ?" + std::to_string(args.size() + 2);
-  args.emplace_back(limit < 0 ? std::int64_t{1} << 62 : limit);
-  args.emplace_back(std::max<std::int64_t>(0, offset));
-  return read_all<Plan>(sql_runner(), sql, args, "cannot list the plans", read_plan);
+  return list_of_status<Plan>(sql_runner(), kPlanColumns, "plans", status, limit, offset, "cannot list the plans",
+                              read_plan);
 }
 
 Result<std::int64_t> TrustStore::count_plans(std::string_view status) {
