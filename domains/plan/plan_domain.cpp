@@ -153,11 +153,14 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
 /// now null: a task gone).
 Result<json::Value> moved_since(Context& context, const Plan& plan) {
   json::Value moved = json::Value::array();
-  const json::Value& versions = plan.base["versions"];
-  if (!versions.is_object()) return moved;
+  if (!plan.base["versions"].is_object()) return moved;
+  // Looked up once per task of the subtree: a map, not the JSON object's linear search.
+  std::map<std::string, std::int64_t, std::less<>> versions;
+  for (const auto& [id, version] : plan.base["versions"].as_object())
+    versions.emplace(id, version.is_int() ? version.as_int() : 0);
   CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id));
   std::set<std::string> outside;
-  for (const auto& [id, version] : versions.as_object())
+  for (const auto& [id, version] : versions)
     if (!subtree.contains(id)) outside.insert(id);
   CT_TRY_ASSIGN(auto now_outside, versions_of(context, outside));
   auto add = [&](const std::string& id, json::Value was, json::Value now) {
@@ -167,12 +170,12 @@ Result<json::Value> moved_since(Context& context, const Plan& plan) {
     row.set("now", std::move(now));
     moved.push_back(std::move(row));
   };
-  for (const auto& [id, was] : versions.as_object()) {
+  for (const auto& [id, was] : versions) {
     std::optional<std::int64_t> now;
     if (auto in = subtree.find(id); in != subtree.end()) now = in->second;
     else if (auto out = now_outside.find(id); out != now_outside.end()) now = out->second;
     if (!now) add(id, was, json::Value());
-    else if (*now != was.as_int()) add(id, was, *now);
+    else if (*now != was) add(id, was, *now);
   }
   for (const auto& [id, version] : subtree)
     if (!versions.contains(id)) add(id, json::Value(), version);
