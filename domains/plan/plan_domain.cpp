@@ -197,6 +197,21 @@ Result<batch::Ran> replay(Context& context, const Plan& plan, std::span<const ba
   return std::move(*ran);
 }
 
+/// replay() inside a speculation, taken back whatever happens: what the ops would do, or the error
+/// of the op that fails, saying `then` (what that means for the call).
+Result<batch::Ran> tried(Context& context, const Plan& plan, std::span<const batch::Op> staged,
+                         std::span<const batch::Op> more, std::string_view then) {
+  CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
+  auto replayed = replay(context, plan, staged, more);
+  CT_TRY(speculation.end());
+  if (!replayed) {
+    Error error = std::move(replayed.error());
+    error.message += "; " + std::string(then);
+    return fail(std::move(error));
+  }
+  return std::move(*replayed);
+}
+
 /// "$N" for the tasks the plan creates, their ids otherwise.
 std::map<std::string, std::string> placeholder_names(const batch::Ran& ran) {
   std::set<std::string> created = created_by(ran.changes);
@@ -360,18 +375,7 @@ Result<Reply> apply(Context& context, const Params& params) {
                       .with_fix("commit the plan first, then call " + more[i].spec->full_name() + " on its own")
                       .with_detail("op", static_cast<std::int64_t>(before + i + 1)));
   CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
-  batch::Ran ran;
-  {
-    CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
-    auto replayed = replay(context, plan, staged, more);
-    CT_TRY(speculation.end());
-    if (!replayed) {
-      Error error = std::move(replayed.error());
-      error.message += "; nothing was staged";
-      return fail(std::move(error));
-    }
-    ran = std::move(*replayed);
-  }
+  CT_TRY_ASSIGN(batch::Ran ran, tried(context, plan, staged, more, "nothing was staged"));
   std::vector<batch::Op> all = std::move(staged);
   all.insert(all.end(), more.begin(), more.end());
   CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false));
@@ -541,18 +545,8 @@ Result<Reply> rebase(Context& context, const Params& params) {
     warnings.push_back("forced: the plan's changes will overwrite later changes of " + join(conflicts, ", "));
   }
   CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
-  batch::Ran ran;
-  {
-    CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
-    auto replayed = replay(context, plan, staged);
-    CT_TRY(speculation.end());
-    if (!replayed) {
-      Error error = std::move(replayed.error());
-      error.message += "; the plan no longer applies (discard it and stage it again)";
-      return fail(std::move(error));
-    }
-    ran = std::move(*replayed);
-  }
+  CT_TRY_ASSIGN(batch::Ran ran,
+                tried(context, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
   CT_TRY_ASSIGN(plan.base, rest_on(context, plan, staged, ran, /*fresh=*/true));
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));
