@@ -97,12 +97,18 @@ std::set<std::string> created_by(const std::vector<FieldChange>& changes) {
   return out;
 }
 
-/// The epic's subtree with the epic itself: id → version.
-Result<std::map<std::string, std::int64_t>> subtree_versions(Context& context, const std::string& epic) {
+/// The epic's subtree with the epic itself: id → version. `graph`, when given, is the subtree as
+/// this transaction already read it (plan.diff's graph before): it is not read again.
+Result<std::map<std::string, std::int64_t>> subtree_versions(Context& context, const std::string& epic,
+                                                             const Graph* graph = nullptr) {
   std::map<std::string, std::int64_t> out;
   if (epic.empty()) return out;
   CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
   if (root) out.emplace(root->id, root->version);
+  if (graph) {
+    for (const auto& task : graph->tasks) out.emplace(task.id, task.version);
+    return out;
+  }
   CT_TRY_ASSIGN(std::vector<GraphTask> tasks, context.db().graph_tasks(epic));
   for (const auto& task : tasks) out.emplace(task.id, task.version);
   return out;
@@ -150,15 +156,15 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
 }
 
 /// What moved since the plan was staged: [{id, was, now}] (was null: a task added under its epic;
-/// now null: a task gone).
-Result<json::Value> moved_since(Context& context, const Plan& plan) {
+/// now null: a task gone). `graph`: its epic's subtree as already read (subtree_versions).
+Result<json::Value> moved_since(Context& context, const Plan& plan, const Graph* graph = nullptr) {
   json::Value moved = json::Value::array();
   if (!plan.base["versions"].is_object()) return moved;
   // Looked up once per task of the subtree: a map, not the JSON object's linear search.
   std::map<std::string, std::int64_t, std::less<>> versions;
   for (const auto& [id, version] : plan.base["versions"].as_object())
     versions.emplace(id, version.is_int() ? version.as_int() : 0);
-  CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id));
+  CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id, graph));
   std::set<std::string> outside;
   for (const auto& [id, version] : versions)
     if (!subtree.contains(id)) outside.insert(id);
@@ -426,7 +432,7 @@ Result<Reply> diff(Context& context, const Params& params) {
       CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, plan.epic_id));
       before_graphs.emplace(plan.epic_id, std::move(graph));
     }
-    CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
+    CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan, &before_graphs.at(plan.epic_id)));
     if (!moved.empty()) row.set("moved", std::move(moved));
     CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
     CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
