@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/cancel.h"
 #include "core/text.h"
 
 extern char** environ;
@@ -291,6 +292,14 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     if (exited && out[0] < 0 && err[0] < 0) break;
     const auto now = Clock::now();
     if (exited && now >= let_go) break;  // something it started still holds the pipes: killed below
+    if (!exited && !terminated && cancel_requested()) {
+      // Its caller gave up on it (an MCP task cancelled): stopped as at its time limit.
+      result.cancelled = true;
+      terminated = true;
+      signal_child(pid, SIGTERM);
+      deadline = now + spec.grace;
+      continue;
+    }
     if (!exited && now >= deadline) {
       if (!terminated) {
         result.timed_out = true;
@@ -312,7 +321,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     const auto until = exited ? let_go : deadline;
     long long wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
     if (!exited && exit_fd < 0) wait = std::min(wait, 10LL);
-    int ready = ::poll(fds, count, static_cast<int>(std::min(wait, 1000LL)));
+    // At most 100 ms between looks at the cancel flag.
+    int ready = ::poll(fds, count, static_cast<int>(std::min(wait, 100LL)));
     if (ready < 0) {
       if (errno == EINTR) continue;
       // Cannot wait on the pipes any more: stop reading them, keep the deadline.
@@ -376,8 +386,9 @@ Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::s
         .with_detail("stderr", tail)
         .with_detail("durationMs", static_cast<std::int64_t>(result.duration_ms));
   }
-  std::string how = result.signal != 0 ? "was killed by signal " + std::to_string(result.signal)
-                                       : "exited with status " + std::to_string(result.exit_code);
+  std::string how = result.cancelled    ? "was stopped: the call was cancelled"
+                    : result.signal != 0 ? "was killed by signal " + std::to_string(result.signal)
+                                         : "exited with status " + std::to_string(result.exit_code);
   Error error(ErrorCode::EngineFailed, std::string(what) + ": " + command + " " + how +
                                            (tail.empty() ? "" : ": " + tail.substr(tail.rfind('\n') == std::string::npos
                                                                                        ? 0

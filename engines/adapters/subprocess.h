@@ -41,9 +41,10 @@ struct ProcessResult {
   bool out_truncated = false; // more was written and dropped
   bool err_truncated = false;
   bool timed_out = false;     // the time limit ended it
+  bool cancelled = false;     // the call was cancelled (core/cancel.h) and it was stopped
   double duration_ms = 0;
 
-  bool ok() const { return exit_code == 0 && !timed_out; }
+  bool ok() const { return exit_code == 0 && !timed_out && !cancelled; }
   /// The last lines of stderr (for error messages), at most `bytes` long.
   std::string err_tail(std::size_t bytes = 600) const;
 };
@@ -58,7 +59,8 @@ std::string output_tail(std::string_view out, std::size_t bytes = 2000);
 std::vector<std::string> minimal_environment(const std::vector<std::string>& pass = {},
                                              const std::vector<std::string>& extra = {});
 
-/// Runs the program to its end (or its time limit). Failures to start it are errors — the program
+/// Runs the program to its end (or its time limit, or until the calling thread's work is
+/// cancelled: core/cancel.h — then it is stopped as at its time limit, and `cancelled` says so). Failures to start it are errors — the program
 /// is missing (E_CAPABILITY_UNAVAILABLE, with the program's name) or cannot be spawned
 /// (E_ENGINE_FAILED); a program that runs and fails, times out or dies by a signal is a result:
 /// the caller decides what that means.
@@ -72,8 +74,9 @@ std::optional<std::filesystem::path> find_program(std::string_view program, cons
 /// absolute path of /proc/self/exe with its links resolved; nullopt when there is none.
 std::optional<std::filesystem::path> installed_program(std::string_view program);
 
-/// A failed, timed-out or killed run as an error value: E_TIMEOUT when the limit ended it, else
-/// E_ENGINE_FAILED naming the exit status or signal, with the tail of stderr.
+/// A failed, timed-out, cancelled or killed run as an error value: E_TIMEOUT when the limit ended
+/// it, else E_ENGINE_FAILED naming the exit status or signal (or the cancellation), with the tail
+/// of stderr.
 Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::string_view what);
 
 }  // namespace ct

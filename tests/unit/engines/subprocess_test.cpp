@@ -10,7 +10,9 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "core/cancel.h"
 #include "engines/adapters/subprocess.h"
 #include "unit/temp_dir.h"
 
@@ -225,5 +227,42 @@ TEST_CASE("a grandchild out of the group's reach that keeps the pipes open does 
   CHECK(started->timed_out);
   CHECK(started->signal == SIGTERM);
   CHECK(started->duration_ms < 500 + 300 + 500 + 1500);
+  CHECK(no_zombies());
+}
+
+TEST_CASE("a cancelled call stops its program as a time limit would (core/cancel.h)", "[engines][subprocess]") {
+  CancelFlag flag = make_cancel_flag();
+  std::thread canceller([flag] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    flag->store(true);
+  });
+  Result<ProcessResult> hang = fail(ErrorCode::Internal, "not run");
+  {
+    CancelScope scope(flag);
+    CHECK_FALSE(cancel_requested());
+    hang = run_process(spec_of("hang.sh"));  // a 20 s limit: only the cancellation ends it early
+  }
+  canceller.join();
+  CHECK_FALSE(cancel_requested());  // the scope is gone
+  REQUIRE(hang);
+  CHECK(hang->cancelled);
+  CHECK_FALSE(hang->timed_out);
+  CHECK_FALSE(hang->ok());
+  CHECK(hang->duration_ms < 5000);
+  Error error = process_error(spec_of("hang.sh"), *hang, "running the tests");
+  CHECK(error.code == ErrorCode::EngineFailed);
+  CHECK(error.message.find("the call was cancelled") != std::string::npos);
+  // A flag raised before the program starts stops it at once; another thread's flag is not ours.
+  CancelFlag raised = make_cancel_flag();
+  raised->store(true);
+  {
+    CancelScope scope(raised);
+    auto stopped = run_process(spec_of("hang.sh"));
+    REQUIRE(stopped);
+    CHECK(stopped->cancelled);
+  }
+  auto untouched = run_process(spec_of("fail.sh"));
+  REQUIRE(untouched);
+  CHECK_FALSE(untouched->cancelled);
   CHECK(no_zombies());
 }
