@@ -76,6 +76,10 @@ Result<TaskFilter> read_filter(const Params& params) {
     filter.readiness = *readiness == "ready" ? Readiness::Ready : Readiness::Blocked;
   if (auto phase = params.opt_str("phase")) filter.phase = *phase;
   if (auto priority = params.opt_str("priority")) filter.priority = parse_priority(*priority);
+  if (auto prefix = params.opt_str("idPrefix"); prefix && !prefix->empty()) {
+    filter.id_prefix = *prefix;
+    filter.id_prefix.front() = 'T';  // t12 is T12
+  }
   if (auto archived = params.opt_str("archived"))
     filter.archived = *archived == "only" ? ArchivedFilter::Only
                       : *archived == "include" ? ArchivedFilter::Include : ArchivedFilter::Exclude;
@@ -319,6 +323,8 @@ std::vector<ParamSpec> filter_params() {
       {.name = "phase", .type = ParamType::String, .max = 40, .description = "Only tasks in this phase"},
       {.name = "priority", .type = ParamType::Enum, .choices = {"critical", "high", "medium", "low"},
        .description = "Only this priority"},
+      {.name = "idPrefix", .type = ParamType::String, .max = 20, .pattern = "[Tt][0-9]*",
+       .description = "Only ids starting with this (T12: T12, T120…)"},
       {.name = "archived", .type = ParamType::Enum, .default_json = R"("exclude")",
        .choices = {"exclude", "only", "include"}, .description = "Archived tasks: leave out, only, or include"},
   };

@@ -54,6 +54,16 @@ void append_task_filter(const Dialect& dialect, const TaskFilter& filter, bool w
       where.add("t.parent = {}", *filter.parent);
     }
   }
+  if (!filter.id_prefix.empty()) {
+    // A range of the primary key (every backend compares ids as bytes): "T12" ≤ id < "T13".
+    std::string end = filter.id_prefix;
+    while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xFF) end.pop_back();
+    where.add("t.id >= {}", filter.id_prefix);
+    if (!end.empty()) {
+      end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+      where.add("t.id < {}", end);
+    }
+  }
   if (filter.type) where.add("t.type = {}", to_string(*filter.type));
   for (const auto& label : filter.labels) where.add(dialect.has_label, label);
   if (filter.under)

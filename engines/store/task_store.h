@@ -37,6 +37,8 @@ struct TaskFilter {
   std::optional<Priority> priority;
   ArchivedFilter archived = ArchivedFilter::Exclude;
   Readiness readiness = Readiness::Any;
+  /// Tasks whose id starts with this ("T12": T12, T120…, T1200…); "" = any. Compared as bytes.
+  std::string id_prefix;
 };
 
 struct TaskQuery {
