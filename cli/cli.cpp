@@ -35,6 +35,7 @@
 #include "core/text.h"
 #include "core/version.h"
 #include "disclosure/product.h"
+#include "disclosure/suggest.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "engines/adapters/subprocess.h"
@@ -262,17 +263,9 @@ int print_completions(const Registry& operations, const std::shared_ptr<Workspac
     RouterOptions options;
     options.budget_replies = false;
     Router router(operations, workspace, std::move(options), clock_from_environment());
-    json::Value params = json::Value::object();
-    params.set("fields", json::Value::array_of(std::vector<std::string>{"id"}));
-    params.set("sort", "updated");
-    params.set("order", "desc");
-    params.set("limit", static_cast<std::int64_t>(500));
-    Envelope listed = router.dispatch({Gateway::Query, "tasks", "list", params});
-    std::vector<std::string> ids;
-    if (listed.success && listed.data.is_array())
-      for (const auto& row : listed.data.as_array())
-        if (row["id"].is_string() && row["id"].as_string().starts_with(prefix)) ids.push_back(row["id"].as_string());
-    return ids;
+    // What MCP's completion/complete offers for a task id (disclosure/suggest.h): the ids that
+    // start with the word, or with none yet the open tasks, most recently changed first.
+    return disclosure::suggest(router, {}, disclosure::ValueKind::TaskId, prefix, 100).values;
   };
   std::string out;
   for (const auto& candidate : complete(operations, words, task_ids)) out += candidate + "\n";

@@ -132,6 +132,11 @@ json::Value table_as_rows(const json::Value& table) {
   return rows;
 }
 
+std::vector<json::Value> reply_rows(const json::Value& data) {
+  json::Value rows = table_as_rows(data);
+  return rows.is_array() ? std::move(rows.as_array()) : std::vector<json::Value>{};
+}
+
 void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes) {
   if (!reply.data.is_array()) return;
   if (params.has("fields")) reply.data = select_fields(reply.data, params.strings("fields"));

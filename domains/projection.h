@@ -57,6 +57,9 @@ std::size_t rows_within(const json::Value& data, std::int64_t max_bytes);
 json::Value rows_as_table(const json::Value& rows);
 /// The inverse: a table back to rows of objects (null cells left out); other values unchanged.
 json::Value table_as_rows(const json::Value& table);
+/// The rows of a list reply as objects, whether it came as rows or as a table; none for any other
+/// value.
+std::vector<json::Value> reply_rows(const json::Value& data);
 
 /// What the router does with a list-like operation's reply: selects `fields`, cuts it to
 /// `max_bytes` (page: offset and the rows kept; warning: how to get the rest), drops a page
