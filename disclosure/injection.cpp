@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -102,7 +103,24 @@ struct Planned {
   std::string action;   // outcome (write-mode wording)
 };
 
+/// The placeholders of the blocks that name the rendered templates, each as `reference` writes a
+/// template's path.
+Resolver template_files(std::function<std::string(std::string_view)> reference) {
+  return [reference = std::move(reference)](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
+    if (name == "agent_file") return reference("AGENT-INJECTION.md");
+    if (name == "protocol_file") return reference("CLEO-INJECTION.md");
+    return fail(ErrorCode::NotFound, "");
+  };
+}
+
+/// Where a project's rendered templates are, as its instruction files name them.
+std::string project_template(std::string_view name) { return ".cleo/templates/" + std::string(name); }
+
 }  // namespace
+
+Result<std::string> project_block(const Registry& registry, int level) {
+  return render(registry, "injection/block-level" + std::to_string(level) + ".md", template_files(project_template));
+}
 
 std::span<const std::string_view> instruction_files() { return kInstructionFiles; }
 
@@ -216,11 +234,7 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
     fs::path path = templates_dir / name;
     return global ? path.string() : label_of(path);
   };
-  const Resolver files = [&](std::string_view name, const std::vector<std::string>&) -> Result<std::string> {
-    if (name == "agent_file") return reference("AGENT-INJECTION.md");
-    if (name == "protocol_file") return reference("CLEO-INJECTION.md");
-    return fail(ErrorCode::NotFound, "");
-  };
+  const Resolver files = template_files(reference);
 
   // Every file written must lie inside the project, whatever symlinks lead elsewhere, unless the
   // caller allows it. Checked for every file before any is written.

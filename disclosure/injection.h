@@ -100,6 +100,10 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
 std::optional<std::string> block_pointer_instructions(const Registry& registry, const std::filesystem::path& root,
                                                       std::string_view client_name);
 
+/// The block `ct inject` writes into a project's instruction files at `level` (its body, without
+/// the markers): what a host loads from CLAUDE.md, AGENTS.md or GEMINI.md.
+Result<std::string> project_block(const Registry& registry, int level = 0);
+
 /// The global directories from the environment: CLEO_HOME (default $HOME/.cleo) and HOME.
 Result<InjectOptions::GlobalDirs> global_dirs_from_environment();
 

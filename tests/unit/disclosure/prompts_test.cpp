@@ -1,0 +1,130 @@
+// The MCP prompts (disclosure/prompts.h): each renders from the store now, with the calls an agent
+// makes written for the ids it was given; bad names, arguments and subjects are refused.
+#include <catch2/catch.hpp>
+
+#include "disclosure/prompts.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using namespace ct::disclosure;
+using ct::test::code_of;
+
+namespace {
+
+std::string render(test::Project& p, std::string_view name, PromptArguments arguments = {}) {
+  auto rendered = render_prompt(registry(), name, arguments, p.router(), {});
+  INFO((rendered ? std::string() : rendered.error().message));
+  REQUIRE(rendered);
+  return rendered->text;
+}
+
+bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+void seed(test::Project& p) {
+  p.add(R"({"title":"Billing","type":"epic","description":"Move billing to the ledger"})");
+  p.add(R"({"title":"Survey ledgers","parent":"T001","priority":"high","acceptance":["three ledgers compared"]})");
+  p.add(R"({"title":"Port invoices","parent":"T001","depends":["T002"]})");
+}
+
+}  // namespace
+
+TEST_CASE("prompts: the catalogue names six workflows, each argument with what completes it", "[disclosure][prompts]") {
+  std::vector<std::string> names;
+  for (const auto& prompt : prompt_catalog()) {
+    names.emplace_back(prompt.name);
+    CHECK_FALSE(prompt.title.empty());
+    CHECK_FALSE(prompt.description.empty());
+    for (const auto& argument : prompt.arguments) CHECK_FALSE(argument.description.empty());
+  }
+  CHECK(names == std::vector<std::string>{"next", "take", "handoff", "decompose", "review", "spawn"});
+  CHECK(find_prompt("take")->find_argument("id")->required);
+  CHECK(find_prompt("take")->find_argument("id")->kind == ValueKind::TaskId);
+  CHECK(find_prompt("decompose")->find_argument("epic")->kind == ValueKind::EpicId);
+  CHECK(find_prompt("nope") == nullptr);
+}
+
+TEST_CASE("prompts: next offers the ready tasks with why, and the call that takes the best", "[disclosure][prompts]") {
+  test::Project p;
+  seed(p);
+  std::string text = render(p, "next");
+  CHECK(has(text, "(tasks.next)"));
+  CHECK(has(text, R"("id":"T002")"));
+  CHECK(has(text, "reasons"));
+  CHECK(has(text, R"(cleo_mutate tasks.start {"id":"T002"})"));
+  CHECK(has(text, R"(cleo_mutate session.start {"scope":"global","focus":"T002"})"));
+  // Under an epic: orchestrate.ready's pick, and a session scoped to the epic.
+  text = render(p, "next", {{"epic", "t001"}});
+  CHECK(has(text, "under epic T001"));
+  CHECK(has(text, "(orchestrate.ready)"));
+  CHECK(has(text, R"(cleo_mutate session.start {"scope":"epic:T001","focus":"T002"})"));
+}
+
+TEST_CASE("prompts: take, review and spawn carry the task and its calls", "[disclosure][prompts]") {
+  test::Project p;
+  seed(p);
+  std::string take = render(p, "take", {{"id", "T002"}});
+  CHECK(has(take, "I am taking task T002 (Survey ledgers)"));
+  CHECK(has(take, "three ledgers compared"));
+  CHECK(has(take, "nothing recorded yet"));  // no memory for it yet
+  CHECK(has(take, R"(cleo_mutate session.start {"scope":"task:T002","focus":"T002"})"));
+  CHECK(has(take, R"(cleo_mutate tasks.complete {"id":"T002","notes":"…"})"));
+
+  std::string review = render(p, "review", {{"id", "T002"}});
+  CHECK(has(review, R"(cleo_mutate lifecycle.gate.pass {"id":"T002","gate":"implemented","notes":"…"})"));
+  CHECK(has(render(p, "review", {{"id", "T002"}, {"gate", "testsPassed"}}), R"("gate":"testsPassed")"));
+
+  std::string spawn = render(p, "spawn", {{"id", "T002"}, {"skill", "researcher"}});
+  CHECK(has(spawn, R"(cleo_mutate orchestrate.spawn {"id":"T002","skill":"researcher"})"));
+  CHECK(has(render(p, "spawn", {{"id", "T002"}}), R"(cleo_mutate orchestrate.spawn {"id":"T002"})"));
+}
+
+TEST_CASE("prompts: decompose brings the epic-architect protocol and the epic's graph", "[disclosure][prompts]") {
+  test::Project p;
+  seed(p);
+  std::string text = render(p, "decompose", {{"epic", "T001"}});
+  CHECK(has(text, "## Protocol: decompose an epic"));
+  CHECK(has(text, R"("criticalPath")"));
+  CHECK(has(text, R"(cleo_mutate plan.begin {"label":"…","epicId":"T001"})"));
+}
+
+TEST_CASE("prompts: handoff briefs the session and ends it", "[disclosure][prompts]") {
+  test::Project p;
+  seed(p);
+  REQUIRE(p.mutate("session", "start", R"({"scope":"epic:T001","focus":"T002"})").success);
+  const std::string session = p.session();
+  auto rendered = render_prompt(registry(), "handoff", {}, p.router(), {.session = session});
+  REQUIRE(rendered);
+  CHECK(has(rendered->text, "Hand off session " + session));
+  CHECK(has(rendered->text, R"(cleo_mutate session.end {"id":")" + session + "\"}"));
+  CHECK(has(rendered->text, R"("focus")"));
+}
+
+TEST_CASE("prompts: unknown names and arguments, missing ones, bad values and absent tasks are refused", "[disclosure][prompts]") {
+  test::Project p;
+  seed(p);
+  auto unknown = render_prompt(registry(), "nxt", {}, p.router(), {});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().code == ErrorCode::InvalidParams);
+  CHECK(unknown.error().message.find("next") != std::string::npos);  // did you mean
+  auto stray = render_prompt(registry(), "take", {{"id", "T002"}, {"taskId", "T002"}}, p.router(), {});
+  REQUIRE_FALSE(stray);
+  CHECK(stray.error().details["field"].as_string() == "taskId");
+  auto missing = render_prompt(registry(), "take", {{"id", "  "}}, p.router(), {});  // blank is no value
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("needs the argument 'id'") != std::string::npos);
+  auto shape = render_prompt(registry(), "take", {{"id", "twelve"}}, p.router(), {});
+  REQUIRE_FALSE(shape);
+  CHECK(shape.error().code == ErrorCode::InvalidParams);
+  auto absent = render_prompt(registry(), "take", {{"id", "T999"}}, p.router(), {});
+  REQUIRE_FALSE(absent);
+  CHECK(absent.error().code == ErrorCode::NotFound);
+}
+
+TEST_CASE("prompts: without a project, the error says how to make one", "[disclosure][prompts]") {
+  test::TempDir empty;
+  auto workspace = Workspace::open(empty.path());
+  Router router(registry(), workspace, RouterOptions{}, std::make_unique<SystemClock>());
+  auto rendered = render_prompt(registry(), "next", {}, router, {});
+  REQUIRE_FALSE(rendered);
+  CHECK(rendered.error().code == ErrorCode::NotInitialized);
+}
