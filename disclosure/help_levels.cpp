@@ -328,6 +328,8 @@ std::string traits_text(const OperationSpec& spec) {
   if (!spec.needs_project) traits.emplace_back("works without a project");
   for (const auto& param : spec.params)
     if (param.dry_run) traits.push_back("with " + std::string(param.name) + " it writes nothing and runs in read-only mode too");
+  if (spec.runs_long)
+    traits.emplace_back("long-running: an MCP client that takes tasks gets a task to poll (tasks/get) instead of waiting");
   if (spec.gateway == Gateway::Mutate)
     traits.emplace_back("accepts reason (kept in the audit trail) and idempotencyKey (a repeat within 24 h returns the first reply); "
                         "data leaves out what the call sent (its id, a value set as given)");

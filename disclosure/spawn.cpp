@@ -333,7 +333,9 @@ void register_spawn_operation(Registry& registry) {
                            ErrorCode::EngineFailed, ErrorCode::ConfigError},
                 .examples = {{R"({"id":"T002"})", "the prompt for T002"},
                              {R"({"id":"T002","skill":"test-writer","level":0})", "a named skill, minimal help"}},
-                .engine = EngineKind::Hybrid, .tier = 1, .external = spawn_external, .handler = spawn});
+                .engine = EngineKind::Hybrid, .tier = 1, .external = spawn_external,
+                .runs_long = [](const json::Value& params) { return params["execute"] == json::Value(true); },
+                .handler = spawn});
 }
 
 }  // namespace ct::disclosure

@@ -198,6 +198,10 @@ struct OperationSpec {
   /// The external step only reads and checks (git, files): it changes nothing outside the store,
   /// so a proposal's preview (domains/approval.h) may run it.
   bool external_checks_only = false;
+  /// Long enough to wait for (a test suite, an agent, a release's gates and git) that an MCP client
+  /// which takes tasks gets a task for the call rather than a reply it waits for
+  /// (gateway/task_runner.h): true of the params of such calls. Null: never.
+  std::function<bool(const json::Value& params)> runs_long;
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"

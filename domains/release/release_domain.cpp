@@ -472,7 +472,9 @@ void register_release_domain(Registry& registry) {
                              {R"({"version":"1.0.0","push":true})", "ship and push"}},
                 .engine = EngineKind::Hybrid, .destructive = true, .tier = 2,
                 .needs = {"program:git", "git-repo"}, .alternatives = {"release.changelog"},
-                .external = ship_external, .handler = ship});
+                .external = ship_external,
+                .runs_long = [](const json::Value& params) { return params["dryRun"] != json::Value(true); },
+                .handler = ship});
   registry.add({.domain = "release", .name = "tag", .gateway = Gateway::Mutate,
                 .summary = "Make the annotated git tag v<version> at HEAD",
                 .params = {version_spec()},

@@ -151,7 +151,7 @@ void register_validate_test_run(Registry& registry) {
                              {R"({"timeoutSeconds":120})", "with a shorter limit"}},
                 .engine = EngineKind::Subprocess, .tier = 2,
                 .needs = {"config:validate.testCommand"}, .alternatives = {"validate.schema"},
-                .external = test_run_external, .handler = test_run});
+                .external = test_run_external, .runs_long = [](const json::Value&) { return true; }, .handler = test_run});
 }
 
 }  // namespace ct
