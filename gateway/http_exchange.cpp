@@ -7,6 +7,8 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "gateway/dashboard.h"
+#include "gateway/outbox.h"
+#include "gateway/resource_watch.h"
 
 namespace ct::mcp {
 namespace {
@@ -161,7 +163,23 @@ struct HttpExchange::Session {
   Connection connection;
   Clock::time_point last_used;
   std::mutex mutex;  // one request at a time per session: its protocol state is not shared
+  /// Its notifications: the GET stream the client has open (Connection::outbox is this).
+  std::shared_ptr<SessionOutbox> outbox = std::make_shared<SessionOutbox>();
 };
+
+namespace {
+
+/// The response that sends `stream` as Server-Sent Events.
+HttpResponse event_stream_response(std::shared_ptr<EventStream> stream) {
+  HttpResponse response;
+  response.status = 200;
+  response.headers.push_back({"Content-Type", "text/event-stream"});
+  response.headers.push_back({"Cache-Control", "no-cache"});
+  response.stream = std::move(stream);
+  return response;
+}
+
+}  // namespace
 
 HttpExchange::HttpExchange(const Protocol& protocol, RouterFactory make_router, HttpOptions options,
                            std::shared_ptr<Dashboard> dashboard)
@@ -214,12 +232,12 @@ HttpResponse HttpExchange::handle(const HttpRequest& request) {
     }
     if (request.method == "POST") return handle_post(request);
     if (request.method == "DELETE") return handle_delete(request);
+    if (request.method == "GET") return handle_get(request);
     if (auto refused = admit(request)) return std::move(*refused);
-    HttpResponse response = error_response(405, RpcError::InvalidRequest,
-                                           request.method == "GET"
-                                               ? "Method Not Allowed: this server offers no SSE stream"
-                                               : "Method Not Allowed: use POST (messages) or DELETE (end a session)");
-    response.headers.push_back({"Allow", "POST, DELETE"});
+    HttpResponse response = error_response(
+        405, RpcError::InvalidRequest,
+        "Method Not Allowed: use POST (messages), GET (a session's notifications) or DELETE (end a session)");
+    response.headers.push_back({"Allow", "GET, POST, DELETE"});
     return response;
   } catch (const std::exception& e) {
     log::error(std::string("internal error while serving HTTP: ") + e.what());
@@ -319,11 +337,18 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
     outcome = handle(session->connection);
   } else {
     Connection connection;
+    connection.streams_replies = true;
     outcome = handle(connection);
     if (outcome.initialize_succeeded) response.headers.push_back({"Mcp-Session-Id", add_session(connection)});
   }
   routers_.give_back(std::move(router));
 
+  if (outcome.stream) {
+    // A reply that comes later (tasks/result of a working task): this response is its stream.
+    HttpResponse streamed = event_stream_response(std::move(outcome.stream));
+    for (auto& header : response.headers) streamed.headers.push_back(std::move(header));
+    return streamed;
+  }
   if (!outcome.reply) {
     response.status = 202;  // a notification or a response: accepted, no body
     return response;
@@ -345,9 +370,11 @@ HttpResponse HttpExchange::handle_stateless(const HttpRequest& request, const js
                             id_json_of(json::outline(request.body)));
   auto router = routers_.take();
   Connection connection;  // never kept: the next request starts from nothing again
+  connection.streams_replies = true;
   Outcome outcome = parsed ? protocol_.handle_parsed(*parsed, connection, *router, request.body, &mirrored)
                            : protocol_.handle(request.body, connection, *router, &mirrored);
   routers_.give_back(std::move(router));
+  if (outcome.stream) return event_stream_response(std::move(outcome.stream));  // subscriptions/listen
   HttpResponse response;
   if (!outcome.reply) {
     response.status = 202;  // a notification: accepted, no body
@@ -367,17 +394,46 @@ HttpResponse HttpExchange::handle_delete(const HttpRequest& request) {
   std::shared_ptr<Session> ended = end_session(session_id);
   if (!ended) return error_response(404, RpcError::InvalidRequest, "Session not found");
   {
-    // The client ended it: the CLEO session bound to it lets go of its claim at once.
+    // The client ended it: its subscriptions end, and the CLEO session bound to it lets go of its
+    // claim at once.
     std::lock_guard lock(ended->mutex);
-    if (!ended->connection.session.empty()) {
-      auto router = routers_.take();
-      protocol_.disconnect(ended->connection, *router, "the MCP client ended its HTTP session");
-      routers_.give_back(std::move(router));
-    }
+    auto router = routers_.take();
+    protocol_.disconnect(ended->connection, *router, "the MCP client ended its HTTP session");
+    routers_.give_back(std::move(router));
+    ended->outbox->close();  // its GET stream ends
   }
   HttpResponse response;
   response.status = 204;
   return response;
+}
+
+HttpResponse HttpExchange::handle_get(const HttpRequest& request) {
+  if (auto refused = admit(request)) return std::move(*refused);
+  // 2026-07-28 has no GET endpoint (subscriptions/listen replaced it).
+  if (auto version = find_header(request.headers, "MCP-Protocol-Version"); version && is_stateless_version(trim(*version))) {
+    HttpResponse response = error_response(
+        405, RpcError::InvalidRequest,
+        "Method Not Allowed: protocol 2026-07-28 has no GET stream; POST subscriptions/listen instead");
+    response.headers.push_back({"Allow", "POST"});
+    return response;
+  }
+  std::string accept = to_lower_ascii(header_or_empty(request.headers, "Accept"));
+  if (accept.find("text/event-stream") == std::string::npos)
+    return error_response(406, RpcError::InvalidRequest, "Not Acceptable: the client must accept text/event-stream");
+  std::string session_id = header_or_empty(request.headers, "Mcp-Session-Id");
+  if (session_id.empty())
+    return error_response(400, RpcError::InvalidRequest,
+                          "Bad Request: Mcp-Session-Id header is required (a session's notifications)");
+  std::shared_ptr<Session> session = find_session(session_id);
+  if (!session) return error_response(404, RpcError::InvalidRequest, "Session not found: start a new one with initialize");
+  // One stream per session: a new GET replaces the one before (which ends).
+  return event_stream_response(session->outbox->attach()->stream());
+}
+
+void HttpExchange::stop_streams() {
+  if (ResourceWatch* watch = protocol_.services().watch) watch->stop();
+  std::lock_guard lock(sessions_mutex_);
+  for (auto& [id, session] : sessions_) session->outbox->close();
 }
 
 std::shared_ptr<HttpExchange::Session> HttpExchange::find_session(std::string_view id) {
@@ -385,6 +441,7 @@ std::shared_ptr<HttpExchange::Session> HttpExchange::find_session(std::string_vi
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return nullptr;
   if (Clock::now() - it->second->last_used > std::chrono::seconds(options_.session_idle_seconds)) {
+    it->second->outbox->close();  // its subscriber goes at the watcher's next look
     sessions_.erase(it);
     return nullptr;
   }
@@ -396,12 +453,16 @@ std::string HttpExchange::add_session(const Connection& connection) {
   std::string id = random_hex(16);  // 128 bits from the OS CSPRNG, visible ASCII
   auto state = std::make_shared<Session>();
   state->connection = connection;
+  state->connection.outbox = state->outbox;
+  state->connection.streams_replies = true;
+  state->connection.task_owner = id;
   state->last_used = Clock::now();
   std::lock_guard lock(sessions_mutex_);
   while (!sessions_.empty() && sessions_.size() >= options_.max_sessions) {
     auto oldest = sessions_.begin();
     for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
       if (it->second->last_used < oldest->second->last_used) oldest = it;
+    oldest->second->outbox->close();
     sessions_.erase(oldest);
   }
   sessions_.emplace(id, std::move(state));

@@ -95,6 +95,9 @@ class HttpExchange {
 
   const HttpOptions& options() const { return options_; }
   Dashboard* dashboard() const { return dashboard_.get(); }
+  /// The server is stopping: subscriptions end (each listen stream with its closing reply) and so
+  /// does every session's GET stream.
+  void stop_streams();
   /// Live sessions (for tests).
   std::size_t session_count();
 
@@ -105,6 +108,8 @@ class HttpExchange {
   /// A request of the stateless revision (2026-07-28), after admission: no session involved.
   HttpResponse handle_stateless(const HttpRequest& request, const json::Value* parsed, const MirroredHeaders& mirrored);
   HttpResponse handle_delete(const HttpRequest& request);
+  /// GET /mcp: an MCP session's stream of notifications (the handshake revisions).
+  HttpResponse handle_get(const HttpRequest& request);
   std::optional<HttpResponse> admit(const HttpRequest& request) const;
   std::optional<HttpResponse> check_origin_and_host(const HttpRequest& request) const;
   std::shared_ptr<Session> find_session(std::string_view id);

@@ -476,6 +476,7 @@ void HttpServer::run() {
   // connections), the workers finish what is queued and resume every suspended connection, then
   // libmicrohttpd closes all connections and the socket.
   if (Dashboard* dashboard = s.exchange.dashboard()) dashboard->stop();
+  s.exchange.stop_streams();
   {
     std::lock_guard lock(s.queue_mutex);
     s.draining = true;

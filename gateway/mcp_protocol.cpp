@@ -6,28 +6,15 @@
 
 #include "core/json_parse.h"
 #include "core/log.h"
+#include "gateway/mcp_primitives.h"
+#include "gateway/outbox.h"
+#include "gateway/resource_watch.h"
 #include "gateway/tools.h"
 
 namespace ct::mcp {
 namespace {
 
 constexpr std::array<std::string_view, 3> kHandshakeVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
-
-/// A tool result: the envelope as structuredContent, mirrored as one text block
-/// (docs/architecture.md §3.2). `stateless_tail` ends the result of a stateless request
-/// (resultType and _meta).
-std::string tool_result(const Envelope& envelope, const Registry& registry, std::string_view stateless_tail) {
-  std::string body = to_json(envelope, registry);
-  std::string out = R"({"content":[{"type":"text","text":)";
-  json::write_string(out, body);
-  out += R"(}],"structuredContent":)";
-  out += body;
-  out += R"(,"isError":)";
-  out += envelope.success ? "false" : "true";
-  out += stateless_tail;
-  out += '}';
-  return out;
-}
 
 Envelope argument_error(std::string message, std::string field) {
   Error error(ErrorCode::InvalidInput, std::move(message));
@@ -53,17 +40,38 @@ bool stateless_outline(const json::Outline& message, const MirroredHeaders* head
 /// Why a method does not exist here, and what to call instead.
 std::string method_not_found(const std::string& method, bool stateless) {
   std::string message = "Method not found: " + method;
+  constexpr std::string_view kFeatures =
+      "tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read, "
+      "completion/complete";
   if (stateless && (method == "initialize" || method == "ping" || method == "logging/setLevel"))
     message += " (protocol 2026-07-28 has no handshake and no ping: send server/discover, tools/list or tools/call "
                "with _meta)";
   else if (stateless)
-    message += " (this server offers tools only: server/discover, tools/list, tools/call)";
+    message += " (this server offers server/discover, " + std::string(kFeatures) + ")";
   else
-    message += " (this server offers tools only: initialize, ping, tools/list, tools/call)";
+    message += " (this server offers initialize, ping, " + std::string(kFeatures) + ")";
   return message;
 }
 
+/// How long a client may keep a result of the stateless revision, and who may share it: the
+/// prompts and templates are fixed for the process; the resources are the project's, read now.
+std::string_view caching_hints(std::string_view method) {
+  if (method == "prompts/list" || method == "resources/templates/list") return R"(,"ttlMs":300000,"cacheScope":"public")";
+  if (method == "resources/list" || method == "resources/read") return R"(,"ttlMs":0,"cacheScope":"private")";
+  return "";
+}
+
 }  // namespace
+
+json::Value required_tasks_extension() {
+  json::Value extensions = json::Value::object();
+  extensions.set(kTasksExtension, json::Value::object());
+  json::Value required = json::Value::object();
+  required.set("extensions", std::move(extensions));
+  json::Value data = json::Value::object();
+  data.set("requiredCapabilities", std::move(required));
+  return data;
+}
 
 std::span<const std::string_view> handshake_versions() { return kHandshakeVersions; }
 
@@ -80,9 +88,11 @@ bool is_stateless_message(const json::Value& message, const MirroredHeaders* hea
   return claims_request_meta(message["params"]);
 }
 
-Protocol::Protocol(const Registry& registry, ServerInfo info) : registry_(registry), info_(std::move(info)) {
+Protocol::Protocol(const Registry& registry, ServerInfo info, Services services)
+    : registry_(registry), info_(std::move(info)), services_(services) {
   std::string tools = tools_array(registry);
   tools_list_ = R"({"tools":)" + tools + "}";
+  tools_list_with_tasks_ = R"({"tools":)" + tools_array(registry, true) + "}";
 
   json::Writer meta(server_meta_);
   meta.begin_object().key(kServerInfoKey).begin_object().key("name").value(info_.name);
@@ -93,6 +103,27 @@ Protocol::Protocol(const Registry& registry, ServerInfo info) : registry_(regist
   // hand to the model with every conversation, and the tools are what they take from it.
   stateless_tools_list_ = R"({"tools":)" + tools + R"(,"resultType":"complete","ttlMs":)" +
                           std::to_string(kCacheTtlMs) + R"(,"cacheScope":"public"})";
+}
+
+void Protocol::capabilities(json::Writer& w, bool tasks_utility, bool tasks_extension) const {
+  w.key("capabilities").begin_object();
+  w.key("tools").begin_object().key("listChanged").value(false).end_object();
+  w.key("prompts").begin_object().key("listChanged").value(false).end_object();
+  w.key("resources").begin_object().key("listChanged").value(false);
+  if (services_.watch) w.key("subscribe").value(true);
+  w.end_object();
+  w.key("completions").begin_object().end_object();
+  if (services_.tasks && tasks_utility) {
+    // 2025-11-25: cleo_mutate calls may be tasks (tools/list says which tool: execution.taskSupport).
+    w.key("tasks").begin_object();
+    w.key("list").begin_object().end_object();
+    w.key("cancel").begin_object().end_object();
+    w.key("requests").begin_object().key("tools").begin_object().key("call").begin_object().end_object().end_object().end_object();
+    w.end_object();
+  }
+  if (services_.tasks && tasks_extension)
+    w.key("extensions").begin_object().key(kTasksExtension).begin_object().end_object().end_object();
+  w.end_object();
 }
 
 std::string Protocol::discover_result(std::string_view client_name) const {
@@ -108,7 +139,7 @@ std::string Protocol::discover_result(std::string_view client_name) const {
   w.key("supportedVersions").begin_array();
   for (auto version : stateless_versions()) w.value(version);
   w.end_array();
-  w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
+  capabilities(w, false, true);
   w.key("instructions").value(instructions);
   w.key("ttlMs").value(kCacheTtlMs);
   w.key("cacheScope").value(tailored ? "private" : "public");
@@ -276,8 +307,7 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     // Notifications are never answered, whatever they are. Only the handshake revisions have a
     // connection for notifications/initialized to mark.
     outcome.kind = MessageKind::Notification;
-    if (!outcome.stateless && method->as_string() == "notifications/initialized") connection.initialized = true;
-    log::debug("notification " + method->as_string());
+    notified(method->as_string(), message["params"], connection, outcome.stateless);
     return std::nullopt;
   }
   if (!valid_id)
@@ -290,7 +320,11 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
   if (in_batch && is_stateless_message(message, headers))
     return rpc_error(id_json, RpcError::InvalidRequest,
                      "Invalid Request: a request with _meta (protocol 2026-07-28) cannot be part of a batch");
-  if (outcome.stateless) return handle_stateless(name, params, id_json, headers, router, outcome);
+  if (outcome.stateless) {
+    std::string reply = handle_stateless(name, params, id_json, headers, connection, router, outcome);
+    if (reply.empty()) return std::nullopt;  // it comes later (subscriptions/listen)
+    return reply;
+  }
 
   if (name == "initialize") {
     const json::Value& requested = params["protocolVersion"];
@@ -308,7 +342,8 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     json::Writer w(result);
     w.begin_object();
     w.key("protocolVersion").value(connection.protocol_version);
-    w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").value(false).end_object().end_object();
+    connection.client_tasks = connection.protocol_version == "2025-11-25" && params["capabilities"].contains("tasks");
+    capabilities(w, connection.protocol_version == "2025-11-25", false);
     w.key("serverInfo").begin_object().key("name").value(info_.name).key("version").value(info_.version).end_object();
     const std::optional<std::string> tailored = info_.tailored(connection.client_name);
     w.key("instructions").value(tailored ? *tailored : info_.instructions);
@@ -322,14 +357,51 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     // Both tools fit in one page: no cursor was ever issued, so any cursor is invalid.
     if (params.contains("cursor") && !params["cursor"].is_null())
       return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: unknown cursor (tools/list has one page)");
-    return rpc_result(id_json, tools_list_);
+    return rpc_result(id_json, services_.tasks && connection.client_tasks ? tools_list_with_tasks_ : tools_list_);
   }
-  if (name == "tools/call") return call_tool(params, id_json, connection, router, outcome);
+  if (name == "tools/call") {
+    // 2025-11-25: a call the client lets become a task (params.task) is answered with the task.
+    if (services_.tasks && connection.protocol_version == "2025-11-25" && params["task"].is_object())
+      return call_as_task(params, id_json, connection, outcome, connection.task_owner, false);
+    return call_tool(params, id_json, connection, router, outcome);
+  }
+  if (is_primitive_method(name)) return answer(name, params, id_json, connection, router, outcome);
+  if (name == "resources/subscribe" && services_.watch) return subscribe(params, id_json, connection, outcome);
+  if (name == "resources/unsubscribe" && services_.watch) return unsubscribe(params, id_json, connection);
+  if (name.starts_with("tasks/") && name != "tasks/update" && services_.tasks && connection.protocol_version == "2025-11-25")
+    if (auto reply = task_method(name, params, id_json, connection, outcome, false); reply)
+      return reply->empty() ? std::nullopt : std::optional(std::move(*reply));
   return rpc_error(id_json, RpcError::MethodNotFound, method_not_found(name, false));
 }
 
+void Protocol::notified(const std::string& method, const json::Value& params, Connection& connection,
+                        bool stateless) const {
+  log::debug("notification " + method);
+  // Only the handshake revisions have a connection for notifications/initialized to mark.
+  if (!stateless && method == "notifications/initialized") connection.initialized = true;
+  // stdio, 2026-07-28: the client ends a subscriptions/listen stream by cancelling its request.
+  if (method == "notifications/cancelled" && services_.watch && params.is_object()) {
+    const json::Value& request = params["requestId"];
+    if (!request.is_string() && !request.is_number()) return;
+    if (auto it = connection.listens.find(request.dump()); it != connection.listens.end()) {
+      services_.watch->remove(it->second);
+      connection.listens.erase(it);
+    }
+  }
+}
+
+std::shared_ptr<Outbox> Protocol::late_channel(const Connection& connection, Outcome& outcome) const {
+  if (connection.streams_replies) {
+    auto stream = std::make_shared<StreamOutbox>();
+    outcome.stream = stream->stream();
+    return stream;
+  }
+  return connection.outbox;
+}
+
 std::string Protocol::handle_stateless(const std::string& method, const json::Value& params, const std::string& id_json,
-                                       const MirroredHeaders* headers, Router& router, Outcome& outcome) const {
+                                       const MirroredHeaders* headers, Connection& base, Router& router,
+                                       Outcome& outcome) const {
   auto refuse = [&](RpcError code, std::string_view why, const json::Value& data = json::Value()) {
     outcome.error_code = static_cast<int>(code);
     return rpc_error(id_json, code, why, data);
@@ -352,27 +424,57 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
                       " through initialize)",
                   data);
   }
-  // No client capability is ever needed (the server asks the client for nothing), so none is
-  // checked: MissingRequiredClientCapability (-32021) is never sent.
+  // Only tasks need a client capability (the tasks extension): its methods, and task notifications
+  // asked of subscriptions/listen; every other request is served whatever the client declared.
   if (method == "server/discover") return rpc_result(id_json, discover_result(meta->client_name));
   if (method == "tools/list") {
     if (params.contains("cursor") && !params["cursor"].is_null())
       return refuse(RpcError::InvalidParams, "Invalid params: unknown cursor (tools/list has one page)");
     return rpc_result(id_json, stateless_tools_list_);
   }
+  // Nothing carries over between stateless requests: each runs with a connection of its own,
+  // bound to no CLEO session (session operations take the session's id instead); only where a late
+  // message goes is the transport's.
+  Connection connection;
+  connection.protocol_version = meta->protocol_version;
+  connection.client_name = meta->client_name;
+  connection.client_version = meta->client_version;
+  connection.outbox = base.outbox;
+  connection.streams_replies = base.streams_replies;
   if (method == "tools/call") {
-    // Nothing carries over between stateless requests: each runs with a connection of its own,
-    // bound to no CLEO session (session operations take the session's id instead).
-    Connection connection;
-    connection.protocol_version = meta->protocol_version;
-    connection.client_name = meta->client_name;
-    connection.client_version = meta->client_version;
+    // The tasks extension: a long call (OperationSpec::runs_long) of a client that takes tasks
+    // becomes one. Its tasks are anyone's who has the id (128 random bits): there is no connection.
+    if (services_.tasks && meta->tasks) {
+      const json::Value& arguments = params["arguments"];
+      const OperationSpec* spec = arguments["domain"].is_string() && arguments["operation"].is_string()
+                                      ? registry_.find(arguments["domain"].as_string(), arguments["operation"].as_string())
+                                      : nullptr;
+      if (spec && spec->runs_long && params["name"] == json::Value(std::string(tool_name(spec->gateway))) &&
+          spec->runs_long(arguments["params"]))
+        return call_as_task(params, id_json, connection, outcome, "", true);
+    }
     return call_tool(params, id_json, connection, router, outcome);
+  }
+  if (is_primitive_method(method)) return answer(method, params, id_json, connection, router, outcome);
+  if (method == "subscriptions/listen" && services_.watch) {
+    auto reply = listen(params, id_json, meta->tasks, base, outcome);
+    return reply ? *reply : std::string();
+  }
+  if ((method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && services_.tasks) {
+    // The extension's methods are for clients that declared it (SEP-2663).
+    if (!meta->tasks) return refuse(RpcError::MissingRequiredClientCapability, "Missing required client capability",
+                                    required_tasks_extension());
+    if (auto reply = task_method(method, params, id_json, connection, outcome, true)) return *reply;
   }
   return refuse(RpcError::MethodNotFound, method_not_found(method, true));
 }
 
 std::string Protocol::disconnect(Connection& connection, Router& router, std::string_view why) const {
+  if (services_.watch) {
+    if (connection.subscriber) services_.watch->remove(*std::exchange(connection.subscriber, std::nullopt));
+    for (const auto& [request, subscriber] : connection.listens) services_.watch->remove(subscriber);
+    connection.listens.clear();
+  }
   std::string session = std::exchange(connection.session, std::string());
   if (session.empty()) return session;
   const Caller caller{.session = session, .agent = connection.client_name};
@@ -391,8 +493,27 @@ std::string Protocol::disconnect(Connection& connection, Router& router, std::st
   return session;
 }
 
-std::string Protocol::call_tool(const json::Value& params, const std::string& id_json, Connection& connection,
-                                Router& router, Outcome& outcome) const {
+std::string Protocol::answer(const std::string& method, const json::Value& params, const std::string& id_json,
+                             Connection& connection, Router& router, Outcome& outcome) const {
+  PrimitiveAnswer answered = answer_primitive(registry_, method, params, router,
+                                              {.session = connection.session, .agent = connection.client_name});
+  if (answered.error) {
+    if (outcome.stateless) outcome.error_code = static_cast<int>(*answered.error);
+    return rpc_error(id_json, *answered.error, answered.message, answered.data);
+  }
+  std::string result = answered.result.dump();
+  if (outcome.stateless) {
+    result.pop_back();
+    result += R"(,"resultType":"complete")";
+    result += caching_hints(method);
+    result += "," + server_meta_ + "}";
+  }
+  return rpc_result(id_json, result);
+}
+
+Protocol::ToolCall Protocol::read_tool_call(const json::Value& params, const std::string& id_json,
+                                            const Connection& connection, Outcome& outcome) const {
+  ToolCall out;
   const json::Value& tool = params["name"];
   Gateway gateway;
   if (tool == json::Value("cleo_query")) {
@@ -404,32 +525,57 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
     data.set("valid", json::Value::array_of(std::vector<std::string>{"cleo_query", "cleo_mutate"}));
     std::string given = tool.is_string() ? tool.as_string() : tool.dump();
     if (outcome.stateless) outcome.error_code = static_cast<int>(RpcError::InvalidParams);
-    return rpc_error(id_json, RpcError::InvalidParams,
-                     "Unknown tool '" + given + "'; the tools are cleo_query and cleo_mutate", data);
+    out.rpc_error = rpc_error(id_json, RpcError::InvalidParams,
+                              "Unknown tool '" + given + "'; the tools are cleo_query and cleo_mutate", data);
+    return out;
   }
   const json::Value& arguments = params["arguments"];
-  Envelope envelope;
   if (!arguments.is_null() && !arguments.is_object()) {
-    envelope = argument_error("arguments must be an object {domain, operation, params}", "arguments");
+    out.refused = argument_error("arguments must be an object {domain, operation, params}", "arguments");
   } else if (!arguments["domain"].is_string()) {
-    envelope = argument_error("arguments.domain is required (a string such as 'tasks')", "domain");
+    out.refused = argument_error("arguments.domain is required (a string such as 'tasks')", "domain");
   } else if (!arguments["operation"].is_string()) {
-    envelope = argument_error("arguments.operation is required (a string such as 'show')", "operation");
+    out.refused = argument_error("arguments.operation is required (a string such as 'show')", "operation");
   } else {
     std::string stray;
     for (const auto& [key, value] : arguments.as_object())
       if (key != "domain" && key != "operation" && key != "params") stray = key;
     if (!stray.empty()) {
-      envelope = argument_error("unexpected argument '" + stray + "': operation parameters go inside params", stray);
+      out.refused = argument_error("unexpected argument '" + stray + "': operation parameters go inside params", stray);
     } else {
-      envelope = router.dispatch({gateway, arguments["domain"].as_string(), arguments["operation"].as_string(),
-                                  arguments["params"], {.session = connection.session, .agent = connection.client_name}});
-      if (envelope.rebind) connection.session = *envelope.rebind;
+      out.request = Request{gateway, arguments["domain"].as_string(), arguments["operation"].as_string(),
+                            arguments["params"], {.session = connection.session, .agent = connection.client_name}};
     }
   }
-  std::string tail;
-  if (outcome.stateless) tail = R"(,"resultType":"complete",)" + server_meta_;
-  return rpc_result(id_json, tool_result(envelope, registry_, tail));
+  return out;
+}
+
+std::string Protocol::tool_result(const Envelope& envelope, bool stateless) const {
+  // The envelope as structuredContent, mirrored as one text block (docs/architecture.md §3.2).
+  std::string body = to_json(envelope, registry_);
+  std::string out = R"({"content":[{"type":"text","text":)";
+  json::write_string(out, body);
+  out += R"(}],"structuredContent":)";
+  out += body;
+  out += R"(,"isError":)";
+  out += envelope.success ? "false" : "true";
+  if (stateless) out += R"(,"resultType":"complete",)" + server_meta_;
+  out += '}';
+  return out;
+}
+
+std::string Protocol::call_tool(const json::Value& params, const std::string& id_json, Connection& connection,
+                                Router& router, Outcome& outcome) const {
+  ToolCall call = read_tool_call(params, id_json, connection, outcome);
+  if (call.rpc_error) return *call.rpc_error;
+  Envelope envelope;
+  if (call.refused) {
+    envelope = std::move(*call.refused);
+  } else {
+    envelope = router.dispatch(*call.request);
+    if (envelope.rebind) connection.session = *envelope.rebind;
+  }
+  return rpc_result(id_json, tool_result(envelope, outcome.stateless));
 }
 
 }  // namespace ct::mcp

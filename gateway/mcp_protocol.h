@@ -7,7 +7,10 @@
 // Only this layer knows JSON-RPC; `to_json(Envelope)` is the one mapping of results to the wire.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +22,11 @@
 #include "gateway/request_meta.h"
 
 namespace ct::mcp {
+
+class EventStream;
+class Outbox;
+class ResourceWatch;
+class TaskRunner;
 
 /// Protocol revisions served with the initialize handshake, newest first. (The stateless ones
 /// are stateless_versions() in request_meta.h.)
@@ -41,6 +49,23 @@ struct Connection {
   /// The CLEO session this connection is bound to ("" = none): sent with each call, and changed
   /// by the replies that rebind it (routers keep no caller state).
   std::string session;
+
+  // ---- what the transport sets ----
+  /// Where messages go that the client did not just ask for (notifications, a late reply): stdio's
+  /// standard output, an HTTP session's GET stream. Null: nowhere (no subscriptions, no late replies).
+  std::shared_ptr<Outbox> outbox;
+  /// HTTP: a late reply goes out on its own request's response, as an event stream (Outcome::stream).
+  bool streams_replies = false;
+  /// Whose MCP tasks this connection sees: "stdio", an HTTP session's id.
+  std::string task_owner;
+
+  // ---- protocol state ----
+  bool client_tasks = false;  // initialize (2025-11-25) declared the tasks capability
+  /// Its resources/subscribe subscriber (ResourceWatch::Id), once it subscribed.
+  std::optional<std::uint64_t> subscriber;
+  /// stdio, 2026-07-28: each open subscriptions/listen (the request id's JSON) and its subscriber,
+  /// so that notifications/cancelled can end it.
+  std::map<std::string, std::uint64_t> listens;
 };
 
 enum class MessageKind { Request, Notification, Response, Batch, Invalid };
@@ -51,6 +76,17 @@ struct Outcome {
   bool initialize_succeeded = false; // the message was an initialize request that succeeded
   bool stateless = false;            // answered by the rules of the stateless revision
   int error_code = 0;                // stateless: the JSON-RPC error code of the reply, 0 for a result
+  /// HTTP: the reply is this event stream rather than `reply` — a subscription, or a reply that
+  /// comes when a task finishes (Connection::streams_replies).
+  std::shared_ptr<EventStream> stream;
+};
+
+/// What a server process runs beside its requests: the watcher of resource subscriptions and the
+/// MCP tasks. A Protocol without them declares neither, and answers resources/subscribe,
+/// subscriptions/listen and tasks/* with -32601.
+struct Services {
+  ResourceWatch* watch = nullptr;
+  TaskRunner* tasks = nullptr;
 };
 
 struct ServerInfo {
@@ -65,6 +101,10 @@ struct ServerInfo {
   }
 };
 
+/// The data of a -32021 (MissingRequiredClientCapability) for what only a client that declared
+/// the tasks extension may ask: {requiredCapabilities: {extensions: {io.modelcontextprotocol/tasks: {}}}}.
+json::Value required_tasks_extension();
+
 /// Whether a message is answered by the rules of the stateless revision: it claims the
 /// per-request `_meta` (claims_request_meta), it is server/discover (which exists only there),
 /// or its MCP-Protocol-Version header names a stateless revision. Anything else belongs to the
@@ -73,7 +113,7 @@ bool is_stateless_message(const json::Value& message, const MirroredHeaders* hea
 
 class Protocol {
  public:
-  Protocol(const Registry& registry, ServerInfo info);
+  Protocol(const Registry& registry, ServerInfo info, Services services = {});
 
   /// Handles one message as received (a stdio line or an HTTP body). `headers` (HTTP only) are
   /// checked against the body of a stateless request.
@@ -84,10 +124,11 @@ class Protocol {
   Outcome handle_parsed(const json::Value& message, Connection& connection, Router& router,
                         std::string_view text = {}, const MirroredHeaders* headers = nullptr) const;
 
-  /// The connection is gone (stdin closed, the HTTP session deleted): the CLEO session bound to
-  /// it is suspended and its claim released at once, so that another agent can take its task
-  /// without waiting for the lease (engines/rules/claim_lease.h). Both are audited as the
-  /// connection's agent, with the reason. Returns the session it suspended ("" = none).
+  /// The connection is gone (stdin closed, the HTTP session deleted): what it subscribed to is
+  /// forgotten, and the CLEO session bound to it is suspended and its claim released at once, so
+  /// that another agent can take its task without waiting for the lease
+  /// (engines/rules/claim_lease.h). Both are audited as the connection's agent, with the reason.
+  /// Returns the session it suspended ("" = none).
   std::string disconnect(Connection& connection, Router& router, std::string_view why) const;
 
   /// The cached tools/list result of the handshake revisions (compact JSON): stable and small.
@@ -98,20 +139,56 @@ class Protocol {
   /// The server/discover result for a client (by its clientInfo.name; "" when it gave none).
   std::string discover_result(std::string_view client_name) const;
   const ServerInfo& info() const { return info_; }
+  const Services& services() const { return services_; }
 
  private:
   std::optional<std::string> handle_object(const json::Value& message, std::string_view text,
                                            Connection& connection, Router& router, Outcome& outcome,
                                            const MirroredHeaders* headers, bool in_batch) const;
   std::string handle_stateless(const std::string& method, const json::Value& params, const std::string& id_json,
-                               const MirroredHeaders* headers, Router& router, Outcome& outcome) const;
+                               const MirroredHeaders* headers, Connection& base, Router& router, Outcome& outcome) const;
+  void capabilities(json::Writer& w, bool tasks_utility, bool tasks_extension) const;
+  /// A notification (no reply): notifications/initialized, notifications/cancelled.
+  void notified(const std::string& method, const json::Value& params, Connection& connection, bool stateless) const;
+  /// Where a reply that comes later goes: an event stream of its own over HTTP (set as the
+  /// outcome's stream), the connection's outbox on stdio. Null when there is none.
+  std::shared_ptr<Outbox> late_channel(const Connection& connection, Outcome& outcome) const;
+
+  // Resource subscriptions (gateway/mcp_async.cpp).
+  std::string subscribe(const json::Value& params, const std::string& id_json, Connection& connection,
+                        Outcome& outcome) const;
+  std::string unsubscribe(const json::Value& params, const std::string& id_json, Connection& connection) const;
+  std::optional<std::string> listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
+                                    Connection& base, Outcome& outcome) const;
+  // MCP tasks (gateway/mcp_async.cpp): the 2025-11-25 utility and the 2026-07-28 extension.
+  std::string call_as_task(const json::Value& params, const std::string& id_json, Connection& connection,
+                           Outcome& outcome, const std::string& owner, bool extension) const;
+  std::optional<std::string> task_method(const std::string& method, const json::Value& params,
+                                         const std::string& id_json, Connection& connection, Outcome& outcome,
+                                         bool extension) const;
+  /// What a tools/call asks for: the routed request; or, for arguments of the wrong shape, the
+  /// error envelope to answer as its result; or, for an unknown tool, a JSON-RPC error.
+  struct ToolCall {
+    std::optional<Request> request;
+    std::optional<Envelope> refused;
+    std::optional<std::string> rpc_error;
+  };
+  ToolCall read_tool_call(const json::Value& params, const std::string& id_json, const Connection& connection,
+                          Outcome& outcome) const;
+  /// The tools/call result of an envelope; `stateless` adds resultType and the server's _meta.
+  std::string tool_result(const Envelope& envelope, bool stateless) const;
   std::string call_tool(const json::Value& params, const std::string& id_json, Connection& connection,
                         Router& router, Outcome& outcome) const;
+  /// prompts/*, resources/* and completion/complete (gateway/mcp_primitives.h).
+  std::string answer(const std::string& method, const json::Value& params, const std::string& id_json,
+                     Connection& connection, Router& router, Outcome& outcome) const;
 
   const Registry& registry_;
   ServerInfo info_;
+  Services services_;
   std::string server_meta_;  // `"_meta":{"io.modelcontextprotocol/serverInfo":…}` for stateless results
   std::string tools_list_;
+  std::string tools_list_with_tasks_;  // 2025-11-25 clients that declared tasks: cleo_mutate may be a task
   std::string stateless_tools_list_;
 };
 

@@ -64,12 +64,13 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-/// The body field Mcp-Name mirrors for `method` (2026-07-28: params.name, or params.uri), or
-/// nullptr when the method has none.
-const json::Value* named_field(std::string_view method, const json::Value& params) {
-  if (method == "tools/call" || method == "prompts/get") return &params["name"];
-  if (method == "resources/read") return &params["uri"];
-  return nullptr;
+/// The body field Mcp-Name mirrors for `method` (2026-07-28: params.name, or params.uri; the
+/// tasks extension: params.taskId), or empty when the method has none.
+std::string_view named_key(std::string_view method) {
+  if (method == "tools/call" || method == "prompts/get") return "name";
+  if (method == "resources/read") return "uri";
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") return "taskId";
+  return {};
 }
 
 std::string shown(std::string_view value) {
@@ -116,6 +117,7 @@ std::expected<RequestMeta, Refusal> read_request_meta(const json::Value& params)
   const json::Value& info = meta[kClientInfoKey];
   if (info["name"].is_string()) out.client_name = info["name"].as_string();
   if (info["version"].is_string()) out.client_version = info["version"].as_string();
+  out.tasks = meta[kClientCapabilitiesKey]["extensions"].contains(kTasksExtension);
   return out;
 }
 
@@ -143,15 +145,16 @@ std::optional<Refusal> check_mirrored_headers(const MirroredHeaders& headers, st
   if (*headers.method != method)
     return mismatch("Header mismatch: Mcp-Method header value " + shown(*headers.method) +
                     " does not match body value " + shown(method));
-  const json::Value* field = named_field(method, params);
-  if (!field) return std::nullopt;  // Mcp-Name mirrors nothing for this method: not checked
+  const std::string_view key = named_key(method);
+  if (key.empty()) return std::nullopt;  // Mcp-Name mirrors nothing for this method: not checked
+  const json::Value* field = &params[key];
   if (!field->is_string()) {
     if (headers.name) return mismatch("Header mismatch: Mcp-Name is sent but the body names nothing");
     return std::nullopt;  // the body's own error (no tool name) is answered by the method
   }
   if (!headers.name)
     return mismatch("Header mismatch: the Mcp-Name header is required for " + std::string(method) +
-                    " and must equal " + (method == "resources/read" ? "params.uri" : "params.name"));
+                    " and must equal params." + std::string(key));
   auto decoded = decode_header_value(*headers.name);
   if (!decoded) return mismatch("Header mismatch: Mcp-Name is not valid =?base64?…?= encoding");
   if (*decoded != field->as_string())

@@ -21,6 +21,12 @@ inline constexpr std::string_view kProtocolVersionKey = "io.modelcontextprotocol
 inline constexpr std::string_view kClientInfoKey = "io.modelcontextprotocol/clientInfo";
 inline constexpr std::string_view kClientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
 inline constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo";
+/// In the _meta of every message on a subscriptions/listen stream: the id of that request.
+inline constexpr std::string_view kSubscriptionIdKey = "io.modelcontextprotocol/subscriptionId";
+/// The tasks extension (2026-07-28's successor of the 2025-11-25 tasks utility).
+inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
+/// In the _meta of a tasks/result reply (2025-11-25): the task it is the result of.
+inline constexpr std::string_view kRelatedTaskKey = "io.modelcontextprotocol/related-task";
 
 /// Revisions served statelessly, with per-request `_meta` (newest first). The ones served with
 /// the initialize handshake are `handshake_versions()` in mcp_protocol.h.
@@ -47,6 +53,7 @@ struct RequestMeta {
   std::string protocol_version;
   std::string client_name;     // "" when the client did not name itself (a SHOULD, not a MUST)
   std::string client_version;
+  bool tasks = false;          // clientCapabilities.extensions names io.modelcontextprotocol/tasks
 };
 
 /// True when `params._meta` names a protocol version (well-formed or not): the request claims
@@ -59,7 +66,8 @@ bool claims_request_meta(const json::Value& params);
 
 /// The checks of 2026-07-28 "Server Validation": MCP-Protocol-Version and Mcp-Method must be sent
 /// and equal the body's version and method; Mcp-Name must be sent for tools/call, prompts/get
-/// and resources/read and equal params.name (params.uri); no header may hold characters outside
+/// and resources/read and equal params.name (params.uri), and for the tasks extension's tasks/get,
+/// tasks/update and tasks/cancel equal params.taskId; no header may hold characters outside
 /// visible ASCII, space and tab. A failure is -32020 (HeaderMismatch).
 [[nodiscard]] std::optional<Refusal> check_mirrored_headers(const MirroredHeaders& headers, std::string_view method,
                                                             const json::Value& params,

@@ -12,7 +12,9 @@
 #include "engines/adapters/subprocess.h"
 #include "disclosure/product.h"
 #include "domains/providers/providers.h"
+#include "gateway/resource_watch.h"
 #include "gateway/stdio_transport.h"
+#include "gateway/task_runner.h"
 
 namespace ct::mcp {
 
@@ -40,7 +42,14 @@ const Registry& served_registry(Workspace& workspace) {
 
 int run_stdio_server(std::shared_ptr<Workspace> workspace, const RouterOptions& router_options) {
   const Registry& operations = served_registry(*workspace);
-  Protocol protocol(operations, server_info(operations, workspace));
+  // Resource subscriptions and MCP tasks run beside the request loop, each with routers of its
+  // own (a router is not thread-safe).
+  RouterFactory make_router = [&operations, workspace, router_options] {
+    return std::make_unique<Router>(operations, workspace, router_options, clock_from_environment());
+  };
+  ResourceWatch watch(make_router);
+  TaskRunner tasks(make_router);
+  Protocol protocol(operations, server_info(operations, workspace), {&watch, &tasks});
   Router router(operations, workspace, router_options, clock_from_environment());
   return serve_stdio(protocol, router, stdin, stdout);
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/log.h"
+#include "gateway/outbox.h"
 
 namespace ct::mcp {
 namespace {
@@ -80,17 +81,6 @@ class LineReader {
   std::size_t end_ = 0;
 };
 
-/// Writes all of `data` to `fd`; false when the reader is gone (EPIPE) or another error.
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FILE* out) {
@@ -98,9 +88,13 @@ int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FI
   // and the loop ends cleanly.
   std::signal(SIGPIPE, SIG_IGN);
   std::fflush(out);
+  // Replies, notifications and late replies (a task's result) all go through one outbox, so that
+  // lines written by several threads never interleave.
+  auto outbox = std::make_shared<LineOutbox>(::fileno(out));
   Connection connection;
+  connection.outbox = outbox;
+  connection.task_owner = "stdio";
   LineReader reader(::fileno(in), kMaxMessageBytes);
-  const int out_fd = ::fileno(out);
   log::info("serving MCP on stdio");
   std::string line;
   while (true) {
@@ -116,8 +110,7 @@ int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FI
       if (!outcome.reply) continue;
       reply = std::move(*outcome.reply);
     }
-    reply += '\n';
-    if (!write_all(out_fd, reply)) {
+    if (!outbox->send(reply)) {
       log::warn("stdout closed; stopping");
       break;
     }

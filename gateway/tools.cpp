@@ -37,7 +37,7 @@ std::string input_schema(const Registry& registry, Gateway gateway) {
   return out;
 }
 
-std::string tools_array(const Registry& registry) {
+std::string tools_array(const Registry& registry, bool task_support) {
   std::string out;
   json::Writer w(out);
   w.begin_array();
@@ -51,6 +51,8 @@ std::string tools_array(const Registry& registry) {
     w.key("annotations").begin_object();
     w.key(gateway == Gateway::Query ? "readOnlyHint" : "destructiveHint").value(true);
     w.end_object();
+    if (task_support && gateway == Gateway::Mutate)
+      w.key("execution").begin_object().key("taskSupport").value("optional").end_object();
     w.end_object();
   }
   w.end_array();

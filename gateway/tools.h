@@ -20,7 +20,9 @@ std::string_view tool_description(Gateway gateway);
 /// The JSON Schema of one tool's arguments {domain, operation, params} (compact JSON).
 std::string input_schema(const Registry& registry, Gateway gateway);
 
-/// The `tools` array of a tools/list result (compact JSON), cleo_query first.
-std::string tools_array(const Registry& registry);
+/// The `tools` array of a tools/list result (compact JSON), cleo_query first. With
+/// `task_support` (a 2025-11-25 client that takes tasks), cleo_mutate says its calls may run as
+/// tasks (execution.taskSupport "optional"); cleo_query's never do.
+std::string tools_array(const Registry& registry, bool task_support = false);
 
 }  // namespace ct::mcp

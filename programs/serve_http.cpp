@@ -17,6 +17,8 @@
 #include "domains/providers/providers.h"
 #include "gateway/server_commands.h"
 #include "gateway/dashboard.h"
+#include "gateway/resource_watch.h"
+#include "gateway/task_runner.h"
 
 namespace ct::mcp {
 
@@ -57,8 +59,22 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
     if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 2 * kReserved)
       options.max_connections = std::min<std::size_t>(options.max_connections, files.rlim_cur - kReserved);
   }
+  // SIGINT and SIGTERM are taken by one thread that stops the server cleanly (below): blocked here,
+  // before any thread starts, so that every thread inherits the mask and none dies of them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   const Registry& operations = served_registry(*workspace);
-  Protocol protocol(operations, server_info(operations, workspace));
+  RouterFactory make_router = [workspace, router_options, &operations] {
+    return std::make_unique<Router>(operations, workspace, router_options, clock_from_environment());
+  };
+  // Resource subscriptions and MCP tasks: each with routers of its own. Declared before the
+  // server, so they outlive it.
+  ResourceWatch watch(make_router);
+  TaskRunner tasks(make_router);
+  Protocol protocol(operations, server_info(operations, workspace), {&watch, &tasks});
   std::shared_ptr<Dashboard> dashboard;
   if (options.dashboard) {
     // The page's calls: recorded as a person at the dashboard, even in an agent's session, and
@@ -77,22 +93,12 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
         },
         embedded_dashboard_files(), std::move(dashboard_options));
   }
-  HttpServer server(
-      protocol,
-      [workspace, router_options, &operations] {
-        return std::make_unique<Router>(operations, workspace, router_options, clock_from_environment());
-      },
-      options, dashboard);
+  HttpServer server(protocol, make_router, options, dashboard);
   if (auto bound = server.bind(); !bound) {
     std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), mcp_text(bound.error().fix, operations).c_str());
     return bound.error().exit_code();
   }
   // Signals go to one thread that stops the server cleanly; the main thread serves.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::thread waiter([&server, signals] {
     int received = 0;
     sigwait(&signals, &received);

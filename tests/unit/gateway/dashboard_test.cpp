@@ -131,8 +131,8 @@ TEST_CASE("Dashboard: the page's files, with a policy that lets it run only itse
     CHECK(s.get(path).status == 404);
   }
   CHECK(s.post("/", "{}").status == 405);
-  // MCP is where it was.
-  CHECK(s.get("/mcp").status == 405);
+  // MCP is where it was: a GET there is MCP's (a session's event stream, which this one does not accept).
+  CHECK(s.get("/mcp").status == 406);
 }
 
 TEST_CASE("Dashboard: a server without it answers 404 for everything but /mcp", "[dashboard]") {

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <thread>
 
 #include "core/version.h"
 #include "disclosure/product.h"
 #include "gateway/http_exchange.h"
+#include "gateway/resource_watch.h"
+#include "gateway/task_runner.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -144,9 +147,15 @@ TEST_CASE("HttpExchange: methods, paths and the bearer scheme", "[http][exchange
   options.token = "t0ken";
   Endpoint e(options);
   HttpRequest get{"GET", "/mcp", "HTTP/1.1", {{"Host", "localhost"}, {"Authorization", "bearer t0ken"}}, ""};
-  HttpResponse got = e.exchange.handle(get);
-  CHECK(got.status == 405);
-  CHECK(find_header(got.headers, "allow") == "POST, DELETE");
+  CHECK(e.exchange.handle(get).status == 406);  // a GET stream is text/event-stream
+  get.headers.push_back({"Accept", "text/event-stream"});
+  CHECK(e.exchange.handle(get).status == 400);  // …of a session
+  get.headers.push_back({"Mcp-Session-Id", "nope"});
+  CHECK(e.exchange.handle(get).status == 404);
+  HttpRequest put{"PUT", "/mcp", "HTTP/1.1", {{"Host", "localhost"}, {"Authorization", "bearer t0ken"}}, ""};
+  HttpResponse refused = e.exchange.handle(put);
+  CHECK(refused.status == 405);
+  CHECK(find_header(refused.headers, "allow") == "GET, POST, DELETE");
   get.path = "/other";
   CHECK(e.exchange.handle(get).status == 404);
   HttpResponse unauthorised = e.exchange.handle(Endpoint::post(kInit));
@@ -271,7 +280,7 @@ TEST_CASE("HttpExchange: stateless refusals use 400 and 404 with the JSON-RPC co
   CHECK(code_of(no_meta) == -32602);
   CHECK(test::parse_json(no_meta.body)["id"].as_int() == 5);
   // Removed and unknown methods: -32601, 404.
-  for (std::string_view method : {"initialize", "ping", "resources/list", "subscriptions/listen", "unknown/method"}) {
+  for (std::string_view method : {"initialize", "ping", "resources/subscribe", "subscriptions/listen", "unknown/method"}) {
     HttpResponse missing = e.exchange.handle(stateless_post(method));
     INFO(method);
     CHECK(missing.status == 404);
@@ -343,8 +352,79 @@ TEST_CASE("HttpExchange: the handshake revisions are unchanged beside the statel
                                                          {{"Mcp-Session-Id", session}}));
   CHECK_FALSE(test::parse_json(listed.body)["result"].contains("resultType"));
   // An unknown method in a session is still 200 with -32601.
-  HttpResponse unknown = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":4,"method":"resources/list"})",
+  HttpResponse unknown = e.exchange.handle(Endpoint::post(R"({"jsonrpc":"2.0","id":4,"method":"sampling/createMessage"})",
                                                           {{"Mcp-Session-Id", session}}));
   CHECK(unknown.status == 200);
   CHECK(code_of(unknown) == -32601);
+}
+
+namespace {
+
+/// What an event stream has sent so far (its queued text, taken).
+std::string drain(EventStream& stream) {
+  std::string out;
+  char buffer[4096];
+  while (true) {
+    std::ptrdiff_t n = stream.read(buffer, sizeof buffer, [] {}, [] {});
+    if (n <= 0) return out;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("HttpExchange: a session's GET stream carries its notifications; a listen or a late reply is a stream",
+          "[http][exchange][subscriptions]") {
+  test::Project project;
+  project.add(R"({"title":"Watched"})");
+  RouterFactory make = [&project] {
+    return std::make_unique<Router>(registry(), project.workspace(), RouterOptions{}, std::make_unique<SystemClock>());
+  };
+  ResourceWatch watch(make, {.interval = std::chrono::milliseconds(20)});
+  TaskRunner tasks(make);
+  Protocol protocol{registry(), ServerInfo{"cleo", std::string(product_version()), "hi"}, {&watch, &tasks}};
+  HttpExchange exchange(protocol, make, {});
+  HttpResponse initialized = exchange.handle(Endpoint::post(kInit));
+  REQUIRE(initialized.status == 200);
+  const std::string session(*find_header(initialized.headers, "mcp-session-id"));
+  const std::vector<HttpHeader> in_session = {{"Mcp-Session-Id", session}, {"MCP-Protocol-Version", "2025-11-25"}};
+
+  HttpRequest get{"GET", "/mcp", "HTTP/1.1", {{"Host", "localhost"}, {"Accept", "text/event-stream"}, {"Mcp-Session-Id", session}}, ""};
+  HttpResponse first = exchange.handle(get);
+  CHECK(first.status == 200);
+  CHECK(find_header(first.headers, "Content-Type") == "text/event-stream");
+  REQUIRE(first.stream);
+  HttpResponse stream = exchange.handle(get);  // a second GET: the first one ends
+  REQUIRE(stream.stream);
+  CHECK_FALSE(first.stream->is_open());
+
+  HttpResponse subscribed = exchange.handle(
+      Endpoint::post(R"({"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"cleo://task/T001"}})", in_session));
+  CHECK(test::parse_json(subscribed.body)["result"] == json::Value::object());
+  REQUIRE(project.mutate("tasks", "update", R"({"id":"T001","notes":"changed"})").success);
+  std::string text;
+  for (int i = 0; i < 500 && text.find("notifications/resources/updated") == std::string::npos; ++i) {
+    text += drain(*stream.stream);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(text.find("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"cleo://task/T001\"}}") !=
+        std::string::npos);
+
+  // 2026-07-28: subscriptions/listen answers with an event stream whose first event is the ack.
+  HttpResponse listened = exchange.handle(Endpoint::post(
+      R"({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"resourceSubscriptions":["cleo://task/T001"]}}})",
+      {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "subscriptions/listen"}}));
+  CHECK(listened.status == 200);
+  REQUIRE(listened.stream);
+  CHECK(drain(*listened.stream).find(R"("method":"notifications/subscriptions/acknowledged")") != std::string::npos);
+  CHECK(watch.subscribers() == 2);
+
+  // Ending the session ends its stream and what it watched.
+  HttpRequest end{"DELETE", "/mcp", "HTTP/1.1", {{"Host", "localhost"}, {"Mcp-Session-Id", session}}, ""};
+  CHECK(exchange.handle(end).status == 204);
+  CHECK(watch.subscribers() == 1);
+  // The server stopping ends the listen stream with its closing reply.
+  exchange.stop_streams();
+  CHECK(drain(*listened.stream).find(R"("id":"L","result":{"resultType":"complete")") != std::string::npos);
+  CHECK_FALSE(listened.stream->is_open());
 }

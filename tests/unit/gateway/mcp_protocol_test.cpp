@@ -56,7 +56,7 @@ TEST_CASE("JSON-RPC framing errors", "[mcp]") {
   CHECK((*f.send(R"({"id":1,"method":"ping"})"))["error"]["code"].as_int() == -32600);  // no jsonrpc
   CHECK((*f.send(R"({"jsonrpc":"2.0","id":1,"method":5})"))["error"]["code"].as_int() == -32600);
   CHECK((*f.send(R"({"jsonrpc":"2.0","id":{"x":1},"method":"ping"})"))["error"]["code"].as_int() == -32600);
-  auto unknown = f.send(R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})");
+  auto unknown = f.send(R"({"jsonrpc":"2.0","id":3,"method":"sampling/createMessage"})");
   CHECK((*unknown)["error"]["code"].as_int() == -32601);
   CHECK((*unknown)["id"].as_int() == 3);
   CHECK((*f.send(R"({"jsonrpc":"2.0","id":4,"method":"ping"})"))["result"] == json::Value::object());

@@ -51,7 +51,9 @@ TEST_CASE("stateless: server/discover describes the server without a handshake",
   const json::Value& result = reply["result"];
   CHECK(result["resultType"].as_string() == "complete");
   CHECK(result["supportedVersions"] == test::parse_json(R"(["2026-07-28"])"));
-  CHECK(result["capabilities"] == test::parse_json(R"({"tools":{"listChanged":false}})"));
+  // Without a watcher or a runner: no subscriptions and no tasks extension to declare.
+  CHECK(result["capabilities"] == test::parse_json(R"({"tools":{"listChanged":false},"prompts":{"listChanged":false},)"
+                                                   R"("resources":{"listChanged":false},"completions":{}})"));
   CHECK(result["instructions"].as_string() == "level zero");
   CHECK(result["ttlMs"].as_int() == kCacheTtlMs);
   CHECK(result["cacheScope"].as_string() == "public");
@@ -191,9 +193,9 @@ TEST_CASE("stateless: an unsupported version is -32022 with the supported ones",
 }
 
 TEST_CASE("stateless: removed and unknown methods are -32601", "[mcp][stateless]") {
-  Fixture f;
-  for (std::string_view method : {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/list",
-                                  "prompts/list", "subscriptions/listen", "completion/complete", "unknown/method"}) {
+  Fixture f;  // a protocol without a resource watcher or a task runner: no subscriptions, no tasks
+  for (std::string_view method : {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+                                  "subscriptions/listen", "tasks/get", "tasks/result", "unknown/method"}) {
     Outcome outcome = f.send(request("\"m\"", method));
     INFO(method);
     CHECK(outcome.error_code == -32601);

@@ -1,0 +1,288 @@
+// MCP beyond the two tools, in the protocol (both eras, no transport): prompts, resources,
+// completion, resource subscriptions (resources/subscribe; subscriptions/listen) and long calls as
+// tasks (the 2025-11-25 utility; the 2026-07-28 extension).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "core/json_parse.h"
+#include "core/version.h"
+#include "gateway/mcp_protocol.h"
+#include "gateway/outbox.h"
+#include "gateway/resource_watch.h"
+#include "gateway/task_runner.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using namespace ct::mcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::string_view kMeta =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},)"
+    R"("io.modelcontextprotocol/clientInfo":{"name":"features-test","version":"1"}})";
+constexpr std::string_view kTasksMeta =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":)"
+    R"({"extensions":{"io.modelcontextprotocol/tasks":{}}}})";
+
+class Collector final : public Outbox {
+ public:
+  bool send(std::string_view message) override {
+    std::lock_guard lock(mutex_);
+    messages_.emplace_back(message);
+    return true;
+  }
+  bool open() const override { return true; }
+  std::vector<json::Value> messages() {
+    std::lock_guard lock(mutex_);
+    std::vector<json::Value> out;
+    for (const auto& message : messages_) out.push_back(test::parse_json(message));
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> messages_;
+};
+
+template <typename Predicate>
+bool eventually(Predicate ready, std::chrono::milliseconds limit = 10s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return ready();
+}
+
+struct Fixture {
+  test::Project project;
+  RouterFactory make_router = [workspace = project.workspace()] {
+    return std::make_unique<Router>(registry(), workspace, RouterOptions{}, std::make_unique<SystemClock>());
+  };
+  ResourceWatch watch{make_router, {.interval = 20ms, .heartbeat = 10s}};
+  TaskRunner tasks{make_router};
+  Protocol protocol{registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"}, {&watch, &tasks}};
+  std::shared_ptr<Collector> outbox = std::make_shared<Collector>();
+  Connection connection;
+
+  Fixture() {
+    connection.outbox = outbox;
+    connection.task_owner = "stdio";
+  }
+  /// A request of the handshake revision `version` (after initialize) or, with `meta`, stateless.
+  std::optional<json::Value> send(std::string_view method, std::string_view params = "{}", std::string_view id = "1") {
+    std::string message = R"({"jsonrpc":"2.0","id":)" + std::string(id) + R"(,"method":")" + std::string(method) +
+                          R"(","params":)" + std::string(params) + "}";
+    Outcome outcome = protocol.handle(message, connection, project.router());
+    if (!outcome.reply) return std::nullopt;
+    return test::parse_json(*outcome.reply);
+  }
+  json::Value stateless(std::string_view method, std::string_view body = "", std::string_view meta = kMeta) {
+    std::string params = "{" + std::string(meta) + (body.empty() ? "" : "," + std::string(body)) + "}";
+    auto reply = send(method, params, "\"s\"");
+    REQUIRE(reply);
+    return *reply;
+  }
+  void initialize(std::string_view version, std::string_view capabilities = "{}") {
+    auto reply = send("initialize", R"({"protocolVersion":")" + std::string(version) + R"(","capabilities":)" +
+                                        std::string(capabilities) + R"(,"clientInfo":{"name":"t","version":"1"}})");
+    REQUIRE(reply);
+    REQUIRE((*reply)["result"]["protocolVersion"].as_string() == version);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("mcp: prompts, resources and completion are declared and answered in both eras", "[mcp][features]") {
+  Fixture f;
+  f.project.add(R"({"title":"Billing","type":"epic"})");
+  f.project.add(R"({"title":"Survey ledgers","parent":"T001"})");
+  f.initialize("2025-06-18");
+  auto caps = (*f.send("initialize", R"({"protocolVersion":"2025-06-18"})"))["result"]["capabilities"];
+  CHECK(caps["prompts"] == test::parse_json(R"({"listChanged":false})"));
+  CHECK(caps["resources"] == test::parse_json(R"({"listChanged":false,"subscribe":true})"));
+  CHECK(caps["completions"] == json::Value::object());
+  CHECK_FALSE(caps.contains("tasks"));  // the tasks utility is 2025-11-25's
+
+  auto prompts = (*f.send("prompts/list"))["result"]["prompts"];
+  CHECK(prompts.size() == 6);
+  CHECK(prompts.as_array()[1]["name"].as_string() == "take");
+  CHECK(prompts.as_array()[1]["arguments"].as_array()[0]["required"].as_bool());
+  auto got = (*f.send("prompts/get", R"({"name":"take","arguments":{"id":"T002"}})"))["result"];
+  CHECK(got["messages"].as_array()[0]["role"].as_string() == "user");
+  CHECK(got["messages"].as_array()[0]["content"]["text"].as_string().find("Survey ledgers") != std::string::npos);
+  CHECK(got["description"].as_string().find("id T002") != std::string::npos);
+  auto missing_task = *f.send("prompts/get", R"({"name":"take","arguments":{"id":"T404"}})");
+  CHECK(missing_task["error"]["code"].as_int() == -32602);
+  CHECK(missing_task["error"]["data"]["error"]["code"].as_string() == "E_NOT_FOUND");
+  CHECK((*f.send("prompts/get", R"({"name":"take","arguments":{"id":7}})"))["error"]["code"].as_int() == -32602);
+  CHECK((*f.send("prompts/get", R"({})"))["error"]["code"].as_int() == -32602);
+
+  auto listed = (*f.send("resources/list"))["result"];
+  CHECK(listed["resources"].as_array()[0]["uri"].as_string() == "cleo://instructions");
+  CHECK((*f.send("resources/templates/list"))["result"]["resourceTemplates"].size() == 6);
+  auto read = (*f.send("resources/read", R"({"uri":"cleo://task/T002"})"))["result"]["contents"].as_array()[0];
+  CHECK(read["uri"].as_string() == "cleo://task/T002");
+  CHECK(read["mimeType"].as_string() == "application/json");
+  CHECK(test::parse_json(read["text"].as_string())["title"].as_string() == "Survey ledgers");
+  auto absent = *f.send("resources/read", R"({"uri":"test://nonexistent-resource-for-conformance-testing"})");
+  CHECK(absent["error"]["code"].as_int() == -32602);  // SEP-2164
+  CHECK(absent["error"]["data"]["uri"].as_string() == "test://nonexistent-resource-for-conformance-testing");
+  CHECK((*f.send("resources/list", R"({"cursor":"bogus"})"))["error"]["code"].as_int() == -32602);
+
+  auto completed = (*f.send("completion/complete",
+                            R"({"ref":{"type":"ref/prompt","name":"take"},"argument":{"name":"id","value":"T00"}})"))["result"];
+  CHECK(completed["completion"]["values"] == test::parse_json(R"(["T001","T002"])"));
+  CHECK(completed["completion"]["total"].as_int() == 2);
+  CHECK_FALSE(completed["completion"]["hasMore"].as_bool());
+  auto by_template = (*f.send("completion/complete",
+                              R"({"ref":{"type":"ref/resource","uri":"cleo://epic/{id}"},"argument":{"name":"id","value":""}})"))["result"];
+  CHECK(by_template["completion"]["values"] == test::parse_json(R"(["T001"])"));
+  CHECK((*f.send("completion/complete", R"({"ref":{"type":"ref/prompt","name":"take"},"argument":{"name":"x","value":""}})"))
+            ["error"]["code"].as_int() == -32602);
+  CHECK((*f.send("completion/complete", R"({"ref":{"type":"ref/other"},"argument":{"name":"x"}})"))["error"]["code"].as_int() ==
+        -32602);
+
+  // The stateless revision: the same answers, with resultType, caching hints and the server's name.
+  auto discovered = f.stateless("server/discover")["result"]["capabilities"];
+  CHECK(discovered["resources"]["subscribe"].as_bool());
+  CHECK(discovered["extensions"].contains("io.modelcontextprotocol/tasks"));
+  auto list = f.stateless("prompts/list")["result"];
+  CHECK(list["resultType"].as_string() == "complete");
+  CHECK(list["ttlMs"].as_int() == 300000);
+  CHECK(list["cacheScope"].as_string() == "public");
+  auto resources = f.stateless("resources/read", R"("uri":"cleo://task/T001")")["result"];
+  CHECK(resources["ttlMs"].as_int() == 0);
+  CHECK(resources["cacheScope"].as_string() == "private");
+  CHECK(resources["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].as_string() == "cleo");
+  CHECK(f.stateless("resources/subscribe", R"("uri":"cleo://task/T001")")["error"]["code"].as_int() == -32601);
+}
+
+TEST_CASE("mcp: resources/subscribe notifies the connection; unsubscribe and disconnect stop it", "[mcp][features]") {
+  Fixture f;
+  f.project.add(R"({"title":"Billing"})");
+  f.initialize("2025-11-25");
+  CHECK((*f.send("resources/subscribe", R"({"uri":"cleo://help/0"})"))["error"]["code"].as_int() == -32602);
+  CHECK((*f.send("resources/subscribe", R"({"uri":"test://watched-resource"})"))["error"]["code"].as_int() == -32602);
+  CHECK((*f.send("resources/subscribe", R"({"uri":"cleo://task/t001"})"))["result"] == json::Value::object());
+  REQUIRE(eventually([&] { return f.watch.reads() >= 2; }));
+  REQUIRE(f.project.mutate("tasks", "update", R"({"id":"T001","notes":"moved on"})").success);
+  REQUIRE(eventually([&] { return !f.outbox->messages().empty(); }));
+  auto notification = f.outbox->messages().front();
+  CHECK(notification["method"].as_string() == "notifications/resources/updated");
+  CHECK(notification["params"]["uri"].as_string() == "cleo://task/T001");
+  CHECK((*f.send("resources/unsubscribe", R"({"uri":"cleo://task/T001"})"))["result"] == json::Value::object());
+  CHECK(f.watch.watched(*f.connection.subscriber) == 0);
+  f.protocol.disconnect(f.connection, f.project.router(), "test");
+  CHECK(f.watch.subscribers() == 0);
+}
+
+TEST_CASE("mcp: subscriptions/listen acknowledges what it honours, notifies, and ends on cancel", "[mcp][features]") {
+  Fixture f;
+  f.project.add(R"({"title":"Billing"})");
+  std::string body = std::string(kMeta) +
+                     R"(,"notifications":{"toolsListChanged":true,"resourceSubscriptions":["cleo://task/T001","cleo://help/0"]})";
+  auto none = f.send("subscriptions/listen", "{" + body + "}", "41");
+  CHECK_FALSE(none);  // no reply: the stream stays open
+  auto ack = f.outbox->messages().front();
+  CHECK(ack["method"].as_string() == "notifications/subscriptions/acknowledged");
+  CHECK(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].as_int() == 41);
+  CHECK(ack["params"]["notifications"] == test::parse_json(R"({"resourceSubscriptions":["cleo://task/T001"]})"));
+  REQUIRE(eventually([&] { return f.watch.reads() >= 2; }));
+  REQUIRE(f.project.mutate("tasks", "update", R"({"id":"T001","notes":"moved on"})").success);
+  REQUIRE(eventually([&] { return f.outbox->messages().size() == 2; }));
+  auto updated = f.outbox->messages().back();
+  CHECK(updated["params"]["uri"].as_string() == "cleo://task/T001");
+  CHECK(updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].as_int() == 41);
+  // notifications/cancelled with the listen request's id ends it.
+  Outcome cancelled = f.protocol.handle(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41}})",
+                                        f.connection, f.project.router());
+  CHECK_FALSE(cancelled.reply);
+  CHECK(f.watch.subscribers() == 0);
+  // Task notifications need the tasks extension.
+  auto refused = f.stateless("subscriptions/listen", R"("notifications":{"taskIds":["x"]})");
+  CHECK(refused["error"]["code"].as_int() == -32021);
+  CHECK(refused["error"]["data"]["requiredCapabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
+  CHECK(f.stateless("subscriptions/listen", R"("notifications":7)")["error"]["code"].as_int() == -32602);
+}
+
+TEST_CASE("mcp: 2025-11-25 tasks: a cleo_mutate call becomes a task to poll, wait for and cancel", "[mcp][features][tasks]") {
+  Fixture f;
+  f.initialize("2025-11-25", R"({"tasks":{}})");
+  auto caps = (*f.send("initialize", R"({"protocolVersion":"2025-11-25"})"))["result"]["capabilities"];
+  CHECK(caps["tasks"]["requests"]["tools"].contains("call"));
+  f.initialize("2025-11-25", R"({"tasks":{}})");
+  auto tools = (*f.send("tools/list"))["result"]["tools"].as_array();
+  CHECK_FALSE(tools[0].contains("execution"));
+  CHECK(tools[1]["execution"]["taskSupport"].as_string() == "optional");
+
+  // A quick call as a task: it is there at once and finishes.
+  auto created = *f.send("tools/call", R"({"name":"cleo_mutate","task":{"ttl":60000},"arguments":{"domain":"tasks","operation":"add","params":{"title":"Write the docs"}}})");
+  const auto& task = created["result"]["task"];
+  REQUIRE(task["taskId"].is_string());
+  CHECK(task["status"].as_string() == "working");
+  CHECK(task["ttl"].as_int() == 60000);
+  const std::string id = task["taskId"].as_string();
+  REQUIRE(eventually([&] { return (*f.send("tasks/get", R"({"taskId":")" + id + "\"}"))["result"]["status"] != json::Value("working"); }));
+  auto result = *f.send("tasks/result", R"({"taskId":")" + id + "\"}");
+  CHECK(result["result"]["structuredContent"]["data"]["id"].as_string() == "T001");
+  CHECK(result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"].as_string() == id);
+  CHECK((*f.send("tasks/list"))["result"]["tasks"].size() == 1);
+  CHECK((*f.send("tasks/cancel", R"({"taskId":")" + id + "\"}"))["error"]["code"].as_int() == -32602);  // finished
+  CHECK((*f.send("tasks/get", R"({"taskId":"nope"})"))["error"]["code"].as_int() == -32602);
+
+  // A long call (a test command that sleeps): tasks/result answers later, on the outbox; cancelled.
+  REQUIRE(f.project.mutate_as_person("system", "config.set", R"({"key":"validate.testCommand","value":"sleep 30"})").success);
+  auto slow = *f.send("tools/call", R"({"name":"cleo_mutate","task":{},"arguments":{"domain":"validate","operation":"test.run"}})");
+  const std::string slow_id = slow["result"]["task"]["taskId"].as_string();
+  CHECK_FALSE(f.send("tasks/result", R"({"taskId":")" + slow_id + "\"}", "77"));  // later
+  auto cancelled = *f.send("tasks/cancel", R"({"taskId":")" + slow_id + "\"}");
+  CHECK(cancelled["result"]["status"].as_string() == "cancelled");
+  REQUIRE(eventually([&] { return !f.outbox->messages().empty(); }));
+  auto late = f.outbox->messages().front();
+  CHECK(late["id"].as_int() == 77);
+  CHECK(late["error"]["code"].as_int() == -32602);  // a cancelled task has no result
+  // cleo_query never runs as a task.
+  CHECK((*f.send("tools/call", R"({"name":"cleo_query","task":{},"arguments":{"domain":"tasks","operation":"list"}})"))
+            ["error"]["code"].as_int() == -32601);
+}
+
+TEST_CASE("mcp: the tasks extension: a long call of a client that takes tasks becomes one", "[mcp][features][tasks]") {
+  Fixture f;
+  REQUIRE(f.project.mutate_as_person("system", "config.set", R"({"key":"validate.testCommand","value":"true"})").success);
+  // Without the extension declared: the call is answered as ever.
+  auto plain = f.stateless("tools/call", R"("name":"cleo_mutate","arguments":{"domain":"validate","operation":"test.run"})");
+  CHECK(plain["result"]["resultType"].as_string() == "complete");
+  // With it: a task; a quick call still answers at once.
+  auto quick = f.stateless("tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"list"})", kTasksMeta);
+  CHECK(quick["result"]["resultType"].as_string() == "complete");
+  auto created = f.stateless("tools/call", R"("name":"cleo_mutate","arguments":{"domain":"validate","operation":"test.run"})",
+                             kTasksMeta)["result"];
+  CHECK(created["resultType"].as_string() == "task");
+  CHECK(created["status"].as_string() == "working");
+  CHECK(created["ttlMs"].as_int() > 0);
+  CHECK(created["pollIntervalMs"].as_int() > 0);
+  const std::string id = created["taskId"].as_string();
+  json::Value got;
+  REQUIRE(eventually([&] {
+    got = f.stateless("tasks/get", R"("taskId":")" + id + "\"", kTasksMeta)["result"];
+    return got["status"] != json::Value("working");
+  }));
+  CHECK(got["status"].as_string() == "completed");
+  CHECK(got["resultType"].as_string() == "complete");
+  CHECK(got["result"]["structuredContent"]["success"].as_bool());
+  CHECK(f.stateless("tasks/update", R"("taskId":")" + id + R"(","inputResponses":{})", kTasksMeta)["result"]["resultType"]
+            .as_string() == "complete");
+  CHECK(f.stateless("tasks/cancel", R"("taskId":")" + id + "\"", kTasksMeta)["result"]["resultType"].as_string() ==
+        "complete");  // finished: acknowledged all the same
+  CHECK(f.stateless("tasks/get", R"("taskId":"nope")", kTasksMeta)["error"]["code"].as_int() == -32602);
+  // Its methods are for clients that declared the extension (SEP-2663).
+  auto undeclared = f.stateless("tasks/get", R"("taskId":")" + id + "\"");
+  CHECK(undeclared["error"]["code"].as_int() == -32021);
+  CHECK(undeclared["error"]["data"]["requiredCapabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
+  CHECK(f.stateless("tasks/result", R"("taskId":")" + id + "\"", kTasksMeta)["error"]["code"].as_int() == -32601);
+}

@@ -1,0 +1,137 @@
+// MCP tasks (gateway/task_runner.h): a call runs on its own thread and router; the task is polled,
+// waited for and cancelled (its program stopped), seen only by its owner, bounded and expired.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "core/cancel.h"
+#include "engines/adapters/subprocess.h"
+#include "gateway/task_runner.h"
+#include "unit/test_support.h"
+
+using namespace ct;
+using namespace ct::mcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+RouterFactory routers_of(test::Project& p) {
+  return [workspace = p.workspace()] {
+    return std::make_unique<Router>(registry(), workspace, RouterOptions{}, std::make_unique<SystemClock>());
+  };
+}
+
+/// Work that waits for `release` (or for its cancellation), then answers `result`.
+TaskRunner::Work waiting(std::shared_ptr<std::atomic<bool>> release, std::string result = R"({"ok":1})") {
+  return [release, result](Router&) {
+    while (!release->load() && !cancel_requested()) std::this_thread::sleep_for(5ms);
+    return std::pair{result, false};
+  };
+}
+
+template <typename Predicate>
+bool eventually(Predicate ready, std::chrono::milliseconds limit = 10s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return ready();
+}
+
+}  // namespace
+
+TEST_CASE("tasks: a call runs on its own, is polled and waited for, and only its owner sees it", "[mcp][tasks]") {
+  test::Project p;
+  TaskRunner runner(routers_of(p));
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto started = runner.start("stdio", "Running validate.test.run", std::nullopt, waiting(release));
+  REQUIRE(started);
+  CHECK(started->id.size() == 32);  // 128 random bits
+  CHECK(started->status == TaskRunner::Status::Working);
+  CHECK(started->ttl_ms == 30 * 60 * 1000);
+  CHECK(runner.get("stdio", started->id)->status == TaskRunner::Status::Working);
+  CHECK_FALSE(runner.get("another", started->id));  // another connection's task is not there
+
+  std::optional<TaskRunner::Snapshot> seen;
+  std::mutex mutex;
+  REQUIRE(runner.when_finished("stdio", started->id, [&](const TaskRunner::Snapshot& done) {
+    std::lock_guard lock(mutex);
+    seen = done;
+  }));
+  CHECK_FALSE(runner.when_finished("another", started->id, [](const TaskRunner::Snapshot&) {}));
+  release->store(true);
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return seen.has_value();
+  }));
+  CHECK(seen->status == TaskRunner::Status::Done);
+  CHECK(seen->result == R"({"ok":1})");
+  CHECK_FALSE(seen->call_failed);
+  // Finished: a waiter is called at once; cancelling is refused.
+  bool now = false;
+  runner.when_finished("stdio", started->id, [&](const TaskRunner::Snapshot&) { now = true; });
+  CHECK(now);
+  auto refused = runner.cancel("stdio", started->id);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::Validation);
+  CHECK(runner.cancel("stdio", "nope").error().code == ErrorCode::NotFound);
+}
+
+TEST_CASE("tasks: cancelling stops the call's program and the task stays cancelled", "[mcp][tasks]") {
+  test::Project p;
+  TaskRunner runner(routers_of(p));
+  std::atomic<bool> program_cancelled{false};
+  auto started = runner.start("s", "Running a test suite", 60'000, [&](Router&) {
+    ProcessSpec spec;
+    spec.argv = {"sleep", "30"};
+    spec.env = minimal_environment();
+    spec.grace = std::chrono::milliseconds(200);
+    auto ran = run_process(spec);
+    program_cancelled = ran && ran->cancelled;
+    return std::pair{std::string(R"({"late":true})"), false};
+  });
+  REQUIRE(started);
+  CHECK(started->ttl_ms == 60'000);
+  std::this_thread::sleep_for(100ms);
+  const auto asked = std::chrono::steady_clock::now();
+  auto cancelled = runner.cancel("s", started->id);
+  REQUIRE(cancelled);
+  CHECK(cancelled->status == TaskRunner::Status::Cancelled);
+  REQUIRE(eventually([&] { return program_cancelled.load(); }));
+  CHECK(std::chrono::steady_clock::now() - asked < 5s);
+  std::this_thread::sleep_for(50ms);
+  auto after = runner.get("s", started->id);
+  CHECK(after->status == TaskRunner::Status::Cancelled);  // its late result does not undo that
+  CHECK(after->result.empty());
+}
+
+TEST_CASE("tasks: limits per owner, a list newest first, expiry after the time to live", "[mcp][tasks]") {
+  test::Project p;
+  auto clock = std::make_unique<FixedClock>(1'000'000, 10);
+  TaskRunner runner(routers_of(p), {.default_ttl_ms = 1000, .max_running_per_owner = 2, .max_running = 3},
+                    std::move(clock));
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto a = runner.start("one", "a", std::nullopt, waiting(release));
+  auto b = runner.start("one", "b", std::nullopt, waiting(release));
+  auto c = runner.start("one", "c", std::nullopt, waiting(release));
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE_FALSE(c);  // two running for "one" already
+  CHECK(c.error().message.find("too many calls running as tasks (2)") != std::string::npos);
+  REQUIRE(runner.start("two", "d", std::nullopt, waiting(release)));
+  CHECK_FALSE(runner.start("three", "e", std::nullopt, waiting(release)));  // three in the process
+  bool more = false;
+  auto listed = runner.list("one", 0, 1, more);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].id == b->id);  // newest first
+  CHECK(more);
+  CHECK(runner.list("one", 1, 5, more).front().id == a->id);
+  CHECK_FALSE(more);
+  release->store(true);
+  REQUIRE(eventually([&] { return runner.get("one", a->id) && runner.get("one", a->id)->status == TaskRunner::Status::Done; }));
+  // Each read of the clock moves it 10 ms: a finished task is gone once its second has passed.
+  REQUIRE(eventually([&] { return !runner.get("one", a->id); }));
+  CHECK(runner.list("one", 0, 10, more).size() <= 1);
+}
