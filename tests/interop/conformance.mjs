@@ -5,9 +5,10 @@
 // protocol revision, each at that revision's wire (the suite's --requirements sets for 2026-07-28
 // and 2025-11-25; every scenario of 2025-06-18 and 2025-03-26; the extension scenarios that name
 // no revision), every run judged against conformance-baseline.yaml: the scenarios and checks that
-// do not apply to a tools-only server, each with its reason. A run passes when every failure is
-// in the baseline and no baseline entry passes. The suite drives HTTP only (its `server` command
-// takes a URL): stdio is covered by interop.mjs and the MCP transcripts.
+// do not apply, each with its reason. A run passes when every failure is in the baseline and no
+// baseline entry passes. The suite drives HTTP only (its `server` command takes a URL): stdio is
+// judged through stdio_bridge.mjs (HTTP in front of `ct mcp`) on the scenarios of prompts,
+// resources and completion, and covered otherwise by interop.mjs and the MCP transcripts.
 //
 // One line per run ("ok   …" or "FAIL …", with the suite's verdict), then "N passed, M failed".
 // Needs Node 22 or later (the suite uses fs.globSync): run.sh runs it with the pinned `node`.
@@ -35,6 +36,13 @@ const RUNS = [
   { name: 'extension sep-2640-skills-manifest', args: ['--scenario', 'sep-2640-skills-manifest'] },
 ];
 
+// Over stdio, through stdio_bridge.mjs (HTTP in front of `ct mcp`): the scenarios of what a server
+// offers besides its transport — prompts, resources, completion — at 2025-11-25's wire, one run each.
+const BRIDGED = ['server-initialize', 'ping', 'tools-list', 'prompts-list', 'prompts-get-simple', 'prompts-get-with-args',
+                 'prompts-get-embedded-resource', 'prompts-get-with-image', 'resources-list', 'resources-read-text',
+                 'resources-read-binary', 'resources-templates-read', 'resources-subscribe', 'resources-unsubscribe',
+                 'completion-complete', 'sep-2164-resource-not-found'];
+
 const ct = ctPathFromArgs('conformance', process.argv.slice(2));
 const childEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CLEO_')));
 const cli = path.join(here, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
@@ -61,8 +69,12 @@ function run(command, args, options, ms) {
   });
 }
 
-function startServe(dir) {
-  const child = spawn(ct, ['serve', '--project', dir, '--port', '0'], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+/// `ct serve` on `dir`, or (bridge) stdio_bridge.mjs in front of `ct mcp` on it; `url` is where it listens.
+function startServe(dir, bridge = false) {
+  const [command, args, banner] = bridge
+    ? [process.execPath, [path.join(here, 'stdio_bridge.mjs'), '--ct', ct, '--project', dir], /stdio bridge: (http:\/\/\S+)/]
+    : [ct, ['serve', '--project', dir, '--port', '0'], /CLEO MCP server: (http:\/\/\S+)/];
+  const child = spawn(command, args, { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const output = [];
   child.stderr.on('data', (chunk) => output.push(chunk.toString()));
@@ -70,10 +82,10 @@ function startServe(dir) {
   const url = new Promise((resolve, reject) => {
     child.once('error', reject);
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /CLEO MCP server: (http:\/\/\S+)/.exec(line);
+      const match = banner.exec(line);
       if (match) resolve(match[1]);
     });
-    exited.then(({ code, signal }) => reject(new Error(`ct serve exited (${code ?? signal}) before printing its URL`)));
+    exited.then(({ code, signal }) => reject(new Error(`${bridge ? 'the stdio bridge' : 'ct serve'} exited (${code ?? signal}) before printing its URL`)));
   });
   return { child, url, exited, output };
 }
@@ -115,7 +127,25 @@ const watchdog = setTimeout(() => {
 }, TOTAL_MS);
 watchdog.unref();
 
+/// Runs the suite with `args` against `url`; prints the verdict.
+async function judge(name, url, args, out, server) {
+  const result = await run(process.execPath, [cli, 'server', '--url', url, ...args, '--expected-failures', baseline, '-o', out],
+                           { cwd: results, env: childEnv }, RUN_MS);
+  const { counts, summary } = await tally(out);
+  if (result.code === 0 && counts.scenarios > 0) {
+    passed += 1;
+    console.log(`ok   ${name}: ${summary}; every failure and warning is in the baseline`);
+  } else {
+    failed += 1;
+    console.log(`FAIL ${name}: exit ${result.code ?? result.signal}; ${summary}`);
+    console.log(`     | node ${path.relative(here, cli)} server --url ${url} ${args.join(' ')} --expected-failures ${path.basename(baseline)}`);
+    console.log((report(result.output) || result.output.slice(-3000)).replace(/^/gm, '     | '));
+    if (server.output.length) console.log(`     | server stderr:\n${server.output.join('').trim().split('\n').slice(-20).join('\n').replace(/^/gm, '     | ')}`);
+  }
+}
+
 const project = await fs.mkdtemp(path.join(os.tmpdir(), 'ct-conformance-'));
+const bridged = await fs.mkdtemp(path.join(os.tmpdir(), 'ct-conformance-stdio-'));
 const results = await fs.mkdtemp(path.join(os.tmpdir(), 'ct-conformance-results-'));
 const version = JSON.parse(await fs.readFile(path.join(here, 'node_modules', '@modelcontextprotocol', 'conformance', 'package.json'), 'utf8')).version;
 console.log(`# ct: ${ct}`);
@@ -129,21 +159,21 @@ try {
   const url = await Promise.race([server.url, new Promise((_, reject) => setTimeout(() => reject(new Error('ct serve printed no URL in 15 s')), 15_000))]);
   console.log(`# ct serve: ${url}`);
 
-  for (const [index, spec] of RUNS.entries()) {
-    const out = path.join(results, String(index));
-    const args = [cli, 'server', '--url', url, ...spec.args, '--expected-failures', baseline, '-o', out];
-    const result = await run(process.execPath, args, { cwd: results, env: childEnv }, RUN_MS);
-    const { counts, summary } = await tally(out);
-    if (result.code === 0 && counts.scenarios > 0) {
-      passed += 1;
-      console.log(`ok   ${spec.name}: ${summary}; every failure and warning is in the baseline`);
-    } else {
-      failed += 1;
-      console.log(`FAIL ${spec.name}: exit ${result.code ?? result.signal}; ${summary}`);
-      console.log(`     | node ${path.relative(here, cli)} server --url ${url} ${spec.args.join(' ')} --expected-failures ${path.basename(baseline)}`);
-      console.log((report(result.output) || result.output.slice(-3000)).replace(/^/gm, '     | '));
-      if (server.output.length) console.log(`     | ct serve stderr:\n${server.output.join('').trim().split('\n').slice(-20).join('\n').replace(/^/gm, '     | ')}`);
-    }
+  for (const [index, spec] of RUNS.entries()) await judge(spec.name, url, spec.args, path.join(results, String(index)), server);
+
+  // stdio, through the bridge: a project of its own, so the two servers do not share a store.
+  const initStdio = await run(ct, ['init'], { cwd: bridged, env: childEnv }, 15_000);
+  if (initStdio.code !== 0) throw new Error(`ct init exited with ${initStdio.code ?? initStdio.signal}: ${initStdio.output.trim()}`);
+  const bridge = startServe(bridged, true);
+  try {
+    const bridgeUrl = await Promise.race([bridge.url, new Promise((_, reject) => setTimeout(() => reject(new Error('the stdio bridge printed no URL in 15 s')), 15_000))]);
+    console.log(`# stdio bridge: ${bridgeUrl}`);
+    for (const [index, scenario] of BRIDGED.entries())
+      // --force: a scenario a later revision introduced (sep-2164) runs at 2025-11-25's wire too.
+      await judge(`stdio ${scenario} (2025-11-25, through the bridge)`, bridgeUrl, ['--scenario', scenario, '--spec-version', '2025-11-25', '--force'],
+                  path.join(results, `stdio-${index}`), bridge);
+  } finally {
+    bridge.child.kill('SIGTERM');
   }
 
   const alive = server.child.exitCode === null && server.child.signalCode === null;
@@ -167,7 +197,7 @@ try {
   if (server?.output.length) console.log(server.output.join('').trim().replace(/^/gm, '     | '));
 }
 
-await cleanup([project, results]);
+await cleanup([project, bridged, results]);
 clearTimeout(watchdog);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);

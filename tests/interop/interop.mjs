@@ -17,11 +17,12 @@ import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextpro
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { ctPathFromArgs } from './args.mjs';
 
 const STEP_MS = 15_000;   // one step (request, spawn, shutdown)
-const TOTAL_MS = 240_000; // the whole run
+const TOTAL_MS = 300_000; // the whole run
 
 // ---------------------------------------------------------------------------------------------
 // Arguments and environment
@@ -211,6 +212,138 @@ async function sessionChecks(t, client, { stateless = false } = {}) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Beyond the tools: prompts, resources, completion, and a subscription told of a change that
+// another process (a `ct` command) makes. After sessionChecks: T001 exists (done).
+
+/// The code of a JSON-RPC error the client threw.
+const rpcCode = (error) => error?.code;
+
+async function featureChecks(t, client, dir, { v2 = false } = {}) {
+  await check(`${t}: capabilities offer prompts, resources (subscribe) and completions`, () => {
+    const capabilities = client.getServerCapabilities();
+    assert.ok(capabilities?.prompts, 'capabilities.prompts');
+    assert.equal(capabilities?.resources?.subscribe, true, 'capabilities.resources.subscribe');
+    assert.ok(capabilities?.completions, 'capabilities.completions');
+  });
+  await check(`${t}: cleo_mutate tasks.add creates T002 (for what follows)`, async () => {
+    assert.equal(expectSuccess(await mutate(client, 'add', { title: 'Survey the ledgers' }))?.id, 'T002', 'data.id');
+  });
+  await check(`${t}: listPrompts: next, take, handoff, decompose, review, spawn, with arguments`, async () => {
+    const { prompts } = await client.listPrompts(undefined, requestOptions);
+    assert.deepEqual(prompts.map((prompt) => prompt.name), ['next', 'take', 'handoff', 'decompose', 'review', 'spawn']);
+    const take = prompts.find((prompt) => prompt.name === 'take');
+    assert.deepEqual(take.arguments?.map((a) => [a.name, a.required]), [['id', true]], 'take arguments');
+  });
+  await check(`${t}: getPrompt take T002 renders the task and the call that claims it`, async () => {
+    const { messages } = await client.getPrompt({ name: 'take', arguments: { id: 'T002' } }, requestOptions);
+    assert.equal(messages[0].role, 'user', 'role');
+    assert.ok(messages[0].content.text.includes('Survey the ledgers'), 'the task is in the text');
+    assert.ok(messages[0].content.text.includes('cleo_mutate tasks.start {"id":"T002"}'), 'the claim call');
+  });
+  await check(`${t}: getPrompt of a task that does not exist is -32602`, async () => {
+    await assert.rejects(client.getPrompt({ name: 'take', arguments: { id: 'T404' } }, requestOptions),
+                         (error) => rpcCode(error) === -32602);
+  });
+  await check(`${t}: listResources has the instructions and the open task; templates list task and epic`, async () => {
+    const { resources } = await client.listResources(undefined, requestOptions);
+    const uris = resources.map((resource) => resource.uri);
+    assert.ok(uris.includes('cleo://instructions'), 'cleo://instructions');
+    assert.ok(uris.includes('cleo://task/T002'), `cleo://task/T002 in ${uris.join(', ')}`);
+    assert.ok(!uris.includes('cleo://task/T001'), 'a done task is not listed');
+    const { resourceTemplates } = await client.listResourceTemplates(undefined, requestOptions);
+    const templates = resourceTemplates.map((template) => template.uriTemplate);
+    assert.ok(templates.includes('cleo://task/{id}') && templates.includes('cleo://epic/{id}'), templates.join(', '));
+  });
+  await check(`${t}: readResource cleo://task/T002 is tasks.show's record`, async () => {
+    const { contents } = await client.readResource({ uri: 'cleo://task/T002' }, requestOptions);
+    assert.equal(contents[0].mimeType, 'application/json');
+    assert.equal(JSON.parse(contents[0].text).title, 'Survey the ledgers');
+  });
+  await check(`${t}: readResource of nothing is -32602 with the URI`, async () => {
+    await assert.rejects(client.readResource({ uri: 'cleo://task/T404' }, requestOptions),
+                         (error) => rpcCode(error) === -32602);
+  });
+  await check(`${t}: complete a task id for the take prompt`, async () => {
+    const { completion } = await client.complete({ ref: { type: 'ref/prompt', name: 'take' }, argument: { name: 'id', value: 'T00' } },
+                                                 requestOptions);
+    assert.deepEqual(completion.values, ['T001', 'T002']);
+  });
+
+  // The subscription: the 2025 revisions subscribe on the connection; 2026-07-28 opens a listen stream.
+  const updated = [];
+  if (v2) client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params.uri); });
+  else client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); });
+  let subscription;
+  await check(`${t}: subscribe to cleo://task/T002`, async () => {
+    if (v2) {
+      subscription = await client.listen({ resourceSubscriptions: ['cleo://task/T002'] }, requestOptions);
+      assert.deepEqual(subscription.honoredFilter.resourceSubscriptions, ['cleo://task/T002'], 'honoured');
+    } else {
+      assert.deepEqual(await client.subscribeResource({ uri: 'cleo://task/T002' }, requestOptions), {});
+    }
+  }, { fatal: true });
+  await check(`${t}: a change by another process (ct update) is told: notifications/resources/updated`, async () => {
+    const run = spawnSync(ct, ['update', 'T002', '--notes', 'from another process'], { cwd: dir, env: childEnv, encoding: 'utf8', timeout: STEP_MS });
+    assert.equal(run.status, 0, `ct update: ${run.stderr}`);
+    const until = Date.now() + 10_000;
+    while (!updated.includes('cleo://task/T002') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual([...new Set(updated)], ['cleo://task/T002'], 'notified URIs');
+  });
+  await check(`${t}: unsubscribe`, async () => {
+    if (v2) await subscription.close();
+    else assert.deepEqual(await client.unsubscribeResource({ uri: 'cleo://task/T002' }, requestOptions), {});
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long calls as MCP tasks (2025-11-25's tasks utility), with a client that declares tasks: the
+// SDK's experimental callToolStream creates the task, polls it and fetches its result; a task
+// cancelled stops the test command it runs.
+
+function ctConfig(dir, key, value) {
+  const run = spawnSync(ct, ['config', 'set', key, value], { cwd: dir, env: childEnv, encoding: 'utf8', timeout: STEP_MS });
+  assert.equal(run.status, 0, `ct config set ${key}: ${run.stderr}`);
+}
+
+async function tasksChecks(t, client, dir) {
+  await check(`${t}: a client that takes tasks sees cleo_mutate's taskSupport "optional"`, async () => {
+    assert.ok(client.getServerCapabilities()?.tasks?.requests?.tools?.call, 'capabilities.tasks.requests.tools.call');
+    const { tools } = await client.listTools(undefined, requestOptions);
+    const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+    assert.equal(byName.cleo_mutate.execution?.taskSupport, 'optional', 'cleo_mutate execution.taskSupport');
+    assert.equal(byName.cleo_query.execution, undefined, 'cleo_query has no execution');
+  });
+  await check(`${t}: validate.test.run as a task: created, then its result`, async () => {
+    ctConfig(dir, 'validate.testCommand', 'true');
+    const kinds = [];
+    let result;
+    const stream = client.experimental.tasks.callToolStream(
+      { name: 'cleo_mutate', arguments: { domain: 'validate', operation: 'test.run' } }, undefined, { ...requestOptions, task: { ttl: 60000 } });
+    for await (const message of stream) {
+      kinds.push(message.type);
+      if (message.type === 'result') result = message.result;
+      if (message.type === 'error') throw message.error;
+    }
+    assert.equal(kinds[0], 'taskCreated', `messages: ${kinds.join(', ')}`);
+    assert.equal(envelopeOf(result).success, true, 'the call succeeded');
+  });
+  await check(`${t}: a cancelled task stops its test command`, async () => {
+    ctConfig(dir, 'validate.testCommand', 'sleep 30');
+    const stream = client.experimental.tasks.callToolStream(
+      { name: 'cleo_mutate', arguments: { domain: 'validate', operation: 'test.run' } }, undefined, { ...requestOptions, task: {} });
+    const first = await stream.next();
+    assert.equal(first.value?.type, 'taskCreated', 'first message');
+    const taskId = first.value.task.taskId;
+    const started = Date.now();
+    const cancelled = await client.experimental.tasks.cancelTask(taskId, requestOptions);
+    assert.equal(cancelled.status, 'cancelled', 'status after tasks/cancel');
+    assert.equal((await client.experimental.tasks.getTask(taskId, requestOptions)).status, 'cancelled', 'tasks/get');
+    await stream.return();
+    assert.ok(Date.now() - started < 5000, 'cancelled promptly');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // stdio: ct mcp --project DIR
 
 function stdioTransport(dir, stderrSink) {
@@ -235,8 +368,8 @@ async function connect(name, client, transport, diagnostics) {
   }
 }
 
-function newClient() {
-  return new Client({ name: 'cleo-interop', version: '1.0.0' });
+function newClient(capabilities = {}) {
+  return new Client({ name: 'cleo-interop', version: '1.0.0' }, { capabilities });
 }
 
 /// The v2 client as a dual-era host configures it: server/discover first, the handshake only as a
@@ -281,6 +414,14 @@ async function runStdio() {
     : null;
   try {
     await sessionChecks(t, client);
+    await featureChecks(t, client, dir);
+    const tasker = newClient({ tasks: {} });
+    await connect(`${t}: connect a client that takes tasks`, tasker, stdioTransport(dir, stderr), diagnostics);
+    try {
+      await tasksChecks(t, tasker, dir);
+    } finally {
+      await check(`${t}: close the client that takes tasks`, () => tasker.close());
+    }
   } finally {
     await check(`${t}: close; ct mcp exits with status 0 when stdin closes`, async () => {
       const started = Date.now();
@@ -359,6 +500,14 @@ async function runHttp() {
         assert.ok(typeof transport.sessionId === 'string' && transport.sessionId.length > 0, 'Mcp-Session-Id');
       });
       await sessionChecks(t, client);
+      await featureChecks(t, client, dir);
+      const tasker = newClient({ tasks: {} });
+      await connect(`${t}: connect a client that takes tasks`, tasker, new StreamableHTTPClientTransport(url), diagnostics);
+      try {
+        await tasksChecks(t, tasker, dir);
+      } finally {
+        await check(`${t}: close the client that takes tasks`, () => tasker.close());
+      }
       await check(`${t}: terminateSession (DELETE /mcp)`, async () => {
         await transport.terminateSession();
         assert.equal(transport.sessionId, undefined, 'session id cleared after termination');
@@ -398,6 +547,7 @@ async function runStdioStateless() {
   await connect(`${t}: connect (server/discover answers: no initialize)`, client, transport, diagnostics);
   try {
     await sessionChecks(t, client, { stateless: true });
+    await featureChecks(t, client, dir, { v2: true });
   } finally {
     await check(`${t}: close`, () => client.close(), { diagnostics });
   }
@@ -419,6 +569,7 @@ async function runHttpStateless() {
         assert.equal(transport.sessionId, undefined, 'Mcp-Session-Id');
       });
       await sessionChecks(t, client, { stateless: true });
+      await featureChecks(t, client, dir, { v2: true });
     } finally {
       await check(`${t}: close`, () => client.close());
     }
