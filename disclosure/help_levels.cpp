@@ -8,6 +8,8 @@
 #include "core/sha256.h"
 #include "core/text.h"
 #include "disclosure/cli_syntax.h"
+#include "disclosure/prompts.h"
+#include "disclosure/resources.h"
 #include "engines/project/config.h"
 
 namespace ct::disclosure {
@@ -169,18 +171,23 @@ Result<std::string> registry_fact(const Registry& registry, std::string_view nam
     return {};
   };
   if (name == "domains") return join(registry.domains(), ", ");
+  if (name == "prompts") {  // the MCP prompts' names (disclosure/prompts.h)
+    std::vector<std::string> names;
+    for (const auto& prompt : prompt_catalog()) names.emplace_back(prompt.name);
+    return join(names, ", ");
+  }
+  if (name == "resources") {  // the MCP resource templates (disclosure/resources.h)
+    std::vector<std::string> templates;
+    for (const auto& resource : resource_templates())
+      if (resource.subscribable || resource.name == "briefing") templates.emplace_back(resource.uri_template);
+    return join(templates, ", ");
+  }
   if (name == "quick_reference") {
     CT_TRY(need(1));
     return quick_reference(registry, args);
   }
   if (name == "operation_index") return operation_index(registry, "", /*brief=*/true);
   if (name == "exit_codes") return exit_code_table(registry);
-  if (name == "retryable") {
-    std::vector<std::string> codes;
-    for (const auto& info : error_table())
-      if (info.retryable) codes.emplace_back(info.name);
-    return join(codes, ", ");
-  }
   if (name == "include") {
     CT_TRY(need(1));
     return render_at(registry, args[0], extra, depth + 1);

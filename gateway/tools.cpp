@@ -5,9 +5,12 @@
 namespace ct::mcp {
 
 std::string_view tool_description(Gateway gateway) {
-  return gateway == Gateway::Query ? "Read CLEO tasks and state; never changes anything. See system.help."
-                                   : "Change CLEO tasks and state: validated, atomic, audited. See system.help.";
+  // The annotations say the rest (readOnlyHint, destructiveHint); `params` says where the
+  // operations' params are described.
+  return gateway == Gateway::Query ? "Read CLEO." : "Change CLEO.";
 }
+
+std::string_view params_description() { return "Every operation's params; see system.help"; }
 
 std::string input_schema(const Registry& registry, Gateway gateway) {
   std::string out;
@@ -26,8 +29,12 @@ std::string input_schema(const Registry& registry, Gateway gateway) {
   // converter (the OpenAI Agents SDK's ensure_strict_json_schema) refuse and fall back to
   // non-strict, where `additionalProperties` left unset would be closed to false, and every
   // other parameter with it.
+  // Its description says that every operation's params go here, and where they are listed: a
+  // host that drops `additionalProperties` (opencode's converter for Gemini models) would
+  // otherwise show the model `id` alone.
   w.key("params").begin_object();
   w.key("type").value("object");
+  w.key("description").value(params_description());
   w.key("properties").begin_object().key("id").begin_object().key("type").value("string").end_object().end_object();
   w.key("additionalProperties").value(true);
   w.end_object();

@@ -14,8 +14,11 @@
 
 namespace ct::mcp {
 
-/// The tool's description: what it does, and where the operations are listed.
+/// The tool's description: what it does (its annotations say the rest).
 std::string_view tool_description(Gateway gateway);
+/// The description of the `params` argument: every operation's params go there, and system.help
+/// lists them.
+std::string_view params_description();
 
 /// The JSON Schema of one tool's arguments {domain, operation, params} (compact JSON).
 std::string input_schema(const Registry& registry, Gateway gateway);
