@@ -611,8 +611,10 @@ class HttpServer final : public McpServer {
     if (method.is_string()) {
       h.emplace("Mcp-Method", method.as_string());
       const std::string& name = method.as_string();
-      const Value& named = name == "resources/read" ? params["uri"] : params["name"];
-      if ((name == "tools/call" || name == "prompts/get" || name == "resources/read") && named.is_string())
+      // What Mcp-Name mirrors: params.name, params.uri, or (the tasks extension) params.taskId.
+      const bool task_method = name == "tasks/get" || name == "tasks/update" || name == "tasks/cancel";
+      const Value& named = name == "resources/read" ? params["uri"] : task_method ? params["taskId"] : params["name"];
+      if ((name == "tools/call" || name == "prompts/get" || name == "resources/read" || task_method) && named.is_string())
         h.emplace("Mcp-Name", named.as_string());
     }
     return h;
