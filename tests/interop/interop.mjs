@@ -344,6 +344,34 @@ async function tasksChecks(t, client, dir) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The MCP Inspector's CLI (@modelcontextprotocol/inspector, pinned): what a person inspecting the
+// server sees. It lists the prompts, the resources and the templates, and renders a prompt.
+
+const inspectorCli = new URL('./node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url).pathname;
+
+async function inspectorChecks(t, target, home) {
+  const inspect = (method, extra = []) => {
+    // Its secrets file goes to HOME: a temporary one, never the real one.
+    const run = spawnSync(process.execPath, [inspectorCli, '--cli', '--method', method, ...extra, ...target],
+                          { env: { ...childEnv, HOME: home }, encoding: 'utf8', timeout: STEP_MS });
+    if (run.error) throw run.error;
+    assert.equal(run.status, 0, `inspector --method ${method} exited ${run.status}: ${tail(run.stderr || run.stdout, 5)}`);
+    return JSON.parse(run.stdout);
+  };
+  await check(`${t}: the MCP Inspector CLI lists the prompts`, () => {
+    assert.deepEqual(inspect('prompts/list').prompts.map((p) => p.name), ['next', 'take', 'handoff', 'decompose', 'review', 'spawn']);
+  });
+  await check(`${t}: the MCP Inspector CLI lists the resources and the templates`, () => {
+    assert.ok(inspect('resources/list').resources.some((r) => r.uri === 'cleo://instructions'), 'cleo://instructions');
+    assert.ok(inspect('resources/templates/list').resourceTemplates.some((r) => r.uriTemplate === 'cleo://task/{id}'), 'cleo://task/{id}');
+  });
+  await check(`${t}: the MCP Inspector CLI renders the next prompt`, () => {
+    const { messages } = inspect('prompts/get', ['--prompt-name', 'next']);
+    assert.ok(messages[0].content.text.includes('tasks.start'), 'the prompt names the call that takes a task');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // stdio: ct mcp --project DIR
 
 function stdioTransport(dir, stderrSink) {
@@ -415,6 +443,7 @@ async function runStdio() {
   try {
     await sessionChecks(t, client);
     await featureChecks(t, client, dir);
+    await inspectorChecks(t, [ct, 'mcp', '--project', dir], await makeTempDir('inspector-home'));
     const tasker = newClient({ tasks: {} });
     await connect(`${t}: connect a client that takes tasks`, tasker, stdioTransport(dir, stderr), diagnostics);
     try {
@@ -501,6 +530,7 @@ async function runHttp() {
       });
       await sessionChecks(t, client);
       await featureChecks(t, client, dir);
+      await inspectorChecks(t, ['--transport', 'http', '--server-url', url.href], await makeTempDir('inspector-home'));
       const tasker = newClient({ tasks: {} });
       await connect(`${t}: connect a client that takes tasks`, tasker, new StreamableHTTPClientTransport(url), diagnostics);
       try {
@@ -619,7 +649,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 console.log(`# ct: ${ct}`);
 console.log(`# node ${process.version}, @modelcontextprotocol/sdk ${await sdkVersion('sdk')}, ` +
-            `@modelcontextprotocol/client ${await sdkVersion('client')}`);
+            `@modelcontextprotocol/client ${await sdkVersion('client')}, @modelcontextprotocol/inspector ${await sdkVersion('inspector')}`);
 
 for (const [name, run] of [['stdio', runStdio], ['http', runHttp], ['stdio 2026-07-28', runStdioStateless],
                            ['http 2026-07-28', runHttpStateless]]) {
