@@ -6,6 +6,8 @@
 # `ct providers install <host> --hooks`, then
 #   claude  `claude doctor` reports no invalid settings, and `claude -p` (stream-json with hook
 #           events) shows the SessionStart hook ran and printed what `ct briefing --hook claude` prints;
+#           then, with the MCP entry it wrote beside the hook (.mcp.json), `claude -p`
+#           connects to `ct mcp` and lists its tools, its prompts as slash commands and the resource tools;
 #   gemini  `gemini mcp list` reports no invalid configuration, and `gemini -p` (stream-json, a dummy
 #           API key) sends the first prompt with the hook's additionalContext in it;
 #   codex   `codex exec --strict-config` reports no hooks.json error, and the session it records has
@@ -144,6 +146,31 @@ check_claude() {
   out=$("$node" "$inspect" claude "$work/claude/stream.jsonl" "$work/claude/expected" 2>&1) ||
     { echo "$out" >&2; head -c 4000 "$work/claude/stream.err" >&2; fail "the SessionStart hook did not run as expected"; return 1; }
   note "claude -p: $out ($((SECONDS - t)) s)"
+
+  # The MCP entry `ct providers install claude --hooks` wrote beside the hook (.mcp.json, the
+  # portable `ct`): Claude Code starts `ct mcp` from it, and its init event lists the two tools, the
+  # prompts as slash commands and the resource tools. The negative control first: an entry whose
+  # command is missing must be reported failed, or the check would be blind.
+  [ -f "$proj/.mcp.json" ] || { fail "ct providers install claude --hooks wrote no .mcp.json"; return 1; }
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"check","version":"1"}}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"prompts/list"}' | (cd "$proj" && in_host_env ct mcp) >"$work/claude/prompts.jsonl" 2>/dev/null ||
+    { fail "ct mcp did not list its prompts"; return 1; }
+  claude_mcp() { # CONFIG OUT.jsonl
+    (cd "$proj" && in_host_env CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 timeout 120 "$claude" -p ping \
+      --output-format stream-json --verbose --no-session-persistence --mcp-config "$1" --strict-mcp-config \
+      </dev/null >"$2" 2>"$2.err") || true
+  }
+  echo '{"mcpServers":{"cleo":{"command":"ct-not-installed","args":["mcp"]}}}' >"$work/claude/bad-mcp.json"
+  claude_mcp "$work/claude/bad-mcp.json" "$work/claude/bad-mcp.jsonl"
+  if "$node" "$inspect" claude-mcp "$work/claude/bad-mcp.jsonl" "$work/claude/prompts.jsonl" >/dev/null 2>&1; then
+    fail "Claude Code no longer reports an MCP server it cannot start: the check would be blind"
+    return 1
+  fi
+  t=$SECONDS
+  claude_mcp "$proj/.mcp.json" "$work/claude/mcp.jsonl"
+  out=$("$node" "$inspect" claude-mcp "$work/claude/mcp.jsonl" "$work/claude/prompts.jsonl" 2>&1) ||
+    { echo "$out" >&2; head -c 4000 "$work/claude/mcp.jsonl.err" >&2; fail "Claude Code does not list ct mcp's tools and prompts"; return 1; }
+  note "claude -p with .mcp.json: $out ($((SECONDS - t)) s)"
 }
 
 # ---- Gemini CLI ----------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 // Reads what the host CLIs print or record, for check_hooks.sh:
 //   node inspect.mjs claude OUT.jsonl EXPECTED     Claude Code's stream-json (--include-hook-events):
 //                                                  the SessionStart hook_response ran and printed EXPECTED
+//   node inspect.mjs claude-mcp OUT.jsonl PROMPTS  Claude Code's stream-json init event: ct mcp connected,
+//                                                  its tools, its prompts as slash commands (PROMPTS:
+//                                                  ct mcp's prompts/list reply), the resource tools
 //   node inspect.mjs gemini-context BRIEFING.json  the additionalContext of `ct briefing --hook gemini`
 //   node inspect.mjs gemini OUT.jsonl CONTEXT      Gemini CLI's stream-json: the first user message
 //                                                  carries <hook_context>CONTEXT</hook_context>;
@@ -117,7 +120,27 @@ switch (mode) {
     console.log(`the session has the hook's output as a developer message: ${clip(expected)}`);
     break;
   }
+  case 'claude-mcp': {
+    // Claude Code's init event for a session whose --mcp-config names `ct mcp` as "cleo": the server
+    // connected, its two tools, its prompts as slash commands (mcp__cleo__<name>) and the tools that
+    // read MCP resources. PROMPTS.jsonl holds ct mcp's own prompts/list reply (the names expected).
+    const [file, promptsFile] = args;
+    const init = lines(file).find((m) => m.type === 'system' && m.subtype === 'init');
+    if (!init) fail(`no init event in Claude Code's stream`);
+    const server = (init.mcp_servers ?? []).find((s) => s.name === 'cleo');
+    if (server?.status !== 'connected') fail(`the cleo MCP server is ${clip(JSON.stringify(server ?? 'not listed'))}, not connected`);
+    const reply = lines(promptsFile).find((m) => m.id === 2);
+    const names = (reply?.result?.prompts ?? []).map((p) => p.name);
+    if (names.length === 0) fail(`ct mcp listed no prompts: ${clip(JSON.stringify(reply))}`);
+    const missing = [
+      ...['mcp__cleo__cleo_query', 'mcp__cleo__cleo_mutate', 'ListMcpResourcesTool', 'ReadMcpResourceTool'].filter((t) => !(init.tools ?? []).includes(t)),
+      ...names.map((n) => `mcp__cleo__${n}`).filter((c) => !(init.slash_commands ?? []).includes(c)),
+    ];
+    if (missing.length) fail(`Claude Code's init event lacks ${missing.join(', ')}`);
+    console.log(`cleo connected; tools cleo_query, cleo_mutate; slash commands ${names.map((n) => `/mcp__cleo__${n}`).join(' ')}; resource tools`);
+    break;
+  }
   default:
-    process.stderr.write('usage: node inspect.mjs claude|gemini-context|gemini|codex-errors|codex-rollout ...\n');
+    process.stderr.write('usage: node inspect.mjs claude|claude-mcp|gemini-context|gemini|codex-errors|codex-rollout ...\n');
     process.exit(2);
 }
