@@ -67,15 +67,7 @@ Row measure(Router& router, std::int64_t size, std::string op, std::string targe
 
 void bench_size(std::int64_t size, const fs::path& dir, const Options& options, std::vector<Row>& rows,
                 std::vector<std::string>& notes) {
-  fs::create_directories(dir / ".cleo");
-  if (options.postgresql) {
-    json::Value config = json::Value::object();
-    json::Value storage = json::Value::object();
-    storage.set("url", *options.postgresql);
-    storage.set("schema", "bench_memory_" + std::to_string(size) + "_" + std::to_string(::getpid()));
-    config.set("storage", std::move(storage));
-    std::ofstream(dir / ".cleo" / "config.json") << config.dump();
-  }
+  write_bench_config(dir, options.postgresql, "bench_memory_" + std::to_string(size));
   for (std::size_t i = 0; i < kFiles; ++i) {
     fs::create_directories((dir / file_path(i)).parent_path());
     std::ofstream(dir / file_path(i)) << "// file " << i << "\nint value" << i << " = " << i << ";\n";

@@ -36,12 +36,7 @@ namespace {
 constexpr int kOps = 200;
 constexpr std::int64_t kEpicSize = 1000;
 
-struct Options {
-  std::int64_t tasks = 10000;
-  int runs = 30;
-  std::optional<std::string> postgresql;
-  std::optional<fs::path> keep;
-};
+using Options = StoreOptions;
 
 struct Row {
   std::string call;
@@ -139,15 +134,7 @@ Request apply_request(const std::string& plan, json::Value ops) {
 int run(const Options& options) {
   WorkDir work(options.keep, "ct-bench-plan");
   const fs::path& dir = work.path();
-  fs::create_directories(dir / ".cleo");
-  if (options.postgresql) {
-    json::Value config = json::Value::object();
-    json::Value storage = json::Value::object();
-    storage.set("url", *options.postgresql);
-    storage.set("schema", "bench_plan_" + std::to_string(::getpid()));
-    config.set("storage", std::move(storage));
-    std::ofstream(dir / ".cleo" / "config.json") << config.dump();
-  }
+  write_bench_config(dir, options.postgresql, "bench_plan");
   RouterOptions router_options;
   Router router(registry(), Workspace::open(dir), router_options, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));
@@ -281,27 +268,9 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   using namespace ct::bench;
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--tasks" && value) {
-      options.tasks = std::stoll(value);
-      ++i;
-    } else if (arg == "--runs" && value) {
-      options.runs = std::stoi(value);
-      ++i;
-    } else if (arg == "--postgresql" && value) {
-      options.postgresql = value;
-      ++i;
-    } else if (arg == "--keep" && value) {
-      options.keep = fs::path(value);
-      ++i;
-    } else {
-      std::fprintf(stderr, "usage: ct_bench_plan [--tasks 10000] [--runs 30] [--postgresql URL] [--keep DIR]\n");
-      return 2;
-    }
-  }
+  auto parsed = parse_store_options(argc, argv, "ct_bench_plan", {.tasks = 10000, .runs = 30});
+  if (!parsed) return 2;
+  const Options& options = *parsed;
   if (options.tasks < kEpicSize + 3 || options.runs < 1) {
     std::fprintf(stderr, "ct_bench_plan: --tasks must be at least %lld (the 1,000-task epic and two more) and --runs at least 1\n",
                  static_cast<long long>(kEpicSize + 3));

@@ -26,6 +26,38 @@ namespace ct::bench {
 using Steady = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
+/// The command line of the in-process benchmarks of one store: --tasks N, --runs N, --postgresql URL
+/// (the store on that server instead of SQLite), --keep DIR (the project kept there).
+struct StoreOptions {
+  std::int64_t tasks = 10000;
+  int runs = 30;
+  std::optional<std::string> postgresql;
+  std::optional<fs::path> keep;
+};
+
+/// `defaults` with what argv says; nullopt (the usage printed to stderr) for anything else.
+inline std::optional<StoreOptions> parse_store_options(int argc, char** argv, std::string_view program,
+                                                       StoreOptions defaults) {
+  StoreOptions options = std::move(defaults);
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    try {
+      if (arg == "--tasks" && value) options.tasks = std::stoll(value);
+      else if (arg == "--runs" && value) options.runs = std::stoi(value);
+      else if (arg == "--postgresql" && value) options.postgresql = value;
+      else if (arg == "--keep" && value) options.keep = fs::path(value);
+      else throw std::invalid_argument(std::string(arg));
+      ++i;
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "usage: %.*s [--tasks %lld] [--runs %d] [--postgresql URL] [--keep DIR]\n",
+                   static_cast<int>(program.size()), program.data(), static_cast<long long>(defaults.tasks), defaults.runs);
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
 template <typename Number>
 inline Number parse_number(std::string_view flag, std::string_view text) {
   Number value{};

@@ -2,9 +2,14 @@
 // that fails loudly (a benchmark of error replies would measure nothing).
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <vector>
 #include <cstdint>
 #include <stdexcept>
@@ -59,6 +64,20 @@ inline Request query(std::string domain, std::string operation, json::Value para
   Request request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
   request.caller.agent = kBenchAgent;
   return request;
+}
+
+/// The benchmark project's .cleo/config.json: `config`'s keys and, with `postgresql`, the store on
+/// that server in a schema of its own (`schema` and the process id).
+inline void write_bench_config(const std::filesystem::path& dir, const std::optional<std::string>& postgresql,
+                               std::string_view schema, json::Value config = json::Value::object()) {
+  std::filesystem::create_directories(dir / ".cleo");
+  if (postgresql) {
+    json::Value storage = json::Value::object();
+    storage.set("url", *postgresql);
+    storage.set("schema", std::string(schema) + "_" + std::to_string(::getpid()));
+    config.set("storage", std::move(storage));
+  }
+  if (!config.empty()) std::ofstream(dir / ".cleo" / "config.json") << config.dump();
 }
 
 /// Fills a store through `router` with `size` tasks planned by `workload`, then completes ~30% of

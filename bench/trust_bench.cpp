@@ -28,12 +28,7 @@
 namespace ct::bench {
 namespace {
 
-struct Options {
-  std::int64_t tasks = 10000;
-  int runs = 200;
-  std::optional<std::string> postgresql;
-  std::optional<fs::path> keep;
-};
+using Options = StoreOptions;
 
 void progress(const std::string& text) { std::cerr << text << std::endl; }
 
@@ -65,13 +60,7 @@ int run(const Options& options) {
   json::Value validate = json::Value::object();
   validate.set("testCommand", "true");
   config.set("validate", std::move(validate));
-  if (options.postgresql) {
-    json::Value storage = json::Value::object();
-    storage.set("url", *options.postgresql);
-    storage.set("schema", "bench_trust_" + std::to_string(::getpid()));
-    config.set("storage", std::move(storage));
-  }
-  std::ofstream(dir / ".cleo" / "config.json") << config.dump();
+  write_bench_config(dir, options.postgresql, "bench_trust", std::move(config));
   RouterOptions router_options;
   Router router(registry(), Workspace::open(dir), router_options, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));
@@ -142,27 +131,9 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   using namespace ct::bench;
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--tasks" && value) {
-      options.tasks = std::stoll(value);
-      ++i;
-    } else if (arg == "--runs" && value) {
-      options.runs = std::stoi(value);
-      ++i;
-    } else if (arg == "--postgresql" && value) {
-      options.postgresql = value;
-      ++i;
-    } else if (arg == "--keep" && value) {
-      options.keep = fs::path(value);
-      ++i;
-    } else {
-      std::fprintf(stderr, "usage: ct_bench_trust [--tasks 10000] [--runs 200] [--postgresql URL] [--keep DIR]\n");
-      return 2;
-    }
-  }
+  auto parsed = parse_store_options(argc, argv, "ct_bench_trust", {.tasks = 10000, .runs = 200});
+  if (!parsed) return 2;
+  const Options& options = *parsed;
   if (options.tasks < 4 * static_cast<std::int64_t>(options.runs) + 8) {
     std::fprintf(stderr, "ct_bench_trust: --tasks must be at least 4 × --runs + 8 (each call completes a task)\n");
     return 2;
