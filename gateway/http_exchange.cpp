@@ -426,8 +426,15 @@ HttpResponse HttpExchange::handle_get(const HttpRequest& request) {
                           "Bad Request: Mcp-Session-Id header is required (a session's notifications)");
   std::shared_ptr<Session> session = find_session(session_id);
   if (!session) return error_response(404, RpcError::InvalidRequest, "Session not found: start a new one with initialize");
-  // One stream per session: a new GET replaces the one before (which ends).
-  return event_stream_response(session->outbox->attach()->stream());
+  // One stream per session: a new GET replaces the one before (which ends). The session becomes a
+  // subscriber of the watcher now, if it is not one yet: its stream is then shown life every 15 s
+  // (a peer that went away is found out), and what it subscribes to later is told on it.
+  auto stream = session->outbox->attach();
+  if (ResourceWatch* watch = protocol_.services().watch) {
+    std::lock_guard lock(session->mutex);
+    if (!session->connection.subscriber) session->connection.subscriber = watch->add(session->outbox);
+  }
+  return event_stream_response(stream->stream());
 }
 
 void HttpExchange::stop_streams() {
