@@ -59,6 +59,9 @@ class SessionStore {
  public:
   [[nodiscard]] virtual Result<void> insert_session(const Session& session) = 0;
   [[nodiscard]] virtual Result<void> update_session(const Session& session) = 0;
+  /// Removes a session row (undoing tasks.import takes back the sessions it brought; sessions
+  /// otherwise end and are archived, never removed). Nothing to remove is no error.
+  [[nodiscard]] virtual Result<void> delete_session(std::string_view id) = 0;
   [[nodiscard]] virtual Result<std::optional<Session>> get_session(std::string_view id) = 0;
   [[nodiscard]] virtual Result<std::vector<Session>> list_sessions(const SessionQuery& query) = 0;
   [[nodiscard]] virtual Result<std::int64_t> count_sessions(const SessionQuery& query) = 0;

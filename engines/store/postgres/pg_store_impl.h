@@ -133,6 +133,7 @@ class PgStore final : public Store {
   // -- sessions -------------------------------------------------------------------------------
   Result<void> insert_session(const Session& session) override;
   Result<void> update_session(const Session& session) override;
+  Result<void> delete_session(std::string_view id) override;
   Result<std::optional<Session>> get_session(std::string_view id) override;
   Result<std::vector<Session>> list_sessions(const SessionQuery& query) override;
   Result<std::int64_t> count_sessions(const SessionQuery& query) override;

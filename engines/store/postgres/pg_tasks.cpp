@@ -387,6 +387,11 @@ Result<void> PgStore::update_session(const Session& session) {
   return {};
 }
 
+Result<void> PgStore::delete_session(std::string_view id) {
+  CT_TRY(query("DELETE FROM sessions WHERE id = $1", Params().add(id), "cannot remove the session"));
+  return {};
+}
+
 Result<std::optional<Session>> PgStore::get_session(std::string_view id) {
   CT_TRY_ASSIGN(Rows rows, query(std::string(kSessionSelect) + " WHERE id = $1", Params().add(id), "cannot read the session"));
   if (rows.empty()) return std::optional<Session>();

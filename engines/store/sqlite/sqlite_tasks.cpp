@@ -453,6 +453,13 @@ Result<void> SqliteStore::update_session(const Session& session) {
   return finish(stmt, "cannot save the session");
 }
 
+Result<void> SqliteStore::delete_session(std::string_view id) {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM sessions WHERE id = ?1"));
+  Statement stmt(raw);
+  stmt.bind(1, id);
+  return finish(stmt, "cannot remove the session");
+}
+
 Result<std::optional<Session>> SqliteStore::get_session(std::string_view id) {
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(std::string(kSessionSelect) + " WHERE id = ?1"));
   Statement stmt(raw);
