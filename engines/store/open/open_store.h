@@ -1,6 +1,8 @@
 // Opening the project's store: which backend holds it, and the backends by name. The one header
-// above the backends that domains include to reach a store, open backup files or name a backend
-// (tests/layering.cmake refuses engines/store/sqlite/ and engines/store/postgres/ above engines/).
+// above the backends that domains include to reach a store, open backup files, read another
+// program's SQLite file (sqlite_foreign.h: tasks.import of the original CLEO's tasks.db) or name a
+// backend (tests/layering.cmake refuses engines/store/sqlite/ and engines/store/postgres/ above
+// engines/).
 #pragma once
 
 #include <memory>
@@ -8,6 +10,7 @@
 
 #include "engines/project/config.h"
 #include "engines/project/project.h"
+#include "engines/store/sqlite/sqlite_foreign.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "engines/store/store_backend.h"
 
