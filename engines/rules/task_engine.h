@@ -146,6 +146,16 @@ class TaskEngine {
 
   // Writes (call inside a write transaction).
   Result<Task> add(NewTask spec);
+  /// Another store's tasks with their own ids, statuses, times, notes and archive state (tasks.import
+  /// of the original CLEO's store), all or nothing. Ids this store holds already are E_ID_COLLISION
+  /// naming every one of them (never renumbered). Each task is placed as add() places one — its
+  /// parent first (one of `tasks`, or a task here), the hierarchy rules (an epic at the top, a
+  /// subtask under a parent that is no subtask, depth, open siblings, no live task under an
+  /// archived parent), its position after its siblings in the order given, its type as given —
+  /// and its dependencies and links, which must name tasks that exist once all are placed and form
+  /// no cycle, follow. Each is recorded as created, so that undo takes the import back whole; the
+  /// id counter moves past the highest id (TaskStore::insert_task).
+  Result<void> import_kept(std::vector<Task> tasks);
   Result<UpdateResult> update(const std::string& id, const TaskPatch& patch, std::optional<std::int64_t> if_version);
   Result<CompleteResult> complete(const std::string& id, const std::string& note, std::optional<std::int64_t> if_version);
   Result<DeleteResult> remove(const std::string& id, const DeleteOptions& options, std::optional<std::int64_t> if_version);
@@ -178,7 +188,10 @@ class TaskEngine {
 
  private:
   Result<void> check_version(const Task& task, std::optional<std::int64_t> if_version);
-  Result<void> check_parent(const Task& parent, int subtree_height, const std::string& moving_id);
+  /// `archived_child`: the task placed is archived itself, so an archived parent is fine;
+  /// `open_child`: it counts against hierarchy.maxSiblings.
+  Result<void> check_parent(const Task& parent, int subtree_height, const std::string& moving_id,
+                            bool archived_child = false, bool open_child = true);
   Result<void> check_depends(const std::string& id, const std::vector<std::string>& depends);
   Result<int> subtree_height(const std::string& id);
   /// Writes `after` (version+1, updatedAt) and reports every changed field.
