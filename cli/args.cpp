@@ -12,7 +12,9 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
+#include <system_error>
 
 #include "cli/usage.h"
 #include "core/json_parse.h"
@@ -62,21 +64,6 @@ json::Value unwrap_envelope(json::Value value) {
   return value;
 }
 
-namespace {
-/// Text of two or more lines that each hold one JSON value, as an array; nullopt otherwise.
-std::optional<json::Value> json_lines(std::string_view text) {
-  json::Value items = json::Value::array();
-  for (auto line : split_lines(text)) {
-    if (trim(line).empty()) continue;
-    auto item = json::parse(line);
-    if (!item) return std::nullopt;
-    items.push_back(std::move(*item));
-  }
-  if (items.size() < 2) return std::nullopt;
-  return items;
-}
-}  // namespace
-
 Result<json::Value> object_value(const ParamSpec& param, const std::string& text, const InputSource& input) {
   std::string source = text;
   std::string origin = "the value";
@@ -104,7 +91,7 @@ Result<json::Value> object_value(const ParamSpec& param, const std::string& text
   }
   if (!parsed) {
     // JSON Lines (beads' issues.jsonl, MANIFEST.jsonl): one value per line reads as an array.
-    auto lines = json_lines(source);
+    auto lines = json::parse_lines(source);
     if (lines) return std::move(*lines);
     return fail(invalid_param(param, origin + " is not valid JSON (" + parsed.error().message +
                                          "); pass JSON text or JSON Lines, @file or - for stdin"));
@@ -166,6 +153,13 @@ InputSource InputSource::system() {
     if (out.size() > kMaxInputBytes)
       return fail(Error(ErrorCode::InvalidInput, path + " grew past " + std::to_string(kMaxInputBytes >> 20) + " MiB"));
     return out;
+  };
+  input.existing_path = [](const std::string& word) -> std::optional<std::string> {
+    std::error_code ec;
+    if (word.empty() || !std::filesystem::exists(word, ec)) return std::nullopt;
+    std::filesystem::path absolute = std::filesystem::absolute(word, ec);
+    if (ec) return std::nullopt;
+    return absolute.lexically_normal().string();
   };
   input.read_stdin = []() -> Result<std::string> {
     std::string out;
@@ -261,6 +255,14 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
       case ParamType::Int: out.set(param.name, int_value(text)); break;
       case ParamType::Scalar: out.set(param.name, scalar_value(text)); break;
       case ParamType::Object: {
+        // A file or folder the handler reads itself (tasks.import: a store is more than one file).
+        if (!param.path_param.empty() && input.existing_path && text != "-" && !text.starts_with("@") &&
+            !json::parse(text)) {
+          if (auto path = input.existing_path(text)) {
+            out.set(param.path_param, *path);
+            break;
+          }
+        }
         CT_TRY_ASSIGN(json::Value value, object_value(param, text, input));
         out.set(param.name, std::move(value));
         break;

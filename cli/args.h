@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,8 @@ inline constexpr std::size_t kMaxInputBytes = 16 * 1024 * 1024;
 struct InputSource {
   std::function<Result<std::string>(const std::string& path)> read_file;
   std::function<Result<std::string>()> read_stdin;
+  /// The absolute path of the file or folder `word` names, when one exists there (ParamSpec::path_param).
+  std::function<std::optional<std::string>(const std::string& word)> existing_path;
   /// The real filesystem and the process's stdin.
   static InputSource system();
 };

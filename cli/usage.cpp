@@ -37,7 +37,10 @@ std::string param_help(const ParamSpec& param) {
     case ParamType::Bool: break;
     case ParamType::Enum: facts.push_back("one of " + disclosure::choices_text(param)); break;
     case ParamType::TaskId: facts.emplace_back("task id"); break;
-    case ParamType::Object: facts.emplace_back("JSON text, @file, or - for stdin"); break;
+    case ParamType::Object:
+      facts.emplace_back(param.path_param.empty() ? "JSON text, @file, or - for stdin"
+                                                  : "JSON text, a file or folder, @file, or - for stdin");
+      break;
     case ParamType::Scalar: break;
     case ParamType::Array: {
       std::string items = param.item_type == ParamType::TaskId ? "task ids"

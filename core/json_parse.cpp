@@ -6,6 +6,8 @@
 
 #include <unordered_map>
 
+#include "core/text.h"
+
 namespace ct::json {
 namespace {
 
@@ -355,6 +357,18 @@ std::string_view Outline::member(std::string_view key) const {
 Outline outline(std::string_view text) {
   if (!valid_utf8(text)) return Outline{};
   return Scanner(text).run();
+}
+
+std::optional<Value> parse_lines(std::string_view text) {
+  Value items = Value::array();
+  for (auto line : split_lines(text)) {
+    if (trim(line).empty()) continue;
+    auto item = parse(line);
+    if (!item) return std::nullopt;
+    items.push_back(std::move(*item));
+  }
+  if (items.size() < 2) return std::nullopt;
+  return items;
 }
 
 }  // namespace ct::json

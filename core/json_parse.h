@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,10 @@ inline constexpr int kMaxOutlineDepth = 1024;
 /// UTF-8 is rejected here, so nothing that passed through the parser can reach storage broken.
 /// Objects are built in linear time; a repeated key keeps its first position and its last value.
 Result<Value> parse(std::string_view text);
+
+/// JSON Lines (beads' issues.jsonl, MANIFEST.jsonl): text of two or more lines that each hold one
+/// JSON value (blank lines skipped), as an array of them; nullopt when it is anything else.
+std::optional<Value> parse_lines(std::string_view text);
 
 /// A syntax-only reading of one JSON text (RFC 8259), for text that parse() may refuse although
 /// it is well-formed: integers beyond 64 bits, 1e999, a lone "\ud800" escape. It keeps raw tokens,

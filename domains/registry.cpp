@@ -136,6 +136,10 @@ void Registry::add(OperationSpec spec) {
                            .description = "Several tasks instead of id: the same change to each, in one transaction"});
   }
   assert((!spec.list_like() || spec.find_param("offset")) && "a list-like operation needs an offset param");
+  for ([[maybe_unused]] const auto& param : spec.params)
+    assert((param.path_param.empty() || (param.type == ParamType::Object && param.positional && spec.find_param(param.path_param) &&
+                                         spec.find_param(param.path_param)->type == ParamType::String)) &&
+           "path_param: a positional Object param naming a String param of the operation");
   specs_.push_back(std::move(spec));
 }
 

@@ -71,6 +71,11 @@ struct ParamSpec {
   bool single_line = false;
   /// Object: a string is accepted too, handed on as it is (evidence: a note's text).
   bool or_text = false;
+  /// Object, positional: on the command line a word that names an existing file or folder is not
+  /// read by ct but passed, as its absolute path, in this other (String) param for the handler to
+  /// read (tasks.import: the original CLEO's store is a folder of files, or a database); JSON text,
+  /// @file and - are read by ct as for any Object param.
+  std::string_view path_param;
 };
 
 /// A CLI verb that runs an operation with some params set (`ct ready` is tasks.list with
