@@ -514,6 +514,16 @@ std::string import_view(const View& view) {
   bool dry = data["dryRun"] == json::Value(true);
   std::string count = str(data, "imported");
   std::string format = data["format"].is_string() ? " from " + str(data, "format") : "";
+  // The original CLEO's store: which of its generations, where, and what came along.
+  if (data["format"] == json::Value("original")) {
+    format = " from the original CLEO's " +
+             std::string(data["generation"] == json::Value("sqlite") ? "database " : "files in ") + str(data, "store") +
+             ", ids kept" + (data.contains("lastId") ? " (up to " + str(data, "lastId") + ")" : "");
+    std::vector<std::string> also;
+    if (data.contains("archived")) also.push_back(str(data, "archived") + " archived");
+    if (data.contains("sessions")) also.push_back(str(data, "sessions") + " session(s)");
+    if (!also.empty()) format += "; " + join(also, ", ");
+  }
   std::string out = dry ? "Dry run: would import " + count + " task(s)" + format + "; nothing was written\n"
                         : "Imported " + count + " task(s)" + format + "\n";
   // Another tracker's file: where each of its fields went, and what has no place here.
@@ -531,8 +541,13 @@ std::string import_view(const View& view) {
   if (data["skipped"].is_array() && !data["skipped"].empty()) {
     out += "Skipped " + std::to_string(data["skipped"].size()) + " invalid record(s):\n";
     for (const auto& item : data["skipped"].as_array())
-      out += "  tasks[" + str(item, "index") + "]" + (item.contains("id") ? " (" + str(item, "id") + ")" : "") + ": " +
-             str(item, "message") + "\n";
+      out += "  " + (item.contains("of") ? str(item, "of") : std::string("tasks")) + "[" + str(item, "index") + "]" +
+             (item.contains("id") ? " (" + str(item, "id") + ")" : "") + ": " + str(item, "message") + "\n";
+  }
+  if (data["config"].is_object() && !data["config"].empty()) {
+    Table table({"KEY", "VALUE"});
+    for (const auto& [key, value] : data["config"].as_object()) table.add_row({{key, ""}, {scalar_text(value), ""}});
+    out += std::string(dry ? "Config it would set:\n" : "Config set:\n") + table.render(view.style(), view.options.width, "  ");
   }
   const json::Value& map = data["idMap"];
   if (map.is_object()) {

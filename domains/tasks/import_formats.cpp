@@ -8,24 +8,6 @@
 namespace ct::tasks {
 namespace {
 
-/// The limits of tasks.add's params that foreign text is fitted to (the rest goes into notes),
-/// read from its spec: the registry says them once.
-struct Limits {
-  std::size_t title, description, note, acceptance_item, acceptance_items, label, labels;
-
-  explicit Limits(const OperationSpec& add)
-      : title(bound(add, "title", false)), description(bound(add, "description", false)),
-        note(bound(add, "notes", false)), acceptance_item(bound(add, "acceptance", true)),
-        acceptance_items(bound(add, "acceptance", false)), label(bound(add, "labels", true)),
-        labels(bound(add, "labels", false)) {}
-
-  static std::size_t bound(const OperationSpec& add, std::string_view name, bool per_item) {
-    const ParamSpec* param = add.find_param(name);
-    std::int64_t limit = !param ? kUnbounded : per_item ? param->item_max : param->max;
-    return limit == kUnbounded ? SIZE_MAX : static_cast<std::size_t>(limit);
-  }
-};
-
 std::string text_of(const json::Value& value) {
   if (value.is_string()) return value.as_string();
   if (value.is_null()) return {};
@@ -174,7 +156,7 @@ class Converter {
 
  private:
   ForeignFile& file_;
-  Limits limits_;
+  TaskLimits limits_;
   TimeMs now_;
   std::int64_t long_titles_ = 0;
   std::int64_t dropped_labels_ = 0;

@@ -1,12 +1,20 @@
-// tasks domain — tasks.import: another file's task records, each validated as tasks.add validates.
+// tasks domain — tasks.import: another file's task records, each validated as tasks.add validates,
+// with new ids; or the original CLEO's store (domains/tasks/original_store.h), whose tasks keep
+// theirs, with its sessions and config. Either way one transaction and one audit row, which
+// tasks.undo takes back whole.
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
+#include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/tasks/import_formats.h"
+#include "domains/tasks/original_store.h"
 #include "domains/tasks/tasks_common.h"
+#include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
 namespace {
@@ -21,6 +29,12 @@ struct ImportRecord {
   TaskStatus status = TaskStatus::Pending;
   std::string cancellation_reason;
   NewTask task;                          // parent and depends are filled in when placed
+  std::optional<TaskType> given_type;    // as the record gave it
+  // Records that keep their ids (the original CLEO's store): when and how they stand there.
+  TimeMs created_at = 0;
+  std::optional<TimeMs> updated_at, completed_at, cancelled_at, archived_at;
+  bool archived = false;
+  std::string archive_reason;
 };
 
 /// Why one record cannot be imported: {index, id?, field?, message}.
@@ -33,10 +47,55 @@ json::Value record_problem(std::size_t index, const json::Value& item, const Err
   return out;
 }
 
+/// The id, times and archive state of a record that keeps its id. A time must lie in the past;
+/// an archived task must be done or cancelled.
+Result<void> read_kept_fields(ImportRecord& record, const json::Value& item, TimeMs now) {
+  auto refuse = [&](std::string_view field, std::string message, ErrorCode code = ErrorCode::Validation) {
+    return fail(Error(code, std::move(message)).with_detail("field", std::string(field)));
+  };
+  if (record.id.empty()) return refuse("id", "id: missing; the tasks of this store keep their ids");
+  auto number = parse_task_id(record.id);
+  if (!number || format_task_id(*number) != record.id)
+    return refuse("id", "id: expected a task id (T and at least 3 digits), got " + echo(record.id));
+  auto time = [&](std::string_view field) -> Result<std::optional<TimeMs>> {
+    const json::Value& value = item[field];
+    if (value.is_null()) return std::optional<TimeMs>();
+    auto parsed = value.is_string() ? parse_iso8601(trim(value.as_string())) : std::nullopt;
+    if (!parsed)
+      return refuse(field, std::string(field) + ": expected an ISO-8601 time, got " + echo(value.dump()),
+                    value.is_string() ? ErrorCode::Validation : ErrorCode::InvalidParams);
+    if (*parsed > now) return refuse(field, std::string(field) + ": " + value.as_string() + " lies in the future");
+    return parsed;
+  };
+  CT_TRY_ASSIGN(std::optional<TimeMs> created, time("createdAt"));
+  if (!created) return refuse("createdAt", "createdAt: missing; every task of the store has one");
+  record.created_at = *created;
+  CT_TRY_ASSIGN(record.updated_at, time("updatedAt"));
+  CT_TRY_ASSIGN(record.completed_at, time("completedAt"));
+  CT_TRY_ASSIGN(record.cancelled_at, time("cancelledAt"));
+  CT_TRY_ASSIGN(record.archived_at, time("archivedAt"));
+  if (const json::Value& archived = item["archived"]; !archived.is_null()) {
+    if (!archived.is_bool()) return refuse("archived", "archived: expected true or false", ErrorCode::InvalidParams);
+    record.archived = archived.as_bool();
+  }
+  if (const json::Value& reason = item["archiveReason"]; !reason.is_null()) {
+    if (!reason.is_string() || utf8_length(reason.as_string()) > 200 || has_control_characters(reason.as_string(), false))
+      return refuse("archiveReason", "archiveReason: expected one line of at most 200 characters");
+    record.archive_reason = std::string(trim(reason.as_string()));
+  }
+  if (record.archived && record.status != TaskStatus::Done && record.status != TaskStatus::Cancelled)
+    return refuse("archived", "archived while " + std::string(to_string(record.status)) +
+                                  ": only done or cancelled tasks are archived");
+  return {};
+}
+
 /// Reads a record through the tasks.add spec: every text is trimmed, bounded and free of control
 /// characters, every enum value one of its choices — nothing the agent API refuses is stored.
+/// With `keep_ids` (the original CLEO's store) the record must carry its id and createdAt, and its
+/// times and archive state are read too.
 Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationSpec& delete_spec,
-                                 const OperationSpec& relate_spec, std::size_t index, const json::Value& item, TimeMs now) {
+                                 const OperationSpec& relate_spec, std::size_t index, const json::Value& item, TimeMs now,
+                                 bool keep_ids) {
   // As domains/params.h: the wrong type is E_INVALID_PARAMS, a value that breaks a rule E_VALIDATION.
   auto refuse = [&](std::string field, std::string message, ErrorCode code = ErrorCode::InvalidParams) {
     return fail(Error(code, std::move(message)).with_detail("field", std::move(field)));
@@ -92,6 +151,7 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
   if (record.status == TaskStatus::Blocked) add.set("status", "blocked");
   CT_TRY_ASSIGN(Params checked, Params::validate(add_spec, add));
   record.task = new_task_from(checked);
+  record.given_type = record.task.type;
   // Only an epic keeps its type: other types follow from where the record lands.
   if (record.task.type != TaskType::Epic) record.task.type.reset();
   if (const json::Value& notes = item["notes"]; !notes.is_null()) {
@@ -119,6 +179,7 @@ Result<ImportRecord> read_record(const OperationSpec& add_spec, const OperationS
                     checked_reason.error().code);
     record.cancellation_reason = checked_reason->as_string();
   }
+  if (keep_ids) CT_TRY(read_kept_fields(record, item, now));
   return record;
 }
 
@@ -286,18 +347,63 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records) {
   return {};
 }
 
-/// tasks.import: the export format (or a bare array of task records). Every record passes the
-/// validation of tasks.add; every task gets a new id; parent and depends references inside the
-/// file are remapped, references outside it are dropped with a warning. The whole import is one
-/// transaction: it lands completely or not at all (with skipInvalid, the valid records land and
-/// the others are listed).
+/// What the call imports: the records sent as `tasks`, or what `from` names — a file of records,
+/// or the original CLEO's store.
+Result<ForeignFile> read_input(Context& context, const Params& params, const OperationSpec& add_spec) {
+  const std::string& format = params.str("format");
+  const std::optional<std::string> from = params.opt_str("from");
+  if (from && params.has("tasks"))
+    return fail(Error(ErrorCode::InvalidParams, "give the records as tasks, or a file or folder as from, not both")
+                    .with_detail("field", "from"));
+  if (!from) {
+    if (!params.has("tasks"))
+      return fail(Error(ErrorCode::InvalidParams, "give the records as tasks, or a file or folder to read as from")
+                      .with_fix(call("tasks.import", {{"from", ".cleo-old"}, {"dryRun", true}}))
+                      .with_detail("field", "tasks"));
+    if (looks_like_original_file(params.value("tasks")))
+      return fail(Error(ErrorCode::InvalidParams,
+                        "tasks: this is the original CLEO's todo.json (or its archive); import its whole store, whose "
+                        "tasks keep their ids, by naming its folder")
+                      .with_fix(call("tasks.import", {{"from", "<its .cleo folder>"}, {"dryRun", true}}))
+                      .with_detail("field", "tasks"));
+    return read_foreign(params.value("tasks"), format, add_spec, context.now());
+  }
+  const std::filesystem::path given(*from);
+  const std::filesystem::path path = given.is_absolute() ? given : context.project->root / given;
+  if (!context.may_leave_project() && !lies_within(path, context.project->root))
+    return fail(Error(ErrorCode::Validation, *from + " is outside the project")
+                    .with_fix(Context::let_agents_leave_project())
+                    .with_detail("field", "from"));
+  CT_TRY_ASSIGN(ImportSource source, read_import_source(path));
+  if (!source.original) return read_foreign(source.records, format, add_spec, context.now());
+  if (format != "auto")
+    return fail(Error(ErrorCode::InvalidParams, "format: " + *from + " is the original CLEO's store, told by its files; "
+                                                "leave format out")
+                    .with_detail("field", "format"));
+  if (params.has("parent"))
+    return fail(Error(ErrorCode::InvalidParams, "parent: the original CLEO's tasks keep their own hierarchy; leave "
+                                                "parent out")
+                    .with_detail("field", "parent"));
+  return read_original(*source.original, add_spec);
+}
+
+Result<Reply> import_kept(Context& context, const Params& params, ForeignFile file, std::vector<ImportRecord> records,
+                          json::Value problems);
+
+/// tasks.import: the export format (or a bare array of task records), another tracker's file, or
+/// the original CLEO's store. Every record passes the validation of tasks.add. Other files' tasks
+/// get new ids: parent and depends references inside the file are remapped, references outside
+/// it are dropped with a warning. The original's keep theirs (import_kept). The whole import is
+/// one transaction: it lands completely or not at all (with skipInvalid, the valid records land
+/// and the others are listed).
 Result<Reply> import_tasks(Context& context, const Params& params) {
   const OperationSpec* add_spec = context.registry ? context.registry->find("tasks", "add") : nullptr;
   const OperationSpec* delete_spec = context.registry ? context.registry->find("tasks", "delete") : nullptr;
   const OperationSpec* relate_spec = context.registry ? context.registry->find("tasks", "relate") : nullptr;
   if (!add_spec || !delete_spec || !relate_spec)
     return fail(ErrorCode::Internal, "tasks.add, tasks.delete or tasks.relate is missing from the registry");
-  CT_TRY_ASSIGN(ForeignFile file, read_foreign(params.value("tasks"), params.str("format"), *add_spec, context.now()));
+  CT_TRY_ASSIGN(ForeignFile file, read_input(context, params, *add_spec));
+  const bool keep_ids = file.format == "original";
   const json::Value* list = &file.records;
   const bool skip_invalid = params.flag("skipInvalid");
   CT_TRY(check_unique_ids(*list));
@@ -306,7 +412,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   ErrorCode first_code = ErrorCode::InvalidParams;  // the refusal carries the first invalid record's code
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json::Value& item = list->as_array()[i];
-    auto record = read_record(*add_spec, *delete_spec, *relate_spec, i, item, context.now());
+    auto record = read_record(*add_spec, *delete_spec, *relate_spec, i, item, context.now(), keep_ids);
     if (record) {
       records.push_back(std::move(*record));
     } else {
@@ -321,8 +427,16 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
                           (first["id"].is_string() ? " (" + first["id"].as_string() + ")" : "") + " " +
                           first["message"].as_string();
     Error error(first_code, std::move(message));
+    json::Value again = json::Value::object();
+    if (auto from = params.opt_str("from")) {
+      again.set("from", *from);
+    } else {
+      again.set("tasks", json::Value::Array{"..."});
+    }
+    again.set("skipInvalid", true);
+    again.set("dryRun", true);
     error.fix = "correct the records in error.details.records, or pass skipInvalid:true to import the others: " +
-                call("tasks.import", {{"tasks", json::Value::Array{"..."}}, {"skipInvalid", true}, {"dryRun", true}});
+                call("tasks.import", std::move(again.as_object()));
     constexpr std::size_t kListed = 50;
     json::Value listed = json::Value::array();
     for (std::size_t i = 0; i < problems.size() && i < kListed; ++i) listed.push_back(problems.as_array()[i]);
@@ -330,6 +444,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
                     .with_detail("invalid", static_cast<std::int64_t>(problems.size())));
   }
   CT_TRY(check_file_links(records));
+  if (keep_ids) return import_kept(context, params, std::move(file), std::move(records), std::move(problems));
 
   auto engine_ = engine(context);
   std::string attach = params.opt_str("parent").value_or("");
@@ -434,33 +549,436 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
+// --- the original CLEO's store: ids kept -------------------------------------------------------
+
+/// A record that keeps its id as the task it becomes: its type (`type`, already resolved), its
+/// status (active is pending: a claim is made with tasks.start here), and its times made
+/// consistent — a done task has its completion time, a cancelled one its cancellation, an
+/// archived one the time it was archived, none earlier than its creation and the archive time
+/// no earlier than the last change (each adjustment counted in `adjusted`).
+Task kept_task(const ImportRecord& record, TaskType type, std::int64_t& adjusted) {
+  Task task;
+  task.id = record.id;
+  task.title = record.task.title;
+  task.description = record.task.description;
+  task.priority = record.task.priority;
+  task.type = type;
+  task.parent = record.parent;
+  task.depends = record.depends;
+  task.relates = record.relates;
+  task.labels = record.task.labels;
+  task.acceptance = record.task.acceptance;
+  task.files = record.task.files;
+  task.phase = record.task.phase;
+  task.size = record.task.size;
+  task.status = record.status == TaskStatus::Active ? TaskStatus::Pending : record.status;
+  if (task.status == TaskStatus::Blocked)
+    task.blocked_by = record.task.blocked_by.empty() ? "blocked in the original CLEO" : record.task.blocked_by;
+  task.created_at = record.created_at;
+  auto raise = [&](TimeMs& time) {
+    if (time < task.created_at) {
+      time = task.created_at;
+      ++adjusted;
+    }
+  };
+  task.updated_at = record.updated_at.value_or(task.created_at);
+  raise(task.updated_at);
+  for (const auto& note : record.task.notes) task.notes.push_back({note.at ? note.at : task.created_at, note.text});
+  if (task.status == TaskStatus::Done) {
+    if (!record.completed_at) ++adjusted;
+    TimeMs completed = record.completed_at.value_or(task.updated_at);
+    raise(completed);
+    task.completed_at = completed;
+  }
+  if (task.status == TaskStatus::Cancelled) {
+    if (!record.cancelled_at) ++adjusted;
+    TimeMs cancelled = record.cancelled_at.value_or(task.updated_at);
+    raise(cancelled);
+    task.cancelled_at = cancelled;
+    task.cancellation_reason =
+        record.cancellation_reason.empty() ? std::string("cancelled in the original CLEO") : record.cancellation_reason;
+  }
+  for (const auto& closed : {task.completed_at, task.cancelled_at})
+    if (closed && *closed > task.updated_at) task.updated_at = *closed;
+  if (record.archived) {
+    task.archived = true;
+    TimeMs archived = record.archived_at.value_or(task.updated_at);
+    if (archived < task.updated_at) {
+      archived = task.updated_at;
+      ++adjusted;
+    }
+    task.archived_at = archived;
+    task.archive_reason = record.archive_reason;
+  }
+  return task;
+}
+
+/// The type each record keeps: the one it gave (a subtask without a parent is a task), else what
+/// its parent makes it — a task under an epic, a subtask under anything else, a task at the top.
+std::vector<TaskType> kept_types(const std::vector<ImportRecord>& records) {
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < records.size(); ++i) at.emplace(records[i].id, i);
+  std::vector<std::optional<TaskType>> types(records.size());
+  // Parent chains are loop-free (check_file_links) and short (hierarchy.maxDepth); the depth
+  // bound only keeps a bug from recursing for ever.
+  std::function<TaskType(std::size_t, int)> type_of = [&](std::size_t i, int depth) -> TaskType {
+    if (types[i]) return *types[i];
+    const ImportRecord& record = records[i];
+    auto parent = record.parent.empty() ? at.end() : at.find(record.parent);
+    TaskType type = TaskType::Task;
+    if (record.given_type && !(record.given_type == TaskType::Subtask && record.parent.empty())) {
+      type = *record.given_type;
+    } else if (parent != at.end() && depth < 16) {
+      type = type_of(parent->second, depth + 1) == TaskType::Epic ? TaskType::Task : TaskType::Subtask;
+    }
+    types[i] = type;
+    return type;
+  };
+  std::vector<TaskType> out;
+  for (std::size_t i = 0; i < records.size(); ++i) out.push_back(type_of(i, 0));
+  return out;
+}
+
+/// The specs whose params a session record must pass: session.start's name and agent,
+/// session.note's notes and nextAction.
+struct SessionSpecs {
+  const OperationSpec* start = nullptr;
+  const OperationSpec* note = nullptr;
+};
+
+/// One of the original's sessions (original_store.h's session record) as a session of this store.
+Result<Session> read_session(const json::Value& item, const SessionSpecs& specs, TimeMs now, Scope& scope) {
+  auto refuse = [&](std::string_view field, std::string message, ErrorCode code = ErrorCode::Validation) {
+    return fail(Error(code, std::move(message)).with_detail("field", std::string(field)));
+  };
+  if (!item.is_object()) return refuse("sessions", "a session must be an object", ErrorCode::InvalidParams);
+  Session session;
+  if (!item["id"].is_string()) return refuse("id", "id: missing; a session of the store has one");
+  session.id = item["id"].as_string();
+  const std::string status = item["status"].is_string() ? item["status"].as_string() : std::string();
+  auto parsed = parse_session_status(status);
+  if (!parsed)
+    return refuse("status", "status: expected one of active|suspended|ended|archived|orphaned, got " +
+                                echo(item["status"].dump()));
+  session.status = *parsed;
+  auto checked_scope = parse_scope(item["scope"].is_string() ? item["scope"].as_string() : std::string());
+  if (!checked_scope) return refuse("scope", "scope: " + checked_scope.error().message, checked_scope.error().code);
+  scope = *checked_scope;
+  session.scope = scope.text;
+  auto text = [&](const OperationSpec& spec, std::string_view param, std::string_view field) -> Result<std::string> {
+    const json::Value& value = item[field];
+    if (value.is_null()) return std::string();
+    auto checked = Params::check(spec, param, value);
+    if (!checked)
+      return refuse(field, std::string(field) + checked.error().message.substr(param.size()), checked.error().code);
+    return checked->as_string();
+  };
+  CT_TRY_ASSIGN(session.name, text(*specs.start, "name", "name"));
+  CT_TRY_ASSIGN(session.agent, text(*specs.start, "agent", "agent"));
+  CT_TRY_ASSIGN(session.note, text(*specs.note, "notes", "note"));
+  CT_TRY_ASSIGN(session.next_action, text(*specs.note, "nextAction", "nextAction"));
+  auto time = [&](std::string_view field) -> Result<std::optional<TimeMs>> {
+    const json::Value& value = item[field];
+    if (value.is_null()) return std::optional<TimeMs>();
+    auto at = value.is_string() ? parse_iso8601(trim(value.as_string())) : std::nullopt;
+    if (!at || *at > now)
+      return refuse(field, std::string(field) + ": expected a past ISO-8601 time, got " + echo(value.dump()));
+    return at;
+  };
+  CT_TRY_ASSIGN(std::optional<TimeMs> created, time("createdAt"));
+  if (!created) return refuse("createdAt", "createdAt: missing; every session of the store started once");
+  session.created_at = *created;
+  CT_TRY_ASSIGN(std::optional<TimeMs> updated, time("updatedAt"));
+  session.updated_at = std::max(updated.value_or(*created), *created);
+  CT_TRY_ASSIGN(session.ended_at, time("endedAt"));
+  CT_TRY_ASSIGN(session.archived_at, time("archivedAt"));
+  const bool over = session.status == SessionStatus::Ended || session.status == SessionStatus::Closed;
+  if (over && !session.ended_at) session.ended_at = session.updated_at;
+  if (!over) session.ended_at.reset();
+  if (session.ended_at && *session.ended_at < session.created_at) session.ended_at = session.created_at;
+  if (session.ended_at && *session.ended_at > session.updated_at) session.updated_at = *session.ended_at;
+  if (session.archived_at && !over) session.archived_at.reset();
+  return session;
+}
+
+/// The original's config keys with an equivalent here, applied where this project still has the
+/// default (a value set here is kept, and said); keys only people set are not applied for agents.
+/// Written to config.json after everything else, and not at all in a dry run; each applied key is
+/// a `config.<key>` change of the call's audit row, which undo puts back.
+Result<json::Value> apply_config(Context& context, const json::Value& mapped, std::vector<std::string>& warnings) {
+  json::Value applied = json::Value::object();
+  if (!mapped.is_object() || mapped.empty()) return applied;
+  Config updated = *context.config;
+  std::vector<FieldChange> changes;
+  for (const auto& [key, value] : mapped.as_object()) {
+    const ConfigKey* spec = find_config_key(key);
+    if (!spec) continue;
+    const json::Value current = updated.get(key);
+    if (current == value) continue;
+    auto default_value = json::parse(spec->default_json);
+    if (default_value && current != *default_value) {
+      warnings.push_back("config " + key + ": kept this project's " + current.dump() + " (the original had " +
+                         value.dump() + ")");
+      continue;
+    }
+    if (auto allowed = context.may_set_config(*spec, value); !allowed) {
+      warnings.push_back("config " + key + " " + value.dump() + " not applied: " + allowed.error().message);
+      continue;
+    }
+    if (auto set = updated.set(key, value); !set) {
+      warnings.push_back("config " + key + " " + value.dump() + " not applied: " + set.error().message);
+      continue;
+    }
+    applied.set(key, value);
+    changes.push_back(FieldChange{"", "config." + key, current, value});
+  }
+  if (changes.empty()) return applied;
+  if (!context.keeps_nothing) {
+    CT_TRY(updated.save(context.project->config_path()));
+    context.config_changed = true;
+  }
+  for (auto& change : changes) context.record(std::move(change));
+  return applied;
+}
+
+/// "tasks[3] (T004)" or "sessions[1] (session_…)": where a problem of the store is.
+std::string store_label(std::string_view of, std::size_t index, const std::string& id) {
+  return std::string(of) + "[" + std::to_string(index) + "]" + (id.empty() ? "" : " (" + id + ")");
+}
+
+/// The original CLEO's store, ids kept. References to tasks the store does not hold (a parent,
+/// a dependency, a link, a session's scope) are refused, naming each; with skipInvalid they are
+/// dropped (a session whose scope names one is left out), each said. The tasks are placed by
+/// TaskEngine::import_kept (E_ID_COLLISION when this store holds one of their ids), the sessions
+/// inserted (E_ID_COLLISION likewise), the config applied last: all in the call's transaction
+/// and its one audit row.
+Result<Reply> import_kept(Context& context, const Params& params, ForeignFile file, std::vector<ImportRecord> records,
+                          json::Value problems) {
+  const bool skip_invalid = params.flag("skipInvalid");
+  std::vector<std::string> warnings = std::move(file.warnings);
+  std::set<std::string> in_store;
+  for (const auto& record : records) in_store.insert(record.id);
+
+  // References to tasks the store does not hold.
+  json::Value dangling = json::Value::array();
+  auto dangle = [&](const std::string& where, std::string_view field, const std::string& missing) {
+    json::Value item = json::Value::object();
+    item.set("record", where);
+    item.set("field", std::string(field));
+    item.set("missing", missing);
+    dangling.push_back(std::move(item));
+  };
+  for (auto& record : records) {
+    const std::string where = store_label("tasks", record.index, record.id);
+    if (!record.parent.empty() && !in_store.contains(record.parent)) {
+      dangle(where, "parent", record.parent);
+      record.parent.clear();
+    }
+    std::erase_if(record.depends, [&](const std::string& dep) {
+      if (in_store.contains(dep)) return false;
+      dangle(where, "depends", dep);
+      return true;
+    });
+    std::erase_if(record.relates, [&](const Relation& link) {
+      if (in_store.contains(link.task_id)) return false;
+      dangle(where, "relates", link.task_id);
+      return true;
+    });
+  }
+
+  // Sessions, checked as their records are.
+  SessionSpecs specs{context.registry->find("session", "start"), context.registry->find("session", "note")};
+  if (!specs.start || !specs.note) return fail(ErrorCode::Internal, "session.start or session.note is missing from the registry");
+  std::vector<Session> sessions;
+  json::Value session_problems = json::Value::array();
+  for (std::size_t i = 0; i < file.sessions.size(); ++i) {
+    const json::Value& item = file.sessions.as_array()[i];
+    Scope scope;
+    auto session = read_session(item, specs, context.now(), scope);
+    const std::string was = item["was"].is_string() ? item["was"].as_string() : std::string();
+    if (!session) {
+      json::Value problem = record_problem(i, json::Value(), session.error());
+      problem.set("of", "sessions");
+      if (!was.empty()) problem.set("id", was);
+      session_problems.push_back(std::move(problem));
+      continue;
+    }
+    bool complete = true;
+    for (const auto& root : scope.ids)
+      if (!in_store.contains(root)) {
+        dangle(store_label("sessions", i, was), "scope", root);
+        complete = false;
+      }
+    if (complete) sessions.push_back(std::move(*session));
+  }
+  if (!session_problems.empty() && !skip_invalid) {
+    const json::Value& first = session_problems.as_array().front();
+    return fail(Error(ErrorCode::Validation, "sessions: " + std::to_string(session_problems.size()) + " of " +
+                                                 std::to_string(file.sessions.size()) + " sessions are invalid; first: " +
+                                                 store_label("sessions", static_cast<std::size_t>(first["index"].as_int()),
+                                                             first["id"].is_string() ? first["id"].as_string() : "") +
+                                                 " " + first["message"].as_string())
+                    .with_fix("correct them in the store, or pass skipInvalid:true to import without them: " +
+                              call("tasks.import", {{"from", params.str("from")}, {"skipInvalid", true}, {"dryRun", true}}))
+                    .with_detail("field", "sessions")
+                    .with_detail("records", std::move(session_problems)));
+  }
+  for (auto& problem : session_problems.as_array()) problems.push_back(std::move(problem));
+  if (!dangling.empty()) {
+    const json::Value& first = dangling.as_array().front();
+    if (!skip_invalid) {
+      constexpr std::size_t kListed = 50;
+      json::Value listed = json::Value::array();
+      for (std::size_t i = 0; i < dangling.size() && i < kListed; ++i) listed.push_back(dangling.as_array()[i]);
+      return fail(Error(ErrorCode::Validation,
+                        std::to_string(dangling.size()) + " reference(s) name tasks the store does not hold; first: " +
+                            first["record"].as_string() + " " + first["field"].as_string() + " " +
+                            first["missing"].as_string())
+                      .with_fix("put those tasks back in the original first, or pass skipInvalid:true to import without "
+                                "these references (each said): " +
+                                call("tasks.import", {{"from", params.str("from")}, {"skipInvalid", true}, {"dryRun", true}}))
+                      .with_detail("field", "tasks")
+                      .with_detail("references", std::move(listed))
+                      .with_detail("count", static_cast<std::int64_t>(dangling.size())));
+    }
+    constexpr std::size_t kSaid = 20;
+    for (std::size_t i = 0; i < dangling.size() && i < kSaid; ++i) {
+      const json::Value& item = dangling.as_array()[i];
+      const std::string& field = item["field"].as_string();
+      warnings.push_back(item["record"].as_string() + ": " + field + " " + item["missing"].as_string() +
+                         " is not in the store; " +
+                         (field == "parent" ? "placed at the top level"
+                          : field == "scope" ? "the session is left out"
+                                             : "dropped"));
+    }
+    if (dangling.size() > kSaid)
+      warnings.push_back("… and " + std::to_string(dangling.size() - kSaid) + " more reference(s) to missing tasks");
+  }
+
+  // The tasks, then the sessions, then the config.
+  std::vector<TaskType> types = kept_types(records);
+  std::vector<Task> tasks;
+  std::int64_t adjusted = 0, archived = 0;
+  std::string last_id;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    tasks.push_back(kept_task(records[i], types[i], adjusted));
+    if (tasks.back().archived) ++archived;
+    if (last_id.empty() || *parse_task_id(tasks.back().id) > *parse_task_id(last_id)) last_id = tasks.back().id;
+  }
+  if (adjusted > 0)
+    warnings.push_back(std::to_string(adjusted) + " time(s) made consistent: a completion, cancellation or archive "
+                                                  "time missing or earlier than the task's creation or last change");
+  auto engine_ = engine(context);
+  CT_TRY(engine_.import_kept(std::move(tasks)));
+
+  std::vector<std::string> taken;
+  for (const auto& session : sessions) {
+    CT_TRY_ASSIGN(std::optional<Session> existing, context.db().get_session(session.id));
+    if (existing) taken.push_back(session.id);
+  }
+  if (!taken.empty())
+    return fail(Error(ErrorCode::IdCollision, std::to_string(taken.size()) + " session(s) of the store are here already: " +
+                                                  join(taken, ", ") + " (imported once before?)")
+                    .with_fix("import into a store that holds none of them (a new project)")
+                    .with_detail("taken", json::Value::array_of(taken)));
+  for (const auto& session : sessions) {
+    CT_TRY(context.db().insert_session(session));
+    context.record(FieldChange{"", "session." + session.id, json::Value(), session_record(session)});
+  }
+  CT_TRY_ASSIGN(json::Value config, apply_config(context, file.config, warnings));
+
+  json::Value data = json::Value::object();
+  data.set("imported", static_cast<std::int64_t>(records.size()));
+  data.set("format", "original");
+  data.set("generation", file.generation);
+  data.set("store", file.source);
+  if (archived > 0) data.set("archived", archived);
+  if (!last_id.empty()) data.set("lastId", last_id);
+  if (!sessions.empty()) data.set("sessions", static_cast<std::int64_t>(sessions.size()));
+  if (!config.empty()) data.set("config", std::move(config));
+  data.set("mapped", std::move(file.mapped));
+  if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
+  if (!problems.empty()) data.set("skipped", std::move(problems));
+  if (params.flag("dryRun")) data.set("dryRun", true);
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
 }  // namespace
+
+json::Value session_record(const Session& session) {
+  json::Value out = json::Value::object();
+  out.set("name", session.name);
+  out.set("scope", session.scope);
+  if (!session.agent.empty()) out.set("agent", session.agent);
+  out.set("status", std::string(to_string(session.status)));
+  if (!session.note.empty()) out.set("note", session.note);
+  if (!session.next_action.empty()) out.set("nextAction", session.next_action);
+  out.set("createdAt", format_iso8601(session.created_at));
+  out.set("updatedAt", format_iso8601(session.updated_at));
+  if (session.ended_at) out.set("endedAt", format_iso8601(*session.ended_at));
+  if (session.archived_at) out.set("archivedAt", format_iso8601(*session.archived_at));
+  return out;
+}
+
+Result<Session> session_from_record(const std::string& id, const json::Value& record) {
+  auto time = [&](std::string_view field) -> std::optional<TimeMs> {
+    return record[field].is_string() ? parse_iso8601(record[field].as_string()) : std::nullopt;
+  };
+  auto status = record["status"].is_string() ? parse_session_status(record["status"].as_string()) : std::nullopt;
+  auto created = time("createdAt");
+  auto updated = time("updatedAt");
+  if (!status || !created || !updated || !record["scope"].is_string())
+    return fail(ErrorCode::Internal, "the audit row's record of session " + id + " is incomplete");
+  Session session;
+  session.id = id;
+  session.name = record["name"].is_string() ? record["name"].as_string() : std::string();
+  session.scope = record["scope"].as_string();
+  session.agent = record["agent"].is_string() ? record["agent"].as_string() : std::string();
+  session.status = *status;
+  session.note = record["note"].is_string() ? record["note"].as_string() : std::string();
+  session.next_action = record["nextAction"].is_string() ? record["nextAction"].as_string() : std::string();
+  session.created_at = *created;
+  session.updated_at = *updated;
+  session.ended_at = time("endedAt");
+  session.archived_at = time("archivedAt");
+  return session;
+}
 
 void register_tasks_import(Registry& registry) {
   // A task write: checked against session.enforcement and the bound session's scope.
   registry.add({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
-                .summary = "Import tasks (tasks.export, Taskwarrior, beads) with new ids",
-                .params = {{.name = "tasks", .type = ParamType::Object, .required = true,
+                .summary = "Import tasks from a file (new ids) or the original CLEO (ids kept)",
+                .params = {{.name = "tasks", .type = ParamType::Object,
                             .description = "Records: tasks.export's data, Taskwarrior's `task export`, beads' "
-                                           "issues.jsonl lines as an array (ct: a file)",
-                            .positional = true},
+                                           "issues.jsonl lines as an array (ct: a file or folder, read as from)",
+                            .positional = true, .path_param = "from"},
+                           {.name = "from", .type = ParamType::String, .max = 4096,
+                            .description = "A file to read as tasks, or the original CLEO's store: its .cleo/ folder, "
+                                           "todo.json or tasks.db (relative to the project root)",
+                            .single_line = true},
                            {.name = "format", .type = ParamType::Enum, .default_json = R"("auto")",
                             .choices = {"auto", "cleo", "taskwarrior", "beads"},
                             .description = "What the records are (auto: told by their fields)"},
                            {.name = "parent", .type = ParamType::TaskId, .description = "Attach imported top-level tasks here"},
                            {.name = "skipInvalid", .type = ParamType::Bool,
-                            .description = "Import the valid records and list the others (default: refuse the whole file)"},
+                            .description = "Import the valid records and list the others; drop references to tasks "
+                                           "not imported (default: refuse the whole import)"},
                            {.name = "dryRun", .type = ParamType::Bool, .description = "Check and report without writing",
                             .dry_run = true}},
                 .returns = "{imported, idMap{oldId:newId}, skipped?[{index,id?,field?,message}], dryRun?, and for "
                            "another tracker's file format, mapped{field:where it went}, unmapped?{field:records}}; every "
-                           "record passes tasks.add's validation; invalid ones are listed in error.details.records",
+                           "record passes tasks.add's validation; invalid ones are listed in error.details.records. "
+                           "The original CLEO's store: {imported, format:'original', generation:json|sqlite, store, "
+                           "archived?, lastId, sessions?, config?{key:value applied}, mapped, unmapped?, skipped?} — ids "
+                           "kept (E_ID_COLLISION names those this store holds), sessions and config come along, its "
+                           "log is counted in unmapped",
                 .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference,
-                           ErrorCode::NotFound},
+                           ErrorCode::NotFound, ErrorCode::IdCollision, ErrorCode::FileError, ErrorCode::InvalidInput},
                 .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"},
                              {R"({"tasks":[{"uuid":"9a1c","description":"Buy milk","status":"pending","tags":["home"]}]})",
-                              "import Taskwarrior's task export"}},
+                              "import Taskwarrior's task export"},
+                             {R"({"from":"old/.cleo","dryRun":true})", "what the original CLEO's store would bring"}},
                 .needs_session = true,
                 .tier = 2, .shortcut = "import", .text_view = TextView::Imported, .handler = import_tasks});
 }

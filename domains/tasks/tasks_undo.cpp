@@ -165,6 +165,9 @@ json::Value changes_reply(const std::vector<FieldChange>& changes) {
       item.set("restored", true);
     } else if (change.field == "deleted") {
       item.set("removed", true);
+    } else if (change.task_id.empty() && change.field.starts_with("session.")) {
+      item.set("id", change.field.substr(std::string_view("session.").size()));  // a session an import brought
+      item.set(change.after.is_null() ? "removed" : "restored", true);
     } else {
       item.set("field", change.field);
       item.set("from", change.before);
@@ -255,6 +258,60 @@ Result<AuditEntry> take_back_plan(Context& context, AuditEntry row, std::vector<
   return row;
 }
 
+/// Takes back the sessions an import of the original CLEO's store brought (its row records each as
+/// a change of `session.<id>` from nothing): a session nobody used since is removed, one used since
+/// is kept and said. Undoing that undo puts them back (a change to nothing). The row without them is
+/// what the task engine takes back.
+Result<AuditEntry> take_back_sessions(Context& context, AuditEntry row, std::vector<std::string>& warnings) {
+  auto is_session = [](const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("session."); };
+  for (const auto& change : row.changes) {
+    if (!is_session(change)) continue;
+    const std::string id = change.field.substr(std::string_view("session.").size());
+    CT_TRY_ASSIGN(std::optional<Session> current, context.db().get_session(id));
+    if (change.before.is_null()) {
+      if (!current) continue;
+      if (session_record(*current) != change.after) {
+        warnings.push_back(id + " was used since seq " + std::to_string(row.seq) + " brought it; kept");
+        continue;
+      }
+      CT_TRY(context.db().delete_session(id));
+      context.record({"", change.field, change.after, json::Value()});
+    } else if (change.after.is_null()) {
+      if (current) continue;
+      CT_TRY_ASSIGN(Session session, session_from_record(id, change.before));
+      CT_TRY(context.db().insert_session(session));
+      context.record({"", change.field, json::Value(), change.before});
+    }
+  }
+  std::erase_if(row.changes, is_session);
+  return row;
+}
+
+/// Takes back the config keys an import applied (`config.<key>` changes): each goes back to its
+/// value before, unless it changed since (kept, and said). `config` collects the result, which
+/// undo writes once everything else is taken back (never in a dry run).
+Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optional<Config>& config,
+                                    std::vector<std::string>& warnings) {
+  auto is_config = [](const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("config."); };
+  for (const auto& change : row.changes) {
+    if (!is_config(change)) continue;
+    const std::string key = change.field.substr(std::string_view("config.").size());
+    if (!config) config = *context.config;
+    if (config->get(key) != change.after) {
+      warnings.push_back("config " + key + " is " + config->get(key).dump() + " now, changed since seq " +
+                         std::to_string(row.seq) + "; kept");
+      continue;
+    }
+    if (auto set = config->set(key, change.before); !set) {
+      warnings.push_back("config " + key + " cannot go back to " + change.before.dump() + ": " + set.error().message);
+      continue;
+    }
+    context.record({"", change.field, change.after, change.before});
+  }
+  std::erase_if(row.changes, is_config);
+  return row;
+}
+
 Result<Reply> undo(Context& context, const Params& params) {
   std::vector<AuditEntry> rows;
   if (auto seq = params.opt_integer("seq")) {
@@ -268,10 +325,13 @@ Result<Reply> undo(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LaterUndos later, undos_after(context.db(), *targets.begin() - 1));
   for (const auto& row : rows) CT_TRY(check_undoable(row, later));
   std::vector<std::string> warnings;
+  std::optional<Config> config;  // the configuration as undoing leaves it, when a row changed some
   for (auto& row : rows) {
     CT_TRY_ASSIGN(row, take_back_memory(context, std::move(row), warnings));
     CT_TRY_ASSIGN(row, take_back_evidence(context, std::move(row), warnings));
     CT_TRY_ASSIGN(row, take_back_plan(context, std::move(row), warnings));
+    CT_TRY_ASSIGN(row, take_back_sessions(context, std::move(row), warnings));
+    CT_TRY_ASSIGN(row, take_back_config(context, std::move(row), config, warnings));
   }
 
   auto engine_ = engine(context);
@@ -311,6 +371,11 @@ Result<Reply> undo(Context& context, const Params& params) {
 
   // Newest first: a command's rows are taken back in the reverse of the order they were made.
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) CT_TRY(engine_.undo(*it, warnings));
+  // config.json last, once everything in the store is taken back (never in a dry run).
+  if (config && !context.keeps_nothing) {
+    CT_TRY(config->save(context.project->config_path()));
+    context.config_changed = true;
+  }
 
   json::Value undid = json::Value::array();
   for (const auto& row : rows) undid.push_back(row.seq);
