@@ -1,6 +1,7 @@
 #include "engines/store/sqlite/sqlite_foreign.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <memory>
 #include <system_error>
@@ -20,6 +21,23 @@ std::string sql_identifier(std::string_view name) {
   std::string out = "\"";
   for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
+}
+
+/// `file` as an SQLite URI, read-only, and immutable unless `in_use`: the characters a URI
+/// gives a meaning (and any byte outside the plain ones) escaped.
+std::string file_uri(const std::filesystem::path& file, bool in_use) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (unsigned char c : std::filesystem::absolute(file).string()) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xF];
+    }
+  }
+  return uri + (in_use ? "?mode=ro" : "?mode=ro&immutable=1");
 }
 
 class Reader {
@@ -185,7 +203,17 @@ Result<ForeignDatabase> read_foreign_sqlite(const std::filesystem::path& file, c
   sqlite3* raw = nullptr;
   // Read-only: SQLite writes neither the file nor a journal through this connection, and a hot
   // journal (a write its program left unfinished) is an error here instead of being rolled back.
-  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  // A reader of a database in WAL mode still opens (or makes) its -wal and -shm files; unless the
+  // program that keeps it left one beside it, the file is read as immutable, so that nothing at
+  // all appears in the user's folder.
+  auto beside = [&](std::string_view suffix) {
+    std::error_code missing;
+    const std::filesystem::path other = file.string() + std::string(suffix);
+    return std::filesystem::exists(other, missing) && std::filesystem::file_size(other, missing) > 0;
+  };
+  const bool in_use = beside("-wal") || beside("-journal");
+  int rc = sqlite3_open_v2(file_uri(file, in_use).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
   Db db(raw, sqlite3_close_v2);
   if (rc != SQLITE_OK)
     return fail(Error(ErrorCode::FileError, "cannot open " + file.string() + ": " +

@@ -39,7 +39,9 @@ struct ForeignDatabase {
 };
 
 /// Lists the tables of the SQLite database `file` (their columns and row counts) and reads the
-/// rows of those named in `read` (a name that is not a table is skipped). Not a file: E_NOT_FOUND;
+/// rows of those named in `read` (a name that is not a table is skipped), as of one moment. A file
+/// its program left no -wal or -journal beside is read as immutable: nothing appears beside it;
+/// otherwise what was committed in its -wal is read too. Not a file: E_NOT_FOUND;
 /// not a SQLite database, damaged, or left mid-write by its program (a hot journal, which a
 /// read-only reader may not roll back): E_FILE_ERROR saying so; over a limit: E_VALIDATION naming
 /// the limit and where it was passed.

@@ -59,7 +59,31 @@ TEST_CASE("a foreign SQLite file is listed and read, and left as it was", "[sqli
   CHECK(rows.as_array()[0] == test::parse_json(R"({"id":"T001","title":"First","n":1,"r":0.5,"b":null})"));
   CHECK(rows.as_array()[1]["title"].is_null());
   CHECK(sha256_hex(bytes_of(file)) == before);
-  CHECK_FALSE(std::filesystem::exists(dir.path() / "tasks.db-journal"));
+  // Nothing appears beside it either: no journal, and for a database in WAL mode no -wal or -shm.
+  for (const char* other : {"tasks.db-journal", "tasks.db-wal", "tasks.db-shm"}) CHECK_FALSE(std::filesystem::exists(dir.path() / other));
+
+  // A path with characters an SQLite URI gives a meaning reads the same.
+  const auto odd = dir.path() / "a dir?with #odd%chars" / "tasks.db";
+  std::filesystem::create_directories(odd.parent_path());
+  std::filesystem::copy_file(file, odd);
+  auto again = read_foreign_sqlite(odd, {"tasks"});
+  REQUIRE(again);
+  CHECK(again->find("tasks")->records.size() == 2);
+}
+
+TEST_CASE("a foreign SQLite file its program holds open is read with what it committed", "[sqlite][import]") {
+  test::TempDir dir;
+  const auto file = dir.path() / "tasks.db";
+  sqlite3* writer = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &writer) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(writer, "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t(v TEXT);"
+                               "INSERT INTO t VALUES('committed, still in the -wal');",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(std::filesystem::file_size(dir.path() / "tasks.db-wal") > 0);
+  auto read = read_foreign_sqlite(file, {"t"});
+  sqlite3_close(writer);
+  REQUIRE(read);
+  CHECK(read->find("t")->records == test::parse_json(R"([{"v":"committed, still in the -wal"}])"));
 }
 
 TEST_CASE("a foreign SQLite file past a limit is refused plainly", "[sqlite][import]") {
