@@ -791,11 +791,19 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
   if (!specs.start || !specs.note) return fail(ErrorCode::Internal, "session.start or session.note is missing from the registry");
   std::vector<Session> sessions;
   json::Value session_problems = json::Value::array();
+  std::map<std::string, std::string> given;  // this store's session id → the original's it was given for
   for (std::size_t i = 0; i < file.sessions.size(); ++i) {
     const json::Value& item = file.sessions.as_array()[i];
     Scope scope;
     auto session = read_session(item, specs, context.now(), scope);
     const std::string was = item["was"].is_string() ? item["was"].as_string() : std::string();
+    if (session) {
+      auto [other, inserted] = given.emplace(session->id, was);
+      if (!inserted)
+        session = fail(Error(ErrorCode::Validation, "id: " + was + " and " + other->second + " both become " + session->id +
+                                                        " here")
+                           .with_detail("field", "id"));
+    }
     if (!session) {
       json::Value problem = record_problem(i, json::Value(), session.error());
       problem.set("of", "sessions");

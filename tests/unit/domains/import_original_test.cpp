@@ -679,6 +679,14 @@ TEST_CASE("odd and broken stores are refused plainly, and nothing is half-import
     Envelope e = refused();
     CHECK(e.error->details["references"].dump().find("T404") != std::string::npos);
   }
+  SECTION("two sessions whose ids become one here") {
+    write_json_store(p.dir());
+    write(dir / "sessions.json", replaced(kSessions, R"("id": "session_20251101_080000_ffffff")",
+                                          R"("id": "session-20251120090000-a1b2c3")"));
+    Envelope e = refused();
+    CHECK(code_of(e) == "E_VALIDATION");
+    CHECK(e.error->message.find("both become ses_20251120090000a1b2c3 here") != std::string::npos);
+  }
   SECTION("a database of another schema") {
     write_db(dir / "tasks.db", "CREATE TABLE notes(id TEXT, body TEXT); CREATE TABLE tags(name TEXT);");
     Envelope e = refused();
