@@ -140,6 +140,12 @@ void Registry::add(OperationSpec spec) {
     assert((param.path_param.empty() || (param.type == ParamType::Object && param.positional && spec.find_param(param.path_param) &&
                                          spec.find_param(param.path_param)->type == ParamType::String)) &&
            "path_param: a positional Object param naming a String param of the operation");
+  for ([[maybe_unused]] auto original : spec.original_names) {
+    assert(original.find('.') != std::string_view::npos && "an original name is domain.operation");
+    assert(!find(original.substr(0, original.find('.')), original.substr(original.find('.') + 1)) &&
+           !find_original(original.substr(0, original.find('.')), original.substr(original.find('.') + 1)) &&
+           "an original name is no operation's name and runs one operation");
+  }
   specs_.push_back(std::move(spec));
 }
 
@@ -149,10 +155,35 @@ const OperationSpec* Registry::find(std::string_view domain, std::string_view na
   return nullptr;
 }
 
+namespace {
+/// "domain.name" equals `full`, without building the string.
+bool names(std::string_view full, std::string_view domain, std::string_view name) {
+  return full.size() == domain.size() + 1 + name.size() && full.starts_with(domain) && full[domain.size()] == '.' &&
+         full.ends_with(name);
+}
+}  // namespace
+
 const OperationSpec* Registry::find_alias(std::string_view domain, std::string_view word, Gateway gateway) const {
+  auto in_domain = [&](const OperationSpec& spec) {
+    return spec.domain == domain && std::find(spec.aliases.begin(), spec.aliases.end(), word) != spec.aliases.end();
+  };
+  auto from_another = [&](const OperationSpec& spec) {
+    return std::any_of(spec.aliases.begin(), spec.aliases.end(),
+                       [&](std::string_view alias) { return names(alias, domain, word); });
+  };
+  // The domain's own first, then another's; on the caller's tool first, then the other one's.
+  for (int pass = 0; pass < 4; ++pass) {
+    const bool own_domain = pass < 2, same_tool = pass % 2 == 0;
+    for (const auto& spec : specs_)
+      if ((spec.gateway == gateway) == same_tool && (own_domain ? in_domain(spec) : from_another(spec))) return &spec;
+  }
+  return nullptr;
+}
+
+const OperationSpec* Registry::find_original(std::string_view domain, std::string_view name) const {
   for (const auto& spec : specs_)
-    if (spec.domain == domain && spec.gateway == gateway &&
-        std::find(spec.aliases.begin(), spec.aliases.end(), word) != spec.aliases.end())
+    if (std::any_of(spec.original_names.begin(), spec.original_names.end(),
+                    [&](std::string_view original) { return names(original, domain, name); }))
       return &spec;
   return nullptr;
 }

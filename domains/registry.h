@@ -186,9 +186,13 @@ struct OperationSpec {
   /// May be one op of an atomic batch or a plan (domains/batch.h): a change of tasks that runs
   /// inside another call's transaction and that tasks.undo takes back.
   bool batchable = false;
-  /// Other words callers reach for ("get" for show, "done" for complete): never routed, only
-  /// suggested when an unknown operation is one of them.
+  /// Other words callers reach for ("done" for complete; from another domain with its domain:
+  /// "system.safestop"): never routed, only suggested when an unknown operation is one of them.
   std::vector<std::string_view> aliases;
+  /// The original CLEO's names of this operation, "domain.operation" in any domain
+  /// ("orchestrate.skill.list" for skills.list): they run it, the reply warning with its name
+  /// (domains/original_names.h). Help level 2 shows them; levels 0 and 1 never do.
+  std::vector<std::string_view> original_names;
   /// What it needs from outside this process, checked by the capability resolver (capability/)
   /// before anything runs: "program:git" (on PATH), "git-repo" (the project is in a git work
   /// tree), "gh-auth" (gh is authenticated), "config:validate.testCommand" (a configured value is
@@ -228,8 +232,11 @@ class Registry {
  public:
   void add(OperationSpec spec);
   const OperationSpec* find(std::string_view domain, std::string_view name) const;
-  /// The operation of `domain` (on `gateway`) that lists `word` among its aliases, or null.
+  /// The operation that lists `word` among its aliases — in `domain`, else in another domain as
+  /// "domain.word"; on `gateway`, else on the other — or null.
   const OperationSpec* find_alias(std::string_view domain, std::string_view word, Gateway gateway) const;
+  /// The operation that the original CLEO's `domain`.`name` runs (OperationSpec::original_names), or null.
+  const OperationSpec* find_original(std::string_view domain, std::string_view name) const;
   /// A higher layer's step after the handler of an operation registered below it (disclosure/
   /// writes the agent instructions after system.init). The operation declares what the step adds
   /// where it is declared, in its `returns`; nothing else of its spec changes.
