@@ -6,6 +6,7 @@
 #include "core/pattern.h"
 #include "core/sha256.h"
 #include "core/text.h"
+#include "domains/original_names.h"
 #include "domains/projection.h"
 #include "domains/router.h"
 
@@ -117,8 +118,20 @@ Result<CommonParams> take_common_params(const OperationSpec& spec, json::Value& 
 
 }  // namespace
 
+void prefer_suggestion(Error& error, const OperationSpec& meant, std::string_view domain) {
+  std::string suffix;
+  if (const json::Value& spelled = error.details["didYouMean"]; spelled.is_string())
+    suffix = " (did you mean '" + spelled.as_string() + "'?)";
+  if (!suffix.empty() && error.message.ends_with(suffix)) error.message.resize(error.message.size() - suffix.size());
+  std::string name(meant.domain == domain ? std::string(meant.name) : meant.full_name());
+  error.message += " (did you mean '" + name + "'?)";
+  error.details.set("didYouMean", std::move(name));
+}
+
 Result<const OperationSpec*> route(const Registry& registry, const Request& request) {
   const OperationSpec* spec = registry.find(request.domain, request.operation);
+  // A name of the original CLEO runs the operation it names (the router warns with ours).
+  if (!spec) spec = registry.find_original(request.domain, request.operation);
   bool known_domain = spec != nullptr || std::any_of(registry.operations().begin(), registry.operations().end(),
                                                       [&](const auto& op) { return op.domain == request.domain; });
   if (!known_domain) {
@@ -135,24 +148,26 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
                                                          request.operation) + " for " +
                                                          std::string(tool_name(request.gateway)))
                       .with_choices(request.operation, registry.operation_names(request.domain, request.gateway));
-    // A word callers reach for ("get", "done") names its operation better than spelling does.
-    if (const OperationSpec* meant = registry.find_alias(request.domain, request.operation, request.gateway)) {
-      std::string suffix;
-      if (const json::Value& spelled = error.details["didYouMean"]; spelled.is_string())
-        suffix = " (did you mean '" + spelled.as_string() + "'?)";
-      if (!suffix.empty() && error.message.ends_with(suffix)) error.message.resize(error.message.size() - suffix.size());
-      error.message += " (did you mean '" + std::string(meant->name) + "'?)";
-      error.details.set("didYouMean", std::string(meant->name));
-    }
+    // A word callers reach for ("done", the original CLEO's "release.prepare") names its operation
+    // better than spelling does.
+    const OperationSpec* meant = registry.find_alias(request.domain, request.operation, request.gateway);
+    if (meant) prefer_suggestion(error, *meant, request.domain);
     const json::Value& guess = error.details["didYouMean"];
-    const OperationSpec* suggested = guess.is_string() ? registry.find(request.domain, guess.as_string()) : nullptr;
+    const OperationSpec* suggested = meant                ? meant
+                                     : guess.is_string() ? registry.find(request.domain, guess.as_string())
+                                                         : nullptr;
     error.fix = suggested ? suggested->example_call()
                           : Advice("use one of the operations in error.details.valid");
     return fail(std::move(error));
   }
   if (spec->gateway != request.gateway) {
+    // Named by the original CLEO's name, it is refused as the operation it runs would be.
+    std::string named = spec->domain == request.domain && spec->name == request.operation
+                            ? spec->full_name()
+                            : request.domain + "." + request.operation + " (the original CLEO's name of " +
+                                  spec->full_name() + ")";
     Error error(ErrorCode::InvalidGateway,
-                spec->full_name() + " is a " + std::string(to_string(spec->gateway)) + " operation; call it through " +
+                named + " is a " + std::string(to_string(spec->gateway)) + " operation; call it through " +
                     std::string(tool_name(spec->gateway)));
     error.with_fix(spec->example_call());  // written as a call through the right tool
     return fail(std::move(error).with_detail("tool", std::string(tool_name(spec->gateway))));
@@ -163,6 +178,8 @@ Result<const OperationSpec*> route(const Registry& registry, const Request& requ
 Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool read_only) {
   json::Value params = raw;
   CT_TRY_ASSIGN(CommonParams common, take_common_params(spec, params));
+  // The original CLEO's names of params (taskId for id) are put under ours, each with a warning.
+  CT_TRY_ASSIGN(std::vector<std::string> warnings, original_names::take_params(spec, params));
   // Read-only mode refuses mutations, except a call whose dry_run param (a check, a dry run) is
   // set: it writes nothing, so it runs — its transaction is rolled back, unaudited.
   const bool read_only_mutate = spec.gateway == Gateway::Mutate && read_only;
@@ -206,6 +223,7 @@ Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool re
     call.params_text = keyed.dump();
   }
   call.ids = std::move(ids);
+  call.warnings = std::move(warnings);
   return call;
 }
 

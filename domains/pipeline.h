@@ -64,18 +64,26 @@ struct Call {
   /// A bulk call (OperationSpec::bulk) names these tasks in `ids`, in order and without repeats;
   /// `params` and `sent` carry the first as `id`. Empty for a call about one task.
   std::vector<std::string> ids;
+  /// What the reply tells the caller about the call itself (an original CLEO param name it used).
+  std::vector<std::string> warnings;
 
   bool mutate() const { return spec->gateway == Gateway::Mutate; }
   /// A mutation whose changes are kept (and audited).
   bool writes() const { return mutate() && !dry_run && !read_only; }
 };
 
-/// Stage 1: the operation a request names, or E_INVALID_DOMAIN / E_INVALID_OPERATION (with
-/// did-you-mean, aliases included) / E_INVALID_GATEWAY.
+/// Stage 1: the operation a request names (or names by the original CLEO's name: it runs), or
+/// E_INVALID_DOMAIN / E_INVALID_OPERATION (with did-you-mean, aliases included) / E_INVALID_GATEWAY.
 Result<const OperationSpec*> route(const Registry& registry, const Request& request);
 
-/// Stage 2: common params, read-only mode (a mutation is refused with E_MUTATION_DISABLED unless
-/// it is a dry run) and the spec's own validation.
+/// An unknown operation's error suggests `meant` (whose aliases hold the word the caller used: "done",
+/// the original CLEO's "release.prepare") in place of the nearest spelling: its name in
+/// details.didYouMean and the message, with its domain when that is not `domain`.
+void prefer_suggestion(Error& error, const OperationSpec& meant, std::string_view domain);
+
+/// Stage 2: common params, the original CLEO's param names put under ours (Call::warnings), read-only
+/// mode (a mutation is refused with E_MUTATION_DISABLED unless it is a dry run) and the spec's own
+/// validation.
 Result<Call> validate(const OperationSpec& spec, const json::Value& raw, bool read_only);
 
 /// The call of a bulk call that is about task `id` alone, validated as if it had been sent so.

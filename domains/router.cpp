@@ -17,6 +17,7 @@
 #include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
+#include "domains/original_names.h"
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/projection.h"
@@ -531,6 +532,7 @@ Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, co
                       .with_detail("rule", *rule));
   }
   CT_TRY_ASSIGN(std::vector<std::string> warnings, check_session(spec, context, false, caller));
+  warnings.insert(warnings.end(), call.warnings.begin(), call.warnings.end());
   AuditEntry* outer_audit = std::exchange(context.audit, &audit);
   std::optional<Reply> outer_external = std::move(context.external);
   context.external.reset();
@@ -606,6 +608,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
   if (replay) return std::move(*replay);
   CT_TRY_ASSIGN(std::vector<std::string> session_warnings,
                 check_session(spec, context, !call.common.session_id.empty(), request.caller));
+  session_warnings.insert(session_warnings.end(), call.warnings.begin(), call.warnings.end());
 
   const std::int64_t reply_budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
   Envelope ok;
@@ -713,6 +716,10 @@ Envelope Router::dispatch(const Request& request) {
   const OperationSpec& spec = **routed;
   auto ran = run(spec, request);
   Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
+  // Named by the original CLEO's name: the reply says ours, success or not (last, so that a note's
+  // own explanation stays first).
+  if (spec.domain != request.domain || spec.name != request.operation)
+    envelope.warnings.push_back(original_names::operation_warning(request.domain + "." + request.operation, spec));
 
   // Every error carries a fix: where the code that raised it gave none, the code's own remedy.
   if (!envelope.success && envelope.error && envelope.error->fix.empty()) {
