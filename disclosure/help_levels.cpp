@@ -10,6 +10,7 @@
 #include "disclosure/cli_syntax.h"
 #include "disclosure/prompts.h"
 #include "disclosure/resources.h"
+#include "domains/original_names.h"
 #include "engines/project/config.h"
 
 namespace ct::disclosure {
@@ -340,6 +341,12 @@ std::string traits_text(const OperationSpec& spec) {
   if (spec.gateway == Gateway::Mutate)
     traits.emplace_back("accepts reason (kept in the audit trail) and idempotencyKey (a repeat within 24 h returns the first reply); "
                         "data leaves out what the call sent (its id, a value set as given)");
+  // Its names in the original CLEO: an agent trained on them learns ours here (levels 0 and 1 never
+  // name them).
+  std::vector<std::string> originals(spec.original_names.begin(), spec.original_names.end());
+  for (const auto* param : original_names::params_of(spec))
+    originals.push_back(std::string(param->original) + " for " + std::string(param->ours));
+  if (!originals.empty()) traits.push_back("original CLEO names (accepted, with a warning): " + join(originals, ", "));
   if (traits.empty()) return "";
   return "Notes: " + join(traits, "; ") + ".\n\n";
 }
@@ -542,6 +549,8 @@ Result<HelpTarget> resolve_help_target(const Registry& registry, std::string_vie
     if (dot != std::string_view::npos && is_domain(name.substr(0, dot))) {
       std::string in_domain(name.substr(0, dot));
       if (const OperationSpec* spec = registry.find(in_domain, name.substr(dot + 1))) return HelpTarget{in_domain, spec};
+      if (const OperationSpec* spec = registry.find_original(in_domain, name.substr(dot + 1)))
+        return HelpTarget{std::string(spec->domain), spec};
       return fail(unknown_operation(in_domain, name.substr(dot + 1)));
     }
     std::vector<const OperationSpec*> matches;
@@ -602,6 +611,9 @@ Result<HelpTarget> resolve_help_target(const Registry& registry, std::string_vie
     }
     if (operation.empty()) return HelpTarget{std::string(domain), nullptr};
     if (const OperationSpec* spec = registry.find(domain, operation)) return HelpTarget{std::string(domain), spec};
+    // The original CLEO's name of an operation: its help (which names ours).
+    if (const OperationSpec* spec = registry.find_original(domain, operation))
+      return HelpTarget{std::string(spec->domain), spec};
     return fail(unknown_operation(std::string(domain), operation));
   }
   if (!operation.empty()) return by_name(operation);

@@ -326,7 +326,8 @@ void register_lifecycle_domain(Registry& registry) {
                            "gatedOperations[{operation, appliesTo, needs}]}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001","stage":"implementation"})", "may T001 start implementing?"}},
-                .idempotent = true, .tier = 2, .aliases = {"validate", "prerequisites"}, .handler = check});
+                .idempotent = true, .tier = 2, .aliases = {"prerequisites"}, .original_names = {"lifecycle.validate"},
+                .handler = check});
   registry.add({.domain = "lifecycle", .name = "history", .gateway = Gateway::Query,
                 .summary = "List the stage and gate changes of an epic or task, newest first",
                 .params = {id_param("The epic (stages) or task (gates)"),
@@ -364,7 +365,7 @@ void register_lifecycle_domain(Registry& registry) {
                            ErrorCode::LifecycleTransitionInvalid},
                 .examples = {{R"({"id":"T001","stage":"research","status":"completed","notes":"options compared"})",
                               "research is done"}},
-                .idempotent = true, .tier = 2, .aliases = {"progress"}, .handler = record});
+                .idempotent = true, .tier = 2, .original_names = {"lifecycle.progress"}, .handler = record});
   registry.add({.domain = "lifecycle", .name = "skip", .gateway = Gateway::Mutate,
                 .summary = "Skip a stage that lifecycle.allowSkip allows",
                 .params = {id_param("The epic"), stage_param(),
@@ -386,7 +387,7 @@ void register_lifecycle_domain(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001","stage":"specification","reason":"the API changed under the spec"})",
                               "redo the specification"}},
-                .tier = 2, .handler = reset});
+                .tier = 2, .aliases = {"unskip"}, .handler = reset});
   registry.add({.domain = "lifecycle", .name = "gate.pass", .gateway = Gateway::Mutate,
                 .summary = "Pass a task's verification gate",
                 .params = {id_param("The task"), gate_param(),

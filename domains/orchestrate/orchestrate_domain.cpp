@@ -494,7 +494,7 @@ void register_orchestrate_domain(Registry& registry) {
                            "readyTotal? (when more), active?[ids], complete, cycles?[[ids]]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
-                .idempotent = true, .tier = 1, .handler = status});
+                .idempotent = true, .tier = 1, .aliases = {"progress", "parallel.end"}, .handler = status});
   registry.add({.domain = "orchestrate", .name = "next", .gateway = Gateway::Query,
                 .summary = "An epic's next task, with its skill",
                 .params = {epic_param()},
@@ -514,7 +514,7 @@ void register_orchestrate_domain(Registry& registry) {
                            "or active task's is deferred. E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
-                .idempotent = true, .tier = 1, .handler = ready});
+                .idempotent = true, .tier = 1, .aliases = {"parallel.start"}, .handler = ready});
   registry.add({.domain = "orchestrate", .name = "analyze", .gateway = Gateway::Query,
                 .summary = "An epic's plan: waves, critical path, bottlenecks, parallelism",
                 .params = {epic_param()},
@@ -544,7 +544,7 @@ void register_orchestrate_domain(Registry& registry) {
                 .returns = "{budget, warningAt, criticalAt, tokens?, percent?, status? safe|warning|critical, "
                            "recommendation}: against orchestrator.contextBudget and its thresholds (70/80 %)",
                 .examples = {{R"({"tokens":150000})", "how full is a 150k-token context"}},
-                .idempotent = true, .tier = 2, .handler = context_budget});
+                .idempotent = true, .tier = 2, .aliases = {"system.context"}, .handler = context_budget});
   registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
                 .summary = "Take over an epic: its session, what to do next",
                 .params = {epic_param()},
@@ -554,7 +554,7 @@ void register_orchestrate_domain(Registry& registry) {
                            "ready[ids] (the best 10), readyTotal?, next?{id,title,priority,tier,skill,skillReason}}",
                 .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::SessionExists},
                 .examples = {{R"({"epicId":"T001"})", "take over epic T001"}},
-                .tier = 1, .handler = startup});
+                .tier = 1, .original_names = {"orchestrate.start"}, .handler = startup});
   registry.add({.domain = "orchestrate", .name = "validate", .gateway = Gateway::Mutate,
                 .summary = "Check that a task can be handed to a subagent now",
                 .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",

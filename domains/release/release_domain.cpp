@@ -471,6 +471,7 @@ void register_release_domain(Registry& registry) {
                 .examples = {{R"({"version":"1.0.0","dryRun":true})", "what would shipping 1.0.0 do?"},
                              {R"({"version":"1.0.0","push":true})", "ship and push"}},
                 .engine = EngineKind::Hybrid, .destructive = true, .tier = 2,
+                .aliases = {"prepare", "publish", "bump", "commit", "push", "gates.run"},
                 .needs = {"program:git", "git-repo"}, .alternatives = {"release.changelog"},
                 .external = ship_external,
                 .runs_long = [](const json::Value& params) { return params["dryRun"] != json::Value(true); },

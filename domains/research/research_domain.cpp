@@ -332,7 +332,8 @@ void register_research_domain(Registry& registry) {
                            "there are more rows; E_NO_DATA note when none",
                 .examples = {{R"({"status":["complete"],"limit":20})", "finished research"},
                              {R"({"taskId":"T001"})", "entries linked to T001"}},
-                .idempotent = true, .tier = 2, .row_fields = fields, .handler = list});
+                .idempotent = true, .tier = 2, .row_fields = fields, .aliases = {"tasks.manifest"},
+                .original_names = {"research.manifest.read"}, .handler = list});
   registry.add({.domain = "research", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search research by title, topics and findings",
                 .params = {{.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
@@ -344,7 +345,8 @@ void register_research_domain(Registry& registry) {
                 .returns = "[{id,title,status,date,agentType}] best first; _meta.page when more match; E_NO_DATA "
                            "note when nothing matches",
                 .examples = {{R"({"query":"auth"})", "research about auth"}},
-                .idempotent = true, .tier = 2, .row_fields = fields, .aliases = {"search"}, .handler = find});
+                .idempotent = true, .tier = 2, .row_fields = fields,
+                .original_names = {"research.query", "research.search"}, .handler = find});
   registry.add({.domain = "research", .name = "pending", .gateway = Gateway::Query,
                 .summary = "List entries that still need follow-up",
                 .params = {limit_param("50"), offset_param()},
@@ -358,7 +360,7 @@ void register_research_domain(Registry& registry) {
                            "byAgentType{}, averageConfidence?, manifest{file, lines?, syncedAt?, unsyncedBytes?}} "
                            "(archived entries only in total and archived); E_NO_DATA note when empty",
                 .examples = {{R"({})", "the manifest in numbers"}},
-                .idempotent = true, .tier = 2, .handler = stats});
+                .idempotent = true, .tier = 2, .original_names = {"research.manifest.summary"}, .handler = stats});
   registry.add({.domain = "research", .name = "add", .gateway = Gateway::Mutate,
                 .summary = "Record an agent output in the research manifest",
                 .params = {id_spec(),
@@ -392,7 +394,7 @@ void register_research_domain(Registry& registry) {
                 .examples = {{R"({"id":"T001-auth-options","file":"docs/auth.md","title":"Auth options",)"
                               R"("status":"complete","keyFindings":["OAuth fits","Sessions are simpler","Tokens expire"],)"
                               R"("linkedTasks":["T001"],"confidence":0.8})", "record a finished research output"}},
-                .idempotent = true, .tier = 2, .handler = add});
+                .idempotent = true, .tier = 2, .original_names = {"research.manifest.append"}, .handler = add});
   registry.add({.domain = "research", .name = "link", .gateway = Gateway::Mutate,
                 .summary = "Link a research entry to a task (shown on the task)",
                 .params = {id_spec(), task_spec()},
@@ -415,7 +417,7 @@ void register_research_domain(Registry& registry) {
                             .description = "Count what would be archived; change nothing", .dry_run = true}},
                 .returns = "{before, archived (count), ids[] (first 100), dryRun?}; E_NO_CHANGE note when none",
                 .examples = {{R"({"before":"2026-01-01"})", "archive last year's research"}},
-                .idempotent = true, .tier = 2, .handler = archive});
+                .idempotent = true, .tier = 2, .original_names = {"research.manifest.archive"}, .handler = archive});
 }
 
 }  // namespace ct

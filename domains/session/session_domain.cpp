@@ -206,7 +206,7 @@ Result<Reply> suspend(Context& context, const Params& params) {
 }
 
 Result<Reply> resume(Context& context, const Params& params) {
-  std::string id = params.str("id");
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.resume(id));
@@ -325,14 +325,18 @@ void register_operations(Registry& registry) {
                 .returns = "{id}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({"notes":"login done, signup next"})", "end the current session"}},
-                .idempotent = true, .tier = 1, .handler = end});
+                .idempotent = true, .tier = 1, .aliases = {"orchestrate.abort", "system.safestop"}, .handler = end});
   registry.add({.domain = "session", .name = "resume", .gateway = Gateway::Mutate,
                 .summary = "Resume a session, bound to it",
-                .params = {id_param(true, "Session id")},
+                // Without id, the session the call names (sessionId) is resumed: the original CLEO's
+                // session.switch {sessionId} runs here.
+                .params = {id_param(false, "Session id (default: the one sessionId names, or the one bound)")},
                 .returns = "{id,status:'active',scope,focus?,nextAction?}",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionExists, ErrorCode::Validation},
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionExists,
+                           ErrorCode::Validation},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "pick up where it stopped"}},
-                .idempotent = true, .tier = 1, .handler = resume});
+                .idempotent = true, .tier = 1, .aliases = {"orchestrate.resume"}, .original_names = {"session.switch"},
+                .handler = resume});
   registry.add({.domain = "session", .name = "suspend", .gateway = Gateway::Mutate,
                 .summary = "Pause a session, keeping its task claimed",
                 .params = {id_param(false, kCurrentOrId),
@@ -340,7 +344,7 @@ void register_operations(Registry& registry) {
                 .returns = "{id}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::Validation},
                 .examples = {{R"({"notes":"waiting for review"})", "pause the current session"}},
-                .idempotent = true, .tier = 2, .handler = suspend});
+                .idempotent = true, .tier = 2, .aliases = {"orchestrate.pause"}, .handler = suspend});
   registry.add({.domain = "session", .name = "close", .gateway = Gateway::Mutate,
                 .summary = "Close a session whose scope is all done",
                 .params = {id_param(false, kCurrentOrId),
@@ -365,7 +369,7 @@ void register_operations(Registry& registry) {
                             .dry_run = true}},
                 .returns = "{ended[ids],archived[ids],dryRun?}",
                 .examples = {{R"({"dryRun":true})", "what would be cleaned up?"}},
-                .tier = 2, .handler = gc});
+                .tier = 2, .aliases = {"archive", "cleanup"}, .handler = gc});
 }
 
 }  // namespace ct::session

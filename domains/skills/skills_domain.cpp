@@ -327,7 +327,8 @@ void register_skills_domain(Registry& registry) {
                            "and why in _meta.warnings; E_NO_DATA note when none match",
                 .examples = {{R"({})", "every skill and where it comes from"},
                              {R"({"tag":"docs"})", "skills for documentation work"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .row_fields = kRowFields, .handler = list});
+                .idempotent = true, .needs_project = false, .tier = 2, .row_fields = kRowFields,
+                .original_names = {"orchestrate.skill.list"}, .handler = list});
   registry.add({.domain = "skills", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one skill in full, with its protocol body",
                 .params = {{.name = "name", .type = ParamType::String, .required = true, .min = 1, .max = 100,

@@ -253,7 +253,8 @@ void register_system_admin(Registry& registry) {
                 .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description, setBy?}",
                 .errors = {ErrorCode::InvalidInput},
                 .examples = {{R"({})", "every key"}, {R"({"key":"hierarchy.maxSiblings"})", "one key"}},
-                .idempotent = true, .tier = 2, .shortcut = "config get", .handler = config_get});
+                .idempotent = true, .tier = 2, .shortcut = "config get", .original_names = {"system.config"},
+                .handler = config_get});
   registry.add({.domain = "system", .name = "config.set", .gateway = Gateway::Mutate,
                 .summary = "Change a configuration value",
                 .params = {{.name = "key", .type = ParamType::String, .required = true, .max = 60,
@@ -272,7 +273,7 @@ void register_system_admin(Registry& registry) {
                 .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is everything healthy"}},
                 .idempotent = true, .runs_on_damaged_store = true, .tier = 1, .shortcut = "doctor",
-                .handler = health});
+                .original_names = {"system.doctor"}, .handler = health});
   registry.add({.domain = "system", .name = "backup", .gateway = Gateway::Mutate,
                 .summary = "Copy the store into .cleo/backups/",
                 .params = {{.name = "note", .type = ParamType::String, .max = 80,

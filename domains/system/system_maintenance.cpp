@@ -174,7 +174,7 @@ void register_system_maintenance(Registry& registry) {
                            "dryRun?}; E_NO_CHANGE note when nothing was due",
                 .errors = {ErrorCode::FileError},
                 .examples = {{R"({"dryRun":true})", "what housekeeping would remove"}, {R"({})", "clean up now"}},
-                .idempotent = true, .tier = 2, .shortcut = "gc", .handler = gc});
+                .idempotent = true, .tier = 2, .shortcut = "gc", .aliases = {"cleanup"}, .handler = gc});
 }
 
 }  // namespace ct

@@ -293,7 +293,7 @@ void register_tasks_analyses(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003","direction":"upstream"})", "what T003 waits on"}},
                 .idempotent = true, .tier = 1, .shortcut = "deps",
-                .text_view = TextView::Dependencies, .handler = deps});
+                .text_view = TextView::Dependencies, .original_names = {"tasks.depends"}, .handler = deps});
   registry.add({.domain = "tasks", .name = "blockers", .gateway = Gateway::Query,
                 .summary = "Explain what keeps a task from starting",
                 .params = {id_param()},
@@ -325,7 +325,8 @@ void register_tasks_analyses(Registry& registry) {
                 .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
                 .examples = {{R"({})", "what am I working on"}},
                 .idempotent = true, .tier = 2, .shortcut = "current",
-                .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"}, .handler = current});
+                .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"},
+                .original_names = {"session.focus.get", "session.focus-show"}, .handler = current});
   registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
                 .summary = "List a task's non-blocking links to other tasks",
                 .params = {id_param()},

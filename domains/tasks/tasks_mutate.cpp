@@ -391,7 +391,8 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
                              {R"({"title":"Add login form","parent":"T001","depends":["T002"]})", "a child with a dependency"}},
                 .tier = 0, .shortcut = "add",
-                .text_view = TextView::Created, .dashboard = true, .aliases = {"create", "new", "insert"},
+                .text_view = TextView::Created, .dashboard = true, .aliases = {"new", "insert"},
+                .original_names = {"tasks.create"},
                 .handler = add});
   std::vector<ParamSpec> update_params = content_params(false);
   update_params.insert(update_params.begin(), id_param());
@@ -496,7 +497,8 @@ void register_tasks_mutations(Registry& registry) {
                 .returns = "{<changed fields>, version}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T004"})", "restore T004"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Restored, .bulk = true, .handler = restore});
+                .idempotent = true, .tier = 2, .text_view = TextView::Restored, .bulk = true,
+                .original_names = {"tasks.unarchive", "system.uncancel"}, .handler = restore});
   add_write({.domain = "tasks", .name = "reopen", .gateway = Gateway::Mutate,
                 .summary = "Reopen a done task",
                 .params = {id_param(), {.name = "notes", .type = ParamType::String, .max = 5000,
@@ -546,6 +548,7 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T001"})", "work on T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "start",
                 .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},
+                .original_names = {"session.focus.set", "session.focus-set"},
                 .handler = start});
   add_write({.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
                 .summary = "Release the focus",
@@ -553,6 +556,7 @@ void register_tasks_mutations(Registry& registry) {
                 .examples = {{R"({})", "stop working on the current task"}},
                 .idempotent = true, .tier = 1, .shortcut = "stop",
                 .text_view = TextView::Stopped, .dashboard = true, .aliases = {"pause", "unfocus", "release"},
+                .original_names = {"session.focus.clear", "session.focus-clear"},
                 .handler = stop});
   add_write({.domain = "tasks", .name = "reclaim", .gateway = Gateway::Mutate,
                 .summary = "Free a task a session holds; it goes back to pending",
@@ -578,7 +582,8 @@ void register_tasks_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"},
                              {R"({"id":"T005","target":"T002","remove":true})", "unlink them"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Linked, .handler = relate});
+                .idempotent = true, .tier = 2, .text_view = TextView::Linked, .original_names = {"tasks.relates.add"},
+                .handler = relate});
 }
 
 }  // namespace ct::tasks

@@ -352,7 +352,8 @@ void register_tasks_queries(Registry& registry) {
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",
                 .text_view = TextView::TaskCard, .known_hash = true,
-                .aliases = {"get", "view", "read", "display", "info", "describe"}, .handler = show});
+                .aliases = {"view", "read", "display", "info", "describe"}, .original_names = {"tasks.get"},
+                .handler = show});
   std::vector<ParamSpec> list_params = filter_params();
   list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
                          .choices = {"position", "priority", "created", "updated", "title", "status", "id"},
@@ -377,7 +378,7 @@ void register_tasks_queries(Registry& registry) {
                 .views = {{"ready", R"({"readiness":"ready","sort":"priority"})", "What can start now, most important first"},
                           {"blocked", R"({"readiness":"blocked"})", "What waits, and on what"}},
                 .text_view = TextView::TaskTable, .row_fields = list_fields(), .known_hash = true,
-                .aliases = {"ls", "all", "index"}, .handler = list});
+                .aliases = {"ls", "all", "index", "system.labels"}, .handler = list});
   std::vector<ParamSpec> find_params = {
       {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
        .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",

@@ -543,7 +543,7 @@ void register_protocol_operations(Registry& registry) {
                            ErrorCode::CoverageInsufficient},
                 .examples = {{R"({"id":"T002","protocol":"implementation"})", "does T002 follow the implementation protocol?"},
                              {R"({"protocol":"research"})", "the research protocol's rules"}},
-                .idempotent = true, .tier = 2, .handler = protocol});
+                .idempotent = true, .tier = 2, .aliases = {"output"}, .handler = protocol});
   registry.add({.domain = "validate", .name = "manifest", .gateway = Gateway::Query,
                 .summary = "Check research manifest entries, their tasks and file checksums",
                 .params = {entry_param(), problems_limit_param()},
@@ -555,7 +555,8 @@ void register_protocol_operations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({})", "is the research manifest sound?"},
                              {R"({"entryId":"T001-auth-options"})", "one entry"}},
-                .idempotent = true, .tier = 2, .handler = manifest});
+                .idempotent = true, .tier = 2, .aliases = {"research.validate"},
+                .original_names = {"research.manifest.validate"}, .handler = manifest});
 }
 
 }  // namespace ct::validate

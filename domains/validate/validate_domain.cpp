@@ -317,7 +317,8 @@ void register_validate_domain(Registry& registry) {
                            "store fails with E_VALIDATION (exit 6), the same report in error.details",
                 .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is the store consistent?"}, {R"({"quick":true,"limit":20})", "a faster check"}},
-                .idempotent = true, .tier = 1, .shortcut = "validate", .handler = schema});
+                .idempotent = true, .tier = 1, .shortcut = "validate", .aliases = {"system.diagnostics"},
+                .handler = schema});
   registry.add({.domain = "validate", .name = "task", .gateway = Gateway::Query,
                 .summary = "Check one task: fields, timestamps, dependencies, parent",
                 .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",
@@ -326,7 +327,7 @@ void register_validate_domain(Registry& registry) {
                            "E_VALIDATION (exit 6), the report in error.details",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001"})", "is T001 sound?"}},
-                .idempotent = true, .tier = 2, .handler = task});
+                .idempotent = true, .tier = 2, .aliases = {"tasks.lint", "tasks.batch-validate"}, .handler = task});
   validate::register_protocol_operations(registry);
   registry.add({.domain = "validate", .name = "fix", .gateway = Gateway::Mutate,
                 .summary = "Repair what validate.schema finds that is safe to repair",
@@ -357,7 +358,8 @@ void register_validate_domain(Registry& registry) {
                 .examples = {{R"({})", "how compliant is the work so far?"},
                              {R"({"id":"T001"})", "results about T001"},
                              {R"({"check":"protocol.implementation","by":"both"})", "each agent's implementation checks"}},
-                .idempotent = true, .tier = 2, .handler = compliance});
+                .idempotent = true, .tier = 2, .aliases = {"compliance.violations"},
+                .original_names = {"validate.compliance.summary", "system.compliance"}, .handler = compliance});
   registry.add({.domain = "validate", .name = "compliance.record", .gateway = Gateway::Mutate,
                 .summary = "Record a check's result, or run a protocol check and record it",
                 .params = {{.name = "check", .type = ParamType::String, .min = 1, .max = 64,

@@ -63,7 +63,7 @@ TEST_CASE("the errors the sweep found without a fix, or with the wrong one, now 
   CHECK(test::code_of(archive) == "E_HAS_CHILDREN");
   CHECK(fix_of(archive).find("operation:'list', params:{parent:'T001'") != std::string::npos);
   // An operation that does not exist, under a word callers use: the right operation and its call.
-  auto get = p.query("tasks", "get", R"({"id":"T002"})");
+  auto get = p.query("tasks", "view", R"({"id":"T002"})");
   CHECK(test::code_of(get) == "E_INVALID_OPERATION");
   CHECK(get.error->details["didYouMean"].as_string() == "show");
   CHECK(fix_of(get).find("operation:'show'") != std::string::npos);
