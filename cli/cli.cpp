@@ -36,6 +36,7 @@
 #include "core/version.h"
 #include "disclosure/product.h"
 #include "disclosure/suggest.h"
+#include "domains/original_names.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "engines/adapters/subprocess.h"
@@ -510,10 +511,15 @@ int run_checked(const std::vector<std::string>& args) {
   }
 
   if (output.json) {
+    // The original CLEO's name (`ct tasks depends`) ran ours: the reply names it, as over MCP.
+    if (!route.original.empty()) envelope.warnings.push_back(original_names::operation_warning(route.original, *spec));
     write(stdout, to_json(envelope, registry()) + "\n");
   } else {
     Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
                                         tree.command() + " --help");
+    if (!route.original.empty())
+      rendered.err += output.render.err.yellow("warning:") + " " + route.original + " is the original CLEO's name of " +
+                      spec->full_name() + "; its command is " + command_prefix(*spec) + "\n";
     if (envelope.success && !session.empty() && session != binding.session)
       rendered.out += "Bound to this terminal. For another shell or agent: export CLEO_SESSION=" + session + "\n";
     write(stderr, rendered.err);

@@ -8,6 +8,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "disclosure/cli_syntax.h"
+#include "domains/pipeline.h"
 #include "cli/servers.h"
 
 namespace ct::cli {
@@ -225,6 +226,12 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
       route.spec = spec;
       return route;
     }
+    // The original CLEO's name of an operation runs it (the reply names ours).
+    if (const OperationSpec* spec = registry.find_original(domain, arg)) {
+      route.spec = spec;
+      route.original = domain + "." + arg;
+      return route;
+    }
     // After an option it is that option's value (`ct validate --limit 5`): the default operation.
     if (!args[i - 1].empty() && args[i - 1].front() == '-') {
       if (const OperationSpec* spec = default_operation(registry, domain)) {
@@ -233,9 +240,15 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
         return route;
       }
     }
-    Error error(ErrorCode::InvalidOperation, "unknown operation '" + arg + "' in domain '" + domain + "'");
+    Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + arg + "' in domain '" + domain + "'")
+                      .with_choices(arg, registry.operation_names(domain));
     error.fix = "ct " + domain + " --help";
-    route.error = std::move(error).with_choices(arg, registry.operation_names(domain));
+    // As the router suggests: a word callers reach for names its operation, with a working call.
+    if (const OperationSpec* meant = registry.find_alias(domain, arg, Gateway::Query)) {
+      pipeline::prefer_suggestion(error, *meant, domain);
+      error.fix = meant->example_call();
+    }
+    route.error = std::move(error);
     return route;
   }
   // A domain named alone runs its default operation (`ct validate` is validate.schema); asked for

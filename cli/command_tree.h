@@ -40,6 +40,8 @@ struct Route {
   std::string group;                    // the first word of two-word shortcuts (`ct config`)
   std::string server;                   // a server command (`ct mcp`, `ct serve`, `ct mcp-config`)
   std::optional<Error> error;           // an unknown command or operation, with did-you-mean
+  /// The original CLEO's name argv used ("tasks.depends" in `ct tasks depends`); `spec` is ours.
+  std::string original;
   json::Value preset;                   // params a view sets (`ct ready`); null for other commands
 };
 
