@@ -547,8 +547,10 @@ Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, co
   return Reply{std::move(shaped.data), std::move(shaped.warnings), {}, shaped.note};
 }
 
-Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval) {
+Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval,
+                             std::vector<std::string>* call_warnings) {
   CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, request.params, options_.read_only));
+  if (call_warnings) *call_warnings = call.warnings;
   Context context = new_context(request.caller);
   context.keeps_nothing = !call.writes();
   if (!call.common.session_id.empty()) context.session = call.common.session_id;
@@ -714,8 +716,11 @@ Envelope Router::dispatch(const Request& request) {
   auto routed = pipeline::route(registry_, request);
   if (!routed) return failure(std::move(routed.error()));
   const OperationSpec& spec = **routed;
-  auto ran = run(spec, request);
+  std::vector<std::string> call_warnings;
+  auto ran = run(spec, request, nullptr, &call_warnings);
   Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
+  // What the call itself should learn (the original CLEO's param names) holds on a failure too.
+  if (!ran) envelope.warnings = std::move(call_warnings);
   // Named by the original CLEO's name: the reply says ours, success or not (last, so that a note's
   // own explanation stays first).
   if (spec.domain != request.domain || spec.name != request.operation)

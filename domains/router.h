@@ -124,8 +124,10 @@ class Router {
 
  private:
   // The stages of a call (domains/pipeline.h) that need the router's state.
-  /// With `approval`: a person approving a proposal runs its call (domains/approval.h).
-  Result<Envelope> run(const OperationSpec& spec, const Request& request, const approval::Approval* approval = nullptr);
+  /// With `approval`: a person approving a proposal runs its call (domains/approval.h). `call_warnings`
+  /// gets what the reply says about the call itself (pipeline::Call::warnings), for a failure too.
+  Result<Envelope> run(const OperationSpec& spec, const Request& request, const approval::Approval* approval = nullptr,
+                       std::vector<std::string>* call_warnings = nullptr);
   /// One op of a batch or plan inside the running call's transaction (Context::run_inside).
   Result<Reply> run_inside(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
                            const Reply* external, const Caller& caller, bool approved);

@@ -191,6 +191,11 @@ TEST_CASE("taskId is taken for id, with a warning; given with a different id it 
   CHECK(shown.data["id"] == json::Value("T001"));
   CHECK(shown.warnings == std::vector<std::string>{"taskId is the original CLEO's name of id; send id"});
 
+  // A call that fails still says so: the agent learns our name either way.
+  Envelope missing = project.mutate("tasks", "complete", R"({"taskId":"T099"})");
+  CHECK(code_of(missing) == "E_NOT_FOUND");
+  CHECK(missing.warnings == std::vector<std::string>{"taskId is the original CLEO's name of id; send id"});
+
   // Both names of one task (spelled two ways) are one param.
   Envelope same = project.query("tasks", "show", R"({"taskId":"t1","id":"T001"})");
   REQUIRE(same.success);
