@@ -446,9 +446,14 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
     // becomes one. Its tasks are anyone's who has the id (128 random bits): there is no connection.
     if (services_.tasks && meta->tasks) {
       const json::Value& arguments = params["arguments"];
-      const OperationSpec* spec = arguments["domain"].is_string() && arguments["operation"].is_string()
-                                      ? registry_.find(arguments["domain"].as_string(), arguments["operation"].as_string())
-                                      : nullptr;
+      const OperationSpec* spec = nullptr;
+      if (arguments["domain"].is_string() && arguments["operation"].is_string()) {
+        // Under our name, or the original CLEO's (which runs the same operation).
+        const std::string& domain = arguments["domain"].as_string();
+        const std::string& operation = arguments["operation"].as_string();
+        spec = registry_.find(domain, operation);
+        if (!spec) spec = registry_.find_original(domain, operation);
+      }
       if (spec && spec->runs_long && params["name"] == json::Value(std::string(tool_name(spec->gateway))) &&
           spec->runs_long(arguments["params"]))
         return call_as_task(params, id_json, connection, outcome, "", true);

@@ -363,7 +363,8 @@ TEST_CASE("help level 2 names an operation's original names; levels 0 and 1 neve
   levels.push_back(*disclosure::level1(registry(), ""));
   for (const auto& domain : registry().domains()) levels.push_back(*disclosure::level1(registry(), domain));
   for (const auto& level : levels) {
-    CHECK(level.find("original CLEO") == std::string::npos);
+    // (tasks.import's summary names the original CLEO as a source: only its names are kept out.)
+    CHECK(level.find("original CLEO names") == std::string::npos);
     for (const auto& spec : registry().operations())
       for (std::string_view original : spec.original_names) {
         INFO(original);
