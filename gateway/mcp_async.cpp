@@ -201,9 +201,12 @@ std::string Protocol::call_as_task(const json::Value& params, const std::string&
   std::string what = call.request ? "Running " + call.request->domain + "." + call.request->operation
                                   : std::string("Answering a malformed call");
   const bool stateless = outcome.stateless;
-  TaskRunner::Work work = [this, request = call.request, refused = call.refused, stateless](Router& router) {
+  // The work holds copies, never `this`: the runner's thread may still be answering when the
+  // Protocol is gone (stdin closed while a task ran). The registry lives as long as the process.
+  TaskRunner::Work work = [registry = &registry_, meta = server_meta_, request = call.request,
+                           refused = call.refused, stateless](Router& router) {
     Envelope envelope = request ? router.dispatch(*request) : *refused;
-    return std::pair{tool_result(envelope, stateless), !envelope.success};
+    return std::pair{tool_result(*registry, meta, envelope, stateless), !envelope.success};
   };
   auto started = services_.tasks->start(owner, std::move(what), ttl, std::move(work));
   if (!started) return refuse(RpcError::InvalidRequest, "Invalid Request: " + started.error().message);

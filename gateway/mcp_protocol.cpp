@@ -555,16 +555,17 @@ Protocol::ToolCall Protocol::read_tool_call(const json::Value& params, const std
   return out;
 }
 
-std::string Protocol::tool_result(const Envelope& envelope, bool stateless) const {
+std::string Protocol::tool_result(const Registry& registry, const std::string& server_meta,
+                                  const Envelope& envelope, bool stateless) {
   // The envelope as structuredContent, mirrored as one text block (docs/architecture.md §3.2).
-  std::string body = to_json(envelope, registry_);
+  std::string body = to_json(envelope, registry);
   std::string out = R"({"content":[{"type":"text","text":)";
   json::write_string(out, body);
   out += R"(}],"structuredContent":)";
   out += body;
   out += R"(,"isError":)";
   out += envelope.success ? "false" : "true";
-  if (stateless) out += R"(,"resultType":"complete",)" + server_meta_;
+  if (stateless) out += R"(,"resultType":"complete",)" + server_meta;
   out += '}';
   return out;
 }
@@ -580,7 +581,7 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
     envelope = router.dispatch(*call.request);
     if (envelope.rebind) connection.session = *envelope.rebind;
   }
-  return rpc_result(id_json, tool_result(envelope, outcome.stateless));
+  return rpc_result(id_json, tool_result(registry_, server_meta_, envelope, outcome.stateless));
 }
 
 }  // namespace ct::mcp

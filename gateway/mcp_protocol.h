@@ -175,8 +175,10 @@ class Protocol {
   };
   ToolCall read_tool_call(const json::Value& params, const std::string& id_json, const Connection& connection,
                           Outcome& outcome) const;
-  /// The tools/call result of an envelope; `stateless` adds resultType and the server's _meta.
-  std::string tool_result(const Envelope& envelope, bool stateless) const;
+  /// The tools/call result of an envelope; `stateless` adds resultType and the server's _meta
+  /// (`server_meta`). Static: a task's thread answers with it and may outlive the Protocol.
+  static std::string tool_result(const Registry& registry, const std::string& server_meta, const Envelope& envelope,
+                                 bool stateless);
   std::string call_tool(const json::Value& params, const std::string& id_json, Connection& connection,
                         Router& router, Outcome& outcome) const;
   /// prompts/*, resources/* and completion/complete (gateway/mcp_primitives.h).

@@ -286,3 +286,31 @@ TEST_CASE("mcp: the tasks extension: a long call of a client that takes tasks be
   CHECK(undeclared["error"]["data"]["requiredCapabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
   CHECK(f.stateless("tasks/result", R"("taskId":")" + id + "\"", kTasksMeta)["error"]["code"].as_int() == -32601);
 }
+
+TEST_CASE("mcp: a task still running when its Protocol is gone finishes without it (stdin closed mid-call)",
+          "[mcp][features][tasks]") {
+  Fixture f;
+  REQUIRE(f.project.mutate_as_person("system", "config.set", R"({"key":"validate.testCommand","value":"sleep 30"})").success);
+  std::string id;
+  {
+    Protocol gone{registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"}, {&f.watch, &f.tasks}};
+    std::string message = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{)" + std::string(kTasksMeta) +
+                          R"(,"name":"cleo_mutate","arguments":{"domain":"validate","operation":"test.run"}}})";
+    Outcome outcome = gone.handle(message, f.connection, f.project.router());
+    REQUIRE(outcome.reply);
+    id = test::parse_json(*outcome.reply)["result"]["taskId"].as_string();
+  }
+  // The call's thread answers after the Protocol that started it was destroyed (under the
+  // sanitizers, a use after free when the work held it).
+  REQUIRE(f.tasks.cancel("", id));
+  bool finished = false;
+  std::mutex mutex;
+  REQUIRE(f.tasks.when_finished("", id, [&](const TaskRunner::Snapshot&) {
+    std::lock_guard lock(mutex);
+    finished = true;
+  }));
+  REQUIRE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return finished;
+  }));
+}
