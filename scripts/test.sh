@@ -2,8 +2,9 @@
 # Installs what is missing, builds, and runs the whole default test suite.
 #   scripts/test.sh            release build, every test (the 50-round crash loop included)
 #   scripts/test.sh --asan     the same under AddressSanitizer + UBSan (debug build)
-#   scripts/test.sh --tsan     ThreadSanitizer (debug build in build/tsan): the HTTP server's unit
-#                              tests ([http]) and the MCP transcripts over HTTP (`ct serve`)
+#   scripts/test.sh --tsan     ThreadSanitizer (debug build in build/tsan): the unit tests of what
+#                              runs threads (the HTTP server, stdio, subscriptions, tasks) and the
+#                              MCP transcripts over both transports
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=${1:-}
@@ -39,8 +40,8 @@ if [ "$mode" = "--tsan" ]; then
   if setarch "$(uname -m)" -R true 2>/dev/null; then run=(setarch "$(uname -m)" -R); fi
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
   echo "==> testing under ThreadSanitizer ${run[*]:+(${run[*]})}"
-  "${run[@]}" "${BUILD_DIR}/tests/ct_tests" '[http]' --order rand
-  "${run[@]}" ctest --test-dir "${BUILD_DIR}" --output-on-failure -j "$(nproc)" -L mcp-http
+  "${run[@]}" "${BUILD_DIR}/tests/ct_tests" '[http],[stdio],[subscriptions],[tasks],[features]' --order rand
+  "${run[@]}" ctest --test-dir "${BUILD_DIR}" --output-on-failure -j "$(nproc)" -L 'mcp-http|mcp-stdio'
   exit 0
 fi
 echo "==> testing"
