@@ -74,38 +74,9 @@ void add_server_flags(CLI::App& command, ServerFlags& flags) {
       ->type_name("LEVEL");
 }
 
-}  // namespace
-
-std::span<const ServerCommand> server_commands() { return kServerCommands; }
-
-bool is_server_command(std::string_view word) {
-  for (const auto& command : kServerCommands)
-    if (command.name == word) return true;
-  return false;
-}
-
-/// Replaces this process with the `ct-serve` next to the running `ct` (same arguments).
-int exec_http_server(const std::vector<std::string>& args) {
-  auto program = installed_program("ct-serve");
-  if (!program)
-    return report(Error(ErrorCode::DependencyError, "ct-serve is not installed beside this ct")
-                      .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
-  std::vector<char*> argv;
-  std::string name = program->string();
-  argv.push_back(name.data());
-  std::vector<std::string> copy = args;
-  for (auto& arg : copy) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  ::execv(name.c_str(), argv.data());
-  return report(Error(ErrorCode::DependencyError, "cannot start " + name + ": " + std::strerror(errno))
-                    .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
-}
-
-int run_server_command(std::string_view word, const std::vector<std::string>& args, HttpRunner run_http,
-                       std::shared_ptr<Workspace> workspace) {
-  CLI::App app("ct — CLEO task management", "ct");
-  ServerFlags flags;
+/// The command `word` with its flags bound to `flags`, added to `app`: what run_server_command
+/// parses and what the manual page lists.
+CLI::App* add_server_command(CLI::App& app, std::string_view word, ServerFlags& flags) {
   std::string summary;
   for (const auto& command : kServerCommands)
     if (command.name == word) summary = std::string(command.summary);
@@ -144,6 +115,48 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
         ->type_name("VAR")
         ->needs(http);
   }
+  return command;
+}
+
+}  // namespace
+
+std::span<const ServerCommand> server_commands() { return kServerCommands; }
+
+bool is_server_command(std::string_view word) {
+  for (const auto& command : kServerCommands)
+    if (command.name == word) return true;
+  return false;
+}
+
+void visit_server_command(std::string_view word, const std::function<void(const CLI::App&)>& visit) {
+  CLI::App app("ct — CLEO task management", "ct");
+  ServerFlags flags;
+  visit(*add_server_command(app, word, flags));
+}
+
+/// Replaces this process with the `ct-serve` next to the running `ct` (same arguments).
+int exec_http_server(const std::vector<std::string>& args) {
+  auto program = installed_program("ct-serve");
+  if (!program)
+    return report(Error(ErrorCode::DependencyError, "ct-serve is not installed beside this ct")
+                      .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
+  std::vector<char*> argv;
+  std::string name = program->string();
+  argv.push_back(name.data());
+  std::vector<std::string> copy = args;
+  for (auto& arg : copy) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  ::execv(name.c_str(), argv.data());
+  return report(Error(ErrorCode::DependencyError, "cannot start " + name + ": " + std::strerror(errno))
+                    .with_fix("reinstall CLEO: ct-serve belongs next to ct"));
+}
+
+int run_server_command(std::string_view word, const std::vector<std::string>& args, HttpRunner run_http,
+                       std::shared_ptr<Workspace> workspace) {
+  CLI::App app("ct — CLEO task management", "ct");
+  ServerFlags flags;
+  add_server_command(app, word, flags);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -12,6 +13,10 @@
 
 #include "domains/router.h"
 #include "gateway/http_transport.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace ct::cli {
 
@@ -23,6 +28,10 @@ struct ServerCommand {
 /// The server commands, for routing and for the top-level help.
 std::span<const ServerCommand> server_commands();
 bool is_server_command(std::string_view word);
+
+/// Builds the command line of the server command `word` exactly as run_server_command parses it
+/// and hands it to `visit` (the manual page lists its flags from it).
+void visit_server_command(std::string_view word, const std::function<void(const CLI::App&)>& visit);
 
 /// What `serve` does once its flags are parsed. `ct` passes none and so execs the sibling
 /// `ct-serve` executable with the same arguments; `ct-serve` passes mcp::run_http_server.
