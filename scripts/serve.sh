@@ -5,6 +5,9 @@
 set -euo pipefail
 caller=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Serving needs the programs only: ct, ct-serve (what `ct serve` runs) and the PostgreSQL module,
+# none of the tests and their packages. scripts/test.sh later builds the rest in the same directory.
+export CT_BUILD_TESTS=OFF BUILD_TARGETS="ct ct-serve ct_postgres_module"
 source scripts/setup.sh
 ct="$PWD/$BUILD_DIR/ct"
 cd "$caller"

@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), then configures and builds. Sourced by the other
-# scripts; BUILD_DIR, BUILD_TYPE, CMAKE_EXTRA_ARGS and BUILD_TARGETS may be set by the caller.
+# scripts; BUILD_DIR, BUILD_TYPE, CMAKE_EXTRA_ARGS, BUILD_TARGETS and CT_BUILD_TESTS (ON; OFF
+# configures and installs for the programs alone) may be set by the caller.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# libmicrohttpd-dev: the HTTP server of `ct serve`; libcpp-httplib-dev: the HTTP client of the
-# tests, the benchmarks and the transcript runner; git serves the release domain (and its tests,
-# which run against temporary repositories).
-# libpq-dev: the client library of the PostgreSQL store (storage.url / CLEO_DATABASE_URL).
-# patch and python3 (3.11+, its tomllib) check in the tests that a host's edited config file is
-# valid TOML and that the dry run's diff applies (tests/unit/domains/providers_files_test.cpp).
-# libre2-dev: the regular expressions params and plug-ins declare, matched in linear time.
-packages=(g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 libsimdjson-dev libcli11-dev catch2
-  libcpp-httplib-dev libmicrohttpd-dev nettle-dev libpq-dev libre2-dev git patch python3)
-# Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
-# a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
-# locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json
-# pins (the npm registry's node-linux-<arch>), since the MCP conformance suite needs 22.
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+# What building ct, ct-serve and the PostgreSQL module needs: libmicrohttpd-dev, the HTTP server of
+# `ct serve`; libpq-dev, the client library of the PostgreSQL store (storage.url /
+# CLEO_DATABASE_URL); libre2-dev, the regular expressions params and plug-ins declare, matched in
+# linear time.
+packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli11-dev libmicrohttpd-dev
+  nettle-dev libpq-dev libre2-dev)
+# What the tests need besides (CT_BUILD_TESTS=OFF, as scripts/serve.sh sets it, leaves them out):
+# catch2; libcpp-httplib-dev, the HTTP client of the tests, the benchmarks and the transcript
+# runner; sqlite3, whose shell some tests tamper with a store through; git, which the release
+# domain and evidence use (their tests run against temporary repositories); patch and python3
+# (3.11+, its tomllib) check that a host's edited config file is valid TOML and that the dry run's
+# diff applies (tests/unit/domains/providers_files_test.cpp).
+if [ "${CT_BUILD_TESTS:-ON}" != "OFF" ]; then
+  packages+=(catch2 libcpp-httplib-dev sqlite3 git patch python3)
+  # Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
+  # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
+  # locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json
+  # pins (the npm registry's node-linux-<arch>), since the MCP conformance suite needs 22.
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 # CT_BROWSER_TESTS=1 (scripts/test.sh sets it): Debian's Chromium, which the dashboard's browser
 # tests (tests/browser) drive headless; without it they are skipped.
 if [ "${CT_BROWSER_TESTS:-0}" = "1" ]; then packages+=(chromium); fi
@@ -41,7 +48,7 @@ BUILD_DIR=${BUILD_DIR:-build/release}
 BUILD_TYPE=${BUILD_TYPE:-Release}
 echo "==> building ($BUILD_TYPE) in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCT_WARNINGS_AS_ERRORS=ON \
-  ${CMAKE_EXTRA_ARGS:-} >/dev/null
+  -DCT_BUILD_TESTS="${CT_BUILD_TESTS:-ON}" ${CMAKE_EXTRA_ARGS:-} >/dev/null
 # BUILD_TARGETS (space-separated) limits the build to those targets; empty builds everything.
 targets=()
 for target in ${BUILD_TARGETS:-}; do targets+=(--target "$target"); done
