@@ -32,6 +32,9 @@ if [ "${CT_BROWSER_TESTS:-0}" = "1" ]; then packages+=(chromium); fi
 # CT_POSTGRESQL_TESTS=1 (scripts/test.sh sets it): Debian's PostgreSQL server, whose initdb and
 # pg_ctl start the throwaway cluster the `postgresql` tests run against (scripts/pg-cluster.sh).
 if [ "${CT_POSTGRESQL_TESTS:-0}" = "1" ]; then packages+=(postgresql); fi
+# CT_PACKAGING=1 (scripts/package.sh): dpkg-dev, whose dpkg-shlibdeps reads the Debian package's
+# dependencies.
+if [ "${CT_PACKAGING:-0}" = "1" ]; then packages+=(dpkg-dev); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
