@@ -33,8 +33,10 @@ if [ "${CT_BROWSER_TESTS:-0}" = "1" ]; then packages+=(chromium); fi
 # pg_ctl start the throwaway cluster the `postgresql` tests run against (scripts/pg-cluster.sh).
 if [ "${CT_POSTGRESQL_TESTS:-0}" = "1" ]; then packages+=(postgresql); fi
 # CT_PACKAGING=1 (scripts/package.sh): dpkg-dev, whose dpkg-shlibdeps reads the Debian package's
-# dependencies.
+# dependencies. CT_PACKAGE_TESTS=1 (scripts/test.sh sets it): that, and what tests/package/run.sh
+# needs to bootstrap a clean Debian root and talk to ct serve in it.
 if [ "${CT_PACKAGING:-0}" = "1" ]; then packages+=(dpkg-dev); fi
+if [ "${CT_PACKAGE_TESTS:-0}" = "1" ]; then packages+=(dpkg-dev debootstrap curl); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

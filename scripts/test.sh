@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole default test suite.
-#   scripts/test.sh            release build, every test (the 50-round crash loop included)
+#   scripts/test.sh            release build, every test (the 50-round crash loop and the Debian
+#                              package installed into a clean root included)
 #   scripts/test.sh --asan     the same under AddressSanitizer + UBSan (debug build)
 #   scripts/test.sh --tsan     ThreadSanitizer (debug build in build/tsan): the unit tests of what
 #                              runs threads (the HTTP server, stdio, subscriptions, tasks) and the
@@ -29,6 +30,9 @@ esac
 export CT_BROWSER_TESTS=${CT_BROWSER_TESTS:-1}
 # The PostgreSQL store's tests (label postgresql) need the server: setup.sh installs it.
 export CT_POSTGRESQL_TESTS=${CT_POSTGRESQL_TESTS:-1}
+# The Debian package's test (label package: tests/package/run.sh) needs dpkg-dev, debootstrap and
+# curl: setup.sh installs them. A sanitizer build is no package; that test skips itself there.
+[ "$mode" = "" ] && export CT_PACKAGE_TESTS=${CT_PACKAGE_TESTS:-1}
 source scripts/setup.sh
 
 if [ "$mode" = "--tsan" ]; then
