@@ -2,10 +2,11 @@
 # The Debian package on a clean machine: builds the .deb of a build directory (cpack -G DEB),
 # makes a clean Debian root with debootstrap (minbase: nothing of the build machine in it), installs
 # the package there with `apt-get install ./….deb` (its dependencies come from Debian's mirror), and
-# in that root runs ct as a user would: ct --version and cleo --version, ct init, ct add, ct list,
-# ct mcp answering initialize on stdin, ct serve answering a POST /mcp initialize (sent from here
-# to 127.0.0.1), the PostgreSQL module loading libpq from /usr/lib/cleo, the manual pages,
-# completions and docs in place, and ldd finding every library inside the root.
+# in that root runs ct as a user would: ct --version, cleo --version and system.version, ct init,
+# ct add, ct list, ct mcp answering initialize on stdin, ct serve answering a POST /mcp initialize
+# (sent from here to 127.0.0.1) — every version the package's own —, the PostgreSQL module loading
+# libpq from /usr/lib/cleo, the manual pages, completions and docs in place, and ldd finding every
+# library inside the root.
 #
 #   tests/package/run.sh BUILD_DIR [--keep]
 #
@@ -109,6 +110,7 @@ phase "checking the installed package"
 in_root dpkg -s "$package" | grep -qx "Version: $version" || fail "dpkg does not list $package $version as installed"
 [ "$(in_root ct --version)" = "ct $version" ] || fail "ct --version says '$(in_root ct --version)', not 'ct $version'"
 [ "$(in_root cleo --version)" = "ct $version" ] || fail "cleo --version says '$(in_root cleo --version)'"
+in_root ct version --json | grep -q "\"version\":\"$version\"" || fail "system.version says: $(in_root ct version --json)"
 for file in /usr/bin/ct /usr/bin/ct-serve /usr/lib/cleo/libct_postgres.so; do
   libraries=$(in_root ldd "$file") || fail "ldd $file failed"
   if grep -q "not found" <<<"$libraries"; then fail "$file misses libraries in the root:\n$libraries"; fi
