@@ -48,6 +48,11 @@ server_pid=
 cleanup() {
   local status=$?
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  # Anything else still running inside the root is this run's too.
+  local proc
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2>/dev/null)" = "$root" ] && kill -9 "${proc#/proc/}" 2>/dev/null
+  done
   for mount in "$root/dev/pts" "$root/dev" "$root/proc"; do
     if mountpoint -q "$mount" 2>/dev/null; then umount "$mount" 2>/dev/null || umount -l "$mount"; fi
   done
@@ -141,7 +146,10 @@ out=$(in_root sh -c 'cd /root/project && CLEO_DATABASE_URL=postgresql://127.0.0.
 grep -q '"code":"E_STORE_UNAVAILABLE"' <<<"$out" || fail "a PostgreSQL URL did not reach libpq through /usr/lib/cleo/libct_postgres.so: $out"
 
 phase "ct serve answers POST /mcp"
-in_root sh -c 'cd /root/project && exec ct serve --port 0' > "$work/serve.log" 2>&1 &
+# chroot itself in the background (not a function, which bash would run in a subshell of its own):
+# $! is then the server's pid all the way down (chroot, env, sh and ct each exec the next).
+chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+  sh -c 'cd /root/project && exec ct serve --port 0' > "$work/serve.log" 2>&1 &
 server_pid=$!
 url=
 for _ in $(seq 1 100); do
