@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -270,6 +272,18 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
     }
   sql += "PRAGMA user_version = " + std::to_string(version);
   run_sql(db, sql);
+}
+
+/// Polls `ready` every 10 ms until it holds or `limit` passes; its last answer. For what another
+/// thread does in its own time (a notification sent, a task finished).
+template <typename Predicate>
+bool eventually(Predicate ready, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ready();
 }
 
 }  // namespace ct::test

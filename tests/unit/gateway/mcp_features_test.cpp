@@ -18,6 +18,7 @@
 using namespace ct;
 using namespace ct::mcp;
 using namespace std::chrono_literals;
+using ct::test::eventually;
 
 namespace {
 
@@ -47,16 +48,6 @@ class Collector final : public Outbox {
   std::mutex mutex_;
   std::vector<std::string> messages_;
 };
-
-template <typename Predicate>
-bool eventually(Predicate ready, std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return ready();
-}
 
 struct Fixture {
   test::Project project;

@@ -13,6 +13,7 @@
 using namespace ct;
 using namespace ct::mcp;
 using namespace std::chrono_literals;
+using ct::test::eventually;
 
 namespace {
 
@@ -28,16 +29,6 @@ TaskRunner::Work waiting(std::shared_ptr<std::atomic<bool>> release, std::string
     while (!release->load() && !cancel_requested()) std::this_thread::sleep_for(5ms);
     return std::pair{result, false};
   };
-}
-
-template <typename Predicate>
-bool eventually(Predicate ready, std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return ready();
 }
 
 }  // namespace
