@@ -13,8 +13,9 @@
 # Needs root (chroot, mounts), debootstrap, dpkg-dev, curl and the network to the Debian mirror
 # (CT_DEBIAN_MIRROR, default http://deb.debian.org/debian; the suite is this machine's own Debian
 # release). Exits 77 (skipped) without root or those programs (scripts/setup.sh installs them when
-# CT_PACKAGE_TESTS=1, as scripts/test.sh sets it), and for a sanitizer or fuzzing build. About a
-# minute with the bootstrap, 15 s from the cached root. The freshly bootstrapped root is kept as a tarball in CT_PACKAGE_CACHE
+# CT_PACKAGE_TESTS=1, as scripts/test.sh sets it), without a mirror that answers or the right to
+# mount, and for a sanitizer or fuzzing build. About a minute with the bootstrap, 15 s from the
+# cached root. The freshly bootstrapped root is kept as a tarball in CT_PACKAGE_CACHE
 # (default ~/.cache/cleo/package-test) and unpacked anew for every run: it holds Debian's packages
 # only, so a run without it (a clean CI machine) bootstraps and tests the same thing. --keep
 # leaves the root in place for a look (its path is printed).
@@ -41,6 +42,15 @@ suite=${VERSION_CODENAME:?this machine names no Debian release in /etc/os-releas
 mirror=${CT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${CT_PACKAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cleo/package-test}
 arch=$(dpkg --print-architecture)
+
+# What the test needs of its machine, found out before anything is built: a mirror that answers
+# (apt-get reaches it from the root) and the right to mount (a container without CAP_SYS_ADMIN
+# has root but no mounts). Without either it is skipped, saying which.
+curl -fsS -m 20 -o /dev/null "$mirror/dists/$suite/Release" 2>/dev/null ||
+  skip "the Debian mirror $mirror does not answer (set CT_DEBIAN_MIRROR to one that does)"
+probe=$(mktemp -d /tmp/ct-package-probe.XXXXXX)
+if mount -t tmpfs none "$probe" 2>/dev/null; then umount "$probe"; rmdir "$probe"
+else rmdir "$probe"; skip "this machine does not let root mount (a container without CAP_SYS_ADMIN?)"; fi
 
 work=$(mktemp -d /tmp/ct-package.XXXXXX)
 root=$work/root
