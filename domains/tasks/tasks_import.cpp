@@ -749,8 +749,8 @@ std::string store_label(std::string_view of, std::size_t index, const std::strin
 /// The original CLEO's store, ids kept. References to tasks the store does not hold (a parent,
 /// a dependency, a link, a session's scope) are refused, naming each; with skipInvalid they are
 /// dropped (a session whose scope names one is left out), each said. The tasks are placed by
-/// TaskEngine::import_kept (E_ID_COLLISION when this store holds one of their ids), the sessions
-/// inserted (E_ID_COLLISION likewise), the config applied last: all in the call's transaction
+/// TaskEngine::import_kept (E_VALIDATION naming them when this store holds one of their ids: the
+/// same import fails again, so not the retryable E_ID_COLLISION), the sessions inserted (likewise), the config applied last: all in the call's transaction
 /// and its one audit row.
 Result<Reply> import_kept(Context& context, const Params& params, ForeignFile file, std::vector<ImportRecord> records,
                           json::Value problems) {
@@ -885,7 +885,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
     if (existing) taken.push_back(session.id);
   }
   if (!taken.empty())
-    return fail(Error(ErrorCode::IdCollision, std::to_string(taken.size()) + " session(s) of the store are here already: " +
+    return fail(Error(ErrorCode::Validation, std::to_string(taken.size()) + " session(s) of the store are here already: " +
                                                   join(taken, ", ") + " (imported once before?)")
                     .with_fix("import into a store that holds none of them (a new project)")
                     .with_detail("taken", json::Value::array_of(taken)));
@@ -978,11 +978,11 @@ void register_tasks_import(Registry& registry) {
                            "record passes tasks.add's validation; invalid ones are listed in error.details.records. "
                            "The original CLEO's store: {imported, format:'original', generation:json|sqlite, store, "
                            "archived?, lastId, sessions?, config?{key:value applied}, mapped, unmapped?, skipped?} — ids "
-                           "kept (E_ID_COLLISION names those this store holds), sessions and config come along, its "
+                           "kept (E_VALIDATION names those this store holds), sessions and config come along, its "
                            "log is counted in unmapped",
                 .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference,
-                           ErrorCode::NotFound, ErrorCode::IdCollision, ErrorCode::FileError, ErrorCode::InvalidInput},
+                           ErrorCode::NotFound, ErrorCode::FileError, ErrorCode::InvalidInput},
                 .examples = {{R"({"tasks":[{"id":"T1","title":"Imported task"}],"dryRun":true})", "preview an import"},
                              {R"({"tasks":[{"uuid":"9a1c","description":"Buy milk","status":"pending","tags":["home"]}]})",
                               "import Taskwarrior's task export"},

@@ -333,7 +333,7 @@ Result<void> TaskEngine::import_kept(std::vector<Task> tasks) {
     std::string named;
     for (std::size_t i = 0; i < taken.size() && i < kNamed; ++i) named += (i ? ", " : "") + taken[i];
     if (taken.size() > kNamed) named += " and " + std::to_string(taken.size() - kNamed) + " more";
-    return fail(Error(ErrorCode::IdCollision, std::to_string(taken.size()) + " of the " + std::to_string(ids.size()) +
+    return fail(Error(ErrorCode::Validation, std::to_string(taken.size()) + " of the " + std::to_string(ids.size()) +
                                                   " tasks to import have ids this store holds already: " + named +
                                                   "; imported tasks keep their ids and are never renumbered")
                     .with_fix("import into a store that holds none of these ids (a new project: ct init in another "

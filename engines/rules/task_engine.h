@@ -147,8 +147,8 @@ class TaskEngine {
   // Writes (call inside a write transaction).
   Result<Task> add(NewTask spec);
   /// Another store's tasks with their own ids, statuses, times, notes and archive state (tasks.import
-  /// of the original CLEO's store), all or nothing. Ids this store holds already are E_ID_COLLISION
-  /// naming every one of them (never renumbered). Each task is placed as add() places one — its
+  /// of the original CLEO's store), all or nothing. Ids this store holds already are E_VALIDATION
+  /// (not E_ID_COLLISION, which says a retry may succeed) naming every one of them (never renumbered). Each task is placed as add() places one — its
   /// parent first (one of `tasks`, or a task here), the hierarchy rules (an epic at the top, a
   /// subtask under a parent that is no subtask, depth, open siblings, no live task under an
   /// archived parent), its position after its siblings in the order given, its type as given —

@@ -436,7 +436,9 @@ TEST_CASE("ids this store holds already are refused by name, and nothing is impo
   const std::string config_before = bytes_of(p.dir() / ".cleo" / "config.json");
   Envelope refused = import(p, from("old/.cleo"));
   REQUIRE_FALSE(refused.success);
-  CHECK(code_of(refused) == "E_ID_COLLISION");
+  // Not E_ID_COLLISION: that code is retryable, and the same import would fail again.
+  CHECK(code_of(refused) == "E_VALIDATION");
+  CHECK_FALSE(refused.error->retryable());
   CHECK(refused.error->details["taken"] == test::parse_json(R"(["T001","T002"])"));
   CHECK(refused.error->message.find("T001, T002") != std::string::npos);
   CHECK(refused.error->message.find("never renumbered") != std::string::npos);
