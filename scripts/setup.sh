@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), then configures and builds. Sourced by the other
 # scripts; BUILD_DIR, BUILD_TYPE, CMAKE_EXTRA_ARGS, BUILD_TARGETS and CT_BUILD_TESTS (ON; OFF
-# configures and installs for the programs alone) may be set by the caller.
+# configures and installs for the programs alone, unless BUILD_DIR has the tests already) may be
+# set by the caller.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -9,6 +10,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # `ct serve`; libpq-dev, the client library of the PostgreSQL store (storage.url /
 # CLEO_DATABASE_URL); libre2-dev, the regular expressions params and plug-ins declare, matched in
 # linear time.
+BUILD_DIR=${BUILD_DIR:-build/release}
+BUILD_TYPE=${BUILD_TYPE:-Release}
+CT_BUILD_TESTS=${CT_BUILD_TESTS:-ON}
+# A build directory that has the tests keeps them: serve.sh or demo.sh building their programs in
+# the directory scripts/test.sh uses would otherwise turn its tests off, and ct_tests would be
+# left behind the ct it tests (BUILD_TARGETS still limits what they build).
+if [ "$CT_BUILD_TESTS" = "OFF" ] && grep -qx 'CT_BUILD_TESTS:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+  CT_BUILD_TESTS=ON
+fi
+
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli11-dev libmicrohttpd-dev
   nettle-dev libpq-dev libre2-dev)
 # What the tests need besides (CT_BUILD_TESTS=OFF, as scripts/serve.sh sets it, leaves them out):
@@ -17,7 +28,7 @@ packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli
 # domain and evidence use (their tests run against temporary repositories); patch and python3
 # (3.11+, its tomllib) check that a host's edited config file is valid TOML and that the dry run's
 # diff applies (tests/unit/domains/providers_files_test.cpp).
-if [ "${CT_BUILD_TESTS:-ON}" != "OFF" ]; then
+if [ "$CT_BUILD_TESTS" != "OFF" ]; then
   packages+=(catch2 libcpp-httplib-dev sqlite3 git patch python3)
   # Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
   # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
@@ -49,11 +60,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 
-BUILD_DIR=${BUILD_DIR:-build/release}
-BUILD_TYPE=${BUILD_TYPE:-Release}
 echo "==> building ($BUILD_TYPE) in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCT_WARNINGS_AS_ERRORS=ON \
-  -DCT_BUILD_TESTS="${CT_BUILD_TESTS:-ON}" ${CMAKE_EXTRA_ARGS:-} >/dev/null
+  -DCT_BUILD_TESTS="$CT_BUILD_TESTS" ${CMAKE_EXTRA_ARGS:-} >/dev/null
 # BUILD_TARGETS (space-separated) limits the build to those targets; empty builds everything.
 targets=()
 for target in ${BUILD_TARGETS:-}; do targets+=(--target "$target"); done
