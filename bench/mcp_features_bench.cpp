@@ -33,27 +33,18 @@
 namespace ct::bench {
 namespace {
 
-struct Row {
-  std::string call;
-  std::vector<double> ms;  // sorted
-  std::size_t bytes = 0;
-  double target_ms = 0;    // 0 = none
-};
-
 void progress(const std::string& text) { std::cerr << text << std::endl; }
-
-double elapsed_ms(Steady::time_point start) { return std::chrono::duration<double, std::milli>(Steady::now() - start).count(); }
 
 /// One message through the protocol, `runs` times after one that warms the caches; a reply that is
 /// an error aborts the run.
-Row timed_messages(mcp::Protocol& protocol, Router& router, std::string call, const std::string& message, int runs,
+TimedRow timed_messages(mcp::Protocol& protocol, Router& router, std::string call, const std::string& message, int runs,
                    double target_ms = 0) {
-  Row row{std::move(call), {}, 0, target_ms};
+  TimedRow row{std::move(call), {}, 0, target_ms};
   mcp::Connection connection;
   for (int i = -1; i < runs; ++i) {
     const auto started = Steady::now();
     mcp::Outcome outcome = protocol.handle(message, connection, router);
-    const double ms = elapsed_ms(started);
+    const double ms = micros_since(started) / 1000;
     if (!outcome.reply || outcome.reply->find("\"error\":{\"code\":-32") != std::string::npos)
       throw std::runtime_error(row.call + ": " + outcome.reply.value_or("no reply"));
     if (i < 0) continue;
@@ -113,7 +104,7 @@ int run(const StoreOptions& options) {
   const auto started = Steady::now();
   Workload workload(20261128);
   fill_store(*router, workload, options.tasks, [](std::int64_t, const std::string&, double) {});
-  progress("built in " + format_fixed(elapsed_ms(started) / 1000, 1) + " s");
+  progress("built in " + format_fixed(micros_since(started) / 1e6, 1) + " s");
 
   // Subjects: an epic, an open task, a word of titles (a common one: many matches to rank).
   json::Value epics = json::Value::object();
@@ -135,7 +126,7 @@ int run(const StoreOptions& options) {
   mcp::Protocol protocol(registry(), mcp::ServerInfo{"cleo", std::string(product_version()), ""});
   const std::string take = R"({"type":"ref/prompt","name":"take"})";
   const std::string decompose = R"({"type":"ref/prompt","name":"decompose"})";
-  std::vector<Row> rows;
+  std::vector<TimedRow> rows;
   const int runs = options.runs;
   rows.push_back(timed_messages(protocol, *router, "completion/complete: a task id, nothing typed", complete(take, "id", ""), runs));
   rows.push_back(timed_messages(protocol, *router, "completion/complete: a task id, the prefix T12", complete(take, "id", "T12"), runs, 2));
@@ -160,7 +151,7 @@ int run(const StoreOptions& options) {
   auto outbox = std::make_shared<Clocked>();
   auto subscriber = watch.add(outbox);
   watch.subscribe(*subscriber, "cleo://task/" + task["id"].as_string());
-  Row told{"a commit told to a subscriber (notifications/resources/updated)", {}, 0, 0};
+  TimedRow told{"a commit told to a subscriber (notifications/resources/updated)", {}, 0, 0};
   auto writer = make_router();
   const int notes = std::min(runs, 40);
   for (int i = 1; i <= notes; ++i) {
@@ -178,14 +169,7 @@ int run(const StoreOptions& options) {
   std::printf("ct_bench_mcp_features (%s build, %s store of %lld tasks, ct %s), %d runs each, load average %s\n\n",
               CT_BENCH_BUILD_TYPE, options.postgresql ? "PostgreSQL" : "SQLite", static_cast<long long>(options.tasks),
               std::string(product_version()).c_str(), runs, load_average().c_str());
-  std::printf("| message | median ms | p95 ms | min ms | reply bytes | target (median) |\n|---|---:|---:|---:|---:|---|\n");
-  for (const auto& row : rows) {
-    const double median = nearest_rank(row.ms, 0.5);
-    std::string target = "—";
-    if (row.target_ms > 0) target = "< " + format_fixed(row.target_ms, 0) + " ms: " + (median < row.target_ms ? "met" : "MISSED");
-    std::printf("| %s | %.3f | %.3f | %.3f | %zu | %s |\n", row.call.c_str(), median, nearest_rank(row.ms, 0.95),
-                row.ms.front(), row.bytes, target.c_str());
-  }
+  print_timed_rows("message", rows, options.postgresql.has_value());
   return 0;
 }
 

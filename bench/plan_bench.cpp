@@ -38,14 +38,6 @@ constexpr std::int64_t kEpicSize = 1000;
 
 using Options = StoreOptions;
 
-struct Row {
-  std::string call;
-  std::vector<double> ms;  // sorted
-  std::size_t bytes = 0;
-  double target_ms = 0;  // 0 = none
-  bool sqlite_target = false;  // the issue sets it on SQLite (PostgreSQL's row is held to it only for reference)
-};
-
 void progress(const std::string& text) { std::cerr << text << std::endl; }
 
 double elapsed_ms(Steady::time_point start) { return std::chrono::duration<double, std::milli>(Steady::now() - start).count(); }
@@ -173,9 +165,9 @@ int run(const Options& options) {
   const std::int64_t size_before = count_tasks(router);
   progress("built " + std::to_string(size_before) + " tasks in " + format_fixed(elapsed_ms(started) / 1000, 1) + " s");
 
-  Row batch{"tasks.batch {200 × tasks.add}", {}, 0, 50, true};
-  Row apply{"plan.apply {200 × tasks.add} (staging: run, rolled back)", {}, 0, 0};
-  Row commit{"plan.commit (a plan of 200 × tasks.add)", {}, 0, 50, true};
+  TimedRow batch{"tasks.batch {200 × tasks.add}", {}, 0, 50, true};
+  TimedRow apply{"plan.apply {200 × tasks.add} (staging: run, rolled back)", {}, 0, 0};
+  TimedRow commit{"plan.commit (a plan of 200 × tasks.add)", {}, 0, 50, true};
   // One untimed round first (warms the statement and page caches), as timed_calls does.
   for (int run = -1; run < options.runs; ++run) {
     if ((run + 1) % 10 == 0) progress("batch and commit: run " + std::to_string(run + 1) + " of " + std::to_string(options.runs));
@@ -239,27 +231,17 @@ int run(const Options& options) {
       throw std::runtime_error("plan.diff: " + to_json(checked, router.operations()));
     progress("  before " + row["before"].dump() + "\n  after " + row["after"].dump());
   }
-  Row diff_compact{"plan.diff {plans:[a plan of 200 adds]} over a 1,000-task epic (compact)", {}, 0, 20};
+  TimedRow diff_compact{"plan.diff {plans:[a plan of 200 adds]} over a 1,000-task epic (compact)", {}, 0, 20};
   diff_compact.ms = timed_calls(router, diff(false), options.runs, diff_compact.bytes);
-  Row diff_full{"plan.diff {…, detail: full}", {}, 0, 0};
+  TimedRow diff_full{"plan.diff {…, detail: full}", {}, 0, 0};
   diff_full.ms = timed_calls(router, diff(true), options.runs, diff_full.bytes);
 
-  for (Row* row : {&batch, &apply, &commit}) std::sort(row->ms.begin(), row->ms.end());
-  const std::vector<Row> rows = {std::move(batch), std::move(apply), std::move(commit), std::move(diff_compact), std::move(diff_full)};
+  for (TimedRow* row : {&batch, &apply, &commit}) std::sort(row->ms.begin(), row->ms.end());
+  const std::vector<TimedRow> rows = {std::move(batch), std::move(apply), std::move(commit), std::move(diff_compact), std::move(diff_full)};
   std::printf("ct_bench_plan (%s build, %s store of %lld tasks, ct %s), %d runs each, load average %s\n\n",
               CT_BENCH_BUILD_TYPE, options.postgresql ? "PostgreSQL" : "SQLite", static_cast<long long>(size_before),
               std::string(ct::product_version()).c_str(), options.runs, load_average().c_str());
-  std::printf("| call | median ms | p95 ms | min ms | reply bytes | target (median) |\n|---|---:|---:|---:|---:|---|\n");
-  for (const auto& row : rows) {
-    const double median = nearest_rank(row.ms, 0.5);
-    std::string target = "—";
-    if (row.target_ms > 0)
-      target = "< " + format_fixed(row.target_ms, 0) + " ms" + (row.sqlite_target ? " on SQLite" : "") +
-               (row.sqlite_target && options.postgresql ? " (for reference): " : ": ") +
-               (median < row.target_ms ? "met" : "MISSED");
-    std::printf("| %s | %.3f | %.3f | %.3f | %zu | %s |\n", row.call.c_str(), median, nearest_rank(row.ms, 0.95),
-                row.ms.front(), row.bytes, target.c_str());
-  }
+  print_timed_rows("call", rows, options.postgresql.has_value());
   return 0;
 }
 

@@ -106,6 +106,32 @@ inline std::string format_fixed(double value, int decimals) {
   return buffer;
 }
 
+/// One timed call of a report: its samples and the target its median is held to.
+struct TimedRow {
+  std::string call;
+  std::vector<double> ms;  // sorted
+  std::size_t bytes = 0;   // the last reply's size
+  double target_ms = 0;    // 0 = none
+  bool sqlite_target = false;  // the issue sets it on SQLite (PostgreSQL's row is held to it only for reference)
+};
+
+/// The Markdown table of `rows` (`first_column` names what each row times): median, p95 and min
+/// in ms, reply bytes, and the median against its target, met or MISSED.
+inline void print_timed_rows(std::string_view first_column, const std::vector<TimedRow>& rows, bool on_postgresql) {
+  std::printf("| %.*s | median ms | p95 ms | min ms | reply bytes | target (median) |\n|---|---:|---:|---:|---:|---|\n",
+              static_cast<int>(first_column.size()), first_column.data());
+  for (const auto& row : rows) {
+    const double median = nearest_rank(row.ms, 0.5);
+    std::string target = "—";
+    if (row.target_ms > 0)
+      target = "< " + format_fixed(row.target_ms, 0) + " ms" + (row.sqlite_target ? " on SQLite" : "") +
+               (row.sqlite_target && on_postgresql ? " (for reference): " : ": ") +
+               (median < row.target_ms ? "met" : "MISSED");
+    std::printf("| %s | %.3f | %.3f | %.3f | %zu | %s |\n", row.call.c_str(), median, nearest_rank(row.ms, 0.95),
+                row.ms.empty() ? 0.0 : row.ms.front(), row.bytes, target.c_str());
+  }
+}
+
 inline std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
