@@ -68,20 +68,6 @@ constexpr std::array<ProjectFile, 13> kFiles = {{
     {"/usr/bin/ct-serve", "The HTTP server program ct serve runs (beside ct)."},
 }};
 
-/// The UTF-8 code point at `text[i]` (advancing i), or U+FFFD for a broken sequence.
-char32_t next_code_point(std::string_view text, std::size_t& i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  int extra = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
-  char32_t code = extra == 3 ? lead & 0x07u : extra == 2 ? lead & 0x0Fu : lead & 0x1Fu;
-  ++i;
-  for (; extra > 0; --extra, ++i) {
-    if (i >= text.size() || (byte(i) & 0xC0u) != 0x80u) return U'\uFFFD';
-    code = (code << 6) | (byte(i) & 0x3Fu);
-  }
-  return code;
-}
-
 /// A name in bold (a command word, an option), escaped.
 std::string bold(std::string_view text) { return "\\fB" + roff_text(text) + "\\fR"; }
 std::string italic(std::string_view text) { return "\\fI" + roff_text(text) + "\\fR"; }
@@ -331,7 +317,13 @@ std::string roff_text(std::string_view text) {
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
     line_start = c == '\n';
     if (static_cast<unsigned char>(c) >= 0x80) {
-      const char32_t code = next_code_point(text, i);
+      bool valid = true;
+      char32_t code = next_code_point(text, i, &valid);
+      if (!valid) {
+        // A broken sequence is one U+FFFD, its continuation bytes with it.
+        while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+        code = U'\uFFFD';
+      }
       char escaped[16];
       std::snprintf(escaped, sizeof escaped, "\\[u%04X]", static_cast<unsigned>(code));
       out += escaped;
