@@ -12,12 +12,6 @@ namespace fs = std::filesystem;
 
 using OwnedStatement = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
 
-std::string sql_name(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 Error failure(sqlite3* db, std::string_view what, const fs::path& file) {
   return sqlite_error(sqlite3_errcode(db), sqlite3_errmsg(db), what, file);
 }
@@ -40,7 +34,7 @@ Result<void> dump_database(sqlite3* db, DumpSink& sink, const fs::path& file) {
     const std::string what = "cannot read " + std::string(table.name) + " for a copy";
     std::vector<std::string> columns;
     {
-      CT_TRY_ASSIGN(OwnedStatement info, prepare_once(db, "PRAGMA table_info(" + sql_name(table.name) + ")", what, file));
+      CT_TRY_ASSIGN(OwnedStatement info, prepare_once(db, "PRAGMA table_info(" + sql_identifier(table.name) + ")", what, file));
       int rc = SQLITE_ROW;
       while ((rc = sqlite3_step(info.get())) == SQLITE_ROW) columns.emplace_back(column_text(info.get(), 1));
       if (rc != SQLITE_DONE) return fail(failure(db, what, file));
@@ -49,8 +43,8 @@ Result<void> dump_database(sqlite3* db, DumpSink& sink, const fs::path& file) {
       return fail(Error(ErrorCode::FileError, "the store " + file.string() + " has no table " + std::string(table.name))
                       .with_fix(corrupt_fix()));
     std::string select = "SELECT ";
-    for (std::size_t i = 0; i < columns.size(); ++i) select += (i ? ", " : "") + sql_name(columns[i]);
-    select += " FROM " + sql_name(table.name);
+    for (std::size_t i = 0; i < columns.size(); ++i) select += (i ? ", " : "") + sql_identifier(columns[i]);
+    select += " FROM " + sql_identifier(table.name);
     if (table.name == "meta") select += " WHERE " + std::string(kLocalMetaRows);
     select += " ORDER BY " + std::string(table.order.empty() ? "rowid" : table.order);
     CT_TRY_ASSIGN(OwnedStatement rows, prepare_once(db, select, what, file));
@@ -77,7 +71,7 @@ Result<void> DumpLoader::table(std::string_view name, const std::vector<std::str
     if (!started_) {
       // Children first (audit_changes references audit); this store's own meta rows stay.
       for (auto table = dumped_tables().rbegin(); table != dumped_tables().rend(); ++table) {
-        std::string clear = "DELETE FROM " + sql_name(table->name);
+        std::string clear = "DELETE FROM " + sql_identifier(table->name);
         if (table->name == "meta") clear += " WHERE " + std::string(kLocalMetaRows);
         CT_TRY(exec(clear.c_str(), "cannot clear " + std::string(table->name) + " of " + file_.string()));
       }
@@ -88,10 +82,10 @@ Result<void> DumpLoader::table(std::string_view name, const std::vector<std::str
     std::string list;
     std::string marks;
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      list += (i ? ", " : "") + sql_name(columns[i]);
+      list += (i ? ", " : "") + sql_identifier(columns[i]);
       marks += (i ? ", ?" : "?") + std::to_string(i + 1);
     }
-    CT_TRY_ASSIGN(insert_, prepare_once(db_, "INSERT INTO " + sql_name(name) + "(" + list + ") VALUES(" + marks + ")",
+    CT_TRY_ASSIGN(insert_, prepare_once(db_, "INSERT INTO " + sql_identifier(name) + "(" + list + ") VALUES(" + marks + ")",
                                         "cannot write " + table_ + " to " + file_.string(), file_));
     return {};
   }

@@ -9,19 +9,13 @@
 #include <sqlite3.h>
 
 #include "core/json_parse.h"
+#include "engines/store/sqlite/sqlite_statement.h"
 
 namespace ct {
 namespace {
 
 using Db = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
 using Stmt = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
-
-/// A table's name as an SQL identifier: quoted, inner quotes doubled.
-std::string sql_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 /// `file` as an SQLite URI, read-only, and immutable unless `in_use`: the characters a URI
 /// gives a meaning (and any byte outside the plain ones) escaped.
@@ -83,7 +77,7 @@ class Reader {
                                       "listing its tables"));
     int rc = SQLITE_OK;
     while ((rc = sqlite3_step(names.get())) == SQLITE_ROW) {
-      std::string sql = text(names.get(), 1);
+      std::string sql(sqlite::column_text(names.get(), 1));
       // A virtual table needs its module (FTS and the like), which a reader of a foreign file
       // does not load; its rows live in tables of its own, listed like any other.
       if (std::string_view(sql).substr(0, 20).find("VIRTUAL") != std::string_view::npos ||
@@ -93,15 +87,15 @@ class Reader {
         return fail(Error(ErrorCode::Validation, file_ + " holds more than " + std::to_string(limits_.max_tables) +
                                                      " tables; this is not a store the original CLEO wrote")
                         .with_detail("file", file_));
-      out.tables.push_back({text(names.get(), 0), {}, 0, json::Value::array()});
+      out.tables.push_back({std::string(sqlite::column_text(names.get(), 0)), {}, 0, json::Value::array()});
     }
     if (rc != SQLITE_DONE) return fail(failed(rc, "listing its tables"));
     for (auto& table : out.tables) {
       CT_TRY_ASSIGN(Stmt columns, prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid", "reading a table's columns"));
-      sqlite3_bind_text(columns.get(), 1, table.name.c_str(), -1, SQLITE_TRANSIENT);
-      while ((rc = sqlite3_step(columns.get())) == SQLITE_ROW) table.columns.push_back(text(columns.get(), 0));
+      sqlite3_bind_text(columns.get(), 1, table.name.c_str(), -1, sqlite::kTransient);
+      while ((rc = sqlite3_step(columns.get())) == SQLITE_ROW) table.columns.emplace_back(sqlite::column_text(columns.get(), 0));
       if (rc != SQLITE_DONE) return fail(failed(rc, "reading the columns of " + table.name));
-      CT_TRY_ASSIGN(Stmt count, prepare("SELECT count(*) FROM " + sql_identifier(table.name), "counting the rows of " + table.name));
+      CT_TRY_ASSIGN(Stmt count, prepare("SELECT count(*) FROM " + sqlite::sql_identifier(table.name), "counting the rows of " + table.name));
       rc = sqlite3_step(count.get());
       if (rc != SQLITE_ROW) return fail(failed(rc, "counting the rows of " + table.name));
       table.rows = sqlite3_column_int64(count.get(), 0);
@@ -113,9 +107,9 @@ class Reader {
     if (table.rows > limits_.max_rows)
       return fail(too_many(table));
     // Rowid order where the table has one (WITHOUT ROWID tables have none).
-    auto stmt = prepare("SELECT * FROM " + sql_identifier(table.name) + " ORDER BY rowid", "reading " + table.name);
+    auto stmt = prepare("SELECT * FROM " + sqlite::sql_identifier(table.name) + " ORDER BY rowid", "reading " + table.name);
     if (!stmt) {
-      CT_TRY_ASSIGN(stmt, prepare("SELECT * FROM " + sql_identifier(table.name), "reading " + table.name));
+      CT_TRY_ASSIGN(stmt, prepare("SELECT * FROM " + sqlite::sql_identifier(table.name), "reading " + table.name));
     }
     sqlite3_stmt* raw = stmt->get();
     const int columns = sqlite3_column_count(raw);
@@ -131,7 +125,7 @@ class Reader {
           case SQLITE_INTEGER: record.set(column, static_cast<std::int64_t>(sqlite3_column_int64(raw, c))); break;
           case SQLITE_FLOAT: record.set(column, sqlite3_column_double(raw, c)); break;
           case SQLITE_TEXT: {
-            std::string value = text(raw, c);
+            std::string value(sqlite::column_text(raw, c));
             total_ += value.size();
             if (total_ > limits_.max_total_bytes)
               return fail(Error(ErrorCode::Validation, file_ + " holds more than " +
@@ -157,12 +151,6 @@ class Reader {
   }
 
  private:
-  static std::string text(sqlite3_stmt* stmt, int column) {
-    const unsigned char* value = sqlite3_column_text(stmt, column);
-    int bytes = sqlite3_column_bytes(stmt, column);
-    return value ? std::string(reinterpret_cast<const char*>(value), static_cast<std::size_t>(bytes)) : std::string();
-  }
-
   Error too_many(const ForeignTable& table) const {
     return Error(ErrorCode::Validation, file_ + ": " + table.name + " holds " + std::to_string(table.rows) +
                                             " rows, more than the " + std::to_string(limits_.max_rows) + " read at most")

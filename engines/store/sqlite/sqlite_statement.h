@@ -1,6 +1,6 @@
 // Statements of the SQLite backend: a cached statement borrowed for one use (bound, stepped,
-// reset), its column readers, and the transparent hash of the statement cache. Internal to the
-// SQLite backend.
+// reset), its column readers, identifiers quoted for SQL built at run time, and the transparent
+// hash of the statement cache. Internal to the SQLite backend.
 #pragma once
 
 #include <sqlite3.h>
@@ -20,6 +20,13 @@ namespace ct::sqlite {
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 inline const sqlite3_destructor_type kTransient = SQLITE_TRANSIENT;
 #pragma GCC diagnostic pop
+
+/// A name (a table's, a column's) as an SQL identifier: quoted, inner quotes doubled.
+inline std::string sql_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
 
 inline std::string_view column_text(sqlite3_stmt* stmt, int column) {
   const unsigned char* text = sqlite3_column_text(stmt, column);
