@@ -22,7 +22,6 @@ bool one_of(const std::array<std::string_view, N>& names, std::string_view name)
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string text_of(const json::Value& value) { return value.is_string() ? value.as_string() : std::string(); }
 
 std::vector<std::string> list_of(const json::Value& value) {
   std::vector<std::string> out;
@@ -42,12 +41,12 @@ Error form_error(std::size_t line, std::string message) {
 
 std::string edit_form(const json::Value& task) {
   std::string out;
-  out += "# ct edit " + text_of(task["id"]) + " (version " + task["version"].dump() +
+  out += "# ct edit " + task["id"].string_or_empty() + " (version " + task["version"].dump() +
          "). Save and quit to apply; leave it as it is to cancel.\n";
   out += "# status: pending|active|blocked (done: ct done; cancelled: ct rm)   priority: critical|high|medium|low\n";
   out += "# type: epic|task|subtask   size: small|medium|large   Lists: one '- item' per line.\n";
   out += "# Notes are never rewritten: write a new one under 'note: |'. Lines starting with # are ignored.\n";
-  for (std::string_view key : kScalars) out += std::string(key) + ": " + text_of(task[key]) + "\n";
+  for (std::string_view key : kScalars) out += std::string(key) + ": " + task[key].string_or_empty() + "\n";
   for (std::string_view key : kLists) {
     std::vector<std::string> items = list_of(task[key]);
     if (key == "depends" || key == "labels") {
@@ -58,7 +57,7 @@ std::string edit_form(const json::Value& task) {
     for (const auto& item : items) out += "  - " + item + "\n";
   }
   out += "description: |\n";
-  const std::string description = text_of(task["description"]);
+  const std::string description = task["description"].string_or_empty();
   for (std::string_view line : split_lines(description)) out += line.empty() ? "\n" : "  " + std::string(line) + "\n";
   out += "note: |\n";
   return out;
@@ -117,7 +116,7 @@ Result<json::Value> edit_changes(const json::Value& task, std::string_view form)
   // Only what differs from the task goes into the update; a field left out of the form is kept.
   json::Value changes = json::Value::object();
   for (std::string_view key : kScalars)
-    if (fields.contains(key) && fields[key].as_string() != text_of(task[key])) changes.set(key, fields[key]);
+    if (fields.contains(key) && fields[key].as_string() != task[key].string_or_empty()) changes.set(key, fields[key]);
   bool lists_changed = false;
   for (std::string_view key : kLists) {
     if (!fields.contains(key)) continue;
@@ -127,7 +126,7 @@ Result<json::Value> edit_changes(const json::Value& task, std::string_view form)
     }
   }
   if (lists_changed) changes.set("mode", "replace");
-  if (fields.contains("description") && fields["description"].as_string() != text_of(task["description"]))
+  if (fields.contains("description") && fields["description"].as_string() != task["description"].string_or_empty())
     changes.set("description", fields["description"]);
   if (fields.contains("note") && !trim(fields["note"].as_string()).empty()) changes.set("notes", fields["note"]);
   return changes;

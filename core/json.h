@@ -59,6 +59,8 @@ class Value {
   }
   const std::string& as_string() const { return std::get<std::string>(data_); }
   std::string& as_string() { return std::get<std::string>(data_); }
+  /// The string this value holds, or "" for any other kind (a missing key reads as null).
+  std::string string_or_empty() const { return is_string() ? as_string() : std::string(); }
   const Array& as_array() const { return std::get<Array>(data_); }
   Array& as_array() { return std::get<Array>(data_); }
   const Object& as_object() const { return std::get<Object>(data_); }

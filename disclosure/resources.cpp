@@ -99,15 +99,14 @@ json::Value params(std::initializer_list<std::pair<std::string_view, json::Value
   return out;
 }
 
-std::string text_of(const json::Value& value) { return value.is_string() ? value.as_string() : std::string(); }
 
 ResourceItem task_item(const json::Value& row, bool epic) {
-  const std::string id = text_of(row["id"]);
+  const std::string id = row["id"].string_or_empty();
   ResourceItem item;
   item.uri = std::string(epic ? "cleo://epic/" : "cleo://task/") + id;
   item.name = id;
-  item.title = (epic ? "Epic " : "") + id + ": " + text_of(row["title"]);
-  item.description = text_of(row["status"]) + (row["priority"].is_string() ? ", " + text_of(row["priority"]) : "") +
+  item.title = (epic ? "Epic " : "") + id + ": " + row["title"].string_or_empty();
+  item.description = row["status"].string_or_empty() + (row["priority"].is_string() ? ", " + row["priority"].string_or_empty() : "") +
                      (epic ? " — its tree, waves and critical path" : "");
   item.mime_type = std::string(kJson);
   return item;
@@ -145,9 +144,9 @@ Result<std::vector<ResourceItem>> section_items(Router& router, const Caller& ca
       std::vector<ResourceItem> all;
       if (listed.success)
         for (const auto& row : reply_rows(listed.data)) {
-          std::string name = text_of(row["name"]);
+          std::string name = row["name"].string_or_empty();
           if (name.empty()) continue;
-          all.push_back({"cleo://skill/" + name, name, "Skill " + name, text_of(row["description"]), std::string(kMarkdown)});
+          all.push_back({"cleo://skill/" + name, name, "Skill " + name, row["description"].string_or_empty(), std::string(kMarkdown)});
         }
       slice(std::move(all));
       return items;
@@ -159,12 +158,12 @@ Result<std::vector<ResourceItem>> section_items(Router& router, const Caller& ca
             {Gateway::Query, "session", "list", params({{"status", json::Value(status)}, {"limit", 100}}), caller});
         if (!listed.success) break;  // no project: nothing to brief on
         for (const auto& row : reply_rows(listed.data)) {
-          std::string id = text_of(row["id"]);
+          std::string id = row["id"].string_or_empty();
           if (id.empty()) continue;
-          std::string name = text_of(row["name"]);
+          std::string name = row["name"].string_or_empty();
           all.push_back({"cleo://session/" + id + "/briefing", id,
                          "Briefing of " + (name.empty() ? id : name + " (" + id + ")"),
-                         std::string(status) + " session, scope " + text_of(row["scope"]), std::string(kJson)});
+                         std::string(status) + " session, scope " + row["scope"].string_or_empty(), std::string(kJson)});
         }
       }
       slice(std::move(all));
@@ -319,12 +318,12 @@ Result<ResourceText> read_resource(const Registry& registry, Router& router, con
   } else if (kind == "skill") {
     auto data = read(router, caller, "skills", "show", params({{"name", ref->value}}));
     if (!data) return fail(not_found_is_the_uri(std::move(data.error())));
-    out.text = "Skill " + text_of((*data)["name"]) + ": " + text_of((*data)["description"]) + "\n\n" +
-               std::string(trim(text_of((*data)["body"]))) + "\n";
+    out.text = "Skill " + (*data)["name"].string_or_empty() + ": " + (*data)["description"].string_or_empty() + "\n\n" +
+               std::string(trim((*data)["body"].string_or_empty())) + "\n";
   } else if (kind == "help") {
     CT_TRY_ASSIGN(json::Value help,
                   read(router, caller, "system", "help", params({{"level", static_cast<std::int64_t>(ref->value[0] - '0')}})));
-    out.text = text_of(help["content"]);
+    out.text = help["content"].string_or_empty();
   } else {
     CT_TRY_ASSIGN(out.text, project_block(registry));
   }

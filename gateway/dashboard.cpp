@@ -299,7 +299,7 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
   if (!parsed || !parsed->is_object()) return problem(400, "send {\"gateway\",\"domain\",\"operation\",\"params\"}");
   auto text = [&](std::string_view key) -> std::string {
     const json::Value* value = parsed->find(key);
-    return value && value->is_string() ? value->as_string() : std::string();
+    return value ? value->string_or_empty() : std::string();
   };
   std::string gateway = text("gateway");
   if (gateway != "query" && gateway != "mutate") return problem(400, "gateway must be \"query\" or \"mutate\"");

@@ -247,7 +247,7 @@ std::optional<std::string> Protocol::task_method(const std::string& method, cons
     return rpc_result(id_json, result);
   };
   const std::string owner = extension ? std::string() : connection.task_owner;
-  const std::string id = params["taskId"].is_string() ? params["taskId"].as_string() : std::string();
+  const std::string id = params["taskId"].string_or_empty();
   TaskRunner& tasks = *services_.tasks;
 
   if (method == "tasks/list") {

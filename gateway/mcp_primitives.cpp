@@ -34,11 +34,6 @@ PrimitiveAnswer from_error(const Error& error, const Registry& registry, json::V
                  (callers ? "Invalid params: " : "") + error.message, std::move(data));
 }
 
-std::string string_param(const json::Value& params, std::string_view key) {
-  const json::Value& value = params[key];
-  return value.is_string() ? value.as_string() : std::string();
-}
-
 /// A cursor param: absent, null or a string; anything else is refused.
 std::optional<PrimitiveAnswer> bad_cursor(const json::Value& params) {
   const json::Value& cursor = params["cursor"];
@@ -48,7 +43,7 @@ std::optional<PrimitiveAnswer> bad_cursor(const json::Value& params) {
 
 PrimitiveAnswer prompts_list(const json::Value& params) {
   if (auto refusal = bad_cursor(params)) return *refusal;
-  if (!string_param(params, "cursor").empty())
+  if (!params["cursor"].string_or_empty().empty())
     return refused(RpcError::InvalidParams, "Invalid params: unknown cursor (prompts/list has one page)");
   json::Value prompts = json::Value::array();
   for (const auto& prompt : disclosure::prompt_catalog()) {
@@ -104,7 +99,7 @@ PrimitiveAnswer prompts_get(const Registry& registry, const json::Value& params,
 
 PrimitiveAnswer resources_list(const Registry& registry, const json::Value& params, Router& router, const Caller& caller) {
   if (auto refusal = bad_cursor(params)) return *refusal;
-  auto page = disclosure::list_resources(router, caller, string_param(params, "cursor"));
+  auto page = disclosure::list_resources(router, caller, params["cursor"].string_or_empty());
   if (!page) return from_error(page.error(), registry);
   json::Value resources = json::Value::array();
   for (const auto& item : page->items) {
@@ -124,7 +119,7 @@ PrimitiveAnswer resources_list(const Registry& registry, const json::Value& para
 
 PrimitiveAnswer templates_list(const json::Value& params) {
   if (auto refusal = bad_cursor(params)) return *refusal;
-  if (!string_param(params, "cursor").empty())
+  if (!params["cursor"].string_or_empty().empty())
     return refused(RpcError::InvalidParams, "Invalid params: unknown cursor (resources/templates/list has one page)");
   json::Value templates = json::Value::array();
   for (const auto& t : disclosure::resource_templates()) {
@@ -171,7 +166,7 @@ PrimitiveAnswer complete(const json::Value& params, Router& router, const Caller
   if (!argument.is_object() || !argument["name"].is_string())
     return refused(RpcError::InvalidParams, "Invalid params: argument {name, value} is required");
   const std::string& argument_name = argument["name"].as_string();
-  const std::string typed = argument["value"].is_string() ? argument["value"].as_string() : std::string();
+  const std::string typed = argument["value"].string_or_empty();
   std::optional<disclosure::ValueKind> kind;
   const std::string& type = ref["type"].as_string();
   if (type == "ref/prompt") {
@@ -186,7 +181,7 @@ PrimitiveAnswer complete(const json::Value& params, Router& router, const Caller
                                                   argument_name.substr(0, 80) + "'");
     kind = a->kind;
   } else if (type == "ref/resource") {
-    const std::string uri = ref["uri"].is_string() ? ref["uri"].as_string() : std::string();
+    const std::string uri = ref["uri"].string_or_empty();
     const disclosure::ResourceTemplate* t = disclosure::find_template(uri);
     if (!t) {
       // A concrete URI of a template names it too: cleo://task/T1 completes as cleo://task/{id}.

@@ -138,7 +138,7 @@ class Converter {
   /// The record's title overflow, once the description is known: it opens the description.
   void finish(json::Value& out, const std::string& overflow) {
     if (overflow.empty()) return;
-    std::string rest = out["description"].is_string() ? out["description"].as_string() : std::string();
+    std::string rest = out["description"].string_or_empty();
     out.erase("description");
     description(out, rest.empty() ? overflow : overflow + "\n\n" + rest);
   }

@@ -31,7 +31,6 @@ bool meaningful(const json::Value& value) {
   }
 }
 
-std::string text_of(const json::Value& value) { return value.is_string() ? value.as_string() : std::string(); }
 
 /// A file of the store (or of records), read whole but bounded. Missing: nullopt.
 Result<std::optional<std::string>> read_bounded(const fs::path& file) {
@@ -327,7 +326,7 @@ class Reader {
     }
 
     // Status: the archive keeps done and cancelled tasks; the database marks them 'archived'.
-    const std::string status = text_of(task["status"]);
+    const std::string status = task["status"].string_or_empty();
     const json::Value& archive = task["_archive"];
     bool archived = in_archive || status == "archived";
     if (status == "archived") {
@@ -351,7 +350,7 @@ class Reader {
       note_change("blocked task without a reason: blockedBy 'blocked in the original CLEO'");
     }
     if (out["status"] == json::Value("cancelled") && !meaningful(task["cancellationReason"])) {
-      std::string reason = text_of(archive["cancellationDetails"]["cancellationReason"]);
+      std::string reason = archive["cancellationDetails"]["cancellationReason"].string_or_empty();
       out.set("cancellationReason", reason.empty() ? std::string("cancelled in the original CLEO") : reason);
     }
     if (!out.contains("cancelledAt") && archive["cancellationDetails"]["cancelledAt"].is_string())
@@ -376,7 +375,7 @@ class Reader {
     // Type: only epic, task and subtask are known here; an epic stands at the top.
     if (const json::Value& type = task["type"]; !type.is_null()) {
       mapped(name("type"), "type");
-      std::string kind = text_of(type);
+      std::string kind = type.string_or_empty();
       if (kind == "saga") {
         kind = "epic";
         note_change("type saga → epic");
@@ -422,7 +421,7 @@ class Reader {
     static const std::set<std::string_view> kDerived = {"computedTaskIds", "computedAt", "includeDescendants"};
     for (const auto& [key, value] : session.as_object())
       if (!kRead.contains(key) && meaningful(value)) lost(name(key));
-    const std::string was = text_of(session["id"]);
+    const std::string was = session["id"].string_or_empty();
     out.set("id", was.empty() ? json::Value() : json::Value(session_id_for(was)));
     out.set("was", session["id"]);
     mapped(name("id"), "id (ses_ and its letters and digits)");
@@ -431,7 +430,7 @@ class Reader {
     if (!given_name.is_null()) mapped(name("name"), "name");
 
     // Status: a session nobody works in here is suspended; what ended stays ended.
-    std::string status = history ? "ended" : text_of(session["status"]);
+    std::string status = history ? "ended" : session["status"].string_or_empty();
     if (status == "active") {
       status = "suspended";
       note_change("session active → suspended (nobody works in it here; session.resume picks it up)");
@@ -457,11 +456,11 @@ class Reader {
     const json::Value& focus = session["focus"];
     std::string note;
     if (meaningful(focus["sessionNote"])) {
-      note = text_of(focus["sessionNote"]);
+      note = focus["sessionNote"].string_or_empty();
       mapped(name("focus.sessionNote"), "note");
     }
     if (meaningful(session["endNote"])) {
-      note = text_of(session["endNote"]);
+      note = session["endNote"].string_or_empty();
       mapped(name("endNote"), "note");
     }
     if (const json::Value& notes = session["notes"]; notes.is_array() && !notes.empty()) {
@@ -488,7 +487,7 @@ class Reader {
       out.set("endedAt", session["endedAt"]);
       mapped(name("endedAt"), "endedAt");
     }
-    if (!session["archivedAt"].is_null() || text_of(session["status"]) == "archived") {
+    if (!session["archivedAt"].is_null() || session["status"].string_or_empty() == "archived") {
       json::Value at = session["archivedAt"];
       out.set("archivedAt", at.is_null() ? updated : at);
       mapped(name("archivedAt"), "archivedAt");
@@ -551,7 +550,7 @@ class Reader {
       if (note.is_string()) {
         std::tie(at, text) = split_note(note.as_string());
       } else if (note.is_object()) {
-        text = text_of(note["text"].is_null() ? note["note"] : note["text"]);
+        text = (note["text"].is_null() ? note["note"] : note["text"]).string_or_empty();
         const json::Value& when = note["at"].is_null() ? note["timestamp"] : note["at"];
         if (when.is_string()) at = parse_iso8601(when.as_string());
       } else {
@@ -622,12 +621,12 @@ class Reader {
   std::string scope_text(const json::Value& scope, const Naming& name) {
     if (scope.is_string()) return scope.as_string();
     if (!scope.is_object() || scope.empty() || scope["type"] == json::Value("global")) return "global";
-    std::string type = text_of(scope["type"]);
-    std::string root = text_of(scope["rootTaskId"].is_null() ? scope["epicId"] : scope["rootTaskId"]);
+    std::string type = scope["type"].string_or_empty();
+    std::string root = (scope["rootTaskId"].is_null() ? scope["epicId"] : scope["rootTaskId"]).string_or_empty();
     if (type == "custom") {
       std::vector<std::string> listed;
       for (const auto& id : scope["explicitTaskIds"].is_array() ? scope["explicitTaskIds"].as_array() : json::Value::Array{})
-        listed.push_back(text_of(id));
+        listed.push_back(id.string_or_empty());
       return "custom:" + join(listed, ",");
     }
     if (type == "epicPhase") {
@@ -655,7 +654,7 @@ struct ConfigMapping {
 
 json::Value same(const json::Value& value) { return value; }
 json::Value enforcement(const json::Value& value) {
-  std::string text = text_of(value);
+  std::string text = value.string_or_empty();
   if (text == "warn") return "advisory";
   if (text == "off") return "none";
   return value;
@@ -696,12 +695,12 @@ void read_config(Reader& reader, ForeignFile& file, const json::Value& config) {
     // Bookkeeping of the file itself, and the health report the original computed into it.
     if (key == "$schema" || key == "version" || key.starts_with("_meta.") || key.starts_with("project.status.")) continue;
     if (key == "agentOutputs.directory" || key == "research.outputDir") {
-      manifest_dir = text_of(value);
+      manifest_dir = value.string_or_empty();
       reader.mapped("config." + key, "research.manifestFile");
       continue;
     }
     if (key == "agentOutputs.manifestFile" || key == "research.manifestFile") {
-      manifest_file = text_of(value);
+      manifest_file = value.string_or_empty();
       reader.mapped("config." + key, "research.manifestFile");
       continue;
     }
@@ -727,8 +726,8 @@ void count_log(Reader& reader, const json::Value& entries, std::string_view pref
   if (!entries.is_array()) return;
   std::map<std::string, std::int64_t> actions;
   for (const auto& entry : entries.as_array()) {
-    std::string action = text_of(entry["action"]);
-    if (action.empty()) action = text_of(entry["operation"]);
+    std::string action = entry["action"].string_or_empty();
+    if (action.empty()) action = entry["operation"].string_or_empty();
     ++actions[action.empty() ? std::string("(no action)") : action];
   }
   for (const auto& [action, count] : actions) reader.lost(std::string(prefix) + action, count);
@@ -801,10 +800,10 @@ Result<void> read_json_store(const OriginalSource& source, Reader& reader, Forei
     std::set<std::string> seen;
     for (const auto& session : (*sessions)["sessions"].is_array() ? (*sessions)["sessions"].as_array() : json::Value::Array{}) {
       file.sessions.push_back(reader.session(session, false, Naming{"session.", {}}));
-      seen.insert(text_of(session["id"]));
+      seen.insert(session["id"].string_or_empty());
     }
     for (const auto& entry : (*sessions)["sessionHistory"].is_array() ? (*sessions)["sessionHistory"].as_array() : json::Value::Array{}) {
-      if (seen.contains(text_of(entry["id"]))) continue;  // the same session, already read
+      if (seen.contains(entry["id"].string_or_empty())) continue;  // the same session, already read
       file.sessions.push_back(reader.session(entry, true, Naming{"sessionHistory.", {}}));
     }
     read.emplace_back("sessions.json");
@@ -833,10 +832,10 @@ Result<void> read_json_store(const OriginalSource& source, Reader& reader, Forei
 
 /// The database's relation types in the original's JSON words; the others are kept in the reason.
 json::Value relation(const json::Value& row) {
-  std::string type = text_of(row["relation_type"]);
+  std::string type = row["relation_type"].string_or_empty();
   json::Value link = json::Value::object();
   link.set("taskId", row["related_to"]);
-  std::string reason = text_of(row["reason"]);
+  std::string reason = row["reason"].string_or_empty();
   if (type == "related" || type.empty()) {
     link.set("type", "relates-to");
   } else if (type == "duplicates" || type == "supersedes") {
@@ -874,7 +873,7 @@ Result<void> read_sqlite_store(const OriginalSource& source, Reader& reader, For
     return table ? table->records.as_array() : kNone;
   };
   auto append = [](std::map<std::string, json::Value>& into, const json::Value& id, json::Value item) {
-    json::Value& list = into[text_of(id)];
+    json::Value& list = into[id.string_or_empty()];
     if (!list.is_array()) list = json::Value::array();
     list.push_back(std::move(item));
   };
@@ -928,7 +927,7 @@ Result<void> read_sqlite_store(const OriginalSource& source, Reader& reader, For
       }
     }
     if (!archive.empty()) task.set("_archive", std::move(archive));
-    const std::string id = text_of(row["id"]);
+    const std::string id = row["id"].string_or_empty();
     if (auto found = depends.find(id); found != depends.end()) task.set("depends", found->second);
     if (auto found = relates.find(id); found != relates.end()) task.set("relates", found->second);
     for (auto* extra : {&labels, &criteria}) {

@@ -655,13 +655,13 @@ Result<Session> read_session(const json::Value& item, const SessionSpecs& specs,
   Session session;
   if (!item["id"].is_string()) return refuse("id", "id: missing; a session of the store has one");
   session.id = item["id"].as_string();
-  const std::string status = item["status"].is_string() ? item["status"].as_string() : std::string();
+  const std::string status = item["status"].string_or_empty();
   auto parsed = parse_session_status(status);
   if (!parsed)
     return refuse("status", "status: expected one of active|suspended|ended|archived|orphaned, got " +
                                 echo(item["status"].dump()));
   session.status = *parsed;
-  auto checked_scope = parse_scope(item["scope"].is_string() ? item["scope"].as_string() : std::string());
+  auto checked_scope = parse_scope(item["scope"].string_or_empty());
   if (!checked_scope) return refuse("scope", "scope: " + checked_scope.error().message, checked_scope.error().code);
   scope = *checked_scope;
   session.scope = scope.text;
@@ -796,7 +796,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
     const json::Value& item = file.sessions.as_array()[i];
     Scope scope;
     auto session = read_session(item, specs, context.now(), scope);
-    const std::string was = item["was"].is_string() ? item["was"].as_string() : std::string();
+    const std::string was = item["was"].string_or_empty();
     if (session) {
       auto [other, inserted] = given.emplace(session->id, was);
       if (!inserted)
@@ -939,12 +939,12 @@ Result<Session> session_from_record(const std::string& id, const json::Value& re
     return fail(ErrorCode::Internal, "the audit row's record of session " + id + " is incomplete");
   Session session;
   session.id = id;
-  session.name = record["name"].is_string() ? record["name"].as_string() : std::string();
+  session.name = record["name"].string_or_empty();
   session.scope = record["scope"].as_string();
-  session.agent = record["agent"].is_string() ? record["agent"].as_string() : std::string();
+  session.agent = record["agent"].string_or_empty();
   session.status = *status;
-  session.note = record["note"].is_string() ? record["note"].as_string() : std::string();
-  session.next_action = record["nextAction"].is_string() ? record["nextAction"].as_string() : std::string();
+  session.note = record["note"].string_or_empty();
+  session.next_action = record["nextAction"].string_or_empty();
   session.created_at = *created;
   session.updated_at = *updated;
   session.ended_at = time("endedAt");

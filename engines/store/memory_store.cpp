@@ -51,7 +51,7 @@ Result<std::vector<MemoryAnchor>> decode_anchors(std::string_view text, std::str
     MemoryAnchor anchor;
     auto text_of = [&](std::string_view key) {
       const json::Value* value = item.find(key);
-      return value && value->is_string() ? value->as_string() : std::string();
+      return value ? value->string_or_empty() : std::string();
     };
     auto int_of = [&](std::string_view key) {
       const json::Value* value = item.find(key);

@@ -196,7 +196,7 @@ Result<void> set_task_field(Task& t, std::string_view field, const json::Value& 
     for (const auto& item : value.as_array()) {
       if (!item["id"].is_string() || !item["type"].is_string()) return wrong("links of {id, type, reason?}");
       t.relates.push_back({item["id"].as_string(), item["type"].as_string(),
-                           item["reason"].is_string() ? item["reason"].as_string() : std::string()});
+                           item["reason"].string_or_empty()});
     }
     return {};
   }

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   auto add = [&](const std::string& params) {
     json::Value added = mutate(*orchestrator, "tasks", "add", params);
     check(succeeded(added), "task added: " + added.dump());
-    return added["data"]["id"].is_string() ? added["data"]["id"].as_string() : std::string();
+    return added["data"]["id"].string_or_empty();
   };
   const std::string epic = add(R"({"title":"Move billing to the ledger","type":"epic"})");
   const std::string first = add(R"({"title":"Write ledger entries","parent":")" + epic +

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   auto add = [&](const std::string& params) {
     json::Value added = mutate("tasks", "add", params);
     check(succeeded(added), "task added: " + added.dump());
-    return added["data"]["id"].is_string() ? added["data"]["id"].as_string() : std::string();
+    return added["data"]["id"].string_or_empty();
   };
   const std::string epic = add(R"({"title":"Accounts","type":"epic"})");
   const std::string task = add(R"({"title":"Log in","parent":")" + epic +

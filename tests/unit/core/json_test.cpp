@@ -151,6 +151,16 @@ TEST_CASE("Value::dump produces compact JSON", "[core][json]") {
   CHECK(appended == "prefix:" + task.dump());
 }
 
+TEST_CASE("Value::string_or_empty is the string, or empty for any other kind", "[core][json]") {
+  Value object = Value::object();
+  object.set("name", "cleo");
+  object.set("count", static_cast<std::int64_t>(3));
+  CHECK(object["name"].string_or_empty() == "cleo");
+  CHECK(object["count"].string_or_empty().empty());
+  CHECK(object["missing"].string_or_empty().empty());
+  CHECK(Value::array().string_or_empty().empty());
+}
+
 TEST_CASE("Value keeps insertion order and set() replaces in place", "[core][json]") {
   Value v = Value::object();
   v.set("zebra", 1);
