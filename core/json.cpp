@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/text.h"
+
 namespace ct::json {
 
 std::string_view to_string(Type type) {
@@ -73,6 +75,21 @@ void write_string(std::string& out, std::string_view text) {
   std::size_t run_start = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      // Not UTF-8 (a file name, a program's output): U+FFFD, so that what is written parses, and
+      // reads back to the same text.
+      std::size_t next = i;
+      bool valid = true;
+      (void)next_code_point(text, next, &valid);
+      if (valid) {
+        i = next - 1;
+        continue;
+      }
+      out.append(text.data() + run_start, i - run_start);
+      out += "\xEF\xBF\xBD";
+      run_start = i + 1;
+      continue;
+    }
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(text.data() + run_start, i - run_start);
     run_start = i + 1;
@@ -97,6 +114,12 @@ void write_string(std::string& out, std::string_view text) {
 void write_double(std::string& out, double value) {
   if (!std::isfinite(value)) {
     out += "null";  // JSON has no NaN or infinity
+    return;
+  }
+  // Negative zero is written "-0.0": "-0" reads back as the integer 0, and a value hashed as it
+  // was written (the audit chain) must read back to the same text.
+  if (value == 0 && std::signbit(value)) {
+    out += "-0.0";
     return;
   }
   char buffer[32];

@@ -49,6 +49,10 @@ char32_t next_code_point(std::string_view text, std::size_t& i, bool* valid) {
     if ((byte(i + k) & 0xC0) != 0x80) return as_itself();
     c = (c << 6) | (byte(i + k) & 0x3F);
   }
+  // What UTF-8 forbids, as any strict decoder (simdjson's among them): overlong forms, UTF-16
+  // surrogates, code points beyond U+10FFFF.
+  static constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (c < kLeast[length] || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) return as_itself();
   i += length;
   if (valid) *valid = true;
   return c;

@@ -17,8 +17,9 @@ namespace ct {
 /// Number of Unicode code points in valid UTF-8 text (lengths in the spec are in characters).
 std::size_t utf8_length(std::string_view text);
 /// Decodes the UTF-8 sequence at `i` and moves `i` past it. A byte that starts no valid sequence
-/// decodes as itself (bytes 0x80–0xFF as U+0080–U+00FF), one byte long; `valid` (when given)
-/// says which it was.
+/// (a stray continuation, a cut sequence, an overlong form, a surrogate, beyond U+10FFFF) decodes
+/// as itself (bytes 0x80–0xFF as U+0080–U+00FF), one byte long; `valid` (when given) says which
+/// it was.
 char32_t next_code_point(std::string_view text, std::size_t& i, bool* valid = nullptr);
 
 /// The characters stored text may not hold, because they drive or disguise what a terminal or an

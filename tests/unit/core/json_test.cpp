@@ -553,3 +553,30 @@ TEST_CASE("dump_pretty indents nested values and round-trips", "[json]") {
   CHECK(pretty == "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\"\n    }\n  ],\n  \"d\": {},\n  \"e\": []\n}");
   CHECK(*ct::json::parse(pretty) == value);
 }
+
+TEST_CASE("what dump() writes reads back to the same text: negative zero, large numbers, any bytes", "[core][json]") {
+  auto fixed_point = [](const Value& value) {
+    const std::string written = value.dump();
+    auto read = ct::json::parse(written);
+    REQUIRE(read);
+    CHECK(read->dump() == written);
+    return written;
+  };
+  // -0.0 was written "-0", read as the integer 0 and written "0": a hashed value that no longer verifies.
+  CHECK(fixed_point(Value(-0.0)) == "-0.0");
+  auto negative = ct::json::parse("-0.0");
+  REQUIRE(negative);
+  CHECK((negative->is_number() && !negative->is_int()));
+  CHECK(std::signbit(negative->as_double()));
+  CHECK(fixed_point(Value(0.0)) == "0");
+  for (double value : {1.0, 0.1, 1e300, 5e-324, 1e21, 9.2e18, 18446744073709551616.0, -123.5e-7})
+    (void)fixed_point(Value(value));
+  (void)fixed_point(Value(std::numeric_limits<std::int64_t>::min()));
+  // Bytes that are not UTF-8 (a file name, a program's output) are written as U+FFFD: the text
+  // parses, and stays what it was written as.
+  CHECK(fixed_point(Value(std::string("a\xff" "b"))) == "\"a\xEF\xBF\xBD" "b\"");
+  CHECK(fixed_point(Value(std::string("\xC0\xAF"))) == "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");  // overlong '/'
+  CHECK(fixed_point(Value(std::string("\xED\xA0\x80"))) == "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // a surrogate
+  CHECK(fixed_point(Value(std::string("cut \xE2\x82"))) == "\"cut \xEF\xBF\xBD\xEF\xBF\xBD\"");
+  (void)fixed_point(Value("\x01\x1f\"\\\u2028é😀"));
+}

@@ -152,3 +152,21 @@ TEST_CASE("writes in a session record the session's agent", "[audit][session]") 
   CHECK(log[0]["agent"].as_string() == "claude-1");
   CHECK_FALSE(log[0]["session"].as_string().empty());
 }
+
+TEST_CASE("a valid call never makes the chain look tampered with: the values it hashes read back the same", "[audit][hardening]") {
+  test::Project p;
+  p.add(R"({"title":"Numbers through the chain"})");
+  // intent.confidence -0.0 was hashed as "-0", read back as the integer 0: the chain broke at
+  // that row for good, and no epoch could be sealed after it.
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T001","priority":"high","intent":{"category":"fix","confidence":-0.0}})").success);
+  REQUIRE(p.mutate("tasks", "update",
+                   R"({"id":"T001","notes":"odd text \"quoted\" \\ \u2028 \ud83d\ude00","intent":{"category":"fix","confidence":1.0,"tags":["1e300"]}})")
+              .success);
+  REQUIRE(p.mutate("validate", "compliance.record",
+                   R"({"check":"numbers","passed":true,"details":{"big":18446744073709551615,"tiny":5e-324,"zero":-0.0,"one":1.0}})")
+              .success);
+  auto audit = test::as_report(p.query("validate", "audit"));
+  REQUIRE(audit.success);
+  CHECK(audit.data["valid"] == json::Value(true));
+  CHECK(p.mutate("system", "epoch.seal", R"({"name":"after-numbers"})").success);
+}
