@@ -95,6 +95,10 @@ CLI::App* add_server_command(CLI::App& app, std::string_view word, ServerFlags& 
         ->type_name("ORIGIN")
         ->allow_extra_args(false);
     command->add_option("--threads", flags.http.threads, "Requests run in parallel (default 4)")->type_name("N");
+    command->add_option("--grace", flags.http.stop_grace_seconds,
+                        "After Ctrl-C or SIGTERM, end within this many seconds whatever still runs (default 10)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(1, 3600));
     command->add_flag("--dashboard-write", flags.http.dashboard_write,
                       "People may add, update, complete and reassign tasks in the dashboard (as human@dashboard)");
     command->add_flag("--no-dashboard", flags.no_dashboard, "No web dashboard at /: serve MCP at /mcp only")

@@ -5,9 +5,12 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "core/clock.h"
@@ -15,12 +18,58 @@
 #include "disclosure/product.h"
 #include "domains/call_text.h"
 #include "domains/providers/providers.h"
+#include "engines/adapters/subprocess.h"
 #include "gateway/server_commands.h"
 #include "gateway/dashboard.h"
 #include "gateway/resource_watch.h"
 #include "gateway/task_runner.h"
 
 namespace ct::mcp {
+namespace {
+
+/// SIGINT and SIGTERM, taken by one thread: the first stops the server cleanly (calls that run
+/// finish, streams end); if the process has not ended `grace` later — a call that does not
+/// return, a task that does not stop — or a second signal comes, it ends at once. The store
+/// stays whole either way: a write transaction that never committed is rolled back (SQLite's
+/// journal, the PostgreSQL server), and every acknowledged write had committed.
+class SignalStop {
+ public:
+  SignalStop(const sigset_t& signals, std::chrono::seconds grace) : signals_(signals), grace_(grace) {}
+  /// Starts waiting; `stop` is called on the first signal.
+  void start(std::function<void()> stop) {
+    thread_ = std::thread([this, stop = std::move(stop)] {
+      int received = 0;
+      sigwait(&signals_, &received);
+      if (ended_.load()) return;
+      log::info("signal received; stopping (at most " + std::to_string(grace_.count()) + " s)");
+      stop();
+      const timespec wait{static_cast<time_t>(grace_.count()), 0};
+      siginfo_t info{};
+      const int again = sigtimedwait(&signals_, &info, &wait);
+      if (ended_.load()) return;
+      log::error(again > 0 ? "second signal: stopping now"
+                           : "calls still ran " + std::to_string(grace_.count()) + " s after the signal: stopping now");
+      kill_running_children();  // a test run, a spawned agent: nothing it started runs on without it
+      std::fflush(nullptr);
+      std::_Exit(128 + received);
+    });
+  }
+  /// The server ended by itself (or everything after the signal finished in time): no more waiting.
+  ~SignalStop() {
+    if (!thread_.joinable()) return;
+    ended_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+
+ private:
+  sigset_t signals_;
+  std::chrono::seconds grace_;
+  std::atomic<bool> ended_{false};
+  std::thread thread_;
+};
+
+}  // namespace
 
 int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& router_options,
                     const HttpOptions& http_options, std::FILE* out) {
@@ -66,6 +115,9 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Declared before everything that may hold the stop up (the tasks' and subscriptions' threads,
+  // the server's workers), so that its grace covers their ends too.
+  SignalStop signal_stop(signals, std::chrono::seconds(std::max(1, http_options.stop_grace_seconds)));
   const Registry& operations = served_registry(*workspace);
   RouterFactory make_router = [workspace, router_options, &operations] {
     return std::make_unique<Router>(operations, workspace, router_options, clock_from_environment());
@@ -98,13 +150,8 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
     std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), mcp_text(bound.error().fix, operations).c_str());
     return bound.error().exit_code();
   }
-  // Signals go to one thread that stops the server cleanly; the main thread serves.
-  std::thread waiter([&server, signals] {
-    int received = 0;
-    sigwait(&signals, &received);
-    log::info("signal received; stopping");
-    server.stop();
-  });
+  // Signals go to one thread that stops the server; the main thread serves.
+  signal_stop.start([&server] { server.stop(); });
 
   std::string url = server.url();
   std::fprintf(out, "CLEO MCP server: %s\n", url.c_str());
@@ -133,9 +180,6 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
   std::fprintf(out, "Press Ctrl-C to stop.\n");
   std::fflush(out);
   server.run();
-  // The server stopped: wake the waiter if it is still waiting (stop came from elsewhere).
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
   return 0;
 }
 

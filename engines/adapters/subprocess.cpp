@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include "core/cancel.h"
 #include "core/text.h"
@@ -66,6 +68,11 @@ int open_exit_fd(pid_t pid) {
   return -1;
 #endif
 }
+
+/// The children run_process is running now (each the leader of its own group), until reaped: a
+/// zombie keeps its pid and group id, so kill_running_children() never reaches another process.
+std::mutex running_mutex;
+std::set<pid_t> running_children;
 
 /// The child's process group, and the child itself in case it left the group. Only called
 /// before the child is reaped, so neither id can belong to another process yet.
@@ -269,6 +276,10 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
                               " exists"));
   }
   for (int fd : {in[1], out[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  {
+    std::lock_guard lock(running_mutex);
+    running_children.insert(pid);
+  }
 
   ProcessResult result;
   SigpipeBlock block;
@@ -359,6 +370,10 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   // Whatever it left behind in its group goes too — before the child is reaped, while its zombie
   // keeps the group's id from being reused. Then reaping cannot block: it has exited.
   ::kill(-pid, SIGKILL);
+  {
+    std::lock_guard lock(running_mutex);
+    running_children.erase(pid);
+  }
   int status = 0;
   pid_t waited = -1;
   while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
@@ -372,6 +387,11 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     result.signal = WTERMSIG(status);
   }
   return result;
+}
+
+void kill_running_children() {
+  std::lock_guard lock(running_mutex);
+  for (pid_t pid : running_children) signal_child(pid, SIGKILL);
 }
 
 Error process_error(const ProcessSpec& spec, const ProcessResult& result, std::string_view what) {

@@ -66,6 +66,11 @@ std::vector<std::string> minimal_environment(const std::vector<std::string>& pas
 /// the caller decides what that means.
 Result<ProcessResult> run_process(const ProcessSpec& spec);
 
+/// Kills (SIGKILL) the process group of every child run_process is running now: what a server does
+/// before it ends at once (SIGINT's grace period ran out), so that no program it started runs on
+/// without it. Safe from any thread; a child is in the list only until it is reaped.
+void kill_running_children();
+
 /// The full path of `program` on the PATH of `env` (or as given when it holds a '/'), when it is
 /// an executable file.
 std::optional<std::filesystem::path> find_program(std::string_view program, const std::vector<std::string>& env);

@@ -23,6 +23,9 @@
 //                                      the same epic and commit at once, five rounds → exactly one
 //                                      commits, the other gets E_CONCURRENT_MODIFICATION naming what
 //                                      moved, rebases and commits; every task made once, the trail valid
+//   ct_multiproc --ct PATH serve-stop  `ct serve` ends at once on SIGINT when idle (exit 0), and within
+//                                      its --grace when a call is busy running a program, which
+//                                      ends with it; acknowledged writes are kept (issue 50 item 1)
 //   ct_multiproc --ct PATH big-values  a `ct mcp` server with a plug-in param patterned (a+)+$ and
 //                                      one ^[a-z]+$, neither with a max, gets a 150 KB value and
 //                                      29 a's and a '!' → E_VALIDATION for both, quickly, and it
@@ -730,11 +733,12 @@ class HttpServer {
   ~HttpServer() {
     if (child_) child_->stop(SIGTERM, std::chrono::seconds(10));
   }
-  bool start() {
+  bool start(const std::vector<std::string>& flags = {}) {
     ct::testing::SpawnOptions options;
     options.env = g_ct->env();
-    auto child = ct::testing::ChildProcess::start(
-        {g_ct->ct(), "serve", "--project", g_dir.string(), "--port", "0"}, options);
+    std::vector<std::string> argv = {g_ct->ct(), "serve", "--project", g_dir.string(), "--port", "0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto child = ct::testing::ChildProcess::start(argv, options);
     if (!child) return failure("ct serve: " + child.error()), false;
     child_.emplace(std::move(*child));
     constexpr std::string_view kPrefix = "CLEO MCP server: http://";
@@ -767,6 +771,7 @@ class HttpServer {
     return envelope;
   }
   int port() const { return port_; }
+  ct::testing::ChildProcess& process() { return *child_; }
 
  private:
   Value post(const std::string& body) {
@@ -869,6 +874,82 @@ void serve_pair() {
   expect_valid_store("after the pair");
 }
 
+
+/// The pids of running processes whose command line is exactly `argv` (read from /proc).
+std::vector<pid_t> processes_running(const std::vector<std::string>& argv) {
+  std::string wanted;
+  for (const auto& arg : argv) wanted += arg + '\0';
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline == wanted) found.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return found;
+}
+
+/// Issue 50 item 1: `ct serve` ignored SIGINT while a worker was busy (a file that never ends, a
+/// call that never returns): the stop waited for every worker. Now the first signal stops it
+/// cleanly and, if calls still run after --grace seconds, the process ends anyway, ending what
+/// the calls started; nothing acknowledged is lost.
+void serve_stop() {
+  const fs::path config_path = g_dir / ".cleo" / "config.json";
+  std::ifstream in(config_path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto config = ct::json::parse(text);
+  EXPECT(config.has_value() && config->is_object(), "config.json after init: " + text);
+  if (!config || !config->is_object()) return;
+  const std::string seconds = std::to_string(1000 + getpid() % 1000);  // a command line of this run's own
+  config->set("validate.testCommand", "sleep " + seconds);
+  std::ofstream(config_path) << config->dump();
+
+  // Idle: the signal ends it at once, cleanly.
+  {
+    HttpServer idle;
+    if (!idle.start()) return;
+    EXPECT(succeeded(idle.call("cleo_mutate", "tasks", "add", R"({"title":"Written before the stop"})")), "add");
+    idle.process().kill(SIGINT);
+    auto status = idle.process().wait_for(std::chrono::seconds(20));
+    EXPECT(status.has_value() && !status->signaled && status->code == 0,
+           "an idle ct serve ends with 0 on SIGINT: " + (status ? std::to_string(status->code) : std::string("still running")));
+  }
+
+  // Busy: a call runs `sleep N` for its test run; SIGINT ends the server within its grace anyway.
+  HttpServer busy;
+  if (!busy.start({"--grace", "1"})) return;
+  std::thread call([&] { (void)busy.call("cleo_mutate", "validate", "test.run", "{}"); });
+  bool running = false;
+  for (int i = 0; i < 100 && !running; ++i) {
+    running = !processes_running({"sleep", seconds}).empty();
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT(running, "the call's test command runs");
+  const auto signalled = std::chrono::steady_clock::now();
+  busy.process().kill(SIGINT);
+  auto status = busy.process().wait_for(std::chrono::seconds(60));
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - signalled).count();
+  call.join();
+  EXPECT(status.has_value(), "ct serve still ran 60 s after SIGINT with a call busy (grace 1 s)");
+  EXPECT(!status || status->signaled || status->code != 0, "a stop forced by the grace period does not report 0");
+  std::vector<pid_t> left;
+  for (int i = 0; i < 50; ++i) {
+    left = processes_running({"sleep", seconds});
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT(left.empty(), "the call's test command outlived the server");
+  for (pid_t pid : left) ::kill(pid, SIGKILL);
+  CtRun listed = g_ct->run({"find", "Written before the stop", "--json"});
+  EXPECT(listed.out.find("Written before the stop") != std::string::npos, "the acknowledged add is kept: " + listed.out);
+  std::printf("serve-stop: an idle server stopped cleanly; a busy one ended %lld ms after SIGINT (grace 1 s)\n",
+              static_cast<long long>(took));
+  expect_valid_store("after the stops");
+}
+
 int main(int argc, char** argv) {
   std::string which;
   std::string ct_path;
@@ -884,10 +965,11 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, std::function<void()>> cases = {
       {"writers", writers}, {"claim-race", claim_race}, {"lease", lease}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
+      {"serve-stop", serve_stop},
       {"manifest-append", manifest_append}, {"big-values", big_values}, {"memory", memory_writers}, {"plans", plans}};
   if (ct_path.empty() || !cases.contains(which)) {
     std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
-                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|big-values|memory|plans\n");
+                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|serve-stop|big-values|memory|plans\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin
