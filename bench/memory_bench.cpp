@@ -141,7 +141,7 @@ void bench_size(std::int64_t size, const fs::path& dir, const Options& options, 
   rows.push_back(measure(router, size, "memory.observe (force)", "< 1 ms", [&] { return entry(true); }, options.runs));
 
   // Staleness: one anchored file changes; count what the next finds hash.
-  memory::FileHasher& hasher = memory::process_hasher();
+  FileHasher& hasher = process_hasher();
   const std::string changed = file_path(7);
   auto find_changed = [&] {
     json::Value params = json::Value::object();

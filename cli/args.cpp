@@ -1,14 +1,9 @@
 #include "cli/args.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +12,7 @@
 #include <system_error>
 
 #include "cli/usage.h"
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "engines/store/task.h"
@@ -127,32 +123,19 @@ InputSource InputSource::system() {
   InputSource input;
   input.read_file = [](const std::string& path) -> Result<std::string> {
     // Regular files only (never /dev/zero or a FIFO that never ends), and at most kMaxInputBytes.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return fail(Error(ErrorCode::FileError, "cannot read " + path + ": " + std::strerror(errno))
-                      .with_fix("check the path (relative paths start at the current directory)"));
-    struct stat st{};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
+    auto text = read_regular_file(path, {static_cast<std::int64_t>(kMaxInputBytes), std::chrono::milliseconds(30000)});
+    if (text) return text;
+    const Error& why = text.error();
+    if (why.details["reason"] == json::Value("notRegular"))
       return fail(Error(ErrorCode::InvalidInput, path + " is not a regular file")
                       .with_fix("pass a JSON file, or - to read standard input"));
-    }
-    if (static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes) {
-      ::close(fd);
+    if (why.details["reason"] == json::Value("tooLarge"))
       return fail(Error(ErrorCode::InvalidInput, path + " is larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB")
                       .with_fix("split it into smaller files"));
-    }
-    std::string out;
-    out.reserve(static_cast<std::size_t>(st.st_size));
-    char chunk[65536];
-    ssize_t n = 0;
-    while ((n = ::read(fd, chunk, sizeof chunk)) > 0 && out.size() <= kMaxInputBytes)
-      out.append(chunk, static_cast<std::size_t>(n));
-    ::close(fd);
-    if (n < 0) return fail(ErrorCode::FileError, "cannot read " + path + ": " + std::strerror(errno));
-    if (out.size() > kMaxInputBytes)
-      return fail(Error(ErrorCode::InvalidInput, path + " grew past " + std::to_string(kMaxInputBytes >> 20) + " MiB"));
-    return out;
+    if (why.code == ErrorCode::NotFound)
+      return fail(Error(ErrorCode::FileError, "cannot read " + path + ": No such file or directory")
+                      .with_fix("check the path (relative paths start at the current directory)"));
+    return fail(Error(ErrorCode::FileError, why.message).with_fix("check the path (relative paths start at the current directory)"));
   };
   input.existing_path = [](const std::string& word) -> std::optional<std::string> {
     std::error_code ec;

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/file_read.h"
 #include "core/text.h"
 #include "disclosure/help_levels.h"
 #include "domains/providers/providers.h"
@@ -32,15 +31,11 @@ fs::path global_file(std::string_view target) {
 Result<std::optional<std::string>> read_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::optional<std::string>();
-  if (!fs::is_regular_file(path, ec))
-    return fail(Error(ErrorCode::FileError, path.string() + " is not a regular file")
-                    .with_fix("move it away or choose other targets"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(Error(ErrorCode::FileError, "cannot read " + path.string()).with_fix("check the file's permissions"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::optional<std::string>(text.str());
+  // An agent instruction file is read as any file of the user's: regular, bounded (core/file_read.h).
+  auto text = read_regular_file(path, {4LL << 20, std::chrono::milliseconds(10000)});
+  if (!text)
+    return fail(std::move(text.error()).with_fix("move it away or choose other targets"));
+  return std::optional<std::string>(std::move(*text));
 }
 
 /// The file a path names: an existing file's canonical path (through symlinks), the target of a

@@ -60,9 +60,14 @@ Result<CommitFound> find_commit(Context& context, const std::string& ref, std::s
 
 /// A file's SHA-256 now, or an error naming it.
 Result<std::string> file_hash(Context& context, const std::string& path, std::string_view field) {
-  auto hashed = memory::process_hasher().hash(context.root() / path);
-  if (!hashed) return fail(invalid("file " + echo(path) + " cannot be read (is it there?)", field));
-  return hashed->second;
+  auto hashed = process_hasher().hash(context.root(), path);
+  if (!hashed) {
+    const Error& why = hashed.error();
+    return fail(invalid(why.code == ErrorCode::NotFound ? "file " + echo(path) + " does not exist"
+                                                        : "file " + echo(path) + " cannot be read: " + why.message,
+                        field));
+  }
+  return hashed->sha256;
 }
 
 Result<json::Value> check_test_run(Context& context, const std::string& ref, std::string_view task_id,
@@ -176,9 +181,9 @@ std::string what_changed(Context& context, const EvidenceAtom& atom) {
     std::vector<std::string> changed;
     for (const auto& file : atom.files) {
       if (file.sha256.empty()) continue;  // recorded unchecked
-      auto now = memory::process_hasher().hash(context.root() / file.path);
-      if (!now) changed.push_back(file.path + " is gone");
-      else if (now->second != file.sha256) changed.push_back(file.path + " changed");
+      auto now = process_hasher().hash(context.root(), file.path);
+      if (!now) changed.push_back(file.path + (now.error().code == ErrorCode::NotFound ? " is gone" : " cannot be read"));
+      else if (now->sha256 != file.sha256) changed.push_back(file.path + " changed");
     }
     return join(changed, ", ");
   }

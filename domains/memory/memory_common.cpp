@@ -324,6 +324,7 @@ Result<void> save(Context& context, const std::optional<MemoryEntry>& before, co
   return {};
 }
 
+
 Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, std::vector<std::string>& warnings) {
   std::map<std::string, TaskStatus> statuses;
   std::vector<std::string> ids = entry.tasks;
@@ -332,20 +333,37 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
     CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(ids));
     for (const auto& task : tasks) statuses[task.id] = task.status;
   }
-  std::vector<std::string> missing;
-  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.project->root, statuses, process_hasher(), &missing);
+  // The files were hashed by the call's external step, before its transaction: nothing is read here.
+  ReadFiles read(context.external ? context.external->data["files"] : json::Value());
+  std::vector<Skipped> skipped;
+  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.project->root, statuses, read, &skipped);
   if (keep_existing)
     for (auto& anchor : fresh)
       for (const auto& old : entry.anchors)
         if ((!anchor.file.empty() && old.file == anchor.file) || (!anchor.task.empty() && old.task == anchor.task)) anchor = old;
   entry.anchors = std::move(fresh);
-  for (const auto& file : missing)
-    warnings.push_back(file + " does not exist: it stays in the scope, but no change of it can make " + entry.id + " stale");
+  for (const auto& [file, why] : skipped) {
+    if (why.code == ErrorCode::Internal) return fail(why);
+    warnings.push_back((why.code == ErrorCode::NotFound ? file + " does not exist"
+                                                         : file + " cannot be anchored (" + why.message + ")") +
+                       ": it stays in the scope, but no change of it can make " + entry.id + " stale");
+  }
   return {};
+}
+
+Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>& files) {
+  json::Value data = json::Value::object();
+  data.set("files", read_files(context.project->root, files, process_hasher()));
+  return Reply{std::move(data), {}, {}, {}};
 }
 
 Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings) {
   CT_TRY_ASSIGN(std::int64_t number, context.db().next_memory_number());
+  if (number > kMaxMemoryNumber)
+    return fail(Error(ErrorCode::Validation, "every memory entry id up to M" + std::to_string(kMaxMemoryNumber) +
+                                                 " is taken: no entry can be added")
+                    .with_fix("retract or export and re-import the entries under lower ids")
+                    .with_detail("next", number));
   entry.id = memory_id(number);
   entry.hash = content_hash(entry);
   const bool person = context.person_reviews;

@@ -65,8 +65,15 @@ bool needs_person(const Context& context, std::string_view kind);
 
 /// Anchors `entry` to its scope files and tasks as they are now (`keep_existing`: an anchor it
 /// already has for a file or task still in its scope is kept as it was, so an edit does not hide a
-/// change since). Scope files that do not exist are named in `warnings`.
+/// change since). The files' hashes are those the call's external step read (hash_scope_files):
+/// no file is read under the write lock. Scope files that do not exist, or cannot be anchored
+/// (outside the project, not a regular file, too large), are named in `warnings`.
 Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, std::vector<std::string>& warnings);
+
+/// The external step of a write that anchors `files` (scope paths): their hashes read before the
+/// call's transaction, as {files:{path: …}} (engines/rules/memory.h, read_files), which anchor()
+/// takes from Context::external.
+Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>& files);
 
 /// Records a new entry made from a complete `entry` (kind, title, body, scope, source set): its
 /// id, hash, anchors, status (proposed when it needs a person and the caller is an agent) and

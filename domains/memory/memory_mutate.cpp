@@ -6,14 +6,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "core/file_read.h"
 #include "core/text.h"
 #include "domains/memory/memory_common.h"
 #include "domains/params.h"
+#include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/project/project.h"
 
@@ -191,6 +191,62 @@ Result<void> check_open(const MemoryEntry& entry) {
                   .with_detail("status", entry.status));
 }
 
+/// An agent's change of what a person verified: the verified entry stays served, and the change
+/// becomes a proposed entry that replaces it once a person verifies it (as memory.supersede does).
+/// A revision already pending for it (proposed, unverified) is changed instead of adding another.
+Result<Reply> propose_revision(Context& context, const Params& params, MemoryEntry verified, MemoryEntry changed) {
+  std::vector<std::string> warnings;
+  if (!verified.superseded_by.empty()) {
+    CT_TRY_ASSIGN(std::optional<MemoryEntry> pending, context.db().get_memory(verified.superseded_by));
+    if (pending && pending->status == "proposed") {
+      if (pending->hash == changed.hash) return Reply{written_json(*pending), {}, {}, ErrorCode::AlreadyExists};
+      const MemoryEntry before = *pending;
+      pending->kind = changed.kind;
+      pending->title = changed.title;
+      pending->body = changed.body;
+      pending->files = changed.files;
+      pending->labels = changed.labels;
+      pending->tasks = changed.tasks;
+      pending->epic = changed.epic;
+      pending->confidence = changed.confidence;
+      pending->hash = content_hash(*pending);
+      CT_TRY(anchor(context, *pending, true, warnings));
+      pending->updated_at = context.now();
+      CT_TRY(save(context, before, *pending));
+      warnings.push_back(verified.id + " was verified by a person and stays served: your change is in " + pending->id +
+                         ", its proposed revision, until a person verifies it (ct memory verify " + pending->id + ")");
+      return Reply{written_json(*pending), std::move(warnings), {}, {}};
+    }
+  }
+  MemoryEntry revision = std::move(changed);
+  revision.id.clear();
+  revision.status = "proposed";
+  revision.verified_by.clear();
+  revision.verified_at.reset();
+  revision.reason.clear();
+  revision.superseded_by.clear();
+  revision.supersedes = verified.id;
+  revision.anchors.clear();
+  revision.applied_count = revision.ignored_count = 0;
+  revision.applied_at.reset();
+  revision.applied_by.clear();
+  CT_TRY_ASSIGN(revision.source_task, source_task(context, params));
+  CT_TRY_ASSIGN(revision.source_agent, who(context));
+  revision.source_session = context.session;
+  std::vector<std::string> ignored;
+  CT_TRY_ASSIGN(MemoryEntry added, add_entry(context, std::move(revision), ignored));
+  for (auto& warning : ignored)
+    if (warning.find(" is proposed: ") == std::string::npos) warnings.push_back(std::move(warning));
+  const MemoryEntry before = verified;
+  verified.superseded_by = added.id;
+  verified.updated_at = context.now();
+  CT_TRY(save(context, before, verified));
+  warnings.push_back(verified.id + " was verified by a person and stays served: your change is proposed as " + added.id +
+                     ", which replaces it once a person verifies it (ct memory verify " + added.id + ")");
+  json::Value data = written_json(added);
+  return Reply{std::move(data), std::move(warnings), {}, {}};
+}
+
 Result<Reply> update(Context& context, const Params& params) {
   CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
   CT_TRY(check_open(entry));
@@ -203,12 +259,20 @@ Result<Reply> update(Context& context, const Params& params) {
   if (entry.hash == before.hash && entry.confidence == before.confidence)
     return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
   std::vector<std::string> warnings;
-  CT_TRY(anchor(context, entry, true, warnings));
-  // An agent's change of what a person verified waits for a person again.
-  if (entry.hash != before.hash && needs_person(context, entry.kind) && !context.person_reviews && entry.status == "active") {
-    entry.status = "proposed";
+  const bool agent = !context.person_reviews;
+  if (agent && !before.verified_by.empty() && entry.hash != before.hash) {
+    // What a person verified is not rewritten by an agent: a governed kind's change waits for a
+    // person as a revision; another kind's verification was of the old text and does not carry over.
+    if (needs_person(context, before.kind) || needs_person(context, entry.kind))
+      return propose_revision(context, params, before, std::move(entry));
+    warnings.push_back(entry.id + " was verified by " + before.verified_by + " as it read before: the changed text is unverified");
     entry.verified_by.clear();
     entry.verified_at.reset();
+  }
+  CT_TRY(anchor(context, entry, true, warnings));
+  // An agent's change of a governed kind waits for a person again.
+  if (entry.hash != before.hash && needs_person(context, entry.kind) && agent && entry.status == "active") {
+    entry.status = "proposed";
     warnings.push_back(entry.id + " is proposed again: a changed " + entry.kind +
                        " is served once a person verifies it (ct memory verify " + entry.id + ")");
   }
@@ -249,8 +313,13 @@ Result<Reply> supersede(Context& context, const Params& params) {
 Result<Reply> retract(Context& context, const Params& params) {
   CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
   if (entry.status == "retracted") return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
-  if (!entry.verified_by.empty())
-    CT_TRY(person_only(context, entry, "retract", "ct memory retract " + entry.id + " --reason \"…\""));
+  if (!entry.verified_by.empty() && !context.person_reviews)
+    return fail(Error(ErrorCode::MutationDisabled, entry.id + " was verified by " + entry.verified_by +
+                                                       ": an agent does not retract what a person verified")
+                    .with_fix("ask a person to run: ct memory retract " + entry.id + " --reason \"…\"; or propose a "
+                              "correction: " + call("memory.supersede", {{"id", entry.id}, {"title", "…"}}))
+                    .with_detail("id", entry.id)
+                    .with_detail("verifiedBy", entry.verified_by));
   const MemoryEntry before = entry;
   entry.status = "retracted";
   entry.reason = params.str("reason");
@@ -297,11 +366,28 @@ Result<Reply> verify(Context& context, const Params& params) {
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
+/// The entries an applied declaration may name for `task`: those memory serves for it (what its
+/// prompt and briefing showed), else the newest active ones; for the refusal of an unknown id.
+Result<std::vector<std::string>> valid_for(Context& context, const std::string& task) {
+  std::vector<std::string> out;
+  if (!task.empty()) {
+    CT_TRY_ASSIGN(std::vector<Found> found, for_task(context, task));
+    for (const auto& item : found) out.push_back(item.entry.id);
+  }
+  return out;
+}
+
 Result<Reply> applied(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::string task, source_task(context, params));
   CT_TRY_ASSIGN(std::string name, who(context));
-  std::vector<std::string> used = params.strings("ids");
-  std::vector<std::string> ignored = params.strings("ignored");
+  // Ids as the store spells them: M1 is M001, named once.
+  auto canonical = [](std::vector<std::string> ids) {
+    for (auto& id : ids)
+      if (auto number = memory_number(id)) id = memory_id(*number);
+    return ids;
+  };
+  std::vector<std::string> used = canonical(params.strings("ids"));
+  std::vector<std::string> ignored = canonical(params.strings("ignored"));
   std::set<std::string> seen;
   for (const auto& id : used)
     if (!seen.insert(id).second)
@@ -312,11 +398,29 @@ Result<Reply> applied(Context& context, const Params& params) {
                       .with_fix("name it in ids or in ignored, not both")
                       .with_detail("id", id));
   auto declare = [&](const std::string& id, bool was_applied) -> Result<void> {
-    CT_TRY_ASSIGN(MemoryEntry entry, load(context, id));
-    CT_TRY(context.db().add_memory_usage({id, context.now(), was_applied, name, context.session, task}));
-    context.record(FieldChange{"", "memory." + id + (was_applied ? ".applied" : ".ignored"),
-                               json::Value(was_applied ? entry.applied_count : entry.ignored_count),
-                               json::Value((was_applied ? entry.applied_count : entry.ignored_count) + 1)});
+    auto entry = load(context, id);
+    if (!entry) {
+      // Say what would have been valid: the entries served for this work.
+      CT_TRY_ASSIGN(std::vector<std::string> valid, valid_for(context, task));
+      Error error = std::move(entry.error());
+      error.message += valid.empty() ? std::string(task.empty() ? "" : "; memory serves no entry for " + task)
+                                     : "; the entries served for " + task + ": " + join(valid, ", ");
+      error = std::move(error).with_detail("validIds", json::Value::array_of(valid));
+      if (!valid.empty()) {
+        json::Value again = params.json();
+        std::vector<std::string> fixed = used;
+        std::erase_if(fixed, [&](const std::string& other) { return other == id; });
+        if (std::find(fixed.begin(), fixed.end(), valid.front()) == fixed.end()) fixed.push_back(valid.front());
+        again.set("ids", json::Value::array_of(fixed));
+        again.erase("ignored");
+        error.fix = Advice(Call{"memory.applied", std::move(again)});
+      }
+      return fail(std::move(error));
+    }
+    CT_TRY(context.db().add_memory_usage({entry->id, context.now(), was_applied, name, context.session, task}));
+    context.record(FieldChange{"", "memory." + entry->id + (was_applied ? ".applied" : ".ignored"),
+                               json::Value(was_applied ? entry->applied_count : entry->ignored_count),
+                               json::Value((was_applied ? entry->applied_count : entry->ignored_count) + 1)});
     return {};
   };
   for (const auto& id : used) CT_TRY(declare(id, true));
@@ -335,50 +439,156 @@ bool same_import(const MemoryEntry& a, const MemoryEntry& b) {
          a.supersedes == b.supersedes && a.superseded_by == b.superseded_by && a.reason == b.reason;
 }
 
+/// The largest memory file an import reads.
+constexpr ReadLimit kImportFile{8LL << 20, std::chrono::milliseconds(10000)};
+/// The most entries one import adds or changes. They are written under the write lock, which
+/// other writers wait for at most storage.busyTimeoutMs (5 s by default): 2,000 take a quarter of
+/// a second on SQLite (docs/performance.md). A larger file is imported in parts.
+constexpr std::size_t kMaxImportChanges = 2000;
+
+/// The entries of the memory file `text`, each checked as the operation that makes the same
+/// change checks it (memory.observe's params: kind, title, body, scope; memory.retract's reason),
+/// ids in their one spelling (engines/rules/memory.h, from_markdown).
+Result<std::vector<MemoryEntry>> checked_entries(Context& context, std::string_view text, const std::string& file) {
+  auto parsed = from_markdown(text);
+  if (!parsed) return fail(std::move(parsed.error()).with_detail("file", file));
+  const OperationSpec* observe = context.registry->find("memory", "observe");
+  const OperationSpec* retract = context.registry->find("memory", "retract");
+  if (!observe || !retract) return fail(ErrorCode::Internal, "memory.import needs memory.observe and memory.retract");
+  for (auto& entry : *parsed) {
+    auto named = [&](Error error) {
+      error.message = file + ", " + entry.id + ": " + error.message;
+      return std::move(error).with_detail("file", file).with_detail("id", entry.id);
+    };
+    json::Value as_observed = json::Value::object();
+    as_observed.set("kind", entry.kind);
+    as_observed.set("title", entry.title);
+    if (!entry.body.empty()) as_observed.set("body", entry.body);
+    if (!entry.files.empty()) as_observed.set("files", json::Value::array_of(entry.files));
+    if (!entry.labels.empty()) as_observed.set("labels", json::Value::array_of(entry.labels));
+    if (!entry.tasks.empty()) as_observed.set("tasks", json::Value::array_of(entry.tasks));
+    if (!entry.epic.empty()) as_observed.set("epic", entry.epic);
+    if (auto checked = Params::validate(*observe, as_observed); !checked) return fail(named(std::move(checked.error())));
+    if (!entry.reason.empty())
+      if (auto checked = Params::check(*retract, "reason", json::Value(entry.reason)); !checked)
+        return fail(named(std::move(checked.error())));
+    for (auto& path : entry.files) {
+      auto normal = normal_scope_path(path);
+      if (!normal) return fail(named(std::move(normal.error()).with_detail("field", "files")));
+      path = *normal;
+    }
+    // Who and what it came from: one line of plain text each.
+    for (const std::string* field : {&entry.verified_by, &entry.source_agent, &entry.source_session, &entry.source_task})
+      if (utf8_length(*field) > 200 || has_control_characters(*field, false))
+        return fail(named(Error(ErrorCode::Validation, "a provenance field holds more than 200 characters or a control "
+                                                       "character")
+                              .with_fix("keep the fields `ct memory export` writes")));
+    entry.hash = content_hash(entry);
+  }
+  return std::move(*parsed);
+}
+
+/// memory.import's external step: the file read (at most kImportFile, a regular file inside the
+/// project unless a person allowed more), checked, and its entries' scope files hashed — all
+/// before the transaction, which then only writes.
+Result<Reply> read_import(Context& context, const Params& params) {
+  const std::string& file = params.str("file");
+  auto real = project_file(context.project->root, file, context.may_leave_project());
+  if (!real) {
+    Error error = std::move(real.error());
+    if (error.message.find("outside the project") != std::string::npos) error.fix = Context::let_agents_leave_project();
+    return fail(std::move(error).with_detail("file", file));
+  }
+  auto text = read_regular_file(*real, kImportFile);
+  if (!text) {
+    Error error = std::move(text.error());
+    if (error.code == ErrorCode::NotFound)
+      return fail(Error(ErrorCode::NotFound, "cannot read " + file)
+                      .with_fix("write it first: ct memory export > " + file)
+                      .with_detail("file", file));
+    if (error.details["reason"] == json::Value("tooLarge")) error.fix = "split it by kind";
+    return fail(std::move(error).with_detail("file", file));
+  }
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, *text, file));
+  std::vector<std::string> files;
+  for (const auto& entry : entries) files.insert(files.end(), entry.files.begin(), entry.files.end());
+  json::Value data = json::Value::object();
+  data.set("text", std::move(*text));
+  data.set("files", read_files(context.project->root, files, process_hasher()));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+/// What changed between what is stored and what the file says, for the caller's governance:
+/// content, status or the entries it replaces.
+bool changes_entry(const MemoryEntry& stored, const MemoryEntry& next) {
+  return stored.hash != next.hash || stored.status != next.status || stored.supersedes != next.supersedes ||
+         stored.superseded_by != next.superseded_by || stored.reason != next.reason;
+}
+
 Result<Reply> import_markdown(Context& context, const Params& params) {
   const std::string& file = params.str("file");
-  fs::path path = fs::path(file).is_absolute() ? fs::path(file) : context.project->root / file;
-  if (!context.may_leave_project() && !lies_within(path, context.project->root))
-    return fail(Error(ErrorCode::Validation, file + " is outside the project")
-                    .with_fix(Context::let_agents_leave_project())
-                    .with_detail("file", file));
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  std::ifstream in(path, std::ios::binary);
-  if (ec || !in)
-    return fail(Error(ErrorCode::NotFound, "cannot read " + file)
-                    .with_fix("write it first: ct memory export > " + file)
-                    .with_detail("file", file));
-  if (size > 8 * 1024 * 1024)
-    return fail(Error(ErrorCode::Validation, file + " is over 8 MiB").with_fix("split it by kind").with_detail("file", file));
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto parsed = from_markdown(text.str());
-  if (!parsed) return fail(std::move(parsed.error()).with_detail("file", file));
+  if (!context.external || !context.external->data["text"].is_string())
+    return fail(ErrorCode::Internal, "memory.import: the file was not read before the transaction");
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, context.external->data["text"].as_string(), file));
   const bool person = context.person_reviews;
   std::vector<std::string> warnings;
   json::Value added = json::Value::array();
   json::Value changed = json::Value::array();
   json::Value proposed = json::Value::array();
+  std::vector<std::string> attestations;  // verified-by an agent's import did not take
+  std::vector<std::string> governed;      // verified entries an agent's import would change
   std::int64_t unchanged = 0;
-  for (auto& entry : *parsed) {
-    entry.hash = content_hash(entry);
+  // First what each entry becomes, then the writes: the whole file is judged before anything changes.
+  std::vector<std::pair<std::optional<MemoryEntry>, MemoryEntry>> writes;
+  for (auto& entry : entries) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, context.db().get_memory(entry.id));
+    if (!person) {
+      // An attestation is a person's act (memory.verify): an agent's import does not take one.
+      const std::string stored_by = stored ? stored->verified_by : std::string();
+      if (entry.verified_by != stored_by) {
+        attestations.push_back(entry.id);
+        entry.verified_by = stored_by;
+        entry.verified_at = stored ? stored->verified_at : std::nullopt;
+      }
+    }
     if (stored && same_import(*stored, entry)) {
       ++unchanged;
+      continue;
+    }
+    if (!person && stored && !stored->verified_by.empty() && changes_entry(*stored, entry)) {
+      governed.push_back(entry.id);
       continue;
     }
     CT_TRY(check_tasks(context, entry.tasks));
     if (!entry.epic.empty()) CT_TRY(check_tasks(context, {entry.epic}));
     // An agent's import changes nothing a person governs: a new or changed entry of such a kind is proposed.
     if (!person && needs_person(context, entry.kind) && entry.status == "active" &&
-        (!stored || stored->hash != entry.hash || stored->status != "active" || stored->verified_by != entry.verified_by)) {
+        (!stored || stored->hash != entry.hash || stored->status != "active")) {
       entry.status = "proposed";
-      entry.verified_by.clear();
-      entry.verified_at.reset();
       proposed.push_back(entry.id);
     }
-    MemoryEntry next = entry;
+    writes.emplace_back(std::move(stored), std::move(entry));
+  }
+  if (!governed.empty())
+    return fail(Error(ErrorCode::MutationDisabled,
+                      file + " changes " + join(governed, ", ") +
+                          (governed.size() == 1 ? ", which a person verified" : ", which people verified") +
+                          ": an agent's import does not change what people verified")
+                    .with_fix("ask a person to run: ct memory import " + file + "; or propose each change with " +
+                              call("memory.supersede", {{"id", governed.front()}, {"title", "…"}}))
+                    .with_detail("file", file)
+                    .with_detail("verified", json::Value::array_of(governed)));
+  if (writes.size() > kMaxImportChanges)
+    return fail(Error(ErrorCode::Validation, file + " would add or change " + std::to_string(writes.size()) +
+                                                 " entries; one import writes at most " +
+                                                 std::to_string(kMaxImportChanges) +
+                                                 " (other writers wait while it holds the store)")
+                    .with_fix("split the file (its ## sections by kind, or halves of a section) and import the parts "
+                              "one after the other: entries already imported are skipped as unchanged")
+                    .with_detail("file", file)
+                    .with_detail("changes", static_cast<std::int64_t>(writes.size()))
+                    .with_detail("max", static_cast<std::int64_t>(kMaxImportChanges)));
+  for (auto& [stored, next] : writes) {
     if (stored) {
       next.applied_count = stored->applied_count;
       next.ignored_count = stored->ignored_count;
@@ -394,6 +604,9 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
     CT_TRY(save(context, stored, next));
     (stored ? changed : added).push_back(next.id);
   }
+  if (!attestations.empty())
+    warnings.push_back("verified-by of " + join(attestations, ", ") +
+                       " not taken: an attestation is a person's (ct memory import " + file + " at a terminal, or ct memory verify)");
   json::Value data = json::Value::object();
   data.set("file", file);
   data.set("added", std::move(added));
@@ -404,6 +617,34 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
   std::optional<ErrorCode> note;
   if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
   return Reply{std::move(data), std::move(warnings), {}, note};
+}
+
+/// The scope files a write of one entry anchors, for its external step: those the call names,
+/// else the stored entry's (read in a transaction of its own).
+Result<std::vector<std::string>> files_to_anchor(Context& context, const Params& params, bool stored_too) {
+  std::vector<std::string> files;
+  if (params.has("files")) {
+    for (const auto& file : params.strings("files"))
+      if (auto normal = normal_scope_path(file)) files.push_back(*normal);
+    return files;
+  }
+  if (stored_too && params.has("id")) {
+    CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, pipeline::read_in_own_transaction(context, [&] {
+                    return context.db().get_memory(params.str("id"));
+                  }));
+    if (stored) files = stored->files;
+  }
+  return files;
+}
+
+Result<Reply> hash_named_files(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, params, false));
+  return hash_scope_files(context, files);
+}
+
+Result<Reply> hash_entry_files(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, params, true));
+  return hash_scope_files(context, files);
 }
 
 std::vector<ParamSpec> scope_params() {
@@ -449,7 +690,8 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"kind":"learning","title":"The store tests need CLEO_TEST_MODE=1",)"
                               R"("body":"Without it the contract checks stay off","files":["tests/unit/"]})",
                               "record a learning about a folder"}},
-                .tier = 1, .aliases = {"add", "remember", "record"}, .handler = observe});
+                .tier = 1, .aliases = {"add", "remember", "record"}, .external = hash_named_files, .external_checks_only = true,
+                .handler = observe});
   registry.add({.domain = "memory", .name = "applied", .gateway = Gateway::Mutate,
                 .summary = "Say which entries you applied",
                 .params = {{.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
@@ -469,10 +711,13 @@ void register_memory_mutations(Registry& registry) {
   registry.add({.domain = "memory", .name = "update", .gateway = Gateway::Mutate,
                 .summary = "Change an entry; an agent's change of a governed kind awaits review",
                 .params = std::move(update_params),
-                .returns = "{id, kind, title, status, hash, anchoredFiles?}; E_NO_CHANGE note when nothing changed",
+                .returns = "{id, kind, title, status, hash, anchoredFiles?, supersedes?}; E_NO_CHANGE note when nothing "
+                           "changed. An agent's change of what a person verified is a proposed revision (its own id, "
+                           "supersedes the entry), the verified text served until a person verifies it",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","body":"Also under CI"})", "add to M001"}},
-                .idempotent = true, .tier = 2, .handler = update});
+                .idempotent = true, .tier = 2, .external = hash_entry_files, .external_checks_only = true,
+                .handler = update});
   std::vector<ParamSpec> supersede_params = {memory_id_param(),
                                              {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(),
                                               .description = "Kind of the new entry (default the old one's)"},
@@ -485,7 +730,8 @@ void register_memory_mutations(Registry& registry) {
                 .returns = "{id (the new entry), kind, title, status, hash, supersedes}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","title":"Tests need CLEO_TEST_MODE=1 and a temp HOME"})", "M001, corrected"}},
-                .tier = 2, .handler = supersede});
+                .tier = 2, .external = hash_entry_files, .external_checks_only = true,
+                .handler = supersede});
   registry.add({.domain = "memory", .name = "retract", .gateway = Gateway::Mutate,
                 .summary = "Withdraw an entry that was wrong, with the reason",
                 .params = {memory_id_param(),
@@ -501,7 +747,8 @@ void register_memory_mutations(Registry& registry) {
                 .returns = "{id, kind, title, status:'active', hash, verifiedBy, anchoredFiles?}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"M001"})", "M001 was reviewed and holds"}},
-                .tier = 2, .dashboard = true, .handler = verify});
+                .tier = 2, .dashboard = true, .external = hash_entry_files, .external_checks_only = true,
+                .handler = verify});
   registry.add({.domain = "memory", .name = "import", .gateway = Gateway::Mutate,
                 .summary = "Read memory back from the Markdown memory.export wrote",
                 .params = {{.name = "file", .type = ParamType::String, .required = true, .max = 500,
@@ -510,10 +757,13 @@ void register_memory_mutations(Registry& registry) {
                            {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
                             .description = "Report what would change; change nothing", .dry_run = true}},
                 .returns = "{file, added[], changed[], unchanged (count), proposed?[], dryRun?}; E_NO_CHANGE note when "
-                           "the store already holds the file",
+                           "the store already holds the file. Each entry is checked as memory.observe checks one; an "
+                           "agent's import takes no verified-by and changes no verified entry (E_MUTATION_DISABLED); at "
+                           "most 2,000 entries added or changed per import",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"file":"docs/memory.md"})", "take in the reviewed file"}},
-                .idempotent = true, .tier = 2, .handler = import_markdown});
+                .idempotent = true, .tier = 2, .external = read_import, .external_checks_only = true,
+                .handler = import_markdown});
 }
 
 }  // namespace ct

@@ -5,27 +5,18 @@
 // records what git did.
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "core/file_read.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/rules/release_engine.h"
 
 namespace ct {
 namespace {
-
-Result<std::string> read_file_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(Error(ErrorCode::FileError, "cannot read " + file.string()).with_fix("check its permissions"));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 std::vector<std::string> split_words(std::string_view text) {
   std::vector<std::string> words;
@@ -203,6 +194,24 @@ Result<Reply> plan(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+/// release.changelog's external step: with `write`, CHANGELOG.md read (with its stamp) before the
+/// transaction, which reads no file (core/file_read.h).
+Result<Reply> read_changelog(Context& context, const Params& params) {
+  json::Value data = json::Value::object();
+  if (!params.flag("write")) return Reply{std::move(data), {}, {}, {}};
+  CT_TRY(check_release_file(context.project->root, "CHANGELOG.md", "the changelog"));
+  const auto file = context.project->root / "CHANGELOG.md";
+  std::string existing;
+  FileStamp stamp = file_stamp(file);
+  if (stamp.size >= 0) {
+    CT_TRY_ASSIGN(existing, read_regular_file(file, {kMaxReleaseFileBytes, std::chrono::milliseconds(10000)}, &stamp));
+  }
+  data.set("existing", std::move(existing));
+  data.set("size", stamp.size);
+  data.set("mtimeNs", stamp.mtime_ns);
+  return Reply{std::move(data), {}, {}, {}};
+}
+
 Result<Reply> changelog(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Release release, load(context, normalized(params)));
   CT_TRY_ASSIGN(std::vector<Task> done, done_tasks(context, release));
@@ -214,15 +223,16 @@ Result<Reply> changelog(Context& context, const Params& params) {
   data.set("markdown", section);
   if (!params.flag("write")) return Reply{std::move(data), {}, {}, {}};
 
-  CT_TRY(check_release_file(context.project->root, "CHANGELOG.md", "the changelog"));
+  // CHANGELOG.md as the external step read it: written only when it has not changed since.
+  if (!context.external || !context.external->data["existing"].is_string())
+    return fail(ErrorCode::Internal, "release.changelog: CHANGELOG.md was not read before the transaction");
   const auto file = context.project->root / "CHANGELOG.md";
-  std::string existing;
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec)) {
-    auto text = read_file_text(file);
-    if (!text) return std::unexpected(std::move(text.error()));
-    existing = std::move(*text);
-  }
+  const std::string existing = context.external->data["existing"].as_string();
+  const FileStamp now = file_stamp(file);
+  if (now.size != context.external->data["size"].as_int() || now.mtime_ns != context.external->data["mtimeNs"].as_int())
+    return fail(Error(ErrorCode::ConcurrentModification, "CHANGELOG.md changed while the release read it")
+                    .with_fix("retry: " + call("release.changelog", {{"version", release.version}, {"write", true}}))
+                    .with_detail("file", "CHANGELOG.md"));
   std::string merged = merge_changelog(existing, release.version, section);
   data.set("file", "CHANGELOG.md");
   if (merged == existing) {
@@ -453,10 +463,11 @@ void register_release_domain(Registry& registry) {
                                            "in the file changes)"}},
                 .returns = "{version, tasks, markdown, file?, written?}: done tasks grouped by label (Features, Fixes, "
                            "Documentation, Maintenance) or type; E_NO_CHANGE note when the file already had it",
-                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                 .examples = {{R"({"version":"1.0.0"})", "preview the changelog"},
                              {R"({"version":"1.0.0","write":true})", "write it into CHANGELOG.md"}},
-                .idempotent = true, .tier = 2, .handler = changelog});
+                .idempotent = true, .tier = 2, .external = read_changelog, .external_checks_only = true,
+                .handler = changelog});
   registry.add({.domain = "release", .name = "ship", .gateway = Gateway::Mutate,
                 .summary = "Run gates, write changelog, bump, commit, tag, push",
                 .params = {version_spec(),

@@ -207,10 +207,22 @@ json::Value entry_object(const Params& params) {
   return object;
 }
 
+/// research.add's external step: the output file hashed before the transaction.
+Result<Reply> hash_output(Context& context, const Params& params) {
+  std::vector<std::string> files;
+  std::vector<std::string> ignored;
+  if (auto entry = parse_research_fields(entry_object(params), context.project->root, today(context), ignored))
+    files.push_back(entry->file);
+  json::Value data = json::Value::object();
+  data.set("files", read_files(context.project->root, files, process_hasher()));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
 Result<Reply> add(Context& context, const Params& params) {
   std::vector<std::string> warnings;
+  ReadFiles read(context.external ? context.external->data["files"] : json::Value());
   CT_TRY_ASSIGN(ResearchEntry entry,
-                parse_research_entry(entry_object(params), context.project->root, today(context), warnings));
+                parse_research_entry(entry_object(params), context.project->root, today(context), warnings, read));
   CT_TRY_ASSIGN(std::optional<ResearchEntry> existing, context.db().get_research(entry.id));
   if (existing) {
     if (!same_research_content(*existing, entry)) return fail(conflict_error(*existing));
@@ -394,7 +406,8 @@ void register_research_domain(Registry& registry) {
                 .examples = {{R"({"id":"T001-auth-options","file":"docs/auth.md","title":"Auth options",)"
                               R"("status":"complete","keyFindings":["OAuth fits","Sessions are simpler","Tokens expire"],)"
                               R"("linkedTasks":["T001"],"confidence":0.8})", "record a finished research output"}},
-                .idempotent = true, .tier = 2, .original_names = {"research.manifest.append"}, .handler = add});
+                .idempotent = true, .tier = 2, .original_names = {"research.manifest.append"},
+                .external = hash_output, .external_checks_only = true, .handler = add});
   registry.add({.domain = "research", .name = "link", .gateway = Gateway::Mutate,
                 .summary = "Link a research entry to a task (shown on the task)",
                 .params = {id_spec(), task_spec()},

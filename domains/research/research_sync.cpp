@@ -1,17 +1,20 @@
 // research domain — research.sync: the new complete lines of the manifest file subagents append to
-// (research.manifestFile), imported in one write transaction, idempotently.
+// (research.manifestFile), read before the write transaction (at most 16 MiB a sync) and imported
+// in it, idempotently.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
+#include "core/file_read.h"
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
+#include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/research/research_common.h"
+#include "engines/project/project.h"
 #include "engines/rules/research.h"
 
 namespace ct {
@@ -21,55 +24,59 @@ using namespace research;
 
 namespace fs = std::filesystem;
 
-/// At most `max` bytes of `file` from `offset` (to its end as it is now: appenders may go on).
-Result<std::string> read_from(const fs::path& file, std::int64_t offset,
-                              std::size_t max = std::numeric_limits<std::size_t>::max()) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return fail(Error(ErrorCode::FileError, "cannot read " + file.string() + ": " + std::strerror(errno))
-                    .with_fix("check that the file is readable by this user"));
-  in.seekg(offset);
-  std::string out;
-  char buffer[65536];
-  while (out.size() < max && in.read(buffer, static_cast<std::streamsize>(std::min(sizeof buffer, max - out.size()))))
-    out.append(buffer, static_cast<std::size_t>(in.gcount()));
-  if (out.size() < max) out.append(buffer, static_cast<std::size_t>(in.gcount()));
-  if (in.bad())
-    return fail(Error(ErrorCode::FileError, "cannot read " + file.string()).with_fix("check the disk and retry"));
+/// What one sync reads of the manifest at most: complete lines beyond it wait for the next sync.
+constexpr std::int64_t kManifestReadBytes = 16LL << 20;
+
+json::Value cursor_json(const std::optional<ManifestCursor>& cursor) {
+  if (!cursor) return json::Value();
+  json::Value out = json::Value::object();
+  out.set("offset", cursor->offset);
+  out.set("lines", cursor->lines);
+  out.set("headHash", cursor->head_hash);
   return out;
 }
 
-Result<Reply> sync(Context& context, const Params& params) {
+/// research.sync's external step: where the manifest stands (its cursor), and what is new in it,
+/// read — with the output files its new lines name hashed — before the transaction, which reads
+/// no file (core/file_read.h).
+Result<Reply> read_manifest(Context& context, const Params& params) {
+  (void)params;
   const std::string configured = context.config->get_string("research.manifestFile");
   auto relative = project_relative_path(configured, context.project->root, "research.manifestFile");
-  if (!relative)
+  auto outside = [&] {
     return fail(Error(ErrorCode::ConfigError, "research.manifestFile '" + configured + "' is outside the project")
                     .with_fix(config_set_fix("research.manifestFile", json::Value(".cleo/agent-outputs/MANIFEST.jsonl"))));
-  const fs::path path = context.project->root / *relative;
+  };
+  if (!relative) return outside();
+  auto real = project_file(context.project->root, *relative);
+  if (!real) return outside();
   json::Value data = json::Value::object();
   data.set("file", *relative);
   std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (status.type() == fs::file_type::not_found) {
-    data.set("imported", 0);
-    return Reply{std::move(data), {"no manifest yet: subagents create " + *relative + " with their first line"}, {},
-                 ErrorCode::NoData};
+  if (fs::status(*real, ec).type() == fs::file_type::not_found) {
+    data.set("absent", true);
+    return Reply{std::move(data), {}, {}, {}};
   }
-  if (ec || !fs::is_regular_file(status))
-    return fail(Error(ErrorCode::FileError, path.string() + " is not a readable file")
-                    .with_fix("research.manifestFile must name a regular file (one JSON line per entry)")
-                    .with_detail("file", *relative));
-
+  auto read = [&](std::int64_t offset, std::int64_t max) -> Result<std::string> {
+    auto part = read_regular_file_part(*real, offset, {max, std::chrono::milliseconds(10000)});
+    if (!part)
+      return fail(Error(ErrorCode::FileError, *relative + " is not a readable file: " + part.error().message)
+                      .with_fix("research.manifestFile must name a regular file (one JSON line per entry)")
+                      .with_detail("file", *relative));
+    return part;
+  };
   // Where to continue: the cursor, unless the file shrank or its head changed (rotated or
   // replaced): then from the start, and ids already imported are skipped.
-  CT_TRY_ASSIGN(std::string head, read_from(path, 0, kManifestHeadBytes));
-  CT_TRY_ASSIGN(std::optional<ManifestCursor> cursor, context.db().get_manifest_cursor(*relative));
+  CT_TRY_ASSIGN(std::string head, read(0, static_cast<std::int64_t>(kManifestHeadBytes)));
+  CT_TRY_ASSIGN(std::optional<ManifestCursor> cursor, pipeline::read_in_own_transaction(context, [&] {
+                  return context.db().get_manifest_cursor(*relative);
+                }));
   std::int64_t start = 0;
   std::int64_t first_line = 1;
   bool rescanned = false;
   if (cursor && cursor->offset > 0) {
     std::error_code size_ec;
-    const auto size = static_cast<std::int64_t>(fs::file_size(path, size_ec));
+    const auto size = static_cast<std::int64_t>(fs::file_size(*real, size_ec));
     const bool same = !size_ec && size >= cursor->offset &&
                       manifest_head_hash(std::string_view(head).substr(
                           0, static_cast<std::size_t>(std::min<std::int64_t>(cursor->offset, kManifestHeadBytes)))) ==
@@ -81,9 +88,46 @@ Result<Reply> sync(Context& context, const Params& params) {
       rescanned = true;
     }
   }
-  CT_TRY_ASSIGN(std::string bytes, read_from(path, start));
-  const std::string_view rest = bytes;
+  CT_TRY_ASSIGN(std::string bytes, read(start, kManifestReadBytes));
+  std::vector<std::string> files;
+  const std::string day = today(context);
+  for (const auto& line : split_manifest_lines(bytes, first_line).lines)
+    if (auto entry = manifest_line_fields(line.text, context.project->root, day)) files.push_back(entry->file);
+  data.set("cursor", cursor_json(cursor));
+  data.set("head", std::move(head));
+  data.set("bytes", std::move(bytes));
+  data.set("start", start);
+  data.set("firstLine", first_line);
+  if (rescanned) data.set("rescanned", true);
+  data.set("files", read_files(context.project->root, files, process_hasher()));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> sync(Context& context, const Params& params) {
+  if (!context.external) return fail(ErrorCode::Internal, "research.sync: the manifest was not read before the transaction");
+  const json::Value& read = context.external->data;
+  const std::string relative = read["file"].as_string();
+  json::Value data = json::Value::object();
+  data.set("file", relative);
+  if (read["absent"] == json::Value(true)) {
+    data.set("imported", 0);
+    return Reply{std::move(data), {"no manifest yet: subagents create " + relative + " with their first line"}, {},
+                 ErrorCode::NoData};
+  }
+  // What was read continues from the cursor as it was then: another sync since would be imported twice.
+  CT_TRY_ASSIGN(std::optional<ManifestCursor> cursor, context.db().get_manifest_cursor(relative));
+  if (cursor_json(cursor) != read["cursor"])
+    return fail(Error(ErrorCode::ConcurrentModification,
+                      "another research.sync of " + relative + " ran while this one read the file")
+                    .with_fix("retry: the next sync continues where that one stopped")
+                    .with_detail("file", relative));
+  const std::string& head = read["head"].as_string();
+  const std::int64_t start = read["start"].as_int();
+  const std::int64_t first_line = read["firstLine"].as_int();
+  const bool rescanned = read["rescanned"] == json::Value(true);
+  const std::string_view rest = read["bytes"].as_string();
   ManifestChunk chunk = split_manifest_lines(rest, first_line);
+  ReadFiles outputs(read["files"]);
 
   std::vector<std::string> warnings;
   json::Value invalid = json::Value::array();
@@ -94,7 +138,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   for (const auto& line : chunk.lines) {
     if (trim(line.text).empty()) continue;
     std::vector<std::string> line_warnings;
-    auto entry = parse_manifest_line(line.text, context.project->root, day, line_warnings);
+    auto entry = parse_manifest_line(line.text, context.project->root, day, line_warnings, outputs);
     std::optional<Error> problem;
     if (!entry) problem = std::move(entry.error());
     if (!problem) {
@@ -138,7 +182,7 @@ Result<Reply> sync(Context& context, const Params& params) {
       if (warnings.size() < 20) warnings.push_back("line " + std::to_string(line.number) + ": " + warning);
   }
   ManifestCursor next;
-  next.file = *relative;
+  next.file = relative;
   next.offset = start + chunk.consumed;
   next.lines = first_line - 1 + std::ssize(chunk.lines);
   // The head as consumed: the bytes before `start` (checked above against the cursor's hash), then
@@ -172,7 +216,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   if (params.flag("dryRun")) data.set("dryRun", true);
   if (rescanned) {
     data.set("rescanned", true);
-    warnings.push_back(*relative + " shrank or was replaced since the last sync: read again from the start");
+    warnings.push_back(relative + " shrank or was replaced since the last sync: read again from the start");
   }
   std::optional<ErrorCode> note;
   if (imported == 0 && invalid_count == 0 && conflict_count == 0) note = ErrorCode::NoChange;
@@ -190,9 +234,10 @@ void register_research_sync(Registry& registry) {
                            "error, field?}], conflicts?[{line, id}], lines, offset, partialBytes? (a last line still "
                            "being written, left for the next sync), dryRun?, rescanned?}; E_NO_DATA note without a manifest, "
                            "E_NO_CHANGE when nothing is new",
-                .errors = {ErrorCode::FileError, ErrorCode::ConfigError},
+                .errors = {ErrorCode::FileError, ErrorCode::ConfigError, ErrorCode::ConcurrentModification},
                 .examples = {{R"({})", "import what subagents appended"}},
-                .idempotent = true, .tier = 2, .handler = sync});
+                .idempotent = true, .tier = 2, .external = read_manifest, .external_checks_only = true,
+                .handler = sync});
 }
 
 }  // namespace ct

@@ -5,8 +5,6 @@
 // without the store.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/atomic_file.h"
@@ -167,28 +165,14 @@ Result<std::pair<fs::path, std::string>> source_file(const Context& context, con
                                 "copy the file into the project first, or run `ct skills install " + given +
                                     "` in a terminal")
                     .with_detail("field", "path"));
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    return fail(Error(ErrorCode::NotFound, "no file at " + given)
-                    .with_fix("check the path (relative paths start at the project root)")
-                    .with_detail("field", "path"));
-  if (!fs::is_regular_file(path, ec))
-    return fail(Error(ErrorCode::FileError, given + " is not a regular file")
-                    .with_fix("name the skill's .md file itself")
-                    .with_detail("field", "path"));
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fail(Error(ErrorCode::FileError, "cannot read " + given + ": " + ec.message()).with_fix("check the file's permissions"));
-  if (size > kMaxSkillBytes)
-    return fail(Error(ErrorCode::Validation, given + " is " + std::to_string(size) + " bytes; a skill file holds at most " +
-                                                 std::to_string(kMaxSkillBytes))
-                    .with_fix("shorten the protocol: a subagent reads all of it in its prompt")
-                    .with_detail("file", given)
-                    .with_detail("field", "path"));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return fail(Error(ErrorCode::FileError, "cannot read " + given).with_fix("check the file's permissions"));
-  return std::pair<fs::path, std::string>(path, text.str());
+  auto text = read_skill_file(path, given);
+  if (!text) {
+    Error error = std::move(text.error());
+    if (error.code == ErrorCode::NotFound) error.fix = "check the path (relative paths start at the project root)";
+    if (error.code == ErrorCode::Validation) error = std::move(error).with_detail("file", given);
+    return fail(std::move(error).with_detail("field", "path"));
+  }
+  return std::pair<fs::path, std::string>(path, std::move(*text));
 }
 
 const Skill* in_folder(const SkillFolder& folder, std::string_view name) {
@@ -197,12 +181,7 @@ const Skill* in_folder(const SkillFolder& folder, std::string_view name) {
   return nullptr;
 }
 
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_all(const fs::path& path) { return read_skill_file(path, path.string()).value_or(""); }
 
 Result<Reply> install(Context& context, const Params& params) {
   const std::string& given = params.str("path");

@@ -5,6 +5,7 @@
 #include "core/text.h"
 #include "domains/evidence.h"
 #include "domains/memory/memory_common.h"
+#include "domains/pipeline.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
@@ -202,6 +203,24 @@ Result<Reply> complete(Context& context, const Params& params) {
     reply.warnings.push_back("Task " + result.task.id + " was already done");
   }
   return reply;
+}
+
+/// tasks.complete's external step: the evidence checked, and the files a `remember`ed learning
+/// is anchored to hashed — both before the transaction, which reads no file.
+Result<Reply> complete_external(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(Reply checked, evidence::check_atoms(context, params, /*recheck=*/true));
+  if (params.has("remember")) {
+    CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
+                    return context.db().get_task(params.str("id"));
+                  }));
+    std::vector<std::string> files;
+    if (task)
+      for (const auto& file : task->files)
+        if (auto normal = memory::normal_scope_path(file); normal && !normal->empty()) files.push_back(*normal);
+    CT_TRY_ASSIGN(Reply hashed, memory::hash_scope_files(context, files));
+    checked.data.set("files", std::move(hashed.data["files"]));
+  }
+  return checked;
 }
 
 // tasks.evidence: atoms and waivers recorded for a task before (or after) it is completed, checked
@@ -441,11 +460,7 @@ void register_tasks_mutations(Registry& registry) {
                 .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
                 .text_view = TextView::Completed, .dashboard = true, .bulk = true,
                 .aliases = {"done", "finish", "close", "resolve"},
-                .external = [](Context& context, const Params& params) {
-                  return evidence::check_atoms(context, params, /*recheck=*/true);
-                },
-                .external_checks_only = true,
-                .handler = complete});
+                .external = complete_external, .external_checks_only = true, .handler = complete});
   add_write({.domain = "tasks", .name = "evidence", .gateway = Gateway::Mutate,
                 .summary = "Record evidence for a task",
                 .params = {id_param(),

@@ -179,28 +179,24 @@ Result<json::Value> store_record(Context& context, ComplianceRecord& record) {
 
 namespace {
 
-/// compliance.record {protocol | entryId}: the check validate.protocol runs, run here and
-/// recorded. A failed check is a result, not an error: it is recorded and answered as a success
-/// with passed:false (an error would roll the record back), like a failing validate.test.run.
-Result<Reply> record_protocol(Context& context, const Params& params) {
+/// compliance.record {protocol | entryId}'s external step: the check validate.protocol runs, run
+/// before the transaction (it reads the subject's files: never under the write lock), its result
+/// as the handler records it.
+Result<Reply> run_protocol_external(Context& context, const Params& params) {
+  json::Value data = json::Value::object();
+  if (!params.has("protocol") && !params.has("entryId")) return Reply{std::move(data), {}, {}, {}};
   for (auto self_reported : {"passed", "score", "details"})
     if (params.has(self_reported))
       return fail(record_params_error(self_reported, "a protocol check is graded by the server; drop " +
                                                          std::string(self_reported) + " (or protocol, to record "
                                                          "your own result)"));
-  CT_TRY_ASSIGN(validate::ProtocolCheck check, validate::run_protocol_check(context, validate::protocol_request(params)));
+  CT_TRY_ASSIGN(validate::ProtocolCheck check, pipeline::read_in_own_transaction(context, [&] {
+                  return validate::run_protocol_check(context, validate::protocol_request(params));
+                }));
   const std::string name = validate::protocol_check_name(check.report.protocol);
   if (auto given = params.opt_str("check"); given && *given != name)
     return fail(record_params_error("check", "a " + std::string(to_string(check.report.protocol)) +
                                                  " check is recorded as " + name + ", not " + *given));
-  ComplianceRecord record;
-  record.at = context.now();
-  if (check.evidence.task) record.task_id = check.evidence.task->id;
-  record.check = name;
-  record.passed = check.report.valid;
-  record.score = check.report.score;
-  json::Value details = json::Value::object();
-  if (check.evidence.entry) details.set("entryId", check.evidence.entry->id);
   json::Value failed = json::Value::array();
   for (const auto& result : check.report.rules) {
     if (result.status != RuleStatus::Fail) continue;
@@ -210,18 +206,47 @@ Result<Reply> record_protocol(Context& context, const Params& params) {
     item.set("message", result.message);
     failed.push_back(std::move(item));
   }
-  details.set("failed", std::move(failed));
-  record.details = details.dump();
-  CT_TRY_ASSIGN(json::Value data, store_record(context, record));
-  data.set("score", check.report.score);
+  data.set("check", name);
+  if (check.evidence.task) data.set("taskId", check.evidence.task->id);
+  if (check.evidence.entry) data.set("entryId", check.evidence.entry->id);
+  data.set("passed", check.report.valid);
+  data.set("score", static_cast<std::int64_t>(check.report.score));
+  data.set("failed", std::move(failed));
   data.set("report", validate::protocol_report_json(check, false, *context.registry));
   std::vector<std::string> warnings = std::move(check.warnings);
   if (!check.report.valid) warnings.insert(warnings.begin(), validate::protocol_summary(check));
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
+/// compliance.record {protocol | entryId}: the check its external step ran, recorded. A failed
+/// check is a result, not an error: it is recorded and answered as a success with passed:false
+/// (an error would roll the record back), like a failing validate.test.run.
+Result<Reply> record_protocol(Context& context) {
+  if (!context.external || !context.external->data["check"].is_string())
+    return fail(ErrorCode::Internal, "validate.compliance.record: the protocol check did not run before the transaction");
+  const json::Value& ran = context.external->data;
+  ComplianceRecord record;
+  record.at = context.now();
+  record.task_id = ran["taskId"].string_or_empty();
+  if (!record.task_id.empty()) {
+    CT_TRY_ASSIGN(std::optional<Task> found, context.db().get_task(record.task_id));
+    if (!found) return fail(validate::task_not_found(record.task_id));
+  }
+  record.check = ran["check"].as_string();
+  record.passed = ran["passed"] == json::Value(true);
+  if (ran["score"].is_int()) record.score = ran["score"].as_int();
+  json::Value details = json::Value::object();
+  if (ran["entryId"].is_string()) details.set("entryId", ran["entryId"]);
+  details.set("failed", ran["failed"]);
+  record.details = details.dump();
+  CT_TRY_ASSIGN(json::Value data, store_record(context, record));
+  if (ran.contains("score")) data.set("score", ran["score"]);
+  data.set("report", ran["report"]);
+  return Reply{std::move(data), context.external->warnings, {}, {}};
+}
+
 Result<Reply> compliance_record(Context& context, const Params& params) {
-  if (params.has("protocol") || params.has("entryId")) return record_protocol(context, params);
+  if (params.has("protocol") || params.has("entryId")) return record_protocol(context);
   if (!params.has("check"))
     return fail(record_params_error("check", "name the check (or give protocol to run a protocol check)"));
   if (!params.has("passed")) return fail(record_params_error("passed", "say whether the check passed"));
@@ -386,7 +411,8 @@ void register_validate_domain(Registry& registry) {
                 .examples = {{R"({"check":"protocol.implementation","passed":true,"id":"T001","score":90})",
                               "record a passed check"},
                              {R"({"id":"T001","protocol":"decomposition"})", "check T001's decomposition and record it"}},
-                .tier = 2, .handler = compliance_record});
+                .tier = 2, .external = run_protocol_external, .external_checks_only = true,
+                .handler = compliance_record});
 }
 
 }  // namespace ct

@@ -176,4 +176,18 @@ bool lies_within(const fs::path& path, const fs::path& root) {
   return !relative.empty() && relative != "." && *relative.begin() != "..";
 }
 
+Result<fs::path> project_file(const fs::path& root, const fs::path& path, bool anywhere) {
+  const fs::path given = path.is_absolute() ? path : root / path;
+  auto resolved = resolve_links(given);
+  if (!resolved)
+    return fail(Error(ErrorCode::Validation, path.string() + " leads through a loop of symbolic links")
+                    .with_detail("file", path.string()));
+  if (anywhere || lies_within(*resolved, root)) return std::move(*resolved);
+  Error error(ErrorCode::Validation, path.string() + " is outside the project" +
+                                         (resolved->lexically_normal() != given.lexically_normal()
+                                              ? " (it leads to " + resolved->string() + ")"
+                                              : std::string()));
+  return fail(std::move(error).with_fix("name a file inside " + root.string()).with_detail("file", path.string()));
+}
+
 }  // namespace ct

@@ -50,4 +50,12 @@ std::optional<std::filesystem::path> resolve_links(const std::filesystem::path& 
 /// write within the project: a link anywhere on the way (`.vscode -> /elsewhere`) counts.
 bool lies_within(const std::filesystem::path& path, const std::filesystem::path& root);
 
+/// Where a file a caller names really is, for reading it on the caller's behalf (core/file_read.h
+/// reads it): `path` (relative to `root`, or absolute) resolved through every link, when that
+/// lies inside `root` — or anywhere, when `anywhere` (a person allowed it). E_VALIDATION naming
+/// the file and where it leads otherwise: a link inside the project to /proc/self/pagemap or to
+/// another folder is outside it.
+Result<std::filesystem::path> project_file(const std::filesystem::path& root, const std::filesystem::path& path,
+                                           bool anywhere = false);
+
 }  // namespace ct

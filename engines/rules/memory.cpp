@@ -172,47 +172,20 @@ int scope_match(std::string_view scope, std::string_view file) {
   return 0;
 }
 
-std::optional<std::pair<FileStamp, std::string>> FileHasher::hash(const fs::path& file) {
-  const FileStamp stamp = file_stamp(file);
-  if (stamp.size < 0) return std::nullopt;
-  const std::string key = file.string();
-  if (auto found = cache_.find(key); found != cache_.end() && found->second.first == stamp) return found->second;
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return std::nullopt;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  Sha256 sha;
-  char buffer[65536];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    if (in.gcount() > 0) sha.update(std::string_view(buffer, static_cast<std::size_t>(in.gcount())));
-  }
-  if (in.bad()) return std::nullopt;
-  ++hashed_;
-  if (cache_.size() > 65536) cache_.clear();
-  auto& slot = cache_[key];
-  slot = {stamp, sha.hex()};
-  return slot;
-}
-
-FileHasher& process_hasher() {
-  static thread_local FileHasher hasher;
-  return hasher;
-}
-
 std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const fs::path& root,
-                                     const std::map<std::string, TaskStatus>& tasks, FileHasher& hasher,
-                                     std::vector<std::string>* missing) {
+                                     const std::map<std::string, TaskStatus>& tasks, FileHashes& hasher,
+                                     std::vector<Skipped>* skipped) {
   std::vector<MemoryAnchor> anchors;
   for (const auto& file : entry.files) {
     if (is_glob(file) || file.empty() || file.back() == '/') continue;
-    auto hashed = hasher.hash(root / file);
+    auto hashed = hasher.hash(root, file);
     if (!hashed) {
       std::error_code ec;
-      if (missing && !fs::is_directory(root / file, ec)) missing->push_back(file);
+      // A folder named without its slash is a folder scope: nothing to anchor.
+      if (skipped && !fs::is_directory(root / file, ec)) skipped->push_back({file, std::move(hashed.error())});
       continue;
     }
-    anchors.push_back({file, hashed->second, hashed->first.size, hashed->first.mtime_ns, "", ""});
+    anchors.push_back({file, hashed->sha256, hashed->stamp.size, hashed->stamp.mtime_ns, "", ""});
   }
   std::set<std::string> task_ids(entry.tasks.begin(), entry.tasks.end());
   if (!entry.source_task.empty()) task_ids.insert(entry.source_task);
@@ -224,16 +197,18 @@ std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const fs::path& r
 
 std::optional<Staleness> staleness(const MemoryEntry& entry, const fs::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
-                                   FileHasher& hasher) {
+                                   FileHashes& hasher) {
   for (const auto& anchor : entry.anchors) {
     if (!anchor.file.empty()) {
       const fs::path file = root / anchor.file;
       const FileStamp stamp = file_stamp(file);
       if (stamp.size < 0) return Staleness{anchor.file, "", "missing", entry.updated_at};
       if (stamp.size == anchor.size && stamp.mtime_ns == anchor.mtime_ns) continue;  // untouched: not hashed
-      auto hashed = hasher.hash(file);
-      if (!hashed) return Staleness{anchor.file, "", "missing", entry.updated_at};
-      if (hashed->second != anchor.sha256) return Staleness{anchor.file, "", "changed", stamp.mtime_ns / 1'000'000};
+      auto hashed = hasher.hash(root, anchor.file);
+      if (!hashed)
+        return Staleness{anchor.file, "", hashed.error().code == ErrorCode::NotFound ? "missing" : "unreadable",
+                         hashed.error().code == ErrorCode::NotFound ? entry.updated_at : stamp.mtime_ns / 1'000'000};
+      if (hashed->sha256 != anchor.sha256) return Staleness{anchor.file, "", "changed", stamp.mtime_ns / 1'000'000};
       continue;
     }
     auto found = tasks.find(anchor.task);
@@ -382,8 +357,12 @@ Result<std::vector<MemoryEntry>> from_markdown(std::string_view text) {
       std::string_view rest = trim(line.substr(4));
       const auto space = rest.find(' ');
       MemoryEntry entry;
-      entry.id = std::string(rest.substr(0, space));
-      if (!memory_number(entry.id)) return bad("'" + entry.id + "' is not an entry id (M001)");
+      const std::string id(rest.substr(0, space));
+      auto number = memory_number(id);
+      if (!number) return bad("'" + clip(id, 40) + "' is not an entry id (M001)");
+      if (*number > kMaxMemoryNumber)
+        return bad("'" + clip(id, 40) + "' is beyond the last entry id (M" + std::to_string(kMaxMemoryNumber) + ")");
+      entry.id = memory_id(*number);  // its one spelling: M01 and M0001 are M001
       entry.title = space == std::string_view::npos ? std::string() : std::string(trim(rest.substr(space + 1)));
       if (entry.title.empty()) return bad(entry.id + " has no title");
       entry.kind = kind;
@@ -433,8 +412,12 @@ Result<std::vector<MemoryEntry>> from_markdown(std::string_view text) {
       } else if (key == "source-agent") entry.source_agent = value;
       else if (key == "source-session") entry.source_session = value;
       else if (key == "source-task") entry.source_task = value;
-      else if (key == "supersedes") entry.supersedes = value;
-      else if (key == "superseded-by") entry.superseded_by = value;
+      else if (key == "supersedes" || key == "superseded-by") {
+        auto number = memory_number(value);
+        if (!value.empty() && (!number || *number > kMaxMemoryNumber))
+          return bad(key + " '" + clip(value, 40) + "' is not an entry id (M001)");
+        (key == "supersedes" ? entry.supersedes : entry.superseded_by) = value.empty() ? value : memory_id(*number);
+      }
       else if (key == "reason") entry.reason = value;
       else return bad("unknown field '" + key + "'");
       continue;

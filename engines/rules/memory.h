@@ -28,6 +28,8 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/file_stamp.h"
+#include "core/json.h"
+#include "engines/rules/file_hashes.h"
 #include "engines/store/memory_store.h"
 #include "engines/store/task.h"
 
@@ -60,39 +62,30 @@ int scope_match(std::string_view scope, std::string_view file);
 /// Whether a scope path is a glob.
 bool is_glob(std::string_view scope);
 
-/// SHA-256 of files, remembered per path with the file's stamp: an unchanged file is hashed once
-/// per process, a changed one once per change.
-class FileHasher {
- public:
-  /// The file's stamp and SHA-256; nullopt when it cannot be read (gone, a folder, no permission).
-  std::optional<std::pair<FileStamp, std::string>> hash(const std::filesystem::path& file);
-  std::int64_t hashed() const { return hashed_; }  // files read and hashed so far (benchmarks)
-
- private:
-  std::unordered_map<std::string, std::pair<FileStamp, std::string>> cache_;
-  std::int64_t hashed_ = 0;
+/// The anchors of an entry now: each scope path that names a regular file of the project (not a
+/// folder or a glob), and each task it came from or is scoped to, with the status `tasks` gives
+/// it. Paths that cannot be anchored are returned in `skipped` with why (a folder named without
+/// its slash is skipped in silence).
+struct Skipped {
+  std::string file;
+  Error why;
 };
-FileHasher& process_hasher();
-
-/// The anchors of an entry now: each scope path that names an existing file (not a folder or a
-/// glob), and each task it came from or is scoped to, with the status `tasks` gives it. Paths that
-/// name nothing are returned in `missing`.
 std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const std::filesystem::path& root,
-                                     const std::map<std::string, TaskStatus>& tasks, FileHasher& hasher,
-                                     std::vector<std::string>* missing);
+                                     const std::map<std::string, TaskStatus>& tasks, FileHashes& hasher,
+                                     std::vector<Skipped>* skipped);
 
 /// Why an entry reads as stale: which file or task, what happened, since when.
 struct Staleness {
   std::string file;
   std::string task;
-  std::string what;  // "changed" | "missing" | "reopened" | "deleted"
+  std::string what;  // "changed" | "missing" | "unreadable" | "reopened" | "deleted"
   TimeMs since = 0;
 };
 /// The first anchor that no longer holds; `tasks` has the status and change time of the anchored
 /// tasks that exist (a task missing from it was deleted).
 std::optional<Staleness> staleness(const MemoryEntry& entry, const std::filesystem::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
-                                   FileHasher& hasher);
+                                   FileHashes& hasher);
 
 /// What a find looks for: words, and the scope of the work at hand.
 struct FindScope {

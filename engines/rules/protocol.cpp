@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <system_error>
 
+#include "core/file_read.h"
 #include "core/sha256.h"
 #include "core/text.h"
+#include "engines/project/project.h"
 #include "engines/rules/release_engine.h"
 
 namespace ct {
@@ -1087,52 +1088,42 @@ ProjectFile read_project_file(const fs::path& root, std::string_view relative, s
   ProjectFile file;
   file.path = std::string(relative);
   const fs::path given(file.path);
-  std::error_code ec;
-  const fs::path base = fs::weakly_canonical(root, ec);
-  if (given.is_absolute() || file.path.find('\0') != std::string::npos || ec) {
-    file.state = FileState::Outside;
-    return file;
-  }
   // Resolved with its symbolic links: a link inside the project may point anywhere.
-  const fs::path resolved = fs::weakly_canonical(root / given, ec);
-  const fs::path inside = resolved.lexically_relative(base);
-  if (ec || inside.empty() || *inside.begin() == "..") {
+  auto real = given.is_absolute() || file.path.find('\0') != std::string::npos
+                  ? Result<fs::path>(fail(ErrorCode::Validation, "outside"))
+                  : project_file(root, given);
+  if (!real) {
     file.state = FileState::Outside;
     return file;
   }
-  const auto status = fs::status(resolved, ec);
-  if (status.type() == fs::file_type::not_found) return file;
-  if (ec || !fs::is_regular_file(status)) {
-    file.state = ec ? FileState::Unreadable : FileState::NotRegular;
+  auto state_of = [](const Error& error) {
+    if (error.code == ErrorCode::NotFound) return FileState::Missing;
+    if (error.details["reason"] == json::Value("notRegular")) return FileState::NotRegular;
+    return FileState::Unreadable;  // larger than kHashLimit, slower than its deadline, or refused by the system
+  };
+  // Its first bytes for the rules to read, and (with `checksum`) the hash of all of it — a file
+  // read on a caller's behalf: regular, at most kHashLimit, within a deadline (core/file_read.h).
+  auto content = read_regular_file_part(*real, 0, {static_cast<std::int64_t>(max_bytes), kHashLimit.deadline});
+  if (!content) {
+    file.state = state_of(content.error());
     return file;
   }
-  std::ifstream in(resolved, std::ios::binary);
-  if (!in) {
-    file.state = FileState::Unreadable;
-    return file;
+  FileStamp stamp;
+  if (checksum) {
+    auto hashed = hash_regular_file(*real, kHashLimit, &stamp);
+    if (!hashed) {
+      file.state = state_of(hashed.error());
+      return file;
+    }
+    file.sha256 = std::move(*hashed);
+  } else {
+    stamp = file_stamp(*real);
   }
-  Sha256 hash;
-  char buffer[65536];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    const std::string_view chunk(buffer, static_cast<std::size_t>(in.gcount()));
-    if (checksum) hash.update(chunk);
-    file.size += chunk.size();
-    if (file.content.size() < max_bytes) file.content.append(chunk.substr(0, max_bytes - file.content.size()));
-    if (in.eof() || (!checksum && file.content.size() >= max_bytes)) break;
-  }
-  if (in.bad()) {
-    file.state = FileState::Unreadable;
-    file.content.clear();
-    return file;
-  }
-  if (!checksum) {
-    // Reading stopped at the bound: the size comes from the file system.
-    const auto total = fs::file_size(resolved, ec);
-    if (!ec) file.size = std::max<std::uintmax_t>(file.size, total);
-  }
+  file.content = std::move(*content);
+  file.size = static_cast<std::uintmax_t>(std::max<std::int64_t>(stamp.size, 0));
+  file.size = std::max<std::uintmax_t>(file.size, file.content.size());
   file.state = FileState::Read;
   file.truncated = file.size > file.content.size();
-  if (checksum) file.sha256 = hash.hex();
   return file;
 }
 

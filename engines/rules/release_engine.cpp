@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/file_read.h"
 #include "core/text.h"
 #include "engines/project/config.h"
 
@@ -113,11 +112,7 @@ Result<std::string> read_text(const fs::path& file, bool& existed) {
   std::error_code ec;
   existed = fs::exists(file, ec);
   if (!existed) return std::string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(Error(ErrorCode::FileError, "cannot read " + file.string()).with_fix("check its permissions"));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return read_regular_file(file, {kMaxReleaseFileBytes, std::chrono::milliseconds(10000)});
 }
 
 json::Value argv_json(const std::vector<std::string>& argv) { return json::Value::array_of(argv); }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@
 #include "engines/adapters/subprocess.h"
 
 namespace ct {
+
+/// The most of a release file (CHANGELOG.md, a version file) the release reads.
+inline constexpr std::int64_t kMaxReleaseFileBytes = 16LL << 20;
 
 /// ECMAScript pattern of a semantic version (semver.org 2.0.0), with an optional leading "v": the
 /// pattern of the `version` param in the operations' schemas. The engine itself checks versions

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/json_parse.h"
 #include "core/pattern.h"
@@ -133,15 +131,6 @@ std::string normalized_id(std::string id) {
   return id;
 }
 
-Result<std::optional<std::string>> file_checksum(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return std::optional<std::string>();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::optional<std::string>();
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return std::optional<std::string>(sha256_hex(buffer.str()));
-}
 
 }  // namespace
 
@@ -257,14 +246,18 @@ Result<ResearchEntry> parse_research_fields(const json::Value& object, const fs:
 }
 
 Result<ResearchEntry> parse_research_entry(const json::Value& object, const fs::path& root, std::string_view today,
-                                           std::vector<std::string>& warnings) {
+                                           std::vector<std::string>& warnings, FileHashes& hashes) {
   CT_TRY_ASSIGN(ResearchEntry entry, parse_research_fields(object, root, today, warnings));
-  CT_TRY_ASSIGN(std::optional<std::string> actual, file_checksum(root / entry.file));
+  auto actual = hashes.hash(root, entry.file);
   if (actual) {
-    if (!entry.file_checksum.empty() && entry.file_checksum != *actual)
+    if (!entry.file_checksum.empty() && entry.file_checksum != actual->sha256)
       warnings.push_back(entry.id + ": " + entry.file + " changed after its fileChecksum was written (the stored "
                          "checksum is the file's current one)");
-    entry.file_checksum = *actual;
+    entry.file_checksum = actual->sha256;
+  } else if (actual.error().code == ErrorCode::Internal) {
+    return fail(std::move(actual.error()));
+  } else if (actual.error().code != ErrorCode::NotFound) {
+    warnings.push_back(entry.id + ": " + entry.file + " cannot be read (" + actual.error().message + ")");
   } else if (entry.status != ResearchStatus::Blocked) {
     warnings.push_back(entry.id + ": " + entry.file + " does not exist");
   }
@@ -311,8 +304,8 @@ ManifestChunk split_manifest_lines(std::string_view bytes, std::int64_t first_li
   return chunk;
 }
 
-Result<ResearchEntry> parse_manifest_line(std::string_view line, const fs::path& root, std::string_view today,
-                                          std::vector<std::string>& warnings) {
+namespace {
+Result<json::Value> manifest_object(std::string_view line) {
   if (line.size() > kMaxManifestLine)
     return fail(Error(ErrorCode::Validation, "the line is longer than " + std::to_string(kMaxManifestLine) + " bytes")
                     .with_fix("keep details in the output file; the line holds the summary"));
@@ -322,7 +315,23 @@ Result<ResearchEntry> parse_manifest_line(std::string_view line, const fs::path&
                     .with_fix("write one compact JSON object per line"));
   if (!parsed->is_object())
     return fail(Error(ErrorCode::Validation, "not a JSON object").with_fix("write one compact JSON object per line"));
-  return parse_research_entry(*parsed, root, today, warnings);
+  return std::move(*parsed);
+}
+}  // namespace
+
+Result<ResearchEntry> parse_manifest_line(std::string_view line, const fs::path& root, std::string_view today,
+                                          std::vector<std::string>& warnings, FileHashes& hashes) {
+  CT_TRY_ASSIGN(json::Value object, manifest_object(line));
+  return parse_research_entry(object, root, today, warnings, hashes);
+}
+
+std::optional<ResearchEntry> manifest_line_fields(std::string_view line, const fs::path& root, std::string_view today) {
+  auto object = manifest_object(line);
+  if (!object) return std::nullopt;
+  std::vector<std::string> ignored;
+  auto entry = parse_research_fields(*object, root, today, ignored);
+  if (!entry) return std::nullopt;
+  return std::move(*entry);
 }
 
 std::string manifest_head_hash(std::string_view head) { return sha256_hex(head.substr(0, kManifestHeadBytes)); }

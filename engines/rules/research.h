@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "engines/rules/file_hashes.h"
 #include "engines/store/research_store.h"
 
 namespace ct {
@@ -37,11 +38,12 @@ std::vector<std::string_view> research_field_names();
 /// required id, file, title, status; the id pattern; status complete|partial|blocked; confidence
 /// 0..1; the date YYYY-MM-DD (default `today`); the file relative and inside `root`; 3–7 key
 /// findings for agentType research (default), else outside that range a warning; unknown fields
-/// refused. Fills file_checksum with the SHA-256 of the file when it exists (a different
+/// refused. Fills file_checksum with the SHA-256 of the file (from `hashes`) when it exists (a different
 /// checksum given by the writer is a warning). Errors are E_VALIDATION naming the field
 /// (details.field) with a fix. Links are taken as given: the caller checks the tasks exist.
 Result<ResearchEntry> parse_research_entry(const json::Value& object, const std::filesystem::path& root,
-                                           std::string_view today, std::vector<std::string>& warnings);
+                                           std::string_view today, std::vector<std::string>& warnings,
+                                           FileHashes& hashes);
 
 /// The same rules without reading the file: fileChecksum is taken as written (validate.manifest
 /// checks stored entries this way and compares the file's checksum itself).
@@ -79,7 +81,13 @@ ManifestChunk split_manifest_lines(std::string_view bytes, std::int64_t first_li
 /// A manifest line parsed into an entry: blank lines are skipped by the caller; text that is not
 /// a JSON object, or an entry that breaks a rule, is an error whose message says why.
 Result<ResearchEntry> parse_manifest_line(std::string_view line, const std::filesystem::path& root,
-                                          std::string_view today, std::vector<std::string>& warnings);
+                                          std::string_view today, std::vector<std::string>& warnings,
+                                          FileHashes& hashes);
+/// The entry a manifest line (or research.add's params) describes, read without its file: what
+/// a mutation's external step needs to know which file to hash (FileHashes); nullopt when the
+/// line is no entry.
+std::optional<ResearchEntry> manifest_line_fields(std::string_view line, const std::filesystem::path& root,
+                                                  std::string_view today);
 
 /// The text of the head hash a ManifestCursor keeps: SHA-256 of the first min(size, 4096) bytes.
 std::string manifest_head_hash(std::string_view head);

@@ -1,13 +1,13 @@
 #include "engines/rules/skills.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <system_error>
 
+#include "core/file_read.h"
 #include "core/text.h"
+#include "engines/project/project.h"
 
 namespace ct {
 namespace {
@@ -275,6 +275,22 @@ Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
   return skill;
 }
 
+Result<std::string> read_skill_file(const fs::path& path, const std::string& label) {
+  auto text = read_regular_file(path, {static_cast<std::int64_t>(kMaxSkillBytes), std::chrono::milliseconds(5000)});
+  if (text) return text;
+  const Error& why = text.error();
+  if (why.code == ErrorCode::NotFound) return fail(Error(ErrorCode::NotFound, "no file at " + label));
+  if (why.details["reason"] == json::Value("tooLarge"))
+    return fail(Error(ErrorCode::Validation, label + " is " +
+                                                 (why.details["size"].is_int() ? std::to_string(why.details["size"].as_int()) + " bytes"
+                                                                               : std::string("larger than that")) +
+                                                 "; a skill file holds at most " + std::to_string(kMaxSkillBytes))
+                    .with_fix("shorten the protocol: a subagent reads all of it in its prompt"));
+  if (why.details["reason"] == json::Value("notRegular"))
+    return fail(Error(ErrorCode::FileError, label + " is not a regular file").with_fix("name the skill's .md file itself"));
+  return fail(Error(ErrorCode::FileError, "cannot read " + label).with_fix("check the file's permissions"));
+}
+
 SkillFolder load_skill_folder(const fs::path& folder, std::string_view source, std::string_view shown_as) {
   SkillFolder out;
   const std::string shown = shown_as.empty() ? folder.string() : std::string(shown_as);
@@ -295,29 +311,17 @@ SkillFolder load_skill_folder(const fs::path& folder, std::string_view source, s
   std::map<std::string, std::string> seen;  // name → file that gave it
   for (const auto& path : files) {
     const std::string label = shown + "/" + path.filename().string();
-    std::error_code fec;
-    if (!fs::is_regular_file(path, fec)) {
-      out.warnings.push_back(label + " is not a regular file: skipped");
+    // A file of the folder: a link leading out of it is not read (it would read whatever it names).
+    if (!lies_within(path, folder)) {
+      out.warnings.push_back(label + " leads outside " + shown + ": skipped");
       continue;
     }
-    const auto size = fs::file_size(path, fec);
-    if (fec) {
-      out.warnings.push_back("cannot read " + label + ": " + fec.message() + ": skipped");
+    auto text = read_skill_file(path, label);
+    if (!text) {
+      out.warnings.push_back(text.error().message + ": skipped");
       continue;
     }
-    if (size > kMaxSkillBytes) {
-      out.warnings.push_back(label + " is " + std::to_string(size) + " bytes; a skill file holds at most " +
-                             std::to_string(kMaxSkillBytes) + ": skipped");
-      continue;
-    }
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      out.warnings.push_back("cannot read " + label + ": skipped");
-      continue;
-    }
-    auto parsed = parse_skill(text.str(), label);
+    auto parsed = parse_skill(*text, label);
     if (!parsed) {
       out.warnings.push_back(parsed.error().message + " (skipped; fix: " + parsed.error().fix.plain_text() + ")");
       continue;

@@ -35,6 +35,11 @@ struct Skill {
 /// The largest skill file (and body) accepted: 16 KiB.
 inline constexpr std::size_t kMaxSkillBytes = 16 * 1024;
 
+/// A skill file read as any file a caller names (core/file_read.h: regular, at most
+/// kMaxSkillBytes, quickly); an error says why in words about `label` (the path as shown):
+/// E_NOT_FOUND, E_FILE_ERROR (not a regular file, unreadable) or E_VALIDATION (too large).
+Result<std::string> read_skill_file(const std::filesystem::path& path, const std::string& label);
+
 /// Parses one skill file; E_VALIDATION (with details.file, details.line, a fix) when malformed.
 Result<Skill> parse_skill(std::string_view text, std::string_view origin /* file name for messages */);
 

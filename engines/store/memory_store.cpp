@@ -172,9 +172,12 @@ Result<std::vector<MemoryEntry>> read_all(sql::Runner& runner, const std::string
 }  // namespace
 
 Result<std::optional<MemoryEntry>> MemoryStore::get_memory(std::string_view id) {
-  const Value args[] = {Value(std::string(id))};
+  // By its number, the row's key: "M01" and "M0001" are M001, never another entry beside it.
+  const auto number = memory_number(id);
+  if (!number) return std::optional<MemoryEntry>();
+  const Value args[] = {Value(*number)};
   CT_TRY_ASSIGN(std::vector<MemoryEntry> found, read_all(sql_runner(), "SELECT " + std::string(kColumns) +
-                                                                          " FROM memory m WHERE m.id = ?1",
+                                                                          " FROM memory m WHERE m.num = ?1",
                                                          args, "cannot read the memory entry"));
   if (found.empty()) return std::optional<MemoryEntry>();
   return std::optional<MemoryEntry>(std::move(found.front()));
@@ -231,7 +234,11 @@ Result<std::int64_t> MemoryStore::memory_total() {
 
 Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector<std::string>& keys) {
   auto number = memory_number(entry.id);
-  if (!number) return fail(ErrorCode::Internal, "not a memory entry id: " + entry.id);
+  if (!number || memory_id(*number) != entry.id) return fail(ErrorCode::Internal, "not a memory entry id: " + entry.id);
+  if (*number > kMaxMemoryNumber)
+    return fail(Error(ErrorCode::Validation, entry.id + " is beyond the last entry id (M" +
+                                                 std::to_string(kMaxMemoryNumber) + ")")
+                    .with_detail("id", entry.id));
   auto& runner = sql_runner();
   const Value args[] = {
       Value(*number), Value(entry.id), Value(entry.kind), Value(entry.title), Value(entry.body), Value(entry.status),

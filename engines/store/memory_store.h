@@ -131,9 +131,13 @@ class MemoryStore {
   ~MemoryStore() = default;  // a role of a Store: never owned or deleted through it
 };
 
-/// The number of an entry id ("M012" → 12); nullopt for anything else.
+/// The number of an entry id ("M012" → 12; "M12" and "M0012" are the same entry); nullopt for
+/// anything else.
 std::optional<std::int64_t> memory_number(std::string_view id);
-/// The id of an entry number (12 → "M012").
+/// The id of an entry number (12 → "M012"): the one spelling of an entry's id.
 std::string memory_id(std::int64_t number);
+/// The highest entry number: ids have at most nine digits (the operations' id pattern), so every
+/// stored entry can be named.
+inline constexpr std::int64_t kMaxMemoryNumber = 999'999'999;
 
 }  // namespace ct

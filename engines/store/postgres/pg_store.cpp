@@ -36,6 +36,7 @@ Result<void> PgStore::begin(TxKind kind) {
     return fail(std::move(locked.error()));
   }
   if (!locked->empty()) audit_tail_ = std::make_pair(locked->integer(0, 0), std::string(locked->text(0, 1)));
+  write_lock_.emplace();
   return {};
 }
 
@@ -63,10 +64,12 @@ Result<void> PgStore::commit() {
   }
   auto result = db_->exec("COMMIT", "cannot commit");
   if (!result) rollback();
+  write_lock_.reset();
   return result;
 }
 
 void PgStore::rollback() {
+  write_lock_.reset();
   if (!in_transaction()) return;
   (void)db_->exec("ROLLBACK", "cannot roll back");
 }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "engines/store/audit_chain.h"
@@ -225,6 +226,8 @@ class PgStore final : public Store {
   /// and kept by append_audit(); nullopt when the trail holds no row or it is not known (then
   /// append_audit() asks). load() forgets it.
   std::optional<std::pair<std::int64_t, std::string>> audit_tail_;
+  /// Held while a write transaction is open: no file is read for a caller meanwhile (core/file_read.h).
+  std::optional<WriteLockMark> write_lock_;
   Runner runner_{*this};
 };
 

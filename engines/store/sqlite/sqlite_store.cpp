@@ -22,7 +22,9 @@ Result<void> SqliteStore::begin(TxKind kind) {
     if (std::filesystem::exists(damaged_marker(file_), ec)) return fail(damaged_store_error(file_, damage_reason()));
   }
   ++transactions_;
-  return run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
+  CT_TRY(run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction"));
+  if (kind == TxKind::Write) write_lock_.emplace();
+  return {};
 }
 
 Result<void> SqliteStore::savepoint(std::string_view name) {
@@ -43,10 +45,12 @@ Result<void> SqliteStore::commit() {
   if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
   auto result = run("COMMIT", "cannot commit");
   if (!result) rollback();
+  write_lock_.reset();
   return result;
 }
 
 void SqliteStore::rollback() {
+  write_lock_.reset();
   if (!in_transaction()) return;
   // ROLLBACK can only fail when there is nothing to roll back; either way the connection ends
   // up in autocommit mode. Every read ends here: the cached statement, not a parse per call

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "core/log.h"
 #include "core/text.h"
@@ -523,6 +524,8 @@ class SqliteStore final : public Store {
   };
   std::optional<TailMemo> tail_memo_;
   std::uint64_t transactions_ = 0;  // transactions begun on this connection
+  /// Held while a write transaction is open: no file is read for a caller meanwhile (core/file_read.h).
+  std::optional<WriteLockMark> write_lock_;
   Runner runner_{*this};
 };
 

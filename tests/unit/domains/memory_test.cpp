@@ -4,6 +4,8 @@
 // Markdown a team reviews read back idempotently. Runs on both backends.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "unit/test_support.h"
@@ -204,17 +206,32 @@ TEST_CASE("memory: a kind people govern is proposed by an agent and served once 
   CHECK(verified.data["status"] == json::Value("active"));
   CHECK(ids_of(p.query("memory", "find", R"({"query":"errors"})")) == std::vector<std::string>{"M001"});
 
-  // An agent's change of a verified convention waits for a person again; it may not retract it.
+  // An agent's change of a verified convention is a revision (as memory.supersede makes): the
+  // verified text stays served until a person verifies the change, and the agent may not retract it.
   Envelope changed = p.mutate("memory", "update", R"({"id":"M001","body":"and exit codes"})");
   REQUIRE(changed.success);
+  CHECK(changed.data["id"] == json::Value("M002"));
   CHECK(changed.data["status"] == json::Value("proposed"));
-  REQUIRE(Person(p).mutate("memory", "verify", R"({"id":"M001"})").success);
+  CHECK(changed.data["supersedes"] == json::Value("M001"));
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"errors"})")) == std::vector<std::string>{"M001"});
+  Envelope still = p.query("memory", "show", R"({"id":"M001"})");
+  CHECK(still.data["status"] == json::Value("active"));
+  CHECK(still.data["verifiedBy"].is_string());
+  CHECK_FALSE(still.data.contains("body"));
   CHECK(code_of(p.mutate("memory", "retract", R"({"id":"M001","reason":"I disagree"})")) == ErrorCode::MutationDisabled);
+  // A second change edits the pending revision rather than adding another.
+  Envelope again = p.mutate("memory", "update", R"({"id":"M001","body":"and stable exit codes"})");
+  REQUIRE(again.success);
+  CHECK(again.data["id"] == json::Value("M002"));
+  CHECK(p.query("memory", "show", R"({"id":"M002"})").data["body"] == json::Value("and stable exit codes"));
+  REQUIRE(Person(p).mutate("memory", "verify", R"({"id":"M002"})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"errors"})")) == std::vector<std::string>{"M002"});
+  CHECK(p.query("memory", "show", R"({"id":"M001"})").data["status"] == json::Value("superseded"));
 
   // A learning is the agents' own: active at once, and an agent re-anchors it.
   REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"The linker needs -ldl"})").data["status"] ==
           json::Value("active"));
-  CHECK(p.mutate("memory", "verify", R"({"id":"M002"})").success);
+  CHECK(p.mutate("memory", "verify", R"({"id":"M003"})").success);
 
   // People decide which kinds they govern; an agent cannot switch it off.
   CHECK(code_of(p.mutate("system", "config.set", R"({"key":"memory.verifyKinds","value":"[\"decision\"]"})")) == ErrorCode::MutationDisabled);
@@ -391,4 +408,141 @@ TEST_CASE("a store made before project memory gets its tables when it is next op
   Envelope version = later.dispatch({Gateway::Query, "system", "version", test::parse_json("{}")});
   CHECK(version.data["schemaVersion"] == json::Value(store_schema_version()));
   CHECK(later.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")}).success);
+}
+
+// ---- hardening round 4 (issue 50) ------------------------------------------------------------
+
+TEST_CASE("memory and evidence read no file that never ends: scope and evidence links out of the project are refused at once", "[memory][hardening]") {
+  test::Project p;
+  write_file(p.dir() / "src/a.cpp", "int a;");
+  std::filesystem::create_symlink("/proc/self/pagemap", p.dir() / "src/pagemap");
+  REQUIRE(::mkfifo((p.dir() / "src/fifo").c_str(), 0600) == 0);
+  {
+    std::ofstream(p.dir() / "big.bin") << "";
+  }
+  std::filesystem::resize_file(p.dir() / "big.bin", 3ULL << 30);  // sparse: no disk used
+  Envelope observed = p.mutate("memory", "observe",
+                               R"({"kind":"learning","title":"Scope with files that never end",)"
+                               R"("files":["src/a.cpp","src/pagemap","src/fifo","big.bin"]})");
+  REQUIRE(observed.success);
+  CHECK(observed.data["anchoredFiles"] == json::Value(1));  // src/a.cpp alone
+  std::string warnings;
+  for (const auto& warning : observed.warnings) warnings += warning + "\n";
+  CHECK(warnings.find("src/pagemap cannot be anchored") != std::string::npos);
+  CHECK(warnings.find("outside the project") != std::string::npos);
+  CHECK(warnings.find("src/fifo cannot be anchored") != std::string::npos);
+  CHECK(warnings.find("big.bin cannot be anchored") != std::string::npos);
+  // The entry is still found, and a find does not read the files either.
+  CHECK(ids_of(p.query("memory", "find", R"({"files":["src/pagemap"]})")) == std::vector<std::string>{"M001"});
+
+  p.add(R"({"title":"Evidence that never ends"})");
+  Envelope evidence = p.mutate("tasks", "evidence", R"({"id":"T001","evidence":{"files":["src/pagemap"]}})");
+  CHECK(code_of(evidence) == ErrorCode::EvidenceInvalid);
+  CHECK(evidence.error->message.find("outside the project") != std::string::npos);
+  CHECK(code_of(p.mutate("tasks", "evidence", R"({"id":"T001","evidence":{"files":["big.bin"]}})")) ==
+        ErrorCode::EvidenceInvalid);
+  CHECK(code_of(p.mutate("tasks", "evidence", R"({"id":"T001","evidence":{"files":["src/fifo"]}})")) ==
+        ErrorCode::EvidenceInvalid);
+
+  // An import file that is such a link is refused too, and one naming it in a scope imports.
+  std::filesystem::create_symlink("/proc/self/pagemap", p.dir() / "memory.md");
+  CHECK(code_of(p.mutate("memory", "import", R"({"file":"memory.md"})")) == ErrorCode::Validation);
+  write_file(p.dir() / "docs/memory.md", "## Learnings\n\n### M010 Imported scope\n\n- files: src/pagemap, src/a.cpp\n");
+  Envelope imported = p.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+  REQUIRE(imported.success);
+  CHECK(imported.data["added"] == test::parse_json(R"(["M010"])"));
+}
+
+TEST_CASE("memory.import: an alias id is the entry it names, never a new row over it; every change audited with its before", "[memory][hardening]") {
+  test::Project p;
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Original text of the first entry"})").success);
+  for (std::string alias : {"M01", "M1", "M0001"}) {
+    write_file(p.dir() / "docs/memory.md", "## Learnings\n\n### " + alias + " Replaced text " + alias + "\n");
+    Envelope imported = p.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+    REQUIRE(imported.success);
+    CHECK(imported.data["added"].empty());
+    CHECK(imported.data["changed"] == test::parse_json(R"(["M001"])"));
+    CHECK(p.query("memory", "show", R"({"id":"M001"})").data["title"] == json::Value("Replaced text " + alias));
+  }
+  CHECK(p.query("memory", "stats").data["total"] == json::Value(1));
+  // The audit row of the last import holds the entry as it was before it.
+  Envelope log = p.query("system", "log", R"({"limit":1,"detail":"full"})");
+  REQUIRE(log.success);
+  const std::string row = log.data.dump();
+  CHECK(row.find("Replaced text M1") != std::string::npos);   // before
+  CHECK(row.find("Replaced text M0001") != std::string::npos);  // after
+  // Two spellings of one id in one file are the same entry twice.
+  write_file(p.dir() / "docs/memory.md", "## Learnings\n\n### M001 One\n\n### M01 Two\n");
+  CHECK(code_of(p.mutate("memory", "import", R"({"file":"docs/memory.md"})")) == ErrorCode::Validation);
+}
+
+TEST_CASE("memory.import passes the checks of the operation that makes the same change, for the same caller", "[memory][hardening]") {
+  test::Project p;
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"convention","title":"Errors are values"})").success);
+  REQUIRE(Person(p).mutate("memory", "verify", R"({"id":"M001"})").success);
+  auto import_text = [&](const std::string& text) {
+    write_file(p.dir() / "docs/memory.md", text);
+    return p.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+  };
+  // Retracting (or changing) what a person verified: a person's act, not an agent's import.
+  Envelope retracted = import_text("## Conventions\n\n### M001 Errors are values\n\n- status: retracted\n- reason: no longer\n");
+  CHECK(code_of(retracted) == ErrorCode::MutationDisabled);
+  CHECK(retracted.error->details["verified"] == test::parse_json(R"(["M001"])"));
+  CHECK(p.query("memory", "show", R"({"id":"M001"})").data["status"] == json::Value("active"));
+  // A person's import may.
+  write_file(p.dir() / "docs/memory.md", "## Conventions\n\n### M001 Errors are values\n\n- status: retracted\n- reason: no longer\n");
+  REQUIRE(Person(p).mutate("memory", "import", R"({"file":"docs/memory.md"})").success);
+  CHECK(p.query("memory", "show", R"({"id":"M001"})").data["status"] == json::Value("retracted"));
+  // An attestation written into the file is not an agent's to make.
+  Envelope forged = import_text("## Learnings\n\n### M002 Forged attestation\n\n- verified-by: alice\n");
+  REQUIRE(forged.success);
+  CHECK_FALSE(p.query("memory", "show", R"({"id":"M002"})").data.contains("verifiedBy"));
+  CHECK_FALSE(forged.warnings.empty());
+  // Text and scope rules of memory.observe.
+  CHECK(code_of(import_text("## Learnings\n\n### M003 " + std::string(300, 'x') + "\n")) == ErrorCode::Validation);
+  CHECK(code_of(import_text("## Learnings\n\n### M003 A title with \xE2\x80\xAE a bidi override\n")) == ErrorCode::Validation);
+  CHECK(code_of(import_text("## Learnings\n\n### M003 Body too long\n\n" + std::string(5000, 'b') + "\n")) ==
+        ErrorCode::Validation);
+  CHECK(code_of(import_text("## Learnings\n\n### M003 Scope outside\n\n- files: ../secret.txt\n")) == ErrorCode::Validation);
+  CHECK(code_of(import_text("## Learnings\n\n### M003 Scope absolute\n\n- files: /etc/passwd\n")) == ErrorCode::Validation);
+  // An id with no room after it: refused, and memory.observe still numbers entries.
+  CHECK(code_of(import_text("## Learnings\n\n### M999999999999999999 Far away\n")) == ErrorCode::Validation);
+  CHECK(code_of(import_text("## Learnings\n\n### M1000000000 Just past the last id\n")) == ErrorCode::Validation);
+  Envelope next = p.mutate("memory", "observe", R"({"kind":"learning","title":"Numbered after the refused import"})");
+  REQUIRE(next.success);
+  CHECK(next.data["id"] == json::Value("M003"));
+  // Nothing of a refused import was kept.
+  CHECK(p.query("memory", "stats").data["total"] == json::Value(3));
+}
+
+TEST_CASE("memory.import writes at most so many entries at once: a larger file is refused whole, with how to split it", "[memory][hardening]") {
+  test::Project p;
+  std::string text = "## Learnings\n\n";
+  for (int i = 1; i <= 2001; ++i) text += "### M" + std::to_string(i) + " Learned thing number " + std::to_string(i) + "\n\n";
+  write_file(p.dir() / "docs/memory.md", text);
+  Envelope refused = p.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+  CHECK(code_of(refused) == ErrorCode::Validation);
+  CHECK(refused.error->details["changes"] == json::Value(2001));
+  CHECK(p.query("memory", "stats").data["total"] == json::Value(0));
+  // The first 2,000 import; the rest follow, the imported ones now unchanged.
+  write_file(p.dir() / "docs/part1.md", text.substr(0, text.find("### M2001 ")));
+  REQUIRE(p.mutate("memory", "import", R"({"file":"docs/part1.md"})").success);
+  Envelope rest = p.mutate("memory", "import", R"({"file":"docs/memory.md"})");
+  REQUIRE(rest.success);
+  CHECK(rest.data["added"] == test::parse_json(R"(["M2001"])"));
+  CHECK(rest.data["unchanged"] == json::Value(2000));
+}
+
+TEST_CASE("memory.applied with an unknown entry says which entries were valid for the work", "[memory][hardening]") {
+  test::Project p;
+  write_file(p.dir() / "src/pay.cpp", "int pay;");
+  p.add(R"({"title":"Card payments","files":["src/pay.cpp"]})");
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Card payments need idempotency keys","files":["src/pay.cpp"]})").success);
+  Envelope wrong = p.mutate("memory", "applied", R"({"ids":["M009"],"taskId":"T001"})");
+  CHECK(code_of(wrong) == ErrorCode::NotFound);
+  CHECK(wrong.error->details["validIds"] == test::parse_json(R"(["M001"])"));
+  CHECK(wrong.error->message.find("M001") != std::string::npos);
+  // An alias is the entry itself.
+  REQUIRE(p.mutate("memory", "applied", R"({"ids":["M1"],"taskId":"T001"})").success);
+  CHECK(code_of(p.mutate("memory", "applied", R"({"ids":["M1","M001"],"taskId":"T001"})")) == ErrorCode::Validation);
 }

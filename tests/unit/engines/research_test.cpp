@@ -37,7 +37,7 @@ json::Value with(std::string_view field, std::string_view value) {
 Result<ResearchEntry> parse(const json::Value& value, const std::filesystem::path& root,
                             std::vector<std::string>* warnings = nullptr) {
   std::vector<std::string> ignored;
-  return parse_research_entry(value, root, kToday, warnings ? *warnings : ignored);
+  return parse_research_entry(value, root, kToday, warnings ? *warnings : ignored, process_hasher());
 }
 
 std::string field_of(const Result<ResearchEntry>& result) {
@@ -133,7 +133,7 @@ TEST_CASE("entries compare by what the agent wrote, not by links or checksum", "
   CHECK_FALSE(same_research_content(a, b));
   // The manifest form round-trips.
   std::vector<std::string> warnings;
-  auto again = parse_research_entry(research_manifest_json(a), dir.path(), kToday, warnings);
+  auto again = parse_research_entry(research_manifest_json(a), dir.path(), kToday, warnings, process_hasher());
   REQUIRE(again);
   CHECK(same_research_content(a, *again));
 }
@@ -152,14 +152,14 @@ TEST_CASE("manifest lines: only complete lines, numbered, with the bytes consume
 
   test::TempDir dir;
   std::vector<std::string> warnings;
-  auto not_json = parse_manifest_line("{\"id\":", dir.path(), kToday, warnings);
+  auto not_json = parse_manifest_line("{\"id\":", dir.path(), kToday, warnings, process_hasher());
   REQUIRE_FALSE(not_json);
   CHECK(not_json.error().message.starts_with("not JSON"));
-  auto not_object = parse_manifest_line("[1,2]", dir.path(), kToday, warnings);
+  auto not_object = parse_manifest_line("[1,2]", dir.path(), kToday, warnings, process_hasher());
   REQUIRE_FALSE(not_object);
   CHECK(not_object.error().message == "not a JSON object");
-  CHECK_FALSE(parse_manifest_line(std::string(kMaxManifestLine + 1, ' '), dir.path(), kToday, warnings));
-  CHECK(parse_manifest_line(kGood, dir.path(), kToday, warnings));
+  CHECK_FALSE(parse_manifest_line(std::string(kMaxManifestLine + 1, ' '), dir.path(), kToday, warnings, process_hasher()));
+  CHECK(parse_manifest_line(kGood, dir.path(), kToday, warnings, process_hasher()));
 }
 
 TEST_CASE("project-relative paths stay inside the project", "[research][engine]") {
