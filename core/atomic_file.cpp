@@ -213,6 +213,24 @@ Result<void> AtomicFile::commit(Publish how) {
   return {};
 }
 
+Result<void> append_line(const fs::path& file, std::string_view line) {
+  std::string bytes(line);
+  bytes += '\n';
+  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return fail(Error(ErrorCode::FileError, "cannot append to " + file.string() + ": " + std::strerror(errno))
+                    .with_fix("check the permissions of " + file.parent_path().string()));
+  const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+  const int write_errno = errno;
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (written != static_cast<ssize_t>(bytes.size()) || !synced)
+    return fail(Error(ErrorCode::FileError, "cannot append to " + file.string() + ": " +
+                                                std::strerror(written < 0 ? write_errno : EIO))
+                    .with_fix("check free space and permissions"));
+  return {};
+}
+
 Result<void> write_file_atomically(const fs::path& target, std::string_view content, Publish how) {
   CT_TRY_ASSIGN(AtomicFile file, AtomicFile::create(target));
   CT_TRY(file.write(content));

@@ -98,6 +98,12 @@ class AtomicFile {
 Result<void> write_file_atomically(const std::filesystem::path& target, std::string_view content,
                                    Publish how = Publish::Replace);
 
+/// Appends `line` and a newline to `file` (created 0644 when missing) in one write(2) of an
+/// O_APPEND descriptor, then fsyncs it: a record kept beside the store (the audit seals) never
+/// interleaves with another process's line and is on disk before the call returns. A symlink is
+/// not followed.
+Result<void> append_line(const std::filesystem::path& file, std::string_view line);
+
 /// Whether `error` is commit(Publish::Exclusive) refusing because the target already exists.
 bool is_target_exists(const Error& error);
 

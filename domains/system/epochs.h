@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct Epoch {
   TimeMs sealed_at = 0;
   std::string agent;
 };
+
+/// The record of seals kept outside the store, which a team commits (`.cleo/audit-seals.jsonl`): one
+/// line per seal, {name, seq, hash, sealedAt}. validate.audit checks the trail against each, so a
+/// trail cut short below a seal — the seal's own row with it — or rewritten shows.
+inline constexpr std::string_view kSealsFile = "audit-seals.jsonl";
 
 /// Every sealed epoch, oldest first.
 Result<std::vector<Epoch>> sealed_epochs(AuditLog& store);

@@ -4,6 +4,7 @@
 // nothing up to it was altered since.
 #include <algorithm>
 
+#include "core/atomic_file.h"
 #include "core/text.h"
 #include "domains/context.h"
 #include "domains/params.h"
@@ -88,9 +89,23 @@ Result<Reply> seal(Context& context, const Params& params) {
   sealed.set("hash", head.front().hash);
   if (auto summary = params.opt_str("summary")) sealed.set("summary", *summary);
   context.record({"", "epoch", json::Value(), sealed});
+  // A record outside the store: whoever can rewrite the store cannot rewrite what the team
+  // committed, or the commit message the trailer went into.
+  json::Value line = json::Value::object();
+  line.set("name", name);
+  line.set("seq", head.front().seq);
+  line.set("hash", head.front().hash);
+  line.set("sealedAt", format_iso8601(context.now()));
+  CT_TRY(append_line(context.project->cleo_dir() / kSealsFile, line.dump()));
   json::Value data = sealed;
   data.set("checked", report.rows);
-  return Reply{std::move(data), {}, {}, {}};
+  data.set("record", ".cleo/" + std::string(kSealsFile));
+  data.set("trailer", "CLEO-Audit-Seal: " + name + " " + std::to_string(head.front().seq) + " " + head.front().hash);
+  return Reply{std::move(data),
+               {"commit .cleo/" + std::string(kSealsFile) + " (or put the trailer in a commit message): validate.audit "
+                "checks the trail against it"},
+               {},
+               {}};
 }
 
 }  // namespace
@@ -103,8 +118,10 @@ void register_system_epochs(Registry& registry) {
                             .positional = true},
                            {.name = "summary", .type = ParamType::String, .max = 2000,
                             .description = "What the epoch holds"}},
-                .returns = "{name, seq, hash, summary?, checked (rows verified since the previous epoch)}: the hash "
-                           "of the newest row, kept in the seal's own audit row; validate.audit {epoch} verifies it. "
+                .returns = "{name, seq, hash, summary?, checked (rows verified since the previous epoch), record, trailer}: "
+                           "the hash of the newest row, kept in the seal's own audit row and appended to "
+                           ".cleo/audit-seals.jsonl (commit it; trailer is the line for a commit message); validate.audit "
+                           "checks both. "
                            "A name sealed before: that epoch, with the note E_ALREADY_EXISTS; E_VALIDATION when the "
                            "chain is broken",
                 .errors = {ErrorCode::Validation},

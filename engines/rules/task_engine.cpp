@@ -302,7 +302,7 @@ Result<Task> TaskEngine::add(NewTask spec) {
   task.updated_at = now_;
   task.version = 1;
   CT_TRY(store_.insert_task(task));
-  record(task.id, "created", json::Value(), task_compact(task));
+  record(task.id, "created", json::Value(), task_created(task));
   return task;
 }
 
@@ -455,7 +455,7 @@ Result<void> TaskEngine::import_kept(std::vector<Task> tasks) {
       task.relates = std::move(relates[i]);
       CT_TRY(store_.update_task(task));
     }
-    record(task.id, "created", json::Value(), task_compact(task));
+    record(task.id, "created", json::Value(), task_created(task));
   }
   return {};
 }
@@ -1088,7 +1088,7 @@ Result<std::vector<std::string>> TaskEngine::undo(const AuditEntry& row, std::ve
     task.version += 1;
     task.updated_at = now_;
     CT_TRY(store_.insert_task(task));
-    record(task.id, "created", json::Value(), task_compact(task));
+    record(task.id, "created", json::Value(), task_created(task));
     touched.push_back(task.id);
   }
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/text.h"
 #include "engines/store/task_json.h"
 
 namespace ct {
@@ -231,12 +232,14 @@ const std::vector<std::string_view>& Validator::checks() {
       "depth", "epic-parent", "subtask-root", "subtask-children", "sibling-limit", "missing-dependency",
       "dependency-cycle", "dependency-edges", "search-index", "focus-missing-task", "focus-missing-session",
       "focus-ended-session", "focus-not-active", "one-claim-per-task", "one-active-task-per-session",
-      "session-status", "session-ended-at", "session-limit"};
+      "session-status", "session-ended-at", "session-limit", "trail"};
   return kChecks;
 }
 
 void Validator::record(std::string id, std::string field, json::Value before, json::Value after) {
-  if (sink_) sink_(FieldChange{std::move(id), std::move(field), std::move(before), std::move(after)});
+  FieldChange change{std::move(id), std::move(field), std::move(before), std::move(after)};
+  recorded_.push_back(change);
+  if (sink_) sink_(std::move(change));
 }
 
 Result<std::vector<DiagnosticRow>> Validator::rows(ScanKind kind, ScanScope scope) { return store_.scan(kind, scope); }
@@ -271,7 +274,49 @@ Result<void> Validator::run_task_checks(const std::string& id, std::vector<Probl
   return {};
 }
 
+Result<std::vector<TrailState::Difference>> Validator::trail_differences() {
+  TrailState state;
+  AuditQuery query;
+  query.ascending = true;
+  query.limit = 1000;
+  std::int64_t last = 0;
+  for (;;) {
+    CT_TRY_ASSIGN(std::vector<AuditEntry> batch, audit_.read_audit(query));
+    for (const auto& row : batch) state.take(row);
+    if (!batch.empty()) last = batch.back().seq;
+    if (static_cast<std::int64_t>(batch.size()) < query.limit) break;
+    query.after_seq = batch.back().seq;
+  }
+  // What this call changed is in its own row, appended when it commits.
+  if (!recorded_.empty()) {
+    AuditEntry mine;
+    mine.seq = last + 1;
+    mine.at = now_;
+    mine.changes = recorded_;
+    state.take(mine);
+  }
+  std::int64_t checked = 0;
+  return state.compare(tasks_, checked);
+}
+
 Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) {
+  // The tasks as the audit trail last changed them: a row of the tasks table edited, inserted or
+  // deleted outside ct reads otherwise (engines/rules/trail_state.h).
+  CT_TRY_ASSIGN(std::vector<TrailState::Difference> differences, trail_differences());
+  for (const auto& d : differences) {
+    std::string what;
+    if (d.field != "task")
+      what = d.id + "." + d.field + " is " + d.stored.dump() + " but the audit trail's last change of it (row " +
+             std::to_string(d.seq) + ") says " + d.trail.dump();
+    else if (d.trail.is_null())
+      what = d.id + " is stored, but no row of the audit trail made it";
+    else
+      what = d.id + (d.stored.is_null() ? " is gone, but the audit trail never deleted it" : " is stored, but the audit trail deleted it");
+    out.push_back({"trail", d.id, "", clip(what, 400) + ": the store was changed outside ct", true,
+                   "write what is stored into the audit trail, as validate.fix's change (so who accepted the hand "
+                   "edit shows); a restore of a backup undoes the edit instead"});
+  }
+
   CT_TRY_ASSIGN(std::vector<DiagnosticRow> integrity, rows(quick ? ScanKind::IntegrityQuick : ScanKind::IntegrityFull));
   for (const auto& row : integrity) {
     out.push_back({"integrity", "", "", std::string(quick ? "quick" : "full") + " integrity check: " + row[0], false,
@@ -643,6 +688,28 @@ Result<FixReport> Validator::fix(bool dry_run) {
     return report;
   }
 
+  // What was changed outside ct is written into the trail first (the store's value as the after
+  // of a change from the trail's), so that the repairs below chain from it.
+  std::vector<Repair> adopted;  // reported after the others
+  if (std::any_of(problems.begin(), problems.end(), [](const Problem& p) { return p.check == "trail"; })) {
+    CT_TRY_ASSIGN(std::vector<TrailState::Difference> differences, trail_differences());
+    for (const auto& d : differences) {
+      std::string action;
+      if (d.field != "task") {
+        record(d.id, d.field, d.trail, d.stored);
+        action = "recorded the stored " + d.field + " in the trail";
+      } else if (d.stored.is_null()) {
+        record(d.id, "deleted", json::Value(), json::Value());
+        action = "recorded its deletion in the trail";
+      } else {
+        CT_TRY_ASSIGN(std::optional<Task> task, tasks_.get_task(d.id));
+        if (task) record(d.id, "created", json::Value(), task_created(*task));
+        action = "recorded it in the trail as created";
+      }
+      adopted.push_back({"trail", d.id, "", std::move(action)});
+    }
+  }
+
   std::vector<std::string> task_rows;  // in report order, each once
   std::vector<std::pair<std::string, std::string>> sessions_to_release;  // session, check
   std::vector<std::string> sessions_to_fix;
@@ -692,7 +759,8 @@ Result<FixReport> Validator::fix(bool dry_run) {
   }
   for (const auto& [session, check] : sessions_to_release) {
     // What ending a session does: the claim goes, an active task goes back to pending.
-    TaskEngine tasks({tasks_, audit_}, config_, now_, session, sink_);
+    TaskEngine tasks({tasks_, audit_}, config_, now_, session,
+                     [this](FieldChange change) { record(std::move(change.task_id), std::move(change.field), std::move(change.before), std::move(change.after)); });
     CT_TRY_ASSIGN(std::optional<std::string> focus, tasks_.get_focus(session));
     CT_TRY(tasks.stop());
     report.repairs.push_back({check, focus.value_or(""), session,
@@ -714,6 +782,7 @@ Result<FixReport> Validator::fix(bool dry_run) {
     CT_TRY(sessions_.update_session(after));
     report.repairs.push_back({"session-ended-at", "", id, finished ? "set endedAt to its updatedAt" : "cleared endedAt"});
   }
+  report.repairs.insert(report.repairs.end(), adopted.begin(), adopted.end());
   CT_TRY_ASSIGN(report.remaining, schema(false));
   return report;
 }

@@ -18,6 +18,7 @@
 #include "engines/store/store_roles.h"
 #include "engines/store/task_store.h"
 #include "engines/rules/task_engine.h"
+#include "engines/rules/trail_state.h"
 
 namespace ct {
 
@@ -72,12 +73,15 @@ class Validator {
   Result<void> check_parents(const std::string& id, std::vector<Problem>& out);
   Result<void> check_cycles(const std::string& id, std::vector<Problem>& out);
   Result<std::vector<DiagnosticRow>> rows(ScanKind kind, ScanScope scope = {});
+  /// The tasks whose stored fields are not what the audit trail's last changes say.
+  Result<std::vector<TrailState::Difference>> trail_differences();
   Result<void> repair_task(const std::string& id, std::vector<Repair>& repairs);
   void record(std::string id, std::string field, json::Value before, json::Value after);
 
   StoreMaintenance& store_;
   TaskStore& tasks_;
   SessionStore& sessions_;
+  std::vector<FieldChange> recorded_;  // what this validator recorded (its call's audit row, pending)
   AuditLog& audit_;
   const Config& config_;
   TimeMs now_;

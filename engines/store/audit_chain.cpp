@@ -47,7 +47,8 @@ Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int6
   return stored;
 }
 
-Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<AuditAnchor>& from) {
+Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<AuditAnchor>& from,
+                                       const std::function<void(const AuditEntry&)>& each) {
   ChainReport report;
   std::string previous;
   std::int64_t expected_seq = 0;  // with an anchor: the seq the first row must have
@@ -66,6 +67,7 @@ Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<Audi
     CT_TRY_ASSIGN(std::vector<AuditEntry> batch, store.read_audit(query));
     for (const auto& entry : batch) {
       ++report.rows;
+      if (each) each(entry);
       std::string expected = audit_hash(previous, entry);
       // Rows removed right after the anchor leave a gap the hashes alone would not show.
       bool gap = expected_seq != 0 && entry.seq != expected_seq;

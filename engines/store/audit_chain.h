@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,7 +34,9 @@ struct ChainReport {
 /// Reads the whole trail oldest first (in batches) and recomputes every hash. A compacted trail
 /// starts from its anchor: the first row must follow the anchor's seq and chain to its hash. With
 /// `from` (a row known good: a sealed epoch's), only the rows after it, chained to its hash.
-Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<AuditAnchor>& from = std::nullopt);
+/// `each`, when given, sees every row read (validate.audit reads the trail's state on the way).
+Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<AuditAnchor>& from = std::nullopt,
+                                       const std::function<void(const AuditEntry&)>& each = nullptr);
 
 // Audit archives: system.gc writes the rows it compacts to a JSON-lines file before deleting
 // them. Line 1 is a header {"cleoAuditArchive":1,"from","to","previous"} (previous: the hash the

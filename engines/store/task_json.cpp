@@ -105,6 +105,12 @@ json::Value task_full(const Task& t) {
   return out;
 }
 
+json::Value task_created(const Task& t) {
+  json::Value out = task_full(t);
+  for (std::string_view key : {"createdAt", "updatedAt", "version"}) out.erase(key);
+  return out;
+}
+
 json::Value task_compact(const Task& t) {
   json::Value out = json::Value::object();
   out.set("id", t.id);

@@ -12,6 +12,10 @@
 
 namespace ct {
 
+/// A task as its "created" change keeps it in the audit trail: every field it was made with
+/// (task_full without the times and version the store keeps itself), so that what is stored can
+/// be compared with what the trail says (engines/rules/trail_state.h).
+json::Value task_created(const Task& t);
 /// Every field (tasks.show, export).
 json::Value task_full(const Task& task);
 /// id, title, status, priority, and parent when set (lists, search results).

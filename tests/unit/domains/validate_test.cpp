@@ -38,10 +38,12 @@ std::string plant(test::Project& p) {
   return session.data["id"].as_string();
 }
 
-/// "check:taskId" of every problem in a schema or task report (or the remaining of a fix).
+/// "check:taskId" of every problem in a schema or task report (or the remaining of a fix), but the
+/// trail check's: the tampering these tests plant shows there too, which its own test checks.
 std::set<std::string> found(const json::Value& problems) {
   std::set<std::string> out;
   for (const auto& problem : problems.as_array()) {
+    if (problem["check"] == json::Value("trail")) continue;
     std::string item = problem["check"].as_string();
     if (problem["taskId"].is_string()) item += ":" + problem["taskId"].as_string();
     out.insert(item);
@@ -54,6 +56,13 @@ std::set<std::string> schema(test::Project& p) {
   REQUIRE(e.success);
   CHECK(e.data["valid"].as_bool() == e.data["problems"].as_array().empty());
   return found(e.data["problems"]);
+}
+
+/// How many of a fix's repairs (or a report's problems) are not the trail check's.
+std::int64_t without_trail(const json::Value& items) {
+  std::int64_t count = 0;
+  for (const auto& item : items.as_array()) count += item["check"] == json::Value("trail") ? 0 : 1;
+  return count;
 }
 
 /// validate.schema's problems through a fresh router, which reads the config written since `p`'s
@@ -123,7 +132,8 @@ TEST_CASE("status timestamps: done ⇒ completedAt, cancelled ⇒ cancelledAt, a
   CHECK(problems == std::set<std::string>{"completed-at:T005", "completed-at:T004", "cancelled-at:T006",
                                           "archived-at:T006", "archived-at:T003"});
   auto report = test::as_report(p.query("validate", "schema"));
-  CHECK(report.data["repairable"].as_int() == 5);
+  CHECK(report.data["repairable"].as_int() == 5 + report.data["byCheck"]["trail"].as_int());
+  CHECK(report.data["byCheck"]["trail"].as_int() == 5);  // each field set by hand
   CHECK(report.data["byCheck"]["completed-at"].as_int() == 2);
   const json::Value* done = problem(report.data["problems"], "completed-at");
   REQUIRE(done);
@@ -144,14 +154,14 @@ TEST_CASE("status timestamps: done ⇒ completedAt, cancelled ⇒ cancelledAt, a
   auto dry = p.mutate("validate", "fix", R"({"dryRun":true})");
   REQUIRE(dry.success);
   CHECK(dry.data["dryRun"].as_bool());
-  CHECK(dry.data["repaired"].as_int() == 5);
+  CHECK(without_trail(dry.data["repairs"]) == 5);
   CHECK(dry.data["remaining"].as_array().empty());
   CHECK(schema(p).size() == 5);
   CHECK(p.query("system", "log", R"({"limit":500})").data.size() == rows_before);
 
   auto show = p.query("tasks", "show", R"({"id":"T005"})").data;
   json::Value fixed = fix_cleanly(p);
-  CHECK(fixed["repaired"].as_int() == 5);
+  CHECK(without_trail(fixed["repairs"]) == 5);
   auto after = p.query("tasks", "show", R"({"id":"T005"})").data;
   CHECK(after["completedAt"].as_string() == after["updatedAt"].as_string());
   CHECK(after["version"].as_int() == show["version"].as_int() + 1);
@@ -196,7 +206,7 @@ TEST_CASE("dependencies: missing targets and a stale dependency index are repair
     CHECK(found(test::as_report(p.query("validate", "task", R"({"id":"T004"})")).data["problems"]) ==
           std::set<std::string>{"dependency-cycle:T004"});
     auto fixed = p.mutate("validate", "fix");
-    CHECK(code_of(fixed) == "E_NO_CHANGE");
+    CHECK(without_trail(fixed.data["repairs"]) == 0);  // the hand edit is written into the trail, no more
     CHECK(found(fixed.data["remaining"]) == std::set<std::string>{"dependency-cycle:T002"});
     CHECK_FALSE(fixed.data["valid"].as_bool());
     CHECK_FALSE(fixed.warnings.empty());
@@ -235,7 +245,7 @@ TEST_CASE("hierarchy: parent exists, no loops, depth, type rules, sibling limit"
                                              "subtask-children:T001"});
     auto fixed = p.mutate("validate", "fix");
     REQUIRE(fixed.success);
-    CHECK(fixed.data["repaired"].as_int() == 2);  // the parentless subtasks become tasks
+    CHECK(without_trail(fixed.data["repairs"]) == 2);  // the parentless subtasks become tasks
     CHECK(found(fixed.data["remaining"]) == std::set<std::string>{"epic-parent:T002"});
     CHECK(p.query("tasks", "show", R"({"id":"T004"})").data["type"].as_string() == "task");
   }
@@ -259,7 +269,10 @@ TEST_CASE("task fields: the anti-hallucination checks", "[validate]") {
     auto one = test::as_report(p.query("validate", "task", R"({"id":"T002"})"));
     CHECK_FALSE(one.data["valid"].as_bool());
     CHECK(one.data["problems"].as_array()[0]["fix"].as_string().find("description") != std::string::npos);
-    CHECK(code_of(p.mutate("validate", "fix")) == "E_NO_CHANGE");
+    // Nothing of these is repaired: the fix only writes into the trail what was set by hand.
+    Envelope fixed = p.mutate("validate", "fix");
+    CHECK(without_trail(fixed.data["repairs"]) == 0);
+    CHECK(found(fixed.data["remaining"]) == std::set<std::string>{"title-equals-description:T002", "title:T004", "description:T005"});
   }
   SECTION("values the task record cannot hold") {
     tamper(p.dir(), "UPDATE tasks SET status = 'finished', completed_at = NULL WHERE id = 'T004';"
@@ -380,7 +393,8 @@ TEST_CASE("derived data: the search index and foreign keys", "[validate]") {
   SECTION("quick mode and the problem limit") {
     tamper(p.dir(), "UPDATE tasks SET completed_at = NULL WHERE status = 'done'; UPDATE tasks SET title = 'x' WHERE id IN ('T001','T002')");
     auto report = test::as_report(p.query("validate", "schema", R"({"quick":true,"limit":1})"));
-    CHECK(report.data["total"].as_int() == 3);
+    CHECK(report.data["total"].as_int() == 3 + report.data["byCheck"]["trail"].as_int());
+    CHECK(report.data["byCheck"]["trail"].as_int() == 3);  // T005's completedAt, T001's and T002's titles
     CHECK(report.data["problems"].size() == 1);
     CHECK(report.warnings.size() == 1);  // truncated (the repair is the error's fix)
   }
@@ -434,4 +448,68 @@ TEST_CASE("compliance results are recorded with who ran them and summarised", "[
   CHECK(code_of(p.mutate("validate", "compliance.record", R"({"check":"x","passed":true,"score":101})")) ==
         "E_VALIDATION");
   CHECK(test::as_report(p.query("validate", "compliance")).data["runs"].as_int() == 3);
+}
+
+TEST_CASE("a task changed behind the audit trail's back is found: by validate, by validate audit, and fixed only by recording it", "[validate][audit][hardening]") {
+  test::Project p;
+  plant(p);
+  REQUIRE(test::as_report(p.query("validate", "audit")).data["valid"] == json::Value(true));
+  // Hand edits of the tasks table: a field, a row inserted, a row deleted. The chain still holds.
+  tamper(p.dir(), "UPDATE tasks SET title = 'Login form (edited by hand)', priority = 'critical' WHERE id = 'T002'");
+  auto audit = test::as_report(p.query("validate", "audit"));
+  CHECK(audit.data["valid"] == json::Value(false));
+  CHECK_FALSE(audit.data.contains("firstBroken"));  // the chain itself holds
+  REQUIRE(audit.data["state"]["differences"].is_array());
+  std::set<std::string> fields;
+  for (const auto& d : audit.data["state"]["differences"].as_array()) fields.insert(d["id"].as_string() + "." + d["field"].as_string());
+  CHECK(fields == std::set<std::string>{"T002.title", "T002.priority"});
+  CHECK_FALSE(audit.warnings.empty());
+  Envelope schema_report = test::as_report(p.query("validate", "schema"));
+  CHECK(schema_report.data["byCheck"]["trail"] == json::Value(2));
+
+  SECTION("a task deleted by hand, one inserted by hand") {
+    tamper(p.dir(), "DELETE FROM task_deps WHERE task_id = 'T004' OR depends_on = 'T004'; DELETE FROM tasks WHERE id = 'T004'");
+    auto again = test::as_report(p.query("validate", "audit"));
+    bool gone = false;
+    for (const auto& d : again.data["state"]["differences"].as_array())
+      gone = gone || (d["id"] == json::Value("T004") && d["field"] == json::Value("task") && d["stored"].is_null());
+    CHECK(gone);
+  }
+  SECTION("validate.fix writes the stored values into the trail, audited, and the store verifies again") {
+    Envelope fixed = p.mutate("validate", "fix");
+    REQUIRE(fixed.success);
+    CHECK(fixed.data["valid"] == json::Value(true));
+    auto after = test::as_report(p.query("validate", "audit"));
+    CHECK(after.data["valid"] == json::Value(true));
+    auto history = p.query("tasks", "history", R"({"id":"T002","field":"title"})");
+    REQUIRE(history.success);
+    CHECK(history.data.as_array()[0]["operation"] == json::Value("validate.fix"));
+  }
+}
+
+TEST_CASE("a seal leaves a record outside the store: a trail cut short below it is caught", "[validate][audit][hardening]") {
+  test::Project p;
+  plant(p);
+  Envelope sealed = p.mutate("system", "epoch.seal", R"({"name":"before-cut"})");
+  REQUIRE(sealed.success);
+  CHECK(sealed.data["record"] == json::Value(".cleo/audit-seals.jsonl"));
+  CHECK(sealed.data["trailer"].as_string().starts_with("CLEO-Audit-Seal: before-cut "));
+  CHECK(std::filesystem::exists(p.dir() / ".cleo" / "audit-seals.jsonl"));
+  REQUIRE(test::as_report(p.query("validate", "audit")).data["valid"] == json::Value(true));
+  p.add(R"({"title":"After the seal"})");
+  // The tail of the trail removed, the seal's own row with it: the chain that is left still
+  // verifies, and nothing in the store remembers the seal — the record outside it does.
+  const std::string sealed_seq = std::to_string(sealed.data["seq"].as_int());
+  tamper(p.dir(), "DELETE FROM audit_changes WHERE seq > " + sealed_seq + "; DELETE FROM audit WHERE seq > " + sealed_seq +
+                      "; DELETE FROM tasks WHERE id = 'T007'");
+  auto audit = test::as_report(p.query("validate", "audit"));
+  CHECK_FALSE(audit.data.contains("firstBroken"));
+  CHECK(audit.data["valid"] == json::Value(false));
+  REQUIRE(audit.data["seals"]["broken"].is_array());
+  CHECK(audit.data["seals"]["broken"].as_array()[0]["name"] == json::Value("before-cut"));
+  // Cut below the sealed row itself.
+  tamper(p.dir(), "DELETE FROM audit_changes WHERE seq >= " + sealed_seq + "; DELETE FROM audit WHERE seq >= " + sealed_seq);
+  auto cut = test::as_report(p.query("validate", "audit"));
+  CHECK(cut.data["valid"] == json::Value(false));
+  CHECK(cut.data["seals"]["broken"].as_array()[0]["why"].as_string().find("removed") != std::string::npos);
 }
