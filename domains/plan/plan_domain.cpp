@@ -71,22 +71,27 @@ Result<Plan> open_plan(Context& context, const std::string& id) {
   return plan;
 }
 
+/// The plan's ops as staged, read back under the plan's own limit (plan.apply let it grow to
+/// kMaxPlanOps; a call's limit would leave a plan of more ops unreadable for ever). A plan that
+/// cannot be read — an op this ct no longer batches — answers why, naming the op.
 Result<std::vector<batch::Op>> staged_ops(Context& context, const Plan& plan) {
   if (plan.ops.empty()) return std::vector<batch::Op>{};
-  return batch::parse(*context.registry, plan.ops, 0, "plan.ops");
+  auto ops = batch::parse(*context.registry, plan.ops, 0, batch::kPlanOps, "plan.ops");
+  if (!ops) {
+    Error error = std::move(ops.error());
+    error.message = plan.id + " cannot be read: " + error.message;
+    return fail(std::move(error).with_fix(Advice("discard it (") + call("plan.discard", {{"plan", plan.id}}) +
+                                          ") and stage its changes again")
+                    .with_detail("plan", plan.id));
+  }
+  return ops;
 }
 
-/// The ids of tasks a value names (strings that read as task ids), placeholders aside.
-void named_tasks(const json::Value& value, std::set<std::string>& out) {
-  if (value.is_string()) {
-    const std::string& text = value.as_string();
-    if (text.size() > 1 && (text[0] == 'T' || text[0] == 't') && std::isdigit(static_cast<unsigned char>(text[1])))
+/// The tasks an op names in its task id params (placeholders aside), as this store spells them.
+void named_tasks(const batch::Op& op, std::set<std::string>& out) {
+  for (const auto& text : batch::id_values(op))
+    if (!batch::placeholder(text))
       if (auto id = normalize_task_id(text)) out.insert(*id);
-  } else if (value.is_array()) {
-    for (const auto& item : value.as_array()) named_tasks(item, out);
-  } else if (value.is_object()) {
-    for (const auto& [key, item] : value.as_object()) named_tasks(item, out);
-  }
 }
 
 /// The ids the plan's ops created (their `created` changes).
@@ -129,7 +134,7 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
                             bool fresh) {
   std::set<std::string> created = created_by(ran.changes);
   std::set<std::string> named;
-  for (const auto& op : ops) named_tasks(op.params, named);
+  for (const auto& op : ops) named_tasks(op, named);
   std::set<std::string> changed;
   for (const auto& change : ran.changes)
     if (!change.task_id.empty() && !created.contains(change.task_id)) changed.insert(change.task_id);
@@ -367,12 +372,16 @@ Result<Reply> begin(Context& context, const Params& params) {
 Result<Reply> apply(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
   const std::size_t before = plan.ops.size();
-  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, params.value("ops"), before));
-  if (before + more.size() > batch::kMaxPlanOps)
-    return fail(Error(ErrorCode::Validation, plan.id + " would hold " + std::to_string(before + more.size()) +
-                                                 " ops; a plan holds at most " + std::to_string(batch::kMaxPlanOps))
-                    .with_fix("commit it, and stage the rest in another plan")
-                    .with_detail("max", static_cast<std::int64_t>(batch::kMaxPlanOps)));
+  // One call sends at most kMaxOps; the plan they join holds at most kMaxPlanOps, checked here,
+  // where it is built, and read back under that same limit (staged_ops).
+  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, params.value("ops"), before, batch::kCallOps));
+  if (before + more.size() > batch::kPlanOps.max)
+    return fail(Error(ErrorCode::Validation, plan.id + " would hold " + std::to_string(before + more.size()) + " ops; " +
+                                                 std::string(batch::kPlanOps.holder) + " at most " +
+                                                 std::to_string(batch::kPlanOps.max))
+                    .with_fix(std::string(batch::kPlanOps.fix))
+                    .with_detail("plan", plan.id)
+                    .with_detail("max", static_cast<std::int64_t>(batch::kPlanOps.max)));
   for (std::size_t i = 0; i < more.size(); ++i)
     if (more[i].spec->external)
       return fail(Error(ErrorCode::InvalidParams,
@@ -434,18 +443,25 @@ Result<Reply> diff(Context& context, const Params& params) {
     }
     CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan, &before_graphs.at(plan.epic_id)));
     if (!moved.empty()) row.set("moved", std::move(moved));
-    CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
-    CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
-    auto ran = replay(context, plan, staged);
-    if (!ran) {
-      // A plan that no longer applies is shown with why, beside the others.
-      CT_TRY(speculation.end());
+    // A plan that cannot be read, or no longer applies, is shown with why, beside the others.
+    auto shown_failing = [&](const Error& failed) {
       json::Value error = json::Value::object();
-      error.set("code", to_string(ran.error().code));
-      error.set("message", ran.error().message);
-      if (ran.error().details.is_object() && ran.error().details.contains("op")) error.set("op", ran.error().details["op"]);
+      error.set("code", to_string(failed.code));
+      error.set("message", failed.message);
+      if (failed.details.is_object() && failed.details.contains("op")) error.set("op", failed.details["op"]);
       row.set("error", std::move(error));
       out.push_back(std::move(row));
+    };
+    auto staged = staged_ops(context, plan);
+    if (!staged) {
+      shown_failing(staged.error());
+      continue;
+    }
+    CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
+    auto ran = replay(context, plan, *staged);
+    if (!ran) {
+      CT_TRY(speculation.end());
+      shown_failing(ran.error());
       continue;
     }
     CT_TRY_ASSIGN(Graph after, load_scope_graph(context, plan.epic_id));
@@ -465,6 +481,7 @@ Result<Reply> commit(Context& context, const Params& params) {
     return fail(Error(ErrorCode::Validation, plan.id + " holds no ops: there is nothing to commit")
                     .with_fix(call("plan.apply", {{"plan", plan.id}, {"ops", example_ops()}}) + " stages changes first")
                     .with_detail("plan", plan.id));
+  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
   if (!moved.empty()) {
     const json::Value& first = moved.as_array().front();
@@ -478,7 +495,6 @@ Result<Reply> commit(Context& context, const Params& params) {
                     .with_detail("plan", plan.id)
                     .with_detail("moved", std::move(moved)));
   }
-  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(batch::Ran ran, replay(context, plan, staged));
   plan.status = "committed";
   plan.updated_at = context.now();
@@ -489,7 +505,7 @@ Result<Reply> commit(Context& context, const Params& params) {
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) {
     // One row for the whole plan, as a batch: tasks.undo takes it back whole.
-    if (json::Value made = batch::placeholders_json(plan.ops, ran.ids); !made.empty())
+    if (json::Value made = batch::placeholders_json(staged, ran.ids); !made.empty())
       context.audit->params.set("placeholders", std::move(made));
     for (auto& change : ran.changes) context.audit->changes.push_back(std::move(change));
     // tasks.undo of this row opens the plan again (domains/tasks/tasks_undo.cpp).
@@ -520,6 +536,8 @@ Result<Reply> discard(Context& context, const Params& params) {
 
 Result<Reply> rebase(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
+  // A plan that cannot be read is never "nothing to do": its error comes first.
+  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
@@ -550,7 +568,6 @@ Result<Reply> rebase(Context& context, const Params& params) {
                       .with_detail("moved", moved));
     warnings.push_back("forced: the plan's changes will overwrite later changes of " + join(conflicts, ", "));
   }
-  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(batch::Ran ran,
                 tried(context, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
   CT_TRY_ASSIGN(plan.base, rest_on(context, plan, staged, ran, /*fresh=*/true));
@@ -580,7 +597,8 @@ ParamSpec plan_param() {
 
 ParamSpec ops_param() {
   return ParamSpec{.name = "ops", .type = ParamType::Object, .required = true,
-                   .description = "[{operation, params}] as tasks.batch takes them; \"$N\" is the plan's op N's task"};
+                   .description = "[{operation, params}] as tasks.batch takes them, at most 500 a call and 2000 a plan; "
+                                  "\"$N\" as a task id is the plan's op N's task"};
 }
 
 }  // namespace
