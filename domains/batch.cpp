@@ -236,6 +236,7 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
     ran.results.push_back(std::move(result));
     for (auto& warning : reply->warnings) ran.warnings.push_back("op " + std::to_string(number) + ": " + warning);
     for (auto& change : audit.changes) ran.changes.push_back(std::move(change));
+    ran.ends.push_back(ran.changes.size());
     ran.ids.push_back(std::move(id));
   }
   return ran;

@@ -65,6 +65,7 @@ struct Ran {
   std::vector<std::string> ids;                 // per op, numbered as the ops: the task it made or acted on
   json::Value results = json::Value::array();   // per op run: {op, id?, …its reply}
   std::vector<FieldChange> changes;             // every op's, in order
+  std::vector<std::size_t> ends;                // per op run: where its changes end in `changes`
   std::vector<std::string> warnings;            // each naming its op
 };
 

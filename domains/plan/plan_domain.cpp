@@ -7,9 +7,12 @@
 // rests on moved since it was staged; plan.rebase takes the moves in where nothing conflicts.
 //
 // What a plan rests on (Plan::base): the version of every task of its epic's subtree when it
-// began (the epic included), and of every task its ops name or change, when first staged. A task
-// the plan changes that moved since is a conflict rebase cannot resolve; anything else it rests on
-// moving (a sibling added under the epic by another plan) is taken in by rebase.
+// began (the epic included), and of every task its ops name or change, when first staged; and the
+// value each field its ops change on the tasks they name had before the plan changed it. Conflicts
+// are per field: replayed on the store as it is now, a field whose value another agent changed
+// since (its base differs) and which the plan changes too is one rebase cannot resolve alone
+// (force overwrites exactly those fields, named); anything else that moved — another field of the
+// same task, a note added beside the plan's, a sibling added under the epic — is taken in.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -127,18 +130,50 @@ Result<std::map<std::string, std::int64_t>> versions_of(Context& context, const 
   return out;
 }
 
-/// Updates `base` ({versions, changes}) with what `ops` (run as `ran`) rest on, read from the store
-/// as it is now (after the run was taken back): tasks already in it keep the version they were
-/// staged on, unless `fresh`.
+/// One field an op of a plan changes on the task it names: its value before the plan (the first
+/// such change's `before`) and the value the plan leaves (the last one's `after`).
+struct FieldEdit {
+  json::Value before;
+  json::Value after;
+  std::size_t first_op = 0;  // the op (from 0) that changed it first
+};
+using FieldEdits = std::map<std::pair<std::string, std::string>, FieldEdit>;  // (task, field) →
+
+/// The fields the ops change on the tasks they name — not on the tasks the plan makes, and not what
+/// an op changes elsewhere as a consequence (a sibling's position, a dependent's list), which a
+/// replay works out again from the store as it then is and so never brings back a stale value.
+FieldEdits own_edits(const batch::Ran& ran) {
+  const std::set<std::string> created = created_by(ran.changes);
+  FieldEdits out;
+  std::size_t begin = 0;
+  for (std::size_t op = 0; op < ran.ends.size() && op < ran.ids.size(); ++op) {
+    const std::string& task = ran.ids[op];
+    for (std::size_t i = begin; i < ran.ends[op]; ++i) {
+      const FieldChange& change = ran.changes[i];
+      if (task.empty() || change.task_id != task || created.contains(task)) continue;
+      auto [at, inserted] = out.try_emplace({task, change.field}, FieldEdit{change.before, change.after, op});
+      if (!inserted) at->second.after = change.after;
+    }
+    begin = ran.ends[op];
+  }
+  return out;
+}
+
+/// Updates `base` with what `ops` (run as `ran`) rest on, read from the store as it is now (after
+/// the run was taken back):
+///   versions  {task: version} — the epic's subtree and every task the ops name or change; a task
+///             already in it keeps the version it was staged on, unless `fresh`;
+///   fields    {task: {field: value}} — each field the ops change on a task they name, as it was
+///             before the plan changed it: the base rebase tells another agent's change of that
+///             field by. Kept as first staged unless `fresh`; ops from `first_new` on add theirs.
+/// (Plans staged before fields were kept have versions alone; rebase reads them conservatively.)
 Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran,
-                            bool fresh) {
+                            bool fresh, std::size_t first_new = 0) {
   std::set<std::string> created = created_by(ran.changes);
   std::set<std::string> named;
   for (const auto& op : ops) named_tasks(op, named);
-  std::set<std::string> changed;
   for (const auto& change : ran.changes)
-    if (!change.task_id.empty() && !created.contains(change.task_id)) changed.insert(change.task_id);
-  named.insert(changed.begin(), changed.end());
+    if (!change.task_id.empty()) named.insert(change.task_id);
   std::erase_if(named, [&](const std::string& id) { return created.contains(id); });
 
   json::Value versions = fresh || !plan.base["versions"].is_object() ? json::Value::object() : plan.base["versions"];
@@ -150,13 +185,19 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
     if (!versions.contains(id)) unseen.insert(id);
   CT_TRY_ASSIGN(auto found, versions_of(context, unseen));
   for (const auto& [id, version] : found) versions.set(id, version);
-  std::set<std::string> changes;
-  if (!fresh && plan.base["changes"].is_array())
-    for (const auto& id : plan.base["changes"].as_array()) changes.insert(id.as_string());
-  changes.insert(changed.begin(), changed.end());
+
+  json::Value fields = fresh || !plan.base["fields"].is_object() ? json::Value::object() : plan.base["fields"];
+  for (const auto& [key, edit] : own_edits(ran)) {
+    if (!fresh && edit.first_op < first_new) continue;  // an earlier op's field keeps the base it was staged on
+    const auto& [task, field] = key;
+    json::Value of_task = fields.contains(task) ? fields[task] : json::Value::object();
+    if (of_task.contains(field)) continue;
+    of_task.set(field, edit.before);
+    fields.set(task, std::move(of_task));
+  }
   json::Value base = json::Value::object();
   base.set("versions", std::move(versions));
-  base.set("changes", json::Value::array_of(std::vector<std::string>(changes.begin(), changes.end())));
+  base.set("fields", std::move(fields));
   return base;
 }
 
@@ -393,7 +434,7 @@ Result<Reply> apply(Context& context, const Params& params) {
   CT_TRY_ASSIGN(batch::Ran ran, tried(context, plan, staged, more, "nothing was staged"));
   std::vector<batch::Op> all = std::move(staged);
   all.insert(all.end(), more.begin(), more.end());
-  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false));
+  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/before));
   plan.ops = batch::ops_json(all);
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));
@@ -534,6 +575,73 @@ Result<Reply> discard(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+/// Whether another agent's change of a field (`base` → `theirs`) survives the plan's (`theirs` →
+/// `ours`): for a list (labels, depends, notes, acceptance …) when every item they added is still
+/// there and none they removed came back — an append-only list never loses theirs; for a single
+/// value never, since the plan replaces it.
+bool keeps_theirs(const json::Value& base, const json::Value& theirs, const json::Value& ours) {
+  auto list = [](const json::Value& value) { return value.is_array() || value.is_null(); };
+  if (!list(base) || !list(theirs) || !list(ours) || !(base.is_array() || theirs.is_array() || ours.is_array()))
+    return false;
+  static const json::Value::Array kNone;
+  auto items = [](const json::Value& value) -> const json::Value::Array& { return value.is_array() ? value.as_array() : kNone; };
+  auto holds = [&](const json::Value& value, const json::Value& item) {
+    return std::find(items(value).begin(), items(value).end(), item) != items(value).end();
+  };
+  for (const auto& item : items(theirs))
+    if (!holds(base, item) && !holds(ours, item)) return false;  // they added it; the plan drops it
+  for (const auto& item : items(base))
+    if (!holds(theirs, item) && holds(ours, item)) return false;  // they removed it; the plan brings it back
+  return true;
+}
+
+/// The plan's field changes that would overwrite another agent's since it was staged, per field:
+/// {id, field, base (as staged; absent when unknown), ours (what the plan writes now), theirs (the
+/// value now)}. `ran`: the plan replayed on the store as it is; `moved`: the tasks whose version
+/// moved. A field whose base the plan did not keep (staged before bases were kept per field, or one
+/// an op left as it was when staged) conflicts when its task moved: nothing tells the change apart.
+json::Value field_conflicts(const Plan& plan, const batch::Ran& ran, const std::set<std::string>& moved) {
+  const auto names = placeholder_names(ran);
+  auto named = [&](const json::Value& value) {
+    auto rename = [&](const json::Value& item) {
+      if (!item.is_string()) return item;
+      auto found = names.find(item.as_string());
+      return found == names.end() ? item : json::Value(found->second);
+    };
+    if (!value.is_array()) return rename(value);
+    json::Value out = json::Value::array();
+    for (const auto& item : value.as_array()) out.push_back(rename(item));
+    return out;
+  };
+  const json::Value& fields = plan.base["fields"];
+  json::Value conflicts = json::Value::array();
+  for (const auto& [key, edit] : own_edits(ran)) {
+    const auto& [task, field] = key;
+    const json::Value* base = fields.is_object() && fields[task].is_object() ? fields[task].find(field) : nullptr;
+    if (base ? (*base == edit.before || keeps_theirs(*base, edit.before, edit.after)) : !moved.contains(task)) continue;
+    json::Value row = json::Value::object();
+    row.set("id", task);
+    row.set("field", field);
+    if (base) row.set("base", *base);
+    row.set("ours", named(edit.after));
+    row.set("theirs", edit.before);
+    conflicts.push_back(std::move(row));
+  }
+  return conflicts;
+}
+
+/// A value in a message: a string quoted, anything else as JSON; cut to 80 characters.
+std::string shown(const json::Value& value) {
+  std::string text = value.is_string() ? "'" + value.as_string() + "'" : value.dump();
+  return clip(text, 80);
+}
+
+/// "T004.title 'Their title' overwritten with 'Plan's title'" — what a forced rebase overwrites.
+std::string overwrite_text(const json::Value& conflict) {
+  return conflict["id"].as_string() + "." + conflict["field"].as_string() + " " + shown(conflict["theirs"]) +
+         " overwritten with " + shown(conflict["ours"]);
+}
+
 Result<Reply> rebase(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
   // A plan that cannot be read is never "nothing to do": its error comes first.
@@ -542,39 +650,46 @@ Result<Reply> rebase(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
   if (moved.empty()) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
-  // A task the plan changes that someone else changed since: the plan would overwrite their change.
-  std::set<std::string> changes;
-  if (plan.base["changes"].is_array())
-    for (const auto& id : plan.base["changes"].as_array()) changes.insert(id.as_string());
-  std::vector<std::string> conflicts;
-  bool gone = false;
-  for (const auto& row : moved.as_array())
-    if (changes.contains(row["id"].as_string())) {
-      conflicts.push_back(row["id"].as_string());
-      gone = gone || row["now"].is_null();
-    }
-  std::vector<std::string> warnings;
-  if (!conflicts.empty()) {
-    if (!params.flag("force"))
-      return fail(Error(ErrorCode::ConcurrentModification,
-                        plan.id + " changes " + join(conflicts, ", ") +
-                            (conflicts.size() == 1 ? ", which" : ", which each") +
-                            (gone ? " changed or is gone" : " changed") +
-                            " since it was staged: rebasing would overwrite that change")
-                      .with_fix("read " + conflicts.front() + " (" + call("tasks.show", {{"id", conflicts.front()}}) +
-                                "); rebase with force:true to overwrite it, or discard the plan and stage it again")
-                      .with_detail("plan", plan.id)
-                      .with_detail("conflicts", json::Value::array_of(conflicts))
-                      .with_detail("moved", moved));
-    warnings.push_back("forced: the plan's changes will overwrite later changes of " + join(conflicts, ", "));
-  }
+  // The plan replayed on the store as it is: what it would change now, field by field. A field
+  // another agent changed since it was staged, which the plan changes too, is a conflict; their
+  // change of anything else — another field of the same task, a note beside the plan's — is taken in.
   CT_TRY_ASSIGN(batch::Ran ran,
                 tried(context, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
+  std::set<std::string> moved_ids;
+  for (const auto& row : moved.as_array()) moved_ids.insert(row["id"].as_string());
+  json::Value conflicts = field_conflicts(plan, ran, moved_ids);
+  std::vector<std::string> warnings;
+  if (!conflicts.empty()) {
+    std::vector<std::string> what;
+    for (const auto& conflict : conflicts.as_array())
+      what.push_back(conflict["id"].as_string() + "." + conflict["field"].as_string());
+    const json::Value& first = conflicts.as_array().front();
+    const bool unknown_base = std::ranges::any_of(conflicts.as_array(), [](const json::Value& c) { return !c.contains("base"); });
+    if (!params.flag("force"))
+      return fail(Error(ErrorCode::ConcurrentModification,
+                        plan.id + " changes " + join(what, ", ") + ", which " + (what.size() == 1 ? "was" : "were") +
+                            " changed since it was staged: rebasing would overwrite " +
+                            (what.size() == 1 ? shown(first["theirs"]) + " with " + shown(first["ours"])
+                                              : std::string("each (details.conflicts: base, ours, theirs)")) +
+                            (unknown_base ? " (" + plan.id + " was staged before each field's base was kept: every "
+                                                             "field it changes on a task that moved is named)"
+                                          : ""))
+                      .with_fix(Advice("read " + first["id"].as_string() + " (") +
+                                call("tasks.show", {{"id", first["id"].as_string()}}) +
+                                "); rebase with force:true to overwrite exactly these fields, or discard the plan and "
+                                "stage it again")
+                      .with_detail("plan", plan.id)
+                      .with_detail("conflicts", std::move(conflicts))
+                      .with_detail("moved", moved));
+    for (const auto& conflict : conflicts.as_array())
+      warnings.push_back("forced: " + overwrite_text(conflict));
+  }
   CT_TRY_ASSIGN(plan.base, rest_on(context, plan, staged, ran, /*fresh=*/true));
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) context.record({"", "plan." + plan.id, "rebased", static_cast<std::int64_t>(moved.size())});
   data.set("moved", std::move(moved));
+  if (!conflicts.empty()) data.set("overwrites", std::move(conflicts));
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
@@ -668,9 +783,10 @@ void register_plan_domain(Registry& registry) {
                 .summary = "Re-check a plan on the store as it is now",
                 .params = {plan_param(),
                            {.name = "force", .type = ParamType::Bool,
-                            .description = "Also when a task it changes changed since (its change is overwritten)"}},
-                .returns = "{plan, moved[{id, was, now}]}: what it now rests on; E_NO_CHANGE note when nothing moved; "
-                           "E_CONCURRENT_MODIFICATION (details.conflicts) when a task it changes moved",
+                            .description = "Also when a field it changes was changed since (that change is overwritten)"}},
+                .returns = "{plan, moved[{id, was, now}], overwrites?}: what it now rests on; E_NO_CHANGE note when "
+                           "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{id, field, base, ours, theirs}]) "
+                           "when a field it changes was changed since — other fields and notes are taken in",
                 .errors = op_errors,
                 .examples = {{R"({"plan":"PL002"})", "take in what another plan committed"}},
                 .tier = 2, .handler = rebase});

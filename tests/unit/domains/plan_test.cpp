@@ -257,7 +257,7 @@ TEST_CASE("plans: what does not apply is not staged; conflicts rebase cannot tak
   must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title"})"));
   Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
   CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
-  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"(["T001"])"));
+  CHECK(conflict.error->details["conflicts"].as_array().front()["field"] == json::Value("title"));
   Envelope forced = must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
   REQUIRE_FALSE(forced.warnings.empty());
   must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
@@ -378,4 +378,88 @@ TEST_CASE("issue 50: \"$N\" is a placeholder only in a task id param; anywhere e
   const json::Value price = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
   CHECK(price["notes"].as_array().back()["text"] == json::Value("$1"));
   CHECK(price["depends"] == test::parse_json(R"(["T003"])"));
+}
+
+TEST_CASE("issue 50: plan conflicts are per field — another field's change is taken in, not overwritten",
+          "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Shared","priority":"medium","labels":["one"]})");
+  begin_plan(p, R"({"label":"priorities"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[
+      {"operation":"tasks.update","params":{"id":"T001","priority":"high","notes":"the plan's note","labels":["two"]}}]})"));
+  // Another agent changes the title, adds a note and a label of its own.
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title","notes":"their note","labels":["three"]})"));
+  CHECK(code_of(p.mutate("plan", "commit", R"({"plan":"PL001"})")) == ErrorCode::ConcurrentModification);
+  Envelope rebased = must(p.mutate("plan", "rebase", R"({"plan":"PL001"})"));
+  CHECK(rebased.warnings.empty());
+  CHECK_FALSE(rebased.data.contains("overwrites"));
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(task["title"] == json::Value("Someone else's title"));
+  CHECK(task["priority"] == json::Value("high"));
+  CHECK(task["labels"] == test::parse_json(R"(["one","three","two"])"));
+  std::vector<std::string> notes;
+  for (const auto& note : task["notes"].as_array()) notes.push_back(note["text"].as_string());
+  CHECK(notes == std::vector<std::string>{"their note", "the plan's note"});
+}
+
+TEST_CASE("issue 50: a field both changed is a conflict with base, ours and theirs; force overwrites exactly it",
+          "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Shared","priority":"medium"})");
+  begin_plan(p, R"({"label":"retitle"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"T001","title":"Plan's title"}}]})"));
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title","priority":"low"})"));
+  Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
+  REQUIRE_FALSE(conflict.success);
+  CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
+  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"([{"id":"T001","field":"title","base":"Shared",
+      "ours":"Plan's title","theirs":"Someone else's title"}])"));
+  CHECK(conflict.error->message.find("T001.title") != std::string::npos);
+  CHECK(conflict.error->message.find("priority") == std::string::npos);
+  Envelope forced = must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
+  REQUIRE(forced.warnings.size() == 1);
+  CHECK(forced.warnings.front() == "forced: T001.title 'Someone else's title' overwritten with 'Plan's title'");
+  CHECK(forced.data["overwrites"].size() == 1);
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(task["title"] == json::Value("Plan's title"));
+  CHECK(task["priority"] == json::Value("low"));  // theirs: the plan never changed it, and force did not either
+}
+
+TEST_CASE("issue 50: a plan staged before per-field bases is still read, rebased and committed", "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Shared","priority":"medium"})");
+  p.add(R"({"title":"Untouched"})");
+  begin_plan(p, R"({"label":"old plan"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"T001","priority":"high"}}]})"));
+  // The base an older ct stored: the versions of the tasks now and the ids its ops change, no fields.
+  auto store_legacy_base = [&] {
+    json::Value versions = json::Value::object();
+    for (std::string id : {"T001", "T002"})
+      versions.set(id, must(p.query("tasks", "show", R"({"id":")" + id + R"("})")).data["version"]);
+    json::Value base = json::Value::object();
+    base.set("versions", std::move(versions));
+    base.set("changes", test::parse_json(R"(["T001"])"));
+    set_plan_column(p, 1, "base", base.dump());
+  };
+  store_legacy_base();
+  must(p.mutate("tasks", "update", R"({"id":"T002","priority":"low"})"));  // moved, but the plan does not change it
+  Envelope taken_in = must(p.mutate("plan", "rebase", R"({"plan":"PL001"})"));
+  CHECK(taken_in.data["moved"].size() == 1);
+  // Its own task moved: nothing tells which field, so each field the plan changes there is named.
+  store_legacy_base();
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title"})"));
+  Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
+  REQUIRE_FALSE(conflict.success);
+  CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
+  const json::Value& first = conflict.error->details["conflicts"].as_array().front();
+  CHECK(first["id"] == json::Value("T001"));
+  CHECK(first["field"] == json::Value("priority"));
+  CHECK_FALSE(first.contains("base"));
+  must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(task["priority"] == json::Value("high"));
+  CHECK(task["title"] == json::Value("Someone else's title"));
 }
