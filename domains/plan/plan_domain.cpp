@@ -671,8 +671,9 @@ Result<Reply> rebase(Context& context, const Params& params) {
                             " changed since it was staged: rebasing would overwrite " +
                             (what.size() == 1 ? shown(first["theirs"]) + " with " + shown(first["ours"])
                                               : std::string("each (details.conflicts: base, ours, theirs)")) +
-                            (unknown_base ? " (" + plan.id + " was staged before each field's base was kept: every "
-                                                             "field it changes on a task that moved is named)"
+                            (unknown_base ? std::string(" (a field without a base — one the plan left as it was when "
+                                                        "staged, or a plan staged before bases were kept — is named "
+                                                        "when its task moved)")
                                           : ""))
                       .with_fix(Advice("read " + first["id"].as_string() + " (") +
                                 call("tasks.show", {{"id", first["id"].as_string()}}) +

@@ -457,6 +457,7 @@ TEST_CASE("issue 50: a plan staged before per-field bases is still read, rebased
   CHECK(first["id"] == json::Value("T001"));
   CHECK(first["field"] == json::Value("priority"));
   CHECK_FALSE(first.contains("base"));
+  CHECK(conflict.error->message.find("a field without a base") != std::string::npos);
   must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
   must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
   const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
