@@ -26,8 +26,8 @@ const ParamSpec* id_param(const OperationSpec& spec, std::string_view key) {
 
 /// Calls `each` with every string value a task id param of `op` holds (the value, or each item of
 /// its array), as a mutable reference: the one walk placeholders are found and replaced by.
-template <typename Params, typename F>
-void for_each_id_value(const OperationSpec& spec, Params& params, F&& each) {
+template <typename Json, typename F>
+void for_each_id_value(const OperationSpec& spec, Json& params, F&& each) {
   if (!params.is_object()) return;
   for (auto& [key, value] : params.as_object()) {
     if (!id_param(spec, key)) continue;
