@@ -522,6 +522,8 @@ std::string import_view(const View& view) {
     std::vector<std::string> also;
     if (data.contains("archived")) also.push_back(str(data, "archived") + " archived");
     if (data.contains("sessions")) also.push_back(str(data, "sessions") + " session(s)");
+    if (const json::Value& memory = data["memory"]["added"]; memory.is_int())
+      also.push_back(std::to_string(memory.as_int()) + (memory.as_int() == 1 ? " memory entry" : " memory entries"));
     if (!also.empty()) format += "; " + join(also, ", ");
   }
   std::string out = dry ? "Dry run: would import " + count + " task(s)" + format + "; nothing was written\n"

@@ -5,47 +5,56 @@
 
 #include "core/text.h"
 #include "domains/call_text.h"
+#include "domains/original_names.h"
 #include "domains/params.h"
 
 namespace ct::batch {
 namespace {
 
-/// The op number a placeholder names ("$3" → 3); 0 when `text` is not one.
-std::size_t placeholder(std::string_view text) {
-  if (text.size() < 2 || text.size() > 7 || text.front() != '$' || text[1] == '0') return 0;
-  std::size_t number = 0;
-  auto [end, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), number);
-  return ec == std::errc() && end == text.data() + text.size() ? number : 0;
+/// The param `key` names in `spec` when it holds task ids — a TaskId param, or an Array of them —
+/// under its name, its alias or the original CLEO's name of it (taskId for id); null otherwise.
+const ParamSpec* id_param(const OperationSpec& spec, std::string_view key) {
+  const ParamSpec* param = spec.find_param(key);
+  if (!param)
+    for (const original_names::ParamName* row : original_names::params_of(spec))
+      if (row->original == key) param = spec.find_param(row->ours);
+  if (!param) return nullptr;
+  const bool ids = param->type == ParamType::TaskId ||
+                   (param->type == ParamType::Array && param->item_type == ParamType::TaskId);
+  return ids ? param : nullptr;
 }
 
-/// Calls `each` with every placeholder's number in `value`, depth first.
+/// Calls `each` with every string value a task id param of `op` holds (the value, or each item of
+/// its array), as a mutable reference: the one walk placeholders are found and replaced by.
+template <typename Json, typename F>
+void for_each_id_value(const OperationSpec& spec, Json& params, F&& each) {
+  if (!params.is_object()) return;
+  for (auto& [key, value] : params.as_object()) {
+    if (!id_param(spec, key)) continue;
+    if (value.is_string()) {
+      each(value);
+    } else if (value.is_array()) {
+      for (auto& item : value.as_array())
+        if (item.is_string()) each(item);
+    }
+  }
+}
+
+/// Calls `each` with every placeholder's number in `op`'s task id params.
 template <typename F>
-void for_each_placeholder(const json::Value& value, F&& each) {
-  if (value.is_string()) {
+void for_each_placeholder(const Op& op, F&& each) {
+  for_each_id_value(*op.spec, op.params, [&](const json::Value& value) {
     if (std::size_t number = placeholder(value.as_string())) each(number);
-  } else if (value.is_array()) {
-    for (const auto& item : value.as_array()) for_each_placeholder(item, each);
-  } else if (value.is_object()) {
-    for (const auto& [key, item] : value.as_object()) for_each_placeholder(item, each);
-  }
+  });
 }
 
-json::Value resolved(const json::Value& value, const std::vector<std::string>& ids) {
-  if (value.is_string()) {
-    std::size_t number = placeholder(value.as_string());
-    return number ? json::Value(ids[number - 1]) : value;
-  }
-  if (value.is_array()) {
-    json::Value out = json::Value::array();
-    for (const auto& item : value.as_array()) out.push_back(resolved(item, ids));
-    return out;
-  }
-  if (value.is_object()) {
-    json::Value out = json::Value::object();
-    for (const auto& [key, item] : value.as_object()) out.set(key, resolved(item, ids));
-    return out;
-  }
-  return value;
+/// `op`'s params with each placeholder replaced by the task it names.
+json::Value resolved(const Op& op, const std::vector<std::string>& ids) {
+  json::Value params = op.params;
+  for_each_id_value(*op.spec, params, [&](json::Value& value) {
+    if (std::size_t number = placeholder(value.as_string()); number && number <= ids.size()) value = ids[number - 1];
+  });
+  return params;
 }
 
 std::string op_name(std::size_t number, const Op& op) {
@@ -60,23 +69,36 @@ Error op_error(std::size_t number, std::string message, std::string_view field) 
 
 }  // namespace
 
-bool has_placeholder(const json::Value& params) {
+std::size_t placeholder(std::string_view text) {
+  if (text.size() < 2 || text.size() > 7 || text.front() != '$' || text[1] == '0') return 0;
+  std::size_t number = 0;
+  auto [end, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), number);
+  return ec == std::errc() && end == text.data() + text.size() ? number : 0;
+}
+
+std::vector<std::string> id_values(const Op& op) {
+  std::vector<std::string> out;
+  for_each_id_value(*op.spec, op.params, [&](const json::Value& value) { out.push_back(value.as_string()); });
+  return out;
+}
+
+bool has_placeholder(const Op& op) {
   bool found = false;
-  for_each_placeholder(params, [&](std::size_t) { found = true; });
+  for_each_placeholder(op, [&](std::size_t) { found = true; });
   return found;
 }
 
-Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first,
+Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first, const OpLimit& limit,
                               std::string_view field) {
   if (!ops.is_array() || ops.empty())
     return fail(Error(ErrorCode::InvalidParams, std::string(field) + " must be a non-empty array of {operation, params}")
                     .with_detail("field", std::string(field)));
-  if (ops.size() > kMaxOps)
-    return fail(Error(ErrorCode::Validation, std::string(field) + " holds " + std::to_string(ops.size()) +
-                                                 " ops; one call runs at most " + std::to_string(kMaxOps))
-                    .with_fix("split them into calls of at most " + std::to_string(kMaxOps) + " ops")
+  if (ops.size() > limit.max)
+    return fail(Error(ErrorCode::Validation, std::string(field) + " holds " + std::to_string(ops.size()) + " ops; " +
+                                                 std::string(limit.holder) + " at most " + std::to_string(limit.max))
+                    .with_fix(std::string(limit.fix))
                     .with_detail("field", std::string(field))
-                    .with_detail("max", static_cast<std::int64_t>(kMaxOps)));
+                    .with_detail("max", static_cast<std::int64_t>(limit.max)));
   std::vector<std::string> batchable;
   for (const auto& spec : registry.operations())
     if (spec.batchable) batchable.push_back(spec.full_name());
@@ -109,7 +131,7 @@ Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, 
       return fail(op_error(number, "params must be an object", field));
     Op op{spec, params.is_null() ? json::Value::object() : params};
     std::optional<std::size_t> ahead;
-    for_each_placeholder(op.params, [&](std::size_t target) {
+    for_each_placeholder(op, [&](std::size_t target) {
       if (target >= number && !ahead) ahead = target;
     });
     if (ahead)
@@ -144,7 +166,7 @@ Result<json::Value> run_externals(Context& context, std::span<const Op> ops) {
       out.push_back(json::Value());
       continue;
     }
-    if (has_placeholder(op.params))
+    if (has_placeholder(op))
       return fail(Error(ErrorCode::InvalidParams,
                         op_name(i + 1, op) + " checks its task before the batch runs, so it cannot name a placeholder")
                       .with_fix("run it in a call after this batch, naming the task the batch made")
@@ -182,7 +204,7 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
         for (const auto& warning : item["warnings"].as_array()) reply.warnings.push_back(warning.as_string());
       external = std::move(reply);
     }
-    const json::Value params = resolved(op.params, ran.ids);
+    const json::Value params = resolved(op, ran.ids);
     AuditEntry audit;
     Result<Reply> reply = context.run_inside(context, *op.spec, params, audit, external ? &*external : nullptr);
     if (!reply) {
@@ -214,18 +236,18 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
     ran.results.push_back(std::move(result));
     for (auto& warning : reply->warnings) ran.warnings.push_back("op " + std::to_string(number) + ": " + warning);
     for (auto& change : audit.changes) ran.changes.push_back(std::move(change));
+    ran.ends.push_back(ran.changes.size());
     ran.ids.push_back(std::move(id));
   }
   return ran;
 }
 
-json::Value placeholders_json(const json::Value& ops, const std::vector<std::string>& ids) {
+json::Value placeholders_json(std::span<const Op> ops, const std::vector<std::string>& ids) {
   std::vector<bool> named(ids.size() + 1, false);
-  if (ops.is_array())
-    for (const auto& op : ops.as_array())
-      for_each_placeholder(op["params"], [&](std::size_t number) {
-        if (number < named.size()) named[number] = true;
-      });
+  for (const auto& op : ops)
+    for_each_placeholder(op, [&](std::size_t number) {
+      if (number < named.size()) named[number] = true;
+    });
   json::Value out = json::Value::object();
   for (std::size_t number = 1; number < named.size(); ++number)
     if (named[number]) out.set("$" + std::to_string(number), ids[number - 1]);

@@ -46,10 +46,11 @@ class Context {
   /// the router.
   std::function<Result<Reply>(const Proposal& proposal, const std::string& approver, const std::string& decision)>
       run_approved;
-  /// tasks.batch and plans (domains/batch.h): runs one more call of a batchable operation inside
-  /// this call's transaction — validated, checked against the session rules and approval.required,
-  /// its handler run with `audit` as its audit row (filled, not appended) and `external` as its
-  /// external step's reply — and answers its shaped reply. Set by the router.
+  /// tasks.batch and plans (domains/batch.h), tasks.import's memory (memory.observe): runs one more
+  /// call of a mutation inside this call's transaction — validated, checked against the session
+  /// rules and approval.required, its handler run with `audit` as its audit row (filled, not
+  /// appended) and `external` as its external step's reply — and answers its shaped reply. Set by
+  /// the router.
   std::function<Result<Reply>(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
                               const Reply* external)>
       run_inside;

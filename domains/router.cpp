@@ -507,7 +507,10 @@ Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call
 
 Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, const json::Value& params,
                                  AuditEntry& audit, const Reply* external, const Caller& caller, bool approved) {
-  if (!spec.batchable || !spec.handler)
+  // A mutation with a handler, whose external step (a program, an evidence check) ran before the
+  // transaction and is given: what runs inside a call's transaction never waits on a program.
+  // Which operations may be ops is the batch's rule (batch::parse admits the batchable ones).
+  if (!spec.handler || spec.gateway != Gateway::Mutate || (spec.external && !external))
     return fail(Error(ErrorCode::InvalidParams, spec.full_name() + " cannot run inside another call")
                     .with_detail("operation", spec.full_name()));
   CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, params, options_.read_only && !context.keeps_nothing));

@@ -128,7 +128,8 @@ class Router {
   /// gets what the reply says about the call itself (pipeline::Call::warnings), for a failure too.
   Result<Envelope> run(const OperationSpec& spec, const Request& request, const approval::Approval* approval = nullptr,
                        std::vector<std::string>* call_warnings = nullptr);
-  /// One op of a batch or plan inside the running call's transaction (Context::run_inside).
+  /// Another operation's call inside the running call's transaction (Context::run_inside): an op of
+  /// a batch or plan, a memory entry tasks.import brings through memory.observe.
   Result<Reply> run_inside(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
                            const Reply* external, const Caller& caller, bool approved);
   /// A call approval.required keeps for a person: previewed, stored, answered with E_PROPOSED.

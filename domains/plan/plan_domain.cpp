@@ -7,9 +7,12 @@
 // rests on moved since it was staged; plan.rebase takes the moves in where nothing conflicts.
 //
 // What a plan rests on (Plan::base): the version of every task of its epic's subtree when it
-// began (the epic included), and of every task its ops name or change, when first staged. A task
-// the plan changes that moved since is a conflict rebase cannot resolve; anything else it rests on
-// moving (a sibling added under the epic by another plan) is taken in by rebase.
+// began (the epic included), and of every task its ops name or change, when first staged; and the
+// value each field its ops change on the tasks they name had before the plan changed it. Conflicts
+// are per field: replayed on the store as it is now, a field whose value another agent changed
+// since (its base differs) and which the plan changes too is one rebase cannot resolve alone
+// (force overwrites exactly those fields, named); anything else that moved — another field of the
+// same task, a note added beside the plan's, a sibling added under the epic — is taken in.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -71,22 +74,27 @@ Result<Plan> open_plan(Context& context, const std::string& id) {
   return plan;
 }
 
+/// The plan's ops as staged, read back under the plan's own limit (plan.apply let it grow to
+/// kMaxPlanOps; a call's limit would leave a plan of more ops unreadable for ever). A plan that
+/// cannot be read — an op this ct no longer batches — answers why, naming the op.
 Result<std::vector<batch::Op>> staged_ops(Context& context, const Plan& plan) {
   if (plan.ops.empty()) return std::vector<batch::Op>{};
-  return batch::parse(*context.registry, plan.ops, 0, "plan.ops");
+  auto ops = batch::parse(*context.registry, plan.ops, 0, batch::kPlanOps, "plan.ops");
+  if (!ops) {
+    Error error = std::move(ops.error());
+    error.message = plan.id + " cannot be read: " + error.message;
+    return fail(std::move(error).with_fix(Advice("discard it (") + call("plan.discard", {{"plan", plan.id}}) +
+                                          ") and stage its changes again")
+                    .with_detail("plan", plan.id));
+  }
+  return ops;
 }
 
-/// The ids of tasks a value names (strings that read as task ids), placeholders aside.
-void named_tasks(const json::Value& value, std::set<std::string>& out) {
-  if (value.is_string()) {
-    const std::string& text = value.as_string();
-    if (text.size() > 1 && (text[0] == 'T' || text[0] == 't') && std::isdigit(static_cast<unsigned char>(text[1])))
+/// The tasks an op names in its task id params (placeholders aside), as this store spells them.
+void named_tasks(const batch::Op& op, std::set<std::string>& out) {
+  for (const auto& text : batch::id_values(op))
+    if (!batch::placeholder(text))
       if (auto id = normalize_task_id(text)) out.insert(*id);
-  } else if (value.is_array()) {
-    for (const auto& item : value.as_array()) named_tasks(item, out);
-  } else if (value.is_object()) {
-    for (const auto& [key, item] : value.as_object()) named_tasks(item, out);
-  }
 }
 
 /// The ids the plan's ops created (their `created` changes).
@@ -122,18 +130,50 @@ Result<std::map<std::string, std::int64_t>> versions_of(Context& context, const 
   return out;
 }
 
-/// Updates `base` ({versions, changes}) with what `ops` (run as `ran`) rest on, read from the store
-/// as it is now (after the run was taken back): tasks already in it keep the version they were
-/// staged on, unless `fresh`.
+/// One field an op of a plan changes on the task it names: its value before the plan (the first
+/// such change's `before`) and the value the plan leaves (the last one's `after`).
+struct FieldEdit {
+  json::Value before;
+  json::Value after;
+  std::size_t first_op = 0;  // the op (from 0) that changed it first
+};
+using FieldEdits = std::map<std::pair<std::string, std::string>, FieldEdit>;  // (task, field) →
+
+/// The fields the ops change on the tasks they name — not on the tasks the plan makes, and not what
+/// an op changes elsewhere as a consequence (a sibling's position, a dependent's list), which a
+/// replay works out again from the store as it then is and so never brings back a stale value.
+FieldEdits own_edits(const batch::Ran& ran) {
+  const std::set<std::string> created = created_by(ran.changes);
+  FieldEdits out;
+  std::size_t begin = 0;
+  for (std::size_t op = 0; op < ran.ends.size() && op < ran.ids.size(); ++op) {
+    const std::string& task = ran.ids[op];
+    for (std::size_t i = begin; i < ran.ends[op]; ++i) {
+      const FieldChange& change = ran.changes[i];
+      if (task.empty() || change.task_id != task || created.contains(task)) continue;
+      auto [at, inserted] = out.try_emplace({task, change.field}, FieldEdit{change.before, change.after, op});
+      if (!inserted) at->second.after = change.after;
+    }
+    begin = ran.ends[op];
+  }
+  return out;
+}
+
+/// Updates `base` with what `ops` (run as `ran`) rest on, read from the store as it is now (after
+/// the run was taken back):
+///   versions  {task: version} — the epic's subtree and every task the ops name or change; a task
+///             already in it keeps the version it was staged on, unless `fresh`;
+///   fields    {task: {field: value}} — each field the ops change on a task they name, as it was
+///             before the plan changed it: the base rebase tells another agent's change of that
+///             field by. Kept as first staged unless `fresh`; ops from `first_new` on add theirs.
+/// (Plans staged before fields were kept have versions alone; rebase reads them conservatively.)
 Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran,
-                            bool fresh) {
+                            bool fresh, std::size_t first_new = 0) {
   std::set<std::string> created = created_by(ran.changes);
   std::set<std::string> named;
-  for (const auto& op : ops) named_tasks(op.params, named);
-  std::set<std::string> changed;
+  for (const auto& op : ops) named_tasks(op, named);
   for (const auto& change : ran.changes)
-    if (!change.task_id.empty() && !created.contains(change.task_id)) changed.insert(change.task_id);
-  named.insert(changed.begin(), changed.end());
+    if (!change.task_id.empty()) named.insert(change.task_id);
   std::erase_if(named, [&](const std::string& id) { return created.contains(id); });
 
   json::Value versions = fresh || !plan.base["versions"].is_object() ? json::Value::object() : plan.base["versions"];
@@ -145,13 +185,19 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
     if (!versions.contains(id)) unseen.insert(id);
   CT_TRY_ASSIGN(auto found, versions_of(context, unseen));
   for (const auto& [id, version] : found) versions.set(id, version);
-  std::set<std::string> changes;
-  if (!fresh && plan.base["changes"].is_array())
-    for (const auto& id : plan.base["changes"].as_array()) changes.insert(id.as_string());
-  changes.insert(changed.begin(), changed.end());
+
+  json::Value fields = fresh || !plan.base["fields"].is_object() ? json::Value::object() : plan.base["fields"];
+  for (const auto& [key, edit] : own_edits(ran)) {
+    if (!fresh && edit.first_op < first_new) continue;  // an earlier op's field keeps the base it was staged on
+    const auto& [task, field] = key;
+    json::Value of_task = fields.contains(task) ? fields[task] : json::Value::object();
+    if (of_task.contains(field)) continue;
+    of_task.set(field, edit.before);
+    fields.set(task, std::move(of_task));
+  }
   json::Value base = json::Value::object();
   base.set("versions", std::move(versions));
-  base.set("changes", json::Value::array_of(std::vector<std::string>(changes.begin(), changes.end())));
+  base.set("fields", std::move(fields));
   return base;
 }
 
@@ -367,12 +413,16 @@ Result<Reply> begin(Context& context, const Params& params) {
 Result<Reply> apply(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
   const std::size_t before = plan.ops.size();
-  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, params.value("ops"), before));
-  if (before + more.size() > batch::kMaxPlanOps)
-    return fail(Error(ErrorCode::Validation, plan.id + " would hold " + std::to_string(before + more.size()) +
-                                                 " ops; a plan holds at most " + std::to_string(batch::kMaxPlanOps))
-                    .with_fix("commit it, and stage the rest in another plan")
-                    .with_detail("max", static_cast<std::int64_t>(batch::kMaxPlanOps)));
+  // One call sends at most kMaxOps; the plan they join holds at most kMaxPlanOps, checked here,
+  // where it is built, and read back under that same limit (staged_ops).
+  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, params.value("ops"), before, batch::kCallOps));
+  if (before + more.size() > batch::kPlanOps.max)
+    return fail(Error(ErrorCode::Validation, plan.id + " would hold " + std::to_string(before + more.size()) + " ops; " +
+                                                 std::string(batch::kPlanOps.holder) + " at most " +
+                                                 std::to_string(batch::kPlanOps.max))
+                    .with_fix(std::string(batch::kPlanOps.fix))
+                    .with_detail("plan", plan.id)
+                    .with_detail("max", static_cast<std::int64_t>(batch::kPlanOps.max)));
   for (std::size_t i = 0; i < more.size(); ++i)
     if (more[i].spec->external)
       return fail(Error(ErrorCode::InvalidParams,
@@ -384,7 +434,7 @@ Result<Reply> apply(Context& context, const Params& params) {
   CT_TRY_ASSIGN(batch::Ran ran, tried(context, plan, staged, more, "nothing was staged"));
   std::vector<batch::Op> all = std::move(staged);
   all.insert(all.end(), more.begin(), more.end());
-  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false));
+  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/before));
   plan.ops = batch::ops_json(all);
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));
@@ -434,18 +484,25 @@ Result<Reply> diff(Context& context, const Params& params) {
     }
     CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan, &before_graphs.at(plan.epic_id)));
     if (!moved.empty()) row.set("moved", std::move(moved));
-    CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
-    CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
-    auto ran = replay(context, plan, staged);
-    if (!ran) {
-      // A plan that no longer applies is shown with why, beside the others.
-      CT_TRY(speculation.end());
+    // A plan that cannot be read, or no longer applies, is shown with why, beside the others.
+    auto shown_failing = [&](const Error& failed) {
       json::Value error = json::Value::object();
-      error.set("code", to_string(ran.error().code));
-      error.set("message", ran.error().message);
-      if (ran.error().details.is_object() && ran.error().details.contains("op")) error.set("op", ran.error().details["op"]);
+      error.set("code", to_string(failed.code));
+      error.set("message", failed.message);
+      if (failed.details.is_object() && failed.details.contains("op")) error.set("op", failed.details["op"]);
       row.set("error", std::move(error));
       out.push_back(std::move(row));
+    };
+    auto staged = staged_ops(context, plan);
+    if (!staged) {
+      shown_failing(staged.error());
+      continue;
+    }
+    CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
+    auto ran = replay(context, plan, *staged);
+    if (!ran) {
+      CT_TRY(speculation.end());
+      shown_failing(ran.error());
       continue;
     }
     CT_TRY_ASSIGN(Graph after, load_scope_graph(context, plan.epic_id));
@@ -465,6 +522,7 @@ Result<Reply> commit(Context& context, const Params& params) {
     return fail(Error(ErrorCode::Validation, plan.id + " holds no ops: there is nothing to commit")
                     .with_fix(call("plan.apply", {{"plan", plan.id}, {"ops", example_ops()}}) + " stages changes first")
                     .with_detail("plan", plan.id));
+  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
   if (!moved.empty()) {
     const json::Value& first = moved.as_array().front();
@@ -478,7 +536,6 @@ Result<Reply> commit(Context& context, const Params& params) {
                     .with_detail("plan", plan.id)
                     .with_detail("moved", std::move(moved)));
   }
-  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(batch::Ran ran, replay(context, plan, staged));
   plan.status = "committed";
   plan.updated_at = context.now();
@@ -489,7 +546,7 @@ Result<Reply> commit(Context& context, const Params& params) {
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) {
     // One row for the whole plan, as a batch: tasks.undo takes it back whole.
-    if (json::Value made = batch::placeholders_json(plan.ops, ran.ids); !made.empty())
+    if (json::Value made = batch::placeholders_json(staged, ran.ids); !made.empty())
       context.audit->params.set("placeholders", std::move(made));
     for (auto& change : ran.changes) context.audit->changes.push_back(std::move(change));
     // tasks.undo of this row opens the plan again (domains/tasks/tasks_undo.cpp).
@@ -518,46 +575,122 @@ Result<Reply> discard(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+/// Whether another agent's change of a field (`base` → `theirs`) survives the plan's (`theirs` →
+/// `ours`): for a list (labels, depends, notes, acceptance …) when every item they added is still
+/// there and none they removed came back — an append-only list never loses theirs; for a single
+/// value never, since the plan replaces it.
+bool keeps_theirs(const json::Value& base, const json::Value& theirs, const json::Value& ours) {
+  auto list = [](const json::Value& value) { return value.is_array() || value.is_null(); };
+  if (!list(base) || !list(theirs) || !list(ours) || !(base.is_array() || theirs.is_array() || ours.is_array()))
+    return false;
+  static const json::Value::Array kNone;
+  auto items = [](const json::Value& value) -> const json::Value::Array& { return value.is_array() ? value.as_array() : kNone; };
+  auto holds = [&](const json::Value& value, const json::Value& item) {
+    return std::find(items(value).begin(), items(value).end(), item) != items(value).end();
+  };
+  for (const auto& item : items(theirs))
+    if (!holds(base, item) && !holds(ours, item)) return false;  // they added it; the plan drops it
+  for (const auto& item : items(base))
+    if (!holds(theirs, item) && holds(ours, item)) return false;  // they removed it; the plan brings it back
+  return true;
+}
+
+/// The plan's field changes that would overwrite another agent's since it was staged, per field:
+/// {id, field, base (as staged; absent when unknown), ours (what the plan writes now), theirs (the
+/// value now)}. `ran`: the plan replayed on the store as it is; `moved`: the tasks whose version
+/// moved. A field whose base the plan did not keep (staged before bases were kept per field, or one
+/// an op left as it was when staged) conflicts when its task moved: nothing tells the change apart.
+json::Value field_conflicts(const Plan& plan, const batch::Ran& ran, const std::set<std::string>& moved) {
+  const auto names = placeholder_names(ran);
+  auto named = [&](const json::Value& value) {
+    auto rename = [&](const json::Value& item) {
+      if (!item.is_string()) return item;
+      auto found = names.find(item.as_string());
+      return found == names.end() ? item : json::Value(found->second);
+    };
+    if (!value.is_array()) return rename(value);
+    json::Value out = json::Value::array();
+    for (const auto& item : value.as_array()) out.push_back(rename(item));
+    return out;
+  };
+  const json::Value& fields = plan.base["fields"];
+  json::Value conflicts = json::Value::array();
+  for (const auto& [key, edit] : own_edits(ran)) {
+    const auto& [task, field] = key;
+    const json::Value* base = fields.is_object() && fields[task].is_object() ? fields[task].find(field) : nullptr;
+    if (base ? (*base == edit.before || keeps_theirs(*base, edit.before, edit.after)) : !moved.contains(task)) continue;
+    json::Value row = json::Value::object();
+    row.set("id", task);
+    row.set("field", field);
+    if (base) row.set("base", *base);
+    row.set("ours", named(edit.after));
+    row.set("theirs", edit.before);
+    conflicts.push_back(std::move(row));
+  }
+  return conflicts;
+}
+
+/// A value in a message: a string quoted, anything else as JSON; cut to 80 characters.
+std::string shown(const json::Value& value) {
+  std::string text = value.is_string() ? "'" + value.as_string() + "'" : value.dump();
+  return clip(text, 80);
+}
+
+/// "T004.title 'Their title' overwritten with 'Plan's title'" — what a forced rebase overwrites.
+std::string overwrite_text(const json::Value& conflict) {
+  return conflict["id"].as_string() + "." + conflict["field"].as_string() + " " + shown(conflict["theirs"]) +
+         " overwritten with " + shown(conflict["ours"]);
+}
+
 Result<Reply> rebase(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
+  // A plan that cannot be read is never "nothing to do": its error comes first.
+  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
   if (moved.empty()) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
-  // A task the plan changes that someone else changed since: the plan would overwrite their change.
-  std::set<std::string> changes;
-  if (plan.base["changes"].is_array())
-    for (const auto& id : plan.base["changes"].as_array()) changes.insert(id.as_string());
-  std::vector<std::string> conflicts;
-  bool gone = false;
-  for (const auto& row : moved.as_array())
-    if (changes.contains(row["id"].as_string())) {
-      conflicts.push_back(row["id"].as_string());
-      gone = gone || row["now"].is_null();
-    }
-  std::vector<std::string> warnings;
-  if (!conflicts.empty()) {
-    if (!params.flag("force"))
-      return fail(Error(ErrorCode::ConcurrentModification,
-                        plan.id + " changes " + join(conflicts, ", ") +
-                            (conflicts.size() == 1 ? ", which" : ", which each") +
-                            (gone ? " changed or is gone" : " changed") +
-                            " since it was staged: rebasing would overwrite that change")
-                      .with_fix("read " + conflicts.front() + " (" + call("tasks.show", {{"id", conflicts.front()}}) +
-                                "); rebase with force:true to overwrite it, or discard the plan and stage it again")
-                      .with_detail("plan", plan.id)
-                      .with_detail("conflicts", json::Value::array_of(conflicts))
-                      .with_detail("moved", moved));
-    warnings.push_back("forced: the plan's changes will overwrite later changes of " + join(conflicts, ", "));
-  }
-  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
+  // The plan replayed on the store as it is: what it would change now, field by field. A field
+  // another agent changed since it was staged, which the plan changes too, is a conflict; their
+  // change of anything else — another field of the same task, a note beside the plan's — is taken in.
   CT_TRY_ASSIGN(batch::Ran ran,
                 tried(context, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
+  std::set<std::string> moved_ids;
+  for (const auto& row : moved.as_array()) moved_ids.insert(row["id"].as_string());
+  json::Value conflicts = field_conflicts(plan, ran, moved_ids);
+  std::vector<std::string> warnings;
+  if (!conflicts.empty()) {
+    std::vector<std::string> what;
+    for (const auto& conflict : conflicts.as_array())
+      what.push_back(conflict["id"].as_string() + "." + conflict["field"].as_string());
+    const json::Value& first = conflicts.as_array().front();
+    const bool unknown_base = std::ranges::any_of(conflicts.as_array(), [](const json::Value& c) { return !c.contains("base"); });
+    if (!params.flag("force"))
+      return fail(Error(ErrorCode::ConcurrentModification,
+                        plan.id + " changes " + join(what, ", ") + ", which " + (what.size() == 1 ? "was" : "were") +
+                            " changed since it was staged: rebasing would overwrite " +
+                            (what.size() == 1 ? shown(first["theirs"]) + " with " + shown(first["ours"])
+                                              : std::string("each (details.conflicts: base, ours, theirs)")) +
+                            (unknown_base ? std::string(" (a field without a base — one the plan left as it was when "
+                                                        "staged, or a plan staged before bases were kept — is named "
+                                                        "when its task moved)")
+                                          : ""))
+                      .with_fix(Advice("read " + first["id"].as_string() + " (") +
+                                call("tasks.show", {{"id", first["id"].as_string()}}) +
+                                "); rebase with force:true to overwrite exactly these fields, or discard the plan and "
+                                "stage it again")
+                      .with_detail("plan", plan.id)
+                      .with_detail("conflicts", std::move(conflicts))
+                      .with_detail("moved", moved));
+    for (const auto& conflict : conflicts.as_array())
+      warnings.push_back("forced: " + overwrite_text(conflict));
+  }
   CT_TRY_ASSIGN(plan.base, rest_on(context, plan, staged, ran, /*fresh=*/true));
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) context.record({"", "plan." + plan.id, "rebased", static_cast<std::int64_t>(moved.size())});
   data.set("moved", std::move(moved));
+  if (!conflicts.empty()) data.set("overwrites", std::move(conflicts));
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
@@ -580,7 +713,8 @@ ParamSpec plan_param() {
 
 ParamSpec ops_param() {
   return ParamSpec{.name = "ops", .type = ParamType::Object, .required = true,
-                   .description = "[{operation, params}] as tasks.batch takes them; \"$N\" is the plan's op N's task"};
+                   .description = "[{operation, params}] as tasks.batch takes them, at most 500 a call and 2000 a plan; "
+                                  "\"$N\" as a task id is the plan's op N's task"};
 }
 
 }  // namespace
@@ -650,9 +784,10 @@ void register_plan_domain(Registry& registry) {
                 .summary = "Re-check a plan on the store as it is now",
                 .params = {plan_param(),
                            {.name = "force", .type = ParamType::Bool,
-                            .description = "Also when a task it changes changed since (its change is overwritten)"}},
-                .returns = "{plan, moved[{id, was, now}]}: what it now rests on; E_NO_CHANGE note when nothing moved; "
-                           "E_CONCURRENT_MODIFICATION (details.conflicts) when a task it changes moved",
+                            .description = "Also when a field it changes was changed since (that change is overwritten)"}},
+                .returns = "{plan, moved[{id, was, now}], overwrites?}: what it now rests on; E_NO_CHANGE note when "
+                           "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{id, field, base, ours, theirs}]) "
+                           "when a field it changes was changed since — other fields and notes are taken in",
                 .errors = op_errors,
                 .examples = {{R"({"plan":"PL002"})", "take in what another plan committed"}},
                 .tier = 2, .handler = rebase});

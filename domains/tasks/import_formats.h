@@ -32,6 +32,7 @@ struct ForeignFile {
   json::Value sessions = json::Value::array();   // {id, was, name, scope, agent?, status, note?, nextAction?,
                                                  //  createdAt, updatedAt, endedAt?, archivedAt?}
   json::Value config = json::Value::object();    // {our key: the value the original's config maps to}
+  json::Value memory = json::Value::array();     // its brain (original_brain.h): {from, params (memory.observe's)}
 };
 
 /// The limits of tasks.add's params that foreign text is fitted to (the rest goes into notes),

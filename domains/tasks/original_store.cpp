@@ -11,6 +11,7 @@
 #include "core/json_parse.h"
 #include "core/sha256.h"
 #include "core/text.h"
+#include "domains/tasks/original_brain.h"
 #include "engines/store/open/open_store.h"
 #include "engines/store/task.h"
 
@@ -416,8 +417,9 @@ class Reader {
   json::Value session(const json::Value& session, bool history, const Naming& name) {
     if (!session.is_object()) return session;
     json::Value out = json::Value::object();
-    static const std::set<std::string_view> kRead = {"id", "name", "status", "agentId", "scope", "focus", "startedAt",
-                                                     "lastActivity", "endedAt", "archivedAt", "endNote", "notes"};
+    static const std::set<std::string_view> kRead = {"id",        "name",   "status",     "agentId",    "scope",
+                                                     "focus",     "startedAt", "lastActivity", "endedAt", "archivedAt",
+                                                     "endNote",   "notes",  "handoff",    "debrief"};
     static const std::set<std::string_view> kDerived = {"computedTaskIds", "computedAt", "includeDescendants"};
     for (const auto& [key, value] : session.as_object())
       if (!kRead.contains(key) && meaningful(value)) lost(name(key));
@@ -468,8 +470,32 @@ class Reader {
         if (meaningful(line)) note += (note.empty() ? "" : "\n") + (line.is_string() ? line.as_string() : line.dump());
       mapped(name("notes"), "note");
     }
+    // The handoff a session left for the next (tasks.db's handoff_json, or the one inside its
+    // debrief_json): its note and next action come along; what it computed from the tasks
+    // (lastTask, nextSuggested, openBlockers …) is counted. The debrief's own additions too.
+    const json::Value& debrief = session["debrief"];
+    const bool own_handoff = session["handoff"].is_object();
+    const json::Value& handoff = own_handoff ? session["handoff"] : debrief["handoff"];
+    const std::string handoff_name = own_handoff ? name("handoff") : name("debrief") + ".handoff";
+    if (meaningful(handoff["note"])) {
+      note += (note.empty() ? "" : "\n") + handoff["note"].string_or_empty();
+      mapped(handoff_name + ".note", "note");
+    }
+    for (const auto& [key, value] : handoff.is_object() ? handoff.as_object() : json::Value::Object{})
+      if (key != "note" && key != "nextAction" && meaningful(value)) lost(handoff_name + "." + key);
+    static const std::set<std::string_view> kDebriefSame = {"handoff", "sessionId", "agentIdentifier", "startedAt",
+                                                            "endedAt", "durationMinutes"};  // the session's own
+    for (const auto& [key, value] : debrief.is_object() ? debrief.as_object() : json::Value::Object{})
+      if (!kDebriefSame.contains(key) && meaningful(value)) lost(name("debrief") + "." + key);
+    if (!debrief.is_null() && !debrief.is_object()) lost(name("debrief"));
+    if (!session["handoff"].is_null() && !own_handoff) lost(name("handoff"));
+
     if (!note.empty()) out.set("note", note);
-    if (meaningful(focus["nextAction"])) {
+    // The next action the session handed off, else the one its focus held.
+    if (meaningful(handoff["nextAction"])) {
+      out.set("nextAction", handoff["nextAction"]);
+      mapped(handoff_name + ".nextAction", "nextAction");
+    } else if (meaningful(focus["nextAction"])) {
       out.set("nextAction", focus["nextAction"]);
       mapped(name("focus.nextAction"), "nextAction");
     }
@@ -947,11 +973,14 @@ Result<void> read_sqlite_store(const OriginalSource& source, Reader& reader, For
     Naming session_names{sessions_table + ".", {{"agentId", sessions_table + ".agent"},
                                                 {"scope", sessions_table + ".scope_json"},
                                                 {"notes", sessions_table + ".notes_json"},
+                                                {"handoff", sessions_table + ".handoff_json"},
+                                                {"debrief", sessions_table + ".debrief_json"},
                                                 {"startedAt", sessions_table + ".started_at"},
                                                 {"endedAt", sessions_table + ".ended_at"},
                                                 {"lastActivity", sessions_table + ".last_activity"}}};
     static const std::map<std::string, std::string, std::less<>> kSessionColumns = {
         {"agent", "agentId"},       {"scope_json", "scope"},   {"notes_json", "notes"},
+        {"handoff_json", "handoff"}, {"debrief_json", "debrief"},
         {"started_at", "startedAt"}, {"ended_at", "endedAt"},   {"last_activity", "lastActivity"}};
     for (const auto& row : sessions->records.as_array()) {
       json::Value session = json::Value::object();
@@ -977,7 +1006,7 @@ Result<void> read_sqlite_store(const OriginalSource& source, Reader& reader, For
         table.name == ac_table || table.name == sessions_table)
       continue;
     if (!p.empty() && !table.name.starts_with(p)) {
-      if (table.rows > 0) ++others;
+      if (table.rows > 0 && !is_brain_table(table.name)) ++others;  // the brain is read by read_brain
       continue;
     }
     if (kSilentTables.contains(std::string_view(table.name).substr(p.size()))) continue;
@@ -985,7 +1014,7 @@ Result<void> read_sqlite_store(const OriginalSource& source, Reader& reader, For
   }
   if (others > 0)
     file.warnings.push_back(std::to_string(others) + " table(s) of " + source.database.filename().string() +
-                            " outside the tasks domain (brain, nexus …) were not read");
+                            " outside the tasks domain and its memory (nexus, conduit …) were not read");
 
   std::error_code ec;
   std::vector<std::string> beside;
@@ -1001,9 +1030,30 @@ Result<void> read_sqlite_store(const OriginalSource& source, Reader& reader, For
   return {};
 }
 
+/// The original's memory (original_brain.h): cleo.db's brain_ tables when it has them (a brain.db
+/// beside it is then the copy the original moved them from), else the brain.db beside the store.
+Result<void> read_brain(const OriginalSource& source, const OperationSpec& observe_spec, ForeignFile& file) {
+  std::error_code ec;
+  const fs::path beside = source.dir / "brain.db";
+  const bool has_beside = fs::is_regular_file(beside, ec);
+  if (source.generation == "sqlite" && !source.prefix.empty()) {
+    CT_TRY_ASSIGN(ForeignDatabase listing, read_foreign_sqlite(source.database, {}));
+    if (std::ranges::any_of(listing.tables, [](const ForeignTable& table) { return is_brain_table(table.name); })) {
+      CT_TRY(read_original_brain(source.database, /*whole_file=*/false, observe_spec, file));
+      if (has_beside)
+        file.warnings.push_back("brain.db beside " + source.database.filename().string() +
+                                " was not read: the original kept it as the copy it moved its memory from");
+      return {};
+    }
+  }
+  if (!has_beside) return {};
+  return read_original_brain(beside, /*whole_file=*/true, observe_spec, file);
+}
+
 }  // namespace
 
-Result<ForeignFile> read_original(const OriginalSource& source, const OperationSpec& add_spec) {
+Result<ForeignFile> read_original(const OriginalSource& source, const OperationSpec& add_spec,
+                                  const OperationSpec& observe_spec) {
   ForeignFile file;
   file.format = "original";
   file.generation = source.generation;
@@ -1013,10 +1063,11 @@ Result<ForeignFile> read_original(const OriginalSource& source, const OperationS
   } else {
     CT_TRY(read_json_store(source, reader, file));
   }
+  CT_TRY(read_brain(source, observe_spec, file));
   constexpr std::size_t kMaxTasks = 100'000;
-  if (file.records.size() > kMaxTasks || file.sessions.size() > kMaxTasks)
+  if (file.records.size() > kMaxTasks || file.sessions.size() > kMaxTasks || file.memory.size() > kMaxTasks)
     return fail(Error(ErrorCode::Validation, file.source + " holds more than " + std::to_string(kMaxTasks) +
-                                                 " tasks or sessions, more than one import takes")
+                                                 " tasks, sessions or memory entries, more than one import takes")
                     .with_detail("file", file.source));
   order_by_position(file.records);
   reader.summarise();

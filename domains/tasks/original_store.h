@@ -18,7 +18,10 @@
 //    hash chain of this store's own changes, and rows it did not make are never forged into it.
 //    The report counts its entries by action; the file stays where it is;
 //  - config.json's keys with an equivalent here become those keys (see kConfigMap in the .cpp), the
-//    others are reported; project.currentPhase (todo.json) becomes project.currentPhase.
+//    others are reported; project.currentPhase (todo.json) becomes project.currentPhase;
+//  - its memory — brain.db's decisions, learnings, patterns and observations (cleo.db's brain_
+//    tables on its main branch) — becomes memory.observe calls (original_brain.h); a session's
+//    handoff (handoff_json, or the one in debrief_json) gives its note and next action.
 // Everything else — verification gates, lifecycle state, provenance, phases, releases, focus
 // history — is reported with how many records carried it.
 #pragma once
@@ -64,11 +67,14 @@ Result<ImportSource> read_import_source(const std::filesystem::path& path);
 /// sent as `tasks` that should have come with their store).
 bool looks_like_original_file(const json::Value& value);
 
-/// The original's store as tasks.import records (format "original"), with its sessions, config
-/// and the report. `add_spec` (tasks.add) bounds the criteria kept as criteria. A file of the store that cannot be read is an error naming it (missing optional
-/// files are fine, and said in warnings); the log is only counted, and a log that cannot be read
-/// is a warning, since nothing of it is imported.
-Result<ForeignFile> read_original(const OriginalSource& source, const OperationSpec& add_spec);
+/// The original's store as tasks.import records (format "original"), with its sessions, config,
+/// memory (its brain: original_brain.h) and the report. `add_spec` (tasks.add) bounds the criteria
+/// kept as criteria, `observe_spec` (memory.observe) the titles of memory entries. A file of the
+/// store that cannot be read is an error naming it (missing optional files are fine, and said in
+/// warnings); the log is only counted, and a log that cannot be read is a warning, since nothing
+/// of it is imported.
+Result<ForeignFile> read_original(const OriginalSource& source, const OperationSpec& add_spec,
+                                  const OperationSpec& observe_spec);
 
 /// A session id of this store for an original's one: "ses_" and the old id's letters and digits
 /// (session_20260211_143000_a1b2c3 → ses_20260211143000a1b2c3), so a second import finds it.

@@ -9,13 +9,13 @@ namespace ct::tasks {
 namespace {
 
 Result<Reply> external(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, params.value("ops"), 0));
+  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, params.value("ops"), 0, batch::kCallOps));
   CT_TRY_ASSIGN(json::Value externals, batch::run_externals(context, ops));
   return Reply{std::move(externals), {}, {}, {}};
 }
 
 Result<Reply> run_batch(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, params.value("ops"), 0));
+  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, params.value("ops"), 0, batch::kCallOps));
   auto ran = batch::run(context, ops, {}, context.external ? &context.external->data : nullptr);
   if (!ran) {
     Error error = std::move(ran.error());
@@ -28,7 +28,7 @@ Result<Reply> run_batch(Context& context, const Params& params) {
   if (dry_run) data.set("changes", changes_json(ran->changes));
   if (context.audit) {
     // One row for the whole batch: undo takes it back as one. It says what each placeholder became.
-    if (json::Value made = batch::placeholders_json(batch::ops_json(ops), ran->ids); !made.empty())
+    if (json::Value made = batch::placeholders_json(ops, ran->ids); !made.empty())
       context.audit->params.set("placeholders", std::move(made));
     for (auto& change : ran->changes) context.audit->changes.push_back(std::move(change));
   }
@@ -42,7 +42,7 @@ void register_tasks_batch(Registry& registry) {
                 .summary = "Run several task changes at once, all or nothing",
                 .params = {{.name = "ops", .type = ParamType::Object, .required = true,
                             .description = "[{operation, params}], at most 500: tasks.add, update, complete, delete, "
-                                           "reparent, relate…; \"$N\" in params is op N's task"},
+                                           "reparent, relate…; \"$N\" as a task id is op N's task"},
                            {.name = "dryRun", .type = ParamType::Bool,
                             .description = "Answer every change it would make, change nothing", .dry_run = true}},
                 .returns = "{results[{op, id?, …its reply}], changes? (dryRun: [{id, field, from, to}])}; one audit "

@@ -14,6 +14,7 @@
 #include "domains/tasks/import_formats.h"
 #include "domains/tasks/original_store.h"
 #include "domains/tasks/tasks_common.h"
+#include "engines/rules/memory.h"
 #include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
@@ -384,7 +385,9 @@ Result<ForeignFile> read_input(Context& context, const Params& params, const Ope
     return fail(Error(ErrorCode::InvalidParams, "parent: the original CLEO's tasks keep their own hierarchy; leave "
                                                 "parent out")
                     .with_detail("field", "parent"));
-  return read_original(*source.original, add_spec);
+  const OperationSpec* observe_spec = context.registry->find("memory", "observe");
+  if (!observe_spec) return fail(ErrorCode::Internal, "memory.observe is missing from the registry");
+  return read_original(*source.original, add_spec, *observe_spec);
 }
 
 Result<Reply> import_kept(Context& context, const Params& params, ForeignFile file, std::vector<ImportRecord> records,
@@ -746,6 +749,102 @@ std::string store_label(std::string_view of, std::size_t index, const std::strin
   return std::string(of) + "[" + std::to_string(index) + "]" + (id.empty() ? "" : " (" + id + ")");
 }
 
+/// One entry of the original's memory (original_brain.h) on its way in: memory.observe's params.
+struct MemoryRecord {
+  std::size_t index = 0;
+  std::string from;  // "brain_decisions D001"
+  json::Value params;
+};
+
+/// A scope path of the original's memory as this project names it: a relative path as it is, an
+/// absolute one inside the project made relative; nullopt for a path outside the project (or one
+/// memory's rules refuse), which has no place here.
+std::optional<std::string> scope_path_here(const std::filesystem::path& root, const std::string& path) {
+  std::filesystem::path given(path);
+  if (given.is_absolute()) {
+    if (!lies_within(given, root)) return std::nullopt;
+    auto resolved = resolve_links(given);
+    auto base = resolve_links(root);
+    if (!resolved || !base) return std::nullopt;
+    given = resolved->lexically_relative(*base);
+  }
+  auto normal = memory::normal_scope_path(given.generic_string());
+  return normal ? std::optional<std::string>(*normal) : std::nullopt;
+}
+
+/// The original's memory, each entry a memory.observe run as this caller inside this call
+/// (Context::run_inside): the same checks, the same status (an agent's entry of a kind people
+/// govern is proposed — never verified), a new id (no entry here is ever overwritten); its changes
+/// join this call's audit row, so tasks.undo takes them back with the rest. An entry this store
+/// holds already (the same content) is not added twice; one that nearly repeats an entry here is
+/// left out, as memory.observe leaves it without force — each listed.
+Result<json::Value> import_memory(Context& context, const OperationSpec& observe, const std::vector<MemoryRecord>& records,
+                                  std::vector<std::string>& warnings) {
+  if (records.empty()) return json::Value();
+  if (!context.run_inside) return fail(ErrorCode::Internal, "tasks.import brings memory only under the router");
+  std::int64_t added = 0;
+  json::Value kinds = json::Value::object();
+  std::vector<std::string> proposed;
+  json::Value held = json::Value::array();
+  json::Value similar = json::Value::array();
+  std::vector<std::string> said;
+  for (const auto& record : records) {
+    AuditEntry inner;
+    auto reply = context.run_inside(context, observe, record.params, inner, nullptr);
+    if (!reply && reply.error().code == ErrorCode::AlreadyExists) {
+      json::Value row = json::Value::object();
+      row.set("from", record.from);
+      std::vector<std::string> ids;
+      if (reply.error().details["similar"].is_array())
+        for (const auto& other : reply.error().details["similar"].as_array()) ids.push_back(other["id"].string_or_empty());
+      row.set("ids", json::Value::array_of(ids));
+      similar.push_back(std::move(row));
+      continue;
+    }
+    if (!reply) {
+      Error error = std::move(reply.error());
+      error.message = store_label("memory", record.index, record.from) + ": " + error.message;
+      return fail(std::move(error));
+    }
+    const std::string id = reply->data["id"].string_or_empty();
+    if (reply->note == ErrorCode::AlreadyExists) {
+      json::Value row = json::Value::object();
+      row.set("from", record.from);
+      row.set("id", id);
+      held.push_back(std::move(row));
+      continue;
+    }
+    ++added;
+    const std::string kind = record.params["kind"].string_or_empty();
+    kinds.set(kind, (kinds[kind].is_int() ? kinds[kind].as_int() : 0) + 1);
+    if (reply->data["status"] == json::Value("proposed")) proposed.push_back(id);
+    for (auto& warning : reply->warnings)
+      if (!warning.starts_with(id + " is proposed")) said.push_back(id + " (" + record.from + "): " + warning);
+    for (auto& change : inner.changes) context.record(std::move(change));
+  }
+  json::Value out = json::Value::object();
+  out.set("added", added);
+  if (!kinds.empty()) out.set("kinds", std::move(kinds));
+  if (!proposed.empty()) {
+    warnings.push_back(std::to_string(proposed.size()) + " memory entr" + (proposed.size() == 1 ? "y is" : "ies are") +
+                       " proposed: their kind is served once a person verifies it (ct memory verify " + proposed.front() +
+                       ")");
+    out.set("proposed", json::Value::array_of(proposed));
+  }
+  if (!held.empty()) out.set("held", std::move(held));
+  if (!similar.empty()) {
+    warnings.push_back(std::to_string(similar.size()) + " memory entr" + (similar.size() == 1 ? "y" : "ies") +
+                       " of the original nearly repeat entries here and were left out (data.memory.similar); "
+                       "memory.observe with force:true records one anyway");
+    out.set("similar", std::move(similar));
+  }
+  constexpr std::size_t kSaid = 20;
+  for (std::size_t i = 0; i < said.size() && i < kSaid; ++i) warnings.push_back(std::move(said[i]));
+  if (said.size() > kSaid) warnings.push_back("… and " + std::to_string(said.size() - kSaid) + " more about memory entries");
+  return out;
+}
+
+
 /// The original CLEO's store, ids kept. References to tasks the store does not hold (a parent,
 /// a dependency, a link, a session's scope) are refused, naming each; with skipInvalid they are
 /// dropped (a session whose scope names one is left out), each said. The tasks are placed by
@@ -832,14 +931,75 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
                     .with_detail("records", std::move(session_problems)));
   }
   for (auto& problem : session_problems.as_array()) problems.push_back(std::move(problem));
+
+  // Memory (the original's brain), each entry memory.observe's params: checked as that call checks
+  // them before anything is written; its references to tasks and files are references like the
+  // others — a task the store does not hold, or a file outside this project, has no place here.
+  const OperationSpec* observe = context.registry->find("memory", "observe");
+  if (!observe) return fail(ErrorCode::Internal, "memory.observe is missing from the registry");
+  std::vector<MemoryRecord> memory;
+  json::Value memory_problems = json::Value::array();
+  for (std::size_t i = 0; i < file.memory.size(); ++i) {
+    const json::Value& item = file.memory.as_array()[i];
+    MemoryRecord record{i, item["from"].string_or_empty(), item["params"]};
+    const std::string where = store_label("memory", i, record.from);
+    json::Value& observed = record.params;
+    for (std::string_view field : {"taskId", "epic"})
+      if (const json::Value& id = observed[field]; id.is_string() && !in_store.contains(id.as_string())) {
+        dangle(where, field, id.as_string());
+        observed.erase(field);
+      }
+    for (std::string_view field : {"tasks", "files"}) {
+      if (!observed[field].is_array()) continue;
+      json::Value kept = json::Value::array();
+      for (const auto& value : observed[field].as_array()) {
+        const std::string text = value.string_or_empty();
+        std::optional<std::string> here = field == "tasks" ? (in_store.contains(text) ? std::optional(text) : std::nullopt)
+                                                           : scope_path_here(context.project->root, text);
+        if (!here) {
+          dangle(where, field, text);
+          continue;
+        }
+        if (std::find(kept.as_array().begin(), kept.as_array().end(), json::Value(*here)) == kept.as_array().end())
+          kept.push_back(*here);
+      }
+      if (kept.empty()) observed.erase(field);
+      else observed.set(field, std::move(kept));
+    }
+    if (auto checked = Params::validate(*observe, observed); !checked) {
+      json::Value problem = record_problem(i, json::Value(), checked.error());
+      problem.set("of", "memory");
+      problem.set("id", record.from);
+      memory_problems.push_back(std::move(problem));
+      continue;
+    }
+    memory.push_back(std::move(record));
+  }
+  if (!memory_problems.empty() && !skip_invalid) {
+    const json::Value& first = memory_problems.as_array().front();
+    return fail(Error(ErrorCode::Validation, "memory: " + std::to_string(memory_problems.size()) + " of " +
+                                                 std::to_string(file.memory.size()) + " entries are invalid; first: " +
+                                                 store_label("memory", static_cast<std::size_t>(first["index"].as_int()),
+                                                             first["id"].string_or_empty()) +
+                                                 " " + first["message"].as_string())
+                    .with_fix("correct them in the original, or pass skipInvalid:true to import without them: " +
+                              call("tasks.import", {{"from", params.str("from")}, {"skipInvalid", true}, {"dryRun", true}}))
+                    .with_detail("field", "memory")
+                    .with_detail("records", std::move(memory_problems)));
+  }
+  for (auto& problem : memory_problems.as_array()) problems.push_back(std::move(problem));
   if (!dangling.empty()) {
     const json::Value& first = dangling.as_array().front();
     if (!skip_invalid) {
       constexpr std::size_t kListed = 50;
       json::Value listed = json::Value::array();
       for (std::size_t i = 0; i < dangling.size() && i < kListed; ++i) listed.push_back(dangling.as_array()[i]);
+      const bool files = std::ranges::any_of(dangling.as_array(), [](const json::Value& item) {
+        return item["field"] == json::Value("files");
+      });
       return fail(Error(ErrorCode::Validation,
-                        std::to_string(dangling.size()) + " reference(s) name tasks the store does not hold; first: " +
+                        std::to_string(dangling.size()) + " reference(s) name tasks the store does not hold" +
+                            (files ? " or files outside the project" : "") + "; first: " +
                             first["record"].as_string() + " " + first["field"].as_string() + " " +
                             first["missing"].as_string())
                       .with_fix("put those tasks back in the original first, or pass skipInvalid:true to import without "
@@ -854,7 +1014,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
       const json::Value& item = dangling.as_array()[i];
       const std::string& field = item["field"].as_string();
       warnings.push_back(item["record"].as_string() + ": " + field + " " + item["missing"].as_string() +
-                         " is not in the store; " +
+                         (field == "files" ? " is outside the project; " : " is not in the store; ") +
                          (field == "parent" ? "placed at the top level"
                           : field == "scope" ? "the session is left out"
                                              : "dropped"));
@@ -893,6 +1053,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
     CT_TRY(context.db().insert_session(session));
     context.record(FieldChange{"", "session." + session.id, json::Value(), session_record(session)});
   }
+  CT_TRY_ASSIGN(json::Value memory_report, import_memory(context, *observe, memory, warnings));
   CT_TRY_ASSIGN(json::Value config, apply_config(context, file.config, warnings));
 
   json::Value data = json::Value::object();
@@ -903,6 +1064,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
   if (archived > 0) data.set("archived", archived);
   if (!last_id.empty()) data.set("lastId", last_id);
   if (!sessions.empty()) data.set("sessions", static_cast<std::int64_t>(sessions.size()));
+  if (!memory_report.is_null()) data.set("memory", std::move(memory_report));
   if (!config.empty()) data.set("config", std::move(config));
   data.set("mapped", std::move(file.mapped));
   if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
@@ -977,9 +1139,10 @@ void register_tasks_import(Registry& registry) {
                            "another tracker's file format, mapped{field:where it went}, unmapped?{field:records}}; every "
                            "record passes tasks.add's validation; invalid ones are listed in error.details.records. "
                            "The original CLEO's store: {imported, format:'original', generation:json|sqlite, store, "
-                           "archived?, lastId, sessions?, config?{key:value applied}, mapped, unmapped?, skipped?} — ids "
-                           "kept (E_VALIDATION names those this store holds), sessions and config come along, its "
-                           "log is counted in unmapped",
+                           "archived?, lastId, sessions?, memory?{added, kinds, proposed?, held?, similar?}, "
+                           "config?{key:value applied}, mapped, unmapped?, skipped?} — ids kept (E_VALIDATION names "
+                           "those this store holds), sessions, config and its brain's entries (each a memory.observe) "
+                           "come along, its log is counted in unmapped",
                 .errors = {ErrorCode::Validation, ErrorCode::ParentNotFound, ErrorCode::DepthExceeded,
                            ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference,
                            ErrorCode::NotFound, ErrorCode::FileError, ErrorCode::InvalidInput},

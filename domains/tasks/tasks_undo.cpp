@@ -178,8 +178,8 @@ json::Value changes_reply(const std::vector<FieldChange>& changes) {
   return out;
 }
 
-/// A memory entry a task command recorded (tasks.complete {remember}): its change rows, which the
-/// task engine does not take back.
+/// A memory entry a task command recorded (tasks.complete {remember}, the original's memory
+/// tasks.import brings): its change rows, which the task engine does not take back.
 bool memory_change(const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("memory."); }
 
 /// Takes back the memory entries `row` recorded: each is retracted (kept as a record, no longer
@@ -195,7 +195,7 @@ Result<AuditEntry> take_back_memory(Context& context, AuditEntry row, std::vecto
     entry->reason = "taken back with seq " + std::to_string(row.seq) + " (" + row.operation + ") by tasks.undo";
     entry->updated_at = context.now();
     CT_TRY(memory::save(context, before, *entry));
-    warnings.push_back(id + ", the learning seq " + std::to_string(row.seq) + " recorded, is retracted");
+    warnings.push_back(id + ", the " + entry->kind + " seq " + std::to_string(row.seq) + " recorded, is retracted");
   }
   std::erase_if(row.changes, memory_change);
   return row;

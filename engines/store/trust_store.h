@@ -73,7 +73,9 @@ struct Plan {
   std::string epic_id;               // the epic it decomposes ("" = none)
   std::string status = "open";       // open | committed | discarded
   json::Value ops;                   // [{operation, params}] as staged, "$N" naming what op N made or acted on
-  /// What it rests on, as staged: {versions: {task id: version}, changes: [ids of tasks its ops change]}.
+  /// What it rests on, as staged: {versions: {task id: version}, fields: {task id: {field: value before
+  /// the plan changed it}}} (domains/plan/; plans staged before fields were kept hold `changes`
+  /// instead: [ids of tasks its ops change]).
   json::Value base;
   std::string agent;                 // who began it
   std::string session;

@@ -6,7 +6,8 @@
 Sources (each seed file is named by the SHA-1 of its content, like libFuzzer names its inputs):
   json     every `>>>` and `<<<` line of tests/transcripts/**/*.test, every `json` expectation of
            tests/cli/*.test, every example of the registry, and the edge cases below
-  jsonrpc  every `>>>` line of tests/transcripts/**/*.test and the edge cases below
+  jsonrpc  every `>>>` line of tests/transcripts/**/*.test, the edge cases below and the batch and
+           plan ops at their edges (ops_edges)
   params   one byte (the operation's index in the registry, from params_fuzz with
            CT_FUZZ_LIST_OPERATIONS=1) + params JSON: every example of the registry and the params
            of every tools/call in the transcripts
@@ -120,6 +121,60 @@ HTTP_EDGES = [
 ]
 
 
+def ops_edges():
+    """tools/call messages of tasks.batch and the plan domain at their edges (issue 50): "$N" in a task
+    id param and as text elsewhere (a note "$1" stays text), placeholders that name no op or are not
+    one ("$0", "$01", "$1 "), the original's name of an id (taskId), one call's limit of 500 ops and
+    one over it, a plan grown past one call's limit, its rebase (forced), diff and commit, and the
+    other agent's change of fields a plan changes."""
+    def call(tool, domain, operation, params):
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": tool, "arguments": {"domain": domain, "operation": operation,
+                                                                  "params": params}}},
+                          ensure_ascii=False, separators=(",", ":"))
+
+    def mutate(domain, operation, params):
+        return call("cleo_mutate", domain, operation, params)
+
+    def add(**params):
+        return {"operation": "tasks.add", "params": params}
+
+    return [
+        mutate("tasks", "batch", {"ops": [add(title="Price list"),
+                                          add(title="Invoice", description="$1", acceptance=["$1", "costs $2"],
+                                              depends=["$1"], notes="$3"),
+                                          {"operation": "tasks.update", "params": {"taskId": "$2", "notes": "$2"}}]}),
+        mutate("tasks", "batch", {"ops": [add(title="First task"),
+                                          {"operation": "update", "params": {"id": "$1", "parent": "$1"}}]}),
+        mutate("tasks", "batch", {"ops": [add(title="First task"),
+                                          {"operation": "update", "params": {"id": "$0", "depends": [
+                                              "$01", "$9999999", "$1 ", "$-1", "$1"]}}]}),
+        mutate("tasks", "batch", {"ops": [add(title="First task"),
+                                          {"operation": "relate", "params": {"id": "$1", "target": "$1", "notes": "$1"}}]}),
+        mutate("tasks", "batch", {"ops": [add(title="First task"),
+                                          {"operation": "complete", "params": {"id": "T001",
+                                                                              "waive": {"ac": "$1", "reason": "$1"}}}]}),
+        mutate("tasks", "batch", {"ops": [add(title="First task"),
+                                          {"operation": "update", "params": {"id": "$1", "labels": ["$1"],
+                                                                             "files": ["$1"], "title": "$1 $1"}}]}),
+        mutate("tasks", "batch", {"ops": [add(title="Many task %d" % i) for i in range(501)]}),
+        mutate("tasks", "batch", {"ops": [add(title="Many task %d" % i) for i in range(500)]}),
+        mutate("plan", "begin", {"label": "fuzz plan"}),
+        mutate("plan", "apply", {"plan": "PL001", "ops": [
+            add(title="Budget"),
+            {"operation": "tasks.update", "params": {"id": "T001", "notes": "$1", "depends": ["$1"], "priority": "high"}}]}),
+        mutate("plan", "apply", {"plan": "PL001", "ops": [add(title="Step %d" % i) for i in range(500)]}),
+        mutate("plan", "apply", {"plan": "PL001", "ops": [{"operation": "tasks.update",
+                                                          "params": {"id": "$600", "title": "$1"}}]}),
+        mutate("plan", "rebase", {"plan": "PL001"}),
+        mutate("plan", "rebase", {"plan": "PL001", "force": True}),
+        call("cleo_query", "plan", "diff", {"plans": ["PL001", "PL002"], "detail": "full"}),
+        mutate("plan", "commit", {"plan": "PL001"}),
+        mutate("tasks", "update", {"id": "T001", "title": "Someone else's title", "notes": "their note",
+                                   "labels": ["three"]}),
+    ]
+
+
 def write(target, content):
     data = content.encode() if isinstance(content, str) else content
     directory = CORPUS / target
@@ -215,8 +270,9 @@ def main():
         write("json", text)
 
     # jsonrpc
-    for text in requests + JSONRPC_EDGES:
+    for text in requests + JSONRPC_EDGES + ops_edges():
         write("jsonrpc", text)
+        write("json", text)
 
     # params
     for number, params in examples:

@@ -4,7 +4,8 @@
 // come along where they have a place, the log is counted. One transaction, one audit row that
 // undo takes back whole; odd and broken stores are refused plainly with nothing half-imported.
 // The fixtures are written here from the original's schemas (schemas/*.schema.json at v0.91.0,
-// the Drizzle schema of tasks.db at v2026.2.4 and on its main branch). Runs on both backends.
+// the Drizzle schema of tasks.db at v2026.2.4 and on its main branch, brain.db's first migration
+// and its memory-schema.ts on the main branch). Runs on both backends.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "core/sha256.h"
+#include "core/text.h"
 #include "domains/tasks/original_store.h"
 #include "unit/test_support.h"
 
@@ -569,7 +571,7 @@ TEST_CASE("cleo.db of the original's main branch: its tasks_ tables", "[import][
       kind TEXT NOT NULL DEFAULT 'text', text TEXT NOT NULL);
     CREATE TABLE tasks_sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL, scope_json TEXT NOT NULL,
       started_at TEXT NOT NULL, owner_auth_token TEXT);
-    CREATE TABLE brain_observations (id TEXT PRIMARY KEY, body TEXT);
+    CREATE TABLE nexus_nodes (id TEXT PRIMARY KEY, label TEXT);
     INSERT INTO tasks_tasks (id, title, status, priority, type, created_at) VALUES
       ('T010', 'A saga of work', 'pending', 'high', 'saga', '2025-04-01T09:00:00Z'),
       ('T011', 'An epic below it', 'pending', 'medium', 'epic', '2025-04-01T10:00:00Z');
@@ -578,7 +580,7 @@ TEST_CASE("cleo.db of the original's main branch: its tasks_ tables", "[import][
     INSERT INTO tasks_task_acceptance_criteria VALUES ('ac2', 'T010', 2, 'text', 'second'), ('ac1', 'T010', 1, 'text', 'first');
     INSERT INTO tasks_sessions VALUES ('ses_20250401090000_a1b2c3', 'saga run', 'suspended', '{"type":"epic","epicId":"T010"}',
       '2025-04-01T09:00:00Z', 'secret-token');
-    INSERT INTO brain_observations VALUES ('o1', 'remembered');
+    INSERT INTO nexus_nodes VALUES ('n1', 'a symbol');
   )");
   Envelope imported = must(import(p, from("old")));  // the project around .cleo/ names it too
   CHECK(imported.data["store"].as_string().ends_with("cleo.db"));
@@ -771,4 +773,353 @@ TEST_CASE("session ids of this store's form from the original's", "[import][orig
   CHECK(tasks::session_id_for("ses_20260211143000_A1B2C3") == "ses_20260211143000a1b2c3");
   CHECK(tasks::session_id_for("???").starts_with("ses_"));
   CHECK(tasks::session_id_for("???").size() == 20);
+}
+
+// --- issue 50 #17: the original's memory (its brain) and its sessions' handoffs -----------------
+
+namespace {
+
+/// tasks.db at v2026.3.x (src/store/schema.ts: the tasks table as at v2026.2.4, sessions with the
+/// handoff and debrief columns of v2026.3.4), three tasks and a session that handed off.
+constexpr std::string_view kTasksDb2026_3 = R"(
+  CREATE TABLE tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT, status TEXT NOT NULL DEFAULT 'pending',
+    priority TEXT NOT NULL DEFAULT 'medium', type TEXT, parent_id TEXT, phase TEXT, size TEXT, position INTEGER,
+    position_version INTEGER DEFAULT 0, labels_json TEXT DEFAULT '[]', notes_json TEXT DEFAULT '[]',
+    acceptance_json TEXT DEFAULT '[]', files_json TEXT DEFAULT '[]', origin TEXT, blocked_by TEXT, epic_lifecycle TEXT,
+    no_auto_complete INTEGER, created_at TEXT NOT NULL DEFAULT (datetime('now')), updated_at TEXT, completed_at TEXT,
+    cancelled_at TEXT, cancellation_reason TEXT, archived_at TEXT, archive_reason TEXT, cycle_time_days INTEGER,
+    verification_json TEXT, created_by TEXT, modified_by TEXT, session_id TEXT);
+  CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'active',
+    scope_json TEXT NOT NULL DEFAULT '{}', current_task TEXT, task_started_at TEXT, agent TEXT,
+    notes_json TEXT DEFAULT '[]', tasks_completed_json TEXT DEFAULT '[]', tasks_created_json TEXT DEFAULT '[]',
+    handoff_json TEXT, started_at TEXT NOT NULL DEFAULT (datetime('now')), ended_at TEXT, previous_session_id TEXT,
+    next_session_id TEXT, agent_identifier TEXT, handoff_consumed_at TEXT, handoff_consumed_by TEXT, debrief_json TEXT,
+    stats_json TEXT, resume_count INTEGER, grade_mode INTEGER);
+  CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  INSERT INTO tasks (id, title, status, priority, type, position, created_at)
+    VALUES ('T001', 'Build the auth system', 'pending', 'high', 'epic', 1, '2025-03-01 09:00:00');
+  INSERT INTO tasks (id, title, status, priority, type, parent_id, position, created_at, completed_at)
+    VALUES ('T002', 'Design the login form', 'done', 'medium', 'task', 'T001', 1, '2025-03-02 09:00:00', '2025-03-04 17:00:00');
+  INSERT INTO tasks (id, title, status, priority, type, parent_id, position, created_at)
+    VALUES ('T003', 'Wire the token refresh', 'pending', 'high', 'task', 'T001', 2, '2025-03-03 09:00:00');
+  INSERT INTO sessions (id, name, status, scope_json, agent, started_at, ended_at, handoff_json)
+    VALUES ('session-1772701200000-a1b2c3', 'login form', 'ended', '{"type":"epic","epicId":"T001"}', 'opus-1',
+            '2025-03-04 09:00:00', '2025-03-04 17:30:00',
+            '{"lastTask":"T002","tasksCompleted":["T002"],"tasksCreated":[],"decisionsRecorded":1,"nextSuggested":["T003"],"openBlockers":[],"openBugs":[],"note":"login form shipped","nextAction":"wire the token refresh next"}');
+  INSERT INTO sessions (id, name, status, scope_json, started_at, ended_at, debrief_json)
+    VALUES ('session-1772787600000-d4e5f6', 'refresh spike', 'ended', '{"type":"task","rootTaskId":"T003"}',
+            '2025-03-05 09:00:00', '2025-03-05 12:00:00',
+            '{"handoff":{"lastTask":"T003","tasksCompleted":[],"tasksCreated":[],"decisionsRecorded":0,"nextSuggested":[],"openBlockers":[],"openBugs":[],"nextAction":"measure the clock skew"},"sessionId":"session-1772787600000-d4e5f6","agentIdentifier":null,"startedAt":"2025-03-05T09:00:00Z","endedAt":"2025-03-05T12:00:00Z","durationMinutes":180,"decisions":[{"id":"D9","decision":"spike first"}],"gitState":null,"chainPosition":1,"chainLength":1}');
+)";
+
+/// brain.db beside it: the tables of the original's first drizzle-brain migration
+/// (packages/core/migrations/drizzle-brain/20260318205549_initial/migration.sql), written as it
+/// writes them, and rows as its memory operations leave them.
+constexpr std::string_view kBrainDb2026_3 = R"(
+  CREATE TABLE IF NOT EXISTS `brain_decisions` (`id` text PRIMARY KEY, `type` text NOT NULL, `decision` text NOT NULL,
+    `rationale` text NOT NULL, `confidence` text NOT NULL, `outcome` text, `alternatives_json` text,
+    `context_epic_id` text, `context_task_id` text, `context_phase` text,
+    `created_at` text DEFAULT (datetime('now')) NOT NULL, `updated_at` text);
+  CREATE TABLE IF NOT EXISTS `brain_learnings` (`id` text PRIMARY KEY, `insight` text NOT NULL, `source` text NOT NULL,
+    `confidence` real NOT NULL, `actionable` integer DEFAULT false NOT NULL, `application` text,
+    `applicable_types_json` text, `created_at` text DEFAULT (datetime('now')) NOT NULL, `updated_at` text);
+  CREATE TABLE IF NOT EXISTS `brain_memory_links` (`memory_type` text NOT NULL, `memory_id` text NOT NULL,
+    `task_id` text NOT NULL, `link_type` text NOT NULL, `created_at` text DEFAULT (datetime('now')) NOT NULL,
+    CONSTRAINT `brain_memory_links_pk` PRIMARY KEY(`memory_type`, `memory_id`, `task_id`, `link_type`));
+  CREATE TABLE IF NOT EXISTS `brain_observations` (`id` text PRIMARY KEY, `type` text NOT NULL, `title` text NOT NULL,
+    `subtitle` text, `narrative` text, `facts_json` text, `concepts_json` text, `project` text, `files_read_json` text,
+    `files_modified_json` text, `source_session_id` text, `source_type` text DEFAULT 'agent' NOT NULL,
+    `content_hash` text, `discovery_tokens` integer, `created_at` text DEFAULT (datetime('now')) NOT NULL,
+    `updated_at` text);
+  CREATE TABLE IF NOT EXISTS `brain_page_edges` (`from_id` text NOT NULL, `to_id` text NOT NULL, `edge_type` text NOT NULL,
+    `weight` real DEFAULT 1, `created_at` text DEFAULT (datetime('now')) NOT NULL,
+    CONSTRAINT `brain_page_edges_pk` PRIMARY KEY(`from_id`, `to_id`, `edge_type`));
+  CREATE TABLE IF NOT EXISTS `brain_page_nodes` (`id` text PRIMARY KEY, `node_type` text NOT NULL, `label` text NOT NULL,
+    `metadata_json` text, `created_at` text DEFAULT (datetime('now')) NOT NULL);
+  CREATE TABLE IF NOT EXISTS `brain_patterns` (`id` text PRIMARY KEY, `type` text NOT NULL, `pattern` text NOT NULL,
+    `context` text NOT NULL, `frequency` integer DEFAULT 1 NOT NULL, `success_rate` real, `impact` text,
+    `anti_pattern` text, `mitigation` text, `examples_json` text DEFAULT '[]',
+    `extracted_at` text DEFAULT (datetime('now')) NOT NULL, `updated_at` text);
+  CREATE TABLE IF NOT EXISTS `brain_schema_meta` (`key` text PRIMARY KEY, `value` text NOT NULL);
+  CREATE TABLE IF NOT EXISTS `brain_sticky_notes` (`id` text PRIMARY KEY, `content` text NOT NULL,
+    `created_at` text DEFAULT (datetime('now')) NOT NULL, `updated_at` text, `tags_json` text,
+    `status` text DEFAULT 'active' NOT NULL, `converted_to_json` text, `color` text, `priority` text,
+    `source_type` text DEFAULT 'sticky-note');
+  CREATE INDEX IF NOT EXISTS `idx_brain_decisions_type` ON `brain_decisions` (`type`);
+  INSERT INTO brain_schema_meta VALUES ('schemaVersion', '1.0.0');
+  INSERT INTO brain_decisions (id, type, decision, rationale, confidence, outcome, alternatives_json, context_epic_id,
+                               context_task_id, context_phase, created_at)
+    VALUES ('D001', 'architecture', 'Keep sessions in SQLite', 'One file to back up and no server to run', 'high',
+            'success', '["PostgreSQL","JSON files"]', 'T001', 'T002', 'core', '2025-03-04 10:00:00');
+  INSERT INTO brain_decisions (id, type, decision, rationale, confidence, created_at)
+    VALUES ('D002', 'technical', 'Refresh tokens rotate on every use, and a refresh token that is presented a second time revokes the whole family of tokens it belongs to, because a second use means it was stolen and replayed by someone other than the client that first received it',
+            'The usual advice for public clients', 'medium', '2025-03-05 11:00:00');
+  INSERT INTO brain_learnings (id, insight, source, confidence, actionable, application, applicable_types_json, created_at)
+    VALUES ('L001', 'Token refresh needs a clock skew margin', 'debugging the refresh spike', 0.8, 1,
+            'Allow thirty seconds of skew', '["task"]', '2025-03-05 12:00:00');
+  INSERT INTO brain_patterns (id, type, pattern, context, frequency, success_rate, impact, anti_pattern, mitigation,
+                              examples_json, extracted_at)
+    VALUES ('P001', 'workflow', 'Write the migration before the handler', 'Schema changes of the store', 3, 0.9, 'high',
+            'Handlers that assume columns not there yet', 'Run the migration test first', '["T002"]',
+            '2025-03-06 09:00:00');
+  INSERT INTO brain_observations (id, type, title, subtitle, narrative, facts_json, concepts_json, files_read_json,
+                                  files_modified_json, source_session_id, source_type, content_hash, created_at)
+    VALUES ('O001', 'discovery', 'The login form validates on blur', 'Twice, in fact',
+            'The blur handler is bound on the input and on its wrapper', '["blur fires twice","only in Firefox"]',
+            '["forms"]', '["src/login.tsx","src/form.tsx"]', '["src/login.tsx"]', 'session-1772701200000-a1b2c3',
+            'agent', 'abc123', '2025-03-04 15:00:00');
+  INSERT INTO brain_memory_links VALUES ('decision', 'D001', 'T003', 'applies_to', '2025-03-04 10:00:00'),
+                                        ('observation', 'O001', 'T002', 'produced_by', '2025-03-04 15:00:00');
+  INSERT INTO brain_sticky_notes (id, content) VALUES ('S1', 'ask about passkeys'), ('S2', 'buy coffee');
+  INSERT INTO brain_page_nodes (id, node_type, label) VALUES ('n1', 'task', 'T001');
+)";
+
+/// The original's .cleo/ of 2026.3: tasks.db and brain.db (`brain` with `replace` applied).
+fs::path write_brain_store(const fs::path& root, std::string_view brain = kBrainDb2026_3) {
+  const fs::path dir = root / "old" / ".cleo";
+  write_db(dir / "tasks.db", std::string(kTasksDb2026_3));
+  write_db(dir / "brain.db", std::string(brain));
+  return dir;
+}
+
+json::Value memory_entry(test::Project& p, std::string_view id) {
+  return must(p.query("memory", "show", R"({"id":")" + std::string(id) + R"("})")).data;
+}
+
+std::size_t memory_count(test::Project& p) {
+  Envelope listed = p.query("memory", "list", R"({"limit":200})");
+  return listed.data.is_array() ? listed.data.size() : 0;
+}
+
+bool said(const Envelope& e, std::string_view text) {
+  return std::ranges::any_of(e.warnings, [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("issue 50: the original's brain.db comes as memory, with its provenance; handoffs bring their next action",
+          "[import][original][memory][issue50]") {
+  test::Project p;
+  const fs::path dir = write_brain_store(p.dir());
+  const std::string before = sha256_hex(bytes_of(dir / "brain.db"));
+  Envelope imported = must(import(p, from("old/.cleo")));
+  const json::Value& data = imported.data;
+  CHECK(data["imported"] == json::Value(3));
+  CHECK(data["memory"]["added"] == json::Value(5));
+  CHECK(data["memory"]["kinds"] == test::parse_json(R"({"decision":2,"learning":1,"pattern":1,"observation":1})"));
+  CHECK(memory_count(p) == 5);
+
+  // A decision: its text the title, rationale, alternatives and outcome the body, where it came from last;
+  // its task the source, its epic and linked tasks the scope.
+  json::Value decision = memory_entry(p, "M001");
+  CHECK(decision["kind"] == json::Value("decision"));
+  CHECK(decision["title"] == json::Value("Keep sessions in SQLite"));
+  CHECK(decision["body"] == json::Value("One file to back up and no server to run\n\nAlternatives: PostgreSQL; JSON "
+                                        "files\n\nOutcome: success\n\nFrom the original CLEO: brain_decisions D001 "
+                                        "(architecture; confidence high), 2025-03-04 10:00:00."));
+  CHECK(decision["status"] == json::Value("active"));
+  CHECK(decision["source"]["task"] == json::Value("T002"));
+  CHECK(decision["epic"] == json::Value("T001"));
+  CHECK(decision["tasks"] == test::parse_json(R"(["T003"])"));
+  // A decision longer than a title: cut there, whole in the body.
+  json::Value long_one = memory_entry(p, "M002");
+  CHECK(utf8_length(long_one["title"].as_string()) == 200);
+  CHECK(long_one["title"].as_string().ends_with("…"));
+  CHECK(long_one["body"].as_string().starts_with("Refresh tokens rotate on every use, and a refresh token"));
+  CHECK(long_one["body"].as_string().find("by someone other than the client that first received it\n\n") != std::string::npos);
+  json::Value learning = memory_entry(p, "M003");
+  CHECK(learning["kind"] == json::Value("learning"));
+  CHECK(learning["confidence"] == json::Value(0.8));
+  CHECK(learning["body"].as_string().find("Apply: Allow thirty seconds of skew") == 0);
+  json::Value pattern = memory_entry(p, "M004");
+  CHECK(pattern["kind"] == json::Value("pattern"));
+  CHECK(pattern["body"].as_string().find("Seen: 3 times, success rate 0.9") != std::string::npos);
+  CHECK(pattern["body"].as_string().find("Mitigation: Run the migration test first") != std::string::npos);
+  json::Value observation = memory_entry(p, "M005");
+  CHECK(observation["kind"] == json::Value("observation"));
+  CHECK(observation["files"] == test::parse_json(R"(["src/login.tsx"])"));
+  CHECK(observation["tasks"] == test::parse_json(R"(["T002"])"));
+  CHECK(observation["body"].as_string().find("- blur fires twice\n- only in Firefox") != std::string::npos);
+  CHECK(observation["body"].as_string().ends_with("(discovery), 2025-03-04 15:00:00; session ses_1772701200000a1b2c3."));
+
+  // Where each column went, and what has no place here — with counts, as for the other stores.
+  CHECK(data["mapped"]["brain_decisions.context_task_id"] == json::Value("memory decision: source task (taskId)"));
+  CHECK(data["mapped"]["brain_memory_links"] == json::Value("memory scope: tasks"));
+  CHECK(data["unmapped"]["brain_sticky_notes"] == json::Value(2));
+  CHECK(data["unmapped"]["brain_page_nodes"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_decisions.context_phase"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_learnings.applicable_types_json"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_observations.files_read_json"] == json::Value(1));
+  CHECK_FALSE(data["unmapped"].contains("brain_schema_meta"));
+  CHECK_FALSE(data["unmapped"].contains("brain_observations.content_hash"));  // derived
+
+  // Sessions: the handoff's next action and note (also inside a debrief); what it computed, counted.
+  json::Value shipped = must(p.query("session", "show", R"({"id":"ses_1772701200000a1b2c3"})")).data;
+  CHECK(shipped["nextAction"] == json::Value("wire the token refresh next"));
+  CHECK(shipped["notes"] == json::Value("login form shipped"));
+  json::Value spike = must(p.query("session", "show", R"({"id":"ses_1772787600000d4e5f6"})")).data;
+  CHECK(spike["nextAction"] == json::Value("measure the clock skew"));
+  CHECK(data["mapped"]["sessions.handoff_json.nextAction"] == json::Value("nextAction"));
+  CHECK(data["unmapped"]["sessions.handoff_json.nextSuggested"] == json::Value(1));
+  CHECK(data["unmapped"]["sessions.debrief_json.decisions"] == json::Value(1));
+  CHECK_FALSE(data["unmapped"].contains("sessions.debrief_json.handoff"));
+
+  // One audit row, the user's file as it was, and undo takes the memory back with the rest.
+  CHECK(sha256_hex(bytes_of(dir / "brain.db")) == before);
+  CHECK(test::as_report(p.query("validate", "schema")).data["valid"] == json::Value(true));
+  Envelope undone = must(p.mutate("tasks", "undo"));
+  CHECK(undone.data["operation"] == json::Value("tasks.import"));
+  CHECK(task_count(p) == 0);
+  Envelope active = p.query("memory", "list", R"({"status":["active","proposed"]})");
+  CHECK((active.data.is_array() ? active.data.size() : 0) == 0);
+  CHECK(memory_entry(p, "M001")["status"] == json::Value("retracted"));
+  CHECK(said(undone, "M001, the decision seq"));
+}
+
+TEST_CASE("issue 50: imported memory passes memory.observe's checks for the same caller; nothing is overwritten",
+          "[import][original][memory][issue50]") {
+  test::Project p;
+  const std::string config_before = bytes_of(p.dir() / ".cleo" / "config.json");
+  auto nothing_in = [&] {
+    nothing_imported(p, config_before);
+    CHECK(memory_count(p) == 0);
+  };
+
+  SECTION("text rules: a control character refuses the import, naming the entry; skipInvalid leaves it out") {
+    write_brain_store(p.dir(), replaced(kBrainDb2026_3, "Token refresh needs", "Token \xE2\x80\xAE refresh needs"));
+    Envelope refused = import(p, from("old/.cleo"));
+    REQUIRE_FALSE(refused.success);
+    CHECK(code_of(refused) == "E_VALIDATION");
+    CHECK(refused.error->message.find("memory: 1 of 5 entries are invalid; first: memory[2] (brain_learnings L001) title") == 0);
+    CHECK(refused.error->message.find("U+202E") != std::string::npos);
+    nothing_in();
+    json::Value params = from("old/.cleo");
+    params.set("skipInvalid", true);
+    Envelope skipped = must(import(p, params));
+    CHECK(skipped.data["memory"]["added"] == json::Value(4));
+    CHECK(skipped.data["skipped"].dump().find("brain_learnings L001") != std::string::npos);
+  }
+  SECTION("lengths: a body over memory.observe's limit is refused") {
+    write_brain_store(p.dir(), replaced(kBrainDb2026_3, "'The usual advice for public clients'", "'" + std::string(4100, 'x') + "'"));
+    Envelope refused = import(p, from("old/.cleo"));
+    REQUIRE_FALSE(refused.success);
+    CHECK(refused.error->message.find("(brain_decisions D002) body: must be at most 4000 characters") != std::string::npos);
+    nothing_in();
+  }
+  SECTION("scope paths: one outside the project is refused; skipInvalid drops it, saying so") {
+    write_brain_store(p.dir(), replaced(kBrainDb2026_3, R"('["src/login.tsx"]', 'session-)", R"('["/etc/passwd","src/login.tsx"]', 'session-)"));
+    Envelope refused = import(p, from("old/.cleo"));
+    REQUIRE_FALSE(refused.success);
+    CHECK(refused.error->message.find("or files outside the project") != std::string::npos);
+    CHECK(refused.error->details["references"].dump().find("/etc/passwd") != std::string::npos);
+    nothing_in();
+    json::Value params = from("old/.cleo");
+    params.set("skipInvalid", true);
+    Envelope skipped = must(import(p, params));
+    CHECK(memory_entry(p, "M005")["files"] == test::parse_json(R"(["src/login.tsx"])"));
+    CHECK(said(skipped, "files /etc/passwd is outside the project; dropped"));
+  }
+  SECTION("an absolute path inside the project is made relative") {
+    write_brain_store(p.dir(), replaced(kBrainDb2026_3, R"('["src/login.tsx"]', 'session-)",
+                                         "'[\"" + (p.dir() / "src" / "login.tsx").string() + "\"]', 'session-"));
+    must(import(p, from("old/.cleo")));
+    CHECK(memory_entry(p, "M005")["files"] == test::parse_json(R"(["src/login.tsx"])"));
+  }
+  SECTION("an agent never verifies: a kind people govern is proposed, the original's verification is not carried") {
+    must(p.mutate_as_person("system", "config.set", R"({"key":"memory.verifyKinds","value":"[\"decision\"]"})"));
+    write_brain_store(p.dir());
+    Envelope imported = must(import(p, from("old/.cleo")));
+    CHECK(imported.data["memory"]["proposed"] == test::parse_json(R"(["M001","M002"])"));
+    CHECK(memory_entry(p, "M001")["status"] == json::Value("proposed"));
+    CHECK_FALSE(memory_entry(p, "M001").contains("verifiedBy"));
+    CHECK(memory_entry(p, "M003")["status"] == json::Value("active"));
+    CHECK(said(imported, "2 memory entries are proposed"));
+  }
+  SECTION("entries here are never overwritten: their ids stay, the same entry is not added twice") {
+    // The learning exactly as the import makes it, recorded here first; and an entry of this project's own.
+    must(p.mutate("memory", "observe", R"({"kind":"learning","title":"Token refresh needs a clock skew margin",
+        "body":"Apply: Allow thirty seconds of skew\n\nSource: debugging the refresh spike\n\nFrom the original CLEO: brain_learnings L001 (actionable), 2025-03-05 12:00:00."})"));
+    must(p.mutate("memory", "observe", R"({"kind":"convention","title":"Tests run in a temp HOME"})"));
+    // The pattern nearly as the import makes it (another day): a near repeat, which memory.observe
+    // leaves out unless forced.
+    must(p.mutate("memory", "observe", R"({"kind":"pattern","title":"Write the migration before the handler",
+        "body":"Schema changes of the store\n\nAnti-pattern: Handlers that assume columns not there yet\n\nMitigation: Run the migration test first\n\nExamples: T002\n\nSeen: 3 times, success rate 0.9\n\nFrom the original CLEO: brain_patterns P001 (workflow; impact high), 2025-03-07 09:00:00."})"));
+    const json::Value own = memory_entry(p, "M002");
+    write_brain_store(p.dir());
+    Envelope imported = must(import(p, from("old/.cleo")));
+    CHECK(imported.data["memory"]["added"] == json::Value(3));
+    CHECK(imported.data["memory"]["held"] == test::parse_json(R"([{"from":"brain_learnings L001","id":"M001"}])"));
+    CHECK(imported.data["memory"]["similar"] == test::parse_json(R"([{"from":"brain_patterns P001","ids":["M003"]}])"));
+    CHECK(said(imported, "1 memory entry of the original nearly repeat"));
+    CHECK(memory_count(p) == 6);
+    CHECK(memory_entry(p, "M002") == own);
+    CHECK(memory_entry(p, "M004")["title"] == json::Value("Keep sessions in SQLite"));
+  }
+}
+
+TEST_CASE("issue 50: cleo.db's brain_ tables on the original's main branch; what it invalidated stays behind",
+          "[import][original][memory][issue50]") {
+  test::Project p;
+  const fs::path dir = p.dir() / "old" / ".cleo";
+  // The brain's tables as cleo.db holds them (packages/core/src/store/schema/memory-schema.ts at
+  // v2026.6: the first columns, then the governance and bitemporal ones).
+  write_db(dir / "cleo.db", R"(
+    CREATE TABLE tasks_tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL, priority TEXT NOT NULL,
+      type TEXT, parent_id TEXT, created_at TEXT NOT NULL);
+    CREATE TABLE brain_decisions (id text PRIMARY KEY, type text NOT NULL, decision text NOT NULL, rationale text NOT NULL,
+      confidence text NOT NULL, outcome text, alternatives_json text, context_epic_id text, context_task_id text,
+      context_phase text, quality_score real, created_at text DEFAULT (datetime('now')) NOT NULL, updated_at text,
+      memory_tier text DEFAULT 'medium', memory_type text DEFAULT 'semantic', verified integer DEFAULT false NOT NULL,
+      valid_at text DEFAULT (datetime('now')) NOT NULL, invalid_at text, expired_at text, network text DEFAULT 'bank',
+      source_confidence text DEFAULT 'agent', citation_count integer DEFAULT 0 NOT NULL, tier_promoted_at text,
+      tier_promotion_reason text, content_hash text, provenance_class text DEFAULT 'swept-clean',
+      peer_id text DEFAULT 'global' NOT NULL, peer_scope text DEFAULT 'project' NOT NULL, adr_number integer UNIQUE,
+      adr_path text, supersedes text, superseded_by text, confirmation_state text DEFAULT 'proposed' NOT NULL,
+      decided_by text DEFAULT 'agent' NOT NULL, validator_run_at integer,
+      decision_category text DEFAULT 'architectural' NOT NULL);
+    CREATE TABLE brain_observations (id text PRIMARY KEY, type text NOT NULL, title text NOT NULL, subtitle text,
+      narrative text, facts_json text, concepts_json text, project text, files_read_json text, files_modified_json text,
+      source_session_id text, source_type text DEFAULT 'agent' NOT NULL, agent text, content_hash text,
+      discovery_tokens integer, quality_score real, created_at text DEFAULT (datetime('now')) NOT NULL, updated_at text,
+      memory_tier text DEFAULT 'short', memory_type text DEFAULT 'episodic', verified integer DEFAULT false NOT NULL,
+      valid_at text DEFAULT (datetime('now')) NOT NULL, invalid_at text, expired_at text, network text DEFAULT 'observation',
+      peer_id text DEFAULT 'global' NOT NULL, peer_scope text DEFAULT 'project' NOT NULL);
+    CREATE TABLE brain_attention (id text PRIMARY KEY, scope_kind text NOT NULL, content text NOT NULL);
+    CREATE TABLE nexus_nodes (id TEXT PRIMARY KEY, label TEXT);
+    INSERT INTO tasks_tasks VALUES ('T010', 'A saga of work', 'pending', 'high', 'epic', NULL, '2025-06-01T09:00:00Z');
+    INSERT INTO brain_decisions (id, type, decision, rationale, confidence, context_epic_id, created_at, verified,
+                                 confirmation_state, decided_by, adr_number, superseded_by)
+      VALUES ('D-1', 'architecture', 'One store per project', 'Agents share it', 'high', 'T010', '2025-06-01 10:00:00', 1,
+              'accepted', 'owner', 12, NULL),
+             ('D-0', 'architecture', 'A store per agent', 'Isolation', 'low', NULL, '2025-05-01 10:00:00', 0, 'superseded',
+              'agent', NULL, 'D-1');
+    INSERT INTO brain_observations (id, type, title, narrative, agent, created_at, invalid_at)
+      VALUES ('O-1', 'bugfix', 'The saga view lost its filter', 'Fixed by keeping it in the URL', 'sonnet-2',
+              '2025-06-02 10:00:00', NULL),
+             ('O-2', 'change', 'The cache is warm at start', 'No longer true', 'sonnet-2', '2025-06-02 11:00:00',
+              '2025-06-10 00:00:00');
+    INSERT INTO brain_attention VALUES ('a1', 'task', 'looking at T010');
+    INSERT INTO nexus_nodes VALUES ('n1', 'symbol');
+  )");
+  // The brain.db the original moved into cleo.db: its copy, not read.
+  write_db(dir / "brain.db", std::string(kBrainDb2026_3));
+  Envelope imported = must(import(p, from("old/.cleo")));
+  const json::Value& data = imported.data;
+  CHECK(data["memory"]["added"] == json::Value(2));
+  json::Value decision = memory_entry(p, "M001");
+  CHECK(decision["title"] == json::Value("One store per project"));
+  CHECK(decision["epic"] == json::Value("T010"));
+  CHECK_FALSE(decision.contains("verifiedBy"));  // the original's verification is not carried
+  CHECK(memory_entry(p, "M002")["body"].as_string().ends_with("(bugfix), 2025-06-02 10:00:00; agent sonnet-2."));
+  CHECK(memory_count(p) == 2);
+  CHECK(data["unmapped"]["brain_decisions (invalidated or superseded there)"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_observations (invalidated or superseded there)"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_decisions.verified"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_decisions.confirmation_state"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_decisions.decided_by"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_decisions.adr_number"] == json::Value(1));
+  CHECK(data["unmapped"]["brain_attention"] == json::Value(1));
+  CHECK_FALSE(data["unmapped"].contains("nexus_nodes"));
+  CHECK(said(imported, "brain.db beside cleo.db was not read"));
+  CHECK(said(imported, "1 table(s) of cleo.db outside the tasks domain"));
 }

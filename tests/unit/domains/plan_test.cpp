@@ -257,7 +257,7 @@ TEST_CASE("plans: what does not apply is not staged; conflicts rebase cannot tak
   must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title"})"));
   Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
   CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
-  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"(["T001"])"));
+  CHECK(conflict.error->details["conflicts"].as_array().front()["field"] == json::Value("title"));
   Envelope forced = must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
   REQUIRE_FALSE(forced.warnings.empty());
   must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
@@ -279,4 +279,188 @@ TEST_CASE("plans: what does not apply is not staged; conflicts rebase cannot tak
   CHECK(at(shown.data, 0)["outcome"]["reason"] == json::Value("not needed"));
   (void)id;
   (void)other;
+}
+
+// --- issue 50: one limit per concept, placeholders in task ids only, conflicts per field ---------
+
+namespace {
+
+/// `count` ops of tasks.add, each a task of its own, as a JSON array's items.
+std::string many_adds(int count, std::string_view prefix) {
+  std::string ops;
+  for (int i = 0; i < count; ++i)
+    ops += std::string(i ? "," : "") + R"({"operation":"tasks.add","params":{"title":")" + std::string(prefix) + " " +
+           std::to_string(i + 1) + R"("}})";
+  return ops;
+}
+
+/// Stored plan `number`'s column `column` set behind the store's back (a plan staged by an older ct).
+void set_plan_column(test::Project& p, int number, std::string_view column, std::string_view json) {
+  test::run_sql(p.dir() / ".cleo" / "tasks.db", "UPDATE plans SET " + std::string(column) + " = '" + std::string(json) +
+                                                    "' WHERE num = " + std::to_string(number));
+}
+
+}  // namespace
+
+TEST_CASE("issue 50: a plan of more ops than one call sends is diffed, extended, rebased and committed",
+          "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Existing work"})");
+  begin_plan(p, R"({"label":"a big decomposition"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[)" + many_adds(500, "Step") + "]}"));
+  Envelope grown = must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[)" + many_adds(100, "More") + "]}"));
+  CHECK(grown.data["ops"] == json::Value(600));
+  // Read back under the plan's own limit, not a call's: every operation on it still works.
+  Envelope diff = must(p.query("plan", "diff", R"({"plans":["PL001"]})"));
+  CHECK_FALSE(at(diff.data, 0).contains("error"));
+  CHECK(at(diff.data, 0)["adds"] == json::Value(600));
+  Envelope more = must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"$600","priority":"high"}}]})"));
+  CHECK(more.data["ops"] == json::Value(601));
+  CHECK(p.mutate("plan", "rebase", R"({"plan":"PL001"})").note == ErrorCode::NoChange);
+  Envelope committed = must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  REQUIRE(committed.data["ids"].size() == 601);
+  CHECK(must(p.query("tasks", "show", R"({"id":"T601"})")).data["priority"] == json::Value("high"));
+  // The plan's limit is checked where it is built: 2000 ops, each call at most 500.
+  begin_plan(p, R"({"label":"too big"})");
+  for (int call = 0; call < 4; ++call)
+    must(p.mutate("plan", "apply", R"({"plan":"PL002","ops":[)" + many_adds(500, "Bulk") + "]}"));
+  Envelope over = p.mutate("plan", "apply", R"({"plan":"PL002","ops":[)" + many_adds(1, "Extra") + "]}");
+  CHECK(code_of(over) == ErrorCode::Validation);
+  CHECK(over.error->details["max"] == json::Value(2000));
+  Envelope call_over = p.mutate("plan", "apply", R"({"plan":"PL002","ops":[)" + many_adds(501, "Extra") + "]}");
+  CHECK(code_of(call_over) == ErrorCode::Validation);
+  CHECK(call_over.error->details["max"] == json::Value(500));
+}
+
+TEST_CASE("issue 50: a plan that cannot be read answers why — rebase never calls it unchanged", "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Existing work"})");
+  begin_plan(p, R"({"label":"stale"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"T001","priority":"high"}}]})"));
+  // A plan holding an op this ct does not batch (as an older or newer ct might have left it).
+  set_plan_column(p, 1, "ops", R"([{"operation":"tasks.start","params":{"id":"T001"}}])");
+  Envelope rebased = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
+  REQUIRE_FALSE(rebased.success);
+  CHECK(code_of(rebased) == ErrorCode::InvalidParams);
+  CHECK(rebased.error->message.find("PL001 cannot be read") == 0);
+  CHECK(rebased.error->details["op"] == json::Value(1));
+  CHECK(code_of(p.mutate("plan", "commit", R"({"plan":"PL001"})")) == ErrorCode::InvalidParams);
+  // diff shows it with why, beside the others.
+  Envelope diff = must(p.query("plan", "diff", R"({"plans":["PL001"]})"));
+  CHECK(at(diff.data, 0)["error"]["code"] == json::Value("E_INVALID_PARAMS"));
+}
+
+TEST_CASE("issue 50: \"$N\" is a placeholder only in a task id param; anywhere else it is the text itself",
+          "[plan][batch][issue50]") {
+  test::Project p;
+  Envelope ran = must(p.mutate("tasks", "batch", R"({"ops":[
+      {"operation":"tasks.add","params":{"title":"Price list"}},
+      {"operation":"tasks.add","params":{"title":"Invoice","description":"$1","acceptance":["$1","costs $2"],
+                                         "depends":["$1"],"notes":"$3"}},
+      {"operation":"tasks.update","params":{"taskId":"$2","notes":"$2"}}]})"));
+  const json::Value invoice = must(p.query("tasks", "show", R"({"id":"T002"})")).data;
+  CHECK(invoice["description"] == json::Value("$1"));
+  CHECK(invoice["acceptance"] == test::parse_json(R"(["$1","costs $2"])"));
+  CHECK(invoice["depends"] == test::parse_json(R"(["T001"])"));
+  REQUIRE(invoice["notes"].size() == 2);
+  CHECK(invoice["notes"].as_array()[0]["text"] == json::Value("$3"));  // names no op: still not an error
+  CHECK(invoice["notes"].as_array()[1]["text"] == json::Value("$2"));
+  CHECK(at(ran.data["results"], 2)["id"] == json::Value("T002"));  // taskId, the original's name of id
+  // The audit row says what each placeholder became: only the ones that were placeholders.
+  Envelope log = must(p.query("system", "log", R"({"limit":1,"detail":"full"})"));
+  CHECK(at(log.data, 0)["params"]["placeholders"] == test::parse_json(R"({"$1":"T001","$2":"T002"})"));
+
+  // A plan stages and commits the same way.
+  begin_plan(p, R"({"label":"literal text"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.add","params":{"title":"Budget"}},
+      {"operation":"tasks.update","params":{"id":"T001","notes":"$1","depends":["$1"]}}]})"));
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value price = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(price["notes"].as_array().back()["text"] == json::Value("$1"));
+  CHECK(price["depends"] == test::parse_json(R"(["T003"])"));
+}
+
+TEST_CASE("issue 50: plan conflicts are per field — another field's change is taken in, not overwritten",
+          "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Shared","priority":"medium","labels":["one"]})");
+  begin_plan(p, R"({"label":"priorities"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[
+      {"operation":"tasks.update","params":{"id":"T001","priority":"high","notes":"the plan's note","labels":["two"]}}]})"));
+  // Another agent changes the title, adds a note and a label of its own.
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title","notes":"their note","labels":["three"]})"));
+  CHECK(code_of(p.mutate("plan", "commit", R"({"plan":"PL001"})")) == ErrorCode::ConcurrentModification);
+  Envelope rebased = must(p.mutate("plan", "rebase", R"({"plan":"PL001"})"));
+  CHECK(rebased.warnings.empty());
+  CHECK_FALSE(rebased.data.contains("overwrites"));
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(task["title"] == json::Value("Someone else's title"));
+  CHECK(task["priority"] == json::Value("high"));
+  CHECK(task["labels"] == test::parse_json(R"(["one","three","two"])"));
+  std::vector<std::string> notes;
+  for (const auto& note : task["notes"].as_array()) notes.push_back(note["text"].as_string());
+  CHECK(notes == std::vector<std::string>{"their note", "the plan's note"});
+}
+
+TEST_CASE("issue 50: a field both changed is a conflict with base, ours and theirs; force overwrites exactly it",
+          "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Shared","priority":"medium"})");
+  begin_plan(p, R"({"label":"retitle"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"T001","title":"Plan's title"}}]})"));
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title","priority":"low"})"));
+  Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
+  REQUIRE_FALSE(conflict.success);
+  CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
+  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"([{"id":"T001","field":"title","base":"Shared",
+      "ours":"Plan's title","theirs":"Someone else's title"}])"));
+  CHECK(conflict.error->message.find("T001.title") != std::string::npos);
+  CHECK(conflict.error->message.find("priority") == std::string::npos);
+  Envelope forced = must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
+  REQUIRE(forced.warnings.size() == 1);
+  CHECK(forced.warnings.front() == "forced: T001.title 'Someone else's title' overwritten with 'Plan's title'");
+  CHECK(forced.data["overwrites"].size() == 1);
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(task["title"] == json::Value("Plan's title"));
+  CHECK(task["priority"] == json::Value("low"));  // theirs: the plan never changed it, and force did not either
+}
+
+TEST_CASE("issue 50: a plan staged before per-field bases is still read, rebased and committed", "[plan][issue50]") {
+  test::Project p;
+  p.add(R"({"title":"Shared","priority":"medium"})");
+  p.add(R"({"title":"Untouched"})");
+  begin_plan(p, R"({"label":"old plan"})");
+  must(p.mutate("plan", "apply", R"({"plan":"PL001","ops":[{"operation":"tasks.update","params":{"id":"T001","priority":"high"}}]})"));
+  // The base an older ct stored: the versions of the tasks now and the ids its ops change, no fields.
+  auto store_legacy_base = [&] {
+    json::Value versions = json::Value::object();
+    for (std::string id : {"T001", "T002"})
+      versions.set(id, must(p.query("tasks", "show", R"({"id":")" + id + R"("})")).data["version"]);
+    json::Value base = json::Value::object();
+    base.set("versions", std::move(versions));
+    base.set("changes", test::parse_json(R"(["T001"])"));
+    set_plan_column(p, 1, "base", base.dump());
+  };
+  store_legacy_base();
+  must(p.mutate("tasks", "update", R"({"id":"T002","priority":"low"})"));  // moved, but the plan does not change it
+  Envelope taken_in = must(p.mutate("plan", "rebase", R"({"plan":"PL001"})"));
+  CHECK(taken_in.data["moved"].size() == 1);
+  // Its own task moved: nothing tells which field, so each field the plan changes there is named.
+  store_legacy_base();
+  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Someone else's title"})"));
+  Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
+  REQUIRE_FALSE(conflict.success);
+  CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
+  const json::Value& first = conflict.error->details["conflicts"].as_array().front();
+  CHECK(first["id"] == json::Value("T001"));
+  CHECK(first["field"] == json::Value("priority"));
+  CHECK_FALSE(first.contains("base"));
+  CHECK(conflict.error->message.find("a field without a base") != std::string::npos);
+  must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
+  must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
+  const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;
+  CHECK(task["priority"] == json::Value("high"));
+  CHECK(task["title"] == json::Value("Someone else's title"));
 }
