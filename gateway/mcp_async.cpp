@@ -83,6 +83,19 @@ std::string no_task(const std::string& id_json, const json::Value& params) {
                    data);
 }
 
+/// tasks/cancel of a task that had begun writing its changes, once it has ended (2025-11-25): the
+/// refusal any finished task gets, saying why it ran on and what it became.
+std::string too_late_to_cancel(const std::string& id_json, const TaskRunner::Snapshot& task) {
+  json::Value data = json::Value::object();
+  data.set("taskId", task.id);
+  data.set("status", std::string(wire_status(task, false)));
+  return rpc_error(id_json, RpcError::InvalidParams,
+                   "Invalid params: cannot cancel task " + task.id +
+                       ": it had begun writing its changes, so it ran to its end and is " +
+                       std::string(wire_status(task, false)) + " (tasks/result has its result)",
+                   data);
+}
+
 }  // namespace
 
 // ---- resource subscriptions ----------------------------------------------------------------
@@ -185,7 +198,7 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
 // ---- tasks -----------------------------------------------------------------------------------
 
 std::string Protocol::call_as_task(const json::Value& params, const std::string& id_json, Connection& connection,
-                                   Outcome& outcome, const std::string& owner, bool extension) const {
+                                   Router& router, Outcome& outcome, const std::string& owner, bool extension) const {
   auto refuse = [&](RpcError code, std::string message) {
     if (outcome.stateless) outcome.error_code = static_cast<int>(code);
     return rpc_error(id_json, code, message);
@@ -201,30 +214,43 @@ std::string Protocol::call_as_task(const json::Value& params, const std::string&
   std::string what = call.request ? "Running " + call.request->domain + "." + call.request->operation
                                   : std::string("Answering a malformed call");
   const bool stateless = outcome.stateless;
+  auto created = [&](const TaskRunner::Snapshot& task) {
+    std::string result;
+    json::Writer w(result);
+    w.begin_object();
+    if (extension) {
+      w.key("resultType").value("task");
+      write_task(w, task, true);
+    } else {
+      w.key("task").raw(task_object(task, false));
+    }
+    w.end_object();
+    if (extension) {
+      result.pop_back();
+      result += "," + server_meta_ + "}";
+    }
+    return rpc_result(id_json, result);
+  };
+  if (!long_call(params)) {
+    // Only the long calls run as tasks. 2025-11-25 lets a client ask a task of any cleo_mutate call,
+    // and a server that accepts one answers with its task: a call that is not long runs now, before
+    // the reply, and its task is already finished — its result what tasks/result answers, a cancel
+    // refused as for any finished task. Nothing is left running that a cancel could not stop.
+    Envelope envelope = call.refused ? std::move(*call.refused) : router.dispatch(*call.request);
+    if (envelope.rebind) connection.session = *envelope.rebind;
+    return created(services_.tasks->finished(owner, std::move(what), ttl,
+                                             tool_result(registry_, server_meta_, envelope, stateless), !envelope.success));
+  }
   // The work holds copies, never `this`: the runner's thread may still be answering when the
   // Protocol is gone (stdin closed while a task ran). The registry lives as long as the process.
   TaskRunner::Work work = [registry = &registry_, meta = server_meta_, request = call.request,
-                           refused = call.refused, stateless](Router& router) {
-    Envelope envelope = request ? router.dispatch(*request) : *refused;
+                           refused = call.refused, stateless](Router& task_router) {
+    Envelope envelope = request ? task_router.dispatch(*request) : *refused;
     return std::pair{tool_result(*registry, meta, envelope, stateless), !envelope.success};
   };
   auto started = services_.tasks->start(owner, std::move(what), ttl, std::move(work));
   if (!started) return refuse(RpcError::InvalidRequest, "Invalid Request: " + started.error().message);
-  std::string result;
-  json::Writer w(result);
-  w.begin_object();
-  if (extension) {
-    w.key("resultType").value("task");
-    write_task(w, *started, true);
-  } else {
-    w.key("task").raw(task_object(*started, false));
-  }
-  w.end_object();
-  if (extension) {
-    result.pop_back();
-    result += "," + server_meta_ + "}";
-  }
-  return rpc_result(id_json, result);
+  return created(*started);
 }
 
 std::optional<std::string> Protocol::task_method(const std::string& method, const json::Value& params,
@@ -302,7 +328,21 @@ std::optional<std::string> Protocol::task_method(const std::string& method, cons
       data.set("taskId", id);
       return refuse(RpcError::InvalidParams, "Invalid params: " + cancelled.error().message, data);
     }
+    // The extension acknowledges either way: tasks/get tells whether it was cancelled or ran on.
     if (extension) return complete("{}");
+    if (cancelled->status == TaskRunner::Status::Working) {
+      // Past its commit point (core/cancel.h) the call runs to its end: 2025-11-25 must not answer
+      // it cancelled. The answer comes once it has ended (a write transaction is short), as for
+      // any finished task: refused, naming what it became.
+      std::shared_ptr<Outbox> channel = late_channel(connection, outcome);
+      if (!channel) return refuse(RpcError::InternalError, "Internal error: this transport cannot answer later");
+      const bool closes = connection.streams_replies;
+      tasks.when_finished(owner, id, [channel, id_json, closes](const TaskRunner::Snapshot& finished) {
+        channel->send(too_late_to_cancel(id_json, finished));
+        if (closes) channel->close();
+      });
+      return std::string();  // answered later
+    }
     return rpc_result(id_json, task_object(*cancelled, false));
   }
   if (method == "tasks/result") {

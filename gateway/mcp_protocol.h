@@ -160,9 +160,13 @@ class Protocol {
   std::string unsubscribe(const json::Value& params, const std::string& id_json, Connection& connection) const;
   std::optional<std::string> listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
                                     Connection& base, Outcome& outcome) const;
-  // MCP tasks (gateway/mcp_async.cpp): the 2025-11-25 utility and the 2026-07-28 extension.
+  // MCP tasks (gateway/mcp_async.cpp): the 2025-11-25 utility and the 2026-07-28 extension. A call
+  // that is not long runs on `router` before the reply (its task already finished).
   std::string call_as_task(const json::Value& params, const std::string& id_json, Connection& connection,
-                           Outcome& outcome, const std::string& owner, bool extension) const;
+                           Router& router, Outcome& outcome, const std::string& owner, bool extension) const;
+  /// Whether the tools/call `params` name a long call (OperationSpec::runs_long, with its tool and
+  /// params; under our name or the original CLEO's): only those run as MCP tasks.
+  bool long_call(const json::Value& params) const;
   std::optional<std::string> task_method(const std::string& method, const json::Value& params,
                                          const std::string& id_json, Connection& connection, Outcome& outcome,
                                          bool extension) const;
