@@ -100,31 +100,50 @@ std::string too_late_to_cancel(const std::string& id_json, const TaskRunner::Sna
 
 // ---- resource subscriptions ----------------------------------------------------------------
 
+namespace {
+
+/// The JSON-RPC error of a subscription the watch refused for a limit.
+std::string limit_reply(const std::string& id_json, const std::string& uri, const ResourceWatch::Subscribed& refused,
+                        Outcome& outcome) {
+  json::Value data = json::Value::object();
+  data.set("uri", uri);
+  data.set("limit", static_cast<std::int64_t>(refused.limit));
+  const bool client = refused.outcome == ResourceWatch::Outcome::ClientLimit;
+  const RpcError code = client ? RpcError::InvalidParams : RpcError::InternalError;
+  if (outcome.stateless) outcome.error_code = static_cast<int>(code);
+  return rpc_error(id_json, code,
+                   client ? "Invalid params: this client watches as many resources as one may (" +
+                                std::to_string(refused.limit) + "); resources/unsubscribe from one first"
+                          : "Internal error: the server watches resources for as many subscribers as it serves (" +
+                                std::to_string(refused.limit) + "); try again later",
+                   data);
+}
+
+}  // namespace
+
 std::string Protocol::subscribe(const json::Value& params, const std::string& id_json, Connection& connection,
-                                Outcome& outcome) const {
-  (void)outcome;
+                                Router& router, Outcome& outcome) const {
   const json::Value& uri = params["uri"];
   if (!uri.is_string()) return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: uri (string) is required");
   PrimitiveAnswer refusal;
-  auto canonical = subscribable_uri(uri.as_string(), refusal);
+  auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router,
+                                             {.session = connection.session, .agent = connection.client_name}, refusal);
   if (!canonical) return error_reply(id_json, refusal);
   if (!connection.outbox)
     return rpc_error(id_json, RpcError::InternalError, "Internal error: this transport cannot send notifications");
-  if (!connection.subscriber) {
-    connection.subscriber = services_.watch->add(connection.outbox);
-    if (!connection.subscriber)
-      return rpc_error(id_json, RpcError::InternalError,
-                       "Internal error: the server has as many subscribers as it serves; try again later");
+  ResourceWatch& watch = *services_.watch;
+  ResourceWatch::Subscribed subscribed{ResourceWatch::Outcome::NoSubscriber, 0};
+  // The connection's subscriber, made now if it has none — or none any more: the watch lets a
+  // subscriber that could be told nothing go when the server is full.
+  for (int attempt = 0; attempt < 2 && subscribed.outcome == ResourceWatch::Outcome::NoSubscriber; ++attempt) {
+    if (!connection.subscriber) connection.subscriber = watch.add(connection.outbox, std::nullopt, connection.task_owner);
+    if (!connection.subscriber) break;  // the server is stopping
+    subscribed = watch.subscribe(*connection.subscriber, *canonical);
+    if (subscribed.outcome == ResourceWatch::Outcome::NoSubscriber) connection.subscriber.reset();
   }
-  if (!services_.watch->subscribe(*connection.subscriber, *canonical)) {
-    json::Value data = json::Value::object();
-    data.set("uri", *canonical);
-    data.set("watched", static_cast<std::int64_t>(services_.watch->watched(*connection.subscriber)));
-    return rpc_error(id_json, RpcError::InvalidParams,
-                     "Invalid params: this connection watches as many resources as it may; resources/unsubscribe "
-                     "from one first",
-                     data);
-  }
+  if (subscribed.outcome == ResourceWatch::Outcome::NoSubscriber)
+    return rpc_error(id_json, RpcError::InternalError, "Internal error: the server is stopping");
+  if (!subscribed) return limit_reply(id_json, *canonical, subscribed, outcome);
   return rpc_result(id_json, "{}");
 }
 
@@ -139,7 +158,7 @@ std::string Protocol::unsubscribe(const json::Value& params, const std::string& 
 }
 
 std::optional<std::string> Protocol::listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
-                                            Connection& base, Outcome& outcome) const {
+                                            Connection& base, Router& router, Outcome& outcome) const {
   auto refuse = [&](RpcError code, std::string message, json::Value data = json::Value()) {
     outcome.error_code = static_cast<int>(code);
     return rpc_error(id_json, code, message, data);
@@ -156,26 +175,45 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
   const json::Value& resources = wanted["resourceSubscriptions"];
   if (!resources.is_null() && !resources.is_array())
     return refuse(RpcError::InvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of URIs");
-  // What is honoured: task and epic resources (the rest of the filter is not: no list here ever
-  // changes while the server runs, and task status notifications are not sent — poll tasks/get).
+  // What is honoured: task and epic resources that exist (the rest of the filter is not: no list
+  // here ever changes while the server runs, and task status notifications are not sent — poll
+  // tasks/get). No more are read than one client may watch.
+  ResourceWatch& watch = *services_.watch;
   std::vector<std::string> uris;
   if (resources.is_array())
     for (const auto& uri : resources.as_array()) {
+      if (uris.size() >= watch.options().max_per_client) break;
       PrimitiveAnswer refusal;
       if (!uri.is_string()) continue;
-      auto canonical = subscribable_uri(uri.as_string(), refusal);
+      auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router, {}, refusal);
       if (canonical && std::find(uris.begin(), uris.end(), *canonical) == uris.end()) uris.push_back(*canonical);
     }
   std::shared_ptr<Outbox> channel = late_channel(base, outcome);
   if (!channel) return refuse(RpcError::InternalError, "Internal error: this transport cannot send notifications");
-  auto subscriber = services_.watch->add(channel, id_json);
+  // Its client: the stdio process it was sent on (whose resources/subscribe counts too); over
+  // HTTP, where the stateless revision has no session, the stream itself.
+  auto subscriber = watch.add(channel, id_json, base.task_owner);
   if (!subscriber) {
     outcome.stream.reset();
-    return refuse(RpcError::InternalError, "Internal error: the server has as many subscribers as it serves; try later");
+    return refuse(RpcError::InternalError, "Internal error: the server is stopping");
   }
   std::vector<std::string> honoured;
-  for (const auto& uri : uris)
-    if (services_.watch->subscribe(*subscriber, uri)) honoured.push_back(uri);
+  std::optional<ResourceWatch::Subscribed> limited;
+  for (const auto& uri : uris) {
+    auto subscribed = watch.subscribe(*subscriber, uri);
+    if (subscribed) {
+      honoured.push_back(uri);
+    } else {
+      limited = subscribed;
+      break;
+    }
+  }
+  if (honoured.empty()) watch.remove(*subscriber);
+  if (honoured.empty() && limited) {
+    // Nothing could be watched for a limit: the clear error, rather than a stream that carries nothing.
+    outcome.stream.reset();
+    return limit_reply(id_json, uris.front(), *limited, outcome);
+  }
   // The acknowledgment is the first message of the subscription: it was added with nothing
   // watched, and what it watches changes nothing before the watcher's next read.
   std::string ack;
@@ -191,6 +229,12 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
   }
   w.end_object().end_object().end_object();
   channel->send(ack);
+  if (honoured.empty()) {
+    // A stream that would carry nothing holds nothing open: it ends at once, gracefully.
+    channel->send(listen_end(id_json));
+    if (base.streams_replies) channel->close();
+    return std::nullopt;
+  }
   if (!base.streams_replies) base.listens[id_json] = *subscriber;  // stdio: notifications/cancelled ends it
   return std::nullopt;  // no reply: the stream stays open until the client ends it
 }

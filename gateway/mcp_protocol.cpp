@@ -366,7 +366,7 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     return call_tool(params, id_json, connection, router, outcome);
   }
   if (is_primitive_method(name)) return answer(name, params, id_json, connection, router, outcome);
-  if (name == "resources/subscribe" && services_.watch) return subscribe(params, id_json, connection, outcome);
+  if (name == "resources/subscribe" && services_.watch) return subscribe(params, id_json, connection, router, outcome);
   if (name == "resources/unsubscribe" && services_.watch) return unsubscribe(params, id_json, connection);
   if (name.starts_with("tasks/") && name != "tasks/update" && services_.tasks && connection.protocol_version == "2025-11-25")
     if (auto reply = task_method(name, params, id_json, connection, outcome, false); reply)
@@ -450,7 +450,7 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   }
   if (is_primitive_method(method)) return answer(method, params, id_json, connection, router, outcome);
   if (method == "subscriptions/listen" && services_.watch) {
-    auto reply = listen(params, id_json, meta->tasks, base, outcome);
+    auto reply = listen(params, id_json, meta->tasks, base, router, outcome);
     return reply ? *reply : std::string();
   }
   if ((method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && services_.tasks) {

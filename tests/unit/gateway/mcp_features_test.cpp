@@ -310,6 +310,64 @@ TEST_CASE("mcp: a task still running when its Protocol is gone finishes without 
 
 // ---- issue 50 ------------------------------------------------------------------------------
 
+TEST_CASE("mcp: a subscription to a resource that does not exist is refused, naming its URI (issue 50)",
+          "[mcp][features][subscriptions]") {
+  Fixture f;
+  f.project.add(R"({"title":"Billing","type":"epic"})");  // T001
+  f.initialize("2025-11-25");
+  for (std::string uri : {"cleo://task/T404", "cleo://epic/T404"}) {
+    auto refused = *f.send("resources/subscribe", R"({"uri":")" + uri + "\"}");
+    INFO(refused.dump());
+    CHECK(refused["error"]["code"].as_int() == -32602);  // as resources/read answers it (SEP-2164)
+    CHECK(refused["error"]["message"].as_string().starts_with("Resource not found"));
+    CHECK(refused["error"]["data"]["uri"].as_string() == uri);
+    CHECK(refused["error"]["data"]["error"]["code"].as_string() == "E_NOT_FOUND");
+  }
+  CHECK(f.watch.subscribers() == 0);  // a refusal holds no slot
+  CHECK((*f.send("resources/subscribe", R"({"uri":"cleo://epic/T001"})"))["result"] == json::Value::object());
+
+  // 2026-07-28: listen honours only what exists; a stream that would carry nothing ends at once,
+  // with the reply that ends a listen (it holds nothing open).
+  std::string body = std::string(kMeta) + R"(,"notifications":{"resourceSubscriptions":["cleo://task/T404"]})";
+  CHECK_FALSE(f.send("subscriptions/listen", "{" + body + "}", "43"));
+  auto messages = f.outbox->messages();
+  REQUIRE(messages.size() == 2);
+  CHECK(messages[0]["method"].as_string() == "notifications/subscriptions/acknowledged");
+  CHECK(messages[0]["params"]["notifications"] == json::Value::object());
+  CHECK(messages[1]["id"].as_int() == 43);
+  CHECK(messages[1]["result"]["resultType"].as_string() == "complete");
+  CHECK(f.watch.subscribers() == 1);  // the handshake connection's, alone
+}
+
+TEST_CASE("mcp: a client watches at most its share, however many subscriptions it opens (issue 50)",
+          "[mcp][features][subscriptions]") {
+  Fixture f;
+  std::string ops = "[";
+  for (int i = 0; i < 101; ++i) ops += std::string(i ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Task )" + std::to_string(i) + "\"}}";
+  REQUIRE(f.project.mutate("tasks", "batch", R"({"ops":)" + ops + "]}").success);
+  f.initialize("2025-11-25");
+  auto uri = [](int n) {
+    std::string id = std::to_string(n);
+    return "cleo://task/T" + std::string(id.size() < 3 ? 3 - id.size() : 0, '0') + id;
+  };
+  for (int n = 1; n <= 100; ++n) REQUIRE((*f.send("resources/subscribe", R"({"uri":")" + uri(n) + "\"}"))["result"].is_object());
+  auto full = *f.send("resources/subscribe", R"({"uri":")" + uri(101) + "\"}");
+  INFO(full.dump());
+  CHECK(full["error"]["code"].as_int() == -32602);
+  CHECK(full["error"]["message"].as_string().find("100") != std::string::npos);
+  CHECK(full["error"]["data"]["uri"].as_string() == uri(101));
+  // The same client (this stdio connection) opening a listen stream gets no more than its share:
+  // refused with the same clear error, no stream left open.
+  std::string body = std::string(kMeta) + R"(,"notifications":{"resourceSubscriptions":[")" + uri(101) + R"("]})";
+  auto refused = f.send("subscriptions/listen", "{" + body + "}", "44");
+  REQUIRE(refused);
+  CHECK((*refused)["error"]["code"].as_int() == -32602);
+  CHECK(f.watch.subscribers() == 1);
+  // Unsubscribing makes room.
+  REQUIRE((*f.send("resources/unsubscribe", R"({"uri":")" + uri(1) + "\"}"))["result"].is_object());
+  CHECK((*f.send("resources/subscribe", R"({"uri":")" + uri(101) + "\"}"))["result"].is_object());
+}
+
 TEST_CASE("mcp: 2025-11-25: a quick call asked as a task runs at once, and a cancel never says it stopped what "
           "was stored (issue 50)",
           "[mcp][features][tasks]") {
