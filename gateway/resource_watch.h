@@ -15,9 +15,9 @@
 // Limits: a client — a stdio process, an HTTP session (its resources/subscribe and, on stdio, its
 // listen streams together), or a listen stream of the stateless revision over HTTP, which belongs
 // to no session — watches at most max_per_client resources; at most max_subscribers subscribers
-// watch something at once. A subscriber that watches nothing holds no slot, and one that has had
-// nowhere to be told for unreachable_grace (an HTTP session without its GET stream) gives its slot
-// up to another when the server is full.
+// watch something at once. A subscriber that watches nothing holds no slot, and one that has
+// nowhere to be told (an HTTP session without its GET stream) gives its slot up to another when the
+// server is full, once unreachable_grace has passed since it was added.
 #pragma once
 
 #include <atomic>
@@ -50,7 +50,7 @@ class ResourceWatch {
     std::chrono::milliseconds heartbeat{15000};   // each subscriber's outbox is shown life this often
     std::size_t max_per_client = 100;             // resources one client may watch, over all its subscribers
     std::size_t max_subscribers = 1024;           // subscribers watching something at once
-    std::chrono::milliseconds unreachable_grace{30000};  // unreachable this long: its slot may go to another
+    std::chrono::milliseconds unreachable_grace{30000};  // after this, one that cannot be told may lose its slot
   };
   using Id = std::uint64_t;
 
@@ -114,8 +114,8 @@ class ResourceWatch {
   void keep_alive();
   void remove_locked(std::map<Id, Subscriber>::iterator it);
   void forget_locked(Id id, Subscriber& subscriber, std::string_view uri);
-  /// Removes a subscriber that watches something but has had nowhere to be told for the grace;
-  /// false when there is none.
+  /// Removes a subscriber (not `keep`) that watches something but has nowhere to be told, added
+  /// unreachable_grace ago or more; false when there is none.
   bool evict_unreachable_locked(Id keep);
 
   RouterFactory make_router_;
