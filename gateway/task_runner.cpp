@@ -235,7 +235,7 @@ Result<TaskRunner::Snapshot> TaskRunner::cancel(const std::string& owner, const 
     if (!entry->cancel->request_cancel()) return snapshot_of(*entry);
     entry->state.status = Status::Cancelled;
     entry->state.updated_at = clock_->now();
-    entry->state.message = "Cancelled before it changed anything (a program it was running is stopped)";
+    entry->state.message = "Cancelled before it committed any change (a program it was running is stopped)";
     waiters = std::move(entry->waiters);
     cancelled = entry->state;
   }

@@ -146,7 +146,7 @@ TEST_CASE("tasks: a cancel stops only what has not begun to write; past that poi
   auto cancelled = runner.cancel("s", early->id);
   REQUIRE(cancelled);
   CHECK(cancelled->status == TaskRunner::Status::Cancelled);
-  CHECK(cancelled->message.find("before it changed anything") != std::string::npos);
+  CHECK(cancelled->message.find("before it committed any change") != std::string::npos);
   release->store(true);
   REQUIRE(eventually([&] { return refused_commit->load(); }));
 
