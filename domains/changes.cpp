@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "domains/projection.h"
+#include "engines/store/task.h"
 
 namespace ct {
 namespace {
@@ -12,6 +13,14 @@ namespace {
 /// bounded time and says `more`.
 constexpr std::int64_t kBatch = 256;
 constexpr std::int64_t kMostScanned = 4096;
+
+/// Where a task was before a change took it from there: the parent a move (field "parent") or a
+/// deletion for good ("deleted": its whole record before) names; "" when none.
+std::string moved_from(const FieldChange& change) {
+  if (change.field == "parent") return change.before.string_or_empty();
+  if (change.field == "deleted") return change.before["parent"].string_or_empty();
+  return {};
+}
 
 }  // namespace
 
@@ -36,7 +45,7 @@ Result<ChangePage> read_changes(Context& context, std::int64_t since_seq, const 
           if (within && !within->contains(change.task_id)) continue;
           if (!seen.insert({change.task_id, change.field}).second) continue;
           rows.push_back({entry.seq, entry.at, change.task_id, change.field,
-                          !entry.agent.empty() ? entry.agent : entry.session});
+                          !entry.agent.empty() ? entry.agent : entry.session, moved_from(change)});
         }
       }
       if (!rows.empty() && std::ssize(page.rows) + std::ssize(rows) > limit && !page.rows.empty()) {
@@ -50,6 +59,26 @@ Result<ChangePage> read_changes(Context& context, std::int64_t since_seq, const 
   }
   page.more = true;
   return page;
+}
+
+Result<std::vector<std::string>> subtrees(Context& context, const std::vector<ChangeRow>& rows) {
+  std::set<std::string> touched;
+  std::vector<std::string> level;
+  auto take = [&](const std::string& id) {
+    // Rows name sessions too; only tasks have subtrees.
+    if (!id.empty() && parse_task_id(id) && touched.insert(id).second) level.push_back(id);
+  };
+  for (const auto& row : rows) {
+    take(row.id);
+    take(row.moved_from);
+  }
+  // One level of parents at a time: as many reads as the hierarchy is deep.
+  while (!level.empty()) {
+    CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(level));
+    level.clear();
+    for (const auto& task : tasks) take(task.parent);
+  }
+  return std::vector<std::string>(touched.begin(), touched.end());
 }
 
 json::Value change_json(const ChangeRow& row, bool with_time) {

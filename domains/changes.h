@@ -19,6 +19,9 @@ struct ChangeRow {
   std::string id;     // the task (or session) changed
   std::string field;  // "status", "notes", "created", …
   std::string who;    // the writer's agent, else its session ("" when neither)
+  /// A task that moved (field "parent") or was deleted for good ("deleted"): the parent it had
+  /// before ("" when none). Not on the wire: what subtrees() reads where the task was.
+  std::string moved_from;
 };
 
 struct ChangePage {
@@ -33,6 +36,12 @@ struct ChangePage {
 /// it stopped early.
 Result<ChangePage> read_changes(Context& context, std::int64_t since_seq, const std::set<std::string>* within,
                                 std::int64_t limit, const std::string& skip_session = "");
+
+/// The tasks whose subtree `rows` touched: each changed task, every ancestor it has now, and for
+/// a task that moved or was deleted, the parent it left and that parent's ancestors — what changed
+/// for a watcher of epics (gateway/resource_watch.h), read once for all the rows: a query per
+/// level of the hierarchy, however many epics are watched. Ids in order.
+Result<std::vector<std::string>> subtrees(Context& context, const std::vector<ChangeRow>& rows);
 
 /// {seq,id,field,who?,at?}: one row (`at` only `with_time`).
 json::Value change_json(const ChangeRow& row, bool with_time);

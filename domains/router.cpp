@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "core/cancel.h"
 #include "core/version.h"
 #include "core/json_parse.h"
 #include "core/log.h"
@@ -112,6 +113,14 @@ namespace {
 
 /// A repeat of a keyed mutation within this window returns the first reply.
 constexpr TimeMs kIdempotencyWindowMs = 24LL * 3600 * 1000;
+
+/// A call its owner cancelled before it reached its commit point (core/cancel.h): it stops there,
+/// having changed nothing.
+Error cancelled(const OperationSpec& spec) {
+  Error error(ErrorCode::General, spec.full_name() + " was cancelled before it changed anything");
+  error.fix = "call it again to run it";
+  return std::move(error).with_detail("cancelled", true);
+}
 
 bool worth_auditing_failure(ErrorCode code) {
   // Infrastructure failures cannot be written anyway (and would only add load to a busy store).
@@ -449,6 +458,8 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
 
 Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call& call, const Request& request,
                                  Context& context, const std::string& rule) {
+  // Keeping the proposal is the call's commit point (core/cancel.h).
+  if (!begin_commit()) return fail(cancelled(spec));
   // What it would change: the handler runs in a transaction that is rolled back (after its external
   // step, when that only checks). A call whose external step acts (a release pushes) or for several
   // tasks is previewed when it is approved.
@@ -609,6 +620,11 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
   if (context.store) {
     CT_TRY_ASSIGN(tx, begin(call, context, damaged_config));
   }
+  // The commit point (core/cancel.h): the write transaction has begun (or, on a damaged store, the
+  // handler is about to run without one). A call its owner cancelled before this point stops here,
+  // having changed nothing; from here on a call that writes runs to its end, and a cancel is
+  // refused. One that keeps nothing (a read, a dry run) marks no such point: it can always stop.
+  if (call.writes() ? !begin_commit() : cancel_requested()) return fail(cancelled(spec));
   CT_TRY_ASSIGN(std::optional<Envelope> replay, replayed(call, context));
   if (replay) return std::move(*replay);
   CT_TRY_ASSIGN(std::vector<std::string> session_warnings,

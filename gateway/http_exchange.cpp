@@ -428,11 +428,13 @@ HttpResponse HttpExchange::handle_get(const HttpRequest& request) {
   if (!session) return error_response(404, RpcError::InvalidRequest, "Session not found: start a new one with initialize");
   // One stream per session: a new GET replaces the one before (which ends). The session becomes a
   // subscriber of the watcher now, if it is not one yet: its stream is then shown life every 15 s
-  // (a peer that went away is found out), and what it subscribes to later is told on it.
+  // (a peer that went away is found out), and what it subscribes to later is told on it. Watching
+  // nothing yet, it holds none of the watcher's slots.
   auto stream = session->outbox->attach();
   if (ResourceWatch* watch = protocol_.services().watch) {
     std::lock_guard lock(session->mutex);
-    if (!session->connection.subscriber) session->connection.subscriber = watch->add(session->outbox);
+    if (!session->connection.subscriber)
+      session->connection.subscriber = watch->add(session->outbox, std::nullopt, session->connection.task_owner);
   }
   return event_stream_response(stream->stream());
 }

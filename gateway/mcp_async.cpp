@@ -83,35 +83,67 @@ std::string no_task(const std::string& id_json, const json::Value& params) {
                    data);
 }
 
+/// tasks/cancel of a task that had begun writing its changes, once it has ended (2025-11-25): the
+/// refusal any finished task gets, saying why it ran on and what it became.
+std::string too_late_to_cancel(const std::string& id_json, const TaskRunner::Snapshot& task) {
+  json::Value data = json::Value::object();
+  data.set("taskId", task.id);
+  data.set("status", std::string(wire_status(task, false)));
+  return rpc_error(id_json, RpcError::InvalidParams,
+                   "Invalid params: cannot cancel task " + task.id +
+                       ": it had begun writing its changes, so it ran to its end and is " +
+                       std::string(wire_status(task, false)) + " (tasks/result has its result)",
+                   data);
+}
+
 }  // namespace
 
 // ---- resource subscriptions ----------------------------------------------------------------
 
+namespace {
+
+/// The JSON-RPC error of a subscription the watch refused for a limit.
+std::string limit_reply(const std::string& id_json, const std::string& uri, const ResourceWatch::Subscribed& refused,
+                        Outcome& outcome) {
+  json::Value data = json::Value::object();
+  data.set("uri", uri);
+  data.set("limit", static_cast<std::int64_t>(refused.limit));
+  const bool client = refused.outcome == ResourceWatch::Outcome::ClientLimit;
+  const RpcError code = client ? RpcError::InvalidParams : RpcError::InternalError;
+  if (outcome.stateless) outcome.error_code = static_cast<int>(code);
+  return rpc_error(id_json, code,
+                   client ? "Invalid params: this client watches as many resources as one may (" +
+                                std::to_string(refused.limit) + "); resources/unsubscribe from one first"
+                          : "Internal error: the server watches resources for as many subscribers as it serves (" +
+                                std::to_string(refused.limit) + "); try again later",
+                   data);
+}
+
+}  // namespace
+
 std::string Protocol::subscribe(const json::Value& params, const std::string& id_json, Connection& connection,
-                                Outcome& outcome) const {
-  (void)outcome;
+                                Router& router, Outcome& outcome) const {
   const json::Value& uri = params["uri"];
   if (!uri.is_string()) return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: uri (string) is required");
   PrimitiveAnswer refusal;
-  auto canonical = subscribable_uri(uri.as_string(), refusal);
+  auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router,
+                                             {.session = connection.session, .agent = connection.client_name}, refusal);
   if (!canonical) return error_reply(id_json, refusal);
   if (!connection.outbox)
     return rpc_error(id_json, RpcError::InternalError, "Internal error: this transport cannot send notifications");
-  if (!connection.subscriber) {
-    connection.subscriber = services_.watch->add(connection.outbox);
-    if (!connection.subscriber)
-      return rpc_error(id_json, RpcError::InternalError,
-                       "Internal error: the server has as many subscribers as it serves; try again later");
+  ResourceWatch& watch = *services_.watch;
+  ResourceWatch::Subscribed subscribed{ResourceWatch::Outcome::NoSubscriber, 0};
+  // The connection's subscriber, made now if it has none — or none any more: the watch lets a
+  // subscriber that could be told nothing go when the server is full.
+  for (int attempt = 0; attempt < 2 && subscribed.outcome == ResourceWatch::Outcome::NoSubscriber; ++attempt) {
+    if (!connection.subscriber) connection.subscriber = watch.add(connection.outbox, std::nullopt, connection.task_owner);
+    if (!connection.subscriber) break;  // the server is stopping
+    subscribed = watch.subscribe(*connection.subscriber, *canonical);
+    if (subscribed.outcome == ResourceWatch::Outcome::NoSubscriber) connection.subscriber.reset();
   }
-  if (!services_.watch->subscribe(*connection.subscriber, *canonical)) {
-    json::Value data = json::Value::object();
-    data.set("uri", *canonical);
-    data.set("watched", static_cast<std::int64_t>(services_.watch->watched(*connection.subscriber)));
-    return rpc_error(id_json, RpcError::InvalidParams,
-                     "Invalid params: this connection watches as many resources as it may; resources/unsubscribe "
-                     "from one first",
-                     data);
-  }
+  if (subscribed.outcome == ResourceWatch::Outcome::NoSubscriber)
+    return rpc_error(id_json, RpcError::InternalError, "Internal error: the server is stopping");
+  if (!subscribed) return limit_reply(id_json, *canonical, subscribed, outcome);
   return rpc_result(id_json, "{}");
 }
 
@@ -126,7 +158,7 @@ std::string Protocol::unsubscribe(const json::Value& params, const std::string& 
 }
 
 std::optional<std::string> Protocol::listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
-                                            Connection& base, Outcome& outcome) const {
+                                            Connection& base, Router& router, Outcome& outcome) const {
   auto refuse = [&](RpcError code, std::string message, json::Value data = json::Value()) {
     outcome.error_code = static_cast<int>(code);
     return rpc_error(id_json, code, message, data);
@@ -143,26 +175,45 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
   const json::Value& resources = wanted["resourceSubscriptions"];
   if (!resources.is_null() && !resources.is_array())
     return refuse(RpcError::InvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of URIs");
-  // What is honoured: task and epic resources (the rest of the filter is not: no list here ever
-  // changes while the server runs, and task status notifications are not sent — poll tasks/get).
+  // What is honoured: task and epic resources that exist (the rest of the filter is not: no list
+  // here ever changes while the server runs, and task status notifications are not sent — poll
+  // tasks/get). No more are read than one client may watch.
+  ResourceWatch& watch = *services_.watch;
   std::vector<std::string> uris;
   if (resources.is_array())
     for (const auto& uri : resources.as_array()) {
+      if (uris.size() >= watch.options().max_per_client) break;
       PrimitiveAnswer refusal;
       if (!uri.is_string()) continue;
-      auto canonical = subscribable_uri(uri.as_string(), refusal);
+      auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router, {}, refusal);
       if (canonical && std::find(uris.begin(), uris.end(), *canonical) == uris.end()) uris.push_back(*canonical);
     }
   std::shared_ptr<Outbox> channel = late_channel(base, outcome);
   if (!channel) return refuse(RpcError::InternalError, "Internal error: this transport cannot send notifications");
-  auto subscriber = services_.watch->add(channel, id_json);
+  // Its client: the stdio process it was sent on (whose resources/subscribe counts too); over
+  // HTTP, where the stateless revision has no session, the stream itself.
+  auto subscriber = watch.add(channel, id_json, base.task_owner);
   if (!subscriber) {
     outcome.stream.reset();
-    return refuse(RpcError::InternalError, "Internal error: the server has as many subscribers as it serves; try later");
+    return refuse(RpcError::InternalError, "Internal error: the server is stopping");
   }
   std::vector<std::string> honoured;
-  for (const auto& uri : uris)
-    if (services_.watch->subscribe(*subscriber, uri)) honoured.push_back(uri);
+  std::optional<ResourceWatch::Subscribed> limited;
+  for (const auto& uri : uris) {
+    auto subscribed = watch.subscribe(*subscriber, uri);
+    if (subscribed) {
+      honoured.push_back(uri);
+    } else {
+      limited = subscribed;
+      break;
+    }
+  }
+  if (honoured.empty()) watch.remove(*subscriber);
+  if (honoured.empty() && limited) {
+    // Nothing could be watched for a limit: the clear error, rather than a stream that carries nothing.
+    outcome.stream.reset();
+    return limit_reply(id_json, uris.front(), *limited, outcome);
+  }
   // The acknowledgment is the first message of the subscription: it was added with nothing
   // watched, and what it watches changes nothing before the watcher's next read.
   std::string ack;
@@ -178,6 +229,12 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
   }
   w.end_object().end_object().end_object();
   channel->send(ack);
+  if (honoured.empty()) {
+    // A stream that would carry nothing holds nothing open: it ends at once, gracefully.
+    channel->send(listen_end(id_json));
+    if (base.streams_replies) channel->close();
+    return std::nullopt;
+  }
   if (!base.streams_replies) base.listens[id_json] = *subscriber;  // stdio: notifications/cancelled ends it
   return std::nullopt;  // no reply: the stream stays open until the client ends it
 }
@@ -185,7 +242,7 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
 // ---- tasks -----------------------------------------------------------------------------------
 
 std::string Protocol::call_as_task(const json::Value& params, const std::string& id_json, Connection& connection,
-                                   Outcome& outcome, const std::string& owner, bool extension) const {
+                                   Router& router, Outcome& outcome, const std::string& owner, bool extension) const {
   auto refuse = [&](RpcError code, std::string message) {
     if (outcome.stateless) outcome.error_code = static_cast<int>(code);
     return rpc_error(id_json, code, message);
@@ -201,30 +258,43 @@ std::string Protocol::call_as_task(const json::Value& params, const std::string&
   std::string what = call.request ? "Running " + call.request->domain + "." + call.request->operation
                                   : std::string("Answering a malformed call");
   const bool stateless = outcome.stateless;
+  auto created = [&](const TaskRunner::Snapshot& task) {
+    std::string result;
+    json::Writer w(result);
+    w.begin_object();
+    if (extension) {
+      w.key("resultType").value("task");
+      write_task(w, task, true);
+    } else {
+      w.key("task").raw(task_object(task, false));
+    }
+    w.end_object();
+    if (extension) {
+      result.pop_back();
+      result += "," + server_meta_ + "}";
+    }
+    return rpc_result(id_json, result);
+  };
+  if (!long_call(params)) {
+    // Only the long calls run as tasks. 2025-11-25 lets a client ask a task of any cleo_mutate call,
+    // and a server that accepts one answers with its task: a call that is not long runs now, before
+    // the reply, and its task is already finished — its result what tasks/result answers, a cancel
+    // refused as for any finished task. Nothing is left running that a cancel could not stop.
+    Envelope envelope = call.refused ? std::move(*call.refused) : router.dispatch(*call.request);
+    if (envelope.rebind) connection.session = *envelope.rebind;
+    return created(services_.tasks->finished(owner, std::move(what), ttl,
+                                             tool_result(registry_, server_meta_, envelope, stateless), !envelope.success));
+  }
   // The work holds copies, never `this`: the runner's thread may still be answering when the
   // Protocol is gone (stdin closed while a task ran). The registry lives as long as the process.
   TaskRunner::Work work = [registry = &registry_, meta = server_meta_, request = call.request,
-                           refused = call.refused, stateless](Router& router) {
-    Envelope envelope = request ? router.dispatch(*request) : *refused;
+                           refused = call.refused, stateless](Router& task_router) {
+    Envelope envelope = request ? task_router.dispatch(*request) : *refused;
     return std::pair{tool_result(*registry, meta, envelope, stateless), !envelope.success};
   };
   auto started = services_.tasks->start(owner, std::move(what), ttl, std::move(work));
   if (!started) return refuse(RpcError::InvalidRequest, "Invalid Request: " + started.error().message);
-  std::string result;
-  json::Writer w(result);
-  w.begin_object();
-  if (extension) {
-    w.key("resultType").value("task");
-    write_task(w, *started, true);
-  } else {
-    w.key("task").raw(task_object(*started, false));
-  }
-  w.end_object();
-  if (extension) {
-    result.pop_back();
-    result += "," + server_meta_ + "}";
-  }
-  return rpc_result(id_json, result);
+  return created(*started);
 }
 
 std::optional<std::string> Protocol::task_method(const std::string& method, const json::Value& params,
@@ -302,7 +372,21 @@ std::optional<std::string> Protocol::task_method(const std::string& method, cons
       data.set("taskId", id);
       return refuse(RpcError::InvalidParams, "Invalid params: " + cancelled.error().message, data);
     }
+    // The extension acknowledges either way: tasks/get tells whether it was cancelled or ran on.
     if (extension) return complete("{}");
+    if (cancelled->status == TaskRunner::Status::Working) {
+      // Past its commit point (core/cancel.h) the call runs to its end: 2025-11-25 must not answer
+      // it cancelled. The answer comes once it has ended (a write transaction is short), as for
+      // any finished task: refused, naming what it became.
+      std::shared_ptr<Outbox> channel = late_channel(connection, outcome);
+      if (!channel) return refuse(RpcError::InternalError, "Internal error: this transport cannot answer later");
+      const bool closes = connection.streams_replies;
+      tasks.when_finished(owner, id, [channel, id_json, closes](const TaskRunner::Snapshot& finished) {
+        channel->send(too_late_to_cancel(id_json, finished));
+        if (closes) channel->close();
+      });
+      return std::string();  // answered later
+    }
     return rpc_result(id_json, task_object(*cancelled, false));
   }
   if (method == "tasks/result") {

@@ -242,4 +242,29 @@ std::optional<std::string> subscribable_uri(std::string_view uri, PrimitiveAnswe
   return ref->uri();
 }
 
+std::optional<std::string> existing_subscribable_uri(const Registry& registry, std::string_view uri, Router& router,
+                                                     const Caller& caller, PrimitiveAnswer& refusal) {
+  auto canonical = subscribable_uri(uri, refusal);
+  if (!canonical) return std::nullopt;
+  // Both kinds name a task (an epic is any task's subtree): it must be there, archived or not.
+  const std::string id = canonical->substr(canonical->rfind('/') + 1);
+  json::Value params = json::Value::object();
+  params.set("id", id);
+  Envelope exists = router.dispatch({Gateway::Query, "tasks", "exists", params, caller});
+  json::Value where = json::Value::object();
+  where.set("uri", *canonical);
+  if (!exists.success) {
+    refusal = from_error(*exists.error, registry, std::move(where));
+    return std::nullopt;
+  }
+  if (exists.data["exists"] != json::Value(true)) {
+    Error missing(ErrorCode::NotFound, "no task " + id + ", so " + *canonical + " cannot be subscribed to");
+    missing.fix = call("tasks.find", {{"query", id}});
+    refusal = from_error(missing, registry, std::move(where));
+    refusal.message = "Resource not found: " + missing.message;  // the message SEP-2164 shows
+    return std::nullopt;
+  }
+  return canonical;
+}
+
 }  // namespace ct::mcp

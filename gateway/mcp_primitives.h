@@ -29,8 +29,13 @@ bool is_primitive_method(std::string_view method);
 PrimitiveAnswer answer_primitive(const Registry& registry, std::string_view method, const json::Value& params,
                                  Router& router, const Caller& caller);
 
-/// resources/subscribe's check: the canonical URI of a resource that can be subscribed to
+/// resources/unsubscribe's check: the canonical URI of a resource that can be subscribed to
 /// (a task or an epic), else the error to answer.
 std::optional<std::string> subscribable_uri(std::string_view uri, PrimitiveAnswer& refusal);
+/// resources/subscribe's (and subscriptions/listen's): the same, of a resource that exists now
+/// (read through `router` as `caller`); one that does not is -32602 naming the URI, as
+/// resources/read answers it (SEP-2164), so that nobody watches what is not there.
+std::optional<std::string> existing_subscribable_uri(const Registry& registry, std::string_view uri, Router& router,
+                                                     const Caller& caller, PrimitiveAnswer& refusal);
 
 }  // namespace ct::mcp

@@ -362,11 +362,11 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
   if (name == "tools/call") {
     // 2025-11-25: a call the client lets become a task (params.task) is answered with the task.
     if (services_.tasks && connection.protocol_version == "2025-11-25" && params["task"].is_object())
-      return call_as_task(params, id_json, connection, outcome, connection.task_owner, false);
+      return call_as_task(params, id_json, connection, router, outcome, connection.task_owner, false);
     return call_tool(params, id_json, connection, router, outcome);
   }
   if (is_primitive_method(name)) return answer(name, params, id_json, connection, router, outcome);
-  if (name == "resources/subscribe" && services_.watch) return subscribe(params, id_json, connection, outcome);
+  if (name == "resources/subscribe" && services_.watch) return subscribe(params, id_json, connection, router, outcome);
   if (name == "resources/unsubscribe" && services_.watch) return unsubscribe(params, id_json, connection);
   if (name.starts_with("tasks/") && name != "tasks/update" && services_.tasks && connection.protocol_version == "2025-11-25")
     if (auto reply = task_method(name, params, id_json, connection, outcome, false); reply)
@@ -444,25 +444,13 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   if (method == "tools/call") {
     // The tasks extension: a long call (OperationSpec::runs_long) of a client that takes tasks
     // becomes one. Its tasks are anyone's who has the id (128 random bits): there is no connection.
-    if (services_.tasks && meta->tasks) {
-      const json::Value& arguments = params["arguments"];
-      const OperationSpec* spec = nullptr;
-      if (arguments["domain"].is_string() && arguments["operation"].is_string()) {
-        // Under our name, or the original CLEO's (which runs the same operation).
-        const std::string& domain = arguments["domain"].as_string();
-        const std::string& operation = arguments["operation"].as_string();
-        spec = registry_.find(domain, operation);
-        if (!spec) spec = registry_.find_original(domain, operation);
-      }
-      if (spec && spec->runs_long && params["name"] == json::Value(std::string(tool_name(spec->gateway))) &&
-          spec->runs_long(arguments["params"]))
-        return call_as_task(params, id_json, connection, outcome, "", true);
-    }
+    if (services_.tasks && meta->tasks && long_call(params))
+      return call_as_task(params, id_json, connection, router, outcome, "", true);
     return call_tool(params, id_json, connection, router, outcome);
   }
   if (is_primitive_method(method)) return answer(method, params, id_json, connection, router, outcome);
   if (method == "subscriptions/listen" && services_.watch) {
-    auto reply = listen(params, id_json, meta->tasks, base, outcome);
+    auto reply = listen(params, id_json, meta->tasks, base, router, outcome);
     return reply ? *reply : std::string();
   }
   if ((method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && services_.tasks) {
@@ -514,6 +502,18 @@ std::string Protocol::answer(const std::string& method, const json::Value& param
     result += "," + server_meta_ + "}";
   }
   return rpc_result(id_json, result);
+}
+
+bool Protocol::long_call(const json::Value& params) const {
+  const json::Value& arguments = params["arguments"];
+  if (!arguments["domain"].is_string() || !arguments["operation"].is_string()) return false;
+  // Under our name, or the original CLEO's (which runs the same operation).
+  const std::string& domain = arguments["domain"].as_string();
+  const std::string& operation = arguments["operation"].as_string();
+  const OperationSpec* spec = registry_.find(domain, operation);
+  if (!spec) spec = registry_.find_original(domain, operation);
+  return spec && spec->runs_long && params["name"] == json::Value(std::string(tool_name(spec->gateway))) &&
+         spec->runs_long(arguments["params"]);
 }
 
 Protocol::ToolCall Protocol::read_tool_call(const json::Value& params, const std::string& id_json,

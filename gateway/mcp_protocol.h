@@ -56,7 +56,8 @@ struct Connection {
   std::shared_ptr<Outbox> outbox;
   /// HTTP: a late reply goes out on its own request's response, as an event stream (Outcome::stream).
   bool streams_replies = false;
-  /// Whose MCP tasks this connection sees: "stdio", an HTTP session's id.
+  /// Whose MCP tasks this connection sees: "stdio", an HTTP session's id. Also the client its
+  /// resource subscriptions count against (ResourceWatch::Options::max_per_client).
   std::string task_owner;
 
   // ---- protocol state ----
@@ -154,15 +155,19 @@ class Protocol {
   /// outcome's stream), the connection's outbox on stdio. Null when there is none.
   std::shared_ptr<Outbox> late_channel(const Connection& connection, Outcome& outcome) const;
 
-  // Resource subscriptions (gateway/mcp_async.cpp).
+  // Resource subscriptions (gateway/mcp_async.cpp); `router` checks that a resource exists.
   std::string subscribe(const json::Value& params, const std::string& id_json, Connection& connection,
-                        Outcome& outcome) const;
+                        Router& router, Outcome& outcome) const;
   std::string unsubscribe(const json::Value& params, const std::string& id_json, Connection& connection) const;
   std::optional<std::string> listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
-                                    Connection& base, Outcome& outcome) const;
-  // MCP tasks (gateway/mcp_async.cpp): the 2025-11-25 utility and the 2026-07-28 extension.
+                                    Connection& base, Router& router, Outcome& outcome) const;
+  // MCP tasks (gateway/mcp_async.cpp): the 2025-11-25 utility and the 2026-07-28 extension. A call
+  // that is not long runs on `router` before the reply (its task already finished).
   std::string call_as_task(const json::Value& params, const std::string& id_json, Connection& connection,
-                           Outcome& outcome, const std::string& owner, bool extension) const;
+                           Router& router, Outcome& outcome, const std::string& owner, bool extension) const;
+  /// Whether the tools/call `params` name a long call (OperationSpec::runs_long, with its tool and
+  /// params; under our name or the original CLEO's): only those run as MCP tasks.
+  bool long_call(const json::Value& params) const;
   std::optional<std::string> task_method(const std::string& method, const json::Value& params,
                                          const std::string& id_json, Connection& connection, Outcome& outcome,
                                          bool extension) const;

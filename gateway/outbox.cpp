@@ -61,6 +61,16 @@ bool SessionOutbox::send(std::string_view message) {
   return true;  // the session lives on, whether or not a stream carried this
 }
 
+bool SessionOutbox::reachable() const {
+  std::shared_ptr<StreamOutbox> stream;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    stream = current_;
+  }
+  return stream && stream->open();
+}
+
 void SessionOutbox::close() {
   std::shared_ptr<StreamOutbox> stream;
   {

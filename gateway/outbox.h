@@ -23,6 +23,9 @@ class Outbox {
   virtual bool send(std::string_view message) = 0;
   /// Whether messages can still reach the peer.
   virtual bool open() const = 0;
+  /// Whether a message sent now would reach it: open, and, for an HTTP session, with its GET
+  /// stream there to carry it (a session without one holds its subscriptions, told nothing).
+  virtual bool reachable() const { return open(); }
   /// Ends the channel once what was sent has left (an HTTP response's stream); stdio stays.
   virtual void close() {}
   /// Something that shows the peer is still there without a message (an SSE comment): a stream
@@ -67,6 +70,7 @@ class SessionOutbox final : public Outbox {
   std::shared_ptr<StreamOutbox> attach();
   bool send(std::string_view message) override;
   bool open() const override { return !closed_.load(); }
+  bool reachable() const override;
   void close() override;
   void keep_alive() override;
 

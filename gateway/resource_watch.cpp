@@ -10,8 +10,6 @@
 namespace ct::mcp {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr std::string_view kTaskPrefix = "cleo://task/";
 constexpr std::string_view kEpicPrefix = "cleo://epic/";
 /// Changes read per poll at most (pages of 500); beyond, every watched resource is said to have
@@ -33,24 +31,27 @@ std::optional<std::int64_t> newest_seq(Router& router) {
   return rows.empty() || !rows.front()["seq"].is_int() ? 0 : rows.front()["seq"].as_int();
 }
 
-/// The epic and every task below it (archived ones too), or nullopt when they cannot be read.
-std::optional<std::set<std::string>> subtree(Router& router, const std::string& epic) {
-  std::set<std::string> ids{epic};
-  for (std::int64_t offset = 0;;) {
-    Envelope listed = router.dispatch(
-        {Gateway::Query, "tasks", "list",
-         object({{"under", epic}, {"archived", "include"}, {"fields", json::Value::array_of(std::vector<std::string>{"id"})},
-                 {"sort", "id"}, {"limit", 500}, {"offset", offset}})});
-    if (!listed.success) return listed.error && listed.error->code == ErrorCode::NotFound ? std::optional(ids) : std::nullopt;
-    auto rows = reply_rows(listed.data);
-    for (const auto& row : rows)
-      if (row["id"].is_string()) ids.insert(row["id"].as_string());
-    if (!listed.page || !listed.page->has_more() || rows.empty()) return ids;
-    offset += std::ssize(rows);
-  }
+std::string updated(std::string_view uri, const std::optional<std::string>& subscription_id) {
+  std::string message;
+  json::Writer w(message);
+  w.begin_object().key("jsonrpc").value("2.0").key("method").value("notifications/resources/updated");
+  w.key("params").begin_object();
+  if (subscription_id) w.key("_meta").begin_object().key(kSubscriptionIdKey).raw(*subscription_id).end_object();
+  w.key("uri").value(uri).end_object().end_object();
+  return message;
 }
 
 }  // namespace
+
+std::string listen_end(std::string_view subscription_id) {
+  std::string reply;
+  json::Writer w(reply);
+  w.begin_object().key("jsonrpc").value("2.0").key("id").raw(subscription_id);
+  w.key("result").begin_object().key("resultType").value("complete");
+  w.key("_meta").begin_object().key(kSubscriptionIdKey).raw(subscription_id).end_object();
+  w.end_object().end_object();
+  return reply;
+}
 
 ResourceWatch::ResourceWatch(RouterFactory make_router, Options options)
     : make_router_(std::move(make_router)), options_(options), thread_([this] { watch(); }) {}
@@ -64,57 +65,99 @@ void ResourceWatch::stop() {
     if (stopping_) return;
     stopping_ = true;
     ending.swap(subscribers_);
+    watchers_.clear();
+    per_client_.clear();
+    watching_ = 0;
   }
   wakeup_.notify_all();
+  ready_cv_.notify_all();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   // The server ends each subscriptions/listen stream itself: a reply to the request that opened it
   // says the end is graceful (the client need not take it for a dropped connection).
   for (auto& [id, subscriber] : ending) {
     if (!subscriber.subscription_id) continue;
-    std::string reply;
-    json::Writer w(reply);
-    w.begin_object().key("jsonrpc").value("2.0").key("id").raw(*subscriber.subscription_id);
-    w.key("result").begin_object().key("resultType").value("complete");
-    w.key("_meta").begin_object().key(kSubscriptionIdKey).raw(*subscriber.subscription_id).end_object();
-    w.end_object().end_object();
-    subscriber.outbox->send(reply);
+    subscriber.outbox->send(listen_end(*subscriber.subscription_id));
     subscriber.outbox->close();
   }
 }
 
 std::optional<ResourceWatch::Id> ResourceWatch::add(std::shared_ptr<Outbox> outbox,
-                                                    std::optional<std::string> subscription_id) {
+                                                    std::optional<std::string> subscription_id, std::string client) {
   std::lock_guard lock(mutex_);
-  if (stopping_ || subscribers_.size() >= options_.max_subscribers) return std::nullopt;
+  if (stopping_) return std::nullopt;
   Id id = next_id_++;
-  subscribers_.emplace(id, Subscriber{std::move(outbox), std::move(subscription_id), {}});
+  // A subscriber of no client is a client of its own ('#' never begins a session id or "stdio").
+  if (client.empty()) client = "#" + std::to_string(id);
+  subscribers_.emplace(id, Subscriber{std::move(outbox), std::move(subscription_id), std::move(client), {}, Clock::now()});
   return id;
 }
 
-bool ResourceWatch::subscribe(Id id, const std::string& uri) {
+ResourceWatch::Subscribed ResourceWatch::subscribe(Id id, const std::string& uri) {
   std::unique_lock lock(mutex_);
   auto it = subscribers_.find(id);
-  if (it == subscribers_.end()) return false;
-  if (it->second.uris.contains(uri)) return true;
-  if (it->second.uris.size() >= options_.max_per_subscriber) return false;
-  it->second.uris.insert(uri);
+  if (it == subscribers_.end()) return {Outcome::NoSubscriber, 0};
+  Subscriber& subscriber = it->second;
+  if (subscriber.uris.contains(uri)) return {};
+  if (auto client = per_client_.find(subscriber.client);
+      client != per_client_.end() && client->second >= options_.max_per_client)
+    return {Outcome::ClientLimit, options_.max_per_client};
+  if (subscriber.uris.empty()) {
+    // Its first resource takes a slot.
+    if (watching_ >= options_.max_subscribers && !evict_unreachable_locked(id))
+      return {Outcome::ServerLimit, options_.max_subscribers};
+    ++watching_;
+  }
+  subscriber.uris.insert(uri);
+  watchers_[uri].insert(id);
+  ++per_client_[subscriber.client];
   wakeup_.notify_all();  // the watcher starts reading if it was idle
   // Changes are told from where the watcher first read the trail: wait for that read, so that a
   // change made after this returns is never taken for one made before.
   ready_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return ready_ || stopping_; });
-  return true;
+  return {};
+}
+
+void ResourceWatch::forget_locked(Id id, Subscriber& subscriber, std::string_view uri) {
+  if (auto watcher = watchers_.find(uri); watcher != watchers_.end()) {
+    watcher->second.erase(id);
+    if (watcher->second.empty()) watchers_.erase(watcher);
+  }
+  if (auto client = per_client_.find(subscriber.client); client != per_client_.end() && --client->second == 0)
+    per_client_.erase(client);
 }
 
 void ResourceWatch::unsubscribe(Id id, std::string_view uri) {
   std::lock_guard lock(mutex_);
   auto it = subscribers_.find(id);
   if (it == subscribers_.end()) return;
-  if (auto found = it->second.uris.find(uri); found != it->second.uris.end()) it->second.uris.erase(found);
+  auto found = it->second.uris.find(uri);
+  if (found == it->second.uris.end()) return;
+  forget_locked(id, it->second, uri);
+  it->second.uris.erase(found);
+  if (it->second.uris.empty()) --watching_;  // watching nothing, it holds no slot
+}
+
+void ResourceWatch::remove_locked(std::map<Id, Subscriber>::iterator it) {
+  for (const auto& uri : it->second.uris) forget_locked(it->first, it->second, uri);
+  if (!it->second.uris.empty()) --watching_;
+  subscribers_.erase(it);
 }
 
 void ResourceWatch::remove(Id id) {
   std::lock_guard lock(mutex_);
-  subscribers_.erase(id);
+  if (auto it = subscribers_.find(id); it != subscribers_.end()) remove_locked(it);
+}
+
+bool ResourceWatch::evict_unreachable_locked(Id keep) {
+  const auto before = Clock::now() - options_.unreachable_grace;
+  for (auto it = subscribers_.begin(); it != subscribers_.end(); ++it) {
+    if (it->first == keep || it->second.uris.empty() || it->second.added > before || it->second.outbox->reachable())
+      continue;
+    log::info("resource subscriptions: a subscriber that cannot be told anything gave its slot up");
+    remove_locked(it);
+    return true;
+  }
+  return false;
 }
 
 std::size_t ResourceWatch::watched(Id id) {
@@ -128,12 +171,6 @@ std::size_t ResourceWatch::subscribers() {
   return subscribers_.size();
 }
 
-bool ResourceWatch::anyone_watching_locked() const {
-  for (const auto& [id, subscriber] : subscribers_)
-    if (!subscriber.uris.empty()) return true;
-  return false;
-}
-
 void ResourceWatch::watch() {
   std::unique_ptr<Router> router;
   // The change signal when last read (stamp_known false: not read since anyone began watching).
@@ -143,26 +180,24 @@ void ResourceWatch::watch() {
   auto beat = Clock::now();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    const bool watching = anyone_watching_locked();
+    const bool watching = !watchers_.empty();
     if (!watching) {
       // Nothing to read: the next subscriber starts from the newest change then.
       cursor_ = -1;
       ready_ = false;
       stamp_known = false;
-      subtrees_.clear();
     }
     wakeup_.wait_for(lock, watching ? options_.interval : options_.heartbeat,
-                     [&] { return stopping_ || (!watching && anyone_watching_locked()); });
+                     [&] { return stopping_ || (!watching && !watchers_.empty()); });
     if (stopping_) break;
-    std::set<std::string> uris;
-    for (const auto& [id, subscriber] : subscribers_) uris.insert(subscriber.uris.begin(), subscriber.uris.end());
+    const bool read = !watchers_.empty();
     lock.unlock();
 
     if (Clock::now() - beat >= options_.heartbeat) {
       keep_alive();
       beat = Clock::now();
     }
-    if (!uris.empty()) {
+    if (read) {
       if (!router) router = make_router_();
       Result<std::int64_t> stamp = router->change_stamp();
       reads_.fetch_add(1);
@@ -184,8 +219,8 @@ void ResourceWatch::watch() {
           last_stamp = *stamp;
           stamp_known = true;
           bool everything = false;
-          std::set<std::string> changed = changed_resources(*router, uris, everything);
-          notify(everything ? uris : changed);
+          std::set<std::string> changed = changed_resources(*router, everything);
+          notify(everything ? nullptr : &changed);
         }
       }
     }
@@ -193,16 +228,20 @@ void ResourceWatch::watch() {
   }
 }
 
-std::set<std::string> ResourceWatch::changed_resources(Router& router, const std::set<std::string>& watched,
-                                                       bool& everything) {
-  std::set<std::string> ids;
+std::set<std::string> ResourceWatch::changed_resources(Router& router, bool& everything) {
+  std::set<std::string> out;
   std::int64_t since = cursor_;
   bool more = true;
   for (int page = 0; page < kChangePages && more; ++page) {
-    Envelope read = router.dispatch({Gateway::Query, "system", "changes", object({{"sinceSeq", since}, {"limit", 500}})});
+    Envelope read = router.dispatch(
+        {Gateway::Query, "system", "changes", object({{"sinceSeq", since}, {"limit", 500}, {"subtrees", true}})});
     if (!read.success) return {};  // read again at the next poll, from the same point
     for (const auto& row : reply_rows(read.data["changes"]))
-      if (row["id"].is_string()) ids.insert(row["id"].as_string());
+      if (row["id"].is_string()) out.insert(std::string(kTaskPrefix) + row["id"].as_string());
+    // The changed tasks, their ancestors, and those of where a task that moved or went was.
+    if (read.data["subtrees"].is_array())
+      for (const auto& id : read.data["subtrees"].as_array())
+        if (id.is_string()) out.insert(std::string(kEpicPrefix) + id.as_string());
     if (read.data["next"].is_int()) since = read.data["next"].as_int();
     more = read.data["more"] == json::Value(true);
   }
@@ -212,61 +251,38 @@ std::set<std::string> ResourceWatch::changed_resources(Router& router, const std
     if (auto seq = newest_seq(router)) since = *seq;
   }
   cursor_ = since;
-  std::set<std::string> out;
-  std::map<std::string, std::set<std::string>> subtrees;
-  for (const auto& uri : watched) {
-    if (uri.starts_with(kTaskPrefix)) {
-      if (ids.contains(uri.substr(kTaskPrefix.size()))) out.insert(uri);
-    } else if (uri.starts_with(kEpicPrefix)) {
-      std::string epic = uri.substr(kEpicPrefix.size());
-      std::set<std::string> before = subtrees_.contains(epic) ? subtrees_.at(epic) : std::set<std::string>{};
-      std::optional<std::set<std::string>> now;
-      if (!ids.empty() || !subtrees_.contains(epic)) now = subtree(router, epic);
-      std::set<std::string> members = now ? *now : before;
-      subtrees[epic] = members;
-      members.insert(before.begin(), before.end());  // a task that left it changed it too
-      for (const auto& id : ids)
-        if (members.contains(id)) {
-          out.insert(uri);
-          break;
-        }
-    }
-  }
-  subtrees_ = std::move(subtrees);  // only the epics still watched
   return out;
 }
 
-void ResourceWatch::notify(const std::set<std::string>& uris) {
-  if (uris.empty()) return;
+void ResourceWatch::notify(const std::set<std::string>* uris) {
   struct Delivery {
-    Id id;
     std::shared_ptr<Outbox> outbox;
     std::vector<std::string> messages;
   };
-  std::vector<Delivery> deliveries;
+  std::map<Id, Delivery> deliveries;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, subscriber] : subscribers_) {
-      Delivery delivery{id, subscriber.outbox, {}};
-      for (const auto& uri : subscriber.uris) {
-        if (!uris.contains(uri)) continue;
-        std::string message;
-        json::Writer w(message);
-        w.begin_object().key("jsonrpc").value("2.0").key("method").value("notifications/resources/updated");
-        w.key("params").begin_object();
-        if (subscriber.subscription_id)
-          w.key("_meta").begin_object().key(kSubscriptionIdKey).raw(*subscriber.subscription_id).end_object();
-        w.key("uri").value(uri).end_object().end_object();
-        delivery.messages.push_back(std::move(message));
+    auto tell = [&](const std::string& uri, const std::set<Id>& ids) {
+      for (Id id : ids) {
+        const Subscriber& subscriber = subscribers_.at(id);
+        Delivery& delivery = deliveries[id];
+        delivery.outbox = subscriber.outbox;
+        delivery.messages.push_back(updated(uri, subscriber.subscription_id));
       }
-      if (!delivery.messages.empty()) deliveries.push_back(std::move(delivery));
+    };
+    if (!uris) {
+      for (const auto& [uri, ids] : watchers_) tell(uri, ids);
+    } else {
+      // Each candidate looked up in the index: the work follows what changed, not what is watched.
+      for (const auto& uri : *uris)
+        if (auto watcher = watchers_.find(uri); watcher != watchers_.end()) tell(uri, watcher->second);
     }
   }
   std::vector<Id> gone;
-  for (const auto& delivery : deliveries)
+  for (const auto& [id, delivery] : deliveries)
     for (const auto& message : delivery.messages)
       if (!delivery.outbox->send(message)) {
-        gone.push_back(delivery.id);
+        gone.push_back(id);
         break;
       }
   for (Id id : gone) remove(id);

@@ -28,7 +28,7 @@ TaskRunner::~TaskRunner() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     for (auto& [id, entry] : tasks_) {
-      if (entry->running) entry->cancel->store(true);
+      if (entry->running) entry->cancel->request_cancel();
       if (entry->thread.joinable()) threads.push_back(std::move(entry->thread));
     }
     for (auto& thread : retired_) threads.push_back(std::move(thread));
@@ -65,6 +65,45 @@ void TaskRunner::expire_locked(TimeMs now) {
   }
 }
 
+TaskRunner::Snapshot TaskRunner::snapshot_of(const Entry& entry) {
+  Snapshot out = entry.state;
+  if (out.status == Status::Working && entry.cancel->state() == CancelToken::State::Committing) {
+    out.committing = true;
+    out.message += " (writing its changes: it can no longer be cancelled)";
+  }
+  return out;
+}
+
+TaskRunner::Entry* TaskRunner::add_locked(const std::string& owner, std::string what, std::optional<std::int64_t> ttl_ms,
+                                          TimeMs now, bool always) {
+  if (tasks_.size() >= options_.max_kept) {
+    // The oldest finished task makes room.
+    auto oldest = tasks_.end();
+    for (auto it = tasks_.begin(); it != tasks_.end(); ++it)
+      if (!it->second->running && (oldest == tasks_.end() || it->second->state.created_at < oldest->second->state.created_at))
+        oldest = it;
+    if (oldest != tasks_.end()) {
+      if (oldest->second->thread.joinable()) retired_.push_back(std::move(oldest->second->thread));
+      tasks_.erase(oldest);
+    } else if (!always) {
+      return nullptr;
+    }
+  }
+  auto entry = std::make_unique<Entry>();
+  entry->owner = owner;
+  entry->cancel = make_cancel_flag();
+  Snapshot& state = entry->state;
+  state.id = random_hex(16);
+  state.status = Status::Working;
+  state.message = std::move(what);
+  state.created_at = state.updated_at = now;
+  state.ttl_ms = std::clamp<std::int64_t>(ttl_ms.value_or(options_.default_ttl_ms), 1000, options_.max_ttl_ms);
+  state.poll_interval_ms = options_.poll_interval_ms;
+  Entry* added = entry.get();
+  tasks_.emplace(state.id, std::move(entry));
+  return added;
+}
+
 Result<TaskRunner::Snapshot> TaskRunner::start(const std::string& owner, std::string what,
                                                std::optional<std::int64_t> ttl_ms, Work work) {
   join_retired();
@@ -85,34 +124,32 @@ Result<TaskRunner::Snapshot> TaskRunner::start(const std::string& owner, std::st
                                                                       : options_.max_running) +
                                                    "): wait for one to finish (tasks/get) or cancel one")
                     .with_fix("poll a running task with tasks/get until it finishes"));
-  if (tasks_.size() >= options_.max_kept) {
-    // The oldest finished task makes room.
-    auto oldest = tasks_.end();
-    for (auto it = tasks_.begin(); it != tasks_.end(); ++it)
-      if (!it->second->running && (oldest == tasks_.end() || it->second->state.created_at < oldest->second->state.created_at))
-        oldest = it;
-    if (oldest == tasks_.end()) return fail(ErrorCode::InvalidInput, "too many tasks kept: wait for one to finish");
-    if (oldest->second->thread.joinable()) retired_.push_back(std::move(oldest->second->thread));
-    tasks_.erase(oldest);
-  }
-  auto entry = std::make_unique<Entry>();
-  entry->owner = owner;
-  entry->cancel = make_cancel_flag();
-  Snapshot& state = entry->state;
-  state.id = random_hex(16);
-  state.status = Status::Working;
-  state.message = std::move(what);
-  state.created_at = state.updated_at = now;
-  state.ttl_ms = std::clamp<std::int64_t>(ttl_ms.value_or(options_.default_ttl_ms), 1000, options_.max_ttl_ms);
-  state.poll_interval_ms = options_.poll_interval_ms;
-  Snapshot out = state;
-  Entry* added = entry.get();
-  tasks_.emplace(state.id, std::move(entry));
+  Entry* added = add_locked(owner, std::move(what), ttl_ms, now);
+  if (!added) return fail(ErrorCode::InvalidInput, "too many tasks kept: wait for one to finish");
+  Snapshot out = added->state;
   added->thread = std::thread([this, id = out.id, work = std::move(work), cancel = added->cancel]() mutable {
     run(id, std::move(work), std::move(cancel));
   });
   log::info("task " + out.id + " started: " + out.message);
   return out;
+}
+
+TaskRunner::Snapshot TaskRunner::finished(const std::string& owner, std::string what, std::optional<std::int64_t> ttl_ms,
+                                          std::string result, bool call_failed) {
+  join_retired();
+  std::lock_guard lock(mutex_);
+  const TimeMs now = clock_->now();
+  expire_locked(now);
+  Entry* added = add_locked(owner, std::move(what), ttl_ms, now, /*always=*/true);
+  added->running = false;
+  added->cancel->begin_commit();  // it ran to its end
+  Snapshot& state = added->state;
+  state.status = Status::Done;
+  state.updated_at = now;
+  state.result = std::move(result);
+  state.call_failed = call_failed;
+  state.message = call_failed ? "The call failed: see its result" : "The call finished";
+  return state;
 }
 
 void TaskRunner::run(const std::string& id, Work work, CancelFlag cancel) {
@@ -137,7 +174,8 @@ void TaskRunner::run(const std::string& id, Work work, CancelFlag cancel) {
     if (it == tasks_.end()) return;
     Entry& entry = *it->second;
     entry.running = false;
-    if (entry.state.status == Status::Working) {  // a cancelled task stays cancelled
+    // A cancelled task stopped before its commit point, having changed nothing: it stays cancelled.
+    if (entry.state.status == Status::Working) {
       entry.state.status = Status::Done;
       entry.state.updated_at = clock_->now();
       if (ran) {
@@ -161,7 +199,7 @@ std::optional<TaskRunner::Snapshot> TaskRunner::get(const std::string& owner, co
   expire_locked(clock_->now());
   Entry* entry = find_locked(owner, id);
   if (!entry) return std::nullopt;
-  return entry->state;
+  return snapshot_of(*entry);
 }
 
 bool TaskRunner::when_finished(const std::string& owner, const std::string& id,
@@ -193,10 +231,11 @@ Result<TaskRunner::Snapshot> TaskRunner::cancel(const std::string& owner, const 
                                                    std::string(entry->state.status == Status::Done
                                                                    ? (entry->state.call_failed ? "failed" : "completed")
                                                                    : "cancelled")));
-    entry->cancel->store(true);
+    // Past its commit point, the call runs to its end: what it did is its task's outcome.
+    if (!entry->cancel->request_cancel()) return snapshot_of(*entry);
     entry->state.status = Status::Cancelled;
     entry->state.updated_at = clock_->now();
-    entry->state.message = "Cancelled by request; its process was stopped";
+    entry->state.message = "Cancelled before it committed any change (a program it was running is stopped)";
     waiters = std::move(entry->waiters);
     cancelled = entry->state;
   }
@@ -211,7 +250,7 @@ std::vector<TaskRunner::Snapshot> TaskRunner::list(const std::string& owner, std
   expire_locked(clock_->now());
   std::vector<Snapshot> all;
   for (const auto& [id, entry] : tasks_)
-    if (entry->owner == owner) all.push_back(entry->state);
+    if (entry->owner == owner) all.push_back(snapshot_of(*entry));
   std::sort(all.begin(), all.end(), [](const Snapshot& a, const Snapshot& b) {
     return a.created_at != b.created_at ? a.created_at > b.created_at : a.id < b.id;
   });

@@ -1,10 +1,13 @@
 // Long calls as MCP tasks (the tasks utility of 2025-11-25, and the io.modelcontextprotocol/tasks
 // extension that succeeds it in 2026-07-28): a tools/call the client lets become a task is run on
 // a thread of its own, with a router of its own, and answered at once with the task's handle; the
-// client polls (tasks/get), waits (tasks/result) or cancels (tasks/cancel — the call's child
-// process is stopped: core/cancel.h). Tasks live in this process only, each until its time to live
-// ends after it finished; their ids are 128 random bits, and a task of a handshake connection is
-// seen only by that connection (a stdio process, an HTTP session).
+// client polls (tasks/get), waits (tasks/result) or cancels (tasks/cancel). A cancel stops only
+// what can still be stopped (core/cancel.h): a call that has not reached its commit point stops
+// there, changing nothing (its child process is stopped); one past it runs to its end, and its
+// task reports what it did. A call that is not long, asked as a task, runs before the reply and
+// is kept as a task already finished (finished()). Tasks live in this process only, each until
+// its time to live ends after it finished; their ids are 128 random bits, and a task of a
+// handshake connection is seen only by that connection (a stdio process, an HTTP session).
 #pragma once
 
 #include <chrono>
@@ -43,6 +46,7 @@ class TaskRunner {
   struct Snapshot {
     std::string id;
     Status status = Status::Working;
+    bool committing = false;    // working, past its commit point: it runs to its end, a cancel is refused
     bool call_failed = false;   // done, and the call's envelope says success:false
     std::string message;        // statusMessage
     TimeMs created_at = 0;
@@ -71,8 +75,16 @@ class TaskRunner {
   /// Calls `done` once the task is finished or cancelled (at once when it is); false when there is
   /// no such task. `done` runs on the task's thread or the caller's.
   bool when_finished(const std::string& owner, const std::string& id, std::function<void(const Snapshot&)> done);
-  /// Cancels a working task (its child process is stopped) and answers it cancelled; E_NOT_FOUND
-  /// for no such task, E_VALIDATION for a task already finished or cancelled.
+  /// A call that ran before its reply, kept as a task of `owner` already finished with `result`
+  /// (the tools/call result) — what a client that asked for a task of a call that is not long
+  /// gets. Never refused: the oldest finished task makes room.
+  Snapshot finished(const std::string& owner, std::string what, std::optional<std::int64_t> ttl_ms, std::string result,
+                    bool call_failed);
+  /// Cancels a working task that has not reached its commit point: it stops before it changes
+  /// anything (its child process is stopped), and is answered cancelled. A task past that point
+  /// is answered as it stands — working, `committing` — and runs to its end (when_finished tells
+  /// its outcome). E_NOT_FOUND for no such task, E_VALIDATION for a task already finished or
+  /// cancelled.
   Result<Snapshot> cancel(const std::string& owner, const std::string& id);
   /// `owner`'s tasks, newest first, from `offset`; `more` when others follow.
   std::vector<Snapshot> list(const std::string& owner, std::size_t offset, std::size_t limit, bool& more);
@@ -88,6 +100,12 @@ class TaskRunner {
   };
 
   void run(const std::string& id, Work work, CancelFlag cancel);
+  /// A new entry of `owner`, working (the oldest finished task makes room when max_kept are kept);
+  /// null when every kept task is running, unless `always` (then it is kept beyond max_kept).
+  Entry* add_locked(const std::string& owner, std::string what, std::optional<std::int64_t> ttl_ms, TimeMs now,
+                    bool always = false);
+  /// The entry as its owner sees it now.
+  static Snapshot snapshot_of(const Entry& entry);
   /// Forgets finished tasks past their time to live; their threads go to retired_.
   void expire_locked(TimeMs now);
   /// Joins the threads of forgotten tasks (they have returned, or are about to).

@@ -26,6 +26,10 @@ Result<Reply> changes(Context& context, const Params& params) {
   data.set("changes", changes_json(page.rows));
   data.set("next", page.next);
   if (page.more) data.set("more", true);
+  if (params.flag("subtrees")) {
+    CT_TRY_ASSIGN(std::vector<std::string> touched, subtrees(context, page.rows));
+    data.set("subtrees", json::Value::array_of(touched));
+  }
   Reply reply{std::move(data), {}, {}, {}};
   if (page.rows.empty()) reply.note = ErrorCode::NoData;
   return reply;
@@ -41,9 +45,12 @@ void register_system_changes(Registry& registry) {
                            {.name = "scope", .type = ParamType::String, .max = 200,
                             .description = "Only these tasks, as session scopes: epic:T1, subtree:T1, custom:T1,T2…"},
                            {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
-                            .description = "Rows at most"}},
+                            .description = "Rows at most"},
+                           {.name = "subtrees", .type = ParamType::Bool,
+                            .description = "Also list every task whose subtree these changes touched (the changed "
+                                           "tasks, their ancestors, where a moved or deleted task was)"}},
                 .returns = "{changes{columns,rows}: [seq,id,field,who?,at] oldest first, next (pass it as sinceSeq), "
-                           "more?}; E_NO_DATA note when nothing changed",
+                           "more?, subtrees?[id]}; E_NO_DATA note when nothing changed",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound},
                 .examples = {{R"({"sinceSeq":120})", "what changed after audit row 120"},
                              {R"({"sinceSeq":120,"scope":"epic:T001"})", "only an epic's tasks"}},

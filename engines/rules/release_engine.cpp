@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/cancel.h"
 #include "core/file_read.h"
 #include "core/text.h"
 #include "engines/project/config.h"
@@ -544,6 +545,12 @@ Result<StepsOutcome> run_steps(const GitOptions& options, const std::vector<Rele
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const ReleaseStep& step = steps[i];
     std::optional<Error> failed;
+    // The gates only check; the first other step changes the project (a file, a commit, a tag):
+    // the release's commit point (core/cancel.h). Cancelled before it, it stops with nothing changed.
+    if (!step.gate && !begin_commit())
+      return fail(Error(ErrorCode::EngineFailed, "the release was cancelled before step " + step.name +
+                                                ": nothing was changed by the release")
+                      .with_detail("cancelled", true));
     if (step.argv.empty()) {
       if (auto written = write_file_step(options.root, step); !written) failed = std::move(written.error());
     } else {

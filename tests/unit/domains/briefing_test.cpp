@@ -190,3 +190,40 @@ TEST_CASE("system.changes: a feed of what changed since a seq, scoped and paged 
   CHECK(p.query("system", "changes", R"({"sinceSeq":)" + std::to_string(end + 2) + "}").note == ErrorCode::NoData);
   CHECK(code_of(p.query("system", "changes", R"({"scope":"epik:T001"})")) == "E_SCOPE_INVALID");
 }
+
+TEST_CASE("system.changes subtrees: every task whose subtree the changes touched, where a task is and was (issue 50)",
+          "[changes]") {
+  test::Project p;
+  p.add(R"({"title":"Billing","type":"epic"})");              // T001
+  p.add(R"({"title":"Ledgers","parent":"T001"})");             // T002
+  p.add(R"({"title":"Survey ledgers","parent":"T002"})");      // T003 (a subtask)
+  p.add(R"({"title":"Shipping","type":"epic"})");             // T004
+  p.add(R"({"title":"Port invoices","parent":"T004"})");       // T005
+  p.add(R"({"title":"Unrelated"})");                            // T006
+  auto since = [&] { return p.query("system", "changes").data["next"].as_int(); };
+  auto touched = [&](std::int64_t from) {
+    Envelope read = p.query("system", "changes", R"({"subtrees":true,"sinceSeq":)" + std::to_string(from) + "}");
+    REQUIRE(read.success);
+    std::vector<std::string> out;
+    for (const auto& id : read.data["subtrees"].as_array()) out.push_back(id.as_string());
+    return out;
+  };
+  // A subtask changed: it, its task and its epic.
+  std::int64_t from = since();
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T003","notes":"counted"})").success);
+  CHECK(touched(from) == std::vector<std::string>{"T001", "T002", "T003"});
+  // A task moved to another epic: both epics, from the audit's before-value of its parent.
+  from = since();
+  REQUIRE(p.mutate("tasks", "reparent", R"({"id":"T005","parent":"T002"})").success);
+  CHECK(touched(from) == std::vector<std::string>{"T001", "T002", "T004", "T005"});
+  // A task deleted for good: the epic it was in, though the task is gone.
+  from = since();
+  REQUIRE(p.mutate("tasks", "delete", R"({"id":"T005","hard":true})").success);
+  CHECK(touched(from) == std::vector<std::string>{"T001", "T002", "T005"});
+  // Without the param, no list; nothing changed, an empty one.
+  CHECK_FALSE(p.query("system", "changes").data.contains("subtrees"));
+  CHECK(touched(since()).empty());
+  from = since();
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T006","notes":"alone"})").success);
+  CHECK(touched(from) == std::vector<std::string>{"T006"});
+}

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "core/cancel.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
@@ -253,4 +254,38 @@ TEST_CASE("list and find answer an empty result the same way: an E_NO_DATA note"
   CHECK(p.query("tasks", "list").exit_code() == 0);
   CHECK(p.query("tasks", "list", R"({"status":"done"})").exit_code() == 100);
   CHECK(p.query("tasks", "find", R"({"query":"nothing"})").exit_code() == 100);
+}
+
+TEST_CASE("router: a call cancelled before its write transaction changes nothing; past it, it runs to its end (issue 50)",
+          "[router][cancel]") {
+  test::Project p;
+  // Cancelled first: the call stops at its commit point, and nothing is stored or audited.
+  CancelFlag cancelled = make_cancel_flag();
+  REQUIRE(cancelled->request_cancel());
+  {
+    CancelScope scope(cancelled);
+    Envelope add = p.mutate("tasks", "add", R"({"title":"Never stored"})");
+    REQUIRE_FALSE(add.success);
+    CHECK(add.error->details["cancelled"] == json::Value(true));
+    CHECK(add.error->message.find("before it changed anything") != std::string::npos);
+    Envelope batch = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.add","params":{"title":"Nor this"}}]})");
+    CHECK_FALSE(batch.success);
+    CHECK_FALSE(p.query("tasks", "list").success);  // a read stops too: nobody waits for it
+  }
+  CHECK(p.query("tasks", "list").note == ErrorCode::NoData);
+  CHECK(p.query("system", "log", R"({"operation":"tasks.add"})").data.empty());  // not even a failure
+  CHECK(p.query("system", "log", R"({"operation":"tasks.batch"})").data.empty());
+
+  // Not cancelled: the call marks its commit point, after which no cancel is taken.
+  CancelFlag running = make_cancel_flag();
+  {
+    CancelScope scope(running);
+    CHECK(p.query("tasks", "list").success);
+    CHECK(p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.add","params":{"title":"Dry"}}],"dryRun":true})").success);
+    CHECK(running->state() == CancelToken::State::Running);  // what keeps nothing marks no commit point
+    CHECK(p.mutate("tasks", "add", R"({"title":"Stored"})").success);
+  }
+  CHECK(running->state() == CancelToken::State::Committing);
+  CHECK_FALSE(running->request_cancel());
+  CHECK(p.query("tasks", "exists", R"({"id":"T001"})").data["exists"] == json::Value(true));
 }

@@ -234,7 +234,7 @@ TEST_CASE("a cancelled call stops its program as a time limit would (core/cancel
   CancelFlag flag = make_cancel_flag();
   std::thread canceller([flag] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    flag->store(true);
+    flag->request_cancel();
   });
   Result<ProcessResult> hang = fail(ErrorCode::Internal, "not run");
   {
@@ -254,7 +254,7 @@ TEST_CASE("a cancelled call stops its program as a time limit would (core/cancel
   CHECK(error.message.find("the call was cancelled") != std::string::npos);
   // A flag raised before the program starts stops it at once; another thread's flag is not ours.
   CancelFlag raised = make_cancel_flag();
-  raised->store(true);
+  raised->request_cancel();
   {
     CancelScope scope(raised);
     auto stopped = run_process(spec_of("hang.sh"));

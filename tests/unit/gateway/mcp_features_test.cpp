@@ -7,8 +7,10 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cancel.h"
 #include "core/json_parse.h"
 #include "core/version.h"
+#include "domains/projection.h"
 #include "gateway/mcp_protocol.h"
 #include "gateway/outbox.h"
 #include "gateway/resource_watch.h"
@@ -211,14 +213,14 @@ TEST_CASE("mcp: 2025-11-25 tasks: a cleo_mutate call becomes a task to poll, wai
   CHECK_FALSE(tools[0].contains("execution"));
   CHECK(tools[1]["execution"]["taskSupport"].as_string() == "optional");
 
-  // A quick call as a task: it is there at once and finishes.
+  // A quick call as a task: it runs before the reply, which is its task, already completed.
   auto created = *f.send("tools/call", R"({"name":"cleo_mutate","task":{"ttl":60000},"arguments":{"domain":"tasks","operation":"add","params":{"title":"Write the docs"}}})");
   const auto& task = created["result"]["task"];
   REQUIRE(task["taskId"].is_string());
-  CHECK(task["status"].as_string() == "working");
+  CHECK(task["status"].as_string() == "completed");
   CHECK(task["ttl"].as_int() == 60000);
   const std::string id = task["taskId"].as_string();
-  REQUIRE(eventually([&] { return (*f.send("tasks/get", R"({"taskId":")" + id + "\"}"))["result"]["status"] != json::Value("working"); }));
+  CHECK((*f.send("tasks/get", R"({"taskId":")" + id + "\"}"))["result"]["status"].as_string() == "completed");
   auto result = *f.send("tasks/result", R"({"taskId":")" + id + "\"}");
   CHECK(result["result"]["structuredContent"]["data"]["id"].as_string() == "T001");
   CHECK(result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"].as_string() == id);
@@ -304,4 +306,190 @@ TEST_CASE("mcp: a task still running when its Protocol is gone finishes without 
     std::lock_guard lock(mutex);
     return finished;
   }));
+}
+
+// ---- issue 50 ------------------------------------------------------------------------------
+
+TEST_CASE("mcp: a subscription to a resource that does not exist is refused, naming its URI (issue 50)",
+          "[mcp][features][subscriptions]") {
+  Fixture f;
+  f.project.add(R"({"title":"Billing","type":"epic"})");  // T001
+  f.initialize("2025-11-25");
+  for (std::string uri : {"cleo://task/T404", "cleo://epic/T404"}) {
+    auto refused = *f.send("resources/subscribe", R"({"uri":")" + uri + "\"}");
+    INFO(refused.dump());
+    CHECK(refused["error"]["code"].as_int() == -32602);  // as resources/read answers it (SEP-2164)
+    CHECK(refused["error"]["message"].as_string().starts_with("Resource not found"));
+    CHECK(refused["error"]["data"]["uri"].as_string() == uri);
+    CHECK(refused["error"]["data"]["error"]["code"].as_string() == "E_NOT_FOUND");
+  }
+  CHECK(f.watch.subscribers() == 0);  // a refusal holds no slot
+  CHECK((*f.send("resources/subscribe", R"({"uri":"cleo://epic/T001"})"))["result"] == json::Value::object());
+
+  // 2026-07-28: listen honours only what exists; a stream that would carry nothing ends at once,
+  // with the reply that ends a listen (it holds nothing open).
+  std::string body = std::string(kMeta) + R"(,"notifications":{"resourceSubscriptions":["cleo://task/T404"]})";
+  CHECK_FALSE(f.send("subscriptions/listen", "{" + body + "}", "43"));
+  auto messages = f.outbox->messages();
+  REQUIRE(messages.size() == 2);
+  CHECK(messages[0]["method"].as_string() == "notifications/subscriptions/acknowledged");
+  CHECK(messages[0]["params"]["notifications"] == json::Value::object());
+  CHECK(messages[1]["id"].as_int() == 43);
+  CHECK(messages[1]["result"]["resultType"].as_string() == "complete");
+  CHECK(f.watch.subscribers() == 1);  // the handshake connection's, alone
+}
+
+TEST_CASE("mcp: a client watches at most its share, however many subscriptions it opens (issue 50)",
+          "[mcp][features][subscriptions]") {
+  Fixture f;
+  std::string ops = "[";
+  for (int i = 0; i < 101; ++i) ops += std::string(i ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Task )" + std::to_string(i) + "\"}}";
+  REQUIRE(f.project.mutate("tasks", "batch", R"({"ops":)" + ops + "]}").success);
+  f.initialize("2025-11-25");
+  auto uri = [](int n) {
+    std::string id = std::to_string(n);
+    return "cleo://task/T" + std::string(id.size() < 3 ? 3 - id.size() : 0, '0') + id;
+  };
+  for (int n = 1; n <= 100; ++n) REQUIRE((*f.send("resources/subscribe", R"({"uri":")" + uri(n) + "\"}"))["result"].is_object());
+  auto full = *f.send("resources/subscribe", R"({"uri":")" + uri(101) + "\"}");
+  INFO(full.dump());
+  CHECK(full["error"]["code"].as_int() == -32602);
+  CHECK(full["error"]["message"].as_string().find("100") != std::string::npos);
+  CHECK(full["error"]["data"]["uri"].as_string() == uri(101));
+  // The same client (this stdio connection) opening a listen stream gets no more than its share:
+  // refused with the same clear error, no stream left open.
+  std::string body = std::string(kMeta) + R"(,"notifications":{"resourceSubscriptions":[")" + uri(101) + R"("]})";
+  auto refused = f.send("subscriptions/listen", "{" + body + "}", "44");
+  REQUIRE(refused);
+  CHECK((*refused)["error"]["code"].as_int() == -32602);
+  CHECK(f.watch.subscribers() == 1);
+  // Unsubscribing makes room.
+  REQUIRE((*f.send("resources/unsubscribe", R"({"uri":")" + uri(1) + "\"}"))["result"].is_object());
+  CHECK((*f.send("resources/subscribe", R"({"uri":")" + uri(101) + "\"}"))["result"].is_object());
+}
+
+TEST_CASE("mcp: 2025-11-25: a quick call asked as a task runs at once, and a cancel never says it stopped what "
+          "was stored (issue 50)",
+          "[mcp][features][tasks]") {
+  Fixture f;
+  f.initialize("2025-11-25", R"({"tasks":{}})");
+  // 500 adds in one batch, asked as a task, then cancelled at once: whatever the cancel answers
+  // must be what the store holds once the call is over.
+  std::string ops = "[";
+  for (int i = 0; i < 500; ++i) ops += std::string(i ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Task )" + std::to_string(i) + "\"}}";
+  ops += "]";
+  json::Value created;
+  json::Value cancel;
+  json::Value result;
+  {
+    TaskRunner runner{f.make_router};
+    Protocol protocol{registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"}, {&f.watch, &runner}};
+    auto send = [&](const std::string& method, const std::string& params) {
+      Outcome outcome = protocol.handle(R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params + "}",
+                                        f.connection, f.project.router());
+      REQUIRE(outcome.reply);
+      return test::parse_json(*outcome.reply);
+    };
+    created = send("tools/call", R"({"name":"cleo_mutate","task":{},"arguments":{"domain":"tasks","operation":"batch","params":{"ops":)" + ops + "}}}");
+    const std::string id = created["result"]["task"]["taskId"].as_string();
+    cancel = send("tasks/cancel", R"({"taskId":")" + id + "\"}");
+    REQUIRE(eventually([&] { return send("tasks/get", R"({"taskId":")" + id + "\"}")["result"]["status"] != json::Value("working"); }));
+    if (send("tasks/get", R"({"taskId":")" + id + "\"}")["result"]["status"] == json::Value("completed"))
+      result = send("tasks/result", R"({"taskId":")" + id + "\"}");
+  }  // the runner waits for the call's thread: whatever it did is done
+  INFO(created.dump().substr(0, 1000));
+  INFO(cancel.dump());
+  Envelope listed = f.project.query("tasks", "list", R"({"limit":1})");
+  const std::int64_t stored = listed.page ? listed.page->total : std::ssize(reply_rows(listed.data));
+  if (cancel.contains("result")) {
+    CHECK(cancel["result"]["status"].as_string() == "cancelled");
+    CHECK(stored == 0);
+  } else {
+    CHECK(cancel["error"]["code"].as_int() == -32602);  // the task had finished: its real outcome stands
+    CHECK(stored == 500);
+  }
+  // A call that is not long runs before the reply: the task it answers is already completed, so
+  // the cancel is refused (a task in a terminal status) and the result is the call's.
+  CHECK(created["result"]["task"]["status"].as_string() == "completed");
+  CHECK(cancel["error"]["code"].as_int() == -32602);
+  CHECK(stored == 500);
+  CHECK(result["result"]["structuredContent"]["data"]["results"].size() == 500);
+
+  // The same for one tasks.add; and a call that fails is a failed task.
+  auto one = *f.send("tools/call", R"({"name":"cleo_mutate","task":{},"arguments":{"domain":"tasks","operation":"add","params":{"title":"One more"}}})");
+  CHECK(one["result"]["task"]["status"].as_string() == "completed");
+  CHECK((*f.send("tasks/cancel", R"({"taskId":")" + one["result"]["task"]["taskId"].as_string() + "\"}"))["error"]["code"].as_int() == -32602);
+  auto failed = *f.send("tools/call", R"({"name":"cleo_mutate","task":{},"arguments":{"domain":"tasks","operation":"complete","params":{"id":"T999"}}})");
+  CHECK(failed["result"]["task"]["status"].as_string() == "failed");
+}
+
+TEST_CASE("mcp: a long call cancelled before it writes leaves nothing behind (issue 50)", "[mcp][features][tasks]") {
+  Fixture f;
+  REQUIRE(f.project.mutate_as_person("system", "config.set", R"({"key":"validate.testCommand","value":"sleep 30"})").success);
+  f.initialize("2025-11-25", R"({"tasks":{}})");
+  {
+    TaskRunner runner{f.make_router};
+    Protocol protocol{registry(), ServerInfo{"cleo", std::string(product_version()), "level zero"}, {&f.watch, &runner}};
+    std::string message = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cleo_mutate","task":{},)"
+                          R"("arguments":{"domain":"validate","operation":"test.run"}}})";
+    Outcome created = protocol.handle(message, f.connection, f.project.router());
+    REQUIRE(created.reply);
+    const std::string id = test::parse_json(*created.reply)["result"]["task"]["taskId"].as_string();
+    Outcome cancelled = protocol.handle(R"({"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{"taskId":")" + id + "\"}}",
+                                        f.connection, f.project.router());
+    REQUIRE(cancelled.reply);
+    auto answer = test::parse_json(*cancelled.reply);
+    INFO(answer.dump());
+    CHECK(answer["result"]["status"].as_string() == "cancelled");
+    CHECK(answer["result"]["statusMessage"].as_string().find("before it committed any change") != std::string::npos);
+  }  // the runner waits for the call's thread: whatever it did is done
+  // The stopped test command is not recorded as a failed run: the call changed nothing.
+  CHECK(f.project.query("validate", "compliance", R"({"check":"test.run"})").note == ErrorCode::NoData);
+}
+
+TEST_CASE("mcp: a cancel that comes after a call began writing is answered with what the call did (issue 50)",
+          "[mcp][features][tasks]") {
+  Fixture f;
+  f.initialize("2025-11-25", R"({"tasks":{}})");
+  auto hold = std::make_shared<std::atomic<bool>>(false);
+  auto passed = std::make_shared<std::atomic<bool>>(false);
+  auto writing = [hold, passed](Router&) {
+    passed->store(begin_commit());  // as the router does when its write transaction begins
+    while (!hold->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return std::pair{std::string(R"({"content":[],"structuredContent":{"success":true},"isError":false})"), false};
+  };
+  // 2025-11-25: tasks/cancel is answered once the call has ended — refused, as for any finished
+  // task, naming what it became; never "cancelled".
+  auto task = f.tasks.start("stdio", "Running release.ship", std::nullopt, writing);
+  REQUIRE(task);
+  REQUIRE(eventually([&] { return passed->load(); }));
+  CHECK((*f.send("tasks/get", R"({"taskId":")" + task->id + "\"}"))["result"]["statusMessage"].as_string().find(
+            "can no longer be cancelled") != std::string::npos);
+  CHECK_FALSE(f.send("tasks/cancel", R"({"taskId":")" + task->id + "\"}", "61"));  // later
+  CHECK(f.outbox->messages().empty());
+  hold->store(true);
+  REQUIRE(eventually([&] { return !f.outbox->messages().empty(); }));
+  auto answer = f.outbox->messages().front();
+  INFO(answer.dump());
+  CHECK(answer["id"].as_int() == 61);
+  CHECK(answer["error"]["code"].as_int() == -32602);
+  CHECK(answer["error"]["data"]["status"].as_string() == "completed");
+  CHECK(answer["error"]["message"].as_string().find("begun writing") != std::string::npos);
+  CHECK((*f.send("tasks/get", R"({"taskId":")" + task->id + "\"}"))["result"]["status"].as_string() == "completed");
+
+  // The extension: the cancel is acknowledged (cooperative) and tasks/get tells the outcome.
+  hold->store(false);
+  passed->store(false);
+  auto stateless = f.tasks.start("", "Running release.ship", std::nullopt, writing);
+  REQUIRE(stateless);
+  REQUIRE(eventually([&] { return passed->load(); }));
+  CHECK(f.stateless("tasks/cancel", R"("taskId":")" + stateless->id + "\"", kTasksMeta)["result"]["resultType"].as_string() ==
+        "complete");
+  hold->store(true);
+  json::Value got;
+  REQUIRE(eventually([&] {
+    got = f.stateless("tasks/get", R"("taskId":")" + stateless->id + "\"", kTasksMeta)["result"];
+    return got["status"] != json::Value("working");
+  }));
+  CHECK(got["status"].as_string() == "completed");
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/json_parse.h"
+#include "domains/metrics.h"
 #include "gateway/resource_watch.h"
 #include "unit/test_support.h"
 
@@ -28,6 +29,7 @@ class Collector final : public Outbox {
     return true;
   }
   bool open() const override { return alive; }
+  bool reachable() const override { return alive && reachable_; }
   std::vector<std::string> messages() {
     std::lock_guard lock(mutex_);
     return messages_;
@@ -43,6 +45,7 @@ class Collector final : public Outbox {
     return out;
   }
   std::atomic<bool> alive{true};
+  std::atomic<bool> reachable_{true};
 
  private:
   std::mutex mutex_;
@@ -109,20 +112,21 @@ TEST_CASE("resource watch: a task's and its epic's subscribers hear of a change 
 TEST_CASE("resource watch: limits, a gone peer, and the end of listen streams", "[mcp][subscriptions]") {
   test::Project p;
   p.add(R"({"title":"Billing"})");
-  ResourceWatch watch(routers_of(p), {.interval = 20ms, .heartbeat = 50ms, .max_per_subscriber = 2, .max_subscribers = 2});
+  ResourceWatch watch(routers_of(p), {.interval = 20ms, .heartbeat = 50ms, .max_per_client = 2, .max_subscribers = 2});
   auto first = std::make_shared<Collector>();
   auto second = std::make_shared<Collector>();
   auto a = watch.add(first, "\"listen-1\"");
   auto b = watch.add(second);
   REQUIRE(a);
   REQUIRE(b);
-  CHECK_FALSE(watch.add(std::make_shared<Collector>()));  // max_subscribers
   CHECK(watch.subscribe(*a, "cleo://task/T001"));
   CHECK(watch.subscribe(*a, "cleo://task/T001"));  // the same again is not another
   CHECK(watch.subscribe(*a, "cleo://epic/T001"));
-  CHECK_FALSE(watch.subscribe(*a, "cleo://task/T002"));  // max_per_subscriber
+  auto full = watch.subscribe(*a, "cleo://task/T002");  // max_per_client
+  CHECK(full.outcome == ResourceWatch::Outcome::ClientLimit);
+  CHECK(full.limit == 2);
   CHECK(watch.watched(*a) == 2);
-  CHECK_FALSE(watch.subscribe(999, "cleo://task/T001"));
+  CHECK(watch.subscribe(999, "cleo://task/T001").outcome == ResourceWatch::Outcome::NoSubscriber);
 
   // A peer that went away is forgotten at the next heartbeat.
   second->alive = false;
@@ -138,6 +142,50 @@ TEST_CASE("resource watch: limits, a gone peer, and the end of listen streams", 
   CHECK_FALSE(watch.add(first));
 }
 
+TEST_CASE("resource watch: a slot is held only by a subscriber that watches something and can be told it (issue 50)",
+          "[mcp][subscriptions]") {
+  test::Project p;
+  p.add(R"({"title":"Billing"})");
+  ResourceWatch watch(routers_of(p), {.interval = 20ms, .heartbeat = 10s, .max_per_client = 3, .max_subscribers = 2,
+                                      .unreachable_grace = 0ms});
+  // Subscribers that watch nothing (a session's GET stream, a connection that unsubscribed all)
+  // take no slot, however many there are.
+  std::vector<std::shared_ptr<Collector>> boxes;
+  std::vector<ResourceWatch::Id> ids;
+  for (int i = 0; i < 4; ++i) {
+    boxes.push_back(std::make_shared<Collector>());
+    auto id = watch.add(boxes.back());
+    REQUIRE(id);
+    ids.push_back(*id);
+  }
+  CHECK(watch.subscribe(ids[0], "cleo://task/T001"));
+  CHECK(watch.subscribe(ids[1], "cleo://task/T001"));
+  auto full = watch.subscribe(ids[2], "cleo://task/T001");  // two slots, both taken
+  CHECK(full.outcome == ResourceWatch::Outcome::ServerLimit);
+  CHECK(full.limit == 2);
+  CHECK(watch.subscribe(ids[0], "cleo://epic/T001"));  // a subscriber with a slot may watch more
+  watch.unsubscribe(ids[1], "cleo://task/T001");        // watching nothing, it lets its slot go
+  CHECK(watch.subscribe(ids[2], "cleo://task/T001"));
+  // A subscriber that cannot be told anything (an HTTP session without its GET stream) gives its
+  // slot up to one that can, once the grace has passed; it is gone (its client adds another).
+  boxes[2]->reachable_ = false;
+  CHECK(watch.subscribe(ids[3], "cleo://task/T001"));
+  CHECK(watch.subscribe(ids[2], "cleo://epic/T001").outcome == ResourceWatch::Outcome::NoSubscriber);
+  CHECK(watch.subscribers() == 3);
+  // One client's subscribers share its limit: a stdio process's resources/subscribe and its
+  // listen streams together.
+  ResourceWatch shared(routers_of(p), {.interval = 20ms, .heartbeat = 10s, .max_per_client = 2});
+  auto own = shared.add(std::make_shared<Collector>(), std::nullopt, "stdio");
+  auto listen = shared.add(std::make_shared<Collector>(), "\"7\"", "stdio");
+  auto other = shared.add(std::make_shared<Collector>(), "\"8\"");
+  CHECK(shared.subscribe(*own, "cleo://task/T001"));
+  CHECK(shared.subscribe(*listen, "cleo://epic/T001"));
+  CHECK(shared.subscribe(*listen, "cleo://task/T002").outcome == ResourceWatch::Outcome::ClientLimit);
+  CHECK(shared.subscribe(*other, "cleo://task/T002"));  // a client of its own
+  shared.remove(*own);
+  CHECK(shared.subscribe(*listen, "cleo://task/T002"));
+}
+
 TEST_CASE("resource watch: nothing is read while nobody watches", "[mcp][subscriptions]") {
   test::Project p;
   ResourceWatch watch(routers_of(p), {.interval = 10ms, .heartbeat = 10s});
@@ -147,4 +195,58 @@ TEST_CASE("resource watch: nothing is read while nobody watches", "[mcp][subscri
   CHECK(watch.reads() == 0);
   watch.remove(*id);
   CHECK(watch.subscribers() == 0);
+}
+
+namespace {
+
+/// The calls routers of this process made, but the test's own writes: what the watcher read.
+std::int64_t watcher_calls() {
+  std::int64_t calls = 0;
+  for (const auto& operation : CallMetrics::global().snapshot())
+    if (operation.operation != "tasks.update") calls += operation.calls;
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("resource watch: what a change costs does not grow with the URIs watched (issue 50)", "[mcp][subscriptions]") {
+  test::Project p;
+  p.add(R"({"title":"Billing","type":"epic"})");            // T001
+  p.add(R"({"title":"Survey ledgers","parent":"T001"})");   // T002
+  std::string ops = "[";
+  for (int i = 0; i < 30; ++i)
+    ops += std::string(i ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Epic )" + std::to_string(i) + R"(","type":"epic"}})";
+  REQUIRE(p.mutate("tasks", "batch", R"({"ops":)" + ops + "]}").success);  // T003…T032
+  ResourceWatch watch(routers_of(p), {.interval = 20ms, .heartbeat = 10s});
+  auto box = std::make_shared<Collector>();
+  auto legit = watch.add(box);
+  REQUIRE(legit);
+  REQUIRE(watch.subscribe(*legit, "cleo://epic/T001"));
+  REQUIRE(eventually([&] { return watch.reads() >= 2; }));
+  int told = 0;
+  auto cost_of_a_change = [&] {
+    const std::int64_t before = watcher_calls();
+    REQUIRE(p.mutate("tasks", "update", R"({"id":"T002","notes":"again"})").success);
+    ++told;
+    REQUIRE(eventually([&] { return std::ssize(box->updated()) == told; }));
+    return watcher_calls() - before;
+  };
+  const std::int64_t alone = cost_of_a_change();
+  CHECK(alone >= 1);
+  CHECK(alone <= 2);
+  // Three more subscribers watch 300 epics between them: 30 real ones, 270 that name no task (as
+  // a client could watch them through ResourceWatch before the protocol refused such URIs).
+  for (int s = 0; s < 3; ++s) {
+    auto other = watch.add(std::make_shared<Collector>());
+    REQUIRE(other);
+    for (int i = 0; i < 100; ++i) {
+      const int n = s * 100 + i;
+      const std::string id = n < 30 ? "T" + std::string(n + 3 < 10 ? "00" : "0") + std::to_string(n + 3)
+                                    : "T9" + std::to_string(100000 + n);
+      REQUIRE(watch.subscribe(*other, "cleo://epic/" + id));
+    }
+  }
+  const std::int64_t crowded = cost_of_a_change();
+  CHECK(crowded == alone);
+  CHECK(box->updated() == std::vector<std::string>(2, "cleo://epic/T001"));
 }

@@ -126,3 +126,58 @@ TEST_CASE("tasks: limits per owner, a list newest first, expiry after the time t
   REQUIRE(eventually([&] { return !runner.get("one", a->id); }));
   CHECK(runner.list("one", 0, 10, more).size() <= 1);
 }
+
+TEST_CASE("tasks: a cancel stops only what has not begun to write; past that point the call runs to its end (issue 50)",
+          "[mcp][tasks]") {
+  test::Project p;
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto refused_commit = std::make_shared<std::atomic<bool>>(false);
+  auto passed_commit = std::make_shared<std::atomic<bool>>(false);
+  TaskRunner runner(routers_of(p));
+
+  // Cancelled before its commit point: answered cancelled, and the work, reaching that point,
+  // finds it may not go on (the router then stops before its write transaction).
+  auto early = runner.start("s", "Running tasks.batch", std::nullopt, [release, refused_commit](Router&) {
+    while (!release->load()) std::this_thread::sleep_for(5ms);
+    refused_commit->store(!begin_commit());
+    return std::pair{std::string(R"({"wrote":true})"), false};
+  });
+  REQUIRE(early);
+  auto cancelled = runner.cancel("s", early->id);
+  REQUIRE(cancelled);
+  CHECK(cancelled->status == TaskRunner::Status::Cancelled);
+  CHECK(cancelled->message.find("before it committed any change") != std::string::npos);
+  release->store(true);
+  REQUIRE(eventually([&] { return refused_commit->load(); }));
+
+  // Past its commit point: the cancel is answered with the task as it stands (working, committing:
+  // it can no longer be stopped), and the task ends with what the call did.
+  auto hold = std::make_shared<std::atomic<bool>>(false);
+  auto late = runner.start("s", "Running release.ship", std::nullopt, [hold, passed_commit](Router&) {
+    passed_commit->store(begin_commit());
+    while (!hold->load()) std::this_thread::sleep_for(5ms);
+    return std::pair{std::string(R"({"shipped":true})"), false};
+  });
+  REQUIRE(late);
+  REQUIRE(eventually([&] { return passed_commit->load(); }));
+  auto refused = runner.cancel("s", late->id);
+  REQUIRE(refused);
+  CHECK(refused->status == TaskRunner::Status::Working);
+  CHECK(refused->committing);
+  CHECK(refused->message.find("can no longer be cancelled") != std::string::npos);
+  CHECK(runner.get("s", late->id)->committing);
+  hold->store(true);
+  REQUIRE(eventually([&] { return runner.get("s", late->id)->status == TaskRunner::Status::Done; }));
+  CHECK(runner.get("s", late->id)->result == R"({"shipped":true})");
+  CHECK(runner.cancel("s", late->id).error().code == ErrorCode::Validation);
+  CHECK(runner.get("s", early->id)->status == TaskRunner::Status::Cancelled);
+  CHECK(runner.get("s", early->id)->result.empty());
+
+  // A call that ran before its reply is kept as a task already finished, with its result.
+  auto done = runner.finished("s", "Running tasks.add", 60'000, R"({"id":"T001"})", false);
+  CHECK(done.status == TaskRunner::Status::Done);
+  CHECK(done.ttl_ms == 60'000);
+  CHECK(runner.get("s", done.id)->result == R"({"id":"T001"})");
+  CHECK_FALSE(runner.get("other", done.id));
+  CHECK(runner.cancel("s", done.id).error().code == ErrorCode::Validation);
+}
