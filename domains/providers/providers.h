@@ -26,6 +26,12 @@ enum class HookOutput {
   CursorJson,  // {"additional_context":…,"continue":true}
 };
 
+/// How a host runs a hook's command: a string it hands to a shell, whose rules the line we write
+/// must follow (a path with a space, a quote or a $ in it is quoted for that shell).
+enum class HookShell {
+  Posix,  // sh -c, bash -c, $SHELL -lc: sh, bash, zsh and dash alike (join_command's quoting)
+};
+
 /// A host's session-start hook, which runs `ct briefing --hook <id>` (providers.install hooks).
 struct HookSupport {
   std::string_view project_file;  // relative to the project root
@@ -37,6 +43,7 @@ struct HookSupport {
   /// {command, timeout} (Cursor).
   bool grouped = true;
   std::string_view name;          // Gemini CLI names each hook
+  HookShell shell = HookShell::Posix;
   int timeout = 30;               // in the host's unit: seconds, or ms (Gemini CLI)
   HookOutput output = HookOutput::Text;
   bool version_key = false;       // Cursor: the file needs "version": 1
@@ -81,6 +88,10 @@ struct Provider {
   /// hosts: the key whose value is the variable's name ("bearer_token_env_var"). Empty: the host
   /// cannot reference one, and a token is refused.
   std::string_view token_env;
+  /// What the host's loader replaces in the strings of its files before it uses them ("${" for
+  /// ${VAR}; "$" for $VAR and ${VAR}; "{env:" …): a command holding one would not be run as
+  /// written, so check_launch refuses it.
+  std::vector<std::string_view> expands;
   /// Where a person sees whether the host found CLEO's server ("claude mcp list").
   std::string_view check;
   /// What a project-scope entry needs in the host before it runs (approval, a trusted folder);
@@ -125,7 +136,9 @@ struct ServerLaunch {
 std::string default_command(bool user_scope, const std::optional<std::string>& installed);
 
 /// Whether `provider` can hold `launch`: E_INVALID_INPUT naming the host when a token is asked of
-/// a host that cannot reference an environment variable (the secret is never written instead).
+/// a host that cannot reference an environment variable (the secret is never written instead), or
+/// when the command holds what the host's loader would replace (`provider.expands`: a `ct` under
+/// `/opt/${x}/` would be run from another path).
 Result<void> check_launch(const Provider& provider, const ServerLaunch& launch);
 
 /// The server entry of a JSON host (check_launch first), and every member CLEO owns in it (set or
@@ -146,8 +159,12 @@ std::string snippet(const Provider& provider, const ServerLaunch& launch);
 /// comes from, and how to check that the host finds the server.
 std::string entry_note(const Provider& provider, bool user_scope, const ServerLaunch& launch);
 
-/// The hook entry `ct` writes for the host (its command runs `command briefing --hook <id>`), and
-/// whether an entry of a host's hook list is one `ct` wrote (it runs `briefing --hook`).
+/// The command line of the host's hook: `command briefing --hook <id>` quoted for the shell the
+/// host runs it with (`HookSupport::shell`), so that a `ct` under a path with a space or a quote
+/// runs as that program.
+std::string hook_command(const Provider& provider, std::string_view command);
+/// The hook entry `ct` writes for the host (its command is hook_command()), and whether an entry
+/// of a host's hook list is one `ct` wrote (it runs `briefing --hook`).
 json::Value hook_entry(const Provider& provider, std::string_view command);
 bool is_cleo_hook(const json::Value& entry);
 /// What the hook prints: the briefing `text` as the host loads it into context.

@@ -164,13 +164,13 @@ Result<Reply> install(Context& context, const Params& params) {
   }
   launch.url = params.opt_str("url").value_or(std::string(providers::kDefaultUrl));
   launch.token_env = params.opt_str("tokenEnv").value_or("");
-  CT_TRY(providers::check_launch(provider, launch));
   if (auto command = params.opt_str("command")) {
     launch.command = *command;
   } else {
     auto installed = installed_program("ct");
     launch.command = providers::default_command(user, installed ? std::optional(installed->string()) : std::nullopt);
   }
+  CT_TRY(providers::check_launch(provider, launch));
 
   if (params.flag("hooks") && !provider.hook) {
     Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no session-start hook CLEO can declare" +
