@@ -12,18 +12,20 @@ namespace {
 // Sources: Claude Code's hooks reference and its agent SDK's SessionStart types; Codex's
 // codex-rs/hooks (plain stdout becomes developer context); Gemini CLI's docs/hooks/reference.md
 // (JSON only; matchers of lifecycle events are exact strings); Cursor's hooks.json as hosts'
-// plug-ins write it (its docs could not be read).
+// plug-ins write it (its docs could not be read). No matcher: a hook that loads the briefing runs
+// at every session start, so a source a host adds is not missed (Claude Code 2.1's "fork", which
+// "startup|resume|clear|compact" skipped). What each writes on the hook's stdin: Claude Code,
+// Codex and Gemini CLI {session_id, source, …}; Cursor {conversation_id, …}, no source.
 // The shell each runs the command with (on Linux and macOS): Claude Code `/bin/sh -c` (its
 // "/bin/sh: 1: …: not found" for an unquoted path with a space, tests/hosts); Codex `$SHELL -lc`, else
 // `/bin/sh -lc` (codex-rs/hooks/src/engine/command_runner.rs); Gemini CLI `bash -c`
 // (packages/core/src/hooks/hookRunner.ts, getShellConfiguration); Cursor a shell command line.
 constexpr HookSupport kClaudeHook{.project_file = ".claude/settings.json", .user_file = ".claude/settings.json",
-                                  .event = "SessionStart", .matcher = "startup|resume|clear|compact",
-                                  .timeout = 30, .output = HookOutput::Text,
-                                  .note = "Claude Code runs it at startup, resume, /clear and after a compaction"};
+                                  .event = "SessionStart", .matcher = "", .timeout = 30, .output = HookOutput::Text,
+                                  .note = "Claude Code runs it at every session start: startup, resume, /clear, a fork "
+                                          "and after a compaction"};
 constexpr HookSupport kCodexHook{.project_file = ".codex/hooks.json", .user_file = ".codex/hooks.json",
-                                 .event = "SessionStart", .matcher = "startup|resume|clear|compact",
-                                 .timeout = 30, .output = HookOutput::Text,
+                                 .event = "SessionStart", .matcher = "", .timeout = 30, .output = HookOutput::Text,
                                  .note = "Codex runs a hook only once you trust it in /hooks (again after each change)"};
 constexpr HookSupport kGeminiHook{.project_file = ".gemini/settings.json", .user_file = ".gemini/settings.json",
                                   .event = "SessionStart", .matcher = "", .name = "cleo-briefing", .timeout = 30000,
@@ -33,6 +35,7 @@ constexpr HookSupport kGeminiHook{.project_file = ".gemini/settings.json", .user
 constexpr HookSupport kCursorHook{.project_file = ".cursor/hooks.json", .user_file = ".cursor/hooks.json",
                                   .event = "sessionStart", .matcher = "", .grouped = false, .timeout = 30,
                                   .output = HookOutput::CursorJson, .version_key = true,
+                                  .session_key = "conversation_id", .source_key = "",
                                   .note = "Cursor runs it when a session starts, not after a summarisation"};
 
 
@@ -159,6 +162,7 @@ std::string hook_output(const Provider& provider, std::string_view text) {
   switch (provider.hook ? provider.hook->output : HookOutput::Text) {
     case HookOutput::Text: return std::string(text);
     case HookOutput::GeminiJson: {
+      if (text.empty()) return "";
       json::Value specific = json::Value::object();
       specific.set("hookEventName", "SessionStart");
       specific.set("additionalContext", std::string(text));
@@ -166,11 +170,20 @@ std::string hook_output(const Provider& provider, std::string_view text) {
       break;
     }
     case HookOutput::CursorJson:
-      out.set("additional_context", std::string(text));
+      if (!text.empty()) out.set("additional_context", std::string(text));
       out.set("continue", true);
       break;
   }
   return out.dump();
+}
+
+std::optional<std::string> hook_firing(const Provider& provider, const json::Value& input) {
+  if (!provider.hook || !input.is_object()) return std::nullopt;
+  const json::Value& session = input[provider.hook->session_key];
+  if (!session.is_string() || session.as_string().empty() || session.as_string().size() > 256) return std::nullopt;
+  std::string firing = session.as_string() + "\n";
+  if (!provider.hook->source_key.empty()) firing += input[provider.hook->source_key].string_or_empty();
+  return firing;
 }
 
 std::span<const Provider> all() { return kProviders; }

@@ -37,7 +37,8 @@ struct HookSupport {
   std::string_view project_file;  // relative to the project root
   std::string_view user_file;     // relative to the home directory
   std::string_view event;         // "SessionStart", "sessionStart"
-  /// When it runs (the host's matcher); empty: on every session start the host has.
+  /// When it runs (the host's matcher); empty: on every session start the host has (startup,
+  /// resume, /clear, a compaction, a fork — whatever sources the host has now or adds later).
   std::string_view matcher;
   /// {matcher?, hooks:[{type:"command", command, timeout}]} (Claude Code, Codex, Gemini CLI); false:
   /// {command, timeout} (Cursor).
@@ -47,6 +48,10 @@ struct HookSupport {
   int timeout = 30;               // in the host's unit: seconds, or ms (Gemini CLI)
   HookOutput output = HookOutput::Text;
   bool version_key = false;       // Cursor: the file needs "version": 1
+  /// The members of the JSON the host writes on the hook's stdin that name its session and what
+  /// started it (hook_firing); an empty source_key: the host sends none.
+  std::string_view session_key = "session_id";
+  std::string_view source_key = "source";
   /// What the host needs before the hook runs, and when it does not (after a compaction).
   std::string_view note;
 };
@@ -167,8 +172,13 @@ std::string hook_command(const Provider& provider, std::string_view command);
 /// of a host's hook list is one `ct` wrote (it runs `briefing --hook`).
 json::Value hook_entry(const Provider& provider, std::string_view command);
 bool is_cleo_hook(const json::Value& entry);
-/// What the hook prints: the briefing `text` as the host loads it into context.
+/// What the hook prints: the briefing `text` as the host loads it into context; for an empty
+/// `text`, what says nothing to the host (no output, or Cursor's bare {"continue":true}).
 std::string hook_output(const Provider& provider, std::string_view text);
+/// One firing of the host's session-start hooks, from the JSON it writes on each hook's stdin: its
+/// session id and the start's source ("…\nstartup", "…\ncompact"), the same for every hook it runs
+/// for that start (the project's and the user's); nullopt when the input names no session.
+std::optional<std::string> hook_firing(const Provider& provider, const json::Value& input);
 
 /// The file and where it is for a scope, or nullopt when the host has none for it.
 std::optional<std::string_view> config_file(const Provider& provider, bool user_scope);
