@@ -435,6 +435,14 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
                       " through initialize)",
                   data);
   }
+  // The request's log: none unless its _meta names a level (2026-07-28 has no logging/setLevel).
+  std::optional<LogLevel> log_level;
+  if (meta->log_level) {
+    log_level = meta->log_level->is_string() ? parse_log_level(meta->log_level->as_string()) : std::nullopt;
+    if (!log_level)
+      return refuse(RpcError::InvalidParams,
+                    "Invalid params: _meta." + std::string(kLogLevelKey) + " must be one of " + log_level_names());
+  }
   // Only tasks need a client capability (the tasks extension): its methods, and task notifications
   // asked of subscriptions/listen; every other request is served whatever the client declared.
   if (method == "server/discover") return rpc_result(id_json, discover_result(meta->client_name));
@@ -452,14 +460,7 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   connection.client_version = meta->client_version;
   connection.outbox = base.outbox;
   connection.streams_replies = base.streams_replies;
-  // The request's log: none unless its _meta names a level (there is no logging/setLevel).
-  if (meta->log_level) {
-    auto level = meta->log_level->is_string() ? parse_log_level(meta->log_level->as_string()) : std::nullopt;
-    if (!level)
-      return refuse(RpcError::InvalidParams,
-                    "Invalid params: _meta." + std::string(kLogLevelKey) + " must be one of " + log_level_names());
-    connection.log->set_level(*level);
-  }
+  if (log_level) connection.log->set_level(*log_level);  // the request's log
   if (method == "tools/call") {
     // The tasks extension: a long call (OperationSpec::runs_long) of a client that takes tasks
     // becomes one. Its tasks are anyone's who has the id (128 random bits): there is no connection.

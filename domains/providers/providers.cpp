@@ -19,7 +19,9 @@ namespace {
 // The shell each runs the command with (on Linux and macOS): Claude Code `/bin/sh -c` (its
 // "/bin/sh: 1: …: not found" for an unquoted path with a space, tests/hosts); Codex `$SHELL -lc`, else
 // `/bin/sh -lc` (codex-rs/hooks/src/engine/command_runner.rs); Gemini CLI `bash -c`
-// (packages/core/src/hooks/hookRunner.ts, getShellConfiguration); Cursor a shell command line.
+// (packages/core/src/hooks/hookRunner.ts, getShellConfiguration); Cursor a shell command line. On
+// Windows they use cmd.exe or PowerShell instead, whose quoting differs: ct is built for Linux and
+// macOS.
 constexpr HookSupport kClaudeHook{.project_file = ".claude/settings.json", .user_file = ".claude/settings.json",
                                   .event = "SessionStart", .matcher = "", .timeout = 30, .output = HookOutput::Text,
                                   .note = "Claude Code runs it at every session start: startup, resume, /clear, a fork "
