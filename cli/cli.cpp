@@ -26,6 +26,7 @@
 #include "cli/command_tree.h"
 #include "cli/completion.h"
 #include "cli/edit.h"
+#include "cli/hook_briefing.h"
 #include "cli/usage.h"
 #include "cli/render.h"
 #include "cli/servers.h"
@@ -37,6 +38,7 @@
 #include "disclosure/product.h"
 #include "disclosure/suggest.h"
 #include "domains/original_names.h"
+#include "domains/providers/providers.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "engines/adapters/subprocess.h"
@@ -488,6 +490,17 @@ int run_checked(const std::vector<std::string>& args) {
                         spec->full_name() + " ignores it\n");
     }
   }
+
+  // An agent host's session-start hook: the first of the hooks the host runs for this start briefs,
+  // the others (a team's and a person's own, both installed) say nothing (cli/hook_briefing.h).
+  if (spec->text_view == TextView::Briefing && params["hook"].is_string())
+    if (const providers::Provider* host = providers::find(params["hook"].as_string()); host && host->hook)
+      if (auto firing = providers::hook_firing(*host, read_hook_input(STDIN_FILENO, std::chrono::seconds(2))))
+        if (auto project = workspace->project(); project && !first_briefing(project->cleo_dir() / "hook-briefings",
+                                                                            host->id, *firing)) {
+          write(stdout, providers::hook_output(*host, ""));
+          return 0;
+        }
 
   Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
   const Binding binding = resolve_session(globals, *workspace);

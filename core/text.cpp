@@ -1,5 +1,6 @@
 #include "core/text.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -32,6 +33,22 @@ std::string clip(std::string_view text, std::size_t max_chars) {
     if ((static_cast<unsigned char>(text[end]) & 0xC0) != 0x80 && kept++ == max_chars - 1) break;
   }
   return std::string(text.substr(0, end)) + "…";
+}
+
+bool is_template_variable(std::string_view text) {
+  auto word = [](std::string_view name, bool digits_only) {
+    if (name.empty() || name.size() > 64) return false;
+    const bool all_digits = std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits_only || all_digits) return all_digits;
+    if (name.front() >= '0' && name.front() <= '9') return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+  };
+  if (text.starts_with("${") && text.ends_with('}')) return word(text.substr(2, text.size() - 3), false);
+  if (text.starts_with("{{") && text.ends_with("}}")) return word(trim(text.substr(2, text.size() - 4)), false);
+  if (text.starts_with('$')) return word(text.substr(1), false);
+  return false;
 }
 
 char32_t next_code_point(std::string_view text, std::size_t& i, bool* valid) {

@@ -62,6 +62,10 @@ std::vector<std::string_view> split_lines(std::string_view text);
 std::vector<std::string> split_list(std::string_view text, char separator = ',');
 /// At most `max_chars` code points of `text`, the last one "…" when it was cut.
 std::string clip(std::string_view text, std::size_t max_chars);
+/// Whether `text` is a template variable of an agent host's, which the host fills in later:
+/// `$1`, `$ARGUMENTS`, `${name}`, `{{name}}` (opencode asks for a prompt with `$1`, `$2` … as its
+/// arguments and puts the user's words in their place).
+bool is_template_variable(std::string_view text);
 
 /// An estimate of the o200k tokens of `text`, calibrated on the rendered help levels (the exact
 /// counts are measured by the `tokens` tests with a real tokenizer).

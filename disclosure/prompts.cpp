@@ -6,6 +6,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "disclosure/help_levels.h"
+#include "disclosure/templates.h"
 #include "domains/call_text.h"
 
 namespace ct::disclosure {
@@ -19,7 +20,8 @@ const std::vector<PromptSpec>& catalog() {
       {.name = "next",
        .title = "What to work on next",
        .description = "The best ready tasks with why, and how to take one",
-       .arguments = {{"epic", "Only work under this epic", false, ValueKind::EpicId}}},
+       .arguments = {{"epic", "Only work under this epic", false, ValueKind::EpicId,
+                      "only its ready tasks count: {{call_with orchestrate.ready epicId=$epic limit=3}}"}}},
       {.name = "take",
        .title = "Take a task",
        .description = "A task's record and what the project knows for it, then claim it",
@@ -28,7 +30,9 @@ const std::vector<PromptSpec>& catalog() {
        .title = "Hand off and end the session",
        .description = "Where the session stands, then notes, release and end it",
        .arguments = {{"session", "The session (default: yours, else the newest nobody works in)", false,
-                      ValueKind::SessionId}}},
+                      ValueKind::SessionId,
+                      "hand off that one: {{call_with session.briefing id=$session}} says where it stands, and "
+                      "its id goes in the calls above"}}},
       {.name = "decompose",
        .title = "Decompose an epic",
        .description = "Split an epic into ordered tasks in a plan (the epic-architect skill)",
@@ -37,12 +41,14 @@ const std::vector<PromptSpec>& catalog() {
        .title = "Review a task's evidence",
        .description = "Check that a task's evidence proves each acceptance criterion, then pass its gate",
        .arguments = {{"id", "The task to review", true, ValueKind::TaskId},
-                     {"gate", "The verification gate to pass (default: its next one)", false, ValueKind::Gate}}},
+                     {"gate", "The verification gate to pass (default: its next one)", false, ValueKind::Gate,
+                      "pass that gate: {{call_with lifecycle.gate.pass id=$id gate=$gate notes=…}}"}}},
       {.name = "spawn",
        .title = "Spawn a subagent for a task",
        .description = "Build a task's subagent prompt and hand the task to a subagent",
        .arguments = {{"id", "The task to hand out", true, ValueKind::TaskId},
-                     {"skill", "The skill to use (default: chosen from the task)", false, ValueKind::Skill}}},
+                     {"skill", "The skill to use (default: chosen from the task)", false, ValueKind::Skill,
+                      "spawn with that skill: {{call_with orchestrate.spawn id=$id skill=$skill}}"}}},
   };
   return prompts;
 }
@@ -89,11 +95,20 @@ Result<void> check_shape(const PromptArgument& argument, std::string_view value)
                   .with_detail("field", std::string(argument.name)));
 }
 
+/// A call as the prompts write it (`cleo_mutate tasks.start {"id":"T002"}`), checked against the
+/// registry: a value that is a host's template variable stands for the one it will be.
+Result<std::string> call_text(const Registry& registry, Call call) {
+  call.json_params = true;
+  CT_TRY(check_call(call, registry));
+  const OperationSpec* spec = called_operation(call, registry);
+  return short_call(*spec, call.params.dump());
+}
+
 /// {{call_with OP key=value …}}: the call as the tools take it. `$name` is a value the prompt has
 /// (the key is left out when it has none); other values are JSON when they parse, else strings.
 Result<std::string> call_with(const Registry& registry, const Values& values, const std::vector<std::string>& args) {
   if (args.empty()) return fail(ErrorCode::InvalidInput, "call_with needs an operation");
-  Call call{.operation = args[0], .params = json::Value::object(), .json_params = true};
+  Call call{.operation = args[0], .params = json::Value::object()};
   for (std::size_t i = 1; i < args.size(); ++i) {
     auto equals = args[i].find('=');
     if (equals == std::string::npos) return fail(ErrorCode::InvalidInput, "call_with: '" + args[i] + "' is not key=value");
@@ -108,13 +123,45 @@ Result<std::string> call_with(const Registry& registry, const Values& values, co
     auto parsed = json::parse(value);
     call.params.set(key, parsed && !parsed->is_string() ? *parsed : json::Value(value));
   }
-  CT_TRY(check_call(call, registry));
-  const OperationSpec* spec = called_operation(call, registry);
-  return short_call(*spec, call.params.dump());
+  return call_text(registry, std::move(call));
 }
 
-/// What each prompt reads before its template is rendered: the values its template names.
-Result<void> gather(std::string_view prompt, Values& values, Router& router, const Caller& caller) {
+/// The reads of a prompt: made now, or — when a param is a template variable the host fills in
+/// later (render_prompt) — not made, and the call that would make it kept for the agent to make.
+class Reads {
+ public:
+  Reads(const Registry& registry, Router& router, const Caller& caller)
+      : registry_(registry), router_(router), caller_(caller) {}
+  /// The data of `operation`, or nullopt when it is left to the agent (then later() names it).
+  Result<std::optional<json::Value>> operator()(std::string_view operation, json::Value params) {
+    bool variable = false;
+    for (const auto& [key, value] : params.as_object())
+      variable = variable || (value.is_string() && is_template_variable(value.as_string()));
+    if (!variable) {
+      CT_TRY_ASSIGN(json::Value data, read(router_, caller_, operation, std::move(params)));
+      return std::optional<json::Value>(std::move(data));
+    }
+    CT_TRY_ASSIGN(std::string call, call_text(registry_, Call{.operation = std::string(operation), .params = std::move(params)}));
+    later_.push_back(std::move(call));
+    return std::optional<json::Value>();
+  }
+  /// What the reads left so far say, for the value that stands in their data: "read it: CALL".
+  std::string later() {
+    std::string out = "read " + std::string(later_.size() == 1 ? "it" : "them") + " first: " + join(later_, "; ");
+    later_.clear();
+    return out;
+  }
+
+ private:
+  const Registry& registry_;
+  Router& router_;
+  const Caller& caller_;
+  std::vector<std::string> later_;
+};
+
+/// What each prompt reads before its template is rendered: the values its template names. A read
+/// left to the agent (Reads) leaves its values saying which call reads them.
+Result<void> gather(std::string_view prompt, Values& values, Reads& reads) {
   auto has = [&](std::string_view name) { return values.contains(name) && !values.at(std::string(name)).empty(); };
   auto first_id = [](const json::Value& rows) -> std::string {
     if (rows.is_array() && !rows.empty() && rows.as_array()[0]["id"].is_string()) return rows.as_array()[0]["id"].as_string();
@@ -122,59 +169,63 @@ Result<void> gather(std::string_view prompt, Values& values, Router& router, con
   };
   if (prompt == "next") {
     if (has("epic")) {
-      CT_TRY_ASSIGN(json::Value ready,
-                    read(router, caller, "orchestrate.ready", object({{"epicId", values["epic"]}, {"limit", 3}})));
+      CT_TRY_ASSIGN(auto ready, reads("orchestrate.ready", object({{"epicId", values["epic"]}, {"limit", 3}})));
       values["under"] = " under epic " + values["epic"];
       values["scope"] = "epic:" + values["epic"];
-      values["first"] = first_id(ready["tasks"]);
-      values["ready"] = ready.dump();
+      values["first"] = ready ? first_id((*ready)["tasks"]) : "…";
+      values["ready"] = ready ? ready->dump() : reads.later();
       values["source"] = "orchestrate.ready";
     } else {
-      CT_TRY_ASSIGN(json::Value ready, read(router, caller, "tasks.next", object({{"count", 3}, {"explain", true}})));
+      CT_TRY_ASSIGN(auto ready, reads("tasks.next", object({{"count", 3}, {"explain", true}})));
       values["scope"] = "global";
-      values["first"] = first_id(ready);
-      values["ready"] = ready.dump();
+      values["first"] = first_id(*ready);
+      values["ready"] = ready->dump();
       values["source"] = "tasks.next";
     }
     return {};
   }
   if (prompt == "take" || prompt == "review" || prompt == "spawn") {
     const bool full = prompt != "spawn";
-    CT_TRY_ASSIGN(json::Value task,
-                  read(router, caller, "tasks.show", object({{"id", values["id"]}, {"detail", full ? "full" : "compact"}})));
-    values["title"] = task["title"].is_string() ? task["title"].as_string() : "";
-    values["task"] = task.dump();
+    CT_TRY_ASSIGN(auto task, reads("tasks.show", object({{"id", values["id"]}, {"detail", full ? "full" : "compact"}})));
+    values["title"] = !task ? "its title: in its record" : (*task)["title"].is_string() ? (*task)["title"].as_string() : "";
+    values["task"] = task ? task->dump() : reads.later();
     values["scope"] = "task:" + values["id"];
     if (prompt == "take") {
-      CT_TRY_ASSIGN(json::Value memory, read(router, caller, "memory.find", object({{"taskId", values["id"]}})));
-      values["memory"] = memory.is_array() && memory.empty() ? "nothing recorded yet" : memory.dump();
+      CT_TRY_ASSIGN(auto memory, reads("memory.find", object({{"taskId", values["id"]}})));
+      values["memory"] = !memory ? reads.later() : memory->is_array() && memory->empty() ? "nothing recorded yet" : memory->dump();
     }
     if (prompt == "review") {
-      CT_TRY_ASSIGN(json::Value gates, read(router, caller, "lifecycle.gates", object({{"id", values["id"]}})));
-      values["gates"] = gates.dump();
-      if (!has("gate")) values["gate"] = gates["next"].is_string() ? gates["next"].as_string() : "implemented";
+      CT_TRY_ASSIGN(auto gates, reads("lifecycle.gates", object({{"id", values["id"]}})));
+      values["gates"] = gates ? gates->dump() : reads.later();
+      // Without the gates read, the gate to pass is the agent's to fill in from it.
+      if (!has("gate")) values["gate"] = !gates ? "…" : (*gates)["next"].is_string() ? (*gates)["next"].as_string() : "implemented";
     }
     return {};
   }
   if (prompt == "handoff") {
-    CT_TRY_ASSIGN(json::Value briefing,
-                  read(router, caller, "session.briefing", object({{"id", has("session") ? json::Value(values["session"]) : json::Value()}})));
-    if (!has("session") && briefing["session"]["id"].is_string()) values["session"] = briefing["session"]["id"].as_string();
-    values["briefing"] = briefing.dump();
+    CT_TRY_ASSIGN(auto briefing,
+                  reads("session.briefing", object({{"id", has("session") ? json::Value(values["session"]) : json::Value()}})));
+    if (briefing && !has("session") && (*briefing)["session"]["id"].is_string())
+      values["session"] = (*briefing)["session"]["id"].as_string();
+    values["briefing"] = briefing ? briefing->dump() : reads.later();
     return {};
   }
   if (prompt == "decompose") {
     const std::string& epic = values["epic"];
-    json::Value data = json::Value::object();
-    CT_TRY_ASSIGN(json::Value task, read(router, caller, "tasks.show", object({{"id", epic}, {"detail", "compact"}})));
-    CT_TRY_ASSIGN(json::Value tree, read(router, caller, "tasks.tree", object({{"id", epic}})));
-    CT_TRY_ASSIGN(json::Value plan, read(router, caller, "orchestrate.analyze", object({{"epicId", epic}})));
-    data.set("epic", std::move(task));
-    data.set("tree", std::move(tree));
-    data.set("analysis", std::move(plan));
-    values["epic_data"] = data.dump();
-    CT_TRY_ASSIGN(json::Value skill, read(router, caller, "skills.show", object({{"name", "epic-architect"}})));
-    values["skill"] = skill["body"].is_string() ? std::string(trim(skill["body"].as_string())) : "";
+    CT_TRY_ASSIGN(auto task, reads("tasks.show", object({{"id", epic}, {"detail", "compact"}})));
+    CT_TRY_ASSIGN(auto tree, reads("tasks.tree", object({{"id", epic}})));
+    CT_TRY_ASSIGN(auto plan, reads("orchestrate.analyze", object({{"epicId", epic}})));
+    if (task && tree && plan) {
+      json::Value data = json::Value::object();
+      data.set("epic", std::move(*task));
+      data.set("tree", std::move(*tree));
+      data.set("analysis", std::move(*plan));
+      values["epic_data"] = data.dump();
+    } else {
+      values["epic_data"] = reads.later();
+    }
+    CT_TRY_ASSIGN(auto skill, reads("skills.show", object({{"name", "epic-architect"}})));
+    values["skill"] = (*skill)["body"].is_string() ? std::string(trim((*skill)["body"].as_string())) : "";
     return {};
   }
   return fail(ErrorCode::Internal, "prompt " + std::string(prompt) + " reads nothing");
@@ -206,6 +257,7 @@ Result<RenderedPrompt> render_prompt(const Registry& registry, std::string_view 
                     .with_choices(name, names));
   }
   Values values;
+  Values later;  // optional arguments given as a host's template variable
   for (const auto& [key, value] : arguments) {
     const PromptArgument* argument = spec->find_argument(key);
     if (!argument) {
@@ -218,6 +270,11 @@ Result<RenderedPrompt> render_prompt(const Registry& registry, std::string_view 
     }
     std::string given(trim(value));
     if (given.empty()) continue;
+    if (is_template_variable(given)) {
+      // The host fills it in later: kept as it is; an optional one renders as not given, plus its line.
+      (argument->required ? values : later)[std::string(argument->name)] = std::move(given);
+      continue;
+    }
     given = canonical(*argument, std::move(given));
     CT_TRY(check_shape(*argument, given));
     values[std::string(argument->name)] = std::move(given);
@@ -227,27 +284,46 @@ Result<RenderedPrompt> render_prompt(const Registry& registry, std::string_view 
       return fail(Error(ErrorCode::InvalidParams, "prompt " + std::string(spec->name) + " needs the argument '" +
                                                       std::string(argument.name) + "' (" + std::string(argument.description) + ")")
                       .with_detail("field", std::string(argument.name)));
-  CT_TRY(gather(spec->name, values, router, caller));
+  Reads reads(registry, router, caller);
+  CT_TRY(gather(spec->name, values, reads));
 
-  const Resolver resolver = [&](std::string_view placeholder, const std::vector<std::string>& args) -> Result<std::string> {
-    if (placeholder == "arg") {
-      if (args.empty()) return fail(ErrorCode::InvalidInput, "arg needs a name");
-      auto found = values.find(args[0]);
-      return found == values.end() ? std::string() : found->second;
-    }
-    if (placeholder == "call_with") return call_with(registry, values, args);
-    return fail(ErrorCode::NotFound, "unknown placeholder");
+  auto resolver_of = [&registry](const Values& known) -> Resolver {
+    return [&registry, &known](std::string_view placeholder, const std::vector<std::string>& args) -> Result<std::string> {
+      if (placeholder == "arg") {
+        if (args.empty()) return fail(ErrorCode::InvalidInput, "arg needs a name");
+        auto found = known.find(args[0]);
+        return found == known.end() ? std::string() : found->second;
+      }
+      if (placeholder == "call_with") return call_with(registry, known, args);
+      return fail(ErrorCode::NotFound, "unknown placeholder");
+    };
   };
-  CT_TRY_ASSIGN(std::string text, render(registry, "prompts/" + std::string(spec->name) + ".md", resolver));
+  const std::string template_name = "prompts/" + std::string(spec->name) + ".md";
+  CT_TRY_ASSIGN(std::string text, render(registry, template_name, resolver_of(values)));
+  text = std::string(trim(text));
+  // Each optional argument the host fills in later: what to do once it names something. With the
+  // variable filled in as nothing, the line reads `If "" is not empty …` and the default above holds.
+  Values filled = values;
+  for (const auto& [key, variable] : later) filled[key] = variable;
+  for (const auto& argument : spec->arguments) {
+    auto found = later.find(argument.name);
+    if (found == later.end() || argument.instead.empty()) continue;
+    CT_TRY_ASSIGN(std::string instead, expand(argument.instead, template_name, resolver_of(filled)));
+    text += "\nIf \"" + found->second + "\" is not empty, it is the " + std::string(argument.name) + " (" +
+            std::string(argument.description) + "): " + instead + ".";
+  }
   RenderedPrompt out;
   out.description = std::string(spec->description);
   const char* separator = ": ";
-  for (const auto& argument : spec->arguments)
-    if (auto found = values.find(argument.name); found != values.end() && arguments.contains(argument.name)) {
-      out.description += separator + std::string(argument.name) + " " + found->second;
-      separator = ", ";
-    }
-  out.text = std::string(trim(text));
+  for (const auto& argument : spec->arguments) {
+    if (!arguments.contains(argument.name)) continue;
+    const Values& given = later.contains(argument.name) ? later : values;
+    auto found = given.find(argument.name);
+    if (found == given.end()) continue;
+    out.description += separator + std::string(argument.name) + " " + found->second;
+    separator = ", ";
+  }
+  out.text = std::move(text);
   return out;
 }
 

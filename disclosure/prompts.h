@@ -24,6 +24,9 @@ struct PromptArgument {
   std::string_view description;
   bool required = false;
   ValueKind kind = ValueKind::TaskId;  // what completion/complete suggests for it
+  /// An optional argument given as a host's template variable (render_prompt): what the prompt
+  /// does with it once filled in, a template fragment (its `{{call_with …}}` read the variable).
+  std::string_view instead = {};
 };
 
 struct PromptSpec {
@@ -49,6 +52,13 @@ struct RenderedPrompt {
 /// `caller`. E_INVALID_PARAMS for an unknown prompt or argument (with did-you-mean), a missing
 /// required one or a value of the wrong shape; a read that fails (E_NOT_FOUND for a task that
 /// does not exist, E_NOT_INITIALIZED without a project) is that error. An empty value is no value.
+///
+/// An argument whose value is a host's template variable (`$1`: core/text.h is_template_variable;
+/// opencode fetches every prompt so and puts the user's words in its place later) renders the
+/// prompt as a template that keeps it: where the argument goes, the variable; every read that
+/// needs it is left to the agent as the call that makes it (the reads that do not are made); an
+/// optional argument so given renders as not given, plus one line saying what to do when it is
+/// filled in (`PromptArgument::instead`), which reads well when the host fills in nothing.
 Result<RenderedPrompt> render_prompt(const Registry& registry, std::string_view name, const PromptArguments& arguments,
                                      Router& router, const Caller& caller);
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/clock.h"
+#include "core/text.h"
 #include "domains/pipeline.h"
 
 namespace ct {
@@ -13,7 +14,8 @@ bool is_placeholder(const json::Value& value) {
   if (value.is_array()) return !value.empty() && is_placeholder(value.as_array().front());
   if (!value.is_string()) return false;
   const std::string& text = value.as_string();
-  return text == "…" || text == "..." || (text.size() > 2 && text.front() == '<' && text.back() == '>');
+  return text == "…" || text == "..." || (text.size() > 2 && text.front() == '<' && text.back() == '>') ||
+         is_template_variable(text);
 }
 
 void write_literal(std::string& out, const json::Value& value) {

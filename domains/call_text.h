@@ -12,8 +12,9 @@
 namespace ct {
 
 /// Whether `call` would run: it names a registered operation and its params pass that
-/// operation's validation (pipeline::validate: common params, then Params::validate). A placeholder value ("…", "...", "<why…>") stands
-/// for any valid one: the operation's example value for that param, else one of its type.
+/// operation's validation (pipeline::validate: common params, then Params::validate). A placeholder value ("…", "...", "<why…>",
+/// or a host's template variable such as "$1": core/text.h) stands for any valid one: the
+/// operation's example value for that param, else one of its type.
 Result<void> check_call(const Call& call, const Registry& registry);
 
 /// The operation `call` names, or null. Under tests (CLEO_TEST_MODE=1, CLEO_CHECK_ERRORS=1, debug

@@ -316,7 +316,12 @@ Result<pipeline::Transaction> Router::begin(const pipeline::Call& call, Context&
   const TxKind kind = (call.mutate() || call.spec->speculates) && !call.read_only && !options_.read_only
                           ? TxKind::Write
                           : TxKind::Read;
+  // A write waits here while another writer holds the lock (SQLite's busy timeout, PostgreSQL's
+  // row lock of meta.change_stamp).
+  const auto asked = std::chrono::steady_clock::now();
   auto begun = context.store->begin(kind);
+  if (kind == TxKind::Write)
+    lock_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
   if (!begun && begun.error().details["reopen"] == json::Value(true)) {
     // The database file was replaced under this process (a restore, a new ct init): the
     // connection still reads the old one. Open the new file and go on.
@@ -732,6 +737,7 @@ void Router::remember_renewal(const std::string& session) {
 
 Envelope Router::dispatch(const Request& request) {
   auto started = std::chrono::steady_clock::now();
+  lock_wait_ms_ = 0;
   auto routed = pipeline::route(registry_, request);
   if (!routed) return failure(std::move(routed.error()));
   const OperationSpec& spec = **routed;
@@ -752,6 +758,7 @@ Envelope Router::dispatch(const Request& request) {
   }
   auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   CallMetrics::global().record(spec.full_name(), elapsed.count(), !envelope.success);
+  envelope.timing = {.total_ms = elapsed.count(), .lock_wait_ms = lock_wait_ms_};
   if (request.params["meta"] == json::Value(true)) {
     json::Value meta = json::Value::object();
     meta.set("gateway", tool_name(spec.gateway));

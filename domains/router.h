@@ -61,6 +61,12 @@ struct Envelope {
   /// The caller's session after the call, when the call changed it (session.start/resume bind,
   /// end/close unbind): the transport sends it with the caller's next calls. Not on the wire.
   std::optional<std::string> rebind;
+  /// How long the call took, and how much of that it waited for the store's write lock (another
+  /// writer held it): what a transport tells the people watching (MCP's log). Not on the wire.
+  struct Timing {
+    double total_ms = 0;
+    double lock_wait_ms = 0;
+  } timing;
 
   /// 0 on plain success, 100–103 for notes, the error's exit code on failure.
   int exit_code() const;
@@ -169,6 +175,7 @@ class Router {
   std::optional<Project> project_;
   std::shared_ptr<const Config> config_;
   std::string store_location_;  // where the open store is (StoreBackend::location())
+  double lock_wait_ms_ = 0;     // of the call being dispatched: its waits for the write lock (begin)
   std::unique_ptr<Store> store_;
   /// When this router last renewed (or saw renewed) each session's lease, on the steady clock.
   std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> renewed_;

@@ -170,6 +170,19 @@ struct HttpExchange::Session {
 namespace {
 
 /// The response that sends `stream` as Server-Sent Events.
+HttpResponse event_stream_response(std::shared_ptr<EventStream> stream);
+
+/// A reply with messages before it (the call's log): one event each, then the reply's, as the
+/// response's stream; nullopt when there are none (the reply is sent as JSON).
+std::optional<HttpResponse> with_notifications(const Outcome& outcome) {
+  if (outcome.notifications.empty() || !outcome.reply) return std::nullopt;
+  StreamOutbox events;
+  for (const auto& notification : outcome.notifications) events.send(notification);
+  events.send(*outcome.reply);
+  events.close();
+  return event_stream_response(events.stream());
+}
+
 HttpResponse event_stream_response(std::shared_ptr<EventStream> stream) {
   HttpResponse response;
   response.status = 200;
@@ -353,6 +366,10 @@ HttpResponse HttpExchange::handle_post(const HttpRequest& request) {
     response.status = 202;  // a notification or a response: accepted, no body
     return response;
   }
+  if (auto streamed = with_notifications(outcome)) {
+    for (auto& header : response.headers) streamed->headers.push_back(std::move(header));
+    return std::move(*streamed);
+  }
   response.status = outcome.kind == MessageKind::Invalid ? 400 : 200;
   response.headers.push_back({"Content-Type", "application/json"});
   response.body = std::move(*outcome.reply);
@@ -380,6 +397,7 @@ HttpResponse HttpExchange::handle_stateless(const HttpRequest& request, const js
     response.status = 202;  // a notification: accepted, no body
     return response;
   }
+  if (auto streamed = with_notifications(outcome)) return std::move(*streamed);
   response.status = stateless_status(outcome);
   response.headers.push_back({"Content-Type", "application/json"});
   response.body = std::move(*outcome.reply);

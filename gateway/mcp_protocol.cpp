@@ -49,7 +49,7 @@ std::string method_not_found(const std::string& method, bool stateless) {
   else if (stateless)
     message += " (this server offers server/discover, " + std::string(kFeatures) + ")";
   else
-    message += " (this server offers initialize, ping, " + std::string(kFeatures) + ")";
+    message += " (this server offers initialize, ping, logging/setLevel, " + std::string(kFeatures) + ")";
   return message;
 }
 
@@ -113,6 +113,8 @@ void Protocol::capabilities(json::Writer& w, bool tasks_utility, bool tasks_exte
   if (services_.watch) w.key("subscribe").value(true);
   w.end_object();
   w.key("completions").begin_object().end_object();
+  // Off until the client asks for a level (logging/setLevel; 2026-07-28: a request's _meta).
+  w.key("logging").begin_object().end_object();
   if (services_.tasks && tasks_utility) {
     // 2025-11-25: cleo_mutate calls may be tasks (tools/list says which tool: execution.taskSupport).
     w.key("tasks").begin_object();
@@ -255,6 +257,7 @@ Outcome Protocol::handle_parsed(const json::Value& message, Connection& connecti
         auto reply = handle_object(item, i < items.elements.size() ? items.elements[i] : std::string_view(),
                                    connection, router, inner, headers, true);
         outcome.initialize_succeeded = outcome.initialize_succeeded || inner.initialize_succeeded;
+        outcome.notifications.insert(outcome.notifications.end(), inner.notifications.begin(), inner.notifications.end());
         if (!reply) continue;
         if (any) replies += ',';
         replies += *reply;
@@ -353,6 +356,14 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     return rpc_result(id_json, result);
   }
   if (name == "ping") return rpc_result(id_json, "{}");
+  if (name == "logging/setLevel") {
+    const json::Value& level = params["level"];
+    auto parsed = level.is_string() ? parse_log_level(level.as_string()) : std::nullopt;
+    if (!parsed)
+      return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: level must be one of " + log_level_names());
+    connection.log->set_level(*parsed);
+    return rpc_result(id_json, "{}");
+  }
   if (name == "tools/list") {
     // Both tools fit in one page: no cursor was ever issued, so any cursor is invalid.
     if (params.contains("cursor") && !params["cursor"].is_null())
@@ -424,6 +435,14 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
                       " through initialize)",
                   data);
   }
+  // The request's log: none unless its _meta names a level (2026-07-28 has no logging/setLevel).
+  std::optional<LogLevel> log_level;
+  if (meta->log_level) {
+    log_level = meta->log_level->is_string() ? parse_log_level(meta->log_level->as_string()) : std::nullopt;
+    if (!log_level)
+      return refuse(RpcError::InvalidParams,
+                    "Invalid params: _meta." + std::string(kLogLevelKey) + " must be one of " + log_level_names());
+  }
   // Only tasks need a client capability (the tasks extension): its methods, and task notifications
   // asked of subscriptions/listen; every other request is served whatever the client declared.
   if (method == "server/discover") return rpc_result(id_json, discover_result(meta->client_name));
@@ -441,6 +460,7 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   connection.client_version = meta->client_version;
   connection.outbox = base.outbox;
   connection.streams_replies = base.streams_replies;
+  if (log_level) connection.log->set_level(*log_level);  // the request's log
   if (method == "tools/call") {
     // The tasks extension: a long call (OperationSpec::runs_long) of a client that takes tasks
     // becomes one. Its tasks are anyone's who has the id (128 random bits): there is no connection.
@@ -580,6 +600,11 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
   } else {
     envelope = router.dispatch(*call.request);
     if (envelope.rebind) connection.session = *envelope.rebind;
+    // What the people watching are told of it, when the client asked for a log.
+    if (connection.log->level()) {
+      auto logged = connection.log->admit(call_log(call.request->domain + "." + call.request->operation, envelope));
+      outcome.notifications.insert(outcome.notifications.end(), logged.begin(), logged.end());
+    }
   }
   return rpc_result(id_json, tool_result(registry_, server_meta_, envelope, outcome.stateless));
 }

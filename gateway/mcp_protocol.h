@@ -15,10 +15,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "gateway/jsonrpc.h"
+#include "gateway/mcp_logging.h"
 #include "gateway/request_meta.h"
 
 namespace ct::mcp {
@@ -62,6 +64,9 @@ struct Connection {
 
   // ---- protocol state ----
   bool client_tasks = false;  // initialize (2025-11-25) declared the tasks capability
+  /// Its log (MCP's logging utility: mcp_logging.h): off until logging/setLevel, or, for a
+  /// stateless request, its _meta's logLevel.
+  std::shared_ptr<LogGate> log = std::make_shared<LogGate>();
   /// Its resources/subscribe subscriber (ResourceWatch::Id), once it subscribed.
   std::optional<std::uint64_t> subscriber;
   /// stdio, 2026-07-28: each open subscriptions/listen (the request id's JSON) and its subscriber,
@@ -80,6 +85,10 @@ struct Outcome {
   /// HTTP: the reply is this event stream rather than `reply` — a subscription, or a reply that
   /// comes when a task finishes (Connection::streams_replies).
   std::shared_ptr<EventStream> stream;
+  /// Messages to send before `reply`, which they are about: the log of the call
+  /// (notifications/message). stdio writes them as lines before it; HTTP answers with an event
+  /// stream of them and then the reply.
+  std::vector<std::string> notifications;
 };
 
 /// What a server process runs beside its requests: the watcher of resource subscriptions and the

@@ -118,6 +118,7 @@ std::expected<RequestMeta, Refusal> read_request_meta(const json::Value& params)
   if (info["name"].is_string()) out.client_name = info["name"].as_string();
   if (info["version"].is_string()) out.client_version = info["version"].as_string();
   out.tasks = meta[kClientCapabilitiesKey]["extensions"].contains(kTasksExtension);
+  if (meta.contains(kLogLevelKey)) out.log_level = meta[kLogLevelKey];
   return out;
 }
 

@@ -21,6 +21,8 @@ inline constexpr std::string_view kProtocolVersionKey = "io.modelcontextprotocol
 inline constexpr std::string_view kClientInfoKey = "io.modelcontextprotocol/clientInfo";
 inline constexpr std::string_view kClientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
 inline constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo";
+/// In a request's _meta (2026-07-28): the least severe log message the client wants for it.
+inline constexpr std::string_view kLogLevelKey = "io.modelcontextprotocol/logLevel";
 /// In the _meta of every message on a subscriptions/listen stream: the id of that request.
 inline constexpr std::string_view kSubscriptionIdKey = "io.modelcontextprotocol/subscriptionId";
 /// The tasks extension (2026-07-28's successor of the 2025-11-25 tasks utility).
@@ -54,6 +56,9 @@ struct RequestMeta {
   std::string client_name;     // "" when the client did not name itself (a SHOULD, not a MUST)
   std::string client_version;
   bool tasks = false;          // clientCapabilities.extensions names io.modelcontextprotocol/tasks
+  /// io.modelcontextprotocol/logLevel as sent (absent: no log for this request); a value that
+  /// names no level is refused by the Protocol (mcp_logging.h).
+  std::optional<json::Value> log_level;
 };
 
 /// True when `params._meta` names a protocol version (well-formed or not): the request claims

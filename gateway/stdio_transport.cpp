@@ -109,6 +109,8 @@ int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FI
       Outcome outcome = protocol.handle(line, connection, router);
       if (!outcome.reply) continue;
       reply = std::move(*outcome.reply);
+      // The call's log (notifications/message) goes out before the reply it is about.
+      for (const auto& notification : outcome.notifications) outbox->send(notification);
     }
     if (!outbox->send(reply)) {
       log::warn("stdout closed; stopping");

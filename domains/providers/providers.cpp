@@ -4,20 +4,30 @@
 #include <array>
 #include <cctype>
 
+#include "engines/adapters/split_command.h"
+
 namespace ct::providers {
 namespace {
 
 // Sources: Claude Code's hooks reference and its agent SDK's SessionStart types; Codex's
 // codex-rs/hooks (plain stdout becomes developer context); Gemini CLI's docs/hooks/reference.md
 // (JSON only; matchers of lifecycle events are exact strings); Cursor's hooks.json as hosts'
-// plug-ins write it (its docs could not be read).
+// plug-ins write it (its docs could not be read). No matcher: a hook that loads the briefing runs
+// at every session start, so a source a host adds is not missed (Claude Code 2.1's "fork", which
+// "startup|resume|clear|compact" skipped). What each writes on the hook's stdin: Claude Code,
+// Codex and Gemini CLI {session_id, source, …}; Cursor {conversation_id, …}, no source.
+// The shell each runs the command with (on Linux and macOS): Claude Code `/bin/sh -c` (its
+// "/bin/sh: 1: …: not found" for an unquoted path with a space, tests/hosts); Codex `$SHELL -lc`, else
+// `/bin/sh -lc` (codex-rs/hooks/src/engine/command_runner.rs); Gemini CLI `bash -c`
+// (packages/core/src/hooks/hookRunner.ts, getShellConfiguration); Cursor a shell command line. On
+// Windows they use cmd.exe or PowerShell instead, whose quoting differs: ct is built for Linux and
+// macOS.
 constexpr HookSupport kClaudeHook{.project_file = ".claude/settings.json", .user_file = ".claude/settings.json",
-                                  .event = "SessionStart", .matcher = "startup|resume|clear|compact",
-                                  .timeout = 30, .output = HookOutput::Text,
-                                  .note = "Claude Code runs it at startup, resume, /clear and after a compaction"};
+                                  .event = "SessionStart", .matcher = "", .timeout = 30, .output = HookOutput::Text,
+                                  .note = "Claude Code runs it at every session start: startup, resume, /clear, a fork "
+                                          "and after a compaction"};
 constexpr HookSupport kCodexHook{.project_file = ".codex/hooks.json", .user_file = ".codex/hooks.json",
-                                 .event = "SessionStart", .matcher = "startup|resume|clear|compact",
-                                 .timeout = 30, .output = HookOutput::Text,
+                                 .event = "SessionStart", .matcher = "", .timeout = 30, .output = HookOutput::Text,
                                  .note = "Codex runs a hook only once you trust it in /hooks (again after each change)"};
 constexpr HookSupport kGeminiHook{.project_file = ".gemini/settings.json", .user_file = ".gemini/settings.json",
                                   .event = "SessionStart", .matcher = "", .name = "cleo-briefing", .timeout = 30000,
@@ -27,6 +37,7 @@ constexpr HookSupport kGeminiHook{.project_file = ".gemini/settings.json", .user
 constexpr HookSupport kCursorHook{.project_file = ".cursor/hooks.json", .user_file = ".cursor/hooks.json",
                                   .event = "sessionStart", .matcher = "", .grouped = false, .timeout = 30,
                                   .output = HookOutput::CursorJson, .version_key = true,
+                                  .session_key = "conversation_id", .source_key = "",
                                   .note = "Cursor runs it when a session starts, not after a summarisation"};
 
 
@@ -36,7 +47,10 @@ constexpr HookSupport kCursorHook{.project_file = ".cursor/hooks.json", .user_fi
 // url, headers); Gemini CLI expands $VAR and ${VAR} in every string of settings.json when it
 // loads it; Cursor, Windsurf and VS Code expand ${env:VAR} in mcp.json; opencode {env:VAR} in
 // opencode.json; Codex names the variable in bearer_token_env_var (it refuses an inline token).
-// Codex reads a project's .codex/config.toml only in a trusted project.
+// Codex reads a project's .codex/config.toml only in a trusted project. What each loader replaces
+// in every string (hence `expands`): Claude Code ${VAR} and ${VAR:-default}; Gemini CLI $VAR and
+// ${VAR} (when VAR is set); Cursor, Windsurf and VS Code ${…} (env:, userHome, workspaceFolder …);
+// opencode {env:…} and {file:…} anywhere in the file; Codex nothing.
 // User-scope paths are the Linux ones where a host differs by platform (VS Code keeps its user
 // folder under ~/.config/Code on Linux, ~/Library/Application Support/Code on macOS).
 const std::array<Provider, 7> kProviders = {{
@@ -46,7 +60,7 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".mcp.json", .user_config = ".claude.json",
      .project_dir = ".claude", .user_dir = ".claude", .headless = {"claude", "-p"},
-     .stdio_type = "", .http_type = "http", .url_key = "url", .token_env = "${VAR}", .check = "claude mcp list",
+     .stdio_type = "", .http_type = "http", .url_key = "url", .token_env = "${VAR}", .expands = {"${"}, .check = "claude mcp list",
      .project_approval = "Claude Code lists it as pending until you approve it", .hook = &kClaudeHook},
     {.id = "codex", .name = "Codex CLI", .binaries = {"codex"},
      .client_names = {"codex-mcp-client", "codex-vscode"},
@@ -62,7 +76,8 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".cursor/mcp.json", .user_config = ".cursor/mcp.json",
      .project_dir = ".cursor", .user_dir = ".cursor", .headless = {"cursor-agent", "-p"},
-     .stdio_type = "", .http_type = "", .url_key = "url", .token_env = "${env:VAR}", .check = "cursor-agent mcp list",
+     .stdio_type = "", .http_type = "", .url_key = "url", .token_env = "${env:VAR}", .expands = {"${"},
+     .check = "cursor-agent mcp list",
      .project_approval = "Cursor asks you to approve it", .hook = &kCursorHook},
     {.id = "gemini", .name = "Gemini CLI", .binaries = {"gemini"},
      .client_names = {"gemini-cli", "gemini-cli-mcp-client"},
@@ -70,7 +85,7 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = ".gemini/settings.json", .user_config = ".gemini/settings.json",
      .project_dir = ".gemini", .user_dir = ".gemini", .headless = {"gemini", "-p"},
-     .stdio_type = "", .http_type = "", .url_key = "httpUrl", .token_env = "${VAR}", .check = "gemini mcp list",
+     .stdio_type = "", .http_type = "", .url_key = "httpUrl", .token_env = "${VAR}", .expands = {"$"}, .check = "gemini mcp list",
      .project_approval = "Gemini CLI keeps it disabled until you trust the folder", .hook = &kGeminiHook},
     {.id = "windsurf", .name = "Windsurf", .binaries = {"windsurf"},
      .client_names = {"windsurf", "windsurf-client"},
@@ -79,7 +94,7 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "mcpServers",
      .project_config = "", .user_config = ".codeium/windsurf/mcp_config.json",
      .project_dir = ".windsurf", .user_dir = ".codeium/windsurf", .headless = {},
-     .stdio_type = "", .http_type = "", .url_key = "serverUrl", .token_env = "${env:VAR}",
+     .stdio_type = "", .http_type = "", .url_key = "serverUrl", .token_env = "${env:VAR}", .expands = {"${"},
      .check = "Windsurf's MCP panel", .project_approval = "",
      .no_hook = "Windsurf's hooks cannot add to the model's context"},
     {.id = "vscode", .name = "VS Code (Copilot)", .binaries = {"code"},
@@ -89,7 +104,7 @@ const std::array<Provider, 7> kProviders = {{
      .format = ConfigFormat::Json, .servers_key = "servers",
      .project_config = ".vscode/mcp.json", .user_config = ".config/Code/User/mcp.json",
      .project_dir = ".vscode", .user_dir = ".config/Code", .headless = {},
-     .stdio_type = "stdio", .http_type = "http", .url_key = "url", .token_env = "${env:VAR}",
+     .stdio_type = "stdio", .http_type = "http", .url_key = "url", .token_env = "${env:VAR}", .expands = {"${"},
      .check = "MCP: List Servers in VS Code",
      .project_approval = "VS Code asks you to trust it, in a trusted workspace, before it starts",
      .no_hook = "VS Code has no session-start hook a settings file declares"},
@@ -100,7 +115,7 @@ const std::array<Provider, 7> kProviders = {{
      .project_config = "opencode.json", .user_config = ".config/opencode/opencode.json",
      .project_dir = ".opencode", .user_dir = ".config/opencode", .headless = {"opencode", "run"},
      .stdio_type = "local", .http_type = "remote", .url_key = "url", .command_array = true, .enabled_key = true,
-     .token_env = "{env:VAR}", .check = "opencode mcp list", .project_approval = "",
+     .token_env = "{env:VAR}", .expands = {"{env:", "{file:"}, .check = "opencode mcp list", .project_approval = "",
      .no_hook = "opencode loads context at session start only from a JS plug-in (experimental.chat.system.transform)"},
 }};
 
@@ -112,12 +127,20 @@ constexpr std::array<std::string_view, 8> kJsonOwned = {"type", "command", "args
 
 std::string_view to_string(ConfigFormat format) { return format == ConfigFormat::Toml ? "toml" : "json"; }
 
+std::string hook_command(const Provider& provider, std::string_view command) {
+  const std::vector<std::string> argv = {std::string(command), "briefing", "--hook", std::string(provider.id)};
+  switch (provider.hook->shell) {
+    case HookShell::Posix: return join_command(argv);
+  }
+  return join_command(argv);
+}
+
 json::Value hook_entry(const Provider& provider, std::string_view command) {
   const HookSupport& hook = *provider.hook;
   json::Value run = json::Value::object();
   if (hook.grouped) run.set("type", "command");
   if (!hook.name.empty()) run.set("name", std::string(hook.name));
-  run.set("command", std::string(command) + " briefing --hook " + std::string(provider.id));
+  run.set("command", hook_command(provider, command));
   run.set("timeout", hook.timeout);
   if (!hook.grouped) return run;
   json::Value group = json::Value::object();
@@ -141,6 +164,7 @@ std::string hook_output(const Provider& provider, std::string_view text) {
   switch (provider.hook ? provider.hook->output : HookOutput::Text) {
     case HookOutput::Text: return std::string(text);
     case HookOutput::GeminiJson: {
+      if (text.empty()) return "";
       json::Value specific = json::Value::object();
       specific.set("hookEventName", "SessionStart");
       specific.set("additionalContext", std::string(text));
@@ -148,11 +172,20 @@ std::string hook_output(const Provider& provider, std::string_view text) {
       break;
     }
     case HookOutput::CursorJson:
-      out.set("additional_context", std::string(text));
+      if (!text.empty()) out.set("additional_context", std::string(text));
       out.set("continue", true);
       break;
   }
   return out.dump();
+}
+
+std::optional<std::string> hook_firing(const Provider& provider, const json::Value& input) {
+  if (!provider.hook || !input.is_object()) return std::nullopt;
+  const json::Value& session = input[provider.hook->session_key];
+  if (!session.is_string() || session.as_string().empty() || session.as_string().size() > 256) return std::nullopt;
+  std::string firing = session.as_string() + "\n";
+  if (!provider.hook->source_key.empty()) firing += input[provider.hook->source_key].string_or_empty();
+  return firing;
 }
 
 std::span<const Provider> all() { return kProviders; }
@@ -181,7 +214,34 @@ std::string default_command(bool user_scope, const std::optional<std::string>& i
   return std::string(kPortableCommand);
 }
 
+namespace {
+
+/// Where in `text` the host's loader would replace something (`Provider::expands`), or npos.
+std::size_t expansion_at(const Provider& provider, std::string_view text) {
+  for (std::string_view trigger : provider.expands)
+    for (std::size_t at = text.find(trigger); at != std::string_view::npos; at = text.find(trigger, at + 1)) {
+      if (trigger != "$") return at;
+      // $VAR or ${VAR}: a $ before anything else stays as written.
+      const char next = at + 1 < text.size() ? text[at + 1] : '\0';
+      if (std::isalnum(static_cast<unsigned char>(next)) || next == '_' || next == '{') return at;
+    }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 Result<void> check_launch(const Provider& provider, const ServerLaunch& launch) {
+  if (launch.transport == Transport::Stdio) {
+    std::vector<std::string_view> words = {launch.command};
+    words.insert(words.end(), launch.args.begin(), launch.args.end());
+    for (std::string_view word : words)
+      if (auto at = expansion_at(provider, word); at != std::string_view::npos)
+        return fail(Error(ErrorCode::InvalidInput, std::string(provider.name) + " replaces '" +
+                                                       std::string(word.substr(at, 2)) + "…' in its files, so it "
+                                                       "would not run '" + std::string(word) + "' as written")
+                        .with_fix("name it by a path without that (a link to ct in ~/.local/bin, say)")
+                        .with_detail("field", word == launch.command ? "command" : "args"));
+  }
   const std::string& name = launch.token_env;
   const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
                           std::all_of(name.begin(), name.end(), [](char c) {

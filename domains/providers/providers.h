@@ -26,20 +26,32 @@ enum class HookOutput {
   CursorJson,  // {"additional_context":…,"continue":true}
 };
 
+/// How a host runs a hook's command: a string it hands to a shell, whose rules the line we write
+/// must follow (a path with a space, a quote or a $ in it is quoted for that shell).
+enum class HookShell {
+  Posix,  // sh -c, bash -c, $SHELL -lc: sh, bash, zsh and dash alike (join_command's quoting)
+};
+
 /// A host's session-start hook, which runs `ct briefing --hook <id>` (providers.install hooks).
 struct HookSupport {
   std::string_view project_file;  // relative to the project root
   std::string_view user_file;     // relative to the home directory
   std::string_view event;         // "SessionStart", "sessionStart"
-  /// When it runs (the host's matcher); empty: on every session start the host has.
+  /// When it runs (the host's matcher); empty: on every session start the host has (startup,
+  /// resume, /clear, a compaction, a fork — whatever sources the host has now or adds later).
   std::string_view matcher;
   /// {matcher?, hooks:[{type:"command", command, timeout}]} (Claude Code, Codex, Gemini CLI); false:
   /// {command, timeout} (Cursor).
   bool grouped = true;
   std::string_view name;          // Gemini CLI names each hook
+  HookShell shell = HookShell::Posix;
   int timeout = 30;               // in the host's unit: seconds, or ms (Gemini CLI)
   HookOutput output = HookOutput::Text;
   bool version_key = false;       // Cursor: the file needs "version": 1
+  /// The members of the JSON the host writes on the hook's stdin that name its session and what
+  /// started it (hook_firing); an empty source_key: the host sends none.
+  std::string_view session_key = "session_id";
+  std::string_view source_key = "source";
   /// What the host needs before the hook runs, and when it does not (after a compaction).
   std::string_view note;
 };
@@ -81,6 +93,10 @@ struct Provider {
   /// hosts: the key whose value is the variable's name ("bearer_token_env_var"). Empty: the host
   /// cannot reference one, and a token is refused.
   std::string_view token_env;
+  /// What the host's loader replaces in the strings of its files before it uses them ("${" for
+  /// ${VAR}; "$" for $VAR and ${VAR}; "{env:" …): a command holding one would not be run as
+  /// written, so check_launch refuses it.
+  std::vector<std::string_view> expands;
   /// Where a person sees whether the host found CLEO's server ("claude mcp list").
   std::string_view check;
   /// What a project-scope entry needs in the host before it runs (approval, a trusted folder);
@@ -125,7 +141,9 @@ struct ServerLaunch {
 std::string default_command(bool user_scope, const std::optional<std::string>& installed);
 
 /// Whether `provider` can hold `launch`: E_INVALID_INPUT naming the host when a token is asked of
-/// a host that cannot reference an environment variable (the secret is never written instead).
+/// a host that cannot reference an environment variable (the secret is never written instead), or
+/// when the command holds what the host's loader would replace (`provider.expands`: a `ct` under
+/// `/opt/${x}/` would be run from another path).
 Result<void> check_launch(const Provider& provider, const ServerLaunch& launch);
 
 /// The server entry of a JSON host (check_launch first), and every member CLEO owns in it (set or
@@ -146,12 +164,21 @@ std::string snippet(const Provider& provider, const ServerLaunch& launch);
 /// comes from, and how to check that the host finds the server.
 std::string entry_note(const Provider& provider, bool user_scope, const ServerLaunch& launch);
 
-/// The hook entry `ct` writes for the host (its command runs `command briefing --hook <id>`), and
-/// whether an entry of a host's hook list is one `ct` wrote (it runs `briefing --hook`).
+/// The command line of the host's hook: `command briefing --hook <id>` quoted for the shell the
+/// host runs it with (`HookSupport::shell`), so that a `ct` under a path with a space or a quote
+/// runs as that program.
+std::string hook_command(const Provider& provider, std::string_view command);
+/// The hook entry `ct` writes for the host (its command is hook_command()), and whether an entry
+/// of a host's hook list is one `ct` wrote (it runs `briefing --hook`).
 json::Value hook_entry(const Provider& provider, std::string_view command);
 bool is_cleo_hook(const json::Value& entry);
-/// What the hook prints: the briefing `text` as the host loads it into context.
+/// What the hook prints: the briefing `text` as the host loads it into context; for an empty
+/// `text`, what says nothing to the host (no output, or Cursor's bare {"continue":true}).
 std::string hook_output(const Provider& provider, std::string_view text);
+/// One firing of the host's session-start hooks, from the JSON it writes on each hook's stdin: its
+/// session id and the start's source ("…\nstartup", "…\ncompact"), the same for every hook it runs
+/// for that start (the project's and the user's); nullopt when the input names no session.
+std::optional<std::string> hook_firing(const Provider& provider, const json::Value& input);
 
 /// The file and where it is for a scope, or nullopt when the host has none for it.
 std::optional<std::string_view> config_file(const Provider& provider, bool user_scope);

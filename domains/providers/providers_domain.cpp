@@ -2,8 +2,11 @@
 // folders present) and install (CLEO's MCP server entry merged into a host's configuration
 // file, textually: engines/adapters/host_config.h). providers.inject lives in disclosure/ with the
 // injection it reuses.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "domains/context.h"
@@ -145,6 +148,35 @@ Error outside_refused(std::string_view what) {
   return std::move(error).with_detail("field", "scope");
 }
 
+/// The other scope's hook file when it holds CLEO's hook already (a team's in the project, a
+/// person's own in their home: the host runs both), as the reply names it; nullopt when it does
+/// not, cannot be read, or lies where this caller may not read.
+std::optional<std::string> other_scope_hook(Context& context, const Provider& provider, bool user) {
+  const providers::HookSupport& hook = *provider.hook;
+  fs::path file;
+  std::string label;
+  if (user) {
+    auto project = context.workspace->project();
+    if (!project) return std::nullopt;
+    file = project->root / hook.project_file;
+    label = "the project's " + std::string(hook.project_file);
+  } else {
+    auto home = context.home_dir();
+    if (!home || !context.may_leave_project()) return std::nullopt;
+    file = *home / hook.user_file;
+    label = "your ~/" + std::string(hook.user_file);
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto document = host_config::read_json(text.str(), label);
+  if (!document || !(*document)["hooks"][hook.event].is_array()) return std::nullopt;
+  const auto& entries = (*document)["hooks"][hook.event].as_array();
+  if (std::none_of(entries.begin(), entries.end(), providers::is_cleo_hook)) return std::nullopt;
+  return label;
+}
+
 Result<Reply> install(Context& context, const Params& params) {
   const Provider& provider = *providers::find(params.str("provider"));
   const bool user = params.str("scope") == "user";
@@ -164,13 +196,13 @@ Result<Reply> install(Context& context, const Params& params) {
   }
   launch.url = params.opt_str("url").value_or(std::string(providers::kDefaultUrl));
   launch.token_env = params.opt_str("tokenEnv").value_or("");
-  CT_TRY(providers::check_launch(provider, launch));
   if (auto command = params.opt_str("command")) {
     launch.command = *command;
   } else {
     auto installed = installed_program("ct");
     launch.command = providers::default_command(user, installed ? std::optional(installed->string()) : std::nullopt);
   }
+  CT_TRY(providers::check_launch(provider, launch));
 
   if (params.flag("hooks") && !provider.hook) {
     Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no session-start hook CLEO can declare" +
@@ -251,7 +283,11 @@ Result<Reply> install(Context& context, const Params& params) {
                                         providers::is_cleo_hook, top, hook_label);
     };
     CT_TRY_ASSIGN(auto hooked, edit(hook_file, hook_label, hook_editor));
-    hooked.first.set("note", std::string(hook.note));
+    std::string note(hook.note);
+    if (auto other = other_scope_hook(context, provider, user))
+      note += "; " + *other + " has CLEO's hook too: " + std::string(provider.name) +
+              " runs both at each start, and the first to run briefs (once per session start)";
+    hooked.first.set("note", std::move(note));
     data.set("hooks", std::move(hooked.first));
     changed = changed || hooked.second;
   }

@@ -774,6 +774,12 @@ Result<Edit> set_json_hook_document(std::string_view text, std::string_view even
 
 }  // namespace
 
+Result<json::Value> read_json(std::string_view text, std::string_view label) {
+  if (text.starts_with(kBom)) text.remove_prefix(kBom.size());
+  CT_TRY_ASSIGN(std::optional<Node> root, JsoncReader(text, label).document());
+  return root ? std::move(root->value) : json::Value(nullptr);
+}
+
 Result<Edit> set_json_hook(std::string_view text, std::string_view event, const json::Value& entry,
                            const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
                            std::string_view label) {

@@ -52,6 +52,11 @@ Result<Edit> set_json_hook(std::string_view text, std::string_view event, const 
                            const std::function<bool(const json::Value&)>& is_ours, const json::Value& top,
                            std::string_view label);
 
+/// A JSON or JSONC file's document as a value (comments and trailing commas dropped), null for a
+/// file holding only whitespace and comments; E_VALIDATION naming the line for one that is not
+/// JSON(C). A UTF-8 byte order mark is skipped.
+Result<json::Value> read_json(std::string_view text, std::string_view label);
+
 /// One `key = value` line of a TOML table; `value` is TOML text (`"ct"`, `["mcp"]`).
 using TomlKey = std::pair<std::string, std::string>;
 

@@ -12,6 +12,23 @@ Error invalid(std::string_view field, std::string message) {
 
 bool operator_char(char c) { return c == '|' || c == '&' || c == ';' || c == '<' || c == '>' || c == '`'; }
 
+/// NAME=…, which a POSIX shell takes as a variable assignment before a command.
+bool assignment_word(std::string_view word) {
+  const auto equals = word.find('=');
+  if (equals == 0 || equals == std::string_view::npos || (word[0] >= '0' && word[0] <= '9')) return false;
+  for (char c : word.substr(0, equals))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+/// The reserved words of POSIX sh (and bash's, zsh's), which in a command's place are syntax.
+bool reserved_word(std::string_view word) {
+  for (std::string_view reserved : {"if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do",
+                                    "done", "in", "function", "select", "time", "coproc", "foreach", "repeat", "end"})
+    if (word == reserved) return true;
+  return false;
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> split_command(std::string_view text, std::string_view field) {
@@ -66,14 +83,20 @@ Result<std::vector<std::string>> split_command(std::string_view text, std::strin
 
 std::string join_command(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& word : argv) {
-    if (!out.empty()) out += ' ';
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    if (i > 0) out += ' ';
     bool plain = !word.empty();
     for (char c : word) {
       const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                         std::string_view("_./:=@%+,-").find(c) != std::string_view::npos;
       plain = plain && safe;
     }
+    // A leading = is zsh's path expansion (=ls is /bin/ls), a leading % a job in bash and zsh. The
+    // first word is the command: unquoted, NAME=value there is an assignment and `if`, `for` … are
+    // reserved words, so either is quoted to stay the program's name.
+    if (plain) plain = word.front() != '=' && word.front() != '%';
+    if (plain && i == 0) plain = !assignment_word(word) && !reserved_word(word);
     if (plain) {
       out += word;
       continue;

@@ -18,8 +18,10 @@ namespace ct {
 /// word at all (details.field is `field`).
 [[nodiscard]] Result<std::vector<std::string>> split_command(std::string_view text, std::string_view field);
 
-/// The argv as one line a POSIX shell would split back into the same words: words with anything
-/// but [A-Za-z0-9_./:=@%+,-] are single-quoted.
+/// The argv as one line a POSIX shell (sh, bash, zsh, dash) runs as that program with those words:
+/// a word with anything but [A-Za-z0-9_./:=@%+,-], or that starts with = or %, is single-quoted (a '
+/// in it written '\''), and so is a first word that the shell would not take as the program's name
+/// (NAME=value, a reserved word such as `if`).
 std::string join_command(const std::vector<std::string>& argv);
 
 }  // namespace ct

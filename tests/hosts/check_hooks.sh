@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# Checks that the real agent hosts load the session-start hooks `ct providers install <host> --hooks`
-# writes, offline (no login, no API key, no network but loopback), and run them:
-#   check_hooks.sh --ct /path/to/ct [--host claude|gemini|codex]...     (default: all three)
-# For each host, in a fresh temporary project with its own temporary HOME: `ct init`, then
-# `ct providers install <host> --hooks`, then
+# Checks that the real agent hosts load what `ct providers install <host>` writes, offline (no
+# login, no API key, no network but loopback), and do with it what they should:
+#   check_hooks.sh --ct /path/to/ct [--host claude|gemini|codex|opencode]...     (default: all four)
+# For each hook host, in a fresh temporary project with its own temporary HOME: `ct init`, then
+# `ct providers install <host> --hooks` (the project's hook, the portable `ct`) and the same with
+# --scope user run by a copy of ct under a path with a space ("…/Application Support/bin/ct", the
+# user's own hook: its absolute path), so the host runs two of CLEO's hooks at each start, then
 #   claude  `claude doctor` reports no invalid settings, and `claude -p` (stream-json with hook
-#           events) shows the SessionStart hook ran and printed what `ct briefing --hook claude` prints;
+#           events) shows both SessionStart hooks ran (exit 0) and one printed what `ct briefing
+#           --hook claude` prints, the other nothing; again for a resumed and a forked session;
 #           then, with the MCP entry it wrote beside the hook (.mcp.json), `claude -p`
 #           connects to `ct mcp` and lists its tools, its prompts as slash commands and the resource tools;
 #   gemini  `gemini mcp list` reports no invalid configuration, and `gemini -p` (stream-json, a dummy
-#           API key) sends the first prompt with the hook's additionalContext in it;
+#           API key) sends the first prompt with the hook's additionalContext in it, once;
 #   codex   `codex exec --strict-config` reports no hooks.json error, and the session it records has
-#           the hook's output as a developer message.
-# Each host's check is first shown a broken file, which it must reject: a host that stopped
-# reporting errors would make the check blind, and that fails too.
+#           the hook's output as a developer message, once.
+#   opencode  `opencode run --command cleo:take T002` against a stand-in model on loopback
+#           (fake_model.mjs): the model is sent ct's take prompt for T002.
+# Each host's check is first shown a broken file (opencode: a project without a store), which it
+# must reject: a host that stopped reporting errors would make the check blind, and that fails too.
 # Installs the locked packages (npm ci, ../npm_locked.sh) into tests/hosts/node_modules when they
 # are missing or older than package-lock.json. Exit 77 (skipped) without npm or when the npm
 # registry can't be reached for that install. NODE and NPM may name the programs to use.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 --ct /path/to/ct [--host claude|gemini|codex]..." >&2
+  echo "usage: $0 --ct /path/to/ct [--host claude|gemini|codex|opencode]..." >&2
   exit 2
 }
 ct=
@@ -40,9 +45,9 @@ if [ ! -x "$ct" ] || [ -d "$ct" ]; then
   exit 2
 fi
 ct=$(realpath "$ct")
-[ ${#hosts[@]} -gt 0 ] || hosts=(claude gemini codex)
+[ ${#hosts[@]} -gt 0 ] || hosts=(claude gemini codex opencode)
 for h in "${hosts[@]}"; do
-  case $h in claude | gemini | codex) ;; *) echo "$0: unknown host: $h" >&2; usage ;; esac
+  case $h in claude | gemini | codex | opencode) ;; *) echo "$0: unknown host: $h" >&2; usage ;; esac
 done
 
 node=${NODE:-node}
@@ -69,14 +74,19 @@ nm=$here/node_modules
 claude=$nm/.bin/claude
 gemini=$nm/@google/gemini-cli/bundle/gemini.js
 codex=$nm/@openai/codex/bin/codex.js
+opencode=$nm/.bin/opencode
 inspect=$here/inspect.mjs
+fake_model=$here/fake_model.mjs
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ct-hosts.XXXXXX")
 work=$(realpath "$work")
 bg=
+model=
 cleanup() {
-  # the process group of the one host this script started in the background, if still running
+  # the process group of the one host this script started in the background, if still running, and
+  # the stand-in model
   if [ -n "$bg" ]; then kill -TERM -- "-$bg" 2>/dev/null || true; fi
+  if [ -n "$model" ]; then kill -TERM "$model" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -99,16 +109,26 @@ fail() {
 }
 note() { echo "  [$host] $*"; }
 
-# A fresh project and HOME for $host: $work/$host/{proj,home}; `ct init`, then the hooks.
+# A fresh project and HOME for $host: $work/$host/{proj,home}; `ct init`, then the hooks twice: the
+# project's (the portable `ct`) and the user's own, installed by a copy of ct under a path with a
+# space, whose absolute path that hook runs. prepare_home_$host, when defined, first writes what a
+# person would have in their HOME (the installs merge into it).
 make_project() {
   proj=$work/$host/proj
   home=$work/$host/home
-  mkdir -p "$proj" "$home"
+  spaced="$work/$host/Application Support/bin"
+  mkdir -p "$proj" "$home" "$spaced"
+  cp "$ct" "$spaced/ct"
+  if declare -F "prepare_home_$host" >/dev/null; then "prepare_home_$host"; fi
   (cd "$proj" && in_host_env ct init >"$work/$host/init.log" 2>&1) ||
     { cat "$work/$host/init.log" >&2; fail "ct init failed"; return 1; }
   (cd "$proj" && in_host_env ct providers install "$host" --hooks >"$work/$host/install.log" 2>&1) ||
     { cat "$work/$host/install.log" >&2; fail "ct providers install $host --hooks failed"; return 1; }
-  (cd "$proj" && in_host_env ct briefing --hook "$host" >"$work/$host/expected" 2>"$work/$host/briefing.err") ||
+  (cd "$proj" && in_host_env "$spaced/ct" providers install "$host" --hooks --scope user >"$work/$host/install-user.log" 2>&1) ||
+    { cat "$work/$host/install-user.log" >&2; fail "ct providers install $host --hooks --scope user failed"; return 1; }
+  grep -q "has CLEO's hook too" "$work/$host/install-user.log" ||
+    { cat "$work/$host/install-user.log" >&2; fail "the user-scope install did not say the project has the hook too"; return 1; }
+  (cd "$proj" && in_host_env ct briefing --hook "$host" </dev/null >"$work/$host/expected" 2>"$work/$host/briefing.err") ||
     { cat "$work/$host/briefing.err" >&2; fail "ct briefing --hook $host failed"; return 1; }
 }
 
@@ -138,14 +158,28 @@ check_claude() {
   note "claude doctor: .claude/settings.json valid ($((SECONDS - t)) s)"
 
   # -p skips the trust dialog (and ignores invalid settings silently, hence doctor above). With no
-  # credentials it stops at "Not logged in" after the SessionStart hooks have run.
+  # credentials it stops at "Not logged in" after the SessionStart hooks have run, and keeps the
+  # session, which a second run resumes and a third forks (SessionStart "resume", "fork").
+  claude_hooks() { # SOURCE OUT.jsonl [claude arguments…]
+    local source=$1 stream=$2
+    shift 2
+    (cd "$proj" && in_host_env CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 timeout 120 "$claude" -p ping \
+      --output-format stream-json --include-hook-events --verbose "$@" \
+      </dev/null >"$stream" 2>"$stream.err") || true
+    out=$("$node" "$inspect" claude "$stream" "$work/claude/expected" "$source" 2 2>&1) ||
+      { echo "$out" >&2; head -c 4000 "$stream.err" >&2; fail "the SessionStart hooks ($source) did not run as expected"; return 1; }
+  }
   t=$SECONDS
-  (cd "$proj" && in_host_env CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 timeout 120 "$claude" -p ping \
-    --output-format stream-json --include-hook-events --verbose --no-session-persistence \
-    </dev/null >"$work/claude/stream.jsonl" 2>"$work/claude/stream.err") || true
-  out=$("$node" "$inspect" claude "$work/claude/stream.jsonl" "$work/claude/expected" 2>&1) ||
-    { echo "$out" >&2; head -c 4000 "$work/claude/stream.err" >&2; fail "the SessionStart hook did not run as expected"; return 1; }
+  claude_hooks startup "$work/claude/stream.jsonl" || return 1
   note "claude -p: $out ($((SECONDS - t)) s)"
+  local session
+  session=$("$node" "$inspect" claude-session "$work/claude/stream.jsonl") || { fail "no session to resume"; return 1; }
+  t=$SECONDS
+  claude_hooks resume "$work/claude/resume.jsonl" --resume "$session" || return 1
+  note "claude -p --resume: $out ($((SECONDS - t)) s)"
+  t=$SECONDS
+  claude_hooks fork "$work/claude/fork.jsonl" --resume "$session" --fork-session || return 1
+  note "claude -p --resume --fork-session: $out ($((SECONDS - t)) s)"
 
   # The MCP entry `ct providers install claude --hooks` wrote beside the hook (.mcp.json, the
   # portable `ct`): Claude Code starts `ct mcp` from it, and its init event lists the two tools, the
@@ -174,6 +208,16 @@ check_claude() {
 }
 
 # ---- Gemini CLI ----------------------------------------------------------------------------------
+# In the temporary HOME: the user settings send no usage statistics (ct's user-scope install then
+# adds its entry and hook), and the project is a trusted folder — Gemini CLI reads a project's
+# settings and runs its hooks only there (--skip-trust comes too late for the settings), as a
+# person's "trust" would.
+prepare_home_gemini() {
+  mkdir -p "$home/.gemini"
+  echo '{"privacy":{"usageStatisticsEnabled":false}}' >"$home/.gemini/settings.json"
+  "$node" -e 'process.stdout.write(JSON.stringify({[process.argv[1]]: "TRUST_FOLDER"}))' "$proj" \
+    >"$home/.gemini/trustedFolders.json"
+}
 gemini_mcp_list() { # DIR -> output of `gemini mcp list` run there; fails when it does
   (cd "$1" && in_host_env timeout 120 "$node" "$gemini" mcp list </dev/null 2>&1)
 }
@@ -187,13 +231,6 @@ check_gemini() {
     { echo "$out" >&2; fail "gemini no longer reports a broken settings file: the check would be blind"; return 1; }
 
   make_project || return 1
-  # In the temporary HOME: the user settings send no usage statistics (the project's file is ct's
-  # alone), and the project is a trusted folder — Gemini CLI reads a project's settings and runs its
-  # hooks only there (--skip-trust comes too late for the settings), as a person's "trust" would.
-  mkdir -p "$home/.gemini"
-  echo '{"privacy":{"usageStatisticsEnabled":false}}' >"$home/.gemini/settings.json"
-  "$node" -e 'process.stdout.write(JSON.stringify({[process.argv[1]]: "TRUST_FOLDER"}))' "$proj" \
-    >"$home/.gemini/trustedFolders.json"
   local t=$SECONDS
   local rc=0
   out=$(gemini_mcp_list "$proj") || rc=$?
@@ -208,20 +245,33 @@ check_gemini() {
 
   "$node" "$inspect" gemini-context "$work/gemini/expected" >"$work/gemini/context" ||
     { fail "ct briefing --hook gemini's output"; return 1; }
-  # A dummy key gets past the auth check; the first prompt is printed (stream-json) before the model is called, which then retries without
-  # end offline: this script stops it once that prompt is out.
+  # First with the user's own hook alone (the project's file set aside): the ct under a path with a
+  # space runs; then with both: the briefing reaches the prompt once.
+  mv "$proj/.gemini/settings.json" "$proj/.gemini/settings.json.off"
   t=$SECONDS
+  gemini_prompt "$work/gemini/user" || return 1
+  note "gemini -p, the user's hook alone: $out ($((SECONDS - t)) s)"
+  mv "$proj/.gemini/settings.json.off" "$proj/.gemini/settings.json"
+  t=$SECONDS
+  gemini_prompt "$work/gemini/stream" || return 1
+  note "gemini -p, both hooks: $out ($((SECONDS - t)) s)"
+}
+
+# `gemini -p` in the project until it prints the first prompt: it must carry the hook's context,
+# once. A dummy key gets past the auth check; the first prompt is printed (stream-json) before the
+# model is called, which then retries without end offline: this stops it once that prompt is out.
+gemini_prompt() { # OUT (OUT.jsonl, OUT.err)
+  local t=$SECONDS rc=3
   # setsid: its own process group (led by $bg), so that stopping it stops the MCP server it started
   cd "$proj"
   setsid env -i HOME="$home" PATH="$work/bin:/usr/local/bin:/usr/bin:/bin" LANG=C.UTF-8 TERM=dumb \
     NO_COLOR=1 CLEO_TEST_MODE=1 GEMINI_API_KEY=cleo-offline-dummy "$node" "$gemini" -p ping \
-    --output-format stream-json </dev/null >"$work/gemini/stream.jsonl" 2>"$work/gemini/stream.err" &
+    --output-format stream-json </dev/null >"$1.jsonl" 2>"$1.err" &
   bg=$!
   cd "$here"
-  rc=3
   while [ $((SECONDS - t)) -lt 120 ]; do
     rc=0
-    out=$("$node" "$inspect" gemini "$work/gemini/stream.jsonl" "$work/gemini/context" 2>&1) || rc=$?
+    out=$("$node" "$inspect" gemini "$1.jsonl" "$work/gemini/context" 2>&1) || rc=$?
     [ "$rc" -eq 3 ] && kill -0 "$bg" 2>/dev/null && { sleep 0.5; continue; }
     break
   done
@@ -231,11 +281,10 @@ check_gemini() {
   if [ "$rc" -ne 0 ]; then
     [ "$rc" -eq 3 ] && out="Gemini CLI printed no prompt within 120 s"
     echo "$out" >&2
-    grep -v '^\s*at ' "$work/gemini/stream.err" | head -c 4000 >&2
-    fail "the SessionStart hook's context did not reach the prompt"
+    grep -v '^\s*at ' "$1.err" | head -c 4000 >&2
+    fail "the SessionStart hook's context did not reach the prompt once"
     return 1
   fi
-  note "gemini -p: $out ($((SECONDS - t)) s)"
 }
 
 # ---- Codex ---------------------------------------------------------------------------------------
@@ -254,6 +303,7 @@ trust_codex_project() { # HOME DIR
   mkdir -p "$1/.codex"
   printf '[projects."%s"]\ntrust_level = "trusted"\n' "$2" >"$1/.codex/config.toml"
 }
+prepare_home_codex() { trust_codex_project "$home" "$proj"; }
 check_codex() {
   note "$(in_host_env "$node" "$codex" --version 2>/dev/null)"
   local bad=$work/codex/bad out
@@ -265,15 +315,82 @@ check_codex() {
     { cat "$work/codex/bad.jsonl" "$work/codex/bad.jsonl.err" >&2; fail "codex no longer reports a broken hooks.json: the check would be blind"; return 1; }
 
   make_project || return 1
-  trust_codex_project "$home" "$proj"
-  local t=$SECONDS
-  codex_exec "$proj" "$work/codex/exec.jsonl"
-  out=$("$node" "$inspect" codex-errors "$work/codex/exec.jsonl" 2>&1) ||
-    { echo "$out" >&2; fail "Codex rejects $proj/.codex/hooks.json"; return 1; }
-  note "codex exec --strict-config: .codex/hooks.json valid"
-  out=$("$node" "$inspect" codex-rollout "$home/.codex/sessions" "$work/codex/expected" 2>&1) ||
-    { echo "$out" >&2; cat "$work/codex/exec.jsonl" "$work/codex/exec.jsonl.err" | head -c 4000 >&2; fail "the SessionStart hook's output is not in the session"; return 1; }
-  note "codex exec: $out ($((SECONDS - t)) s)"
+  # First with the user's own hook alone (the project's hooks.json set aside): the ct under a path
+  # with a space runs; then with both: the session holds the briefing once.
+  local t=$SECONDS what
+  for what in user both; do
+    [ "$what" = user ] && mv "$proj/.codex/hooks.json" "$proj/.codex/hooks.json.off"
+    [ "$what" = both ] && mv "$proj/.codex/hooks.json.off" "$proj/.codex/hooks.json"
+    rm -rf "$home/.codex/sessions"
+    codex_exec "$proj" "$work/codex/exec-$what.jsonl"
+    out=$("$node" "$inspect" codex-errors "$work/codex/exec-$what.jsonl" 2>&1) ||
+      { echo "$out" >&2; fail "Codex rejects the hooks.json files ($what)"; return 1; }
+    out=$("$node" "$inspect" codex-rollout "$home/.codex/sessions" "$work/codex/expected" 2>&1) ||
+      { echo "$out" >&2; cat "$work/codex/exec-$what.jsonl" "$work/codex/exec-$what.jsonl.err" | head -c 4000 >&2
+        fail "the SessionStart hook's output is not in the session once ($what)"; return 1; }
+    note "codex exec --strict-config, $([ "$what" = user ] && echo "the user's hook alone" || echo "both hooks"): $out ($((SECONDS - t)) s)"
+  done
+}
+
+# ---- opencode ------------------------------------------------------------------------------------
+# opencode turns each MCP prompt into a command (cleo:take): it asks for the prompt with its
+# arguments as $1, $2 … and puts the words typed after the command in their place, then sends the
+# result to the model — here a stand-in on loopback (fake_model.mjs) that records what it is sent,
+# named in the temporary HOME's opencode.json (the project's file is ct's alone).
+opencode_env() {
+  in_host_env OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_SHARE=1 \
+    OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_CLAUDE_CODE=1 "$@"
+}
+opencode_run() { # DIR LOG.jsonl COMMAND WORDS…
+  local dir=$1 log=$2
+  shift 2
+  : >"$work/opencode/model.jsonl"
+  (cd "$dir" && opencode_env timeout 120 "$opencode" run --format json --command "$@" </dev/null >"$log" 2>"$log.err") || true
+  cp "$work/opencode/model.jsonl" "$log.model"
+}
+check_opencode() {
+  note "opencode $(env -i HOME="$work" PATH=/usr/bin:/bin "$opencode" --version 2>/dev/null)"
+  proj=$work/opencode/proj
+  home=$work/opencode/home
+  mkdir -p "$proj" "$home/.config/opencode" "$work/opencode/bad"
+  "$node" "$fake_model" "$work/opencode/port" "$work/opencode/model.jsonl" &
+  model=$!
+  local i
+  for i in $(seq 1 100); do [ -s "$work/opencode/port" ] && break; sleep 0.1; done
+  [ -s "$work/opencode/port" ] || { fail "the stand-in model did not start"; return 1; }
+  printf '{"model":"offline/m","provider":{"offline":{"npm":"@ai-sdk/openai-compatible","name":"offline","options":{"baseURL":"http://127.0.0.1:%s/v1","apiKey":"cleo-offline-dummy"},"models":{"m":{"name":"m"}}}}}\n' \
+    "$(cat "$work/opencode/port")" >"$home/.config/opencode/opencode.json"
+  local out t=$SECONDS
+  (cd "$proj" && in_host_env ct init >/dev/null && in_host_env ct add "First task" >/dev/null &&
+    in_host_env ct add "Second task" --acceptance "it is done" >/dev/null &&
+    in_host_env ct providers install opencode >"$work/opencode/install.log" 2>&1) ||
+    { cat "$work/opencode/install.log" >&2; fail "ct init, add or providers install opencode failed"; return 1; }
+  # What the model should get: ct mcp's take prompt as opencode asks for it ({"id":"$1"}), T002 in place.
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"opencode","version":"1"}}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"take","arguments":{"id":"$1"}}}' |
+    (cd "$proj" && in_host_env ct mcp) >"$work/opencode/prompt.jsonl" 2>/dev/null || true
+  "$node" "$inspect" prompt-filled "$work/opencode/prompt.jsonl" T002 >"$work/opencode/expected" ||
+    { fail "ct mcp did not render the take prompt as a template"; return 1; }
+
+  # The negative control: an entry whose command is missing must be reported failed, or the
+  # check that ours connects would be blind.
+  echo '{"mcp":{"cleo":{"type":"local","command":["ct-not-installed","mcp"],"enabled":true}}}' \
+    >"$work/opencode/bad/opencode.json"
+  out=$(cd "$work/opencode/bad" && opencode_env timeout 120 "$opencode" mcp list </dev/null 2>&1) || true
+  grep -q 'cleo' <<<"$out" && ! grep -q 'connected' <<<"$out" ||
+    { echo "$out" >&2; fail "opencode no longer reports an MCP server it cannot start: the check would be blind"; return 1; }
+  out=$(cd "$proj" && opencode_env timeout 120 "$opencode" mcp list </dev/null 2>&1) || true
+  grep -q 'cleo.*connected' <<<"$out" || { echo "$out" >&2; fail "opencode does not connect to ct mcp from opencode.json"; return 1; }
+  note "opencode mcp list: cleo connected ($((SECONDS - t)) s)"
+
+  t=$SECONDS
+  opencode_run "$proj" "$work/opencode/take.jsonl" cleo:take T002
+  out=$("$node" "$inspect" opencode "$work/opencode/take.jsonl.model" "$work/opencode/expected" 2>&1) ||
+    { echo "$out" >&2; head -c 4000 "$work/opencode/take.jsonl.err" >&2; fail "opencode did not send the model ct's prompt"; return 1; }
+  note "opencode run --command cleo:take T002: $out ($((SECONDS - t)) s)"
+  kill -TERM "$model" 2>/dev/null || true
+  wait "$model" 2>/dev/null || true
+  model=
 }
 
 for host in "${hosts[@]}"; do

@@ -1,16 +1,24 @@
 // Reads what the host CLIs print or record, for check_hooks.sh:
-//   node inspect.mjs claude OUT.jsonl EXPECTED     Claude Code's stream-json (--include-hook-events):
-//                                                  the SessionStart hook_response ran and printed EXPECTED
+//   node inspect.mjs claude OUT.jsonl EXPECTED SOURCE HOOKS
+//                                                  Claude Code's stream-json (--include-hook-events):
+//                                                  HOOKS SessionStart:SOURCE hook_responses, each exit 0,
+//                                                  exactly one printing EXPECTED and the others nothing
+//   node inspect.mjs claude-session OUT.jsonl      the session id of Claude Code's init event
 //   node inspect.mjs claude-mcp OUT.jsonl PROMPTS  Claude Code's stream-json init event: ct mcp connected,
 //                                                  its tools, its prompts as slash commands (PROMPTS:
 //                                                  ct mcp's prompts/list reply), the resource tools
 //   node inspect.mjs gemini-context BRIEFING.json  the additionalContext of `ct briefing --hook gemini`
 //   node inspect.mjs gemini OUT.jsonl CONTEXT      Gemini CLI's stream-json: the first user message
-//                                                  carries <hook_context>CONTEXT</hook_context>;
-//                                                  exit 3 while that message has not been printed yet
+//                                                  carries <hook_context>CONTEXT</hook_context>, and
+//                                                  CONTEXT once; exit 3 while that message has not
+//                                                  been printed yet
 //   node inspect.mjs codex-errors OUT.jsonl        `codex exec --json`: errors that name a hook (exit 1)
 //   node inspect.mjs codex-rollout DIR EXPECTED    the session Codex recorded under DIR (its sessions
-//                                                  folder) has a developer message EXPECTED
+//                                                  folder) has exactly one developer message EXPECTED
+//   node inspect.mjs prompt-filled REPLY.jsonl WORD  the text of ct mcp's prompts/get reply (id 2), its
+//                                                  $1 filled in with WORD as opencode fills it in
+//   node inspect.mjs opencode LOG.jsonl EXPECTED   the requests opencode sent the model (fake_model.mjs):
+//                                                  one whose last user message is EXPECTED
 // Exit 0: as expected; 1: not (the reason on stderr); 2: usage; 3: gemini, not yet.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,20 +48,32 @@ const clip = (s) => JSON.stringify(String(s).length > 600 ? String(s).slice(0, 6
 
 switch (mode) {
   case 'claude': {
-    const [file, expectedFile] = args;
+    const [file, expectedFile, source, hooks] = args;
     const expected = readFileSync(expectedFile, 'utf8');
+    const want = Number(hooks);
     const responses = lines(file).filter(
       (m) => m.type === 'system' && m.subtype === 'hook_response' && m.hook_event === 'SessionStart',
     );
-    if (responses.length !== 1)
-      fail(`expected one SessionStart hook_response in Claude Code's stream, found ${responses.length}`);
-    const r = responses[0];
-    if (r.hook_name !== 'SessionStart:startup') fail(`hook_name is ${clip(r.hook_name)}, not "SessionStart:startup"`);
-    if (r.exit_code !== 0 || r.outcome !== 'success')
-      fail(`the hook failed: exit_code ${r.exit_code}, outcome ${clip(r.outcome)}, stderr ${clip(r.stderr)}`);
-    if (r.stdout !== expected)
-      fail(`the hook printed ${clip(r.stdout)}\n  but ct briefing --hook claude prints ${clip(expected)}`);
-    console.log(`SessionStart:startup ran: exit 0, stdout ${clip(r.stdout)}`);
+    if (responses.length !== want)
+      fail(`expected ${want} SessionStart hook_responses in Claude Code's stream, found ${responses.length}`);
+    for (const r of responses) {
+      if (r.hook_name !== `SessionStart:${source}`) fail(`hook_name is ${clip(r.hook_name)}, not "SessionStart:${source}"`);
+      if (r.exit_code !== 0 || r.outcome !== 'success')
+        fail(`a hook failed: exit_code ${r.exit_code}, outcome ${clip(r.outcome)}, stderr ${clip(r.stderr)}`);
+    }
+    const briefed = responses.filter((r) => r.stdout === expected);
+    const silent = responses.filter((r) => r.stdout === '');
+    if (briefed.length !== 1 || silent.length !== want - 1)
+      fail(`the hooks printed ${responses.map((r) => clip(r.stdout)).join(' and ')}\n` +
+           `  but one should print what ct briefing --hook claude prints, ${clip(expected)}, and the others nothing`);
+    console.log(`SessionStart:${source}: ${want} hooks ran, exit 0; one printed the briefing ${clip(expected)}`);
+    break;
+  }
+  case 'claude-session': {
+    const [file] = args;
+    const init = lines(file).find((m) => m.type === 'system' && m.subtype === 'init');
+    if (!init?.session_id) fail(`no session id in Claude Code's stream`);
+    console.log(init.session_id);
     break;
   }
   case 'gemini-context': {
@@ -78,6 +98,8 @@ switch (mode) {
     const want = `<hook_context>${context}</hook_context>`;
     if (typeof user.content !== 'string' || !user.content.includes(want))
       fail(`Gemini CLI's first user message is ${clip(user.content)}\n  and does not carry ${clip(want)}`);
+    if (user.content.split(context).length !== 2)
+      fail(`Gemini CLI's first user message carries the briefing ${user.content.split(context).length - 1} times`);
     console.log(`the first user message carries the hook's context: ${clip(want)}`);
     break;
   }
@@ -115,9 +137,44 @@ switch (mode) {
       if (m.type !== 'response_item' || p?.type !== 'message' || p.role !== 'developer') continue;
       for (const c of p.content ?? []) if (typeof c?.text === 'string') texts.push(c.text);
     }
-    if (!texts.some((t) => t.trim() === expected))
-      fail(`no developer message in ${files[0]} is ct briefing --hook codex's output ${clip(expected)}`);
+    const briefings = texts.filter((t) => t.trim() === expected).length;
+    if (briefings !== 1)
+      fail(`${briefings} developer messages in ${files[0]} are ct briefing --hook codex's output ${clip(expected)}, not one`);
     console.log(`the session has the hook's output as a developer message: ${clip(expected)}`);
+    break;
+  }
+  case 'prompt-filled': {
+    // opencode (packages/opencode/src/command/index.ts, session/prompt.ts) asks for a prompt with
+    // its arguments as $1, $2 …, joins the text of its messages, then puts the N-th word typed
+    // in place of $N (the highest N takes the rest; one not typed becomes nothing).
+    const [file, ...words] = args;
+    const reply = lines(file).find((m) => m.id === 2);
+    const messages = reply?.result?.messages;
+    if (!Array.isArray(messages)) fail(`ct mcp did not render the prompt: ${clip(JSON.stringify(reply))}`);
+    const template = messages.map((m) => (m.content?.type === 'text' ? m.content.text : '')).join('\n');
+    const last = Math.max(0, ...[...template.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+    const filled = template.replaceAll(/\$(\d+)/g, (_, n) => {
+      const i = Number(n) - 1;
+      if (i >= words.length) return '';
+      return Number(n) === last ? words.slice(i).join(' ') : words[i];
+    });
+    process.stdout.write(filled);
+    break;
+  }
+  case 'opencode': {
+    const [file, expectedFile] = args;
+    const expected = readFileSync(expectedFile, 'utf8').trim();
+    const text = (content) =>
+      typeof content === 'string' ? content : (content ?? []).map((p) => (p?.type === 'text' ? p.text : '')).join('');
+    const sent = [];
+    for (const request of lines(file)) {
+      const users = (request.body?.messages ?? []).filter((m) => m.role === 'user');
+      if (users.length) sent.push(text(users[users.length - 1].content).trim());
+    }
+    if (!sent.length) fail(`opencode sent the model nothing`);
+    if (!sent.includes(expected))
+      fail(`opencode sent the model ${sent.map(clip).join(' and ')}\n  not the prompt ct renders, ${clip(expected)}`);
+    console.log(`the model got the prompt: ${clip(expected)}`);
     break;
   }
   case 'claude-mcp': {
@@ -141,6 +198,6 @@ switch (mode) {
     break;
   }
   default:
-    process.stderr.write('usage: node inspect.mjs claude|claude-mcp|gemini-context|gemini|codex-errors|codex-rollout ...\n');
+    process.stderr.write('usage: node inspect.mjs claude|claude-session|claude-mcp|gemini-context|gemini|codex-errors|codex-rollout|prompt-filled|opencode ...\n');
     process.exit(2);
 }

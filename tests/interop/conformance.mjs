@@ -8,7 +8,7 @@
 // do not apply, each with its reason. A run passes when every failure is in the baseline and no
 // baseline entry passes. The suite drives HTTP only (its `server` command takes a URL): stdio is
 // judged through stdio_bridge.mjs (HTTP in front of `ct mcp`) on the scenarios of prompts,
-// resources and completion, and covered otherwise by interop.mjs and the MCP transcripts.
+// resources, completion and logging, and covered otherwise by interop.mjs and the MCP transcripts.
 //
 // One line per run ("ok   …" or "FAIL …", with the suite's verdict), then "N passed, M failed".
 // Needs Node 22 or later (the suite uses fs.globSync): run.sh runs it with the pinned `node`.
@@ -37,11 +37,12 @@ const RUNS = [
 ];
 
 // Over stdio, through stdio_bridge.mjs (HTTP in front of `ct mcp`): the scenarios of what a server
-// offers besides its transport — prompts, resources, completion — at 2025-11-25's wire, one run each.
+// offers besides its transport — prompts, resources, completion, logging — at 2025-11-25's wire, one
+// run each.
 const BRIDGED = ['server-initialize', 'ping', 'tools-list', 'prompts-list', 'prompts-get-simple', 'prompts-get-with-args',
                  'prompts-get-embedded-resource', 'prompts-get-with-image', 'resources-list', 'resources-read-text',
                  'resources-read-binary', 'resources-templates-read', 'resources-subscribe', 'resources-unsubscribe',
-                 'completion-complete', 'sep-2164-resource-not-found'];
+                 'completion-complete', 'sep-2164-resource-not-found', 'logging-set-level'];
 
 const ct = ctPathFromArgs('conformance', process.argv.slice(2));
 const childEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CLEO_')));

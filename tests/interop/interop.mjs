@@ -17,7 +17,7 @@ import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextpro
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { ctPathFromArgs } from './args.mjs';
 
@@ -293,6 +293,26 @@ async function featureChecks(t, client, dir, { v2 = false } = {}) {
     if (v2) await subscription.close();
     else assert.deepEqual(await client.unsubscribeResource({ uri: 'cleo://task/T002' }, requestOptions), {});
   });
+
+  // MCP's logging utility (the handshake revisions' logging/setLevel): nothing until the client
+  // sets a level, then what a call tells people — here the warning of a reply — before its result.
+  if (!v2) {
+    const logged = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logged.push(n.params); });
+    const warned = { name: 'cleo_query', arguments: { domain: 'tasks', operation: 'show', params: { taskId: 'T002' } } };
+    await check(`${t}: logging: off until setLoggingLevel, then a reply's warning comes as notifications/message`, async () => {
+      assert.ok(client.getServerCapabilities()?.logging, 'capabilities.logging');
+      await client.callTool(warned, undefined, requestOptions);
+      assert.equal(logged.length, 0, 'a log before any level was set');
+      assert.deepEqual(await client.setLoggingLevel('warning', requestOptions), {});
+      await client.callTool(warned, undefined, requestOptions);
+      assert.equal(logged.length, 1, 'log messages for one call with one warning');
+      assert.equal(logged[0].level, 'warning');
+      assert.equal(logged[0].logger, 'cleo');
+      assert.equal(logged[0].data.operation, 'tasks.show');
+      assert.match(logged[0].data.warnings[0], /taskId is the original CLEO's name of id/);
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,6 +57,15 @@ struct Exchange {
   int status_line = 0;
   /// "http-header NAME: VALUE" sets a header of this message's POST, "http-header NAME" leaves it out.
   std::vector<std::pair<std::string, std::optional<std::string>>> http_headers;
+  /// "<<< notification {…}" lines: the notifications the server sends before the reply, in order
+  /// (each a subset); "<<< notification none": it sends none. Without either, any are allowed.
+  struct Notification {
+    int line = 0;
+    Value expected;
+    std::string text;
+  };
+  std::vector<Notification> notifications;
+  int no_notifications_line = 0;
 };
 
 /// A "--- file" block: written into the project before the server starts.
@@ -81,6 +90,12 @@ struct ParseError {
   int line = 0;
   std::string message;
 };
+
+/// A message the server sends unasked: an object with a method and no id.
+bool is_notification(std::string_view text) {
+  auto parsed = json::parse(text);
+  return parsed && parsed->is_object() && parsed->contains("method") && !parsed->contains("id");
+}
 
 /// Ids the runner uses for its own requests (the stdio probe); transcripts must not use them.
 constexpr std::string_view kReservedIdPrefix = "ct-transcript-";
@@ -118,6 +133,24 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
       exchange.line = line_number;
       exchange.message = std::string(message);
       transcript.exchanges.push_back(std::move(exchange));
+      continue;
+    }
+
+    if (has_marker(line, "<<<") && rest_after(line, 3).starts_with("notification")) {
+      std::string_view text = rest_after(rest_after(line, 3), std::string_view("notification").size());
+      if (!current) return error("\"<<< notification\" before any \">>>\" message");
+      if (current->expect_line != 0)
+        return error("\"<<< notification\" lines come before the reply's \"<<<\" line (line " +
+                     std::to_string(current->expect_line) + "): the server sends them first");
+      if (text == "none") {
+        if (!current->notifications.empty()) return error("\"<<< notification none\" after expected notifications");
+        current->no_notifications_line = line_number;
+        continue;
+      }
+      if (current->no_notifications_line) return error("a notification after \"<<< notification none\"");
+      auto parsed = json::parse(text);
+      if (!parsed) return error("\"<<< notification\" needs `none` or a JSON subset: " + parsed.error().message);
+      current->notifications.push_back({line_number, std::move(*parsed), std::string(text)});
       continue;
     }
 
@@ -228,6 +261,7 @@ std::expected<McpTranscript, ParseError> parse_mcp_transcript(const std::string&
 struct Reply {
   bool none = false;         // no reply: stdio, the probe's reply came first; HTTP, 202 with no body
   std::string text;          // the reply line (stdio) or body (HTTP)
+  std::vector<std::string> notifications;  // what the server sent before it (messages with no id)
   int status = 0;            // HTTP status; 0 over stdio
   std::string content_type;  // HTTP only
   std::string failure;       // nothing could be read: a timeout, a closed stream, a refused connection
@@ -306,7 +340,8 @@ class StdioServer final : public McpServer {
     if (!exchange.expect_none) {
       // Usually the reply is there at once; after a grace period a probe tells "none" from "slow".
       bool timed_out = false;
-      auto line = next_reply(std::min(deadline, Clock::now() + std::chrono::seconds(1)), reply.failure, timed_out);
+      auto line = next_reply(std::min(deadline, Clock::now() + std::chrono::seconds(1)), reply.failure, timed_out,
+                             reply.notifications);
       if (line) {
         reply.text = std::move(*line);
         return reply;
@@ -320,7 +355,7 @@ class StdioServer final : public McpServer {
       return reply;
     }
     bool timed_out = false;
-    auto line = next_reply(deadline, reply.failure, timed_out);
+    auto line = next_reply(deadline, reply.failure, timed_out, reply.notifications);
     if (!line) {
       reply.failure += " (waiting for the reply to the runner's ping " + probe_id + ")";
       return reply;
@@ -407,11 +442,17 @@ class StdioServer final : public McpServer {
     }
   }
 
-  /// The next line that is not the late reply to an earlier probe.
-  std::optional<std::string> next_reply(Clock::time_point deadline, std::string& failure, bool& timed_out) {
+  /// The next line that is not the late reply to an earlier probe, nor a notification (a message
+  /// with a method and no id: those go to `notifications`, in order).
+  std::optional<std::string> next_reply(Clock::time_point deadline, std::string& failure, bool& timed_out,
+                                        std::vector<std::string>& notifications) {
     while (true) {
       auto line = read_line(deadline, failure, timed_out);
       if (!line) return line;
+      if (is_notification(*line)) {
+        notifications.push_back(std::move(*line));
+        continue;
+      }
       auto stale = std::find(stale_probes_.begin(), stale_probes_.end(), probe_id_of(*line));
       if (stale == stale_probes_.end()) return line;
       stale_probes_.erase(stale);
@@ -442,8 +483,9 @@ class StdioServer final : public McpServer {
   std::vector<std::string> stale_probes_;  // probes whose replies are still to come
 };
 
-/// The first event's data of a text/event-stream body (a server may answer a POST that way).
-std::string first_sse_data(const std::string& body) {
+/// The data of each event of a text/event-stream body (a server may answer a POST that way).
+std::vector<std::string> sse_data(const std::string& body) {
+  std::vector<std::string> events;
   std::string data;
   bool any = false;
   std::size_t start = 0;
@@ -451,7 +493,10 @@ std::string first_sse_data(const std::string& body) {
     auto end = body.find('\n', start);
     std::string line = body.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() && any) break;
+    if (line.empty() && any) {
+      events.push_back(std::exchange(data, std::string()));
+      any = false;
+    }
     if (line.starts_with("data:")) {
       std::string_view value = std::string_view(line).substr(5);
       if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
@@ -462,7 +507,8 @@ std::string first_sse_data(const std::string& body) {
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  return data;
+  if (any) events.push_back(std::move(data));
+  return events;
 }
 
 /// `ct serve --port 0`: each message is one POST to the endpoint it prints.
@@ -534,7 +580,17 @@ class HttpServer final : public McpServer {
     reply.status = result->status;
     reply.content_type = result->get_header_value("Content-Type");
     reply.text = result->body;
-    if (reply.content_type.starts_with("text/event-stream")) reply.text = first_sse_data(result->body);
+    if (reply.content_type.starts_with("text/event-stream")) {
+      // The reply is the first event that is not a notification; those before it are kept.
+      reply.text.clear();
+      for (auto& event : sse_data(result->body)) {
+        if (!is_notification(event)) {
+          reply.text = std::move(event);
+          break;
+        }
+        reply.notifications.push_back(std::move(event));
+      }
+    }
     reply.none = reply.status == 202 && reply.text.empty();
 
     // As a client: keep the session the server issues, and send the negotiated version with
@@ -722,6 +778,25 @@ std::vector<std::pair<int, std::string>> check_reply(const Exchange& exchange, c
       failures.emplace_back(exchange.expect_line, "Content-Type is " + quote(reply.content_type) +
                                                       ", expected application/json or text/event-stream");
   }
+  if (exchange.no_notifications_line && !reply.notifications.empty())
+    failures.emplace_back(exchange.no_notifications_line, "expected no notification before the reply, got " +
+                                                              quote(reply.notifications.front().substr(0, 300)));
+  if (!exchange.notifications.empty()) {
+    if (reply.notifications.size() != exchange.notifications.size()) {
+      failures.emplace_back(exchange.notifications.front().line,
+                            "expected " + std::to_string(exchange.notifications.size()) +
+                                " notifications before the reply, got " + std::to_string(reply.notifications.size()));
+    } else {
+      for (std::size_t i = 0; i < exchange.notifications.size(); ++i) {
+        auto parsed = json::parse(reply.notifications[i]);
+        std::string why;
+        if (!parsed || !json_matches(*parsed, exchange.notifications[i].expected, "$", why))
+          failures.emplace_back(exchange.notifications[i].line,
+                                "notification mismatch at " + (parsed ? why : std::string("(not JSON)")) + ": got " +
+                                    quote(reply.notifications[i].substr(0, 300)));
+      }
+    }
+  }
   if (transport == Transport::Http && exchange.http_status && reply.status != *exchange.http_status)
     failures.emplace_back(exchange.status_line, "expected HTTP status " + std::to_string(*exchange.http_status) +
                                                     ", got " + std::to_string(reply.status));
@@ -817,9 +892,11 @@ int run_mcp_transcript(const std::string& path, const Options& options) {
     ++sent;
     Reply reply = server->exchange(exchange);
     auto failures = check_reply(exchange, reply, transport);
-    expectations += 1 + (transport == Transport::Http && exchange.http_status ? 1 : 0);
+    expectations += 1 + (transport == Transport::Http && exchange.http_status ? 1 : 0) +
+                    static_cast<int>(exchange.notifications.size()) + (exchange.no_notifications_line ? 1 : 0);
     if (options.verbose) {
       std::cout << path << ":" << exchange.line << ": >>> " << exchange.message << "\n";
+      for (const auto& notification : reply.notifications) std::cout << "  <<< notification " << notification << "\n";
       if (reply.none) std::cout << "  <<< none\n";
       else if (reply.failure.empty()) std::cout << "  <<< " << reply.text << "\n";
       if (transport == Transport::Http) std::cout << "  HTTP " << reply.status << "\n";
@@ -835,6 +912,7 @@ int run_mcp_transcript(const std::string& path, const Options& options) {
       if (exchange.http_status) std::cerr << " (expected " << *exchange.http_status << ")";
       std::cerr << "\n";
     }
+    for (const auto& notification : reply.notifications) print_stream(std::cerr, "notification", notification);
     if (reply.none) std::cerr << "  reply: none\n";
     else if (reply.failure.empty()) print_stream(std::cerr, "reply", reply.text);
     print_server(std::cerr, *server);

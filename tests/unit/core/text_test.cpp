@@ -151,3 +151,10 @@ TEST_CASE("random_hex returns 2 lowercase hex characters per byte", "[core][text
     CHECK(seen.size() == 50);
   }
 }
+
+TEST_CASE("is_template_variable: a host's variables, filled in later, and nothing else", "[core][text]") {
+  for (std::string_view variable : {"$1", "$12", "$ARGUMENTS", "$id", "${id}", "${task-id}", "{{id}}", "{{ id }}"})
+    CHECK(ct::is_template_variable(variable));
+  for (std::string_view value : {"T001", "$", "$ 1", "$1a", "$1 T002", "${}", "${a b}", "{{}}", "{id}", "a$1", "$$1", "ses_01"})
+    CHECK_FALSE(ct::is_template_variable(value));
+}

@@ -2,6 +2,9 @@
 // makes written for the ids it was given; bad names, arguments and subjects are refused.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 #include "disclosure/prompts.h"
 #include "unit/test_support.h"
 
@@ -127,4 +130,85 @@ TEST_CASE("prompts: without a project, the error says how to make one", "[disclo
   auto rendered = render_prompt(registry(), "next", {}, router, {});
   REQUIRE_FALSE(rendered);
   CHECK(rendered.error().code == ErrorCode::NotInitialized);
+}
+
+namespace {
+
+/// What opencode does with a prompt (packages/opencode/src/command/index.ts and session/prompt.ts):
+/// it asks for it once with every argument given as `$1`, `$2` … in the catalogue's order, then
+/// puts the words a person typed after the command in their place — `$N` the N-th word, the
+/// highest N the rest of them, a missing one nothing.
+std::string as_opencode(test::Project& p, std::string_view name, const std::vector<std::string>& words) {
+  PromptArguments arguments;
+  int n = 0;
+  for (const auto& argument : find_prompt(name)->arguments) arguments[std::string(argument.name)] = "$" + std::to_string(++n);
+  auto rendered = render_prompt(registry(), name, arguments, p.router(), {});
+  INFO(std::string(name) + ": " + (rendered ? std::string() : rendered.error().message));
+  REQUIRE(rendered);
+  const std::string& text = rendered->text;
+  int last = 0;
+  for (std::size_t at = text.find('$'); at != std::string::npos; at = text.find('$', at + 1))
+    if (at + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[at + 1]))) last = std::max(last, text[at + 1] - '0');
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$' || i + 1 == text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+      out += text[i];
+      continue;
+    }
+    const int position = text[++i] - '0';
+    if (position > static_cast<int>(words.size())) continue;
+    if (position == last) {
+      for (std::size_t w = position - 1; w < words.size(); ++w) out += (w + 1 > static_cast<std::size_t>(position) ? " " : "") + words[w];
+    } else {
+      out += words[position - 1];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("prompts: a host's template variable renders a template that keeps it (issue 50 item 14)",
+          "[disclosure][prompts]") {
+  test::Project p;
+  seed(p);
+  // take T002 as opencode runs it: the reads that need the id are left to the agent as their calls,
+  // and every call carries the id typed.
+  std::string take = as_opencode(p, "take", {"T002"});
+  CHECK(has(take, "I am taking task T002"));
+  CHECK(has(take, R"(cleo_query tasks.show {"id":"T002","detail":"full"})"));
+  CHECK(has(take, R"(cleo_query memory.find {"taskId":"T002"})"));
+  CHECK(has(take, R"(cleo_mutate tasks.start {"id":"T002"})"));
+  CHECK(has(take, R"(cleo_mutate tasks.complete {"id":"T002","notes":"…"})"));
+  CHECK_FALSE(has(take, "Survey ledgers"));  // nothing was read for a task not named yet
+  // review T002: the optional gate, filled in as nothing, leaves the default and says so.
+  std::string review = as_opencode(p, "review", {"T002"});
+  CHECK(has(review, R"(cleo_query lifecycle.gates {"id":"T002"})"));
+  CHECK(has(review, R"(cleo_mutate lifecycle.gate.pass {"id":"T002","gate":"…","notes":"…"})"));
+  CHECK(has(review, R"(If "" is not empty, it is the gate)"));
+  CHECK(has(as_opencode(p, "review", {"T002", "testsPassed"}),
+            R"(If "testsPassed" is not empty, it is the gate (The verification gate to pass (default: its next one)): )"
+            R"(pass that gate: cleo_mutate lifecycle.gate.pass {"id":"T002","gate":"testsPassed","notes":"…"}.)"));
+  // next with no epic: the ready tasks read now, as without the variable; with one, its call.
+  std::string next = as_opencode(p, "next", {});
+  CHECK(has(next, R"(cleo_mutate tasks.start {"id":"T002"})"));
+  CHECK(has(next, R"(If "" is not empty, it is the epic)"));
+  CHECK(has(as_opencode(p, "next", {"T001"}), R"(cleo_query orchestrate.ready {"epicId":"T001","limit":3})"));
+  CHECK(has(as_opencode(p, "spawn", {"T003", "researcher"}),
+            R"(cleo_mutate orchestrate.spawn {"id":"T003","skill":"researcher"})"));
+  std::string decompose = as_opencode(p, "decompose", {"T001"});
+  CHECK(has(decompose, R"(cleo_query orchestrate.analyze {"epicId":"T001"})"));
+  CHECK(has(decompose, "## Protocol: decompose an epic"));  // read now: it needs no argument
+  CHECK(has(as_opencode(p, "handoff", {}), "cleo_mutate session.end"));
+  // Every prompt, every argument a variable: nothing is refused, every variable is kept.
+  for (const auto& prompt : prompt_catalog()) {
+    PromptArguments arguments;
+    for (const auto& argument : prompt.arguments) arguments[std::string(argument.name)] = "${" + std::string(argument.name) + "}";
+    auto rendered = render_prompt(registry(), prompt.name, arguments, p.router(), {});
+    INFO(std::string(prompt.name) + ": " + (rendered ? std::string() : rendered.error().message));
+    REQUIRE(rendered);
+    for (const auto& argument : prompt.arguments) CHECK(has(rendered->text, "${" + std::string(argument.name) + "}"));
+  }
+  // A value that only looks like one is still checked.
+  CHECK_FALSE(render_prompt(registry(), "take", {{"id", "$1 T002"}}, p.router(), {}));
 }

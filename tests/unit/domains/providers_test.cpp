@@ -506,7 +506,11 @@ TEST_CASE("providers.install hooks: each host's session-start hook runs ct brief
   CHECK(settings["permissions"]["allow"].as_array().size() == 1);
   REQUIRE(settings["hooks"]["SessionStart"].as_array().size() == 2);
   const json::Value& ours = settings["hooks"]["SessionStart"].as_array()[1];
-  CHECK(ours["matcher"].as_string() == "startup|resume|clear|compact");
+  // No matcher: it runs at every session start the host has, Claude Code's "fork" too (issue 50
+  // item 16; "startup|resume|clear|compact" skipped a forked session).
+  CHECK_FALSE(ours.contains("matcher"));
+  for (const auto& provider : providers::all())
+    if (provider.hook) CHECK_FALSE(providers::hook_entry(provider, "ct").contains("matcher"));
   CHECK(ours["hooks"].as_array()[0]["command"].as_string() == "ct briefing --hook claude");
   Envelope again = p.mutate("providers", "install", R"({"provider":"claude","hooks":true})");
   REQUIRE(again.success);
@@ -533,6 +537,67 @@ TEST_CASE("providers.install hooks: each host's session-start hook runs ct brief
   Envelope shown = p.query("providers", "show", R"({"provider":"opencode"})");
   CHECK(shown.data["hook"]["supported"] == json::Value(false));
   CHECK(p.query("providers", "show", R"({"provider":"claude"})").data["hook"]["event"].as_string() == "SessionStart");
+}
+
+TEST_CASE("providers hooks: the command line runs a ct under any path in the host's shell (issue 50 item 13)",
+          "[providers][hooks]") {
+  // A `ct` under a folder with a space, a quote and a $ (macOS's "Application Support" has the
+  // space): each hook host runs its command through a POSIX shell (providers.cpp), so the line must
+  // run that program with exactly the words briefing --hook <id>, in sh (dash here), bash and zsh.
+  test::TempDir dir;
+  const fs::path folder = dir.path() / "Application Support" / "it's $HOME";
+  fs::create_directories(folder);
+  const fs::path program = folder / "ct";
+  spit(program, "#!/bin/sh\nprintf '%s|' \"$0\" \"$@\"\n");
+  fs::permissions(program, fs::perms::owner_all);
+  std::vector<std::string> shells;
+  for (std::string_view shell : {"sh", "bash", "zsh"})
+    if (auto found = find_program(shell, minimal_environment())) shells.push_back(found->string());
+  REQUIRE_FALSE(shells.empty());
+  for (const auto& provider : providers::all()) {
+    if (!provider.hook) continue;
+    // The entry providers.install writes, still recognised as CLEO's.
+    const json::Value entry = providers::hook_entry(provider, program.string());
+    const json::Value& run = provider.hook->grouped ? entry["hooks"].as_array()[0] : entry;
+    const std::string line = run["command"].as_string();
+    CHECK(providers::is_cleo_hook(entry));
+    for (const auto& shell : shells) {
+      INFO(std::string(provider.id) + " through " + shell + ": " + line);
+      auto ran = run_process({.argv = {shell, "-c", line}, .env = minimal_environment()});
+      REQUIRE(ran);
+      CHECK(ran->exit_code == 0);
+      CHECK(ran->out == program.string() + "|briefing|--hook|" + std::string(provider.id) + "|");
+    }
+  }
+  // The portable command stays as people read it.
+  CHECK(providers::hook_entry(*providers::find("claude"), "ct")["hooks"].as_array()[0]["command"].as_string() ==
+        "ct briefing --hook claude");
+}
+
+TEST_CASE("providers: a command the host's loader would rewrite is refused (issue 50 item 13)", "[providers]") {
+  // Claude Code, Cursor, VS Code and Windsurf replace ${…} in their files; Gemini CLI $VAR too;
+  // opencode {env:…}; Codex nothing. A path holding one would be run from somewhere else.
+  auto refused = [](std::string_view host, std::string command, std::vector<std::string> args = {"mcp"}) {
+    providers::ServerLaunch launch;
+    launch.command = std::move(command);
+    launch.args = std::move(args);
+    auto checked = providers::check_launch(*providers::find(host), launch);
+    return checked ? std::string() : checked.error().details["field"].as_string();
+  };
+  CHECK(refused("claude", "/opt/${x}/ct") == "command");
+  CHECK(refused("claude", "/opt/$x/ct").empty());  // Claude Code expands only ${…}
+  CHECK(refused("gemini", "/opt/$x/ct") == "command");
+  CHECK(refused("gemini", "/opt/a$/ct").empty());  // a $ before nothing stays as written
+  CHECK(refused("cursor", "ct", {"mcp", "--project", "/w/${userHome}"}) == "args");
+  CHECK(refused("vscode", "/opt/${x}/ct") == "command");
+  CHECK(refused("opencode", "/opt/{env:X}/ct") == "command");
+  CHECK(refused("codex", "/opt/${x}/ct").empty());
+  // providers.install refuses it before writing anything.
+  HomeProject p(/*person=*/true);
+  Envelope e = p.mutate("providers", "install", R"({"provider":"claude","command":"/opt/${HOME}/ct"})");
+  CHECK(code_of(e) == "E_INVALID_INPUT");
+  CHECK(e.error->message.find("Claude Code replaces '${") != std::string::npos);
+  CHECK_FALSE(fs::exists(p.dir() / ".mcp.json"));
 }
 
 TEST_CASE("ct briefing --hook: the briefing in each host's format", "[providers][hooks][briefing]") {

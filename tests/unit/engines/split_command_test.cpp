@@ -41,3 +41,12 @@ TEST_CASE("join_command quotes what a shell would split or expand", "[engines][c
   std::vector<std::string> argv = {"a b", "c'd", "e\"f", "--x=1"};
   CHECK(*split_command(join_command(argv), "f") == argv);
 }
+
+TEST_CASE("join_command: the first word stays the program (issue 50 item 13)", "[engines][command_line]") {
+  // Unquoted, a first word NAME=value is an assignment and `if` a reserved word; later words are
+  // plain arguments. A leading = is zsh's path expansion, a leading % a job, wherever they stand.
+  CHECK(join_command({"A=b", "A=b"}) == "'A=b' A=b");
+  CHECK(join_command({"if", "if"}) == "'if' if");
+  CHECK(join_command({"=ct", "%1", "x=%"}) == "'=ct' '%1' x=%");
+  CHECK(join_command({"/opt/x=y/ct", "--hook"}) == "/opt/x=y/ct --hook");  // not a NAME: no assignment
+}

@@ -51,9 +51,10 @@ TEST_CASE("stateless: server/discover describes the server without a handshake",
   const json::Value& result = reply["result"];
   CHECK(result["resultType"].as_string() == "complete");
   CHECK(result["supportedVersions"] == test::parse_json(R"(["2026-07-28"])"));
-  // Without a watcher or a runner: no subscriptions and no tasks extension to declare.
+  // Without a watcher or a runner: no subscriptions and no tasks extension to declare. Logging
+  // is offered (a request's _meta asks for its log).
   CHECK(result["capabilities"] == test::parse_json(R"({"tools":{"listChanged":false},"prompts":{"listChanged":false},)"
-                                                   R"("resources":{"listChanged":false},"completions":{}})"));
+                                                   R"("resources":{"listChanged":false},"completions":{},"logging":{}})"));
   CHECK(result["instructions"].as_string() == "level zero");
   CHECK(result["ttlMs"].as_int() == kCacheTtlMs);
   CHECK(result["cacheScope"].as_string() == "public");

@@ -33,6 +33,10 @@ while IFS= read -r line; do
       # What "--- file docs/setup.md" wrote into the project (the working directory).
       printf '{"jsonrpc":"2.0","id":%s,"result":{"lines":%s,"headings":%s,"indented":%s}}\n' "$id" \
         "$(wc -l < docs/setup.md)" "$(grep -c '^#' docs/setup.md)" "$(grep -c '^  indented$' docs/setup.md)" ;;
+    *'"method":"logged"'*)
+      # A log message before the reply it is about (MCP's notifications/message).
+      printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":{"message":"careful"}}}\n'
+      printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
     *'"method":"silent"'*) ;;
     *'"method":"slow"'*) sleep 2; printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
     *'"method":"not-json"'*) printf 'Traceback (most recent call last):\n' ;;
