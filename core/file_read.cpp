@@ -14,7 +14,11 @@
 namespace ct {
 namespace {
 
-thread_local int write_locks = 0;
+/// This thread's count of write transactions begun and not yet ended (WriteLockMark).
+std::shared_ptr<std::atomic<int>>& write_locks() {
+  thread_local std::shared_ptr<std::atomic<int>> count = std::make_shared<std::atomic<int>>(0);
+  return count;
+}
 
 std::string mib(std::int64_t bytes) {
   if (bytes >= (1LL << 20)) return std::to_string(bytes >> 20) + " MiB";
@@ -26,7 +30,7 @@ std::string mib(std::int64_t bytes) {
 Result<void> read_chunks(const std::filesystem::path& file, std::int64_t offset, bool part, ReadLimit limit,
                          FileStamp* stamp, const std::function<void(std::string_view)>& take) {
   const std::string name = file.string();
-  if (write_locks > 0)
+  if (write_locks()->load() > 0 && !limit.own_file)
     return fail(ErrorCode::Internal, "a file (" + name + ") was to be read while the store's write lock is held: every "
                                      "other writer would wait for it");
   const auto started = std::chrono::steady_clock::now();
@@ -118,9 +122,9 @@ Result<std::string> hash_regular_file(const std::filesystem::path& file, ReadLim
   return sha.hex();
 }
 
-WriteLockMark::WriteLockMark() { ++write_locks; }
-WriteLockMark::~WriteLockMark() { --write_locks; }
+WriteLockMark::WriteLockMark() : held_(write_locks()) { held_->fetch_add(1); }
+WriteLockMark::~WriteLockMark() { held_->fetch_sub(1); }
 
-bool write_lock_held() { return write_locks > 0; }
+bool write_lock_held() { return write_locks()->load() > 0; }
 
 }  // namespace ct

@@ -9,9 +9,11 @@
 // not by review: what a mutation reads, it reads in its external step, before its transaction.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
@@ -22,6 +24,9 @@ namespace ct {
 struct ReadLimit {
   std::int64_t max_bytes = 0;
   std::chrono::milliseconds deadline{10000};
+  /// The product's own small file (.cleo/config.json, which a router reads again when it changed,
+  /// inside a call's transaction too): still regular and bounded, but allowed under the write lock.
+  bool own_file = false;
 };
 
 /// What files hashed on a caller's behalf (memory anchors, evidence) may be: larger ones are
@@ -43,13 +48,17 @@ Result<std::string> read_regular_file_part(const std::filesystem::path& file, st
 /// without holding it in memory.
 Result<std::string> hash_regular_file(const std::filesystem::path& file, ReadLimit limit, FileStamp* stamp = nullptr);
 
-/// Held by a store while its write transaction is open on this thread (engines/store/*/…_store.cpp).
+/// Held by a store while its write transaction is open, marking the thread that began it (a
+/// transaction ended from another thread still unmarks the one that began it).
 class WriteLockMark {
  public:
   WriteLockMark();
   ~WriteLockMark();
   WriteLockMark(const WriteLockMark&) = delete;
   WriteLockMark& operator=(const WriteLockMark&) = delete;
+
+ private:
+  std::shared_ptr<std::atomic<int>> held_;  // the beginning thread's count
 };
 
 /// Whether this thread holds a store's write lock now.

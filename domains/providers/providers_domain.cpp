@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include "core/file_read.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/providers/providers.h"
@@ -166,11 +165,9 @@ std::optional<std::string> other_scope_hook(Context& context, const Provider& pr
     file = *home / hook.user_file;
     label = "your ~/" + std::string(hook.user_file);
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto document = host_config::read_json(text.str(), label);
+  auto text = read_regular_file(file, {4LL << 20, std::chrono::milliseconds(5000)});
+  if (!text) return std::nullopt;
+  auto document = host_config::read_json(*text, label);
   if (!document || !(*document)["hooks"][hook.event].is_array()) return std::nullopt;
   const auto& entries = (*document)["hooks"][hook.event].as_array();
   if (std::none_of(entries.begin(), entries.end(), providers::is_cleo_hook)) return std::nullopt;

@@ -426,4 +426,35 @@ Result<ForeignFile> read_foreign(const json::Value& input, std::string_view form
   return file;
 }
 
+json::Value foreign_json(const ForeignFile& file) {
+  json::Value out = json::Value::object();
+  out.set("format", file.format);
+  out.set("records", file.records);
+  out.set("mapped", file.mapped);
+  out.set("unmapped", file.unmapped);
+  out.set("warnings", json::Value::array_of(file.warnings));
+  out.set("generation", file.generation);
+  out.set("source", file.source);
+  out.set("sessions", file.sessions);
+  out.set("config", file.config);
+  out.set("memory", file.memory);
+  return out;
+}
+
+ForeignFile foreign_from_json(const json::Value& value) {
+  ForeignFile file;
+  file.format = value["format"].string_or_empty();
+  file.records = value["records"].is_array() ? value["records"] : json::Value::array();
+  file.mapped = value["mapped"].is_object() ? value["mapped"] : json::Value::object();
+  file.unmapped = value["unmapped"].is_object() ? value["unmapped"] : json::Value::object();
+  if (value["warnings"].is_array())
+    for (const auto& warning : value["warnings"].as_array()) file.warnings.push_back(warning.string_or_empty());
+  file.generation = value["generation"].string_or_empty();
+  file.source = value["source"].string_or_empty();
+  file.sessions = value["sessions"].is_array() ? value["sessions"] : json::Value::array();
+  file.config = value["config"].is_object() ? value["config"] : json::Value::object();
+  file.memory = value["memory"].is_array() ? value["memory"] : json::Value::array();
+  return file;
+}
+
 }  // namespace ct::tasks

@@ -35,6 +35,11 @@ struct ForeignFile {
   json::Value memory = json::Value::array();     // its brain (original_brain.h): {from, params (memory.observe's)}
 };
 
+/// A file read as JSON and back: what tasks.import's external step read, handed to its handler
+/// (the file is read before the write transaction, never under it).
+json::Value foreign_json(const ForeignFile& file);
+ForeignFile foreign_from_json(const json::Value& value);
+
 /// The limits of tasks.add's params that foreign text is fitted to (the rest goes into notes),
 /// read from its spec: the registry says them once.
 struct TaskLimits {

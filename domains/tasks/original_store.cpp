@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <system_error>
@@ -10,6 +9,7 @@
 
 #include "core/json_parse.h"
 #include "core/sha256.h"
+#include "core/file_read.h"
 #include "core/text.h"
 #include "domains/tasks/original_brain.h"
 #include "engines/store/open/open_store.h"
@@ -33,33 +33,27 @@ bool meaningful(const json::Value& value) {
 }
 
 
-/// A file of the store (or of records), read whole but bounded. Missing: nullopt.
+/// A file of the store (or of records), read whole but bounded (core/file_read.h: a regular file,
+/// at most kMaxImportFileBytes, within a deadline). Missing: nullopt.
 Result<std::optional<std::string>> read_bounded(const fs::path& file) {
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return std::optional<std::string>();
-  if (!fs::is_regular_file(file, ec))
+  auto text = read_regular_file(file, {static_cast<std::int64_t>(kMaxImportFileBytes), std::chrono::milliseconds(30000)});
+  if (text) return std::optional<std::string>(std::move(*text));
+  Error error = std::move(text.error());
+  if (error.code == ErrorCode::NotFound) return std::optional<std::string>();
+  if (error.details["reason"] == json::Value("notRegular"))
     return fail(Error(ErrorCode::InvalidInput, file.string() + " is not a regular file")
                     .with_fix("name the original CLEO's .cleo/ folder, its todo.json or its tasks.db")
                     .with_detail("file", file.string()));
-  const auto size = fs::file_size(file, ec);
-  if (!ec && size > kMaxImportFileBytes)
-    return fail(Error(ErrorCode::Validation, file.string() + " holds " + std::to_string(size >> 20) + " MiB, more than the " +
-                                                 std::to_string(kMaxImportFileBytes >> 20) + " MiB a file to import may")
+  if (error.details["reason"] == json::Value("tooLarge"))
+    return fail(Error(ErrorCode::Validation, file.string() + " holds " +
+                                                 (error.details["size"].is_int()
+                                                      ? std::to_string(error.details["size"].as_int() >> 20) + " MiB, more"
+                                                      : std::string("more")) +
+                                                 " than the " + std::to_string(kMaxImportFileBytes >> 20) +
+                                                 " MiB a file to import may")
                     .with_fix("split it, or import a smaller store")
                     .with_detail("file", file.string()));
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return fail(Error(ErrorCode::FileError, "cannot read " + file.string()).with_fix("check its permissions")
-                    .with_detail("file", file.string()));
-  std::string text;
-  text.resize(kMaxImportFileBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxImportFileBytes)
-    return fail(Error(ErrorCode::Validation, file.string() + " grew past " + std::to_string(kMaxImportFileBytes >> 20) +
-                                                 " MiB while it was read")
-                    .with_detail("file", file.string()));
-  return std::optional<std::string>(std::move(text));
+  return fail(std::move(error).with_fix("check its permissions"));
 }
 
 /// A JSON file (or JSON Lines) read and parsed; a clear error naming it when it does not parse —
@@ -77,10 +71,8 @@ Result<std::optional<json::Value>> read_json(const fs::path& file) {
 }
 
 bool is_sqlite_file(const fs::path& file) {
-  char header[16] = {};
-  std::ifstream in(file, std::ios::binary);
-  in.read(header, sizeof header);
-  return in.gcount() == sizeof header && std::string_view(header, sizeof header) == std::string_view("SQLite format 3\0", 16);
+  auto header = read_regular_file_part(file, 0, {16, std::chrono::milliseconds(5000)});
+  return header && *header == std::string_view("SQLite format 3\0", 16);
 }
 
 bool has_columns(const ForeignTable& table, std::initializer_list<std::string_view> wanted) {

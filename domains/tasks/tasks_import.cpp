@@ -405,7 +405,9 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   const OperationSpec* relate_spec = context.registry ? context.registry->find("tasks", "relate") : nullptr;
   if (!add_spec || !delete_spec || !relate_spec)
     return fail(ErrorCode::Internal, "tasks.add, tasks.delete or tasks.relate is missing from the registry");
-  CT_TRY_ASSIGN(ForeignFile file, read_input(context, params, *add_spec));
+  if (!context.external || !context.external->data["file"].is_object())
+    return fail(ErrorCode::Internal, "tasks.import: its input was not read before the transaction");
+  ForeignFile file = foreign_from_json(context.external->data["file"]);
   const bool keep_ids = file.format == "original";
   const json::Value* list = &file.records;
   const bool skip_invalid = params.flag("skipInvalid");
@@ -788,9 +790,14 @@ Result<json::Value> import_memory(Context& context, const OperationSpec& observe
   json::Value held = json::Value::array();
   json::Value similar = json::Value::array();
   std::vector<std::string> said;
+  // memory.observe's external step, which read its scope files: done for every entry by this
+  // call's own (read_for_import).
+  json::Value read = json::Value::object();
+  read.set("files", context.external ? context.external->data["memoryFiles"] : json::Value::object());
+  const Reply observed_files{std::move(read), {}, {}, {}};
   for (const auto& record : records) {
     AuditEntry inner;
-    auto reply = context.run_inside(context, observe, record.params, inner, nullptr);
+    auto reply = context.run_inside(context, observe, record.params, inner, &observed_files);
     if (!reply && reply.error().code == ErrorCode::AlreadyExists) {
       json::Value row = json::Value::object();
       row.set("from", record.from);
@@ -1073,6 +1080,24 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
   return Reply{std::move(data), std::move(warnings), {}, {}};
 }
 
+/// tasks.import's external step: what the call imports, read (files, the original's store and
+/// memory) and the scope files its memory names hashed — before the write transaction, which
+/// reads no file (core/file_read.h).
+Result<Reply> read_for_import(Context& context, const Params& params) {
+  const OperationSpec* add_spec = context.registry ? context.registry->find("tasks", "add") : nullptr;
+  if (!add_spec) return fail(ErrorCode::Internal, "tasks.add is missing from the registry");
+  CT_TRY_ASSIGN(ForeignFile file, read_input(context, params, *add_spec));
+  std::vector<std::string> files;
+  for (const auto& item : file.memory.as_array())
+    if (item["params"]["files"].is_array())
+      for (const auto& path : item["params"]["files"].as_array())
+        if (auto here = scope_path_here(context.project->root, path.string_or_empty())) files.push_back(*here);
+  json::Value data = json::Value::object();
+  data.set("file", foreign_json(file));
+  data.set("memoryFiles", read_files(context.project->root, files, process_hasher()));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
 }  // namespace
 
 json::Value session_record(const Session& session) {
@@ -1151,7 +1176,8 @@ void register_tasks_import(Registry& registry) {
                               "import Taskwarrior's task export"},
                              {R"({"from":"old/.cleo","dryRun":true})", "what the original CLEO's store would bring"}},
                 .needs_session = true,
-                .tier = 2, .shortcut = "import", .text_view = TextView::Imported, .handler = import_tasks});
+                .tier = 2, .shortcut = "import", .text_view = TextView::Imported, .external = read_for_import,
+                .external_checks_only = true, .handler = import_tasks});
 }
 
 }  // namespace ct::tasks

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/atomic_file.h"
+#include "core/file_read.h"
 #include "core/json_parse.h"
 
 namespace ct::host_config {
@@ -948,34 +949,23 @@ Error file_problem(std::string message, std::string fix) {
 
 Result<Snapshot> read_snapshot(const fs::path& file, std::string_view label) {
   Snapshot snapshot;
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) return snapshot;
-    return fail(file_problem("cannot read " + std::string(label) + ": " + std::strerror(errno),
-                             "check the file's permissions"));
+  // A host's file is read as any file of the user's (core/file_read.h): regular, bounded, quick.
+  FileStamp stamp;
+  auto text = read_regular_file(file, {16LL << 20, std::chrono::milliseconds(10000)}, &stamp);
+  if (!text) {
+    const Error& why = text.error();
+    if (why.code == ErrorCode::NotFound) return snapshot;
+    if (why.details["reason"] == json::Value("notRegular"))
+      return fail(file_problem(std::string(label) + " is not a regular file", "move it away, then run again"));
+    return fail(file_problem("cannot read " + std::string(label) + ": " + why.message, "check the file's permissions"));
   }
   struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return fail(file_problem(std::string(label) + " is not a regular file", "move it away, then run again"));
-  }
+  if (::stat(file.c_str(), &info) != 0)
+    return fail(file_problem("cannot read " + std::string(label) + ": " + std::strerror(errno), "check the file's permissions"));
   snapshot.exists = true;
   snapshot.attributes = {static_cast<unsigned>(info.st_mode & 07777), static_cast<unsigned>(info.st_uid),
                          static_cast<unsigned>(info.st_gid)};
-  char buffer[65536];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error_number = errno;
-      ::close(fd);
-      return fail(file_problem("cannot read " + std::string(label) + ": " + std::strerror(error_number),
-                               "check the file's permissions"));
-    }
-    if (n == 0) break;
-    snapshot.content.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  snapshot.content = std::move(*text);
   return snapshot;
 }
 

@@ -1,12 +1,11 @@
 #include "engines/project/config.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "engines/adapters/split_command.h"
@@ -375,14 +374,13 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   Config config;
   std::error_code ec;
   if (!fs::exists(file, ec)) return config;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return fail(Error(ErrorCode::ConfigError, "cannot read " + file.string())
+  // Bounded as any file a person may have put there (a FIFO would hang every command).
+  auto read = read_regular_file(file, {.max_bytes = 4LL << 20, .deadline = std::chrono::milliseconds(10000), .own_file = true});
+  if (!read) {
+    return fail(Error(ErrorCode::ConfigError, "cannot read " + file.string() + ": " + read.error().message)
                     .with_fix("check the permissions of " + file.string()));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  std::string text = std::move(*read);
   if (trim(text).empty()) return config;
   auto parsed = json::parse(text);
   if (!parsed) {

@@ -74,7 +74,9 @@ nm=$here/node_modules
 claude=$nm/.bin/claude
 gemini=$nm/@google/gemini-cli/bundle/gemini.js
 codex=$nm/@openai/codex/bin/codex.js
-opencode=$nm/.bin/opencode
+# opencode's own binary package: the `opencode-ai` wrapper lists every platform's build as an
+# optional dependency, which a registry without them cannot lock (npm ci then refuses the lock).
+opencode=$nm/opencode-linux-x64/bin/opencode
 inspect=$here/inspect.mjs
 fake_model=$here/fake_model.mjs
 
@@ -349,6 +351,10 @@ opencode_run() { # DIR LOG.jsonl COMMAND WORDS…
   cp "$work/opencode/model.jsonl" "$log.model"
 }
 check_opencode() {
+  if [ ! -x "$opencode" ]; then
+    note "SKIP: no opencode build for $(uname -m) in node_modules (only linux x64 is locked)"
+    return 0
+  fi
   note "opencode $(env -i HOME="$work" PATH=/usr/bin:/bin "$opencode" --version 2>/dev/null)"
   proj=$work/opencode/proj
   home=$work/opencode/home

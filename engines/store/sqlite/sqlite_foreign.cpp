@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <memory>
 #include <system_error>
 
 #include <sqlite3.h>
 
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "engines/store/sqlite/sqlite_statement.h"
 
@@ -180,10 +180,8 @@ Result<ForeignDatabase> read_foreign_sqlite(const std::filesystem::path& file, c
     return fail(Error(ErrorCode::NotFound, file.string() + " is not a file").with_fix("check the path"));
   {
     // SQLite would say "file is not a database" only once asked for a page; the header says it first.
-    char header[16] = {};
-    std::ifstream in(file, std::ios::binary);
-    in.read(header, sizeof header);
-    if (in.gcount() != sizeof header || std::string_view(header, sizeof header) != std::string_view("SQLite format 3\0", 16))
+    auto header = read_regular_file_part(file, 0, {16, std::chrono::milliseconds(5000)});
+    if (!header || *header != std::string_view("SQLite format 3\0", 16))
       return fail(Error(ErrorCode::FileError, file.string() + " is not a SQLite database")
                       .with_fix("check the file: it must be the SQLite database the original CLEO kept")
                       .with_detail("file", file.string()));
