@@ -112,6 +112,22 @@ std::string truncate_to_width(std::string_view text, std::size_t width) {
   return std::string(text.substr(0, i)) + "…";
 }
 
+void Table::add_row(std::vector<Cell> row) {
+  for (auto& cell : row) {
+    if (cell.text.find_first_of("\n\r\t") == std::string::npos) continue;
+    std::string one_line;
+    for (std::size_t i = 0; i < cell.text.size(); ++i) {
+      const char c = cell.text[i];
+      if (c == '\r' && i + 1 < cell.text.size() && cell.text[i + 1] == '\n') continue;
+      if (c == '\n' || c == '\r') one_line += " \u21b5 ";
+      else if (c == '\t') one_line += ' ';
+      else one_line += c;
+    }
+    cell.text = std::move(one_line);
+  }
+  rows_.push_back(std::move(row));
+}
+
 std::string Table::render(const Style& style, std::size_t max_width, std::string_view indent) const {
   std::size_t columns = headers_.size();
   std::vector<std::size_t> widths(columns, 0);

@@ -50,7 +50,9 @@ class Table {
     std::string sgr;  // ANSI style of this cell, empty for none
   };
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
-  void add_row(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
+  /// A row is one line: a cell's line breaks become " ↵ " and its tabs spaces (a memory entry's
+  /// body, a note), so no cell breaks the columns.
+  void add_row(std::vector<Cell> row);
   bool empty() const { return rows_.empty(); }
   /// `max_width` > 0 truncates the last column so lines fit (terminals only).
   std::string render(const Style& style, std::size_t max_width = 0, std::string_view indent = "") const;

@@ -141,6 +141,9 @@ struct Error {
   Advice fix;                             // what to do next: a concrete call where there is one
   std::vector<Alternative> alternatives;
   json::Value details = json::Value::object();
+  /// A condition that ends by itself at a known time (a claim whose lease runs out): the same call
+  /// may succeed this many seconds from now, so the error is retryable then, whatever its code.
+  std::optional<std::int64_t> retry_after_seconds;
 
   Error() = default;
   Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
@@ -163,7 +166,11 @@ struct Error {
   [[nodiscard]] Error with_choices(std::string_view given, const std::vector<std::string>& valid) &&;
 
   int exit_code() const { return ct::exit_code(code); }
-  bool retryable() const { return ct::is_retryable(code); }
+  bool retryable() const { return ct::is_retryable(code) || retry_after_seconds.has_value(); }
+  [[nodiscard]] Error retry_after(std::int64_t seconds) && {
+    retry_after_seconds = seconds;
+    return std::move(*this);
+  }
 };
 
 template <typename T>

@@ -324,7 +324,9 @@ std::string errors_text(const OperationSpec& spec) {
   std::vector<std::string> labels;
   for (auto code : spec.router_errors())
     if (std::find(spec.errors.begin(), spec.errors.end(), code) == spec.errors.end()) labels.push_back(error_label(code));
-  out += "Any call may also fail with: " + join(labels, ", ") + ".\n";
+  // An operation whose own list names every one of them (the ops of a batch or plan) says nothing more.
+  if (!labels.empty()) out += "Any call may also fail with: " + join(labels, ", ") + ".\n";
+  else if (!out.empty()) out.resize(out.size() - 1);  // no blank line after the list then
   return out;
 }
 

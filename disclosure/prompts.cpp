@@ -25,7 +25,7 @@ const std::vector<PromptSpec>& catalog() {
       {.name = "take",
        .title = "Take a task",
        .description = "A task's record and what the project knows for it, then claim it",
-       .arguments = {{"id", "The task to take", true, ValueKind::TaskId}}},
+       .arguments = {{"id", "The task to take", true, ValueKind::OpenTaskId}}},
       {.name = "handoff",
        .title = "Hand off and end the session",
        .description = "Where the session stands, then notes, release and end it",
@@ -46,7 +46,7 @@ const std::vector<PromptSpec>& catalog() {
       {.name = "spawn",
        .title = "Spawn a subagent for a task",
        .description = "Build a task's subagent prompt and hand the task to a subagent",
-       .arguments = {{"id", "The task to hand out", true, ValueKind::TaskId},
+       .arguments = {{"id", "The task to hand out", true, ValueKind::OpenTaskId},
                      {"skill", "The skill to use (default: chosen from the task)", false, ValueKind::Skill,
                       "spawn with that skill: {{call_with orchestrate.spawn id=$id skill=$skill}}"}}},
   };
@@ -71,7 +71,8 @@ json::Value object(std::initializer_list<std::pair<std::string_view, json::Value
 
 /// A value of an argument as the store spells it: task ids in upper case (t12 is T12).
 std::string canonical(const PromptArgument& argument, std::string value) {
-  if ((argument.kind == ValueKind::TaskId || argument.kind == ValueKind::EpicId) && !value.empty() && value.front() == 't')
+  if ((argument.kind == ValueKind::TaskId || argument.kind == ValueKind::OpenTaskId || argument.kind == ValueKind::EpicId) &&
+      !value.empty() && value.front() == 't')
     value.front() = 'T';
   return value;
 }
@@ -80,6 +81,7 @@ Result<void> check_shape(const PromptArgument& argument, std::string_view value)
   bool ok = true;
   switch (argument.kind) {
     case ValueKind::TaskId:
+    case ValueKind::OpenTaskId:
     case ValueKind::EpicId:
       ok = value.size() >= 2 && value.size() <= 20 && value.front() == 'T' &&
            std::all_of(value.begin() + 1, value.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -89,7 +91,8 @@ Result<void> check_shape(const PromptArgument& argument, std::string_view value)
   if (ok) return {};
   return fail(Error(ErrorCode::InvalidParams, "argument '" + std::string(argument.name) + "' must be a " +
                                                   std::string(to_string(argument.kind)) +
-                                                  (argument.kind == ValueKind::TaskId || argument.kind == ValueKind::EpicId
+                                                  (argument.kind == ValueKind::TaskId || argument.kind == ValueKind::OpenTaskId ||
+                                                           argument.kind == ValueKind::EpicId
                                                        ? " such as T001"
                                                        : ""))
                   .with_detail("field", std::string(argument.name)));

@@ -67,6 +67,7 @@ bool all_digits(std::string_view text) {
 std::optional<std::string> canonical_value(ValueKind kind, std::string value) {
   switch (kind) {
     case ValueKind::TaskId:
+    case ValueKind::OpenTaskId:
     case ValueKind::EpicId:
       if (value.size() < 2 || value.size() > 20 || (value[0] != 'T' && value[0] != 't') ||
           !all_digits(std::string_view(value).substr(1)))

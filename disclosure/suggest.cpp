@@ -49,9 +49,12 @@ Suggestions matching(const Names& names, std::string_view typed, std::size_t lim
   return out;
 }
 
-Suggestions task_ids(Router& router, const Caller& caller, bool epics, std::string_view typed, std::size_t limit) {
+Suggestions task_ids(Router& router, const Caller& caller, bool epics, bool open, std::string_view typed,
+                     std::size_t limit) {
   const auto rows = static_cast<std::int64_t>(std::clamp<std::size_t>(limit, 1, 100));
   json::Value params = json::Value::object();
+  // Work still to do: a task done or cancelled is no task to take or hand out.
+  if (open) params.set("status", strings({"active", "pending", "blocked"}));
   if (!typed.empty() && !looks_like_id_prefix(typed)) {
     // Words: ranked as tasks.find ranks them (an epic is asked for as a field, and kept).
     params.set("query", std::string(typed.substr(0, 200)));
@@ -123,6 +126,7 @@ Suggestions listed_names(Router& router, const Caller& caller, std::string_view 
 std::string_view to_string(ValueKind kind) {
   switch (kind) {
     case ValueKind::TaskId: return "task id";
+    case ValueKind::OpenTaskId: return "open task id";
     case ValueKind::EpicId: return "epic id";
     case ValueKind::SessionId: return "session id";
     case ValueKind::Skill: return "skill";
@@ -137,8 +141,9 @@ std::string_view to_string(ValueKind kind) {
 Suggestions suggest(Router& router, const Caller& caller, ValueKind kind, std::string_view typed, std::size_t limit) {
   typed = trim(typed);
   switch (kind) {
-    case ValueKind::TaskId: return task_ids(router, caller, false, typed, limit);
-    case ValueKind::EpicId: return task_ids(router, caller, true, typed, limit);
+    case ValueKind::TaskId: return task_ids(router, caller, false, false, typed, limit);
+    case ValueKind::OpenTaskId: return task_ids(router, caller, false, true, typed, limit);
+    case ValueKind::EpicId: return task_ids(router, caller, true, false, typed, limit);
     case ValueKind::SessionId: return session_ids(router, caller, typed, limit);
     case ValueKind::Skill: return listed_names(router, caller, "skills", "name", typed, limit);
     case ValueKind::ResearchId: return listed_names(router, caller, "research", "id", typed, limit);

@@ -17,7 +17,9 @@
 namespace ct::disclosure {
 
 /// What a value names.
-enum class ValueKind { TaskId, EpicId, SessionId, Skill, ResearchId, Stage, Gate, HelpLevel };
+/// OpenTaskId: a task that can still be worked on (pending, active, blocked): what `take` and
+/// `spawn` name; TaskId: any task.
+enum class ValueKind { TaskId, OpenTaskId, EpicId, SessionId, Skill, ResearchId, Stage, Gate, HelpLevel };
 std::string_view to_string(ValueKind kind);
 
 struct Suggestions {
@@ -29,7 +31,8 @@ struct Suggestions {
 /// The values of `kind` that `typed` may be the start of, best first, at most `limit`:
 ///  - task (epic) ids: `typed` empty — open tasks (epics), most recently changed first; an id prefix
 ///    ("T1", "t12") — ids that start with it; words — tasks.find's matches (title, description,
-///    labels, notes; each word a prefix), best first;
+///    labels, notes; each word a prefix), best first; open task ids: only tasks not done or
+///    cancelled, whatever is typed;
 ///  - session ids: active and suspended sessions, newest first, by id prefix or name;
 ///  - skills, research entries, stages, gates, help levels: those that start with `typed`
 ///    (case-insensitive).

@@ -193,6 +193,9 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
   Ran ran;
   const std::size_t first = ids.size();
   ran.ids = std::move(ids);
+  // A warning every op gives alike (a session rule's advice, under no session) is said once,
+  // naming the ops that gave it.
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> said;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const std::size_t number = first + i + 1;
@@ -234,10 +237,23 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
     }
     if (reply->note) result.set("note", to_string(*reply->note));
     ran.results.push_back(std::move(result));
-    for (auto& warning : reply->warnings) ran.warnings.push_back("op " + std::to_string(number) + ": " + warning);
+    for (auto& warning : reply->warnings) {
+      auto same = std::find_if(said.begin(), said.end(), [&](const auto& entry) { return entry.first == warning; });
+      if (same == said.end()) said.emplace_back(std::move(warning), std::vector<std::size_t>{number});
+      else same->second.push_back(number);
+    }
     for (auto& change : audit.changes) ran.changes.push_back(std::move(change));
     ran.ends.push_back(ran.changes.size());
     ran.ids.push_back(std::move(id));
+  }
+  for (auto& [warning, numbers] : said) {
+    std::string which = "op " + std::to_string(numbers.front());
+    if (numbers.size() > 1) {
+      which = "ops";
+      for (std::size_t k = 0; k < numbers.size() && k < 5; ++k) which += (k ? ", " : " ") + std::to_string(numbers[k]);
+      if (numbers.size() > 5) which += " and " + std::to_string(numbers.size() - 5) + " more";
+    }
+    ran.warnings.push_back(which + ": " + warning);
   }
   return ran;
 }

@@ -153,6 +153,7 @@ json::Value error_to_value(const Error& error, const Registry& registry) {
     out.set("alternatives", std::move(alternatives));
   }
   out.set("retryable", error.retryable());
+  if (error.retry_after_seconds) out.set("retryAfter", *error.retry_after_seconds);
   if (!error.details.empty()) out.set("details", error.details);
   return out;
 }
@@ -550,8 +551,11 @@ Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, co
                       .with_fix("call it on its own: it becomes a proposal a person approves")
                       .with_detail("rule", *rule));
   }
-  CT_TRY_ASSIGN(std::vector<std::string> warnings, check_session(spec, context, false, caller));
-  warnings.insert(warnings.end(), call.warnings.begin(), call.warnings.end());
+  // The session rules hold for each op; what they advise (no session, in advisory mode) is the
+  // whole call's to say, once, not each op's.
+  CT_TRY_ASSIGN(std::vector<std::string> session_advice, check_session(spec, context, false, caller));
+  (void)session_advice;
+  std::vector<std::string> warnings = call.warnings;
   AuditEntry* outer_audit = std::exchange(context.audit, &audit);
   std::optional<Reply> outer_external = std::move(context.external);
   context.external.reset();

@@ -955,9 +955,12 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
       error.fix = holder.empty() ? call("tasks.stop", {}) + " (without a session)" : call("session.show", {{"id", holder}});
       error = std::move(error).with_alternative("Pick another ready task", "tasks.next").with_detail("id", id)
           .with_detail("holder", holder);
+      // The claim lapses when its lease ends: the same call may succeed then.
       if (end)
-        error = std::move(error).with_detail("leaseEnds", format_iso8601(*end))
-            .with_alternative("A person frees it at once", "tasks.reclaim");
+        error = std::move(error)
+                    .with_detail("leaseEnds", format_iso8601(*end))
+                    .with_alternative("A person frees it at once", "tasks.reclaim")
+                    .retry_after(std::max<std::int64_t>(1, (*end - now_ + 999) / 1000));
       return fail(std::move(error));
     }
     // The lease ran out: the holder is gone or silent, and the task is taken over.

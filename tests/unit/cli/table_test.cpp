@@ -56,6 +56,16 @@ TEST_CASE("tables align columns by display width, without trailing spaces", "[cl
         "🚀 go   T3\n");
 }
 
+TEST_CASE("a cell of several lines stays on its row: line breaks are shown, never printed (issue 50)", "[cli][table]") {
+  Table table({"ID", "BODY", "KIND"});
+  table.add_row({{"M001", ""}, {"first line\nsecond\r\nthird\tend", ""}, {"learning", ""}});
+  table.add_row({{"M002", ""}, {"short", ""}, {"risk", ""}});
+  CHECK(table.render(Style{}) ==
+        "ID    BODY                             KIND\n"
+        "M001  first line \u21b5 second \u21b5 third end  learning\n"
+        "M002  short                            risk\n");
+}
+
 TEST_CASE("colour never changes alignment and is off unless enabled", "[cli][table]") {
   Table table({"ID", "STATUS"});
   table.add_row({{"T1", ""}, {"done", "32"}});

@@ -41,7 +41,7 @@ TEST_CASE("prompts: the catalogue names six workflows, each argument with what c
   }
   CHECK(names == std::vector<std::string>{"next", "take", "handoff", "decompose", "review", "spawn"});
   CHECK(find_prompt("take")->find_argument("id")->required);
-  CHECK(find_prompt("take")->find_argument("id")->kind == ValueKind::TaskId);
+  CHECK(find_prompt("take")->find_argument("id")->kind == ValueKind::OpenTaskId);
   CHECK(find_prompt("decompose")->find_argument("epic")->kind == ValueKind::EpicId);
   CHECK(find_prompt("nope") == nullptr);
 }

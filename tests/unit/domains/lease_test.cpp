@@ -98,6 +98,10 @@ TEST_CASE("a silent holder's task is refused until its lease ends, then taken ov
   CHECK(early.error->details["holder"].as_string() == first);
   CHECK(early.error->details["leaseEnds"].as_string() == "2026-01-01T00:15:00Z");
   CHECK(early.error->message.find("until 2026-01-01T00:15:00Z") != std::string::npos);
+  // The claim lapses by itself: the same call may succeed then, and the error says when (issue 50).
+  CHECK(early.error->retryable());
+  CHECK(early.error->retry_after_seconds == std::optional<std::int64_t>(60));
+  CHECK(to_value(early, registry())["error"]["retryAfter"] == json::Value(60));
   bool offers_reclaim = false;
   for (const auto& alternative : early.error->alternatives) offers_reclaim |= alternative.operation == "tasks.reclaim";
   CHECK(offers_reclaim);
@@ -243,6 +247,7 @@ TEST_CASE("leaseSeconds 0: claims never lapse", "[lease]") {
   Envelope refused = b.mutate("tasks", "start", R"({"id":"T002"})");
   CHECK(code_of(refused) == "E_TASK_CLAIMED");
   CHECK_FALSE(refused.error->details.contains("leaseEnds"));
+  CHECK_FALSE(refused.error->retryable());  // a claim without a lease never lapses
   CHECK_FALSE(b.query("tasks", "show", R"({"id":"T002"})").data["claim"].contains("leaseEnds"));
 }
 

@@ -86,6 +86,22 @@ TEST_CASE("tasks.batch: placeholders, one audit row, undo takes it back whole", 
   CHECK(list_ids(p) == std::vector<std::string>{"T001"});
 }
 
+TEST_CASE("a sessionless tasks.batch advises against it once, not once per op (issue 50)", "[plan][batch]") {
+  test::Project p;
+  p.write_config(R"({"session":{"enforcement":"advisory"}})");
+  // Sessions are in use (another agent's): a write outside one is advised against, once.
+  REQUIRE(p.mutate("session", "start", R"({"scope":"global","name":"someone else"})").success);
+  p.set_session("");
+  std::string ops = "[";
+  for (int i = 1; i <= 8; ++i) ops += std::string(i > 1 ? "," : "") + R"({"operation":"tasks.add","params":{"title":"Task number )" + std::to_string(i) + R"("}})";
+  ops += "]";
+  Envelope ran = must(p.mutate("tasks", "batch", R"({"ops":)" + ops + "}"));
+  REQUIRE_FALSE(ran.warnings.empty());
+  std::size_t about_sessions = 0;
+  for (const auto& warning : ran.warnings) about_sessions += warning.find("no session") != std::string::npos ? 1 : 0;
+  CHECK(about_sessions == 1);
+}
+
 TEST_CASE("tasks.batch is all or nothing; a dry run answers its changes and writes nothing", "[plan][batch]") {
   test::Project p;
   p.add(R"({"title":"Kept"})");
