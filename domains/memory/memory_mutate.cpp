@@ -568,6 +568,7 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
       proposed.push_back(entry.id);
     }
     writes.emplace_back(std::move(stored), std::move(entry));
+    if (writes.size() > kMaxImportChanges) break;  // refused below: read no further under the lock
   }
   if (!governed.empty())
     return fail(Error(ErrorCode::MutationDisabled,
@@ -579,14 +580,15 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
                     .with_detail("file", file)
                     .with_detail("verified", json::Value::array_of(governed)));
   if (writes.size() > kMaxImportChanges)
-    return fail(Error(ErrorCode::Validation, file + " would add or change " + std::to_string(writes.size()) +
-                                                 " entries; one import writes at most " +
+    return fail(Error(ErrorCode::Validation, file + " would add or change more than " +
+                                                 std::to_string(kMaxImportChanges) + " of its " +
+                                                 std::to_string(entries.size()) + " entries; one import writes at most " +
                                                  std::to_string(kMaxImportChanges) +
                                                  " (other writers wait while it holds the store)")
                     .with_fix("split the file (its ## sections by kind, or halves of a section) and import the parts "
                               "one after the other: entries already imported are skipped as unchanged")
                     .with_detail("file", file)
-                    .with_detail("changes", static_cast<std::int64_t>(writes.size()))
+                    .with_detail("entries", static_cast<std::int64_t>(entries.size()))
                     .with_detail("max", static_cast<std::int64_t>(kMaxImportChanges)));
   for (auto& [stored, next] : writes) {
     if (stored) {

@@ -11,27 +11,44 @@
 
 namespace ct {
 
-std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry) {
+AuditText audit_text(const AuditEntry& entry) {
+  AuditText text;
+  text.params = entry.params.is_null() ? std::string("{}") : entry.params.dump();
+  if (!entry.intent.is_null()) text.intent = entry.intent.dump();
+  text.changes.reserve(entry.changes.size());
+  for (const auto& change : entry.changes)
+    text.changes.emplace_back(change.before.is_null() ? std::nullopt : std::optional<std::string>(change.before.dump()),
+                              change.after.is_null() ? std::nullopt : std::optional<std::string>(change.after.dump()));
+  return text;
+}
+
+std::string audit_hash(std::string_view previous_hash, std::int64_t seq, const AuditEntry& entry, const AuditText& text) {
   // The content as stored: JSON texts of params and before/after values, changes in order.
   std::string content(previous_hash);
   content += '\n';
   json::Writer w(content);
   w.begin_array();
-  w.value(entry.seq).value(static_cast<std::int64_t>(entry.at)).value(entry.session).value(entry.agent);
-  w.value(entry.operation).value(entry.task_id).value(entry.params.dump()).value(entry.outcome).value(entry.reason);
-  if (!entry.intent.is_null()) w.value(entry.intent.dump());
+  w.value(seq).value(static_cast<std::int64_t>(entry.at)).value(entry.session).value(entry.agent);
+  w.value(entry.operation).value(entry.task_id).value(text.params).value(entry.outcome).value(entry.reason);
+  if (text.intent) w.value(*text.intent);
   w.begin_array();
-  for (const auto& change : entry.changes) {
+  for (std::size_t i = 0; i < entry.changes.size(); ++i) {
+    const auto& change = entry.changes[i];
+    const auto& [before, after] = text.changes[i];
     w.begin_array().value(change.task_id).value(change.field);
-    if (change.before.is_null()) w.null(); else w.value(change.before.dump());
-    if (change.after.is_null()) w.null(); else w.value(change.after.dump());
+    if (before) w.value(*before); else w.null();
+    if (after) w.value(*after); else w.null();
     w.end_array();
   }
   w.end_array().end_array();
   return sha256_hex(content);
 }
 
-Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash) {
+std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry) {
+  return audit_hash(previous_hash, entry.seq, entry, audit_text(entry));
+}
+
+Result<AuditLink> next_link(AuditLog& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash) {
   if (last_seq == 0) {
     // A compacted trail continues from its anchor (system.gc).
     CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, store.audit_anchor());
@@ -40,11 +57,11 @@ Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int6
       last_hash = anchor->hash;
     }
   }
-  AuditEntry stored = entry;
-  stored.seq = last_seq + 1;
-  if (stored.params.is_null()) stored.params = json::Value::object();
-  stored.hash = audit_hash(last_hash, stored);
-  return stored;
+  AuditLink link;
+  link.seq = last_seq + 1;
+  link.text = audit_text(entry);
+  link.hash = audit_hash(last_hash, link.seq, entry, link.text);
+  return link;
 }
 
 Result<ChainReport> verify_audit_chain(AuditLog& store, const std::optional<AuditAnchor>& from,

@@ -8,20 +8,38 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "engines/store/audit_log.h"
 
 namespace ct {
 
+/// A row's JSON values as the store keeps them: each one's text, written once for both the hash
+/// and the row (params an object, never null; null before/after values absent).
+struct AuditText {
+  std::string params;
+  std::optional<std::string> intent;
+  std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> changes;  // before, after
+};
+AuditText audit_text(const AuditEntry& entry);
+
 /// SHA-256 (hex) of `previous_hash` followed by the row's canonical content (seq included).
 std::string audit_hash(std::string_view previous_hash, const AuditEntry& entry);
+/// The same, with the row's values already written (`text`) and its seq given.
+std::string audit_hash(std::string_view previous_hash, std::int64_t seq, const AuditEntry& entry, const AuditText& text);
 
-/// `entry` as `store` keeps it when it follows the trail's last row `last_seq` with `last_hash`
-/// (0 and "" when the trail holds no row: then it follows the compaction anchor, if any): the next
-/// seq, params an object (never null), and its chained hash. Every backend appends through this,
-/// inside its write transaction.
-Result<AuditEntry> next_link(AuditLog& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash);
+/// Where `entry` goes in the trail when it follows the last row `last_seq` with `last_hash` (0
+/// and "" when the trail holds no row: then it follows the compaction anchor, if any): its seq,
+/// its values' text and its chained hash. Every backend appends through this, inside its write
+/// transaction, storing `text` as it was hashed.
+struct AuditLink {
+  std::int64_t seq = 0;
+  std::string hash;
+  AuditText text;
+};
+Result<AuditLink> next_link(AuditLog& store, const AuditEntry& entry, std::int64_t last_seq, std::string last_hash);
 
 struct ChainReport {
   std::int64_t rows = 0;

@@ -25,23 +25,23 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
       previous = rows.text(0, 1);
     }
   }
-  CT_TRY_ASSIGN(const AuditEntry stored, next_link(*this, entry, seq, std::move(previous)));
-  seq = stored.seq;
-  const std::string& hash = stored.hash;
+  CT_TRY_ASSIGN(AuditLink link, next_link(*this, entry, seq, std::move(previous)));
+  seq = link.seq;
+  const std::string& hash = link.hash;
 
   // The row and its changes in one statement; `ord` numbers the changes in the order given.
   std::vector<std::optional<std::string>> tasks, fields, befores, afters;
-  for (const auto& change : stored.changes) {
-    tasks.emplace_back(change.task_id);
-    fields.emplace_back(change.field);
-    befores.push_back(change.before.is_null() ? std::nullopt : std::optional<std::string>(change.before.dump()));
-    afters.push_back(change.after.is_null() ? std::nullopt : std::optional<std::string>(change.after.dump()));
+  for (std::size_t i = 0; i < entry.changes.size(); ++i) {
+    tasks.emplace_back(entry.changes[i].task_id);
+    fields.emplace_back(entry.changes[i].field);
+    befores.push_back(std::move(link.text.changes[i].first));
+    afters.push_back(std::move(link.text.changes[i].second));
   }
   Params params;
-  params.add(seq).add(static_cast<std::int64_t>(stored.at)).add(stored.session).add(stored.agent);
-  params.add(stored.operation).add(stored.task_id).add(stored.params.dump()).add(stored.outcome);
-  params.add(stored.reason).add(hash);
-  if (stored.intent.is_null()) params.add_null(); else params.add(stored.intent.dump());
+  params.add(seq).add(static_cast<std::int64_t>(entry.at)).add(entry.session).add(entry.agent);
+  params.add(entry.operation).add(entry.task_id).add(link.text.params).add(entry.outcome);
+  params.add(entry.reason).add(hash);
+  if (!link.text.intent) params.add_null(); else params.add(*link.text.intent);
   params.add(text_array(tasks)).add(text_array(fields)).add(text_array(befores)).add(text_array(afters));
   CT_TRY(query("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
                "reason, hash, intent) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)) "

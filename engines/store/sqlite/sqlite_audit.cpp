@@ -18,28 +18,29 @@ Result<std::int64_t> SqliteStore::append_audit(const AuditEntry& entry) {
         previous = stmt.text(1);
       }
     }
-    CT_TRY_ASSIGN(const AuditEntry stored, next_link(*this, entry, seq, std::move(previous)));
-    seq = stored.seq;
-    const std::string& hash = stored.hash;
+    CT_TRY_ASSIGN(const AuditLink link, next_link(*this, entry, seq, std::move(previous)));
+    seq = link.seq;
     CT_TRY_ASSIGN(sqlite3_stmt* raw,
                   prepare("INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, reason, "
                           "hash, intent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
     {
       Statement stmt(raw);
-      stmt.bind(1, seq).bind(2, static_cast<std::int64_t>(stored.at)).bind(3, stored.session);
-      stmt.bind(4, stored.agent).bind(5, stored.operation).bind(6, stored.task_id);
-      stmt.bind(7, stored.params.dump()).bind(8, stored.outcome).bind(9, stored.reason).bind(10, hash);
-      if (stored.intent.is_null()) stmt.bind_null(11); else stmt.bind(11, stored.intent.dump());
+      stmt.bind(1, seq).bind(2, static_cast<std::int64_t>(entry.at)).bind(3, entry.session);
+      stmt.bind(4, entry.agent).bind(5, entry.operation).bind(6, entry.task_id);
+      stmt.bind(7, link.text.params).bind(8, entry.outcome).bind(9, entry.reason).bind(10, link.hash);
+      if (!link.text.intent) stmt.bind_null(11); else stmt.bind(11, *link.text.intent);
       CT_TRY(finish(stmt, "cannot append to the audit trail"));
     }
     if (entry.changes.empty()) return {};
     CT_TRY_ASSIGN(sqlite3_stmt* change_raw,
                   prepare("INSERT INTO audit_changes(seq, task_id, field, before, after) VALUES(?1, ?2, ?3, ?4, ?5)"));
-    for (const auto& change : entry.changes) {
+    for (std::size_t i = 0; i < entry.changes.size(); ++i) {
+      const auto& change = entry.changes[i];
+      const auto& [before, after] = link.text.changes[i];
       Statement stmt(change_raw);
       stmt.bind(1, seq).bind(2, change.task_id).bind(3, change.field);
-      if (change.before.is_null()) stmt.bind_null(4); else stmt.bind(4, change.before.dump());
-      if (change.after.is_null()) stmt.bind_null(5); else stmt.bind(5, change.after.dump());
+      if (!before) stmt.bind_null(4); else stmt.bind(4, *before);
+      if (!after) stmt.bind_null(5); else stmt.bind(5, *after);
       CT_TRY(finish(stmt, "cannot append to the audit trail"));
     }
     return {};

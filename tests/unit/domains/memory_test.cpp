@@ -522,7 +522,7 @@ TEST_CASE("memory.import writes at most so many entries at once: a larger file i
   write_file(p.dir() / "docs/memory.md", text);
   Envelope refused = p.mutate("memory", "import", R"({"file":"docs/memory.md"})");
   CHECK(code_of(refused) == ErrorCode::Validation);
-  CHECK(refused.error->details["changes"] == json::Value(2001));
+  CHECK(refused.error->details["entries"] == json::Value(2001));
   CHECK(p.query("memory", "stats").data["total"] == json::Value(0));
   // The first 2,000 import; the rest follow, the imported ones now unchanged.
   write_file(p.dir() / "docs/part1.md", text.substr(0, text.find("### M2001 ")));
