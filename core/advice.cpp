@@ -72,10 +72,10 @@ Advice& Advice::operator+=(Advice more) {
   return *this;
 }
 
-Advice call(std::string operation, json::Value::Object params) {
-  return Advice(Call{std::move(operation), json::Value(std::move(params))});
+Advice call(OperationName operation, json::Value::Object params) {
+  return Advice(Call{std::string(operation.view()), json::Value(std::move(params))});
 }
 
-Advice call(std::string operation) { return Advice(Call{std::move(operation), json::Value()}); }
+Advice call(OperationName operation) { return Advice(Call{std::string(operation.view()), json::Value()}); }
 
 }  // namespace ct

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/suggested_operations.h"
 
 namespace ct {
 
@@ -59,9 +60,10 @@ class Advice {
   std::vector<Part> parts_;
 };
 
-/// A call of `operation` ("tasks.show") with these params, written `params:{…}` even when empty.
-Advice call(std::string operation, json::Value::Object params);
+/// A call of `operation` ("tasks.show", one of kSuggestedOperations) with these params, written
+/// `params:{…}` even when empty.
+Advice call(OperationName operation, json::Value::Object params);
 /// A call of `operation` that takes no params, written without them.
-Advice call(std::string operation);
+Advice call(OperationName operation);
 
 }  // namespace ct

@@ -122,4 +122,13 @@ std::string mcp_text(const Advice& advice, const Registry& registry) {
   return advice.render([&](const Call& call) { return mcp_call(call, registry); });
 }
 
+std::vector<std::string_view> unknown_suggested_operations(const Registry& registry) {
+  std::vector<std::string_view> unknown;
+  for (std::string_view name : kSuggestedOperations) {
+    const auto dot = name.find('.');
+    if (registry.find(name.substr(0, dot), name.substr(dot + 1)) == nullptr) unknown.push_back(name);
+  }
+  return unknown;
+}
+
 }  // namespace ct

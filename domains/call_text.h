@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/advice.h"
 #include "core/error.h"
@@ -26,6 +28,11 @@ const OperationSpec* called_operation(const Call& call, const Registry& registry
 std::string mcp_call(const Call& call, const Registry& registry);
 /// The advice with each call as mcp_call() writes it.
 std::string mcp_text(const Advice& advice, const Registry& registry);
+
+/// The operations of kSuggestedOperations (core/suggested_operations.h) that `registry` does not
+/// have: none, or the product would suggest calls it cannot run. The product checks it when it
+/// starts under tests (disclosure/product.h).
+std::vector<std::string_view> unknown_suggested_operations(const Registry& registry);
 
 /// Debug builds and test runs (CLEO_TEST_MODE=1 or CLEO_CHECK_ERRORS=1) check what the router
 /// answers against the specs: declared errors, suggested calls.

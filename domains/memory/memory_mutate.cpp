@@ -173,7 +173,7 @@ Result<Reply> observe(Context& context, const Params& params) {
     again.set("force", true);
     return fail(Error(ErrorCode::AlreadyExists, best.id + " already says nearly the same: \"" + best.title + "\"")
                     .with_fix(Advice("add to it: ") + call("memory.update", {{"id", best.id}, {"body", "…"}}) +
-                              Advice("; or record yours anyway: ") + Advice(Call{"memory.observe", std::move(again)}))
+                              Advice("; or record yours anyway: ") + call("memory.observe", std::move(again.as_object())))
                     .with_detail("similar", std::move(rows)));
   }
   std::vector<std::string> warnings;
@@ -413,7 +413,7 @@ Result<Reply> applied(Context& context, const Params& params) {
         if (std::find(fixed.begin(), fixed.end(), valid.front()) == fixed.end()) fixed.push_back(valid.front());
         again.set("ids", json::Value::array_of(fixed));
         again.erase("ignored");
-        error.fix = Advice(Call{"memory.applied", std::move(again)});
+        error.fix = call("memory.applied", std::move(again.as_object()));
       }
       return fail(std::move(error));
     }

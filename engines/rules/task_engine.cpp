@@ -527,7 +527,8 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
       Error error(ErrorCode::Validation, std::string("use tasks.") +
                                              (*patch.status == TaskStatus::Done ? "complete" : "delete") +
                                              " to make a task " + std::string(to_string(*patch.status)));
-      error.fix = call(*patch.status == TaskStatus::Done ? "tasks.complete" : "tasks.delete", {{"id", id}});
+      error.fix = *patch.status == TaskStatus::Done ? call("tasks.complete", {{"id", id}})
+                                                     : call("tasks.delete", {{"id", id}});
       return fail(std::move(error).with_detail("field", "status"));
     }
     CT_TRY(check_transition(before, *patch.status));

@@ -3,6 +3,7 @@
 // writes (the unit suite and the transcripts), so a fix that would not run stops the run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <sys/wait.h>
@@ -52,11 +53,20 @@ TEST_CASE("a suggested call must name a registered operation whose params valida
     REQUIRE_FALSE(checked);
     return checked.error().message;
   };
-  CHECK(refused(call("tasks.shwo", {{"id", "T001"}})).find("no operation tasks.shwo") != std::string::npos);
+  // call() takes only declared names (core/suggested_operations.h); a Call may name anything.
+  CHECK(refused(Advice(Call{"tasks.shwo", json::Value(json::Value::Object{{"id", "T001"}})}))
+            .find("no operation tasks.shwo") != std::string::npos);
   CHECK(refused(call("tasks.show", {{"task", "T001"}})).find("task") != std::string::npos);        // unknown param
   CHECK(refused(call("tasks.show", {{"id", "not an id"}})).find("id") != std::string::npos);       // bad task id
   CHECK(refused(call("tasks.list", {{"status", "sleeping"}})).find("status") != std::string::npos);  // no such choice
   CHECK(refused(call("tasks.show")).find("id") != std::string::npos);                              // a required param
+}
+
+TEST_CASE("every operation a layer below the edges may suggest is registered", "[calls]") {
+  // The product also checks it when it starts, under tests (disclosure/product.h).
+  CHECK(unknown_suggested_operations(registry()).empty());
+  const std::vector<std::string_view> unknown = unknown_suggested_operations(Registry());
+  CHECK(std::find(unknown.begin(), unknown.end(), std::string_view("tasks.show")) != unknown.end());
 }
 
 TEST_CASE("under tests, writing a call that would not run stops the process", "[calls]") {
