@@ -19,6 +19,7 @@
 #include "bench/report.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 
 namespace ct::bench {
@@ -82,7 +83,7 @@ void bench_size(std::int64_t size, const fs::path& dir, const Options& options, 
         }
       if (!depends.empty()) params.set("depends", json::Value::array_of(depends));
       Envelope task = router.dispatch(mutate("tasks", "add", std::move(params)));
-      if (!task.success) throw std::runtime_error("tasks.add failed: " + to_json(task, registry()));
+      if (!task.success) throw std::runtime_error("tasks.add failed: " + to_json(task, McpAdvice(registry())));
       ids.push_back(task.data["id"].as_string());
     }
     for (std::size_t t = 0; t < ids.size() * 3 / 10; ++t) {
@@ -101,7 +102,7 @@ void bench_size(std::int64_t size, const fs::path& dir, const Options& options, 
   ready_params.set("epicId", epic_id);
   Envelope ready = router.dispatch(query("orchestrate", "ready", ready_params));
   if (!ready.success || ready.data["tasks"].as_array().empty())
-    throw std::runtime_error("orchestrate.ready found nothing to spawn: " + to_json(ready, registry()));
+    throw std::runtime_error("orchestrate.ready found nothing to spawn: " + to_json(ready, McpAdvice(registry())));
   const std::string spawn_id = ready.data["tasks"].as_array().front()["id"].as_string();
 
   auto with_epic = [&](std::string domain, std::string op) {

@@ -24,6 +24,7 @@
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "engines/rules/memory.h"
 
@@ -116,7 +117,7 @@ void bench_size(std::int64_t size, const fs::path& dir, const Options& options, 
     Envelope added = router.dispatch(entry(false));
     if (added.success) ++made;
     else if (added.error && added.error->code == ErrorCode::AlreadyExists) ++near_duplicates;
-    else throw std::runtime_error("memory.observe failed: " + to_json(added, router.operations()));
+    else throw std::runtime_error("memory.observe failed: " + to_json(added, McpAdvice(router.operations())));
     if (made % 2000 == 0 && added.success) progress("  " + std::to_string(made) + " entries");
   }
   notes.push_back(std::to_string(size) + " entries built in " + std::to_string(static_cast<int>(micros_since(started) / 1e6)) +

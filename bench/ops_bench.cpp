@@ -26,6 +26,7 @@
 #include "bench/router_calls.h"
 #include "bench/workload.h"
 #include "core/clock.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "engines/store/task.h"
 
@@ -139,7 +140,7 @@ int run(const Options& options) {
     json::Value start = json::Value::object();
     start.set("scope", "global");
     Envelope started = router->dispatch(mutate("session", "start", std::move(start)));
-    if (!started.success) throw std::runtime_error("session.start failed: " + to_json(started, registry()));
+    if (!started.success) throw std::runtime_error("session.start failed: " + to_json(started, McpAdvice(registry())));
     session = started.data["id"].as_string();
   }
   auto in_session = [&](Request request) {
@@ -172,7 +173,7 @@ int run(const Options& options) {
     } else if (options.op == "add") {
       PlannedAdd plan = workload.plan_add();
       Envelope added = router->dispatch(in_session(mutate("tasks", "add", plan.params)));
-      if (!added.success) throw std::runtime_error("add failed: " + to_json(added, registry()));
+      if (!added.success) throw std::runtime_error("add failed: " + to_json(added, McpAdvice(registry())));
       workload.created(added.data["id"].as_string(), plan);
     } else if (options.op == "heartbeat") {
       call(*router, in_session(mutate("session", "heartbeat", std::move(params))));

@@ -28,6 +28,7 @@
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 
 namespace ct::bench {
@@ -47,7 +48,7 @@ double elapsed_ms(Steady::time_point start) { return std::chrono::duration<doubl
 std::string timed_call(Router& router, const Request& request, double& ms) {
   const auto started = Steady::now();
   Envelope envelope = router.dispatch(request);
-  std::string out = to_json(envelope, router.operations());
+  std::string out = to_json(envelope, McpAdvice(router.operations()));
   ms = elapsed_ms(started);
   if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
   return out;
@@ -55,7 +56,7 @@ std::string timed_call(Router& router, const Request& request, double& ms) {
 
 Envelope must(Router& router, const Request& request) {
   Envelope envelope = router.dispatch(request);
-  if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + to_json(envelope, router.operations()));
+  if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + to_json(envelope, McpAdvice(router.operations())));
   return envelope;
 }
 
@@ -193,7 +194,7 @@ int run(const Options& options) {
     Request commit_request = mutate("plan", "commit", std::move(commit_params));
     const auto commit_started = Steady::now();
     Envelope committed = router.dispatch(commit_request);
-    out = to_json(committed, router.operations());
+    out = to_json(committed, McpAdvice(router.operations()));
     ms = elapsed_ms(commit_started);
     if (!committed.success) throw std::runtime_error(describe(commit_request) + " failed: " + out);
     if (committed.data["ids"].size() != static_cast<std::size_t>(kOps)) throw std::runtime_error("plan.commit made not 200 tasks: " + out);
@@ -228,7 +229,7 @@ int run(const Options& options) {
     Envelope checked = must(router, diff(false)());
     const json::Value& row = checked.data.as_array().at(0);
     if (row.contains("error") || row["adds"] != json::Value(kOps) || row.contains("moved"))
-      throw std::runtime_error("plan.diff: " + to_json(checked, router.operations()));
+      throw std::runtime_error("plan.diff: " + to_json(checked, McpAdvice(router.operations())));
     progress("  before " + row["before"].dump() + "\n  after " + row["after"].dump());
   }
   TimedRow diff_compact{"plan.diff {plans:[a plan of 200 adds]} over a 1,000-task epic (compact)", {}, 0, 20};

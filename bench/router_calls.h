@@ -18,6 +18,7 @@
 
 #include "bench/workload.h"
 #include "core/json.h"
+#include "disclosure/mcp_syntax.h"
 #include "domains/router.h"
 
 namespace ct::bench {
@@ -30,7 +31,7 @@ inline std::string describe(const Request& request) {
 /// Dispatches and serialises; throws when the call fails.
 inline std::string call(Router& router, const Request& request) {
   Envelope envelope = router.dispatch(request);
-  std::string out = to_json(envelope, router.operations());
+  std::string out = to_json(envelope, McpAdvice(router.operations()));
   if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
   return out;
 }
@@ -89,7 +90,7 @@ std::int64_t fill_store(Router& router, Workload& workload, std::int64_t size, O
     Request request = mutate("tasks", "add", plan.params);
     auto started = std::chrono::steady_clock::now();
     Envelope envelope = router.dispatch(request);
-    std::string out = to_json(envelope, router.operations());
+    std::string out = to_json(envelope, McpAdvice(router.operations()));
     double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
     if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
     const std::string& id = envelope.data["id"].as_string();

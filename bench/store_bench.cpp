@@ -43,6 +43,7 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/text.h"
+#include "disclosure/mcp_syntax.h"
 #include "domains/registry.h"
 #include "domains/router.h"
 #include "disclosure/product.h"
@@ -179,7 +180,7 @@ Stats measure(Router& router, const std::function<Request()>& make_request, cons
     Request request = make_request();
     auto t0 = Steady::now();
     Envelope envelope = router.dispatch(request);
-    std::string out = to_json(envelope, router.operations());
+    std::string out = to_json(envelope, McpAdvice(router.operations()));
     samples.push_back(micros_since(t0));
     if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
     bytes += static_cast<double>(out.size());

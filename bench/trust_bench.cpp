@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/json_parse.h"
 #include "core/version.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "engines/adapters/subprocess.h"
 
@@ -74,7 +75,7 @@ int run(const Options& options) {
   }
   // One passing test run any task may name (a run recorded without a task).
   Envelope ran = router.dispatch(mutate("validate", "test.run", json::Value::object()));
-  if (!ran.success || !ran.data["recorded"].is_int()) throw std::runtime_error("validate.test.run: " + to_json(ran, router.operations()));
+  if (!ran.success || !ran.data["recorded"].is_int()) throw std::runtime_error("validate.test.run: " + to_json(ran, McpAdvice(router.operations())));
   const std::int64_t test_id = ran.data["recorded"].as_int();
 
   std::size_t next = 0;

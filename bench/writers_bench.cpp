@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/json_parse.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
 #include "engines/store/audit_chain.h"
@@ -221,7 +222,7 @@ ChainResult chain_cost(const Options& options, const fs::path& project) {
   auto dispatch = [&](Gateway gateway, const char* domain, const char* operation, const std::string& params) {
     auto parsed = json::parse(params);
     Envelope envelope = router.dispatch({gateway, domain, operation, parsed ? *parsed : json::Value::object()});
-    if (!envelope.success) throw std::runtime_error(std::string(operation) + " failed: " + to_json(envelope, registry()));
+    if (!envelope.success) throw std::runtime_error(std::string(operation) + " failed: " + to_json(envelope, McpAdvice(registry())));
     return envelope;
   };
   dispatch(Gateway::Mutate, "system", "init", "{}");

@@ -1,6 +1,5 @@
 #include "capability/probes.h"
 
-#include "domains/call_text.h"
 #include "engines/project/config.h"
 
 namespace ct::capability {
@@ -157,7 +156,7 @@ Availability ProbeResolver::check(const OperationSpec& spec, const std::filesyst
 }
 
 json::Value ProbeResolver::probes(const std::vector<std::string_view>& needs, const std::filesystem::path& project_root,
-                                  const Config& config, const Registry& registry) {
+                                  const Config& config) {
   json::Value out = json::Value::array();
   for (auto need : needs) {
     ProbeResult found = probe(need, project_root, config);
@@ -167,7 +166,7 @@ json::Value ProbeResolver::probes(const std::vector<std::string_view>& needs, co
     if (!found.detail.empty()) row.set("detail", found.detail);
     if (!found.available) {
       row.set("reason", found.reason);
-      row.set("fix", mcp_text(found.fix, registry));
+      row.set("fix", found.fix.to_value());
     }
     out.push_back(std::move(row));
   }

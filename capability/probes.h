@@ -35,7 +35,7 @@ class ProbeResolver final : public CapabilityResolver {
   Availability check(const OperationSpec& spec, const std::filesystem::path& project_root,
                      const Config& config) override;
   json::Value probes(const std::vector<std::string_view>& needs, const std::filesystem::path& project_root,
-                     const Config& config, const Registry& registry) override;
+                     const Config& config) override;
 
   /// One need, cached unless it only reads the configuration. Unknown needs are unavailable.
   ProbeResult probe(std::string_view need, const std::filesystem::path& project_root, const Config& config);

@@ -106,14 +106,14 @@ Error printable(Error error) {
 
 Envelope printable(Envelope envelope) {
   make_terminal_safe(envelope.data);
-  for (auto& warning : envelope.warnings) warning = terminal_safe(warning);
+  for (auto& warning : envelope.warnings) warning.map_text([](const std::string& text) { return terminal_safe(text); });
   if (envelope.error) envelope.error = printable(std::move(*envelope.error));
   return envelope;
 }
 
 int report_failure(const Error& error, const Output& output) {
   if (output.json) {
-    write(stdout, to_json(failure(error), registry()) + "\n");
+    write(stdout, to_json(failure(error), PeopleAdvice(registry())) + "\n");
   } else {
     write(stderr, render_error(printable(error), output.render.err, registry()));
   }
@@ -126,7 +126,7 @@ int print_version(const Output& output) {
     json::Value data = json::Value::object();
     data.set("version", product_version());
     envelope.data = std::move(data);
-    write(stdout, to_json(envelope, registry()) + "\n");
+    write(stdout, to_json(envelope, PeopleAdvice(registry())) + "\n");
   } else {
     write(stdout, "ct " + std::string(product_version()) + "\n");
   }
@@ -291,7 +291,7 @@ RouterOptions person_options(const GlobalOptions& globals, bool json) {
 /// The form with `error` on top (and no earlier error lines), for the editor's next round.
 std::string with_error(const std::string& form, const Error& error) {
   std::string out = "# error: " + error.message + "\n";
-  if (!error.fix.empty()) out += "# fix: " + fix_for_people(error.fix, registry()) + "\n";
+  if (!error.fix.empty()) out += "# fix: " + advice_for_people(error.fix, registry()) + "\n";
   for (std::string_view line : split_lines(form))
     if (!line.starts_with("# error: ") && !line.starts_with("# fix: ")) out += std::string(line) + "\n";
   return out;
@@ -384,7 +384,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
       unchanged.note = ErrorCode::NoChange;
       unchanged.warnings.push_back(task_id + " was left as it was");
       if (output.json) {
-        write(stdout, to_json(unchanged, registry()) + "\n");
+        write(stdout, to_json(unchanged, PeopleAdvice(registry())) + "\n");
       } else {
         write(stdout, "No change: " + task_id + " was left as it was\n");
       }
@@ -403,7 +403,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
     json::Value params = *changes;
     if (params.empty()) {
       remove_file();
-      write(stdout, output.json ? to_json(Envelope{.note = ErrorCode::NoChange}, registry()) + "\n"
+      write(stdout, output.json ? to_json(Envelope{.note = ErrorCode::NoChange}, PeopleAdvice(registry())) + "\n"
                                 : "No change: " + task_id + " was left as it was\n");
       return exit_code(ErrorCode::NoChange);
     }
@@ -420,7 +420,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
     }
     remove_file();
     if (output.json) {
-      write(stdout, to_json(updated, registry()) + "\n");
+      write(stdout, to_json(updated, PeopleAdvice(registry())) + "\n");
     } else {
       const OperationSpec* spec = operations.find("tasks", "update");
       Rendered rendered = render_envelope(*spec, params, printable(updated), output.render, operations, "ct edit --help");
@@ -526,7 +526,7 @@ int run_checked(const std::vector<std::string>& args) {
   if (output.json) {
     // The original CLEO's name (`ct tasks depends`) ran ours: the reply names it, as over MCP.
     if (!route.original.empty()) envelope.warnings.push_back(original_names::operation_warning(route.original, *spec));
-    write(stdout, to_json(envelope, registry()) + "\n");
+    write(stdout, to_json(envelope, PeopleAdvice(registry())) + "\n");
   } else {
     Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
                                         tree.command() + " --help");

@@ -165,9 +165,10 @@ void render_into(std::string& out, const json::Value& value, const RenderOptions
 struct View {
   const OperationSpec& spec;
   const json::Value& params;
-  const Envelope& envelope;
+  const json::Value& shown;                   // the reply's data, advice in it as people type it
+  const std::vector<std::string>& warnings;   // the reply's warnings, likewise
   const RenderOptions& options;
-  const json::Value& data() const { return envelope.data; }
+  const json::Value& data() const { return shown; }
   const Style& style() const { return options.out; }
 };
 
@@ -831,9 +832,7 @@ std::string bulk_view(const View& view) {
     json::Value params = view.params.is_object() ? view.params : json::Value::object();
     params.erase("ids");
     params.set("id", result["id"]);
-    Envelope one;
-    one.data = result;
-    out += render_one(View{view.spec, params, one, view.options});
+    out += render_one(View{view.spec, params, result, {}, view.options});
     ids.push_back(result["id"]);
   }
   if (ids.size() > 1)
@@ -846,9 +845,9 @@ std::string bulk_view(const View& view) {
 std::string note_line(const View& view, ErrorCode note, bool& used_warning) {
   std::string label = note == ErrorCode::NoData ? "No data" : note == ErrorCode::AlreadyExists ? "Already exists" : "No change";
   used_warning = false;
-  if (!view.envelope.warnings.empty()) {
+  if (!view.warnings.empty()) {
     used_warning = true;
-    return label + ": " + view.envelope.warnings.front();
+    return label + ": " + view.warnings.front();
   }
   const TextView kind = view.spec.text_view;
   std::string id = str(view.data(), "id");
@@ -911,18 +910,22 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
     // A check that failed (validate.*: E_VALIDATION, or a protocol's own code) carries its whole
     // report: people read it as they would a pass.
     if (envelope.error && envelope.error->details["valid"] == json::Value(false)) {
-      json::Value report = envelope.error->details;
+      json::Value report = written(envelope.error->details, PeopleAdvice(registry));
       report.erase("warnings");
       rendered.out = render_value(report, options);
     }
     return rendered;
   }
-  View view{spec, params, envelope, options};
+  // Advice, in the data as in the warnings, as the `ct` commands people type.
+  const json::Value data = written(envelope.data, PeopleAdvice(registry));
+  std::vector<std::string> warnings;
+  for (const auto& warning : envelope.warnings) warnings.push_back(advice_for_people(warning, registry));
+  View view{spec, params, data, warnings, options};
   bool used_warning = false;
   std::string note;
   if (envelope.note) note = note_line(view, *envelope.note, used_warning);
-  for (std::size_t i = used_warning ? 1 : 0; i < envelope.warnings.size(); ++i)
-    rendered.err += options.err.yellow("warning:") + " " + envelope.warnings[i] + "\n";
+  for (std::size_t i = used_warning ? 1 : 0; i < warnings.size(); ++i)
+    rendered.err += options.err.yellow("warning:") + " " + warnings[i] + "\n";
 
   if (envelope.note) {
     // A success with a note (nothing found, already there, nothing changed) is answered by the
@@ -933,7 +936,7 @@ Rendered render_envelope(const OperationSpec& spec, const json::Value& params, c
   } else {
     rendered.out = render_one(view);
     if (rendered.out.empty()) rendered.out = "Done\n";
-    const json::Value& rows = envelope.data.is_object() && envelope.data.contains("rows") ? envelope.data["rows"] : envelope.data;
+    const json::Value& rows = data.is_object() && data.contains("rows") ? data["rows"] : data;
     if (envelope.page && rows.is_array())
       rendered.out += page_footer(*envelope.page, rows.size(),
                                   spec.text_view == TextView::TaskTree ? "top-level tasks" : "", options.out);
@@ -955,10 +958,7 @@ std::string render_error(const Error& error, const Style& style, const Registry&
     if (message.ends_with(suffix)) message.resize(message.size() - suffix.size());
   }
   std::string out = style.paint("error:", "1;31") + " " + message + " " + style.dim("(" + std::string(to_string(error.code)) + ")") + "\n";
-  std::string fix = error.fix.empty() ? "" : fix_for_people(error.fix, registry);
-  // An MCP call with no `ct` equivalent (a help call, say) is no use at a terminal.
-  bool untranslated_call = fix.starts_with(tool_name(Gateway::Query)) || fix.starts_with(tool_name(Gateway::Mutate));
-  if (untranslated_call && !help_command.empty()) fix.clear();
+  std::string fix = error.fix.empty() ? "" : advice_for_people(error.fix, registry);
   if (!fix.empty()) out += "  fix: " + fix + "\n";
   // Params that do not fit the spec, or a value that breaks one param's rule (E_VALIDATION naming
   // the field): the command's help says what each takes.

@@ -35,9 +35,8 @@ struct Rendered {
 Rendered render_envelope(const OperationSpec& spec, const json::Value& params, const Envelope& envelope,
                          const RenderOptions& options, const Registry& registry, std::string_view help_command = "");
 
-/// "error: <message> (E_CODE)" plus fix / did you mean / valid / alternatives lines. With a
-/// `help_command` ("ct add --help"), parameter errors also point at it, and a fix that is an MCP
-/// call with no `ct` equivalent (such as a help call) is left out.
+/// "error: <message> (E_CODE)" plus fix (its calls as `ct` command lines) / did you mean / valid /
+/// alternatives lines. With a `help_command` ("ct add --help"), parameter errors also point at it.
 std::string render_error(const Error& error, const Style& style, const Registry& registry,
                          std::string_view help_command = "");
 

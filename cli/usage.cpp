@@ -6,7 +6,7 @@
 
 #include "cli/args.h"
 #include "core/json_parse.h"
-#include "domains/call_text.h"
+#include "domains/call_check.h"
 #include "disclosure/help_levels.h"
 
 namespace ct::cli {
@@ -108,11 +108,12 @@ std::string operation_footer(const OperationSpec& spec) {
   return out;
 }
 
-std::string fix_for_people(const Advice& fix, const Registry& registry) {
-  const bool alone = fix.only_call() != nullptr;
-  return fix.render([&](const Call& call) {
+std::string advice_for_people(const Advice& advice, const Registry& registry) {
+  const bool alone = advice.only_call() != nullptr;
+  return advice.render([&](const Call& call) {
     const OperationSpec* spec = called_operation(call, registry);
-    if (spec == nullptr) return mcp_call(call, registry);
+    // An operation this ct does not have (a release build; tests stop at the check): its name and params.
+    if (spec == nullptr) return call.operation + (call.params.is_null() ? "" : " " + call.params.dump());
     std::string command = command_line(*spec, call.params.is_object() ? call.params : json::Value::object());
     return alone ? command : "`" + command + "`";
   });

@@ -25,8 +25,18 @@ std::string param_help(const ParamSpec& param);
 /// errors it may raise and how it is reached over MCP.
 std::string operation_footer(const OperationSpec& spec);
 
-/// An error's `fix` for people at a terminal: each call as its `ct` command line (in backticks
-/// unless it is the whole fix).
-std::string fix_for_people(const Advice& fix, const Registry& registry);
+/// Advice (an error's fix, a warning, advice in a reply's data) for people at a terminal: each call
+/// as its `ct` command line (in backticks unless it is the whole advice).
+std::string advice_for_people(const Advice& advice, const Registry& registry);
+
+/// How `ct` writes the advice of the envelopes it prints, text or `--json`: advice_for_people.
+class PeopleAdvice final : public AdviceWriter {
+ public:
+  explicit PeopleAdvice(const Registry& registry) : registry_(registry) {}
+  json::Value write(const Advice& advice) const override { return advice_for_people(advice, registry_); }
+
+ private:
+  const Registry& registry_;
+};
 
 }  // namespace ct::cli

@@ -1,7 +1,9 @@
 // What to do next, as a value: text and calls of registered operations, in order ("X breaks the
 // loop; Y finds others"). Layers below the edges name an operation and its params; each edge
 // writes the calls its own way (the MCP tools' call syntax on the wire, a `ct` command line at a
-// terminal), so no layer below them spells a tool's syntax.
+// terminal, JSON for the dashboard's page: domains/envelope.h), so no layer below them spells a
+// tool's syntax. Advice travels to the edge as a value: in an error's fix, in a reply's warnings,
+// and inside a reply's data as to_value() writes it.
 #pragma once
 
 #include <functional>
@@ -43,6 +45,8 @@ class Advice {
   const std::vector<Part>& parts() const { return parts_; }
   /// The call when the advice is that call alone, else null.
   const Call* only_call() const;
+  /// Whether any of its parts is a call (else it is text alone).
+  bool has_calls() const;
   /// The parts in order, each call as `write` spells it.
   std::string render(const std::function<std::string(const Call&)>& write) const;
   /// The advice as plain text, each call named by its operation ("tasks.show"): for a line no
@@ -53,11 +57,35 @@ class Advice {
   /// Passes the text and the calls' string params through `change` (terminal_safe for a terminal).
   Advice& map_text(const std::function<std::string(const std::string&)>& change);
 
+  /// The advice as a value a reply's data (or a remembered reply) may hold: {"$advice": parts},
+  /// each part a text or a call {operation, params?, json?}. The envelope's encoder writes it as its
+  /// edge writes advice; no layer below the edges renders it.
+  json::Value to_value() const;
+  /// The advice a value of to_value()'s form holds; nullopt for any other value.
+  static std::optional<Advice> from_value(const json::Value& value);
+  /// Whether `value` is of to_value()'s form (an object whose one member is "$advice").
+  static bool is_value(const json::Value& value);
+  /// The parts as JSON: ["text", {"operation":"tasks.show","params":{"id":"T001"}}] — how the
+  /// dashboard's page gets advice, to show each call its own way.
+  json::Value parts_json() const;
+
   Advice& operator+=(Advice more);
   friend Advice operator+(Advice a, Advice b) { return std::move(a += std::move(b)); }
 
  private:
   std::vector<Part> parts_;
+};
+
+/// How an edge writes advice (domains/envelope.h implements the ones below the edges' own): the
+/// MCP tools' call syntax (gateway/, disclosure/mcp_syntax.h), `ct` command lines (cli/), JSON for
+/// the dashboard's page, or the value itself (a reply remembered for its idempotencyKey).
+class AdviceWriter {
+ public:
+  /// `advice` as this edge shows it: a string, or a JSON value (the dashboard's page).
+  virtual json::Value write(const Advice& advice) const = 0;
+
+ protected:
+  ~AdviceWriter() = default;
 };
 
 /// A call of `operation` ("tasks.show", one of kSuggestedOperations) with these params, written

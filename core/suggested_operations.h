@@ -1,7 +1,7 @@
 // The operations that a suggestion made below the edges may name (core/advice.h: call()),
 // declared once. call() takes a name only when it is listed here — any other name does not
 // compile — and the product checks every name against its registry when it starts
-// (domains/call_text.h: check_suggested_operations), so no fix can name an operation that was
+// (domains/call_check.h: check_suggested_operations), so no fix can name an operation that was
 // renamed or removed.
 #pragma once
 

@@ -10,7 +10,6 @@
 #include "disclosure/injection.h"
 #include "disclosure/research_inject.h"
 #include "disclosure/spawn.h"
-#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/providers/providers.h"
@@ -203,8 +202,9 @@ Result<Reply> write_instructions_after_init(Context& context, const Params&, Rep
   auto written = inject_after_init(*context.registry, reply.data["root"].as_string());
   if (!written) {
     const Error& error = written.error();
-    reply.warnings.push_back("agent instructions not written: " + error.message +
-                             (error.fix.empty() ? "" : " (fix: " + mcp_text(error.fix, *context.registry) + ")"));
+    Advice warning = "agent instructions not written: " + error.message;
+    if (!error.fix.empty()) warning += " (fix: " + error.fix + ")";
+    reply.advice_warnings.push_back(std::move(warning));
   } else if (!written->empty()) {
     if (reply.note) {
       // The project existed: the note answers for the reply, so say what was refreshed.

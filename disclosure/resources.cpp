@@ -6,6 +6,7 @@
 #include "core/text.h"
 #include "domains/projection.h"
 #include "disclosure/injection.h"
+#include "disclosure/mcp_syntax.h"
 
 namespace ct::disclosure {
 namespace {
@@ -91,7 +92,8 @@ std::optional<std::string> canonical_value(ValueKind kind, std::string value) {
 Result<json::Value> read(Router& router, const Caller& caller, std::string domain, std::string operation, json::Value params) {
   Envelope reply = router.dispatch({Gateway::Query, std::move(domain), std::move(operation), std::move(params), caller});
   if (!reply.success) return fail(std::move(*reply.error));
-  return std::move(reply.data);
+  // A resource is read by agents: the calls its data suggests in their tools' syntax.
+  return written(reply.data, McpAdvice(router.operations()));
 }
 
 json::Value params(std::initializer_list<std::pair<std::string_view, json::Value>> members) {

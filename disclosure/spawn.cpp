@@ -12,6 +12,7 @@
 
 #include "core/text.h"
 #include "disclosure/help_levels.h"
+#include "disclosure/mcp_syntax.h"
 #include "domains/context.h"
 #include "domains/orchestrate/orchestrate.h"
 #include "domains/params.h"
@@ -146,7 +147,7 @@ Result<Prompt> build_prompt(Context& context, const Params& params, const SkillC
   CT_TRY_ASSIGN(std::string deps_text, dependencies_section(context, task));
   CT_TRY_ASSIGN(std::string help_text, help_section(registry, prompt.level));
   CT_TRY_ASSIGN(std::vector<memory::Found> remembered, memory::for_task(context, task.id));
-  std::string memory_text = memory::prompt_block(registry, remembered, task.id);
+  std::string memory_text = mcp_text(memory::prompt_block(remembered, task.id), registry);
   if (!memory_text.empty()) memory_text = "## What the project knows (memory)\n" + memory_text;
   const OperationSpec* start = registry.find("session", "start");
   const OperationSpec* complete = registry.find("tasks", "complete");
@@ -234,7 +235,7 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
       Error error(ErrorCode::Validation, "Task " + ready.task.id + " cannot be handed to a subagent now");
       error.fix = ready.recommendations.empty() ? call("orchestrate.validate", {{"id", ready.task.id}})
                                                 : ready.recommendations.front();
-      return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready, *context.registry)));
+      return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready)));
     }
     CT_TRY_ASSIGN(prompt, build_prompt(context, params, skills, ready));
     return {};

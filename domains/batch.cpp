@@ -4,7 +4,6 @@
 #include <charconv>
 
 #include "core/text.h"
-#include "domains/call_text.h"
 #include "domains/original_names.h"
 #include "domains/params.h"
 
@@ -237,6 +236,8 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
     }
     if (reply->note) result.set("note", to_string(*reply->note));
     ran.results.push_back(std::move(result));
+    // The batch's warnings are lines naming their ops: one that suggests a call names it by operation.
+    for (const auto& advice : reply->advice_warnings) reply->warnings.push_back(advice.plain_text());
     for (auto& warning : reply->warnings) {
       auto same = std::find_if(said.begin(), said.end(), [&](const auto& entry) { return entry.first == warning; });
       if (same == said.end()) said.emplace_back(std::move(warning), std::vector<std::size_t>{number});

@@ -32,9 +32,9 @@ class CapabilityResolver {
   virtual Availability check(const OperationSpec& spec, const std::filesystem::path& project_root,
                              const Config& config) = 0;
   /// What each probe found (for system.capabilities and system.health): an array of
-  /// {need, available, detail?, reason?, fix?}, a fix's calls written for `registry`'s tools.
+  /// {need, available, detail?, reason?, fix?}, a fix as advice (Advice::to_value).
   virtual json::Value probes(const std::vector<std::string_view>& needs, const std::filesystem::path& project_root,
-                             const Config& config, const Registry& registry) = 0;
+                             const Config& config) = 0;
 };
 
 }  // namespace ct

@@ -6,6 +6,7 @@
 #include "core/pattern.h"
 #include "core/sha256.h"
 #include "core/text.h"
+#include "domains/envelope.h"
 #include "domains/original_names.h"
 #include "domains/projection.h"
 #include "domains/router.h"
@@ -309,10 +310,11 @@ void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
 
 namespace {
 /// knownHash (projection.h: known_hash_param): the reply's hash in _meta, or {unchanged:true}.
-void answer_known_hash(const Params& params, Envelope& envelope) {
+void answer_known_hash(const Params& params, Envelope& envelope, const AdviceWriter& agents) {
   std::optional<std::string> known = params.opt_str("knownHash");
   if (!known) return;
-  std::string hashed = envelope.data.dump();
+  std::string hashed;
+  write_json(hashed, envelope.data, agents);
   if (envelope.page) hashed += "|" + std::to_string(envelope.page->total) + "|" + std::to_string(envelope.page->has_more());
   std::string hash = sha256_hex(hashed).substr(0, 16);
   if (*known == hash) {
@@ -326,29 +328,20 @@ void answer_known_hash(const Params& params, Envelope& envelope) {
 }  // namespace
 
 Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes,
-               bool leave_out_echoes) {
-  if (call.spec->list_like()) shape_list_reply(*call.spec, call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes);
+               const AdviceWriter& agents, bool leave_out_echoes) {
+  if (call.spec->list_like())
+    shape_list_reply(*call.spec, call.params, reply, max_reply_bytes < 0 ? INT64_MAX : max_reply_bytes, agents);
   if (leave_out_echoes && call.writes()) drop_echoes(call.sent, reply.data);
   Envelope ok;
   ok.data = std::move(reply.data);
-  ok.warnings = std::move(reply.warnings);
-  ok.warnings.insert(ok.warnings.end(), extra_warnings.begin(), extra_warnings.end());
+  ok.warnings.reserve(reply.warnings.size() + reply.advice_warnings.size() + extra_warnings.size());
+  for (auto& warning : reply.warnings) ok.warnings.emplace_back(std::move(warning));
+  for (auto& advice : reply.advice_warnings) ok.warnings.push_back(std::move(advice));
+  for (auto& warning : extra_warnings) ok.warnings.emplace_back(std::move(warning));
   ok.page = reply.page;
   ok.note = reply.note;
-  if (call.spec->known_hash) answer_known_hash(call.params, ok);
+  if (call.spec->known_hash) answer_known_hash(call.params, ok, agents);
   return ok;
-}
-
-/// The envelope of a remembered reply (only successes are remembered).
-Envelope envelope_from_value(const json::Value& value) {
-  Envelope envelope;
-  envelope.data = value["data"];
-  const json::Value& meta = value["_meta"];
-  if (meta["warnings"].is_array())
-    for (const auto& warning : meta["warnings"].as_array())
-      if (warning.is_string()) envelope.warnings.push_back(warning.as_string());
-  if (meta["code"].is_string()) envelope.note = parse_error_code(meta["code"].as_string());
-  return envelope;
 }
 
 }  // namespace ct::pipeline

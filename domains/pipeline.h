@@ -130,12 +130,11 @@ Result<void> append_own_audit(Store& store, Context& context, std::string_view o
 
 /// Shapes a handler's reply into the envelope: list projections and the reply budget
 /// (`max_reply_bytes` < 0: none), what a kept change's reply echoes of the call left out (unless
-/// `leave_out_echoes` is false), warnings, page, note.
+/// `leave_out_echoes` is false), warnings (the reply's, its advice_warnings, then `extra_warnings`),
+/// page, note. Advice in the data counts towards the budget and the knownHash as `agents` writes it
+/// (Registry::agent_writer): as agents receive it.
 Envelope shape(const Call& call, Reply reply, std::vector<std::string> extra_warnings, std::int64_t max_reply_bytes,
-               bool leave_out_echoes = true);
-
-/// The envelope of a remembered reply (only successes are remembered).
-Envelope envelope_from_value(const json::Value& value);
+               const AdviceWriter& agents, bool leave_out_echoes = true);
 
 }  // namespace pipeline
 }  // namespace ct

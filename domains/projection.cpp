@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "domains/envelope.h"
 #include "domains/params.h"
 
 namespace ct {
@@ -70,14 +71,14 @@ json::Value select_fields(const json::Value& rows, std::span<const std::string> 
   return out;
 }
 
-std::size_t rows_within(const json::Value& data, std::int64_t max_bytes) {
+std::size_t rows_within(const json::Value& data, std::int64_t max_bytes, const AdviceWriter& agents) {
   if (!data.is_array()) return 0;
   const auto& rows = data.as_array();
   std::int64_t used = 2;  // []
   std::string text;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     text.clear();
-    rows[i].dump_to(text);
+    write_json(text, rows[i], agents);
     used += static_cast<std::int64_t>(text.size()) + (i > 0 ? 1 : 0);
     if (used > max_bytes && i > 0) return i;
   }
@@ -137,11 +138,12 @@ std::vector<json::Value> reply_rows(const json::Value& data) {
   return rows.is_array() ? std::move(rows.as_array()) : std::vector<json::Value>{};
 }
 
-void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes) {
+void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes,
+                      const AdviceWriter& agents) {
   if (!reply.data.is_array()) return;
   if (params.has("fields")) reply.data = select_fields(reply.data, params.strings("fields"));
   const std::size_t rows = reply.data.size();
-  const std::size_t kept = rows_within(reply.data, max_bytes);
+  const std::size_t kept = rows_within(reply.data, max_bytes, agents);
   if (kept < rows) {
     Page page;
     page.offset = reply.page ? reply.page->offset : params.opt_integer("offset").value_or(0);

@@ -46,9 +46,10 @@ bool wants_full(const Params& params);
 /// are kept and projected the same way.
 json::Value select_fields(const json::Value& rows, std::span<const std::string> fields);
 
-/// Cuts an array `data` to the rows that fit in `max_bytes` of compact JSON (at least one row, so
-/// a caller always makes progress). Returns the number of rows kept (all of them when it fits).
-std::size_t rows_within(const json::Value& data, std::int64_t max_bytes);
+/// Cuts an array `data` to the rows that fit in `max_bytes` of compact JSON, advice in them as
+/// `agents` writes it (at least one row, so a caller always makes progress). Returns the number of
+/// rows kept (all of them when it fits).
+std::size_t rows_within(const json::Value& data, std::int64_t max_bytes, const AdviceWriter& agents);
 
 /// Rows of flat objects as a table, each field named once:
 /// {"columns":[…],"rows":[[…],…],"every":{field: value}} — a column whose value is the same in
@@ -65,7 +66,8 @@ std::vector<json::Value> reply_rows(const json::Value& data);
 /// `max_bytes` (page: offset and the rows kept; warning: how to get the rest), drops a page
 /// that says nothing (first page, nothing more), and turns compact rows into a table when the
 /// operation declares `table_rows`.
-void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes);
+void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& reply, std::int64_t max_bytes,
+                      const AdviceWriter& agents);
 
 /// What the router does with the reply of a kept change: a mutation answers only what the caller
 /// does not already know, so each top-level field of an object `data` whose value is exactly what

@@ -222,6 +222,21 @@ std::string_view Registry::own(std::string text) {
   return strings_->emplace_back(std::move(text));
 }
 
+namespace {
+/// Advice as its value (Advice::to_value), text alone as itself: a registry without an agents' writer.
+class AdviceValue final : public AdviceWriter {
+ public:
+  json::Value write(const Advice& advice) const override {
+    return advice.has_calls() ? advice.to_value() : json::Value(advice.plain_text());
+  }
+};
+}  // namespace
+
+const AdviceWriter& Registry::agent_writer() const {
+  static const AdviceValue kept;
+  return agent_writer_ ? *agent_writer_ : kept;
+}
+
 std::vector<std::string> Registry::domains() const {
   std::vector<std::string> out;
   for (auto domain : canonical_domains())

@@ -125,11 +125,14 @@ struct Page {
 };
 
 struct Reply {
+  /// Advice in it is a value (Advice::to_value), which the edge writes its own way.
   json::Value data;
   std::vector<std::string> warnings;
   std::optional<Page> page;
   /// A success that carries a note: E_NO_DATA, E_ALREADY_EXISTS, E_NO_CHANGE or E_PROPOSED (exit 100–103).
   std::optional<ErrorCode> note;
+  /// Warnings that suggest calls (core/advice.h), said after `warnings`: the edge writes each call.
+  std::vector<Advice> advice_warnings{};
 };
 
 using Handler = std::function<Result<Reply>(Context&, const Params&)>;
@@ -255,12 +258,20 @@ class Registry {
   /// Keeps `text` alive as long as this registry (and its copies) and returns a view of it.
   std::string_view own(std::string text);
 
+  /// How advice is written in what agents receive: the MCP tools' syntax (disclosure/mcp_syntax.h),
+  /// set where the product is assembled and kept by copies. A reply's size and hash are measured
+  /// so (output.maxReplyBytes, knownHash), and session.briefing's budget and hook text are written
+  /// so, whichever edge the reply goes to. A registry of domains/ alone keeps advice as its value.
+  void set_agent_writer(const AdviceWriter* writer) { agent_writer_ = writer; }
+  const AdviceWriter& agent_writer() const;
+
  private:
   OperationSpec* find_mutable(std::string_view domain, std::string_view name);
 
   std::vector<OperationSpec> specs_;
   std::vector<std::string_view> plugin_domains_;  // domains only plug-ins serve, in first-seen order
   std::shared_ptr<std::deque<std::string>> strings_;
+  const AdviceWriter* agent_writer_ = nullptr;
 };
 
 /// Registers every operation implemented in domains/: calls the functions domains/operations.def

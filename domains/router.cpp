@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "domains/approval.h"
-#include "domains/call_text.h"
+#include "domains/call_check.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
 #include "domains/original_names.h"
@@ -122,6 +122,17 @@ Error cancelled(const OperationSpec& spec) {
   return std::move(error).with_detail("cancelled", true);
 }
 
+/// A call's shaped reply as the reply of the call that ran it (an op of a batch, an approved
+/// proposal): its warnings as they were, those that suggest calls among its advice_warnings.
+Reply reply_of(Envelope shaped) {
+  Reply reply{std::move(shaped.data), {}, {}, shaped.note};
+  for (auto& warning : shaped.warnings) {
+    if (warning.has_calls()) reply.advice_warnings.push_back(std::move(warning));
+    else reply.warnings.push_back(warning.plain_text());
+  }
+  return reply;
+}
+
 bool worth_auditing_failure(ErrorCode code) {
   // Infrastructure failures cannot be written anyway (and would only add load to a busy store).
   return code != ErrorCode::LockTimeout && code != ErrorCode::FileError && code != ErrorCode::Internal &&
@@ -129,66 +140,6 @@ bool worth_auditing_failure(ErrorCode code) {
 }
 
 }  // namespace
-
-int Envelope::exit_code() const {
-  if (!success) return error ? error->exit_code() : 1;
-  if (note) return ct::exit_code(*note);
-  return 0;
-}
-
-json::Value error_to_value(const Error& error, const Registry& registry) {
-  json::Value out = json::Value::object();
-  out.set("code", to_string(error.code));
-  out.set("exitCode", error.exit_code());
-  out.set("message", error.message);
-  if (!error.fix.empty()) out.set("fix", mcp_text(error.fix, registry));
-  if (!error.alternatives.empty()) {
-    json::Value alternatives = json::Value::array();
-    for (const auto& alt : error.alternatives) {
-      json::Value item = json::Value::object();
-      item.set("action", alt.action);
-      item.set("operation", alt.operation);
-      alternatives.push_back(std::move(item));
-    }
-    out.set("alternatives", std::move(alternatives));
-  }
-  out.set("retryable", error.retryable());
-  if (error.retry_after_seconds) out.set("retryAfter", *error.retry_after_seconds);
-  if (!error.details.empty()) out.set("details", error.details);
-  return out;
-}
-
-json::Value to_value(const Envelope& envelope, const Registry& registry) {
-  json::Value out = json::Value::object();
-  out.set("success", envelope.success);
-  if (envelope.success) {
-    out.set("data", envelope.data);
-  } else if (envelope.error) {
-    out.set("error", error_to_value(*envelope.error, registry));
-  }
-  json::Value meta = envelope.meta.is_object() ? envelope.meta : json::Value::object();
-  if (envelope.note) meta.set("code", to_string(*envelope.note));
-  if (!envelope.warnings.empty()) meta.set("warnings", json::Value::array_of(envelope.warnings));
-  if (envelope.page) {
-    // The caller knows its own limit and offset: only what it does not know is sent.
-    json::Value page = json::Value::object();
-    if (envelope.page->total >= 0) page.set("total", envelope.page->total);
-    page.set("hasMore", envelope.page->has_more());
-    if (envelope.page->has_more()) page.set("nextOffset", envelope.page->next_offset());
-    meta.set("page", std::move(page));
-  }
-  if (!meta.empty()) out.set("_meta", std::move(meta));
-  return out;
-}
-
-std::string to_json(const Envelope& envelope, const Registry& registry) { return to_value(envelope, registry).dump(); }
-
-Envelope failure(Error error) {
-  Envelope envelope;
-  envelope.success = false;
-  envelope.error = std::move(error);
-  return envelope;
-}
 
 Router::Router(const Registry& registry, std::shared_ptr<Workspace> workspace, RouterOptions options,
                std::unique_ptr<Clock> clock)
@@ -371,7 +322,7 @@ Result<std::optional<Envelope>> Router::replayed(const pipeline::Call& call, Con
   if (!seen || seen->at < context.now() - kIdempotencyWindowMs) return std::optional<Envelope>();
   if (seen->operation == call.spec->full_name() && seen->params == call.params_text) {
     if (auto first = json::parse(seen->reply); first) {
-      Envelope replay = pipeline::envelope_from_value(*first);
+      Envelope replay = envelope_from_value(*first);
       replay.warnings.push_back("replayed: this idempotencyKey was used before; nothing ran again");
       return std::optional<Envelope>(std::move(replay));
     }
@@ -412,6 +363,8 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
   // none does. Each change is audited on its own row, as if it had been called alone.
   if (!context.store || !bulk.spec->handler)
     return fail(ErrorCode::Internal, bulk.spec->full_name() + " cannot run for several tasks here");
+  Envelope ok;
+  ok.warnings.assign(warnings.begin(), warnings.end());
   json::Value results = json::Value::array();
   bool all_unchanged = true;
   for (const auto& id : bulk.ids) {
@@ -433,7 +386,7 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
       if (!error.details.is_object() || !error.details.contains("id")) error = std::move(error).with_detail("id", id);
       return fail(std::move(error));
     }
-    Envelope each = pipeline::shape(call, std::move(*reply), {}, reply_budget, options_.drop_echoes);
+    Envelope each = pipeline::shape(call, std::move(*reply), {}, reply_budget, registry_.agent_writer(), options_.drop_echoes);
     json::Value item = json::Value::object();
     item.set("id", id);
     if (each.data.is_object()) {
@@ -444,7 +397,8 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
     }
     results.push_back(std::move(item));
     for (auto& warning : each.warnings)
-      warnings.push_back(warning.find(id) == std::string::npos ? id + ": " + warning : std::move(warning));
+      ok.warnings.push_back(warning.plain_text().find(id) == std::string::npos ? id + ": " + std::move(warning)
+                                                                               : std::move(warning));
     if (each.note != ErrorCode::NoChange) all_unchanged = false;
     if (call.writes()) {
       // Each row names the whole command's ids: tasks.undo takes the command back as one.
@@ -454,10 +408,8 @@ Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, 
       CT_TRY(context.store->append_audit(audit));
     }
   }
-  Envelope ok;
   ok.data = json::Value::object();
   ok.data.set("results", std::move(results));
-  ok.warnings = std::move(warnings);
   if (all_unchanged) ok.note = ErrorCode::NoChange;
   return ok;
 }
@@ -564,10 +516,11 @@ Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, co
   context.audit = outer_audit;
   context.external = std::move(outer_external);
   if (!reply) return std::unexpected(std::move(reply.error()));
-  Envelope shaped = pipeline::shape(call, std::move(*reply), std::move(warnings), -1, options_.drop_echoes);
+  Envelope shaped = pipeline::shape(call, std::move(*reply), std::move(warnings), -1, registry_.agent_writer(),
+                                    options_.drop_echoes);
   pipeline::fill_audit(audit, context, call);
   audit.outcome = shaped.note ? std::string(to_string(*shaped.note)) : "ok";
-  return Reply{std::move(shaped.data), std::move(shaped.warnings), {}, shaped.note};
+  return reply_of(std::move(shaped));
 }
 
 Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval,
@@ -592,7 +545,8 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
     CT_TRY_ASSIGN(Envelope done, run(*stored, Request{Gateway::Mutate, std::string(stored->domain),
                                                       std::string(stored->name), params, caller},
                                      &approving));
-    return Reply{std::move(done.data), std::move(done.warnings), {}, {}};
+    done.note.reset();
+    return reply_of(std::move(done));
   };
   context.run_inside = [this, caller = request.caller, approved = approval != nullptr](
                            Context& inside, const OperationSpec& op, const json::Value& params, AuditEntry& audit,
@@ -660,7 +614,8 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
       audit_failure(call, context, audit, reply.error());
       return std::unexpected(std::move(reply.error()));
     }
-    ok = pipeline::shape(call, std::move(*reply), std::move(session_warnings), reply_budget, options_.drop_echoes);
+    ok = pipeline::shape(call, std::move(*reply), std::move(session_warnings), reply_budget, registry_.agent_writer(),
+                         options_.drop_echoes);
 
     if (!context.store) {
       if (context.store_error && call.writes()) {
@@ -696,7 +651,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
   if (!call.common.idempotency_key.empty()) {
     TimeMs now = context.now();
     CT_TRY(context.store->remember_idempotent(
-        {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok, registry_), now}, now - kIdempotencyWindowMs));
+        {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok, AdviceAsValue(registry_)), now}, now - kIdempotencyWindowMs));
   }
   CT_TRY(tx.commit());
   // A write in a session touched it (check_session): its lease is renewed.
@@ -749,7 +704,7 @@ Envelope Router::dispatch(const Request& request) {
   auto ran = run(spec, request, nullptr, &call_warnings);
   Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
   // What the call itself should learn (the original CLEO's param names) holds on a failure too.
-  if (!ran) envelope.warnings = std::move(call_warnings);
+  if (!ran) envelope.warnings.assign(call_warnings.begin(), call_warnings.end());
   // Named by the original CLEO's name: the reply says ours, success or not (last, so that a note's
   // own explanation stays first).
   if (spec.domain != request.domain || spec.name != request.operation)

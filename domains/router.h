@@ -1,6 +1,7 @@
 // The router: checks the gateway, finds the operation (with did-you-mean), validates params,
 // runs the handler in a transaction (read: deferred; mutate: immediate, audited) and produces the
-// lean envelope of docs/architecture.md §3.2. Transports (cli/, gateway/) call dispatch() and to_json().
+// lean envelope of docs/architecture.md §3.2. Transports (cli/, gateway/) call dispatch() and write
+// the envelope with to_json() and their own AdviceWriter (domains/envelope.h).
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "domains/context.h"
+#include "domains/envelope.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/workspace.h"
@@ -49,35 +51,6 @@ struct Request {
   json::Value params;  // an object, or null for none
   Caller caller = {};
 };
-
-struct Envelope {
-  bool success = true;
-  json::Value data;
-  std::optional<Error> error;
-  std::vector<std::string> warnings;
-  std::optional<Page> page;
-  std::optional<ErrorCode> note;   // success with a note (100–103)
-  json::Value meta;                // operational metadata, only when the caller asked (meta: true)
-  /// The caller's session after the call, when the call changed it (session.start/resume bind,
-  /// end/close unbind): the transport sends it with the caller's next calls. Not on the wire.
-  std::optional<std::string> rebind;
-  /// How long the call took, and how much of that it waited for the store's write lock (another
-  /// writer held it): what a transport tells the people watching (MCP's log). Not on the wire.
-  struct Timing {
-    double total_ms = 0;
-    double lock_wait_ms = 0;
-  } timing;
-
-  /// 0 on plain success, 100–103 for notes, the error's exit code on failure.
-  int exit_code() const;
-};
-
-/// The one function that turns an envelope into wire JSON (compact).
-/// Suggested calls are written in the MCP tools' syntax, each with the tool `registry` gives its operation.
-std::string to_json(const Envelope& envelope, const Registry& registry);
-json::Value to_value(const Envelope& envelope, const Registry& registry);
-json::Value error_to_value(const Error& error, const Registry& registry);
-Envelope failure(Error error);
 
 /// The remedy of an error code, for a failure whose raiser gave no fix: a concrete call where there
 /// is one (with the call's task id when it had one, else T001), a call the edges write their own way.

@@ -312,7 +312,8 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
   }
   auto router = routers_.take();
   auto reply = [&](const Envelope& envelope) {
-    HttpResponse response = json_reply(200, to_json(envelope, router->operations()));
+    // The page gets advice as JSON (Advice::parts_json) and shows each call its own way.
+    HttpResponse response = json_reply(200, to_json(envelope, AdviceAsJson(router->operations())));
     routers_.give_back(std::move(router));
     return response;
   };

@@ -57,7 +57,8 @@ std::string log_level_names() {
   return out;
 }
 
-std::vector<LogEntry> call_log(std::string_view operation, const Envelope& envelope, const LogThresholds& thresholds) {
+std::vector<LogEntry> call_log(std::string_view operation, const Envelope& envelope, const AdviceWriter& writer,
+                               const LogThresholds& thresholds) {
   std::vector<LogEntry> out;
   if (!envelope.warnings.empty()) {
     LogEntry warned = entry(LogLevel::Warning,
@@ -65,8 +66,10 @@ std::vector<LogEntry> call_log(std::string_view operation, const Envelope& envel
                                 (envelope.warnings.size() == 1 ? " warning" : " warnings"),
                             operation);
     json::Value warnings = json::Value::array();
-    for (std::size_t i = 0; i < envelope.warnings.size() && i < kMaxWarnings; ++i)
-      warnings.push_back(clip(envelope.warnings[i], kMaxWarningChars));
+    for (std::size_t i = 0; i < envelope.warnings.size() && i < kMaxWarnings; ++i) {
+      const json::Value written = writer.write(envelope.warnings[i]);
+      warnings.push_back(clip(written.is_string() ? written.as_string() : written.dump(), kMaxWarningChars));
+    }
     warned.data.set("warnings", std::move(warnings));
     out.push_back(std::move(warned));
   }

@@ -46,7 +46,8 @@ struct LogThresholds {
 /// of its reply (warning), a lock wait past the threshold (notice; a call that gave up waiting,
 /// E_LOCK_TIMEOUT, is a warning), a slow call (notice), a failure that is not the caller's — the
 /// store, a file, the server itself (error). Nothing for a call that went as asked.
-std::vector<LogEntry> call_log(std::string_view operation, const Envelope& envelope,
+/// Warnings are written as the reply writes them (`writer`: the MCP tools' syntax).
+std::vector<LogEntry> call_log(std::string_view operation, const Envelope& envelope, const AdviceWriter& writer,
                                const LogThresholds& thresholds = {});
 
 inline constexpr std::size_t kLogBurst = 10;          // messages at once

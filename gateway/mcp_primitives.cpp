@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/prompts.h"
 #include "disclosure/resources.h"
 #include "disclosure/suggest.h"
@@ -29,7 +30,7 @@ PrimitiveAnswer from_error(const Error& error, const Registry& registry, json::V
                        error.code == ErrorCode::Validation || error.code == ErrorCode::InvalidInput ||
                        error.code == ErrorCode::SessionNotFound;
   json::Value data = std::move(extra);
-  data.set("error", error_to_value(error, registry));
+  data.set("error", error_to_value(error, McpAdvice(registry)));
   return refused(callers ? RpcError::InvalidParams : RpcError::InternalError,
                  (callers ? "Invalid params: " : "") + error.message, std::move(data));
 }

@@ -6,6 +6,7 @@
 
 #include "core/json_parse.h"
 #include "core/log.h"
+#include "disclosure/mcp_syntax.h"
 #include "gateway/mcp_primitives.h"
 #include "gateway/outbox.h"
 #include "gateway/resource_watch.h"
@@ -578,7 +579,7 @@ Protocol::ToolCall Protocol::read_tool_call(const json::Value& params, const std
 std::string Protocol::tool_result(const Registry& registry, const std::string& server_meta,
                                   const Envelope& envelope, bool stateless) {
   // The envelope as structuredContent, mirrored as one text block (docs/architecture.md §3.2).
-  std::string body = to_json(envelope, registry);
+  std::string body = to_json(envelope, McpAdvice(registry));
   std::string out = R"({"content":[{"type":"text","text":)";
   json::write_string(out, body);
   out += R"(}],"structuredContent":)";
@@ -602,7 +603,8 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
     if (envelope.rebind) connection.session = *envelope.rebind;
     // What the people watching are told of it, when the client asked for a log.
     if (connection.log->level()) {
-      auto logged = connection.log->admit(call_log(call.request->domain + "." + call.request->operation, envelope));
+      auto logged = connection.log->admit(
+          call_log(call.request->domain + "." + call.request->operation, envelope, McpAdvice(registry_)));
       outcome.notifications.insert(outcome.notifications.end(), logged.begin(), logged.end());
     }
   }

@@ -13,10 +13,10 @@
 #include <functional>
 #include <thread>
 
+#include "cli/usage.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "disclosure/product.h"
-#include "domains/call_text.h"
 #include "domains/providers/providers.h"
 #include "engines/adapters/subprocess.h"
 #include "gateway/server_commands.h"
@@ -91,7 +91,7 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
     } else if (!probe.success) {
       std::fprintf(stderr, "ct serve: %s\n", probe.error->message.c_str());
       if (!probe.error->fix.empty())
-        std::fprintf(stderr, "  fix: %s\n", mcp_text(probe.error->fix, registry()).c_str());
+        std::fprintf(stderr, "  fix: %s\n", cli::advice_for_people(probe.error->fix, registry()).c_str());
       return probe.exit_code();
     }
   }
@@ -147,7 +147,7 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
   }
   HttpServer server(protocol, make_router, options, dashboard);
   if (auto bound = server.bind(); !bound) {
-    std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), mcp_text(bound.error().fix, operations).c_str());
+    std::fprintf(stderr, "ct serve: %s\n  fix: %s\n", bound.error().message.c_str(), cli::advice_for_people(bound.error().fix, operations).c_str());
     return bound.error().exit_code();
   }
   // Signals go to one thread that stops the server; the main thread serves.

@@ -137,7 +137,7 @@ Result<json::Value> diagnostics_json(Context& context) {
         for (auto need : spec.needs)
           if (seen.insert(need).second) needs.push_back(need);
     const fs::path where = root ? *root : fs::current_path();
-    json::Value probes = context.capabilities->probes(needs, where, *context.config, *context.registry);
+    json::Value probes = context.capabilities->probes(needs, where, *context.config);
     json::Value summary = json::Value::array();
     if (probes.is_array())
       for (const auto& probe : probes.as_array()) {

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "core/text.h"
-#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/evidence.h"
 #include "domains/params.h"
@@ -42,7 +41,7 @@ json::Value states_json(const std::vector<LifecycleState>& states, std::string_v
 
 /// The reply of a change: the subject, the new state, what it was, and an E_NO_CHANGE note when
 /// it already was so.
-Reply change_reply(const LifecycleChange& change, std::string_view key, const Registry& registry) {
+Reply change_reply(const LifecycleChange& change, std::string_view key) {
   json::Value data = json::Value::object();
   data.set("id", change.state.subject);
   json::Value state = state_json(change.state, key);
@@ -50,7 +49,7 @@ Reply change_reply(const LifecycleChange& change, std::string_view key, const Re
   data.set("from", change.from);
   if (!change.reset.empty()) data.set("reset", json::Value::array_of(change.reset));
   Reply reply{std::move(data), {}, {}, {}};
-  for (const auto& warning : change.warnings) reply.warnings.push_back(mcp_text(warning, registry));
+  reply.advice_warnings = change.warnings;
   if (!change.changed) reply.note = ErrorCode::NoChange;
   return reply;
 }
@@ -221,21 +220,21 @@ Result<Reply> record(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Task epic, lifecycle.stage_subject(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.record(epic, params.str("stage"), params.str("status"),
                                                          params.opt_str("notes").value_or("")));
-  return change_reply(change, "stage", *context.registry);
+  return change_reply(change, "stage");
 }
 
 Result<Reply> skip(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
   CT_TRY_ASSIGN(Task epic, lifecycle.stage_subject(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.skip(epic, params.str("stage"), params.str("reason")));
-  return change_reply(change, "stage", *context.registry);
+  return change_reply(change, "stage");
 }
 
 Result<Reply> reset(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
   CT_TRY_ASSIGN(Task epic, lifecycle.stage_subject(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.reset(epic, params.str("stage"), params.str("reason")));
-  return change_reply(change, "stage", *context.registry);
+  return change_reply(change, "stage");
 }
 
 Result<Reply> gate_pass(Context& context, const Params& params) {
@@ -249,7 +248,7 @@ Result<Reply> gate_pass(Context& context, const Params& params) {
   CT_TRY_ASSIGN(LifecycleChange change,
                 lifecycle.pass_gate(task, params.str("gate"), params.opt_str("notes").value_or(""),
                                     evidence::summary(recorded)));
-  Reply reply = change_reply(change, "gate", *context.registry);
+  Reply reply = change_reply(change, "gate");
   for (auto& warning : warnings) reply.warnings.push_back(std::move(warning));
   if (!recorded.empty()) {
     json::Value atoms = json::Value::array();
@@ -277,7 +276,7 @@ Result<Reply> gate_fail(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Task task, lifecycle.task(params.str("id")));
   CT_TRY_ASSIGN(LifecycleChange change, lifecycle.fail_gate(task, params.str("gate"), params.str("notes"),
                                                             params.opt_str("evidence").value_or("")));
-  return change_reply(change, "gate", *context.registry);
+  return change_reply(change, "gate");
 }
 
 ParamSpec id_param(std::string_view description) {

@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "core/text.h"
-#include "domains/call_text.h"
 
 namespace ct::memory {
 namespace {
@@ -275,21 +274,16 @@ Result<std::vector<Found>> for_task(Context& context, const std::string& task_id
   return found;
 }
 
-std::string prompt_block(const Registry& registry, const std::vector<Found>& found, const std::string& task_id) {
-  if (found.empty()) return "";
+Advice prompt_block(const std::vector<Found>& found, const std::string& task_id) {
+  if (found.empty()) return {};
   std::string out;
-  std::vector<std::string> ids;
   for (const auto& item : found) {
     out += "- " + item.entry.id + " [" + item.entry.kind + "] " + item.entry.title;
     if (!item.entry.body.empty()) out += ": " + clip(item.entry.body, 240);
     out += "\n";
-    ids.push_back(item.entry.id);
   }
-  json::Value params = json::Value::object();
-  params.set("ids", json::Value::array_of(std::vector<std::string>{ids.front()}));
-  params.set("taskId", task_id);
-  out += "When done, declare the ones you applied: " + mcp_call(Call{"memory.applied", std::move(params)}, registry) + "\n";
-  return out;
+  out += "When done, declare the ones you applied: ";
+  return out + call("memory.applied", {{"ids", json::Value::Array{found.front().entry.id}}, {"taskId", task_id}}) + "\n";
 }
 
 std::vector<std::string_view> kind_choices() { return {kKinds.begin(), kKinds.end()}; }

@@ -57,8 +57,8 @@ json::Value stale_json(const Staleness& stale);
 /// memory.promptEntries, active and fresh, for its files, labels, epics and words of its title.
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id);
 /// Those entries as prompt lines ("- M003 [convention] title: body"), and the call that declares
-/// which were applied; empty when there are none.
-std::string prompt_block(const Registry& registry, const std::vector<Found>& found, const std::string& task_id);
+/// which were applied, for the prompt's writer to spell (disclosure/spawn.h); empty when there are none.
+Advice prompt_block(const std::vector<Found>& found, const std::string& task_id);
 
 /// Whether an agent's entry of `kind` waits for a person (memory.verifyKinds).
 bool needs_person(const Context& context, std::string_view kind);

@@ -26,6 +26,6 @@ Result<Readiness> readiness(Context& context, const std::string& id);
 
 /// {id, ready, blockers[], recommendations[]} — orchestrate.validate's reply and the details of a
 /// spawn that is refused.
-json::Value readiness_json(const Readiness& readiness, const Registry& registry);
+json::Value readiness_json(const Readiness& readiness);
 
 }  // namespace ct::orchestrate

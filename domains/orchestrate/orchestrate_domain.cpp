@@ -11,7 +11,6 @@
 
 #include "core/text.h"
 #include "domains/analysis.h"
-#include "domains/call_text.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
@@ -106,13 +105,13 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
   return out;
 }
 
-json::Value readiness_json(const Readiness& readiness, const Registry& registry) {
+json::Value readiness_json(const Readiness& readiness) {
   json::Value out = json::Value::object();
   out.set("id", readiness.task.id);
   out.set("ready", readiness.ready);
   out.set("blockers", readiness.blockers);
   json::Value recommendations = json::Value::array();
-  for (const auto& advice : readiness.recommendations) recommendations.push_back(mcp_text(advice, registry));
+  for (const auto& advice : readiness.recommendations) recommendations.push_back(advice.to_value());
   out.set("recommendations", std::move(recommendations));
   return out;
 }
@@ -481,7 +480,7 @@ Result<Reply> startup(Context& context, const Params& params) {
 Result<Reply> validate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(orchestrate::Readiness result, orchestrate::readiness(context, params.str("id")));
   if (context.audit) context.audit->task_id = result.task.id;
-  return Reply{orchestrate::readiness_json(result, *context.registry), {}, {}, {}};
+  return Reply{orchestrate::readiness_json(result), {}, {}, {}};
 }
 
 }  // namespace

@@ -21,7 +21,6 @@
 #include "core/text.h"
 #include "domains/analysis.h"
 #include "domains/batch.h"
-#include "domains/call_text.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/rules/task_engine.h"

@@ -14,7 +14,7 @@
 
 #include "core/text.h"
 #include "domains/memory/memory_common.h"
-#include "domains/call_text.h"
+#include "domains/envelope.h"
 #include "domains/changes.h"
 #include "domains/claims.h"
 #include "domains/projection.h"
@@ -82,7 +82,7 @@ Result<std::optional<Task>> focus_of(Context& context, const Session& session) {
 struct Section {
   std::string key;
   std::vector<json::Value> rows;
-  std::string more_call;  // the call that reads the rest (as the MCP tools write it)
+  json::Value more_call;  // the call that reads the rest, as advice (Advice::to_value); null: none
   std::size_t cut = 0;
 };
 
@@ -90,7 +90,12 @@ struct Section {
 
 Result<Reply> briefing(Context& context, const Params& params) {
   const TimeMs now = context.now();
-  auto text = [&](const Advice& advice) { return mcp_text(advice, *context.registry); };
+  // What the briefing holds and costs as agents read it: its calls in their tools' syntax.
+  auto agents_text = [&](const json::Value& value) {
+    std::string out;
+    write_json(out, value, context.registry->agent_writer());
+    return out;
+  };
   CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, params, now));
   json::Value data = json::Value::object();
   std::optional<Scope> scope;
@@ -113,14 +118,15 @@ Result<Reply> briefing(Context& context, const Params& params) {
   // The first call to make: carry on in the session, or take its work over in one of one's own.
   const bool own = session && session->id == context.session;
   if (session && !own) {
-    data.set("then", text(session->status == SessionStatus::Ended ? call("session.start", {{"scope", session->scope}})
-                                                                    : call("session.resume", {{"id", session->id}})));
+    data.set("then", (session->status == SessionStatus::Ended ? call("session.start", {{"scope", session->scope}})
+                                                                : call("session.resume", {{"id", session->id}}))
+                         .to_value());
   } else if (focus && focus->status != TaskStatus::Active) {
-    data.set("then", text(call("tasks.start", {{"id", focus->id}})));
+    data.set("then", call("tasks.start", {{"id", focus->id}}).to_value());
   }
 
-  Section notes{"notes", {}, focus ? text(call("tasks.show", {{"id", focus->id}})) : ""};
-  Section finished{"finished", {}, focus ? text(call("tasks.deps", {{"id", focus->id}})) : ""};
+  Section notes{"notes", {}, focus ? call("tasks.show", {{"id", focus->id}}).to_value() : json::Value()};
+  Section finished{"finished", {}, focus ? call("tasks.deps", {{"id", focus->id}}).to_value() : json::Value()};
   if (focus) {
     json::Value task = json::Value::object();
     task.set("id", focus->id);
@@ -159,7 +165,7 @@ Result<Reply> briefing(Context& context, const Params& params) {
   }
 
   // What the project knows for the focus task: its files, labels, epics and words.
-  Section remembered{"memory", {}, focus ? text(call("memory.find", {{"taskId", focus->id}})) : ""};
+  Section remembered{"memory", {}, focus ? call("memory.find", {{"taskId", focus->id}}).to_value() : json::Value()};
   if (focus) {
     CT_TRY_ASSIGN(std::vector<memory::Found> found, memory::for_task(context, focus->id));
     for (const auto& item : found) {
@@ -178,14 +184,14 @@ Result<Reply> briefing(Context& context, const Params& params) {
     SessionEngine engine(context.db(), *context.config, now, nullptr);  // reads only
     CT_TRY_ASSIGN(within, engine.tasks_of(*scope));
   }
-  Section ready{"ready", {}, text(call("tasks.next", {{"count", 10}}))};
+  Section ready{"ready", {}, call("tasks.next", {{"count", 10}}).to_value()};
   TaskEngine tasks(context.db(), *context.config, now, context.session, nullptr);
   CT_TRY_ASSIGN(std::vector<ScoredTask> picks, tasks.next(kReadyShown, within ? &*within : nullptr));
   for (const auto& pick : picks)
     if (!focus || pick.task.id != focus->id) ready.rows.push_back(task_suggestion(pick.task));
 
   // What others changed in scope since the session's own last write: the newest are kept.
-  Section changed{"changes", {}, ""};
+  Section changed{"changes", {}, json::Value()};
   if (session) {
     AuditQuery own_last;
     own_last.session = session->id;
@@ -193,7 +199,7 @@ Result<Reply> briefing(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::vector<AuditEntry> last, context.db().read_audit(own_last));
     const std::int64_t since = last.empty() ? 0 : last.front().seq;
     CT_TRY_ASSIGN(ChangePage page, read_changes(context, since, within ? &*within : nullptr, kChangesRead, session->id));
-    changed.more_call = text(call("system.changes", {{"sinceSeq", since}}));
+    changed.more_call = call("system.changes", {{"sinceSeq", since}}).to_value();
     // Newest first, so that the budget cuts the oldest.
     for (auto it = page.rows.rbegin(); it != page.rows.rend(); ++it) changed.rows.push_back(change_json(*it, false));
     if (page.more) ++changed.cut;
@@ -215,7 +221,7 @@ Result<Reply> briefing(Context& context, const Params& params) {
       }
     json::Value left = json::Value::array();
     for (Section* section : sections)
-      if (section->cut > 0 && !section->more_call.empty()) {
+      if (section->cut > 0 && !section->more_call.is_null()) {
         json::Value item = json::Value::object();
         item.set("what", section->key);
         item.set("count", static_cast<std::int64_t>(section->cut));
@@ -227,19 +233,19 @@ Result<Reply> briefing(Context& context, const Params& params) {
   };
   const auto budget = static_cast<std::size_t>(params.integer("budgetTokens"));
   json::Value out = assemble();
-  while (estimate_tokens(out.dump()) > budget) {
+  while (estimate_tokens(agents_text(out)) > budget) {
     auto victim = std::find_if(sections.rbegin(), sections.rend(), [](Section* s) { return !s->rows.empty(); });
     if (victim == sections.rend()) break;  // only the essentials are left: they go whole
     (*victim)->rows.pop_back();
     ++(*victim)->cut;
     out = assemble();
   }
-  out.set("tokens", static_cast<std::int64_t>(estimate_tokens(out.dump())));
+  out.set("tokens", static_cast<std::int64_t>(estimate_tokens(agents_text(out))));
   if (auto host = params.opt_str("hook")) {
     // An agent host's session-start hook: the briefing as the context it loads, in its format.
     std::string context_text = "CLEO briefing: where this project's work stands, to carry on (act through the "
-                               "cleo_query and cleo_mutate tools):\n" + out.dump();
-    if (!session) context_text = "CLEO briefing: no session yet (start one with session.start). " + out.dump();
+                               "cleo_query and cleo_mutate tools):\n" + agents_text(out);
+    if (!session) context_text = "CLEO briefing: no session yet (start one with session.start). " + agents_text(out);
     json::Value hooked = json::Value::object();
     hooked.set("hook", providers::hook_output(*providers::find(*host), context_text));
     return Reply{std::move(hooked), {}, {}, {}};

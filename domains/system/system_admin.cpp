@@ -6,7 +6,6 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/approval.h"
-#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/registry.h"
@@ -155,7 +154,7 @@ Result<Reply> health(Context& context, const Params&) {
     }
     if (status == "fail") overall = "fail";
     else if (status == "warn" && overall == "ok") overall = "warn";
-    if (!check.fix.empty()) check.item.set("fix", mcp_text(check.fix, *context.registry));
+    if (!check.fix.empty()) check.item.set("fix", check.fix.to_value());
     checks.push_back(std::move(check.item));
   };
   if (!context.store) {

@@ -1,7 +1,6 @@
 #include <algorithm>
 
 #include "core/text.h"
-#include "domains/call_text.h"
 #include "domains/params.h"
 #include "domains/system/capability_matrix.h"
 
@@ -54,7 +53,7 @@ Result<Reply> capabilities(Context& context, const Params& params) {
     if (!row.spec->needs.empty()) out.set("needs", json::Value::array_of(row.spec->needs));
     if (!row.availability.available) {
       out.set("reason", row.availability.reason);
-      out.set("fix", mcp_text(row.availability.fix, *context.registry));
+      out.set("fix", row.availability.fix.to_value());
       if (!row.spec->alternatives.empty()) out.set("alternatives", json::Value::array_of(row.spec->alternatives));
     }
     reply.data.push_back(std::move(out));

@@ -48,7 +48,7 @@ std::string protocol_check_name(Protocol protocol);
 
 /// {protocol, subject{id?, entryId?}, valid, score, passed, failed, skipped, rules[{id, level,
 /// status, message?, fix?}]}: failed and skipped rules only, every rule (with its text) when `full`.
-json::Value protocol_report_json(const ProtocolCheck& check, bool full, const Registry& registry);
+json::Value protocol_report_json(const ProtocolCheck& check, bool full);
 
 /// The error message and the fix of an invalid report.
 std::string protocol_summary(const ProtocolCheck& check);

@@ -10,7 +10,6 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/analysis.h"
-#include "domains/call_text.h"
 #include "domains/projection.h"
 #include "domains/validate/protocol_check.h"
 #include "domains/verdict.h"
@@ -283,7 +282,7 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
   return check;
 }
 
-json::Value protocol_report_json(const ProtocolCheck& check, bool full, const Registry& registry) {
+json::Value protocol_report_json(const ProtocolCheck& check, bool full) {
   const ProtocolReport& report = check.report;
   json::Value out = json::Value::object();
   out.set("protocol", to_string(report.protocol));
@@ -305,7 +304,7 @@ json::Value protocol_report_json(const ProtocolCheck& check, bool full, const Re
     item.set("status", to_string(result.status));
     if (full) item.set("text", result.rule->text);
     if (!result.message.empty()) item.set("message", result.message);
-    if (result.status == RuleStatus::Fail) item.set("fix", mcp_text(result.fix, registry));
+    if (result.status == RuleStatus::Fail) item.set("fix", result.fix.to_value());
     rules.push_back(std::move(item));
   }
   out.set("rules", std::move(rules));
@@ -386,7 +385,7 @@ Result<Reply> protocol(Context& context, const Params& params) {
     return Reply{rules_json(protocol_info(*parse_protocol(*name))), {}, {}, {}};
   }
   CT_TRY_ASSIGN(ProtocolCheck check, run_protocol_check(context, protocol_request(params)));
-  json::Value report = protocol_report_json(check, wants_full(params), *context.registry);
+  json::Value report = protocol_report_json(check, wants_full(params));
   return verdict(check.report.valid, std::move(report), std::move(check.warnings), protocol_summary(check),
                  protocol_fix(check), check.report.error_code());
 }
@@ -462,14 +461,14 @@ Result<void> check_entry(Context& context, const ResearchEntry& entry, std::vect
   return {};
 }
 
-json::Value problem_json(const ManifestProblem& problem, const Registry& registry) {
+json::Value problem_json(const ManifestProblem& problem) {
   json::Value out = json::Value::object();
   out.set("entryId", problem.entry_id);
   out.set("check", problem.check);
   out.set("severity", problem.error ? "error" : "warning");
   out.set("message", problem.message);
   if (!problem.field.empty()) out.set("field", problem.field);
-  out.set("fix", mcp_text(problem.fix, registry));
+  out.set("fix", problem.fix.to_value());
   return out;
 }
 
@@ -501,7 +500,7 @@ Result<Reply> manifest(Context& context, const Params& params) {
   }
   const auto limit = static_cast<std::size_t>(params.integer("limit"));
   json::Value listed = json::Value::array();
-  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) listed.push_back(problem_json(problems[i], *context.registry));
+  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) listed.push_back(problem_json(problems[i]));
   data.set("problems", std::move(listed));
   std::vector<std::string> warnings;
   if (problems.size() > limit)

@@ -9,7 +9,6 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/memory/memory_common.h"
-#include "domains/call_text.h"
 #include "domains/context.h"
 #include "domains/params.h"
 #include "domains/pipeline.h"
@@ -27,20 +26,20 @@ Validator validator(Context& context) {
                    [&context](FieldChange change) { context.record(std::move(change)); });
 }
 
-json::Value problem_json(const Problem& problem, const Registry& registry) {
+json::Value problem_json(const Problem& problem) {
   json::Value out = json::Value::object();
   out.set("check", problem.check);
   if (!problem.task_id.empty()) out.set("taskId", problem.task_id);
   if (!problem.session.empty()) out.set("session", problem.session);
   out.set("message", problem.message);
   out.set("repairable", problem.repairable);
-  out.set("fix", mcp_text(problem.fix, registry));
+  out.set("fix", problem.fix.to_value());
   return out;
 }
 
-json::Value problems_json(const std::vector<Problem>& problems, std::size_t limit, const Registry& registry) {
+json::Value problems_json(const std::vector<Problem>& problems, std::size_t limit) {
   json::Value list = json::Value::array();
-  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) list.push_back(problem_json(problems[i], registry));
+  for (std::size_t i = 0; i < problems.size() && i < limit; ++i) list.push_back(problem_json(problems[i]));
   return list;
 }
 
@@ -67,7 +66,7 @@ Result<Reply> schema(Context& context, const Params& params) {
     data.set("byCheck", std::move(by_check));
   }
   auto limit = static_cast<std::size_t>(params.integer("limit"));
-  data.set("problems", problems_json(problems, limit, *context.registry));
+  data.set("problems", problems_json(problems, limit));
   std::vector<std::string> warnings;
   if (problems.size() > limit)
     warnings.push_back("showing " + std::to_string(limit) + " of " + std::to_string(problems.size()) +
@@ -110,7 +109,7 @@ Result<Reply> task(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).task(id));
   json::Value data = json::Value::object();
   data.set("id", id);
-  data.set("problems", problems_json(problems, problems.size(), *context.registry));
+  data.set("problems", problems_json(problems, problems.size()));
   std::string summary = "Task " + id + " has " + std::to_string(problems.size()) + " problem" +
                         (problems.size() == 1 ? "" : "s") + (problems.empty() ? "" : ", first: " + problems.front().message);
   return verdict(problems.empty(), std::move(data), {}, std::move(summary),
@@ -135,7 +134,7 @@ Result<Reply> fix(Context& context, const Params& params) {
   }
   data.set("repaired", static_cast<std::int64_t>(report.repairs.size()));
   data.set("repairs", std::move(repairs));
-  data.set("remaining", problems_json(report.remaining, report.remaining.size(), *context.registry));
+  data.set("remaining", problems_json(report.remaining, report.remaining.size()));
   data.set("valid", report.remaining.empty() && (!dry_run || report.repairs.empty()));
   std::vector<std::string> warnings;
   if (!report.remaining.empty())
@@ -212,7 +211,7 @@ Result<Reply> run_protocol_external(Context& context, const Params& params) {
   data.set("passed", check.report.valid);
   data.set("score", static_cast<std::int64_t>(check.report.score));
   data.set("failed", std::move(failed));
-  data.set("report", validate::protocol_report_json(check, false, *context.registry));
+  data.set("report", validate::protocol_report_json(check, false));
   std::vector<std::string> warnings = std::move(check.warnings);
   if (!check.report.valid) warnings.insert(warnings.begin(), validate::protocol_summary(check));
   return Reply{std::move(data), std::move(warnings), {}, {}};

@@ -66,6 +66,14 @@ export class ApiError extends Error {
 }
 export class AuthRequired extends Error {}
 
+/** Advice as the server sends it to the page (a fix, a check's remedy): text, or its parts — text
+ *  and calls {operation, params?} — each call shown as its operation and params. */
+export function adviceText(advice) {
+  if (!Array.isArray(advice)) return advice || '';
+  return advice.map((part) => (typeof part === 'string' ? part
+    : part.params === undefined ? part.operation : `${part.operation} ${JSON.stringify(part.params)}`)).join('');
+}
+
 let onAuthRequired = () => {};
 export function setAuthHandler(fn) { onAuthRequired = fn; }
 
@@ -212,7 +220,7 @@ export function showError(err, context) {
     h('div', { class: 'error-text' },
       h('strong', { text: context ? `${context} failed. ` : 'Error. ' }),
       h('span', { 'data-testid': 'error-message', text: code + (err?.message || String(err)) })),
-    err?.fix ? h('div', { class: 'error-fix' }, 'Fix: ', h('code', { 'data-testid': 'error-fix', text: err.fix })) : null,
+    err?.fix ? h('div', { class: 'error-fix' }, 'Fix: ', h('code', { 'data-testid': 'error-fix', text: adviceText(err.fix) })) : null,
     h('button', { type: 'button', class: 'icon', 'aria-label': 'Dismiss the error', text: '✕', onclick: clearError }));
   box.hidden = false;
 }

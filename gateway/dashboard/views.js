@@ -2,7 +2,7 @@
 // refresh() (the store changed while it is on screen).
 import {
   state, h, $, fill, query, call, showError, statusBadge, priorityBadge, taskLink, fmtTime, ago,
-  duration, pool, empty, isWrite, write, AuthRequired, say,
+  duration, pool, empty, isWrite, write, AuthRequired, say, adviceText,
 } from './core.js';
 import { throughputChart, cycleChart, renderBurndown } from './charts.js';
 import { syncOptions } from './board.js';
@@ -401,7 +401,7 @@ export const activityView = {
       env = await query('system.log', { ...this.filters, limit: 50 });
     } catch (e) {
       if (e instanceof AuthRequired) return;
-      fill($('[data-testid=activity]'), h('p', { class: 'form-error', 'data-testid': 'activity-error', text: `${e.code}: ${e.message}` }, e.fix ? h('span', { text: ` Fix: ${e.fix}` }) : null));
+      fill($('[data-testid=activity]'), h('p', { class: 'form-error', 'data-testid': 'activity-error', text: `${e.code}: ${e.message}` }, e.fix ? h('span', { text: ` Fix: ${adviceText(e.fix)}` }) : null));
       return;
     }
     const data = Array.isArray(env.data) ? env.data : [];
@@ -534,7 +534,7 @@ export const healthView = {
           h('tbody', {}, checks.map((c) => h('tr', {},
             h('th', { scope: 'row', text: c.name }),
             h('td', {}, h('span', { class: `badge hs-${c.status}`, text: c.status })),
-            h('td', {}, c.detail || '', c.fix ? h('div', { class: 'small' }, 'Fix: ', h('code', { text: c.fix })) : null))))) : null),
+            h('td', {}, c.detail || '', c.fix ? h('div', { class: 'small' }, 'Fix: ', h('code', { text: adviceText(c.fix) })) : null))))) : null),
       h('section', { class: 'panel', 'aria-labelledby': 'hh-metrics' },
         h('h2', { id: 'hh-metrics', text: 'Latency per operation (since the server started)' }),
         m ? h('p', { class: 'muted', text: `${m.calls} calls, ${m.errors} errors` }) : null,
@@ -551,7 +551,7 @@ export const healthView = {
         unavailable.length ? h('table', { class: 'grid' },
           h('thead', {}, h('tr', {}, ['Operation', 'Why not', 'Fix'].map((c) => h('th', { scope: 'col', text: c })))),
           h('tbody', {}, unavailable.map((c) => h('tr', {},
-            h('td', { class: 'mono', text: c.operation }), h('td', { text: c.reason || '' }), h('td', {}, c.fix ? h('code', { text: c.fix }) : ''))))) : null,
+            h('td', { class: 'mono', text: c.operation }), h('td', { text: c.reason || '' }), h('td', {}, c.fix ? h('code', { text: adviceText(c.fix) }) : ''))))) : null,
         h('details', {}, h('summary', { text: 'Every operation' }),
           h('table', { class: 'grid small' },
             h('thead', {}, h('tr', {}, ['Operation', 'Tool', 'Engine', 'Available'].map((c) => h('th', { scope: 'col', text: c })))),

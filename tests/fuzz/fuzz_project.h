@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
 #include "fuzz_support.h"
@@ -55,7 +56,7 @@ inline void fresh_project(const std::filesystem::path& project) {
   std::filesystem::create_directories(project);
   Envelope init = make_router(project)->dispatch({Gateway::Mutate, "system", "init", json::Value()});
   if (!init.success) {
-    std::fprintf(stderr, "fuzz: system.init failed in %s: %s\n", project.c_str(), to_json(init, registry()).c_str());
+    std::fprintf(stderr, "fuzz: system.init failed in %s: %s\n", project.c_str(), to_json(init, McpAdvice(registry())).c_str());
     std::abort();
   }
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/json_parse.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "domains/router.h"
 #include "gateway/server_commands.h"
@@ -225,7 +226,7 @@ void check_store(std::string_view message) {
   for (const char* check : {"audit", "schema"}) {
     Envelope envelope = harness->router->dispatch({Gateway::Query, "validate", check, json::Value()});
     if (envelope.success || !envelope.error || envelope.error->code != ErrorCode::Validation) continue;
-    fuzz::finding(std::string("the product's own writes fail validate.") + check, message, to_json(envelope, registry()));
+    fuzz::finding(std::string("the product's own writes fail validate.") + check, message, to_json(envelope, McpAdvice(registry())));
   }
 }
 

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "core/clock.h"
+#include "disclosure/mcp_syntax.h"
 #include "unit/temp_dir.h"
 #include "core/json_parse.h"
 #include "domains/projection.h"
@@ -72,7 +73,7 @@ class Project {
     use_own_pg_schema();
     router_ = make_router(/*person=*/false);
     Envelope init = mutate("system", "init");
-    if (!init.success) throw std::runtime_error("init failed: " + to_json(init, registry()));
+    if (!init.success) throw std::runtime_error("init failed: " + to_json(init, McpAdvice(registry())));
   }
   /// A copy of another project's .cleo/ (its store, WAL included, and config): far cheaper than
   /// initialising and seeding a fresh one for every case. `seed`'s router must be idle. On
@@ -109,7 +110,7 @@ class Project {
   /// tasks.add returning the new id (fails the test run on error).
   std::string add(std::string_view params) {
     Envelope e = mutate("tasks", "add", params);
-    if (!e.success) throw std::runtime_error("add failed: " + to_json(e, registry()));
+    if (!e.success) throw std::runtime_error("add failed: " + to_json(e, McpAdvice(registry())));
     return e.data["id"].as_string();
   }
   const std::filesystem::path& dir() const { return dir_.path(); }
@@ -172,6 +173,17 @@ inline Envelope as_report(Envelope e) {
   report.data.erase("warnings");
   return report;
 }
+
+/// A reply's warnings as agents read them (their calls in the MCP tools' syntax).
+inline std::vector<std::string> warnings_of(const Envelope& e) {
+  std::vector<std::string> out;
+  for (const auto& warning : e.warnings) out.push_back(mcp_text(warning, registry()));
+  return out;
+}
+
+/// A reply's data (or any part of it) as agents read it: advice in it (Advice::to_value) written
+/// in the MCP tools' syntax, as the envelope's encoder writes it.
+inline json::Value as_agents_read(const json::Value& value) { return written(value, McpAdvice(registry())); }
 
 inline std::string code_of(const Envelope& e) {
   if (e.error) return std::string(to_string(e.error->code));

@@ -7,8 +7,8 @@
 
 #include "capability/plugins.h"
 #include "capability/probes.h"
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using capability::with_plugins;
@@ -95,13 +95,13 @@ TEST_CASE("a plug-in serves a new operation: request on stdin, envelope on stdou
   p.serve(R"({"demo.echo": {"command": ["./echo.sh"], "gateway": "query", "summary": "Echo the request",
                              "params": [{"name": "word", "type": "string", "max": 10}]}})");
   Envelope ok = p.call(Gateway::Query, "demo", "echo", R"({"word":"hello"})");
-  INFO(to_json(ok, registry()));
+  INFO(to_json(ok, McpAdvice(registry())));
   REQUIRE(ok.success);
   CHECK(ok.data["domain"].as_string() == "demo");
   CHECK(ok.data["operation"].as_string() == "echo");
   CHECK(ok.data["params"]["word"].as_string() == "hello");
   CHECK(ok.data["project"].as_string() == p.project.dir().string());
-  CHECK(ok.warnings == std::vector<std::string>{"from the plug-in"});
+  CHECK(test::warnings_of(ok) == std::vector<std::string>{"from the plug-in"});
   // Params are validated before the program runs.
   Envelope bad = p.call(Gateway::Query, "demo", "echo", R"({"word":"far too long for it"})");
   CHECK(test::code_of(bad) == "E_VALIDATION");  // a string, too long: a data rule (domains/params.h)
@@ -114,7 +114,7 @@ TEST_CASE("a plug-in replaces a native operation; its mutations are audited", "[
   p.script("add.sh", R"(cat > request.json; echo '{"success":true,"data":{"id":"X1","title":"elsewhere"}}')");
   p.serve(R"({"tasks.add": {"command": ["./add.sh"]}})");
   Envelope added = p.call(Gateway::Mutate, "tasks", "add", R"({"title":"Goes to the plug-in"})");
-  INFO(to_json(added, registry()));
+  INFO(to_json(added, McpAdvice(registry())));
   REQUIRE(added.success);
   CHECK(added.data["id"].as_string() == "X1");
   std::ifstream request(p.project.dir() / "request.json");
@@ -166,7 +166,7 @@ TEST_CASE("a misbehaving plug-in gets a precise error, never a hang or a crash",
   CHECK(p.call(Gateway::Query, "x", "notutf8").error->message.find("not UTF-8") != std::string::npos);
   Envelope fails = p.call(Gateway::Query, "x", "fails");
   CHECK(test::code_of(fails) == "E_ENGINE_FAILED");
-  CHECK(to_json(fails, registry()).find("something broke") != std::string::npos);
+  CHECK(to_json(fails, McpAdvice(registry())).find("something broke") != std::string::npos);
   CHECK(p.call(Gateway::Query, "x", "liar").error->message.find("no boolean 'success'") != std::string::npos);
   Envelope error = p.call(Gateway::Query, "x", "error");
   CHECK(test::code_of(error) == "E_NOT_FOUND");
@@ -224,7 +224,7 @@ TEST_CASE("a plug-in's pattern cannot stall or crash a worker", "[plugins][harde
   Envelope huge = p.router->dispatch({Gateway::Query, "demo", "check", big});
   CHECK(test::code_of(huge) == "E_VALIDATION");
   CHECK(huge.error->details["max"].as_int() == kMaxPatternedChars);
-  CHECK(to_json(huge, p.plugins.registry).size() < 4000);
+  CHECK(to_json(huge, McpAdvice(p.plugins.registry)).size() < 4000);
 }
 
 TEST_CASE("a plug-in's pattern must be one RE2 runs in linear time", "[plugins][hardening3]") {
@@ -258,18 +258,18 @@ TEST_CASE("what a plug-in writes reaches the caller neutralised: no raw ESC, NUL
               "x.lies": {"command": ["./lies.sh"], "gateway": "query", "summary": "s"},
               "x.stderr": {"command": ["./stderr.sh"], "gateway": "query", "summary": "s"}})");
   Envelope loud = p.call(Gateway::Query, "x", "loud");
-  INFO(to_json(loud, registry()));
+  INFO(to_json(loud, McpAdvice(registry())));
   REQUIRE(loud.success);
   CHECK(loud.data["t^[k"].as_string() == "^[[31mred^@ <U+202E>evil");
   CHECK(loud.data["n"].as_array()[1].as_string() == "^G");
-  CHECK(loud.warnings == std::vector<std::string>{"^[]0;title^G"});
+  CHECK(test::warnings_of(loud) == std::vector<std::string>{"^[]0;title^G"});
   Envelope lies = p.call(Gateway::Query, "x", "lies");
   REQUIRE(lies.error);
   CHECK(lies.error->message == "gone^[[2J");
   CHECK(mcp_text(lies.error->fix, registry()) == "<U+202E>ok");
   Envelope stderr_out = p.call(Gateway::Query, "x", "stderr");
   REQUIRE(stderr_out.error);
-  std::string all = to_json(stderr_out, registry());
+  std::string all = to_json(stderr_out, McpAdvice(registry()));
   CHECK(all.find("\\u001b") == std::string::npos);
   CHECK(all.find("\\u0000") == std::string::npos);
   CHECK(stderr_out.error->details["stderr"].as_string().find("bad ^[[31mthing^@") != std::string::npos);

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 
 #include "capability/probes.h"
+#include "disclosure/mcp_syntax.h"
 #include "engines/project/config.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using capability::ProbeResolver;
@@ -143,11 +143,14 @@ TEST_CASE("check: the first unmet need decides; no needs, no probe", "[capabilit
   auto out = resolver.check(needing({"program:frob", "program:nothere", "program:alsonot"}), bin.dir.path(), config);
   CHECK_FALSE(out.available);
   CHECK(out.need == "program:nothere");
-  json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config, ct::registry());
+  json::Value rows = resolver.probes({"program:frob", "program:nothere"}, bin.dir.path(), config);
   REQUIRE(rows.as_array().size() == 2);
   CHECK(rows.as_array()[0]["available"].as_bool());
   CHECK(rows.as_array()[0]["detail"].as_string() == (bin.dir.path() / "frob").string());
-  CHECK(rows.as_array()[1]["fix"].as_string().find("install nothere") != std::string::npos);
+  // The fix is advice, which the edge writes (domains/envelope.h).
+  std::optional<Advice> fix = Advice::from_value(rows.as_array()[1]["fix"]);
+  REQUIRE(fix);
+  CHECK(fix->plain_text().find("install nothere") != std::string::npos);
 }
 
 TEST_CASE("the router refuses an unavailable operation before anything runs", "[capability][router]") {

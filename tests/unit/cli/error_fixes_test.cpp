@@ -8,8 +8,8 @@
 
 #include "cli/usage.h"
 #include "cli/render.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
-#include "domains/call_text.h"
 #include "domains/router.h"
 #include "unit/test_support.h"
 
@@ -34,7 +34,7 @@ TEST_CASE("every error code has a fix for every operation, in MCP syntax that ct
       INFO(info.name << " for " << spec.full_name() << ": " << wire);
       REQUIRE_FALSE(fix.empty());
       CHECK_FALSE(wire.find("`ct ") != std::string::npos);  // agents get MCP syntax, never a shell command
-      CHECK_FALSE(mentions_mcp(cli::fix_for_people(fix, operations)));
+      CHECK_FALSE(mentions_mcp(cli::advice_for_people(fix, operations)));
     }
   }
 }
@@ -47,9 +47,9 @@ TEST_CASE("the errors the sweep found without a fix, or with the wrong one, now 
   p.add(R"({"title":"Second child","parent":"T001","depends":["T002"]})");
   auto fix_of = [](const Envelope& e) {
     REQUIRE(e.error);
-    INFO(to_json(e, registry()));
+    INFO(to_json(e, McpAdvice(registry())));
     CHECK_FALSE(e.error->fix.empty());
-    CHECK_FALSE(mentions_mcp(cli::fix_for_people(e.error->fix, registry())));
+    CHECK_FALSE(mentions_mcp(cli::advice_for_people(e.error->fix, registry())));
     return mcp_text(e.error->fix, registry());
   };
   // A dependency cycle: the fix drops the link that closes it.
@@ -69,5 +69,5 @@ TEST_CASE("the errors the sweep found without a fix, or with the wrong one, now 
   CHECK(fix_of(get).find("operation:'show'") != std::string::npos);
   CHECK(p.mutate("tasks", "done", R"({"id":"T002"})").error->details["didYouMean"].as_string() == "complete");
   // The CLI shows it as a command line.
-  CHECK(cli::fix_for_people(get.error->fix, registry()).starts_with("ct show"));
+  CHECK(cli::advice_for_people(get.error->fix, registry()).starts_with("ct show"));
 }

@@ -12,6 +12,7 @@
 #include "cli/command_tree.h"
 #include "core/json_parse.h"
 #include "disclosure/help_levels.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "unit/cli/shell_words.h"
 #include "unit/test_support.h"
@@ -151,7 +152,7 @@ TEST_CASE("every call and ct command shown in help and templates runs", "[cli][d
       if (!seen.insert(shown.text).second) continue;
       auto project = seeded_project();
       Envelope envelope = run_mcp(*project, shown.text);
-      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope, registry()));
+      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope, McpAdvice(registry())));
       CHECK_FALSE(malformed_call(envelope));
       ++runs;
     }
@@ -160,7 +161,7 @@ TEST_CASE("every call and ct command shown in help and templates runs", "[cli][d
       if (!seen.insert(shown.text).second) continue;
       auto project = seeded_project();
       Envelope envelope = run_ct(*project, shown.text);
-      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope, registry()));
+      INFO(source << ": " << shown.text << "\n  → " << to_json(envelope, McpAdvice(registry())));
       CHECK_FALSE(malformed_call(envelope));
       ++runs;
     }
@@ -187,7 +188,7 @@ TEST_CASE("each level-0 quick-reference call succeeds on a fresh project", "[cli
   for (const auto& call : calls) {
     auto project = seeded_project();
     Envelope envelope = run_mcp(*project, call.text);
-    INFO(call.text << "\n  → " << to_json(envelope, registry()));
+    INFO(call.text << "\n  → " << to_json(envelope, McpAdvice(registry())));
     CHECK(envelope.success);
   }
 }

@@ -97,11 +97,11 @@ TEST_CASE("the operation footer documents returns, examples and errors", "[cli][
 
 TEST_CASE("the calls of a fix become ct command lines", "[cli][help]") {
   using ct::call;
-  using ct::cli::fix_for_people;
+  using ct::cli::advice_for_people;
   const auto& registry = ct::registry();
-  CHECK(fix_for_people(call("tasks.find", {{"query", "T9999"}}), registry) == "ct find T9999");
-  CHECK(fix_for_people(call("tasks.promote", {{"id", "T5"}}) + " first", registry) == "`ct tasks promote T5` first");
-  CHECK(fix_for_people(call("tasks.archive", {{"all", true}}), registry) == "ct tasks archive --all");
+  CHECK(advice_for_people(call("tasks.find", {{"query", "T9999"}}), registry) == "ct find T9999");
+  CHECK(advice_for_people(call("tasks.promote", {{"id", "T5"}}) + " first", registry) == "`ct tasks promote T5` first");
+  CHECK(advice_for_people(call("tasks.archive", {{"all", true}}), registry) == "ct tasks archive --all");
   // Plain advice stays as it is.
-  CHECK(fix_for_people("check the permissions of /x", registry) == "check the permissions of /x");
+  CHECK(advice_for_people("check the permissions of /x", registry) == "check the permissions of /x");
 }

@@ -9,9 +9,9 @@
 #include "core/sha256.h"
 #include "disclosure/cli_syntax.h"
 #include "disclosure/help_levels.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using namespace ct::disclosure;
@@ -224,7 +224,7 @@ TEST_CASE("system.help serves the levels with a hash and honours knownHash", "[d
   Envelope ignored = project.query("system", "help", R"({"level":3,"domain":"tasks"})");
   REQUIRE(ignored.success);
   REQUIRE(ignored.warnings.size() == 1);
-  CHECK(ignored.warnings[0].find("ignored") != std::string::npos);
+  CHECK(test::warnings_of(ignored)[0].find("ignored") != std::string::npos);
 }
 
 TEST_CASE("system.help works without a project", "[disclosure][help]") {

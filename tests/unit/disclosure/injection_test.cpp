@@ -10,10 +10,10 @@
 
 #include "disclosure/help_levels.h"
 #include "disclosure/injection.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "unit/core/env_guard.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using namespace ct::disclosure;
@@ -410,7 +410,7 @@ TEST_CASE("a block keeps its level: inject, check and init without a level leave
   CHECK(test::code_of(refreshed) == "E_ALREADY_EXISTS");
   CHECK(refreshed.data["instructions"] == test::parse_json(R"([{"file":"CLAUDE.md","action":"updated","level":3}])"));
   REQUIRE(refreshed.warnings.size() == 2);
-  CHECK(refreshed.warnings[1] == "agent instructions refreshed: CLAUDE.md (updated)");
+  CHECK(test::warnings_of(refreshed)[1] == "agent instructions refreshed: CLAUDE.md (updated)");
   CHECK(slurp(dir.path() / "CLAUDE.md") == claude);
 
   // An explicit level still changes it.
@@ -478,10 +478,10 @@ TEST_CASE("system.inject with no instruction file is not 'current': an E_NO_DATA
     INFO(params);
     CHECK(none.success);
     CHECK(test::code_of(none) == "E_NO_DATA");
-    REQUIRE(none.warnings.size() == 1);
-    CHECK(none.warnings[0].find("create: true") != std::string::npos);
+    REQUIRE(test::warnings_of(none).size() == 1);
+    CHECK(test::warnings_of(none)[0].find("create: true") != std::string::npos);
   }
-  CHECK(call(R"({"targets":["GEMINI.md"]})").warnings[0].starts_with("no instruction file (GEMINI.md)"));
+  CHECK(test::warnings_of(call(R"({"targets":["GEMINI.md"]})"))[0].starts_with("no instruction file (GEMINI.md)"));
   // Once a file exists it is checked as before.
   REQUIRE(call(R"({"targets":["AGENTS.md"],"create":true})").success);
   Envelope current = call(R"({"check":true})");

@@ -2,6 +2,7 @@
 // last note), the skill's level, and a refusal carrying the readiness report.
 #include <catch2/catch.hpp>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -11,7 +12,7 @@ namespace {
 
 std::string prompt_of(test::Project& p, std::string_view params) {
   Envelope spawned = p.mutate("orchestrate", "spawn", params);
-  INFO(to_json(spawned, registry()));
+  INFO(to_json(spawned, McpAdvice(registry())));
   REQUIRE(spawned.success);
   return spawned.data["prompt"].as_string();
 }

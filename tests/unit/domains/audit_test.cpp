@@ -25,7 +25,7 @@ TEST_CASE("a repeated idempotencyKey returns the first result without running ag
   REQUIRE(again.success);
   CHECK(again.data == first.data);
   REQUIRE(again.warnings.size() == 1);
-  CHECK(again.warnings[0].find("replayed") == 0);
+  CHECK(test::warnings_of(again)[0].find("replayed") == 0);
   CHECK(p.query("tasks", "list").data.size() == 1);
   // The same key for a different call is refused, and nothing runs.
   auto other = p.mutate("tasks", "add", R"({"title":"Something else","idempotencyKey":"agent-7:add-1"})");

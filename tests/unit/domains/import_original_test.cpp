@@ -14,6 +14,7 @@
 
 #include "core/sha256.h"
 #include "core/text.h"
+#include "disclosure/mcp_syntax.h"
 #include "domains/tasks/original_store.h"
 #include "unit/test_support.h"
 
@@ -24,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Envelope must(Envelope e) {
-  INFO(to_json(e, registry()));
+  INFO(to_json(e, McpAdvice(registry())));
   REQUIRE(e.success);
   return e;
 }
@@ -332,7 +333,7 @@ TEST_CASE("the dry run says what maps where and what has no place, with counts, 
   CHECK(unmapped["config.validation.testing.command"] == json::Value(1));  // runs a program: a person sets it
   CHECK_FALSE(unmapped.contains("task.positionVersion"));                  // derived, not a loss
   bool said_active = false;
-  for (const auto& warning : dry.warnings) said_active = said_active || warning.find("active → pending") != std::string::npos;
+  for (const auto& warning : test::warnings_of(dry)) said_active = said_active || warning.find("active → pending") != std::string::npos;
   CHECK(said_active);
   nothing_imported(p, config_before);
 }
@@ -595,7 +596,7 @@ TEST_CASE("cleo.db of the original's main branch: its tasks_ tables", "[import][
   CHECK(must(p.query("session", "show", R"({"id":"ses_20250401090000a1b2c3"})")).data["scope"] == json::Value("epic:T010"));
   CHECK(imported.data.dump().find("secret-token") == std::string::npos);
   bool said_other_tables = false;
-  for (const auto& warning : imported.warnings) said_other_tables = said_other_tables || warning.find("outside the tasks domain") != std::string::npos;
+  for (const auto& warning : test::warnings_of(imported)) said_other_tables = said_other_tables || warning.find("outside the tasks domain") != std::string::npos;
   CHECK(said_other_tables);
 }
 
@@ -605,7 +606,7 @@ TEST_CASE("odd and broken stores are refused plainly, and nothing is half-import
   const fs::path dir = p.dir() / "old" / ".cleo";
   auto refused = [&](std::string_view path = "old/.cleo") {
     Envelope e = import(p, from(path));
-    INFO(to_json(e, registry()));
+    INFO(to_json(e, McpAdvice(registry())));
     REQUIRE_FALSE(e.success);
     nothing_imported(p, config_before);
     return e;
@@ -674,7 +675,7 @@ TEST_CASE("odd and broken stores are refused plainly, and nothing is half-import
     CHECK(show(p, "T003")["depends"] == test::parse_json(R"(["T002"])"));
     CHECK_FALSE(show(p, "T003").contains("relates"));
     bool said = false;
-    for (const auto& warning : skipped.warnings) said = said || warning.find("depends T099 is not in the store") != std::string::npos;
+    for (const auto& warning : test::warnings_of(skipped)) said = said || warning.find("depends T099 is not in the store") != std::string::npos;
     CHECK(said);
   }
   SECTION("a session whose scope names a task the store does not hold") {
@@ -736,7 +737,7 @@ TEST_CASE("optional files may be missing: todo.json alone is a store", "[import]
   CHECK(imported.data["imported"] == json::Value(5));
   CHECK_FALSE(imported.data.contains("sessions"));
   bool said = false;
-  for (const auto& warning : imported.warnings) said = said || warning.find("todo-archive.json is not in") != std::string::npos;
+  for (const auto& warning : test::warnings_of(imported)) said = said || warning.find("todo-archive.json is not in") != std::string::npos;
   CHECK(said);
 }
 
@@ -760,7 +761,7 @@ TEST_CASE("a value set here is kept over the original's, and said", "[import][or
   Envelope imported = must(import(p, from("old/.cleo")));
   CHECK_FALSE(imported.data["config"].contains("session.maxConcurrent"));
   bool said = false;
-  for (const auto& warning : imported.warnings) said = said || warning.find("kept this project's 5") != std::string::npos;
+  for (const auto& warning : test::warnings_of(imported)) said = said || warning.find("kept this project's 5") != std::string::npos;
   CHECK(said);
   auto config = Config::load(p.dir() / ".cleo" / "config.json");
   REQUIRE(config);
@@ -892,7 +893,7 @@ std::size_t memory_count(test::Project& p) {
 }
 
 bool said(const Envelope& e, std::string_view text) {
-  return std::ranges::any_of(e.warnings, [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
+  return std::ranges::any_of(test::warnings_of(e), [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
 }
 
 }  // namespace

@@ -150,7 +150,7 @@ TEST_CASE("issues.create without gh, or with gh logged out, returns the report a
     REQUIRE(e.success);
     CHECK_FALSE(e.data["filed"].as_bool());
     REQUIRE(e.warnings.size() == 1);
-    CHECK(e.warnings[0].find("gh (the GitHub CLI) is not on PATH") != std::string::npos);
+    CHECK(test::warnings_of(e)[0].find("gh (the GitHub CLI) is not on PATH") != std::string::npos);
     CHECK(e.data["command"].as_array()[0].as_string() == "gh");
     CHECK(e.data["commandText"].as_string().starts_with("gh issue create"));
   }
@@ -161,8 +161,8 @@ TEST_CASE("issues.create without gh, or with gh logged out, returns the report a
     REQUIRE(e.success);
     CHECK_FALSE(e.data["filed"].as_bool());
     REQUIRE(e.warnings.size() == 1);
-    CHECK(e.warnings[0].find("not authenticated") != std::string::npos);
-    CHECK(e.warnings[0].find("gh auth login") != std::string::npos);
+    CHECK(test::warnings_of(e)[0].find("not authenticated") != std::string::npos);
+    CHECK(test::warnings_of(e)[0].find("gh auth login") != std::string::npos);
     auto calls = gh_calls(p.dir() / "gh.log");
     REQUIRE(calls.size() == 1);  // only `gh auth status`
     CHECK(calls[0] == std::vector<std::string>{"auth", "status"});

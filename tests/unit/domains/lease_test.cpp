@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "engines/rules/claim_lease.h"
 
@@ -101,7 +102,7 @@ TEST_CASE("a silent holder's task is refused until its lease ends, then taken ov
   // The claim lapses by itself: the same call may succeed then, and the error says when (issue 50).
   CHECK(early.error->retryable());
   CHECK(early.error->retry_after_seconds == std::optional<std::int64_t>(60));
-  CHECK(to_value(early, registry())["error"]["retryAfter"] == json::Value(60));
+  CHECK(to_value(early, McpAdvice(registry()))["error"]["retryAfter"] == json::Value(60));
   bool offers_reclaim = false;
   for (const auto& alternative : early.error->alternatives) offers_reclaim |= alternative.operation == "tasks.reclaim";
   CHECK(offers_reclaim);

@@ -3,8 +3,8 @@
 // the later ones, separate agents; and tasks.complete refusing or warning per enforcement.
 #include <catch2/catch.hpp>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -63,7 +63,7 @@ TEST_CASE("an epic walks all eight stages with gates, in strict and advisory mod
     CHECK(readiness.data["blockers"].as_array()[0]["kind"].as_string() == "lifecycle");
     CHECK(readiness.data["blockers"].as_array()[0]["missing"].size() == 4);
   } else {
-    CHECK(to_json(readiness, registry()).find("waits for stages research, consensus") != std::string::npos);
+    CHECK(to_json(readiness, McpAdvice(registry())).find("waits for stages research, consensus") != std::string::npos);
   }
   const std::vector<std::string> stages = {"research", "consensus", "specification", "decomposition",
                                            "implementation", "validation", "testing", "release"};
@@ -80,7 +80,7 @@ TEST_CASE("an epic walks all eight stages with gates, in strict and advisory mod
       } else {
         REQUIRE(early.success);
         REQUIRE(early.warnings.size() == 1);
-        CHECK(early.warnings[0].find(stages[i]) != std::string::npos);
+        CHECK(test::warnings_of(early)[0].find(stages[i]) != std::string::npos);
         REQUIRE(p.mutate("lifecycle", "reset", R"({"id":"T001","stage":")" + stages[i + 1] +
                                                    R"(","reason":"entered too early in this walk"})")
                     .success);
@@ -123,7 +123,7 @@ TEST_CASE("an epic walks all eight stages with gates, in strict and advisory mod
   CHECK_FALSE(status.data.contains("nextStage"));
   auto epic = complete(p, "T001");
   REQUIRE(epic.success);
-  for (const auto& warning : epic.warnings) CHECK(warning.find("stage") == std::string::npos);
+  for (const auto& warning : test::warnings_of(epic)) CHECK(warning.find("stage") == std::string::npos);
 
   auto history = p.query("lifecycle", "history", R"({"id":"T001","limit":3})");
   REQUIRE(history.success);
@@ -145,17 +145,17 @@ TEST_CASE("advisory mode warns where strict refuses; off says nothing", "[lifecy
   auto jumped = record(p, "testing", "active");
   REQUIRE(jumped.success);
   REQUIRE(jumped.warnings.size() == 1);
-  CHECK(jumped.warnings[0].find("consensus, specification, decomposition, implementation, validation") !=
+  CHECK(test::warnings_of(jumped)[0].find("consensus, specification, decomposition, implementation, validation") !=
         std::string::npos);
   auto early = complete(p, "T010");
   REQUIRE(early.success);
-  CHECK(early.warnings.front().find("cannot be completed") != std::string::npos);
+  CHECK(test::warnings_of(early).front().find("cannot be completed") != std::string::npos);
 
   set_config(p, "lifecycle.enforcement", "off");
   auto quiet = record(p, "release", "active");
   REQUIRE(quiet.success);
-  CHECK(quiet.warnings.empty());
-  for (const auto& warning : complete(p, "T001").warnings) CHECK(warning.find("stage") == std::string::npos);
+  CHECK(test::warnings_of(quiet).empty());
+  for (const auto& warning : test::warnings_of(complete(p, "T001"))) CHECK(warning.find("stage") == std::string::npos);
 }
 
 TEST_CASE("only reset undoes a finished stage, and only allowSkip stages are skipped", "[lifecycle]") {
@@ -188,7 +188,7 @@ TEST_CASE("only reset undoes a finished stage, and only allowSkip stages are ski
   CHECK(reset.data["status"].as_string() == "pending");
   CHECK(reset.data["from"].as_string() == "completed");
   REQUIRE(reset.warnings.size() == 1);
-  CHECK(reset.warnings[0].find("decomposition (active)") != std::string::npos);
+  CHECK(test::warnings_of(reset)[0].find("decomposition (active)") != std::string::npos);
   CHECK(code_of(p.mutate("lifecycle", "reset",
                          R"({"id":"T001","stage":"specification","reason":"the API changed under the spec"})")) ==
         "E_NO_CHANGE");
@@ -234,7 +234,7 @@ TEST_CASE("verification gates pass in order, a failure resets the later ones", "
   CHECK(shown.data["gates"]["implemented"].as_string() == "passed");
   CHECK(shown.data["gates"]["testsPassed"].as_string() == "failed");
   auto history = p.query("tasks", "history", R"({"id":"T001"})");
-  CHECK(to_json(history, registry()).find("gate.testsPassed") != std::string::npos);
+  CHECK(to_json(history, McpAdvice(registry())).find("gate.testsPassed") != std::string::npos);
   auto lifecycle_history = p.query("lifecycle", "history", R"({"id":"T001","kind":"gate"})");
   CHECK(lifecycle_history.data.size() == 5);  // 3 passes, the failure, the reset (a repeat is no event)
 }
@@ -256,7 +256,7 @@ TEST_CASE("verification.required gates tasks.complete; separate agents may not v
   set_config(p, "lifecycle.enforcement", "advisory");
   auto warned = complete(p, "T002");
   REQUIRE(warned.success);
-  CHECK(warned.warnings.front().find("verification.required") != std::string::npos);
+  CHECK(test::warnings_of(warned).front().find("verification.required") != std::string::npos);
 
   set_config(p, "verification.separateAgents", "true");
   p.add(R"({"title":"Polish the docs"})");

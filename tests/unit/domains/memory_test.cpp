@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "engines/rules/memory.h"
 #include "engines/store/store_backend.h"
@@ -402,7 +403,7 @@ TEST_CASE("a store made before project memory gets its tables when it is next op
                std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
   Envelope observed = later.dispatch({Gateway::Mutate, "memory", "observe",
                                       test::parse_json(R"({"kind":"learning","title":"Memory came with the upgrade"})")});
-  INFO(to_json(observed, registry()));
+  INFO(to_json(observed, McpAdvice(registry())));
   REQUIRE(observed.success);
   CHECK(observed.data["id"] == json::Value("M001"));
   Envelope version = later.dispatch({Gateway::Query, "system", "version", test::parse_json("{}")});
@@ -427,7 +428,7 @@ TEST_CASE("memory and evidence read no file that never ends: scope and evidence 
   REQUIRE(observed.success);
   CHECK(observed.data["anchoredFiles"] == json::Value(1));  // src/a.cpp alone
   std::string warnings;
-  for (const auto& warning : observed.warnings) warnings += warning + "\n";
+  for (const auto& warning : test::warnings_of(observed)) warnings += warning + "\n";
   CHECK(warnings.find("src/pagemap cannot be anchored") != std::string::npos);
   CHECK(warnings.find("outside the project") != std::string::npos);
   CHECK(warnings.find("src/fifo cannot be anchored") != std::string::npos);

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "disclosure/help_levels.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
-#include "domains/call_text.h"
 #include "domains/original_names.h"
 #include "domains/pipeline.h"
 #include "unit/test_support.h"
@@ -23,7 +23,7 @@ using ct::test::parse_json;
 namespace {
 
 bool has_warning(const Envelope& envelope, std::string_view text) {
-  for (const auto& warning : envelope.warnings)
+  for (const auto& warning : test::warnings_of(envelope))
     if (warning == text) return true;
   return false;
 }
@@ -120,7 +120,7 @@ TEST_CASE("every original name runs its operation, the reply naming ours", "[ori
       Envelope envelope = spec.gateway == Gateway::Query ? project.query(domain, name, params.dump())
                                                          : project.mutate(domain, name, params.dump());
       CHECK(has_warning(envelope, original_names::operation_warning(original, spec)));
-      CHECK(envelope.warnings.back() == std::string(original) + " is the original CLEO's name of " + spec.full_name() +
+      CHECK(test::warnings_of(envelope).back() == std::string(original) + " is the original CLEO's name of " + spec.full_name() +
                                             "; call " + spec.full_name());
       if (envelope.success) {
         CHECK(envelope.meta["domain"] == json::Value(spec.domain));
@@ -147,7 +147,7 @@ TEST_CASE("an original name in another domain runs there: orchestrate.skill.list
   Envelope skills = project.query("orchestrate", "skill.list");
   REQUIRE(skills.success);
   CHECK(skills.data == project.query("skills", "list").data);
-  CHECK(skills.warnings.back() == "orchestrate.skill.list is the original CLEO's name of skills.list; call skills.list");
+  CHECK(test::warnings_of(skills).back() == "orchestrate.skill.list is the original CLEO's name of skills.list; call skills.list");
 
   project.add(R"({"title":"Write the parser"})");
   REQUIRE(project.mutate("session", "start", R"({"scope":"global"})").success);
@@ -171,12 +171,12 @@ TEST_CASE("session.switch {sessionId} resumes and binds that session, as the ori
   REQUIRE(project.mutate("session", "suspend").success);
   project.set_session("");
   Envelope switched = project.mutate("session", "switch", R"({"sessionId":")" + id + R"("})");
-  INFO(to_json(switched, registry()));
+  INFO(to_json(switched, McpAdvice(registry())));
   REQUIRE(switched.success);
   CHECK(switched.data["id"] == json::Value(id));
   CHECK(switched.data["status"] == json::Value("active"));
   CHECK(project.session() == id);
-  CHECK(switched.warnings.back() == "session.switch is the original CLEO's name of session.resume; call session.resume");
+  CHECK(test::warnings_of(switched).back() == "session.switch is the original CLEO's name of session.resume; call session.resume");
   // Named by neither id nor sessionId, with none bound: which session is the question.
   project.set_session("");
   CHECK(code_of(project.mutate("session", "resume")) == "E_SESSION_REQUIRED");
@@ -189,12 +189,12 @@ TEST_CASE("taskId is taken for id, with a warning; given with a different id it 
   Envelope shown = project.query("tasks", "show", R"({"taskId":"T001"})");
   REQUIRE(shown.success);
   CHECK(shown.data["id"] == json::Value("T001"));
-  CHECK(shown.warnings == std::vector<std::string>{"taskId is the original CLEO's name of id; send id"});
+  CHECK(test::warnings_of(shown) == std::vector<std::string>{"taskId is the original CLEO's name of id; send id"});
 
   // A call that fails still says so: the agent learns our name either way.
   Envelope missing = project.mutate("tasks", "complete", R"({"taskId":"T099"})");
   CHECK(code_of(missing) == "E_NOT_FOUND");
-  CHECK(missing.warnings == std::vector<std::string>{"taskId is the original CLEO's name of id; send id"});
+  CHECK(test::warnings_of(missing) == std::vector<std::string>{"taskId is the original CLEO's name of id; send id"});
 
   // Both names of one task (spelled two ways) are one param.
   Envelope same = project.query("tasks", "show", R"({"taskId":"t1","id":"T001"})");
@@ -215,7 +215,7 @@ TEST_CASE("taskId is taken for id, with a warning; given with a different id it 
   REQUIRE(relate.success);
   CHECK(has_warning(relate, "taskId is the original CLEO's name of id; send id"));
   CHECK(has_warning(relate, "targetId is the original CLEO's name of target; send target"));
-  CHECK(relate.warnings.back() == "tasks.relates.add is the original CLEO's name of tasks.relate; call tasks.relate");
+  CHECK(test::warnings_of(relate).back() == "tasks.relates.add is the original CLEO's name of tasks.relate; call tasks.relate");
   CHECK(project.query("tasks", "relates", R"({"id":"T001"})").success);
 
   // An operation whose own param is called taskId keeps it (research.link: id is the entry).
@@ -248,7 +248,7 @@ TEST_CASE("every row of the param table names params the operations have", "[ori
   test::Project project;
   project.add(R"({"title":"Auth epic","type":"epic"})");
   Envelope check = project.query("lifecycle", "check", R"({"epicId":"T001","targetStage":"research"})");
-  INFO(to_json(check, registry()));
+  INFO(to_json(check, McpAdvice(registry())));
   REQUIRE(check.success);
   CHECK(check.warnings.size() == 2);
 }

@@ -2,10 +2,10 @@
 // ones produced, so it can be checked without a project or a whole dispatch.
 #include <catch2/catch.hpp>
 
+#include "disclosure/mcp_syntax.h"
 #include "domains/pipeline.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::parse_json;
@@ -137,10 +137,10 @@ TEST_CASE("shape cuts list replies to the budget and keeps warnings in order", "
     reply.data.push_back(std::move(row));
   }
   reply.warnings = {"first"};
-  Envelope whole = pipeline::shape(*call, reply, {"second"}, -1);
+  Envelope whole = pipeline::shape(*call, reply, {"second"}, -1, registry().agent_writer());
   CHECK(whole.data.as_array().size() == 200);
-  CHECK(whole.warnings == std::vector<std::string>{"first", "second"});
-  Envelope cut = pipeline::shape(*call, reply, {}, 2000);
+  CHECK(test::warnings_of(whole) == std::vector<std::string>{"first", "second"});
+  Envelope cut = pipeline::shape(*call, reply, {}, 2000, registry().agent_writer());
   CHECK(cut.data.as_array().size() < 200);
   CHECK(cut.data.dump().size() <= 2000);
   REQUIRE(cut.page);

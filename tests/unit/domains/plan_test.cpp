@@ -3,6 +3,7 @@
 // refused when what they rest on moved, rebased, discarded. Runs on both backends.
 #include <catch2/catch.hpp>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -14,7 +15,7 @@ ErrorCode code_of(const Envelope& e) { return e.error ? e.error->code : ErrorCod
 const json::Value& at(const json::Value& array, std::size_t i) { return array.as_array().at(i); }
 
 Envelope must(Envelope e) {
-  INFO(to_json(e, registry()));
+  INFO(to_json(e, McpAdvice(registry())));
   REQUIRE(e.success);
   return e;
 }
@@ -98,7 +99,7 @@ TEST_CASE("a sessionless tasks.batch advises against it once, not once per op (i
   Envelope ran = must(p.mutate("tasks", "batch", R"({"ops":)" + ops + "}"));
   REQUIRE_FALSE(ran.warnings.empty());
   std::size_t about_sessions = 0;
-  for (const auto& warning : ran.warnings) about_sessions += warning.find("no session") != std::string::npos ? 1 : 0;
+  for (const auto& warning : test::warnings_of(ran)) about_sessions += warning.find("no session") != std::string::npos ? 1 : 0;
   CHECK(about_sessions == 1);
 }
 
@@ -171,7 +172,7 @@ TEST_CASE("an op approval.required names refuses an agent's batch", "[plan][batc
   test::Project p;
   p.add(R"({"title":"Guarded"})");
   Envelope set = p.mutate_as_person("system", "config.set", R"({"key":"approval.required","value":"[\"tasks.delete\"]"})");
-  INFO(to_json(set, registry()));
+  INFO(to_json(set, McpAdvice(registry())));
   REQUIRE(set.success);
   Envelope refused = p.mutate("tasks", "batch", R"({"ops":[{"operation":"tasks.add","params":{"title":"Extra task"}},
       {"operation":"tasks.delete","params":{"id":"T001"}}]})");
@@ -234,7 +235,7 @@ TEST_CASE("plans: staged apart, compared, committed at once, undone whole", "[pl
   REQUIRE_FALSE(refused.success);
   CHECK(code_of(refused) == ErrorCode::ConcurrentModification);
   CHECK(refused.error->details["moved"].size() == 4);  // three added, T002 changed
-  CHECK(to_json(refused, registry()).find("operation:'rebase'") != std::string::npos);
+  CHECK(to_json(refused, McpAdvice(registry())).find("operation:'rebase'") != std::string::npos);
   Envelope rebased = must(p.mutate("plan", "rebase", R"({"plan":"PL002"})"));
   CHECK(rebased.data["moved"].size() == 4);
   CHECK(p.mutate("plan", "rebase", R"({"plan":"PL002"})").note == ErrorCode::NoChange);
@@ -435,7 +436,7 @@ TEST_CASE("issue 50: a field both changed is a conflict with base, ours and thei
   CHECK(conflict.error->message.find("priority") == std::string::npos);
   Envelope forced = must(p.mutate("plan", "rebase", R"({"plan":"PL001","force":true})"));
   REQUIRE(forced.warnings.size() == 1);
-  CHECK(forced.warnings.front() == "forced: T001.title 'Someone else's title' overwritten with 'Plan's title'");
+  CHECK(test::warnings_of(forced).front() == "forced: T001.title 'Someone else's title' overwritten with 'Plan's title'");
   CHECK(forced.data["overwrites"].size() == 1);
   must(p.mutate("plan", "commit", R"({"plan":"PL001"})"));
   const json::Value task = must(p.query("tasks", "show", R"({"id":"T001"})")).data;

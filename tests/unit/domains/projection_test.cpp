@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "disclosure/mcp_syntax.h"
 #include "domains/projection.h"
 #include "engines/store/task_json.h"
 #include "unit/test_support.h"
@@ -30,7 +31,7 @@ std::vector<std::string> ids_of(const Envelope& e) {
 
 void set_budget(test::Project& p, int bytes) {
   auto set = p.mutate("system", "config.set", R"({"key":"output.maxReplyBytes","value":")" + std::to_string(bytes) + "\"}");
-  INFO(to_json(set, registry()));
+  INFO(to_json(set, McpAdvice(registry())));
   REQUIRE(set.success);
 }
 
@@ -143,13 +144,13 @@ TEST_CASE("a reply over output.maxReplyBytes is cut, says so, and continues at n
   CHECK(kept > 1);
   CHECK(kept < 30);
   CHECK(first.data.dump().size() <= 1000);
-  json::Value wire = to_value(first, registry());
+  json::Value wire = to_value(first, McpAdvice(registry()));
   CHECK(wire["_meta"]["page"]["total"].as_int() == 30);
   CHECK(wire["_meta"]["page"]["hasMore"].as_bool());
   CHECK(wire["_meta"]["page"]["nextOffset"].as_int() == kept);
   REQUIRE(first.warnings.size() == 1);
-  CHECK(first.warnings[0].find("output.maxReplyBytes") != std::string::npos);
-  CHECK(first.warnings[0].find("offset " + std::to_string(kept)) != std::string::npos);
+  CHECK(test::warnings_of(first)[0].find("output.maxReplyBytes") != std::string::npos);
+  CHECK(test::warnings_of(first)[0].find("offset " + std::to_string(kept)) != std::string::npos);
 
   // Following nextOffset returns the rest, each task once, in order.
   std::vector<std::string> all = ids_of(first);
@@ -160,7 +161,7 @@ TEST_CASE("a reply over output.maxReplyBytes is cut, says so, and continues at n
     REQUIRE(next.data.size() > 0);
     for (auto& id : ids_of(next)) all.push_back(id);
     offset += static_cast<std::int64_t>(next.data.size());
-    json::Value meta = to_value(next, registry())["_meta"];
+    json::Value meta = to_value(next, McpAdvice(registry()))["_meta"];
     if (offset < 30) CHECK(meta["page"]["nextOffset"].as_int() == offset);
     else CHECK_FALSE(meta["page"]["hasMore"].as_bool());
   }
@@ -183,7 +184,7 @@ TEST_CASE("a cut search or log has no total but a continuation", "[projection][b
   REQUIRE(found.success);
   const auto kept = static_cast<std::int64_t>(found.data["rows"].size());
   CHECK(kept < 20);
-  json::Value page = to_value(found, registry())["_meta"]["page"];
+  json::Value page = to_value(found, McpAdvice(registry()))["_meta"]["page"];
   CHECK_FALSE(page.contains("total"));
   CHECK(page["hasMore"].as_bool());
   CHECK(page["nextOffset"].as_int() == kept);
@@ -208,10 +209,10 @@ TEST_CASE("projection helpers", "[projection]") {
     row.set("title", std::string(100, 'x'));
     rows.push_back(std::move(row));
   }
-  CHECK(rows_within(rows, 100000) == 3);
-  CHECK(rows_within(rows, 10) == 1);  // always one row: a caller makes progress
-  CHECK(rows_within(rows, static_cast<std::int64_t>(rows.dump().size())) == 3);
-  CHECK(rows_within(rows, static_cast<std::int64_t>(rows.dump().size()) - 1) == 2);
+  CHECK(rows_within(rows, 100000, registry().agent_writer()) == 3);
+  CHECK(rows_within(rows, 10, registry().agent_writer()) == 1);  // always one row: a caller makes progress
+  CHECK(rows_within(rows, static_cast<std::int64_t>(rows.dump().size()), registry().agent_writer()) == 3);
+  CHECK(rows_within(rows, static_cast<std::int64_t>(rows.dump().size()) - 1, registry().agent_writer()) == 2);
   std::vector<std::string> fields = {"id"};
   CHECK(select_fields(rows, fields).dump() == R"([{"id":"T000"},{"id":"T001"},{"id":"T002"}])");
 }

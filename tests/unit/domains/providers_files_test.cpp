@@ -14,9 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::backups_of;

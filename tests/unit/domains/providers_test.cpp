@@ -9,13 +9,13 @@
 #include <map>
 #include <sstream>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/core/env_guard.h"
 #include "domains/providers/providers.h"
 #include "engines/adapters/host_config.h"
 #include "engines/adapters/subprocess.h"
 #include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::backups_of;

@@ -7,11 +7,11 @@
 #include <regex>
 #include <sstream>
 
+#include "disclosure/mcp_syntax.h"
 #include "engines/rules/release_engine.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "engines/adapters/subprocess.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -292,7 +292,7 @@ TEST_CASE("release.ship dryRun lists every step with its argv and changes nothin
   REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.gates","value":"[[\"true\"]]"})").success);
   const std::string head = g.head();
   Envelope dry = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true,"dryRun":true})");
-  INFO(to_json(dry, registry()));
+  INFO(to_json(dry, McpAdvice(registry())));
   REQUIRE(dry.success);
   CHECK(dry.data["dryRun"].as_bool());
   CHECK(dry.data["branch"].as_string() == "main");
@@ -322,7 +322,7 @@ TEST_CASE("release.ship commits, tags and pushes; rollback removes the tag here 
   const std::string before = g.head();
 
   Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0","push":true})");
-  INFO(to_json(shipped, registry()));
+  INFO(to_json(shipped, McpAdvice(registry())));
   REQUIRE(shipped.success);
   CHECK(shipped.data["status"].as_string() == "released");
   CHECK(shipped.data["pushed"].as_bool());
@@ -346,14 +346,14 @@ TEST_CASE("release.ship commits, tags and pushes; rollback removes the tag here 
   CHECK(code_of(g.p.mutate("release", "plan", R"({"version":"1.0.0","remove":["T003"]})")) == "E_VALIDATION");
 
   Envelope rolled = g.p.mutate("release", "rollback", R"({"version":"1.0.0","reason":"broken build"})");
-  INFO(to_json(rolled, registry()));
+  INFO(to_json(rolled, McpAdvice(registry())));
   REQUIRE(rolled.success);
   CHECK(rolled.data["status"].as_string() == "active");
   CHECK(rolled.data["removedRemote"].as_bool());
   CHECK_FALSE(g.local_tag("v1.0.0"));
   CHECK_FALSE(g.remote_tag("v1.0.0"));
   REQUIRE(rolled.warnings.size() == 1);
-  CHECK(rolled.warnings[0].find(commit.substr(0, 12)) != std::string::npos);
+  CHECK(test::warnings_of(rolled)[0].find(commit.substr(0, 12)) != std::string::npos);
   // The undo of the tag deletion re-creates it on the release commit.
   CHECK(rolled.data["steps"].as_array()[1]["undo"] ==
         json::Value::array_of(std::vector<std::string>{"git", "tag", "-a", "-m", "Release 1.0.0", "v1.0.0", commit}));
@@ -363,8 +363,8 @@ TEST_CASE("release.ship commits, tags and pushes; rollback removes the tag here 
   CHECK(code_of(g.p.mutate("release", "rollback", R"({"version":"1.0.0","reason":"again"})")) == "E_NO_CHANGE");
   // The audit trail keeps the reason.
   Envelope log = g.p.query("system", "log", R"({"limit":2})");
-  INFO(to_json(log, registry()));
-  CHECK(to_json(log, registry()).find("broken build") != std::string::npos);
+  INFO(to_json(log, McpAdvice(registry())));
+  CHECK(to_json(log, McpAdvice(registry())).find("broken build") != std::string::npos);
 }
 
 TEST_CASE("a failing gate stops release.ship before anything changes", "[release][git]") {
@@ -413,7 +413,7 @@ TEST_CASE("release.tag makes the annotated tag once", "[release][git]") {
   GitProject g;
   REQUIRE(g.p.mutate("release", "create", R"({"version":"0.9.0"})").success);
   Envelope tagged = g.p.mutate("release", "tag", R"({"version":"0.9.0"})");
-  INFO(to_json(tagged, registry()));
+  INFO(to_json(tagged, McpAdvice(registry())));
   REQUIRE(tagged.success);
   CHECK(tagged.data["commit"].as_string() == g.head());
   CHECK(git(g.dir(), {"cat-file", "-t", "v0.9.0"}) == "tag");
@@ -465,7 +465,7 @@ TEST_CASE("a schema-4 store is backed up, then upgraded with the releases table 
   RouterOptions options;
   Router fresh(registry(), Workspace::open(p.dir()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
   Envelope created = fresh.dispatch({Gateway::Mutate, "release", "create", test::parse_json(R"({"version":"1.0.0"})")});
-  INFO(to_json(created, registry()));
+  INFO(to_json(created, McpAdvice(registry())));
   REQUIRE(created.success);
   CHECK(inspect_sqlite_file(db, false)->schema_version == sqlite_schema_version());
   std::vector<std::string> copies;
@@ -574,7 +574,7 @@ TEST_CASE("release.ship bumps the version field of each format, never a version 
     if (c.file != "VERSION") commit_files(g, {{c.file, c.before}});
     REQUIRE(g.p.mutate_as_person("system", "config.set", R"({"key":"release.versionFile","value":")" + c.file + R"("})").success);
     Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-    INFO(to_json(shipped, registry()));
+    INFO(to_json(shipped, McpAdvice(registry())));
     REQUIRE(shipped.success);
     CHECK(read(g.dir() / c.file) == c.after);
     CHECK(git(g.dir(), {"show", "HEAD:" + c.file}) + "\n" == c.after);
@@ -605,7 +605,7 @@ TEST_CASE("release.ship refuses a version file whose version field is missing or
     const std::string head = g.head();
     for (const char* params : {R"({"version":"1.0.0","dryRun":true})", R"({"version":"1.0.0"})"}) {
       Envelope refused = g.p.mutate("release", "ship", params);
-      INFO(to_json(refused, registry()));
+      INFO(to_json(refused, McpAdvice(registry())));
       REQUIRE_FALSE(refused.success);
       CHECK(code_of(refused) == "E_VALIDATION");
       CHECK(refused.error->message.find(c.says) != std::string::npos);
@@ -630,7 +630,7 @@ TEST_CASE("a ship that stopped at its commit is finished by the retry, never rep
   CHECK(first.error->details["failedStep"]["step"].as_string() == "commit");
   // The retry still needs the commit: it fails the same way, and nothing claims a release.
   Envelope retry = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-  INFO(to_json(retry, registry()));
+  INFO(to_json(retry, McpAdvice(registry())));
   REQUIRE_FALSE(retry.success);
   CHECK(code_of(retry) == "E_ENGINE_FAILED");
   CHECK(retry.error->details["failedStep"]["step"].as_string() == "commit");
@@ -647,7 +647,7 @@ TEST_CASE("a ship that stopped at its commit is finished by the retry, never rep
 
   restore_identity(g);
   Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-  INFO(to_json(shipped, registry()));
+  INFO(to_json(shipped, McpAdvice(registry())));
   REQUIRE(shipped.success);
   CHECK(git(g.dir(), {"rev-parse", "HEAD~1"}) == before);
   CHECK(shipped.data["commit"].as_string() == g.head());
@@ -667,7 +667,7 @@ TEST_CASE("release.ship never folds the user's uncommitted edits into its commit
     const std::string edited = changelog + "- A note the user is still writing\n";
     write(g.dir() / "CHANGELOG.md", edited);
     Envelope refused = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-    INFO(to_json(refused, registry()));
+    INFO(to_json(refused, McpAdvice(registry())));
     REQUIRE_FALSE(refused.success);
     CHECK(code_of(refused) == "E_VALIDATION");
     CHECK(refused.error->message.find("CHANGELOG.md") != std::string::npos);
@@ -679,7 +679,7 @@ TEST_CASE("release.ship never folds the user's uncommitted edits into its commit
   SECTION("an edit of the version file is refused") {
     write(g.dir() / "VERSION", "0.9.5\n");
     Envelope refused = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-    INFO(to_json(refused, registry()));
+    INFO(to_json(refused, McpAdvice(registry())));
     REQUIRE_FALSE(refused.success);
     CHECK(code_of(refused) == "E_VALIDATION");
     CHECK(refused.error->message.find("VERSION") != std::string::npos);
@@ -692,7 +692,7 @@ TEST_CASE("release.ship never folds the user's uncommitted edits into its commit
     git(g.dir(), {"add", "CHANGELOG.md"});
     write(g.dir() / "CHANGELOG.md", changelog);
     Envelope refused = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-    INFO(to_json(refused, registry()));
+    INFO(to_json(refused, McpAdvice(registry())));
     REQUIRE_FALSE(refused.success);
     CHECK(code_of(refused) == "E_VALIDATION");
     CHECK(g.head() == head);
@@ -700,7 +700,7 @@ TEST_CASE("release.ship never folds the user's uncommitted edits into its commit
   SECTION("edits of other files are left as they are: not committed, not staged") {
     write(g.dir() / "src.txt", "code in progress\n");
     Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-    INFO(to_json(shipped, registry()));
+    INFO(to_json(shipped, McpAdvice(registry())));
     REQUIRE(shipped.success);
     CHECK(git(g.dir(), {"show", "--name-only", "--format=", "HEAD"}) == "CHANGELOG.md\nVERSION");
     CHECK(git(g.dir(), {"status", "--porcelain"}) == " M src.txt");
@@ -709,7 +709,7 @@ TEST_CASE("release.ship never folds the user's uncommitted edits into its commit
   SECTION("the release's own section written before (release.changelog) is replaced, not refused") {
     REQUIRE(g.p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})").success);
     Envelope shipped = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-    INFO(to_json(shipped, registry()));
+    INFO(to_json(shipped, McpAdvice(registry())));
     REQUIRE(shipped.success);
     const std::string text = read(g.dir() / "CHANGELOG.md");
     CHECK(text.find("Unreleased") == std::string::npos);
@@ -732,7 +732,7 @@ TEST_CASE("the undo of each file step restores the file as it was before that st
 
   forget_identity(g);
   Envelope failed = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-  INFO(to_json(failed, registry()));
+  INFO(to_json(failed, McpAdvice(registry())));
   REQUIRE_FALSE(failed.success);
   CHECK(failed.error->details["failedStep"]["step"].as_string() == "commit");
   CHECK(read(g.dir() / "CHANGELOG.md") != polished);
@@ -762,7 +762,7 @@ TEST_CASE("release notes with headings of their own survive a rollback and a sec
   const std::string commit = g.head();
   REQUIRE(g.p.mutate("release", "rollback", R"({"version":"1.1.0","reason":"re-ship"})").success);
   Envelope again = g.p.mutate("release", "ship", R"({"version":"1.1.0"})");
-  INFO(to_json(again, registry()));
+  INFO(to_json(again, McpAdvice(registry())));
   REQUIRE(again.success);
   CHECK(read(g.dir() / "CHANGELOG.md") == shipped);
   CHECK(count_of(shipped, "## Highlights") == 1);
@@ -791,13 +791,13 @@ TEST_CASE("release files that lead outside the project are refused before anythi
     std::filesystem::create_symlink(outside.path() / "victim.txt", g.dir() / "CHANGELOG.md");
     // release.changelog does not write through it either (nor replace the link).
     Envelope written = g.p.mutate("release", "changelog", R"({"version":"1.0.0","write":true})");
-    INFO(to_json(written, registry()));
+    INFO(to_json(written, McpAdvice(registry())));
     CHECK(code_of(written) == "E_VALIDATION");
     CHECK(std::filesystem::is_symlink(g.dir() / "CHANGELOG.md"));
   }
   for (const char* params : {R"({"version":"1.0.0","dryRun":true})", R"({"version":"1.0.0"})"}) {
     Envelope refused = g.p.mutate("release", "ship", params);
-    INFO(to_json(refused, registry()));
+    INFO(to_json(refused, McpAdvice(registry())));
     REQUIRE_FALSE(refused.success);
     CHECK(code_of(refused) == "E_VALIDATION");
     CHECK(refused.error->details["failedStep"].is_null());
@@ -813,7 +813,7 @@ TEST_CASE("a release file git ignores is refused before anything is written", "[
   commit_files(g, {{".gitignore", ".cleo/\nCHANGELOG.md\n"}});
   const std::string head = g.head();
   Envelope refused = g.p.mutate("release", "ship", R"({"version":"1.0.0"})");
-  INFO(to_json(refused, registry()));
+  INFO(to_json(refused, McpAdvice(registry())));
   REQUIRE_FALSE(refused.success);
   CHECK(code_of(refused) == "E_VALIDATION");
   CHECK(refused.error->message.find("ignored by git") != std::string::npos);

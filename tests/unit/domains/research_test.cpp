@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/sha256.h"
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -37,7 +38,7 @@ TEST_CASE("research.add validates, stores and answers a repeat with E_ALREADY_EX
   fs::create_directories(p.dir() / "out");
   std::ofstream(p.dir() / "out" / "T001-auth.md") << "# Auth\n";
   auto added = p.mutate("research", "add", entry("T001-auth", R"(,"linkedTasks":["T1"],"confidence":"0.9","topics":["auth"])"));
-  INFO(to_json(added, registry()));
+  INFO(to_json(added, McpAdvice(registry())));
   REQUIRE(added.success);
   CHECK_FALSE(added.data.contains("id"));                                // as sent
   CHECK(added.data["linkedTasks"].as_array()[0].as_string() == "T001");  // canonical, not as sent ("T1")
@@ -158,7 +159,7 @@ TEST_CASE("research.sync imports new complete lines once, by line number", "[res
   append(p, entry("T001-one") + "\n" + "{not json\n" + "\n" + entry("T001-two", R"(,"linkedTasks":["T404"])") + "\n" +
                 entry("T001-three") + "\n" + entry("T001-half").substr(0, 30));
   auto first = p.mutate("research", "sync");
-  INFO(to_json(first, registry()));
+  INFO(to_json(first, McpAdvice(registry())));
   REQUIRE(first.success);
   CHECK(first.data["imported"].as_int() == 2);
   CHECK(first.data["lines"].as_int() == 5);
@@ -175,7 +176,7 @@ TEST_CASE("research.sync imports new complete lines once, by line number", "[res
   // The half-written line is finished; line numbers continue.
   append(p, entry("T001-half").substr(30) + "\n" + entry("T001-one") + "\n" + entry("T001-one", R"(,"title":"Changed")") + "\n");
   auto second = p.mutate("research", "sync");
-  INFO(to_json(second, registry()));
+  INFO(to_json(second, McpAdvice(registry())));
   REQUIRE(second.success);
   CHECK(second.data["imported"].as_int() == 1);
   CHECK(second.data["ids"].as_array()[0].as_string() == "T001-half");
@@ -201,7 +202,7 @@ TEST_CASE("research.sync reads a shrunk or replaced manifest again from the star
   fs::remove(manifest(p));
   append(p, entry("T001-c") + "\n");
   auto rotated = p.mutate("research", "sync");
-  INFO(to_json(rotated, registry()));
+  INFO(to_json(rotated, McpAdvice(registry())));
   CHECK(rotated.data["rescanned"].as_bool());
   CHECK(rotated.data["imported"].as_int() == 1);
   CHECK(rotated.data["lines"].as_int() == 1);
@@ -209,7 +210,7 @@ TEST_CASE("research.sync reads a shrunk or replaced manifest again from the star
   fs::remove(manifest(p));
   append(p, entry("T001-b") + "\n" + entry("T001-a") + "\n" + entry("T001-d") + "\n");
   auto replaced = p.mutate("research", "sync");
-  INFO(to_json(replaced, registry()));
+  INFO(to_json(replaced, McpAdvice(registry())));
   CHECK(replaced.data["rescanned"].as_bool());
   CHECK(replaced.data["imported"].as_int() == 1);
   CHECK(replaced.data["skipped"].as_int() == 2);
@@ -232,7 +233,7 @@ TEST_CASE("research.inject renders the output protocol with the project's manife
   test::Project p;
   p.add(R"({"title":"A task"})");
   auto block = p.mutate("research", "inject", R"({"taskId":"T001"})");
-  INFO(to_json(block, registry()));
+  INFO(to_json(block, McpAdvice(registry())));
   REQUIRE(block.success);
   const std::string text = block.data["text"].as_string();
   CHECK(text.find(".cleo/agent-outputs/MANIFEST.jsonl") != std::string::npos);

@@ -3,10 +3,10 @@
 #include <fstream>
 
 #include "core/cancel.h"
+#include "disclosure/mcp_syntax.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -42,11 +42,11 @@ TEST_CASE("the envelope is lean: _meta only when it carries something", "[router
   p.add(R"({"title":"First task"})");
   auto shown = p.query("tasks", "show", R"({"id":"T001"})");
   REQUIRE(shown.success);
-  std::string wire = to_json(shown, registry());
+  std::string wire = to_json(shown, McpAdvice(registry()));
   CHECK(wire.find("_meta") == std::string::npos);
   CHECK(wire.find(' ') == wire.find("First task") + 5);  // compact: the only space is in the title
   auto with_meta = p.query("tasks", "show", R"({"id":"T001","meta":true})");
-  json::Value v = to_value(with_meta, registry());
+  json::Value v = to_value(with_meta, McpAdvice(registry()));
   CHECK(v["_meta"]["gateway"].as_string() == "cleo_query");
   CHECK(v["_meta"]["domain"].as_string() == "tasks");
   CHECK(v["_meta"]["operation"].as_string() == "show");
@@ -56,7 +56,7 @@ TEST_CASE("the envelope is lean: _meta only when it carries something", "[router
 
 TEST_CASE("errors carry code, exit code, message, fix and retryable", "[router][envelope]") {
   test::Project p;
-  json::Value v = to_value(p.query("tasks", "show", R"({"id":"T999"})"), registry());
+  json::Value v = to_value(p.query("tasks", "show", R"({"id":"T999"})"), McpAdvice(registry()));
   CHECK(v["success"].as_bool() == false);
   CHECK(v["error"]["code"].as_string() == "E_NOT_FOUND");
   CHECK(v["error"]["exitCode"].as_int() == 4);
@@ -81,7 +81,7 @@ TEST_CASE("success notes: exit 100-102 with success true", "[router]") {
   auto twice = p.mutate("tasks", "complete", R"({"id":"T001"})");
   CHECK(twice.success);
   CHECK(twice.exit_code() == 102);
-  CHECK(to_value(twice, registry())["_meta"]["code"].as_string() == "E_NO_CHANGE");
+  CHECK(to_value(twice, McpAdvice(registry()))["_meta"]["code"].as_string() == "E_NO_CHANGE");
 }
 
 TEST_CASE("read-only mode refuses every mutation and allows queries", "[router]") {

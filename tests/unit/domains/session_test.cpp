@@ -9,9 +9,9 @@
 #include <fstream>
 #include <thread>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -41,7 +41,7 @@ void plant(test::Project& p) {
 
 std::string start(test::Project& p, std::string_view params) {
   Envelope e = p.mutate("session", "start", params);
-  if (!e.success) throw std::runtime_error("session.start failed: " + to_json(e, registry()));
+  if (!e.success) throw std::runtime_error("session.start failed: " + to_json(e, McpAdvice(registry())));
   return e.data["id"].as_string();
 }
 
@@ -342,7 +342,7 @@ TEST_CASE("enforcement: advisory warns while sessions are active, strict refuses
   auto warned = p.mutate("tasks", "update", R"({"id":"T005","priority":"low"})");
   REQUIRE(warned.success);
   REQUIRE(warned.warnings.size() == 1);
-  CHECK(warned.warnings[0].find("advisory") != std::string::npos);
+  CHECK(test::warnings_of(warned)[0].find("advisory") != std::string::npos);
   CHECK(call(*router, Gateway::Mutate, "tasks", "update", R"({"id":"T005","priority":"high"})").warnings.empty());
 
   write_config(p, R"({"session":{"enforcement":"strict"}})");

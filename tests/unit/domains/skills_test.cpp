@@ -7,10 +7,10 @@
 #include <regex>
 #include <sstream>
 
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "engines/rules/skills.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -89,7 +89,7 @@ TEST_CASE("skills.list: the built-ins, then user and project skills with what th
   CHECK(all.data.as_array()[0]["source"] == json::Value("user"));
   CHECK(all.data.as_array()[0]["overrides"] == json::Value("builtin"));
   REQUIRE(all.warnings.size() == 1);
-  CHECK(all.warnings[0].starts_with(".cleo/skills/broken.md:1: no front matter"));
+  CHECK(test::warnings_of(all)[0].starts_with(".cleo/skills/broken.md:1: no front matter"));
 
   Envelope project = p.query("list", R"({"source":"project"})");
   CHECK(names_of(project.data) == std::vector<std::string>{"reviewer"});
@@ -147,7 +147,7 @@ TEST_CASE("skills.install: validated, written atomically, E_ALREADY_EXISTS unles
   REQUIRE(installed.success);
   CHECK(installed.data == test::parse_json(R"({"name":"reviewer","source":"project","path":".cleo/skills/reviewer.md"})"));
   REQUIRE(installed.warnings.size() == 1);
-  CHECK(installed.warnings[0].starts_with("docs/reviewer.md:5: unknown key 'colour'"));
+  CHECK(test::warnings_of(installed)[0].starts_with("docs/reviewer.md:5: unknown key 'colour'"));
   CHECK(slurp(skills_folder(p.dir()) / "reviewer.md") == slurp(p.dir() / "docs/reviewer.md"));
 
   CHECK(code_of(p.mutate("install", R"({"path":"docs/reviewer.md"})")) == "E_NO_CHANGE");
@@ -218,7 +218,7 @@ TEST_CASE("skills.install and remove in the user scope; agents need security.all
   Envelope shadowed = person.mutate("install", R"({"path":"reviewer-v2.md","scope":"user","force":true})");
   REQUIRE(shadowed.success);
   REQUIRE(shadowed.warnings.size() == 1);
-  CHECK(shadowed.warnings[0] == "the project skill 'reviewer' (.cleo/skills/reviewer.md) takes precedence in this project");
+  CHECK(test::warnings_of(shadowed)[0] == "the project skill 'reviewer' (.cleo/skills/reviewer.md) takes precedence in this project");
 
   Envelope removed = person.mutate("remove", R"({"name":"reviewer","scope":"user"})");
   REQUIRE(removed.success);

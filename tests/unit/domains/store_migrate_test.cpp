@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 
 namespace ct {
@@ -35,7 +36,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
 
   SECTION("into a SQLite file: every table compared, the audit chain verified") {
     auto copied = p.mutate("system", "store.migrate", R"({"to":"copies/tasks.db"})");
-    INFO(to_json(copied, registry()));
+    INFO(to_json(copied, McpAdvice(registry())));
     REQUIRE(copied.success);
     CHECK(copied.data["verified"].as_bool());
     CHECK(copied.data["to"]["backend"].as_string() == "sqlite");
@@ -64,7 +65,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
   SECTION("refusals: a password in the URL, the project's own store") {
     auto secret = p.mutate("system", "store.migrate", R"({"to":"postgresql://ann:hunter2@db.example/team"})");
     CHECK(code_of(secret) == "E_INVALID_INPUT");
-    CHECK(to_json(secret, registry()).find("hunter2") == std::string::npos);
+    CHECK(to_json(secret, McpAdvice(registry())).find("hunter2") == std::string::npos);
     if (!test::on_postgresql()) CHECK(code_of(p.mutate("system", "store.migrate", R"({"to":"sqlite"})")) == "E_INVALID_INPUT");
     auto dry = p.mutate("system", "store.migrate", R"({"to":"copies/dry.db","dryRun":true})");
     REQUIRE(dry.success);
@@ -81,7 +82,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
       return;
     }
     auto down = p.mutate_as_person("system", "store.migrate", R"({"to":"sqlite","use":true})");
-    INFO(to_json(down, registry()));
+    INFO(to_json(down, McpAdvice(registry())));
     REQUIRE(down.success);
     CHECK(down.data["from"]["backend"].as_string() == "postgresql");
     REQUIRE(fs::exists(p.dir() / ".cleo" / "tasks.db"));
@@ -94,7 +95,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
     const std::string schema = test::pg_schema(p.dir() / "second");
     auto up = p.mutate_as_person("system", "store.migrate",
                        R"({"to":")" + test::pg_url() + R"(","schema":")" + schema + R"(","use":true})");
-    INFO(to_json(up, registry()));
+    INFO(to_json(up, McpAdvice(registry())));
     REQUIRE(up.success);
     CHECK(up.data["to"]["backend"].as_string() == "postgresql");
     CHECK(task_count(p) == 4);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 #include "disclosure/product.h"
 
 using namespace ct;
@@ -23,7 +23,7 @@ TEST_CASE("add returns the compact form; full on request", "[tasks][add]") {
   test::Project p;
   auto e = p.mutate("tasks", "add", R"({"title":"Write docs","priority":"high"})");
   REQUIRE(e.success);
-  CHECK(to_json(e, registry()) == R"({"success":true,"data":{"id":"T001"}})");  // what the caller sent is not echoed
+  CHECK(to_json(e, McpAdvice(registry())) == R"({"success":true,"data":{"id":"T001"}})");  // what the caller sent is not echoed
   auto full = p.mutate("tasks", "add", R"({"title":"Write more docs","detail":"full","labels":["Docs"]})");
   CHECK(full.data.contains("createdAt"));
   CHECK_FALSE(full.data.contains("updatedAt"));  // only when it differs from createdAt
@@ -109,7 +109,7 @@ TEST_CASE("status transitions and their side effects", "[tasks][status]") {
   CHECK(code_of(p.mutate("tasks", "update", R"({"id":"T001","status":"done"})")) == "E_VALIDATION");
   auto done = p.mutate("tasks", "complete", R"({"id":"T001","notes":"shipped"})");
   REQUIRE(done.success);
-  CHECK(to_json(done, registry()) == R"({"success":true,"data":{"unblocked":["T002"]}})");
+  CHECK(to_json(done, McpAdvice(registry())) == R"({"success":true,"data":{"unblocked":["T002"]}})");
   auto shown = p.query("tasks", "show", R"({"id":"T001"})").data;
   CHECK_FALSE(shown.contains("blockedBy"));
   CHECK(shown["notes"].size() == 1);
@@ -130,14 +130,14 @@ TEST_CASE("update: append vs replace, no change, notes append-only, ifVersion", 
   p.add(R"({"title":"Task A","labels":["one"]})");
   auto appended = p.mutate("tasks", "update", R"({"id":"T001","labels":["two"]})");
   REQUIRE(appended.success);
-  CHECK(to_json(appended, registry()) == R"({"success":true,"data":{"labels":["one","two"],"version":2}})");
+  CHECK(to_json(appended, McpAdvice(registry())) == R"({"success":true,"data":{"labels":["one","two"],"version":2}})");
   auto replaced = p.mutate("tasks", "update", R"({"id":"T001","labels":["three"],"mode":"replace"})");
-  CHECK(to_json(replaced, registry()) == R"({"success":true,"data":{"version":3}})");  // the id and the list it sent
+  CHECK(to_json(replaced, McpAdvice(registry())) == R"({"success":true,"data":{"version":3}})");  // the id and the list it sent
   auto same = p.mutate("tasks", "update", R"({"id":"T001","labels":["three"],"mode":"replace"})");
   CHECK(code_of(same) == "E_NO_CHANGE");
   CHECK(same.data["version"].as_int() == 3);
   auto noted = p.mutate("tasks", "update", R"({"id":"T001","notes":"first"})");
-  CHECK(to_json(noted, registry()) == R"({"success":true,"data":{"version":4}})");  // the note is not echoed
+  CHECK(to_json(noted, McpAdvice(registry())) == R"({"success":true,"data":{"version":4}})");  // the note is not echoed
   p.mutate("tasks", "update", R"({"id":"T001","notes":"second"})");
   auto notes = p.query("tasks", "show", R"({"id":"T001"})").data["notes"];
   REQUIRE(notes.size() == 2);
@@ -336,13 +336,13 @@ TEST_CASE("list filters, sorts and paginates with hasMore", "[tasks][list]") {
   auto page = p.query("tasks", "list", R"({"limit":3})");
   REQUIRE(page.page);
   CHECK(page.data.size() == 3);
-  json::Value wire = to_value(page, registry());
+  json::Value wire = to_value(page, McpAdvice(registry()));
   CHECK(wire["_meta"]["page"]["total"].as_int() == 7);
   CHECK(wire["_meta"]["page"]["hasMore"].as_bool());
   CHECK(wire["_meta"]["page"]["nextOffset"].as_int() == 3);
   auto last = p.query("tasks", "list", R"({"limit":3,"offset":6})");
   CHECK(last.data.size() == 1);
-  CHECK_FALSE(to_value(last, registry())["_meta"]["page"]["hasMore"].as_bool());
+  CHECK_FALSE(to_value(last, McpAdvice(registry()))["_meta"]["page"]["hasMore"].as_bool());
   auto high = p.query("tasks", "list", R"({"priority":"high"})");
   CHECK(high.data.size() == 3);
   CHECK_FALSE(high.page);  // everything fit: no paging noise
@@ -497,7 +497,7 @@ TEST_CASE("an import's cycles and duplicate ids are named by the file's records,
   };
   auto self = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one"},)"
                                           R"({"id":"B","title":"Waits on itself","depends":["B"]}]})");
-  INFO(to_json(self, registry()));
+  INFO(to_json(self, McpAdvice(registry())));
   REQUIRE(code_of(self) == "E_CIRCULAR_REFERENCE");
   CHECK(self.error->message == "tasks: tasks[1] (B) depends on itself");
   CHECK(self.error->details["records"].as_array()[0].as_int() == 1);
@@ -506,7 +506,7 @@ TEST_CASE("an import's cycles and duplicate ids are named by the file's records,
   auto cycle = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one","depends":["C"]},)"
                                            R"({"id":"B","title":"Second one","depends":["A"]},)"
                                            R"({"id":"C","title":"Third one","depends":["B"]}],"dryRun":true})");
-  INFO(to_json(cycle, registry()));
+  INFO(to_json(cycle, McpAdvice(registry())));
   REQUIRE(code_of(cycle) == "E_CIRCULAR_REFERENCE");
   CHECK(cycle.error->message ==
         "tasks: the dependencies in the file form a cycle: tasks[0] (A) → tasks[2] (C) → tasks[1] (B) → tasks[0] (A)");
@@ -522,7 +522,7 @@ TEST_CASE("an import's cycles and duplicate ids are named by the file's records,
   auto twice = p.mutate("tasks", "import", R"({"tasks":[{"id":"A","title":"First one"},)"
                                            R"({"id":"B","title":"Second one","depends":["A"]},)"
                                            R"({"id":"A","title":"Another first"}],"skipInvalid":true})");
-  INFO(to_json(twice, registry()));
+  INFO(to_json(twice, McpAdvice(registry())));
   REQUIRE(code_of(twice) == "E_INVALID_PARAMS");
   CHECK(twice.error->message == "tasks: tasks[0] (A) and tasks[2] (A) have the same id; references to A would be ambiguous");
   CHECK(twice.error->details["records"].dump() == R"([{"index":0,"id":"A"},{"index":2,"id":"A"}])");
@@ -533,7 +533,7 @@ TEST_CASE("an import's cycles and duplicate ids are named by the file's records,
   auto full = p.mutate("tasks", "import", R"({"tasks":[{"id":"E","title":"The epic","type":"epic"},)"
                                           R"({"id":"K1","title":"First child","parent":"E"},)"
                                           R"({"id":"K2","title":"Second child","parent":"E"}]})");
-  INFO(to_json(full, registry()));
+  INFO(to_json(full, McpAdvice(registry())));
   REQUIRE(code_of(full) == "E_SIBLING_LIMIT");
   CHECK(full.error->message.starts_with("tasks[2] (K2): tasks[0] (E) already has 1 open children"));
   ids_outside_the_store(full);

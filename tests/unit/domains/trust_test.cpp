@@ -6,8 +6,8 @@
 
 #include <fstream>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 #include "engines/rules/evidence.h"
 
 using namespace ct;
@@ -28,7 +28,7 @@ void write_file(const std::filesystem::path& file, std::string_view text) {
 void set_config(test::Project& p, std::string_view key, std::string_view value_json) {
   Envelope set = p.mutate_as_person("system", "config.set",
                                     R"({"key":")" + std::string(key) + R"(","value":)" + std::string(value_json) + "}");
-  INFO(to_json(set, registry()));
+  INFO(to_json(set, McpAdvice(registry())));
   REQUIRE(set.success);
 }
 
@@ -36,7 +36,7 @@ void set_config(test::Project& p, std::string_view key, std::string_view value_j
 std::string test_run(test::Project& p, const std::string& task, bool passes) {
   Envelope ran = p.mutate("validate", "test.run",
                           R"({"id":")" + task + R"(","command":")" + std::string(passes ? "true" : "false") + R"("})");
-  INFO(to_json(ran, registry()));
+  INFO(to_json(ran, McpAdvice(registry())));
   REQUIRE(ran.success);
   return std::to_string(ran.data["recorded"].as_int());
 }
@@ -148,7 +148,7 @@ TEST_CASE("evidence: checked when recorded, again at completion; criteria covere
   Envelope recorded = p.mutate("tasks", "evidence",
                                R"({"id":"T001","evidence":[{"files":["src/login.c"]},{"test":)" + passed +
                                    R"(,"covers":[1]},"checked the error texts by hand"]})");
-  INFO(to_json(recorded, registry()));
+  INFO(to_json(recorded, McpAdvice(registry())));
   REQUIRE(recorded.success);
   CHECK(recorded.data["coverage"]["covered"] == test::parse_json("[1]"));
   CHECK(recorded.data["coverage"]["uncovered"] == test::parse_json("[2]"));
@@ -169,7 +169,7 @@ TEST_CASE("evidence: checked when recorded, again at completion; criteria covere
   // Fresh files evidence replaces the stale atom; the waiver covers criterion 2.
   Envelope done = p.mutate("tasks", "complete",
                            R"({"id":"T001","evidence":{"files":["src/login.c"]},"waive":[{"criterion":2,"reason":"error texts ship with i18n"}]})");
-  INFO(to_json(done, registry()));
+  INFO(to_json(done, McpAdvice(registry())));
   REQUIRE(done.success);
   CHECK(done.data["evidence"].size() == 2);
   Envelope shown = p.query("tasks", "show", R"({"id":"T001"})");
@@ -178,7 +178,7 @@ TEST_CASE("evidence: checked when recorded, again at completion; criteria covere
 
   // Undo takes the completion back with the evidence it recorded; the replaced atom is current again.
   Envelope undone = p.mutate("tasks", "undo", "{}");
-  INFO(to_json(undone, registry()));
+  INFO(to_json(undone, McpAdvice(registry())));
   REQUIRE(undone.success);
   CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["evidence"]["atoms"].size() == 3);
   CHECK(p.query("validate", "audit").data["valid"] == json::Value(true));
@@ -198,7 +198,7 @@ TEST_CASE("evidence: a required gate needs checked atoms in strict mode, a warni
         ErrorCode::EvidenceUnverified);
   CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented"})")) == ErrorCode::EvidenceUnverified);
   Envelope passed = p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"files":["parser.c"]}]})");
-  INFO(to_json(passed, registry()));
+  INFO(to_json(passed, McpAdvice(registry())));
   REQUIRE(passed.success);
   CHECK(passed.data["atoms"].as_array()[0]["verified"] == json::Value(true));
   // A gate no rule requires takes a note as it is.
@@ -213,7 +213,7 @@ TEST_CASE("epochs seal the audit trail; validate.audit verifies one", "[trust][e
   p.add(R"({"title":"One"})");
   p.add(R"({"title":"Two"})");
   Envelope sealed = p.mutate("system", "epoch.seal", R"({"name":"sprint-1","summary":"the first two tasks"})");
-  INFO(to_json(sealed, registry()));
+  INFO(to_json(sealed, McpAdvice(registry())));
   REQUIRE(sealed.success);
   const std::int64_t seq = sealed.data["seq"].as_int();
   Envelope again = p.mutate("system", "epoch.seal", R"({"name":"sprint-1"})");
@@ -261,7 +261,7 @@ TEST_CASE("approval: an agent proposes, a person approves or rejects", "[trust][
   // Completing a plain task is no epic: it runs. Completing the epic is proposed.
   CHECK(p.mutate("tasks", "complete", R"({"id":"T002"})").note != ErrorCode::Proposed);
   Envelope proposed = p.mutate("tasks", "complete", R"({"id":"T001","intent":{"category":"checkpoint"}})");
-  INFO(to_json(proposed, registry()));
+  INFO(to_json(proposed, McpAdvice(registry())));
   REQUIRE(proposed.success);
   CHECK(proposed.note == ErrorCode::Proposed);
   CHECK(proposed.data["id"] == json::Value("P001"));
@@ -271,7 +271,7 @@ TEST_CASE("approval: an agent proposes, a person approves or rejects", "[trust][
   CHECK(code_of(p.mutate("system", "proposal.approve", R"({"id":"P001"})")) == ErrorCode::MutationDisabled);
   // A person approves: the call runs now.
   Envelope approved = p.mutate_as_person("system", "proposal.approve", R"({"id":"P001","note":"release is out"})");
-  INFO(to_json(approved, registry()));
+  INFO(to_json(approved, McpAdvice(registry())));
   REQUIRE(approved.success);
   CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["status"] == json::Value("done"));
   CHECK(code_of(p.mutate_as_person("system", "proposal.approve", R"({"id":"P001"})")) == ErrorCode::Validation);
@@ -296,7 +296,7 @@ TEST_CASE("approval: an agent proposes, a person approves or rejects", "[trust][
   Envelope bulk = p.mutate("tasks", "delete", R"({"ids":["T004","T005"]})");
   REQUIRE(bulk.note == ErrorCode::Proposed);
   Envelope both = p.mutate_as_person("system", "proposal.approve", R"({"id":"P003"})");
-  INFO(to_json(both, registry()));
+  INFO(to_json(both, McpAdvice(registry())));
   REQUIRE(both.success);
   CHECK(p.query("tasks", "show", R"({"id":"T005"})").data["status"] == json::Value("cancelled"));
   Envelope all = p.query("system", "proposal.list", R"({"status":"all"})");

@@ -4,8 +4,8 @@
 // redoes.
 #include <catch2/catch.hpp>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 namespace ct {
 namespace {
@@ -95,7 +95,7 @@ TEST_CASE("undo refuses to overwrite later changes unless forced", "[tasks][undo
     REQUIRE(forced.success);
     CHECK(show(p, "T001")["priority"].as_string() == "medium");
     REQUIRE_FALSE(forced.warnings.empty());
-    CHECK(forced.warnings.front().find("forced") != std::string::npos);
+    CHECK(test::warnings_of(forced).front().find("forced") != std::string::npos);
   }
   SECTION("once the later change is undone, the earlier one can be") {
     REQUIRE(p.mutate("tasks", "undo", R"({"seq":3})").success);

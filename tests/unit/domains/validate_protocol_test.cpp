@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "core/sha256.h"
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::as_report;
@@ -32,7 +32,7 @@ void research_output(test::Project& p) {
   Envelope added = p.mutate("research", "add",
                             R"({"id":"T001-auth","file":"docs/auth.md","title":"Auth options","status":"complete",)"
                             R"("keyFindings":["OAuth fits","Sessions are simpler","Tokens expire"],"linkedTasks":["T001"]})");
-  INFO(to_json(added, registry()));
+  INFO(to_json(added, McpAdvice(registry())));
   REQUIRE(added.success);
 }
 
@@ -47,7 +47,7 @@ void configure(test::Project& p, const std::string& key, const std::string& valu
   params.set("key", key);
   params.set("value", value);
   Envelope set = p.mutate_as_person("system", "config.set", params.dump());
-  INFO(to_json(set, registry()));
+  INFO(to_json(set, McpAdvice(registry())));
   REQUIRE(set.success);
 }
 
@@ -60,7 +60,7 @@ TEST_CASE("validate.protocol: a task with its research output, found either way"
   research_output(p);
   // From the task: its entry is found through the link.
   Envelope by_task = p.query("validate", "protocol", R"({"id":"T001","protocol":"research"})");
-  INFO(to_json(by_task, registry()));
+  INFO(to_json(by_task, McpAdvice(registry())));
   REQUIRE(by_task.success);
   CHECK(by_task.data["valid"].as_bool());
   CHECK(by_task.data["score"].as_int() == 100);
@@ -77,7 +77,7 @@ TEST_CASE("validate.protocol: a task with its research output, found either way"
   CHECK(by_entry.data["rules"].size() == 7);
   CHECK(by_entry.data["rules"].as_array()[0]["text"].is_string());
   REQUIRE(by_entry.warnings.size() == 1);
-  CHECK(by_entry.warnings[0].find("agentType research implies") != std::string::npos);
+  CHECK(test::warnings_of(by_entry)[0].find("agentType research implies") != std::string::npos);
   // Queries never write.
   CHECK(p.query("validate", "compliance").note == ErrorCode::NoData);
 }
@@ -87,7 +87,7 @@ TEST_CASE("validate.protocol: a failed MUST is the protocol's error, the report 
   research_output(p);
   write(p, "docs/auth.md", "edited afterwards\n");
   Envelope e = p.query("validate", "protocol", R"({"id":"T001","protocol":"research"})");
-  INFO(to_json(e, registry()));
+  INFO(to_json(e, McpAdvice(registry())));
   REQUIRE_FALSE(e.success);
   CHECK(code_of(e) == "E_PROTOCOL_RESEARCH");
   CHECK(e.error->exit_code() == 60);
@@ -99,7 +99,7 @@ TEST_CASE("validate.protocol: a failed MUST is the protocol's error, the report 
   CHECK(report.data["score"].as_int() == 75);
   // The failed SHOULD is a warning; strict makes it count.
   REQUIRE(report.warnings.size() == 1);
-  CHECK(report.warnings[0].starts_with("RSCH-002 (SHOULD): "));
+  CHECK(test::warnings_of(report)[0].starts_with("RSCH-002 (SHOULD): "));
 
   write(p, "docs/other.md", "# Notes\n\nNo sources.\n");
   REQUIRE(p.mutate("research", "add",
@@ -112,7 +112,7 @@ TEST_CASE("validate.protocol: a failed MUST is the protocol's error, the report 
   CHECK(code_of(strict) == "E_PROTOCOL_RESEARCH");
   // T001 now has two research entries: the newest is checked, and the warning says so.
   Envelope two = p.query("validate", "protocol", R"({"id":"T001","protocol":"research"})");
-  auto warnings = as_report(two).warnings;
+  auto warnings = test::warnings_of(as_report(two));
   CHECK(std::any_of(warnings.begin(), warnings.end(), [](const std::string& warning) {
     return warning.starts_with("T001 has 2 entries of agentType research; checked the newest");
   }));
@@ -155,7 +155,7 @@ TEST_CASE("validate.protocol decomposition reads the epic's subtree", "[validate
   p.add(R"({"title":"Session store","parent":"T001","size":"small"})");
   p.add(R"({"title":"Cookie flags","parent":"T003","acceptance":["secure"]})");
   Envelope good = p.query("validate", "protocol", R"({"id":"T001","protocol":"decomposition"})");
-  INFO(to_json(good, registry()));
+  INFO(to_json(good, McpAdvice(registry())));
   REQUIRE(good.success);
   CHECK(rule_ids(good.data["rules"]) == std::vector<std::string>{"DCMP-007:skipped"});
   // Research linked to the epic is another protocol's output: not this one's to judge.
@@ -178,7 +178,7 @@ TEST_CASE("validate.protocol implementation reads the task's files and its test 
   write(p, "src/config.cpp", "// @task T001\nint parse();\n");
   write(p, "src/config.h", "int parse();\n");
   Envelope e = p.query("validate", "protocol", R"({"id":"T001","protocol":"implementation"})");
-  INFO(to_json(e, registry()));
+  INFO(to_json(e, McpAdvice(registry())));
   CHECK(code_of(e) == "E_PROTOCOL_IMPLEMENTATION");
   CHECK(e.error->exit_code() == 64);
   CHECK(e.error->message.find("src/config.h has no @task T001 tag") != std::string::npos);
@@ -187,7 +187,7 @@ TEST_CASE("validate.protocol implementation reads the task's files and its test 
   REQUIRE(tagged.success);
   // No test run yet: the SHOULD rule warns.
   REQUIRE(tagged.warnings.size() == 1);
-  CHECK(tagged.warnings[0].starts_with("IMPL-004 (SHOULD): no validate.test.run is recorded for T001"));
+  CHECK(test::warnings_of(tagged)[0].starts_with("IMPL-004 (SHOULD): no validate.test.run is recorded for T001"));
   configure(p, "validate.testCommand", kRunner + " ctest 0");
   Envelope run = p.mutate("validate", "test.run", R"({"id":"T001"})");
   REQUIRE(run.success);
@@ -224,7 +224,7 @@ TEST_CASE("validate.protocol testing: tests not run (69), coverage below the thr
   REQUIRE(run.success);
   CHECK(run.data["summary"]["coverage"].as_double() == Approx(65.0));
   Envelope low = p.query("validate", "protocol", R"({"entryId":"T001-tests"})");
-  INFO(to_json(low, registry()));
+  INFO(to_json(low, McpAdvice(registry())));
   CHECK(code_of(low) == "E_COVERAGE_INSUFFICIENT");
   CHECK(low.error->exit_code() == 70);
   CHECK(low.error->message.find("coverage 65% is below validate.coverageThreshold 80%") != std::string::npos);
@@ -251,7 +251,7 @@ TEST_CASE("validate.protocol release reads the release, CHANGELOG.md and the ver
   CHECK(no_changelog.error->message.find("RLSE-002 CHANGELOG.md does not exist") != std::string::npos);
   write(p, "CHANGELOG.md", "# Changelog\n\n## [1.0.0] - 2026-01-01\n\n- Ship login\n");
   Envelope good = p.query("validate", "protocol", R"({"id":"T001","protocol":"release"})");
-  INFO(to_json(good, registry()));
+  INFO(to_json(good, McpAdvice(registry())));
   REQUIRE(good.success);
   CHECK(good.data["score"].as_int() == 95);  // RLSE-003: no test run
 }
@@ -264,10 +264,10 @@ TEST_CASE("validate.protocol contribution and validation read the checks recorde
   write(p, "src/login.ts", "// @task T001\n");
   REQUIRE(p.mutate("tasks", "start", R"({"id":"T002"})").success);
   Envelope e = p.query("validate", "protocol", R"({"id":"T001","protocol":"contribution"})");
-  INFO(to_json(e, registry()));
+  INFO(to_json(e, McpAdvice(registry())));
   REQUIRE(e.success);
   REQUIRE(e.warnings.size() == 1);
-  CHECK(e.warnings[0] == "CONT-005 (SHOULD): active T002 (src/login.ts) also work on its files; no note of T001 "
+  CHECK(test::warnings_of(e)[0] == "CONT-005 (SHOULD): active T002 (src/login.ts) also work on its files; no note of T001 "
                          "names them");
   // The verification gates the project requires are gates before merging.
   configure(p, "verification.required", "implemented");
@@ -299,14 +299,14 @@ TEST_CASE("compliance.record {protocol}: checked by the server, recorded even wh
   research_output(p);
   write(p, "docs/auth.md", "changed\n");
   Envelope failed = p.mutate("validate", "compliance.record", R"({"protocol":"research","id":"T001"})");
-  INFO(to_json(failed, registry()));
+  INFO(to_json(failed, McpAdvice(registry())));
   REQUIRE(failed.success);  // a result, not an error: the record stays
   CHECK_FALSE(failed.data["passed"].as_bool());
   CHECK(failed.data["check"].as_string() == "protocol.research");
   CHECK_FALSE(failed.data.contains("id"));  // as sent
   CHECK(failed.data["score"].as_int() == 75);
   CHECK(failed.data["report"]["valid"] == json::Value(false));
-  CHECK(failed.warnings.front().starts_with("T001 breaks the research protocol: RSCH-005"));
+  CHECK(test::warnings_of(failed).front().starts_with("T001 breaks the research protocol: RSCH-005"));
 
   write(p, "docs/auth.md", kResearch);
   Envelope passed = p.mutate("validate", "compliance.record", R"({"entryId":"T001-auth"})");
@@ -355,7 +355,7 @@ TEST_CASE("validate.compliance per check, per agent, or both", "[validate][compl
   CHECK(checks.data["checks"].as_array()[0]["agent"].is_null());
 
   Envelope agents = p.query("validate", "compliance", R"({"by":"agent"})");
-  INFO(to_json(agents, registry()));
+  INFO(to_json(agents, McpAdvice(registry())));
   REQUIRE(agents.data["agents"].size() == 2);
   CHECK(agents.data["checks"].is_null());
   CHECK(agents.data["agents"].as_array()[0]["agent"].as_string() == "claude");
@@ -403,7 +403,7 @@ TEST_CASE("validate.manifest: entry rules, linked tasks and file checksums", "[v
                 "INSERT INTO research_links(research_id, task_id, position) VALUES('T002-gone', 'T009', 2)");
 
   Envelope bad = p.query("validate", "manifest");
-  INFO(to_json(bad, registry()));
+  INFO(to_json(bad, McpAdvice(registry())));
   CHECK(code_of(bad) == "E_VALIDATION");
   auto report = as_report(bad);
   CHECK(report.data["entries"].as_int() == 3);
@@ -434,16 +434,16 @@ TEST_CASE("a test run that closes its output and outlives its limit is recorded 
   auto started = std::chrono::steady_clock::now();
   Envelope run = p.mutate("validate", "test.run", R"({"id":"T001","timeoutSeconds":1})");
   const auto took = std::chrono::steady_clock::now() - started;
-  INFO(to_json(run, registry()));
+  INFO(to_json(run, McpAdvice(registry())));
   REQUIRE(run.success);
   CHECK_FALSE(run.data["passed"].as_bool());
   CHECK(run.data["timedOut"].as_bool());
   CHECK(took < std::chrono::seconds(5));
   REQUIRE_FALSE(run.warnings.empty());
-  CHECK(run.warnings[0].find("did not finish within 1 s") != std::string::npos);
+  CHECK(test::warnings_of(run)[0].find("did not finish within 1 s") != std::string::npos);
   // The compliance row says so too.
   Envelope recorded = p.query("validate", "compliance", R"({"id":"T001"})");
-  INFO(to_json(recorded, registry()));
+  INFO(to_json(recorded, McpAdvice(registry())));
   REQUIRE(recorded.success);
   CHECK(recorded.data["runs"].as_int() == 1);
   CHECK(recorded.data["failed"].as_int() == 1);

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <set>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "disclosure/product.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -84,7 +84,7 @@ const json::Value* problem(const json::Value& problems, std::string_view check) 
 json::Value fix_cleanly(test::Project& p) {
   Envelope fixed = p.mutate("validate", "fix");
   REQUIRE(fixed.success);
-  INFO(to_json(fixed, registry()));
+  INFO(to_json(fixed, McpAdvice(registry())));
   CHECK(fixed.data["valid"].as_bool());
   CHECK(fixed.data["repaired"].as_int() > 0);
   CHECK(schema(p).empty());
@@ -114,7 +114,7 @@ TEST_CASE("a store written only through the operations passes every check", "[va
   CHECK(report.warnings.empty());
   for (const char* id : {"T001", "T002", "T003", "T004", "T005", "T006"}) {
     auto one = test::as_report(p.query("validate", "task", std::string(R"({"id":")") + id + "\"}"));
-    INFO(to_json(one, registry()));
+    INFO(to_json(one, McpAdvice(registry())));
     CHECK(one.data["valid"].as_bool());
   }
   // Nothing to repair is a successful E_NO_CHANGE.
@@ -138,7 +138,7 @@ TEST_CASE("status timestamps: done ⇒ completedAt, cancelled ⇒ cancelledAt, a
   const json::Value* done = problem(report.data["problems"], "completed-at");
   REQUIRE(done);
   CHECK((*done)["repairable"].as_bool());
-  CHECK((*done)["fix"].as_string().find("operation:'fix'") != std::string::npos);
+  CHECK(test::as_agents_read((*done)["fix"]).as_string().find("operation:'fix'") != std::string::npos);
   auto failed = p.query("validate", "schema");  // an invalid store fails the check, exit 6
   REQUIRE(failed.error);
   CHECK(failed.exit_code() == 6);
@@ -225,7 +225,7 @@ TEST_CASE("hierarchy: parent exists, no loops, depth, type rules, sibling limit"
     CHECK(schema(p) == std::set<std::string>{"missing-parent:T003"});
     auto one = test::as_report(p.query("validate", "task", R"({"id":"T003"})"));
     CHECK(found(one.data["problems"]) == std::set<std::string>{"missing-parent:T003"});
-    CHECK(one.data["problems"].as_array()[0]["fix"].as_string().find("promote") != std::string::npos);
+    CHECK(test::as_agents_read(one.data["problems"].as_array()[0]["fix"]).as_string().find("promote") != std::string::npos);
   }
   SECTION("a parent loop") {
     tamper(p.dir(), "UPDATE tasks SET parent = 'T003', type = 'task' WHERE id = 'T001'");
@@ -268,7 +268,7 @@ TEST_CASE("task fields: the anti-hallucination checks", "[validate]") {
     CHECK(schema(p) == std::set<std::string>{"title-equals-description:T002", "title:T004", "description:T005"});
     auto one = test::as_report(p.query("validate", "task", R"({"id":"T002"})"));
     CHECK_FALSE(one.data["valid"].as_bool());
-    CHECK(one.data["problems"].as_array()[0]["fix"].as_string().find("description") != std::string::npos);
+    CHECK(test::as_agents_read(one.data["problems"].as_array()[0]["fix"]).as_string().find("description") != std::string::npos);
     // Nothing of these is repaired: the fix only writes into the trail what was set by hand.
     Envelope fixed = p.mutate("validate", "fix");
     CHECK(without_trail(fixed.data["repairs"]) == 0);

@@ -4,8 +4,8 @@
 // passed:false, not an error.
 #include <catch2/catch.hpp>
 
+#include "disclosure/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using ct::test::code_of;
@@ -19,7 +19,7 @@ void configure(test::Project& p, const std::string& command) {
   params.set("key", "validate.testCommand");
   params.set("value", command);
   Envelope set = p.mutate_as_person("system", "config.set", params.dump());  // only people set the command
-  INFO(to_json(set, registry()));
+  INFO(to_json(set, McpAdvice(registry())));
   REQUIRE(set.success);
 }
 
@@ -40,7 +40,7 @@ TEST_CASE("validate.test.run records a passing run with the runner's counts", "[
   test::Project p;
   configure(p, kRunner + " ctest 0");
   Envelope e = p.mutate("validate", "test.run");
-  INFO(to_json(e, registry()));
+  INFO(to_json(e, McpAdvice(registry())));
   REQUIRE(e.success);
   CHECK(e.data["passed"].as_bool());
   CHECK(e.data["exitCode"].as_int() == 0);
@@ -68,7 +68,7 @@ TEST_CASE("validate.test.run: failing tests are a recorded success with passed:f
                         Case{"jest", 5, 1, 0}, Case{"vitest", 8, 2, 0}, Case{"node", 5, 1, 0}}) {
     configure(p, kRunner + " " + c.format + " 1");
     Envelope e = p.mutate("validate", "test.run");
-    INFO(c.format << ": " << to_json(e, registry()));
+    INFO(c.format << ": " << to_json(e, McpAdvice(registry())));
     REQUIRE(e.success);
     CHECK_FALSE(e.data["passed"].as_bool());
     CHECK(e.data["exitCode"].as_int() == 1);
@@ -77,7 +77,7 @@ TEST_CASE("validate.test.run: failing tests are a recorded success with passed:f
     CHECK(e.data["summary"]["failed"].as_int() == c.failed);
     CHECK(e.data["summary"]["skipped"].as_int() == c.skipped);
     REQUIRE(e.warnings.size() == 1);
-    CHECK(e.warnings[0].find("exit status 1") != std::string::npos);
+    CHECK(test::warnings_of(e)[0].find("exit status 1") != std::string::npos);
   }
   Envelope compliance = p.query("validate", "compliance", R"({"check":"test.run","failures":1})");
   CHECK(compliance.data["runs"].as_int() == 6);
@@ -102,12 +102,12 @@ TEST_CASE("validate.test.run: output with no summary line, a timeout, a command 
   // A run stopped at its limit is recorded as failed.
   configure(p, kRunner + " hang 0");
   Envelope slow = p.mutate("validate", "test.run", R"({"timeoutSeconds":1})");
-  INFO(to_json(slow, registry()));
+  INFO(to_json(slow, McpAdvice(registry())));
   REQUIRE(slow.success);
   CHECK_FALSE(slow.data["passed"].as_bool());
   CHECK(slow.data["timedOut"].as_bool());
   REQUIRE(slow.warnings.size() == 1);
-  CHECK(slow.warnings[0].find("did not finish within 1 s") != std::string::npos);
+  CHECK(test::warnings_of(slow)[0].find("did not finish within 1 s") != std::string::npos);
 
   // `command` replaces the configured one for one run.
   Envelope once = p.mutate("validate", "test.run", ("{\"command\":\"" + kRunner + " jest 0\"}").c_str());

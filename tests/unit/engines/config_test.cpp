@@ -1,3 +1,4 @@
+#include "disclosure/mcp_syntax.h"
 #include "engines/project/config.h"
 
 #include <catch2/catch.hpp>
@@ -11,7 +12,6 @@
 #include <string>
 
 #include "core/json_parse.h"
-#include "domains/call_text.h"
 #include "disclosure/product.h"
 
 namespace ct {

@@ -1,6 +1,7 @@
 // engines/host_config: the textual edits of a host's MCP configuration (the parts of the format
 // that used to break: inline TOML tables, quoted headers, CRLF, BOMs, huge numbers, merging into
 // an existing entry), the diff, and edit_file's cycle on disk (a writer outside the lock).
+#include "disclosure/mcp_syntax.h"
 #include "engines/adapters/host_config.h"
 
 #include <catch2/catch.hpp>
@@ -11,7 +12,6 @@
 
 #include "core/json_parse.h"
 #include "unit/temp_dir.h"
-#include "domains/call_text.h"
 #include "disclosure/product.h"
 
 namespace ct::host_config {

@@ -1,9 +1,9 @@
+#include "disclosure/mcp_syntax.h"
 #include "engines/project/project.h"
 
 #include <catch2/catch.hpp>
 
 #include "unit/temp_dir.h"
-#include "domains/call_text.h"
 #include "disclosure/product.h"
 
 #include <cstdlib>

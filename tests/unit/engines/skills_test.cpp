@@ -1,6 +1,7 @@
 // Skills (engines/rules/skills.h): the front matter parser and each way a file can be malformed, the
 // built-ins, the three sources with their precedence, files skipped with a warning, search, and
 // the rules select() applies to choose a task's skill.
+#include "disclosure/mcp_syntax.h"
 #include "engines/rules/skills.h"
 
 #include <catch2/catch.hpp>
@@ -10,7 +11,6 @@
 #include <set>
 
 #include "unit/temp_dir.h"
-#include "domains/call_text.h"
 #include "disclosure/product.h"
 
 namespace ct {

@@ -1,3 +1,4 @@
+#include "disclosure/mcp_syntax.h"
 #include "engines/store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>
@@ -7,7 +8,6 @@
 #include "engines/store/audit_chain.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 #include <chrono>
 #include <filesystem>

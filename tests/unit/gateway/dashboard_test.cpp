@@ -15,11 +15,11 @@
 
 #include "core/json_parse.h"
 #include "core/version.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "gateway/dashboard.h"
 #include "gateway/http_transport.h"
 #include "unit/test_support.h"
-#include "domains/call_text.h"
 
 using namespace ct;
 using namespace ct::mcp;

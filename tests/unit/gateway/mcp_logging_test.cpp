@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/version.h"
+#include "disclosure/mcp_syntax.h"
 #include "gateway/mcp_logging.h"
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"
@@ -22,6 +23,11 @@ LogEntry warning(std::string message) {
 }
 
 json::Value parsed(const std::string& notification) { return test::parse_json(notification); }
+
+/// What a call tells the log: its warnings written as the reply writes them (the MCP tools' syntax).
+std::vector<LogEntry> call_log(std::string_view operation, const Envelope& envelope) {
+  return mcp::call_log(operation, envelope, McpAdvice(registry()));
+}
 
 }  // namespace
 
@@ -84,7 +90,7 @@ TEST_CASE("logging: each message's data is bounded", "[mcp][logging]") {
   CHECK(data["message"].as_string().starts_with("xxx"));
   // A reply's warnings: at most five, each cut.
   Envelope many;
-  for (int i = 0; i < 20; ++i) many.warnings.push_back(std::string(1000, 'w'));
+  for (int i = 0; i < 20; ++i) many.warnings.emplace_back(std::string(1000, 'w'));
   auto entries = call_log("tasks.list", many);
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].data["warnings"].size() == 5);

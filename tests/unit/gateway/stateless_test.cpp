@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/version.h"
+#include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"
@@ -111,7 +112,7 @@ TEST_CASE("stateless: tools/list and tools/call with per-request _meta", "[mcp][
   CHECK(added["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].as_string() == "cleo");
   // The audit trail names the client from clientInfo.
   Envelope log = f.project.query("system", "log", R"({"limit":1})");
-  CHECK(to_json(log, registry()).find("stateless-test") != std::string::npos);
+  CHECK(to_json(log, McpAdvice(registry())).find("stateless-test") != std::string::npos);
 
   // An error result is still a result (isError), not a JSON-RPC error.
   Outcome missing = f.send(request("3", "tools/call", R"("name":"cleo_query","arguments":{"domain":"tasks","operation":"show","params":{"id":"T404"}})"));
@@ -147,7 +148,7 @@ TEST_CASE("stateless: a CLEO session is not carried from one request to the next
   CHECK(in_session["result"]["structuredContent"]["data"]["id"].as_string() == session);
   CHECK(f.connection.session.empty());  // naming a session binds nothing
   Envelope log = f.project.query("system", "log", R"({"limit":1})");
-  CHECK(to_json(log, registry()).find(session) != std::string::npos);  // the write is audited in that session
+  CHECK(to_json(log, McpAdvice(registry())).find(session) != std::string::npos);  // the write is audited in that session
 
   // The session is named explicitly instead.
   json::Value ended = f.reply(request("8", "tools/call",

@@ -1,6 +1,7 @@
-// Suggested calls (core/advice.h) as the JSON envelope writes them, the MCP tools' own syntax:
-// cleo_query {domain:'tasks', operation:'show', params:{id:'T001'}}, the tool being the gateway
-// the registry gives the operation. `ct` writes the same calls as command lines (cli/usage.h).
+// Suggested calls (core/advice.h) checked against the registry: every call an edge writes (the
+// MCP tools' syntax, disclosure/mcp_syntax.h; a `ct` command line, cli/usage.h; JSON, the
+// dashboard's page) is checked under tests as it is written, and every operation a layer below the
+// edges may suggest (core/suggested_operations.h) when the product starts.
 #pragma once
 
 #include <string>
@@ -23,11 +24,6 @@ Result<void> check_call(const Call& call, const Registry& registry);
 /// builds) a call that check_call() refuses stops the process: every suggestion an edge writes is
 /// checked as it is written.
 const OperationSpec* called_operation(const Call& call, const Registry& registry);
-
-/// cleo_query {domain:'tasks', operation:'show', params:{id:'T001'}}.
-std::string mcp_call(const Call& call, const Registry& registry);
-/// The advice with each call as mcp_call() writes it.
-std::string mcp_text(const Advice& advice, const Registry& registry);
 
 /// The operations of kSuggestedOperations (core/suggested_operations.h) that `registry` does not
 /// have: none, or the product would suggest calls it cannot run. The product checks it when it
