@@ -49,7 +49,7 @@ inline json::Value changed_reply(const Task& task, const std::vector<std::string
 /// through it.
 NewTask new_task_from(const Params& params);
 
-// Defined in tasks_import.cpp, shared with tasks_undo.cpp.
+// Defined in import_original.cpp, shared with tasks_undo.cpp.
 /// A session as the `session.<id>` change of an import's audit row records it, every field (times
 /// in ISO-8601), so that undoing the undo of the import puts it back as it was.
 json::Value session_record(const Session& session);
