@@ -1,7 +1,6 @@
 #include "engines/rules/memory.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -218,34 +217,6 @@ std::optional<Staleness> staleness(const MemoryEntry& entry, const fs::path& roo
     if (anchor.task_status == "done" && status != TaskStatus::Done) return Staleness{"", anchor.task, "reopened", changed};
   }
   return std::nullopt;
-}
-
-Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match, bool stale, TimeMs now) {
-  Ranked ranked;
-  ranked.text = text_match;
-  for (const auto& file : scope.files) {
-    int best = 0;
-    for (const auto& path : entry.files) best = std::max(best, scope_match(path, file));
-    ranked.scope += best == 2 ? 3.0 : best == 1 ? 2.0 : 0.0;
-  }
-  for (const auto& label : scope.labels)
-    for (const auto& mine : entry.labels)
-      if (to_lower_ascii(mine) == to_lower_ascii(label)) ranked.scope += 1.0;
-  for (const auto& task : scope.tasks)
-    if (entry.source_task == task || std::find(entry.tasks.begin(), entry.tasks.end(), task) != entry.tasks.end())
-      ranked.scope += 3.0;
-  for (const auto& epic : scope.epics)
-    if (entry.epic == epic) ranked.scope += 1.5;
-  double score = ranked.text + ranked.scope;
-  if (!entry.verified_by.empty()) score += 0.5;
-  score += 0.3 * std::log1p(static_cast<double>(entry.applied_count)) -
-           0.2 * std::log1p(static_cast<double>(entry.ignored_count));
-  const double age_days = static_cast<double>(std::max<TimeMs>(0, now - entry.updated_at)) / 86'400'000.0;
-  score += 0.5 * std::exp2(-age_days / 90.0);
-  if (entry.confidence) score *= 0.75 + 0.25 * std::clamp(*entry.confidence, 0.0, 1.0);
-  if (stale) score *= 0.5;
-  ranked.score = score;
-  return ranked;
 }
 
 double similarity(const MemoryEntry& a, const MemoryEntry& b) {
