@@ -34,42 +34,7 @@ Result<DeleteResult> TaskEngine::remove(const std::string& id, const DeleteOptio
     }
   }
   CT_TRY_ASSIGN(std::vector<std::string> children, store_.children_of(id, options.hard));
-  if (!children.empty()) {
-    if (options.children == ChildStrategy::Block) {
-      Error error(ErrorCode::HasChildren, "Task " + id + " has " + std::to_string(children.size()) +
-                                              " children; choose what happens to them");
-      error.fix = call("tasks.delete", {{"id", id}, {"children", "cascade"}}) + " (or children:'orphan' to keep them)";
-      return fail(std::move(error).with_detail("children", json::Value::array_of(children)));
-    }
-    for (const auto& child_id : children) {
-      if (options.children == ChildStrategy::Cascade) {
-        DeleteOptions child_options = options;
-        CT_TRY_ASSIGN(Task child, get(child_id));
-        if (!options.hard && child.status == TaskStatus::Done) {
-          // A finished child keeps its history: archive it with its parent.
-          Task archived = child;
-          archived.archived = true;
-          archived.archived_at = now_;
-          archived.archive_reason = "cascade";
-          CT_TRY(save(child, archived));
-          result.affected.push_back(child_id);
-          continue;
-        }
-        CT_TRY_ASSIGN(DeleteResult nested, remove(child_id, child_options, std::nullopt));
-        result.affected.push_back(child_id);
-        append_unique(result.affected, nested.affected);
-      } else {
-        CT_TRY_ASSIGN(Task child, get(child_id));
-        Task moved = child;
-        moved.parent = task.parent;
-        if (task.parent.empty() && moved.type == TaskType::Subtask) moved.type = TaskType::Task;
-        CT_TRY_ASSIGN(std::int64_t last, store_.max_position(task.parent));
-        moved.position = last + 1;
-        CT_TRY(save(child, moved));
-        result.affected.push_back(child_id);
-      }
-    }
-  }
+  if (!children.empty()) CT_TRY(settle_children(task, children, options, result));
   CT_TRY_ASSIGN(std::vector<std::string> dependents, store_.dependents_of(id));
   CT_TRY(clear_focus_of(id));
   if (options.hard) {
@@ -103,6 +68,46 @@ Result<DeleteResult> TaskEngine::remove(const std::string& id, const DeleteOptio
   after.archive_reason = "cancelled";
   CT_TRY(save(task, after));
   return result;
+}
+
+Result<void> TaskEngine::settle_children(const Task& task, const std::vector<std::string>& children,
+                                         const DeleteOptions& options, DeleteResult& result) {
+  const std::string& id = task.id;
+  if (options.children == ChildStrategy::Block) {
+    Error error(ErrorCode::HasChildren, "Task " + id + " has " + std::to_string(children.size()) +
+                                            " children; choose what happens to them");
+    error.fix = call("tasks.delete", {{"id", id}, {"children", "cascade"}}) + " (or children:'orphan' to keep them)";
+    return fail(std::move(error).with_detail("children", json::Value::array_of(children)));
+  }
+  for (const auto& child_id : children) {
+    if (options.children == ChildStrategy::Cascade) {
+      DeleteOptions child_options = options;
+      CT_TRY_ASSIGN(Task child, get(child_id));
+      if (!options.hard && child.status == TaskStatus::Done) {
+        // A finished child keeps its history: archive it with its parent.
+        Task archived = child;
+        archived.archived = true;
+        archived.archived_at = now_;
+        archived.archive_reason = "cascade";
+        CT_TRY(save(child, archived));
+        result.affected.push_back(child_id);
+        continue;
+      }
+      CT_TRY_ASSIGN(DeleteResult nested, remove(child_id, child_options, std::nullopt));
+      result.affected.push_back(child_id);
+      append_unique(result.affected, nested.affected);
+    } else {
+      CT_TRY_ASSIGN(Task child, get(child_id));
+      Task moved = child;
+      moved.parent = task.parent;
+      if (task.parent.empty() && moved.type == TaskType::Subtask) moved.type = TaskType::Task;
+      CT_TRY_ASSIGN(std::int64_t last, store_.max_position(task.parent));
+      moved.position = last + 1;
+      CT_TRY(save(child, moved));
+      result.affected.push_back(child_id);
+    }
+  }
+  return {};
 }
 
 Result<std::vector<std::string>> TaskEngine::archive(const std::optional<std::string>& id,

@@ -89,6 +89,29 @@ Result<void> check_transition(const Task& task, TaskStatus to) {
                   .with_detail("to", std::string(to_string(to))));
 }
 
+/// The status a patch asks for (done and cancelled have operations of their own; a blocked task
+/// says what it waits for), with blockedBy kept only while blocked.
+Result<void> apply_status(const Task& before, const TaskPatch& patch, Task& after) {
+  const std::string& id = before.id;
+  if (patch.status) {
+    if (*patch.status == TaskStatus::Done || *patch.status == TaskStatus::Cancelled) {
+      Error error(ErrorCode::Validation, std::string("use tasks.") +
+                                             (*patch.status == TaskStatus::Done ? "complete" : "delete") +
+                                             " to make a task " + std::string(to_string(*patch.status)));
+      error.fix = call(*patch.status == TaskStatus::Done ? "tasks.complete" : "tasks.delete", {{"id", id}});
+      return fail(std::move(error).with_detail("field", "status"));
+    }
+    CT_TRY(check_transition(before, *patch.status));
+    after.status = *patch.status;
+  }
+  if (after.status == TaskStatus::Blocked && after.blocked_by.empty() && before.status != TaskStatus::Blocked)
+    return fail(Error(ErrorCode::Validation, "a blocked task needs blockedBy: what is it waiting for?")
+                    .with_fix(call("tasks.update", {{"id", id}, {"status", "blocked"}, {"blockedBy", "what it waits for"}}))
+                    .with_detail("field", "blockedBy"));
+  if (after.status != TaskStatus::Blocked) after.blocked_by.clear();
+  return {};
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& task_fields() {
@@ -321,6 +344,26 @@ Result<Task> TaskEngine::add(NewTask spec) {
   return task;
 }
 
+Result<void> TaskEngine::check_type_change(const Task& before, TaskType type) {
+  const std::string& id = before.id;
+  if (type == TaskType::Epic && !before.parent.empty())
+    return fail(Error(ErrorCode::Validation, "an epic cannot have a parent")
+                    .with_fix(call("tasks.promote", {{"id", id}}) + " first"));
+  if (type == TaskType::Subtask) {
+    if (before.parent.empty())
+      return fail(Error(ErrorCode::Validation, "a subtask needs a parent")
+                      .with_fix("give it a parent first: " + call("tasks.reparent", {{"id", id}, {"parent", "T001"}}))
+                      .with_detail("field", "type"));
+    CT_TRY_ASSIGN(std::vector<std::string> children, store_.children_of(id, false));
+    if (!children.empty())
+      return fail(Error(ErrorCode::InvalidParentType, "Task " + id + " has children; a subtask cannot")
+                      .with_fix("move its children under another task first (tasks.reparent), or keep " + id +
+                                " a task")
+                      .with_detail("children", json::Value::array_of(children)));
+  }
+  return {};
+}
+
 Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& patch,
                                         std::optional<std::int64_t> if_version) {
   CT_TRY_ASSIGN(Task before, get_live(id));
@@ -339,21 +382,7 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
   if (patch.title || patch.description) CT_TRY(check_title_description(after.title, after.description));
   if (patch.priority) after.priority = *patch.priority;
   if (patch.type && *patch.type != before.type) {
-    if (*patch.type == TaskType::Epic && !before.parent.empty())
-      return fail(Error(ErrorCode::Validation, "an epic cannot have a parent")
-                      .with_fix(call("tasks.promote", {{"id", id}}) + " first"));
-    if (*patch.type == TaskType::Subtask) {
-      if (before.parent.empty())
-        return fail(Error(ErrorCode::Validation, "a subtask needs a parent")
-                        .with_fix("give it a parent first: " + call("tasks.reparent", {{"id", id}, {"parent", "T001"}}))
-                        .with_detail("field", "type"));
-      CT_TRY_ASSIGN(std::vector<std::string> children, store_.children_of(id, false));
-      if (!children.empty())
-        return fail(Error(ErrorCode::InvalidParentType, "Task " + id + " has children; a subtask cannot")
-                        .with_fix("move its children under another task first (tasks.reparent), or keep " + id +
-                                  " a task")
-                        .with_detail("children", json::Value::array_of(children)));
-    }
+    CT_TRY(check_type_change(before, *patch.type));
     after.type = *patch.type;
   }
   auto apply = [&](std::vector<std::string>& field, const std::optional<std::vector<std::string>>& items) {
@@ -383,22 +412,7 @@ Result<UpdateResult> TaskEngine::update(const std::string& id, const TaskPatch& 
     after.blocked_by = *patch.blocked_by;
     if (!after.blocked_by.empty() && !patch.status) after.status = TaskStatus::Blocked;
   }
-  if (patch.status) {
-    if (*patch.status == TaskStatus::Done || *patch.status == TaskStatus::Cancelled) {
-      Error error(ErrorCode::Validation, std::string("use tasks.") +
-                                             (*patch.status == TaskStatus::Done ? "complete" : "delete") +
-                                             " to make a task " + std::string(to_string(*patch.status)));
-      error.fix = call(*patch.status == TaskStatus::Done ? "tasks.complete" : "tasks.delete", {{"id", id}});
-      return fail(std::move(error).with_detail("field", "status"));
-    }
-    CT_TRY(check_transition(before, *patch.status));
-    after.status = *patch.status;
-  }
-  if (after.status == TaskStatus::Blocked && after.blocked_by.empty() && before.status != TaskStatus::Blocked)
-    return fail(Error(ErrorCode::Validation, "a blocked task needs blockedBy: what is it waiting for?")
-                    .with_fix(call("tasks.update", {{"id", id}, {"status", "blocked"}, {"blockedBy", "what it waits for"}}))
-                    .with_detail("field", "blockedBy"));
-  if (after.status != TaskStatus::Blocked) after.blocked_by.clear();
+  CT_TRY(apply_status(before, patch, after));
   if (before.status == TaskStatus::Active && after.status != TaskStatus::Active) CT_TRY(clear_focus_of(id));
   if (patch.note) after.notes.push_back({now_, *patch.note});
   CT_TRY_ASSIGN(std::vector<std::string> changed, save(before, after));
