@@ -76,7 +76,7 @@ json::Value session_record(const Session& session);
 /// The inverse of session_record().
 Result<Session> session_from_record(const std::string& id, const json::Value& record);
 
-// Defined in tasks_query.cpp, shared with tasks_analysis.cpp.
+// Defined in tasks_query.cpp, shared with tasks_analysis.cpp and tasks_report.cpp.
 /// A TaskFilter from the filter params (filter_params()).
 Result<TaskFilter> read_filter(const Params& params);
 /// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids
