@@ -103,6 +103,88 @@ Result<Reply> read_manifest(Context& context, const Params& params) {
   return Reply{std::move(data), {}, {}, {}};
 }
 
+/// What the lines of one sync came to.
+struct Tally {
+  std::int64_t imported = 0, skipped = 0, invalid_count = 0, conflict_count = 0;
+  json::Value invalid = json::Value::array();    // {line, error, field?}: the first kListedInReply
+  json::Value conflicts = json::Value::array();  // {line, id}
+  json::Value ids = json::Value::array();        // of the entries imported
+  std::vector<std::string> warnings;
+};
+
+/// Each complete line imported as an entry, checked as research.add checks one and its tasks
+/// existing; an id stored with the same content is skipped, with other content a conflict (the
+/// stored entry is kept).
+Result<void> import_lines(Context& context, const ManifestChunk& chunk, ReadFiles& outputs, Tally& tally) {
+  const std::string day = today(context);
+  for (const auto& line : chunk.lines) {
+    if (trim(line.text).empty()) continue;
+    std::vector<std::string> line_warnings;
+    auto entry = parse_manifest_line(line.text, context.project->root, day, line_warnings, outputs);
+    std::optional<Error> problem;
+    if (!entry) problem = std::move(entry.error());
+    if (!problem) {
+      CT_TRY_ASSIGN(std::optional<std::string> missing, missing_task(context, entry->linked_tasks));
+      if (missing) problem = task_not_found(*missing);
+    }
+    if (problem) {
+      ++tally.invalid_count;
+      if (tally.invalid.size() < kListedInReply) {
+        json::Value item = json::Value::object();
+        item.set("line", line.number);
+        item.set("error", problem->message);
+        if (const json::Value* field = problem->details.find("field"); field && field->is_string() &&
+                                                                     !field->as_string().empty())
+          item.set("field", *field);
+        tally.invalid.push_back(std::move(item));
+      }
+      continue;
+    }
+    CT_TRY_ASSIGN(std::optional<ResearchEntry> existing, context.db().get_research(entry->id));
+    if (existing) {
+      if (same_research_content(*existing, *entry)) {
+        ++tally.skipped;
+      } else {
+        ++tally.conflict_count;
+        if (tally.conflicts.size() < kListedInReply) {
+          json::Value item = json::Value::object();
+          item.set("line", line.number);
+          item.set("id", entry->id);
+          tally.conflicts.push_back(std::move(item));
+        }
+      }
+      continue;
+    }
+    entry->created_at = entry->updated_at = context.now();
+    CT_TRY(context.db().put_research(*entry));
+    record(context, std::nullopt, *entry);
+    ++tally.imported;
+    if (tally.ids.size() < kListedInReply) tally.ids.push_back(entry->id);
+    for (auto& warning : line_warnings)
+      if (tally.warnings.size() < 20) tally.warnings.push_back("line " + std::to_string(line.number) + ": " + warning);
+  }
+  return {};
+}
+
+/// The cursor after this read: past the lines consumed, with the hash of the file's head as
+/// consumed — the bytes before `start` (checked against the stored cursor's hash), then this read.
+ManifestCursor next_cursor(const std::string& relative, const json::Value& read, const ManifestChunk& chunk,
+                           TimeMs now) {
+  const std::string& head = read["head"].as_string();
+  const std::int64_t start = read["start"].as_int();
+  const std::string_view rest = read["bytes"].as_string();
+  ManifestCursor next;
+  next.file = relative;
+  next.offset = start + chunk.consumed;
+  next.lines = read["firstLine"].as_int() - 1 + std::ssize(chunk.lines);
+  const std::string consumed_head =
+      head.substr(0, std::min(head.size(), static_cast<std::size_t>(start))) + std::string(rest.substr(0, kManifestHeadBytes));
+  next.head_hash = manifest_head_hash(std::string_view(consumed_head).substr(
+      0, static_cast<std::size_t>(std::min<std::int64_t>(next.offset, kManifestHeadBytes))));
+  next.synced_at = now;
+  return next;
+}
+
 Result<Reply> sync(Context& context, const Params& params) {
   if (!context.external) return fail(ErrorCode::Internal, "research.sync: the manifest was not read before the transaction");
   const json::Value& read = context.external->data;
@@ -121,92 +203,28 @@ Result<Reply> sync(Context& context, const Params& params) {
                       "another research.sync of " + relative + " ran while this one read the file")
                     .with_fix("retry: the next sync continues where that one stopped")
                     .with_detail("file", relative));
-  const std::string& head = read["head"].as_string();
-  const std::int64_t start = read["start"].as_int();
-  const std::int64_t first_line = read["firstLine"].as_int();
-  const bool rescanned = read["rescanned"] == json::Value(true);
   const std::string_view rest = read["bytes"].as_string();
-  ManifestChunk chunk = split_manifest_lines(rest, first_line);
+  ManifestChunk chunk = split_manifest_lines(rest, read["firstLine"].as_int());
   ReadFiles outputs(read["files"]);
-
-  std::vector<std::string> warnings;
-  json::Value invalid = json::Value::array();
-  json::Value conflicts = json::Value::array();
-  json::Value ids = json::Value::array();
-  std::int64_t imported = 0, skipped = 0, invalid_count = 0, conflict_count = 0;
-  const std::string day = today(context);
-  for (const auto& line : chunk.lines) {
-    if (trim(line.text).empty()) continue;
-    std::vector<std::string> line_warnings;
-    auto entry = parse_manifest_line(line.text, context.project->root, day, line_warnings, outputs);
-    std::optional<Error> problem;
-    if (!entry) problem = std::move(entry.error());
-    if (!problem) {
-      CT_TRY_ASSIGN(std::optional<std::string> missing, missing_task(context, entry->linked_tasks));
-      if (missing) problem = task_not_found(*missing);
-    }
-    if (problem) {
-      ++invalid_count;
-      if (invalid.size() < kListedInReply) {
-        json::Value item = json::Value::object();
-        item.set("line", line.number);
-        item.set("error", problem->message);
-        if (const json::Value* field = problem->details.find("field"); field && field->is_string() &&
-                                                                     !field->as_string().empty())
-          item.set("field", *field);
-        invalid.push_back(std::move(item));
-      }
-      continue;
-    }
-    CT_TRY_ASSIGN(std::optional<ResearchEntry> existing, context.db().get_research(entry->id));
-    if (existing) {
-      if (same_research_content(*existing, *entry)) {
-        ++skipped;
-      } else {
-        ++conflict_count;
-        if (conflicts.size() < kListedInReply) {
-          json::Value item = json::Value::object();
-          item.set("line", line.number);
-          item.set("id", entry->id);
-          conflicts.push_back(std::move(item));
-        }
-      }
-      continue;
-    }
-    entry->created_at = entry->updated_at = context.now();
-    CT_TRY(context.db().put_research(*entry));
-    record(context, std::nullopt, *entry);
-    ++imported;
-    if (ids.size() < kListedInReply) ids.push_back(entry->id);
-    for (auto& warning : line_warnings)
-      if (warnings.size() < 20) warnings.push_back("line " + std::to_string(line.number) + ": " + warning);
-  }
-  ManifestCursor next;
-  next.file = relative;
-  next.offset = start + chunk.consumed;
-  next.lines = first_line - 1 + std::ssize(chunk.lines);
-  // The head as consumed: the bytes before `start` (checked above against the cursor's hash), then
-  // this read.
-  const std::string consumed_head =
-      head.substr(0, std::min(head.size(), static_cast<std::size_t>(start))) + std::string(rest.substr(0, kManifestHeadBytes));
-  next.head_hash = manifest_head_hash(std::string_view(consumed_head).substr(
-      0, static_cast<std::size_t>(std::min<std::int64_t>(next.offset, kManifestHeadBytes))));
-  next.synced_at = context.now();
+  Tally tally;
+  CT_TRY(import_lines(context, chunk, outputs, tally));
+  const ManifestCursor next = next_cursor(relative, read, chunk, context.now());
   const bool moved = !cursor || cursor->offset != next.offset || cursor->lines != next.lines ||
                      cursor->head_hash != next.head_hash;
   if (moved) CT_TRY(context.db().put_manifest_cursor(next));
 
-  data.set("imported", imported);
-  data.set("skipped", skipped);
-  data.set("ids", std::move(ids));
-  if (invalid_count > 0) {
-    data.set("invalid", std::move(invalid));
-    warnings.push_back(std::to_string(invalid_count) + " invalid line(s) not imported: fix them and add the "
+  std::vector<std::string> warnings = std::move(tally.warnings);
+  data.set("imported", tally.imported);
+  data.set("skipped", tally.skipped);
+  data.set("ids", std::move(tally.ids));
+  if (tally.invalid_count > 0) {
+    data.set("invalid", std::move(tally.invalid));
+    warnings.push_back(std::to_string(tally.invalid_count) + " invalid line(s) not imported: fix them and add the "
                        "entries with research.add (the manifest is never rewritten)");
   }
-  if (conflict_count > 0) {
-    data.set("conflicts", std::move(conflicts));
-    warnings.push_back(std::to_string(conflict_count) + " line(s) reuse an id stored with different content; the "
+  if (tally.conflict_count > 0) {
+    data.set("conflicts", std::move(tally.conflicts));
+    warnings.push_back(std::to_string(tally.conflict_count) + " line(s) reuse an id stored with different content; the "
                        "stored entries were kept");
   }
   data.set("lines", next.lines);
@@ -214,12 +232,12 @@ Result<Reply> sync(Context& context, const Params& params) {
   const auto partial = std::ssize(rest) - chunk.consumed;
   if (partial > 0) data.set("partialBytes", static_cast<std::int64_t>(partial));
   if (params.flag("dryRun")) data.set("dryRun", true);
-  if (rescanned) {
+  if (read["rescanned"] == json::Value(true)) {
     data.set("rescanned", true);
     warnings.push_back(relative + " shrank or was replaced since the last sync: read again from the start");
   }
   std::optional<ErrorCode> note;
-  if (imported == 0 && invalid_count == 0 && conflict_count == 0) note = ErrorCode::NoChange;
+  if (tally.imported == 0 && tally.invalid_count == 0 && tally.conflict_count == 0) note = ErrorCode::NoChange;
   return Reply{std::move(data), std::move(warnings), {}, note};
 }
 

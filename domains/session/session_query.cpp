@@ -1,0 +1,152 @@
+// session domain (docs/architecture.md §4–§5), its reads: named, scoped units of agent work with
+// their own focus — the caller's session, the list, one session, the history of its changes. The
+// changes are session_mutate.cpp's, the heartbeat and the briefing have files of their own.
+#include <algorithm>
+#include <set>
+
+#include "core/clock.h"
+#include "core/text.h"
+#include "domains/projection.h"
+#include "domains/session/session_common.h"
+
+namespace ct::session {
+namespace {
+
+json::Value compact(const Session& session) {
+  json::Value out = json::Value::object();
+  out.set("id", session.id);
+  if (!session.name.empty()) out.set("name", session.name);
+  out.set("scope", session.scope);
+  out.set("status", to_string(session.status));
+  if (!session.agent.empty()) out.set("agent", session.agent);
+  out.set("updatedAt", format_iso8601(session.updated_at));
+  return out;
+}
+
+Result<json::Value> full(Context& context, const Session& session) {
+  json::Value out = compact(session);
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(session.id));
+  if (focus) out.set("focus", *focus);
+  if (!session.note.empty()) out.set("notes", session.note);
+  if (!session.next_action.empty()) out.set("nextAction", session.next_action);
+  out.set("createdAt", format_iso8601(session.created_at));
+  if (session.ended_at) out.set("endedAt", format_iso8601(*session.ended_at));
+  if (session.archived_at) out.set("archivedAt", format_iso8601(*session.archived_at));
+  return out;
+}
+
+Result<Reply> status(Context& context, const Params&) {
+  if (context.session.empty())
+    return Reply{json::Value(), {"no session bound: start one with session.start or resume one with session.resume"},
+                 {}, ErrorCode::NoData};
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session session, engine.get(context.session));
+  CT_TRY_ASSIGN(json::Value data, full(context, session));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> list(Context& context, const Params& params) {
+  SessionQuery query;
+  if (auto wanted = params.opt_str("status")) query.statuses = {*parse_session_status(*wanted)};
+  query.include_archived = params.flag("includeArchived");
+  CT_TRY_ASSIGN(std::int64_t total, context.db().count_sessions(query));
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<Session> found, context.db().list_sessions(query));
+  json::Value rows = json::Value::array();
+  const bool want_full = wants_full(params);
+  for (const auto& session : found) {
+    json::Value row;
+    if (want_full) {
+      CT_TRY_ASSIGN(row, full(context, session));
+    } else {
+      row = compact(session);
+    }
+    if (session.id == context.session) row.set("current", true);
+    rows.push_back(std::move(row));
+  }
+  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  if (total == 0) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+Result<Reply> show(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY_ASSIGN(Session session, engine.get(id));
+  CT_TRY_ASSIGN(json::Value data, full(context, session));
+  return Reply{std::move(data), {}, {}, {}};
+}
+
+Result<Reply> history(Context& context, const Params& params) {
+  CT_TRY_ASSIGN(std::string id, subject(context, params));
+  auto engine = sessions(context);
+  CT_TRY(engine.get(id));
+  AuditQuery query;
+  query.session = id;
+  query.limit = params.integer("limit");
+  query.offset = params.integer("offset");
+  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  json::Value out = json::Value::array();
+  for (const auto& row : rows) {
+    json::Value item = json::Value::object();
+    item.set("seq", row.seq);
+    item.set("at", format_iso8601(row.at));
+    item.set("operation", row.operation);
+    if (!row.task_id.empty()) item.set("taskId", row.task_id);
+    if (!row.agent.empty()) item.set("agent", row.agent);
+    item.set("outcome", row.outcome);
+    out.push_back(std::move(item));
+  }
+  Reply reply{std::move(out), {}, {}, {}};
+  if (rows.empty()) reply.note = ErrorCode::NoData;
+  return reply;
+}
+
+}  // namespace
+
+void register_session_queries(Registry& registry) {
+  registry.add({.domain = "session", .name = "status", .gateway = Gateway::Query,
+                .summary = "Your bound session",
+                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
+                           "E_NO_DATA note when no session is bound",
+                .examples = {{R"({})", "which session am I in?"}},
+                .idempotent = true, .tier = 1, .handler = status});
+  registry.add({.domain = "session", .name = "list", .gateway = Gateway::Query,
+                .summary = "List sessions, newest first",
+                .params = {{.name = "status", .type = ParamType::Enum, .choices = {"active", "suspended", "ended", "closed"},
+                            .description = "Only sessions with this status"},
+                           {.name = "includeArchived", .type = ParamType::Bool,
+                            .description = "Also sessions archived by session.gc"},
+                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                            .description = "Rows per page"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip (from _meta.page.nextOffset)"}},
+                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, notes?, nextAction?, "
+                           "createdAt, endedAt? with detail:'full'); _meta.page when there are more",
+                .examples = {{R"({"status":"active"})", "active sessions"}},
+                .idempotent = true, .tier = 2,
+                .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "notes", "nextAction",
+                               "createdAt", "endedAt", "archivedAt", "current"},
+                .handler = list});
+  registry.add({.domain = "session", .name = "show", .gateway = Gateway::Query,
+                .summary = "Show one session",
+                .params = {id_param(false, kCurrentOrId)},
+                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt,endedAt?}",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({"id":"ses_0123456789ab"})", "show a session"}},
+                .idempotent = true, .tier = 2, .handler = show});
+  registry.add({.domain = "session", .name = "history", .gateway = Gateway::Query,
+                .summary = "The writes made in a session, newest first",
+                .params = {id_param(false, kCurrentOrId),
+                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                            .description = "Rows per page"},
+                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                            .description = "Rows to skip"}},
+                .returns = "[{seq,at,operation,taskId?,agent?,outcome}]",
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .examples = {{R"({})", "what did this session change?"}},
+                .idempotent = true, .tier = 2, .handler = history});
+}
+
+}  // namespace ct::session
