@@ -70,7 +70,7 @@ Result<Reply> status(Context& context, const Params& params) {
   data.set("finished", static_cast<std::int64_t>(
                            std::count_if(stages.begin(), stages.end(), [](const auto& s) { return stage_finished(s.status); })));
   data.set("stages", states_json(stages, "stage"));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> stages(Context& context, const Params&) {
@@ -94,7 +94,7 @@ Result<Reply> stages(Context& context, const Params&) {
   data.set("verificationGates", json::Value::array_of(std::vector<std::string>(kVerificationGates.begin(),
                                                                                kVerificationGates.end())));
   data.set("requiredGates", json::Value::array_of(context.config->get_strings("verification.required")));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> check(Context& context, const Params& params) {
@@ -121,7 +121,7 @@ Result<Reply> check(Context& context, const Params& params) {
                            ? "entering " + stage + " now fails with E_LIFECYCLE_GATE_FAILED"
                            : "entering " + stage + " now is allowed with a warning (lifecycle.enforcement " +
                                  std::string(to_string(lifecycle.enforcement())) + ")");
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> history(Context& context, const Params& params) {
@@ -171,7 +171,7 @@ Result<Reply> gates(Context& context, const Params& params) {
   data.set("required", json::Value::array_of(context.config->get_strings("verification.required")));
   data.set("missingRequired", json::Value::array_of(missing));
   data.set("separateAgents", context.config->get_bool("verification.separateAgents"));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace

@@ -218,7 +218,7 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
 Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>& files) {
   json::Value data = json::Value::object();
   data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings) {

@@ -96,7 +96,7 @@ Result<Reply> read_import(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("text", std::move(*text));
   data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// What changed between what is stored and what the file says, for the caller's governance:
@@ -218,7 +218,7 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
   if (params.flag("dryRun")) data.set("dryRun", true);
   std::optional<ErrorCode> note;
   if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::noted(std::move(data), note, std::move(warnings));
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ Result<Reply> observe(Context& context, const Params& params) {
   entry.hash = content_hash(entry);
   CT_TRY_ASSIGN(auto similar, similar_entries(context, entry));
   for (const auto& [score, other] : similar)
-    if (other.hash == entry.hash) return Reply{written_json(other), {}, {}, ErrorCode::AlreadyExists};
+    if (other.hash == entry.hash) return Reply::noted(written_json(other), ErrorCode::AlreadyExists);
   if (!similar.empty() && !params.flag("force")) {
     const MemoryEntry& best = similar.front().second;
     json::Value rows = json::Value::array();
@@ -177,7 +177,7 @@ Result<Reply> observe(Context& context, const Params& params) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(MemoryEntry added, add_entry(context, std::move(entry), warnings));
   if (context.audit) context.audit->task_id = added.id;
-  return Reply{written_json(added), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(added), std::move(warnings));
 }
 
 Result<void> check_open(const MemoryEntry& entry) {
@@ -197,7 +197,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   if (!verified.superseded_by.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> pending, context.db().get_memory(verified.superseded_by));
     if (pending && pending->status == "proposed") {
-      if (pending->hash == changed.hash) return Reply{written_json(*pending), {}, {}, ErrorCode::AlreadyExists};
+      if (pending->hash == changed.hash) return Reply::noted(written_json(*pending), ErrorCode::AlreadyExists);
       const MemoryEntry before = *pending;
       pending->kind = changed.kind;
       pending->title = changed.title;
@@ -213,7 +213,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
       CT_TRY(save(context, before, *pending));
       warnings.push_back(verified.id + " was verified by a person and stays served: your change is in " + pending->id +
                          ", its proposed revision, until a person verifies it (ct memory verify " + pending->id + ")");
-      return Reply{written_json(*pending), std::move(warnings), {}, {}};
+      return Reply::warned(written_json(*pending), std::move(warnings));
     }
   }
   MemoryEntry revision = std::move(changed);
@@ -242,7 +242,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   warnings.push_back(verified.id + " was verified by a person and stays served: your change is proposed as " + added.id +
                      ", which replaces it once a person verifies it (ct memory verify " + added.id + ")");
   json::Value data = written_json(added);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> update(Context& context, const Params& params) {
@@ -255,7 +255,7 @@ Result<Reply> update(Context& context, const Params& params) {
   CT_TRY(read_scope(context, params, entry));
   entry.hash = content_hash(entry);
   if (entry.hash == before.hash && entry.confidence == before.confidence)
-    return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(written_json(entry), ErrorCode::NoChange);
   std::vector<std::string> warnings;
   const bool agent = !context.person_reviews;
   if (agent && !before.verified_by.empty() && entry.hash != before.hash) {
@@ -276,7 +276,7 @@ Result<Reply> update(Context& context, const Params& params) {
   }
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
-  return Reply{written_json(entry), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(entry), std::move(warnings));
 }
 
 Result<Reply> supersede(Context& context, const Params& params) {
@@ -305,12 +305,12 @@ Result<Reply> supersede(Context& context, const Params& params) {
   else warnings.push_back(old.id + " stays active until " + added.id + " is verified");
   old.updated_at = context.now();
   CT_TRY(save(context, before, old));
-  return Reply{written_json(added), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(added), std::move(warnings));
 }
 
 Result<Reply> retract(Context& context, const Params& params) {
   CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
-  if (entry.status == "retracted") return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+  if (entry.status == "retracted") return Reply::noted(written_json(entry), ErrorCode::NoChange);
   if (!entry.verified_by.empty() && !context.person_reviews)
     return fail(Error(ErrorCode::MutationDisabled, entry.id + " was verified by " + entry.verified_by +
                                                        ": an agent does not retract what a person verified")
@@ -323,7 +323,7 @@ Result<Reply> retract(Context& context, const Params& params) {
   entry.reason = params.str("reason");
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
-  return Reply{written_json(entry), {}, {}, {}};
+  return Reply::of(written_json(entry));
 }
 
 Result<Reply> verify(Context& context, const Params& params) {
@@ -361,7 +361,7 @@ Result<Reply> verify(Context& context, const Params& params) {
   }
   json::Value data = written_json(entry);
   data.set("verifiedBy", entry.verified_by);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// The entries an applied declaration may name for `task`: those memory serves for it (what its
@@ -428,7 +428,7 @@ Result<Reply> applied(Context& context, const Params& params) {
   if (!ignored.empty()) data.set("ignored", json::Value::array_of(ignored));
   if (!task.empty()) data.set("taskId", task);
   if (context.audit && !task.empty()) context.audit->task_id = task;
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// What an import compares and takes from the file: the content, status and governance fields.

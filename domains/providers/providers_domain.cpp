@@ -59,7 +59,7 @@ json::Value summary(const Provider& provider) {
 Result<Reply> list(Context&, const Params&) {
   json::Value rows = json::Value::array();
   for (const auto& provider : providers::all()) rows.push_back(summary(provider));
-  return Reply{std::move(rows), {}, {}, {}};
+  return Reply::of(std::move(rows));
 }
 
 Result<Reply> show(Context&, const Params& params) {
@@ -95,7 +95,7 @@ Result<Reply> show(Context&, const Params& params) {
     if (!provider.no_hook.empty()) hook.set("why", std::string(provider.no_hook));
   }
   data.set("hook", std::move(hook));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 bool present(const fs::path& path) {
@@ -138,7 +138,7 @@ Result<Reply> detect(Context& context, const Params&) {
   json::Value data = json::Value::object();
   data.set("detected", std::move(found_ids));
   data.set("providers", std::move(rows));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Error outside_refused(std::string_view what) {
@@ -309,7 +309,7 @@ Result<Reply> install(Context& context, const Params& params) {
     data.set("hooks", std::move(hooked.first));
     changed = changed || hooked.second;
   }
-  return Reply{std::move(data), {}, {}, changed ? std::optional<ErrorCode>() : std::optional(ErrorCode::NoChange)};
+  return Reply::noted(std::move(data), changed ? std::optional<ErrorCode>() : std::optional(ErrorCode::NoChange));
 }
 
 const ParamSpec kProviderParam = {.name = "provider", .type = ParamType::Enum, .required = true,

@@ -54,13 +54,13 @@ Result<Reply> list(Context& context, const Params&) {
   for (const auto& release : releases) data.push_back(summary_json(release));
   std::optional<ErrorCode> note;
   if (releases.empty()) note = ErrorCode::NoData;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 Result<Reply> show(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Release release, load(context, normalized(params)));
   CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(release.tasks));
-  return Reply{full_json(release, tasks), {}, {}, {}};
+  return Reply::of(full_json(release, tasks));
 }
 
 // -- create, plan, changelog ------------------------------------------------------------------
@@ -68,14 +68,14 @@ Result<Reply> show(Context& context, const Params& params) {
 Result<Reply> create(Context& context, const Params& params) {
   const std::string version = normalized(params);
   CT_TRY_ASSIGN(std::optional<Release> existing, context.db().get_release(version));
-  if (existing) return Reply{summary_json(*existing), {}, {}, ErrorCode::AlreadyExists};
+  if (existing) return Reply::noted(summary_json(*existing), ErrorCode::AlreadyExists);
   Release release;
   release.version = version;
   if (auto notes = params.opt_str("notes")) release.notes = *notes;
   release.created_at = release.updated_at = context.now();
   CT_TRY(context.db().put_release(release));
   record(context, std::nullopt, release);
-  return Reply{summary_json(release), {}, {}, {}};
+  return Reply::of(summary_json(release));
 }
 
 Result<Reply> plan(Context& context, const Params& params) {
@@ -100,20 +100,20 @@ Result<Reply> plan(Context& context, const Params& params) {
   for (const auto& id : params.strings("remove")) std::erase(release.tasks, id);
   release.status = unreleased_status(release);
   if (release.tasks == before.tasks && release.status == before.status)
-    return Reply{summary_json(release), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(summary_json(release), ErrorCode::NoChange);
   release.updated_at = context.now();
   CT_TRY(context.db().put_release(release));
   record(context, before, release);
   json::Value data = summary_json(release);
   data.set("taskIds", json::Value::array_of(release.tasks));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// release.changelog's external step: with `write`, CHANGELOG.md read (with its stamp) before the
 /// transaction, which reads no file (core/file_read.h).
 Result<Reply> read_changelog(Context& context, const Params& params) {
   json::Value data = json::Value::object();
-  if (!params.flag("write")) return Reply{std::move(data), {}, {}, {}};
+  if (!params.flag("write")) return Reply::of(std::move(data));
   CT_TRY(check_release_file(context.project->root, "CHANGELOG.md", "the changelog"));
   const auto file = context.project->root / "CHANGELOG.md";
   std::string existing;
@@ -124,7 +124,7 @@ Result<Reply> read_changelog(Context& context, const Params& params) {
   data.set("existing", std::move(existing));
   data.set("size", stamp.size);
   data.set("mtimeNs", stamp.mtime_ns);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> changelog(Context& context, const Params& params) {
@@ -136,7 +136,7 @@ Result<Reply> changelog(Context& context, const Params& params) {
   data.set("version", release.version);
   data.set("tasks", static_cast<std::int64_t>(done.size()));
   data.set("markdown", section);
-  if (!params.flag("write")) return Reply{std::move(data), {}, {}, {}};
+  if (!params.flag("write")) return Reply::of(std::move(data));
 
   // CHANGELOG.md as the external step read it: written only when it has not changed since.
   if (!context.external || !context.external->data["existing"].is_string())
@@ -152,12 +152,12 @@ Result<Reply> changelog(Context& context, const Params& params) {
   data.set("file", "CHANGELOG.md");
   if (merged == existing) {
     data.set("written", false);
-    return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(std::move(data), ErrorCode::NoChange);
   }
   CT_TRY(write_file_atomically(file, merged));
   context.record(FieldChange{"", "CHANGELOG.md", json::Value(), json::Value("section " + release.version)});
   data.set("written", true);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace

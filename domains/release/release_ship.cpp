@@ -79,7 +79,7 @@ Result<Reply> ship_external(Context& context, const Params& params) {
     for (const auto& step : plan.steps) steps.push_back(step_json(step, true));
     data.set("dryRun", true);
     data.set("steps", std::move(steps));
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   CT_TRY_ASSIGN(StepsOutcome outcome, run_steps(options, plan.steps));
   CT_TRY_ASSIGN(std::string commit, git_output(options, {"rev-parse", plan.tag + "^{commit}"}, "release.ship"));
@@ -87,7 +87,7 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   data.set("pushed", input.push);
   if (input.push) data.set("remote", input.remote);
   data.set("steps", json::Value::array_of(outcome.done));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> ship(Context& context, const Params& params) {
@@ -128,7 +128,7 @@ Result<Reply> tag_external(Context& context, const Params& params) {
   }
   CT_TRY_ASSIGN(std::string commit, git_output(options, {"rev-parse", tag + "^{commit}"}, "release.tag"));
   data.set("commit", commit);
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 Result<Reply> tag(Context& context, const Params& params) {
@@ -162,13 +162,13 @@ Result<Reply> rollback_external(Context& context, const Params& params) {
   data.set("version", version);
   data.set("tag", tag);
   if (steps.empty() && release.status != ReleaseStatus::Released && release.tag.empty())
-    return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(std::move(data), ErrorCode::NoChange);
   CT_TRY_ASSIGN(StepsOutcome outcome, run_steps(options, steps));
   data.set("steps", json::Value::array_of(outcome.done));
   data.set("removedRemote", release.pushed && !release.remote.empty());
   if (release.pushed) data.set("remote", release.remote);
   if (!release.commit.empty()) data.set("commit", release.commit);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> rollback(Context& context, const Params& params) {

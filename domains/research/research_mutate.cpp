@@ -46,7 +46,7 @@ Result<Reply> hash_output(Context& context, const Params& params) {
     files.push_back(entry->file);
   json::Value data = json::Value::object();
   data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> add(Context& context, const Params& params) {
@@ -57,7 +57,7 @@ Result<Reply> add(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::optional<ResearchEntry> existing, context.db().get_research(entry.id));
   if (existing) {
     if (!same_research_content(*existing, entry)) return fail(conflict_error(*existing));
-    return Reply{compact_json(*existing), {}, {}, ErrorCode::AlreadyExists};
+    return Reply::noted(compact_json(*existing), ErrorCode::AlreadyExists);
   }
   CT_TRY_ASSIGN(std::optional<std::string> missing, missing_task(context, entry.linked_tasks));
   if (missing) return fail(task_not_found(*missing));
@@ -66,7 +66,7 @@ Result<Reply> add(Context& context, const Params& params) {
   record(context, std::nullopt, entry);
   json::Value data = compact_json(entry);
   if (!entry.linked_tasks.empty()) data.set("linkedTasks", json::Value::array_of(entry.linked_tasks));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 json::Value link_json(const ResearchEntry& entry, const std::string& task) {
@@ -83,28 +83,28 @@ Result<Reply> link(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::optional<std::string> missing, missing_task(context, {task}));
   if (missing) return fail(task_not_found(*missing));
   if (std::find(entry.linked_tasks.begin(), entry.linked_tasks.end(), task) != entry.linked_tasks.end())
-    return Reply{link_json(entry, task), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(link_json(entry, task), ErrorCode::NoChange);
   const ResearchEntry before = entry;
   entry.linked_tasks.push_back(task);
   entry.updated_at = context.now();
   CT_TRY(context.db().put_research(entry));
   record(context, before, entry);
   if (context.audit) context.audit->task_id = task;
-  return Reply{link_json(entry, task), {}, {}, {}};
+  return Reply::of(link_json(entry, task));
 }
 
 Result<Reply> unlink(Context& context, const Params& params) {
   CT_TRY_ASSIGN(ResearchEntry entry, load(context, params.str("id")));
   const std::string& task = params.str("taskId");
   auto found = std::find(entry.linked_tasks.begin(), entry.linked_tasks.end(), task);
-  if (found == entry.linked_tasks.end()) return Reply{link_json(entry, task), {}, {}, ErrorCode::NoChange};
+  if (found == entry.linked_tasks.end()) return Reply::noted(link_json(entry, task), ErrorCode::NoChange);
   const ResearchEntry before = entry;
   entry.linked_tasks.erase(found);
   entry.updated_at = context.now();
   CT_TRY(context.db().put_research(entry));
   record(context, before, entry);
   if (context.audit) context.audit->task_id = task;
-  return Reply{link_json(entry, task), {}, {}, {}};
+  return Reply::of(link_json(entry, task));
 }
 
 Result<Reply> archive(Context& context, const Params& params) {
@@ -127,7 +127,7 @@ Result<Reply> archive(Context& context, const Params& params) {
   if (params.flag("dryRun")) data.set("dryRun", true);
   std::optional<ErrorCode> note;
   if (entries.empty()) note = ErrorCode::NoChange;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 ParamSpec task_spec() {

@@ -40,7 +40,7 @@ json::Value row_json(const ResearchEntry& entry, const Params& params) {
 
 Result<Reply> show(Context& context, const Params& params) {
   CT_TRY_ASSIGN(ResearchEntry entry, load(context, params.str("id")));
-  return Reply{full_json(entry), {}, {}, {}};
+  return Reply::of(full_json(entry));
 }
 
 Result<Reply> list(Context& context, const Params& params) {
@@ -139,7 +139,7 @@ Result<Reply> stats(Context& context, const Params&) {
   data.set("manifest", std::move(manifest));
   std::optional<ErrorCode> note;
   if (counts.total == 0) note = ErrorCode::NoData;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ Result<Reply> read_manifest(Context& context, const Params& params) {
   std::error_code ec;
   if (fs::status(*real, ec).type() == fs::file_type::not_found) {
     data.set("absent", true);
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   auto read = [&](std::int64_t offset, std::int64_t max) -> Result<std::string> {
     auto part = read_regular_file_part(*real, offset, {max, std::chrono::milliseconds(10000)});
@@ -100,7 +100,7 @@ Result<Reply> read_manifest(Context& context, const Params& params) {
   data.set("firstLine", first_line);
   if (rescanned) data.set("rescanned", true);
   data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// What the lines of one sync came to.
@@ -193,8 +193,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   data.set("file", relative);
   if (read["absent"] == json::Value(true)) {
     data.set("imported", 0);
-    return Reply{std::move(data), {"no manifest yet: subagents create " + relative + " with their first line"}, {},
-                 ErrorCode::NoData};
+    return Reply::noted(std::move(data), ErrorCode::NoData, {"no manifest yet: subagents create " + relative + " with their first line"});
   }
   // What was read continues from the cursor as it was then: another sync since would be imported twice.
   CT_TRY_ASSIGN(std::optional<ManifestCursor> cursor, context.db().get_manifest_cursor(relative));
@@ -238,7 +237,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   }
   std::optional<ErrorCode> note;
   if (tally.imported == 0 && tally.invalid_count == 0 && tally.conflict_count == 0) note = ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::noted(std::move(data), note, std::move(warnings));
 }
 
 }  // namespace

@@ -35,9 +35,9 @@ constexpr std::int64_t kChangesRead = 200;
 
 /// The session a briefing is about: the one named, else the caller's, else the handoff — the
 /// newest session nobody is working in (suspended, ended, or active with a lapsed lease).
-Result<std::optional<Session>> subject_session(Context& context, const Params& params, TimeMs now) {
+Result<std::optional<Session>> subject_session(Context& context, const std::optional<std::string>& id, TimeMs now) {
   SessionEngine engine(context.db(), *context.config, now, nullptr);  // reads only
-  if (auto id = params.opt_str("id")) {
+  if (id) {
     CT_TRY_ASSIGN(Session session, engine.get(*id));
     return std::optional<Session>(std::move(session));
   }
@@ -271,28 +271,34 @@ class Briefing {
   std::vector<Section*> sections_{&notes_, &finished_, &remembered_, &ready_, &changed_};
 };
 
+struct BriefingArgs {
+  std::optional<std::string> id;
+  std::int64_t budget_tokens = 0;
+  std::optional<std::string> hook;
+};
+
 }  // namespace
 
-Result<Reply> briefing(Context& context, const Params& params) {
+Result<Reply> briefing(Context& context, const BriefingArgs& args) {
   const TimeMs now = context.now();
   Briefing briefing(context, now);
-  CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, params, now));
+  CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, args.id, now));
   CT_TRY(briefing.about(std::move(session)));
   CT_TRY(briefing.focus());
   CT_TRY(briefing.memory());
   CT_TRY(briefing.ready());
   CT_TRY(briefing.changes());
-  json::Value out = briefing.cut_to(static_cast<std::size_t>(params.integer("budgetTokens")));
-  if (auto host = params.opt_str("hook")) {
+  json::Value out = briefing.cut_to(static_cast<std::size_t>(args.budget_tokens));
+  if (const auto& host = args.hook) {
     // An agent host's session-start hook: the briefing as the context it loads, in its format.
     std::string context_text = "CLEO briefing: where this project's work stands, to carry on (act through the "
                                "cleo_query and cleo_mutate tools):\n" + out.dump();
     if (!briefing.session()) context_text = "CLEO briefing: no session yet (start one with session.start). " + out.dump();
     json::Value hooked = json::Value::object();
     hooked.set("hook", providers::hook_output(*providers::find(*host), context_text));
-    return Reply{std::move(hooked), {}, {}, {}};
+    return Reply::of(std::move(hooked));
   }
-  Reply reply{std::move(out), {}, {}, {}};
+  Reply reply = Reply::of(std::move(out));
   if (!briefing.session())
     reply.warnings.push_back("no session to brief on: this is the project's (start one with session.start)");
   return reply;
@@ -302,14 +308,17 @@ void register_session_briefing(Registry& registry) {
   std::vector<std::string_view> hosts;
   for (const auto& provider : providers::all())
     if (provider.hook) hosts.push_back(provider.id);
+  const auto args = bind(
+      field(&BriefingArgs::id, id_param(false, "Session id (default: yours, else the newest one nobody works in)")),
+      field(&BriefingArgs::budget_tokens, {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
+                                           .min = 200, .max = 20000,
+                                           .description = "Cut the briefing to about this many tokens"}),
+      field(&BriefingArgs::hook, {.name = "hook", .type = ParamType::Enum, .choices = std::move(hosts),
+                                  .description = "For this host's session-start hook (providers.install hooks): "
+                                                 "{hook: the text it loads, in its format}"}));
   registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
                 .summary = "All you need to carry on",
-                .params = {id_param(false, "Session id (default: yours, else the newest one nobody works in)"),
-                           {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
-                            .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"},
-                           {.name = "hook", .type = ParamType::Enum, .choices = std::move(hosts),
-                            .description = "For this host's session-start hook (providers.install hooks): "
-                                           "{hook: the text it loads, in its format}"}},
+                .params = args.specs(),
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
                            "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
                            "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?}] (memory.find for it), ready?[{id,title,priority}], "
@@ -319,7 +328,7 @@ void register_session_briefing(Registry& registry) {
                 .examples = {{R"({})", "after a restart or a compaction"},
                              {R"({"id":"ses_0a1b2c3d4e5f","budgetTokens":800})", "another agent's handoff, short"}},
                 .idempotent = true, .tier = 1, .shortcut = "briefing", .text_view = TextView::Briefing,
-                .known_hash = true, .handler = briefing});
+                .known_hash = true, .handler = args.handler(briefing)});
 }
 
 }  // namespace ct::session

@@ -35,29 +35,34 @@ Result<json::Value> full(Context& context, const Session& session) {
   return out;
 }
 
-Result<Reply> status(Context& context, const Params&) {
+Result<Reply> status(Context& context, const NoArgs&) {
   if (context.session.empty())
-    return Reply{json::Value(), {"no session bound: start one with session.start or resume one with session.resume"},
-                 {}, ErrorCode::NoData};
+    return Reply::noted(json::Value(), ErrorCode::NoData, {"no session bound: start one with session.start or resume one with session.resume"});
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session session, engine.get(context.session));
   CT_TRY_ASSIGN(json::Value data, full(context, session));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> list(Context& context, const Params& params) {
+struct ListArgs {
+  std::optional<std::string> status;
+  bool include_archived = false;
+  Paging page;
+  Projection rows;
+};
+
+Result<Reply> list(Context& context, const ListArgs& args) {
   SessionQuery query;
-  if (auto wanted = params.opt_str("status")) query.statuses = {*parse_session_status(*wanted)};
-  query.include_archived = params.flag("includeArchived");
+  if (args.status) query.statuses = {*parse_session_status(*args.status)};
+  query.include_archived = args.include_archived;
   CT_TRY_ASSIGN(std::int64_t total, context.db().count_sessions(query));
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
+  query.limit = args.page.limit;
+  query.offset = args.page.offset;
   CT_TRY_ASSIGN(std::vector<Session> found, context.db().list_sessions(query));
   json::Value rows = json::Value::array();
-  const bool want_full = wants_full(params);
   for (const auto& session : found) {
     json::Value row;
-    if (want_full) {
+    if (args.rows.full) {
       CT_TRY_ASSIGN(row, full(context, session));
     } else {
       row = compact(session);
@@ -65,27 +70,32 @@ Result<Reply> list(Context& context, const Params& params) {
     if (session.id == context.session) row.set("current", true);
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
+  Reply reply = Reply::paged(std::move(rows), Page{total, query.limit, query.offset});
   if (total == 0) reply.note = ErrorCode::NoData;
   return reply;
 }
 
-Result<Reply> show(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::string id, subject(context, params));
+Result<Reply> show(Context& context, const IdArgs& args) {
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session session, engine.get(id));
   CT_TRY_ASSIGN(json::Value data, full(context, session));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> history(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::string id, subject(context, params));
+struct HistoryArgs {
+  std::optional<std::string> id;
+  Paging page;
+};
+
+Result<Reply> history(Context& context, const HistoryArgs& args) {
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY(engine.get(id));
   AuditQuery query;
   query.session = id;
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
+  query.limit = args.page.limit;
+  query.offset = args.page.offset;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
   json::Value out = json::Value::array();
   for (const auto& row : rows) {
@@ -98,9 +108,7 @@ Result<Reply> history(Context& context, const Params& params) {
     item.set("outcome", row.outcome);
     out.push_back(std::move(item));
   }
-  Reply reply{std::move(out), {}, {}, {}};
-  if (rows.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  return Reply::noted(std::move(out), no_data_if(rows.empty()));
 }
 
 }  // namespace
@@ -111,42 +119,40 @@ void register_session_queries(Registry& registry) {
                 .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
                            "E_NO_DATA note when no session is bound",
                 .examples = {{R"({})", "which session am I in?"}},
-                .idempotent = true, .tier = 1, .handler = status});
+                .idempotent = true, .tier = 1, .handler = no_args(status)});
+  const auto list_args =
+      bind(field(&ListArgs::status, {.name = "status", .type = ParamType::Enum,
+                                     .choices = {"active", "suspended", "ended", "closed"},
+                                     .description = "Only sessions with this status"}),
+           field(&ListArgs::include_archived, {.name = "includeArchived", .type = ParamType::Bool,
+                                               .description = "Also sessions archived by session.gc"}),
+           paging(&ListArgs::page, "50"), projection(&ListArgs::rows));
   registry.add({.domain = "session", .name = "list", .gateway = Gateway::Query,
                 .summary = "List sessions, newest first",
-                .params = {{.name = "status", .type = ParamType::Enum, .choices = {"active", "suspended", "ended", "closed"},
-                            .description = "Only sessions with this status"},
-                           {.name = "includeArchived", .type = ParamType::Bool,
-                            .description = "Also sessions archived by session.gc"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
-                            .description = "Rows per page"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip (from _meta.page.nextOffset)"}},
+                .params = list_args.specs(),
                 .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, notes?, nextAction?, "
                            "createdAt, endedAt? with detail:'full'); _meta.page when there are more",
                 .examples = {{R"({"status":"active"})", "active sessions"}},
                 .idempotent = true, .tier = 2,
                 .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "notes", "nextAction",
                                "createdAt", "endedAt", "archivedAt", "current"},
-                .handler = list});
+                .handler = list_args.handler(list)});
+  const auto id_args = bind(field(&IdArgs::id, id_param(false, kCurrentOrId)));
   registry.add({.domain = "session", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one session",
-                .params = {id_param(false, kCurrentOrId)},
+                .params = id_args.specs(),
                 .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt,endedAt?}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "show a session"}},
-                .idempotent = true, .tier = 2, .handler = show});
+                .idempotent = true, .tier = 2, .handler = id_args.handler(show)});
+  const auto history_args = bind(field(&HistoryArgs::id, id_param(false, kCurrentOrId)), paging(&HistoryArgs::page, "50"));
   registry.add({.domain = "session", .name = "history", .gateway = Gateway::Query,
                 .summary = "The writes made in a session, newest first",
-                .params = {id_param(false, kCurrentOrId),
-                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
-                            .description = "Rows per page"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip"}},
+                .params = history_args.specs(),
                 .returns = "[{seq,at,operation,taskId?,agent?,outcome}]",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({})", "what did this session change?"}},
-                .idempotent = true, .tier = 2, .handler = history});
+                .idempotent = true, .tier = 2, .handler = history_args.handler(history)});
 }
 
 }  // namespace ct::session

@@ -170,7 +170,7 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
   data.set("to", backend_json(*target));
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   // A consistent snapshot of the source (writers may go on meanwhile), the target filled from it,
   // then proved.
@@ -188,7 +188,7 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
   // The target's own trail records where it came from (after the comparison, which it would spoil).
   CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", params.json(), {},
                                     "copied from " + source->location()));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace

@@ -416,7 +416,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
   if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
   if (!problems.empty()) data.set("skipped", std::move(problems));
   if (params.flag("dryRun")) data.set("dryRun", true);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 json::Value session_record(const Session& session) {

@@ -86,12 +86,12 @@ namespace {
 Result<Reply> add(Context& context, const Params& params) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(Task task, engine_.add(new_task_from(params)));
-  if (params.str("detail") == "full") return Reply{task_full(task), {}, {}, {}};
+  if (params.str("detail") == "full") return Reply::of(task_full(task));
   // The caller knows what it sent (title, parent, status pending): the reply is what it does not.
   json::Value data = json::Value::object();
   data.set("id", task.id);
   if (!params.has("type") && task.type != TaskType::Task) data.set("type", to_string(task.type));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// The change tasks.update params ask for, decoded once: each field set only when its param is

@@ -116,7 +116,7 @@ Result<Reply> deps(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::vector<DepNode> down, engine_.downstream(task));
     data.set("downstream", dep_nodes(down));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> blockers(Context& context, const Params& params) {
@@ -139,7 +139,7 @@ Result<Reply> blockers(Context& context, const Params& params) {
   data.set("id", task.id);
   data.set("blocked", !found.empty());
   data.set("blockers", std::move(list));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 }  // namespace
 

@@ -41,25 +41,25 @@ Result<Reply> start(Context& context, const Params& params) {
 Result<Reply> stop(Context& context, const Params&) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(std::optional<Task> stopped, engine_.stop());
-  if (!stopped) return Reply{json::Value(), {"nothing was in focus"}, {}, ErrorCode::NoChange};
+  if (!stopped) return Reply::noted(json::Value(), ErrorCode::NoChange, {"nothing was in focus"});
   json::Value data = json::Value::object();
   data.set("id", stopped->id);
   data.set("status", to_string(stopped->status));
   if (context.audit) context.audit->task_id = stopped->id;
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> reclaim(Context& context, const Params& params) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(std::optional<Claim> freed, engine_.reclaim(params.str("id")));
-  if (!freed) return Reply{json::Value(), {"nobody holds " + params.str("id")}, {}, ErrorCode::NoChange};
+  if (!freed) return Reply::noted(json::Value(), ErrorCode::NoChange, {"nobody holds " + params.str("id")});
   json::Value data = json::Value::object();
   data.set("id", params.str("id"));
   json::Value from = json::Value::object();
   from.set("session", freed->session);
   if (!freed->agent.empty()) from.set("agent", freed->agent);
   data.set("from", std::move(from));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace

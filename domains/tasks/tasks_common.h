@@ -50,7 +50,7 @@ inline json::Value changed_reply(const Task& task, const std::vector<std::string
 /// changed.
 inline Reply update_reply(const UpdateResult& result, const Params& params) {
   if (params.has("detail") && params.str("detail") == "full")
-    return Reply{task_full(result.task), {}, {}, result.changed.empty() ? std::optional(ErrorCode::NoChange) : std::nullopt};
+    return Reply::noted(task_full(result.task), result.changed.empty() ? std::optional(ErrorCode::NoChange) : std::nullopt);
   Reply reply{changed_reply(result.task, result.changed), {}, {}, {}};
   if (result.changed.empty()) reply.note = ErrorCode::NoChange;
   return reply;

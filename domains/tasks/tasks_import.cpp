@@ -298,7 +298,7 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
   }
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// tasks.import's external step: what the call imports, read (files, the original's store and
@@ -316,7 +316,7 @@ Result<Reply> read_for_import(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("file", foreign_json(file));
   data.set("memoryFiles", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ Result<Reply> stats(Context& context, const Params& params) {
   data.set("archived", archived);
   std::int64_t done = live.contains(TaskStatus::Done) ? live.at(TaskStatus::Done) : 0;
   data.set("percentDone", total == 0 ? 0 : (done * 100) / total);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> history(Context& context, const Params& params) {
@@ -54,18 +54,18 @@ Result<Reply> history(Context& context, const Params& params) {
     if (!changes.empty()) item.set("changes", std::move(changes));
     list.push_back(std::move(item));
   }
-  return Reply{std::move(list), {}, {}, {}};
+  return Reply::of(std::move(list));
 }
 
 Result<Reply> current(Context& context, const Params&) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(std::optional<Task> task, engine_.current());
-  if (!task) return Reply{json::Value(), {}, {}, ErrorCode::NoData};
+  if (!task) return Reply::noted(json::Value(), ErrorCode::NoData);
   json::Value data = json::Value::object();
   data.set("id", task->id);
   data.set("title", task->title);
   data.set("status", to_string(task->status));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> relates(Context& context, const Params& params) {
@@ -74,7 +74,7 @@ Result<Reply> relates(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("id", task.id);
   data.set("relates", task_field(task, "relates"));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> export_tasks(Context& context, const Params& params) {
@@ -107,7 +107,7 @@ Result<Reply> export_tasks(Context& context, const Params& params) {
   data.set("exportedAt", format_iso8601(context.now()));
   data.set("count", static_cast<std::int64_t>(tasks.size()));
   data.set("tasks", std::move(list));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace
