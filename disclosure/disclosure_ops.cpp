@@ -61,7 +61,7 @@ Result<Reply> help(Context& context, const Params& params) {
     json::Value same = json::Value::object();
     same.set("unchanged", true);
     same.set("hash", hash);
-    return Reply{std::move(same), std::move(warnings), {}, {}};
+    return Reply::warned(std::move(same), std::move(warnings));
   }
   json::Value out = json::Value::object();
   out.set("level", level);
@@ -72,7 +72,7 @@ Result<Reply> help(Context& context, const Params& params) {
   } else {
     out.set("content", std::move(hashed));
   }
-  return Reply{std::move(out), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(out), std::move(warnings));
 }
 
 json::Value outcomes(const std::vector<FileOutcome>& files) {
@@ -148,7 +148,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
   }
   std::optional<ErrorCode> note;
   if (!report.changed) note = no_target ? ErrorCode::NoData : ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::noted(std::move(data), note, std::move(warnings));
 }
 
 /// providers.inject: system.inject's mechanism for the one instruction file a host reads (the
@@ -172,7 +172,7 @@ Result<Reply> inject_for_provider(Context& context, const Params& params) {
   data.set("templates", outcomes(report.templates));
   std::optional<ErrorCode> note;
   if (!report.changed) note = ErrorCode::NoChange;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 /// The project injection system.init performs: renders the templates into .cleo/templates/ and

@@ -67,7 +67,7 @@ Result<Reply> inject(Context& context, const Params& params) {
   data.set("file", file);
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(text)));
   data.set("text", std::move(text));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace

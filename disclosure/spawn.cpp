@@ -248,7 +248,7 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   data.set("level", prompt.level);
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(prompt.text)));
   data.set("prompt", prompt.text);
-  if (!execute) return Reply{std::move(data), std::move(warnings), {}, {}};
+  if (!execute) return Reply::warned(std::move(data), std::move(warnings));
 
   ProcessSpec spec;
   spec.argv = std::move(agent->argv);
@@ -287,7 +287,7 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   else if (!result.ok())
     warnings.push_back("the agent exited with status " + std::to_string(result.exit_code) + ": see run.outputTail");
   data.set("run", std::move(run));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// Inside the write transaction: a run of the agent is recorded on the task as a note (the

@@ -237,7 +237,7 @@ Result<Reply> check_atoms(Context& context, const Params& params, bool recheck) 
       if (std::string what = what_changed(context, atom); !what.empty()) stale.set(atom.id, what);
     if (!stale.empty()) data.set("stale", std::move(stale));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,

@@ -199,14 +199,14 @@ std::string diagnostics_markdown(const json::Value& d) {
 
 Result<Reply> diagnostics(Context& context, const Params&) {
   CT_TRY_ASSIGN(json::Value data, diagnostics_json(context));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> templates(Context&, const Params& params) {
-  if (auto type = params.opt_str("type")) return Reply{template_json(find_template(*type)), {}, {}, {}};
+  if (auto type = params.opt_str("type")) return Reply::of(template_json(find_template(*type)));
   json::Value all = json::Value::array();
   for (const auto& t : kTemplates) all.push_back(template_json(t));
-  return Reply{std::move(all), {}, {}, {}};
+  return Reply::of(std::move(all));
 }
 
 // -- create --------------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ std::vector<std::string> gh_environment() {
 /// The reply when the issue was not filed: the report, the command and why.
 Reply not_filed(json::Value data, std::string why) {
   data.set("filed", false);
-  return Reply{std::move(data), {std::move(why)}, {}, {}};
+  return Reply::warned(std::move(data), {std::move(why)});
 }
 
 Result<Reply> create_external(Context& context, const Params& params) {
@@ -251,7 +251,7 @@ Result<Reply> create_external(Context& context, const Params& params) {
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
     data.set("filed", false);
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
 
   const std::vector<std::string> env = gh_environment();
@@ -305,7 +305,7 @@ Result<Reply> create_external(Context& context, const Params& params) {
   if (!url.empty()) data.set("url", url);
   std::vector<std::string> warnings;
   if (url.empty()) warnings.push_back("gh reported success but printed no issue URL: check the repository's issues");
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> create(Context& context, const Params&) {

@@ -1,7 +1,7 @@
 // memory domain, writes (issue 34): record an entry (near-duplicates are reported, not added),
 // change, supersede or retract it, verify it (a person's review of what an agent proposed, and the
-// re-anchoring of its files), declare which entries a piece of work applied, and import the
-// Markdown of memory.export. People govern: the kinds memory.verifyKinds names start as proposed
+// re-anchoring of its files), declare which entries a piece of work applied. memory.import (the
+// Markdown of memory.export read back) is memory_import.cpp's. People govern: the kinds memory.verifyKinds names start as proposed
 // when an agent records them, and only a person — never the agent that proposed one — verifies it.
 #include <algorithm>
 #include <charconv>
@@ -9,13 +9,11 @@
 #include <map>
 #include <set>
 
-#include "core/file_read.h"
 #include "core/text.h"
 #include "domains/memory/memory_common.h"
 #include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
-#include "engines/project/project.h"
 
 namespace ct {
 namespace {
@@ -158,7 +156,7 @@ Result<Reply> observe(Context& context, const Params& params) {
   entry.hash = content_hash(entry);
   CT_TRY_ASSIGN(auto similar, similar_entries(context, entry));
   for (const auto& [score, other] : similar)
-    if (other.hash == entry.hash) return Reply{written_json(other), {}, {}, ErrorCode::AlreadyExists};
+    if (other.hash == entry.hash) return Reply::noted(written_json(other), ErrorCode::AlreadyExists);
   if (!similar.empty() && !params.flag("force")) {
     const MemoryEntry& best = similar.front().second;
     json::Value rows = json::Value::array();
@@ -179,7 +177,7 @@ Result<Reply> observe(Context& context, const Params& params) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(MemoryEntry added, add_entry(context, std::move(entry), warnings));
   if (context.audit) context.audit->task_id = added.id;
-  return Reply{written_json(added), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(added), std::move(warnings));
 }
 
 Result<void> check_open(const MemoryEntry& entry) {
@@ -199,7 +197,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   if (!verified.superseded_by.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> pending, context.db().get_memory(verified.superseded_by));
     if (pending && pending->status == "proposed") {
-      if (pending->hash == changed.hash) return Reply{written_json(*pending), {}, {}, ErrorCode::AlreadyExists};
+      if (pending->hash == changed.hash) return Reply::noted(written_json(*pending), ErrorCode::AlreadyExists);
       const MemoryEntry before = *pending;
       pending->kind = changed.kind;
       pending->title = changed.title;
@@ -215,7 +213,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
       CT_TRY(save(context, before, *pending));
       warnings.push_back(verified.id + " was verified by a person and stays served: your change is in " + pending->id +
                          ", its proposed revision, until a person verifies it (ct memory verify " + pending->id + ")");
-      return Reply{written_json(*pending), std::move(warnings), {}, {}};
+      return Reply::warned(written_json(*pending), std::move(warnings));
     }
   }
   MemoryEntry revision = std::move(changed);
@@ -244,7 +242,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   warnings.push_back(verified.id + " was verified by a person and stays served: your change is proposed as " + added.id +
                      ", which replaces it once a person verifies it (ct memory verify " + added.id + ")");
   json::Value data = written_json(added);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> update(Context& context, const Params& params) {
@@ -257,7 +255,7 @@ Result<Reply> update(Context& context, const Params& params) {
   CT_TRY(read_scope(context, params, entry));
   entry.hash = content_hash(entry);
   if (entry.hash == before.hash && entry.confidence == before.confidence)
-    return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(written_json(entry), ErrorCode::NoChange);
   std::vector<std::string> warnings;
   const bool agent = !context.person_reviews;
   if (agent && !before.verified_by.empty() && entry.hash != before.hash) {
@@ -278,7 +276,7 @@ Result<Reply> update(Context& context, const Params& params) {
   }
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
-  return Reply{written_json(entry), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(entry), std::move(warnings));
 }
 
 Result<Reply> supersede(Context& context, const Params& params) {
@@ -307,12 +305,12 @@ Result<Reply> supersede(Context& context, const Params& params) {
   else warnings.push_back(old.id + " stays active until " + added.id + " is verified");
   old.updated_at = context.now();
   CT_TRY(save(context, before, old));
-  return Reply{written_json(added), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(added), std::move(warnings));
 }
 
 Result<Reply> retract(Context& context, const Params& params) {
   CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
-  if (entry.status == "retracted") return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+  if (entry.status == "retracted") return Reply::noted(written_json(entry), ErrorCode::NoChange);
   if (!entry.verified_by.empty() && !context.person_reviews)
     return fail(Error(ErrorCode::MutationDisabled, entry.id + " was verified by " + entry.verified_by +
                                                        ": an agent does not retract what a person verified")
@@ -325,7 +323,7 @@ Result<Reply> retract(Context& context, const Params& params) {
   entry.reason = params.str("reason");
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
-  return Reply{written_json(entry), {}, {}, {}};
+  return Reply::of(written_json(entry));
 }
 
 Result<Reply> verify(Context& context, const Params& params) {
@@ -363,7 +361,7 @@ Result<Reply> verify(Context& context, const Params& params) {
   }
   json::Value data = written_json(entry);
   data.set("verifiedBy", entry.verified_by);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// The entries an applied declaration may name for `task`: those memory serves for it (what its
@@ -430,197 +428,10 @@ Result<Reply> applied(Context& context, const Params& params) {
   if (!ignored.empty()) data.set("ignored", json::Value::array_of(ignored));
   if (!task.empty()) data.set("taskId", task);
   if (context.audit && !task.empty()) context.audit->task_id = task;
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// What an import compares and takes from the file: the content, status and governance fields.
-bool same_import(const MemoryEntry& a, const MemoryEntry& b) {
-  return a.hash == b.hash && a.status == b.status && a.confidence == b.confidence && a.verified_by == b.verified_by &&
-         a.supersedes == b.supersedes && a.superseded_by == b.superseded_by && a.reason == b.reason;
-}
-
-/// The largest memory file an import reads.
-constexpr ReadLimit kImportFile{8LL << 20, std::chrono::milliseconds(10000)};
-/// The most entries one import adds or changes. They are written under the write lock, which
-/// other writers wait for at most storage.busyTimeoutMs (5 s by default): 2,000 take a quarter of
-/// a second on SQLite (docs/performance.md). A larger file is imported in parts.
-constexpr std::size_t kMaxImportChanges = 2000;
-
-/// The entries of the memory file `text`, each checked as the operation that makes the same
-/// change checks it (memory.observe's params: kind, title, body, scope; memory.retract's reason),
-/// ids in their one spelling (engines/rules/memory.h, from_markdown).
-Result<std::vector<MemoryEntry>> checked_entries(Context& context, std::string_view text, const std::string& file) {
-  auto parsed = from_markdown(text);
-  if (!parsed) return fail(std::move(parsed.error()).with_detail("file", file));
-  const OperationSpec* observe = context.registry->find("memory", "observe");
-  const OperationSpec* retract = context.registry->find("memory", "retract");
-  if (!observe || !retract) return fail(ErrorCode::Internal, "memory.import needs memory.observe and memory.retract");
-  for (auto& entry : *parsed) {
-    auto named = [&](Error error) {
-      error.message = file + ", " + entry.id + ": " + error.message;
-      return std::move(error).with_detail("file", file).with_detail("id", entry.id);
-    };
-    json::Value as_observed = json::Value::object();
-    as_observed.set("kind", entry.kind);
-    as_observed.set("title", entry.title);
-    if (!entry.body.empty()) as_observed.set("body", entry.body);
-    if (!entry.files.empty()) as_observed.set("files", json::Value::array_of(entry.files));
-    if (!entry.labels.empty()) as_observed.set("labels", json::Value::array_of(entry.labels));
-    if (!entry.tasks.empty()) as_observed.set("tasks", json::Value::array_of(entry.tasks));
-    if (!entry.epic.empty()) as_observed.set("epic", entry.epic);
-    if (auto checked = Params::validate(*observe, as_observed); !checked) return fail(named(std::move(checked.error())));
-    if (!entry.reason.empty())
-      if (auto checked = Params::check(*retract, "reason", json::Value(entry.reason)); !checked)
-        return fail(named(std::move(checked.error())));
-    for (auto& path : entry.files) {
-      auto normal = normal_scope_path(path);
-      if (!normal) return fail(named(std::move(normal.error()).with_detail("field", "files")));
-      path = *normal;
-    }
-    // Who and what it came from: one line of plain text each.
-    for (const std::string* field : {&entry.verified_by, &entry.source_agent, &entry.source_session, &entry.source_task})
-      if (utf8_length(*field) > 200 || has_control_characters(*field, false))
-        return fail(named(Error(ErrorCode::Validation, "a provenance field holds more than 200 characters or a control "
-                                                       "character")
-                              .with_fix("keep the fields `ct memory export` writes")));
-    entry.hash = content_hash(entry);
-  }
-  return std::move(*parsed);
-}
-
-/// memory.import's external step: the file read (at most kImportFile, a regular file inside the
-/// project unless a person allowed more), checked, and its entries' scope files hashed — all
-/// before the transaction, which then only writes.
-Result<Reply> read_import(Context& context, const Params& params) {
-  const std::string& file = params.str("file");
-  auto real = project_file(context.project->root, file, context.may_leave_project());
-  if (!real) {
-    Error error = std::move(real.error());
-    if (error.message.find("outside the project") != std::string::npos) error.fix = Context::let_agents_leave_project();
-    return fail(std::move(error).with_detail("file", file));
-  }
-  auto text = read_regular_file(*real, kImportFile);
-  if (!text) {
-    Error error = std::move(text.error());
-    if (error.code == ErrorCode::NotFound)
-      return fail(Error(ErrorCode::NotFound, "cannot read " + file)
-                      .with_fix("write it first: ct memory export > " + file)
-                      .with_detail("file", file));
-    if (error.details["reason"] == json::Value("tooLarge")) error.fix = "split it by kind";
-    return fail(std::move(error).with_detail("file", file));
-  }
-  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, *text, file));
-  std::vector<std::string> files;
-  for (const auto& entry : entries) files.insert(files.end(), entry.files.begin(), entry.files.end());
-  json::Value data = json::Value::object();
-  data.set("text", std::move(*text));
-  data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-/// What changed between what is stored and what the file says, for the caller's governance:
-/// content, status or the entries it replaces.
-bool changes_entry(const MemoryEntry& stored, const MemoryEntry& next) {
-  return stored.hash != next.hash || stored.status != next.status || stored.supersedes != next.supersedes ||
-         stored.superseded_by != next.superseded_by || stored.reason != next.reason;
-}
-
-Result<Reply> import_markdown(Context& context, const Params& params) {
-  const std::string& file = params.str("file");
-  if (!context.external || !context.external->data["text"].is_string())
-    return fail(ErrorCode::Internal, "memory.import: the file was not read before the transaction");
-  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, context.external->data["text"].as_string(), file));
-  const bool person = context.person_reviews;
-  std::vector<std::string> warnings;
-  json::Value added = json::Value::array();
-  json::Value changed = json::Value::array();
-  json::Value proposed = json::Value::array();
-  std::vector<std::string> attestations;  // verified-by an agent's import did not take
-  std::vector<std::string> governed;      // verified entries an agent's import would change
-  std::int64_t unchanged = 0;
-  // First what each entry becomes, then the writes: the whole file is judged before anything changes.
-  std::vector<std::pair<std::optional<MemoryEntry>, MemoryEntry>> writes;
-  for (auto& entry : entries) {
-    CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, context.db().get_memory(entry.id));
-    if (!person) {
-      // An attestation is a person's act (memory.verify): an agent's import does not take one.
-      const std::string stored_by = stored ? stored->verified_by : std::string();
-      if (entry.verified_by != stored_by) {
-        attestations.push_back(entry.id);
-        entry.verified_by = stored_by;
-        entry.verified_at = stored ? stored->verified_at : std::nullopt;
-      }
-    }
-    if (stored && same_import(*stored, entry)) {
-      ++unchanged;
-      continue;
-    }
-    if (!person && stored && !stored->verified_by.empty() && changes_entry(*stored, entry)) {
-      governed.push_back(entry.id);
-      continue;
-    }
-    CT_TRY(check_tasks(context, entry.tasks));
-    if (!entry.epic.empty()) CT_TRY(check_tasks(context, {entry.epic}));
-    // An agent's import changes nothing a person governs: a new or changed entry of such a kind is proposed.
-    if (!person && needs_person(context, entry.kind) && entry.status == "active" &&
-        (!stored || stored->hash != entry.hash || stored->status != "active")) {
-      entry.status = "proposed";
-      proposed.push_back(entry.id);
-    }
-    writes.emplace_back(std::move(stored), std::move(entry));
-    if (writes.size() > kMaxImportChanges) break;  // refused below: read no further under the lock
-  }
-  if (!governed.empty())
-    return fail(Error(ErrorCode::MutationDisabled,
-                      file + " changes " + join(governed, ", ") +
-                          (governed.size() == 1 ? ", which a person verified" : ", which people verified") +
-                          ": an agent's import does not change what people verified")
-                    .with_fix("ask a person to run: ct memory import " + file + "; or propose each change with " +
-                              call("memory.supersede", {{"id", governed.front()}, {"title", "…"}}))
-                    .with_detail("file", file)
-                    .with_detail("verified", json::Value::array_of(governed)));
-  if (writes.size() > kMaxImportChanges)
-    return fail(Error(ErrorCode::Validation, file + " would add or change more than " +
-                                                 std::to_string(kMaxImportChanges) + " of its " +
-                                                 std::to_string(entries.size()) + " entries; one import writes at most " +
-                                                 std::to_string(kMaxImportChanges) +
-                                                 " (other writers wait while it holds the store)")
-                    .with_fix("split the file (its ## sections by kind, or halves of a section) and import the parts "
-                              "one after the other: entries already imported are skipped as unchanged")
-                    .with_detail("file", file)
-                    .with_detail("entries", static_cast<std::int64_t>(entries.size()))
-                    .with_detail("max", static_cast<std::int64_t>(kMaxImportChanges)));
-  for (auto& [stored, next] : writes) {
-    if (stored) {
-      next.applied_count = stored->applied_count;
-      next.ignored_count = stored->ignored_count;
-      next.applied_at = stored->applied_at;
-      next.applied_by = stored->applied_by;
-      next.created_at = stored->created_at;
-      next.anchors = stored->anchors;
-    } else if (next.created_at == 0) {
-      next.created_at = context.now();
-    }
-    next.updated_at = context.now();
-    if (!stored || stored->hash != next.hash) CT_TRY(anchor(context, next, stored.has_value(), warnings));
-    CT_TRY(save(context, stored, next));
-    (stored ? changed : added).push_back(next.id);
-  }
-  if (!attestations.empty())
-    warnings.push_back("verified-by of " + join(attestations, ", ") +
-                       " not taken: an attestation is a person's (ct memory import " + file + " at a terminal, or ct memory verify)");
-  json::Value data = json::Value::object();
-  data.set("file", file);
-  data.set("added", std::move(added));
-  data.set("changed", std::move(changed));
-  data.set("unchanged", unchanged);
-  if (!proposed.empty()) data.set("proposed", std::move(proposed));
-  if (params.flag("dryRun")) data.set("dryRun", true);
-  std::optional<ErrorCode> note;
-  if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
-}
-
 /// The scope files a write of one entry anchors, for its external step: those the call names,
 /// else the stored entry's (read in a transaction of its own).
 Result<std::vector<std::string>> files_to_anchor(Context& context, const Params& params, bool stored_too) {
@@ -751,21 +562,6 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"id":"M001"})", "M001 was reviewed and holds"}},
                 .tier = 2, .dashboard = true, .external = hash_entry_files, .external_checks_only = true,
                 .handler = verify});
-  registry.add({.domain = "memory", .name = "import", .gateway = Gateway::Mutate,
-                .summary = "Read memory back from the Markdown memory.export wrote",
-                .params = {{.name = "file", .type = ParamType::String, .required = true, .max = 500,
-                            .description = "The Markdown file, relative to the project root", .positional = true,
-                            .single_line = true},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Report what would change; change nothing", .dry_run = true}},
-                .returns = "{file, added[], changed[], unchanged (count), proposed?[], dryRun?}; E_NO_CHANGE note when "
-                           "the store already holds the file. Each entry is checked as memory.observe checks one; an "
-                           "agent's import takes no verified-by and changes no verified entry (E_MUTATION_DISABLED); at "
-                           "most 2,000 entries added or changed per import",
-                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
-                .examples = {{R"({"file":"docs/memory.md"})", "take in the reviewed file"}},
-                .idempotent = true, .tier = 2, .external = read_import, .external_checks_only = true,
-                .handler = import_markdown});
 }
 
 }  // namespace ct

@@ -82,7 +82,7 @@ Result<Reply> show(Context& context, const Params& params) {
     }
     if (json::Value* usage = data.find("usage")) usage->set("recent", std::move(recent));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// What happened to entries: recorded, verified, changed, applied or ignored; newest first.
@@ -230,7 +230,7 @@ Result<Reply> stats(Context& context, const Params&) {
   data.set("proposedEntries", std::move(proposed));
   std::optional<ErrorCode> note;
   if (counts.total == 0) note = ErrorCode::NoData;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 Result<Reply> export_markdown(Context& context, const Params& params) {
@@ -244,7 +244,7 @@ Result<Reply> export_markdown(Context& context, const Params& params) {
   data.set("markdown", to_markdown(entries));
   std::optional<ErrorCode> note;
   if (entries.empty()) note = ErrorCode::NoData;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 }  // namespace

@@ -230,7 +230,7 @@ Result<Reply> status(Context& context, const Params& params) {
   if (!active.empty()) data.set("active", ids_of(graph, active));
   data.set("complete", !current && graph.cycles.empty());
   if (!graph.cycles.empty()) data.set("cycles", cycles_json(graph));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// Why nothing is ready: finished, waiting on work in progress, or stuck.
@@ -249,10 +249,10 @@ Result<Reply> next(Context& context, const Params& params) {
     json::Value data = json::Value::object();
     data.set("epicId", epic_of(params));
     data.set("reason", idle_reason(graph));
-    return Reply{std::move(data), {}, {}, ErrorCode::NoData};
+    return Reply::noted(std::move(data), ErrorCode::NoData);
   }
   CT_TRY_ASSIGN(json::Value row, next_json(context, graph, parallel.picked.front()));
-  return Reply{std::move(row), {}, {}, {}};
+  return Reply::of(std::move(row));
 }
 
 Result<Reply> ready(Context& context, const Params& params) {
@@ -350,7 +350,7 @@ Result<Reply> context_budget(Context& context, const Params& params) {
   auto tokens = params.opt_integer("tokens");
   if (!tokens) {
     data.set("recommendation", "pass tokens: the number of tokens your context holds now");
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   const double percent = std::round(1000.0 * static_cast<double>(*tokens) / static_cast<double>(budget)) / 10.0;
   std::string_view level = percent >= static_cast<double>(critical)  ? "critical"
@@ -373,7 +373,7 @@ Result<Reply> context_budget(Context& context, const Params& params) {
              "orchestrator continues with orchestrate.startup {epicId}");
     warnings.push_back("context at " + one_decimal(percent) + "% of the budget: critical");
   }
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// The newest active or suspended session whose scope is exactly `scope`.
@@ -474,13 +474,13 @@ Result<Reply> startup(Context& context, const Params& params) {
     CT_TRY_ASSIGN(json::Value first, next_json(context, graph, parallel.picked.front()));
     data.set("next", std::move(first));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> validate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(orchestrate::Readiness result, orchestrate::readiness(context, params.str("id")));
   if (context.audit) context.audit->task_id = result.task.id;
-  return Reply{orchestrate::readiness_json(result), {}, {}, {}};
+  return Reply::of(orchestrate::readiness_json(result));
 }
 
 }  // namespace

@@ -406,7 +406,7 @@ Result<Reply> begin(Context& context, const Params& params) {
   if (context.audit) context.record({"", "plan." + plan.id, json::Value(), "open"});
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> apply(Context& context, const Params& params) {
@@ -446,7 +446,7 @@ Result<Reply> apply(Context& context, const Params& params) {
   std::vector<std::string> warnings;
   for (auto& warning : ran.warnings)
     if (warning.starts_with("op ")) warnings.push_back(std::move(warning));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> list(Context& context, const Params& params) {
@@ -512,7 +512,7 @@ Result<Reply> diff(Context& context, const Params& params) {
     row.set("after", graph_summary(after, names, full));
     out.push_back(std::move(row));
   }
-  return Reply{std::move(out), {}, {}, {}};
+  return Reply::of(std::move(out));
 }
 
 Result<Reply> commit(Context& context, const Params& params) {
@@ -554,14 +554,14 @@ Result<Reply> commit(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
   data.set("ids", json::Value::array_of(ran.ids));
-  return Reply{std::move(data), std::move(ran.warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(ran.warnings));
 }
 
 Result<Reply> discard(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Plan plan, get_plan(context, params.str("plan")));
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  if (plan.status == "discarded") return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (plan.status == "discarded") return Reply::noted(std::move(data), ErrorCode::NoChange);
   CT_TRY_ASSIGN(plan, open_plan(context, plan.id));
   plan.status = "discarded";
   plan.updated_at = context.now();
@@ -571,7 +571,7 @@ Result<Reply> discard(Context& context, const Params& params) {
   plan.outcome = outcome;
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) context.record({"", "plan." + plan.id, "open", "discarded"});
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// Whether another agent's change of a field (`base` → `theirs`) survives the plan's (`theirs` →
@@ -648,7 +648,7 @@ Result<Reply> rebase(Context& context, const Params& params) {
   CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  if (moved.empty()) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (moved.empty()) return Reply::noted(std::move(data), ErrorCode::NoChange);
   // The plan replayed on the store as it is: what it would change now, field by field. A field
   // another agent changed since it was staged, which the plan changes too, is a conflict; their
   // change of anything else — another field of the same task, a note beside the plan's — is taken in.
@@ -690,7 +690,7 @@ Result<Reply> rebase(Context& context, const Params& params) {
   if (context.audit) context.record({"", "plan." + plan.id, "rebased", static_cast<std::int64_t>(moved.size())});
   data.set("moved", std::move(moved));
   if (!conflicts.empty()) data.set("overwrites", std::move(conflicts));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// [{operation:"tasks.add", params:{title:"First step"}}], for fixes that name plan.apply.

@@ -59,7 +59,7 @@ json::Value summary(const Provider& provider) {
 Result<Reply> list(Context&, const Params&) {
   json::Value rows = json::Value::array();
   for (const auto& provider : providers::all()) rows.push_back(summary(provider));
-  return Reply{std::move(rows), {}, {}, {}};
+  return Reply::of(std::move(rows));
 }
 
 Result<Reply> show(Context&, const Params& params) {
@@ -95,7 +95,7 @@ Result<Reply> show(Context&, const Params& params) {
     if (!provider.no_hook.empty()) hook.set("why", std::string(provider.no_hook));
   }
   data.set("hook", std::move(hook));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 bool present(const fs::path& path) {
@@ -138,7 +138,7 @@ Result<Reply> detect(Context& context, const Params&) {
   json::Value data = json::Value::object();
   data.set("detected", std::move(found_ids));
   data.set("providers", std::move(rows));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Error outside_refused(std::string_view what) {
@@ -174,10 +174,10 @@ std::optional<std::string> other_scope_hook(Context& context, const Provider& pr
   return label;
 }
 
-Result<Reply> install(Context& context, const Params& params) {
-  const Provider& provider = *providers::find(params.str("provider"));
-  const bool user = params.str("scope") == "user";
-  const bool dry_run = params.flag("dryRun");
+/// How the host launches CLEO: stdio with the ct command (the installed ct's absolute path in a
+/// user's own file), or http with the url of `ct serve` and the variable holding its token.
+Result<providers::ServerLaunch> server_launch(Context& context, const Params& params, const Provider& provider,
+                                              bool user) {
   providers::ServerLaunch launch;
   launch.transport = params.str("transport") == "http" ? providers::Transport::Http : providers::Transport::Stdio;
   // url and tokenEnv describe a connection to `ct serve`: with transport http only.
@@ -200,38 +200,20 @@ Result<Reply> install(Context& context, const Params& params) {
     launch.command = providers::default_command(user, installed ? std::optional(installed->string()) : std::nullopt);
   }
   CT_TRY(providers::check_launch(provider, launch));
+  return launch;
+}
 
-  if (params.flag("hooks") && !provider.hook) {
-    Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no session-start hook CLEO can declare" +
-                                             (provider.no_hook.empty() ? std::string() : ": " + std::string(provider.no_hook)));
-    error.fix = context.registry->find("providers", "show")->call_with(R"({"provider":")" + std::string(provider.id) +
-                                                                        "\"}") +
-                " says what it supports";
-    return fail(std::move(error).with_detail("field", "hooks"));
-  }
-  auto relative = providers::config_file(provider, user);
-  if (!relative) {
-    const char* other = user ? "project" : "user";
-    Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no " + (user ? "user" : "project") +
-                                             "-scope MCP configuration file");
-    error.fix = context.registry->find("providers", "install")
-                    ->call_with(R"({"provider":")" + std::string(provider.id) + R"(","scope":")" + other + "\"}");
-    return fail(std::move(error).with_detail("field", "scope"));
-  }
+/// Where the host's files are edited: a host file as the filesystem reaches it, under the user's
+/// home (scope user) or the project.
+struct HostFiles {
+  Context& context;
   fs::path base;
-  std::string label;
-  if (user) {
-    if (!context.may_leave_project()) return fail(outside_refused("scope user"));
-    CT_TRY_ASSIGN(base, context.home_dir());
-    label = "~/" + std::string(*relative);
-  } else {
-    CT_TRY_ASSIGN(Project project, context.workspace->project());
-    base = project.root;
-    label = std::string(*relative);
-  }
-  // The file as the filesystem reaches it; {file, action, diff?, backup?} of its edit.
-  auto edit = [&](std::string_view relative_file, const std::string& file_label,
-                  const host_config::Editor& editor) -> Result<std::pair<json::Value, bool>> {
+  bool user = false;
+  bool dry_run = false;
+
+  /// One file edited by `editor`: {file, action, diff?, backup?}, and whether it changed.
+  Result<std::pair<json::Value, bool>> edit(std::string_view relative_file, const std::string& file_label,
+                                            const host_config::Editor& editor) const {
     fs::path path = base / relative_file;
     // In the project, the file as the filesystem reaches it must stay inside the project (a
     // symlink anywhere on the way, `.vscode -> /elsewhere` too), unless the caller may leave it.
@@ -250,8 +232,63 @@ Result<Reply> install(Context& context, const Params& params) {
     out.set("diff", host_config::line_diff(done.before, done.edit.text, file_label));
     if (done.backup) out.set("backup", (fs::path(file_label).parent_path() / done.backup->filename()).string());
     return std::pair{std::move(out), true};
-  };
+  }
+};
 
+/// The session-start hook that loads `ct briefing` into the agent's context, in the host's hook
+/// file, with its note (and whether the other scope has CLEO's hook too).
+Result<std::pair<json::Value, bool>> install_hook(const HostFiles& files, const Provider& provider,
+                                                  const providers::ServerLaunch& launch) {
+  const providers::HookSupport& hook = *provider.hook;
+  const std::string_view hook_file = files.user ? hook.user_file : hook.project_file;
+  const std::string hook_label = (files.user ? "~/" : "") + std::string(hook_file);
+  json::Value top = json::Value::object();
+  if (hook.version_key) top.set("version", 1);
+  host_config::Editor hook_editor = [&](std::string_view text) {
+    return host_config::set_json_hook(text, hook.event, providers::hook_entry(provider, launch.command),
+                                      providers::is_cleo_hook, top, hook_label);
+  };
+  CT_TRY_ASSIGN(auto hooked, files.edit(hook_file, hook_label, hook_editor));
+  std::string note(hook.note);
+  if (auto other = other_scope_hook(files.context, provider, files.user))
+    note += "; " + *other + " has CLEO's hook too: " + std::string(provider.name) +
+            " runs both at each start, and the first to run briefs (once per session start)";
+  hooked.first.set("note", std::move(note));
+  return hooked;
+}
+
+Result<Reply> install(Context& context, const Params& params) {
+  const Provider& provider = *providers::find(params.str("provider"));
+  const bool user = params.str("scope") == "user";
+  CT_TRY_ASSIGN(providers::ServerLaunch launch, server_launch(context, params, provider, user));
+  if (params.flag("hooks") && !provider.hook) {
+    Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no session-start hook CLEO can declare" +
+                                             (provider.no_hook.empty() ? std::string() : ": " + std::string(provider.no_hook)));
+    error.fix = context.registry->find("providers", "show")->call_with(R"({"provider":")" + std::string(provider.id) +
+                                                                        "\"}") +
+                " says what it supports";
+    return fail(std::move(error).with_detail("field", "hooks"));
+  }
+  auto relative = providers::config_file(provider, user);
+  if (!relative) {
+    const char* other = user ? "project" : "user";
+    Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no " + (user ? "user" : "project") +
+                                             "-scope MCP configuration file");
+    error.fix = context.registry->find("providers", "install")
+                    ->call_with(R"({"provider":")" + std::string(provider.id) + R"(","scope":")" + other + "\"}");
+    return fail(std::move(error).with_detail("field", "scope"));
+  }
+  HostFiles files{context, {}, user, params.flag("dryRun")};
+  std::string label;
+  if (user) {
+    if (!context.may_leave_project()) return fail(outside_refused("scope user"));
+    CT_TRY_ASSIGN(files.base, context.home_dir());
+    label = "~/" + std::string(*relative);
+  } else {
+    CT_TRY_ASSIGN(Project project, context.workspace->project());
+    files.base = project.root;
+    label = std::string(*relative);
+  }
   host_config::Editor server_editor = [&](std::string_view text) {
     return provider.format == providers::ConfigFormat::Toml
                ? host_config::set_toml_table(text, providers::toml_table(provider), providers::toml_keys(provider, launch),
@@ -260,35 +297,19 @@ Result<Reply> install(Context& context, const Params& params) {
                                               providers::json_entry(provider, launch), providers::json_owned_keys(),
                                               label);
   };
-  CT_TRY_ASSIGN(auto server, edit(*relative, label, server_editor));
+  CT_TRY_ASSIGN(auto server, files.edit(*relative, label, server_editor));
   json::Value data = json::Value::object();
   data.set("provider", std::string(provider.id));
   data.set("scope", user ? "user" : "project");
   for (const auto& [key, value] : server.first.as_object()) data.set(key, value);
   data.set("note", providers::entry_note(provider, user, launch));
   bool changed = server.second;
-
   if (params.flag("hooks")) {
-    // The session-start hook that loads `ct briefing` into the agent's context.
-    const providers::HookSupport& hook = *provider.hook;
-    const std::string_view hook_file = user ? hook.user_file : hook.project_file;
-    const std::string hook_label = (user ? "~/" : "") + std::string(hook_file);
-    json::Value top = json::Value::object();
-    if (hook.version_key) top.set("version", 1);
-    host_config::Editor hook_editor = [&](std::string_view text) {
-      return host_config::set_json_hook(text, hook.event, providers::hook_entry(provider, launch.command),
-                                        providers::is_cleo_hook, top, hook_label);
-    };
-    CT_TRY_ASSIGN(auto hooked, edit(hook_file, hook_label, hook_editor));
-    std::string note(hook.note);
-    if (auto other = other_scope_hook(context, provider, user))
-      note += "; " + *other + " has CLEO's hook too: " + std::string(provider.name) +
-              " runs both at each start, and the first to run briefs (once per session start)";
-    hooked.first.set("note", std::move(note));
+    CT_TRY_ASSIGN(auto hooked, install_hook(files, provider, launch));
     data.set("hooks", std::move(hooked.first));
     changed = changed || hooked.second;
   }
-  return Reply{std::move(data), {}, {}, changed ? std::optional<ErrorCode>() : std::optional(ErrorCode::NoChange)};
+  return Reply::noted(std::move(data), changed ? std::optional<ErrorCode>() : std::optional(ErrorCode::NoChange));
 }
 
 const ParamSpec kProviderParam = {.name = "provider", .type = ParamType::Enum, .required = true,

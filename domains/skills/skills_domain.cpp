@@ -100,7 +100,7 @@ Result<Reply> show(Context& context, const Params& params) {
   if (!skill) return fail(unknown_skill(context, catalog, name));
   json::Value data = row(*skill, true);
   data.set("body", skill->body);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> find(Context& context, const Params& params) {
@@ -197,14 +197,11 @@ Result<Reply> install(Context& context, const Params& params) {
   data.set("name", skill.name);
   data.set("source", scope.name);
   data.set("path", shown_path(scope.name, existing ? existing->path : target));
-  if (existing && read_all(existing->path) == text) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (existing && read_all(existing->path) == text) return Reply::noted(std::move(data), ErrorCode::NoChange);
   if (existing && !params.flag("force")) {
     data.set("installed", false);
-    return Reply{std::move(data),
-                 {"a " + scope.name + " skill named '" + skill.name + "' is already at " +
-                  shown_path(scope.name, existing->path) + ": nothing written; force:true replaces it"},
-                 {},
-                 ErrorCode::AlreadyExists};
+    return Reply::noted(std::move(data), ErrorCode::AlreadyExists, {"a " + scope.name + " skill named '" + skill.name + "' is already at " +
+                  shown_path(scope.name, existing->path) + ": nothing written; force:true replaces it"});
   }
 
   std::error_code ec;
@@ -234,7 +231,7 @@ Result<Reply> install(Context& context, const Params& params) {
       warnings.push_back("the " + effective->source + " skill '" + skill.name + "' (" +
                          shown_path(effective->source, effective->path) + ") takes precedence in this project");
   }
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> remove(Context& context, const Params& params) {
@@ -272,7 +269,7 @@ Result<Reply> remove(Context& context, const Params& params) {
   std::vector<std::string> ignored;
   CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, ignored));
   if (const Skill* effective = catalog.find(name)) data.set("effective", effective->source);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 const ParamSpec kOffsetParam = {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,

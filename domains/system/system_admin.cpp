@@ -51,11 +51,11 @@ Result<Reply> config_get(Context& context, const Params& params) {
   if (auto key = params.opt_str("key")) {
     const ConfigKey* spec = find_config_key(*key);
     if (!spec) return fail(unknown_key(*key));
-    return Reply{describe_key(*spec, config), {}, {}, {}};
+    return Reply::of(describe_key(*spec, config));
   }
   json::Value all = json::Value::object();
   for (const auto& key : config_keys()) all.set(key.name, config.get(key.name));
-  return Reply{std::move(all), {}, {}, {}};
+  return Reply::of(std::move(all));
 }
 
 /// The text of a CLI or agent value in the key's type: "3" → 3 for integers, "true" → true.
@@ -120,11 +120,11 @@ Result<Reply> config_set(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("key", key);
   data.set("value", value);
-  if (before == value) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (before == value) return Reply::noted(std::move(data), ErrorCode::NoChange);
   CT_TRY(updated.save(context.project->config_path()));
   context.record(FieldChange{"", "config." + key, before, value});
   context.config_changed = true;
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// One check of system.health: its row, and the fix the row shows.
@@ -239,7 +239,7 @@ Result<Reply> backup(Context& context, const Params& params) {
   std::error_code ec;
   data.set("bytes", static_cast<std::int64_t>(fs::file_size(file, ec)));
   if (!removed.empty()) data.set("removed", json::Value::array_of(removed));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ Result<Reply> dash(Context& context, const Params& params) {
     for (const auto& row : rows) lines.push_back(activity_line(row));
     data.set("recent", std::move(lines));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 // ---- system.stats ----------------------------------------------------------------------------
@@ -206,7 +206,7 @@ Result<Reply> stats(Context& context, const Params& params) {
   data.set("from", format_iso8601(periods.front().range.start));
   data.set("periods", std::move(rows));
   data.set("total", period_json(results.back()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 // ---- system.metrics --------------------------------------------------------------------------

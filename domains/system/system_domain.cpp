@@ -47,7 +47,7 @@ Result<Reply> init(Context& context, const Params& params) {
                         .with_fix(call("system.restore") + " moves it aside and brings back the newest good backup")
                         .with_detail("damaged", true));
       data.set("created", false);
-      return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};
+      return Reply::noted(std::move(data), ErrorCode::AlreadyExists, {"already initialised at " + project.cleo_dir().string()});
     }
     store->erase_empty();
   }
@@ -69,14 +69,14 @@ Result<Reply> init(Context& context, const Params& params) {
   CT_TRY(store->open(StoreOptions{.create = true}));
   data.set("created", true);
   data.set("db", store->location());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> version(Context&, const Params&) {
   json::Value data = json::Value::object();
   data.set("version", product_version());
   data.set("schemaVersion", store_schema_version());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// A confidence bound of system.log: a number from 0 to 1 (given as a number or its text).

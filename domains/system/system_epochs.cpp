@@ -53,11 +53,8 @@ Result<Reply> seal(Context& context, const Params& params) {
   if (auto same = std::find_if(epochs.begin(), epochs.end(), [&](const Epoch& e) { return e.name == name; });
       same != epochs.end())
     // Sealed once: the epoch as it was sealed, as a note (seal later work under a new name).
-    return Reply{epoch_json(*same),
-                 {"epoch " + name + " was sealed at row " + std::to_string(same->seq) +
-                  "; an epoch is sealed once (validate.audit {epoch} verifies it; seal later work under a new name)"},
-                 {},
-                 ErrorCode::AlreadyExists};
+    return Reply::noted(epoch_json(*same), ErrorCode::AlreadyExists, {"epoch " + name + " was sealed at row " + std::to_string(same->seq) +
+                  "; an epoch is sealed once (validate.audit {epoch} verifies it; seal later work under a new name)"});
   // The newest row: what the epoch seals.
   AuditQuery newest;
   newest.limit = 1;
@@ -101,11 +98,8 @@ Result<Reply> seal(Context& context, const Params& params) {
   data.set("checked", report.rows);
   data.set("record", ".cleo/" + std::string(kSealsFile));
   data.set("trailer", "CLEO-Audit-Seal: " + name + " " + std::to_string(head.front().seq) + " " + head.front().hash);
-  return Reply{std::move(data),
-               {"commit .cleo/" + std::string(kSealsFile) + " (or put the trailer in a commit message): validate.audit "
-                "checks the trail against it"},
-               {},
-               {}};
+  return Reply::warned(std::move(data), {"commit .cleo/" + std::string(kSealsFile) + " (or put the trailer in a commit message): validate.audit "
+                "checks the trail against it"});
 }
 
 }  // namespace

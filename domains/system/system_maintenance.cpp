@@ -68,13 +68,12 @@ Result<Reply> migrate(Context& context, const Params& params) {
   data.set("to", target);
   if (pending.empty()) {
     data.set("applied", json::Value::array());
-    return Reply{std::move(data), {"the store is at schema version " + std::to_string(target) + ": nothing to migrate"},
-                 {}, ErrorCode::NoChange};
+    return Reply::noted(std::move(data), ErrorCode::NoChange, {"the store is at schema version " + std::to_string(target) + ": nothing to migrate"});
   }
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
     data.set("pending", steps_json(pending));
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   CT_TRY_ASSIGN(fs::path backup, safety_backup(project, context.now(), "pre-migrate-v" + std::to_string(from)));
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
@@ -84,7 +83,7 @@ Result<Reply> migrate(Context& context, const Params& params) {
                                     {FieldChange{"", "schemaVersion", json::Value(from), json::Value(target)}}));
   data.set("applied", steps_json(pending));
   data.set("safetyBackup", "safety/" + backup.filename().string());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 // ---- system.gc -------------------------------------------------------------------------------
@@ -147,7 +146,7 @@ Result<Reply> gc(Context& context, const Params& params) {
   if (anchor) audit.set("anchor", archived_before);
   data.set("audit", std::move(audit));
   if (dry) {
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   Reply reply{std::move(data), {}, {}, {}};
   if (!changed) reply.note = ErrorCode::NoChange;

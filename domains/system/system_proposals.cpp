@@ -54,7 +54,7 @@ Result<Reply> list(Context& context, const Params& params) {
                       .with_fix(call("system.proposal.list", {{"status", "all"}})));
     json::Value rows = json::Value::array();
     rows.push_back(approval::proposal_json(*found, true));
-    return Reply{std::move(rows), {}, {}, {}};
+    return Reply::of(std::move(rows));
   }
   const std::string status = params.str("status") == "all" ? "" : params.str("status");
   const std::int64_t limit = params.integer("limit"), offset = params.integer("offset");
@@ -85,7 +85,7 @@ Result<Reply> approve_external(Context& context, const Params& params) {
   data.set("proposedBy", proposal.agent);
   data.set("approvedBy", who);
   if (!ran.data.is_null()) data.set("result", std::move(ran.data));
-  return Reply{std::move(data), std::move(ran.warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(ran.warnings));
 }
 
 Result<Reply> reject(Context& context, const Params& params) {
@@ -103,7 +103,7 @@ Result<Reply> reject(Context& context, const Params& params) {
   after.set("status", proposal.status);
   after.set("decidedBy", who);
   context.record({"", "proposal", std::move(before), std::move(after)});
-  return Reply{approval::proposal_json(proposal, false), {}, {}, {}};
+  return Reply::of(approval::proposal_json(proposal, false));
 }
 
 ParamSpec proposal_id() {

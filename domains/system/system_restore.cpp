@@ -307,7 +307,7 @@ Result<Reply> restore(Context& context, const Params& params) {
       for (const auto& f : foreign) names.push_back(f.filename().string());
       data.set("archivesSetAside", std::move(names));
     }
-    return Reply{std::move(data), std::move(warnings), {}, {}};
+    return Reply::warned(std::move(data), std::move(warnings));
   }
   if (recovering) {
     CT_TRY_ASSIGN(json::Value moved, replace_damaged_store(project, *prepared, context.now()));
@@ -324,7 +324,7 @@ Result<Reply> restore(Context& context, const Params& params) {
   json::Value after = prepared->counts;
   after.set("file", data["file"]);
   context.record(FieldChange{"", "store", live ? counts_json(*live) : json::Value("damaged"), std::move(after)});
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace

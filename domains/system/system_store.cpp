@@ -36,6 +36,115 @@ json::Value backend_json(const StoreBackend& backend) {
   return out;
 }
 
+/// The store `to` names (a PostgreSQL URL with `schema`, `sqlite` for .cleo/tasks.db, or a SQLite
+/// file), which must be another than the project's and empty: a migration never writes over a store.
+Result<std::unique_ptr<StoreBackend>> empty_target(const Project& project, const std::string& to,
+                                                   const std::string& schema, const StoreBackend& source) {
+  std::unique_ptr<StoreBackend> target;
+  if (is_postgresql_url(to)) {
+    target = postgresql_store_backend(to, schema);
+  } else {
+    fs::path file = to == "sqlite" ? project.db_path() : fs::path(to);
+    if (file.is_relative()) file = project.root / file;
+    target = sqlite_store_backend(file);
+  }
+  if (target->kind() == source.kind() && target->location() == source.location())
+    return fail(Error(ErrorCode::InvalidInput, "the target is the project's own store (" + source.location() + ")")
+                    .with_fix("name another store: --to postgresql://user@host/db, or --to sqlite (.cleo/tasks.db)")
+                    .with_detail("field", "to"));
+  // Never over a store: only an empty target (nothing there, or an empty file / schema) is filled.
+  if (auto info = target->inspect(/*check=*/false)) {
+    if (info->tables > 0)
+      return fail(Error(ErrorCode::AlreadyExists, target->location() + " already holds a store (" +
+                                                      std::to_string(info->tables) + " tables); nothing was copied")
+                      .with_fix(is_postgresql_url(to) ? "choose another schema (--schema NAME) or an empty database"
+                                                      : "move that file aside, or name another one")
+                      .with_detail("field", "to"));
+  } else if (info.error().code != ErrorCode::NotFound) {
+    return std::unexpected(std::move(info.error()));
+  }
+  return target;
+}
+
+/// The target created and filled from the snapshot in one transaction.
+Result<void> fill(StoreBackend& target, const fs::path& snapshot) {
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target.open(StoreOptions{.create = true}));
+  CT_TRY(store->begin(TxKind::Write));
+  if (auto filled = store->replace_contents_from(snapshot); !filled) {
+    store->rollback();
+    return std::unexpected(std::move(filled.error()));
+  }
+  return store->commit();
+}
+
+/// The proof: the target read back, table by table, against the snapshot; then its audit chain.
+/// `data` gets the tables and the chain; a difference is E_CHECKSUM_MISMATCH with `data` as its
+/// details. The target's store, open, for its own audit row.
+Result<std::unique_ptr<Store>> verify(StoreBackend& target, const fs::path& snapshot, json::Value& data) {
+  ScratchFile readback;
+  readback.path = snapshot.string() + ".readback";
+  CT_TRY(target.copy_to(readback.path));
+  CT_TRY_ASSIGN(std::vector<TableDigest> expected, backup_file_digests(snapshot));
+  CT_TRY_ASSIGN(std::vector<TableDigest> actual, backup_file_digests(readback.path));
+  json::Value tables = json::Value::array();
+  std::vector<std::string> differing;
+  for (const auto& want : expected) {
+    const TableDigest* got = nullptr;
+    for (const auto& candidate : actual)
+      if (candidate.table == want.table) got = &candidate;
+    const bool same = got != nullptr && got->rows == want.rows && got->sha256 == want.sha256;
+    if (!same) differing.push_back(want.table);
+    json::Value item = json::Value::object();
+    item.set("table", want.table);
+    item.set("rows", want.rows);
+    item.set("sha256", want.sha256);
+    if (!same) item.set("targetRows", got ? got->rows : 0);
+    tables.push_back(std::move(item));
+  }
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target.open(StoreOptions{}));
+  CT_TRY(store->begin(TxKind::Read));
+  auto chain = verify_audit_chain(*store);
+  store->rollback();
+  if (!chain) return std::unexpected(std::move(chain.error()));
+  json::Value audit = json::Value::object();
+  audit.set("rows", chain->rows);
+  audit.set("chainValid", !chain->first_broken.has_value());
+  data.set("tables", std::move(tables));
+  data.set("audit", std::move(audit));
+  if (!differing.empty() || chain->first_broken) {
+    std::string which;
+    for (const auto& table : differing) which += (which.empty() ? "" : ", ") + table;
+    Error error(ErrorCode::ChecksumMismatch,
+                "the copy in " + target.location() + " differs from the source" +
+                    (which.empty() ? std::string(": its audit chain breaks at seq ") + std::to_string(*chain->first_broken)
+                                   : " in " + which));
+    error.fix = "the project still uses its own store; remove the target and retry";
+    error.details = std::move(data);
+    return fail(std::move(error));
+  }
+  return store;
+}
+
+/// From now on the project uses the copy: storage.url (and storage.schema) in config.json. The
+/// warnings say what still points elsewhere.
+Result<std::vector<std::string>> use_copy(const Project& project, const std::string& to, const std::string& schema,
+                                          const StoreBackend& target) {
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
+  CT_TRY(config.set("storage.url", json::Value(is_postgresql_url(to) ? to : std::string())));
+  if (is_postgresql_url(to)) CT_TRY(config.set("storage.schema", json::Value(schema)));
+  CT_TRY(config.save(project.config_path()));
+  if (std::getenv("CLEO_DATABASE_URL") != nullptr)
+    warnings.push_back("CLEO_DATABASE_URL is set in this environment and overrides storage.url");
+  if (!is_postgresql_url(to) && target.location() != project.db_path().string())
+    warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target.location());
+  std::error_code ec;
+  if (is_postgresql_url(to) && fs::exists(project.db_path(), ec))
+    warnings.push_back(".cleo/tasks.db is kept as it was and no longer used: remove it (and its -wal, -shm) once "
+                       "the server holds what you need");
+  return warnings;
+}
+
 Result<Reply> store_migrate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Project project, context.workspace->project());
   const std::string to = params.str("to");
@@ -55,115 +164,31 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
     }
   }
   std::unique_ptr<StoreBackend> source = project_store(project);
-  std::unique_ptr<StoreBackend> target;
-  if (is_postgresql_url(to)) {
-    target = postgresql_store_backend(to, schema);
-  } else {
-    fs::path file = to == "sqlite" ? project.db_path() : fs::path(to);
-    if (file.is_relative()) file = project.root / file;
-    target = sqlite_store_backend(file);
-  }
-  if (target->kind() == source->kind() && target->location() == source->location())
-    return fail(Error(ErrorCode::InvalidInput, "the target is the project's own store (" + source->location() + ")")
-                    .with_fix("name another store: --to postgresql://user@host/db, or --to sqlite (.cleo/tasks.db)")
-                    .with_detail("field", "to"));
-  // Never over a store: only an empty target (nothing there, or an empty file / schema) is filled.
-  if (auto info = target->inspect(/*check=*/false)) {
-    if (info->tables > 0)
-      return fail(Error(ErrorCode::AlreadyExists, target->location() + " already holds a store (" +
-                                                      std::to_string(info->tables) + " tables); nothing was copied")
-                      .with_fix(is_postgresql_url(to) ? "choose another schema (--schema NAME) or an empty database"
-                                                      : "move that file aside, or name another one")
-                      .with_detail("field", "to"));
-  } else if (info.error().code != ErrorCode::NotFound) {
-    return std::unexpected(std::move(info.error()));
-  }
+  CT_TRY_ASSIGN(std::unique_ptr<StoreBackend> target, empty_target(project, to, schema, *source));
   json::Value data = json::Value::object();
   data.set("from", backend_json(*source));
   data.set("to", backend_json(*target));
   if (params.flag("dryRun")) {
     data.set("dryRun", true);
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
-
-  // 1. A consistent snapshot of the source (writers may go on meanwhile).
+  // A consistent snapshot of the source (writers may go on meanwhile), the target filled from it,
+  // then proved.
   ScratchFile snapshot;
   CT_TRY_ASSIGN(snapshot.path, reserve_backup_path(project.safety_backups_dir(), context.now(), "store-migrate"));
   CT_TRY(source->copy_to(snapshot.path));
-  // 2. The target, created and filled in one transaction.
-  {
-    CT_TRY_ASSIGN(std::unique_ptr<Store> store, target->open(StoreOptions{.create = true}));
-    CT_TRY(store->begin(TxKind::Write));
-    if (auto filled = store->replace_contents_from(snapshot.path); !filled) {
-      store->rollback();
-      return std::unexpected(std::move(filled.error()));
-    }
-    CT_TRY(store->commit());
-  }
-  // 3. The proof: the target read back, table by table, against the snapshot; then its audit chain.
-  ScratchFile readback;
-  readback.path = snapshot.path.string() + ".readback";
-  CT_TRY(target->copy_to(readback.path));
-  CT_TRY_ASSIGN(std::vector<TableDigest> expected, backup_file_digests(snapshot.path));
-  CT_TRY_ASSIGN(std::vector<TableDigest> actual, backup_file_digests(readback.path));
-  json::Value tables = json::Value::array();
-  std::vector<std::string> differing;
-  for (const auto& want : expected) {
-    const TableDigest* got = nullptr;
-    for (const auto& candidate : actual)
-      if (candidate.table == want.table) got = &candidate;
-    const bool same = got != nullptr && got->rows == want.rows && got->sha256 == want.sha256;
-    if (!same) differing.push_back(want.table);
-    json::Value item = json::Value::object();
-    item.set("table", want.table);
-    item.set("rows", want.rows);
-    item.set("sha256", want.sha256);
-    if (!same) item.set("targetRows", got ? got->rows : 0);
-    tables.push_back(std::move(item));
-  }
-  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target->open(StoreOptions{}));
-  CT_TRY(store->begin(TxKind::Read));
-  auto chain = verify_audit_chain(*store);
-  store->rollback();
-  if (!chain) return std::unexpected(std::move(chain.error()));
-  json::Value audit = json::Value::object();
-  audit.set("rows", chain->rows);
-  audit.set("chainValid", !chain->first_broken.has_value());
-  data.set("tables", std::move(tables));
-  data.set("audit", std::move(audit));
-  if (!differing.empty() || chain->first_broken) {
-    std::string which;
-    for (const auto& table : differing) which += (which.empty() ? "" : ", ") + table;
-    Error error(ErrorCode::ChecksumMismatch,
-                "the copy in " + target->location() + " differs from the source" +
-                    (which.empty() ? std::string(": its audit chain breaks at seq ") + std::to_string(*chain->first_broken)
-                                   : " in " + which));
-    error.fix = "the project still uses its own store; remove the target and retry";
-    error.details = std::move(data);
-    return fail(std::move(error));
-  }
+  CT_TRY(fill(*target, snapshot.path));
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, verify(*target, snapshot.path, data));
   data.set("verified", true);
-  // 4. From now on the project uses the copy, when asked.
   std::vector<std::string> warnings;
   if (params.flag("use")) {
-    CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
-    CT_TRY(config.set("storage.url", json::Value(is_postgresql_url(to) ? to : std::string())));
-    if (is_postgresql_url(to)) CT_TRY(config.set("storage.schema", json::Value(schema)));
-    CT_TRY(config.save(project.config_path()));
+    CT_TRY_ASSIGN(warnings, use_copy(project, to, schema, *target));
     data.set("use", true);
-    if (std::getenv("CLEO_DATABASE_URL") != nullptr)
-      warnings.push_back("CLEO_DATABASE_URL is set in this environment and overrides storage.url");
-    if (!is_postgresql_url(to) && target->location() != project.db_path().string())
-      warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target->location());
-    std::error_code ec;
-    if (is_postgresql_url(to) && fs::exists(project.db_path(), ec))
-      warnings.push_back(".cleo/tasks.db is kept as it was and no longer used: remove it (and its -wal, -shm) once "
-                         "the server holds what you need");
   }
   // The target's own trail records where it came from (after the comparison, which it would spoil).
   CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", params.json(), {},
                                     "copied from " + source->location()));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// tasks domain — the analyses and reports over tasks (cleo_query): next, analyze, deps, blockers,
-// stats, history, current, relates, export.
+// tasks domain — the analyses of the task graph (cleo_query): next, analyze, deps, blockers. The
+// reports over tasks (stats, history, current, relates, export) are tasks_report.cpp's.
 #include <map>
 #include <set>
 
@@ -116,7 +116,7 @@ Result<Reply> deps(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::vector<DepNode> down, engine_.downstream(task));
     data.set("downstream", dep_nodes(down));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<Reply> blockers(Context& context, const Params& params) {
@@ -139,114 +139,8 @@ Result<Reply> blockers(Context& context, const Params& params) {
   data.set("id", task.id);
   data.set("blocked", !found.empty());
   data.set("blockers", std::move(list));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
-
-Result<Reply> stats(Context& context, const Params& params) {
-  TaskFilter filter;
-  if (auto parent = params.opt_str("parent")) {
-    auto engine_ = engine(context);
-    CT_TRY(engine_.get(*parent));
-    filter.parent = *parent;
-  }
-  CT_TRY_ASSIGN(auto live, context.db().count_by_status(filter));
-  filter.archived = ArchivedFilter::Only;
-  CT_TRY_ASSIGN(std::int64_t archived, context.db().count_tasks(filter));
-  json::Value data = json::Value::object();
-  std::int64_t total = 0;
-  for (auto status : kTaskStatuses) {
-    std::int64_t n = live.contains(status) ? live.at(status) : 0;
-    total += n;
-    data.set(to_string(status), n);
-  }
-  data.set("total", total);
-  data.set("archived", archived);
-  std::int64_t done = live.contains(TaskStatus::Done) ? live.at(TaskStatus::Done) : 0;
-  data.set("percentDone", total == 0 ? 0 : (done * 100) / total);
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-Result<Reply> history(Context& context, const Params& params) {
-  auto engine_ = engine(context);
-  // The task may have been hard-deleted: its history is still readable.
-  AuditQuery query;
-  query.task_id = params.str("id");
-  if (auto field = params.opt_str("field")) query.field = *field;
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
-  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
-  if (rows.empty() && query.offset == 0) CT_TRY(engine_.get(params.str("id")));
-  json::Value list = json::Value::array();
-  for (const auto& row : rows) {
-    json::Value item = audit_row_json(row, /*with_task=*/false);
-    json::Value changes = json::Value::array();
-    for (const auto& change : row.changes) {
-      if (change.task_id != *query.task_id) continue;
-      json::Value c = json::Value::object();
-      c.set("field", change.field);
-      if (!change.before.is_null()) c.set("before", change.before);
-      if (!change.after.is_null()) c.set("after", change.after);
-      changes.push_back(std::move(c));
-    }
-    if (!changes.empty()) item.set("changes", std::move(changes));
-    list.push_back(std::move(item));
-  }
-  return Reply{std::move(list), {}, {}, {}};
-}
-
-Result<Reply> current(Context& context, const Params&) {
-  auto engine_ = engine(context);
-  CT_TRY_ASSIGN(std::optional<Task> task, engine_.current());
-  if (!task) return Reply{json::Value(), {}, {}, ErrorCode::NoData};
-  json::Value data = json::Value::object();
-  data.set("id", task->id);
-  data.set("title", task->title);
-  data.set("status", to_string(task->status));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-Result<Reply> relates(Context& context, const Params& params) {
-  auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  json::Value data = json::Value::object();
-  data.set("id", task.id);
-  data.set("relates", task_field(task, "relates"));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-Result<Reply> export_tasks(Context& context, const Params& params) {
-  std::vector<Task> tasks;
-  if (auto root = params.opt_str("id")) {
-    // A subtree: the root and every descendant, parents before children.
-    auto engine_ = engine(context);
-    CT_TRY_ASSIGN(Task task, engine_.get(*root));
-    std::vector<Task> queue{std::move(task)};
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-      TaskQuery query;
-      query.filter.parent = queue[i].id;
-      query.filter.archived = params.flag("includeArchived") ? ArchivedFilter::Include : ArchivedFilter::Exclude;
-      CT_TRY_ASSIGN(std::vector<Task> children, context.db().list_tasks(query));
-      for (auto& child : children) queue.push_back(std::move(child));
-    }
-    tasks = std::move(queue);
-  } else {
-    TaskQuery query;
-    CT_TRY_ASSIGN(query.filter, read_filter(params));
-    if (params.flag("includeArchived")) query.filter.archived = ArchivedFilter::Include;
-    query.sort = SortKey::Id;
-    CT_TRY_ASSIGN(tasks, context.db().list_tasks(query));
-  }
-  json::Value list = json::Value::array();
-  for (const auto& task : tasks) list.push_back(task_full(task));
-  json::Value data = json::Value::object();
-  data.set("format", "cleo-tasks");
-  data.set("version", 1);
-  data.set("exportedAt", format_iso8601(context.now()));
-  data.set("count", static_cast<std::int64_t>(tasks.size()));
-  data.set("tasks", std::move(list));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
 }  // namespace
 
 void register_tasks_analyses(Registry& registry) {
@@ -301,51 +195,6 @@ void register_tasks_analyses(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003"})", "why T003 cannot start"}},
                 .idempotent = true, .tier = 2, .text_view = TextView::Blockers, .handler = blockers});
-  registry.add({.domain = "tasks", .name = "stats", .gateway = Gateway::Query,
-                .summary = "Count tasks by status",
-                .params = {{.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"}},
-                .returns = "{pending,active,blocked,done,cancelled,total,archived,percentDone}",
-                .examples = {{R"({})", "whole project"}},
-                .idempotent = true, .tier = 2, .handler = stats});
-  registry.add({.domain = "tasks", .name = "history", .gateway = Gateway::Query,
-                .summary = "Show the audited changes of a task, newest first",
-                .params = {id_param(),
-                           {.name = "field", .type = ParamType::String, .max = 40,
-                            .description = "Only changes of this field (who last changed it, and why)"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
-                            .description = "Rows"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0, .description = "Rows to skip"}},
-                .returns = "[{seq,at,operation,outcome?,session?,agent?,reason?,changes[{field,before?,after?}]}]",
-                .errors = {ErrorCode::NotFound},
-                .examples = {{R"({"id":"T001"})", "history of T001"}},
-                .idempotent = true, .tier = 2, .shortcut = "history",
-                .text_view = TextView::TaskHistory, .aliases = {"blame", "audit", "changes"}, .handler = history});
-  registry.add({.domain = "tasks", .name = "current", .gateway = Gateway::Query,
-                .summary = "Show the task in focus",
-                .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
-                .examples = {{R"({})", "what am I working on"}},
-                .idempotent = true, .tier = 2, .shortcut = "current",
-                .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"},
-                .original_names = {"session.focus.get", "session.focus-show"}, .handler = current});
-  registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
-                .summary = "List a task's non-blocking links to other tasks",
-                .params = {id_param()},
-                .returns = "{id, relates[{id,type,reason?}]}",
-                .errors = {ErrorCode::NotFound},
-                .examples = {{R"({"id":"T001"})", "links of T001"}},
-                .idempotent = true, .tier = 2, .handler = relates});
-  std::vector<ParamSpec> export_params = filter_params();
-  export_params.insert(export_params.begin(),
-                       {.name = "id", .type = ParamType::TaskId, .description = "Export this task and its subtree",
-                        .positional = true});
-  export_params.push_back({.name = "includeArchived", .type = ParamType::Bool, .description = "Include archived tasks"});
-  registry.add({.domain = "tasks", .name = "export", .gateway = Gateway::Query,
-                .summary = "Export tasks as JSON for tasks.import",
-                .params = std::move(export_params),
-                .returns = "{format:'cleo-tasks', version:1, exportedAt, count, tasks[full records]}",
-                .errors = {ErrorCode::NotFound},
-                .examples = {{R"({"id":"T001"})", "T001 and its subtree"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Json, .handler = export_tasks});
 }
 
 }  // namespace ct::tasks

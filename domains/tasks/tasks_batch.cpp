@@ -11,7 +11,7 @@ namespace {
 Result<Reply> external(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, params.value("ops"), 0, batch::kCallOps));
   CT_TRY_ASSIGN(json::Value externals, batch::run_externals(context, ops));
-  return Reply{std::move(externals), {}, {}, {}};
+  return Reply::of(std::move(externals));
 }
 
 Result<Reply> run_batch(Context& context, const Params& params) {
@@ -32,7 +32,7 @@ Result<Reply> run_batch(Context& context, const Params& params) {
       context.audit->params.set("placeholders", std::move(made));
     for (auto& change : ran->changes) context.audit->changes.push_back(std::move(change));
   }
-  return Reply{std::move(data), std::move(ran->warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(ran->warnings));
 }
 
 }  // namespace

@@ -45,18 +45,38 @@ inline json::Value changed_reply(const Task& task, const std::vector<std::string
   return out;
 }
 
-/// A new task from validated tasks.add params (tasks_mutate.cpp); tasks.import reads each record
+/// The reply of a change of a task (tasks.update, restore, reopen, reparent, promote, reorder,
+/// relate): changed_reply, or the whole record with detail:'full'; E_NO_CHANGE note when nothing
+/// changed.
+inline Reply update_reply(const UpdateResult& result, const Params& params) {
+  if (params.has("detail") && params.str("detail") == "full")
+    return Reply::noted(task_full(result.task), result.changed.empty() ? std::optional(ErrorCode::NoChange) : std::nullopt);
+  Reply reply{changed_reply(result.task, result.changed), {}, {}, {}};
+  if (result.changed.empty()) reply.note = ErrorCode::NoChange;
+  return reply;
+}
+
+/// Registers a task write: every one is checked against session.enforcement and the bound
+/// session's scope, and may be staged in a batch or a plan — but claiming work and archiving in
+/// bulk, which are calls of their own.
+inline void add_task_write(Registry& registry, OperationSpec spec) {
+  spec.needs_session = true;
+  spec.batchable = spec.name != "start" && spec.name != "stop" && spec.name != "reclaim" && spec.name != "archive";
+  registry.add(std::move(spec));
+}
+
+/// A new task from validated tasks.add params (tasks_add.cpp); tasks.import reads each record
 /// through it.
 NewTask new_task_from(const Params& params);
 
-// Defined in tasks_import.cpp, shared with tasks_undo.cpp.
+// Defined in import_original.cpp, shared with tasks_undo.cpp.
 /// A session as the `session.<id>` change of an import's audit row records it, every field (times
 /// in ISO-8601), so that undoing the undo of the import puts it back as it was.
 json::Value session_record(const Session& session);
 /// The inverse of session_record().
 Result<Session> session_from_record(const std::string& id, const json::Value& record);
 
-// Defined in tasks_query.cpp, shared with tasks_analysis.cpp.
+// Defined in tasks_query.cpp, shared with tasks_analysis.cpp and tasks_report.cpp.
 /// A TaskFilter from the filter params (filter_params()).
 Result<TaskFilter> read_filter(const Params& params);
 /// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids

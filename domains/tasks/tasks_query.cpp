@@ -116,7 +116,7 @@ Result<Reply> show(Context& context, const Params& params) {
     CT_TRY_ASSIGN(json::Value evidence, evidence::task_evidence_json(context, task));
     if (!evidence.is_null()) data.set("evidence", std::move(evidence));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace
@@ -295,7 +295,7 @@ Result<Reply> tree(Context& context, const Params& params) {
     CT_TRY_ASSIGN(json::Value node, tree_node(context, root, depth - 1, include_done, wants_full(params)));
     forest.push_back(std::move(node));
   }
-  return Reply{std::move(forest), {}, page, {}};
+  return Reply::paged(std::move(forest), page);
 }
 
 

@@ -389,7 +389,7 @@ Result<Reply> undo(Context& context, const Params& params) {
       context.audit->task_id = context.audit->changes.front().task_id;
     data.set("changes", changes_reply(context.audit->changes));
   }
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace

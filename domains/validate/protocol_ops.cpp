@@ -382,7 +382,7 @@ Result<Reply> protocol(Context& context, const Params& params) {
     if (!name) return fail(Error(ErrorCode::InvalidParams, "name the subject (id, entryId) or, for its rules, a protocol")
                                 .with_fix(call("validate.protocol", {{"protocol", "research"}}))
                                 .with_detail("field", "id"));
-    return Reply{rules_json(protocol_info(*parse_protocol(*name))), {}, {}, {}};
+    return Reply::of(rules_json(protocol_info(*parse_protocol(*name))));
   }
   CT_TRY_ASSIGN(ProtocolCheck check, run_protocol_check(context, protocol_request(params)));
   json::Value report = protocol_report_json(check, wants_full(params));
@@ -508,7 +508,7 @@ Result<Reply> manifest(Context& context, const Params& params) {
                        " problems; raise limit to see more");
   if (entries.empty()) {
     data.set("valid", true);
-    return Reply{std::move(data), {"the research manifest is empty: nothing to check"}, {}, ErrorCode::NoData};
+    return Reply::noted(std::move(data), ErrorCode::NoData, {"the research manifest is empty: nothing to check"});
   }
   const bool valid = errors == 0;
   std::string summary = valid ? "" : std::to_string(errors) + " problem" + (errors == 1 ? "" : "s") +

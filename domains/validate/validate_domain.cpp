@@ -142,7 +142,7 @@ Result<Reply> fix(Context& context, const Params& params) {
                        (report.remaining.size() == 1 ? " needs" : "s need") + " a decision: see remaining[].fix");
   std::optional<ErrorCode> note;
   if (report.repairs.empty()) note = ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::noted(std::move(data), note, std::move(warnings));
 }
 
 /// Stores a compliance result, attributed to the caller's session and its agent.
@@ -183,7 +183,7 @@ namespace {
 /// as the handler records it.
 Result<Reply> run_protocol_external(Context& context, const Params& params) {
   json::Value data = json::Value::object();
-  if (!params.has("protocol") && !params.has("entryId")) return Reply{std::move(data), {}, {}, {}};
+  if (!params.has("protocol") && !params.has("entryId")) return Reply::of(std::move(data));
   for (auto self_reported : {"passed", "score", "details"})
     if (params.has(self_reported))
       return fail(record_params_error(self_reported, "a protocol check is graded by the server; drop " +
@@ -214,7 +214,7 @@ Result<Reply> run_protocol_external(Context& context, const Params& params) {
   data.set("report", validate::protocol_report_json(check, false));
   std::vector<std::string> warnings = std::move(check.warnings);
   if (!check.report.valid) warnings.insert(warnings.begin(), validate::protocol_summary(check));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// compliance.record {protocol | entryId}: the check its external step ran, recorded. A failed
@@ -241,7 +241,7 @@ Result<Reply> record_protocol(Context& context) {
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
   if (ran.contains("score")) data.set("score", ran["score"]);
   data.set("report", ran["report"]);
-  return Reply{std::move(data), context.external->warnings, {}, {}};
+  return Reply::warned(std::move(data), context.external->warnings);
 }
 
 Result<Reply> compliance_record(Context& context, const Params& params) {
@@ -262,7 +262,7 @@ Result<Reply> compliance_record(Context& context, const Params& params) {
   record.score = params.opt_integer("score");
   if (params.has("details")) record.details = params.value("details").dump();
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 double rate(std::int64_t passed, std::int64_t runs) {
@@ -325,7 +325,7 @@ Result<Reply> compliance(Context& context, const Params& params) {
   data.set("recentFailures", std::move(failures));
   std::optional<ErrorCode> note;
   if (runs == 0) note = ErrorCode::NoData;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 }  // namespace

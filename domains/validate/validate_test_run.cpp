@@ -104,7 +104,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
   if (result.out_truncated || result.err_truncated)
     warnings.push_back("the output was longer than the adapter keeps; the summary was read from what was kept");
   data.set("outputTail", output_tail(output));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 Result<Reply> test_run(Context& context, const Params& params) {
