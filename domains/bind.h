@@ -199,4 +199,37 @@ Binding<Args> bind(Field<Args> first, More... more) {
   return Binding<Args>(std::move(fields));
 }
 
+/// The fields of a part several operations' params share (a task's content, the filter of a list),
+/// each read into the `member` of Args that holds the part: its params are described once.
+template <class Args, class Part>
+std::vector<Field<Args>> part_of(Part Args::*member, std::vector<Field<Part>> fields) {
+  std::vector<Field<Args>> out;
+  out.reserve(fields.size());
+  for (auto& part : fields)
+    out.push_back({std::move(part.specs),
+                   [member, decode = std::move(part.decode)](Args& args, const Params& params, Context& context) {
+                     return decode(args.*member, params, context);
+                   }});
+  return out;
+}
+
+namespace bind_detail {
+template <class Args>
+void append(std::vector<Field<Args>>& out, Field<Args> one) {
+  out.push_back(std::move(one));
+}
+template <class Args>
+void append(std::vector<Field<Args>>& out, std::vector<Field<Args>> several) {
+  for (auto& one : several) out.push_back(std::move(one));
+}
+}  // namespace bind_detail
+
+/// The binding of fields and parts (part_of()), in their order: bind_parts<ListArgs>(part_of(…), field(…)).
+template <class Args, class... Parts>
+Binding<Args> bind_parts(Parts... parts) {
+  std::vector<Field<Args>> fields;
+  (bind_detail::append(fields, std::move(parts)), ...);
+  return Binding<Args>(std::move(fields));
+}
+
 }  // namespace ct
