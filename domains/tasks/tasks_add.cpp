@@ -168,7 +168,7 @@ void register_tasks_add(Registry& registry) {
                   .examples = {{R"({"title":"Write the README","priority":"high"})", "a root task"},
                                {R"({"title":"Add login form","parent":"T001","depends":["T002"]})", "a child with a dependency"}},
                   .tier = 0, .shortcut = "add",
-                  .text_view = TextView::Created, .dashboard = true, .aliases = {"new", "insert"},
+                  .text_view = TextView::Created, .dashboard = true, .batchable = true, .aliases = {"new", "insert"},
                   .original_names = {"tasks.create"},
                   .handler = add_args().handler(add)});
   const auto update_args = bind_parts<UpdateArgs>(
@@ -193,7 +193,7 @@ void register_tasks_add(Registry& registry) {
                                {R"({"id":"T001","depends":["T002"],"mode":"remove"})", "drop one dependency"},
                                {R"({"priority":"high","ids":["T003","T004"]})", "the same change to two tasks"}},
                   .idempotent = true, .tier = 1, .shortcut = "update", .text_view = TextView::Updated, .dashboard = true,
-                  .bulk = true, .aliases = {"edit", "set", "modify", "change", "patch"},
+                  .bulk = true, .batchable = true, .aliases = {"edit", "set", "modify", "change", "patch"},
                   .handler = update_args.handler(update)});
 }
 

@@ -69,11 +69,10 @@ inline Reply update_reply(const UpdateResult& result, bool full = false) {
 }
 
 /// Registers a task write: every one is checked against session.enforcement and the bound
-/// session's scope, and may be staged in a batch or a plan — but claiming work and archiving in
-/// bulk, which are calls of their own.
+/// session's scope. Those a batch or a plan may stage say so (`batchable`): not claiming work or
+/// archiving in bulk, which are calls of their own.
 inline void add_task_write(Registry& registry, OperationSpec spec) {
   spec.needs_session = true;
-  spec.batchable = spec.name != "start" && spec.name != "stop" && spec.name != "reclaim" && spec.name != "archive";
   registry.add(std::move(spec));
 }
 

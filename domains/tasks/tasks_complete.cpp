@@ -155,7 +155,7 @@ void register_tasks_complete(Registry& registry) {
                                 "finish with evidence and a waiver"}},
                   .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
                   .text_view = TextView::Completed, .dashboard = true, .bulk = true,
-                  .aliases = {"done", "finish", "close", "resolve"},
+                  .batchable = true, .aliases = {"done", "finish", "close", "resolve"},
                   .external = complete_args.handler(complete_external), .external_checks_only = true,
                   .handler = complete_args.handler(complete)});
   const auto evidence_args =
@@ -173,7 +173,7 @@ void register_tasks_complete(Registry& registry) {
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::EvidenceInvalid},
                   .examples = {{R"({"id":"T001","evidence":[{"files":["src/login.c"],"covers":[1]}]})", "the change, covering criterion 1"}},
                   .tier = 2,
-                  .external = evidence_args.handler([](Context& context, const EvidenceArgs& args) {
+                  .batchable = true, .external = evidence_args.handler([](Context& context, const EvidenceArgs& args) {
                     return evidence::check_atoms(context, args.id, args.evidence, /*recheck=*/true);
                   }),
                   .external_checks_only = true,

@@ -102,7 +102,7 @@ void register_tasks_delete(Registry& registry) {
                   .examples = {{R"({"id":"T004","reason":"duplicate of T002"})", "cancel T004"}},
                   .destructive = true, .tier = 1, .shortcut = "delete", .shortcut_aliases = {"rm"},
                   .text_view = TextView::Deleted, .bulk = true,
-                  .aliases = {"remove", "rm", "del", "cancel", "drop"},
+                  .batchable = true, .aliases = {"remove", "rm", "del", "cancel", "drop"},
                   .handler = remove_args.handler(remove)});
   const auto archive_args = bind(
       field(&ArchiveArgs::id, {.name = "id", .type = ParamType::TaskId, .description = "One task to archive",
@@ -129,7 +129,7 @@ void register_tasks_delete(Registry& registry) {
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                   .examples = {{R"({"id":"T004"})", "restore T004"}},
                   .idempotent = true, .tier = 2, .text_view = TextView::Restored, .bulk = true,
-                  .original_names = {"tasks.unarchive", "system.uncancel"},
+                  .batchable = true, .original_names = {"tasks.unarchive", "system.uncancel"},
                   .handler = restore_args.handler(restore)});
   const auto reopen_args =
       bind(field(&ReopenArgs::id, id_param()),
@@ -144,7 +144,7 @@ void register_tasks_delete(Registry& registry) {
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification},
                   .examples = {{R"({"id":"T001","notes":"regression found"})", "reopen T001"}},
                   .idempotent = true, .tier = 2, .text_view = TextView::Reopened, .dashboard = true, .bulk = true,
-                  .handler = reopen_args.handler(reopen)});
+                  .batchable = true, .handler = reopen_args.handler(reopen)});
 }
 
 }  // namespace ct::tasks

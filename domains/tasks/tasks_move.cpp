@@ -52,7 +52,7 @@ void register_tasks_move(Registry& registry) {
                              ErrorCode::SiblingLimit, ErrorCode::InvalidParentType, ErrorCode::CircularReference},
                   .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
                   .idempotent = true, .tier = 2,
-                  .text_view = TextView::Moved, .aliases = {"move", "mv"},
+                  .text_view = TextView::Moved, .batchable = true, .aliases = {"move", "mv"},
                   .handler = reparent_args.handler(reparent)});
   const auto promote_args =
       bind(field(&VersionedArgs::id, id_param()), field(&VersionedArgs::if_version, if_version_param()));
@@ -64,7 +64,7 @@ void register_tasks_move(Registry& registry) {
                   .errors = {ErrorCode::NotFound},
                   .examples = {{R"({"id":"T005"})", "promote T005"}},
                   .idempotent = true, .tier = 2, .text_view = TextView::Promoted, .bulk = true,
-                  .handler = promote_args.handler(promote)});
+                  .batchable = true, .handler = promote_args.handler(promote)});
   const auto reorder_args =
       bind(field(&ReorderArgs::id, id_param()),
            field(&ReorderArgs::position, {.name = "position", .type = ParamType::Int, .required = true, .min = 1,
@@ -78,7 +78,7 @@ void register_tasks_move(Registry& registry) {
                   .errors = {ErrorCode::NotFound},
                   .examples = {{R"({"id":"T005","position":1})", "move T005 first"}},
                   .idempotent = true, .tier = 2, .text_view = TextView::Reordered,
-                  .handler = reorder_args.handler(reorder)});
+                  .batchable = true, .handler = reorder_args.handler(reorder)});
 }
 
 }  // namespace ct::tasks

@@ -45,7 +45,7 @@ void register_tasks_relate(Registry& registry) {
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                   .examples = {{R"({"id":"T005","target":"T002","type":"duplicates"})", "mark a duplicate"},
                                {R"({"id":"T005","target":"T002","remove":true})", "unlink them"}},
-                  .idempotent = true, .tier = 2, .text_view = TextView::Linked, .original_names = {"tasks.relates.add"},
+                  .idempotent = true, .tier = 2, .text_view = TextView::Linked, .batchable = true, .original_names = {"tasks.relates.add"},
                   .handler = args.handler(relate)});
 }
 
