@@ -27,7 +27,7 @@ Result<Reply> complete(Context& context, const Params& params) {
   // evidence as a whole: none stale, every acceptance criterion covered or waived.
   std::vector<EvidenceAtom> recorded;
   if (task.status != TaskStatus::Done) {
-    CT_TRY_ASSIGN(recorded, evidence::record_atoms(context, params, task, ""));
+    CT_TRY_ASSIGN(recorded, evidence::record_atoms(context, params.value("waive"), task, ""));
     CT_TRY(evidence::completion_rules(context, task, gate_warnings));
   }
   CT_TRY_ASSIGN(CompleteResult result, engine_.complete(params.str("id"), params.opt_str("notes").value_or(""),
@@ -68,7 +68,8 @@ Result<Reply> complete(Context& context, const Params& params) {
 /// tasks.complete's external step: the evidence checked, and the files a `remember`ed learning
 /// is anchored to hashed — both before the transaction, which reads no file.
 Result<Reply> complete_external(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Reply checked, evidence::check_atoms(context, params, /*recheck=*/true));
+  CT_TRY_ASSIGN(Reply checked,
+                evidence::check_atoms(context, params.str("id"), params.value("evidence"), /*recheck=*/true));
   if (params.has("remember")) {
     CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
                     return context.db().get_task(params.str("id"));
@@ -92,7 +93,7 @@ Result<Reply> record_evidence(Context& context, const Params& params) {
                     .with_detail("field", "evidence"));
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, params, task, ""));
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, params.value("waive"), task, ""));
   CT_TRY_ASSIGN(json::Value shown, evidence::task_evidence_json(context, task));
   json::Value data = json::Value::object();
   data.set("id", task.id);
@@ -154,7 +155,7 @@ void register_tasks_complete(Registry& registry) {
                   .examples = {{R"({"id":"T001","evidence":[{"files":["src/login.c"],"covers":[1]}]})", "the change, covering criterion 1"}},
                   .tier = 2,
                   .external = [](Context& context, const Params& params) {
-                    return evidence::check_atoms(context, params, /*recheck=*/true);
+                    return evidence::check_atoms(context, params.str("id"), params.value("evidence"), /*recheck=*/true);
                   },
                   .external_checks_only = true,
                   .handler = record_evidence});
