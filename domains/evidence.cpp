@@ -214,10 +214,6 @@ ParamSpec evidence_param(std::string_view description) {
   return {.name = "evidence", .type = ParamType::Object, .description = description, .or_text = true};
 }
 
-Result<Reply> check_atoms(Context& context, const Params& params, bool recheck) {
-  return check_atoms(context, params.str("id"), params.value("evidence"), recheck);
-}
-
 Result<Reply> check_atoms(Context& context, const std::string& task_id, const json::Value& evidence, bool recheck) {
   json::Value data = json::Value::object();
   const Mode mode = evidence::mode(*context.config);
@@ -241,11 +237,6 @@ Result<Reply> check_atoms(Context& context, const std::string& task_id, const js
     if (!stale.empty()) data.set("stale", std::move(stale));
   }
   return Reply::of(std::move(data));
-}
-
-Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,
-                                               std::string_view gate) {
-  return record_atoms(context, params.value("waive"), task, gate);
 }
 
 Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Value& waive, const Task& task,
