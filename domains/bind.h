@@ -135,6 +135,17 @@ Field<Args> projection(Projection Args::*member) {
           }};
 }
 
+/// Every param of the call as validated (defaults applied), as one JSON object, into a json::Value
+/// member (no param of its own): for an operation that writes its own audit row, or repeats its
+/// call in a fix.
+template <class Args>
+Field<Args> call_params(json::Value Args::*member) {
+  return {{}, [member](Args& args, const Params& params, Context&) -> Result<void> {
+            args.*member = params.json();
+            return {};
+          }};
+}
+
 /// The params of an operation and how they become its Args.
 template <class Args>
 class Binding {
@@ -196,6 +207,39 @@ Binding<Args> bind(Field<Args> first, More... more) {
   fields.reserve(1 + sizeof...(more));
   fields.push_back(std::move(first));
   (fields.push_back(std::move(more)), ...);
+  return Binding<Args>(std::move(fields));
+}
+
+/// The fields of a part several operations' params share (a task's content, the filter of a list),
+/// each read into the `member` of Args that holds the part: its params are described once.
+template <class Args, class Part>
+std::vector<Field<Args>> part_of(Part Args::*member, std::vector<Field<Part>> fields) {
+  std::vector<Field<Args>> out;
+  out.reserve(fields.size());
+  for (auto& part : fields)
+    out.push_back({std::move(part.specs),
+                   [member, decode = std::move(part.decode)](Args& args, const Params& params, Context& context) {
+                     return decode(args.*member, params, context);
+                   }});
+  return out;
+}
+
+namespace bind_detail {
+template <class Args>
+void append(std::vector<Field<Args>>& out, Field<Args> one) {
+  out.push_back(std::move(one));
+}
+template <class Args>
+void append(std::vector<Field<Args>>& out, std::vector<Field<Args>> several) {
+  for (auto& one : several) out.push_back(std::move(one));
+}
+}  // namespace bind_detail
+
+/// The binding of fields and parts (part_of()), in their order: bind_parts<ListArgs>(part_of(…), field(…)).
+template <class Args, class... Parts>
+Binding<Args> bind_parts(Parts... parts) {
+  std::vector<Field<Args>> fields;
+  (bind_detail::append(fields, std::move(parts)), ...);
   return Binding<Args>(std::move(fields));
 }
 

@@ -50,7 +50,8 @@ Result<Reply> gate_pass(Context& context, const Params& params) {
   CT_TRY_ASSIGN(Task task, lifecycle.task(params.str("id")));
   // The atoms the external step checked are recorded first: verification.evidence decides whether
   // a required gate may pass on them (domains/evidence.h).
-  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, params, task, params.str("gate")));
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded,
+                evidence::record_atoms(context, /*waive=*/json::Value(), task, params.str("gate")));
   std::vector<std::string> warnings;
   CT_TRY(evidence::gate_rules(context, task, params.str("gate"), recorded, warnings));
   CT_TRY_ASSIGN(LifecycleChange change,
@@ -153,7 +154,7 @@ void register_lifecycle_mutations(Registry& registry) {
                               "tests pass, covering two criteria"}},
                 .idempotent = true, .tier = 2,
                 .external = [](Context& context, const Params& params) {
-                  return evidence::check_atoms(context, params, /*recheck=*/false);
+                  return evidence::check_atoms(context, params.str("id"), params.value("evidence"), /*recheck=*/false);
                 },
                 .external_checks_only = true,
                 .handler = gate_pass});

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/store/audit_chain.h"
@@ -145,16 +145,24 @@ Result<std::vector<std::string>> use_copy(const Project& project, const std::str
   return warnings;
 }
 
-Result<Reply> store_migrate(Context& context, const Params& params) {
+struct StoreMigrateArgs {
+  std::string to;
+  std::optional<std::string> schema;
+  bool use = false;
+  bool dry_run = false;
+  json::Value sent;  // every param, for the audit row it writes itself
+};
+
+Result<Reply> store_migrate(Context& context, const StoreMigrateArgs& args) {
   CT_TRY_ASSIGN(Project project, context.workspace->project());
-  const std::string to = params.str("to");
-  const std::string schema = params.opt_str("schema").value_or(std::string(kDefaultStoreSchema));
+  const std::string& to = args.to;
+  const std::string schema = args.schema.value_or(std::string(kDefaultStoreSchema));
   if (url_has_password(to))
     return fail(Error(ErrorCode::InvalidInput, "the target URL holds a password, which would be written to the audit "
                                                "trail and shell history")
                     .with_fix("put the password in ~/.pgpass or PGPASSWORD and give the URL without it")
                     .with_detail("field", "to"));
-  if (params.flag("use")) {
+  if (args.use) {
     // Pointing the project at another store sets storage.url, a key only people set.
     if (auto allowed = context.may_set_config(*find_config_key("storage.url"), json::Value(to)); !allowed) {
       Error error = std::move(allowed.error());
@@ -168,7 +176,7 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("from", backend_json(*source));
   data.set("to", backend_json(*target));
-  if (params.flag("dryRun")) {
+  if (args.dry_run) {
     data.set("dryRun", true);
     return Reply::of(std::move(data));
   }
@@ -181,12 +189,12 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
   CT_TRY_ASSIGN(std::unique_ptr<Store> store, verify(*target, snapshot.path, data));
   data.set("verified", true);
   std::vector<std::string> warnings;
-  if (params.flag("use")) {
+  if (args.use) {
     CT_TRY_ASSIGN(warnings, use_copy(project, to, schema, *target));
     data.set("use", true);
   }
   // The target's own trail records where it came from (after the comparison, which it would spoil).
-  CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", params.json(), {},
+  CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", args.sent, {},
                                     "copied from " + source->location()));
   return Reply::warned(std::move(data), std::move(warnings));
 }
@@ -194,17 +202,20 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
 }  // namespace
 
 void register_system_store(Registry& registry) {
+  const auto args = bind(
+      field(&StoreMigrateArgs::to, {.name = "to", .type = ParamType::String, .required = true, .max = 2000,
+                                    .description = "postgresql://user@host/db (password in ~/.pgpass or PGPASSWORD), "
+                                                   "or sqlite (.cleo/tasks.db), or a SQLite file path"}),
+      field(&StoreMigrateArgs::schema, {.name = "schema", .type = ParamType::String, .max = 63,
+                                        .description = "PostgreSQL schema to create the store in (default cleo)"}),
+      field(&StoreMigrateArgs::use, {.name = "use", .type = ParamType::Bool, .default_json = "false",
+                                     .description = "Point the project at the copy afterwards (storage.url)"}),
+      field(&StoreMigrateArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                         .description = "Name the source and target; copy nothing", .dry_run = true}),
+      call_params(&StoreMigrateArgs::sent));
   registry.add({.domain = "system", .name = "store.migrate", .gateway = Gateway::Mutate,
                 .summary = "Copy the store into another backend (SQLite, PostgreSQL); verify it",
-                .params = {{.name = "to", .type = ParamType::String, .required = true, .max = 2000,
-                            .description = "postgresql://user@host/db (password in ~/.pgpass or PGPASSWORD), or "
-                                           "sqlite (.cleo/tasks.db), or a SQLite file path"},
-                           {.name = "schema", .type = ParamType::String, .max = 63,
-                            .description = "PostgreSQL schema to create the store in (default cleo)"},
-                           {.name = "use", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Point the project at the copy afterwards (storage.url)"},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Name the source and target; copy nothing", .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{from{backend, location}, to{…}, tables[{table, rows, sha256}], audit{rows, chainValid}, "
                            "verified, use?, dryRun?}",
                 .errors = {ErrorCode::InvalidInput, ErrorCode::AlreadyExists, ErrorCode::ChecksumMismatch,
@@ -212,7 +223,8 @@ void register_system_store(Registry& registry) {
                 .examples = {{R"({"to":"postgresql://cleo@db.internal/team","use":true})",
                               "move the project onto the team's PostgreSQL server"},
                              {R"({"to":"copies/tasks.db"})", "a verified SQLite copy of the store in copies/"}},
-                .needs_project = false, .tier = 2, .shortcut = "store migrate", .handler = store_migrate});
+                .needs_project = false, .tier = 2, .shortcut = "store migrate",
+                .handler = args.handler(store_migrate)});
 }
 
 }  // namespace ct

@@ -233,7 +233,7 @@ void drop_dangling(std::vector<ImportRecord>& records, const std::set<std::strin
 /// The original's sessions, each checked as its record is; one whose scope names a task the store
 /// does not hold is left out (dangling). Invalid ones refuse the import, unless skipInvalid: then
 /// they join `problems`.
-Result<std::vector<Session>> read_sessions(Context& context, const Params& params, const json::Value& items,
+Result<std::vector<Session>> read_sessions(Context& context, const ImportArgs& args, const json::Value& items,
                                            const std::set<std::string>& in_store, Dangling& dangling,
                                            json::Value& problems) {
   SessionSpecs specs{context.registry->find("session", "start"), context.registry->find("session", "note")};
@@ -268,7 +268,7 @@ Result<std::vector<Session>> read_sessions(Context& context, const Params& param
       }
     if (complete) sessions.push_back(std::move(*session));
   }
-  if (!session_problems.empty() && !params.flag("skipInvalid")) {
+  if (!session_problems.empty() && !args.skip_invalid) {
     const json::Value& first = session_problems.as_array().front();
     return fail(Error(ErrorCode::Validation, "sessions: " + std::to_string(session_problems.size()) + " of " +
                                                  std::to_string(items.size()) + " sessions are invalid; first: " +
@@ -276,7 +276,7 @@ Result<std::vector<Session>> read_sessions(Context& context, const Params& param
                                                              first["id"].is_string() ? first["id"].as_string() : "") +
                                                  " " + first["message"].as_string())
                     .with_fix("correct them in the store, or pass skipInvalid:true to import without them: " +
-                              call("tasks.import", {{"from", params.str("from")}, {"skipInvalid", true}, {"dryRun", true}}))
+                              call("tasks.import", {{"from", args.from.value_or("")}, {"skipInvalid", true}, {"dryRun", true}}))
                     .with_detail("field", "sessions")
                     .with_detail("records", std::move(session_problems)));
   }
@@ -342,10 +342,10 @@ void Dangling::add(const std::string& where, std::string_view field, const std::
   items_.push_back(std::move(item));
 }
 
-Result<void> Dangling::settle(const Params& params, std::vector<std::string>& warnings) const {
+Result<void> Dangling::settle(const ImportArgs& args, std::vector<std::string>& warnings) const {
   if (items_.empty()) return {};
   const json::Value& first = items_.as_array().front();
-  if (!params.flag("skipInvalid")) {
+  if (!args.skip_invalid) {
     constexpr std::size_t kListed = 50;
     json::Value listed = json::Value::array();
     for (std::size_t i = 0; i < items_.size() && i < kListed; ++i) listed.push_back(items_.as_array()[i]);
@@ -359,7 +359,7 @@ Result<void> Dangling::settle(const Params& params, std::vector<std::string>& wa
                           first["missing"].as_string())
                     .with_fix("put those tasks back in the original first, or pass skipInvalid:true to import without "
                               "these references (each said): " +
-                              call("tasks.import", {{"from", params.str("from")}, {"skipInvalid", true}, {"dryRun", true}}))
+                              call("tasks.import", {{"from", args.from.value_or("")}, {"skipInvalid", true}, {"dryRun", true}}))
                     .with_detail("field", "tasks")
                     .with_detail("references", std::move(listed))
                     .with_detail("count", static_cast<std::int64_t>(items_.size())));
@@ -385,16 +385,16 @@ Result<void> Dangling::settle(const Params& params, std::vector<std::string>& wa
 /// TaskEngine::import_kept (E_VALIDATION naming them when this store holds one of their ids: the
 /// same import fails again, so not the retryable E_ID_COLLISION), the sessions inserted (likewise),
 /// the config applied last: all in the call's transaction and its one audit row.
-Result<Reply> import_kept(Context& context, const Params& params, ForeignFile file, std::vector<ImportRecord> records,
+Result<Reply> import_kept(Context& context, const ImportArgs& args, ForeignFile file, std::vector<ImportRecord> records,
                           json::Value problems) {
   std::vector<std::string> warnings = std::move(file.warnings);
   std::set<std::string> in_store;
   for (const auto& record : records) in_store.insert(record.id);
   Dangling dangling;
   drop_dangling(records, in_store, dangling);
-  CT_TRY_ASSIGN(std::vector<Session> sessions, read_sessions(context, params, file.sessions, in_store, dangling, problems));
-  CT_TRY_ASSIGN(std::vector<MemoryRecord> memory, read_memory(context, params, file.memory, in_store, dangling, problems));
-  CT_TRY(dangling.settle(params, warnings));
+  CT_TRY_ASSIGN(std::vector<Session> sessions, read_sessions(context, args, file.sessions, in_store, dangling, problems));
+  CT_TRY_ASSIGN(std::vector<MemoryRecord> memory, read_memory(context, args, file.memory, in_store, dangling, problems));
+  CT_TRY(dangling.settle(args, warnings));
 
   // The tasks, then the sessions, then the memory and the config.
   CT_TRY_ASSIGN(PlacedTasks placed, place_tasks(context, records, warnings));
@@ -415,7 +415,7 @@ Result<Reply> import_kept(Context& context, const Params& params, ForeignFile fi
   data.set("mapped", std::move(file.mapped));
   if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
   if (!problems.empty()) data.set("skipped", std::move(problems));
-  if (params.flag("dryRun")) data.set("dryRun", true);
+  if (args.dry_run) data.set("dryRun", true);
   return Reply::warned(std::move(data), std::move(warnings));
 }
 

@@ -23,7 +23,7 @@ std::optional<std::string> scope_path_here(const std::filesystem::path& root, co
   return normal ? std::optional<std::string>(*normal) : std::nullopt;
 }
 
-Result<std::vector<MemoryRecord>> read_memory(Context& context, const Params& params, const json::Value& entries,
+Result<std::vector<MemoryRecord>> read_memory(Context& context, const ImportArgs& args, const json::Value& entries,
                                               const std::set<std::string>& in_store, Dangling& dangling,
                                               json::Value& problems) {
   const OperationSpec* observe = context.registry->find("memory", "observe");
@@ -66,7 +66,7 @@ Result<std::vector<MemoryRecord>> read_memory(Context& context, const Params& pa
     }
     memory.push_back(std::move(record));
   }
-  if (!memory_problems.empty() && !params.flag("skipInvalid")) {
+  if (!memory_problems.empty() && !args.skip_invalid) {
     const json::Value& first = memory_problems.as_array().front();
     return fail(Error(ErrorCode::Validation, "memory: " + std::to_string(memory_problems.size()) + " of " +
                                                  std::to_string(entries.size()) + " entries are invalid; first: " +
@@ -74,7 +74,7 @@ Result<std::vector<MemoryRecord>> read_memory(Context& context, const Params& pa
                                                              first["id"].string_or_empty()) +
                                                  " " + first["message"].as_string())
                     .with_fix("correct them in the original, or pass skipInvalid:true to import without them: " +
-                              call("tasks.import", {{"from", params.str("from")}, {"skipInvalid", true}, {"dryRun", true}}))
+                              call("tasks.import", {{"from", args.from.value_or("")}, {"skipInvalid", true}, {"dryRun", true}}))
                     .with_detail("field", "memory")
                     .with_detail("records", std::move(memory_problems)));
   }

@@ -125,8 +125,8 @@ Result<void> read_notes(ImportRecord& record, const json::Value& notes, const Op
 
 }  // namespace
 
-Result<ImportRecord> read_record(const RecordSpecs& specs, std::size_t index, const json::Value& item, TimeMs now,
-                                 bool keep_ids) {
+Result<ImportRecord> read_record(Context& context, const RecordSpecs& specs, std::size_t index, const json::Value& item,
+                                 TimeMs now, bool keep_ids) {
   if (!item.is_object()) return refuse("tasks", "a record must be an object, got " + std::string(json::to_string(item.type())));
   ImportRecord record;
   record.index = index;
@@ -145,7 +145,8 @@ Result<ImportRecord> read_record(const RecordSpecs& specs, std::size_t index, co
     if (const json::Value* value = item.find(key); value && !value->is_null()) add.set(key, *value);
   if (record.status == TaskStatus::Blocked) add.set("status", "blocked");
   CT_TRY_ASSIGN(Params checked, Params::validate(*specs.add, add));
-  record.task = new_task_from(checked);
+  CT_TRY_ASSIGN(AddArgs args, add_args().decode(checked, context));
+  record.task = new_task_from(args.content);
   record.given_type = record.task.type;
   // Only an epic keeps its type: other types follow from where the record lands.
   if (record.task.type != TaskType::Epic) record.task.type.reset();

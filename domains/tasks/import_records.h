@@ -20,6 +20,16 @@
 
 namespace ct::tasks {
 
+/// tasks.import's params (tasks_import.cpp).
+struct ImportArgs {
+  json::Value tasks;  // null when not given
+  std::optional<std::string> from;
+  std::string format;
+  std::optional<std::string> parent;
+  bool skip_invalid = false;
+  bool dry_run = false;
+};
+
 /// One record of a tasks.import file, validated exactly as tasks.add validates its params.
 struct ImportRecord {
   std::size_t index = 0;
@@ -50,11 +60,12 @@ struct RecordSpecs {
 json::Value record_problem(std::size_t index, const json::Value& item, const Error& error);
 
 /// Reads a record through the tasks.add spec: every text is trimmed, bounded and free of control
-/// characters, every enum value one of its choices — nothing the agent API refuses is stored.
-/// With `keep_ids` (the original CLEO's store) the record must carry its id and createdAt, and its
-/// times and archive state are read too.
-Result<ImportRecord> read_record(const RecordSpecs& specs, std::size_t index, const json::Value& item, TimeMs now,
-                                 bool keep_ids);
+/// characters, every enum value one of its choices — nothing the agent API refuses is stored —
+/// and its content decoded as tasks.add decodes its params (add_args()). With `keep_ids` (the
+/// original CLEO's store) the record must carry its id and createdAt, and its times and archive
+/// state are read too.
+Result<ImportRecord> read_record(Context& context, const RecordSpecs& specs, std::size_t index, const json::Value& item,
+                                 TimeMs now, bool keep_ids);
 
 /// "tasks[3] (B7)": a record of the file, by its place and its id there.
 std::string record_label(std::size_t index, const std::string& id);
@@ -77,7 +88,7 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records);
 
 /// The original CLEO's store, ids kept (import_original.cpp): its tasks, sessions, config and
 /// memory in the call's transaction and its one audit row.
-Result<Reply> import_kept(Context& context, const Params& params, ForeignFile file, std::vector<ImportRecord> records,
+Result<Reply> import_kept(Context& context, const ImportArgs& args, ForeignFile file, std::vector<ImportRecord> records,
                           json::Value problems);
 
 /// References of the original's store to tasks it does not hold (a parent, a dependency, a link, a
@@ -88,7 +99,7 @@ class Dangling {
   void add(const std::string& where, std::string_view field, const std::string& missing);
   /// Nothing dangles, or skipInvalid: the warnings for what was dropped. Otherwise the refusal
   /// naming the first.
-  Result<void> settle(const Params& params, std::vector<std::string>& warnings) const;
+  Result<void> settle(const ImportArgs& args, std::vector<std::string>& warnings) const;
 
  private:
   json::Value items_ = json::Value::array();  // {record, field, missing}
@@ -105,7 +116,7 @@ struct MemoryRecord {
 /// checks its params before anything is written; references to tasks not in `in_store` and to
 /// files outside this project are dropped into `dangling`. Invalid entries refuse the import,
 /// unless skipInvalid: then they join `problems`.
-Result<std::vector<MemoryRecord>> read_memory(Context& context, const Params& params, const json::Value& entries,
+Result<std::vector<MemoryRecord>> read_memory(Context& context, const ImportArgs& args, const json::Value& entries,
                                               const std::set<std::string>& in_store, Dangling& dangling,
                                               json::Value& problems);
 

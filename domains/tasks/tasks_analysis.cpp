@@ -22,25 +22,30 @@ json::Value dep_nodes(const std::vector<DepNode>& nodes) {
   return out;
 }
 
-Result<Reply> next(Context& context, const Params& params) {
+struct NextArgs {
+  std::int64_t count = 0;
+  bool explain = false;
+  std::optional<bool> in_scope;
+};
+
+Result<Reply> next(Context& context, const NextArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params, true));
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, args.in_scope, true));
   CT_TRY_ASSIGN(std::vector<ScoredTask> picks,
-                engine_.next(static_cast<int>(params.integer("count")), scoped ? &*scoped : nullptr));
+                engine_.next(static_cast<int>(args.count), scoped ? &*scoped : nullptr));
   json::Value rows = json::Value::array();
   for (const auto& pick : picks) {
     json::Value row = task_suggestion(pick.task);
-    if (params.flag("explain")) {
+    if (args.explain) {
       row.set("score", pick.score);
       row.set("reasons", json::Value::array_of(pick.reasons));
     }
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, {}, {}};
+  Reply reply = Reply::noted(std::move(rows), no_data_if(picks.empty()));
   if (picks.empty()) {
-    reply.note = ErrorCode::NoData;
     // Say when the scope, not the project, ran dry: the caller may not know it was applied.
-    if (scoped && !params.has("inScope")) {
+    if (scoped && !args.in_scope) {
       CT_TRY_ASSIGN(std::vector<ScoredTask> wider, engine_.next(1));
       if (!wider.empty())
         reply.warnings.push_back("nothing ready in this session's scope; " + wider.front().task.id +
@@ -50,10 +55,15 @@ Result<Reply> next(Context& context, const Params& params) {
   return reply;
 }
 
-Result<Reply> analyze(Context& context, const Params& params) {
-  std::string epic = params.opt_str("epicId").value_or("");
+struct AnalyzeArgs {
+  std::optional<std::string> epic_id;
+  std::string detail;
+};
+
+Result<Reply> analyze(Context& context, const AnalyzeArgs& args) {
+  std::string epic = args.epic_id.value_or("");
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic));
-  const bool full = wants_full(params);
+  const bool full = args.detail == "full";
   const std::size_t cap = full ? SIZE_MAX : 5;
   json::Value data = json::Value::object();
   data.set("scope", epic.empty() ? std::string("project") : epic);
@@ -97,15 +107,18 @@ Result<Reply> analyze(Context& context, const Params& params) {
     }
     data.set("waveTasks", std::move(waves));
   }
-  Reply reply{std::move(data), {}, {}, {}};
-  if (graph.tasks.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  return Reply::noted(std::move(data), no_data_if(graph.tasks.empty()));
 }
 
-Result<Reply> deps(Context& context, const Params& params) {
+struct DepsArgs {
+  std::string id;
+  std::string direction;
+};
+
+Result<Reply> deps(Context& context, const DepsArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  const std::string& direction = params.str("direction");
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
+  const std::string& direction = args.direction;
   json::Value data = json::Value::object();
   data.set("id", task.id);
   if (direction != "downstream") {
@@ -119,9 +132,9 @@ Result<Reply> deps(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> blockers(Context& context, const Params& params) {
+Result<Reply> blockers(Context& context, const IdArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
   CT_TRY_ASSIGN(std::vector<Blocker> found, engine_.blockers(task));
   json::Value list = json::Value::array();
   for (const auto& blocker : found) {
@@ -144,14 +157,17 @@ Result<Reply> blockers(Context& context, const Params& params) {
 }  // namespace
 
 void register_tasks_analyses(Registry& registry) {
+  const auto next_args = bind(
+      field(&NextArgs::count, {.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
+                               .description = "How many suggestions"}),
+      field(&NextArgs::explain, {.name = "explain", .type = ParamType::Bool,
+                                 .description = "Include the score and its reasons"}),
+      field(&NextArgs::in_scope, {.name = "inScope", .type = ParamType::Bool,
+                                  .description = "Only tasks in the bound session's scope (default: true when a "
+                                                 "session is bound; false widens to the project)"}));
   registry.add({.domain = "tasks", .name = "next", .gateway = Gateway::Query,
                 .summary = "What to work on next, and why",
-                .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
-                            .description = "How many suggestions"},
-                           {.name = "explain", .type = ParamType::Bool, .description = "Include the score and its reasons"},
-                           {.name = "inScope", .type = ParamType::Bool,
-                            .description = "Only tasks in the bound session's scope (default: true when a session is "
-                                           "bound; false widens to the project)"}},
+                .params = next_args.specs(),
                 .returns = "[{id,title,priority,score?,reasons?}] (score and reasons with explain): pending tasks "
                            "whose dependencies are finished and that nobody holds, never an epic with open children, "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
@@ -159,14 +175,18 @@ void register_tasks_analyses(Registry& registry) {
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
                 .idempotent = true, .tier = 1, .shortcut = "next",
-                .text_view = TextView::NextTasks, .aliases = {"suggest", "recommend", "todo"}, .handler = next});
+                .text_view = TextView::NextTasks, .aliases = {"suggest", "recommend", "todo"},
+                .handler = next_args.handler(next)});
+  const auto analyze_args = bind(
+      field(&AnalyzeArgs::epic_id, {.name = "epicId", .type = ParamType::TaskId,
+                                    .description = "Analyse this epic's subtree (default: the whole project)",
+                                    .positional = true}),
+      field(&AnalyzeArgs::detail, {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
+                                   .choices = {"compact", "full"},
+                                   .description = "full: every ready task, stale task and wave, and the whole critical path"}));
   registry.add({.domain = "tasks", .name = "analyze", .gateway = Gateway::Query,
                 .summary = "Analyse dependencies: waves, critical path, bottlenecks, what first",
-                .params = {{.name = "epicId", .type = ParamType::TaskId,
-                            .description = "Analyse this epic's subtree (default: the whole project)", .positional = true},
-                           {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
-                            .choices = {"compact", "full"},
-                            .description = "full: every ready task, stale task and wave, and the whole critical path"}},
+                .params = analyze_args.specs(),
                 .returns = "{scope, tasks, counts{status:n}, waves, currentWave?, ready, criticalPath{length,ids}, "
                            "bottlenecks[{id,title,unblocks}], tiers{unblock,critical,progress,routine}, "
                            "actionOrder[{id,title,priority,tier,unblocks?}], cycles?[[ids]], stale?[{id,status,days}], "
@@ -176,25 +196,31 @@ void register_tasks_analyses(Registry& registry) {
                            "routine. E_NO_DATA note for an empty set",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({})", "the whole project"}, {R"({"epicId":"T001","detail":"full"})", "one epic, everything"}},
-                .idempotent = true, .tier = 2, .shortcut = "analyze", .handler = analyze});
+                .idempotent = true, .tier = 2, .shortcut = "analyze",
+                .handler = analyze_args.handler(analyze)});
+  const auto deps_args =
+      bind(field(&DepsArgs::id, id_param()),
+           field(&DepsArgs::direction, {.name = "direction", .type = ParamType::Enum, .default_json = R"("both")",
+                                        .choices = {"upstream", "downstream", "both"},
+                                        .description = "upstream: what it needs; downstream: what needs it"}));
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
                 .summary = "What a task needs, and what needs it",
-                .params = {id_param(),
-                           {.name = "direction", .type = ParamType::Enum, .default_json = R"("both")",
-                            .choices = {"upstream", "downstream", "both"},
-                            .description = "upstream: what it needs; downstream: what needs it"}},
+                .params = deps_args.specs(),
                 .returns = "{id, upstream?[{id,title,status,distance}], downstream?[…]} (transitive)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003","direction":"upstream"})", "what T003 waits on"}},
                 .idempotent = true, .tier = 1, .shortcut = "deps",
-                .text_view = TextView::Dependencies, .original_names = {"tasks.depends"}, .handler = deps});
+                .text_view = TextView::Dependencies, .original_names = {"tasks.depends"},
+                .handler = deps_args.handler(deps)});
+  const auto blockers_args = bind(field(&IdArgs::id, id_param()));
   registry.add({.domain = "tasks", .name = "blockers", .gateway = Gateway::Query,
                 .summary = "Explain what keeps a task from starting",
-                .params = {id_param()},
+                .params = blockers_args.specs(),
                 .returns = "{id, blocked, blockers[{kind: dependency|parent|manual, id?, title?, status?, detail?}]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003"})", "why T003 cannot start"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Blockers, .handler = blockers});
+                .idempotent = true, .tier = 2, .text_view = TextView::Blockers,
+                .handler = blockers_args.handler(blockers)});
 }
 
 }  // namespace ct::tasks

@@ -11,13 +11,22 @@
 namespace ct::tasks {
 namespace {
 
-Result<Reply> complete(Context& context, const Params& params) {
+struct CompleteArgs {
+  std::string id;
+  std::optional<std::string> notes;
+  std::optional<std::string> remember;
+  json::Value evidence;  // null when not given
+  json::Value waive;     // null when not given
+  std::optional<std::int64_t> if_version;
+};
+
+Result<Reply> complete(Context& context, const CompleteArgs& args) {
   const TimeMs now = context.now();
   auto engine_ = engine(context, now);
   // The lifecycle's stages and verification gates come first (engines/rules/lifecycle.h): strict
   // enforcement refuses, advisory warns. A task already done is E_NO_CHANGE, never refused.
   std::vector<std::string> gate_warnings;
-  CT_TRY_ASSIGN(Task task, engine_.get_live(params.str("id")));
+  CT_TRY_ASSIGN(Task task, engine_.get_live(args.id));
   if (task.status != TaskStatus::Done) {
     CT_TRY_ASSIGN(std::string agent, context.agent_name());
     LifecycleEngine lifecycle(context.db(), *context.config, now, Actor{agent, context.session}, nullptr);
@@ -27,11 +36,10 @@ Result<Reply> complete(Context& context, const Params& params) {
   // evidence as a whole: none stale, every acceptance criterion covered or waived.
   std::vector<EvidenceAtom> recorded;
   if (task.status != TaskStatus::Done) {
-    CT_TRY_ASSIGN(recorded, evidence::record_atoms(context, params, task, ""));
+    CT_TRY_ASSIGN(recorded, evidence::record_atoms(context, args.waive, task, ""));
     CT_TRY(evidence::completion_rules(context, task, gate_warnings));
   }
-  CT_TRY_ASSIGN(CompleteResult result, engine_.complete(params.str("id"), params.opt_str("notes").value_or(""),
-                                                params.opt_integer("ifVersion")));
+  CT_TRY_ASSIGN(CompleteResult result, engine_.complete(args.id, args.notes.value_or(""), args.if_version));
   result.warnings.insert(result.warnings.begin(), gate_warnings.begin(), gate_warnings.end());
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
@@ -42,7 +50,7 @@ Result<Reply> complete(Context& context, const Params& params) {
     data.set("evidence", json::Value::array_of(ids));
   }
   // A learning kept in the same transaction: scoped to the task's files, anchored to it as done.
-  if (auto text = params.opt_str("remember"); text && !result.already_done) {
+  if (const auto& text = args.remember; text && !result.already_done) {
     MemoryEntry entry;
     entry.kind = "learning";
     const std::string_view all = trim(*text);
@@ -57,21 +65,18 @@ Result<Reply> complete(Context& context, const Params& params) {
     CT_TRY_ASSIGN(MemoryEntry added, memory::add_entry(context, std::move(entry), result.warnings));
     data.set("remembered", added.id);
   }
-  Reply reply{std::move(data), std::move(result.warnings), {}, {}};
-  if (result.already_done) {
-    reply.note = ErrorCode::NoChange;
-    reply.warnings.push_back("Task " + result.task.id + " was already done");
-  }
+  Reply reply = Reply::noted(std::move(data), no_change_if(result.already_done), std::move(result.warnings));
+  if (result.already_done) reply.warnings.push_back("Task " + result.task.id + " was already done");
   return reply;
 }
 
 /// tasks.complete's external step: the evidence checked, and the files a `remember`ed learning
 /// is anchored to hashed — both before the transaction, which reads no file.
-Result<Reply> complete_external(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Reply checked, evidence::check_atoms(context, params, /*recheck=*/true));
-  if (params.has("remember")) {
+Result<Reply> complete_external(Context& context, const CompleteArgs& args) {
+  CT_TRY_ASSIGN(Reply checked, evidence::check_atoms(context, args.id, args.evidence, /*recheck=*/true));
+  if (args.remember) {
     CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
-                    return context.db().get_task(params.str("id"));
+                    return context.db().get_task(args.id);
                   }));
     std::vector<std::string> files;
     if (task)
@@ -85,14 +90,20 @@ Result<Reply> complete_external(Context& context, const Params& params) {
 
 // tasks.evidence: atoms and waivers recorded for a task before (or after) it is completed, checked
 // in the external step as tasks.complete checks them; the reply is the task's evidence now.
-Result<Reply> record_evidence(Context& context, const Params& params) {
-  if (!params.has("evidence") && !params.has("waive"))
+struct EvidenceArgs {
+  std::string id;
+  json::Value evidence;  // null when not given
+  json::Value waive;     // null when not given
+};
+
+Result<Reply> record_evidence(Context& context, const EvidenceArgs& args) {
+  if (args.evidence.is_null() && args.waive.is_null())
     return fail(Error(ErrorCode::InvalidParams, "give evidence, waive or both")
-                    .with_fix(call("tasks.evidence", {{"id", params.str("id")}, {"evidence", "ran the login flow by hand"}}))
+                    .with_fix(call("tasks.evidence", {{"id", args.id}, {"evidence", "ran the login flow by hand"}}))
                     .with_detail("field", "evidence"));
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, params, task, ""));
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, args.waive, task, ""));
   CT_TRY_ASSIGN(json::Value shown, evidence::task_evidence_json(context, task));
   json::Value data = json::Value::object();
   data.set("id", task.id);
@@ -101,27 +112,34 @@ Result<Reply> record_evidence(Context& context, const Params& params) {
   data.set("recorded", json::Value::array_of(ids));
   if (shown.is_object())
     for (const auto& [key, value] : shown.as_object()) data.set(key, value);
-  Reply reply{std::move(data), {}, {}, {}};
+  Reply reply = Reply::of(std::move(data));
   if (const json::Value* stale = context.external ? context.external->data.find("stale") : nullptr; stale && stale->is_object())
     for (const auto& [id, what] : stale->as_object())
       reply.warnings.push_back(id + " no longer holds: " + what.as_string() + " (record it again to replace it)");
   return reply;
 }
 
+/// The `waive` param: acceptance criteria excused.
+ParamSpec waive_param() {
+  return {.name = "waive", .type = ParamType::Object,
+          .description = "[{criterion, reason}]: acceptance criteria excused (audited, shown on the task)"};
+}
+
 }  // namespace
 
 void register_tasks_complete(Registry& registry) {
+  const auto complete_args = bind(
+      field(&CompleteArgs::id, id_param()),
+      field(&CompleteArgs::notes, {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"}),
+      field(&CompleteArgs::remember, {.name = "remember", .type = ParamType::String, .min = 3, .max = 4000,
+                                      .description = "A learning to keep (memory): first line the title, the rest the body"}),
+      field(&CompleteArgs::evidence,
+            evidence::evidence_param("Atoms as lifecycle.gate.pass takes them, each with covers?:[criteria]")),
+      field(&CompleteArgs::waive, waive_param()), field(&CompleteArgs::if_version, if_version_param()));
   add_task_write(registry,
                  {.domain = "tasks", .name = "complete", .gateway = Gateway::Mutate,
                   .summary = "Mark a task done",
-                  .params = {id_param(),
-                             {.name = "notes", .type = ParamType::String, .max = 5000, .description = "What was done"},
-                             {.name = "remember", .type = ParamType::String, .min = 3, .max = 4000,
-                              .description = "A learning to keep (memory): first line the title, the rest the body"},
-                             evidence::evidence_param("Atoms as lifecycle.gate.pass takes them, each with covers?:[criteria]"),
-                             {.name = "waive", .type = ParamType::Object,
-                              .description = "[{criterion, reason}]: acceptance criteria excused (audited, shown on the task)"},
-                             if_version_param()},
+                  .params = complete_args.specs(),
                   .returns = "{unblocked?[ids now ready], evidence?[atom ids], remembered? (the memory entry)}; "
                              "E_NO_CHANGE note when already done. In an epic with recorded lifecycle stages, or with "
                              "verification.required gates, what lifecycle.stages lists must hold first (strict: "
@@ -137,27 +155,29 @@ void register_tasks_complete(Registry& registry) {
                                 "finish with evidence and a waiver"}},
                   .idempotent = true, .tier = 0, .shortcut = "complete", .shortcut_aliases = {"done"},
                   .text_view = TextView::Completed, .dashboard = true, .bulk = true,
-                  .aliases = {"done", "finish", "close", "resolve"},
-                  .external = complete_external, .external_checks_only = true, .handler = complete});
+                  .batchable = true, .aliases = {"done", "finish", "close", "resolve"},
+                  .external = complete_args.handler(complete_external), .external_checks_only = true,
+                  .handler = complete_args.handler(complete)});
+  const auto evidence_args =
+      bind(field(&EvidenceArgs::id, id_param()),
+           field(&EvidenceArgs::evidence, evidence::evidence_param("Atoms: [{commit}|{files:[…]}|{test:<run id>}|{pr}|"
+                                                                   "{note}, each with covers?:[criteria]]; text is a note")),
+           field(&EvidenceArgs::waive, waive_param()));
   add_task_write(registry,
                  {.domain = "tasks", .name = "evidence", .gateway = Gateway::Mutate,
                   .summary = "Record evidence for a task",
-                  .params = {id_param(),
-                             evidence::evidence_param("Atoms: [{commit}|{files:[…]}|{test:<run id>}|{pr}|{note}, each "
-                                                      "with covers?:[criteria]]; text is a note"),
-                             {.name = "waive", .type = ParamType::Object,
-                              .description = "[{criterion, reason}]: acceptance criteria excused (audited, shown on the task)"}},
+                  .params = evidence_args.specs(),
                   .returns = "{id, recorded[atom ids], atoms[{id, kind, ref?, files?, covers?, gate?, verified, detail?}], "
                              "coverage?{covered, waived, uncovered}}; each atom is checked (E_EVIDENCE_INVALID) and "
                              "replaces the current one of its kind; recorded atoms that no longer hold are warned",
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::EvidenceInvalid},
                   .examples = {{R"({"id":"T001","evidence":[{"files":["src/login.c"],"covers":[1]}]})", "the change, covering criterion 1"}},
                   .tier = 2,
-                  .external = [](Context& context, const Params& params) {
-                    return evidence::check_atoms(context, params, /*recheck=*/true);
-                  },
+                  .batchable = true, .external = evidence_args.handler([](Context& context, const EvidenceArgs& args) {
+                    return evidence::check_atoms(context, args.id, args.evidence, /*recheck=*/true);
+                  }),
                   .external_checks_only = true,
-                  .handler = record_evidence});
+                  .handler = evidence_args.handler(record_evidence)});
 }
 
 }  // namespace ct::tasks

@@ -61,24 +61,24 @@ Error in_file_terms(Error error, const std::string& record, const std::map<std::
 
 /// What the call imports: the records sent as `tasks`, or what `from` names — a file of records,
 /// or the original CLEO's store.
-Result<ForeignFile> read_input(Context& context, const Params& params, const OperationSpec& add_spec) {
-  const std::string& format = params.str("format");
-  const std::optional<std::string> from = params.opt_str("from");
-  if (from && params.has("tasks"))
+Result<ForeignFile> read_input(Context& context, const ImportArgs& args, const OperationSpec& add_spec) {
+  const std::string& format = args.format;
+  const std::optional<std::string>& from = args.from;
+  if (from && !args.tasks.is_null())
     return fail(Error(ErrorCode::InvalidParams, "give the records as tasks, or a file or folder as from, not both")
                     .with_detail("field", "from"));
   if (!from) {
-    if (!params.has("tasks"))
+    if (args.tasks.is_null())
       return fail(Error(ErrorCode::InvalidParams, "give the records as tasks, or a file or folder to read as from")
                       .with_fix(call("tasks.import", {{"from", ".cleo-old"}, {"dryRun", true}}))
                       .with_detail("field", "tasks"));
-    if (looks_like_original_file(params.value("tasks")))
+    if (looks_like_original_file(args.tasks))
       return fail(Error(ErrorCode::InvalidParams,
                         "tasks: this is the original CLEO's todo.json (or its archive); import its whole store, whose "
                         "tasks keep their ids, by naming its folder")
                       .with_fix(call("tasks.import", {{"from", "<its .cleo folder>"}, {"dryRun", true}}))
                       .with_detail("field", "tasks"));
-    return read_foreign(params.value("tasks"), format, add_spec, context.now());
+    return read_foreign(args.tasks, format, add_spec, context.now());
   }
   const std::filesystem::path given(*from);
   const std::filesystem::path path = given.is_absolute() ? given : context.project->root / given;
@@ -92,7 +92,7 @@ Result<ForeignFile> read_input(Context& context, const Params& params, const Ope
     return fail(Error(ErrorCode::InvalidParams, "format: " + *from + " is the original CLEO's store, told by its files; "
                                                 "leave format out")
                     .with_detail("field", "format"));
-  if (params.has("parent"))
+  if (args.parent)
     return fail(Error(ErrorCode::InvalidParams, "parent: the original CLEO's tasks keep their own hierarchy; leave "
                                                 "parent out")
                     .with_detail("field", "parent"));
@@ -103,13 +103,13 @@ Result<ForeignFile> read_input(Context& context, const Params& params, const Ope
 
 /// Every record of the file read as tasks.add reads it. The invalid ones are listed in
 /// `problems`; unless skipInvalid, they refuse the import, naming the first.
-Result<std::vector<ImportRecord>> read_records(Context& context, const Params& params, const RecordSpecs& specs,
+Result<std::vector<ImportRecord>> read_records(Context& context, const ImportArgs& args, const RecordSpecs& specs,
                                                const json::Value& list, bool keep_ids, json::Value& problems) {
   std::vector<ImportRecord> records;
   ErrorCode first_code = ErrorCode::InvalidParams;  // the refusal carries the first invalid record's code
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json::Value& item = list.as_array()[i];
-    auto record = read_record(specs, i, item, context.now(), keep_ids);
+    auto record = read_record(context, specs, i, item, context.now(), keep_ids);
     if (record) {
       records.push_back(std::move(*record));
     } else {
@@ -117,7 +117,7 @@ Result<std::vector<ImportRecord>> read_records(Context& context, const Params& p
       problems.push_back(record_problem(i, item, record.error()));
     }
   }
-  if (problems.empty() || params.flag("skipInvalid")) return records;
+  if (problems.empty() || args.skip_invalid) return records;
   const json::Value& first = problems.as_array().front();
   std::string message = "tasks: " + std::to_string(problems.size()) + " of " + std::to_string(list.size()) +
                         " records are invalid; first: tasks[" + std::to_string(first["index"].as_int()) + "]" +
@@ -125,8 +125,8 @@ Result<std::vector<ImportRecord>> read_records(Context& context, const Params& p
                         first["message"].as_string();
   Error error(first_code, std::move(message));
   json::Value again = json::Value::object();
-  if (auto from = params.opt_str("from")) {
-    again.set("from", *from);
+  if (args.from) {
+    again.set("from", *args.from);
   } else {
     again.set("tasks", json::Value::Array{"..."});
   }
@@ -262,7 +262,7 @@ class NewIds {
 /// it are dropped with a warning. The original's keep theirs (import_kept). The whole import is
 /// one transaction: it lands completely or not at all (with skipInvalid, the valid records land
 /// and the others are listed).
-Result<Reply> import_tasks(Context& context, const Params& params) {
+Result<Reply> import_tasks(Context& context, const ImportArgs& args) {
   RecordSpecs specs;
   if (context.registry) {
     specs.add = context.registry->find("tasks", "add");
@@ -277,14 +277,14 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
   const bool keep_ids = file.format == "original";
   CT_TRY(check_unique_ids(file.records));
   json::Value problems = json::Value::array();
-  CT_TRY_ASSIGN(std::vector<ImportRecord> records, read_records(context, params, specs, file.records, keep_ids, problems));
+  CT_TRY_ASSIGN(std::vector<ImportRecord> records, read_records(context, args, specs, file.records, keep_ids, problems));
   CT_TRY(check_file_links(records));
-  if (keep_ids) return import_kept(context, params, std::move(file), std::move(records), std::move(problems));
+  if (keep_ids) return import_kept(context, args, std::move(file), std::move(records), std::move(problems));
 
   auto engine_ = engine(context);
   std::vector<std::string> warnings = std::move(file.warnings);
   NewIds placing(engine_, records, warnings);
-  CT_TRY(placing.place(params.opt_str("parent").value_or("")));
+  CT_TRY(placing.place(args.parent.value_or("")));
   CT_TRY(placing.link());
   json::Value data = json::Value::object();
   data.set("imported", static_cast<std::int64_t>(records.size()));
@@ -295,19 +295,17 @@ Result<Reply> import_tasks(Context& context, const Params& params) {
     data.set("mapped", std::move(file.mapped));
     if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
   }
-  if (params.flag("dryRun")) {
-    data.set("dryRun", true);
-  }
+  if (args.dry_run) data.set("dryRun", true);
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// tasks.import's external step: what the call imports, read (files, the original's store and
 /// memory) and the scope files its memory names hashed — before the write transaction, which
 /// reads no file (core/file_read.h).
-Result<Reply> read_for_import(Context& context, const Params& params) {
+Result<Reply> read_for_import(Context& context, const ImportArgs& args) {
   const OperationSpec* add_spec = context.registry ? context.registry->find("tasks", "add") : nullptr;
   if (!add_spec) return fail(ErrorCode::Internal, "tasks.add is missing from the registry");
-  CT_TRY_ASSIGN(ForeignFile file, read_input(context, params, *add_spec));
+  CT_TRY_ASSIGN(ForeignFile file, read_input(context, args, *add_spec));
   std::vector<std::string> files;
   for (const auto& item : file.memory.as_array())
     if (item["params"]["files"].is_array())
@@ -322,26 +320,29 @@ Result<Reply> read_for_import(Context& context, const Params& params) {
 }  // namespace
 
 void register_tasks_import(Registry& registry) {
+  const auto args = bind(
+      field(&ImportArgs::tasks, {.name = "tasks", .type = ParamType::Object,
+                                 .description = "Records: tasks.export's data, Taskwarrior's `task export`, beads' "
+                                                "issues.jsonl lines as an array (ct: a file or folder, read as from)",
+                                 .positional = true, .path_param = "from"}),
+      field(&ImportArgs::from, {.name = "from", .type = ParamType::String, .max = 4096,
+                                .description = "A file to read as tasks, or the original CLEO's store: its .cleo/ "
+                                               "folder, todo.json or tasks.db (relative to the project root)",
+                                .single_line = true}),
+      field(&ImportArgs::format, {.name = "format", .type = ParamType::Enum, .default_json = R"("auto")",
+                                  .choices = {"auto", "cleo", "taskwarrior", "beads"},
+                                  .description = "What the records are (auto: told by their fields)"}),
+      field(&ImportArgs::parent, {.name = "parent", .type = ParamType::TaskId,
+                                  .description = "Attach imported top-level tasks here"}),
+      field(&ImportArgs::skip_invalid, {.name = "skipInvalid", .type = ParamType::Bool,
+                                        .description = "Import the valid records and list the others; drop references "
+                                                       "to tasks not imported (default: refuse the whole import)"}),
+      field(&ImportArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
+                                   .description = "Check and report without writing", .dry_run = true}));
   // A task write: checked against session.enforcement and the bound session's scope.
   registry.add({.domain = "tasks", .name = "import", .gateway = Gateway::Mutate,
                 .summary = "Import tasks from a file (new ids) or the original CLEO (ids kept)",
-                .params = {{.name = "tasks", .type = ParamType::Object,
-                            .description = "Records: tasks.export's data, Taskwarrior's `task export`, beads' "
-                                           "issues.jsonl lines as an array (ct: a file or folder, read as from)",
-                            .positional = true, .path_param = "from"},
-                           {.name = "from", .type = ParamType::String, .max = 4096,
-                            .description = "A file to read as tasks, or the original CLEO's store: its .cleo/ folder, "
-                                           "todo.json or tasks.db (relative to the project root)",
-                            .single_line = true},
-                           {.name = "format", .type = ParamType::Enum, .default_json = R"("auto")",
-                            .choices = {"auto", "cleo", "taskwarrior", "beads"},
-                            .description = "What the records are (auto: told by their fields)"},
-                           {.name = "parent", .type = ParamType::TaskId, .description = "Attach imported top-level tasks here"},
-                           {.name = "skipInvalid", .type = ParamType::Bool,
-                            .description = "Import the valid records and list the others; drop references to tasks "
-                                           "not imported (default: refuse the whole import)"},
-                           {.name = "dryRun", .type = ParamType::Bool, .description = "Check and report without writing",
-                            .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{imported, idMap{oldId:newId}, skipped?[{index,id?,field?,message}], dryRun?, and for "
                            "another tracker's file format, mapped{field:where it went}, unmapped?{field:records}}; every "
                            "record passes tasks.add's validation; invalid ones are listed in error.details.records. "
@@ -358,8 +359,9 @@ void register_tasks_import(Registry& registry) {
                               "import Taskwarrior's task export"},
                              {R"({"from":"old/.cleo","dryRun":true})", "what the original CLEO's store would bring"}},
                 .needs_session = true,
-                .tier = 2, .shortcut = "import", .text_view = TextView::Imported, .external = read_for_import,
-                .external_checks_only = true, .handler = import_tasks});
+                .tier = 2, .shortcut = "import", .text_view = TextView::Imported,
+                .external = args.handler(read_for_import), .external_checks_only = true,
+                .handler = args.handler(import_tasks)});
 }
 
 }  // namespace ct::tasks

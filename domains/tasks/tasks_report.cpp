@@ -5,9 +5,13 @@
 namespace ct::tasks {
 namespace {
 
-Result<Reply> stats(Context& context, const Params& params) {
+struct StatsArgs {
+  std::optional<std::string> parent;
+};
+
+Result<Reply> stats(Context& context, const StatsArgs& args) {
   TaskFilter filter;
-  if (auto parent = params.opt_str("parent")) {
+  if (const auto& parent = args.parent) {
     auto engine_ = engine(context);
     CT_TRY(engine_.get(*parent));
     filter.parent = *parent;
@@ -29,16 +33,22 @@ Result<Reply> stats(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> history(Context& context, const Params& params) {
+struct HistoryArgs {
+  std::string id;
+  std::optional<std::string> field;
+  Paging page;
+};
+
+Result<Reply> history(Context& context, const HistoryArgs& args) {
   auto engine_ = engine(context);
   // The task may have been hard-deleted: its history is still readable.
   AuditQuery query;
-  query.task_id = params.str("id");
-  if (auto field = params.opt_str("field")) query.field = *field;
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
+  query.task_id = args.id;
+  if (args.field) query.field = *args.field;
+  query.limit = args.page.limit;
+  query.offset = args.page.offset;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
-  if (rows.empty() && query.offset == 0) CT_TRY(engine_.get(params.str("id")));
+  if (rows.empty() && query.offset == 0) CT_TRY(engine_.get(args.id));
   json::Value list = json::Value::array();
   for (const auto& row : rows) {
     json::Value item = audit_row_json(row, /*with_task=*/false);
@@ -57,7 +67,7 @@ Result<Reply> history(Context& context, const Params& params) {
   return Reply::of(std::move(list));
 }
 
-Result<Reply> current(Context& context, const Params&) {
+Result<Reply> current(Context& context, const NoArgs&) {
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(std::optional<Task> task, engine_.current());
   if (!task) return Reply::noted(json::Value(), ErrorCode::NoData);
@@ -68,18 +78,24 @@ Result<Reply> current(Context& context, const Params&) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> relates(Context& context, const Params& params) {
+Result<Reply> relates(Context& context, const IdArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
   json::Value data = json::Value::object();
   data.set("id", task.id);
   data.set("relates", task_field(task, "relates"));
   return Reply::of(std::move(data));
 }
 
-Result<Reply> export_tasks(Context& context, const Params& params) {
+struct ExportArgs {
+  std::optional<std::string> id;
+  FilterArgs filter;
+  bool include_archived = false;
+};
+
+Result<Reply> export_tasks(Context& context, const ExportArgs& args) {
   std::vector<Task> tasks;
-  if (auto root = params.opt_str("id")) {
+  if (const auto& root = args.id) {
     // A subtree: the root and every descendant, parents before children.
     auto engine_ = engine(context);
     CT_TRY_ASSIGN(Task task, engine_.get(*root));
@@ -87,15 +103,15 @@ Result<Reply> export_tasks(Context& context, const Params& params) {
     for (std::size_t i = 0; i < queue.size(); ++i) {
       TaskQuery query;
       query.filter.parent = queue[i].id;
-      query.filter.archived = params.flag("includeArchived") ? ArchivedFilter::Include : ArchivedFilter::Exclude;
+      query.filter.archived = args.include_archived ? ArchivedFilter::Include : ArchivedFilter::Exclude;
       CT_TRY_ASSIGN(std::vector<Task> children, context.db().list_tasks(query));
       for (auto& child : children) queue.push_back(std::move(child));
     }
     tasks = std::move(queue);
   } else {
     TaskQuery query;
-    CT_TRY_ASSIGN(query.filter, read_filter(params));
-    if (params.flag("includeArchived")) query.filter.archived = ArchivedFilter::Include;
+    CT_TRY_ASSIGN(query.filter, read_filter(args.filter));
+    if (args.include_archived) query.filter.archived = ArchivedFilter::Include;
     query.sort = SortKey::Id;
     CT_TRY_ASSIGN(tasks, context.db().list_tasks(query));
   }
@@ -113,51 +129,57 @@ Result<Reply> export_tasks(Context& context, const Params& params) {
 }  // namespace
 
 void register_tasks_report(Registry& registry) {
+  const auto stats_args = bind(field(&StatsArgs::parent, {.name = "parent", .type = ParamType::TaskId,
+                                                         .description = "Only direct children of this task"}));
   registry.add({.domain = "tasks", .name = "stats", .gateway = Gateway::Query,
                 .summary = "Count tasks by status",
-                .params = {{.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"}},
+                .params = stats_args.specs(),
                 .returns = "{pending,active,blocked,done,cancelled,total,archived,percentDone}",
                 .examples = {{R"({})", "whole project"}},
-                .idempotent = true, .tier = 2, .handler = stats});
+                .idempotent = true, .tier = 2, .handler = stats_args.handler(stats)});
+  const auto history_args =
+      bind(field(&HistoryArgs::id, id_param()),
+           field(&HistoryArgs::field, {.name = "field", .type = ParamType::String, .max = 40,
+                                       .description = "Only changes of this field (who last changed it, and why)"}),
+           paging(&HistoryArgs::page, "20"));
   registry.add({.domain = "tasks", .name = "history", .gateway = Gateway::Query,
                 .summary = "Show the audited changes of a task, newest first",
-                .params = {id_param(),
-                           {.name = "field", .type = ParamType::String, .max = 40,
-                            .description = "Only changes of this field (who last changed it, and why)"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
-                            .description = "Rows"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0, .description = "Rows to skip"}},
+                .params = history_args.specs(),
                 .returns = "[{seq,at,operation,outcome?,session?,agent?,reason?,changes[{field,before?,after?}]}]",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "history of T001"}},
                 .idempotent = true, .tier = 2, .shortcut = "history",
-                .text_view = TextView::TaskHistory, .aliases = {"blame", "audit", "changes"}, .handler = history});
+                .text_view = TextView::TaskHistory, .aliases = {"blame", "audit", "changes"},
+                .handler = history_args.handler(history)});
   registry.add({.domain = "tasks", .name = "current", .gateway = Gateway::Query,
                 .summary = "Show the task in focus",
                 .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
                 .examples = {{R"({})", "what am I working on"}},
                 .idempotent = true, .tier = 2, .shortcut = "current",
                 .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"},
-                .original_names = {"session.focus.get", "session.focus-show"}, .handler = current});
+                .original_names = {"session.focus.get", "session.focus-show"}, .handler = no_args(current)});
+  const auto relates_args = bind(field(&IdArgs::id, id_param()));
   registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
                 .summary = "List a task's non-blocking links to other tasks",
-                .params = {id_param()},
+                .params = relates_args.specs(),
                 .returns = "{id, relates[{id,type,reason?}]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "links of T001"}},
-                .idempotent = true, .tier = 2, .handler = relates});
-  std::vector<ParamSpec> export_params = filter_params();
-  export_params.insert(export_params.begin(),
-                       {.name = "id", .type = ParamType::TaskId, .description = "Export this task and its subtree",
-                        .positional = true});
-  export_params.push_back({.name = "includeArchived", .type = ParamType::Bool, .description = "Include archived tasks"});
+                .idempotent = true, .tier = 2, .handler = relates_args.handler(relates)});
+  const auto export_args = bind_parts<ExportArgs>(
+      field(&ExportArgs::id, {.name = "id", .type = ParamType::TaskId, .description = "Export this task and its subtree",
+                              .positional = true}),
+      part_of(&ExportArgs::filter, filter_fields()),
+      field(&ExportArgs::include_archived, {.name = "includeArchived", .type = ParamType::Bool,
+                                            .description = "Include archived tasks"}));
   registry.add({.domain = "tasks", .name = "export", .gateway = Gateway::Query,
                 .summary = "Export tasks as JSON for tasks.import",
-                .params = std::move(export_params),
+                .params = export_args.specs(),
                 .returns = "{format:'cleo-tasks', version:1, exportedAt, count, tasks[full records]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "T001 and its subtree"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Json, .handler = export_tasks});
+                .idempotent = true, .tier = 2, .text_view = TextView::Json,
+                .handler = export_args.handler(export_tasks)});
 }
 
 }  // namespace ct::tasks
