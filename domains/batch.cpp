@@ -87,8 +87,12 @@ bool has_placeholder(const Op& op) {
   return found;
 }
 
-Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first, const OpLimit& limit,
-                              std::string_view field) {
+bool holds(Holder holder, const OperationSpec& spec) {
+  return spec.batchable && (holder == Holder::Batch || !spec.external);
+}
+
+Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first, Holder holder,
+                              const OpLimit& limit, std::string_view field) {
   if (!ops.is_array() || ops.empty())
     return fail(Error(ErrorCode::InvalidParams, std::string(field) + " must be a non-empty array of {operation, params}")
                     .with_detail("field", std::string(field)));
@@ -100,7 +104,7 @@ Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, 
                     .with_detail("max", static_cast<std::int64_t>(limit.max)));
   std::vector<std::string> batchable;
   for (const auto& spec : registry.operations())
-    if (spec.batchable) batchable.push_back(spec.full_name());
+    if (holds(Holder::Batch, spec)) batchable.push_back(spec.full_name());
   std::vector<Op> out;
   out.reserve(ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -117,7 +121,12 @@ Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, 
     if (name.find('.') == std::string::npos) name = "tasks." + name;
     const auto dot = name.find('.');
     const OperationSpec* spec = registry.find(name.substr(0, dot), name.substr(dot + 1));
-    if (!spec || !spec->batchable) {
+    if (spec && holds(Holder::Batch, *spec) && !holds(holder, *spec))
+      return fail(Error(ErrorCode::InvalidParams, "op " + std::to_string(number) + " (" + spec->full_name() +
+                                                      ") checks evidence when it runs, so a plan cannot stage it")
+                      .with_fix("commit the plan first, then call " + spec->full_name() + " on its own")
+                      .with_detail("op", static_cast<std::int64_t>(number)));
+    if (!spec || !holds(holder, *spec)) {
       Error error = op_error(number, echo(name) + (spec ? " cannot be one op of a batch or plan"
                                                         : " is not an operation"),
                              field)
@@ -186,9 +195,8 @@ Result<json::Value> run_externals(Context& context, std::span<const Op> ops) {
   return any ? out : json::Value();
 }
 
-Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::string> ids,
+Result<Ran> run(Context& context, NestedRuns& runs, std::span<const Op> ops, std::vector<std::string> ids,
                 const json::Value* externals) {
-  if (!context.run_inside) return fail(ErrorCode::Internal, "a batch runs only under the router");
   Ran ran;
   const std::size_t first = ids.size();
   ran.ids = std::move(ids);
@@ -208,7 +216,7 @@ Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::stri
     }
     const json::Value params = resolved(op, ran.ids);
     AuditEntry audit;
-    Result<Reply> reply = context.run_inside(context, *op.spec, params, audit, external ? &*external : nullptr);
+    Result<Reply> reply = runs.run_inside(context, *op.spec, params, audit, external ? &*external : nullptr);
     if (!reply) {
       Error error = std::move(reply.error());
       error.message = op_name(number, op) + ": " + error.message;
@@ -276,7 +284,7 @@ std::vector<ErrorCode> op_errors(const Registry& registry, std::vector<ErrorCode
     if (std::find(own.begin(), own.end(), code) == own.end()) own.push_back(code);
   };
   for (const auto& spec : registry.operations()) {
-    if (!spec.batchable) continue;
+    if (!holds(Holder::Batch, spec)) continue;
     for (auto code : spec.errors) add(code);
     for (auto code : spec.router_errors()) add(code);
   }

@@ -1,5 +1,6 @@
 // Atomic batches (issue 36): several changes of tasks as one call. The ops are validated and run in
-// order inside the caller's one transaction (Context::run_inside, which the router provides), a
+// order inside the caller's one transaction (NestedRuns::run_inside, which the router hands the
+// handlers that run them: domains/nested_runs.h), a
 // later op naming what an earlier one made or acted on with a placeholder ("$1" is op 1's task),
 // all or nothing; their changes make one audit row, which tasks.undo takes back whole.
 // tasks.batch runs a batch; plans (domains/plan/) stage ops and run them when committed.
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "domains/context.h"
+#include "domains/nested_runs.h"
 #include "domains/registry.h"
 
 namespace ct::batch {
@@ -35,6 +37,15 @@ struct OpLimit {
 inline constexpr OpLimit kCallOps{kMaxOps, "one call runs", "split them into smaller calls"};
 inline constexpr OpLimit kPlanOps{kMaxPlanOps, "a plan holds", "commit it, and stage the rest in another plan"};
 
+/// Who holds ops: a batch runs them in its call, their external steps first (run_externals); a
+/// plan stages them, to run when it is committed, where no external step runs.
+enum class Holder { Batch, Plan };
+
+/// The one rule of what a batch runs and a plan stages: a change of tasks that its spec declares
+/// batchable (OperationSpec::batchable) and, in a plan, one without an external step (it checks
+/// evidence when it runs). parse() refuses any other op, and op_errors() reads the batch's.
+bool holds(Holder holder, const OperationSpec& spec);
+
 struct Op {
   const OperationSpec* spec = nullptr;
   json::Value params;  // as sent: "$N" in a task id param names op N's task
@@ -42,11 +53,11 @@ struct Op {
 
 /// `ops` as the caller sent them ([{operation:"tasks.add", params:{…}}, …]), numbered from
 /// `first` + 1 (a plan's new ops continue its numbering), at most `limit.max` of them
-/// (E_VALIDATION with details.max beyond). Each must name an operation that may be batched, and
-/// its placeholders earlier ops; otherwise E_INVALID_PARAMS naming the op (details.op). `field` is
-/// the param that carried them, for errors.
-Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first, const OpLimit& limit,
-                              std::string_view field = "ops");
+/// (E_VALIDATION with details.max beyond). Each must name an operation `holder` holds (holds()),
+/// and its placeholders earlier ops; otherwise E_INVALID_PARAMS naming the op (details.op).
+/// `field` is the param that carried them, for errors.
+Result<std::vector<Op>> parse(const Registry& registry, const json::Value& ops, std::size_t first, Holder holder,
+                              const OpLimit& limit, std::string_view field = "ops");
 
 /// The ops as stored and audited: [{operation, params}].
 json::Value ops_json(std::span<const Op> ops);
@@ -74,7 +85,7 @@ struct Ran {
 /// external step ({data, warnings} or null), run before the transaction. At the first failure
 /// answers that op's error, its message naming the op and saying that nothing was changed (the
 /// caller rolls back).
-Result<Ran> run(Context& context, std::span<const Op> ops, std::vector<std::string> ids = {},
+Result<Ran> run(Context& context, NestedRuns& runs, std::span<const Op> ops, std::vector<std::string> ids = {},
                 const json::Value* externals = nullptr);
 
 /// The external steps of the ops that have one, before the transaction: [{data, warnings} | null]

@@ -176,6 +176,18 @@ class Binding {
     };
   }
 
+  /// The Handler of an operation that runs other operations' calls inside its own: `fn(context,
+  /// args, runs)` is handed the router's NestedRuns (domains/nested_runs.h).
+  template <class Fn>
+    requires std::invocable<Fn&, Context&, const Args&, NestedRuns&>
+  Handler handler(Fn fn) const {
+    return [fields = *this, fn = std::move(fn)](Context& context, const Params& params,
+                                                NestedRuns& runs) -> Result<Reply> {
+      CT_TRY_ASSIGN(Args args, fields.decode(params, context));
+      return fn(context, std::as_const(args), runs);
+    };
+  }
+
   /// A Step (Registry::add_step) that reads the same Args.
   template <class Fn>
     requires std::invocable<Fn&, Context&, const Args&, Reply>

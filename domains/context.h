@@ -1,10 +1,10 @@
 // What a handler may use while serving one call: the store, clock, config, project, who is
-// calling, and the audit entry it fills with what it changed.
+// calling, and the audit entry it fills with what it changed. Plain data of the call: a handler
+// that runs other operations' calls is handed the router's NestedRuns (domains/nested_runs.h).
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,19 +41,6 @@ class Context {
   /// step for each of its tasks first (`externals`, by task id); each task's handler sees its own.
   std::optional<Reply> external;
   std::map<std::string, Reply> externals;
-  /// system.proposal.approve: runs a proposal's stored call through the router as this caller (its
-  /// own external step, transaction and audit row), the proposal marked approved with it. Set by
-  /// the router.
-  std::function<Result<Reply>(const Proposal& proposal, const std::string& approver, const std::string& decision)>
-      run_approved;
-  /// tasks.batch and plans (domains/batch.h), tasks.import's memory (memory.observe): runs one more
-  /// call of a mutation inside this call's transaction — validated, checked against the session
-  /// rules and approval.required, its handler run with `audit` as its audit row (filled, not
-  /// appended) and `external` as its external step's reply — and answers its shaped reply. Set by
-  /// the router.
-  std::function<Result<Reply>(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
-                              const Reply* external)>
-      run_inside;
   /// The call keeps nothing (a query, a dry run): what runs inside it is taken back, so it may run
   /// even in read-only mode (plan.diff on a read-only dashboard).
   bool keeps_nothing = false;

@@ -1,15 +1,19 @@
 #include "domains/pipeline.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 
 #include "core/json_parse.h"
 #include "core/pattern.h"
 #include "core/sha256.h"
 #include "core/text.h"
+#include "domains/call_check.h"
 #include "domains/envelope.h"
 #include "domains/original_names.h"
 #include "domains/projection.h"
 #include "domains/router.h"
+#include "engines/rules/session_engine.h"
 
 namespace ct::pipeline {
 namespace {
@@ -277,6 +281,60 @@ Result<void> append_own_audit(Store& store, Context& context, std::string_view o
     return fail(std::move(appended.error()));
   }
   return store.commit();
+}
+
+Error cancelled(const OperationSpec& spec) {
+  Error error(ErrorCode::General, spec.full_name() + " was cancelled before it changed anything");
+  error.fix = "call it again to run it";
+  return std::move(error).with_detail("cancelled", true);
+}
+
+Result<Reply> serve(const Handler& handler, const Call& call, Context& context, NestedRuns& runs) {
+  Result<Reply> reply = [&]() -> Result<Reply> {
+    try {
+      return handler(context, call.params, runs);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ct: internal error in %s: %s\n", call.spec->full_name().c_str(), e.what());
+      return fail(ErrorCode::Internal, "internal error in " + call.spec->full_name() + ": " + e.what());
+    }
+  }();
+  if (!reply && checking_contracts() && !call.spec->declares(reply.error().code)) {
+    std::fprintf(stderr, "ct: %s answered %s, which its spec does not declare\n", call.spec->full_name().c_str(),
+                 std::string(to_string(reply.error().code)).c_str());
+    reply = fail(ErrorCode::Internal, call.spec->full_name() + " answered undeclared " +
+                                          std::string(to_string(reply.error().code)) + ": " + reply.error().message);
+  }
+  return reply;
+}
+
+Result<void> adopt_session(Context& context, const Caller& caller) {
+  if (context.session.empty() && caller.adopt_only_active_session) {
+    SessionQuery active;
+    active.statuses = {SessionStatus::Active};
+    active.limit = static_cast<std::int64_t>(caller.never_adopt.size()) + 2;
+    CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
+    // Another caller's session (bound to another terminal) is never taken over.
+    std::erase_if(sessions, [&](const Session& s) {
+      return std::find(caller.never_adopt.begin(), caller.never_adopt.end(), s.id) != caller.never_adopt.end();
+    });
+    if (sessions.size() == 1) context.session = sessions.front().id;
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> check_session(const Call& call, Context& context, const Caller& caller, bool named) {
+  const OperationSpec& spec = *call.spec;
+  if (!context.store) return std::vector<std::string>{};
+  if (named && !spec.needs_session) {
+    // A session the call names must exist, whatever the call does in it (writes check more below).
+    SessionEngine sessions(*context.store, *context.config, 0, nullptr);
+    CT_TRY(sessions.get(context.session));
+  }
+  CT_TRY(adopt_session(context, caller));
+  if (!spec.needs_session) return std::vector<std::string>{};
+  // The clock is read only when a session is touched (a stepping test clock stays in step).
+  SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
+  return sessions.check_write(context.session);
 }
 
 void fill_audit(AuditEntry& audit, Context& context, const Call& call) {

@@ -1,12 +1,13 @@
 // The stages a call goes through, in order (Router::dispatch strings them together):
 //
-//   route → validate → store → capability → external step → transaction → idempotency →
-//   session → handler → shape → audit → commit
+//   route → validate → store → capability → approval → external step → transaction →
+//   idempotency → session → handler → shape → audit → commit
 //
 // (A reply is shaped before its audit row is written, so that the remembered reply of an
 // idempotencyKey is the one sent.) Each stage is a function of what the earlier ones produced, so
-// each can be tested on its own. The Router keeps only its store connection and what it opened
-// with; the caller travels in the Request.
+// each can be tested on its own; here are those that need nothing of the router (the approval gate
+// is approval_gate.h's). The Router keeps only its store connection and what it opened with; the
+// caller travels in the Request.
 #pragma once
 
 #include <array>
@@ -23,6 +24,8 @@ namespace ct {
 
 struct Request;
 struct Envelope;
+struct Caller;
+class NestedRuns;
 
 namespace pipeline {
 
@@ -118,6 +121,24 @@ auto read_in_own_transaction(Context& context, F&& read) -> decltype(read()) {
   Transaction tx(context.store);
   return read();
 }
+
+/// A call its owner cancelled before it reached its commit point (core/cancel.h): it stops there,
+/// having changed nothing.
+Error cancelled(const OperationSpec& spec);
+
+/// The handler (or external step) stage: `handler` serves `call` — handed `runs` when it nests —
+/// an exception it throws turned into E_INTERNAL. Under tests a failure with a code the spec does
+/// not declare is E_INTERNAL too: help, docs and agents rely on the declared list.
+Result<Reply> serve(const Handler& handler, const Call& call, Context& context, NestedRuns& runs);
+
+/// A CLI call with no session adopts the project's only active session (that no other terminal
+/// holds: Caller::never_adopt). Reads the store: call inside a transaction.
+Result<void> adopt_session(Context& context, const Caller& caller);
+
+/// The session stage, inside the call's transaction: a session the call names (`named`) must
+/// exist, a CLI call adopts one (adopt_session), and a write of the tasks domain is checked
+/// against session.enforcement and the bound session. Returns the warnings for the reply.
+Result<std::vector<std::string>> check_session(const Call& call, Context& context, const Caller& caller, bool named);
 
 /// The audit row of a call, from what the context recorded (changes, subject) and who called.
 void fill_audit(AuditEntry& audit, Context& context, const Call& call);

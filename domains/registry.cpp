@@ -194,9 +194,18 @@ OperationSpec* Registry::find_mutable(std::string_view domain, std::string_view 
   return nullptr;
 }
 
+Result<Reply> Handler::operator()(Context& context, const Params& params, NestedRuns& runs) const {
+  return nesting_ ? nesting_(context, params, runs) : plain_(context, params);
+}
+
+Result<Reply> Handler::operator()(Context& context, const Params& params) const {
+  if (nesting_) return fail(ErrorCode::Internal, "an operation that runs other operations' calls runs only under the router");
+  return plain_(context, params);
+}
+
 void Registry::add_step(std::string_view domain, std::string_view name, Step step) {
   OperationSpec* spec = find_mutable(domain, name);
-  assert(spec && spec->handler && "a step follows a registered handler");
+  assert(spec && spec->handler && !spec->handler.nests() && "a step follows a registered handler");
   spec->handler = [handler = std::move(spec->handler), step = std::move(step)](Context& context,
                                                                              const Params& params) -> Result<Reply> {
     CT_TRY_ASSIGN(Reply reply, handler(context, params));

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -156,7 +157,40 @@ struct Reply {
   static Reply paged(json::Value data, std::optional<Page> page) { return {std::move(data), {}, page, {}}; }
 };
 
-using Handler = std::function<Result<Reply>(Context&, const Params&)>;
+class NestedRuns;  // domains/nested_runs.h
+
+/// What serves a call of an operation (its handler, or its external step): a function of the call's
+/// Context and Params — or, for the few operations that run other operations' calls inside their
+/// own (tasks.batch, the plans, tasks.import's memory, system.proposal.approve), of those and the
+/// NestedRuns the router hands them (domains/nested_runs.h). Which of the two it is follows from
+/// the function's parameters; no other handler can reach the router.
+class Handler {
+ public:
+  Handler() = default;
+  Handler(std::nullptr_t) {}
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, Handler> &&
+             std::is_invocable_r_v<Result<Reply>, F&, Context&, const Params&>)
+  Handler(F serve) : plain_(std::move(serve)) {}
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, Handler> &&
+             !std::is_invocable_v<F&, Context&, const Params&> &&
+             std::is_invocable_r_v<Result<Reply>, F&, Context&, const Params&, NestedRuns&>)
+  Handler(F serve) : nesting_(std::move(serve)) {}
+
+  explicit operator bool() const { return plain_ || nesting_; }
+  /// Whether it runs other operations' calls (it takes NestedRuns).
+  bool nests() const { return static_cast<bool>(nesting_); }
+  /// Serves a call; a handler that nests is handed `runs`.
+  Result<Reply> operator()(Context& context, const Params& params, NestedRuns& runs) const;
+  /// Serves a call where there are no nested runs to hand (a batch's ops' external steps): a
+  /// handler that nests answers E_INTERNAL.
+  Result<Reply> operator()(Context& context, const Params& params) const;
+
+ private:
+  std::function<Result<Reply>(Context&, const Params&)> plain_;
+  std::function<Result<Reply>(Context&, const Params&, NestedRuns&)> nesting_;
+};
 /// What a higher layer adds to an operation registered below it (Registry::add_step): it runs after
 /// the handler succeeds, in the same transaction, and turns the handler's reply into the call's.
 using Step = std::function<Result<Reply>(Context&, const Params&, Reply)>;

@@ -2,125 +2,24 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <mutex>
-#include <set>
 #include <utility>
 
 #include "core/cancel.h"
-#include "core/version.h"
 #include "core/json_parse.h"
-#include "core/log.h"
-#include "core/text.h"
+#include "core/version.h"
 #include "domains/approval.h"
-#include "domains/call_check.h"
-#include "domains/context.h"
+#include "domains/approval_gate.h"
 #include "domains/metrics.h"
 #include "domains/original_names.h"
-#include "domains/params.h"
-#include "domains/pipeline.h"
-#include "domains/projection.h"
+#include "domains/remedies.h"
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/session_engine.h"
-#include "engines/store/open/open_store.h"
-#include "engines/store/task_json.h"
-
 
 namespace ct {
 namespace {
 
-/// A CLI call with no session adopts the project's only active one (that no other terminal holds).
-Result<void> adopt_session(Context& context, const Caller& caller) {
-  if (context.session.empty() && caller.adopt_only_active_session) {
-    SessionQuery active;
-    active.statuses = {SessionStatus::Active};
-    active.limit = static_cast<std::int64_t>(caller.never_adopt.size()) + 2;
-    CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
-    // Another caller's session (bound to another terminal) is never taken over.
-    std::erase_if(sessions, [&](const Session& s) {
-      return std::find(caller.never_adopt.begin(), caller.never_adopt.end(), s.id) != caller.never_adopt.end();
-    });
-    if (sessions.size() == 1) context.session = sessions.front().id;
-  }
-  return {};
-}
-
-/// Sessions, before the handler runs (inside its transaction): a CLI call with no session adopts
-/// the project's only active one, and a write of the tasks domain is checked against
-/// session.enforcement and the bound session. Returns the warnings for the reply.
-Result<std::vector<std::string>> check_session(const OperationSpec& spec, Context& context, bool named,
-                                               const Caller& caller) {
-  if (!context.store) return std::vector<std::string>{};
-  if (named && !spec.needs_session) {
-    // A session the call names must exist, whatever the call does in it (writes check more below).
-    SessionEngine sessions(*context.store, *context.config, 0, nullptr);
-    CT_TRY(sessions.get(context.session));
-  }
-  CT_TRY(adopt_session(context, caller));
-  if (!spec.needs_session) return std::vector<std::string>{};
-  // The clock is read only when a session is touched (a stepping test clock stays in step).
-  SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
-  return sessions.check_write(context.session);
-}
-
-}  // namespace
-
-Advice fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id) {
-  const std::string task = id.empty() ? "T001" : id;
-  switch (code) {
-    case ErrorCode::NotFound:
-    case ErrorCode::ParentNotFound:
-      return call("tasks.find", {{"query", task}});
-    case ErrorCode::LockTimeout:
-      return "retry the call; if it keeps happening raise storage.busyTimeoutMs: " +
-             call("system.config.set", {{"key", "storage.busyTimeoutMs"}, {"value", 15000}});
-    case ErrorCode::StoreUnavailable:
-      return "retry in a few seconds; " + call("system.health") + " says whether the store's server answers";
-    case ErrorCode::ConcurrentModification:
-    case ErrorCode::ChecksumMismatch:
-      return "read it again (" + call("tasks.show", {{"id", task}}) + ") and retry with its current version as ifVersion";
-    case ErrorCode::FileError:
-    case ErrorCode::NotInitialized:
-      return call("system.health") + " says what is wrong with the store";
-    case ErrorCode::ConfigError:
-      return call("system.config.get") + " lists every key with its type and default";
-    case ErrorCode::CircularReference:
-      return call("tasks.deps", {{"id", task}}) + " shows the chain to break";
-    case ErrorCode::HasChildren:
-    case ErrorCode::InvalidParentType:
-      return call("tasks.tree", {{"id", task}}) + " shows the children";
-    case ErrorCode::DepthExceeded:
-    case ErrorCode::SiblingLimit:
-      return call("system.config.get",
-                  {{"key", code == ErrorCode::DepthExceeded ? "hierarchy.maxDepth" : "hierarchy.maxSiblings"}}) +
-             " shows the limit; choose another parent";
-    case ErrorCode::TaskCompleted:
-      return call("tasks.reopen", {{"id", task}}) + " first";
-    case ErrorCode::SessionRequired:
-    case ErrorCode::SessionNotFound:
-      return call("session.start", {{"scope", "global"}});
-    case ErrorCode::Internal:
-      return "this is a bug in ct: retry once, and if it happens again report the message (" + call("system.version") +
-             " names the version)";
-    default:
-      return call("system.help", {{"operation", spec.full_name()}}) + " describes the call, its params and its errors";
-  }
-}
-
-namespace {
-
 /// A repeat of a keyed mutation within this window returns the first reply.
 constexpr TimeMs kIdempotencyWindowMs = 24LL * 3600 * 1000;
-
-/// A call its owner cancelled before it reached its commit point (core/cancel.h): it stops there,
-/// having changed nothing.
-Error cancelled(const OperationSpec& spec) {
-  Error error(ErrorCode::General, spec.full_name() + " was cancelled before it changed anything");
-  error.fix = "call it again to run it";
-  return std::move(error).with_detail("cancelled", true);
-}
 
 /// A call's shaped reply as the reply of the call that ran it (an op of a batch, an approved
 /// proposal): its warnings as they were, those that suggest calls among its advice_warnings.
@@ -141,73 +40,130 @@ bool worth_auditing_failure(ErrorCode code) {
 
 }  // namespace
 
+/// The runs a call's handler that nests is handed (domains/nested_runs.h): calls of other
+/// operations as the call's caller, an approved proposal's run telling the ops inside it so.
+class Router::Nested final : public NestedRuns {
+ public:
+  Nested(Router& router, const Caller& caller, bool approved) : router_(router), caller_(caller), approved_(approved) {}
+  Result<Reply> run_inside(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
+                           const Reply* external) override {
+    return router_.run_inside(context, spec, params, audit, external, *this);
+  }
+  Result<Reply> run_approved(const Proposal& proposal, const std::string& approver,
+                             const std::string& decision) override {
+    return router_.run_approved(proposal, approver, decision, caller_);
+  }
+  const Caller& caller() const { return caller_; }
+  bool approved() const { return approved_; }
+
+ private:
+  Router& router_;
+  const Caller& caller_;
+  bool approved_;
+};
+
 Router::Router(const Registry& registry, std::shared_ptr<Workspace> workspace, RouterOptions options,
                std::unique_ptr<Clock> clock)
     : registry_(registry), workspace_(std::move(workspace)), options_(std::move(options)), clock_(std::move(clock)) {}
 
 Router::~Router() = default;
 
-void Router::close_store() {
-  store_.reset();
-  config_.reset();
-  project_.reset();
-}
+Envelope Router::dispatch(const Request& request) {
+  auto started = std::chrono::steady_clock::now();
+  lock_wait_ms_ = 0;
+  auto routed = pipeline::route(registry_, request);
+  if (!routed) return failure(std::move(routed.error()));
+  const OperationSpec& spec = **routed;
+  std::vector<std::string> call_warnings;
+  auto ran = run(spec, request, nullptr, &call_warnings);
+  Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
+  // What the call itself should learn (the original CLEO's param names) holds on a failure too.
+  if (!ran) envelope.warnings.assign(call_warnings.begin(), call_warnings.end());
+  // Named by the original CLEO's name: the reply says ours, success or not (last, so that a note's
+  // own explanation stays first).
+  if (spec.domain != request.domain || spec.name != request.operation)
+    envelope.warnings.push_back(original_names::operation_warning(request.domain + "." + request.operation, spec));
 
-Result<std::int64_t> Router::change_stamp() {
-  CT_TRY_ASSIGN(Store* store, open_store());
-  return store->change_stamp();
-}
-
-Result<Store*> Router::open_store() {
-  if (store_) {
-    refresh_config();
-    if (store_) return store_.get();  // closed when the config now names another store
+  // Every error carries a fix: where the code that raised it gave none, the code's own remedy.
+  if (!envelope.success && envelope.error && envelope.error->fix.empty()) {
+    const json::Value& id = request.params["id"];
+    envelope.error->fix = fallback_fix(envelope.error->code, spec, id.is_string() ? id.as_string() : "");
   }
-  CT_TRY_ASSIGN(Workspace::State state, workspace_->state(/*opening=*/true));
-  StoreOptions store = store_options(*state.config);
-  store.migration_backups = state.project.safety_backups_dir();
-  store.upgrade = !options_.read_only;  // read-only mode writes nothing, not even a schema upgrade
-  store.clock = clock_.get();
-  std::unique_ptr<StoreBackend> backend = project_store(state.project, *state.config);
-  CT_TRY_ASSIGN(store_, backend->open(store));
-  store_location_ = backend->location();
-  project_ = std::move(state.project);
-  config_ = std::move(state.config);
-  if (options_.check_integrity_on_open) check_integrity_once();
-  return store_.get();
+  auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+  CallMetrics::global().record(spec.full_name(), elapsed.count(), !envelope.success);
+  envelope.timing = {.total_ms = elapsed.count(), .lock_wait_ms = lock_wait_ms_};
+  if (request.params["meta"] == json::Value(true)) envelope.meta = meta(spec, elapsed.count());
+  return envelope;
 }
 
-/// A long-running server checks the store once per process when it first opens it: a damaged
-/// store found here is marked, and writes are refused until it is restored.
-void Router::check_integrity_once() {
-  static std::mutex mutex;
-  static std::set<std::string> checked;
-  {
-    std::lock_guard lock(mutex);
-    if (!checked.insert(project_->db_path().string()).second) return;
+Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval,
+                             std::vector<std::string>* call_warnings) {
+  // validate
+  CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, request.params, options_.read_only));
+  if (call_warnings) *call_warnings = call.warnings;
+  Context context = new_context(request.caller, call);
+  Nested nested(*this, request.caller, approval != nullptr);
+  // store
+  std::optional<Config> damaged_config;
+  CT_TRY(attach_store(call, context, damaged_config));
+  // capability
+  CT_TRY(check_capability(spec, context));
+  // approval: a mutation approval.required names, from a caller who is not a person, is proposed
+  CT_TRY_ASSIGN(std::optional<std::string> rule,
+                approval::gate(context, call, approval != nullptr, approval::Asked::BeforeTransaction));
+  if (rule) return approval::propose(call, context, request.caller, *rule, nested);
+  // external step: before the transaction, so that a slow program never holds the write lock
+  CT_TRY(run_external(call, context, nested));
+  // transaction
+  AuditEntry audit;
+  if (call.mutate()) context.audit = &audit;
+  CT_TRY_ASSIGN(pipeline::Transaction tx, begin(call, context, damaged_config));
+  // The commit point (core/cancel.h): the write transaction has begun (or, on a damaged store, the
+  // handler is about to run without one). A call its owner cancelled before this point stops here,
+  // having changed nothing; from here on a call that writes runs to its end, and a cancel is
+  // refused. One that keeps nothing (a read, a dry run) marks no such point: it can always stop.
+  if (call.writes() ? !begin_commit() : cancel_requested()) return fail(pipeline::cancelled(spec));
+  // idempotency
+  CT_TRY_ASSIGN(std::optional<Envelope> replay, replayed(call, context));
+  if (replay) return std::move(*replay);
+  // session
+  CT_TRY_ASSIGN(std::vector<std::string> warnings,
+                pipeline::check_session(call, context, request.caller, !call.common.session_id.empty()));
+  warnings.insert(warnings.end(), call.warnings.begin(), call.warnings.end());
+  // handler → shape (a bulk call's: once per task, each audited on its own row)
+  CT_TRY_ASSIGN(Envelope ok, call.ids.empty() ? handle(call, context, tx, audit, std::move(warnings), nested)
+                                              : run_each(call, context, tx, std::move(warnings), nested));
+  // Nothing is kept without a store (a recovery is audited in the store it leaves) or by a call
+  // that keeps nothing (a read renews its session's lease).
+  if (!context.store) return recovered(call, context, audit, std::move(ok));
+  if (!call.writes()) {
+    if (!request.caller.session.empty() || !call.common.session_id.empty()) renew_lease(context, tx);
+    return ok;
   }
-  auto problems = store_->integrity_problems();
-  if (problems && !problems->empty())
-    log::error(project_->db_path().string() + " failed its integrity check (" + problems->front() +
-               "); writes are refused until a restore (ct restore, or system.restore) brings a good backup back");
+  // audit → commit
+  if (call.ids.empty()) CT_TRY(append_audit(call, context, audit, approval, ok));
+  CT_TRY(commit(call, context, tx, approval, ok));
+  if (context.rebind && *context.rebind != request.caller.session) ok.rebind = std::move(*context.rebind);
+  return ok;
 }
 
-/// The workspace's config as it is now (config.json is read again when another process changed
-/// it: one stat per call). It may name another store now: the next call opens that one.
-void Router::refresh_config() {
-  if (!project_ || !config_) return;
-  auto settings = workspace_->settings();
-  if (!settings) return;
-  config_ = std::move(settings->config);
-  if (settings->store_location != store_location_) close_store();
+json::Value Router::meta(const OperationSpec& spec, double elapsed_ms) const {
+  json::Value meta = json::Value::object();
+  meta.set("gateway", tool_name(spec.gateway));
+  meta.set("domain", spec.domain);
+  meta.set("operation", spec.name);
+  meta.set("version", product_version());
+  meta.set("timestamp", format_iso8601(clock_->now()));
+  meta.set("durationMs", static_cast<double>(static_cast<std::int64_t>(elapsed_ms * 1000)) / 1000.0);
+  return meta;
 }
 
-Context Router::new_context(const Caller& caller) {
+Context Router::new_context(const Caller& caller, const pipeline::Call& call) {
   Context context;
   context.registry = &registry_;
   context.clock = clock_.get();
   context.workspace = workspace_.get();
-  context.session = caller.session;
+  context.session = call.common.session_id.empty() ? caller.session : call.common.session_id;
   context.agent = caller.agent;
   context.agent_is_fixed = caller.agent_is_fixed;
   static const Config kDefaults;
@@ -216,6 +172,7 @@ Context Router::new_context(const Caller& caller) {
   context.person_reviews = options_.person_reviews;
   context.home = options_.home;
   context.capabilities = options_.capabilities;
+  context.keeps_nothing = !call.writes();
   return context;
 }
 
@@ -233,86 +190,97 @@ Result<void> Router::check_capability(const OperationSpec& spec, Context& contex
   return fail(std::move(error));
 }
 
-Result<void> Router::attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config) {
-  if (!call.spec->needs_project) return {};
-  auto store = open_store();
-  if (store) {
-    context.store = *store;
-    context.project = project_;
-    context.config = config_.get();
+Result<void> Router::run_external(const pipeline::Call& call, Context& context, Nested& nested) {
+  const OperationSpec& spec = *call.spec;
+  if (!spec.external) return {};
+  // It sees the session the call will run in.
+  if (context.store)
+    CT_TRY(pipeline::read_in_own_transaction(context, [&] { return pipeline::adopt_session(context, nested.caller()); }));
+  if (call.ids.empty()) {
+    CT_TRY_ASSIGN(Reply external, pipeline::serve(spec.external, call, context, nested));
+    context.external = std::move(external);
     return {};
   }
-  return without_store(call, context, std::move(store.error()), damaged_config);
-}
-
-Result<void> Router::without_store(const pipeline::Call& call, Context& context, Error why,
-                                   std::optional<Config>& damaged_config) {
-  // A store that cannot be used — it does not open, or it is marked damaged — lets only the
-  // operations made for that (recovery, health) run, without it.
-  const bool damaged = why.details["damaged"] == json::Value(true) || why.code == ErrorCode::NotInitialized;
-  if (!call.spec->runs_on_damaged_store || !damaged) return fail(std::move(why));
-  auto project = find_damaged_project(workspace_->dir());
-  if (!project) return fail(std::move(why));
-  close_store();
-  context.store = nullptr;
-  context.project = std::move(*project);
-  context.store_error = std::move(why);
-  if (auto config = Config::load(context.project->config_path())) damaged_config = std::move(*config);
-  if (damaged_config) context.config = &*damaged_config;
+  for (const auto& id : call.ids) {
+    CT_TRY_ASSIGN(pipeline::Call one, pipeline::for_id(call, id));
+    CT_TRY_ASSIGN(Reply external, pipeline::serve(spec.external, one, context, nested));
+    context.externals.emplace(id, std::move(external));
+  }
   return {};
 }
 
-Result<pipeline::Transaction> Router::begin(const pipeline::Call& call, Context& context,
-                                            std::optional<Config>& damaged_config) {
-  // A dry run in read-only mode reads: its connection may not take the write lock.
-  const TxKind kind = (call.mutate() || call.spec->speculates) && !call.read_only && !options_.read_only
-                          ? TxKind::Write
-                          : TxKind::Read;
-  // A write waits here while another writer holds the lock (SQLite's busy timeout, PostgreSQL's
-  // row lock of meta.change_stamp).
-  const auto asked = std::chrono::steady_clock::now();
-  auto begun = context.store->begin(kind);
-  if (kind == TxKind::Write)
-    lock_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
-  if (!begun && begun.error().details["reopen"] == json::Value(true)) {
-    // The database file was replaced under this process (a restore, a new ct init): the
-    // connection still reads the old one. Open the new file and go on.
-    close_store();
-    auto reopened = open_store();
-    if (reopened) {
-      context.store = *reopened;
-      context.project = project_;
-      context.config = config_.get();
-      begun = context.store->begin(kind);
-    } else {
-      begun = std::unexpected(std::move(reopened.error()));
-    }
+Result<Envelope> Router::handle(const pipeline::Call& call, Context& context, pipeline::Transaction& tx,
+                                AuditEntry& audit, std::vector<std::string> warnings, Nested& nested) {
+  const OperationSpec& spec = *call.spec;
+  Result<Reply> reply = spec.handler       ? pipeline::serve(spec.handler, call, context, nested)
+                        : context.external ? Result<Reply>(std::move(*context.external))
+                                           : fail(ErrorCode::Internal, spec.full_name() + " has no handler");
+  if (!reply) {
+    tx.rollback();
+    audit_failure(call, context, audit, reply.error());
+    return std::unexpected(std::move(reply.error()));
   }
-  if (!begun) {
-    CT_TRY(without_store(call, context, std::move(begun.error()), damaged_config));
-    return pipeline::Transaction();
-  }
-  return pipeline::Transaction(context.store);
+  const std::int64_t budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
+  return pipeline::shape(call, std::move(*reply), std::move(warnings), budget, registry_.agent_writer(),
+                         options_.drop_echoes);
 }
 
-Result<Reply> Router::guarded(const Handler& handler, const pipeline::Call& call, Context& context) {
-  Result<Reply> reply = [&]() -> Result<Reply> {
-    try {
-      return handler(context, call.params);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ct: internal error in %s: %s\n", call.spec->full_name().c_str(), e.what());
-      return fail(ErrorCode::Internal, "internal error in " + call.spec->full_name() + ": " + e.what());
+Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
+                                  std::vector<std::string> warnings, Nested& nested) {
+  // The same call for each task, in the one transaction the caller opened: every task changes, or
+  // none does. Each change is audited on its own row, as if it had been called alone.
+  if (!context.store || !bulk.spec->handler)
+    return fail(ErrorCode::Internal, bulk.spec->full_name() + " cannot run for several tasks here");
+  const std::int64_t budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
+  Envelope ok;
+  ok.warnings.assign(warnings.begin(), warnings.end());
+  json::Value results = json::Value::array();
+  bool all_unchanged = true;
+  for (const auto& id : bulk.ids) {
+    CT_TRY_ASSIGN(pipeline::Call call, pipeline::for_id(bulk, id));
+    AuditEntry audit;
+    context.audit = call.mutate() ? &audit : nullptr;
+    if (auto external = context.externals.find(id); external != context.externals.end())
+      context.external = external->second;
+    Result<Reply> reply = pipeline::serve(call.spec->handler, call, context, nested);
+    context.audit = nullptr;
+    if (!reply) {
+      tx.rollback();
+      audit_failure(call, context, audit, reply.error());
+      Error error = std::move(reply.error());
+      if (error.message.find(id) == std::string::npos) error.message = id + ": " + error.message;
+      if (!results.empty())
+        error.message += " (nothing was changed: the " + std::to_string(results.size()) + " task(s) before " + id +
+                         " were rolled back)";
+      if (!error.details.is_object() || !error.details.contains("id")) error = std::move(error).with_detail("id", id);
+      return fail(std::move(error));
     }
-  }();
-  if (!reply && checking_contracts() && !call.spec->declares(reply.error().code)) {
-    // A test build refuses to let an operation answer a code its spec does not declare: help,
-    // docs and agents rely on the declared list.
-    std::fprintf(stderr, "ct: %s answered %s, which its spec does not declare\n", call.spec->full_name().c_str(),
-                 std::string(to_string(reply.error().code)).c_str());
-    reply = fail(ErrorCode::Internal, call.spec->full_name() + " answered undeclared " +
-                                          std::string(to_string(reply.error().code)) + ": " + reply.error().message);
+    Envelope each = pipeline::shape(call, std::move(*reply), {}, budget, registry_.agent_writer(), options_.drop_echoes);
+    json::Value item = json::Value::object();
+    item.set("id", id);
+    if (each.data.is_object()) {
+      for (const auto& [key, value] : each.data.as_object())
+        if (key != "id") item.set(key, value);
+    } else if (!each.data.is_null()) {
+      item.set("data", std::move(each.data));
+    }
+    results.push_back(std::move(item));
+    for (auto& warning : each.warnings)
+      ok.warnings.push_back(warning.plain_text().find(id) == std::string::npos ? id + ": " + std::move(warning)
+                                                                               : std::move(warning));
+    if (each.note != ErrorCode::NoChange) all_unchanged = false;
+    if (call.writes()) {
+      // Each row names the whole command's ids: tasks.undo takes the command back as one.
+      audit.params.set("ids", json::Value::array_of(bulk.ids));
+      pipeline::fill_audit(audit, context, call);
+      audit.outcome = each.note ? std::string(to_string(*each.note)) : "ok";
+      CT_TRY(context.store->append_audit(audit));
+    }
   }
-  return reply;
+  ok.data = json::Value::object();
+  ok.data.set("results", std::move(results));
+  if (all_unchanged) ok.note = ErrorCode::NoChange;
+  return ok;
 }
 
 Result<std::optional<Envelope>> Router::replayed(const pipeline::Call& call, Context& context) {
@@ -344,141 +312,68 @@ void Router::audit_failure(const pipeline::Call& call, Context& context, AuditEn
   if (context.store->append_audit(audit)) (void)tx.commit();
 }
 
-Result<void> Router::audit_recovery(const pipeline::Call& call, Context& context, AuditEntry& audit,
-                                    const Envelope& ok) {
-  // A recovery left a store behind: its first audit row says who recovered it and how.
-  CT_TRY_ASSIGN(Store * store, open_store());
-  context.store = store;
-  CT_TRY(store->begin(TxKind::Write));
-  pipeline::Transaction tx(store);
+Envelope Router::recovered(const pipeline::Call& call, Context& context, AuditEntry& audit, Envelope ok) {
+  // A recovery left a store behind (it ran on a damaged store): its first audit row says who
+  // recovered it and how.
+  if (!context.store_error || !call.writes()) return ok;
+  auto audited = [&]() -> Result<void> {
+    CT_TRY_ASSIGN(Store * store, open_store());
+    context.store = store;
+    CT_TRY(store->begin(TxKind::Write));
+    pipeline::Transaction tx(store);
+    pipeline::fill_audit(audit, context, call);
+    audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
+    CT_TRY(store->append_audit(audit));
+    return tx.commit();
+  }();
+  if (!audited) ok.warnings.push_back("the change was made but could not be audited: " + audited.error().message);
+  return ok;
+}
+
+Result<void> Router::append_audit(const pipeline::Call& call, Context& context, AuditEntry& audit,
+                                  const approval::Approval* approval, const Envelope& ok) {
+  if (approval) {
+    // What was reviewed must still be what the call does.
+    CT_TRY(approval::check_unmoved(approval->proposal, audit.changes));
+    audit.params.set("proposal", approval->proposal.id);
+    audit.params.set("proposedBy", approval->proposal.agent);
+  }
   pipeline::fill_audit(audit, context, call);
   audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
-  CT_TRY(store->append_audit(audit));
-  return tx.commit();
-}
-
-Result<Envelope> Router::run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
-                                  std::vector<std::string> warnings, std::int64_t reply_budget) {
-  // The same call for each task, in the one transaction the caller opened: every task changes, or
-  // none does. Each change is audited on its own row, as if it had been called alone.
-  if (!context.store || !bulk.spec->handler)
-    return fail(ErrorCode::Internal, bulk.spec->full_name() + " cannot run for several tasks here");
-  Envelope ok;
-  ok.warnings.assign(warnings.begin(), warnings.end());
-  json::Value results = json::Value::array();
-  bool all_unchanged = true;
-  for (const auto& id : bulk.ids) {
-    CT_TRY_ASSIGN(pipeline::Call call, pipeline::for_id(bulk, id));
-    AuditEntry audit;
-    context.audit = call.mutate() ? &audit : nullptr;
-    if (auto external = context.externals.find(id); external != context.externals.end())
-      context.external = external->second;
-    Result<Reply> reply = guarded(call.spec->handler, call, context);
-    context.audit = nullptr;
-    if (!reply) {
-      tx.rollback();
-      audit_failure(call, context, audit, reply.error());
-      Error error = std::move(reply.error());
-      if (error.message.find(id) == std::string::npos) error.message = id + ": " + error.message;
-      if (!results.empty())
-        error.message += " (nothing was changed: the " + std::to_string(results.size()) + " task(s) before " + id +
-                         " were rolled back)";
-      if (!error.details.is_object() || !error.details.contains("id")) error = std::move(error).with_detail("id", id);
-      return fail(std::move(error));
-    }
-    Envelope each = pipeline::shape(call, std::move(*reply), {}, reply_budget, registry_.agent_writer(), options_.drop_echoes);
-    json::Value item = json::Value::object();
-    item.set("id", id);
-    if (each.data.is_object()) {
-      for (const auto& [key, value] : each.data.as_object())
-        if (key != "id") item.set(key, value);
-    } else if (!each.data.is_null()) {
-      item.set("data", std::move(each.data));
-    }
-    results.push_back(std::move(item));
-    for (auto& warning : each.warnings)
-      ok.warnings.push_back(warning.plain_text().find(id) == std::string::npos ? id + ": " + std::move(warning)
-                                                                               : std::move(warning));
-    if (each.note != ErrorCode::NoChange) all_unchanged = false;
-    if (call.writes()) {
-      // Each row names the whole command's ids: tasks.undo takes the command back as one.
-      audit.params.set("ids", json::Value::array_of(bulk.ids));
-      pipeline::fill_audit(audit, context, call);
-      audit.outcome = each.note ? std::string(to_string(*each.note)) : "ok";
-      CT_TRY(context.store->append_audit(audit));
-    }
-  }
-  ok.data = json::Value::object();
-  ok.data.set("results", std::move(results));
-  if (all_unchanged) ok.note = ErrorCode::NoChange;
-  return ok;
-}
-
-Result<Envelope> Router::propose(const OperationSpec& spec, const pipeline::Call& call, const Request& request,
-                                 Context& context, const std::string& rule) {
-  // Keeping the proposal is the call's commit point (core/cancel.h).
-  if (!begin_commit()) return fail(cancelled(spec));
-  // What it would change: the handler runs in a transaction that is rolled back (after its external
-  // step, when that only checks). A call whose external step acts (a release pushes) or for several
-  // tasks is previewed when it is approved.
-  json::Value preview;
-  if ((!spec.external || spec.external_checks_only) && call.ids.empty() && spec.handler) {
-    if (spec.external) {
-      CT_TRY_ASSIGN(Reply external, guarded(spec.external, call, context));
-      context.external = std::move(external);
-    }
-    AuditEntry audit;
-    context.audit = &audit;
-    CT_TRY(context.store->begin(TxKind::Write));
-    pipeline::Transaction tx(context.store);
-    CT_TRY_ASSIGN(std::vector<std::string> ignored,
-                  check_session(spec, context, !call.common.session_id.empty(), request.caller));
-    (void)ignored;
-    Result<Reply> reply = guarded(spec.handler, call, context);
-    tx.rollback();
-    context.audit = nullptr;
-    if (!reply) return std::unexpected(std::move(reply.error()));  // a call that would fail is not proposed
-    preview = json::Value::object();
-    preview.set("changes", changes_json(audit.changes));
-  }
-  CT_TRY(context.store->begin(TxKind::Write));
-  pipeline::Transaction tx(context.store);
-  Proposal proposal;
-  CT_TRY_ASSIGN(std::int64_t number, context.store->next_proposal_number());
-  proposal.id = prefixed_id("P", number);
-  proposal.operation = spec.full_name();
-  CT_TRY_ASSIGN(proposal.params, json::parse(call.params_text));
-  if (!call.ids.empty()) proposal.params.erase("id");  // a bulk call is stored with its ids alone
-  proposal.rule = rule;
-  proposal.task_id = call.params.opt_str("id").value_or("");
-  proposal.preview = preview;
-  proposal.reason = call.common.reason;
-  proposal.intent = call.common.intent;
-  CT_TRY_ASSIGN(proposal.agent, context.agent_name());
-  proposal.session = context.session;
-  proposal.at = context.now();
-  CT_TRY(context.store->put_proposal(proposal));
-  // The audit row says who proposed what; it changes nothing, so there is nothing to undo.
-  AuditEntry audit;
-  audit.params.set("proposal", proposal.id);
-  pipeline::fill_audit(audit, context, call);
-  audit.outcome = std::string(to_string(ErrorCode::Proposed));
   CT_TRY(context.store->append_audit(audit));
+  return {};
+}
+
+Result<void> Router::commit(const pipeline::Call& call, Context& context, pipeline::Transaction& tx,
+                            const approval::Approval* approval, const Envelope& ok) {
+  // The audit row, the decided proposal, the remembered reply and the change itself commit
+  // together or not at all.
+  if (approval) {
+    Proposal decided = approval->proposal;
+    decided.status = "approved";
+    decided.decided_by = approval->approver;
+    decided.decided_at = context.now();
+    decided.decision = approval->decision;
+    CT_TRY(context.store->put_proposal(decided));
+  }
+  if (!call.common.idempotency_key.empty()) {
+    TimeMs now = context.now();
+    CT_TRY(context.store->remember_idempotent({call.common.idempotency_key, call.spec->full_name(), call.params_text,
+                                               to_json(ok, AdviceAsValue(registry_)), now},
+                                              now - kIdempotencyWindowMs));
+  }
   CT_TRY(tx.commit());
-  Envelope ok;
-  ok.data = approval::proposal_json(proposal, /*full=*/true);
-  ok.note = ErrorCode::Proposed;
-  ok.warnings.push_back(spec.full_name() + " needs a person's approval here (approval.required: " + rule +
-                        "): nothing changed yet; " + proposal.id + " waits for `ct approve " + proposal.id +
-                        "` or a rejection");
-  return ok;
+  // A write in a session touched it (check_session): its lease is renewed.
+  if (call.spec->needs_session && !context.session.empty()) remember_renewal(context.session);
+  if (context.config_changed) refresh_config();
+  return {};
 }
 
 Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, const json::Value& params,
-                                 AuditEntry& audit, const Reply* external, const Caller& caller, bool approved) {
+                                 AuditEntry& audit, const Reply* external, Nested& nested) {
   // A mutation with a handler, whose external step (a program, an evidence check) ran before the
   // transaction and is given: what runs inside a call's transaction never waits on a program.
-  // Which operations may be ops is the batch's rule (batch::parse admits the batchable ones).
+  // Which operations a batch or a plan holds is the batch's rule (batch::holds).
   if (!spec.handler || spec.gateway != Gateway::Mutate || (spec.external && !external))
     return fail(Error(ErrorCode::InvalidParams, spec.full_name() + " cannot run inside another call")
                     .with_detail("operation", spec.full_name()));
@@ -493,172 +388,43 @@ Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, co
   if (!whole.empty())
     return fail(Error(ErrorCode::InvalidParams, spec.full_name() + " inside another call cannot take " + std::string(whole))
                     .with_detail("field", std::string(whole.substr(0, whole.find(' ')))));
-  // An op approval.required names needs a person, as it would alone: the whole call is refused (a
-  // person approving a proposed batch runs it whole).
-  if (!approved && !context.person_reviews && !context.config->get_strings("approval.required").empty()) {
-    CT_TRY_ASSIGN(std::optional<std::string> rule, approval::rule_for(context, spec, call.params));
-    if (rule)
-      return fail(Error(ErrorCode::MutationDisabled, spec.full_name() + " needs a person's approval here (approval.required: " +
-                                                         *rule + "), so it cannot run inside another call")
-                      .with_fix("call it on its own: it becomes a proposal a person approves")
-                      .with_detail("rule", *rule));
-  }
+  // The gate, as for a call alone; but an op that needs a person refuses the whole call (a person
+  // approving a proposed batch runs it whole).
+  CT_TRY_ASSIGN(std::optional<std::string> rule,
+                approval::gate(context, call, nested.approved(), approval::Asked::InTransaction));
+  if (rule) return fail(approval::refused_inside(spec, *rule));
   // The session rules hold for each op; what they advise (no session, in advisory mode) is the
   // whole call's to say, once, not each op's.
-  CT_TRY_ASSIGN(std::vector<std::string> session_advice, check_session(spec, context, false, caller));
-  (void)session_advice;
-  std::vector<std::string> warnings = call.warnings;
+  CT_TRY(pipeline::check_session(call, context, nested.caller(), false));
   AuditEntry* outer_audit = std::exchange(context.audit, &audit);
   std::optional<Reply> outer_external = std::move(context.external);
   context.external.reset();
   if (external) context.external = *external;
-  Result<Reply> reply = guarded(spec.handler, call, context);
+  Result<Reply> reply = pipeline::serve(spec.handler, call, context, nested);
   context.audit = outer_audit;
   context.external = std::move(outer_external);
   if (!reply) return std::unexpected(std::move(reply.error()));
-  Envelope shaped = pipeline::shape(call, std::move(*reply), std::move(warnings), -1, registry_.agent_writer(),
+  Envelope shaped = pipeline::shape(call, std::move(*reply), call.warnings, -1, registry_.agent_writer(),
                                     options_.drop_echoes);
   pipeline::fill_audit(audit, context, call);
   audit.outcome = shaped.note ? std::string(to_string(*shaped.note)) : "ok";
   return reply_of(std::move(shaped));
 }
 
-Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval,
-                             std::vector<std::string>* call_warnings) {
-  CT_TRY_ASSIGN(pipeline::Call call, pipeline::validate(spec, request.params, options_.read_only));
-  if (call_warnings) *call_warnings = call.warnings;
-  Context context = new_context(request.caller);
-  context.keeps_nothing = !call.writes();
-  if (!call.common.session_id.empty()) context.session = call.common.session_id;
-  std::optional<Config> damaged_config;
-  CT_TRY(attach_store(call, context, damaged_config));
-  CT_TRY(check_capability(spec, context));
-  context.run_approved = [this, caller = request.caller](const Proposal& proposal, const std::string& approver,
-                                                          const std::string& decision) -> Result<Reply> {
-    const auto dot = proposal.operation.find('.');
-    const OperationSpec* stored = registry_.find(proposal.operation.substr(0, dot), proposal.operation.substr(dot + 1));
-    if (!stored) return fail(ErrorCode::Validation, proposal.operation + " is no longer an operation of this ct");
-    json::Value params = proposal.params.is_object() ? proposal.params : json::Value::object();
-    if (!proposal.reason.empty()) params.set("reason", proposal.reason);
-    if (!proposal.intent.is_null()) params.set("intent", proposal.intent);
-    approval::Approval approving{proposal, approver, decision};
-    CT_TRY_ASSIGN(Envelope done, run(*stored, Request{Gateway::Mutate, std::string(stored->domain),
-                                                      std::string(stored->name), params, caller},
-                                     &approving));
-    done.note.reset();
-    return reply_of(std::move(done));
-  };
-  context.run_inside = [this, caller = request.caller, approved = approval != nullptr](
-                           Context& inside, const OperationSpec& op, const json::Value& params, AuditEntry& audit,
-                           const Reply* external) -> Result<Reply> {
-    return run_inside(inside, op, params, audit, external, caller, approved);
-  };
-  // A mutation approval.required names, from a caller who is not a person, is only proposed.
-  if (call.writes() && !approval && !context.person_reviews && context.store &&
-      !context.config->get_strings("approval.required").empty()) {
-    CT_TRY_ASSIGN(std::optional<std::string> rule, pipeline::read_in_own_transaction(context, [&] {
-                    return approval::rule_for(context, spec, call.params);
-                  }));
-    if (rule) return propose(spec, call, request, context, *rule);
-  }
-
-  // External work (a subprocess) runs before the transaction: a slow program never holds the
-  // write lock other writers wait for. It sees the session the call will run in.
-  if (spec.external && context.store)
-    CT_TRY(pipeline::read_in_own_transaction(context, [&] { return adopt_session(context, request.caller); }));
-  if (spec.external && call.ids.empty()) {
-    CT_TRY_ASSIGN(Reply external, guarded(spec.external, call, context));
-    context.external = std::move(external);
-  } else if (spec.external) {
-    for (const auto& id : call.ids) {
-      CT_TRY_ASSIGN(pipeline::Call one, pipeline::for_id(call, id));
-      CT_TRY_ASSIGN(Reply external, guarded(spec.external, one, context));
-      context.externals.emplace(id, std::move(external));
-    }
-  }
-
-  AuditEntry audit;
-  if (call.mutate()) context.audit = &audit;
-  pipeline::Transaction tx;
-  if (context.store) {
-    CT_TRY_ASSIGN(tx, begin(call, context, damaged_config));
-  }
-  // The commit point (core/cancel.h): the write transaction has begun (or, on a damaged store, the
-  // handler is about to run without one). A call its owner cancelled before this point stops here,
-  // having changed nothing; from here on a call that writes runs to its end, and a cancel is
-  // refused. One that keeps nothing (a read, a dry run) marks no such point: it can always stop.
-  if (call.writes() ? !begin_commit() : cancel_requested()) return fail(cancelled(spec));
-  CT_TRY_ASSIGN(std::optional<Envelope> replay, replayed(call, context));
-  if (replay) return std::move(*replay);
-  CT_TRY_ASSIGN(std::vector<std::string> session_warnings,
-                check_session(spec, context, !call.common.session_id.empty(), request.caller));
-  session_warnings.insert(session_warnings.end(), call.warnings.begin(), call.warnings.end());
-
-  const std::int64_t reply_budget = options_.budget_replies ? context.config->get_int("output.maxReplyBytes") : -1;
-  Envelope ok;
-  // A session the caller named (not one the CLI adopted: a person looking at an agent's work
-  // keeps no claim alive) shows life with every call.
-  const bool own_session = !request.caller.session.empty() || !call.common.session_id.empty();
-  if (!call.ids.empty()) {
-    CT_TRY_ASSIGN(ok, run_each(call, context, tx, std::move(session_warnings), reply_budget));
-    if (!call.writes()) {
-      if (own_session) renew_lease(context, tx);
-      return ok;
-    }
-  } else {
-    Result<Reply> reply = spec.handler       ? guarded(spec.handler, call, context)
-                          : context.external ? Result<Reply>(std::move(*context.external))
-                                             : fail(ErrorCode::Internal, spec.full_name() + " has no handler");
-    if (!reply) {
-      tx.rollback();
-      audit_failure(call, context, audit, reply.error());
-      return std::unexpected(std::move(reply.error()));
-    }
-    ok = pipeline::shape(call, std::move(*reply), std::move(session_warnings), reply_budget, registry_.agent_writer(),
-                         options_.drop_echoes);
-
-    if (!context.store) {
-      if (context.store_error && call.writes()) {
-        if (auto audited = audit_recovery(call, context, audit, ok); !audited)
-          ok.warnings.push_back("the change was made but could not be audited: " + audited.error().message);
-      }
-      return ok;
-    }
-    // Queries, dry runs and read-only checks keep nothing: the transaction rolls back.
-    if (!call.writes()) {
-      if (own_session) renew_lease(context, tx);
-      return ok;
-    }
-    if (approval) {
-      // What was reviewed must still be what the call does.
-      CT_TRY(approval::check_unmoved(approval->proposal, audit.changes));
-      audit.params.set("proposal", approval->proposal.id);
-      audit.params.set("proposedBy", approval->proposal.agent);
-    }
-    // The audit row, the remembered reply and the change itself commit together or not at all.
-    pipeline::fill_audit(audit, context, call);
-    audit.outcome = ok.note ? std::string(to_string(*ok.note)) : "ok";
-    CT_TRY(context.store->append_audit(audit));
-  }
-  if (approval) {
-    Proposal decided = approval->proposal;
-    decided.status = "approved";
-    decided.decided_by = approval->approver;
-    decided.decided_at = context.now();
-    decided.decision = approval->decision;
-    CT_TRY(context.store->put_proposal(decided));
-  }
-  if (!call.common.idempotency_key.empty()) {
-    TimeMs now = context.now();
-    CT_TRY(context.store->remember_idempotent(
-        {call.common.idempotency_key, spec.full_name(), call.params_text, to_json(ok, AdviceAsValue(registry_)), now}, now - kIdempotencyWindowMs));
-  }
-  CT_TRY(tx.commit());
-  // A write in a session touched it (check_session): its lease is renewed.
-  if (spec.needs_session && !context.session.empty()) remember_renewal(context.session);
-  if (context.rebind && *context.rebind != request.caller.session) ok.rebind = std::move(*context.rebind);
-  if (context.config_changed) refresh_config();
-  return ok;
+Result<Reply> Router::run_approved(const Proposal& proposal, const std::string& approver, const std::string& decision,
+                                   const Caller& caller) {
+  const auto dot = proposal.operation.find('.');
+  const OperationSpec* stored = registry_.find(proposal.operation.substr(0, dot), proposal.operation.substr(dot + 1));
+  if (!stored) return fail(ErrorCode::Validation, proposal.operation + " is no longer an operation of this ct");
+  json::Value params = proposal.params.is_object() ? proposal.params : json::Value::object();
+  if (!proposal.reason.empty()) params.set("reason", proposal.reason);
+  if (!proposal.intent.is_null()) params.set("intent", proposal.intent);
+  approval::Approval approving{proposal, approver, decision};
+  CT_TRY_ASSIGN(Envelope done, run(*stored, Request{Gateway::Mutate, std::string(stored->domain),
+                                                    std::string(stored->name), params, caller},
+                                   &approving));
+  done.note.reset();
+  return reply_of(std::move(done));
 }
 
 void Router::renew_lease(Context& context, pipeline::Transaction& tx) {
@@ -694,41 +460,104 @@ void Router::remember_renewal(const std::string& session) {
   renewed_[session] = std::chrono::steady_clock::now();
 }
 
-Envelope Router::dispatch(const Request& request) {
-  auto started = std::chrono::steady_clock::now();
-  lock_wait_ms_ = 0;
-  auto routed = pipeline::route(registry_, request);
-  if (!routed) return failure(std::move(routed.error()));
-  const OperationSpec& spec = **routed;
-  std::vector<std::string> call_warnings;
-  auto ran = run(spec, request, nullptr, &call_warnings);
-  Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
-  // What the call itself should learn (the original CLEO's param names) holds on a failure too.
-  if (!ran) envelope.warnings.assign(call_warnings.begin(), call_warnings.end());
-  // Named by the original CLEO's name: the reply says ours, success or not (last, so that a note's
-  // own explanation stays first).
-  if (spec.domain != request.domain || spec.name != request.operation)
-    envelope.warnings.push_back(original_names::operation_warning(request.domain + "." + request.operation, spec));
+Result<std::int64_t> Router::change_stamp() {
+  CT_TRY_ASSIGN(Store* store, open_store());
+  return store->change_stamp();
+}
 
-  // Every error carries a fix: where the code that raised it gave none, the code's own remedy.
-  if (!envelope.success && envelope.error && envelope.error->fix.empty()) {
-    const json::Value& id = request.params["id"];
-    envelope.error->fix = fallback_fix(envelope.error->code, spec, id.is_string() ? id.as_string() : "");
+Result<Store*> Router::open_store() {
+  if (store_) {
+    refresh_config();
+    if (store_) return store_.get();  // closed when the config now names another store
   }
-  auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
-  CallMetrics::global().record(spec.full_name(), elapsed.count(), !envelope.success);
-  envelope.timing = {.total_ms = elapsed.count(), .lock_wait_ms = lock_wait_ms_};
-  if (request.params["meta"] == json::Value(true)) {
-    json::Value meta = json::Value::object();
-    meta.set("gateway", tool_name(spec.gateway));
-    meta.set("domain", spec.domain);
-    meta.set("operation", spec.name);
-    meta.set("version", product_version());
-    meta.set("timestamp", format_iso8601(clock_->now()));
-    meta.set("durationMs", static_cast<double>(static_cast<std::int64_t>(elapsed.count() * 1000)) / 1000.0);
-    envelope.meta = std::move(meta);
+  // Read-only mode writes nothing, not even a schema upgrade.
+  CT_TRY_ASSIGN(Workspace::OpenStore opened,
+                workspace_->open_store({.upgrade = !options_.read_only, .clock = clock_.get(),
+                                        .check_integrity = options_.check_integrity_on_open}));
+  store_ = std::move(opened.store);
+  store_location_ = std::move(opened.location);
+  project_ = std::move(opened.project);
+  config_ = std::move(opened.config);
+  return store_.get();
+}
+
+void Router::close_store() {
+  store_.reset();
+  config_.reset();
+  project_.reset();
+}
+
+/// The workspace's config as it is now (config.json is read again when another process changed
+/// it: one stat per call). It may name another store now: the next call opens that one.
+void Router::refresh_config() {
+  if (!project_ || !config_) return;
+  auto settings = workspace_->settings();
+  if (!settings) return;
+  config_ = std::move(settings->config);
+  if (settings->store_location != store_location_) close_store();
+}
+
+Result<void> Router::attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config) {
+  if (!call.spec->needs_project) return {};
+  auto store = open_store();
+  if (store) {
+    context.store = *store;
+    context.project = project_;
+    context.config = config_.get();
+    return {};
   }
-  return envelope;
+  return without_store(call, context, std::move(store.error()), damaged_config);
+}
+
+Result<void> Router::without_store(const pipeline::Call& call, Context& context, Error why,
+                                   std::optional<Config>& damaged_config) {
+  // A store that cannot be used — it does not open, or it is marked damaged — lets only the
+  // operations made for that (recovery, health) run, without it.
+  const bool damaged = why.details["damaged"] == json::Value(true) || why.code == ErrorCode::NotInitialized;
+  if (!call.spec->runs_on_damaged_store || !damaged) return fail(std::move(why));
+  auto project = find_damaged_project(workspace_->dir());
+  if (!project) return fail(std::move(why));
+  close_store();
+  context.store = nullptr;
+  context.project = std::move(*project);
+  context.store_error = std::move(why);
+  if (auto config = Config::load(context.project->config_path())) damaged_config = std::move(*config);
+  if (damaged_config) context.config = &*damaged_config;
+  return {};
+}
+
+Result<pipeline::Transaction> Router::begin(const pipeline::Call& call, Context& context,
+                                            std::optional<Config>& damaged_config) {
+  if (!context.store) return pipeline::Transaction();  // the call runs without the store
+  // A dry run in read-only mode reads: its connection may not take the write lock.
+  const TxKind kind = (call.mutate() || call.spec->speculates) && !call.read_only && !options_.read_only
+                          ? TxKind::Write
+                          : TxKind::Read;
+  // A write waits here while another writer holds the lock (SQLite's busy timeout, PostgreSQL's
+  // row lock of meta.change_stamp).
+  const auto asked = std::chrono::steady_clock::now();
+  auto begun = context.store->begin(kind);
+  if (kind == TxKind::Write)
+    lock_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
+  if (!begun && begun.error().details["reopen"] == json::Value(true)) {
+    // The database file was replaced under this process (a restore, a new ct init): the
+    // connection still reads the old one. Open the new file and go on.
+    close_store();
+    auto reopened = open_store();
+    if (reopened) {
+      context.store = *reopened;
+      context.project = project_;
+      context.config = config_.get();
+      begun = context.store->begin(kind);
+    } else {
+      begun = std::unexpected(std::move(reopened.error()));
+    }
+  }
+  if (!begun) {
+    CT_TRY(without_store(call, context, std::move(begun.error()), damaged_config));
+    return pipeline::Transaction();
+  }
+  return pipeline::Transaction(context.store);
 }
 
 }  // namespace ct

@@ -1,7 +1,10 @@
-// The router: checks the gateway, finds the operation (with did-you-mean), validates params,
-// runs the handler in a transaction (read: deferred; mutate: immediate, audited) and produces the
-// lean envelope of docs/architecture.md §3.2. Transports (cli/, gateway/) call dispatch() and write
-// the envelope with to_json() and their own AdviceWriter (domains/envelope.h).
+// The router strings the stages of a call together (docs/architecture.md §2): route, validate,
+// store, capability, the approval gate, external step, transaction, idempotency, session, handler,
+// shape, audit, commit — Router::run reads as that list. The stages that need no state are
+// pipeline.h's; the approval gate and what it does with a call it stops are approval_gate.h's; the
+// envelope and its codec, envelope.h; the remedies of errors, remedies.h; the store a router
+// opens comes from its Workspace. Transports (cli/, gateway/) call dispatch() and write the
+// envelope with to_json() and their own AdviceWriter.
 #pragma once
 
 #include <chrono>
@@ -18,6 +21,7 @@
 #include "core/json.h"
 #include "domains/context.h"
 #include "domains/envelope.h"
+#include "domains/nested_runs.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/workspace.h"
@@ -51,11 +55,6 @@ struct Request {
   json::Value params;  // an object, or null for none
   Caller caller = {};
 };
-
-/// The remedy of an error code, for a failure whose raiser gave no fix: a concrete call where there
-/// is one (with the call's task id when it had one, else T001), a call the edges write their own way.
-/// The router gives it to every failure without a fix.
-Advice fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id);
 
 /// How a transport's routers serve every call (the caller travels in each Request).
 struct RouterOptions {
@@ -102,32 +101,49 @@ class Router {
   Result<std::int64_t> change_stamp();
 
  private:
-  // The stages of a call (domains/pipeline.h) that need the router's state.
-  /// With `approval`: a person approving a proposal runs its call (domains/approval.h). `call_warnings`
-  /// gets what the reply says about the call itself (pipeline::Call::warnings), for a failure too.
+  class Nested;  // the NestedRuns a handler that nests is handed (router.cpp)
+
+  /// The stages of a call from validate to commit (docs/architecture.md §2), in order; route is
+  /// dispatch()'s. With `approval`: a person approving a proposal runs its call (approval_gate.h).
+  /// `call_warnings` gets what the reply says about the call itself (pipeline::Call::warnings),
+  /// for a failure too.
   Result<Envelope> run(const OperationSpec& spec, const Request& request, const approval::Approval* approval = nullptr,
                        std::vector<std::string>* call_warnings = nullptr);
-  /// Another operation's call inside the running call's transaction (Context::run_inside): an op of
-  /// a batch or plan, a memory entry tasks.import brings through memory.observe.
-  Result<Reply> run_inside(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
-                           const Reply* external, const Caller& caller, bool approved);
-  /// A call approval.required keeps for a person: previewed, stored, answered with E_PROPOSED.
-  Result<Envelope> propose(const OperationSpec& spec, const pipeline::Call& call, const Request& request,
-                           Context& context, const std::string& rule);
-  /// A bulk call (pipeline::Call::ids): the handler once per task inside `tx`.
-  Result<Envelope> run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
-                            std::vector<std::string> warnings, std::int64_t reply_budget);
-  Context new_context(const Caller& caller);
-  Result<void> check_capability(const OperationSpec& spec, Context& context);
+
+  // The stages that need the router's state (pipeline.h holds the others).
+  Context new_context(const Caller& caller, const pipeline::Call& call);
   Result<void> attach_store(const pipeline::Call& call, Context& context, std::optional<Config>& damaged_config);
   Result<void> without_store(const pipeline::Call& call, Context& context, Error why,
                              std::optional<Config>& damaged_config);
+  Result<void> check_capability(const OperationSpec& spec, Context& context);
+  /// The spec's external step, before the transaction (once per task of a bulk call).
+  Result<void> run_external(const pipeline::Call& call, Context& context, Nested& nested);
+  /// The call's transaction; none when the call runs without the store.
   Result<pipeline::Transaction> begin(const pipeline::Call& call, Context& context,
                                       std::optional<Config>& damaged_config);
-  Result<Reply> guarded(const Handler& handler, const pipeline::Call& call, Context& context);
   Result<std::optional<Envelope>> replayed(const pipeline::Call& call, Context& context);
+  /// The handler and the shape of its reply; a failure rolls back and is audited.
+  Result<Envelope> handle(const pipeline::Call& call, Context& context, pipeline::Transaction& tx, AuditEntry& audit,
+                          std::vector<std::string> warnings, Nested& nested);
+  /// A bulk call (pipeline::Call::ids): the handler once per task inside `tx`, each audited.
+  Result<Envelope> run_each(const pipeline::Call& bulk, Context& context, pipeline::Transaction& tx,
+                            std::vector<std::string> warnings, Nested& nested);
+  /// A call that ran without the store: a recovery is audited in the store it leaves behind.
+  Envelope recovered(const pipeline::Call& call, Context& context, AuditEntry& audit, Envelope ok);
+  Result<void> append_audit(const pipeline::Call& call, Context& context, AuditEntry& audit,
+                            const approval::Approval* approval, const Envelope& ok);
+  /// The decided proposal and the remembered reply, then the commit; what it leaves the router.
+  Result<void> commit(const pipeline::Call& call, Context& context, pipeline::Transaction& tx,
+                      const approval::Approval* approval, const Envelope& ok);
   void audit_failure(const pipeline::Call& call, Context& context, AuditEntry& audit, const Error& error);
-  Result<void> audit_recovery(const pipeline::Call& call, Context& context, AuditEntry& audit, const Envelope& ok);
+  /// _meta when the caller asked (meta: true).
+  json::Value meta(const OperationSpec& spec, double elapsed_ms) const;
+
+  // Nested runs (domains/nested_runs.h).
+  Result<Reply> run_inside(Context& context, const OperationSpec& spec, const json::Value& params, AuditEntry& audit,
+                           const Reply* external, Nested& nested);
+  Result<Reply> run_approved(const Proposal& proposal, const std::string& approver, const std::string& decision,
+                             const Caller& caller);
 
   /// A read in a session the caller named renews its claim's lease, at most once a renewal step
   /// (engines/rules/claim_lease.h), in a write of its own after the read's transaction. A renewal
@@ -135,10 +151,10 @@ class Router {
   void renew_lease(Context& context, pipeline::Transaction& tx);
   void remember_renewal(const std::string& session);
 
+  /// The store the workspace opens (Workspace::open_store), kept until its config names another.
   Result<Store*> open_store();
   void close_store();
   void refresh_config();
-  void check_integrity_once();
 
   const Registry& registry_;
   std::shared_ptr<Workspace> workspace_;

@@ -78,4 +78,28 @@ Result<void> Workspace::reload_locked(bool opening) {
   return {};
 }
 
+Result<Workspace::OpenStore> Workspace::open_store(const StoreOpening& opening) {
+  CT_TRY_ASSIGN(State state, this->state(/*opening=*/true));
+  StoreOptions options = store_options(*state.config);
+  options.migration_backups = state.project.safety_backups_dir();
+  options.upgrade = opening.upgrade;
+  options.clock = opening.clock;
+  std::unique_ptr<StoreBackend> backend = project_store(state.project, *state.config);
+  OpenStore opened{.project = std::move(state.project), .config = std::move(state.config), .location = backend->location()};
+  CT_TRY_ASSIGN(opened.store, backend->open(options));
+  if (opening.check_integrity) {
+    const std::string file = opened.project.db_path().string();
+    bool first = false;
+    {
+      std::lock_guard lock(checked_mutex_);
+      first = checked_.insert(file).second;
+    }
+    if (first)
+      if (auto problems = opened.store->integrity_problems(); problems && !problems->empty())
+        log::error(file + " failed its integrity check (" + problems->front() +
+                   "); writes are refused until a restore (ct restore, or system.restore) brings a good backup back");
+  }
+  return opened;
+}
+
 }  // namespace ct

@@ -1,19 +1,22 @@
 // The project a process serves, opened once where the process starts (cli/, the servers of
 // gateway/ and programs/, tests' helpers) and passed to its routers: the project's root, its
-// config (read again when config.json changes) and where its store is. Routers keep only their
-// store connection; what they know of the project comes from here.
+// config (read again when config.json changes) and where its store is, and it opens that store
+// for them. Routers keep only their store connection; what they know of the project comes from here.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/file_stamp.h"
 #include "engines/project/config.h"
 #include "engines/project/project.h"
+#include "engines/store/store.h"
 
 namespace ct {
 
@@ -56,6 +59,24 @@ class Workspace {
   };
   Result<Settings> settings();
 
+  /// How a router opens its store.
+  struct StoreOpening {
+    bool upgrade = true;            // false in read-only mode: not even a schema upgrade is written
+    Clock* clock = nullptr;
+    bool check_integrity = false;   // a long-running server's
+  };
+  /// A store opened for a router, and the project, config and location it was opened with.
+  struct OpenStore {
+    std::unique_ptr<Store> store;
+    Project project;
+    std::shared_ptr<const Config> config;
+    std::string location;  // StoreBackend::location()
+  };
+  /// Opens the store the project's config names (state(true)'s rules). With `check_integrity`, the
+  /// first opening of each store in this workspace checks its integrity: a damaged store found so
+  /// is logged, and writes are refused until a restore brings a good backup back.
+  Result<OpenStore> open_store(const StoreOpening& opening);
+
  private:
   Result<Project> project_locked();
   /// Reads config.json again when its stamp moved (state()'s rules); the lock is held.
@@ -69,6 +90,8 @@ class Workspace {
   FileStamp config_stamp_;
   bool config_read_whole_ = false;  // config_ is the file as config_stamp_ saw it (it parsed)
   std::string store_location_;
+  std::mutex checked_mutex_;
+  std::set<std::string> checked_;  // the stores whose integrity was checked (open_store)
 };
 
 }  // namespace ct

@@ -22,6 +22,7 @@
 #include "domains/analysis.h"
 #include "domains/batch.h"
 #include "domains/bind.h"
+#include "domains/nested_runs.h"
 #include "domains/registry.h"
 #include "engines/rules/task_engine.h"
 #include "engines/store/task_json.h"
@@ -78,7 +79,7 @@ Result<Plan> open_plan(Context& context, const std::string& id) {
 /// cannot be read — an op this ct no longer batches — answers why, naming the op.
 Result<std::vector<batch::Op>> staged_ops(Context& context, const Plan& plan) {
   if (plan.ops.empty()) return std::vector<batch::Op>{};
-  auto ops = batch::parse(*context.registry, plan.ops, 0, batch::kPlanOps, "plan.ops");
+  auto ops = batch::parse(*context.registry, plan.ops, 0, batch::Holder::Plan, batch::kPlanOps, "plan.ops");
   if (!ops) {
     Error error = std::move(ops.error());
     error.message = plan.id + " cannot be read: " + error.message;
@@ -235,11 +236,11 @@ Result<json::Value> moved_since(Context& context, const Plan& plan, const Graph*
 
 /// Runs the plan's ops (and `more` after them) on the store as it is; the caller takes them back
 /// or keeps them. An op that fails answers its error, saying the plan does not apply.
-Result<batch::Ran> replay(Context& context, const Plan& plan, std::span<const batch::Op> staged,
+Result<batch::Ran> replay(Context& context, NestedRuns& runs, const Plan& plan, std::span<const batch::Op> staged,
                           std::span<const batch::Op> more = {}) {
   std::vector<batch::Op> all(staged.begin(), staged.end());
   all.insert(all.end(), more.begin(), more.end());
-  auto ran = batch::run(context, all);
+  auto ran = batch::run(context, runs, all);
   if (!ran) {
     Error error = std::move(ran.error());
     error.message = plan.id + ", " + error.message;
@@ -250,10 +251,10 @@ Result<batch::Ran> replay(Context& context, const Plan& plan, std::span<const ba
 
 /// replay() inside a speculation, taken back whatever happens: what the ops would do, or the error
 /// of the op that fails, saying `then` (what that means for the call).
-Result<batch::Ran> tried(Context& context, const Plan& plan, std::span<const batch::Op> staged,
+Result<batch::Ran> tried(Context& context, NestedRuns& runs, const Plan& plan, std::span<const batch::Op> staged,
                          std::span<const batch::Op> more, std::string_view then) {
   CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
-  auto replayed = replay(context, plan, staged, more);
+  auto replayed = replay(context, runs, plan, staged, more);
   CT_TRY(speculation.end());
   if (!replayed) {
     Error error = std::move(replayed.error());
@@ -424,12 +425,12 @@ struct ApplyArgs {
   json::Value ops;
 };
 
-Result<Reply> apply(Context& context, const ApplyArgs& args) {
+Result<Reply> apply(Context& context, const ApplyArgs& args, NestedRuns& runs) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
   const std::size_t before = plan.ops.size();
   // One call sends at most kMaxOps; the plan they join holds at most kMaxPlanOps, checked here,
   // where it is built, and read back under that same limit (staged_ops).
-  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, args.ops, before, batch::kCallOps));
+  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, args.ops, before, batch::Holder::Plan, batch::kCallOps));
   if (before + more.size() > batch::kPlanOps.max)
     return fail(Error(ErrorCode::Validation, plan.id + " would hold " + std::to_string(before + more.size()) + " ops; " +
                                                  std::string(batch::kPlanOps.holder) + " at most " +
@@ -437,15 +438,8 @@ Result<Reply> apply(Context& context, const ApplyArgs& args) {
                     .with_fix(std::string(batch::kPlanOps.fix))
                     .with_detail("plan", plan.id)
                     .with_detail("max", static_cast<std::int64_t>(batch::kPlanOps.max)));
-  for (std::size_t i = 0; i < more.size(); ++i)
-    if (more[i].spec->external)
-      return fail(Error(ErrorCode::InvalidParams,
-                        "op " + std::to_string(before + i + 1) + " (" + more[i].spec->full_name() +
-                            ") checks evidence when it runs, so a plan cannot stage it")
-                      .with_fix("commit the plan first, then call " + more[i].spec->full_name() + " on its own")
-                      .with_detail("op", static_cast<std::int64_t>(before + i + 1)));
   CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
-  CT_TRY_ASSIGN(batch::Ran ran, tried(context, plan, staged, more, "nothing was staged"));
+  CT_TRY_ASSIGN(batch::Ran ran, tried(context, runs, plan, staged, more, "nothing was staged"));
   std::vector<batch::Op> all = std::move(staged);
   all.insert(all.end(), more.begin(), more.end());
   CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/before));
@@ -489,7 +483,7 @@ struct DiffArgs {
   std::string detail;
 };
 
-Result<Reply> diff(Context& context, const DiffArgs& args) {
+Result<Reply> diff(Context& context, const DiffArgs& args, NestedRuns& runs) {
   const bool full = args.detail == "full";
   std::map<std::string, Graph> before_graphs;
   json::Value out = json::Value::array();
@@ -523,7 +517,7 @@ Result<Reply> diff(Context& context, const DiffArgs& args) {
       continue;
     }
     CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
-    auto ran = replay(context, plan, *staged);
+    auto ran = replay(context, runs, plan, *staged);
     if (!ran) {
       CT_TRY(speculation.end());
       shown_failing(ran.error());
@@ -540,7 +534,7 @@ Result<Reply> diff(Context& context, const DiffArgs& args) {
   return Reply::of(std::move(out));
 }
 
-Result<Reply> commit(Context& context, const PlanArgs& args) {
+Result<Reply> commit(Context& context, const PlanArgs& args, NestedRuns& runs) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
   if (plan.ops.empty())
     return fail(Error(ErrorCode::Validation, plan.id + " holds no ops: there is nothing to commit")
@@ -560,7 +554,7 @@ Result<Reply> commit(Context& context, const PlanArgs& args) {
                     .with_detail("plan", plan.id)
                     .with_detail("moved", std::move(moved)));
   }
-  CT_TRY_ASSIGN(batch::Ran ran, replay(context, plan, staged));
+  CT_TRY_ASSIGN(batch::Ran ran, replay(context, runs, plan, staged));
   plan.status = "committed";
   plan.updated_at = context.now();
   plan.closed_at = plan.updated_at;
@@ -676,7 +670,7 @@ struct RebaseArgs {
   bool force = false;
 };
 
-Result<Reply> rebase(Context& context, const RebaseArgs& args) {
+Result<Reply> rebase(Context& context, const RebaseArgs& args, NestedRuns& runs) {
   CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
   // A plan that cannot be read is never "nothing to do": its error comes first.
   CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
@@ -688,7 +682,7 @@ Result<Reply> rebase(Context& context, const RebaseArgs& args) {
   // another agent changed since it was staged, which the plan changes too, is a conflict; their
   // change of anything else — another field of the same task, a note beside the plan's — is taken in.
   CT_TRY_ASSIGN(batch::Ran ran,
-                tried(context, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
+                tried(context, runs, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
   std::set<std::string> moved_ids;
   for (const auto& row : moved.as_array()) moved_ids.insert(row["id"].as_string());
   json::Value conflicts = field_conflicts(plan, ran, moved_ids);

@@ -7,6 +7,7 @@
 #include "domains/approval.h"
 #include "domains/bind.h"
 #include "domains/context.h"
+#include "domains/nested_runs.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 
@@ -79,7 +80,7 @@ struct ApproveArgs {
   std::optional<std::string> note;
 };
 
-Result<Reply> approve_external(Context& context, const ApproveArgs& args) {
+Result<Reply> approve_external(Context& context, const ApproveArgs& args, NestedRuns& runs) {
   // The proposal and who decides, in one read before the stored call runs in its own transaction.
   Proposal proposal;
   std::string who;
@@ -88,8 +89,7 @@ Result<Reply> approve_external(Context& context, const ApproveArgs& args) {
     CT_TRY_ASSIGN(who, decider(context, proposal, "approve"));
     return {};
   }));
-  if (!context.run_approved) return fail(ErrorCode::Internal, "system.proposal.approve needs the router");
-  CT_TRY_ASSIGN(Reply ran, context.run_approved(proposal, who, args.note.value_or("")));
+  CT_TRY_ASSIGN(Reply ran, runs.run_approved(proposal, who, args.note.value_or("")));
   json::Value data = json::Value::object();
   data.set("id", proposal.id);
   data.set("operation", proposal.operation);
@@ -97,7 +97,9 @@ Result<Reply> approve_external(Context& context, const ApproveArgs& args) {
   data.set("proposedBy", proposal.agent);
   data.set("approvedBy", who);
   if (!ran.data.is_null()) data.set("result", std::move(ran.data));
-  return Reply::warned(std::move(data), std::move(ran.warnings));
+  Reply reply = Reply::warned(std::move(data), std::move(ran.warnings));
+  reply.advice_warnings = std::move(ran.advice_warnings);
+  return reply;
 }
 
 struct RejectArgs {

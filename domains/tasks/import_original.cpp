@@ -385,8 +385,8 @@ Result<void> Dangling::settle(const ImportArgs& args, std::vector<std::string>& 
 /// TaskEngine::import_kept (E_VALIDATION naming them when this store holds one of their ids: the
 /// same import fails again, so not the retryable E_ID_COLLISION), the sessions inserted (likewise),
 /// the config applied last: all in the call's transaction and its one audit row.
-Result<Reply> import_kept(Context& context, const ImportArgs& args, ForeignFile file, std::vector<ImportRecord> records,
-                          json::Value problems) {
+Result<Reply> import_kept(Context& context, NestedRuns& runs, const ImportArgs& args, ForeignFile file,
+                          std::vector<ImportRecord> records, json::Value problems) {
   std::vector<std::string> warnings = std::move(file.warnings);
   std::set<std::string> in_store;
   for (const auto& record : records) in_store.insert(record.id);
@@ -399,7 +399,7 @@ Result<Reply> import_kept(Context& context, const ImportArgs& args, ForeignFile 
   // The tasks, then the sessions, then the memory and the config.
   CT_TRY_ASSIGN(PlacedTasks placed, place_tasks(context, records, warnings));
   CT_TRY(insert_sessions(context, sessions));
-  CT_TRY_ASSIGN(json::Value memory_report, import_memory(context, memory, warnings));
+  CT_TRY_ASSIGN(json::Value memory_report, import_memory(context, runs, memory, warnings));
   CT_TRY_ASSIGN(json::Value config, apply_config(context, file.config, warnings));
 
   json::Value data = json::Value::object();

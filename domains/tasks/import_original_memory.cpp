@@ -83,15 +83,14 @@ Result<std::vector<MemoryRecord>> read_memory(Context& context, const ImportArgs
 }
 
 /// The original's memory, each entry a memory.observe run as this caller inside this call
-/// (Context::run_inside): the same checks, the same status (an agent's entry of a kind people
+/// (NestedRuns::run_inside): the same checks, the same status (an agent's entry of a kind people
 /// govern is proposed — never verified), a new id (no entry here is ever overwritten); its changes
 /// join this call's audit row, so tasks.undo takes them back with the rest. An entry this store
 /// holds already (the same content) is not added twice; one that nearly repeats an entry here is
 /// left out, as memory.observe leaves it without force — each listed.
-Result<json::Value> import_memory(Context& context, const std::vector<MemoryRecord>& records,
+Result<json::Value> import_memory(Context& context, NestedRuns& runs, const std::vector<MemoryRecord>& records,
                                   std::vector<std::string>& warnings) {
   if (records.empty()) return json::Value();
-  if (!context.run_inside) return fail(ErrorCode::Internal, "tasks.import brings memory only under the router");
   const OperationSpec* observe = context.registry->find("memory", "observe");
   if (!observe) return fail(ErrorCode::Internal, "memory.observe is missing from the registry");
   std::int64_t added = 0;
@@ -107,7 +106,7 @@ Result<json::Value> import_memory(Context& context, const std::vector<MemoryReco
   const Reply observed_files{std::move(read), {}, {}, {}};
   for (const auto& record : records) {
     AuditEntry inner;
-    auto reply = context.run_inside(context, *observe, record.params, inner, &observed_files);
+    auto reply = runs.run_inside(context, *observe, record.params, inner, &observed_files);
     if (!reply && reply.error().code == ErrorCode::AlreadyExists) {
       json::Value row = json::Value::object();
       row.set("from", record.from);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "domains/context.h"
+#include "domains/nested_runs.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/tasks/import_formats.h"
@@ -88,8 +89,8 @@ Result<void> check_file_links(const std::vector<ImportRecord>& records);
 
 /// The original CLEO's store, ids kept (import_original.cpp): its tasks, sessions, config and
 /// memory in the call's transaction and its one audit row.
-Result<Reply> import_kept(Context& context, const ImportArgs& args, ForeignFile file, std::vector<ImportRecord> records,
-                          json::Value problems);
+Result<Reply> import_kept(Context& context, NestedRuns& runs, const ImportArgs& args, ForeignFile file,
+                          std::vector<ImportRecord> records, json::Value problems);
 
 /// References of the original's store to tasks it does not hold (a parent, a dependency, a link, a
 /// session's scope, a memory entry's task) or to files outside this project (a memory entry's):
@@ -120,9 +121,9 @@ Result<std::vector<MemoryRecord>> read_memory(Context& context, const ImportArgs
                                               const std::set<std::string>& in_store, Dangling& dangling,
                                               json::Value& problems);
 
-/// The entries, each a memory.observe run as this caller inside this call: the report of
+/// The entries, each a memory.observe run as this caller inside this call (`runs`): the report of
 /// tasks.import's data.memory (null when there were none).
-Result<json::Value> import_memory(Context& context, const std::vector<MemoryRecord>& records,
+Result<json::Value> import_memory(Context& context, NestedRuns& runs, const std::vector<MemoryRecord>& records,
                                   std::vector<std::string>& warnings);
 
 /// A scope path of the original's memory as this project names it: a relative path as it is, an

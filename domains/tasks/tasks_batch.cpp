@@ -14,14 +14,14 @@ struct BatchArgs {
 };
 
 Result<Reply> external(Context& context, const BatchArgs& args) {
-  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, args.ops, 0, batch::kCallOps));
+  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, args.ops, 0, batch::Holder::Batch, batch::kCallOps));
   CT_TRY_ASSIGN(json::Value externals, batch::run_externals(context, ops));
   return Reply::of(std::move(externals));
 }
 
-Result<Reply> run_batch(Context& context, const BatchArgs& args) {
-  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, args.ops, 0, batch::kCallOps));
-  auto ran = batch::run(context, ops, {}, context.external ? &context.external->data : nullptr);
+Result<Reply> run_batch(Context& context, const BatchArgs& args, NestedRuns& runs) {
+  CT_TRY_ASSIGN(std::vector<batch::Op> ops, batch::parse(*context.registry, args.ops, 0, batch::Holder::Batch, batch::kCallOps));
+  auto ran = batch::run(context, runs, ops, {}, context.external ? &context.external->data : nullptr);
   if (!ran) {
     Error error = std::move(ran.error());
     if (ops.size() > 1) error.message += "; nothing was changed (a batch is all or nothing)";

@@ -262,7 +262,7 @@ class NewIds {
 /// it are dropped with a warning. The original's keep theirs (import_kept). The whole import is
 /// one transaction: it lands completely or not at all (with skipInvalid, the valid records land
 /// and the others are listed).
-Result<Reply> import_tasks(Context& context, const ImportArgs& args) {
+Result<Reply> import_tasks(Context& context, const ImportArgs& args, NestedRuns& runs) {
   RecordSpecs specs;
   if (context.registry) {
     specs.add = context.registry->find("tasks", "add");
@@ -279,7 +279,7 @@ Result<Reply> import_tasks(Context& context, const ImportArgs& args) {
   json::Value problems = json::Value::array();
   CT_TRY_ASSIGN(std::vector<ImportRecord> records, read_records(context, args, specs, file.records, keep_ids, problems));
   CT_TRY(check_file_links(records));
-  if (keep_ids) return import_kept(context, args, std::move(file), std::move(records), std::move(problems));
+  if (keep_ids) return import_kept(context, runs, args, std::move(file), std::move(records), std::move(problems));
 
   auto engine_ = engine(context);
   std::vector<std::string> warnings = std::move(file.warnings);

@@ -10,6 +10,7 @@
 #include "cli/render.h"
 #include "disclosure/mcp_syntax.h"
 #include "disclosure/product.h"
+#include "domains/remedies.h"
 #include "domains/router.h"
 #include "unit/test_support.h"
 
