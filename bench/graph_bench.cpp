@@ -19,8 +19,8 @@
 #include "bench/report.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 
 namespace ct::bench {
 namespace {

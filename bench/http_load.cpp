@@ -54,7 +54,7 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/text.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/router.h"
 
 extern char** environ;

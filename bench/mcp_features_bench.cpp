@@ -24,7 +24,7 @@
 #include "core/clock.h"
 #include "core/json_parse.h"
 #include "core/version.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/projection.h"
 #include "gateway/mcp_protocol.h"
 #include "gateway/outbox.h"

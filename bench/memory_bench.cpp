@@ -24,8 +24,8 @@
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "engines/rules/memory.h"
 
 namespace ct::bench {

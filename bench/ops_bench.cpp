@@ -26,8 +26,8 @@
 #include "bench/router_calls.h"
 #include "bench/workload.h"
 #include "core/clock.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "engines/store/task.h"
 
 namespace fs = std::filesystem;

@@ -28,8 +28,8 @@
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 
 namespace ct::bench {
 namespace {

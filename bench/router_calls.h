@@ -18,7 +18,7 @@
 
 #include "bench/workload.h"
 #include "core/json.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/router.h"
 
 namespace ct::bench {

@@ -15,7 +15,7 @@
 #include "capability/plugins.h"
 #include "core/clock.h"
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/router.h"
 #include "engines/adapters/subprocess.h"
 

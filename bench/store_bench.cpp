@@ -43,10 +43,10 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/text.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/registry.h"
 #include "domains/router.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 extern char** environ;
 

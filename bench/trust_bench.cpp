@@ -22,8 +22,8 @@
 #include "core/clock.h"
 #include "core/json_parse.h"
 #include "core/version.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "engines/adapters/subprocess.h"
 
 namespace ct::bench {

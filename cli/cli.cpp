@@ -35,7 +35,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "core/version.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "disclosure/suggest.h"
 #include "domains/original_names.h"
 #include "domains/providers/providers.h"

@@ -15,7 +15,7 @@
 #include "capability/probes.h"
 #include "cli/render.h"
 #include "core/log.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/providers/providers.h"
 #include "domains/registry.h"
 #include "domains/router.h"

@@ -77,7 +77,7 @@ class Advice {
 };
 
 /// How an edge writes advice (domains/envelope.h implements the ones below the edges' own): the
-/// MCP tools' call syntax (gateway/, disclosure/mcp_syntax.h), `ct` command lines (cli/), JSON for
+/// MCP tools' call syntax (gateway/, gateway/mcp_syntax.h), `ct` command lines (cli/), JSON for
 /// the dashboard's page, or the value itself (a reply remembered for its idempotencyKey).
 class AdviceWriter {
  public:

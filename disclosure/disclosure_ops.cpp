@@ -1,5 +1,5 @@
 // system.help and system.inject: the disclosure layer's operations, and system.init's project
-// injection, registered into the product registry by disclosure/product.cpp. They read the registry they describe through
+// injection, registered into the product registry by gateway/product.cpp. They read the registry they describe through
 // Context::registry (the one the router serves), never through a global.
 #include "disclosure/disclosure_ops.h"
 

@@ -6,7 +6,6 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/mcp_syntax.h"
 #include "disclosure/templates.h"
 #include "domains/call_check.h"
 
@@ -61,7 +60,7 @@ Result<json::Value> read(Router& router, const Caller& caller, std::string_view 
       {Gateway::Query, std::string(operation.substr(0, dot)), std::string(operation.substr(dot + 1)), std::move(params), caller});
   if (!reply.success) return fail(std::move(*reply.error));
   // A prompt is read by an agent: the calls its data suggests in the agent's tools' syntax.
-  return written(reply.data, McpAdvice(router.operations()));
+  return written(reply.data, router.operations().agent_writer());
 }
 
 json::Value object(std::initializer_list<std::pair<std::string_view, json::Value>> members) {

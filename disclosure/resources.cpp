@@ -6,7 +6,6 @@
 #include "core/text.h"
 #include "domains/projection.h"
 #include "disclosure/injection.h"
-#include "disclosure/mcp_syntax.h"
 
 namespace ct::disclosure {
 namespace {
@@ -93,7 +92,7 @@ Result<json::Value> read(Router& router, const Caller& caller, std::string domai
   Envelope reply = router.dispatch({Gateway::Query, std::move(domain), std::move(operation), std::move(params), caller});
   if (!reply.success) return fail(std::move(*reply.error));
   // A resource is read by agents: the calls its data suggests in their tools' syntax.
-  return written(reply.data, McpAdvice(router.operations()));
+  return written(reply.data, router.operations().agent_writer());
 }
 
 json::Value params(std::initializer_list<std::pair<std::string_view, json::Value>> members) {

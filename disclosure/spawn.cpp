@@ -12,8 +12,8 @@
 
 #include "core/text.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/mcp_syntax.h"
 #include "domains/bind.h"
+#include "domains/envelope.h"
 #include "domains/context.h"
 #include "domains/orchestrate/orchestrate.h"
 #include "domains/pipeline.h"
@@ -154,7 +154,7 @@ Result<Prompt> build_prompt(Context& context, const SpawnArgs& args, const Skill
   CT_TRY_ASSIGN(std::string deps_text, dependencies_section(context, task));
   CT_TRY_ASSIGN(std::string help_text, help_section(registry, prompt.level));
   CT_TRY_ASSIGN(std::vector<memory::Found> remembered, memory::for_task(context, task.id));
-  std::string memory_text = mcp_text(memory::prompt_block(remembered, task.id), registry);
+  std::string memory_text = text_of(memory::prompt_block(remembered, task.id), registry.agent_writer());
   if (!memory_text.empty()) memory_text = "## What the project knows (memory)\n" + memory_text;
   const OperationSpec* start = registry.find("session", "start");
   const OperationSpec* complete = registry.find("tasks", "complete");

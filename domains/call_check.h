@@ -1,5 +1,5 @@
 // Suggested calls (core/advice.h) checked against the registry: every call an edge writes (the
-// MCP tools' syntax, disclosure/mcp_syntax.h; a `ct` command line, cli/usage.h; JSON, the
+// MCP tools' syntax, gateway/mcp_syntax.h; a `ct` command line, cli/usage.h; JSON, the
 // dashboard's page) is checked under tests as it is written, and every operation a layer below the
 // edges may suggest (core/suggested_operations.h) when the product starts.
 #pragma once
@@ -27,7 +27,7 @@ const OperationSpec* called_operation(const Call& call, const Registry& registry
 
 /// The operations of kSuggestedOperations (core/suggested_operations.h) that `registry` does not
 /// have: none, or the product would suggest calls it cannot run. The product checks it when it
-/// starts under tests (disclosure/product.h).
+/// starts under tests (gateway/product.h).
 std::vector<std::string_view> unknown_suggested_operations(const Registry& registry);
 
 /// Debug builds and test runs (CLEO_TEST_MODE=1 or CLEO_CHECK_ERRORS=1) check what the router

@@ -87,6 +87,11 @@ json::Value written(const json::Value& value, const AdviceWriter& writer) {
   return out;
 }
 
+std::string text_of(const Advice& advice, const AdviceWriter& writer) {
+  json::Value text = writer.write(advice);
+  return text.is_string() ? text.as_string() : text.dump();
+}
+
 json::Value error_to_value(const Error& error, const AdviceWriter& writer) {
   json::Value out = json::Value::object();
   out.set("code", to_string(error.code));

@@ -50,6 +50,9 @@ json::Value error_to_value(const Error& error, const AdviceWriter& writer);
 void write_json(std::string& out, const json::Value& value, const AdviceWriter& writer);
 /// `value` with each advice value in it as `writer` writes it.
 json::Value written(const json::Value& value, const AdviceWriter& writer);
+/// `advice` as text `writer` writes it (a writer of JSON values: its compact JSON), for a text that
+/// holds it (a spawn prompt's memory, written for agents: Registry::agent_writer).
+std::string text_of(const Advice& advice, const AdviceWriter& writer);
 
 /// The envelope of a remembered reply (only successes are remembered): advice comes back as values.
 Envelope envelope_from_value(const json::Value& value);

@@ -313,7 +313,7 @@ class Registry {
   /// Keeps `text` alive as long as this registry (and its copies) and returns a view of it.
   std::string_view own(std::string text);
 
-  /// How advice is written in what agents receive: the MCP tools' syntax (disclosure/mcp_syntax.h),
+  /// How advice is written in what agents receive: the MCP tools' syntax (gateway/mcp_syntax.h),
   /// set where the product is assembled and kept by copies. A reply's size and hash are measured
   /// so (output.maxReplyBytes, knownHash), and session.briefing's budget and hook text are written
   /// so, whichever edge the reply goes to. A registry of domains/ alone keeps advice as its value.
@@ -332,7 +332,7 @@ class Registry {
 /// Registers every operation implemented in domains/: calls the functions domains/operations.def
 /// lists, in its order. The product's registry (these plus the
 /// operations of higher layers such as disclosure/) is assembled by `registry()` in
-/// disclosure/product.h; handlers reach it through Context::registry, never through a global.
+/// gateway/product.h; handlers reach it through Context::registry, never through a global.
 void register_domain_operations(Registry& registry);
 
 /// Canonical order of all domains (docs/architecture.md §5), including those with no operations yet.

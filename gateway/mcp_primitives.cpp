@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "disclosure/prompts.h"
 #include "disclosure/resources.h"
 #include "disclosure/suggest.h"

@@ -6,7 +6,7 @@
 
 #include "core/json_parse.h"
 #include "core/log.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "gateway/mcp_primitives.h"
 #include "gateway/outbox.h"
 #include "gateway/resource_watch.h"

@@ -10,7 +10,7 @@
 #include "disclosure/help_levels.h"
 #include "disclosure/injection.h"
 #include "engines/adapters/subprocess.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/providers/providers.h"
 #include "gateway/resource_watch.h"
 #include "gateway/stdio_transport.h"

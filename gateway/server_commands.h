@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/router.h"
 #include "gateway/http_transport.h"
 #include "gateway/mcp_protocol.h"

@@ -14,7 +14,7 @@
 
 #include "cli/man.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace {
 

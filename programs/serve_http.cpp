@@ -16,7 +16,7 @@
 #include "cli/usage.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/providers/providers.h"
 #include "engines/adapters/subprocess.h"
 #include "gateway/server_commands.h"

@@ -31,7 +31,7 @@ struct Template {
 constexpr Template kTemplates[] = {
     {"bug", "bug",
      "## What happened\n\n\n## What I expected\n\n\n## Steps to reproduce\n\n1. \n2. \n\n"
-     "## Command or call\n\n```\nct … / cleo_mutate {domain:'…', operation:'…', params:{…}}\n```\n"},
+     "## Command or call\n\n```\nct …  (or the tool call: its domain, operation and params)\n```\n"},
     {"feature", "enhancement",
      "## The problem\n\n\n## The proposal\n\n\n## Alternatives considered\n\n"},
     {"help", "question",

@@ -14,7 +14,7 @@
 
 #include "core/json.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/server_commands.h"
 #include "gateway/mcp_protocol.h"
 

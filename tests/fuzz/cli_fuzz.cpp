@@ -17,7 +17,7 @@
 
 #include "cli/args.h"
 #include "cli/command_tree.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/params.h"
 #include "fuzz_support.h"
 

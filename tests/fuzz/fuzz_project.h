@@ -13,8 +13,8 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "domains/router.h"
 #include "fuzz_support.h"
 

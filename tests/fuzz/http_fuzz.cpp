@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/server_commands.h"
 #include "gateway/http_exchange.h"
 #include "fuzz_project.h"

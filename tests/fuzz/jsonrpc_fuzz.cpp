@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "core/json_parse.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "domains/router.h"
 #include "gateway/server_commands.h"
 #include "gateway/mcp_protocol.h"

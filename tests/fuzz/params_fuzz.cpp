@@ -28,7 +28,7 @@
 #include "capability/plugins.h"
 #include "core/json_parse.h"
 #include "core/text.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/params.h"
 #include "domains/registry.h"
 #include "fuzz_support.h"

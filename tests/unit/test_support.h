@@ -16,14 +16,14 @@
 #include <sqlite3.h>
 
 #include "core/clock.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/temp_dir.h"
 #include "core/json_parse.h"
 #include "domains/projection.h"
 #include "domains/router.h"
 #include "engines/store/open/open_store.h"
 #include "engines/store/sqlite/sqlite_store.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace ct::test {
 

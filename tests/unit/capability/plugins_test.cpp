@@ -7,7 +7,7 @@
 
 #include "capability/plugins.h"
 #include "capability/probes.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "capability/probes.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/project/config.h"
 #include "unit/test_support.h"
 

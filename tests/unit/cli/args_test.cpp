@@ -5,7 +5,7 @@
 
 #include "cli/args.h"
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 
 #include "cli/command_tree.h"
 #include "core/json_parse.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "cli/completion.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include "cli/usage.h"
 #include "cli/render.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "domains/remedies.h"
 #include "domains/router.h"
 #include "unit/test_support.h"

@@ -9,7 +9,7 @@
 #include "cli/man.h"
 #include "cli/servers.h"
 #include "core/error.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "cli/command_tree.h"
 #include "cli/render.h"
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include "cli/render.h"
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "cli/command_tree.h"
 #include "core/json_parse.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "unit/cli/shell_words.h"
 #include "unit/test_support.h"
 

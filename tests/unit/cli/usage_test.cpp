@@ -4,7 +4,7 @@
 #include "cli/args.h"
 #include "cli/usage.h"
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "unit/cli/shell_words.h"
 
 namespace {

@@ -9,8 +9,8 @@
 #include "core/sha256.h"
 #include "disclosure/cli_syntax.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "unit/test_support.h"
 
 using namespace ct;

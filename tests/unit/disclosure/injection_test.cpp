@@ -10,8 +10,8 @@
 
 #include "disclosure/help_levels.h"
 #include "disclosure/injection.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "unit/core/env_guard.h"
 #include "unit/test_support.h"
 

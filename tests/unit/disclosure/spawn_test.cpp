@@ -2,7 +2,7 @@
 // last note), the skill's level, and a refusal carrying the readiness report.
 #include <catch2/catch.hpp>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "disclosure/help_levels.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "disclosure/templates.h"
 
 using namespace ct;

@@ -1,11 +1,11 @@
 // Suggested calls: the check that each names a registered operation whose params pass its
-// validation (under tests it runs on every call an edge writes: disclosure/mcp_syntax_test.cpp),
+// validation (under tests it runs on every call an edge writes: gateway/mcp_syntax_test.cpp),
 // and that every operation a layer below the edges may suggest is registered.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/call_check.h"
 #include "engines/rules/protocol.h"
 
@@ -38,7 +38,7 @@ TEST_CASE("a suggested call must name a registered operation whose params valida
 }
 
 TEST_CASE("every operation a layer below the edges may suggest is registered", "[calls]") {
-  // The product also checks it when it starts, under tests (disclosure/product.h).
+  // The product also checks it when it starts, under tests (gateway/product.h).
   CHECK(unknown_suggested_operations(registry()).empty());
   const std::vector<std::string_view> unknown = unknown_suggested_operations(Registry());
   CHECK(std::find(unknown.begin(), unknown.end(), std::string_view("tasks.show")) != unknown.end());

@@ -4,8 +4,8 @@
 
 #include "cli/usage.h"
 #include "core/json_parse.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "domains/envelope.h"
 
 using namespace ct;

@@ -5,7 +5,7 @@
 
 #include "core/json_parse.h"
 #include "core/text.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "domains/tasks/import_formats.h"
 
 namespace ct::tasks {

@@ -14,7 +14,7 @@
 
 #include "core/sha256.h"
 #include "core/text.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/tasks/original_store.h"
 #include "unit/test_support.h"
 

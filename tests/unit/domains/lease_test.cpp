@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "engines/rules/claim_lease.h"
 

@@ -3,7 +3,7 @@
 // the later ones, separate agents; and tasks.complete refusing or warning per enforcement.
 #include <catch2/catch.hpp>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;

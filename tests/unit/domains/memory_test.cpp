@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "engines/rules/memory.h"
 #include "engines/store/store_backend.h"

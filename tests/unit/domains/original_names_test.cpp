@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "disclosure/help_levels.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "domains/original_names.h"
 #include "domains/pipeline.h"
 #include "unit/test_support.h"

@@ -5,7 +5,7 @@
 #include "core/json_parse.h"
 #include "domains/params.h"
 #include "domains/registry.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "core/pattern.h"
 
 using namespace ct;

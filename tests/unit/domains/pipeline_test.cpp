@@ -2,7 +2,7 @@
 // ones produced, so it can be checked without a project or a whole dispatch.
 #include <catch2/catch.hpp>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/pipeline.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"

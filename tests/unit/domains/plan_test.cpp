@@ -3,7 +3,7 @@
 // refused when what they rest on moved, rebased, discarded. Runs on both backends.
 #include <catch2/catch.hpp>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;

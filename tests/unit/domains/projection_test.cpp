@@ -4,11 +4,11 @@
 
 #include <set>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/projection.h"
 #include "engines/store/task_json.h"
 #include "unit/test_support.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace ct {
 using test::code_of;

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/domains/provider_files.h"
 #include "unit/test_support.h"
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/core/env_guard.h"
 #include "domains/providers/providers.h"
 #include "engines/adapters/host_config.h"

@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/rules/release_engine.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "engines/adapters/subprocess.h"

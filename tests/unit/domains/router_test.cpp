@@ -3,10 +3,10 @@
 #include <fstream>
 
 #include "core/cancel.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 using namespace ct;
 using ct::test::code_of;

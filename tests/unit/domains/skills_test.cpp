@@ -7,8 +7,8 @@
 #include <regex>
 #include <sstream>
 
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "engines/rules/skills.h"
 #include "unit/test_support.h"
 

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 namespace ct {

@@ -7,12 +7,12 @@
 #include <sstream>
 #include <thread>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/metrics.h"
 #include "engines/store/audit_chain.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "unit/test_support.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 using namespace ct;
 using ct::test::code_of;

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 using namespace ct;
 using ct::test::code_of;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <fstream>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 using namespace ct;
 using ct::test::code_of;

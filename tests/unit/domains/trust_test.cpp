@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 #include "engines/rules/evidence.h"
 

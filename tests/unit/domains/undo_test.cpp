@@ -4,7 +4,7 @@
 // redoes.
 #include <catch2/catch.hpp>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 namespace ct {

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/sha256.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
 using namespace ct;

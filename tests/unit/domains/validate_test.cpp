@@ -8,9 +8,9 @@
 #include <fstream>
 #include <set>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 using namespace ct;
 using ct::test::code_of;

@@ -1,4 +1,4 @@
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/project/config.h"
 
 #include <catch2/catch.hpp>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/json_parse.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace ct {
 namespace {

@@ -1,7 +1,7 @@
 // engines/host_config: the textual edits of a host's MCP configuration (the parts of the format
 // that used to break: inline TOML tables, quoted headers, CRLF, BOMs, huge numbers, merging into
 // an existing entry), the diff, and edit_file's cycle on disk (a writer outside the lock).
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/adapters/host_config.h"
 
 #include <catch2/catch.hpp>
@@ -12,7 +12,7 @@
 
 #include "core/json_parse.h"
 #include "unit/temp_dir.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace ct::host_config {
 namespace {

@@ -1,10 +1,10 @@
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/project/project.h"
 
 #include <catch2/catch.hpp>
 
 #include "unit/temp_dir.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -10,10 +10,10 @@
 #include <set>
 
 #include "core/sha256.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/rules/protocol.h"
 #include "unit/temp_dir.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 using namespace ct;
 

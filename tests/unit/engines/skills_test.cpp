@@ -1,7 +1,7 @@
 // Skills (engines/rules/skills.h): the front matter parser and each way a file can be malformed, the
 // built-ins, the three sources with their precedence, files skipped with a warning, search, and
 // the rules select() applies to choose a task's skill.
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/rules/skills.h"
 
 #include <catch2/catch.hpp>
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "unit/temp_dir.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 namespace ct {
 namespace {

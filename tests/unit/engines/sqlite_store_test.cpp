@@ -1,4 +1,4 @@
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/store/sqlite/sqlite_store.h"
 
 #include <sqlite3.h>

@@ -1,7 +1,7 @@
 // Store URLs: which backend a URL names, passwords kept out of config files and messages.
 #include <catch2/catch.hpp>
 
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "engines/project/config.h"
 #include "engines/store/postgres/pg_connection.h"
 #include "engines/store/open/open_store.h"

@@ -15,8 +15,8 @@
 
 #include "core/json_parse.h"
 #include "core/version.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "gateway/dashboard.h"
 #include "gateway/http_transport.h"
 #include "unit/test_support.h"

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/version.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/http_exchange.h"
 #include "gateway/resource_watch.h"
 #include "gateway/task_runner.h"

@@ -16,7 +16,7 @@
 
 #include "core/text.h"
 #include "core/version.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/http_transport.h"
 #include "unit/test_support.h"
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/version.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "gateway/mcp_logging.h"
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"

@@ -4,7 +4,7 @@
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"
 #include "disclosure/help_levels.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/server_commands.h"
 
 using namespace ct;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/version.h"
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "gateway/mcp_protocol.h"
 #include "unit/test_support.h"
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/version.h"
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/stdio_transport.h"
 #include "unit/test_support.h"
 

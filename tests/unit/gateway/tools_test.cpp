@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "disclosure/product.h"
+#include "gateway/product.h"
 #include "gateway/tools.h"
 #include "unit/test_support.h"
 

@@ -1,10 +1,10 @@
-#include "disclosure/product.h"
+#include "gateway/product.h"
 
 #include <cstdio>
 #include <cstdlib>
 
 #include "disclosure/disclosure_ops.h"
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 #include "domains/call_check.h"
 
 namespace ct {

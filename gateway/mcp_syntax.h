@@ -1,10 +1,11 @@
 // How a suggested call (core/advice.h) is written for agents: the MCP tools' own syntax,
 // cleo_query {domain:'tasks', operation:'show', params:{id:'T001'}}, the tool being the gateway
-// the registry gives the operation. disclosure/ writes the texts models read (help levels,
-// prompts, spawn prompts, the injected block), so the syntax of their calls lives here, beside
-// the `ct` command line's (cli_syntax.h): the MCP edge (gateway/) writes the envelopes it sends
-// with McpAdvice, and the product measures what agents receive with it (Registry::agent_writer).
-// The help levels' shorter form of a call is help_levels.h's short_call().
+// the registry gives the operation. The MCP edge writes the envelopes it sends with McpAdvice, and
+// the product (gateway/product.h) gives it to its registry as the agents' writer
+// (Registry::agent_writer): what a reply's budget and knownHash measure, and how the texts agents
+// read below this edge — prompts, resources, a spawn prompt's memory, a briefing's hook — write
+// the advice they hold, without spelling the syntax themselves. The help levels' shorter form of
+// a call is disclosure/help_levels.h's short_call().
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-#include "disclosure/mcp_syntax.h"
+#include "gateway/mcp_syntax.h"
 
 #include "domains/call_check.h"
 

@@ -1,4 +1,4 @@
-// Suggested calls as agents read them: the MCP tools' syntax (disclosure/mcp_syntax.h), and the
+// Suggested calls as agents read them: the MCP tools' syntax (gateway/mcp_syntax.h), and the
 // check, under tests, that every call written names an operation whose params pass its validation.
 #include <catch2/catch.hpp>
 
@@ -7,8 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "disclosure/mcp_syntax.h"
-#include "disclosure/product.h"
+#include "gateway/mcp_syntax.h"
+#include "gateway/product.h"
 #include "domains/call_check.h"
 
 using namespace ct;
