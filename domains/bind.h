@@ -135,6 +135,17 @@ Field<Args> projection(Projection Args::*member) {
           }};
 }
 
+/// Every param of the call as validated (defaults applied), as one JSON object, into a json::Value
+/// member (no param of its own): for an operation that writes its own audit row, or repeats its
+/// call in a fix.
+template <class Args>
+Field<Args> call_params(json::Value Args::*member) {
+  return {{}, [member](Args& args, const Params& params, Context&) -> Result<void> {
+            args.*member = params.json();
+            return {};
+          }};
+}
+
 /// The params of an operation and how they become its Args.
 template <class Args>
 class Binding {
