@@ -30,11 +30,16 @@ ParamSpec evidence_param(std::string_view description);
 /// E_EVIDENCE_INVALID for an atom that fails its check (a commit that does not exist, a file that
 /// cannot be read, a test run that failed or is not one).
 Result<Reply> check_atoms(Context& context, const Params& params, bool recheck);
+/// The same for the task `task_id` and the atoms of `evidence` (the param's value; null when absent).
+Result<Reply> check_atoms(Context& context, const std::string& task_id, const json::Value& evidence, bool recheck);
 
 /// Records the checked atoms of the external step and the call's waivers (params `waive`) for
 /// `task`, for `gate` ("" at completion): each replaces the current atom of its kind; every row is
 /// a change of the task's `evidence` in the call's audit row. Returns the atoms recorded.
 Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,
+                                               std::string_view gate);
+/// The same with the waivers of `waive` (the param's value; null when absent).
+Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Value& waive, const Task& task,
                                                std::string_view gate);
 
 /// lifecycle.gate.pass of a gate verification.required names: strict mode refuses a pass without
