@@ -164,10 +164,10 @@ Result<Prompt> build_prompt(Context& context, const SpawnArgs& args, const Skill
   json::Value finish_params = json::Value::object();
   finish_params.set("id", task.id);
   finish_params.set("notes", "<one line: what you did and where>");
-  const Resolver extra = [&](std::string_view name, const std::vector<std::string>& args) -> Result<std::string> {
+  const Resolver extra = [&](std::string_view name, const std::vector<std::string>& words) -> Result<std::string> {
     // The contract's calls, written for this task instead of the operations' examples.
-    if (name == "call" && !args.empty() && args[0] == "session.start") return short_call(*start, start_params.dump());
-    if (name == "call" && !args.empty() && args[0] == "tasks.complete") return short_call(*complete, finish_params.dump());
+    if (name == "call" && !words.empty() && words[0] == "session.start") return short_call(*start, start_params.dump());
+    if (name == "call" && !words.empty() && words[0] == "tasks.complete") return short_call(*complete, finish_params.dump());
     if (name == "spawn_task_id") return task.id + " — " + task.title;
     if (name == "spawn_task") return task_section(task);
     if (name == "spawn_context") return context_text;
