@@ -500,10 +500,12 @@ Result<Reply> validate(Context& context, const ValidateArgs& args) {
   return Reply::of(orchestrate::readiness_json(result, *context.registry));
 }
 
-}  // namespace
 
-void register_orchestrate_domain(Registry& registry) {
-  const auto epic_args = bind(field(&EpicArgs::epic_id, epic_param()));
+/// The one binding of status, next, analyze and startup.
+auto epic_binding() { return bind(field(&EpicArgs::epic_id, epic_param())); }
+
+void register_status(Registry& registry) {
+  const auto epic_args = epic_binding();
   registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
                 .summary = "An epic's counts, current wave, what can run",
                 .params = epic_args.specs(),
@@ -513,6 +515,10 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
                 .idempotent = true, .tier = 1, .aliases = {"progress", "parallel.end"},
                 .handler = epic_args.handler(status)});
+}
+
+void register_next(Registry& registry) {
+  const auto epic_args = epic_binding();
   registry.add({.domain = "orchestrate", .name = "next", .gateway = Gateway::Query,
                 .summary = "An epic's next task, with its skill",
                 .params = epic_args.specs(),
@@ -521,6 +527,9 @@ void register_orchestrate_domain(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "what to spawn next in T001"}},
                 .idempotent = true, .tier = 1, .handler = epic_args.handler(next)});
+}
+
+void register_ready(Registry& registry) {
   const auto ready_args =
       bind(field(&ReadyArgs::epic_id, epic_param()),
            field(&ReadyArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 200,
@@ -536,6 +545,10 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
                 .idempotent = true, .tier = 1, .aliases = {"parallel.start"},
                 .handler = ready_args.handler(ready)});
+}
+
+void register_analyze(Registry& registry) {
+  const auto epic_args = epic_binding();
   registry.add({.domain = "orchestrate", .name = "analyze", .gateway = Gateway::Query,
                 .summary = "An epic's plan: waves, critical path, bottlenecks, parallelism",
                 .params = epic_args.specs(),
@@ -544,6 +557,9 @@ void register_orchestrate_domain(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "plan of epic T001"}},
                 .idempotent = true, .tier = 2, .handler = epic_args.handler(analyze)});
+}
+
+void register_waves(Registry& registry) {
   const auto waves_args =
       bind(field(&WavesArgs::epic_id, epic_param()),
            field(&WavesArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 1000,
@@ -559,6 +575,9 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"epicId":"T001"})", "waves of epic T001"}},
                 .idempotent = true, .tier = 2, .row_fields = {"wave", "id", "title", "status", "ready"},
                 .handler = waves_args.handler(waves)});
+}
+
+void register_context(Registry& registry) {
   const auto context_args = bind(field(&ContextArgs::tokens, {.name = "tokens", .type = ParamType::Int, .min = 0,
                                                              .max = 100'000'000, .description = "Tokens in your context now"}));
   registry.add({.domain = "orchestrate", .name = "context", .gateway = Gateway::Query,
@@ -569,6 +588,10 @@ void register_orchestrate_domain(Registry& registry) {
                 .examples = {{R"({"tokens":150000})", "how full is a 150k-token context"}},
                 .idempotent = true, .tier = 2, .aliases = {"system.context"},
                 .handler = context_args.handler(context_budget)});
+}
+
+void register_startup(Registry& registry) {
+  const auto epic_args = epic_binding();
   registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
                 .summary = "Take over an epic: its session, what to do next",
                 .params = epic_args.specs(),
@@ -579,6 +602,9 @@ void register_orchestrate_domain(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::SessionExists},
                 .examples = {{R"({"epicId":"T001"})", "take over epic T001"}},
                 .tier = 1, .original_names = {"orchestrate.start"}, .handler = epic_args.handler(startup)});
+}
+
+void register_validate(Registry& registry) {
   const auto validate_args = bind(field(&ValidateArgs::id, {.name = "id", .type = ParamType::TaskId, .required = true,
                                                            .description = "Task id, e.g. T001", .positional = true}));
   registry.add({.domain = "orchestrate", .name = "validate", .gateway = Gateway::Mutate,
@@ -589,6 +615,19 @@ void register_orchestrate_domain(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T002"})", "can T002 be spawned"}},
                 .idempotent = true, .tier = 2, .handler = validate_args.handler(validate)});
+}
+
+}  // namespace
+
+void register_orchestrate_domain(Registry& registry) {
+  register_status(registry);
+  register_next(registry);
+  register_ready(registry);
+  register_analyze(registry);
+  register_waves(registry);
+  register_context(registry);
+  register_startup(registry);
+  register_validate(registry);
 }
 
 }  // namespace ct
