@@ -237,10 +237,8 @@ struct CreateArgs {
   bool dry_run = false;
 };
 
-/// issues.create's external step: the report rendered and, unless a dry run, filed through gh.
-Result<Reply> create_external(Context& context, const CreateArgs& args) {
-  const Template& kind = find_template(args.type);
-  const std::string& title = args.title;
+/// The issue's body: the report as the caller wrote it, and the diagnostics unless left out.
+Result<std::string> issue_body(Context& context, const CreateArgs& args) {
   std::string report = args.body;
   while (!report.empty() && (report.back() == '\n' || report.back() == ' ')) report.pop_back();
   if (args.diagnostics) {
@@ -249,15 +247,80 @@ Result<Reply> create_external(Context& context, const CreateArgs& args) {
   } else {
     report += "\n";
   }
-  std::vector<std::string> argv = {"gh", "issue", "create", "--title", title, "--label", std::string(kind.label),
+  return report;
+}
+
+/// `gh issue create` for the report, in the repository named or the one gh finds.
+std::vector<std::string> create_command(const CreateArgs& args, const Template& kind, const std::string& report) {
+  std::vector<std::string> argv = {"gh", "issue", "create", "--title", args.title, "--label", std::string(kind.label),
                                    "--body", report};
   if (args.repo) {
     argv.emplace_back("--repo");
     argv.push_back(*args.repo);
   }
+  return argv;
+}
+
+/// `argv` run as gh is: in the project (or the working folder), with gh's environment, under
+/// issues.ghTimeoutSeconds.
+ProcessSpec gh_process(Context& context, std::vector<std::string> argv) {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = gh_environment();
+  spec.timeout = std::chrono::seconds(context.config->get_int("issues.ghTimeoutSeconds"));
+  spec.cwd = context.project ? context.project->root : fs::current_path();
+  return spec;
+}
+
+/// Why gh cannot file the issue — it is not on PATH, or not authenticated (`auth`: gh auth
+/// status) — or none when it can; E_TIMEOUT when gh auth status overruns.
+Result<std::optional<std::string>> gh_unready(Context& context, const ProcessSpec& auth) {
+  if (!find_program("gh", auth.env))
+    return std::optional<std::string>("not filed: gh (the GitHub CLI) is not on PATH; install it and run `gh auth "
+                                      "login`, or run the command in commandText yourself");
+  CT_TRY_ASSIGN(ProcessResult status, run_process(auth));
+  if (status.timed_out) return fail(process_error(auth, status, "issues.create"));
+  if (status.ok()) return std::optional<std::string>();
+  std::string said = status.err_tail(200);
+  if (said.empty()) said = status.out.substr(0, 200);
+  return std::optional<std::string>(
+      "not filed: gh is not authenticated (gh auth status: " +
+      scrub_paths(said, context.project ? std::optional(context.project->root) : std::nullopt) +
+      "); run `gh auth login`, then the command in commandText");
+}
+
+/// gh issue create's failure, with what to do and the command to run by hand.
+Error create_failed(const ProcessSpec& create, const ProcessResult& filed) {
+  Error error = process_error(create, filed, "issues.create");
+  error.fix = error.code == ErrorCode::Timeout
+                  ? "retry; or run the command in error.details.commandText yourself"
+                  : "see error.details.stderr for what gh said (a wrong --repo, a missing label, no network); "
+                    "or run the command in error.details.commandText yourself";
+  error.details.set("commandText", join_command(create.argv));
+  return error;
+}
+
+/// The issue's URL in what gh issue create printed (its last http(s) line), or "".
+std::string issue_url(std::string_view printed) {
+  std::string url;
+  for (std::string_view rest = printed; !rest.empty();) {
+    auto newline = rest.find('\n');
+    std::string_view line = trim(rest.substr(0, newline));
+    if (line.starts_with("https://") || line.starts_with("http://")) url = std::string(line);
+    if (newline == std::string_view::npos) break;
+    rest.remove_prefix(newline + 1);
+  }
+  return url;
+}
+
+/// issues.create's external step: the report rendered and, unless a dry run, filed through gh.
+Result<Reply> create_external(Context& context, const CreateArgs& args) {
+  const Template& kind = find_template(args.type);
+  CT_TRY_ASSIGN(const std::string report, issue_body(context, args));
+  const std::vector<std::string> argv = create_command(args, kind, report);
   json::Value data = json::Value::object();
   data.set("type", kind.type);
-  data.set("title", title);
+  data.set("title", args.title);
   data.set("label", kind.label);
   data.set("body", report);
   data.set("command", json::Value::array_of(argv));
@@ -267,53 +330,13 @@ Result<Reply> create_external(Context& context, const CreateArgs& args) {
     data.set("filed", false);
     return Reply::of(std::move(data));
   }
-
-  const std::vector<std::string> env = gh_environment();
-  const auto timeout = std::chrono::seconds(context.config->get_int("issues.ghTimeoutSeconds"));
-  const fs::path cwd = context.project ? context.project->root : fs::current_path();
-  if (!find_program("gh", env))
-    return not_filed(std::move(data), "not filed: gh (the GitHub CLI) is not on PATH; install it and run `gh auth "
-                                      "login`, or run the command in commandText yourself");
-
-  ProcessSpec auth;
-  auth.argv = {"gh", "auth", "status"};
-  auth.cwd = cwd;
-  auth.env = env;
-  auth.timeout = timeout;
-  CT_TRY_ASSIGN(ProcessResult status, run_process(auth));
-  if (status.timed_out) return fail(process_error(auth, status, "issues.create"));
-  if (!status.ok()) {
-    std::string said = status.err_tail(200);
-    if (said.empty()) said = status.out.substr(0, 200);
-    return not_filed(std::move(data), "not filed: gh is not authenticated (gh auth status: " +
-                                          scrub_paths(said, context.project ? std::optional(context.project->root)
-                                                                            : std::nullopt) +
-                                          "); run `gh auth login`, then the command in commandText");
-  }
-
-  ProcessSpec create;
-  create.argv = argv;
-  create.cwd = cwd;
-  create.env = env;
-  create.timeout = timeout;
+  const ProcessSpec auth = gh_process(context, {"gh", "auth", "status"});
+  CT_TRY_ASSIGN(std::optional<std::string> unready, gh_unready(context, auth));
+  if (unready) return not_filed(std::move(data), std::move(*unready));
+  const ProcessSpec create = gh_process(context, argv);
   CT_TRY_ASSIGN(ProcessResult filed, run_process(create));
-  if (!filed.ok()) {
-    Error error = process_error(create, filed, "issues.create");
-    error.fix = error.code == ErrorCode::Timeout
-                    ? "retry; or run the command in error.details.commandText yourself"
-                    : "see error.details.stderr for what gh said (a wrong --repo, a missing label, no network); "
-                      "or run the command in error.details.commandText yourself";
-    error.details.set("commandText", join_command(argv));
-    return fail(std::move(error));
-  }
-  std::string url;
-  for (std::string_view rest = filed.out; !rest.empty();) {
-    auto newline = rest.find('\n');
-    std::string_view line = trim(rest.substr(0, newline));
-    if (line.starts_with("https://") || line.starts_with("http://")) url = std::string(line);
-    if (newline == std::string_view::npos) break;
-    rest.remove_prefix(newline + 1);
-  }
+  if (!filed.ok()) return fail(create_failed(create, filed));
+  const std::string url = issue_url(filed.out);
   data.set("filed", true);
   data.erase("commandText");
   if (!url.empty()) data.set("url", url);

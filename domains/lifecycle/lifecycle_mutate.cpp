@@ -118,9 +118,8 @@ Result<Reply> gate_fail(Context& context, const GateFailArgs& args) {
   return change_reply(change, "gate", *context.registry);
 }
 
-}  // namespace
 
-void register_lifecycle_mutations(Registry& registry) {
+void register_record(Registry& registry) {
   const auto record_args =
       bind(field(&RecordArgs::id, id_param("The epic")), field(&RecordArgs::stage, stage_param()),
            field(&RecordArgs::status, {.name = "status", .type = ParamType::Enum, .required = true,
@@ -139,6 +138,9 @@ void register_lifecycle_mutations(Registry& registry) {
                               "research is done"}},
                 .idempotent = true, .tier = 2, .original_names = {"lifecycle.progress"},
                 .handler = record_args.handler(record)});
+}
+
+void register_skip(Registry& registry) {
   const auto skip_args =
       bind(field(&ReasonArgs::id, id_param("The epic")), field(&ReasonArgs::stage, stage_param()),
            field(&ReasonArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 10, .max = 2000,
@@ -152,6 +154,9 @@ void register_lifecycle_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T001","stage":"consensus","reason":"one viable option, nothing to vote on"})",
                               "skip consensus"}},
                 .idempotent = true, .tier = 2, .handler = skip_args.handler(skip)});
+}
+
+void register_reset(Registry& registry) {
   const auto reset_args =
       bind(field(&ReasonArgs::id, id_param("The epic")), field(&ReasonArgs::stage, stage_param()),
            field(&ReasonArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 20, .max = 2000,
@@ -165,6 +170,9 @@ void register_lifecycle_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T001","stage":"specification","reason":"the API changed under the spec"})",
                               "redo the specification"}},
                 .tier = 2, .aliases = {"unskip"}, .handler = reset_args.handler(reset)});
+}
+
+void register_gate_pass(Registry& registry) {
   const auto pass_args = bind(
       field(&GatePassArgs::id, id_param("The task")), field(&GatePassArgs::gate, gate_param()),
       field(&GatePassArgs::notes, {.name = "notes", .type = ParamType::String, .max = 2000, .description = "What was checked"}),
@@ -188,6 +196,9 @@ void register_lifecycle_mutations(Registry& registry) {
                               "tests pass, covering two criteria"}},
                 .idempotent = true, .tier = 2, .external = pass_args.handler(check_gate_atoms), .external_checks_only = true,
                 .handler = pass_args.handler(gate_pass)});
+}
+
+void register_gate_fail(Registry& registry) {
   const auto fail_args = bind(
       field(&GateFailArgs::id, id_param("The task")), field(&GateFailArgs::gate, gate_param()),
       field(&GateFailArgs::notes, {.name = "notes", .type = ParamType::String, .required = true, .min = 10, .max = 2000,
@@ -203,6 +214,16 @@ void register_lifecycle_mutations(Registry& registry) {
                 .examples = {{R"({"id":"T002","gate":"testsPassed","notes":"login test fails on empty password"})",
                               "tests fail"}},
                 .tier = 2, .handler = fail_args.handler(gate_fail)});
+}
+
+}  // namespace
+
+void register_lifecycle_mutations(Registry& registry) {
+  register_record(registry);
+  register_skip(registry);
+  register_reset(registry);
+  register_gate_pass(registry);
+  register_gate_fail(registry);
 }
 
 }  // namespace ct::lifecycle

@@ -520,9 +520,8 @@ Binding<EntryArgs> entry_fields(std::vector<Field<EntryArgs>> head, std::vector<
 
 Field<EntryArgs> entry_id_field() { return field(&EntryArgs::id, memory_id_param()); }
 
-}  // namespace
 
-void register_memory_mutations(Registry& registry) {
+void register_observe(Registry& registry) {
   const auto observe_args = entry_fields(
       {field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kind_choices(),
                                 .description = "decision, convention, learning, risk, pattern or observation"}),
@@ -542,6 +541,9 @@ void register_memory_mutations(Registry& registry) {
                               "record a learning about a folder"}},
                 .tier = 1, .aliases = {"add", "remember", "record"}, .external = observe_args.handler(hash_named_files),
                 .external_checks_only = true, .handler = observe_args.handler(observe)});
+}
+
+void register_applied(Registry& registry) {
   const auto applied_args = bind(
       field(&AppliedArgs::ids, {.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
                                 .pattern = kIdPattern, .description = "Entries the work followed"}),
@@ -557,6 +559,9 @@ void register_memory_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"}},
                 .tier = 1, .aliases = {"used", "apply"}, .handler = applied_args.handler(applied)});
+}
+
+void register_update(Registry& registry) {
   const auto update_args = entry_fields(
       {entry_id_field(),
        field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "New kind"}),
@@ -571,6 +576,9 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"id":"M001","body":"Also under CI"})", "add to M001"}},
                 .idempotent = true, .tier = 2, .external = update_args.handler(hash_entry_files),
                 .external_checks_only = true, .handler = update_args.handler(update)});
+}
+
+void register_supersede(Registry& registry) {
   const auto supersede_args = entry_fields({entry_id_field(),
                                             field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum,
                                                                      .choices = kind_choices(),
@@ -585,6 +593,9 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"id":"M001","title":"Tests need CLEO_TEST_MODE=1 and a temp HOME"})", "M001, corrected"}},
                 .tier = 2, .external = supersede_args.handler(hash_entry_files), .external_checks_only = true,
                 .handler = supersede_args.handler(supersede)});
+}
+
+void register_retract(Registry& registry) {
   const auto retract_args =
       bind(field(&RetractArgs::id, memory_id_param()),
            field(&RetractArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
@@ -596,6 +607,9 @@ void register_memory_mutations(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"M001","reason":"the flag was removed in v2"})", "withdraw M001"}},
                 .idempotent = true, .tier = 2, .dashboard = true, .handler = retract_args.handler(retract)});
+}
+
+void register_verify(Registry& registry) {
   // verify takes the id alone; its external step re-anchors the stored entry's files.
   const auto verify_args = bind(entry_id_field());
   registry.add({.domain = "memory", .name = "verify", .gateway = Gateway::Mutate,
@@ -606,6 +620,17 @@ void register_memory_mutations(Registry& registry) {
                 .examples = {{R"({"id":"M001"})", "M001 was reviewed and holds"}},
                 .tier = 2, .dashboard = true, .external = verify_args.handler(hash_entry_files), .external_checks_only = true,
                 .handler = verify_args.handler(verify)});
+}
+
+}  // namespace
+
+void register_memory_mutations(Registry& registry) {
+  register_observe(registry);
+  register_applied(registry);
+  register_update(registry);
+  register_supersede(registry);
+  register_retract(registry);
+  register_verify(registry);
 }
 
 }  // namespace ct

@@ -286,7 +286,9 @@ ParamSpec memory_id_param() {
           .description = "Entry id (M001)", .positional = true, .single_line = true};
 }
 
-void register_memory_queries(Registry& registry) {
+namespace {
+
+void register_find(Registry& registry) {
   const auto find_args = bind(
       field(&FindArgs::query, {.name = "query", .type = ParamType::String, .max = 200,
                                .description = "Words to search for (prefix match)", .positional = true}),
@@ -317,6 +319,9 @@ void register_memory_queries(Registry& registry) {
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
                                "supersededBy", "reason", "usage", "createdAt", "updatedAt", "score"},
                 .aliases = {"search", "recall"}, .handler = find_args.handler(find_entries)});
+}
+
+void register_show(Registry& registry) {
   const auto show_args = bind(field(&IdArgs::id, memory_id_param()));
   registry.add({.domain = "memory", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one memory entry, its staleness and recent use",
@@ -328,6 +333,9 @@ void register_memory_queries(Registry& registry) {
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"M001"})", "the entry M001"}},
                 .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show_args.handler(show)});
+}
+
+void register_list(Registry& registry) {
   const auto list_args =
       bind(field(&ListArgs::status, {.name = "status", .type = ParamType::Array, .choices = {kStatuses.begin(), kStatuses.end()},
                                      .item_type = ParamType::Enum, .description = "Only these statuses (default all)"}),
@@ -344,6 +352,9 @@ void register_memory_queries(Registry& registry) {
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
                                "supersededBy", "reason", "usage", "createdAt", "updatedAt"},
                 .handler = list_args.handler(list)});
+}
+
+void register_timeline(Registry& registry) {
   const auto timeline_args =
       bind(field(&TimelineArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
                                           .description = "Entries from or scoped to this task, and uses in its work"}),
@@ -359,6 +370,9 @@ void register_memory_queries(Registry& registry) {
                 .examples = {{R"({"taskId":"T001"})", "memory made and used in T001"},
                              {R"({"since":"7d"})", "the last week"}},
                 .idempotent = true, .tier = 2, .handler = timeline_args.handler(timeline)});
+}
+
+void register_stats(Registry& registry) {
   registry.add({.domain = "memory", .name = "stats", .gateway = Gateway::Query,
                 .summary = "Count entries; list the stale, proposed, most and never applied",
                 .returns = "{total, byStatus{active,proposed,superseded,retracted}, byKind{}, stale, neverApplied, "
@@ -366,6 +380,9 @@ void register_memory_queries(Registry& registry) {
                            "proposedEntries[{id,kind,title,by?}] (20)}; E_NO_DATA note when empty",
                 .examples = {{R"({})", "memory in numbers"}},
                 .idempotent = true, .tier = 2, .handler = no_args(stats)});
+}
+
+void register_export(Registry& registry) {
   const auto export_args = bind(
       field(&ExportArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"}),
       field(&ExportArgs::include_retracted,
@@ -376,6 +393,17 @@ void register_memory_queries(Registry& registry) {
                 .returns = "{entries (count), markdown}; at the command line, the Markdown alone (redirect it to a file)",
                 .examples = {{R"({})", "every entry, grouped by kind"}},
                 .idempotent = true, .tier = 2, .text_view = TextView::Markdown, .handler = export_args.handler(export_markdown)});
+}
+
+}  // namespace
+
+void register_memory_queries(Registry& registry) {
+  register_find(registry);
+  register_show(registry);
+  register_list(registry);
+  register_timeline(registry);
+  register_stats(registry);
+  register_export(registry);
 }
 
 }  // namespace ct
