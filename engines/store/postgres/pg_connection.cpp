@@ -211,17 +211,15 @@ Result<Rows> Connection::query(std::string_view sql, const Params& params, std::
   PGresult* result = nullptr;
   if (found == prepared_.end() && prepared_.size() < kMaxPrepared) {
     std::string name = "ct" + std::to_string(prepared_.size() + 1);
-    std::string text(sql);
-    Rows prepared(PQprepare(conn_, name.c_str(), text.c_str(), count, nullptr));
+    Rows prepared(PQprepare(conn_, name.c_str(), sql::dollar_placeholders(sql).c_str(), count, nullptr));
     // Not kept on failure: the caller sees the error, and a retry prepares again.
     if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) return fail(failure(prepared.get(), what));
-    found = prepared_.emplace(std::move(text), std::move(name)).first;
+    found = prepared_.emplace(std::string(sql), std::move(name)).first;
   }
   if (found != prepared_.end()) {
     result = PQexecPrepared(conn_, found->second.c_str(), count, values.data(), nullptr, nullptr, 0);
   } else {
-    std::string text(sql);
-    result = PQexecParams(conn_, text.c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
+    result = PQexecParams(conn_, sql::dollar_placeholders(sql).c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
   }
   Rows rows(result);
   auto status = PQresultStatus(result);

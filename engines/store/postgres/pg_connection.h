@@ -24,7 +24,7 @@ namespace ct::pg {
 using ct::redact_url;  // engines/store/store_backend.h
 
 /// The parameters of one statement ($1, $2, …), sent as text; nullopt is NULL.
-class Params final : public sql::Args {
+class Params {
  public:
   Params& add(std::string_view text) {
     values_.emplace_back(std::string(text));
@@ -53,10 +53,6 @@ class Params final : public sql::Args {
   }
   /// The next placeholder's number ("$3" when two are bound), for SQL built at run time.
   std::string next() const { return "$" + std::to_string(values_.size() + 1); }
-  // sql::Args, for the query text both backends share (engines/store/sql_query.h).
-  std::string mark() const override { return next(); }
-  void bind(std::string_view text) override { add(text); }
-  void bind(std::int64_t value) override { add(value); }
   std::size_t size() const { return values_.size(); }
   const std::vector<std::optional<std::string>>& values() const { return values_; }
 
@@ -128,7 +124,9 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  /// Runs one statement with parameters, prepared on first use and cached by its text.
+  /// Runs one statement with parameters, prepared on first use and cached by its text. Its
+  /// placeholders are $1, $2, … or the roles' ?1, ?2, … (engines/store/sql_runner.h), written as
+  /// $N when it is prepared.
   Result<Rows> query(std::string_view sql, const Params& params, std::string_view what);
   Result<Rows> query(std::string_view sql, std::string_view what) { return query(sql, Params{}, what); }
   /// Runs SQL text (several statements, no parameters) without preparing it: schema steps and

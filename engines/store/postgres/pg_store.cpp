@@ -76,15 +76,41 @@ void PgStore::rollback() {
 
 bool PgStore::in_transaction() const { return db_->in_transaction(); }
 
-Result<std::vector<Task>> PgStore::collect_tasks(std::string_view sql, const Params& params, std::string_view what) {
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, what));
-  std::vector<Task> out;
-  out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    CT_TRY_ASSIGN(Task task, read_task_row(rows.row(i)));
-    out.push_back(std::move(task));
+namespace {
+
+/// One row of a result, for the roles.
+class Cursor final : public sql::Cursor {
+ public:
+  Cursor(const Rows& rows, int row) : rows_(rows), row_(row) {}
+  std::string_view text(int column) const override { return rows_.text(row_, column); }
+  std::int64_t integer(int column) const override { return rows_.integer(row_, column); }
+  std::optional<std::int64_t> optional_int(int column) const override { return rows_.optional_int(row_, column); }
+  double real(int column) const override { return rows_.real(row_, column); }
+  std::optional<double> optional_real(int column) const override { return rows_.optional_real(row_, column); }
+  bool is_null(int column) const override { return rows_.is_null(row_, column); }
+  int columns() const override { return rows_.get() ? PQnfields(rows_.get()) : 0; }
+
+ private:
+  const Rows& rows_;
+  int row_;
+};
+
+}  // namespace
+
+Result<void> PgStore::Runner::run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                                  sql::RowFn on_row) {
+  Params params;
+  for (const auto& value : args) {
+    if (const auto* number = std::get_if<std::int64_t>(&value)) params.add(*number);
+    else if (const auto* real = std::get_if<double>(&value)) params.add(*real);
+    else if (const auto* text = std::get_if<std::string>(&value)) params.add(*text);
+    else params.add_null();
   }
-  return out;
+  CT_TRY_ASSIGN(Rows rows, store_.query(sql, params, what));
+  changes_ = rows.affected();
+  if (on_row)
+    for (int i = 0; i < rows.size(); ++i) CT_TRY(on_row(Cursor(rows, i)));
+  return {};
 }
 
 Result<std::int64_t> PgStore::meta_int(std::string_view key) {

@@ -10,8 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
+#include <span>
 #include <vector>
+
+#include "engines/store/sql_runner.h"
 
 namespace ct::sqlite {
 
@@ -38,9 +40,6 @@ inline std::optional<std::int64_t> column_optional_int(sqlite3_stmt* stmt, int c
   if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return std::nullopt;
   return sqlite3_column_int64(stmt, column);
 }
-
-/// A bound parameter of a statement built at run time.
-using SqlValue = std::variant<std::int64_t, std::string>;
 
 /// Borrows a cached statement for one use; resets it and clears its bindings when done, so the
 /// next user starts clean even after an early return.
@@ -73,13 +72,18 @@ class Statement {
     sqlite3_bind_null(stmt_, index);
     return *this;
   }
-  Statement& bind(int index, const SqlValue& value) {
+  Statement& bind(int index, const sql::Value& value) {
     if (const auto* number = std::get_if<std::int64_t>(&value)) return bind(index, *number);
-    return bind(index, std::get<std::string>(value));
+    if (const auto* text = std::get_if<std::string>(&value)) return bind(index, *text);
+    if (const auto* real = std::get_if<double>(&value)) {
+      sqlite3_bind_double(stmt_, index, *real);
+      return *this;
+    }
+    return bind_null(index);
   }
-  /// Binds values to ?1, ?2, … in order starting at `first`.
-  Statement& bind_all(const std::vector<SqlValue>& values, int first = 1) {
-    for (std::size_t i = 0; i < values.size(); ++i) bind(first + static_cast<int>(i), values[i]);
+  /// Binds values to ?1, ?2, … in order.
+  Statement& bind_all(std::span<const sql::Value> values) {
+    for (std::size_t i = 0; i < values.size(); ++i) bind(static_cast<int>(i) + 1, values[i]);
     return *this;
   }
 
