@@ -161,19 +161,13 @@ std::string scan_sql(ScanKind kind, bool one_task) {
 
 /// Writes out the marks of engines/store/scan_sql.h: {ID:column} ("column = {TASK}" for one task,
 /// else "true"), then {TASK} and {NUM} as placeholders numbered in order, binding the scope's values.
-std::string bind_scope(std::string_view sql, const ScanScope& scope, Params& params) {
+std::string bind_scope(std::string_view sql, const ScanScope& scope, sql::Args& args) {
   const bool one_task = !scope.task.empty();
   const std::string narrowed = sql::expand_scan_marks(sql, one_task, "true", "{TASK}", "{NUM}");
   std::string task_mark;
   std::string number_mark;
-  if (narrowed.find("{TASK}") != std::string::npos) {
-    task_mark = params.next();
-    params.add(scope.task);
-  }
-  if (narrowed.find("{NUM}") != std::string::npos) {
-    number_mark = params.next() + "::bigint";
-    params.add(scope.number);
-  }
+  if (narrowed.find("{TASK}") != std::string::npos) task_mark = args(scope.task);
+  if (narrowed.find("{NUM}") != std::string::npos) number_mark = args(scope.number) + "::bigint";
   return sql::expand_scan_marks(narrowed, one_task, "true", task_mark, number_mark);
 }
 
@@ -223,7 +217,7 @@ Result<std::vector<std::string>> structure_problems(Connection& db) {
   CT_TRY_ASSIGN(Rows missing, db.query("SELECT n.name FROM unnest($1::text[]) WITH ORDINALITY AS n(name, i) WHERE "
                                        "to_regclass(quote_ident(current_schema()) || '.' || quote_ident(n.name)) IS NULL "
                                        "ORDER BY n.i",
-                                       Params().add(text_array(table_names())), "cannot check the store's tables"));
+                                       sql::values(text_array(table_names())), "cannot check the store's tables"));
   bool meta_present = true;
   for (int i = 0; i < missing.size(); ++i) {
     problems.push_back("table " + std::string(missing.text(i, 0)) + " is missing");
@@ -263,7 +257,7 @@ Result<std::vector<Column>> copied_columns(Connection& db, std::string_view tabl
                                     "WHERE a.attrelid = to_regclass(quote_ident(current_schema()) || '.' || "
                                     "quote_ident($1)) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' "
                                     "AND a.attname <> 'ord' ORDER BY a.attnum",
-                                    Params().add(table), "cannot read the store's columns"));
+                                    sql::values(table), "cannot read the store's columns"));
   std::vector<Column> out;
   for (int i = 0; i < rows.size(); ++i) out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
   if (out.empty())
@@ -291,9 +285,9 @@ Result<std::vector<DiagnosticRow>> PgStore::scan(ScanKind kind, const ScanScope&
     }
     default: break;
   }
-  Params params;
-  const std::string sql = bind_scope(scan_sql(kind, !scope.task.empty()), scope, params);
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot run a consistency check"));
+  sql::Args args;
+  const std::string sql = bind_scope(scan_sql(kind, !scope.task.empty()), scope, args);
+  CT_TRY_ASSIGN(Rows rows, query(sql, args, "cannot run a consistency check"));
   auto out = to_diagnostic_rows(rows);
   if (kind == ScanKind::TaskRules) return split_task_rules(out, rule_broken);
   return out;
@@ -449,9 +443,9 @@ Result<void> PgStore::load(const DumpSource& source) {
 
     Result<void> flush() {
       if (rows_ == 0) return {};
-      Params params;
+      std::vector<sql::Value> params;
       for (auto& column : batch_) {
-        params.add(text_array(column));
+        params.emplace_back(text_array(column));
         column.clear();
       }
       rows_ = 0;
@@ -477,7 +471,7 @@ Result<void> PgStore::load(const DumpSource& source) {
   CT_TRY(query("INSERT INTO meta(key, value) VALUES('next_task_num', $1::bigint::text) ON CONFLICT (key) DO UPDATE "
                "SET value = GREATEST(CASE WHEN meta.value ~ '^-?[0-9]+$' THEN meta.value::numeric ELSE 0 END, "
                "$1::bigint)::text",
-               Params().add(next_id), "cannot restore the task id counter"));
+               sql::values(next_id), "cannot restore the task id counter"));
   return {};
 }
 

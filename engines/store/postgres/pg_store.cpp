@@ -99,14 +99,7 @@ class Cursor final : public sql::Cursor {
 
 Result<void> PgStore::Runner::run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
                                   sql::RowFn on_row) {
-  Params params;
-  for (const auto& value : args) {
-    if (const auto* number = std::get_if<std::int64_t>(&value)) params.add(*number);
-    else if (const auto* real = std::get_if<double>(&value)) params.add(*real);
-    else if (const auto* text = std::get_if<std::string>(&value)) params.add(*text);
-    else params.add_null();
-  }
-  CT_TRY_ASSIGN(Rows rows, store_.query(sql, params, what));
+  CT_TRY_ASSIGN(Rows rows, store_.query(sql, args, what));
   changes_ = rows.affected();
   if (on_row)
     for (int i = 0; i < rows.size(); ++i) CT_TRY(on_row(Cursor(rows, i)));
@@ -114,18 +107,16 @@ Result<void> PgStore::Runner::run(std::string_view sql, std::span<const sql::Val
 }
 
 Result<std::int64_t> PgStore::meta_int(std::string_view key) {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT value::bigint FROM meta WHERE key = $1", Params().add(key),
-                                 "cannot read the store's metadata"));
-  return rows.empty() ? 0 : rows.integer(0, 0);
+  const sql::Value args[] = {sql::Value(key)};
+  return runner_.integer("SELECT value::bigint FROM meta WHERE key = ?1", args, "cannot read the store's metadata");
 }
 
 Result<std::int64_t> PgStore::schema_version() { return meta_int("schema_version"); }
 
 Result<std::int64_t> PgStore::change_stamp() {
   CT_TRY(db_->ensure_connected());
-  CT_TRY_ASSIGN(Rows rows, query("SELECT value::bigint FROM meta WHERE key = 'change_stamp'",
-                                 "cannot read the store's change stamp"));
-  return rows.empty() ? 0 : rows.integer(0, 0);
+  return runner_.integer("SELECT value::bigint FROM meta WHERE key = 'change_stamp'", {},
+                         "cannot read the store's change stamp");
 }
 
 namespace {
@@ -178,7 +169,7 @@ Result<std::optional<std::string>> unaccent_schema(Connection& db) {
 Result<void> create_or_migrate(Connection& db, bool create) {
   CT_TRY(db.exec("BEGIN", "cannot begin the schema migration"));
   auto body = [&]() -> Result<void> {
-    CT_TRY(db.query("SELECT pg_advisory_xact_lock(hashtext('cleo-schema:' || $1))", Params().add(db.schema()),
+    CT_TRY(db.query("SELECT pg_advisory_xact_lock(hashtext('cleo-schema:' || $1))", sql::values(db.schema()),
                     "cannot lock the schema for migration"));
     CT_TRY(db.exec("CREATE SCHEMA IF NOT EXISTS " + quote_identifier(db.schema()), "cannot create the store's schema"));
     CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(db));
@@ -188,14 +179,14 @@ Result<void> create_or_migrate(Connection& db, bool create) {
       CT_TRY(db.exec(fold_function_sql(unaccent), "cannot create the store's search function"));
       CT_TRY(db.exec(schema_sql(), "cannot create the store's tables"));
       CT_TRY(db.query("INSERT INTO meta(key, value) VALUES('schema_version', $1)",
-                      Params().add(store_schema_version()), "cannot record the schema version"));
+                      sql::values(store_schema_version()), "cannot record the schema version"));
       return {};
     }
     if (*version > store_schema_version()) return fail(newer_schema(db, *version));
     for (const auto& step : schema_upgrades())
       if (step.version > *version)
         CT_TRY(db.exec(step.sql, "cannot upgrade the store to schema version " + std::to_string(step.version)));
-    CT_TRY(db.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", Params().add(store_schema_version()),
+    CT_TRY(db.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", sql::values(store_schema_version()),
                     "cannot record the schema version"));
     return {};
   };
@@ -243,7 +234,7 @@ class PgBackend final : public StoreBackend {
   Result<StoreInfo> inspect(bool check) const override {
     CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url_, schema_, 5000));
     CT_TRY_ASSIGN(Rows tables, db->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1",
-                                         Params().add(schema_), "cannot read the store's schema"));
+                                         sql::values(schema_), "cannot read the store's schema"));
     StoreInfo info;
     info.tables = tables.integer(0, 0);
     if (info.tables == 0)
@@ -273,7 +264,7 @@ class PgBackend final : public StoreBackend {
   void erase_empty() const override {
     auto db = Connection::open(url_, schema_, 5000);
     if (!db) return;
-    auto tables = (*db)->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1", Params().add(schema_),
+    auto tables = (*db)->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1", sql::values(schema_),
                                "cannot read the store's schema");
     if (tables && tables->integer(0, 0) == 0)
       (void)(*db)->exec("DROP SCHEMA IF EXISTS " + quote_identifier(schema_), "cannot drop an empty schema");
@@ -301,7 +292,7 @@ class PgBackend final : public StoreBackend {
   Result<std::string> replace_with_backup(const std::filesystem::path& copy, const std::filesystem::path&,
                                           TimeMs now) const override {
     CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url_, schema_, 5000));
-    CT_TRY_ASSIGN(Rows present, db->query("SELECT count(*) FROM pg_namespace WHERE nspname = $1", Params().add(schema_),
+    CT_TRY_ASSIGN(Rows present, db->query("SELECT count(*) FROM pg_namespace WHERE nspname = $1", sql::values(schema_),
                                           "cannot read the store's schema"));
     std::string aside;
     if (present.integer(0, 0) > 0) {

@@ -151,10 +151,10 @@ class PgStore final : public Store {
 
  private:
   // -- plumbing (pg_store.cpp) ----------------------------------------------------------------
-  Result<Rows> query(std::string_view sql, const Params& params, std::string_view what) {
-    return db_->query(sql, params, what);
+  Result<Rows> query(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+    return db_->query(sql, args, what);
   }
-  Result<Rows> query(std::string_view sql, std::string_view what) { return db_->query(sql, Params{}, what); }
+  Result<Rows> query(std::string_view sql, std::string_view what) { return db_->query(sql, what); }
   Result<std::int64_t> meta_int(std::string_view key);
 
   std::unique_ptr<Connection> db_;

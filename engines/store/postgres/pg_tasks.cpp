@@ -19,8 +19,9 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
   const bool phase_matters = !scoring.phase.empty() && scoring.phase_bonus != 0;
   const bool leaf_matters = scoring.leaf_bonus != 0;
   static constexpr std::array<std::string_view, 4> kPriorities = {"critical", "high", "medium", "low"};
-  Params params;
-  params.add(scoring.phase).add(scoring.limit);
+  sql::Args args;
+  const std::string phase = args(scoring.phase) + "::text";
+  const std::string limit = args(scoring.limit) + "::bigint";
   // Active tasks (whose claim may have lapsed) are groups of their own, read only when asked.
   std::string groups;
   for (std::string_view status : scoring.lapsed_before ? std::vector<std::string_view>{"pending", "active"}
@@ -34,20 +35,18 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
           groups += "('" + std::string(kPriorities[p]) + "', " + std::to_string(in_phase) + ", " +
                     std::to_string(leaf) + ", " + std::to_string(score) + ", '" + std::string(status) + "')";
         }
-  const std::string cutoff = params.next() + "::bigint";
-  params.add(scoring.lapsed_before);
+  const std::string cutoff = args(scoring.lapsed_before) + "::bigint";
   std::string within = "TRUE";
-  if (scoring.within) {
-    within = "t.id = ANY(" + params.next() + "::text[])";
-    params.add(text_array(std::vector<std::string>(scoring.within->begin(), scoring.within->end())));
-  }
+  if (scoring.within)
+    within = "t.id = ANY(" + args(text_array(std::vector<std::string>(scoring.within->begin(), scoring.within->end()))) +
+             "::text[])";
   const std::string open_children(kOpenChildren);
   const std::string sql =
       "SELECT c.id, g.score, g.leaf = 1, g.in_phase = 1 FROM (VALUES " + groups +
       ") AS g(priority, in_phase, leaf, score, status) CROSS JOIN LATERAL ("
       "SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
       " WHERE t.status = g.status AND t.archived = 0 AND t.priority = g.priority"
-      " AND (g.in_phase < 0 OR (t.phase = $1::text) = (g.in_phase = 1))"
+      " AND (g.in_phase < 0 OR (t.phase = " + phase + ") = (g.in_phase = 1))"
       " AND (g.leaf < 0 OR (NOT " + open_children + ") = (g.leaf = 1))"
       " AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks u ON u.id = d.depends_on"
       "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
@@ -57,14 +56,12 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
       " AND (t.status = 'pending' OR EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id))"
       // An epic's work is its children: it is next only once they are finished.
       " AND NOT (t.type = 'epic' AND " + open_children + ") AND " + within +
-      " ORDER BY t.position, t.created_at, t.num LIMIT $2::bigint) AS c"
-      " ORDER BY g.score DESC, c.position, c.created_at, c.num LIMIT $2::bigint";
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot list ready tasks"));
-  out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i)
-    out.push_back(ReadyCandidate{std::string(rows.text(i, 0)), static_cast<int>(rows.integer(i, 1)),
-                                 rows.text(i, 2) == "t", rows.text(i, 3) == "t"});
-  return out;
+      " ORDER BY t.position, t.created_at, t.num LIMIT " + limit + ") AS c"
+      " ORDER BY g.score DESC, c.position, c.created_at, c.num LIMIT " + limit;
+  return runner_.all(sql, args, "cannot list ready tasks", [](const sql::Cursor& row) {
+    return ReadyCandidate{std::string(row.text(0)), static_cast<int>(row.integer(1)), row.text(2) == "t",
+                          row.text(3) == "t"};
+  });
 }
 
 Result<std::vector<Task>> PgStore::get_tasks(const std::vector<std::string>& ids) {
@@ -141,19 +138,17 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
     befores.push_back(std::move(link.text.changes[i].first));
     afters.push_back(std::move(link.text.changes[i].second));
   }
-  Params params;
-  params.add(seq).add(static_cast<std::int64_t>(entry.at)).add(entry.session).add(entry.agent);
-  params.add(entry.operation).add(entry.task_id).add(link.text.params).add(entry.outcome);
-  params.add(entry.reason).add(hash);
-  if (!link.text.intent) params.add_null(); else params.add(*link.text.intent);
-  params.add(text_array(tasks)).add(text_array(fields)).add(text_array(befores)).add(text_array(afters));
-  CT_TRY(query("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
-               "reason, hash, intent) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)) "
-               "INSERT INTO audit_changes(seq, task_id, field, before, after) "
-               "SELECT $1, u.task_id, u.field, u.before, u.after "
-               "FROM unnest($12::text[], $13::text[], $14::text[], $15::text[]) WITH ORDINALITY "
-               "AS u(task_id, field, before, after, n) ORDER BY u.n",
-               params, "cannot append to the audit trail"));
+  CT_TRY(runner_.run("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
+                     "reason, hash, intent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)) "
+                     "INSERT INTO audit_changes(seq, task_id, field, before, after) "
+                     "SELECT ?1, u.task_id, u.field, u.before, u.after "
+                     "FROM unnest(?12::text[], ?13::text[], ?14::text[], ?15::text[]) WITH ORDINALITY "
+                     "AS u(task_id, field, before, after, n) ORDER BY u.n",
+                     sql::values(seq, entry.at, entry.session, entry.agent, entry.operation, entry.task_id,
+                                 link.text.params, entry.outcome, entry.reason, hash,
+                                 link.text.intent ? sql::Value(*link.text.intent) : sql::Value(), text_array(tasks),
+                                 text_array(fields), text_array(befores), text_array(afters)),
+                     "cannot append to the audit trail"));
   audit_tail_ = std::make_pair(seq, hash);
   return seq;
 }
