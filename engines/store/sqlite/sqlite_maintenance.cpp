@@ -4,19 +4,17 @@
 namespace ct::sqlite {
 
 Result<std::vector<DiagnosticRow>> SqliteStore::scan(ScanKind kind, const ScanScope& scope) {
-  const bool one = !scope.task.empty();
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sqlite::scan_sql(kind, one)));
+  const std::string sql = sqlite::scan_sql(kind, !scope.task.empty());
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
   if (!sqlite3_stmt_readonly(raw)) return fail(ErrorCode::Internal, "a consistency scan must not write");
-  Statement stmt(raw);
-  const int parameters = sqlite3_bind_parameter_count(raw);
-  if (parameters >= 1) stmt.bind(1, scope.task);
-  if (parameters >= 2) stmt.bind(2, std::to_string(scope.number));
+  // ?1 the task and ?2 the number, both as text, as far as the scan has them.
+  const sql::Value scope_values[] = {sql::Value(scope.task), sql::Value(std::to_string(scope.number))};
+  const auto args = std::span<const sql::Value>(scope_values).first(
+      static_cast<std::size_t>(std::clamp(sqlite3_bind_parameter_count(raw), 0, 2)));
   std::vector<DiagnosticRow> rows;
-  const int columns = sqlite3_column_count(raw);
-  CT_TRY(for_each_row(stmt, "cannot run a consistency check", [&] {
+  CT_TRY(runner_.each(sql, args, "cannot run a consistency check", [&](const sql::Cursor& row) {
     DiagnosticRow out;
-    out.reserve(static_cast<std::size_t>(columns));
-    for (int c = 0; c < columns; ++c) out.emplace_back(stmt.text(c));
+    for (int c = 0; c < row.columns(); ++c) out.emplace_back(row.text(c));
     rows.push_back(std::move(out));
   }));
   if (kind == ScanKind::IntegrityQuick || kind == ScanKind::IntegrityFull)
@@ -83,16 +81,11 @@ Result<std::vector<std::string>> SqliteStore::integrity_problems() {
 
 Result<std::vector<std::string>> SqliteStore::find_integrity_problems() {
   std::vector<std::string> problems;
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
-  Statement stmt(raw);
-  CT_TRY(for_each_row(stmt, "cannot check the database", [&] {
-    if (is_problem_line(stmt.text(0))) problems.emplace_back(stmt.text(0));
+  CT_TRY(runner_.each("PRAGMA quick_check", {}, "cannot check the database", [&](const sql::Cursor& row) {
+    if (is_problem_line(row.text(0))) problems.emplace_back(row.text(0));
   }));
-  CT_TRY_ASSIGN(sqlite3_stmt* fk_raw, prepare("PRAGMA foreign_key_check"));
-  Statement fk(fk_raw);
-  CT_TRY(for_each_row(fk, "cannot check foreign keys", [&] {
-    problems.push_back("foreign key violation in " + std::string(fk.text(0)) + " row " +
-                       std::to_string(fk.integer(1)));
+  CT_TRY(runner_.each("PRAGMA foreign_key_check", {}, "cannot check foreign keys", [&](const sql::Cursor& row) {
+    problems.push_back("foreign key violation in " + std::string(row.text(0)) + " row " + std::to_string(row.integer(1)));
   }));
   return problems;
 }
@@ -154,12 +147,8 @@ Result<void> SqliteStore::replace_contents_from(const std::filesystem::path& fil
 }
 
 Result<std::int64_t> SqliteStore::meta_int(std::string_view key) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1"));
-  Statement stmt(raw);
-  stmt.bind(1, key);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the meta table"));
-  return row ? stmt.integer(0) : 0;
+  const sql::Value args[] = {sql::Value(key)};
+  return runner_.integer("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1", args, "cannot read the meta table");
 }
-
 
 }  // namespace ct::sqlite

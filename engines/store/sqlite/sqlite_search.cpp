@@ -83,22 +83,15 @@ bool might_match(const std::vector<std::string>& tokens, std::initializer_list<s
 // task in tasks_fts_tail instead, in the same transaction (a crash loses nothing: the note and the
 // task commit together), and every kIndexBatch notes are folded into the index in one segment.
 Result<void> SqliteStore::index_task(std::int64_t number) {
-  {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR IGNORE INTO tasks_fts_tail(num) VALUES(?1)"));
-    Statement stmt(raw);
-    stmt.bind(1, number);
-    CT_TRY(finish(stmt, "cannot update the search index"));
-  }
+  const sql::Value args[] = {sql::Value(number)};
+  CT_TRY(runner_.run("INSERT OR IGNORE INTO tasks_fts_tail(num) VALUES(?1)", args, "cannot update the search index"));
   CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
   if (waiting < kIndexBatch) return {};
   return fold_index_tail();
 }
 
 Result<std::int64_t> SqliteStore::index_tail_size() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM tasks_fts_tail"));
-  Statement stmt(raw);
-  CT_TRY(step(stmt, "cannot read the search index"));
-  return stmt.integer(0);
+  return runner_.integer("SELECT count(*) FROM tasks_fts_tail", {}, "cannot read the search index");
 }
 
 Result<void> SqliteStore::fold_index_tail() {
@@ -111,11 +104,8 @@ Result<void> SqliteStore::fold_index_tail() {
   for (std::string_view sql :
        {std::string_view("DELETE FROM tasks_fts WHERE rowid IN (SELECT f.num FROM tasks_fts_tail f WHERE EXISTS "
                          "(SELECT 1 FROM tasks_fts_docsize d WHERE d.id = f.num))"),
-        std::string_view(add_sql), std::string_view("DELETE FROM tasks_fts_tail")}) {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-    Statement stmt(raw);
-    CT_TRY(finish(stmt, "cannot update the search index"));
-  }
+        std::string_view(add_sql), std::string_view("DELETE FROM tasks_fts_tail")})
+    CT_TRY(runner_.run(sql, {}, "cannot update the search index"));
   return {};
 }
 
@@ -186,10 +176,8 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
       tail_memo_->key == key)
     return tail_memo_->hits;
   // CROSS JOIN keeps the few noted tasks outermost, whatever index the filter could walk.
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT t.num, t.title, t.description, t.labels, t.notes, t.id "
-                                           "FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num" + where));
-  Statement stmt(raw);
-  stmt.bind_all(args);
+  const std::string sql = "SELECT t.num, t.title, t.description, t.labels, t.notes, t.id "
+                          "FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num" + where;
   constexpr int kColumns = static_cast<int>(kTaskColumnWeights.size());
   const int phrases = static_cast<int>(tokens.size());
   std::vector<int> counts;
@@ -206,20 +194,20 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
     return SQLITE_OK;
   };
   std::string folded;
-  CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
-    if (!might_match(tokens, {stmt.text(1), stmt.text(2), stmt.text(3), stmt.text(4)}, folded)) return {};
+  CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+    if (!might_match(tokens, {row.text(1), row.text(2), row.text(3), row.text(4)}, folded)) return {};
     // The text the index would hold (the fold's kIndexedTaskColumns): labels joined by spaces,
     // note texts by newlines. Lists are decoded only when they hold something.
     std::string labels, notes;
-    if (const auto list = stmt.text(3); list != "[]") {
-      CT_TRY_ASSIGN(auto decoded, decode_strings(list, stmt.text(5), "labels"));
+    if (const auto list = row.text(3); list != "[]") {
+      CT_TRY_ASSIGN(auto decoded, decode_strings(list, row.text(5), "labels"));
       labels = join_labels(decoded);
     }
-    if (const auto list = stmt.text(4); list != "[]") {
-      CT_TRY_ASSIGN(auto decoded, decode_notes(list, stmt.text(5)));
+    if (const auto list = row.text(4); list != "[]") {
+      CT_TRY_ASSIGN(auto decoded, decode_notes(list, row.text(5)));
       notes = join_notes(decoded);
     }
-    const std::array<std::string_view, kColumns> columns = {stmt.text(1), stmt.text(2), labels, notes};
+    const std::array<std::string_view, kColumns> columns = {row.text(1), row.text(2), labels, notes};
     counts.assign(static_cast<std::size_t>(phrases * kColumns), 0);
     for (int column = 0; column < kColumns; ++column) {
       Scan scan{&tokens, counts.data() + column};
@@ -235,7 +223,7 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
     const double score = saturating_score(counts, phrases, kColumns, [](int column) {
       return kTaskColumnWeights[static_cast<std::size_t>(column)];
     });
-    hits.push_back(TailHit{stmt.integer(0), score});
+    hits.push_back(TailHit{row.integer(0), score});
     return {};
   }));
   if (in_transaction()) tail_memo_ = TailMemo{std::move(key), transactions_, changes, hits};
@@ -278,9 +266,6 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   }
   std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num FROM (" + inner +
                     ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-  Statement stmt(raw);
-  stmt.bind_all(args);
   // Hits from the index and from the noted tasks, merged in the index query's order: best score
   // first, then task number. A noted task's row is read only if it makes the page.
   struct Ranked {
@@ -289,10 +274,10 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     std::optional<Task> task;
   };
   std::vector<Ranked> ranked;
-  CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
-    if (exact && stmt.text(kId) == exact->id) return {};
-    CT_TRY_ASSIGN(Task task, read_task_row(stmt));
-    ranked.push_back(Ranked{-stmt.real(kTaskColumnCount), stmt.integer(kTaskColumnCount + 1), std::move(task)});
+  CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+    if (exact && row.text(kId) == exact->id) return {};
+    CT_TRY_ASSIGN(Task task, read_task_row(row));
+    ranked.push_back(Ranked{-row.real(kTaskColumnCount), row.integer(kTaskColumnCount + 1), std::move(task)});
     return {};
   }));
   const std::int64_t exact_num = exact ? parse_task_id(exact->id).value_or(-1) : -1;
@@ -327,24 +312,19 @@ Result<std::int64_t> SqliteStore::count_matches(std::string_view text, const Tas
   const std::vector<TailHit> noted = scanned ? std::move(*scanned) : std::vector<TailHit>{};
   sql::Args args;
   args.bind(match_expression(tokens));
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, scanned.has_value(), args)));
-  std::int64_t count = std::ssize(noted);
-  {
-    Statement stmt(raw);
-    stmt.bind_all(args);
-    CT_TRY(step(stmt, "cannot count search results"));
-    count += stmt.integer(0);
-  }
+  const std::string sql = "SELECT count(*)" + matches(filter, scanned.has_value(), args);
+  CT_TRY_ASSIGN(std::int64_t indexed, runner_.integer(sql, args, "cannot count search results"));
+  std::int64_t count = std::ssize(noted) + indexed;
   // An exact id that the words do not match is one more result.
   CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
   if (exact) {
     const std::int64_t exact_num = parse_task_id(exact->id).value_or(-1);
     if (std::ranges::any_of(noted, [&](const TailHit& hit) { return hit.num == exact_num; })) return count;
-    CT_TRY_ASSIGN(std::int64_t indexed,
+    CT_TRY_ASSIGN(std::int64_t exact_indexed,
                   runner_.integer("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = "
                                   "(SELECT num FROM tasks WHERE id = ?2) AND rowid NOT IN (SELECT num FROM tasks_fts_tail)",
                                   sql::values(match_expression(tokens), exact->id), "cannot count search results"));
-    if (indexed == 0) ++count;
+    if (exact_indexed == 0) ++count;
   }
   return count;
 }

@@ -135,20 +135,7 @@ Result<sqlite3_stmt*> SqliteStore::prepare(std::string_view sql) {
   return stmt;
 }
 
-Result<bool> SqliteStore::step(Statement& stmt, std::string_view what) {
-  int rc = sqlite3_step(stmt.get());
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  return fail(error(rc, what));
-}
-
-Result<void> SqliteStore::finish(Statement& stmt, std::string_view what) { return for_each_row(stmt, what, [] {}); }
-
-Result<void> SqliteStore::run(std::string_view sql, std::string_view what) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-  Statement stmt(raw);
-  return finish(stmt, what);
-}
+Result<void> SqliteStore::run(std::string_view sql, std::string_view what) { return runner_.run(sql, {}, what); }
 
 Result<void> SqliteStore::exec(const char* sql, std::string_view what) {
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
@@ -159,11 +146,7 @@ Result<void> SqliteStore::exec(const char* sql, std::string_view what) {
 Result<std::int64_t> SqliteStore::schema_version() { return user_version(); }
 
 Result<std::int64_t> SqliteStore::change_stamp() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA data_version"));
-  Statement stmt(raw);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the database's change counter"));
-  if (!row) return fail(ErrorCode::Internal, "PRAGMA data_version returned no row");
-  return stmt.integer(0);
+  return runner_.integer("PRAGMA data_version", {}, "cannot read the database's change counter");
 }
 
 namespace {
@@ -195,16 +178,16 @@ Result<void> SqliteStore::Runner::run(std::string_view sql, std::span<const sql:
   Statement stmt(raw);
   stmt.bind_all(args);
   const Cursor cursor(raw);
-  if (!on_row) return store_.finish(stmt, what);
-  return store_.for_each_row(stmt, what, [&] { return on_row(cursor); });
+  while (true) {
+    const int rc = sqlite3_step(raw);
+    if (rc == SQLITE_DONE) return {};
+    if (rc != SQLITE_ROW) return fail(store_.error(rc, what));
+    if (on_row) CT_TRY(on_row(cursor));
+  }
 }
 
 Result<std::int64_t> SqliteStore::user_version() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA user_version"));
-  Statement stmt(raw);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema version"));
-  if (!row) return fail(ErrorCode::Internal, "PRAGMA user_version returned no row");
-  return stmt.integer(0);
+  return runner_.integer("PRAGMA user_version", {}, "cannot read the schema version");
 }
 
 Error SqliteStore::newer_schema(std::int64_t version) const {
@@ -215,11 +198,9 @@ Error SqliteStore::newer_schema(std::int64_t version) const {
 }
 
 Result<std::set<std::string>> SqliteStore::table_names() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')"));
-  Statement stmt(raw);
-  std::set<std::string> names;
-  CT_TRY(for_each_row(stmt, "cannot read the schema", [&] { names.emplace(stmt.text(0)); }));
-  return names;
+  CT_TRY_ASSIGN(std::vector<std::string> names, runner_.strings("SELECT name FROM sqlite_schema WHERE type IN "
+                                                                "('table', 'index')", {}, "cannot read the schema"));
+  return std::set<std::string>(names.begin(), names.end());
 }
 
 Error SqliteStore::inconsistent(std::string why) const {
@@ -342,12 +323,10 @@ Result<void> SqliteStore::chain_existing_audit_rows() {
   query.ascending = true;
   query.limit = -1;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, read_audit(query));
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("UPDATE audit SET hash = ?1 WHERE seq = ?2"));
   for (const auto& row : rows) {
     previous = audit_hash(previous, row);
-    Statement stmt(raw);
-    stmt.bind(1, previous).bind(2, row.seq);
-    CT_TRY(finish(stmt, "cannot chain the audit trail"));
+    CT_TRY(runner_.run("UPDATE audit SET hash = ?1 WHERE seq = ?2", sql::values(previous, row.seq),
+                       "cannot chain the audit trail"));
   }
   return {};
 }

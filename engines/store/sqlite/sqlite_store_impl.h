@@ -314,24 +314,6 @@ class SqliteStore final : public Store {
   Result<void> check_identity();
   /// The cached statement for `sql`, prepared on first use.
   Result<sqlite3_stmt*> prepare(std::string_view sql);
-  /// Steps once: true on a row, false when done.
-  Result<bool> step(Statement& stmt, std::string_view what);
-  /// Steps through the remaining rows, calling `on_row()` on each. `on_row` returns void, or a
-  /// Result<void> whose error ends the walk and is returned.
-  template <typename OnRow>
-  Result<void> for_each_row(Statement& stmt, std::string_view what, OnRow&& on_row) {
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, what));
-      if (!row) return {};
-      if constexpr (std::is_void_v<std::invoke_result_t<OnRow&>>) {
-        on_row();
-      } else {
-        CT_TRY(on_row());
-      }
-    }
-  }
-  /// Steps to the end, ignoring rows (a RETURNING statement finishes its work here).
-  Result<void> finish(Statement& stmt, std::string_view what);
   /// Runs a fixed statement (transaction control) from the cache.
   Result<void> run(std::string_view sql, std::string_view what);
   /// Runs one-off SQL (pragmas, migrations) without caching.

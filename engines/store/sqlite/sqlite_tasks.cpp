@@ -32,8 +32,7 @@ Result<std::vector<ReadyCandidate>> SqliteStore::top_ready(const ReadyScoring& s
   std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.score > b.score; });
 
   const std::string open_children(kOpenChildren);
-  CT_TRY_ASSIGN(sqlite3_stmt* raw,
-                prepare("SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
+  const std::string sql("SELECT t.id, t.position, t.created_at, t.num FROM tasks t"
                         " WHERE t.status = ?6 AND t.archived = 0 AND t.priority = ?1"
                         " AND (?2 < 0 OR (t.phase = ?3) = ?2)"
                         " AND (?4 < 0 OR NOT " + open_children + " = ?4)"
@@ -45,7 +44,7 @@ Result<std::vector<ReadyCandidate>> SqliteStore::top_ready(const ReadyScoring& s
                         " AND (t.status = 'pending' OR EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id))"
                         // An epic's work is its children: it is next only once they are finished.
                         " AND NOT (t.type = 'epic' AND " + open_children + ")"
-                        " ORDER BY t.position, t.created_at, t.num LIMIT ?5"));
+                        " ORDER BY t.position, t.created_at, t.num LIMIT ?5");
   struct Row {
     ReadyCandidate candidate;
     std::int64_t position, created_at, num;
@@ -58,24 +57,21 @@ Result<std::vector<ReadyCandidate>> SqliteStore::top_ready(const ReadyScoring& s
     std::int64_t wanted = scoring.limit - static_cast<std::int64_t>(out.size());
     for (; next < groups.size() && groups[next].score == groups[g].score; ++next) {
       const Group& group = groups[next];
-      Statement stmt(raw);
-      stmt.bind(6, group.status);
-      stmt.bind(7, scoring.lapsed_before);
-      stmt.bind(1, kPriorities[static_cast<std::size_t>(group.priority)]);
-      stmt.bind(2, static_cast<std::int64_t>(group.in_phase));
-      stmt.bind(3, scoring.phase);
-      stmt.bind(4, static_cast<std::int64_t>(group.leaf));
       // Within a scope the rows outside it are skipped here, so the group is read to its end
       // (ids only; the scope is a set of live ids, not expressible as an index range).
-      stmt.bind(5, scoring.within ? std::int64_t{-1} : wanted);
+      const sql::Value args[] = {sql::Value(kPriorities[static_cast<std::size_t>(group.priority)]),
+                                 sql::Value(std::int64_t{group.in_phase}), sql::Value(scoring.phase),
+                                 sql::Value(std::int64_t{group.leaf}),
+                                 sql::Value(scoring.within ? std::int64_t{-1} : wanted), sql::Value(group.status),
+                                 sql::Value(scoring.lapsed_before)};
       std::int64_t kept = 0;
-      CT_TRY(for_each_row(stmt, "cannot list ready tasks", [&] {
+      CT_TRY(runner_.each(sql, args, "cannot list ready tasks", [&](const sql::Cursor& row) {
         if (kept >= wanted) return;
-        std::string id(stmt.text(0));
+        std::string id(row.text(0));
         if (scoring.within && !scoring.within->contains(id)) return;
         ++kept;
         level.push_back({{std::move(id), group.score, group.leaf == 1, group.in_phase == 1},
-                         stmt.integer(1), stmt.integer(2), stmt.integer(3)});
+                         row.integer(1), row.integer(2), row.integer(3)});
       }));
     }
     std::sort(level.begin(), level.end(), [](const Row& a, const Row& b) {
