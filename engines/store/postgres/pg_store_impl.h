@@ -1,9 +1,10 @@
 // The PostgreSQL backend's store class and the helpers its parts share. Internal to the backend:
 // the roles are written once over its sql::Runner (engines/store/sql_runner.h); what is
-// PostgreSQL's own is defined by part, as the SQLite backend's is cut — pg_store.cpp (connection,
-// transactions, the runner, opening and migrating, the backend), pg_tasks.cpp (the next-task walk,
-// and the writes made in one statement), pg_search.cpp (tsvector search of tasks and research),
-// pg_maintenance.cpp (consistency scans, integrity, backups) and pg_dump.cpp (dumps and loads).
+// PostgreSQL's own is defined by part, as the SQLite backend's is cut — pg_store.cpp (transactions,
+// the runner, opening and migrating), pg_tasks.cpp (the next-task walk, and the writes made in one
+// statement), pg_search.cpp (tsvector search of tasks and research), pg_maintenance.cpp
+// (consistency scans, repairs, integrity, backups), pg_dump.cpp (dumps and loads) and pg_backend.cpp
+// (the StoreBackend).
 //
 // How it keeps SQLite's guarantees on a server many machines share:
 //  - begin(Write) opens a READ COMMITTED transaction and at once takes the row lock of
@@ -168,6 +169,9 @@ class PgStore final : public Store {
   std::optional<WriteLockMark> write_lock_;
   Runner runner_{*this};
 };
+
+/// The schema version a store's meta holds; nullopt when the schema holds no store (no meta table).
+Result<std::optional<std::int64_t>> stored_version(Connection& db);
 
 /// Opens (creating or migrating) the PostgreSQL store at `url` in `schema`.
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::string& schema,

@@ -1,17 +1,14 @@
-// Statements of the SQLite backend: a cached statement borrowed for one use (bound, stepped,
-// reset), column readers, identifiers quoted for SQL built at run time, and the transparent
-// hash of the statement cache. Internal to the SQLite backend.
+// Statements of the SQLite backend: a cached statement borrowed for one use (bound, then reset),
+// column readers, and identifiers quoted for SQL built at run time. Internal to the SQLite backend.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <span>
-#include <vector>
 
 #include "engines/store/sql_runner.h"
 

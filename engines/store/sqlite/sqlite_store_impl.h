@@ -1,9 +1,10 @@
 // The SQLite backend's store class and the helpers its parts share. Internal to the backend: the
 // roles are written once over its sql::Runner (engines/store/sql_runner.h); what is SQLite's own is
-// defined by part, sqlite_store.cpp (connection, transactions, the runner, migrations),
+// defined by part, sqlite_store.cpp (connection, transactions, the runner, opening and migrating),
 // sqlite_tasks.cpp (the next-task walk), sqlite_search.cpp (the FTS5 indexes, written behind the
-// tasks, and their queries), sqlite_maintenance.cpp (consistency scans, integrity, backups) and
-// sqlite_dump.cpp (dumps, loads and backup files).
+// tasks, and their queries), sqlite_maintenance.cpp (consistency scans, repairs, integrity,
+// backups), sqlite_dump.cpp (dumps and loads, and backup files) and sqlite_backend.cpp (the
+// StoreBackend).
 #pragma once
 
 #include "engines/store/sqlite/sqlite_store.h"
@@ -38,7 +39,6 @@
 #include "engines/store/backups.h"
 #include "engines/project/project.h"
 #include "engines/store/store_rows.h"
-#include "engines/store/sqlite/sqlite_scans.h"
 #include "engines/store/sqlite/sqlite_schema.h"
 #include "engines/store/sqlite/sqlite_statement.h"
 #include "engines/store/sql_query.h"
