@@ -231,17 +231,7 @@ Result<void> SqliteStore::backup_to(const std::filesystem::path& file) {
   }
   // A backup is only kept when it passes an integrity check: the copy holds the source's pages
   // as they are, so a damaged page of the store shows here (and marks the store damaged).
-  std::vector<std::string> problems;
-  sqlite3_stmt* check = nullptr;
-  rc = sqlite3_prepare_v2(target, "PRAGMA quick_check", -1, &check, nullptr);
-  if (rc == SQLITE_OK) {
-    while ((rc = sqlite3_step(check)) == SQLITE_ROW) {
-      std::string_view line = column_text(check, 0);
-      if (is_problem_line(line)) problems.emplace_back(line);
-    }
-  }
-  if (rc != SQLITE_DONE) problems.emplace_back(sqlite3_errmsg(target));
-  sqlite3_finalize(check);
+  const std::vector<std::string> problems = quick_check_problems(target);
   if (!problems.empty()) {
     discard();
     mark_damaged(problems.front());

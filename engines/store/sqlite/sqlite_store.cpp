@@ -372,19 +372,7 @@ Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool ch
       info.tables = sqlite3_column_int64(count, 0);
     sqlite3_finalize(count);
   }
-  if (!check) return info;
-  sqlite3_stmt* stmt = nullptr;
-  rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
-  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt_guard(stmt, sqlite3_finalize);
-  if (rc != SQLITE_OK) {
-    info.problems.push_back(sqlite3_errmsg(db));
-    return info;
-  }
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    std::string line = column_text(stmt, 0).empty() ? "" : std::string(column_text(stmt, 0));
-    if (is_problem_line(line)) info.problems.push_back(std::move(line));
-  }
-  if (rc != SQLITE_DONE) info.problems.push_back(sqlite3_errmsg(db));
+  if (check) info.problems = quick_check_problems(db);
   return info;
 }
 

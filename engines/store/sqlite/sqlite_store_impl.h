@@ -64,6 +64,20 @@ inline bool is_file_error(int rc) {
 /// "*** in database main ***" headings do not).
 inline bool is_problem_line(std::string_view line) { return line != "ok" && !line.starts_with("*** in database"); }
 
+/// The problems PRAGMA quick_check finds in the file `db` opened (one being inspected, a backup
+/// just written), or the error itself when the check cannot run.
+inline std::vector<std::string> quick_check_problems(sqlite3* db) {
+  std::vector<std::string> problems;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+      if (is_problem_line(column_text(stmt, 0))) problems.emplace_back(column_text(stmt, 0));
+  if (rc != SQLITE_DONE) problems.emplace_back(sqlite3_errmsg(db));
+  sqlite3_finalize(stmt);
+  return problems;
+}
+
 inline bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
 /// The one mapping from an SQLite result code (and, for I/O errors, the operating system's errno
