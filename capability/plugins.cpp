@@ -1,6 +1,7 @@
 #include "capability/plugins.h"
 
 #include <algorithm>
+#include <expected>
 #include <mutex>
 
 #include "core/json_parse.h"
@@ -190,116 +191,134 @@ Result<Reply> read_plugin_envelope(const OperationSpec& spec, std::string_view o
   return reply;
 }
 
+namespace {
+
+/// Why a declaration under `engines` is ignored (the warning's text after its name).
+using Skip = std::unexpected<std::string>;
+
+/// `domain.operation` from the declaration's name.
+std::expected<std::pair<std::string, std::string>, std::string> plugin_name(const std::string& name) {
+  const std::size_t dot = name.find('.');
+  std::string domain = name.substr(0, dot), operation = dot == std::string::npos ? "" : name.substr(dot + 1);
+  if (!is_name(domain, 29, is_lower_alnum_or_dash) || !is_name(operation, 39, is_alnum_or_dot))
+    return Skip("name it domain.operation (lower-case domain, camelCase operation)");
+  return std::pair{std::move(domain), std::move(operation)};
+}
+
+/// The argv the plug-in runs: a non-empty array of strings, no shell.
+std::expected<std::vector<std::string>, std::string> plugin_command(const json::Value& command) {
+  const auto refused = Skip("command must be a non-empty array of strings (an argv; no shell runs it)");
+  if (!command.is_array() || command.as_array().empty()) return refused;
+  std::vector<std::string> argv;
+  for (const auto& word : command.as_array()) {
+    if (!word.is_string() || word.as_string().empty() || word.as_string().find('\0') != std::string::npos)
+      return refused;
+    argv.push_back(word.as_string());
+  }
+  return argv;
+}
+
+std::expected<std::int64_t, std::string> plugin_timeout(const json::Value& timeout) {
+  if (timeout.is_null()) return kDefaultTimeoutSeconds;
+  if (!timeout.is_int() || timeout.as_int() < 1 || timeout.as_int() > 3600)
+    return Skip("timeoutSeconds must be an integer from 1 to 3600");
+  return timeout.as_int();
+}
+
+/// A native operation run by the plug-in: same name, gateway, params and help; another engine.
+std::expected<OperationSpec, std::string> replaced_operation(const OperationSpec& native, const json::Value& declaration) {
+  if (declaration.contains("params") || declaration.contains("gateway"))
+    return Skip("a native operation keeps its own params and gateway; declare only command and timeoutSeconds");
+  OperationSpec spec = native;
+  for (auto code : kPluginErrors)
+    if (std::find(spec.errors.begin(), spec.errors.end(), code) == spec.errors.end()) spec.errors.push_back(code);
+  return spec;
+}
+
+/// The params a new operation declares, each read by read_param.
+std::expected<std::vector<ParamSpec>, std::string> plugin_params(Registry& registry, const json::Value& params) {
+  std::vector<ParamSpec> out;
+  if (params.is_null()) return out;
+  if (!params.is_array()) return Skip("params must be an array of param declarations");
+  for (const auto& p : params.as_array()) {
+    auto param = read_param(registry, p);
+    if (!param) return Skip(param.error().message);
+    if (std::any_of(out.begin(), out.end(), [&](const ParamSpec& seen) { return seen.name == param->name; }))
+      return Skip("param '" + std::string(param->name) + "' is declared twice");
+    out.push_back(*param);
+  }
+  return out;
+}
+
+/// An operation of the plug-in's own: its gateway, summary and params, and an example naming each
+/// required param with a value to fill in.
+std::expected<OperationSpec, std::string> new_operation(Registry& registry, const std::string& domain,
+                                                        const std::string& operation, const json::Value& declaration) {
+  OperationSpec spec;
+  spec.domain = registry.own(domain);
+  spec.name = registry.own(operation);
+  const json::Value& gateway = declaration["gateway"];
+  if (!gateway.is_string() || (gateway.as_string() != "query" && gateway.as_string() != "mutate"))
+    return Skip("a new operation needs gateway \"query\" (reads) or \"mutate\" (changes)");
+  spec.gateway = gateway.as_string() == "query" ? Gateway::Query : Gateway::Mutate;
+  const json::Value& summary = declaration["summary"];
+  if (!summary.is_string() || summary.as_string().empty() || utf8_length(summary.as_string()) > 80 ||
+      has_control_characters(summary.as_string(), false))
+    return Skip("a new operation needs a summary of one line, at most 80 characters");
+  spec.summary = registry.own(summary.as_string());
+  spec.returns = "what the plug-in replies";
+  spec.errors = kPluginErrors;
+  auto params = plugin_params(registry, declaration["params"]);
+  if (!params) return Skip(std::move(params.error()));
+  spec.params = std::move(*params);
+  json::Value example = json::Value::object();
+  for (const auto& param : spec.params)
+    if (param.required) example.set(param.name, "…");
+  spec.examples = {{registry.own(example.dump()), example.empty() ? "with the defaults" : "fill in the required params"}};
+  spec.tier = 1;
+  return spec;
+}
+
+/// The operation one declaration under `engines` makes, added to `registry`; why not, else.
+std::expected<void, std::string> add_plugin_operation(Registry& registry, const std::string& name,
+                                                      const json::Value& declaration) {
+  auto names = plugin_name(name);
+  if (!names) return Skip(std::move(names.error()));
+  if (!declaration.is_object()) return Skip("the declaration must be an object");
+  auto argv = plugin_command(declaration["command"]);
+  if (!argv) return Skip(std::move(argv.error()));
+  auto timeout = plugin_timeout(declaration["timeoutSeconds"]);
+  if (!timeout) return Skip(std::move(timeout.error()));
+  const auto& [domain, operation] = *names;
+  const OperationSpec* native = registry.find(domain, operation);
+  auto spec = native ? replaced_operation(*native, declaration) : new_operation(registry, domain, operation, declaration);
+  if (!spec) return Skip(std::move(spec.error()));
+  spec->engine = EngineKind::Subprocess;
+  spec->shortcut = {};
+  // A program named without a path must be on PATH: the capability matrix says so before a call.
+  spec->needs.clear();
+  if ((*argv)[0].find('/') == std::string::npos) spec->needs.push_back(registry.own("program:" + (*argv)[0]));
+  // The plug-in is the call's reply: no native handler runs after it.
+  spec->handler = nullptr;
+  spec->external = plugin_handler(spec->full_name(), std::move(*argv), *timeout);
+  registry.add_plugin(std::move(*spec));
+  return {};
+}
+
+}  // namespace
+
 PluginRegistry with_plugins(const Registry& base, const json::Value& engines) {
   PluginRegistry out{base, {}};
   if (!engines.is_object()) return out;
+  static const std::vector<std::string_view> kKnown = {"command", "gateway", "summary", "params", "timeoutSeconds"};
   for (const auto& [name, declaration] : engines.as_object()) {
-    auto skip = [&](std::string why) { out.warnings.push_back("engines." + clip(name, kEchoChars) + " ignored: " + why); };
-    const std::size_t dot = name.find('.');
-    const std::string domain = name.substr(0, dot), operation = dot == std::string::npos ? "" : name.substr(dot + 1);
-    if (!is_name(domain, 29, is_lower_alnum_or_dash) || !is_name(operation, 39, is_alnum_or_dot)) {
-      skip("name it domain.operation (lower-case domain, camelCase operation)");
+    if (auto added = add_plugin_operation(out.registry, name, declaration); !added) {
+      out.warnings.push_back("engines." + clip(name, kEchoChars) + " ignored: " + added.error());
       continue;
     }
-    if (!declaration.is_object()) {
-      skip("the declaration must be an object");
-      continue;
-    }
-    const json::Value& command = declaration["command"];
-    bool argv_ok = command.is_array() && !command.as_array().empty();
-    std::vector<std::string> argv;
-    if (argv_ok)
-      for (const auto& word : command.as_array()) {
-        if (!word.is_string() || word.as_string().empty() || word.as_string().find('\0') != std::string::npos) {
-          argv_ok = false;
-          break;
-        }
-        argv.push_back(word.as_string());
-      }
-    if (!argv_ok) {
-      skip("command must be a non-empty array of strings (an argv; no shell runs it)");
-      continue;
-    }
-    std::int64_t timeout = kDefaultTimeoutSeconds;
-    if (const json::Value& t = declaration["timeoutSeconds"]; !t.is_null()) {
-      if (!t.is_int() || t.as_int() < 1 || t.as_int() > 3600) {
-        skip("timeoutSeconds must be an integer from 1 to 3600");
-        continue;
-      }
-      timeout = t.as_int();
-    }
-    Registry& registry = out.registry;
-    const OperationSpec* native = registry.find(domain, operation);
-    OperationSpec spec;
-    if (native) {
-      // Replacing a native operation: same name, gateway, params and help; another engine.
-      if (declaration.contains("params") || declaration.contains("gateway")) {
-        skip("a native operation keeps its own params and gateway; declare only command and timeoutSeconds");
-        continue;
-      }
-      spec = *native;
-      for (auto code : kPluginErrors)
-        if (std::find(spec.errors.begin(), spec.errors.end(), code) == spec.errors.end()) spec.errors.push_back(code);
-    } else {
-      spec.domain = registry.own(domain);
-      spec.name = registry.own(operation);
-      const json::Value& gateway = declaration["gateway"];
-      if (!gateway.is_string() || (gateway.as_string() != "query" && gateway.as_string() != "mutate")) {
-        skip("a new operation needs gateway \"query\" (reads) or \"mutate\" (changes)");
-        continue;
-      }
-      spec.gateway = gateway.as_string() == "query" ? Gateway::Query : Gateway::Mutate;
-      const json::Value& summary = declaration["summary"];
-      if (!summary.is_string() || summary.as_string().empty() || utf8_length(summary.as_string()) > 80 ||
-          has_control_characters(summary.as_string(), false)) {
-        skip("a new operation needs a summary of one line, at most 80 characters");
-        continue;
-      }
-      spec.summary = registry.own(summary.as_string());
-      spec.returns = "what the plug-in replies";
-      spec.errors = kPluginErrors;
-      bool params_ok = true;
-      if (const json::Value& params = declaration["params"]; !params.is_null()) {
-        if (!params.is_array()) {
-          skip("params must be an array of param declarations");
-          continue;
-        }
-        for (const auto& p : params.as_array()) {
-          auto param = read_param(registry, p);
-          if (!param) {
-            skip(param.error().message);
-            params_ok = false;
-            break;
-          }
-          if (spec.find_param(param->name)) {
-            skip("param '" + std::string(param->name) + "' is declared twice");
-            params_ok = false;
-            break;
-          }
-          spec.params.push_back(*param);
-        }
-      }
-      if (!params_ok) continue;
-      // The example names each required param, with a value to fill in.
-      json::Value example = json::Value::object();
-      for (const auto& param : spec.params)
-        if (param.required) example.set(param.name, "…");
-      spec.examples = {{registry.own(example.dump()), example.empty() ? "with the defaults" : "fill in the required params"}};
-      spec.tier = 1;
-    }
-    static const std::vector<std::string_view> kKnown = {"command", "gateway", "summary", "params", "timeoutSeconds"};
     for (const auto& member : declaration.as_object())
       if (std::find(kKnown.begin(), kKnown.end(), member.first) == kKnown.end())
         out.warnings.push_back("engines." + name + "." + member.first + " is not a known field (ignored)");
-    spec.engine = EngineKind::Subprocess;
-    spec.shortcut = {};
-    // A program named without a path must be on PATH: the capability matrix says so before a call.
-    spec.needs.clear();
-    if (argv[0].find('/') == std::string::npos) spec.needs.push_back(registry.own("program:" + argv[0]));
-    // The plug-in is the call's reply: no native handler runs after it.
-    spec.handler = nullptr;
-    spec.external = plugin_handler(spec.full_name(), std::move(argv), timeout);
-    registry.add_plugin(std::move(spec));
   }
   return out;
 }

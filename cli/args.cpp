@@ -198,6 +198,45 @@ OperationOptions::OperationOptions(CLI::App& app, const OperationSpec& spec) : s
 
 OperationOptions::~OperationOptions() = default;
 
+namespace {
+
+/// An Array param's words as its items: split on commas where the param's items never hold one.
+json::Value list_value(const ParamSpec& param, const std::vector<std::string>& words) {
+  json::Value items = json::Value::array();
+  for (const auto& text : words) {
+    if (splits_on_commas(param)) {
+      for (auto& piece : split_list(text)) items.push_back(std::move(piece));
+    } else if (!trim(text).empty()) {
+      items.push_back(text);
+    }
+  }
+  return items;
+}
+
+/// A bulk operation's `id` and the words after it: several ids (or a range) become `ids` — one
+/// call, one transaction.
+Result<void> gather_ids(json::Value& params, const std::vector<std::string>& more_ids) {
+  std::vector<std::string> words = {params["id"].as_string()};
+  words.insert(words.end(), more_ids.begin(), more_ids.end());
+  std::vector<std::string> ids;
+  for (const auto& word : words) {
+    auto expanded = expand_task_ids(word);
+    if (!expanded) return fail(std::move(expanded.error()).with_detail("field", "ids"));
+    if (*expanded) {
+      ids.insert(ids.end(), (*expanded)->begin(), (*expanded)->end());
+    } else {
+      ids.push_back(word);  // not an id: the router says so, as for any caller
+    }
+  }
+  if (ids.size() > 1 || words.front().find("..") != std::string::npos) {
+    params.erase("id");
+    params.set("ids", json::Value::array_of(ids));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<json::Value> OperationOptions::params(const InputSource& input) const {
   json::Value out = json::Value::object();
   for (const auto& binding : bindings_) {
@@ -213,17 +252,9 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
     const std::vector<std::string>& given = binding->option->results();
     if (given.empty()) continue;
     if (param.type == ParamType::Array) {
-      json::Value items = json::Value::array();
       std::vector<std::string> words = given;
       words.insert(words.end(), binding->more_words.begin(), binding->more_words.end());
-      for (const auto& text : words) {
-        if (splits_on_commas(param)) {
-          for (auto& piece : split_list(text)) items.push_back(std::move(piece));
-        } else if (!trim(text).empty()) {
-          items.push_back(text);
-        }
-      }
-      out.set(param.name, std::move(items));
+      out.set(param.name, list_value(param, words));
       continue;
     }
     if (given.size() > 1) {
@@ -258,25 +289,7 @@ Result<json::Value> OperationOptions::params(const InputSource& input) const {
     for (const auto& word : label_words_) labels.push_back(word);
     out.set("labels", std::move(labels));
   }
-  if (spec_.bulk && out["id"].is_string()) {
-    // Several ids (or a range) become `ids`: one call, one transaction.
-    std::vector<std::string> words = {out["id"].as_string()};
-    words.insert(words.end(), more_ids_.begin(), more_ids_.end());
-    std::vector<std::string> ids;
-    for (const auto& word : words) {
-      auto expanded = expand_task_ids(word);
-      if (!expanded) return fail(std::move(expanded.error()).with_detail("field", "ids"));
-      if (*expanded) {
-        ids.insert(ids.end(), (*expanded)->begin(), (*expanded)->end());
-      } else {
-        ids.push_back(word);  // not an id: the router says so, as for any caller
-      }
-    }
-    if (ids.size() > 1 || words.front().find("..") != std::string::npos) {
-      out.erase("id");
-      out.set("ids", json::Value::array_of(ids));
-    }
-  }
+  if (spec_.bulk && out["id"].is_string()) CT_TRY(gather_ids(out, more_ids_));
   return out;
 }
 

@@ -301,14 +301,77 @@ std::string with_error(const std::string& form, const Error& error) {
 /// one tasks.update with ifVersion (nobody else's change is overwritten). A form that does not read,
 /// or an update the task's rules refuse, opens the editor again with the error on top (at a
 /// terminal; a scripted editor gets one round); leaving the form as it was cancels.
-int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& workspace,
-             const std::vector<std::string>& args, Output& output) {
+/// A file only this user may read, for a task's text: mkstemps creates it 0600, under a name
+/// nobody else holds (a rewrite keeps the mode).
+Result<std::filesystem::path> private_edit_file(const std::string& task_id) {
+  std::error_code ec;
+  std::string name = (std::filesystem::temp_directory_path(ec) / ("ct-edit-" + task_id + "-XXXXXX.txt")).string();
+  int fd = ::mkstemps(name.data(), 4);
+  if (fd < 0)
+    return fail(Error(ErrorCode::FileError, "cannot create " + name + ": " + std::strerror(errno))
+                    .with_fix("set TMPDIR to a writable directory"));
+  ::close(fd);
+  return std::filesystem::path(name);
+}
+
+/// The person's editor ($VISUAL, $EDITOR, else vi) run on `file` with their environment and our
+/// terminal, then what it left there. An editor that cannot start or fails changes nothing.
+Result<std::string> run_editor(const std::filesystem::path& file, const std::vector<std::string>& env,
+                               const std::string& task_id) {
+  ProcessSpec editor;
+  editor.argv = editor_command();
+  editor.argv.push_back(file.string());
+  editor.env = env;
+  editor.attached = true;
+  auto ran = run_process(editor);
+  if (!ran) {
+    Error error = std::move(ran.error());
+    error.fix = "set VISUAL or EDITOR to your editor (e.g. export EDITOR=nano), then: ct edit " + task_id;
+    return fail(std::move(error));
+  }
+  if (!ran->ok())
+    return fail(Error(ErrorCode::EngineFailed, "the editor (" + editor.argv.front() + ") exited with " +
+                                                   (ran->signal ? "signal " + std::to_string(ran->signal)
+                                                                : "status " + std::to_string(ran->exit_code)) +
+                                                   "; nothing was changed")
+                    .with_fix("ct edit " + task_id));
+  return InputSource::system().read_file(file.string());
+}
+
+/// The form left as it was: nothing to do.
+int report_unchanged(const std::string& task_id, const Output& output) {
+  Envelope unchanged;
+  unchanged.note = ErrorCode::NoChange;
+  unchanged.warnings.push_back(task_id + " was left as it was");
+  if (output.json) {
+    write(stdout, to_json(unchanged, registry()) + "\n");
+  } else {
+    write(stdout, "No change: " + task_id + " was left as it was\n");
+  }
+  return unchanged.exit_code();
+}
+
+/// The update's envelope, as `ct tasks update` shows it.
+int report_update(const Registry& operations, const json::Value& params, const Envelope& updated, const Output& output) {
+  if (output.json) {
+    write(stdout, to_json(updated, registry()) + "\n");
+  } else {
+    const OperationSpec* spec = operations.find("tasks", "update");
+    Rendered rendered = render_envelope(*spec, params, printable(updated), output.render, operations, "ct edit --help");
+    write(stderr, rendered.err);
+    write(stdout, rendered.out);
+  }
+  return updated.exit_code();
+}
+
+/// ct edit's own command line: the task id and the global options. An exit code when it asked for
+/// help or could not be read.
+std::optional<int> read_edit_args(const std::vector<std::string>& args, GlobalOptions& globals, std::string& id,
+                                  const Output& output) {
   CLI::App app("Edit a task in $VISUAL or $EDITOR (else vi): the changes are one update, applied only if "
                "nobody changed the task meanwhile",
                "ct edit");
-  GlobalOptions globals;
   add_globals(app, globals);
-  std::string id;
   app.add_option("id", id, "Task id, e.g. T005")->required();
   app.footer("Example: ct edit T005   (EDITOR=\"code --wait\" ct edit T005 for an editor with arguments)");
   try {
@@ -319,6 +382,14 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
   } catch (const CLI::ParseError& error) {
     return report_failure(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct edit --help"), output);
   }
+  return std::nullopt;
+}
+
+int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& workspace,
+             const std::vector<std::string>& args, Output& output) {
+  GlobalOptions globals;
+  std::string id;
+  if (auto done = read_edit_args(args, globals, id, output)) return *done;
   output.json = output.json || globals.json;
   Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
   const Caller caller{.session = resolve_session(globals, *workspace).session, .adopt_only_active_session = true};
@@ -328,20 +399,10 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
   Envelope shown = router.dispatch({Gateway::Query, "tasks", "show", show, caller});
   if (!shown.success) return report_failure(*shown.error, output);
   const std::string task_id = shown.data["id"].as_string();
-
+  auto file = private_edit_file(task_id);
+  if (!file) return report_failure(file.error(), output);
   std::error_code ec;
-  // Only this user may read the task's text: mkstemps creates the file 0600, under a name nobody
-  // else holds (a rewrite keeps the mode).
-  std::string name = (std::filesystem::temp_directory_path(ec) / ("ct-edit-" + task_id + "-XXXXXX.txt")).string();
-  if (int fd = ::mkstemps(name.data(), 4); fd >= 0) {
-    ::close(fd);
-  } else {
-    return report_failure(Error(ErrorCode::FileError, "cannot create " + name + ": " + std::strerror(errno))
-                              .with_fix("set TMPDIR to a writable directory"),
-                          output);
-  }
-  const std::filesystem::path file = name;
-  auto remove_file = [&] { std::filesystem::remove(file, ec); };
+  auto remove_file = [&] { std::filesystem::remove(*file, ec); };
   std::string presented = edit_form(shown.data);
   std::optional<Error> last_error;
   std::vector<std::string> env;
@@ -349,29 +410,8 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
   // Another round is for a person at a terminal; a scripted editor would repeat its mistake.
   const int rounds = ::isatty(STDIN_FILENO) ? 10 : 1;
   for (int round = 1;; ++round) {
-    if (auto written = write_file_atomically(file, presented); !written) return report_failure(written.error(), output);
-    ProcessSpec editor;
-    editor.argv = editor_command();
-    editor.argv.push_back(file.string());
-    editor.env = env;
-    editor.attached = true;
-    auto ran = run_process(editor);
-    if (!ran) {
-      remove_file();
-      Error error = std::move(ran.error());
-      error.fix = "set VISUAL or EDITOR to your editor (e.g. export EDITOR=nano), then: ct edit " + task_id;
-      return report_failure(error, output);
-    }
-    if (!ran->ok()) {
-      remove_file();
-      return report_failure(Error(ErrorCode::EngineFailed, "the editor (" + editor.argv.front() + ") exited with " +
-                                                               (ran->signal ? "signal " + std::to_string(ran->signal)
-                                                                            : "status " + std::to_string(ran->exit_code)) +
-                                                               "; nothing was changed")
-                                .with_fix("ct edit " + task_id),
-                            output);
-    }
-    auto edited = InputSource::system().read_file(file.string());
+    if (auto written = write_file_atomically(*file, presented); !written) return report_failure(written.error(), output);
+    auto edited = run_editor(*file, env, task_id);
     if (!edited) {
       remove_file();
       return report_failure(edited.error(), output);
@@ -380,15 +420,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
       // Left as it was: after an error, that error stands; else nothing to do.
       remove_file();
       if (last_error) return report_failure(*last_error, output);
-      Envelope unchanged;
-      unchanged.note = ErrorCode::NoChange;
-      unchanged.warnings.push_back(task_id + " was left as it was");
-      if (output.json) {
-        write(stdout, to_json(unchanged, registry()) + "\n");
-      } else {
-        write(stdout, "No change: " + task_id + " was left as it was\n");
-      }
-      return unchanged.exit_code();
+      return report_unchanged(task_id, output);
     }
     auto changes = edit_changes(shown.data, *edited);
     if (!changes && round < rounds) {
@@ -419,16 +451,66 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
       continue;
     }
     remove_file();
-    if (output.json) {
-      write(stdout, to_json(updated, registry()) + "\n");
-    } else {
-      const OperationSpec* spec = operations.find("tasks", "update");
-      Rendered rendered = render_envelope(*spec, params, printable(updated), output.render, operations, "ct edit --help");
-      write(stderr, rendered.err);
-      write(stdout, rendered.out);
-    }
-    return updated.exit_code();
+    return report_update(operations, params, updated, output);
   }
+}
+
+/// The params the global options add: the route's preset, meta, intent and (for a change) reason;
+/// a query given --reason is warned that it keeps none.
+void add_global_params(json::Value& params, const Route& route, const GlobalOptions& globals, const OperationSpec& spec,
+                       const Output& output) {
+  if (route.preset.is_object())
+    for (const auto& [key, value] : route.preset.as_object())
+      if (!params.contains(key)) params.set(key, value);
+  if (globals.meta) params.set("meta", true);
+  if (!globals.intent.empty() && spec.gateway == Gateway::Mutate && !params.contains("intent"))
+    params.set("intent", intent_value(globals.intent));
+  if (!globals.reason.empty()) {
+    if (spec.gateway == Gateway::Mutate) {
+      if (!params.contains("reason")) params.set("reason", globals.reason);
+    } else {
+      // Queries change nothing, so there is no audit row to keep the reason in.
+      write(stderr, output.render.err.yellow("warning:") + " --reason is recorded only for changes; " +
+                        spec.full_name() + " ignores it\n");
+    }
+  }
+}
+
+/// An agent host's session-start hook: the first of the hooks the host runs for this start briefs,
+/// the others (a team's and a person's own, both installed) say nothing (cli/hook_briefing.h). True
+/// for one of those others, after it said its nothing.
+bool later_hook(const OperationSpec& spec, const json::Value& params, Workspace& workspace) {
+  if (spec.text_view == TextView::Briefing && params["hook"].is_string())
+    if (const providers::Provider* host = providers::find(params["hook"].as_string()); host && host->hook)
+      if (auto firing = providers::hook_firing(*host, read_hook_input(STDIN_FILENO, std::chrono::seconds(2))))
+        if (auto project = workspace.project(); project && !first_briefing(project->cleo_dir() / "hook-briefings",
+                                                                           host->id, *firing)) {
+          write(stdout, providers::hook_output(*host, ""));
+          return true;
+        }
+  return false;
+}
+
+/// The reply as JSON (--json) or as text for people, with the warning an original CLEO name
+/// gets and, when the call bound `bound` to this terminal, how to use it elsewhere.
+int report_reply(const Registry& operations, const Route& route, const std::string& command, const json::Value& params,
+                 Envelope& envelope, const std::string& bound, const Output& output) {
+  const OperationSpec& spec = *route.spec;
+  if (output.json) {
+    // The original CLEO's name (`ct tasks depends`) ran ours: the reply names it, as over MCP.
+    if (!route.original.empty()) envelope.warnings.push_back(original_names::operation_warning(route.original, spec));
+    write(stdout, to_json(envelope, registry()) + "\n");
+  } else {
+    Rendered rendered = render_envelope(spec, params, printable(envelope), output.render, operations, command + " --help");
+    if (!route.original.empty())
+      rendered.err += output.render.err.yellow("warning:") + " " + route.original + " is the original CLEO's name of " +
+                      spec.full_name() + "; its command is " + command_prefix(spec) + "\n";
+    if (!bound.empty())
+      rendered.out += "Bound to this terminal. For another shell or agent: export CLEO_SESSION=" + bound + "\n";
+    write(stderr, rendered.err);
+    write(stdout, rendered.out);
+  }
+  return envelope.exit_code();
 }
 
 int run_checked(const std::vector<std::string>& args) {
@@ -475,32 +557,8 @@ int run_checked(const std::vector<std::string>& args) {
   }
 
   json::Value params = std::move(parsed->params);
-  if (route.preset.is_object())
-    for (const auto& [key, value] : route.preset.as_object())
-      if (!params.contains(key)) params.set(key, value);
-  if (globals.meta) params.set("meta", true);
-  if (!globals.intent.empty() && spec->gateway == Gateway::Mutate && !params.contains("intent"))
-    params.set("intent", intent_value(globals.intent));
-  if (!globals.reason.empty()) {
-    if (spec->gateway == Gateway::Mutate) {
-      if (!params.contains("reason")) params.set("reason", globals.reason);
-    } else {
-      // Queries change nothing, so there is no audit row to keep the reason in.
-      write(stderr, output.render.err.yellow("warning:") + " --reason is recorded only for changes; " +
-                        spec->full_name() + " ignores it\n");
-    }
-  }
-
-  // An agent host's session-start hook: the first of the hooks the host runs for this start briefs,
-  // the others (a team's and a person's own, both installed) say nothing (cli/hook_briefing.h).
-  if (spec->text_view == TextView::Briefing && params["hook"].is_string())
-    if (const providers::Provider* host = providers::find(params["hook"].as_string()); host && host->hook)
-      if (auto firing = providers::hook_firing(*host, read_hook_input(STDIN_FILENO, std::chrono::seconds(2))))
-        if (auto project = workspace->project(); project && !first_briefing(project->cleo_dir() / "hook-briefings",
-                                                                            host->id, *firing)) {
-          write(stdout, providers::hook_output(*host, ""));
-          return 0;
-        }
+  add_global_params(params, route, globals, *spec, output);
+  if (later_hook(*spec, params, *workspace)) return 0;
 
   Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
   const Binding binding = resolve_session(globals, *workspace);
@@ -523,22 +581,8 @@ int run_checked(const std::vector<std::string>& args) {
                            session + " (from " + from + "); another one: --session ID or export CLEO_SESSION=ID";
   }
 
-  if (output.json) {
-    // The original CLEO's name (`ct tasks depends`) ran ours: the reply names it, as over MCP.
-    if (!route.original.empty()) envelope.warnings.push_back(original_names::operation_warning(route.original, *spec));
-    write(stdout, to_json(envelope, registry()) + "\n");
-  } else {
-    Rendered rendered = render_envelope(*spec, params, printable(envelope), output.render, operations,
-                                        tree.command() + " --help");
-    if (!route.original.empty())
-      rendered.err += output.render.err.yellow("warning:") + " " + route.original + " is the original CLEO's name of " +
-                      spec->full_name() + "; its command is " + command_prefix(*spec) + "\n";
-    if (envelope.success && !session.empty() && session != binding.session)
-      rendered.out += "Bound to this terminal. For another shell or agent: export CLEO_SESSION=" + session + "\n";
-    write(stderr, rendered.err);
-    write(stdout, rendered.out);
-  }
-  return envelope.exit_code();
+  const bool newly_bound = envelope.success && !session.empty() && session != binding.session;
+  return report_reply(operations, route, tree.command(), params, envelope, newly_bound ? session : "", output);
 }
 
 }  // namespace

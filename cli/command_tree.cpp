@@ -142,6 +142,119 @@ bool global_takes_value(std::string_view arg) {
   return arg == "--project" || arg == "--reason" || arg == "--intent" || arg == "--session";
 }
 
+namespace {
+
+/// The first word that is not an option is unknown: the error lists every command there is, and
+/// an operation's name without its domain points at the full form.
+Error unknown_command(const Registry& registry, const std::string& arg, const std::vector<std::string>& domains) {
+  std::vector<std::string> valid;
+  for (const auto* spec : shortcuts(registry)) {
+    valid.emplace_back(spec->shortcut);
+    valid.insert(valid.end(), spec->shortcut_aliases.begin(), spec->shortcut_aliases.end());
+    for (const auto& view : spec->views) valid.emplace_back(view.word);
+  }
+  valid.insert(valid.end(), domains.begin(), domains.end());
+  for (const auto& server : server_commands()) valid.emplace_back(server.name);
+  for (const auto& builtin : builtin_commands()) valid.emplace_back(builtin.name);
+  Error error(ErrorCode::InvalidInput, "unknown command '" + arg + "'");
+  error.fix = "ct --help";
+  for (const auto& spec : registry.operations()) {
+    if (spec.name == arg) {
+      std::string full = std::string(spec.domain) + " " + std::string(spec.name);
+      error.message += " (did you mean '" + full + "'?)";
+      return std::move(error).with_detail("valid", json::Value::array_of(valid)).with_detail("didYouMean", full);
+    }
+  }
+  return std::move(error).with_choices(arg, valid);
+}
+
+/// The first word: a domain or the first of a two-word shortcut (the next word decides: false), a
+/// shortcut or one of its views, a server command, else an error (decided: true).
+bool route_first_word(const Registry& registry, const std::string& arg, const std::vector<std::string>& domains,
+                      Route& route) {
+  if (std::find(domains.begin(), domains.end(), arg) != domains.end()) {
+    route.domain = arg;
+    return false;
+  }
+  for (const auto* spec : shortcuts(registry)) {
+    // A two-word shortcut is two argv words; one word holding both ("config get") is unknown.
+    if ((spec->shortcut == arg && spec->shortcut.find(' ') == std::string_view::npos) ||
+        std::find(spec->shortcut_aliases.begin(), spec->shortcut_aliases.end(), arg) != spec->shortcut_aliases.end()) {
+      route.spec = spec;
+      return true;
+    }
+    for (const auto& view : spec->views) {
+      if (view.word != arg) continue;
+      route.spec = spec;
+      route.preset = json::parse(view.params_json).value_or(json::Value::object());
+      return true;
+    }
+  }
+  // The first word of two-word shortcuts (`ct config get`): the next word picks the operation.
+  if (!shortcut_group(registry, arg).empty()) {
+    route.group = arg;
+    return false;
+  }
+  if (is_server_command(arg)) {
+    route.server = arg;
+    return true;
+  }
+  route.error = unknown_command(registry, arg, domains);
+  return true;
+}
+
+/// The second word of a two-word shortcut (`ct config get`).
+void route_group_word(const Registry& registry, const std::string& arg, Route& route) {
+  std::vector<std::string> valid;
+  for (const auto* spec : shortcut_group(registry, route.group)) {
+    std::string_view second = spec->shortcut.substr(route.group.size() + 1);
+    if (second == arg) {
+      route.spec = spec;
+      return;
+    }
+    valid.emplace_back(second);
+  }
+  Error error(ErrorCode::InvalidInput, "unknown command 'ct " + route.group + " " + arg + "'");
+  error.fix = "ct " + route.group + " --help";
+  route.error = std::move(error).with_choices(arg, valid);
+}
+
+/// The second word names an operation of the domain (or the original CLEO's name of one); after an
+/// option (`previous`) it is that option's value and the domain's default operation runs.
+void route_operation_word(const Registry& registry, const std::string& arg, const std::string& previous, Route& route) {
+  route.domain.clear();
+  std::string domain = route.words.front();
+  if (const OperationSpec* spec = registry.find(domain, arg)) {
+    route.spec = spec;
+    return;
+  }
+  // The original CLEO's name of an operation runs it (the reply names ours).
+  if (const OperationSpec* spec = registry.find_original(domain, arg)) {
+    route.spec = spec;
+    route.original = domain + "." + arg;
+    return;
+  }
+  // After an option it is that option's value (`ct validate --limit 5`): the default operation.
+  if (!previous.empty() && previous.front() == '-') {
+    if (const OperationSpec* spec = default_operation(registry, domain)) {
+      route.words.pop_back();
+      route.spec = spec;
+      return;
+    }
+  }
+  Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + arg + "' in domain '" + domain + "'")
+                    .with_choices(arg, registry.operation_names(domain));
+  error.fix = "ct " + domain + " --help";
+  // As the router suggests: a word callers reach for names its operation, with a working call.
+  if (const OperationSpec* meant = registry.find_alias(domain, arg, Gateway::Query)) {
+    pipeline::prefer_suggestion(error, *meant, domain);
+    error.fix = meant->example_call();
+  }
+  route.error = std::move(error);
+}
+
+}  // namespace
+
 Route find_route(const Registry& registry, const std::vector<std::string>& args) {
   Route route;
   std::vector<std::string> domains = registry.domains();
@@ -154,101 +267,14 @@ Route find_route(const Registry& registry, const std::vector<std::string>& args)
     }
     route.words.push_back(arg);
     if (route.words.size() == 1) {
-      if (std::find(domains.begin(), domains.end(), arg) != domains.end()) {
-        route.domain = arg;
-        continue;
-      }
-      for (const auto* spec : shortcuts(registry)) {
-        // A two-word shortcut is two argv words; one word holding both ("config get") is unknown.
-        if ((spec->shortcut == arg && spec->shortcut.find(' ') == std::string_view::npos) ||
-            std::find(spec->shortcut_aliases.begin(), spec->shortcut_aliases.end(), arg) != spec->shortcut_aliases.end()) {
-          route.spec = spec;
-          return route;
-        }
-        for (const auto& view : spec->views) {
-          if (view.word != arg) continue;
-          route.spec = spec;
-          route.preset = json::parse(view.params_json).value_or(json::Value::object());
-          return route;
-        }
-      }
-      // The first word of two-word shortcuts (`ct config get`): the next word picks the operation.
-      if (!shortcut_group(registry, arg).empty()) {
-        route.group = arg;
-        continue;
-      }
-      if (is_server_command(arg)) {
-        route.server = arg;
-        return route;
-      }
-      std::vector<std::string> valid;
-      for (const auto* spec : shortcuts(registry)) {
-        valid.emplace_back(spec->shortcut);
-        valid.insert(valid.end(), spec->shortcut_aliases.begin(), spec->shortcut_aliases.end());
-        for (const auto& view : spec->views) valid.emplace_back(view.word);
-      }
-      valid.insert(valid.end(), domains.begin(), domains.end());
-      for (const auto& server : server_commands()) valid.emplace_back(server.name);
-      for (const auto& builtin : builtin_commands()) valid.emplace_back(builtin.name);
-      Error error(ErrorCode::InvalidInput, "unknown command '" + arg + "'");
-      error.fix = "ct --help";
-      // An operation name without its domain: point at the full form.
-      for (const auto& spec : registry.operations()) {
-        if (spec.name == arg) {
-          std::string full = std::string(spec.domain) + " " + std::string(spec.name);
-          error.message += " (did you mean '" + full + "'?)";
-          route.error = std::move(error).with_detail("valid", json::Value::array_of(valid)).with_detail("didYouMean", full);
-          return route;
-        }
-      }
-      route.error = std::move(error).with_choices(arg, valid);
-      return route;
+      if (route_first_word(registry, arg, domains, route)) return route;
+      continue;
     }
     if (!route.group.empty()) {
-      std::vector<std::string> valid;
-      for (const auto* spec : shortcut_group(registry, route.group)) {
-        std::string_view second = spec->shortcut.substr(route.group.size() + 1);
-        if (second == arg) {
-          route.spec = spec;
-          return route;
-        }
-        valid.emplace_back(second);
-      }
-      Error error(ErrorCode::InvalidInput, "unknown command 'ct " + route.group + " " + arg + "'");
-      error.fix = "ct " + route.group + " --help";
-      route.error = std::move(error).with_choices(arg, valid);
+      route_group_word(registry, arg, route);
       return route;
     }
-    // The second word names an operation of the domain.
-    route.domain.clear();
-    std::string domain = route.words.front();
-    if (const OperationSpec* spec = registry.find(domain, arg)) {
-      route.spec = spec;
-      return route;
-    }
-    // The original CLEO's name of an operation runs it (the reply names ours).
-    if (const OperationSpec* spec = registry.find_original(domain, arg)) {
-      route.spec = spec;
-      route.original = domain + "." + arg;
-      return route;
-    }
-    // After an option it is that option's value (`ct validate --limit 5`): the default operation.
-    if (!args[i - 1].empty() && args[i - 1].front() == '-') {
-      if (const OperationSpec* spec = default_operation(registry, domain)) {
-        route.words.pop_back();
-        route.spec = spec;
-        return route;
-      }
-    }
-    Error error = Error(ErrorCode::InvalidOperation, "unknown operation '" + arg + "' in domain '" + domain + "'")
-                      .with_choices(arg, registry.operation_names(domain));
-    error.fix = "ct " + domain + " --help";
-    // As the router suggests: a word callers reach for names its operation, with a working call.
-    if (const OperationSpec* meant = registry.find_alias(domain, arg, Gateway::Query)) {
-      pipeline::prefer_suggestion(error, *meant, domain);
-      error.fix = meant->example_call();
-    }
-    route.error = std::move(error);
+    route_operation_word(registry, arg, args[i - 1], route);
     return route;
   }
   // A domain named alone runs its default operation (`ct validate` is validate.schema); asked for

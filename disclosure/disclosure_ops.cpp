@@ -10,21 +10,29 @@
 #include "disclosure/injection.h"
 #include "disclosure/research_inject.h"
 #include "disclosure/spawn.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/providers/providers.h"
 #include "engines/project/project.h"
 
 namespace ct::disclosure {
 namespace {
 
-Result<Reply> help(Context& context, const Params& params) {
+struct HelpArgs {
+  std::optional<std::int64_t> level;
+  std::optional<std::string> domain;
+  std::optional<std::string> operation;
+  std::string format;
+  std::optional<std::string> known_hash;
+};
+
+Result<Reply> help(Context& context, const HelpArgs& args) {
   const Registry& registry = *context.registry;
-  CT_TRY_ASSIGN(HelpTarget target, resolve_help_target(registry, params.opt_str("domain").value_or(""),
-                                                       params.opt_str("operation").value_or("")));
-  const bool schema = params.opt_str("format") == "json-schema";
-  const std::int64_t level = params.opt_integer("level").value_or(target.spec || schema ? 2 : target.domain.empty() ? 0 : 1);
+  CT_TRY_ASSIGN(HelpTarget target,
+                resolve_help_target(registry, args.domain.value_or(""), args.operation.value_or("")));
+  const bool schema = args.format == "json-schema";
+  const std::int64_t level = args.level.value_or(target.spec || schema ? 2 : target.domain.empty() ? 0 : 1);
   const OperationSpec* self = registry.find("system", "help");
   std::vector<std::string> warnings;
   if (level == 2 && !target.spec) {
@@ -58,11 +66,11 @@ Result<Reply> help(Context& context, const Params& params) {
     hashed = std::move(*text);
   }
   std::string hash = content_hash(hashed);
-  if (params.opt_str("knownHash") == hash) {
+  if (args.known_hash == hash) {
     json::Value same = json::Value::object();
     same.set("unchanged", true);
     same.set("hash", hash);
-    return Reply{std::move(same), std::move(warnings), {}, {}};
+    return Reply::warned(std::move(same), std::move(warnings));
   }
   json::Value out = json::Value::object();
   out.set("level", level);
@@ -73,7 +81,7 @@ Result<Reply> help(Context& context, const Params& params) {
   } else {
     out.set("content", std::move(hashed));
   }
-  return Reply{std::move(out), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(out), std::move(warnings));
 }
 
 json::Value outcomes(const std::vector<FileOutcome>& files) {
@@ -100,20 +108,30 @@ std::optional<int> common_level(const InjectReport& report) {
   return level;
 }
 
-Result<Reply> inject_instructions(Context& context, const Params& params) {
+struct InjectArgs {
+  std::vector<std::string> targets;
+  std::optional<std::int64_t> level;
+  bool global = false;
+  bool check = false;
+  bool create = false;
+  bool allow_outside = false;
+  json::Value sent;  // the call, repeated in the fix of a check
+};
+
+Result<Reply> inject_instructions(Context& context, const InjectArgs& args) {
   InjectOptions options;
-  options.targets = params.strings("targets");
-  if (auto level = params.opt_integer("level")) options.level = static_cast<int>(*level);
-  options.check = params.flag("check");
-  options.create = params.flag("create");
-  options.allow_outside = params.flag("allowOutside");
-  if ((params.flag("global") || options.allow_outside) && !context.may_leave_project()) {
-    Error error(ErrorCode::InvalidInput, std::string(params.flag("global") ? "global" : "allowOutside") +
+  options.targets = args.targets;
+  if (args.level) options.level = static_cast<int>(*args.level);
+  options.check = args.check;
+  options.create = args.create;
+  options.allow_outside = args.allow_outside;
+  if ((args.global || options.allow_outside) && !context.may_leave_project()) {
+    Error error(ErrorCode::InvalidInput, std::string(args.global ? "global" : "allowOutside") +
                                              ": this caller may not write outside the project");
     error.fix = "run `ct inject --global` (or --allow-outside) in a terminal; " + Context::let_agents_leave_project();
-    return fail(std::move(error).with_detail("field", params.flag("global") ? "global" : "allowOutside"));
+    return fail(std::move(error).with_detail("field", args.global ? "global" : "allowOutside"));
   }
-  if (params.flag("global")) {
+  if (args.global) {
     CT_TRY_ASSIGN(options.global_dirs, global_dirs_from_environment());
   } else {
     CT_TRY_ASSIGN(Project project, context.workspace->project());
@@ -129,7 +147,7 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
       for (const auto& file : *group)
         if (file.action == "outdated" || file.action == "missing")
           drift += (drift.empty() ? "" : ", ") + file.file + " (" + file.action + ")";
-    json::Value again = params.json();
+    json::Value again = args.sent;
     again.erase("check");
     if (auto level = common_level(report); level && !options.level) again.set("level", static_cast<std::int64_t>(*level));
     Error error(ErrorCode::Outdated, "CLEO's instructions differ from what this version renders: " + drift);
@@ -149,17 +167,23 @@ Result<Reply> inject_instructions(Context& context, const Params& params) {
   }
   std::optional<ErrorCode> note;
   if (!report.changed) note = no_target ? ErrorCode::NoData : ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::noted(std::move(data), note, std::move(warnings));
 }
 
 /// providers.inject: system.inject's mechanism for the one instruction file a host reads (the
 /// providers table names it), created when missing: the caller asked for this host.
-Result<Reply> inject_for_provider(Context& context, const Params& params) {
-  const providers::Provider& provider = *providers::find(params.str("provider"));
+struct ProviderInjectArgs {
+  std::string provider;
+  std::optional<std::int64_t> level;
+  bool dry_run = false;
+};
+
+Result<Reply> inject_for_provider(Context& context, const ProviderInjectArgs& args) {
+  const providers::Provider& provider = *providers::find(args.provider);
   InjectOptions options;
   options.targets = {std::string(provider.inject_target)};
-  if (auto level = params.opt_integer("level")) options.level = static_cast<int>(*level);
-  options.check = params.flag("dryRun");
+  if (args.level) options.level = static_cast<int>(*args.level);
+  options.check = args.dry_run;
   options.create = true;
   CT_TRY_ASSIGN(Project project, context.workspace->project());
   options.root = project.root;
@@ -173,7 +197,7 @@ Result<Reply> inject_for_provider(Context& context, const Params& params) {
   data.set("templates", outcomes(report.templates));
   std::optional<ErrorCode> note;
   if (!report.changed) note = ErrorCode::NoChange;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), note);
 }
 
 /// The project injection system.init performs: renders the templates into .cleo/templates/ and
@@ -198,8 +222,8 @@ Result<json::Value> inject_after_init(const Registry& registry, const std::files
 }
 
 /// system.init's step: the project injection. A failed injection does not undo the project; it
-/// becomes a warning.
-Result<Reply> write_instructions_after_init(Context& context, const Params&, Reply reply) {
+/// becomes a warning. It reads no param.
+Result<Reply> write_instructions_after_init(Context& context, const NoArgs&, Reply reply) {
   auto written = inject_after_init(*context.registry, reply.data["root"].as_string());
   if (!written) {
     const Error& error = written.error();
@@ -221,42 +245,52 @@ Result<Reply> write_instructions_after_init(Context& context, const Params&, Rep
 }  // namespace
 
 void register_disclosure_operations(Registry& registry) {
-  registry.add_step("system", "init", write_instructions_after_init);
+  registry.add_step("system", "init", Binding<NoArgs>({}).step(write_instructions_after_init));
   register_spawn_operation(registry);
   register_research_inject(registry);
   std::vector<std::string_view> hosts;
   for (const auto& provider : providers::all()) hosts.push_back(provider.id);
+  const auto provider_args = bind(
+      field(&ProviderInjectArgs::provider, {.name = "provider", .type = ParamType::Enum, .required = true,
+                                            .choices = hosts,
+                                            .description = "The agent host (its file: CLAUDE.md, AGENTS.md or GEMINI.md)",
+                                            .positional = true}),
+      field(&ProviderInjectArgs::level, {.name = "level", .type = ParamType::Int, .min = 0, .max = 3,
+                                         .choices = {"0", "1", "3"},
+                                         .description = "As system.inject: 0, or 1/3 to import the larger template "
+                                                        "(default: the level the block has)"}),
+      field(&ProviderInjectArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
+                                           .description = "Report what would change (current|outdated|missing), "
+                                                          "write nothing",
+                                           .dry_run = true}));
   registry.add({.domain = "providers", .name = "inject", .gateway = Gateway::Mutate,
                 .summary = "Write CLEO's instructions into a host's instruction file",
-                .params = {{.name = "provider", .type = ParamType::Enum, .required = true, .choices = hosts,
-                            .description = "The agent host (its file: CLAUDE.md, AGENTS.md or GEMINI.md)",
-                            .positional = true},
-                           {.name = "level", .type = ParamType::Int, .min = 0, .max = 3, .choices = {"0", "1", "3"},
-                            .description = "As system.inject: 0, or 1/3 to import the larger template "
-                                           "(default: the level the block has)"},
-                           {.name = "dryRun", .type = ParamType::Bool,
-                            .description = "Report what would change (current|outdated|missing), write nothing",
-                            .dry_run = true}},
+                .params = provider_args.specs(),
                 .returns = "{provider, file, action created|inserted|updated|unchanged (dry run: current|outdated|"
                            "missing), level, templates[{file, action}]}; E_NO_CHANGE note when nothing changed",
                 .errors = {ErrorCode::Validation, ErrorCode::FileError, ErrorCode::NotInitialized},
                 .examples = {{R"({"provider":"claude"})", "the block in CLAUDE.md (created when missing)"},
                              {R"({"provider":"cursor","dryRun":true})", "what AGENTS.md would get, unwritten"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = inject_for_provider});
+                .idempotent = true, .needs_project = false, .tier = 2,
+                .handler = provider_args.handler(inject_for_provider)});
+  const auto help_args = bind(
+      field(&HelpArgs::level, {.name = "level", .type = ParamType::Int, .min = 0, .max = 3,
+                               .description = "0 entry, 1 operations, 2 one operation, 3 protocol (default 0; "
+                                              "1 with a domain, 2 with an operation)"}),
+      field(&HelpArgs::domain, {.name = "domain", .type = ParamType::String, .max = 60,
+                                .description = "Only this domain (level 1), or the domain of operation",
+                                .positional = true}),
+      field(&HelpArgs::operation, {.name = "operation", .type = ParamType::String, .max = 80,
+                                   .description = "One operation for level 2: add, tasks.add or with domain",
+                                   .positional = true}),
+      field(&HelpArgs::format, {.name = "format", .type = ParamType::Enum, .default_json = R"("text")",
+                                .choices = {"text", "json-schema"},
+                                .description = "json-schema: level 2 params as a JSON Schema object"}),
+      field(&HelpArgs::known_hash, {.name = "knownHash", .type = ParamType::String, .max = 64,
+                                    .description = "The hash of a text you have: an unchanged text is not sent again"}));
   registry.add({.domain = "system", .name = "help", .gateway = Gateway::Query,
                 .summary = "Explain CLEO, levels 0–3",
-                .params = {{.name = "level", .type = ParamType::Int, .min = 0, .max = 3,
-                            .description = "0 entry, 1 operations, 2 one operation, 3 protocol (default 0; "
-                                           "1 with a domain, 2 with an operation)"},
-                           {.name = "domain", .type = ParamType::String, .max = 60,
-                            .description = "Only this domain (level 1), or the domain of operation", .positional = true},
-                           {.name = "operation", .type = ParamType::String, .max = 80,
-                            .description = "One operation for level 2: add, tasks.add or with domain", .positional = true},
-                           {.name = "format", .type = ParamType::Enum, .default_json = R"("text")",
-                            .choices = {"text", "json-schema"},
-                            .description = "json-schema: level 2 params as a JSON Schema object"},
-                           {.name = "knownHash", .type = ParamType::String, .max = 64,
-                            .description = "The hash of a text you have: an unchanged text is not sent again"}},
+                .params = help_args.specs(),
                 .returns = "{level, hash, tokens (≈ o200k tokens: an estimate, within ±10%), content} (json-schema: "
                            "schema instead of content); "
                            "{unchanged:true, hash} when knownHash matches",
@@ -266,25 +300,30 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"operation":"tasks.add","format":"json-schema"})", "params as JSON Schema"},
                              {R"({"level":3})", "the protocol"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "help",
-                .text_view = TextView::HelpText, .handler = help});
+                .text_view = TextView::HelpText, .handler = help_args.handler(help)});
+  const auto inject_args = bind(
+      field(&InjectArgs::targets, {.name = "targets", .type = ParamType::Array, .max = 3,
+                                   .choices = {"CLAUDE.md", "AGENTS.md", "GEMINI.md"}, .item_type = ParamType::Enum,
+                                   .description = "Instruction files (default: every one that exists)",
+                                   .alias = "target"}),
+      field(&InjectArgs::level, {.name = "level", .type = ParamType::Int, .min = 0, .max = 3, .choices = {"0", "1", "3"},
+                                 .description = "0: the block holds level 0; 1 or 3: it imports the larger template "
+                                                "(default: the level the block has, 0 for a new one)"}),
+      field(&InjectArgs::global, {.name = "global", .type = ParamType::Bool,
+                                  .description = "The user's files (~/.claude/CLAUDE.md …; templates in $CLEO_HOME)"}),
+      field(&InjectArgs::check, {.name = "check", .type = ParamType::Bool,
+                                 .description = "Report drift without writing (E_OUTDATED when something differs)",
+                                 .dry_run = true}),
+      field(&InjectArgs::create, {.name = "create", .type = ParamType::Bool,
+                                  .description = "Create target files that do not exist yet"}),
+      field(&InjectArgs::allow_outside, {.name = "allowOutside", .type = ParamType::Bool,
+                                         .description = "Write through a symlink that leads outside the project "
+                                                        "(refused otherwise; MCP callers need "
+                                                        "security.allowOutsideProject)"}),
+      call_params(&InjectArgs::sent));
   registry.add({.domain = "system", .name = "inject", .gateway = Gateway::Mutate,
                 .summary = "Write CLEO's agent instructions into CLAUDE.md, AGENTS.md, GEMINI.md",
-                .params = {{.name = "targets", .type = ParamType::Array, .max = 3,
-                            .choices = {"CLAUDE.md", "AGENTS.md", "GEMINI.md"}, .item_type = ParamType::Enum,
-                            .description = "Instruction files (default: every one that exists)", .alias = "target"},
-                           {.name = "level", .type = ParamType::Int, .min = 0, .max = 3, .choices = {"0", "1", "3"},
-                            .description = "0: the block holds level 0; 1 or 3: it imports the larger template "
-                                           "(default: the level the block has, 0 for a new one)"},
-                           {.name = "global", .type = ParamType::Bool,
-                            .description = "The user's files (~/.claude/CLAUDE.md …; templates in $CLEO_HOME)"},
-                           {.name = "check", .type = ParamType::Bool,
-                            .description = "Report drift without writing (E_OUTDATED when something differs)",
-                            .dry_run = true},
-                           {.name = "create", .type = ParamType::Bool,
-                            .description = "Create target files that do not exist yet"},
-                           {.name = "allowOutside", .type = ParamType::Bool,
-                            .description = "Write through a symlink that leads outside the project (refused "
-                                           "otherwise; MCP callers need security.allowOutsideProject)"}},
+                .params = inject_args.specs(),
                 .returns = "{templates[{file, action}], targets[{file, action, level?}]}; action: created|inserted|"
                            "updated|unchanged|absent|same file as <target> (check: current|outdated|missing|…); "
                            "E_NO_CHANGE note when nothing changed; E_NO_DATA note and a warning when no target file "
@@ -296,7 +335,7 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"targets":["CLAUDE.md"],"level":1,"create":true})", "create CLAUDE.md importing level 1"},
                              {R"({"check":true})", "CI: fail when the instructions are stale"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "inject",
-                .text_view = TextView::Injected, .handler = inject_instructions});
+                .text_view = TextView::Injected, .handler = inject_args.handler(inject_instructions)});
 }
 
 }  // namespace ct::disclosure

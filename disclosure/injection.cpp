@@ -200,7 +200,11 @@ Result<InjectOptions::GlobalDirs> global_dirs_from_environment() {
   return dirs;
 }
 
-Result<InjectReport> inject(const Registry& registry, const InjectOptions& options) {
+namespace {
+
+/// The instruction files to inject, each once: the options' (every one when none), each a file
+/// instruction_files() names; a level that is not 0, 1 or 3 is refused.
+Result<std::vector<std::string>> checked_targets(const InjectOptions& options) {
   if (options.level && *options.level != 0 && *options.level != 1 && *options.level != 3) {
     return fail(Error(ErrorCode::Validation, "level: " + std::to_string(*options.level) +
                                                     " is not an injection level; use 0 (the block holds level 0), 1 or 3")
@@ -217,64 +221,92 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
                       .with_choices(target, valid));
     if (std::find(targets.begin(), targets.end(), target) == targets.end()) targets.push_back(target);
   }
+  return targets;
+}
 
-  const bool global = options.global_dirs.has_value();
-  const fs::path templates_dir = global ? options.global_dirs->cleo_home / "templates" : options.root / ".cleo" / "templates";
-  auto label_of = [&](const fs::path& path) {
-    return global ? path.string() : path.lexically_relative(options.root).generic_string();
-  };
-  // Blocks refer to the rendered templates: relative to the project (hosts resolve @imports
-  // from the file's directory), absolute for user-wide files.
-  auto reference = [&](std::string_view name) {
-    fs::path path = templates_dir / name;
-    return global ? path.string() : label_of(path);
-  };
-  const Resolver files = template_files(reference);
+/// An injection planned before anything is written: the templates rendered, then each target's
+/// block; every file checked (inside the project, markers well formed) before any is written.
+class Injection {
+ public:
+  Injection(const Registry& registry, const InjectOptions& options)
+      : registry_(registry), options_(options), global_(options.global_dirs.has_value()),
+        templates_dir_(global_ ? options.global_dirs->cleo_home / "templates" : options.root / ".cleo" / "templates"),
+        // Blocks refer to the rendered templates: relative to the project (hosts resolve @imports
+        // from the file's directory), absolute for user-wide files.
+        files_(template_files([this](std::string_view name) {
+          fs::path path = templates_dir_ / name;
+          return global_ ? path.string() : label_of(path);
+        })) {
+    std::error_code root_ec;
+    root_ = global_ ? fs::path() : fs::weakly_canonical(options.root, root_ec);
+  }
+  Injection(const Injection&) = delete;
+  Injection& operator=(const Injection&) = delete;
 
-  // Every file written must lie inside the project, whatever symlinks lead elsewhere, unless the
-  // caller allows it. Checked for every file before any is written.
-  std::error_code root_ec;
-  const fs::path root = global ? fs::path() : fs::weakly_canonical(options.root, root_ec);
-  auto check_inside = [&](const fs::path& file, const fs::path& named) -> Result<void> {
-    if (global || options.allow_outside) return {};
-    fs::path relative = file.lexically_relative(root);
-    if (!relative.empty() && relative.native().rfind("..", 0) != 0 && !relative.is_absolute()) return {};
-    return fail(Error(ErrorCode::InvalidInput, label_of(named) + " leads outside the project (to " + file.string() +
-                                                   "); nothing was written")
-                    .with_fix("replace the symlink with a file, or on the command line: ct inject --allow-outside")
-                    .with_detail("field", "targets")
-                    .with_detail("file", label_of(named)));
-  };
-
-  InjectReport report;
-  std::vector<Planned> writes;
-  for (auto name : kTemplates) {
-    CT_TRY_ASSIGN(std::string content, render(registry, name, files));
-    fs::path path = templates_dir / name;
-    CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(path));
-    std::string action = !existing ? "created" : *existing == content ? "unchanged" : "updated";
-    report.templates.push_back({label_of(path), action, std::nullopt});
-    if (action != "unchanged") {
-      CT_TRY(check_inside(resolved(path), path));
-      writes.push_back({resolved(path), label_of(path), std::move(content), action});
+  /// AGENT-INJECTION.md and CLEO-INJECTION.md rendered into the templates folder.
+  Result<void> plan_templates() {
+    for (auto name : kTemplates) {
+      CT_TRY_ASSIGN(std::string content, render(registry_, name, files_));
+      fs::path path = templates_dir_ / name;
+      CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(path));
+      std::string action = !existing ? "created" : *existing == content ? "unchanged" : "updated";
+      report_.templates.push_back({label_of(path), action, std::nullopt});
+      if (action != "unchanged") {
+        CT_TRY(check_inside(resolved(path), path));
+        writes_.push_back({resolved(path), label_of(path), std::move(content), action});
+      }
     }
+    return {};
   }
 
-  // Two targets can be one file (CLAUDE.md a symlink to AGENTS.md): it is written once, under
-  // the name that is not a link (else the first), and the other reports "same file as …".
+  /// Each target's CLEO block at its level (the options', else the block's own, else 0). Two
+  /// targets can be one file (CLAUDE.md a symlink to AGENTS.md): it is written once, under the
+  /// name that is not a link (else the first), and the other reports "same file as …".
+  Result<void> plan_targets(const std::vector<std::string>& targets) {
+    std::vector<Target> planned;
+    for (const auto& target : targets) {
+      fs::path path = global_ ? options_.global_dirs->home / global_file(target) : options_.root / target;
+      std::error_code ec;
+      planned.push_back({path, resolved(path), label_of(path), fs::is_symlink(fs::symlink_status(path, ec))});
+    }
+    for (const auto& target : planned) {
+      if (const Target& owner = owner_of(planned, target); &owner != &target) {
+        report_.targets.push_back({target.label, "same file as " + owner.label, std::nullopt});
+        continue;
+      }
+      CT_TRY(plan_target(target));
+    }
+    return {};
+  }
+
+  /// The report; with `check` the plan in the words of a check, nothing written, else every
+  /// planned file written.
+  Result<InjectReport> finish() {
+    report_.changed = !writes_.empty();
+    if (options_.check) {
+      // The same plan in the words of a check: what a write would do, nothing written.
+      auto checked = [](std::string& action) {
+        if (action == "unchanged") action = "current";
+        else if (action == "updated") action = "outdated";
+        else if (action == "created" || action == "inserted") action = "missing";
+      };
+      for (auto& outcome : report_.templates) checked(outcome.action);
+      for (auto& outcome : report_.targets) checked(outcome.action);
+      return report_;
+    }
+    for (const auto& write : writes_) CT_TRY(write_atomically(write.path, write.content));
+    return report_;
+  }
+
+ private:
   struct Target {
     fs::path path;
     fs::path file;  // resolved
     std::string label;
     bool link = false;
   };
-  std::vector<Target> planned;
-  for (const auto& target : targets) {
-    fs::path path = global ? options.global_dirs->home / global_file(target) : options.root / target;
-    std::error_code ec;
-    planned.push_back({path, resolved(path), label_of(path), fs::is_symlink(fs::symlink_status(path, ec))});
-  }
-  auto owner_of = [&](const Target& target) -> const Target& {
+
+  static const Target& owner_of(const std::vector<Target>& planned, const Target& target) {
     const Target* first = nullptr;
     for (const auto& other : planned) {
       if (other.file != target.file) continue;
@@ -282,51 +314,69 @@ Result<InjectReport> inject(const Registry& registry, const InjectOptions& optio
       if (!first) first = &other;
     }
     return *first;
-  };
+  }
 
-  std::map<int, std::string> bodies;
-  for (const auto& target : planned) {
-    if (const Target& owner = owner_of(target); &owner != &target) {
-      report.targets.push_back({target.label, "same file as " + owner.label, std::nullopt});
-      continue;
-    }
+  Result<void> plan_target(const Target& target) {
     CT_TRY_ASSIGN(std::optional<std::string> existing, read_file(target.file));
-    if (!existing && !options.create) {
-      report.targets.push_back({target.label, "absent", std::nullopt});
-      continue;
+    if (!existing && !options_.create) {
+      report_.targets.push_back({target.label, "absent", std::nullopt});
+      return {};
     }
     std::optional<BlockSpan> span;
     if (existing) {
       CT_TRY_ASSIGN(span, find_block(*existing, target.label));
     }
-    const int level = options.level ? *options.level : span && span->level ? *span->level : 0;
-    if (!bodies.contains(level)) {
-      CT_TRY_ASSIGN(std::string body, render(registry, "injection/block-level" + std::to_string(level) + ".md", files));
-      bodies.emplace(level, std::move(body));
+    const int level = options_.level ? *options_.level : span && span->level ? *span->level : 0;
+    if (!bodies_.contains(level)) {
+      CT_TRY_ASSIGN(std::string body, render(registry_, "injection/block-level" + std::to_string(level) + ".md", files_));
+      bodies_.emplace(level, std::move(body));
     }
-    std::string content = with_block(existing ? *existing : std::string(), span, bodies.at(level), level);
+    std::string content = with_block(existing ? *existing : std::string(), span, bodies_.at(level), level);
     std::string action = !existing ? "created" : !span ? "inserted" : *existing == content ? "unchanged" : "updated";
-    report.targets.push_back({target.label, action, level});
+    report_.targets.push_back({target.label, action, level});
     if (action != "unchanged") {
       CT_TRY(check_inside(target.file, target.path));
-      writes.push_back({target.file, target.label, std::move(content), action});
+      writes_.push_back({target.file, target.label, std::move(content), action});
     }
+    return {};
   }
-  report.changed = !writes.empty();
 
-  if (options.check) {
-    // The same plan in the words of a check: what a write would do, nothing written.
-    auto checked = [](std::string& action) {
-      if (action == "unchanged") action = "current";
-      else if (action == "updated") action = "outdated";
-      else if (action == "created" || action == "inserted") action = "missing";
-    };
-    for (auto& outcome : report.templates) checked(outcome.action);
-    for (auto& outcome : report.targets) checked(outcome.action);
-    return report;
+  std::string label_of(const fs::path& path) const {
+    return global_ ? path.string() : path.lexically_relative(options_.root).generic_string();
   }
-  for (const auto& write : writes) CT_TRY(write_atomically(write.path, write.content));
-  return report;
+
+  /// Every file written must lie inside the project, whatever symlinks lead elsewhere, unless the
+  /// caller allows it.
+  Result<void> check_inside(const fs::path& file, const fs::path& named) const {
+    if (global_ || options_.allow_outside) return {};
+    fs::path relative = file.lexically_relative(root_);
+    if (!relative.empty() && relative.native().rfind("..", 0) != 0 && !relative.is_absolute()) return {};
+    return fail(Error(ErrorCode::InvalidInput, label_of(named) + " leads outside the project (to " + file.string() +
+                                                   "); nothing was written")
+                    .with_fix("replace the symlink with a file, or on the command line: ct inject --allow-outside")
+                    .with_detail("field", "targets")
+                    .with_detail("file", label_of(named)));
+  }
+
+  const Registry& registry_;
+  const InjectOptions& options_;
+  const bool global_;
+  const fs::path templates_dir_;
+  const Resolver files_;
+  fs::path root_;
+  InjectReport report_;
+  std::vector<Planned> writes_;
+  std::map<int, std::string> bodies_;  // the block of each level, rendered once
+};
+
+}  // namespace
+
+Result<InjectReport> inject(const Registry& registry, const InjectOptions& options) {
+  CT_TRY_ASSIGN(std::vector<std::string> targets, checked_targets(options));
+  Injection injection(registry, options);
+  CT_TRY(injection.plan_templates());
+  CT_TRY(injection.plan_targets(targets));
+  return injection.finish();
 }
 
 std::optional<std::string> block_pointer_instructions(const Registry& registry, const fs::path& root,

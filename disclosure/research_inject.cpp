@@ -8,18 +8,23 @@
 #include <filesystem>
 
 #include "disclosure/help_levels.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/research.h"
 
 namespace ct::disclosure {
 namespace {
 
-Result<Reply> inject(Context& context, const Params& params) {
-  const std::string protocol = params.opt_str("protocol").value_or("research");
+struct InjectArgs {
+  std::string protocol;
+  std::optional<std::string> task_id;
+};
+
+Result<Reply> inject(Context& context, const InjectArgs& args) {
+  const std::string& protocol = args.protocol;
   std::string task_id = "T###";
-  if (auto id = params.opt_str("taskId")) {
+  if (const auto& id = args.task_id) {
     CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*id));
     if (!task)
       return fail(Error(ErrorCode::NotFound, "Task " + *id + " not found")
@@ -67,7 +72,7 @@ Result<Reply> inject(Context& context, const Params& params) {
   data.set("file", file);
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(text)));
   data.set("text", std::move(text));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace
@@ -75,20 +80,22 @@ Result<Reply> inject(Context& context, const Params& params) {
 void register_research_inject(Registry& registry) {
   // The lifecycle stages: the kind of work whose output is recorded.
   std::vector<std::string_view> protocols(kLifecycleStages.begin(), kLifecycleStages.end());
+  const auto args = bind(
+      field(&InjectArgs::protocol, {.name = "protocol", .type = ParamType::Enum, .default_json = R"("research")",
+                                    .choices = protocols,
+                                    .description = "The kind of work (its agentType; research requires 3–7 keyFindings)",
+                                    .positional = true}),
+      field(&InjectArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
+                                   .description = "The subagent's task: names its file, id and linkedTasks"}));
   registry.add({.domain = "research", .name = "inject", .gateway = Gateway::Mutate,
                 .summary = "The output protocol block for a subagent's prompt",
-                .params = {{.name = "protocol", .type = ParamType::Enum, .default_json = R"("research")",
-                            .choices = protocols,
-                            .description = "The kind of work (its agentType; research requires 3–7 keyFindings)",
-                            .positional = true},
-                           {.name = "taskId", .type = ParamType::TaskId,
-                            .description = "The subagent's task: names its file, id and linkedTasks"}},
+                .params = args.specs(),
                 .returns = "{protocol, manifestFile, file, tokens, text}: the text tells the subagent where to write "
                            "its output file and the exact manifest line to append (nothing is written)",
                 .errors = {ErrorCode::NotFound, ErrorCode::ConfigError},
                 .examples = {{R"({})", "the research protocol"},
                              {R"({"protocol":"implementation","taskId":"T001"})", "for an implementer working on T001"}},
-                .idempotent = true, .tier = 2, .handler = inject});
+                .idempotent = true, .tier = 2, .handler = args.handler(inject)});
 }
 
 }  // namespace ct::disclosure

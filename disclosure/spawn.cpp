@@ -12,9 +12,9 @@
 
 #include "core/text.h"
 #include "disclosure/help_levels.h"
+#include "domains/bind.h"
 #include "domains/context.h"
 #include "domains/orchestrate/orchestrate.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/providers/providers.h"
 #include "domains/memory/memory_common.h"
@@ -133,15 +133,22 @@ struct Prompt {
   std::int64_t level = 1;
 };
 
-Result<Prompt> build_prompt(Context& context, const Params& params, const SkillCatalog& skills,
+struct SpawnArgs {
+  std::string id;
+  std::optional<std::string> skill;
+  std::optional<std::int64_t> level;
+  bool execute = false;
+};
+
+Result<Prompt> build_prompt(Context& context, const SpawnArgs& args, const SkillCatalog& skills,
                             const orchestrate::Readiness& ready) {
   const Registry& registry = *context.registry;
   const Task& task = ready.task;
-  CT_TRY_ASSIGN(SkillChoice choice, skills.select(task, params.opt_str("skill")));
+  CT_TRY_ASSIGN(SkillChoice choice, skills.select(task, args.skill));
   Prompt prompt;
   prompt.skill = choice.skill;
   prompt.reason = choice.reason;
-  prompt.level = params.opt_integer("level").value_or(choice.skill->level == 2 ? 1 : choice.skill->level);
+  prompt.level = args.level.value_or(choice.skill->level == 2 ? 1 : choice.skill->level);
   CT_TRY_ASSIGN(std::string context_text, context_section(context, task));
   CT_TRY_ASSIGN(std::string deps_text, dependencies_section(context, task));
   CT_TRY_ASSIGN(std::string help_text, help_section(registry, prompt.level));
@@ -157,10 +164,10 @@ Result<Prompt> build_prompt(Context& context, const Params& params, const SkillC
   json::Value finish_params = json::Value::object();
   finish_params.set("id", task.id);
   finish_params.set("notes", "<one line: what you did and where>");
-  const Resolver extra = [&](std::string_view name, const std::vector<std::string>& args) -> Result<std::string> {
+  const Resolver extra = [&](std::string_view name, const std::vector<std::string>& words) -> Result<std::string> {
     // The contract's calls, written for this task instead of the operations' examples.
-    if (name == "call" && !args.empty() && args[0] == "session.start") return short_call(*start, start_params.dump());
-    if (name == "call" && !args.empty() && args[0] == "tasks.complete") return short_call(*complete, finish_params.dump());
+    if (name == "call" && !words.empty() && words[0] == "session.start") return short_call(*start, start_params.dump());
+    if (name == "call" && !words.empty() && words[0] == "tasks.complete") return short_call(*complete, finish_params.dump());
     if (name == "spawn_task_id") return task.id + " — " + task.title;
     if (name == "spawn_task") return task_section(task);
     if (name == "spawn_context") return context_text;
@@ -219,8 +226,8 @@ Result<AgentCommand> agent_command(const Config& config) {
   return out;
 }
 
-Result<Reply> spawn_external(Context& context, const Params& params) {
-  const bool execute = params.flag("execute");
+Result<Reply> spawn_external(Context& context, const SpawnArgs& args) {
+  const bool execute = args.execute;
   std::optional<AgentCommand> agent;
   if (execute) {
     CT_TRY_ASSIGN(agent, agent_command(*context.config));
@@ -229,25 +236,25 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   CT_TRY_ASSIGN(SkillCatalog skills, load_skill_catalog(context, warnings));
   Prompt prompt;
   CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
-    CT_TRY_ASSIGN(orchestrate::Readiness ready, orchestrate::readiness(context, params.str("id")));
+    CT_TRY_ASSIGN(orchestrate::Readiness ready, orchestrate::readiness(context, args.id));
     if (!ready.ready) {
       Error error(ErrorCode::Validation, "Task " + ready.task.id + " cannot be handed to a subagent now");
       error.fix = ready.recommendations.empty() ? call("orchestrate.validate", {{"id", ready.task.id}})
                                                 : ready.recommendations.front();
       return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready, *context.registry)));
     }
-    CT_TRY_ASSIGN(prompt, build_prompt(context, params, skills, ready));
+    CT_TRY_ASSIGN(prompt, build_prompt(context, args, skills, ready));
     return {};
   }));
 
   json::Value data = json::Value::object();
-  data.set("id", params.str("id"));
+  data.set("id", args.id);
   data.set("skill", prompt.skill->name);
   data.set("skillReason", prompt.reason);
   data.set("level", prompt.level);
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(prompt.text)));
   data.set("prompt", prompt.text);
-  if (!execute) return Reply{std::move(data), std::move(warnings), {}, {}};
+  if (!execute) return Reply::warned(std::move(data), std::move(warnings));
 
   ProcessSpec spec;
   spec.argv = std::move(agent->argv);
@@ -286,15 +293,15 @@ Result<Reply> spawn_external(Context& context, const Params& params) {
   else if (!result.ok())
     warnings.push_back("the agent exited with status " + std::to_string(result.exit_code) + ": see run.outputTail");
   data.set("run", std::move(run));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// Inside the write transaction: a run of the agent is recorded on the task as a note (the
 /// prompt alone changes nothing; the audit row says who asked for it).
-Result<Reply> spawn(Context& context, const Params& params) {
+Result<Reply> spawn(Context& context, const SpawnArgs& args) {
   if (!context.external) return fail(ErrorCode::Internal, "orchestrate.spawn: the external step did not run");
   Reply reply = std::move(*context.external);
-  if (context.audit) context.audit->task_id = params.str("id");
+  if (context.audit) context.audit->task_id = args.id;
   const json::Value& run = reply.data["run"];
   if (!run.is_object()) return reply;
   std::string outcome = "orchestrate.spawn ran " + reply.data["skill"].as_string() + " agent: " +
@@ -305,7 +312,7 @@ Result<Reply> spawn(Context& context, const Params& params) {
                    [&context](FieldChange change) { context.record(std::move(change)); });
   TaskPatch patch;
   patch.note = outcome;
-  if (auto noted = tasks.update(params.str("id"), patch, std::nullopt); !noted)
+  if (auto noted = tasks.update(args.id, patch, std::nullopt); !noted)
     reply.warnings.push_back("the run was not noted on the task: " + noted.error().message);
   return reply;
 }
@@ -313,17 +320,19 @@ Result<Reply> spawn(Context& context, const Params& params) {
 }  // namespace
 
 void register_spawn_operation(Registry& registry) {
+  const auto args = bind(
+      field(&SpawnArgs::id, {.name = "id", .type = ParamType::TaskId, .required = true,
+                             .description = "The task to hand out", .positional = true}),
+      field(&SpawnArgs::skill, {.name = "skill", .type = ParamType::String, .max = 48,
+                                .description = "Skill to use (default: chosen from the task's labels and words)"}),
+      field(&SpawnArgs::level, {.name = "level", .type = ParamType::Int, .choices = {"0", "1", "3"},
+                                .description = "Help level in the prompt (default: the skill's, usually 1)"}),
+      field(&SpawnArgs::execute, {.name = "execute", .type = ParamType::Bool,
+                                  .description = "Also run the agent: orchestrator.spawnCommand (prompt on stdin) or "
+                                                 "orchestrator.provider's headless command"}));
   registry.add({.domain = "orchestrate", .name = "spawn", .gateway = Gateway::Mutate,
                 .summary = "A subagent's prompt for a task (and run it)",
-                .params = {{.name = "id", .type = ParamType::TaskId, .required = true,
-                            .description = "The task to hand out", .positional = true},
-                           {.name = "skill", .type = ParamType::String, .max = 48,
-                            .description = "Skill to use (default: chosen from the task's labels and words)"},
-                           {.name = "level", .type = ParamType::Int, .choices = {"0", "1", "3"},
-                            .description = "Help level in the prompt (default: the skill's, usually 1)"},
-                           {.name = "execute", .type = ParamType::Bool,
-                            .description = "Also run the agent: orchestrator.spawnCommand (prompt on stdin) or "
-                                           "orchestrator.provider's headless command"}},
+                .params = args.specs(),
                 .returns = "{id, skill, skillReason, level, tokens (estimated o200k), prompt, run?{command, exitCode, "
                            "signal?, timedOut?, durationMs, outputTail}}: the prompt holds the task with its "
                            "acceptance criteria, parent and epic, its finished dependencies' results (research entries, "
@@ -333,9 +342,9 @@ void register_spawn_operation(Registry& registry) {
                            ErrorCode::EngineFailed, ErrorCode::ConfigError},
                 .examples = {{R"({"id":"T002"})", "the prompt for T002"},
                              {R"({"id":"T002","skill":"test-writer","level":0})", "a named skill, minimal help"}},
-                .engine = EngineKind::Hybrid, .tier = 1, .external = spawn_external,
+                .engine = EngineKind::Hybrid, .tier = 1, .external = args.handler(spawn_external),
                 .runs_long = [](const json::Value& params) { return params["execute"] == json::Value(true); },
-                .handler = spawn});
+                .handler = args.handler(spawn)});
 }
 
 }  // namespace ct::disclosure

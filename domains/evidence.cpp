@@ -214,14 +214,13 @@ ParamSpec evidence_param(std::string_view description) {
   return {.name = "evidence", .type = ParamType::Object, .description = description, .or_text = true};
 }
 
-Result<Reply> check_atoms(Context& context, const Params& params, bool recheck) {
+Result<Reply> check_atoms(Context& context, const std::string& task_id, const json::Value& evidence, bool recheck) {
   json::Value data = json::Value::object();
   const Mode mode = evidence::mode(*context.config);
-  const std::string task_id = params.str("id");
-  CT_TRY_ASSIGN(std::vector<AtomInput> inputs, parse_atoms(params.value("evidence")));
+  CT_TRY_ASSIGN(std::vector<AtomInput> inputs, parse_atoms(evidence));
   json::Value atoms = json::Value::array();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::string field = inputs.size() == 1 && !params.value("evidence").is_array()
+    const std::string field = inputs.size() == 1 && !evidence.is_array()
                                   ? std::string("evidence")
                                   : "evidence[" + std::to_string(i) + "]";
     CT_TRY_ASSIGN(json::Value atom, check_input(context, inputs[i], task_id, mode != Mode::Off, field));
@@ -237,13 +236,13 @@ Result<Reply> check_atoms(Context& context, const Params& params, bool recheck) 
       if (std::string what = what_changed(context, atom); !what.empty()) stale.set(atom.id, what);
     if (!stale.empty()) data.set("stale", std::move(stale));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,
+Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Value& waive, const Task& task,
                                                std::string_view gate) {
   std::vector<EvidenceAtom> fresh;
-  CT_TRY_ASSIGN(std::vector<Waiver> waivers, parse_waivers(params.value("waive")));
+  CT_TRY_ASSIGN(std::vector<Waiver> waivers, parse_waivers(waive));
   const json::Value* checked = context.external ? context.external->data.find("atoms") : nullptr;
   if ((!checked || checked->empty()) && waivers.empty()) return fresh;
   CT_TRY_ASSIGN(std::string agent, context.agent_name());

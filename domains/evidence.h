@@ -15,7 +15,6 @@
 
 #include "core/error.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/store/task.h"
 #include "engines/store/trust_store.h"
@@ -25,16 +24,18 @@ namespace ct::evidence {
 /// The `evidence` param of an operation: atoms, or one atom, or a note's text.
 ParamSpec evidence_param(std::string_view description);
 
-/// The external step: checks the call's atoms (params `evidence`) and, with `recheck`, the task's
-/// recorded ones. Its data is {atoms:[checked atoms], stale:{atom id: what no longer holds}}.
-/// E_EVIDENCE_INVALID for an atom that fails its check (a commit that does not exist, a file that
-/// cannot be read, a test run that failed or is not one).
-Result<Reply> check_atoms(Context& context, const Params& params, bool recheck);
+/// The external step: checks the call's atoms (`evidence`, the param evidence_param declares; null
+/// when not given) for the task `task_id` and, with `recheck`, the task's recorded ones. Its data
+/// is {atoms:[checked atoms], stale:{atom id: what no longer holds}}. E_EVIDENCE_INVALID for an
+/// atom that fails its check (a commit that does not exist, a file that cannot be read, a test run
+/// that failed or is not one).
+Result<Reply> check_atoms(Context& context, const std::string& task_id, const json::Value& evidence, bool recheck);
 
-/// Records the checked atoms of the external step and the call's waivers (params `waive`) for
-/// `task`, for `gate` ("" at completion): each replaces the current atom of its kind; every row is
-/// a change of the task's `evidence` in the call's audit row. Returns the atoms recorded.
-Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const Params& params, const Task& task,
+/// Records the checked atoms of the external step and the call's waivers (`waive`: the param, null
+/// when not given) for `task`, for `gate` ("" at completion): each replaces the current atom of its
+/// kind; every row is a change of the task's `evidence` in the call's audit row. Returns the atoms
+/// recorded.
+Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Value& waive, const Task& task,
                                                std::string_view gate);
 
 /// lifecycle.gate.pass of a gate verification.required names: strict mode refuses a pass without

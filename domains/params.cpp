@@ -130,71 +130,112 @@ Result<std::string> check_string(const OperationSpec& spec, std::string_view fie
   return text;
 }
 
+/// The error of a value of the wrong JSON type for `field`, saying what was expected.
+Error wrong_type(const OperationSpec& spec, std::string_view field, const json::Value& value, std::string_view expected) {
+  return param_error(spec, field, "expected " + std::string(expected) + ", got " + std::string(json::to_string(value.type())))
+      .with_detail("expected", std::string(expected));
+}
+
+/// An Int param: an integer (or a double that is one), one of its choices, within its bounds.
+Result<json::Value> check_int(const OperationSpec& spec, const ParamSpec& param, const json::Value& value) {
+  std::string_view field = param.name;
+  std::int64_t number;
+  if (value.is_int()) {
+    number = value.as_int();
+  } else if (value.type() == json::Type::Double) {
+    // Range and integrality are checked on the double itself: casting 1e300 or NaN to an
+    // integer is undefined behaviour.
+    double d = value.as_double();
+    if (!std::isfinite(d) || d != std::trunc(d)) return fail(wrong_type(spec, field, value, "integer"));
+    if (d < -kMaxIntParam || d > kMaxIntParam)
+      return fail(rule_error(spec, field, "must be between " + std::to_string(-kMaxIntParam) + " and " +
+                                               std::to_string(kMaxIntParam)));
+    number = static_cast<std::int64_t>(d);
+  } else {
+    return fail(wrong_type(spec, field, value, "integer"));
+  }
+  if (!param.choices.empty()) {
+    // A fixed set of values: the error lists them, and the fix is an example that uses one.
+    for (auto choice : param.choices)
+      if (choice == std::to_string(number)) return json::Value(number);
+    Error error = rule_error(spec, field, "expected one of " + describe_choices(param) + ", got " +
+                                              std::to_string(number));
+    json::Value valid = json::Value::array();
+    for (auto choice : param.choices) valid.push_back(json::parse(choice).value_or(json::Value(std::string(choice))));
+    for (const auto& example : spec.examples)
+      if (auto parsed = json::parse(example.params_json); parsed && parsed->contains(field)) {
+        error.fix = spec.call_with(example.params_json);
+        break;
+      }
+    return fail(std::move(error).with_detail("valid", std::move(valid)));
+  }
+  // Every integer is bounded (an offset near INT64_MAX would overflow offset + limit).
+  const std::int64_t min = param.min != kUnbounded ? param.min : -kMaxIntParam;
+  const std::int64_t max = param.max != kUnbounded ? param.max : kMaxIntParam;
+  if (number < min)
+    return fail(rule_error(spec, field, "must be ≥ " + std::to_string(min) + ", got " +
+                                            std::to_string(number)).with_detail("min", min));
+  if (number > max)
+    return fail(rule_error(spec, field, "must be ≤ " + std::to_string(max) + ", got " +
+                                            std::to_string(number)).with_detail("max", max));
+  return json::Value(number);
+}
+
+/// An Array param: a list (or one string, or "a,b"), its count within bounds, each item checked as
+/// its item type; duplicates dropped (a list of ids or labels is a set).
+Result<json::Value> check_array(const OperationSpec& spec, const ParamSpec& param, const json::Value& value) {
+  std::string_view field = param.name;
+  // A single string is accepted as a one-item list (and "a,b" as two) — agents and CLI
+  // users both write it that way.
+  json::Value::Array items;
+  if (value.is_string()) {
+    for (auto& piece : split_list(value.as_string())) items.emplace_back(std::move(piece));
+  } else if (value.is_array()) {
+    items = value.as_array();
+  } else {
+    return fail(wrong_type(spec, field, value, "array"));
+  }
+  auto count = static_cast<std::int64_t>(items.size());
+  if (param.min != kUnbounded && count < param.min)
+    return fail(rule_error(spec, field, "needs at least " + std::to_string(param.min) + " items"));
+  if (param.max != kUnbounded && count > param.max)
+    return fail(rule_error(spec, field, "takes at most " + std::to_string(param.max) + " items, got " +
+                                            std::to_string(count)));
+  json::Value::Array out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::string item_field = std::string(field) + "[" + std::to_string(i) + "]";
+    if (!items[i].is_string())
+      return fail(param_error(spec, item_field, "expected string, got " +
+                                                    std::string(json::to_string(items[i].type()))));
+    CT_TRY_ASSIGN(std::string text, check_string(spec, item_field, param, param.item_type, items[i].as_string()));
+    bool seen = false;
+    for (const auto& existing : out) seen = seen || existing.as_string() == text;
+    if (!seen) out.emplace_back(std::move(text));
+  }
+  return json::Value(std::move(out));
+}
+
 Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& param, const json::Value& value) {
   std::string_view field = param.name;
-  auto wrong_type = [&](std::string_view expected) {
-    return fail(param_error(spec, field, "expected " + std::string(expected) + ", got " +
-                                             std::string(json::to_string(value.type())))
-                    .with_detail("expected", std::string(expected)));
-  };
   switch (param.type) {
     case ParamType::String:
     case ParamType::Enum:
     case ParamType::TaskId: {
-      if (!value.is_string()) return wrong_type(param.type == ParamType::TaskId ? "a task id string" : "string");
+      if (!value.is_string())
+        return fail(wrong_type(spec, field, value, param.type == ParamType::TaskId ? "a task id string" : "string"));
       CT_TRY_ASSIGN(std::string text, check_string(spec, field, param, param.type, value.as_string()));
       return json::Value(std::move(text));
     }
-    case ParamType::Int: {
-      std::int64_t number;
-      if (value.is_int()) {
-        number = value.as_int();
-      } else if (value.type() == json::Type::Double) {
-        // Range and integrality are checked on the double itself: casting 1e300 or NaN to an
-        // integer is undefined behaviour.
-        double d = value.as_double();
-        if (!std::isfinite(d) || d != std::trunc(d)) return wrong_type("integer");
-        if (d < -kMaxIntParam || d > kMaxIntParam)
-          return fail(rule_error(spec, field, "must be between " + std::to_string(-kMaxIntParam) + " and " +
-                                                   std::to_string(kMaxIntParam)));
-        number = static_cast<std::int64_t>(d);
-      } else {
-        return wrong_type("integer");
-      }
-      if (!param.choices.empty()) {
-        // A fixed set of values: the error lists them, and the fix is an example that uses one.
-        for (auto choice : param.choices)
-          if (choice == std::to_string(number)) return json::Value(number);
-        Error error = rule_error(spec, field, "expected one of " + describe_choices(param) + ", got " +
-                                                  std::to_string(number));
-        json::Value valid = json::Value::array();
-        for (auto choice : param.choices) valid.push_back(json::parse(choice).value_or(json::Value(std::string(choice))));
-        for (const auto& example : spec.examples)
-          if (auto parsed = json::parse(example.params_json); parsed && parsed->contains(field)) {
-            error.fix = spec.call_with(example.params_json);
-            break;
-          }
-        return fail(std::move(error).with_detail("valid", std::move(valid)));
-      }
-      // Every integer is bounded (an offset near INT64_MAX would overflow offset + limit).
-      const std::int64_t min = param.min != kUnbounded ? param.min : -kMaxIntParam;
-      const std::int64_t max = param.max != kUnbounded ? param.max : kMaxIntParam;
-      if (number < min)
-        return fail(rule_error(spec, field, "must be ≥ " + std::to_string(min) + ", got " +
-                                                std::to_string(number)).with_detail("min", min));
-      if (number > max)
-        return fail(rule_error(spec, field, "must be ≤ " + std::to_string(max) + ", got " +
-                                                std::to_string(number)).with_detail("max", max));
-      return json::Value(number);
-    }
+    case ParamType::Int:
+      return check_int(spec, param, value);
     case ParamType::Bool:
-      if (!value.is_bool()) return wrong_type("boolean");
+      if (!value.is_bool()) return fail(wrong_type(spec, field, value, "boolean"));
       return value;
     case ParamType::Scalar: {
       std::string text;
       if (value.is_string()) text = value.as_string();
       else if (value.is_number() || value.is_bool()) text = value.dump();
-      else return wrong_type("string, number or boolean");
+      else return fail(wrong_type(spec, field, value, "string, number or boolean"));
       CT_TRY_ASSIGN(std::string checked, check_string(spec, field, param, ParamType::String, text));
       return json::Value(std::move(checked));
     }
@@ -203,42 +244,13 @@ Result<json::Value> check_value(const OperationSpec& spec, const ParamSpec& para
         CT_TRY_ASSIGN(std::string text, check_string(spec, field, param, ParamType::String, value.as_string()));
         return json::Value(std::move(text));
       }
-      if (!value.is_object() && !value.is_array()) return wrong_type(param.or_text ? "object or string" : "object");
+      if (!value.is_object() && !value.is_array())
+        return fail(wrong_type(spec, field, value, param.or_text ? "object or string" : "object"));
       return value;
-    case ParamType::Array: {
-      // A single string is accepted as a one-item list (and "a,b" as two) — agents and CLI
-      // users both write it that way.
-      json::Value::Array items;
-      if (value.is_string()) {
-        for (auto& piece : split_list(value.as_string())) items.emplace_back(std::move(piece));
-      } else if (value.is_array()) {
-        items = value.as_array();
-      } else {
-        return wrong_type("array");
-      }
-      auto count = static_cast<std::int64_t>(items.size());
-      if (param.min != kUnbounded && count < param.min)
-        return fail(rule_error(spec, field, "needs at least " + std::to_string(param.min) + " items"));
-      if (param.max != kUnbounded && count > param.max)
-        return fail(rule_error(spec, field, "takes at most " + std::to_string(param.max) + " items, got " +
-                                                std::to_string(count)));
-      json::Value::Array out;
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        std::string item_field = std::string(field) + "[" + std::to_string(i) + "]";
-        if (!items[i].is_string())
-          return fail(param_error(spec, item_field, "expected string, got " +
-                                                        std::string(json::to_string(items[i].type()))));
-        CT_TRY_ASSIGN(std::string text,
-                      check_string(spec, item_field, param, param.item_type, items[i].as_string()));
-        // Duplicates in a list are dropped: a list of ids or labels is a set.
-        bool seen = false;
-        for (const auto& existing : out) seen = seen || existing.as_string() == text;
-        if (!seen) out.emplace_back(std::move(text));
-      }
-      return json::Value(std::move(out));
-    }
+    case ParamType::Array:
+      return check_array(spec, param, value);
   }
-  return wrong_type("a known type");
+  return fail(wrong_type(spec, field, value, "a known type"));
 }
 
 }  // namespace

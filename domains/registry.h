@@ -124,12 +124,33 @@ struct Page {
   std::int64_t next_offset() const { return offset + limit; }
 };
 
+/// E_NO_CHANGE when `unchanged`: the note of a change that found everything already so.
+inline std::optional<ErrorCode> no_change_if(bool unchanged) {
+  return unchanged ? std::optional(ErrorCode::NoChange) : std::nullopt;
+}
+/// E_NO_DATA when `empty`: the note of a read that found nothing.
+inline std::optional<ErrorCode> no_data_if(bool empty) {
+  return empty ? std::optional(ErrorCode::NoData) : std::nullopt;
+}
 struct Reply {
   json::Value data;
   std::vector<std::string> warnings;
   std::optional<Page> page;
   /// A success that carries a note: E_NO_DATA, E_ALREADY_EXISTS, E_NO_CHANGE or E_PROPOSED (exit 100–103).
   std::optional<ErrorCode> note;
+
+  /// The reply of `data` alone.
+  static Reply of(json::Value data) { return {std::move(data), {}, {}, {}}; }
+  /// `data` with warnings the caller should read.
+  static Reply warned(json::Value data, std::vector<std::string> warnings) {
+    return {std::move(data), std::move(warnings), {}, {}};
+  }
+  /// `data` with a note (none when `note` is empty), and any warnings.
+  static Reply noted(json::Value data, std::optional<ErrorCode> note, std::vector<std::string> warnings = {}) {
+    return {std::move(data), std::move(warnings), {}, note};
+  }
+  /// One page of rows (all of them when `page` is empty).
+  static Reply paged(json::Value data, std::optional<Page> page) { return {std::move(data), {}, page, {}}; }
 };
 
 using Handler = std::function<Result<Reply>(Context&, const Params&)>;

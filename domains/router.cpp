@@ -567,7 +567,7 @@ Result<Reply> Router::run_inside(Context& context, const OperationSpec& spec, co
   Envelope shaped = pipeline::shape(call, std::move(*reply), std::move(warnings), -1, options_.drop_echoes);
   pipeline::fill_audit(audit, context, call);
   audit.outcome = shaped.note ? std::string(to_string(*shaped.note)) : "ok";
-  return Reply{std::move(shaped.data), std::move(shaped.warnings), {}, shaped.note};
+  return Reply::noted(std::move(shaped.data), shaped.note, std::move(shaped.warnings));
 }
 
 Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, const approval::Approval* approval,
@@ -592,7 +592,7 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
     CT_TRY_ASSIGN(Envelope done, run(*stored, Request{Gateway::Mutate, std::string(stored->domain),
                                                       std::string(stored->name), params, caller},
                                      &approving));
-    return Reply{std::move(done.data), std::move(done.warnings), {}, {}};
+    return Reply::warned(std::move(done.data), std::move(done.warnings));
   };
   context.run_inside = [this, caller = request.caller, approved = approval != nullptr](
                            Context& inside, const OperationSpec& op, const json::Value& params, AuditEntry& audit,

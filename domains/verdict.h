@@ -17,7 +17,7 @@ namespace ct {
 inline Result<Reply> verdict(bool valid, json::Value report, std::vector<std::string> warnings, std::string summary,
                              Advice fix, ErrorCode code = ErrorCode::Validation) {
   report.set("valid", valid);
-  if (valid) return Reply{std::move(report), std::move(warnings), {}, {}};
+  if (valid) return Reply::warned(std::move(report), std::move(warnings));
   if (!warnings.empty()) report.set("warnings", json::Value::array_of(warnings));
   Error error(code, std::move(summary));
   error.fix = std::move(fix);

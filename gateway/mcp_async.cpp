@@ -4,6 +4,8 @@
 // Protocol (mcp_protocol.h); the watcher and the runner are resource_watch.h and task_runner.h.
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <memory>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -85,6 +87,41 @@ std::string no_task(const std::string& id_json, const json::Value& params) {
 
 /// tasks/cancel of a task that had begun writing its changes, once it has ended (2025-11-25): the
 /// refusal any finished task gets, saying why it ran on and what it became.
+/// tasks/list's result: the owner's tasks from `cursor` (a nextCursor: the offset as text), a page
+/// of them; none when the cursor is not one.
+std::optional<std::string> task_page(TaskRunner& tasks, const std::string& owner, const json::Value& cursor) {
+  std::size_t offset = 0;
+  if (!cursor.is_null()) {
+    const std::string text = cursor.is_string() ? cursor.as_string() : std::string("?");
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
+    if (ec != std::errc() || end != text.data() + text.size() || text.size() > 9) return std::nullopt;
+  }
+  bool more = false;
+  std::string result = R"({"tasks":[)";
+  bool first = true;
+  for (const auto& task : tasks.list(owner, offset, kTaskPage, more)) {
+    if (!first) result += ',';
+    result += task_object(task, false);
+    first = false;
+  }
+  result += ']';
+  if (more) result += R"(,"nextCursor":")" + std::to_string(offset + kTaskPage) + "\"";
+  result += '}';
+  return result;
+}
+
+/// A reply sent on `channel` once the task has ended (`reply` writes it), the channel closed after
+/// it when each request has a stream of its own (HTTP).
+void answer_when_finished(TaskRunner& tasks, const std::string& owner, const std::string& id,
+                          std::shared_ptr<Outbox> channel, bool closes,
+                          std::function<std::string(const TaskRunner::Snapshot&)> reply) {
+  tasks.when_finished(owner, id, [channel = std::move(channel), closes, reply = std::move(reply)](
+                                     const TaskRunner::Snapshot& finished) {
+    channel->send(reply(finished));
+    if (closes) channel->close();
+  });
+}
+
 std::string too_late_to_cancel(const std::string& id_json, const TaskRunner::Snapshot& task) {
   json::Value data = json::Value::object();
   data.set("taskId", task.id);
@@ -322,25 +359,9 @@ std::optional<std::string> Protocol::task_method(const std::string& method, cons
 
   if (method == "tasks/list") {
     if (extension) return std::nullopt;
-    std::size_t offset = 0;
-    if (const json::Value& cursor = params["cursor"]; !cursor.is_null()) {
-      const std::string text = cursor.is_string() ? cursor.as_string() : std::string("?");
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
-      if (ec != std::errc() || end != text.data() + text.size() || text.size() > 9)
-        return refuse(RpcError::InvalidParams, "Invalid params: unknown cursor (pass the nextCursor of tasks/list)");
-    }
-    bool more = false;
-    std::string result = R"({"tasks":[)";
-    bool first = true;
-    for (const auto& task : tasks.list(owner, offset, kTaskPage, more)) {
-      if (!first) result += ',';
-      result += task_object(task, false);
-      first = false;
-    }
-    result += ']';
-    if (more) result += R"(,"nextCursor":")" + std::to_string(offset + kTaskPage) + "\"";
-    result += '}';
-    return rpc_result(id_json, result);
+    auto page = task_page(tasks, owner, params["cursor"]);
+    if (!page) return refuse(RpcError::InvalidParams, "Invalid params: unknown cursor (pass the nextCursor of tasks/list)");
+    return rpc_result(id_json, *page);
   }
   if (id.empty() || id.size() > 64) return missing();
   if (method == "tasks/get") {
@@ -380,11 +401,8 @@ std::optional<std::string> Protocol::task_method(const std::string& method, cons
       // any finished task: refused, naming what it became.
       std::shared_ptr<Outbox> channel = late_channel(connection, outcome);
       if (!channel) return refuse(RpcError::InternalError, "Internal error: this transport cannot answer later");
-      const bool closes = connection.streams_replies;
-      tasks.when_finished(owner, id, [channel, id_json, closes](const TaskRunner::Snapshot& finished) {
-        channel->send(too_late_to_cancel(id_json, finished));
-        if (closes) channel->close();
-      });
+      answer_when_finished(tasks, owner, id, channel, connection.streams_replies,
+                           [id_json](const TaskRunner::Snapshot& finished) { return too_late_to_cancel(id_json, finished); });
       return std::string();  // answered later
     }
     return rpc_result(id_json, task_object(*cancelled, false));
@@ -397,11 +415,8 @@ std::optional<std::string> Protocol::task_method(const std::string& method, cons
     // Still working: the reply comes when it finishes (HTTP: on this request's event stream).
     std::shared_ptr<Outbox> channel = late_channel(connection, outcome);
     if (!channel) return refuse(RpcError::InternalError, "Internal error: this transport cannot answer later");
-    const bool closes = connection.streams_replies;
-    tasks.when_finished(owner, id, [channel, id_json, closes](const TaskRunner::Snapshot& finished) {
-      channel->send(task_result_reply(id_json, finished));
-      if (closes) channel->close();
-    });
+    answer_when_finished(tasks, owner, id, channel, connection.streams_replies,
+                         [id_json](const TaskRunner::Snapshot& finished) { return task_result_reply(id_json, finished); });
     return std::string();  // answered later
   }
   return std::nullopt;

@@ -10,8 +10,8 @@
 
 #include "core/text.h"
 #include "core/version.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/adapters/split_command.h"
 #include "engines/store/store_backend.h"
@@ -197,16 +197,20 @@ std::string diagnostics_markdown(const json::Value& d) {
   return out;
 }
 
-Result<Reply> diagnostics(Context& context, const Params&) {
+Result<Reply> diagnostics(Context& context, const NoArgs&) {
   CT_TRY_ASSIGN(json::Value data, diagnostics_json(context));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> templates(Context&, const Params& params) {
-  if (auto type = params.opt_str("type")) return Reply{template_json(find_template(*type)), {}, {}, {}};
+struct TemplatesArgs {
+  std::optional<std::string> type;
+};
+
+Result<Reply> templates(Context&, const TemplatesArgs& args) {
+  if (args.type) return Reply::of(template_json(find_template(*args.type)));
   json::Value all = json::Value::array();
   for (const auto& t : kTemplates) all.push_back(template_json(t));
-  return Reply{std::move(all), {}, {}, {}};
+  return Reply::of(std::move(all));
 }
 
 // -- create --------------------------------------------------------------------------------------
@@ -221,15 +225,25 @@ std::vector<std::string> gh_environment() {
 /// The reply when the issue was not filed: the report, the command and why.
 Reply not_filed(json::Value data, std::string why) {
   data.set("filed", false);
-  return Reply{std::move(data), {std::move(why)}, {}, {}};
+  return Reply::warned(std::move(data), {std::move(why)});
 }
 
-Result<Reply> create_external(Context& context, const Params& params) {
-  const Template& kind = find_template(params.str("type"));
-  const std::string& title = params.str("title");
-  std::string report = params.str("body");
+struct CreateArgs {
+  std::string type;
+  std::string title;
+  std::string body;
+  std::optional<std::string> repo;
+  bool diagnostics = true;
+  bool dry_run = false;
+};
+
+/// issues.create's external step: the report rendered and, unless a dry run, filed through gh.
+Result<Reply> create_external(Context& context, const CreateArgs& args) {
+  const Template& kind = find_template(args.type);
+  const std::string& title = args.title;
+  std::string report = args.body;
   while (!report.empty() && (report.back() == '\n' || report.back() == ' ')) report.pop_back();
-  if (params.flag("diagnostics")) {
+  if (args.diagnostics) {
     CT_TRY_ASSIGN(json::Value diag, diagnostics_json(context));
     report += "\n\n" + diagnostics_markdown(diag);
   } else {
@@ -237,9 +251,9 @@ Result<Reply> create_external(Context& context, const Params& params) {
   }
   std::vector<std::string> argv = {"gh", "issue", "create", "--title", title, "--label", std::string(kind.label),
                                    "--body", report};
-  if (auto repo = params.opt_str("repo")) {
+  if (args.repo) {
     argv.emplace_back("--repo");
-    argv.push_back(*repo);
+    argv.push_back(*args.repo);
   }
   json::Value data = json::Value::object();
   data.set("type", kind.type);
@@ -248,10 +262,10 @@ Result<Reply> create_external(Context& context, const Params& params) {
   data.set("body", report);
   data.set("command", json::Value::array_of(argv));
   data.set("commandText", join_command(argv));
-  if (params.flag("dryRun")) {
+  if (args.dry_run) {
     data.set("dryRun", true);
     data.set("filed", false);
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
 
   const std::vector<std::string> env = gh_environment();
@@ -305,10 +319,10 @@ Result<Reply> create_external(Context& context, const Params& params) {
   if (!url.empty()) data.set("url", url);
   std::vector<std::string> warnings;
   if (url.empty()) warnings.push_back("gh reported success but printed no issue URL: check the repository's issues");
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> create(Context& context, const Params&) {
+Result<Reply> create(Context& context, const CreateArgs&) {
   if (!context.external) return fail(ErrorCode::Internal, "issues.create: the external step did not run");
   Reply reply = std::move(*context.external);
   if (reply.data["filed"] == json::Value(true))
@@ -332,30 +346,34 @@ void register_issues_domain(Registry& registry) {
                            "secrets, no paths outside the project ($HOME shown as ~)",
                 .examples = {{R"({})", "what to paste into a bug report"}},
                 .engine = EngineKind::Native, .idempotent = true, .runs_on_damaged_store = true, .tier = 2,
-                .handler = diagnostics});
+                .handler = no_args(diagnostics)});
+  const auto templates_args = bind(field(&TemplatesArgs::type, {.name = "type", .type = ParamType::Enum,
+                                                                 .choices = {"bug", "feature", "help"},
+                                                                 .description = "Only this template", .positional = true}));
   registry.add({.domain = "issues", .name = "templates", .gateway = Gateway::Query,
                 .summary = "Show the Markdown skeletons of bug, feature and help reports",
-                .params = {{.name = "type", .type = ParamType::Enum, .choices = {"bug", "feature", "help"},
-                            .description = "Only this template", .positional = true}},
+                .params = templates_args.specs(),
                 .returns = "[{type, label, body}], or one {type, label, body} with type",
                 .examples = {{R"({})", "every template"}, {R"({"type":"bug"})", "the bug report skeleton"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = templates});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = templates_args.handler(templates)});
+  const auto create_args = bind(
+      field(&CreateArgs::type, {.name = "type", .type = ParamType::Enum, .required = true,
+                                .choices = {"bug", "feature", "help"}, .description = "Kind of report (sets the label)"}),
+      field(&CreateArgs::title, {.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
+                                 .description = "Issue title", .single_line = true}),
+      field(&CreateArgs::body, {.name = "body", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
+                                .description = "The report in Markdown (issues.templates has skeletons)"}),
+      field(&CreateArgs::repo, {.name = "repo", .type = ParamType::String, .max = 200,
+                                .pattern = "^([A-Za-z0-9.-]+/)?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
+                                .description = "OWNER/REPO (or HOST/OWNER/REPO); default: gh's repository for the "
+                                               "project directory"}),
+      field(&CreateArgs::diagnostics, {.name = "diagnostics", .type = ParamType::Bool, .default_json = "true",
+                                       .description = "Append issues.diagnostics to the report"}),
+      field(&CreateArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
+                                   .description = "Render the report and the command; run nothing", .dry_run = true}));
   registry.add({.domain = "issues", .name = "create", .gateway = Gateway::Mutate,
                 .summary = "File a bug, feature or help report with diagnostics through gh",
-                .params = {{.name = "type", .type = ParamType::Enum, .required = true,
-                            .choices = {"bug", "feature", "help"}, .description = "Kind of report (sets the label)"},
-                           {.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
-                            .description = "Issue title", .single_line = true},
-                           {.name = "body", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
-                            .description = "The report in Markdown (issues.templates has skeletons)"},
-                           {.name = "repo", .type = ParamType::String, .max = 200,
-                            .pattern = "^([A-Za-z0-9.-]+/)?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
-                            .description = "OWNER/REPO (or HOST/OWNER/REPO); default: gh's repository for the "
-                                           "project directory"},
-                           {.name = "diagnostics", .type = ParamType::Bool, .default_json = "true",
-                            .description = "Append issues.diagnostics to the report"},
-                           {.name = "dryRun", .type = ParamType::Bool,
-                            .description = "Render the report and the command; run nothing", .dry_run = true}},
+                .params = create_args.specs(),
                 .returns = "{filed, type, title, label, url? (filed), body, command[argv], commandText, dryRun?}: "
                            "filed through `gh issue create` when gh is on PATH and `gh auth status` succeeds; "
                            "otherwise filed:false with a warning saying why, and the exact command to run",
@@ -364,7 +382,8 @@ void register_issues_domain(Registry& registry) {
                               "preview a bug report and the gh command"},
                              {R"({"type":"feature","title":"Export to CSV","body":"## The proposal\n\ntasks.export as CSV.","repo":"owner/repo","diagnostics":false,"dryRun":true})",
                               "preview a feature request for another repository"}},
-                .engine = EngineKind::Hybrid, .tier = 2, .external = create_external, .handler = create});
+                .engine = EngineKind::Hybrid, .tier = 2, .external = create_args.handler(create_external),
+                .handler = create_args.handler(create)});
 }
 
 }  // namespace ct

@@ -1,46 +1,13 @@
 #include "domains/memory/memory_common.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <set>
-#include <unordered_map>
 
 #include "core/text.h"
 #include "domains/call_text.h"
 
 namespace ct::memory {
 namespace {
-
-/// Entries read per key at most; a query word held by more than kCommonWord entries (or a twentieth
-/// of them) finds no candidates of its own.
-constexpr std::int64_t kPerKeyCap = 2000;
-constexpr std::int64_t kCommonWord = 500;
-
-/// The range of keys that start with `key` when `prefix`, else `key` alone. Words hold ASCII letters,
-/// digits and UTF-8 bytes; a range's end must stay valid UTF-8 (PostgreSQL checks it), so a word
-/// ending in a multi-byte character is matched whole.
-MemoryKeyRange key_range(const std::string& key, bool prefix) {
-  if (prefix && !key.empty() && static_cast<unsigned char>(key.back()) < 0x7f) {
-    std::string end = key;
-    end.back() = static_cast<char>(end.back() + 1);
-    return {key, end};
-  }
-  return {key, key + " "};  // no key byte sorts below a space
-}
-
-Result<std::map<std::string, std::pair<TaskStatus, TimeMs>>> anchored_tasks(Context& context,
-                                                                            const std::vector<const MemoryEntry*>& entries) {
-  std::set<std::string> ids;
-  for (const MemoryEntry* entry : entries)
-    for (const auto& anchor : entry->anchors)
-      if (!anchor.task.empty()) ids.insert(anchor.task);
-  std::map<std::string, std::pair<TaskStatus, TimeMs>> out;
-  if (ids.empty()) return out;
-  CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
-  for (const auto& task : tasks) out[task.id] = {task.status, task.updated_at};
-  return out;
-}
 
 /// An entry's scope, confidence and governance fields (those set), into `out`: what the audit
 /// trail keeps of an entry and a full reply shows.
@@ -121,7 +88,7 @@ json::Value entry_json(const MemoryEntry& entry, bool full, const std::optional<
 Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, const std::vector<MemoryEntry>& entries) {
   std::vector<const MemoryEntry*> pointers;
   for (const auto& entry : entries) pointers.push_back(&entry);
-  CT_TRY_ASSIGN(auto tasks, anchored_tasks(context, pointers));
+  CT_TRY_ASSIGN(auto tasks, anchored_tasks(context.db(), pointers));
   std::vector<std::optional<Staleness>> out;
   out.reserve(entries.size());
   for (const auto& entry : entries)
@@ -155,111 +122,8 @@ Result<std::vector<Found>> find(Context& context, const Search& search) {
       parent = up ? up->parent : std::string();
     }
   }
-
-  // A query word's rarity (BM25's inverse document frequency), from how many entries hold it.
-  std::vector<MemoryKeyRange> word_ranges;
-  for (const auto& word : scope.words) word_ranges.push_back(key_range("w:" + word, true));
-  std::vector<std::int64_t> holders(word_ranges.size(), 0);
-  std::int64_t total = 1;
-  if (!word_ranges.empty()) {
-    CT_TRY_ASSIGN(holders, context.db().memory_key_counts(word_ranges));
-    CT_TRY_ASSIGN(total, context.db().memory_total());
-  }
-  std::vector<double> rarity(holders.size());
-  for (std::size_t i = 0; i < holders.size(); ++i) {
-    const double df = static_cast<double>(std::min(holders[i], total));
-    rarity[i] = std::log(1.0 + (static_cast<double>(total) - df + 0.5) / (df + 0.5));
-  }
-
-  // Candidates: the entries of the rarer query words and of every key of the scope. A word most
-  // entries hold finds nothing worth reading; it still counts in the text score of what is read.
-  const std::int64_t common = std::max<std::int64_t>(kCommonWord, total / 20);
-  std::vector<MemoryKeyRange> ranges;
-  std::vector<double> weights;
-  for (std::size_t i = 0; i < word_ranges.size(); ++i)
-    if (holders[i] > 0 && holders[i] <= common) {
-      ranges.push_back(word_ranges[i]);
-      weights.push_back(rarity[i]);
-    }
-  std::vector<std::string> scope_keys;
-  for (const auto& file : scope.files)
-    for (auto& key : file_lookup_keys(file)) scope_keys.push_back(std::move(key));
-  for (const auto& label : scope.labels) scope_keys.push_back("l:" + to_lower_ascii(label));
-  for (const auto& task : scope.tasks) scope_keys.push_back("t:" + task);
-  for (const auto& epic : scope.epics) scope_keys.push_back("e:" + epic);
-  std::sort(scope_keys.begin(), scope_keys.end());
-  scope_keys.erase(std::unique(scope_keys.begin(), scope_keys.end()), scope_keys.end());
-  if (ranges.empty() && scope_keys.empty() && !word_ranges.empty()) {
-    // Only common words: the entries of the rarest one, the newest first cut at the cap.
-    std::size_t rarest = 0;
-    for (std::size_t i = 1; i < holders.size(); ++i)
-      if (holders[i] > 0 && (holders[rarest] == 0 || holders[i] < holders[rarest])) rarest = i;
-    if (holders[rarest] > 0) {
-      ranges.push_back(word_ranges[rarest]);
-      weights.push_back(rarity[rarest]);
-    }
-  }
-  for (const auto& key : scope_keys) {
-    ranges.push_back(key_range(key, false));
-    weights.push_back(2.0);
-  }
-  CT_TRY_ASSIGN(auto hits, context.db().memory_numbers(ranges, kPerKeyCap));
-  std::unordered_map<std::int64_t, double> early;  // a first score from the keys alone
-  for (std::size_t r = 0; r < hits.size(); ++r) {
-    std::vector<std::int64_t>& numbers = hits[r];
-    std::sort(numbers.begin(), numbers.end());  // a prefix can match several words of one entry
-    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
-    for (std::int64_t number : numbers) early[number] += weights[r];
-  }
-  std::vector<std::pair<double, std::int64_t>> order;
-  order.reserve(early.size());
-  for (const auto& [number, score] : early) order.emplace_back(score, number);
-  // Read the best few: enough that the text score, recency, use and staleness can reorder them,
-  // and that stale or other-kind entries left out still leave `limit`.
-  const std::size_t read = static_cast<std::size_t>(std::max<std::int64_t>(search.limit * 3, 30));
-  if (order.size() > read) {
-    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(read), order.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); });
-    order.resize(read);
-  }
-  std::vector<std::int64_t> numbers;
-  for (const auto& [score, number] : order) numbers.push_back(number);
-  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().get_memories(numbers));
-  std::erase_if(entries, [&](const MemoryEntry& entry) {
-    return entry.status != "active" || (search.kind && entry.kind != *search.kind);
-  });
-  std::vector<const MemoryEntry*> pointers;
-  for (const auto& entry : entries) pointers.push_back(&entry);
-  CT_TRY_ASSIGN(auto tasks, anchored_tasks(context, pointers));
-  std::vector<Found> found;
-  const TimeMs now = context.now();
-  for (auto& entry : entries) {
-    auto stale = staleness(entry, context.project->root, tasks, process_hasher());
-    if (stale && !search.include_stale) continue;
-    // The text score: each query word the entry holds (as a prefix of one of its words) adds its
-    // rarity, twice in the title.
-    double text_match = 0;
-    if (!scope.words.empty()) {
-      const auto title_words = words(entry.title);
-      const auto body_words = words(entry.body);
-      auto holds = [](const std::vector<std::string>& list, const std::string& word) {
-        return std::any_of(list.begin(), list.end(), [&](const std::string& w) { return w.starts_with(word); });
-      };
-      for (std::size_t i = 0; i < scope.words.size(); ++i) {
-        if (holds(title_words, scope.words[i])) text_match += 2 * rarity[i];
-        else if (holds(body_words, scope.words[i])) text_match += rarity[i];
-      }
-    }
-    Ranked ranked = rank(entry, scope, text_match, stale.has_value(), now);
-    if (ranked.text == 0 && ranked.scope == 0) continue;  // a folder key matched, the glob did not
-    found.push_back({std::move(entry), ranked, std::move(stale)});
-  }
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-    if (a.ranked.score != b.ranked.score) return a.ranked.score > b.ranked.score;
-    return *memory_number(a.entry.id) < *memory_number(b.entry.id);
-  });
-  if (std::ssize(found) > search.limit) found.resize(static_cast<std::size_t>(search.limit));
-  return found;
+  const FindLimits limits{.kind = search.kind, .include_stale = search.include_stale, .limit = search.limit};
+  return find_ranked(context.db(), scope, limits, context.project->root, process_hasher(), context.now());
 }
 
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id) {
@@ -354,7 +218,7 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
 Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>& files) {
   json::Value data = json::Value::object();
   data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings) {

@@ -10,6 +10,7 @@
 
 #include "domains/context.h"
 #include "engines/rules/memory.h"
+#include "engines/rules/memory_find.h"
 
 namespace ct::memory {
 
@@ -25,14 +26,9 @@ struct Search {
   std::int64_t limit = 10;
 };
 
-struct Found {
-  MemoryEntry entry;
-  Ranked ranked;
-  std::optional<Staleness> stale;
-};
-
-/// The active entries for `search`, best first (engines/rules/memory.h: rank). E_NOT_FOUND for a
-/// task that does not exist.
+/// The active entries for `search`, best first (engines/rules/memory_find.h ranks them): the
+/// work's scope is the search's, with the task's files, labels, epics and (task_words) title.
+/// E_NOT_FOUND for a task that does not exist.
 Result<std::vector<Found>> find(Context& context, const Search& search);
 
 /// The kinds of entry, as an Enum param's choices.

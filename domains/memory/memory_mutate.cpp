@@ -1,7 +1,7 @@
 // memory domain, writes (issue 34): record an entry (near-duplicates are reported, not added),
 // change, supersede or retract it, verify it (a person's review of what an agent proposed, and the
-// re-anchoring of its files), declare which entries a piece of work applied, and import the
-// Markdown of memory.export. People govern: the kinds memory.verifyKinds names start as proposed
+// re-anchoring of its files), declare which entries a piece of work applied. memory.import (the
+// Markdown of memory.export read back) is memory_import.cpp's. People govern: the kinds memory.verifyKinds names start as proposed
 // when an agent records them, and only a person — never the agent that proposed one — verifies it.
 #include <algorithm>
 #include <charconv>
@@ -9,13 +9,11 @@
 #include <map>
 #include <set>
 
-#include "core/file_read.h"
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/memory/memory_common.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
-#include "engines/project/project.h"
 
 namespace ct {
 namespace {
@@ -23,49 +21,60 @@ namespace {
 using namespace memory;
 namespace fs = std::filesystem;
 
-Result<std::optional<double>> confidence_of(const Params& params) {
-  auto text = params.opt_str("confidence");
-  if (!text) {
-    const json::Value& value = params.value("confidence");
-    if (value.is_number()) text = std::to_string(value.as_double());
-  }
-  if (!text) return std::optional<double>();
+/// The params of the writes of one entry (observe, update, supersede, verify), each bound to the
+/// fields it takes (entry_fields); a scope param not given leaves the entry's as it was.
+struct EntryArgs {
+  std::string id;
+  std::optional<std::string> kind;
+  std::optional<std::string> title;
+  std::optional<std::string> body;
+  std::optional<std::vector<std::string>> files;
+  std::optional<std::vector<std::string>> labels;
+  std::optional<std::vector<std::string>> tasks;
+  std::optional<std::string> epic;
+  std::optional<std::string> confidence;  // a Scalar: its text
+  std::optional<std::string> task_id;     // the source task
+  bool force = false;
+  json::Value call;  // the call as given, for observe's fix
+};
+
+Result<double> confidence_of(const std::string& text) {
   double number = -1;
-  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), number);
-  if (ec != std::errc() || end != text->data() + text->size() || number < 0 || number > 1)
-    return fail(Error(ErrorCode::Validation, "confidence must be a number from 0 to 1, not '" + *text + "'")
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end != text.data() + text.size() || number < 0 || number > 1)
+    return fail(Error(ErrorCode::Validation, "confidence must be a number from 0 to 1, not '" + text + "'")
                     .with_fix("pass a number such as 0.8")
                     .with_detail("field", "confidence"));
-  return std::optional<double>(number);
+  return number;
 }
 
 /// The scope params into `entry` (only those given): files normalised, tasks and epic checked.
-Result<void> read_scope(Context& context, const Params& params, MemoryEntry& entry) {
-  if (params.has("files")) {
+Result<void> read_scope(Context& context, const EntryArgs& args, MemoryEntry& entry) {
+  if (args.files) {
     entry.files.clear();
-    for (const auto& file : params.strings("files")) {
+    for (const auto& file : *args.files) {
       CT_TRY_ASSIGN(std::string normal, normal_scope_path(file));
       if (std::find(entry.files.begin(), entry.files.end(), normal) == entry.files.end()) entry.files.push_back(normal);
     }
   }
-  if (params.has("labels")) entry.labels = params.strings("labels");
-  if (params.has("tasks")) {
-    entry.tasks = params.strings("tasks");
+  if (args.labels) entry.labels = *args.labels;
+  if (args.tasks) {
+    entry.tasks = *args.tasks;
     CT_TRY(check_tasks(context, entry.tasks));
   }
-  if (auto epic = params.opt_str("epic")) {
-    CT_TRY(check_tasks(context, {*epic}));
-    entry.epic = *epic;
+  if (args.epic) {
+    CT_TRY(check_tasks(context, {*args.epic}));
+    entry.epic = *args.epic;
   }
-  if (params.has("confidence") && !params.value("confidence").is_null()) {
-    CT_TRY_ASSIGN(entry.confidence, confidence_of(params));
+  if (args.confidence) {
+    CT_TRY_ASSIGN(entry.confidence, confidence_of(*args.confidence));
   }
   return {};
 }
 
-/// The task an entry comes from, or a use belongs to: the one named, else the caller's session's focus.
-Result<std::string> source_task(Context& context, const Params& params) {
-  if (auto task = params.opt_str("taskId")) {
+/// The task an entry comes from, or a use belongs to: `task` when named, else the caller's session's focus.
+Result<std::string> source_task(Context& context, const std::optional<std::string>& task) {
+  if (task) {
     CT_TRY(check_tasks(context, {*task}));
     return *task;
   }
@@ -146,20 +155,20 @@ Result<void> person_only(Context& context, const MemoryEntry& entry, std::string
                   .with_detail("kind", entry.kind));
 }
 
-Result<Reply> observe(Context& context, const Params& params) {
+Result<Reply> observe(Context& context, const EntryArgs& args) {
   MemoryEntry entry;
-  entry.kind = params.str("kind");
-  entry.title = std::string(trim(params.str("title")));
-  entry.body = std::string(trim(params.opt_str("body").value_or("")));
-  CT_TRY(read_scope(context, params, entry));
-  CT_TRY_ASSIGN(entry.source_task, source_task(context, params));
+  entry.kind = args.kind.value_or("");
+  entry.title = std::string(trim(args.title.value_or("")));
+  entry.body = std::string(trim(args.body.value_or("")));
+  CT_TRY(read_scope(context, args, entry));
+  CT_TRY_ASSIGN(entry.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(entry.source_agent, who(context));
   entry.source_session = context.session;
   entry.hash = content_hash(entry);
   CT_TRY_ASSIGN(auto similar, similar_entries(context, entry));
   for (const auto& [score, other] : similar)
-    if (other.hash == entry.hash) return Reply{written_json(other), {}, {}, ErrorCode::AlreadyExists};
-  if (!similar.empty() && !params.flag("force")) {
+    if (other.hash == entry.hash) return Reply::noted(written_json(other), ErrorCode::AlreadyExists);
+  if (!similar.empty() && !args.force) {
     const MemoryEntry& best = similar.front().second;
     json::Value rows = json::Value::array();
     for (const auto& [score, other] : similar) {
@@ -169,7 +178,7 @@ Result<Reply> observe(Context& context, const Params& params) {
       row.set("similarity", std::round(score * 100) / 100);
       rows.push_back(std::move(row));
     }
-    json::Value again = params.json();
+    json::Value again = args.call;
     again.set("force", true);
     return fail(Error(ErrorCode::AlreadyExists, best.id + " already says nearly the same: \"" + best.title + "\"")
                     .with_fix(Advice("add to it: ") + call("memory.update", {{"id", best.id}, {"body", "…"}}) +
@@ -179,7 +188,7 @@ Result<Reply> observe(Context& context, const Params& params) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(MemoryEntry added, add_entry(context, std::move(entry), warnings));
   if (context.audit) context.audit->task_id = added.id;
-  return Reply{written_json(added), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(added), std::move(warnings));
 }
 
 Result<void> check_open(const MemoryEntry& entry) {
@@ -194,12 +203,12 @@ Result<void> check_open(const MemoryEntry& entry) {
 /// An agent's change of what a person verified: the verified entry stays served, and the change
 /// becomes a proposed entry that replaces it once a person verifies it (as memory.supersede does).
 /// A revision already pending for it (proposed, unverified) is changed instead of adding another.
-Result<Reply> propose_revision(Context& context, const Params& params, MemoryEntry verified, MemoryEntry changed) {
+Result<Reply> propose_revision(Context& context, const EntryArgs& args, MemoryEntry verified, MemoryEntry changed) {
   std::vector<std::string> warnings;
   if (!verified.superseded_by.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> pending, context.db().get_memory(verified.superseded_by));
     if (pending && pending->status == "proposed") {
-      if (pending->hash == changed.hash) return Reply{written_json(*pending), {}, {}, ErrorCode::AlreadyExists};
+      if (pending->hash == changed.hash) return Reply::noted(written_json(*pending), ErrorCode::AlreadyExists);
       const MemoryEntry before = *pending;
       pending->kind = changed.kind;
       pending->title = changed.title;
@@ -215,7 +224,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
       CT_TRY(save(context, before, *pending));
       warnings.push_back(verified.id + " was verified by a person and stays served: your change is in " + pending->id +
                          ", its proposed revision, until a person verifies it (ct memory verify " + pending->id + ")");
-      return Reply{written_json(*pending), std::move(warnings), {}, {}};
+      return Reply::warned(written_json(*pending), std::move(warnings));
     }
   }
   MemoryEntry revision = std::move(changed);
@@ -230,7 +239,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   revision.applied_count = revision.ignored_count = 0;
   revision.applied_at.reset();
   revision.applied_by.clear();
-  CT_TRY_ASSIGN(revision.source_task, source_task(context, params));
+  CT_TRY_ASSIGN(revision.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(revision.source_agent, who(context));
   revision.source_session = context.session;
   std::vector<std::string> ignored;
@@ -244,27 +253,27 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   warnings.push_back(verified.id + " was verified by a person and stays served: your change is proposed as " + added.id +
                      ", which replaces it once a person verifies it (ct memory verify " + added.id + ")");
   json::Value data = written_json(added);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> update(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+Result<Reply> update(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   CT_TRY(check_open(entry));
   const MemoryEntry before = entry;
-  if (auto kind = params.opt_str("kind")) entry.kind = *kind;
-  if (auto title = params.opt_str("title")) entry.title = std::string(trim(*title));
-  if (auto body = params.opt_str("body")) entry.body = std::string(trim(*body));
-  CT_TRY(read_scope(context, params, entry));
+  if (args.kind) entry.kind = *args.kind;
+  if (args.title) entry.title = std::string(trim(*args.title));
+  if (args.body) entry.body = std::string(trim(*args.body));
+  CT_TRY(read_scope(context, args, entry));
   entry.hash = content_hash(entry);
   if (entry.hash == before.hash && entry.confidence == before.confidence)
-    return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+    return Reply::noted(written_json(entry), ErrorCode::NoChange);
   std::vector<std::string> warnings;
   const bool agent = !context.person_reviews;
   if (agent && !before.verified_by.empty() && entry.hash != before.hash) {
     // What a person verified is not rewritten by an agent: a governed kind's change waits for a
     // person as a revision; another kind's verification was of the old text and does not carry over.
     if (needs_person(context, before.kind) || needs_person(context, entry.kind))
-      return propose_revision(context, params, before, std::move(entry));
+      return propose_revision(context, args, before, std::move(entry));
     warnings.push_back(entry.id + " was verified by " + before.verified_by + " as it read before: the changed text is unverified");
     entry.verified_by.clear();
     entry.verified_at.reset();
@@ -278,23 +287,23 @@ Result<Reply> update(Context& context, const Params& params) {
   }
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
-  return Reply{written_json(entry), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(entry), std::move(warnings));
 }
 
-Result<Reply> supersede(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry old, load(context, params.str("id")));
+Result<Reply> supersede(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry old, load(context, args.id));
   CT_TRY(check_open(old));
   MemoryEntry entry;
-  entry.kind = params.opt_str("kind").value_or(old.kind);
-  entry.title = std::string(trim(params.str("title")));
-  entry.body = std::string(trim(params.opt_str("body").value_or("")));
+  entry.kind = args.kind.value_or(old.kind);
+  entry.title = std::string(trim(args.title.value_or("")));
+  entry.body = std::string(trim(args.body.value_or("")));
   entry.files = old.files;
   entry.labels = old.labels;
   entry.tasks = old.tasks;
   entry.epic = old.epic;
   entry.confidence = old.confidence;
-  CT_TRY(read_scope(context, params, entry));
-  CT_TRY_ASSIGN(entry.source_task, source_task(context, params));
+  CT_TRY(read_scope(context, args, entry));
+  CT_TRY_ASSIGN(entry.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(entry.source_agent, who(context));
   entry.source_session = context.session;
   entry.supersedes = old.id;
@@ -307,12 +316,17 @@ Result<Reply> supersede(Context& context, const Params& params) {
   else warnings.push_back(old.id + " stays active until " + added.id + " is verified");
   old.updated_at = context.now();
   CT_TRY(save(context, before, old));
-  return Reply{written_json(added), std::move(warnings), {}, {}};
+  return Reply::warned(written_json(added), std::move(warnings));
 }
 
-Result<Reply> retract(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
-  if (entry.status == "retracted") return Reply{written_json(entry), {}, {}, ErrorCode::NoChange};
+struct RetractArgs {
+  std::string id;
+  std::string reason;
+};
+
+Result<Reply> retract(Context& context, const RetractArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
+  if (entry.status == "retracted") return Reply::noted(written_json(entry), ErrorCode::NoChange);
   if (!entry.verified_by.empty() && !context.person_reviews)
     return fail(Error(ErrorCode::MutationDisabled, entry.id + " was verified by " + entry.verified_by +
                                                        ": an agent does not retract what a person verified")
@@ -322,14 +336,14 @@ Result<Reply> retract(Context& context, const Params& params) {
                     .with_detail("verifiedBy", entry.verified_by));
   const MemoryEntry before = entry;
   entry.status = "retracted";
-  entry.reason = params.str("reason");
+  entry.reason = args.reason;
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
-  return Reply{written_json(entry), {}, {}, {}};
+  return Reply::of(written_json(entry));
 }
 
-Result<Reply> verify(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+Result<Reply> verify(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   CT_TRY(check_open(entry));
   CT_TRY(person_only(context, entry, "verify", "ct memory verify " + entry.id));
   CT_TRY_ASSIGN(std::string name, who(context));
@@ -363,7 +377,7 @@ Result<Reply> verify(Context& context, const Params& params) {
   }
   json::Value data = written_json(entry);
   data.set("verifiedBy", entry.verified_by);
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// The entries an applied declaration may name for `task`: those memory serves for it (what its
@@ -377,8 +391,15 @@ Result<std::vector<std::string>> valid_for(Context& context, const std::string& 
   return out;
 }
 
-Result<Reply> applied(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::string task, source_task(context, params));
+struct AppliedArgs {
+  std::vector<std::string> ids;
+  std::vector<std::string> ignored;
+  std::optional<std::string> task_id;
+  json::Value call;  // the call as given, for the fix of an unknown id
+};
+
+Result<Reply> applied(Context& context, const AppliedArgs& args) {
+  CT_TRY_ASSIGN(std::string task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(std::string name, who(context));
   // Ids as the store spells them: M1 is M001, named once.
   auto canonical = [](std::vector<std::string> ids) {
@@ -386,8 +407,8 @@ Result<Reply> applied(Context& context, const Params& params) {
       if (auto number = memory_number(id)) id = memory_id(*number);
     return ids;
   };
-  std::vector<std::string> used = canonical(params.strings("ids"));
-  std::vector<std::string> ignored = canonical(params.strings("ignored"));
+  std::vector<std::string> used = canonical(args.ids);
+  std::vector<std::string> ignored = canonical(args.ignored);
   std::set<std::string> seen;
   for (const auto& id : used)
     if (!seen.insert(id).second)
@@ -407,7 +428,7 @@ Result<Reply> applied(Context& context, const Params& params) {
                                      : "; the entries served for " + task + ": " + join(valid, ", ");
       error = std::move(error).with_detail("validIds", json::Value::array_of(valid));
       if (!valid.empty()) {
-        json::Value again = params.json();
+        json::Value again = args.call;
         std::vector<std::string> fixed = used;
         std::erase_if(fixed, [&](const std::string& other) { return other == id; });
         if (std::find(fixed.begin(), fixed.end(), valid.front()) == fixed.end()) fixed.push_back(valid.front());
@@ -430,342 +451,161 @@ Result<Reply> applied(Context& context, const Params& params) {
   if (!ignored.empty()) data.set("ignored", json::Value::array_of(ignored));
   if (!task.empty()) data.set("taskId", task);
   if (context.audit && !task.empty()) context.audit->task_id = task;
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-/// What an import compares and takes from the file: the content, status and governance fields.
-bool same_import(const MemoryEntry& a, const MemoryEntry& b) {
-  return a.hash == b.hash && a.status == b.status && a.confidence == b.confidence && a.verified_by == b.verified_by &&
-         a.supersedes == b.supersedes && a.superseded_by == b.superseded_by && a.reason == b.reason;
-}
-
-/// The largest memory file an import reads.
-constexpr ReadLimit kImportFile{8LL << 20, std::chrono::milliseconds(10000)};
-/// The most entries one import adds or changes. They are written under the write lock, which
-/// other writers wait for at most storage.busyTimeoutMs (5 s by default): 2,000 take a quarter of
-/// a second on SQLite (docs/performance.md). A larger file is imported in parts.
-constexpr std::size_t kMaxImportChanges = 2000;
-
-/// The entries of the memory file `text`, each checked as the operation that makes the same
-/// change checks it (memory.observe's params: kind, title, body, scope; memory.retract's reason),
-/// ids in their one spelling (engines/rules/memory.h, from_markdown).
-Result<std::vector<MemoryEntry>> checked_entries(Context& context, std::string_view text, const std::string& file) {
-  auto parsed = from_markdown(text);
-  if (!parsed) return fail(std::move(parsed.error()).with_detail("file", file));
-  const OperationSpec* observe = context.registry->find("memory", "observe");
-  const OperationSpec* retract = context.registry->find("memory", "retract");
-  if (!observe || !retract) return fail(ErrorCode::Internal, "memory.import needs memory.observe and memory.retract");
-  for (auto& entry : *parsed) {
-    auto named = [&](Error error) {
-      error.message = file + ", " + entry.id + ": " + error.message;
-      return std::move(error).with_detail("file", file).with_detail("id", entry.id);
-    };
-    json::Value as_observed = json::Value::object();
-    as_observed.set("kind", entry.kind);
-    as_observed.set("title", entry.title);
-    if (!entry.body.empty()) as_observed.set("body", entry.body);
-    if (!entry.files.empty()) as_observed.set("files", json::Value::array_of(entry.files));
-    if (!entry.labels.empty()) as_observed.set("labels", json::Value::array_of(entry.labels));
-    if (!entry.tasks.empty()) as_observed.set("tasks", json::Value::array_of(entry.tasks));
-    if (!entry.epic.empty()) as_observed.set("epic", entry.epic);
-    if (auto checked = Params::validate(*observe, as_observed); !checked) return fail(named(std::move(checked.error())));
-    if (!entry.reason.empty())
-      if (auto checked = Params::check(*retract, "reason", json::Value(entry.reason)); !checked)
-        return fail(named(std::move(checked.error())));
-    for (auto& path : entry.files) {
-      auto normal = normal_scope_path(path);
-      if (!normal) return fail(named(std::move(normal.error()).with_detail("field", "files")));
-      path = *normal;
-    }
-    // Who and what it came from: one line of plain text each.
-    for (const std::string* field : {&entry.verified_by, &entry.source_agent, &entry.source_session, &entry.source_task})
-      if (utf8_length(*field) > 200 || has_control_characters(*field, false))
-        return fail(named(Error(ErrorCode::Validation, "a provenance field holds more than 200 characters or a control "
-                                                       "character")
-                              .with_fix("keep the fields `ct memory export` writes")));
-    entry.hash = content_hash(entry);
-  }
-  return std::move(*parsed);
-}
-
-/// memory.import's external step: the file read (at most kImportFile, a regular file inside the
-/// project unless a person allowed more), checked, and its entries' scope files hashed — all
-/// before the transaction, which then only writes.
-Result<Reply> read_import(Context& context, const Params& params) {
-  const std::string& file = params.str("file");
-  auto real = project_file(context.project->root, file, context.may_leave_project());
-  if (!real) {
-    Error error = std::move(real.error());
-    if (error.message.find("outside the project") != std::string::npos) error.fix = Context::let_agents_leave_project();
-    return fail(std::move(error).with_detail("file", file));
-  }
-  auto text = read_regular_file(*real, kImportFile);
-  if (!text) {
-    Error error = std::move(text.error());
-    if (error.code == ErrorCode::NotFound)
-      return fail(Error(ErrorCode::NotFound, "cannot read " + file)
-                      .with_fix("write it first: ct memory export > " + file)
-                      .with_detail("file", file));
-    if (error.details["reason"] == json::Value("tooLarge")) error.fix = "split it by kind";
-    return fail(std::move(error).with_detail("file", file));
-  }
-  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, *text, file));
-  std::vector<std::string> files;
-  for (const auto& entry : entries) files.insert(files.end(), entry.files.begin(), entry.files.end());
-  json::Value data = json::Value::object();
-  data.set("text", std::move(*text));
-  data.set("files", read_files(context.project->root, files, process_hasher()));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-/// What changed between what is stored and what the file says, for the caller's governance:
-/// content, status or the entries it replaces.
-bool changes_entry(const MemoryEntry& stored, const MemoryEntry& next) {
-  return stored.hash != next.hash || stored.status != next.status || stored.supersedes != next.supersedes ||
-         stored.superseded_by != next.superseded_by || stored.reason != next.reason;
-}
-
-Result<Reply> import_markdown(Context& context, const Params& params) {
-  const std::string& file = params.str("file");
-  if (!context.external || !context.external->data["text"].is_string())
-    return fail(ErrorCode::Internal, "memory.import: the file was not read before the transaction");
-  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, context.external->data["text"].as_string(), file));
-  const bool person = context.person_reviews;
-  std::vector<std::string> warnings;
-  json::Value added = json::Value::array();
-  json::Value changed = json::Value::array();
-  json::Value proposed = json::Value::array();
-  std::vector<std::string> attestations;  // verified-by an agent's import did not take
-  std::vector<std::string> governed;      // verified entries an agent's import would change
-  std::int64_t unchanged = 0;
-  // First what each entry becomes, then the writes: the whole file is judged before anything changes.
-  std::vector<std::pair<std::optional<MemoryEntry>, MemoryEntry>> writes;
-  for (auto& entry : entries) {
-    CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, context.db().get_memory(entry.id));
-    if (!person) {
-      // An attestation is a person's act (memory.verify): an agent's import does not take one.
-      const std::string stored_by = stored ? stored->verified_by : std::string();
-      if (entry.verified_by != stored_by) {
-        attestations.push_back(entry.id);
-        entry.verified_by = stored_by;
-        entry.verified_at = stored ? stored->verified_at : std::nullopt;
-      }
-    }
-    if (stored && same_import(*stored, entry)) {
-      ++unchanged;
-      continue;
-    }
-    if (!person && stored && !stored->verified_by.empty() && changes_entry(*stored, entry)) {
-      governed.push_back(entry.id);
-      continue;
-    }
-    CT_TRY(check_tasks(context, entry.tasks));
-    if (!entry.epic.empty()) CT_TRY(check_tasks(context, {entry.epic}));
-    // An agent's import changes nothing a person governs: a new or changed entry of such a kind is proposed.
-    if (!person && needs_person(context, entry.kind) && entry.status == "active" &&
-        (!stored || stored->hash != entry.hash || stored->status != "active")) {
-      entry.status = "proposed";
-      proposed.push_back(entry.id);
-    }
-    writes.emplace_back(std::move(stored), std::move(entry));
-    if (writes.size() > kMaxImportChanges) break;  // refused below: read no further under the lock
-  }
-  if (!governed.empty())
-    return fail(Error(ErrorCode::MutationDisabled,
-                      file + " changes " + join(governed, ", ") +
-                          (governed.size() == 1 ? ", which a person verified" : ", which people verified") +
-                          ": an agent's import does not change what people verified")
-                    .with_fix("ask a person to run: ct memory import " + file + "; or propose each change with " +
-                              call("memory.supersede", {{"id", governed.front()}, {"title", "…"}}))
-                    .with_detail("file", file)
-                    .with_detail("verified", json::Value::array_of(governed)));
-  if (writes.size() > kMaxImportChanges)
-    return fail(Error(ErrorCode::Validation, file + " would add or change more than " +
-                                                 std::to_string(kMaxImportChanges) + " of its " +
-                                                 std::to_string(entries.size()) + " entries; one import writes at most " +
-                                                 std::to_string(kMaxImportChanges) +
-                                                 " (other writers wait while it holds the store)")
-                    .with_fix("split the file (its ## sections by kind, or halves of a section) and import the parts "
-                              "one after the other: entries already imported are skipped as unchanged")
-                    .with_detail("file", file)
-                    .with_detail("entries", static_cast<std::int64_t>(entries.size()))
-                    .with_detail("max", static_cast<std::int64_t>(kMaxImportChanges)));
-  for (auto& [stored, next] : writes) {
-    if (stored) {
-      next.applied_count = stored->applied_count;
-      next.ignored_count = stored->ignored_count;
-      next.applied_at = stored->applied_at;
-      next.applied_by = stored->applied_by;
-      next.created_at = stored->created_at;
-      next.anchors = stored->anchors;
-    } else if (next.created_at == 0) {
-      next.created_at = context.now();
-    }
-    next.updated_at = context.now();
-    if (!stored || stored->hash != next.hash) CT_TRY(anchor(context, next, stored.has_value(), warnings));
-    CT_TRY(save(context, stored, next));
-    (stored ? changed : added).push_back(next.id);
-  }
-  if (!attestations.empty())
-    warnings.push_back("verified-by of " + join(attestations, ", ") +
-                       " not taken: an attestation is a person's (ct memory import " + file + " at a terminal, or ct memory verify)");
-  json::Value data = json::Value::object();
-  data.set("file", file);
-  data.set("added", std::move(added));
-  data.set("changed", std::move(changed));
-  data.set("unchanged", unchanged);
-  if (!proposed.empty()) data.set("proposed", std::move(proposed));
-  if (params.flag("dryRun")) data.set("dryRun", true);
-  std::optional<ErrorCode> note;
-  if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::of(std::move(data));
 }
 
 /// The scope files a write of one entry anchors, for its external step: those the call names,
 /// else the stored entry's (read in a transaction of its own).
-Result<std::vector<std::string>> files_to_anchor(Context& context, const Params& params, bool stored_too) {
+Result<std::vector<std::string>> files_to_anchor(Context& context, const EntryArgs& args, bool stored_too) {
   std::vector<std::string> files;
-  if (params.has("files")) {
-    for (const auto& file : params.strings("files"))
+  if (args.files) {
+    for (const auto& file : *args.files)
       if (auto normal = normal_scope_path(file)) files.push_back(*normal);
     return files;
   }
-  if (stored_too && params.has("id")) {
+  if (stored_too && !args.id.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, pipeline::read_in_own_transaction(context, [&] {
-                    return context.db().get_memory(params.str("id"));
+                    return context.db().get_memory(args.id);
                   }));
     if (stored) files = stored->files;
   }
   return files;
 }
 
-Result<Reply> hash_named_files(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, params, false));
+Result<Reply> hash_named_files(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, args, false));
   return hash_scope_files(context, files);
 }
 
-Result<Reply> hash_entry_files(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, params, true));
+Result<Reply> hash_entry_files(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, args, true));
   return hash_scope_files(context, files);
 }
 
-std::vector<ParamSpec> scope_params() {
-  return {{.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
-           .description = "Scope: files, folders (src/store/) or globs (src/**/*.cpp); files are checksummed"},
-          {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60, .description = "Scope: labels"},
-          {.name = "tasks", .type = ParamType::Array, .max = 20, .item_type = ParamType::TaskId, .description = "Scope: tasks"},
-          {.name = "epic", .type = ParamType::TaskId, .description = "Scope: an epic"},
-          {.name = "confidence", .type = ParamType::Scalar, .max = 20, .description = "How sure, 0 to 1"}};
+/// The scope params, each into its EntryArgs member: observe, update and supersede take them all.
+void add_scope_fields(std::vector<Field<EntryArgs>>& fields) {
+  fields.push_back(field(&EntryArgs::files, {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
+                                             .description = "Scope: files, folders (src/store/) or globs (src/**/*.cpp); "
+                                                            "files are checksummed"}));
+  fields.push_back(field(&EntryArgs::labels, {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60,
+                                              .description = "Scope: labels"}));
+  fields.push_back(field(&EntryArgs::tasks, {.name = "tasks", .type = ParamType::Array, .max = 20,
+                                             .item_type = ParamType::TaskId, .description = "Scope: tasks"}));
+  fields.push_back(field(&EntryArgs::epic, {.name = "epic", .type = ParamType::TaskId, .description = "Scope: an epic"}));
+  fields.push_back(field(&EntryArgs::confidence,
+                         {.name = "confidence", .type = ParamType::Scalar, .max = 20, .description = "How sure, 0 to 1"}));
 }
 
-ParamSpec title_param(bool required) {
-  return {.name = "title", .type = ParamType::String, .required = required, .min = 3, .max = 200,
-          .description = "What it says, in one line", .single_line = true};
+Field<EntryArgs> title_field(bool required) {
+  return field(&EntryArgs::title, {.name = "title", .type = ParamType::String, .required = required, .min = 3, .max = 200,
+                                   .description = "What it says, in one line", .single_line = true});
 }
 
-ParamSpec body_param() {
-  return {.name = "body", .type = ParamType::String, .max = 4000, .description = "The detail: why, where, how"};
+Field<EntryArgs> body_field() {
+  return field(&EntryArgs::body,
+               {.name = "body", .type = ParamType::String, .max = 4000, .description = "The detail: why, where, how"});
 }
 
-ParamSpec source_param() {
-  return {.name = "taskId", .type = ParamType::TaskId,
-          .description = "The task it was learned in (default: the session's focus)"};
+Field<EntryArgs> source_field() {
+  return field(&EntryArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
+                                     .description = "The task it was learned in (default: the session's focus)"});
 }
+
+/// The fields of a write of one entry: `head` (id, kind, title, body), the scope, then `tail`.
+Binding<EntryArgs> entry_fields(std::vector<Field<EntryArgs>> head, std::vector<Field<EntryArgs>> tail = {}) {
+  add_scope_fields(head);
+  for (auto& more : tail) head.push_back(std::move(more));
+  return Binding<EntryArgs>(std::move(head));
+}
+
+Field<EntryArgs> entry_id_field() { return field(&EntryArgs::id, memory_id_param()); }
 
 }  // namespace
 
 void register_memory_mutations(Registry& registry) {
-  std::vector<ParamSpec> observe_params = {
-      {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kind_choices(),
-       .description = "decision, convention, learning, risk, pattern or observation"},
-      title_param(true), body_param()};
-  for (auto& param : scope_params()) observe_params.push_back(std::move(param));
-  observe_params.push_back(source_param());
-  observe_params.push_back({.name = "force", .type = ParamType::Bool,
-                            .description = "Record it even when an entry says nearly the same"});
+  const auto observe_args = entry_fields(
+      {field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kind_choices(),
+                                .description = "decision, convention, learning, risk, pattern or observation"}),
+       title_field(true), body_field()},
+      {source_field(),
+       field(&EntryArgs::force,
+             {.name = "force", .type = ParamType::Bool, .description = "Record it even when an entry says nearly the same"}),
+       call_params(&EntryArgs::call)});
   registry.add({.domain = "memory", .name = "observe", .gateway = Gateway::Mutate,
                 .summary = "Keep a decision, convention or learning",
-                .params = std::move(observe_params),
+                .params = observe_args.specs(),
                 .returns = "{id, kind, title, status (active|proposed), hash, anchoredFiles?}; E_ALREADY_EXISTS note when "
                            "the same entry is stored; warnings for scope files that do not exist",
                 .errors = {ErrorCode::AlreadyExists, ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"kind":"learning","title":"The store tests need CLEO_TEST_MODE=1",)"
                               R"("body":"Without it the contract checks stay off","files":["tests/unit/"]})",
                               "record a learning about a folder"}},
-                .tier = 1, .aliases = {"add", "remember", "record"}, .external = hash_named_files, .external_checks_only = true,
-                .handler = observe});
+                .tier = 1, .aliases = {"add", "remember", "record"}, .external = observe_args.handler(hash_named_files),
+                .external_checks_only = true, .handler = observe_args.handler(observe)});
+  const auto applied_args = bind(
+      field(&AppliedArgs::ids, {.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
+                                .pattern = kIdPattern, .description = "Entries the work followed"}),
+      field(&AppliedArgs::ignored, {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,
+                                    .description = "Entries served that did not apply"}),
+      field(&AppliedArgs::task_id,
+            {.name = "taskId", .type = ParamType::TaskId, .description = "The work (default: the session's focus)"}),
+      call_params(&AppliedArgs::call));
   registry.add({.domain = "memory", .name = "applied", .gateway = Gateway::Mutate,
                 .summary = "Say which entries you applied",
-                .params = {{.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
-                            .pattern = kIdPattern, .description = "Entries the work followed"},
-                           {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,
-                            .description = "Entries served that did not apply"},
-                           {.name = "taskId", .type = ParamType::TaskId,
-                            .description = "The work (default: the session's focus)"}},
+                .params = applied_args.specs(),
                 .returns = "{applied[], ignored?[], taskId?}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"}},
-                .tier = 1, .aliases = {"used", "apply"}, .handler = applied});
-  std::vector<ParamSpec> update_params = {memory_id_param(),
-                                          {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "New kind"},
-                                          title_param(false), body_param()};
-  for (auto& param : scope_params()) update_params.push_back(std::move(param));
+                .tier = 1, .aliases = {"used", "apply"}, .handler = applied_args.handler(applied)});
+  const auto update_args = entry_fields(
+      {entry_id_field(),
+       field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "New kind"}),
+       title_field(false), body_field()});
   registry.add({.domain = "memory", .name = "update", .gateway = Gateway::Mutate,
                 .summary = "Change an entry; an agent's change of a governed kind awaits review",
-                .params = std::move(update_params),
+                .params = update_args.specs(),
                 .returns = "{id, kind, title, status, hash, anchoredFiles?, supersedes?}; E_NO_CHANGE note when nothing "
                            "changed. An agent's change of what a person verified is a proposed revision (its own id, "
                            "supersedes the entry), the verified text served until a person verifies it",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","body":"Also under CI"})", "add to M001"}},
-                .idempotent = true, .tier = 2, .external = hash_entry_files, .external_checks_only = true,
-                .handler = update});
-  std::vector<ParamSpec> supersede_params = {memory_id_param(),
-                                             {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(),
-                                              .description = "Kind of the new entry (default the old one's)"},
-                                             title_param(true), body_param()};
-  for (auto& param : scope_params()) supersede_params.push_back(std::move(param));
-  supersede_params.push_back(source_param());
+                .idempotent = true, .tier = 2, .external = update_args.handler(hash_entry_files),
+                .external_checks_only = true, .handler = update_args.handler(update)});
+  const auto supersede_args = entry_fields({entry_id_field(),
+                                            field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum,
+                                                                     .choices = kind_choices(),
+                                                                     .description = "Kind of the new entry (default the old one's)"}),
+                                            title_field(true), body_field()},
+                                           {source_field()});
   registry.add({.domain = "memory", .name = "supersede", .gateway = Gateway::Mutate,
                 .summary = "Replace an entry with a new one (scope kept unless given)",
-                .params = std::move(supersede_params),
+                .params = supersede_args.specs(),
                 .returns = "{id (the new entry), kind, title, status, hash, supersedes}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","title":"Tests need CLEO_TEST_MODE=1 and a temp HOME"})", "M001, corrected"}},
-                .tier = 2, .external = hash_entry_files, .external_checks_only = true,
-                .handler = supersede});
+                .tier = 2, .external = supersede_args.handler(hash_entry_files), .external_checks_only = true,
+                .handler = supersede_args.handler(supersede)});
+  const auto retract_args =
+      bind(field(&RetractArgs::id, memory_id_param()),
+           field(&RetractArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
+                                        .description = "Why it no longer holds"}));
   registry.add({.domain = "memory", .name = "retract", .gateway = Gateway::Mutate,
                 .summary = "Withdraw an entry that was wrong, with the reason",
-                .params = {memory_id_param(),
-                           {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
-                            .description = "Why it no longer holds"}},
+                .params = retract_args.specs(),
                 .returns = "{id, kind, title, status:'retracted', hash}; E_NO_CHANGE note when already retracted",
                 .errors = {ErrorCode::NotFound, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"M001","reason":"the flag was removed in v2"})", "withdraw M001"}},
-                .idempotent = true, .tier = 2, .dashboard = true, .handler = retract});
+                .idempotent = true, .tier = 2, .dashboard = true, .handler = retract_args.handler(retract)});
+  // verify takes the id alone; its external step re-anchors the stored entry's files.
+  const auto verify_args = bind(entry_id_field());
   registry.add({.domain = "memory", .name = "verify", .gateway = Gateway::Mutate,
                 .summary = "Verify an entry after review: serve a proposed one, re-anchor files",
-                .params = {memory_id_param()},
+                .params = verify_args.specs(),
                 .returns = "{id, kind, title, status:'active', hash, verifiedBy, anchoredFiles?}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"M001"})", "M001 was reviewed and holds"}},
-                .tier = 2, .dashboard = true, .external = hash_entry_files, .external_checks_only = true,
-                .handler = verify});
-  registry.add({.domain = "memory", .name = "import", .gateway = Gateway::Mutate,
-                .summary = "Read memory back from the Markdown memory.export wrote",
-                .params = {{.name = "file", .type = ParamType::String, .required = true, .max = 500,
-                            .description = "The Markdown file, relative to the project root", .positional = true,
-                            .single_line = true},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Report what would change; change nothing", .dry_run = true}},
-                .returns = "{file, added[], changed[], unchanged (count), proposed?[], dryRun?}; E_NO_CHANGE note when "
-                           "the store already holds the file. Each entry is checked as memory.observe checks one; an "
-                           "agent's import takes no verified-by and changes no verified entry (E_MUTATION_DISABLED); at "
-                           "most 2,000 entries added or changed per import",
-                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
-                .examples = {{R"({"file":"docs/memory.md"})", "take in the reviewed file"}},
-                .idempotent = true, .tier = 2, .external = read_import, .external_checks_only = true,
-                .handler = import_markdown});
+                .tier = 2, .dashboard = true, .external = verify_args.handler(hash_entry_files), .external_checks_only = true,
+                .handler = verify_args.handler(verify)});
 }
 
 }  // namespace ct

@@ -11,8 +11,8 @@
 
 #include "core/text.h"
 #include "domains/analysis.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
 #include "engines/rules/claim_lease.h"
@@ -199,7 +199,10 @@ std::string one_decimal(double value) {
   return text;
 }
 
-std::string epic_of(const Params& params) { return params.str("epicId"); }
+/// status, next, analyze and startup: the epic (or parent task) whose subtree is orchestrated.
+struct EpicArgs {
+  std::string epic_id;
+};
 
 /// The ready task to hand out next, with the skill a spawn would choose for it.
 Result<json::Value> next_json(Context& context, const Graph& graph, std::size_t index) {
@@ -214,11 +217,11 @@ Result<json::Value> next_json(Context& context, const Graph& graph, std::size_t 
   return row;
 }
 
-Result<Reply> status(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+Result<Reply> status(Context& context, const EpicArgs& args) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
   ParallelSet parallel = parallel_safe(graph);
   json::Value data = json::Value::object();
-  data.set("epicId", epic_of(params));
+  data.set("epicId", args.epic_id);
   data.set("tasks", static_cast<std::int64_t>(graph.tasks.size()));
   data.set("counts", counts_json(graph));
   data.set("waves", static_cast<std::int64_t>(graph.waves.size()));
@@ -231,7 +234,7 @@ Result<Reply> status(Context& context, const Params& params) {
   if (!active.empty()) data.set("active", ids_of(graph, active));
   data.set("complete", !current && graph.cycles.empty());
   if (!graph.cycles.empty()) data.set("cycles", cycles_json(graph));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// Why nothing is ready: finished, waiting on work in progress, or stuck.
@@ -243,26 +246,31 @@ std::string idle_reason(const Graph& graph) {
   return "the remaining tasks are blocked or wait on unfinished work outside the epic";
 }
 
-Result<Reply> next(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+Result<Reply> next(Context& context, const EpicArgs& args) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
   ParallelSet parallel = parallel_safe(graph);
   if (parallel.picked.empty()) {
     json::Value data = json::Value::object();
-    data.set("epicId", epic_of(params));
+    data.set("epicId", args.epic_id);
     data.set("reason", idle_reason(graph));
-    return Reply{std::move(data), {}, {}, ErrorCode::NoData};
+    return Reply::noted(std::move(data), ErrorCode::NoData);
   }
   CT_TRY_ASSIGN(json::Value row, next_json(context, graph, parallel.picked.front()));
-  return Reply{std::move(row), {}, {}, {}};
+  return Reply::of(std::move(row));
 }
 
-Result<Reply> ready(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+struct ReadyArgs {
+  std::string epic_id;
+  std::int64_t limit = 0;
+};
+
+Result<Reply> ready(Context& context, const ReadyArgs& args) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
   ParallelSet parallel = parallel_safe(graph);
   json::Value data = json::Value::object();
-  data.set("epicId", epic_of(params));
+  data.set("epicId", args.epic_id);
   if (auto current = graph.current_wave()) data.set("wave", *current);
-  const auto limit = static_cast<std::size_t>(params.integer("limit"));
+  const auto limit = static_cast<std::size_t>(args.limit);
   if (parallel.picked.size() > limit) data.set("total", static_cast<std::int64_t>(parallel.picked.size()));
   json::Value rows = json::Value::array();
   for (std::size_t i = 0; i < parallel.picked.size() && i < limit; ++i) {
@@ -283,18 +291,14 @@ Result<Reply> ready(Context& context, const Params& params) {
     }
     data.set("deferred", std::move(deferred));
   }
-  Reply reply{std::move(data), {}, {}, {}};
-  if (parallel.picked.empty()) {
-    reply.note = ErrorCode::NoData;
-    reply.warnings.push_back(idle_reason(graph));
-  }
-  return reply;
+  if (parallel.picked.empty()) return Reply::noted(std::move(data), ErrorCode::NoData, {idle_reason(graph)});
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> analyze(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
+Result<Reply> analyze(Context& context, const EpicArgs& args) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
   json::Value data = json::Value::object();
-  data.set("epicId", epic_of(params));
+  data.set("epicId", args.epic_id);
   json::Value waves = json::Value::array();
   for (std::size_t w = 0; w < graph.waves.size(); ++w) {
     json::Value row = json::Value::object();
@@ -310,15 +314,19 @@ Result<Reply> analyze(Context& context, const Params& params) {
   data.set("bottlenecks", bottlenecks_json(graph, 5));
   data.set("parallelism", graph.max_parallelism());
   if (!graph.cycles.empty()) data.set("cycles", cycles_json(graph));
-  Reply reply{std::move(data), {}, {}, {}};
-  if (graph.tasks.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  return Reply::noted(std::move(data), no_data_if(graph.tasks.empty()));
 }
 
-Result<Reply> waves(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic_of(params)));
-  const std::int64_t limit = params.integer("limit");
-  const std::int64_t offset = params.integer("offset");
+struct WavesArgs {
+  std::string epic_id;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+};
+
+Result<Reply> waves(Context& context, const WavesArgs& args) {
+  CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
+  const std::int64_t limit = args.limit;
+  const std::int64_t offset = args.offset;
   std::int64_t total = 0;
   json::Value rows = json::Value::array();
   for (std::size_t w = 0; w < graph.waves.size(); ++w)
@@ -332,7 +340,7 @@ Result<Reply> waves(Context& context, const Params& params) {
       if (graph.ready[index]) row.set("ready", true);
       rows.push_back(std::move(row));
     }
-  Reply reply{std::move(rows), {}, Page{total, limit, offset}, {}};
+  Reply reply = Reply::paged(std::move(rows), Page{total, limit, offset});
   if (!graph.cycles.empty())
     reply.warnings.push_back(std::to_string(graph.cycles.size()) +
                              " dependency cycle(s): their tasks are in no wave (tasks.analyze lists them)");
@@ -340,7 +348,11 @@ Result<Reply> waves(Context& context, const Params& params) {
   return reply;
 }
 
-Result<Reply> context_budget(Context& context, const Params& params) {
+struct ContextArgs {
+  std::optional<std::int64_t> tokens;
+};
+
+Result<Reply> context_budget(Context& context, const ContextArgs& args) {
   const std::int64_t budget = context.config->get_int("orchestrator.contextBudget");
   const std::int64_t warning = context.config->get_int("orchestrator.contextWarning");
   const std::int64_t critical = context.config->get_int("orchestrator.contextCritical");
@@ -348,10 +360,10 @@ Result<Reply> context_budget(Context& context, const Params& params) {
   data.set("budget", budget);
   data.set("warningAt", warning);
   data.set("criticalAt", critical);
-  auto tokens = params.opt_integer("tokens");
+  const std::optional<std::int64_t>& tokens = args.tokens;
   if (!tokens) {
     data.set("recommendation", "pass tokens: the number of tokens your context holds now");
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   const double percent = std::round(1000.0 * static_cast<double>(*tokens) / static_cast<double>(budget)) / 10.0;
   std::string_view level = percent >= static_cast<double>(critical)  ? "critical"
@@ -374,7 +386,7 @@ Result<Reply> context_budget(Context& context, const Params& params) {
              "orchestrator continues with orchestrate.startup {epicId}");
     warnings.push_back("context at " + one_decimal(percent) + "% of the budget: critical");
   }
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// The newest active or suspended session whose scope is exactly `scope`.
@@ -387,8 +399,8 @@ Result<std::optional<Session>> session_for(Context& context, const std::string& 
   return std::optional<Session>();
 }
 
-Result<Reply> startup(Context& context, const Params& params) {
-  const std::string epic = epic_of(params);
+Result<Reply> startup(Context& context, const EpicArgs& args) {
+  const std::string& epic = args.epic_id;
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic));
   CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
   if (context.audit) context.audit->task_id = epic;
@@ -475,95 +487,108 @@ Result<Reply> startup(Context& context, const Params& params) {
     CT_TRY_ASSIGN(json::Value first, next_json(context, graph, parallel.picked.front()));
     data.set("next", std::move(first));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> validate(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(orchestrate::Readiness result, orchestrate::readiness(context, params.str("id")));
+struct ValidateArgs {
+  std::string id;
+};
+
+Result<Reply> validate(Context& context, const ValidateArgs& args) {
+  CT_TRY_ASSIGN(orchestrate::Readiness result, orchestrate::readiness(context, args.id));
   if (context.audit) context.audit->task_id = result.task.id;
-  return Reply{orchestrate::readiness_json(result, *context.registry), {}, {}, {}};
+  return Reply::of(orchestrate::readiness_json(result, *context.registry));
 }
 
 }  // namespace
 
 void register_orchestrate_domain(Registry& registry) {
+  const auto epic_args = bind(field(&EpicArgs::epic_id, epic_param()));
   registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
                 .summary = "An epic's counts, current wave, what can run",
-                .params = {epic_param()},
+                .params = epic_args.specs(),
                 .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe, the best 10), "
                            "readyTotal? (when more), active?[ids], complete, cycles?[[ids]]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "status of epic T001"}},
-                .idempotent = true, .tier = 1, .aliases = {"progress", "parallel.end"}, .handler = status});
+                .idempotent = true, .tier = 1, .aliases = {"progress", "parallel.end"},
+                .handler = epic_args.handler(status)});
   registry.add({.domain = "orchestrate", .name = "next", .gateway = Gateway::Query,
                 .summary = "An epic's next task, with its skill",
-                .params = {epic_param()},
+                .params = epic_args.specs(),
                 .returns = "{id, title, priority, tier, unblocks?, skill, skillReason}: the best parallel-safe ready "
                            "task; {epicId, reason} with an E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "what to spawn next in T001"}},
-                .idempotent = true, .tier = 1, .handler = next});
+                .idempotent = true, .tier = 1, .handler = epic_args.handler(next)});
+  const auto ready_args =
+      bind(field(&ReadyArgs::epic_id, epic_param()),
+           field(&ReadyArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 200,
+                                     .description = "At most this many tasks (the best first)"}));
   registry.add({.domain = "orchestrate", .name = "ready", .gateway = Gateway::Query,
                 .summary = "An epic's tasks runnable in parallel now",
-                .params = {epic_param(),
-                           {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 200,
-                            .description = "At most this many tasks (the best first)"}},
+                .params = ready_args.specs(),
                 .returns = "{epicId, wave?, tasks[{id,title,priority,tier,unblocks?,files?}], total? (when more are "
                            "ready than limit), deferred?[{id,conflictsWith,files}]}: ready tasks (pending, "
                            "dependencies finished, no open children) best first; a task whose files overlap a picked "
                            "or active task's is deferred. E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
-                .idempotent = true, .tier = 1, .aliases = {"parallel.start"}, .handler = ready});
+                .idempotent = true, .tier = 1, .aliases = {"parallel.start"},
+                .handler = ready_args.handler(ready)});
   registry.add({.domain = "orchestrate", .name = "analyze", .gateway = Gateway::Query,
                 .summary = "An epic's plan: waves, critical path, bottlenecks, parallelism",
-                .params = {epic_param()},
+                .params = epic_args.specs(),
                 .returns = "{epicId, waves[{wave,ids,open}], criticalPath{length,ids}, bottlenecks[{id,title,"
                            "unblocks}], parallelism (most unfinished tasks in one wave), cycles?[[ids]]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "plan of epic T001"}},
-                .idempotent = true, .tier = 2, .handler = analyze});
+                .idempotent = true, .tier = 2, .handler = epic_args.handler(analyze)});
+  const auto waves_args =
+      bind(field(&WavesArgs::epic_id, epic_param()),
+           field(&WavesArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 1000,
+                                     .description = "Rows per page"}),
+           field(&WavesArgs::offset, offset_param()));
   registry.add({.domain = "orchestrate", .name = "waves", .gateway = Gateway::Query,
                 .summary = "An epic's tasks grouped by dependency wave",
-                .params = {epic_param(),
-                           {.name = "limit", .type = ParamType::Int, .default_json = "100", .min = 1, .max = 1000,
-                            .description = "Rows per page"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip (from _meta.page.nextOffset)"}},
+                .params = waves_args.specs(),
                 .returns = "[{wave, id, title, status, ready?}] by wave: wave 0 has no dependency inside the epic, "
                            "wave n depends on wave n-1 at most; tasks in a cycle are in no wave (a warning says so); "
                            "_meta.page when there are more rows",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "waves of epic T001"}},
                 .idempotent = true, .tier = 2, .row_fields = {"wave", "id", "title", "status", "ready"},
-                .handler = waves});
+                .handler = waves_args.handler(waves)});
+  const auto context_args = bind(field(&ContextArgs::tokens, {.name = "tokens", .type = ParamType::Int, .min = 0,
+                                                             .max = 100'000'000, .description = "Tokens in your context now"}));
   registry.add({.domain = "orchestrate", .name = "context", .gateway = Gateway::Query,
                 .summary = "Check the orchestrator's context use against its budget",
-                .params = {{.name = "tokens", .type = ParamType::Int, .min = 0, .max = 100'000'000,
-                            .description = "Tokens in your context now"}},
+                .params = context_args.specs(),
                 .returns = "{budget, warningAt, criticalAt, tokens?, percent?, status? safe|warning|critical, "
                            "recommendation}: against orchestrator.contextBudget and its thresholds (70/80 %)",
                 .examples = {{R"({"tokens":150000})", "how full is a 150k-token context"}},
-                .idempotent = true, .tier = 2, .aliases = {"system.context"}, .handler = context_budget});
+                .idempotent = true, .tier = 2, .aliases = {"system.context"},
+                .handler = context_args.handler(context_budget)});
   registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
                 .summary = "Take over an epic: its session, what to do next",
-                .params = {epic_param()},
+                .params = epic_args.specs(),
                 .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
                            "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, plans?[open "
                            "plans of the epic], "
                            "ready[ids] (the best 10), readyTotal?, next?{id,title,priority,tier,skill,skillReason}}",
                 .errors = {ErrorCode::NotFound, ErrorCode::SessionNotFound, ErrorCode::SessionExists},
                 .examples = {{R"({"epicId":"T001"})", "take over epic T001"}},
-                .tier = 1, .original_names = {"orchestrate.start"}, .handler = startup});
+                .tier = 1, .original_names = {"orchestrate.start"}, .handler = epic_args.handler(startup)});
+  const auto validate_args = bind(field(&ValidateArgs::id, {.name = "id", .type = ParamType::TaskId, .required = true,
+                                                           .description = "Task id, e.g. T001", .positional = true}));
   registry.add({.domain = "orchestrate", .name = "validate", .gateway = Gateway::Mutate,
                 .summary = "Check that a task can be handed to a subagent now",
-                .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",
-                            .positional = true}},
+                .params = validate_args.specs(),
                 .returns = "{id, ready, blockers[{kind status|dependency|parent|manual|children|claim, id?, title?, "
                            "status?, detail?, ids?, session?}], recommendations[]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T002"})", "can T002 be spawned"}},
-                .idempotent = true, .tier = 2, .handler = validate});
+                .idempotent = true, .tier = 2, .handler = validate_args.handler(validate)});
 }
 
 }  // namespace ct

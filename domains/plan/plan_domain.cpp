@@ -21,8 +21,8 @@
 #include "core/text.h"
 #include "domains/analysis.h"
 #include "domains/batch.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/rules/task_engine.h"
 #include "engines/store/task_json.h"
@@ -387,12 +387,17 @@ json::Value plan_row(const Plan& plan) {
 
 // -- handlers --------------------------------------------------------------------------------
 
-Result<Reply> begin(Context& context, const Params& params) {
+struct BeginArgs {
+  std::string label;
+  std::optional<std::string> epic_id;
+};
+
+Result<Reply> begin(Context& context, const BeginArgs& args) {
   Plan plan;
   CT_TRY_ASSIGN(std::int64_t number, context.db().next_plan_number());
   plan.id = prefixed_id("PL", number);
-  plan.label = params.str("label");
-  if (auto epic = params.opt_str("epicId")) {
+  plan.label = args.label;
+  if (const auto& epic = args.epic_id) {
     TaskEngine tasks(context.db(), *context.config, 0, context.session, nullptr);
     CT_TRY_ASSIGN(Task task, tasks.get(*epic));
     plan.epic_id = task.id;
@@ -407,15 +412,25 @@ Result<Reply> begin(Context& context, const Params& params) {
   if (context.audit) context.record({"", "plan." + plan.id, json::Value(), "open"});
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> apply(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
+/// The params of an operation on one plan.
+struct PlanArgs {
+  std::string plan;
+};
+
+struct ApplyArgs {
+  std::string plan;
+  json::Value ops;
+};
+
+Result<Reply> apply(Context& context, const ApplyArgs& args) {
+  CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
   const std::size_t before = plan.ops.size();
   // One call sends at most kMaxOps; the plan they join holds at most kMaxPlanOps, checked here,
   // where it is built, and read back under that same limit (staged_ops).
-  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, params.value("ops"), before, batch::kCallOps));
+  CT_TRY_ASSIGN(std::vector<batch::Op> more, batch::parse(*context.registry, args.ops, before, batch::kCallOps));
   if (before + more.size() > batch::kPlanOps.max)
     return fail(Error(ErrorCode::Validation, plan.id + " would hold " + std::to_string(before + more.size()) + " ops; " +
                                                  std::string(batch::kPlanOps.holder) + " at most " +
@@ -447,29 +462,39 @@ Result<Reply> apply(Context& context, const Params& params) {
   std::vector<std::string> warnings;
   for (auto& warning : ran.warnings)
     if (warning.starts_with("op ")) warnings.push_back(std::move(warning));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> list(Context& context, const Params& params) {
-  std::string status = params.str("status");
+struct ListArgs {
+  std::string status;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+};
+
+Result<Reply> list(Context& context, const ListArgs& args) {
+  std::string status = args.status;
   if (status == "all") status.clear();
-  const std::int64_t limit = params.integer("limit");
-  const std::int64_t offset = params.integer("offset");
+  const std::int64_t limit = args.limit;
+  const std::int64_t offset = args.offset;
   CT_TRY_ASSIGN(std::vector<Plan> plans, context.db().list_plans(status, limit, offset));
   CT_TRY_ASSIGN(std::int64_t total, context.db().count_plans(status));
   json::Value rows = json::Value::array();
   for (const auto& plan : plans) rows.push_back(plan_row(plan));
-  Reply reply{std::move(rows), {}, {}, {}};
-  reply.page = Page{total, static_cast<std::int64_t>(plans.size()), offset};
-  if (plans.empty() && offset == 0) reply.note = ErrorCode::NoData;
+  Reply reply = Reply::paged(std::move(rows), Page{total, static_cast<std::int64_t>(plans.size()), offset});
+  reply.note = no_data_if(plans.empty() && offset == 0);
   return reply;
 }
 
-Result<Reply> diff(Context& context, const Params& params) {
-  const bool full = params.str("detail") == "full";
+struct DiffArgs {
+  std::vector<std::string> plans;
+  std::string detail;
+};
+
+Result<Reply> diff(Context& context, const DiffArgs& args) {
+  const bool full = args.detail == "full";
   std::map<std::string, Graph> before_graphs;
   json::Value out = json::Value::array();
-  for (const auto& id : params.strings("plans")) {
+  for (const auto& id : args.plans) {
     CT_TRY_ASSIGN(Plan plan, get_plan(context, id));
     json::Value row = plan_row(plan);
     row.erase("updatedAt");
@@ -513,11 +538,11 @@ Result<Reply> diff(Context& context, const Params& params) {
     row.set("after", graph_summary(after, names, full));
     out.push_back(std::move(row));
   }
-  return Reply{std::move(out), {}, {}, {}};
+  return Reply::of(std::move(out));
 }
 
-Result<Reply> commit(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
+Result<Reply> commit(Context& context, const PlanArgs& args) {
+  CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
   if (plan.ops.empty())
     return fail(Error(ErrorCode::Validation, plan.id + " holds no ops: there is nothing to commit")
                     .with_fix(call("plan.apply", {{"plan", plan.id}, {"ops", example_ops()}}) + " stages changes first")
@@ -555,24 +580,29 @@ Result<Reply> commit(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
   data.set("ids", json::Value::array_of(ran.ids));
-  return Reply{std::move(data), std::move(ran.warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(ran.warnings));
 }
 
-Result<Reply> discard(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Plan plan, get_plan(context, params.str("plan")));
+struct DiscardArgs {
+  std::string plan;
+  std::optional<std::string> why;
+};
+
+Result<Reply> discard(Context& context, const DiscardArgs& args) {
+  CT_TRY_ASSIGN(Plan plan, get_plan(context, args.plan));
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  if (plan.status == "discarded") return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (plan.status == "discarded") return Reply::noted(std::move(data), ErrorCode::NoChange);
   CT_TRY_ASSIGN(plan, open_plan(context, plan.id));
   plan.status = "discarded";
   plan.updated_at = context.now();
   plan.closed_at = plan.updated_at;
   json::Value outcome = json::Value::object();
-  if (auto reason = params.opt_str("why")) outcome.set("reason", *reason);
+  if (args.why) outcome.set("reason", *args.why);
   plan.outcome = outcome;
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) context.record({"", "plan." + plan.id, "open", "discarded"});
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// Whether another agent's change of a field (`base` → `theirs`) survives the plan's (`theirs` →
@@ -642,14 +672,19 @@ std::string overwrite_text(const json::Value& conflict) {
          " overwritten with " + shown(conflict["ours"]);
 }
 
-Result<Reply> rebase(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Plan plan, open_plan(context, params.str("plan")));
+struct RebaseArgs {
+  std::string plan;
+  bool force = false;
+};
+
+Result<Reply> rebase(Context& context, const RebaseArgs& args) {
+  CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
   // A plan that cannot be read is never "nothing to do": its error comes first.
   CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
   CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  if (moved.empty()) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (moved.empty()) return Reply::noted(std::move(data), ErrorCode::NoChange);
   // The plan replayed on the store as it is: what it would change now, field by field. A field
   // another agent changed since it was staged, which the plan changes too, is a conflict; their
   // change of anything else — another field of the same task, a note beside the plan's — is taken in.
@@ -665,7 +700,7 @@ Result<Reply> rebase(Context& context, const Params& params) {
       what.push_back(conflict["id"].as_string() + "." + conflict["field"].as_string());
     const json::Value& first = conflicts.as_array().front();
     const bool unknown_base = std::ranges::any_of(conflicts.as_array(), [](const json::Value& c) { return !c.contains("base"); });
-    if (!params.flag("force"))
+    if (!args.force)
       return fail(Error(ErrorCode::ConcurrentModification,
                         plan.id + " changes " + join(what, ", ") + ", which " + (what.size() == 1 ? "was" : "were") +
                             " changed since it was staged: rebasing would overwrite " +
@@ -691,7 +726,7 @@ Result<Reply> rebase(Context& context, const Params& params) {
   if (context.audit) context.record({"", "plan." + plan.id, "rebased", static_cast<std::int64_t>(moved.size())});
   data.set("moved", std::move(moved));
   if (!conflicts.empty()) data.set("overwrites", std::move(conflicts));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// [{operation:"tasks.add", params:{title:"First step"}}], for fixes that name plan.apply.
@@ -722,75 +757,91 @@ ParamSpec ops_param() {
 void register_plan_domain(Registry& registry) {
   const std::vector<ErrorCode> op_errors = batch::op_errors(registry, {ErrorCode::NotFound, ErrorCode::Validation,
                                                                          ErrorCode::ConcurrentModification});
+  const auto begin_args = bind(
+      field(&BeginArgs::label, {.name = "label", .type = ParamType::String, .required = true, .min = 1, .max = 120,
+                                .description = "What the plan is for", .positional = true, .single_line = true}),
+      field(&BeginArgs::epic_id, {.name = "epicId", .type = ParamType::TaskId,
+                                  .description = "The epic it decomposes: its whole subtree is what the plan rests on"}));
   registry.add({.domain = "plan", .name = "begin", .gateway = Gateway::Mutate,
                 .summary = "Start a plan: changes staged apart until committed",
-                .params = {{.name = "label", .type = ParamType::String, .required = true, .min = 1, .max = 120,
-                            .description = "What the plan is for", .positional = true, .single_line = true},
-                           {.name = "epicId", .type = ParamType::TaskId,
-                            .description = "The epic it decomposes: its whole subtree is what the plan rests on"}},
+                .params = begin_args.specs(),
                 .returns = "{plan}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"label":"split auth","epicId":"T001"})", "a plan for epic T001"}},
-                .tier = 2, .handler = begin});
+                .tier = 2, .handler = begin_args.handler(begin)});
+  const auto apply_args = bind(field(&ApplyArgs::plan, plan_param()), field(&ApplyArgs::ops, ops_param()));
   registry.add({.domain = "plan", .name = "apply", .gateway = Gateway::Mutate,
                 .summary = "Stage changes in a plan (checked, not yet made)",
-                .params = {plan_param(), ops_param()},
+                .params = apply_args.specs(),
                 .returns = "{plan, ops (how many it holds), from (the first new op: $from…$ops)}; the ops are run on "
                            "the store plus what the plan holds and taken back; one that fails answers its error",
                 .errors = op_errors,
                 .examples = {{R"({"plan":"PL001","ops":[{"operation":"tasks.add","params":{"title":"API","parent":"T001"}},{"operation":"tasks.add","params":{"title":"UI","parent":"T001","depends":["$1"]}}]})",
                               "two tasks, the second waiting on the first"}},
-                .tier = 2, .handler = apply});
+                .tier = 2, .handler = apply_args.handler(apply)});
+  const auto list_args = bind(
+      field(&ListArgs::status, {.name = "status", .type = ParamType::Enum, .default_json = R"("open")",
+                                .choices = {"open", "committed", "discarded", "all"}, .description = "Which plans"}),
+      field(&ListArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 200,
+                               .description = "Rows per page"}),
+      field(&ListArgs::offset, {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                                .description = "Rows to skip"}));
   registry.add({.domain = "plan", .name = "list", .gateway = Gateway::Query,
                 .summary = "List plans",
-                .params = {{.name = "status", .type = ParamType::Enum, .default_json = R"("open")",
-                            .choices = {"open", "committed", "discarded", "all"}, .description = "Which plans"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 200,
-                            .description = "Rows per page"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip"}},
+                .params = list_args.specs(),
                 .returns = "[{id, label, epicId?, status, ops, agent?, updatedAt}], newest first",
                 .examples = {{R"({})", "the open plans"}},
-                .tier = 2, .handler = list});
+                .tier = 2, .handler = list_args.handler(list)});
+  const auto diff_args = bind(
+      field(&DiffArgs::plans, {.name = "plans", .type = ParamType::Array, .required = true, .min = 1, .max = 5,
+                               .pattern = kPlanPattern, .description = "Plan ids", .positional = true}),
+      field(&DiffArgs::detail, {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
+                                .choices = {"compact", "full"},
+                                .description = "full: the tasks, changes and waves themselves"}));
   registry.add({.domain = "plan", .name = "diff", .gateway = Gateway::Query,
                 .summary = "Compare plans: what each adds, changes, and the graph it leaves",
-                .params = {{.name = "plans", .type = ParamType::Array, .required = true, .min = 1, .max = 5,
-                            .pattern = kPlanPattern, .description = "Plan ids", .positional = true},
-                           {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
-                            .choices = {"compact", "full"}, .description = "full: the tasks, changes and waves themselves"}},
+                .params = diff_args.specs(),
                 .returns = "[{id, label, status, ops, adds, changes, removes, before/after{tasks, open, waves, critical[], "
                            "parallelism, next?}, moved?[{id, was, now}], error?}]; tasks a plan makes are $N",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"plans":["PL001","PL002"]})", "two decompositions side by side"}},
-                .tier = 2, .text_view = TextView::PlanDiff, .speculates = true, .handler = diff});
+                .tier = 2, .text_view = TextView::PlanDiff, .speculates = true,
+                .handler = diff_args.handler(diff)});
+  const auto plan_args = bind(field(&PlanArgs::plan, plan_param()));
   OperationSpec commit_spec{.domain = "plan", .name = "commit", .gateway = Gateway::Mutate,
                 .summary = "Make a plan's changes, all at once",
-                .params = {plan_param()},
+                .params = plan_args.specs(),
                 .returns = "{plan, ids[the task of each op]}; one audit row (tasks.undo takes it back whole). "
                            "E_CONCURRENT_MODIFICATION (details.moved) when what it rests on moved: plan.rebase",
                 .errors = op_errors,
                 .examples = {{R"({"plan":"PL001"})", "make every change it stages"}},
-                .needs_session = true, .tier = 2, .handler = commit};
+                .needs_session = true, .tier = 2, .handler = plan_args.handler(commit)};
   registry.add(std::move(commit_spec));
+  const auto discard_args =
+      bind(field(&DiscardArgs::plan, plan_param()),
+           field(&DiscardArgs::why, {.name = "why", .type = ParamType::String, .max = 300,
+                                     .description = "Why it is dropped"}));
   registry.add({.domain = "plan", .name = "discard", .gateway = Gateway::Mutate,
                 .summary = "Drop a plan; nothing it staged is made",
-                .params = {plan_param(),
-                           {.name = "why", .type = ParamType::String, .max = 300, .description = "Why it is dropped"}},
+                .params = discard_args.specs(),
                 .returns = "{plan}; E_NO_CHANGE note when already discarded",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"plan":"PL002","why":"PL001 won"})", "drop the other decomposition"}},
-                .idempotent = true, .tier = 2, .handler = discard});
+                .idempotent = true, .tier = 2, .handler = discard_args.handler(discard)});
+  const auto rebase_args = bind(
+      field(&RebaseArgs::plan, plan_param()),
+      field(&RebaseArgs::force, {.name = "force", .type = ParamType::Bool,
+                                 .description = "Also when a field it changes was changed since (that change is "
+                                                "overwritten)"}));
   registry.add({.domain = "plan", .name = "rebase", .gateway = Gateway::Mutate,
                 .summary = "Re-check a plan on the store as it is now",
-                .params = {plan_param(),
-                           {.name = "force", .type = ParamType::Bool,
-                            .description = "Also when a field it changes was changed since (that change is overwritten)"}},
+                .params = rebase_args.specs(),
                 .returns = "{plan, moved[{id, was, now}], overwrites?}: what it now rests on; E_NO_CHANGE note when "
                            "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{id, field, base, ours, theirs}]) "
                            "when a field it changes was changed since — other fields and notes are taken in",
                 .errors = op_errors,
                 .examples = {{R"({"plan":"PL002"})", "take in what another plan committed"}},
-                .tier = 2, .handler = rebase});
+                .tier = 2, .handler = rebase_args.handler(rebase)});
 }
 
 }  // namespace ct

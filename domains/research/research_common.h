@@ -1,4 +1,5 @@
-// Shared by the research domain's handler files (research_domain.cpp, research_sync.cpp).
+// Shared by the research domain's handler files (research_query.cpp, research_mutate.cpp,
+// research_sync.cpp).
 #pragma once
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "core/text.h"
 #include "domains/context.h"
+#include "domains/params.h"
 #include "engines/rules/research.h"
 
 namespace ct::research {
@@ -30,6 +32,37 @@ inline Result<std::optional<std::string>> missing_task(Context& context, const s
     if (std::none_of(found.begin(), found.end(), [&](const Task& t) { return t.id == id; }))
       return std::optional<std::string>(id);
   return std::optional<std::string>();
+}
+
+inline Error entry_not_found(const std::string& id) {
+  return Error(ErrorCode::NotFound, "Research entry " + id + " not found")
+      .with_fix(call("research.find", {{"query", id}}))
+      .with_alternative("List research entries", "research.list")
+      .with_detail("id", id);
+}
+
+inline Result<ResearchEntry> load(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(std::optional<ResearchEntry> entry, context.db().get_research(id));
+  if (!entry) return fail(entry_not_found(id));
+  return std::move(*entry);
+}
+
+/// An entry in a list or a reply that names it: id, title, status, date, agentType, archived.
+inline json::Value compact_json(const ResearchEntry& entry) {
+  json::Value out = json::Value::object();
+  out.set("id", entry.id);
+  out.set("title", entry.title);
+  out.set("status", to_string(entry.status));
+  out.set("date", entry.date);
+  out.set("agentType", entry.agent_type);
+  if (entry.archived) out.set("archived", true);
+  return out;
+}
+
+/// The `id` param of an operation on one entry.
+inline ParamSpec id_spec() {
+  return {.name = "id", .type = ParamType::String, .required = true, .max = 120, .pattern = kResearchIdPattern,
+          .description = "Entry id: task id, dash, slug (T001-auth-options)", .positional = true, .single_line = true};
 }
 
 inline void record(Context& context, const std::optional<ResearchEntry>& before, const ResearchEntry& after) {

@@ -35,9 +35,9 @@ constexpr std::int64_t kChangesRead = 200;
 
 /// The session a briefing is about: the one named, else the caller's, else the handoff — the
 /// newest session nobody is working in (suspended, ended, or active with a lapsed lease).
-Result<std::optional<Session>> subject_session(Context& context, const Params& params, TimeMs now) {
+Result<std::optional<Session>> subject_session(Context& context, const std::optional<std::string>& id, TimeMs now) {
   SessionEngine engine(context.db(), *context.config, now, nullptr);  // reads only
-  if (auto id = params.opt_str("id")) {
+  if (id) {
     CT_TRY_ASSIGN(Session session, engine.get(*id));
     return std::optional<Session>(std::move(session));
   }
@@ -86,135 +86,164 @@ struct Section {
   std::size_t cut = 0;
 };
 
-}  // namespace
+/// A briefing being put together: the subject session and its focus, the fixed part (`data`) and
+/// the sections the budget may shorten, each filled by a step of its own.
+class Briefing {
+ public:
+  Briefing(Context& context, TimeMs now) : context_(context), now_(now) {}
 
-Result<Reply> briefing(Context& context, const Params& params) {
-  const TimeMs now = context.now();
-  auto text = [&](const Advice& advice) { return mcp_text(advice, *context.registry); };
-  CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, params, now));
-  json::Value data = json::Value::object();
-  std::optional<Scope> scope;
-  std::optional<Task> focus;
-  if (session) {
-    CT_TRY_ASSIGN(scope, parse_scope(session->scope));
-    json::Value about = json::Value::object();
-    about.set("id", session->id);
-    if (!session->name.empty()) about.set("name", session->name);
-    about.set("scope", session->scope);
-    about.set("status", to_string(session->status));
-    if (!session->agent.empty()) about.set("agent", session->agent);
-    about.set("updatedAt", format_iso8601(session->updated_at));
-    if (!session->note.empty()) about.set("notes", session->note);
-    if (!session->next_action.empty()) about.set("nextAction", session->next_action);
-    data.set("session", std::move(about));
-    CT_TRY_ASSIGN(focus, focus_of(context, *session));
+  /// The session, its scope and its focus; the session's block and the first call to make.
+  Result<void> about(std::optional<Session> session) {
+    session_ = std::move(session);
+    if (session_) {
+      CT_TRY_ASSIGN(scope_, parse_scope(session_->scope));
+      json::Value about = json::Value::object();
+      about.set("id", session_->id);
+      if (!session_->name.empty()) about.set("name", session_->name);
+      about.set("scope", session_->scope);
+      about.set("status", to_string(session_->status));
+      if (!session_->agent.empty()) about.set("agent", session_->agent);
+      about.set("updatedAt", format_iso8601(session_->updated_at));
+      if (!session_->note.empty()) about.set("notes", session_->note);
+      if (!session_->next_action.empty()) about.set("nextAction", session_->next_action);
+      data_.set("session", std::move(about));
+      CT_TRY_ASSIGN(focus_, focus_of(context_, *session_));
+    }
+    // The first call to make: carry on in the session, or take its work over in one of one's own.
+    const bool own = session_ && session_->id == context_.session;
+    if (session_ && !own) {
+      data_.set("then", text(session_->status == SessionStatus::Ended ? call("session.start", {{"scope", session_->scope}})
+                                                                      : call("session.resume", {{"id", session_->id}})));
+    } else if (focus_ && focus_->status != TaskStatus::Active) {
+      data_.set("then", text(call("tasks.start", {{"id", focus_->id}})));
+    }
+    return {};
   }
 
-  // The first call to make: carry on in the session, or take its work over in one of one's own.
-  const bool own = session && session->id == context.session;
-  if (session && !own) {
-    data.set("then", text(session->status == SessionStatus::Ended ? call("session.start", {{"scope", session->scope}})
-                                                                    : call("session.resume", {{"id", session->id}})));
-  } else if (focus && focus->status != TaskStatus::Active) {
-    data.set("then", text(call("tasks.start", {{"id", focus->id}})));
-  }
-
-  Section notes{"notes", {}, focus ? text(call("tasks.show", {{"id", focus->id}})) : ""};
-  Section finished{"finished", {}, focus ? text(call("tasks.deps", {{"id", focus->id}})) : ""};
-  if (focus) {
+  /// The focus task (acceptance, gates, claim), its newest notes and its finished dependencies'
+  /// results.
+  Result<void> focus() {
+    notes_.more_call = focus_ ? text(call("tasks.show", {{"id", focus_->id}})) : "";
+    finished_.more_call = focus_ ? text(call("tasks.deps", {{"id", focus_->id}})) : "";
+    if (!focus_) return {};
     json::Value task = json::Value::object();
-    task.set("id", focus->id);
-    task.set("title", focus->title);
-    task.set("status", to_string(focus->status));
-    if (!focus->acceptance.empty()) task.set("acceptance", json::Value::array_of(focus->acceptance));
-    LifecycleEngine lifecycle(context.db(), *context.config, 0, Actor{}, nullptr);  // reads only
-    CT_TRY_ASSIGN(std::vector<LifecycleState> gates, lifecycle.recorded(focus->id, LifecycleKind::Gate));
+    task.set("id", focus_->id);
+    task.set("title", focus_->title);
+    task.set("status", to_string(focus_->status));
+    if (!focus_->acceptance.empty()) task.set("acceptance", json::Value::array_of(focus_->acceptance));
+    LifecycleEngine lifecycle(context_.db(), *context_.config, 0, Actor{}, nullptr);  // reads only
+    CT_TRY_ASSIGN(std::vector<LifecycleState> gates, lifecycle.recorded(focus_->id, LifecycleKind::Gate));
     json::Value gate_map = json::Value::object();
     for (const auto& gate : gates)
       if (gate.at != 0) gate_map.set(gate.name, gate.status);
     if (gate_map.size() > 0) task.set("gates", std::move(gate_map));
-    CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(focus->id));
-    if (claim) task.set("claim", claim_json(*claim, *context.config, now));
-    data.set("focus", std::move(task));
+    CT_TRY_ASSIGN(std::optional<Claim> claim, context_.db().claim_on(focus_->id));
+    if (claim) task.set("claim", claim_json(*claim, *context_.config, now_));
+    data_.set("focus", std::move(task));
     // The newest notes first.
-    for (auto it = focus->notes.rbegin(); it != focus->notes.rend(); ++it) {
-      if (notes.rows.size() == kNotesShown) {
-        ++notes.cut;
+    for (auto it = focus_->notes.rbegin(); it != focus_->notes.rend(); ++it) {
+      if (notes_.rows.size() == kNotesShown) {
+        ++notes_.cut;
         continue;
       }
       json::Value note = json::Value::object();
       note.set("at", format_iso8601(it->at));
       note.set("text", clip(it->text, kNoteChars));
-      notes.rows.push_back(std::move(note));
+      notes_.rows.push_back(std::move(note));
     }
-    CT_TRY_ASSIGN(std::vector<Task> deps, context.db().get_tasks(focus->depends));
+    CT_TRY_ASSIGN(std::vector<Task> deps, context_.db().get_tasks(focus_->depends));
     for (const auto& dep : deps) {
       if (dep.status != TaskStatus::Done) continue;
       json::Value row = json::Value::object();
       row.set("id", dep.id);
       row.set("title", dep.title);
       if (!dep.notes.empty()) row.set("result", clip(dep.notes.back().text, kResultChars));
-      finished.rows.push_back(std::move(row));
+      finished_.rows.push_back(std::move(row));
     }
+    return {};
   }
 
-  // What the project knows for the focus task: its files, labels, epics and words.
-  Section remembered{"memory", {}, focus ? text(call("memory.find", {{"taskId", focus->id}})) : ""};
-  if (focus) {
-    CT_TRY_ASSIGN(std::vector<memory::Found> found, memory::for_task(context, focus->id));
+  /// What the project knows for the focus task: its files, labels, epics and words.
+  Result<void> memory() {
+    remembered_.more_call = focus_ ? text(call("memory.find", {{"taskId", focus_->id}})) : "";
+    if (!focus_) return {};
+    CT_TRY_ASSIGN(std::vector<memory::Found> found, memory::for_task(context_, focus_->id));
     for (const auto& item : found) {
       json::Value row = json::Value::object();
       row.set("id", item.entry.id);
       row.set("kind", item.entry.kind);
       row.set("title", item.entry.title);
       if (!item.entry.body.empty()) row.set("body", clip(item.entry.body, kResultChars));
-      remembered.rows.push_back(std::move(row));
+      remembered_.rows.push_back(std::move(row));
     }
+    return {};
   }
 
-  // What tasks.next would offer in the scope.
-  std::optional<std::set<std::string>> within;
-  if (scope && scope->kind != ScopeKind::Global) {
-    SessionEngine engine(context.db(), *context.config, now, nullptr);  // reads only
-    CT_TRY_ASSIGN(within, engine.tasks_of(*scope));
+  /// What tasks.next would offer in the scope.
+  Result<void> ready() {
+    if (scope_ && scope_->kind != ScopeKind::Global) {
+      SessionEngine engine(context_.db(), *context_.config, now_, nullptr);  // reads only
+      CT_TRY_ASSIGN(within_, engine.tasks_of(*scope_));
+    }
+    ready_.more_call = text(call("tasks.next", {{"count", 10}}));
+    TaskEngine tasks(context_.db(), *context_.config, now_, context_.session, nullptr);
+    CT_TRY_ASSIGN(std::vector<ScoredTask> picks, tasks.next(kReadyShown, within_ ? &*within_ : nullptr));
+    for (const auto& pick : picks)
+      if (!focus_ || pick.task.id != focus_->id) ready_.rows.push_back(task_suggestion(pick.task));
+    return {};
   }
-  Section ready{"ready", {}, text(call("tasks.next", {{"count", 10}}))};
-  TaskEngine tasks(context.db(), *context.config, now, context.session, nullptr);
-  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, tasks.next(kReadyShown, within ? &*within : nullptr));
-  for (const auto& pick : picks)
-    if (!focus || pick.task.id != focus->id) ready.rows.push_back(task_suggestion(pick.task));
 
-  // What others changed in scope since the session's own last write: the newest are kept.
-  Section changed{"changes", {}, ""};
-  if (session) {
+  /// What others changed in scope since the session's own last write: the newest are kept.
+  Result<void> changes() {
+    if (!session_) return {};
     AuditQuery own_last;
-    own_last.session = session->id;
+    own_last.session = session_->id;
     own_last.limit = 1;
-    CT_TRY_ASSIGN(std::vector<AuditEntry> last, context.db().read_audit(own_last));
+    CT_TRY_ASSIGN(std::vector<AuditEntry> last, context_.db().read_audit(own_last));
     const std::int64_t since = last.empty() ? 0 : last.front().seq;
-    CT_TRY_ASSIGN(ChangePage page, read_changes(context, since, within ? &*within : nullptr, kChangesRead, session->id));
-    changed.more_call = text(call("system.changes", {{"sinceSeq", since}}));
+    CT_TRY_ASSIGN(ChangePage page, read_changes(context_, since, within_ ? &*within_ : nullptr, kChangesRead, session_->id));
+    changed_.more_call = text(call("system.changes", {{"sinceSeq", since}}));
     // Newest first, so that the budget cuts the oldest.
-    for (auto it = page.rows.rbegin(); it != page.rows.rend(); ++it) changed.rows.push_back(change_json(*it, false));
-    if (page.more) ++changed.cut;
+    for (auto it = page.rows.rbegin(); it != page.rows.rend(); ++it) changed_.rows.push_back(change_json(*it, false));
+    if (page.more) ++changed_.cut;
+    return {};
   }
 
-  // Cut to the budget from the least important end: changes, ready, memory, finished, notes.
-  std::vector<Section*> sections{&notes, &finished, &remembered, &ready, &changed};
-  auto assemble = [&] {
-    json::Value out = data;
-    for (Section* section : sections)
+  /// The whole, cut to `budget` tokens from the least important end: changes, ready, memory,
+  /// finished, notes (the essentials go whole).
+  json::Value cut_to(std::size_t budget) {
+    json::Value out = assemble();
+    while (estimate_tokens(out.dump()) > budget) {
+      auto victim = std::find_if(sections_.rbegin(), sections_.rend(), [](Section* s) { return !s->rows.empty(); });
+      if (victim == sections_.rend()) break;  // only the essentials are left: they go whole
+      (*victim)->rows.pop_back();
+      ++(*victim)->cut;
+      out = assemble();
+    }
+    out.set("tokens", static_cast<std::int64_t>(estimate_tokens(out.dump())));
+    return out;
+  }
+
+  const std::optional<Session>& session() const { return session_; }
+
+ private:
+  std::string text(const Advice& advice) const { return mcp_text(advice, *context_.registry); }
+
+  /// The fixed part with each section's rows, and `left`: what was cut and the call that reads it.
+  json::Value assemble() const {
+    json::Value out = data_;
+    for (const Section* section : sections_)
       if (!section->rows.empty()) {
         json::Value rows = json::Value::array();
         for (const auto& row : section->rows) rows.push_back(row);
-        if (section == &changed) {
+        if (section == &changed_) {
           out.set(section->key, rows_as_table(rows));
         } else {
           out.set(section->key, std::move(rows));
         }
       }
     json::Value left = json::Value::array();
-    for (Section* section : sections)
+    for (const Section* section : sections_)
       if (section->cut > 0 && !section->more_call.empty()) {
         json::Value item = json::Value::object();
         item.set("what", section->key);
@@ -224,28 +253,54 @@ Result<Reply> briefing(Context& context, const Params& params) {
       }
     if (!left.empty()) out.set("left", std::move(left));
     return out;
-  };
-  const auto budget = static_cast<std::size_t>(params.integer("budgetTokens"));
-  json::Value out = assemble();
-  while (estimate_tokens(out.dump()) > budget) {
-    auto victim = std::find_if(sections.rbegin(), sections.rend(), [](Section* s) { return !s->rows.empty(); });
-    if (victim == sections.rend()) break;  // only the essentials are left: they go whole
-    (*victim)->rows.pop_back();
-    ++(*victim)->cut;
-    out = assemble();
   }
-  out.set("tokens", static_cast<std::int64_t>(estimate_tokens(out.dump())));
-  if (auto host = params.opt_str("hook")) {
+
+  Context& context_;
+  TimeMs now_;
+  std::optional<Session> session_;
+  std::optional<Scope> scope_;
+  std::optional<Task> focus_;
+  std::optional<std::set<std::string>> within_;  // the scope's tasks (none: global)
+  json::Value data_ = json::Value::object();
+  Section notes_{"notes", {}, ""};
+  Section finished_{"finished", {}, ""};
+  Section remembered_{"memory", {}, ""};
+  Section ready_{"ready", {}, ""};
+  Section changed_{"changes", {}, ""};
+  // The order of importance: the budget cuts from the end.
+  std::vector<Section*> sections_{&notes_, &finished_, &remembered_, &ready_, &changed_};
+};
+
+struct BriefingArgs {
+  std::optional<std::string> id;
+  std::int64_t budget_tokens = 0;
+  std::optional<std::string> hook;
+};
+
+}  // namespace
+
+Result<Reply> briefing(Context& context, const BriefingArgs& args) {
+  const TimeMs now = context.now();
+  Briefing briefing(context, now);
+  CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, args.id, now));
+  CT_TRY(briefing.about(std::move(session)));
+  CT_TRY(briefing.focus());
+  CT_TRY(briefing.memory());
+  CT_TRY(briefing.ready());
+  CT_TRY(briefing.changes());
+  json::Value out = briefing.cut_to(static_cast<std::size_t>(args.budget_tokens));
+  if (const auto& host = args.hook) {
     // An agent host's session-start hook: the briefing as the context it loads, in its format.
     std::string context_text = "CLEO briefing: where this project's work stands, to carry on (act through the "
                                "cleo_query and cleo_mutate tools):\n" + out.dump();
-    if (!session) context_text = "CLEO briefing: no session yet (start one with session.start). " + out.dump();
+    if (!briefing.session()) context_text = "CLEO briefing: no session yet (start one with session.start). " + out.dump();
     json::Value hooked = json::Value::object();
     hooked.set("hook", providers::hook_output(*providers::find(*host), context_text));
-    return Reply{std::move(hooked), {}, {}, {}};
+    return Reply::of(std::move(hooked));
   }
-  Reply reply{std::move(out), {}, {}, {}};
-  if (!session) reply.warnings.push_back("no session to brief on: this is the project's (start one with session.start)");
+  Reply reply = Reply::of(std::move(out));
+  if (!briefing.session())
+    reply.warnings.push_back("no session to brief on: this is the project's (start one with session.start)");
   return reply;
 }
 
@@ -253,14 +308,17 @@ void register_session_briefing(Registry& registry) {
   std::vector<std::string_view> hosts;
   for (const auto& provider : providers::all())
     if (provider.hook) hosts.push_back(provider.id);
+  const auto args = bind(
+      field(&BriefingArgs::id, id_param(false, "Session id (default: yours, else the newest one nobody works in)")),
+      field(&BriefingArgs::budget_tokens, {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
+                                           .min = 200, .max = 20000,
+                                           .description = "Cut the briefing to about this many tokens"}),
+      field(&BriefingArgs::hook, {.name = "hook", .type = ParamType::Enum, .choices = std::move(hosts),
+                                  .description = "For this host's session-start hook (providers.install hooks): "
+                                                 "{hook: the text it loads, in its format}"}));
   registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
                 .summary = "All you need to carry on",
-                .params = {id_param(false, "Session id (default: yours, else the newest one nobody works in)"),
-                           {.name = "budgetTokens", .type = ParamType::Int, .default_json = "1500",
-                            .min = 200, .max = 20000, .description = "Cut the briefing to about this many tokens"},
-                           {.name = "hook", .type = ParamType::Enum, .choices = std::move(hosts),
-                            .description = "For this host's session-start hook (providers.install hooks): "
-                                           "{hook: the text it loads, in its format}"}},
+                .params = args.specs(),
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
                            "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
                            "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?}] (memory.find for it), ready?[{id,title,priority}], "
@@ -270,7 +328,7 @@ void register_session_briefing(Registry& registry) {
                 .examples = {{R"({})", "after a restart or a compaction"},
                              {R"({"id":"ses_0a1b2c3d4e5f","budgetTokens":800})", "another agent's handoff, short"}},
                 .idempotent = true, .tier = 1, .shortcut = "briefing", .text_view = TextView::Briefing,
-                .known_hash = true, .handler = briefing});
+                .known_hash = true, .handler = args.handler(briefing)});
 }
 
 }  // namespace ct::session

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "core/advice.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/rules/session_engine.h"
 
@@ -26,9 +26,14 @@ inline ParamSpec id_param(bool required, std::string_view description) {
 
 inline constexpr std::string_view kCurrentOrId = "Session id (default: the session this caller is bound to)";
 
+/// The params of an operation on one session, the bound one by default (id_param).
+struct IdArgs {
+  std::optional<std::string> id;
+};
+
 /// The subject session: `id`, else the bound one; E_SESSION_REQUIRED when there is neither.
-inline Result<std::string> subject(Context& context, const Params& params) {
-  if (auto id = params.opt_str("id")) return *id;
+inline Result<std::string> subject(Context& context, const std::optional<std::string>& id) {
+  if (id) return *id;
   if (!context.session.empty()) return context.session;
   Error error(ErrorCode::SessionRequired, "no session given and none is bound to this caller");
   error.fix = call("session.list", {{"status", "active"}});

@@ -9,8 +9,8 @@
 namespace ct::session {
 namespace {
 
-Result<Reply> heartbeat(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::string id, subject(context, params));
+Result<Reply> heartbeat(Context& context, const IdArgs& args) {
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session session, engine.touch(id));
   if (context.audit) context.audit->task_id = id;
@@ -21,20 +21,21 @@ Result<Reply> heartbeat(Context& context, const Params& params) {
   // When its claim lapses without another call (session.leaseSeconds; none when 0).
   if (const TimeMs lease = lease_ms(*context.config); lease > 0)
     data.set("leaseEnds", format_iso8601(session.updated_at + lease));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace
 
 void register_session_heartbeat(Registry& registry) {
+  const auto args = bind(field(&IdArgs::id, id_param(false, kCurrentOrId)));
   registry.add({.domain = "session", .name = "heartbeat", .gateway = Gateway::Mutate,
                 .summary = "Keep a session from going idle during long silent work",
-                .params = {id_param(false, kCurrentOrId)},
+                .params = args.specs(),
                 .returns = "{id,idleAt,leaseEnds?}: when session.gc would end it, and when its claim would lapse, "
                            "without another call",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({})", "the current session is still working"}},
-                .idempotent = true, .tier = 2, .handler = heartbeat});
+                .idempotent = true, .tier = 2, .handler = args.handler(heartbeat)});
 }
 
 }  // namespace ct::session

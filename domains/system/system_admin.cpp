@@ -6,9 +6,9 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/approval.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/system/capability_matrix.h"
 #include "domains/verdict.h"
@@ -47,16 +47,20 @@ json::Value describe_key(const ConfigKey& key, const Config& config) {
   return out;
 }
 
-Result<Reply> config_get(Context& context, const Params& params) {
+struct ConfigGetArgs {
+  std::optional<std::string> key;
+};
+
+Result<Reply> config_get(Context& context, const ConfigGetArgs& args) {
   const Config& config = *context.config;
-  if (auto key = params.opt_str("key")) {
+  if (const auto& key = args.key) {
     const ConfigKey* spec = find_config_key(*key);
     if (!spec) return fail(unknown_key(*key));
-    return Reply{describe_key(*spec, config), {}, {}, {}};
+    return Reply::of(describe_key(*spec, config));
   }
   json::Value all = json::Value::object();
   for (const auto& key : config_keys()) all.set(key.name, config.get(key.name));
-  return Reply{std::move(all), {}, {}, {}};
+  return Reply::of(std::move(all));
 }
 
 /// The text of a CLI or agent value in the key's type: "3" → 3 for integers, "true" → true.
@@ -107,13 +111,18 @@ Result<json::Value> typed_value(const ConfigKey& key, const std::string& text) {
   return json::Value(text);
 }
 
-Result<Reply> config_set(Context& context, const Params& params) {
-  const std::string& key = params.str("key");
+struct ConfigSetArgs {
+  std::string key;
+  std::string value;
+};
+
+Result<Reply> config_set(Context& context, const ConfigSetArgs& args) {
+  const std::string& key = args.key;
   const ConfigKey* spec = find_config_key(key);
   if (!spec) return fail(unknown_key(key));
   // Who is calling comes first: an agent learns that the key is not its to set, whatever the value.
-  CT_TRY(context.may_set_config(*spec, json::Value(params.str("value"))));
-  CT_TRY_ASSIGN(json::Value value, typed_value(*spec, params.str("value")));
+  CT_TRY(context.may_set_config(*spec, json::Value(args.value)));
+  CT_TRY_ASSIGN(json::Value value, typed_value(*spec, args.value));
   Config updated = *context.config;
   json::Value before = updated.get(key);
   CT_TRY(updated.set(key, value));
@@ -121,11 +130,11 @@ Result<Reply> config_set(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   data.set("key", key);
   data.set("value", value);
-  if (before == value) return Reply{std::move(data), {}, {}, ErrorCode::NoChange};
+  if (before == value) return Reply::noted(std::move(data), ErrorCode::NoChange);
   CT_TRY(updated.save(context.project->config_path()));
   context.record(FieldChange{"", "config." + key, before, value});
   context.config_changed = true;
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 /// One check of system.health: its row, and the fix the row shows.
@@ -142,7 +151,7 @@ Check check(std::string_view name, std::string_view status, std::string detail, 
   return {std::move(out), std::move(fix)};
 }
 
-Result<Reply> health(Context& context, const Params&) {
+Result<Reply> health(Context& context, const NoArgs&) {
   json::Value checks = json::Value::array();
   std::string overall = "ok";
   std::string summary = "health check failed";
@@ -219,9 +228,13 @@ Result<Reply> health(Context& context, const Params&) {
   return verdict(overall != "fail", std::move(data), {}, std::move(summary), std::move(fix));
 }
 
-Result<Reply> backup(Context& context, const Params& params) {
+struct BackupArgs {
+  std::optional<std::string> note;
+};
+
+Result<Reply> backup(Context& context, const BackupArgs& args) {
   const Project& project = *context.project;
-  CT_TRY_ASSIGN(fs::path file, reserve_backup_path(project.backups_dir(), context.now(), params.opt_str("note").value_or("")));
+  CT_TRY_ASSIGN(fs::path file, reserve_backup_path(project.backups_dir(), context.now(), args.note.value_or("")));
   // The copy is read through a second connection: this call's own connection holds the write
   // lock (for the audit row), and SQLite cannot back up from a connection that is writing. In WAL
   // mode the second connection reads the last committed state meanwhile. backup_to() keeps the
@@ -240,31 +253,37 @@ Result<Reply> backup(Context& context, const Params& params) {
   std::error_code ec;
   data.set("bytes", static_cast<std::int64_t>(fs::file_size(file, ec)));
   if (!removed.empty()) data.set("removed", json::Value::array_of(removed));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace
 
 void register_system_admin(Registry& registry) {
+  const auto get_args =
+      bind(field(&ConfigGetArgs::key, {.name = "key", .type = ParamType::String, .max = 60,
+                                       .description = "One key, e.g. hierarchy.maxDepth (default: all keys)",
+                                       .positional = true}));
   registry.add({.domain = "system", .name = "config.get", .gateway = Gateway::Query,
                 .summary = "Show configuration values",
-                .params = {{.name = "key", .type = ParamType::String, .max = 60,
-                            .description = "One key, e.g. hierarchy.maxDepth (default: all keys)", .positional = true}},
+                .params = get_args.specs(),
                 .returns = "{key: value, …}; with key: {key, value, type, choices?, min?, max?, description, setBy?}",
                 .errors = {ErrorCode::InvalidInput},
                 .examples = {{R"({})", "every key"}, {R"({"key":"hierarchy.maxSiblings"})", "one key"}},
                 .idempotent = true, .tier = 2, .shortcut = "config get", .original_names = {"system.config"},
-                .handler = config_get});
+                .handler = get_args.handler(config_get)});
+  const auto set_args = bind(
+      field(&ConfigSetArgs::key, {.name = "key", .type = ParamType::String, .required = true, .max = 60,
+                                  .description = "The key, e.g. hierarchy.maxSiblings", .positional = true}),
+      field(&ConfigSetArgs::value, {.name = "value", .type = ParamType::Scalar, .required = true, .max = 1000,
+                                    .description = "The new value in the key's type: a number, true/false, text or a JSON list",
+                                    .positional = true}));
   registry.add({.domain = "system", .name = "config.set", .gateway = Gateway::Mutate,
                 .summary = "Change a configuration value",
-                .params = {{.name = "key", .type = ParamType::String, .required = true, .max = 60,
-                            .description = "The key, e.g. hierarchy.maxSiblings", .positional = true},
-                           {.name = "value", .type = ParamType::Scalar, .required = true, .max = 1000,
-                            .description = "The new value in the key's type: a number, true/false, text or a JSON list", .positional = true}},
+                .params = set_args.specs(),
                 .returns = "{key, value}; E_NO_CHANGE note when it already had that value",
                 .errors = {ErrorCode::InvalidInput, ErrorCode::ConfigError},
                 .examples = {{R"({"key":"hierarchy.maxSiblings","value":20})", "limit siblings to 20"}},
-                .idempotent = true, .tier = 2, .shortcut = "config set", .handler = config_set});
+                .idempotent = true, .tier = 2, .shortcut = "config set", .handler = set_args.handler(config_set)});
   registry.add({.domain = "system", .name = "health", .gateway = Gateway::Query,
                 .summary = "Check the store, disk and config",
                 .returns = "{status: ok|warn|fail, checks[{name,status,detail,fix?}], valid}; a failing check fails "
@@ -273,17 +292,18 @@ void register_system_admin(Registry& registry) {
                 .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is everything healthy"}},
                 .idempotent = true, .runs_on_damaged_store = true, .tier = 1, .shortcut = "doctor",
-                .original_names = {"system.doctor"}, .handler = health});
+                .original_names = {"system.doctor"}, .handler = no_args(health)});
+  const auto backup_args = bind(field(&BackupArgs::note, {.name = "note", .type = ParamType::String, .max = 80,
+                                                         .description = "A word or two kept in the file name"}));
   registry.add({.domain = "system", .name = "backup", .gateway = Gateway::Mutate,
                 .summary = "Copy the store into .cleo/backups/",
-                .params = {{.name = "note", .type = ParamType::String, .max = 80,
-                            .description = "A word or two kept in the file name"}},
+                .params = backup_args.specs(),
                 .returns = "{file, bytes, removed?[older backups beyond backup.keep]}; a backup is kept only when "
                            "it passes an integrity check (a damaged store: E_FILE_ERROR, and writes are refused "
                            "until it is restored)",
                 .errors = {ErrorCode::FileError},
                 .examples = {{R"({"note":"before refactor"})", "a named backup"}},
-                .tier = 2, .shortcut = "backup", .handler = backup});
+                .tier = 2, .shortcut = "backup", .handler = backup_args.handler(backup)});
 }
 
 }  // namespace ct

@@ -1,8 +1,8 @@
 #include <algorithm>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
-#include "domains/params.h"
 #include "domains/system/capability_matrix.h"
 
 namespace ct {
@@ -29,22 +29,26 @@ std::vector<std::string_view> registry_needs(const Registry& registry) {
 
 namespace {
 
-Result<Reply> capabilities(Context& context, const Params& params) {
-  std::string domain = params.opt_str("domain").value_or("");
+struct CapabilitiesArgs {
+  std::optional<std::string> domain;
+  std::optional<bool> available;
+  Paging page;
+};
+
+Result<Reply> capabilities(Context& context, const CapabilitiesArgs& args) {
+  const std::string domain = args.domain.value_or("");
   if (!domain.empty() && context.registry->operation_names(domain, Gateway::Query).empty() &&
       context.registry->operation_names(domain, Gateway::Mutate).empty()) {
     return fail(Error(ErrorCode::Validation, "domain: no operations in " + echo(domain))
                     .with_detail("field", "domain")
                     .with_choices(domain, context.registry->domains()));
   }
-  std::optional<bool> available;
-  if (params.has("available")) available = params.flag("available");
-  const std::int64_t offset = params.integer("offset");
+  const std::int64_t offset = args.page.offset;
   Reply reply;
   reply.data = json::Value::array();
   std::int64_t matched = 0;
   for (auto& row : capability_matrix(context, domain)) {
-    if (available && *available != row.availability.available) continue;
+    if (args.available && *args.available != row.availability.available) continue;
     if (matched++ < offset) continue;
     json::Value out = json::Value::object();
     out.set("operation", row.spec->full_name());
@@ -68,21 +72,22 @@ Result<Reply> capabilities(Context& context, const Params& params) {
 }  // namespace
 
 void register_system_capabilities(Registry& registry) {
+  const auto args = bind(
+      field(&CapabilitiesArgs::domain, {.name = "domain", .type = ParamType::String, .max = 40,
+                                        .description = "Only this domain's operations"}),
+      field(&CapabilitiesArgs::available, {.name = "available", .type = ParamType::Bool,
+                                           .description = "true: only available operations; false: only unavailable ones"}),
+      offset_only(&CapabilitiesArgs::page));
   registry.add({.domain = "system", .name = "capabilities", .gateway = Gateway::Query,
                 .summary = "Which operations can run here: engine, availability, reason and fix",
-                .params = {{.name = "domain", .type = ParamType::String, .max = 40,
-                            .description = "Only this domain's operations"},
-                           {.name = "available", .type = ParamType::Bool,
-                            .description = "true: only available operations; false: only unavailable ones"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip"}},
+                .params = args.specs(),
                 .returns = "[{operation, gateway, engine native|subprocess|hybrid, available, needs?, reason?, fix?, "
                            "alternatives?}] in registry order",
                 .examples = {{R"({"available":false})", "what cannot run here, and how to fix it"},
                              {R"({"domain":"tasks"})", "one domain"}},
                 .idempotent = true, .tier = 2, .shortcut = "capabilities",
                 .row_fields = {"operation", "gateway", "engine", "available", "needs", "reason", "fix", "alternatives"},
-                .handler = capabilities});
+                .handler = args.handler(capabilities)});
 }
 
 }  // namespace ct

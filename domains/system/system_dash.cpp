@@ -6,10 +6,10 @@
 #include <map>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/claims.h"
 #include "domains/context.h"
 #include "domains/metrics.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/store/audit_chain.h"
 #include "engines/rules/task_engine.h"
@@ -32,7 +32,12 @@ std::string activity_line(const AuditEntry& row) {
   return line;
 }
 
-Result<Reply> dash(Context& context, const Params& params) {
+struct DashArgs {
+  std::int64_t next = 0;
+  std::int64_t recent = 0;
+};
+
+Result<Reply> dash(Context& context, const DashArgs& args) {
   Store& db = context.db();
   json::Value data = json::Value::object();
 
@@ -101,7 +106,7 @@ Result<Reply> dash(Context& context, const Params& params) {
 
   // tasks.next's ranking.
   TaskEngine engine(db, *context.config, context.now(), context.session, nullptr);
-  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine.next(static_cast<int>(params.integer("next"))));
+  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine.next(static_cast<int>(args.next)));
   if (!picks.empty()) {
     json::Value next = json::Value::array();
     for (const auto& pick : picks) {
@@ -113,14 +118,14 @@ Result<Reply> dash(Context& context, const Params& params) {
   }
 
   AuditQuery recent;
-  recent.limit = params.integer("recent");
+  recent.limit = args.recent;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, db.read_audit(recent));
   if (!rows.empty()) {
     json::Value lines = json::Value::array();
     for (const auto& row : rows) lines.push_back(activity_line(row));
     data.set("recent", std::move(lines));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 // ---- system.stats ----------------------------------------------------------------------------
@@ -189,9 +194,14 @@ json::Value period_json(const PeriodStats& stats, json::Value out = json::Value:
   return out;
 }
 
-Result<Reply> stats(Context& context, const Params& params) {
-  const std::string& kind = params.str("period");
-  std::vector<Period> periods = calendar_periods(context.now(), kind, static_cast<int>(params.integer("count")));
+struct StatsArgs {
+  std::string period;
+  std::int64_t count = 0;
+};
+
+Result<Reply> stats(Context& context, const StatsArgs& args) {
+  const std::string& kind = args.period;
+  std::vector<Period> periods = calendar_periods(context.now(), kind, static_cast<int>(args.count));
   std::vector<StatsPeriod> ranges;
   for (const auto& period : periods) ranges.push_back(period.range);
   CT_TRY_ASSIGN(std::vector<PeriodStats> results, context.db().period_stats(ranges));
@@ -206,16 +216,20 @@ Result<Reply> stats(Context& context, const Params& params) {
   data.set("from", format_iso8601(periods.front().range.start));
   data.set("periods", std::move(rows));
   data.set("total", period_json(results.back()));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 // ---- system.metrics --------------------------------------------------------------------------
 
 json::Value millis(double ms) { return json::Value(std::round(ms * 1000.0) / 1000.0); }
 
-Result<Reply> metrics(Context&, const Params& params) {
+struct MetricsArgs {
+  std::optional<std::string> operation;
+};
+
+Result<Reply> metrics(Context&, const MetricsArgs& args) {
   std::vector<OperationMetrics> rows = CallMetrics::global().snapshot();
-  if (auto prefix = params.opt_str("operation"))
+  if (const auto& prefix = args.operation)
     std::erase_if(rows, [&](const OperationMetrics& row) { return !row.operation.starts_with(*prefix); });
   std::stable_sort(rows.begin(), rows.end(),
                    [](const OperationMetrics& a, const OperationMetrics& b) { return a.calls > b.calls; });
@@ -237,43 +251,49 @@ Result<Reply> metrics(Context&, const Params& params) {
   data.set("calls", calls);
   data.set("errors", errors);
   data.set("operations", std::move(list));
-  Reply reply{std::move(data), {}, {}, {}};
-  if (rows.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  return Reply::noted(std::move(data), no_data_if(rows.empty()));
 }
 
 }  // namespace
 
 void register_system_dash(Registry& registry) {
+  const auto dash_args =
+      bind(field(&DashArgs::next, {.name = "next", .type = ParamType::Int, .default_json = "3", .min = 0, .max = 20,
+                                   .description = "Next-task suggestions to show"}),
+           field(&DashArgs::recent, {.name = "recent", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 50,
+                                     .description = "Recent audit rows to show"}));
   registry.add({.domain = "system", .name = "dash", .gateway = Gateway::Query,
                 .summary = "Counts, claims, next, changes",
-                .params = {{.name = "next", .type = ParamType::Int, .default_json = "3", .min = 0, .max = 20,
-                            .description = "Next-task suggestions to show"},
-                           {.name = "recent", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 50,
-                            .description = "Recent audit rows to show"}},
+                .params = dash_args.specs(),
                 .returns = "{counts{<status>:n,total}, sessions?[{id,name?,scope,focus?}], moreSessions?, "
                            "focus?[{id,title,session?,agent?,leaseEnds?,lapsed?}], next?[{id,title,priority,score}], recent?[line]}",
                 .examples = {{R"({})", "the project at a glance"}, {R"({"next":5,"recent":0})", "more suggestions, no history"}},
-                .idempotent = true, .tier = 0, .shortcut = "dash", .text_view = TextView::Dashboard, .handler = dash});
+                .idempotent = true, .tier = 0, .shortcut = "dash", .text_view = TextView::Dashboard,
+                .handler = dash_args.handler(dash)});
+  const auto stats_args =
+      bind(field(&StatsArgs::period, {.name = "period", .type = ParamType::Enum, .default_json = R"("week")",
+                                      .choices = {"day", "week", "month"},
+                                      .description = "Length of a period (UTC; ISO weeks)"}),
+           field(&StatsArgs::count, {.name = "count", .type = ParamType::Int, .default_json = "8", .min = 1, .max = 366,
+                                     .description = "Periods to report, ending with the current one"}));
   registry.add({.domain = "system", .name = "stats", .gateway = Gateway::Query,
                 .summary = "Throughput and cycle time per day, week or month",
-                .params = {{.name = "period", .type = ParamType::Enum, .default_json = R"("week")",
-                            .choices = {"day", "week", "month"}, .description = "Length of a period (UTC; ISO weeks)"},
-                           {.name = "count", .type = ParamType::Int, .default_json = "8", .min = 1, .max = 366,
-                            .description = "Periods to report, ending with the current one"}},
+                .params = stats_args.specs(),
                 .returns = "{period, from, periods[{period, created, completed, cycleP50H?, cycleP90H?, started?, "
                            "workP50H?, workP90H?}], total{…}}: cycle = created→completed, work = first start→completed, "
                            "in hours",
                 .examples = {{R"({})", "the last eight weeks"}, {R"({"period":"month","count":12})", "a year by month"}},
-                .idempotent = true, .tier = 2, .handler = stats});
+                .idempotent = true, .tier = 2, .handler = stats_args.handler(stats)});
+  const auto metrics_args =
+      bind(field(&MetricsArgs::operation, {.name = "operation", .type = ParamType::String, .max = 60,
+                                           .description = "Only operations starting with this, e.g. tasks or tasks.add"}));
   registry.add({.domain = "system", .name = "metrics", .gateway = Gateway::Query,
                 .summary = "Calls, errors and latency per operation since this server started",
-                .params = {{.name = "operation", .type = ParamType::String, .max = 60,
-                            .description = "Only operations starting with this, e.g. tasks or tasks.add"}},
+                .params = metrics_args.specs(),
                 .returns = "{calls, errors, operations[{op, calls, errors, p50Ms, p95Ms}]} busiest first; "
                            "E_NO_DATA note before the first call",
                 .examples = {{R"({})", "every operation called so far"}, {R"({"operation":"tasks"})", "the tasks domain"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = metrics});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = metrics_args.handler(metrics)});
 }
 
 }  // namespace ct

@@ -6,10 +6,9 @@
 
 #include "core/text.h"
 #include "core/version.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
-#include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/store/backups.h"
 #include "engines/store/open/open_store.h"
@@ -18,7 +17,11 @@
 namespace ct {
 namespace {
 
-Result<Reply> init(Context& context, const Params& params) {
+struct InitArgs {
+  bool force = false;
+};
+
+Result<Reply> init(Context& context, const InitArgs& args) {
   namespace fs = std::filesystem;
   fs::path root = init_target(context.workspace->dir());
   std::error_code ec;
@@ -47,13 +50,13 @@ Result<Reply> init(Context& context, const Params& params) {
                         .with_fix(call("system.restore") + " moves it aside and brings back the newest good backup")
                         .with_detail("damaged", true));
       data.set("created", false);
-      return Reply{std::move(data), {"already initialised at " + project.cleo_dir().string()}, {}, ErrorCode::AlreadyExists};
+      return Reply::noted(std::move(data), ErrorCode::AlreadyExists, {"already initialised at " + project.cleo_dir().string()});
     }
     store->erase_empty();
   }
   // A project inside another one splits the task graph without anyone noticing: every command
   // run below here would use the new one. Asked for, it is allowed.
-  if (auto outer = enclosing_project(root); outer && !params.flag("force")) {
+  if (auto outer = enclosing_project(root); outer && !args.force) {
     Error error(ErrorCode::InvalidInput, "cannot initialise: " + root.string() + " is inside the CLEO project at " +
                                              outer->root.string() + ", and a project here would nest in it");
     error.fix = "work in that project (its commands find it from here), or pass force: true (ct init --force) "
@@ -69,19 +72,18 @@ Result<Reply> init(Context& context, const Params& params) {
   CT_TRY(store->open(StoreOptions{.create = true}));
   data.set("created", true);
   data.set("db", store->location());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> version(Context&, const Params&) {
+Result<Reply> version(Context&, const NoArgs&) {
   json::Value data = json::Value::object();
   data.set("version", product_version());
   data.set("schemaVersion", store_schema_version());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-/// A confidence bound of system.log: a number from 0 to 1 (given as a number or its text).
-Result<std::optional<double>> confidence_param(const Params& params, std::string_view name) {
-  auto text = params.opt_str(name);
+/// A confidence bound of system.log (the param `name`): a number from 0 to 1 (given as a number or its text).
+Result<std::optional<double>> confidence(const std::optional<std::string>& text, std::string_view name) {
   if (!text) return std::optional<double>();
   char* end = nullptr;
   const double value = std::strtod(text->c_str(), &end);
@@ -91,29 +93,43 @@ Result<std::optional<double>> confidence_param(const Params& params, std::string
   return std::optional<double>(value);
 }
 
-Result<Reply> log(Context& context, const Params& params) {
+struct LogArgs {
+  Paging page;
+  std::optional<std::string> operation;
+  std::optional<std::string> id;
+  std::optional<std::string> session;
+  Moment since;
+  std::optional<std::string> agent;
+  std::optional<std::string> category;
+  std::optional<std::string> tag;
+  std::optional<std::string> min_confidence;
+  std::optional<std::string> max_confidence;
+  std::optional<std::string> text;
+  Projection rows;
+};
+
+Result<Reply> log(Context& context, const LogArgs& args) {
   AuditQuery query;
   // One more row than asked: whether more follow is known without counting the trail.
-  query.limit = params.integer("limit") + 1;
-  query.offset = params.integer("offset");
-  query.operation = params.opt_str("operation");
-  query.task_id = params.opt_str("id");
-  query.session = params.opt_str("session");
-  query.agent = params.opt_str("agent");
-  query.category = params.opt_str("category");
-  query.tag = params.opt_str("tag");
-  query.reason_text = params.opt_str("text");
-  CT_TRY_ASSIGN(query.min_confidence, confidence_param(params, "minConfidence"));
-  CT_TRY_ASSIGN(query.max_confidence, confidence_param(params, "maxConfidence"));
-  CT_TRY_ASSIGN(query.since, params.time("since", context.now()));
+  query.limit = args.page.limit + 1;
+  query.offset = args.page.offset;
+  query.operation = args.operation;
+  query.task_id = args.id;
+  query.session = args.session;
+  query.agent = args.agent;
+  query.category = args.category;
+  query.tag = args.tag;
+  query.reason_text = args.text;
+  CT_TRY_ASSIGN(query.min_confidence, confidence(args.min_confidence, "minConfidence"));
+  CT_TRY_ASSIGN(query.max_confidence, confidence(args.max_confidence, "maxConfidence"));
+  query.since = args.since.at;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
-  const bool more = std::ssize(rows) > params.integer("limit");
+  const bool more = std::ssize(rows) > args.page.limit;
   if (more) rows.pop_back();
-  const bool full = wants_full(params);
   json::Value list = json::Value::array();
   for (const auto& row : rows) {
     json::Value item = audit_row_json(row, /*with_task=*/true);
-    if (full) {
+    if (args.rows.full) {
       if (!row.params.empty()) item.set("params", row.params);
       if (!row.changes.empty()) item.set("changes", changes_json(row.changes));
     } else if (!row.changes.empty()) {
@@ -128,9 +144,9 @@ Result<Reply> log(Context& context, const Params& params) {
     }
     list.push_back(std::move(item));
   }
-  Reply reply{std::move(list), {}, {}, {}};
-  if (more) reply.page = Page{-1, static_cast<std::int64_t>(rows.size()), query.offset};  // total not counted
-  return reply;
+  std::optional<Page> page;
+  if (more) page = Page{-1, static_cast<std::int64_t>(rows.size()), query.offset};  // total not counted
+  return Reply::paged(std::move(list), page);
 }
 
 }  // namespace
@@ -141,32 +157,32 @@ void register_system_domain(Registry& registry) {
                 .returns = "{version, schemaVersion}",
                 .examples = {{R"({})", "which version is running"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "version",
-                .text_view = TextView::Version, .handler = version});
+                .text_view = TextView::Version, .handler = no_args(version)});
+  const auto log_args = bind(
+      paging(&LogArgs::page, "20"),
+      field(&LogArgs::operation, {.name = "operation", .type = ParamType::String, .max = 60,
+                                  .description = "Only this operation, e.g. tasks.add"}),
+      field(&LogArgs::id, {.name = "id", .type = ParamType::TaskId, .description = "Only rows about this task"}),
+      field(&LogArgs::session, {.name = "session", .type = ParamType::String, .max = 128,
+                                .description = "Only rows written in this session"}),
+      field(&LogArgs::since, {.name = "since", .type = ParamType::String, .max = 40,
+                              .description = "Only rows at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"}),
+      field(&LogArgs::agent, {.name = "agent", .type = ParamType::String, .max = 128, .description = "Only this agent's rows"}),
+      field(&LogArgs::category, {.name = "category", .type = ParamType::Enum,
+                                 .choices = {pipeline::kIntentCategories.begin(), pipeline::kIntentCategories.end()},
+                                 .description = "Only rows whose intent has this category"}),
+      field(&LogArgs::tag, {.name = "tag", .type = ParamType::String, .pattern = pipeline::kIntentTagPattern,
+                            .description = "Only rows whose intent carries this tag"}),
+      field(&LogArgs::min_confidence, {.name = "minConfidence", .type = ParamType::Scalar, .max = 20,
+                                       .description = "Only rows whose intent's confidence is at least this (0–1)"}),
+      field(&LogArgs::max_confidence, {.name = "maxConfidence", .type = ParamType::Scalar, .max = 20,
+                                       .description = "Only rows whose intent's confidence is at most this (0–1)"}),
+      field(&LogArgs::text, {.name = "text", .type = ParamType::String, .min = 1, .max = 200,
+                             .description = "Only rows whose reason contains this"}),
+      projection(&LogArgs::rows));
   registry.add({.domain = "system", .name = "log", .gateway = Gateway::Query,
                 .summary = "Read the audit trail of mutations, newest first",
-                .params = {{.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
-                            .description = "Rows"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip"},
-                           {.name = "operation", .type = ParamType::String, .max = 60,
-                            .description = "Only this operation, e.g. tasks.add"},
-                           {.name = "id", .type = ParamType::TaskId, .description = "Only rows about this task"},
-                           {.name = "session", .type = ParamType::String, .max = 128,
-                            .description = "Only rows written in this session"},
-                           {.name = "since", .type = ParamType::String, .max = 40,
-                            .description = "Only rows at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"},
-                           {.name = "agent", .type = ParamType::String, .max = 128, .description = "Only this agent's rows"},
-                           {.name = "category", .type = ParamType::Enum,
-                            .choices = {pipeline::kIntentCategories.begin(), pipeline::kIntentCategories.end()},
-                            .description = "Only rows whose intent has this category"},
-                           {.name = "tag", .type = ParamType::String, .pattern = pipeline::kIntentTagPattern,
-                            .description = "Only rows whose intent carries this tag"},
-                           {.name = "minConfidence", .type = ParamType::Scalar, .max = 20,
-                            .description = "Only rows whose intent's confidence is at least this (0–1)"},
-                           {.name = "maxConfidence", .type = ParamType::Scalar, .max = 20,
-                            .description = "Only rows whose intent's confidence is at most this (0–1)"},
-                           {.name = "text", .type = ParamType::String, .min = 1, .max = 200,
-                            .description = "Only rows whose reason contains this"}},
+                .params = log_args.specs(),
                 .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,intent?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
                            "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
                            "_meta.page {hasMore,nextOffset} when older rows follow",
@@ -175,18 +191,19 @@ void register_system_domain(Registry& registry) {
                 .idempotent = true, .tier = 2, .shortcut = "log", .text_view = TextView::AuditLog,
                 .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "reason", "intent",
                                "params", "changes"},
-                .handler = log});
+                .handler = log_args.handler(log)});
+  const auto init_args = bind(field(&InitArgs::force, {.name = "force", .type = ParamType::Bool,
+                                                       .description = "Create it even inside another project (a nested project)"}));
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
                 .summary = "Create a CLEO project here",
-                .params = {{.name = "force", .type = ParamType::Bool,
-                            .description = "Create it even inside another project (a nested project)"}},
+                .params = init_args.specs(),
                 // disclosure/ adds the project injection as a step after the handler (Registry::add_step).
                 .returns = "{root, created, db?, instructions?[{file, action}] (files written by the project "
                            "injection)}; E_ALREADY_EXISTS note when the project exists",
                 .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::InvalidInput},
                 .examples = {{R"({})", "initialise the current project"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init",
-                .text_view = TextView::Initialised, .handler = init});
+                .text_view = TextView::Initialised, .handler = init_args.handler(init)});
 }
 
 }  // namespace ct

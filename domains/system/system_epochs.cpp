@@ -6,8 +6,8 @@
 
 #include "core/atomic_file.h"
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/system/epochs.h"
 #include "engines/store/audit_chain.h"
@@ -47,17 +47,19 @@ json::Value epoch_json(const Epoch& epoch) {
 
 namespace {
 
-Result<Reply> seal(Context& context, const Params& params) {
-  const std::string& name = params.str("name");
+struct SealArgs {
+  std::string name;
+  std::optional<std::string> summary;
+};
+
+Result<Reply> seal(Context& context, const SealArgs& args) {
+  const std::string& name = args.name;
   CT_TRY_ASSIGN(std::vector<Epoch> epochs, sealed_epochs(context.db()));
   if (auto same = std::find_if(epochs.begin(), epochs.end(), [&](const Epoch& e) { return e.name == name; });
       same != epochs.end())
     // Sealed once: the epoch as it was sealed, as a note (seal later work under a new name).
-    return Reply{epoch_json(*same),
-                 {"epoch " + name + " was sealed at row " + std::to_string(same->seq) +
-                  "; an epoch is sealed once (validate.audit {epoch} verifies it; seal later work under a new name)"},
-                 {},
-                 ErrorCode::AlreadyExists};
+    return Reply::noted(epoch_json(*same), ErrorCode::AlreadyExists, {"epoch " + name + " was sealed at row " + std::to_string(same->seq) +
+                  "; an epoch is sealed once (validate.audit {epoch} verifies it; seal later work under a new name)"});
   // The newest row: what the epoch seals.
   AuditQuery newest;
   newest.limit = 1;
@@ -87,7 +89,7 @@ Result<Reply> seal(Context& context, const Params& params) {
   sealed.set("name", name);
   sealed.set("seq", head.front().seq);
   sealed.set("hash", head.front().hash);
-  if (auto summary = params.opt_str("summary")) sealed.set("summary", *summary);
+  if (args.summary) sealed.set("summary", *args.summary);
   context.record({"", "epoch", json::Value(), sealed});
   // A record outside the store: whoever can rewrite the store cannot rewrite what the team
   // committed, or the commit message the trailer went into.
@@ -101,23 +103,22 @@ Result<Reply> seal(Context& context, const Params& params) {
   data.set("checked", report.rows);
   data.set("record", ".cleo/" + std::string(kSealsFile));
   data.set("trailer", "CLEO-Audit-Seal: " + name + " " + std::to_string(head.front().seq) + " " + head.front().hash);
-  return Reply{std::move(data),
-               {"commit .cleo/" + std::string(kSealsFile) + " (or put the trailer in a commit message): validate.audit "
-                "checks the trail against it"},
-               {},
-               {}};
+  return Reply::warned(std::move(data), {"commit .cleo/" + std::string(kSealsFile) + " (or put the trailer in a commit message): validate.audit "
+                "checks the trail against it"});
 }
 
 }  // namespace
 
 void register_system_epochs(Registry& registry) {
+  const auto args =
+      bind(field(&SealArgs::name, {.name = "name", .type = ParamType::String, .required = true,
+                                   .pattern = "[a-z0-9][a-z0-9._-]{0,63}",
+                                   .description = "The epoch's name, e.g. release-2.1", .positional = true}),
+           field(&SealArgs::summary, {.name = "summary", .type = ParamType::String, .max = 2000,
+                                      .description = "What the epoch holds"}));
   registry.add({.domain = "system", .name = "epoch.seal", .gateway = Gateway::Mutate,
                 .summary = "Seal the audit trail as a named epoch",
-                .params = {{.name = "name", .type = ParamType::String, .required = true,
-                            .pattern = "[a-z0-9][a-z0-9._-]{0,63}", .description = "The epoch's name, e.g. release-2.1",
-                            .positional = true},
-                           {.name = "summary", .type = ParamType::String, .max = 2000,
-                            .description = "What the epoch holds"}},
+                .params = args.specs(),
                 .returns = "{name, seq, hash, summary?, checked (rows verified since the previous epoch), record, trailer}: "
                            "the hash of the newest row, kept in the seal's own audit row and appended to "
                            ".cleo/audit-seals.jsonl (commit it; trailer is the line for a commit message); validate.audit "
@@ -127,7 +128,7 @@ void register_system_epochs(Registry& registry) {
                 .errors = {ErrorCode::Validation},
                 .examples = {{R"({"name":"release-2.1","summary":"everything up to the 2.1 release"})",
                               "seal the trail at a release"}},
-                .tier = 2, .handler = seal});
+                .tier = 2, .handler = args.handler(seal)});
 }
 
 }  // namespace ct

@@ -7,8 +7,8 @@
 #include <system_error>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/system/safety_backup.h"
@@ -38,9 +38,14 @@ json::Value steps_json(const std::vector<MigrationStep>& steps) {
   return out;
 }
 
+struct MigrateArgs {
+  bool dry_run = false;
+  json::Value sent;  // every param, for the audit row it writes itself
+};
+
 /// Runs without the router opening the store (which would migrate it on open): it reads the
 /// schema version first, so a dry run can list what is pending, and a real run backs up first.
-Result<Reply> migrate(Context& context, const Params& params) {
+Result<Reply> migrate(Context& context, const MigrateArgs& args) {
   CT_TRY_ASSIGN(Project project, context.workspace->project());
   std::unique_ptr<StoreBackend> backend = project_store(project);
   auto info = backend->inspect(/*check=*/false);
@@ -68,23 +73,22 @@ Result<Reply> migrate(Context& context, const Params& params) {
   data.set("to", target);
   if (pending.empty()) {
     data.set("applied", json::Value::array());
-    return Reply{std::move(data), {"the store is at schema version " + std::to_string(target) + ": nothing to migrate"},
-                 {}, ErrorCode::NoChange};
+    return Reply::noted(std::move(data), ErrorCode::NoChange, {"the store is at schema version " + std::to_string(target) + ": nothing to migrate"});
   }
-  if (params.flag("dryRun")) {
+  if (args.dry_run) {
     data.set("dryRun", true);
     data.set("pending", steps_json(pending));
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
   CT_TRY_ASSIGN(fs::path backup, safety_backup(project, context.now(), "pre-migrate-v" + std::to_string(from)));
   CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
   CT_TRY_ASSIGN(std::unique_ptr<Store> store, backend->open(store_options(config)));
   // The router audits only calls that run in its own transaction; this one records itself.
-  CT_TRY(pipeline::append_own_audit(*store, context, "system.migrate", params.json(),
+  CT_TRY(pipeline::append_own_audit(*store, context, "system.migrate", args.sent,
                                     {FieldChange{"", "schemaVersion", json::Value(from), json::Value(target)}}));
   data.set("applied", steps_json(pending));
   data.set("safetyBackup", "safety/" + backup.filename().string());
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 // ---- system.gc -------------------------------------------------------------------------------
@@ -94,9 +98,13 @@ std::string padded(std::int64_t seq) {
   return std::string(text.size() < 6 ? 6 - text.size() : 0, '0') + text;
 }
 
-Result<Reply> gc(Context& context, const Params& params) {
+struct GcArgs {
+  bool dry_run = false;
+};
+
+Result<Reply> gc(Context& context, const GcArgs& args) {
   Store& db = context.db();
-  const bool dry = params.flag("dryRun");
+  const bool dry = args.dry_run;
   const TimeMs now = context.now();
   json::Value data = json::Value::object();
   if (dry) data.set("dryRun", true);
@@ -147,34 +155,39 @@ Result<Reply> gc(Context& context, const Params& params) {
   if (anchor) audit.set("anchor", archived_before);
   data.set("audit", std::move(audit));
   if (dry) {
-    return Reply{std::move(data), {}, {}, {}};
+    return Reply::of(std::move(data));
   }
-  Reply reply{std::move(data), {}, {}, {}};
-  if (!changed) reply.note = ErrorCode::NoChange;
-  return reply;
+  return Reply::noted(std::move(data), no_change_if(!changed));
 }
 
 }  // namespace
 
 void register_system_maintenance(Registry& registry) {
+  const auto migrate_args =
+      bind(field(&MigrateArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                         .description = "List the pending steps; change nothing", .dry_run = true}),
+           call_params(&MigrateArgs::sent));
   registry.add({.domain = "system", .name = "migrate", .gateway = Gateway::Mutate,
                 .summary = "Upgrade the store's schema to this version of ct (backs up first)",
-                .params = {{.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "List the pending steps; change nothing", .dry_run = true}},
+                .params = migrate_args.specs(),
                 .returns = "{from, to, pending?[{version, description}], applied?[…], safetyBackup?, dryRun?}; "
                            "E_NO_CHANGE note when already current",
                 .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::NotInitialized},
                 .examples = {{R"({"dryRun":true})", "what an upgrade would change"}, {R"({})", "upgrade now"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "migrate", .handler = migrate});
+                .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "migrate",
+                .handler = migrate_args.handler(migrate)});
+  const auto gc_args =
+      bind(field(&GcArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                    .description = "Report what would be removed; change nothing", .dry_run = true}));
   registry.add({.domain = "system", .name = "gc", .gateway = Gateway::Mutate,
                 .summary = "Expire idempotency keys; archive audit rows past audit.retentionDays",
-                .params = {{.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Report what would be removed; change nothing", .dry_run = true}},
+                .params = gc_args.specs(),
                 .returns = "{idempotencyKeys, audit{retentionDays, before?, rows, from?, to?, archive?, anchor?}, "
                            "dryRun?}; E_NO_CHANGE note when nothing was due",
                 .errors = {ErrorCode::FileError},
                 .examples = {{R"({"dryRun":true})", "what housekeeping would remove"}, {R"({})", "clean up now"}},
-                .idempotent = true, .tier = 2, .shortcut = "gc", .aliases = {"cleanup"}, .handler = gc});
+                .idempotent = true, .tier = 2, .shortcut = "gc", .aliases = {"cleanup"},
+                .handler = gc_args.handler(gc)});
 }
 
 }  // namespace ct

@@ -5,10 +5,9 @@
 
 #include "core/text.h"
 #include "domains/approval.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
-#include "domains/projection.h"
 #include "domains/registry.h"
 
 namespace ct {
@@ -46,38 +45,51 @@ Result<Proposal> pending(Context& context, const std::string& id) {
   return std::move(*found);
 }
 
-Result<Reply> list(Context& context, const Params& params) {
-  if (auto id = params.opt_str("id")) {
+struct ListArgs {
+  std::string status;
+  std::optional<std::string> id;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+  Projection rows;
+};
+
+Result<Reply> list(Context& context, const ListArgs& args) {
+  if (const auto& id = args.id) {
     CT_TRY_ASSIGN(std::optional<Proposal> found, context.db().get_proposal(*id));
     if (!found)
       return fail(Error(ErrorCode::NotFound, "proposal " + echo(*id) + " not found")
                       .with_fix(call("system.proposal.list", {{"status", "all"}})));
     json::Value rows = json::Value::array();
     rows.push_back(approval::proposal_json(*found, true));
-    return Reply{std::move(rows), {}, {}, {}};
+    return Reply::of(std::move(rows));
   }
-  const std::string status = params.str("status") == "all" ? "" : params.str("status");
-  const std::int64_t limit = params.integer("limit"), offset = params.integer("offset");
+  const std::string status = args.status == "all" ? "" : args.status;
+  const std::int64_t limit = args.limit, offset = args.offset;
   CT_TRY_ASSIGN(std::vector<Proposal> found, context.db().list_proposals(status, limit, offset));
   CT_TRY_ASSIGN(std::int64_t total, context.db().count_proposals(status));
   json::Value rows = json::Value::array();
-  for (const auto& proposal : found) rows.push_back(approval::proposal_json(proposal, wants_full(params)));
-  Reply reply{std::move(rows), {}, Page{total, static_cast<std::int64_t>(found.size()), offset}, {}};
-  if (found.empty()) reply.note = ErrorCode::NoData;
+  for (const auto& proposal : found) rows.push_back(approval::proposal_json(proposal, args.rows.full));
+  Reply reply = Reply::paged(std::move(rows), Page{total, static_cast<std::int64_t>(found.size()), offset});
+  reply.note = no_data_if(found.empty());
   return reply;
 }
 
-Result<Reply> approve_external(Context& context, const Params& params) {
+struct ApproveArgs {
+  std::string id;
+  std::optional<std::string> note;
+};
+
+Result<Reply> approve_external(Context& context, const ApproveArgs& args) {
   // The proposal and who decides, in one read before the stored call runs in its own transaction.
   Proposal proposal;
   std::string who;
   CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
-    CT_TRY_ASSIGN(proposal, pending(context, params.str("id")));
+    CT_TRY_ASSIGN(proposal, pending(context, args.id));
     CT_TRY_ASSIGN(who, decider(context, proposal, "approve"));
     return {};
   }));
   if (!context.run_approved) return fail(ErrorCode::Internal, "system.proposal.approve needs the router");
-  CT_TRY_ASSIGN(Reply ran, context.run_approved(proposal, who, params.opt_str("note").value_or("")));
+  CT_TRY_ASSIGN(Reply ran, context.run_approved(proposal, who, args.note.value_or("")));
   json::Value data = json::Value::object();
   data.set("id", proposal.id);
   data.set("operation", proposal.operation);
@@ -85,11 +97,16 @@ Result<Reply> approve_external(Context& context, const Params& params) {
   data.set("proposedBy", proposal.agent);
   data.set("approvedBy", who);
   if (!ran.data.is_null()) data.set("result", std::move(ran.data));
-  return Reply{std::move(data), std::move(ran.warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(ran.warnings));
 }
 
-Result<Reply> reject(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Proposal proposal, pending(context, params.str("id")));
+struct RejectArgs {
+  std::string id;
+  std::string note;
+};
+
+Result<Reply> reject(Context& context, const RejectArgs& args) {
+  CT_TRY_ASSIGN(Proposal proposal, pending(context, args.id));
   CT_TRY_ASSIGN(std::string who, decider(context, proposal, "reject"));
   json::Value before = json::Value::object();
   before.set("id", proposal.id);
@@ -97,13 +114,13 @@ Result<Reply> reject(Context& context, const Params& params) {
   proposal.status = "rejected";
   proposal.decided_by = who;
   proposal.decided_at = context.now();
-  proposal.decision = params.str("note");
+  proposal.decision = args.note;
   CT_TRY(context.db().put_proposal(proposal));
   json::Value after = before;
   after.set("status", proposal.status);
   after.set("decidedBy", who);
   context.record({"", "proposal", std::move(before), std::move(after)});
-  return Reply{approval::proposal_json(proposal, false), {}, {}, {}};
+  return Reply::of(approval::proposal_json(proposal, false));
 }
 
 ParamSpec proposal_id() {
@@ -114,16 +131,19 @@ ParamSpec proposal_id() {
 }  // namespace
 
 void register_system_proposals(Registry& registry) {
+  const auto list_args = bind(
+      field(&ListArgs::status, {.name = "status", .type = ParamType::Enum, .default_json = R"("pending")",
+                                .choices = {"pending", "approved", "rejected", "all"}, .description = "Which"}),
+      field(&ListArgs::id, {.name = "id", .type = ParamType::String, .pattern = "P[0-9]{1,9}",
+                            .description = "Only this proposal (with its preview)"}),
+      field(&ListArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 200,
+                               .description = "Rows"}),
+      field(&ListArgs::offset, {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                                .description = "Rows to skip"}),
+      projection(&ListArgs::rows));
   registry.add({.domain = "system", .name = "proposal.list", .gateway = Gateway::Query,
                 .summary = "Proposals awaiting a person",
-                .params = {{.name = "status", .type = ParamType::Enum, .default_json = R"("pending")",
-                            .choices = {"pending", "approved", "rejected", "all"}, .description = "Which"},
-                           {.name = "id", .type = ParamType::String, .pattern = "P[0-9]{1,9}",
-                            .description = "Only this proposal (with its preview)"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 200,
-                            .description = "Rows"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Rows to skip"}},
+                .params = list_args.specs(),
                 .returns = "[{id, operation, params, rule, status, agent?, at, reason?, intent?, preview?{changes} "
                            "(full), decidedBy?, decidedAt?, decision?}] newest first; E_NO_DATA note when none",
                 .errors = {ErrorCode::NotFound},
@@ -131,11 +151,14 @@ void register_system_proposals(Registry& registry) {
                 .idempotent = true, .tier = 2, .shortcut = "proposals",
                 .row_fields = {"id", "operation", "params", "rule", "status", "agent", "at", "reason", "intent",
                                "preview", "decidedBy", "decidedAt", "decision"},
-                .handler = list});
+                .handler = list_args.handler(list)});
+  const auto approve_args =
+      bind(field(&ApproveArgs::id, proposal_id()),
+           field(&ApproveArgs::note, {.name = "note", .type = ParamType::String, .max = 1000,
+                                      .description = "Why, for the record"}));
   registry.add({.domain = "system", .name = "proposal.approve", .gateway = Gateway::Mutate,
                 .summary = "Approve and run a proposal (people)",
-                .params = {proposal_id(),
-                           {.name = "note", .type = ParamType::String, .max = 1000, .description = "Why, for the record"}},
+                .params = approve_args.specs(),
                 .returns = "{id, operation, status:'approved', proposedBy, approvedBy, result (the call's reply)}: the "
                            "call runs as this person, revalidated; refused with E_CONCURRENT_MODIFICATION when what "
                            "it changes moved since it was proposed. An agent (MCP) or the proposer itself: "
@@ -143,16 +166,20 @@ void register_system_proposals(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled,
                            ErrorCode::ConcurrentModification},
                 .examples = {{R"({"id":"P001"})", "approve P001"}},
-                .tier = 2, .shortcut = "approve", .dashboard = true, .external = approve_external});
+                .tier = 2, .shortcut = "approve", .dashboard = true,
+                .external = approve_args.handler(approve_external)});
+  const auto reject_args =
+      bind(field(&RejectArgs::id, proposal_id()),
+           field(&RejectArgs::note, {.name = "note", .type = ParamType::String, .required = true, .min = 3,
+                                     .max = 1000, .description = "Why it is rejected", .positional = true}));
   registry.add({.domain = "system", .name = "proposal.reject", .gateway = Gateway::Mutate,
                 .summary = "Reject a proposal (people)",
-                .params = {proposal_id(),
-                           {.name = "note", .type = ParamType::String, .required = true, .min = 3, .max = 1000,
-                            .description = "Why it is rejected", .positional = true}},
+                .params = reject_args.specs(),
                 .returns = "the proposal, status 'rejected'; an agent (MCP) or the proposer itself: E_MUTATION_DISABLED",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"P001","note":"keep the epic open until the audit"})", "reject P001"}},
-                .tier = 2, .shortcut = "reject", .dashboard = true, .handler = reject});
+                .tier = 2, .shortcut = "reject", .dashboard = true,
+                .handler = reject_args.handler(reject)});
 }
 
 }  // namespace ct

@@ -9,8 +9,8 @@
 #include <system_error>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/system/safety_backup.h"
@@ -242,16 +242,21 @@ Result<json::Value> replace_damaged_store(const Project& project, PreparedBackup
   return data;
 }
 
+struct RestoreArgs {
+  std::optional<std::string> file;
+  bool dry_run = false;
+};
+
 /// system.restore. With a store that opens, its rows are replaced inside this call's write
 /// transaction; with one that does not (the router runs this handler without a store), the
 /// damaged file is moved aside and the backup takes its place. Without `file`, the newest backup
 /// that passes every check is used, in either case.
-Result<Reply> restore(Context& context, const Params& params) {
+Result<Reply> restore(Context& context, const RestoreArgs& args) {
   const Project& project = *context.project;
   const bool recovering = context.store == nullptr;
   std::vector<std::string> warnings;
   std::optional<PreparedBackup> prepared;
-  if (auto wanted = params.opt_str("file")) {
+  if (const auto& wanted = args.file) {
     CT_TRY_ASSIGN(fs::path file, named_backup(context, project, *wanted));
     CT_TRY_ASSIGN(PreparedBackup ready, prepare_backup(project, file));
     prepared = std::move(ready);
@@ -300,14 +305,14 @@ Result<Reply> restore(Context& context, const Params& params) {
   }
 
   const std::vector<fs::path> foreign = foreign_archives(project, prepared->anchor);
-  if (params.flag("dryRun")) {
+  if (args.dry_run) {
     data.set("dryRun", true);
     if (!foreign.empty()) {
       json::Value names = json::Value::array();
       for (const auto& f : foreign) names.push_back(f.filename().string());
       data.set("archivesSetAside", std::move(names));
     }
-    return Reply{std::move(data), std::move(warnings), {}, {}};
+    return Reply::warned(std::move(data), std::move(warnings));
   }
   if (recovering) {
     CT_TRY_ASSIGN(json::Value moved, replace_damaged_store(project, *prepared, context.now()));
@@ -324,20 +329,23 @@ Result<Reply> restore(Context& context, const Params& params) {
   json::Value after = prepared->counts;
   after.set("file", data["file"]);
   context.record(FieldChange{"", "store", live ? counts_json(*live) : json::Value("damaged"), std::move(after)});
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace
 
 void register_system_restore(Registry& registry) {
+  const auto args = bind(
+      field(&RestoreArgs::file, {.name = "file", .type = ParamType::String, .max = 4096,
+                                 .description = "Backup name in .cleo/backups/ (safety/<name> for a safety copy; "
+                                                "default: the newest that passes every check), or an absolute path (CLI)",
+                                 .positional = true}),
+      field(&RestoreArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                    .description = "Check the backup and report what would happen; change nothing",
+                                    .dry_run = true}));
   registry.add({.domain = "system", .name = "restore", .gateway = Gateway::Mutate,
                 .summary = "Replace the store with a backup; recover a damaged or missing store",
-                .params = {{.name = "file", .type = ParamType::String, .max = 4096,
-                            .description = "Backup name in .cleo/backups/ (safety/<name> for a safety copy; default: "
-                                           "the newest that passes every check), or an absolute path (CLI)",
-                            .positional = true},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Check the backup and report what would happen; change nothing", .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{file, schemaVersion, migratedTo?, tasks, auditRows, current?{tasks, auditRows}, "
                            "safetyBackup?, recovered?, damaged?, movedAside?, archivesSetAside?[file], dryRun?}: a live "
                            "store is copied to backups/safety/ and its rows replaced; a store that cannot be opened "
@@ -346,7 +354,7 @@ void register_system_restore(Registry& registry) {
                 .examples = {{R"({"dryRun":true})", "what restoring the newest backup would do"},
                              {R"({"file":"tasks-20260101T000000Z-before-refactor.db"})", "restore a named backup"}},
                 .destructive = true, .runs_on_damaged_store = true, .tier = 2, .shortcut = "restore",
-                .handler = restore});
+                .handler = args.handler(restore)});
 }
 
 }  // namespace ct

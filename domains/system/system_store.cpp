@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "engines/store/audit_chain.h"
@@ -36,25 +36,10 @@ json::Value backend_json(const StoreBackend& backend) {
   return out;
 }
 
-Result<Reply> store_migrate(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(Project project, context.workspace->project());
-  const std::string to = params.str("to");
-  const std::string schema = params.opt_str("schema").value_or(std::string(kDefaultStoreSchema));
-  if (url_has_password(to))
-    return fail(Error(ErrorCode::InvalidInput, "the target URL holds a password, which would be written to the audit "
-                                               "trail and shell history")
-                    .with_fix("put the password in ~/.pgpass or PGPASSWORD and give the URL without it")
-                    .with_detail("field", "to"));
-  if (params.flag("use")) {
-    // Pointing the project at another store sets storage.url, a key only people set.
-    if (auto allowed = context.may_set_config(*find_config_key("storage.url"), json::Value(to)); !allowed) {
-      Error error = std::move(allowed.error());
-      error.fix = "a person runs `" + join_command({"ct", "store", "migrate", "--to", to, "--use"}) +
-                  "` in a terminal; without use the copy is made and verified, and the project keeps its store";
-      return fail(std::move(error).with_detail("field", "use"));
-    }
-  }
-  std::unique_ptr<StoreBackend> source = project_store(project);
+/// The store `to` names (a PostgreSQL URL with `schema`, `sqlite` for .cleo/tasks.db, or a SQLite
+/// file), which must be another than the project's and empty: a migration never writes over a store.
+Result<std::unique_ptr<StoreBackend>> empty_target(const Project& project, const std::string& to,
+                                                   const std::string& schema, const StoreBackend& source) {
   std::unique_ptr<StoreBackend> target;
   if (is_postgresql_url(to)) {
     target = postgresql_store_backend(to, schema);
@@ -63,8 +48,8 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
     if (file.is_relative()) file = project.root / file;
     target = sqlite_store_backend(file);
   }
-  if (target->kind() == source->kind() && target->location() == source->location())
-    return fail(Error(ErrorCode::InvalidInput, "the target is the project's own store (" + source->location() + ")")
+  if (target->kind() == source.kind() && target->location() == source.location())
+    return fail(Error(ErrorCode::InvalidInput, "the target is the project's own store (" + source.location() + ")")
                     .with_fix("name another store: --to postgresql://user@host/db, or --to sqlite (.cleo/tasks.db)")
                     .with_detail("field", "to"));
   // Never over a store: only an empty target (nothing there, or an empty file / schema) is filled.
@@ -78,33 +63,28 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
   } else if (info.error().code != ErrorCode::NotFound) {
     return std::unexpected(std::move(info.error()));
   }
-  json::Value data = json::Value::object();
-  data.set("from", backend_json(*source));
-  data.set("to", backend_json(*target));
-  if (params.flag("dryRun")) {
-    data.set("dryRun", true);
-    return Reply{std::move(data), {}, {}, {}};
-  }
+  return target;
+}
 
-  // 1. A consistent snapshot of the source (writers may go on meanwhile).
-  ScratchFile snapshot;
-  CT_TRY_ASSIGN(snapshot.path, reserve_backup_path(project.safety_backups_dir(), context.now(), "store-migrate"));
-  CT_TRY(source->copy_to(snapshot.path));
-  // 2. The target, created and filled in one transaction.
-  {
-    CT_TRY_ASSIGN(std::unique_ptr<Store> store, target->open(StoreOptions{.create = true}));
-    CT_TRY(store->begin(TxKind::Write));
-    if (auto filled = store->replace_contents_from(snapshot.path); !filled) {
-      store->rollback();
-      return std::unexpected(std::move(filled.error()));
-    }
-    CT_TRY(store->commit());
+/// The target created and filled from the snapshot in one transaction.
+Result<void> fill(StoreBackend& target, const fs::path& snapshot) {
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target.open(StoreOptions{.create = true}));
+  CT_TRY(store->begin(TxKind::Write));
+  if (auto filled = store->replace_contents_from(snapshot); !filled) {
+    store->rollback();
+    return std::unexpected(std::move(filled.error()));
   }
-  // 3. The proof: the target read back, table by table, against the snapshot; then its audit chain.
+  return store->commit();
+}
+
+/// The proof: the target read back, table by table, against the snapshot; then its audit chain.
+/// `data` gets the tables and the chain; a difference is E_CHECKSUM_MISMATCH with `data` as its
+/// details. The target's store, open, for its own audit row.
+Result<std::unique_ptr<Store>> verify(StoreBackend& target, const fs::path& snapshot, json::Value& data) {
   ScratchFile readback;
-  readback.path = snapshot.path.string() + ".readback";
-  CT_TRY(target->copy_to(readback.path));
-  CT_TRY_ASSIGN(std::vector<TableDigest> expected, backup_file_digests(snapshot.path));
+  readback.path = snapshot.string() + ".readback";
+  CT_TRY(target.copy_to(readback.path));
+  CT_TRY_ASSIGN(std::vector<TableDigest> expected, backup_file_digests(snapshot));
   CT_TRY_ASSIGN(std::vector<TableDigest> actual, backup_file_digests(readback.path));
   json::Value tables = json::Value::array();
   std::vector<std::string> differing;
@@ -121,7 +101,7 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
     if (!same) item.set("targetRows", got ? got->rows : 0);
     tables.push_back(std::move(item));
   }
-  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target->open(StoreOptions{}));
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, target.open(StoreOptions{}));
   CT_TRY(store->begin(TxKind::Read));
   auto chain = verify_audit_chain(*store);
   store->rollback();
@@ -135,51 +115,107 @@ Result<Reply> store_migrate(Context& context, const Params& params) {
     std::string which;
     for (const auto& table : differing) which += (which.empty() ? "" : ", ") + table;
     Error error(ErrorCode::ChecksumMismatch,
-                "the copy in " + target->location() + " differs from the source" +
+                "the copy in " + target.location() + " differs from the source" +
                     (which.empty() ? std::string(": its audit chain breaks at seq ") + std::to_string(*chain->first_broken)
                                    : " in " + which));
     error.fix = "the project still uses its own store; remove the target and retry";
     error.details = std::move(data);
     return fail(std::move(error));
   }
-  data.set("verified", true);
-  // 4. From now on the project uses the copy, when asked.
+  return store;
+}
+
+/// From now on the project uses the copy: storage.url (and storage.schema) in config.json. The
+/// warnings say what still points elsewhere.
+Result<std::vector<std::string>> use_copy(const Project& project, const std::string& to, const std::string& schema,
+                                          const StoreBackend& target) {
   std::vector<std::string> warnings;
-  if (params.flag("use")) {
-    CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
-    CT_TRY(config.set("storage.url", json::Value(is_postgresql_url(to) ? to : std::string())));
-    if (is_postgresql_url(to)) CT_TRY(config.set("storage.schema", json::Value(schema)));
-    CT_TRY(config.save(project.config_path()));
+  CT_TRY_ASSIGN(Config config, Config::load(project.config_path()));
+  CT_TRY(config.set("storage.url", json::Value(is_postgresql_url(to) ? to : std::string())));
+  if (is_postgresql_url(to)) CT_TRY(config.set("storage.schema", json::Value(schema)));
+  CT_TRY(config.save(project.config_path()));
+  if (std::getenv("CLEO_DATABASE_URL") != nullptr)
+    warnings.push_back("CLEO_DATABASE_URL is set in this environment and overrides storage.url");
+  if (!is_postgresql_url(to) && target.location() != project.db_path().string())
+    warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target.location());
+  std::error_code ec;
+  if (is_postgresql_url(to) && fs::exists(project.db_path(), ec))
+    warnings.push_back(".cleo/tasks.db is kept as it was and no longer used: remove it (and its -wal, -shm) once "
+                       "the server holds what you need");
+  return warnings;
+}
+
+struct StoreMigrateArgs {
+  std::string to;
+  std::optional<std::string> schema;
+  bool use = false;
+  bool dry_run = false;
+  json::Value sent;  // every param, for the audit row it writes itself
+};
+
+Result<Reply> store_migrate(Context& context, const StoreMigrateArgs& args) {
+  CT_TRY_ASSIGN(Project project, context.workspace->project());
+  const std::string& to = args.to;
+  const std::string schema = args.schema.value_or(std::string(kDefaultStoreSchema));
+  if (url_has_password(to))
+    return fail(Error(ErrorCode::InvalidInput, "the target URL holds a password, which would be written to the audit "
+                                               "trail and shell history")
+                    .with_fix("put the password in ~/.pgpass or PGPASSWORD and give the URL without it")
+                    .with_detail("field", "to"));
+  if (args.use) {
+    // Pointing the project at another store sets storage.url, a key only people set.
+    if (auto allowed = context.may_set_config(*find_config_key("storage.url"), json::Value(to)); !allowed) {
+      Error error = std::move(allowed.error());
+      error.fix = "a person runs `" + join_command({"ct", "store", "migrate", "--to", to, "--use"}) +
+                  "` in a terminal; without use the copy is made and verified, and the project keeps its store";
+      return fail(std::move(error).with_detail("field", "use"));
+    }
+  }
+  std::unique_ptr<StoreBackend> source = project_store(project);
+  CT_TRY_ASSIGN(std::unique_ptr<StoreBackend> target, empty_target(project, to, schema, *source));
+  json::Value data = json::Value::object();
+  data.set("from", backend_json(*source));
+  data.set("to", backend_json(*target));
+  if (args.dry_run) {
+    data.set("dryRun", true);
+    return Reply::of(std::move(data));
+  }
+  // A consistent snapshot of the source (writers may go on meanwhile), the target filled from it,
+  // then proved.
+  ScratchFile snapshot;
+  CT_TRY_ASSIGN(snapshot.path, reserve_backup_path(project.safety_backups_dir(), context.now(), "store-migrate"));
+  CT_TRY(source->copy_to(snapshot.path));
+  CT_TRY(fill(*target, snapshot.path));
+  CT_TRY_ASSIGN(std::unique_ptr<Store> store, verify(*target, snapshot.path, data));
+  data.set("verified", true);
+  std::vector<std::string> warnings;
+  if (args.use) {
+    CT_TRY_ASSIGN(warnings, use_copy(project, to, schema, *target));
     data.set("use", true);
-    if (std::getenv("CLEO_DATABASE_URL") != nullptr)
-      warnings.push_back("CLEO_DATABASE_URL is set in this environment and overrides storage.url");
-    if (!is_postgresql_url(to) && target->location() != project.db_path().string())
-      warnings.push_back("the project uses .cleo/tasks.db; the copy is in " + target->location());
-    std::error_code ec;
-    if (is_postgresql_url(to) && fs::exists(project.db_path(), ec))
-      warnings.push_back(".cleo/tasks.db is kept as it was and no longer used: remove it (and its -wal, -shm) once "
-                         "the server holds what you need");
   }
   // The target's own trail records where it came from (after the comparison, which it would spoil).
-  CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", params.json(), {},
+  CT_TRY(pipeline::append_own_audit(*store, context, "system.store.migrate", args.sent, {},
                                     "copied from " + source->location()));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace
 
 void register_system_store(Registry& registry) {
+  const auto args = bind(
+      field(&StoreMigrateArgs::to, {.name = "to", .type = ParamType::String, .required = true, .max = 2000,
+                                    .description = "postgresql://user@host/db (password in ~/.pgpass or PGPASSWORD), "
+                                                   "or sqlite (.cleo/tasks.db), or a SQLite file path"}),
+      field(&StoreMigrateArgs::schema, {.name = "schema", .type = ParamType::String, .max = 63,
+                                        .description = "PostgreSQL schema to create the store in (default cleo)"}),
+      field(&StoreMigrateArgs::use, {.name = "use", .type = ParamType::Bool, .default_json = "false",
+                                     .description = "Point the project at the copy afterwards (storage.url)"}),
+      field(&StoreMigrateArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                         .description = "Name the source and target; copy nothing", .dry_run = true}),
+      call_params(&StoreMigrateArgs::sent));
   registry.add({.domain = "system", .name = "store.migrate", .gateway = Gateway::Mutate,
                 .summary = "Copy the store into another backend (SQLite, PostgreSQL); verify it",
-                .params = {{.name = "to", .type = ParamType::String, .required = true, .max = 2000,
-                            .description = "postgresql://user@host/db (password in ~/.pgpass or PGPASSWORD), or "
-                                           "sqlite (.cleo/tasks.db), or a SQLite file path"},
-                           {.name = "schema", .type = ParamType::String, .max = 63,
-                            .description = "PostgreSQL schema to create the store in (default cleo)"},
-                           {.name = "use", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Point the project at the copy afterwards (storage.url)"},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Name the source and target; copy nothing", .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{from{backend, location}, to{…}, tables[{table, rows, sha256}], audit{rows, chainValid}, "
                            "verified, use?, dryRun?}",
                 .errors = {ErrorCode::InvalidInput, ErrorCode::AlreadyExists, ErrorCode::ChecksumMismatch,
@@ -187,7 +223,8 @@ void register_system_store(Registry& registry) {
                 .examples = {{R"({"to":"postgresql://cleo@db.internal/team","use":true})",
                               "move the project onto the team's PostgreSQL server"},
                              {R"({"to":"copies/tasks.db"})", "a verified SQLite copy of the store in copies/"}},
-                .needs_project = false, .tier = 2, .shortcut = "store migrate", .handler = store_migrate});
+                .needs_project = false, .tier = 2, .shortcut = "store migrate",
+                .handler = args.handler(store_migrate)});
 }
 
 }  // namespace ct

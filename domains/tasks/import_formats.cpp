@@ -253,6 +253,48 @@ std::string beads_priority(const json::Value& value) {
   }
 }
 
+/// A beads status in our words: closed is done, tombstone cancelled, blocked blocked (with a
+/// reason), anything else pending (deferred also labelled).
+void beads_status(Converter& c, json::Value& out, const std::string& status) {
+  if (status == "closed") {
+    out.set("status", "done");
+  } else if (status == "tombstone") {
+    out.set("status", "cancelled");
+  } else if (status == "blocked") {
+    out.set("status", "blocked");
+    out.set("blockedBy", "blocked in beads");
+  } else {
+    out.set("status", "pending");  // open, in_progress (claims are made with tasks.start), deferred…
+    if (status == "deferred") c.label(out, "deferred");
+  }
+}
+
+/// The issue's own dependencies (those of issue `id`): blocks → depends, parent-child → parent,
+/// related and discovered-from → links; other kinds are counted as lost.
+void beads_dependencies(Converter& c, json::Value& out, const json::Value& dependencies, const std::string& id) {
+  for (const auto& dep : dependencies.as_array()) {
+    std::string type = text_of(dep["type"]);
+    std::string target = text_of(dep["depends_on_id"]);
+    if (dep["issue_id"].is_string() && dep["issue_id"].as_string() != id) continue;
+    if (target.empty()) continue;
+    if (type == "blocks" || type.empty()) {
+      c.depend(out, target);
+      c.mapped("dependencies.blocks", "depends");
+    } else if (type == "parent-child") {
+      out.set("parent", target);
+      c.mapped("dependencies.parent-child", "parent");
+    } else if (type == "related") {
+      c.relate(out, target, "relates-to");
+      c.mapped("dependencies.related", "relates");
+    } else if (type == "discovered-from") {
+      c.relate(out, target, "spawned-from");
+      c.mapped("dependencies.discovered-from", "relates");
+    } else {
+      c.lost("dependencies." + type);
+    }
+  }
+}
+
 json::Value from_beads(Converter& c, const json::Value& item) {
   json::Value out = json::Value::object();
   std::string overflow;
@@ -282,17 +324,7 @@ json::Value from_beads(Converter& c, const json::Value& item) {
       c.note(out, text_of(value));
       c.mapped(key, "notes");
     } else if (key == "status") {
-      if (status == "closed") {
-        out.set("status", "done");
-      } else if (status == "tombstone") {
-        out.set("status", "cancelled");
-      } else if (status == "blocked") {
-        out.set("status", "blocked");
-        out.set("blockedBy", "blocked in beads");
-      } else {
-        out.set("status", "pending");  // open, in_progress (claims are made with tasks.start), deferred…
-        if (status == "deferred") c.label(out, "deferred");
-      }
+      beads_status(c, out, status);
       c.mapped(key, "status");
     } else if (key == "priority") {
       std::string priority = beads_priority(value);
@@ -309,28 +341,7 @@ json::Value from_beads(Converter& c, const json::Value& item) {
       c.labels(out, value);
       c.mapped(key, "labels");
     } else if (key == "dependencies") {
-      if (!value.is_array()) continue;
-      for (const auto& dep : value.as_array()) {
-        std::string type = text_of(dep["type"]);
-        std::string target = text_of(dep["depends_on_id"]);
-        if (dep["issue_id"].is_string() && dep["issue_id"].as_string() != id) continue;
-        if (target.empty()) continue;
-        if (type == "blocks" || type.empty()) {
-          c.depend(out, target);
-          c.mapped("dependencies.blocks", "depends");
-        } else if (type == "parent-child") {
-          out.set("parent", target);
-          c.mapped("dependencies.parent-child", "parent");
-        } else if (type == "related") {
-          c.relate(out, target, "relates-to");
-          c.mapped("dependencies.related", "relates");
-        } else if (type == "discovered-from") {
-          c.relate(out, target, "spawned-from");
-          c.mapped("dependencies.discovered-from", "relates");
-        } else {
-          c.lost("dependencies." + type);
-        }
-      }
+      if (value.is_array()) beads_dependencies(c, out, value, id);
     } else if (key == "comments") {
       if (value.is_array())
         for (const auto& comment : value.as_array()) {

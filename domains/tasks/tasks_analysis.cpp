@@ -1,5 +1,5 @@
-// tasks domain — the analyses and reports over tasks (cleo_query): next, analyze, deps, blockers,
-// stats, history, current, relates, export.
+// tasks domain — the analyses of the task graph (cleo_query): next, analyze, deps, blockers. The
+// reports over tasks (stats, history, current, relates, export) are tasks_report.cpp's.
 #include <map>
 #include <set>
 
@@ -22,25 +22,30 @@ json::Value dep_nodes(const std::vector<DepNode>& nodes) {
   return out;
 }
 
-Result<Reply> next(Context& context, const Params& params) {
+struct NextArgs {
+  std::int64_t count = 0;
+  bool explain = false;
+  std::optional<bool> in_scope;
+};
+
+Result<Reply> next(Context& context, const NextArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params, true));
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, args.in_scope, true));
   CT_TRY_ASSIGN(std::vector<ScoredTask> picks,
-                engine_.next(static_cast<int>(params.integer("count")), scoped ? &*scoped : nullptr));
+                engine_.next(static_cast<int>(args.count), scoped ? &*scoped : nullptr));
   json::Value rows = json::Value::array();
   for (const auto& pick : picks) {
     json::Value row = task_suggestion(pick.task);
-    if (params.flag("explain")) {
+    if (args.explain) {
       row.set("score", pick.score);
       row.set("reasons", json::Value::array_of(pick.reasons));
     }
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, {}, {}};
+  Reply reply = Reply::noted(std::move(rows), no_data_if(picks.empty()));
   if (picks.empty()) {
-    reply.note = ErrorCode::NoData;
     // Say when the scope, not the project, ran dry: the caller may not know it was applied.
-    if (scoped && !params.has("inScope")) {
+    if (scoped && !args.in_scope) {
       CT_TRY_ASSIGN(std::vector<ScoredTask> wider, engine_.next(1));
       if (!wider.empty())
         reply.warnings.push_back("nothing ready in this session's scope; " + wider.front().task.id +
@@ -50,10 +55,15 @@ Result<Reply> next(Context& context, const Params& params) {
   return reply;
 }
 
-Result<Reply> analyze(Context& context, const Params& params) {
-  std::string epic = params.opt_str("epicId").value_or("");
+struct AnalyzeArgs {
+  std::optional<std::string> epic_id;
+  std::string detail;
+};
+
+Result<Reply> analyze(Context& context, const AnalyzeArgs& args) {
+  std::string epic = args.epic_id.value_or("");
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, epic));
-  const bool full = wants_full(params);
+  const bool full = args.detail == "full";
   const std::size_t cap = full ? SIZE_MAX : 5;
   json::Value data = json::Value::object();
   data.set("scope", epic.empty() ? std::string("project") : epic);
@@ -97,15 +107,18 @@ Result<Reply> analyze(Context& context, const Params& params) {
     }
     data.set("waveTasks", std::move(waves));
   }
-  Reply reply{std::move(data), {}, {}, {}};
-  if (graph.tasks.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  return Reply::noted(std::move(data), no_data_if(graph.tasks.empty()));
 }
 
-Result<Reply> deps(Context& context, const Params& params) {
+struct DepsArgs {
+  std::string id;
+  std::string direction;
+};
+
+Result<Reply> deps(Context& context, const DepsArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  const std::string& direction = params.str("direction");
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
+  const std::string& direction = args.direction;
   json::Value data = json::Value::object();
   data.set("id", task.id);
   if (direction != "downstream") {
@@ -116,12 +129,12 @@ Result<Reply> deps(Context& context, const Params& params) {
     CT_TRY_ASSIGN(std::vector<DepNode> down, engine_.downstream(task));
     data.set("downstream", dep_nodes(down));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
-Result<Reply> blockers(Context& context, const Params& params) {
+Result<Reply> blockers(Context& context, const IdArgs& args) {
   auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
   CT_TRY_ASSIGN(std::vector<Blocker> found, engine_.blockers(task));
   json::Value list = json::Value::array();
   for (const auto& blocker : found) {
@@ -139,125 +152,22 @@ Result<Reply> blockers(Context& context, const Params& params) {
   data.set("id", task.id);
   data.set("blocked", !found.empty());
   data.set("blockers", std::move(list));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
-
-Result<Reply> stats(Context& context, const Params& params) {
-  TaskFilter filter;
-  if (auto parent = params.opt_str("parent")) {
-    auto engine_ = engine(context);
-    CT_TRY(engine_.get(*parent));
-    filter.parent = *parent;
-  }
-  CT_TRY_ASSIGN(auto live, context.db().count_by_status(filter));
-  filter.archived = ArchivedFilter::Only;
-  CT_TRY_ASSIGN(std::int64_t archived, context.db().count_tasks(filter));
-  json::Value data = json::Value::object();
-  std::int64_t total = 0;
-  for (auto status : kTaskStatuses) {
-    std::int64_t n = live.contains(status) ? live.at(status) : 0;
-    total += n;
-    data.set(to_string(status), n);
-  }
-  data.set("total", total);
-  data.set("archived", archived);
-  std::int64_t done = live.contains(TaskStatus::Done) ? live.at(TaskStatus::Done) : 0;
-  data.set("percentDone", total == 0 ? 0 : (done * 100) / total);
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-Result<Reply> history(Context& context, const Params& params) {
-  auto engine_ = engine(context);
-  // The task may have been hard-deleted: its history is still readable.
-  AuditQuery query;
-  query.task_id = params.str("id");
-  if (auto field = params.opt_str("field")) query.field = *field;
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
-  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
-  if (rows.empty() && query.offset == 0) CT_TRY(engine_.get(params.str("id")));
-  json::Value list = json::Value::array();
-  for (const auto& row : rows) {
-    json::Value item = audit_row_json(row, /*with_task=*/false);
-    json::Value changes = json::Value::array();
-    for (const auto& change : row.changes) {
-      if (change.task_id != *query.task_id) continue;
-      json::Value c = json::Value::object();
-      c.set("field", change.field);
-      if (!change.before.is_null()) c.set("before", change.before);
-      if (!change.after.is_null()) c.set("after", change.after);
-      changes.push_back(std::move(c));
-    }
-    if (!changes.empty()) item.set("changes", std::move(changes));
-    list.push_back(std::move(item));
-  }
-  return Reply{std::move(list), {}, {}, {}};
-}
-
-Result<Reply> current(Context& context, const Params&) {
-  auto engine_ = engine(context);
-  CT_TRY_ASSIGN(std::optional<Task> task, engine_.current());
-  if (!task) return Reply{json::Value(), {}, {}, ErrorCode::NoData};
-  json::Value data = json::Value::object();
-  data.set("id", task->id);
-  data.set("title", task->title);
-  data.set("status", to_string(task->status));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-Result<Reply> relates(Context& context, const Params& params) {
-  auto engine_ = engine(context);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  json::Value data = json::Value::object();
-  data.set("id", task.id);
-  data.set("relates", task_field(task, "relates"));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
-Result<Reply> export_tasks(Context& context, const Params& params) {
-  std::vector<Task> tasks;
-  if (auto root = params.opt_str("id")) {
-    // A subtree: the root and every descendant, parents before children.
-    auto engine_ = engine(context);
-    CT_TRY_ASSIGN(Task task, engine_.get(*root));
-    std::vector<Task> queue{std::move(task)};
-    for (std::size_t i = 0; i < queue.size(); ++i) {
-      TaskQuery query;
-      query.filter.parent = queue[i].id;
-      query.filter.archived = params.flag("includeArchived") ? ArchivedFilter::Include : ArchivedFilter::Exclude;
-      CT_TRY_ASSIGN(std::vector<Task> children, context.db().list_tasks(query));
-      for (auto& child : children) queue.push_back(std::move(child));
-    }
-    tasks = std::move(queue);
-  } else {
-    TaskQuery query;
-    CT_TRY_ASSIGN(query.filter, read_filter(params));
-    if (params.flag("includeArchived")) query.filter.archived = ArchivedFilter::Include;
-    query.sort = SortKey::Id;
-    CT_TRY_ASSIGN(tasks, context.db().list_tasks(query));
-  }
-  json::Value list = json::Value::array();
-  for (const auto& task : tasks) list.push_back(task_full(task));
-  json::Value data = json::Value::object();
-  data.set("format", "cleo-tasks");
-  data.set("version", 1);
-  data.set("exportedAt", format_iso8601(context.now()));
-  data.set("count", static_cast<std::int64_t>(tasks.size()));
-  data.set("tasks", std::move(list));
-  return Reply{std::move(data), {}, {}, {}};
-}
-
 }  // namespace
 
 void register_tasks_analyses(Registry& registry) {
+  const auto next_args = bind(
+      field(&NextArgs::count, {.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
+                               .description = "How many suggestions"}),
+      field(&NextArgs::explain, {.name = "explain", .type = ParamType::Bool,
+                                 .description = "Include the score and its reasons"}),
+      field(&NextArgs::in_scope, {.name = "inScope", .type = ParamType::Bool,
+                                  .description = "Only tasks in the bound session's scope (default: true when a "
+                                                 "session is bound; false widens to the project)"}));
   registry.add({.domain = "tasks", .name = "next", .gateway = Gateway::Query,
                 .summary = "What to work on next, and why",
-                .params = {{.name = "count", .type = ParamType::Int, .default_json = "1", .min = 1, .max = 10,
-                            .description = "How many suggestions"},
-                           {.name = "explain", .type = ParamType::Bool, .description = "Include the score and its reasons"},
-                           {.name = "inScope", .type = ParamType::Bool,
-                            .description = "Only tasks in the bound session's scope (default: true when a session is "
-                                           "bound; false widens to the project)"}},
+                .params = next_args.specs(),
                 .returns = "[{id,title,priority,score?,reasons?}] (score and reasons with explain): pending tasks "
                            "whose dependencies are finished and that nobody holds, never an epic with open children, "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
@@ -265,14 +175,18 @@ void register_tasks_analyses(Registry& registry) {
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"count":3,"explain":true})", "top three with reasons"}},
                 .idempotent = true, .tier = 1, .shortcut = "next",
-                .text_view = TextView::NextTasks, .aliases = {"suggest", "recommend", "todo"}, .handler = next});
+                .text_view = TextView::NextTasks, .aliases = {"suggest", "recommend", "todo"},
+                .handler = next_args.handler(next)});
+  const auto analyze_args = bind(
+      field(&AnalyzeArgs::epic_id, {.name = "epicId", .type = ParamType::TaskId,
+                                    .description = "Analyse this epic's subtree (default: the whole project)",
+                                    .positional = true}),
+      field(&AnalyzeArgs::detail, {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
+                                   .choices = {"compact", "full"},
+                                   .description = "full: every ready task, stale task and wave, and the whole critical path"}));
   registry.add({.domain = "tasks", .name = "analyze", .gateway = Gateway::Query,
                 .summary = "Analyse dependencies: waves, critical path, bottlenecks, what first",
-                .params = {{.name = "epicId", .type = ParamType::TaskId,
-                            .description = "Analyse this epic's subtree (default: the whole project)", .positional = true},
-                           {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
-                            .choices = {"compact", "full"},
-                            .description = "full: every ready task, stale task and wave, and the whole critical path"}},
+                .params = analyze_args.specs(),
                 .returns = "{scope, tasks, counts{status:n}, waves, currentWave?, ready, criticalPath{length,ids}, "
                            "bottlenecks[{id,title,unblocks}], tiers{unblock,critical,progress,routine}, "
                            "actionOrder[{id,title,priority,tier,unblocks?}], cycles?[[ids]], stale?[{id,status,days}], "
@@ -282,70 +196,31 @@ void register_tasks_analyses(Registry& registry) {
                            "routine. E_NO_DATA note for an empty set",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({})", "the whole project"}, {R"({"epicId":"T001","detail":"full"})", "one epic, everything"}},
-                .idempotent = true, .tier = 2, .shortcut = "analyze", .handler = analyze});
+                .idempotent = true, .tier = 2, .shortcut = "analyze",
+                .handler = analyze_args.handler(analyze)});
+  const auto deps_args =
+      bind(field(&DepsArgs::id, id_param()),
+           field(&DepsArgs::direction, {.name = "direction", .type = ParamType::Enum, .default_json = R"("both")",
+                                        .choices = {"upstream", "downstream", "both"},
+                                        .description = "upstream: what it needs; downstream: what needs it"}));
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
                 .summary = "What a task needs, and what needs it",
-                .params = {id_param(),
-                           {.name = "direction", .type = ParamType::Enum, .default_json = R"("both")",
-                            .choices = {"upstream", "downstream", "both"},
-                            .description = "upstream: what it needs; downstream: what needs it"}},
+                .params = deps_args.specs(),
                 .returns = "{id, upstream?[{id,title,status,distance}], downstream?[…]} (transitive)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003","direction":"upstream"})", "what T003 waits on"}},
                 .idempotent = true, .tier = 1, .shortcut = "deps",
-                .text_view = TextView::Dependencies, .original_names = {"tasks.depends"}, .handler = deps});
+                .text_view = TextView::Dependencies, .original_names = {"tasks.depends"},
+                .handler = deps_args.handler(deps)});
+  const auto blockers_args = bind(field(&IdArgs::id, id_param()));
   registry.add({.domain = "tasks", .name = "blockers", .gateway = Gateway::Query,
                 .summary = "Explain what keeps a task from starting",
-                .params = {id_param()},
+                .params = blockers_args.specs(),
                 .returns = "{id, blocked, blockers[{kind: dependency|parent|manual, id?, title?, status?, detail?}]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T003"})", "why T003 cannot start"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Blockers, .handler = blockers});
-  registry.add({.domain = "tasks", .name = "stats", .gateway = Gateway::Query,
-                .summary = "Count tasks by status",
-                .params = {{.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"}},
-                .returns = "{pending,active,blocked,done,cancelled,total,archived,percentDone}",
-                .examples = {{R"({})", "whole project"}},
-                .idempotent = true, .tier = 2, .handler = stats});
-  registry.add({.domain = "tasks", .name = "history", .gateway = Gateway::Query,
-                .summary = "Show the audited changes of a task, newest first",
-                .params = {id_param(),
-                           {.name = "field", .type = ParamType::String, .max = 40,
-                            .description = "Only changes of this field (who last changed it, and why)"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 500,
-                            .description = "Rows"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0, .description = "Rows to skip"}},
-                .returns = "[{seq,at,operation,outcome?,session?,agent?,reason?,changes[{field,before?,after?}]}]",
-                .errors = {ErrorCode::NotFound},
-                .examples = {{R"({"id":"T001"})", "history of T001"}},
-                .idempotent = true, .tier = 2, .shortcut = "history",
-                .text_view = TextView::TaskHistory, .aliases = {"blame", "audit", "changes"}, .handler = history});
-  registry.add({.domain = "tasks", .name = "current", .gateway = Gateway::Query,
-                .summary = "Show the task in focus",
-                .returns = "{id,title,status}, or null with an E_NO_DATA note when nothing is in focus",
-                .examples = {{R"({})", "what am I working on"}},
-                .idempotent = true, .tier = 2, .shortcut = "current",
-                .text_view = TextView::CurrentTask, .aliases = {"focus", "active", "working"},
-                .original_names = {"session.focus.get", "session.focus-show"}, .handler = current});
-  registry.add({.domain = "tasks", .name = "relates", .gateway = Gateway::Query,
-                .summary = "List a task's non-blocking links to other tasks",
-                .params = {id_param()},
-                .returns = "{id, relates[{id,type,reason?}]}",
-                .errors = {ErrorCode::NotFound},
-                .examples = {{R"({"id":"T001"})", "links of T001"}},
-                .idempotent = true, .tier = 2, .handler = relates});
-  std::vector<ParamSpec> export_params = filter_params();
-  export_params.insert(export_params.begin(),
-                       {.name = "id", .type = ParamType::TaskId, .description = "Export this task and its subtree",
-                        .positional = true});
-  export_params.push_back({.name = "includeArchived", .type = ParamType::Bool, .description = "Include archived tasks"});
-  registry.add({.domain = "tasks", .name = "export", .gateway = Gateway::Query,
-                .summary = "Export tasks as JSON for tasks.import",
-                .params = std::move(export_params),
-                .returns = "{format:'cleo-tasks', version:1, exportedAt, count, tasks[full records]}",
-                .errors = {ErrorCode::NotFound},
-                .examples = {{R"({"id":"T001"})", "T001 and its subtree"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Json, .handler = export_tasks});
+                .idempotent = true, .tier = 2, .text_view = TextView::Blockers,
+                .handler = blockers_args.handler(blockers)});
 }
 
 }  // namespace ct::tasks

@@ -1,14 +1,18 @@
-// Shared by the tasks domain's handler files: building the engine for a call, common params and
-// compact replies.
+// Shared by the tasks domain's handler files: building the engine for a call, common params (and
+// the parts of params several operations take: a task's content, the filter of a list) and compact
+// replies.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/projection.h"
 #include "domains/registry.h"
 #include "engines/rules/task_engine.h"
@@ -34,6 +38,17 @@ inline ParamSpec if_version_param() {
                    .description = "Only apply when the task is still at this version (else E_CONCURRENT_MODIFICATION)"};
 }
 
+/// The params of an operation on one task: id_param().
+struct IdArgs {
+  std::string id;
+};
+
+/// id_param() and if_version_param().
+struct VersionedArgs {
+  std::string id;
+  std::optional<std::int64_t> if_version;
+};
+
 /// {id, <changed field>: <new value>…, version}: the compact reply of a mutation, less the note it
 /// added (tasks.show lists the notes). The router leaves out what the caller sent (drop_echoes).
 inline json::Value changed_reply(const Task& task, const std::vector<std::string>& changed) {
@@ -45,25 +60,87 @@ inline json::Value changed_reply(const Task& task, const std::vector<std::string
   return out;
 }
 
-/// A new task from validated tasks.add params (tasks_mutate.cpp); tasks.import reads each record
-/// through it.
-NewTask new_task_from(const Params& params);
+/// The reply of a change of a task (tasks.update, restore, reopen, reparent, promote, reorder,
+/// relate): changed_reply, or the whole record when `full` (tasks.update's detail:'full');
+/// E_NO_CHANGE note when nothing changed.
+inline Reply update_reply(const UpdateResult& result, bool full = false) {
+  return Reply::noted(full ? task_full(result.task) : changed_reply(result.task, result.changed),
+                      no_change_if(result.changed.empty()));
+}
 
-// Defined in tasks_import.cpp, shared with tasks_undo.cpp.
+/// Registers a task write: every one is checked against session.enforcement and the bound
+/// session's scope. Those a batch or a plan may stage say so (`batchable`): not claiming work or
+/// archiving in bulk, which are calls of their own.
+inline void add_task_write(Registry& registry, OperationSpec spec) {
+  spec.needs_session = true;
+  registry.add(std::move(spec));
+}
+
+/// A task's content as tasks.add and tasks.update take it (tasks_add.cpp: content_fields describes
+/// its params once for both); a member is empty when its param is not given.
+struct TaskContent {
+  std::optional<std::string> title;
+  std::optional<std::string> description;
+  std::optional<std::string> priority;
+  std::optional<std::string> type;
+  std::optional<std::string> parent;  // tasks.add's
+  std::optional<std::string> status;
+  std::optional<std::vector<std::string>> depends;
+  std::optional<std::vector<std::string>> labels;
+  std::optional<std::vector<std::string>> acceptance;
+  std::optional<std::vector<std::string>> files;
+  std::optional<std::string> phase;
+  std::optional<std::string> size;
+  std::optional<std::string> blocked_by;
+  std::optional<std::string> notes;
+};
+
+/// tasks.add's params.
+struct AddArgs {
+  TaskContent content;
+  std::string detail;
+};
+
+/// tasks.add's params and how they become AddArgs (tasks_add.cpp); tasks.import reads each record
+/// through them.
+const Binding<AddArgs>& add_args();
+
+/// A new task from tasks.add's content (tasks_add.cpp): the one path from params to a task, shared
+/// by tasks.add and every record of tasks.import.
+NewTask new_task_from(const TaskContent& content);
+
+// Defined in import_original.cpp, shared with tasks_undo.cpp.
 /// A session as the `session.<id>` change of an import's audit row records it, every field (times
 /// in ISO-8601), so that undoing the undo of the import puts it back as it was.
 json::Value session_record(const Session& session);
 /// The inverse of session_record().
 Result<Session> session_from_record(const std::string& id, const json::Value& record);
 
-// Defined in tasks_query.cpp, shared with tasks_analysis.cpp.
-/// A TaskFilter from the filter params (filter_params()).
-Result<TaskFilter> read_filter(const Params& params);
-/// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids
-/// of the caller's session scope (nullopt for a global scope or no limit).
-Result<std::optional<std::set<std::string>>> scope_filter(Context& context, const Params& params,
+// Defined in tasks_query.cpp, shared with tasks_analysis.cpp and tasks_report.cpp.
+/// The params that narrow a list of tasks (filter_fields()); a member is empty when its param is
+/// not given (or not one of the operation's).
+struct FilterArgs {
+  std::vector<std::string> status;
+  std::optional<std::string> parent;
+  bool root = false;
+  std::optional<std::string> type;
+  std::optional<std::string> under;
+  std::vector<std::string> label;
+  std::optional<std::string> readiness;
+  std::optional<std::string> phase;
+  std::optional<std::string> priority;
+  std::optional<std::string> id_prefix;
+  std::string archived;  // "" (not a param of the operation): as exclude
+};
+/// A TaskFilter from the filter params.
+Result<TaskFilter> read_filter(const FilterArgs& args);
+/// With inScope (`in_scope`; or, when `by_default`, without inScope:false while a session is
+/// bound): the ids of the caller's session scope (nullopt for a global scope or no limit).
+Result<std::optional<std::set<std::string>>> scope_filter(Context& context, std::optional<bool> in_scope,
                                                           bool by_default = false);
-/// The params that narrow a list of tasks (tasks.list, tasks.export).
-std::vector<ParamSpec> filter_params();
+/// The params that narrow a list of tasks (tasks.list, tasks.export), or those of them named here
+/// (in their order there: a search takes some of them).
+std::vector<Field<FilterArgs>> filter_fields();
+std::vector<Field<FilterArgs>> filter_fields(std::initializer_list<std::string_view> names);
 
 }  // namespace ct::tasks

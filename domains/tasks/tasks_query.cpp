@@ -22,9 +22,7 @@ ParamSpec status_filter_param() {
                    .item_type = ParamType::Enum, .description = "Only tasks with one of these statuses"};
 }
 
-json::Value project(const Task& task, const Params& params) {
-  return wants_full(params) ? task_full(task) : task_compact(task);
-}
+json::Value project(const Task& task, bool full) { return full ? task_full(task) : task_compact(task); }
 
 bool is_open(TaskStatus status) { return status != TaskStatus::Done && status != TaskStatus::Cancelled; }
 
@@ -55,8 +53,8 @@ std::vector<std::string> waiting_on(const Task& task, const std::set<std::string
 
 /// A list row: the projection, plus what keeps an open task from starting — the dependencies it
 /// waits on and, when blocked by hand, why. Readers see "pending" and "can start" apart.
-json::Value list_row(const Task& task, const Params& params, const std::set<std::string>& open_upstream) {
-  json::Value row = project(task, params);
+json::Value list_row(const Task& task, bool full, const std::set<std::string>& open_upstream) {
+  json::Value row = project(task, full);
   std::vector<std::string> waiting = waiting_on(task, open_upstream);
   if (!waiting.empty()) row.set("waitingOn", json::Value::array_of(waiting));
   if (task.status == TaskStatus::Blocked && !task.blocked_by.empty()) row.set("blockedBy", task.blocked_by);
@@ -64,40 +62,44 @@ json::Value list_row(const Task& task, const Params& params, const std::set<std:
 }
 }  // namespace
 
-Result<TaskFilter> read_filter(const Params& params) {
+Result<TaskFilter> read_filter(const FilterArgs& args) {
   TaskFilter filter;
-  for (const auto& s : params.strings("status")) filter.statuses.push_back(*parse_status(s));
-  if (auto parent = params.opt_str("parent")) filter.parent = *parent;
-  if (params.flag("root")) filter.parent = std::string();
-  if (auto type = params.opt_str("type")) filter.type = parse_type(*type);
-  for (const auto& label : params.strings("label")) filter.labels.push_back(to_lower_ascii(label));
-  if (auto under = params.opt_str("under")) filter.under = *under;
-  if (auto readiness = params.opt_str("readiness"))
-    filter.readiness = *readiness == "ready" ? Readiness::Ready : Readiness::Blocked;
-  if (auto phase = params.opt_str("phase")) filter.phase = *phase;
-  if (auto priority = params.opt_str("priority")) filter.priority = parse_priority(*priority);
-  if (auto prefix = params.opt_str("idPrefix"); prefix && !prefix->empty()) {
+  for (const auto& s : args.status) filter.statuses.push_back(*parse_status(s));
+  if (args.parent) filter.parent = *args.parent;
+  if (args.root) filter.parent = std::string();
+  if (args.type) filter.type = parse_type(*args.type);
+  for (const auto& label : args.label) filter.labels.push_back(to_lower_ascii(label));
+  if (args.under) filter.under = *args.under;
+  if (args.readiness) filter.readiness = *args.readiness == "ready" ? Readiness::Ready : Readiness::Blocked;
+  if (args.phase) filter.phase = *args.phase;
+  if (args.priority) filter.priority = parse_priority(*args.priority);
+  if (const auto& prefix = args.id_prefix; prefix && !prefix->empty()) {
     filter.id_prefix = *prefix;
     filter.id_prefix.front() = 'T';  // t12 is T12
   }
-  if (auto archived = params.opt_str("archived"))
-    filter.archived = *archived == "only" ? ArchivedFilter::Only
-                      : *archived == "include" ? ArchivedFilter::Include : ArchivedFilter::Exclude;
+  filter.archived = args.archived == "only" ? ArchivedFilter::Only
+                    : args.archived == "include" ? ArchivedFilter::Include : ArchivedFilter::Exclude;
   return filter;
 }
 namespace {
 
-Result<Reply> show(Context& context, const Params& params) {
+struct ShowArgs {
+  std::string id;
+  std::string detail;
+};
+
+Result<Reply> show(Context& context, const ShowArgs& args) {
   const TimeMs now = context.now();
+  const bool full = args.detail == "full";
   auto engine_ = engine(context, now);
-  CT_TRY_ASSIGN(Task task, engine_.get(params.str("id")));
-  json::Value data = project(task, params);
+  CT_TRY_ASSIGN(Task task, engine_.get(args.id));
+  json::Value data = project(task, full);
   // Who works on it, and until when (only an active task is anyone's claim).
   if (task.status == TaskStatus::Active) {
     CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(task.id));
     if (claim) data.set("claim", claim_json(*claim, *context.config, now));
   }
-  if (wants_full(params)) {
+  if (full) {
     // The research entries linked to it (research.link): only in the full record.
     CT_TRY_ASSIGN(std::vector<std::string> research, context.db().research_for_task(task.id));
     if (!research.empty()) data.set("research", json::Value::array_of(research));
@@ -116,7 +118,7 @@ Result<Reply> show(Context& context, const Params& params) {
     CT_TRY_ASSIGN(json::Value evidence, evidence::task_evidence_json(context, task));
     if (!evidence.is_null()) data.set("evidence", std::move(evidence));
   }
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 }  // namespace
@@ -124,9 +126,9 @@ Result<Reply> show(Context& context, const Params& params) {
 /// With inScope (or, when `by_default`, without inScope:false while a session is bound): the ids
 /// of the caller's session scope (nullopt for a global scope or no limit).
 /// E_SESSION_REQUIRED when inScope:true is asked without a bound session.
-Result<std::optional<std::set<std::string>>> scope_filter(Context& context, const Params& params,
+Result<std::optional<std::set<std::string>>> scope_filter(Context& context, std::optional<bool> in_scope,
                                                           bool by_default) {
-  if (!params.opt_flag("inScope").value_or(by_default && !context.session.empty()))
+  if (!in_scope.value_or(by_default && !context.session.empty()))
     return std::optional<std::set<std::string>>();
   if (context.session.empty()) {
     Error error(ErrorCode::SessionRequired, "inScope needs a session, and none is bound to this caller");
@@ -148,25 +150,34 @@ ParamSpec in_scope_param() {
                    .description = "Only tasks in the current session's scope"};
 }
 
-/// The query tasks.list params ask for, decoded once: the filter, the sort and the page.
-Result<TaskQuery> task_query_from(const Params& params) {
+struct ListArgs {
+  FilterArgs filter;
+  std::string sort;
+  std::optional<std::string> order;
+  Paging page;
+  std::optional<bool> in_scope;
+  Projection rows;
+};
+
+/// The query tasks.list params ask for: the filter, the sort and the page.
+Result<TaskQuery> task_query_from(const ListArgs& args) {
   TaskQuery query;
-  CT_TRY_ASSIGN(query.filter, read_filter(params));
+  CT_TRY_ASSIGN(query.filter, read_filter(args.filter));
   static const std::map<std::string, SortKey, std::less<>> kSort = {
       {"position", SortKey::Position}, {"priority", SortKey::Priority}, {"created", SortKey::Created},
       {"updated", SortKey::Updated}, {"title", SortKey::Title}, {"status", SortKey::Status}, {"id", SortKey::Id}};
-  query.sort = kSort.at(params.str("sort"));
+  query.sort = kSort.at(args.sort);
   // Without an order, priority lists the most important first; every other key ascends.
-  query.descending = params.opt_str("order").value_or(query.sort == SortKey::Priority ? "desc" : "asc") == "desc";
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
+  query.descending = args.order.value_or(query.sort == SortKey::Priority ? "desc" : "asc") == "desc";
+  query.limit = args.page.limit;
+  query.offset = args.page.offset;
   return query;
 }
 
-Result<Reply> list(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(TaskQuery query, task_query_from(params));
+Result<Reply> list(Context& context, const ListArgs& args) {
+  CT_TRY_ASSIGN(TaskQuery query, task_query_from(args));
   const TaskFilter& filter = query.filter;
-  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, args.in_scope));
   std::vector<Task> tasks;
   std::int64_t total = 0;
   if (scoped) {
@@ -192,26 +203,36 @@ Result<Reply> list(Context& context, const Params& params) {
   const TimeMs now = claims.empty() ? 0 : context.now();
   json::Value rows = json::Value::array();
   for (const auto& task : tasks) {
-    json::Value row = list_row(task, params, upstream);
+    json::Value row = list_row(task, args.rows.full, upstream);
     if (auto claim = claims.find(task.id); claim != claims.end() && task.status == TaskStatus::Active)
       row.set("claim", claim_json(claim->second, *context.config, now));
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
-  if (reply.data.empty()) reply.note = ErrorCode::NoData;  // as tasks.find: nothing matched
+  Reply reply = Reply::paged(std::move(rows), Page{total, query.limit, query.offset});
+  reply.note = no_data_if(reply.data.empty());  // as tasks.find: nothing matched
   return reply;
 }
 
-Result<Reply> find(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(TaskFilter filter, read_filter(params));
-  if (params.flag("includeArchived")) filter.archived = ArchivedFilter::Include;
-  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, params));
-  const std::int64_t offset = params.integer("offset");
-  const std::int64_t limit = params.integer("limit");
+struct FindArgs {
+  std::string query;
+  FilterArgs filter;
+  std::optional<bool> in_scope;
+  bool include_archived = false;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+  Projection rows;
+};
+
+Result<Reply> find(Context& context, const FindArgs& args) {
+  CT_TRY_ASSIGN(TaskFilter filter, read_filter(args.filter));
+  if (args.include_archived) filter.archived = ArchivedFilter::Include;
+  CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, args.in_scope));
+  const std::int64_t offset = args.offset;
+  const std::int64_t limit = args.limit;
   // One more than the page: whether there is more is known without counting every match. A scope
   // is a set of ids computed live: every match is ranked, those outside it dropped, then paged.
   CT_TRY_ASSIGN(std::vector<SearchHit> hits,
-                context.db().search(params.str("query"), filter, scoped ? -1 : offset + limit + 1));
+                context.db().search(args.query, filter, scoped ? -1 : offset + limit + 1));
   if (scoped) std::erase_if(hits, [&](const SearchHit& hit) { return !scoped->contains(hit.task.id); });
   const std::int64_t in_scope = std::ssize(hits);
   if (scoped && in_scope > offset + limit + 1) hits.resize(static_cast<std::size_t>(offset + limit + 1));
@@ -219,29 +240,27 @@ Result<Reply> find(Context& context, const Params& params) {
   if (more) hits.pop_back();
   json::Value rows = json::Value::array();
   for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(hits))); i < hits.size(); ++i)
-    rows.push_back(project(hits[i].task, params));
-  Reply reply{std::move(rows), {}, {}, {}};
+    rows.push_back(project(hits[i].task, args.rows.full));
+  Reply reply = Reply::of(std::move(rows));
   if (more || offset > 0) {
     // A cut page says so, with the total: never silently ten of five hundred.
     std::int64_t total = in_scope;
     if (!scoped) {
-      CT_TRY_ASSIGN(total, context.db().count_matches(params.str("query"), filter));
+      CT_TRY_ASSIGN(total, context.db().count_matches(args.query, filter));
     }
     reply.page = Page{total, static_cast<std::int64_t>(reply.data.size()), offset};
   }
-  if (reply.data.empty()) reply.note = ErrorCode::NoData;
+  reply.note = no_data_if(reply.data.empty());
   return reply;
 }
 
-Result<Reply> exists(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(params.str("id")));
+Result<Reply> exists(Context& context, const IdArgs& args) {
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(args.id));
   json::Value data = json::Value::object();
-  data.set("id", params.str("id"));
+  data.set("id", args.id);
   data.set("exists", task.has_value());
   if (task && task->archived) data.set("archived", true);
-  Reply reply{std::move(data), {}, {}, {}};
-  if (!task) reply.note = ErrorCode::NoData;
-  return reply;
+  return Reply::noted(std::move(data), no_data_if(!task));
 }
 
 Result<json::Value> tree_node(Context& context, const Task& task, int depth_left, bool include_done, bool full) {
@@ -271,31 +290,40 @@ Result<json::Value> tree_node(Context& context, const Task& task, int depth_left
   return node;
 }
 
-Result<Reply> tree(Context& context, const Params& params) {
-  int depth = static_cast<int>(params.integer("depth"));
-  bool include_done = params.flag("includeDone");
+struct TreeArgs {
+  std::optional<std::string> id;
+  std::int64_t depth = 0;
+  bool include_done = false;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+  Projection rows;
+};
+
+Result<Reply> tree(Context& context, const TreeArgs& args) {
+  int depth = static_cast<int>(args.depth);
+  bool include_done = args.include_done;
   std::vector<Task> roots;
   std::optional<Page> page;
-  if (auto id = params.opt_str("id")) {
+  if (args.id) {
     auto engine_ = engine(context);
-    CT_TRY_ASSIGN(Task root, engine_.get(*id));
+    CT_TRY_ASSIGN(Task root, engine_.get(*args.id));
     roots.push_back(std::move(root));
   } else {
     TaskQuery query;
     query.filter.parent = std::string();
     if (!include_done) query.filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
-    query.limit = params.integer("limit");
-    query.offset = params.integer("offset");
+    query.limit = args.limit;
+    query.offset = args.offset;
     CT_TRY_ASSIGN(roots, context.db().list_tasks(query));
     CT_TRY_ASSIGN(std::int64_t total, context.db().count_tasks(query.filter));
     page = Page{total, query.limit, query.offset};
   }
   json::Value forest = json::Value::array();
   for (const auto& root : roots) {
-    CT_TRY_ASSIGN(json::Value node, tree_node(context, root, depth - 1, include_done, wants_full(params)));
+    CT_TRY_ASSIGN(json::Value node, tree_node(context, root, depth - 1, include_done, args.rows.full));
     forest.push_back(std::move(node));
   }
-  return Reply{std::move(forest), {}, page, {}};
+  return Reply::paged(std::move(forest), page);
 }
 
 
@@ -309,40 +337,44 @@ std::vector<std::string_view> list_fields() {
 
 }  // namespace
 
-std::vector<ParamSpec> filter_params() {
+std::vector<Field<FilterArgs>> filter_fields() {
   return {
-      status_filter_param(),
-      {.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"},
-      {.name = "root", .type = ParamType::Bool, .description = "Only top-level tasks"},
-      {.name = "type", .type = ParamType::Enum, .choices = {"epic", "task", "subtask"}, .description = "Only this type"},
-      {.name = "under", .type = ParamType::TaskId, .description = "Only descendants of this task, at any depth"},
-      {.name = "label", .type = ParamType::Array, .max = 10, .item_max = 50,
-       .description = "Only tasks with this label (several: all of them)"},
-      {.name = "readiness", .type = ParamType::Enum, .choices = {"ready", "blocked"},
-       .description = "ready: can start now (every dependency done); blocked: status blocked or waiting on a dependency"},
-      {.name = "phase", .type = ParamType::String, .max = 40, .description = "Only tasks in this phase"},
-      {.name = "priority", .type = ParamType::Enum, .choices = {"critical", "high", "medium", "low"},
-       .description = "Only this priority"},
-      {.name = "idPrefix", .type = ParamType::String, .max = 20, .pattern = "[Tt][0-9]*",
-       .description = "Only ids starting with this (T12: T12, T120…)"},
-      {.name = "archived", .type = ParamType::Enum, .default_json = R"("exclude")",
-       .choices = {"exclude", "only", "include"}, .description = "Archived tasks: leave out, only, or include"},
+      field(&FilterArgs::status, status_filter_param()),
+      field(&FilterArgs::parent, {.name = "parent", .type = ParamType::TaskId, .description = "Only direct children of this task"}),
+      field(&FilterArgs::root, {.name = "root", .type = ParamType::Bool, .description = "Only top-level tasks"}),
+      field(&FilterArgs::type, {.name = "type", .type = ParamType::Enum, .choices = {"epic", "task", "subtask"},
+                                .description = "Only this type"}),
+      field(&FilterArgs::under, {.name = "under", .type = ParamType::TaskId,
+                                 .description = "Only descendants of this task, at any depth"}),
+      field(&FilterArgs::label, {.name = "label", .type = ParamType::Array, .max = 10, .item_max = 50,
+                                 .description = "Only tasks with this label (several: all of them)"}),
+      field(&FilterArgs::readiness,
+            {.name = "readiness", .type = ParamType::Enum, .choices = {"ready", "blocked"},
+             .description = "ready: can start now (every dependency done); blocked: status blocked or waiting on a dependency"}),
+      field(&FilterArgs::phase, {.name = "phase", .type = ParamType::String, .max = 40, .description = "Only tasks in this phase"}),
+      field(&FilterArgs::priority, {.name = "priority", .type = ParamType::Enum, .choices = {"critical", "high", "medium", "low"},
+                                    .description = "Only this priority"}),
+      field(&FilterArgs::id_prefix, {.name = "idPrefix", .type = ParamType::String, .max = 20, .pattern = "[Tt][0-9]*",
+                                     .description = "Only ids starting with this (T12: T12, T120…)"}),
+      field(&FilterArgs::archived, {.name = "archived", .type = ParamType::Enum, .default_json = R"("exclude")",
+                                    .choices = {"exclude", "only", "include"},
+                                    .description = "Archived tasks: leave out, only, or include"}),
   };
 }
 
-/// Those of filter_params() named here, in their order there (a search takes some of them).
-std::vector<ParamSpec> filter_params(std::initializer_list<std::string_view> names) {
-  std::vector<ParamSpec> out;
-  for (auto& param : filter_params())
-    if (std::find(names.begin(), names.end(), param.name) != names.end()) out.push_back(std::move(param));
+std::vector<Field<FilterArgs>> filter_fields(std::initializer_list<std::string_view> names) {
+  std::vector<Field<FilterArgs>> out;
+  for (auto& one : filter_fields())
+    if (std::find(names.begin(), names.end(), one.specs.front().name) != names.end()) out.push_back(std::move(one));
   return out;
 }
 
 void register_tasks_queries(Registry& registry) {
   (void)kStatuses;
+  const auto show_args = bind(field(&ShowArgs::id, id_param()), field(&ShowArgs::detail, detail_param(R"("full")")));
   registry.add({.domain = "tasks", .name = "show", .gateway = Gateway::Query,
                 .summary = "One task, every field",
-                .params = {id_param(), detail_param(R"("full")")},
+                .params = show_args.specs(),
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
                            "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids), "
@@ -353,21 +385,18 @@ void register_tasks_queries(Registry& registry) {
                 .idempotent = true, .tier = 0, .shortcut = "show",
                 .text_view = TextView::TaskCard, .known_hash = true,
                 .aliases = {"view", "read", "display", "info", "describe"}, .original_names = {"tasks.get"},
-                .handler = show});
-  std::vector<ParamSpec> list_params = filter_params();
-  list_params.push_back({.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
-                         .choices = {"position", "priority", "created", "updated", "title", "status", "id"},
-                         .description = "Sort key (position = tree order)"});
-  list_params.push_back({.name = "order", .type = ParamType::Enum, .choices = {"asc", "desc"},
-                         .description = "Sort direction (default asc; priority: desc, critical first)"});
-  list_params.push_back({.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
-                         .description = "Rows per page"});
-  list_params.push_back({.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                         .description = "Rows to skip (from _meta.page.nextOffset)"});
-  list_params.push_back(in_scope_param());
+                .handler = show_args.handler(show)});
+  const auto list_args = bind_parts<ListArgs>(
+      part_of(&ListArgs::filter, filter_fields()),
+      field(&ListArgs::sort, {.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
+                              .choices = {"position", "priority", "created", "updated", "title", "status", "id"},
+                              .description = "Sort key (position = tree order)"}),
+      field(&ListArgs::order, {.name = "order", .type = ParamType::Enum, .choices = {"asc", "desc"},
+                               .description = "Sort direction (default asc; priority: desc, critical first)"}),
+      paging(&ListArgs::page, "50"), field(&ListArgs::in_scope, in_scope_param()), projection(&ListArgs::rows));
   registry.add({.domain = "tasks", .name = "list", .gateway = Gateway::Query,
                 .summary = "List tasks",
-                .params = std::move(list_params),
+                .params = list_args.specs(),
                 .returns = "[{id,title,status,priority,parent?,waitingOn?[unfinished dependencies],blockedBy?,claim?}] (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when there are more rows; E_NO_DATA note when none matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
@@ -378,23 +407,24 @@ void register_tasks_queries(Registry& registry) {
                 .views = {{"ready", R"({"readiness":"ready","sort":"priority"})", "What can start now, most important first"},
                           {"blocked", R"({"readiness":"blocked"})", "What waits, and on what"}},
                 .text_view = TextView::TaskTable, .row_fields = list_fields(), .known_hash = true,
-                .aliases = {"ls", "all", "index", "system.labels"}, .handler = list});
-  std::vector<ParamSpec> find_params = {
-      {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
-       .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",
-       .positional = true},
-  };
-  for (auto& param : filter_params({"status", "under", "label"})) find_params.push_back(std::move(param));
-  find_params.push_back(in_scope_param());
-  find_params.insert(find_params.end(), {
-      {.name = "includeArchived", .type = ParamType::Bool, .description = "Also search archived tasks"},
-      {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100, .description = "Most results"},
-      {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-       .description = "Results to skip (from _meta.page.nextOffset)"},
-  });
+                .aliases = {"ls", "all", "index", "system.labels"}, .handler = list_args.handler(list)});
+  const auto find_args = bind_parts<FindArgs>(
+      field(&FindArgs::query,
+            {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
+             .description = "Words to search for in title, description, labels and notes (prefix match), or a task id",
+             .positional = true}),
+      part_of(&FindArgs::filter, filter_fields({"status", "under", "label"})),
+      field(&FindArgs::in_scope, in_scope_param()),
+      field(&FindArgs::include_archived, {.name = "includeArchived", .type = ParamType::Bool,
+                                          .description = "Also search archived tasks"}),
+      field(&FindArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100,
+                               .description = "Most results"}),
+      field(&FindArgs::offset, {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                                .description = "Results to skip (from _meta.page.nextOffset)"}),
+      projection(&FindArgs::rows));
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search tasks by text or id",
-                .params = std::move(find_params),
+                .params = find_args.specs(),
                 .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first (SQLite: of the newest "
                            "1000 matches), every?:{column: value shared by all rows}} (full records with detail:'full'); "
                            "_meta.page {total,hasMore,nextOffset} when more match; E_NO_DATA note when nothing matches",
@@ -402,31 +432,37 @@ void register_tasks_queries(Registry& registry) {
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
                 .idempotent = true, .tier = 0, .shortcut = "find",
                 .text_view = TextView::FoundTasks, .row_fields = task_field_names(), .table_rows = true,
-                .aliases = {"search", "query", "grep", "lookup"}, .handler = find});
+                .aliases = {"search", "query", "grep", "lookup"}, .handler = find_args.handler(find)});
+  const auto exists_args = bind(field(&IdArgs::id, id_param()));
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
                 .summary = "Check whether a task id exists",
-                .params = {id_param()},
+                .params = exists_args.specs(),
                 .returns = "{id, exists, archived?}; E_NO_DATA note when it does not exist",
                 .examples = {{R"({"id":"T001"})", "does T001 exist"}},
-                .idempotent = true, .tier = 2, .shortcut = "exists", .text_view = TextView::Exists, .handler = exists});
+                .idempotent = true, .tier = 2, .shortcut = "exists", .text_view = TextView::Exists,
+                .handler = exists_args.handler(exists)});
+  const auto tree_args = bind(
+      field(&TreeArgs::id, {.name = "id", .type = ParamType::TaskId,
+                            .description = "Root of the subtree (default: all top-level tasks)", .positional = true}),
+      field(&TreeArgs::depth, {.name = "depth", .type = ParamType::Int, .default_json = "3", .min = 1, .max = 3,
+                               .description = "Levels to show"}),
+      field(&TreeArgs::include_done, {.name = "includeDone", .type = ParamType::Bool, .default_json = "true",
+                                      .description = "Include done and cancelled tasks"}),
+      field(&TreeArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
+                               .description = "Top-level tasks per page"}),
+      field(&TreeArgs::offset, {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
+                                .description = "Top-level tasks to skip"}),
+      projection(&TreeArgs::rows));
   registry.add({.domain = "tasks", .name = "tree", .gateway = Gateway::Query,
                 .summary = "The task hierarchy",
-                .params = {{.name = "id", .type = ParamType::TaskId, .description = "Root of the subtree (default: all top-level tasks)",
-                            .positional = true},
-                           {.name = "depth", .type = ParamType::Int, .default_json = "3", .min = 1, .max = 3,
-                            .description = "Levels to show"},
-                           {.name = "includeDone", .type = ParamType::Bool, .default_json = "true",
-                            .description = "Include done and cancelled tasks"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "50", .min = 1, .max = 500,
-                            .description = "Top-level tasks per page"},
-                           {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                            .description = "Top-level tasks to skip"}},
+                .params = tree_args.specs(),
                 .returns = "[{id,title,status,priority? (when not medium),type?,waitingOn?,children?[…]}] (full records with detail:'full'); "
                            "_meta.page when there are more top-level tasks",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "subtree of T001"}},
                 .idempotent = true, .tier = 1, .shortcut = "tree",
-                .text_view = TextView::TaskTree, .row_fields = task_field_names(), .handler = tree});
+                .text_view = TextView::TaskTree, .row_fields = task_field_names(),
+                .handler = tree_args.handler(tree)});
 }
 
 }  // namespace ct::tasks

@@ -312,10 +312,17 @@ Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optio
   return row;
 }
 
-Result<Reply> undo(Context& context, const Params& params) {
+/// tasks.undo's params: a dry run is the router's (it keeps nothing).
+struct UndoArgs {
+  std::optional<std::int64_t> seq;
+  bool force = false;
+  bool dry_run = false;
+};
+
+Result<Reply> undo(Context& context, const UndoArgs& args) {
   std::vector<AuditEntry> rows;
-  if (auto seq = params.opt_integer("seq")) {
-    CT_TRY_ASSIGN(AuditEntry row, row_at(context.db(), *seq));
+  if (args.seq) {
+    CT_TRY_ASSIGN(AuditEntry row, row_at(context.db(), *args.seq));
     rows.push_back(std::move(row));
   } else {
     CT_TRY_ASSIGN(rows, last_command(context));
@@ -356,7 +363,7 @@ Result<Reply> undo(Context& context, const Params& params) {
     }
   }
   if (!conflicts.empty()) {
-    if (!params.flag("force")) {
+    if (!args.force) {
       Error error(ErrorCode::ConcurrentModification,
                   "Later changes touched what seq " + std::to_string(rows.back().seq) + " changed: " + first_conflict +
                       (conflicts.size() > 1 ? " and " + std::to_string(conflicts.size() - 1) + " more" : ""));
@@ -389,28 +396,31 @@ Result<Reply> undo(Context& context, const Params& params) {
       context.audit->task_id = context.audit->changes.front().task_id;
     data.set("changes", changes_reply(context.audit->changes));
   }
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 }  // namespace
 
 void register_tasks_undo(Registry& registry) {
+  const auto args = bind(
+      field(&UndoArgs::seq, {.name = "seq", .type = ParamType::Int, .min = 1,
+                             .description = "Audit row to take back (default: your last task change not undone)",
+                             .positional = true}),
+      field(&UndoArgs::force, {.name = "force", .type = ParamType::Bool,
+                               .description = "Also when later changes touched the same fields (they are overwritten)"}),
+      field(&UndoArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
+                                 .description = "Show what would change, change nothing", .dry_run = true}));
   registry.add({.domain = "tasks", .name = "undo", .gateway = Gateway::Mutate,
                 .summary = "Take back the last change from the audit trail",
-                .params = {{.name = "seq", .type = ParamType::Int, .min = 1,
-                            .description = "Audit row to take back (default: your last task change not undone)",
-                            .positional = true},
-                           {.name = "force", .type = ParamType::Bool,
-                            .description = "Also when later changes touched the same fields (they are overwritten)"},
-                           {.name = "dryRun", .type = ParamType::Bool, .description = "Show what would change, change nothing",
-                            .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{undid[seq], operation, changes[{id,field,from,to} | {id,removed|restored}]}; repeated undos "
                            "walk back; undoing an undo (by seq) redoes",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
                            ErrorCode::HasDependents, ErrorCode::ParentNotFound, ErrorCode::CircularReference},
                 .examples = {{R"({})", "take back your last change"},
                              {R"({"seq":42,"dryRun":true})", "see what undoing seq 42 would change"}},
-                .needs_session = true, .tier = 2, .shortcut = "undo", .text_view = TextView::Undone, .handler = undo});
+                .needs_session = true, .tier = 2, .shortcut = "undo", .text_view = TextView::Undone,
+                .handler = args.handler(undo)});
 }
 
 }  // namespace ct::tasks

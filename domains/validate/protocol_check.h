@@ -11,7 +11,6 @@
 
 #include "core/json.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/rules/protocol.h"
 
@@ -21,14 +20,15 @@ namespace ct::validate {
 inline constexpr std::string_view kTestRunCheck = "test.run";
 
 struct ProtocolRequest {
-  std::optional<std::string> task_id;    // params.id
-  std::optional<std::string> entry_id;   // params.entryId
+  std::optional<std::string> task_id;    // param id
+  std::optional<std::string> entry_id;   // param entryId
   std::optional<Protocol> protocol;      // nullopt: the one the entry's agentType implies
   bool strict = false;                   // SHOULD failures count as MUST failures
 };
 
-/// id, entryId, protocol and strict from validated params.
-ProtocolRequest protocol_request(const Params& params);
+/// The request of the params id, entryId, protocol (a name protocol_param admits) and strict.
+ProtocolRequest protocol_request(std::optional<std::string> task_id, std::optional<std::string> entry_id,
+                                 const std::optional<std::string>& protocol, bool strict);
 
 struct ProtocolCheck {
   ProtocolEvidence evidence;

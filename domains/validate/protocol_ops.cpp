@@ -10,6 +10,7 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/analysis.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
 #include "domains/projection.h"
 #include "domains/validate/protocol_check.h"
@@ -184,12 +185,13 @@ Result<void> collect_gates(Context& context, ProtocolEvidence& evidence) {
 
 std::string protocol_check_name(Protocol protocol) { return "protocol." + std::string(to_string(protocol)); }
 
-ProtocolRequest protocol_request(const Params& params) {
+ProtocolRequest protocol_request(std::optional<std::string> task_id, std::optional<std::string> entry_id,
+                                 const std::optional<std::string>& protocol, bool strict) {
   ProtocolRequest request;
-  request.task_id = params.opt_str("id");
-  request.entry_id = params.opt_str("entryId");
-  if (auto name = params.opt_str("protocol")) request.protocol = parse_protocol(*name);
-  request.strict = params.flag("strict");
+  request.task_id = std::move(task_id);
+  request.entry_id = std::move(entry_id);
+  if (protocol) request.protocol = parse_protocol(*protocol);
+  request.strict = strict;
   return request;
 }
 
@@ -376,17 +378,26 @@ json::Value rules_json(const ProtocolInfo& info) {
   return out;
 }
 
-Result<Reply> protocol(Context& context, const Params& params) {
-  if (!params.has("id") && !params.has("entryId")) {
+struct ProtocolArgs {
+  std::optional<std::string> id;
+  std::optional<std::string> entry_id;
+  std::optional<std::string> protocol;
+  bool strict = false;
+  std::string detail;
+};
+
+Result<Reply> protocol(Context& context, const ProtocolArgs& args) {
+  if (!args.id && !args.entry_id) {
     // No subject: the protocol's rules, for an agent about to produce its output.
-    auto name = params.opt_str("protocol");
+    const auto& name = args.protocol;
     if (!name) return fail(Error(ErrorCode::InvalidParams, "name the subject (id, entryId) or, for its rules, a protocol")
                                 .with_fix(call("validate.protocol", {{"protocol", "research"}}))
                                 .with_detail("field", "id"));
-    return Reply{rules_json(protocol_info(*parse_protocol(*name))), {}, {}, {}};
+    return Reply::of(rules_json(protocol_info(*parse_protocol(*name))));
   }
-  CT_TRY_ASSIGN(ProtocolCheck check, run_protocol_check(context, protocol_request(params)));
-  json::Value report = protocol_report_json(check, wants_full(params), *context.registry);
+  CT_TRY_ASSIGN(ProtocolCheck check,
+                run_protocol_check(context, protocol_request(args.id, args.entry_id, args.protocol, args.strict)));
+  json::Value report = protocol_report_json(check, args.detail == "full", *context.registry);
   return verdict(check.report.valid, std::move(report), std::move(check.warnings), protocol_summary(check),
                  protocol_fix(check), check.report.error_code());
 }
@@ -473,9 +484,14 @@ json::Value problem_json(const ManifestProblem& problem, const Registry& registr
   return out;
 }
 
-Result<Reply> manifest(Context& context, const Params& params) {
+struct ManifestArgs {
+  std::optional<std::string> entry_id;
+  std::int64_t limit = 0;
+};
+
+Result<Reply> manifest(Context& context, const ManifestArgs& args) {
   std::vector<ResearchEntry> entries;
-  if (auto id = params.opt_str("entryId")) {
+  if (const auto& id = args.entry_id) {
     CT_TRY_ASSIGN(std::optional<ResearchEntry> entry, context.db().get_research(*id));
     if (!entry) return fail(entry_not_found(*id));
     entries.push_back(std::move(*entry));
@@ -499,7 +515,7 @@ Result<Reply> manifest(Context& context, const Params& params) {
     for (const auto& [check, count] : counts) by_check.set(check, count);
     data.set("byCheck", std::move(by_check));
   }
-  const auto limit = static_cast<std::size_t>(params.integer("limit"));
+  const auto limit = static_cast<std::size_t>(args.limit);
   json::Value listed = json::Value::array();
   for (std::size_t i = 0; i < problems.size() && i < limit; ++i) listed.push_back(problem_json(problems[i], *context.registry));
   data.set("problems", std::move(listed));
@@ -509,7 +525,7 @@ Result<Reply> manifest(Context& context, const Params& params) {
                        " problems; raise limit to see more");
   if (entries.empty()) {
     data.set("valid", true);
-    return Reply{std::move(data), {"the research manifest is empty: nothing to check"}, {}, ErrorCode::NoData};
+    return Reply::noted(std::move(data), ErrorCode::NoData, {"the research manifest is empty: nothing to check"});
   }
   const bool valid = errors == 0;
   std::string summary = valid ? "" : std::to_string(errors) + " problem" + (errors == 1 ? "" : "s") +
@@ -520,16 +536,18 @@ Result<Reply> manifest(Context& context, const Params& params) {
 }  // namespace
 
 void register_protocol_operations(Registry& registry) {
+  const auto protocol_args = bind(
+      field(&ProtocolArgs::id, {.name = "id", .type = ParamType::TaskId,
+                                .description = "The task checked (else the entry's first linked task)", .positional = true}),
+      field(&ProtocolArgs::entry_id, entry_param()),
+      field(&ProtocolArgs::protocol,
+            protocol_param("research, consensus, specification, decomposition, implementation, contribution, "
+                           "release, validation or testing (default: the one the entry's agentType implies). Alone: "
+                           "that protocol's rules")),
+      field(&ProtocolArgs::strict, strict_param()), field(&ProtocolArgs::detail, detail_param("\"compact\"")));
   registry.add({.domain = "validate", .name = "protocol", .gateway = Gateway::Query,
                 .summary = "Check a task or research output against a protocol's rules",
-                .params = {{.name = "id", .type = ParamType::TaskId,
-                            .description = "The task checked (else the entry's first linked task)", .positional = true},
-                           entry_param(),
-                           protocol_param("research, consensus, specification, decomposition, implementation, "
-                                          "contribution, release, validation or testing (default: the one the "
-                                          "entry's agentType implies). Alone: that protocol's rules"),
-                           strict_param(),
-                           detail_param("\"compact\"")},
+                .params = protocol_args.specs(),
                 .returns = "{protocol, subject{id?, entryId?}, valid, score (100 − 20 per failed MUST − 5 per failed "
                            "SHOULD), passed, failed, skipped, rules[{id, level, status fail|skipped (every rule with "
                            "detail:full), message?, fix?}]}; failed SHOULD rules are warnings. A failed MUST (or every "
@@ -543,10 +561,12 @@ void register_protocol_operations(Registry& registry) {
                            ErrorCode::CoverageInsufficient},
                 .examples = {{R"({"id":"T002","protocol":"implementation"})", "does T002 follow the implementation protocol?"},
                              {R"({"protocol":"research"})", "the research protocol's rules"}},
-                .idempotent = true, .tier = 2, .aliases = {"output"}, .handler = protocol});
+                .idempotent = true, .tier = 2, .aliases = {"output"}, .handler = protocol_args.handler(protocol)});
+  const auto manifest_args =
+      bind(field(&ManifestArgs::entry_id, entry_param()), field(&ManifestArgs::limit, problems_limit_param()));
   registry.add({.domain = "validate", .name = "manifest", .gateway = Gateway::Query,
                 .summary = "Check research manifest entries, their tasks and file checksums",
-                .params = {entry_param(), problems_limit_param()},
+                .params = manifest_args.specs(),
                 .returns = "{valid, entries, total, errors, byCheck?{check:n}, problems[{entryId, check (entry|"
                            "linkedTask|fileMissing|fileOutside|fileUnreadable|checksumMismatch|checksumUnknown), "
                            "severity error|warning, message, field?, fix}]}: every unarchived entry (or entryId) "
@@ -556,7 +576,7 @@ void register_protocol_operations(Registry& registry) {
                 .examples = {{R"({})", "is the research manifest sound?"},
                              {R"({"entryId":"T001-auth-options"})", "one entry"}},
                 .idempotent = true, .tier = 2, .aliases = {"research.validate"},
-                .original_names = {"research.manifest.validate"}, .handler = manifest});
+                .original_names = {"research.manifest.validate"}, .handler = manifest_args.handler(manifest)});
 }
 
 }  // namespace ct::validate

@@ -5,8 +5,8 @@
 #include "core/file_read.h"
 #include "core/json_parse.h"
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "domains/system/epochs.h"
 #include "domains/verdict.h"
@@ -205,7 +205,12 @@ Result<json::Value> verify_seals(Context& context, const ChainReport& report, st
   return out;
 }
 
-Result<Reply> audit(Context& context, const Params& params) {
+struct AuditArgs {
+  bool archives = false;
+  std::optional<std::string> epoch;
+};
+
+Result<Reply> audit(Context& context, const AuditArgs& args) {
   TrailState state;
   std::int64_t newest = 0;
   CT_TRY_ASSIGN(ChainReport report, verify_audit_chain(context.db(), std::nullopt, [&](const AuditEntry& row) {
@@ -216,7 +221,7 @@ Result<Reply> audit(Context& context, const Params& params) {
   json::Value data = json::Value::object();
   std::vector<std::string> warnings;
   bool valid = !report.first_broken.has_value();
-  if (auto name = params.opt_str("epoch")) {
+  if (const auto& name = args.epoch) {
     CT_TRY_ASSIGN(json::Value epoch, verify_epoch(context, *name, report, warnings));
     // An epoch is judged on its own rows: a break after it is reported, not held against it.
     valid = epoch["valid"].as_bool();
@@ -234,7 +239,7 @@ Result<Reply> audit(Context& context, const Params& params) {
                        ": rows from there on cannot be trusted; restore a backup to recover");
   }
   // The store against the trail, and the trail against the seals kept outside the store.
-  if (!params.opt_str("epoch")) {
+  if (!args.epoch) {
     CT_TRY_ASSIGN(json::Value tasks, verify_state(context, state, warnings));
     valid = valid && tasks["valid"].as_bool();
     data.set("state", std::move(tasks));
@@ -244,7 +249,7 @@ Result<Reply> audit(Context& context, const Params& params) {
     valid = valid && seals["valid"].as_bool();
     data.set("seals", std::move(seals));
   }
-  if (params.flag("archives")) {
+  if (args.archives) {
     CT_TRY_ASSIGN(std::optional<AuditAnchor> anchor, context.db().audit_anchor());
     CT_TRY_ASSIGN(json::Value archives, verify_archives(context, anchor, warnings));
     valid = valid && archives["valid"].as_bool();
@@ -266,12 +271,15 @@ Result<Reply> audit(Context& context, const Params& params) {
 }  // namespace
 
 void register_validate_audit(Registry& registry) {
+  const auto args =
+      bind(field(&AuditArgs::archives, {.name = "archives", .type = ParamType::Bool, .default_json = "false",
+                                        .description = "also verify the files system.gc archived into "
+                                                       ".cleo/audit-archive/"}),
+           field(&AuditArgs::epoch, {.name = "epoch", .type = ParamType::String, .max = 64,
+                                     .description = "verify this sealed epoch (system.epoch.seal): the rows up to it"}));
   registry.add({.domain = "validate", .name = "audit", .gateway = Gateway::Query,
                 .summary = "Verify the audit trail's hash chain",
-                .params = {{.name = "archives", .type = ParamType::Bool, .default_json = "false",
-                            .description = "also verify the files system.gc archived into .cleo/audit-archive/"},
-                           {.name = "epoch", .type = ParamType::String, .max = 64,
-                            .description = "verify this sealed epoch (system.epoch.seal): the rows up to it"}},
+                .params = args.specs(),
                 .returns = "{valid, rows, anchor?, firstBroken?{seq, expected, actual}, state?{valid, tasks, "
                            "differences?[{id, field, trail, stored, seq}]}, seals?{valid, checked, broken?[]}, "
                            "archives?{valid, files[]}, epoch?{name, seq, hash, sealedAt, valid}}: each row's SHA-256 "
@@ -283,7 +291,7 @@ void register_validate_audit(Registry& registry) {
                 .errors = {ErrorCode::Validation, ErrorCode::NotFound},
                 .examples = {{R"({})", "check the audit trail"},
                              {R"({"archives":true})", "check the trail and its archived rows"}},
-                .idempotent = true, .tier = 2, .handler = audit});
+                .idempotent = true, .tier = 2, .handler = args.handler(audit)});
 }
 
 }  // namespace ct

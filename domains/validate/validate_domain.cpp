@@ -9,9 +9,9 @@
 #include "core/json_parse.h"
 #include "core/text.h"
 #include "domains/memory/memory_common.h"
+#include "domains/bind.h"
 #include "domains/call_text.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/validate/compliance.h"
@@ -48,8 +48,13 @@ std::int64_t count_repairable(const std::vector<Problem>& problems) {
   return std::count_if(problems.begin(), problems.end(), [](const Problem& p) { return p.repairable; });
 }
 
-Result<Reply> schema(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).schema(params.flag("quick")));
+struct SchemaArgs {
+  bool quick = false;
+  std::int64_t limit = 0;
+};
+
+Result<Reply> schema(Context& context, const SchemaArgs& args) {
+  CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).schema(args.quick));
   CT_TRY_ASSIGN(std::int64_t tasks, context.db().count_tasks(TaskFilter{.archived = ArchivedFilter::Include}));
   json::Value data = json::Value::object();
   data.set("tasks", tasks);
@@ -66,7 +71,7 @@ Result<Reply> schema(Context& context, const Params& params) {
     }
     data.set("byCheck", std::move(by_check));
   }
-  auto limit = static_cast<std::size_t>(params.integer("limit"));
+  auto limit = static_cast<std::size_t>(args.limit);
   data.set("problems", problems_json(problems, limit, *context.registry));
   std::vector<std::string> warnings;
   if (problems.size() > limit)
@@ -105,8 +110,12 @@ Result<Reply> schema(Context& context, const Params& params) {
   return verdict(problems.empty(), std::move(data), std::move(warnings), std::move(summary), std::move(fix));
 }
 
-Result<Reply> task(Context& context, const Params& params) {
-  const std::string& id = params.str("id");
+struct TaskArgs {
+  std::string id;
+};
+
+Result<Reply> task(Context& context, const TaskArgs& args) {
+  const std::string& id = args.id;
   CT_TRY_ASSIGN(std::vector<Problem> problems, validator(context).task(id));
   json::Value data = json::Value::object();
   data.set("id", id);
@@ -117,8 +126,12 @@ Result<Reply> task(Context& context, const Params& params) {
                  problems.empty() ? Advice() : problems.front().fix);
 }
 
-Result<Reply> fix(Context& context, const Params& params) {
-  const bool dry_run = params.flag("dryRun");
+struct FixArgs {
+  bool dry_run = false;
+};
+
+Result<Reply> fix(Context& context, const FixArgs& args) {
+  const bool dry_run = args.dry_run;
   CT_TRY_ASSIGN(FixReport report, validator(context).fix(dry_run));
   json::Value data = json::Value::object();
   if (dry_run) {
@@ -141,9 +154,7 @@ Result<Reply> fix(Context& context, const Params& params) {
   if (!report.remaining.empty())
     warnings.push_back(std::to_string(report.remaining.size()) + " problem" +
                        (report.remaining.size() == 1 ? " needs" : "s need") + " a decision: see remaining[].fix");
-  std::optional<ErrorCode> note;
-  if (report.repairs.empty()) note = ErrorCode::NoChange;
-  return Reply{std::move(data), std::move(warnings), {}, note};
+  return Reply::noted(std::move(data), no_change_if(report.repairs.empty()), std::move(warnings));
 }
 
 /// Stores a compliance result, attributed to the caller's session and its agent.
@@ -179,22 +190,35 @@ Result<json::Value> store_record(Context& context, ComplianceRecord& record) {
 
 namespace {
 
+struct RecordArgs {
+  std::optional<std::string> check;
+  std::optional<bool> passed;
+  std::optional<std::string> id;
+  std::optional<std::string> protocol;
+  std::optional<std::string> entry_id;
+  bool strict = false;
+  std::optional<std::int64_t> score;
+  std::optional<json::Value> details;
+};
+
 /// compliance.record {protocol | entryId}'s external step: the check validate.protocol runs, run
 /// before the transaction (it reads the subject's files: never under the write lock), its result
 /// as the handler records it.
-Result<Reply> run_protocol_external(Context& context, const Params& params) {
+Result<Reply> run_protocol_external(Context& context, const RecordArgs& args) {
   json::Value data = json::Value::object();
-  if (!params.has("protocol") && !params.has("entryId")) return Reply{std::move(data), {}, {}, {}};
-  for (auto self_reported : {"passed", "score", "details"})
-    if (params.has(self_reported))
-      return fail(record_params_error(self_reported, "a protocol check is graded by the server; drop " +
-                                                         std::string(self_reported) + " (or protocol, to record "
-                                                         "your own result)"));
+  if (!args.protocol && !args.entry_id) return Reply::of(std::move(data));
+  const std::pair<bool, std::string_view> self_reported[] = {
+      {args.passed.has_value(), "passed"}, {args.score.has_value(), "score"}, {args.details.has_value(), "details"}};
+  for (const auto& [given, field] : self_reported)
+    if (given)
+      return fail(record_params_error(field, "a protocol check is graded by the server; drop " + std::string(field) +
+                                                 " (or protocol, to record your own result)"));
   CT_TRY_ASSIGN(validate::ProtocolCheck check, pipeline::read_in_own_transaction(context, [&] {
-                  return validate::run_protocol_check(context, validate::protocol_request(params));
+                  return validate::run_protocol_check(
+                      context, validate::protocol_request(args.id, args.entry_id, args.protocol, args.strict));
                 }));
   const std::string name = validate::protocol_check_name(check.report.protocol);
-  if (auto given = params.opt_str("check"); given && *given != name)
+  if (const auto& given = args.check; given && *given != name)
     return fail(record_params_error("check", "a " + std::string(to_string(check.report.protocol)) +
                                                  " check is recorded as " + name + ", not " + *given));
   json::Value failed = json::Value::array();
@@ -215,7 +239,7 @@ Result<Reply> run_protocol_external(Context& context, const Params& params) {
   data.set("report", validate::protocol_report_json(check, false, *context.registry));
   std::vector<std::string> warnings = std::move(check.warnings);
   if (!check.report.valid) warnings.insert(warnings.begin(), validate::protocol_summary(check));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
 /// compliance.record {protocol | entryId}: the check its external step ran, recorded. A failed
@@ -242,43 +266,52 @@ Result<Reply> record_protocol(Context& context) {
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
   if (ran.contains("score")) data.set("score", ran["score"]);
   data.set("report", ran["report"]);
-  return Reply{std::move(data), context.external->warnings, {}, {}};
+  return Reply::warned(std::move(data), context.external->warnings);
 }
 
-Result<Reply> compliance_record(Context& context, const Params& params) {
-  if (params.has("protocol") || params.has("entryId")) return record_protocol(context);
-  if (!params.has("check"))
+Result<Reply> compliance_record(Context& context, const RecordArgs& args) {
+  if (args.protocol || args.entry_id) return record_protocol(context);
+  if (!args.check)
     return fail(record_params_error("check", "name the check (or give protocol to run a protocol check)"));
-  if (!params.has("passed")) return fail(record_params_error("passed", "say whether the check passed"));
-  if (params.flag("strict")) return fail(record_params_error("strict", "strict applies to protocol checks only"));
+  if (!args.passed) return fail(record_params_error("passed", "say whether the check passed"));
+  if (args.strict) return fail(record_params_error("strict", "strict applies to protocol checks only"));
   ComplianceRecord record;
   record.at = context.now();
-  if (auto id = params.opt_str("id")) {
+  if (const auto& id = args.id) {
     CT_TRY_ASSIGN(std::optional<Task> found, context.db().get_task(*id));
     if (!found) return fail(validate::task_not_found(*id));
     record.task_id = *id;
   }
-  record.check = params.str("check");
-  record.passed = params.flag("passed");
-  record.score = params.opt_integer("score");
-  if (params.has("details")) record.details = params.value("details").dump();
+  record.check = *args.check;
+  record.passed = *args.passed;
+  record.score = args.score;
+  if (args.details) record.details = args.details->dump();
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
-  return Reply{std::move(data), {}, {}, {}};
+  return Reply::of(std::move(data));
 }
 
 double rate(std::int64_t passed, std::int64_t runs) {
   return runs == 0 ? 0.0 : std::round(1000.0 * static_cast<double>(passed) / static_cast<double>(runs)) / 1000.0;
 }
 
-Result<Reply> compliance(Context& context, const Params& params) {
+struct ComplianceArgs {
+  std::optional<std::string> id;
+  std::optional<std::string> check;
+  std::optional<std::string> agent;
+  std::string by;
+  Moment since;
+  std::int64_t failures = 0;
+};
+
+Result<Reply> compliance(Context& context, const ComplianceArgs& args) {
   ComplianceQuery query;
-  query.task_id = params.opt_str("id");
-  query.check = params.opt_str("check");
-  query.agent = params.opt_str("agent");
-  const std::string by = params.str("by");
+  query.task_id = args.id;
+  query.check = args.check;
+  query.agent = args.agent;
+  const std::string& by = args.by;
   query.group = by == "agent" ? ComplianceGroup::Agent : by == "both" ? ComplianceGroup::CheckAndAgent
                                                                        : ComplianceGroup::Check;
-  CT_TRY_ASSIGN(query.since, params.time("since", context.now()));
+  query.since = args.since.at;
   CT_TRY_ASSIGN(std::vector<ComplianceSummary> summaries, context.db().compliance_summary(query));
   std::int64_t runs = 0, passed = 0;
   json::Value checks = json::Value::array();
@@ -304,7 +337,7 @@ Result<Reply> compliance(Context& context, const Params& params) {
   data.set("passRate", rate(passed, runs));
   data.set(query.group == ComplianceGroup::Agent ? "agents" : "checks", std::move(checks));
   query.passed = false;
-  query.limit = params.integer("failures");
+  query.limit = args.failures;
   json::Value failures = json::Value::array();
   if (query.limit > 0) {
     CT_TRY_ASSIGN(std::vector<ComplianceRecord> recent, context.db().list_compliance(query));
@@ -324,58 +357,65 @@ Result<Reply> compliance(Context& context, const Params& params) {
     }
   }
   data.set("recentFailures", std::move(failures));
-  std::optional<ErrorCode> note;
-  if (runs == 0) note = ErrorCode::NoData;
-  return Reply{std::move(data), {}, {}, note};
+  return Reply::noted(std::move(data), no_data_if(runs == 0));
 }
 
 }  // namespace
 
 void register_validate_domain(Registry& registry) {
+  const auto schema_args =
+      bind(field(&SchemaArgs::quick, {.name = "quick", .type = ParamType::Bool,
+                                      .description = "the quick integrity check instead of the full one (large stores)"}),
+           field(&SchemaArgs::limit, validate::problems_limit_param()));
   registry.add({.domain = "validate", .name = "schema", .gateway = Gateway::Query,
                 .summary = "Check the data rules",
-                .params = {{.name = "quick", .type = ParamType::Bool,
-                            .description = "the quick integrity check instead of the full one (large stores)"},
-                           validate::problems_limit_param()},
+                .params = schema_args.specs(),
                 .returns = "{valid, tasks, total, repairable, byCheck?{check:n}, problems[{check, taskId?, session?, "
                            "message, repairable, fix}], memory?{stale, entries[{id,stale}] (10)}}; repairable problems are what validate.fix repairs. An invalid "
                            "store fails with E_VALIDATION (exit 6), the same report in error.details",
                 .errors = {ErrorCode::Validation},
                 .examples = {{R"({})", "is the store consistent?"}, {R"({"quick":true,"limit":20})", "a faster check"}},
                 .idempotent = true, .tier = 1, .shortcut = "validate", .aliases = {"system.diagnostics"},
-                .handler = schema});
+                .handler = schema_args.handler(schema)});
+  const auto task_args = bind(field(&TaskArgs::id, {.name = "id", .type = ParamType::TaskId, .required = true,
+                                                    .description = "Task id, e.g. T001", .positional = true}));
   registry.add({.domain = "validate", .name = "task", .gateway = Gateway::Query,
                 .summary = "Check one task: fields, timestamps, dependencies, parent",
-                .params = {{.name = "id", .type = ParamType::TaskId, .required = true, .description = "Task id, e.g. T001",
-                            .positional = true}},
+                .params = task_args.specs(),
                 .returns = "{id, valid, problems[{check, taskId, message, repairable, fix}]}; problems fail with "
                            "E_VALIDATION (exit 6), the report in error.details",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001"})", "is T001 sound?"}},
-                .idempotent = true, .tier = 2, .aliases = {"tasks.lint", "tasks.batch-validate"}, .handler = task});
+                .idempotent = true, .tier = 2, .aliases = {"tasks.lint", "tasks.batch-validate"},
+                .handler = task_args.handler(task)});
   validate::register_protocol_operations(registry);
+  const auto fix_args = bind(field(&FixArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
+                                                      .description = "List the repairs without changing anything",
+                                                      .dry_run = true}));
   registry.add({.domain = "validate", .name = "fix", .gateway = Gateway::Mutate,
                 .summary = "Repair what validate.schema finds that is safe to repair",
-                .params = {{.name = "dryRun", .type = ParamType::Bool,
-                            .description = "List the repairs without changing anything", .dry_run = true}},
+                .params = fix_args.specs(),
                 .returns = "{repaired, repairs[{check, taskId?, session?, action}], remaining[problem], valid, dryRun?}; "
                            "E_NO_CHANGE note when there was nothing to repair",
                 .examples = {{R"({"dryRun":true})", "what would be repaired?"}, {R"({})", "repair"}},
-                .tier = 2, .handler = fix});
+                .tier = 2, .handler = fix_args.handler(fix)});
+  const auto compliance_args = bind(
+      field(&ComplianceArgs::id, {.name = "id", .type = ParamType::TaskId, .description = "Only results about this task"}),
+      field(&ComplianceArgs::check, {.name = "check", .type = ParamType::String, .max = 64,
+                                     .description = "Only this check (protocol.research, test.run, …)"}),
+      field(&ComplianceArgs::agent, {.name = "agent", .type = ParamType::String, .max = 200,
+                                     .description = "Only results of this agent (the recording session's agent)"}),
+      field(&ComplianceArgs::by, {.name = "by", .type = ParamType::Enum, .default_json = R"("check")",
+                                  .choices = {"check", "agent", "both"},
+                                  .description = "Sum per check (checks[]), per agent (agents[]), or per check and agent"}),
+      field(&ComplianceArgs::since, {.name = "since", .type = ParamType::String, .max = 40,
+                                     .description = "Only results at or after this: 2026-01-31, a time, today, "
+                                                    "yesterday, or an age (3d, 12h)"}),
+      field(&ComplianceArgs::failures, {.name = "failures", .type = ParamType::Int, .default_json = "5", .min = 0,
+                                        .max = 100, .description = "How many of the latest failures to list"}));
   registry.add({.domain = "validate", .name = "compliance", .gateway = Gateway::Query,
                 .summary = "Summarise recorded protocol-check results per check or agent",
-                .params = {{.name = "id", .type = ParamType::TaskId, .description = "Only results about this task"},
-                           {.name = "check", .type = ParamType::String, .max = 64,
-                            .description = "Only this check (protocol.research, test.run, …)"},
-                           {.name = "agent", .type = ParamType::String, .max = 200,
-                            .description = "Only results of this agent (the recording session's agent)"},
-                           {.name = "by", .type = ParamType::Enum, .default_json = R"("check")",
-                            .choices = {"check", "agent", "both"},
-                            .description = "Sum per check (checks[]), per agent (agents[]), or per check and agent"},
-                           {.name = "since", .type = ParamType::String, .max = 40,
-                            .description = "Only results at or after this: 2026-01-31, a time, today, yesterday, or an age (3d, 12h)"},
-                           {.name = "failures", .type = ParamType::Int, .default_json = "5", .min = 0, .max = 100,
-                            .description = "How many of the latest failures to list"}},
+                .params = compliance_args.specs(),
                 .returns = "{runs, passed, failed, passRate, checks[{check, agent? (by both), runs, passed, failed, "
                            "passRate, averageScore?, lastAt, lastPassed}] (by agent: agents[{agent, …}] instead), "
                            "recentFailures[{check, id?, at, score?, details?, session?, agent?}]}; E_NO_DATA note "
@@ -384,25 +424,27 @@ void register_validate_domain(Registry& registry) {
                              {R"({"id":"T001"})", "results about T001"},
                              {R"({"check":"protocol.implementation","by":"both"})", "each agent's implementation checks"}},
                 .idempotent = true, .tier = 2, .aliases = {"compliance.violations"},
-                .original_names = {"validate.compliance.summary", "system.compliance"}, .handler = compliance});
+                .original_names = {"validate.compliance.summary", "system.compliance"},
+                .handler = compliance_args.handler(compliance)});
+  const auto record_args = bind(
+      field(&RecordArgs::check, {.name = "check", .type = ParamType::String, .min = 1, .max = 64,
+                                 .pattern = "^[a-z0-9][a-z0-9._:-]*$",
+                                 .description = "The check's name, e.g. lint.docs (with protocol: protocol.<name>, "
+                                                "the default)",
+                                 .positional = true}),
+      field(&RecordArgs::passed, {.name = "passed", .type = ParamType::Bool,
+                                  .description = "Whether it passed (required without protocol; not with it)"}),
+      field(&RecordArgs::id, {.name = "id", .type = ParamType::TaskId, .description = "The task it checked"}),
+      field(&RecordArgs::protocol, validate::protocol_param("Run this protocol's check (validate.protocol) and record "
+                                                            "its outcome, graded by the server")),
+      field(&RecordArgs::entry_id, validate::entry_param()), field(&RecordArgs::strict, validate::strict_param()),
+      field(&RecordArgs::score, {.name = "score", .type = ParamType::Int, .min = 0, .max = 100,
+                                 .description = "Grade 0–100 (without protocol)"}),
+      field(&RecordArgs::details, {.name = "details", .type = ParamType::Object,
+                                   .description = "Findings, as a JSON object (without protocol)"}));
   registry.add({.domain = "validate", .name = "compliance.record", .gateway = Gateway::Mutate,
                 .summary = "Record a check's result, or run a protocol check and record it",
-                .params = {{.name = "check", .type = ParamType::String, .min = 1, .max = 64,
-                            .pattern = "^[a-z0-9][a-z0-9._:-]*$",
-                            .description = "The check's name, e.g. lint.docs (with protocol: protocol.<name>, the "
-                                           "default)",
-                            .positional = true},
-                           {.name = "passed", .type = ParamType::Bool,
-                            .description = "Whether it passed (required without protocol; not with it)"},
-                           {.name = "id", .type = ParamType::TaskId, .description = "The task it checked"},
-                           validate::protocol_param("Run this protocol's check (validate.protocol) and record its "
-                                                    "outcome, graded by the server"),
-                           validate::entry_param(),
-                           validate::strict_param(),
-                           {.name = "score", .type = ParamType::Int, .min = 0, .max = 100,
-                            .description = "Grade 0–100 (without protocol)"},
-                           {.name = "details", .type = ParamType::Object,
-                            .description = "Findings, as a JSON object (without protocol)"}},
+                .params = record_args.specs(),
                 .returns = "{recorded, id?, check, passed}; with protocol (or entryId) also {score, report} (as "
                            "validate.protocol's), recorded as check protocol.<name> with the failed rules in its "
                            "details. A failed protocol check is a success with passed:false (and a warning): "
@@ -411,8 +453,8 @@ void register_validate_domain(Registry& registry) {
                 .examples = {{R"({"check":"protocol.implementation","passed":true,"id":"T001","score":90})",
                               "record a passed check"},
                              {R"({"id":"T001","protocol":"decomposition"})", "check T001's decomposition and record it"}},
-                .tier = 2, .external = run_protocol_external, .external_checks_only = true,
-                .handler = compliance_record});
+                .tier = 2, .external = record_args.handler(run_protocol_external), .external_checks_only = true,
+                .handler = record_args.handler(compliance_record)});
 }
 
 }  // namespace ct

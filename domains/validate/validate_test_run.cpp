@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/validate/compliance.h"
@@ -33,22 +33,28 @@ json::Value summary_json(const TestSummary& summary) {
   return out;
 }
 
-Result<Reply> test_run_external(Context& context, const Params& params) {
+struct TestRunArgs {
+  std::optional<std::string> command;
+  std::optional<std::int64_t> timeout_seconds;
+  std::optional<std::string> id;
+};
+
+Result<Reply> test_run_external(Context& context, const TestRunArgs& args) {
   const std::string& configured = context.config->get_string("validate.testCommand");
   if (trim(configured).empty())
     return fail(Error(ErrorCode::CapabilityUnavailable, "validate.test.run: no test command is configured")
                     .with_fix("set one: " + config_set_fix("validate.testCommand", json::Value("ctest --test-dir build")))
                     .with_detail("need", "config:validate.testCommand"));
   // The task the run is for must exist before a long run starts, not only when it is recorded.
-  if (auto id = params.opt_str("id")) {
+  if (const auto& id = args.id) {
     CT_TRY_ASSIGN(std::optional<Task> task, pipeline::read_in_own_transaction(context, [&] {
                     return context.db().get_task(*id);
                   }));
     if (!task) return fail(validate::task_not_found(*id));
   }
   std::vector<std::string> argv;
-  if (auto command = params.opt_str("command")) {
-    auto words = split_command(*command, "command");
+  if (args.command) {
+    auto words = split_command(*args.command, "command");
     if (!words) {
       Error error = std::move(words.error());
       error.code = ErrorCode::Validation;  // a string that does not split into words: a data rule
@@ -62,7 +68,7 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
     argv = std::move(*words);
   }
   const std::int64_t timeout_s =
-      params.opt_integer("timeoutSeconds").value_or(context.config->get_int("validate.testTimeoutSeconds"));
+      args.timeout_seconds.value_or(context.config->get_int("validate.testTimeoutSeconds"));
 
   ProcessSpec spec;
   spec.argv = argv;
@@ -75,9 +81,9 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
     Error error = std::move(ran.error());
     error.code = ErrorCode::EngineFailed;
     error.message = "validate.test.run: " + error.message;
-    error.fix = params.has("command") ? "check the command's first word: it must be a program on PATH or a path"
-                                     : "check validate.testCommand (its first word must be a program on PATH or a "
-                                       "path): " + call("system.config.get", {{"key", "validate.testCommand"}});
+    error.fix = args.command ? "check the command's first word: it must be a program on PATH or a path"
+                             : "check validate.testCommand (its first word must be a program on PATH or a path): " +
+                                   call("system.config.get", {{"key", "validate.testCommand"}});
     return fail(std::move(error).with_detail("command", json::Value::array_of(argv)));
   }
   const ProcessResult& result = *ran;
@@ -104,10 +110,10 @@ Result<Reply> test_run_external(Context& context, const Params& params) {
   if (result.out_truncated || result.err_truncated)
     warnings.push_back("the output was longer than the adapter keeps; the summary was read from what was kept");
   data.set("outputTail", output_tail(output));
-  return Reply{std::move(data), std::move(warnings), {}, {}};
+  return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> test_run(Context& context, const Params& params) {
+Result<Reply> test_run(Context& context, const TestRunArgs& args) {
   if (!context.external) return fail(ErrorCode::Internal, "validate.test.run: the external step did not run");
   Reply reply = std::move(*context.external);
   json::Value details = reply.data;
@@ -116,7 +122,7 @@ Result<Reply> test_run(Context& context, const Params& params) {
   ComplianceRecord record;
   record.at = context.now();
   record.check = std::string(validate::kTestRunCheck);
-  record.task_id = params.opt_str("id").value_or("");
+  record.task_id = args.id.value_or("");
   record.passed = reply.data["passed"].as_bool();
   record.details = details.dump();
   CT_TRY_ASSIGN(json::Value data, store_record(context, record));
@@ -129,18 +135,21 @@ Result<Reply> test_run(Context& context, const Params& params) {
 }  // namespace
 
 void register_validate_test_run(Registry& registry) {
+  const auto args = bind(
+      field(&TestRunArgs::command, {.name = "command", .type = ParamType::String, .min = 1, .max = 2000,
+                                    .description = "Run this instead of validate.testCommand, once (same rules: words, "
+                                                   "no shell). Needs validate.testCommand set: configuring it is the "
+                                                   "project's consent to running programs",
+                                    .single_line = true}),
+      field(&TestRunArgs::timeout_seconds,
+            {.name = "timeoutSeconds", .type = ParamType::Int, .min = 1, .max = 86400,
+             .description = "Stop the run after this long (default validate.testTimeoutSeconds, 600)"}),
+      field(&TestRunArgs::id, {.name = "id", .type = ParamType::TaskId,
+                               .description = "The task the run is for (the testing and implementation protocols read "
+                                              "it)"}));
   registry.add({.domain = "validate", .name = "test.run", .gateway = Gateway::Mutate,
                 .summary = "Run the project's test command and record the outcome",
-                .params = {{.name = "command", .type = ParamType::String, .min = 1, .max = 2000,
-                            .description = "Run this instead of validate.testCommand, once (same rules: words, no "
-                                           "shell). Needs validate.testCommand set: configuring it is the project's "
-                                           "consent to running programs",
-                            .single_line = true},
-                           {.name = "timeoutSeconds", .type = ParamType::Int, .min = 1, .max = 86400,
-                            .description = "Stop the run after this long (default validate.testTimeoutSeconds, 600)"},
-                           {.name = "id", .type = ParamType::TaskId,
-                            .description = "The task the run is for (the testing and implementation protocols read "
-                                           "it)"}},
+                .params = args.specs(),
                 .returns = "{recorded, id?, passed, command[argv], exitCode, signal?, timedOut?, durationMs, "
                            "summary?{format, unit?, passed, failed, skipped, total?, coverage? (percent)}, "
                            "outputTail}; failing tests are a success with passed:false (recorded as check test.run "
@@ -151,7 +160,8 @@ void register_validate_test_run(Registry& registry) {
                              {R"({"timeoutSeconds":120})", "with a shorter limit"}},
                 .engine = EngineKind::Subprocess, .tier = 2,
                 .needs = {"config:validate.testCommand"}, .alternatives = {"validate.schema"},
-                .external = test_run_external, .runs_long = [](const json::Value&) { return true; }, .handler = test_run});
+                .external = args.handler(test_run_external), .runs_long = [](const json::Value&) { return true; },
+                .handler = args.handler(test_run)});
 }
 
 }  // namespace ct

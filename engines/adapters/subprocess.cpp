@@ -168,6 +168,14 @@ std::optional<std::filesystem::path> installed_program(std::string_view program)
 
 namespace {
 
+/// The words of an argv or environment as the C array posix_spawn takes (null-terminated).
+std::vector<char*> c_strings(const std::vector<std::string>& words) {
+  std::vector<char*> out;
+  for (const auto& word : words) out.push_back(const_cast<char*>(word.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
 /// ProcessSpec::attached: the child gets our terminal and we wait for it.
 Result<ProcessResult> run_attached(const ProcessSpec& spec, const std::filesystem::path& program) {
   posix_spawn_file_actions_t actions;
@@ -183,12 +191,8 @@ Result<ProcessResult> run_attached(const ProcessSpec& spec, const std::filesyste
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> argv;
-  for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& entry : spec.env) envp.push_back(const_cast<char*>(entry.c_str()));
-  envp.push_back(nullptr);
+  std::vector<char*> argv = c_strings(spec.argv);
+  std::vector<char*> envp = c_strings(spec.env);
   const auto started = Clock::now();
   pid_t pid = -1;
   int spawned = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
@@ -208,43 +212,43 @@ Result<ProcessResult> run_attached(const ProcessSpec& spec, const std::filesyste
   return result;
 }
 
-}  // namespace
-
-Result<ProcessResult> run_process(const ProcessSpec& spec) {
-  if (spec.argv.empty() || spec.argv.front().empty()) return fail(ErrorCode::Internal, "run_process: no program");
-  auto program = find_program(spec.argv.front(), spec.env);
-  if (!program)
-    return fail(Error(ErrorCode::CapabilityUnavailable, "'" + spec.argv.front() + "' is not installed (not found on PATH)")
-                    .with_fix("install " + spec.argv.front() + " or put it on PATH, then retry")
-                    .with_detail("program", spec.argv.front()));
-  if (spec.attached) return run_attached(spec, *program);
-
+/// The three pipes between this process and a child ([0] the read end, [1] the write end).
+struct Pipes {
   int in[2] = {-1, -1};
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
-  auto close_all = [&] {
+
+  void close_all() {
     for (int* pair : {in, out, err}) {
       close_fd(pair[0]);
       close_fd(pair[1]);
     }
-  };
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    close_all();
+  }
+};
+
+Result<void> open_pipes(Pipes& pipes) {
+  if (::pipe2(pipes.in, O_CLOEXEC) != 0 || ::pipe2(pipes.out, O_CLOEXEC) != 0 || ::pipe2(pipes.err, O_CLOEXEC) != 0) {
+    pipes.close_all();
     return fail(ErrorCode::EngineFailed, std::string("cannot create pipes: ") + std::strerror(errno));
   }
+  return {};
+}
 
+/// Starts the child with the pipes as its 0–2, in its own process group (a time limit ends the
+/// child and whatever it started), with default signal dispositions and an empty mask (this
+/// process may ignore SIGPIPE; the child must not inherit that). The child's ends are closed here,
+/// ours made non-blocking, and the child counted among the running ones.
+Result<pid_t> spawn(const ProcessSpec& spec, const std::filesystem::path& program, Pipes& pipes) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, pipes.in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, pipes.out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipes.err[1], 2);
   // Nothing of ours beyond 0–2 reaches the child, whatever was opened without O_CLOEXEC.
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  // Its own process group (a time limit ends the child and whatever it started), default signal
-  // dispositions and an empty mask (this process may ignore SIGPIPE; the child must not inherit that).
   sigset_t all;
   sigfillset(&all);
   sigset_t none;
@@ -253,122 +257,155 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
-  std::vector<char*> argv;
-  for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& entry : spec.env) envp.push_back(const_cast<char*>(entry.c_str()));
-  envp.push_back(nullptr);
-
-  const auto started = Clock::now();
+  std::vector<char*> argv = c_strings(spec.argv);
+  std::vector<char*> envp = c_strings(spec.env);
   pid_t pid = -1;
-  int spawned = posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(), envp.data());
+  int spawned = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close_fd(in[0]);
-  close_fd(out[1]);
-  close_fd(err[1]);
+  close_fd(pipes.in[0]);
+  close_fd(pipes.out[1]);
+  close_fd(pipes.err[1]);
   if (spawned != 0) {
-    close_all();
+    pipes.close_all();
     return fail(Error(ErrorCode::EngineFailed, "cannot start " + spec.argv.front() + ": " + std::strerror(spawned))
-                    .with_fix("check that " + program->string() + " is executable and that " + spec.cwd.string() +
+                    .with_fix("check that " + program.string() + " is executable and that " + spec.cwd.string() +
                               " exists"));
   }
-  for (int fd : {in[1], out[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  {
-    std::lock_guard lock(running_mutex);
-    running_children.insert(pid);
+  for (int fd : {pipes.in[1], pipes.out[0], pipes.err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  std::lock_guard lock(running_mutex);
+  running_children.insert(pid);
+  return pid;
+}
+
+/// One loop until the child has exited, whatever it did with its descriptors: the pipes are read
+/// (and stdin written) while they are open, the deadline holds until the child is gone (SIGTERM to
+/// its group, SIGKILL after the grace period; a cancel stops it the same way), and the loop ends
+/// when the child has exited and its pipes are closed — or, when something it started still holds
+/// them, kLetGo after it exited.
+class Watch {
+ public:
+  Watch(pid_t pid, const ProcessSpec& spec, Pipes& pipes, Clock::time_point started, ProcessResult& result)
+      : pid_(pid), spec_(spec), pipes_(pipes), result_(result),
+        exit_fd_(open_exit_fd(pid)),  // readable once the child has exited; -1: look every 10 ms
+        deadline_(started + spec.timeout) {
+    if (spec_.stdin_data.empty()) close_fd(pipes_.in[1]);
+  }
+  ~Watch() { close_fd(exit_fd_); }
+  Watch(const Watch&) = delete;
+  Watch& operator=(const Watch&) = delete;
+
+  void run() {
+    for (;;) {
+      if (!exited_ && has_exited(pid_)) {
+        exited_ = true;
+        close_fd(exit_fd_);
+        let_go_ = Clock::now() + kLetGo;
+      }
+      if (exited_ && pipes_.out[0] < 0 && pipes_.err[0] < 0) break;
+      const auto now = Clock::now();
+      if (exited_ && now >= let_go_) break;  // something it started still holds the pipes: killed after
+      if (stop_when_due(now)) continue;
+      transfer(now);
+    }
   }
 
-  ProcessResult result;
-  SigpipeBlock block;
-  std::size_t written = 0;
-  if (spec.stdin_data.empty()) close_fd(in[1]);
-  // One loop until the child has exited, whatever it did with its descriptors: the pipes are
-  // read while they are open, the deadline holds until the child is gone (SIGTERM to its group,
-  // SIGKILL after the grace period), and the child is reaped only after its group was killed.
-  int exit_fd = open_exit_fd(pid);  // readable once the child has exited; -1: look every 10 ms
-  auto deadline = started + spec.timeout;  // the next step of stopping it
-  bool terminated = false;                 // SIGTERM sent
-  bool exited = false;                     // the child has exited (a zombie: its pid and group id stay ours)
-  Clock::time_point let_go{};              // by then, what it left behind must have let go of the pipes
-  char buffer[65536];
-  for (;;) {
-    if (!exited && has_exited(pid)) {
-      exited = true;
-      close_fd(exit_fd);
-      let_go = Clock::now() + kLetGo;
+ private:
+  /// A cancel (its caller gave up on it: an MCP task cancelled) or the deadline: the next signal,
+  /// and the next deadline. True when one was sent.
+  bool stop_when_due(Clock::time_point now) {
+    if (exited_) return false;
+    if (!terminated_ && cancel_requested()) {
+      result_.cancelled = true;
+      terminated_ = true;
+      signal_child(pid_, SIGTERM);
+      deadline_ = now + spec_.grace;
+      return true;
     }
-    if (exited && out[0] < 0 && err[0] < 0) break;
-    const auto now = Clock::now();
-    if (exited && now >= let_go) break;  // something it started still holds the pipes: killed below
-    if (!exited && !terminated && cancel_requested()) {
-      // Its caller gave up on it (an MCP task cancelled): stopped as at its time limit.
-      result.cancelled = true;
-      terminated = true;
-      signal_child(pid, SIGTERM);
-      deadline = now + spec.grace;
-      continue;
+    if (now < deadline_) return false;
+    if (!terminated_) {
+      result_.timed_out = true;
+      terminated_ = true;
+      signal_child(pid_, SIGTERM);
+      deadline_ = now + spec_.grace;
+    } else {
+      signal_child(pid_, SIGKILL);  // again each second until the kernel has ended it
+      deadline_ = now + std::chrono::seconds(1);
     }
-    if (!exited && now >= deadline) {
-      if (!terminated) {
-        result.timed_out = true;
-        terminated = true;
-        signal_child(pid, SIGTERM);
-        deadline = now + spec.grace;
-      } else {
-        signal_child(pid, SIGKILL);  // again each second until the kernel has ended it
-        deadline = now + std::chrono::seconds(1);
-      }
-      continue;
-    }
+    return true;
+  }
+
+  /// Waits for a pipe (or the child's exit) at most until the next deadline, and 100 ms between
+  /// looks at the cancel flag; then moves what it can.
+  void transfer(Clock::time_point now) {
     pollfd fds[4];
     nfds_t count = 0;
-    for (int fd : {out[0], err[0]})
+    for (int fd : {pipes_.out[0], pipes_.err[0]})
       if (fd >= 0) fds[count++] = {fd, POLLIN, 0};
-    if (in[1] >= 0) fds[count++] = {in[1], POLLOUT, 0};
-    if (exit_fd >= 0) fds[count++] = {exit_fd, POLLIN, 0};
-    const auto until = exited ? let_go : deadline;
+    if (pipes_.in[1] >= 0) fds[count++] = {pipes_.in[1], POLLOUT, 0};
+    if (exit_fd_ >= 0) fds[count++] = {exit_fd_, POLLIN, 0};
+    const auto until = exited_ ? let_go_ : deadline_;
     long long wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
-    if (!exited && exit_fd < 0) wait = std::min(wait, 10LL);
-    // At most 100 ms between looks at the cancel flag.
+    if (!exited_ && exit_fd_ < 0) wait = std::min(wait, 10LL);
     int ready = ::poll(fds, count, static_cast<int>(std::min(wait, 100LL)));
     if (ready < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) return;
       // Cannot wait on the pipes any more: stop reading them, keep the deadline.
-      close_fd(out[0]);
-      close_fd(err[0]);
-      close_fd(in[1]);
-      continue;
+      close_fd(pipes_.out[0]);
+      close_fd(pipes_.err[0]);
+      close_fd(pipes_.in[1]);
+      return;
     }
     for (nfds_t i = 0; i < count; ++i) {
-      if (fds[i].revents == 0 || fds[i].fd == exit_fd) continue;  // the loop's head looks at the child
-      if (fds[i].fd == in[1]) {
-        ssize_t n = ::write(in[1], spec.stdin_data.data() + written, spec.stdin_data.size() - written);
-        if (n > 0) written += static_cast<std::size_t>(n);
-        if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == spec.stdin_data.size() ||
-            (fds[i].revents & (POLLERR | POLLHUP)))
-          close_fd(in[1]);  // done, or the child closed its stdin early
-        continue;
-      }
-      const bool is_out = fds[i].fd == out[0];
-      ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        std::string& sink = is_out ? result.out : result.err;
-        const std::size_t cap = is_out ? spec.max_stdout : spec.max_stderr;
-        const std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
-        sink.append(buffer, std::min(room, static_cast<std::size_t>(n)));
-        if (static_cast<std::size_t>(n) > room) (is_out ? result.out_truncated : result.err_truncated) = true;
-      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        close_fd(is_out ? out[0] : err[0]);
+      if (fds[i].revents == 0 || fds[i].fd == exit_fd_) continue;  // the loop's head looks at the child
+      if (fds[i].fd == pipes_.in[1]) {
+        write_stdin(fds[i].revents);
+      } else {
+        read_output(fds[i].fd);
       }
     }
   }
-  close_all();
-  close_fd(exit_fd);
-  // Whatever it left behind in its group goes too — before the child is reaped, while its zombie
-  // keeps the group's id from being reused. Then reaping cannot block: it has exited.
+
+  void write_stdin(short revents) {
+    ssize_t n = ::write(pipes_.in[1], spec_.stdin_data.data() + written_, spec_.stdin_data.size() - written_);
+    if (n > 0) written_ += static_cast<std::size_t>(n);
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || written_ == spec_.stdin_data.size() ||
+        (revents & (POLLERR | POLLHUP)))
+      close_fd(pipes_.in[1]);  // done, or the child closed its stdin early
+  }
+
+  /// What the child wrote, up to the spec's cap (the rest is dropped and said).
+  void read_output(int fd) {
+    const bool is_out = fd == pipes_.out[0];
+    ssize_t n = ::read(fd, buffer_, sizeof buffer_);
+    if (n > 0) {
+      std::string& sink = is_out ? result_.out : result_.err;
+      const std::size_t cap = is_out ? spec_.max_stdout : spec_.max_stderr;
+      const std::size_t room = sink.size() < cap ? cap - sink.size() : 0;
+      sink.append(buffer_, std::min(room, static_cast<std::size_t>(n)));
+      if (static_cast<std::size_t>(n) > room) (is_out ? result_.out_truncated : result_.err_truncated) = true;
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      close_fd(is_out ? pipes_.out[0] : pipes_.err[0]);
+    }
+  }
+
+  pid_t pid_;
+  const ProcessSpec& spec_;
+  Pipes& pipes_;
+  ProcessResult& result_;
+  SigpipeBlock block_;
+  int exit_fd_;
+  Clock::time_point deadline_;   // the next step of stopping it
+  bool terminated_ = false;      // SIGTERM sent
+  bool exited_ = false;          // the child has exited (a zombie: its pid and group id stay ours)
+  Clock::time_point let_go_{};   // by then, what it left behind must have let go of the pipes
+  std::size_t written_ = 0;      // of stdin_data
+  char buffer_[65536];
+};
+
+/// Whatever the child left behind in its group goes too — before the child is reaped, while its
+/// zombie keeps the group's id from being reused. Then reaping cannot block: it has exited.
+void reap(pid_t pid, Clock::time_point started, ProcessResult& result) {
   ::kill(-pid, SIGKILL);
   {
     std::lock_guard lock(running_mutex);
@@ -386,6 +423,29 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   } else if (WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
   }
+}
+
+}  // namespace
+
+Result<ProcessResult> run_process(const ProcessSpec& spec) {
+  if (spec.argv.empty() || spec.argv.front().empty()) return fail(ErrorCode::Internal, "run_process: no program");
+  auto program = find_program(spec.argv.front(), spec.env);
+  if (!program)
+    return fail(Error(ErrorCode::CapabilityUnavailable, "'" + spec.argv.front() + "' is not installed (not found on PATH)")
+                    .with_fix("install " + spec.argv.front() + " or put it on PATH, then retry")
+                    .with_detail("program", spec.argv.front()));
+  if (spec.attached) return run_attached(spec, *program);
+  Pipes pipes;
+  CT_TRY(open_pipes(pipes));
+  const auto started = Clock::now();
+  CT_TRY_ASSIGN(pid_t pid, spawn(spec, *program, pipes));
+  ProcessResult result;
+  {
+    Watch watch(pid, spec, pipes, started, result);
+    watch.run();
+  }
+  pipes.close_all();
+  reap(pid, started, result);
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "engines/project/config.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -45,8 +46,10 @@ std::string check_inside_project(std::string_view text) {
 // research.manifestFile is only read, and its check keeps it inside the project. The workflow rules
 // (session., lifecycle., verification.) shape how agents work inside the project and are theirs to
 // tune; limits and timeouts bound what runs, they add nothing to it.
-std::vector<ConfigKey>& key_table() {
-  static std::vector<ConfigKey> keys = {
+
+/// The store, its replies, backups, sessions and the project's edge.
+std::vector<ConfigKey> store_keys() {
+  return {
       {"hierarchy.maxDepth", json::Type::Int, "3", 1, 3, {},
        "Deepest task hierarchy allowed: 1 = flat, 3 = epic > task > subtask"},
       {"hierarchy.maxSiblings", json::Type::Int, "0", 0, 100000, {},
@@ -90,6 +93,13 @@ std::vector<ConfigKey>& key_table() {
        "Plug-in engines: \"domain.operation\" → {command:[argv…], gateway?, summary?, params?, timeoutSeconds?} "
        "(capability/README.md); edit config.json, then restart servers",
        SetBy::People},
+  };
+}
+
+/// What operations run (release, validate, issues, orchestrator), the analyses' thresholds and the
+/// workflow rules (lifecycle, verification, approval, memory).
+std::vector<ConfigKey> work_keys() {
+  return {
       {"release.gates", json::Type::Array, "[]", 0, 20, {},
        "Commands release.ship runs first, each an argv array run without a shell: [[\"make\",\"test\"]]",
        SetBy::People},
@@ -165,6 +175,15 @@ std::vector<ConfigKey>& key_table() {
       {"memory.promptEntries", json::Type::Int, "5", 0, 20, {},
        "Memory entries a spawn prompt and a session briefing carry for the task at hand (0 = none)"},
   };
+}
+
+std::vector<ConfigKey>& key_table() {
+  static std::vector<ConfigKey> keys = [] {
+    std::vector<ConfigKey> all = store_keys();
+    std::vector<ConfigKey> work = work_keys();
+    all.insert(all.end(), std::make_move_iterator(work.begin()), std::make_move_iterator(work.end()));
+    return all;
+  }();
   return keys;
 }
 
@@ -218,6 +237,54 @@ std::string describe(const json::Value& value) {
 
 /// Checks `value` against the key's type and limits. The error carries `code`; the caller adds
 /// the fix (which differs between loading a file and setting one key).
+/// An Array key: a list of names checked by the key's owner, or of the key's choices (each at most
+/// once), or of commands (each an argv array, program first, never a shell line); at most key.max.
+Result<void> validate_list(const ConfigKey& key, const json::Value& value, ErrorCode code, std::string prefix) {
+  bool ok = value.is_array() && static_cast<std::int64_t>(value.size()) <= key.max;
+  if (ok && key.choices.empty() && key.check) {
+    // A list of names, each checked by the key's owner, each at most once.
+    std::vector<std::string> seen;
+    for (const auto& item : value.as_array()) {
+      if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end())
+        return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      if (std::string problem = key.check(item.as_string()); !problem.empty())
+        return fail(Error(code, "config key '" + std::string(key.name) + "': " + echo(item.as_string()) + " " +
+                                    problem)
+                        .with_detail("key", std::string(key.name)));
+      seen.push_back(item.as_string());
+    }
+    return {};
+  }
+  if (ok && !key.choices.empty()) {
+    // A list of names from the key's choices, each at most once.
+    std::vector<std::string> seen;
+    for (const auto& item : value.as_array()) {
+      if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end()) {
+        ok = false;
+        break;
+      }
+      if (std::find(key.choices.begin(), key.choices.end(), item.as_string()) == key.choices.end()) {
+        std::vector<std::string> choices(key.choices.begin(), key.choices.end());
+        return fail(Error(code, std::move(prefix))
+                        .with_detail("key", std::string(key.name))
+                        .with_choices(item.as_string(), choices));
+      }
+      seen.push_back(item.as_string());
+    }
+    if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+    return {};
+  }
+  // A list of commands: each an argv array (program first), never a shell line.
+  if (ok)
+    for (const auto& command : value.as_array()) {
+      ok = ok && command.is_array() && command.size() > 0;
+      if (ok)
+        for (const auto& word : command.as_array()) ok = ok && word.is_string() && !word.as_string().empty();
+    }
+  if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+  return {};
+}
+
 Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode code) {
   std::string prefix = "config key '" + std::string(key.name) + "' must be " + expectation(key) + " (got " +
                        describe(value) + ")";
@@ -233,51 +300,8 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
     case json::Type::Bool:
       if (!value.is_bool()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
       return {};
-    case json::Type::Array: {
-      bool ok = value.is_array() && static_cast<std::int64_t>(value.size()) <= key.max;
-      if (ok && key.choices.empty() && key.check) {
-        // A list of names, each checked by the key's owner, each at most once.
-        std::vector<std::string> seen;
-        for (const auto& item : value.as_array()) {
-          if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end())
-            return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
-          if (std::string problem = key.check(item.as_string()); !problem.empty())
-            return fail(Error(code, "config key '" + std::string(key.name) + "': " + echo(item.as_string()) + " " +
-                                        problem)
-                            .with_detail("key", std::string(key.name)));
-          seen.push_back(item.as_string());
-        }
-        return {};
-      }
-      if (ok && !key.choices.empty()) {
-        // A list of names from the key's choices, each at most once.
-        std::vector<std::string> seen;
-        for (const auto& item : value.as_array()) {
-          if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end()) {
-            ok = false;
-            break;
-          }
-          if (std::find(key.choices.begin(), key.choices.end(), item.as_string()) == key.choices.end()) {
-            std::vector<std::string> choices(key.choices.begin(), key.choices.end());
-            return fail(Error(code, std::move(prefix))
-                            .with_detail("key", std::string(key.name))
-                            .with_choices(item.as_string(), choices));
-          }
-          seen.push_back(item.as_string());
-        }
-        if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
-        return {};
-      }
-      // A list of commands: each an argv array (program first), never a shell line.
-      if (ok)
-        for (const auto& command : value.as_array()) {
-          ok = ok && command.is_array() && command.size() > 0;
-          if (ok)
-            for (const auto& word : command.as_array()) ok = ok && word.is_string() && !word.as_string().empty();
-        }
-      if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
-      return {};
-    }
+    case json::Type::Array:
+      return validate_list(key, value, code, std::move(prefix));
     case json::Type::String: {
       if (!value.is_string()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
       if (key.check) {

@@ -162,44 +162,53 @@ std::vector<std::string> Graph::outside_dependencies(const std::vector<GraphTask
   return {outside.begin(), outside.end()};
 }
 
-Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, TaskStatus, std::less<>>& outside,
-                   const GraphOptions& options) {
-  Graph g;
-  g.tasks = std::move(tasks);
-  g.outside_ = outside;
-  const std::size_t n = g.tasks.size();
-  g.index_.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) g.index_.emplace(g.tasks[i].id, i);
+namespace {
 
-  std::vector<bool> unfinished(n);
-  std::vector<std::vector<std::size_t>> deps(n), dependents(n);
+/// The dependency edges inside the set, both ways (each once), and which tasks are unfinished.
+struct Edges {
+  std::vector<std::vector<std::size_t>> deps, dependents;
+  std::vector<bool> unfinished;
+};
+
+/// The edges, the counts by status, the tasks with open children and each one's direct
+/// dependents.
+Edges link_tasks(Graph& g) {
+  const std::size_t n = g.tasks.size();
+  Edges e;
+  e.unfinished.resize(n);
+  e.deps.resize(n);
+  e.dependents.resize(n);
   g.open_children.assign(n, false);
   for (std::size_t i = 0; i < n; ++i) {
     const GraphTask& task = g.tasks[i];
-    unfinished[i] = is_unfinished(task.status);
+    e.unfinished[i] = is_unfinished(task.status);
     ++g.counts[task.status];
     for (const auto& dep : task.depends) {
-      auto found = g.index_.find(dep);
-      if (found == g.index_.end()) continue;
-      if (std::find(deps[i].begin(), deps[i].end(), found->second) != deps[i].end()) continue;
-      deps[i].push_back(found->second);
-      dependents[found->second].push_back(i);
+      auto found = g.index_of(dep);
+      if (!found) continue;
+      if (std::find(e.deps[i].begin(), e.deps[i].end(), *found) != e.deps[i].end()) continue;
+      e.deps[i].push_back(*found);
+      e.dependents[*found].push_back(i);
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (!unfinished[i] || g.tasks[i].parent.empty()) continue;
-    auto parent = g.index_.find(g.tasks[i].parent);
-    if (parent != g.index_.end()) g.open_children[parent->second] = true;
+    if (!e.unfinished[i] || g.tasks[i].parent.empty()) continue;
+    if (auto parent = g.index_of(g.tasks[i].parent)) g.open_children[*parent] = true;
   }
   g.dependents.resize(n);
-  for (std::size_t i = 0; i < n; ++i) g.dependents[i] = static_cast<int>(dependents[i].size());
+  for (std::size_t i = 0; i < n; ++i) g.dependents[i] = static_cast<int>(e.dependents[i].size());
+  return e;
+}
 
-  // Waves by Kahn's algorithm; what it never reaches is in a cycle or behind one.
+/// Waves by Kahn's algorithm; what it never reaches is in a cycle or behind one (wave -1, its
+/// cycles named). The topological order it found.
+std::vector<std::size_t> place_in_waves(Graph& g, const Edges& e) {
+  const std::size_t n = g.tasks.size();
   g.wave.assign(n, -1);
   std::vector<std::size_t> missing(n), order;
   order.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    missing[i] = deps[i].size();
+    missing[i] = e.deps[i].size();
     if (missing[i] == 0) {
       g.wave[i] = 0;
       order.push_back(i);
@@ -207,7 +216,7 @@ Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, Tas
   }
   for (std::size_t head = 0; head < order.size(); ++head) {
     std::size_t node = order[head];
-    for (auto next : dependents[node]) {
+    for (auto next : e.dependents[node]) {
       g.wave[next] = std::max(g.wave[next], g.wave[node] + 1);
       if (--missing[next] == 0) order.push_back(next);
     }
@@ -221,7 +230,7 @@ Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, Tas
         g.wave[i] = -1;
         rest.push_back(i);
       }
-    for (const auto& group : find_cycles(rest, deps, n)) {
+    for (const auto& group : find_cycles(rest, e.deps, n)) {
       std::vector<std::string> ids;
       for (auto node : group) ids.push_back(g.tasks[node].id);
       g.cycles.push_back(std::move(ids));
@@ -232,23 +241,19 @@ Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, Tas
     if (static_cast<std::size_t>(g.wave[i]) >= g.waves.size()) g.waves.resize(static_cast<std::size_t>(g.wave[i]) + 1);
     g.waves[static_cast<std::size_t>(g.wave[i])].push_back(i);
   }
+  return order;
+}
 
-  // Ready: pending, nothing unfinished before it, and no open children (their work comes first).
-  g.ready.assign(n, false);
-  for (std::size_t i = 0; i < n; ++i)
-    g.ready[i] = g.tasks[i].status == TaskStatus::Pending && !g.open_children[i] && g.waiting_on(i).empty();
-
-  // The critical path: the longest chain of unfinished tasks, in topological order.
-  std::vector<std::size_t> topo_open;
-  for (auto node : order)
-    if (unfinished[node]) topo_open.push_back(node);
+/// The critical path: the longest chain of unfinished tasks (`topo_open`: in topological order).
+void find_critical_path(Graph& g, const Edges& e, const std::vector<std::size_t>& topo_open) {
+  const std::size_t n = g.tasks.size();
   std::vector<std::size_t> length(n, 0);
   std::vector<std::optional<std::size_t>> previous(n);
   std::optional<std::size_t> last;
   for (auto node : topo_open) {
     length[node] = 1;
-    for (auto dep : deps[node])
-      if (unfinished[dep] && length[dep] + 1 > length[node]) {
+    for (auto dep : e.deps[node])
+      if (e.unfinished[dep] && length[dep] + 1 > length[node]) {
         length[node] = length[dep] + 1;
         previous[node] = dep;
       }
@@ -259,11 +264,11 @@ Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, Tas
   g.on_critical_path.assign(n, false);
   if (g.critical_path.size() >= 2)
     for (auto node : g.critical_path) g.on_critical_path[node] = true;
+}
 
-  g.leverage.assign(n, 0);
-  count_leverage(topo_open, dependents, unfinished, g.leverage);
-
-  for (std::size_t i = 0; i < n; ++i) {
+/// Pending and blocked tasks untouched for longer than their limit, the oldest first.
+void find_stale(Graph& g, const GraphOptions& options) {
+  for (std::size_t i = 0; i < g.tasks.size(); ++i) {
     const GraphTask& task = g.tasks[i];
     int limit = task.status == TaskStatus::Pending   ? options.stale_pending_days
                 : task.status == TaskStatus::Blocked ? options.stale_blocked_days
@@ -273,6 +278,31 @@ Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, Tas
     if (days > limit) g.stale.push_back({i, days});
   }
   std::stable_sort(g.stale.begin(), g.stale.end(), [](const StaleTask& a, const StaleTask& b) { return a.days > b.days; });
+}
+
+}  // namespace
+
+Graph Graph::build(std::vector<GraphTask> tasks, const std::map<std::string, TaskStatus, std::less<>>& outside,
+                   const GraphOptions& options) {
+  Graph g;
+  g.tasks = std::move(tasks);
+  g.outside_ = outside;
+  const std::size_t n = g.tasks.size();
+  g.index_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) g.index_.emplace(g.tasks[i].id, i);
+  const Edges edges = link_tasks(g);
+  const std::vector<std::size_t> order = place_in_waves(g, edges);
+  // Ready: pending, nothing unfinished before it, and no open children (their work comes first).
+  g.ready.assign(n, false);
+  for (std::size_t i = 0; i < n; ++i)
+    g.ready[i] = g.tasks[i].status == TaskStatus::Pending && !g.open_children[i] && g.waiting_on(i).empty();
+  std::vector<std::size_t> topo_open;
+  for (auto node : order)
+    if (edges.unfinished[node]) topo_open.push_back(node);
+  find_critical_path(g, edges, topo_open);
+  g.leverage.assign(n, 0);
+  count_leverage(topo_open, edges.dependents, edges.unfinished, g.leverage);
+  find_stale(g, options);
   return g;
 }
 

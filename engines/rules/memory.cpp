@@ -1,7 +1,6 @@
 #include "engines/rules/memory.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -220,34 +219,6 @@ std::optional<Staleness> staleness(const MemoryEntry& entry, const fs::path& roo
   return std::nullopt;
 }
 
-Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match, bool stale, TimeMs now) {
-  Ranked ranked;
-  ranked.text = text_match;
-  for (const auto& file : scope.files) {
-    int best = 0;
-    for (const auto& path : entry.files) best = std::max(best, scope_match(path, file));
-    ranked.scope += best == 2 ? 3.0 : best == 1 ? 2.0 : 0.0;
-  }
-  for (const auto& label : scope.labels)
-    for (const auto& mine : entry.labels)
-      if (to_lower_ascii(mine) == to_lower_ascii(label)) ranked.scope += 1.0;
-  for (const auto& task : scope.tasks)
-    if (entry.source_task == task || std::find(entry.tasks.begin(), entry.tasks.end(), task) != entry.tasks.end())
-      ranked.scope += 3.0;
-  for (const auto& epic : scope.epics)
-    if (entry.epic == epic) ranked.scope += 1.5;
-  double score = ranked.text + ranked.scope;
-  if (!entry.verified_by.empty()) score += 0.5;
-  score += 0.3 * std::log1p(static_cast<double>(entry.applied_count)) -
-           0.2 * std::log1p(static_cast<double>(entry.ignored_count));
-  const double age_days = static_cast<double>(std::max<TimeMs>(0, now - entry.updated_at)) / 86'400'000.0;
-  score += 0.5 * std::exp2(-age_days / 90.0);
-  if (entry.confidence) score *= 0.75 + 0.25 * std::clamp(*entry.confidence, 0.0, 1.0);
-  if (stale) score *= 0.5;
-  ranked.score = score;
-  return ranked;
-}
-
 double similarity(const MemoryEntry& a, const MemoryEntry& b) {
   const auto left = words(a.title + " " + a.body);
   const auto right = words(b.title + " " + b.body);
@@ -312,18 +283,89 @@ std::string to_markdown(const std::vector<MemoryEntry>& entries) {
   return out;
 }
 
+namespace {
+
+/// E_VALIDATION naming the line of a memory file that cannot be read.
+std::unexpected<Error> bad_line(int line, std::string why) {
+  return fail(Error(ErrorCode::Validation, "line " + std::to_string(line) + ": " + why)
+                  .with_fix("keep the layout `ct memory export` writes: ## Kinds, ### Mnnn title, - key: value lines, "
+                            "then the body")
+                  .with_detail("line", static_cast<std::int64_t>(line)));
+}
+
+/// An entry's `### Mnnn title` heading (`rest` after the hashes): its id in its one spelling (M01
+/// and M0001 are M001) and its title, of `kind`.
+Result<MemoryEntry> read_heading(std::string_view rest, const std::string& kind, int line) {
+  const auto space = rest.find(' ');
+  MemoryEntry entry;
+  const std::string id(rest.substr(0, space));
+  auto number = memory_number(id);
+  if (!number) return bad_line(line, "'" + clip(id, 40) + "' is not an entry id (M001)");
+  if (*number > kMaxMemoryNumber)
+    return bad_line(line, "'" + clip(id, 40) + "' is beyond the last entry id (M" + std::to_string(kMaxMemoryNumber) + ")");
+  entry.id = memory_id(*number);
+  entry.title = space == std::string_view::npos ? std::string() : std::string(trim(rest.substr(space + 1)));
+  if (entry.title.empty()) return bad_line(line, entry.id + " has no title");
+  entry.kind = kind;
+  return entry;
+}
+
+/// One `- key: value` line of an entry's fields.
+Result<void> read_field(std::string_view line, MemoryEntry& entry, int number) {
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return bad_line(number, "a field line without ':'");
+  const std::string key(trim(line.substr(2, colon - 2)));
+  const std::string value(trim(line.substr(colon + 1)));
+  auto list = [&] {
+    std::vector<std::string> items;
+    for (auto& item : split_list(value, ',')) {
+      std::string trimmed(trim(item));
+      if (!trimmed.empty()) items.push_back(std::move(trimmed));
+    }
+    return items;
+  };
+  if (key == "status") {
+    if (std::find(kStatuses.begin(), kStatuses.end(), value) == kStatuses.end())
+      return bad_line(number, "status '" + value + "' is not one of active, proposed, superseded, retracted");
+    entry.status = value;
+  } else if (key == "files") entry.files = list();
+  else if (key == "labels") entry.labels = list();
+  else if (key == "tasks") entry.tasks = list();
+  else if (key == "epic") entry.epic = value;
+  else if (key == "confidence") {
+    char* end = nullptr;
+    const double confidence = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !(confidence >= 0 && confidence <= 1))
+      return bad_line(number, "confidence '" + value + "' is not a number from 0 to 1");
+    entry.confidence = confidence;
+  } else if (key == "verified-by") entry.verified_by = value;
+  else if (key == "verified-at" || key == "created") {
+    auto at = parse_iso8601(value);
+    if (!at) return bad_line(number, key + " '" + value + "' is not a time (2026-11-27T10:00:00Z)");
+    if (key == "created") entry.created_at = *at;
+    else entry.verified_at = *at;
+  } else if (key == "source-agent") entry.source_agent = value;
+  else if (key == "source-session") entry.source_session = value;
+  else if (key == "source-task") entry.source_task = value;
+  else if (key == "supersedes" || key == "superseded-by") {
+    auto id = memory_number(value);
+    if (!value.empty() && (!id || *id > kMaxMemoryNumber))
+      return bad_line(number, key + " '" + clip(value, 40) + "' is not an entry id (M001)");
+    (key == "supersedes" ? entry.supersedes : entry.superseded_by) = value.empty() ? value : memory_id(*id);
+  }
+  else if (key == "reason") entry.reason = value;
+  else return bad_line(number, "unknown field '" + key + "'");
+  return {};
+}
+
+}  // namespace
+
 Result<std::vector<MemoryEntry>> from_markdown(std::string_view text) {
   std::vector<MemoryEntry> entries;
   std::string kind;
   int line_number = 0;
   bool in_fields = false;
   bool in_comment = false;
-  auto bad = [&](std::string why) {
-    return fail(Error(ErrorCode::Validation, "line " + std::to_string(line_number) + ": " + why)
-                    .with_fix("keep the layout `ct memory export` writes: ## Kinds, ### Mnnn title, - key: value lines, "
-                              "then the body")
-                    .with_detail("line", static_cast<std::int64_t>(line_number)));
-  };
   auto finish_body = [&] {
     if (entries.empty()) return;
     std::string& body = entries.back().body;
@@ -345,81 +387,28 @@ Result<std::vector<MemoryEntry>> from_markdown(std::string_view text) {
       std::string heading = to_lower_ascii(trim(line.substr(3)));
       if (heading.ends_with("s")) heading.pop_back();
       if (std::find(kKinds.begin(), kKinds.end(), heading) == kKinds.end())
-        return bad("'" + std::string(trim(line.substr(3))) + "' is not a kind of entry (Decisions, Conventions, "
-                   "Learnings, Risks, Patterns, Observations)");
+        return bad_line(line_number, "'" + std::string(trim(line.substr(3))) + "' is not a kind of entry (Decisions, "
+                        "Conventions, Learnings, Risks, Patterns, Observations)");
       kind = heading;
       in_fields = false;
       continue;
     }
     if (line.starts_with("### ")) {
       finish_body();
-      if (kind.empty()) return bad("an entry before its kind's ## heading");
-      std::string_view rest = trim(line.substr(4));
-      const auto space = rest.find(' ');
-      MemoryEntry entry;
-      const std::string id(rest.substr(0, space));
-      auto number = memory_number(id);
-      if (!number) return bad("'" + clip(id, 40) + "' is not an entry id (M001)");
-      if (*number > kMaxMemoryNumber)
-        return bad("'" + clip(id, 40) + "' is beyond the last entry id (M" + std::to_string(kMaxMemoryNumber) + ")");
-      entry.id = memory_id(*number);  // its one spelling: M01 and M0001 are M001
-      entry.title = space == std::string_view::npos ? std::string() : std::string(trim(rest.substr(space + 1)));
-      if (entry.title.empty()) return bad(entry.id + " has no title");
-      entry.kind = kind;
+      if (kind.empty()) return bad_line(line_number, "an entry before its kind's ## heading");
+      CT_TRY_ASSIGN(MemoryEntry entry, read_heading(trim(line.substr(4)), kind, line_number));
       entries.push_back(std::move(entry));
       in_fields = true;
       continue;
     }
     if (entries.empty()) {
-      if (!trim(line).empty()) return bad("text before the first entry");
+      if (!trim(line).empty()) return bad_line(line_number, "text before the first entry");
       continue;
     }
     MemoryEntry& entry = entries.back();
     if (in_fields && trim(line).empty()) continue;  // blank lines around the fields
     if (in_fields && line.starts_with("- ")) {
-      const auto colon = line.find(':');
-      if (colon == std::string_view::npos) return bad("a field line without ':'");
-      const std::string key(trim(line.substr(2, colon - 2)));
-      const std::string value(trim(line.substr(colon + 1)));
-      auto list = [&] {
-        std::vector<std::string> items;
-        for (auto& item : split_list(value, ',')) {
-          std::string trimmed(trim(item));
-          if (!trimmed.empty()) items.push_back(std::move(trimmed));
-        }
-        return items;
-      };
-      if (key == "status") {
-        if (std::find(kStatuses.begin(), kStatuses.end(), value) == kStatuses.end())
-          return bad("status '" + value + "' is not one of active, proposed, superseded, retracted");
-        entry.status = value;
-      } else if (key == "files") entry.files = list();
-      else if (key == "labels") entry.labels = list();
-      else if (key == "tasks") entry.tasks = list();
-      else if (key == "epic") entry.epic = value;
-      else if (key == "confidence") {
-        char* end = nullptr;
-        const double number = std::strtod(value.c_str(), &end);
-        if (value.empty() || end != value.c_str() + value.size() || !(number >= 0 && number <= 1))
-          return bad("confidence '" + value + "' is not a number from 0 to 1");
-        entry.confidence = number;
-      } else if (key == "verified-by") entry.verified_by = value;
-      else if (key == "verified-at" || key == "created") {
-        auto at = parse_iso8601(value);
-        if (!at) return bad(key + " '" + value + "' is not a time (2026-11-27T10:00:00Z)");
-        if (key == "created") entry.created_at = *at;
-        else entry.verified_at = *at;
-      } else if (key == "source-agent") entry.source_agent = value;
-      else if (key == "source-session") entry.source_session = value;
-      else if (key == "source-task") entry.source_task = value;
-      else if (key == "supersedes" || key == "superseded-by") {
-        auto number = memory_number(value);
-        if (!value.empty() && (!number || *number > kMaxMemoryNumber))
-          return bad(key + " '" + clip(value, 40) + "' is not an entry id (M001)");
-        (key == "supersedes" ? entry.supersedes : entry.superseded_by) = value.empty() ? value : memory_id(*number);
-      }
-      else if (key == "reason") entry.reason = value;
-      else return bad("unknown field '" + key + "'");
+      CT_TRY(read_field(line, entry, line_number));
       continue;
     }
     in_fields = false;

@@ -1,6 +1,7 @@
 // The rules of project memory (the memory domain, engines/store/memory_store.h keeps the rows):
-// what an entry may hold, its content hash, the keys that find it, how a find ranks entries, when
-// an entry has gone stale, which entries nearly repeat another, and the Markdown a team reviews.
+// what an entry may hold, its content hash, the keys that find it, when an entry has gone stale,
+// which entries nearly repeat another, and the Markdown a team reviews. How a find ranks entries
+// is memory_find.h's.
 //
 // Keys (engines/store/memory_store.h: memory_keys) are byte strings with a one-letter prefix:
 //   w:<word>   a word of the title or body (lowercase ASCII letters and digits; other bytes kept)
@@ -86,27 +87,6 @@ struct Staleness {
 std::optional<Staleness> staleness(const MemoryEntry& entry, const std::filesystem::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
                                    FileHashes& hasher);
-
-/// What a find looks for: words, and the scope of the work at hand.
-struct FindScope {
-  std::vector<std::string> words;
-  std::vector<std::string> files;
-  std::vector<std::string> labels;
-  std::vector<std::string> tasks;
-  std::vector<std::string> epics;
-};
-/// A found entry's standing: how well its text matched (each query word's rarity, 0 when no words
-/// were given), whether it is stale, and the score the ranking sorts by.
-struct Ranked {
-  double text = 0;
-  double scope = 0;
-  double score = 0;
-};
-/// `text_match`: the sum of the rarity (inverse document frequency) of the query words it holds.
-/// The score adds text, scope overlap (the file itself 3, a folder or glob over it 2, a task 3, an
-/// epic 1.5, a label 1 each), a person's verification 0.5, use (0.3·ln(1+applied) − 0.2·ln(1+ignored)),
-/// recency (0.5 at most, halving every 90 days) and confidence; a stale entry's score is halved.
-Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match, bool stale, TimeMs now);
 
 /// How much two entries say the same: the Jaccard overlap of their title and body words (0..1).
 double similarity(const MemoryEntry& a, const MemoryEntry& b);

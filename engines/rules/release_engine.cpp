@@ -414,6 +414,65 @@ Result<ReleaseFile> read_release_file(const GitOptions& options, const std::stri
 
 }  // namespace
 
+namespace {
+
+/// What release.versionFile will hold: its version bumped when the work tree is HEAD's; when they
+/// differ, what a partial run of this release left there — any other edit is refused, never
+/// committed with the release.
+Result<std::string> bumped_version_file(const std::string& path, const ReleaseFile& version, const std::string& release) {
+  std::string content = version.work;
+  if (version.head == version.work) {
+    CT_TRY_ASSIGN(std::optional<std::string> bumped, bump_version_text(path, version.work, release));
+    if (bumped) content = std::move(*bumped);
+    return content;
+  }
+  // The work tree differs from HEAD: a partial run left the new version there, or the user
+  // edited the file.
+  bool left_by_release = false;
+  if (version.head)
+    if (auto bumped = bump_version_text(path, *version.head, release); bumped)
+      left_by_release = bumped->value_or(*version.head) == version.work;
+  if (!left_by_release)
+    return fail(uncommitted(path, version.head ? "holds changes that are not committed: the release commit "
+                                                 "would take them in"
+                                               : "is not committed: the release commit would take all of it in"));
+  return content;
+}
+
+/// The git steps after the files: add and commit the release's files (only those, whatever else is
+/// staged), tag, and with `push` push the branch and the tag — each with its undo.
+void plan_git_steps(ShipPlan& plan, const std::vector<std::string>& committed, const ShipInput& input) {
+  if (!committed.empty()) {
+    std::vector<std::string> add = {"git", "add", "--"};
+    add.insert(add.end(), committed.begin(), committed.end());
+    std::vector<std::string> unstage = {"git", "reset", "-q", "--"};
+    unstage.insert(unstage.end(), committed.begin(), committed.end());
+    plan.steps.push_back({.name = "add", .argv = add, .undo = unstage});
+    // Only the release's files are committed, whatever else is staged.
+    std::vector<std::string> commit = {"git", "commit", "-m", "Release " + plan.tag, "--"};
+    commit.insert(commit.end(), committed.begin(), committed.end());
+    plan.steps.push_back({.name = "commit", .argv = commit,
+                          .undo = plan.previous_head.empty()
+                                      ? std::vector<std::string>{"git", "update-ref", "-d", "HEAD"}
+                                      : std::vector<std::string>{"git", "reset", "--soft", plan.previous_head}});
+  }
+  plan.steps.push_back({.name = "tag", .argv = {"git", "tag", "-a", plan.tag, "-m", "Release " + input.release.version},
+                        .undo = {"git", "tag", "-d", plan.tag}});
+  if (input.push) {
+    std::vector<std::string> undo_push =
+        plan.previous_head.empty()
+            ? std::vector<std::string>{"git", "push", input.remote, "--delete", "refs/heads/" + plan.branch}
+            : std::vector<std::string>{"git", "push", "--force-with-lease", input.remote,
+                                       plan.previous_head + ":refs/heads/" + plan.branch};
+    plan.steps.push_back({.name = "push", .argv = {"git", "push", input.remote, "HEAD:refs/heads/" + plan.branch},
+                          .undo = undo_push});
+    plan.steps.push_back({.name = "pushTag", .argv = {"git", "push", input.remote, "refs/tags/" + plan.tag},
+                          .undo = {"git", "push", input.remote, "--delete", "refs/tags/" + plan.tag}});
+  }
+}
+
+}  // namespace
+
 Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
   CT_TRY(require_git_repo(options));
   ShipPlan plan;
@@ -472,51 +531,10 @@ Result<ShipPlan> plan_ship(const GitOptions& options, const ShipInput& input) {
       return fail(Error(ErrorCode::Validation, "release.versionFile " + input.version_file + " does not exist")
                       .with_fix("create it with the current version, or: " +
                                 config_set_fix("release.versionFile", json::Value(""))));
-    std::string content = version.work;
-    if (version.head == version.work) {
-      CT_TRY_ASSIGN(std::optional<std::string> bumped, bump_version_text(path, version.work, input.release.version));
-      if (bumped) content = std::move(*bumped);
-    } else {
-      // The work tree differs from HEAD: a partial run left the new version there, or the user
-      // edited the file.
-      bool left_by_release = false;
-      if (version.head)
-        if (auto bumped = bump_version_text(path, *version.head, input.release.version); bumped)
-          left_by_release = bumped->value_or(*version.head) == version.work;
-      if (!left_by_release)
-        return fail(uncommitted(path, version.head ? "holds changes that are not committed: the release commit "
-                                                     "would take them in"
-                                                   : "is not committed: the release commit would take all of it in"));
-    }
+    CT_TRY_ASSIGN(std::string content, bumped_version_file(path, version, input.release.version));
     plan_file("versionFile", version, std::move(content));
   }
-  if (!committed.empty()) {
-    std::vector<std::string> add = {"git", "add", "--"};
-    add.insert(add.end(), committed.begin(), committed.end());
-    std::vector<std::string> unstage = {"git", "reset", "-q", "--"};
-    unstage.insert(unstage.end(), committed.begin(), committed.end());
-    plan.steps.push_back({.name = "add", .argv = add, .undo = unstage});
-    // Only the release's files are committed, whatever else is staged.
-    std::vector<std::string> commit = {"git", "commit", "-m", "Release " + plan.tag, "--"};
-    commit.insert(commit.end(), committed.begin(), committed.end());
-    plan.steps.push_back({.name = "commit", .argv = commit,
-                          .undo = plan.previous_head.empty()
-                                      ? std::vector<std::string>{"git", "update-ref", "-d", "HEAD"}
-                                      : std::vector<std::string>{"git", "reset", "--soft", plan.previous_head}});
-  }
-  plan.steps.push_back({.name = "tag", .argv = {"git", "tag", "-a", plan.tag, "-m", "Release " + input.release.version},
-                        .undo = {"git", "tag", "-d", plan.tag}});
-  if (input.push) {
-    std::vector<std::string> undo_push =
-        plan.previous_head.empty()
-            ? std::vector<std::string>{"git", "push", input.remote, "--delete", "refs/heads/" + plan.branch}
-            : std::vector<std::string>{"git", "push", "--force-with-lease", input.remote,
-                                       plan.previous_head + ":refs/heads/" + plan.branch};
-    plan.steps.push_back({.name = "push", .argv = {"git", "push", input.remote, "HEAD:refs/heads/" + plan.branch},
-                          .undo = undo_push});
-    plan.steps.push_back({.name = "pushTag", .argv = {"git", "push", input.remote, "refs/tags/" + plan.tag},
-                          .undo = {"git", "push", input.remote, "--delete", "refs/tags/" + plan.tag}});
-  }
+  plan_git_steps(plan, committed, input);
   return plan;
 }
 

@@ -295,57 +295,43 @@ Result<FieldHit> json_field(std::string_view file, std::string_view text) {
 /// CMake's commands read far enough to find project(… VERSION x …): comments (line and bracket),
 /// quoted and bracket arguments, nested parentheses. Only a command's own arguments count, so a
 /// project() in a comment, a string or cmake_minimum_required(VERSION …) is none.
-Result<FieldHit> cmake_field(std::string_view file, std::string_view t) {
-  std::vector<FieldHit> hits;
+/// A CMake file read command by command: comments (# and #[[…]]), quoted and bracket arguments
+/// skipped as CMake skips them, each command's arguments read up to its matching ')'.
+struct CmakeScanner {
+  struct Arg {
+    std::size_t offset, length;
+  };
+
+  std::string_view t;
   std::size_t i = 0;
-  const std::size_t n = t.size();
-  // "[[" / "[=[" … : the closing "]]" / "]=]"; npos when `at` opens no bracket.
-  auto bracket_close = [&](std::size_t at) -> std::string {
-    if (at >= n || t[at] != '[') return {};
+
+  /// "[[" / "[=[" … at `at`: the closing "]]" / "]=]"; empty when `at` opens no bracket.
+  std::string bracket_close(std::size_t at) const {
+    if (at >= t.size() || t[at] != '[') return {};
     std::size_t j = at + 1;
-    while (j < n && t[j] == '=') ++j;
-    if (j >= n || t[j] != '[') return {};
+    while (j < t.size() && t[j] == '=') ++j;
+    if (j >= t.size() || t[j] != '[') return {};
     return "]" + std::string(j - at - 1, '=') + "]";
-  };
-  auto skip_bracket = [&](const std::string& close) {
+  }
+  void skip_bracket(const std::string& close) {
     auto end = t.find(close, i);
-    i = end == std::string_view::npos ? n : end + close.size();
-  };
-  auto skip_comment = [&] {  // at '#'
+    i = end == std::string_view::npos ? t.size() : end + close.size();
+  }
+  void skip_comment() {  // at '#'
     ++i;
     if (auto close = bracket_close(i); !close.empty()) return skip_bracket(close);
-    while (i < n && t[i] != '\n') ++i;
-  };
-  auto skip_quoted = [&] {  // at '"'
-    for (++i; i < n && t[i] != '"'; ++i)
+    while (i < t.size() && t[i] != '\n') ++i;
+  }
+  void skip_quoted() {  // at '"'
+    for (++i; i < t.size() && t[i] != '"'; ++i)
       if (t[i] == '\\') ++i;
-    if (i < n) ++i;
-  };
-  while (i < n) {
-    const char c = t[i];
-    if (c == '#') {
-      skip_comment();
-      continue;
-    }
-    if (c == '"') {
-      skip_quoted();
-      continue;
-    }
-    if (!(is_alpha(c) || c == '_') || (i > 0 && (is_alpha(t[i - 1]) || is_digit(t[i - 1]) || t[i - 1] == '_'))) {
-      ++i;
-      continue;
-    }
-    const std::size_t name_start = i;
-    while (i < n && (is_alpha(t[i]) || is_digit(t[i]) || t[i] == '_')) ++i;
-    const std::string name = to_lower_ascii(t.substr(name_start, i - name_start));
-    std::size_t j = i;
-    while (j < n && (t[j] == ' ' || t[j] == '\t')) ++j;
-    if (j >= n || t[j] != '(') continue;
-    i = j + 1;
-    // The arguments, up to the matching ')'.
-    struct Arg {
-      std::size_t offset, length;
-    };
+    if (i < t.size()) ++i;
+  }
+
+  /// The arguments after a command's '(' (`i` just past it), up to the matching ')': quoted ones
+  /// without their quotes, bracket ones with their brackets.
+  std::vector<Arg> arguments() {
+    const std::size_t n = t.size();
     std::vector<Arg> args;
     int depth = 1;
     while (i < n && depth > 0) {
@@ -378,6 +364,37 @@ Result<FieldHit> cmake_field(std::string_view file, std::string_view t) {
         args.push_back({start, std::min(i, n) - start});
       }
     }
+    return args;
+  }
+};
+
+Result<FieldHit> cmake_field(std::string_view file, std::string_view t) {
+  std::vector<FieldHit> hits;
+  CmakeScanner scan{t};
+  std::size_t& i = scan.i;
+  const std::size_t n = t.size();
+  while (i < n) {
+    const char c = t[i];
+    if (c == '#') {
+      scan.skip_comment();
+      continue;
+    }
+    if (c == '"') {
+      scan.skip_quoted();
+      continue;
+    }
+    if (!(is_alpha(c) || c == '_') || (i > 0 && (is_alpha(t[i - 1]) || is_digit(t[i - 1]) || t[i - 1] == '_'))) {
+      ++i;
+      continue;
+    }
+    const std::size_t name_start = i;
+    while (i < n && (is_alpha(t[i]) || is_digit(t[i]) || t[i] == '_')) ++i;
+    const std::string name = to_lower_ascii(t.substr(name_start, i - name_start));
+    std::size_t j = i;
+    while (j < n && (t[j] == ' ' || t[j] == '\t')) ++j;
+    if (j >= n || t[j] != '(') continue;
+    i = j + 1;
+    const std::vector<CmakeScanner::Arg> args = scan.arguments();
     if (name != "project") continue;
     for (std::size_t k = 1; k < args.size(); ++k) {
       if (t.substr(args[k].offset, args[k].length) != "VERSION") continue;

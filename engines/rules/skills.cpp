@@ -127,11 +127,12 @@ std::string missing_fix(std::string_view key) {
   return "add a line `description: One line on what the skill is for.` between the --- lines";
 }
 
-}  // namespace
+/// The keys of a front matter, by name.
+using Entries = std::map<std::string, Entry, std::less<>>;
 
-Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
-  const std::vector<std::string_view> lines = split_lines(text);
+/// The line of the front matter's closing ---; E_VALIDATION for a control character anywhere, or
+/// a front matter that is not opened on the first line or never closed.
+Result<std::size_t> front_matter_end(const std::vector<std::string_view>& lines, std::string_view origin) {
   for (std::size_t i = 0; i < lines.size(); ++i)
     if (has_control_characters(lines[i], false))
       return fail(malformed(origin, static_cast<int>(i + 1), "a control character (other than tab) is in this line",
@@ -143,9 +144,13 @@ Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
   if (close == lines.size())
     return fail(malformed(origin, 1, "the front matter opened here is never closed by a --- line",
                           "add a line --- after the last key, then the body"));
+  return close;
+}
 
-  Skill skill;
-  std::map<std::string, Entry, std::less<>> entries;
+/// The front matter's keys (lines 1 … close-1): `key: value`, `key: [a, b]`, or `key:` then
+/// `- item` lines; comments and blank lines skipped, each key once.
+Result<Entries> read_entries(const std::vector<std::string_view>& lines, std::size_t close, std::string_view origin) {
+  Entries entries;
   std::string current;  // the key a block list continues
   for (std::size_t i = 1; i < close; ++i) {
     const int number = static_cast<int>(i + 1);
@@ -185,23 +190,35 @@ Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
     current = key;
     entries.emplace(key, std::move(entry));
   }
+  return entries;
+}
 
-  for (const auto& [key, entry] : entries) {
-    if (key == "name" || key == "description" || key == "tags" || key == "protocols" || key == "level") continue;
-    skill.warnings.push_back(std::string(origin) + ":" + std::to_string(entry.line) + ": unknown key '" + key +
-                             "' ignored (known: " + std::string(kKnownKeys) + ")");
+/// A key that takes one value: nullopt when absent, E_VALIDATION when given a list.
+Result<std::optional<std::string>> scalar(const Entries& entries, std::string_view key, std::string_view origin) {
+  auto found = entries.find(key);
+  if (found == entries.end()) return std::optional<std::string>();
+  if (found->second.flow_list || !found->second.items.empty())
+    return fail(malformed(origin, found->second.line, std::string(key) + " must be one value, not a list",
+                          "write `" + std::string(key) + ": value` on one line"));
+  return std::optional<std::string>(found->second.scalar);
+}
+
+/// A kebab-case name close to `name`, for the fix of one that is not.
+std::string kebab_case(const std::string& name) {
+  std::string fixed;
+  for (char c : to_lower_ascii(name)) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) fixed += c;
+    else if (!fixed.empty() && fixed.back() != '-') fixed += '-';
   }
+  while (!fixed.empty() && fixed.back() == '-') fixed.pop_back();
+  while (!fixed.empty() && (fixed.front() < 'a' || fixed.front() > 'z')) fixed.erase(0, 1);
+  if (fixed.size() < 2) fixed = "my-skill";
+  return fixed.substr(0, 48);
+}
 
-  auto scalar = [&](std::string_view key) -> Result<std::optional<std::string>> {
-    auto found = entries.find(key);
-    if (found == entries.end()) return std::optional<std::string>();
-    if (found->second.flow_list || !found->second.items.empty())
-      return fail(malformed(origin, found->second.line, std::string(key) + " must be one value, not a list",
-                            "write `" + std::string(key) + ": value` on one line"));
-    return std::optional<std::string>(found->second.scalar);
-  };
-
-  CT_TRY_ASSIGN(std::optional<std::string> name, scalar("name"));
+/// name: kebab-case, 2–48 characters.
+Result<std::string> read_name(const Entries& entries, std::string_view origin) {
+  CT_TRY_ASSIGN(std::optional<std::string> name, scalar(entries, "name", origin));
   if (!name || name->empty())
     return fail(malformed(origin, name ? entries.find("name")->second.line : 1,
                           name ? "name is empty" : "the front matter has no name", missing_fix("name")));
@@ -209,20 +226,13 @@ Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
     return fail(malformed(origin, entries.find("name")->second.line,
                           "name '" + *name + "' is not kebab-case (a lowercase letter, then 1–47 lowercase letters, "
                                              "digits or dashes)",
-                          "rename it, e.g. name: " + [&] {
-                            std::string fixed;
-                            for (char c : to_lower_ascii(*name)) {
-                              if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) fixed += c;
-                              else if (!fixed.empty() && fixed.back() != '-') fixed += '-';
-                            }
-                            while (!fixed.empty() && fixed.back() == '-') fixed.pop_back();
-                            while (!fixed.empty() && (fixed.front() < 'a' || fixed.front() > 'z')) fixed.erase(0, 1);
-                            if (fixed.size() < 2) fixed = "my-skill";
-                            return fixed.substr(0, 48);
-                          }()));
-  skill.name = *name;
+                          "rename it, e.g. name: " + kebab_case(*name)));
+  return *name;
+}
 
-  CT_TRY_ASSIGN(std::optional<std::string> description, scalar("description"));
+/// description: one line of at most kMaxDescription characters.
+Result<std::string> read_description(const Entries& entries, std::string_view origin) {
+  CT_TRY_ASSIGN(std::optional<std::string> description, scalar(entries, "description", origin));
   if (!description || trim(*description).empty())
     return fail(malformed(origin, description ? entries.find("description")->second.line : 1,
                           description ? "description is empty" : "the front matter has no description",
@@ -236,15 +246,18 @@ Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
                           "description is " + std::to_string(utf8_length(*description)) +
                               " characters; at most 200",
                           "shorten it to one sentence; put the detail in the body"));
-  skill.description = std::string(trim(*description));
+  return std::string(trim(*description));
+}
 
+/// The optional keys: tags, protocols, level (0–3).
+Result<void> read_optional(const Entries& entries, std::string_view origin, Skill& skill) {
   if (auto tags = entries.find("tags"); tags != entries.end()) {
     CT_TRY_ASSIGN(skill.tags, list_value(tags->second, "tags", origin));
   }
   if (auto protocols = entries.find("protocols"); protocols != entries.end()) {
     CT_TRY_ASSIGN(skill.protocols, list_value(protocols->second, "protocols", origin));
   }
-  CT_TRY_ASSIGN(std::optional<std::string> level, scalar("level"));
+  CT_TRY_ASSIGN(std::optional<std::string> level, scalar(entries, "level", origin));
   if (level) {
     if (level->size() != 1 || (*level)[0] < '0' || (*level)[0] > '3')
       return fail(malformed(origin, entries.find("level")->second.line,
@@ -253,25 +266,50 @@ Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
                             "in full, 3 the protocol), or leave it out for 1"));
     skill.level = (*level)[0] - '0';
   }
+  return {};
+}
 
-  // The body: everything after the closing ---, without the blank lines around it.
+/// The body: everything after the closing ---, without the blank lines around it; not empty, at
+/// most kMaxSkillBytes.
+Result<std::string> read_body(const std::vector<std::string_view>& lines, std::size_t close, std::string_view origin) {
+  std::string body;
   std::size_t first = close + 1;
   while (first < lines.size() && trim(lines[first]).empty()) ++first;
   std::size_t last = lines.size();
   while (last > first && trim(lines[last - 1]).empty()) --last;
   for (std::size_t i = first; i < last; ++i) {
-    skill.body += trim_right(lines[i]);
-    skill.body += '\n';
+    body += trim_right(lines[i]);
+    body += '\n';
   }
   const int body_line = static_cast<int>(std::min(first, lines.size() - 1) + 1);
-  if (skill.body.empty())
+  if (body.empty())
     return fail(malformed(origin, static_cast<int>(close + 1), "no body after the front matter",
                           "write the protocol in Markdown after the closing --- line"));
-  if (skill.body.size() > kMaxSkillBytes)
+  if (body.size() > kMaxSkillBytes)
     return fail(malformed(origin, body_line,
-                          "the body is " + std::to_string(skill.body.size()) + " bytes; at most " +
+                          "the body is " + std::to_string(body.size()) + " bytes; at most " +
                               std::to_string(kMaxSkillBytes),
                           "shorten the protocol: a subagent reads all of it in its prompt"));
+  return body;
+}
+
+}  // namespace
+
+Result<Skill> parse_skill(std::string_view text, std::string_view origin) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
+  const std::vector<std::string_view> lines = split_lines(text);
+  CT_TRY_ASSIGN(std::size_t close, front_matter_end(lines, origin));
+  CT_TRY_ASSIGN(Entries entries, read_entries(lines, close, origin));
+  Skill skill;
+  for (const auto& [key, entry] : entries) {
+    if (key == "name" || key == "description" || key == "tags" || key == "protocols" || key == "level") continue;
+    skill.warnings.push_back(std::string(origin) + ":" + std::to_string(entry.line) + ": unknown key '" + key +
+                             "' ignored (known: " + std::string(kKnownKeys) + ")");
+  }
+  CT_TRY_ASSIGN(skill.name, read_name(entries, origin));
+  CT_TRY_ASSIGN(skill.description, read_description(entries, origin));
+  CT_TRY(read_optional(entries, origin, skill));
+  CT_TRY_ASSIGN(skill.body, read_body(lines, close, origin));
   return skill;
 }
 

@@ -199,6 +199,21 @@ class TaskEngine {
   void record(const std::string& id, std::string field, json::Value before, json::Value after);
   Result<void> clear_focus_of(const std::string& id);
   TaskType infer_type(const Task* parent, std::optional<TaskType> wanted) const;
+  /// An epic has no parent; a subtask has one, and no children.
+  Result<void> check_type_change(const Task& before, TaskType type);
+  /// delete's children: refused (Block), moved up (Orphan) or deleted with it (Cascade; a done
+  /// child is archived instead when the delete is not hard).
+  Result<void> settle_children(const Task& task, const std::vector<std::string>& children,
+                               const DeleteOptions& options, DeleteResult& result);
+  /// One task of import_kept placed as add() places one, with its own id (task_import_kept.cpp).
+  Result<void> place_kept(Task& task);
+  // The steps of undo, in their order (task_undo.cpp).
+  Result<void> undo_deleted(const AuditEntry& row, std::vector<std::string>& touched,
+                            std::vector<std::string>& warnings);
+  Result<void> undo_fields(const AuditEntry& row, const std::vector<std::string>& created,
+                           std::vector<std::string>& touched);
+  Result<void> undo_focus(const AuditEntry& row, std::vector<std::string>& warnings);
+  Result<void> undo_created(const std::vector<std::string>& created, std::vector<std::string>& touched);
 
   TaskStore& store_;
   AuditLog& audit_;

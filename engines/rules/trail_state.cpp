@@ -43,7 +43,7 @@ void TrailState::take(const AuditEntry& row) {
     // Rows name other subjects too (a session's id, a memory entry's change with no task).
     if (change.task_id.empty() || normalize_task_id(change.task_id) != change.task_id) continue;
     if (change.field != "created" && change.field != "deleted" && !is_task_field(change.field)) continue;
-    tasks_[change.task_id][change.field] = Last{row.seq, change.after};
+    tasks_[change.task_id][change.field] = Last{row.seq, ++taken_, change.after};
   }
 }
 
@@ -74,10 +74,12 @@ Result<std::vector<TrailState::Difference>> TrailState::compare(TaskStore& store
     ++checked;
     const auto created = fields.find("created");
     const auto deleted = fields.find("deleted");
-    std::int64_t newest = 0;
+    // Changes are ordered by when they were taken, not by row: one row may create a task and then
+    // change it (tasks.import completes what it added), or delete it.
+    std::int64_t newest = 0, newest_order = 0;
     for (const auto& [field, last] : fields)
-      if (field != "deleted") newest = std::max(newest, last.seq);
-    const bool gone = deleted != fields.end() && deleted->second.seq > newest;
+      if (field != "deleted" && last.order > newest_order) newest = last.seq, newest_order = last.order;
+    const bool gone = deleted != fields.end() && deleted->second.order > newest_order;
     if (unreadable.contains(id)) continue;
     const auto task = stored.find(id);
     if (task == stored.end()) {
@@ -95,7 +97,7 @@ Result<std::vector<TrailState::Difference>> TrailState::compare(TaskStore& store
     }
     if (created == fields.end()) continue;
     for (auto& [field, was] : created_fields(created->second.after)) {
-      if (auto later = fields.find(field); later != fields.end() && later->second.seq > created->second.seq) continue;
+      if (auto later = fields.find(field); later != fields.end() && later->second.order > created->second.order) continue;
       json::Value now = task_field(task->second, field);
       if (now != was) out.push_back({id, field, std::move(was), std::move(now), created->second.seq});
     }

@@ -39,10 +39,12 @@ class TrailState {
  private:
   struct Last {
     std::int64_t seq = 0;
+    std::int64_t order = 0;  // the how-manieth change taken: later changes of one row come later
     json::Value after;
   };
   std::map<std::string, std::map<std::string, Last, std::less<>>> tasks_;  // id → field → last change
   TimeMs first_at_ = -1;                                                   // the oldest row read
+  std::int64_t taken_ = 0;                                                 // changes taken so far
 };
 
 }  // namespace ct

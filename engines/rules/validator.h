@@ -70,13 +70,21 @@ class Validator {
   Result<std::vector<Problem>> find_problems(bool quick);
   Result<void> run_task_checks(const std::string& id, std::vector<Problem>& out);
   Result<void> run_store_checks(bool quick, std::vector<Problem>& out);
+  // The hierarchy and dependency cycles (validator_graph.cpp).
   Result<void> check_parents(const std::string& id, std::vector<Problem>& out);
   Result<void> check_cycles(const std::string& id, std::vector<Problem>& out);
   Result<std::vector<DiagnosticRow>> rows(ScanKind kind, ScanScope scope = {});
   /// The tasks whose stored fields are not what the audit trail's last changes say.
   Result<std::vector<TrailState::Difference>> trail_differences();
+  // validate.fix's repairs (validator_fix.cpp).
   Result<void> repair_task(const std::string& id, std::vector<Repair>& repairs);
+  Result<std::vector<Repair>> adopt_trail(const std::vector<Problem>& problems);
+  Result<void> rebuild_derived(std::vector<Repair>& repairs);
+  Result<void> release_claim(const std::string& session, const std::string& check, std::vector<Repair>& repairs);
+  Result<void> repair_session_end(const std::string& id, std::vector<Repair>& repairs);
   void record(std::string id, std::string field, json::Value before, json::Value after);
+  /// Numeric order of task ids ("T0999" < "T1000"), others after.
+  static bool task_order(const std::string& a, const std::string& b);
 
   StoreMaintenance& store_;
   TaskStore& tasks_;

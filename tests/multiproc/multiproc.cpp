@@ -471,21 +471,29 @@ void config_reload() {
   std::printf("config-reload: a running ct mcp followed two config changes made by another process\n");
 }
 
+/// The project's config.json as `ct init` wrote it (nullopt, and a failure, when it cannot be read).
+std::optional<Value> read_config() {
+  std::ifstream in(g_dir / ".cleo" / "config.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto config = ct::json::parse(text);
+  EXPECT(config.has_value() && config->is_object(), "config.json after init: " + text);
+  if (!config || !config->is_object()) return std::nullopt;
+  return std::move(*config);
+}
+
+void write_config(const Value& config) { std::ofstream(g_dir / ".cleo" / "config.json") << config.dump(); }
+
 /// Issue 30 item 1: one request could kill `ct mcp` — a plug-in param with a pattern and no max,
 /// matched by std::regex, which recurses once per character (a 150 KB value overflowed the stack:
 /// SIGSEGV) and backtracks exponentially ("(a+)+$": 18 s on 29 characters). The server answers
 /// both at once with E_VALIDATION and goes on serving.
 void big_values() {
-  const fs::path config_path = g_dir / ".cleo" / "config.json";
-  std::ifstream in(config_path);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto config = ct::json::parse(text);
-  EXPECT(config.has_value() && config->is_object(), "config.json after init: " + text);
-  if (!config || !config->is_object()) return;
+  auto config = read_config();
+  if (!config) return;
   config->set("engines", *ct::json::parse(R"({"demo.check": {"command": ["true"], "gateway": "query",
       "summary": "Check a value", "params": [{"name": "value", "type": "string", "pattern": "(a+)+$"},
                                              {"name": "word", "type": "string", "pattern": "^[a-z]+$"}]}})"));
-  std::ofstream(config_path) << config->dump();
+  write_config(*config);
   auto server = start_server();
   if (!server) return;
   const std::string big(150'000, 'a');
@@ -896,15 +904,11 @@ std::vector<pid_t> processes_running(const std::vector<std::string>& argv) {
 /// cleanly and, if calls still run after --grace seconds, the process ends anyway, ending what
 /// the calls started; nothing acknowledged is lost.
 void serve_stop() {
-  const fs::path config_path = g_dir / ".cleo" / "config.json";
-  std::ifstream in(config_path);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto config = ct::json::parse(text);
-  EXPECT(config.has_value() && config->is_object(), "config.json after init: " + text);
-  if (!config || !config->is_object()) return;
+  auto config = read_config();
+  if (!config) return;
   const std::string seconds = std::to_string(1000 + getpid() % 1000);  // a command line of this run's own
   config->set("validate.testCommand", "sleep " + seconds);
-  std::ofstream(config_path) << config->dump();
+  write_config(*config);
 
   // Idle: the signal ends it at once, cleanly.
   {

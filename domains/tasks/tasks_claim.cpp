@@ -1,0 +1,110 @@
+// tasks domain — who works on a task: tasks.start (the atomic claim, inside the session's scope),
+// tasks.stop and tasks.reclaim (a person frees a task whoever holds it).
+#include "domains/tasks/tasks_common.h"
+#include "engines/rules/session_engine.h"
+
+namespace ct::tasks {
+namespace {
+
+Result<Reply> start(Context& context, const IdArgs& args) {
+  auto engine_ = engine(context);
+  if (!context.session.empty()) {
+    // Inside a session only tasks in its scope can be claimed.
+    CT_TRY_ASSIGN(Task task, engine_.get_live(args.id));
+    SessionEngine sessions(context.db(), *context.config, context.now(), nullptr);
+    CT_TRY_ASSIGN(Session session, sessions.get(context.session));
+    CT_TRY_ASSIGN(Scope scope, parse_scope(session.scope));
+    CT_TRY_ASSIGN(bool inside, sessions.contains(scope, task.id));
+    if (!inside) {
+      Error error(ErrorCode::TaskNotInScope, "Task " + task.id + " is outside the session's scope " + session.scope);
+      error.fix = call("tasks.next", {{"inScope", true}});
+      return fail(std::move(error).with_alternative("Start another session for it", "session.start")
+                      .with_detail("id", task.id).with_detail("scope", session.scope));
+    }
+  }
+  CT_TRY_ASSIGN(StartResult result, engine_.start(args.id));
+  json::Value data = json::Value::object();
+  data.set("id", result.task.id);
+  if (result.previous) data.set("previous", *result.previous);
+  // A lapsed claim taken over: whose it was, so the caller can read what they left.
+  if (result.taken_over) {
+    json::Value from = json::Value::object();
+    from.set("session", result.taken_over->session);
+    if (!result.taken_over->agent.empty()) from.set("agent", result.taken_over->agent);
+    data.set("takenOver", std::move(from));
+  }
+  return Reply::noted(std::move(data), no_change_if(result.no_change));
+}
+
+Result<Reply> stop(Context& context, const NoArgs&) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::optional<Task> stopped, engine_.stop());
+  if (!stopped) return Reply::noted(json::Value(), ErrorCode::NoChange, {"nothing was in focus"});
+  json::Value data = json::Value::object();
+  data.set("id", stopped->id);
+  data.set("status", to_string(stopped->status));
+  if (context.audit) context.audit->task_id = stopped->id;
+  return Reply::of(std::move(data));
+}
+
+/// tasks.reclaim's params: the reason is audited with them.
+struct ReclaimArgs {
+  std::string id;
+  std::string reason;
+};
+
+Result<Reply> reclaim(Context& context, const ReclaimArgs& args) {
+  auto engine_ = engine(context);
+  CT_TRY_ASSIGN(std::optional<Claim> freed, engine_.reclaim(args.id));
+  if (!freed) return Reply::noted(json::Value(), ErrorCode::NoChange, {"nobody holds " + args.id});
+  json::Value data = json::Value::object();
+  data.set("id", args.id);
+  json::Value from = json::Value::object();
+  from.set("session", freed->session);
+  if (!freed->agent.empty()) from.set("agent", freed->agent);
+  data.set("from", std::move(from));
+  return Reply::of(std::move(data));
+}
+
+}  // namespace
+
+void register_tasks_claim(Registry& registry) {
+  const auto start_args = bind(field(&IdArgs::id, id_param()));
+  add_task_write(registry,
+                 {.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
+                  .summary = "Focus on a task and mark it active",
+                  .params = start_args.specs(),
+                  .returns = "{previous?,takenOver?{session,agent?}} (the task is active; the previous focus goes back "
+                             "to pending; takenOver: a lapsed claim)",
+                  .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
+                             ErrorCode::TaskNotInScope},
+                  .examples = {{R"({"id":"T001"})", "work on T001"}},
+                  .idempotent = true, .tier = 0, .shortcut = "start",
+                  .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},
+                  .original_names = {"session.focus.set", "session.focus-set"},
+                  .handler = start_args.handler(start)});
+  add_task_write(registry,
+                 {.domain = "tasks", .name = "stop", .gateway = Gateway::Mutate,
+                  .summary = "Release the focus",
+                  .returns = "{id,status}; E_NO_CHANGE note when nothing was in focus",
+                  .examples = {{R"({})", "stop working on the current task"}},
+                  .idempotent = true, .tier = 1, .shortcut = "stop",
+                  .text_view = TextView::Stopped, .dashboard = true, .aliases = {"pause", "unfocus", "release"},
+                  .original_names = {"session.focus.clear", "session.focus-clear"},
+                  .handler = no_args(stop)});
+  const auto reclaim_args =
+      bind(field(&ReclaimArgs::id, id_param()),
+           field(&ReclaimArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 1,
+                                        .max = 300, .description = "Why (audited)"}));
+  add_task_write(registry,
+                 {.domain = "tasks", .name = "reclaim", .gateway = Gateway::Mutate,
+                  .summary = "Free a task a session holds; it goes back to pending",
+                  .params = reclaim_args.specs(),
+                  .returns = "{id,from{session,agent?}}; E_NO_CHANGE note when nobody held it",
+                  .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                  .examples = {{R"({"id":"T005","reason":"its agent crashed"})", "free T005 at once"}},
+                  .idempotent = true, .tier = 2, .shortcut = "reclaim", .text_view = TextView::Generic,
+                  .handler = reclaim_args.handler(reclaim)});
+}
+
+}  // namespace ct::tasks
