@@ -242,12 +242,8 @@ Result<Reply> write_instructions_after_init(Context& context, const NoArgs&, Rep
   return reply;
 }
 
-}  // namespace
 
-void register_disclosure_operations(Registry& registry) {
-  registry.add_step("system", "init", Binding<NoArgs>({}).step(write_instructions_after_init));
-  register_spawn_operation(registry);
-  register_research_inject(registry);
+void register_providers_inject(Registry& registry) {
   std::vector<std::string_view> hosts;
   for (const auto& provider : providers::all()) hosts.push_back(provider.id);
   const auto provider_args = bind(
@@ -273,6 +269,9 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"provider":"cursor","dryRun":true})", "what AGENTS.md would get, unwritten"}},
                 .idempotent = true, .needs_project = false, .tier = 2,
                 .handler = provider_args.handler(inject_for_provider)});
+}
+
+void register_system_help(Registry& registry) {
   const auto help_args = bind(
       field(&HelpArgs::level, {.name = "level", .type = ParamType::Int, .min = 0, .max = 3,
                                .description = "0 entry, 1 operations, 2 one operation, 3 protocol (default 0; "
@@ -301,6 +300,9 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"level":3})", "the protocol"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "help",
                 .text_view = TextView::HelpText, .handler = help_args.handler(help)});
+}
+
+void register_system_inject(Registry& registry) {
   const auto inject_args = bind(
       field(&InjectArgs::targets, {.name = "targets", .type = ParamType::Array, .max = 3,
                                    .choices = {"CLAUDE.md", "AGENTS.md", "GEMINI.md"}, .item_type = ParamType::Enum,
@@ -336,6 +338,17 @@ void register_disclosure_operations(Registry& registry) {
                              {R"({"check":true})", "CI: fail when the instructions are stale"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .shortcut = "inject",
                 .text_view = TextView::Injected, .handler = inject_args.handler(inject_instructions)});
+}
+
+}  // namespace
+
+void register_disclosure_operations(Registry& registry) {
+  registry.add_step("system", "init", Binding<NoArgs>({}).step(write_instructions_after_init));
+  register_spawn_operation(registry);
+  register_research_inject(registry);
+  register_providers_inject(registry);
+  register_system_help(registry);
+  register_system_inject(registry);
 }
 
 }  // namespace ct::disclosure

@@ -43,17 +43,29 @@ class SignalStop {
       if (ended_.load()) return;
       log::info("signal received; stopping (at most " + std::to_string(grace_.count()) + " s)");
       stop();
-      const timespec wait{static_cast<time_t>(grace_.count()), 0};
-      siginfo_t info{};
-      const int again = sigtimedwait(&signals_, &info, &wait);
+      const bool again = second_signal_within_grace();
       if (ended_.load()) return;
-      log::error(again > 0 ? "second signal: stopping now"
-                           : "calls still ran " + std::to_string(grace_.count()) + " s after the signal: stopping now");
+      log::error(again ? "second signal: stopping now"
+                       : "calls still ran " + std::to_string(grace_.count()) + " s after the signal: stopping now");
       kill_running_children();  // a test run, a spawned agent: nothing it started runs on without it
       std::fflush(nullptr);
       std::_Exit(128 + received);
     });
   }
+  /// Waits out the grace period: true when another signal came first (or the server ended: the
+  /// destructor's wake-up), false when the period ran out. sigtimedwait may return early without
+  /// a signal of the set (EINTR): the period's end is the clock's, waited again for the time left.
+  bool second_signal_within_grace() {
+    const auto deadline = std::chrono::steady_clock::now() + grace_;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      const timespec wait{static_cast<time_t>(left.count() / 1'000'000'000), static_cast<long>(left.count() % 1'000'000'000)};
+      siginfo_t info{};
+      if (sigtimedwait(&signals_, &info, &wait) > 0) return true;
+    }
+  }
+
   /// The server ended by itself (or everything after the signal finished in time): no more waiting.
   ~SignalStop() {
     if (!thread_.joinable()) return;

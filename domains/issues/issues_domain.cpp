@@ -10,8 +10,8 @@
 
 #include "core/text.h"
 #include "core/version.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/registry.h"
 #include "engines/adapters/split_command.h"
 #include "engines/store/store_backend.h"
@@ -197,13 +197,17 @@ std::string diagnostics_markdown(const json::Value& d) {
   return out;
 }
 
-Result<Reply> diagnostics(Context& context, const Params&) {
+Result<Reply> diagnostics(Context& context, const NoArgs&) {
   CT_TRY_ASSIGN(json::Value data, diagnostics_json(context));
   return Reply::of(std::move(data));
 }
 
-Result<Reply> templates(Context&, const Params& params) {
-  if (auto type = params.opt_str("type")) return Reply::of(template_json(find_template(*type)));
+struct TemplatesArgs {
+  std::optional<std::string> type;
+};
+
+Result<Reply> templates(Context&, const TemplatesArgs& args) {
+  if (args.type) return Reply::of(template_json(find_template(*args.type)));
   json::Value all = json::Value::array();
   for (const auto& t : kTemplates) all.push_back(template_json(t));
   return Reply::of(std::move(all));
@@ -224,82 +228,115 @@ Reply not_filed(json::Value data, std::string why) {
   return Reply::warned(std::move(data), {std::move(why)});
 }
 
-Result<Reply> create_external(Context& context, const Params& params) {
-  const Template& kind = find_template(params.str("type"));
-  const std::string& title = params.str("title");
-  std::string report = params.str("body");
+struct CreateArgs {
+  std::string type;
+  std::string title;
+  std::string body;
+  std::optional<std::string> repo;
+  bool diagnostics = true;
+  bool dry_run = false;
+};
+
+/// The issue's body: the report as the caller wrote it, and the diagnostics unless left out.
+Result<std::string> issue_body(Context& context, const CreateArgs& args) {
+  std::string report = args.body;
   while (!report.empty() && (report.back() == '\n' || report.back() == ' ')) report.pop_back();
-  if (params.flag("diagnostics")) {
+  if (args.diagnostics) {
     CT_TRY_ASSIGN(json::Value diag, diagnostics_json(context));
     report += "\n\n" + diagnostics_markdown(diag);
   } else {
     report += "\n";
   }
-  std::vector<std::string> argv = {"gh", "issue", "create", "--title", title, "--label", std::string(kind.label),
+  return report;
+}
+
+/// `gh issue create` for the report, in the repository named or the one gh finds.
+std::vector<std::string> create_command(const CreateArgs& args, const Template& kind, const std::string& report) {
+  std::vector<std::string> argv = {"gh", "issue", "create", "--title", args.title, "--label", std::string(kind.label),
                                    "--body", report};
-  if (auto repo = params.opt_str("repo")) {
+  if (args.repo) {
     argv.emplace_back("--repo");
-    argv.push_back(*repo);
+    argv.push_back(*args.repo);
   }
-  json::Value data = json::Value::object();
-  data.set("type", kind.type);
-  data.set("title", title);
-  data.set("label", kind.label);
-  data.set("body", report);
-  data.set("command", json::Value::array_of(argv));
-  data.set("commandText", join_command(argv));
-  if (params.flag("dryRun")) {
-    data.set("dryRun", true);
-    data.set("filed", false);
-    return Reply::of(std::move(data));
-  }
+  return argv;
+}
 
-  const std::vector<std::string> env = gh_environment();
-  const auto timeout = std::chrono::seconds(context.config->get_int("issues.ghTimeoutSeconds"));
-  const fs::path cwd = context.project ? context.project->root : fs::current_path();
-  if (!find_program("gh", env))
-    return not_filed(std::move(data), "not filed: gh (the GitHub CLI) is not on PATH; install it and run `gh auth "
+/// `argv` run as gh is: in the project (or the working folder), with gh's environment, under
+/// issues.ghTimeoutSeconds.
+ProcessSpec gh_process(Context& context, std::vector<std::string> argv) {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = gh_environment();
+  spec.timeout = std::chrono::seconds(context.config->get_int("issues.ghTimeoutSeconds"));
+  spec.cwd = context.project ? context.project->root : fs::current_path();
+  return spec;
+}
+
+/// Why gh cannot file the issue — it is not on PATH, or not authenticated (`auth`: gh auth
+/// status) — or none when it can; E_TIMEOUT when gh auth status overruns.
+Result<std::optional<std::string>> gh_unready(Context& context, const ProcessSpec& auth) {
+  if (!find_program("gh", auth.env))
+    return std::optional<std::string>("not filed: gh (the GitHub CLI) is not on PATH; install it and run `gh auth "
                                       "login`, or run the command in commandText yourself");
-
-  ProcessSpec auth;
-  auth.argv = {"gh", "auth", "status"};
-  auth.cwd = cwd;
-  auth.env = env;
-  auth.timeout = timeout;
   CT_TRY_ASSIGN(ProcessResult status, run_process(auth));
   if (status.timed_out) return fail(process_error(auth, status, "issues.create"));
-  if (!status.ok()) {
-    std::string said = status.err_tail(200);
-    if (said.empty()) said = status.out.substr(0, 200);
-    return not_filed(std::move(data), "not filed: gh is not authenticated (gh auth status: " +
-                                          scrub_paths(said, context.project ? std::optional(context.project->root)
-                                                                            : std::nullopt) +
-                                          "); run `gh auth login`, then the command in commandText");
-  }
+  if (status.ok()) return std::optional<std::string>();
+  std::string said = status.err_tail(200);
+  if (said.empty()) said = status.out.substr(0, 200);
+  return std::optional<std::string>(
+      "not filed: gh is not authenticated (gh auth status: " +
+      scrub_paths(said, context.project ? std::optional(context.project->root) : std::nullopt) +
+      "); run `gh auth login`, then the command in commandText");
+}
 
-  ProcessSpec create;
-  create.argv = argv;
-  create.cwd = cwd;
-  create.env = env;
-  create.timeout = timeout;
-  CT_TRY_ASSIGN(ProcessResult filed, run_process(create));
-  if (!filed.ok()) {
-    Error error = process_error(create, filed, "issues.create");
-    error.fix = error.code == ErrorCode::Timeout
-                    ? "retry; or run the command in error.details.commandText yourself"
-                    : "see error.details.stderr for what gh said (a wrong --repo, a missing label, no network); "
-                      "or run the command in error.details.commandText yourself";
-    error.details.set("commandText", join_command(argv));
-    return fail(std::move(error));
-  }
+/// gh issue create's failure, with what to do and the command to run by hand.
+Error create_failed(const ProcessSpec& create, const ProcessResult& filed) {
+  Error error = process_error(create, filed, "issues.create");
+  error.fix = error.code == ErrorCode::Timeout
+                  ? "retry; or run the command in error.details.commandText yourself"
+                  : "see error.details.stderr for what gh said (a wrong --repo, a missing label, no network); "
+                    "or run the command in error.details.commandText yourself";
+  error.details.set("commandText", join_command(create.argv));
+  return error;
+}
+
+/// The issue's URL in what gh issue create printed (its last http(s) line), or "".
+std::string issue_url(std::string_view printed) {
   std::string url;
-  for (std::string_view rest = filed.out; !rest.empty();) {
+  for (std::string_view rest = printed; !rest.empty();) {
     auto newline = rest.find('\n');
     std::string_view line = trim(rest.substr(0, newline));
     if (line.starts_with("https://") || line.starts_with("http://")) url = std::string(line);
     if (newline == std::string_view::npos) break;
     rest.remove_prefix(newline + 1);
   }
+  return url;
+}
+
+/// issues.create's external step: the report rendered and, unless a dry run, filed through gh.
+Result<Reply> create_external(Context& context, const CreateArgs& args) {
+  const Template& kind = find_template(args.type);
+  CT_TRY_ASSIGN(const std::string report, issue_body(context, args));
+  const std::vector<std::string> argv = create_command(args, kind, report);
+  json::Value data = json::Value::object();
+  data.set("type", kind.type);
+  data.set("title", args.title);
+  data.set("label", kind.label);
+  data.set("body", report);
+  data.set("command", json::Value::array_of(argv));
+  data.set("commandText", join_command(argv));
+  if (args.dry_run) {
+    data.set("dryRun", true);
+    data.set("filed", false);
+    return Reply::of(std::move(data));
+  }
+  const ProcessSpec auth = gh_process(context, {"gh", "auth", "status"});
+  CT_TRY_ASSIGN(std::optional<std::string> unready, gh_unready(context, auth));
+  if (unready) return not_filed(std::move(data), std::move(*unready));
+  const ProcessSpec create = gh_process(context, argv);
+  CT_TRY_ASSIGN(ProcessResult filed, run_process(create));
+  if (!filed.ok()) return fail(create_failed(create, filed));
+  const std::string url = issue_url(filed.out);
   data.set("filed", true);
   data.erase("commandText");
   if (!url.empty()) data.set("url", url);
@@ -308,7 +345,7 @@ Result<Reply> create_external(Context& context, const Params& params) {
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> create(Context& context, const Params&) {
+Result<Reply> create(Context& context, const CreateArgs&) {
   if (!context.external) return fail(ErrorCode::Internal, "issues.create: the external step did not run");
   Reply reply = std::move(*context.external);
   if (reply.data["filed"] == json::Value(true))
@@ -332,30 +369,34 @@ void register_issues_domain(Registry& registry) {
                            "secrets, no paths outside the project ($HOME shown as ~)",
                 .examples = {{R"({})", "what to paste into a bug report"}},
                 .engine = EngineKind::Native, .idempotent = true, .runs_on_damaged_store = true, .tier = 2,
-                .handler = diagnostics});
+                .handler = no_args(diagnostics)});
+  const auto templates_args = bind(field(&TemplatesArgs::type, {.name = "type", .type = ParamType::Enum,
+                                                                 .choices = {"bug", "feature", "help"},
+                                                                 .description = "Only this template", .positional = true}));
   registry.add({.domain = "issues", .name = "templates", .gateway = Gateway::Query,
                 .summary = "Show the Markdown skeletons of bug, feature and help reports",
-                .params = {{.name = "type", .type = ParamType::Enum, .choices = {"bug", "feature", "help"},
-                            .description = "Only this template", .positional = true}},
+                .params = templates_args.specs(),
                 .returns = "[{type, label, body}], or one {type, label, body} with type",
                 .examples = {{R"({})", "every template"}, {R"({"type":"bug"})", "the bug report skeleton"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = templates});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = templates_args.handler(templates)});
+  const auto create_args = bind(
+      field(&CreateArgs::type, {.name = "type", .type = ParamType::Enum, .required = true,
+                                .choices = {"bug", "feature", "help"}, .description = "Kind of report (sets the label)"}),
+      field(&CreateArgs::title, {.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
+                                 .description = "Issue title", .single_line = true}),
+      field(&CreateArgs::body, {.name = "body", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
+                                .description = "The report in Markdown (issues.templates has skeletons)"}),
+      field(&CreateArgs::repo, {.name = "repo", .type = ParamType::String, .max = 200,
+                                .pattern = "^([A-Za-z0-9.-]+/)?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
+                                .description = "OWNER/REPO (or HOST/OWNER/REPO); default: gh's repository for the "
+                                               "project directory"}),
+      field(&CreateArgs::diagnostics, {.name = "diagnostics", .type = ParamType::Bool, .default_json = "true",
+                                       .description = "Append issues.diagnostics to the report"}),
+      field(&CreateArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
+                                   .description = "Render the report and the command; run nothing", .dry_run = true}));
   registry.add({.domain = "issues", .name = "create", .gateway = Gateway::Mutate,
                 .summary = "File a bug, feature or help report with diagnostics through gh",
-                .params = {{.name = "type", .type = ParamType::Enum, .required = true,
-                            .choices = {"bug", "feature", "help"}, .description = "Kind of report (sets the label)"},
-                           {.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
-                            .description = "Issue title", .single_line = true},
-                           {.name = "body", .type = ParamType::String, .required = true, .min = 1, .max = 20000,
-                            .description = "The report in Markdown (issues.templates has skeletons)"},
-                           {.name = "repo", .type = ParamType::String, .max = 200,
-                            .pattern = "^([A-Za-z0-9.-]+/)?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
-                            .description = "OWNER/REPO (or HOST/OWNER/REPO); default: gh's repository for the "
-                                           "project directory"},
-                           {.name = "diagnostics", .type = ParamType::Bool, .default_json = "true",
-                            .description = "Append issues.diagnostics to the report"},
-                           {.name = "dryRun", .type = ParamType::Bool,
-                            .description = "Render the report and the command; run nothing", .dry_run = true}},
+                .params = create_args.specs(),
                 .returns = "{filed, type, title, label, url? (filed), body, command[argv], commandText, dryRun?}: "
                            "filed through `gh issue create` when gh is on PATH and `gh auth status` succeeds; "
                            "otherwise filed:false with a warning saying why, and the exact command to run",
@@ -364,7 +405,8 @@ void register_issues_domain(Registry& registry) {
                               "preview a bug report and the gh command"},
                              {R"({"type":"feature","title":"Export to CSV","body":"## The proposal\n\ntasks.export as CSV.","repo":"owner/repo","diagnostics":false,"dryRun":true})",
                               "preview a feature request for another repository"}},
-                .engine = EngineKind::Hybrid, .tier = 2, .external = create_external, .handler = create});
+                .engine = EngineKind::Hybrid, .tier = 2, .external = create_args.handler(create_external),
+                .handler = create_args.handler(create)});
 }
 
 }  // namespace ct

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/lifecycle/lifecycle_common.h"
-#include "domains/projection.h"
 
 namespace ct::lifecycle {
 namespace {
@@ -55,9 +55,14 @@ Result<Task> epic_for_query(LifecycleEngine& lifecycle, const std::string& id) {
   return lifecycle.stage_subject(id);  // the error that says why, with a fix
 }
 
-Result<Reply> status(Context& context, const Params& params) {
+/// status and gates: the epic or task.
+struct IdArgs {
+  std::string id;
+};
+
+Result<Reply> status(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
-  const std::string& id = params.str("id");
+  const std::string& id = args.id;
   CT_TRY_ASSIGN(Task epic, epic_for_query(lifecycle, id));
   CT_TRY_ASSIGN(std::vector<LifecycleState> stages, lifecycle.stages(epic.id));
   json::Value data = json::Value::object();
@@ -73,7 +78,7 @@ Result<Reply> status(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> stages(Context& context, const Params&) {
+Result<Reply> stages(Context& context, const NoArgs&) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
   std::vector<std::string> skippable = lifecycle.allow_skip();
   json::Value list = json::Value::array();
@@ -97,10 +102,15 @@ Result<Reply> stages(Context& context, const Params&) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> check(Context& context, const Params& params) {
+struct CheckArgs {
+  std::string id;
+  std::string stage;
+};
+
+Result<Reply> check(Context& context, const CheckArgs& args) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
-  const std::string& id = params.str("id");
-  const std::string& stage = params.str("stage");
+  const std::string& id = args.id;
+  const std::string& stage = args.stage;
   CT_TRY_ASSIGN(Task epic, epic_for_query(lifecycle, id));
   CT_TRY_ASSIGN(std::vector<LifecycleState> all, lifecycle.stages(epic.id));
   std::vector<std::string> missing = LifecycleEngine::missing_before(stage, all);
@@ -124,13 +134,20 @@ Result<Reply> check(Context& context, const Params& params) {
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> history(Context& context, const Params& params) {
+struct HistoryArgs {
+  std::string id;
+  std::optional<std::string> kind;
+  Paging page;
+  Projection rows;
+};
+
+Result<Reply> history(Context& context, const HistoryArgs& args) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
-  CT_TRY_ASSIGN(Task task, lifecycle.task(params.str("id")));
+  CT_TRY_ASSIGN(Task task, lifecycle.task(args.id));
   std::optional<LifecycleKind> kind;
-  if (auto text = params.opt_str("kind")) kind = *text == "gate" ? LifecycleKind::Gate : LifecycleKind::Stage;
-  const std::int64_t limit = params.integer("limit");
-  const std::int64_t offset = params.integer("offset");
+  if (args.kind) kind = *args.kind == "gate" ? LifecycleKind::Gate : LifecycleKind::Stage;
+  const std::int64_t limit = args.page.limit;
+  const std::int64_t offset = args.page.offset;
   CT_TRY_ASSIGN(std::vector<LifecycleEvent> events, context.db().lifecycle_events(task.id, kind, limit, offset));
   CT_TRY_ASSIGN(std::int64_t total, context.db().count_lifecycle_events(task.id, kind));
   json::Value rows = json::Value::array();
@@ -142,7 +159,7 @@ Result<Reply> history(Context& context, const Params& params) {
     row.set("name", event.state.name);
     row.set("from", event.from);
     row.set("to", event.state.status);
-    if (wants_full(params)) {
+    if (args.rows.full) {
       row.set("operation", event.operation);
       if (!event.state.session.empty()) row.set("session", event.state.session);
       if (!event.state.evidence.empty()) row.set("evidence", event.state.evidence);
@@ -151,14 +168,14 @@ Result<Reply> history(Context& context, const Params& params) {
     if (!event.state.notes.empty()) row.set("notes", event.state.notes);
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, Page{total, limit, offset}, {}};
-  if (total == 0) reply.note = ErrorCode::NoData;
+  Reply reply = Reply::paged(std::move(rows), Page{total, limit, offset});
+  reply.note = no_data_if(total == 0);
   return reply;
 }
 
-Result<Reply> gates(Context& context, const Params& params) {
+Result<Reply> gates(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(LifecycleEngine lifecycle, engine(context));
-  CT_TRY_ASSIGN(Task task, lifecycle.task(params.str("id")));
+  CT_TRY_ASSIGN(Task task, lifecycle.task(args.id));
   CT_TRY_ASSIGN(std::vector<LifecycleState> all, lifecycle.gates(task.id));
   CT_TRY_ASSIGN(std::vector<std::string> missing, lifecycle.missing_required_gates(task.id));
   json::Value data = json::Value::object();
@@ -177,36 +194,41 @@ Result<Reply> gates(Context& context, const Params& params) {
 }  // namespace
 
 void register_lifecycle_queries(Registry& registry) {
+  const auto status_args = bind(field(&IdArgs::id, id_param("The epic, or a task of it")));
   registry.add({.domain = "lifecycle", .name = "status", .gateway = Gateway::Query,
                 .summary = "Show an epic's RCSD-IVTR stages and where it stands",
-                .params = {id_param("The epic, or a task of it")},
+                .params = status_args.specs(),
                 .returns = "{epic, id?, tracked, enforcement, currentStage?, nextStage?, finished, stages[{stage, "
                            "status, at?, agent?, notes?}]}; tracked: a stage was recorded (only tracked epics are "
                            "gated)",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001"})", "where is epic T001?"}},
-                .idempotent = true, .tier = 2, .handler = status});
+                .idempotent = true, .tier = 2, .handler = status_args.handler(status)});
   registry.add({.domain = "lifecycle", .name = "stages", .gateway = Gateway::Query,
                 .summary = "List the stages, their prerequisites and the operations they gate",
                 .returns = "{enforcement, stages[{stage, pipeline rcsd|ivtr, prerequisites[], skippable}], "
                            "gatedOperations[{operation, appliesTo, needs}], verificationGates[], requiredGates[]}",
                 .examples = {{R"({})", "the lifecycle's rules"}},
-                .idempotent = true, .tier = 2, .handler = stages});
+                .idempotent = true, .tier = 2, .handler = no_args(stages)});
+  const auto check_args =
+      bind(field(&CheckArgs::id, id_param("The epic, or a task of it")), field(&CheckArgs::stage, stage_param()));
   registry.add({.domain = "lifecycle", .name = "check", .gateway = Gateway::Query,
                 .summary = "Can an epic enter a stage? Which prerequisites are missing",
-                .params = {id_param("The epic, or a task of it"), stage_param()},
+                .params = check_args.specs(),
                 .returns = "{epic, stage, status, canEnter, missing[], skippable, enforcement, tracked, "
                            "gatedOperations[{operation, appliesTo, needs}]}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"T001","stage":"implementation"})", "may T001 start implementing?"}},
                 .idempotent = true, .tier = 2, .aliases = {"prerequisites"}, .original_names = {"lifecycle.validate"},
-                .handler = check});
+                .handler = check_args.handler(check)});
+  const auto history_args =
+      bind(field(&HistoryArgs::id, id_param("The epic (stages) or task (gates)")),
+           field(&HistoryArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = {"stage", "gate"},
+                                      .description = "Only stage or only gate changes"}),
+           paging(&HistoryArgs::page, "50"), projection(&HistoryArgs::rows));
   registry.add({.domain = "lifecycle", .name = "history", .gateway = Gateway::Query,
                 .summary = "List the stage and gate changes of an epic or task, newest first",
-                .params = {id_param("The epic (stages) or task (gates)"),
-                           {.name = "kind", .type = ParamType::Enum, .choices = {"stage", "gate"},
-                            .description = "Only stage or only gate changes"},
-                           limit_param("50"), offset_param()},
+                .params = history_args.specs(),
                 .returns = "[{seq, at, kind, name, from, to, agent?, notes?}] (operation, session?, evidence? with "
                            "detail:'full'); E_NO_DATA note when none",
                 .errors = {ErrorCode::NotFound},
@@ -214,15 +236,16 @@ void register_lifecycle_queries(Registry& registry) {
                 .idempotent = true, .tier = 2,
                 .row_fields = {"seq", "at", "kind", "name", "from", "to", "agent", "notes", "operation", "session",
                                "evidence"},
-                .handler = history});
+                .handler = history_args.handler(history)});
+  const auto gates_args = bind(field(&IdArgs::id, id_param("The task")));
   registry.add({.domain = "lifecycle", .name = "gates", .gateway = Gateway::Query,
                 .summary = "Show a task's verification gates",
-                .params = {id_param("The task")},
+                .params = gates_args.specs(),
                 .returns = "{id, passed, next?, gates[{gate, status pending|passed|failed, at?, agent?, notes?, "
                            "evidence?}], required[], missingRequired[], separateAgents}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T002"})", "is T002 verified?"}},
-                .idempotent = true, .tier = 2, .handler = gates});
+                .idempotent = true, .tier = 2, .handler = gates_args.handler(gates)});
 }
 
 }  // namespace ct::lifecycle

@@ -7,6 +7,7 @@
 
 #include "core/file_read.h"
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/memory/memory_common.h"
 #include "domains/params.h"
 #include "domains/registry.h"
@@ -72,8 +73,13 @@ Result<std::vector<MemoryEntry>> checked_entries(Context& context, std::string_v
 /// memory.import's external step: the file read (at most kImportFile, a regular file inside the
 /// project unless a person allowed more), checked, and its entries' scope files hashed — all
 /// before the transaction, which then only writes.
-Result<Reply> read_import(Context& context, const Params& params) {
-  const std::string& file = params.str("file");
+struct ImportArgs {
+  std::string file;
+  bool dry_run = false;
+};
+
+Result<Reply> read_import(Context& context, const ImportArgs& args) {
+  const std::string& file = args.file;
   auto real = project_file(context.project->root, file, context.may_leave_project());
   if (!real) {
     Error error = std::move(real.error());
@@ -179,8 +185,8 @@ Result<void> check_plan(const ImportPlan& plan, const std::string& file, std::si
   return {};
 }
 
-Result<Reply> import_markdown(Context& context, const Params& params) {
-  const std::string& file = params.str("file");
+Result<Reply> import_markdown(Context& context, const ImportArgs& args) {
+  const std::string& file = args.file;
   if (!context.external || !context.external->data["text"].is_string())
     return fail(ErrorCode::Internal, "memory.import: the file was not read before the transaction");
   CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, checked_entries(context, context.external->data["text"].as_string(), file));
@@ -215,7 +221,7 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
   data.set("changed", std::move(changed));
   data.set("unchanged", plan.unchanged);
   if (!plan.proposed.empty()) data.set("proposed", std::move(plan.proposed));
-  if (params.flag("dryRun")) data.set("dryRun", true);
+  if (args.dry_run) data.set("dryRun", true);
   std::optional<ErrorCode> note;
   if (data["added"].empty() && data["changed"].empty()) note = ErrorCode::NoChange;
   return Reply::noted(std::move(data), note, std::move(warnings));
@@ -224,21 +230,23 @@ Result<Reply> import_markdown(Context& context, const Params& params) {
 }  // namespace
 
 void register_memory_import(Registry& registry) {
+  const auto args =
+      bind(field(&ImportArgs::file, {.name = "file", .type = ParamType::String, .required = true, .max = 500,
+                                     .description = "The Markdown file, relative to the project root", .positional = true,
+                                     .single_line = true}),
+           field(&ImportArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                        .description = "Report what would change; change nothing", .dry_run = true}));
   registry.add({.domain = "memory", .name = "import", .gateway = Gateway::Mutate,
                 .summary = "Read memory back from the Markdown memory.export wrote",
-                .params = {{.name = "file", .type = ParamType::String, .required = true, .max = 500,
-                            .description = "The Markdown file, relative to the project root", .positional = true,
-                            .single_line = true},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Report what would change; change nothing", .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{file, added[], changed[], unchanged (count), proposed?[], dryRun?}; E_NO_CHANGE note when "
                            "the store already holds the file. Each entry is checked as memory.observe checks one; an "
                            "agent's import takes no verified-by and changes no verified entry (E_MUTATION_DISABLED); at "
                            "most 2,000 entries added or changed per import",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"file":"docs/memory.md"})", "take in the reviewed file"}},
-                .idempotent = true, .tier = 2, .external = read_import, .external_checks_only = true,
-                .handler = import_markdown});
+                .idempotent = true, .tier = 2, .external = args.handler(read_import), .external_checks_only = true,
+                .handler = args.handler(import_markdown)});
 }
 
 }  // namespace ct::memory

@@ -10,8 +10,8 @@
 #include <set>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/memory/memory_common.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 
@@ -21,49 +21,60 @@ namespace {
 using namespace memory;
 namespace fs = std::filesystem;
 
-Result<std::optional<double>> confidence_of(const Params& params) {
-  auto text = params.opt_str("confidence");
-  if (!text) {
-    const json::Value& value = params.value("confidence");
-    if (value.is_number()) text = std::to_string(value.as_double());
-  }
-  if (!text) return std::optional<double>();
+/// The params of the writes of one entry (observe, update, supersede, verify), each bound to the
+/// fields it takes (entry_fields); a scope param not given leaves the entry's as it was.
+struct EntryArgs {
+  std::string id;
+  std::optional<std::string> kind;
+  std::optional<std::string> title;
+  std::optional<std::string> body;
+  std::optional<std::vector<std::string>> files;
+  std::optional<std::vector<std::string>> labels;
+  std::optional<std::vector<std::string>> tasks;
+  std::optional<std::string> epic;
+  std::optional<std::string> confidence;  // a Scalar: its text
+  std::optional<std::string> task_id;     // the source task
+  bool force = false;
+  json::Value call;  // the call as given, for observe's fix
+};
+
+Result<double> confidence_of(const std::string& text) {
   double number = -1;
-  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), number);
-  if (ec != std::errc() || end != text->data() + text->size() || number < 0 || number > 1)
-    return fail(Error(ErrorCode::Validation, "confidence must be a number from 0 to 1, not '" + *text + "'")
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end != text.data() + text.size() || number < 0 || number > 1)
+    return fail(Error(ErrorCode::Validation, "confidence must be a number from 0 to 1, not '" + text + "'")
                     .with_fix("pass a number such as 0.8")
                     .with_detail("field", "confidence"));
-  return std::optional<double>(number);
+  return number;
 }
 
 /// The scope params into `entry` (only those given): files normalised, tasks and epic checked.
-Result<void> read_scope(Context& context, const Params& params, MemoryEntry& entry) {
-  if (params.has("files")) {
+Result<void> read_scope(Context& context, const EntryArgs& args, MemoryEntry& entry) {
+  if (args.files) {
     entry.files.clear();
-    for (const auto& file : params.strings("files")) {
+    for (const auto& file : *args.files) {
       CT_TRY_ASSIGN(std::string normal, normal_scope_path(file));
       if (std::find(entry.files.begin(), entry.files.end(), normal) == entry.files.end()) entry.files.push_back(normal);
     }
   }
-  if (params.has("labels")) entry.labels = params.strings("labels");
-  if (params.has("tasks")) {
-    entry.tasks = params.strings("tasks");
+  if (args.labels) entry.labels = *args.labels;
+  if (args.tasks) {
+    entry.tasks = *args.tasks;
     CT_TRY(check_tasks(context, entry.tasks));
   }
-  if (auto epic = params.opt_str("epic")) {
-    CT_TRY(check_tasks(context, {*epic}));
-    entry.epic = *epic;
+  if (args.epic) {
+    CT_TRY(check_tasks(context, {*args.epic}));
+    entry.epic = *args.epic;
   }
-  if (params.has("confidence") && !params.value("confidence").is_null()) {
-    CT_TRY_ASSIGN(entry.confidence, confidence_of(params));
+  if (args.confidence) {
+    CT_TRY_ASSIGN(entry.confidence, confidence_of(*args.confidence));
   }
   return {};
 }
 
-/// The task an entry comes from, or a use belongs to: the one named, else the caller's session's focus.
-Result<std::string> source_task(Context& context, const Params& params) {
-  if (auto task = params.opt_str("taskId")) {
+/// The task an entry comes from, or a use belongs to: `task` when named, else the caller's session's focus.
+Result<std::string> source_task(Context& context, const std::optional<std::string>& task) {
+  if (task) {
     CT_TRY(check_tasks(context, {*task}));
     return *task;
   }
@@ -144,20 +155,20 @@ Result<void> person_only(Context& context, const MemoryEntry& entry, std::string
                   .with_detail("kind", entry.kind));
 }
 
-Result<Reply> observe(Context& context, const Params& params) {
+Result<Reply> observe(Context& context, const EntryArgs& args) {
   MemoryEntry entry;
-  entry.kind = params.str("kind");
-  entry.title = std::string(trim(params.str("title")));
-  entry.body = std::string(trim(params.opt_str("body").value_or("")));
-  CT_TRY(read_scope(context, params, entry));
-  CT_TRY_ASSIGN(entry.source_task, source_task(context, params));
+  entry.kind = args.kind.value_or("");
+  entry.title = std::string(trim(args.title.value_or("")));
+  entry.body = std::string(trim(args.body.value_or("")));
+  CT_TRY(read_scope(context, args, entry));
+  CT_TRY_ASSIGN(entry.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(entry.source_agent, who(context));
   entry.source_session = context.session;
   entry.hash = content_hash(entry);
   CT_TRY_ASSIGN(auto similar, similar_entries(context, entry));
   for (const auto& [score, other] : similar)
     if (other.hash == entry.hash) return Reply::noted(written_json(other), ErrorCode::AlreadyExists);
-  if (!similar.empty() && !params.flag("force")) {
+  if (!similar.empty() && !args.force) {
     const MemoryEntry& best = similar.front().second;
     json::Value rows = json::Value::array();
     for (const auto& [score, other] : similar) {
@@ -167,7 +178,7 @@ Result<Reply> observe(Context& context, const Params& params) {
       row.set("similarity", std::round(score * 100) / 100);
       rows.push_back(std::move(row));
     }
-    json::Value again = params.json();
+    json::Value again = args.call;
     again.set("force", true);
     return fail(Error(ErrorCode::AlreadyExists, best.id + " already says nearly the same: \"" + best.title + "\"")
                     .with_fix(Advice("add to it: ") + call("memory.update", {{"id", best.id}, {"body", "…"}}) +
@@ -192,7 +203,7 @@ Result<void> check_open(const MemoryEntry& entry) {
 /// An agent's change of what a person verified: the verified entry stays served, and the change
 /// becomes a proposed entry that replaces it once a person verifies it (as memory.supersede does).
 /// A revision already pending for it (proposed, unverified) is changed instead of adding another.
-Result<Reply> propose_revision(Context& context, const Params& params, MemoryEntry verified, MemoryEntry changed) {
+Result<Reply> propose_revision(Context& context, const EntryArgs& args, MemoryEntry verified, MemoryEntry changed) {
   std::vector<std::string> warnings;
   if (!verified.superseded_by.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> pending, context.db().get_memory(verified.superseded_by));
@@ -228,7 +239,7 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   revision.applied_count = revision.ignored_count = 0;
   revision.applied_at.reset();
   revision.applied_by.clear();
-  CT_TRY_ASSIGN(revision.source_task, source_task(context, params));
+  CT_TRY_ASSIGN(revision.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(revision.source_agent, who(context));
   revision.source_session = context.session;
   std::vector<std::string> ignored;
@@ -245,14 +256,14 @@ Result<Reply> propose_revision(Context& context, const Params& params, MemoryEnt
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> update(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+Result<Reply> update(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   CT_TRY(check_open(entry));
   const MemoryEntry before = entry;
-  if (auto kind = params.opt_str("kind")) entry.kind = *kind;
-  if (auto title = params.opt_str("title")) entry.title = std::string(trim(*title));
-  if (auto body = params.opt_str("body")) entry.body = std::string(trim(*body));
-  CT_TRY(read_scope(context, params, entry));
+  if (args.kind) entry.kind = *args.kind;
+  if (args.title) entry.title = std::string(trim(*args.title));
+  if (args.body) entry.body = std::string(trim(*args.body));
+  CT_TRY(read_scope(context, args, entry));
   entry.hash = content_hash(entry);
   if (entry.hash == before.hash && entry.confidence == before.confidence)
     return Reply::noted(written_json(entry), ErrorCode::NoChange);
@@ -262,7 +273,7 @@ Result<Reply> update(Context& context, const Params& params) {
     // What a person verified is not rewritten by an agent: a governed kind's change waits for a
     // person as a revision; another kind's verification was of the old text and does not carry over.
     if (needs_person(context, before.kind) || needs_person(context, entry.kind))
-      return propose_revision(context, params, before, std::move(entry));
+      return propose_revision(context, args, before, std::move(entry));
     warnings.push_back(entry.id + " was verified by " + before.verified_by + " as it read before: the changed text is unverified");
     entry.verified_by.clear();
     entry.verified_at.reset();
@@ -279,20 +290,20 @@ Result<Reply> update(Context& context, const Params& params) {
   return Reply::warned(written_json(entry), std::move(warnings));
 }
 
-Result<Reply> supersede(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry old, load(context, params.str("id")));
+Result<Reply> supersede(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry old, load(context, args.id));
   CT_TRY(check_open(old));
   MemoryEntry entry;
-  entry.kind = params.opt_str("kind").value_or(old.kind);
-  entry.title = std::string(trim(params.str("title")));
-  entry.body = std::string(trim(params.opt_str("body").value_or("")));
+  entry.kind = args.kind.value_or(old.kind);
+  entry.title = std::string(trim(args.title.value_or("")));
+  entry.body = std::string(trim(args.body.value_or("")));
   entry.files = old.files;
   entry.labels = old.labels;
   entry.tasks = old.tasks;
   entry.epic = old.epic;
   entry.confidence = old.confidence;
-  CT_TRY(read_scope(context, params, entry));
-  CT_TRY_ASSIGN(entry.source_task, source_task(context, params));
+  CT_TRY(read_scope(context, args, entry));
+  CT_TRY_ASSIGN(entry.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(entry.source_agent, who(context));
   entry.source_session = context.session;
   entry.supersedes = old.id;
@@ -308,8 +319,13 @@ Result<Reply> supersede(Context& context, const Params& params) {
   return Reply::warned(written_json(added), std::move(warnings));
 }
 
-Result<Reply> retract(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+struct RetractArgs {
+  std::string id;
+  std::string reason;
+};
+
+Result<Reply> retract(Context& context, const RetractArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   if (entry.status == "retracted") return Reply::noted(written_json(entry), ErrorCode::NoChange);
   if (!entry.verified_by.empty() && !context.person_reviews)
     return fail(Error(ErrorCode::MutationDisabled, entry.id + " was verified by " + entry.verified_by +
@@ -320,14 +336,14 @@ Result<Reply> retract(Context& context, const Params& params) {
                     .with_detail("verifiedBy", entry.verified_by));
   const MemoryEntry before = entry;
   entry.status = "retracted";
-  entry.reason = params.str("reason");
+  entry.reason = args.reason;
   entry.updated_at = context.now();
   CT_TRY(save(context, before, entry));
   return Reply::of(written_json(entry));
 }
 
-Result<Reply> verify(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+Result<Reply> verify(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   CT_TRY(check_open(entry));
   CT_TRY(person_only(context, entry, "verify", "ct memory verify " + entry.id));
   CT_TRY_ASSIGN(std::string name, who(context));
@@ -375,8 +391,15 @@ Result<std::vector<std::string>> valid_for(Context& context, const std::string& 
   return out;
 }
 
-Result<Reply> applied(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::string task, source_task(context, params));
+struct AppliedArgs {
+  std::vector<std::string> ids;
+  std::vector<std::string> ignored;
+  std::optional<std::string> task_id;
+  json::Value call;  // the call as given, for the fix of an unknown id
+};
+
+Result<Reply> applied(Context& context, const AppliedArgs& args) {
+  CT_TRY_ASSIGN(std::string task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(std::string name, who(context));
   // Ids as the store spells them: M1 is M001, named once.
   auto canonical = [](std::vector<std::string> ids) {
@@ -384,8 +407,8 @@ Result<Reply> applied(Context& context, const Params& params) {
       if (auto number = memory_number(id)) id = memory_id(*number);
     return ids;
   };
-  std::vector<std::string> used = canonical(params.strings("ids"));
-  std::vector<std::string> ignored = canonical(params.strings("ignored"));
+  std::vector<std::string> used = canonical(args.ids);
+  std::vector<std::string> ignored = canonical(args.ignored);
   std::set<std::string> seen;
   for (const auto& id : used)
     if (!seen.insert(id).second)
@@ -405,7 +428,7 @@ Result<Reply> applied(Context& context, const Params& params) {
                                      : "; the entries served for " + task + ": " + join(valid, ", ");
       error = std::move(error).with_detail("validIds", json::Value::array_of(valid));
       if (!valid.empty()) {
-        json::Value again = params.json();
+        json::Value again = args.call;
         std::vector<std::string> fixed = used;
         std::erase_if(fixed, [&](const std::string& other) { return other == id; });
         if (std::find(fixed.begin(), fixed.end(), valid.front()) == fixed.end()) fixed.push_back(valid.front());
@@ -431,137 +454,183 @@ Result<Reply> applied(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-/// What an import compares and takes from the file: the content, status and governance fields.
 /// The scope files a write of one entry anchors, for its external step: those the call names,
 /// else the stored entry's (read in a transaction of its own).
-Result<std::vector<std::string>> files_to_anchor(Context& context, const Params& params, bool stored_too) {
+Result<std::vector<std::string>> files_to_anchor(Context& context, const EntryArgs& args, bool stored_too) {
   std::vector<std::string> files;
-  if (params.has("files")) {
-    for (const auto& file : params.strings("files"))
+  if (args.files) {
+    for (const auto& file : *args.files)
       if (auto normal = normal_scope_path(file)) files.push_back(*normal);
     return files;
   }
-  if (stored_too && params.has("id")) {
+  if (stored_too && !args.id.empty()) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, pipeline::read_in_own_transaction(context, [&] {
-                    return context.db().get_memory(params.str("id"));
+                    return context.db().get_memory(args.id);
                   }));
     if (stored) files = stored->files;
   }
   return files;
 }
 
-Result<Reply> hash_named_files(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, params, false));
+Result<Reply> hash_named_files(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, args, false));
   return hash_scope_files(context, files);
 }
 
-Result<Reply> hash_entry_files(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, params, true));
+Result<Reply> hash_entry_files(Context& context, const EntryArgs& args) {
+  CT_TRY_ASSIGN(std::vector<std::string> files, files_to_anchor(context, args, true));
   return hash_scope_files(context, files);
 }
 
-std::vector<ParamSpec> scope_params() {
-  return {{.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
-           .description = "Scope: files, folders (src/store/) or globs (src/**/*.cpp); files are checksummed"},
-          {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60, .description = "Scope: labels"},
-          {.name = "tasks", .type = ParamType::Array, .max = 20, .item_type = ParamType::TaskId, .description = "Scope: tasks"},
-          {.name = "epic", .type = ParamType::TaskId, .description = "Scope: an epic"},
-          {.name = "confidence", .type = ParamType::Scalar, .max = 20, .description = "How sure, 0 to 1"}};
+/// The scope params, each into its EntryArgs member: observe, update and supersede take them all.
+void add_scope_fields(std::vector<Field<EntryArgs>>& fields) {
+  fields.push_back(field(&EntryArgs::files, {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
+                                             .description = "Scope: files, folders (src/store/) or globs (src/**/*.cpp); "
+                                                            "files are checksummed"}));
+  fields.push_back(field(&EntryArgs::labels, {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60,
+                                              .description = "Scope: labels"}));
+  fields.push_back(field(&EntryArgs::tasks, {.name = "tasks", .type = ParamType::Array, .max = 20,
+                                             .item_type = ParamType::TaskId, .description = "Scope: tasks"}));
+  fields.push_back(field(&EntryArgs::epic, {.name = "epic", .type = ParamType::TaskId, .description = "Scope: an epic"}));
+  fields.push_back(field(&EntryArgs::confidence,
+                         {.name = "confidence", .type = ParamType::Scalar, .max = 20, .description = "How sure, 0 to 1"}));
 }
 
-ParamSpec title_param(bool required) {
-  return {.name = "title", .type = ParamType::String, .required = required, .min = 3, .max = 200,
-          .description = "What it says, in one line", .single_line = true};
+Field<EntryArgs> title_field(bool required) {
+  return field(&EntryArgs::title, {.name = "title", .type = ParamType::String, .required = required, .min = 3, .max = 200,
+                                   .description = "What it says, in one line", .single_line = true});
 }
 
-ParamSpec body_param() {
-  return {.name = "body", .type = ParamType::String, .max = 4000, .description = "The detail: why, where, how"};
+Field<EntryArgs> body_field() {
+  return field(&EntryArgs::body,
+               {.name = "body", .type = ParamType::String, .max = 4000, .description = "The detail: why, where, how"});
 }
 
-ParamSpec source_param() {
-  return {.name = "taskId", .type = ParamType::TaskId,
-          .description = "The task it was learned in (default: the session's focus)"};
+Field<EntryArgs> source_field() {
+  return field(&EntryArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
+                                     .description = "The task it was learned in (default: the session's focus)"});
 }
 
-}  // namespace
+/// The fields of a write of one entry: `head` (id, kind, title, body), the scope, then `tail`.
+Binding<EntryArgs> entry_fields(std::vector<Field<EntryArgs>> head, std::vector<Field<EntryArgs>> tail = {}) {
+  add_scope_fields(head);
+  for (auto& more : tail) head.push_back(std::move(more));
+  return Binding<EntryArgs>(std::move(head));
+}
 
-void register_memory_mutations(Registry& registry) {
-  std::vector<ParamSpec> observe_params = {
-      {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kind_choices(),
-       .description = "decision, convention, learning, risk, pattern or observation"},
-      title_param(true), body_param()};
-  for (auto& param : scope_params()) observe_params.push_back(std::move(param));
-  observe_params.push_back(source_param());
-  observe_params.push_back({.name = "force", .type = ParamType::Bool,
-                            .description = "Record it even when an entry says nearly the same"});
+Field<EntryArgs> entry_id_field() { return field(&EntryArgs::id, memory_id_param()); }
+
+
+void register_observe(Registry& registry) {
+  const auto observe_args = entry_fields(
+      {field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum, .required = true, .choices = kind_choices(),
+                                .description = "decision, convention, learning, risk, pattern or observation"}),
+       title_field(true), body_field()},
+      {source_field(),
+       field(&EntryArgs::force,
+             {.name = "force", .type = ParamType::Bool, .description = "Record it even when an entry says nearly the same"}),
+       call_params(&EntryArgs::call)});
   registry.add({.domain = "memory", .name = "observe", .gateway = Gateway::Mutate,
                 .summary = "Keep a decision, convention or learning",
-                .params = std::move(observe_params),
+                .params = observe_args.specs(),
                 .returns = "{id, kind, title, status (active|proposed), hash, anchoredFiles?}; E_ALREADY_EXISTS note when "
                            "the same entry is stored; warnings for scope files that do not exist",
                 .errors = {ErrorCode::AlreadyExists, ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"kind":"learning","title":"The store tests need CLEO_TEST_MODE=1",)"
                               R"("body":"Without it the contract checks stay off","files":["tests/unit/"]})",
                               "record a learning about a folder"}},
-                .tier = 1, .aliases = {"add", "remember", "record"}, .external = hash_named_files, .external_checks_only = true,
-                .handler = observe});
+                .tier = 1, .aliases = {"add", "remember", "record"}, .external = observe_args.handler(hash_named_files),
+                .external_checks_only = true, .handler = observe_args.handler(observe)});
+}
+
+void register_applied(Registry& registry) {
+  const auto applied_args = bind(
+      field(&AppliedArgs::ids, {.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
+                                .pattern = kIdPattern, .description = "Entries the work followed"}),
+      field(&AppliedArgs::ignored, {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,
+                                    .description = "Entries served that did not apply"}),
+      field(&AppliedArgs::task_id,
+            {.name = "taskId", .type = ParamType::TaskId, .description = "The work (default: the session's focus)"}),
+      call_params(&AppliedArgs::call));
   registry.add({.domain = "memory", .name = "applied", .gateway = Gateway::Mutate,
                 .summary = "Say which entries you applied",
-                .params = {{.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
-                            .pattern = kIdPattern, .description = "Entries the work followed"},
-                           {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,
-                            .description = "Entries served that did not apply"},
-                           {.name = "taskId", .type = ParamType::TaskId,
-                            .description = "The work (default: the session's focus)"}},
+                .params = applied_args.specs(),
                 .returns = "{applied[], ignored?[], taskId?}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"}},
-                .tier = 1, .aliases = {"used", "apply"}, .handler = applied});
-  std::vector<ParamSpec> update_params = {memory_id_param(),
-                                          {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "New kind"},
-                                          title_param(false), body_param()};
-  for (auto& param : scope_params()) update_params.push_back(std::move(param));
+                .tier = 1, .aliases = {"used", "apply"}, .handler = applied_args.handler(applied)});
+}
+
+void register_update(Registry& registry) {
+  const auto update_args = entry_fields(
+      {entry_id_field(),
+       field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "New kind"}),
+       title_field(false), body_field()});
   registry.add({.domain = "memory", .name = "update", .gateway = Gateway::Mutate,
                 .summary = "Change an entry; an agent's change of a governed kind awaits review",
-                .params = std::move(update_params),
+                .params = update_args.specs(),
                 .returns = "{id, kind, title, status, hash, anchoredFiles?, supersedes?}; E_NO_CHANGE note when nothing "
                            "changed. An agent's change of what a person verified is a proposed revision (its own id, "
                            "supersedes the entry), the verified text served until a person verifies it",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","body":"Also under CI"})", "add to M001"}},
-                .idempotent = true, .tier = 2, .external = hash_entry_files, .external_checks_only = true,
-                .handler = update});
-  std::vector<ParamSpec> supersede_params = {memory_id_param(),
-                                             {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(),
-                                              .description = "Kind of the new entry (default the old one's)"},
-                                             title_param(true), body_param()};
-  for (auto& param : scope_params()) supersede_params.push_back(std::move(param));
-  supersede_params.push_back(source_param());
+                .idempotent = true, .tier = 2, .external = update_args.handler(hash_entry_files),
+                .external_checks_only = true, .handler = update_args.handler(update)});
+}
+
+void register_supersede(Registry& registry) {
+  const auto supersede_args = entry_fields({entry_id_field(),
+                                            field(&EntryArgs::kind, {.name = "kind", .type = ParamType::Enum,
+                                                                     .choices = kind_choices(),
+                                                                     .description = "Kind of the new entry (default the old one's)"}),
+                                            title_field(true), body_field()},
+                                           {source_field()});
   registry.add({.domain = "memory", .name = "supersede", .gateway = Gateway::Mutate,
                 .summary = "Replace an entry with a new one (scope kept unless given)",
-                .params = std::move(supersede_params),
+                .params = supersede_args.specs(),
                 .returns = "{id (the new entry), kind, title, status, hash, supersedes}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","title":"Tests need CLEO_TEST_MODE=1 and a temp HOME"})", "M001, corrected"}},
-                .tier = 2, .external = hash_entry_files, .external_checks_only = true,
-                .handler = supersede});
+                .tier = 2, .external = supersede_args.handler(hash_entry_files), .external_checks_only = true,
+                .handler = supersede_args.handler(supersede)});
+}
+
+void register_retract(Registry& registry) {
+  const auto retract_args =
+      bind(field(&RetractArgs::id, memory_id_param()),
+           field(&RetractArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
+                                        .description = "Why it no longer holds"}));
   registry.add({.domain = "memory", .name = "retract", .gateway = Gateway::Mutate,
                 .summary = "Withdraw an entry that was wrong, with the reason",
-                .params = {memory_id_param(),
-                           {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
-                            .description = "Why it no longer holds"}},
+                .params = retract_args.specs(),
                 .returns = "{id, kind, title, status:'retracted', hash}; E_NO_CHANGE note when already retracted",
                 .errors = {ErrorCode::NotFound, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"M001","reason":"the flag was removed in v2"})", "withdraw M001"}},
-                .idempotent = true, .tier = 2, .dashboard = true, .handler = retract});
+                .idempotent = true, .tier = 2, .dashboard = true, .handler = retract_args.handler(retract)});
+}
+
+void register_verify(Registry& registry) {
+  // verify takes the id alone; its external step re-anchors the stored entry's files.
+  const auto verify_args = bind(entry_id_field());
   registry.add({.domain = "memory", .name = "verify", .gateway = Gateway::Mutate,
                 .summary = "Verify an entry after review: serve a proposed one, re-anchor files",
-                .params = {memory_id_param()},
+                .params = verify_args.specs(),
                 .returns = "{id, kind, title, status:'active', hash, verifiedBy, anchoredFiles?}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
                 .examples = {{R"({"id":"M001"})", "M001 was reviewed and holds"}},
-                .tier = 2, .dashboard = true, .external = hash_entry_files, .external_checks_only = true,
-                .handler = verify});
+                .tier = 2, .dashboard = true, .external = verify_args.handler(hash_entry_files), .external_checks_only = true,
+                .handler = verify_args.handler(verify)});
+}
+
+}  // namespace
+
+void register_memory_mutations(Registry& registry) {
+  register_observe(registry);
+  register_applied(registry);
+  register_update(registry);
+  register_supersede(registry);
+  register_retract(registry);
+  register_verify(registry);
 }
 
 }  // namespace ct

@@ -5,9 +5,8 @@
 #include <cmath>
 
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/memory/memory_common.h"
-#include "domains/params.h"
-#include "domains/projection.h"
 #include "domains/registry.h"
 
 namespace ct {
@@ -15,25 +14,38 @@ namespace {
 
 using namespace memory;
 
-Result<std::vector<std::string>> scope_files(const Params& params) {
+Result<std::vector<std::string>> scope_files(const std::vector<std::string>& given) {
   std::vector<std::string> files;
-  for (const auto& file : params.strings("files")) {
+  for (const auto& file : given) {
     CT_TRY_ASSIGN(std::string normal, normal_scope_path(file));
     files.push_back(std::move(normal));
   }
   return files;
 }
 
-Result<Reply> find_entries(Context& context, const Params& params) {
+struct FindArgs {
+  std::string query;
+  std::vector<std::string> files;
+  std::optional<std::string> task_id;
+  std::vector<std::string> labels;
+  std::optional<std::string> kind;
+  bool include_stale = false;
+  std::vector<std::string> known_hashes;
+  std::int64_t limit = 0;
+  std::int64_t offset = 0;
+  Projection rows;
+};
+
+Result<Reply> find_entries(Context& context, const FindArgs& args) {
   Search search;
-  search.query = params.opt_str("query").value_or("");
-  CT_TRY_ASSIGN(search.files, scope_files(params));
-  search.labels = params.strings("labels");
-  search.task = params.opt_str("taskId");
-  search.kind = params.opt_str("kind");
-  search.include_stale = params.flag("includeStale");
-  const std::int64_t offset = params.integer("offset");
-  search.limit = params.integer("limit") + offset;
+  search.query = args.query;
+  CT_TRY_ASSIGN(search.files, scope_files(args.files));
+  search.labels = args.labels;
+  search.task = args.task_id;
+  search.kind = args.kind;
+  search.include_stale = args.include_stale;
+  const std::int64_t offset = args.offset;
+  search.limit = args.limit + offset;
   if (words(search.query).empty() && search.files.empty() && search.labels.empty() && !search.task)
     return fail(Error(ErrorCode::InvalidParams,
                       search.query.empty() ? "memory.find needs words or a scope: every entry is too much to read"
@@ -44,8 +56,8 @@ Result<Reply> find_entries(Context& context, const Params& params) {
                               call("memory.find", {{"files", json::Value::array_of(std::vector<std::string>{"src/store/"})}}))
                     .with_detail("field", "query"));
   CT_TRY_ASSIGN(std::vector<Found> found, find(context, search));
-  const std::vector<std::string> known = params.strings("knownHashes");
-  const bool full = wants_full(params);
+  const std::vector<std::string>& known = args.known_hashes;
+  const bool full = args.rows.full;
   json::Value rows = json::Value::array();
   for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(offset, std::ssize(found))); i < found.size(); ++i) {
     const Found& item = found[i];
@@ -60,13 +72,16 @@ Result<Reply> find_entries(Context& context, const Params& params) {
     if (full) row.set("score", std::round(item.ranked.score * 100) / 100);
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, {}, {}};
-  if (reply.data.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  const bool none = rows.empty();
+  return Reply::noted(std::move(rows), no_data_if(none));
 }
 
-Result<Reply> show(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(MemoryEntry entry, load(context, params.str("id")));
+struct IdArgs {
+  std::string id;
+};
+
+Result<Reply> show(Context& context, const IdArgs& args) {
+  CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   CT_TRY_ASSIGN(auto stale, staleness_of(context, {entry}));
   json::Value data = entry_json(entry, true, stale.front());
   CT_TRY_ASSIGN(std::vector<MemoryUsage> uses, context.db().memory_usage(entry.id, std::nullopt, std::nullopt, 5));
@@ -86,10 +101,16 @@ Result<Reply> show(Context& context, const Params& params) {
 }
 
 /// What happened to entries: recorded, verified, changed, applied or ignored; newest first.
-Result<Reply> timeline(Context& context, const Params& params) {
-  const std::optional<std::string> task = params.opt_str("taskId");
-  CT_TRY_ASSIGN(std::optional<std::int64_t> since, params.time("since", context.now()));
-  const std::int64_t limit = params.integer("limit");
+struct TimelineArgs {
+  std::optional<std::string> task_id;
+  Moment since;
+  std::int64_t limit = 0;
+};
+
+Result<Reply> timeline(Context& context, const TimelineArgs& args) {
+  const std::optional<std::string>& task = args.task_id;
+  const std::optional<TimeMs>& since = args.since.at;
+  const std::int64_t limit = args.limit;
   if (!task && !since)
     return fail(Error(ErrorCode::InvalidParams, "memory.timeline needs a task or a time to start from")
                     .with_fix(call("memory.timeline", {{"since", "7d"}}) + Advice(", or one task's: ") +
@@ -132,23 +153,29 @@ Result<Reply> timeline(Context& context, const Params& params) {
     if (std::ssize(rows.as_array()) >= limit) break;
     rows.push_back(std::move(item.row));
   }
-  Reply reply{std::move(rows), {}, {}, {}};
-  if (reply.data.empty()) reply.note = ErrorCode::NoData;
-  return reply;
+  const bool none = rows.empty();
+  return Reply::noted(std::move(rows), no_data_if(none));
 }
 
 /// Entries by status and kind, newest change first, each with its staleness (the dashboard's view).
-Result<Reply> list(Context& context, const Params& params) {
+struct ListArgs {
+  std::vector<std::string> status;
+  std::optional<std::string> kind;
+  Paging page;
+  Projection rows;
+};
+
+Result<Reply> list(Context& context, const ListArgs& args) {
   MemoryQuery query;
-  query.statuses = params.strings("status");
-  if (auto kind = params.opt_str("kind")) query.kind = *kind;
-  query.limit = params.integer("limit");
-  query.offset = params.integer("offset");
+  query.statuses = args.status;
+  if (args.kind) query.kind = *args.kind;
+  query.limit = args.page.limit;
+  query.offset = args.page.offset;
   CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
   CT_TRY_ASSIGN(std::int64_t total, context.db().count_memory(query));
   CT_TRY_ASSIGN(auto stale, staleness_of(context, entries));
   json::Value rows = json::Value::array();
-  const bool full = wants_full(params);
+  const bool full = args.rows.full;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     json::Value row = entry_json(entries[i], full, stale[i]);
     if (!full) {
@@ -157,12 +184,12 @@ Result<Reply> list(Context& context, const Params& params) {
     }
     rows.push_back(std::move(row));
   }
-  Reply reply{std::move(rows), {}, Page{total, query.limit, query.offset}, {}};
-  if (total == 0) reply.note = ErrorCode::NoData;
+  Reply reply = Reply::paged(std::move(rows), Page{total, query.limit, query.offset});
+  reply.note = no_data_if(total == 0);
   return reply;
 }
 
-Result<Reply> stats(Context& context, const Params&) {
+Result<Reply> stats(Context& context, const NoArgs&) {
   CT_TRY_ASSIGN(MemoryCounts counts, context.db().memory_counts());
   json::Value data = json::Value::object();
   data.set("total", counts.total);
@@ -233,11 +260,16 @@ Result<Reply> stats(Context& context, const Params&) {
   return Reply::noted(std::move(data), note);
 }
 
-Result<Reply> export_markdown(Context& context, const Params& params) {
+struct ExportArgs {
+  std::optional<std::string> kind;
+  bool include_retracted = false;
+};
+
+Result<Reply> export_markdown(Context& context, const ExportArgs& args) {
   MemoryQuery query;
   query.limit = -1;
-  if (auto kind = params.opt_str("kind")) query.kind = *kind;
-  if (!params.flag("includeRetracted")) query.statuses = {"active", "proposed", "superseded"};
+  if (args.kind) query.kind = *args.kind;
+  if (!args.include_retracted) query.statuses = {"active", "proposed", "superseded"};
   CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
   json::Value data = json::Value::object();
   data.set("entries", static_cast<std::int64_t>(entries.size()));
@@ -254,25 +286,29 @@ ParamSpec memory_id_param() {
           .description = "Entry id (M001)", .positional = true, .single_line = true};
 }
 
-void register_memory_queries(Registry& registry) {
+namespace {
+
+void register_find(Registry& registry) {
+  const auto find_args = bind(
+      field(&FindArgs::query, {.name = "query", .type = ParamType::String, .max = 200,
+                               .description = "Words to search for (prefix match)", .positional = true}),
+      field(&FindArgs::files, {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
+                               .description = "Files or folders at hand, relative to the project root"}),
+      field(&FindArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
+                                 .description = "The task at hand: its files, labels and epics join the scope"}),
+      field(&FindArgs::labels,
+            {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60, .description = "Labels of the work"}),
+      field(&FindArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"}),
+      field(&FindArgs::include_stale, {.name = "includeStale", .type = ParamType::Bool,
+                                       .description = "Also entries whose files or tasks changed since (ranked lower)"}),
+      field(&FindArgs::known_hashes, {.name = "knownHashes", .type = ParamType::Array, .max = 100, .item_max = 16,
+                                      .description = "Hashes already read: those entries come back as {id, unchanged:true}"}),
+      field(&FindArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 50,
+                               .description = "Most entries"}),
+      field(&FindArgs::offset, offset_param()), projection(&FindArgs::rows));
   registry.add({.domain = "memory", .name = "find", .gateway = Gateway::Query,
                 .summary = "What is known for the work at hand",
-                .params = {{.name = "query", .type = ParamType::String, .max = 200,
-                            .description = "Words to search for (prefix match)", .positional = true},
-                           {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
-                            .description = "Files or folders at hand, relative to the project root"},
-                           {.name = "taskId", .type = ParamType::TaskId,
-                            .description = "The task at hand: its files, labels and epics join the scope"},
-                           {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60,
-                            .description = "Labels of the work"},
-                           {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"},
-                           {.name = "includeStale", .type = ParamType::Bool,
-                            .description = "Also entries whose files or tasks changed since (ranked lower)"},
-                           {.name = "knownHashes", .type = ParamType::Array, .max = 100, .item_max = 16,
-                            .description = "Hashes already read: those entries come back as {id, unchanged:true}"},
-                           {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 50,
-                            .description = "Most entries"},
-                           offset_param()},
+                .params = find_args.specs(),
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?{file|task,what,since}} | {id,unchanged}] "
                            "best first (detail:'full': every field, usage, score); E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams, ErrorCode::NotFound, ErrorCode::Validation},
@@ -282,23 +318,32 @@ void register_memory_queries(Registry& registry) {
                 .row_fields = {"id", "kind", "title", "body", "hash", "status", "stale", "unchanged", "files", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
                                "supersededBy", "reason", "usage", "createdAt", "updatedAt", "score"},
-                .aliases = {"search", "recall"}, .handler = find_entries});
+                .aliases = {"search", "recall"}, .handler = find_args.handler(find_entries)});
+}
+
+void register_show(Registry& registry) {
+  const auto show_args = bind(field(&IdArgs::id, memory_id_param()));
   registry.add({.domain = "memory", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one memory entry, its staleness and recent use",
-                .params = {memory_id_param()},
+                .params = show_args.specs(),
                 .returns = "{id, kind, title, body?, status, stale?, hash, files?, labels?, tasks?, epic?, confidence?, "
                            "source?{agent,session,task}, verifiedBy?, verifiedAt?, supersedes?, supersededBy?, reason?, "
                            "usage{applied, ignored, lastAt?, lastBy?, recent?[{at,applied,agent?,taskId?}]}, createdAt, "
                            "updatedAt}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"M001"})", "the entry M001"}},
-                .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show});
+                .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show_args.handler(show)});
+}
+
+void register_list(Registry& registry) {
+  const auto list_args =
+      bind(field(&ListArgs::status, {.name = "status", .type = ParamType::Array, .choices = {kStatuses.begin(), kStatuses.end()},
+                                     .item_type = ParamType::Enum, .description = "Only these statuses (default all)"}),
+           field(&ListArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"}),
+           paging(&ListArgs::page, "50"), projection(&ListArgs::rows));
   registry.add({.domain = "memory", .name = "list", .gateway = Gateway::Query,
                 .summary = "List entries by status and kind, newest change first",
-                .params = {{.name = "status", .type = ParamType::Array, .choices = {kStatuses.begin(), kStatuses.end()},
-                            .item_type = ParamType::Enum, .description = "Only these statuses (default all)"},
-                           {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"},
-                           limit_param("50"), offset_param()},
+                .params = list_args.specs(),
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?,files?,applied}] (every field with "
                            "detail:'full'); _meta.page when there are more; E_NO_DATA note when none",
                 .examples = {{R"({"status":["proposed"]})", "what waits for a person's review"}},
@@ -306,34 +351,59 @@ void register_memory_queries(Registry& registry) {
                 .row_fields = {"id", "kind", "title", "body", "hash", "status", "stale", "files", "applied", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
                                "supersededBy", "reason", "usage", "createdAt", "updatedAt"},
-                .handler = list});
+                .handler = list_args.handler(list)});
+}
+
+void register_timeline(Registry& registry) {
+  const auto timeline_args =
+      bind(field(&TimelineArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
+                                          .description = "Entries from or scoped to this task, and uses in its work"}),
+           field(&TimelineArgs::since, {.name = "since", .type = ParamType::String, .max = 40,
+                                        .description = "From this time: ISO 8601 or a span back from now (30m, 2h, 7d)"}),
+           field(&TimelineArgs::limit, limit_param("50")));
   registry.add({.domain = "memory", .name = "timeline", .gateway = Gateway::Query,
                 .summary = "What happened to entries: of a task, or since a time",
-                .params = {{.name = "taskId", .type = ParamType::TaskId,
-                            .description = "Entries from or scoped to this task, and uses in its work"},
-                           {.name = "since", .type = ParamType::String, .max = 40,
-                            .description = "From this time: ISO 8601 or a span back from now (30m, 2h, 7d)"},
-                           limit_param("50")},
+                .params = timeline_args.specs(),
                 .returns = "[{at, id, event (recorded|verified|changed|superseded|retracted|applied|ignored), by?, "
                            "title?, taskId?}] newest first; E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams},
                 .examples = {{R"({"taskId":"T001"})", "memory made and used in T001"},
                              {R"({"since":"7d"})", "the last week"}},
-                .idempotent = true, .tier = 2, .handler = timeline});
+                .idempotent = true, .tier = 2, .handler = timeline_args.handler(timeline)});
+}
+
+void register_stats(Registry& registry) {
   registry.add({.domain = "memory", .name = "stats", .gateway = Gateway::Query,
                 .summary = "Count entries; list the stale, proposed, most and never applied",
                 .returns = "{total, byStatus{active,proposed,superseded,retracted}, byKind{}, stale, neverApplied, "
                            "mostApplied[{id,title,applied}], staleEntries[{id,title,stale}] (20), "
                            "proposedEntries[{id,kind,title,by?}] (20)}; E_NO_DATA note when empty",
                 .examples = {{R"({})", "memory in numbers"}},
-                .idempotent = true, .tier = 2, .handler = stats});
+                .idempotent = true, .tier = 2, .handler = no_args(stats)});
+}
+
+void register_export(Registry& registry) {
+  const auto export_args = bind(
+      field(&ExportArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"}),
+      field(&ExportArgs::include_retracted,
+            {.name = "includeRetracted", .type = ParamType::Bool, .description = "Also retracted entries"}));
   registry.add({.domain = "memory", .name = "export", .gateway = Gateway::Query,
                 .summary = "Memory as Markdown to review and commit (memory.import reads it)",
-                .params = {{.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"},
-                           {.name = "includeRetracted", .type = ParamType::Bool, .description = "Also retracted entries"}},
+                .params = export_args.specs(),
                 .returns = "{entries (count), markdown}; at the command line, the Markdown alone (redirect it to a file)",
                 .examples = {{R"({})", "every entry, grouped by kind"}},
-                .idempotent = true, .tier = 2, .text_view = TextView::Markdown, .handler = export_markdown});
+                .idempotent = true, .tier = 2, .text_view = TextView::Markdown, .handler = export_args.handler(export_markdown)});
+}
+
+}  // namespace
+
+void register_memory_queries(Registry& registry) {
+  register_find(registry);
+  register_show(registry);
+  register_list(registry);
+  register_timeline(registry);
+  register_stats(registry);
+  register_export(registry);
 }
 
 }  // namespace ct

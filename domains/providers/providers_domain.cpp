@@ -8,8 +8,8 @@
 #include <system_error>
 
 #include "core/file_read.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/providers/providers.h"
 #include "domains/registry.h"
 #include "engines/adapters/host_config.h"
@@ -56,14 +56,18 @@ json::Value summary(const Provider& provider) {
   return row;
 }
 
-Result<Reply> list(Context&, const Params&) {
+Result<Reply> list(Context&, const NoArgs&) {
   json::Value rows = json::Value::array();
   for (const auto& provider : providers::all()) rows.push_back(summary(provider));
   return Reply::of(std::move(rows));
 }
 
-Result<Reply> show(Context&, const Params& params) {
-  const Provider& provider = *providers::find(params.str("provider"));
+struct ShowArgs {
+  std::string provider;
+};
+
+Result<Reply> show(Context&, const ShowArgs& args) {
+  const Provider& provider = *providers::find(args.provider);
   json::Value data = json::Value::object();
   data.set("id", std::string(provider.id));
   data.set("name", std::string(provider.name));
@@ -103,7 +107,7 @@ bool present(const fs::path& path) {
   return fs::exists(path, ec);
 }
 
-Result<Reply> detect(Context& context, const Params&) {
+Result<Reply> detect(Context& context, const NoArgs&) {
   const char* path = std::getenv("PATH");
   const std::vector<std::string> env = {"PATH=" + std::string(path ? path : "")};
   std::optional<fs::path> root;
@@ -174,15 +178,27 @@ std::optional<std::string> other_scope_hook(Context& context, const Provider& pr
   return label;
 }
 
+struct InstallArgs {
+  std::string provider;
+  std::string scope;
+  std::string transport;
+  std::optional<std::string> url;
+  std::optional<std::string> token_env;
+  std::optional<std::string> command;
+  bool hooks = false;
+  bool dry_run = false;
+};
+
 /// How the host launches CLEO: stdio with the ct command (the installed ct's absolute path in a
 /// user's own file), or http with the url of `ct serve` and the variable holding its token.
-Result<providers::ServerLaunch> server_launch(Context& context, const Params& params, const Provider& provider,
+Result<providers::ServerLaunch> server_launch(Context& context, const InstallArgs& args, const Provider& provider,
                                               bool user) {
   providers::ServerLaunch launch;
-  launch.transport = params.str("transport") == "http" ? providers::Transport::Http : providers::Transport::Stdio;
+  launch.transport = args.transport == "http" ? providers::Transport::Http : providers::Transport::Stdio;
   // url and tokenEnv describe a connection to `ct serve`: with transport http only.
-  for (std::string_view field : {"url", "tokenEnv"}) {
-    auto value = params.opt_str(field);
+  const std::pair<std::string_view, const std::optional<std::string>&> http_only[] = {{"url", args.url},
+                                                                                      {"tokenEnv", args.token_env}};
+  for (const auto& [field, value] : http_only) {
     if (!value || launch.transport == providers::Transport::Http) continue;
     return fail(Error(ErrorCode::InvalidParams, std::string(field) + ": only with transport http")
                     .with_fix(context.registry->find("providers", "install")
@@ -191,10 +207,10 @@ Result<providers::ServerLaunch> server_launch(Context& context, const Params& pa
                                               "\"}"))
                     .with_detail("field", std::string(field)));
   }
-  launch.url = params.opt_str("url").value_or(std::string(providers::kDefaultUrl));
-  launch.token_env = params.opt_str("tokenEnv").value_or("");
-  if (auto command = params.opt_str("command")) {
-    launch.command = *command;
+  launch.url = args.url.value_or(std::string(providers::kDefaultUrl));
+  launch.token_env = args.token_env.value_or("");
+  if (args.command) {
+    launch.command = *args.command;
   } else {
     auto installed = installed_program("ct");
     launch.command = providers::default_command(user, installed ? std::optional(installed->string()) : std::nullopt);
@@ -257,11 +273,11 @@ Result<std::pair<json::Value, bool>> install_hook(const HostFiles& files, const 
   return hooked;
 }
 
-Result<Reply> install(Context& context, const Params& params) {
-  const Provider& provider = *providers::find(params.str("provider"));
-  const bool user = params.str("scope") == "user";
-  CT_TRY_ASSIGN(providers::ServerLaunch launch, server_launch(context, params, provider, user));
-  if (params.flag("hooks") && !provider.hook) {
+Result<Reply> install(Context& context, const InstallArgs& args) {
+  const Provider& provider = *providers::find(args.provider);
+  const bool user = args.scope == "user";
+  CT_TRY_ASSIGN(providers::ServerLaunch launch, server_launch(context, args, provider, user));
+  if (args.hooks && !provider.hook) {
     Error error(ErrorCode::InvalidInput, std::string(provider.name) + " has no session-start hook CLEO can declare" +
                                              (provider.no_hook.empty() ? std::string() : ": " + std::string(provider.no_hook)));
     error.fix = context.registry->find("providers", "show")->call_with(R"({"provider":")" + std::string(provider.id) +
@@ -278,7 +294,7 @@ Result<Reply> install(Context& context, const Params& params) {
                     ->call_with(R"({"provider":")" + std::string(provider.id) + R"(","scope":")" + other + "\"}");
     return fail(std::move(error).with_detail("field", "scope"));
   }
-  HostFiles files{context, {}, user, params.flag("dryRun")};
+  HostFiles files{context, {}, user, args.dry_run};
   std::string label;
   if (user) {
     if (!context.may_leave_project()) return fail(outside_refused("scope user"));
@@ -304,7 +320,7 @@ Result<Reply> install(Context& context, const Params& params) {
   for (const auto& [key, value] : server.first.as_object()) data.set(key, value);
   data.set("note", providers::entry_note(provider, user, launch));
   bool changed = server.second;
-  if (params.flag("hooks")) {
+  if (args.hooks) {
     CT_TRY_ASSIGN(auto hooked, install_hook(files, provider, launch));
     data.set("hooks", std::move(hooked.first));
     changed = changed || hooked.second;
@@ -325,48 +341,51 @@ void register_providers_domain(Registry& registry) {
                 .returns = "[{id, name, binary, instructionFiles[], configFormat json|toml, projectConfig|null, "
                            "userConfig|null}]",
                 .examples = {{R"({})", "every host"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = list});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = no_args(list)});
+  const auto show_args = bind(field(&ShowArgs::provider, provider));
   registry.add({.domain = "providers", .name = "show", .gateway = Gateway::Query,
                 .summary = "One host: instruction and MCP config files, headless command",
-                .params = {provider},
+                .params = show_args.specs(),
                 .returns = "{id, name, binaries[], instructionFiles[], userInstructions|null, injectTarget, "
                            "configFormat, serversKey, projectConfig|null, userConfig|null, headless[]|null, "
                            "entries{stdio, http} (the config text a new file would hold)}",
                 .examples = {{R"({"provider":"codex"})", "Codex CLI: TOML in ~/.codex/config.toml"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = show});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = show_args.handler(show)});
   registry.add({.domain = "providers", .name = "detect", .gateway = Gateway::Query,
                 .summary = "Find hosts here: programs on PATH, project and home folders",
                 .returns = "{detected[ids], providers[{id, detected, programs[{name, path}], project, home}]}",
                 .examples = {{R"({})", "which hosts are here"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = detect});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = no_args(detect)});
+  const auto install_args = bind(
+      field(&InstallArgs::provider, provider),
+      field(&InstallArgs::scope, {.name = "scope", .type = ParamType::Enum, .default_json = R"("project")",
+                                  .choices = {"project", "user"},
+                                  .description = "project: the project's file; user: the one in your home (a person, "
+                                                 "or security.allowOutsideProject)"}),
+      field(&InstallArgs::transport, {.name = "transport", .type = ParamType::Enum, .default_json = R"("stdio")",
+                                      .choices = {"stdio", "http"},
+                                      .description = "stdio: the host starts `ct mcp`; http: it connects to `ct serve`"}),
+      field(&InstallArgs::url, {.name = "url", .type = ParamType::String, .max = 2000, .pattern = "^https?://\\S+$",
+                                .description = "http: the server's URL (default http://127.0.0.1:8808/mcp)",
+                                .single_line = true}),
+      field(&InstallArgs::token_env,
+            {.name = "tokenEnv", .type = ParamType::String, .max = 100, .pattern = "^[A-Za-z_][A-Za-z0-9_]*$",
+             .description = "http: the environment variable holding the server's token (CLEO_SERVE_TOKEN, "
+                            "which ct serve reads too); the entry sends it as a bearer header, never "
+                            "the token itself",
+             .single_line = true}),
+      field(&InstallArgs::command, {.name = "command", .type = ParamType::String, .min = 1, .max = 1000,
+                                    .description = "stdio: the ct program the host runs (default: scope user the installed "
+                                                   "ct's absolute path, scope project ct on the PATH)",
+                                    .single_line = true}),
+      field(&InstallArgs::hooks, {.name = "hooks", .type = ParamType::Bool,
+                                  .description = "Also merge a session-start hook that loads `ct briefing` into the "
+                                                 "agent's context (Claude Code, Codex, Gemini CLI, Cursor)"}),
+      field(&InstallArgs::dry_run,
+            {.name = "dryRun", .type = ParamType::Bool, .description = "Return the diff, write nothing", .dry_run = true}));
   registry.add({.domain = "providers", .name = "install", .gateway = Gateway::Mutate,
                 .summary = "Merge CLEO's MCP server into a host's config file",
-                .params = {provider,
-                           {.name = "scope", .type = ParamType::Enum, .default_json = R"("project")",
-                            .choices = {"project", "user"},
-                            .description = "project: the project's file; user: the one in your home (a person, "
-                                           "or security.allowOutsideProject)"},
-                           {.name = "transport", .type = ParamType::Enum, .default_json = R"("stdio")",
-                            .choices = {"stdio", "http"},
-                            .description = "stdio: the host starts `ct mcp`; http: it connects to `ct serve`"},
-                           {.name = "url", .type = ParamType::String, .max = 2000, .pattern = "^https?://\\S+$",
-                            .description = "http: the server's URL (default http://127.0.0.1:8808/mcp)",
-                            .single_line = true},
-                           {.name = "tokenEnv", .type = ParamType::String, .max = 100,
-                            .pattern = "^[A-Za-z_][A-Za-z0-9_]*$",
-                            .description = "http: the environment variable holding the server's token (CLEO_SERVE_TOKEN, "
-                                           "which ct serve reads too); the entry sends it as a bearer header, never "
-                                           "the token itself",
-                            .single_line = true},
-                           {.name = "command", .type = ParamType::String, .min = 1, .max = 1000,
-                            .description = "stdio: the ct program the host runs (default: scope user the installed "
-                                           "ct's absolute path, scope project ct on the PATH)",
-                            .single_line = true},
-                           {.name = "hooks", .type = ParamType::Bool,
-                            .description = "Also merge a session-start hook that loads `ct briefing` into the agent's "
-                                           "context (Claude Code, Codex, Gemini CLI, Cursor)"},
-                           {.name = "dryRun", .type = ParamType::Bool,
-                            .description = "Return the diff, write nothing", .dry_run = true}},
+                .params = install_args.specs(),
                 .returns = "{provider, scope, file, action created|updated|unchanged (dry run: would be …), diff, "
                            "backup? (the previous file, beside it), note (approval, how to check), hooks?{file, "
                            "action, diff, backup?, note}}; E_NO_CHANGE note when nothing changed",
@@ -377,7 +396,7 @@ void register_providers_domain(Registry& registry) {
                              {R"({"provider":"claude","hooks":true})", "and a SessionStart hook loading ct briefing"},
                              {R"({"provider":"cursor","transport":"http","url":"http://127.0.0.1:8808/mcp"})",
                               "Cursor connects to a running ct serve"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = install});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = install_args.handler(install)});
 }
 
 }  // namespace ct

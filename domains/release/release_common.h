@@ -9,7 +9,7 @@
 
 #include "core/text.h"
 #include "domains/context.h"
-#include "domains/params.h"
+#include "domains/registry.h"
 #include "engines/rules/release_engine.h"
 
 namespace ct::release {
@@ -30,12 +30,10 @@ inline std::vector<std::string> split_words(std::string_view text) {
   return words;
 }
 
-inline const std::string& version_param(const Params& params) { return params.str("version"); }
-
-/// The version as stored ("v1.2.0" → "1.2.0"); the param's pattern already checked it.
-inline std::string normalized(const Params& params) {
-  auto version = normalize_semver(version_param(params));
-  return version ? *version : version_param(params);
+/// The version as stored ("v1.2.0" → "1.2.0"); the param's pattern (version_spec) already checked it.
+inline std::string normalized(const std::string& version) {
+  auto semver = normalize_semver(version);
+  return semver ? *semver : version;
 }
 
 inline Error release_not_found(const std::string& version) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "domains/bind.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/release/release_common.h"
@@ -49,8 +50,14 @@ std::vector<std::vector<std::string>> configured_gates(const Config& config) {
   return gates;
 }
 
-Result<Reply> ship_external(Context& context, const Params& params) {
-  const std::string version = normalized(params);
+struct ShipArgs {
+  std::string version;
+  bool push = false;
+  bool dry_run = false;
+};
+
+Result<Reply> ship_external(Context& context, const ShipArgs& args) {
+  const std::string version = normalized(args.version);
   ShipInput input;
   CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
     CT_TRY_ASSIGN(input.release, load(context, version));
@@ -65,7 +72,7 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   input.gates = configured_gates(*context.config);
   input.version_file = context.config->get_string("release.versionFile");
   input.remote = context.config->get_string("release.remote");
-  input.push = params.flag("push");
+  input.push = args.push;
   input.copies_dir = (context.project->backups_dir() / "release").lexically_relative(context.project->root).generic_string();
   const GitOptions options = git_options(context);
   CT_TRY_ASSIGN(ShipPlan plan, plan_ship(options, input));
@@ -74,7 +81,7 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   data.set("version", version);
   data.set("tag", plan.tag);
   data.set("branch", plan.branch);
-  if (params.flag("dryRun")) {
+  if (args.dry_run) {
     json::Value steps = json::Value::array();
     for (const auto& step : plan.steps) steps.push_back(step_json(step, true));
     data.set("dryRun", true);
@@ -90,10 +97,10 @@ Result<Reply> ship_external(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> ship(Context& context, const Params& params) {
+Result<Reply> ship(Context& context, const ShipArgs& args) {
   Reply reply = std::move(*context.external);
-  if (params.flag("dryRun")) return reply;
-  CT_TRY_ASSIGN(Release release, load(context, normalized(params)));
+  if (args.dry_run) return reply;
+  CT_TRY_ASSIGN(Release release, load(context, normalized(args.version)));
   const Release before = release;
   release.status = ReleaseStatus::Released;
   release.released_at = release.updated_at = context.now();
@@ -109,8 +116,14 @@ Result<Reply> ship(Context& context, const Params& params) {
 
 // -- tag, rollback ----------------------------------------------------------------------------
 
-Result<Reply> tag_external(Context& context, const Params& params) {
-  const std::string version = normalized(params);
+/// tag and rollback: the release's version as given (rollback's reason is kept in the audit trail).
+struct VersionArgs {
+  std::string version;
+  std::string reason;
+};
+
+Result<Reply> tag_external(Context& context, const VersionArgs& args) {
+  const std::string version = normalized(args.version);
   CT_TRY_ASSIGN(Release release, pipeline::read_in_own_transaction(context, [&] { return load(context, version); }));
   const GitOptions options = git_options(context);
   CT_TRY(require_git_repo(options));
@@ -131,10 +144,10 @@ Result<Reply> tag_external(Context& context, const Params& params) {
   return Reply::noted(std::move(data), note);
 }
 
-Result<Reply> tag(Context& context, const Params& params) {
+Result<Reply> tag(Context& context, const VersionArgs& args) {
   Reply reply = std::move(*context.external);
   if (reply.note == ErrorCode::NoChange) return reply;
-  CT_TRY_ASSIGN(Release release, load(context, normalized(params)));
+  CT_TRY_ASSIGN(Release release, load(context, normalized(args.version)));
   const Release before = release;
   release.tag = reply.data["tag"].as_string();
   release.commit = reply.data["commit"].as_string();
@@ -144,8 +157,8 @@ Result<Reply> tag(Context& context, const Params& params) {
   return reply;
 }
 
-Result<Reply> rollback_external(Context& context, const Params& params) {
-  const std::string version = normalized(params);
+Result<Reply> rollback_external(Context& context, const VersionArgs& args) {
+  const std::string version = normalized(args.version);
   CT_TRY_ASSIGN(Release release, pipeline::read_in_own_transaction(context, [&] { return load(context, version); }));
   const GitOptions options = git_options(context);
   CT_TRY(require_git_repo(options));
@@ -171,10 +184,10 @@ Result<Reply> rollback_external(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-Result<Reply> rollback(Context& context, const Params& params) {
+Result<Reply> rollback(Context& context, const VersionArgs& args) {
   Reply reply = std::move(*context.external);
   if (reply.note == ErrorCode::NoChange) return reply;
-  CT_TRY_ASSIGN(Release release, load(context, normalized(params)));
+  CT_TRY_ASSIGN(Release release, load(context, normalized(args.version)));
   const Release before = release;
   release.status = unreleased_status(release);
   release.released_at.reset();
@@ -195,13 +208,16 @@ Result<Reply> rollback(Context& context, const Params& params) {
 }  // namespace
 
 void register_release_git(Registry& registry) {
+  const auto ship_args =
+      bind(field(&ShipArgs::version, version_spec()),
+           field(&ShipArgs::push, {.name = "push", .type = ParamType::Bool, .default_json = "false",
+                                   .description = "Also push the branch and the tag to release.remote"}),
+           field(&ShipArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                      .description = "List every step with its argv and undo; change nothing",
+                                      .dry_run = true}));
   registry.add({.domain = "release", .name = "ship", .gateway = Gateway::Mutate,
                 .summary = "Run gates, write changelog, bump, commit, tag, push",
-                .params = {version_spec(),
-                           {.name = "push", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Also push the branch and the tag to release.remote"},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "List every step with its argv and undo; change nothing", .dry_run = true}},
+                .params = ship_args.specs(),
                 .returns = "{version, tag, branch, commit, pushed, remote?, status, steps[{step, argv?|file, undo}]}; "
                            "gates are release.gates (+ validate.testCommand), the version file release.versionFile. "
                            "A failed step stops: error.details.done lists the steps done with their undo, newest first",
@@ -211,31 +227,34 @@ void register_release_git(Registry& registry) {
                 .engine = EngineKind::Hybrid, .destructive = true, .tier = 2,
                 .aliases = {"prepare", "publish", "bump", "commit", "push", "gates.run"},
                 .needs = {"program:git", "git-repo"}, .alternatives = {"release.changelog"},
-                .external = ship_external,
+                .external = ship_args.handler(ship_external),
                 .runs_long = [](const json::Value& params) { return params["dryRun"] != json::Value(true); },
-                .handler = ship});
+                .handler = ship_args.handler(ship)});
+  const auto tag_args = bind(field(&VersionArgs::version, version_spec()));
   registry.add({.domain = "release", .name = "tag", .gateway = Gateway::Mutate,
                 .summary = "Make the annotated git tag v<version> at HEAD",
-                .params = {version_spec()},
+                .params = tag_args.specs(),
                 .returns = "{version, tag, commit}; E_NO_CHANGE note when the release already has it, "
                            "E_ALREADY_EXISTS when the tag existed (it is recorded)",
                 .errors = {ErrorCode::NotFound, ErrorCode::EngineFailed, ErrorCode::Timeout},
                 .examples = {{R"({"version":"1.0.0"})", "tag v1.0.0"}},
                 .engine = EngineKind::Hybrid, .idempotent = true, .tier = 2,
                 .needs = {"program:git", "git-repo"}, .alternatives = {"release.changelog"},
-                .external = tag_external, .handler = tag});
+                .external = tag_args.handler(tag_external), .handler = tag_args.handler(tag)});
+  const auto rollback_args =
+      bind(field(&VersionArgs::version, version_spec()),
+           field(&VersionArgs::reason, {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
+                                        .description = "Why it is rolled back (kept in the audit trail)"}));
   registry.add({.domain = "release", .name = "rollback", .gateway = Gateway::Mutate,
                 .summary = "Delete a release's tag (also on the remote) and reopen it",
-                .params = {version_spec(),
-                           {.name = "reason", .type = ParamType::String, .required = true, .min = 3, .max = 500,
-                            .description = "Why it is rolled back (kept in the audit trail)"}},
+                .params = rollback_args.specs(),
                 .returns = "{version, tag, status, removedRemote, remote?, commit?, steps[]}; the release commit "
                            "stays (a warning names the git revert); E_NO_CHANGE note when nothing was tagged",
                 .errors = {ErrorCode::NotFound, ErrorCode::EngineFailed, ErrorCode::Timeout},
                 .examples = {{R"({"version":"1.0.0","reason":"broken build"})", "undo the 1.0.0 tag"}},
                 .engine = EngineKind::Hybrid, .destructive = true, .tier = 2,
                 .needs = {"program:git", "git-repo"}, .alternatives = {"release.changelog"},
-                .external = rollback_external, .handler = rollback});
+                .external = rollback_args.handler(rollback_external), .handler = rollback_args.handler(rollback)});
 }
 
 }  // namespace ct

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "domains/bind.h"
 #include "domains/registry.h"
 #include "domains/research/research_common.h"
 
@@ -18,15 +19,37 @@ Error conflict_error(const ResearchEntry& existing) {
       .with_detail("id", existing.id);
 }
 
+/// research.add's params: the fields of a manifest line.
+struct AddArgs {
+  std::string id;
+  std::string file;
+  std::string title;
+  std::string status;
+  std::optional<std::string> date;
+  std::optional<std::string> agent_type;
+  std::optional<std::vector<std::string>> topics;
+  std::optional<std::vector<std::string>> key_findings;
+  std::optional<bool> actionable;
+  std::optional<std::vector<std::string>> needs_followup;
+  std::optional<std::vector<std::string>> linked_tasks;
+  std::optional<std::string> confidence;  // a Scalar: its text
+};
+
 /// research.add's params as the entry object the engine checks (the same rules as a manifest line).
-json::Value entry_object(const Params& params) {
+json::Value entry_object(const AddArgs& args) {
   json::Value object = json::Value::object();
-  for (auto name : {"id", "file", "title", "date", "status", "agentType"})
-    if (auto text = params.opt_str(name)) object.set(name, *text);
-  for (auto name : {"topics", "keyFindings", "needsFollowup", "linkedTasks"})
-    if (params.has(name)) object.set(name, json::Value::array_of(params.strings(name)));
-  if (auto actionable = params.opt_flag("actionable")) object.set("actionable", *actionable);
-  if (auto confidence = params.opt_str("confidence")) {
+  object.set("id", args.id);
+  object.set("file", args.file);
+  object.set("title", args.title);
+  if (args.date) object.set("date", *args.date);
+  object.set("status", args.status);
+  if (args.agent_type) object.set("agentType", *args.agent_type);
+  if (args.topics) object.set("topics", json::Value::array_of(*args.topics));
+  if (args.key_findings) object.set("keyFindings", json::Value::array_of(*args.key_findings));
+  if (args.needs_followup) object.set("needsFollowup", json::Value::array_of(*args.needs_followup));
+  if (args.linked_tasks) object.set("linkedTasks", json::Value::array_of(*args.linked_tasks));
+  if (args.actionable) object.set("actionable", *args.actionable);
+  if (const auto& confidence = args.confidence) {
     // A number is passed on as one; any other text reaches the engine's rule as text.
     double number = 0;
     const char* begin = confidence->data();
@@ -39,21 +62,21 @@ json::Value entry_object(const Params& params) {
 }
 
 /// research.add's external step: the output file hashed before the transaction.
-Result<Reply> hash_output(Context& context, const Params& params) {
+Result<Reply> hash_output(Context& context, const AddArgs& args) {
   std::vector<std::string> files;
   std::vector<std::string> ignored;
-  if (auto entry = parse_research_fields(entry_object(params), context.project->root, today(context), ignored))
+  if (auto entry = parse_research_fields(entry_object(args), context.project->root, today(context), ignored))
     files.push_back(entry->file);
   json::Value data = json::Value::object();
   data.set("files", read_files(context.project->root, files, process_hasher()));
   return Reply::of(std::move(data));
 }
 
-Result<Reply> add(Context& context, const Params& params) {
+Result<Reply> add(Context& context, const AddArgs& args) {
   std::vector<std::string> warnings;
   ReadFiles read(context.external ? context.external->data["files"] : json::Value());
   CT_TRY_ASSIGN(ResearchEntry entry,
-                parse_research_entry(entry_object(params), context.project->root, today(context), warnings, read));
+                parse_research_entry(entry_object(args), context.project->root, today(context), warnings, read));
   CT_TRY_ASSIGN(std::optional<ResearchEntry> existing, context.db().get_research(entry.id));
   if (existing) {
     if (!same_research_content(*existing, entry)) return fail(conflict_error(*existing));
@@ -77,9 +100,15 @@ json::Value link_json(const ResearchEntry& entry, const std::string& task) {
   return data;
 }
 
-Result<Reply> link(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(ResearchEntry entry, load(context, params.str("id")));
-  const std::string& task = params.str("taskId");
+/// link and unlink: the entry and the task.
+struct LinkArgs {
+  std::string id;
+  std::string task_id;
+};
+
+Result<Reply> link(Context& context, const LinkArgs& args) {
+  CT_TRY_ASSIGN(ResearchEntry entry, load(context, args.id));
+  const std::string& task = args.task_id;
   CT_TRY_ASSIGN(std::optional<std::string> missing, missing_task(context, {task}));
   if (missing) return fail(task_not_found(*missing));
   if (std::find(entry.linked_tasks.begin(), entry.linked_tasks.end(), task) != entry.linked_tasks.end())
@@ -93,9 +122,9 @@ Result<Reply> link(Context& context, const Params& params) {
   return Reply::of(link_json(entry, task));
 }
 
-Result<Reply> unlink(Context& context, const Params& params) {
-  CT_TRY_ASSIGN(ResearchEntry entry, load(context, params.str("id")));
-  const std::string& task = params.str("taskId");
+Result<Reply> unlink(Context& context, const LinkArgs& args) {
+  CT_TRY_ASSIGN(ResearchEntry entry, load(context, args.id));
+  const std::string& task = args.task_id;
   auto found = std::find(entry.linked_tasks.begin(), entry.linked_tasks.end(), task);
   if (found == entry.linked_tasks.end()) return Reply::noted(link_json(entry, task), ErrorCode::NoChange);
   const ResearchEntry before = entry;
@@ -107,9 +136,14 @@ Result<Reply> unlink(Context& context, const Params& params) {
   return Reply::of(link_json(entry, task));
 }
 
-Result<Reply> archive(Context& context, const Params& params) {
+struct ArchiveArgs {
+  std::string before;
+  bool dry_run = false;
+};
+
+Result<Reply> archive(Context& context, const ArchiveArgs& args) {
   ResearchQuery query;
-  query.date_before = params.str("before");
+  query.date_before = args.before;
   CT_TRY_ASSIGN(std::vector<ResearchEntry> entries, context.db().list_research(query));
   json::Value ids = json::Value::array();
   for (auto& entry : entries) {
@@ -121,17 +155,19 @@ Result<Reply> archive(Context& context, const Params& params) {
     if (ids.size() < kListedInReply) ids.push_back(entry.id);
   }
   json::Value data = json::Value::object();
-  data.set("before", params.str("before"));
+  data.set("before", args.before);
   data.set("archived", static_cast<std::int64_t>(entries.size()));
   data.set("ids", std::move(ids));
-  if (params.flag("dryRun")) data.set("dryRun", true);
+  if (args.dry_run) data.set("dryRun", true);
   std::optional<ErrorCode> note;
   if (entries.empty()) note = ErrorCode::NoChange;
   return Reply::noted(std::move(data), note);
 }
 
-ParamSpec task_spec() {
-  return {.name = "taskId", .type = ParamType::TaskId, .required = true, .description = "The task", .positional = true};
+Binding<LinkArgs> link_args() {
+  return bind(field(&LinkArgs::id, id_spec()),
+              field(&LinkArgs::task_id, {.name = "taskId", .type = ParamType::TaskId, .required = true,
+                                         .description = "The task", .positional = true}));
 }
 
 constexpr std::string_view kDatePattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
@@ -139,32 +175,34 @@ constexpr std::string_view kDatePattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 }  // namespace
 
 void register_research_mutations(Registry& registry) {
+  const auto add_args = bind(
+      field(&AddArgs::id, id_spec()),
+      field(&AddArgs::file, {.name = "file", .type = ParamType::String, .required = true, .max = 500,
+                             .description = "The output file, relative to the project root (its SHA-256 is stored)",
+                             .single_line = true}),
+      field(&AddArgs::title, {.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
+                              .description = "What the output is about", .single_line = true}),
+      field(&AddArgs::status, {.name = "status", .type = ParamType::Enum, .required = true,
+                               .choices = {"complete", "partial", "blocked"}, .description = "How far the work got"}),
+      field(&AddArgs::date, {.name = "date", .type = ParamType::String, .max = 10, .pattern = kDatePattern,
+                             .description = "YYYY-MM-DD (default today)"}),
+      field(&AddArgs::agent_type, {.name = "agentType", .type = ParamType::String, .max = 40,
+                                   .description = "Kind of agent (default research: then 3–7 keyFindings are required)"}),
+      field(&AddArgs::topics, {.name = "topics", .type = ParamType::Array, .max = 20, .item_max = 60,
+                               .description = "Topics, for list and find"}),
+      field(&AddArgs::key_findings, {.name = "keyFindings", .type = ParamType::Array, .max = 20, .item_max = 500,
+                                     .description = "The main findings, one sentence each (3–7)"}),
+      field(&AddArgs::actionable,
+            {.name = "actionable", .type = ParamType::Bool, .description = "The findings call for work"}),
+      field(&AddArgs::needs_followup, {.name = "needsFollowup", .type = ParamType::Array, .max = 20, .item_max = 500,
+                                       .description = "What is left open (research.pending lists these entries)"}),
+      field(&AddArgs::linked_tasks, {.name = "linkedTasks", .type = ParamType::Array, .max = 50,
+                                     .item_type = ParamType::TaskId, .description = "Tasks it belongs to"}),
+      field(&AddArgs::confidence, {.name = "confidence", .type = ParamType::Scalar, .max = 20,
+                                   .description = "How sure the agent is, 0 to 1"}));
   registry.add({.domain = "research", .name = "add", .gateway = Gateway::Mutate,
                 .summary = "Record an agent output in the research manifest",
-                .params = {id_spec(),
-                           {.name = "file", .type = ParamType::String, .required = true, .max = 500,
-                            .description = "The output file, relative to the project root (its SHA-256 is stored)",
-                            .single_line = true},
-                           {.name = "title", .type = ParamType::String, .required = true, .min = 3, .max = 200,
-                            .description = "What the output is about", .single_line = true},
-                           {.name = "status", .type = ParamType::Enum, .required = true,
-                            .choices = {"complete", "partial", "blocked"}, .description = "How far the work got"},
-                           {.name = "date", .type = ParamType::String, .max = 10, .pattern = kDatePattern,
-                            .description = "YYYY-MM-DD (default today)"},
-                           {.name = "agentType", .type = ParamType::String, .max = 40,
-                            .description = "Kind of agent (default research: then 3–7 keyFindings are required)"},
-                           {.name = "topics", .type = ParamType::Array, .max = 20, .item_max = 60,
-                            .description = "Topics, for list and find"},
-                           {.name = "keyFindings", .type = ParamType::Array, .max = 20, .item_max = 500,
-                            .description = "The main findings, one sentence each (3–7)"},
-                           {.name = "actionable", .type = ParamType::Bool,
-                            .description = "The findings call for work"},
-                           {.name = "needsFollowup", .type = ParamType::Array, .max = 20, .item_max = 500,
-                            .description = "What is left open (research.pending lists these entries)"},
-                           {.name = "linkedTasks", .type = ParamType::Array, .max = 50, .item_type = ParamType::TaskId,
-                            .description = "Tasks it belongs to"},
-                           {.name = "confidence", .type = ParamType::Scalar, .max = 20,
-                            .description = "How sure the agent is, 0 to 1"}},
+                .params = add_args.specs(),
                 .returns = "{id, title, status, date, agentType, linkedTasks?}; warnings for a missing file or, "
                            "outside research, a findings count outside 3–7; E_ALREADY_EXISTS note when the same "
                            "entry is stored",
@@ -173,30 +211,35 @@ void register_research_mutations(Registry& registry) {
                               R"("status":"complete","keyFindings":["OAuth fits","Sessions are simpler","Tokens expire"],)"
                               R"("linkedTasks":["T001"],"confidence":0.8})", "record a finished research output"}},
                 .idempotent = true, .tier = 2, .original_names = {"research.manifest.append"},
-                .external = hash_output, .external_checks_only = true, .handler = add});
+                .external = add_args.handler(hash_output), .external_checks_only = true, .handler = add_args.handler(add)});
+  const auto linked = link_args();
   registry.add({.domain = "research", .name = "link", .gateway = Gateway::Mutate,
                 .summary = "Link a research entry to a task (shown on the task)",
-                .params = {id_spec(), task_spec()},
+                .params = linked.specs(),
                 .returns = "{id, taskId, linkedTasks}; E_NO_CHANGE note when already linked",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001-auth-options","taskId":"T002"})", "T002 builds on that research"}},
-                .idempotent = true, .tier = 2, .handler = link});
+                .idempotent = true, .tier = 2, .handler = linked.handler(link)});
   registry.add({.domain = "research", .name = "unlink", .gateway = Gateway::Mutate,
                 .summary = "Remove a research entry's link to a task",
-                .params = {id_spec(), task_spec()},
+                .params = linked.specs(),
                 .returns = "{id, taskId, linkedTasks}; E_NO_CHANGE note when not linked",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001-auth-options","taskId":"T002"})", "undo that link"}},
-                .idempotent = true, .tier = 2, .handler = unlink});
+                .idempotent = true, .tier = 2, .handler = linked.handler(unlink)});
+  const auto archive_args =
+      bind(field(&ArchiveArgs::before, {.name = "before", .type = ParamType::String, .required = true, .max = 10,
+                                        .pattern = kDatePattern,
+                                        .description = "YYYY-MM-DD: entries dated earlier are archived", .positional = true}),
+           field(&ArchiveArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                         .description = "Count what would be archived; change nothing", .dry_run = true}));
   registry.add({.domain = "research", .name = "archive", .gateway = Gateway::Mutate,
                 .summary = "Archive research entries dated before a day",
-                .params = {{.name = "before", .type = ParamType::String, .required = true, .max = 10, .pattern = kDatePattern,
-                            .description = "YYYY-MM-DD: entries dated earlier are archived", .positional = true},
-                           {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Count what would be archived; change nothing", .dry_run = true}},
+                .params = archive_args.specs(),
                 .returns = "{before, archived (count), ids[] (first 100), dryRun?}; E_NO_CHANGE note when none",
                 .examples = {{R"({"before":"2026-01-01"})", "archive last year's research"}},
-                .idempotent = true, .tier = 2, .original_names = {"research.manifest.archive"}, .handler = archive});
+                .idempotent = true, .tier = 2, .original_names = {"research.manifest.archive"},
+                .handler = archive_args.handler(archive)});
 }
 
 }  // namespace ct::research

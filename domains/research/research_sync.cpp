@@ -9,8 +9,8 @@
 
 #include "core/file_read.h"
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 #include "domains/research/research_common.h"
@@ -39,8 +39,11 @@ json::Value cursor_json(const std::optional<ManifestCursor>& cursor) {
 /// research.sync's external step: where the manifest stands (its cursor), and what is new in it,
 /// read — with the output files its new lines name hashed — before the transaction, which reads
 /// no file (core/file_read.h).
-Result<Reply> read_manifest(Context& context, const Params& params) {
-  (void)params;
+struct SyncArgs {
+  bool dry_run = false;
+};
+
+Result<Reply> read_manifest(Context& context, const SyncArgs&) {
   const std::string configured = context.config->get_string("research.manifestFile");
   auto relative = project_relative_path(configured, context.project->root, "research.manifestFile");
   auto outside = [&] {
@@ -185,7 +188,7 @@ ManifestCursor next_cursor(const std::string& relative, const json::Value& read,
   return next;
 }
 
-Result<Reply> sync(Context& context, const Params& params) {
+Result<Reply> sync(Context& context, const SyncArgs& args) {
   if (!context.external) return fail(ErrorCode::Internal, "research.sync: the manifest was not read before the transaction");
   const json::Value& read = context.external->data;
   const std::string relative = read["file"].as_string();
@@ -230,7 +233,7 @@ Result<Reply> sync(Context& context, const Params& params) {
   data.set("offset", next.offset);
   const auto partial = std::ssize(rest) - chunk.consumed;
   if (partial > 0) data.set("partialBytes", static_cast<std::int64_t>(partial));
-  if (params.flag("dryRun")) data.set("dryRun", true);
+  if (args.dry_run) data.set("dryRun", true);
   if (read["rescanned"] == json::Value(true)) {
     data.set("rescanned", true);
     warnings.push_back(relative + " shrank or was replaced since the last sync: read again from the start");
@@ -243,18 +246,20 @@ Result<Reply> sync(Context& context, const Params& params) {
 }  // namespace
 
 void register_research_sync(Registry& registry) {
+  const auto args = bind(field(&SyncArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
+                                                   .description = "Report what would be imported; change nothing",
+                                                   .dry_run = true}));
   registry.add({.domain = "research", .name = "sync", .gateway = Gateway::Mutate,
                 .summary = "Import new lines of the manifest file (research.manifestFile)",
-                .params = {{.name = "dryRun", .type = ParamType::Bool, .default_json = "false",
-                            .description = "Report what would be imported; change nothing", .dry_run = true}},
+                .params = args.specs(),
                 .returns = "{file, imported, skipped (ids stored with the same content), ids[], invalid?[{line, "
                            "error, field?}], conflicts?[{line, id}], lines, offset, partialBytes? (a last line still "
                            "being written, left for the next sync), dryRun?, rescanned?}; E_NO_DATA note without a manifest, "
                            "E_NO_CHANGE when nothing is new",
                 .errors = {ErrorCode::FileError, ErrorCode::ConfigError, ErrorCode::ConcurrentModification},
                 .examples = {{R"({})", "import what subagents appended"}},
-                .idempotent = true, .tier = 2, .external = read_manifest, .external_checks_only = true,
-                .handler = sync});
+                .idempotent = true, .tier = 2, .external = args.handler(read_manifest), .external_checks_only = true,
+                .handler = args.handler(sync)});
 }
 
 }  // namespace ct

@@ -9,9 +9,8 @@
 
 #include "core/atomic_file.h"
 #include "core/text.h"
+#include "domains/bind.h"
 #include "domains/context.h"
-#include "domains/params.h"
-#include "domains/projection.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
 #include "engines/project/project.h"
@@ -60,30 +59,37 @@ Advice list_call(const Context& context, std::string_view params_json = "{}") {
   return context.registry->find("skills", "list")->call_with(params_json);
 }
 
-/// A page of rows from `offset` (the router cuts it further to output.maxReplyBytes).
-Reply page_of(json::Value rows, const Params& params, std::vector<std::string> warnings) {
-  const std::int64_t offset = params.integer("offset");
+/// A page of rows from `page.offset` (the router cuts it further to output.maxReplyBytes).
+Reply page_of(json::Value rows, const Paging& page, std::vector<std::string> warnings) {
+  const std::int64_t offset = page.offset;
   const auto total = static_cast<std::int64_t>(rows.size());
   json::Value kept = json::Value::array();
   for (std::int64_t i = offset; i < total; ++i) kept.push_back(std::move(rows.as_array()[static_cast<std::size_t>(i)]));
-  Reply reply{std::move(kept), std::move(warnings), {}, {}};
+  const bool none = kept.empty();
+  Reply reply = Reply::noted(std::move(kept), no_data_if(none), std::move(warnings));
   if (offset > 0) reply.page = Page{total, static_cast<std::int64_t>(reply.data.size()), offset};
-  if (reply.data.empty()) reply.note = ErrorCode::NoData;
   return reply;
 }
 
-Result<Reply> list(Context& context, const Params& params) {
+struct ListArgs {
+  std::string tag;
+  std::string source;
+  Paging page;
+  Projection rows;
+};
+
+Result<Reply> list(Context& context, const ListArgs& args) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, warnings));
-  const std::string tag = to_lower_ascii(params.opt_str("tag").value_or(""));
-  const std::string source = params.opt_str("source").value_or("");
+  const std::string tag = to_lower_ascii(args.tag);
+  const std::string& source = args.source;
   json::Value rows = json::Value::array();
   for (const auto& skill : catalog.skills()) {
     if (!tag.empty() && std::find(skill.tags.begin(), skill.tags.end(), tag) == skill.tags.end()) continue;
     if (!source.empty() && skill.source != source) continue;
-    rows.push_back(row(skill, wants_full(params)));
+    rows.push_back(row(skill, args.rows.full));
   }
-  return page_of(std::move(rows), params, std::move(warnings));
+  return page_of(std::move(rows), args.page, std::move(warnings));
 }
 
 Error unknown_skill(const Context& context, const SkillCatalog& catalog, const std::string& name) {
@@ -92,10 +98,14 @@ Error unknown_skill(const Context& context, const SkillCatalog& catalog, const s
   return std::move(error).with_detail("field", "name").with_choices(name, catalog.names());
 }
 
-Result<Reply> show(Context& context, const Params& params) {
+struct ShowArgs {
+  std::string name;
+};
+
+Result<Reply> show(Context& context, const ShowArgs& args) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, warnings));
-  const std::string& name = params.str("name");
+  const std::string& name = args.name;
   const Skill* skill = catalog.find(name);
   if (!skill) return fail(unknown_skill(context, catalog, name));
   json::Value data = row(*skill, true);
@@ -103,16 +113,22 @@ Result<Reply> show(Context& context, const Params& params) {
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> find(Context& context, const Params& params) {
+struct FindArgs {
+  std::string query;
+  Paging page;
+  Projection rows;
+};
+
+Result<Reply> find(Context& context, const FindArgs& args) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(SkillCatalog catalog, load_skill_catalog(context, warnings));
   json::Value rows = json::Value::array();
-  for (const auto& match : catalog.search(params.str("query"))) {
-    json::Value out = row(*match.skill, wants_full(params));
+  for (const auto& match : catalog.search(args.query)) {
+    json::Value out = row(*match.skill, args.rows.full);
     out.set("score", match.score);
     rows.push_back(std::move(out));
   }
-  return page_of(std::move(rows), params, std::move(warnings));
+  return page_of(std::move(rows), args.page, std::move(warnings));
 }
 
 // -- install / remove ----------------------------------------------------------------------------
@@ -131,9 +147,10 @@ struct Scope {
   fs::path folder;   // <base>/.cleo/skills
 };
 
-Result<Scope> scope_of(const Context& context, const Params& params, std::string_view operation) {
+/// The scope named `name` (the `scope` param: project or user).
+Result<Scope> scope_of(const Context& context, const std::string& name, std::string_view operation) {
   Scope scope;
-  scope.name = params.str("scope");
+  scope.name = name;
   if (scope.name == "user") {
     if (!context.may_leave_project())
       return fail(outside_refused("scope user",
@@ -183,9 +200,15 @@ const Skill* in_folder(const SkillFolder& folder, std::string_view name) {
 
 std::string read_all(const fs::path& path) { return read_skill_file(path, path.string()).value_or(""); }
 
-Result<Reply> install(Context& context, const Params& params) {
-  const std::string& given = params.str("path");
-  CT_TRY_ASSIGN(Scope scope, scope_of(context, params, "install"));
+struct InstallArgs {
+  std::string path;
+  std::string scope;
+  bool force = false;
+};
+
+Result<Reply> install(Context& context, const InstallArgs& args) {
+  const std::string& given = args.path;
+  CT_TRY_ASSIGN(Scope scope, scope_of(context, args.scope, "install"));
   CT_TRY_ASSIGN(auto source, source_file(context, given));
   const auto& [path, text] = source;
   CT_TRY_ASSIGN(Skill skill, parse_skill(text, given));
@@ -198,7 +221,7 @@ Result<Reply> install(Context& context, const Params& params) {
   data.set("source", scope.name);
   data.set("path", shown_path(scope.name, existing ? existing->path : target));
   if (existing && read_all(existing->path) == text) return Reply::noted(std::move(data), ErrorCode::NoChange);
-  if (existing && !params.flag("force")) {
+  if (existing && !args.force) {
     data.set("installed", false);
     return Reply::noted(std::move(data), ErrorCode::AlreadyExists, {"a " + scope.name + " skill named '" + skill.name + "' is already at " +
                   shown_path(scope.name, existing->path) + ": nothing written; force:true replaces it"});
@@ -234,9 +257,14 @@ Result<Reply> install(Context& context, const Params& params) {
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
-Result<Reply> remove(Context& context, const Params& params) {
-  const std::string& name = params.str("name");
-  CT_TRY_ASSIGN(Scope scope, scope_of(context, params, "remove"));
+struct RemoveArgs {
+  std::string name;
+  std::string scope;
+};
+
+Result<Reply> remove(Context& context, const RemoveArgs& args) {
+  const std::string& name = args.name;
+  CT_TRY_ASSIGN(Scope scope, scope_of(context, args.scope, "remove"));
   const SkillFolder folder = load_skill_folder(scope.folder, scope.name);
   const Skill* skill = in_folder(folder, name);
   if (!skill) {
@@ -272,9 +300,6 @@ Result<Reply> remove(Context& context, const Params& params) {
   return Reply::of(std::move(data));
 }
 
-const ParamSpec kOffsetParam = {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
-                                .description = "Rows to skip (from _meta.page.nextOffset)"};
-
 }  // namespace
 
 Result<SkillCatalog> load_skill_catalog(const Context& context, std::vector<std::string>& warnings) {
@@ -291,50 +316,58 @@ void register_skills_domain(Registry& registry) {
                            .choices = {"project", "user"},
                            .description = "project: .cleo/skills; user: ~/.cleo/skills, every project's (a person, "
                                           "or security.allowOutsideProject)"};
+  const ParamSpec name = {.name = "name", .type = ParamType::String, .required = true, .min = 1, .max = 100,
+                          .description = "The skill's name", .positional = true, .single_line = true};
+  const auto list_args =
+      bind(field(&ListArgs::tag, {.name = "tag", .type = ParamType::String, .max = 40,
+                                  .description = "Only skills with this tag", .single_line = true}),
+           field(&ListArgs::source, {.name = "source", .type = ParamType::Enum, .choices = {"builtin", "user", "project"},
+                                     .description = "Only skills from this source"}),
+           offset_only(&ListArgs::page), projection(&ListArgs::rows));
   registry.add({.domain = "skills", .name = "list", .gateway = Gateway::Query,
                 .summary = "List skills (subagent protocols): built-in, user, project",
-                .params = {{.name = "tag", .type = ParamType::String, .max = 40, .description = "Only skills with this tag",
-                            .single_line = true},
-                           {.name = "source", .type = ParamType::Enum, .choices = {"builtin", "user", "project"},
-                            .description = "Only skills from this source"},
-                           kOffsetParam},
+                .params = list_args.specs(),
                 .returns = "[{name, description, tags[], source builtin|user|project, overrides? (the source it "
                            "shadows)}] by name (also protocols[], level, path? with detail:'full'); files skipped "
                            "and why in _meta.warnings; E_NO_DATA note when none match",
                 .examples = {{R"({})", "every skill and where it comes from"},
                              {R"({"tag":"docs"})", "skills for documentation work"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .row_fields = kRowFields,
-                .original_names = {"orchestrate.skill.list"}, .handler = list});
+                .original_names = {"orchestrate.skill.list"}, .handler = list_args.handler(list)});
+  const auto show_args = bind(field(&ShowArgs::name, name));
   registry.add({.domain = "skills", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one skill in full, with its protocol body",
-                .params = {{.name = "name", .type = ParamType::String, .required = true, .min = 1, .max = 100,
-                            .description = "The skill's name", .positional = true, .single_line = true}},
+                .params = show_args.specs(),
                 .returns = "{name, description, tags[], source, overrides?, protocols[], level (help level for the "
                            "subagent, 0–3), path? (not for built-ins), body (Markdown)}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"name":"task-executor"})", "the default protocol for implementing a task"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = show});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = show_args.handler(show)});
+  const auto find_args =
+      bind(field(&FindArgs::query, {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
+                                    .description = "Words to look for", .positional = true, .single_line = true}),
+           offset_only(&FindArgs::page), projection(&FindArgs::rows));
   registry.add({.domain = "skills", .name = "find", .gateway = Gateway::Query,
                 .summary = "Find skills by keywords in their tags, name, description",
-                .params = {{.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
-                            .description = "Words to look for", .positional = true, .single_line = true},
-                           kOffsetParam},
+                .params = find_args.specs(),
                 .returns = "[{name, description, tags[], source, overrides?, score}] best first (per word: tag 3, "
                            "name 2, description 1); E_NO_DATA note when nothing matches",
                 .examples = {{R"({"query":"write tests"})", "which skill writes tests"}},
                 .idempotent = true, .needs_project = false, .tier = 2,
                 .row_fields = {"name", "description", "tags", "source", "overrides", "protocols", "level", "path",
                                "score"},
-                .handler = find});
+                .handler = find_args.handler(find)});
+  const auto install_args =
+      bind(field(&InstallArgs::path, {.name = "path", .type = ParamType::String, .required = true, .min = 1, .max = 1000,
+                                      .description = "The skill's .md file (relative to the project root); outside the "
+                                                     "project only for a person or security.allowOutsideProject",
+                                      .positional = true, .single_line = true}),
+           field(&InstallArgs::scope, scope),
+           field(&InstallArgs::force, {.name = "force", .type = ParamType::Bool,
+                                       .description = "Replace a different skill of the same name in that scope"}));
   registry.add({.domain = "skills", .name = "install", .gateway = Gateway::Mutate,
                 .summary = "Install a skill file for the project or the user",
-                .params = {{.name = "path", .type = ParamType::String, .required = true, .min = 1, .max = 1000,
-                            .description = "The skill's .md file (relative to the project root); outside the "
-                                           "project only for a person or security.allowOutsideProject",
-                            .positional = true, .single_line = true},
-                           scope,
-                           {.name = "force", .type = ParamType::Bool,
-                            .description = "Replace a different skill of the same name in that scope"}},
+                .params = install_args.specs(),
                 .returns = "{name, source project|user, path, replaced? (force), overrides? (builtin|user), "
                            "installed:false (with E_ALREADY_EXISTS)}; written to <scope>/.cleo/skills/<name>.md; "
                            "E_ALREADY_EXISTS note when the scope has another skill of that name (nothing written), "
@@ -344,18 +377,17 @@ void register_skills_domain(Registry& registry) {
                 .examples = {{R"({"path":"docs/skills/reviewer.md"})", "a project skill from a file in the project"},
                              {R"({"path":"docs/skills/task-executor.md","force":true})",
                               "override the built-in task-executor, replacing an earlier override"}},
-                .idempotent = true, .needs_project = false, .tier = 2, .handler = install});
+                .idempotent = true, .needs_project = false, .tier = 2, .handler = install_args.handler(install)});
+  const auto remove_args = bind(field(&RemoveArgs::name, name), field(&RemoveArgs::scope, scope));
   registry.add({.domain = "skills", .name = "remove", .gateway = Gateway::Mutate,
                 .summary = "Remove a project or user skill (built-ins stay)",
-                .params = {{.name = "name", .type = ParamType::String, .required = true, .min = 1, .max = 100,
-                            .description = "The skill's name", .positional = true, .single_line = true},
-                           scope},
+                .params = remove_args.specs(),
                 .returns = "{name, source, path, removed, effective? (the source whose skill of that name applies "
                            "now: project|user|builtin)}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::FileError, ErrorCode::InvalidInput,
                            ErrorCode::NotInitialized, ErrorCode::ConfigError},
                 .examples = {{R"({"name":"reviewer"})", "remove the project's reviewer skill"}},
-                .destructive = true, .needs_project = false, .tier = 2, .handler = remove});
+                .destructive = true, .needs_project = false, .tier = 2, .handler = remove_args.handler(remove)});
 }
 
 }  // namespace ct

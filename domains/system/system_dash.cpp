@@ -37,10 +37,8 @@ struct DashArgs {
   std::int64_t recent = 0;
 };
 
-Result<Reply> dash(Context& context, const DashArgs& args) {
-  Store& db = context.db();
-  json::Value data = json::Value::object();
-
+/// {<status>: n, total}: the live tasks by status, statuses without any left out.
+Result<json::Value> status_counts(Store& db) {
   TaskFilter live;
   CT_TRY_ASSIGN(auto by_status, db.count_by_status(live));
   json::Value counts = json::Value::object();
@@ -52,16 +50,20 @@ Result<Reply> dash(Context& context, const DashArgs& args) {
     total += it->second;
   }
   counts.set("total", total);
-  data.set("counts", std::move(counts));
+  return counts;
+}
 
-  // Active sessions and what each is working on; the sessionless focus too.
+using SessionNames = std::map<std::string, std::string, std::less<>>;  // session id → its name, where it has one
+
+/// Active sessions and what each is working on (sessions, moreSessions); answers their names.
+Result<SessionNames> add_sessions(Store& db, json::Value& data) {
   constexpr std::int64_t kShownSessions = 10;
   SessionQuery active;
   active.statuses = {SessionStatus::Active};
   active.limit = kShownSessions;
   CT_TRY_ASSIGN(std::vector<Session> sessions, db.list_sessions(active));
   json::Value session_list = json::Value::array();
-  std::map<std::string, std::string, std::less<>> labels;  // session id → its name, where it has one
+  SessionNames labels;
   for (const auto& session : sessions) {
     json::Value item = json::Value::object();
     item.set("id", session.id);
@@ -77,54 +79,75 @@ Result<Reply> dash(Context& context, const DashArgs& args) {
     CT_TRY_ASSIGN(std::int64_t all, db.count_sessions(SessionQuery{.statuses = {SessionStatus::Active}}));
     if (all > kShownSessions) data.set("moreSessions", all - kShownSessions);
   }
-  // Every claim (a suspended or silent session's too, and the sessionless focus): who works on
-  // what, and until when their lease runs.
+  return labels;
+}
+
+/// Every claim (a suspended or silent session's too, and the sessionless focus): who works on
+/// what, and until when their lease runs (focus).
+Result<void> add_claims(Context& context, const SessionNames& labels, json::Value& data) {
+  Store& db = context.db();
   CT_TRY_ASSIGN(std::vector<Claim> claims, db.claims());
-  if (!claims.empty()) {
-    std::vector<std::string> ids;
-    for (const auto& claim : claims) ids.push_back(claim.task_id);
-    CT_TRY_ASSIGN(std::vector<Task> tasks, db.get_tasks(ids));
-    const TimeMs now = context.now();
-    json::Value focus_list = json::Value::array();
-    for (const auto& claim : claims) {
-      auto task = std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.id == claim.task_id; });
-      if (task == tasks.end()) continue;
-      json::Value item = json::Value::object();
-      item.set("id", task->id);
-      item.set("title", task->title);
-      if (!claim.session.empty()) {
-        auto label = labels.find(claim.session);
-        item.set("session", label != labels.end() ? label->second : claim.session);
-        const json::Value held = claim_json(claim, *context.config, now);
-        for (const auto& [key, value] : held.as_object())
-          if (key != "session") item.set(key, value);
-      }
-      focus_list.push_back(std::move(item));
+  if (claims.empty()) return {};
+  std::vector<std::string> ids;
+  for (const auto& claim : claims) ids.push_back(claim.task_id);
+  CT_TRY_ASSIGN(std::vector<Task> tasks, db.get_tasks(ids));
+  const TimeMs now = context.now();
+  json::Value focus_list = json::Value::array();
+  for (const auto& claim : claims) {
+    auto task = std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.id == claim.task_id; });
+    if (task == tasks.end()) continue;
+    json::Value item = json::Value::object();
+    item.set("id", task->id);
+    item.set("title", task->title);
+    if (!claim.session.empty()) {
+      auto label = labels.find(claim.session);
+      item.set("session", label != labels.end() ? label->second : claim.session);
+      const json::Value held = claim_json(claim, *context.config, now);
+      for (const auto& [key, value] : held.as_object())
+        if (key != "session") item.set(key, value);
     }
-    if (!focus_list.empty()) data.set("focus", std::move(focus_list));
+    focus_list.push_back(std::move(item));
   }
+  if (!focus_list.empty()) data.set("focus", std::move(focus_list));
+  return {};
+}
 
-  // tasks.next's ranking.
-  TaskEngine engine(db, *context.config, context.now(), context.session, nullptr);
-  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine.next(static_cast<int>(args.next)));
-  if (!picks.empty()) {
-    json::Value next = json::Value::array();
-    for (const auto& pick : picks) {
-      json::Value item = task_suggestion(pick.task);
-      item.set("score", pick.score);
-      next.push_back(std::move(item));
-    }
-    data.set("next", std::move(next));
+/// tasks.next's ranking: the first `count` suggestions with their scores (next).
+Result<void> add_next(Context& context, std::int64_t count, json::Value& data) {
+  TaskEngine engine(context.db(), *context.config, context.now(), context.session, nullptr);
+  CT_TRY_ASSIGN(std::vector<ScoredTask> picks, engine.next(static_cast<int>(count)));
+  if (picks.empty()) return {};
+  json::Value next = json::Value::array();
+  for (const auto& pick : picks) {
+    json::Value item = task_suggestion(pick.task);
+    item.set("score", pick.score);
+    next.push_back(std::move(item));
   }
+  data.set("next", std::move(next));
+  return {};
+}
 
+/// The newest `count` audit rows, a line each (recent).
+Result<void> add_recent(Store& db, std::int64_t count, json::Value& data) {
   AuditQuery recent;
-  recent.limit = args.recent;
+  recent.limit = count;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, db.read_audit(recent));
-  if (!rows.empty()) {
-    json::Value lines = json::Value::array();
-    for (const auto& row : rows) lines.push_back(activity_line(row));
-    data.set("recent", std::move(lines));
-  }
+  if (rows.empty()) return {};
+  json::Value lines = json::Value::array();
+  for (const auto& row : rows) lines.push_back(activity_line(row));
+  data.set("recent", std::move(lines));
+  return {};
+}
+
+Result<Reply> dash(Context& context, const DashArgs& args) {
+  Store& db = context.db();
+  json::Value data = json::Value::object();
+  CT_TRY_ASSIGN(json::Value counts, status_counts(db));
+  data.set("counts", std::move(counts));
+  CT_TRY_ASSIGN(SessionNames labels, add_sessions(db, data));
+  CT_TRY(add_claims(context, labels, data));
+  CT_TRY(add_next(context, args.next, data));
+  CT_TRY(add_recent(db, args.recent, data));
   return Reply::of(std::move(data));
 }
 

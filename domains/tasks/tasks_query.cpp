@@ -369,8 +369,9 @@ std::vector<Field<FilterArgs>> filter_fields(std::initializer_list<std::string_v
   return out;
 }
 
-void register_tasks_queries(Registry& registry) {
-  (void)kStatuses;
+namespace {
+
+void register_show(Registry& registry) {
   const auto show_args = bind(field(&ShowArgs::id, id_param()), field(&ShowArgs::detail, detail_param(R"("full")")));
   registry.add({.domain = "tasks", .name = "show", .gateway = Gateway::Query,
                 .summary = "One task, every field",
@@ -386,6 +387,9 @@ void register_tasks_queries(Registry& registry) {
                 .text_view = TextView::TaskCard, .known_hash = true,
                 .aliases = {"view", "read", "display", "info", "describe"}, .original_names = {"tasks.get"},
                 .handler = show_args.handler(show)});
+}
+
+void register_list(Registry& registry) {
   const auto list_args = bind_parts<ListArgs>(
       part_of(&ListArgs::filter, filter_fields()),
       field(&ListArgs::sort, {.name = "sort", .type = ParamType::Enum, .default_json = R"("position")",
@@ -408,6 +412,9 @@ void register_tasks_queries(Registry& registry) {
                           {"blocked", R"({"readiness":"blocked"})", "What waits, and on what"}},
                 .text_view = TextView::TaskTable, .row_fields = list_fields(), .known_hash = true,
                 .aliases = {"ls", "all", "index", "system.labels"}, .handler = list_args.handler(list)});
+}
+
+void register_find(Registry& registry) {
   const auto find_args = bind_parts<FindArgs>(
       field(&FindArgs::query,
             {.name = "query", .type = ParamType::String, .required = true, .min = 1, .max = 200,
@@ -433,6 +440,9 @@ void register_tasks_queries(Registry& registry) {
                 .idempotent = true, .tier = 0, .shortcut = "find",
                 .text_view = TextView::FoundTasks, .row_fields = task_field_names(), .table_rows = true,
                 .aliases = {"search", "query", "grep", "lookup"}, .handler = find_args.handler(find)});
+}
+
+void register_exists(Registry& registry) {
   const auto exists_args = bind(field(&IdArgs::id, id_param()));
   registry.add({.domain = "tasks", .name = "exists", .gateway = Gateway::Query,
                 .summary = "Check whether a task id exists",
@@ -441,6 +451,9 @@ void register_tasks_queries(Registry& registry) {
                 .examples = {{R"({"id":"T001"})", "does T001 exist"}},
                 .idempotent = true, .tier = 2, .shortcut = "exists", .text_view = TextView::Exists,
                 .handler = exists_args.handler(exists)});
+}
+
+void register_tree(Registry& registry) {
   const auto tree_args = bind(
       field(&TreeArgs::id, {.name = "id", .type = ParamType::TaskId,
                             .description = "Root of the subtree (default: all top-level tasks)", .positional = true}),
@@ -463,6 +476,17 @@ void register_tasks_queries(Registry& registry) {
                 .idempotent = true, .tier = 1, .shortcut = "tree",
                 .text_view = TextView::TaskTree, .row_fields = task_field_names(),
                 .handler = tree_args.handler(tree)});
+}
+
+}  // namespace
+
+void register_tasks_queries(Registry& registry) {
+  (void)kStatuses;
+  register_show(registry);
+  register_list(registry);
+  register_find(registry);
+  register_exists(registry);
+  register_tree(registry);
 }
 
 }  // namespace ct::tasks

@@ -180,24 +180,9 @@ Result<void> collect_gates(Context& context, ProtocolEvidence& evidence) {
   return {};
 }
 
-}  // namespace
-
-std::string protocol_check_name(Protocol protocol) { return "protocol." + std::string(to_string(protocol)); }
-
-ProtocolRequest protocol_request(std::optional<std::string> task_id, std::optional<std::string> entry_id,
-                                 const std::optional<std::string>& protocol, bool strict) {
-  ProtocolRequest request;
-  request.task_id = std::move(task_id);
-  request.entry_id = std::move(entry_id);
-  if (protocol) request.protocol = parse_protocol(*protocol);
-  request.strict = strict;
-  return request;
-}
-
-Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest& request) {
-  ProtocolCheck check;
-  ProtocolEvidence& evidence = check.evidence;
-  auto& warnings = check.warnings;
+/// The subject as named: the entry entryId names and the task id names (E_NOT_FOUND for either
+/// that does not exist); E_INVALID_PARAMS when neither is named.
+Result<void> load_subject(Context& context, const ProtocolRequest& request, ProtocolEvidence& evidence) {
   if (!request.task_id && !request.entry_id)
     return fail(Error(ErrorCode::InvalidParams, "name the subject: id (a task), entryId (a research entry), or both")
                     .with_fix(call("validate.protocol", {{"id", "T001"}, {"protocol", "implementation"}}))
@@ -210,28 +195,34 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
     CT_TRY_ASSIGN(evidence.task, context.db().get_task(*request.task_id));
     if (!evidence.task) return fail(task_not_found(*request.task_id));
   }
+  return {};
+}
 
-  Protocol protocol;
-  if (request.protocol) {
-    protocol = *request.protocol;
-  } else if (auto implied = evidence.entry ? protocol_for_agent_type(evidence.entry->agent_type) : std::nullopt) {
-    protocol = *implied;
-    warnings.push_back("checked against the " + std::string(to_string(protocol)) + " protocol, which " +
+/// The protocol named, else the one the entry's agentType implies (saying so); E_INVALID_PARAMS
+/// when it implies none.
+Result<Protocol> chosen_protocol(const ProtocolRequest& request, const ProtocolEvidence& evidence,
+                                 std::vector<std::string>& warnings) {
+  if (request.protocol) return *request.protocol;
+  if (auto implied = evidence.entry ? protocol_for_agent_type(evidence.entry->agent_type) : std::nullopt) {
+    warnings.push_back("checked against the " + std::string(to_string(*implied)) + " protocol, which " +
                        evidence.entry->id + "'s agentType " + evidence.entry->agent_type + " implies");
-  } else {
-    std::vector<std::string> names;
-    for (auto name : protocol_names()) names.emplace_back(name);
-    const std::string why = evidence.entry ? evidence.entry->id + "'s agentType '" + evidence.entry->agent_type +
-                                                 "' implies none"
-                                           : "a task alone implies none";
-    return fail(Error(ErrorCode::InvalidParams, "protocol: name the protocol to check; " + why)
-                    .with_fix("add protocol, one of " + join(names, ", "))
-                    .with_detail("field", "protocol")
-                    .with_detail("valid", json::Value::array_of(names)));
+    return *implied;
   }
-  const ProtocolInfo& info = protocol_info(protocol);
+  std::vector<std::string> names;
+  for (auto name : protocol_names()) names.emplace_back(name);
+  const std::string why = evidence.entry ? evidence.entry->id + "'s agentType '" + evidence.entry->agent_type +
+                                               "' implies none"
+                                         : "a task alone implies none";
+  return fail(Error(ErrorCode::InvalidParams, "protocol: name the protocol to check; " + why)
+                  .with_fix("add protocol, one of " + join(names, ", "))
+                  .with_detail("field", "protocol")
+                  .with_detail("valid", json::Value::array_of(names)));
+}
 
-  // Complete the subject: an entry's task, a task's entry.
+/// Completes the subject — an entry's task, a task's entry — and reads the entry's links and its
+/// output file.
+Result<void> complete_subject(Context& context, const ProtocolInfo& info, ProtocolEvidence& evidence,
+                              std::vector<std::string>& warnings) {
   if (!evidence.task && evidence.entry) {
     for (const auto& id : evidence.entry->linked_tasks) {
       CT_TRY_ASSIGN(evidence.task, context.db().get_task(id));
@@ -245,16 +236,18 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
   if (!evidence.entry && evidence.task) {
     CT_TRY_ASSIGN(evidence.entry, entry_of_task(context, *evidence.task, info, warnings));
   }
-  const auto& root = context.project->root;
   if (evidence.entry) {
     for (const auto& id : evidence.entry->linked_tasks) {
       CT_TRY_ASSIGN(std::optional<Task> linked, context.db().get_task(id));
       if (!linked) evidence.missing_links.push_back(id);
     }
-    evidence.output = read_project_file(root, evidence.entry->file);
+    evidence.output = read_project_file(context.project->root, evidence.entry->file);
   }
+  return {};
+}
 
-  // What each protocol's rules read beyond the subject.
+/// What each protocol's rules read beyond the subject.
+Result<void> collect_evidence(Context& context, Protocol protocol, ProtocolEvidence& evidence) {
   const bool task = evidence.task.has_value();
   const bool tests = protocol == Protocol::Implementation || protocol == Protocol::Release ||
                      protocol == Protocol::Validation || protocol == Protocol::Testing;
@@ -275,7 +268,31 @@ Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest
     evidence.test_command = context.config->get_string("validate.testCommand");
     evidence.coverage_threshold = context.config->get_int("validate.coverageThreshold");
   }
+  return {};
+}
 
+}  // namespace
+
+std::string protocol_check_name(Protocol protocol) { return "protocol." + std::string(to_string(protocol)); }
+
+ProtocolRequest protocol_request(std::optional<std::string> task_id, std::optional<std::string> entry_id,
+                                 const std::optional<std::string>& protocol, bool strict) {
+  ProtocolRequest request;
+  request.task_id = std::move(task_id);
+  request.entry_id = std::move(entry_id);
+  if (protocol) request.protocol = parse_protocol(*protocol);
+  request.strict = strict;
+  return request;
+}
+
+Result<ProtocolCheck> run_protocol_check(Context& context, const ProtocolRequest& request) {
+  ProtocolCheck check;
+  ProtocolEvidence& evidence = check.evidence;
+  auto& warnings = check.warnings;
+  CT_TRY(load_subject(context, request, evidence));
+  CT_TRY_ASSIGN(const Protocol protocol, chosen_protocol(request, evidence, warnings));
+  CT_TRY(complete_subject(context, protocol_info(protocol), evidence, warnings));
+  CT_TRY(collect_evidence(context, protocol, evidence));
   check.report = check_protocol(protocol, evidence, request.strict);
   if (!request.strict)
     for (const auto& result : check.report.rules)

@@ -359,9 +359,8 @@ Result<Reply> compliance(Context& context, const ComplianceArgs& args) {
   return Reply::noted(std::move(data), no_data_if(runs == 0));
 }
 
-}  // namespace
 
-void register_validate_domain(Registry& registry) {
+void register_schema(Registry& registry) {
   const auto schema_args =
       bind(field(&SchemaArgs::quick, {.name = "quick", .type = ParamType::Bool,
                                       .description = "the quick integrity check instead of the full one (large stores)"}),
@@ -376,6 +375,9 @@ void register_validate_domain(Registry& registry) {
                 .examples = {{R"({})", "is the store consistent?"}, {R"({"quick":true,"limit":20})", "a faster check"}},
                 .idempotent = true, .tier = 1, .shortcut = "validate", .aliases = {"system.diagnostics"},
                 .handler = schema_args.handler(schema)});
+}
+
+void register_task(Registry& registry) {
   const auto task_args = bind(field(&TaskArgs::id, {.name = "id", .type = ParamType::TaskId, .required = true,
                                                     .description = "Task id, e.g. T001", .positional = true}));
   registry.add({.domain = "validate", .name = "task", .gateway = Gateway::Query,
@@ -387,7 +389,9 @@ void register_validate_domain(Registry& registry) {
                 .examples = {{R"({"id":"T001"})", "is T001 sound?"}},
                 .idempotent = true, .tier = 2, .aliases = {"tasks.lint", "tasks.batch-validate"},
                 .handler = task_args.handler(task)});
-  validate::register_protocol_operations(registry);
+}
+
+void register_fix(Registry& registry) {
   const auto fix_args = bind(field(&FixArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,
                                                       .description = "List the repairs without changing anything",
                                                       .dry_run = true}));
@@ -398,6 +402,9 @@ void register_validate_domain(Registry& registry) {
                            "E_NO_CHANGE note when there was nothing to repair",
                 .examples = {{R"({"dryRun":true})", "what would be repaired?"}, {R"({})", "repair"}},
                 .tier = 2, .handler = fix_args.handler(fix)});
+}
+
+void register_compliance(Registry& registry) {
   const auto compliance_args = bind(
       field(&ComplianceArgs::id, {.name = "id", .type = ParamType::TaskId, .description = "Only results about this task"}),
       field(&ComplianceArgs::check, {.name = "check", .type = ParamType::String, .max = 64,
@@ -425,6 +432,9 @@ void register_validate_domain(Registry& registry) {
                 .idempotent = true, .tier = 2, .aliases = {"compliance.violations"},
                 .original_names = {"validate.compliance.summary", "system.compliance"},
                 .handler = compliance_args.handler(compliance)});
+}
+
+void register_compliance_record(Registry& registry) {
   const auto record_args = bind(
       field(&RecordArgs::check, {.name = "check", .type = ParamType::String, .min = 1, .max = 64,
                                  .pattern = "^[a-z0-9][a-z0-9._:-]*$",
@@ -454,6 +464,17 @@ void register_validate_domain(Registry& registry) {
                              {R"({"id":"T001","protocol":"decomposition"})", "check T001's decomposition and record it"}},
                 .tier = 2, .external = record_args.handler(run_protocol_external), .external_checks_only = true,
                 .handler = record_args.handler(compliance_record)});
+}
+
+}  // namespace
+
+void register_validate_domain(Registry& registry) {
+  register_schema(registry);
+  register_task(registry);
+  validate::register_protocol_operations(registry);
+  register_fix(registry);
+  register_compliance(registry);
+  register_compliance_record(registry);
 }
 
 }  // namespace ct

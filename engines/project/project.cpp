@@ -33,16 +33,16 @@ fs::path absolute_dir(const fs::path& dir) {
 }
 
 /// Whether the project in `dir` keeps its store on a PostgreSQL server rather than in
-/// .cleo/tasks.db: with CLEO_DATABASE_URL set, any .cleo/ directory; else a config.json whose
-/// storage.url names the server.
+/// .cleo/tasks.db (store_location()): with CLEO_DATABASE_URL naming one, any .cleo/ directory; else
+/// a config.json whose storage.url names one.
 bool uses_server_store(const fs::path& dir) {
   std::error_code ec;
-  if (const char* url = std::getenv("CLEO_DATABASE_URL"); url != nullptr && *url != '\0')
-    return fs::is_directory(dir / ".cleo", ec);
+  if (!fs::is_directory(dir / ".cleo", ec)) return false;
+  if (!store_location(nullptr).url.empty()) return true;  // the environment decides alone
   const fs::path config = dir / ".cleo" / "config.json";
   if (!fs::is_regular_file(config, ec)) return false;
   auto loaded = Config::load(config);
-  return loaded && !loaded->get_string("storage.url").empty();
+  return loaded && !store_location(&*loaded).url.empty();
 }
 
 /// A project: .cleo/tasks.db is a file, or .cleo/config.json names a PostgreSQL store. For
@@ -110,6 +110,26 @@ Result<Project> walk_to_project(const std::optional<std::filesystem::path>& expl
 }
 
 }  // namespace
+
+bool is_postgresql_url(std::string_view target) {
+  if (target.starts_with("postgresql://") || target.starts_with("postgres://")) return true;
+  // libpq's key=value form: "host=db dbname=cleo user=ann"
+  return target.find('=') != std::string_view::npos &&
+         (target.find("host=") != std::string_view::npos || target.find("dbname=") != std::string_view::npos);
+}
+
+StoreLocation store_location(const Config* config) {
+  StoreLocation out;
+  if (const char* env = std::getenv("CLEO_DATABASE_URL"); env != nullptr && *env != '\0') out.url = env;
+  if (const char* env = std::getenv("CLEO_DATABASE_SCHEMA"); env != nullptr && *env != '\0') out.schema = env;
+  if (config != nullptr) {
+    if (out.url.empty()) out.url = config->get_string("storage.url");
+    if (out.schema.empty()) out.schema = config->get_string("storage.schema");
+  }
+  if (!is_postgresql_url(out.url)) out.url.clear();
+  if (out.schema.empty()) out.schema = kDefaultStoreSchema;
+  return out;
+}
 
 Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir) {
   return walk_to_project(explicit_dir, false);

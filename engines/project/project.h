@@ -3,13 +3,15 @@
 
 #include <filesystem>
 #include <optional>
-
+#include <string>
 #include <string_view>
 
 #include "core/clock.h"
 #include "core/error.h"
 
 namespace ct {
+
+class Config;
 
 struct Project {
   std::filesystem::path root;  // the directory holding .cleo/
@@ -21,6 +23,27 @@ struct Project {
   /// Copies taken before the store is replaced or upgraded (engines/store/backups.h).
   std::filesystem::path safety_backups_dir() const { return backups_dir() / "safety"; }
 };
+
+/// Where a project keeps its store: the PostgreSQL server `url` names, in `schema` — or, `url`
+/// empty, SQLite in .cleo/tasks.db.
+struct StoreLocation {
+  std::string url;
+  std::string schema;
+};
+
+/// The default schema of a PostgreSQL store.
+inline constexpr std::string_view kDefaultStoreSchema = "cleo";
+
+/// The one decision of which store a project uses: the PostgreSQL store that CLEO_DATABASE_URL or
+/// `config`'s storage.url names (is_postgresql_url), in the schema CLEO_DATABASE_SCHEMA or
+/// storage.schema names (kDefaultStoreSchema); else SQLite. The environment wins over the
+/// configuration, so that one machine can point a project elsewhere without editing it; without a
+/// `config` (none read yet, or none) only the environment counts.
+StoreLocation store_location(const Config* config);
+
+/// Whether `target` names a PostgreSQL server (postgresql://, postgres://, or key=value with host=
+/// or dbname=) rather than a file.
+bool is_postgresql_url(std::string_view target);
 
 /// The directory a command should treat as the project: `explicit_dir` (--project), else
 /// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git).

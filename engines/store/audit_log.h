@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 #include "core/json.h"
 
 namespace ct {
@@ -81,25 +82,26 @@ struct AuditAnchor {
 class AuditLog {
  public:
   // Audit trail. append_audit computes the row's chained hash (engines/store/audit_chain.h).
-  [[nodiscard]] virtual Result<std::int64_t> append_audit(const AuditEntry& entry) = 0;
-  [[nodiscard]] virtual Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::int64_t> append_audit(const AuditEntry& entry);
+  [[nodiscard]] Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query);
 
   // Idempotency keys: remember_idempotent also forgets calls older than `forget_before`.
-  [[nodiscard]] virtual Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key) = 0;
-  [[nodiscard]] virtual Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) = 0;
+  [[nodiscard]] Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key);
+  [[nodiscard]] Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before);
 
   // Compaction and expiry (system.gc), inside a transaction.
   /// Where the audit trail starts after compaction; nullopt when it was never compacted.
-  [[nodiscard]] virtual Result<std::optional<AuditAnchor>> audit_anchor() = 0;
+  [[nodiscard]] Result<std::optional<AuditAnchor>> audit_anchor();
   /// The seq of the newest audit row written before `before` (0 when none).
-  [[nodiscard]] virtual Result<std::int64_t> last_audit_seq_before(TimeMs before) = 0;
+  [[nodiscard]] Result<std::int64_t> last_audit_seq_before(TimeMs before);
   /// Deletes the audit rows up to anchor.seq with their changes and records the anchor, so that
   /// the rest of the chain stays verifiable. Returns the rows deleted. Write transaction.
-  [[nodiscard]] virtual Result<std::int64_t> compact_audit(const AuditAnchor& anchor) = 0;
+  [[nodiscard]] Result<std::int64_t> compact_audit(const AuditAnchor& anchor);
   /// Idempotency keys remembered before `before`: counted, and forgotten unless `count_only`.
-  [[nodiscard]] virtual Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) = 0;
+  [[nodiscard]] Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only);
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
   ~AuditLog() = default;  // a role of a Store: never owned or deleted through it
 };
 

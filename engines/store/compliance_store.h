@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 
 namespace ct {
 
@@ -53,13 +54,14 @@ struct ComplianceSummary {
 /// Protocol-check results.
 class ComplianceStore {
  public:
-  [[nodiscard]] virtual Result<std::int64_t> insert_compliance(const ComplianceRecord& record) = 0;
+  [[nodiscard]] Result<std::int64_t> insert_compliance(const ComplianceRecord& record);
   /// One summary per group (query.group) over the query's filters (limit and passed ignored),
   /// ordered by check name, then agent.
-  [[nodiscard]] virtual Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) = 0;
-  [[nodiscard]] virtual Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) = 0;
+  [[nodiscard]] Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query);
+  [[nodiscard]] Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query);
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
   ~ComplianceStore() = default;  // a role of a Store: never owned or deleted through it
 };
 

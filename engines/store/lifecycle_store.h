@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 
 namespace ct {
 
@@ -44,18 +45,19 @@ struct LifecycleEvent {
 class LifecycleStore {
  public:
   /// The recorded states of a subject's stages or gates (a row exists once one was recorded).
-  [[nodiscard]] virtual Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject,
-                                                                             LifecycleKind kind) = 0;
+  [[nodiscard]] Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject,
+                                                                     LifecycleKind kind);
   /// Stores event.state as the current state and appends the event to the subject's history.
-  [[nodiscard]] virtual Result<void> put_lifecycle(const LifecycleEvent& event) = 0;
+  [[nodiscard]] Result<void> put_lifecycle(const LifecycleEvent& event);
   /// A subject's history, newest first; only one kind when given.
-  [[nodiscard]] virtual Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject,
-                                                                             std::optional<LifecycleKind> kind,
-                                                                             std::int64_t limit, std::int64_t offset) = 0;
-  [[nodiscard]] virtual Result<std::int64_t> count_lifecycle_events(std::string_view subject,
-                                                                    std::optional<LifecycleKind> kind) = 0;
+  [[nodiscard]] Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject,
+                                                                     std::optional<LifecycleKind> kind,
+                                                                     std::int64_t limit, std::int64_t offset);
+  [[nodiscard]] Result<std::int64_t> count_lifecycle_events(std::string_view subject,
+                                                            std::optional<LifecycleKind> kind);
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
   ~LifecycleStore() = default;  // a role of a Store: never owned or deleted through it
 };
 

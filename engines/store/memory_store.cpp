@@ -158,16 +158,7 @@ std::string memory_id(std::int64_t number) {
 namespace {
 Result<std::vector<MemoryEntry>> read_all(sql::Runner& runner, const std::string& sql, std::span<const Value> args,
                                           std::string_view what) {
-  std::vector<MemoryEntry> out;
-  std::optional<Error> bad;
-  CT_TRY(runner.run(sql, args, what, [&](const sql::Cursor& row) {
-    if (bad) return;
-    auto entry = read_entry(row);
-    if (entry) out.push_back(std::move(*entry));
-    else bad = std::move(entry.error());
-  }));
-  if (bad) return fail(std::move(*bad));
-  return out;
+  return runner.all(sql, args, what, read_entry);
 }
 }  // namespace
 
@@ -212,24 +203,15 @@ Result<std::vector<MemoryEntry>> MemoryStore::list_memory(const MemoryQuery& que
 Result<std::int64_t> MemoryStore::count_memory(const MemoryQuery& query) {
   std::vector<Value> args;
   const std::string sql = "SELECT count(*) FROM memory m" + where_of(query, args);  // binds args first
-  std::int64_t count = 0;
-  CT_TRY(sql_runner().run(sql, args, "cannot count memory entries",
-                          [&](const sql::Cursor& row) { count = row.integer(0); }));
-  return count;
+  return sql_runner().integer(sql, args, "cannot count memory entries");
 }
 
 Result<std::int64_t> MemoryStore::next_memory_number() {
-  std::int64_t next = 1;
-  CT_TRY(sql_runner().run("SELECT coalesce(max(num), 0) + 1 FROM memory", {}, "cannot number a memory entry",
-                          [&](const sql::Cursor& row) { next = row.integer(0); }));
-  return next;
+  return sql_runner().integer("SELECT coalesce(max(num), 0) + 1 FROM memory", {}, "cannot number a memory entry");
 }
 
 Result<std::int64_t> MemoryStore::memory_total() {
-  std::int64_t total = 0;
-  CT_TRY(sql_runner().run("SELECT count(*) FROM memory", {}, "cannot count memory entries",
-                          [&](const sql::Cursor& row) { total = row.integer(0); }));
-  return total;
+  return sql_runner().integer("SELECT count(*) FROM memory", {}, "cannot count memory entries");
 }
 
 Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector<std::string>& keys) {
@@ -264,10 +246,9 @@ Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector
       "updated_at = excluded.updated_at",
       args, "cannot save the memory entry"));
   // The keys are replaced only when they differ: a usage count or a status changes none.
-  std::vector<std::string> stored;
   const Value num_arg[] = {Value(*number)};
-  CT_TRY(runner.run("SELECT key FROM memory_keys WHERE num = ?1 ORDER BY key", num_arg, "cannot read the memory keys",
-                    [&](const sql::Cursor& row) { stored.emplace_back(row.text(0)); }));
+  CT_TRY_ASSIGN(std::vector<std::string> stored, runner.strings("SELECT key FROM memory_keys WHERE num = ?1 ORDER BY key",
+                                                                num_arg, "cannot read the memory keys"));
   std::vector<std::string> wanted = keys;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
@@ -310,11 +291,10 @@ Result<std::vector<std::vector<std::int64_t>>> MemoryStore::memory_numbers(const
   std::vector<std::vector<std::int64_t>> out;
   out.reserve(ranges.size());
   for (const auto& range : ranges) {
-    std::vector<std::int64_t> numbers;
-    // No LIMIT -1 on PostgreSQL: "every row" is a bound no store reaches.
-    const Value args[] = {Value(range.from), Value(range.to), Value(cap < 0 ? std::int64_t{1} << 62 : cap)};
-    CT_TRY(sql_runner().run("SELECT num FROM memory_keys WHERE key >= ?1 AND key < ?2 LIMIT ?3", args,
-                            "cannot search memory", [&](const sql::Cursor& row) { numbers.push_back(row.integer(0)); }));
+    const Value args[] = {Value(range.from), Value(range.to), Value(sql::limit_of(cap))};
+    CT_TRY_ASSIGN(std::vector<std::int64_t> numbers,
+                  sql_runner().all("SELECT num FROM memory_keys WHERE key >= ?1 AND key < ?2 LIMIT ?3", args,
+                                   "cannot search memory", [](const sql::Cursor& row) { return row.integer(0); }));
     out.push_back(std::move(numbers));
   }
   return out;
@@ -324,10 +304,10 @@ Result<std::vector<std::int64_t>> MemoryStore::memory_key_counts(const std::vect
   std::vector<std::int64_t> out;
   out.reserve(ranges.size());
   for (const auto& range : ranges) {
-    std::int64_t count = 0;
     const Value args[] = {Value(range.from), Value(range.to)};
-    CT_TRY(sql_runner().run("SELECT coalesce(sum(entries), 0) FROM memory_terms WHERE key >= ?1 AND key < ?2", args,
-                            "cannot search memory", [&](const sql::Cursor& row) { count = row.integer(0); }));
+    CT_TRY_ASSIGN(std::int64_t count,
+                  sql_runner().integer("SELECT coalesce(sum(entries), 0) FROM memory_terms WHERE key >= ?1 AND key < ?2",
+                                       args, "cannot search memory"));
     out.push_back(count);
   }
   return out;
@@ -338,7 +318,7 @@ Result<std::map<std::string, std::int64_t>> MemoryStore::memory_term_counts(cons
   for (std::size_t start = 0; start < keys.size(); start += kChunk) {
     std::vector<Value> args;
     const std::string in = in_chunk(keys, start, args);
-    CT_TRY(sql_runner().run("SELECT key, entries FROM memory_terms WHERE key IN (" + in + ")", args, "cannot search memory",
+    CT_TRY(sql_runner().each("SELECT key, entries FROM memory_terms WHERE key IN (" + in + ")", args, "cannot search memory",
                             [&](const sql::Cursor& row) { out[std::string(row.text(0))] = row.integer(1); }));
   }
   return out;
@@ -375,19 +355,18 @@ Result<std::vector<MemoryUsage>> MemoryStore::memory_usage(std::optional<std::st
   if (task_id) add("task_id = ", *task_id);
   if (since) add("at >= ", *since);
   args.emplace_back(limit);
-  std::vector<MemoryUsage> out;
-  CT_TRY(sql_runner().run("SELECT memory_id, at, applied, agent, session, task_id FROM memory_usage" + where +
+  return sql_runner().all("SELECT memory_id, at, applied, agent, session, task_id FROM memory_usage" + where +
                               " ORDER BY seq DESC LIMIT ?" + std::to_string(args.size()),
-                          args, "cannot read the use of memory entries", [&](const sql::Cursor& row) {
-                            out.push_back({std::string(row.text(0)), row.integer(1), row.integer(2) != 0,
-                                           std::string(row.text(3)), std::string(row.text(4)), std::string(row.text(5))});
-                          }));
-  return out;
+                          args, "cannot read the use of memory entries", [](const sql::Cursor& row) {
+                            return MemoryUsage{std::string(row.text(0)), row.integer(1), row.integer(2) != 0,
+                                               std::string(row.text(3)), std::string(row.text(4)),
+                                               std::string(row.text(5))};
+                          });
 }
 
 Result<MemoryCounts> MemoryStore::memory_counts() {
   MemoryCounts counts;
-  CT_TRY(sql_runner().run("SELECT status, kind, count(*), coalesce(sum(CASE WHEN applied_count = 0 THEN 1 ELSE 0 END), 0) "
+  CT_TRY(sql_runner().each("SELECT status, kind, count(*), coalesce(sum(CASE WHEN applied_count = 0 THEN 1 ELSE 0 END), 0) "
                           "FROM memory GROUP BY status, kind",
                           {}, "cannot count memory entries", [&](const sql::Cursor& row) {
                             const std::int64_t n = row.integer(2);

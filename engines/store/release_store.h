@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 
 namespace ct {
 
@@ -48,12 +49,13 @@ struct Release {
 /// Releases, newest created first in lists.
 class ReleaseStore {
  public:
-  [[nodiscard]] virtual Result<std::optional<Release>> get_release(std::string_view version) = 0;
-  [[nodiscard]] virtual Result<std::vector<Release>> list_releases() = 0;
+  [[nodiscard]] Result<std::optional<Release>> get_release(std::string_view version);
+  [[nodiscard]] Result<std::vector<Release>> list_releases();
   /// Inserts or replaces the release with this version.
-  [[nodiscard]] virtual Result<void> put_release(const Release& release) = 0;
+  [[nodiscard]] Result<void> put_release(const Release& release);
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
   ~ReleaseStore() = default;  // a role of a Store: never owned or deleted through it
 };
 

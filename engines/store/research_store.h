@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 #include "engines/store/task_store.h"
 
 namespace ct {
@@ -93,23 +94,27 @@ struct ManifestCursor {
 /// The research manifest. Lists are newest date first, then by id.
 class ResearchStore {
  public:
-  [[nodiscard]] virtual Result<std::optional<ResearchEntry>> get_research(std::string_view id) = 0;
-  [[nodiscard]] virtual Result<std::vector<ResearchEntry>> list_research(const ResearchQuery& query) = 0;
-  [[nodiscard]] virtual Result<std::int64_t> count_research(const ResearchQuery& query) = 0;
+  [[nodiscard]] Result<std::optional<ResearchEntry>> get_research(std::string_view id);
+  [[nodiscard]] Result<std::vector<ResearchEntry>> list_research(const ResearchQuery& query);
+  [[nodiscard]] Result<std::int64_t> count_research(const ResearchQuery& query);
   /// Inserts or replaces the entry with this id, with its task links and search index entry.
-  [[nodiscard]] virtual Result<void> put_research(const ResearchEntry& entry) = 0;
+  [[nodiscard]] Result<void> put_research(const ResearchEntry& entry);
   /// Full-text search over title, topics and key findings (prefix match per word), best first;
   /// only the query's archived filter applies. An exact id ranks first.
   [[nodiscard]] virtual Result<std::vector<ResearchEntry>> search_research(std::string_view text, ArchivedFilter archived,
                                                                            std::int64_t limit) = 0;
   [[nodiscard]] virtual Result<std::int64_t> count_research_matches(std::string_view text, ArchivedFilter archived) = 0;
   /// Ids of the research entries linked to a task (archived included), by id.
-  [[nodiscard]] virtual Result<std::vector<std::string>> research_for_task(std::string_view task_id) = 0;
-  [[nodiscard]] virtual Result<ResearchStats> research_stats() = 0;
-  [[nodiscard]] virtual Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file) = 0;
-  [[nodiscard]] virtual Result<void> put_manifest_cursor(const ManifestCursor& cursor) = 0;
+  [[nodiscard]] Result<std::vector<std::string>> research_for_task(std::string_view task_id);
+  [[nodiscard]] Result<ResearchStats> research_stats();
+  [[nodiscard]] Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file);
+  [[nodiscard]] Result<void> put_manifest_cursor(const ManifestCursor& cursor);
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
+  /// Keeps the backend's search index with a saved entry, numbered `number` (SQLite writes its FTS5
+  /// index; PostgreSQL's is a generated column, which follows by itself).
+  [[nodiscard]] virtual Result<void> index_research(const ResearchEntry& entry, std::int64_t number);
   ~ResearchStore() = default;  // a role of a Store: never owned or deleted through it
 };
 

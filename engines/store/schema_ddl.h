@@ -1,8 +1,9 @@
-// The tables both SQL backends create alike, written once in SQLite's words, the neutral form:
-// INTEGER and REAL columns, TEXT compared as bytes, and WITHOUT ROWID where SQLite keeps a table in
-// its primary key. The SQLite backend's schema steps use them as they are
-// (engines/store/sqlite/sqlite_schema.cpp); the PostgreSQL backend translates them
-// (engines/store/postgres/pg_schema.cpp: BIGINT, DOUBLE PRECISION, TEXT COLLATE "C").
+// Every table both SQL backends create alike — all but tasks and research, which carry each
+// backend's search index — written once in SQLite's words, the neutral form: INTEGER and REAL
+// columns, TEXT compared as bytes, and WITHOUT ROWID where SQLite keeps a table in its primary key.
+// The SQLite backend's schema steps use them as they are (engines/store/sqlite/sqlite_schema.cpp);
+// the PostgreSQL backend translates them (engines/store/postgres/pg_schema.cpp: BIGINT, DOUBLE
+// PRECISION, TEXT COLLATE "C").
 //
 // Each is the table as the schema step that created it made it: a later change is a new step in
 // both backends, never an edit here (an SQLite store migrates by replaying the steps).
@@ -11,6 +12,63 @@
 #include <string_view>
 
 namespace ct::ddl {
+
+/// The store's own values by key: the task id counter, and a backend's own (PostgreSQL's change
+/// stamp, the schema version).
+inline constexpr std::string_view kMeta = R"sql(
+CREATE TABLE meta(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+INSERT INTO meta(key, value) VALUES('next_task_num', '1');
+)sql";
+
+/// The task each session is working on.
+inline constexpr std::string_view kFocus = R"sql(
+CREATE TABLE focus(
+  session TEXT PRIMARY KEY,
+  task_id TEXT NOT NULL
+);
+)sql";
+
+/// The atomic claim: a task is focused by at most one session (writers are serialised and
+/// tasks.start checks the holder first; the unique index is the last line of defence).
+inline constexpr std::string_view kOneClaim = R"sql(
+CREATE UNIQUE INDEX focus_task ON focus(task_id);
+)sql";
+
+/// The audit trail and the changes of each row, in the order written (SQLite's rowid; PostgreSQL
+/// numbers them in a column `ord` of its own). Rows are never deleted but by compaction, so a plain
+/// rowid is as monotonic as AUTOINCREMENT without its extra page write per mutation.
+inline constexpr std::string_view kAudit = R"sql(
+CREATE TABLE audit(
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  session TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT '',
+  operation TEXT NOT NULL,
+  task_id TEXT NOT NULL DEFAULT '',
+  params TEXT NOT NULL DEFAULT '{}',
+  outcome TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX audit_task ON audit(task_id, seq);
+
+CREATE TABLE audit_changes(
+  seq INTEGER NOT NULL REFERENCES audit(seq),
+  task_id TEXT NOT NULL,
+  field TEXT NOT NULL,
+  before TEXT,
+  after TEXT
+);
+CREATE INDEX audit_changes_task_field ON audit_changes(task_id, field, seq);
+CREATE INDEX audit_changes_seq ON audit_changes(seq);
+)sql";
+
+/// The audit hash chain (engines/store/audit_chain.h).
+inline constexpr std::string_view kAuditHash = R"sql(
+ALTER TABLE audit ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+)sql";
 
 /// Dependency edges (derived from each task's depends list).
 inline constexpr std::string_view kTaskDeps = R"sql(

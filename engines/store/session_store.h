@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 
 namespace ct {
 
@@ -57,16 +58,17 @@ struct SessionQuery {
 /// Session rows; a session's focus is kept by TaskStore.
 class SessionStore {
  public:
-  [[nodiscard]] virtual Result<void> insert_session(const Session& session) = 0;
-  [[nodiscard]] virtual Result<void> update_session(const Session& session) = 0;
+  [[nodiscard]] Result<void> insert_session(const Session& session);
+  [[nodiscard]] Result<void> update_session(const Session& session);
   /// Removes a session row (undoing tasks.import takes back the sessions it brought; sessions
   /// otherwise end and are archived, never removed). Nothing to remove is no error.
-  [[nodiscard]] virtual Result<void> delete_session(std::string_view id) = 0;
-  [[nodiscard]] virtual Result<std::optional<Session>> get_session(std::string_view id) = 0;
-  [[nodiscard]] virtual Result<std::vector<Session>> list_sessions(const SessionQuery& query) = 0;
-  [[nodiscard]] virtual Result<std::int64_t> count_sessions(const SessionQuery& query) = 0;
+  [[nodiscard]] Result<void> delete_session(std::string_view id);
+  [[nodiscard]] Result<std::optional<Session>> get_session(std::string_view id);
+  [[nodiscard]] Result<std::vector<Session>> list_sessions(const SessionQuery& query);
+  [[nodiscard]] Result<std::int64_t> count_sessions(const SessionQuery& query);
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
   ~SessionStore() = default;  // a role of a Store: never owned or deleted through it
 };
 

@@ -1,5 +1,4 @@
 #include "engines/store/sql_query.h"
-#include "engines/store/sql_runner.h"
 
 #include <algorithm>
 
@@ -10,25 +9,15 @@ void Where::add(std::string_view condition) {
   text += condition;
 }
 
-namespace {
-
-std::string with_mark(std::string_view condition, const Args& args) {
-  std::string out(condition);
-  if (auto at = out.find("{}"); at != std::string::npos) out.replace(at, 2, args.mark());
+std::string fill(std::string_view fragment, std::string_view value) {
+  std::string out(fragment);
+  if (auto at = out.find("{}"); at != std::string::npos) out.replace(at, 2, value);
   return out;
 }
 
-}  // namespace
+void Where::add(std::string_view condition, std::string_view value) { add(fill(condition, args(value))); }
 
-void Where::add(std::string_view condition, std::string_view value) {
-  add(with_mark(condition, args));
-  args.bind(value);
-}
-
-void Where::add(std::string_view condition, std::int64_t value) {
-  add(with_mark(condition, args));
-  args.bind(value);
-}
+void Where::add(std::string_view condition, std::int64_t value) { add(fill(condition, args(value))); }
 
 std::optional<std::string_view> archived_condition(ArchivedFilter archived) {
   switch (archived) {
@@ -87,6 +76,13 @@ void append_task_filter(const Dialect& dialect, const TaskFilter& filter, bool w
   if (filter.phase) where.add("t.phase = {}", *filter.phase);
   if (filter.priority) where.add("t.priority = {}", to_string(*filter.priority));
   if (auto archived = archived_condition(filter.archived)) where.add(*archived);
+}
+
+std::string task_where(const Dialect& dialect, const TaskFilter& filter, bool with_statuses, Args& args) {
+  std::string where;
+  Where conditions{where, args};
+  append_task_filter(dialect, filter, with_statuses, conditions);
+  return where;
 }
 
 std::string task_order_by(const Dialect& dialect, SortKey sort, bool descending) {

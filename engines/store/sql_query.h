@@ -1,7 +1,6 @@
-// The query text both SQL backends share, written once: WHERE clauses of task, session,
-// compliance and research queries, and the ORDER BY of task lists. Where the two dialects say the
-// same thing differently (a JSON list's items, case folding, where NULL sorts), the backend hands
-// its Dialect; values are bound through the backend's Args, each condition writing "{}" where its
+// The query text the roles build at run time: WHERE clauses of task, session, compliance and
+// research queries, and the ORDER BY of task lists, in the words of the backend's Dialect
+// (engines/store/sql_runner.h); values are bound through Args, each condition writing "{}" where its
 // value goes.
 #pragma once
 
@@ -13,32 +12,13 @@
 #include "engines/store/compliance_store.h"
 #include "engines/store/research_store.h"
 #include "engines/store/session_store.h"
+#include "engines/store/sql_runner.h"
 #include "engines/store/task_store.h"
 
 namespace ct::sql {
 
-/// The values of a statement's placeholders, bound in order.
-class Args {
- public:
-  /// The placeholder of the value bound next: "?" (SQLite) or "$3" (PostgreSQL, two bound).
-  virtual std::string mark() const = 0;
-  virtual void bind(std::string_view text) = 0;
-  virtual void bind(std::int64_t value) = 0;
-
- protected:
-  ~Args() = default;
-};
-
-/// What the dialects write differently in the shared queries. Conditions name task t and research
-/// entry r, and hold "{}" where their value goes.
-struct Dialect {
-  std::string_view has_label;      // t's labels (a JSON list) hold the value
-  std::string_view open_children;  // t has an unfinished child (an epic's work is its children)
-  std::string_view has_topic;      // r's topics hold the value, ASCII letters compared case-folded
-  std::string_view roots_first;    // after "t.parent" in ORDER BY: NULL (a root) sorts first
-  std::string_view roots_last;     // after "t.parent DESC": NULL sorts last
-  std::string_view title_key;      // the title as a sort key, ASCII letters case-folded
-};
+/// `fragment` (a Dialect's) with its "{}" written as `value`.
+std::string fill(std::string_view fragment, std::string_view value);
 
 /// A WHERE clause under construction: conditions joined by AND.
 struct Where {
@@ -56,8 +36,7 @@ struct Where {
     bool first = true;
     for (const auto& value : values) {
       clause += first ? "" : ",";
-      clause += args.mark();
-      args.bind(std::string_view(value));
+      clause += args(std::string_view(value));
       first = false;
     }
     add(clause + ")");
@@ -71,6 +50,9 @@ std::optional<std::string_view> archived_condition(ArchivedFilter archived);
 /// grouped by status). Each distinct status is bound once, in enum order, so that the text depends
 /// only on which are asked for (SQLite caches statements by their text).
 void append_task_filter(const Dialect& dialect, const TaskFilter& filter, bool with_statuses, Where& where);
+
+/// The WHERE clause of append_task_filter() ("" when it has no condition).
+std::string task_where(const Dialect& dialect, const TaskFilter& filter, bool with_statuses, Args& args);
 
 /// ORDER BY of a task list: the sort key takes the direction; ties are broken in tree order,
 /// oldest first, either way, then by task number.

@@ -61,13 +61,6 @@ void provide_postgresql_backend(PostgresqlBackendFactory factory) { provided_fac
 
 PostgresqlBackendFactory provided_postgresql_backend() { return provided_factory.load(); }
 
-bool is_postgresql_url(std::string_view target) {
-  if (target.starts_with("postgresql://") || target.starts_with("postgres://")) return true;
-  // libpq's key=value form: "host=db dbname=cleo user=ann"
-  return target.find('=') != std::string_view::npos &&
-         (target.find("host=") != std::string_view::npos || target.find("dbname=") != std::string_view::npos);
-}
-
 bool url_has_password(std::string_view url) {
   if (url.find("password=") != std::string_view::npos || url.find("password =") != std::string_view::npos) return true;
   auto scheme = url.find("://");

@@ -98,9 +98,6 @@ class StoreBackend {
                                                   TimeMs now) const = 0;
 };
 
-/// Whether `target` names a PostgreSQL server (postgresql://, postgres://, or key=value with host=
-/// or dbname=) rather than a file.
-bool is_postgresql_url(std::string_view target);
 /// Whether a PostgreSQL URL carries a password (user:secret@, password=…): such a URL must not be
 /// kept in a config file or the audit trail.
 bool url_has_password(std::string_view url);
@@ -119,9 +116,6 @@ using PostgresqlBackendFactory = std::unique_ptr<StoreBackend> (*)(std::string u
 void provide_postgresql_backend(PostgresqlBackendFactory factory);
 /// The registered factory; nullptr before the library is linked in or loaded.
 PostgresqlBackendFactory provided_postgresql_backend();
-
-/// The default schema of a PostgreSQL store.
-inline constexpr std::string_view kDefaultStoreSchema = "cleo";
 
 /// The version of the data model this binary writes: every backend's schema carries it, and so
 /// does every backup file.

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 #include "engines/store/store_dump.h"
 
 namespace ct {
@@ -127,11 +128,11 @@ class StoreMaintenance {
   [[nodiscard]] virtual Result<void> backup_to(const std::filesystem::path& file) = 0;
 
   // Housekeeping (system.dash, stats, gc, restore), inside a transaction.
-  [[nodiscard]] virtual Result<StoreCounts> counts() = 0;
+  [[nodiscard]] Result<StoreCounts> counts();
   /// One result per period, in the order given, then one over all of them together: tasks
   /// created and completed in the period and percentiles of their durations (computed by the
   /// store, without loading the tasks).
-  [[nodiscard]] virtual Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods) = 0;
+  [[nodiscard]] Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods);
   /// Replaces every row of every table with the rows of the database in `file`, which must have
   /// this store's schema version. Ids are never reused: the id counter keeps the higher of the
   /// two. Write transaction: other connections see the old contents or the new, never a mix.
@@ -146,6 +147,7 @@ class StoreMaintenance {
   [[nodiscard]] virtual Result<void> load(const DumpSource& source) = 0;
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
   ~StoreMaintenance() = default;  // a role of a Store: never owned or deleted through it
 };
 

@@ -4,6 +4,87 @@
 
 namespace ct {
 
+namespace {
+
+/// The columns of a task row from title on, in the order of task_values().
+constexpr std::string_view kTaskFields[] = {
+    "title",    "description",  "status",     "priority",     "type",       "parent",
+    "position", "depends",      "labels",     "acceptance",   "files",      "notes",
+    "relates",  "phase",        "size",       "blocked_by",   "created_at", "updated_at",
+    "completed_at", "cancelled_at", "cancellation_reason", "archived", "archived_at", "archive_reason",
+    "version"};
+
+}  // namespace
+
+const std::string& task_select() {
+  static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
+  return sql;
+}
+
+std::string research_columns(const sql::Dialect& dialect) {
+  return "r.id, r.file, r.title, r.date, r.status, r.agent_type, r.topics, r.key_findings, r.actionable, "
+         "r.needs_followup, r.confidence, r.file_checksum, r.archived, r.archived_at, r.created_at, r.updated_at, " +
+         std::string(dialect.linked_tasks);
+}
+
+const std::string& task_insert_sql() {
+  static const std::string sql = [] {
+    std::string columns = "num";
+    std::string values = "?1";
+    int n = 1;
+    for (auto field : kTaskFields) {
+      columns += ", " + std::string(field);
+      values += ", ?" + std::to_string(++n);
+    }
+    return "INSERT INTO tasks(" + columns + ", id) VALUES(" + values + ", ?" + std::to_string(n + 1) + ")";
+  }();
+  return sql;
+}
+
+const std::string& task_set_sql() {
+  static const std::string sql = [] {
+    std::string set;
+    int n = 1;
+    for (auto field : kTaskFields) set += (set.empty() ? "" : ", ") + std::string(field) + " = ?" + std::to_string(++n);
+    return set;
+  }();
+  return sql;
+}
+
+std::vector<sql::Value> task_values(sql::Value key, const Task& task, bool with_id) {
+  using sql::Value;
+  std::vector<Value> values;
+  values.reserve(std::size(kTaskFields) + 2);
+  values.push_back(std::move(key));
+  values.emplace_back(task.title);
+  values.emplace_back(task.description);
+  values.emplace_back(to_string(task.status));
+  values.emplace_back(to_string(task.priority));
+  values.emplace_back(to_string(task.type));
+  if (task.parent.empty()) values.emplace_back(); else values.emplace_back(task.parent);
+  values.emplace_back(task.position);
+  values.emplace_back(encode_strings(task.depends));
+  values.emplace_back(encode_strings(task.labels));
+  values.emplace_back(encode_strings(task.acceptance));
+  values.emplace_back(encode_strings(task.files));
+  values.emplace_back(encode_notes(task.notes));
+  values.emplace_back(encode_relations(task.relates));
+  values.emplace_back(task.phase);
+  values.emplace_back(to_string(task.size));
+  values.emplace_back(task.blocked_by);
+  values.emplace_back(task.created_at);
+  values.emplace_back(task.updated_at);
+  values.emplace_back(task.completed_at);
+  values.emplace_back(task.cancelled_at);
+  values.emplace_back(task.cancellation_reason);
+  values.emplace_back(std::int64_t{task.archived ? 1 : 0});
+  values.emplace_back(task.archived_at);
+  values.emplace_back(task.archive_reason);
+  values.emplace_back(task.version);
+  if (with_id) values.emplace_back(task.id);
+  return values;
+}
+
 std::string encode_strings(const std::vector<std::string>& items) {
   if (items.empty()) return "[]";
   std::string out;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/json_parse.h"
+#include "engines/store/sql_runner.h"
 #include "engines/store/store.h"
 #include "engines/store/task.h"
 
@@ -25,12 +26,22 @@ inline constexpr std::string_view kTaskColumns =
     "t.created_at, t.updated_at, t.completed_at, t.cancelled_at, t.cancellation_reason, "
     "t.archived, t.archived_at, t.archive_reason, t.version";
 
+/// "SELECT <kTaskColumns> FROM tasks t".
+const std::string& task_select();
+
 enum TaskColumn : int {
   kId, kTitle, kDescription, kStatus, kPriority, kType, kParent, kPosition, kDepends,
   kLabels, kAcceptance, kFiles, kNotes, kRelates, kPhase, kSize, kBlockedBy,
   kCreatedAt, kUpdatedAt, kCompletedAt, kCancelledAt, kCancellationReason,
   kArchived, kArchivedAt, kArchiveReason, kVersion, kTaskColumnCount
 };
+
+/// A task row as every backend writes it: the INSERT (?1 num, ?2…?26 the fields, ?27 id) and the
+/// SET list of an UPDATE (?2…?26, ?1 left to name the row), with task_values() for the values.
+const std::string& task_insert_sql();
+const std::string& task_set_sql();
+/// `key` (?1), the task's fields from title to version (?2…?26), and with `with_id` its id (?27).
+std::vector<sql::Value> task_values(sql::Value key, const Task& task, bool with_id);
 
 inline Advice corrupt_fix() {
   return "restore the newest backup that passes an integrity check; the damaged store is moved aside first: " +
@@ -148,6 +159,9 @@ Result<Release> read_release_row(const Row& row) {
 /// A research entry whose `column` cannot be read: E_FILE_ERROR with the restore fix.
 Error corrupt_research(std::string_view id, std::string_view column);
 
+/// The columns read_research_row() reads, of entry r.
+std::string research_columns(const sql::Dialect& dialect);
+
 /// Reads a research row: its columns in the order id, file, title, date, status, agent_type,
 /// topics, key_findings, actionable, needs_followup, confidence, file_checksum, archived,
 /// archived_at, created_at, updated_at, then its linked tasks as a JSON list in link order.
@@ -234,18 +248,18 @@ ComplianceRecord read_compliance_row(const Row& row) {
   return record;
 }
 
-/// The key columns a compliance summary selects (check, agent) and groups and orders by.
+/// The keys a compliance summary selects (check_key, agent_key) and groups and orders by.
 struct ComplianceGrouping {
   const char* keys;
   const char* by;
 };
 inline ComplianceGrouping compliance_grouping(ComplianceGroup group) {
   switch (group) {
-    case ComplianceGroup::Check: return {"c.check_name, ''", "c.check_name"};
-    case ComplianceGroup::Agent: return {"'', c.agent", "c.agent"};
+    case ComplianceGroup::Check: return {"c.check_name AS check_key, '' AS agent_key", "check_key"};
+    case ComplianceGroup::Agent: return {"'' AS check_key, c.agent AS agent_key", "agent_key"};
     case ComplianceGroup::CheckAndAgent: break;
   }
-  return {"c.check_name, c.agent", "c.check_name, c.agent"};
+  return {"c.check_name AS check_key, c.agent AS agent_key", "check_key, agent_key"};
 }
 
 /// A summary row: check, agent, runs, passed, average score, last at, last passed.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "engines/store/sql_runner.h"
 #include "engines/store/task.h"
 
 namespace ct {
@@ -106,26 +107,27 @@ struct ReadyCandidate {
 class TaskStore {
  public:
   // Tasks. get_task finds archived tasks too.
-  [[nodiscard]] virtual Result<std::optional<Task>> get_task(std::string_view id) = 0;
-  [[nodiscard]] virtual Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) = 0;
-  [[nodiscard]] virtual Result<std::vector<Task>> list_tasks(const TaskQuery& query) = 0;
-  [[nodiscard]] virtual Result<std::int64_t> count_tasks(const TaskFilter& filter) = 0;
+  [[nodiscard]] Result<std::optional<Task>> get_task(std::string_view id);
+  /// The tasks of `ids` that exist, in that order (a repeated id repeats).
+  [[nodiscard]] virtual Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids);
+  [[nodiscard]] Result<std::vector<Task>> list_tasks(const TaskQuery& query);
+  [[nodiscard]] Result<std::int64_t> count_tasks(const TaskFilter& filter);
   /// Counts per status over the filter (ignores filter.statuses).
-  [[nodiscard]] virtual Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) = 0;
+  [[nodiscard]] Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter);
   /// Next id from a counter kept in the store: allocated inside the write transaction, never reused
   /// (not even after a hard delete).
-  [[nodiscard]] virtual Result<std::string> allocate_task_id() = 0;
-  [[nodiscard]] virtual Result<void> insert_task(const Task& task) = 0;
-  [[nodiscard]] virtual Result<void> update_task(const Task& task) = 0;
+  [[nodiscard]] Result<std::string> allocate_task_id();
+  [[nodiscard]] virtual Result<void> insert_task(const Task& task);
+  [[nodiscard]] virtual Result<void> update_task(const Task& task);
   /// Removes the row, its dependency edges in both directions, its index entries, its research
   /// links and its lifecycle records.
-  [[nodiscard]] virtual Result<void> delete_task(std::string_view id) = 0;
+  [[nodiscard]] Result<void> delete_task(std::string_view id);
   /// Direct children ids ordered by position (archived included when asked).
-  [[nodiscard]] virtual Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) = 0;
+  [[nodiscard]] Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived);
   /// Ids of tasks whose depends list contains `id`.
-  [[nodiscard]] virtual Result<std::vector<std::string>> dependents_of(std::string_view id) = 0;
+  [[nodiscard]] Result<std::vector<std::string>> dependents_of(std::string_view id);
   /// Largest position among the children of `parent` ("" = roots), 0 when none.
-  [[nodiscard]] virtual Result<std::int64_t> max_position(std::string_view parent) = 0;
+  [[nodiscard]] Result<std::int64_t> max_position(std::string_view parent);
   /// tasks.next candidates: pending, unarchived tasks whose dependencies are all done or
   /// cancelled, except epics that still have open children, scored with `scoring` (the engine
   /// owns the formula; the store only evaluates it) and ordered by score, then position, then age.
@@ -135,7 +137,7 @@ class TaskStore {
   /// Unarchived tasks for graph analysis: the subtree under `root` (the root itself excluded), or
   /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
   /// outside the result (another subtree, or archived).
-  [[nodiscard]] virtual Result<std::vector<GraphTask>> graph_tasks(std::string_view root) = 0;
+  [[nodiscard]] Result<std::vector<GraphTask>> graph_tasks(std::string_view root);
   /// Full-text search over title, description, labels and notes (every word, each a prefix); an
   /// exact id match ranks first, then best first: per word and column, the column's weight (title
   /// 10, description 3, labels 5, notes 1) times the word's hits there saturated as bm25 does,
@@ -149,15 +151,22 @@ class TaskStore {
   [[nodiscard]] virtual Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) = 0;
 
   // Focus: the task a session is working on ("" = no session).
-  [[nodiscard]] virtual Result<std::optional<std::string>> get_focus(std::string_view session) = 0;
-  [[nodiscard]] virtual Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) = 0;
+  [[nodiscard]] Result<std::optional<std::string>> get_focus(std::string_view session);
+  [[nodiscard]] Result<void> set_focus(std::string_view session, std::optional<std::string> task_id);
   /// Who focuses `task_id`, nullopt when nobody does. A task is focused by at most one session
   /// (the atomic claim of tasks.start).
-  [[nodiscard]] virtual Result<std::optional<Claim>> claim_on(std::string_view task_id) = 0;
+  [[nodiscard]] Result<std::optional<Claim>> claim_on(std::string_view task_id);
   /// Every claim (a row per session with a focus: few), in no particular order.
-  [[nodiscard]] virtual Result<std::vector<Claim>> claims() = 0;
+  [[nodiscard]] Result<std::vector<Claim>> claims();
 
  protected:
+  virtual sql::Runner& sql_runner() = 0;
+  /// Keep the backend's search index with the tasks' text (SQLite notes the task for its FTS5 index,
+  /// engines/store/sqlite/sqlite_search.cpp; PostgreSQL's index is a generated column and needs
+  /// nothing): task `number` was added or its text changed…
+  [[nodiscard]] virtual Result<void> index_task(std::int64_t number);
+  /// …or it is gone.
+  [[nodiscard]] virtual Result<void> unindex_task(std::int64_t number);
   ~TaskStore() = default;  // a role of a Store: never owned or deleted through it
 };
 

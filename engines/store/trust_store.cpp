@@ -103,23 +103,11 @@ Result<Plan> read_plan(const sql::Cursor& row) {
 template <typename T>
 Result<std::vector<T>> read_all(sql::Runner& runner, const std::string& sql, std::span<const Value> args,
                                 std::string_view what, Result<T> (*read)(const sql::Cursor&)) {
-  std::vector<T> out;
-  std::optional<Error> bad;
-  CT_TRY(runner.run(sql, args, what, [&](const sql::Cursor& row) {
-    if (bad) return;
-    auto item = read(row);
-    if (item) out.push_back(std::move(*item));
-    else bad = std::move(item.error());
-  }));
-  if (bad) return fail(std::move(*bad));
-  return out;
+  return runner.all(sql, args, what, read);
 }
 
 Result<std::int64_t> next_number(sql::Runner& runner, std::string_view table, std::string_view what) {
-  std::int64_t next = 1;
-  CT_TRY(runner.run("SELECT coalesce(max(num), 0) + 1 FROM " + std::string(table), {}, what,
-                    [&](const sql::Cursor& row) { next = row.integer(0); }));
-  return next;
+  return runner.integer("SELECT coalesce(max(num), 0) + 1 FROM " + std::string(table), {}, what);
 }
 
 /// Rows of `table` newest first, of one status unless `status` is empty (limit < 0: all).
@@ -134,7 +122,7 @@ Result<std::vector<T>> list_of_status(sql::Runner& runner, std::string_view colu
     sql += " WHERE status = ?1";
   }
   sql += " ORDER BY num DESC LIMIT ?" + std::to_string(args.size() + 1) + " OFFSET ?" + std::to_string(args.size() + 2);
-  args.emplace_back(limit < 0 ? std::int64_t{1} << 62 : limit);
+  args.emplace_back(sql::limit_of(limit));
   args.emplace_back(std::max<std::int64_t>(0, offset));
   return read_all<T>(runner, sql, args, what, read);
 }
@@ -148,9 +136,7 @@ Result<std::int64_t> count_of_status(sql::Runner& runner, std::string_view table
     args.emplace_back(std::string(status));
     sql += " WHERE status = ?1";
   }
-  std::int64_t count = 0;
-  CT_TRY(runner.run(sql, args, what, [&](const sql::Cursor& row) { count = row.integer(0); }));
-  return count;
+  return runner.integer(sql, args, what);
 }
 
 Value text_or_null(const json::Value& value) { return value.is_null() ? Value() : Value(value.dump()); }

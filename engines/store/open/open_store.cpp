@@ -80,16 +80,8 @@ class UnloadedBackend final : public StoreBackend {
 };
 
 std::unique_ptr<StoreBackend> store_of(const Project& project, const Config* config) {
-  std::string url;
-  std::string schema;
-  if (const char* env = std::getenv("CLEO_DATABASE_URL"); env != nullptr && *env != '\0') url = env;
-  if (const char* env = std::getenv("CLEO_DATABASE_SCHEMA"); env != nullptr && *env != '\0') schema = env;
-  if (config != nullptr) {
-    if (url.empty()) url = config->get_string("storage.url");
-    if (schema.empty()) schema = config->get_string("storage.schema");
-  }
-  if (!url.empty() && is_postgresql_url(url))
-    return postgresql_store_backend(std::move(url), schema.empty() ? std::string(kDefaultStoreSchema) : schema);
+  StoreLocation where = store_location(config);
+  if (!where.url.empty()) return postgresql_store_backend(std::move(where.url), std::move(where.schema));
   return sqlite_store_backend(project.db_path());
 }
 

@@ -16,10 +16,8 @@
 
 namespace ct {
 
-/// The store of `project`: the PostgreSQL store that CLEO_DATABASE_URL or the project's storage.url
-/// names (a postgresql:// URL, or libpq's key=value form), in the schema CLEO_DATABASE_SCHEMA or
-/// storage.schema names ("cleo"); else SQLite in .cleo/tasks.db. The environment wins over the
-/// configuration, so that one machine can point a project elsewhere without editing it.
+/// The store of `project`, where store_location() (engines/project/project.h) says it is: the
+/// PostgreSQL backend, or SQLite in .cleo/tasks.db.
 std::unique_ptr<StoreBackend> project_store(const Project& project);
 /// The same, with the project's configuration already read (a Workspace holds it).
 std::unique_ptr<StoreBackend> project_store(const Project& project, const Config& config);

@@ -5,13 +5,6 @@
 
 namespace ct::pg {
 
-Params& Params::add(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.17g", value);
-  values_.emplace_back(std::string(buffer));
-  return *this;
-}
-
 std::int64_t Rows::integer(int row, int column) const {
   std::string_view value = text(row, column);
   std::int64_t out = 0;
@@ -199,10 +192,26 @@ Result<void> Connection::ensure_connected() {
   return configure();
 }
 
-Result<Rows> Connection::query(std::string_view sql, const Params& params, std::string_view what) {
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& value : params.values()) values.push_back(value ? value->c_str() : nullptr);
+Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+  // Every value as text (a null pointer is NULL); numbers are written out here.
+  std::vector<std::string> numbers(args.size());
+  std::vector<const char*> values(args.size(), nullptr);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (const auto* text = std::get_if<std::string>(&args[i])) {
+      values[i] = text->c_str();
+      continue;
+    }
+    if (const auto* number = std::get_if<std::int64_t>(&args[i])) {
+      numbers[i] = std::to_string(*number);
+    } else if (const auto* real = std::get_if<double>(&args[i])) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.17g", *real);
+      numbers[i] = buffer;
+    } else {
+      continue;
+    }
+    values[i] = numbers[i].c_str();
+  }
   const int count = static_cast<int>(values.size());
   // Statements are prepared once per connection; SQL built from many distinct filters stops being
   // cached past a bound, so that a long-lived server's session does not grow without end.
@@ -211,17 +220,15 @@ Result<Rows> Connection::query(std::string_view sql, const Params& params, std::
   PGresult* result = nullptr;
   if (found == prepared_.end() && prepared_.size() < kMaxPrepared) {
     std::string name = "ct" + std::to_string(prepared_.size() + 1);
-    std::string text(sql);
-    Rows prepared(PQprepare(conn_, name.c_str(), text.c_str(), count, nullptr));
+    Rows prepared(PQprepare(conn_, name.c_str(), sql::dollar_placeholders(sql).c_str(), count, nullptr));
     // Not kept on failure: the caller sees the error, and a retry prepares again.
     if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) return fail(failure(prepared.get(), what));
-    found = prepared_.emplace(std::move(text), std::move(name)).first;
+    found = prepared_.emplace(std::string(sql), std::move(name)).first;
   }
   if (found != prepared_.end()) {
     result = PQexecPrepared(conn_, found->second.c_str(), count, values.data(), nullptr, nullptr, 0);
   } else {
-    std::string text(sql);
-    result = PQexecParams(conn_, text.c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
+    result = PQexecParams(conn_, sql::dollar_placeholders(sql).c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
   }
   Rows rows(result);
   auto status = PQresultStatus(result);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,47 +23,6 @@
 namespace ct::pg {
 
 using ct::redact_url;  // engines/store/store_backend.h
-
-/// The parameters of one statement ($1, $2, …), sent as text; nullopt is NULL.
-class Params final : public sql::Args {
- public:
-  Params& add(std::string_view text) {
-    values_.emplace_back(std::string(text));
-    return *this;
-  }
-  Params& add(const std::string& text) { return add(std::string_view(text)); }
-  Params& add(const char* text) { return add(std::string_view(text)); }
-  Params& add(std::int64_t value) {
-    values_.emplace_back(std::to_string(value));
-    return *this;
-  }
-  Params& add(int value) { return add(static_cast<std::int64_t>(value)); }
-  Params& add(bool value) { return add(std::int64_t{value ? 1 : 0}); }
-  Params& add(double value);
-  Params& add(const std::optional<std::int64_t>& value) {
-    if (value) return add(*value);
-    return add_null();
-  }
-  Params& add(const std::optional<double>& value) {
-    if (value) return add(*value);
-    return add_null();
-  }
-  Params& add_null() {
-    values_.emplace_back(std::nullopt);
-    return *this;
-  }
-  /// The next placeholder's number ("$3" when two are bound), for SQL built at run time.
-  std::string next() const { return "$" + std::to_string(values_.size() + 1); }
-  // sql::Args, for the query text both backends share (engines/store/sql_query.h).
-  std::string mark() const override { return next(); }
-  void bind(std::string_view text) override { add(text); }
-  void bind(std::int64_t value) override { add(value); }
-  std::size_t size() const { return values_.size(); }
-  const std::vector<std::optional<std::string>>& values() const { return values_; }
-
- private:
-  std::vector<std::optional<std::string>> values_;
-};
 
 /// The rows of one statement's result. Columns are read as text, as libpq delivers them.
 class Rows {
@@ -91,19 +51,6 @@ class Rows {
   /// Rows changed by an INSERT, UPDATE or DELETE.
   std::int64_t affected() const;
 
-  /// One row, as read_task_row() (engines/store/store_rows.h) and other readers take it.
-  struct Row {
-    const Rows* rows;
-    int index;
-    std::string_view text(int column) const { return rows->text(index, column); }
-    std::int64_t integer(int column) const { return rows->integer(index, column); }
-    double real(int column) const { return rows->real(index, column); }
-    bool is_null(int column) const { return rows->is_null(index, column); }
-    std::optional<std::int64_t> optional_int(int column) const { return rows->optional_int(index, column); }
-    std::optional<double> optional_real(int column) const { return rows->optional_real(index, column); }
-  };
-  Row row(int index) const { return Row{this, index}; }
-
  private:
   std::shared_ptr<PGresult> result_;
 };
@@ -128,9 +75,11 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  /// Runs one statement with parameters, prepared on first use and cached by its text.
-  Result<Rows> query(std::string_view sql, const Params& params, std::string_view what);
-  Result<Rows> query(std::string_view sql, std::string_view what) { return query(sql, Params{}, what); }
+  /// Runs one statement with its values (sent as text), prepared on first use and cached by its
+  /// text. Its placeholders are $1, $2, … or the roles' ?1, ?2, … (engines/store/sql_runner.h),
+  /// written as $N when it is prepared.
+  Result<Rows> query(std::string_view sql, std::span<const sql::Value> args, std::string_view what);
+  Result<Rows> query(std::string_view sql, std::string_view what) { return query(sql, {}, what); }
   /// Runs SQL text (several statements, no parameters) without preparing it: schema steps and
   /// transaction control.
   Result<void> exec(std::string_view sql, std::string_view what) {
@@ -165,12 +114,6 @@ class Connection {
 /// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.
 std::string text_array(const std::vector<std::optional<std::string>>& items);
 std::string text_array(const std::vector<std::string>& items);
-
-/// LIMIT's value: NULL (no limit) for a negative one, as SQLite reads LIMIT -1.
-inline std::optional<std::int64_t> limit_value(std::int64_t limit) {
-  if (limit < 0) return std::nullopt;
-  return limit;
-}
 
 /// An identifier quoted for SQL ("my schema" → "\"my schema\"").
 std::string quote_identifier(std::string_view name);

@@ -1,5 +1,5 @@
-// The PostgreSQL store, part: consistency scans and repairs, integrity, dumps and loads (backup
-// files through the BackupFiles the opener gave), counts and statistics, audit compaction.
+// The PostgreSQL store, part: consistency scans and repairs, integrity, backups (files written and
+// read through the BackupFiles the opener gave).
 //
 // JSON list columns are text. labels and notes (tasks), topics and key_findings (research) always
 // hold valid JSON, since the generated search column casts them to jsonb; depends, acceptance,
@@ -161,19 +161,13 @@ std::string scan_sql(ScanKind kind, bool one_task) {
 
 /// Writes out the marks of engines/store/scan_sql.h: {ID:column} ("column = {TASK}" for one task,
 /// else "true"), then {TASK} and {NUM} as placeholders numbered in order, binding the scope's values.
-std::string bind_scope(std::string_view sql, const ScanScope& scope, Params& params) {
+std::string bind_scope(std::string_view sql, const ScanScope& scope, sql::Args& args) {
   const bool one_task = !scope.task.empty();
   const std::string narrowed = sql::expand_scan_marks(sql, one_task, "true", "{TASK}", "{NUM}");
   std::string task_mark;
   std::string number_mark;
-  if (narrowed.find("{TASK}") != std::string::npos) {
-    task_mark = params.next();
-    params.add(scope.task);
-  }
-  if (narrowed.find("{NUM}") != std::string::npos) {
-    number_mark = params.next() + "::bigint";
-    params.add(scope.number);
-  }
+  if (narrowed.find("{TASK}") != std::string::npos) task_mark = args(scope.task);
+  if (narrowed.find("{NUM}") != std::string::npos) number_mark = args(scope.number) + "::bigint";
   return sql::expand_scan_marks(narrowed, one_task, "true", task_mark, number_mark);
 }
 
@@ -223,7 +217,7 @@ Result<std::vector<std::string>> structure_problems(Connection& db) {
   CT_TRY_ASSIGN(Rows missing, db.query("SELECT n.name FROM unnest($1::text[]) WITH ORDINALITY AS n(name, i) WHERE "
                                        "to_regclass(quote_ident(current_schema()) || '.' || quote_ident(n.name)) IS NULL "
                                        "ORDER BY n.i",
-                                       Params().add(text_array(table_names())), "cannot check the store's tables"));
+                                       sql::values(text_array(table_names())), "cannot check the store's tables"));
   bool meta_present = true;
   for (int i = 0; i < missing.size(); ++i) {
     problems.push_back("table " + std::string(missing.text(i, 0)) + " is missing");
@@ -247,33 +241,6 @@ Result<std::vector<std::string>> structure_problems(Connection& db) {
   return problems;
 }
 
-/// A column of a copied table: its name and its PostgreSQL type.
-struct Column {
-  std::string name;
-  std::string type;
-};
-
-/// Rows a load inserts per statement.
-constexpr int kLoadBatch = 1000;
-
-/// The columns of `table` a dump holds (not generated ones, not audit_changes.ord, SQLite's rowid,
-/// which a dump's order keeps), in order.
-Result<std::vector<Column>> copied_columns(Connection& db, std::string_view table) {
-  CT_TRY_ASSIGN(Rows rows, db.query("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                                    "WHERE a.attrelid = to_regclass(quote_ident(current_schema()) || '.' || "
-                                    "quote_ident($1)) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' "
-                                    "AND a.attname <> 'ord' ORDER BY a.attnum",
-                                    Params().add(table), "cannot read the store's columns"));
-  std::vector<Column> out;
-  for (int i = 0; i < rows.size(); ++i) out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
-  if (out.empty())
-    return fail(Error(ErrorCode::FileError, "the PostgreSQL store at " + db.location() + " has no table " +
-                                                std::string(table))
-                    .with_fix(corrupt_fix()));
-  return out;
-}
-
-
 }  // namespace
 
 Result<std::vector<DiagnosticRow>> PgStore::scan(ScanKind kind, const ScanScope& scope) {
@@ -291,9 +258,9 @@ Result<std::vector<DiagnosticRow>> PgStore::scan(ScanKind kind, const ScanScope&
     }
     default: break;
   }
-  Params params;
-  const std::string sql = bind_scope(scan_sql(kind, !scope.task.empty()), scope, params);
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot run a consistency check"));
+  sql::Args args;
+  const std::string sql = bind_scope(scan_sql(kind, !scope.task.empty()), scope, args);
+  CT_TRY_ASSIGN(Rows rows, query(sql, args, "cannot run a consistency check"));
   auto out = to_diagnostic_rows(rows);
   if (kind == ScanKind::TaskRules) return split_task_rules(out, rule_broken);
   return out;
@@ -348,262 +315,8 @@ Result<void> PgStore::backup_to(const std::filesystem::path& file) {
   return written;
 }
 
-Result<void> PgStore::dump(DumpSink& sink) {
-  if (!in_transaction()) return fail(ErrorCode::Internal, "dump needs a transaction");
-  for (const auto& table : dumped_tables()) {
-    CT_TRY_ASSIGN(std::vector<Column> columns, copied_columns(*db_, table.name));
-    std::vector<std::string> names;
-    std::string list;
-    for (const auto& column : columns) {
-      list += (names.empty() ? "" : ", ") + quote_identifier(column.name);
-      names.push_back(column.name);
-    }
-    std::string select = "SELECT " + list + " FROM " + quote_identifier(table.name);
-    if (table.name == "meta") select += " WHERE " + std::string(kLocalMetaRows);
-    select += " ORDER BY " + std::string(table.order.empty() ? "ord" : table.order);
-    CT_TRY(sink.table(table.name, names));
-    // Through a cursor, a batch at a time: a store of a million tasks is never held in memory whole.
-    const std::string what = "cannot read " + std::string(table.name) + " for a copy";
-    CT_TRY(db_->exec("DECLARE ct_copy NO SCROLL CURSOR FOR " + select, what));
-    std::vector<std::optional<std::string_view>> values(names.size());
-    while (true) {
-      CT_TRY_ASSIGN(Rows rows, db_->script("FETCH FORWARD 2000 FROM ct_copy", what));
-      if (rows.empty()) break;
-      for (int r = 0; r < rows.size(); ++r) {
-        for (std::size_t c = 0; c < values.size(); ++c) {
-          const int column = static_cast<int>(c);
-          if (rows.is_null(r, column)) {
-            values[c].reset();
-          } else {
-            values[c] = rows.text(r, column);
-          }
-        }
-        CT_TRY(sink.row(values));
-      }
-    }
-    CT_TRY(db_->exec("CLOSE ct_copy", what));
-  }
-  return {};
-}
-
-Result<StoreCounts> PgStore::counts() {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM audit), "
-                                 "(SELECT coalesce(max(seq), 0) FROM audit), (SELECT count(*) FROM sessions)",
-                                 "cannot count the store's rows"));
-  StoreCounts out;
-  if (rows.empty()) return out;
-  out.tasks = rows.integer(0, 0);
-  out.audit_rows = rows.integer(0, 1);
-  out.last_audit_seq = rows.integer(0, 2);
-  out.sessions = rows.integer(0, 3);
-  return out;
-}
-
-Result<std::vector<PeriodStats>> PgStore::period_stats(const std::vector<StatsPeriod>& periods) {
-  std::vector<PeriodStats> out(periods.size() + 1);
-  if (periods.empty()) return out;
-  // The periods as a table p(i, s, e); a row's period is found by one lookup in it, so each
-  // query makes a single pass over the tasks of the whole span.
-  Params params;
-  std::string table = "WITH p(i, s, e) AS (VALUES ";
-  TimeMs first = periods.front().start;
-  TimeMs last = periods.front().end;
-  for (std::size_t i = 0; i < periods.size(); ++i) {
-    if (i > 0) table += ", ";
-    table += "(" + std::to_string(i) + ", " + params.next() + "::bigint, ";
-    params.add(static_cast<std::int64_t>(periods[i].start));
-    table += params.next() + "::bigint)";
-    params.add(static_cast<std::int64_t>(periods[i].end));
-    first = std::min(first, periods[i].start);
-    last = std::max(last, periods[i].end);
-  }
-  table += ")";
-  const std::string lo = params.next() + "::bigint";
-  params.add(static_cast<std::int64_t>(first));
-  const std::string hi = params.next() + "::bigint";
-  params.add(static_cast<std::int64_t>(last));
-  const std::size_t all = periods.size();
-  auto slot = [&](std::int64_t bucket) -> PeriodStats* {
-    if (bucket < 0) return &out[all];
-    return static_cast<std::size_t>(bucket) < all ? &out[static_cast<std::size_t>(bucket)] : nullptr;
-  };
-  {
-    CT_TRY_ASSIGN(Rows rows, query(table + " SELECT (SELECT i FROM p WHERE t.created_at >= p.s AND t.created_at < p.e) "
-                                           "AS b, count(*) FROM tasks t WHERE t.created_at >= " + lo +
-                                       " AND t.created_at < " + hi + " GROUP BY 1",
-                                   params, "cannot compute task statistics"));
-    for (int r = 0; r < rows.size(); ++r) {
-      if (!rows.is_null(r, 0))
-        if (PeriodStats* stats = slot(rows.integer(r, 0))) stats->created += rows.integer(r, 1);
-      out[all].created += rows.integer(r, 1);
-    }
-  }
-  // Completed tasks with their durations: created → completed, and first start → completed
-  // where the audit trail still records the start (status set to active). Each duration kind
-  // (k) is ranked within its period (b, and -1 for the whole span); nearest-rank percentiles.
-  CT_TRY_ASSIGN(
-      Rows rows,
-      query(table +
-                ", c AS MATERIALIZED (SELECT (SELECT i FROM p WHERE t.completed_at >= p.s AND t.completed_at < p.e) AS b, "
-                "t.completed_at - t.created_at AS d, t.completed_at - (SELECT min(a.at) FROM audit_changes ch "
-                "JOIN audit a ON a.seq = ch.seq WHERE ch.task_id = t.id AND ch.field = 'status' AND "
-                "ch.after = '\"active\"' AND a.at <= t.completed_at) AS w FROM tasks t WHERE t.status = 'done' AND "
-                "t.completed_at >= " + lo + " AND t.completed_at < " + hi +
-                "), x AS (SELECT 0 AS k, b, d AS v FROM c UNION ALL SELECT 0, -1, d FROM c "
-                "UNION ALL SELECT 1, b, w FROM c WHERE w IS NOT NULL UNION ALL SELECT 1, -1, w FROM c WHERE w IS NOT NULL), "
-                "r AS (SELECT k, b, v, row_number() OVER (PARTITION BY k, b ORDER BY v) AS rn, "
-                "count(*) OVER (PARTITION BY k, b) AS n FROM x) "
-                "SELECT k, b, max(n), max(CASE WHEN rn = (n + 1) / 2 THEN v END), "
-                "max(CASE WHEN rn = (9 * n + 9) / 10 THEN v END) FROM r GROUP BY k, b",
-            params, "cannot compute task statistics"));
-  for (int r = 0; r < rows.size(); ++r) {
-    if (rows.is_null(r, 1)) continue;
-    PeriodStats* stats = slot(rows.integer(r, 1));
-    if (!stats) continue;
-    if (rows.integer(r, 0) == 0) {
-      stats->completed = rows.integer(r, 2);
-      stats->cycle_p50 = rows.optional_int(r, 3);
-      stats->cycle_p90 = rows.optional_int(r, 4);
-    } else {
-      stats->started = rows.integer(r, 2);
-      stats->work_p50 = rows.optional_int(r, 3);
-      stats->work_p90 = rows.optional_int(r, 4);
-    }
-  }
-  return out;
-}
-
-Result<std::optional<AuditAnchor>> PgStore::audit_anchor() {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT value FROM meta WHERE key = 'audit_anchor'", "cannot read the audit anchor"));
-  if (rows.empty()) return std::optional<AuditAnchor>();
-  CT_TRY_ASSIGN(AuditAnchor anchor, parse_audit_anchor(rows.text(0, 0)));
-  return std::optional<AuditAnchor>(std::move(anchor));
-}
-
-Result<std::int64_t> PgStore::last_audit_seq_before(TimeMs before) {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT coalesce(max(seq), 0) FROM audit WHERE at < $1::bigint",
-                                 Params().add(static_cast<std::int64_t>(before)), "cannot read the audit trail"));
-  return rows.empty() ? 0 : rows.integer(0, 0);
-}
-
-Result<std::int64_t> PgStore::compact_audit(const AuditAnchor& anchor) {
-  CT_TRY(query("DELETE FROM audit_changes WHERE seq <= $1::bigint", Params().add(anchor.seq),
-               "cannot compact the audit trail"));
-  CT_TRY_ASSIGN(Rows removed, query("DELETE FROM audit WHERE seq <= $1::bigint", Params().add(anchor.seq),
-                                    "cannot compact the audit trail"));
-  std::string value;
-  json::Writer writer(value);
-  writer.begin_object().key("seq").value(anchor.seq).key("hash").value(anchor.hash);
-  writer.key("archive").value(anchor.archive).end_object();
-  CT_TRY(query("INSERT INTO meta(key, value) VALUES('audit_anchor', $1) ON CONFLICT (key) DO UPDATE SET value = "
-               "EXCLUDED.value",
-               Params().add(value), "cannot record the audit anchor"));
-  return removed.affected();
-}
-
-Result<std::int64_t> PgStore::expire_idempotent(TimeMs before, bool count_only) {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT count(*) FROM idempotency WHERE at < $1::bigint",
-                                 Params().add(static_cast<std::int64_t>(before)), "cannot read idempotency keys"));
-  const std::int64_t count = rows.empty() ? 0 : rows.integer(0, 0);
-  if (count_only || count == 0) return count;
-  CT_TRY(query("DELETE FROM idempotency WHERE at < $1::bigint", Params().add(static_cast<std::int64_t>(before)),
-               "cannot expire idempotency keys"));
-  return count;
-}
-
 Result<void> PgStore::replace_contents_from(const std::filesystem::path& file) {
   return load([&](DumpSink& sink) { return backups_.read(file, sink); });
-}
-
-Result<void> PgStore::load(const DumpSource& source) {
-  if (!in_transaction()) return fail(ErrorCode::Internal, "load needs a write transaction");
-  CT_TRY_ASSIGN(std::int64_t next_id, meta_int("next_task_num"));
-
-  // Inserts the pushed rows a batch at a time, each column as a text array cast to the column's
-  // type (unnest keeps the arrays' order, so audit_changes.ord follows the dump's order). Columns
-  // this store does not have are left out. The old rows go when the first table arrives.
-  class Loader final : public DumpSink {
-   public:
-    explicit Loader(PgStore& store) : store_(store) {}
-    bool started() const { return started_; }
-
-    Result<void> table(std::string_view name, const std::vector<std::string>& columns) override {
-      CT_TRY(flush());
-      if (!started_) {
-        store_.audit_tail_.reset();  // the trail is about to be another one
-        // Children first (audit_changes references audit); this store's own meta rows stay.
-        for (auto table = dumped_tables().rbegin(); table != dumped_tables().rend(); ++table) {
-          std::string sql = "DELETE FROM " + quote_identifier(table->name);
-          if (table->name == "meta") sql += " WHERE " + std::string(kLocalMetaRows);
-          CT_TRY(store_.query(sql, "cannot clear " + std::string(table->name) + " for the restore"));
-        }
-        started_ = true;
-      }
-      table_ = std::string(name);
-      CT_TRY_ASSIGN(std::vector<Column> ours, copied_columns(*store_.db_, name));
-      kept_.clear();
-      std::string list;
-      std::string arrays;
-      std::string values;
-      std::string aliases;
-      for (std::size_t i = 0; i < columns.size(); ++i) {
-        auto column = std::find_if(ours.begin(), ours.end(), [&](const Column& c) { return c.name == columns[i]; });
-        if (column == ours.end()) continue;
-        const std::size_t n = kept_.size();
-        const std::string c = "c" + std::to_string(n + 1);
-        list += (n ? ", " : "") + quote_identifier(column->name);
-        arrays += (n ? ", $" : "$") + std::to_string(n + 1) + "::text[]";
-        values += (n ? ", u." : "u.") + c + "::" + column->type;
-        aliases += (n ? ", " : "") + c;
-        kept_.push_back(i);
-      }
-      insert_ = "INSERT INTO " + quote_identifier(name) + "(" + list + ") SELECT " + values + " FROM unnest(" + arrays +
-                ") AS u(" + aliases + ")";
-      batch_.assign(kept_.size(), {});
-      return {};
-    }
-
-    Result<void> row(std::span<const std::optional<std::string_view>> values) override {
-      for (std::size_t i = 0; i < kept_.size(); ++i) {
-        const auto& value = values[kept_[i]];
-        batch_[i].emplace_back(value ? std::optional<std::string>(std::string(*value)) : std::nullopt);
-      }
-      if (++rows_ == kLoadBatch) CT_TRY(flush());
-      return {};
-    }
-
-    Result<void> flush() {
-      if (rows_ == 0) return {};
-      Params params;
-      for (auto& column : batch_) {
-        params.add(text_array(column));
-        column.clear();
-      }
-      rows_ = 0;
-      CT_TRY(store_.query(insert_, params, "cannot restore " + table_));
-      return {};
-    }
-
-   private:
-    PgStore& store_;
-    bool started_ = false;
-    std::string table_;
-    std::string insert_;
-    std::vector<std::size_t> kept_;  // the pushed columns this store has, by index
-    std::vector<std::vector<std::optional<std::string>>> batch_;
-    int rows_ = 0;
-  };
-
-  Loader loader(*this);
-  CT_TRY(source(loader));
-  CT_TRY(loader.flush());
-  if (!loader.started()) return {};
-  // Ids are never reused, not even the ones allocated after the dump was taken.
-  CT_TRY(query("INSERT INTO meta(key, value) VALUES('next_task_num', $1::bigint::text) ON CONFLICT (key) DO UPDATE "
-               "SET value = GREATEST(CASE WHEN meta.value ~ '^-?[0-9]+$' THEN meta.value::numeric ELSE 0 END, "
-               "$1::bigint)::text",
-               Params().add(next_id), "cannot restore the task id counter"));
-  return {};
 }
 
 }  // namespace ct::pg

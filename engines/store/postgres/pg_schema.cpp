@@ -11,17 +11,11 @@ namespace ct::pg {
 namespace {
 
 // The tables this backend writes its own way; the rest are engines/store/schema_ddl.h's, translated.
-// meta (with the change stamp), and tasks with their search vector and the indexes of tree order
-// (NULLS FIRST). The search vector of a task: title (A) › labels (B) › description (C) › notes (D);
-// labels and notes are JSON lists, of which only the string values are words. fold()
-// (fold_function_sql()) takes accents off first, as SQLite's tokenizer does.
-constexpr std::string_view kMetaAndTasks = R"sql(
-CREATE TABLE meta(
-  key TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-INSERT INTO meta(key, value) VALUES('next_task_num', '1'), ('change_stamp', '0');
-
+// tasks with their search vector and the indexes of tree order (NULLS FIRST). The search vector of
+// a task: title (A) › labels (B) › description (C) › notes (D); labels and notes are JSON lists, of
+// which only the string values are words. fold() (fold_function_sql()) takes accents off first, as
+// SQLite's tokenizer does.
+constexpr std::string_view kTasks = R"sql(
 CREATE TABLE tasks(
   num BIGINT PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
@@ -68,41 +62,12 @@ CREATE INDEX tasks_status_created ON tasks(status, archived, created_at DESC);
 CREATE INDEX tasks_search ON tasks USING GIN(search);
 )sql";
 
-// focus (one session per task from the start), the audit trail with its hash column from the
-// start, and its changes numbered by `ord`.
-constexpr std::string_view kFocusAndAudit = R"sql(
-CREATE TABLE focus(
-  session TEXT PRIMARY KEY,
-  task_id TEXT NOT NULL
-);
-CREATE UNIQUE INDEX focus_task ON focus(task_id);
-
-CREATE TABLE audit(
-  seq BIGINT PRIMARY KEY,
-  at BIGINT NOT NULL,
-  session TEXT NOT NULL DEFAULT '',
-  agent TEXT NOT NULL DEFAULT '',
-  operation TEXT NOT NULL,
-  task_id TEXT NOT NULL DEFAULT '',
-  params TEXT NOT NULL DEFAULT '{}',
-  outcome TEXT NOT NULL,
-  reason TEXT NOT NULL DEFAULT '',
-  hash TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX audit_task ON audit(task_id, seq);
+// What this backend adds to the shared tables: the change stamp, an index of the audit trail by
+// time, and `ord`, which numbers the audit changes in the order written (SQLite's rowid).
+constexpr std::string_view kOwnRows = R"sql(
+INSERT INTO meta(key, value) VALUES('change_stamp', '0');
 CREATE INDEX audit_at ON audit(at);
-
--- `ord` keeps the order changes were written in (SQLite's rowid).
-CREATE TABLE audit_changes(
-  ord BIGSERIAL PRIMARY KEY,
-  seq BIGINT NOT NULL REFERENCES audit(seq),
-  task_id TEXT NOT NULL,
-  field TEXT NOT NULL,
-  before TEXT,
-  after TEXT
-);
-CREATE INDEX audit_changes_task_field ON audit_changes(task_id, field, seq);
-CREATE INDEX audit_changes_seq ON audit_changes(seq);
+ALTER TABLE audit_changes ADD COLUMN ord BIGSERIAL PRIMARY KEY;
 )sql";
 
 // research entries with their search vector.
@@ -184,7 +149,8 @@ std::string fold_function_sql(const std::optional<std::string>& unaccent_schema)
 
 std::string_view schema_sql() {
   static const std::string sql = with_byte_order(
-      std::string(kMetaAndTasks) + translated(ddl::kTaskDeps) + std::string(kFocusAndAudit) +
+      translated(ddl::kMeta) + std::string(kTasks) + translated(ddl::kTaskDeps) + translated(ddl::kFocus) +
+      translated(ddl::kOneClaim) + translated(ddl::kAudit) + translated(ddl::kAuditHash) + std::string(kOwnRows) +
       translated(ddl::kIdempotency) + translated(ddl::kSessions) + translated(ddl::kCompliance) +
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
       translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +

@@ -21,7 +21,7 @@ std::string_view cut_text(std::string_view text) {
 /// does; each is quoted for the tsquery syntax (quotes and backslashes escaped).
 constexpr std::string_view kWords =
     "WITH words AS (SELECT '''' || replace(replace(w.lexeme, '\\', '\\\\'), '''', '''''') || ''':*' AS term"
-    " FROM unnest(to_tsvector('simple', fold($1::text))) AS w LIMIT 32),"
+    " FROM unnest(to_tsvector('simple', fold(?1::text))) AS w LIMIT 32),"
     " m AS (SELECT string_agg(term, ' & ')::tsquery AS q, array_agg(term::tsquery) AS each FROM words) ";
 
 /// Rank of a row's vector `column`: per word, ts_rank with these weights ({D, C, B, A}), no length
@@ -36,24 +36,26 @@ constexpr std::string_view kTaskWeights = "{0.1,0.3,0.5,1.0}";
 // Title 10, topics 5, key findings 2 relative (A, B, C).
 constexpr std::string_view kResearchWeights = "{0.1,0.2,0.5,1.0}";
 
-/// FROM and WHERE of a task search: rows matching every word, or the exact id ($2, NULL when the
+/// FROM and WHERE of a task search: rows matching every word, or the exact id (?2, NULL when the
 /// text is none), under the filter.
-std::string task_matches(const TaskFilter& filter, Params& params) {
-  std::string where = " WHERE (t.search @@ m.q OR t.id = $2::text)";
-  append_filter(filter, true, where, params);
+std::string task_matches(const TaskFilter& filter, sql::Args& args) {
+  std::string where = " WHERE (t.search @@ m.q OR t.id = ?2::text)";
+  sql::Where conditions{where, args};
+  sql::append_task_filter(kDialect, filter, true, conditions);
   return " FROM m CROSS JOIN tasks t" + where;
 }
 
-Params search_params(std::string_view text, const std::optional<std::string>& exact) {
-  Params params;
-  params.add(cut_text(text));
-  if (exact) params.add(*exact); else params.add_null();
-  return params;
+/// ?1 the text, ?2 the exact id or NULL.
+sql::Args search_args(std::string_view text, const std::optional<std::string>& exact) {
+  sql::Args args;
+  args.bind(cut_text(text));
+  args.bind(exact ? sql::Value(*exact) : sql::Value());
+  return args;
 }
 
-/// FROM and WHERE of a research search ($1 the text, $2 the exact id or NULL).
+/// FROM and WHERE of a research search (?1 the text, ?2 the exact id or NULL).
 std::string research_matches(ArchivedFilter archived) {
-  std::string sql = " FROM m CROSS JOIN research r WHERE (r.search @@ m.q OR r.id = $2::text)";
+  std::string sql = " FROM m CROSS JOIN research r WHERE (r.search @@ m.q OR r.id = ?2::text)";
   switch (archived) {
     case ArchivedFilter::Exclude: sql += " AND r.archived = 0"; break;
     case ArchivedFilter::Only: sql += " AND r.archived = 1"; break;
@@ -73,61 +75,52 @@ std::optional<std::string> research_id(std::string_view text) {
 Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const TaskFilter& filter, std::int64_t limit) {
   std::vector<SearchHit> hits;
   if (limit == 0) return hits;
-  std::optional<std::string> exact = normalize_task_id(trim(text));
-  Params params = search_params(text, exact);
-  const std::string matches = task_matches(filter, params);
+  sql::Args args = search_args(text, normalize_task_id(trim(text)));
+  const std::string matches = task_matches(filter, args);
   // Every match is ranked: cutting the newest kSearchRankWindow first, as SQLite does, made the
   // GIN scan's rows be sorted or read again by number, and finds at 10k slower (median 1.13 →
   // 1.44–1.55 ms, p95 4.7 → 11.6 ms; docs/performance.md, round 3).
-  std::string sql = std::string(kWords) + "SELECT " + std::string(kTaskColumns) + ", " +
-                    rank_of("t.search", kTaskWeights) + " AS score, coalesce(t.id = $2::text, false) AS exact" +
-                    matches + " ORDER BY exact DESC, score DESC, t.num LIMIT " + params.next() + "::bigint";
-  if (limit > 0) params.add(limit); else params.add_null();
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot search"));
-  hits.reserve(static_cast<std::size_t>(rows.size()));
+  const std::string sql = std::string(kWords) + "SELECT " + std::string(kTaskColumns) + ", " +
+                          rank_of("t.search", kTaskWeights) + " AS score, coalesce(t.id = ?2::text, false) AS exact" +
+                          matches + " ORDER BY exact DESC, score DESC, t.num LIMIT " + args(sql::limit_of(limit));
   bool exact_found = false;
-  for (int i = 0; i < rows.size(); ++i) {
-    CT_TRY_ASSIGN(Task task, read_task_row(rows.row(i)));
-    const bool is_exact = rows.text(i, kTaskColumnCount + 1) == "t";
-    exact_found = exact_found || is_exact;
-    hits.push_back(SearchHit{std::move(task), rows.real(i, kTaskColumnCount)});
-  }
+  CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+    CT_TRY_ASSIGN(Task task, read_task_row(row));
+    exact_found = exact_found || row.text(kTaskColumnCount + 1) == "t";
+    hits.push_back(SearchHit{std::move(task), row.real(kTaskColumnCount)});
+    return {};
+  }));
   // The exact id scores above every other hit.
   if (exact_found) hits.front().score = hits.size() > 1 ? std::max(1.0, hits[1].score + 1.0) : 1.0;
   return hits;
 }
 
 Result<std::int64_t> PgStore::count_matches(std::string_view text, const TaskFilter& filter) {
-  Params params = search_params(text, normalize_task_id(trim(text)));
-  const std::string matches = task_matches(filter, params);
-  CT_TRY_ASSIGN(Rows rows, query(std::string(kWords) + "SELECT count(*)" + matches, params, "cannot count search results"));
-  return rows.integer(0, 0);
+  sql::Args args = search_args(text, normalize_task_id(trim(text)));
+  const std::string matches = task_matches(filter, args);
+  return runner_.integer(std::string(kWords) + "SELECT count(*)" + matches, args, "cannot count search results");
 }
 
 Result<std::vector<ResearchEntry>> PgStore::search_research(std::string_view text, ArchivedFilter archived,
                                                             std::int64_t limit) {
   std::vector<ResearchEntry> out;
   if (limit == 0) return out;
-  Params params = search_params(text, research_id(text));
-  std::string sql = std::string(kWords) + "SELECT r.id" + research_matches(archived) +
-                    " ORDER BY coalesce(r.id = $2::text, false) DESC, " + rank_of("r.search", kResearchWeights) +
-                    " DESC, r.num LIMIT $3::bigint";
-  if (limit > 0) params.add(limit); else params.add_null();
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, "cannot search research entries"));
+  sql::Args args = search_args(text, research_id(text));
+  const std::string sql = std::string(kWords) + "SELECT r.id" + research_matches(archived) +
+                          " ORDER BY coalesce(r.id = ?2::text, false) DESC, " + rank_of("r.search", kResearchWeights) +
+                          " DESC, r.num LIMIT " + args(sql::limit_of(limit));
+  CT_TRY_ASSIGN(std::vector<std::string> ids, runner_.strings(sql, args, "cannot search research entries"));
   // The entries are read as get_research reads them (with their links), in rank order.
-  out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    CT_TRY_ASSIGN(std::optional<ResearchEntry> entry, get_research(rows.text(i, 0)));
+  for (const auto& id : ids) {
+    CT_TRY_ASSIGN(std::optional<ResearchEntry> entry, get_research(id));
     if (entry) out.push_back(std::move(*entry));
   }
   return out;
 }
 
 Result<std::int64_t> PgStore::count_research_matches(std::string_view text, ArchivedFilter archived) {
-  Params params = search_params(text, research_id(text));
-  CT_TRY_ASSIGN(Rows rows, query(std::string(kWords) + "SELECT count(*)" + research_matches(archived), params,
-                                 "cannot count research search results"));
-  return rows.integer(0, 0);
+  return runner_.integer(std::string(kWords) + "SELECT count(*)" + research_matches(archived),
+                         search_args(text, research_id(text)), "cannot count research search results");
 }
 
 }  // namespace ct::pg

@@ -1,6 +1,5 @@
-// The PostgreSQL store, part: transactions, plumbing, opening (creating, migrating) a store in its
-// schema, and the backend of engines/store/store_backend.h for a project whose storage.url (or
-// CLEO_DATABASE_URL) names a PostgreSQL server.
+// The PostgreSQL store, part: transactions, the runner, plumbing, and opening (creating, migrating)
+// a store in its schema.
 #include "engines/store/postgres/pg_store.h"
 #include "engines/store/postgres/pg_store_impl.h"
 
@@ -76,30 +75,56 @@ void PgStore::rollback() {
 
 bool PgStore::in_transaction() const { return db_->in_transaction(); }
 
-Result<std::vector<Task>> PgStore::collect_tasks(std::string_view sql, const Params& params, std::string_view what) {
-  CT_TRY_ASSIGN(Rows rows, query(sql, params, what));
-  std::vector<Task> out;
-  out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) {
-    CT_TRY_ASSIGN(Task task, read_task_row(rows.row(i)));
-    out.push_back(std::move(task));
-  }
-  return out;
+namespace {
+
+/// One row of a result, for the roles.
+class Cursor final : public sql::Cursor {
+ public:
+  Cursor(const Rows& rows, int row) : rows_(rows), row_(row) {}
+  std::string_view text(int column) const override { return rows_.text(row_, column); }
+  std::int64_t integer(int column) const override { return rows_.integer(row_, column); }
+  std::optional<std::int64_t> optional_int(int column) const override { return rows_.optional_int(row_, column); }
+  double real(int column) const override { return rows_.real(row_, column); }
+  std::optional<double> optional_real(int column) const override { return rows_.optional_real(row_, column); }
+  bool is_null(int column) const override { return rows_.is_null(row_, column); }
+  int columns() const override { return rows_.get() ? PQnfields(rows_.get()) : 0; }
+
+ private:
+  const Rows& rows_;
+  int row_;
+};
+
+}  // namespace
+
+Result<void> PgStore::Runner::run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                                  sql::RowFn on_row) {
+  CT_TRY_ASSIGN(Rows rows, store_.query(sql, args, what));
+  changes_ = rows.affected();
+  if (on_row)
+    for (int i = 0; i < rows.size(); ++i) CT_TRY(on_row(Cursor(rows, i)));
+  return {};
 }
 
 Result<std::int64_t> PgStore::meta_int(std::string_view key) {
-  CT_TRY_ASSIGN(Rows rows, query("SELECT value::bigint FROM meta WHERE key = $1", Params().add(key),
-                                 "cannot read the store's metadata"));
-  return rows.empty() ? 0 : rows.integer(0, 0);
+  const sql::Value args[] = {sql::Value(key)};
+  return runner_.integer("SELECT value::bigint FROM meta WHERE key = ?1", args, "cannot read the store's metadata");
 }
 
 Result<std::int64_t> PgStore::schema_version() { return meta_int("schema_version"); }
 
 Result<std::int64_t> PgStore::change_stamp() {
   CT_TRY(db_->ensure_connected());
-  CT_TRY_ASSIGN(Rows rows, query("SELECT value::bigint FROM meta WHERE key = 'change_stamp'",
-                                 "cannot read the store's change stamp"));
-  return rows.empty() ? 0 : rows.integer(0, 0);
+  return runner_.integer("SELECT value::bigint FROM meta WHERE key = 'change_stamp'", {},
+                         "cannot read the store's change stamp");
+}
+
+Result<std::optional<std::int64_t>> stored_version(Connection& db) {
+  CT_TRY_ASSIGN(Rows exists, db.query("SELECT to_regclass(quote_ident(current_schema()) || '.meta') IS NOT NULL",
+                                      "cannot read the store's schema"));
+  if (exists.empty() || exists.text(0, 0) != "t") return std::optional<std::int64_t>();
+  CT_TRY_ASSIGN(Rows rows, db.query("SELECT value::bigint FROM meta WHERE key = 'schema_version'",
+                                    "cannot read the store's schema version"));
+  return std::optional<std::int64_t>(rows.empty() ? 0 : rows.integer(0, 0));
 }
 
 namespace {
@@ -118,15 +143,6 @@ Error not_initialized(const Connection& db) {
       .with_fix(call("system.init"));
 }
 
-// The version in meta; nullopt when the schema holds no store (no meta table).
-Result<std::optional<std::int64_t>> stored_version(Connection& db) {
-  CT_TRY_ASSIGN(Rows exists, db.query("SELECT to_regclass(quote_ident(current_schema()) || '.meta') IS NOT NULL",
-                                      "cannot read the store's schema"));
-  if (exists.empty() || exists.text(0, 0) != "t") return std::optional<std::int64_t>();
-  CT_TRY_ASSIGN(Rows rows, db.query("SELECT value::bigint FROM meta WHERE key = 'schema_version'",
-                                    "cannot read the store's schema version"));
-  return std::optional<std::int64_t>(rows.empty() ? 0 : rows.integer(0, 0));
-}
 
 // Where the unaccent extension is, creating it in `public` when the server has it and this role
 // may (it is a trusted extension: a database owner may). nullopt: search keeps accents there.
@@ -152,7 +168,7 @@ Result<std::optional<std::string>> unaccent_schema(Connection& db) {
 Result<void> create_or_migrate(Connection& db, bool create) {
   CT_TRY(db.exec("BEGIN", "cannot begin the schema migration"));
   auto body = [&]() -> Result<void> {
-    CT_TRY(db.query("SELECT pg_advisory_xact_lock(hashtext('cleo-schema:' || $1))", Params().add(db.schema()),
+    CT_TRY(db.query("SELECT pg_advisory_xact_lock(hashtext('cleo-schema:' || $1))", sql::values(db.schema()),
                     "cannot lock the schema for migration"));
     CT_TRY(db.exec("CREATE SCHEMA IF NOT EXISTS " + quote_identifier(db.schema()), "cannot create the store's schema"));
     CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(db));
@@ -162,14 +178,14 @@ Result<void> create_or_migrate(Connection& db, bool create) {
       CT_TRY(db.exec(fold_function_sql(unaccent), "cannot create the store's search function"));
       CT_TRY(db.exec(schema_sql(), "cannot create the store's tables"));
       CT_TRY(db.query("INSERT INTO meta(key, value) VALUES('schema_version', $1)",
-                      Params().add(store_schema_version()), "cannot record the schema version"));
+                      sql::values(store_schema_version()), "cannot record the schema version"));
       return {};
     }
     if (*version > store_schema_version()) return fail(newer_schema(db, *version));
     for (const auto& step : schema_upgrades())
       if (step.version > *version)
         CT_TRY(db.exec(step.sql, "cannot upgrade the store to schema version " + std::to_string(step.version)));
-    CT_TRY(db.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", Params().add(store_schema_version()),
+    CT_TRY(db.query("UPDATE meta SET value = $1 WHERE key = 'schema_version'", sql::values(store_schema_version()),
                     "cannot record the schema version"));
     return {};
   };
@@ -200,126 +216,4 @@ Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::
   return std::unique_ptr<Store>(std::make_unique<PgStore>(std::move(db), options.read_only, backups));
 }
 
-namespace {
-
-class PgBackend final : public StoreBackend {
- public:
-  PgBackend(std::string url, std::string schema, const BackupFiles& backups)
-      : url_(std::move(url)), schema_(std::move(schema)), backups_(backups) {}
-
-  std::string_view kind() const override { return "postgresql"; }
-  std::string location() const override { return postgresql_location(url_, schema_); }
-  Result<std::unique_ptr<Store>> open(const StoreOptions& options) const override {
-    return open_pg_store(url_, schema_, options, backups_);
-  }
-  std::vector<MigrationStep> migrations() const override { return schema_steps(); }
-
-  Result<StoreInfo> inspect(bool check) const override {
-    CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url_, schema_, 5000));
-    CT_TRY_ASSIGN(Rows tables, db->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1",
-                                         Params().add(schema_), "cannot read the store's schema"));
-    StoreInfo info;
-    info.tables = tables.integer(0, 0);
-    if (info.tables == 0)
-      return fail(Error(ErrorCode::NotFound, "no CLEO store in schema " + schema_ + " of " + db->location()));
-    CT_TRY_ASSIGN(std::optional<std::int64_t> version, stored_version(*db));
-    info.schema_version = version.value_or(0);
-    if (check && version) {
-      StoreOptions options;
-      options.read_only = true;
-      options.upgrade = false;
-      auto store = open_pg_store(url_, schema_, options, backups_);
-      if (store) {
-        CT_TRY_ASSIGN(info.problems, (*store)->integrity_problems());
-      }
-    }
-    return info;
-  }
-
-  Result<void> copy_to(const std::filesystem::path& file) const override {
-    StoreOptions options;
-    options.read_only = true;
-    options.upgrade = false;
-    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options, backups_));
-    return store->backup_to(file);
-  }
-
-  void erase_empty() const override {
-    auto db = Connection::open(url_, schema_, 5000);
-    if (!db) return;
-    auto tables = (*db)->query("SELECT count(*) FROM pg_tables WHERE schemaname = $1", Params().add(schema_),
-                               "cannot read the store's schema");
-    if (tables && tables->integer(0, 0) == 0)
-      (void)(*db)->exec("DROP SCHEMA IF EXISTS " + quote_identifier(schema_), "cannot drop an empty schema");
-  }
-
-  std::vector<StoreHealth> health() const override {
-    auto db = Connection::open(url_, schema_, 5000);
-    if (!db) return {{"postgresql", "fail", db.error().message, db.error().fix}};
-    auto version = (*db)->query("SELECT current_setting('server_version'), "
-                                "(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()), "
-                                "current_setting('max_connections')",
-                                "cannot read the server's state");
-    if (!version) return {{"postgresql", "fail", version.error().message, version.error().fix}};
-    const std::int64_t used = version->integer(0, 1);
-    const std::int64_t limit = version->integer(0, 2);
-    std::string detail = "server " + std::string(version->text(0, 0)) + " at " + (*db)->location() + ", " +
-                         std::to_string(used) + " of " + std::to_string(limit) + " connections";
-    if (limit > 0 && used * 10 > limit * 9)
-      return {{"postgresql", "warn", detail, "raise max_connections, or put a connection pooler in front"}};
-    return {{"postgresql", "ok", detail, ""}};
-  }
-
-  // The schema moves aside under a dated name (never dropped); a new one is created and filled from
-  // the backup file, in one transaction for the fill.
-  Result<std::string> replace_with_backup(const std::filesystem::path& copy, const std::filesystem::path&,
-                                          TimeMs now) const override {
-    CT_TRY_ASSIGN(std::unique_ptr<Connection> db, Connection::open(url_, schema_, 5000));
-    CT_TRY_ASSIGN(Rows present, db->query("SELECT count(*) FROM pg_namespace WHERE nspname = $1", Params().add(schema_),
-                                          "cannot read the store's schema"));
-    std::string aside;
-    if (present.integer(0, 0) > 0) {
-      aside = schema_ + "_damaged_" + std::to_string(now);
-      CT_TRY(db->exec("ALTER SCHEMA " + quote_identifier(schema_) + " RENAME TO " + quote_identifier(aside),
-                      "cannot move the damaged store aside"));
-    }
-    StoreOptions options;
-    options.create = true;
-    CT_TRY_ASSIGN(std::unique_ptr<Store> store, open_pg_store(url_, schema_, options, backups_));
-    CT_TRY(store->begin(TxKind::Write));
-    auto replaced = store->replace_contents_from(copy);
-    if (!replaced) {
-      store->rollback();
-      return fail(std::move(replaced.error()));
-    }
-    CT_TRY(store->commit());
-    std::error_code ec;
-    std::filesystem::remove(copy, ec);
-    return aside;
-  }
-
- private:
-  std::string url_;
-  std::string schema_;
-  const BackupFiles& backups_;
-};
-
-}  // namespace
-
 }  // namespace ct::pg
-
-namespace ct {
-
-std::unique_ptr<StoreBackend> postgresql_store_backend(std::string url, std::string schema, const BackupFiles& backups) {
-  return std::make_unique<pg::PgBackend>(std::move(url), std::move(schema), backups);
-}
-
-namespace {
-
-// The opener (engines/store/open/) finds the backend here, whether a program links this library
-// in (the tests) or ct loads it as the module libct_postgres.so on first use.
-[[maybe_unused]] const bool kProvided = (provide_postgresql_backend(&postgresql_store_backend), true);
-
-}  // namespace
-
-}  // namespace ct

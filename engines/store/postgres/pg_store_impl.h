@@ -1,10 +1,10 @@
-// The PostgreSQL backend's store class and the query helpers its parts share. Internal to the
-// backend: the class's members are defined by part, mirroring the SQLite backend's split —
-// pg_store.cpp (connection, transactions, schema, the backend), pg_tasks.cpp (task rows, focus,
-// sessions), pg_search.cpp (tsvector search of tasks and research), pg_audit.cpp (audit trail,
-// idempotency keys, compliance), pg_records.cpp (releases, research, lifecycle) and
-// pg_maintenance.cpp (consistency scans, derived data, dumps and loads, backups, statistics,
-// compaction).
+// The PostgreSQL backend's store class and the helpers its parts share. Internal to the backend:
+// the roles are written once over its sql::Runner (engines/store/sql_runner.h); what is
+// PostgreSQL's own is defined by part, as the SQLite backend's is cut — pg_store.cpp (transactions,
+// the runner, opening and migrating), pg_tasks.cpp (the next-task walk, and the writes made in one
+// statement), pg_search.cpp (tsvector search of tasks and research), pg_maintenance.cpp
+// (consistency scans, repairs, integrity, backups), pg_dump.cpp (dumps and loads) and pg_backend.cpp
+// (the StoreBackend).
 //
 // How it keeps SQLite's guarantees on a server many machines share:
 //  - begin(Write) opens a READ COMMITTED transaction and at once takes the row lock of
@@ -61,21 +61,17 @@ inline constexpr sql::Dialect kDialect{
     .roots_first = " NULLS FIRST",
     .roots_last = " NULLS LAST",
     .title_key = "lower(t.title)",
+    .ordered_join = "JOIN",
+    .list_items = "(SELECT e.value, e.n - 1 AS pos FROM jsonb_array_elements_text(CAST({} AS jsonb)) "
+                  "WITH ORDINALITY AS e(value, n))",
+    .linked_tasks = "(SELECT coalesce(json_agg(l.task_id ORDER BY l.position)::text, '[]') FROM research_links l "
+                    "WHERE l.research_id = r.id)",
+    .find_text = "strpos",
+    .intent_category = "(intent::jsonb->>'category')",
+    .intent_confidence = "(intent::jsonb->>'confidence')::float8",
+    .intent_has_tag = "jsonb_exists(intent::jsonb->'tags', {})",
+    .change_order = "ord",
 };
-
-using sql::archived_condition;
-
-inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where, Params& params) {
-  sql::Where conditions{where, params};  // its "{}" is the next $n ("?" is an operator of jsonb)
-  sql::append_task_filter(kDialect, filter, with_statuses, conditions);
-}
-
-inline std::string order_by(SortKey sort, bool descending) { return sql::task_order_by(kDialect, sort, descending); }
-
-inline const std::string& select_tasks() {
-  static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
-  return sql;
-}
 
 /// The schema (PostgreSQL DDL) of store_schema_version(), and its steps as system.migrate lists them.
 /// It needs fold(text) first: fold_function_sql() creates it, taking accents off through the
@@ -106,88 +102,38 @@ class PgStore final : public Store {
   Result<void> rollback_to(std::string_view name) override;
   Result<void> release(std::string_view name) override;
 
-  // -- tasks ----------------------------------------------------------------------------------
-  Result<std::optional<Task>> get_task(std::string_view id) override;
-  Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) override;
-  Result<std::vector<Task>> list_tasks(const TaskQuery& query) override;
-  Result<std::int64_t> count_tasks(const TaskFilter& filter) override;
-  Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) override;
-  Result<std::string> allocate_task_id() override;
-  Result<void> insert_task(const Task& task) override;
-  Result<void> update_task(const Task& task) override;
-  Result<void> delete_task(std::string_view id) override;
-  Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) override;
-  Result<std::vector<std::string>> dependents_of(std::string_view id) override;
-  Result<std::int64_t> max_position(std::string_view parent) override;
-  Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;
-  Result<std::vector<GraphTask>> graph_tasks(std::string_view root) override;
-  Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
-                                        std::int64_t limit) override;
-  Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override;
-
-  // -- focus ----------------------------------------------------------------------------------
-  Result<std::optional<std::string>> get_focus(std::string_view session) override;
-  Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) override;
-  Result<std::optional<Claim>> claim_on(std::string_view task_id) override;
-  Result<std::vector<Claim>> claims() override;
-
-  // -- sessions -------------------------------------------------------------------------------
-  Result<void> insert_session(const Session& session) override;
-  Result<void> update_session(const Session& session) override;
-  Result<void> delete_session(std::string_view id) override;
-  Result<std::optional<Session>> get_session(std::string_view id) override;
-  Result<std::vector<Session>> list_sessions(const SessionQuery& query) override;
-  Result<std::int64_t> count_sessions(const SessionQuery& query) override;
-
-  // -- audit ----------------------------------------------------------------------------------
-  Result<std::int64_t> append_audit(const AuditEntry& entry) override;
-  Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) override;
-  Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key) override;
-  Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) override;
   Result<std::int64_t> schema_version() override;
   Result<std::int64_t> change_stamp() override;
 
-  // -- compliance -----------------------------------------------------------------------------
-  Result<std::int64_t> insert_compliance(const ComplianceRecord& record) override;
-  Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) override;
-  Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) override;
-
-  // -- releases -------------------------------------------------------------------------------
-  Result<std::optional<Release>> get_release(std::string_view version) override;
-  Result<std::vector<Release>> list_releases() override;
-  Result<void> put_release(const Release& release) override;
-
-  // -- research -------------------------------------------------------------------------------
-  Result<std::optional<ResearchEntry>> get_research(std::string_view id) override;
-  Result<std::vector<ResearchEntry>> list_research(const ResearchQuery& query) override;
-  Result<std::int64_t> count_research(const ResearchQuery& query) override;
-  Result<void> put_research(const ResearchEntry& entry) override;
+  // -- what PostgreSQL does its own way ----------------------------------------------------------
+  Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;
+  Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
+                                        std::int64_t limit) override;
+  Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override;
   Result<std::vector<ResearchEntry>> search_research(std::string_view text, ArchivedFilter archived,
                                                      std::int64_t limit) override;
   Result<std::int64_t> count_research_matches(std::string_view text, ArchivedFilter archived) override;
-  Result<std::vector<std::string>> research_for_task(std::string_view task_id) override;
-  Result<ResearchStats> research_stats() override;
-  Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file) override;
-  Result<void> put_manifest_cursor(const ManifestCursor& cursor) override;
+  // One statement (one round trip) each where the shared code takes several: tasks by id, a task
+  // with its dependency edges (and the id counter), the audit row with its changes.
+  Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) override;
+  Result<void> insert_task(const Task& task) override;
+  Result<void> update_task(const Task& task) override;
+  Result<std::int64_t> append_audit(const AuditEntry& entry) override;
 
-  // -- lifecycle ------------------------------------------------------------------------------
-  Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject, LifecycleKind kind) override;
-  Result<void> put_lifecycle(const LifecycleEvent& event) override;
-  Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind,
-                                                       std::int64_t limit, std::int64_t offset) override;
-  Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override;
-
-  // -- the shared roles' SQL (engines/store/sql_runner.h: memory, trust) ----------------------
+  // -- the roles' SQL (engines/store/sql_runner.h) ------------------------------------------
   class Runner final : public sql::Runner {
    public:
-    explicit Runner(PgStore& store) : store_(store) {}
+    explicit Runner(PgStore& store) : sql::Runner(kDialect), store_(store) {}
     using sql::Runner::run;
     Result<void> run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
-                     const std::function<void(const sql::Cursor&)>& on_row) override;
+                     sql::RowFn on_row) override;
+    /// A failed statement fails the whole transaction here: the body runs as it is.
+    Result<void> atomically(sql::FunctionRef<Result<void>()> body) override { return body(); }
+    std::int64_t changes() const override { return changes_; }
 
    private:
     PgStore& store_;
-    std::unordered_map<std::string, std::string> translated_;  // ?N → $N, by the statement's text
+    std::int64_t changes_ = 0;
   };
   sql::Runner& sql_runner() override { return runner_; }
 
@@ -197,13 +143,7 @@ class PgStore final : public Store {
   Result<std::vector<std::string>> integrity_problems() override;
   Result<void> backup_to(const std::filesystem::path& file) override;
 
-  // -- housekeeping ---------------------------------------------------------------------------
-  Result<StoreCounts> counts() override;
-  Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods) override;
-  Result<std::optional<AuditAnchor>> audit_anchor() override;
-  Result<std::int64_t> last_audit_seq_before(TimeMs before) override;
-  Result<std::int64_t> compact_audit(const AuditAnchor& anchor) override;
-  Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) override;
+  // -- restore --------------------------------------------------------------------------------
   Result<void> replace_contents_from(const std::filesystem::path& file) override;
   Result<void> dump(DumpSink& sink) override;
   Result<void> load(const DumpSource& source) override;
@@ -212,11 +152,10 @@ class PgStore final : public Store {
 
  private:
   // -- plumbing (pg_store.cpp) ----------------------------------------------------------------
-  Result<Rows> query(std::string_view sql, const Params& params, std::string_view what) {
-    return db_->query(sql, params, what);
+  Result<Rows> query(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+    return db_->query(sql, args, what);
   }
-  Result<Rows> query(std::string_view sql, std::string_view what) { return db_->query(sql, Params{}, what); }
-  Result<std::vector<Task>> collect_tasks(std::string_view sql, const Params& params, std::string_view what);
+  Result<Rows> query(std::string_view sql, std::string_view what) { return db_->query(sql, what); }
   Result<std::int64_t> meta_int(std::string_view key);
 
   std::unique_ptr<Connection> db_;
@@ -230,6 +169,9 @@ class PgStore final : public Store {
   std::optional<WriteLockMark> write_lock_;
   Runner runner_{*this};
 };
+
+/// The schema version a store's meta holds; nullopt when the schema holds no store (no meta table).
+Result<std::optional<std::int64_t>> stored_version(Connection& db);
 
 /// Opens (creating or migrating) the PostgreSQL store at `url` in `schema`.
 Result<std::unique_ptr<Store>> open_pg_store(const std::string& url, const std::string& schema,

@@ -206,12 +206,10 @@ Result<void> SqliteStore::load(const DumpSource& source) {
   if (!loader.started()) return {};
   CT_TRY(loader.finish());
   // Ids are never reused, not even the ones allocated after the dump was taken.
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT INTO meta(key, value) VALUES('next_task_num', CAST(?1 AS TEXT)) "
-                                           "ON CONFLICT(key) DO UPDATE SET value = "
-                                           "CAST(max(CAST(value AS INTEGER), ?1) AS TEXT)"));
-  Statement stmt(raw);
-  stmt.bind(1, next_id);
-  return finish(stmt, "cannot restore the task id counter");
+  const sql::Value args[] = {sql::Value(next_id)};
+  return runner_.run("INSERT INTO meta(key, value) VALUES('next_task_num', CAST(?1 AS TEXT)) "
+                     "ON CONFLICT(key) DO UPDATE SET value = CAST(max(CAST(value AS INTEGER), ?1) AS TEXT)",
+                     args, "cannot restore the task id counter");
 }
 
 }  // namespace ct::sqlite

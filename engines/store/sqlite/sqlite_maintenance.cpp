@@ -1,23 +1,132 @@
-// The SQLite store, part: consistency scans and repairs, integrity, backups, counts and statistics,
-// audit compaction, restore.
+// The SQLite store, part: consistency scans (ScanKind) in SQLite's dialect — json_each over the
+// JSON list columns, GLOB for ids, the FTS5 index, PRAGMA checks — with the shared ones of
+// engines/store/scan_sql.h, repairs, integrity, backups, restore.
+#include <map>
+#include <utility>
+
+#include "engines/store/scan_sql.h"
 #include "engines/store/sqlite/sqlite_store_impl.h"
 
 namespace ct::sqlite {
+namespace {
+
+/// `column` holds a JSON array (never evaluates json_type on invalid JSON).
+std::string is_array(std::string_view column) {
+  return "CASE WHEN json_valid(" + std::string(column) + ") THEN json_type(" + std::string(column) +
+         ") = 'array' ELSE 0 END";
+}
+
+/// The depends list when it is a JSON array, else an empty one (json_each must not fail).
+const std::string& depends_json() {
+  static const std::string sql = "CASE WHEN " + is_array("t.depends") + " THEN t.depends ELSE '[]' END";
+  return sql;
+}
+
+/// How SQLite tests each rule of task_rules(): the rules both dialects test alike
+/// (engines/store/scan_sql.h), and these.
+const std::map<std::string_view, sql::RuleSql>& rule_sql() {
+  static const std::map<std::string_view, sql::RuleSql> rules = [] {
+    auto r = sql::common_rule_sql({.greatest = "max", .truth_open = "", .truth_close = ""});
+    // An empty list ("[]", most of them) is valid without parsing it.
+    r["malformed-list:depends"] = {"(t.depends != '[]' AND (NOT (" + is_array("t.depends") + ") OR EXISTS (SELECT 1 FROM "
+                                   "json_each(" + depends_json() + ") j WHERE j.type != 'text')))",
+                                   {}};
+    for (auto [name, column] : {std::pair<std::string_view, std::string_view>{"malformed-list:labels", "t.labels"},
+                                {"malformed-list:acceptance", "t.acceptance"},
+                                {"malformed-list:files", "t.files"},
+                                {"malformed-list:notes", "t.notes"},
+                                {"malformed-list:relates", "t.relates"}})
+      r[name] = {"(" + std::string(column) + " != '[]' AND NOT (" + is_array(column) + "))", {}};
+    r["task-id"] = {"(t.id NOT GLOB 'T[0-9][0-9][0-9]*' OR substr(t.id, 2) GLOB '*[^0-9]*' OR "
+                    "CAST(substr(t.id, 2) AS INTEGER) != t.num)",
+                    {"t.num"}};
+    r["title"] = {"(length(trim(t.title)) < 3 OR length(t.title) > 200 OR instr(t.title, char(10)) > 0 OR "
+                  "instr(t.title, char(13)) > 0)",
+                  {"length(trim(t.title))"}};
+    r["title-equals-description"] = {"(t.description != '' AND lower(trim(t.title, ' ' || char(9, 10, 13))) = "
+                                     "lower(trim(t.description, ' ' || char(9, 10, 13))))",
+                                     {}};
+    // FTS5 keeps one row per indexed document in its docsize table: a plain lookup, where a rowid
+    // query through the virtual table costs six times as much. A noted task (tasks_fts_tail) is
+    // searched from its row until the next fold.
+    r["search-index"] = {"NOT EXISTS (SELECT 1 FROM tasks_fts_docsize d WHERE d.id = t.num) AND "
+                         "NOT EXISTS (SELECT 1 FROM tasks_fts_tail f WHERE f.num = t.num)",
+                         {}};
+    return r;
+  }();
+  return rules;
+}
+
+/// One pass over the tasks: the id, then per rule its flag and its detail columns; only rows
+/// that break at least one rule come back.
+std::string task_rules_sql() { return sql::task_rules_query(rule_sql(), "0", "", ""); }
+
+/// The query of `kind` with the marks of engines/store/scan_sql.h.
+std::string marked_scan_sql(ScanKind kind, bool one_task) {
+  switch (kind) {
+    case ScanKind::TaskRules: return task_rules_sql();
+    case ScanKind::MissingDependency:
+      return "SELECT t.id, j.value FROM tasks t, json_each(" + depends_json() + ") j WHERE {ID:t.id} AND "
+             "t.depends != '[]' AND j.type = 'text' AND NOT EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value)";
+    case ScanKind::DependencyEdges:
+      return "SELECT d.task_id, d.depends_on, 'extra' FROM task_deps d WHERE {ID:d.task_id} AND NOT EXISTS "
+             "(SELECT 1 FROM tasks t, json_each(" + depends_json() + ") j WHERE t.id = d.task_id AND "
+             "j.value = d.depends_on) "
+             "UNION ALL SELECT t.id, j.value, 'missing' FROM tasks t, json_each(" + depends_json() + ") j "
+             "WHERE {ID:t.id} AND t.depends != '[]' AND j.type = 'text' AND NOT EXISTS "
+             "(SELECT 1 FROM task_deps d WHERE d.task_id = t.id AND d.depends_on = j.value)";
+    case ScanKind::OrphanSearchRows:
+      return "SELECT '', d.id FROM tasks_fts_docsize d WHERE d.id NOT IN (SELECT num FROM tasks)";
+    case ScanKind::SharedClaims:
+      return "SELECT f.task_id, group_concat(f.session, ', ') FROM focus f WHERE {ID:f.task_id} "
+             "GROUP BY f.task_id HAVING count(*) > 1";
+    case ScanKind::SessionsWithSeveralTasks:
+      return "SELECT '', f.session, group_concat(f.task_id, ', ') FROM focus f GROUP BY f.session HAVING count(*) > 1";
+    case ScanKind::IdCounter:
+      return "SELECT '', coalesce(counter, 'missing'), top FROM (SELECT (SELECT value FROM meta WHERE "
+             "key = 'next_task_num') AS counter, (SELECT max(num) FROM tasks) AS top) "
+             "WHERE top IS NOT NULL AND coalesce(CAST(counter AS INTEGER), 0) <= top";
+    case ScanKind::IntegrityQuick: return "PRAGMA quick_check";
+    case ScanKind::IntegrityFull: return "PRAGMA integrity_check";
+    case ScanKind::ForeignKeys: return "PRAGMA foreign_key_check";
+    case ScanKind::ParentRows:
+      // The parent chain of one task: it and its ancestors (a loop stops after 64 steps).
+      if (one_task)
+        return "WITH RECURSIVE up(id, n) AS (SELECT {TASK}, 0 UNION ALL SELECT t.parent, up.n + 1 FROM tasks t "
+               "JOIN up ON t.id = up.id WHERE t.parent IS NOT NULL AND up.n < 64) "
+               "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM up JOIN tasks t ON t.id = up.id";
+      return "SELECT t.id, coalesce(t.parent, ''), t.type, t.archived FROM tasks t ORDER BY t.num";
+    case ScanKind::DependencyRows:
+      return "SELECT t.id, j.value FROM tasks t, json_each(" + depends_json() + ") j "
+             "WHERE t.depends != '[]' AND j.type = 'text' AND EXISTS (SELECT 1 FROM tasks u WHERE u.id = j.value) "
+             "ORDER BY t.num";
+    default: return sql::common_scan_sql(kind);
+  }
+  return {};
+}
+
+/// The query of `kind`; `one_task` narrows it to the task bound as ?1 (where ScanKind says the
+/// scan narrows). ?2 is ScanScope::number. Both are bound as text. The TaskRules query returns
+/// wide rows: the task, then for each rule of task_rules(), in order, its flag (1 when broken)
+/// and its detail columns; only rows breaking at least one rule.
+std::string scan_sql(ScanKind kind, bool one_task) {
+  return sql::expand_scan_marks(marked_scan_sql(kind, one_task), one_task, "1", "?1", "CAST(?2 AS INTEGER)");
+}
+
+}  // namespace
 
 Result<std::vector<DiagnosticRow>> SqliteStore::scan(ScanKind kind, const ScanScope& scope) {
-  const bool one = !scope.task.empty();
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sqlite::scan_sql(kind, one)));
+  const std::string sql = scan_sql(kind, !scope.task.empty());
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
   if (!sqlite3_stmt_readonly(raw)) return fail(ErrorCode::Internal, "a consistency scan must not write");
-  Statement stmt(raw);
-  const int parameters = sqlite3_bind_parameter_count(raw);
-  if (parameters >= 1) stmt.bind(1, scope.task);
-  if (parameters >= 2) stmt.bind(2, std::to_string(scope.number));
+  // ?1 the task and ?2 the number, both as text, as far as the scan has them.
+  const sql::Value scope_values[] = {sql::Value(scope.task), sql::Value(std::to_string(scope.number))};
+  const auto args = std::span<const sql::Value>(scope_values).first(
+      static_cast<std::size_t>(std::clamp(sqlite3_bind_parameter_count(raw), 0, 2)));
   std::vector<DiagnosticRow> rows;
-  const int columns = sqlite3_column_count(raw);
-  CT_TRY(for_each_row(stmt, "cannot run a consistency check", [&] {
+  CT_TRY(runner_.each(sql, args, "cannot run a consistency check", [&](const sql::Cursor& row) {
     DiagnosticRow out;
-    out.reserve(static_cast<std::size_t>(columns));
-    for (int c = 0; c < columns; ++c) out.emplace_back(stmt.text(c));
+    for (int c = 0; c < row.columns(); ++c) out.emplace_back(row.text(c));
     rows.push_back(std::move(out));
   }));
   if (kind == ScanKind::IntegrityQuick || kind == ScanKind::IntegrityFull)
@@ -84,16 +193,11 @@ Result<std::vector<std::string>> SqliteStore::integrity_problems() {
 
 Result<std::vector<std::string>> SqliteStore::find_integrity_problems() {
   std::vector<std::string> problems;
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA quick_check"));
-  Statement stmt(raw);
-  CT_TRY(for_each_row(stmt, "cannot check the database", [&] {
-    if (is_problem_line(stmt.text(0))) problems.emplace_back(stmt.text(0));
+  CT_TRY(runner_.each("PRAGMA quick_check", {}, "cannot check the database", [&](const sql::Cursor& row) {
+    if (is_problem_line(row.text(0))) problems.emplace_back(row.text(0));
   }));
-  CT_TRY_ASSIGN(sqlite3_stmt* fk_raw, prepare("PRAGMA foreign_key_check"));
-  Statement fk(fk_raw);
-  CT_TRY(for_each_row(fk, "cannot check foreign keys", [&] {
-    problems.push_back("foreign key violation in " + std::string(fk.text(0)) + " row " +
-                       std::to_string(fk.integer(1)));
+  CT_TRY(runner_.each("PRAGMA foreign_key_check", {}, "cannot check foreign keys", [&](const sql::Cursor& row) {
+    problems.push_back("foreign key violation in " + std::string(row.text(0)) + " row " + std::to_string(row.integer(1)));
   }));
   return problems;
 }
@@ -127,17 +231,7 @@ Result<void> SqliteStore::backup_to(const std::filesystem::path& file) {
   }
   // A backup is only kept when it passes an integrity check: the copy holds the source's pages
   // as they are, so a damaged page of the store shows here (and marks the store damaged).
-  std::vector<std::string> problems;
-  sqlite3_stmt* check = nullptr;
-  rc = sqlite3_prepare_v2(target, "PRAGMA quick_check", -1, &check, nullptr);
-  if (rc == SQLITE_OK) {
-    while ((rc = sqlite3_step(check)) == SQLITE_ROW) {
-      std::string_view line = column_text(check, 0);
-      if (is_problem_line(line)) problems.emplace_back(line);
-    }
-  }
-  if (rc != SQLITE_DONE) problems.emplace_back(sqlite3_errmsg(target));
-  sqlite3_finalize(check);
+  const std::vector<std::string> problems = quick_check_problems(target);
   if (!problems.empty()) {
     discard();
     mark_damaged(problems.front());
@@ -150,170 +244,13 @@ Result<void> SqliteStore::backup_to(const std::filesystem::path& file) {
   return {};
 }
 
-Result<StoreCounts> SqliteStore::counts() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM audit), "
-                                           "(SELECT coalesce(max(seq), 0) FROM audit), (SELECT count(*) FROM sessions)"));
-  Statement stmt(raw);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot count the store's rows"));
-  StoreCounts out;
-  if (!row) return out;
-  out.tasks = stmt.integer(0);
-  out.audit_rows = stmt.integer(1);
-  out.last_audit_seq = stmt.integer(2);
-  out.sessions = stmt.integer(3);
-  return out;
-}
-
-Result<std::vector<PeriodStats>> SqliteStore::period_stats(const std::vector<StatsPeriod>& periods) {
-  std::vector<PeriodStats> out(periods.size() + 1);
-  if (periods.empty()) return out;
-  // The periods as a table p(i, s, e); a row's period is found by one lookup in it, so each
-  // query makes a single pass over the tasks of the whole span.
-  std::string table = "WITH p(i, s, e) AS (VALUES ";
-  std::vector<SqlValue> params;
-  TimeMs first = periods.front().start;
-  TimeMs last = periods.front().end;
-  for (std::size_t i = 0; i < periods.size(); ++i) {
-    if (i > 0) table += ", ";
-    table += "(" + std::to_string(i) + ", ?" + std::to_string(2 * i + 1) + ", ?" + std::to_string(2 * i + 2) + ")";
-    params.emplace_back(static_cast<std::int64_t>(periods[i].start));
-    params.emplace_back(static_cast<std::int64_t>(periods[i].end));
-    first = std::min(first, periods[i].start);
-    last = std::max(last, periods[i].end);
-  }
-  table += ")";
-  const std::string lo = "?" + std::to_string(params.size() + 1);
-  const std::string hi = "?" + std::to_string(params.size() + 2);
-  params.emplace_back(static_cast<std::int64_t>(first));
-  params.emplace_back(static_cast<std::int64_t>(last));
-  const std::size_t all = periods.size();
-  auto slot = [&](std::int64_t bucket) -> PeriodStats* {
-    if (bucket < 0) return &out[all];
-    return static_cast<std::size_t>(bucket) < all ? &out[static_cast<std::size_t>(bucket)] : nullptr;
-  };
-  {
-    std::string sql = table + " SELECT (SELECT i FROM p WHERE t.created_at >= p.s AND t.created_at < p.e) AS b, "
-                              "count(*) FROM tasks t WHERE t.created_at >= " + lo + " AND t.created_at < " + hi +
-                      " GROUP BY b";
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-    Statement stmt(raw);
-    stmt.bind_all(params);
-    CT_TRY(for_each_row(stmt, "cannot compute task statistics", [&] {
-      if (stmt.is_null(0)) return;
-      if (PeriodStats* stats = slot(stmt.integer(0))) stats->created += stmt.integer(1);
-      out[all].created += stmt.integer(1);
-    }));
-  }
-  // Completed tasks with their durations: created → completed, and first start → completed
-  // where the audit trail still records the start (status set to active). Each duration kind
-  // (k) is ranked within its period (b, and -1 for the whole span); nearest-rank percentiles.
-  std::string sql =
-      table +
-      ", c AS MATERIALIZED (SELECT (SELECT i FROM p WHERE t.completed_at >= p.s AND t.completed_at < p.e) AS b, "
-      "t.completed_at - t.created_at AS d, t.completed_at - (SELECT min(a.at) FROM audit_changes ch "
-      "JOIN audit a ON a.seq = ch.seq WHERE ch.task_id = t.id AND ch.field = 'status' AND ch.after = '\"active\"' "
-      "AND a.at <= t.completed_at) AS w FROM tasks t WHERE t.status = 'done' AND t.completed_at >= " + lo +
-      " AND t.completed_at < " + hi +
-      "), x AS (SELECT 0 AS k, b, d AS v FROM c UNION ALL SELECT 0, -1, d FROM c "
-      "UNION ALL SELECT 1, b, w FROM c WHERE w IS NOT NULL UNION ALL SELECT 1, -1, w FROM c WHERE w IS NOT NULL), "
-      "r AS (SELECT k, b, v, row_number() OVER (PARTITION BY k, b ORDER BY v) AS rn, "
-      "count(*) OVER (PARTITION BY k, b) AS n FROM x) "
-      "SELECT k, b, max(n), max(CASE WHEN rn = (n + 1) / 2 THEN v END), "
-      "max(CASE WHEN rn = (9 * n + 9) / 10 THEN v END) FROM r GROUP BY k, b";
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-  Statement stmt(raw);
-  stmt.bind_all(params);
-  CT_TRY(for_each_row(stmt, "cannot compute task statistics", [&] {
-    if (stmt.is_null(1)) return;
-    PeriodStats* stats = slot(stmt.integer(1));
-    if (!stats) return;
-    if (stmt.integer(0) == 0) {
-      stats->completed = stmt.integer(2);
-      stats->cycle_p50 = column_optional_int(raw, 3);
-      stats->cycle_p90 = column_optional_int(raw, 4);
-    } else {
-      stats->started = stmt.integer(2);
-      stats->work_p50 = column_optional_int(raw, 3);
-      stats->work_p90 = column_optional_int(raw, 4);
-    }
-  }));
-  return out;
-}
-
-Result<std::optional<AuditAnchor>> SqliteStore::audit_anchor() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT value FROM meta WHERE key = 'audit_anchor'"));
-  Statement stmt(raw);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit anchor"));
-  if (!row) return std::optional<AuditAnchor>();
-  CT_TRY_ASSIGN(AuditAnchor anchor, parse_audit_anchor(stmt.text(0)));
-  return std::optional<AuditAnchor>(std::move(anchor));
-}
-
-Result<std::int64_t> SqliteStore::last_audit_seq_before(TimeMs before) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT coalesce(max(seq), 0) FROM audit WHERE at < ?1"));
-  Statement stmt(raw);
-  stmt.bind(1, static_cast<std::int64_t>(before));
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the audit trail"));
-  return row ? stmt.integer(0) : 0;
-}
-
-Result<std::int64_t> SqliteStore::compact_audit(const AuditAnchor& anchor) {
-  std::int64_t removed = 0;
-  auto result = atomically([&]() -> Result<void> {
-    {
-      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM audit_changes WHERE seq <= ?1"));
-      Statement stmt(raw);
-      stmt.bind(1, anchor.seq);
-      CT_TRY(finish(stmt, "cannot compact the audit trail"));
-    }
-    {
-      CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM audit WHERE seq <= ?1"));
-      Statement stmt(raw);
-      stmt.bind(1, anchor.seq);
-      CT_TRY(finish(stmt, "cannot compact the audit trail"));
-      removed = sqlite3_changes64(db_);
-    }
-    std::string value;
-    json::Writer writer(value);
-    writer.begin_object().key("seq").value(anchor.seq).key("hash").value(anchor.hash);
-    writer.key("archive").value(anchor.archive).end_object();
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('audit_anchor', ?1)"));
-    Statement stmt(raw);
-    stmt.bind(1, value);
-    return finish(stmt, "cannot record the audit anchor");
-  });
-  if (!result) return std::unexpected(std::move(result.error()));
-  return removed;
-}
-
-Result<std::int64_t> SqliteStore::expire_idempotent(TimeMs before, bool count_only) {
-  std::int64_t count = 0;
-  {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM idempotency WHERE at < ?1"));
-    Statement stmt(raw);
-    stmt.bind(1, static_cast<std::int64_t>(before));
-    CT_TRY_ASSIGN(bool row, step(stmt, "cannot read idempotency keys"));
-    count = row ? stmt.integer(0) : 0;
-  }
-  if (count_only || count == 0) return count;
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM idempotency WHERE at < ?1"));
-  Statement stmt(raw);
-  stmt.bind(1, static_cast<std::int64_t>(before));
-  CT_TRY(finish(stmt, "cannot expire idempotency keys"));
-  return count;
-}
-
 Result<void> SqliteStore::replace_contents_from(const std::filesystem::path& file) {
   return load([&](DumpSink& sink) { return sqlite_backup_files().read(file, sink); });
 }
 
 Result<std::int64_t> SqliteStore::meta_int(std::string_view key) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1"));
-  Statement stmt(raw);
-  stmt.bind(1, key);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the meta table"));
-  return row ? stmt.integer(0) : 0;
+  const sql::Value args[] = {sql::Value(key)};
+  return runner_.integer("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1", args, "cannot read the meta table");
 }
-
 
 }  // namespace ct::sqlite

@@ -14,12 +14,6 @@ namespace {
 // user_version, so a crash leaves the old version intact.
 
 constexpr std::string_view kTasksV1 = R"sql(
-CREATE TABLE meta(
-  key TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-INSERT INTO meta(key, value) VALUES('next_task_num', '1');
-
 CREATE TABLE tasks(
   num INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
@@ -53,55 +47,20 @@ CREATE INDEX tasks_parent_position ON tasks(parent, position);
 -- Serves status filters and, in tasks.next, walks one priority group in position order.
 CREATE INDEX tasks_status_priority ON tasks(status, archived, priority, position, created_at);
 )sql";
-constexpr std::string_view kSearchFocusAuditV1 = R"sql(
+constexpr std::string_view kSearchV1 = R"sql(
 CREATE VIRTUAL TABLE tasks_fts USING fts5(
   title, description, labels, notes,
   tokenize = 'unicode61 remove_diacritics 2'
 );
-
-CREATE TABLE focus(
-  session TEXT PRIMARY KEY,
-  task_id TEXT NOT NULL
-);
-
--- Rows are never deleted, so a plain rowid is as monotonic as AUTOINCREMENT without its
--- extra page write per mutation.
-CREATE TABLE audit(
-  seq INTEGER PRIMARY KEY,
-  at INTEGER NOT NULL,
-  session TEXT NOT NULL DEFAULT '',
-  agent TEXT NOT NULL DEFAULT '',
-  operation TEXT NOT NULL,
-  task_id TEXT NOT NULL DEFAULT '',
-  params TEXT NOT NULL DEFAULT '{}',
-  outcome TEXT NOT NULL,
-  reason TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX audit_task ON audit(task_id, seq);
-
-CREATE TABLE audit_changes(
-  seq INTEGER NOT NULL REFERENCES audit(seq),
-  task_id TEXT NOT NULL,
-  field TEXT NOT NULL,
-  before TEXT,
-  after TEXT
-);
-CREATE INDEX audit_changes_task_field ON audit_changes(task_id, field, seq);
-CREATE INDEX audit_changes_seq ON audit_changes(seq);
 )sql";
 
-// v2: the audit hash chain (hashes of rows written before v2 are filled in by migrate()) and
-// idempotency keys.
-constexpr std::string_view kAuditHashV2 = R"sql(
-ALTER TABLE audit ADD COLUMN hash TEXT NOT NULL DEFAULT '';
-)sql";
+// v2: the audit hash chain (ddl::kAuditHash; hashes of rows written before v2 are filled in by
+// migrate()) and idempotency keys.
 
-// v3: sessions, and the atomic claim — a task is focused by at most one session. Writers are
-// serialised by BEGIN IMMEDIATE and tasks.start checks the holder first; the unique index is the
-// last line of defence. Duplicate focus rows (impossible before sessions existed) are dropped first.
-constexpr std::string_view kOneClaimV3 = R"sql(
+// v3: sessions, and the atomic claim (ddl::kOneClaim). Duplicate focus rows (impossible before
+// sessions existed) are dropped first.
+constexpr std::string_view kOneFocusV3 = R"sql(
 DELETE FROM focus WHERE rowid NOT IN (SELECT min(rowid) FROM focus GROUP BY task_id);
-CREATE UNIQUE INDEX focus_task ON focus(task_id);
 )sql";
 
 // v4: protocol-check results (validate.compliance.record), summarised per check and over time:
@@ -181,11 +140,11 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 
 std::span<const Migration> schema_steps() {
   static const std::array<Migration, 12> steps = {{
-      {1, joined({kTasksV1, ddl::kTaskDeps, kSearchFocusAuditV1}), "tasks",
+      {1, joined({ddl::kMeta, kTasksV1, ddl::kTaskDeps, kSearchV1, ddl::kFocus, ddl::kAudit}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
-      {2, joined({kAuditHashV2, ddl::kIdempotency}), "idempotency",
+      {2, joined({ddl::kAuditHash, ddl::kIdempotency}), "idempotency",
        "audit hash chain (existing rows are chained) and idempotency keys"},
-      {3, joined({ddl::kSessions, kOneClaimV3}), "sessions",
+      {3, joined({ddl::kSessions, kOneFocusV3, ddl::kOneClaim}), "sessions",
        "sessions, and one session per focused task (the atomic claim)"},
       {4, joined({ddl::kCompliance}), "compliance",
        "protocol-check results (validate.compliance)"},

@@ -78,13 +78,60 @@ bool might_match(const std::vector<std::string>& tokens, std::initializer_list<s
 
 }  // namespace
 
-std::string SqliteStore::matches(const TaskFilter& filter, bool skip_tail, std::vector<SqlValue>& params) {
+// The search index is written behind the tasks (schema v9, issue 32). Adding a document to FTS5
+// in its own transaction writes a segment of its own, ~40 % of a tasks.add; a write now notes the
+// task in tasks_fts_tail instead, in the same transaction (a crash loses nothing: the note and the
+// task commit together), and every kIndexBatch notes are folded into the index in one segment.
+Result<void> SqliteStore::index_task(std::int64_t number) {
+  const sql::Value args[] = {sql::Value(number)};
+  CT_TRY(runner_.run("INSERT OR IGNORE INTO tasks_fts_tail(num) VALUES(?1)", args, "cannot update the search index"));
+  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
+  if (waiting < kIndexBatch) return {};
+  return fold_index_tail();
+}
+
+Result<std::int64_t> SqliteStore::index_tail_size() {
+  return runner_.integer("SELECT count(*) FROM tasks_fts_tail", {}, "cannot read the search index");
+}
+
+Result<void> SqliteStore::fold_index_tail() {
+  // One statement each: FTS5 writes out what a statement added when the next one begins (its
+  // statement savepoint), so a statement per task would write a segment per task again.
+  // A changed task's old row goes first (a new task has none).
+  static const std::string add_sql = "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT " +
+                                     std::string(kIndexedTaskColumns) +
+                                     " FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num ORDER BY f.num";
+  for (std::string_view sql :
+       {std::string_view("DELETE FROM tasks_fts WHERE rowid IN (SELECT f.num FROM tasks_fts_tail f WHERE EXISTS "
+                         "(SELECT 1 FROM tasks_fts_docsize d WHERE d.id = f.num))"),
+        std::string_view(add_sql), std::string_view("DELETE FROM tasks_fts_tail")})
+    CT_TRY(runner_.run(sql, {}, "cannot update the search index"));
+  return {};
+}
+
+Result<void> SqliteStore::unindex_task(std::int64_t number) {
+  const sql::Value args[] = {sql::Value(number)};
+  for (const char* sql : {"DELETE FROM tasks_fts WHERE rowid = ?1", "DELETE FROM tasks_fts_tail WHERE num = ?1"})
+    CT_TRY(runner_.run(sql, args, "cannot update the search index"));
+  return {};
+}
+
+Result<void> SqliteStore::index_research(const ResearchEntry& entry, std::int64_t number) {
+  const sql::Value args[] = {sql::Value(number)};
+  CT_TRY(runner_.run("DELETE FROM research_fts WHERE rowid = ?1", args, "cannot update the research index"));
+  std::string findings;
+  for (const auto& finding : entry.key_findings) findings += (findings.empty() ? "" : "\n") + finding;
+  return runner_.run("INSERT INTO research_fts(rowid, title, topics, key_findings) VALUES(?1, ?2, ?3, ?4)",
+                     sql::values(number, entry.title, join_labels(entry.topics), std::move(findings)),
+                     "cannot update the research index");
+}
+
+std::string SqliteStore::matches(const TaskFilter& filter, bool skip_tail, sql::Args& args) {
   // A noted task's index row is missing or behind its text: it is read from tasks_fts_tail instead.
   const std::string tail = skip_tail ? " AND tasks_fts.rowid NOT IN (SELECT num FROM tasks_fts_tail)" : "";
   TaskFilter rest = filter;
   rest.archived = ArchivedFilter::Include;
-  std::string where;
-  append_filter(rest, true, where, params);
+  std::string where = sql::task_where(kDialect, rest, true, args);
   if (where.empty()) {
     // Only the archived filter: checked on the index's row numbers against the archived tasks (few,
     // found through the status index), so that no match is joined to its task row — a seek per
@@ -93,22 +140,19 @@ std::string SqliteStore::matches(const TaskFilter& filter, bool skip_tail, std::
     constexpr std::string_view kAllStatuses = "status IN ('pending', 'active', 'blocked', 'done', 'cancelled')";
     switch (filter.archived) {
       case ArchivedFilter::Exclude:
-        return " FROM tasks_fts WHERE tasks_fts MATCH ? AND tasks_fts.rowid NOT IN (SELECT num FROM tasks WHERE " +
+        return " FROM tasks_fts WHERE tasks_fts MATCH ?1 AND tasks_fts.rowid NOT IN (SELECT num FROM tasks WHERE " +
                std::string(kAllStatuses) + " AND archived > 0)" + tail;
       case ArchivedFilter::Only:
-        return " FROM tasks_fts WHERE tasks_fts MATCH ? AND tasks_fts.rowid IN (SELECT num FROM tasks WHERE " +
+        return " FROM tasks_fts WHERE tasks_fts MATCH ?1 AND tasks_fts.rowid IN (SELECT num FROM tasks WHERE " +
                std::string(kAllStatuses) + " AND archived = 1)" + tail;
-      case ArchivedFilter::Include: return " FROM tasks_fts WHERE tasks_fts MATCH ?" + tail;
+      case ArchivedFilter::Include: return " FROM tasks_fts WHERE tasks_fts MATCH ?1" + tail;
     }
   }
-  // The same conditions as append_filter(filter) would give: the archived one comes last.
-  if (auto archived = archived_condition(filter.archived)) {
-    Args args(params);
-    sql::Where{where, args}.add(*archived);
-  }
+  // The same conditions as task_where(filter) would give: the archived one comes last.
+  if (auto archived = sql::archived_condition(filter.archived)) sql::Where{where, args}.add(*archived);
   // CROSS JOIN keeps the index outermost: with the filter outside, SQLite may walk the filter's
   // index and run the whole match once per task (1.8 s instead of 5 ms at 10k).
-  return " FROM tasks_fts CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ? AND " +
+  return " FROM tasks_fts CROSS JOIN tasks t ON t.num = tasks_fts.rowid WHERE tasks_fts MATCH ?1 AND " +
          where.substr(std::string_view(" WHERE ").size()) + tail;
 }
 
@@ -118,25 +162,22 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
   if (waiting == 0) return std::nullopt;
   std::vector<TailHit> hits;
   if (!load_tokenizer()) return fail(ErrorCode::Internal, "cannot search: SQLite's unicode61 tokenizer is missing");
-  std::vector<SqlValue> params;
-  std::string where;
-  append_filter(filter, true, where, params);
+  sql::Args args;
+  const std::string where = sql::task_where(kDialect, filter, true, args);
   // Within a transaction the noted tasks change only by a write on this connection.
   std::string key = match_expression(tokens) + '\x1f' + where;
-  for (const auto& param : params)
-    std::visit([&](const auto& value) {
-      key += '\x1f';
-      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) key += value; else key += std::to_string(value);
-    }, param);
+  for (const sql::Value& value : std::span<const sql::Value>(args)) {
+    key += '\x1f';
+    if (const auto* text = std::get_if<std::string>(&value)) key += *text;
+    else if (const auto* number = std::get_if<std::int64_t>(&value)) key += std::to_string(*number);
+  }
   const std::int64_t changes = sqlite3_total_changes64(db_);
   if (in_transaction() && tail_memo_ && tail_memo_->transaction == transactions_ && tail_memo_->changes == changes &&
       tail_memo_->key == key)
     return tail_memo_->hits;
   // CROSS JOIN keeps the few noted tasks outermost, whatever index the filter could walk.
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT t.num, t.title, t.description, t.labels, t.notes, t.id "
-                                           "FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num" + where));
-  Statement stmt(raw);
-  stmt.bind_all(params);
+  const std::string sql = "SELECT t.num, t.title, t.description, t.labels, t.notes, t.id "
+                          "FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num" + where;
   constexpr int kColumns = static_cast<int>(kTaskColumnWeights.size());
   const int phrases = static_cast<int>(tokens.size());
   std::vector<int> counts;
@@ -153,20 +194,20 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
     return SQLITE_OK;
   };
   std::string folded;
-  CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
-    if (!might_match(tokens, {stmt.text(1), stmt.text(2), stmt.text(3), stmt.text(4)}, folded)) return {};
+  CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+    if (!might_match(tokens, {row.text(1), row.text(2), row.text(3), row.text(4)}, folded)) return {};
     // The text the index would hold (the fold's kIndexedTaskColumns): labels joined by spaces,
     // note texts by newlines. Lists are decoded only when they hold something.
     std::string labels, notes;
-    if (const auto list = stmt.text(3); list != "[]") {
-      CT_TRY_ASSIGN(auto decoded, decode_strings(list, stmt.text(5), "labels"));
+    if (const auto list = row.text(3); list != "[]") {
+      CT_TRY_ASSIGN(auto decoded, decode_strings(list, row.text(5), "labels"));
       labels = join_labels(decoded);
     }
-    if (const auto list = stmt.text(4); list != "[]") {
-      CT_TRY_ASSIGN(auto decoded, decode_notes(list, stmt.text(5)));
+    if (const auto list = row.text(4); list != "[]") {
+      CT_TRY_ASSIGN(auto decoded, decode_notes(list, row.text(5)));
       notes = join_notes(decoded);
     }
-    const std::array<std::string_view, kColumns> columns = {stmt.text(1), stmt.text(2), labels, notes};
+    const std::array<std::string_view, kColumns> columns = {row.text(1), row.text(2), labels, notes};
     counts.assign(static_cast<std::size_t>(phrases * kColumns), 0);
     for (int column = 0; column < kColumns; ++column) {
       Scan scan{&tokens, counts.data() + column};
@@ -182,7 +223,7 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
     const double score = saturating_score(counts, phrases, kColumns, [](int column) {
       return kTaskColumnWeights[static_cast<std::size_t>(column)];
     });
-    hits.push_back(TailHit{stmt.integer(0), score});
+    hits.push_back(TailHit{row.integer(0), score});
     return {};
   }));
   if (in_transaction()) tail_memo_ = TailMemo{std::move(key), transactions_, changes, hits};
@@ -201,7 +242,8 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   // Noted tasks are scored from their rows; the index gives the rest.
   CT_TRY_ASSIGN(std::optional<std::vector<TailHit>> scanned, search_index_tail(tokens, filter));
   const std::vector<TailHit> noted = scanned ? std::move(*scanned) : std::vector<TailHit>{};
-  std::vector<SqlValue> params{match_expression(tokens)};
+  sql::Args args;
+  args.bind(match_expression(tokens));
   // Rank and cut on row numbers first; read full rows for the hits only.
   CT_TRY(ensure_rank());
   static const std::string rank_call = [] {
@@ -210,24 +252,20 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     return call + ")";
   }();
   std::string inner = "SELECT tasks_fts.rowid AS hit_num, " + rank_call + " AS rank_value" +
-                      matches(filter, scanned.has_value(), params);
+                      matches(filter, scanned.has_value(), args);
   if (limit > 0) {
     // Only the newest matches are ranked (the index gives them in row order, and ct_rank runs on
     // the rows the window lets through), then cut, with one extra row in case the exact id match
     // is among them. The noted tasks' matches, the newest tasks or the last changed, fill the
     // window first.
-    inner = "SELECT hit_num, rank_value FROM (" + inner +
-            " ORDER BY tasks_fts.rowid DESC LIMIT ?) ORDER BY rank_value, hit_num LIMIT ?";
-    params.emplace_back(std::max(kSearchRankWindow - std::ssize(noted), limit + 1));
-    params.emplace_back(limit + (exact ? 1 : 0));
+    inner = "SELECT hit_num, rank_value FROM (" + inner + " ORDER BY tasks_fts.rowid DESC LIMIT " +
+            args(std::max(kSearchRankWindow - std::ssize(noted), limit + 1)) + ") ORDER BY rank_value, hit_num LIMIT " +
+            args(limit + (exact ? 1 : 0));
   } else {
     inner += " ORDER BY rank_value, hit_num";
   }
   std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num FROM (" + inner +
                     ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-  Statement stmt(raw);
-  stmt.bind_all(params);
   // Hits from the index and from the noted tasks, merged in the index query's order: best score
   // first, then task number. A noted task's row is read only if it makes the page.
   struct Ranked {
@@ -236,10 +274,10 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     std::optional<Task> task;
   };
   std::vector<Ranked> ranked;
-  CT_TRY(for_each_row(stmt, "cannot search", [&]() -> Result<void> {
-    if (exact && stmt.text(kId) == exact->id) return {};
-    CT_TRY_ASSIGN(Task task, read_task(raw));
-    ranked.push_back(Ranked{-stmt.real(kTaskColumnCount), stmt.integer(kTaskColumnCount + 1), std::move(task)});
+  CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+    if (exact && row.text(kId) == exact->id) return {};
+    CT_TRY_ASSIGN(Task task, read_task_row(row));
+    ranked.push_back(Ranked{-row.real(kTaskColumnCount), row.integer(kTaskColumnCount + 1), std::move(task)});
     return {};
   }));
   const std::int64_t exact_num = exact ? parse_task_id(exact->id).value_or(-1) : -1;
@@ -272,27 +310,21 @@ Result<std::int64_t> SqliteStore::count_matches(std::string_view text, const Tas
   if (tokens.empty()) return 0;
   CT_TRY_ASSIGN(std::optional<std::vector<TailHit>> scanned, search_index_tail(tokens, filter));
   const std::vector<TailHit> noted = scanned ? std::move(*scanned) : std::vector<TailHit>{};
-  std::vector<SqlValue> params{match_expression(tokens)};
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*)" + matches(filter, scanned.has_value(), params)));
-  std::int64_t count = std::ssize(noted);
-  {
-    Statement stmt(raw);
-    stmt.bind_all(params);
-    CT_TRY(step(stmt, "cannot count search results"));
-    count += stmt.integer(0);
-  }
+  sql::Args args;
+  args.bind(match_expression(tokens));
+  const std::string sql = "SELECT count(*)" + matches(filter, scanned.has_value(), args);
+  CT_TRY_ASSIGN(std::int64_t indexed, runner_.integer(sql, args, "cannot count search results"));
+  std::int64_t count = std::ssize(noted) + indexed;
   // An exact id that the words do not match is one more result.
   CT_TRY_ASSIGN(std::optional<Task> exact, exact_id_match(text, filter));
   if (exact) {
     const std::int64_t exact_num = parse_task_id(exact->id).value_or(-1);
     if (std::ranges::any_of(noted, [&](const TailHit& hit) { return hit.num == exact_num; })) return count;
-    CT_TRY_ASSIGN(sqlite3_stmt* one, prepare("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = "
-                                             "(SELECT num FROM tasks WHERE id = ?2) AND "
-                                             "rowid NOT IN (SELECT num FROM tasks_fts_tail)"));
-    Statement stmt(one);
-    stmt.bind(1, std::get<std::string>(params.front())).bind(2, exact->id);
-    CT_TRY(step(stmt, "cannot count search results"));
-    if (stmt.integer(0) == 0) ++count;
+    CT_TRY_ASSIGN(std::int64_t exact_indexed,
+                  runner_.integer("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = "
+                                  "(SELECT num FROM tasks WHERE id = ?2) AND rowid NOT IN (SELECT num FROM tasks_fts_tail)",
+                                  sql::values(match_expression(tokens), exact->id), "cannot count search results"));
+    if (exact_indexed == 0) ++count;
   }
   return count;
 }
@@ -306,21 +338,18 @@ Result<std::vector<ResearchEntry>> SqliteStore::search_research(std::string_view
   CT_TRY(ensure_rank());
   ResearchQuery filter;
   filter.archived = archived;
+  sql::Args args;
+  args.bind(match_expression(tokens));
   std::string where;
-  std::vector<SqlValue> params{match_expression(tokens)};
-  research_where(filter, where, params);
-  std::string sql = "SELECT " + std::string(kResearchColumns) +
-                    " FROM research_fts CROSS JOIN research r ON r.num = research_fts.rowid WHERE research_fts MATCH ?" +
+  sql::Where conditions{where, args};
+  sql::append_research_filter(kDialect, filter, conditions);
+  std::string sql = "SELECT " + research_columns(kDialect) +
+                    " FROM research_fts CROSS JOIN research r ON r.num = research_fts.rowid WHERE research_fts MATCH ?1" +
                     (where.empty() ? std::string() : " AND " + where.substr(std::string_view(" WHERE ").size())) +
                     " ORDER BY ct_rank(research_fts, 10.0, 5.0, 2.0), r.num";
-  if (limit > 0) {
-    sql += " LIMIT ?";
-    params.emplace_back(limit);
-  }
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-  Statement stmt(raw);
-  stmt.bind_all(params);
-  CT_TRY_ASSIGN(out, read_research_rows(stmt, "cannot search research entries"));
+  if (limit > 0) sql += " LIMIT " + args(limit);
+  CT_TRY_ASSIGN(out, runner_.all(sql, args, "cannot search research entries",
+                                 [](const sql::Cursor& row) { return read_research_row(row); }));
   // An exact id goes first.
   CT_TRY_ASSIGN(std::optional<ResearchEntry> exact, get_research(trim(text)));
   if (exact && (archived == ArchivedFilter::Include || exact->archived == (archived == ArchivedFilter::Only))) {
@@ -393,14 +422,12 @@ std::string SqliteStore::match_expression(const std::vector<std::string>& tokens
 Result<std::optional<Task>> SqliteStore::exact_id_match(std::string_view text, const TaskFilter& filter) {
   auto id = normalize_task_id(trim(text));
   if (!id) return std::optional<Task>();
-  std::vector<SqlValue> params{*id};
-  std::string where = " WHERE t.id = ?";
-  std::string rest;
-  append_filter(filter, true, rest, params);
-  if (!rest.empty()) where += " AND " + rest.substr(std::string_view(" WHERE ").size());
-  CT_TRY_ASSIGN(std::vector<Task> found, collect_tasks(select_tasks() + where, params, "cannot search"));
-  if (found.empty()) return std::optional<Task>();
-  return std::optional<Task>(std::move(found.front()));
+  sql::Args args;
+  args.bind(*id);
+  const std::string rest = sql::task_where(kDialect, filter, true, args);
+  const std::string sql = task_select() + " WHERE t.id = ?1" +
+                          (rest.empty() ? "" : " AND " + rest.substr(std::string_view(" WHERE ").size()));
+  return runner_.first(sql, args, "cannot search", [](const sql::Cursor& row) { return read_task_row(row); });
 }
 
 fts5_api* SqliteStore::fts5() {

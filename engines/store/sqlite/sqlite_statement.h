@@ -1,17 +1,16 @@
-// Statements of the SQLite backend: a cached statement borrowed for one use (bound, stepped,
-// reset), its column readers, identifiers quoted for SQL built at run time, and the transparent
-// hash of the statement cache. Internal to the SQLite backend.
+// Statements of the SQLite backend: a cached statement borrowed for one use (bound, then reset),
+// column readers, and identifiers quoted for SQL built at run time. Internal to the SQLite backend.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <variant>
-#include <vector>
+
+#include "engines/store/sql_runner.h"
 
 namespace ct::sqlite {
 
@@ -39,11 +38,8 @@ inline std::optional<std::int64_t> column_optional_int(sqlite3_stmt* stmt, int c
   return sqlite3_column_int64(stmt, column);
 }
 
-/// A bound parameter of a statement built at run time.
-using SqlValue = std::variant<std::int64_t, std::string>;
-
-/// Borrows a cached statement for one use; resets it and clears its bindings when done, so the
-/// next user starts clean even after an early return.
+/// Borrows a cached statement for one use: binds its values, and resets it and clears them when
+/// done, so that the next user starts clean even after an early return.
 class Statement {
  public:
   explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
@@ -54,45 +50,16 @@ class Statement {
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  Statement& bind(int index, std::string_view text) {
-    // A null data pointer would bind SQL NULL; an empty string must stay an empty string.
-    const char* data = text.data() != nullptr ? text.data() : "";
-    sqlite3_bind_text64(stmt_, index, data, text.size(), kTransient, SQLITE_UTF8);
-    return *this;
-  }
-  Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
-  Statement& bind(int index, std::int64_t value) {
-    sqlite3_bind_int64(stmt_, index, value);
-    return *this;
-  }
-  Statement& bind(int index, const std::optional<std::int64_t>& value) {
-    if (value) return bind(index, *value);
-    return bind_null(index);
-  }
-  Statement& bind_null(int index) {
-    sqlite3_bind_null(stmt_, index);
-    return *this;
-  }
-  Statement& bind(int index, const SqlValue& value) {
-    if (const auto* number = std::get_if<std::int64_t>(&value)) return bind(index, *number);
-    return bind(index, std::get<std::string>(value));
-  }
-  /// Binds values to ?1, ?2, … in order starting at `first`.
-  Statement& bind_all(const std::vector<SqlValue>& values, int first = 1) {
-    for (std::size_t i = 0; i < values.size(); ++i) bind(first + static_cast<int>(i), values[i]);
-    return *this;
-  }
-
-  sqlite3_stmt* get() const { return stmt_; }
-  std::string_view text(int column) const { return column_text(stmt_, column); }
-  std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-  double real(int column) const { return sqlite3_column_double(stmt_, column); }
-  bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-  // With text() and integer(), the row shape engines/store/store_rows.h reads.
-  std::optional<std::int64_t> optional_int(int column) const { return column_optional_int(stmt_, column); }
-  std::optional<double> optional_real(int column) const {
-    if (is_null(column)) return std::nullopt;
-    return real(column);
+  /// Binds values to ?1, ?2, … in order (an empty text stays a text: std::string's data is never null).
+  void bind_all(std::span<const sql::Value> values) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const int index = static_cast<int>(i) + 1;
+      if (const auto* text = std::get_if<std::string>(&values[i]))
+        sqlite3_bind_text64(stmt_, index, text->data(), text->size(), kTransient, SQLITE_UTF8);
+      else if (const auto* number = std::get_if<std::int64_t>(&values[i])) sqlite3_bind_int64(stmt_, index, *number);
+      else if (const auto* real = std::get_if<double>(&values[i])) sqlite3_bind_double(stmt_, index, *real);
+      else sqlite3_bind_null(stmt_, index);
+    }
   }
 
  private:

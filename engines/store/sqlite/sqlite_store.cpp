@@ -135,20 +135,7 @@ Result<sqlite3_stmt*> SqliteStore::prepare(std::string_view sql) {
   return stmt;
 }
 
-Result<bool> SqliteStore::step(Statement& stmt, std::string_view what) {
-  int rc = sqlite3_step(stmt.get());
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  return fail(error(rc, what));
-}
-
-Result<void> SqliteStore::finish(Statement& stmt, std::string_view what) { return for_each_row(stmt, what, [] {}); }
-
-Result<void> SqliteStore::run(std::string_view sql, std::string_view what) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-  Statement stmt(raw);
-  return finish(stmt, what);
-}
+Result<void> SqliteStore::run(std::string_view sql, std::string_view what) { return runner_.run(sql, {}, what); }
 
 Result<void> SqliteStore::exec(const char* sql, std::string_view what) {
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
@@ -156,118 +143,51 @@ Result<void> SqliteStore::exec(const char* sql, std::string_view what) {
   return {};
 }
 
-Result<std::vector<Task>> SqliteStore::collect_tasks(const std::string& sql, const std::vector<SqlValue>& params,
-                                                     std::string_view what) {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
+Result<std::int64_t> SqliteStore::schema_version() { return user_version(); }
+
+Result<std::int64_t> SqliteStore::change_stamp() {
+  return runner_.integer("PRAGMA data_version", {}, "cannot read the database's change counter");
+}
+
+namespace {
+
+/// The row a statement stands on, for the roles.
+class Cursor final : public sql::Cursor {
+ public:
+  explicit Cursor(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  std::string_view text(int column) const override { return column_text(stmt_, column); }
+  std::int64_t integer(int column) const override { return sqlite3_column_int64(stmt_, column); }
+  std::optional<std::int64_t> optional_int(int column) const override { return column_optional_int(stmt_, column); }
+  double real(int column) const override { return sqlite3_column_double(stmt_, column); }
+  std::optional<double> optional_real(int column) const override {
+    if (is_null(column)) return std::nullopt;
+    return sqlite3_column_double(stmt_, column);
+  }
+  bool is_null(int column) const override { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  int columns() const override { return sqlite3_column_count(stmt_); }
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+}  // namespace
+
+Result<void> SqliteStore::Runner::run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                                      sql::RowFn on_row) {
+  CT_TRY_ASSIGN(sqlite3_stmt* raw, store_.prepare(sql));
   Statement stmt(raw);
-  stmt.bind_all(params);
-  std::vector<Task> out;
-  CT_TRY(for_each_row(stmt, what, [&]() -> Result<void> {
-    CT_TRY_ASSIGN(Task task, read_task(raw));
-    out.push_back(std::move(task));
-    return {};
-  }));
-  return out;
-}
-
-Result<std::vector<std::string>> SqliteStore::collect_strings(Statement& stmt, std::string_view what) {
-  std::vector<std::string> out;
-  CT_TRY(for_each_row(stmt, what, [&] { out.emplace_back(stmt.text(0)); }));
-  return out;
-}
-
-void SqliteStore::bind_task_fields(Statement& stmt, const Task& task, int first) {
-  int i = first;
-  stmt.bind(i++, task.title);
-  stmt.bind(i++, task.description);
-  stmt.bind(i++, to_string(task.status));
-  stmt.bind(i++, to_string(task.priority));
-  stmt.bind(i++, to_string(task.type));
-  if (task.parent.empty()) stmt.bind_null(i++); else stmt.bind(i++, task.parent);
-  stmt.bind(i++, task.position);
-  stmt.bind(i++, encode_strings(task.depends));
-  stmt.bind(i++, encode_strings(task.labels));
-  stmt.bind(i++, encode_strings(task.acceptance));
-  stmt.bind(i++, encode_strings(task.files));
-  stmt.bind(i++, encode_notes(task.notes));
-  stmt.bind(i++, encode_relations(task.relates));
-  stmt.bind(i++, task.phase);
-  stmt.bind(i++, to_string(task.size));
-  stmt.bind(i++, task.blocked_by);
-  stmt.bind(i++, static_cast<std::int64_t>(task.created_at));
-  stmt.bind(i++, static_cast<std::int64_t>(task.updated_at));
-  stmt.bind(i++, task.completed_at);
-  stmt.bind(i++, task.cancelled_at);
-  stmt.bind(i++, task.cancellation_reason);
-  stmt.bind(i++, std::int64_t{task.archived ? 1 : 0});
-  stmt.bind(i++, task.archived_at);
-  stmt.bind(i++, task.archive_reason);
-}
-
-Result<void> SqliteStore::write_edges(const Task& task, bool replace) {
-  if (replace) {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("DELETE FROM task_deps WHERE task_id = ?1"));
-    Statement stmt(raw);
-    stmt.bind(1, task.id);
-    CT_TRY(finish(stmt, "cannot write dependency edges"));
+  stmt.bind_all(args);
+  const Cursor cursor(raw);
+  while (true) {
+    const int rc = sqlite3_step(raw);
+    if (rc == SQLITE_DONE) return {};
+    if (rc != SQLITE_ROW) return fail(store_.error(rc, what));
+    if (on_row) CT_TRY(on_row(cursor));
   }
-  if (task.depends.empty()) return {};
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR IGNORE INTO task_deps(task_id, depends_on) VALUES(?1, ?2)"));
-  for (const auto& dependency : task.depends) {
-    Statement stmt(raw);
-    stmt.bind(1, task.id).bind(2, dependency);
-    CT_TRY(finish(stmt, "cannot write dependency edges"));
-  }
-  return {};
-}
-
-// The search index is written behind the tasks (schema v9, issue 32). Adding a document to FTS5
-// in its own transaction writes a segment of its own, ~40 % of a tasks.add; a write now notes the
-// task in tasks_fts_tail instead, in the same transaction (a crash loses nothing: the note and the
-// task commit together), and every kIndexBatch notes are folded into the index in one segment.
-Result<void> SqliteStore::index_later(std::int64_t number) {
-  {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("INSERT OR IGNORE INTO tasks_fts_tail(num) VALUES(?1)"));
-    Statement stmt(raw);
-    stmt.bind(1, number);
-    CT_TRY(finish(stmt, "cannot update the search index"));
-  }
-  CT_TRY_ASSIGN(std::int64_t waiting, index_tail_size());
-  if (waiting < kIndexBatch) return {};
-  return fold_index_tail();
-}
-
-Result<std::int64_t> SqliteStore::index_tail_size() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT count(*) FROM tasks_fts_tail"));
-  Statement stmt(raw);
-  CT_TRY(step(stmt, "cannot read the search index"));
-  return stmt.integer(0);
-}
-
-Result<void> SqliteStore::fold_index_tail() {
-  // One statement each: FTS5 writes out what a statement added when the next one begins (its
-  // statement savepoint), so a statement per task would write a segment per task again.
-  // A changed task's old row goes first (a new task has none).
-  static const std::string add_sql = "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT " +
-                                     std::string(kIndexedTaskColumns) +
-                                     " FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num ORDER BY f.num";
-  for (std::string_view sql :
-       {std::string_view("DELETE FROM tasks_fts WHERE rowid IN (SELECT f.num FROM tasks_fts_tail f WHERE EXISTS "
-                         "(SELECT 1 FROM tasks_fts_docsize d WHERE d.id = f.num))"),
-        std::string_view(add_sql), std::string_view("DELETE FROM tasks_fts_tail")}) {
-    CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
-    Statement stmt(raw);
-    CT_TRY(finish(stmt, "cannot update the search index"));
-  }
-  return {};
 }
 
 Result<std::int64_t> SqliteStore::user_version() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("PRAGMA user_version"));
-  Statement stmt(raw);
-  CT_TRY_ASSIGN(bool row, step(stmt, "cannot read the schema version"));
-  if (!row) return fail(ErrorCode::Internal, "PRAGMA user_version returned no row");
-  return stmt.integer(0);
+  return runner_.integer("PRAGMA user_version", {}, "cannot read the schema version");
 }
 
 Error SqliteStore::newer_schema(std::int64_t version) const {
@@ -278,11 +198,9 @@ Error SqliteStore::newer_schema(std::int64_t version) const {
 }
 
 Result<std::set<std::string>> SqliteStore::table_names() {
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')"));
-  Statement stmt(raw);
-  std::set<std::string> names;
-  CT_TRY(for_each_row(stmt, "cannot read the schema", [&] { names.emplace(stmt.text(0)); }));
-  return names;
+  CT_TRY_ASSIGN(std::vector<std::string> names, runner_.strings("SELECT name FROM sqlite_schema WHERE type IN "
+                                                                "('table', 'index')", {}, "cannot read the schema"));
+  return std::set<std::string>(names.begin(), names.end());
 }
 
 Error SqliteStore::inconsistent(std::string why) const {
@@ -405,12 +323,10 @@ Result<void> SqliteStore::chain_existing_audit_rows() {
   query.ascending = true;
   query.limit = -1;
   CT_TRY_ASSIGN(std::vector<AuditEntry> rows, read_audit(query));
-  CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare("UPDATE audit SET hash = ?1 WHERE seq = ?2"));
   for (const auto& row : rows) {
     previous = audit_hash(previous, row);
-    Statement stmt(raw);
-    stmt.bind(1, previous).bind(2, row.seq);
-    CT_TRY(finish(stmt, "cannot chain the audit trail"));
+    CT_TRY(runner_.run("UPDATE audit SET hash = ?1 WHERE seq = ?2", sql::values(previous, row.seq),
+                       "cannot chain the audit trail"));
   }
   return {};
 }
@@ -456,19 +372,7 @@ Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool ch
       info.tables = sqlite3_column_int64(count, 0);
     sqlite3_finalize(count);
   }
-  if (!check) return info;
-  sqlite3_stmt* stmt = nullptr;
-  rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
-  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt_guard(stmt, sqlite3_finalize);
-  if (rc != SQLITE_OK) {
-    info.problems.push_back(sqlite3_errmsg(db));
-    return info;
-  }
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    std::string line = column_text(stmt, 0).empty() ? "" : std::string(column_text(stmt, 0));
-    if (is_problem_line(line)) info.problems.push_back(std::move(line));
-  }
-  if (rc != SQLITE_DONE) info.problems.push_back(sqlite3_errmsg(db));
+  if (check) info.problems = quick_check_problems(db);
   return info;
 }
 

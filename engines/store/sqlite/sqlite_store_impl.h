@@ -1,9 +1,10 @@
-// The SQLite backend's store class and the query helpers its parts share. Internal to the backend:
-// the class's members are defined by part, sqlite_store.cpp (connection, transactions, plumbing,
-// schema), sqlite_tasks.cpp (task rows, focus, sessions), sqlite_search.cpp (the FTS5 index and
-// its queries), sqlite_audit.cpp (the audit trail, idempotency keys, compliance results),
-// sqlite_records.cpp (releases, research, lifecycle) and sqlite_maintenance.cpp (consistency
-// scans, integrity, backups, statistics, compaction, restore).
+// The SQLite backend's store class and the helpers its parts share. Internal to the backend: the
+// roles are written once over its sql::Runner (engines/store/sql_runner.h); what is SQLite's own is
+// defined by part, sqlite_store.cpp (connection, transactions, the runner, opening and migrating),
+// sqlite_tasks.cpp (the next-task walk), sqlite_search.cpp (the FTS5 indexes, written behind the
+// tasks, and their queries), sqlite_maintenance.cpp (consistency scans, repairs, integrity,
+// backups), sqlite_dump.cpp (dumps and loads, and backup files) and sqlite_backend.cpp (the
+// StoreBackend).
 #pragma once
 
 #include "engines/store/sqlite/sqlite_store.h"
@@ -37,8 +38,7 @@
 #include "engines/store/audit_chain.h"
 #include "engines/store/backups.h"
 #include "engines/project/project.h"
-#include "engines/store/sqlite/sqlite_rows.h"
-#include "engines/store/sqlite/sqlite_scans.h"
+#include "engines/store/store_rows.h"
 #include "engines/store/sqlite/sqlite_schema.h"
 #include "engines/store/sqlite/sqlite_statement.h"
 #include "engines/store/sql_query.h"
@@ -63,6 +63,20 @@ inline bool is_file_error(int rc) {
 /// A line of PRAGMA quick_check/integrity_check that names a problem ("ok" and the
 /// "*** in database main ***" headings do not).
 inline bool is_problem_line(std::string_view line) { return line != "ok" && !line.starts_with("*** in database"); }
+
+/// The problems PRAGMA quick_check finds in the file `db` opened (one being inspected, a backup
+/// just written), or the error itself when the check cannot run.
+inline std::vector<std::string> quick_check_problems(sqlite3* db) {
+  std::vector<std::string> problems;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+      if (is_problem_line(column_text(stmt, 0))) problems.emplace_back(column_text(stmt, 0));
+  if (rc != SQLITE_DONE) problems.emplace_back(sqlite3_errmsg(db));
+  sqlite3_finalize(stmt);
+  return problems;
+}
 
 inline bool is_lock_error(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
@@ -105,15 +119,6 @@ inline Error sqlite_error(int rc, std::string_view detail, std::string_view what
   return Error(ErrorCode::Internal, std::move(message));
 }
 
-/// The placeholders of a statement: "?" each, their values appended in order.
-struct Args final : sql::Args {
-  explicit Args(std::vector<SqlValue>& into) : values(into) {}
-  std::string mark() const override { return "?"; }
-  void bind(std::string_view text) override { values.emplace_back(std::string(text)); }
-  void bind(std::int64_t value) override { values.emplace_back(value); }
-  std::vector<SqlValue>& values;
-};
-
 /// Whether task t has an unfinished child (an epic's work is its children). The parent index finds
 /// them in one seek: `+c.status` keeps SQLite from probing tasks(status, archived, parent, …)
 /// once per status instead (38 % more instructions for tasks.next).
@@ -130,36 +135,16 @@ inline constexpr sql::Dialect kDialect{
     .roots_first = "",
     .roots_last = "",
     .title_key = "t.title COLLATE NOCASE",
+    .ordered_join = "CROSS JOIN",  // CROSS JOIN: SQLite keeps the left side outermost
+    .list_items = "(SELECT value, key AS pos FROM json_each({}))",
+    .linked_tasks = "(SELECT coalesce(json_group_array(task_id), '[]') FROM (SELECT task_id FROM research_links l "
+                    "WHERE l.research_id = r.id ORDER BY l.position))",
+    .find_text = "instr",
+    .intent_category = "json_extract(intent, '$.category')",
+    .intent_confidence = "json_extract(intent, '$.confidence')",
+    .intent_has_tag = "EXISTS (SELECT 1 FROM json_each(intent, '$.tags') WHERE value = {})",
+    .change_order = "rowid",
 };
-
-using sql::archived_condition;
-
-inline void append_filter(const TaskFilter& filter, bool with_statuses, std::string& where,
-                          std::vector<SqlValue>& params) {
-  Args args(params);
-  sql::Where conditions{where, args};
-  sql::append_task_filter(kDialect, filter, with_statuses, conditions);
-}
-
-inline std::string order_by(SortKey sort, bool descending) { return sql::task_order_by(kDialect, sort, descending); }
-
-/// Binds ?1…?11 in the column order of kSessionSelect.
-inline void bind_session(Statement& stmt, const Session& session) {
-  stmt.bind(1, session.id).bind(2, session.name).bind(3, session.scope).bind(4, session.agent);
-  stmt.bind(5, to_string(session.status)).bind(6, session.note).bind(7, session.next_action);
-  stmt.bind(8, session.created_at).bind(9, session.updated_at).bind(10, session.ended_at);
-  stmt.bind(11, session.archived_at);
-}
-
-inline std::string session_where(const SessionQuery& query, std::vector<SqlValue>& params) {
-  Args args(params);
-  return sql::session_where(query, args);
-}
-
-inline std::string compliance_where(const ComplianceQuery& query, bool with_passed, std::vector<SqlValue>& params) {
-  Args args(params);
-  return sql::compliance_where(query, with_passed, args);
-}
 
 /// What the search index holds of task t, in the order of tasks_fts(rowid, title, description,
 /// labels, notes): labels joined by spaces, note texts by newlines (join_labels, join_notes).
@@ -171,11 +156,6 @@ inline constexpr std::string_view kIndexedTaskColumns =
 /// How many noted tasks (tasks_fts_tail) a write lets pile up before it folds them into the index:
 /// the most a search reads beside the index.
 inline constexpr std::int64_t kIndexBatch = 32;
-
-inline const std::string& select_tasks() {
-  static const std::string sql = "SELECT " + std::string(kTaskColumns) + " FROM tasks t";
-  return sql;
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -289,92 +269,28 @@ class SqliteStore final : public Store {
   Result<void> rollback_to(std::string_view name) override;
   Result<void> release(std::string_view name) override;
 
-  // -- tasks ----------------------------------------------------------------------------------
-  Result<std::optional<Task>> get_task(std::string_view id) override;
-  Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids) override;
-  Result<std::vector<Task>> list_tasks(const TaskQuery& query) override;
-  Result<std::int64_t> count_tasks(const TaskFilter& filter) override;
-  Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter) override;
-  Result<std::string> allocate_task_id() override;
-  Result<void> insert_task(const Task& task) override;
-  Result<void> update_task(const Task& task) override;
-  Result<void> delete_task(std::string_view id) override;
-  Result<std::vector<std::string>> children_of(std::string_view id, bool include_archived) override;
-  Result<std::vector<std::string>> dependents_of(std::string_view id) override;
-  Result<std::int64_t> max_position(std::string_view parent) override;
-  Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;
-  Result<std::vector<GraphTask>> graph_tasks(std::string_view root) override;
-  Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
-                                        std::int64_t limit) override;
-  Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override;
-
-  // -- focus ----------------------------------------------------------------------------------
-  Result<std::optional<std::string>> get_focus(std::string_view session) override;
-  Result<void> set_focus(std::string_view session, std::optional<std::string> task_id) override;
-  Result<std::optional<Claim>> claim_on(std::string_view task_id) override;
-  Result<std::vector<Claim>> claims() override;
-
-  // -- sessions -------------------------------------------------------------------------------
-  Result<void> insert_session(const Session& session) override;
-  Result<void> update_session(const Session& session) override;
-  Result<void> delete_session(std::string_view id) override;
-  Result<std::optional<Session>> get_session(std::string_view id) override;
-  Result<std::vector<Session>> list_sessions(const SessionQuery& query) override;
-  Result<std::int64_t> count_sessions(const SessionQuery& query) override;
-
-  // -- audit ----------------------------------------------------------------------------------
-  Result<std::int64_t> append_audit(const AuditEntry& entry) override;
-  Result<std::vector<AuditEntry>> read_audit(const AuditQuery& query) override;
-  Result<std::optional<IdempotentCall>> find_idempotent(std::string_view key) override;
-  Result<void> remember_idempotent(const IdempotentCall& call, TimeMs forget_before) override;
   Result<std::int64_t> schema_version() override;
   // PRAGMA data_version: changes when another connection commits; reads the WAL index only.
   Result<std::int64_t> change_stamp() override;
 
-  // -- compliance -----------------------------------------------------------------------------
-  Result<std::int64_t> insert_compliance(const ComplianceRecord& record) override;
-  Result<std::vector<ComplianceSummary>> compliance_summary(const ComplianceQuery& query) override;
-  Result<std::vector<ComplianceRecord>> list_compliance(const ComplianceQuery& query) override;
-
-  // -- releases -------------------------------------------------------------------------------
-  Result<std::optional<Release>> get_release(std::string_view version) override;
-  Result<std::vector<Release>> list_releases() override;
-  Result<void> put_release(const Release& release) override;
-
-  // -- research -------------------------------------------------------------------------------
-  static constexpr std::string_view kResearchColumns =
-      "r.id, r.file, r.title, r.date, r.status, r.agent_type, r.topics, r.key_findings, r.actionable, "
-      "r.needs_followup, r.confidence, r.file_checksum, r.archived, r.archived_at, r.created_at, r.updated_at, "
-      "(SELECT coalesce(json_group_array(task_id), '[]') FROM (SELECT task_id FROM research_links l "
-      "WHERE l.research_id = r.id ORDER BY l.position))";
-  Result<std::vector<ResearchEntry>> read_research_rows(Statement& stmt, std::string_view what);
-  static void research_where(const ResearchQuery& query, std::string& where, std::vector<SqlValue>& params);
-  Result<std::optional<ResearchEntry>> get_research(std::string_view id) override;
-  Result<std::vector<ResearchEntry>> list_research(const ResearchQuery& query) override;
-  Result<std::int64_t> count_research(const ResearchQuery& query) override;
-  Result<void> put_research(const ResearchEntry& entry) override;
+  // -- what SQLite does its own way -----------------------------------------------------------
+  Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;
+  Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
+                                        std::int64_t limit) override;
+  Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override;
   Result<std::vector<ResearchEntry>> search_research(std::string_view text, ArchivedFilter archived,
                                                      std::int64_t limit) override;
   Result<std::int64_t> count_research_matches(std::string_view text, ArchivedFilter archived) override;
-  Result<std::vector<std::string>> research_for_task(std::string_view task_id) override;
-  Result<ResearchStats> research_stats() override;
-  Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file) override;
-  Result<void> put_manifest_cursor(const ManifestCursor& cursor) override;
 
-  // -- lifecycle ------------------------------------------------------------------------------
-  Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject, LifecycleKind kind) override;
-  Result<void> put_lifecycle(const LifecycleEvent& event) override;
-  Result<std::vector<LifecycleEvent>> lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind,
-                                                       std::int64_t limit, std::int64_t offset) override;
-  Result<std::int64_t> count_lifecycle_events(std::string_view subject, std::optional<LifecycleKind> kind) override;
-
-  // -- the shared roles' SQL (engines/store/sql_runner.h: memory, trust) ----------------------
+  // -- the roles' SQL (engines/store/sql_runner.h) ------------------------------------------
   class Runner final : public sql::Runner {
    public:
-    explicit Runner(SqliteStore& store) : store_(store) {}
+    explicit Runner(SqliteStore& store) : sql::Runner(kDialect), store_(store) {}
     using sql::Runner::run;
     Result<void> run(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
-                     const std::function<void(const sql::Cursor&)>& on_row) override;
+                     sql::RowFn on_row) override;
+    Result<void> atomically(sql::FunctionRef<Result<void>()> body) override { return store_.atomically(body); }
+    std::int64_t changes() const override { return sqlite3_changes64(store_.db_); }
 
    private:
     SqliteStore& store_;
@@ -388,18 +304,18 @@ class SqliteStore final : public Store {
   Result<std::vector<std::string>> find_integrity_problems();
   Result<void> backup_to(const std::filesystem::path& file) override;
 
-  // -- housekeeping (system.dash, stats, gc, restore) -----------------------------------------
-  Result<StoreCounts> counts() override;
-  Result<std::vector<PeriodStats>> period_stats(const std::vector<StatsPeriod>& periods) override;
-  Result<std::optional<AuditAnchor>> audit_anchor() override;
-  Result<std::int64_t> last_audit_seq_before(TimeMs before) override;
-  Result<std::int64_t> compact_audit(const AuditAnchor& anchor) override;
-  Result<std::int64_t> expire_idempotent(TimeMs before, bool count_only) override;
+  // -- restore --------------------------------------------------------------------------------
   Result<void> replace_contents_from(const std::filesystem::path& file) override;
   Result<void> dump(DumpSink& sink) override;
   Result<void> load(const DumpSource& source) override;
 
  private:
+  // -- the search indexes, kept with the rows (sqlite_search.cpp) ------------------------------
+  /// Notes that task `number`'s search-index row is missing or behind its text (tasks_fts_tail),
+  /// and folds the noted tasks into the index once kIndexBatch are waiting.
+  Result<void> index_task(std::int64_t number) override;
+  Result<void> unindex_task(std::int64_t number) override;
+  Result<void> index_research(const ResearchEntry& entry, std::int64_t number) override;
 
   // -- plumbing -------------------------------------------------------------------------------
   Error error(int rc, std::string_view what) const;
@@ -412,31 +328,12 @@ class SqliteStore final : public Store {
   Result<void> check_identity();
   /// The cached statement for `sql`, prepared on first use.
   Result<sqlite3_stmt*> prepare(std::string_view sql);
-  /// Steps once: true on a row, false when done.
-  Result<bool> step(Statement& stmt, std::string_view what);
-  /// Steps through the remaining rows, calling `on_row()` on each. `on_row` returns void, or a
-  /// Result<void> whose error ends the walk and is returned.
-  template <typename OnRow>
-  Result<void> for_each_row(Statement& stmt, std::string_view what, OnRow&& on_row) {
-    while (true) {
-      CT_TRY_ASSIGN(bool row, step(stmt, what));
-      if (!row) return {};
-      if constexpr (std::is_void_v<std::invoke_result_t<OnRow&>>) {
-        on_row();
-      } else {
-        CT_TRY(on_row());
-      }
-    }
-  }
-  /// Steps to the end, ignoring rows (a RETURNING statement finishes its work here).
-  Result<void> finish(Statement& stmt, std::string_view what);
   /// Runs a fixed statement (transaction control) from the cache.
   Result<void> run(std::string_view sql, std::string_view what);
   /// Runs one-off SQL (pragmas, migrations) without caching.
   Result<void> exec(const char* sql, std::string_view what);
   /// Makes a multi-statement write all-or-nothing, inside or outside the caller's transaction.
-  template <typename Body>
-  Result<void> atomically(Body&& body) {
+  Result<void> atomically(sql::FunctionRef<Result<void>()> body) {
     CT_TRY(run("SAVEPOINT ct_write", "cannot start a write"));
     auto result = body();
     if (!result) {
@@ -447,15 +344,6 @@ class SqliteStore final : public Store {
     if (!released) sqlite3_exec(db_, "ROLLBACK TO ct_write; RELEASE ct_write", nullptr, nullptr, nullptr);
     return released;
   }
-  Result<std::vector<Task>> collect_tasks(const std::string& sql, const std::vector<SqlValue>& params,
-                                          std::string_view what);
-  Result<std::vector<std::string>> collect_strings(Statement& stmt, std::string_view what);
-  /// Binds the task's fields from title onwards to ?first … ?first+23.
-  static void bind_task_fields(Statement& stmt, const Task& task, int first);
-  Result<void> write_edges(const Task& task, bool replace);
-  /// Notes that task `number`'s search-index row is missing or behind its text (tasks_fts_tail),
-  /// and folds the noted tasks into the index once kIndexBatch are waiting.
-  Result<void> index_later(std::int64_t number);
   /// Rewrites the index rows of the noted tasks from their rows and clears the notes.
   Result<void> fold_index_tail();
   /// How many tasks are noted.
@@ -479,7 +367,7 @@ class SqliteStore final : public Store {
   /// " FROM tasks_fts … WHERE tasks_fts MATCH ? …" for the matches of a search under `filter`;
   /// `params` holds the match expression and receives the filter's values.
   /// Noted tasks (tasks_fts_tail) are left out when `skip_tail`: their index rows may be stale.
-  std::string matches(const TaskFilter& filter, bool skip_tail, std::vector<SqlValue>& params);
+  std::string matches(const TaskFilter& filter, bool skip_tail, sql::Args& args);
   /// The connection's FTS5 API (nullptr without FTS5), fetched once.
   fts5_api* fts5();
   /// Registers ct_rank (sqlite_search.cpp) on this connection before its first search.
@@ -498,8 +386,6 @@ class SqliteStore final : public Store {
   Result<void> backup_before_migration(const SqliteOptions& options, std::int64_t current);
   /// v1 → v2: rows written before the chain existed get their hashes, oldest first.
   Result<void> chain_existing_audit_rows();
-
-  // -- housekeeping helpers -------------------------------------------------------------------
   Result<std::int64_t> meta_int(std::string_view key);
   sqlite3* db_;
   std::filesystem::path file_;

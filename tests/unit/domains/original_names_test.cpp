@@ -97,6 +97,19 @@ const std::set<std::string>& without_equivalent() {
   return kNames;
 }
 
+/// system.health's data without what it measures of the disk: the free space other processes
+/// change between two calls (the rest must be the same word for word).
+json::Value without_free_space(json::Value data) {
+  if (!data["checks"].is_array()) return data;
+  json::Value checks = json::Value::array();
+  for (json::Value check : data["checks"].as_array()) {
+    if (check["name"] == json::Value("disk")) check.erase("detail");
+    checks.push_back(std::move(check));
+  }
+  data.set("checks", std::move(checks));
+  return data;
+}
+
 }  // namespace
 
 TEST_CASE("every original name runs its operation, the reply naming ours", "[original-names]") {
@@ -135,7 +148,7 @@ TEST_CASE("every original name runs its operation, the reply naming ours", "[ori
         Envelope ours = project.query(std::string(spec.domain), std::string(spec.name), params.dump());
         Envelope theirs = project.query(domain, name, params.dump());
         CHECK(theirs.success == ours.success);
-        if (ours.success) CHECK(theirs.data == ours.data);
+        if (ours.success) CHECK(without_free_space(theirs.data) == without_free_space(ours.data));
       }
     }
   }

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engines/project/config.h"
 #include "unit/temp_dir.h"
 #include "gateway/product.h"
 
@@ -45,6 +46,23 @@ struct CleoRootGuard {
   }
   CleoRootGuard(const CleoRootGuard&) = delete;
   CleoRootGuard& operator=(const CleoRootGuard&) = delete;
+};
+
+/// Sets (or unsets, with nullptr) an environment variable for one test and restores it.
+struct EnvGuard {
+  std::string name;
+  std::optional<std::string> saved;
+  EnvGuard(std::string variable, const char* value) : name(std::move(variable)) {
+    if (const char* old = std::getenv(name.c_str())) saved = old;
+    if (value != nullptr) setenv(name.c_str(), value, 1);
+    else unsetenv(name.c_str());
+  }
+  ~EnvGuard() {
+    if (saved) setenv(name.c_str(), saved->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  EnvGuard(const EnvGuard&) = delete;
+  EnvGuard& operator=(const EnvGuard&) = delete;
 };
 
 void make_project(const fs::path& root) {
@@ -170,6 +188,44 @@ TEST_CASE("lies_within follows every symlink on the way: parent folders, danglin
   fs::create_directory_symlink(root, dir.path() / "alias");
   CHECK(lies_within(dir.path() / "alias" / "docs" / "a.md", root));
   CHECK(lies_within(root / "docs" / "a.md", dir.path() / "alias"));
+}
+
+}  // namespace ct
+
+namespace ct {
+
+TEST_CASE("one function says where a project's store is: the environment, then the config, else SQLite",
+          "[engines][project]") {
+  EnvGuard url("CLEO_DATABASE_URL", nullptr);
+  EnvGuard schema("CLEO_DATABASE_SCHEMA", nullptr);
+  CHECK(store_location(nullptr).url.empty());
+  Config config;
+  CHECK(store_location(&config).url.empty());
+  REQUIRE(config.set("storage.url", json::Value("postgresql://ann@db/team")));
+  REQUIRE(config.set("storage.schema", json::Value("ours")));
+  CHECK(store_location(&config).url == "postgresql://ann@db/team");
+  CHECK(store_location(&config).schema == "ours");
+  {
+    EnvGuard env_url("CLEO_DATABASE_URL", "host=other dbname=cleo");
+    CHECK(store_location(&config).url == "host=other dbname=cleo");
+    CHECK(store_location(&config).schema == "ours");
+    CHECK(store_location(nullptr).schema == "cleo");
+  }
+  {
+    // What does not name a server is no server, from the environment as from the config.
+    EnvGuard env_url("CLEO_DATABASE_URL", "copies/tasks.db");
+    CHECK(store_location(nullptr).url.empty());
+  }
+
+  // A .cleo/ whose config names a server is a project without tasks.db; one naming none is not.
+  TempDir dir;
+  CleoRootGuard root(nullptr);
+  fs::create_directories(dir.path() / ".cleo");
+  REQUIRE(config.save(dir.path() / ".cleo" / "config.json"));
+  CHECK(find_project(dir.path()));
+  REQUIRE(config.set("storage.url", json::Value("")));
+  REQUIRE(config.save(dir.path() / ".cleo" / "config.json"));
+  CHECK_FALSE(find_project(dir.path()));
 }
 
 }  // namespace ct

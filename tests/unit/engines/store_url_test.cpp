@@ -93,7 +93,7 @@ TEST_CASE("a connection the server drops (a restart) is E_STORE_UNAVAILABLE, and
   auto other = pg::Connection::open(test::pg_url(), "public", 1000);
   REQUIRE(other);
   // What a server restart does to every session: 57P01 admin_shutdown, then the socket closes.
-  REQUIRE((*other)->query("SELECT pg_terminate_backend($1::int)", pg::Params().add(pid->integer(0, 0)), "terminate"));
+  REQUIRE((*other)->query("SELECT pg_terminate_backend($1::int)", sql::values(pid->integer(0, 0)), "terminate"));
   auto dropped = (*connection)->query("SELECT 1", "cannot read the store");
   REQUIRE_FALSE(dropped);
   INFO(dropped.error().message);

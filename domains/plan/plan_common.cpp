@@ -1,0 +1,221 @@
+// What the plan domain's files share (plan_common.h): the plan a call names, what a plan rests on
+// and what moved since, and its ops replayed on the store as it is.
+#include "domains/plan/plan_common.h"
+
+#include "domains/bind.h"
+#include "engines/store/task_json.h"
+
+namespace ct::plan {
+namespace {
+
+/// The tasks an op names in its task id params (placeholders aside), as this store spells them.
+void named_tasks(const batch::Op& op, std::set<std::string>& out) {
+  for (const auto& text : batch::id_values(op))
+    if (!batch::placeholder(text))
+      if (auto id = normalize_task_id(text)) out.insert(*id);
+}
+
+/// The epic's subtree with the epic itself: id → version. `graph`, when given, is the subtree as
+/// this transaction already read it (plan.diff's graph before): it is not read again.
+Result<std::map<std::string, std::int64_t>> subtree_versions(Context& context, const std::string& epic,
+                                                             const Graph* graph = nullptr) {
+  std::map<std::string, std::int64_t> out;
+  if (epic.empty()) return out;
+  CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
+  if (root) out.emplace(root->id, root->version);
+  if (graph) {
+    for (const auto& task : graph->tasks) out.emplace(task.id, task.version);
+    return out;
+  }
+  CT_TRY_ASSIGN(std::vector<GraphTask> tasks, context.db().graph_tasks(epic));
+  for (const auto& task : tasks) out.emplace(task.id, task.version);
+  return out;
+}
+
+Result<std::map<std::string, std::int64_t>> versions_of(Context& context, const std::set<std::string>& ids) {
+  std::map<std::string, std::int64_t> out;
+  if (ids.empty()) return out;
+  CT_TRY_ASSIGN(std::vector<Task> tasks, context.db().get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
+  for (const auto& task : tasks) out.emplace(task.id, task.version);
+  return out;
+}
+
+}  // namespace
+
+Result<Plan> get_plan(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(std::optional<Plan> plan, context.db().get_plan(id));
+  if (!plan)
+    return fail(Error(ErrorCode::NotFound, "Plan " + id + " not found")
+                    .with_fix(call("plan.list", {{"status", "all"}}) + " lists the plans")
+                    .with_detail("plan", id));
+  return std::move(*plan);
+}
+
+Result<Plan> open_plan(Context& context, const std::string& id) {
+  CT_TRY_ASSIGN(Plan plan, get_plan(context, id));
+  if (plan.status != "open")
+    return fail(Error(ErrorCode::Validation, "Plan " + id + " is " + plan.status + ": only an open plan changes")
+                    .with_fix(call("plan.begin", {{"label", plan.label}}) + " starts another")
+                    .with_detail("plan", id)
+                    .with_detail("status", plan.status));
+  return plan;
+}
+
+Result<std::vector<batch::Op>> staged_ops(Context& context, const Plan& plan) {
+  if (plan.ops.empty()) return std::vector<batch::Op>{};
+  auto ops = batch::parse(*context.registry, plan.ops, 0, batch::Holder::Plan, batch::kPlanOps, "plan.ops");
+  if (!ops) {
+    Error error = std::move(ops.error());
+    error.message = plan.id + " cannot be read: " + error.message;
+    return fail(std::move(error).with_fix(Advice("discard it (") + call("plan.discard", {{"plan", plan.id}}) +
+                                          ") and stage its changes again")
+                    .with_detail("plan", plan.id));
+  }
+  return ops;
+}
+
+std::set<std::string> created_by(const std::vector<FieldChange>& changes) {
+  std::set<std::string> out;
+  for (const auto& change : changes)
+    if (change.field == "created") out.insert(change.task_id);
+  return out;
+}
+
+FieldEdits own_edits(const batch::Ran& ran) {
+  const std::set<std::string> created = created_by(ran.changes);
+  FieldEdits out;
+  std::size_t begin = 0;
+  for (std::size_t op = 0; op < ran.ends.size() && op < ran.ids.size(); ++op) {
+    const std::string& task = ran.ids[op];
+    for (std::size_t i = begin; i < ran.ends[op]; ++i) {
+      const FieldChange& change = ran.changes[i];
+      if (task.empty() || change.task_id != task || created.contains(task)) continue;
+      auto [at, inserted] = out.try_emplace({task, change.field}, FieldEdit{change.before, change.after, op});
+      if (!inserted) at->second.after = change.after;
+    }
+    begin = ran.ends[op];
+  }
+  return out;
+}
+
+Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran,
+                            bool fresh, std::size_t first_new) {
+  std::set<std::string> created = created_by(ran.changes);
+  std::set<std::string> named;
+  for (const auto& op : ops) named_tasks(op, named);
+  for (const auto& change : ran.changes)
+    if (!change.task_id.empty()) named.insert(change.task_id);
+  std::erase_if(named, [&](const std::string& id) { return created.contains(id); });
+
+  json::Value versions = fresh || !plan.base["versions"].is_object() ? json::Value::object() : plan.base["versions"];
+  CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id));
+  if (fresh)
+    for (const auto& [id, version] : subtree) versions.set(id, version);
+  std::set<std::string> unseen;
+  for (const auto& id : named)
+    if (!versions.contains(id)) unseen.insert(id);
+  CT_TRY_ASSIGN(auto found, versions_of(context, unseen));
+  for (const auto& [id, version] : found) versions.set(id, version);
+
+  json::Value fields = fresh || !plan.base["fields"].is_object() ? json::Value::object() : plan.base["fields"];
+  for (const auto& [key, edit] : own_edits(ran)) {
+    if (!fresh && edit.first_op < first_new) continue;  // an earlier op's field keeps the base it was staged on
+    const auto& [task, field] = key;
+    json::Value of_task = fields.contains(task) ? fields[task] : json::Value::object();
+    if (of_task.contains(field)) continue;
+    of_task.set(field, edit.before);
+    fields.set(task, std::move(of_task));
+  }
+  json::Value base = json::Value::object();
+  base.set("versions", std::move(versions));
+  base.set("fields", std::move(fields));
+  return base;
+}
+
+Result<json::Value> moved_since(Context& context, const Plan& plan, const Graph* graph) {
+  json::Value moved = json::Value::array();
+  if (!plan.base["versions"].is_object()) return moved;
+  // Looked up once per task of the subtree: a map, not the JSON object's linear search.
+  std::map<std::string, std::int64_t, std::less<>> versions;
+  for (const auto& [id, version] : plan.base["versions"].as_object())
+    versions.emplace(id, version.is_int() ? version.as_int() : 0);
+  CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id, graph));
+  std::set<std::string> outside;
+  for (const auto& [id, version] : versions)
+    if (!subtree.contains(id)) outside.insert(id);
+  CT_TRY_ASSIGN(auto now_outside, versions_of(context, outside));
+  auto add = [&](const std::string& id, json::Value was, json::Value now) {
+    json::Value row = json::Value::object();
+    row.set("id", id);
+    row.set("was", std::move(was));
+    row.set("now", std::move(now));
+    moved.push_back(std::move(row));
+  };
+  for (const auto& [id, was] : versions) {
+    std::optional<std::int64_t> now;
+    if (auto in = subtree.find(id); in != subtree.end()) now = in->second;
+    else if (auto out = now_outside.find(id); out != now_outside.end()) now = out->second;
+    if (!now) add(id, was, json::Value());
+    else if (*now != was) add(id, was, *now);
+  }
+  for (const auto& [id, version] : subtree)
+    if (!versions.contains(id)) add(id, json::Value(), version);
+  return moved;
+}
+
+Result<batch::Ran> replay(Context& context, NestedRuns& runs, const Plan& plan, std::span<const batch::Op> staged,
+                          std::span<const batch::Op> more) {
+  std::vector<batch::Op> all(staged.begin(), staged.end());
+  all.insert(all.end(), more.begin(), more.end());
+  auto ran = batch::run(context, runs, all);
+  if (!ran) {
+    Error error = std::move(ran.error());
+    error.message = plan.id + ", " + error.message;
+    return fail(std::move(error).with_detail("plan", plan.id));
+  }
+  return std::move(*ran);
+}
+
+Result<batch::Ran> tried(Context& context, NestedRuns& runs, const Plan& plan, std::span<const batch::Op> staged,
+                         std::span<const batch::Op> more, std::string_view then) {
+  CT_TRY_ASSIGN(Speculation speculation, Speculation::begin(context.db()));
+  auto replayed = replay(context, runs, plan, staged, more);
+  CT_TRY(speculation.end());
+  if (!replayed) {
+    Error error = std::move(replayed.error());
+    error.message += "; " + std::string(then);
+    return fail(std::move(error));
+  }
+  return std::move(*replayed);
+}
+
+std::map<std::string, std::string> placeholder_names(const batch::Ran& ran) {
+  std::set<std::string> created = created_by(ran.changes);
+  std::map<std::string, std::string> names;
+  for (std::size_t i = 0; i < ran.ids.size(); ++i)
+    if (created.contains(ran.ids[i])) names.emplace(ran.ids[i], "$" + std::to_string(i + 1));
+  return names;
+}
+
+json::Value plan_row(const Plan& plan) {
+  json::Value row = json::Value::object();
+  row.set("id", plan.id);
+  row.set("label", plan.label);
+  if (!plan.epic_id.empty()) row.set("epicId", plan.epic_id);
+  row.set("status", plan.status);
+  row.set("ops", static_cast<std::int64_t>(plan.ops.size()));
+  if (!plan.agent.empty()) row.set("agent", plan.agent);
+  row.set("updatedAt", format_iso8601(plan.updated_at));
+  return row;
+}
+
+ParamSpec plan_param() {
+  return ParamSpec{.name = "plan", .type = ParamType::String, .required = true, .pattern = kPlanPattern,
+                   .description = "Plan id, e.g. PL001", .positional = true};
+}
+
+std::vector<ErrorCode> plan_op_errors(const Registry& registry) {
+  return batch::op_errors(registry, {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification});
+}
+
+}  // namespace ct::plan
