@@ -21,8 +21,10 @@ backend=$(cat engines/store/sqlite/*.cpp engines/store/sqlite/*.h engines/store/
 echo "store backends (sqlite/ + postgres/ .cpp and .h lines): $backend"
 echo "MCP calls written below the edges (cleo_query {, cleo_mutate {): $(count 'cleo_(query|mutate) \{' core engines domains capability disclosure)"
 echo "MCP text recognised by prefix in cli/: $(count 'starts_with\((tool_name|"cleo_)' cli)"
-# Reading a param by its name: the accessors of Params, outside the binder and the router's own stages.
-framework='domains/(params\.(h|cpp)|bind\.h|projection\.cpp|router\.cpp|pipeline\.cpp|batch\.cpp)'
+# Reading a param by its name: the accessors of Params, outside the binder and the router's own
+# stages — among them the approval gate, which reads the `id` of whichever operation it guards — and
+# the plug-in engine's handler, which hands every param to its program as JSON.
+framework='domains/(params\.(h|cpp)|bind\.h|projection\.cpp|router\.cpp|pipeline\.cpp|batch\.cpp|registry\.cpp|approval(_gate)?\.cpp)|capability/plugins\.cpp'
 reads=$(grep -rnE 'params\.(str|opt_str|integer|opt_integer|flag|opt_flag|strings|value|has|time)\("' \
           domains disclosure capability gateway cli | grep -vcE "^$framework:" || true)
 echo "params read by name outside the binder and the pipeline: $reads"
