@@ -273,8 +273,9 @@ std::string to_markdown(const std::vector<MemoryEntry>& entries) {
       if (!entry->body.empty()) {
         out += "\n";
         for (std::string_view line : split_lines(entry->body)) {
-          // A body line that would read as a heading or a field is escaped with a backslash.
-          if (line.starts_with("#") || line.starts_with("- ") || line.starts_with("\\")) out += "\\";
+          // A body line that would read as a heading, a field or a comment is escaped with a backslash.
+          if (line.starts_with("#") || line.starts_with("- ") || line.starts_with("\\") || line.starts_with("<!--"))
+            out += "\\";
           out += std::string(line) + "\n";
         }
       }

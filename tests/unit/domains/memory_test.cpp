@@ -92,7 +92,7 @@ TEST_CASE("memory Markdown: export and import read each other, fields and escape
   a.id = "M002";
   a.kind = "convention";
   a.title = "Files are snake_case";
-  a.body = "# not a heading\n- not a field\nplain line";
+  a.body = "# not a heading\n- not a field\n<!-- not a comment -->\nplain line";
   a.files = {"src/", "tests/**/*.cpp"};
   a.confidence = 0.75;
   a.verified_by = "ann";
