@@ -6,26 +6,13 @@
 #include "cli/usage.h"
 #include "core/json_parse.h"
 #include "domains/envelope.h"
+#include "unit/domains/advising_envelope.h"
 #include "gateway/mcp_syntax.h"
 #include "gateway/product.h"
 
 using namespace ct;
 
-namespace {
-
-Envelope advising() {
-  Envelope envelope;
-  envelope.data = json::Value::object();
-  envelope.data.set("fix", (call("tasks.show", {{"id", "T001"}}) + " shows it").to_value());
-  json::Value rows = json::Value::array();
-  rows.push_back(json::Value(json::Value::Object{{"check", "db"}, {"fix", call("system.health").to_value()}}));
-  envelope.data.set("rows", std::move(rows));
-  envelope.warnings.emplace_back("plain");
-  envelope.warnings.push_back("reopen it: " + call("tasks.reopen", {{"id", "T001"}}));
-  return envelope;
-}
-
-}  // namespace
+using test::advising;
 
 TEST_CASE("each edge writes the same envelope its own way", "[envelope]") {
   const Envelope envelope = advising();
