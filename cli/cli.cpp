@@ -26,6 +26,7 @@
 #include "cli/command_tree.h"
 #include "cli/completion.h"
 #include "cli/edit.h"
+#include "cli/person.h"
 #include "cli/hook_briefing.h"
 #include "cli/usage.h"
 #include "cli/render.h"
@@ -276,12 +277,10 @@ int print_completions(const Registry& operations, const std::shared_ptr<Workspac
   return 0;
 }
 
-/// The router of one `ct` command: what a person at a terminal asked for, whole.
+/// The router of one `ct` command: what was asked for, whole (who asks is the caller's principal).
 RouterOptions person_options(const GlobalOptions& globals, bool json) {
   RouterOptions options;
   options.read_only = globals.read_only || env_is("CLEO_READ_ONLY", {"1", "true", "yes"});
-  options.outside_project_allowed = true;  // a person (or their agent) asked for this path on the command line
-  options.person_reviews = true;           // an agent's own session is told apart by the operations that care
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
   options.drop_echoes = json;              // the text view shows the outcome whole
   options.capabilities = &capability::process_resolver();
@@ -391,8 +390,12 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
   std::string id;
   if (auto done = read_edit_args(args, globals, id, output)) return *done;
   output.json = output.json || globals.json;
+  auto who = cli_principal();
+  if (!who) return report_failure(who.error(), output);
   Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
-  const Caller caller{.session = resolve_session(globals, *workspace).session, .adopt_only_active_session = true};
+  const Caller caller{.principal = who->principal,
+                      .session = resolve_session(globals, *workspace).session,
+                      .adopt_only_active_session = true};
   json::Value show = json::Value::object();
   show.set("id", id);
   show.set("detail", "full");
@@ -531,6 +534,8 @@ int run_checked(const std::vector<std::string>& args) {
     write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
   if (!args.empty() && args.front() == "completion") return print_completion_script(args, output);
   if (!args.empty() && args.front() == "edit") return run_edit(operations, workspace, args, output);
+  if (!args.empty() && args.front() == "whoami") return run_whoami(args);
+  if (!args.empty() && args.front() == "person") return run_person(args);
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
   if (!route.server.empty()) return run_server_command(route.server, args, nullptr, workspace);
@@ -560,10 +565,15 @@ int run_checked(const std::vector<std::string>& args) {
   add_global_params(params, route, globals, *spec, output);
   if (later_hook(*spec, params, *workspace)) return 0;
 
+  auto who = cli_principal();
+  if (!who) return report_failure(who.error(), output);
   Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
   const Binding binding = resolve_session(globals, *workspace);
   Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params,
-                  {.session = binding.session, .adopt_only_active_session = true, .never_adopt = binding.elsewhere}};
+                  {.principal = who->principal,
+                   .session = binding.session,
+                   .adopt_only_active_session = true,
+                   .never_adopt = binding.elsewhere}};
   Envelope envelope = router.dispatch(request);
   // An agent host's session-start hook (`ct briefing --hook H`, providers.install hooks) runs in
   // every folder the host opens: outside a CLEO project it has nothing to load, and says nothing

@@ -112,6 +112,8 @@ std::span<const BuiltinCommand> builtin_commands() {
   static constexpr BuiltinCommand kBuiltins[] = {
       {"edit", "Edit a task in $EDITOR: one update, applied only if nobody changed it meanwhile", "Commands"},
       {"completion", "Print the shell completion script: ct completion bash|zsh|fish", "Shell"},
+      {"whoami", "Who this command is: a person (terminal, person key) or an agent, and why", "Shell"},
+      {"person", "A person's keys for scripts and CI: ct person key create|list|revoke", "Shell"},
   };
   return kBuiltins;
 }

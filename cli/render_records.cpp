@@ -76,7 +76,8 @@ std::string audit_table(const View& view, std::string_view empty_text, bool span
     if (row.contains("outcome")) operation += " (" + str(row, "outcome") + ")";
     std::vector<Table::Cell> cells = {{str(row, "seq"), ""}, {time_text(str(row, "at"), view.options), "2"}};
     if (who) {
-      std::string by = str(row, "agent");
+      // A person as who they are (their principal); an agent by the name it goes by.
+      std::string by = str(row, "by").starts_with("person:") ? str(row, "by") : str(row, "agent");
       if (row.contains("session")) by += (by.empty() ? "" : " ") + str(row, "session");
       cells.push_back({by, ""});
     }

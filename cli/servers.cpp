@@ -1,5 +1,7 @@
 #include "cli/servers.h"
 
+#include "cli/person.h"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -174,10 +176,10 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
 
   RouterOptions options;
   options.read_only = flags.read_only || read_only_from_environment();
-  // Servers run for hours: the store is checked once when first opened. Their callers are agents,
-  // which may not name files outside the project (unless the project allows it).
+  // Servers run for hours: the store is checked once when first opened. Their callers are agents
+  // (each connection's principal), which may not name files outside the project (unless the
+  // project allows it).
   options.check_integrity_on_open = true;
-  options.outside_project_allowed = false;
   options.capabilities = &capability::process_resolver();
   if (!flags.log_level.empty()) {
     log::Level level = log::Level::Warn;
@@ -195,6 +197,8 @@ int run_server_command(std::string_view word, const std::vector<std::string>& ar
   if (word == "serve") {
     flags.http.allowed_origins = flags.origins;
     flags.http.dashboard = !flags.no_dashboard;
+    if (auto who = cli_principal(); who && who->principal.is_person() && who->principal.proof == "terminal")
+      flags.http.person_login_code = true;
     if (!run_http) return exec_http_server(args);
     return run_http(opened(), options, flags.http, stdout);
   }

@@ -37,7 +37,7 @@ Result<json::Value> preview(const pipeline::Call& call, Context& context, const 
 }  // namespace
 
 Result<std::optional<std::string>> gate(Context& context, const pipeline::Call& call, bool approved, Asked asked) {
-  if (!call.writes() || approved || context.person_reviews || !context.store ||
+  if (!call.writes() || approved || context.is_person() || !context.store ||
       context.config->get_strings("approval.required").empty())
     return std::optional<std::string>();
   if (asked == Asked::InTransaction) return rule_for(context, *call.spec, call.params);

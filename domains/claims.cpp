@@ -1,5 +1,7 @@
 #include "domains/claims.h"
 
+#include "core/advice.h"
+#include "core/json_parse.h"
 #include "engines/rules/claim_lease.h"
 
 namespace ct {
@@ -23,6 +25,47 @@ Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& contex
     out.emplace(std::move(id), std::move(claim));
   }
   return out;
+}
+
+Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action) {
+  if (context.is_person()) return {};
+  CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(task_id));
+  if (!claim || claim->session.empty() || claim->session == context.session || lapsed(*claim, *context.config, context.now()))
+    return {};
+  Error error(ErrorCode::TaskClaimed, "Task " + task_id + " is claimed by session " + claim->session +
+                                          (claim->agent.empty() ? std::string() : " (" + claim->agent + ")") +
+                                          ": only its holder may " + std::string(action) + " it");
+  error.fix = call("tasks.next", {});
+  return fail(std::move(error).with_detail("id", task_id).with_detail("holder", claim->session));
+}
+
+Result<void> notify_displaced(Context& context, const std::string& displaced, const std::string& task_id) {
+  if (displaced.empty() || displaced == context.session) return {};
+  CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(displaced));
+  if (!session) return {};
+  CT_TRY_ASSIGN(std::string by, context.agent_name());
+  json::Value notice(json::Value::Object{{"task", json::Value(task_id)},
+                                         {"by", json::Value(context.is_person() ? context.principal.id
+                                                            : by.empty() ? context.session : by)},
+                                         {"at", json::Value(format_iso8601(context.now()))}});
+  session->notice = notice.dump();
+  return context.db().update_session(*session);
+}
+
+Result<std::optional<std::string>> session_notice(Context& context, const std::string& session, bool clear) {
+  if (session.empty() || !context.store) return std::optional<std::string>();
+  CT_TRY_ASSIGN(std::optional<Session> found, context.db().get_session(session));
+  if (!found || found->notice.empty()) return std::optional<std::string>();
+  auto notice = json::parse(found->notice);
+  std::optional<std::string> text;
+  if (notice && (*notice)["task"].is_string())
+    text = (*notice)["task"].as_string() + " was taken over by " + (*notice)["by"].string_or_empty() + " at " +
+           (*notice)["at"].string_or_empty() + ": it is no longer this session's";
+  if (clear) {
+    found->notice.clear();
+    CT_TRY(context.db().update_session(*found));
+  }
+  return text;
 }
 
 }  // namespace ct

@@ -18,4 +18,15 @@ json::Value claim_json(const Claim& claim, const Config& config, TimeMs now);
 /// Every claim, by task id (one read; there is one per session with a task).
 Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& context);
 
+/// E_TASK_CLAIMED when an agent would `action` (complete, …) a task whose live claim another
+/// session holds: the holder finishes its own work; a person may act on any.
+Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action);
+
+/// `displaced` lost its claim on `task_id` to this caller (a takeover, a person's reclaim): its
+/// next call is told who took it and when (Session::notice).
+Result<void> notify_displaced(Context& context, const std::string& displaced, const std::string& task_id);
+
+/// What the session has been told to hear (a warning), or none; a write in it clears it.
+Result<std::optional<std::string>> session_notice(Context& context, const std::string& session, bool clear);
+
 }  // namespace ct

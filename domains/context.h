@@ -16,6 +16,7 @@
 #include "engines/project/project.h"
 #include "engines/store/store.h"
 #include "domains/capabilities.h"
+#include "domains/principal.h"
 #include "domains/registry.h"
 #include "domains/workspace.h"
 
@@ -51,13 +52,10 @@ class Context {
   /// Why the store could not be opened, for operations that run on a damaged store
   /// (OperationSpec::runs_on_damaged_store); `store` is null then.
   std::optional<Error> store_error;
-  /// The caller is a person at the command line (`ct`; RouterOptions::outside_project_allowed),
-  /// not an agent over MCP or the dashboard: files outside the project may be named, and the keys
-  /// only people set (SetBy::People) may be changed.
-  bool person = false;
-  /// The caller is a person reviewing what agents propose (RouterOptions::person_reviews): `ct` in a
-  /// terminal or the dashboard, never an MCP client.
-  bool person_reviews = false;
+  /// Who calls, as the transport established it (domains/principal.h). A person may name files
+  /// outside the project, change the keys only people set (SetBy::People), approve, verify and
+  /// reclaim; an agent — over MCP, or `ct` from an agent's shell — may not.
+  Principal principal;
   /// The user's home directory, for user-scope files (agent hosts' configuration): set by tests
   /// and embedders; none means $HOME at the time of the call.
   std::optional<std::filesystem::path> home;
@@ -82,7 +80,7 @@ class Context {
   /// project whose config sets security.allowOutsideProject (read here for operations that run
   /// without the store, which the router loads the config with).
   bool may_leave_project() const {
-    if (person) return true;
+    if (is_person()) return true;
     if (project) return config->get_bool("security.allowOutsideProject");
     auto state = workspace->state(/*opening=*/true);
     return state && state->config->get_bool("security.allowOutsideProject");
@@ -94,14 +92,14 @@ class Context {
   /// Whether this caller may set `key` to `value`: a key only people set refuses an agent with
   /// E_MUTATION_DISABLED, naming the key and what a person runs instead.
   Result<void> may_set_config(const ConfigKey& key, const json::Value& value) const {
-    if (person || key.set_by == SetBy::Anyone) return {};
+    if (is_person() || key.set_by == SetBy::Anyone) return {};
     return fail(Error(ErrorCode::MutationDisabled,
-                      std::string(key.name) + " widens what agents may do: only a person changes it, not an MCP or "
-                                              "dashboard caller")
+                      std::string(key.name) + " widens what agents may do: only a person changes it, not an agent")
                     .with_fix(config_set_fix(key.name, value))
                     .with_detail("key", std::string(key.name))
                     .with_detail("setBy", "people"));
   }
+  bool is_person() const { return principal.is_person(); }
   Store& db() { return *store; }
   /// Who is calling, for records that name an agent: the bound session's agent, else the caller's.
   Result<std::string> agent_name() {

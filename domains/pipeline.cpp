@@ -1,5 +1,7 @@
 #include "domains/pipeline.h"
 
+#include "domains/claims.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -313,9 +315,10 @@ Result<void> adopt_session(Context& context, const Caller& caller) {
     active.statuses = {SessionStatus::Active};
     active.limit = static_cast<std::int64_t>(caller.never_adopt.size()) + 2;
     CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
-    // Another caller's session (bound to another terminal) is never taken over.
+    // Another caller's session (bound to another terminal, or another principal's) is never taken over.
     std::erase_if(sessions, [&](const Session& s) {
-      return std::find(caller.never_adopt.begin(), caller.never_adopt.end(), s.id) != caller.never_adopt.end();
+      return std::find(caller.never_adopt.begin(), caller.never_adopt.end(), s.id) != caller.never_adopt.end() ||
+             !SessionEngine::check_owner(s, caller.principal.id);
     });
     if (sessions.size() == 1) context.session = sessions.front().id;
   }
@@ -331,16 +334,30 @@ Result<std::vector<std::string>> check_session(const Call& call, Context& contex
     CT_TRY(sessions.get(context.session));
   }
   CT_TRY(adopt_session(context, caller));
-  if (!spec.needs_session) return std::vector<std::string>{};
+  // A write runs only in the caller's own session: an agent naming another's (its id is listed by
+  // session.list) is refused; a person may act in any (the dashboard on an agent's session).
+  if (call.writes() && !context.session.empty() && !context.is_person()) {
+    CT_TRY_ASSIGN(std::optional<Session> session, context.store->get_session(context.session));
+    if (session) CT_TRY(SessionEngine::check_owner(*session, caller.principal.id));
+  }
+  // What the session was told to hear (its claim taken over) comes with its next call; a write
+  // (inside the call's transaction) clears it.
+  std::vector<std::string> told;
+  CT_TRY_ASSIGN(std::optional<std::string> notice, session_notice(context, context.session, call.writes()));
+  if (notice) told.push_back(std::move(*notice));
+  if (!spec.needs_session) return told;
   // The clock is read only when a session is touched (a stepping test clock stays in step).
   SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
-  return sessions.check_write(context.session);
+  CT_TRY_ASSIGN(std::vector<std::string> warnings, sessions.check_write(context.session));
+  warnings.insert(warnings.begin(), told.begin(), told.end());
+  return warnings;
 }
 
 void fill_audit(AuditEntry& audit, Context& context, const Call& call) {
   audit.at = context.now();
   audit.session = context.session;
   audit.agent = context.agent;
+  audit.principal = context.principal.id;
   // Writes record who made them: the agent named when the session started wins.
   if (!context.session.empty() && context.store && !context.agent_is_fixed) {
     if (auto session = context.store->get_session(context.session); session && *session && !(*session)->agent.empty())

@@ -168,8 +168,7 @@ Context Router::new_context(const Caller& caller, const pipeline::Call& call) {
   context.agent_is_fixed = caller.agent_is_fixed;
   static const Config kDefaults;
   context.config = &kDefaults;
-  context.person = options_.outside_project_allowed;
-  context.person_reviews = options_.person_reviews;
+  context.principal = caller.principal;
   context.home = options_.home;
   context.capabilities = options_.capabilities;
   context.keeps_nothing = !call.writes();

@@ -23,6 +23,7 @@
 #include "domains/envelope.h"
 #include "domains/nested_runs.h"
 #include "domains/pipeline.h"
+#include "domains/principal.h"
 #include "domains/registry.h"
 #include "domains/workspace.h"
 #include "engines/project/config.h"
@@ -37,6 +38,8 @@ struct Approval;
 /// Who makes a call and the session it runs in. Each request carries its caller; the transport
 /// (the stdio loop, an HTTP session, the CLI's terminal binding) keeps what a reply rebinds.
 struct Caller {
+  /// Who calls (domains/principal.h): set by the transport, never from what the call says.
+  Principal principal;
   std::string session;  // the session the call runs in ("" = none)
   std::string agent;    // recorded in the audit trail when the session names none (an MCP client's name)
   /// `agent` is recorded even on writes in a session that names another agent: a person acting
@@ -59,14 +62,6 @@ struct Request {
 /// How a transport's routers serve every call (the caller travels in each Request).
 struct RouterOptions {
   bool read_only = false;  // mutate → E_MUTATION_DISABLED, unless a dry_run param is set
-  /// The caller is a person at the command line (`ct`), who may name files outside the project and
-  /// change the config keys only people set (SetBy::People). Agents — MCP over stdio or HTTP, the
-  /// dashboard — are not: they reach outside only where security.allowOutsideProject is set, and
-  /// never change those keys.
-  bool outside_project_allowed = false;
-  /// The caller is a person who reviews what agents propose (memory.verify of a kind that needs a
-  /// person, memory.verifyKinds): `ct` in a terminal and the dashboard; never an MCP client.
-  bool person_reviews = false;
   /// The home directory of user-scope files; none: $HOME at the time of each call.
   std::optional<std::filesystem::path> home;
   /// Long-running servers: check the store's integrity once per process on first open.

@@ -10,6 +10,7 @@
 #include "core/sha256.h"
 #include "core/text.h"
 #include "core/version.h"
+#include "engines/project/person_keys.h"
 
 namespace ct::mcp {
 namespace {
@@ -187,7 +188,6 @@ Dashboard::Dashboard(RouterFactory make_router, std::span<const DashboardFile> f
     : routers_(std::move(make_router)),
       files_(files),
       options_(std::move(options)),
-      cookie_value_(options_.token.empty() ? std::string() : sha256_hex("cleo-dashboard\n" + options_.token)),
       feed_(
           [this]() -> Result<std::int64_t> {  // the watcher's thread only
             if (!feed_router_) feed_router_ = routers_.factory()();
@@ -205,24 +205,29 @@ HttpResponse Dashboard::handle(const HttpRequest& request) {
     if (auto refused = refuse_cross_site(request)) return std::move(*refused);
     if (path == "/api/login" || path == "/api/logout") {
       if (request.method != "POST") return problem(405, "use POST");
-      if (path == "/api/logout") {  // the browser forgets the cookie; the token stays valid
+      if (path == "/api/logout") {  // the login ends here, not only in the browser
+        if (auto value = cookie(request.headers, kCookie)) {
+          std::lock_guard lock(logins_mutex_);
+          logins_.erase(std::string(*value));
+        }
         HttpResponse response = json_reply(204, "");
         response.headers.push_back({"Set-Cookie", std::string(kCookie) + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"});
         return response;
       }
       return login(request);
     }
-    if (!authorised(request)) {
-      HttpResponse response = problem(401, "Unauthorized: log in with the server's token");
+    const Access granted = access(request);
+    if (granted == Access::None) {
+      HttpResponse response = problem(401, "Unauthorized: log in with the server's token, or as a person");
       response.headers.push_back({"WWW-Authenticate", R"(Bearer realm="cleo")"});
       return response;
     }
     if (path == "/api") {
       if (request.method != "POST") return problem(405, "use POST");
-      return call(request);
+      return call(request, granted);
     }
     if (request.method != "GET") return problem(405, "use GET");
-    return path == "/events" ? events() : info();
+    return path == "/events" ? events() : info(granted);
   }
   if (request.method != "GET" && request.method != "HEAD") {
     HttpResponse response = problem(405, "Method Not Allowed");
@@ -232,12 +237,28 @@ HttpResponse Dashboard::handle(const HttpRequest& request) {
   return serve_file(request);
 }
 
-bool Dashboard::authorised(const HttpRequest& request) const {
-  if (options_.token.empty()) return true;
+Dashboard::Access Dashboard::access(const HttpRequest& request) const {
+  if (auto value = cookie(request.headers, kCookie)) {
+    std::lock_guard lock(logins_mutex_);
+    // A map lookup by the value: its comparisons leak at most how a 256-bit random value begins.
+    if (auto found = logins_.find(std::string(*value)); found != logins_.end())
+      return found->second ? Access::Person : Access::Read;
+  }
+  if (options_.token.empty()) return Access::Read;
   if (auto authorization = find_header(request.headers, "Authorization"))
-    if (bearer_matches(*authorization, options_.token)) return true;
-  auto value = cookie(request.headers, kCookie);
-  return value && constant_time_equal(*value, cookie_value_);
+    if (bearer_matches(*authorization, options_.token)) return Access::Read;
+  return Access::None;
+}
+
+HttpHeader Dashboard::new_login(bool person) {
+  std::string value = random_hex(32);
+  {
+    std::lock_guard lock(logins_mutex_);
+    constexpr std::size_t kMaxLogins = 256;  // the oldest go first: logins are few, and people's
+    while (logins_.size() >= kMaxLogins) logins_.erase(logins_.begin());
+    logins_.emplace(value, person);
+  }
+  return {"Set-Cookie", std::string(kCookie) + "=" + value + "; Path=/; HttpOnly; SameSite=Strict"};
 }
 
 /// The API is for the page itself (and programs that send no browser headers): a request a browser
@@ -263,14 +284,25 @@ HttpResponse Dashboard::login(const HttpRequest& request) {
   auto parsed = json::parse(request.body);
   const json::Value* token = parsed && parsed->is_object() ? parsed->find("token") : nullptr;
   if (!token || !token->is_string()) return problem(400, "send {\"token\": \"…\"}");
-  if (options_.token.empty()) return json_reply(204, "");
-  if (!constant_time_equal(token->as_string(), options_.token)) {
-    log::warn("dashboard: a login with a wrong token was refused");
-    return problem(401, "Unauthorized: wrong token");
+  const std::string& sent = token->as_string();
+  bool person = false;
+  if (!options_.login_code.empty() && constant_time_equal(sent, options_.login_code)) {
+    std::lock_guard lock(logins_mutex_);
+    person = !std::exchange(code_used_, true);  // one use: a code seen later (scrollback, a log) opens nothing
   }
+  if (!person && options_.person_home) {
+    auto key = match_person_key(*options_.person_home, sent);
+    if (!key) log::warn("dashboard: person keys cannot be read: " + key.error().message);
+    person = key && key->has_value();
+  }
+  const bool reader = !person && !options_.token.empty() && constant_time_equal(sent, options_.token);
+  if (!person && !reader) {
+    log::warn("dashboard: a login was refused");
+    return problem(401, "Unauthorized: not the server's token, its one-use person code, or a person key");
+  }
+  if (person) log::info("dashboard: a person logged in");
   HttpResponse response = json_reply(204, "");
-  response.headers.push_back(
-      {"Set-Cookie", std::string(kCookie) + "=" + cookie_value_ + "; Path=/; HttpOnly; SameSite=Strict"});
+  response.headers.push_back(new_login(person));
   return response;
 }
 
@@ -278,22 +310,21 @@ RouterOptions dashboard_router_options(const RouterOptions& server, bool write) 
   RouterOptions people = server;
   people.read_only = server.read_only || !write;
   people.budget_replies = false;  // the page pages through lists itself
-  people.outside_project_allowed = false;
-  people.person_reviews = true;  // behind the dashboard's token: people review what agents propose
   return people;
 }
 
-HttpResponse Dashboard::info() {
+HttpResponse Dashboard::info(Access access) {
   json::Value body(json::Value::Object{
       {"write", json::Value(options_.write)},
       {"auth", json::Value(!options_.token.empty())},
+      {"person", json::Value(access == Access::Person)},
       {"version", json::Value(std::string(product_version()))},
       {"project", json::Value(options_.project)},
   });
   return json_reply(200, body.dump());
 }
 
-HttpResponse Dashboard::call(const HttpRequest& request) {
+HttpResponse Dashboard::call(const HttpRequest& request, Access access) {
   if (!is_json(request)) return problem(415, "send application/json");
   auto parsed = json::parse(request.body);
   if (!parsed || !parsed->is_object()) return problem(400, "send {\"gateway\",\"domain\",\"operation\",\"params\"}");
@@ -303,9 +334,14 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
   };
   std::string gateway = text("gateway");
   if (gateway != "query" && gateway != "mutate") return problem(400, "gateway must be \"query\" or \"mutate\"");
-  // Recorded as a person at the dashboard, even in an agent's session.
+  // A person logged in as one is recorded as a person at the dashboard, even in an agent's session;
+  // the token's holder reads, as any agent may.
+  const bool person = access == Access::Person;
   Request call{gateway == "query" ? Gateway::Query : Gateway::Mutate, text("domain"), text("operation"), json::Value(),
-               {.agent = "human@dashboard", .agent_is_fixed = true}};
+               {.principal = person ? Principal::person(options_.person, "dashboard-login")
+                                    : Principal::agent("dashboard:reader", "token"),
+                .agent = person ? "human@dashboard" : "dashboard-reader",
+                .agent_is_fixed = true}};
   if (const json::Value* params = parsed->find("params"); params && !params->is_null()) {
     if (!params->is_object()) return problem(400, "params must be an object");
     call.params = *params;
@@ -321,6 +357,11 @@ HttpResponse Dashboard::call(const HttpRequest& request) {
     if (!options_.write)
       return reply(failure(Error(ErrorCode::MutationDisabled, "the dashboard is read-only")
                                .with_fix("restart the server with: ct serve --dashboard-write")));
+    if (!person)
+      return reply(failure(Error(ErrorCode::MutationDisabled,
+                                 "changes from the dashboard are a person's: sign in as one (the server's token only reads)")
+                               .with_fix("sign in on the page with the one-use code ct serve printed at your terminal, or "
+                                         "a person key (ct person key create, at your terminal)")));
     // What a person may change from the page: the operations whose spec says so (tasks, nothing else).
     const Registry& registry = router->operations();
     const OperationSpec* spec = registry.find(call.domain, call.operation);

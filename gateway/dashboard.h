@@ -5,14 +5,18 @@
 // checks; the server (http_transport.cpp) sends an event stream as its text comes.
 //
 //   GET  /, /<file>    the page's files (no data in them, so no token needed)
-//   GET  /api/info     {write, auth, version, project}
-//   POST /api/login    {"token": …} → a cookie standing for the bearer token (HttpOnly, SameSite=Strict)
-//   POST /api/logout   the cookie is cleared
+//   GET  /api/info     {write, auth, person, version, project}
+//   POST /api/login    {"token": …} → a login cookie (HttpOnly, SameSite=Strict): a reader's for the
+//                      bearer token, a person's for the one-use code `ct serve` printed at a person's
+//                      terminal or a person key (engines/project/person_keys.h)
+//   POST /api/logout   the cookie is cleared and its login ends
 //   POST /api          {"gateway","domain","operation","params"} → the operation's envelope
 //   GET  /events       text/event-stream: `hello` once, then `change` after any commit (any process)
 //
-// Read-only unless the server was started with --dashboard-write; then a person may add, update,
-// complete, reopen, start and stop tasks, recorded as agent human@dashboard.
+// The bearer token is the MCP clients' too, so it proves no person: it reads. Read-only unless the
+// server was started with --dashboard-write; then a person logged in as one may add, update,
+// complete, reopen, start and stop tasks, approve and verify, recorded as human@dashboard with the
+// person's principal (domains/principal.h).
 #pragma once
 
 #include <atomic>
@@ -22,6 +26,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,6 +105,13 @@ struct DashboardOptions {
   /// CLEO_DASHBOARD_DIR); every request reads the file again.
   std::optional<std::filesystem::path> files_dir;
   ChangeFeed::Options feed;
+  /// A code that logs one browser in as a person, once ("" = none): `ct serve` makes and prints it
+  /// only when a person started it at their terminal (an agent that started it would read it).
+  std::string login_code;
+  /// The person's home, whose person keys log a person in (none: person keys are not accepted).
+  std::optional<std::filesystem::path> person_home;
+  /// The user the page's person acts as (their principal's id).
+  std::string person;
 };
 
 /// The options of the page's routers, from the server's: read-only unless `write`, lists never
@@ -125,18 +137,25 @@ class Dashboard {
   ChangeFeed& feed() { return feed_; }
 
  private:
+  /// What a request may do: nothing, read (the bearer token, or no token set), or act as a person.
+  enum class Access { None, Read, Person };
   HttpResponse serve_file(const HttpRequest& request);
-  HttpResponse call(const HttpRequest& request);
+  HttpResponse call(const HttpRequest& request, Access access);
   HttpResponse login(const HttpRequest& request);
-  HttpResponse info();
+  HttpResponse info(Access access);
   HttpResponse events();
-  bool authorised(const HttpRequest& request) const;
+  Access access(const HttpRequest& request) const;
+  /// A new login cookie's Set-Cookie header.
+  HttpHeader new_login(bool person);
   std::optional<HttpResponse> refuse_cross_site(const HttpRequest& request) const;
 
   RouterPool routers_;
   std::span<const DashboardFile> files_;
   DashboardOptions options_;
-  std::string cookie_value_;  // what the login cookie holds: a digest of the token, never the token
+  /// The logins: a random cookie value each, true for a person's. Ended by logout.
+  mutable std::mutex logins_mutex_;
+  std::map<std::string, bool> logins_;
+  bool code_used_ = false;
   std::unique_ptr<Router> feed_router_;  // the feed's own connection (its thread only)
   ChangeFeed feed_;
 };

@@ -388,6 +388,8 @@ HttpResponse HttpExchange::handle_stateless(const HttpRequest& request, const js
   auto router = routers_.take();
   Connection connection;  // never kept: the next request starts from nothing again
   connection.streams_replies = true;
+  // No connection: every stateless request is the same agent, one that owns no session of another's.
+  connection.principal = Principal::agent("http:stateless", "connection");
   Outcome outcome = parsed ? protocol_.handle_parsed(*parsed, connection, *router, request.body, &mirrored)
                            : protocol_.handle(request.body, connection, *router, &mirrored);
   routers_.give_back(std::move(router));
@@ -483,6 +485,8 @@ std::string HttpExchange::add_session(const Connection& connection) {
   state->connection.outbox = state->outbox;
   state->connection.streams_replies = true;
   state->connection.task_owner = id;
+  // Its own id, not derived from the session's (which would let a reader of the trail reuse it).
+  state->connection.principal = Principal::agent("http:" + random_hex(6), "connection");
   state->last_used = Clock::now();
   std::lock_guard lock(sessions_mutex_);
   while (!sessions_.empty() && sessions_.size() >= options_.max_sessions) {

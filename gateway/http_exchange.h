@@ -40,6 +40,9 @@ struct HttpOptions {
   int session_idle_seconds = 24 * 3600;     // sessions unused for this long end
   bool dashboard = true;                    // the web dashboard at / (gateway/dashboard.h)
   bool dashboard_write = false;             // people may change tasks from it (--dashboard-write)
+  /// A person started the server at their terminal: it prints a one-use code that logs a browser
+  /// in as that person (never when an agent started it: the agent would read the code).
+  bool person_login_code = false;
   int stop_grace_seconds = 10;              // after SIGINT/SIGTERM, the most the stop waits for calls
                                             // that still run before the process ends (--grace)
 };

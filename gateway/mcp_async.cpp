@@ -164,7 +164,7 @@ std::string Protocol::subscribe(const json::Value& params, const std::string& id
   if (!uri.is_string()) return rpc_error(id_json, RpcError::InvalidParams, "Invalid params: uri (string) is required");
   PrimitiveAnswer refusal;
   auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router,
-                                             {.session = connection.session, .agent = connection.client_name}, refusal);
+                                             connection.caller(), refusal);
   if (!canonical) return error_reply(id_json, refusal);
   if (!connection.outbox)
     return rpc_error(id_json, RpcError::InternalError, "Internal error: this transport cannot send notifications");

@@ -15,6 +15,14 @@
 namespace ct::mcp {
 namespace {
 
+/// The name a client gave as the label its calls are recorded under; a name reserved for people
+/// or the product (principal.h) is dropped, so no agent shows as one in the trail.
+std::string agent_label(std::string name) {
+  if (!is_reserved_label(name)) return name;
+  log::warn("a client named itself \"" + name + "\", a name reserved for people: its calls are recorded unnamed");
+  return std::string();
+}
+
 constexpr std::array<std::string_view, 3> kHandshakeVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 Envelope argument_error(std::string message, std::string field) {
@@ -338,7 +346,7 @@ std::optional<std::string> Protocol::handle_object(const json::Value& message, s
     // it is offered the latest handshake revision, as is any other version this server lacks.
     connection.protocol_version = is_handshake_version(requested.as_string()) ? requested.as_string()
                                                                               : std::string(kLatestHandshakeVersion);
-    if (params["clientInfo"]["name"].is_string()) connection.client_name = params["clientInfo"]["name"].as_string();
+    if (params["clientInfo"]["name"].is_string()) connection.client_name = agent_label(params["clientInfo"]["name"].as_string());
     if (params["clientInfo"]["version"].is_string())
       connection.client_version = params["clientInfo"]["version"].as_string();
     outcome.initialize_succeeded = true;
@@ -457,8 +465,9 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   // message goes is the transport's.
   Connection connection;
   connection.protocol_version = meta->protocol_version;
-  connection.client_name = meta->client_name;
+  connection.client_name = agent_label(meta->client_name);
   connection.client_version = meta->client_version;
+  connection.principal = base.principal;
   connection.outbox = base.outbox;
   connection.streams_replies = base.streams_replies;
   if (log_level) connection.log->set_level(*log_level);  // the request's log
@@ -491,7 +500,8 @@ std::string Protocol::disconnect(Connection& connection, Router& router, std::st
   }
   std::string session = std::exchange(connection.session, std::string());
   if (session.empty()) return session;
-  const Caller caller{.session = session, .agent = connection.client_name};
+  Caller caller = connection.caller();
+  caller.session = session;
   json::Value params = json::Value::object();
   params.set("reason", std::string(why));
   // The claim first (tasks.stop needs the session active), then the session. Neither failing
@@ -510,7 +520,7 @@ std::string Protocol::disconnect(Connection& connection, Router& router, std::st
 std::string Protocol::answer(const std::string& method, const json::Value& params, const std::string& id_json,
                              Connection& connection, Router& router, Outcome& outcome) const {
   PrimitiveAnswer answered = answer_primitive(registry_, method, params, router,
-                                              {.session = connection.session, .agent = connection.client_name});
+                                              connection.caller());
   if (answered.error) {
     if (outcome.stateless) outcome.error_code = static_cast<int>(*answered.error);
     return rpc_error(id_json, *answered.error, answered.message, answered.data);
@@ -570,7 +580,7 @@ Protocol::ToolCall Protocol::read_tool_call(const json::Value& params, const std
       out.refused = argument_error("unexpected argument '" + stray + "': operation parameters go inside params", stray);
     } else {
       out.request = Request{gateway, arguments["domain"].as_string(), arguments["operation"].as_string(),
-                            arguments["params"], {.session = connection.session, .agent = connection.client_name}};
+                            arguments["params"], connection.caller()};
     }
   }
   return out;

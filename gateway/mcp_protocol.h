@@ -53,6 +53,9 @@ struct Connection {
   std::string session;
 
   // ---- what the transport sets ----
+  /// Who is at the other end (domains/principal.h): an agent, one per connection; the label it
+  /// goes by is client_name, fixed at initialize.
+  Principal principal;
   /// Where messages go that the client did not just ask for (notifications, a late reply): stdio's
   /// standard output, an HTTP session's GET stream. Null: nowhere (no subscriptions, no late replies).
   std::shared_ptr<Outbox> outbox;
@@ -72,6 +75,9 @@ struct Connection {
   /// stdio, 2026-07-28: each open subscriptions/listen (the request id's JSON) and its subscriber,
   /// so that notifications/cancelled can end it.
   std::map<std::string, std::uint64_t> listens;
+
+  /// The caller of each call it makes.
+  Caller caller() const { return {.principal = principal, .session = session, .agent = client_name}; }
 };
 
 enum class MessageKind { Request, Notification, Response, Batch, Invalid };

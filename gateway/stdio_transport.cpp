@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/log.h"
+#include "core/text.h"
 #include "gateway/outbox.h"
 
 namespace ct::mcp {
@@ -94,6 +95,8 @@ int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FI
   Connection connection;
   connection.outbox = outbox;
   connection.task_owner = "stdio";
+  // This process is one connection: one agent, whatever name it gives.
+  connection.principal = Principal::agent("stdio:" + random_hex(6), "connection");
   LineReader reader(::fileno(in), kMaxMessageBytes);
   log::info("serving MCP on stdio");
   std::string line;

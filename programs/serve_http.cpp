@@ -16,11 +16,13 @@
 #include "cli/usage.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "gateway/product.h"
 #include "domains/providers/providers.h"
 #include "engines/adapters/subprocess.h"
 #include "gateway/server_commands.h"
 #include "gateway/dashboard.h"
+#include "engines/project/person_keys.h"
 #include "gateway/resource_watch.h"
 #include "gateway/task_runner.h"
 
@@ -148,6 +150,9 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
     dashboard_options.write = !people.read_only;
     dashboard_options.token = options.token;
     dashboard_options.allowed_origins = options.allowed_origins;
+    dashboard_options.person = os_user_name();
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') dashboard_options.person_home = home;
+    if (options.person_login_code) dashboard_options.login_code = random_hex(16);
     if (auto project = workspace->project()) dashboard_options.project = project->root.string();
     if (const char* dir = std::getenv("CLEO_DASHBOARD_DIR"); dir != nullptr && *dir != '\0')
       dashboard_options.files_dir = std::filesystem::path(dir);
@@ -185,9 +190,15 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
   if (dashboard) {
     std::string page = url.substr(0, url.size() - std::string_view("mcp").size());
     std::fprintf(out, "Dashboard: %s (%s%s)\n", page.c_str(),
-                 dashboard->options().write ? "people may change tasks, as human@dashboard"
-                                            : "read-only; --dashboard-write lets people change tasks",
+                 dashboard->options().write ? "a person signed in may change tasks, approve and verify"
+                                            : "read-only; --dashboard-write lets a person change tasks",
                  http_options.token.empty() ? "" : "; the page asks for the token");
+    if (dashboard->options().write) {
+      if (!dashboard->options().login_code.empty())
+        std::fprintf(out, "Sign in as a person with this one-use code: %s\n", dashboard->options().login_code.c_str());
+      else
+        std::fprintf(out, "Sign in as a person with a person key (ct person key create, at your terminal)\n");
+    }
   }
   std::fprintf(out, "Press Ctrl-C to stop.\n");
   std::fflush(out);

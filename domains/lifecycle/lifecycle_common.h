@@ -16,7 +16,7 @@ namespace ct::lifecycle {
 
 inline Result<LifecycleEngine> engine(Context& context) {
   CT_TRY_ASSIGN(std::string agent, context.agent_name());
-  return LifecycleEngine(context.db(), *context.config, context.now(), Actor{agent, context.session},
+  return LifecycleEngine(context.db(), *context.config, context.now(), Actor{agent, context.session, context.principal.id},
                          [&context](FieldChange change) { context.record(std::move(change)); });
 }
 

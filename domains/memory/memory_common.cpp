@@ -224,7 +224,7 @@ Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<s
                     .with_detail("next", number));
   entry.id = memory_id(number);
   entry.hash = content_hash(entry);
-  const bool person = context.person_reviews;
+  const bool person = context.is_person();
   if (entry.status.empty() || entry.status == "active") {
     if (needs_person(context, entry.kind) && !person) {
       entry.status = "proposed";
@@ -233,7 +233,7 @@ Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<s
     } else {
       entry.status = "active";
       if (needs_person(context, entry.kind) && person) {
-        entry.verified_by = entry.source_agent.empty() ? "person" : entry.source_agent;
+        entry.verified_by = context.principal.id;
         entry.verified_at = context.now();
       }
     }

@@ -124,7 +124,7 @@ struct ImportPlan {
 /// What each entry of the file becomes: unchanged, refused (an agent changing what a person
 /// verified), proposed (an agent's new or changed entry of a kind people govern), or written.
 Result<ImportPlan> plan_import(Context& context, std::vector<MemoryEntry>& entries) {
-  const bool person = context.person_reviews;
+  const bool person = context.is_person();
   ImportPlan plan;
   for (auto& entry : entries) {
     CT_TRY_ASSIGN(std::optional<MemoryEntry> stored, context.db().get_memory(entry.id));

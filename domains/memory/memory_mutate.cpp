@@ -138,16 +138,16 @@ json::Value written_json(const MemoryEntry& entry) {
   return out;
 }
 
-/// The caller's name for records: the session's agent, else the client's; "person" at `ct`.
+/// The caller's name for records: a person's principal ("person:alice"), else the session's agent,
+/// else the client's.
 Result<std::string> who(Context& context) {
-  CT_TRY_ASSIGN(std::string name, context.agent_name());
-  if (name.empty() && context.person_reviews) return std::string("person");
-  return name;
+  if (context.is_person()) return context.principal.id;
+  return context.agent_name();
 }
 
 /// Refuses an agent where a person must act on an entry of a kind people govern.
 Result<void> person_only(Context& context, const MemoryEntry& entry, std::string_view action, std::string_view cli) {
-  if (context.person_reviews || !needs_person(context, entry.kind)) return {};
+  if (context.is_person() || !needs_person(context, entry.kind)) return {};
   return fail(Error(ErrorCode::MutationDisabled, "a " + entry.kind + " is governed by people (memory.verifyKinds): an agent may not " +
                                                      std::string(action) + " " + entry.id)
                   .with_fix("ask a person to run: " + std::string(cli))
@@ -268,7 +268,7 @@ Result<Reply> update(Context& context, const EntryArgs& args) {
   if (entry.hash == before.hash && entry.confidence == before.confidence)
     return Reply::noted(written_json(entry), ErrorCode::NoChange);
   std::vector<std::string> warnings;
-  const bool agent = !context.person_reviews;
+  const bool agent = !context.is_person();
   if (agent && !before.verified_by.empty() && entry.hash != before.hash) {
     // What a person verified is not rewritten by an agent: a governed kind's change waits for a
     // person as a revision; another kind's verification was of the old text and does not carry over.
@@ -327,7 +327,7 @@ struct RetractArgs {
 Result<Reply> retract(Context& context, const RetractArgs& args) {
   CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   if (entry.status == "retracted") return Reply::noted(written_json(entry), ErrorCode::NoChange);
-  if (!entry.verified_by.empty() && !context.person_reviews)
+  if (!entry.verified_by.empty() && !context.is_person())
     return fail(Error(ErrorCode::MutationDisabled, entry.id + " was verified by " + entry.verified_by +
                                                        ": an agent does not retract what a person verified")
                     .with_fix("ask a person to run: ct memory retract " + entry.id + " --reason \"…\"; or propose a "
@@ -348,7 +348,7 @@ Result<Reply> verify(Context& context, const EntryArgs& args) {
   CT_TRY(person_only(context, entry, "verify", "ct memory verify " + entry.id));
   CT_TRY_ASSIGN(std::string name, who(context));
   if (entry.status == "proposed") {
-    const bool same_agent = !entry.source_agent.empty() && entry.source_agent == name && name != "person";
+    const bool same_agent = !entry.source_agent.empty() && entry.source_agent == name && !context.is_person();
     const bool same_session = !entry.source_session.empty() && entry.source_session == context.session;
     if (same_agent || same_session)
       return fail(Error(ErrorCode::MutationDisabled, entry.id + " was proposed by " +

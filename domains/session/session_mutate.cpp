@@ -42,9 +42,13 @@ Result<Reply> start(Context& context, const StartArgs& args) {
   if (args.focus && args.auto_focus)
     return fail(Error(ErrorCode::InvalidParams, "focus and autoFocus exclude each other: give one or neither")
                     .with_detail("field", "autoFocus"));
+  if (args.agent && !context.is_person() && is_reserved_label(*args.agent))
+    return fail(Error(ErrorCode::InvalidInput, "agent \"" + *args.agent + "\" is a name reserved for people and the product")
+                    .with_fix(call("session.start", {{"scope", args.scope}}))
+                    .with_detail("field", "agent"));
   auto engine = sessions(context);
   std::string agent = args.agent.value_or(context.agent);
-  CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent));
+  CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent, context.principal.id));
   // Everything from here on (the claim, the audit row) happens in the new session.
   context.session = session.id;
   context.bind_session(session.id);
@@ -90,7 +94,7 @@ struct NotedArgs {
 
 /// end and close: the session finishes and its claim is released; the caller is unbound.
 Result<Reply> finish(Context& context, const NotedArgs& args, SessionStatus final_status) {
-  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.finish(id, final_status, args.notes));
@@ -104,7 +108,7 @@ Result<Reply> end(Context& context, const NotedArgs& args) { return finish(conte
 Result<Reply> close(Context& context, const NotedArgs& args) { return finish(context, args, SessionStatus::Closed); }
 
 Result<Reply> suspend(Context& context, const NotedArgs& args) {
-  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.suspend(id, args.notes));
@@ -118,8 +122,12 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
-  CT_TRY_ASSIGN(Session after, engine.resume(id));
+  CT_TRY_ASSIGN(Session after, engine.resume(id, context.principal.id));
   if (context.audit) context.audit->task_id = id;
+  std::vector<std::string> warnings;
+  if (before.owner != after.owner && !before.owner.empty())
+    warnings.push_back("session " + id + " was " + before.owner + "'s (last active " + format_iso8601(before.updated_at) +
+                       "): it is this caller's now");
   context.session = id;
   context.bind_session(id);
   json::Value data = status_reply(after);
@@ -127,7 +135,9 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(id));
   if (focus) data.set("focus", *focus);
   if (!after.next_action.empty()) data.set("nextAction", after.next_action);
-  return Reply::noted(std::move(data), no_change_if(before.status == after.status));
+  Reply reply = Reply::noted(std::move(data), no_change_if(before.status == after.status && before.owner == after.owner));
+  reply.warnings = std::move(warnings);
+  return reply;
 }
 
 struct NoteArgs {
@@ -142,7 +152,7 @@ Result<Reply> note(Context& context, const NoteArgs& args) {
     error.fix = call("session.note", {{"notes", "..."}, {"nextAction", "..."}});
     return fail(std::move(error).with_detail("field", "notes"));
   }
-  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.set_note(id, args.notes, args.next_action));

@@ -183,13 +183,13 @@ void register_system_domain(Registry& registry) {
   registry.add({.domain = "system", .name = "log", .gateway = Gateway::Query,
                 .summary = "Read the audit trail of mutations, newest first",
                 .params = log_args.specs(),
-                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,reason?,intent?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
+                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,by? (the caller's principal),reason?,intent?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
                            "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
                            "_meta.page {hasMore,nextOffset} when older rows follow",
                 .examples = {{R"({"limit":10})", "the last ten changes"},
                              {R"({"operation":"tasks.delete","since":"2026-01-01"})", "deletions this year"}},
                 .idempotent = true, .tier = 2, .shortcut = "log", .text_view = TextView::AuditLog,
-                .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "reason", "intent",
+                .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "by", "reason", "intent",
                                "params", "changes"},
                 .handler = log_args.handler(log)});
   const auto init_args = bind(field(&InitArgs::force, {.name = "force", .type = ParamType::Bool,

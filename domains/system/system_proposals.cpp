@@ -14,24 +14,15 @@
 namespace ct {
 namespace {
 
-/// The person deciding: refused for an agent (MCP), and for the proposer itself (its session or
-/// its agent: `ct` in a terminal that adopted the agent's session is that agent).
+/// The person deciding, as the trail names them (their principal): refused for an agent. An agent's
+/// proposal is never its own to decide, whatever session or name it is in.
 Result<std::string> decider(Context& context, const Proposal& proposal, std::string_view verb) {
-  const Advice ask = "ask a person to run: ct " + std::string(verb) + " " + proposal.id;
-  if (!context.person_reviews)
+  if (!context.is_person())
     return fail(Error(ErrorCode::MutationDisabled, "only a person may " + std::string(verb) + " " + proposal.id +
                                                        ": agents propose, people decide")
-                    .with_fix(ask)
+                    .with_fix("ask a person to run: ct " + std::string(verb) + " " + proposal.id)
                     .with_detail("id", proposal.id));
-  CT_TRY_ASSIGN(std::string who, context.agent_name());
-  if ((!proposal.session.empty() && context.session == proposal.session) ||
-      (!proposal.agent.empty() && who == proposal.agent))
-    return fail(Error(ErrorCode::MutationDisabled, proposal.id + " was proposed in this session (" +
-                                                       (proposal.agent.empty() ? std::string("no agent") : proposal.agent) +
-                                                       "): its proposer cannot " + std::string(verb) + " it")
-                    .with_fix("run ct " + std::string(verb) + " " + proposal.id + " from a terminal bound to no agent's session")
-                    .with_detail("id", proposal.id));
-  return who.empty() ? std::string("person") : who;
+  return context.principal.id;
 }
 
 Result<Proposal> pending(Context& context, const std::string& id) {

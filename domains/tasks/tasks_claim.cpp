@@ -1,6 +1,8 @@
 // tasks domain — who works on a task: tasks.start (the atomic claim, inside the session's scope),
 // tasks.stop and tasks.reclaim (a person frees a task whoever holds it).
 #include "domains/tasks/tasks_common.h"
+#include "domains/claims.h"
+#include "engines/rules/claim_lease.h"
 #include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
@@ -28,6 +30,7 @@ Result<Reply> start(Context& context, const IdArgs& args) {
   if (result.previous) data.set("previous", *result.previous);
   // A lapsed claim taken over: whose it was, so the caller can read what they left.
   if (result.taken_over) {
+    CT_TRY(notify_displaced(context, result.taken_over->session, result.task.id));
     json::Value from = json::Value::object();
     from.set("session", result.taken_over->session);
     if (!result.taken_over->agent.empty()) from.set("agent", result.taken_over->agent);
@@ -54,9 +57,21 @@ struct ReclaimArgs {
 };
 
 Result<Reply> reclaim(Context& context, const ReclaimArgs& args) {
+  // Freeing a live claim is a person's act; an agent frees only one whose lease ran out (as
+  // tasks.start takes one over).
+  if (!context.is_person()) {
+    CT_TRY_ASSIGN(std::optional<Claim> held, context.db().claim_on(args.id));
+    if (held && !lapsed(*held, *context.config, context.now()))
+      return fail(Error(ErrorCode::MutationDisabled, "Task " + args.id + " is claimed by session " + held->session +
+                                                         ", whose lease has not run out: only a person frees a live claim")
+                      .with_fix("ask a person to run: ct reclaim " + args.id + " --reason \"…\"")
+                      .with_detail("id", args.id)
+                      .with_detail("holder", held->session));
+  }
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(std::optional<Claim> freed, engine_.reclaim(args.id));
   if (!freed) return Reply::noted(json::Value(), ErrorCode::NoChange, {"nobody holds " + args.id});
+  CT_TRY(notify_displaced(context, freed->session, args.id));
   json::Value data = json::Value::object();
   data.set("id", args.id);
   json::Value from = json::Value::object();
@@ -101,7 +116,7 @@ void register_tasks_claim(Registry& registry) {
                   .summary = "Free a task a session holds; it goes back to pending",
                   .params = reclaim_args.specs(),
                   .returns = "{id,from{session,agent?}}; E_NO_CHANGE note when nobody held it",
-                  .errors = {ErrorCode::NotFound, ErrorCode::Validation},
+                  .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::MutationDisabled},
                   .examples = {{R"({"id":"T005","reason":"its agent crashed"})", "free T005 at once"}},
                   .idempotent = true, .tier = 2, .shortcut = "reclaim", .text_view = TextView::Generic,
                   .handler = reclaim_args.handler(reclaim)});

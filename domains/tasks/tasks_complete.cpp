@@ -5,6 +5,7 @@
 #include "domains/evidence.h"
 #include "domains/memory/memory_common.h"
 #include "domains/pipeline.h"
+#include "domains/claims.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/lifecycle.h"
 
@@ -28,8 +29,9 @@ Result<Reply> complete(Context& context, const CompleteArgs& args) {
   std::vector<std::string> gate_warnings;
   CT_TRY_ASSIGN(Task task, engine_.get_live(args.id));
   if (task.status != TaskStatus::Done) {
+    CT_TRY(refuse_others_claim(context, task.id, "complete"));
     CT_TRY_ASSIGN(std::string agent, context.agent_name());
-    LifecycleEngine lifecycle(context.db(), *context.config, now, Actor{agent, context.session}, nullptr);
+    LifecycleEngine lifecycle(context.db(), *context.config, now, Actor{agent, context.session, context.principal.id}, nullptr);
     CT_TRY(lifecycle.check_complete(task, gate_warnings));
   }
   // Evidence given with the call is recorded first; then verification.evidence judges the task's
@@ -149,7 +151,7 @@ void register_tasks_complete(Registry& registry) {
                              "(E_AC_COVERAGE_INCOMPLETE); advisory warns",
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConcurrentModification,
                              ErrorCode::LifecycleGateFailed, ErrorCode::GateDependency, ErrorCode::EvidenceInvalid,
-                             ErrorCode::EvidenceStale, ErrorCode::AcCoverageIncomplete},
+                             ErrorCode::EvidenceStale, ErrorCode::AcCoverageIncomplete, ErrorCode::TaskClaimed},
                   .examples = {{R"({"id":"T001","notes":"merged in #42"})", "finish T001"},
                                {R"({"id":"T001","evidence":[{"commit":"1a2b3c4","covers":[1]}],"waive":[{"criterion":2,"reason":"docs ship with the next release"}]})",
                                 "finish with evidence and a waiver"}},

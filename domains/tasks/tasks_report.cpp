@@ -145,7 +145,7 @@ void register_tasks_report(Registry& registry) {
   registry.add({.domain = "tasks", .name = "history", .gateway = Gateway::Query,
                 .summary = "Show the audited changes of a task, newest first",
                 .params = history_args.specs(),
-                .returns = "[{seq,at,operation,outcome?,session?,agent?,reason?,changes[{field,before?,after?}]}]",
+                .returns = "[{seq,at,operation,outcome?,session?,agent?,by?,reason?,changes[{field,before?,after?}]}]",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "history of T001"}},
                 .idempotent = true, .tier = 2, .shortcut = "history",

@@ -294,20 +294,30 @@ Result<std::vector<LifecycleState>> LifecycleEngine::recorded(const std::string&
 
 Result<std::vector<std::string>> LifecycleEngine::authors(const std::string& task_id,
                                                           const std::vector<LifecycleState>& gates) {
+  // Each author as who they really were (the row's principal), else as the name they went by.
   std::vector<std::string> out;
-  auto add = [&](const std::string& agent) {
-    if (!agent.empty() && std::find(out.begin(), out.end(), agent) == out.end()) out.push_back(agent);
+  auto add = [&](const std::string& who) {
+    if (!who.empty() && std::find(out.begin(), out.end(), who) == out.end()) out.push_back(who);
   };
-  if (gates.front().status == "passed") add(gates.front().agent);
-  for (std::string_view operation : {"tasks.start", "tasks.complete"}) {
+  auto identity = [](const AuditEntry& row) { return row.principal.empty() ? row.agent : row.principal; };
+  bool front_found = false;
+  for (std::string_view operation : {"tasks.start", "tasks.complete", "lifecycle.gate.pass"}) {
     AuditQuery query;
     query.task_id = task_id;
     query.operation = std::string(operation);
     query.limit = 200;
     CT_TRY_ASSIGN(std::vector<AuditEntry> rows, audit_.read_audit(query));
-    for (const auto& row : rows)
-      if (row.outcome == "ok") add(row.agent);
+    for (const auto& row : rows) {
+      if (row.outcome != "ok") continue;
+      if (operation != "lifecycle.gate.pass") {
+        add(identity(row));
+      } else if (row.params["gate"].is_string() && row.params["gate"].as_string() == gates.front().name) {
+        add(identity(row));
+        front_found = true;
+      }
+    }
   }
+  if (!front_found && gates.front().status == "passed") add(gates.front().agent);
   return out;
 }
 
@@ -320,24 +330,24 @@ Result<LifecycleChange> LifecycleEngine::pass_gate(const Task& task, std::string
     return unchanged(current);
   }
   if (index > 0 && config_.get_bool("verification.separateAgents")) {
-    if (actor_.agent.empty()) {
+    const std::string& actor = actor_.principal.empty() ? actor_.agent : actor_.principal;
+    if (actor.empty()) {
       Error error(ErrorCode::InvalidAgent, "verification.separateAgents is on, and this caller has no agent name: "
                                            "who passes " + std::string(gate) + " cannot be told apart from who did "
                                            "the work");
-      error.fix = "start a session that names its agent: " +
-                  call("session.start", {{"scope", "task:" + task.id}, {"agent", "reviewer"}});
+      error.fix = "have another agent verify it: orchestrate.spawn with a validator skill";
       return fail(std::move(error).with_detail("gate", std::string(gate)));
     }
     CT_TRY_ASSIGN(std::vector<std::string> workers, authors(task.id, all));
-    if (std::find(workers.begin(), workers.end(), actor_.agent) != workers.end()) {
-      Error error(ErrorCode::CircularValidation, "Agent " + actor_.agent + " worked on " + task.id +
+    if (std::find(workers.begin(), workers.end(), actor) != workers.end()) {
+      Error error(ErrorCode::CircularValidation, "Agent " + actor + " worked on " + task.id +
                                                      " and may not pass its " + std::string(gate) +
                                                      " gate (verification.separateAgents)");
       error.fix = "have another agent verify it: orchestrate.spawn with a validator skill, then that agent calls " +
                   call("lifecycle.gate.pass", {{"id", task.id}, {"gate", gate}});
       return fail(std::move(error)
                       .with_detail("gate", std::string(gate))
-                      .with_detail("agent", actor_.agent)
+                      .with_detail("agent", actor)
                       .with_detail("authors", json::Value::array_of(workers)));
     }
   }

@@ -70,6 +70,9 @@ std::string_view task_stage(const Task& task);
 struct Actor {
   std::string agent;
   std::string session;
+  /// Who it really is (domains/principal.h): what verification.separateAgents compares, since an
+  /// agent renames itself per session but not its connection. "" for in-process callers.
+  std::string principal;
 };
 
 /// What a record, skip, reset, gate.pass or gate.fail did.

@@ -1,9 +1,12 @@
 #include "engines/rules/session_engine.h"
 
+#include "engines/rules/claim_lease.h"
+
 #include <algorithm>
 #include <deque>
 
 #include "core/text.h"
+#include "engines/rules/claim_lease.h"
 
 namespace ct {
 namespace {
@@ -145,7 +148,8 @@ Result<void> SessionEngine::check_concurrency() {
                   .with_detail("active", count).with_detail("maxConcurrent", limit));
 }
 
-Result<Session> SessionEngine::start(const std::string& name, const std::string& scope_text, const std::string& agent) {
+Result<Session> SessionEngine::start(const std::string& name, const std::string& scope_text, const std::string& agent,
+                                     const std::string& owner) {
   CT_TRY_ASSIGN(Scope scope, parse_scope(scope_text));
   CT_TRY(tasks_of(scope));  // roots exist, epic: is an epic
   CT_TRY(check_concurrency());
@@ -160,6 +164,7 @@ Result<Session> SessionEngine::start(const std::string& name, const std::string&
   session.name = name;
   session.scope = scope.text;
   session.agent = agent;
+  session.owner = owner;
   session.created_at = now_;
   session.updated_at = now_;
   CT_TRY(store_.insert_session(session));
@@ -221,9 +226,33 @@ Result<Session> SessionEngine::suspend(const std::string& id, const std::string&
   return save(before, std::move(after));
 }
 
-Result<Session> SessionEngine::resume(const std::string& id) {
+Result<void> SessionEngine::check_owner(const Session& session, const std::string& owner) {
+  if (session.owner.empty() || owner.empty() || session.owner == owner) return {};
+  return fail(Error(ErrorCode::SessionOwned, "Session " + session.id + " belongs to another caller (" + session.owner +
+                                                 "): a session is its starter's, and a call in it is refused to others")
+                  .with_fix(call("session.start", {{"scope", session.scope}}))
+                  .with_detail("id", session.id)
+                  .with_detail("owner", session.owner));
+}
+
+Result<Session> SessionEngine::resume(const std::string& id, const std::string& owner) {
   CT_TRY_ASSIGN(Session before, get(id));
-  if (before.status == SessionStatus::Active) return before;
+  if (before.status == SessionStatus::Active) {
+    if (before.owner == owner || before.owner.empty() || owner.empty()) {
+      if (before.owner == owner || owner.empty()) return before;
+      Session after = before;
+      after.owner = owner;
+      return save(before, std::move(after));
+    }
+    // Held by another caller: taken over only once its lease ran out (0: sessions never lapse).
+    const TimeMs lease = lease_ms(config_);
+    if (lease == 0 || before.updated_at > now_ - lease) {
+      CT_TRY(check_owner(before, owner));
+    }
+    Session after = before;
+    after.owner = owner;
+    return save(before, std::move(after));
+  }
   if (before.status == SessionStatus::Closed) {
     Error error(ErrorCode::Validation, "Session " + id + " is closed (its work is done) and cannot be resumed");
     error.fix = call("session.start", {{"scope", before.scope}});
@@ -233,6 +262,7 @@ Result<Session> SessionEngine::resume(const std::string& id) {
   Session after = before;
   after.status = SessionStatus::Active;
   after.ended_at.reset();
+  if (!owner.empty()) after.owner = owner;
   return save(before, std::move(after));
 }
 
@@ -319,6 +349,7 @@ Result<Session> SessionEngine::save(const Session& before, Session after) {
   if (before.note != after.note) record(after.id, "note", before.note, after.note);
   if (before.next_action != after.next_action) record(after.id, "nextAction", before.next_action, after.next_action);
   if (before.archived_at != after.archived_at) record(after.id, "archived", false, true);
+  if (before.owner != after.owner) record(after.id, "owner", before.owner, after.owner);
   CT_TRY(store_.update_session(after));
   return after;
 }

@@ -58,12 +58,21 @@ class SessionEngine {
 
   /// E_SESSION_NOT_FOUND (31) with a list fix.
   Result<Session> get(const std::string& id);
-  /// Validates the scope against live data and the session.maxConcurrent limit, then inserts.
-  Result<Session> start(const std::string& name, const std::string& scope_text, const std::string& agent);
+  /// Validates the scope against live data and the session.maxConcurrent limit, then inserts,
+  /// owned by `owner` (the caller's principal id).
+  Result<Session> start(const std::string& name, const std::string& scope_text, const std::string& agent,
+                        const std::string& owner = "");
   /// Ends (or closes) the session and releases its claim: the focused task goes back to pending.
   Result<Session> finish(const std::string& id, SessionStatus final_status, const std::string& note);
   Result<Session> suspend(const std::string& id, const std::string& note);
-  Result<Session> resume(const std::string& id);
+  /// The session becomes `owner`'s, and active. Exclusive: an active session another owner renewed
+  /// within session.leaseSeconds is E_SESSION_OWNED (two agents never both resume one handoff);
+  /// one whose lease ran out, or a suspended or ended one, is taken over (Session::owner says whose
+  /// it was before: the caller's reply names them).
+  Result<Session> resume(const std::string& id, const std::string& owner = "");
+  /// E_SESSION_OWNED unless `owner` may write in the session: its own, one from before owners
+  /// (owner ""), or an in-process caller's (owner "").
+  static Result<void> check_owner(const Session& session, const std::string& owner);
   Result<Session> set_note(const std::string& id, const std::optional<std::string>& note,
                            const std::optional<std::string>& next_action);
   Result<GcResult> gc();

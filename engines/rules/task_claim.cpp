@@ -63,7 +63,7 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
     if (!lapsed(*held, config_, now_)) {
       const std::string& holder = held->session;
       std::string who = holder.empty() ? std::string("work outside any session") : "session " + holder;
-      // When the holder shows no more life, the task is free: a person may free it sooner.
+      // When the holder shows no more life, the task is free (a person may free it sooner).
       const std::optional<TimeMs> end = lease_end(*held, config_);
       Error error(ErrorCode::TaskClaimed, "Task " + id + " is already claimed by " + who +
                                               (end ? " until " + format_iso8601(*end) : std::string()));
@@ -74,7 +74,6 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
       if (end)
         error = std::move(error)
                     .with_detail("leaseEnds", format_iso8601(*end))
-                    .with_alternative("A person frees it at once", "tasks.reclaim")
                     .retry_after(std::max<std::int64_t>(1, (*end - now_ + 999) / 1000));
       return fail(std::move(error));
     }

@@ -30,7 +30,11 @@ std::string audit_hash(std::string_view previous_hash, std::int64_t seq, const A
   w.begin_array();
   w.value(seq).value(static_cast<std::int64_t>(entry.at)).value(entry.session).value(entry.agent);
   w.value(entry.operation).value(entry.task_id).value(text.params).value(entry.outcome).value(entry.reason);
+  // Optional trailing fields keep the hashes of rows from before them; a principal always follows
+  // an intent slot (null when none), so one field is never read as the other.
   if (text.intent) w.value(*text.intent);
+  else if (!entry.principal.empty()) w.null();
+  if (!entry.principal.empty()) w.value(entry.principal);
   w.begin_array();
   for (std::size_t i = 0; i < entry.changes.size(); ++i) {
     const auto& change = entry.changes[i];
@@ -117,6 +121,7 @@ void archive_row(std::string& out, const AuditEntry& entry) {
   w.key("operation").value(entry.operation).key("taskId").value(entry.task_id);
   w.key("params").value(entry.params).key("outcome").value(entry.outcome).key("reason").value(entry.reason);
   if (!entry.intent.is_null()) w.key("intent").value(entry.intent);
+  if (!entry.principal.empty()) w.key("principal").value(entry.principal);
   w.key("changes").begin_array();
   for (const auto& change : entry.changes) {
     w.begin_object().key("taskId").value(change.task_id).key("field").value(change.field);
@@ -147,6 +152,7 @@ std::optional<AuditEntry> parse_archive_row(const json::Value& row) {
   entry.outcome = *outcome;
   entry.reason = *reason;
   entry.intent = row["intent"];
+  if (auto principal = text("principal")) entry.principal = *principal;
   entry.hash = *hash;
   for (const auto& change : row["changes"].as_array()) {
     if (!change["taskId"].is_string() || !change["field"].is_string()) return std::nullopt;

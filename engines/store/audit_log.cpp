@@ -33,10 +33,10 @@ Result<std::int64_t> AuditLog::append_audit(const AuditEntry& entry) {
     CT_TRY_ASSIGN(AuditLink link, next_link(*this, entry, seq, std::move(previous)));
     seq = link.seq;
     CT_TRY(db.run("INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, reason, hash, "
-                  "intent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                  "intent, principal) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                   sql::values(seq, entry.at, entry.session, entry.agent, entry.operation, entry.task_id,
                               std::move(link.text.params), entry.outcome, entry.reason, std::move(link.hash),
-                              link.text.intent ? Value(std::move(*link.text.intent)) : Value()),
+                              link.text.intent ? Value(std::move(*link.text.intent)) : Value(), entry.principal),
                   "cannot append to the audit trail"));
     for (std::size_t i = 0; i < entry.changes.size(); ++i) {
       auto& [before, after] = link.text.changes[i];

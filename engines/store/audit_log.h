@@ -38,6 +38,9 @@ struct AuditEntry {
   /// existed keep their hashes.
   json::Value intent;
   std::vector<FieldChange> changes;
+  /// Who really made the write: the principal the transport established (domains/principal.h),
+  /// where `agent` is the name it goes by. Hashed only when present, like `intent`.
+  std::string principal;
   std::string hash;        // SHA-256 chaining this row to the previous one (set by the store)
 };
 

@@ -327,4 +327,15 @@ CREATE TABLE plans(
 CREATE INDEX plans_status ON plans(status, num);
 )sql";
 
+/// Principals (issue 52, domains/principal.h): who really made each audited write (the principal
+/// the transport established: "person:…" or "agent:…", '' before this version); the principal that
+/// owns each session (started or last resumed it), and a notice the session's next call is told
+/// (JSON {task, by, at} when another session took over its claim; '' when none).
+inline constexpr std::string_view kPrincipals = R"sql(
+ALTER TABLE audit ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN notice TEXT NOT NULL DEFAULT '';
+CREATE INDEX sessions_owner ON sessions(owner, status);
+)sql";
+
 }  // namespace ct::ddl

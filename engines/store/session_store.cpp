@@ -13,25 +13,26 @@ using sql::Value;
 
 Session read_session(const sql::Cursor& row) { return read_session_row(row); }
 
-/// ?1…?11 in the column order of kSessionSelect.
+/// ?1…?13 in the column order of kSessionSelect.
 std::vector<Value> session_values(const Session& session) {
   return sql::values(session.id, session.name, session.scope, session.agent, to_string(session.status), session.note,
                      session.next_action, session.created_at, session.updated_at, session.ended_at,
-                     session.archived_at);
+                     session.archived_at, session.owner, session.notice);
 }
 
 }  // namespace
 
 Result<void> SessionStore::insert_session(const Session& session) {
   return sql_runner().run("INSERT INTO sessions(id, name, scope, agent, status, note, next_action, created_at, "
-                          "updated_at, ended_at, archived_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                          "updated_at, ended_at, archived_at, owner, notice) "
+                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                           session_values(session), "cannot save the session");
 }
 
 Result<void> SessionStore::update_session(const Session& session) {
   return sql_runner().run("UPDATE sessions SET name = ?2, scope = ?3, agent = ?4, status = ?5, note = ?6, "
-                          "next_action = ?7, created_at = ?8, updated_at = ?9, ended_at = ?10, archived_at = ?11 "
-                          "WHERE id = ?1",
+                          "next_action = ?7, created_at = ?8, updated_at = ?9, ended_at = ?10, archived_at = ?11, "
+                          "owner = ?12, notice = ?13 WHERE id = ?1",
                           session_values(session), "cannot save the session");
 }
 

@@ -44,6 +44,11 @@ struct Session {
   TimeMs updated_at = 0;                 // last write made in the session (idle detection)
   std::optional<TimeMs> ended_at;
   std::optional<TimeMs> archived_at;     // set by session.gc; archived sessions are hidden from lists
+  /// The principal that started or last resumed it (domains/principal.h: "agent:…", "person:…");
+  /// "" for sessions from before principals: the first caller to resume one owns it.
+  std::string owner;
+  /// What its next call is told once (JSON {task, by, at}: another session took over its claim).
+  std::string notice;
 };
 
 struct SessionQuery {

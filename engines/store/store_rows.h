@@ -110,8 +110,8 @@ Result<Task> read_task_row(const Row& row) {
 
 // Column order of every session SELECT; read_session_row() indexes by these.
 inline constexpr std::string_view kSessionSelect =
-    "SELECT id, name, scope, agent, status, note, next_action, created_at, updated_at, ended_at, archived_at "
-    "FROM sessions";
+    "SELECT id, name, scope, agent, status, note, next_action, created_at, updated_at, ended_at, archived_at, owner, "
+    "notice FROM sessions";
 
 template <typename Row>
 Session read_session_row(const Row& row) {
@@ -127,6 +127,8 @@ Session read_session_row(const Row& row) {
   session.updated_at = row.integer(8);
   session.ended_at = row.optional_int(9);
   session.archived_at = row.optional_int(10);
+  session.owner = std::string(row.text(11));
+  session.notice = std::string(row.text(12));
   return session;
 }
 
@@ -196,7 +198,7 @@ json::Value stored_json(std::string_view text);
 
 // Column order of every audit SELECT; read_audit_row() indexes by these (changes are read apart).
 inline constexpr std::string_view kAuditColumns =
-    "seq, at, session, agent, operation, task_id, params, outcome, reason, hash, intent";
+    "seq, at, session, agent, operation, task_id, params, outcome, reason, hash, intent, principal";
 
 template <typename Row>
 AuditEntry read_audit_row(const Row& row) {
@@ -216,6 +218,7 @@ AuditEntry read_audit_row(const Row& row) {
     auto value = json::parse(intent);
     if (value && value->is_object()) entry.intent = std::move(*value);
   }
+  entry.principal = std::string(row.text(11));
   return entry;
 }
 

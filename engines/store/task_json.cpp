@@ -269,6 +269,7 @@ json::Value audit_row_json(const AuditEntry& row, bool with_task) {
   if (row.outcome != "ok") item.set("outcome", row.outcome);
   if (!row.session.empty()) item.set("session", row.session);
   if (!row.agent.empty()) item.set("agent", row.agent);
+  if (!row.principal.empty()) item.set("by", row.principal);  // who really: domains/principal.h
   if (!row.reason.empty()) item.set("reason", row.reason);
   if (!row.intent.is_null()) item.set("intent", row.intent);
   return item;

@@ -45,11 +45,17 @@ async function boot() {
   $('[data-testid=version]').textContent = info.version ? `v${info.version}` : '';
   const mode = $('[data-testid=mode]');
   mode.hidden = false;
-  mode.textContent = info.write ? 'Write mode' : 'Read-only';
-  mode.className = `badge mode ${info.write ? 'mode-write' : 'mode-ro'}`;
-  mode.title = info.write ? 'Changes made here are recorded as human@dashboard' : 'Started without --dashboard-write: nothing can be changed here';
-  document.body.classList.toggle('can-write', !!info.write);
-  $('[data-testid=logout]').hidden = !info.auth;
+  // Changes are a person's: the server's token only reads (a person signs in with the code ct serve
+  // printed, or a person key).
+  const canWrite = !!info.write && !!info.person;
+  mode.textContent = canWrite ? 'Write mode' : info.write ? 'Read-only until you sign in as a person' : 'Read-only';
+  mode.className = `badge mode ${canWrite ? 'mode-write' : 'mode-ro'}`;
+  mode.title = canWrite ? 'Changes made here are recorded as human@dashboard, with your person'
+    : info.write ? 'Sign in as a person to change tasks, approve or verify'
+      : 'Started without --dashboard-write: nothing can be changed here';
+  document.body.classList.toggle('can-write', canWrite);
+  $('[data-testid=person-login]').hidden = !info.write || !!info.person;
+  $('[data-testid=logout]').hidden = !info.auth && !info.person;
   await loadShared();
   route();
   connectEvents();
@@ -58,6 +64,7 @@ async function boot() {
 function showLogin() {
   if (es) { es.close(); es = null; }
   $('[data-testid=logout]').hidden = true;
+  $('[data-testid=person-login]').hidden = true;
   state.info = null;
   $$('.view').forEach((v) => { v.hidden = true; });
   $('[data-testid=nav]').hidden = true;
@@ -75,7 +82,7 @@ $('[data-testid=login-form]').addEventListener('submit', async (e) => {
   const err = $('[data-testid=login-error]');
   const btn = $('[data-testid=login-submit]');
   err.hidden = true;
-  if (!input.value) { err.textContent = 'Enter the token.'; err.hidden = false; input.focus(); return; }
+  if (!input.value) { err.textContent = 'Enter the token, code or key.'; err.hidden = false; input.focus(); return; }
   btn.disabled = true;
   let res = null;
   try {
@@ -92,13 +99,15 @@ $('[data-testid=login-form]').addEventListener('submit', async (e) => {
     announce('Signed in');
     return;
   }
-  err.textContent = res && res.status === 401 ? 'That token was refused.' : 'The server cannot be reached.';
+  err.textContent = res && res.status === 401 ? 'That was refused (a one-use code works once).' : 'The server cannot be reached.';
   err.hidden = false;
   input.select();
   input.focus();
 });
 
 setAuthHandler(showLogin);
+
+$('[data-testid=person-login]').addEventListener('click', () => showLogin());
 
 $('[data-testid=logout]').addEventListener('click', async () => {
   await fetch('/api/logout', { method: 'POST', credentials: 'same-origin' }).catch(() => null);

@@ -11,6 +11,7 @@
 // instead of the copy embedded at build time).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,8 +66,16 @@ fs.mkdirSync(artifacts, { recursive: true });
 const tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-dashboard-'));
 const home = path.join(tempRoot, 'home');
 fs.mkdirSync(home);
-const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CLEO_')));
+// A person key listed in the home (tests/support/person_key_fixture.h): ct run here speaks as a
+// person's script, and the page signs in as a person with it where the server takes changes.
+const PERSON_KEY = 'ctpk_7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57';
+fs.mkdirSync(path.join(home, '.config', 'cleo'), { recursive: true });
+fs.writeFileSync(path.join(home, '.config', 'cleo', 'person-keys.json'),
+  JSON.stringify({ keys: [{ name: 'tests', sha256: crypto.createHash('sha256').update(PERSON_KEY).digest('hex'), createdAt: '2026-01-01T00:00:00Z' }] }),
+  { mode: 0o600 });
+const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CLEO_') && k !== 'CT_PERSON_KEY'));
 childEnv.HOME = home;
+childEnv.CT_PERSON_KEY = PERSON_KEY;
 childEnv.NO_COLOR = '1';
 const serverEnv = { ...childEnv };
 if (process.env.CLEO_DASHBOARD_DIR) serverEnv.CLEO_DASHBOARD_DIR = process.env.CLEO_DASHBOARD_DIR;
@@ -197,8 +206,13 @@ const browser = await chromium.launch({
 });
 
 /** A fresh browser context and page; console errors and page errors are collected. */
-async function openPage(server, { allow = [] } = {}) {
+async function openPage(server, { allow = [], person = false } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  // Signed in as a person (the person key): the server's token only reads.
+  if (person) {
+    const res = await context.request.post(`${server.url}api/login`, { data: { token: PERSON_KEY } });
+    if (!res.ok()) throw new Error(`person login: ${res.status()}`);
+  }
   const page = await context.newPage();
   page.setDefaultTimeout(8000);
   const errors = [];
@@ -371,7 +385,7 @@ check('write', async () => {
   const dir = projectDir('write');
   const { ids, alice, bob } = seedProject(dir);
   let server = await startServer(dir, ['--dashboard-write']);
-  let p = await openPage(server);
+  let p = await openPage(server, { person: true });
   try {
     await p.goto();
     assert.equal(await modeOf(p.page), 'Write mode');
@@ -661,7 +675,7 @@ check('a11y', async () => {
   const dir = projectDir('a11y');
   const { ids } = seedProject(dir);
   const server = await startServer(dir, ['--dashboard-write']);
-  const p = await openPage(server);
+  const p = await openPage(server, { person: true });
   try {
     await p.goto();
     await p.page.waitForSelector(cardSel(ids.H));
@@ -745,7 +759,7 @@ check('memory', async () => {
   fs.mkdirSync(path.join(dir, 'src'));
   fs.writeFileSync(path.join(dir, 'src', 'store.cpp'), 'int store;\n');
   const server = await startServer(dir, ['--dashboard-write']);
-  const p = await openPage(server);
+  const p = await openPage(server, { person: true });
   try {
     const proposed = await agentMutate(server, 'memory', 'observe',
       { kind: 'convention', title: 'Errors are values with stable codes', files: ['src/'] });
@@ -779,7 +793,7 @@ check('trust', async () => {
   // and lists the sealed epochs; a person approves one proposal and rejects another on the page.
   const dir = projectDir('trust');
   const server = await startServer(dir, ['--dashboard-write']);
-  const p = await openPage(server);
+  const p = await openPage(server, { person: true });
   try {
     ctRun(dir, 'config', 'set', 'approval.required', '["tasks.delete"]');
     const first = ctRun(dir, 'add', 'Retire the old importer').data.id;
@@ -910,7 +924,7 @@ check('screenshot', async () => {
   ctRun(dir, 'session', 'start', '--scope', `epic:${ids.E1}`, '--agent', 'codex', '--focus', ids.a5);
   ctRun(dir, 'session', 'start', '--scope', `epic:${ids.E2}`, '--agent', 'gemini', '--focus', ids.b1);
   const server = await startServer(dir, ['--dashboard-write']);
-  const p = await openPage(server);
+  const p = await openPage(server, { person: true });
   try {
     await p.goto();
     await p.page.waitForSelector(`[data-testid=col-active] ${cardSel(ids.b1)}`);

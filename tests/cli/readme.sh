@@ -54,6 +54,12 @@ cd "$sandbox/project" || exit 1
 export HOME="$sandbox/home" CLEO_TEST_MODE=1 NO_COLOR=1 CT_BIN="$ct_bin" FAILS="$sandbox/failures" README_NAME="${readme##*/}"
 export GIT_AUTHOR_NAME=readme GIT_AUTHOR_EMAIL=readme@example.com GIT_COMMITTER_NAME=readme GIT_COMMITTER_EMAIL=readme@example.com
 unset CLEO_ROOT CLEO_SESSION CLEO_READ_ONLY
+# The README's commands are a person's at a terminal; here, with no terminal, a person key speaks
+# for them (tests/support/person_key_fixture.h), listed in the sandbox's home.
+mkdir -p "$HOME/.config/cleo" && (umask 077 && printf '%s\n' \
+  '{"keys":[{"name":"tests","sha256":"b2f09f61b002f94cd493bbe59ddd167c2dcc4271f14e3db413896bcec30121b5","createdAt":"2026-01-01T00:00:00Z"}]}' \
+  > "$HOME/.config/cleo/person-keys.json")
+export CT_PERSON_KEY=ctpk_7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57
 git init -q . && git commit -q --allow-empty -m "a project" || { echo "readme.sh: git init failed" >&2; exit 1; }
 : > "$FAILS"
 bash "$script" > "$sandbox/output" 2>&1

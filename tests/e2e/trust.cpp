@@ -4,7 +4,8 @@
 // stale evidence; fresh files evidence and a waiver of the criterion no atom covers complete it. A
 // commit the agent recorded for another task is rewritten away (git reset) and refused as stale.
 // Completing the epic and deleting a task are only proposed (approval.required): the agent cannot
-// approve, a person approves one with `ct approve` and rejects the other with `ct reject`. The
+// approve (over MCP, nor with `ct` in its shell), a person approves one with `ct approve` and
+// rejects the other with `ct reject`. The
 // audit trail, with evidence, intents, proposals and an epoch in it, still verifies.
 //
 //   ct_e2e_trust --ct build/release/ct        (exit 0 = passed, 1 = a check failed)
@@ -154,10 +155,13 @@ int main(int argc, char** argv) {
   json::Value self = mutate("system", "proposal.approve", R"({"id":")" + first_id + "\"}");
   check(code(self) == "E_MUTATION_DISABLED", "the agent cannot approve: " + self.dump());
   check(person({"show", epic})["data"]["status"] == json::Value("pending"), "nothing changed before approval");
-  // People review from a terminal of their own: `ct` in a terminal that adopted the agent's only
-  // session is that agent, and cannot decide on its proposals.
-  json::Value adopted = person({"approve", first_id});
-  check(code(adopted) == "E_MUTATION_DISABLED", "ct in the proposer's session cannot approve: " + adopted.dump());
+  // An agent with a shell is no person: `ct approve` in its host's environment is refused, with or
+  // without a person key that leaked into that environment (cli/person.h).
+  std::vector<std::string> shell_env = env;
+  shell_env.push_back("CLAUDECODE=1");
+  CtCommand shell(ct, shell_env);
+  json::Value by_shell = shell.run({"--project", project.string(), "approve", first_id, "--json"}).json;
+  check(code(by_shell) == "E_MUTATION_DISABLED", "an agent's shell cannot approve: " + by_shell.dump());
   json::Value deletion = mutate("tasks", "delete", R"({"id":")" + other + "\"}");
   check(succeeded(deletion) && deletion["_meta"]["code"] == json::Value("E_PROPOSED"), "a deletion is proposed");
   const std::string second_id = deletion["data"]["id"].is_string() ? deletion["data"]["id"].as_string() : "P002";

@@ -41,7 +41,6 @@ inline std::filesystem::path hermetic_environment(std::string_view target) {
 inline RouterOptions server_router_options() {
   RouterOptions options;
   options.check_integrity_on_open = true;
-  options.outside_project_allowed = false;
   return options;
 }
 

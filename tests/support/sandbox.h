@@ -25,7 +25,8 @@ class Sandbox {
 
   const std::filesystem::path& root() const { return root_; }
   /// PATH, HOME=<root>/home, LC_ALL=C.UTF-8, NO_COLOR=1, the sanitizer options of this process,
-  /// and CLEO_ROOT=<project>.
+  /// CLEO_ROOT=<project>, and CT_PERSON_KEY (person_key_fixture.h: `ct` runs as a person's script;
+  /// add CLAUDECODE=1 or another host's marker for an agent with a shell).
   std::vector<std::string> env_for(const std::filesystem::path& project) const;
   /// Keep the directory when the sandbox ends (to look at a failure).
   void keep() { keep_ = true; }

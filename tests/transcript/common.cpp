@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "tests/transcript/common.h"
+#include "tests/support/person_key_fixture.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -121,7 +122,18 @@ std::expected<Sandbox, std::string> make_sandbox(const Options& options) {
   sandbox.root = pattern;
   fs::create_directories(sandbox.root / "home", ec);
 
+  // A person key (engines/project/person_keys.h) listed in the sandbox's home and given to every
+  // command: `ct` without a terminal is an agent, and transcripts speak as a person's script by
+  // default. A transcript plays an agent with a shell with `env CT_PERSON_KEY=` and a host marker.
+  {
+    fs::path keys = sandbox.root / "home" / ".config" / "cleo";
+    fs::create_directories(keys, ec);
+    const fs::path file = keys / "person-keys.json";
+    std::ofstream(file) << ct::testing::kTestPersonKeysJson << "\n";
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
+  }
   Environment& env = sandbox.env;
+  env.set("CT_PERSON_KEY", std::string(ct::testing::kTestPersonKey));
   const char* parent_path = std::getenv("PATH");
   env.set("PATH", parent_path ? parent_path : "/usr/bin:/bin");
   env.set("HOME", (sandbox.root / "home").string());
@@ -506,9 +518,11 @@ bool json_matches(const Value& actual, const Value& expected, const std::string&
   if (expected.is_string()) {
     const std::string& wanted = expected.as_string();
     if (wanted == "<any>") return true;
-    if (wanted == "<id>" || wanted == "<time>") {
-      bool ok = actual.is_string() && (wanted == "<id>" ? is_task_id(actual.as_string())
-                                                        : is_utc_time(actual.as_string()));
+    if (wanted == "<id>" || wanted == "<time>" || wanted == "<person>") {
+      bool ok = actual.is_string() && (wanted == "<id>"       ? is_task_id(actual.as_string())
+                                       : wanted == "<person>" ? actual.as_string().starts_with("person:") &&
+                                                                    actual.as_string().size() > 7
+                                                              : is_utc_time(actual.as_string()));
       if (!ok) why = path + ": expected " + wanted + ", got " + describe(actual);
       return ok;
     }

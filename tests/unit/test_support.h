@@ -47,6 +47,9 @@ inline std::string pg_schema(const std::filesystem::path& file) {
 
 /// A caller over a router, as a transport is one: its session travels with each call and follows
 /// the replies that bind or unbind one.
+/// A person, as `ct` at a terminal establishes one (domains/principal.h).
+inline Principal test_person() { return Principal::person("tester", "terminal"); }
+
 class Client {
  public:
   explicit Client(std::unique_ptr<Router> router) : router_(std::move(router)) {}
@@ -71,7 +74,7 @@ class Project {
  public:
   Project() {
     use_own_pg_schema();
-    router_ = make_router(/*person=*/false);
+    router_ = make_router();
     Envelope init = mutate("system", "init");
     if (!init.success) throw std::runtime_error("init failed: " + to_json(init, McpAdvice(registry())));
   }
@@ -89,7 +92,7 @@ class Project {
         throw std::runtime_error("seed copy: cannot fill the copy's store");
       std::filesystem::remove(copy);
     }
-    router_ = make_router(/*person=*/false);
+    router_ = make_router();
   }
 
   Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
@@ -104,8 +107,8 @@ class Project {
   /// A mutation by a person at the command line (`ct`), who may also change the config keys only
   /// people set (SetBy::People); `mutate` calls as an agent does.
   Envelope mutate_as_person(std::string domain, std::string operation, std::string_view params = "{}") {
-    if (!person_) person_ = make_router(/*person=*/true);
-    return person_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
+    return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params),
+                              {.principal = test_person()}});
   }
   /// tasks.add returning the new id (fails the test run on error).
   std::string add(std::string_view params) {
@@ -144,11 +147,9 @@ class Project {
     return envelope;
   }
 
-  std::unique_ptr<Router> make_router(bool person) const {
+  std::unique_ptr<Router> make_router() const {
     RouterOptions options;
     options.home = home_.path();  // user-scope files (skills, agent hosts) never touch the real $HOME
-    options.outside_project_allowed = person;
-    options.person_reviews = person;
     return std::make_unique<Router>(registry(), workspace_, options,
                                     std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
@@ -158,7 +159,6 @@ class Project {
   std::shared_ptr<Workspace> workspace_ = Workspace::open(dir_.path());
   Caller caller_;
   std::unique_ptr<Router> router_;
-  std::unique_ptr<Router> person_;
 };
 
 /// A validate.* reply as its report: a failed check (E_VALIDATION, or a protocol's code from
@@ -268,6 +268,9 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 13)  // v13: principals
+    sql += "DROP INDEX sessions_owner; ALTER TABLE audit DROP COLUMN principal; ALTER TABLE sessions DROP COLUMN owner; "
+           "ALTER TABLE sessions DROP COLUMN notice; ";
   if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans
   if (version < 11) sql += std::string(kDropTrustV11);  // v11: intent, evidence, proposals
   if (version < 10) sql += "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; ";  // v10: project memory

@@ -139,7 +139,7 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
     afters.push_back(std::move(link.text.changes[i].second));
   }
   CT_TRY(runner_.run("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
-                     "reason, hash, intent) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)) "
+                     "reason, hash, intent, principal) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?16)) "
                      "INSERT INTO audit_changes(seq, task_id, field, before, after) "
                      "SELECT ?1, u.task_id, u.field, u.before, u.after "
                      "FROM unnest(?12::text[], ?13::text[], ?14::text[], ?15::text[]) WITH ORDINALITY "
@@ -147,7 +147,7 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
                      sql::values(seq, entry.at, entry.session, entry.agent, entry.operation, entry.task_id,
                                  link.text.params, entry.outcome, entry.reason, hash,
                                  link.text.intent ? sql::Value(*link.text.intent) : sql::Value(), text_array(tasks),
-                                 text_array(fields), text_array(befores), text_array(afters)),
+                                 text_array(fields), text_array(befores), text_array(afters), entry.principal),
                      "cannot append to the audit trail"));
   audit_tail_ = std::make_pair(seq, hash);
   return seq;

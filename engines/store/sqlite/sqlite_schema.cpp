@@ -128,6 +128,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 // v10: project memory (the memory domain, issue 34): ddl::kMemory.
 // v11: trust (issue 35): the intent of audited writes, evidence, proposals: ddl::kTrust.
 // v12: plans (issue 36): staged changes committed at once: ddl::kPlans.
+// v13: principals (issue 52): who made each write, who owns each session: ddl::kPrincipals.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -139,7 +140,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::span<const Migration> schema_steps() {
-  static const std::array<Migration, 12> steps = {{
+  static const std::array<Migration, 13> steps = {{
       {1, joined({ddl::kMeta, kTasksV1, ddl::kTaskDeps, kSearchV1, ddl::kFocus, ddl::kAudit}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({ddl::kAuditHash, ddl::kIdempotency}), "idempotency",
@@ -164,6 +165,8 @@ std::span<const Migration> schema_steps() {
        "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"},
       {12, joined({ddl::kPlans}), "plans",
        "plans: changes staged apart from the tasks, committed at once or discarded"},
+      {13, joined({ddl::kPrincipals}), "sessions_owner",
+       "principals: who made each audited write, which caller owns each session"},
   }};
   return steps;
 }

@@ -103,9 +103,10 @@ TEST_CASE("a silent holder's task is refused until its lease ends, then taken ov
   CHECK(early.error->retryable());
   CHECK(early.error->retry_after_seconds == std::optional<std::int64_t>(60));
   CHECK(to_value(early, McpAdvice(registry()))["error"]["retryAfter"] == json::Value(60));
-  bool offers_reclaim = false;
-  for (const auto& alternative : early.error->alternatives) offers_reclaim |= alternative.operation == "tasks.reclaim";
-  CHECK(offers_reclaim);
+  // Freeing a live claim is a person's act (issue 52): no agent is offered tasks.reclaim.
+  for (const auto& alternative : early.error->alternatives) CHECK(alternative.operation != "tasks.reclaim");
+  Envelope freed_by_agent = b.mutate("tasks", "reclaim", R"({"id":"T002","reason":"mine now"})");
+  CHECK(code_of(freed_by_agent) == "E_MUTATION_DISABLED");
   // The holder, shown with when its lease ends.
   Envelope shown = b.query("tasks", "show", R"({"id":"T002"})");
   REQUIRE(shown.success);

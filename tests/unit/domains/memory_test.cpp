@@ -35,8 +35,7 @@ struct Person {
   Caller caller;
   explicit Person(const test::Project& p, std::string session = "") {
     RouterOptions options;
-    options.outside_project_allowed = true;
-    options.person_reviews = true;
+    caller.principal = test::test_person();
     router = std::make_unique<Router>(registry(), p.workspace(), options,
                                       std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
     caller.session = std::move(session);

@@ -48,12 +48,12 @@ class Host {
   std::unique_ptr<Router> router() const {
     RouterOptions options;
     options.home = home_.path();
-    options.outside_project_allowed = true;
     return std::make_unique<Router>(registry(), Workspace::open(project_.dir()), options,
                                     std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z"), 0));
   }
   Envelope install(std::string_view params) const {
-    return router()->dispatch({Gateway::Mutate, "providers", "install", test::parse_json(params)});
+    return router()->dispatch({Gateway::Mutate, "providers", "install", test::parse_json(params),
+                               {.principal = test::test_person()}});
   }
   const fs::path& dir() const { return project_.dir(); }
   const fs::path& home() const { return home_.path(); }

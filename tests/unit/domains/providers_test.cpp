@@ -33,15 +33,15 @@ class HomeProject {
     fs::create_directories(home_.path());
     RouterOptions options;
     options.home = home_.path();
-    options.outside_project_allowed = person;
+    if (person) caller_.principal = test::test_person();
     router_ = std::make_unique<Router>(registry(), Workspace::open(project_.dir()), options,
                                        std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
   Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
-    return router_->dispatch({Gateway::Query, std::move(domain), std::move(operation), test::parse_json(params)});
+    return router_->dispatch({Gateway::Query, std::move(domain), std::move(operation), test::parse_json(params), caller_});
   }
   Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
-    return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params)});
+    return router_->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params), caller_});
   }
   const fs::path& dir() const { return project_.dir(); }
   const fs::path& home() const { return home_.path(); }
@@ -50,6 +50,7 @@ class HomeProject {
  private:
   test::Project project_;
   test::TempDir home_;
+  Caller caller_;
   std::unique_ptr<Router> router_;
 };
 

@@ -44,15 +44,15 @@ class SkillsProject {
     fs::create_directories(home_.path());
     RouterOptions options;
     options.home = home_.path();
-    options.outside_project_allowed = person;
+    if (person) caller_.principal = test::test_person();
     router_ = std::make_unique<Router>(registry(), Workspace::open(project_.dir()), options,
                                        std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
   }
   Envelope query(std::string operation, std::string_view params = "{}") {
-    return router_->dispatch({Gateway::Query, "skills", std::move(operation), test::parse_json(params)});
+    return router_->dispatch({Gateway::Query, "skills", std::move(operation), test::parse_json(params), caller_});
   }
   Envelope mutate(std::string operation, std::string_view params = "{}") {
-    return router_->dispatch({Gateway::Mutate, "skills", std::move(operation), test::parse_json(params)});
+    return router_->dispatch({Gateway::Mutate, "skills", std::move(operation), test::parse_json(params), caller_});
   }
   const fs::path& dir() const { return project_.dir(); }
   const fs::path& home() const { return home_.path(); }
@@ -60,6 +60,7 @@ class SkillsProject {
  private:
   test::Project project_;
   test::TempDir home_;
+  Caller caller_;
   std::unique_ptr<Router> router_;
 };
 
@@ -279,12 +280,12 @@ TEST_CASE("skills run outside a project: built-ins and user skills, no project s
   spit(skills_folder(home.path()) / "mine.md", skill_text("mine"));
   RouterOptions options;
   options.home = home.path();
-  options.outside_project_allowed = true;
   Router router(registry(), Workspace::open(nowhere.path()), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
-  Envelope listed = router.dispatch({Gateway::Query, "skills", "list", json::Value()});
+  const Caller person{.principal = test::test_person()};
+  Envelope listed = router.dispatch({Gateway::Query, "skills", "list", json::Value(), person});
   REQUIRE(listed.success);
   CHECK(listed.data.size() == 8);
-  Envelope install = router.dispatch({Gateway::Mutate, "skills", "install", test::parse_json(R"({"path":"x.md"})")});
+  Envelope install = router.dispatch({Gateway::Mutate, "skills", "install", test::parse_json(R"({"path":"x.md"})"), person});
   CHECK(code_of(install) == "E_NOT_INITIALIZED");
 }
 

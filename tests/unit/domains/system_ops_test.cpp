@@ -291,10 +291,7 @@ TEST_CASE("restore: checks the backup first, takes a safety backup, replaces the
       CHECK(code_of(p.mutate("system", "restore", "{\"file\":\"" + live + "\"}")) == "E_INVALID_INPUT");
     // An MCP caller may not reach outside the project; a person on the command line may.
     CHECK(code_of(p.mutate("system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_INVALID_INPUT");
-    RouterOptions cli;
-    cli.outside_project_allowed = true;
-    Router person(registry(), Workspace::open(p.dir()), cli, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
-    CHECK(code_of(call(person, Gateway::Mutate, "system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_NOT_FOUND");
+    CHECK(code_of(p.mutate_as_person("system", "restore", R"({"file":"/nonexistent/x.db"})")) == "E_NOT_FOUND");
 
     std::ofstream(p.dir() / ".cleo" / "backups" / "garbage.db") << "this is not a database, not at all";
     auto garbage = p.mutate("system", "restore", R"({"file":"garbage.db"})");

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/json_parse.h"
+#include "core/sha256.h"
 #include "core/version.h"
 #include "gateway/mcp_syntax.h"
 #include "gateway/product.h"
@@ -42,15 +43,24 @@ RouterFactory people_routers(const std::filesystem::path& dir, bool write) {
   };
 }
 
+/// The one-use code `ct serve` would print at a person's terminal.
+constexpr std::string_view kLoginCode = "0123456789abcdef0123456789abcdef";
+
 struct Site {
   test::Project project;
+  test::TempDir home;  // the person's, with their person keys
   Protocol protocol{registry(), ServerInfo{"cleo", std::string(product_version()), "hi"}};
   std::shared_ptr<Dashboard> dashboard;
   HttpExchange exchange;
 
   explicit Site(bool write = false, std::string token = "")
       : dashboard(std::make_shared<Dashboard>(people_routers(project.dir(), write), kFiles,
-                                              DashboardOptions{.write = write, .token = token, .project = "p"})),
+                                              DashboardOptions{.write = write,
+                                                               .token = token,
+                                                               .project = "p",
+                                                               .login_code = std::string(kLoginCode),
+                                                               .person_home = home.path(),
+                                                               .person = "alice"})),
         exchange(
             protocol,
             [this] {
@@ -77,12 +87,23 @@ struct Site {
     std::string body = "{\"gateway\":\"" + std::string(gateway) + "\",\"domain\":\"" + std::string(op.substr(0, dot)) +
                        "\",\"operation\":\"" + std::string(op.substr(dot + 1)) + "\",\"params\":" + std::string(params) +
                        "}";
+    for (const auto& header : signed_in) extra.push_back(header);
     HttpResponse response = post("/api", body, std::move(extra));
     REQUIRE(response.status == 200);
     auto parsed = json::parse(response.body);
     REQUIRE(parsed);
     return *parsed;
   }
+  /// Signs in with `secret` (the one-use code by default): later api() calls send the cookie.
+  int sign_in(std::string_view secret = kLoginCode) {
+    HttpResponse login = post("/api/login", R"({"token":")" + std::string(secret) + "\"}");
+    if (login.status == 204) {
+      std::string cookie(find_header(login.headers, "Set-Cookie").value_or(""));
+      signed_in = {{"Cookie", cookie.substr(0, cookie.find(';'))}};
+    }
+    return login.status;
+  }
+  std::vector<HttpHeader> signed_in;
 };
 
 std::string header(const HttpResponse& response, std::string_view name) {
@@ -182,6 +203,7 @@ TEST_CASE("Dashboard: the API reads through the router and is read-only by defau
 TEST_CASE("Dashboard: write mode changes tasks as human@dashboard, even in an agent's session", "[dashboard]") {
   Site s(true);
   CHECK(s.get("/api/info").body.find("\"write\":true") != std::string::npos);
+  REQUIRE(s.sign_in() == 204);
   json::Value added = s.api("mutate", "tasks.add", R"({"title":"From a person"})");
   REQUIRE(added["success"].as_bool());
   std::string id = added["data"]["id"].as_string();
@@ -212,6 +234,10 @@ TEST_CASE("Dashboard: write mode changes tasks as human@dashboard, even in an ag
   CHECK(log.data.as_array()[0]["session"].as_string() == two);
   CHECK(log.data.as_array()[1]["operation"].as_string() == "tasks.stop");
   CHECK(log.data.as_array()[1]["agent"].as_string() == "human@dashboard");
+  // Who really did it: the person, not a name anyone could give.
+  Envelope rows = s.project.query("system", "log", R"({"limit":1})");
+  REQUIRE(rows.success);
+  CHECK(rows.data.dump().find("person:alice") != std::string::npos);
 
   SECTION("only task changes: nothing else is run from the page") {
     json::Value refused = s.api("mutate", "tasks.delete", "{\"id\":\"" + id + "\"}");
@@ -233,10 +259,8 @@ TEST_CASE("Dashboard: its callers are not a person at the command line: no confi
   // The page's API runs no config.set at all.
   json::Value refused = s.api("mutate", "system.config.set", R"({"key":"security.allowOutsideProject","value":true})");
   CHECK(refused["error"]["code"].as_string() == "E_MUTATION_DISABLED");
-  // Its routers refuse keys only people set even where the page would pass the call on, and even
-  // when the server's own options were a person's.
+  // Its routers refuse keys only people set to a caller that is not a person (the token's holder).
   RouterOptions server;
-  server.outside_project_allowed = true;
   Router page(registry(), Workspace::open(s.project.dir()), dashboard_router_options(server, true), std::make_unique<SystemClock>());
   for (std::string_view params : {R"({"key":"security.allowOutsideProject","value":true})",
                                   R"({"key":"validate.testCommand","value":"sh -c id"})"}) {
@@ -282,6 +306,59 @@ TEST_CASE("Dashboard: with a token, data needs the header or the login cookie", 
   CHECK(s.get("/api/logout").status == 405);
   // /mcp still wants the bearer header; the cookie is the page's.
   CHECK(s.post("/mcp", "{}", {{"Cookie", pair}, {"Accept", "application/json"}}).status == 401);
+}
+
+TEST_CASE("Dashboard: the MCP token reads; changes, approvals and verifications need a person's login (issue 52)",
+          "[dashboard][principals]") {
+  Site s(true, "s3cret");
+  const std::vector<HttpHeader> bearer = {{"Authorization", "Bearer s3cret"}};
+  // An MCP client holding the server's token is no person: it reads, and every change is refused.
+  CHECK(s.api("query", "tasks.list", "{}", bearer)["success"].as_bool());
+  json::Value added = s.api("mutate", "tasks.add", R"({"title":"By the token"})", bearer);
+  CHECK(added["error"]["code"].as_string() == "E_MUTATION_DISABLED");
+  CHECK(added["error"]["fix"].as_string().find("person key") != std::string::npos);
+  s.project.write_config(R"({"approval":{"required":["tasks.delete"]}})");
+  std::string id = s.project.add(R"({"title":"Keep me"})");
+  Envelope proposed = s.project.mutate("tasks", "delete", "{\"id\":\"" + id + "\"}");
+  REQUIRE(proposed.success);
+  REQUIRE(test::code_of(proposed) == "E_PROPOSED");
+  const std::string proposal = proposed.data["id"].as_string();
+  json::Value approve = s.api("mutate", "system.proposal.approve", "{\"id\":\"" + proposal + "\"}", bearer);
+  CHECK(approve["error"]["code"].as_string() == "E_MUTATION_DISABLED");
+  // Logging in with the token gives a reader's cookie: still no person.
+  CHECK(s.sign_in("s3cret") == 204);
+  CHECK(s.get("/api/info", s.signed_in).body.find("\"person\":false") != std::string::npos);
+  CHECK(s.api("mutate", "system.proposal.approve", "{\"id\":\"" + proposal + "\"}")["error"]["code"].as_string() ==
+        "E_MUTATION_DISABLED");
+  CHECK(s.project.query("tasks", "show", "{\"id\":\"" + id + "\"}").success);
+  // The one-use code makes a person's login, once.
+  CHECK(s.sign_in() == 204);
+  CHECK(s.get("/api/info", s.signed_in).body.find("\"person\":true") != std::string::npos);
+  json::Value approved = s.api("mutate", "system.proposal.approve", "{\"id\":\"" + proposal + "\"}");
+  CHECK(approved["success"].as_bool());
+  CHECK(approved["data"]["approvedBy"].as_string() == "person:alice");
+  const auto person_cookie = s.signed_in;
+  CHECK(s.sign_in() == 401);  // used
+  // A person key listed in the person's home signs in too; an unlisted one does not.
+  std::filesystem::create_directories(s.home.path() / ".config" / "cleo");
+  std::ofstream(s.home.path() / ".config" / "cleo" / "person-keys.json")
+      << R"({"keys":[{"name":"ci","sha256":")" << sha256_hex("ctpk_0001") << R"("}]})";
+  std::filesystem::permissions(s.home.path() / ".config" / "cleo" / "person-keys.json",
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace);
+  CHECK(s.sign_in("ctpk_0002") == 401);
+  CHECK(s.sign_in("ctpk_0001") == 204);
+  CHECK(s.api("mutate", "tasks.add", R"({"title":"By a person key"})")["success"].as_bool());
+  // Signing out ends the login on the server, not only in the browser.
+  CHECK(s.post("/api/logout", "", person_cookie).status == 204);
+  CHECK(s.get("/api/info", person_cookie).status == 401);
+}
+
+TEST_CASE("Dashboard: without a token the page reads, and changes still need a person", "[dashboard][principals]") {
+  Site s(true);
+  json::Value added = s.api("mutate", "tasks.add", R"({"title":"curl, no Origin"})");
+  CHECK(added["error"]["code"].as_string() == "E_MUTATION_DISABLED");
+  CHECK(s.api("query", "tasks.list")["success"].as_bool());
 }
 
 TEST_CASE("Dashboard: the API serves its own page only", "[dashboard]") {
