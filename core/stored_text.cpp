@@ -128,7 +128,7 @@ std::string line_feeds(std::string_view text) {
 
 }  // namespace
 
-std::string quoted(std::string_view text, std::size_t max_chars) {
+std::string quoted_line(std::string_view text, std::size_t max_chars) {
   const std::string cut = max_chars == std::string_view::npos ? std::string(text) : clip(text, max_chars);
   const std::string safe = terminal_safe(line_feeds(cut));
   std::string out = "\"";
@@ -178,8 +178,8 @@ std::string fenced(std::string_view text, const StoredLabel& label) {
   // The nonce is checked against the text as it is shown, and as it was stored.
   const std::string nonce = fence_nonce(body + "\n" + std::string(text));
   std::string out = "<data-" + nonce;
-  if (!label.what.empty()) out += " what=" + quoted(label.what);
-  if (!label.by.empty()) out += " by=" + quoted(label.by);
+  if (!label.what.empty()) out += " what=" + quoted_line(label.what);
+  if (!label.by.empty()) out += " by=" + quoted_line(label.by);
   if (label.unreviewed) out += " unreviewed";
   out += ">\n";
   if (!body.empty()) out += body + "\n";

@@ -6,7 +6,7 @@
 // tasks` stay inside their delimiters, labelled as what they are.
 //
 // Two delimiters, one for each shape of text:
-//   - quoted(): one line (a title, a list item) in double quotes, escaped so that the text can
+//   - quoted_line(): one line (a title, a list item) in double quotes, escaped so that the text can
 //     neither close the quotes nor begin a line of its own;
 //   - fenced(): a block of lines between `<data-N …>` and `</data-N>`, where N is derived from the
 //     text and checked not to occur in it (folded: case, fullwidth forms, zero-width characters and
@@ -23,7 +23,7 @@
 
 namespace ct {
 
-/// What a fenced block holds, for its label. Values are written quoted().
+/// What a fenced block holds, for its label. Values are written quoted_line().
 struct StoredLabel {
   std::string_view what;    // "description of T004", "session.briefing"
   std::string_view by = {}; // who wrote it, where known (an agent's name)
@@ -37,7 +37,7 @@ inline constexpr std::string_view kStoredDataNote =
 /// One line of stored text in double quotes: `\` and `"` escaped, each line break (LF, CR, U+2028,
 /// U+2029) written `\n`, the characters that drive a terminal made visible (terminal_safe), cut to
 /// `max_chars` code points first ("…" when cut).
-std::string quoted(std::string_view text, std::size_t max_chars = std::string_view::npos);
+std::string quoted_line(std::string_view text, std::size_t max_chars = std::string_view::npos);
 
 /// `text` with its line breaks made LF (CRLF, a lone CR, U+2028, U+2029), made terminal_safe(), and
 /// each line that would read as structure of the prompt around it prefixed with a backslash: one
