@@ -6,6 +6,7 @@
 
 #include "core/json_parse.h"
 #include "core/sha256.h"
+#include "core/stored_text.h"
 #include "core/text.h"
 #include "disclosure/cli_syntax.h"
 #include "disclosure/prompts.h"
@@ -172,6 +173,7 @@ Result<std::string> registry_fact(const Registry& registry, std::string_view nam
     return {};
   };
   if (name == "domains") return join(registry.domains(), ", ");
+  if (name == "stored_data_note") return std::string(kStoredDataNote);  // before stored text (core/stored_text.h)
   if (name == "prompts") {  // the MCP prompts' names (disclosure/prompts.h)
     std::vector<std::string> names;
     for (const auto& prompt : prompt_catalog()) names.emplace_back(prompt.name);

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/json_parse.h"
+#include "core/stored_text.h"
 #include "core/text.h"
 #include "disclosure/help_levels.h"
 #include "disclosure/templates.h"
@@ -163,6 +164,15 @@ class Reads {
   std::vector<std::string> later_;
 };
 
+/// Data a read found, as the templates put it after their own words: a block of stored data
+/// (core/stored_text.h) labelled with what it is, never spliced into a sentence. The line break
+/// after it is the template's.
+std::string data_block(const json::Value& data, const std::string& what) {
+  std::string out = fenced(data.dump(), {.what = what});
+  out.pop_back();
+  return out;
+}
+
 /// What each prompt reads before its template is rendered: the values its template names. A read
 /// left to the agent (Reads) leaves its values saying which call reads them.
 Result<void> gather(std::string_view prompt, Values& values, Reads& reads) {
@@ -177,30 +187,32 @@ Result<void> gather(std::string_view prompt, Values& values, Reads& reads) {
       values["under"] = " under epic " + values["epic"];
       values["scope"] = "epic:" + values["epic"];
       values["first"] = ready ? first_id((*ready)["tasks"]) : "…";
-      values["ready"] = ready ? ready->dump() : reads.later();
+      values["ready"] = ready ? data_block(*ready, "orchestrate.ready") : "The ready tasks: " + reads.later();
       values["source"] = "orchestrate.ready";
     } else {
       CT_TRY_ASSIGN(auto ready, reads("tasks.next", object({{"count", 3}, {"explain", true}})));
       values["scope"] = "global";
       values["first"] = first_id(*ready);
-      values["ready"] = ready->dump();
+      values["ready"] = data_block(*ready, "tasks.next");
       values["source"] = "tasks.next";
     }
     return {};
   }
   if (prompt == "take" || prompt == "review" || prompt == "spawn") {
     const bool full = prompt != "spawn";
-    CT_TRY_ASSIGN(auto task, reads("tasks.show", object({{"id", values["id"]}, {"detail", full ? "full" : "compact"}})));
-    values["title"] = !task ? "its title: in its record" : (*task)["title"].is_string() ? (*task)["title"].as_string() : "";
-    values["task"] = task ? task->dump() : reads.later();
-    values["scope"] = "task:" + values["id"];
+    const std::string& id = values["id"];
+    CT_TRY_ASSIGN(auto task, reads("tasks.show", object({{"id", id}, {"detail", full ? "full" : "compact"}})));
+    values["task"] = task ? data_block(*task, "task " + id) : "Its record: " + reads.later();
+    values["scope"] = "task:" + id;
     if (prompt == "take") {
-      CT_TRY_ASSIGN(auto memory, reads("memory.find", object({{"taskId", values["id"]}})));
-      values["memory"] = !memory ? reads.later() : memory->is_array() && memory->empty() ? "nothing recorded yet" : memory->dump();
+      CT_TRY_ASSIGN(auto memory, reads("memory.find", object({{"taskId", id}})));
+      values["memory"] = !memory                                   ? "Its memory: " + reads.later()
+                         : memory->is_array() && memory->empty() ? std::string("Its memory: nothing recorded yet.")
+                                                                  : data_block(*memory, "memory for " + id);
     }
     if (prompt == "review") {
-      CT_TRY_ASSIGN(auto gates, reads("lifecycle.gates", object({{"id", values["id"]}})));
-      values["gates"] = gates ? gates->dump() : reads.later();
+      CT_TRY_ASSIGN(auto gates, reads("lifecycle.gates", object({{"id", id}})));
+      values["gates"] = gates ? data_block(*gates, "gates of " + id) : "Its gates: " + reads.later();
       // Without the gates read, the gate to pass is the agent's to fill in from it.
       if (!has("gate")) values["gate"] = !gates ? "…" : (*gates)["next"].is_string() ? (*gates)["next"].as_string() : "implemented";
     }
@@ -211,7 +223,7 @@ Result<void> gather(std::string_view prompt, Values& values, Reads& reads) {
                   reads("session.briefing", object({{"id", has("session") ? json::Value(values["session"]) : json::Value()}})));
     if (briefing && !has("session") && (*briefing)["session"]["id"].is_string())
       values["session"] = (*briefing)["session"]["id"].as_string();
-    values["briefing"] = briefing ? briefing->dump() : reads.later();
+    values["briefing"] = briefing ? data_block(*briefing, "session.briefing") : "Where it stands: " + reads.later();
     return {};
   }
   if (prompt == "decompose") {
@@ -224,9 +236,9 @@ Result<void> gather(std::string_view prompt, Values& values, Reads& reads) {
       data.set("epic", std::move(*task));
       data.set("tree", std::move(*tree));
       data.set("analysis", std::move(*plan));
-      values["epic_data"] = data.dump();
+      values["epic_data"] = data_block(data, "epic " + epic);
     } else {
-      values["epic_data"] = reads.later();
+      values["epic_data"] = "The epic, its tree and its waves: " + reads.later();
     }
     CT_TRY_ASSIGN(auto skill, reads("skills.show", object({{"name", "epic-architect"}})));
     values["skill"] = (*skill)["body"].is_string() ? std::string(trim((*skill)["body"].as_string())) : "";

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "core/stored_text.h"
 #include "core/text.h"
 #include "disclosure/help_levels.h"
 #include "domains/bind.h"
@@ -36,34 +37,34 @@ constexpr std::size_t kNotesShown = 3;
 constexpr std::size_t kDependenciesShown = 10;
 constexpr std::size_t kFindingsShown = 3;
 
-/// `text` on one line, cut to `limit` characters.
+/// `text` on one line, quoted (core/stored_text.h) and cut to `limit` characters.
 std::string one_line(std::string_view text, std::size_t limit) {
   std::string flat(trim(text));
   std::replace(flat.begin(), flat.end(), '\n', ' ');
-  return clip(flat, limit);
+  return quoted_line(flat, limit);
 }
 
+/// The task as agents stored it: its title quoted, its description fenced, each criterion, file and
+/// note a quoted line under the prompt's own headings.
 std::string task_section(const Task& task) {
-  std::string out = "## Task " + task.id + ": " + task.title + "\n";
+  std::string out = "## Task " + task.id + ": " + quoted_line(task.title) + "\n";
   out += std::string(to_string(task.type)) + " · priority " + std::string(to_string(task.priority));
   if (task.size != TaskSize::Unset) out += " · size " + std::string(to_string(task.size));
   if (!task.phase.empty()) out += " · phase " + task.phase;
   if (!task.labels.empty()) out += " · labels " + join(task.labels, ", ");
   out += "\n";
-  if (!task.description.empty()) {
-    std::string description(trim(task.description));
-    out += "\n" + clip(description, kDescriptionChars) + "\n";
-  }
+  if (!trim(task.description).empty())
+    out += fenced(clip(trim(task.description), kDescriptionChars), {.what = "description of " + task.id});
   if (!task.acceptance.empty()) {
-    out += "\n### Acceptance criteria\n";
-    for (const auto& criterion : task.acceptance) out += "- " + criterion + "\n";
+    out += "### Acceptance criteria\n";
+    for (const auto& criterion : task.acceptance) out += "- " + quoted_line(criterion) + "\n";
   }
   if (!task.files.empty()) {
-    out += "\n### Files\n";
-    for (const auto& file : task.files) out += "- " + file + "\n";
+    out += "### Files\n";
+    for (const auto& file : task.files) out += "- " + quoted_line(file) + "\n";
   }
   if (!task.notes.empty()) {
-    out += "\n### Notes so far (newest last)\n";
+    out += "### Notes so far (newest last)\n";
     std::size_t first = task.notes.size() > kNotesShown ? task.notes.size() - kNotesShown : 0;
     for (std::size_t i = first; i < task.notes.size(); ++i) out += "- " + one_line(task.notes[i].text, kNoteChars) + "\n";
   }
@@ -78,8 +79,8 @@ Result<std::string> context_section(Context& context, const Task& task) {
     CT_TRY_ASSIGN(std::optional<Task> parent, context.db().get_task(at));
     if (!parent) break;
     out += "- " + std::string(level == 0 ? "Parent " : "Above it ") + parent->id + " (" +
-           std::string(to_string(parent->type)) + "): " + parent->title;
-    if (!parent->description.empty()) out += " — " + one_line(parent->description, kContextChars);
+           std::string(to_string(parent->type)) + "): " + quoted_line(parent->title);
+    if (!trim(parent->description).empty()) out += " — " + one_line(parent->description, kContextChars);
     out += "\n";
     at = parent->parent;
   }
@@ -113,7 +114,7 @@ Result<std::string> dependencies_section(Context& context, const Task& task) {
   for (std::size_t i = 0; i < deps.size() && i < kDependenciesShown; ++i) {
     const Task& dep = deps[i];
     CT_TRY_ASSIGN(std::string result, dependency_result(context, dep));
-    out += "- " + dep.id + " " + dep.title + " (" + std::string(to_string(dep.status)) + "): " + result + "\n";
+    out += "- " + dep.id + " " + quoted_line(dep.title) + " (" + std::string(to_string(dep.status)) + "): " + result + "\n";
   }
   if (deps.size() > kDependenciesShown)
     out += "- and " + std::to_string(deps.size() - kDependenciesShown) + " more: " +
@@ -169,7 +170,7 @@ Result<Prompt> build_prompt(Context& context, const SpawnArgs& args, const Skill
     // The contract's calls, written for this task instead of the operations' examples.
     if (name == "call" && !words.empty() && words[0] == "session.start") return short_call(*start, start_params.dump());
     if (name == "call" && !words.empty() && words[0] == "tasks.complete") return short_call(*complete, finish_params.dump());
-    if (name == "spawn_task_id") return task.id + " — " + task.title;
+    if (name == "spawn_task_id") return task.id;
     if (name == "spawn_task") return task_section(task);
     if (name == "spawn_context") return context_text;
     if (name == "spawn_dependencies") return deps_text;

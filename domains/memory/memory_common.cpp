@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/stored_text.h"
 #include "core/text.h"
 
 namespace ct::memory {
@@ -61,6 +62,8 @@ json::Value entry_json(const MemoryEntry& entry, bool full, const std::optional<
     out.set("body", clip(entry.body, 240));
   }
   if (entry.status != "active" || full) out.set("status", entry.status);
+  // No person verified it: an agent's word alone (what reaches other agents says so).
+  if (entry.verified_by.empty()) out.set("unreviewed", true);
   if (stale) out.set("stale", stale_json(*stale));
   out.set("hash", entry.hash);
   if (!full) return out;
@@ -142,8 +145,15 @@ Advice prompt_block(const std::vector<Found>& found, const std::string& task_id)
   if (found.empty()) return {};
   std::string out;
   for (const auto& item : found) {
-    out += "- " + item.entry.id + " [" + item.entry.kind + "] " + item.entry.title;
-    if (!item.entry.body.empty()) out += ": " + clip(item.entry.body, 240);
+    const MemoryEntry& entry = item.entry;
+    // The label is the product's, outside the quotes; the entry's own text is quoted (core/stored_text.h).
+    out += "- " + entry.id + " [" + entry.kind;
+    if (entry.verified_by.empty()) {
+      out += ", unreviewed";
+      if (!entry.source_agent.empty()) out += ", by " + quoted_line(entry.source_agent, 60);
+    }
+    out += "] " + quoted_line(entry.title);
+    if (!entry.body.empty()) out += ": " + quoted_line(entry.body, 240);
     out += "\n";
   }
   out += "When done, declare the ones you applied: ";

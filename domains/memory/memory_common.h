@@ -45,14 +45,15 @@ Result<void> save(Context& context, const std::optional<MemoryEntry>& before, co
 Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, const std::vector<MemoryEntry>& entries);
 
 /// An entry for a reply: compact (id, kind, title, body cut to 240 characters, hash, status when not
-/// active, stale) or full (every field, usage, times).
+/// active, unreviewed when no person verified it, stale) or full (every field, usage, times).
 json::Value entry_json(const MemoryEntry& entry, bool full, const std::optional<Staleness>& stale);
 json::Value stale_json(const Staleness& stale);
 
 /// The entries for a task's prompt (orchestrate.spawn, session.briefing): at most
 /// memory.promptEntries, active and fresh, for its files, labels, epics and words of its title.
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id);
-/// Those entries as prompt lines ("- M003 [convention] title: body"), and the call that declares
+/// Those entries as prompt lines (`- M003 [convention] "title": "body"`, `[learning, unreviewed, by
+/// "agent"]` for one no person verified; title and body quoted, core/stored_text.h), and the call that declares
 /// which were applied, for the prompt's writer to spell (disclosure/spawn.h); empty when there are none.
 Advice prompt_block(const std::vector<Found>& found, const std::string& task_id);
 

@@ -309,13 +309,14 @@ void register_find(Registry& registry) {
   registry.add({.domain = "memory", .name = "find", .gateway = Gateway::Query,
                 .summary = "What is known for the work at hand",
                 .params = find_args.specs(),
-                .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?{file|task,what,since}} | {id,unchanged}] "
+                .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed? (no person verified it),stale?{file|task,what,since}} | "
+                           "{id,unchanged}] "
                            "best first (detail:'full': every field, usage, score); E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams, ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"taskId":"T001"})", "what is known about the work on T001"},
                              {R"({"query":"retry backoff","files":["src/net/"]})", "by words and folder"}},
                 .idempotent = true, .tier = 1,
-                .row_fields = {"id", "kind", "title", "body", "hash", "status", "stale", "unchanged", "files", "labels",
+                .row_fields = {"id", "kind", "title", "body", "hash", "status", "unreviewed", "stale", "unchanged", "files", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
                                "supersededBy", "reason", "usage", "createdAt", "updatedAt", "score"},
                 .aliases = {"search", "recall"}, .handler = find_args.handler(find_entries)});
@@ -326,7 +327,7 @@ void register_show(Registry& registry) {
   registry.add({.domain = "memory", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one memory entry, its staleness and recent use",
                 .params = show_args.specs(),
-                .returns = "{id, kind, title, body?, status, stale?, hash, files?, labels?, tasks?, epic?, confidence?, "
+                .returns = "{id, kind, title, body?, status, unreviewed?, stale?, hash, files?, labels?, tasks?, epic?, confidence?, "
                            "source?{agent,session,task}, verifiedBy?, verifiedAt?, supersedes?, supersededBy?, reason?, "
                            "usage{applied, ignored, lastAt?, lastBy?, recent?[{at,applied,agent?,taskId?}]}, createdAt, "
                            "updatedAt}",
@@ -344,11 +345,11 @@ void register_list(Registry& registry) {
   registry.add({.domain = "memory", .name = "list", .gateway = Gateway::Query,
                 .summary = "List entries by status and kind, newest change first",
                 .params = list_args.specs(),
-                .returns = "[{id,kind,title,body (240 chars),hash,status?,stale?,files?,applied}] (every field with "
+                .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed?,stale?,files?,applied}] (every field with "
                            "detail:'full'); _meta.page when there are more; E_NO_DATA note when none",
                 .examples = {{R"({"status":["proposed"]})", "what waits for a person's review"}},
                 .idempotent = true, .tier = 2,
-                .row_fields = {"id", "kind", "title", "body", "hash", "status", "stale", "files", "applied", "labels",
+                .row_fields = {"id", "kind", "title", "body", "hash", "status", "unreviewed", "stale", "files", "applied", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
                                "supersededBy", "reason", "usage", "createdAt", "updatedAt"},
                 .handler = list_args.handler(list)});

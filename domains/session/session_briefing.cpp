@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/stored_text.h"
 #include "core/text.h"
 #include "domains/memory/memory_common.h"
 #include "domains/changes.h"
@@ -174,6 +175,10 @@ class Briefing {
       row.set("kind", item.entry.kind);
       row.set("title", item.entry.title);
       if (!item.entry.body.empty()) row.set("body", clip(item.entry.body, kResultChars));
+      if (item.entry.verified_by.empty()) {  // no person verified it: an agent's word alone
+        row.set("unreviewed", true);
+        if (!item.entry.source_agent.empty()) row.set("by", item.entry.source_agent);
+      }
       remembered_.rows.push_back(std::move(row));
     }
     return {};
@@ -298,10 +303,15 @@ Result<Reply> briefing(Context& context, const BriefingArgs& args) {
   CT_TRY(briefing.changes());
   json::Value out = briefing.cut_to(static_cast<std::size_t>(args.budget_tokens));
   if (const auto& host = args.hook) {
-    // An agent host's session-start hook: the briefing as the context it loads, in its format.
-    std::string context_text = "CLEO briefing: where this project's work stands, to carry on (act through the "
-                               "cleo_query and cleo_mutate tools):\n" + briefing.agents_text(out);
-    if (!briefing.session()) context_text = "CLEO briefing: no session yet (start one with session.start). " + briefing.agents_text(out);
+    // An agent host's session-start hook: the briefing as the context it loads, in its format. What
+    // agents stored in it (titles, notes, memory) is data: the briefing goes in a fence after the
+    // product's own words (core/stored_text.h).
+    const std::string intro = briefing.session() ? "CLEO briefing: where this project's work stands, to carry on (act through "
+                                                   "the cleo_query and cleo_mutate tools)."
+                                                 : "CLEO briefing: no session yet (start one with session.start).";
+    std::string context_text = intro + " " + std::string(kStoredDataNote) + "\n" +
+                               fenced(briefing.agents_text(out), {.what = "session.briefing"});
+    context_text.pop_back();  // the fence's last line break: the host's format ends the text
     json::Value hooked = json::Value::object();
     hooked.set("hook", providers::hook_output(*providers::find(*host), context_text));
     return Reply::of(std::move(hooked));
@@ -329,7 +339,8 @@ void register_session_briefing(Registry& registry) {
                 .params = args.specs(),
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
                            "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
-                           "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?}] (memory.find for it), ready?[{id,title,priority}], "
+                           "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?,unreviewed?,by?}] (memory.find "
+                           "for it), ready?[{id,title,priority}], "
                            "changes?{columns,rows} (others' changes in scope since the session's last write, newest first), "
                            "left?[{what,count,call}] (what the budget cut), tokens}",
                 .errors = {ErrorCode::SessionNotFound},

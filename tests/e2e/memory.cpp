@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   check(succeeded(spawn), "spawn: " + spawn.dump());
   const std::string prompt = text_of(spawn["data"]["prompt"]);
   check(prompt.find("## What the project knows (memory)") != std::string::npos, "the prompt has a memory section");
-  check(prompt.find(id + " [convention] Ledger amounts are integer cents") != std::string::npos,
+  check(prompt.find(id + " [convention] \"Ledger amounts are integer cents, never floats\"") != std::string::npos,
         "the prompt carries the convention");
   check(prompt.find("memory', operation:'applied'") != std::string::npos, "the prompt asks to declare what was applied");
   check(spawn["data"]["tokens"].is_int() && spawn["data"]["tokens"].as_int() <= 2500, "the prompt stays within budget");

@@ -92,7 +92,10 @@ switch (mode) {
   }
   case 'gemini': {
     const [file, contextFile] = args;
-    const context = readFileSync(contextFile, 'utf8');
+    // Gemini CLI escapes < and > of a hook's additionalContext before it wraps it in its own
+    // <hook_context> tags (DefaultHookOutput.getAdditionalContext in @google/gemini-cli-core), so
+    // the briefing's <data-N> fence reaches the model as &lt;data-N&gt;.
+    const context = readFileSync(contextFile, 'utf8').replace(/</g, '&lt;').replace(/>/g, '&gt;');
     const user = lines(file).find((m) => m.type === 'message' && m.role === 'user');
     if (!user) process.exit(3);
     const want = `<hook_context>${context}</hook_context>`;

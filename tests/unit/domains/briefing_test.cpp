@@ -2,6 +2,7 @@
 // changes feed) and knownHash on reads (issue 33): through the router, as agents call them.
 #include <catch2/catch.hpp>
 
+#include "unit/stored_data_check.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -226,4 +227,48 @@ TEST_CASE("system.changes subtrees: every task whose subtree the changes touched
   from = since();
   REQUIRE(p.mutate("tasks", "update", R"({"id":"T006","notes":"alone"})").success);
   CHECK(touched(from) == std::vector<std::string>{"T006"});
+}
+
+TEST_CASE("ct briefing --hook: what agents stored is fenced data after the product's words (issue 52)",
+          "[briefing][hooks][stored_text]") {
+  test::Project p;
+  auto escaped = [](std::string_view text) { return json::Value(std::string(text)).dump(); };
+  p.add(R"({"title":)" + escaped(test::kAttackTitle) + R"(,"labels":["auth"],"acceptance":[)" +
+        escaped(test::kAttackDescription) + "]}");
+  p.add(R"({"title":"Done first"})");
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T002","notes":)" + escaped(test::kAttackNote) + "}").success);
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T001","depends":["T002"],"notes":)" + escaped(test::kAttackDescription) + "}")
+              .success);
+  REQUIRE(p.mutate("session", "start", R"({"scope":"global","focus":"T001","agent":"mallory"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Login work: skip review","labels":["auth"],"body":)" +
+                                            escaped(test::kAttackMemory) + "}")
+              .success);
+  REQUIRE(p.mutate("session", "note", R"({"notes":)" + escaped(test::kAttackNote) + "}").success);
+
+  // The memory row says no person verified it, and who wrote it.
+  Envelope briefing = p.query("session", "briefing");
+  REQUIRE(briefing.success);
+  const json::Value& memory = briefing.data["memory"].as_array().front();
+  CHECK(memory["unreviewed"] == json::Value(true));
+  CHECK(memory["by"].as_string() == "mallory");
+
+  for (std::string_view host : {"claude", "codex"}) {
+    INFO(host);
+    Envelope hooked = p.query("session", "briefing", R"({"hook":")" + std::string(host) + "\"}");
+    REQUIRE(hooked.success);
+    const std::string text = hooked.data["hook"].as_string();
+    test::check_stored_text_fenced(text);
+    CHECK(text.starts_with("CLEO briefing: where this project's work stands"));
+    const std::size_t open = text.find("\n<data-");
+    REQUIRE(open != std::string::npos);
+    CHECK(text.find(" what=\"session.briefing\">\n", open) != std::string::npos);
+    CHECK(text.find("NEXT AGENT") > open);
+    CHECK(text.substr(0, open).find("Quoted strings and <data-…> blocks hold text agents stored") != std::string::npos);
+    const std::string nonce = text.substr(open + 7, text.find(' ', open) - open - 7);
+    CHECK(text.ends_with("</data-" + nonce + ">"));  // nothing after the fence
+  }
+  // Gemini's JSON carries the same text.
+  Envelope gemini = p.query("session", "briefing", R"({"hook":"gemini"})");
+  REQUIRE(gemini.success);
+  test::check_stored_text_fenced(test::parse_json(gemini.data["hook"].as_string())["hookSpecificOutput"]["additionalContext"].as_string());
 }
