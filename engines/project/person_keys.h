@@ -23,9 +23,9 @@ struct PersonKey {
 /// Where a home directory's person keys are listed.
 std::filesystem::path person_keys_file(const std::filesystem::path& home);
 
-/// The keys listed there (none when the file is missing). A file that is not the person's own and
-/// private (another owner, readable or writable by group or others) is refused: a key listed in it
-/// could have been added by someone else.
+/// The keys listed there (none when the file is missing). A file that is not the person's own, or
+/// that group or others may write, is refused: a key listed in it could have been added by someone
+/// else.
 Result<std::vector<PersonKey>> list_person_keys(const std::filesystem::path& home);
 
 /// A new key named `name` (letters, digits, '-', '_'; unique): listed by its digest, returned whole

@@ -340,14 +340,16 @@ Result<LifecycleChange> LifecycleEngine::pass_gate(const Task& task, std::string
     }
     CT_TRY_ASSIGN(std::vector<std::string> workers, authors(task.id, all));
     if (std::find(workers.begin(), workers.end(), actor) != workers.end()) {
-      Error error(ErrorCode::CircularValidation, "Agent " + actor + " worked on " + task.id +
+      const std::string shown = actor_.agent.empty() || actor_.agent == actor ? actor : actor_.agent + " (" + actor + ")";
+      Error error(ErrorCode::CircularValidation, "Agent " + shown + " worked on " + task.id +
                                                      " and may not pass its " + std::string(gate) +
                                                      " gate (verification.separateAgents)");
       error.fix = "have another agent verify it: orchestrate.spawn with a validator skill, then that agent calls " +
                   call("lifecycle.gate.pass", {{"id", task.id}, {"gate", gate}});
       return fail(std::move(error)
                       .with_detail("gate", std::string(gate))
-                      .with_detail("agent", actor)
+                      .with_detail("agent", actor_.agent.empty() ? actor : actor_.agent)
+                      .with_detail("principal", actor)
                       .with_detail("authors", json::Value::array_of(workers)));
     }
   }

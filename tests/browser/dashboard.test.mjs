@@ -776,7 +776,7 @@ check('memory', async () => {
     await p.page.waitForFunction(() => !document.querySelector('[data-testid=memory-proposed-row]'));
     const shown = ctRun(dir, 'memory', 'show', proposed.data.id).data;
     assert.equal(shown.status, 'active');
-    assert.equal(shown.verifiedBy, 'human@dashboard');
+    assert.match(shown.verifiedBy, /^person:/);  // the signed-in person's principal
     await p.page.click('[data-testid=memory-stale-row] [data-testid=memory-retract]');
     await p.page.click('[data-testid=memory-retract-confirm]');  // no reason: refused with the fix shown
     await p.page.waitForSelector('[data-testid=error]:not([hidden])');

@@ -92,9 +92,13 @@ int main(int argc, char** argv) {
   check(succeeded(unserved) && unserved["data"].as_array().empty(), "a proposed entry is not served: " + unserved.dump());
   check(succeeded(mutate(*writer, "tasks", "complete", R"({"id":")" + first + R"(","notes":"entries written"})")),
         "the first subagent finishes");
-  // Until it ends its session, `ct` in this project would act in it (the CLI adopts the only
-  // active session), as the agent that proposed the entry: refused.
-  check(!succeeded(person({"memory", "verify", id})), "`ct` inside the proposer's session cannot verify it");
+  // The agent's own shell is no person (issue 52): `ct memory verify` in its host's environment is
+  // refused, even with the proposer's session the only active one.
+  std::vector<std::string> shell_env = env;
+  shell_env.push_back("CODEX_THREAD_ID=e2e");
+  json::Value by_shell = CtCommand(ct, shell_env).run({"--project", project.string(), "memory", "verify", id, "--json"}).json;
+  check(!succeeded(by_shell) && by_shell["error"]["code"] == json::Value("E_MUTATION_DISABLED"),
+        "an agent's shell cannot verify it: " + by_shell.dump());
   check(succeeded(mutate(*writer, "session", "end", R"({"notes":"ledger entries done"})")), "the first subagent ends");
 
   // 2. A person verifies it.

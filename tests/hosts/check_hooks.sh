@@ -126,7 +126,13 @@ make_project() {
     { cat "$work/$host/init.log" >&2; fail "ct init failed"; return 1; }
   (cd "$proj" && in_host_env ct providers install "$host" --hooks >"$work/$host/install.log" 2>&1) ||
     { cat "$work/$host/install.log" >&2; fail "ct providers install $host --hooks failed"; return 1; }
-  (cd "$proj" && in_host_env "$spaced/ct" providers install "$host" --hooks --scope user >"$work/$host/install-user.log" 2>&1) ||
+  # The user-scope install is a person's setup (it writes outside the project): with no terminal
+  # here, a person key speaks for them (tests/support/person_key_fixture.h), listed in $home.
+  mkdir -p "$home/.config/cleo" && (umask 077 && printf '%s\n' \
+    '{"keys":[{"name":"tests","sha256":"b2f09f61b002f94cd493bbe59ddd167c2dcc4271f14e3db413896bcec30121b5","createdAt":"2026-01-01T00:00:00Z"}]}' \
+    >"$home/.config/cleo/person-keys.json")
+  (cd "$proj" && in_host_env CT_PERSON_KEY=ctpk_7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57 \
+    "$spaced/ct" providers install "$host" --hooks --scope user >"$work/$host/install-user.log" 2>&1) ||
     { cat "$work/$host/install-user.log" >&2; fail "ct providers install $host --hooks --scope user failed"; return 1; }
   grep -q "has CLEO's hook too" "$work/$host/install-user.log" ||
     { cat "$work/$host/install-user.log" >&2; fail "the user-scope install did not say the project has the hook too"; return 1; }

@@ -320,8 +320,23 @@ async function featureChecks(t, client, dir, { v2 = false } = {}) {
 // SDK's experimental callToolStream creates the task, polls it and fetches its result; a task
 // cancelled stops the test command it runs.
 
-function ctConfig(dir, key, value) {
-  const run = spawnSync(ct, ['config', 'set', key, value], { cwd: dir, env: childEnv, encoding: 'utf8', timeout: STEP_MS });
+// A person's `ct config set` (a command only people run, such as the test command): with no terminal
+// here, a person key speaks for them (tests/support/person_key_fixture.h), listed in a home of its own.
+const PERSON_KEY = 'ctpk_7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57';
+let personHome = null;
+async function personEnv() {
+  if (!personHome) {
+    personHome = await makeTempDir('person');
+    await fs.mkdir(path.join(personHome, '.config', 'cleo'), { recursive: true });
+    await fs.writeFile(path.join(personHome, '.config', 'cleo', 'person-keys.json'), JSON.stringify({
+      keys: [{ name: 'tests', sha256: 'b2f09f61b002f94cd493bbe59ddd167c2dcc4271f14e3db413896bcec30121b5', createdAt: '2026-01-01T00:00:00Z' }],
+    }), { mode: 0o600 });
+  }
+  return { ...childEnv, HOME: personHome, CT_PERSON_KEY: PERSON_KEY };
+}
+
+async function ctConfig(dir, key, value) {
+  const run = spawnSync(ct, ['config', 'set', key, value], { cwd: dir, env: await personEnv(), encoding: 'utf8', timeout: STEP_MS });
   assert.equal(run.status, 0, `ct config set ${key}: ${run.stderr}`);
 }
 
@@ -334,7 +349,7 @@ async function tasksChecks(t, client, dir) {
     assert.equal(byName.cleo_query.execution, undefined, 'cleo_query has no execution');
   });
   await check(`${t}: validate.test.run as a task: created, then its result`, async () => {
-    ctConfig(dir, 'validate.testCommand', 'true');
+    await ctConfig(dir, 'validate.testCommand', 'true');
     const kinds = [];
     let result;
     const stream = client.experimental.tasks.callToolStream(
@@ -348,7 +363,7 @@ async function tasksChecks(t, client, dir) {
     assert.equal(envelopeOf(result).success, true, 'the call succeeded');
   });
   await check(`${t}: a cancelled task stops its test command`, async () => {
-    ctConfig(dir, 'validate.testCommand', 'sleep 30');
+    await ctConfig(dir, 'validate.testCommand', 'sleep 30');
     const stream = client.experimental.tasks.callToolStream(
       { name: 'cleo_mutate', arguments: { domain: 'validate', operation: 'test.run' } }, undefined, { ...requestOptions, task: {} });
     const first = await stream.next();
