@@ -33,7 +33,7 @@ void register_session_heartbeat(Registry& registry) {
                 .params = args.specs(),
                 .returns = "{id,idleAt,leaseEnds?}: when session.gc would end it, and when its claim would lapse, "
                            "without another call",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned},
                 .examples = {{R"({})", "the current session is still working"}},
                 .idempotent = true, .tier = 2, .handler = args.handler(heartbeat)});
 }

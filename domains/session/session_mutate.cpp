@@ -203,7 +203,7 @@ void register_session_mutations(Registry& registry) {
                 .summary = "Start a session and bind to it",
                 .params = start_args.specs(),
                 .returns = "{id,scope?,focus?} (scope when made canonical; focus when autoFocus chose it)",
-                .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists,
+                .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists, ErrorCode::InvalidInput,
                            ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed},
                 .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},
                              {R"({"scope":"global","focus":"T004"})", "claim one task"}},
@@ -213,7 +213,7 @@ void register_session_mutations(Registry& registry) {
                 .summary = "End a session and release its task",
                 .params = end_args.specs(),
                 .returns = "{id}",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned},
                 .examples = {{R"({"notes":"login done, signup next"})", "end the current session"}},
                 .idempotent = true, .tier = 1, .aliases = {"orchestrate.abort", "system.safestop"}, .handler = end_args.handler(end)});
   const auto resume_args =
@@ -224,7 +224,7 @@ void register_session_mutations(Registry& registry) {
                 // session.switch {sessionId} runs here.
                 .params = resume_args.specs(),
                 .returns = "{id,status:'active',scope,focus?,nextAction?}",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionExists,
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned, ErrorCode::SessionExists,
                            ErrorCode::Validation},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "pick up where it stopped"}},
                 .idempotent = true, .tier = 1, .aliases = {"orchestrate.resume"}, .original_names = {"session.switch"},
@@ -234,7 +234,7 @@ void register_session_mutations(Registry& registry) {
                 .summary = "Pause a session, keeping its task claimed",
                 .params = suspend_args.specs(),
                 .returns = "{id}",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::Validation},
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned, ErrorCode::Validation},
                 .examples = {{R"({"notes":"waiting for review"})", "pause the current session"}},
                 .idempotent = true, .tier = 2, .aliases = {"orchestrate.pause"}, .handler = suspend_args.handler(suspend)});
   const auto close_args = noted_args("A closing note");
@@ -242,7 +242,7 @@ void register_session_mutations(Registry& registry) {
                 .summary = "Close a session whose scope is all done",
                 .params = close_args.specs(),
                 .returns = "{id}; E_SESSION_CLOSE_BLOCKED with details.open when tasks remain",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionCloseBlocked},
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned, ErrorCode::SessionCloseBlocked},
                 .examples = {{R"({})", "close the current session"}},
                 .idempotent = true, .tier = 2, .handler = close_args.handler(close)});
   const auto note_args = bind(field(&NoteArgs::id, id_param(false, kCurrentOrId)),
@@ -253,7 +253,7 @@ void register_session_mutations(Registry& registry) {
                 .summary = "Set a session's note and next action",
                 .params = note_args.specs(),
                 .returns = "{id} (read them back with session.show); E_NO_CHANGE note when both were already so",
-                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
+                .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned},
                 .examples = {{R"({"notes":"API done","nextAction":"write tests for T012"})", "leave a handover"}},
                 .idempotent = true, .tier = 2, .handler = note_args.handler(note)});
   const auto gc_args = bind(field(&GcArgs::dry_run, {.name = "dryRun", .type = ParamType::Bool,

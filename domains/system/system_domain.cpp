@@ -183,7 +183,7 @@ void register_system_domain(Registry& registry) {
   registry.add({.domain = "system", .name = "log", .gateway = Gateway::Query,
                 .summary = "Read the audit trail of mutations, newest first",
                 .params = log_args.specs(),
-                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,by? (the caller's principal),reason?,intent?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
+                .returns = "[{seq,at,operation,id?,outcome?,session?,agent?,by?,reason?,intent?,changed?[task.field] (the first 20, then \"+N more\")}]; with "
                            "detail:'full' params? and changes?[{id?,field,before?,after?}] instead of changed; "
                            "_meta.page {hasMore,nextOffset} when older rows follow",
                 .examples = {{R"({"limit":10})", "the last ten changes"},

@@ -61,11 +61,24 @@ class Client {
   }
   const std::string& session() const { return caller_.session; }
   void set_session(std::string session) { caller_.session = std::move(session); }
+  /// Who calls (a connection's agent, a person), as a transport would set it.
+  void set_principal(Principal principal) { caller_.principal = std::move(principal); }
+  void set_agent_label(std::string label) { caller_.agent = std::move(label); }
   Router& router() { return *router_; }
 
  private:
   std::unique_ptr<Router> router_;
   Caller caller_;
+};
+
+/// A clock a test moves by hand; it stands still between moves.
+class HandClock final : public Clock {
+ public:
+  explicit HandClock(std::shared_ptr<TimeMs> time) : time_(std::move(time)) {}
+  TimeMs now() override { return *time_; }
+
+ private:
+  std::shared_ptr<TimeMs> time_;
 };
 
 /// A router on an initialised project in a temp dir, with a fixed clock and a home directory of

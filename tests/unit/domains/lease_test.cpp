@@ -18,16 +18,6 @@ namespace {
 constexpr TimeMs kMinute = 60'000;
 const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
 
-/// A clock a test moves by hand; it stands still between moves.
-class HandClock final : public Clock {
- public:
-  explicit HandClock(std::shared_ptr<TimeMs> time) : time_(std::move(time)) {}
-  TimeMs now() override { return *time_; }
-
- private:
-  std::shared_ptr<TimeMs> time_;
-};
-
 /// An agent on its own router whose clock reads `*time`.
 struct Agent {
   std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(kStart);
@@ -35,7 +25,7 @@ struct Agent {
 
   explicit Agent(const test::Project& p)
       : client(std::make_unique<test::Client>(std::make_unique<Router>(
-            registry(), Workspace::open(p.dir()), RouterOptions{}, std::make_unique<HandClock>(time)))) {}
+            registry(), Workspace::open(p.dir()), RouterOptions{}, std::make_unique<test::HandClock>(time)))) {}
   Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
     return client->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params)});
   }
@@ -181,7 +171,7 @@ TEST_CASE("a session the CLI adopted is not renewed by reads: a person looking k
   REQUIRE(a.mutate("tasks", "start", R"({"id":"T002"})").success);
   auto shared = std::make_shared<TimeMs>(kStart + 10 * kMinute);
   RouterOptions options;
-  Router person(registry(), Workspace::open(p.dir()), options, std::make_unique<HandClock>(shared));
+  Router person(registry(), Workspace::open(p.dir()), options, std::make_unique<test::HandClock>(shared));
   Envelope looked = person.dispatch({Gateway::Query, "tasks", "list", json::Value(), {.adopt_only_active_session = true}});
   REQUIRE(looked.success);
   CHECK(a.query("session", "show").data["updatedAt"].as_string() == "2026-01-01T00:00:00Z");
