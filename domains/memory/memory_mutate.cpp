@@ -159,7 +159,7 @@ Result<Reply> observe(Context& context, const EntryArgs& args) {
   MemoryEntry entry;
   entry.kind = args.kind.value_or("");
   entry.title = std::string(trim(args.title.value_or("")));
-  entry.body = std::string(trim(args.body.value_or("")));
+  entry.body = normalized_body(args.body.value_or(""));
   CT_TRY(read_scope(context, args, entry));
   CT_TRY_ASSIGN(entry.source_task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(entry.source_agent, who(context));
@@ -262,7 +262,7 @@ Result<Reply> update(Context& context, const EntryArgs& args) {
   const MemoryEntry before = entry;
   if (args.kind) entry.kind = *args.kind;
   if (args.title) entry.title = std::string(trim(*args.title));
-  if (args.body) entry.body = std::string(trim(*args.body));
+  if (args.body) entry.body = normalized_body(*args.body);
   CT_TRY(read_scope(context, args, entry));
   entry.hash = content_hash(entry);
   if (entry.hash == before.hash && entry.confidence == before.confidence)
@@ -296,7 +296,7 @@ Result<Reply> supersede(Context& context, const EntryArgs& args) {
   MemoryEntry entry;
   entry.kind = args.kind.value_or(old.kind);
   entry.title = std::string(trim(args.title.value_or("")));
-  entry.body = std::string(trim(args.body.value_or("")));
+  entry.body = normalized_body(args.body.value_or(""));
   entry.files = old.files;
   entry.labels = old.labels;
   entry.tasks = old.tasks;

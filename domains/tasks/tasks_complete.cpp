@@ -58,7 +58,7 @@ Result<Reply> complete(Context& context, const CompleteArgs& args) {
     const std::string_view all = trim(*text);
     const auto newline = all.find('\n');
     entry.title = clip(trim(all.substr(0, newline)), 200);
-    if (newline != std::string_view::npos) entry.body = std::string(trim(all.substr(newline + 1)));
+    if (newline != std::string_view::npos) entry.body = memory::normalized_body(all.substr(newline + 1));
     for (const auto& file : result.task.files)
       if (auto normal = memory::normal_scope_path(file); normal && !normal->empty()) entry.files.push_back(*normal);
     entry.source_task = result.task.id;

@@ -361,7 +361,25 @@ Result<void> read_field(std::string_view line, MemoryEntry& entry, int number) {
 
 }  // namespace
 
-Result<std::vector<MemoryEntry>> from_markdown(std::string_view text) {
+std::string normalized_body(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out += text[i];
+    } else {
+      out += '\n';
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    }
+  }
+  return std::string(trim(out));
+}
+
+Result<std::vector<MemoryEntry>> from_markdown(std::string_view raw) {
+  // Line breaks of any spelling are one (a body's bare CR would otherwise end a line only on the
+  // way back in).
+  const std::string normalized = normalized_body(raw);
+  const std::string_view text = normalized;
   std::vector<MemoryEntry> entries;
   std::string kind;
   int line_number = 0;

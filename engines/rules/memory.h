@@ -99,4 +99,8 @@ std::string to_markdown(const std::vector<MemoryEntry>& entries);
 /// supersession, reason); E_VALIDATION naming the line of the first thing it cannot read.
 Result<std::vector<MemoryEntry>> from_markdown(std::string_view text);
 
+/// An entry's body as it is kept: line breaks as LF (a CRLF or a lone CR is one), no blank edges —
+/// what the Markdown of to_markdown() holds and reads back the same.
+std::string normalized_body(std::string_view text);
+
 }  // namespace ct::memory
