@@ -8,15 +8,17 @@
 //
 //   1. two agents on stdio: neither approves what one proposed; one cannot write, stop, end or note
 //      in the other's session (its id taken from session.list); forged clientInfo names and `_meta`
-//      make no one a person (the label is dropped); session.start {agent:"person"} is refused
+//      make no one a person (the label is dropped); session.start {agent:"person"} is refused; an
+//      undo of a person's task creation is a deletion (only proposed); no copy of the store leaves
+//      the project
 //   2. verification.separateAgents: renaming per call (session.start {agent:"reviewer"}) does not
 //      make the worker its own reviewer; another connection may review
 //   3. a handed-off session: two fresh agents are offered it, exactly one resumes it
 //   4. claims with a short lease: an agent cannot reclaim a live claim, takes over a lapsed one; the
 //      displaced agent is told, and cannot complete the task; a person's reclaim of a live claim works
 //   5. an agent with a shell (a host's marker, with or without a leaked person key; no marker, no
-//      terminal, no key): approve, verify, people's config keys, reclaim — all refused; a person key
-//      nobody listed is an error
+//      terminal, no key): approve, verify, people's config keys (the rules that bind agents too),
+//      reclaim, store migrate out of the project — all refused; a person key nobody listed is an error
 //   6. the dashboard (`ct serve --dashboard-write --token T`, no terminal: no one-use code): the token
 //      reads, its login reads, a person key's login approves; /mcp with the token (even with a
 //      person's cookie, or a stateless request named human@dashboard) is an agent
@@ -369,10 +371,11 @@ int main(int argc, char** argv) {
   check(succeeded(person({"config", "set", "approval.required", R"(["tasks.delete"])"})), "the person requires approval of deletions");
   check(succeeded(person({"config", "set", "verification.separateAgents", "true"})), "the person separates agents");
   for (const char* title : {"Doomed by a proposal", "Held by agent A", "Reviewed by another", "Contested claim",
-                            "Held for the terminal", "Doomed over HTTP", "Spare"})
+                            "Held for the terminal", "Doomed over HTTP", "Spare", "Kept by approval"})
     check(succeeded(person({"add", title})), std::string("task added: ") + title);
   // T001 doomed (scenario 1), T002 held by A (1), T003 reviewed (2), T004 contested (4),
-  // T005 held for the terminal's reclaim (5, 7), T006 proposed for deletion over HTTP (6), T007 spare.
+  // T005 held for the terminal's reclaim (5, 7), T006 proposed for deletion over HTTP (6), T007 spare,
+  // T008 the person's, which an agent tries to remove by undoing its creation (1).
 
   // ---- 1. Two agents on stdio: no approval, no other's session, no forged person ------------------
   // A calls itself the dashboard's person; B calls itself "person" and claims more in `_meta`.
@@ -436,6 +439,20 @@ int main(int argc, char** argv) {
   check(contains(a_status.dump(), a_sid) && contains(a_status.dump(), "active"), "A's session is still A's and active: " + a_status.dump());
   json::Value held = person({"show", "T002"});
   check(held["data"]["status"] == json::Value("active"), "A still holds T002: " + held.dump());
+  // Effects, not entry points (approval.required names tasks.delete): undoing the person's creation
+  // of T008 is a deletion of it, only proposed.
+  json::Value created = person({"log", "--id", "T008", "--operation", "tasks.add"});
+  const json::Value creation_seq = first(created["data"])["seq"];
+  json::Value undone = a->call("cleo_mutate", "tasks", "undo", R"({"seq":)" + creation_seq.dump() + "}");
+  check(!succeeded(undone) || undone["_meta"]["code"] == json::Value("E_PROPOSED"),
+        "A's undo of the person's tasks.add of T008 is not a way around approval.required tasks.delete: " + undone.dump());
+  json::Value kept = person({"show", "T008"});
+  check(succeeded(kept) && kept["data"]["archived"] != json::Value(true), "T008 is still there: " + kept.dump());
+  // A copy of the whole store, outside the project: a person's act.
+  const fs::path stolen = sandbox->root() / "stolen-by-A.db";
+  json::Value migrated = a->call("cleo_mutate", "system", "store.migrate", R"({"to":)" + json_string(stolen.string()) + "}");
+  check(code(migrated) == "E_MUTATION_DISABLED" && !fs::exists(stolen),
+        "A cannot copy the store outside the project (system.store.migrate): " + migrated.dump().substr(0, 300));
   json::Value reserved = b->call("cleo_mutate", "session", "start", R"({"scope":"global","agent":"person"})");
   check(code(reserved) == "E_INVALID_INPUT", "session.start {agent:\"person\"} is refused: " + reserved.dump());
   json::Value reserved2 = a->call("cleo_mutate", "session", "start", R"({"scope":"global","agent":"human@dashboard"})");
@@ -578,6 +595,9 @@ int main(int argc, char** argv) {
     // The rules that bind agents (issue 52, "the agent switches off the rules that bind it").
     refused({"config", "set", "verification.separateAgents", "false"}, "ct config set verification.separateAgents");
     refused({"config", "set", "session.leaseSeconds", "0"}, "ct config set session.leaseSeconds");
+    const fs::path copy = sandbox->root() / ("stolen-by-shell-" + std::to_string(&shell - shells.data()) + ".db");
+    refused({"store", "migrate", "--to", copy.string()}, "ct store migrate out of the project");
+    check(!fs::exists(copy), shell.what + ": no copy of the store outside the project");
   }
   // Every host's marker makes an agent.
   for (const char* marker : {"CLAUDECODE=1", "CODEX_THREAD_ID=th_1", "CODEX_SANDBOX=seatbelt", "GEMINI_CLI=1", "OPENCODE=1",
@@ -624,6 +644,12 @@ int main(int argc, char** argv) {
       json::Value doomed = http.call("cleo_mutate", "tasks", "delete", R"({"id":"T006"})");
       check(succeeded(doomed) && doomed["_meta"]["code"] == json::Value("E_PROPOSED"), "the HTTP agent's deletion is proposed: " + doomed.dump());
       const std::string p2 = text_of(doomed["data"]["id"]);
+      // An HTTP session is its connection's: a stdio agent naming it is refused.
+      json::Value http_session = http.call("cleo_mutate", "session", "start", R"({"scope":"global","name":"over HTTP"})");
+      check(succeeded(http_session), "the HTTP agent starts a session: " + http_session.dump());
+      json::Value cross = b->call("cleo_mutate", "session", "note",
+                                  R"({"sessionId":")" + text_of(http_session["data"]["id"]) + R"(","notes":"from stdio"})");
+      check(code(cross) == "E_SESSION_OWNED", "a stdio agent cannot write in the HTTP agent's session: " + cross.dump());
       const std::string approve_params = R"({"id":")" + p2 + "\"}";
       json::Value mcp_approve = http.call("cleo_mutate", "system", "proposal.approve", approve_params);
       check(code(mcp_approve) == "E_MUTATION_DISABLED", "/mcp with the token is an agent: " + mcp_approve.dump());
