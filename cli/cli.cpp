@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -75,6 +76,20 @@ EarlyOptions early_options(const std::vector<std::string>& args) {
     }
   }
   return early;
+}
+
+/// Where the command word is: the first argument that is neither a global option nor its value
+/// (args.size() when there is none).
+std::size_t command_word(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i].size() > 1 && args[i].front() == '-') {
+      if (global_takes_value(args[i])) ++i;
+      continue;
+    }
+    return i;
+  }
+  return args.size();
 }
 
 /// --intent: a category alone, or the whole intent as JSON (the router checks either).
@@ -534,8 +549,14 @@ int run_checked(const std::vector<std::string>& args) {
     write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
   if (!args.empty() && args.front() == "completion") return print_completion_script(args, output);
   if (!args.empty() && args.front() == "edit") return run_edit(operations, workspace, args, output);
-  if (!args.empty() && args.front() == "whoami") return run_whoami(args);
-  if (!args.empty() && args.front() == "person") return run_person(args);
+  // `ct whoami` and `ct person` after global options too (`ct --project P whoami --json`): their
+  // own words and flags, a leading --json kept.
+  if (std::size_t word = command_word(args); word < args.size() && (args[word] == "whoami" || args[word] == "person")) {
+    std::vector<std::string> own(args.begin() + static_cast<std::ptrdiff_t>(word), args.end());
+    if (args[word] == "person") return run_person(own);
+    if (early.json && std::find(own.begin(), own.end(), "--json") == own.end()) own.push_back("--json");
+    return run_whoami(own);
+  }
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
   if (!route.server.empty()) return run_server_command(route.server, args, nullptr, workspace);

@@ -27,9 +27,10 @@ packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli
 # runner; sqlite3, whose shell some tests tamper with a store through; git, which the release
 # domain and evidence use (their tests run against temporary repositories); patch and python3
 # (3.11+, its tomllib) check that a host's edited config file is valid TOML and that the dry run's
-# diff applies (tests/unit/domains/providers_files_test.cpp).
+# diff applies (tests/unit/domains/providers_files_test.cpp); tmux is the person's real terminal
+# of tests/e2e/principals.cpp (ct at a terminal, ct serve's one-use code).
 if [ "$CT_BUILD_TESTS" != "OFF" ]; then
-  packages+=(catch2 libcpp-httplib-dev sqlite3 git patch python3)
+  packages+=(catch2 libcpp-httplib-dev sqlite3 git patch python3 tmux)
   # Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
   # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
   # locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json
