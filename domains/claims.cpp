@@ -43,10 +43,13 @@ Result<void> notify_displaced(Context& context, const std::string& displaced, co
   if (displaced.empty() || displaced == context.session) return {};
   CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(displaced));
   if (!session) return {};
-  CT_TRY_ASSIGN(std::string by, context.agent_name());
+  // Who took it: its name and who it really is (a person is their principal).
+  CT_TRY_ASSIGN(std::string label, context.agent_name());
+  std::string by = context.principal.id.empty() ? label : context.principal.id;
+  if (!context.is_person() && !label.empty() && !context.principal.id.empty()) by = label + " (" + context.principal.id + ")";
+  if (by.empty()) by = "session " + context.session;
   json::Value notice(json::Value::Object{{"task", json::Value(task_id)},
-                                         {"by", json::Value(context.is_person() ? context.principal.id
-                                                            : by.empty() ? context.session : by)},
+                                         {"by", json::Value(by)},
                                          {"at", json::Value(format_iso8601(context.now()))}});
   session->notice = notice.dump();
   return context.db().update_session(*session);

@@ -122,7 +122,7 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
-  CT_TRY_ASSIGN(Session after, engine.resume(id, context.principal.id));
+  CT_TRY_ASSIGN(Session after, engine.resume(id, context.principal.id, context.agent));
   if (context.audit) context.audit->task_id = id;
   std::vector<std::string> warnings;
   if (before.owner != after.owner && !before.owner.empty())

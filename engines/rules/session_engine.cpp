@@ -235,13 +235,14 @@ Result<void> SessionEngine::check_owner(const Session& session, const std::strin
                   .with_detail("owner", session.owner));
 }
 
-Result<Session> SessionEngine::resume(const std::string& id, const std::string& owner) {
+Result<Session> SessionEngine::resume(const std::string& id, const std::string& owner, const std::string& label) {
   CT_TRY_ASSIGN(Session before, get(id));
   if (before.status == SessionStatus::Active) {
     if (before.owner == owner || before.owner.empty() || owner.empty()) {
       if (before.owner == owner || owner.empty()) return before;
       Session after = before;
       after.owner = owner;
+      if (!label.empty()) after.agent = label;
       return save(before, std::move(after));
     }
     // Held by another caller: taken over only once its lease ran out (0: sessions never lapse).
@@ -251,6 +252,7 @@ Result<Session> SessionEngine::resume(const std::string& id, const std::string& 
     }
     Session after = before;
     after.owner = owner;
+    if (!label.empty()) after.agent = label;
     return save(before, std::move(after));
   }
   if (before.status == SessionStatus::Closed) {
@@ -262,7 +264,10 @@ Result<Session> SessionEngine::resume(const std::string& id, const std::string& 
   Session after = before;
   after.status = SessionStatus::Active;
   after.ended_at.reset();
-  if (!owner.empty()) after.owner = owner;
+  if (!owner.empty() && owner != before.owner) {
+    after.owner = owner;
+    if (!label.empty()) after.agent = label;
+  }
   return save(before, std::move(after));
 }
 
@@ -350,6 +355,7 @@ Result<Session> SessionEngine::save(const Session& before, Session after) {
   if (before.next_action != after.next_action) record(after.id, "nextAction", before.next_action, after.next_action);
   if (before.archived_at != after.archived_at) record(after.id, "archived", false, true);
   if (before.owner != after.owner) record(after.id, "owner", before.owner, after.owner);
+  if (before.agent != after.agent) record(after.id, "agent", before.agent, after.agent);
   CT_TRY(store_.update_session(after));
   return after;
 }

@@ -69,7 +69,8 @@ class SessionEngine {
   /// within session.leaseSeconds is E_SESSION_OWNED (two agents never both resume one handoff);
   /// one whose lease ran out, or a suspended or ended one, is taken over (Session::owner says whose
   /// it was before: the caller's reply names them).
-  Result<Session> resume(const std::string& id, const std::string& owner = "");
+  /// A session that changes owner takes the new owner's `label` (the name its rows go by).
+  Result<Session> resume(const std::string& id, const std::string& owner = "", const std::string& label = "");
   /// E_SESSION_OWNED unless `owner` may write in the session: its own, one from before owners
   /// (owner ""), or an in-process caller's (owner "").
   static Result<void> check_owner(const Session& session, const std::string& owner);
