@@ -289,7 +289,9 @@ Result<AuditEntry> take_back_sessions(Context& context, AuditEntry row, std::vec
 
 /// Takes back the config keys an import applied (`config.<key>` changes): each goes back to its
 /// value before, unless it changed since (kept, and said). `config` collects the result, which
-/// undo writes once everything else is taken back (never in a dry run).
+/// undo writes once everything else is taken back (never in a dry run). A key only people set goes
+/// back only for a person (Context::may_set_config): an agent's undo of a person's import would
+/// otherwise loosen a rule that binds it; it is refused whole, naming what a person runs.
 Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optional<Config>& config,
                                     std::vector<std::string>& warnings) {
   auto is_config = [](const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("config."); };
@@ -302,6 +304,14 @@ Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optio
                          std::to_string(row.seq) + "; kept");
       continue;
     }
+    if (const ConfigKey* spec = find_config_key(key))
+      if (auto allowed = context.may_set_config(*spec, change.before); !allowed) {
+        Error error = std::move(allowed.error());
+        error.message = "undoing seq " + std::to_string(row.seq) + " (" + row.operation + ") would set " + key +
+                        " back: " + error.message;
+        error.fix = "a person runs `ct undo " + std::to_string(row.seq) + "` in a terminal";
+        return fail(std::move(error).with_detail("seq", row.seq));
+      }
     if (auto set = config->set(key, change.before); !set) {
       warnings.push_back("config " + key + " cannot go back to " + change.before.dump() + ": " + set.error().message);
       continue;
