@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "domains/evidence.h"
 #include "domains/memory/memory_common.h"
 #include "domains/tasks/tasks_common.h"
 
@@ -322,6 +323,23 @@ Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optio
   return row;
 }
 
+/// Putting a task's acceptance criteria back as they were is a change of them like any other: under
+/// strict verification.evidence only a person drops or rewrites one (evidence::acceptance_rules).
+Result<void> check_acceptance(Context& context, const AuditEntry& row) {
+  for (const auto& change : row.changes) {
+    if (change.field != "acceptance" || change.task_id.empty()) continue;
+    CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(change.task_id));
+    if (!task) continue;
+    std::vector<std::string> before;
+    if (change.before.is_array())
+      for (const auto& item : change.before.as_array())
+        if (item.is_string()) before.push_back(item.as_string());
+    CT_TRY(evidence::acceptance_rules(context, *task, before,
+                                      "a person runs `ct undo " + std::to_string(row.seq) + "` in a terminal"));
+  }
+  return {};
+}
+
 /// tasks.undo's params: a dry run is the router's (it keeps nothing).
 struct UndoArgs {
   std::optional<std::int64_t> seq;
@@ -341,6 +359,7 @@ Result<Reply> undo(Context& context, const UndoArgs& args) {
   for (const auto& row : rows) targets.insert(row.seq);
   CT_TRY_ASSIGN(LaterUndos later, undos_after(context.db(), *targets.begin() - 1));
   for (const auto& row : rows) CT_TRY(check_undoable(row, later));
+  for (const auto& row : rows) CT_TRY(check_acceptance(context, row));
   std::vector<std::string> warnings;
   std::optional<Config> config;  // the configuration as undoing leaves it, when a row changed some
   for (auto& row : rows) {
