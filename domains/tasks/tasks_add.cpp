@@ -215,6 +215,11 @@ void register_tasks_add(Registry& registry) {
                                {R"({"priority":"high","ids":["T003","T004"]})", "the same change to two tasks"}},
                   .idempotent = true, .tier = 1, .shortcut = "update", .text_view = TextView::Updated, .dashboard = true,
                   .bulk = true, .batchable = true, .aliases = {"edit", "set", "modify", "change", "patch"},
+                  .effects = [](Context&, const Params& params, const std::vector<std::string>& subjects)
+                      -> Result<std::vector<Effect>> {
+                    const auto type = params.opt_str("type");
+                    return type && *type != "epic" ? demotions(subjects) : std::vector<Effect>();
+                  },
                   .handler = update_args.handler(update)});
 }
 

@@ -340,6 +340,30 @@ Result<void> check_acceptance(Context& context, const AuditEntry& row) {
   return {};
 }
 
+/// What an undo would take back, as approval.required names it (domains/approval.h): a task whose
+/// creation it takes back is deleted (tasks.delete of it), a task it turns back from an epic is
+/// demoted (every rule that names epics). Asked before the call runs, with the rows the handler
+/// will find; when there are none the handler says why.
+Result<std::vector<Effect>> undo_effects(Context& context, const Params& params, const std::vector<std::string>&) {
+  Result<std::vector<AuditEntry>> rows = std::vector<AuditEntry>();
+  if (auto seq = params.opt_integer("seq")) {
+    auto row = row_at(context.db(), *seq);
+    if (row) rows->push_back(std::move(*row));
+  } else {
+    rows = last_command(context);
+  }
+  std::vector<Effect> effects;
+  if (!rows) return effects;
+  for (const auto& row : *rows)
+    for (const auto& change : row.changes) {
+      if (change.task_id.empty()) continue;
+      if (change.field == "created" && change.before.is_null()) effects.push_back({"tasks.delete", change.task_id, {}});
+      if (change.field == "type" && change.after == json::Value("epic"))
+        for (auto& demotion : demotions({change.task_id})) effects.push_back(std::move(demotion));
+    }
+  return effects;
+}
+
 /// tasks.undo's params: a dry run is the router's (it keeps nothing).
 struct UndoArgs {
   std::optional<std::int64_t> seq;
@@ -449,7 +473,7 @@ void register_tasks_undo(Registry& registry) {
                 .examples = {{R"({})", "take back your last change"},
                              {R"({"seq":42,"dryRun":true})", "see what undoing seq 42 would change"}},
                 .needs_session = true, .tier = 2, .shortcut = "undo", .text_view = TextView::Undone,
-                .handler = args.handler(undo)});
+                .effects = undo_effects, .handler = args.handler(undo)});
 }
 
 }  // namespace ct::tasks
