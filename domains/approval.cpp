@@ -16,19 +16,17 @@ bool takes_task_id(const OperationSpec& spec) {
   return id && id->type == ParamType::TaskId;
 }
 
-Result<bool> task_is_epic(Context& context, const Params& params) {
-  auto id = params.opt_str("id");
-  if (!id) return false;
-  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*id));
+Result<bool> task_is_epic(Context& context, const std::string& id) {
+  if (id.empty()) return false;
+  CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(id));
   return task && task->type == TaskType::Epic;
 }
 
 bool memory_operation(const OperationSpec& spec) { return spec.domain == "memory" && spec.find_param("id"); }
 
-Result<bool> memory_verified(Context& context, const Params& params) {
-  auto id = params.opt_str("id");
-  if (!id) return false;
-  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(*id));
+Result<bool> memory_verified(Context& context, const std::string& id) {
+  if (id.empty()) return false;
+  CT_TRY_ASSIGN(std::optional<MemoryEntry> entry, context.db().get_memory(id));
   return entry && !entry->verified_by.empty();
 }
 
@@ -88,18 +86,40 @@ Result<void> check_rules(const Registry& registry, const json::Value& rules) {
   return {};
 }
 
-Result<std::optional<std::string>> rule_for(Context& context, const OperationSpec& spec, const Params& params) {
+Result<std::vector<Effect>> effects_of(Context& context, const OperationSpec& spec, const Params& params,
+                                       const std::vector<std::string>& subjects) {
+  std::vector<Effect> effects;
+  for (const auto& subject : subjects) effects.push_back({spec.full_name(), subject, {}});
+  if (effects.empty()) effects.push_back({spec.full_name(), "", {}});
+  if (spec.effects) {
+    CT_TRY_ASSIGN(std::vector<Effect> more, spec.effects(context, params, subjects));
+    effects.insert(effects.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return effects;
+}
+
+Result<std::optional<std::string>> rule_for(Context& context, const OperationSpec& spec, const Params& params,
+                                            const std::vector<std::string>& subjects) {
   const auto rules = context.config->get_strings("approval.required");
-  const std::string name = spec.full_name();
+  if (rules.empty()) return std::optional<std::string>();
+  CT_TRY_ASSIGN(std::vector<Effect> effects, effects_of(context, spec, params, subjects));
   for (const auto& rule : rules) {
     const auto colon = rule.find(':');
-    if (rule.substr(0, colon) != name) continue;
-    if (colon == std::string::npos) return std::optional<std::string>(rule);
-    const std::string_view condition = std::string_view(rule).substr(colon + 1);
-    for (const auto& known : kConditions) {
-      if (known.name != condition || !known.applies(spec)) continue;
-      CT_TRY_ASSIGN(bool holds, known.holds(context, params));
-      if (holds) return std::optional<std::string>(rule);
+    const std::string_view name = std::string_view(rule).substr(0, colon);
+    const std::string_view condition = colon == std::string::npos ? std::string_view() : std::string_view(rule).substr(colon + 1);
+    for (const auto& effect : effects) {
+      // "*" stands for the operation of every rule with the effect's condition (Effect).
+      if (effect.operation == "*" ? condition.empty() || condition != effect.condition
+                                  : effect.operation != name || (!effect.condition.empty() && effect.condition != condition))
+        continue;
+      if (condition.empty()) return std::optional<std::string>(rule);
+      // check_rules made sure the condition applies to the rule's operation: it is read on the
+      // record the effect is on.
+      for (const auto& known : kConditions) {
+        if (known.name != condition) continue;
+        CT_TRY_ASSIGN(bool holds, known.holds(context, effect.id));
+        if (holds) return std::optional<std::string>(rule);
+      }
     }
   }
   return std::optional<std::string>();

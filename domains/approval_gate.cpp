@@ -40,8 +40,11 @@ Result<std::optional<std::string>> gate(Context& context, const pipeline::Call& 
   if (!call.writes() || approved || context.is_person() || !context.store ||
       context.config->get_strings("approval.required").empty())
     return std::optional<std::string>();
-  if (asked == Asked::InTransaction) return rule_for(context, *call.spec, call.params);
-  return pipeline::read_in_own_transaction(context, [&] { return rule_for(context, *call.spec, call.params); });
+  // The records the call is on: each of a bulk call's ids (an epic among them is still an epic).
+  std::vector<std::string> subjects = call.ids;
+  if (auto id = call.params.opt_str("id"); subjects.empty() && id) subjects.push_back(*id);
+  if (asked == Asked::InTransaction) return rule_for(context, *call.spec, call.params, subjects);
+  return pipeline::read_in_own_transaction(context, [&] { return rule_for(context, *call.spec, call.params, subjects); });
 }
 
 Result<Envelope> propose(const pipeline::Call& call, Context& context, const Caller& caller, const std::string& rule,

@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "domains/pipeline.h"
 #include "domains/validate/protocol_check.h"
+#include "engines/adapters/split_command.h"
 #include "engines/adapters/subprocess.h"
 #include "engines/rules/evidence.h"
 #include "engines/rules/memory.h"
@@ -208,6 +209,26 @@ Advice refresh_call(const EvidenceAtom& atom, const std::string& task_id) {
   return call("tasks.complete", {{"id", task_id}, {"evidence", std::move(evidence)}});
 }
 
+/// What a person runs to waive criteria of `task` (tasks.evidence takes waivers before and after
+/// completion), given the waivers as JSON.
+std::string person_waives(const Task& task, const json::Value& waive) {
+  return "`" + join_command({"ct", "tasks", "evidence", task.id, "--waive", waive.dump()}) + "` in a terminal";
+}
+
+/// Under strict verification.evidence a waiver excuses a criterion from the bar people set: a
+/// person's act (issue 52). Advisory and off modes judge nothing, so a waiver there is a note.
+Result<void> waiver_rules(const Context& context, const Task& task, const json::Value& waive) {
+  if (context.person || mode(*context.config) != Mode::Strict) return {};
+  return fail(Error(ErrorCode::MutationDisabled,
+                    "waiving an acceptance criterion of " + task.id +
+                        " under strict verification.evidence is a person's act, not an MCP or dashboard caller's")
+                  .with_fix("cover it with checked evidence (" +
+                            call("tasks.evidence", {{"id", task.id}, {"evidence", "<atoms with covers>"}}) +
+                            "), or ask a person to run " + person_waives(task, waive))
+                  .with_detail("field", "waive")
+                  .with_detail("setBy", "people"));
+}
+
 }  // namespace
 
 ParamSpec evidence_param(std::string_view description) {
@@ -243,6 +264,7 @@ Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Val
                                                std::string_view gate) {
   std::vector<EvidenceAtom> fresh;
   CT_TRY_ASSIGN(std::vector<Waiver> waivers, parse_waivers(waive));
+  if (!waivers.empty()) CT_TRY(waiver_rules(context, task, waive));
   const json::Value* checked = context.external ? context.external->data.find("atoms") : nullptr;
   if ((!checked || checked->empty()) && waivers.empty()) return fresh;
   CT_TRY_ASSIGN(std::string agent, context.agent_name());
@@ -344,6 +366,22 @@ Result<void> gate_rules(Context& context, const Task& task, std::string_view gat
                   .with_detail("unverified", json::Value::array_of(unverified)));
 }
 
+Result<void> acceptance_rules(const Context& context, const Task& task, const std::vector<std::string>& after,
+                              std::string fix) {
+  if (context.person || mode(*context.config) != Mode::Strict) return {};
+  // Adding criteria raises the bar: the ones there stay, in their places (atoms cover them by number).
+  const bool only_adds = after.size() >= task.acceptance.size() &&
+                         std::equal(task.acceptance.begin(), task.acceptance.end(), after.begin());
+  if (only_adds) return {};
+  return fail(Error(ErrorCode::MutationDisabled,
+                    "the acceptance criteria of " + task.id +
+                        " are the bar strict verification.evidence holds it to: an MCP or dashboard caller may add "
+                        "criteria, and only a person changes or removes one")
+                  .with_fix(std::move(fix))
+                  .with_detail("field", "acceptance")
+                  .with_detail("setBy", "people"));
+}
+
 Result<void> completion_rules(Context& context, const Task& task, std::vector<std::string>& warnings) {
   const Mode mode = evidence::mode(*context.config);
   if (mode == Mode::Off) return {};
@@ -400,9 +438,12 @@ Result<void> completion_rules(Context& context, const Task& task, std::vector<st
   waiver.set("reason", "<why it need not be shown>");
   json::Value waive = json::Value::array();
   waive.push_back(std::move(waiver));
+  // Waiving is a person's act here (waiver_rules): an agent is told what a person runs.
+  Advice waives = context.person ? call("tasks.complete", {{"id", task.id}, {"waive", waive}}) + " waives it"
+                                 : Advice("a person waives it: " + person_waives(task, waive));
   return fail(Error(ErrorCode::AcCoverageIncomplete, message)
                   .with_fix(call("tasks.complete", {{"id", task.id}, {"evidence", std::move(evidence)}}) + " covers it; " +
-                            call("tasks.complete", {{"id", task.id}, {"waive", std::move(waive)}}) + " waives it")
+                            std::move(waives))
                   .with_detail("uncovered", std::move(uncovered))
                   .with_detail("covered", json::Value(static_cast<std::int64_t>(covered.covered.size())))
                   .with_detail("waived", json::Value(static_cast<std::int64_t>(covered.waived.size()))));

@@ -43,6 +43,14 @@ Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Val
 Result<void> gate_rules(Context& context, const Task& task, std::string_view gate,
                         const std::vector<EvidenceAtom>& recorded, std::vector<std::string>& warnings);
 
+/// Under strict verification.evidence the acceptance criteria are the bar a task is held to, which
+/// only people lower (issue 52): a caller who is not a person (Context::person) may add criteria,
+/// but a change that rewrites, drops or reorders one — tasks.update {acceptance, mode: replace or
+/// remove}, or tasks.undo of such a change — is E_MUTATION_DISABLED naming what a person runs.
+/// `after` is the list the change leaves; `fix` what a person runs instead.
+Result<void> acceptance_rules(const Context& context, const Task& task, const std::vector<std::string>& after,
+                              std::string fix);
+
 /// tasks.complete: recorded atoms that no longer hold (E_EVIDENCE_STALE) and acceptance criteria
 /// neither covered nor waived (E_AC_COVERAGE_INCOMPLETE) — errors in strict mode, warnings in
 /// advisory mode.

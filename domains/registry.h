@@ -191,6 +191,18 @@ class Handler {
   std::function<Result<Reply>(Context&, const Params&)> plain_;
   std::function<Result<Reply>(Context&, const Params&, NestedRuns&)> nesting_;
 };
+/// What a call does beyond its own operation, as approval.required names it (domains/approval.h):
+/// tasks.undo of a task's creation deletes the task, memory.supersede of an entry updates it. A rule
+/// matches a call when it matches the call's operation or any of its effects.
+struct Effect {
+  std::string operation;       // "tasks.delete"; "*": the operation of every rule with `condition`
+  std::string id;              // the record it has the effect on: a task, a memory entry
+  /// "" counts for every rule of `operation`; else only for the rules with this condition: an epic
+  /// demoted is out of reach of every rule that names epics ("tasks.complete:epic"), so demoting one
+  /// is {"*", id, "epic"}.
+  std::string_view condition;
+};
+
 /// What a higher layer adds to an operation registered below it (Registry::add_step): it runs after
 /// the handler succeeds, in the same transaction, and turns the handler's reply into the call's.
 using Step = std::function<Result<Reply>(Context&, const Params&, Reply)>;
@@ -269,6 +281,10 @@ struct OperationSpec {
   /// which takes tasks gets a task for the call rather than a reply it waits for
   /// (gateway/task_runner.h): true of the params of such calls. Null: never.
   std::function<bool(const json::Value& params)> runs_long;
+  /// The effects a call has beyond its own operation (Effect), read in the store before it runs
+  /// (domains/approval.h asks them when approval.required lists rules), given the call's params and
+  /// its subjects (its id, or each of a bulk call's ids). Null: none.
+  std::function<Result<std::vector<Effect>>(Context&, const Params&, const std::vector<std::string>& subjects)> effects;
   Handler handler;
 
   std::string full_name() const;          // "tasks.add"

@@ -1,5 +1,7 @@
 #include "domains/remedies.h"
 
+#include "engines/project/config.h"
+
 namespace ct {
 
 Advice fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string& id) {
@@ -9,8 +11,8 @@ Advice fallback_fix(ErrorCode code, const OperationSpec& spec, const std::string
     case ErrorCode::ParentNotFound:
       return call("tasks.find", {{"query", task}});
     case ErrorCode::LockTimeout:
-      return "retry the call; if it keeps happening raise storage.busyTimeoutMs: " +
-             call("system.config.set", {{"key", "storage.busyTimeoutMs"}, {"value", 15000}});
+      // storage.busyTimeoutMs is a person's to raise (engines/project/config.cpp): the fix says so.
+      return "retry the call; if it keeps happening, " + config_set_fix("storage.busyTimeoutMs", json::Value(15000));
     case ErrorCode::StoreUnavailable:
       return "retry in a few seconds; " + call("system.health") + " says whether the store's server answers";
     case ErrorCode::ConcurrentModification:

@@ -592,6 +592,14 @@ void register_supersede(Registry& registry) {
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"id":"M001","title":"Tests need CLEO_TEST_MODE=1 and a temp HOME"})", "M001, corrected"}},
                 .tier = 2, .external = supersede_args.handler(hash_entry_files), .external_checks_only = true,
+                // Replacing an entry changes it (it is superseded): approval.required's
+                // "memory.update:verified" holds for it as for memory.update.
+                .effects = [](Context&, const Params&, const std::vector<std::string>& subjects)
+                    -> Result<std::vector<Effect>> {
+                  std::vector<Effect> out;
+                  for (const auto& id : subjects) out.push_back({"memory.update", id, {}});
+                  return out;
+                },
                 .handler = supersede_args.handler(supersede)});
 }
 

@@ -4,6 +4,7 @@
 // hash chain is verified.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include "domains/bind.h"
@@ -36,18 +37,79 @@ json::Value backend_json(const StoreBackend& backend) {
   return out;
 }
 
-/// The store `to` names (a PostgreSQL URL with `schema`, `sqlite` for .cleo/tasks.db, or a SQLite
-/// file), which must be another than the project's and empty: a migration never writes over a store.
-Result<std::unique_ptr<StoreBackend>> empty_target(const Project& project, const std::string& to,
-                                                   const std::string& schema, const StoreBackend& source) {
-  std::unique_ptr<StoreBackend> target;
+struct StoreMigrateArgs {
+  std::string to;
+  std::optional<std::string> schema;
+  bool use = false;
+  bool dry_run = false;
+  json::Value sent;  // every param, for the audit row it writes itself
+};
+
+/// Whether `file` begins as a SQLite database does (its 16-byte header).
+/// (Asked of a regular file only, which a read never blocks on.)
+bool sqlite_header(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(16, '\0');
+  return in.read(head.data(), 16) && head == std::string_view("SQLite format 3\0", 16);
+}
+
+/// Where a migration may write (issue 52): the copy holds everything the project knows, so it goes
+/// only where its caller may write. A PostgreSQL server is another machine, which only a person
+/// names (Context::person); a SQLite file inside the project — resolved through every link
+/// (resolve_links, lies_within) — is anyone's, one outside it needs Context::may_leave_project.
+/// For everyone: never inside a .git folder, and never over an existing file that is not a SQLite
+/// database (empty_target then keeps to an empty one): an empty file is someone's file, not a store.
+/// Checked before anything is read or written; answers the SQLite file to write (none for a server).
+Result<std::optional<fs::path>> check_target(const Context& context, const Project& project, const StoreMigrateArgs& args) {
+  const std::string& to = args.to;
+  std::vector<std::string> argv = {"ct", "store", "migrate", "--to", to};
+  if (args.schema) argv.insert(argv.end(), {"--schema", *args.schema});
+  if (args.use) argv.push_back("--use");
+  const std::string person_runs = "a person runs `" + join_command(argv) + "` in a terminal";
   if (is_postgresql_url(to)) {
-    target = postgresql_store_backend(to, schema);
-  } else {
-    fs::path file = to == "sqlite" ? project.db_path() : fs::path(to);
-    if (file.is_relative()) file = project.root / file;
-    target = sqlite_store_backend(file);
+    if (context.person) return std::optional<fs::path>();
+    return fail(Error(ErrorCode::MutationDisabled,
+                      "copying the store to a PostgreSQL server is a person's act, not an MCP or dashboard caller's: "
+                      "the copy holds everything the project knows, and the server is another machine")
+                    .with_fix(person_runs)
+                    .with_detail("field", "to")
+                    .with_detail("setBy", "people"));
   }
+  const fs::path given = to == "sqlite" ? project.db_path() : fs::path(to);
+  const fs::path file = given.is_absolute() ? given : project.root / given;
+  auto resolved = resolve_links(file);
+  if (!resolved)
+    return fail(Error(ErrorCode::InvalidInput, to + " leads through a loop of symbolic links").with_detail("field", "to"));
+  const fs::path real = resolved->lexically_normal();
+  const std::string leads = real != file.lexically_normal() ? " (it leads to " + real.string() + ")" : std::string();
+  for (const auto& part : real)
+    if (part == ".git")
+      return fail(Error(ErrorCode::InvalidInput, to + " is inside a .git folder" + leads + ": a store is never written there")
+                      .with_fix("name a file elsewhere in the project: --to copies/tasks.db")
+                      .with_detail("field", "to"));
+  if (!lies_within(real, project.root) && !context.may_leave_project())
+    return fail(Error(ErrorCode::MutationDisabled,
+                      to + " is outside the project" + leads + ": a copy of the store goes there only when a person "
+                           "runs the migration, or lets agents leave the project")
+                    .with_fix(person_runs + "; or " + Context::let_agents_leave_project().plain_text())
+                    .with_detail("field", "to")
+                    .with_detail("setBy", "people"));
+  std::error_code ec;
+  const auto status = fs::symlink_status(real, ec);
+  if (fs::exists(status) && (!fs::is_regular_file(status) || !sqlite_header(real)))
+    return fail(Error(ErrorCode::AlreadyExists, to + " exists and is not a SQLite store" + leads + "; nothing was copied")
+                    .with_fix("name a file that does not exist yet: --to copies/tasks.db")
+                    .with_detail("field", "to"));
+  return std::optional<fs::path>(real);
+}
+
+/// The store `to` names (a PostgreSQL URL with `schema`, or the SQLite `file` check_target
+/// answered), which must be another than the project's and empty: a migration never writes over a
+/// store.
+Result<std::unique_ptr<StoreBackend>> empty_target(const std::string& to, const std::optional<fs::path>& file,
+                                                   const std::string& schema, const StoreBackend& source) {
+  std::unique_ptr<StoreBackend> target =
+      file ? sqlite_store_backend(*file) : postgresql_store_backend(to, schema);
   if (target->kind() == source.kind() && target->location() == source.location())
     return fail(Error(ErrorCode::InvalidInput, "the target is the project's own store (" + source.location() + ")")
                     .with_fix("name another store: --to postgresql://user@host/db, or --to sqlite (.cleo/tasks.db)")
@@ -145,14 +207,6 @@ Result<std::vector<std::string>> use_copy(const Project& project, const std::str
   return warnings;
 }
 
-struct StoreMigrateArgs {
-  std::string to;
-  std::optional<std::string> schema;
-  bool use = false;
-  bool dry_run = false;
-  json::Value sent;  // every param, for the audit row it writes itself
-};
-
 Result<Reply> store_migrate(Context& context, const StoreMigrateArgs& args) {
   CT_TRY_ASSIGN(Project project, context.workspace->project());
   const std::string& to = args.to;
@@ -162,6 +216,8 @@ Result<Reply> store_migrate(Context& context, const StoreMigrateArgs& args) {
                                                "trail and shell history")
                     .with_fix("put the password in ~/.pgpass or PGPASSWORD and give the URL without it")
                     .with_detail("field", "to"));
+  // Who may write where comes first: an agent learns it before anything is read, reached or written.
+  CT_TRY_ASSIGN(std::optional<fs::path> file, check_target(context, project, args));
   if (args.use) {
     // Pointing the project at another store sets storage.url, a key only people set.
     if (auto allowed = context.may_set_config(*find_config_key("storage.url"), json::Value(to)); !allowed) {
@@ -172,7 +228,7 @@ Result<Reply> store_migrate(Context& context, const StoreMigrateArgs& args) {
     }
   }
   std::unique_ptr<StoreBackend> source = project_store(project);
-  CT_TRY_ASSIGN(std::unique_ptr<StoreBackend> target, empty_target(project, to, schema, *source));
+  CT_TRY_ASSIGN(std::unique_ptr<StoreBackend> target, empty_target(to, file, schema, *source));
   json::Value data = json::Value::object();
   data.set("from", backend_json(*source));
   data.set("to", backend_json(*target));

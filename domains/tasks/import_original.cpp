@@ -168,10 +168,15 @@ Result<Session> read_session(const json::Value& item, const SessionSpecs& specs,
 }
 
 /// The original's config keys with an equivalent here, applied where this project still has the
-/// default (a value set here is kept, and said); keys only people set are not applied for agents.
+/// default (a value set here is kept, and said) — and only when a person imports (issue 52): another
+/// project's rules are a person's to take, as the keys only people set are (an agent would switch
+/// off what binds it, lifecycle.enforcement "off"). An agent's import applies none; each key it
+/// left is a warning in `not_applied` that says how to set it (config_set_fix: the call for a key
+/// anyone sets, what a person runs for one only people set).
 /// Written to config.json after everything else, and not at all in a dry run; each applied key is
 /// a `config.<key>` change of the call's audit row, which undo puts back.
-Result<json::Value> apply_config(Context& context, const json::Value& mapped, std::vector<std::string>& warnings) {
+Result<json::Value> apply_config(Context& context, const json::Value& mapped, std::vector<std::string>& warnings,
+                                 std::vector<Advice>& not_applied) {
   json::Value applied = json::Value::object();
   if (!mapped.is_object() || mapped.empty()) return applied;
   Config updated = *context.config;
@@ -187,8 +192,10 @@ Result<json::Value> apply_config(Context& context, const json::Value& mapped, st
                          value.dump() + ")");
       continue;
     }
-    if (auto allowed = context.may_set_config(*spec, value); !allowed) {
-      warnings.push_back("config " + key + " " + value.dump() + " not applied: " + allowed.error().message);
+    if (!context.person) {
+      not_applied.push_back("config " + key + " " + value.dump() +
+                            " not applied: another project's configuration is applied only when a person imports it; "
+                            "to apply it, " + config_set_fix(key, value));
       continue;
     }
     if (auto set = updated.set(key, value); !set) {
@@ -400,7 +407,8 @@ Result<Reply> import_kept(Context& context, NestedRuns& runs, const ImportArgs& 
   CT_TRY_ASSIGN(PlacedTasks placed, place_tasks(context, records, warnings));
   CT_TRY(insert_sessions(context, sessions));
   CT_TRY_ASSIGN(json::Value memory_report, import_memory(context, runs, memory, warnings));
-  CT_TRY_ASSIGN(json::Value config, apply_config(context, file.config, warnings));
+  std::vector<Advice> config_not_applied;
+  CT_TRY_ASSIGN(json::Value config, apply_config(context, file.config, warnings, config_not_applied));
 
   json::Value data = json::Value::object();
   data.set("imported", static_cast<std::int64_t>(records.size()));
@@ -416,7 +424,9 @@ Result<Reply> import_kept(Context& context, NestedRuns& runs, const ImportArgs& 
   if (!file.unmapped.empty()) data.set("unmapped", std::move(file.unmapped));
   if (!problems.empty()) data.set("skipped", std::move(problems));
   if (args.dry_run) data.set("dryRun", true);
-  return Reply::warned(std::move(data), std::move(warnings));
+  Reply reply = Reply::warned(std::move(data), std::move(warnings));
+  reply.advice_warnings = std::move(config_not_applied);
+  return reply;
 }
 
 json::Value session_record(const Session& session) {

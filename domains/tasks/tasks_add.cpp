@@ -1,7 +1,11 @@
 // tasks domain — tasks.add and tasks.update: a task's content, declared once for both
 // (content_fields) and decoded once from their params into TaskContent; a new task (new_task_from,
 // which tasks.import's records go through too) or a change (task_patch_from) made from it.
+#include <algorithm>
+
+#include "domains/evidence.h"
 #include "domains/tasks/tasks_common.h"
+#include "engines/adapters/split_command.h"
 
 namespace ct::tasks {
 namespace {
@@ -148,9 +152,26 @@ TaskPatch task_patch_from(const TaskContent& content, std::string_view mode) {
   return patch;
 }
 
+/// Under strict verification.evidence only a person rewrites or drops acceptance criteria
+/// (evidence::acceptance_rules); appending one raises the bar and is anyone's.
+Result<void> check_acceptance(Context& context, TaskEngine& tasks, const UpdateArgs& args, const TaskPatch& patch) {
+  if (!patch.acceptance || patch.mode == ArrayMode::Append || context.person) return {};
+  CT_TRY_ASSIGN(Task task, tasks.get_live(args.id));
+  std::vector<std::string> after = *patch.acceptance;
+  if (patch.mode == ArrayMode::Remove) {
+    after = task.acceptance;
+    std::erase_if(after, [&](const std::string& item) { return std::ranges::find(*patch.acceptance, item) != patch.acceptance->end(); });
+  }
+  std::vector<std::string> argv = {"ct", "update", task.id};
+  for (const auto& item : *patch.acceptance) argv.insert(argv.end(), {"--acceptance", item});
+  argv.insert(argv.end(), {"--mode", args.mode});
+  return evidence::acceptance_rules(context, task, after, "a person runs `" + join_command(argv) + "` in a terminal");
+}
+
 Result<Reply> update(Context& context, const UpdateArgs& args) {
   const TaskPatch patch = task_patch_from(args.content, args.mode);
   auto engine_ = engine(context);
+  CT_TRY(check_acceptance(context, engine_, args, patch));
   CT_TRY_ASSIGN(UpdateResult result, engine_.update(args.id, patch, args.if_version));
   return update_reply(result, args.detail == "full");
 }
@@ -194,6 +215,11 @@ void register_tasks_add(Registry& registry) {
                                {R"({"priority":"high","ids":["T003","T004"]})", "the same change to two tasks"}},
                   .idempotent = true, .tier = 1, .shortcut = "update", .text_view = TextView::Updated, .dashboard = true,
                   .bulk = true, .batchable = true, .aliases = {"edit", "set", "modify", "change", "patch"},
+                  .effects = [](Context&, const Params& params, const std::vector<std::string>& subjects)
+                      -> Result<std::vector<Effect>> {
+                    const auto type = params.opt_str("type");
+                    return type && *type != "epic" ? demotions(subjects) : std::vector<Effect>();
+                  },
                   .handler = update_args.handler(update)});
 }
 

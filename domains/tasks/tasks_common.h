@@ -68,6 +68,16 @@ inline Reply update_reply(const UpdateResult& result, bool full = false) {
                       no_change_if(result.changed.empty()));
 }
 
+/// The effect of a change that can take an epic out of the epics (a type given, a parent given),
+/// as approval.required reads it (domains/approval.h): each subject demoted is out of reach of every
+/// rule that names epics ("tasks.complete:epic"), so the change falls under those rules itself —
+/// for a subject that is an epic when it is asked. A person's own demotion is not asked.
+inline std::vector<Effect> demotions(const std::vector<std::string>& subjects) {
+  std::vector<Effect> out;
+  for (const auto& id : subjects) out.push_back({"*", id, "epic"});
+  return out;
+}
+
 /// Registers a task write: every one is checked against session.enforcement and the bound
 /// session's scope. Those a batch or a plan may stage say so (`batchable`): not claiming work or
 /// archiving in bulk, which are calls of their own.

@@ -53,6 +53,9 @@ void register_tasks_move(Registry& registry) {
                   .examples = {{R"({"id":"T005","parent":"T002"})", "move T005 under T002"}},
                   .idempotent = true, .tier = 2,
                   .text_view = TextView::Moved, .batchable = true, .aliases = {"move", "mv"},
+                  // An epic given a parent becomes a task (TaskEngine::reparent).
+                  .effects = [](Context&, const Params&, const std::vector<std::string>& subjects)
+                      -> Result<std::vector<Effect>> { return demotions(subjects); },
                   .handler = reparent_args.handler(reparent)});
   const auto promote_args =
       bind(field(&VersionedArgs::id, id_param()), field(&VersionedArgs::if_version, if_version_param()));

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "domains/evidence.h"
 #include "domains/memory/memory_common.h"
 #include "domains/tasks/tasks_common.h"
 
@@ -289,7 +290,9 @@ Result<AuditEntry> take_back_sessions(Context& context, AuditEntry row, std::vec
 
 /// Takes back the config keys an import applied (`config.<key>` changes): each goes back to its
 /// value before, unless it changed since (kept, and said). `config` collects the result, which
-/// undo writes once everything else is taken back (never in a dry run).
+/// undo writes once everything else is taken back (never in a dry run). A key only people set goes
+/// back only for a person (Context::may_set_config): an agent's undo of a person's import would
+/// otherwise loosen a rule that binds it; it is refused whole, naming what a person runs.
 Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optional<Config>& config,
                                     std::vector<std::string>& warnings) {
   auto is_config = [](const FieldChange& change) { return change.task_id.empty() && change.field.starts_with("config."); };
@@ -302,6 +305,14 @@ Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optio
                          std::to_string(row.seq) + "; kept");
       continue;
     }
+    if (const ConfigKey* spec = find_config_key(key))
+      if (auto allowed = context.may_set_config(*spec, change.before); !allowed) {
+        Error error = std::move(allowed.error());
+        error.message = "undoing seq " + std::to_string(row.seq) + " (" + row.operation + ") would set " + key +
+                        " back: " + error.message;
+        error.fix = "a person runs `ct undo " + std::to_string(row.seq) + "` in a terminal";
+        return fail(std::move(error).with_detail("seq", row.seq));
+      }
     if (auto set = config->set(key, change.before); !set) {
       warnings.push_back("config " + key + " cannot go back to " + change.before.dump() + ": " + set.error().message);
       continue;
@@ -310,6 +321,47 @@ Result<AuditEntry> take_back_config(Context& context, AuditEntry row, std::optio
   }
   std::erase_if(row.changes, is_config);
   return row;
+}
+
+/// Putting a task's acceptance criteria back as they were is a change of them like any other: under
+/// strict verification.evidence only a person drops or rewrites one (evidence::acceptance_rules).
+Result<void> check_acceptance(Context& context, const AuditEntry& row) {
+  for (const auto& change : row.changes) {
+    if (change.field != "acceptance" || change.task_id.empty()) continue;
+    CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(change.task_id));
+    if (!task) continue;
+    std::vector<std::string> before;
+    if (change.before.is_array())
+      for (const auto& item : change.before.as_array())
+        if (item.is_string()) before.push_back(item.as_string());
+    CT_TRY(evidence::acceptance_rules(context, *task, before,
+                                      "a person runs `ct undo " + std::to_string(row.seq) + "` in a terminal"));
+  }
+  return {};
+}
+
+/// What an undo would take back, as approval.required names it (domains/approval.h): a task whose
+/// creation it takes back is deleted (tasks.delete of it), a task it turns back from an epic is
+/// demoted (every rule that names epics). Asked before the call runs, with the rows the handler
+/// will find; when there are none the handler says why.
+Result<std::vector<Effect>> undo_effects(Context& context, const Params& params, const std::vector<std::string>&) {
+  Result<std::vector<AuditEntry>> rows = std::vector<AuditEntry>();
+  if (auto seq = params.opt_integer("seq")) {
+    auto row = row_at(context.db(), *seq);
+    if (row) rows->push_back(std::move(*row));
+  } else {
+    rows = last_command(context);
+  }
+  std::vector<Effect> effects;
+  if (!rows) return effects;
+  for (const auto& row : *rows)
+    for (const auto& change : row.changes) {
+      if (change.task_id.empty()) continue;
+      if (change.field == "created" && change.before.is_null()) effects.push_back({"tasks.delete", change.task_id, {}});
+      if (change.field == "type" && change.after == json::Value("epic"))
+        for (auto& demotion : demotions({change.task_id})) effects.push_back(std::move(demotion));
+    }
+  return effects;
 }
 
 /// tasks.undo's params: a dry run is the router's (it keeps nothing).
@@ -331,6 +383,7 @@ Result<Reply> undo(Context& context, const UndoArgs& args) {
   for (const auto& row : rows) targets.insert(row.seq);
   CT_TRY_ASSIGN(LaterUndos later, undos_after(context.db(), *targets.begin() - 1));
   for (const auto& row : rows) CT_TRY(check_undoable(row, later));
+  for (const auto& row : rows) CT_TRY(check_acceptance(context, row));
   std::vector<std::string> warnings;
   std::optional<Config> config;  // the configuration as undoing leaves it, when a row changed some
   for (auto& row : rows) {
@@ -420,7 +473,7 @@ void register_tasks_undo(Registry& registry) {
                 .examples = {{R"({})", "take back your last change"},
                              {R"({"seq":42,"dryRun":true})", "see what undoing seq 42 would change"}},
                 .needs_session = true, .tier = 2, .shortcut = "undo", .text_view = TextView::Undone,
-                .handler = args.handler(undo)});
+                .effects = undo_effects, .handler = args.handler(undo)});
 }
 
 }  // namespace ct::tasks

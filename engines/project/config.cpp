@@ -41,11 +41,19 @@ std::string check_inside_project(std::string_view text) {
 // - a file or a place outside .cleo/: release.versionFile (release.ship rewrites it; an absolute
 //   path leaves the project), release.remote (git pushes branches and tags there, and takes a URL);
 // - another store: storage.url, storage.schema (another project's tasks in the same database);
-// - a guard off: security.* (security.allowOutsideProject lets agents past the project's edge).
-// memory.verifyKinds is a guard: the kinds an agent only proposes until a person verifies them.
-// research.manifestFile is only read, and its check keeps it inside the project. The workflow rules
-// (session., lifecycle., verification.) shape how agents work inside the project and are theirs to
-// tune; limits and timeouts bound what runs, they add nothing to it.
+// - a guard off: security.* (security.allowOutsideProject lets agents past the project's edge);
+// - a rule that binds agents (issue 52): the checks of their work (verification.*, lifecycle.enforcement,
+//   lifecycle.allowSkip, validate.coverageThreshold, approval.required, memory.verifyKinds) and the rules
+//   of sessions and claims, which reach other agents (session.enforcement; session.leaseSeconds,
+//   after which another agent's claim lapses; session.idleMinutes and session.archiveDays, after
+//   which session.gc ends and archives other agents' sessions; session.maxConcurrent, which can lock
+//   every other agent out or lift the limit) — an agent bound by a rule does not loosen it;
+// - what the project keeps of itself: backup.keep (0 or 1 prunes the backups a person would restore
+//   from), audit.retentionDays (moves the trail of what agents did out of the store), and
+//   storage.busyTimeoutMs (0 makes every writer that meets a lock fail at once).
+// research.manifestFile is only read, and its check keeps it inside the project. The rest shape
+// replies and analyses (output., analyze., hierarchy., orchestrator.context*) or bound what runs
+// (timeouts): they widen nothing, and are the agents' to tune.
 
 /// The store, its replies, backups, sessions and the project's edge.
 std::vector<ConfigKey> store_keys() {
@@ -57,7 +65,8 @@ std::vector<ConfigKey> store_keys() {
       {"storage.synchronous", json::Type::String, "\"normal\"", 0, 0, {"normal", "full"},
        "SQLite durability: normal (fast, safe on crash) or full (also safe on power loss)"},
       {"storage.busyTimeoutMs", json::Type::Int, "5000", 0, 600000, {},
-       "How long a writer waits for the database lock before E_LOCK_TIMEOUT"},
+       "How long a writer waits for the database lock before E_LOCK_TIMEOUT",
+       SetBy::People},
       {"storage.url", json::Type::String, "\"\"", 0, 0, {},
        "A PostgreSQL store shared by many machines (postgresql://user@host/db; the password in ~/.pgpass or "
        "PGPASSWORD, never here); empty = SQLite in .cleo/tasks.db. CLEO_DATABASE_URL overrides it",
@@ -71,21 +80,28 @@ std::vector<ConfigKey> store_keys() {
       {"output.maxReplyBytes", json::Type::Int, "20000", 1000, 10000000, {},
        "Largest list reply (bytes of data, ~4 bytes a token); longer ones are cut with _meta.page.nextOffset"},
       {"backup.keep", json::Type::Int, "10", 0, 10000, {},
-       "Backups kept in .cleo/backups/ by system.backup (0 = keep all)"},
+       "Backups kept in .cleo/backups/ by system.backup (0 = keep all)",
+       SetBy::People},
       {"project.currentPhase", json::Type::String, "\"\"", 0, 0, {},
        "The phase the project is in; tasks in this phase rank higher in tasks.next"},
       {"session.enforcement", json::Type::String, "\"advisory\"", 0, 0, {"none", "advisory", "strict"},
-       "Task writes without a session: none (allowed), advisory (allowed, warned while sessions are active), strict (E_SESSION_REQUIRED)"},
+       "Task writes without a session: none (allowed), advisory (allowed, warned while sessions are active), strict (E_SESSION_REQUIRED)",
+       SetBy::People},
       {"session.maxConcurrent", json::Type::Int, "32", 0, 100000, {},
-       "Most sessions active at once (0 = unlimited)"},
+       "Most sessions active at once (0 = unlimited)",
+       SetBy::People},
       {"session.idleMinutes", json::Type::Int, "240", 1, 525600, {},
-       "session.gc ends active sessions that show no life (see session.leaseSeconds) for this long"},
+       "session.gc ends active sessions that show no life (see session.leaseSeconds) for this long",
+       SetBy::People},
       {"session.leaseSeconds", json::Type::Int, "900", 0, 604800, {},
-       "A claimed task is free for others once its session shows no life (any call, or session.heartbeat) for this long (0 = never)"},
+       "A claimed task is free for others once its session shows no life (any call, or session.heartbeat) for this long (0 = never)",
+       SetBy::People},
       {"session.archiveDays", json::Type::Int, "30", 0, 36500, {},
-       "session.gc archives sessions ended this many days ago"},
+       "session.gc archives sessions ended this many days ago",
+       SetBy::People},
       {"audit.retentionDays", json::Type::Int, "0", 0, 36500, {},
-       "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)"},
+       "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)",
+       SetBy::People},
       {"security.allowOutsideProject", json::Type::Bool, "false", 0, 0, {},
        "MCP callers may name files outside the project (restore from a path, inject into ~/): off by default",
        SetBy::People},
@@ -122,7 +138,8 @@ std::vector<ConfigKey> work_keys() {
        "validate.test.run stops the test command after this many seconds (recorded as a failed run)"},
       {"validate.coverageThreshold", json::Type::Int, "0", 0, 100, {},
        "Coverage in percent the testing protocol requires of the latest validate.test.run (its output's coverage "
-       "total); below it validate.protocol fails with E_COVERAGE_INSUFFICIENT. 0 = no threshold"},
+       "total); below it validate.protocol fails with E_COVERAGE_INSUFFICIENT. 0 = no threshold",
+       SetBy::People},
       {"issues.ghTimeoutSeconds", json::Type::Int, "60", 1, 3600, {},
        "issues.create stops gh (auth status, issue create) after this many seconds (E_TIMEOUT)"},
       {"analyze.stalePendingDays", json::Type::Int, "30", 1, 36500, {},
@@ -148,15 +165,19 @@ std::vector<ConfigKey> work_keys() {
        "orchestrate.spawn with execute:true stops the agent after this many seconds (recorded as a failed run)"},
       {"lifecycle.enforcement", json::Type::String, "\"strict\"", 0, 0, {"strict", "advisory", "off"},
        "Lifecycle stages and verification gates: strict (a missing prerequisite is an error), advisory (a warning) "
-       "or off. Only epics with a recorded stage are gated"},
+       "or off. Only epics with a recorded stage are gated",
+       SetBy::People},
       {"lifecycle.allowSkip", json::Type::Array, "[\"consensus\"]", 0, 8,
        {},  // the stages: engines/rules/lifecycle.cpp
-       "The stages lifecycle.skip may skip"},
+       "The stages lifecycle.skip may skip",
+       SetBy::People},
       {"verification.required", json::Type::Array, "[]", 0, 6,
        {},  // the gates: engines/rules/lifecycle.cpp
-       "Verification gates tasks.complete needs passed (strict: an error; advisory: a warning)"},
+       "Verification gates tasks.complete needs passed (strict: an error; advisory: a warning)",
+       SetBy::People},
       {"verification.separateAgents", json::Type::Bool, "false", 0, 0, {},
-       "An agent may not pass a verification gate (after implemented) on a task it worked on itself"},
+       "An agent may not pass a verification gate (after implemented) on a task it worked on itself",
+       SetBy::People},
       {"verification.evidence", json::Type::String, "\"advisory\"", 0, 0, {"off", "advisory", "strict"},
        "Evidence of done (commits, files, test runs, PRs, notes): off (kept unchecked), advisory (checked; gaps "
        "warned) or strict (required gates need checked evidence; tasks.complete needs no stale evidence and every "

@@ -19,7 +19,8 @@ enum class SetBy : std::uint8_t {
   Anyone,  // people and agents alike
   /// A person only: `ct` in a terminal, or an edit of .cleo/config.json; never an agent's call
   /// over MCP or from the dashboard. For keys that widen what agents may do: the value runs a
-  /// program, names a file or a place outside .cleo/, points at another store, or turns a guard off.
+  /// program, names a file or a place outside .cleo/, points at another store, turns a guard off,
+  /// or loosens a rule that binds agents (their checks, sessions and claims, what the project keeps).
   People,
 };
 

@@ -238,8 +238,11 @@ Result<LifecycleChange> LifecycleEngine::skip(const Task& epic, std::string_view
     Error error(ErrorCode::LifecycleTransitionInvalid,
                 "Stage " + std::string(stage) + " may not be skipped (lifecycle.allowSkip: " +
                     (skippable.empty() ? std::string("none") : join(skippable, ", ")) + ")");
+    std::vector<std::string> with_stage = skippable;
+    with_stage.emplace_back(stage);
+    // lifecycle.allowSkip is a person's to widen (engines/project/config.cpp): the fix says who.
     error.fix = "complete it: " + record_call(epic.id, stage, "completed") +
-                "; or, if this project may skip it, add it to lifecycle.allowSkip (system.config.set)";
+                "; or, if this project may skip it: " + config_set_fix("lifecycle.allowSkip", json::Value::array_of(with_stage));
     return fail(std::move(error)
                     .with_detail("stage", std::string(stage))
                     .with_detail("allowSkip", json::Value::array_of(skippable)));

@@ -143,7 +143,7 @@ Result<void> SessionEngine::check_concurrency() {
   Error error(ErrorCode::SessionExists, std::to_string(count) + " sessions are active; session.maxConcurrent is " +
                                             std::to_string(limit));
   error.fix = "end or suspend one (" + call("session.end", {{"id", "..."}}) +
-              "), or raise session.maxConcurrent (0 = unlimited)";
+              "); or, to allow more at once, " + config_set_fix("session.maxConcurrent", json::Value(2 * limit));
   return fail(std::move(error).with_alternative("List active sessions", "session.list")
                   .with_detail("active", count).with_detail("maxConcurrent", limit));
 }

@@ -342,7 +342,8 @@ Result<void> Validator::run_store_checks(bool quick, std::vector<Problem>& out) 
     if (count > max_sessions) {
       out.push_back({"session-limit", "", "",
                      std::to_string(count) + " sessions are active; session.maxConcurrent is " + std::to_string(max_sessions),
-                     false, call("session.gc", {}) + " ends idle ones; or raise session.maxConcurrent"});
+                     false, call("session.gc", {}) + " ends idle ones; or, to allow more, " +
+                                config_set_fix("session.maxConcurrent", json::Value(2 * max_sessions))});
     }
   }
   return {};

@@ -1,7 +1,8 @@
 // Trust end to end (issue 35), with the real `ct` binary, a real git repository and a real test
 // command: an agent on its own `ct mcp` passes the required gates of a task with a commit, files
 // and a test run in strict verification.evidence; its file changes and tasks.complete refuses the
-// stale evidence; fresh files evidence and a waiver of the criterion no atom covers complete it. A
+// stale evidence; the agent may not waive the criterion no atom covers (a person does, with `ct`),
+// and fresh files evidence then completes it. A
 // commit the agent recorded for another task is rewritten away (git reset) and refused as stale.
 // Completing the epic and deleting a task are only proposed (approval.required): the agent cannot
 // approve (over MCP, nor with `ct` in its shell), a person approves one with `ct approve` and
@@ -123,9 +124,18 @@ int main(int argc, char** argv) {
   check(stale.dump().find("src/login.c changed") != std::string::npos, "it says what changed: " + stale.dump());
   json::Value uncovered = mutate("tasks", "complete", R"({"id":")" + task + R"(","evidence":{"files":["src/login.c"]}})");
   check(code(uncovered) == "E_AC_COVERAGE_INCOMPLETE", "criterion 2 is neither covered nor waived: " + uncovered.dump());
-  json::Value done = mutate("tasks", "complete",
-                            R"({"id":")" + task + R"(","evidence":{"files":["src/login.c"]},"waive":[{"criterion":2,"reason":"wrong passwords are the next task's work"}]})");
-  check(succeeded(done), "fresh evidence and a waiver complete it: " + done.dump());
+  // Waiving a criterion under strict evidence is a person's act (issue 52): the agent is refused
+  // and told what a person runs; the person waives it, and the agent's fresh evidence completes it.
+  json::Value self_waived = mutate("tasks", "complete",
+                                   R"({"id":")" + task + R"(","evidence":{"files":["src/login.c"]},"waive":[{"criterion":2,"reason":"wrong passwords are the next task's work"}]})");
+  check(code(self_waived) == "E_MUTATION_DISABLED", "an agent does not waive a criterion: " + self_waived.dump());
+  check(self_waived.dump().find("ct tasks evidence " + task + " --waive") != std::string::npos,
+        "the refusal names what a person runs: " + self_waived.dump());
+  check(succeeded(person({"tasks", "evidence", task, "--waive",
+                          R"([{"criterion":2,"reason":"wrong passwords are the next task's work"}])"})),
+        "a person waives criterion 2");
+  json::Value done = mutate("tasks", "complete", R"({"id":")" + task + R"(","evidence":{"files":["src/login.c"]}})");
+  check(succeeded(done), "fresh evidence and the person's waiver complete it: " + done.dump());
   json::Value shown = person({"show", task});
   check(shown["data"]["evidence"]["coverage"]["waived"].dump() == "[2]", "the waiver shows on the task: " + shown.dump());
 

@@ -451,7 +451,8 @@ void kill_mid_stream() {
 
 /// A running `ct mcp` sees configuration changed by another process on its next call: after
 /// `ct config set session.enforcement strict` (another process), its sessionless write is refused;
-/// set back to advisory, it is accepted again. Also config.set through the server reaches the CLI.
+/// set back to advisory, it is accepted again. The server's agent cannot set it back itself (a key
+/// only people set, issue 52); a key anyone sets, set through the server, reaches the CLI.
 void config_reload() {
   auto server = start_server();
   if (!server) return;
@@ -462,8 +463,14 @@ void config_reload() {
   Value refused = server->call("cleo_mutate", "tasks", "add", R"({"title":"Needs a session now"})");
   EXPECT(ct::testing::error_code(refused) == "E_SESSION_REQUIRED",
          "the running server did not pick up session.enforcement strict: " + refused.dump());
-  Value back = server->call("cleo_mutate", "system", "config.set", R"({"key":"session.enforcement","value":"advisory"})");
-  EXPECT(succeeded(back), "config.set through the server: " + back.dump());
+  Value self = server->call("cleo_mutate", "system", "config.set", R"({"key":"session.enforcement","value":"advisory"})");
+  EXPECT(ct::testing::error_code(self) == "E_MUTATION_DISABLED", "an agent does not lift the rule: " + self.dump());
+  Value through = server->call("cleo_mutate", "system", "config.set", R"({"key":"output.maxReplyBytes","value":5000})");
+  EXPECT(succeeded(through), "config.set through the server: " + through.dump());
+  CtRun read = g_ct->run({"config", "get", "output.maxReplyBytes", "--json"});
+  EXPECT(exited_zero(read) && read.out.find("5000") != std::string::npos, "the CLI reads the server's change: " + read.out);
+  CtRun back = g_ct->run({"config", "set", "session.enforcement", "advisory", "--json"});
+  EXPECT(exited_zero(back), "ct config set back: " + back.out);
   CtRun cli_add = g_ct->run({"add", "Accepted again from the CLI", "--json"});
   EXPECT(exited_zero(cli_add), "ct add after advisory again: " + cli_add.out);
   Value again = server->call("cleo_mutate", "tasks", "add", R"({"title":"Accepted again"})");

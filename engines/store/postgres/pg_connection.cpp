@@ -39,7 +39,8 @@ Error server_error(std::string_view sqlstate, std::string_view message, std::str
   // 57014 query_canceled (statement_timeout): another writer held what this one needed.
   if (sqlstate == "55P03" || sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "57014")
     return Error(ErrorCode::LockTimeout, "the store is locked by another writer; retry")
-        .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
+        .with_fix("retry the call; if it keeps happening, a person runs `ct config set storage.busyTimeoutMs 15000` "
+                  "in a terminal (agents cannot set storage.busyTimeoutMs)")
         .with_detail("postgresql", std::string(sqlstate));
   // 08 connection_exception (the connection broke), 57P01 admin_shutdown, 57P02 crash_shutdown,
   // 57P03 cannot_connect_now (starting up, in recovery), 57P05 idle_session_timeout, 53300

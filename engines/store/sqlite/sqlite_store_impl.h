@@ -86,7 +86,8 @@ inline Error sqlite_error(int rc, std::string_view detail, std::string_view what
                    int system_errno = 0) {
   if (is_lock_error(rc)) {
     return Error(ErrorCode::LockTimeout, "database is locked by another writer; retry")
-        .with_fix("retry the call; if it keeps happening raise storage.busyTimeoutMs")
+        .with_fix("retry the call; if it keeps happening, a person runs `ct config set storage.busyTimeoutMs 15000` "
+                  "in a terminal (agents cannot set storage.busyTimeoutMs)")
         .with_detail("sqlite", std::string(detail));
   }
   std::string message = std::string(what) + ": " + std::string(detail) + " (" + file.string() + ")";

@@ -8,6 +8,7 @@
 // and its memory-schema.ts on the main branch). Runs on both backends.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -182,6 +183,11 @@ Envelope import(test::Project& p, json::Value params) {
   return p.router().dispatch({Gateway::Mutate, "tasks", "import", std::move(params)});
 }
 
+/// A person's import (`ct import` in a terminal): the only one that applies the original's config.
+Envelope import_as_person(test::Project& p, const json::Value& params) {
+  return p.mutate_as_person("tasks", "import", params.dump());
+}
+
 json::Value show(test::Project& p, std::string_view id) {
   return must(p.query("tasks", "show", R"({"id":")" + std::string(id) + R"("})")).data;
 }
@@ -209,7 +215,7 @@ TEST_CASE("the original's JSON store comes with its ids, hierarchy, states, time
           "[import][original]") {
   test::Project p;
   write_json_store(p.dir());
-  Envelope imported = must(import(p, from("old/.cleo")));
+  Envelope imported = must(import_as_person(p, from("old/.cleo")));
   const json::Value& data = imported.data;
   CHECK(data["imported"] == json::Value(6));
   CHECK(data["format"] == json::Value("original"));
@@ -343,16 +349,21 @@ TEST_CASE("undo takes a whole import back: tasks, sessions and config; undoing t
   test::Project p;
   write_json_store(p.dir());
   const std::string config_before = bytes_of(p.dir() / ".cleo" / "config.json");
-  must(import(p, from("old/.cleo")));
+  must(import_as_person(p, from("old/.cleo")));
   REQUIRE(task_count(p) == 6);
-  Envelope undone = must(p.mutate("tasks", "undo"));
+  // An agent does not take back what a person's import set among the keys only people set.
+  Envelope refused = p.mutate("tasks", "undo");
+  CHECK(test::code_of(refused) == "E_MUTATION_DISABLED");
+  CHECK(mcp_text(refused.error->fix, registry()).find("`ct undo ") != std::string::npos);
+  REQUIRE(task_count(p) == 6);
+  Envelope undone = must(p.mutate_as_person("tasks", "undo"));
   CHECK(undone.data["operation"] == json::Value("tasks.import"));
   nothing_imported(p, config_before);
 
   // Undoing the undo (by its seq) redoes the import.
   Envelope log = must(p.query("system", "log", R"({"limit":1})"));
   const std::int64_t undo_seq = log.data.as_array().front()["seq"].as_int();
-  must(p.mutate("tasks", "undo", R"({"seq":)" + std::to_string(undo_seq) + "}"));
+  must(p.mutate_as_person("tasks", "undo", R"({"seq":)" + std::to_string(undo_seq) + "}"));
   CHECK(task_count(p) == 6);
   CHECK(session_count(p) == 2);
   auto config = Config::load(p.dir() / ".cleo" / "config.json");
@@ -756,9 +767,9 @@ TEST_CASE("an agent reads a store outside the project only where a person allowe
 
 TEST_CASE("a value set here is kept over the original's, and said", "[import][original]") {
   test::Project p;
-  must(p.mutate("system", "config.set", R"({"key":"session.maxConcurrent","value":"5"})"));
+  must(p.mutate_as_person("system", "config.set", R"({"key":"session.maxConcurrent","value":"5"})"));
   write_json_store(p.dir());
-  Envelope imported = must(import(p, from("old/.cleo")));
+  Envelope imported = must(import_as_person(p, from("old/.cleo")));
   CHECK_FALSE(imported.data["config"].contains("session.maxConcurrent"));
   bool said = false;
   for (const auto& warning : test::warnings_of(imported)) said = said || warning.find("kept this project's 5") != std::string::npos;
@@ -766,6 +777,31 @@ TEST_CASE("a value set here is kept over the original's, and said", "[import][or
   auto config = Config::load(p.dir() / ".cleo" / "config.json");
   REQUIRE(config);
   CHECK(config->get_int("session.maxConcurrent") == 5);
+}
+
+TEST_CASE("issue 52: an agent's import applies none of the original's config; each key is a warning naming "
+          "how to set it", "[import][original]") {
+  test::Project p;
+  write_json_store(p.dir());
+  const std::string config_before = bytes_of(p.dir() / ".cleo" / "config.json");
+  Envelope imported = must(import(p, from("old/.cleo")));
+  CHECK(imported.data["imported"] == json::Value(6));  // the tasks come
+  CHECK_FALSE(imported.data.contains("config"));
+  CHECK(bytes_of(p.dir() / ".cleo" / "config.json") == config_before);
+  std::vector<std::string> said;
+  for (const auto& warning : imported.warnings) {
+    const std::string text = mcp_text(warning, registry());
+    if (text.find(" not applied: another project's configuration is applied only when a person imports it") !=
+        std::string::npos)
+      said.push_back(text);
+  }
+  auto says = [&](std::string_view part) {
+    return std::ranges::any_of(said, [&](const std::string& text) { return text.find(part) != std::string::npos; });
+  };
+  // A key only people set: what a person runs. A key anyone sets: the call that sets it.
+  CHECK(says("config session.enforcement \"none\" not applied"));
+  CHECK(says("a person runs `ct config set session.enforcement none` in a terminal"));
+  CHECK(says("cleo_mutate {domain:'system', operation:'config.set', params:{key:'project.currentPhase', value:\"core\"}}"));
 }
 
 TEST_CASE("session ids of this store's form from the original's", "[import][original]") {

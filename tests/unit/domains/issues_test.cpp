@@ -60,7 +60,7 @@ TEST_CASE("issues.templates: bug, feature and help skeletons", "[issues]") {
 TEST_CASE("issues.diagnostics: version, platform, changed config, recent errors; nothing private", "[issues]") {
   test::Project p;
   EnvGuard home("HOME", p.dir().parent_path().string());
-  REQUIRE(p.mutate("system", "config.set", R"({"key":"backup.keep","value":"3"})").success);
+  REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"backup.keep","value":"3"})").success);
   REQUIRE(p.mutate_as_person("system", "config.set",
                              R"({"key":"validate.testCommand","value":"ctest --token=secret-value"})").success);
   CHECK_FALSE(p.mutate("tasks", "complete", R"({"id":"T404"})").success);  // an audited failure

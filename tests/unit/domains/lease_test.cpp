@@ -230,7 +230,7 @@ TEST_CASE("lapsed claims are ready again for tasks.next, orchestrate.ready and t
 TEST_CASE("leaseSeconds 0: claims never lapse", "[lease]") {
   test::Project p;
   plant(p);
-  REQUIRE(p.mutate("system", "config.set", R"({"key":"session.leaseSeconds","value":0})").success);
+  REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"session.leaseSeconds","value":0})").success);
   Agent a(p), b(p);
   a.start_session("first");
   b.start_session("second");

@@ -31,7 +31,7 @@ Envelope complete(test::Project& p, std::string_view id) {
 }
 
 void set_config(test::Project& p, std::string_view key, std::string_view value) {
-  auto set = p.mutate("system", "config.set", R"({"key":")" + std::string(key) + R"(","value":")" + std::string(value) +
+  auto set = p.mutate_as_person("system", "config.set", R"({"key":")" + std::string(key) + R"(","value":")" + std::string(value) +
                                                    R"("})");
   REQUIRE(set.success);
 }

@@ -150,6 +150,11 @@ TEST_CASE("a locked store waits, then fails with the retryable E_LOCK_TIMEOUT", 
   CHECK(e.error->retryable());
   CHECK(e.exit_code() == 7);
   CHECK(waited >= std::chrono::milliseconds(90));
+  // storage.busyTimeoutMs is a person's to raise (issue 52): the fix says what a person runs, not a
+  // config.set the agent would be refused.
+  const std::string fix = mcp_text(e.error->fix, registry());
+  CHECK(fix.find("a person runs `ct config set storage.busyTimeoutMs 15000` in a terminal") != std::string::npos);
+  CHECK(fix.find("config.set") == std::string::npos);
   // Reads are not blocked by a writer (WAL; MVCC on PostgreSQL).
   CHECK(waiter.dispatch({Gateway::Query, "tasks", "list", json::Value()}).success);
   (*store)->rollback();
@@ -173,8 +178,9 @@ TEST_CASE("bad input changes nothing", "[router]") {
 
 namespace {
 
-std::unique_ptr<Router> second_router(const std::filesystem::path& dir) {
+std::unique_ptr<Router> second_router(const std::filesystem::path& dir, bool person = false) {
   RouterOptions options;
+  options.outside_project_allowed = person;  // `ct` in a terminal: it may set the keys only people set
   return std::make_unique<Router>(registry(), Workspace::open(dir), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
 }
 
@@ -218,7 +224,7 @@ TEST_CASE("a store replaced under a running router is opened again", "[router][s
 TEST_CASE("config.json changed by another process takes effect on the next call", "[router][config]") {
   test::Project p;
   p.add(R"({"title":"Advisory is the default"})");
-  auto other = second_router(p.dir());
+  auto other = second_router(p.dir(), /*person=*/true);
   REQUIRE(call(*other, Gateway::Mutate, "system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
   // p's router loaded config.json before; it sees the change without a restart.
   CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Needs a session now"})")) == "E_SESSION_REQUIRED");

@@ -74,7 +74,7 @@ TEST_CASE("store.migrate copies the store and proves the copy", "[system][store]
   SECTION("PostgreSQL to .cleo/tasks.db and back into a new schema") {
     if (!test::on_postgresql()) {
       // Without a server the URL cannot be reached: a clear, retryable error, and nothing changes.
-      auto unreachable = p.mutate("system", "store.migrate",
+      auto unreachable = p.mutate_as_person("system", "store.migrate",
                                   R"({"to":"postgresql:///none?host=/nonexistent-socket-dir&connect_timeout=1"})");
       CHECK(code_of(unreachable) == "E_STORE_UNAVAILABLE");
       CHECK(unreachable.error->retryable());

@@ -334,7 +334,7 @@ TEST_CASE("restore: the replaced trail's audit archives are set aside, not mixed
   auto saved = p.mutate("system", "backup", R"({"note":"early"})");
   REQUIRE(saved.success);
   const std::string file = fs::path(saved.data["file"].as_string()).filename().string();
-  REQUIRE(p.mutate("system", "config.set", R"({"key":"audit.retentionDays","value":7})").success);
+  REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"audit.retentionDays","value":7})").success);
   auto later = router_at(p.dir(), "2026-02-01T00:00:00Z");
   auto gc = call(*later, Gateway::Mutate, "system", "gc");
   REQUIRE(gc.success);
@@ -367,7 +367,7 @@ TEST_CASE("restore: the replaced trail's audit archives are set aside, not mixed
 TEST_CASE("gc never overwrites an existing archive file", "[system][gc]") {
   test::Project p;
   p.add(R"({"title":"First task"})");
-  REQUIRE(p.mutate("system", "config.set", R"({"key":"audit.retentionDays","value":7})").success);
+  REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"audit.retentionDays","value":7})").success);
   auto later = router_at(p.dir(), "2026-02-01T00:00:00Z");
   auto dry = call(*later, Gateway::Mutate, "system", "gc", R"({"dryRun":true})");
   REQUIRE(dry.success);
@@ -477,7 +477,7 @@ TEST_CASE("gc: idempotency keys expire; old audit rows are archived, never lost"
 
   p.add(R"({"title":"First task"})");
   REQUIRE(p.mutate("tasks", "add", R"({"title":"Keyed task","idempotencyKey":"k-1"})").success);
-  REQUIRE(p.mutate("system", "config.set", R"({"key":"audit.retentionDays","value":"7"})").success);
+  REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"audit.retentionDays","value":"7"})").success);
   const std::int64_t old_rows = test::as_report(p.query("validate", "audit")).data["rows"].as_int();
 
   auto later = router_at(p.dir(), "2026-01-20T00:00:00Z");

@@ -110,11 +110,11 @@ TEST_CASE("config.set: keys that widen what agents may do are set by people only
     CHECK(config_text() == before);
   }
   SECTION("keys that widen nothing stay anyone's; config.get says which are people's") {
-    CHECK(p.mutate("system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
+    CHECK(p.mutate_as_person("system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
     CHECK(p.mutate("system", "config.set", R"({"key":"research.manifestFile","value":"out/MANIFEST.jsonl"})").success);
     CHECK(p.query("system", "config.get", R"({"key":"security.allowOutsideProject"})").data["setBy"].as_string() ==
           "people");
-    CHECK_FALSE(p.query("system", "config.get", R"({"key":"session.enforcement"})").data.contains("setBy"));
+    CHECK_FALSE(p.query("system", "config.get", R"({"key":"research.manifestFile"})").data.contains("setBy"));
   }
   SECTION("a person at the command line sets them, and agents then go by them") {
     Envelope set = p.mutate_as_person("system", "config.set", R"({"key":"security.allowOutsideProject","value":true})");
@@ -155,7 +155,7 @@ TEST_CASE("health reports every check", "[system][health]") {
 TEST_CASE("backup writes a usable copy and keeps backup.keep files", "[system][backup]") {
   test::Project p;
   p.add(R"({"title":"Saved task"})");
-  REQUIRE(p.mutate("system", "config.set", R"({"key":"backup.keep","value":"2"})").success);
+  REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"backup.keep","value":"2"})").success);
   auto first = p.mutate("system", "backup", R"({"note":"Before Refactor!"})");
   REQUIRE(first.success);
   std::string file = first.data["file"].as_string();

@@ -161,13 +161,20 @@ TEST_CASE("evidence: checked when recorded, again at completion; criteria covere
 
   // The file changed since: stale, refused with the call that refreshes it.
   write_file(p.dir() / "src" / "login.c", "int login(void) { return 1; }\n");
-  Envelope stale = p.mutate("tasks", "complete", R"({"id":"T001","waive":[{"criterion":2,"reason":"error texts ship with i18n"}]})");
+  Envelope stale = p.mutate_as_person("tasks", "complete", R"({"id":"T001","waive":[{"criterion":2,"reason":"error texts ship with i18n"}]})");
   CHECK(code_of(stale) == ErrorCode::EvidenceStale);
   CHECK(stale.error->details["stale"].as_array()[0]["what"] == json::Value("src/login.c changed"));
   CHECK(mcp_text(stale.error->fix, registry()).find("src/login.c") != std::string::npos);
 
-  // Fresh files evidence replaces the stale atom; the waiver covers criterion 2.
-  Envelope done = p.mutate("tasks", "complete",
+  // Waiving a criterion in strict mode is a person's act (issue 52): an agent is told what a person runs.
+  Envelope waived = p.mutate("tasks", "complete",
+                             R"({"id":"T001","evidence":{"files":["src/login.c"]},"waive":[{"criterion":2,"reason":"error texts ship with i18n"}]})");
+  CHECK(code_of(waived) == ErrorCode::MutationDisabled);
+  CHECK(mcp_text(waived.error->fix, registry()).find("`ct tasks evidence T001 --waive ") != std::string::npos);
+  CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["evidence"]["atoms"].size() == 3);  // nothing recorded
+
+  // Fresh files evidence replaces the stale atom; a person's waiver covers criterion 2.
+  Envelope done = p.mutate_as_person("tasks", "complete",
                            R"({"id":"T001","evidence":{"files":["src/login.c"]},"waive":[{"criterion":2,"reason":"error texts ship with i18n"}]})");
   INFO(to_json(done, McpAdvice(registry())));
   REQUIRE(done.success);
@@ -177,7 +184,7 @@ TEST_CASE("evidence: checked when recorded, again at completion; criteria covere
   CHECK(shown.data["evidence"]["atoms"].size() == 4);  // the test run, the note, the fresh files, the waiver
 
   // Undo takes the completion back with the evidence it recorded; the replaced atom is current again.
-  Envelope undone = p.mutate("tasks", "undo", "{}");
+  Envelope undone = p.mutate_as_person("tasks", "undo", "{}");
   INFO(to_json(undone, McpAdvice(registry())));
   REQUIRE(undone.success);
   CHECK(p.query("tasks", "show", R"({"id":"T001"})").data["evidence"]["atoms"].size() == 3);

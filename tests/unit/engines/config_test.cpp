@@ -43,13 +43,16 @@ Error load_error(const fs::path& file, std::string_view text) {
 }  // namespace
 
 TEST_CASE("the keys that widen what agents may do are the ones only people set", "[engines][config]") {
-  // A program runs, a file or a place outside .cleo/ is named, another store is reached, or a guard
-  // goes off: engines/project/config.cpp says why each of these is a person's.
+  // A program runs, a file or a place outside .cleo/ is named, another store is reached, a guard
+  // goes off, or a rule that binds agents loosens (issue 52): engines/project/config.cpp says why
+  // each of these is a person's.
   const std::vector<std::string_view> people = {
-      "storage.url",          "storage.schema",       "security.allowOutsideProject", "engines",
-      "release.gates",        "release.versionFile",  "release.remote",               "validate.testCommand",
-      "orchestrator.spawnCommand", "orchestrator.provider", "verification.evidence",
-      "approval.required",    "memory.verifyKinds"};
+      "storage.busyTimeoutMs", "storage.url", "storage.schema", "backup.keep", "session.enforcement",
+      "session.maxConcurrent", "session.idleMinutes", "session.leaseSeconds", "session.archiveDays",
+      "audit.retentionDays", "security.allowOutsideProject", "engines", "release.gates", "release.versionFile",
+      "release.remote", "validate.testCommand", "validate.coverageThreshold", "orchestrator.spawnCommand",
+      "orchestrator.provider", "lifecycle.enforcement", "lifecycle.allowSkip", "verification.required",
+      "verification.separateAgents", "verification.evidence", "approval.required", "memory.verifyKinds"};
   std::vector<std::string_view> marked;
   for (const auto& key : config_keys()) {
     INFO(key.name);
@@ -59,8 +62,8 @@ TEST_CASE("the keys that widen what agents may do are the ones only people set",
   }
   CHECK(marked == people);
   // The fix that names how to set a key says who may: an MCP call, or a person's command line.
-  CHECK(mcp_text(config_set_fix("backup.keep", json::Value(5)), registry()) ==
-        "cleo_mutate {domain:'system', operation:'config.set', params:{key:'backup.keep', value:5}}");
+  CHECK(mcp_text(config_set_fix("output.maxReplyBytes", json::Value(5000)), registry()) ==
+        "cleo_mutate {domain:'system', operation:'config.set', params:{key:'output.maxReplyBytes', value:5000}}");
   CHECK(mcp_text(config_set_fix("validate.testCommand", json::Value("make check")), registry()) ==
         "a person runs `ct config set validate.testCommand 'make check'` in a terminal, or edits .cleo/config.json "
         "(agents cannot set validate.testCommand)");

@@ -130,7 +130,7 @@ TEST_CASE("stateless: a CLEO session is not carried from one request to the next
   CHECK(status["result"]["structuredContent"]["data"].is_null());  // E_NO_DATA note: bound to nothing
 
   // Under strict enforcement a write needs the session: the call names it with sessionId.
-  REQUIRE(f.project.mutate("system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
+  REQUIRE(f.project.mutate_as_person("system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
   auto add = [&](std::string_view id, std::string_view extra) {
     return f.reply(request(id, "tools/call",
                            R"("name":"cleo_mutate","arguments":{"domain":"tasks","operation":"add","params":{"title":"In a session")" +
