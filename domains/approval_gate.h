@@ -25,7 +25,7 @@ namespace ct::approval {
 enum class Asked { BeforeTransaction, InTransaction };
 
 /// The rule of approval.required that stops `call` here, or none: a kept mutation (Call::writes),
-/// from a caller who is not a person reviewing (Context::person_reviews), that is not the run of
+/// from a caller who is not a person reviewing (Context::is_person), that is not the run of
 /// an approved proposal (`approved`), on a store whose config lists rules, that a rule names (its
 /// condition read in the store). Nothing is read when no rule can apply.
 Result<std::optional<std::string>> gate(Context& context, const pipeline::Call& call, bool approved, Asked asked);

@@ -218,7 +218,7 @@ std::string person_waives(const Task& task, const json::Value& waive) {
 /// Under strict verification.evidence a waiver excuses a criterion from the bar people set: a
 /// person's act (issue 52). Advisory and off modes judge nothing, so a waiver there is a note.
 Result<void> waiver_rules(const Context& context, const Task& task, const json::Value& waive) {
-  if (context.person || mode(*context.config) != Mode::Strict) return {};
+  if (context.is_person() || mode(*context.config) != Mode::Strict) return {};
   return fail(Error(ErrorCode::MutationDisabled,
                     "waiving an acceptance criterion of " + task.id +
                         " under strict verification.evidence is a person's act, not an MCP or dashboard caller's")
@@ -368,7 +368,7 @@ Result<void> gate_rules(Context& context, const Task& task, std::string_view gat
 
 Result<void> acceptance_rules(const Context& context, const Task& task, const std::vector<std::string>& after,
                               std::string fix) {
-  if (context.person || mode(*context.config) != Mode::Strict) return {};
+  if (context.is_person() || mode(*context.config) != Mode::Strict) return {};
   // Adding criteria raises the bar: the ones there stay, in their places (atoms cover them by number).
   const bool only_adds = after.size() >= task.acceptance.size() &&
                          std::equal(task.acceptance.begin(), task.acceptance.end(), after.begin());
@@ -439,7 +439,7 @@ Result<void> completion_rules(Context& context, const Task& task, std::vector<st
   json::Value waive = json::Value::array();
   waive.push_back(std::move(waiver));
   // Waiving is a person's act here (waiver_rules): an agent is told what a person runs.
-  Advice waives = context.person ? call("tasks.complete", {{"id", task.id}, {"waive", waive}}) + " waives it"
+  Advice waives = context.is_person() ? call("tasks.complete", {{"id", task.id}, {"waive", waive}}) + " waives it"
                                  : Advice("a person waives it: " + person_waives(task, waive));
   return fail(Error(ErrorCode::AcCoverageIncomplete, message)
                   .with_fix(call("tasks.complete", {{"id", task.id}, {"evidence", std::move(evidence)}}) + " covers it; " +

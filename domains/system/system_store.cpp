@@ -67,7 +67,7 @@ Result<std::optional<fs::path>> check_target(const Context& context, const Proje
   if (args.use) argv.push_back("--use");
   const std::string person_runs = "a person runs `" + join_command(argv) + "` in a terminal";
   if (is_postgresql_url(to)) {
-    if (context.person) return std::optional<fs::path>();
+    if (context.is_person()) return std::optional<fs::path>();
     return fail(Error(ErrorCode::MutationDisabled,
                       "copying the store to a PostgreSQL server is a person's act, not an MCP or dashboard caller's: "
                       "the copy holds everything the project knows, and the server is another machine")

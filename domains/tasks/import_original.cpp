@@ -192,7 +192,7 @@ Result<json::Value> apply_config(Context& context, const json::Value& mapped, st
                          value.dump() + ")");
       continue;
     }
-    if (!context.person) {
+    if (!context.is_person()) {
       not_applied.push_back("config " + key + " " + value.dump() +
                             " not applied: another project's configuration is applied only when a person imports it; "
                             "to apply it, " + config_set_fix(key, value));

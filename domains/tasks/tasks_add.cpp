@@ -155,7 +155,7 @@ TaskPatch task_patch_from(const TaskContent& content, std::string_view mode) {
 /// Under strict verification.evidence only a person rewrites or drops acceptance criteria
 /// (evidence::acceptance_rules); appending one raises the bar and is anyone's.
 Result<void> check_acceptance(Context& context, TaskEngine& tasks, const UpdateArgs& args, const TaskPatch& patch) {
-  if (!patch.acceptance || patch.mode == ArrayMode::Append || context.person) return {};
+  if (!patch.acceptance || patch.mode == ArrayMode::Append || context.is_person()) return {};
   CT_TRY_ASSIGN(Task task, tasks.get_live(args.id));
   std::vector<std::string> after = *patch.acceptance;
   if (patch.mode == ArrayMode::Remove) {

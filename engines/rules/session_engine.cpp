@@ -142,7 +142,8 @@ Result<void> SessionEngine::check_concurrency() {
   if (count < limit) return {};
   Error error(ErrorCode::SessionExists, std::to_string(count) + " sessions are active; session.maxConcurrent is " +
                                             std::to_string(limit));
-  error.fix = "end or suspend one (" + call("session.end", {{"id", "..."}}) +
+  // Only a session's owner ends it (domains/principal.h): the caller's own, or what a person allows.
+  error.fix = "end or suspend one of your own (" + call("session.end", {{"id", "..."}}) +
               "); or, to allow more at once, " + config_set_fix("session.maxConcurrent", json::Value(2 * limit));
   return fail(std::move(error).with_alternative("List active sessions", "session.list")
                   .with_detail("active", count).with_detail("maxConcurrent", limit));

@@ -178,14 +178,15 @@ TEST_CASE("bad input changes nothing", "[router]") {
 
 namespace {
 
-std::unique_ptr<Router> second_router(const std::filesystem::path& dir, bool person = false) {
+std::unique_ptr<Router> second_router(const std::filesystem::path& dir) {
   RouterOptions options;
-  options.outside_project_allowed = person;  // `ct` in a terminal: it may set the keys only people set
   return std::make_unique<Router>(registry(), Workspace::open(dir), options, std::make_unique<FixedClock>(*parse_iso8601("2026-01-01T00:00:00Z")));
 }
 
-Envelope call(Router& router, Gateway gateway, std::string domain, std::string operation, std::string_view params) {
-  return router.dispatch({gateway, std::move(domain), std::move(operation), test::parse_json(params)});
+/// A call by `who` (an in-process agent unless given; test::test_person() may set the keys only people set).
+Envelope call(Router& router, Gateway gateway, std::string domain, std::string operation, std::string_view params,
+              Principal who = {}) {
+  return router.dispatch({gateway, std::move(domain), std::move(operation), test::parse_json(params), {.principal = who}});
 }
 
 }  // namespace
@@ -224,8 +225,10 @@ TEST_CASE("a store replaced under a running router is opened again", "[router][s
 TEST_CASE("config.json changed by another process takes effect on the next call", "[router][config]") {
   test::Project p;
   p.add(R"({"title":"Advisory is the default"})");
-  auto other = second_router(p.dir(), /*person=*/true);
-  REQUIRE(call(*other, Gateway::Mutate, "system", "config.set", R"({"key":"session.enforcement","value":"strict"})").success);
+  auto other = second_router(p.dir());
+  REQUIRE(call(*other, Gateway::Mutate, "system", "config.set", R"({"key":"session.enforcement","value":"strict"})",
+               test::test_person())
+              .success);
   // p's router loaded config.json before; it sees the change without a restart.
   CHECK(code_of(p.mutate("tasks", "add", R"({"title":"Needs a session now"})")) == "E_SESSION_REQUIRED");
   // A config.json that no longer parses keeps the last good settings.
