@@ -270,6 +270,11 @@ inline constexpr const char* kFoldSearchIndex =
 inline constexpr const char* kDropTrustV11 =
     "DROP TABLE evidence; DROP TABLE proposals; ALTER TABLE audit DROP COLUMN intent; ";
 
+/// What schema v13 (principals, issue 52) adds, taken away: a store as version 12 left it.
+inline constexpr const char* kDropPrincipalsV13 =
+    "DROP INDEX sessions_owner; ALTER TABLE audit DROP COLUMN principal; ALTER TABLE sessions DROP COLUMN owner; "
+    "ALTER TABLE sessions DROP COLUMN notice; ";
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -281,9 +286,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
-  if (version < 13)  // v13: principals
-    sql += "DROP INDEX sessions_owner; ALTER TABLE audit DROP COLUMN principal; ALTER TABLE sessions DROP COLUMN owner; "
-           "ALTER TABLE sessions DROP COLUMN notice; ";
+  if (version < 13) sql += kDropPrincipalsV13;
   if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans
   if (version < 11) sql += std::string(kDropTrustV11);  // v11: intent, evidence, proposals
   if (version < 10) sql += "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; ";  // v10: project memory
