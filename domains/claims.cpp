@@ -55,18 +55,16 @@ Result<void> notify_displaced(Context& context, const std::string& displaced, co
   return context.db().update_session(*session);
 }
 
-Result<std::optional<std::string>> session_notice(Context& context, const std::string& session, bool clear) {
-  if (session.empty() || !context.store) return std::optional<std::string>();
-  CT_TRY_ASSIGN(std::optional<Session> found, context.db().get_session(session));
-  if (!found || found->notice.empty()) return std::optional<std::string>();
-  auto notice = json::parse(found->notice);
+Result<std::optional<std::string>> session_notice(Context& context, Session& session, bool clear) {
+  if (session.notice.empty()) return std::optional<std::string>();
+  auto notice = json::parse(session.notice);
   std::optional<std::string> text;
   if (notice && (*notice)["task"].is_string())
     text = (*notice)["task"].as_string() + " was taken over by " + (*notice)["by"].string_or_empty() + " at " +
            (*notice)["at"].string_or_empty() + ": it is no longer this session's";
   if (clear) {
-    found->notice.clear();
-    CT_TRY(context.db().update_session(*found));
+    session.notice.clear();
+    CT_TRY(context.db().update_session(session));
   }
   return text;
 }

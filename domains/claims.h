@@ -26,7 +26,7 @@ Result<void> refuse_others_claim(Context& context, const std::string& task_id, s
 /// next call is told who took it and when (Session::notice).
 Result<void> notify_displaced(Context& context, const std::string& displaced, const std::string& task_id);
 
-/// What the session has been told to hear (a warning), or none; a write in it clears it.
-Result<std::optional<std::string>> session_notice(Context& context, const std::string& session, bool clear);
+/// What `session` has been told to hear (a warning), or none; `clear` (a write in it) clears it.
+Result<std::optional<std::string>> session_notice(Context& context, Session& session, bool clear);
 
 }  // namespace ct

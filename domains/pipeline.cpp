@@ -336,15 +336,19 @@ Result<std::vector<std::string>> check_session(const Call& call, Context& contex
   CT_TRY(adopt_session(context, caller));
   // A write runs only in the caller's own session: an agent naming another's (its id is listed by
   // session.list) is refused; a person may act in any (the dashboard on an agent's session).
-  if (call.writes() && !context.session.empty() && !context.is_person()) {
-    CT_TRY_ASSIGN(std::optional<Session> session, context.store->get_session(context.session));
-    if (session) CT_TRY(SessionEngine::check_owner(*session, caller.principal.id));
-  }
   // What the session was told to hear (its claim taken over) comes with its next call; a write
-  // (inside the call's transaction) clears it.
+  // (inside the call's transaction) clears it. One read of the session serves both.
   std::vector<std::string> told;
-  CT_TRY_ASSIGN(std::optional<std::string> notice, session_notice(context, context.session, call.writes()));
-  if (notice) told.push_back(std::move(*notice));
+  if (!context.session.empty()) {
+    CT_TRY_ASSIGN(std::optional<Session> session, context.store->get_session(context.session));
+    if (session && call.writes() && !context.is_person()) CT_TRY(SessionEngine::check_owner(*session, caller.principal.id));
+    if (session) {
+      // Heard once its owner writes (a person acting in an agent's session leaves it for the agent).
+      const bool heard = call.writes() && (session->owner.empty() || session->owner == caller.principal.id);
+      CT_TRY_ASSIGN(std::optional<std::string> notice, session_notice(context, *session, heard));
+      if (notice) told.push_back(std::move(*notice));
+    }
+  }
   if (!spec.needs_session) return told;
   // The clock is read only when a session is touched (a stepping test clock stays in step).
   SessionEngine sessions(*context.store, *context.config, context.session.empty() ? 0 : context.now(), nullptr);
