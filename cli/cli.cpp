@@ -547,15 +547,22 @@ int run_checked(const std::vector<std::string>& args) {
   if (!args.empty() && args.front() == "__complete") return print_completions(operations, workspace, args);
   for (const auto& warning : plugin_warnings)
     write(stderr, output.render.err.yellow("warning:") + " " + terminal_safe(warning) + "\n");
-  if (!args.empty() && args.front() == "completion") return print_completion_script(args, output);
-  if (!args.empty() && args.front() == "edit") return run_edit(operations, workspace, args, output);
-  // `ct whoami` and `ct person` after global options too (`ct --project P whoami --json`): their
-  // own words and flags, a leading --json kept.
-  if (std::size_t word = command_word(args); word < args.size() && (args[word] == "whoami" || args[word] == "person")) {
+  // The built-in commands after global options too (`ct --project P edit T001`): their own words
+  // and flags first; `ct edit` also takes the global options given before it, the others only a
+  // leading --json (the project was found above).
+  if (std::size_t word = command_word(args); word < args.size()) {
+    const std::string& name = args[word];
     std::vector<std::string> own(args.begin() + static_cast<std::ptrdiff_t>(word), args.end());
-    if (args[word] == "person") return run_person(own);
-    if (early.json && std::find(own.begin(), own.end(), "--json") == own.end()) own.push_back("--json");
-    return run_whoami(own);
+    if (name == "edit") {
+      own.insert(own.end(), args.begin(), args.begin() + static_cast<std::ptrdiff_t>(word));
+      return run_edit(operations, workspace, own, output);
+    }
+    if (name == "completion") return print_completion_script(own, output);
+    if (name == "person") return run_person(own);
+    if (name == "whoami") {
+      if (early.json && std::find(own.begin(), own.end(), "--json") == own.end()) own.push_back("--json");
+      return run_whoami(own);
+    }
   }
   Route route = find_route(operations, args);
   if (route.error) return report_failure(*route.error, output);
