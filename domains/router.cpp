@@ -113,9 +113,12 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
                 approval::gate(context, call, approval != nullptr, approval::Asked::BeforeTransaction));
   if (rule) return approval::propose(call, context, request.caller, *rule, nested);
   // external step: before the transaction, so that a slow program never holds the write lock
-  CT_TRY(run_external(call, context, nested));
-  // transaction
   AuditEntry audit;
+  if (auto ran = run_external(call, context, nested); !ran) {
+    audit_refusal(call, context, audit, ran.error());
+    return std::unexpected(std::move(ran.error()));
+  }
+  // transaction
   if (call.mutate()) context.audit = &audit;
   CT_TRY_ASSIGN(pipeline::Transaction tx, begin(call, context, damaged_config));
   // The commit point (core/cancel.h): the write transaction has begun (or, on a damaged store, the
@@ -127,8 +130,13 @@ Result<Envelope> Router::run(const OperationSpec& spec, const Request& request, 
   CT_TRY_ASSIGN(std::optional<Envelope> replay, replayed(call, context));
   if (replay) return std::move(*replay);
   // session
-  CT_TRY_ASSIGN(std::vector<std::string> warnings,
-                pipeline::check_session(call, context, request.caller, !call.common.session_id.empty()));
+  auto session_warnings = pipeline::check_session(call, context, request.caller, !call.common.session_id.empty());
+  if (!session_warnings) {
+    tx.rollback();
+    audit_refusal(call, context, audit, session_warnings.error());
+    return std::unexpected(std::move(session_warnings.error()));
+  }
+  std::vector<std::string> warnings = std::move(*session_warnings);
   warnings.insert(warnings.end(), call.warnings.begin(), call.warnings.end());
   // handler → shape (a bulk call's: once per task, each audited on its own row)
   CT_TRY_ASSIGN(Envelope ok, call.ids.empty() ? handle(call, context, tx, audit, std::move(warnings), nested)
@@ -309,6 +317,13 @@ void Router::audit_failure(const pipeline::Call& call, Context& context, AuditEn
   if (!context.store->begin(TxKind::Write)) return;
   pipeline::Transaction tx(context.store);
   if (context.store->append_audit(audit)) (void)tx.commit();
+}
+
+void Router::audit_refusal(const pipeline::Call& call, Context& context, AuditEntry& audit, const Error& error) {
+  // Who tried what they may not do (an agent's approve, a write in another's session) is on the
+  // trail, with the principal that tried; other failures before the handler leave none.
+  if (error.code == ErrorCode::MutationDisabled || error.code == ErrorCode::SessionOwned)
+    audit_failure(call, context, audit, error);
 }
 
 Envelope Router::recovered(const pipeline::Call& call, Context& context, AuditEntry& audit, Envelope ok) {

@@ -131,6 +131,8 @@ class Router {
   Result<void> commit(const pipeline::Call& call, Context& context, pipeline::Transaction& tx,
                       const approval::Approval* approval, const Envelope& ok);
   void audit_failure(const pipeline::Call& call, Context& context, AuditEntry& audit, const Error& error);
+  /// audit_failure() for a refusal of who the caller is, met before the handler ran.
+  void audit_refusal(const pipeline::Call& call, Context& context, AuditEntry& audit, const Error& error);
   /// _meta when the caller asked (meta: true).
   json::Value meta(const OperationSpec& spec, double elapsed_ms) const;
 
