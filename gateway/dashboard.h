@@ -115,10 +115,8 @@ struct DashboardOptions {
 };
 
 /// The options of the page's routers, from the server's: read-only unless `write`, lists never
-/// cut to an agent's reply budget (its calls are recorded as human@dashboard, even in an agent's
-/// session).
-/// Whoever reaches the page is not known to be the person at this machine: like an agent, it names
-/// no file outside the project and changes no config key only people set (SetBy::People).
+/// cut to an agent's reply budget. Who calls is each request's principal: a person signed in as one
+/// (recorded as human@dashboard with their principal, even in an agent's session), else a reader.
 RouterOptions dashboard_router_options(const RouterOptions& server, bool write);
 
 class Dashboard {
