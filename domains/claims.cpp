@@ -27,11 +27,16 @@ Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& contex
   return out;
 }
 
+Result<std::optional<Claim>> live_claim(Context& context, const std::string& task_id) {
+  CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(task_id));
+  if (claim && lapsed(*claim, *context.config, context.now())) claim.reset();
+  return claim;
+}
+
 Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action) {
   if (context.is_person()) return {};
-  CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(task_id));
-  if (!claim || claim->session.empty() || claim->session == context.session || lapsed(*claim, *context.config, context.now()))
-    return {};
+  CT_TRY_ASSIGN(std::optional<Claim> claim, live_claim(context, task_id));
+  if (!claim || claim->session.empty() || claim->session == context.session) return {};
   Error error(ErrorCode::TaskClaimed, "Task " + task_id + " is claimed by session " + claim->session +
                                           (claim->agent.empty() ? std::string() : " (" + claim->agent + ")") +
                                           ": only its holder may " + std::string(action) + " it");

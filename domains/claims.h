@@ -18,6 +18,10 @@ json::Value claim_json(const Claim& claim, const Config& config, TimeMs now);
 /// Every claim, by task id (one read; there is one per session with a task).
 Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& context);
 
+/// The claim on `task_id` that holds it now: none when nobody claims it or the claim has lapsed
+/// (another session's tasks.start takes such a task over).
+Result<std::optional<Claim>> live_claim(Context& context, const std::string& task_id);
+
 /// E_TASK_CLAIMED when an agent would `action` (complete, …) a task whose live claim another
 /// session holds: the holder finishes its own work; a person may act on any.
 Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action);

@@ -12,9 +12,9 @@
 #include "core/text.h"
 #include "domains/analysis.h"
 #include "domains/bind.h"
+#include "domains/claims.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
-#include "engines/rules/claim_lease.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
 #include "engines/rules/task_engine.h"
@@ -106,8 +106,8 @@ Result<void> check_lifecycle(Context& context, const Task& task, Readiness& out)
 /// A claim that has not lapsed: the caller's own session's, or another's. (A lapsed claim holds
 /// nothing: the subagent's tasks.start takes the task over.)
 Result<void> check_claim(Context& context, const std::string& id, Readiness& out) {
-  CT_TRY_ASSIGN(std::optional<Claim> holder, context.db().claim_on(id));
-  if (!holder || lapsed(*holder, *context.config, context.now())) return {};
+  CT_TRY_ASSIGN(std::optional<Claim> holder, live_claim(context, id));
+  if (!holder) return {};
   if (holder->session == context.session) {
     json::Value& row = add_blocker(out, "claim", "held by this caller's own session");
     row.set("session", holder->session);

@@ -2,7 +2,6 @@
 // tasks.stop and tasks.reclaim (a person frees a task whoever holds it).
 #include "domains/tasks/tasks_common.h"
 #include "domains/claims.h"
-#include "engines/rules/claim_lease.h"
 #include "engines/rules/session_engine.h"
 
 namespace ct::tasks {
@@ -60,8 +59,8 @@ Result<Reply> reclaim(Context& context, const ReclaimArgs& args) {
   // Freeing a live claim is a person's act; an agent frees only one whose lease ran out (as
   // tasks.start takes one over).
   if (!context.is_person()) {
-    CT_TRY_ASSIGN(std::optional<Claim> held, context.db().claim_on(args.id));
-    if (held && !lapsed(*held, *context.config, context.now()))
+    CT_TRY_ASSIGN(std::optional<Claim> held, live_claim(context, args.id));
+    if (held)
       return fail(Error(ErrorCode::MutationDisabled, "Task " + args.id + " is claimed by session " + held->session +
                                                          ", whose lease has not run out: only a person frees a live claim")
                       .with_fix("ask a person to run: ct reclaim " + args.id + " --reason \"…\"")
