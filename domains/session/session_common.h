@@ -40,13 +40,12 @@ inline Result<std::string> subject(Context& context, const std::optional<std::st
   return fail(std::move(error).with_detail("field", "id"));
 }
 
-/// subject(), for a change to the session: an agent changes only its own (a person any).
-inline Result<std::string> owned_subject(Context& context, const std::optional<std::string>& id) {
-  CT_TRY_ASSIGN(std::string found, subject(context, id));
-  if (context.is_person() || !context.store) return found;
-  CT_TRY_ASSIGN(std::optional<Session> session, context.store->get_session(found));
-  if (session) CT_TRY(SessionEngine::check_owner(*session, context.principal.id));
-  return found;
+/// Session `id` (subject()'s), for a change to it (E_SESSION_NOT_FOUND when there is none): an
+/// agent changes only its own, a person any (E_SESSION_OWNED).
+inline Result<Session> owned_session(Context& context, SessionEngine& engine, const std::string& id) {
+  CT_TRY_ASSIGN(Session session, engine.get(id));
+  if (!context.is_person()) CT_TRY(SessionEngine::check_owner(session, context.principal.id));
+  return session;
 }
 
 }  // namespace ct::session

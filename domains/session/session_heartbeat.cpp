@@ -10,8 +10,9 @@ namespace ct::session {
 namespace {
 
 Result<Reply> heartbeat(Context& context, const IdArgs& args) {
-  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
+  CT_TRY(owned_session(context, engine, id));
   CT_TRY_ASSIGN(Session session, engine.touch(id));
   if (context.audit) context.audit->task_id = id;
   json::Value data = json::Value::object();

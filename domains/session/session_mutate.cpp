@@ -94,9 +94,9 @@ struct NotedArgs {
 
 /// end and close: the session finishes and its claim is released; the caller is unbound.
 Result<Reply> finish(Context& context, const NotedArgs& args, SessionStatus final_status) {
-  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
-  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session before, owned_session(context, engine, id));
   CT_TRY_ASSIGN(Session after, engine.finish(id, final_status, args.notes));
   if (context.audit) context.audit->task_id = id;
   if (id == context.session) context.bind_session("");
@@ -108,9 +108,9 @@ Result<Reply> end(Context& context, const NotedArgs& args) { return finish(conte
 Result<Reply> close(Context& context, const NotedArgs& args) { return finish(context, args, SessionStatus::Closed); }
 
 Result<Reply> suspend(Context& context, const NotedArgs& args) {
-  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
-  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session before, owned_session(context, engine, id));
   CT_TRY_ASSIGN(Session after, engine.suspend(id, args.notes));
   if (context.audit) context.audit->task_id = id;
   if (id == context.session) context.bind_session("");
@@ -135,9 +135,8 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(id));
   if (focus) data.set("focus", *focus);
   if (!after.next_action.empty()) data.set("nextAction", after.next_action);
-  Reply reply = Reply::noted(std::move(data), no_change_if(before.status == after.status && before.owner == after.owner));
-  reply.warnings = std::move(warnings);
-  return reply;
+  return Reply::noted(std::move(data), no_change_if(before.status == after.status && before.owner == after.owner),
+                      std::move(warnings));
 }
 
 struct NoteArgs {
@@ -152,9 +151,9 @@ Result<Reply> note(Context& context, const NoteArgs& args) {
     error.fix = call("session.note", {{"notes", "..."}, {"nextAction", "..."}});
     return fail(std::move(error).with_detail("field", "notes"));
   }
-  CT_TRY_ASSIGN(std::string id, owned_subject(context, args.id));
+  CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
-  CT_TRY_ASSIGN(Session before, engine.get(id));
+  CT_TRY_ASSIGN(Session before, owned_session(context, engine, id));
   CT_TRY_ASSIGN(Session after, engine.set_note(id, args.notes, args.next_action));
   if (context.audit) context.audit->task_id = id;
   // The caller's own text is not echoed back (a note may be 5,000 characters): session.show has it.
