@@ -558,10 +558,11 @@ int run_checked(const std::vector<std::string>& args) {
       return run_edit(operations, workspace, own, output);
     }
     if (name == "completion") return print_completion_script(own, output);
-    if (name == "person") return run_person(own);
+    const ReportFailure report = [&output](const Error& error) { return report_failure(error, output); };
+    if (name == "person") return run_person(own, report);
     if (name == "whoami") {
       if (early.json && std::find(own.begin(), own.end(), "--json") == own.end()) own.push_back("--json");
-      return run_whoami(own);
+      return run_whoami(own, report);
     }
   }
   Route route = find_route(operations, args);

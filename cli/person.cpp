@@ -13,7 +13,10 @@
 #include "core/file_read.h"
 #include "core/json.h"
 #include "core/text.h"
+#include "cli/usage.h"
+#include "domains/envelope.h"
 #include "engines/project/person_keys.h"
+#include "gateway/product.h"
 
 namespace ct::cli {
 namespace {
@@ -45,21 +48,11 @@ std::optional<std::filesystem::path> home() {
 
 void print(std::FILE* stream, const std::string& text) { std::fwrite(text.data(), 1, text.size(), stream); }
 
-int fail_with(const Error& error, bool json) {
-  if (json) {
-    json::Value body = json::Value::object();
-    body.set("success", false);
-    json::Value e = json::Value::object();
-    e.set("code", std::string(to_string(error.code)));
-    e.set("message", error.message);
-    if (!error.fix.empty()) e.set("fix", error.fix.plain_text());
-    body.set("error", std::move(e));
-    print(stdout, body.dump() + "\n");
-  } else {
-    print(stderr, "error: " + error.message + "\n");
-    if (!error.fix.empty()) print(stderr, "fix: " + error.fix.plain_text() + "\n");
-  }
-  return error.exit_code();
+/// `data` as the success envelope `ct --json` prints.
+void print_json(json::Value data) {
+  Envelope envelope;
+  envelope.data = std::move(data);
+  print(stdout, to_json(envelope, PeopleAdvice(registry())) + "\n");
 }
 
 }  // namespace
@@ -114,7 +107,7 @@ Result<CliPrincipal> cli_principal() {
                       "no terminal (a pipe, a script or an agent's shell): a person's scripts use a person key", ""};
 }
 
-int run_whoami(const std::vector<std::string>& args) {
+int run_whoami(const std::vector<std::string>& args, const ReportFailure& report) {
   CLI::App app("Who this ct command is: a person (a terminal, a person key) or an agent, and why", "ct whoami");
   bool json = false;
   app.add_flag("--json", json, "Print JSON");
@@ -124,10 +117,10 @@ int run_whoami(const std::vector<std::string>& args) {
     print(stdout, app.help());
     return 0;
   } catch (const CLI::ParseError& error) {
-    return fail_with(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct whoami --help"), json);
+    return report(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct whoami --help"));
   }
   auto who = cli_principal();
-  if (!who) return fail_with(who.error(), json);
+  if (!who) return report(who.error());
   const Principal& p = who->principal;
   if (json) {
     json::Value data = json::Value::object();
@@ -136,17 +129,14 @@ int run_whoami(const std::vector<std::string>& args) {
     data.set("proof", p.proof);
     data.set("why", who->why);
     if (!who->host.empty()) data.set("host", who->host);
-    json::Value body = json::Value::object();
-    body.set("success", true);
-    body.set("data", std::move(data));
-    print(stdout, body.dump() + "\n");
+    print_json(std::move(data));
   } else {
     print(stdout, std::string(p.is_person() ? "person" : "agent") + " " + p.id + " (" + p.proof + "): " + who->why + "\n");
   }
   return 0;
 }
 
-int run_person(const std::vector<std::string>& args) {
+int run_person(const std::vector<std::string>& args, const ReportFailure& report) {
   CLI::App app("A person's keys: what lets a person's scripts and CI act as that person (approve, verify, "
                "reclaim, set the keys only people set). Made at a person's terminal; only digests are kept, in "
                "~/.config/cleo/person-keys.json (mode 0600)",
@@ -171,22 +161,19 @@ int run_person(const std::vector<std::string>& args) {
     print(stdout, (app.get_subcommands().empty() ? app : *app.get_subcommands().back()).help());
     return 0;
   } catch (const CLI::ParseError& error) {
-    return fail_with(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct person --help"), json);
+    return report(Error(ErrorCode::InvalidInput, error.what()).with_fix("ct person --help"));
   }
   auto dir = home();
-  if (!dir) return fail_with(Error(ErrorCode::ConfigError, "HOME is not set: the person keys cannot be found"), json);
+  if (!dir) return report(Error(ErrorCode::ConfigError, "HOME is not set: the person keys cannot be found"));
   if (list->parsed()) {
     auto keys = list_person_keys(*dir);
-    if (!keys) return fail_with(keys.error(), json);
+    if (!keys) return report(keys.error());
     if (json) {
       json::Value rows = json::Value::array();
       for (const auto& k : *keys)
         rows.push_back(json::Value(json::Value::Object{{"name", json::Value(k.name)},
                                                       {"createdAt", json::Value(format_iso8601(k.created_at))}}));
-      json::Value body = json::Value::object();
-      body.set("success", true);
-      body.set("data", json::Value(json::Value::Object{{"keys", std::move(rows)}}));
-      print(stdout, body.dump() + "\n");
+      print_json(json::Value(json::Value::Object{{"keys", std::move(rows)}}));
     } else if (keys->empty()) {
       print(stdout, "No person keys. Make one at your terminal: ct person key create --name ci\n");
     } else {
@@ -197,21 +184,20 @@ int run_person(const std::vector<std::string>& args) {
   // Making or revoking a key is a person's act at their own terminal: a key proves a person only
   // while no agent can make one.
   auto who = cli_principal();
-  if (!who) return fail_with(who.error(), false);
+  if (!who) return report(who.error());
   if (!who->principal.is_person() || who->principal.proof != "terminal")
-    return fail_with(Error(ErrorCode::MutationDisabled, "person keys are made and revoked by a person at their own terminal, "
+    return report(Error(ErrorCode::MutationDisabled, "person keys are made and revoked by a person at their own terminal, "
                                                         "not by " + who->principal.id + " (" + who->why + ")")
                          .with_fix("a person runs ct person key " + std::string(create->parsed() ? "create --name " + name
                                                                                                   : "revoke " + revoke_name) +
-                                   " in a terminal of their own"),
-                     false);
+                                   " in a terminal of their own"));
   if (revoke->parsed()) {
-    if (auto done = revoke_person_key(*dir, revoke_name); !done) return fail_with(done.error(), false);
+    if (auto done = revoke_person_key(*dir, revoke_name); !done) return report(done.error());
     print(stdout, "Revoked the person key " + revoke_name + ".\n");
     return 0;
   }
   auto made = create_person_key(*dir, name, SystemClock().now());
-  if (!made) return fail_with(made.error(), false);
+  if (!made) return report(made.error());
   if (out_file.empty()) {
     print(stdout, *made + "\n");
     print(stderr, "The person key " + name + " (shown once; keep it secret): CT_PERSON_KEY=<key> ct …\n");
@@ -223,16 +209,15 @@ int run_person(const std::vector<std::string>& args) {
   if (!file) {
     if (fd >= 0) ::close(fd);
     (void)revoke_person_key(*dir, name);
-    return fail_with(Error(ErrorCode::FileError, "cannot create " + out_file + " (it must not exist yet)")
-                         .with_fix("choose a new file, e.g. --out ~/.config/cleo/" + name + ".key"),
-                     false);
+    return report(Error(ErrorCode::FileError, "cannot create " + out_file + " (it must not exist yet)")
+                         .with_fix("choose a new file, e.g. --out ~/.config/cleo/" + name + ".key"));
   }
   const std::string text = *made + "\n";
   const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
   if (std::fclose(file) != 0 || !written) {
     (void)revoke_person_key(*dir, name);
     std::filesystem::remove(out_file);
-    return fail_with(Error(ErrorCode::FileError, "cannot write " + out_file), false);
+    return report(Error(ErrorCode::FileError, "cannot write " + out_file));
   }
   print(stdout, "Wrote the person key " + name + " to " + out_file + " (mode 0600): CT_PERSON_KEY_FILE=" + out_file + " ct …\n");
   return 0;

@@ -2,6 +2,7 @@
 // key, or an agent; and the commands that show it and manage person keys.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,12 @@ Result<CliPrincipal> cli_principal();
 /// The agent host whose marker is in the environment, or "".
 std::string agent_host_from_environment();
 
+/// How a command's failure is printed (cli.cpp's: as JSON with --json, else as text for people).
+using ReportFailure = std::function<int(const Error&)>;
+
 /// `ct whoami [--json]`: who this command would be, and why.
-int run_whoami(const std::vector<std::string>& args);
+int run_whoami(const std::vector<std::string>& args, const ReportFailure& report);
 /// `ct person key create --name N [--out FILE] | list | revoke NAME`.
-int run_person(const std::vector<std::string>& args);
+int run_person(const std::vector<std::string>& args, const ReportFailure& report);
 
 }  // namespace ct::cli
