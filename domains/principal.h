@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/text.h"
+
 namespace ct {
 
 /// A caller's principal. Only transports make one (the CLI from its terminal, environment and
@@ -33,9 +35,8 @@ struct Principal {
 /// ("person", "human@dashboard", "people", "cleo", "system", "person:…") are reserved, so the
 /// audit trail and a proposal's author never show an agent as one of them.
 inline bool is_reserved_label(std::string_view label) {
-  std::string lower;
-  for (char c : label)
-    if (c != ' ' && c != '-' && c != '_' && c != '.') lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  std::string lower = to_lower_ascii(label);
+  std::erase_if(lower, [](char c) { return c == ' ' || c == '-' || c == '_' || c == '.'; });
   for (std::string_view word : {"person", "human", "people", "user", "owner", "admin", "dashboard", "cleo", "ct", "system"}) {
     if (lower == word) return true;
     if (lower.starts_with(word) && (lower.size() == word.size() || lower[word.size()] == '@' || lower[word.size()] == ':'))
