@@ -174,6 +174,27 @@ class Project {
   std::unique_ptr<Router> router_;
 };
 
+/// A caller on a router of its own whose clock reads `*time` (moved by hand), as another process
+/// is — an agent's MCP connection with its principal and label.
+struct ClockedClient {
+  std::shared_ptr<TimeMs> time;
+  std::unique_ptr<Client> client;
+
+  ClockedClient(const Project& p, std::shared_ptr<TimeMs> clock, Principal who = {}, std::string label = "")
+      : time(std::move(clock)),
+        client(std::make_unique<Client>(std::make_unique<Router>(registry(), Workspace::open(p.dir()), RouterOptions{},
+                                                                 std::make_unique<HandClock>(time)))) {
+    client->set_principal(std::move(who));
+    client->set_agent_label(std::move(label));
+  }
+  Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
+    return client->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), parse_json(params)});
+  }
+  Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
+    return client->dispatch({Gateway::Query, std::move(domain), std::move(operation), parse_json(params)});
+  }
+};
+
 /// A validate.* reply as its report: a failed check (E_VALIDATION, or a protocol's code from
 /// validate.protocol) carries the report, with `valid`, in error.details; this turns it back into
 /// {success, data} so tests read passes and failures alike.

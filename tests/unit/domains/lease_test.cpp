@@ -18,20 +18,9 @@ namespace {
 constexpr TimeMs kMinute = 60'000;
 const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
 
-/// An agent on its own router whose clock reads `*time`.
-struct Agent {
-  std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(kStart);
-  std::unique_ptr<test::Client> client;
-
-  explicit Agent(const test::Project& p)
-      : client(std::make_unique<test::Client>(std::make_unique<Router>(
-            registry(), Workspace::open(p.dir()), RouterOptions{}, std::make_unique<test::HandClock>(time)))) {}
-  Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
-    return client->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params)});
-  }
-  Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
-    return client->dispatch({Gateway::Query, std::move(domain), std::move(operation), test::parse_json(params)});
-  }
+/// An agent on its own router with a clock of its own.
+struct Agent : test::ClockedClient {
+  explicit Agent(const test::Project& p) : ClockedClient(p, std::make_shared<TimeMs>(kStart)) {}
   void at(TimeMs minutes_after_start) { *time = kStart + minutes_after_start; }
   std::string start_session(std::string_view name) {
     Envelope started = mutate("session", "start", R"({"scope":"global","name":")" + std::string(name) + "\"}");

@@ -16,31 +16,13 @@ namespace {
 constexpr TimeMs kMinute = 60'000;
 const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
 
-struct Caller_ {
-  std::shared_ptr<TimeMs> time;
-  std::unique_ptr<test::Client> client;
-
-  Caller_(const test::Project& p, Principal who, std::shared_ptr<TimeMs> clock, std::string label = "")
-      : time(std::move(clock)),
-        client(std::make_unique<test::Client>(std::make_unique<Router>(
-            registry(), Workspace::open(p.dir()), RouterOptions{}, std::make_unique<test::HandClock>(time)))) {
-    client->set_principal(std::move(who));
-    client->set_agent_label(std::move(label));
-  }
-  Envelope mutate(std::string domain, std::string operation, std::string_view params = "{}") {
-    return client->dispatch({Gateway::Mutate, std::move(domain), std::move(operation), test::parse_json(params)});
-  }
-  Envelope query(std::string domain, std::string operation, std::string_view params = "{}") {
-    return client->dispatch({Gateway::Query, std::move(domain), std::move(operation), test::parse_json(params)});
-  }
-};
-
+/// Two agents on connections of their own and a person, on one clock.
 struct Fleet {
   test::Project p;
   std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(kStart);
-  Caller_ a{p, Principal::agent("stdio:aaaa", "connection"), time, "claude"};
-  Caller_ b{p, Principal::agent("stdio:bbbb", "connection"), time, "codex"};
-  Caller_ person{p, test::test_person(), time};
+  test::ClockedClient a{p, time, Principal::agent("stdio:aaaa", "connection"), "claude"};
+  test::ClockedClient b{p, time, Principal::agent("stdio:bbbb", "connection"), "codex"};
+  test::ClockedClient person{p, time, test::test_person()};
   void at(TimeMs ms_after_start) { *time = kStart + ms_after_start; }
 };
 
@@ -77,7 +59,7 @@ TEST_CASE("principals: a session is its starter's; another agent naming it is re
 TEST_CASE("principals: resuming a handoff is exclusive while its lease runs", "[principals]") {
   Fleet f;
   f.p.write_config(R"({"session":{"leaseSeconds":600}})");
-  Caller_ c{f.p, Principal::agent("http:cccc", "connection"), f.time, "gemini"};
+  test::ClockedClient c{f.p, f.time, Principal::agent("http:cccc", "connection"), "gemini"};
   REQUIRE(c.mutate("session", "start", R"({"scope":"global"})").success);
   const std::string handoff = c.client->session();
   REQUIRE(c.mutate("session", "suspend", R"({"notes":"half done"})").success);
