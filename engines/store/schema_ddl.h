@@ -338,4 +338,22 @@ ALTER TABLE sessions ADD COLUMN notice TEXT NOT NULL DEFAULT '';
 CREATE INDEX sessions_owner ON sessions(owner, status);
 )sql";
 
+/// The fleet in git worktrees (issue 53): the worktree (its top-level directory) and branch each
+/// session runs in ('' when not in a git work tree or before this version), and the worktree and
+/// branch made for a task by orchestrate.spawn (orchestrator.worktrees), with the commit it
+/// branched from (`base`, what the task's change is diffed against) and when it was pruned.
+inline constexpr std::string_view kFleet = R"sql(
+ALTER TABLE sessions ADD COLUMN worktree TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+CREATE TABLE task_worktrees(
+  task_id TEXT PRIMARY KEY,
+  worktree TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  base TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  pruned_at INTEGER
+);
+)sql";
+
 }  // namespace ct::ddl

@@ -26,6 +26,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"evidence", "num"},
       {"proposals", "num"},
       {"plans", "num"},
+      {"task_worktrees", "task_id"},
   };
   return kTables;
 }

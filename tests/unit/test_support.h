@@ -296,6 +296,10 @@ inline constexpr const char* kDropPrincipalsV13 =
     "DROP INDEX sessions_owner; ALTER TABLE audit DROP COLUMN principal; ALTER TABLE sessions DROP COLUMN owner; "
     "ALTER TABLE sessions DROP COLUMN notice; ";
 
+/// What schema v14 (the fleet in worktrees, issue 53) adds, taken away: a store as version 13 left it.
+inline constexpr const char* kDropFleetV14 =
+    "DROP TABLE task_worktrees; ALTER TABLE sessions DROP COLUMN worktree; ALTER TABLE sessions DROP COLUMN branch; ";
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -307,6 +311,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 14) sql += kDropFleetV14;
   if (version < 13) sql += kDropPrincipalsV13;
   if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans
   if (version < 11) sql += std::string(kDropTrustV11);  // v11: intent, evidence, proposals

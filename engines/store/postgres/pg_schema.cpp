@@ -154,7 +154,7 @@ std::string_view schema_sql() {
       translated(ddl::kIdempotency) + translated(ddl::kSessions) + translated(ddl::kCompliance) +
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
       translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +
-      translated(ddl::kPlans) + translated(ddl::kPrincipals));
+      translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet));
   return sql;
 }
 
@@ -167,7 +167,8 @@ std::vector<MigrationStep> schema_steps() {
           {10, "project memory: entries, the keys that find them, their use (the memory domain)"},
           {11, "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"},
           {12, "plans: changes staged apart from the tasks, committed at once or discarded"},
-          {13, "principals: who made each audited write, which caller owns each session"}};
+          {13, "principals: who made each audited write, which caller owns each session"},
+          {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -175,7 +176,8 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string trust = with_byte_order(translated(ddl::kTrust));
   static const std::string plans = with_byte_order(translated(ddl::kPlans));
   static const std::string principals = with_byte_order(translated(ddl::kPrincipals));
-  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}};
+  static const std::string fleet = with_byte_order(translated(ddl::kFleet));
+  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}};
 }
 
 }  // namespace ct::pg
