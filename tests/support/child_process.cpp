@@ -55,6 +55,7 @@ std::expected<ChildProcess, std::string> ChildProcess::start(const std::vector<s
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options.stderr_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
   }
+  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
   std::vector<std::string> words = argv;
   std::vector<char*> argv_pointers;
   for (auto& word : words) argv_pointers.push_back(word.data());

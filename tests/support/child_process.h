@@ -22,6 +22,7 @@ struct SpawnOptions {
   bool pipe_stdout = true;        // else stdout is /dev/null
   std::string stderr_path;        // stderr is appended there; "" = /dev/null
   std::vector<std::string> env;   // the child's whole environment, "NAME=value" entries
+  std::string cwd;                // the child's working directory; "" = this process's
 };
 
 /// Why read_line() returned no line.

@@ -23,6 +23,7 @@ CtRun CtCommand::run(const std::vector<std::string>& args, std::chrono::millisec
   argv.insert(argv.end(), args.begin(), args.end());
   SpawnOptions options;
   options.env = env_;
+  options.cwd = cwd_;
   ProcessResult result = run_process(argv, options, timeout);
   CtRun ran;
   ran.status = result.status;
@@ -44,13 +45,14 @@ CtRun CtCommand::run_retrying(std::vector<std::string> args, int attempts) const
 
 std::expected<McpClient, std::string> McpClient::start(const std::string& ct, const std::vector<std::string>& env,
                                                        const std::vector<std::string>& extra_args,
-                                                       const std::string& stderr_path) {
+                                                       const std::string& stderr_path, const std::string& cwd) {
   std::vector<std::string> argv{ct, "mcp"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   SpawnOptions options;
   options.pipe_stdin = true;
   options.env = env;
   options.stderr_path = stderr_path;
+  options.cwd = cwd;
   auto child = ChildProcess::start(argv, options);
   if (!child) return std::unexpected(child.error());
   return McpClient(std::move(*child));
@@ -67,9 +69,37 @@ bool McpClient::initialize(std::chrono::milliseconds timeout) {
 json::Value McpClient::read_reply(std::chrono::milliseconds timeout) {
   while (auto line = child_.read_line(timeout)) {
     auto parsed = json::parse(*line);
-    if (parsed && parsed->contains("id")) return std::move(*parsed);
+    if (!parsed) continue;
+    if (parsed->contains("id")) return std::move(*parsed);
+    if (parsed->contains("method")) notifications_.push_back(std::move(*parsed));
   }
   return json::Value();
+}
+
+json::Value McpClient::next_notification(std::string_view method, std::chrono::milliseconds timeout) {
+  auto take = [&]() -> json::Value {
+    for (auto it = notifications_.begin(); it != notifications_.end(); ++it)
+      if ((*it)["method"].is_string() && (*it)["method"].as_string() == method) {
+        json::Value found = std::move(*it);
+        notifications_.erase(it);
+        return found;
+      }
+    return json::Value();
+  };
+  if (json::Value kept = take(); !kept.is_null()) return kept;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return json::Value();
+    auto line = child_.read_line(left);
+    if (!line) return json::Value();
+    auto parsed = json::parse(*line);
+    if (!parsed) continue;
+    if (parsed->contains("method") && !parsed->contains("id")) {
+      notifications_.push_back(std::move(*parsed));
+      if (json::Value found = take(); !found.is_null()) return found;
+    }
+  }
 }
 
 json::Value McpClient::request(std::string_view method, std::string_view params_json,

@@ -36,7 +36,9 @@ struct CtRun {
 /// Runs `ct` commands in one environment.
 class CtCommand {
  public:
-  CtCommand(std::string ct, std::vector<std::string> env) : ct_(std::move(ct)), env_(std::move(env)) {}
+  /// `cwd`: the directory the commands run in ("" = this process's).
+  CtCommand(std::string ct, std::vector<std::string> env, std::string cwd = "")
+      : ct_(std::move(ct)), env_(std::move(env)), cwd_(std::move(cwd)) {}
 
   /// `ct args…`, once. A command that does not end within `timeout` is killed.
   CtRun run(const std::vector<std::string>& args,
@@ -52,16 +54,18 @@ class CtCommand {
  private:
   std::string ct_;
   std::vector<std::string> env_;
+  std::string cwd_;
   mutable std::atomic<int> retries_{0};
 };
 
 /// A JSON-RPC client of one `ct mcp` server, newline-delimited over its stdin and stdout.
 class McpClient {
  public:
-  /// Starts `ct mcp extra_args…`; stderr goes to `stderr_path` ("" = /dev/null).
+  /// Starts `ct mcp extra_args…` in `cwd` ("" = this process's directory); stderr goes to
+  /// `stderr_path` ("" = /dev/null).
   static std::expected<McpClient, std::string> start(const std::string& ct, const std::vector<std::string>& env,
                                                      const std::vector<std::string>& extra_args = {},
-                                                     const std::string& stderr_path = "");
+                                                     const std::string& stderr_path = "", const std::string& cwd = "");
 
   ChildProcess& process() { return child_; }
 
@@ -70,9 +74,12 @@ class McpClient {
 
   /// One request line; false when the server's stdin is gone.
   bool send(std::string_view line) { return child_.write_line(line); }
-  /// The next message that carries an id (notifications are skipped); null at end of stream or
-  /// after `timeout`.
+  /// The next message that carries an id (notifications read meanwhile are kept for
+  /// next_notification); null at end of stream or after `timeout`.
   json::Value read_reply(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  /// The first notification named `method` the server sent (kept while waiting for replies, or read
+  /// now), taken from the kept ones; null when none comes within `timeout`.
+  json::Value next_notification(std::string_view method, std::chrono::milliseconds timeout);
 
   /// A request with the next id; its reply (null when the server is gone or silent).
   json::Value request(std::string_view method, std::string_view params_json,
@@ -95,6 +102,7 @@ class McpClient {
 
   ChildProcess child_;
   std::int64_t next_id_ = 0;
+  std::vector<json::Value> notifications_;  // read while waiting for a reply, not yet taken
 };
 
 }  // namespace ct::testing
