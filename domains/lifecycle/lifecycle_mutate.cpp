@@ -75,8 +75,9 @@ Result<Reply> gate_pass(Context& context, const GatePassArgs& args) {
   CT_TRY_ASSIGN(Task task, lifecycle.task(args.id));
   // The atoms the external step checked are recorded first: verification.evidence decides whether
   // a required gate may pass on them (domains/evidence.h). gate.pass takes no waivers.
-  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, json::Value(), task, args.gate));
   std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded,
+                evidence::record_atoms(context, json::Value(), task, args.gate, warnings));
   CT_TRY(evidence::gate_rules(context, task, args.gate, recorded, warnings));
   CT_TRY_ASSIGN(LifecycleChange change,
                 lifecycle.pass_gate(task, args.gate, args.notes, evidence::summary(recorded)));

@@ -174,6 +174,8 @@ Coverage coverage(std::size_t count, const std::vector<EvidenceAtom>& atoms, con
     if (atom.status != "current" || stale.contains(atom.id)) continue;
     if (atom.kind == "waiver") {
       waived.insert(atom.covers.begin(), atom.covers.end());
+    } else if (is_unrelated(atom)) {
+      continue;  // another change's work proves nothing of this task
     } else if (atom.verified || !verified_only) {
       covered.insert(atom.covers.begin(), atom.covers.end());
     }
@@ -186,6 +188,8 @@ Coverage coverage(std::size_t count, const std::vector<EvidenceAtom>& atoms, con
   }
   return out;
 }
+
+bool is_unrelated(const EvidenceAtom& atom) { return atom.detail.is_object() && atom.detail.contains("unrelated"); }
 
 bool replaces(const EvidenceAtom& fresh, const EvidenceAtom& old) {
   if (old.status != "current" || fresh.kind != old.kind) return false;
@@ -214,6 +218,7 @@ json::Value atom_json(const EvidenceAtom& atom) {
   if (!atom.covers.empty()) out.set(atom.kind == "waiver" ? "waives" : "covers", json::Value::array_of(atom.covers));
   if (!atom.gate.empty()) out.set("gate", atom.gate);
   if (atom.kind != "waiver") out.set("verified", atom.verified);
+  if (atom.detail.is_object() && atom.detail["unrelated"].is_string()) out.set("unrelated", true);
   if (atom.detail.is_object() && !atom.detail.empty()) out.set("detail", atom.detail);
   if (atom.status != "current") out.set("status", atom.status);
   if (!atom.agent.empty()) out.set("agent", atom.agent);

@@ -204,7 +204,12 @@ TEST_CASE("evidence: a required gate needs checked atoms in strict mode, a warni
   CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":"looks fine"})")) ==
         ErrorCode::EvidenceUnverified);
   CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented"})")) == ErrorCode::EvidenceUnverified);
-  Envelope passed = p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"files":["parser.c"]}]})");
+  // Files with no change to judge them against (no git here) are not checked (issue 53).
+  CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"files":["parser.c"]}]})")) ==
+        ErrorCode::EvidenceUnverified);
+  set_config(p, "validate.testCommand", R"("true")");
+  const std::string run = test_run(p, "T001", /*passes=*/true);
+  Envelope passed = p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"test":)" + run + "}]}");
   INFO(to_json(passed, McpAdvice(registry())));
   REQUIRE(passed.success);
   CHECK(passed.data["atoms"].as_array()[0]["verified"] == json::Value(true));
