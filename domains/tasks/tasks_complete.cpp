@@ -170,9 +170,13 @@ void register_tasks_complete(Registry& registry) {
                  {.domain = "tasks", .name = "evidence", .gateway = Gateway::Mutate,
                   .summary = "Record evidence for a task",
                   .params = evidence_args.specs(),
-                  .returns = "{id, recorded[atom ids], atoms[{id, kind, ref?, files?, covers?, gate?, verified, detail?}], "
+                  .returns = "{id, recorded[atom ids], atoms[{id, kind, ref?, files?, covers?, gate?, verified, "
+                             "unrelated?, detail?}], "
                              "coverage?{covered, waived, uncovered}}; each atom is checked (E_EVIDENCE_INVALID) and "
-                             "replaces the current one of its kind; recorded atoms that no longer hold are warned",
+                             "replaces the current one of its kind; recorded atoms that no longer hold are warned. "
+                             "A commit or files atom is verified only as the task's own change (its branch against "
+                             "its base, else the commits cited): outside it strict refuses with what the change "
+                             "touched, advisory records it unrelated:true; files with no change known are unchecked",
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::EvidenceInvalid},
                   .examples = {{R"({"id":"T001","evidence":[{"files":["src/login.c"],"covers":[1]}]})", "the change, covering criterion 1"}},
                   .tier = 2,
