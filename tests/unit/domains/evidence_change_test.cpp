@@ -9,8 +9,9 @@
 #include <fstream>
 
 #include "engines/adapters/git_change.h"
-#include "engines/adapters/subprocess.h"
 #include "gateway/mcp_syntax.h"
+#include "unit/git_repo.h"
+#include "unit/project_edits.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -19,33 +20,8 @@ namespace {
 
 ErrorCode code_of(const Envelope& e) { return e.error ? e.error->code : ErrorCode::Internal; }
 
-void write_file(const std::filesystem::path& file, std::string_view text) {
-  std::filesystem::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::trunc) << text;
-}
-
-/// git in `dir`, its output without the last newline; fails the test when git fails.
-std::string run_git(const std::filesystem::path& dir, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {"git", "-c", "user.name=Evidence Tester", "-c", "user.email=tester@example.com"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.cwd = dir;
-  spec.env = minimal_environment({}, {"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"});
-  auto result = run_process(spec);
-  REQUIRE(result);
-  INFO("git " << args.front() << ": " << result->err);
-  REQUIRE(result->ok());
-  std::string out = result->out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
-void set_config(test::Project& p, std::string_view key, std::string_view value_json) {
-  Envelope set = p.mutate_as_person("system", "config.set",
-                                    R"({"key":")" + std::string(key) + R"(","value":)" + std::string(value_json) + "}");
-  INFO(to_json(set, McpAdvice(registry())));
-  REQUIRE(set.success);
-}
+using test::write_file;
+using test::set_config;
 
 void store_sql(test::Project& p, const std::string& text) { test::run_sql(p.dir() / ".cleo" / "tasks.db", text); }
 
@@ -58,29 +34,31 @@ struct Repo {
   std::string base, work, unrelated;
 
   Repo(test::Project& project, const std::string& branch) : p(project) {
-    run_git(p.dir(), {"init", "-q", "-b", "main"});
+    test::git(p.dir(), {"init", "-q", "-b", "main"});
+    test::git(p.dir(), {"config", "user.name", "Evidence Tester"});
+    test::git(p.dir(), {"config", "user.email", "tester@example.com"});
     write_file(p.dir() / ".gitignore", ".cleo/\n");
     write_file(p.dir() / "src" / "a.c", "int a;\n");
     write_file(p.dir() / "src" / "b.c", "int b;\n");
     write_file(p.dir() / "docs" / "old.md", "# The guide\n\nHow to log in, in three steps.\n");
-    run_git(p.dir(), {"add", "."});
-    run_git(p.dir(), {"commit", "-q", "-m", "first"});
-    base = run_git(p.dir(), {"rev-parse", "HEAD"});
+    test::git(p.dir(), {"add", "."});
+    test::git(p.dir(), {"commit", "-q", "-m", "first"});
+    base = test::git(p.dir(), {"rev-parse", "HEAD"});
     add_branch(branch);
     write_file(p.dir() / "src" / "other.c", "int other;\n");
-    run_git(p.dir(), {"add", "src/other.c"});
-    run_git(p.dir(), {"commit", "-q", "-m", "unrelated"});
-    unrelated = run_git(p.dir(), {"rev-parse", "HEAD"});
+    test::git(p.dir(), {"add", "src/other.c"});
+    test::git(p.dir(), {"commit", "-q", "-m", "unrelated"});
+    unrelated = test::git(p.dir(), {"rev-parse", "HEAD"});
   }
 
   /// A linked worktree on a new branch from main, with one commit of the task's work.
   void add_branch(const std::string& branch) {
     const auto wt = worktrees.path() / branch.substr(branch.rfind('/') + 1);
-    run_git(p.dir(), {"worktree", "add", "-q", "-b", branch, wt.string()});
+    test::git(p.dir(), {"worktree", "add", "-q", "-b", branch, wt.string()});
     write_file(wt / "src" / "a.c", "int a = 1;\n");
-    run_git(wt, {"mv", "docs/old.md", "docs/new.md"});
-    run_git(wt, {"commit", "-q", "-am", "the task's work"});
-    work = run_git(wt, {"rev-parse", "HEAD"});
+    test::git(wt, {"mv", "docs/old.md", "docs/new.md"});
+    test::git(wt, {"commit", "-q", "-am", "the task's work"});
+    work = test::git(wt, {"rev-parse", "HEAD"});
   }
 };
 
@@ -234,9 +212,9 @@ TEST_CASE("evidence with no branch: the cited commits are the change, renames co
   set_config(p, "verification.evidence", R"("strict")");
   p.add(R"({"title":"Move the guide"})");
   // The work on main: the guide renamed.
-  run_git(p.dir(), {"mv", "docs/old.md", "docs/guide.md"});
-  run_git(p.dir(), {"commit", "-q", "-m", "the guide moves"});
-  const std::string moved = run_git(p.dir(), {"rev-parse", "HEAD"});
+  test::git(p.dir(), {"mv", "docs/old.md", "docs/guide.md"});
+  test::git(p.dir(), {"commit", "-q", "-m", "the guide moves"});
+  const std::string moved = test::git(p.dir(), {"rev-parse", "HEAD"});
 
   // No commit cited, no branch: nothing to judge files against — recorded, never verified.
   Envelope unchecked = p.mutate("tasks", "evidence", evidence("T001", R"({"files":["docs/guide.md"]})"));

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "gateway/mcp_syntax.h"
+#include "unit/project_edits.h"
 #include "unit/test_support.h"
 #include "engines/rules/evidence.h"
 
@@ -20,17 +21,8 @@ ErrorCode code_of(const Result<T>& r) {
   return r ? ErrorCode::Internal : r.error().code;
 }
 
-void write_file(const std::filesystem::path& file, std::string_view text) {
-  std::filesystem::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::trunc) << text;
-}
-
-void set_config(test::Project& p, std::string_view key, std::string_view value_json) {
-  Envelope set = p.mutate_as_person("system", "config.set",
-                                    R"({"key":")" + std::string(key) + R"(","value":)" + std::string(value_json) + "}");
-  INFO(to_json(set, McpAdvice(registry())));
-  REQUIRE(set.success);
-}
+using test::write_file;
+using test::set_config;
 
 /// A test run recorded for `task` by validate.test.run with a command that passes (or fails).
 std::string test_run(test::Project& p, const std::string& task, bool passes) {
