@@ -26,7 +26,8 @@ std::vector<std::string> change_argv(std::string_view branch, std::string_view b
   std::vector<std::string> argv = {"git", "-c", "core.quotePath=false", "log", "--no-color", "--no-ext-diff",
                                    "--no-textconv", "--format=%x01%H", "-z", "--name-status", "-M", "--relative",
                                    "--max-count=" + std::to_string(kMaxChangeCommits + 1)};
-  if (branch.empty()) argv.push_back("--no-walk=unsorted");
+  // The commits named: each alone; one that no longer exists (rewritten away) is passed over.
+  if (branch.empty()) argv.insert(argv.end(), {"--no-walk=unsorted", "--ignore-missing"});
   argv.push_back("--end-of-options");
   if (!branch.empty()) {
     argv.push_back(branch.starts_with("refs/") ? std::string(branch) : "refs/heads/" + std::string(branch));

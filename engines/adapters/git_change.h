@@ -27,7 +27,8 @@ struct Change {
 };
 
 /// `git log` of the commits reachable from `branch` and not from `base` (a branch's own work); with
-/// an empty `branch`, of exactly the commits `revs` names (each one its own change). Revisions are
+/// an empty `branch`, of exactly the commits `revs` names (each one its own change; one that no
+/// longer exists is passed over). Revisions are
 /// passed after --end-of-options, so none is read as an option; a branch name without "refs/" is
 /// read as refs/heads/<branch>.
 std::vector<std::string> change_argv(std::string_view branch, std::string_view base,

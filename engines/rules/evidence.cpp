@@ -193,6 +193,7 @@ bool is_unrelated(const EvidenceAtom& atom) { return atom.detail.is_object() && 
 
 bool replaces(const EvidenceAtom& fresh, const EvidenceAtom& old) {
   if (old.status != "current" || fresh.kind != old.kind) return false;
+  if (is_unrelated(fresh) && !is_unrelated(old)) return false;  // another change's work refreshes nothing
   if (!fresh.gate.empty() && !old.gate.empty() && fresh.gate != old.gate) return false;
   if (fresh.kind == "files")
     return std::all_of(old.files.begin(), old.files.end(), [&](const EvidenceFile& file) {

@@ -87,7 +87,7 @@ Coverage coverage(std::size_t count, const std::vector<EvidenceAtom>& atoms, con
 /// Whether a fresh atom takes the place of `old` (how stale evidence is refreshed): the same kind,
 /// for the same gate or either given at completion, and the same thing — any later commit or test
 /// run, files naming at least the old atom's paths, the same pull request, a waiver of the same
-/// criteria. Notes add up and replace nothing.
+/// criteria. Notes add up and replace nothing; an unrelated atom replaces only an unrelated one.
 bool replaces(const EvidenceAtom& fresh, const EvidenceAtom& old);
 
 /// An atom for replies: {id, kind, ref?, files?, covers?, gate?, verified, unrelated?, detail?, status?}.

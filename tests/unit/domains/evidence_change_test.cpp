@@ -157,15 +157,23 @@ TEST_CASE("evidence in advisory mode: another change's work is recorded as unrel
   CHECK(warned.find("E002 recorded as unrelated, verifying nothing: file src/b.c is not T001's work") != std::string::npos);
   CHECK(warned.find("needs checked evidence") != std::string::npos);  // the required gate's own warning
   Envelope shown = p.query("tasks", "show", R"({"id":"T001"})");
-  const json::Value& atoms = shown.data["evidence"]["atoms"];
-  REQUIRE(atoms.size() == 2);
-  for (const auto& atom : atoms.as_array()) {
+  REQUIRE(shown.data["evidence"]["atoms"].size() == 2);
+  for (const auto& atom : shown.data["evidence"]["atoms"].as_array()) {
     CHECK(atom["verified"] == json::Value(false));
     CHECK(atom["unrelated"] == json::Value(true));
     CHECK(atom["detail"]["unrelated"].is_string());
   }
   // It covers nothing: criterion 1 stays uncovered even in advisory mode.
   CHECK(shown.data["evidence"]["coverage"]["uncovered"] == test::parse_json("[1]"));
+  // The branch's commit takes the place of the unrelated one; an unrelated commit after it does not
+  // take its place in turn.
+  REQUIRE(p.mutate("tasks", "evidence", evidence("T001", R"({"commit":")" + repo.work + R"(","covers":[1]})")).success);
+  REQUIRE(p.mutate("tasks", "evidence", evidence("T001", R"({"commit":")" + repo.unrelated + R"("})")).success);
+  shown = p.query("tasks", "show", R"({"id":"T001"})");
+  CHECK(shown.data["evidence"]["coverage"]["covered"] == test::parse_json("[1]"));
+  std::vector<std::string> current;
+  for (const auto& atom : shown.data["evidence"]["atoms"].as_array()) current.push_back(atom["id"].as_string());
+  CHECK(current == std::vector<std::string>{"E002", "E003", "E004"});
   // Strict from here: the branch still decides what is this task's work.
   set_config(p, "verification.evidence", R"("strict")");
   REQUIRE(code_of(p.mutate("tasks", "evidence", evidence("T001", R"({"files":["src/other.c"]})"))) ==

@@ -76,6 +76,11 @@ TEST_CASE("evidence rules: atoms as callers write them, waivers, coverage, what 
   CHECK_FALSE(replaces(fewer, files));
   CHECK(replaces(more, files));
   CHECK(replaces(EvidenceAtom{.kind = "commit"}, commit));
+  // Another change's work (issue 53) takes the place of nothing but another unrelated atom.
+  EvidenceAtom unrelated{.kind = "commit", .detail = test::parse_json(R"({"unrelated":"not T001's work"})")};
+  CHECK_FALSE(replaces(unrelated, commit));
+  CHECK(replaces(unrelated, unrelated));
+  CHECK(replaces(EvidenceAtom{.kind = "commit"}, unrelated));
   CHECK_FALSE(replaces(EvidenceAtom{.kind = "note"}, note));
   CHECK_FALSE(replaces(EvidenceAtom{.gate = "qaPassed", .kind = "commit"}, EvidenceAtom{.gate = "implemented", .kind = "commit"}));
 }
