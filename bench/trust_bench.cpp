@@ -4,6 +4,7 @@
 //   tasks.complete                                   no evidence (the baseline)
 //   tasks.complete {evidence: files + test run}      a file hashed, a test record read
 //   tasks.complete {evidence: commit}                git rev-parse and merge-base, in the external step
+//   tasks.complete {evidence: commit + files}        and the cited commit's change: one git log (issue 53)
 //   tasks.complete of a task with recorded evidence  the recheck alone (a commit and a file)
 // git runs in the operation's external step, before the write transaction opens: the rows the
 // first two columns time are the whole call; the write lock is held only for the handler.
@@ -104,6 +105,13 @@ int run(const Options& options) {
   rows.emplace_back("tasks.complete {evidence: files + test run}", timed_calls(router, complete(file_atoms), options.runs, bytes));
   progress("tasks.complete, commit");
   rows.emplace_back("tasks.complete {evidence: commit} (git)", timed_calls(router, complete(commit_atoms), options.runs, bytes));
+  // Files judged against the task's change (issue 53): the cited commit's, read by one more git log.
+  auto change_atoms = [&](const std::string&) {
+    return *json::parse(R"([{"commit":")" + sha + R"(","covers":[1]},{"files":["src/file7.c"]}])");
+  };
+  progress("tasks.complete, commit + files");
+  rows.emplace_back("tasks.complete {evidence: commit + files} (git; the change: one git log)",
+                    timed_calls(router, complete(change_atoms), options.runs, bytes));
   // Tasks whose commit and file were recorded before: completion rechecks them.
   progress("recording evidence for the recheck");
   const std::size_t first = next;
@@ -135,8 +143,8 @@ int main(int argc, char** argv) {
   auto parsed = parse_store_options(argc, argv, "ct_bench_trust", {.tasks = 10000, .runs = 200});
   if (!parsed) return 2;
   const Options& options = *parsed;
-  if (options.tasks < 4 * static_cast<std::int64_t>(options.runs) + 8) {
-    std::fprintf(stderr, "ct_bench_trust: --tasks must be at least 4 × --runs + 8 (each call completes a task)\n");
+  if (options.tasks < 5 * static_cast<std::int64_t>(options.runs) + 8) {
+    std::fprintf(stderr, "ct_bench_trust: --tasks must be at least 5 × --runs + 8 (each call completes a task)\n");
     return 2;
   }
   try {

@@ -5,9 +5,11 @@
 #include <set>
 
 #include "core/json_parse.h"
+#include "core/pattern.h"
 #include "core/text.h"
 #include "domains/pipeline.h"
 #include "domains/validate/protocol_check.h"
+#include "engines/adapters/git_change.h"
 #include "engines/adapters/split_command.h"
 #include "engines/adapters/subprocess.h"
 #include "engines/rules/evidence.h"
@@ -168,6 +170,210 @@ Result<json::Value> check_input(Context& context, const AtomInput& input, std::s
   return out;
 }
 
+/// The change a task's commit and files atoms are judged against (docs/architecture.md §4,
+/// Evidence): the task's branch against its base, else the commits its evidence cites.
+struct TaskChange {
+  bool known = false;
+  std::string why;         // !known: why no change could be determined
+  bool by_branch = false;  // the branch's own commits; else the cited commits, each its own change
+  std::string described;   // "branch cleo/T001 since 1a2b3c4d5e6f" | "the cited commits 1a2b3c4d5e6f, …"
+  std::string branch;
+  std::string base;        // as given to git: a commit, or main-worktree/HEAD
+  git::Change change;
+
+  /// What the change did touch, bounded: {branch?, base?, commits[], paths[], commitCount, pathCount}.
+  json::Value json() const {
+    json::Value out = json::Value::object();
+    if (by_branch) {
+      out.set("branch", branch);
+      out.set("base", base);
+    }
+    constexpr std::size_t kShown = 20;
+    std::vector<std::string> commits, paths;
+    for (std::size_t i = 0; i < change.commits.size() && i < kShown; ++i) commits.push_back(change.commits[i]);
+    for (std::size_t i = 0; i < change.paths.size() && i < 2 * kShown; ++i) paths.push_back(change.paths[i]);
+    out.set("commits", json::Value::array_of(commits));
+    out.set("paths", json::Value::array_of(paths));
+    out.set("commitCount", static_cast<std::int64_t>(change.commits.size()));
+    out.set("pathCount", static_cast<std::int64_t>(change.paths.size()));
+    return out;
+  }
+  /// One line for messages: the change and what it touched, the paths bounded.
+  std::string touched() const {
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < change.paths.size() && i < 10; ++i) shown.push_back(change.paths[i]);
+    std::string out = described + ": " + std::to_string(change.commits.size()) + " commit" +
+                      (change.commits.size() == 1 ? "" : "s") + " touching ";
+    if (shown.empty()) return out + "no file";
+    out += join(shown, ", ");
+    if (change.paths.size() > shown.size()) out += " and " + std::to_string(change.paths.size() - shown.size()) + " more";
+    return out;
+  }
+};
+
+std::string short_sha(std::string_view sha) { return std::string(sha.substr(0, 12)); }
+
+/// One `git log` of the change: its commits and paths, or why git could not list them.
+Result<git::Change> read_change(Context& context, std::string_view branch, std::string_view base,
+                                const std::vector<std::string>& revs, std::string& why) {
+  auto ran = run_process(program(context, git::change_argv(branch, base, revs), kGitTimeout));
+  if (!ran) {
+    why = "git is not available: " + ran.error().message;
+    return fail(ErrorCode::CapabilityUnavailable, why);
+  }
+  if (!ran->ok()) {
+    const std::string err = ran->err_tail(300);
+    why = err.find("not a git repository") != std::string::npos ? "the project is not in a git repository"
+                                                                   : "git could not list it: " + std::string(trim(err));
+    return fail(ErrorCode::EngineFailed, why);
+  }
+  return git::parse_change(ran->out);
+}
+
+/// The branch names git takes from the store as refs, never as options or ranges.
+bool plain_ref(std::string_view name) {
+  static const Pattern ref = *Pattern::compile(kCommitPattern);
+  return ref.matches(std::string(name)) && name.find("..") == std::string_view::npos;
+}
+
+/// The change of `task_id`: its branch (task_worktrees, else the claiming session's) against the
+/// recorded base or the main worktree's HEAD, when that holds commits of its own; else the commits
+/// its evidence cites (`cited_now`, this call's, and the ones recorded for it that were not found
+/// unrelated), read only when `need_paths`. At most two git programs.
+Result<TaskChange> task_change(Context& context, const std::string& task_id, std::vector<std::string> cited_now,
+                               bool need_paths) {
+  TaskChange out;
+  CT_TRY_ASSIGN(std::optional<TaskBranch> branch, pipeline::read_in_own_transaction(context, [&] {
+                  return context.db().task_branch(task_id);
+                }));
+  std::string passed_over;  // why the branch gave no change
+  if (branch && plain_ref(branch->branch) && (branch->base.empty() || plain_ref(branch->base))) {
+    const std::string base = branch->base.empty() ? "main-worktree/HEAD" : branch->base;
+    std::string why;
+    auto change = read_change(context, branch->branch, base, {}, why);
+    if (!change && why == "the project is not in a git repository") {
+      out.why = why;
+      return out;
+    }
+    if (change && (!change->commits.empty() || !branch->base.empty()) && !change->truncated) {
+      out.known = out.by_branch = true;
+      out.branch = branch->branch;
+      out.base = base;
+      out.described = "branch " + branch->branch + " since " +
+                      (branch->base.empty() ? "the main worktree's HEAD" : short_sha(branch->base));
+      out.change = std::move(*change);
+      return out;
+    }
+    passed_over = !change              ? "branch " + branch->branch + " cannot be read (" + why + ")"
+                  : change->truncated  ? "branch " + branch->branch + " holds more commits than are read"
+                                       : "branch " + branch->branch + " has no commits beyond the main worktree's HEAD";
+  }
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, pipeline::read_in_own_transaction(context, [&] {
+                  return context.db().task_evidence(task_id, /*with_replaced=*/true);
+                }));
+  for (const auto& atom : recorded)
+    if (atom.kind == "commit" && atom.status != "withdrawn" && atom.verified && !atom.detail.contains("unrelated"))
+      cited_now.push_back(atom.ref);
+  std::sort(cited_now.begin(), cited_now.end());
+  cited_now.erase(std::unique(cited_now.begin(), cited_now.end()), cited_now.end());
+  if (cited_now.empty()) {
+    out.why = (passed_over.empty() ? std::string("it runs on no branch of its own") : passed_over) +
+              " and its evidence cites no commit";
+    return out;
+  }
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < cited_now.size() && i < 5; ++i) shown.push_back(short_sha(cited_now[i]));
+  out.described = std::string(cited_now.size() == 1 ? "the cited commit " : "the cited commits ") + join(shown, ", ") +
+                  (cited_now.size() > shown.size() ? " and " + std::to_string(cited_now.size() - shown.size()) + " more"
+                                                   : "");
+  if (need_paths) {
+    std::string why;
+    auto change = read_change(context, "", "", cited_now, why);
+    if (!change) {
+      out.why = why;
+      return out;
+    }
+    out.change = std::move(*change);
+  } else {
+    out.change.commits = cited_now;
+  }
+  out.known = true;
+  return out;
+}
+
+/// Judges the call's checked commit and files atoms against the task's change. In the change: the
+/// atom keeps verified:true with detail.change naming the change. Outside it: strict mode refuses
+/// (E_EVIDENCE_INVALID with what the change touched); advisory records it verified:false with
+/// detail.unrelated. No change determinable: a files atom is verified:false with detail.unchecked
+/// (a commit is its own change, so it is always in one).
+Result<void> judge_against_change(Context& context, const std::string& task_id, json::Value& atoms,
+                                  const std::vector<std::string>& fields, Mode mode) {
+  std::vector<std::string> cited;
+  bool any = false, files = false;
+  for (const auto& atom : atoms.as_array()) {
+    if (!atom["verified"].is_bool() || !atom["verified"].as_bool()) continue;
+    const std::string& kind = atom["kind"].as_string();
+    if (kind == "commit") cited.push_back(atom["ref"].as_string());
+    files = files || kind == "files";
+    any = any || kind == "commit" || kind == "files";
+  }
+  if (!any) return {};
+  CT_TRY_ASSIGN(TaskChange change, task_change(context, task_id, cited, /*need_paths=*/files));
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    json::Value& atom = atoms.as_array()[i];
+    if (!atom["verified"].is_bool() || !atom["verified"].as_bool()) continue;
+    const std::string& kind = atom["kind"].as_string();
+    if (kind != "commit" && kind != "files") continue;
+    json::Value detail = atom["detail"].is_object() ? atom["detail"] : json::Value::object();
+    std::string outside;  // what of the atom lies outside the change
+    json::Value outside_json = json::Value::array();
+    if (!change.known) {
+      if (kind != "files") continue;  // a commit is its own change
+      detail.set("unchecked", "not checked against " + task_id + "'s change: " + change.why);
+      atom.set("verified", false);
+      atom.set("detail", std::move(detail));
+      continue;
+    }
+    if (kind == "commit") {
+      if (change.by_branch && !change.change.has_commit(atom["ref"].as_string())) {
+        outside = "commit " + short_sha(atom["ref"].as_string());
+        outside_json.push_back(atom["ref"]);
+      }
+    } else {
+      std::vector<std::string> paths;
+      for (const auto& file : atom["files"].as_array())
+        if (!change.change.touches(file["path"].as_string())) paths.push_back(file["path"].as_string());
+      if (!paths.empty()) {
+        outside = (paths.size() == 1 ? "file " : "files ") + join(paths, ", ");
+        outside_json = json::Value::array_of(paths);
+      }
+    }
+    if (outside.empty()) {
+      detail.set("change", change.described);
+      atom.set("detail", std::move(detail));
+      continue;
+    }
+    const std::string message = outside + " " + (outside_json.size() == 1 ? "is" : "are") + " not " + task_id +
+                                "'s work: " + change.touched();
+    if (mode == Mode::Strict) {
+      const std::string fix =
+          change.by_branch
+              ? "cite a commit of branch " + change.branch + " (`git log " + change.base + ".." + change.branch +
+                    "`) or files it touched; commit the work on the branch first"
+              : "cite the commit that holds this work in the same call ({commit:'<hash>'} beside the files), or "
+                "files the cited commits touched";
+      return fail(invalid(message, fields[i])
+                      .with_fix(fix)
+                      .with_detail("outside", std::move(outside_json))
+                      .with_detail("change", change.json()));
+    }
+    detail.set("unrelated", message);
+    atom.set("verified", false);
+    atom.set("detail", std::move(detail));
+  }
+  return {};
+}
+
 /// What no longer holds of a recorded atom ("" when it all still holds).
 std::string what_changed(Context& context, const EvidenceAtom& atom) {
   if (atom.kind == "commit") {
@@ -240,13 +446,14 @@ Result<Reply> check_atoms(Context& context, const std::string& task_id, const js
   const Mode mode = evidence::mode(*context.config);
   CT_TRY_ASSIGN(std::vector<AtomInput> inputs, parse_atoms(evidence));
   json::Value atoms = json::Value::array();
+  std::vector<std::string> fields;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::string field = inputs.size() == 1 && !evidence.is_array()
-                                  ? std::string("evidence")
-                                  : "evidence[" + std::to_string(i) + "]";
-    CT_TRY_ASSIGN(json::Value atom, check_input(context, inputs[i], task_id, mode != Mode::Off, field));
+    fields.push_back(inputs.size() == 1 && !evidence.is_array() ? std::string("evidence")
+                                                                : "evidence[" + std::to_string(i) + "]");
+    CT_TRY_ASSIGN(json::Value atom, check_input(context, inputs[i], task_id, mode != Mode::Off, fields.back()));
     atoms.push_back(std::move(atom));
   }
+  if (mode != Mode::Off) CT_TRY(judge_against_change(context, task_id, atoms, fields, mode));
   data.set("atoms", std::move(atoms));
   if (recheck && mode != Mode::Off) {
     CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, pipeline::read_in_own_transaction(context, [&] {
@@ -261,7 +468,7 @@ Result<Reply> check_atoms(Context& context, const std::string& task_id, const js
 }
 
 Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Value& waive, const Task& task,
-                                               std::string_view gate) {
+                                               std::string_view gate, std::vector<std::string>& warnings) {
   std::vector<EvidenceAtom> fresh;
   CT_TRY_ASSIGN(std::vector<Waiver> waivers, parse_waivers(waive));
   if (!waivers.empty()) CT_TRY(waiver_rules(context, task, waive));
@@ -326,6 +533,11 @@ Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Val
   for (auto& atom : fresh) {
     atom.id = prefixed_id("E", next++);
     CT_TRY(context.db().put_evidence(atom));
+    if (const json::Value* why = atom.detail.find("unrelated"); why && why->is_string())
+      warnings.push_back(atom.id + " recorded as unrelated, verifying nothing: " + why->as_string());
+    else if (const json::Value* unchecked = atom.detail.find("unchecked"); unchecked && unchecked->is_string())
+      warnings.push_back(atom.id + " recorded unverified, " + unchecked->as_string() +
+                         "; cite the commit that holds the work beside the files");
     json::Value recorded = atom_json(atom);
     if (!atom.files.empty()) recorded.set("files", evidence_files_json(atom.files));
     context.record({task.id, "evidence", json::Value(), std::move(recorded)});
@@ -341,7 +553,13 @@ Result<void> gate_rules(Context& context, const Task& task, std::string_view gat
   if (std::find(required.begin(), required.end(), gate) == required.end()) return {};
   std::vector<std::string> unverified;
   for (const auto& atom : recorded)
-    if (!atom.verified) unverified.push_back(atom.kind + (atom.ref.empty() ? "" : " " + clip(atom.ref, 40)));
+    if (!atom.verified) {
+      std::string what = atom.kind + (atom.ref.empty() ? "" : " " + clip(atom.ref, 40));
+      // Why a commit or files atom is not checked: outside the task's change, or no change known.
+      for (std::string_view key : {"unrelated", "unchecked"})
+        if (const json::Value* why = atom.detail.find(key); why && why->is_string()) what += " (" + why->as_string() + ")";
+      unverified.push_back(std::move(what));
+    }
   if (!recorded.empty() && unverified.empty()) return {};
   const std::string message =
       recorded.empty() ? "gate " + std::string(gate) + " of " + task.id + " is required (verification.required) and "

@@ -29,14 +29,31 @@ ParamSpec evidence_param(std::string_view description);
 /// is {atoms:[checked atoms], stale:{atom id: what no longer holds}}. E_EVIDENCE_INVALID for an
 /// atom that fails its check (a commit that does not exist, a file that cannot be read, a test run
 /// that failed or is not one).
+///
+/// A commit or files atom is then judged against the task's own change (issue 53), found by at
+/// most two `git log`s (engines/adapters/git_change.h), nothing cached:
+///  - the task's branch — its task_worktrees row, else the branch of the session that claims it —
+///    against the recorded base, else the main worktree's HEAD (main-worktree/HEAD: the commits
+///    reachable from the branch and not from it), when that range holds commits;
+///  - else the commits its evidence cites (this call's and those recorded for the task, replaced
+///    ones included, withdrawn and unrelated ones not), each its own change, their paths the union.
+/// A commit must be in the change (with no branch, a cited commit always is); a files atom's every
+/// path must be touched by it (--name-status -M: both names of a rename). Outside it, strict
+/// verification.evidence refuses the atom (E_EVIDENCE_INVALID, details.outside and details.change:
+/// the branch, its commits and paths, bounded); advisory records it verified:false with
+/// detail.unrelated (it covers no criterion and passes no gate). In it, detail.change names the
+/// change. When none can be determined — the project is not in git, or no branch and no commit
+/// cited — a files atom is recorded verified:false with detail.unchecked saying why; it never
+/// counts as checked. Judged when recorded; completion rechecks existence and checksums only.
 Result<Reply> check_atoms(Context& context, const std::string& task_id, const json::Value& evidence, bool recheck);
 
 /// Records the checked atoms of the external step and the call's waivers (`waive`: the param, null
 /// when not given) for `task`, for `gate` ("" at completion): each replaces the current atom of its
-/// kind; every row is a change of the task's `evidence` in the call's audit row. Returns the atoms
+/// kind; every row is a change of the task's `evidence` in the call's audit row. An atom recorded
+/// as unrelated to the task's change, or unchecked against one, adds a warning. Returns the atoms
 /// recorded.
 Result<std::vector<EvidenceAtom>> record_atoms(Context& context, const json::Value& waive, const Task& task,
-                                               std::string_view gate);
+                                               std::string_view gate, std::vector<std::string>& warnings);
 
 /// lifecycle.gate.pass of a gate verification.required names: strict mode refuses a pass without
 /// checked atoms, or with an unchecked one (E_EVIDENCE_UNVERIFIED); advisory mode warns.

@@ -75,8 +75,9 @@ Result<Reply> gate_pass(Context& context, const GatePassArgs& args) {
   CT_TRY_ASSIGN(Task task, lifecycle.task(args.id));
   // The atoms the external step checked are recorded first: verification.evidence decides whether
   // a required gate may pass on them (domains/evidence.h). gate.pass takes no waivers.
-  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, json::Value(), task, args.gate));
   std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded,
+                evidence::record_atoms(context, json::Value(), task, args.gate, warnings));
   CT_TRY(evidence::gate_rules(context, task, args.gate, recorded, warnings));
   CT_TRY_ASSIGN(LifecycleChange change,
                 lifecycle.pass_gate(task, args.gate, args.notes, evidence::summary(recorded)));
@@ -184,7 +185,9 @@ void register_gate_pass(Registry& registry) {
                            "atoms?[{id, kind, verified}], readyToComplete?}; the task's status is unchanged (complete "
                            "it with tasks.complete); E_NO_CHANGE note when already passed and no evidence given. The "
                            "gate before not passed: E_GATE_DEPENDENCY (strict) or a warning. Atoms are checked (a "
-                           "commit exists, files are read, a test run passed): E_EVIDENCE_INVALID; a gate "
+                           "commit exists, files are read, a test run passed): E_EVIDENCE_INVALID; a commit or files "
+                           "verify only as the task's own change (its branch against its base, else the commits "
+                           "cited): outside it strict refuses, advisory records it unrelated; a gate "
                            "verification.required names needs checked atoms in strict verification.evidence: "
                            "E_EVIDENCE_UNVERIFIED",
                 .errors = {ErrorCode::NotFound, ErrorCode::GateDependency, ErrorCode::CircularValidation,

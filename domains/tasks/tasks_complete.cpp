@@ -38,7 +38,7 @@ Result<Reply> complete(Context& context, const CompleteArgs& args) {
   // evidence as a whole: none stale, every acceptance criterion covered or waived.
   std::vector<EvidenceAtom> recorded;
   if (task.status != TaskStatus::Done) {
-    CT_TRY_ASSIGN(recorded, evidence::record_atoms(context, args.waive, task, ""));
+    CT_TRY_ASSIGN(recorded, evidence::record_atoms(context, args.waive, task, "", gate_warnings));
     CT_TRY(evidence::completion_rules(context, task, gate_warnings));
   }
   CT_TRY_ASSIGN(CompleteResult result, engine_.complete(args.id, args.notes.value_or(""), args.if_version));
@@ -105,7 +105,8 @@ Result<Reply> record_evidence(Context& context, const EvidenceArgs& args) {
                     .with_detail("field", "evidence"));
   auto engine_ = engine(context);
   CT_TRY_ASSIGN(Task task, engine_.get(args.id));
-  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, args.waive, task, ""));
+  std::vector<std::string> warnings;
+  CT_TRY_ASSIGN(std::vector<EvidenceAtom> recorded, evidence::record_atoms(context, args.waive, task, "", warnings));
   CT_TRY_ASSIGN(json::Value shown, evidence::task_evidence_json(context, task));
   json::Value data = json::Value::object();
   data.set("id", task.id);
@@ -114,7 +115,7 @@ Result<Reply> record_evidence(Context& context, const EvidenceArgs& args) {
   data.set("recorded", json::Value::array_of(ids));
   if (shown.is_object())
     for (const auto& [key, value] : shown.as_object()) data.set(key, value);
-  Reply reply = Reply::of(std::move(data));
+  Reply reply = Reply::warned(std::move(data), std::move(warnings));
   if (const json::Value* stale = context.external ? context.external->data.find("stale") : nullptr; stale && stale->is_object())
     for (const auto& [id, what] : stale->as_object())
       reply.warnings.push_back(id + " no longer holds: " + what.as_string() + " (record it again to replace it)");
@@ -169,9 +170,13 @@ void register_tasks_complete(Registry& registry) {
                  {.domain = "tasks", .name = "evidence", .gateway = Gateway::Mutate,
                   .summary = "Record evidence for a task",
                   .params = evidence_args.specs(),
-                  .returns = "{id, recorded[atom ids], atoms[{id, kind, ref?, files?, covers?, gate?, verified, detail?}], "
+                  .returns = "{id, recorded[atom ids], atoms[{id, kind, ref?, files?, covers?, gate?, verified, "
+                             "unrelated?, detail?}], "
                              "coverage?{covered, waived, uncovered}}; each atom is checked (E_EVIDENCE_INVALID) and "
-                             "replaces the current one of its kind; recorded atoms that no longer hold are warned",
+                             "replaces the current one of its kind; recorded atoms that no longer hold are warned. "
+                             "A commit or files atom is verified only as the task's own change (its branch against "
+                             "its base, else the commits cited): outside it strict refuses with what the change "
+                             "touched, advisory records it unrelated:true; files with no change known are unchecked",
                   .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::EvidenceInvalid},
                   .examples = {{R"({"id":"T001","evidence":[{"files":["src/login.c"],"covers":[1]}]})", "the change, covering criterion 1"}},
                   .tier = 2,

@@ -174,6 +174,8 @@ Coverage coverage(std::size_t count, const std::vector<EvidenceAtom>& atoms, con
     if (atom.status != "current" || stale.contains(atom.id)) continue;
     if (atom.kind == "waiver") {
       waived.insert(atom.covers.begin(), atom.covers.end());
+    } else if (is_unrelated(atom)) {
+      continue;  // another change's work proves nothing of this task
     } else if (atom.verified || !verified_only) {
       covered.insert(atom.covers.begin(), atom.covers.end());
     }
@@ -187,8 +189,11 @@ Coverage coverage(std::size_t count, const std::vector<EvidenceAtom>& atoms, con
   return out;
 }
 
+bool is_unrelated(const EvidenceAtom& atom) { return atom.detail.is_object() && atom.detail.contains("unrelated"); }
+
 bool replaces(const EvidenceAtom& fresh, const EvidenceAtom& old) {
   if (old.status != "current" || fresh.kind != old.kind) return false;
+  if (is_unrelated(fresh) && !is_unrelated(old)) return false;  // another change's work refreshes nothing
   if (!fresh.gate.empty() && !old.gate.empty() && fresh.gate != old.gate) return false;
   if (fresh.kind == "files")
     return std::all_of(old.files.begin(), old.files.end(), [&](const EvidenceFile& file) {
@@ -214,6 +219,7 @@ json::Value atom_json(const EvidenceAtom& atom) {
   if (!atom.covers.empty()) out.set(atom.kind == "waiver" ? "waives" : "covers", json::Value::array_of(atom.covers));
   if (!atom.gate.empty()) out.set("gate", atom.gate);
   if (atom.kind != "waiver") out.set("verified", atom.verified);
+  if (atom.detail.is_object() && atom.detail["unrelated"].is_string()) out.set("unrelated", true);
   if (atom.detail.is_object() && !atom.detail.empty()) out.set("detail", atom.detail);
   if (atom.status != "current") out.set("status", atom.status);
   if (!atom.agent.empty()) out.set("agent", atom.agent);

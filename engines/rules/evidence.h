@@ -5,7 +5,9 @@
 // An atom is one of: a commit (checked to exist in the project's git repository; whether HEAD
 // reaches it is recorded), files (paths inside the project, each with its SHA-256), a test run (a
 // validate.test.run record that passed), a pull request (checked through gh when it can be,
-// otherwise recorded unverified) or a note (free text, never verified). A waiver excuses
+// otherwise recorded unverified) or a note (free text, never verified). A commit or files atom is
+// verified only when it is the task's own work (issue 53; domains/evidence.h says how the change
+// is found): a commit in the task's change, files the change touched. A waiver excuses
 // acceptance criteria with a reason. Atoms are checked when recorded and again when the task is
 // completed (domains/evidence.h runs the checks: git and gh are programs, run outside the write
 // lock). An atom recorded again takes the place of the one before (replaces(); status replaced),
@@ -67,8 +69,13 @@ Result<std::vector<Waiver>> parse_waivers(const json::Value& value, std::string_
 Result<void> check_criteria(const std::vector<std::int64_t>& criteria, std::size_t count, std::string_view task_id,
                             std::string_view field);
 
+/// Whether a commit or files atom was found outside the task's own change when it was recorded
+/// (advisory verification.evidence keeps it, unverified, with detail.unrelated saying why).
+bool is_unrelated(const EvidenceAtom& atom);
+
 /// Which of a task's `count` acceptance criteria its current atoms cover, which are waived and
-/// which neither. Atoms in `stale` cover nothing; with `verified_only`, neither do unchecked ones.
+/// which neither. Atoms in `stale` cover nothing, nor do unrelated ones; with `verified_only`,
+/// neither do unchecked ones.
 struct Coverage {
   std::vector<std::int64_t> covered;
   std::vector<std::int64_t> waived;
@@ -80,10 +87,10 @@ Coverage coverage(std::size_t count, const std::vector<EvidenceAtom>& atoms, con
 /// Whether a fresh atom takes the place of `old` (how stale evidence is refreshed): the same kind,
 /// for the same gate or either given at completion, and the same thing — any later commit or test
 /// run, files naming at least the old atom's paths, the same pull request, a waiver of the same
-/// criteria. Notes add up and replace nothing.
+/// criteria. Notes add up and replace nothing; an unrelated atom replaces only an unrelated one.
 bool replaces(const EvidenceAtom& fresh, const EvidenceAtom& old);
 
-/// An atom for replies: {id, kind, ref?, files?, covers?, gate?, verified, detail?, stale?}.
+/// An atom for replies: {id, kind, ref?, files?, covers?, gate?, verified, unrelated?, detail?, status?}.
 json::Value atom_json(const EvidenceAtom& atom);
 /// One line naming the atoms ("commit 1a2b3c4d, files (2), test run 5, note"): a gate's evidence
 /// as lifecycle.gates shows it.

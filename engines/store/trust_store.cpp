@@ -202,6 +202,24 @@ Result<void> TrustStore::put_evidence(const EvidenceAtom& atom) {
       args, "cannot record the evidence");
 }
 
+Result<std::optional<TaskBranch>> TrustStore::task_branch(std::string_view task_id) {
+  const auto args = sql::values(task_id);
+  CT_TRY_ASSIGN(std::optional<TaskBranch> made,
+                sql_runner().first("SELECT branch, worktree, base, session FROM task_worktrees WHERE task_id = ?1 AND "
+                                   "branch <> ''",
+                                   args, "cannot read the task's worktree", [](const sql::Cursor& row) {
+                                     return TaskBranch{std::string(row.text(0)), std::string(row.text(1)),
+                                                       std::string(row.text(2)), "worktree", std::string(row.text(3))};
+                                   }));
+  if (made) return made;
+  return sql_runner().first(
+      "SELECT s.branch, s.worktree, s.id FROM focus f JOIN sessions s ON s.id = f.session WHERE f.task_id = ?1 AND "
+      "s.branch <> ''",
+      args, "cannot read the claiming session's branch", [](const sql::Cursor& row) {
+        return TaskBranch{std::string(row.text(0)), std::string(row.text(1)), "", "session", std::string(row.text(2))};
+      });
+}
+
 Result<std::optional<Proposal>> TrustStore::get_proposal(std::string_view id) {
   auto number = prefixed_number(id, "P");
   if (!number) return std::optional<Proposal>();

@@ -46,6 +46,16 @@ struct EvidenceAtom {
   TimeMs at = 0;
 };
 
+/// Where a task's work is (issue 53): the branch orchestrate.spawn made for it (task_worktrees),
+/// else the branch of the session that claims it (sessions.branch).
+struct TaskBranch {
+  std::string branch;
+  std::string worktree;
+  std::string base;    // the commit the branch was made from; "" when not recorded (a session's branch)
+  std::string source;  // "worktree" (task_worktrees) | "session" (the claiming session's)
+  std::string session; // the session whose branch it is ("" for a task's worktree made without one)
+};
+
 /// A call an agent made that approval.required keeps for a person to approve or reject.
 struct Proposal {
   std::string id;                    // "P003"
@@ -95,6 +105,9 @@ class TrustStore {
   [[nodiscard]] Result<std::int64_t> next_evidence_number();
   /// Inserts or replaces the atom (its number is its id's).
   [[nodiscard]] Result<void> put_evidence(const EvidenceAtom& atom);
+  /// The branch a task's work is on: its task_worktrees row, else the branch of the session whose
+  /// claim (focus) holds it, lapsed or not; nullopt when neither names a branch.
+  [[nodiscard]] Result<std::optional<TaskBranch>> task_branch(std::string_view task_id);
 
   [[nodiscard]] Result<std::optional<Proposal>> get_proposal(std::string_view id);
   /// Proposals newest first; of one status unless `status` is empty.

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "gateway/mcp_syntax.h"
+#include "unit/project_edits.h"
 #include "unit/test_support.h"
 #include "engines/rules/memory.h"
 #include "engines/store/store_backend.h"
@@ -24,10 +25,7 @@ ErrorCode code_of(const Result<T>& r) {
   return r ? ErrorCode::Internal : r.error().code;
 }
 
-void write_file(const std::filesystem::path& file, std::string_view text) {
-  std::filesystem::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::trunc) << text;
-}
+using test::write_file;
 
 /// A person's router on the project (`ct` in a terminal), calling in `session` ("" = none).
 struct Person {

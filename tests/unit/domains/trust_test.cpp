@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "gateway/mcp_syntax.h"
+#include "unit/project_edits.h"
 #include "unit/test_support.h"
 #include "engines/rules/evidence.h"
 
@@ -20,17 +21,8 @@ ErrorCode code_of(const Result<T>& r) {
   return r ? ErrorCode::Internal : r.error().code;
 }
 
-void write_file(const std::filesystem::path& file, std::string_view text) {
-  std::filesystem::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::trunc) << text;
-}
-
-void set_config(test::Project& p, std::string_view key, std::string_view value_json) {
-  Envelope set = p.mutate_as_person("system", "config.set",
-                                    R"({"key":")" + std::string(key) + R"(","value":)" + std::string(value_json) + "}");
-  INFO(to_json(set, McpAdvice(registry())));
-  REQUIRE(set.success);
-}
+using test::write_file;
+using test::set_config;
 
 /// A test run recorded for `task` by validate.test.run with a command that passes (or fails).
 std::string test_run(test::Project& p, const std::string& task, bool passes) {
@@ -84,6 +76,11 @@ TEST_CASE("evidence rules: atoms as callers write them, waivers, coverage, what 
   CHECK_FALSE(replaces(fewer, files));
   CHECK(replaces(more, files));
   CHECK(replaces(EvidenceAtom{.kind = "commit"}, commit));
+  // Another change's work (issue 53) takes the place of nothing but another unrelated atom.
+  EvidenceAtom unrelated{.kind = "commit", .detail = test::parse_json(R"({"unrelated":"not T001's work"})")};
+  CHECK_FALSE(replaces(unrelated, commit));
+  CHECK(replaces(unrelated, unrelated));
+  CHECK(replaces(EvidenceAtom{.kind = "commit"}, unrelated));
   CHECK_FALSE(replaces(EvidenceAtom{.kind = "note"}, note));
   CHECK_FALSE(replaces(EvidenceAtom{.gate = "qaPassed", .kind = "commit"}, EvidenceAtom{.gate = "implemented", .kind = "commit"}));
 }
@@ -204,7 +201,12 @@ TEST_CASE("evidence: a required gate needs checked atoms in strict mode, a warni
   CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":"looks fine"})")) ==
         ErrorCode::EvidenceUnverified);
   CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented"})")) == ErrorCode::EvidenceUnverified);
-  Envelope passed = p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"files":["parser.c"]}]})");
+  // Files with no change to judge them against (no git here) are not checked (issue 53).
+  CHECK(code_of(p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"files":["parser.c"]}]})")) ==
+        ErrorCode::EvidenceUnverified);
+  set_config(p, "validate.testCommand", R"("true")");
+  const std::string run = test_run(p, "T001", /*passes=*/true);
+  Envelope passed = p.mutate("lifecycle", "gate.pass", R"({"id":"T001","gate":"implemented","evidence":[{"test":)" + run + "}]}");
   INFO(to_json(passed, McpAdvice(registry())));
   REQUIRE(passed.success);
   CHECK(passed.data["atoms"].as_array()[0]["verified"] == json::Value(true));
