@@ -7,6 +7,7 @@
 // established (principal, session, label), never a param. Messages are not secrets: anyone with
 // the store reads them (docs/messages.md). Rules of "me": domains/messages.h.
 #include <algorithm>
+#include <set>
 
 #include "core/text.h"
 #include "domains/claims.h"
@@ -90,6 +91,27 @@ Result<std::vector<std::string>> participants(Context& context, const std::strin
   return std::vector<std::string>(sessions.begin(), sessions.end());
 }
 
+/// The inboxes (agent labels, session ids, a person's principal; "*" for everyone) a message to
+/// `address` reaches now: a task's by whoever holds it, an epic's by its participants.
+Result<std::vector<std::string>> inboxes_reached(Context& context, const Address& address,
+                                                 const std::vector<std::string>& recipients) {
+  std::set<std::string> out;
+  std::vector<std::string> sessions = recipients;
+  if (address.kind == "all") return std::vector<std::string>{"*"};
+  if (address.kind == "agent" || address.kind == "person") out.insert(address.ref);
+  if (address.kind == "session") sessions.push_back(address.ref);
+  if (address.kind == "task") {
+    CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(address.ref));
+    if (claim && !claim->session.empty()) sessions.push_back(claim->session);
+  }
+  for (const auto& id : sessions) {
+    out.insert(id);
+    CT_TRY_ASSIGN(std::optional<Session> session, context.db().get_session(id));
+    if (session && !session->agent.empty()) out.insert(session->agent);
+  }
+  return std::vector<std::string>(out.begin(), out.end());
+}
+
 struct SendArgs {
   std::string to;
   std::string body;
@@ -138,13 +160,15 @@ Result<Reply> send(Context& context, const SendArgs& args) {
     CT_TRY_ASSIGN(message.from_agent, context.agent_name());
   }
   CT_TRY(context.db().add_message(message, recipients));
-  // Audited as the message's id and address (the body is in the row's params: bounded by
-  // messages.maxChars, and what was said is the record).
+  // Audited with the body in the row's params (bounded by messages.maxChars: what was said is the
+  // record), and as a change of each inbox it reaches now ("inbox/<label or session>", "inbox/*"
+  // for everyone) and of its task: what subscribers of cleo://inbox/… and cleo://task/… are told.
   const std::string id = message_id(message.num);
+  CT_TRY_ASSIGN(std::vector<std::string> inboxes, inboxes_reached(context, address, recipients));
   if (context.audit) {
     context.audit->task_id = address.kind == "task" || address.kind == "epic" ? address.ref : id;
-    context.record({address.kind == "task" || address.kind == "epic" ? address.ref : id, "message", json::Value(),
-                    json::Value(id)});
+    if (address.kind == "task") context.record({address.ref, "thread", json::Value(), json::Value(id)});
+    for (const auto& inbox : inboxes) context.record({"inbox/" + inbox, "message", json::Value(), json::Value(id)});
   }
   json::Value data = json::Value::object();
   data.set("id", id);
@@ -163,6 +187,11 @@ struct InboxArgs {
 /// The reader an inbox call reads as: the caller, or (a person's `of`) a session or an agent label.
 Result<InboxReader> inbox_reader(Context& context, const std::optional<std::string>& of) {
   if (!of) return caller_reader(context);
+  if (!context.is_person()) {
+    // An agent names its own (the inbox resource does): its session, or its label.
+    CT_TRY_ASSIGN(InboxReader own, caller_reader(context));
+    if (*of == own.session || (!own.agent.empty() && (*of == own.agent || *of == "agent:" + own.agent))) return own;
+  }
   if (!context.is_person())
     return fail(Error(ErrorCode::MutationDisabled, "an agent reads its own inbox; only a person reads another's")
                     .with_fix(call("session.inbox", {}))
@@ -254,7 +283,7 @@ void register_session_messages(Registry& registry) {
       field(&InboxArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "20", .min = 1, .max = 100,
                                 .description = "Messages at most"}),
       field(&InboxArgs::of, {.name = "of", .type = ParamType::String, .max = 100,
-                             .description = "People: read another's inbox (a session id or an agent's label)",
+                             .description = "Whose inbox (a session id or an agent's label): your own, or, for people, anyone's",
                              .single_line = true}));
   registry.add({.domain = "session", .name = "inbox", .gateway = Gateway::Query,
                 .summary = "Your messages, unread first",
