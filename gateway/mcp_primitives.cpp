@@ -259,6 +259,11 @@ std::optional<std::string> existing_subscribable_uri(const Registry& registry, s
       json::Value where = json::Value::object();
       where.set("uri", *canonical);
       refusal = from_error(*readable.error, registry, std::move(where));
+      // Another's inbox is the caller's mistake (a person's to read), not the server's failure.
+      if (readable.error->code == ErrorCode::MutationDisabled) {
+        refusal.error = RpcError::InvalidParams;
+        refusal.message = "Invalid params: " + readable.error->message;
+      }
       return std::nullopt;
     }
     return canonical;
