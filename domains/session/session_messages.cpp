@@ -275,7 +275,7 @@ void register_session_messages(Registry& registry) {
                            ErrorCode::RateLimited},
                 .examples = {{R"({"to":"T012","body":"the API changed: see T015"})", "tell whoever works on T012"},
                              {R"({"to":"reviewer","body":"T012 is ready for review"})", "tell an agent by its label"}},
-                .tier = 1, .handler = send_args.handler(send)});
+                .tier = 2, .handler = send_args.handler(send)});
   const auto inbox_args = bind(
       field(&InboxArgs::since, {.name = "since", .type = ParamType::Int, .default_json = "0", .min = 0,
                                 .description = "Only messages after this one (the last reply's next)"}),
@@ -292,7 +292,7 @@ void register_session_messages(Registry& registry) {
                            "(pass it as since, or to session.ack upTo), more?}; E_NO_DATA note when none",
                 .errors = {ErrorCode::MutationDisabled, ErrorCode::SessionNotFound},
                 .examples = {{R"({})", "what was sent to me?"}, {R"({"since":12,"unread":true})", "only what is new"}},
-                .idempotent = true, .tier = 1, .handler = inbox_args.handler(inbox)});
+                .idempotent = true, .tier = 2, .handler = inbox_args.handler(inbox)});
   const auto ack_args = bind(
       field(&AckArgs::ids, {.name = "ids", .type = ParamType::Array, .max = 100, .pattern = "^MSG[0-9]+$",
                             .item_max = 24, .description = "Messages read", .positional = true}),
