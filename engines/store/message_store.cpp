@@ -91,7 +91,7 @@ Result<std::pair<std::int64_t, std::int64_t>> MessageStore::unannounced(const In
   const std::string sql =
       "SELECT count(*), coalesce(max(m.num), 0) FROM messages m WHERE m.num > coalesce((SELECT i.announced FROM "
       "inbox_marks i WHERE i.reader = ?1), 0) AND " +
-      mine("coalesce((SELECT f.task_id FROM focus f WHERE f.session = ?2), '')") + " AND NOT " + std::string(kIsRead);
+      mine("coalesce((SELECT f.task_id FROM focus f WHERE f.session = ?2), ?4)") + " AND NOT " + std::string(kIsRead);
   std::pair<std::int64_t, std::int64_t> out{0, 0};
   CT_TRY(sql_runner().each(sql, args, "cannot count the new messages",
                            [&](const sql::Cursor& row) { out = {row.integer(0), row.integer(1)}; }));
