@@ -275,7 +275,7 @@ void register_session_messages(Registry& registry) {
                            ErrorCode::RateLimited},
                 .examples = {{R"({"to":"T012","body":"the API changed: see T015"})", "tell whoever works on T012"},
                              {R"({"to":"reviewer","body":"T012 is ready for review"})", "tell an agent by its label"}},
-                .tier = 2, .handler = send_args.handler(send)});
+                .tier = 2, .dashboard = true, .handler = send_args.handler(send)});
   const auto inbox_args = bind(
       field(&InboxArgs::since, {.name = "since", .type = ParamType::Int, .default_json = "0", .min = 0,
                                 .description = "Only messages after this one (the last reply's next)"}),
