@@ -32,13 +32,14 @@ sql::Args reader_args(const InboxReader& reader) {
 }
 
 /// Message m is the reader's (reader_args()): addressed to it, and not its own. `task` is the
-/// reader's task as SQL (?4, or the session's focus read in the statement).
-std::string mine(std::string_view task = "?4") {
+/// condition on a task's message (its task is the reader's: ?4, or the session's focus read in the
+/// statement).
+std::string mine(std::string_view task = "m.to_ref = ?4") {
   const std::string t(task);
   return "(m.to_kind = 'all'"
          " OR (m.to_kind = 'session' AND ?2 <> '' AND m.to_ref = ?2)"
          " OR (m.to_kind = 'agent' AND ?3 <> '' AND m.to_ref = ?3)"
-         " OR (m.to_kind = 'task' AND m.to_ref = " + t + ")"
+         " OR (m.to_kind = 'task' AND " + t + ")"
          " OR (m.to_kind = 'person' AND ?5 <> '' AND m.to_ref = ?5)"
          " OR (m.to_kind = 'epic' AND ?2 <> '' AND EXISTS (SELECT 1 FROM message_recipients x WHERE x.session = ?2 AND "
          "x.num = m.num)))"
@@ -91,7 +92,7 @@ Result<std::pair<std::int64_t, std::int64_t>> MessageStore::unannounced(const In
   const std::string sql =
       "SELECT count(*), coalesce(max(m.num), 0) FROM messages m WHERE m.num > coalesce((SELECT i.announced FROM "
       "inbox_marks i WHERE i.reader = ?1), 0) AND " +
-      mine("coalesce((SELECT f.task_id FROM focus f WHERE f.session = ?2), ?4)") + " AND NOT " + std::string(kIsRead);
+      mine("(m.to_ref = ?4 OR m.to_ref IN (SELECT f.task_id FROM focus f WHERE f.session = ?2))") + " AND NOT " + std::string(kIsRead);
   std::pair<std::int64_t, std::int64_t> out{0, 0};
   CT_TRY(sql_runner().each(sql, args, "cannot count the new messages",
                            [&](const sql::Cursor& row) { out = {row.integer(0), row.integer(1)}; }));

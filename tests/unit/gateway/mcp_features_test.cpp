@@ -119,7 +119,7 @@ TEST_CASE("mcp: prompts, resources and completion are declared and answered in b
 
   auto listed = (*f.send("resources/list"))["result"];
   CHECK(listed["resources"].as_array()[0]["uri"].as_string() == "cleo://instructions");
-  CHECK((*f.send("resources/templates/list"))["result"]["resourceTemplates"].size() == 6);
+  CHECK((*f.send("resources/templates/list"))["result"]["resourceTemplates"].size() == 7);
   auto read = (*f.send("resources/read", R"({"uri":"cleo://task/T002"})"))["result"]["contents"].as_array()[0];
   CHECK(read["uri"].as_string() == "cleo://task/T002");
   CHECK(read["mimeType"].as_string() == "application/json");
