@@ -17,6 +17,7 @@
 #include "bench/report.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
+#include "core/json_parse.h"
 #include "core/version.h"
 #include "gateway/mcp_syntax.h"
 #include "gateway/product.h"
