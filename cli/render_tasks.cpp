@@ -180,6 +180,14 @@ std::string show_card(const View& view) {
       out += "\n";
     }
   }
+  // Messages sent to it (session.send): how many, the newest few.
+  if (const json::Value& thread = task["thread"]; thread.is_object()) {
+    out += "\n" + style.bold("Thread") + "  " + style.dim(std::to_string(thread["count"].is_int() ? thread["count"].as_int() : 0) + " messages") + "\n";
+    if (thread["last"].is_array())
+      for (const auto& message : thread["last"].as_array())
+        out += "  " + style.dim(time_text(str(message, "at"), view.options)) + "  " + str(message, "from") + ": " +
+               str(message, "body") + "\n";
+  }
   return out;
 }
 

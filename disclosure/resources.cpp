@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/stored_text.h"
 #include "core/text.h"
 #include "domains/projection.h"
 #include "disclosure/injection.h"
@@ -22,6 +23,9 @@ const std::vector<ResourceTemplate>& templates() {
        kJson, "id", ValueKind::EpicId, true},
       {"cleo://session/{id}/briefing", "briefing", "A session's briefing",
        "All an agent needs to carry on a session (session.briefing)", kJson, "id", ValueKind::SessionId, false},
+      {"cleo://inbox/{name}", "inbox", "An inbox",
+       "Messages to an agent (by its label) or a session, unread first (session.inbox); subscribe to be told of new ones",
+       kMarkdown, "name", ValueKind::SessionId, true},
       {"cleo://research/{id}", "research", "A research entry", "One research entry (research.show)", kJson, "id",
        ValueKind::ResearchId, false},
       {"cleo://skill/{name}", "skill", "A skill", "A subagent protocol (skills.show)", kMarkdown, "name", ValueKind::Skill,
@@ -101,6 +105,23 @@ json::Value params(std::initializer_list<std::pair<std::string_view, json::Value
   return out;
 }
 
+
+/// An inbox as a model reads it: a line per message and its body in a fence of its own.
+std::string inbox_text(const std::string& name, const json::Value& inbox) {
+  const std::int64_t unread = inbox["unread"].is_int() ? inbox["unread"].as_int() : 0;
+  std::string out = "Inbox of " + quoted_line(name) + ": " + std::to_string(unread) + " unread (session.inbox; session.ack " +
+                    "marks them read). " + std::string(kStoredDataNote) + "\n";
+  if (inbox["messages"].is_array())
+    for (const auto& message : inbox["messages"].as_array()) {
+      const std::string id = message["id"].string_or_empty();
+      const std::string from = message["from"].string_or_empty();
+      out += "\n" + id + " from " + quoted_line(from) + " to " + quoted_line(message["to"].string_or_empty()) + " at " +
+             message["at"].string_or_empty() + (message["read"] == json::Value(true) ? "" : " (unread)") + "\n";
+      const std::string what = "message " + id;
+      out += fenced(message["body"].string_or_empty(), {.what = what, .by = from});
+    }
+  return out;
+}
 
 ResourceItem task_item(const json::Value& row, bool epic) {
   const std::string id = row["id"].string_or_empty();
@@ -232,7 +253,10 @@ std::optional<ResourceRef> parse_resource_uri(std::string_view uri) {
     if (raw.find('/') != std::string_view::npos) continue;
     auto decoded = percent_decoded(raw);
     if (!decoded) return std::nullopt;
-    auto value = canonical_value(t.kind, std::move(*decoded));
+    // An inbox is named by an agent's label or a session id: a word, not only a session's shape.
+    auto value = t.name == "inbox" ? canonical_value(ValueKind::Skill, std::move(*decoded))
+                                   : canonical_value(t.kind, std::move(*decoded));
+    if (value && t.name == "inbox" && value->find_first_of(" \t") != std::string::npos) return std::nullopt;
     if (!value) return std::nullopt;
     return ResourceRef{&t, std::move(*value)};
   }
@@ -281,7 +305,7 @@ Result<ResourceText> read_resource(const Registry& registry, Router& router, con
   auto ref = parse_resource_uri(uri);
   if (!ref)
     return fail(Error(ErrorCode::NotFound, "no resource " + std::string(uri.substr(0, 200)) +
-                                               ": this server serves cleo://task/T001, cleo://epic/T001, "
+                                               ": this server serves cleo://task/T001, cleo://epic/T001, cleo://inbox/<label or session>, "
                                                "cleo://session/ses_…/briefing, cleo://research/…, cleo://skill/…, "
                                                "cleo://help/0|1|3 and cleo://instructions")
                     .with_detail("uri", std::string(uri.substr(0, 2000))));
@@ -313,6 +337,15 @@ Result<ResourceText> read_resource(const Registry& registry, Router& router, con
       return fail(not_found_is_the_uri(std::move(error)));
     }
     out.text = data->dump();
+  } else if (kind == "inbox") {
+    // Its messages with their bodies fenced as data (core/stored_text.h): they are agents' words.
+    auto data = read(router, caller, "session", "inbox", params({{"of", ref->value}, {"limit", 50}}));
+    if (!data) {
+      Error error = std::move(data.error());
+      if (error.code == ErrorCode::SessionNotFound) error.code = ErrorCode::NotFound;
+      return fail(not_found_is_the_uri(std::move(error)));
+    }
+    out.text = inbox_text(ref->value, *data);
   } else if (kind == "research") {
     auto data = read(router, caller, "research", "show", params({{"id", ref->value}}));
     if (!data) return fail(not_found_is_the_uri(std::move(data.error())));

@@ -1,12 +1,13 @@
 // The MCP resources: what an agent (or a person, by mentioning it in a host: @cleo:cleo://task/T001)
 // can put in its context without a tool call. Each resource is what one cleo_query operation
 // answers, read through the router when it is asked for: a task is tasks.show, a session's
-// briefing session.briefing, a help level system.help… so nothing is described twice. Tasks and
-// epics can be subscribed to (gateway/: notifications/resources/updated when they change).
+// briefing session.briefing, a help level system.help… so nothing is described twice. Tasks,
+// epics and inboxes can be subscribed to (gateway/: notifications/resources/updated when they change).
 //
 //   cleo://task/{id}                 tasks.show (the whole record)                 JSON
 //   cleo://epic/{id}                 tasks.show, tasks.tree, orchestrate.analyze   JSON
 //   cleo://session/{id}/briefing     session.briefing                              JSON
+//   cleo://inbox/{name}              session.inbox {of: an agent's label, a session}  Markdown
 //   cleo://research/{id}             research.show                                 JSON
 //   cleo://skill/{name}              skills.show: the protocol                     Markdown
 //   cleo://help/{level}              system.help, level 0–3                        Markdown

@@ -1,6 +1,7 @@
 #include "domains/pipeline.h"
 
 #include "domains/claims.h"
+#include "domains/messages.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -347,6 +348,12 @@ Result<std::vector<std::string>> check_session(const Call& call, Context& contex
       const bool heard = call.writes() && (session->owner.empty() || session->owner == caller.principal.id);
       CT_TRY_ASSIGN(std::optional<std::string> notice, session_notice(context, *session, heard));
       if (notice) told.push_back(std::move(*notice));
+      // Messages sent to it since it was last told (domains/messages.h): a line, not their bodies.
+      // Not in the replies that read or acknowledge them.
+      if (spec.domain != "session" || (spec.name != "inbox" && spec.name != "ack")) {
+        CT_TRY_ASSIGN(std::optional<std::string> messages, inbox_notice(context, *session, heard));
+        if (messages) told.push_back(std::move(*messages));
+      }
     }
   }
   if (!spec.needs_session) return told;

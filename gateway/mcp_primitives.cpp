@@ -230,13 +230,15 @@ std::optional<std::string> subscribable_uri(std::string_view uri, PrimitiveAnswe
   data.set("uri", std::string(uri.substr(0, 2000)));
   if (!ref) {
     refusal = refused(RpcError::InvalidParams, "Resource not found: " + std::string(uri.substr(0, 200)) +
-                                                   " (subscriptions are offered for cleo://task/{id} and cleo://epic/{id})",
+                                                   " (subscriptions are offered for cleo://task/{id}, cleo://epic/{id} and "
+                                                   "cleo://inbox/{name})",
                       std::move(data));
     return std::nullopt;
   }
   if (!ref->kind->subscribable) {
     refusal = refused(RpcError::InvalidParams, "Invalid params: " + ref->uri() +
-                                                   " cannot be subscribed to (only cleo://task/{id} and cleo://epic/{id})",
+                                                   " cannot be subscribed to (only cleo://task/{id}, cleo://epic/{id} and "
+                                                   "cleo://inbox/{name})",
                       std::move(data));
     return std::nullopt;
   }
@@ -247,7 +249,26 @@ std::optional<std::string> existing_subscribable_uri(const Registry& registry, s
                                                      const Caller& caller, PrimitiveAnswer& refusal) {
   auto canonical = subscribable_uri(uri, refusal);
   if (!canonical) return std::nullopt;
-  // Both kinds name a task (an epic is any task's subtree): it must be there, archived or not.
+  // An inbox is there for any name (messages wait for whoever takes it), if the caller may read it.
+  if (canonical->starts_with("cleo://inbox/")) {
+    json::Value params = json::Value::object();
+    params.set("of", canonical->substr(canonical->rfind('/') + 1));
+    params.set("limit", 1);
+    Envelope readable = router.dispatch({Gateway::Query, "session", "inbox", params, caller});
+    if (!readable.success) {
+      json::Value where = json::Value::object();
+      where.set("uri", *canonical);
+      refusal = from_error(*readable.error, registry, std::move(where));
+      // Another's inbox is the caller's mistake (a person's to read), not the server's failure.
+      if (readable.error->code == ErrorCode::MutationDisabled) {
+        refusal.error = RpcError::InvalidParams;
+        refusal.message = "Invalid params: " + readable.error->message;
+      }
+      return std::nullopt;
+    }
+    return canonical;
+  }
+  // Task and epic name a task (an epic is any task's subtree): it must be there, archived or not.
   const std::string id = canonical->substr(canonical->rfind('/') + 1);
   json::Value params = json::Value::object();
   params.set("id", id);

@@ -12,6 +12,9 @@ namespace {
 
 constexpr std::string_view kTaskPrefix = "cleo://task/";
 constexpr std::string_view kEpicPrefix = "cleo://epic/";
+constexpr std::string_view kInboxPrefix = "cleo://inbox/";
+/// What a message to everyone changed: every watched inbox.
+constexpr std::string_view kEveryInbox = "cleo://inbox/*";
 /// Changes read per poll at most (pages of 500); beyond, every watched resource is said to have
 /// changed rather than reading on (a bulk import, a restore).
 constexpr int kChangePages = 20;
@@ -237,7 +240,11 @@ std::set<std::string> ResourceWatch::changed_resources(Router& router, bool& eve
         {Gateway::Query, "system", "changes", object({{"sinceSeq", since}, {"limit", 500}, {"subtrees", true}})});
     if (!read.success) return {};  // read again at the next poll, from the same point
     for (const auto& row : reply_rows(read.data["changes"]))
-      if (row["id"].is_string()) out.insert(std::string(kTaskPrefix) + row["id"].as_string());
+      if (row["id"].is_string()) {
+        // session.send records the inboxes it reached as changes of "inbox/<name>" ("inbox/*": all).
+        const std::string& id = row["id"].as_string();
+        out.insert(id.starts_with("inbox/") ? std::string(kInboxPrefix) + id.substr(6) : std::string(kTaskPrefix) + id);
+      }
     // The changed tasks, their ancestors, and those of where a task that moved or went was.
     if (read.data["subtrees"].is_array())
       for (const auto& id : read.data["subtrees"].as_array())
@@ -274,8 +281,14 @@ void ResourceWatch::notify(const std::set<std::string>* uris) {
       for (const auto& [uri, ids] : watchers_) tell(uri, ids);
     } else {
       // Each candidate looked up in the index: the work follows what changed, not what is watched.
-      for (const auto& uri : *uris)
+      for (const auto& uri : *uris) {
+        if (uri == kEveryInbox) {
+          for (auto it = watchers_.lower_bound(kInboxPrefix); it != watchers_.end() && it->first.starts_with(kInboxPrefix); ++it)
+            if (!uris->contains(it->first)) tell(it->first, it->second);
+          continue;
+        }
         if (auto watcher = watchers_.find(uri); watcher != watchers_.end()) tell(uri, watcher->second);
+      }
     }
   }
   std::vector<Id> gone;

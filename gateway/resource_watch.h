@@ -1,4 +1,4 @@
-// Resource subscriptions: which task and epic resources (disclosure/resources.h) the clients of
+// Resource subscriptions: which task, epic and inbox resources (disclosure/resources.h) the clients of
 // this process watch, and the thread that tells them when one changed — whichever process made
 // the change (another `ct`, another server, a store of either backend). While anyone subscribes
 // it reads the store's change signal (Router::change_stamp) every interval; when it moved it reads
@@ -6,7 +6,9 @@
 // task whose subtree they touched) and sends notifications/resources/updated once per changed
 // resource, however many writes it covers:
 //  - cleo://task/T1 changed when T1 did;
-//  - cleo://epic/T1 changed when T1 or any task in its subtree did, or one left it (moved, deleted).
+//  - cleo://epic/T1 changed when T1 or any task in its subtree did, or one left it (moved, deleted);
+//  - cleo://inbox/coder changed when a message reached it (session.send records each inbox it
+//    reaches as a change of "inbox/<name>"; a message to everyone, every watched inbox).
 // What a change costs grows with what changed, never with how many resources are watched: the
 // changed tasks and their ancestors are read once, and looked up in the index of watched URIs.
 // The subscriptions of the stateless revision (subscriptions/listen) carry their request's id in

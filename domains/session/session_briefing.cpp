@@ -3,6 +3,7 @@
 // sections, most important first:
 //   session and handoff   the session, its scope, its note and nextAction, and the first call to make
 //   focus                 the task it holds (or last held), with acceptance, last notes and gates
+//   messages              its unread messages (session.inbox), oldest first, bodies clipped
 //   finished              results of the focus task's finished dependencies (their last note)
 //   memory                what the project knows for the focus task (memory.find {taskId})
 //   ready                 what tasks.next would offer in the scope
@@ -18,6 +19,7 @@
 #include "domains/changes.h"
 #include "domains/claims.h"
 #include "domains/envelope.h"
+#include "domains/messages.h"
 #include "domains/projection.h"
 #include "domains/providers/providers.h"
 #include "domains/session/session_common.h"
@@ -33,6 +35,8 @@ constexpr std::size_t kNoteChars = 300;
 constexpr std::size_t kResultChars = 200;
 constexpr int kReadyShown = 5;
 constexpr std::int64_t kChangesRead = 200;
+constexpr std::int64_t kMessagesShown = 5;
+constexpr std::size_t kMessageChars = 200;
 
 /// The session a briefing is about: the one named, else the caller's, else the handoff — the
 /// newest session nobody is working in (suspended, ended, or active with a lapsed lease).
@@ -164,6 +168,26 @@ class Briefing {
     return {};
   }
 
+  /// The session's unread messages: the oldest few (the inbox has the rest), bodies clipped.
+  Result<void> messages() {
+    if (!session_) return {};
+    CT_TRY_ASSIGN(InboxReader reader, session_reader(context_, *session_));
+    InboxQuery query;
+    query.unread_only = true;
+    query.limit = kMessagesShown;
+    CT_TRY_ASSIGN(std::vector<Message> unread, context_.db().inbox(reader, query));
+    if (unread.empty()) return {};
+    CT_TRY_ASSIGN(auto count, context_.db().unread(reader, 0));
+    unread_.more_call = suggested(call("session.inbox", {{"unread", true}}));
+    for (const auto& message : unread) {
+      json::Value row = message_json(message, false);
+      row.set("body", clip(message.body, kMessageChars));
+      unread_.rows.push_back(std::move(row));
+    }
+    unread_.cut = static_cast<std::size_t>(count.first) - unread.size();
+    return {};
+  }
+
   /// What the project knows for the focus task: its files, labels, epics and words.
   Result<void> memory() {
     remembered_.more_call = focus_ ? suggested(call("memory.find", {{"taskId", focus_->id}})) : json::Value();
@@ -276,12 +300,13 @@ class Briefing {
   std::optional<std::set<std::string>> within_;  // the scope's tasks (none: global)
   json::Value data_ = json::Value::object();
   Section notes_{"notes", {}, {}};
+  Section unread_{"messages", {}, {}};
   Section finished_{"finished", {}, {}};
   Section remembered_{"memory", {}, {}};
   Section ready_{"ready", {}, {}};
   Section changed_{"changes", {}, {}};
   // The order of importance: the budget cuts from the end.
-  std::vector<Section*> sections_{&notes_, &finished_, &remembered_, &ready_, &changed_};
+  std::vector<Section*> sections_{&unread_, &notes_, &finished_, &remembered_, &ready_, &changed_};
 };
 
 struct BriefingArgs {
@@ -298,6 +323,7 @@ Result<Reply> briefing(Context& context, const BriefingArgs& args) {
   CT_TRY_ASSIGN(std::optional<Session> session, subject_session(context, args.id, now));
   CT_TRY(briefing.about(std::move(session)));
   CT_TRY(briefing.focus());
+  CT_TRY(briefing.messages());
   CT_TRY(briefing.memory());
   CT_TRY(briefing.ready());
   CT_TRY(briefing.changes());
@@ -338,7 +364,7 @@ void register_session_briefing(Registry& registry) {
                 .summary = "All you need to carry on",
                 .params = args.specs(),
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
-                           "focus?{id,title,status,acceptance?,gates?,claim?}, notes?[{at,text}] (newest first), "
+                           "focus?{id,title,status,acceptance?,gates?,claim?}, messages?[{id,at,from,to,body}] (unread), notes?[{at,text}] (newest first), "
                            "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?,unreviewed?,by?}] (memory.find "
                            "for it), ready?[{id,title,priority}], "
                            "changes?{columns,rows} (others' changes in scope since the session's last write, newest first), "

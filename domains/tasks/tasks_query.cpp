@@ -7,6 +7,7 @@
 #include "domains/analysis.h"
 #include "domains/claims.h"
 #include "domains/evidence.h"
+#include "domains/messages.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/session_engine.h"
@@ -118,6 +119,9 @@ Result<Reply> show(Context& context, const ShowArgs& args) {
     CT_TRY_ASSIGN(json::Value evidence, evidence::task_evidence_json(context, task));
     if (!evidence.is_null()) data.set("evidence", std::move(evidence));
   }
+  // Its thread (session.send to the task): how many, and with the full record the newest few.
+  CT_TRY_ASSIGN(std::optional<json::Value> thread, task_thread(context, task.id, full));
+  if (thread) data.set("thread", std::move(*thread));
   return Reply::of(std::move(data));
 }
 
@@ -379,8 +383,8 @@ void register_show(Registry& registry) {
                 .returns = "the task: id, title, description, status, priority, type, parent, position, depends, "
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
                            "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids), "
-                           "claim{session,agent?,leaseEnds?,lapsed?} (who works on it), evidence{atoms, coverage?} (empty fields "
-                           "omitted)",
+                           "claim{session,agent?,leaseEnds?,lapsed?} (who works on it), evidence{atoms, coverage?}, "
+                           "thread{count,last?[{id,at,from,body}]} (messages to it, newest first) (empty fields omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",

@@ -356,4 +356,40 @@ CREATE TABLE task_worktrees(
 );
 )sql";
 
+/// Messages between agents and people (issue 53, domains/session/session_messages.cpp): each kept
+/// until nobody needs it (never removed by session.gc; a thread's size is bounded), addressed to an
+/// agent by its label, a session, a task's thread, an epic's participants (resolved when sent, into
+/// message_recipients) or everyone (to_ref ''). The sender is what the transport established. A
+/// reader (an agent label, else a session, else a person's principal) acknowledges with
+/// message_reads; inbox_marks keeps how far each reader has been told of its unread messages.
+inline constexpr std::string_view kMessages = R"sql(
+CREATE TABLE messages(
+  num INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  to_kind TEXT NOT NULL,
+  to_ref TEXT NOT NULL DEFAULT '',
+  body TEXT NOT NULL,
+  from_principal TEXT NOT NULL DEFAULT '',
+  from_session TEXT NOT NULL DEFAULT '',
+  from_agent TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX messages_to ON messages(to_kind, to_ref, num);
+CREATE INDEX messages_sender ON messages(from_principal, at);
+CREATE TABLE message_recipients(
+  num INTEGER NOT NULL,
+  session TEXT NOT NULL,
+  PRIMARY KEY(session, num)
+);
+CREATE TABLE message_reads(
+  reader TEXT NOT NULL,
+  num INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY(reader, num)
+);
+CREATE TABLE inbox_marks(
+  reader TEXT PRIMARY KEY,
+  announced INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace ct::ddl

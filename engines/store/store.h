@@ -1,6 +1,6 @@
 // The storage seam. Business rules (engines/rules/) talk to its roles only — TaskStore,
 // SessionStore, AuditLog, ComplianceStore, ReleaseStore, ResearchStore, LifecycleStore, MemoryStore,
-// TrustStore and StoreMaintenance, each in its own header with the records it stores — so that a server
+// TrustStore, MessageStore and StoreMaintenance, each in its own header with the records it stores — so that a server
 // database can take over from the embedded SQLite store for teams on many machines. SQLite stays
 // real in tests (a temp file); these interfaces are not for mocking.
 //
@@ -21,6 +21,7 @@
 #include "engines/store/compliance_store.h"
 #include "engines/store/lifecycle_store.h"
 #include "engines/store/memory_store.h"
+#include "engines/store/message_store.h"
 #include "engines/store/release_store.h"
 #include "engines/store/research_store.h"
 #include "engines/store/session_store.h"
@@ -44,6 +45,7 @@ class Store : public TaskStore,
               public LifecycleStore,
               public MemoryStore,
               public TrustStore,
+              public MessageStore,
               public StoreMaintenance {
  public:
   virtual ~Store() = default;

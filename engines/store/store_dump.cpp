@@ -27,6 +27,10 @@ std::span<const DumpedTable> dumped_tables() {
       {"proposals", "num"},
       {"plans", "num"},
       {"task_worktrees", "task_id"},
+      {"messages", "num"},
+      {"message_recipients", "session, num"},
+      {"message_reads", "reader, num"},
+      {"inbox_marks", "reader"},
   };
   return kTables;
 }

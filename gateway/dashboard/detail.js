@@ -1,4 +1,4 @@
-// The task detail panel: fields, notes, dependencies (tasks.deps), relations (tasks.relates) and
+// The task detail panel: fields, notes, its message thread, dependencies (tasks.deps), relations (tasks.relates) and
 // history (tasks.history); in write mode also edit, complete / reopen and claim management.
 import {
   state, h, $, fill, query, clearError, statusBadge, priorityBadge, taskLink, fmtTime, ago,
@@ -107,6 +107,30 @@ function render(t, deps, rel, history) {
     ? h('ol', { class: 'notes', 'data-testid': 'detail-notes' }, t.notes.map((n) => h('li', { 'data-testid': 'note' },
       h('div', { class: 'note-at muted' }, timeEl(n.at)), h('div', { class: 'prewrap', text: n.text }))))
     : h('p', { class: 'muted', 'data-testid': 'detail-notes', text: 'No notes.' }));
+
+  // Its thread (session.send to the task): the newest messages; a signed-in person posts to it.
+  const thread = t.thread || { count: 0, last: [] };
+  sections.push(h('h3', { text: `Thread (${thread.count})` }));
+  sections.push((thread.last || []).length
+    ? h('ol', { class: 'notes', 'data-testid': 'detail-thread' }, thread.last.map((m) => h('li', { 'data-testid': 'message' },
+      h('div', { class: 'note-at muted' }, timeEl(m.at), ` ${m.from}`), h('div', { class: 'prewrap', text: m.body }))))
+    : h('p', { class: 'muted', 'data-testid': 'detail-thread', text: 'No messages.' }));
+  if (isWrite()) {
+    const post = h('form', { class: 'edit', 'data-testid': 'thread-form', 'aria-label': `Message whoever works on ${t.id}` },
+      h('label', {}, 'Message whoever works on it, now or next', h('textarea', { name: 'body', rows: 2, maxlength: 2000, required: true, 'data-testid': 'thread-body' })),
+      h('button', { type: 'submit', class: 'primary', 'data-testid': 'thread-send', text: 'Send' }));
+    post.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const body = post.elements.body.value.trim();
+      if (!body) return;
+      const send = post.elements[1];
+      send.disabled = true;
+      const env = await write('session.send', { to: t.id, body }, `Sent to ${t.id}'s thread`);
+      send.disabled = false;
+      if (env) { post.elements.body.value = ''; detail.onChanged(); }
+    });
+    sections.push(post);
+  }
 
   sections.push(h('h3', { text: 'Dependencies' }));
   const up = deps?.upstream || [];

@@ -80,13 +80,14 @@ TEST_CASE("the dashboard may run the task, memory and proposal mutations its pag
   for (const auto& spec : registry().operations())
     if (spec.dashboard) {
       INFO(spec.full_name());
-      CHECK((spec.domain == "tasks" || spec.domain == "memory" || spec.name.starts_with("proposal.")));
+      CHECK((spec.domain == "tasks" || spec.domain == "memory" || spec.name.starts_with("proposal.") ||
+             spec.full_name() == "session.send"));
       CHECK(spec.gateway == Gateway::Mutate);
       runs.push_back(spec.full_name());
     }
   CHECK(runs == std::vector<std::string>{"tasks.add", "tasks.update", "tasks.complete", "tasks.reopen", "tasks.start",
-                                         "tasks.stop", "system.proposal.approve", "system.proposal.reject",
-                                         "memory.retract", "memory.verify"});
+                                         "tasks.stop", "session.send", "system.proposal.approve",
+                                         "system.proposal.reject", "memory.retract", "memory.verify"});
 }
 
 TEST_CASE("domain lists follow the canonical order and the gateway", "[registry]") {

@@ -1,0 +1,40 @@
+// Messages between agents and people (issue 53) as the operations that are not session.send,
+// session.inbox and session.ack show them: who "me" is for an inbox, the line that tells a caller
+// it has unread messages (the pipeline adds it to its next reply, as it does a session's notice),
+// a task's thread (tasks.show), an inbox's rows (session.briefing, the inbox resource).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+#include "domains/context.h"
+#include "engines/store/message_store.h"
+
+namespace ct {
+
+/// "MSG012" for 12.
+std::string message_id(std::int64_t num);
+
+/// The reader the caller is: its bound session, the session's agent label (else the caller's) and
+/// the task the session holds; a person reads as its principal too. Acknowledgements count for the
+/// agent label when there is one (so an agent that restarts under the same name does not read them
+/// again), else for the session, else for the principal.
+Result<InboxReader> caller_reader(Context& context);
+/// The reader of session `session` (session.briefing of another's session; a person's `of`).
+Result<InboxReader> session_reader(Context& context, const Session& session);
+
+/// {id, at, from, to, body, read?}: `from` the sender's label or a person's principal, `to` the
+/// address as session.send takes it ("T012", "epic:T001", "reviewer", "ses_…", "person:alice", "all").
+json::Value message_json(const Message& message, bool with_read);
+std::string address_of(const Message& message);
+
+/// The line that tells the caller of unread messages it has not been told of yet (none when there
+/// are none); `heard` (a write by the session's owner) records that it has been told.
+Result<std::optional<std::string>> inbox_notice(Context& context, const Session& session, bool heard);
+
+/// A task's thread for tasks.show: {count} and, for the full record, last[{id,at,from,body}] (the
+/// newest three, bodies clipped); none when nothing was sent to it.
+Result<std::optional<json::Value>> task_thread(Context& context, const std::string& task_id, bool full);
+
+}  // namespace ct
