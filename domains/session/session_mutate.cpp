@@ -50,8 +50,8 @@ Result<Reply> start(Context& context, const StartArgs& args) {
   std::string agent = args.agent.value_or(context.agent);
   CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent, context.principal.id));
   // Where it runs: the caller's git worktree and branch, as its transport knows them.
-  if (!context.place.worktree.empty() || !context.place.branch.empty()) {
-    CT_TRY_ASSIGN(session, engine.place(session.id, context.place.worktree, context.place.branch));
+  if (const Place place = project_place(context); !place.worktree.empty()) {
+    CT_TRY_ASSIGN(session, engine.place(session.id, place.worktree, place.branch));
   }
   // Everything from here on (the claim, the audit row) happens in the new session.
   context.session = session.id;
@@ -128,7 +128,8 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.resume(id, context.principal.id, context.agent));
   // It runs where its resumer works now ("" when the transport cannot know: HTTP).
-  CT_TRY_ASSIGN(after, engine.place(id, context.place.worktree, context.place.branch));
+  const Place place = project_place(context);
+  CT_TRY_ASSIGN(after, engine.place(id, place.worktree, place.branch));
   if (context.audit) context.audit->task_id = id;
   std::vector<std::string> warnings;
   if (before.owner != after.owner && !before.owner.empty())

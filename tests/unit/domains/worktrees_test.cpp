@@ -35,25 +35,28 @@ json::Value audited(test::Project& p, std::string_view operation, std::string_vi
 
 }  // namespace
 
-TEST_CASE("sessions record the worktree and branch their caller works in, and show them", "[worktrees]") {
+TEST_CASE("sessions record the worktree and branch their caller works in, and show them", "[worktrees][git]") {
   test::Project p;
   p.add(R"({"title":"Port the parser"})");
   const fs::path root = fs::weakly_canonical(p.dir());
-  p.set_place({(root.parent_path() / "feature-x").string(), "feature"});
+  test::git_repository(root);
+  test::git(root, {"worktree", "add", "-q", "-b", "feature", ".worktrees/feature-x"});
+  const fs::path feature = root / ".worktrees" / "feature-x";
+  p.set_place({feature.string(), "feature"});
   Envelope started = p.mutate("session", "start", R"({"scope":"global","focus":"T001"})");
   require_ok(started);
 
   Envelope shown = p.query("session", "show");
   require_ok(shown);
-  CHECK(shown.data["worktree"].as_string() == "../feature-x");
+  CHECK(shown.data["worktree"].as_string() == ".worktrees/feature-x");
   CHECK(shown.data["branch"].as_string() == "feature");
   Envelope listed = p.query("session", "list");
   require_ok(listed);
-  CHECK(listed.data.as_array().front()["worktree"].as_string() == "../feature-x");
+  CHECK(listed.data.as_array().front()["worktree"].as_string() == ".worktrees/feature-x");
   // Who works on the task, and where.
   Envelope task = p.query("tasks", "show", R"({"id":"T001"})");
   require_ok(task);
-  CHECK(task.data["claim"]["worktree"].as_string() == "../feature-x");
+  CHECK(task.data["claim"]["worktree"].as_string() == ".worktrees/feature-x");
   CHECK(task.data["claim"]["branch"].as_string() == "feature");
   Envelope briefing = p.query("session", "briefing");
   require_ok(briefing);
@@ -68,16 +71,21 @@ TEST_CASE("sessions record the worktree and branch their caller works in, and sh
   require_ok(shown);
   CHECK_FALSE(shown.data.contains("worktree"));
   CHECK(shown.data["branch"].as_string() == "main");
-  CHECK(audited(p, "session.resume", "worktree")["before"].as_string() == (root.parent_path() / "feature-x").string());
+  CHECK(audited(p, "session.resume", "worktree")["before"].as_string() == feature.string());
 
-  // A caller whose transport cannot say (HTTP) records nothing, and nothing is shown.
-  p.set_place({});
-  require_ok(p.mutate("session", "end"));
-  require_ok(p.mutate("session", "start", R"({"scope":"global"})"));
-  shown = p.query("session", "show");
-  require_ok(shown);
-  CHECK_FALSE(shown.data.contains("worktree"));
-  CHECK_FALSE(shown.data.contains("branch"));
+  // A caller whose transport cannot say (HTTP), or who works in another repository (ct --project
+  // from elsewhere), records nothing, and nothing is shown.
+  test::TempDir elsewhere;
+  test::git_repository(elsewhere.path());
+  for (const Place& place : {Place{}, Place{fs::weakly_canonical(elsewhere.path()).string(), "main"}}) {
+    p.set_place(place);
+    require_ok(p.mutate("session", "end"));
+    require_ok(p.mutate("session", "start", R"({"scope":"global"})"));
+    shown = p.query("session", "show");
+    require_ok(shown);
+    CHECK_FALSE(shown.data.contains("worktree"));
+    CHECK_FALSE(shown.data.contains("branch"));
+  }
 }
 
 TEST_CASE("system.init in a linked git worktree refuses to split the repository's store", "[worktrees][git]") {
