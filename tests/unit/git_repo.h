@@ -14,15 +14,12 @@
 
 namespace ct::test {
 
-/// git never reads ~/.gitconfig or /etc/gitconfig here, and commits have an author (the release
-/// engine's git_environment passes these variables on).
+/// git never reads ~/.gitconfig or /etc/gitconfig in these tests (the release engine's
+/// git_environment passes these two variables on). Who commits is each repository's config
+/// (git_repository), never the process's environment: tests of a missing identity rely on that.
 inline void isolate_git() {
   ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
   ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-  ::setenv("GIT_AUTHOR_NAME", "Test", 0);
-  ::setenv("GIT_AUTHOR_EMAIL", "test@example.com", 0);
-  ::setenv("GIT_COMMITTER_NAME", "Test", 0);
-  ::setenv("GIT_COMMITTER_EMAIL", "test@example.com", 0);
 }
 
 /// Whether `git <args>` in `dir` succeeds.
@@ -44,10 +41,13 @@ inline std::string git(const std::filesystem::path& dir, const std::vector<std::
   return out;
 }
 
-/// `dir` (created when missing) as a repository on `main` with one commit holding README.md.
+/// `dir` (created when missing) as a repository on `main` with one commit holding README.md, its
+/// commits (in every worktree) by a tester of its config.
 inline void git_repository(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   git(dir, {"init", "-q", "-b", "main"});
+  git(dir, {"config", "user.name", "Tester"});
+  git(dir, {"config", "user.email", "tester@example.com"});
   { std::ofstream(dir / "README.md") << "hello\n"; }
   git(dir, {"add", "README.md"});
   git(dir, {"commit", "-q", "-m", "first"});

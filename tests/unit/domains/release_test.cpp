@@ -11,6 +11,7 @@
 #include "engines/rules/release_engine.h"
 #include "engines/store/sqlite/sqlite_store.h"
 #include "engines/adapters/subprocess.h"
+#include "unit/git_repo.h"
 #include "unit/test_support.h"
 
 using namespace ct;
@@ -30,39 +31,9 @@ void write(const std::filesystem::path& file, std::string_view text) {
   out << text;
 }
 
-/// git never reads the user's ~/.gitconfig or /etc/gitconfig in these tests (the release engine
-/// passes these two variables on to git).
-void isolate_git() {
-  ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-  ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-}
-
-/// Runs git in `dir` and returns its stdout; fails the test when git fails.
-std::string git(const std::filesystem::path& dir, std::vector<std::string> args) {
-  isolate_git();
-  ProcessSpec spec;
-  spec.argv = {"git"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.cwd = dir;
-  spec.env = git_environment();
-  auto result = run_process(spec);
-  REQUIRE(result);
-  INFO("git " << args.front() << ": " << result->err);
-  REQUIRE(result->ok());
-  std::string out = result->out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
-bool git_ok(const std::filesystem::path& dir, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {"git"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.cwd = dir;
-  spec.env = git_environment();
-  auto result = run_process(spec);
-  return result && result->ok();
-}
+using test::git;
+using test::git_ok;
+using test::isolate_git;
 
 /// The project as a git repository with one commit on main and a bare remote "origin".
 struct GitProject {
