@@ -71,6 +71,10 @@ Result<Reply> init(Context& context, const InitArgs& args) {
     return fail(Error(ErrorCode::FileError, "cannot initialise: " + root.string() + " is not a directory")
                     .with_fix("create the directory first, or pass --project DIR"));
   Project project{root};
+  // A linked worktree without a store of its own shares its repository's, wherever that is kept
+  // (a server the environment names answers for every folder): asked first.
+  const std::optional<SharedStore> shared = shared_store(root);
+  if (shared && !fs::is_regular_file(project.db_path(), ec)) CT_TRY(check_worktree(context, *shared, args));
   json::Value data = json::Value::object();
   data.set("root", root.string());
   std::unique_ptr<StoreBackend> store = project_store(project);
@@ -95,8 +99,6 @@ Result<Reply> init(Context& context, const InitArgs& args) {
     }
     store->erase_empty();
   }
-  const std::optional<SharedStore> shared = shared_store(root);
-  if (shared) CT_TRY(check_worktree(context, *shared, args));
   // A project inside another one splits the task graph without anyone noticing: every command
   // run below here would use the new one. Asked for, it is allowed (a separate store of a
   // worktree nested in its repository's main one is asked for).
