@@ -409,6 +409,7 @@ int run_edit(const Registry& operations, const std::shared_ptr<Workspace>& works
   if (!who) return report_failure(who.error(), output);
   Router router(operations, workspace, person_options(globals, output.json), clock_from_environment());
   const Caller caller{.principal = who->principal,
+                      .place = process_place(),
                       .session = resolve_session(globals, *workspace).session,
                       .adopt_only_active_session = true};
   json::Value show = json::Value::object();
@@ -600,6 +601,7 @@ int run_checked(const std::vector<std::string>& args) {
   const Binding binding = resolve_session(globals, *workspace);
   Request request{spec->gateway, std::string(spec->domain), std::string(spec->name), params,
                   {.principal = who->principal,
+                   .place = process_place(),
                    .session = binding.session,
                    .adopt_only_active_session = true,
                    .never_adopt = binding.elsewhere}};

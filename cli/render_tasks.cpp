@@ -135,6 +135,18 @@ std::string show_card(const View& view) {
   fact("labels", "labels");
   fact("depends", "depends");
   fact("blocked by", "blockedBy", "31");
+  // Who works on it and where (issue 53): the claim's agent and session, its worktree and branch.
+  if (const json::Value& claim = task["claim"]; claim.is_object()) {
+    std::string held = str(claim, "session").empty() ? std::string("the command line") : str(claim, "session");
+    if (claim.contains("agent")) held = str(claim, "agent") + " (" + held + ")";
+    std::string where = str(claim, "worktree");
+    if (claim.contains("branch")) where += (where.empty() ? "" : " @ ") + str(claim, "branch");
+    if (!where.empty()) held += " in " + where;
+    if (claim["lapsed"] == json::Value(true)) held += ", lapsed";
+    else if (claim.contains("leaseEnds")) held += ", lease ends " + time_text(str(claim, "leaseEnds"), view.options);
+    facts.emplace_back("claimed by", std::move(held));
+    sgrs.emplace_back();
+  }
   fact("created", "createdAt");
   fact("updated", "updatedAt");
   fact("completed", "completedAt");

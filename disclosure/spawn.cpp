@@ -17,6 +17,7 @@
 #include "domains/envelope.h"
 #include "domains/context.h"
 #include "domains/orchestrate/orchestrate.h"
+#include "domains/orchestrate/worktrees.h"
 #include "domains/pipeline.h"
 #include "domains/providers/providers.h"
 #include "domains/memory/memory_common.h"
@@ -237,6 +238,7 @@ Result<Reply> spawn_external(Context& context, const SpawnArgs& args) {
   std::vector<std::string> warnings;
   CT_TRY_ASSIGN(SkillCatalog skills, load_skill_catalog(context, warnings));
   Prompt prompt;
+  std::optional<TaskWorktree> recorded;
   CT_TRY(pipeline::read_in_own_transaction(context, [&]() -> Result<void> {
     CT_TRY_ASSIGN(orchestrate::Readiness ready, orchestrate::readiness(context, args.id));
     if (!ready.ready) {
@@ -246,6 +248,9 @@ Result<Reply> spawn_external(Context& context, const SpawnArgs& args) {
       return fail(std::move(error).with_detail("readiness", orchestrate::readiness_json(ready)));
     }
     CT_TRY_ASSIGN(prompt, build_prompt(context, args, skills, ready));
+    if (execute) {
+      CT_TRY_ASSIGN(recorded, context.db().get_task_worktree(args.id));
+    }
     return {};
   }));
 
@@ -257,12 +262,17 @@ Result<Reply> spawn_external(Context& context, const SpawnArgs& args) {
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(prompt.text)));
   data.set("prompt", prompt.text);
   if (!execute) return Reply::warned(std::move(data), std::move(warnings));
+  // orchestrator.worktrees: the agent works in a worktree and branch of the task's own. (Reserving
+  // the task's files is the claim's: the agent's session.start claims the task, as ever.)
+  CT_TRY_ASSIGN(std::optional<orchestrate::PreparedWorktree> worktree,
+                orchestrate::prepare_worktree(context, args.id, recorded));
+  if (worktree) data.set("worktree", orchestrate::worktree_json(*worktree));
 
   ProcessSpec spec;
   spec.argv = std::move(agent->argv);
   if (agent->prompt_on_stdin) spec.stdin_data = prompt.text;
   else spec.argv.push_back(prompt.text);
-  spec.cwd = context.root();
+  spec.cwd = worktree ? std::filesystem::path(worktree->record.worktree) : context.root();
   // An agent CLI needs its home (credentials, settings) and its provider's key; nothing else leaks.
   spec.env = minimal_environment({"HOME", "USER", "LANG", "XDG_CONFIG_HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
                                   "GEMINI_API_KEY", "GOOGLE_API_KEY"});
@@ -304,6 +314,14 @@ Result<Reply> spawn(Context& context, const SpawnArgs& args) {
   if (!context.external) return fail(ErrorCode::Internal, "orchestrate.spawn: the external step did not run");
   Reply reply = std::move(*context.external);
   if (context.audit) context.audit->task_id = args.id;
+  if (json::Value made = reply.data["worktree"]; made.is_object()) {
+    // The worktree the agent ran in is the task's from now on (audited when new).
+    TaskWorktree record{.task_id = args.id, .worktree = made["path"].as_string(), .branch = made["branch"].as_string(),
+                        .base = made["base"].as_string(), .session = context.session, .created_at = context.now()};
+    CT_TRY(orchestrate::record_worktree(context, record));
+    made.set("base", orchestrate::short_sha(record.base));
+    reply.data.set("worktree", std::move(made));
+  }
   const json::Value& run = reply.data["run"];
   if (!run.is_object()) return reply;
   std::string outcome = "orchestrate.spawn ran " + reply.data["skill"].as_string() + " agent: " +
@@ -336,7 +354,8 @@ void register_spawn_operation(Registry& registry) {
                 .summary = "A subagent's prompt for a task (and run it)",
                 .params = args.specs(),
                 .returns = "{id, skill, skillReason, level, tokens (estimated o200k), prompt, run?{command, exitCode, "
-                           "signal?, timedOut?, durationMs, outputTail}}: the prompt holds the task with its "
+                           "signal?, timedOut?, durationMs, outputTail}, worktree?{path, branch, base, created?} (with "
+                           "orchestrator.worktrees: where the agent ran and its work lives)}: the prompt holds the task with its "
                            "acceptance criteria, parent and epic, its finished dependencies' results (research entries, "
                            "else the note they were completed with), the skill's "
                            "protocol, the subagent contract and help; a run is noted on the task",

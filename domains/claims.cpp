@@ -6,10 +6,20 @@
 
 namespace ct {
 
-json::Value claim_json(const Claim& claim, const Config& config, TimeMs now) {
+std::string shown_worktree(const std::string& worktree, const std::filesystem::path& root) {
+  if (worktree.empty()) return "";
+  const std::filesystem::path tree(worktree);
+  if (tree == root) return "";
+  const std::filesystem::path relative = tree.lexically_relative(root);
+  return relative.empty() ? worktree : relative.string();
+}
+
+json::Value claim_json(const Claim& claim, const Config& config, TimeMs now, const std::filesystem::path& root) {
   json::Value out = json::Value::object();
   out.set("session", claim.session);
   if (!claim.agent.empty()) out.set("agent", claim.agent);
+  if (std::string shown = shown_worktree(claim.worktree, root); !shown.empty()) out.set("worktree", std::move(shown));
+  if (!claim.branch.empty()) out.set("branch", claim.branch);
   if (std::optional<TimeMs> end = lease_end(claim, config)) {
     out.set("leaseEnds", format_iso8601(*end));
     if (*end <= now) out.set("lapsed", true);

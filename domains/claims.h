@@ -2,6 +2,7 @@
 // who holds a task and until when their lease runs (engines/rules/claim_lease.h).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -11,9 +12,15 @@
 
 namespace ct {
 
-/// {session, agent?, leaseEnds?, lapsed?}: leaseEnds when the claim can lapse, lapsed:true once it
+/// A session's worktree as replies show it (issue 53): relative to the project's root, the main
+/// work tree (`../feature-x`, `.worktrees/a`); "" when unknown or the main work tree itself, which
+/// replies leave out.
+std::string shown_worktree(const std::string& worktree, const std::filesystem::path& root);
+
+/// {session, agent?, worktree?, branch?, leaseEnds?, lapsed?}: where the holder works
+/// (shown_worktree, relative to `root`), leaseEnds when the claim can lapse, lapsed:true once it
 /// has (another session's tasks.start takes the task over).
-json::Value claim_json(const Claim& claim, const Config& config, TimeMs now);
+json::Value claim_json(const Claim& claim, const Config& config, TimeMs now, const std::filesystem::path& root);
 
 /// Every claim, by task id (one read; there is one per session with a task).
 Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& context);

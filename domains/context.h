@@ -56,6 +56,8 @@ class Context {
   /// outside the project, change the keys only people set (SetBy::People), approve, verify and
   /// reclaim; an agent — over MCP, or `ct` from an agent's shell — may not.
   Principal principal;
+  /// The git work tree and branch the caller works in, as the transport knows them ("" unknown).
+  Place place;
   /// The user's home directory, for user-scope files (agent hosts' configuration): set by tests
   /// and embedders; none means $HOME at the time of the call.
   std::optional<std::filesystem::path> home;

@@ -31,6 +31,16 @@ struct Principal {
   static Principal agent(std::string id, std::string proof) { return {Kind::Agent, "agent:" + std::move(id), std::move(proof)}; }
 };
 
+/// Where a caller works (issue 53): the git work tree (its top-level directory, absolute) and the
+/// branch its HEAD names, as the transport knows them once — `ct` and `ct mcp` from their process's
+/// working directory (engines/project/git_worktree.h); over HTTP the server cannot know, and it
+/// stays "". Never read from params. Sessions record it when they start or resume, when it is a
+/// worktree of the project's own repository (domains/session/session_common.h: project_place).
+struct Place {
+  std::string worktree;
+  std::string branch;
+};
+
 /// Whether an agent may go by `label`: names that read as a person or as the product itself
 /// ("person", "human@dashboard", "people", "cleo", "system", "person:…") are reserved, so the
 /// audit trail and a proposal's author never show an agent as one of them.

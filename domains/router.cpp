@@ -177,6 +177,7 @@ Context Router::new_context(const Caller& caller, const pipeline::Call& call) {
   static const Config kDefaults;
   context.config = &kDefaults;
   context.principal = caller.principal;
+  context.place = caller.place;
   context.home = options_.home;
   context.capabilities = options_.capabilities;
   context.keeps_nothing = !call.writes();

@@ -40,6 +40,8 @@ struct Approval;
 struct Caller {
   /// Who calls (domains/principal.h): set by the transport, never from what the call says.
   Principal principal;
+  /// Where it works (domains/principal.h): set by the transport, never from what the call says.
+  Place place;
   std::string session;  // the session the call runs in ("" = none)
   std::string agent;    // recorded in the audit trail when the session names none (an MCP client's name)
   /// `agent` is recorded even on writes in a session that names another agent: a person acting

@@ -3,9 +3,19 @@
 #include <system_error>
 
 #include "core/log.h"
+#include "engines/project/git_worktree.h"
 #include "engines/store/open/open_store.h"
 
 namespace ct {
+
+Place process_place() {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return {};
+  auto tree = git::locate(cwd);
+  if (!tree) return {};
+  return {tree->top.string(), tree->branch};
+}
 
 std::shared_ptr<Workspace> Workspace::open(std::optional<std::filesystem::path> explicit_dir) {
   return std::make_shared<Workspace>(std::move(explicit_dir));

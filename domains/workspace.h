@@ -14,11 +14,16 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/file_stamp.h"
+#include "domains/principal.h"
 #include "engines/project/config.h"
 #include "engines/project/project.h"
 #include "engines/store/store.h"
 
 namespace ct {
+
+/// Where this process works (domains/principal.h): the git work tree of its working directory and
+/// the branch it is on, read once per call of this function; "" for both outside git.
+Place process_place();
 
 /// One process's (or server's) view of its project. Thread-safe: a server's pooled routers share one.
 class Workspace {

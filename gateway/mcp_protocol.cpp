@@ -468,6 +468,7 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   connection.client_name = agent_label(meta->client_name);
   connection.client_version = meta->client_version;
   connection.principal = base.principal;
+  connection.place = base.place;
   connection.outbox = base.outbox;
   connection.streams_replies = base.streams_replies;
   if (log_level) connection.log->set_level(*log_level);  // the request's log

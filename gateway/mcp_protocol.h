@@ -56,6 +56,8 @@ struct Connection {
   /// Who is at the other end (domains/principal.h): an agent, one per connection; the label it
   /// goes by is client_name, fixed at initialize.
   Principal principal;
+  /// Where it works (domains/principal.h): stdio's process's git work tree; "" over HTTP.
+  Place place;
   /// Where messages go that the client did not just ask for (notifications, a late reply): stdio's
   /// standard output, an HTTP session's GET stream. Null: nowhere (no subscriptions, no late replies).
   std::shared_ptr<Outbox> outbox;
@@ -77,7 +79,7 @@ struct Connection {
   std::map<std::string, std::uint64_t> listens;
 
   /// The caller of each call it makes.
-  Caller caller() const { return {.principal = principal, .session = session, .agent = client_name}; }
+  Caller caller() const { return {.principal = principal, .place = place, .session = session, .agent = client_name}; }
 };
 
 enum class MessageKind { Request, Notification, Response, Batch, Invalid };

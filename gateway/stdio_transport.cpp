@@ -97,6 +97,7 @@ int serve_stdio(const Protocol& protocol, Router& router, std::FILE* in, std::FI
   connection.task_owner = "stdio";
   // This process is one connection: one agent, whatever name it gives.
   connection.principal = Principal::agent("stdio:" + random_hex(6), "connection");
+  connection.place = process_place();  // this process works in its working directory's git work tree
   LineReader reader(::fileno(in), kMaxMessageBytes);
   log::info("serving MCP on stdio");
   std::string line;

@@ -108,6 +108,9 @@ class Briefing {
       about.set("scope", session_->scope);
       about.set("status", to_string(session_->status));
       if (!session_->agent.empty()) about.set("agent", session_->agent);
+      if (std::string shown = shown_worktree(session_->worktree, context_.root()); !shown.empty())
+        about.set("worktree", std::move(shown));
+      if (!session_->branch.empty()) about.set("branch", session_->branch);
       about.set("updatedAt", format_iso8601(session_->updated_at));
       if (!session_->note.empty()) about.set("notes", session_->note);
       if (!session_->next_action.empty()) about.set("nextAction", session_->next_action);
@@ -143,7 +146,7 @@ class Briefing {
       if (gate.at != 0) gate_map.set(gate.name, gate.status);
     if (gate_map.size() > 0) task.set("gates", std::move(gate_map));
     CT_TRY_ASSIGN(std::optional<Claim> claim, context_.db().claim_on(focus_->id));
-    if (claim) task.set("claim", claim_json(*claim, *context_.config, now_));
+    if (claim) task.set("claim", claim_json(*claim, *context_.config, now_, context_.root()));
     data_.set("focus", std::move(task));
     // The newest notes first.
     for (auto it = focus_->notes.rbegin(); it != focus_->notes.rend(); ++it) {

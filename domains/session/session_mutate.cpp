@@ -49,6 +49,10 @@ Result<Reply> start(Context& context, const StartArgs& args) {
   auto engine = sessions(context);
   std::string agent = args.agent.value_or(context.agent);
   CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent, context.principal.id));
+  // Where it runs: the caller's git worktree and branch, as its transport knows them.
+  if (const Place place = project_place(context); !place.worktree.empty()) {
+    CT_TRY_ASSIGN(session, engine.place(session.id, place.worktree, place.branch));
+  }
   // Everything from here on (the claim, the audit row) happens in the new session.
   context.session = session.id;
   context.bind_session(session.id);
@@ -123,6 +127,9 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.resume(id, context.principal.id, context.agent));
+  // It runs where its resumer works now ("" when the transport cannot know: HTTP).
+  const Place place = project_place(context);
+  CT_TRY_ASSIGN(after, engine.place(id, place.worktree, place.branch));
   if (context.audit) context.audit->task_id = id;
   std::vector<std::string> warnings;
   if (before.owner != after.owner && !before.owner.empty())
@@ -135,7 +142,9 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(id));
   if (focus) data.set("focus", *focus);
   if (!after.next_action.empty()) data.set("nextAction", after.next_action);
-  return Reply::noted(std::move(data), no_change_if(before.status == after.status && before.owner == after.owner),
+  return Reply::noted(std::move(data),
+                      no_change_if(before.status == after.status && before.owner == after.owner &&
+                                   before.worktree == after.worktree && before.branch == after.branch),
                       std::move(warnings));
 }
 

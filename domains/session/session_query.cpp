@@ -6,25 +6,30 @@
 
 #include "core/clock.h"
 #include "core/text.h"
+#include "domains/claims.h"
 #include "domains/projection.h"
 #include "domains/session/session_common.h"
 
 namespace ct::session {
 namespace {
 
-json::Value compact(const Session& session) {
+json::Value compact(const Context& context, const Session& session) {
   json::Value out = json::Value::object();
   out.set("id", session.id);
   if (!session.name.empty()) out.set("name", session.name);
   out.set("scope", session.scope);
   out.set("status", to_string(session.status));
   if (!session.agent.empty()) out.set("agent", session.agent);
+  // Where it runs: a worktree other than the main one (relative to it), and the branch.
+  if (std::string shown = shown_worktree(session.worktree, context.root()); !shown.empty())
+    out.set("worktree", std::move(shown));
+  if (!session.branch.empty()) out.set("branch", session.branch);
   out.set("updatedAt", format_iso8601(session.updated_at));
   return out;
 }
 
 Result<json::Value> full(Context& context, const Session& session) {
-  json::Value out = compact(session);
+  json::Value out = compact(context, session);
   CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(session.id));
   if (focus) out.set("focus", *focus);
   if (!session.note.empty()) out.set("notes", session.note);
@@ -65,7 +70,7 @@ Result<Reply> list(Context& context, const ListArgs& args) {
     if (args.rows.full) {
       CT_TRY_ASSIGN(row, full(context, session));
     } else {
-      row = compact(session);
+      row = compact(context, session);
     }
     if (session.id == context.session) row.set("current", true);
     rows.push_back(std::move(row));
@@ -116,7 +121,7 @@ Result<Reply> history(Context& context, const HistoryArgs& args) {
 void register_session_queries(Registry& registry) {
   registry.add({.domain = "session", .name = "status", .gateway = Gateway::Query,
                 .summary = "Your bound session",
-                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
+                .returns = "{id,name?,scope,status,agent?,worktree?,branch?,focus?,notes?,nextAction?,createdAt,updatedAt}; "
                            "E_NO_DATA note when no session is bound",
                 .examples = {{R"({})", "which session am I in?"}},
                 .idempotent = true, .tier = 1, .handler = no_args(status)});
@@ -130,11 +135,12 @@ void register_session_queries(Registry& registry) {
   registry.add({.domain = "session", .name = "list", .gateway = Gateway::Query,
                 .summary = "List sessions, newest first",
                 .params = list_args.specs(),
-                .returns = "[{id,name?,scope,status,agent?,updatedAt,current?}] (also focus?, notes?, nextAction?, "
-                           "createdAt, endedAt? with detail:'full'); _meta.page when there are more",
+                .returns = "[{id,name?,scope,status,agent?,worktree? (relative to the main one),branch?,updatedAt,current?}] "
+                           "(also focus?, notes?, nextAction?, createdAt, endedAt? with detail:'full'); _meta.page "
+                           "when there are more",
                 .examples = {{R"({"status":"active"})", "active sessions"}},
                 .idempotent = true, .tier = 2,
-                .row_fields = {"id", "name", "scope", "status", "agent", "updatedAt", "focus", "notes", "nextAction",
+                .row_fields = {"id", "name", "scope", "status", "agent", "worktree", "branch", "updatedAt", "focus", "notes", "nextAction",
                                "createdAt", "endedAt", "archivedAt", "current"},
                 .handler = list_args.handler(list)});
   const auto id_args = bind(field(&IdArgs::id, id_param(false, kCurrentOrId)));

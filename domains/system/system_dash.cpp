@@ -102,7 +102,7 @@ Result<void> add_claims(Context& context, const SessionNames& labels, json::Valu
     if (!claim.session.empty()) {
       auto label = labels.find(claim.session);
       item.set("session", label != labels.end() ? label->second : claim.session);
-      const json::Value held = claim_json(claim, *context.config, now);
+      const json::Value held = claim_json(claim, *context.config, now, context.root());
       for (const auto& [key, value] : held.as_object())
         if (key != "session") item.set(key, value);
     }

@@ -19,7 +19,48 @@ namespace {
 
 struct InitArgs {
   bool force = false;
+  bool separate = false;
 };
+
+/// Where the store of `project` is, as its config names it (SQLite's file, else the server).
+std::string store_named(const Project& project) {
+  auto config = Config::load(project.config_path());
+  return (config ? project_store(project, *config) : project_store(project))->location();
+}
+
+/// A linked git work tree shares its repository's store (issue 53): a store of its own splits the
+/// task graph, so only a person asks for one (`separate`).
+Result<void> check_worktree(const Context& context, const SharedStore& shared, const InitArgs& args) {
+  const std::string where = "the linked git worktree " + shared.worktree.string();
+  if (args.separate) {
+    if (context.is_person()) return {};
+    return fail(Error(ErrorCode::MutationDisabled, "a store of its own for " + where +
+                                                       " splits the repository's tasks: only a person asks for one")
+                    .with_fix("a person runs " + call("system.init", {{"separate", true}}) + " in " +
+                              shared.worktree.string())
+                    .with_detail("field", "separate"));
+  }
+  Error error(ErrorCode::InvalidInput, "");
+  if (shared.project) {
+    const std::string store = store_named(*shared.project);
+    error.message = "cannot initialise: " + where + " shares the store of its repository's main worktree (" + store +
+                    "); a project here would split from it";
+    error.fix = "work here as you are (every command finds that store from this worktree); for a store of its "
+                "own, a person runs " + call("system.init", {{"separate", true}});
+    error.details.set("store", store);
+  } else {
+    error.message = "cannot initialise: " + where + " is not its repository's main worktree" +
+                    (shared.main.empty() ? std::string(" (the repository is bare)") : " (" + shared.main.string() + ")");
+    error.fix = shared.main.empty() ? "for a store of this worktree's own, a person runs " +
+                                          call("system.init", {{"separate", true}})
+                                    : call("system.init") + " in " + shared.main.string() +
+                                          ", which every worktree of the repository then shares";
+  }
+  return fail(std::move(error)
+                  .with_detail("field", "separate")
+                  .with_detail("worktree", shared.worktree.string())
+                  .with_detail("main", shared.main.string()));
+}
 
 Result<Reply> init(Context& context, const InitArgs& args) {
   namespace fs = std::filesystem;
@@ -30,6 +71,10 @@ Result<Reply> init(Context& context, const InitArgs& args) {
     return fail(Error(ErrorCode::FileError, "cannot initialise: " + root.string() + " is not a directory")
                     .with_fix("create the directory first, or pass --project DIR"));
   Project project{root};
+  // A linked worktree without a store of its own shares its repository's, wherever that is kept
+  // (a server the environment names answers for every folder): asked first.
+  const std::optional<SharedStore> shared = shared_store(root);
+  if (shared && !fs::is_regular_file(project.db_path(), ec)) CT_TRY(check_worktree(context, *shared, args));
   json::Value data = json::Value::object();
   data.set("root", root.string());
   std::unique_ptr<StoreBackend> store = project_store(project);
@@ -55,8 +100,9 @@ Result<Reply> init(Context& context, const InitArgs& args) {
     store->erase_empty();
   }
   // A project inside another one splits the task graph without anyone noticing: every command
-  // run below here would use the new one. Asked for, it is allowed.
-  if (auto outer = enclosing_project(root); outer && !args.force) {
+  // run below here would use the new one. Asked for, it is allowed (a separate store of a
+  // worktree nested in its repository's main one is asked for).
+  if (auto outer = enclosing_project(root); outer && !args.force && !(shared && args.separate)) {
     Error error(ErrorCode::InvalidInput, "cannot initialise: " + root.string() + " is inside the CLEO project at " +
                                              outer->root.string() + ", and a project here would nest in it");
     error.fix = "work in that project (its commands find it from here), or pass force: true (ct init --force) "
@@ -192,15 +238,20 @@ void register_system_domain(Registry& registry) {
                 .row_fields = {"seq", "at", "operation", "id", "outcome", "session", "agent", "by", "reason", "intent",
                                "params", "changes"},
                 .handler = log_args.handler(log)});
-  const auto init_args = bind(field(&InitArgs::force, {.name = "force", .type = ParamType::Bool,
-                                                       .description = "Create it even inside another project (a nested project)"}));
+  const auto init_args = bind(
+      field(&InitArgs::force, {.name = "force", .type = ParamType::Bool,
+                               .description = "Create it even inside another project (a nested project)"}),
+      field(&InitArgs::separate, {.name = "separate", .type = ParamType::Bool,
+                                  .description = "In a linked git worktree: a store of its own, not the repository's "
+                                                 "shared one (people only)"}));
   registry.add({.domain = "system", .name = "init", .gateway = Gateway::Mutate,
                 .summary = "Create a CLEO project here",
                 .params = init_args.specs(),
                 // disclosure/ adds the project injection as a step after the handler (Registry::add_step).
                 .returns = "{root, created, db?, instructions?[{file, action}] (files written by the project "
                            "injection)}; E_ALREADY_EXISTS note when the project exists",
-                .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::InvalidInput},
+                .errors = {ErrorCode::FileError, ErrorCode::StoreUnavailable, ErrorCode::InvalidInput,
+                           ErrorCode::MutationDisabled},
                 .examples = {{R"({})", "initialise the current project"}},
                 .idempotent = true, .needs_project = false, .tier = 1, .shortcut = "init",
                 .text_view = TextView::Initialised, .handler = init_args.handler(init)});

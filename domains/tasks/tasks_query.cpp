@@ -98,7 +98,7 @@ Result<Reply> show(Context& context, const ShowArgs& args) {
   // Who works on it, and until when (only an active task is anyone's claim).
   if (task.status == TaskStatus::Active) {
     CT_TRY_ASSIGN(std::optional<Claim> claim, context.db().claim_on(task.id));
-    if (claim) data.set("claim", claim_json(*claim, *context.config, now));
+    if (claim) data.set("claim", claim_json(*claim, *context.config, now, context.root()));
   }
   if (full) {
     // The research entries linked to it (research.link): only in the full record.
@@ -209,7 +209,7 @@ Result<Reply> list(Context& context, const ListArgs& args) {
   for (const auto& task : tasks) {
     json::Value row = list_row(task, args.rows.full, upstream);
     if (auto claim = claims.find(task.id); claim != claims.end() && task.status == TaskStatus::Active)
-      row.set("claim", claim_json(claim->second, *context.config, now));
+      row.set("claim", claim_json(claim->second, *context.config, now, context.root()));
     rows.push_back(std::move(row));
   }
   Reply reply = Reply::paged(std::move(rows), Page{total, query.limit, query.offset});

@@ -34,10 +34,19 @@ std::string check_inside_project(std::string_view text) {
   return "";
 }
 
+/// orchestrator.worktrees: one folder per task, so the pattern names the task.
+std::string check_worktree_pattern(std::string_view text) {
+  if (text.empty()) return "";
+  if (text.find("{task}") == std::string_view::npos) return "must hold {task}, so that each task gets a folder of its own";
+  if (text.find_first_of("\n\r\t") != std::string_view::npos) return "must be one line";
+  return "";
+}
+
 // The one table of configuration keys. Order is the order of config.json and of help output.
 // SetBy::People marks the keys whose value widens what agents may do, which only a person sets:
 // - a program runs: validate.testCommand, orchestrator.spawnCommand, orchestrator.provider (an agent
 //   host's headless command), release.gates, engines (plug-in commands);
+// - git worktrees made outside the project: orchestrator.worktrees;
 // - a file or a place outside .cleo/: release.versionFile (release.ship rewrites it; an absolute
 //   path leaves the project), release.remote (git pushes branches and tags there, and takes a URL);
 // - another store: storage.url, storage.schema (another project's tasks in the same database);
@@ -170,6 +179,11 @@ std::vector<ConfigKey> work_keys() {
        "headless command orchestrate.spawn runs with execute:true, the prompt as its last argument, when "
        "orchestrator.spawnCommand is empty. Empty = none",
        SetBy::People},
+      {"orchestrator.worktrees", json::Type::String, "\"\"", 0, 0, {},
+       "Where orchestrate.spawn with execute:true puts each task's git worktree (branch cleo/<task>, from the main "
+       "worktree's HEAD) and runs the agent: a directory relative to the main worktree, {repo} its folder's name and "
+       "{task} the task id, e.g. \"../{repo}-{task}\". Empty = off: agents run in the project root",
+       SetBy::People, false, check_worktree_pattern},
       {"orchestrator.spawnTimeoutSeconds", json::Type::Int, "1800", 1, 86400, {},
        "orchestrate.spawn with execute:true stops the agent after this many seconds (recorded as a failed run)"},
       {"lifecycle.enforcement", json::Type::String, "\"strict\"", 0, 0, {"strict", "advisory", "off"},

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engines/project/config.h"
+#include "engines/project/git_worktree.h"
 
 namespace ct {
 namespace {
@@ -72,6 +73,17 @@ Error store_missing(const fs::path& dir) {
       .with_detail("damaged", true);
 }
 
+/// The project of the repository's main work tree when `dir` is the top of a linked git work tree
+/// (issue 53: every work tree of a repository shares its store); none when `dir` is no such top or
+/// the main work tree holds no project — an error when it holds one that lost its store.
+std::optional<Result<Project>> shared_project(const fs::path& dir, bool damaged) {
+  auto tree = git::at_top(dir);
+  if (!tree || !tree->linked || tree->main.empty()) return std::nullopt;
+  if (holds_project(tree->main, damaged)) return Project{tree->main};
+  if (holds_project(tree->main, true)) return fail(store_missing(tree->main));
+  return std::nullopt;
+}
+
 /// A directory named explicitly (--project or $CLEO_ROOT) must exist and hold the project itself.
 Result<Project> project_at(const fs::path& dir, std::string_view source, bool damaged) {
   std::error_code ec;
@@ -84,8 +96,10 @@ Result<Project> project_at(const fs::path& dir, std::string_view source, bool da
     return fail(Error(ErrorCode::FileError, std::string(source) + " " + root.string() + " is not a directory")
                     .with_fix("pass the directory that holds .cleo/"));
   }
-  if (!holds_project(root, damaged))
+  if (!holds_project(root, damaged)) {
+    if (auto shared = shared_project(root, damaged)) return std::move(*shared);
     return fail(holds_project(root, true) ? store_missing(root) : not_initialized(root, false));
+  }
   return Project{root};
 }
 
@@ -102,6 +116,8 @@ Result<Project> walk_to_project(const std::optional<std::filesystem::path>& expl
   start = absolute_dir(start);
   for (fs::path dir = start;; dir = dir.parent_path()) {
     if (holds_project(dir, damaged)) return Project{dir};
+    // A linked work tree without a store of its own (the usual case) uses its repository's.
+    if (auto shared = shared_project(dir, damaged)) return std::move(*shared);
     // A project that lost its store is still the project here: never fall through to a parent's.
     if (holds_project(dir, true)) return fail(store_missing(dir));
     if (!dir.has_parent_path() || dir.parent_path() == dir) break;
@@ -146,6 +162,14 @@ std::optional<Project> enclosing_project(const std::filesystem::path& dir) {
     if (!up.has_parent_path() || up.parent_path() == up) break;
   }
   return std::nullopt;
+}
+
+std::optional<SharedStore> shared_store(const std::filesystem::path& dir) {
+  auto tree = git::locate(dir);
+  if (!tree || !tree->linked) return std::nullopt;
+  SharedStore out{.worktree = tree->top, .main = tree->main};
+  if (!tree->main.empty() && holds_project(tree->main, true)) out.project = Project{tree->main};
+  return out;
 }
 
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir) {

@@ -46,7 +46,9 @@ StoreLocation store_location(const Config* config);
 bool is_postgresql_url(std::string_view target);
 
 /// The directory a command should treat as the project: `explicit_dir` (--project), else
-/// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git).
+/// $CLEO_ROOT, else the nearest ancestor of the current directory holding .cleo/ (like git) — where
+/// the top of a linked git work tree without a store of its own stands for its repository's main
+/// work tree (SharedStore), and so does a --project or CLEO_ROOT naming that top.
 /// Fails with E_NOT_INITIALIZED (fix: system.init) when none is found; `start` is where the
 /// walk began, so init can be offered there.
 Result<Project> find_project(const std::optional<std::filesystem::path>& explicit_dir);
@@ -58,6 +60,17 @@ Result<Project> find_damaged_project(const std::optional<std::filesystem::path>&
 /// The nearest project above `dir` (its parent, grandparent…: a .cleo/ holding tasks.db), if any:
 /// where a project created in `dir` would nest.
 std::optional<Project> enclosing_project(const std::filesystem::path& dir);
+
+/// A linked git work tree (`git worktree add`, engines/project/git_worktree.h) and the project its
+/// repository's main work tree holds: the store find_project gives every folder of the linked work
+/// tree that has no store of its own, so that agents in sibling or nested work trees share one.
+struct SharedStore {
+  std::filesystem::path worktree;        // the linked work tree's top-level directory
+  std::filesystem::path main;            // the main work tree (empty for a bare repository)
+  std::optional<Project> project;        // the main work tree's project, when it has one
+};
+/// The linked work tree `dir` lies in, if any (a main work tree, a submodule or no git: none).
+std::optional<SharedStore> shared_store(const std::filesystem::path& dir);
 
 /// Where `system.init` would create a project: `explicit_dir`, else $CLEO_ROOT, else the cwd.
 std::filesystem::path init_target(const std::optional<std::filesystem::path>& explicit_dir);

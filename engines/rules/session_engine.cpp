@@ -272,6 +272,15 @@ Result<Session> SessionEngine::resume(const std::string& id, const std::string& 
   return save(before, std::move(after));
 }
 
+Result<Session> SessionEngine::place(const std::string& id, const std::string& worktree, const std::string& branch) {
+  CT_TRY_ASSIGN(Session before, get(id));
+  if (before.worktree == worktree && before.branch == branch) return before;
+  Session after = before;
+  after.worktree = worktree;
+  after.branch = branch;
+  return save(before, std::move(after));
+}
+
 Result<Session> SessionEngine::set_note(const std::string& id, const std::optional<std::string>& note,
                                         const std::optional<std::string>& next_action) {
   CT_TRY_ASSIGN(Session before, get(id));
@@ -357,6 +366,8 @@ Result<Session> SessionEngine::save(const Session& before, Session after) {
   if (before.archived_at != after.archived_at) record(after.id, "archived", false, true);
   if (before.owner != after.owner) record(after.id, "owner", before.owner, after.owner);
   if (before.agent != after.agent) record(after.id, "agent", before.agent, after.agent);
+  if (before.worktree != after.worktree) record(after.id, "worktree", before.worktree, after.worktree);
+  if (before.branch != after.branch) record(after.id, "branch", before.branch, after.branch);
   CT_TRY(store_.update_session(after));
   return after;
 }

@@ -74,6 +74,9 @@ class SessionEngine {
   /// E_SESSION_OWNED unless `owner` may write in the session: its own, one from before owners
   /// (owner ""), or an in-process caller's (owner "").
   static Result<void> check_owner(const Session& session, const std::string& owner);
+  /// Records where the session runs now (Session::worktree, branch), as its caller's transport
+  /// says when it starts or resumes it; a change is audited.
+  Result<Session> place(const std::string& id, const std::string& worktree, const std::string& branch);
   Result<Session> set_note(const std::string& id, const std::optional<std::string>& note,
                            const std::optional<std::string>& next_action);
   Result<GcResult> gc();

@@ -49,6 +49,10 @@ struct Session {
   std::string owner;
   /// What its next call is told once (JSON {task, by, at}: another session took over its claim).
   std::string notice;
+  /// Where it runs (issue 53): the git work tree (its top-level directory) and branch of the caller
+  /// that started or last resumed it; "" when that caller was not in git or could not say (HTTP).
+  std::string worktree;
+  std::string branch;
 };
 
 struct SessionQuery {
@@ -60,7 +64,20 @@ struct SessionQuery {
   std::int64_t offset = 0;
 };
 
-/// Session rows; a session's focus is kept by TaskStore.
+/// The git worktree orchestrate.spawn made for a task (orchestrator.worktrees, issue 53): its
+/// folder, its branch, the commit it branched from (what the task's change is diffed against) and
+/// the session that spawned it; `pruned_at` once orchestrate.worktrees.prune removed it.
+struct TaskWorktree {
+  std::string task_id;
+  std::string worktree;  // absolute top-level directory
+  std::string branch;    // "cleo/T012"
+  std::string base;      // full commit sha
+  std::string session;
+  TimeMs created_at = 0;
+  std::optional<TimeMs> pruned_at;
+};
+
+/// Session rows and the worktrees of tasks; a session's focus is kept by TaskStore.
 class SessionStore {
  public:
   [[nodiscard]] Result<void> insert_session(const Session& session);
@@ -71,6 +88,11 @@ class SessionStore {
   [[nodiscard]] Result<std::optional<Session>> get_session(std::string_view id);
   [[nodiscard]] Result<std::vector<Session>> list_sessions(const SessionQuery& query);
   [[nodiscard]] Result<std::int64_t> count_sessions(const SessionQuery& query);
+  /// Records a task's worktree (one per task: a new one replaces the pruned one before it).
+  [[nodiscard]] Result<void> save_task_worktree(const TaskWorktree& worktree);
+  [[nodiscard]] Result<std::optional<TaskWorktree>> get_task_worktree(std::string_view task_id);
+  /// Every task's worktree in task order; pruned ones only with `include_pruned`.
+  [[nodiscard]] Result<std::vector<TaskWorktree>> list_task_worktrees(bool include_pruned);
 
  protected:
   virtual sql::Runner& sql_runner() = 0;

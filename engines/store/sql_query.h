@@ -61,7 +61,8 @@ std::string task_order_by(const Dialect& dialect, SortKey sort, bool descending)
 /// Claims: each focus row f with its session's agent and last renewal (task_store.h Claim),
 /// columns task_id, session, agent, updated_at (NULL when sessionless or the session is gone).
 inline constexpr std::string_view kClaimSelect =
-    "SELECT f.task_id, f.session, coalesce(s.agent, ''), s.updated_at FROM focus f"
+    "SELECT f.task_id, f.session, coalesce(s.agent, ''), s.updated_at, coalesce(s.worktree, ''), "
+    "coalesce(s.branch, '') FROM focus f"
     " LEFT JOIN sessions s ON s.id = f.session";
 
 /// tasks.next's test that someone holds task t: a focus row, unless `cutoff` (a placeholder,

@@ -111,7 +111,7 @@ Result<Task> read_task_row(const Row& row) {
 // Column order of every session SELECT; read_session_row() indexes by these.
 inline constexpr std::string_view kSessionSelect =
     "SELECT id, name, scope, agent, status, note, next_action, created_at, updated_at, ended_at, archived_at, owner, "
-    "notice FROM sessions";
+    "notice, worktree, branch FROM sessions";
 
 template <typename Row>
 Session read_session_row(const Row& row) {
@@ -129,6 +129,8 @@ Session read_session_row(const Row& row) {
   session.archived_at = row.optional_int(10);
   session.owner = std::string(row.text(11));
   session.notice = std::string(row.text(12));
+  session.worktree = std::string(row.text(13));
+  session.branch = std::string(row.text(14));
   return session;
 }
 

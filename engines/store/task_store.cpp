@@ -267,7 +267,8 @@ Result<void> TaskStore::set_focus(std::string_view session, std::optional<std::s
 
 namespace {
 Claim read_claim(const sql::Cursor& row) {
-  return Claim{std::string(row.text(0)), std::string(row.text(1)), std::string(row.text(2)), row.optional_int(3)};
+  return Claim{std::string(row.text(0)), std::string(row.text(1)), std::string(row.text(2)), row.optional_int(3),
+               std::string(row.text(4)), std::string(row.text(5))};
 }
 }  // namespace
 

@@ -76,6 +76,8 @@ struct Claim {
   std::string session;                // "" = the sessionless focus (someone at the CLI)
   std::string agent;                  // the session's agent ("" when none)
   std::optional<TimeMs> renewed_at;   // the session's updated_at; nullopt when sessionless or gone
+  std::string worktree;               // where the session runs (Session::worktree, branch); "" unknown
+  std::string branch;
 };
 
 /// A task as dependency-graph analysis sees it (engines/rules/graph.h): what the analysis reads, and no

@@ -80,7 +80,8 @@ function render(t, deps, rel, history) {
   const lease = claim?.leaseEnds ? h('span', { 'data-testid': 'detail-lease' }, claim.lapsed ? ', lease ended ' : ', lease ends ', timeEl(claim.leaseEnds)) : '';
   field('Claimed by', holder || claim ? h('span', { 'data-testid': 'detail-holder' },
     `${holder?.agent || claim?.agent || holder?.name || 'a session'} (`, h('span', { class: 'mono', text: holder?.id || claim.session }), ')',
-    holder ? `, idle ${duration(holder.updatedAt)}` : '', lease) : null);
+    holder ? `, idle ${duration(holder.updatedAt)}` : '', lease,
+    claim?.worktree || claim?.branch ? h('span', { class: 'mono small', 'data-testid': 'detail-where', text: ` in ${[claim.worktree, claim.branch].filter(Boolean).join(' @ ')}` }) : '') : null);
   field('Labels', (t.labels || []).map((l) => h('span', { class: 'label', text: `#${l}` })));
   field('Phase', t.phase);
   field('Size', t.size);

@@ -142,15 +142,17 @@ export const sessionsView = {
           h('div', { class: 'who' }, h('strong', { text: x.agent || x.name || 'unnamed agent' }), ' holds'),
           h('div', {}, taskLink(x.focus, t?.title || '')),
           h('div', { class: 'muted small' }, `${x.status} · idle ${duration(x.updatedAt, now)} · `, h('span', { class: 'mono', text: x.id })),
+          where(x) ? h('div', { class: 'muted small mono', 'data-testid': 'claim-where', text: where(x) }) : null,
           isWrite() ? releaseButton(x) : null);
       }))
       : empty('No session holds a task right now.'));
     fill($('[data-testid=sessions]'), sess.length
       ? h('table', { class: 'grid' },
-        h('thead', {}, h('tr', {}, ['Session', 'Agent', 'Status', 'Scope', 'Focus', 'Last active', 'Started'].map((c) => h('th', { scope: 'col', text: c })))),
+        h('thead', {}, h('tr', {}, ['Session', 'Agent', 'Where', 'Status', 'Scope', 'Focus', 'Last active', 'Started'].map((c) => h('th', { scope: 'col', text: c })))),
         h('tbody', {}, sess.map((x) => h('tr', { 'data-testid': 'session-row', class: x.status === 'active' ? '' : 'dim' },
           h('td', {}, x.name ? h('div', { text: x.name }) : null, h('div', { class: 'mono small', text: x.id }), x.current ? h('span', { class: 'badge', text: 'current' }) : null),
           h('td', { text: x.agent || '—' }),
+          h('td', { class: 'mono small', 'data-testid': 'session-where', text: where(x) || '—' }),
           h('td', {}, h('span', { class: `badge ses-${x.status}`, text: x.status })),
           h('td', { class: 'mono small', text: x.scope }),
           h('td', {}, x.focus ? taskLink(x.focus, this.titles.get(x.focus)?.title || '') : '—'),
@@ -159,6 +161,11 @@ export const sessionsView = {
       : empty('No sessions yet.'));
   },
 };
+
+// Where a session runs (issue 53): its git worktree other than the main one, and its branch.
+function where(x) {
+  return [x.worktree, x.branch].filter(Boolean).join(' @ ');
+}
 
 function releaseButton(x) {
   const b = h('button', { type: 'button', class: 'small-btn', 'data-testid': 'claim-release', text: 'Release' });

@@ -61,6 +61,8 @@ class Client {
   }
   const std::string& session() const { return caller_.session; }
   void set_session(std::string session) { caller_.session = std::move(session); }
+  /// Where query and mutate say they work (a transport's git worktree and branch).
+  void set_place(Place place) { caller_.place = std::move(place); }
   /// Who calls (a connection's agent, a person), as a transport would set it.
   void set_principal(Principal principal) { caller_.principal = std::move(principal); }
   void set_agent_label(std::string label) { caller_.agent = std::move(label); }
@@ -117,6 +119,8 @@ class Project {
   /// The session query and mutate run in ("" = none): bound and unbound by session operations.
   const std::string& session() const { return caller_.session; }
   void set_session(std::string session) { caller_.session = std::move(session); }
+  /// Where query and mutate say they work (a transport's git worktree and branch).
+  void set_place(Place place) { caller_.place = std::move(place); }
   /// A mutation by a person at the command line (`ct`), who may also change the config keys only
   /// people set (SetBy::People); `mutate` calls as an agent does.
   Envelope mutate_as_person(std::string domain, std::string operation, std::string_view params = "{}") {

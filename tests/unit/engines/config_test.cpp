@@ -51,7 +51,7 @@ TEST_CASE("the keys that widen what agents may do are the ones only people set",
       "session.maxConcurrent", "session.idleMinutes", "session.leaseSeconds", "session.archiveDays",
       "messages.perMinute", "messages.maxChars", "messages.maxPerThread", "audit.retentionDays", "security.allowOutsideProject", "engines", "release.gates", "release.versionFile",
       "release.remote", "validate.testCommand", "validate.coverageThreshold", "orchestrator.spawnCommand",
-      "orchestrator.provider", "lifecycle.enforcement", "lifecycle.allowSkip", "verification.required",
+      "orchestrator.provider", "orchestrator.worktrees", "lifecycle.enforcement", "lifecycle.allowSkip", "verification.required",
       "verification.separateAgents", "verification.evidence", "approval.required", "memory.verifyKinds"};
   std::vector<std::string_view> marked;
   for (const auto& key : config_keys()) {
