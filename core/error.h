@@ -38,11 +38,12 @@ enum class ErrorCode : int {
   TaskCompleted = 17,          // task is done; the operation does not apply
   CascadeFailed = 18,          // a cascade stopped part-way
   HasDependents = 19,          // other tasks depend on this one
-  // 20–23 concurrency and drift
+  // 20–24 concurrency and drift
   ChecksumMismatch = 20,       // data changed between read and write
   ConcurrentModification = 21, // ifVersion did not match the row version
   IdCollision = 22,            // id allocation collided
   Outdated = 23,               // a generated file (injected instructions) differs from what CLEO renders now
+  PathReserved = 24,           // a path overlaps another session's live reservation (reservations.mode strict)
   // 29 principals (issue 52)
   SessionOwned = 29,           // the session belongs to another caller (another connection or agent)
   // 30–39 session

@@ -33,6 +33,12 @@ Result<std::optional<Claim>> live_claim(Context& context, const std::string& tas
   return claim;
 }
 
+Result<std::vector<Reservation>> reserved_by_others(Context& context) {
+  CT_TRY_ASSIGN(std::vector<Reservation> held, reservations::live(context.db(), *context.config, context.now()));
+  std::erase_if(held, [&](const Reservation& row) { return row.shared || row.holder.session == context.session; });
+  return held;
+}
+
 Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action) {
   if (context.is_person()) return {};
   CT_TRY_ASSIGN(std::optional<Claim> claim, live_claim(context, task_id));

@@ -27,6 +27,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"proposals", "num"},
       {"plans", "num"},
       {"task_worktrees", "task_id"},
+      {"reservations", "session, task_id, path"},
   };
   return kTables;
 }

@@ -78,6 +78,16 @@ struct Claim {
   std::optional<TimeMs> renewed_at;   // the session's updated_at; nullopt when sessionless or gone
 };
 
+/// A path a claim reserves (tasks.start, tasks.reserve; engines/rules/reservations.h), with its
+/// holder as claims_by_task reads it: live while `holder` still focuses the task and its lease runs.
+struct Reservation {
+  std::string path;                   // project-relative: a file, a folder or a glob ("" = the whole project)
+  bool shared = false;                // read-mostly: overlaps only exclusive reservations
+  TimeMs created_at = 0;
+  Claim holder;                       // task, session, agent and last renewal
+  std::string worktree;               // where the holder's session runs (sessions.worktree; "" unknown)
+};
+
 /// A task as dependency-graph analysis sees it (engines/rules/graph.h): what the analysis reads, and no
 /// more, so that a 100k-task project loads in one pass without decoding notes or descriptions.
 struct GraphTask {
@@ -158,6 +168,18 @@ class TaskStore {
   [[nodiscard]] Result<std::optional<Claim>> claim_on(std::string_view task_id);
   /// Every claim (a row per session with a focus: few), in no particular order.
   [[nodiscard]] Result<std::vector<Claim>> claims();
+
+  // Reservations (engines/store/task_reservations.cpp): the paths a session's claim of a task holds.
+  /// Rows whose session still focuses their task (the rules test the lease), of one task, or
+  /// holding one path exactly, unless empty; ordered by task, session, path.
+  [[nodiscard]] Result<std::vector<Reservation>> claimed_reservations(std::string_view task_id);
+  /// `session`'s rows (of every task: a row of a task it no longer focuses is dead), by path.
+  [[nodiscard]] Result<std::vector<Reservation>> session_reservations(std::string_view session);
+  /// Inserts or replaces `session`'s row of `path` on `task_id`.
+  [[nodiscard]] Result<void> put_reservation(std::string_view session, std::string_view task_id, std::string_view path,
+                                             bool shared, TimeMs at);
+  /// Removes `session`'s rows of `path` (every row of the session when `path` is nullopt).
+  [[nodiscard]] Result<void> drop_reservations(std::string_view session, std::optional<std::string_view> path);
 
  protected:
   virtual sql::Runner& sql_runner() = 0;

@@ -298,7 +298,7 @@ inline constexpr const char* kDropPrincipalsV13 =
 
 /// What schema v14 (the fleet in worktrees, issue 53) adds, taken away: a store as version 13 left it.
 inline constexpr const char* kDropFleetV14 =
-    "DROP TABLE task_worktrees; ALTER TABLE sessions DROP COLUMN worktree; ALTER TABLE sessions DROP COLUMN branch; ";
+    "DROP TABLE task_worktrees; DROP TABLE reservations; ALTER TABLE sessions DROP COLUMN worktree; ALTER TABLE sessions DROP COLUMN branch; ";
 
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
