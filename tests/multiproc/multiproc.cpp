@@ -130,7 +130,7 @@ ct::testing::Rows db_rows(const std::string& sql) {
 
 std::int64_t db_count(const std::string& sql) {
   auto rows = db_rows(sql);
-  return rows.empty() ? -1 : std::stoll(rows[0].as_array()[0]);
+  return rows.empty() ? -1 : std::stoll(rows[0][0]);
 }
 
 /// validate.schema and validate.audit through `ct`; returns the audit's row count.
@@ -217,6 +217,26 @@ void writers() {
   EXPECT(audit_rows == 2 * tasks, "audit rows: " + std::to_string(audit_rows));
 }
 
+/// A `ct mcp` server bound to a new session of its own: the session id ("" on failure).
+std::string start_session(McpClient& server, const std::string& name) {
+  Value started = server.call_retrying("cleo_mutate", "session", "start",
+                                       R"({"scope":"global","name":")" + name + "\"}", g_retries);
+  EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
+  return started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "";
+}
+
+/// `count` `ct mcp` servers, each bound to a session of its own named `name` and its number; false
+/// (the failure recorded) when one does not start.
+bool start_agents(int count, const std::string& name, std::vector<std::unique_ptr<McpClient>>& servers,
+                  std::vector<std::string>& sessions) {
+  for (int k = 0; k < count; ++k) {
+    servers.push_back(start_server());
+    if (!servers.back()) return false;
+    sessions.push_back(start_session(*servers.back(), name + " " + std::to_string(k)));
+  }
+  return true;
+}
+
 /// What a race of tasks.start {id:T001} from many servers came to.
 struct Race {
   int won = 0;
@@ -261,15 +281,7 @@ void claim_race() {
   EXPECT(exited_zero(added), "ct add: " + added.out);
   std::vector<std::unique_ptr<McpClient>> servers;
   std::vector<std::string> sessions;
-  for (int k = 0; k < kRacers; ++k) {
-    servers.push_back(start_server());
-    if (!servers.back()) return;
-    Value started = servers.back()->call_retrying(
-        "cleo_mutate", "session", "start", R"({"scope":"global","name":"racer )" + std::to_string(k) + "\"}",
-        g_retries);
-    EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
-    sessions.push_back(started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "");
-  }
+  if (!start_agents(kRacers, "racer", servers, sessions)) return;
   // Every server is up and bound to its session.
   Race race = race_for_t001(servers, sessions);
   EXPECT(race.won == 1, std::to_string(race.won) + " winners");
@@ -277,13 +289,11 @@ void claim_race() {
   EXPECT(race.named == std::set<std::string>{race.winner}, "E_TASK_CLAIMED names the winner");
   const std::string& winner = race.winner;
   auto focus = db_rows("SELECT session FROM focus WHERE task_id = 'T001'");
-  EXPECT(focus.size() == 1 && focus[0].as_array()[0] == winner, "exactly the winner holds T001");
+  EXPECT(focus.size() == 1 && focus[0][0] == winner, "exactly the winner holds T001");
   EXPECT(db_count("SELECT count(*) FROM tasks WHERE id = 'T001' AND status = 'active'") == 1, "T001 is active");
   servers.clear();
   expect_valid_store("after the race");
 }
-
-std::string start_session(McpClient& server, const std::string& name);
 
 /// Reservations (issue 53) in strict reservations.mode: 16 agents, each its own `ct mcp` and
 /// session, start 16 tasks at once whose declared files overlap in every way the rule knows —
@@ -305,17 +315,13 @@ void reservations() {
   }
   std::vector<std::unique_ptr<McpClient>> servers;
   std::vector<std::string> sessions;
-  for (int k = 0; k < kRacers; ++k) {
-    servers.push_back(start_server());
-    if (!servers.back()) return;
-    sessions.push_back(start_session(*servers.back(), "reserver " + std::to_string(k)));
-  }
+  if (!start_agents(kRacers, "reserver", servers, sessions)) return;
   // Every racer whose `active` is true sends tasks.start of its own task at once; a lock timeout is
   // no answer (it starts again). Returns the racers that won; `refused` counts E_PATH_RESERVED.
   auto race = [&](const std::vector<bool>& active, int& refused, std::set<std::string>& named) {
     std::vector<int> won;
     auto claim = [](int k) {
-      return McpClient::tool_call_line(200 + k, "cleo_mutate", "tasks", "start", R"({"id":")" + pad(k + 1) + ""}");
+      return McpClient::tool_call_line(200 + k, "cleo_mutate", "tasks", "start", R"({"id":")" + pad(k + 1) + "\"}");
     };
     for (int k = 0; k < kRacers; ++k)
       if (active[static_cast<std::size_t>(k)]) servers[static_cast<std::size_t>(k)]->send(claim(k));
@@ -392,13 +398,6 @@ void reservations() {
   expect_valid_store("after the reservations");
 }
 
-/// A `ct mcp` server bound to a new session of its own: the session id ("" on failure).
-std::string start_session(McpClient& server, const std::string& name) {
-  Value started = server.call_retrying("cleo_mutate", "session", "start",
-                                       R"({"scope":"global","name":")" + name + "\"}", g_retries);
-  EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
-  return started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "";
-}
 
 /// Claims with leases (issue 33), with session.leaseSeconds 2: an agent killed with SIGKILL
 /// mid-task keeps its claim until the lease runs out, then another agent takes the task over
@@ -435,7 +434,7 @@ void lease() {
   EXPECT(db_count("SELECT count(*) FROM audit_changes WHERE task_id = 'T001' AND field = 'holder'") == 1,
          "the audit trail records the takeover");
   auto focus = db_rows("SELECT session FROM focus WHERE task_id = 'T001'");
-  EXPECT(focus.size() == 1 && focus[0].as_array()[0] == taker, "the taker holds T001");
+  EXPECT(focus.size() == 1 && focus[0][0] == taker, "the taker holds T001");
 
   // 2. stdin closed: the session is suspended and the claim released at once.
   second->process().close_stdin();

@@ -16,18 +16,9 @@ using ct::test::code_of;
 namespace {
 
 constexpr TimeMs kMinute = 60'000;
-const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
 
-struct Agent : test::ClockedClient {
-  explicit Agent(const test::Project& p, std::string label = "")
-      : ClockedClient(p, std::make_shared<TimeMs>(kStart), {}, std::move(label)) {}
-  void at(TimeMs minutes_after_start) { *time = kStart + minutes_after_start; }
-  std::string start_session(std::string_view name) {
-    Envelope started = mutate("session", "start", R"({"scope":"global","name":")" + std::string(name) + "\"}");
-    REQUIRE(started.success);
-    return client->session();
-  }
-};
+/// An agent on its own router with a clock of its own.
+using Agent = test::LeaseAgent;
 
 /// T001 (src/store/a.cpp), T002 (src/store/), T003 (docs/x.md), T004 (src/store/a.cpp, shared work).
 void plant(test::Project& p) {
@@ -40,8 +31,6 @@ void plant(test::Project& p) {
 void strict(test::Project& p) {
   REQUIRE(p.mutate_as_person("system", "config.set", R"({"key":"reservations.mode","value":"strict"})").success);
 }
-
-std::string dump(const Envelope& e) { return e.success ? e.data.dump() : e.error->details.dump(); }
 
 }  // namespace
 
@@ -102,8 +91,9 @@ TEST_CASE("a claim reserves the task's files; another session's overlapping clai
   // src/store/ holds src/store/a.cpp: advisory mode keeps the claim and says whose the path is.
   Envelope overlapping = b.mutate("tasks", "start", R"({"id":"T002"})");
   REQUIRE(overlapping.success);
-  REQUIRE(overlapping.warnings.size() == 1);
-  CHECK(overlapping.warnings[0].find(R"("src/store" (overlaps "src/store/a.cpp") is reserved by session )" + first +
+  const std::vector<std::string> warned = test::warnings_of(overlapping);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0].find(R"("src/store" (overlaps "src/store/a.cpp") is reserved by session )" + first +
                                      " (alpha) for T001 until 2026-01-01T00:15:00Z") != std::string::npos);
   const json::Value& conflict = overlapping.data["conflicts"].as_array()[0];
   CHECK(conflict["path"].as_string() == "src/store");
