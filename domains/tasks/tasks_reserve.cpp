@@ -304,7 +304,7 @@ void register_tasks_reserve(Registry& registry) {
       field(&HookArgs::dry_run,
             {.name = "dryRun", .type = ParamType::Bool, .description = "Say what would change", .dry_run = true}));
   registry.add({.domain = "tasks", .name = "githook", .gateway = Gateway::Mutate,
-                .summary = "Install the git pre-commit hook that checks commits against reservations",
+                .summary = "Install a git pre-commit hook that checks commits against reservations",
                 .params = hook_args.specs(),
                 .returns = "{file, action created|chained|updated|removed|restored (dry run: would be …), chained? "
                            "(the hook found there, run first)}; E_NO_CHANGE note when nothing changed",
