@@ -155,28 +155,34 @@ int run(const Options& options) {
     request.caller.session = session;
     return request;
   };
-  // Other sessions' live reservations: each claims a ready task, reserving a folder of its own.
-  json::Value ready_params = json::Value::object();
-  ready_params.set("count", options.reserved + 40);
-  Envelope ready = router->dispatch(query("tasks", "next", std::move(ready_params)));
-  std::vector<std::string> ready_ids;
-  if (ready.data.is_array())
-    for (const auto& row : ready.data.as_array())
-      if (row["id"].as_string() != "T001") ready_ids.push_back(row["id"].as_string());  // the session's first claim
-  if (static_cast<std::int64_t>(ready_ids.size()) < options.reserved + 2) usage("too few ready tasks for --reserved");
+  // The ready tasks now (tasks.next's best, T001 left to the session's first claim below).
+  auto ready_now = [&](std::int64_t count) {
+    json::Value next = json::Value::object();
+    next.set("count", count);
+    Envelope ready = router->dispatch(query("tasks", "next", std::move(next)));
+    std::vector<std::string> ids;
+    if (ready.data.is_array())
+      for (const auto& row : ready.data.as_array())
+        if (row["id"].as_string() != "T001") ids.push_back(row["id"].as_string());
+    return ids;
+  };
+  // Other sessions' live reservations: each claims the best ready task, reserving a folder of its own.
   for (std::int64_t k = 0; k < options.reserved; ++k) {
+    std::vector<std::string> best = ready_now(1);
+    if (best.empty()) usage("too few ready tasks for --reserved");
     json::Value start = json::Value::object();
     start.set("scope", "global");
     Envelope other = router->dispatch(mutate("session", "start", std::move(start)));
     if (!other.success) throw std::runtime_error("session.start failed: " + to_json(other, McpAdvice(registry())));
     json::Value claim = json::Value::object();
-    claim.set("id", ready_ids.back());
-    ready_ids.pop_back();
+    claim.set("id", best.front());
     claim.set("paths", json::Value::array_of(std::vector<std::string>{"vendor/held" + std::to_string(k)}));
     Request request = mutate("tasks", "start", std::move(claim));
     request.caller.session = other.data["id"].as_string();
     call(*router, request);
   }
+  const std::vector<std::string> ready_ids = ready_now(10);
+  if ((options.op == "start" || options.op == "start-bare") && ready_ids.size() < 2) usage("too few ready tasks");
   json::Value first = json::Value::object();
   first.set("id", "T001");
   if (options.session) call(*router, in_session(mutate("tasks", "start", first)));
