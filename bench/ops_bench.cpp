@@ -6,9 +6,8 @@
 //
 // OP is show, find, find-status (find among pending tasks), list, next, add, update, heartbeat
 // (session.heartbeat: the write a read makes once per renewal step; it needs --session), start
-// (tasks.start of the ready tasks in turn, each reserving its declared files; --session) or
-// start-bare (the same with paths:[], which reserves nothing: start − start-bare is what
-// reservations cost a claim). --reserved K: K other sessions each hold a claim reserving a folder
+// (tasks.start of the ready tasks in turn, each reserving two paths; --session) or start-bare (the
+// same with paths:[], which reserves nothing: start − start-bare is what reservations cost a claim). --reserved K: K other sessions each hold a claim reserving a folder
 // of its own first, the live reservations every start is checked against. With
 // --session the calls run in a session that holds a claim (as an agent's do), its lease
 // session.leaseSeconds S (--lease; default the config's): what renewing the lease costs a call is
@@ -215,7 +214,10 @@ int run(const Options& options) {
       call(*router, in_session(mutate("session", "heartbeat", std::move(params))));
     } else if (options.op == "start" || options.op == "start-bare") {
       params.set("id", ready_ids[static_cast<std::size_t>(i) % ready_ids.size()]);
-      if (options.op == "start-bare") params.set("paths", json::Value::array());
+      // Two paths a call (a file and a folder), or none: the same start but for its reservations.
+      std::vector<std::string> paths;
+      if (options.op == "start") paths = {"src/bench" + std::to_string(i % 10) + "/a.cpp", "docs/bench" + std::to_string(i % 10)};
+      params.set("paths", json::Value::array_of(paths));
       call(*router, in_session(mutate("tasks", "start", std::move(params))));
     } else if (options.op == "update") {
       params.set("id", random_id());

@@ -31,7 +31,7 @@ threshold=${THRESHOLD:-25}
 count=${COUNT:-50}
 baseline=bench/baseline-instructions.tsv
 # OP-session: the same calls in a session holding a claim, as an agent makes them (its lease renewed);
-# start-session: tasks.start of ready tasks in turn, each claim reserving its declared files.
+# start-session: tasks.start of ready tasks in turn, each claim reserving two paths.
 ops=(show find find-status list next add update show-session update-session start-session)
 processes=(start-version start-show)
 

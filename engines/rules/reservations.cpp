@@ -67,8 +67,21 @@ bool overlaps(std::string_view a, std::string_view b) {
   return true;
 }
 
-Result<Held> held(TaskStore& store, const Config& config, TimeMs now) {
-  CT_TRY_ASSIGN(std::vector<Reservation> rows, store.claimed_reservations({}));
+std::string head_of(std::string_view path) {
+  const std::string_view first = path.substr(0, path.find('/'));
+  return wild(first) ? std::string("*") : std::string(first);
+}
+
+Result<Held> held(TaskStore& store, const Config& config, TimeMs now, std::span<const std::string> near) {
+  // The heads of `near`: a glob among them may overlap anything, so then every row is read.
+  std::vector<std::string> heads;
+  bool all = near.empty();
+  for (const auto& path : near) {
+    std::string head = head_of(path);
+    if (head == "*") all = true;
+    if (std::ranges::find(heads, head) == heads.end()) heads.push_back(std::move(head));
+  }
+  CT_TRY_ASSIGN(std::vector<Reservation> rows, store.claimed_reservations({}, all ? nullptr : &heads));
   const std::optional<TimeMs> cutoff = lapsed_before(config, now);
   Held out;
   for (auto& row : rows) (lapsed_by(row.holder, cutoff) ? out.lapsed : out.live).push_back(std::move(row));

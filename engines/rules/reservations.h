@@ -38,11 +38,16 @@ bool overlaps(std::string_view a, std::string_view b);
 /// The reservations of claims (their session focuses the task), live or with a lapsed lease
 /// (engines/rules/claim_lease.h). A lapsed one revives when its session shows life again, unless
 /// another claim took its paths over meanwhile (TaskEngine::reserve drops it then).
+/// With `near`, only those that could overlap one of these paths (their head is one of theirs, or
+/// a glob): what a claim's check reads, whatever else others hold.
 struct Held {
   std::vector<Reservation> live;
   std::vector<Reservation> lapsed;
 };
-Result<Held> held(TaskStore& store, const Config& config, TimeMs now);
+Result<Held> held(TaskStore& store, const Config& config, TimeMs now, std::span<const std::string> near = {});
+
+/// A path's first part, or "*" when that part is a glob: the store's key of what may overlap it.
+std::string head_of(std::string_view path);
 
 /// Reservations whose claim is live (its session focuses the task and its lease has not
 /// lapsed), of one task unless `task_id` is empty.

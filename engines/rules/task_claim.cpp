@@ -3,6 +3,7 @@
 // task) and the session's current focus.
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/task_engine.h"
@@ -53,8 +54,11 @@ Result<StartResult> TaskEngine::start(const std::string& id, const std::optional
       if (auto normal = reservations::normal_path(file, "files"); normal && std::ranges::find(reserving, *normal) == reserving.end())
         reserving.push_back(std::move(*normal));
   }
+  // A new focus has released what the session held (claim_task): it holds nothing yet.
+  static const std::vector<Reservation> kNone;
   if (!reserving.empty() || result.no_change) {
-    CT_TRY_ASSIGN(result.reserved, reserve(id, reserving, {}, shared, /*replace=*/true));
+    CT_TRY_ASSIGN(result.reserved,
+                  reserve_for(id, reserving, {}, shared, /*replace=*/true, result.no_change ? nullptr : &kNone));
   }
   return result;
 }
@@ -152,10 +156,11 @@ Result<std::optional<Task>> TaskEngine::stop() {
 }
 
 Result<void> TaskEngine::release_reservations(const std::string& session) {
-  CT_TRY_ASSIGN(std::vector<Reservation> rows, store_.session_reservations(session));
-  if (rows.empty()) return {};
-  CT_TRY(store_.drop_reservations(session, std::nullopt));
-  std::ranges::stable_sort(rows, {}, [](const Reservation& row) -> const std::string& { return row.holder.task_id; });
+  // A read first: most focus changes release nothing, and a DELETE costs a write even then.
+  CT_TRY_ASSIGN(std::vector<Reservation> held, store_.session_reservations(session));
+  if (held.empty()) return {};
+  CT_TRY_ASSIGN(std::vector<Reservation> rows, store_.drop_reservations(session));
+  std::ranges::sort(rows, {}, [](const Reservation& row) { return std::tie(row.holder.task_id, row.path); });
   for (auto first = rows.begin(); first != rows.end();) {
     auto last = std::find_if(first, rows.end(), [&](const Reservation& row) { return row.holder.task_id != first->holder.task_id; });
     record(first->holder.task_id, "reserved", reservations::audit_value(std::vector<Reservation>(first, last)), json::Value());
@@ -179,7 +184,7 @@ Result<void> TaskEngine::take_over_lapsed(const std::vector<reservations::Confli
         before.push_back(row);
         if (std::ranges::find(rows, row.path, &Reservation::path) == rows.end()) after.push_back(row);
       }
-    for (const auto& row : rows) CT_TRY(store_.drop_reservations(owner.first, row.path));
+    for (const auto& row : rows) CT_TRY(store_.drop_reservation(owner.first, row.path));
     record(owner.second, "reserved", reservations::audit_value(before),
            after.empty() ? json::Value() : reservations::audit_value(after));
   }
@@ -188,6 +193,12 @@ Result<void> TaskEngine::take_over_lapsed(const std::vector<reservations::Confli
 
 Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vector<std::string>& add,
                                           const std::vector<std::string>& remove, bool shared, bool replace) {
+  return reserve_for(id, add, remove, shared, replace, nullptr);
+}
+
+Result<ReserveResult> TaskEngine::reserve_for(const std::string& id, const std::vector<std::string>& add,
+                                              const std::vector<std::string>& remove, bool shared, bool replace,
+                                              const std::vector<Reservation>* held_now) {
   CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
   if (!focus || *focus != id) {
     Error error(ErrorCode::ActiveTaskRequired, "Task " + id + " is not " +
@@ -197,10 +208,15 @@ Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vect
     return fail(std::move(error).with_detail("id", id));
   }
   ReserveResult result;
-  CT_TRY_ASSIGN(std::vector<Reservation> mine, store_.session_reservations(session_));
-  std::erase_if(mine, [&](const Reservation& row) { return row.holder.task_id != id; });
+  std::vector<Reservation> mine;
+  if (held_now) {
+    mine = *held_now;
+  } else {
+    CT_TRY_ASSIGN(mine, store_.session_reservations(session_));
+    std::erase_if(mine, [&](const Reservation& row) { return row.holder.task_id != id; });
+  }
   if (!add.empty()) {
-    CT_TRY_ASSIGN(reservations::Held held, reservations::held(store_, config_, now_));
+    CT_TRY_ASSIGN(reservations::Held held, reservations::held(store_, config_, now_, add));
     result.conflicts = reservations::conflicts(add, shared, &session_, held.live);
     if (!result.conflicts.empty() && reservations::strict(config_))
       return fail(reservations::refusal(result.conflicts, config_, now_));
@@ -218,6 +234,7 @@ Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vect
     if (std::ranges::any_of(after, [&](const Reservation& row) { return row.path == path; })) continue;
     Reservation row;
     row.path = path;
+    row.head = reservations::head_of(path);
     row.shared = shared;
     row.created_at = now_;
     row.holder.task_id = id;
@@ -230,12 +247,15 @@ Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vect
   if (before_value != after_value) {
     for (const auto& row : mine)
       if (std::ranges::none_of(after, [&](const Reservation& kept) { return kept.path == row.path; }))
-        CT_TRY(store_.drop_reservations(session_, row.path));
+        CT_TRY(store_.drop_reservation(session_, row.path));
+    std::vector<Reservation> written;  // new, or shared changed (keeping when it was first reserved)
     for (const auto& row : after) {
       const auto was = std::ranges::find(mine, row.path, &Reservation::path);
-      if (was == mine.end() || was->shared != row.shared)
-        CT_TRY(store_.put_reservation(session_, id, row.path, row.shared, was == mine.end() ? now_ : was->created_at));
+      if (was != mine.end() && was->shared == row.shared) continue;
+      written.push_back(row);
+      if (was != mine.end()) written.back().created_at = was->created_at;
     }
+    CT_TRY(store_.put_reservations(session_, id, written));
     record(id, "reserved", mine.empty() ? json::Value() : before_value, after.empty() ? json::Value() : after_value);
     result.changed = true;
   }

@@ -359,17 +359,20 @@ CREATE TABLE task_worktrees(
 /// v14 too (issue 53): the paths a claim reserves (tasks.start, tasks.reserve). A row is live while
 /// its session still focuses its task and the session's lease has not lapsed: liveness is read by
 /// joining focus and sessions (engines/rules/reservations.h), never kept as a clock of its own.
-/// `path` is a project-relative path, a folder or a glob; `shared` 1 for read-mostly work.
+/// `path` is a project-relative path, a folder or a glob; `head` its first part, or "*" when that
+/// part is a glob (a claim's check reads only the rows of its own heads and "*"); `shared` 1 for
+/// read-mostly work.
 inline constexpr std::string_view kReservations = R"sql(
 CREATE TABLE reservations(
   session TEXT NOT NULL,
   task_id TEXT NOT NULL,
   path TEXT NOT NULL,
+  head TEXT NOT NULL,
   shared INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   PRIMARY KEY(session, task_id, path)
 );
-CREATE INDEX reservations_task ON reservations(task_id);
+CREATE INDEX reservations_head ON reservations(head);
 )sql";
 
 }  // namespace ct::ddl

@@ -29,13 +29,21 @@ Reservation read_reservation(const sql::Cursor& row) {
 
 }  // namespace
 
-Result<std::vector<Reservation>> TaskStore::claimed_reservations(std::string_view task_id) {
-  static const std::string all = std::string(kClaimedSelect) + " ORDER BY r.task_id, r.session, r.path";
-  static const std::string of_task =
-      std::string(kClaimedSelect) + " WHERE r.task_id = ?1 ORDER BY r.task_id, r.session, r.path";
-  if (task_id.empty()) return sql_runner().all(all, {}, "cannot read reservations", read_reservation);
-  const Value args[] = {Value(task_id)};
-  return sql_runner().all(of_task, args, "cannot read reservations", read_reservation);
+Result<std::vector<Reservation>> TaskStore::claimed_reservations(std::string_view task_id,
+                                                                const std::vector<std::string>* heads) {
+  sql::Args args;
+  std::vector<std::string> where;
+  if (!task_id.empty()) where.push_back("r.task_id = " + args(task_id));
+  if (heads) {
+    // The rows that can overlap these paths: a head of theirs, or a glob head ("*").
+    std::string in = "r.head IN (" + args(std::string_view("*"));
+    for (const auto& head : *heads) in += ", " + args(head);
+    where.push_back(in + ")");
+  }
+  std::string sql(kClaimedSelect);
+  for (std::size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
+  sql += " ORDER BY r.task_id, r.session, r.path";
+  return sql_runner().all(sql, args, "cannot read reservations", read_reservation);
 }
 
 Result<std::vector<Reservation>> TaskStore::session_reservations(std::string_view session) {
@@ -46,22 +54,33 @@ Result<std::vector<Reservation>> TaskStore::session_reservations(std::string_vie
       args, "cannot read reservations", read_reservation);
 }
 
-Result<void> TaskStore::put_reservation(std::string_view session, std::string_view task_id, std::string_view path,
-                                        bool shared, TimeMs at) {
-  const Value args[] = {Value(session), Value(task_id), Value(path), Value(std::int64_t{shared ? 1 : 0}), Value(at)};
-  return sql_runner().run("INSERT INTO reservations(session, task_id, path, shared, created_at) VALUES(?1, ?2, ?3, ?4, ?5)"
-                          " ON CONFLICT(session, task_id, path) DO UPDATE SET shared = excluded.shared",
-                          args, "cannot reserve a path");
+Result<void> TaskStore::put_reservations(std::string_view session, std::string_view task_id,
+                                         const std::vector<Reservation>& rows) {
+  if (rows.empty()) return {};
+  sql::Args args;
+  const std::string who = args(session);
+  const std::string task = args(task_id);
+  std::string sql = "INSERT INTO reservations(session, task_id, path, head, shared, created_at) VALUES ";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Reservation& row = rows[i];
+    sql += (i == 0 ? "(" : ", (") + who + ", " + task + ", " + args(row.path) + ", " + args(row.head) + ", " +
+           args(std::int64_t{row.shared ? 1 : 0}) + ", " + args(row.created_at) + ")";
+  }
+  sql += " ON CONFLICT(session, task_id, path) DO UPDATE SET shared = excluded.shared";
+  return sql_runner().run(sql, args, "cannot reserve paths");
 }
 
-Result<void> TaskStore::drop_reservations(std::string_view session, std::optional<std::string_view> path) {
-  if (!path) {
-    const Value args[] = {Value(session)};
-    return sql_runner().run("DELETE FROM reservations WHERE session = ?1", args, "cannot release reservations");
-  }
-  const Value args[] = {Value(session), Value(*path)};
+Result<void> TaskStore::drop_reservation(std::string_view session, std::string_view path) {
+  const Value args[] = {Value(session), Value(path)};
   return sql_runner().run("DELETE FROM reservations WHERE session = ?1 AND path = ?2", args,
                           "cannot release a reservation");
+}
+
+Result<std::vector<Reservation>> TaskStore::drop_reservations(std::string_view session) {
+  const Value args[] = {Value(session)};
+  return sql_runner().all("DELETE FROM reservations WHERE session = ?1"
+                          " RETURNING path, shared, created_at, task_id, session, '', NULL, ''",
+                          args, "cannot release reservations", read_reservation);
 }
 
 }  // namespace ct
