@@ -1,11 +1,14 @@
 // ct_bench_ops: a fixed stream of one operation through the router, for counting instructions.
 //
 //   ct_bench_ops build DIR [--tasks N] [--seed S]      a store of N tasks (default 2000) in DIR
-//   ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S]
+//   ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S] [--reserved K]
 //                                                      N calls of OP (default 100) on a copy of it
 //
-// OP is show, find, find-status (find among pending tasks), list, next, add, update or heartbeat
-// (session.heartbeat: the write a read makes once per renewal step; it needs --session). With
+// OP is show, find, find-status (find among pending tasks), list, next, add, update, heartbeat
+// (session.heartbeat: the write a read makes once per renewal step; it needs --session), start
+// (tasks.start of the ready tasks in turn, each reserving two paths; --session) or start-bare (the
+// same with paths:[], which reserves nothing: start − start-bare is what reservations cost a claim). --reserved K: K other sessions each hold a claim reserving a folder
+// of its own first, the live reservations every start is checked against. With
 // --session the calls run in a session that holds a claim (as an agent's do), its lease
 // session.leaseSeconds S (--lease; default the config's): what renewing the lease costs a call is
 // the difference between --lease 900 and --lease 0. `run` copies DIR's .cleo/ to a fresh directory
@@ -36,7 +39,8 @@ using namespace ct::bench;
 
 namespace {
 
-constexpr std::string_view kOps[] = {"show", "find", "find-status", "list", "next", "add", "update", "heartbeat"};
+constexpr std::string_view kOps[] = {"show",   "find",      "find-status", "list",      "next",
+                                     "add",    "update",    "heartbeat",   "start",     "start-bare"};
 
 struct Options {
   std::string command;
@@ -47,6 +51,7 @@ struct Options {
   std::uint32_t seed = 17;
   bool session = false;
   std::optional<std::int64_t> lease;
+  std::int64_t reserved = 0;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -54,7 +59,7 @@ struct Options {
                "ct_bench_ops: %s\n"
                "usage: ct_bench_ops build DIR [--tasks N] [--seed S]\n"
                "       ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S]\n"
-               "       (OP: show find find-status list next add update heartbeat)\n",
+               "       (OP: show find find-status list next add update heartbeat start start-bare)\n",
                problem.c_str());
   std::exit(2);
 }
@@ -81,6 +86,8 @@ Options parse(int argc, char** argv) {
       options.session = true;
     } else if (arg == "--lease") {
       options.lease = number();
+    } else if (arg == "--reserved") {
+      options.reserved = number();
     } else if (arg.starts_with("--")) {
       usage("unknown option " + arg);
     } else {
@@ -147,6 +154,34 @@ int run(const Options& options) {
     request.caller.session = session;
     return request;
   };
+  // The ready tasks now (tasks.next's best, T001 left to the session's first claim below).
+  auto ready_now = [&](std::int64_t count) {
+    json::Value next = json::Value::object();
+    next.set("count", count);
+    Envelope ready = router->dispatch(query("tasks", "next", std::move(next)));
+    std::vector<std::string> ids;
+    if (ready.data.is_array())
+      for (const auto& row : ready.data.as_array())
+        if (row["id"].as_string() != "T001") ids.push_back(row["id"].as_string());
+    return ids;
+  };
+  // Other sessions' live reservations: each claims the best ready task, reserving a folder of its own.
+  for (std::int64_t k = 0; k < options.reserved; ++k) {
+    std::vector<std::string> best = ready_now(1);
+    if (best.empty()) usage("too few ready tasks for --reserved");
+    json::Value start = json::Value::object();
+    start.set("scope", "global");
+    Envelope other = router->dispatch(mutate("session", "start", std::move(start)));
+    if (!other.success) throw std::runtime_error("session.start failed: " + to_json(other, McpAdvice(registry())));
+    json::Value claim = json::Value::object();
+    claim.set("id", best.front());
+    claim.set("paths", json::Value::array_of(std::vector<std::string>{"vendor/held" + std::to_string(k)}));
+    Request request = mutate("tasks", "start", std::move(claim));
+    request.caller.session = other.data["id"].as_string();
+    call(*router, request);
+  }
+  const std::vector<std::string> ready_ids = ready_now(10);
+  if ((options.op == "start" || options.op == "start-bare") && ready_ids.size() < 2) usage("too few ready tasks");
   json::Value first = json::Value::object();
   first.set("id", "T001");
   if (options.session) call(*router, in_session(mutate("tasks", "start", first)));
@@ -177,6 +212,13 @@ int run(const Options& options) {
       workload.created(added.data["id"].as_string(), plan);
     } else if (options.op == "heartbeat") {
       call(*router, in_session(mutate("session", "heartbeat", std::move(params))));
+    } else if (options.op == "start" || options.op == "start-bare") {
+      params.set("id", ready_ids[static_cast<std::size_t>(i) % ready_ids.size()]);
+      // Two paths a call (a file and a folder), or none: the same start but for its reservations.
+      std::vector<std::string> paths;
+      if (options.op == "start") paths = {"src/bench" + std::to_string(i % 10) + "/a.cpp", "docs/bench" + std::to_string(i % 10)};
+      params.set("paths", json::Value::array_of(paths));
+      call(*router, in_session(mutate("tasks", "start", std::move(params))));
     } else if (options.op == "update") {
       params.set("id", random_id());
       params.set("notes", "bench note " + std::to_string(i));

@@ -33,6 +33,7 @@ constexpr std::array kErrors = std::to_array<ErrorInfo>({
     {ErrorCode::ConcurrentModification, "E_CONCURRENT_MODIFICATION", 21, true, "modified by someone else"},
     {ErrorCode::IdCollision, "E_ID_COLLISION", 22, true, "id collision"},
     {ErrorCode::Outdated, "E_OUTDATED", 23, false, "generated instructions out of date"},
+    {ErrorCode::PathReserved, "E_PATH_RESERVED", 24, false, "path reserved by another session"},
     {ErrorCode::RateLimited, "E_RATE_LIMITED", 26, false, "sent too fast (retryAfter)"},
     {ErrorCode::SessionOwned, "E_SESSION_OWNED", 29, false, "another caller's session"},
     {ErrorCode::SessionExists, "E_SESSION_EXISTS", 30, false, "session already exists"},

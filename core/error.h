@@ -43,7 +43,8 @@ enum class ErrorCode : int {
   ConcurrentModification = 21, // ifVersion did not match the row version
   IdCollision = 22,            // id allocation collided
   Outdated = 23,               // a generated file (injected instructions) differs from what CLEO renders now
-  // 26 messages (issue 53)
+  // 24, 26 the fleet (issue 53)
+  PathReserved = 24,           // a path overlaps another session's live reservation (reservations.mode strict)
   RateLimited = 26,            // a sender sent more than messages.perMinute (retryable by its retryAfter)
   // 29 principals (issue 52)
   SessionOwned = 29,           // the session belongs to another caller (another connection or agent)

@@ -43,6 +43,15 @@ Result<std::optional<Claim>> live_claim(Context& context, const std::string& tas
   return claim;
 }
 
+Result<std::vector<Reservation>> reserved_by_others(Context& context) {
+  CT_TRY_ASSIGN(std::vector<Reservation> held, context.db().claimed_reservations({}));
+  std::erase_if(held, [&](const Reservation& row) { return row.shared || row.holder.session == context.session; });
+  if (held.empty()) return held;  // the clock is read only when there is a lease to test
+  const std::optional<TimeMs> cutoff = lapsed_before(*context.config, context.now());
+  std::erase_if(held, [&](const Reservation& row) { return lapsed_by(row.holder, cutoff); });
+  return held;
+}
+
 Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action) {
   if (context.is_person()) return {};
   CT_TRY_ASSIGN(std::optional<Claim> claim, live_claim(context, task_id));

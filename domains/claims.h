@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "domains/context.h"
 #include "engines/store/task_store.h"
+#include "engines/rules/reservations.h"
 
 namespace ct {
 
@@ -28,6 +29,10 @@ Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& contex
 /// The claim on `task_id` that holds it now: none when nobody claims it or the claim has lapsed
 /// (another session's tasks.start takes such a task over).
 Result<std::optional<Claim>> live_claim(Context& context, const std::string& task_id);
+
+/// Other sessions' live exclusive reservations (engines/rules/reservations.h), which tasks.next
+/// ranks after and orchestrate's reads defer the tasks whose files overlap.
+Result<std::vector<Reservation>> reserved_by_others(Context& context);
 
 /// E_TASK_CLAIMED when an agent would `action` (complete, …) a task whose live claim another
 /// session holds: the holder finishes its own work; a person may act on any.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The performance regression gate (issue 16): instructions per call of show, find (also among
-# pending tasks only), list, next, add and update on a 2,000-task store, and of two whole `ct`
+# pending tasks only), list, next, add, update and start (with its reservations) on a 2,000-task store, and of two whole `ct`
 # processes (start-version: `ct --version`; start-show: `ct show T001` on that store, the dynamic
 # loader and static initialisation included, issue 32), counted by callgrind and compared with the
 # committed baseline (bench/baseline-instructions.tsv). Instruction counts, not
@@ -30,8 +30,9 @@ build_dir=${BUILD_DIR:-build/bench-check}
 threshold=${THRESHOLD:-25}
 count=${COUNT:-50}
 baseline=bench/baseline-instructions.tsv
-# OP-session: the same calls in a session holding a claim, as an agent makes them (its lease renewed).
-ops=(show find find-status list next add update show-session update-session)
+# OP-session: the same calls in a session holding a claim, as an agent makes them (its lease renewed);
+# start-session: tasks.start of ready tasks in turn, each claim reserving two paths.
+ops=(show find find-status list next add update show-session update-session start-session)
 processes=(start-version start-show)
 
 if ! command -v valgrind >/dev/null; then

@@ -16,6 +16,7 @@
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
 #include "engines/rules/lifecycle.h"
+#include "engines/rules/reservations.h"
 #include "engines/rules/session_engine.h"
 #include "engines/rules/task_engine.h"
 
@@ -158,24 +159,11 @@ ParamSpec epic_param() {
                    .description = "The epic (or any parent task) whose subtree is orchestrated", .positional = true};
 }
 
-/// Two paths touch the same thing: equal, or one is a folder holding the other.
-bool overlaps(std::string_view a, std::string_view b) {
-  auto clean = [](std::string_view path) {
-    while (path.starts_with("./")) path.remove_prefix(2);
-    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-    return path;
-  };
-  a = clean(a);
-  b = clean(b);
-  if (a == b) return true;
-  if (a.size() > b.size()) std::swap(a, b);
-  return b.starts_with(a) && b[a.size()] == '/';
-}
-
 struct Deferred {
   std::size_t task;
   std::string with;
   std::vector<std::string> files;
+  std::string session;  // `with` is another session's claim that reserved the files
 };
 
 struct ParallelSet {
@@ -184,20 +172,30 @@ struct ParallelSet {
 };
 
 /// Ready tasks that can run side by side, best first: a task whose known files overlap those of a
-/// task already picked, or of a task in progress, waits for the next round.
-ParallelSet parallel_safe(const Graph& graph) {
+/// task already picked, of a task in progress, or another session's reservation (`reserved`),
+/// waits for the next round.
+ParallelSet parallel_safe(const Graph& graph, const std::vector<Reservation>& reserved) {
   ParallelSet out;
-  std::vector<std::pair<std::string, const std::string*>> taken;  // file → task id holding it
+  struct Taken {
+    std::string_view file;
+    const std::string* task;     // the task holding it
+    const std::string* session;  // the session whose reservation it is, if it is one
+  };
+  std::vector<Taken> taken;
+  for (const auto& row : reserved) taken.push_back({row.path, &row.holder.task_id, &row.holder.session});
   for (std::size_t i = 0; i < graph.tasks.size(); ++i)
     if (graph.tasks[i].status == TaskStatus::Active)
-      for (const auto& file : graph.tasks[i].files) taken.emplace_back(file, &graph.tasks[i].id);
+      for (const auto& file : graph.tasks[i].files) taken.push_back({file, &graph.tasks[i].id, nullptr});
   for (auto index : graph.ready_order()) {
     const GraphTask& task = graph.tasks[index];
-    Deferred clash{index, "", {}};
+    Deferred clash{index, "", {}, ""};
     for (const auto& file : task.files)
-      for (const auto& [held, holder] : taken)
-        if (overlaps(file, held)) {
-          if (clash.with.empty()) clash.with = *holder;
+      for (const auto& [held, holder, session] : taken)
+        if (reservations::overlaps(file, held)) {
+          if (clash.with.empty()) {
+            clash.with = *holder;
+            if (session) clash.session = *session;
+          }
           if (*holder == clash.with && std::find(clash.files.begin(), clash.files.end(), file) == clash.files.end())
             clash.files.push_back(file);
         }
@@ -206,7 +204,7 @@ ParallelSet parallel_safe(const Graph& graph) {
       continue;
     }
     out.picked.push_back(index);
-    for (const auto& file : task.files) taken.emplace_back(file, &task.id);
+    for (const auto& file : task.files) taken.push_back({file, &task.id, nullptr});
   }
   return out;
 }
@@ -251,7 +249,8 @@ Result<json::Value> next_json(Context& context, const Graph& graph, std::size_t 
 
 Result<Reply> status(Context& context, const EpicArgs& args) {
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
-  ParallelSet parallel = parallel_safe(graph);
+  CT_TRY_ASSIGN(std::vector<Reservation> reserved, reserved_by_others(context));
+  ParallelSet parallel = parallel_safe(graph, reserved);
   json::Value data = json::Value::object();
   data.set("epicId", args.epic_id);
   data.set("tasks", static_cast<std::int64_t>(graph.tasks.size()));
@@ -280,7 +279,8 @@ std::string idle_reason(const Graph& graph) {
 
 Result<Reply> next(Context& context, const EpicArgs& args) {
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
-  ParallelSet parallel = parallel_safe(graph);
+  CT_TRY_ASSIGN(std::vector<Reservation> reserved, reserved_by_others(context));
+  ParallelSet parallel = parallel_safe(graph, reserved);
   if (parallel.picked.empty()) {
     json::Value data = json::Value::object();
     data.set("epicId", args.epic_id);
@@ -298,7 +298,8 @@ struct ReadyArgs {
 
 Result<Reply> ready(Context& context, const ReadyArgs& args) {
   CT_TRY_ASSIGN(Graph graph, load_scope_graph(context, args.epic_id));
-  ParallelSet parallel = parallel_safe(graph);
+  CT_TRY_ASSIGN(std::vector<Reservation> reserved, reserved_by_others(context));
+  ParallelSet parallel = parallel_safe(graph, reserved);
   json::Value data = json::Value::object();
   data.set("epicId", args.epic_id);
   if (auto current = graph.current_wave()) data.set("wave", *current);
@@ -319,6 +320,7 @@ Result<Reply> ready(Context& context, const ReadyArgs& args) {
       row.set("id", graph.tasks[d.task].id);
       row.set("conflictsWith", d.with);
       row.set("files", json::Value::array_of(d.files));
+      if (!d.session.empty()) row.set("reservedBy", d.session);
       deferred.push_back(std::move(row));
     }
     data.set("deferred", std::move(deferred));
@@ -540,7 +542,8 @@ Result<Reply> startup(Context& context, const EpicArgs& args) {
   json::Value data = startup_json(found, epic);
   CT_TRY(add_open_plans(context, graph, epic, found, data));
   data.set("counts", counts_json(graph));
-  ParallelSet parallel = parallel_safe(graph);
+  CT_TRY_ASSIGN(std::vector<Reservation> reserved, reserved_by_others(context));
+  ParallelSet parallel = parallel_safe(graph, reserved);
   set_ready(data, graph, parallel);
   if (!parallel.picked.empty()) {
     CT_TRY_ASSIGN(json::Value first, next_json(context, graph, parallel.picked.front()));
@@ -597,9 +600,10 @@ void register_ready(Registry& registry) {
                 .summary = "An epic's tasks runnable in parallel now",
                 .params = ready_args.specs(),
                 .returns = "{epicId, wave?, tasks[{id,title,priority,tier,unblocks?,files?}], total? (when more are "
-                           "ready than limit), deferred?[{id,conflictsWith,files}]}: ready tasks (pending, "
+                           "ready than limit), deferred?[{id,conflictsWith,files,reservedBy?}]}: ready tasks (pending, "
                            "dependencies finished, no open children) best first; a task whose files overlap a picked "
-                           "or active task's is deferred. E_NO_DATA note when none is ready",
+                           "or active task's, or another session's live reservation (reservedBy), is deferred. "
+                           "E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"epicId":"T001"})", "the next wave to spawn"}},
                 .idempotent = true, .tier = 1, .aliases = {"parallel.start"},

@@ -80,7 +80,10 @@ Result<Reply> start(Context& context, const StartArgs& args) {
       return fail(std::move(error).with_detail("id", *focus).with_detail("scope", session.scope));
     }
     auto tasks = tasks_in(context, session.id);
-    CT_TRY(tasks.start(*focus));
+    CT_TRY_ASSIGN(StartResult started, tasks.start(*focus));
+    // Its reservations met others' (reservations.mode advisory): said as tasks.start says it.
+    if (started.reserved && !started.reserved->conflicts.empty())
+      warnings.push_back(reservations::kept_warning(started.reserved->conflicts, *context.config));
   }
 
   json::Value data = json::Value::object();
@@ -212,7 +215,7 @@ void register_session_mutations(Registry& registry) {
                 .params = start_args.specs(),
                 .returns = "{id,scope?,focus?} (scope when made canonical; focus when autoFocus chose it)",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists, ErrorCode::InvalidInput,
-                           ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed},
+                           ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed, ErrorCode::PathReserved},
                 .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},
                              {R"({"scope":"global","focus":"T004"})", "claim one task"}},
                 .tier = 1, .handler = start_args.handler(start)});

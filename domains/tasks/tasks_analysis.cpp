@@ -1,9 +1,11 @@
 // tasks domain — the analyses of the task graph (cleo_query): next, analyze, deps, blockers. The
 // reports over tasks (stats, history, current, relates, export) are tasks_report.cpp's.
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "domains/analysis.h"
+#include "domains/claims.h"
 #include "domains/tasks/tasks_common.h"
 
 namespace ct::tasks {
@@ -33,9 +35,24 @@ Result<Reply> next(Context& context, const NextArgs& args) {
   CT_TRY_ASSIGN(std::optional<std::set<std::string>> scoped, scope_filter(context, args.in_scope, true));
   CT_TRY_ASSIGN(std::vector<ScoredTask> picks,
                 engine_.next(static_cast<int>(args.count), scoped ? &*scoped : nullptr));
+  // A task whose files another session reserved (exclusively, its claim live) ranks after the
+  // others, saying whose they are; more candidates are read to take its place.
+  CT_TRY_ASSIGN(std::vector<Reservation> held, reserved_by_others(context));
+  const auto first_conflict = [&](const Task& task) -> std::optional<reservations::Conflict> {
+    if (held.empty()) return std::nullopt;
+    std::vector<reservations::Conflict> found = reservations::conflicts(task.files, false, &context.session, held);
+    return found.empty() ? std::nullopt : std::optional(std::move(found.front()));
+  };
+  if (std::ranges::any_of(picks, [&](const ScoredTask& pick) { return first_conflict(pick.task).has_value(); })) {
+    CT_TRY_ASSIGN(picks, engine_.next(static_cast<int>(args.count + 50), scoped ? &*scoped : nullptr));
+    std::ranges::stable_partition(picks, [&](const ScoredTask& pick) { return !first_conflict(pick.task); });
+    if (picks.size() > static_cast<std::size_t>(args.count)) picks.resize(static_cast<std::size_t>(args.count));
+  }
   json::Value rows = json::Value::array();
   for (const auto& pick : picks) {
     json::Value row = task_suggestion(pick.task);
+    if (std::optional<reservations::Conflict> conflict = first_conflict(pick.task))
+      row.set("reservedBy", reservations::reservation_json(conflict->held, *context.config));
     if (args.explain) {
       row.set("score", pick.score);
       row.set("reasons", json::Value::array_of(pick.reasons));
@@ -170,6 +187,7 @@ void register_tasks_analyses(Registry& registry) {
                 .params = next_args.specs(),
                 .returns = "[{id,title,priority,score?,reasons?}] (score and reasons with explain): pending tasks "
                            "whose dependencies are finished and that nobody holds, never an epic with open children, "
+                           "those whose files another session reserved last (reservedBy), "
                            "scored by priority (critical 100, high 75, medium 50, low 25) + current phase 30 + "
                            "leaf 10; ties by position then age. E_NO_DATA note when none is ready",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},

@@ -7,7 +7,14 @@
 namespace ct::tasks {
 namespace {
 
-Result<Reply> start(Context& context, const IdArgs& args) {
+/// tasks.start's params: the paths its claim reserves (default: the task's declared files).
+struct StartArgs {
+  std::string id;
+  std::optional<std::vector<std::string>> paths;
+  bool shared = false;
+};
+
+Result<Reply> start(Context& context, const StartArgs& args) {
   auto engine_ = engine(context);
   if (!context.session.empty()) {
     // Inside a session only tasks in its scope can be claimed.
@@ -23,7 +30,12 @@ Result<Reply> start(Context& context, const IdArgs& args) {
                       .with_detail("id", task.id).with_detail("scope", session.scope));
     }
   }
-  CT_TRY_ASSIGN(StartResult result, engine_.start(args.id));
+  std::optional<std::vector<std::string>> paths;
+  if (args.paths) {
+    CT_TRY_ASSIGN(paths, reserved_paths(*args.paths, "paths"));
+  }
+  CT_TRY_ASSIGN(StartResult result, engine_.start(args.id, paths, args.shared));
+  const std::optional<ReserveResult>& reserved = result.reserved;
   json::Value data = json::Value::object();
   data.set("id", result.task.id);
   if (result.previous) data.set("previous", *result.previous);
@@ -35,7 +47,10 @@ Result<Reply> start(Context& context, const IdArgs& args) {
     if (!result.taken_over->agent.empty()) from.set("agent", result.taken_over->agent);
     data.set("takenOver", std::move(from));
   }
-  return Reply::noted(std::move(data), no_change_if(result.no_change));
+  if (reserved && !reserved->held.empty()) data.set("reserved", reservations::audit_value(reserved->held));
+  Reply reply = Reply::noted(std::move(data), no_change_if(result.no_change && !(reserved && reserved->changed)));
+  if (reserved) add_conflicts(context, *reserved, reply);
+  return reply;
 }
 
 Result<Reply> stop(Context& context, const NoArgs&) {
@@ -83,15 +98,20 @@ Result<Reply> reclaim(Context& context, const ReclaimArgs& args) {
 }  // namespace
 
 void register_tasks_claim(Registry& registry) {
-  const auto start_args = bind(field(&IdArgs::id, id_param()));
+  const auto start_args =
+      bind(field(&StartArgs::id, id_param()),
+           field(&StartArgs::paths, paths_param("paths", "Paths or globs the work touches (default: the task's files)")),
+           field(&StartArgs::shared, shared_param()));
   add_task_write(registry,
                  {.domain = "tasks", .name = "start", .gateway = Gateway::Mutate,
                   .summary = "Focus on a task and mark it active",
                   .params = start_args.specs(),
-                  .returns = "{previous?,takenOver?{session,agent?}} (the task is active; the previous focus goes back "
-                             "to pending; takenOver: a lapsed claim)",
+                  .returns = "{previous?,takenOver?{session,agent?},reserved?,conflicts?} (the task is active; the "
+                             "previous focus goes back to pending; takenOver: a lapsed claim; reserved: the paths the "
+                             "claim holds, conflicts: others' live reservations they overlap — warned, or "
+                             "E_PATH_RESERVED in strict reservations.mode)",
                   .errors = {ErrorCode::NotFound, ErrorCode::TaskCompleted, ErrorCode::Validation, ErrorCode::TaskClaimed,
-                             ErrorCode::TaskNotInScope},
+                             ErrorCode::TaskNotInScope, ErrorCode::PathReserved},
                   .examples = {{R"({"id":"T001"})", "work on T001"}},
                   .idempotent = true, .tier = 0, .shortcut = "start",
                   .text_view = TextView::Started, .dashboard = true, .aliases = {"begin", "claim", "work", "pick"},

@@ -86,6 +86,18 @@ inline void add_task_write(Registry& registry, OperationSpec spec) {
   registry.add(std::move(spec));
 }
 
+/// Reservations' params and replies (tasks_reserve.cpp), which tasks.start shares: an array of
+/// paths or globs…
+ParamSpec paths_param(std::string_view name, std::string_view description);
+/// …reserved shared (read-mostly)…
+ParamSpec shared_param();
+/// …normalized (E_VALIDATION naming `field` for a path outside the project), repeats dropped…
+Result<std::vector<std::string>> reserved_paths(const std::vector<std::string>& given, std::string_view field);
+/// …{id, reserved, conflicts?} with the conflicts warned (E_NO_CHANGE note when nothing changed)…
+Reply reservation_reply(Context& context, const std::string& id, const ReserveResult& result);
+/// …and the conflicts an advisory reservation met, in `reply`'s data and warnings.
+void add_conflicts(Context& context, const ReserveResult& result, Reply& reply);
+
 /// A task's content as tasks.add and tasks.update take it (tasks_add.cpp: content_fields describes
 /// its params once for both); a member is empty when its param is not given.
 struct TaskContent {

@@ -56,7 +56,8 @@ std::string check_worktree_pattern(std::string_view text) {
 //   of sessions and claims, which reach other agents (session.enforcement; session.leaseSeconds,
 //   after which another agent's claim lapses; session.idleMinutes and session.archiveDays, after
 //   which session.gc ends and archives other agents' sessions; session.maxConcurrent, which can lock
-//   every other agent out or lift the limit) — an agent bound by a rule does not loosen it;
+//   every other agent out or lift the limit; reservations.mode, whose strict mode keeps agents off the
+//   paths others reserved) — an agent bound by a rule does not loosen it;
 // - what the project keeps of itself: backup.keep (0 or 1 prunes the backups a person would restore
 //   from), audit.retentionDays (moves the trail of what agents did out of the store), and
 //   storage.busyTimeoutMs (0 makes every writer that meets a lock fail at once).
@@ -116,6 +117,9 @@ std::vector<ConfigKey> store_keys() {
        SetBy::People},
       {"messages.maxPerThread", json::Type::Int, "500", 1, 100000, {},
        "Most messages one addressee (a task's thread, an agent, a session, everyone) holds; more is refused",
+      {"reservations.mode", json::Type::String, "\"advisory\"", 0, 0, {"advisory", "strict"},
+       "Paths a claim reserves that overlap another session's live reservation: advisory (a warning) or strict "
+       "(E_PATH_RESERVED; the pre-commit hook refuses the commit)",
        SetBy::People},
       {"audit.retentionDays", json::Type::Int, "0", 0, 36500, {},
        "system.gc moves audit rows older than this many days to .cleo/audit-archive/ (0 = keep forever)",

@@ -2,6 +2,8 @@
 // session, taking over a lapsed one: engines/rules/claim_lease.h), stop, reclaim (a person frees a
 // task) and the session's current focus.
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/task_engine.h"
@@ -15,6 +17,7 @@ Result<void> TaskEngine::clear_focus_of(const std::string& id) {
   // Whichever session holds the task loses it: a finished task is nobody's claim any more.
   CT_TRY_ASSIGN(std::optional<Claim> claim, store_.claim_on(id));
   if (claim) {
+    CT_TRY(release_reservations(claim->session));
     CT_TRY(store_.set_focus(claim->session, std::nullopt));
     record(id, "focus", id, json::Value());
   }
@@ -25,6 +28,7 @@ Result<std::optional<Claim>> TaskEngine::reclaim(const std::string& id) {
   CT_TRY_ASSIGN(Task before, get_live(id));
   CT_TRY_ASSIGN(std::optional<Claim> claim, store_.claim_on(id));
   if (!claim) return claim;
+  CT_TRY(release_reservations(claim->session));
   CT_TRY(store_.set_focus(claim->session, std::nullopt));
   record(id, "holder", claim->session, json::Value());
   if (before.status == TaskStatus::Active) {
@@ -35,7 +39,31 @@ Result<std::optional<Claim>> TaskEngine::reclaim(const std::string& id) {
   return claim;
 }
 
-Result<StartResult> TaskEngine::start(const std::string& id) {
+Result<StartResult> TaskEngine::start(const std::string& id, const std::optional<std::vector<std::string>>& paths,
+                                      bool shared) {
+  CT_TRY_ASSIGN(StartResult result, claim_task(id));
+  // The claim reserves what the work will touch, checked against others' live reservations in
+  // this write transaction (a strict refusal takes the claim back with it).
+  if (!paths && result.no_change) return result;
+  std::vector<std::string> reserving;
+  if (paths) {
+    reserving = *paths;
+  } else {
+    // The declared files that name a place in the project (tasks.add does not check them).
+    for (const auto& file : result.task.files)
+      if (auto normal = reservations::normal_path(file, "files"); normal && std::ranges::find(reserving, *normal) == reserving.end())
+        reserving.push_back(std::move(*normal));
+  }
+  // A new focus has released what the session held (claim_task): it holds nothing yet.
+  static const std::vector<Reservation> kNone;
+  if (!reserving.empty() || result.no_change) {
+    CT_TRY_ASSIGN(result.reserved,
+                  reserve_for(id, reserving, {}, shared, /*replace=*/true, result.no_change ? nullptr : &kNone));
+  }
+  return result;
+}
+
+Result<StartResult> TaskEngine::claim_task(const std::string& id) {
   CT_TRY_ASSIGN(Task before, get_live(id));
   StartResult result;
   if (!is_open(before.status)) {
@@ -78,6 +106,7 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
       return fail(std::move(error));
     }
     // The lease ran out: the holder is gone or silent, and the task is taken over.
+    CT_TRY(release_reservations(held->session));
     CT_TRY(store_.set_focus(held->session, std::nullopt));
     record(id, "holder", held->session, session_);
     result.taken_over = std::move(held);
@@ -88,6 +117,8 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
     result.no_change = true;
     return result;
   }
+  // A new focus: what the session reserved for the old one goes with it.
+  if (focus) CT_TRY(release_reservations(session_));
   if (focus && *focus != id) {
     CT_TRY_ASSIGN(std::optional<Task> previous, store_.get_task(*focus));
     if (previous && previous->status == TaskStatus::Active && !previous->archived) {
@@ -110,6 +141,7 @@ Result<StartResult> TaskEngine::start(const std::string& id) {
 Result<std::optional<Task>> TaskEngine::stop() {
   CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
   if (!focus) return std::optional<Task>();
+  CT_TRY(release_reservations(session_));
   CT_TRY(store_.set_focus(session_, std::nullopt));
   record(*focus, "focus", *focus, json::Value());
   CT_TRY_ASSIGN(std::optional<Task> task, store_.get_task(*focus));
@@ -121,6 +153,114 @@ Result<std::optional<Task>> TaskEngine::stop() {
     return std::optional<Task>(std::move(after));
   }
   return task;
+}
+
+Result<void> TaskEngine::release_reservations(const std::string& session) {
+  // A read first: most focus changes release nothing, and a DELETE costs a write even then.
+  CT_TRY_ASSIGN(std::vector<Reservation> held, store_.session_reservations(session));
+  if (held.empty()) return {};
+  CT_TRY_ASSIGN(std::vector<Reservation> rows, store_.drop_reservations(session));
+  std::ranges::sort(rows, {}, [](const Reservation& row) { return std::tie(row.holder.task_id, row.path); });
+  for (auto first = rows.begin(); first != rows.end();) {
+    auto last = std::find_if(first, rows.end(), [&](const Reservation& row) { return row.holder.task_id != first->holder.task_id; });
+    record(first->holder.task_id, "reserved", reservations::audit_value(std::vector<Reservation>(first, last)), json::Value());
+    first = last;
+  }
+  return {};
+}
+
+Result<void> TaskEngine::take_over_lapsed(const std::vector<reservations::Conflict>& taken,
+                                          const std::vector<Reservation>& lapsed) {
+  // Per claim (session and task): the paths it held, and those it keeps.
+  std::map<std::pair<std::string, std::string>, std::vector<Reservation>> dropped;
+  for (const auto& conflict : taken) {
+    auto& rows = dropped[{conflict.held.holder.session, conflict.held.holder.task_id}];
+    if (std::ranges::find(rows, conflict.held.path, &Reservation::path) == rows.end()) rows.push_back(conflict.held);
+  }
+  for (const auto& [owner, rows] : dropped) {
+    std::vector<Reservation> before, after;
+    for (const auto& row : lapsed)
+      if (row.holder.session == owner.first && row.holder.task_id == owner.second) {
+        before.push_back(row);
+        if (std::ranges::find(rows, row.path, &Reservation::path) == rows.end()) after.push_back(row);
+      }
+    for (const auto& row : rows) CT_TRY(store_.drop_reservation(owner.first, row.path));
+    record(owner.second, "reserved", reservations::audit_value(before),
+           after.empty() ? json::Value() : reservations::audit_value(after));
+  }
+  return {};
+}
+
+Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vector<std::string>& add,
+                                          const std::vector<std::string>& remove, bool shared, bool replace) {
+  return reserve_for(id, add, remove, shared, replace, nullptr);
+}
+
+Result<ReserveResult> TaskEngine::reserve_for(const std::string& id, const std::vector<std::string>& add,
+                                              const std::vector<std::string>& remove, bool shared, bool replace,
+                                              const std::vector<Reservation>* held_now) {
+  CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
+  if (!focus || *focus != id) {
+    Error error(ErrorCode::ActiveTaskRequired, "Task " + id + " is not " +
+                                                   (session_.empty() ? std::string("the focus") : "session " + session_ + "'s claim") +
+                                                   ": a claim reserves paths");
+    error.fix = call("tasks.start", {{"id", id}});
+    return fail(std::move(error).with_detail("id", id));
+  }
+  ReserveResult result;
+  std::vector<Reservation> mine;
+  if (held_now) {
+    mine = *held_now;
+  } else {
+    CT_TRY_ASSIGN(mine, store_.session_reservations(session_));
+    std::erase_if(mine, [&](const Reservation& row) { return row.holder.task_id != id; });
+  }
+  if (!add.empty()) {
+    CT_TRY_ASSIGN(reservations::Held held, reservations::held(store_, config_, now_, add));
+    result.conflicts = reservations::conflicts(add, shared, &session_, held.live);
+    if (!result.conflicts.empty() && reservations::strict(config_))
+      return fail(reservations::refusal(result.conflicts, config_, now_));
+    // Paths of claims whose lease lapsed are taken over, as a lapsed claim is: dropped, so that
+    // they do not come back when their session shows life again.
+    CT_TRY(take_over_lapsed(reservations::conflicts(add, shared, &session_, held.lapsed), held.lapsed));
+  }
+  const auto named = [](const std::vector<std::string>& list, const std::string& path) {
+    return std::ranges::find(list, path) != list.end();
+  };
+  std::vector<Reservation> after;
+  for (const auto& row : mine)
+    if (!replace && !named(remove, row.path) && !named(add, row.path)) after.push_back(row);
+  for (const auto& path : add) {
+    if (std::ranges::any_of(after, [&](const Reservation& row) { return row.path == path; })) continue;
+    Reservation row;
+    row.path = path;
+    row.head = reservations::head_of(path);
+    row.shared = shared;
+    row.created_at = now_;
+    row.holder.task_id = id;
+    row.holder.session = session_;
+    after.push_back(std::move(row));
+  }
+  std::ranges::sort(after, {}, &Reservation::path);
+  const json::Value before_value = reservations::audit_value(mine);
+  const json::Value after_value = reservations::audit_value(after);
+  if (before_value != after_value) {
+    for (const auto& row : mine)
+      if (std::ranges::none_of(after, [&](const Reservation& kept) { return kept.path == row.path; }))
+        CT_TRY(store_.drop_reservation(session_, row.path));
+    std::vector<Reservation> written;  // new, or shared changed (keeping when it was first reserved)
+    for (const auto& row : after) {
+      const auto was = std::ranges::find(mine, row.path, &Reservation::path);
+      if (was != mine.end() && was->shared == row.shared) continue;
+      written.push_back(row);
+      if (was != mine.end()) written.back().created_at = was->created_at;
+    }
+    CT_TRY(store_.put_reservations(session_, id, written));
+    record(id, "reserved", mine.empty() ? json::Value() : before_value, after.empty() ? json::Value() : after_value);
+    result.changed = true;
+  }
+  result.held = std::move(after);
+  return result;
 }
 
 Result<std::optional<Task>> TaskEngine::current() {

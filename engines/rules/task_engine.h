@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "engines/project/config.h"
+#include "engines/rules/reservations.h"
 #include "engines/store/audit_log.h"
 #include "engines/store/store_roles.h"
 #include "engines/store/task_store.h"
@@ -97,11 +98,21 @@ struct UndoConflict {
   std::string field;
 };
 
+/// What TaskEngine::reserve left: the task's reservations now, and the conflicts met (advisory
+/// mode keeps the paths anyway; strict refuses them).
+struct ReserveResult {
+  std::vector<Reservation> held;
+  std::vector<reservations::Conflict> conflicts;
+  bool changed = false;
+};
+
 struct StartResult {
   Task task;
   std::optional<std::string> previous;   // the task that lost focus
   std::optional<Claim> taken_over;       // the lapsed claim this start took the task from
   bool no_change = false;
+  /// What the claim reserves (TaskEngine::reserve); none when it reserves nothing.
+  std::optional<ReserveResult> reserved;
 };
 
 struct ScoredTask {
@@ -170,13 +181,25 @@ class TaskEngine {
   /// Removes every link from `id` to `target` (nothing changed when there is none).
   Result<UpdateResult> unrelate(const std::string& id, const std::string& target);
   /// Claims the task for this session (E_TASK_CLAIMED while another session's lease runs; a
-  /// lapsed claim is taken over).
-  Result<StartResult> start(const std::string& id);
+  /// lapsed claim is taken over), reserving `paths` (normalized) or, by default, the task's
+  /// declared files (those naming a place in the project) — a repeated start keeps what the claim
+  /// holds unless it names paths.
+  Result<StartResult> start(const std::string& id, const std::optional<std::vector<std::string>>& paths = std::nullopt,
+                            bool shared = false);
   /// Frees the task whoever holds it, lease or not (a person's decision): it goes back to
   /// pending. nullopt when nobody held it.
   Result<std::optional<Claim>> reclaim(const std::string& id);
   /// Clears the focus; the focused task goes back to pending. nullopt when nothing was focused.
   Result<std::optional<Task>> stop();
+  /// Reserves `add` (normalized paths) for this session's claim of `id` (E_ACTIVE_TASK_REQUIRED
+  /// when the session does not focus it), exclusively or `shared`, and releases `remove` (with
+  /// `replace`, every path not in `add`). Paths overlapping another session's live reservation are
+  /// conflicts: kept with a conflict reported (advisory) or E_PATH_RESERVED (strict), checked and
+  /// written in the caller's write transaction, so racing claims meet one another's rows. The change
+  /// is the audit row's `reserved` change of `id`. Every focus this engine clears releases the
+  /// session's reservations with it (engines/rules/reservations.h).
+  Result<ReserveResult> reserve(const std::string& id, const std::vector<std::string>& add,
+                                const std::vector<std::string>& remove, bool shared, bool replace);
   Result<std::optional<Task>> current();
   /// The later changes to what `row` changed: the same field of the same task, or anything about
   /// a task it created.
@@ -198,6 +221,17 @@ class TaskEngine {
   Result<std::vector<std::string>> save(const Task& before, Task& after);
   void record(const std::string& id, std::string field, json::Value before, json::Value after);
   Result<void> clear_focus_of(const std::string& id);
+  /// reserve() given what the session holds on `id` now (`held_now`), or reading it (null).
+  Result<ReserveResult> reserve_for(const std::string& id, const std::vector<std::string>& add,
+                                    const std::vector<std::string>& remove, bool shared, bool replace,
+                                    const std::vector<Reservation>* held_now);
+  /// start's claim of the task, before it reserves anything.
+  Result<StartResult> claim_task(const std::string& id);
+  /// Drops every reservation of `session` (its focus is going), each task's as its `reserved` change.
+  Result<void> release_reservations(const std::string& session);
+  /// Drops the lapsed reservations `taken` names (another claim takes their paths), each claim's
+  /// as its task's `reserved` change (`lapsed`: every lapsed reservation, to say what stays).
+  Result<void> take_over_lapsed(const std::vector<reservations::Conflict>& taken, const std::vector<Reservation>& lapsed);
   TaskType infer_type(const Task* parent, std::optional<TaskType> wanted) const;
   /// An epic has no parent; a subtask has one, and no children.
   Result<void> check_type_change(const Task& before, TaskType type);

@@ -16,9 +16,9 @@ namespace {
 using task_checks::append_unique;
 
 // The change fields that undo can put back: a task's own fields and the records of its
-// creation, deletion and focus.
+// creation, deletion and focus (a focus's reservations follow it: those it had are not put back).
 bool undoable_field(std::string_view field) {
-  if (field == "created" || field == "deleted" || field == "focus") return true;
+  if (field == "created" || field == "deleted" || field == "focus" || field == "reserved") return true;
   return std::ranges::find(task_fields(), field) != task_fields().end();
 }
 
@@ -32,7 +32,7 @@ Result<std::vector<UndoConflict>> TaskEngine::undo_conflicts(const AuditEntry& r
   std::set<std::pair<std::string, std::string>> asked;
   for (const auto& change : row.changes) {
     // A focus is put back only when it is still where the row left it (checked while undoing).
-    if (change.field == "focus" || !asked.insert({change.task_id, change.field}).second) continue;
+    if (change.field == "focus" || change.field == "reserved" || !asked.insert({change.task_id, change.field}).second) continue;
     AuditQuery query;
     query.task_id = change.task_id;
     // Anything done to a task the row created is lost with it; otherwise the same field counts.
@@ -43,7 +43,7 @@ Result<std::vector<UndoConflict>> TaskEngine::undo_conflicts(const AuditEntry& r
     CT_TRY_ASSIGN(std::vector<AuditEntry> later, audit_.read_audit(query));
     for (const auto& entry : later)
       for (const auto& touched : entry.changes)
-        if (touched.task_id == change.task_id && touched.field != "focus" &&
+        if (touched.task_id == change.task_id && touched.field != "focus" && touched.field != "reserved" &&
             seen.insert({entry.seq, touched.task_id, touched.field}).second)
           conflicts.push_back({entry.seq, entry.operation, touched.task_id, touched.field});
   }
@@ -114,7 +114,7 @@ Result<void> TaskEngine::undo_fields(const AuditEntry& row, const std::vector<st
   std::map<std::string, std::vector<const FieldChange*>> fields;
   for (const auto& change : row.changes) {
     if (change.field == "created" || change.field == "deleted" || change.field == "focus" ||
-        among(created, change.task_id))
+        change.field == "reserved" || among(created, change.task_id))
       continue;
     auto& list = fields[change.task_id];
     if (list.empty()) order.push_back(change.task_id);
@@ -141,6 +141,12 @@ Result<void> TaskEngine::undo_fields(const AuditEntry& row, const std::vector<st
 
 // The focus moves back only when it is still where the row left it.
 Result<void> TaskEngine::undo_focus(const AuditEntry& row, std::vector<std::string>& warnings) {
+  for (const auto& change : row.changes)
+    if (change.field == "reserved" && !change.before.is_null()) {
+      warnings.push_back("the paths " + change.task_id + " reserved before seq " + std::to_string(row.seq) +
+                         " are not put back: tasks.reserve them again");
+      break;
+    }
   for (const auto& change : row.changes) {
     if (change.field != "focus") continue;
     CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(row.session));
@@ -161,6 +167,7 @@ Result<void> TaskEngine::undo_focus(const AuditEntry& row, std::vector<std::stri
         target.reset();
       }
     }
+    CT_TRY(release_reservations(row.session));
     CT_TRY(store_.set_focus(row.session, target));
     record(change.task_id, "focus", std::move(now_focus), target ? json::Value(*target) : json::Value());
   }

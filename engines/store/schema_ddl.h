@@ -356,6 +356,24 @@ CREATE TABLE task_worktrees(
 );
 )sql";
 
+/// v14 too (issue 53): the paths a claim reserves (tasks.start, tasks.reserve). A row is live while
+/// its session still focuses its task and the session's lease has not lapsed: liveness is read by
+/// joining focus and sessions (engines/rules/reservations.h), never kept as a clock of its own.
+/// `path` is a project-relative path, a folder or a glob; `head` its first part, or "*" when that
+/// part is a glob (a claim's check reads only the rows of its own heads and "*"); `shared` 1 for
+/// read-mostly work.
+inline constexpr std::string_view kReservations = R"sql(
+CREATE TABLE reservations(
+  session TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  path TEXT NOT NULL,
+  head TEXT NOT NULL,
+  shared INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY(session, task_id, path)
+);
+CREATE INDEX reservations_head ON reservations(head);
+
 /// Messages between agents and people (issue 53, domains/session/session_messages.cpp): each kept
 /// until nobody needs it (never removed by session.gc; a thread's size is bounded), addressed to an
 /// agent by its label, a session, a task's thread, an epic's participants (resolved when sent, into

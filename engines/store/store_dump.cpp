@@ -27,6 +27,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"proposals", "num"},
       {"plans", "num"},
       {"task_worktrees", "task_id"},
+      {"reservations", "session, task_id, path"},
       {"messages", "num"},
       {"message_recipients", "session, num"},
       {"message_reads", "reader, num"},

@@ -80,6 +80,17 @@ struct Claim {
   std::string branch;
 };
 
+/// A path a claim reserves (tasks.start, tasks.reserve; engines/rules/reservations.h), with its
+/// holder as claims_by_task reads it: live while `holder` still focuses the task and its lease runs.
+struct Reservation {
+  std::string path;                   // project-relative: a file, a folder or a glob
+  std::string head;                   // its first part, "*" when that part is a glob (put_reservations)
+  bool shared = false;                // read-mostly: overlaps only exclusive reservations
+  TimeMs created_at = 0;
+  Claim holder;                       // task, session, agent and last renewal
+  std::string worktree;               // where the holder's session runs (sessions.worktree; "" unknown)
+};
+
 /// A task as dependency-graph analysis sees it (engines/rules/graph.h): what the analysis reads, and no
 /// more, so that a 100k-task project loads in one pass without decoding notes or descriptions.
 struct GraphTask {
@@ -160,6 +171,23 @@ class TaskStore {
   [[nodiscard]] Result<std::optional<Claim>> claim_on(std::string_view task_id);
   /// Every claim (a row per session with a focus: few), in no particular order.
   [[nodiscard]] Result<std::vector<Claim>> claims();
+
+  // Reservations (engines/store/task_reservations.cpp): the paths a session's claim of a task holds.
+  /// Rows whose session still focuses their task (the rules test the lease), of one task unless
+  /// `task_id` is empty, and with `heads` only those whose head is one of them or "*"; ordered by
+  /// task, session, path.
+  [[nodiscard]] Result<std::vector<Reservation>> claimed_reservations(std::string_view task_id,
+                                                                      const std::vector<std::string>* heads = nullptr);
+  /// `session`'s rows (of every task: a row of a task it no longer focuses is dead), by path.
+  [[nodiscard]] Result<std::vector<Reservation>> session_reservations(std::string_view session);
+  /// Inserts `rows` (their path, head, shared and created_at) as `session`'s on `task_id`, or
+  /// updates the ones it holds already: one statement.
+  [[nodiscard]] Result<void> put_reservations(std::string_view session, std::string_view task_id,
+                                              const std::vector<Reservation>& rows);
+  /// Removes `session`'s row of `path`.
+  [[nodiscard]] Result<void> drop_reservation(std::string_view session, std::string_view path);
+  /// Removes every row of `session`, returning them (one statement).
+  [[nodiscard]] Result<std::vector<Reservation>> drop_reservations(std::string_view session);
 
  protected:
   virtual sql::Runner& sql_runner() = 0;

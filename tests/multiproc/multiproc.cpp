@@ -217,6 +217,26 @@ void writers() {
   EXPECT(audit_rows == 2 * tasks, "audit rows: " + std::to_string(audit_rows));
 }
 
+/// A `ct mcp` server bound to a new session of its own: the session id ("" on failure).
+std::string start_session(McpClient& server, const std::string& name) {
+  Value started = server.call_retrying("cleo_mutate", "session", "start",
+                                       R"({"scope":"global","name":")" + name + "\"}", g_retries);
+  EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
+  return started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "";
+}
+
+/// `count` `ct mcp` servers, each bound to a session of its own named `name` and its number; false
+/// (the failure recorded) when one does not start.
+bool start_agents(int count, const std::string& name, std::vector<std::unique_ptr<McpClient>>& servers,
+                  std::vector<std::string>& sessions) {
+  for (int k = 0; k < count; ++k) {
+    servers.push_back(start_server());
+    if (!servers.back()) return false;
+    sessions.push_back(start_session(*servers.back(), name + " " + std::to_string(k)));
+  }
+  return true;
+}
+
 /// What a race of tasks.start {id:T001} from many servers came to.
 struct Race {
   int won = 0;
@@ -261,15 +281,7 @@ void claim_race() {
   EXPECT(exited_zero(added), "ct add: " + added.out);
   std::vector<std::unique_ptr<McpClient>> servers;
   std::vector<std::string> sessions;
-  for (int k = 0; k < kRacers; ++k) {
-    servers.push_back(start_server());
-    if (!servers.back()) return;
-    Value started = servers.back()->call_retrying(
-        "cleo_mutate", "session", "start", R"({"scope":"global","name":"racer )" + std::to_string(k) + "\"}",
-        g_retries);
-    EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
-    sessions.push_back(started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "");
-  }
+  if (!start_agents(kRacers, "racer", servers, sessions)) return;
   // Every server is up and bound to its session.
   Race race = race_for_t001(servers, sessions);
   EXPECT(race.won == 1, std::to_string(race.won) + " winners");
@@ -283,13 +295,109 @@ void claim_race() {
   expect_valid_store("after the race");
 }
 
-/// A `ct mcp` server bound to a new session of its own: the session id ("" on failure).
-std::string start_session(McpClient& server, const std::string& name) {
-  Value started = server.call_retrying("cleo_mutate", "session", "start",
-                                       R"({"scope":"global","name":")" + name + "\"}", g_retries);
-  EXPECT(started["data"]["id"].is_string(), "session.start: " + started.dump());
-  return started["data"]["id"].is_string() ? started["data"]["id"].as_string() : "";
+/// Reservations (issue 53) in strict reservations.mode: 16 agents, each its own `ct mcp` and
+/// session, start 16 tasks at once whose declared files overlap in every way the rule knows —
+/// src/shared.cpp, the folder src/, the glob src/*.cpp — but for four with docs of their own.
+/// Exactly one src task and the four docs tasks are claimed; the other eleven are refused with
+/// E_PATH_RESERVED naming the one winner; afterwards no two live exclusive reservations of
+/// different sessions overlap, and a refused start left nothing behind. Then the winner stops and
+/// the eleven race again: again exactly one wins.
+void reservations() {
+  constexpr int kRacers = 16;
+  EXPECT(exited_zero(g_ct->run_retrying({"config", "set", "reservations.mode", "strict"})), "config set");
+  const char* const kFiles[] = {"src/shared.cpp", "src/", "src/*.cpp"};
+  std::vector<bool> src(kRacers);
+  for (int k = 0; k < kRacers; ++k) {
+    src[static_cast<std::size_t>(k)] = k % 4 != 3;
+    const std::string file = src[static_cast<std::size_t>(k)] ? kFiles[k % 4] : "docs/" + std::to_string(k) + ".md";
+    CtRun added = g_ct->run_retrying({"add", "Task of racer " + std::to_string(k), "--files", file});
+    EXPECT(exited_zero(added), "ct add: " + added.out);
+  }
+  std::vector<std::unique_ptr<McpClient>> servers;
+  std::vector<std::string> sessions;
+  if (!start_agents(kRacers, "reserver", servers, sessions)) return;
+  // Every racer whose `active` is true sends tasks.start of its own task at once; a lock timeout is
+  // no answer (it starts again). Returns the racers that won; `refused` counts E_PATH_RESERVED.
+  auto race = [&](const std::vector<bool>& active, int& refused, std::set<std::string>& named) {
+    std::vector<int> won;
+    auto claim = [](int k) {
+      return McpClient::tool_call_line(200 + k, "cleo_mutate", "tasks", "start", R"({"id":")" + pad(k + 1) + "\"}");
+    };
+    for (int k = 0; k < kRacers; ++k)
+      if (active[static_cast<std::size_t>(k)]) servers[static_cast<std::size_t>(k)]->send(claim(k));
+    for (int k = 0; k < kRacers; ++k) {
+      if (!active[static_cast<std::size_t>(k)]) continue;
+      McpClient& server = *servers[static_cast<std::size_t>(k)];
+      Value envelope = server.read_reply()["result"]["structuredContent"];
+      for (int attempt = 1; attempt < 10 && ct::testing::error_code(envelope) == "E_LOCK_TIMEOUT"; ++attempt) {
+        ++g_retries;
+        server.send(claim(k));
+        envelope = server.read_reply()["result"]["structuredContent"];
+      }
+      if (succeeded(envelope)) {
+        won.push_back(k);
+      } else if (ct::testing::error_code(envelope) == "E_PATH_RESERVED") {
+        ++refused;
+        const Value& conflicts = envelope["error"]["details"]["conflicts"];
+        const bool some = conflicts.is_array() && !conflicts.as_array().empty();
+        named.insert(some && conflicts.as_array()[0]["heldBy"]["session"].is_string()
+                         ? conflicts.as_array()[0]["heldBy"]["session"].as_string()
+                         : "?");
+      } else {
+        failure("unexpected reply to tasks.start: " + envelope.dump());
+      }
+    }
+    return won;
+  };
+  // The invariant, read from the store: live reservations (their session still focuses the task;
+  // nobody's lease runs out within the case) of different sessions never both hold src.
+  auto check_held = [&](const std::string& when, std::size_t expected_src) {
+    auto rows = db_rows("SELECT r.session, r.task_id, r.path, r.shared FROM reservations r JOIN focus f"
+                        " ON f.session = r.session AND f.task_id = r.task_id");
+    std::set<std::string> src_holders;
+    for (const auto& row : rows) {
+      EXPECT(row[3] == "0", when + ": exclusive by default");
+      if (row[2].starts_with("src")) src_holders.insert(row[0]);
+    }
+    EXPECT(src_holders.size() == expected_src, when + ": sessions holding src: " + std::to_string(src_holders.size()));
+    EXPECT(db_count("SELECT count(*) FROM reservations") == static_cast<std::int64_t>(rows.size()),
+           when + ": a reservation outlived its claim");
+    EXPECT(db_count("SELECT count(*) FROM focus") == static_cast<std::int64_t>(rows.size()),
+           when + ": every claim reserves exactly its one file");
+    EXPECT(db_count("SELECT count(*) FROM tasks WHERE status = 'active'") == static_cast<std::int64_t>(rows.size()),
+           when + ": active tasks");
+  };
+
+  int refused = 0;
+  std::set<std::string> named;
+  std::vector<int> won = race(std::vector<bool>(kRacers, true), refused, named);
+  std::vector<int> src_won;
+  for (int k : won)
+    if (src[static_cast<std::size_t>(k)]) src_won.push_back(k);
+  EXPECT(src_won.size() == 1, std::to_string(src_won.size()) + " src winners");
+  EXPECT(won.size() == 5, std::to_string(won.size()) + " winners");
+  EXPECT(refused == kRacers - 5, std::to_string(refused) + " got E_PATH_RESERVED");
+  if (src_won.size() != 1) return;
+  const int winner = src_won.front();
+  EXPECT(named == std::set<std::string>{sessions[static_cast<std::size_t>(winner)]}, "E_PATH_RESERVED names the winner");
+  check_held("after the race", 1);
+
+  // The winner stops: its reservation goes with its claim, and the losers race again.
+  Value stopped = servers[static_cast<std::size_t>(winner)]->call_retrying("cleo_mutate", "tasks", "stop", "{}", g_retries);
+  EXPECT(succeeded(stopped), "tasks.stop: " + stopped.dump());
+  std::vector<bool> again(kRacers, false);
+  for (int k = 0; k < kRacers; ++k)
+    again[static_cast<std::size_t>(k)] = src[static_cast<std::size_t>(k)] && k != winner;
+  refused = 0;
+  named.clear();
+  std::vector<int> second = race(again, refused, named);
+  EXPECT(second.size() == 1, std::to_string(second.size()) + " winners of the second race");
+  EXPECT(refused == 10, std::to_string(refused) + " refused in the second race");
+  check_held("after the second race", 1);
+  servers.clear();
+  expect_valid_store("after the reservations");
 }
+
 
 /// Claims with leases (issue 33), with session.leaseSeconds 2: an agent killed with SIGKILL
 /// mid-task keeps its claim until the lease runs out, then another agent takes the task over
@@ -977,10 +1085,12 @@ int main(int argc, char** argv) {
   std::map<std::string, std::function<void()>> cases = {
       {"writers", writers}, {"claim-race", claim_race}, {"lease", lease}, {"kill", kill_mid_stream}, {"config-reload", config_reload}, {"serve-pair", serve_pair},
       {"serve-stop", serve_stop},
-      {"manifest-append", manifest_append}, {"big-values", big_values}, {"memory", memory_writers}, {"plans", plans}};
+      {"manifest-append", manifest_append}, {"big-values", big_values}, {"memory", memory_writers}, {"plans", plans},
+      {"reservations", reservations}};
   if (ct_path.empty() || !cases.contains(which)) {
     std::fprintf(stderr, "usage: ct_multiproc --ct PATH [--postgresql URL] "
-                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|serve-stop|big-values|memory|plans\n");
+                         "writers|claim-race|lease|kill|config-reload|manifest-append|serve-pair|serve-stop|big-values|memory|plans|"
+                         "reservations\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);  // a killed server's stdin

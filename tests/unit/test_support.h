@@ -199,6 +199,21 @@ struct ClockedClient {
   }
 };
 
+/// An agent (ClockedClient) whose clock starts at the tests' fixed time, 2026-01-01T00:00:00Z, and
+/// that a test moves by hand: at(ms) is that long after the start.
+struct LeaseAgent : ClockedClient {
+  static TimeMs start_time() { return *parse_iso8601("2026-01-01T00:00:00Z"); }
+  explicit LeaseAgent(const Project& p, std::string label = "")
+      : ClockedClient(p, std::make_shared<TimeMs>(start_time()), {}, std::move(label)) {}
+  void at(TimeMs after_start) { *time = start_time() + after_start; }
+  /// A global session of this name, bound to the agent: its id (throws when refused).
+  std::string start_session(std::string_view name) {
+    Envelope started = mutate("session", "start", R"({"scope":"global","name":")" + std::string(name) + "\"}");
+    if (!started.success) throw std::runtime_error("session.start failed: " + to_json(started, McpAdvice(registry())));
+    return client->session();
+  }
+};
+
 /// A validate.* reply as its report: a failed check (E_VALIDATION, or a protocol's code from
 /// validate.protocol) carries the report, with `valid`, in error.details; this turns it back into
 /// {success, data} so tests read passes and failures alike.
@@ -302,7 +317,8 @@ inline constexpr const char* kDropPrincipalsV13 =
 
 /// What schema v14 (the fleet in worktrees, issue 53) adds, taken away: a store as version 13 left it.
 inline constexpr const char* kDropFleetV14 =
-    "DROP TABLE task_worktrees; ALTER TABLE sessions DROP COLUMN worktree; ALTER TABLE sessions DROP COLUMN branch; "
+    "DROP TABLE task_worktrees; DROP TABLE reservations; ALTER TABLE sessions DROP COLUMN worktree; "
+    "ALTER TABLE sessions DROP COLUMN branch; "
     "DROP TABLE messages; DROP TABLE message_recipients; DROP TABLE message_reads; DROP TABLE inbox_marks; ";
 
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema

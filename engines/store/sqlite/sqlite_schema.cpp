@@ -130,7 +130,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 // v12: plans (issue 36): staged changes committed at once: ddl::kPlans.
 // v13: principals (issue 52): who made each write, who owns each session: ddl::kPrincipals.
 // v14: the fleet in git worktrees (issue 53): where each session runs, the worktrees of tasks: ddl::kFleet;
-//      messages between agents and people: ddl::kMessages.
+//      the paths claims reserve: ddl::kReservations; messages between agents and people: ddl::kMessages.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -169,8 +169,8 @@ std::span<const Migration> schema_steps() {
        "plans: changes staged apart from the tasks, committed at once or discarded"},
       {13, joined({ddl::kPrincipals}), "sessions_owner",
        "principals: who made each audited write, which caller owns each session"},
-      {14, joined({ddl::kFleet, ddl::kMessages}), "task_worktrees",
-       "the fleet: the worktree and branch of each session, the worktrees made for tasks"},
+      {14, joined({ddl::kFleet, ddl::kReservations, ddl::kMessages}), "task_worktrees",
+       "the fleet: where each session works, the worktrees made for tasks, the paths claims reserve, messages"},
   }};
   return steps;
 }

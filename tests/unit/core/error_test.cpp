@@ -51,6 +51,7 @@ constexpr std::array kAllCodes = std::to_array<Expected>({
     {ErrorCode::ConcurrentModification, "ConcurrentModification"},
     {ErrorCode::IdCollision, "IdCollision"},
     {ErrorCode::Outdated, "Outdated"},
+    {ErrorCode::PathReserved, "PathReserved"},
     {ErrorCode::RateLimited, "RateLimited"},
     {ErrorCode::SessionOwned, "SessionOwned"},
     {ErrorCode::SessionExists, "SessionExists"},

@@ -19,15 +19,7 @@ constexpr TimeMs kMinute = 60'000;
 const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
 
 /// An agent on its own router with a clock of its own.
-struct Agent : test::ClockedClient {
-  explicit Agent(const test::Project& p) : ClockedClient(p, std::make_shared<TimeMs>(kStart)) {}
-  void at(TimeMs minutes_after_start) { *time = kStart + minutes_after_start; }
-  std::string start_session(std::string_view name) {
-    Envelope started = mutate("session", "start", R"({"scope":"global","name":")" + std::string(name) + "\"}");
-    REQUIRE(started.success);
-    return client->session();
-  }
-};
+using Agent = test::LeaseAgent;
 
 /// T001 epic > T002, T003; T004 on its own.
 void plant(test::Project& p) {

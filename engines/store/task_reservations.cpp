@@ -1,0 +1,86 @@
+// TaskStore's reservations (engines/store/task_store.h): the paths a claim holds, in the table
+// ddl::kReservations. A row is read with its claim — the focus row of its session and task, the
+// session's agent, last renewal and worktree — so that whether it is live is read, never kept: the
+// rules (engines/rules/reservations.h) test the lease as they test a claim's.
+#include "engines/store/task_store.h"
+
+namespace ct {
+namespace {
+
+using sql::Value;
+
+/// Reservations with their holder; the inner join with focus keeps only those whose session still
+/// focuses their task.
+constexpr std::string_view kClaimedSelect =
+    "SELECT r.path, r.shared, r.created_at, r.task_id, r.session, coalesce(s.agent, ''), s.updated_at,"
+    " coalesce(s.worktree, '') FROM reservations r"
+    " JOIN focus f ON f.session = r.session AND f.task_id = r.task_id"
+    " LEFT JOIN sessions s ON s.id = r.session";
+
+Reservation read_reservation(const sql::Cursor& row) {
+  Reservation out;
+  out.path = std::string(row.text(0));
+  out.shared = row.integer(1) != 0;
+  out.created_at = row.integer(2);
+  out.holder = Claim{std::string(row.text(3)), std::string(row.text(4)), std::string(row.text(5)), row.optional_int(6)};
+  out.worktree = std::string(row.text(7));
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Reservation>> TaskStore::claimed_reservations(std::string_view task_id,
+                                                                const std::vector<std::string>* heads) {
+  sql::Args args;
+  std::vector<std::string> where;
+  if (!task_id.empty()) where.push_back("r.task_id = " + args(task_id));
+  if (heads) {
+    // The rows that can overlap these paths: a head of theirs, or a glob head ("*").
+    std::string in = "r.head IN (" + args(std::string_view("*"));
+    for (const auto& head : *heads) in += ", " + args(head);
+    where.push_back(in + ")");
+  }
+  std::string sql(kClaimedSelect);
+  for (std::size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
+  sql += " ORDER BY r.task_id, r.session, r.path";
+  return sql_runner().all(sql, args, "cannot read reservations", read_reservation);
+}
+
+Result<std::vector<Reservation>> TaskStore::session_reservations(std::string_view session) {
+  const Value args[] = {Value(session)};
+  return sql_runner().all(
+      "SELECT path, shared, created_at, task_id, session, '', NULL, '' FROM reservations WHERE session = ?1"
+      " ORDER BY path",
+      args, "cannot read reservations", read_reservation);
+}
+
+Result<void> TaskStore::put_reservations(std::string_view session, std::string_view task_id,
+                                         const std::vector<Reservation>& rows) {
+  if (rows.empty()) return {};
+  sql::Args args;
+  const std::string who = args(session);
+  const std::string task = args(task_id);
+  std::string sql = "INSERT INTO reservations(session, task_id, path, head, shared, created_at) VALUES ";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Reservation& row = rows[i];
+    sql += (i == 0 ? "(" : ", (") + who + ", " + task + ", " + args(row.path) + ", " + args(row.head) + ", " +
+           args(std::int64_t{row.shared ? 1 : 0}) + ", " + args(row.created_at) + ")";
+  }
+  sql += " ON CONFLICT(session, task_id, path) DO UPDATE SET shared = excluded.shared";
+  return sql_runner().run(sql, args, "cannot reserve paths");
+}
+
+Result<void> TaskStore::drop_reservation(std::string_view session, std::string_view path) {
+  const Value args[] = {Value(session), Value(path)};
+  return sql_runner().run("DELETE FROM reservations WHERE session = ?1 AND path = ?2", args,
+                          "cannot release a reservation");
+}
+
+Result<std::vector<Reservation>> TaskStore::drop_reservations(std::string_view session) {
+  const Value args[] = {Value(session)};
+  return sql_runner().all("DELETE FROM reservations WHERE session = ?1"
+                          " RETURNING path, shared, created_at, task_id, session, '', NULL, ''",
+                          args, "cannot release reservations", read_reservation);
+}
+
+}  // namespace ct
