@@ -11,20 +11,11 @@
 
 using namespace ct;
 using ct::test::code_of;
+using ct::test::Fleet;
 
 namespace {
 
 constexpr TimeMs kSecond = 1000;
-const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
-
-struct Fleet {
-  test::Project p;
-  std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(kStart);
-  test::ClockedClient a{p, time, Principal::agent("stdio:aaaa", "connection"), "claude"};
-  test::ClockedClient b{p, time, Principal::agent("stdio:bbbb", "connection"), "codex"};
-  test::ClockedClient person{p, time, test::test_person()};
-  void later(TimeMs ms) { *time += ms; }
-};
 
 std::string send(test::ClockedClient& c, std::string_view to, std::string_view body) {
   json::Value params = json::Value::object();
