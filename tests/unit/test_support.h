@@ -198,7 +198,7 @@ struct ClockedClient {
 /// Two agents on connections of their own (labels claude and codex) and a person, on one clock
 /// that starts at `start` (principals_test.cpp, messages_test.cpp).
 struct Fleet {
-  explicit Fleet(TimeMs start = *parse_iso8601("2026-01-01T00:00:00Z")) : start(start) {}
+  explicit Fleet(TimeMs at = *parse_iso8601("2026-01-01T00:00:00Z")) : start(at) {}
   TimeMs start;
   Project p;
   std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(start);
