@@ -51,7 +51,7 @@ std::vector<Addressee> addressees(std::string_view task) {
 
 constexpr std::string_view kOwnTask = "m.to_kind = 'task' AND m.to_ref = ?4";
 constexpr std::string_view kFocusTask =
-    "m.to_kind = 'task' AND m.to_ref IN (SELECT f.task_id FROM focus f WHERE f.session = ?2)";
+    "m.to_kind = 'task' AND (m.to_ref = ?4 OR m.to_ref IN (SELECT f.task_id FROM focus f WHERE f.session = ?2))";
 
 /// Not the reader's own (it sent it).
 constexpr std::string_view kNotOwn =
