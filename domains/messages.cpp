@@ -81,10 +81,14 @@ json::Value message_json(const Message& message, bool with_read) {
 Result<std::optional<std::string>> inbox_notice(Context& context, const Session& session, bool heard) {
   // The task: its focus, which the statement reads.
   const InboxReader reader = reader_of(session.id, session.agent, "", owner_of(session));
-  CT_TRY_ASSIGN(auto unread, context.db().unannounced(reader));
-  if (unread.first == 0) return std::optional<std::string>();
-  if (heard) CT_TRY(context.db().set_announced(reader.key, unread.second));
-  return std::optional<std::string>(std::to_string(unread.first) + (unread.first == 1 ? " new message" : " new messages") +
+  CT_TRY_ASSIGN(UnreadCount unread, context.db().unannounced(reader, kUnreadCounted));
+  // A task taken since it was last told is recorded even when its thread holds nothing new: the
+  // next calls need not look at that thread again.
+  if (heard && (unread.count > 0 || !unread.task.empty()))
+    CT_TRY(context.db().set_announced(reader.key, unread.last, unread.task));
+  if (unread.count == 0) return std::optional<std::string>();
+  return std::optional<std::string>(std::to_string(unread.count) + (unread.more ? "+" : "") +
+                                    (unread.count == 1 && !unread.more ? " new message" : " new messages") +
                                     " for you: read with session.inbox");
 }
 

@@ -13,6 +13,10 @@
 
 namespace ct {
 
+/// How many unread messages a read counts at most ("unread": 100 with "unreadAtLeast": true; the
+/// announcement's "100+ new messages"): what an inbox read costs does not follow how many there are.
+inline constexpr std::int64_t kUnreadCounted = 100;
+
 /// "MSG012" for 12.
 std::string message_id(std::int64_t num);
 
@@ -30,7 +34,8 @@ json::Value message_json(const Message& message, bool with_read);
 std::string address_of(const Message& message);
 
 /// The line that tells the caller of unread messages it has not been told of yet (none when there
-/// are none); `heard` (a write by the session's owner) records that it has been told.
+/// are none): those sent since it was last told, and the older unread thread of a task its session
+/// took since (told once); `heard` (a write by the session's owner) records that it has been told.
 Result<std::optional<std::string>> inbox_notice(Context& context, const Session& session, bool heard);
 
 /// A task's thread for tasks.show: {count} and, for the full record, last[{id,at,from,body}] (the

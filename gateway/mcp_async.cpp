@@ -195,7 +195,8 @@ std::string Protocol::unsubscribe(const json::Value& params, const std::string& 
 }
 
 std::optional<std::string> Protocol::listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
-                                            Connection& base, Router& router, Outcome& outcome) const {
+                                            const Caller& caller, Connection& base, Router& router,
+                                            Outcome& outcome) const {
   auto refuse = [&](RpcError code, std::string message, json::Value data = json::Value()) {
     outcome.error_code = static_cast<int>(code);
     return rpc_error(id_json, code, message, data);
@@ -212,7 +213,7 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
   const json::Value& resources = wanted["resourceSubscriptions"];
   if (!resources.is_null() && !resources.is_array())
     return refuse(RpcError::InvalidParams, "Invalid params: notifications.resourceSubscriptions must be an array of URIs");
-  // What is honoured: task and epic resources that exist (the rest of the filter is not: no list
+  // What is honoured: task and epic resources that exist, inboxes the caller may read (the rest of the filter is not: no list
   // here ever changes while the server runs, and task status notifications are not sent — poll
   // tasks/get). No more are read than one client may watch.
   ResourceWatch& watch = *services_.watch;
@@ -222,7 +223,7 @@ std::optional<std::string> Protocol::listen(const json::Value& params, const std
       if (uris.size() >= watch.options().max_per_client) break;
       PrimitiveAnswer refusal;
       if (!uri.is_string()) continue;
-      auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router, {}, refusal);
+      auto canonical = existing_subscribable_uri(registry_, uri.as_string(), router, caller, refusal);
       if (canonical && std::find(uris.begin(), uris.end(), *canonical) == uris.end()) uris.push_back(*canonical);
     }
   std::shared_ptr<Outbox> channel = late_channel(base, outcome);

@@ -481,7 +481,9 @@ std::string Protocol::handle_stateless(const std::string& method, const json::Va
   }
   if (is_primitive_method(method)) return answer(method, params, id_json, connection, router, outcome);
   if (method == "subscriptions/listen" && services_.watch) {
-    auto reply = listen(params, id_json, meta->tasks, base, router, outcome);
+    // The caller as the transport established it (its principal, the label its _meta names): an
+    // inbox is watched only by whoever may read it.
+    auto reply = listen(params, id_json, meta->tasks, connection.caller(), base, router, outcome);
     return reply ? *reply : std::string();
   }
   if ((method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") && services_.tasks) {

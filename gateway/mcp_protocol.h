@@ -176,8 +176,10 @@ class Protocol {
   std::string subscribe(const json::Value& params, const std::string& id_json, Connection& connection,
                         Router& router, Outcome& outcome) const;
   std::string unsubscribe(const json::Value& params, const std::string& id_json, Connection& connection) const;
+  /// `caller`: who the request's transport and _meta say is asking (the inboxes it may watch);
+  /// `base`: the transport's connection, where the stream's notifications go.
   std::optional<std::string> listen(const json::Value& params, const std::string& id_json, bool tasks_extension,
-                                    Connection& base, Router& router, Outcome& outcome) const;
+                                    const Caller& caller, Connection& base, Router& router, Outcome& outcome) const;
   // MCP tasks (gateway/mcp_async.cpp): the 2025-11-25 utility and the 2026-07-28 extension. A call
   // that is not long runs on `router` before the reply (its task already finished).
   std::string call_as_task(const json::Value& params, const std::string& id_json, Connection& connection,

@@ -180,14 +180,14 @@ class Briefing {
     query.limit = kMessagesShown;
     CT_TRY_ASSIGN(std::vector<Message> unread, context_.db().inbox(reader, query));
     if (unread.empty()) return {};
-    CT_TRY_ASSIGN(auto count, context_.db().unread(reader, 0));
+    CT_TRY_ASSIGN(UnreadCount count, context_.db().unread(reader, 0, kUnreadCounted));
     unread_.more_call = suggested(call("session.inbox", {{"unread", true}}));
     for (const auto& message : unread) {
       json::Value row = message_json(message, false);
       row.set("body", clip(message.body, kMessageChars));
       unread_.rows.push_back(std::move(row));
     }
-    unread_.cut = static_cast<std::size_t>(count.first) - unread.size();
+    unread_.cut = static_cast<std::size_t>(count.count) - unread.size();  // at least (kUnreadCounted)
     return {};
   }
 

@@ -216,7 +216,7 @@ Result<Reply> inbox(Context& context, const InboxArgs& args) {
   CT_TRY_ASSIGN(std::vector<Message> found, context.db().inbox(reader, query));
   const bool more = static_cast<std::int64_t>(found.size()) > args.limit;
   if (more) found.pop_back();
-  CT_TRY_ASSIGN(auto unread, context.db().unread(reader, 0));
+  CT_TRY_ASSIGN(UnreadCount unread, context.db().unread(reader, 0, kUnreadCounted));
   json::Value rows = json::Value::array();
   std::int64_t next = args.since;
   for (const auto& message : found) {
@@ -225,7 +225,8 @@ Result<Reply> inbox(Context& context, const InboxArgs& args) {
   }
   json::Value data = json::Value::object();
   data.set("messages", std::move(rows));
-  data.set("unread", unread.first);
+  data.set("unread", unread.count);
+  if (unread.more) data.set("unreadAtLeast", true);
   data.set("next", next);
   if (more) data.set("more", true);
   return Reply::noted(std::move(data), no_data_if(found.empty()));
@@ -248,12 +249,13 @@ Result<Reply> ack(Context& context, const AckArgs& args) {
   }
   CT_TRY_ASSIGN(InboxReader reader, caller_reader(context));
   CT_TRY_ASSIGN(std::int64_t marked, context.db().acknowledge(reader, nums, args.up_to, context.now()));
-  CT_TRY_ASSIGN(auto unread, context.db().unread(reader, 0));
+  CT_TRY_ASSIGN(UnreadCount unread, context.db().unread(reader, 0, kUnreadCounted));
   if (context.audit && marked > 0)
     context.record({reader.key, "read", json::Value(), json::Value(marked)});
   json::Value data = json::Value::object();
   data.set("acknowledged", marked);
-  data.set("unread", unread.first);
+  data.set("unread", unread.count);
+  if (unread.more) data.set("unreadAtLeast", true);
   return Reply::noted(std::move(data), no_change_if(marked == 0));
 }
 
@@ -288,8 +290,9 @@ void register_session_messages(Registry& registry) {
   registry.add({.domain = "session", .name = "inbox", .gateway = Gateway::Query,
                 .summary = "Your messages, unread first",
                 .params = inbox_args.specs(),
-                .returns = "{messages[{id,at,from,to,body,read?}] (unread first, each oldest first), unread, next "
-                           "(pass it as since, or to session.ack upTo), more?}; E_NO_DATA note when none",
+                .returns = "{messages[{id,at,from,to,body,read?}] (unread first, each oldest first), unread (100 at most "
+                           "counted: unreadAtLeast then), next (pass it as since, or to session.ack upTo), more?}; "
+                           "E_NO_DATA note when none",
                 .errors = {ErrorCode::MutationDisabled, ErrorCode::SessionNotFound},
                 .examples = {{R"({})", "what was sent to me?"}, {R"({"since":12,"unread":true})", "only what is new"}},
                 .idempotent = true, .tier = 2, .handler = inbox_args.handler(inbox)});
@@ -301,7 +304,7 @@ void register_session_messages(Registry& registry) {
   registry.add({.domain = "session", .name = "ack", .gateway = Gateway::Mutate,
                 .summary = "Mark messages read",
                 .params = ack_args.specs(),
-                .returns = "{acknowledged,unread}; E_NO_CHANGE note when they were read already",
+                .returns = "{acknowledged,unread,unreadAtLeast?}; E_NO_CHANGE note when they were read already",
                 .errors = {ErrorCode::Validation, ErrorCode::InvalidParams},
                 .examples = {{R"({"upTo":12})", "everything up to the inbox's next"}, {R"({"ids":["MSG004"]})", "one message"}},
                 .idempotent = true, .tier = 2, .handler = ack_args.handler(ack)});

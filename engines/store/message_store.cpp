@@ -31,22 +31,77 @@ sql::Args reader_args(const InboxReader& reader) {
   return args;
 }
 
-/// Message m is the reader's (reader_args()): addressed to it, and not its own. `task` is the
-/// condition on a task's message (its task is the reader's: ?4, or the session's focus read in the
-/// statement).
-std::string mine(std::string_view task = "m.to_ref = ?4") {
-  const std::string t(task);
+/// Whose messages are the reader's (reader_args()): one index range of messages_to(to_kind,
+/// to_ref, num) per way of addressing it, or its sessions' message_recipients for an epic's.
+struct Addressee {
+  std::string_view from;   // the rows, as "messages m" or a join giving m
+  std::string_view where;  // the range
+};
+
+/// Each way a message reaches the reader. `task` is the condition on a task's message: its task is
+/// the reader's (?4), or the session's focus read in the statement.
+std::vector<Addressee> addressees(std::string_view task) {
+  return {{"messages m", "m.to_kind = 'all' AND m.to_ref = ''"},
+          {"messages m", "m.to_kind = 'session' AND ?2 <> '' AND m.to_ref = ?2"},
+          {"messages m", "m.to_kind = 'agent' AND ?3 <> '' AND m.to_ref = ?3"},
+          {"messages m", task},
+          {"messages m", "m.to_kind = 'person' AND ?5 <> '' AND m.to_ref = ?5"},
+          {"message_recipients x JOIN messages m ON m.num = x.num", "x.session = ?2 AND ?2 <> '' AND m.to_kind = 'epic'"}};
+}
+
+constexpr std::string_view kOwnTask = "m.to_kind = 'task' AND m.to_ref = ?4";
+constexpr std::string_view kFocusTask =
+    "m.to_kind = 'task' AND (m.to_ref = ?4 OR m.to_ref IN (SELECT f.task_id FROM focus f WHERE f.session = ?2))";
+
+/// Not the reader's own (it sent it).
+constexpr std::string_view kNotOwn =
+    "(?6 = '' OR m.from_principal <> ?6) AND (?2 = '' OR m.from_session <> ?2) AND (?3 = '' OR m.from_agent <> ?3)";
+
+/// Message m is the reader's (reader_args()), as one condition: what acknowledge() marks.
+std::string mine() {
   return "(m.to_kind = 'all'"
          " OR (m.to_kind = 'session' AND ?2 <> '' AND m.to_ref = ?2)"
          " OR (m.to_kind = 'agent' AND ?3 <> '' AND m.to_ref = ?3)"
-         " OR (m.to_kind = 'task' AND " + t + ")"
+         " OR (" + std::string(kOwnTask) + ")"
          " OR (m.to_kind = 'person' AND ?5 <> '' AND m.to_ref = ?5)"
          " OR (m.to_kind = 'epic' AND ?2 <> '' AND EXISTS (SELECT 1 FROM message_recipients x WHERE x.session = ?2 AND "
-         "x.num = m.num)))"
-         " AND (?6 = '' OR m.from_principal <> ?6) AND (?2 = '' OR m.from_session <> ?2) AND (?3 = '' OR m.from_agent <> ?3)";
+         "x.num = m.num))) AND " + std::string(kNotOwn);
 }
 
 constexpr std::string_view kIsRead = "EXISTS (SELECT 1 FROM message_reads r WHERE r.reader = ?1 AND r.num = m.num)";
+
+/// The reader's messages that also meet `condition`, `columns` of each, ordered by number
+/// (`order`: ASC or DESC), `limit` (a placeholder) at most: each way of addressing read as its own
+/// index range, newest or oldest first, no further than the limit — so what a read costs follows
+/// the limit, not how many messages the reader has.
+std::string reader_rows(std::string_view columns, std::string_view condition, std::string_view order,
+                        const std::string& limit, const std::vector<Addressee>& ways) {
+  std::string sql = "SELECT * FROM (";
+  for (std::size_t i = 0; i < ways.size(); ++i) {
+    if (i) sql += " UNION ALL ";
+    sql += "SELECT * FROM (SELECT " + std::string(columns) + " FROM " + std::string(ways[i].from) + " WHERE " +
+           std::string(ways[i].where) + " AND " + std::string(condition) + " AND " + std::string(kNotOwn) +
+           " ORDER BY m.num " + std::string(order) + " LIMIT " + limit + ") w" + std::to_string(i);
+  }
+  return sql + ") u ORDER BY num " + std::string(order) + " LIMIT " + limit;
+}
+
+/// count(*) and max(num) of `rows` (at most cap + 1 of them): an UnreadCount.
+Result<UnreadCount> counted(sql::Runner& runner, const std::string& rows, const sql::Args& args, std::int64_t cap,
+                            std::string_view task_sql, std::string_view error) {
+  const std::string sql = "SELECT count(*), coalesce(max(c.num), 0), " + std::string(task_sql) + " FROM (" + rows + ") c";
+  UnreadCount out;
+  CT_TRY(runner.each(sql, args, error, [&](const sql::Cursor& row) {
+    out.count = row.integer(0);
+    out.last = row.integer(1);
+    out.task = std::string(row.text(2));
+  }));
+  if (out.count > cap) {
+    out.count = cap;
+    out.more = true;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -68,35 +123,50 @@ Result<std::int64_t> MessageStore::add_message(Message& message, const std::vect
 }
 
 Result<std::vector<Message>> MessageStore::inbox(const InboxReader& reader, const InboxQuery& query) {
-  sql::Args args = reader_args(reader);
-  std::string sql = "SELECT " + std::string(kColumns) + ", CASE WHEN " + std::string(kIsRead) +
-                    " THEN 1 ELSE 0 END AS is_read FROM messages m WHERE " + mine() +
-                    " AND m.num > " + args(query.since);
-  if (query.unread_only) sql += " AND NOT " + std::string(kIsRead);
-  sql += " ORDER BY is_read, m.num LIMIT " + args(sql::limit_of(query.limit));
-  return sql_runner().all(sql, args, "cannot read the inbox", read_message);
-}
-
-Result<std::pair<std::int64_t, std::int64_t>> MessageStore::unread(const InboxReader& reader, std::int64_t since) {
-  sql::Args args = reader_args(reader);
-  const std::string sql = "SELECT count(*), coalesce(max(m.num), 0) FROM messages m WHERE m.num > " + args(since) +
-                          " AND " + mine() + " AND NOT " + std::string(kIsRead);
-  std::pair<std::int64_t, std::int64_t> out{0, 0};
-  CT_TRY(sql_runner().each(sql, args, "cannot count the unread messages",
-                           [&](const sql::Cursor& row) { out = {row.integer(0), row.integer(1)}; }));
+  // Unread first, then (when there is room) read ones: each a bounded read (reader_rows()).
+  const auto ways = addressees(kOwnTask);
+  std::vector<Message> out;
+  for (const bool read : {false, true}) {
+    if (read && query.unread_only) break;
+    const std::int64_t room = sql::limit_of(query.limit) - static_cast<std::int64_t>(out.size());
+    if (room <= 0) break;
+    sql::Args args = reader_args(reader);
+    const std::string condition =
+        "m.num > " + args(query.since) + (read ? " AND " : " AND NOT ") + std::string(kIsRead);
+    const std::string sql = reader_rows(std::string(kColumns) + (read ? ", 1 AS is_read" : ", 0 AS is_read"),
+                                        condition, "ASC", args(room), ways);
+    CT_TRY_ASSIGN(std::vector<Message> found, sql_runner().all(sql, args, "cannot read the inbox", read_message));
+    out.insert(out.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+  }
   return out;
 }
 
-Result<std::pair<std::int64_t, std::int64_t>> MessageStore::unannounced(const InboxReader& reader) {
+Result<UnreadCount> MessageStore::unread(const InboxReader& reader, std::int64_t since, std::int64_t cap) {
   sql::Args args = reader_args(reader);
-  const std::string sql =
-      "SELECT count(*), coalesce(max(m.num), 0) FROM messages m WHERE m.num > coalesce((SELECT i.announced FROM "
-      "inbox_marks i WHERE i.reader = ?1), 0) AND " +
-      mine("(m.to_ref = ?4 OR m.to_ref IN (SELECT f.task_id FROM focus f WHERE f.session = ?2))") + " AND NOT " + std::string(kIsRead);
-  std::pair<std::int64_t, std::int64_t> out{0, 0};
-  CT_TRY(sql_runner().each(sql, args, "cannot count the new messages",
-                           [&](const sql::Cursor& row) { out = {row.integer(0), row.integer(1)}; }));
-  return out;
+  const std::string condition = "m.num > " + args(since) + " AND NOT " + std::string(kIsRead);
+  const std::string rows = reader_rows("m.num", condition, "DESC", args(cap + 1), addressees(kOwnTask));
+  return counted(sql_runner(), rows, args, cap, "''", "cannot count the unread messages");
+}
+
+Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::int64_t cap) {
+  sql::Args args = reader_args(reader);
+  // After the mark, each way of addressing is a range; a task taken since the reader was last told
+  // (its session's focus, not the mark's task) adds its thread's older unread messages.
+  constexpr std::string_view kMark = "coalesce((SELECT i.announced FROM inbox_marks i WHERE i.reader = ?1), 0)";
+  constexpr std::string_view kMarkTask = "coalesce((SELECT i.task FROM inbox_marks i WHERE i.reader = ?1), '')";
+  const std::string taken = "(SELECT f.task_id FROM focus f WHERE f.session = ?2 AND f.task_id <> " +
+                            std::string(kMarkTask) + ")";
+  auto ways = addressees(kFocusTask);
+  const std::string older_thread = "m.to_kind = 'task' AND m.to_ref IN " + taken;
+  const std::string limit = args(cap + 1);
+  const std::string after = "m.num > " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
+  const std::string before = "m.num <= " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
+  const std::string rows = "SELECT * FROM (" + reader_rows("m.num", after, "DESC", limit, ways) +
+                           ") a UNION ALL SELECT * FROM (" +
+                           reader_rows("m.num", before, "DESC", limit, {{"messages m", older_thread}}) + ") b";
+  const std::string task = "coalesce((SELECT min(f.task_id) FROM focus f WHERE f.session = ?2 AND f.task_id <> " +
+                           std::string(kMarkTask) + "), '')";
+  return counted(sql_runner(), rows, args, cap, task, "cannot count the new messages");
 }
 
 Result<std::int64_t> MessageStore::acknowledge(const InboxReader& reader, const std::vector<std::int64_t>& nums,
@@ -122,11 +192,13 @@ Result<std::int64_t> MessageStore::announced(std::string_view reader_key) {
                               "cannot read how far the inbox was announced");
 }
 
-Result<void> MessageStore::set_announced(std::string_view reader_key, std::int64_t num) {
-  const auto args = sql::values(reader_key, num);
+Result<void> MessageStore::set_announced(std::string_view reader_key, std::int64_t num, std::string_view task) {
+  const auto args = sql::values(reader_key, num, task);
   return sql_runner().run(
-      "INSERT INTO inbox_marks(reader, announced) VALUES(?1, ?2) "
-      "ON CONFLICT(reader) DO UPDATE SET announced = excluded.announced WHERE excluded.announced > inbox_marks.announced",
+      "INSERT INTO inbox_marks(reader, announced, task) VALUES(?1, ?2, ?3) "
+      "ON CONFLICT(reader) DO UPDATE SET task = CASE WHEN excluded.task <> '' THEN excluded.task ELSE "
+      "inbox_marks.task END, announced = CASE WHEN excluded.announced > "
+      "inbox_marks.announced THEN excluded.announced ELSE inbox_marks.announced END",
       args, "cannot record how far the inbox was announced");
 }
 

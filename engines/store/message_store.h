@@ -43,6 +43,15 @@ struct InboxReader {
   std::string sender;              // messages from this principal are not its inbox's ("" = none)
 };
 
+/// A reader's unread messages, counted no further than a cap (a read's cost does not follow how
+/// many there are): `count` at most the cap, `more` when there are more.
+struct UnreadCount {
+  std::int64_t count = 0;
+  bool more = false;
+  std::int64_t last = 0;           // the highest number among those counted (the newest)
+  std::string task;                // unannounced(): the task its session took since it was last told ("" none)
+};
+
 struct InboxQuery {
   std::int64_t since = 0;          // only messages after this number
   bool unread_only = false;
@@ -56,18 +65,23 @@ class MessageStore {
   [[nodiscard]] Result<std::int64_t> add_message(Message& message, const std::vector<std::string>& recipients);
   /// The reader's messages after `since`: unread first, each group oldest first, `limit` at most.
   [[nodiscard]] Result<std::vector<Message>> inbox(const InboxReader& reader, const InboxQuery& query);
-  /// How many unread messages the reader has after `since`, and the highest number among them.
-  [[nodiscard]] Result<std::pair<std::int64_t, std::int64_t>> unread(const InboxReader& reader, std::int64_t since);
-  /// unread() after how far the reader was told (announced()), the task being what its session
-  /// holds now: one statement, which each call in a session runs.
-  [[nodiscard]] Result<std::pair<std::int64_t, std::int64_t>> unannounced(const InboxReader& reader);
+  /// The reader's unread messages after `since`, `cap` at most counted.
+  [[nodiscard]] Result<UnreadCount> unread(const InboxReader& reader, std::int64_t since, std::int64_t cap);
+  /// unread() of what the reader was not told of yet: after how far it was told (announced()), and
+  /// the unread thread of a task its session took since (the task being what its session holds
+  /// now, read in the statement); `cap` at most counted. One statement, which each call in a
+  /// session runs: index ranges after the mark, so its cost follows neither the store's messages
+  /// nor the reader's unread ones.
+  [[nodiscard]] Result<UnreadCount> unannounced(const InboxReader& reader, std::int64_t cap);
   /// Marks read for `reader_key` those of `nums` that are the reader's (up_to > 0: also every one of
   /// its messages up to that number); the number of messages newly marked.
   [[nodiscard]] Result<std::int64_t> acknowledge(const InboxReader& reader, const std::vector<std::int64_t>& nums,
                                                  std::int64_t up_to, TimeMs at);
   /// How far the reader has been told of its unread messages (0: never).
   [[nodiscard]] Result<std::int64_t> announced(std::string_view reader_key);
-  [[nodiscard]] Result<void> set_announced(std::string_view reader_key, std::int64_t num);
+  /// Records that the reader was told of its messages up to `num` (the mark only rises) and of the
+  /// thread of `task` (its session's task when told; "" leaves the one recorded).
+  [[nodiscard]] Result<void> set_announced(std::string_view reader_key, std::int64_t num, std::string_view task);
   /// A task's thread (messages to it), newest first, `limit` at most; and how many it holds.
   [[nodiscard]] Result<std::vector<Message>> thread(std::string_view task_id, std::int64_t limit);
   [[nodiscard]] Result<std::int64_t> thread_size(std::string_view to_kind, std::string_view to_ref);

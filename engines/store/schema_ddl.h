@@ -380,7 +380,8 @@ CREATE INDEX reservations_head ON reservations(head);
 /// agent by its label, a session, a task's thread, an epic's participants (resolved when sent, into
 /// message_recipients) or everyone (to_ref ''). The sender is what the transport established. A
 /// reader (an agent label, else a session, else a person's principal) acknowledges with
-/// message_reads; inbox_marks keeps how far each reader has been told of its unread messages.
+/// message_reads; inbox_marks keeps how far each reader has been told of its unread messages, and
+/// the task whose thread it was told of (a task taken later has its older thread told once).
 inline constexpr std::string_view kMessages = R"sql(
 CREATE TABLE messages(
   num INTEGER PRIMARY KEY,
@@ -407,7 +408,8 @@ CREATE TABLE message_reads(
 );
 CREATE TABLE inbox_marks(
   reader TEXT PRIMARY KEY,
-  announced INTEGER NOT NULL
+  announced INTEGER NOT NULL,
+  task TEXT NOT NULL DEFAULT ''
 );
 )sql";
 

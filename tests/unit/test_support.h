@@ -214,6 +214,20 @@ struct LeaseAgent : ClockedClient {
   }
 };
 
+/// Two agents on connections of their own (labels claude and codex) and a person, on one clock
+/// that starts at `start` (principals_test.cpp, messages_test.cpp).
+struct Fleet {
+  explicit Fleet(TimeMs at = *parse_iso8601("2026-01-01T00:00:00Z")) : start(at) {}
+  TimeMs start;
+  Project p;
+  std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(start);
+  ClockedClient a{p, time, Principal::agent("stdio:aaaa", "connection"), "claude"};
+  ClockedClient b{p, time, Principal::agent("stdio:bbbb", "connection"), "codex"};
+  ClockedClient person{p, time, test_person()};
+  void at(TimeMs ms_after_start) { *time = start + ms_after_start; }
+  void later(TimeMs ms) { *time += ms; }
+};
+
 /// A validate.* reply as its report: a failed check (E_VALIDATION, or a protocol's code from
 /// validate.protocol) carries the report, with `valid`, in error.details; this turns it back into
 /// {success, data} so tests read passes and failures alike.

@@ -11,20 +11,11 @@
 
 using namespace ct;
 using ct::test::code_of;
+using ct::test::Fleet;
 
 namespace {
 
 constexpr TimeMs kSecond = 1000;
-const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
-
-struct Fleet {
-  test::Project p;
-  std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(kStart);
-  test::ClockedClient a{p, time, Principal::agent("stdio:aaaa", "connection"), "claude"};
-  test::ClockedClient b{p, time, Principal::agent("stdio:bbbb", "connection"), "codex"};
-  test::ClockedClient person{p, time, test::test_person()};
-  void later(TimeMs ms) { *time += ms; }
-};
 
 std::string send(test::ClockedClient& c, std::string_view to, std::string_view body) {
   json::Value params = json::Value::object();
@@ -163,6 +154,77 @@ TEST_CASE("messages: the recipient's next reply says it has new messages, once h
   // Others are not told of it.
   REQUIRE(f.b.mutate("session", "start", R"({"scope":"global","agent":"reviewer"})").success);
   CHECK_FALSE(announced(f.b.query("tasks", "list")));
+}
+
+/// The announcement line of a reply ("" when none).
+std::string announcement(const Envelope& e) {
+  for (const auto& w : test::warnings_of(e))
+    if (w.find("for you: read with session.inbox") != std::string::npos) return w;
+  return "";
+}
+
+TEST_CASE("messages: a task taken after its thread was written is told of the thread's unread messages once",
+          "[messages]") {
+  Fleet f;
+  f.p.add(R"({"title":"One"})");
+  f.p.add(R"({"title":"Two"})");
+  REQUIRE(f.a.mutate("session", "start", R"({"scope":"global","agent":"coder"})").success);
+  send(f.b, "coder", "first");
+  REQUIRE(f.a.mutate("tasks", "start", R"({"id":"T001"})").success);  // heard: told up to MSG001
+  // T002's thread is written while a holds T001: not its; a later message to it is told.
+  const std::string older = send(f.person, "T002", "the schema of T002 moved");
+  send(f.b, "coder", "later");
+  CHECK(announcement(f.a.mutate("tasks", "update", R"({"id":"T001","notes":"x"})")) ==
+        "1 new message for you: read with session.inbox");
+  CHECK(announcement(f.a.query("tasks", "list")).empty());
+  // Taking T002 (its thread older than how far a was told): its unread message is told, once heard.
+  REQUIRE(f.a.mutate("tasks", "stop").success);
+  REQUIRE(f.a.mutate("tasks", "start", R"({"id":"T002"})").success);
+  CHECK(announcement(f.a.query("tasks", "show", R"({"id":"T002"})")) ==
+        "1 new message for you: read with session.inbox");
+  CHECK(ids(f.a.query("session", "inbox", R"({"unread":true})")) == std::vector<std::string>{"MSG001", older, "MSG003"});
+  CHECK(announcement(f.a.mutate("tasks", "update", R"({"id":"T002","notes":"x"})")) ==
+        "1 new message for you: read with session.inbox");
+  CHECK(announcement(f.a.query("tasks", "list")).empty());
+  CHECK(announcement(f.a.mutate("tasks", "update", R"({"id":"T002","notes":"y"})")).empty());
+  // Back to T001 and to T002 again: T002's thread is told again only for what a has not read.
+  REQUIRE(f.a.mutate("session", "ack", R"({"ids":[")" + older + "\"]}").success);
+  REQUIRE(f.a.mutate("tasks", "stop").success);
+  REQUIRE(f.a.mutate("tasks", "start", R"({"id":"T001"})").success);
+  CHECK(announcement(f.a.mutate("tasks", "update", R"({"id":"T001","notes":"z"})")).empty());
+  REQUIRE(f.a.mutate("tasks", "stop").success);
+  REQUIRE(f.a.mutate("tasks", "start", R"({"id":"T002"})").success);
+  CHECK(announcement(f.a.query("tasks", "show", R"({"id":"T002"})")).empty());
+}
+
+TEST_CASE("messages: a read counts no more than 100 unread messages, and says so", "[messages]") {
+  Fleet f;
+  REQUIRE(f.person.mutate("system", "config.set", R"({"key":"messages.perMinute","value":1000})").success);
+  REQUIRE(f.a.mutate("session", "start", R"({"scope":"global","agent":"coder"})").success);
+  for (int i = 1; i <= 105; ++i) send(f.b, "coder", "message " + std::to_string(i));
+  Envelope inbox = f.a.query("session", "inbox", R"({"unread":true,"limit":3})");
+  CHECK(ids(inbox) == std::vector<std::string>{"MSG001", "MSG002", "MSG003"});  // the oldest unread
+  CHECK(inbox.data["unread"].as_int() == 100);
+  CHECK(inbox.data["unreadAtLeast"].as_bool());
+  CHECK(announcement(f.a.query("tasks", "list")) == "100+ new messages for you: read with session.inbox");
+  // Acknowledged up to 6: 99 left, counted exactly.
+  Envelope ack = f.a.mutate("session", "ack", R"({"upTo":6})");
+  CHECK(ack.data["acknowledged"].as_int() == 6);
+  CHECK(ack.data["unread"].as_int() == 99);
+  CHECK_FALSE(ack.data.contains("unreadAtLeast"));
+  // Unread first, then read ones, across ways of addressing (its label, everyone).
+  send(f.b, "all", "to everyone");
+  REQUIRE(f.a.mutate("session", "ack", R"({"ids":["MSG103"]})").success);
+  Envelope page = f.a.query("session", "inbox", R"({"since":100})");
+  CHECK(ids(page) == std::vector<std::string>{"MSG101", "MSG102", "MSG104", "MSG105", "MSG106", "MSG103"});
+  CHECK(page.data["messages"].as_array()[5]["read"].as_bool());
+  CHECK_FALSE(page.data.contains("more"));
+  Envelope full = f.a.query("session", "inbox", R"({"limit":100})");
+  CHECK(full.data["messages"].as_array()[0]["id"].as_string() == "MSG007");
+  CHECK(full.data["messages"].as_array()[98]["id"].as_string() == "MSG106");  // 99 unread
+  CHECK(full.data["messages"].as_array()[99]["id"].as_string() == "MSG001");  // then the oldest read
+  CHECK(full.data["messages"].as_array()[99]["read"].as_bool());
+  CHECK(full.data["more"].as_bool());
 }
 
 TEST_CASE("messages: a task's thread shows with the task, and unread messages in the briefing", "[messages]") {

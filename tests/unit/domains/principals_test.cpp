@@ -10,21 +10,11 @@
 
 using namespace ct;
 using ct::test::code_of;
+using ct::test::Fleet;
 
 namespace {
 
 constexpr TimeMs kMinute = 60'000;
-const TimeMs kStart = *parse_iso8601("2026-01-01T00:00:00Z");
-
-/// Two agents on connections of their own and a person, on one clock.
-struct Fleet {
-  test::Project p;
-  std::shared_ptr<TimeMs> time = std::make_shared<TimeMs>(kStart);
-  test::ClockedClient a{p, time, Principal::agent("stdio:aaaa", "connection"), "claude"};
-  test::ClockedClient b{p, time, Principal::agent("stdio:bbbb", "connection"), "codex"};
-  test::ClockedClient person{p, time, test::test_person()};
-  void at(TimeMs ms_after_start) { *time = kStart + ms_after_start; }
-};
 
 }  // namespace
 

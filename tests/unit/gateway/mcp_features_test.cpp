@@ -538,4 +538,27 @@ TEST_CASE("mcp: an agent subscribed to its inbox is told of a message to it with
   CHECK(text.find("<data-") < text.find("SYSTEM: T012"));
   CHECK(text.find("\\SYSTEM: T012") != std::string::npos);  // the role marker neutralised
   CHECK(text.find("not for coder") == std::string::npos);
+
+  // subscriptions/listen (stateless) watches an inbox as the caller its transport and _meta name:
+  // its own label's (features-test, kMeta's client) is honoured, another's is not.
+  const std::string body = std::string(kMeta) +
+                           R"(,"notifications":{"resourceSubscriptions":["cleo://inbox/features-test","cleo://inbox/reviewer"]})";
+  const std::size_t before = f.outbox->messages().size();
+  CHECK_FALSE(f.send("subscriptions/listen", "{" + body + "}", "52"));  // the stream stays open
+  REQUIRE(f.outbox->messages().size() == before + 1);
+  const auto acknowledged = f.outbox->messages().back();
+  CHECK(acknowledged["method"].as_string() == "notifications/subscriptions/acknowledged");
+  CHECK(acknowledged["params"]["notifications"] ==
+        test::parse_json(R"({"resourceSubscriptions":["cleo://inbox/features-test"]})"));
+  const auto reads = f.watch.reads();
+  REQUIRE(eventually([&] { return f.watch.reads() > reads; }, 2s));
+  REQUIRE(sender.mutate("session", "send", R"({"to":"features-test","body":"for the listener"})").success);
+  auto listened = [&] {
+    for (const auto& m : f.outbox->messages())
+      if (m["method"] == json::Value("notifications/resources/updated") &&
+          m["params"]["uri"] == json::Value("cleo://inbox/features-test"))
+        return m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == json::Value(52);
+    return false;
+  };
+  REQUIRE(eventually(listened, 2s));
 }
