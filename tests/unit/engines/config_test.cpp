@@ -49,7 +49,8 @@ TEST_CASE("the keys that widen what agents may do are the ones only people set",
   const std::vector<std::string_view> people = {
       "storage.busyTimeoutMs", "storage.url", "storage.schema", "backup.keep", "session.enforcement",
       "session.maxConcurrent", "session.idleMinutes", "session.leaseSeconds", "session.archiveDays",
-      "reservations.mode", "messages.perMinute", "messages.maxChars", "messages.maxPerThread", "audit.retentionDays", "security.allowOutsideProject", "engines", "release.gates", "release.versionFile",
+      "messages.perMinute", "messages.maxChars", "messages.maxPerThread", "reservations.mode", "audit.retentionDays",
+      "security.allowOutsideProject", "engines", "release.gates", "release.versionFile",
       "release.remote", "validate.testCommand", "validate.coverageThreshold", "orchestrator.spawnCommand",
       "orchestrator.provider", "orchestrator.worktrees", "lifecycle.enforcement", "lifecycle.allowSkip", "verification.required",
       "verification.separateAgents", "verification.evidence", "approval.required", "memory.verifyKinds"};
