@@ -117,6 +117,7 @@ std::vector<ConfigKey> store_keys() {
        SetBy::People},
       {"messages.maxPerThread", json::Type::Int, "500", 1, 100000, {},
        "Most messages one addressee (a task's thread, an agent, a session, everyone) holds; more is refused",
+       SetBy::People},
       {"reservations.mode", json::Type::String, "\"advisory\"", 0, 0, {"advisory", "strict"},
        "Paths a claim reserves that overlap another session's live reservation: advisory (a warning) or strict "
        "(E_PATH_RESERVED; the pre-commit hook refuses the commit)",
