@@ -373,6 +373,7 @@ CREATE TABLE reservations(
   PRIMARY KEY(session, task_id, path)
 );
 CREATE INDEX reservations_head ON reservations(head);
+)sql";
 
 /// Messages between agents and people (issue 53, domains/session/session_messages.cpp): each kept
 /// until nobody needs it (never removed by session.gc; a thread's size is bounded), addressed to an
