@@ -2,6 +2,9 @@
 // ddl::kReservations. A row is read with its claim — the focus row of its session and task, the
 // session's agent, last renewal and worktree — so that whether it is live is read, never kept: the
 // rules (engines/rules/reservations.h) test the lease as they test a claim's.
+#include <algorithm>
+#include <tuple>
+
 #include "engines/store/task_store.h"
 
 namespace ct {
@@ -42,15 +45,17 @@ Result<std::vector<Reservation>> TaskStore::claimed_reservations(std::string_vie
   }
   std::string sql(kClaimedSelect);
   for (std::size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
-  sql += " ORDER BY r.task_id, r.session, r.path";
-  return sql_runner().all(sql, args, "cannot read reservations", read_reservation);
+  // Sorted here, not by the query: the rows are few, and SQLite would sort them in a temporary B-tree.
+  CT_TRY_ASSIGN(std::vector<Reservation> rows, sql_runner().all(sql, args, "cannot read reservations", read_reservation));
+  std::ranges::sort(rows, {}, [](const Reservation& row) { return std::tie(row.holder.task_id, row.holder.session, row.path); });
+  return rows;
 }
 
 Result<std::vector<Reservation>> TaskStore::session_reservations(std::string_view session) {
   const Value args[] = {Value(session)};
   return sql_runner().all(
       "SELECT path, shared, created_at, task_id, session, '', NULL, '' FROM reservations WHERE session = ?1"
-      " ORDER BY path",
+      " ORDER BY task_id, path",  // the key's order: no sort
       args, "cannot read reservations", read_reservation);
 }
 
@@ -76,11 +81,9 @@ Result<void> TaskStore::drop_reservation(std::string_view session, std::string_v
                           "cannot release a reservation");
 }
 
-Result<std::vector<Reservation>> TaskStore::drop_reservations(std::string_view session) {
+Result<void> TaskStore::drop_reservations(std::string_view session) {
   const Value args[] = {Value(session)};
-  return sql_runner().all("DELETE FROM reservations WHERE session = ?1"
-                          " RETURNING path, shared, created_at, task_id, session, '', NULL, ''",
-                          args, "cannot release reservations", read_reservation);
+  return sql_runner().run("DELETE FROM reservations WHERE session = ?1", args, "cannot release reservations");
 }
 
 }  // namespace ct
