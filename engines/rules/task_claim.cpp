@@ -3,7 +3,6 @@
 // task) and the session's current focus.
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/task_engine.h"
@@ -54,12 +53,14 @@ Result<StartResult> TaskEngine::start(const std::string& id, const std::optional
       if (auto normal = reservations::normal_path(file, "files"); normal && std::ranges::find(reserving, *normal) == reserving.end())
         reserving.push_back(std::move(*normal));
   }
-  // A new focus has released what the session held (claim_task): it holds nothing yet.
-  static const std::vector<Reservation> kNone;
-  if (!reserving.empty() || result.no_change) {
-    CT_TRY_ASSIGN(result.reserved,
-                  reserve_for(id, reserving, {}, shared, /*replace=*/true, result.no_change ? nullptr : &kNone));
+  if (reserving.empty() && !result.no_change) return result;
+  // The session focuses the task now (claim_task, this transaction): no second read of the focus.
+  // A new focus has released what the session held: it holds nothing yet.
+  std::vector<Reservation> mine;
+  if (result.no_change) {
+    CT_TRY_ASSIGN(mine, held_on(id));
   }
+  CT_TRY_ASSIGN(result.reserved, reserve_held(id, reserving, {}, shared, /*replace=*/true, std::move(mine)));
   return result;
 }
 
@@ -156,11 +157,11 @@ Result<std::optional<Task>> TaskEngine::stop() {
 }
 
 Result<void> TaskEngine::release_reservations(const std::string& session) {
-  // A read first: most focus changes release nothing, and a DELETE costs a write even then.
-  CT_TRY_ASSIGN(std::vector<Reservation> held, store_.session_reservations(session));
-  if (held.empty()) return {};
-  CT_TRY_ASSIGN(std::vector<Reservation> rows, store_.drop_reservations(session));
-  std::ranges::sort(rows, {}, [](const Reservation& row) { return std::tie(row.holder.task_id, row.path); });
+  // A read first: most focus changes release nothing, and a DELETE costs a write even then. The
+  // rows read are the rows deleted (this write transaction), by task and path.
+  CT_TRY_ASSIGN(std::vector<Reservation> rows, store_.session_reservations(session));
+  if (rows.empty()) return {};
+  CT_TRY(store_.drop_reservations(session));
   for (auto first = rows.begin(); first != rows.end();) {
     auto last = std::find_if(first, rows.end(), [&](const Reservation& row) { return row.holder.task_id != first->holder.task_id; });
     record(first->holder.task_id, "reserved", reservations::audit_value(std::vector<Reservation>(first, last)), json::Value());
@@ -191,14 +192,14 @@ Result<void> TaskEngine::take_over_lapsed(const std::vector<reservations::Confli
   return {};
 }
 
-Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vector<std::string>& add,
-                                          const std::vector<std::string>& remove, bool shared, bool replace) {
-  return reserve_for(id, add, remove, shared, replace, nullptr);
+Result<std::vector<Reservation>> TaskEngine::held_on(const std::string& id) {
+  CT_TRY_ASSIGN(std::vector<Reservation> mine, store_.session_reservations(session_));
+  std::erase_if(mine, [&](const Reservation& row) { return row.holder.task_id != id; });
+  return mine;
 }
 
-Result<ReserveResult> TaskEngine::reserve_for(const std::string& id, const std::vector<std::string>& add,
-                                              const std::vector<std::string>& remove, bool shared, bool replace,
-                                              const std::vector<Reservation>* held_now) {
+Result<ReserveResult> TaskEngine::reserve(const std::string& id, const std::vector<std::string>& add,
+                                          const std::vector<std::string>& remove, bool shared, bool replace) {
   CT_TRY_ASSIGN(std::optional<std::string> focus, store_.get_focus(session_));
   if (!focus || *focus != id) {
     Error error(ErrorCode::ActiveTaskRequired, "Task " + id + " is not " +
@@ -207,14 +208,14 @@ Result<ReserveResult> TaskEngine::reserve_for(const std::string& id, const std::
     error.fix = call("tasks.start", {{"id", id}});
     return fail(std::move(error).with_detail("id", id));
   }
+  CT_TRY_ASSIGN(std::vector<Reservation> mine, held_on(id));
+  return reserve_held(id, add, remove, shared, replace, std::move(mine));
+}
+
+Result<ReserveResult> TaskEngine::reserve_held(const std::string& id, const std::vector<std::string>& add,
+                                               const std::vector<std::string>& remove, bool shared, bool replace,
+                                               std::vector<Reservation> mine) {
   ReserveResult result;
-  std::vector<Reservation> mine;
-  if (held_now) {
-    mine = *held_now;
-  } else {
-    CT_TRY_ASSIGN(mine, store_.session_reservations(session_));
-    std::erase_if(mine, [&](const Reservation& row) { return row.holder.task_id != id; });
-  }
   if (!add.empty()) {
     CT_TRY_ASSIGN(reservations::Held held, reservations::held(store_, config_, now_, add));
     result.conflicts = reservations::conflicts(add, shared, &session_, held.live);

@@ -221,10 +221,12 @@ class TaskEngine {
   Result<std::vector<std::string>> save(const Task& before, Task& after);
   void record(const std::string& id, std::string field, json::Value before, json::Value after);
   Result<void> clear_focus_of(const std::string& id);
-  /// reserve() given what the session holds on `id` now (`held_now`), or reading it (null).
-  Result<ReserveResult> reserve_for(const std::string& id, const std::vector<std::string>& add,
-                                    const std::vector<std::string>& remove, bool shared, bool replace,
-                                    const std::vector<Reservation>* held_now);
+  /// The session's reservations on `id`, by path.
+  Result<std::vector<Reservation>> held_on(const std::string& id);
+  /// reserve() once the session is known to focus `id`, holding `mine` on it (held_on()).
+  Result<ReserveResult> reserve_held(const std::string& id, const std::vector<std::string>& add,
+                                     const std::vector<std::string>& remove, bool shared, bool replace,
+                                     std::vector<Reservation> mine);
   /// start's claim of the task, before it reserves anything.
   Result<StartResult> claim_task(const std::string& id);
   /// Drops every reservation of `session` (its focus is going), each task's as its `reserved` change.

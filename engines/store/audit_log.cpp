@@ -17,6 +17,32 @@ using sql::Value;
 
 AuditEntry read_entry(const sql::Cursor& row) { return read_audit_row(row); }
 
+/// The changes in as few statements as there are chunks of kChangesPerInsert (a statement each
+/// costs more than a row; the chunk bounds the distinct statements cached), in their order.
+constexpr std::size_t kChangesPerInsert = 16;
+
+/// Inserts the changes of `entry` from `first` (at most kChangesPerInsert), their text `text` moved.
+[[gnu::noinline]] Result<void> insert_changes(sql::Runner& db, std::int64_t seq, const AuditEntry& entry,
+                                              AuditText& text, std::size_t first) {
+  const std::size_t last = std::min(entry.changes.size(), first + kChangesPerInsert);
+  std::vector<Value> values;
+  values.reserve(1 + 4 * (last - first));
+  values.emplace_back(seq);
+  std::string sql = "INSERT INTO audit_changes(seq, task_id, field, before, after) VALUES ";
+  for (std::size_t i = first; i < last; ++i) {
+    auto& [before, after] = text.changes[i];
+    const std::size_t mark = values.size() + 1;  // ?mark .. ?mark+3
+    sql += (i == first ? "(?1" : ", (?1");
+    for (std::size_t k = 0; k < 4; ++k) sql += ", ?" + std::to_string(mark + k);
+    sql += ")";
+    values.emplace_back(entry.changes[i].task_id);
+    values.emplace_back(entry.changes[i].field);
+    values.push_back(before ? Value(std::move(*before)) : Value());
+    values.push_back(after ? Value(std::move(*after)) : Value());
+  }
+  return db.run(sql, values, "cannot append to the audit trail");
+}
+
 }  // namespace
 
 Result<std::int64_t> AuditLog::append_audit(const AuditEntry& entry) {
@@ -38,13 +64,8 @@ Result<std::int64_t> AuditLog::append_audit(const AuditEntry& entry) {
                               std::move(link.text.params), entry.outcome, entry.reason, std::move(link.hash),
                               link.text.intent ? Value(std::move(*link.text.intent)) : Value(), entry.principal),
                   "cannot append to the audit trail"));
-    for (std::size_t i = 0; i < entry.changes.size(); ++i) {
-      auto& [before, after] = link.text.changes[i];
-      CT_TRY(db.run("INSERT INTO audit_changes(seq, task_id, field, before, after) VALUES(?1, ?2, ?3, ?4, ?5)",
-                    sql::values(seq, entry.changes[i].task_id, entry.changes[i].field,
-                                before ? Value(std::move(*before)) : Value(), after ? Value(std::move(*after)) : Value()),
-                    "cannot append to the audit trail"));
-    }
+    for (std::size_t first = 0; first < entry.changes.size(); first += kChangesPerInsert)
+      CT_TRY(insert_changes(db, seq, entry, link.text, first));
     return {};
   });
   if (!appended) return fail(std::move(appended.error()));

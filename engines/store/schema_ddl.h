@@ -361,7 +361,8 @@ CREATE TABLE task_worktrees(
 /// joining focus and sessions (engines/rules/reservations.h), never kept as a clock of its own.
 /// `path` is a project-relative path, a folder or a glob; `head` its first part, or "*" when that
 /// part is a glob (a claim's check reads only the rows of its own heads and "*"); `shared` 1 for
-/// read-mostly work.
+/// read-mostly work. WITHOUT ROWID: a row lives in its key's B-tree alone (no rowid table beside
+/// it), so a claim's rows cost one B-tree and the head index to write and to drop.
 inline constexpr std::string_view kReservations = R"sql(
 CREATE TABLE reservations(
   session TEXT NOT NULL,
@@ -371,7 +372,7 @@ CREATE TABLE reservations(
   shared INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   PRIMARY KEY(session, task_id, path)
-);
+) WITHOUT ROWID;
 CREATE INDEX reservations_head ON reservations(head);
 )sql";
 

@@ -2,6 +2,10 @@
 // ddl::kReservations. A row is read with its claim — the focus row of its session and task, the
 // session's agent, last renewal and worktree — so that whether it is live is read, never kept: the
 // rules (engines/rules/reservations.h) test the lease as they test a claim's.
+#include <algorithm>
+#include <iterator>
+#include <tuple>
+
 #include "engines/store/task_store.h"
 
 namespace ct {
@@ -31,26 +35,38 @@ Reservation read_reservation(const sql::Cursor& row) {
 
 Result<std::vector<Reservation>> TaskStore::claimed_reservations(std::string_view task_id,
                                                                 const std::vector<std::string>* heads) {
-  sql::Args args;
-  std::vector<std::string> where;
-  if (!task_id.empty()) where.push_back("r.task_id = " + args(task_id));
+  std::vector<Reservation> rows;
   if (heads) {
-    // The rows that can overlap these paths: a head of theirs, or a glob head ("*").
-    std::string in = "r.head IN (" + args(std::string_view("*"));
-    for (const auto& head : *heads) in += ", " + args(head);
-    where.push_back(in + ")");
+    // The rows that can overlap these paths: a head of theirs, or a glob head ("*"). A statement a
+    // head (each row has one): SQLite would build a temporary index for an IN list.
+    const std::string sql = std::string(kClaimedSelect) + " WHERE r.head = ?1" + (task_id.empty() ? "" : " AND r.task_id = ?2");
+    const auto read_head = [&](std::string_view head) -> Result<void> {
+      const Value args[] = {Value(head), Value(task_id)};
+      CT_TRY_ASSIGN(std::vector<Reservation> found,
+                    sql_runner().all(sql, std::span<const Value>(args, task_id.empty() ? 1 : 2),
+                                     "cannot read reservations", read_reservation));
+      std::ranges::move(found, std::back_inserter(rows));
+      return {};
+    };
+    CT_TRY(read_head("*"));
+    for (const auto& head : *heads)
+      if (head != "*") CT_TRY(read_head(head));
+  } else {
+    sql::Args args;
+    std::string sql(kClaimedSelect);
+    if (!task_id.empty()) sql += " WHERE r.task_id = " + args(task_id);
+    CT_TRY_ASSIGN(rows, sql_runner().all(sql, args, "cannot read reservations", read_reservation));
   }
-  std::string sql(kClaimedSelect);
-  for (std::size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
-  sql += " ORDER BY r.task_id, r.session, r.path";
-  return sql_runner().all(sql, args, "cannot read reservations", read_reservation);
+  // Sorted here, not by the query: the rows are few, and SQLite would sort them in a temporary B-tree.
+  std::ranges::sort(rows, {}, [](const Reservation& row) { return std::tie(row.holder.task_id, row.holder.session, row.path); });
+  return rows;
 }
 
 Result<std::vector<Reservation>> TaskStore::session_reservations(std::string_view session) {
   const Value args[] = {Value(session)};
   return sql_runner().all(
       "SELECT path, shared, created_at, task_id, session, '', NULL, '' FROM reservations WHERE session = ?1"
-      " ORDER BY path",
+      " ORDER BY task_id, path",  // the key's order: no sort
       args, "cannot read reservations", read_reservation);
 }
 
@@ -76,11 +92,9 @@ Result<void> TaskStore::drop_reservation(std::string_view session, std::string_v
                           "cannot release a reservation");
 }
 
-Result<std::vector<Reservation>> TaskStore::drop_reservations(std::string_view session) {
+Result<void> TaskStore::drop_reservations(std::string_view session) {
   const Value args[] = {Value(session)};
-  return sql_runner().all("DELETE FROM reservations WHERE session = ?1"
-                          " RETURNING path, shared, created_at, task_id, session, '', NULL, ''",
-                          args, "cannot release reservations", read_reservation);
+  return sql_runner().run("DELETE FROM reservations WHERE session = ?1", args, "cannot release reservations");
 }
 
 }  // namespace ct

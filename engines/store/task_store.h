@@ -178,7 +178,7 @@ class TaskStore {
   /// task, session, path.
   [[nodiscard]] Result<std::vector<Reservation>> claimed_reservations(std::string_view task_id,
                                                                       const std::vector<std::string>* heads = nullptr);
-  /// `session`'s rows (of every task: a row of a task it no longer focuses is dead), by path.
+  /// `session`'s rows (of every task: a row of a task it no longer focuses is dead), by task and path.
   [[nodiscard]] Result<std::vector<Reservation>> session_reservations(std::string_view session);
   /// Inserts `rows` (their path, head, shared and created_at) as `session`'s on `task_id`, or
   /// updates the ones it holds already: one statement.
@@ -186,8 +186,9 @@ class TaskStore {
                                               const std::vector<Reservation>& rows);
   /// Removes `session`'s row of `path`.
   [[nodiscard]] Result<void> drop_reservation(std::string_view session, std::string_view path);
-  /// Removes every row of `session`, returning them (one statement).
-  [[nodiscard]] Result<std::vector<Reservation>> drop_reservations(std::string_view session);
+  /// Removes every row of `session` (one statement; read them first with session_reservations()
+  /// in the same write transaction to know what went).
+  [[nodiscard]] Result<void> drop_reservations(std::string_view session);
 
  protected:
   virtual sql::Runner& sql_runner() = 0;
