@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "engines/project/config.h"
+#include "engines/project/git_worktree.h"
 #include "engines/project/project.h"
 #include "engines/store/store.h"
 #include "domains/capabilities.h"
@@ -69,6 +70,35 @@ class Context {
     if (project) return project->root;
     return workspace->dir() ? *workspace->dir() : std::filesystem::current_path();
   }
+  /// Where the caller works when it is a work tree of the project's own repository (a linked
+  /// worktree ../wt-a, or the main checkout itself): `place` when git's files say it shares the
+  /// project's common directory; else none (HTTP, which knows no place; a folder of another
+  /// repository; no git). Read from git's files, not by running git.
+  Place project_place() const {
+    if (place.worktree.empty()) return {};
+    auto caller = git::at_top(place.worktree);
+    auto project = git::locate(root());
+    if (!caller || !project || caller->common_dir != project->common_dir) return {};
+    return place;
+  }
+  /// Where the files of the caller's work are (issue 53): its work tree when project_place()
+  /// names one, else root(). The store, config and project files stay at root(); what a caller
+  /// changed, hashes, tests and reads as its work — evidence files and commits, the test command,
+  /// memory file scopes, a task's files — is read here.
+  /// A project in a folder of its repository (a monorepo's sub/) is that folder of the caller's
+  /// work tree. Computed once per call.
+  const std::filesystem::path& work_root() const {
+    if (!work_root_) {
+      work_root_ = root();
+      if (!place.worktree.empty())
+        if (auto caller = git::at_top(place.worktree))
+          if (auto project = git::locate(root()); project && caller->common_dir == project->common_dir) {
+            const std::filesystem::path within = root().lexically_normal().lexically_relative(project->top);
+            work_root_ = within.empty() || within == "." ? caller->top : (caller->top / within).lexically_normal();
+          }
+    }
+    return *work_root_;
+  }
   /// `home`, else $HOME; E_CONFIG_ERROR when neither is set.
   Result<std::filesystem::path> home_dir() const {
     if (home) return *home;
@@ -116,6 +146,8 @@ class Context {
   void record(FieldChange change) {
     if (audit) audit->changes.push_back(std::move(change));
   }
+ private:
+  mutable std::optional<std::filesystem::path> work_root_;  // work_root(), once known
 };
 
 }  // namespace ct
