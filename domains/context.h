@@ -70,34 +70,40 @@ class Context {
     if (project) return project->root;
     return workspace->dir() ? *workspace->dir() : std::filesystem::current_path();
   }
-  /// Where the caller works when it is a work tree of the project's own repository (a linked
-  /// worktree ../wt-a, or the main checkout itself): `place` when git's files say it shares the
-  /// project's common directory; else none (HTTP, which knows no place; a folder of another
-  /// repository; no git). Read from git's files, not by running git.
-  Place project_place() const {
-    if (place.worktree.empty()) return {};
-    auto caller = git::at_top(place.worktree);
+  /// The git work tree whose top-level directory is `dir` when it is one of the project's
+  /// repository (shares its common directory), else none. Read from git's files, not by running git.
+  std::optional<git::Worktree> project_worktree(const std::filesystem::path& dir) const {
+    auto tree = git::at_top(dir);
     auto project = git::locate(root());
-    if (!caller || !project || caller->common_dir != project->common_dir) return {};
+    if (!tree || !project || tree->common_dir != project->common_dir) return std::nullopt;
+    return tree;
+  }
+  /// Where the caller works when it is a work tree of the project's own repository (a linked
+  /// worktree ../wt-a, or the main checkout itself); else none (HTTP, which knows no place; a folder
+  /// of another repository; no git).
+  Place project_place() const {
+    if (place.worktree.empty() || !project_worktree(place.worktree)) return {};
     return place;
   }
   /// Where the files of the caller's work are (issue 53): its work tree when project_place()
   /// names one, else root(). The store, config and project files stay at root(); what a caller
   /// changed, hashes, tests and reads as its work — evidence files and commits, the test command,
-  /// memory file scopes, a task's files — is read here.
-  /// A project in a folder of its repository (a monorepo's sub/) is that folder of the caller's
-  /// work tree. Computed once per call.
+  /// memory file scopes, a task's files — is read here. A project in a folder of its repository (a
+  /// monorepo's sub/) is that folder of the caller's work tree. Computed once per call.
   const std::filesystem::path& work_root() const {
     if (!work_root_) {
-      work_root_ = root();
-      if (!place.worktree.empty())
-        if (auto caller = git::at_top(place.worktree))
-          if (auto project = git::locate(root()); project && caller->common_dir == project->common_dir) {
-            const std::filesystem::path within = root().lexically_normal().lexically_relative(project->top);
-            work_root_ = within.empty() || within == "." ? caller->top : (caller->top / within).lexically_normal();
-          }
+      auto caller = place.worktree.empty() ? std::nullopt : project_worktree(place.worktree);
+      work_root_ = caller ? work_root_in(*caller) : root();
     }
     return *work_root_;
+  }
+  /// The project's folder in `tree`, a work tree of its repository: its top, or the same
+  /// subfolder of it as root() is of the repository's.
+  std::filesystem::path work_root_in(const git::Worktree& tree) const {
+    auto project = git::locate(root());
+    if (!project) return tree.top;
+    const std::filesystem::path within = root().lexically_normal().lexically_relative(project->top);
+    return within.empty() || within == "." ? tree.top : (tree.top / within).lexically_normal();
   }
   /// `home`, else $HOME; E_CONFIG_ERROR when neither is set.
   Result<std::filesystem::path> home_dir() const {

@@ -12,7 +12,6 @@
 #include "engines/adapters/git_change.h"
 #include "engines/adapters/split_command.h"
 #include "engines/adapters/subprocess.h"
-#include "engines/project/git_worktree.h"
 #include "engines/rules/evidence.h"
 #include "engines/rules/memory.h"
 
@@ -167,9 +166,12 @@ Result<json::Value> check_input(Context& context, const AtomInput& input, std::s
   } else {
     detail.set("unverified", "a note is not checked");
   }
-  // Checked in a worktree other than the project's root: the recheck at completion finds it there.
+  // Checked in a worktree other than the project's root: the atom names it (its top-level folder,
+  // relative to the project's root) for the recheck at completion (recheck_root).
   if (verified && (input.kind == "commit" || input.kind == "files") && context.work_root() != context.root())
-    if (std::string there = context.work_root().lexically_relative(context.root()).generic_string();
+    if (std::string there = std::filesystem::path(context.project_place().worktree)
+                                .lexically_relative(context.root().lexically_normal())
+                                .generic_string();
         !there.empty() && there != ".")
       detail.set("worktree", std::move(there));
   out.set("ref", ref);
@@ -392,11 +394,8 @@ Result<void> judge_against_change(Context& context, const std::string& task_id, 
 Where recheck_root(const Context& context, const EvidenceAtom& atom) {
   const json::Value& recorded = atom.detail["worktree"];
   if (!recorded.is_string() || recorded.as_string().empty()) return context.work_root();
-  const Where there = (context.root() / recorded.as_string()).lexically_normal();
-  auto tree = git::at_top(there);
-  auto project = git::locate(context.root());
-  if (!tree || !project || tree->common_dir != project->common_dir) return context.work_root();
-  return there;
+  auto tree = context.project_worktree((context.root() / recorded.as_string()).lexically_normal());
+  return tree ? context.work_root_in(*tree) : context.work_root();
 }
 
 /// What no longer holds of a recorded atom ("" when it all still holds).

@@ -55,19 +55,23 @@ struct Sibling {
 
 std::string evidence(const std::string& atoms) { return R"({"id":"T001","evidence":)" + atoms + "}"; }
 
+/// Strict evidence, task T001, and the caller in the sibling worktree with a session that claims it.
+void claim_in_worktree(test::Project& p, const Sibling& repo) {
+  set_config(p, "verification.evidence", R"("strict")");
+  p.add(R"({"title":"Log in"})");
+  p.set_place(repo.there());
+  require_ok(p.mutate("session", "start", R"({"scope":"task:T001","focus":"T001"})"));
+}
+
 }  // namespace
 
 TEST_CASE("evidence is hashed in the caller's worktree and checked there again until it is removed",
           "[worktrees][evidence][git]") {
   test::Project p;
   Sibling repo(p);
-  set_config(p, "verification.evidence", R"("strict")");
-  p.add(R"({"title":"Log in"})");
-
   // An agent in ../wt-a: its session records the worktree and branch, and src/new.c — which only
   // that worktree holds — is its work, hashed there.
-  p.set_place(repo.there());
-  require_ok(p.mutate("session", "start", R"({"scope":"task:T001","focus":"T001"})"));
+  claim_in_worktree(p, repo);
   Envelope ours = p.mutate("tasks", "evidence", evidence(R"({"files":["src/a.c","src/new.c"]})"));
   require_ok(ours);
   const json::Value& atom = ours.data["atoms"].as_array()[0];
@@ -112,10 +116,7 @@ TEST_CASE("a commit made in the caller's worktree is reachable there, and stays 
           "[worktrees][evidence][git]") {
   test::Project p;
   Sibling repo(p);
-  set_config(p, "verification.evidence", R"("strict")");
-  p.add(R"({"title":"Log in"})");
-  p.set_place(repo.there());
-  require_ok(p.mutate("session", "start", R"({"scope":"task:T001","focus":"T001"})"));
+  claim_in_worktree(p, repo);
   const std::string work = test::git(repo.wt, {"rev-parse", "HEAD"});
   Envelope cited = p.mutate("tasks", "evidence", evidence(R"({"commit":")" + work + R"("})"));
   require_ok(cited);
