@@ -132,7 +132,8 @@ TEST_CASE("validate.test.run runs the test command in the caller's worktree", "[
   Sibling repo(p);
   p.add(R"({"title":"Log in"})");
   // `test -f src/new.c` passes only where src/new.c is: in wt-a.
-  const std::string run = R"({"id":"T001","command":"test -f src/new.c"})";
+  set_config(p, "validate.testCommand", R"("test -f src/new.c")");
+  const std::string run = R"({"id":"T001"})";
   p.set_place(repo.there());
   Envelope in_worktree = p.mutate("validate", "test.run", run);
   require_ok(in_worktree);
