@@ -69,6 +69,23 @@ class Context {
     if (project) return project->root;
     return workspace->dir() ? *workspace->dir() : std::filesystem::current_path();
   }
+  /// The top-level folder of the git work tree `dir` is the top of, when it is a work tree of the
+  /// project's repository (shares its git common directory), else none. Read from git's files
+  /// (engines/project/git_worktree.h), not by running git.
+  std::optional<std::filesystem::path> project_worktree(const std::filesystem::path& dir) const;
+  /// Where the caller works when it is a work tree of the project's own repository (a linked
+  /// worktree ../wt-a, or the main checkout itself); else none (HTTP, which knows no place; a folder
+  /// of another repository; no git).
+  Place project_place() const;
+  /// Where the files of the caller's work are (issue 53): its work tree when project_place()
+  /// names one, else root(). The store, config and project files stay at root(); what a caller
+  /// changed, hashes, tests and reads as its work — evidence files and commits, the test command,
+  /// memory file scopes, a task's files — is read here. A project in a folder of its repository (a
+  /// monorepo's sub/) is that folder of the caller's work tree. Computed once per call.
+  const std::filesystem::path& work_root() const;
+  /// The project's folder in the work tree whose top is `top` (one of its repository's): root() in
+  /// the project's own work tree, else `top`, or the same subfolder of it as root() is of the project's.
+  std::filesystem::path work_root_in(const std::filesystem::path& top) const;
   /// `home`, else $HOME; E_CONFIG_ERROR when neither is set.
   Result<std::filesystem::path> home_dir() const {
     if (home) return *home;
@@ -116,6 +133,8 @@ class Context {
   void record(FieldChange change) {
     if (audit) audit->changes.push_back(std::move(change));
   }
+ private:
+  mutable std::optional<std::filesystem::path> work_root_;  // work_root(), once known
 };
 
 }  // namespace ct

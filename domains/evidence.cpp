@@ -25,10 +25,14 @@ Error invalid(std::string message, std::string_view field) {
   return Error(ErrorCode::EvidenceInvalid, std::move(message)).with_detail("field", std::string(field));
 }
 
-ProcessSpec program(Context& context, std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+/// Where an atom is checked: the caller's work root (Context::work_root), or for a recheck the
+/// worktree the atom was checked in, while that is still a worktree of the project's repository.
+using Where = std::filesystem::path;
+
+ProcessSpec program(const Where& where, std::vector<std::string> argv, std::chrono::milliseconds timeout) {
   ProcessSpec spec;
   spec.argv = std::move(argv);
-  spec.cwd = context.root();
+  spec.cwd = where;
   spec.env = minimal_environment();
   spec.timeout = timeout;
   return spec;
@@ -40,8 +44,8 @@ struct CommitFound {
   std::string sha;
   bool reachable = false;
 };
-Result<CommitFound> find_commit(Context& context, const std::string& ref, std::string_view field) {
-  auto ran = run_process(program(context, {"git", "rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"},
+Result<CommitFound> find_commit(const Where& where, const std::string& ref, std::string_view field) {
+  auto ran = run_process(program(where, {"git", "rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"},
                                  kGitTimeout));
   if (!ran)
     return fail(invalid("git is not available to check commit " + echo(ref) + ": " + ran.error().message, field)
@@ -56,14 +60,14 @@ Result<CommitFound> find_commit(Context& context, const std::string& ref, std::s
   }
   CommitFound found;
   found.sha = std::string(trim(ran->out));
-  auto ancestor = run_process(program(context, {"git", "merge-base", "--is-ancestor", found.sha, "HEAD"}, kGitTimeout));
+  auto ancestor = run_process(program(where, {"git", "merge-base", "--is-ancestor", found.sha, "HEAD"}, kGitTimeout));
   found.reachable = ancestor && ancestor->ok();
   return found;
 }
 
 /// A file's SHA-256 now, or an error naming it.
-Result<std::string> file_hash(Context& context, const std::string& path, std::string_view field) {
-  auto hashed = process_hasher().hash(context.root(), path);
+Result<std::string> file_hash(const Where& where, const std::string& path, std::string_view field) {
+  auto hashed = process_hasher().hash(where, path);
   if (!hashed) {
     const Error& why = hashed.error();
     return fail(invalid(why.code == ErrorCode::NotFound ? "file " + echo(path) + " does not exist"
@@ -106,7 +110,7 @@ Result<json::Value> check_pr(Context& context, const std::string& ref, bool& ver
     detail.set("unverified", "gh is not installed");
     return detail;
   }
-  ProcessSpec spec = program(context, {"gh", "pr", "view", ref, "--json", "state,url,number"},
+  ProcessSpec spec = program(context.work_root(), {"gh", "pr", "view", ref, "--json", "state,url,number"},
                              std::chrono::seconds(context.config->get_int("issues.ghTimeoutSeconds")));
   spec.env = env;
   auto ran = run_process(spec);
@@ -145,13 +149,13 @@ Result<json::Value> check_input(Context& context, const AtomInput& input, std::s
   if (!check) {
     detail.set("unverified", "verification.evidence is off");
   } else if (input.kind == "commit") {
-    CT_TRY_ASSIGN(CommitFound commit, find_commit(context, input.ref, field));
+    CT_TRY_ASSIGN(CommitFound commit, find_commit(context.work_root(), input.ref, field));
     ref = commit.sha;
     detail.set("reachable", commit.reachable);
     verified = true;
   } else if (input.kind == "files") {
     for (auto& file : files) {
-      CT_TRY_ASSIGN(file.sha256, file_hash(context, file.path, field));
+      CT_TRY_ASSIGN(file.sha256, file_hash(context.work_root(), file.path, field));
     }
     verified = true;
   } else if (input.kind == "test") {
@@ -162,6 +166,14 @@ Result<json::Value> check_input(Context& context, const AtomInput& input, std::s
   } else {
     detail.set("unverified", "a note is not checked");
   }
+  // Checked in a worktree other than the project's root: the atom names it (its top-level folder,
+  // relative to the project's root) for the recheck at completion (recheck_root).
+  if (verified && (input.kind == "commit" || input.kind == "files") && context.work_root() != context.root())
+    if (std::string there = std::filesystem::path(context.project_place().worktree)
+                                .lexically_relative(context.root().lexically_normal())
+                                .generic_string();
+        !there.empty() && there != ".")
+      detail.set("worktree", std::move(there));
   out.set("ref", ref);
   if (!files.empty()) out.set("files", evidence_files_json(files));
   if (!input.covers.empty()) out.set("covers", json::Value::array_of(input.covers));
@@ -216,7 +228,7 @@ std::string short_sha(std::string_view sha) { return std::string(sha.substr(0, 1
 /// One `git log` of the change: its commits and paths, or why git could not list them.
 Result<git::Change> read_change(Context& context, std::string_view branch, std::string_view base,
                                 const std::vector<std::string>& revs, std::string& why) {
-  auto ran = run_process(program(context, git::change_argv(branch, base, revs), kGitTimeout));
+  auto ran = run_process(program(context.work_root(), git::change_argv(branch, base, revs), kGitTimeout));
   if (!ran) {
     why = "git is not available: " + ran.error().message;
     return fail(ErrorCode::CapabilityUnavailable, why);
@@ -374,10 +386,23 @@ Result<void> judge_against_change(Context& context, const std::string& task_id, 
   return {};
 }
 
+/// Where a recorded atom is rechecked: the worktree it was checked in (detail.worktree, relative to
+/// the project's root) while that is still a worktree of the project's repository — so a person
+/// completing or verifying from the main checkout sees the branch's files before it is merged; once
+/// that worktree is removed (pruned, or never one), the caller's work root: after a merge the main
+/// checkout holds the files and HEAD reaches the commits, and what the merge changed shows as stale.
+Where recheck_root(const Context& context, const EvidenceAtom& atom) {
+  const json::Value& recorded = atom.detail["worktree"];
+  if (!recorded.is_string() || recorded.as_string().empty()) return context.work_root();
+  auto tree = context.project_worktree((context.root() / recorded.as_string()).lexically_normal());
+  return tree ? context.work_root_in(*tree) : context.work_root();
+}
+
 /// What no longer holds of a recorded atom ("" when it all still holds).
-std::string what_changed(Context& context, const EvidenceAtom& atom) {
+std::string what_changed(const Context& context, const EvidenceAtom& atom) {
+  const Where where = recheck_root(context, atom);
   if (atom.kind == "commit") {
-    auto commit = find_commit(context, atom.ref, "evidence");
+    auto commit = find_commit(where, atom.ref, "evidence");
     if (!commit) return "commit " + atom.ref.substr(0, 12) + " is no longer in the repository (rewritten away?)";
     const json::Value& was = atom.detail["reachable"];
     if (was.is_bool() && was.as_bool() && !commit->reachable)
@@ -388,7 +413,7 @@ std::string what_changed(Context& context, const EvidenceAtom& atom) {
     std::vector<std::string> changed;
     for (const auto& file : atom.files) {
       if (file.sha256.empty()) continue;  // recorded unchecked
-      auto now = process_hasher().hash(context.root(), file.path);
+      auto now = process_hasher().hash(where, file.path);
       if (!now) changed.push_back(file.path + (now.error().code == ErrorCode::NotFound ? " is gone" : " cannot be read"));
       else if (now->sha256 != file.sha256) changed.push_back(file.path + " changed");
     }

@@ -35,7 +35,7 @@ struct Principal {
 /// branch its HEAD names, as the transport knows them once — `ct` and `ct mcp` from their process's
 /// working directory (engines/project/git_worktree.h); over HTTP the server cannot know, and it
 /// stays "". Never read from params. Sessions record it when they start or resume, when it is a
-/// worktree of the project's own repository (domains/session/session_common.h: project_place).
+/// worktree of the project's own repository (Context::project_place).
 struct Place {
   std::string worktree;
   std::string branch;

@@ -96,7 +96,7 @@ Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, con
   for (const auto& entry : entries)
     out.push_back(entry.status == "retracted" || entry.status == "superseded"
                       ? std::nullopt
-                      : staleness(entry, context.project->root, tasks, process_hasher()));
+                      : staleness(entry, context.work_root(), tasks, process_hasher()));
   return out;
 }
 
@@ -125,7 +125,7 @@ Result<std::vector<Found>> find(Context& context, const Search& search) {
     }
   }
   const FindLimits limits{.kind = search.kind, .include_stale = search.include_stale, .limit = search.limit};
-  return find_ranked(context.db(), scope, limits, context.project->root, process_hasher(), context.now());
+  return find_ranked(context.db(), scope, limits, context.work_root(), process_hasher(), context.now());
 }
 
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id) {
@@ -204,7 +204,7 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
   // The files were hashed by the call's external step, before its transaction: nothing is read here.
   ReadFiles read(context.external ? context.external->data["files"] : json::Value());
   std::vector<Skipped> skipped;
-  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.project->root, statuses, read, &skipped);
+  std::vector<MemoryAnchor> fresh = anchors_of(entry, context.work_root(), statuses, read, &skipped);
   if (keep_existing)
     for (auto& anchor : fresh)
       for (const auto& old : entry.anchors)
@@ -221,7 +221,7 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
 
 Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>& files) {
   json::Value data = json::Value::object();
-  data.set("files", read_files(context.project->root, files, process_hasher()));
+  data.set("files", read_files(context.work_root(), files, process_hasher()));
   return Reply::of(std::move(data));
 }
 

@@ -9,7 +9,6 @@
 #include "domains/bind.h"
 #include "domains/context.h"
 #include "domains/registry.h"
-#include "engines/project/git_worktree.h"
 #include "engines/rules/session_engine.h"
 
 namespace ct::session {
@@ -49,15 +48,5 @@ inline Result<Session> owned_session(Context& context, SessionEngine& engine, co
   return session;
 }
 
-/// Where the caller works, as a session records it: its place (Context::place) when that is a
-/// worktree of the project's own repository; nothing when it works elsewhere (`ct --project`
-/// run from another repository or from no repository) or cannot say.
-inline Place project_place(const Context& context) {
-  if (context.place.worktree.empty()) return {};
-  auto caller = git::at_top(context.place.worktree);
-  auto project = git::locate(context.root());
-  if (!caller || !project || caller->common_dir != project->common_dir) return {};
-  return context.place;
-}
 
 }  // namespace ct::session

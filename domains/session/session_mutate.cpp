@@ -50,7 +50,7 @@ Result<Reply> start(Context& context, const StartArgs& args) {
   std::string agent = args.agent.value_or(context.agent);
   CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent, context.principal.id));
   // Where it runs: the caller's git worktree and branch, as its transport knows them.
-  if (const Place place = project_place(context); !place.worktree.empty()) {
+  if (const Place place = context.project_place(); !place.worktree.empty()) {
     CT_TRY_ASSIGN(session, engine.place(session.id, place.worktree, place.branch));
   }
   // Everything from here on (the claim, the audit row) happens in the new session.
@@ -131,7 +131,7 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(Session before, engine.get(id));
   CT_TRY_ASSIGN(Session after, engine.resume(id, context.principal.id, context.agent));
   // It runs where its resumer works now ("" when the transport cannot know: HTTP).
-  const Place place = project_place(context);
+  const Place place = context.project_place();
   CT_TRY_ASSIGN(after, engine.place(id, place.worktree, place.branch));
   if (context.audit) context.audit->task_id = id;
   std::vector<std::string> warnings;

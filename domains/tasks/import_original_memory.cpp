@@ -46,7 +46,7 @@ Result<std::vector<MemoryRecord>> read_memory(Context& context, const ImportArgs
       for (const auto& value : observed[field].as_array()) {
         const std::string text = value.string_or_empty();
         std::optional<std::string> here = field == "tasks" ? (in_store.contains(text) ? std::optional(text) : std::nullopt)
-                                                           : scope_path_here(context.project->root, text);
+                                                           : scope_path_here(context.work_root(), text);
         if (!here) {
           dangling.add(where, field, text);
           continue;

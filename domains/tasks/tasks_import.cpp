@@ -310,10 +310,10 @@ Result<Reply> read_for_import(Context& context, const ImportArgs& args) {
   for (const auto& item : file.memory.as_array())
     if (item["params"]["files"].is_array())
       for (const auto& path : item["params"]["files"].as_array())
-        if (auto here = scope_path_here(context.project->root, path.string_or_empty())) files.push_back(*here);
+        if (auto here = scope_path_here(context.work_root(), path.string_or_empty())) files.push_back(*here);
   json::Value data = json::Value::object();
   data.set("file", foreign_json(file));
-  data.set("memoryFiles", read_files(context.project->root, files, process_hasher()));
+  data.set("memoryFiles", read_files(context.work_root(), files, process_hasher()));
   return Reply::of(std::move(data));
 }
 

@@ -117,7 +117,7 @@ Result<void> collect_subtree(Context& context, ProtocolEvidence& evidence) {
 void read_task_files(Context& context, ProtocolEvidence& evidence) {
   const auto& files = evidence.task->files;
   for (std::size_t i = 0; i < files.size() && i < kMaxTaskFiles; ++i)
-    evidence.task_files.push_back(read_project_file(context.project->root, files[i], kMaxProtocolFileBytes, false));
+    evidence.task_files.push_back(read_project_file(context.work_root(), files[i], kMaxProtocolFileBytes, false));
 }
 
 /// Other active tasks that list one of the subject's files.

@@ -72,7 +72,7 @@ Result<Reply> test_run_external(Context& context, const TestRunArgs& args) {
 
   ProcessSpec spec;
   spec.argv = argv;
-  spec.cwd = context.project->root;
+  spec.cwd = context.work_root();
   spec.env = minimal_environment();
   spec.timeout = std::chrono::seconds(timeout_s);
   auto ran = run_process(spec);
