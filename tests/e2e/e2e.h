@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace ct::e2e {
 
@@ -22,6 +25,23 @@ inline std::string ct_argument(int argc, char** argv, const char* program) {
     if (std::string(argv[i]) == "--ct") return argv[i + 1];
   std::fprintf(stderr, "usage: %s --ct PATH\n", program);
   return "";
+}
+
+/// The PostgreSQL URL named by `--postgresql URL`; "" (SQLite) without it.
+inline std::string postgresql_argument(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--postgresql") return argv[i + 1];
+  return "";
+}
+
+/// The environment `env` without the variables named `names`.
+inline std::vector<std::string> without(std::vector<std::string> env, std::initializer_list<std::string_view> names) {
+  std::erase_if(env, [&](const std::string& entry) {
+    for (auto name : names)
+      if (entry.starts_with(std::string(name) + "=")) return true;
+    return false;
+  });
+  return env;
 }
 
 }  // namespace ct::e2e

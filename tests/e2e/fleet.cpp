@@ -41,6 +41,7 @@ using namespace ct;
 using namespace ct::testing;
 using ct::e2e::check;
 using ct::e2e::failures;
+using ct::e2e::without;
 namespace fs = std::filesystem;
 
 namespace {
@@ -62,17 +63,8 @@ void write_file(const fs::path& path, std::string_view text) {
   std::ofstream(path) << text;
 }
 
-/// The environment `env` without the variables named `names`.
-std::vector<std::string> without(std::vector<std::string> env, std::initializer_list<std::string_view> names) {
-  std::erase_if(env, [&](const std::string& entry) {
-    for (auto name : names)
-      if (entry.rfind(std::string(name) + "=", 0) == 0) return true;
-    return false;
-  });
-  return env;
-}
-
-/// git, run in `dir` with argv only; its stdout, and stderr appended to `errors` when given.
+/// git, run in a directory with argv only: its stdout; what it says on stderr is appended to `log`
+/// (said() returns what is new there).
 struct Git {
   std::vector<std::string> env;
   fs::path log;  // stderr of every git command, for the hook's words
@@ -139,9 +131,7 @@ std::string warnings_of(const json::Value& envelope) { return envelope["_meta"][
 int main(int argc, char** argv) {
   const std::string ct = e2e::ct_argument(argc, argv, "ct_e2e_fleet");
   if (ct.empty()) return 2;
-  std::string pg_url;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--postgresql") pg_url = argv[i + 1];
+  const std::string pg_url = e2e::postgresql_argument(argc, argv);
   std::signal(SIGPIPE, SIG_IGN);
   if (!fs::exists("/usr/bin/git")) {
     std::printf("SKIP: no git\n");

@@ -57,6 +57,7 @@ using namespace ct;
 using namespace ct::testing;
 using ct::e2e::check;
 using ct::e2e::failures;
+using ct::e2e::without;
 namespace fs = std::filesystem;
 
 namespace {
@@ -72,15 +73,6 @@ json::Value first(const json::Value& value) {
 }
 void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
-/// The environment `env` without the variables named `names`.
-std::vector<std::string> without(std::vector<std::string> env, std::initializer_list<std::string_view> names) {
-  std::erase_if(env, [&](const std::string& entry) {
-    for (auto name : names)
-      if (starts_with(entry, std::string(name) + "=")) return true;
-    return false;
-  });
-  return env;
-}
 
 std::vector<std::string> with(std::vector<std::string> env, std::initializer_list<std::string> extra) {
   env.insert(env.end(), extra.begin(), extra.end());
@@ -334,9 +326,7 @@ class Tmux {
 int main(int argc, char** argv) {
   const std::string ct = e2e::ct_argument(argc, argv, "ct_e2e_principals");
   if (ct.empty()) return 2;
-  std::string pg_url;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--postgresql") pg_url = argv[i + 1];
+  const std::string pg_url = e2e::postgresql_argument(argc, argv);
   std::signal(SIGPIPE, SIG_IGN);
   auto sandbox = sandbox_or_complain("ct-e2e-principals");
   if (!sandbox) return 2;
