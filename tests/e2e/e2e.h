@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json.h"
+
 namespace ct::e2e {
 
 inline int failures = 0;
@@ -26,6 +28,12 @@ inline std::string ct_argument(int argc, char** argv, const char* program) {
   std::fprintf(stderr, "usage: %s --ct PATH\n", program);
   return "";
 }
+
+/// A string value's text; "" for anything else.
+inline std::string text_of(const json::Value& value) { return value.is_string() ? value.as_string() : std::string(); }
+inline bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+/// `text` as a JSON string literal (quoted and escaped), for params written by hand.
+inline std::string json_string(std::string_view text) { return json::Value(std::string(text)).dump(); }
 
 /// The PostgreSQL URL named by `--postgresql URL`; "" (SQLite) without it.
 inline std::string postgresql_argument(int argc, char** argv) {

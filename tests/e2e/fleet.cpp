@@ -41,14 +41,14 @@ using namespace ct;
 using namespace ct::testing;
 using ct::e2e::check;
 using ct::e2e::failures;
+using ct::e2e::contains;
+using ct::e2e::json_string;
+using ct::e2e::text_of;
 using ct::e2e::without;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string text_of(const json::Value& value) { return value.is_string() ? value.as_string() : std::string(); }
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
-std::string json_string(std::string_view text) { return json::Value(std::string(text)).dump(); }
 std::string cut(const json::Value& value, std::size_t n = 600) { return value.dump().substr(0, n); }
 
 std::string read_file(const fs::path& path) {

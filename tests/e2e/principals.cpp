@@ -57,16 +57,16 @@ using namespace ct;
 using namespace ct::testing;
 using ct::e2e::check;
 using ct::e2e::failures;
+using ct::e2e::contains;
+using ct::e2e::json_string;
+using ct::e2e::text_of;
 using ct::e2e::without;
 namespace fs = std::filesystem;
 
 namespace {
 
 std::string code(const json::Value& envelope) { return error_code(envelope); }
-std::string text_of(const json::Value& value) { return value.is_string() ? value.as_string() : std::string(); }
 bool starts_with(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
-std::string json_string(std::string_view text) { return json::Value(std::string(text)).dump(); }
 /// The first element of an array (null otherwise).
 json::Value first(const json::Value& value) {
   return value.is_array() && !value.as_array().empty() ? value.as_array().front() : json::Value();
