@@ -247,7 +247,9 @@ export function say(text) {
   setTimeout(() => { el.textContent = text; }, 50);
 }
 
-export function isWrite() { return !!state.info?.write; }
+/** Whether this viewer may change things: the server takes changes (--dashboard-write) and they
+ *  signed in as a person (the server refuses the writes of the token's reader). */
+export function isWrite() { return !!state.info?.write && !!state.info?.person; }
 
 /** Writes are made with this helper: error shown with its fix, success announced. */
 export async function write(op, params, doneText) {

@@ -8,6 +8,7 @@ import {
 const panel = () => $('[data-testid=detail]');
 let opener = null;
 let loadGen = 0;
+const threadDrafts = new Map();  // task id -> the message a person is writing to its thread
 
 export const detail = {
   onChanged: () => {},
@@ -111,24 +112,28 @@ function render(t, deps, rel, history) {
 
   // Its thread (session.send to the task): the newest messages; a signed-in person posts to it.
   const thread = t.thread || { count: 0, last: [] };
-  sections.push(h('h3', { text: `Thread (${thread.count})` }));
+  sections.push(h('h3', { 'data-testid': 'thread-heading', text: `Thread (${thread.count})` }));
   sections.push((thread.last || []).length
     ? h('ol', { class: 'notes', 'data-testid': 'detail-thread' }, thread.last.map((m) => h('li', { 'data-testid': 'message' },
-      h('div', { class: 'note-at muted' }, timeEl(m.at), ` ${m.from}`), h('div', { class: 'prewrap', text: m.body }))))
+      h('div', { class: 'note-at muted' }, timeEl(m.at), ' ', h('span', { 'data-testid': 'message-from', text: m.from })),
+      h('div', { class: 'prewrap', 'data-testid': 'message-body', text: m.body }))))
     : h('p', { class: 'muted', 'data-testid': 'detail-thread', text: 'No messages.' }));
   if (isWrite()) {
+    // What the person is writing outlives the live rebuilds of the panel (and a look at another task).
+    const text = h('textarea', { name: 'body', rows: 2, maxlength: 2000, required: true, 'data-testid': 'thread-body' });
+    text.value = threadDrafts.get(t.id) || '';
+    text.addEventListener('input', () => { if (text.value) threadDrafts.set(t.id, text.value); else threadDrafts.delete(t.id); });
+    const send = h('button', { type: 'submit', class: 'primary', 'data-testid': 'thread-send', text: 'Send' });
     const post = h('form', { class: 'edit', 'data-testid': 'thread-form', 'aria-label': `Message whoever works on ${t.id}` },
-      h('label', {}, 'Message whoever works on it, now or next', h('textarea', { name: 'body', rows: 2, maxlength: 2000, required: true, 'data-testid': 'thread-body' })),
-      h('button', { type: 'submit', class: 'primary', 'data-testid': 'thread-send', text: 'Send' }));
+      h('label', {}, 'Message whoever works on it, now or next', text), send);
     post.addEventListener('submit', async (e) => {
       e.preventDefault();
-      const body = post.elements.body.value.trim();
+      const body = text.value.trim();
       if (!body) return;
-      const send = post.elements[1];
       send.disabled = true;
       const env = await write('session.send', { to: t.id, body }, `Sent to ${t.id}'s thread`);
       send.disabled = false;
-      if (env) { post.elements.body.value = ''; detail.onChanged(); }
+      if (env) { threadDrafts.delete(t.id); text.value = ''; detail.onChanged(); }
     });
     sections.push(post);
   }

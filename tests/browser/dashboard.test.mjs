@@ -144,8 +144,9 @@ function startServer(dir, flags = []) {
   });
 }
 
-/** One cleo_mutate call as an agent makes it: over the server's /mcp, in an MCP session of its own. */
-async function agentMutate(server, domain, operation, params) {
+/** One cleo_mutate call as an agent makes it: over the server's /mcp, in an MCP session of its own
+ *  (the client's name is the agent's). */
+async function agentMutate(server, domain, operation, params, client = 'memory-agent') {
   let session = null;
   const post = async (message) => {
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
@@ -156,7 +157,7 @@ async function agentMutate(server, domain, operation, params) {
     return text ? JSON.parse(text.startsWith('event:') || text.startsWith('data:') ? /^data: (.*)$/m.exec(text)[1] : text) : null;
   };
   await post({ jsonrpc: '2.0', id: 1, method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'memory-agent', version: '1' } } });
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: client, version: '1' } } });
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
   const reply = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call',
     params: { name: 'cleo_mutate', arguments: { domain, operation, params } } });
@@ -824,6 +825,119 @@ check('trust', async () => {
     noErrors(p.errors);
   } finally { await p.close(); await server.stop(); }
 });
+
+check('thread', async () => {
+  // A task's thread on its detail panel (issue 53): an agent's message is shown as text, never as
+  // markup; a signed-in person posts to it through the form (stored as the person's, the count goes
+  // up, the box empties) and keeps a half-written message across a live refresh; an empty body is
+  // not sent, one the server refuses shows the server's error; whoever is not signed in as a person
+  // sees the thread without the form.
+  const dir = projectDir('thread');
+  const id = ctRun(dir, 'add', 'Review the parser').data.id;
+  const server = await startServer(dir, ['--dashboard-write']);
+  try {
+    await threadAsPerson(dir, id, server);
+    await threadWithoutPerson(dir, id, server);
+  } finally { await server.stop(); }
+  assert.equal(ctRun(dir, 'show', id, '--detail', 'full').data.thread.count, 3, 'nothing more was sent');
+});
+
+async function threadAsPerson(dir, id, server) {
+  const p = await openPage(server, { person: true });
+  const sent = [];  // the session.send calls the page made, in order
+  p.page.on('request', (r) => {
+    const body = r.url() === `${server.url}api` ? r.postDataJSON() : null;
+    if (body?.domain === 'session' && body.operation === 'send') sent.push(body.params.body);
+  });
+  const heading = () => p.page.textContent('[data-testid=thread-heading]');
+  const bodies = () => p.page.$$eval('[data-testid=message-body]', (els) => els.map((e) => e.textContent));
+  const threadOf = () => ctRun(dir, 'show', id, '--detail', 'full').data.thread;
+  try {
+    const markup = '<img src=x onerror="window.__owned=1"><b>ship it</b> & see T999';
+    await agentMutate(server, 'session', 'send', { to: id, body: markup }, 'reviewer');
+    await p.goto();
+    await p.page.click(cardSel(id));
+    await p.page.waitForSelector('[data-testid=message]');
+    assert.equal(await heading(), 'Thread (1)');
+    assert.deepEqual(await bodies(), [markup], 'the body as text');
+    assert.equal(await p.page.locator('[data-testid=detail-thread] :is(img, b)').count(), 0, 'no element made of the body');
+    assert.equal(await p.page.evaluate(() => window.__owned), undefined);
+    assert.equal(await p.page.textContent('[data-testid=message-from]'), 'reviewer');
+    await shot(p.page, 'thread');
+
+    // A person posts; an agent answers while the panel is open (live).
+    const posted = 'Use the new tokenizer <script>alert(1)</script>';
+    await p.page.fill('[data-testid=thread-body]', `  ${posted}\n`);
+    await p.page.click('[data-testid=thread-send]');
+    await p.page.waitForFunction(() => document.querySelector('[data-testid=thread-heading]')?.textContent === 'Thread (2)', null, { timeout: LIVE_MS });
+    const shown = await p.page.$$eval('[data-testid=message]', (els) => els.map((e) => [
+      e.querySelector('[data-testid=message-from]').textContent, e.querySelector('[data-testid=message-body]').textContent]));
+    assert.match(shown.find(([, body]) => body === posted)?.[0] ?? '', /^person:/, 'the posted body is in the thread, from the person');
+    assert.equal(await p.page.inputValue('[data-testid=thread-body]'), '', 'the box is emptied');
+    assert.equal(await p.page.locator('[data-testid=error]:not([hidden])').count(), 0, 'no error');
+    await agentMutate(server, 'session', 'send', { to: id, body: 'On it' }, 'reviewer');
+    await p.page.waitForFunction(() => document.querySelector('[data-testid=thread-heading]')?.textContent === 'Thread (3)', null, { timeout: LIVE_MS });
+    const thread = threadOf();
+    assert.equal(thread.count, 3);
+    const mine = thread.last.find((m) => m.body === posted);
+    assert.match(mine?.from ?? '', /^person:/, `the sender is the person: ${JSON.stringify(thread.last)}`);
+    assert.equal(thread.last.find((m) => m.body === markup)?.from, 'reviewer');
+    const rows = ctRun(dir, 'log', '--limit', '20').data.filter((r) => r.operation === 'session.send');
+    assert.deepEqual(rows.map((r) => r.agent).sort(), ['human@dashboard', 'reviewer', 'reviewer'], 'who sent, in the audit log');
+
+    // A half-written message survives a change made elsewhere (the panel is rebuilt live).
+    await p.page.fill('[data-testid=thread-body]', 'half-written: the tokenizer');
+    ctRun(dir, 'update', id, '--notes', 'touched from a terminal');
+    await p.page.waitForFunction(() => document.querySelector('[data-testid=detail-notes]')?.textContent.includes('touched from a terminal'), null, { timeout: LIVE_MS });
+    assert.equal(await p.page.inputValue('[data-testid=thread-body]'), 'half-written: the tokenizer', 'the draft is kept');
+
+    // Nothing to send: a blank body is not sent (the browser's required check, then the page's trim).
+    await p.page.fill('[data-testid=thread-body]', '');
+    await p.page.click('[data-testid=thread-send]');
+    await p.page.fill('[data-testid=thread-body]', ' \n\t ');
+    await p.page.click('[data-testid=thread-send]');
+    // A body the server refuses (a control character): its error is shown, the text stays.
+    const refused = 'ring the bell \u0007 now';
+    await p.page.fill('[data-testid=thread-body]', refused);
+    await p.page.click('[data-testid=thread-send]');
+    await p.page.waitForFunction(() => /control/.test(document.querySelector('[data-testid=error]:not([hidden]) [data-testid=error-message]')?.textContent));
+    assert.match(await p.page.textContent('[data-testid=error-message]'), /^E_VALIDATION: .*U\+0007/);
+    assert.equal(await p.page.inputValue('[data-testid=thread-body]'), refused, 'the refused text is kept');
+    assert.deepEqual(sent, [posted, refused], 'only the posted and the refused body were sent');
+    assert.equal(await heading(), 'Thread (3)');
+    assert.equal(threadOf().count, 3);
+    await shot(p.page, 'thread-refused');
+    noErrors(p.errors);
+  } finally { await p.close(); }
+}
+
+async function threadWithoutPerson(dir, id, server) {
+  // Not signed in as a person (the server's writes are a person's), or a read-only server: the
+  // thread, no form; and the server refuses a send from the page anyway.
+  for (const [label, flags, mode] of [['reader', null, 'Read-only until you sign in as a person'], ['read-only', [], 'Read-only']]) {
+    const other = flags ? await startServer(dir, flags) : null;
+    const q = await openPage(other || server);
+    try {
+      await q.goto();
+      assert.equal(await modeOf(q.page), mode, label);
+      await q.page.click(cardSel(id));
+      await q.page.waitForSelector('[data-testid=message]');
+      assert.equal(await q.page.textContent('[data-testid=thread-heading]'), 'Thread (3)', label);
+      await q.page.waitForSelector('[data-testid=history-row]');
+      for (const sel of ['thread-form', 'complete-btn', 'edit-form']) {
+        assert.equal(await q.page.locator(`[data-testid=${sel}]`).count(), 0, `${label}: no ${sel}`);
+      }
+      assert.equal(await q.page.locator('[data-testid=add-form]').isVisible(), false, `${label}: add form hidden`);
+      const reply = await q.page.evaluate(async (to) => (await fetch('/api', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ gateway: 'mutate', domain: 'session', operation: 'send', params: { to, body: 'sneaky' } }),
+      })).json(), id);
+      assert.equal(reply.error?.code, 'E_MUTATION_DISABLED', label);
+      await shot(q.page, `thread-${label}`);
+      noErrors(q.errors);
+    } finally { await q.close(); if (other) await other.stop(); }
+  }
+}
 
 check('plans', async () => {
   // Two decompositions of one epic staged as plans (nothing in the store yet): the Plans view shows
