@@ -81,10 +81,10 @@ json::Value message_json(const Message& message, bool with_read) {
 Result<std::optional<std::string>> inbox_notice(Context& context, const Session& session, bool heard) {
   // The task: its focus, which the statement reads.
   const InboxReader reader = reader_of(session.id, session.agent, "", owner_of(session));
-  CT_TRY_ASSIGN(UnreadCount unread, context.db().unannounced(reader, kUnreadCounted));
-  // A task taken since it was last told is recorded even when its thread holds nothing new: the
-  // next calls need not look at that thread again.
-  if (heard && (unread.count > 0 || !unread.task.empty()))
+  CT_TRY_ASSIGN(UnreadCount unread, context.db().unannounced(reader, kAnnouncedCounted));
+  // A task taken since it was last told is recorded even when its thread holds nothing new, and
+  // the mark moves past others' messages: the next calls need not look at them again.
+  if (heard && (unread.count > 0 || !unread.task.empty() || unread.last > 0))
     CT_TRY(context.db().set_announced(reader.key, unread.last, unread.task));
   if (unread.count == 0) return std::optional<std::string>();
   return std::optional<std::string>(std::to_string(unread.count) + (unread.more ? "+" : "") +

@@ -13,9 +13,12 @@
 
 namespace ct {
 
-/// How many unread messages a read counts at most ("unread": 100 with "unreadAtLeast": true; the
-/// announcement's "100+ new messages"): what an inbox read costs does not follow how many there are.
+/// How many unread messages a read counts at most ("unread": 100 with "unreadAtLeast": true):
+/// what an inbox read costs does not follow how many there are.
 inline constexpr std::int64_t kUnreadCounted = 100;
+/// How many the announcement in every reply of a session counts at most ("9+ new messages"): a
+/// line saying that there is something to read, paid by each call, costs little.
+inline constexpr std::int64_t kAnnouncedCounted = 9;
 
 /// "MSG012" for 12.
 std::string message_id(std::int64_t num);

@@ -132,17 +132,18 @@ Result<Reply> send(Context& context, const SendArgs& args) {
                     .with_detail("field", "body"));
   CT_TRY_ASSIGN(Address address, parse_address(context, args.to));
   const TimeMs now = context.now();
-  CT_TRY_ASSIGN(std::int64_t recent, context.db().sent_since(context.principal.id, now - kRateWindowMs));
-  if (const std::int64_t rate = context.config->get_int("messages.perMinute"); recent >= rate)
-    return fail(Error(ErrorCode::RateLimited, "this caller sent " + std::to_string(recent) +
-                                                  " messages in the last minute; messages.perMinute allows " +
-                                                  std::to_string(rate))
+  const std::int64_t rate = context.config->get_int("messages.perMinute");
+  CT_TRY_ASSIGN(std::int64_t recent, context.db().sent_since(context.principal.id, now - kRateWindowMs, rate));
+  if (recent >= rate)
+    return fail(Error(ErrorCode::RateLimited, "this caller sent the " + std::to_string(rate) +
+                                                  " messages in a minute messages.perMinute allows")
                     .with_fix("wait, then send again")
                     .retry_after(60));
-  CT_TRY_ASSIGN(std::int64_t held, context.db().thread_size(address.kind, address.ref));
-  if (const std::int64_t most = context.config->get_int("messages.maxPerThread"); held >= most)
-    return fail(Error(ErrorCode::Validation, "'" + std::string(trim(args.to)) + "' holds " + std::to_string(held) +
-                                                 " messages; messages.maxPerThread allows " + std::to_string(most))
+  const std::int64_t most = context.config->get_int("messages.maxPerThread");
+  CT_TRY_ASSIGN(std::int64_t held, context.db().thread_size(address.kind, address.ref, most));
+  if (held >= most)
+    return fail(Error(ErrorCode::Validation, "'" + std::string(trim(args.to)) + "' holds the " + std::to_string(most) +
+                                                 " messages messages.maxPerThread allows")
                     .with_fix(config_set_fix("messages.maxPerThread", json::Value(most * 2)))
                     .with_detail("field", "to"));
   std::vector<std::string> recipients;
@@ -216,7 +217,13 @@ Result<Reply> inbox(Context& context, const InboxArgs& args) {
   CT_TRY_ASSIGN(std::vector<Message> found, context.db().inbox(reader, query));
   const bool more = static_cast<std::int64_t>(found.size()) > args.limit;
   if (more) found.pop_back();
-  CT_TRY_ASSIGN(UnreadCount unread, context.db().unread(reader, 0, kUnreadCounted));
+  // A page from the start that was not cut holds every unread message (unread come first): no count.
+  UnreadCount unread;
+  if (args.since == 0 && !more) {
+    unread.count = std::ranges::count_if(found, [](const Message& message) { return !message.read; });
+  } else {
+    CT_TRY_ASSIGN(unread, context.db().unread(reader, 0, kUnreadCounted));
+  }
   json::Value rows = json::Value::array();
   std::int64_t next = args.since;
   for (const auto& message : found) {

@@ -7,6 +7,8 @@ using sql::Value;
 
 constexpr std::string_view kColumns =
     "m.num, m.at, m.to_kind, m.to_ref, m.body, m.from_principal, m.from_session, m.from_agent";
+/// kColumns after the number (which reader_rows() selects as the way's order).
+constexpr std::string_view kAfterNum = "m.at, m.to_kind, m.to_ref, m.body, m.from_principal, m.from_session, m.from_agent";
 
 Message read_message(const sql::Cursor& row) {
   Message message;
@@ -34,8 +36,9 @@ sql::Args reader_args(const InboxReader& reader) {
 /// Whose messages are the reader's (reader_args()): one index range of messages_to(to_kind,
 /// to_ref, num) per way of addressing it, or its sessions' message_recipients for an epic's.
 struct Addressee {
-  std::string_view from;   // the rows, as "messages m" or a join giving m
-  std::string_view where;  // the range
+  std::string_view from;              // the rows, as "messages m" or a join giving m
+  std::string_view where;             // the range
+  std::string_view order = "m.num";   // the number as the range's index orders it
 };
 
 /// Each way a message reaches the reader. `task` is the condition on a task's message: its task is
@@ -46,12 +49,16 @@ std::vector<Addressee> addressees(std::string_view task) {
           {"messages m", "m.to_kind = 'agent' AND ?3 <> '' AND m.to_ref = ?3"},
           {"messages m", task},
           {"messages m", "m.to_kind = 'person' AND ?5 <> '' AND m.to_ref = ?5"},
-          {"message_recipients x JOIN messages m ON m.num = x.num", "x.session = ?2 AND ?2 <> '' AND m.to_kind = 'epic'"}};
+          {"message_recipients x JOIN messages m ON m.num = x.num", "x.session = ?2 AND ?2 <> '' AND m.to_kind = 'epic'",
+           "x.num"}};
 }
 
 constexpr std::string_view kOwnTask = "m.to_kind = 'task' AND m.to_ref = ?4";
+/// The reader's task (?4), else the one its session focuses, read in the statement: an equality,
+/// so one index range read newest first (an OR of the two would read the whole thread, then sort
+/// it). One focus a session — min() keeps a damaged store with two (validate's finding) readable.
 constexpr std::string_view kFocusTask =
-    "m.to_kind = 'task' AND (m.to_ref = ?4 OR m.to_ref IN (SELECT f.task_id FROM focus f WHERE f.session = ?2))";
+    "m.to_kind = 'task' AND m.to_ref = coalesce(nullif(?4, ''), (SELECT min(f.task_id) FROM focus f WHERE f.session = ?2))";
 
 /// Not the reader's own (it sent it).
 constexpr std::string_view kNotOwn =
@@ -70,23 +77,28 @@ std::string mine() {
 
 constexpr std::string_view kIsRead = "EXISTS (SELECT 1 FROM message_reads r WHERE r.reader = ?1 AND r.num = m.num)";
 
-/// The reader's messages that also meet `condition`, `columns` of each, ordered by number
-/// (`order`: ASC or DESC), `limit` (a placeholder) at most: each way of addressing read as its own
-/// index range, newest or oldest first, no further than the limit — so what a read costs follows
-/// the limit, not how many messages the reader has.
+/// The reader's messages that also meet `condition`: their number (as `num`) and `columns`,
+/// `limit` (a placeholder) at most. One SELECT a way of addressing, each an index range in number
+/// order, joined by UNION ALL: `Sorted` orders the whole by number (`order`: ASC or DESC), which
+/// SQLite answers by merging the ranges as they come (no temporary B-tree: each side is in order
+/// already) and PostgreSQL by a merge append, stopping at the limit; `Counted` takes the rows as
+/// they come, enough to count. Either way what a read costs follows the limit, not how many
+/// messages the reader (or the store) has.
+enum class Rows { Sorted, Counted };
 std::string reader_rows(std::string_view columns, std::string_view condition, std::string_view order,
-                        const std::string& limit, const std::vector<Addressee>& ways) {
-  std::string sql = "SELECT * FROM (";
+                        const std::string& limit, const std::vector<Addressee>& ways, Rows rows = Rows::Sorted) {
+  std::string sql;
   for (std::size_t i = 0; i < ways.size(); ++i) {
     if (i) sql += " UNION ALL ";
-    sql += "SELECT * FROM (SELECT " + std::string(columns) + " FROM " + std::string(ways[i].from) + " WHERE " +
-           std::string(ways[i].where) + " AND " + std::string(condition) + " AND " + std::string(kNotOwn) +
-           " ORDER BY m.num " + std::string(order) + " LIMIT " + limit + ") w" + std::to_string(i);
+    sql += "SELECT " + std::string(ways[i].order) + " AS num" + (columns.empty() ? "" : ", " + std::string(columns)) +
+           " FROM " + std::string(ways[i].from) + " WHERE " + std::string(ways[i].where) + " AND " +
+           std::string(condition) + " AND " + std::string(kNotOwn);
   }
-  return sql + ") u ORDER BY num " + std::string(order) + " LIMIT " + limit;
+  if (rows == Rows::Sorted) sql += " ORDER BY num " + std::string(order);
+  return sql + " LIMIT " + limit;
 }
 
-/// count(*) and max(num) of `rows` (at most cap + 1 of them): an UnreadCount.
+/// count(*) and max(num) of `rows` (cap + 1 at most): an UnreadCount, its count clamped to the cap.
 Result<UnreadCount> counted(sql::Runner& runner, const std::string& rows, const sql::Args& args, std::int64_t cap,
                             std::string_view task_sql, std::string_view error) {
   const std::string sql = "SELECT count(*), coalesce(max(c.num), 0), " + std::string(task_sql) + " FROM (" + rows + ") c";
@@ -133,7 +145,7 @@ Result<std::vector<Message>> MessageStore::inbox(const InboxReader& reader, cons
     sql::Args args = reader_args(reader);
     const std::string condition =
         "m.num > " + args(query.since) + (read ? " AND " : " AND NOT ") + std::string(kIsRead);
-    const std::string sql = reader_rows(std::string(kColumns) + (read ? ", 1 AS is_read" : ", 0 AS is_read"),
+    const std::string sql = reader_rows(std::string(kAfterNum) + (read ? ", 1 AS is_read" : ", 0 AS is_read"),
                                         condition, "ASC", args(room), ways);
     CT_TRY_ASSIGN(std::vector<Message> found, sql_runner().all(sql, args, "cannot read the inbox", read_message));
     out.insert(out.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
@@ -144,29 +156,53 @@ Result<std::vector<Message>> MessageStore::inbox(const InboxReader& reader, cons
 Result<UnreadCount> MessageStore::unread(const InboxReader& reader, std::int64_t since, std::int64_t cap) {
   sql::Args args = reader_args(reader);
   const std::string condition = "m.num > " + args(since) + " AND NOT " + std::string(kIsRead);
-  const std::string rows = reader_rows("m.num", condition, "DESC", args(cap + 1), addressees(kOwnTask));
+  const std::string rows = reader_rows("", condition, "DESC", args(cap + 1), addressees(kOwnTask), Rows::Counted);
   return counted(sql_runner(), rows, args, cap, "''", "cannot count the unread messages");
 }
 
 Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::int64_t cap) {
   sql::Args args = reader_args(reader);
-  // After the mark, each way of addressing is a range; a task taken since the reader was last told
-  // (its session's focus, not the mark's task) adds its thread's older unread messages.
+  const std::string limit = args(cap + 1);  // ?7
+  // How far the reader was told (its mark), and the task its session took since (its focus, not
+  // the mark's task: one focus a session).
   constexpr std::string_view kMark = "coalesce((SELECT i.announced FROM inbox_marks i WHERE i.reader = ?1), 0)";
   constexpr std::string_view kMarkTask = "coalesce((SELECT i.task FROM inbox_marks i WHERE i.reader = ?1), '')";
-  const std::string taken = "(SELECT f.task_id FROM focus f WHERE f.session = ?2 AND f.task_id <> " +
-                            std::string(kMarkTask) + ")";
-  auto ways = addressees(kFocusTask);
-  const std::string older_thread = "m.to_kind = 'task' AND m.to_ref IN " + taken;
-  const std::string limit = args(cap + 1);
-  const std::string after = "m.num > " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
-  const std::string before = "m.num <= " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
-  const std::string rows = "SELECT * FROM (" + reader_rows("m.num", after, "DESC", limit, ways) +
-                           ") a UNION ALL SELECT * FROM (" +
-                           reader_rows("m.num", before, "DESC", limit, {{"messages m", older_thread}}) + ") b";
-  const std::string task = "coalesce((SELECT min(f.task_id) FROM focus f WHERE f.session = ?2 AND f.task_id <> " +
-                           std::string(kMarkTask) + "), '')";
-  return counted(sql_runner(), rows, args, cap, task, "cannot count the new messages");
+  static const std::string taken =
+      "(SELECT min(f.task_id) FROM focus f WHERE f.session = ?2 AND f.task_id <> " + std::string(kMarkTask) + ")";
+  // Each call of a session runs this: first four lookups — the newest message, the mark, a task
+  // taken since and whether its thread holds a message — and nothing more when no message came
+  // after the mark and no thread of a task taken since holds one.
+  static const std::string first =
+      "SELECT coalesce((SELECT max(num) FROM messages), 0), " + std::string(kMark) + ", coalesce(" + taken +
+      ", ''), EXISTS (SELECT 1 FROM messages m WHERE m.to_kind = 'task' AND m.to_ref = " + taken + ")";
+  std::int64_t newest = 0, mark = 0;
+  std::string task;
+  bool thread = false;
+  const auto first_args = sql::values(reader.key, reader.session);  // ?1 and ?2, as reader_args() binds them
+  CT_TRY(sql_runner().each(first, first_args, "cannot count the new messages", [&](const sql::Cursor& row) {
+    newest = row.integer(0);
+    mark = row.integer(1);
+    task = std::string(row.text(2));
+    thread = row.integer(3) != 0;
+  }));
+  // (A task taken since whose thread is empty is not recorded: the check costs less than the write,
+  // and its thread's later messages come after the mark.)
+  if (newest <= mark && !thread) return UnreadCount{};
+  // After the mark, each way of addressing is a range; a task taken since adds its thread's older
+  // unread messages. Each part newest first (its first row is its max), cap + 1 at most.
+  static const std::string counting = [&] {
+    const std::string after = "m.num > " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
+    const std::string before = "m.num <= " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
+    const std::string older_thread = "m.to_kind = 'task' AND m.to_ref = " + taken;  // (min(): see kFocusTask)
+    return "SELECT num FROM (" + reader_rows("", after, "DESC", limit, addressees(kFocusTask)) +
+           ") a UNION ALL SELECT num FROM (" + reader_rows("", before, "DESC", limit, {{"messages m", older_thread}}) +
+           ") b";
+  }();
+  CT_TRY_ASSIGN(UnreadCount out, counted(sql_runner(), counting, args, cap, "''", "cannot count the new messages"));
+  out.task = std::move(task);
+  // None of the reader's after the mark: it may be marked told up to the newest message of all.
+  if (out.count == 0 && newest > mark) out.last = newest;
+  return out;
 }
 
 Result<std::int64_t> MessageStore::acknowledge(const InboxReader& reader, const std::vector<std::int64_t>& nums,
@@ -209,16 +245,18 @@ Result<std::vector<Message>> MessageStore::thread(std::string_view task_id, std:
                           args, "cannot read the task's thread", read_message);
 }
 
-Result<std::int64_t> MessageStore::thread_size(std::string_view to_kind, std::string_view to_ref) {
-  const auto args = sql::values(to_kind, to_ref);
-  return sql_runner().integer("SELECT count(*) FROM messages WHERE to_kind = ?1 AND to_ref = ?2", args,
-                              "cannot count the thread");
+Result<std::int64_t> MessageStore::thread_size(std::string_view to_kind, std::string_view to_ref, std::int64_t cap) {
+  const auto args = sql::values(to_kind, to_ref, sql::limit_of(cap));
+  return sql_runner().integer(
+      "SELECT count(*) FROM (SELECT 1 FROM messages WHERE to_kind = ?1 AND to_ref = ?2 LIMIT ?3) c", args,
+      "cannot count the thread");
 }
 
-Result<std::int64_t> MessageStore::sent_since(std::string_view principal, TimeMs since) {
-  const auto args = sql::values(principal, since);
-  return sql_runner().integer("SELECT count(*) FROM messages WHERE from_principal = ?1 AND at >= ?2", args,
-                              "cannot count the messages sent");
+Result<std::int64_t> MessageStore::sent_since(std::string_view principal, TimeMs since, std::int64_t cap) {
+  const auto args = sql::values(principal, since, sql::limit_of(cap));
+  return sql_runner().integer(
+      "SELECT count(*) FROM (SELECT 1 FROM messages WHERE from_principal = ?1 AND at >= ?2 LIMIT ?3) c", args,
+      "cannot count the messages sent");
 }
 
 Result<std::int64_t> MessageStore::last_message() {

@@ -48,7 +48,9 @@ struct InboxReader {
 struct UnreadCount {
   std::int64_t count = 0;
   bool more = false;
-  std::int64_t last = 0;           // the highest number among those counted (the newest)
+  std::int64_t last = 0;           // the highest number among those counted (the newest); for
+                                   // unannounced() with none counted, the newest message of all
+                                   // when it is past the mark (how far the reader may be marked told)
   std::string task;                // unannounced(): the task its session took since it was last told ("" none)
 };
 
@@ -60,6 +62,8 @@ struct InboxQuery {
 
 class MessageStore {
  public:
+  static constexpr std::int64_t kUncapped = -1;
+
   /// Stores `message` as the next number (its `num` is set), with the sessions an epic's message
   /// reaches.
   [[nodiscard]] Result<std::int64_t> add_message(Message& message, const std::vector<std::string>& recipients);
@@ -68,8 +72,8 @@ class MessageStore {
   /// The reader's unread messages after `since`, `cap` at most counted.
   [[nodiscard]] Result<UnreadCount> unread(const InboxReader& reader, std::int64_t since, std::int64_t cap);
   /// unread() of what the reader was not told of yet: after how far it was told (announced()), and
-  /// the unread thread of a task its session took since (the task being what its session holds
-  /// now, read in the statement); `cap` at most counted. One statement, which each call in a
+  /// the unread thread of a task its session took since (its task: reader.task, else what its
+  /// session holds now, read in the statement); `cap` at most counted. One statement, which each call in a
   /// session runs: index ranges after the mark, so its cost follows neither the store's messages
   /// nor the reader's unread ones.
   [[nodiscard]] Result<UnreadCount> unannounced(const InboxReader& reader, std::int64_t cap);
@@ -84,9 +88,11 @@ class MessageStore {
   [[nodiscard]] Result<void> set_announced(std::string_view reader_key, std::int64_t num, std::string_view task);
   /// A task's thread (messages to it), newest first, `limit` at most; and how many it holds.
   [[nodiscard]] Result<std::vector<Message>> thread(std::string_view task_id, std::int64_t limit);
-  [[nodiscard]] Result<std::int64_t> thread_size(std::string_view to_kind, std::string_view to_ref);
-  /// Messages `principal` sent at or after `since` (the per-sender rate).
-  [[nodiscard]] Result<std::int64_t> sent_since(std::string_view principal, TimeMs since);
+  /// (Counts below stop at `cap`: a check against a limit reads no further than the limit.)
+  [[nodiscard]] Result<std::int64_t> thread_size(std::string_view to_kind, std::string_view to_ref,
+                                                 std::int64_t cap = kUncapped);
+  /// Messages `principal` sent at or after `since` (the per-sender rate), `cap` at most.
+  [[nodiscard]] Result<std::int64_t> sent_since(std::string_view principal, TimeMs since, std::int64_t cap);
   /// The highest message number (0: none): what a watched inbox compares.
   [[nodiscard]] Result<std::int64_t> last_message();
 

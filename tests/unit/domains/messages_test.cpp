@@ -163,6 +163,34 @@ std::string announcement(const Envelope& e) {
   return "";
 }
 
+TEST_CASE("messages: a heard call moves the mark past others' messages; a task with no thread is not marked",
+          "[messages]") {
+  Fleet f;
+  f.p.add(R"({"title":"One"})");
+  f.p.add(R"({"title":"Two"})");
+  REQUIRE(f.a.mutate("session", "start", R"({"scope":"global","agent":"coder"})").success);
+  for (int i = 0; i < 3; ++i) send(f.person, "reviewer", "not for coder " + std::to_string(i));
+  // None of them a's: nothing told, and a write marks a told up to the newest (MSG003), so the
+  // next calls stop at the first lookups (MessageStore::unannounced).
+  CHECK(announcement(f.a.mutate("tasks", "start", R"({"id":"T001"})")).empty());
+  auto store = project_store(ct::Project{f.p.dir()})->open(StoreOptions{});
+  REQUIRE(store);
+  CHECK((*store)->announced("agent:coder").value_or(-1) == 3);
+  // A later message of a's is told, alone.
+  send(f.person, "coder", "for coder");
+  CHECK(announcement(f.a.query("tasks", "list")) == "1 new message for you: read with session.inbox");
+  REQUIRE(f.a.mutate("session", "ack", R"({"upTo":4})").success);
+  // T002's thread is empty when a takes it: not marked (its later messages come after the mark) …
+  REQUIRE(f.a.mutate("tasks", "start", R"({"id":"T002"})").success);
+  CHECK(announcement(f.a.mutate("tasks", "update", R"({"id":"T002","notes":"x"})")).empty());
+  // … and a message to it then is told once.
+  send(f.b, "T002", "T002's schema moved");
+  CHECK(announcement(f.a.query("tasks", "list")) == "1 new message for you: read with session.inbox");
+  CHECK(announcement(f.a.mutate("tasks", "update", R"({"id":"T002","notes":"y"})")) ==
+        "1 new message for you: read with session.inbox");
+  CHECK(announcement(f.a.query("tasks", "list")).empty());
+}
+
 TEST_CASE("messages: a task taken after its thread was written is told of the thread's unread messages once",
           "[messages]") {
   Fleet f;
@@ -206,7 +234,8 @@ TEST_CASE("messages: a read counts no more than 100 unread messages, and says so
   CHECK(ids(inbox) == std::vector<std::string>{"MSG001", "MSG002", "MSG003"});  // the oldest unread
   CHECK(inbox.data["unread"].as_int() == 100);
   CHECK(inbox.data["unreadAtLeast"].as_bool());
-  CHECK(announcement(f.a.query("tasks", "list")) == "100+ new messages for you: read with session.inbox");
+  // The announcement counts fewer: a line says there is something to read.
+  CHECK(announcement(f.a.query("tasks", "list")) == "9+ new messages for you: read with session.inbox");
   // Acknowledged up to 6: 99 left, counted exactly.
   Envelope ack = f.a.mutate("session", "ack", R"({"upTo":6})");
   CHECK(ack.data["acknowledged"].as_int() == 6);
