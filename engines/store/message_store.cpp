@@ -161,20 +161,19 @@ Result<UnreadCount> MessageStore::unread(const InboxReader& reader, std::int64_t
 }
 
 Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::int64_t cap) {
-  sql::Args args = reader_args(reader);
-  const std::string limit = args(cap + 1);  // ?7
   // How far the reader was told (its mark), and the task its session took since (its focus, not
   // the mark's task: one focus a session).
   constexpr std::string_view kMark = "coalesce((SELECT i.announced FROM inbox_marks i WHERE i.reader = ?1), 0)";
   constexpr std::string_view kMarkTask = "coalesce((SELECT i.task FROM inbox_marks i WHERE i.reader = ?1), '')";
   static const std::string taken =
       "(SELECT min(f.task_id) FROM focus f WHERE f.session = ?2 AND f.task_id <> " + std::string(kMarkTask) + ")";
-  // Each call of a session runs this: first four lookups — the newest message, the mark, a task
-  // taken since and whether its thread holds a message — and nothing more when no message came
-  // after the mark and no thread of a task taken since holds one.
+  // Each call of a session runs this: first the newest message (on a store without any, nothing
+  // more), the mark, a task taken since and whether its thread holds a message — and nothing more
+  // when no message came after the mark and no thread of a task taken since holds one.
   static const std::string first =
-      "SELECT coalesce((SELECT max(num) FROM messages), 0), " + std::string(kMark) + ", coalesce(" + taken +
-      ", ''), EXISTS (SELECT 1 FROM messages m WHERE m.to_kind = 'task' AND m.to_ref = " + taken + ")";
+      "SELECT n, CASE WHEN n = 0 THEN 0 ELSE " + std::string(kMark) + " END, CASE WHEN n = 0 THEN '' ELSE coalesce(" +
+      taken + ", '') END, CASE WHEN n = 0 THEN 0 ELSE (SELECT count(*) FROM (SELECT 1 FROM messages m WHERE "
+      "m.to_kind = 'task' AND m.to_ref = " + taken + " LIMIT 1) t) END FROM (SELECT coalesce(max(num), 0) AS n FROM messages) x";
   std::int64_t newest = 0, mark = 0;
   std::string task;
   bool thread = false;
@@ -188,6 +187,8 @@ Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::in
   // (A task taken since whose thread is empty is not recorded: the check costs less than the write,
   // and its thread's later messages come after the mark.)
   if (newest <= mark && !thread) return UnreadCount{};
+  sql::Args args = reader_args(reader);
+  const std::string limit = args(cap + 1);  // ?7
   // After the mark, each way of addressing is a range; a task taken since adds its thread's older
   // unread messages. Each part newest first (its first row is its max), cap + 1 at most.
   static const std::string counting = [&] {
