@@ -78,24 +78,38 @@ std::string mine() {
 constexpr std::string_view kIsRead = "EXISTS (SELECT 1 FROM message_reads r WHERE r.reader = ?1 AND r.num = m.num)";
 
 /// The reader's messages that also meet `condition`: their number (as `num`) and `columns`,
-/// `limit` (a placeholder) at most. One SELECT a way of addressing, each an index range in number
-/// order, joined by UNION ALL: `Sorted` orders the whole by number (`order`: ASC or DESC), which
-/// SQLite answers by merging the ranges as they come (no temporary B-tree: each side is in order
-/// already) and PostgreSQL by a merge append, stopping at the limit; `Counted` takes the rows as
-/// they come, enough to count. Either way what a read costs follows the limit, not how many
-/// messages the reader (or the store) has.
-enum class Rows { Sorted, Counted };
-std::string reader_rows(std::string_view columns, std::string_view condition, std::string_view order,
-                        const std::string& limit, const std::vector<Addressee>& ways, Rows rows = Rows::Sorted) {
+/// `limit` (a placeholder) at most, each way of addressing read as an index range in number order
+/// (`order`: ASC or DESC), no further than the limit — so what a read costs follows the limit, not
+/// how many messages the reader (or the store) has. What is done with the ways' rows:
+enum class Rows {
+  Sorted,   // ordered by number, cut at the limit (a page)
+  Counted,  // as they come, cut at the limit: enough to count to it
+  Each,     // every way's, each cut at the limit, unordered (count and max over them)
+};
+std::string reader_rows(const sql::Dialect& dialect, std::string_view columns, std::string_view condition,
+                        std::string_view order, const std::string& limit, const std::vector<Addressee>& ways,
+                        Rows rows = Rows::Sorted) {
+  // A page on SQLite: one SELECT a way, merged under the ORDER BY as they are read (no temporary
+  // B-tree: each is in order already), stopping at the limit. Otherwise each way is its own
+  // subquery cut to the limit (its ORDER BY read from the index), then the whole is.
+  const bool merged = rows == Rows::Sorted && dialect.merges_ordered_union;
   std::string sql;
   for (std::size_t i = 0; i < ways.size(); ++i) {
     if (i) sql += " UNION ALL ";
-    sql += "SELECT " + std::string(ways[i].order) + " AS num" + (columns.empty() ? "" : ", " + std::string(columns)) +
-           " FROM " + std::string(ways[i].from) + " WHERE " + std::string(ways[i].where) + " AND " +
-           std::string(condition) + " AND " + std::string(kNotOwn);
+    std::string way = "SELECT " + std::string(ways[i].order) + " AS num" +
+                      (columns.empty() ? "" : ", " + std::string(columns)) + " FROM " + std::string(ways[i].from) +
+                      " WHERE " + std::string(ways[i].where) + " AND " + std::string(condition) + " AND " +
+                      std::string(kNotOwn);
+    sql += merged ? way
+                  : "SELECT * FROM (" + way + " ORDER BY " + std::string(ways[i].order) + " " + std::string(order) +
+                        " LIMIT " + limit + ") w" + std::to_string(i);
   }
-  if (rows == Rows::Sorted) sql += " ORDER BY num " + std::string(order);
-  return sql + " LIMIT " + limit;
+  switch (rows) {
+    case Rows::Sorted: return sql + " ORDER BY num " + std::string(order) + " LIMIT " + limit;
+    case Rows::Counted: return sql + " LIMIT " + limit;
+    case Rows::Each: return sql;
+  }
+  return sql;
 }
 
 /// count(*) and max(num) of `rows` (cap + 1 at most): an UnreadCount, its count clamped to the cap.
@@ -145,7 +159,8 @@ Result<std::vector<Message>> MessageStore::inbox(const InboxReader& reader, cons
     sql::Args args = reader_args(reader);
     const std::string condition =
         "m.num > " + args(query.since) + (read ? " AND " : " AND NOT ") + std::string(kIsRead);
-    const std::string sql = reader_rows(std::string(kAfterNum) + (read ? ", 1 AS is_read" : ", 0 AS is_read"),
+    const std::string sql = reader_rows(sql_runner().dialect(),
+                                        std::string(kAfterNum) + (read ? ", 1 AS is_read" : ", 0 AS is_read"),
                                         condition, "ASC", args(room), ways);
     CT_TRY_ASSIGN(std::vector<Message> found, sql_runner().all(sql, args, "cannot read the inbox", read_message));
     out.insert(out.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
@@ -156,7 +171,8 @@ Result<std::vector<Message>> MessageStore::inbox(const InboxReader& reader, cons
 Result<UnreadCount> MessageStore::unread(const InboxReader& reader, std::int64_t since, std::int64_t cap) {
   sql::Args args = reader_args(reader);
   const std::string condition = "m.num > " + args(since) + " AND NOT " + std::string(kIsRead);
-  const std::string rows = reader_rows("", condition, "DESC", args(cap + 1), addressees(kOwnTask), Rows::Counted);
+  const std::string rows = reader_rows(sql_runner().dialect(), "", condition, "DESC", args(cap + 1), addressees(kOwnTask),
+                                       Rows::Counted);
   return counted(sql_runner(), rows, args, cap, "''", "cannot count the unread messages");
 }
 
@@ -190,14 +206,15 @@ Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::in
   sql::Args args = reader_args(reader);
   const std::string limit = args(cap + 1);  // ?7
   // After the mark, each way of addressing is a range; a task taken since adds its thread's older
-  // unread messages. Each part newest first (its first row is its max), cap + 1 at most.
+  // unread messages. Each way's newest cap + 1 (its max among them): count and max need no order.
+  // (Rows::Each is the same statement on every backend: built once.)
   static const std::string counting = [&] {
     const std::string after = "m.num > " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
     const std::string before = "m.num <= " + std::string(kMark) + " AND NOT " + std::string(kIsRead);
     const std::string older_thread = "m.to_kind = 'task' AND m.to_ref = " + taken;  // (min(): see kFocusTask)
-    return "SELECT num FROM (" + reader_rows("", after, "DESC", limit, addressees(kFocusTask)) +
-           ") a UNION ALL SELECT num FROM (" + reader_rows("", before, "DESC", limit, {{"messages m", older_thread}}) +
-           ") b";
+    const sql::Dialect& dialect = sql_runner().dialect();
+    return reader_rows(dialect, "", after, "DESC", limit, addressees(kFocusTask), Rows::Each) + " UNION ALL " +
+           reader_rows(dialect, "", before, "DESC", limit, {{"messages m", older_thread}}, Rows::Each);
   }();
   CT_TRY_ASSIGN(UnreadCount out, counted(sql_runner(), counting, args, cap, "''", "cannot count the new messages"));
   out.task = std::move(task);

@@ -74,6 +74,10 @@ struct Dialect {
   std::string_view intent_confidence;  // its confidence, as a number
   std::string_view intent_has_tag;     // its tags hold the value
   std::string_view change_order;       // audit_changes in the order written
+  /// A UNION ALL of SELECTs each in index order, under ORDER BY … LIMIT, is merged as it is read
+  /// and stops at the limit (SQLite). Otherwise (PostgreSQL appends the parts, then sorts them)
+  /// each part is cut to the limit in a subquery of its own first.
+  bool merges_ordered_union = false;
 };
 
 /// A function to call, borrowed for the length of a call (no copy, no allocation).

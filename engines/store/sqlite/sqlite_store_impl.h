@@ -145,6 +145,7 @@ inline constexpr sql::Dialect kDialect{
     .intent_confidence = "json_extract(intent, '$.confidence')",
     .intent_has_tag = "EXISTS (SELECT 1 FROM json_each(intent, '$.tags') WHERE value = {})",
     .change_order = "rowid",
+    .merges_ordered_union = true,
 };
 
 /// What the search index holds of task t, in the order of tasks_fts(rowid, title, description,
