@@ -87,8 +87,10 @@ Result<std::optional<TaskWorktree>> SessionStore::get_task_worktree(std::string_
 }
 
 Result<std::vector<TaskWorktree>> SessionStore::list_task_worktrees(bool include_pruned) {
-  static const std::string all = std::string(kTaskWorktreeSelect) + " ORDER BY task_id";
-  static const std::string kept = std::string(kTaskWorktreeSelect) + " WHERE pruned_at IS NULL ORDER BY task_id";
+  // By task number: T999 before T1000 (ids are "T" and digits, so the shorter is the smaller).
+  static const std::string all = std::string(kTaskWorktreeSelect) + " ORDER BY length(task_id), task_id";
+  static const std::string kept =
+      std::string(kTaskWorktreeSelect) + " WHERE pruned_at IS NULL ORDER BY length(task_id), task_id";
   return sql_runner().all(include_pruned ? all : kept, {}, "cannot list the tasks' worktrees", read_task_worktree);
 }
 

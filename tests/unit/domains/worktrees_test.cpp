@@ -224,3 +224,26 @@ TEST_CASE("orchestrate.spawn with worktrees outside a git repository says so", "
   CHECK(code_of(refused) == "E_CAPABILITY_UNAVAILABLE");
   CHECK(refused.error->message.find("not in a git repository") != std::string::npos);
 }
+
+TEST_CASE("the tasks' worktrees are listed by task number, pruned ones only when asked", "[worktrees]") {
+  test::Project p;
+  auto store = project_store(ct::Project{p.dir()})->open(StoreOptions{});
+  REQUIRE(store);
+  REQUIRE((*store)->begin(TxKind::Write));
+  for (const char* id : {"T1000", "T999", "T12"}) {
+    TaskWorktree row{.task_id = id, .worktree = p.dir().string() + "-" + id, .branch = std::string("cleo/") + id,
+                     .base = "", .session = "", .created_at = 1};
+    if (std::string_view(id) == "T12") row.pruned_at = 2;
+    REQUIRE((*store)->save_task_worktree(row));
+  }
+  REQUIRE((*store)->commit());
+  auto ids = [&](bool pruned) {
+    auto rows = (*store)->list_task_worktrees(pruned);
+    REQUIRE(rows);
+    std::vector<std::string> out;
+    for (const auto& row : *rows) out.push_back(row.task_id);
+    return out;
+  };
+  CHECK(ids(false) == std::vector<std::string>{"T999", "T1000"});
+  CHECK(ids(true) == std::vector<std::string>{"T12", "T999", "T1000"});
+}
