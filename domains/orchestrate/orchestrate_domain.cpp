@@ -122,6 +122,33 @@ Result<void> check_claim(Context& context, const std::string& id, Readiness& out
   return {};
 }
 
+/// Its declared files a live claim of another task reserves — the caller's own included, for the
+/// subagent is another session: its tasks.start would be refused under strict reservations (a
+/// blocker) and warned of under advisory (a recommendation), as orchestrate.ready defers such a task.
+Result<void> check_reservations(Context& context, const Task& task, Readiness& out) {
+  std::vector<std::string> files;  // as tasks.start reserves them
+  for (const auto& file : task.files)
+    if (auto normal = reservations::normal_path(file, "files"); normal && std::ranges::find(files, *normal) == files.end())
+      files.push_back(std::move(*normal));
+  if (files.empty()) return {};
+  CT_TRY_ASSIGN(std::vector<Reservation> reserved, context.db().claimed_reservations({}));
+  std::erase_if(reserved, [&](const Reservation& row) { return row.holder.task_id == task.id; });  // check_claim's
+  if (reserved.empty()) return {};  // the clock is read only when there is a lease to test
+  const std::optional<TimeMs> cutoff = lapsed_before(*context.config, context.now());
+  std::erase_if(reserved, [&](const Reservation& row) { return lapsed_by(row.holder, cutoff); });
+  const std::vector<reservations::Conflict> found = reservations::conflicts(files, false, nullptr, reserved);
+  if (found.empty()) return {};
+  const std::string line = reservations::describe(found, *context.config);
+  if (reservations::strict(*context.config)) {
+    json::Value& row = add_blocker(out, "reservation", line);
+    row.set("conflicts", reservations::conflicts_json(found, *context.config));
+    out.recommendations.push_back("spawn it once that claim ends, or another ready task (orchestrate.ready defers it)");
+  } else {
+    out.recommendations.push_back(line + " (reservations.mode advisory: it may run, its agent is warned)");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Readiness> readiness(Context& context, const std::string& id) {
@@ -133,6 +160,7 @@ Result<Readiness> readiness(Context& context, const std::string& id) {
   CT_TRY(check_children(context, id, out));
   CT_TRY(check_lifecycle(context, task, out));
   CT_TRY(check_claim(context, id, out));
+  CT_TRY(check_reservations(context, task, out));
   out.ready = out.blockers.as_array().empty();
   if (out.ready) out.recommendations.push_back("ready: " + call("orchestrate.spawn", {{"id", id}}));
   out.task = std::move(task);
@@ -673,8 +701,8 @@ void register_validate(Registry& registry) {
   registry.add({.domain = "orchestrate", .name = "validate", .gateway = Gateway::Mutate,
                 .summary = "Check that a task can be handed to a subagent now",
                 .params = validate_args.specs(),
-                .returns = "{id, ready, blockers[{kind status|dependency|parent|manual|children|claim, id?, title?, "
-                           "status?, detail?, ids?, session?}], recommendations[]}",
+                .returns = "{id, ready, blockers[{kind status|dependency|parent|manual|children|lifecycle|claim|"
+                           "reservation, id?, title?, status?, detail?, ids?, session?, conflicts?}], recommendations[]}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T002"})", "can T002 be spawned"}},
                 .idempotent = true, .tier = 2, .handler = validate_args.handler(validate)});

@@ -297,6 +297,39 @@ TEST_CASE("tasks.next ranks tasks another session reserved last, orchestrate.rea
   CHECK(b.query("orchestrate", "ready", R"({"epicId":"T001"})").data["tasks"].size() == 2);
 }
 
+TEST_CASE("orchestrate.validate (and so spawn) names another session's reservation of the task's files",
+          "[reservations]") {
+  test::Project p;
+  plant(p);
+  Agent a(p), b(p);
+  const std::string first = a.start_session("first");
+  b.start_session("second");
+  REQUIRE(a.mutate("tasks", "start", R"({"id":"T002"})").success);  // src/store/
+  // Advisory: ready, with the overlap named in a recommendation.
+  Envelope advisory = b.mutate("orchestrate", "validate", R"({"id":"T001"})");
+  REQUIRE(advisory.success);
+  CHECK(advisory.data["ready"].as_bool());
+  CHECK(advisory.data["recommendations"].dump().find("src/store") != std::string::npos);
+  CHECK(advisory.data["recommendations"].dump().find(first) != std::string::npos);
+  // The holder's own reservation counts too (the subagent is another session); a task whose files
+  // nobody holds says nothing of it.
+  CHECK(a.mutate("orchestrate", "validate", R"({"id":"T001"})").data["recommendations"].dump().find("src/store") !=
+        std::string::npos);
+  CHECK(b.mutate("orchestrate", "validate", R"({"id":"T003"})").data["recommendations"].dump().find("reserved") ==
+        std::string::npos);
+  // Strict: a blocker of kind "reservation", with the conflicts.
+  strict(p);
+  Envelope refused = b.mutate("orchestrate", "validate", R"({"id":"T001"})");
+  REQUIRE(refused.success);
+  CHECK_FALSE(refused.data["ready"].as_bool());
+  REQUIRE(refused.data["blockers"].size() == 1);
+  CHECK(refused.data["blockers"].as_array()[0]["kind"].as_string() == "reservation");
+  CHECK(refused.data["blockers"].as_array()[0]["conflicts"].as_array()[0]["heldBy"]["session"].as_string() == first);
+  // Released: ready again.
+  REQUIRE(a.mutate("tasks", "stop").success);
+  CHECK(b.mutate("orchestrate", "validate", R"({"id":"T001"})").data["ready"].as_bool());
+}
+
 TEST_CASE("undoing a start takes its reservations back with its focus", "[reservations]") {
   test::Project p;
   plant(p);
