@@ -15,6 +15,7 @@
 #include "domains/claims.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
+#include "engines/rules/claim_lease.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/reservations.h"
 #include "engines/rules/session_engine.h"
