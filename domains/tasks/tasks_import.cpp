@@ -230,11 +230,13 @@ class NewIds {
     return {};
   }
 
-  /// {file id: new id}
+  /// {file id: new id}. The map's keys are unique, so each member is appended: json::Value::set
+  /// would look for the key among those before it, a scan per id.
   json::Value id_map() const {
-    json::Value mapping = json::Value::object();
-    for (const auto& [old_id, new_id] : id_map_) mapping.set(old_id, new_id);
-    return mapping;
+    json::Value::Object mapping;
+    mapping.reserve(id_map_.size());
+    for (const auto& [old_id, new_id] : id_map_) mapping.emplace_back(old_id, new_id);
+    return json::Value(std::move(mapping));
   }
 
  private:
