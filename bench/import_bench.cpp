@@ -1,10 +1,10 @@
 // ct_bench_import — tasks.import of N records into a fresh store (issue 56: the work of an import
 // grows with the file, not faster). The records are generated from a fixed seed in tasks.export's
 // format: an epic every 1,000 records, a task every fifth record under the epic and subtasks under
-// the last task; each task depends on the task before it in its epic half of the time (steps of a
-// plan: chains hundreds long), ~30 % of the records on one of the 50 records before, labels, ~30 %
-// done. Each run is a fresh project (system.init, not timed), then one tasks.import {tasks} through
-// Router::dispatch + to_json: its wall time and this process's CPU time (user + system) across it.
+// the last task; each task depends on the task before it in its epic (steps of a plan: chains of
+// 200), ~30 % of the records on one of the 50 records before, labels, ~30 % done. Each run is a
+// fresh project (system.init, not timed), then one tasks.import {tasks} through Router::dispatch +
+// to_json: its wall time and this process's CPU time (user + system) across it.
 // Median over --runs per size; the report gives each size's CPU per record and its ratio to the
 // first size's (target: 100k ≤ 12× 10k, and 1M in < 5 minutes of wall time).
 //   ct_bench_import [--sizes 10000,100000] [--runs 3] [--postgresql URL] [--keep DIR]
@@ -64,7 +64,7 @@ json::Value records(std::int64_t n) {
       previous_task.clear();
     } else if (i % 5 == 1) {
       record.set("parent", epic);
-      if (!previous_task.empty() && rng.chance(0.5)) depends.push_back(previous_task);
+      if (!previous_task.empty()) depends.push_back(previous_task);
       task = previous_task = id;
     } else {
       record.set("parent", task);
