@@ -7,7 +7,7 @@
 // to_json: its wall time and this process's CPU time (user + system) across it.
 // Median over --runs per size; the report gives each size's CPU per record and its ratio to the
 // first size's (target: 100k ≤ 12× 10k, and 1M in < 5 minutes of wall time).
-//   ct_bench_import [--sizes 10000,100000] [--runs 3] [--postgresql URL] [--keep DIR]
+//   ct_bench_import [--sizes 10000,100000 | --tasks N] [--runs 3] [--postgresql URL] [--keep DIR]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -140,33 +140,38 @@ int run(const Options& options) {
   return 0;
 }
 
+/// --sizes (taken out of argv first) and what parse_store_options reads: --tasks N (one size),
+/// --runs, --postgresql, --keep.
 std::optional<Options> parse(int argc, char** argv) {
+  constexpr std::string_view kUsage = "usage: ct_bench_import [--sizes 10000,100000 | --tasks N] [--runs 3] "
+                                      "[--postgresql URL] [--keep DIR]\n";
   Options options;
+  std::vector<char*> rest{argv[0]};
+  std::optional<std::string> sizes;
   for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    try {
-      if (arg == "--sizes" && value) {
-        options.sizes.clear();
-        for (const auto& size : split_list(value)) options.sizes.push_back(parse_number<std::int64_t>("--sizes", size));
-      } else if (arg == "--runs" && value) {
-        options.runs = parse_number<int>("--runs", value);
-      } else if (arg == "--postgresql" && value) {
-        options.postgresql = value;
-      } else if (arg == "--keep" && value) {
-        options.keep = fs::path(value);
-      } else {
-        throw std::invalid_argument(std::string(arg));
-      }
-      ++i;
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "usage: ct_bench_import [--sizes 10000,100000] [--runs 3] [--postgresql URL] [--keep DIR]\n");
-      return std::nullopt;
-    }
+    if (std::string_view(argv[i]) == "--sizes" && i + 1 < argc) sizes = argv[++i];
+    else rest.push_back(argv[i]);
   }
+  auto store = parse_store_options(static_cast<int>(rest.size()), rest.data(), "ct_bench_import",
+                                   {.tasks = 0, .runs = options.runs});
+  if (!store) return std::nullopt;
+  options.runs = store->runs;
+  options.postgresql = store->postgresql;
+  options.keep = store->keep;
+  try {
+    if (sizes) {
+      options.sizes.clear();
+      for (const auto& size : split_list(*sizes)) options.sizes.push_back(parse_number<std::int64_t>("--sizes", size));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ct_bench_import: %s\n%.*s", e.what(), static_cast<int>(kUsage.size()), kUsage.data());
+    return std::nullopt;
+  }
+  if (store->tasks > 0) options.sizes = {store->tasks};
   if (options.sizes.empty() || options.runs < 1 ||
       std::ranges::any_of(options.sizes, [](std::int64_t n) { return n < 1; })) {
-    std::fprintf(stderr, "ct_bench_import: --sizes needs positive sizes and --runs at least 1\n");
+    std::fprintf(stderr, "ct_bench_import: the sizes must be positive and --runs at least 1\n%.*s",
+                 static_cast<int>(kUsage.size()), kUsage.data());
     return std::nullopt;
   }
   return options;

@@ -151,6 +151,7 @@ class NewIds {
 
   /// Repeats passes until every record whose parent is in the file has been placed.
   Result<void> place(const std::string& attach) {
+    CT_TRY(engine_.reserve_ids(records_.size()));  // one update of the id counter, not one per record
     std::set<std::string> in_file;
     for (const auto& record : records_)
       if (!record.id.empty()) in_file.insert(record.id);

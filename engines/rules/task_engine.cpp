@@ -306,6 +306,14 @@ Result<std::vector<std::string>> TaskEngine::save(const Task& before, Task& afte
 }
 
 
+Result<void> TaskEngine::reserve_ids(std::size_t count) {
+  CT_TRY_ASSIGN(std::vector<std::string> ids, store_.allocate_task_ids(count));
+  reserved_ids_.erase(reserved_ids_.begin(), reserved_ids_.begin() + static_cast<std::ptrdiff_t>(next_reserved_));
+  next_reserved_ = 0;
+  reserved_ids_.insert(reserved_ids_.end(), std::make_move_iterator(ids.begin()), std::make_move_iterator(ids.end()));
+  return {};
+}
+
 Result<Task> TaskEngine::add(NewTask spec) {
   spec.title = std::string(trim(spec.title));
   CT_TRY(check_title_description(spec.title, spec.description));
@@ -333,7 +341,11 @@ Result<Task> TaskEngine::add(NewTask spec) {
                     .with_fix("add it, then use tasks.start or tasks.complete").with_detail("field", "status"));
   if (!spec.blocked_by.empty()) status = TaskStatus::Blocked;
 
-  CT_TRY_ASSIGN(task.id, store_.allocate_task_id());
+  if (next_reserved_ < reserved_ids_.size()) {
+    task.id = std::move(reserved_ids_[next_reserved_++]);
+  } else {
+    CT_TRY_ASSIGN(task.id, store_.allocate_task_id());
+  }
   task.title = std::move(spec.title);
   task.description = std::move(spec.description);
   task.status = status;

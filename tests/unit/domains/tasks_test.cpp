@@ -611,6 +611,10 @@ TEST_CASE("an import's dependencies land whatever the file's order: chains both 
   // One change: undo takes every imported task back.
   REQUIRE(p.mutate("tasks", "undo", "{}").success);
   CHECK(p.query("tasks", "list").data.size() == 1);
+  // The ids were taken from the counter in one block, never to be given again: the next is T302.
+  auto next = p.mutate("tasks", "add", R"({"title":"After the import"})");
+  REQUIRE(next.success);
+  CHECK(next.data["id"].as_string() == "T302");
 }
 
 TEST_CASE("stats count by status", "[tasks][stats]") {
