@@ -151,6 +151,7 @@ class NewIds {
 
   /// Repeats passes until every record whose parent is in the file has been placed.
   Result<void> place(const std::string& attach) {
+    CT_TRY(engine_.reserve_ids(records_.size()));  // one update of the id counter, not one per record
     std::set<std::string> in_file;
     for (const auto& record : records_)
       if (!record.id.empty()) in_file.insert(record.id);
@@ -188,34 +189,47 @@ class NewIds {
     return {};
   }
 
-  /// The second pass: dependencies, links and final statuses, now that every id is known.
+  /// The second pass, now that every id is known: dependencies, then links and final statuses.
+  /// Dependencies are given dependents first (dependents_first()): when a task gets its
+  /// dependencies, theirs are still empty, so the task engine's cycle search from them stops at
+  /// once. In the file's order it would walk every task reachable through the dependencies set
+  /// before — along a chain of steps, all the earlier ones, for each task: quadratic.
+  /// (check_file_links() has already refused a cycle in the file's terms; the engine's own check
+  /// still runs on every edge.) Links and statuses follow in the file's order, on tasks whose
+  /// dependencies are all in place.
   Result<void> link() {
+    std::vector<std::vector<std::string>> depends(records_.size());
+    std::vector<std::vector<const Relation*>> relates(records_.size());
     for (std::size_t i = 0; i < records_.size(); ++i) {
       const ImportRecord& record = records_[i];
-      std::vector<std::string> depends;
       for (const auto& dep : record.depends) {
-        if (id_map_.contains(dep)) {
-          depends.push_back(id_map_.at(dep));
+        if (auto found = id_map_.find(dep); found != id_map_.end()) {
+          depends[i].push_back(found->second);
         } else {
           warnings_.push_back(label(record) + ": dependency " + dep + " is not in the file; dropped");
         }
       }
-      if (!depends.empty()) {
-        TaskPatch patch;
-        patch.depends = depends;
-        if (auto updated = engine_.update(new_ids_[i], patch, std::nullopt); !updated)
-          return refused(record, std::move(updated.error()));
-      }
       for (const auto& relation : record.relates) {
-        if (!id_map_.contains(relation.task_id)) {
+        if (auto found = id_map_.find(relation.task_id); found == id_map_.end()) {
           warnings_.push_back(label(record) + ": link to " + relation.task_id + " is not in the file; dropped");
-          continue;
+        } else if (found->second != new_ids_[i]) {
+          relates[i].push_back(&relation);
         }
-        if (id_map_.at(relation.task_id) == new_ids_[i]) continue;
-        if (auto related = engine_.relate(new_ids_[i], id_map_.at(relation.task_id), relation.type, relation.reason);
+      }
+    }
+    for (std::size_t i : dependents_first()) {
+      if (depends[i].empty()) continue;
+      TaskPatch patch;
+      patch.depends = std::move(depends[i]);
+      if (auto updated = engine_.update(new_ids_[i], patch, std::nullopt); !updated)
+        return refused(records_[i], std::move(updated.error()));
+    }
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      const ImportRecord& record = records_[i];
+      for (const Relation* relation : relates[i])
+        if (auto related = engine_.relate(new_ids_[i], id_map_.at(relation->task_id), relation->type, relation->reason);
             !related)
           return refused(record, std::move(related.error()));
-      }
       if (record.status == TaskStatus::Done) {
         if (auto completed = engine_.complete(new_ids_[i], "", std::nullopt); !completed)
           return refused(record, std::move(completed.error()));
@@ -230,15 +244,46 @@ class NewIds {
     return {};
   }
 
-  /// {file id: new id}
+  /// {file id: new id}. The map's keys are unique, so each member is appended: json::Value::set
+  /// would look for the key among those before it, a scan per id.
   json::Value id_map() const {
-    json::Value mapping = json::Value::object();
-    for (const auto& [old_id, new_id] : id_map_) mapping.set(old_id, new_id);
-    return mapping;
+    json::Value::Object mapping;
+    mapping.reserve(id_map_.size());
+    for (const auto& [old_id, new_id] : id_map_) mapping.emplace_back(old_id, new_id);
+    return json::Value(std::move(mapping));
   }
 
  private:
   static std::string label(const ImportRecord& record) { return record_label(record.index, record.id); }
+
+  /// The records ordered so that each comes before every record it depends on (Kahn's algorithm
+  /// on the file's dependencies, in the file's order where the links leave a choice). The file
+  /// has no cycle (check_file_links()); a record a cycle would leave out still comes last.
+  std::vector<std::size_t> dependents_first() const {
+    std::map<std::string, std::size_t> at;  // file id → record
+    for (std::size_t i = 0; i < records_.size(); ++i)
+      if (!records_[i].id.empty()) at.emplace(records_[i].id, i);
+    std::vector<std::vector<std::size_t>> on(records_.size());  // record → the records it depends on
+    std::vector<std::size_t> dependents(records_.size(), 0);
+    for (std::size_t i = 0; i < records_.size(); ++i)
+      for (const auto& dep : records_[i].depends)
+        if (auto found = at.find(dep); found != at.end()) {
+          on[i].push_back(found->second);
+          ++dependents[found->second];
+        }
+    std::vector<std::size_t> order;
+    order.reserve(records_.size());
+    for (std::size_t i = 0; i < records_.size(); ++i)
+      if (dependents[i] == 0) order.push_back(i);
+    for (std::size_t next = 0; next < order.size(); ++next)
+      for (std::size_t dep : on[order[next]])
+        if (--dependents[dep] == 0) order.push_back(dep);
+    std::vector<bool> listed(records_.size(), false);
+    for (std::size_t i : order) listed[i] = true;
+    for (std::size_t i = 0; i < records_.size(); ++i)
+      if (!listed[i]) order.push_back(i);
+    return order;
+  }
 
   /// What the task engine refuses while writing is told in the file's terms: the ids this import
   /// gave are rolled back with it, so the record that was being written is named instead.

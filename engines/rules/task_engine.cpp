@@ -242,35 +242,48 @@ Result<void> TaskEngine::check_depends(const std::string& id, const std::vector<
     }
   }
   if (id.empty()) return {};  // a new task has no dependents, so it cannot close a cycle
-  // A cycle exists when `id` is reachable from one of its new dependencies.
-  std::deque<std::pair<std::string, std::vector<std::string>>> queue;
+  // A cycle exists when `id` is reachable from one of its new dependencies. Breadth first, each
+  // task read once; a task's way back is the entry it was first reached from (`from`), so no path
+  // is copied per step — a chain of n steps costs n reads, not n² copies.
+  struct Reached {
+    std::string id;
+    std::size_t from;  // index into `reached`; kNone for a new dependency
+  };
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<Reached> reached;
+  std::deque<Reached> queue;
   std::set<std::string> seen;
-  for (const auto& dep : depends) queue.push_back({dep, {id, dep}});
+  for (const auto& dep : depends) queue.push_back({dep, kNone});
   while (!queue.empty()) {
-    auto [current, path] = std::move(queue.front());
+    Reached current = std::move(queue.front());
     queue.pop_front();
-    if (!seen.insert(current).second) continue;
-    CT_TRY_ASSIGN(std::optional<Task> task, store_.get_task(current));
+    if (!seen.insert(current.id).second) continue;
+    CT_TRY_ASSIGN(std::optional<Task> task, store_.get_task(current.id));
     if (!task) continue;
+    reached.push_back(std::move(current));
+    const std::size_t here = reached.size() - 1;
     for (const auto& next : task->depends) {
-      auto next_path = path;
-      next_path.push_back(next);
-      if (next == id) {
-        std::string chain;
-        for (const auto& step : next_path) chain += (chain.empty() ? "" : " → ") + step;
-        // The new dependency that closes the loop is the chain's second step (the first is `id`):
-        // the fix keeps the others.
-        const std::string& closing = next_path[1];
-        json::Value kept = json::Value::array();
-        for (const auto& other : depends)
-          if (other != closing) kept.push_back(other);
-        return fail(Error(ErrorCode::CircularReference, "Dependency cycle: " + chain)
-                        .with_fix(closing + " already waits on " + id + ": leave it out — " +
-                                  call("tasks.update", {{"id", id}, {"depends", std::move(kept)}, {"mode", "replace"}}))
-                        .with_detail("field", "depends")
-                        .with_detail("cycle", json::Value::array_of(next_path)));
+      if (next != id) {
+        queue.push_back({next, here});
+        continue;
       }
-      queue.push_back({next, std::move(next_path)});
+      std::vector<std::string> next_path{next};
+      for (std::size_t at = here; at != kNone; at = reached[at].from) next_path.push_back(reached[at].id);
+      next_path.push_back(id);
+      std::reverse(next_path.begin(), next_path.end());
+      std::string chain;
+      for (const auto& step : next_path) chain += (chain.empty() ? "" : " → ") + step;
+      // The new dependency that closes the loop is the chain's second step (the first is `id`):
+      // the fix keeps the others.
+      const std::string& closing = next_path[1];
+      json::Value kept = json::Value::array();
+      for (const auto& other : depends)
+        if (other != closing) kept.push_back(other);
+      return fail(Error(ErrorCode::CircularReference, "Dependency cycle: " + chain)
+                      .with_fix(closing + " already waits on " + id + ": leave it out — " +
+                                call("tasks.update", {{"id", id}, {"depends", std::move(kept)}, {"mode", "replace"}}))
+                      .with_detail("field", "depends")
+                      .with_detail("cycle", json::Value::array_of(next_path)));
     }
   }
   return {};
@@ -292,6 +305,14 @@ Result<std::vector<std::string>> TaskEngine::save(const Task& before, Task& afte
   return changed;
 }
 
+
+Result<void> TaskEngine::reserve_ids(std::size_t count) {
+  CT_TRY_ASSIGN(std::vector<std::string> ids, store_.allocate_task_ids(count));
+  reserved_ids_.erase(reserved_ids_.begin(), reserved_ids_.begin() + static_cast<std::ptrdiff_t>(next_reserved_));
+  next_reserved_ = 0;
+  reserved_ids_.insert(reserved_ids_.end(), std::make_move_iterator(ids.begin()), std::make_move_iterator(ids.end()));
+  return {};
+}
 
 Result<Task> TaskEngine::add(NewTask spec) {
   spec.title = std::string(trim(spec.title));
@@ -320,7 +341,11 @@ Result<Task> TaskEngine::add(NewTask spec) {
                     .with_fix("add it, then use tasks.start or tasks.complete").with_detail("field", "status"));
   if (!spec.blocked_by.empty()) status = TaskStatus::Blocked;
 
-  CT_TRY_ASSIGN(task.id, store_.allocate_task_id());
+  if (next_reserved_ < reserved_ids_.size()) {
+    task.id = std::move(reserved_ids_[next_reserved_++]);
+  } else {
+    CT_TRY_ASSIGN(task.id, store_.allocate_task_id());
+  }
   task.title = std::move(spec.title);
   task.description = std::move(spec.description);
   task.status = status;

@@ -157,6 +157,10 @@ class TaskEngine {
 
   // Writes (call inside a write transaction).
   Result<Task> add(NewTask spec);
+  /// The next `count` ids taken from the store's counter at once; the next add() calls use them in
+  /// order before taking any more (tasks.import: one update of the counter for the whole file,
+  /// not one per task). Ids reserved and not used are skipped, as the counter never goes back.
+  Result<void> reserve_ids(std::size_t count);
   /// Another store's tasks with their own ids, statuses, times, notes and archive state (tasks.import
   /// of the original CLEO's store), all or nothing. Ids this store holds already are E_VALIDATION
   /// (not E_ID_COLLISION, which says a retry may succeed) naming every one of them (never renumbered). Each task is placed as add() places one — its
@@ -255,6 +259,8 @@ class TaskEngine {
   AuditLog& audit_;
   const Config& config_;
   TimeMs now_;
+  std::vector<std::string> reserved_ids_;  // reserve_ids(): add() takes them in order, from next_reserved_
+  std::size_t next_reserved_ = 0;
   std::string session_;
   ChangeSink sink_;
 };

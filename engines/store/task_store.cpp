@@ -116,6 +116,20 @@ Result<std::string> TaskStore::allocate_task_id() {
   return format_task_id(*number);
 }
 
+Result<std::vector<std::string>> TaskStore::allocate_task_ids(std::size_t count) {
+  std::vector<std::string> ids;
+  if (count == 0) return ids;
+  const Value args[] = {Value(static_cast<std::int64_t>(count))};
+  CT_TRY_ASSIGN(std::optional<std::int64_t> first,
+                sql_runner().first("UPDATE meta SET value = CAST(CAST(value AS BIGINT) + ?1 AS TEXT) "
+                                   "WHERE key = 'next_task_num' RETURNING CAST(value AS BIGINT) - ?1",
+                                   args, "cannot allocate task ids", [](const sql::Cursor& row) { return row.integer(0); }));
+  if (!first) return fail(ErrorCode::Internal, "the task id counter is missing from the database");
+  ids.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) ids.push_back(format_task_id(*first + static_cast<std::int64_t>(i)));
+  return ids;
+}
+
 Result<void> TaskStore::insert_task(const Task& task) {
   auto number = parse_task_id(task.id);
   if (!number) return fail(ErrorCode::InvalidInput, "'" + task.id + "' is not a task id (T followed by digits)");

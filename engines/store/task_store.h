@@ -130,6 +130,9 @@ class TaskStore {
   /// Next id from a counter kept in the store: allocated inside the write transaction, never reused
   /// (not even after a hard delete).
   [[nodiscard]] Result<std::string> allocate_task_id();
+  /// The next `count` ids at once, in order: one update of the counter, not one per id (within one
+  /// transaction PostgreSQL keeps every version of the counter's row, and each update walks them).
+  [[nodiscard]] Result<std::vector<std::string>> allocate_task_ids(std::size_t count);
   [[nodiscard]] virtual Result<void> insert_task(const Task& task);
   [[nodiscard]] virtual Result<void> update_task(const Task& task);
   /// Removes the row, its dependency edges in both directions, its index entries, its research

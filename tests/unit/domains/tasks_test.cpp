@@ -539,6 +539,84 @@ TEST_CASE("an import's cycles and duplicate ids are named by the file's records,
   ids_outside_the_store(full);
 }
 
+TEST_CASE("an import's dependencies land whatever the file's order: chains both ways, statuses after, every id mapped",
+          "[tasks][import]") {
+  // Issue 56: the dependencies are given dependents first (so that the engine's cycle search
+  // stops at once), and the reply's idMap is built without a scan per id. What lands is as before.
+  test::Project p;
+  p.add(R"({"title":"Existing task"})");
+  constexpr int kSteps = 150;
+  json::Value::Array records;
+  // F0 ← F1 ← … (each depends on the one before it, listed after it), and R0 ← R1 ← … listed the
+  // other way round (each dependent before its dependency). F5 and R5 are done, F7 cancelled.
+  for (int i = 0; i < kSteps; ++i) {
+    json::Value record = json::Value::object();
+    record.set("id", "F" + std::to_string(i));
+    record.set("title", "Forward step " + std::to_string(i));
+    if (i > 0) record.set("depends", json::Value::array_of(std::vector<std::string>{"F" + std::to_string(i - 1)}));
+    if (i == 5) record.set("status", "done");
+    if (i == 7) record.set("status", "cancelled");
+    records.push_back(std::move(record));
+  }
+  for (int i = kSteps - 1; i >= 0; --i) {
+    json::Value record = json::Value::object();
+    record.set("id", "R" + std::to_string(i));
+    record.set("title", "Reverse step " + std::to_string(i));
+    if (i > 0) record.set("depends", json::Value::array_of(std::vector<std::string>{"R" + std::to_string(i - 1), "F0"}));
+    if (i == 5) record.set("status", "done");
+    records.push_back(std::move(record));
+  }
+  json::Value params = json::Value::object();
+  params.set("tasks", json::Value(std::move(records)));
+  auto imported = p.router().dispatch({Gateway::Mutate, "tasks", "import", params});
+  INFO(to_json(imported, McpAdvice(registry())).substr(0, 2000));
+  REQUIRE(imported.success);
+  CHECK(imported.data["imported"].as_int() == 2 * kSteps);
+  const json::Value& id_map = imported.data["idMap"];
+  REQUIRE(id_map.size() == 2 * kSteps);
+  // The file's ids in their sorted order, each once, each to the id its record was placed with.
+  for (std::size_t i = 1; i < id_map.as_object().size(); ++i)
+    CHECK(id_map.as_object()[i - 1].first < id_map.as_object()[i].first);
+  CHECK(id_map["F0"].as_string() == "T002");
+  CHECK(id_map["F149"].as_string() == "T151");
+  CHECK(id_map["R149"].as_string() == "T152");
+  CHECK(id_map["R0"].as_string() == "T301");
+  for (int i = 1; i < kSteps; ++i) {
+    auto forward = p.query("tasks", "show", R"({"id":")" + id_map["F" + std::to_string(i)].as_string() + R"("})").data;
+    INFO("F" << i);
+    CHECK(forward["depends"].dump() == "[\"" + id_map["F" + std::to_string(i - 1)].as_string() + "\"]");
+    auto reverse = p.query("tasks", "show", R"({"id":")" + id_map["R" + std::to_string(i)].as_string() + R"("})").data;
+    CHECK(reverse["depends"].dump() ==
+          "[\"" + id_map["R" + std::to_string(i - 1)].as_string() + "\",\"" + id_map["F0"].as_string() + "\"]");
+  }
+  auto status_of = [&](const std::string& file_id) {
+    return p.query("tasks", "show", R"({"id":")" + id_map[file_id].as_string() + R"("})").data["status"].as_string();
+  };
+  CHECK(status_of("F5") == "done");
+  CHECK(status_of("R5") == "done");
+  CHECK(status_of("F7") == "cancelled");
+  CHECK(status_of("F8") == "pending");
+
+  // The engine still finds a cycle an edge would close, with its whole way: R0 → … → R149.
+  const std::string first = id_map["R0"].as_string(), last = id_map["R149"].as_string();
+  auto cycle = p.mutate("tasks", "update", R"({"id":")" + first + R"(","depends":[")" + last + R"("]})");
+  REQUIRE(code_of(cycle) == "E_CIRCULAR_REFERENCE");
+  const json::Value& way = cycle.error->details["cycle"];
+  REQUIRE(way.size() == kSteps + 1);
+  CHECK(way.as_array().front().as_string() == first);
+  CHECK(way.as_array()[1].as_string() == last);
+  CHECK(way.as_array()[2].as_string() == id_map["R148"].as_string());
+  CHECK(way.as_array().back().as_string() == first);
+
+  // One change: undo takes every imported task back.
+  REQUIRE(p.mutate("tasks", "undo", "{}").success);
+  CHECK(p.query("tasks", "list").data.size() == 1);
+  // The ids were taken from the counter in one block, never to be given again: the next is T302.
+  auto next = p.mutate("tasks", "add", R"({"title":"After the import"})");
+  REQUIRE(next.success);
+  CHECK(next.data["id"].as_string() == "T302");
+}
+
 TEST_CASE("stats count by status", "[tasks][stats]") {
   test::Project p;
   p.add(R"({"title":"Task A"})");
