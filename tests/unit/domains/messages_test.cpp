@@ -163,12 +163,17 @@ std::string announcement(const Envelope& e) {
   return "";
 }
 
-TEST_CASE("messages: a heard call moves the mark past others' messages; a task with no thread is not marked",
-          "[messages]") {
-  Fleet f;
+/// T001 and T002, and agent a in a session as "coder".
+void two_tasks_and_coder(Fleet& f) {
   f.p.add(R"({"title":"One"})");
   f.p.add(R"({"title":"Two"})");
   REQUIRE(f.a.mutate("session", "start", R"({"scope":"global","agent":"coder"})").success);
+}
+
+TEST_CASE("messages: a heard call moves the mark past others' messages; a task with no thread is not marked",
+          "[messages]") {
+  Fleet f;
+  two_tasks_and_coder(f);
   for (int i = 0; i < 3; ++i) send(f.person, "reviewer", "not for coder " + std::to_string(i));
   // None of them a's: nothing told, and a write marks a told up to the newest (MSG003), so the
   // next calls stop at the first lookups (MessageStore::unannounced).
@@ -194,9 +199,7 @@ TEST_CASE("messages: a heard call moves the mark past others' messages; a task w
 TEST_CASE("messages: a task taken after its thread was written is told of the thread's unread messages once",
           "[messages]") {
   Fleet f;
-  f.p.add(R"({"title":"One"})");
-  f.p.add(R"({"title":"Two"})");
-  REQUIRE(f.a.mutate("session", "start", R"({"scope":"global","agent":"coder"})").success);
+  two_tasks_and_coder(f);
   send(f.b, "coder", "first");
   REQUIRE(f.a.mutate("tasks", "start", R"({"id":"T001"})").success);  // heard: told up to MSG001
   // T002's thread is written while a holds T001: not its; a later message to it is told.
