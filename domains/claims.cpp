@@ -43,13 +43,27 @@ Result<std::optional<Claim>> live_claim(Context& context, const std::string& tas
   return claim;
 }
 
-Result<std::vector<Reservation>> reserved_by_others(Context& context) {
-  CT_TRY_ASSIGN(std::vector<Reservation> held, context.db().claimed_reservations({}));
-  std::erase_if(held, [&](const Reservation& row) { return row.shared || row.holder.session == context.session; });
+namespace {
+
+/// Live reservations among `held`.
+std::vector<Reservation> live_among(Context& context, std::vector<Reservation> held) {
   if (held.empty()) return held;  // the clock is read only when there is a lease to test
   const std::optional<TimeMs> cutoff = lapsed_before(*context.config, context.now());
   std::erase_if(held, [&](const Reservation& row) { return lapsed_by(row.holder, cutoff); });
   return held;
+}
+
+}  // namespace
+
+Result<std::vector<Reservation>> live_reservations(Context& context) {
+  CT_TRY_ASSIGN(std::vector<Reservation> held, context.db().claimed_reservations({}));
+  return live_among(context, std::move(held));
+}
+
+Result<std::vector<Reservation>> reserved_by_others(Context& context) {
+  CT_TRY_ASSIGN(std::vector<Reservation> held, context.db().claimed_reservations({}));
+  std::erase_if(held, [&](const Reservation& row) { return row.shared || row.holder.session == context.session; });
+  return live_among(context, std::move(held));
 }
 
 Result<void> refuse_others_claim(Context& context, const std::string& task_id, std::string_view action) {

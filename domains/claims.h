@@ -30,8 +30,11 @@ Result<std::map<std::string, Claim, std::less<>>> claims_by_task(Context& contex
 /// (another session's tasks.start takes such a task over).
 Result<std::optional<Claim>> live_claim(Context& context, const std::string& task_id);
 
-/// Other sessions' live exclusive reservations (engines/rules/reservations.h), which tasks.next
-/// ranks after and orchestrate's reads defer the tasks whose files overlap.
+/// Every live reservation (engines/rules/reservations.h): its claim's lease has not lapsed.
+Result<std::vector<Reservation>> live_reservations(Context& context);
+
+/// Other sessions' live exclusive reservations, which tasks.next ranks after and orchestrate's
+/// reads defer the tasks whose files overlap.
 Result<std::vector<Reservation>> reserved_by_others(Context& context);
 
 /// E_TASK_CLAIMED when an agent would `action` (complete, …) a task whose live claim another

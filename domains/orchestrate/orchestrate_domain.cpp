@@ -15,7 +15,6 @@
 #include "domains/claims.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
-#include "engines/rules/claim_lease.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/rules/reservations.h"
 #include "engines/rules/session_engine.h"
@@ -127,16 +126,10 @@ Result<void> check_claim(Context& context, const std::string& id, Readiness& out
 /// subagent is another session: its tasks.start would be refused under strict reservations (a
 /// blocker) and warned of under advisory (a recommendation), as orchestrate.ready defers such a task.
 Result<void> check_reservations(Context& context, const Task& task, Readiness& out) {
-  std::vector<std::string> files;  // as tasks.start reserves them
-  for (const auto& file : task.files)
-    if (auto normal = reservations::normal_path(file, "files"); normal && std::ranges::find(files, *normal) == files.end())
-      files.push_back(std::move(*normal));
+  const std::vector<std::string> files = reservations::declared_paths(task.files);  // as tasks.start reserves
   if (files.empty()) return {};
-  CT_TRY_ASSIGN(std::vector<Reservation> reserved, context.db().claimed_reservations({}));
+  CT_TRY_ASSIGN(std::vector<Reservation> reserved, live_reservations(context));
   std::erase_if(reserved, [&](const Reservation& row) { return row.holder.task_id == task.id; });  // check_claim's
-  if (reserved.empty()) return {};  // the clock is read only when there is a lease to test
-  const std::optional<TimeMs> cutoff = lapsed_before(*context.config, context.now());
-  std::erase_if(reserved, [&](const Reservation& row) { return lapsed_by(row.holder, cutoff); });
   const std::vector<reservations::Conflict> found = reservations::conflicts(files, false, nullptr, reserved);
   if (found.empty()) return {};
   const std::string line = reservations::describe(found, *context.config);

@@ -55,6 +55,14 @@ Result<std::string> normal_path(std::string_view path, std::string_view field) {
   return out;
 }
 
+std::vector<std::string> declared_paths(const std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  for (const auto& file : files)
+    if (auto normal = normal_path(file, "files"); normal && std::ranges::find(out, *normal) == out.end())
+      out.push_back(std::move(*normal));
+  return out;
+}
+
 bool overlaps(std::string_view a, std::string_view b) {
   const std::vector<std::string> pa = split_list(a, '/');
   const std::vector<std::string> pb = split_list(b, '/');

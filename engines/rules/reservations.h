@@ -28,6 +28,10 @@ namespace ct::reservations {
 /// for an empty, absolute or `..` path.
 Result<std::string> normal_path(std::string_view path, std::string_view field);
 
+/// A task's declared files as its claim reserves them: each normal_path(), once; those that name
+/// no place in the project are left out (tasks.add does not check them).
+std::vector<std::string> declared_paths(const std::vector<std::string>& files);
+
 /// Whether two reserved paths could name the same file: compared part by part (split at `/`)
 /// over the parts both have — a path reserves everything under it, so `src` and `src/a.cpp`
 /// overlap — two plain parts when equal, a glob part (`*`, `?`) and a plain one when the glob

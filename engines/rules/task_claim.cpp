@@ -44,15 +44,7 @@ Result<StartResult> TaskEngine::start(const std::string& id, const std::optional
   // The claim reserves what the work will touch, checked against others' live reservations in
   // this write transaction (a strict refusal takes the claim back with it).
   if (!paths && result.no_change) return result;
-  std::vector<std::string> reserving;
-  if (paths) {
-    reserving = *paths;
-  } else {
-    // The declared files that name a place in the project (tasks.add does not check them).
-    for (const auto& file : result.task.files)
-      if (auto normal = reservations::normal_path(file, "files"); normal && std::ranges::find(reserving, *normal) == reserving.end())
-        reserving.push_back(std::move(*normal));
-  }
+  std::vector<std::string> reserving = paths ? *paths : reservations::declared_paths(result.task.files);
   if (reserving.empty() && !result.no_change) return result;
   // The session focuses the task now (claim_task, this transaction): no second read of the focus.
   // A new focus has released what the session held: it holds nothing yet.

@@ -114,13 +114,12 @@ std::string reader_rows(const sql::Dialect& dialect, std::string_view columns, s
 
 /// count(*) and max(num) of `rows` (cap + 1 at most): an UnreadCount, its count clamped to the cap.
 Result<UnreadCount> counted(sql::Runner& runner, const std::string& rows, const sql::Args& args, std::int64_t cap,
-                            std::string_view task_sql, std::string_view error) {
-  const std::string sql = "SELECT count(*), coalesce(max(c.num), 0), " + std::string(task_sql) + " FROM (" + rows + ") c";
+                            std::string_view error) {
+  const std::string sql = "SELECT count(*), coalesce(max(c.num), 0) FROM (" + rows + ") c";
   UnreadCount out;
   CT_TRY(runner.each(sql, args, error, [&](const sql::Cursor& row) {
     out.count = row.integer(0);
     out.last = row.integer(1);
-    out.task = std::string(row.text(2));
   }));
   if (out.count > cap) {
     out.count = cap;
@@ -173,7 +172,7 @@ Result<UnreadCount> MessageStore::unread(const InboxReader& reader, std::int64_t
   const std::string condition = "m.num > " + args(since) + " AND NOT " + std::string(kIsRead);
   const std::string rows = reader_rows(sql_runner().dialect(), "", condition, "DESC", args(cap + 1), addressees(kOwnTask),
                                        Rows::Counted);
-  return counted(sql_runner(), rows, args, cap, "''", "cannot count the unread messages");
+  return counted(sql_runner(), rows, args, cap, "cannot count the unread messages");
 }
 
 Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::int64_t cap) {
@@ -216,7 +215,7 @@ Result<UnreadCount> MessageStore::unannounced(const InboxReader& reader, std::in
     return reader_rows(dialect, "", after, "DESC", limit, addressees(kFocusTask), Rows::Each) + " UNION ALL " +
            reader_rows(dialect, "", before, "DESC", limit, {{"messages m", older_thread}}, Rows::Each);
   }();
-  CT_TRY_ASSIGN(UnreadCount out, counted(sql_runner(), counting, args, cap, "''", "cannot count the new messages"));
+  CT_TRY_ASSIGN(UnreadCount out, counted(sql_runner(), counting, args, cap, "cannot count the new messages"));
   out.task = std::move(task);
   // None of the reader's after the mark: it may be marked told up to the newest message of all.
   if (out.count == 0 && newest > mark) out.last = newest;
