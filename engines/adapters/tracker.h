@@ -1,0 +1,105 @@
+// The tracker contract (issue 55): what a team's issue tracker (GitHub Issues, and through plug-ins
+// Linear, Jira, GitLab…) must answer for its issues to be kept in step with tasks. One interface;
+// GitHub is its first native implementation (open_github_tracker), and a plug-in speaks the same
+// shapes as JSON over a subprocess. The sync (which task each item is, what changed on which side,
+// conflicts) is above this: a Tracker only reads and writes the outside.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/json.h"
+
+namespace ct::tracker {
+
+/// One external item (an issue) as the tracker sees it.
+struct Item {
+  std::string id;                       // stable external id (GitHub: the node id)
+  std::string key;                      // what people call it: "owner/name#123"
+  std::string url;                      // where a person opens it
+  std::string version;                  // opaque, changes whenever the item changes (GitHub: updated_at)
+  std::string updated_at;               // ISO-8601 UTC
+  std::string title;
+  std::string body;
+  std::string state;                    // "open" | "closed"
+  std::string state_reason;             // "completed" | "not_planned" | "reopened" | ""
+  std::vector<std::string> labels;
+  std::string milestone;                // its title, "" for none
+  std::string parent;                   // external id of the parent item, "" for none
+  std::vector<std::string> blocked_by;  // external ids of the items this one waits on
+  std::vector<std::string> assignees;   // logins, kept as metadata
+  std::string author;                   // login
+  bool pull_request = false;
+};
+
+struct Comment {
+  std::string id;           // stable external id
+  std::string item;         // the item's external id
+  std::string author;
+  std::string created_at;   // ISO-8601 UTC
+  std::string body;
+};
+
+/// One page of items changed since a cursor, oldest change first; `cursor` resumes after them.
+struct Page {
+  std::vector<Item> items;
+  std::string cursor;
+  bool more = false;
+};
+
+struct PullOptions {
+  std::string cursor;                 // "" for everything
+  bool include_pull_requests = false;
+  std::size_t page_size = 100;
+};
+
+/// A change made here, pushed to the item. Only the fields set are changed.
+struct Edit {
+  std::string id;
+  std::optional<std::string> title;
+  std::optional<std::string> body;
+  std::optional<std::string> state;         // "open" | "closed"
+  std::optional<std::string> state_reason;  // with state "closed": "completed" | "not_planned"
+  std::optional<std::vector<std::string>> labels;
+};
+
+/// Progress of long work, for a person watching (`ct sync`'s stderr, MCP progress notifications).
+using Progress = std::function<void(std::string_view what, std::size_t done, std::size_t total)>;
+
+class Tracker {
+ public:
+  virtual ~Tracker() = default;
+  virtual std::string_view name() const = 0;  // "github", or the plug-in's name
+  /// Items changed since options.cursor. Calls it again with the returned cursor while `more`.
+  virtual Result<Page> pull(const PullOptions& options) = 0;
+  /// Comments on an item made after `since` ("" for all), oldest first.
+  virtual Result<std::vector<Comment>> comments(const std::string& item, const std::string& since) = 0;
+  /// Applies an edit; returns the item as it is after it.
+  virtual Result<Item> push(const Edit& edit) = 0;
+  /// Creates an item from a draft (title, body, labels, milestone, state); returns it with its ids.
+  virtual Result<Item> create(const Item& draft) = 0;
+  /// Adds a comment to an item; returns it with its id.
+  virtual Result<Comment> comment(const std::string& item, std::string_view body) = 0;
+};
+
+/// Where a tracker lives and how to reach it.
+struct Settings {
+  std::string repository;          // GitHub: "owner/name"
+  std::string api_url;             // "" for the default (GitHub: $GITHUB_API_URL, else https://api.github.com)
+  std::filesystem::path root;      // the project root (a plug-in's working directory)
+  json::Value options = json::Value::object();  // tracker-specific settings from config
+  Progress progress;               // may be empty
+};
+
+/// The GitHub Issues tracker (engines/adapters/github*). Its token comes from GITHUB_TOKEN, GH_TOKEN
+/// or `gh auth token`, read at open and never stored by us.
+Result<std::unique_ptr<Tracker>> open_github_tracker(const Settings& settings);
+
+}  // namespace ct::tracker
