@@ -480,6 +480,11 @@ Result<std::int64_t> Router::change_stamp() {
   return store->change_stamp();
 }
 
+Result<Waited> Router::wait_for_change(std::chrono::milliseconds timeout, int interrupt) {
+  CT_TRY_ASSIGN(Store* store, open_store());
+  return store->wait_for_change(timeout, interrupt);
+}
+
 Result<Store*> Router::open_store() {
   if (store_) {
     refresh_config();

@@ -94,8 +94,11 @@ class Router {
   Envelope dispatch(const Request& request);
   const Registry& operations() const { return registry_; }
   /// The store's change signal (Store::change_stamp), opening the store when needed: a watcher
-  /// calls it on a timer with a router of its own and compares.
+  /// reads it with a router of its own and compares…
   Result<std::int64_t> change_stamp();
+  /// …after waiting for a commit (Store::wait_for_change: PostgreSQL's notifications) where the
+  /// store can be told of one, else on a clock of its own (Waited::Never at once).
+  Result<Waited> wait_for_change(std::chrono::milliseconds timeout, int interrupt);
 
  private:
   class Nested;  // the NestedRuns a handler that nests is handed (router.cpp)

@@ -91,7 +91,8 @@ std::string event(std::string_view name, std::string_view data) {
 
 // ---- ChangeFeed ----
 
-ChangeFeed::ChangeFeed(Stamp stamp, Options options) : stamp_(std::move(stamp)), options_(options) {}
+ChangeFeed::ChangeFeed(Stamp stamp, Options options, Wait wait)
+    : stamp_(std::move(stamp)), wait_(std::move(wait)), options_(options) {}
 
 ChangeFeed::~ChangeFeed() { stop(); }
 
@@ -105,6 +106,7 @@ std::shared_ptr<EventStream> ChangeFeed::subscribe() {
     if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
   }
   wakeup_.notify_all();
+  doorbell_.ring();  // a newcomer is greeted after the next read, not after the next commit
   return stream;
 }
 
@@ -119,6 +121,7 @@ void ChangeFeed::stop() {
     joining_.clear();
   }
   wakeup_.notify_all();
+  doorbell_.ring();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -142,6 +145,8 @@ void ChangeFeed::watch() {
   using Clock = std::chrono::steady_clock;
   std::optional<std::int64_t> last;  // the signal as last read; none while nobody listened
   Clock::time_point beat = Clock::now();
+  Clock::time_point last_read;
+  bool store_waits = true;  // until the store says it cannot be told of commits (SQLite)
   bool failing = false;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
@@ -151,10 +156,26 @@ void ChangeFeed::watch() {
       wakeup_.wait(lock, [this] { return stopping_ || !joining_.empty(); });
       continue;
     }
-    if (joining_.empty()) wakeup_.wait_for(lock, options_.interval, [this] { return stopping_ || !joining_.empty(); });
+    auto woken = [this] { return stopping_ || !joining_.empty(); };
+    if (joining_.empty() && wait_ && store_waits) {
+      // Told of each commit (PostgreSQL): read when one happens, at most once per min_gap.
+      if (auto since = Clock::now() - last_read; since < options_.min_gap) wakeup_.wait_for(lock, options_.min_gap - since, woken);
+      if (stopping_) break;
+      if (joining_.empty()) {
+        lock.unlock();
+        Result<Waited> waited = wait_(options_.interval, doorbell_.fd());
+        doorbell_.clear();
+        lock.lock();
+        if (waited && *waited == Waited::Never) store_waits = false;  // read on the clock from now on
+        if (!waited || *waited == Waited::Never) wakeup_.wait_for(lock, options_.interval, woken);
+      }
+    } else if (joining_.empty()) {
+      wakeup_.wait_for(lock, options_.interval, woken);
+    }
     if (stopping_) break;
     lock.unlock();
     Result<std::int64_t> stamp = stamp_();
+    last_read = Clock::now();
     reads_.fetch_add(1);
     lock.lock();
     if (stopping_) break;
@@ -189,11 +210,20 @@ Dashboard::Dashboard(RouterFactory make_router, std::span<const DashboardFile> f
       files_(files),
       options_(std::move(options)),
       feed_(
-          [this]() -> Result<std::int64_t> {  // the watcher's thread only
-            if (!feed_router_) feed_router_ = routers_.factory()();
-            return feed_router_->change_stamp();
-          },
-          options_.feed) {}
+          [this]() -> Result<std::int64_t> { return feed_router().change_stamp(); },  // the watcher's thread only
+          options_.feed,
+          [this](std::chrono::milliseconds timeout, int interrupt) -> Result<Waited> {  // the same thread
+            return feed_router().wait_for_change(timeout, interrupt);
+          }) {}
+
+Router& Dashboard::feed_router() {
+  if (!feed_router_) {
+    feed_router_ = routers_.factory()();
+    // Listening before the first read: no commit falls between the read and the first wait.
+    (void)feed_router_->wait_for_change(std::chrono::milliseconds(0), -1);
+  }
+  return *feed_router_;
+}
 
 Dashboard::~Dashboard() { feed_.stop(); }
 

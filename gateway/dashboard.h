@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "gateway/doorbell.h"
 #include "gateway/event_stream.h"
 #include "gateway/http_exchange.h"
 #include "gateway/router_pool.h"
@@ -54,17 +55,20 @@ std::span<const DashboardFile> embedded_dashboard_files();
 
 /// Watches the store's change signal (Router::change_stamp, a cheap read) on a thread of its own
 /// while anyone listens, and tells every listener when it moved: at most one `change` event per
-/// interval, however many commits it covers. Its own router: one more database connection.
+/// interval — or, on a store that tells of its commits (`wait`: Router::wait_for_change), per
+/// min_gap —, however many commits it covers. Its own router: one more database connection.
 class ChangeFeed {
  public:
   using Stamp = std::function<Result<std::int64_t>()>;
+  using Wait = std::function<Result<Waited>(std::chrono::milliseconds timeout, int interrupt)>;
   struct Options {
     std::chrono::milliseconds interval{250};   // how often the signal is read while anyone listens
+    std::chrono::milliseconds min_gap{20};     // on a store that tells of commits, reads at most this often
     std::chrono::milliseconds heartbeat{15000};  // a comment line this often (dead peers show up)
     std::size_t max_listeners = 256;
   };
 
-  ChangeFeed(Stamp stamp, Options options);
+  ChangeFeed(Stamp stamp, Options options, Wait wait = {});
   ~ChangeFeed();
   ChangeFeed(const ChangeFeed&) = delete;
   ChangeFeed& operator=(const ChangeFeed&) = delete;
@@ -85,9 +89,11 @@ class ChangeFeed {
   void prune_locked();  // forgets streams that ended
 
   Stamp stamp_;
+  Wait wait_;
   Options options_;
   std::mutex mutex_;
   std::condition_variable wakeup_;
+  Doorbell doorbell_;  // wakes the watcher from a wait for the store's commits
   std::vector<std::shared_ptr<EventStream>> streams_;  // listening, and greeted
   std::vector<std::shared_ptr<EventStream>> joining_;  // waiting for their hello
   bool stopping_ = false;
@@ -154,7 +160,9 @@ class Dashboard {
   mutable std::mutex logins_mutex_;
   std::map<std::string, bool> logins_;
   bool code_used_ = false;
-  std::unique_ptr<Router> feed_router_;  // the feed's own connection (its thread only)
+  /// The feed's own connection (its thread only), listening for commits from its first use.
+  Router& feed_router();
+  std::unique_ptr<Router> feed_router_;
   ChangeFeed feed_;
 };
 

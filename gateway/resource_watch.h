@@ -1,7 +1,8 @@
 // Resource subscriptions: which task, epic and inbox resources (disclosure/resources.h) the clients of
 // this process watch, and the thread that tells them when one changed — whichever process made
 // the change (another `ct`, another server, a store of either backend). While anyone subscribes
-// it reads the store's change signal (Router::change_stamp) every interval; when it moved it reads
+// it reads the store's change signal (Router::change_stamp) every interval — on PostgreSQL also as
+// soon as the store is told of a commit (LISTEN/NOTIFY: Router::wait_for_change); when it moved it reads
 // what changed since (system.changes with `subtrees`: the audit trail's field changes, and every
 // task whose subtree they touched) and sends notifications/resources/updated once per changed
 // resource, however many writes it covers:
@@ -36,6 +37,7 @@
 #include <string_view>
 #include <thread>
 
+#include "gateway/doorbell.h"
 #include "gateway/outbox.h"
 #include "gateway/router_pool.h"
 
@@ -48,7 +50,9 @@ std::string listen_end(std::string_view subscription_id);
 class ResourceWatch {
  public:
   struct Options {
-    std::chrono::milliseconds interval{250};      // the change signal is read this often while anyone subscribes
+    std::chrono::milliseconds interval{250};      // the change signal is read this often while anyone subscribes…
+    std::chrono::milliseconds min_gap{20};        // …and, on a store that tells of commits, after each commit,
+                                                  // at most once per min_gap
     std::chrono::milliseconds heartbeat{15000};   // each subscriber's outbox is shown life this often
     std::size_t max_per_client = 100;             // resources one client may watch, over all its subscribers
     std::size_t max_subscribers = 1024;           // subscribers watching something at once
@@ -135,6 +139,7 @@ class ResourceWatch {
   std::atomic<std::uint64_t> reads_{0};
   // The watcher thread's own state.
   std::int64_t cursor_ = -1;  // audit seq read up to; -1: not read since anyone began watching
+  Doorbell doorbell_;         // wakes the watcher from a wait for the store's commits
   std::thread thread_;
 };
 

@@ -14,6 +14,7 @@
 //    transaction.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "core/error.h"
@@ -32,6 +33,10 @@
 namespace ct {
 
 enum class TxKind { Read, Write };
+
+/// What Store::wait_for_change() saw: a commit, nothing (the time ran out or it was interrupted),
+/// or it cannot wait.
+enum class Waited { Changed, Quiet, Never };
 
 /// The whole store: every role, and the transactions they all run in. Backends implement this;
 /// business rules take only the roles they use (engines/store/store_roles.h). TaskStore comes
@@ -66,6 +71,14 @@ class Store : public TaskStore,
   /// (of any process) has committed since: the cheap change signal live views watch. Its value
   /// means nothing else; call it outside a transaction.
   [[nodiscard]] virtual Result<std::int64_t> change_stamp() = 0;
+  /// Waits until another connection may have committed, at most `timeout`, or until `interrupt` (a
+  /// descriptor, -1 for none) is readable. A store that cannot be told of commits answers Never at
+  /// once (SQLite: live views read change_stamp() on a clock of their own). Outside a transaction.
+  [[nodiscard]] virtual Result<Waited> wait_for_change(std::chrono::milliseconds timeout, int interrupt) {
+    (void)timeout;
+    (void)interrupt;
+    return Waited::Never;
+  }
 };
 
 }  // namespace ct

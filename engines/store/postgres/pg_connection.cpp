@@ -1,7 +1,12 @@
 #include "engines/store/postgres/pg_connection.h"
 
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 namespace ct::pg {
 
@@ -167,7 +172,48 @@ Result<void> Connection::configure() {
   std::string setup = "SET client_encoding = 'UTF8'; SET client_min_messages = warning; SET search_path = " +
                       quote_identifier(schema_) + "; SET lock_timeout = " + std::to_string(std::max(1, lock_timeout_ms_)) +
                       "; SET idle_in_transaction_session_timeout = 600000";
+  for (const auto& channel : channels_) setup += "; LISTEN " + quote_identifier(channel);
   return exec(setup, "cannot configure the PostgreSQL connection");
+}
+
+Result<void> Connection::listen(const std::string& channel) {
+  if (std::ranges::find(channels_, channel) != channels_.end()) return {};
+  CT_TRY(exec("LISTEN " + quote_identifier(channel), "cannot listen for the store's changes"));
+  channels_.push_back(channel);
+  return {};
+}
+
+Result<bool> Connection::wait_notification(std::string_view payload, std::chrono::milliseconds timeout,
+                                           int interrupt) {
+  // Notifications that came with the results of earlier statements wait in libpq already.
+  auto drained = [&] {
+    bool matched = false;
+    while (PGnotify* notice = PQnotifies(conn_)) {
+      if (notice->extra != nullptr && payload == notice->extra) matched = true;
+      PQfreemem(notice);
+    }
+    return matched;
+  };
+  if (drained()) return true;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fds[2] = {{PQsocket(conn_), POLLIN, 0}, {interrupt, POLLIN, 0}};
+    const int ready = ::poll(fds, interrupt >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorCode::Internal, std::string("cannot wait for the store's changes: ") + std::strerror(errno));
+    }
+    if (interrupt >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) return false;
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      if (PQconsumeInput(conn_) == 0) {
+        std::string message = trimmed(PQerrorMessage(conn_));
+        return fail(unavailable(location_, "lost the connection to the PostgreSQL store at " + location_ + ": " + message));
+      }
+      if (drained()) return true;  // a notification of another schema's store: wait on
+    }
+  }
 }
 
 Error Connection::failure(const PGresult* result, std::string_view what) const {

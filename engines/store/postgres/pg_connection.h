@@ -6,6 +6,7 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -93,6 +94,13 @@ class Connection {
   /// The connection broke (server restart, network): reconnects once, outside a transaction;
   /// E_STORE_UNAVAILABLE while the server does not answer.
   Result<void> ensure_connected();
+  /// LISTENs on `channel` from now on, again after a reconnect (outside a transaction).
+  Result<void> listen(const std::string& channel);
+  /// Waits until a notification on a channel this connection listens on arrives whose payload is
+  /// `payload`, at most `timeout`, or until `interrupt` (a descriptor, -1 for none) is readable.
+  /// True when such a notification came (one already read by an earlier statement counts); false
+  /// on the timeout or the interrupt. Outside a transaction.
+  Result<bool> wait_notification(std::string_view payload, std::chrono::milliseconds timeout, int interrupt);
   /// "ann@db:5432/cleo" — for messages.
   const std::string& location() const { return location_; }
   const std::string& schema() const { return schema_; }
@@ -109,6 +117,7 @@ class Connection {
   int lock_timeout_ms_;
   std::string location_;
   std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> prepared_;  // SQL text → statement name
+  std::vector<std::string> channels_;  // LISTENed on; again after a reconnect
 };
 
 /// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.

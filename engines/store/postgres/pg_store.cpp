@@ -26,10 +26,12 @@ Result<void> PgStore::begin(TxKind kind) {
   // that append_audit() need not ask for it — read by a statement of its own, whose snapshot is
   // taken once the lock is held (a subquery of the UPDATE would see the trail as it was before the
   // wait, and two writers would chain to the same row).
-  auto locked = db_->script(
+  // The notification (kChangesChannel) is sent at the commit, and not at all on a rollback.
+  static const std::string begin_write =
       "BEGIN; UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'; "
-      "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
-      "cannot take the write lock");
+      "SELECT pg_notify('" + std::string(kChangesChannel) + "', current_schema()); "
+      "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1";
+  auto locked = db_->script(begin_write, "cannot take the write lock");
   if (!locked) {
     rollback();
     return fail(std::move(locked.error()));
@@ -116,6 +118,14 @@ Result<std::int64_t> PgStore::change_stamp() {
   CT_TRY(db_->ensure_connected());
   return runner_.integer("SELECT value::bigint FROM meta WHERE key = 'change_stamp'", {},
                          "cannot read the store's change stamp");
+}
+
+Result<Waited> PgStore::wait_for_change(std::chrono::milliseconds timeout, int interrupt) {
+  if (in_transaction()) return fail(ErrorCode::Internal, "waiting for changes inside a transaction");
+  CT_TRY(db_->ensure_connected());
+  CT_TRY(db_->listen(std::string(kChangesChannel)));
+  CT_TRY_ASSIGN(bool told, db_->wait_notification(db_->schema(), timeout, interrupt));
+  return told ? Waited::Changed : Waited::Quiet;
 }
 
 Result<std::optional<std::int64_t>> stored_version(Connection& db) {

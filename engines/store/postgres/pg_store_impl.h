@@ -14,7 +14,9 @@
 //    so id allocation, tasks.start's claim and the chain need no retry loop.
 //  - begin(Read) is REPEATABLE READ: one snapshot for the whole read, like a SQLite read
 //    transaction (a read-only mode's dry run writes in it and rolls back).
-//  - change_stamp() reads meta.change_stamp: it moves with every committed write transaction.
+//  - change_stamp() reads meta.change_stamp: it moves with every committed write transaction, and
+//    each one notifies channel kChangesChannel with the schema's name at its commit, which
+//    wait_for_change() LISTENs for: live views learn of a commit when it happens, not on a clock.
 //  - Task rows have the SQLite backend's columns (engines/store/store_rows.h), JSON list columns as text,
 //    and a generated tsvector column `search` (title A, labels B, description C, notes D) under a
 //    GIN index. Every text column is COLLATE "C", so ordering is byte order, as in SQLite.
@@ -43,6 +45,9 @@
 #include "engines/store/store_rows.h"
 
 namespace ct::pg {
+
+/// The channel every write transaction notifies at its commit (payload: the store's schema).
+inline constexpr std::string_view kChangesChannel = "cleo_changes";
 
 /// Whether task t has an unfinished child (an epic's work is its children). OFFSET 0 keeps the
 /// planner from turning it into a hashed subplan that reads every open task first (14 ms for
@@ -104,6 +109,7 @@ class PgStore final : public Store {
 
   Result<std::int64_t> schema_version() override;
   Result<std::int64_t> change_stamp() override;
+  Result<Waited> wait_for_change(std::chrono::milliseconds timeout, int interrupt) override;
 
   // -- what PostgreSQL does its own way ----------------------------------------------------------
   Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;

@@ -250,3 +250,25 @@ TEST_CASE("resource watch: what a change costs does not grow with the URIs watch
   CHECK(crowded == alone);
   CHECK(box->updated() == std::vector<std::string>(2, "cleo://epic/T001"));
 }
+
+TEST_CASE("resource watch: on a store that tells of commits, a change is heard when it is made (issue 56)",
+          "[mcp][subscriptions]") {
+  test::Project p;
+  p.add(R"({"title":"Watched"})");  // T001
+  // An interval far longer than the test: only the store's notification can wake the watcher.
+  ResourceWatch watch(routers_of(p), {.interval = 60s, .heartbeat = 120s});
+  auto box = std::make_shared<Collector>();
+  auto id = watch.add(box);
+  REQUIRE(id);
+  REQUIRE(watch.subscribe(*id, "cleo://task/T001"));
+  if (!test::on_postgresql()) return;  // SQLite is read on the interval (the test above)
+  const auto reads = watch.reads();
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T001","notes":"told"})").success);
+  REQUIRE(eventually([&] { return !box->updated().empty(); }, 20s));
+  CHECK(box->updated() == std::vector<std::string>{"cleo://task/T001"});
+  CHECK(watch.reads() > reads);
+  // Stopping does not wait for the interval either.
+  const auto start = std::chrono::steady_clock::now();
+  watch.stop();
+  CHECK(std::chrono::steady_clock::now() - start < 30s);
+}
