@@ -1,0 +1,820 @@
+// A stateful fake of the GitHub REST API the tracker sync uses (issue 55), every request and
+// response validated against GitHub's own OpenAPI description (openapi.mjs). The contract —
+// endpoints, control endpoints, faults — is README.md's.
+//
+//   node tests/github/server.mjs [--port N]      prints {"port":N} once listening on 127.0.0.1
+//
+// Also a module: `await startServer({port})` → {port, url, server, fake, close()}.
+import http from 'node:http';
+import { createHash } from 'node:crypto';
+import { fstatSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadSpec } from './openapi.mjs';
+
+const DOCS = 'https://docs.github.com/rest';
+const EPOCH = Date.parse('2026-01-01T00:00:00Z');
+
+// ---------------------------------------------------------------- state
+
+export class FakeGitHub {
+  constructor(spec = loadSpec()) {
+    this.spec = spec;
+    this.log = [];
+    this.violations = [];
+    this.reset({});
+  }
+
+  reset(cfg) {
+    this.clock = EPOCH;
+    this.repos = new Map();      // "o/r" (lower case) → repo
+    this.users = new Map();      // login → id
+    this.comments = new Map();   // id → comment
+    this.nextId = { repo: 1000, issue: 100000, comment: 500000, label: 9000, milestone: 7000 };
+    this.faults = [];
+    this.requestSeq = 0;
+    this.tokens = cfg.tokens || null;   // null: any token is octocat
+    const rl = cfg.rateLimit || {};
+    this.rateLimit = { limit: rl.limit ?? 5000, remaining: rl.remaining ?? rl.limit ?? 5000, used: 0,
+      reset: nowSeconds() + (rl.resetIn ?? 3600) };
+    this.rateLimit.used = this.rateLimit.limit - this.rateLimit.remaining;
+    this.log = [];
+    this.violations = [];
+    this.userId('octocat');
+    for (const r of cfg.repos || []) this.repo(r.owner, r.name, true);
+    for (const i of cfg.issues || []) this.seedIssue(i);
+  }
+
+  tick() { this.clock += 1000; return new Date(this.clock).toISOString().replace('.000Z', 'Z'); }
+  now() { return new Date(this.clock).toISOString().replace('.000Z', 'Z'); }
+
+  userId(login) {
+    if (!this.users.has(login)) this.users.set(login, 1 + this.users.size);
+    return this.users.get(login);
+  }
+
+  repo(owner, name, create = false) {
+    const key = `${owner}/${name}`.toLowerCase();
+    if (!this.repos.has(key) && create) {
+      const id = this.nextId.repo++;
+      this.repos.set(key, { owner, name, id, nextNumber: 1, issues: new Map(), labels: new Map(),
+        milestones: new Map(), created_at: this.now() });
+      this.userId(owner);
+    }
+    return this.repos.get(key);
+  }
+
+  repoById(id) {
+    for (const r of this.repos.values()) if (r.id === id) return r;
+    return undefined;
+  }
+
+  label(repo, name) {
+    const key = name.toLowerCase();
+    if (!repo.labels.has(key)) {
+      repo.labels.set(key, { id: this.nextId.label++, name, color: colorOf(name), description: null });
+    }
+    return repo.labels.get(key);
+  }
+
+  milestone(repo, title) {
+    for (const m of repo.milestones.values()) if (m.title === title) return m;
+    const number = repo.milestones.size + 1;
+    const m = { id: this.nextId.milestone++, number, title, state: 'open', description: null,
+      creator: repo.owner, created_at: this.now(), updated_at: this.now(), closed_at: null, due_on: null };
+    repo.milestones.set(number, m);
+    return m;
+  }
+
+  // An issue from /_control/reset or /_control/generate.
+  seedIssue(spec) {
+    const [owner, name] = String(spec.repo || '').split('/');
+    if (!owner || !name) throw new BadControl(`issue without repo "owner/name": ${JSON.stringify(spec)}`);
+    const repo = this.repo(owner, name, true);
+    const number = spec.number ?? repo.nextNumber;
+    if (repo.issues.has(number)) throw new BadControl(`issue ${spec.repo}#${number} twice`);
+    repo.nextNumber = Math.max(repo.nextNumber, number + 1);
+    const at = this.tick();
+    const issue = {
+      number, id: this.nextId.issue++, title: String(spec.title ?? `Issue ${number}`),
+      body: spec.body ?? null, state: spec.state || 'open', state_reason: spec.state_reason ?? null,
+      labels: (spec.labels || []).map((l) => this.label(repo, l).name),
+      milestone: spec.milestone ? this.milestone(repo, spec.milestone).number : null,
+      assignees: [...(spec.assignees || [])], user: spec.user || 'octocat',
+      parent: spec.parent ?? null, blocked_by: [...(spec.blocked_by || [])],
+      pull_request: !!spec.pull_request, locked: false,
+      comments: [], created_at: at, updated_at: at,
+      closed_at: null, closed_by: null,
+    };
+    if (issue.state === 'closed') {
+      issue.closed_at = at;
+      issue.closed_by = issue.user;
+      issue.state_reason = issue.state_reason || 'completed';
+    }
+    this.userId(issue.user);
+    issue.assignees.forEach((a) => this.userId(a));
+    repo.issues.set(number, issue);
+    for (const c of spec.comments || []) this.addComment(repo, issue, c.user || 'octocat', String(c.body ?? ''));
+    return issue;
+  }
+
+  addComment(repo, issue, login, body) {
+    const at = this.tick();
+    const c = { id: this.nextId.comment++, repo: repo, issue: issue.number, user: login, body,
+      created_at: at, updated_at: at };
+    this.userId(login);
+    this.comments.set(c.id, c);
+    issue.comments.push(c.id);
+    issue.updated_at = at;
+    return c;
+  }
+
+  // ------------------------------------------------------------- rendering, as GitHub answers
+
+  simpleUser(base, login) {
+    const id = this.userId(login);
+    const api = `${base}/users/${login}`;
+    return {
+      login, id, node_id: nodeId('U_kgDO', id), avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
+      gravatar_id: '', url: api, html_url: `https://github.com/${login}`,
+      followers_url: `${api}/followers`, following_url: `${api}/following{/other_user}`,
+      gists_url: `${api}/gists{/gist_id}`, starred_url: `${api}/starred{/owner}{/repo}`,
+      subscriptions_url: `${api}/subscriptions`, organizations_url: `${api}/orgs`,
+      repos_url: `${api}/repos`, events_url: `${api}/events{/privacy}`,
+      received_events_url: `${api}/received_events`, type: 'User', user_view_type: 'public',
+      site_admin: false,
+    };
+  }
+
+  renderLabel(base, repo, l) {
+    return { id: l.id, node_id: nodeId('LA_kwDO', l.id), url: `${base}/repos/${repo.owner}/${repo.name}/labels/${encodeURIComponent(l.name)}`,
+      name: l.name, color: l.color, default: false, description: l.description };
+  }
+
+  renderMilestone(base, repo, m) {
+    const issues = [...repo.issues.values()].filter((i) => i.milestone === m.number && !i.pull_request);
+    const api = `${base}/repos/${repo.owner}/${repo.name}/milestones/${m.number}`;
+    return { url: api, html_url: `https://github.com/${repo.owner}/${repo.name}/milestone/${m.number}`,
+      labels_url: `${api}/labels`, id: m.id, node_id: nodeId('MI_kwDO', m.id), number: m.number,
+      title: m.title, description: m.description, creator: this.simpleUser(base, m.creator),
+      open_issues: issues.filter((i) => i.state === 'open').length,
+      closed_issues: issues.filter((i) => i.state === 'closed').length, state: m.state,
+      created_at: m.created_at, updated_at: m.updated_at, due_on: m.due_on, closed_at: m.closed_at };
+  }
+
+  renderIssue(base, repo, i) {
+    const api = `${base}/repos/${repo.owner}/${repo.name}/issues/${i.number}`;
+    const html = `https://github.com/${repo.owner}/${repo.name}/${i.pull_request ? 'pull' : 'issues'}/${i.number}`;
+    const subs = [...repo.issues.values()].filter((s) => s.parent === i.number);
+    const blocking = [...repo.issues.values()].filter((s) => s.blocked_by.includes(i.number));
+    const out = {
+      url: api, repository_url: `${base}/repos/${repo.owner}/${repo.name}`,
+      labels_url: `${api}/labels{/name}`, comments_url: `${api}/comments`, events_url: `${api}/events`,
+      html_url: html, id: i.id, node_id: nodeId(i.pull_request ? 'PR_kwDO' : 'I_kwDO', i.id),
+      number: i.number, title: i.title, user: this.simpleUser(base, i.user),
+      labels: i.labels.map((n) => this.renderLabel(base, repo, this.label(repo, n))),
+      state: i.state, locked: i.locked,
+      assignee: i.assignees.length ? this.simpleUser(base, i.assignees[0]) : null,
+      assignees: i.assignees.map((a) => this.simpleUser(base, a)),
+      milestone: i.milestone ? this.renderMilestone(base, repo, repo.milestones.get(i.milestone)) : null,
+      comments: i.comments.length, created_at: i.created_at, updated_at: i.updated_at,
+      closed_at: i.closed_at, closed_by: i.closed_by ? this.simpleUser(base, i.closed_by) : null,
+      author_association: i.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR', active_lock_reason: null,
+      body: i.body,
+      reactions: { url: `${api}/reactions`, total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0,
+        confused: 0, heart: 0, rocket: 0, eyes: 0 },
+      timeline_url: `${api}/timeline`, performed_via_github_app: null, state_reason: i.state_reason,
+    };
+    if (i.pull_request) {
+      const pr = `${base}/repos/${repo.owner}/${repo.name}/pulls/${i.number}`;
+      out.draft = false;
+      out.pull_request = { url: pr, html_url: html, diff_url: `${html}.diff`, patch_url: `${html}.patch`,
+        merged_at: null };
+    } else {
+      const done = subs.filter((s) => s.state === 'closed').length;
+      out.sub_issues_summary = { total: subs.length, completed: done,
+        percent_completed: subs.length ? Math.floor((100 * done) / subs.length) : 0 };
+      out.issue_dependencies_summary = {
+        blocked_by: i.blocked_by.filter((n) => repo.issues.get(n)?.state === 'open').length,
+        blocking: blocking.filter((b) => b.state === 'open').length,
+        total_blocked_by: i.blocked_by.length, total_blocking: blocking.length };
+      out.parent_issue_url = i.parent ? `${base}/repos/${repo.owner}/${repo.name}/issues/${i.parent}` : null;
+    }
+    return out;
+  }
+
+  renderComment(base, c) {
+    const repo = c.repo;
+    return { url: `${base}/repos/${repo.owner}/${repo.name}/issues/comments/${c.id}`,
+      html_url: `https://github.com/${repo.owner}/${repo.name}/issues/${c.issue}#issuecomment-${c.id}`,
+      issue_url: `${base}/repos/${repo.owner}/${repo.name}/issues/${c.issue}`, id: c.id,
+      node_id: nodeId('IC_kwDO', c.id), user: this.simpleUser(base, c.user), created_at: c.created_at,
+      updated_at: c.updated_at, body: c.body, author_association: c.user === repo.owner ? 'OWNER' : 'CONTRIBUTOR',
+      reactions: { url: `${base}/repos/${repo.owner}/${repo.name}/issues/comments/${c.id}/reactions`,
+        total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 },
+      performed_via_github_app: null };
+  }
+
+  state(base) {
+    const repos = [...this.repos.values()].map((r) => ({ owner: r.owner, name: r.name, id: r.id }));
+    const issues = [];
+    const comments = [];
+    for (const r of this.repos.values()) {
+      for (const i of r.issues.values()) issues.push({ repo: `${r.owner}/${r.name}`, ...this.renderIssue(base, r, i) });
+    }
+    for (const c of this.comments.values()) comments.push({ repo: `${c.repo.owner}/${c.repo.name}`, issue: c.issue, ...this.renderComment(base, c) });
+    return { repos, issues, comments };
+  }
+}
+
+class BadControl extends Error {}
+
+// ---------------------------------------------------------------- helpers
+
+function nowSeconds() { return Math.floor(Date.now() / 1000); }
+
+function nodeId(prefix, n) {
+  return prefix + Buffer.from(`0:${n}`).toString('base64').replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+function colorOf(name) {
+  return createHash('sha1').update(name).digest('hex').slice(0, 6);
+}
+
+function etagOf(text) {
+  return `W/"${createHash('sha256').update(text).digest('hex')}"`;
+}
+
+// Deterministic pseudo-random numbers (mulberry32) for /_control/generate.
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ['sync', 'parser', 'cache', 'login', 'export', 'index', 'report', 'queue', 'theme',
+  'upload', 'search', 'billing', 'docs', 'retry', 'timeout', 'schema', 'badge', 'widget'];
+
+// ---------------------------------------------------------------- HTTP
+
+class ApiError extends Error {
+  constructor(status, body, headers = {}) { super(body.message); this.status = status; this.body = body; this.headers = headers; }
+}
+
+function notFound(doc = DOCS) {
+  return new ApiError(404, { message: 'Not Found', documentation_url: doc, status: '404' });
+}
+
+function invalid(resource, errors, doc = DOCS) {
+  return new ApiError(422, { message: 'Validation Failed',
+    errors: errors.map((e) => ({ resource, ...e })), documentation_url: doc, status: '422' });
+}
+
+export function createHandler(fake) {
+  return async (req, res) => {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const base = `http://${req.headers.host || '127.0.0.1'}`;
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    if (url.pathname.startsWith('/_control/')) return control(fake, req, res, url, raw, base);
+    const out = api(fake, req, url, raw, base);
+    const body = out.body === undefined ? '' : JSON.stringify(out.body);
+    res.writeHead(out.status, out.headers);
+    res.end(body);
+    fake.log.push({ method: req.method, path: url.pathname, query: Object.fromEntries(url.searchParams),
+      status: out.status, ms: Number(process.hrtime.bigint() - started) / 1e6 });
+  };
+}
+
+function sendJson(res, status, value) {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function control(fake, req, res, url, raw, base) {
+  let body;
+  try {
+    body = raw ? JSON.parse(raw) : {};
+  } catch (e) {
+    return sendJson(res, 400, { error: `not JSON: ${e.message}` });
+  }
+  try {
+    const what = `${req.method} ${url.pathname}`;
+    switch (what) {
+      case 'POST /_control/reset': fake.reset(body); return sendJson(res, 200, { ok: true });
+      case 'POST /_control/generate': return sendJson(res, 200, { ok: true, ...generate(fake, body) });
+      case 'POST /_control/faults':
+        if (!Array.isArray(body)) throw new BadControl('faults: an array');
+        for (const f of body) {
+          if (![500, 502, 503, 403, 429].includes(f.status)) throw new BadControl(`fault status ${f.status}`);
+          fake.faults.push({ ...f, times: f.times ?? 1, regex: f.path ? new RegExp(f.path) : null });
+        }
+        return sendJson(res, 200, { ok: true });
+      case 'POST /_control/edit': edit(fake, body); return sendJson(res, 200, { ok: true });
+      case 'GET /_control/log': return sendJson(res, 200, fake.log);
+      case 'GET /_control/violations': return sendJson(res, 200, fake.violations);
+      case 'GET /_control/state': return sendJson(res, 200, fake.state(base));
+      default: return sendJson(res, 404, { error: `no control endpoint ${what}` });
+    }
+  } catch (e) {
+    if (e instanceof BadControl) return sendJson(res, 400, { error: e.message });
+    throw e;
+  }
+}
+
+function edit(fake, b) {
+  const [owner, name] = String(b.repo || '').split('/');
+  const repo = owner && name && fake.repo(owner, name);
+  const issue = repo && repo.issues.get(b.number);
+  if (!issue) throw new BadControl(`edit: no issue ${b.repo}#${b.number}`);
+  const login = b.as || 'octocat';
+  let changed = false;
+  if (b.title !== undefined) { issue.title = String(b.title); changed = true; }
+  if (b.body !== undefined) { issue.body = b.body; changed = true; }
+  if (b.labels !== undefined) { issue.labels = b.labels.map((l) => fake.label(repo, l).name); changed = true; }
+  if (b.state !== undefined) { setState(issue, b.state, b.state_reason, login, fake.now()); changed = true; }
+  if (changed) issue.updated_at = fake.tick();
+  if (b.comment !== undefined) fake.addComment(repo, issue, login, String(b.comment));
+  if (changed) for (const i of [issue]) if (i.state === 'closed' && !i.closed_at) i.closed_at = i.updated_at;
+}
+
+function setState(issue, state, reason, login, at) {
+  if (state === issue.state) {
+    if (state === 'closed' && reason) issue.state_reason = reason;
+    return;
+  }
+  issue.state = state;
+  if (state === 'closed') {
+    issue.closed_at = at;
+    issue.closed_by = login;
+    issue.state_reason = reason || 'completed';
+  } else {
+    issue.closed_at = null;
+    issue.state_reason = 'reopened';
+  }
+}
+
+function generate(fake, b) {
+  const [owner, name] = String(b.repo || '').split('/');
+  if (!owner || !name) throw new BadControl('generate: repo "owner/name"');
+  const count = b.count ?? 100;
+  const random = rng(b.seed ?? 1);
+  const labels = Array.isArray(b.labels) ? b.labels
+    : Array.from({ length: b.labels ?? 8 }, (_, k) => `label-${k + 1}`);
+  const milestones = Array.isArray(b.milestones) ? b.milestones
+    : Array.from({ length: b.milestones ?? 4 }, (_, k) => `Milestone ${k + 1}`);
+  const repo = fake.repo(owner, name, true);
+  const first = repo.nextNumber;
+  const pick = (list) => list[Math.floor(random() * list.length)];
+  for (let k = 0; k < count; k++) {
+    const number = first + k;
+    const words = [pick(WORDS), pick(WORDS), pick(WORDS)];
+    const lines = [`Generated issue ${number}: ${words.join(' ')}.`];
+    const blocked = [];
+    let parent = null;
+    if (b.taskLists) {
+      const n = 1 + Math.floor(random() * 3);
+      lines.push('', ...Array.from({ length: n }, (_, t) => `- [${random() < 0.3 ? 'x' : ' '}] step ${t + 1}: ${pick(WORDS)}`));
+    }
+    if (b.references && k > 0) {
+      const r = random();
+      const earlier = first + Math.floor(random() * k);
+      if (r < 0.15) { blocked.push(earlier); lines.push('', `Blocked by #${earlier}`); }
+      else if (r < 0.25) { lines.push('', `Depends on #${earlier}`); }
+      else if (r < 0.35) { parent = earlier; }
+    }
+    const state = random() < 0.2 ? 'closed' : 'open';
+    fake.seedIssue({
+      repo: `${owner}/${name}`, number, title: `${words[0]}: ${words[1]} ${words[2]} (${number})`,
+      body: lines.join('\n'), state, state_reason: state === 'closed' ? (random() < 0.8 ? 'completed' : 'not_planned') : null,
+      labels: labels.length ? [...new Set([pick(labels), ...(random() < 0.3 ? [pick(labels)] : [])])] : [],
+      milestone: milestones.length && random() < 0.5 ? pick(milestones) : undefined,
+      assignees: random() < 0.4 ? [pick(['alice', 'bob', 'carol'])] : [],
+      user: pick(['octocat', 'alice', 'bob']), parent, blocked_by: blocked,
+      pull_request: b.pullRequests ? random() < b.pullRequests : false,
+    });
+  }
+  return { first, last: first + count - 1 };
+}
+
+// Rate-limit and request-id headers every API answer carries.
+function commonHeaders(fake, extra = {}) {
+  const rl = fake.rateLimit;
+  const seq = ++fake.requestSeq;
+  return {
+    'content-type': 'application/json; charset=utf-8',
+    'x-github-api-version-selected': '2022-11-28',
+    'x-github-media-type': 'github.v3; format=json',
+    'x-ratelimit-limit': String(rl.limit), 'x-ratelimit-remaining': String(rl.remaining),
+    'x-ratelimit-used': String(rl.used), 'x-ratelimit-reset': String(rl.reset),
+    'x-ratelimit-resource': 'core',
+    'x-github-request-id': `C1E0:${seq.toString(16).toUpperCase().padStart(5, '0')}:${(seq * 7919).toString(16).toUpperCase()}:${(seq * 104729).toString(16).toUpperCase()}:6A000000`,
+    ...extra,
+  };
+}
+
+function api(fake, req, url, raw, base) {
+  const method = req.method;
+  // GitHub's Link headers name repository-scoped lists as /repositories/{id}/…: the same lists.
+  let path = url.pathname;
+  const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(path);
+  if (byId) {
+    const r = fake.repoById(Number(byId[1]));
+    if (r) path = `/repos/${r.owner}/${r.name}${byId[2] || ''}`;
+  }
+  const route = fake.spec.route(method, path);
+  let body;
+  let reqErrors = [];
+  if (raw) {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      reqErrors = ['body: not JSON'];
+    }
+  }
+  if (route) reqErrors = reqErrors.concat(fake.spec.validateRequest(route, url.searchParams, body));
+  else reqErrors.push(`no operation ${method} ${path} in the description`);
+  if (reqErrors.length) fake.violations.push({ where: 'request', method, path: url.pathname, errors: reqErrors });
+
+  let out;
+  try {
+    out = answer(fake, req, method, path, url, body, base, route, reqErrors);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    out = { status: e.status, body: e.body, headers: e.headers };
+  }
+  out.headers = commonHeaders(fake, out.headers);
+  if (out.body === undefined) delete out.headers['content-type'];
+  if (route) {
+    const resErrors = fake.spec.validateResponse(route, out.status, out.body);
+    if (resErrors.length) fake.violations.push({ where: 'response', method, path: url.pathname, status: out.status, errors: resErrors });
+  }
+  return out;
+}
+
+function answer(fake, req, method, path, url, body, base, route, reqErrors) {
+  // Authentication.
+  const auth = req.headers.authorization || '';
+  const m = /^(?:Bearer|token)\s+(\S+)$/i.exec(auth);
+  if (!m) throw new ApiError(401, { message: 'Requires authentication', documentation_url: DOCS, status: '401' });
+  const login = fake.tokens ? fake.tokens[m[1]] : 'octocat';
+  if (!login) throw new ApiError(401, { message: 'Bad credentials', documentation_url: DOCS, status: '401' });
+  fake.userId(login);
+
+  // Faults the test asked for.
+  const fault = fake.faults.find((f) => f.times > 0 && (!f.method || f.method.toUpperCase() === method)
+    && (!f.regex || f.regex.test(url.pathname)));
+  if (fault) {
+    fault.times--;
+    return faultAnswer(fake, fault, login);
+  }
+
+  // The primary rate limit (GET /rate_limit is free, as on GitHub).
+  const rl = fake.rateLimit;
+  if (nowSeconds() >= rl.reset) { rl.remaining = rl.limit; rl.used = 0; rl.reset = nowSeconds() + 3600; }
+  if (path !== '/rate_limit') {
+    if (rl.remaining <= 0) return primaryExhausted(fake, login);
+    rl.remaining--; rl.used++;
+  }
+
+  if (!route) throw notFound();
+  if (reqErrors.length) {
+    throw invalid(resourceOf(route.template), reqErrors.map((e) => ({ code: 'invalid', message: e, ...fieldOf(e) })),
+      docOf(route));
+  }
+  const out = handle(fake, method, route, url.searchParams, body, base, login);
+  if (method === 'GET' && out.status === 200) {
+    const text = JSON.stringify(out.body);
+    const etag = etagOf(text);
+    out.headers = { ...(out.headers || {}), etag, 'cache-control': 'private, max-age=60, s-maxage=60',
+      vary: 'Accept, Authorization, Cookie, X-GitHub-OTP' };
+    const inm = req.headers['if-none-match'];
+    if (inm && inm.split(',').map((s) => s.trim()).some((t) => t === etag || t === etag.slice(2) || t === '*')) {
+      if (path !== '/rate_limit') { rl.remaining++; rl.used--; }   // 304s are free on GitHub
+      return { status: 304, body: undefined, headers: { etag } };
+    }
+  }
+  return out;
+}
+
+function resourceOf(template) {
+  if (/comments/.test(template)) return 'IssueComment';
+  if (/labels/.test(template)) return 'Label';
+  if (/milestones/.test(template)) return 'Milestone';
+  return 'Issue';
+}
+
+function fieldOf(message) {
+  const m = /^body\.([A-Za-z_]+)|^body: missing required ([A-Za-z_]+)|parameter ([A-Za-z_]+)/.exec(message);
+  const field = m && (m[1] || m[2] || m[3]);
+  return field ? { field, code: /missing required/.test(message) ? 'missing_field' : 'invalid' } : {};
+}
+
+function docOf(route) {
+  const d = route.op.externalDocs && route.op.externalDocs.url;
+  return d || DOCS;
+}
+
+function faultAnswer(fake, f, login) {
+  const reqId = commonHeaders(fake)['x-github-request-id'];
+  if (f.remaining0) return primaryExhausted(fake, login, f.status, f.resetIn);
+  if (f.secondary) {
+    return { status: f.status, headers: { 'retry-after': String(f.retryAfter ?? 1) },
+      body: { message: `You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID ${reqId}.`,
+        documentation_url: 'https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+        status: String(f.status) } };
+  }
+  const messages = { 500: 'Server Error', 502: 'Server Error', 503: 'Service Unavailable',
+    403: 'Forbidden', 429: 'Too Many Requests' };
+  const headers = f.retryAfter !== undefined ? { 'retry-after': String(f.retryAfter) } : {};
+  return { status: f.status, headers, body: { message: messages[f.status], documentation_url: DOCS, status: String(f.status) } };
+}
+
+// GitHub's answer when the primary rate limit is used up: 403, X-RateLimit-Remaining 0 and the
+// reset time. Here the window resets a second later, so clients that wait for it wait briefly.
+function primaryExhausted(fake, login, status = 403, resetIn = 1) {
+  const rl = fake.rateLimit;
+  rl.remaining = 0;
+  rl.used = rl.limit;
+  rl.reset = nowSeconds() + (resetIn ?? 1);
+  const reqId = commonHeaders(fake)['x-github-request-id'];
+  const stamp = new Date().toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return { status: status || 403, headers: {},
+    body: { message: `API rate limit exceeded for user ID ${fake.userId(login)}. If you reach out to GitHub Support for help, please include the request ID ${reqId} and timestamp ${stamp}.`,
+      documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api', status: String(status || 403) } };
+}
+
+// ---------------------------------------------------------------- the endpoints
+
+function page(items, query, base, path) {
+  const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') || 30)));
+  const pageNo = Math.max(1, Number(query.get('page') || 1));
+  const last = Math.max(1, Math.ceil(items.length / perPage));
+  const slice = items.slice((pageNo - 1) * perPage, pageNo * perPage);
+  const links = [];
+  const href = (p) => {
+    const q = new URLSearchParams(query);
+    q.set('page', String(p));
+    return `<${base}${path}?${q.toString()}>`;
+  };
+  if (pageNo > 1) links.push(`${href(pageNo - 1)}; rel="prev"`);
+  if (pageNo < last) links.push(`${href(pageNo + 1)}; rel="next"`, `${href(last)}; rel="last"`);
+  if (pageNo > 1) links.push(`${href(1)}; rel="first"`);
+  return { slice, headers: links.length ? { link: links.join(', ') } : {} };
+}
+
+function cmp(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+function handle(fake, method, route, q, body, base, login) {
+  const p = route.params;
+  const t = `${method} ${route.template}`;
+  if (t === 'GET /rate_limit') {
+    const rl = fake.rateLimit;
+    const core = { limit: rl.limit, used: rl.used, remaining: rl.remaining, reset: rl.reset };
+    const search = { limit: 30, used: 0, remaining: 30, reset: nowSeconds() + 60 };
+    return { status: 200, body: { resources: { core, search, graphql: { limit: 5000, used: 0, remaining: 5000, reset: rl.reset } }, rate: core } };
+  }
+  if (t === 'GET /user') {
+    const u = fake.simpleUser(base, login);
+    return { status: 200, body: { ...u, name: null, company: null, blog: '', location: null, email: null,
+      hireable: null, bio: null, twitter_username: null, public_repos: 1, public_gists: 0, followers: 0,
+      following: 0, created_at: '2020-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' } };
+  }
+  if (!p.owner) throw notFound(docOf(route));
+  const repo = fake.repo(p.owner, p.repo);
+  if (!repo) throw notFound(docOf(route));
+  const repoPath = `/repositories/${repo.id}`;
+  const issueOf = (n) => {
+    const issue = repo.issues.get(Number(n));
+    if (!issue) throw notFound(docOf(route));
+    return issue;
+  };
+
+  switch (t) {
+    case 'GET /repos/{owner}/{repo}/issues': {
+      const state = q.get('state') || 'open';
+      const since = q.get('since');
+      const labels = q.get('labels') ? q.get('labels').split(',').map((s) => s.trim().toLowerCase()) : null;
+      const ms = q.get('milestone');
+      const assignee = q.get('assignee');
+      const creator = q.get('creator');
+      let items = [...repo.issues.values()].filter((i) => (state === 'all' || i.state === state)
+        && (!since || Date.parse(i.updated_at) >= Date.parse(since))
+        && (!labels || labels.every((l) => i.labels.some((n) => n.toLowerCase() === l)))
+        && (!ms || (ms === '*' ? i.milestone !== null : ms === 'none' ? i.milestone === null : i.milestone === Number(ms)))
+        && (!assignee || (assignee === '*' ? i.assignees.length > 0 : assignee === 'none' ? i.assignees.length === 0 : i.assignees.includes(assignee)))
+        && (!creator || i.user === creator));
+      const sort = q.get('sort') || 'created';
+      const key = sort === 'updated' ? (i) => i.updated_at : sort === 'comments' ? (i) => i.comments.length : (i) => i.created_at;
+      const dir = (q.get('direction') || 'desc') === 'asc' ? 1 : -1;
+      items.sort((a, b) => dir * (cmp(key(a), key(b)) || cmp(a.number, b.number)));
+      const { slice, headers } = page(items, q, base, `${repoPath}/issues`);
+      return { status: 200, headers, body: slice.map((i) => fake.renderIssue(base, repo, i)) };
+    }
+    case 'POST /repos/{owner}/{repo}/issues': {
+      const number = repo.nextNumber++;
+      const at = fake.tick();
+      const issue = { number, id: fake.nextId.issue++, title: String(body.title), body: body.body ?? null,
+        state: 'open', state_reason: null, labels: labelNames(fake, repo, body.labels),
+        milestone: milestoneNumber(repo, body.milestone, route),
+        assignees: assigneesOf(body), user: login, parent: null, blocked_by: [], pull_request: false,
+        locked: false, comments: [], created_at: at, updated_at: at, closed_at: null, closed_by: null };
+      repo.issues.set(number, issue);
+      const out = fake.renderIssue(base, repo, issue);
+      return { status: 201, headers: { location: out.url }, body: out };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}':
+      return { status: 200, body: fake.renderIssue(base, repo, issueOf(p.issue_number)) };
+    case 'PATCH /repos/{owner}/{repo}/issues/{issue_number}': {
+      const issue = issueOf(p.issue_number);
+      const b = body || {};
+      let changed = false;
+      const at = () => fake.now();
+      if (b.title !== undefined && b.title !== null) { issue.title = String(b.title); changed = true; }
+      if (b.body !== undefined) { issue.body = b.body; changed = true; }
+      if (b.labels !== undefined) { issue.labels = labelNames(fake, repo, b.labels); changed = true; }
+      if (b.assignees !== undefined || b.assignee !== undefined) { issue.assignees = assigneesOf(b); changed = true; }
+      if (b.milestone !== undefined) { issue.milestone = milestoneNumber(repo, b.milestone, route); changed = true; }
+      if (b.state !== undefined) {
+        fake.tick();
+        setState(issue, b.state, b.state_reason, login, at());
+        changed = true;
+      } else if (b.state_reason !== undefined && issue.state === 'closed' && b.state_reason) {
+        issue.state_reason = b.state_reason; changed = true;
+      }
+      if (changed) issue.updated_at = b.state !== undefined ? at() : fake.tick();
+      return { status: 200, body: fake.renderIssue(base, repo, issue) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments': {
+      const issue = issueOf(p.issue_number);
+      const since = q.get('since');
+      const items = issue.comments.map((id) => fake.comments.get(id))
+        .filter((c) => !since || Date.parse(c.updated_at) >= Date.parse(since));
+      const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/comments`);
+      return { status: 200, headers, body: slice.map((c) => fake.renderComment(base, c)) };
+    }
+    case 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments': {
+      const issue = issueOf(p.issue_number);
+      const c = fake.addComment(repo, issue, login, String(body.body));
+      const out = fake.renderComment(base, c);
+      return { status: 201, headers: { location: out.url }, body: out };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/comments': {
+      const since = q.get('since');
+      const items = [...fake.comments.values()].filter((c) => c.repo === repo
+        && (!since || Date.parse(c.updated_at) >= Date.parse(since)));
+      const key = q.get('sort') === 'updated' ? (c) => c.updated_at : (c) => c.created_at;
+      const dir = q.get('sort') && q.get('direction') === 'desc' ? -1 : 1;
+      items.sort((a, b) => dir * (cmp(key(a), key(b)) || cmp(a.id, b.id)));
+      const { slice, headers } = page(items, q, base, `${repoPath}/issues/comments`);
+      return { status: 200, headers, body: slice.map((c) => fake.renderComment(base, c)) };
+    }
+    case 'GET /repos/{owner}/{repo}/milestones': {
+      const state = q.get('state') || 'open';
+      const items = [...repo.milestones.values()].filter((m) => state === 'all' || m.state === state);
+      const { slice, headers } = page(items, q, base, `${repoPath}/milestones`);
+      return { status: 200, headers, body: slice.map((m) => fake.renderMilestone(base, repo, m)) };
+    }
+    case 'GET /repos/{owner}/{repo}/labels': {
+      const { slice, headers } = page([...repo.labels.values()], q, base, `${repoPath}/labels`);
+      return { status: 200, headers, body: slice.map((l) => fake.renderLabel(base, repo, l)) };
+    }
+    case 'POST /repos/{owner}/{repo}/labels': {
+      if (!/^[0-9a-fA-F]{6}$/.test(String(body.color ?? 'ededed'))) {
+        throw invalid('Label', [{ code: 'invalid', field: 'color' }], docOf(route));
+      }
+      if (repo.labels.has(String(body.name).toLowerCase())) {
+        throw invalid('Label', [{ code: 'already_exists', field: 'name' }], docOf(route));
+      }
+      const l = fake.label(repo, String(body.name));
+      if (body.color) l.color = body.color.toLowerCase();
+      if (body.description !== undefined) l.description = body.description;
+      const out = fake.renderLabel(base, repo, l);
+      return { status: 201, headers: { location: out.url }, body: out };
+    }
+    case 'POST /repos/{owner}/{repo}/issues/{issue_number}/labels': {
+      const issue = issueOf(p.issue_number);
+      const add = Array.isArray(body) ? body : Array.isArray(body.labels) ? body.labels : [];
+      issue.labels = labelNames(fake, repo, [...issue.labels, ...add]);
+      issue.updated_at = fake.tick();
+      return { status: 200, body: issue.labels.map((n) => fake.renderLabel(base, repo, fake.label(repo, n))) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}/labels': {
+      const issue = issueOf(p.issue_number);
+      const { slice, headers } = page(issue.labels, q, base, `${repoPath}/issues/${issue.number}/labels`);
+      return { status: 200, headers, body: slice.map((n) => fake.renderLabel(base, repo, fake.label(repo, n))) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues': {
+      const issue = issueOf(p.issue_number);
+      const items = [...repo.issues.values()].filter((s) => s.parent === issue.number);
+      const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/sub_issues`);
+      return { status: 200, headers, body: slice.map((s) => fake.renderIssue(base, repo, s)) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}/parent': {
+      const issue = issueOf(p.issue_number);
+      if (!issue.parent) throw notFound(docOf(route));
+      return { status: 200, body: fake.renderIssue(base, repo, issueOf(issue.parent)) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by': {
+      const issue = issueOf(p.issue_number);
+      const items = issue.blocked_by.map((n) => repo.issues.get(n)).filter(Boolean);
+      const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/dependencies/blocked_by`);
+      return { status: 200, headers, body: slice.map((s) => fake.renderIssue(base, repo, s)) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking': {
+      const issue = issueOf(p.issue_number);
+      const items = [...repo.issues.values()].filter((s) => s.blocked_by.includes(issue.number));
+      const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/dependencies/blocking`);
+      return { status: 200, headers, body: slice.map((s) => fake.renderIssue(base, repo, s)) };
+    }
+    default:
+      throw notFound(docOf(route));
+  }
+}
+
+function labelNames(fake, repo, labels) {
+  if (!labels) return [];
+  return [...new Set(labels.map((l) => fake.label(repo, typeof l === 'string' ? l : l.name).name))];
+}
+
+function assigneesOf(b) {
+  if (b.assignees) return b.assignees.map((a) => (typeof a === 'string' ? a : a.login));
+  if (b.assignee) return [b.assignee];
+  return [];
+}
+
+function milestoneNumber(repo, value, route) {
+  if (value === undefined || value === null) return null;
+  const n = Number(value);
+  if (!repo.milestones.has(n)) {
+    throw invalid('Issue', [{ field: 'milestone', code: 'invalid', value }], docOf(route));
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------- start
+
+export async function startServer({ port = 0, host = '127.0.0.1' } = {}) {
+  const fake = new FakeGitHub();
+  const handler = createHandler(fake);
+  const server = http.createServer((req, res) => {
+    handler(req, res).catch((e) => {
+      fake.violations.push({ where: 'server', method: req.method, path: req.url, errors: [String(e.stack || e)] });
+      if (!res.headersSent) sendJson(res, 500, { message: `fake GitHub failed: ${e.message}` });
+      else res.end();
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise((resolve) => server.listen(port, host, resolve));
+  const actual = server.address().port;
+  return { port: actual, url: `http://${host}:${actual}`, server, fake,
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }) };
+}
+
+function parseArgs(argv) {
+  const out = { port: 0 };
+  for (let k = 0; k < argv.length; k++) {
+    if (argv[k] === '--port') out.port = Number(argv[++k]);
+    else if (argv[k].startsWith('--port=')) out.port = Number(argv[k].slice(7));
+    else { process.stderr.write(`usage: server.mjs [--port N]\n`); process.exit(2); }
+  }
+  return out;
+}
+
+// Whether stdin is a pipe, socket or terminal whose closing should stop the server (not /dev/null
+// or a file, which end at once).
+function stdinWatchable() {
+  try {
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isSocket() || process.stdin.isTTY;
+  } catch {
+    return false;
+  }
+}
+
+export function isMain(metaUrl) {
+  try {
+    return realpathSync(fileURLToPath(metaUrl)) === realpathSync(process.argv[1]);
+  } catch {
+    return false;
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const { port, close } = await startServer(parseArgs(process.argv.slice(2)));
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+  const stop = () => { close().then(() => process.exit(0)); setTimeout(() => process.exit(0), 1000).unref(); };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  if (stdinWatchable()) {
+    process.stdin.on('end', stop);
+    process.stdin.on('close', stop);
+    process.stdin.resume();
+  }
+}
