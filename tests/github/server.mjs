@@ -7,9 +7,8 @@
 // Also a module: `await startServer({port})` → {port, url, server, fake, close()}.
 import http from 'node:http';
 import { createHash } from 'node:crypto';
-import { fstatSync, realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { loadSpec } from './openapi.mjs';
+import { isMain, serveUntilStopped } from './cli.mjs';
 
 const DOCS = 'https://docs.github.com/rest';
 const EPOCH = Date.parse('2026-01-01T00:00:00Z');
@@ -40,7 +39,14 @@ export class FakeGitHub {
     this.log = [];
     this.violations = [];
     this.userId('octocat');
-    for (const r of cfg.repos || []) this.repo(r.owner, r.name, true);
+    for (const r of cfg.repos || []) {
+      const repo = this.repo(r.owner, r.name, true);
+      if (r.defaultLabels) {
+        for (const [name, color, description] of DEFAULT_LABELS) {
+          Object.assign(this.label(repo, name), { color, description, default: true });
+        }
+      }
+    }
     for (const i of cfg.issues || []) this.seedIssue(i);
   }
 
@@ -147,7 +153,7 @@ export class FakeGitHub {
 
   renderLabel(base, repo, l) {
     return { id: l.id, node_id: nodeId('LA_kwDO', l.id), url: `${base}/repos/${repo.owner}/${repo.name}/labels/${encodeURIComponent(l.name)}`,
-      name: l.name, color: l.color, default: false, description: l.description };
+      name: l.name, color: l.color, default: !!l.default, description: l.description };
   }
 
   renderMilestone(base, repo, m) {
@@ -255,6 +261,19 @@ function rng(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+// The labels GitHub gives a new repository.
+const DEFAULT_LABELS = [
+  ['bug', 'd73a4a', "Something isn't working"],
+  ['documentation', '0075ca', 'Improvements or additions to documentation'],
+  ['duplicate', 'cfd3d7', 'This issue or pull request already exists'],
+  ['enhancement', 'a2eeef', 'New feature or request'],
+  ['good first issue', '7057ff', 'Good for newcomers'],
+  ['help wanted', '008672', 'Extra attention is needed'],
+  ['invalid', 'e4e669', "This doesn't seem right"],
+  ['question', 'd876e3', 'Further information is requested'],
+  ['wontfix', 'ffffff', 'This will not be worked on'],
+];
 
 const WORDS = ['sync', 'parser', 'cache', 'login', 'export', 'index', 'report', 'queue', 'theme',
   'upload', 'search', 'billing', 'docs', 'retry', 'timeout', 'schema', 'badge', 'widget'];
@@ -489,12 +508,12 @@ function answer(fake, req, method, path, url, body, base, route, reqErrors) {
       docOf(route));
   }
   const out = handle(fake, method, route, url.searchParams, body, base, login);
-  if (method === 'GET' && out.status === 200) {
-    const text = JSON.stringify(out.body);
-    const etag = etagOf(text);
+  if (out.status < 300 && out.body !== undefined) {
+    // GitHub tags every answer with a body; only a GET can be answered 304.
+    const etag = etagOf(JSON.stringify(out.body));
     out.headers = { ...(out.headers || {}), etag, 'cache-control': 'private, max-age=60, s-maxage=60',
       vary: 'Accept, Authorization, Cookie, X-GitHub-OTP' };
-    const inm = req.headers['if-none-match'];
+    const inm = method === 'GET' && req.headers['if-none-match'];
     if (inm && inm.split(',').map((s) => s.trim()).some((t) => t === etag || t === etag.slice(2) || t === '*')) {
       if (path !== '/rate_limit') { rl.remaining++; rl.used--; }   // 304s are free on GitHub
       return { status: 304, body: undefined, headers: { etag } };
@@ -698,6 +717,37 @@ function handle(fake, method, route, q, body, base, login) {
       const out = fake.renderLabel(base, repo, l);
       return { status: 201, headers: { location: out.url }, body: out };
     }
+    case 'GET /repos/{owner}/{repo}/labels/{name}': {
+      const l = repo.labels.get(p.name.toLowerCase());
+      if (!l) throw notFound(docOf(route));
+      return { status: 200, body: fake.renderLabel(base, repo, l) };
+    }
+    case 'PATCH /repos/{owner}/{repo}/labels/{name}': {
+      const l = repo.labels.get(p.name.toLowerCase());
+      if (!l) throw notFound(docOf(route));
+      if (body.color !== undefined && !/^[0-9a-fA-F]{6}$/.test(body.color)) {
+        throw invalid('Label', [{ code: 'invalid', field: 'color' }], docOf(route));
+      }
+      if (body.new_name !== undefined && body.new_name.toLowerCase() !== p.name.toLowerCase()) {
+        if (repo.labels.has(body.new_name.toLowerCase())) {
+          throw invalid('Label', [{ code: 'already_exists', field: 'name' }], docOf(route));
+        }
+        repo.labels.delete(p.name.toLowerCase());
+        for (const i of repo.issues.values()) i.labels = i.labels.map((n) => (n === l.name ? body.new_name : n));
+        l.name = body.new_name;
+        repo.labels.set(l.name.toLowerCase(), l);
+      }
+      if (body.color !== undefined) l.color = body.color.toLowerCase();
+      if (body.description !== undefined) l.description = body.description;
+      return { status: 200, body: fake.renderLabel(base, repo, l) };
+    }
+    case 'DELETE /repos/{owner}/{repo}/labels/{name}': {
+      const l = repo.labels.get(p.name.toLowerCase());
+      if (!l) throw notFound(docOf(route));
+      repo.labels.delete(p.name.toLowerCase());
+      for (const i of repo.issues.values()) i.labels = i.labels.filter((n) => n !== l.name);
+      return { status: 204, body: undefined };
+    }
     case 'POST /repos/{owner}/{repo}/issues/{issue_number}/labels': {
       const issue = issueOf(p.issue_number);
       const add = Array.isArray(body) ? body : Array.isArray(body.labels) ? body.labels : [];
@@ -787,34 +837,7 @@ function parseArgs(argv) {
   return out;
 }
 
-// Whether stdin is a pipe, socket or terminal whose closing should stop the server (not /dev/null
-// or a file, which end at once).
-function stdinWatchable() {
-  try {
-    const st = fstatSync(0);
-    return st.isFIFO() || st.isSocket() || process.stdin.isTTY;
-  } catch {
-    return false;
-  }
-}
-
-export function isMain(metaUrl) {
-  try {
-    return realpathSync(fileURLToPath(metaUrl)) === realpathSync(process.argv[1]);
-  } catch {
-    return false;
-  }
-}
-
 if (isMain(import.meta.url)) {
   const { port, close } = await startServer(parseArgs(process.argv.slice(2)));
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-  const stop = () => { close().then(() => process.exit(0)); setTimeout(() => process.exit(0), 1000).unref(); };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  if (stdinWatchable()) {
-    process.stdin.on('end', stop);
-    process.stdin.on('close', stop);
-    process.stdin.resume();
-  }
+  serveUntilStopped(port, close);
 }
