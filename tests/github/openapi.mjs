@@ -24,6 +24,7 @@ export class OpenApi {
   constructor(doc) {
     this.doc = doc;
     this.version = doc.info.version;
+    this.refs = new Map();   // "$ref" → the node it names
     // method + number of segments → [{regex, names, literals, template, op}]
     this.routes = new Map();
     for (const [template, item] of Object.entries(doc.paths)) {
@@ -49,11 +50,15 @@ export class OpenApi {
   }
 
   resolve(node) {
+    if (!node || !node.$ref) return node;
+    const hit = this.refs.get(node.$ref);
+    if (hit) return hit;
     let n = node;
     for (let hops = 0; n && n.$ref; hops++) {
       if (hops > 20) throw new Error(`$ref loop at ${node.$ref}`);
       n = n.$ref.slice(2).split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc);
     }
+    this.refs.set(node.$ref, n);
     return n;
   }
 

@@ -25,6 +25,7 @@ export class FakeGitHub {
 
   reset(cfg) {
     this.clock = EPOCH;
+    this.writes = 0;
     this.repos = new Map();      // "o/r" (lower case) → repo
     this.users = new Map();      // login → id
     this.comments = new Map();   // id → comment
@@ -50,7 +51,26 @@ export class FakeGitHub {
     for (const i of cfg.issues || []) this.seedIssue(i);
   }
 
-  tick() { this.clock += 1000; return new Date(this.clock).toISOString().replace('.000Z', 'Z'); }
+  // Every write advances the fake clock a second, and invalidates what derived() computed.
+  tick() { this.clock += 1000; this.writes++; return new Date(this.clock).toISOString().replace('.000Z', 'Z'); }
+
+  // Per repository, computed once per write rather than per issue rendered: sub-issues by parent,
+  // the issues each one blocks, and each milestone's open and closed issues.
+  derived(repo) {
+    if (repo.derived && repo.derived.at === this.writes) return repo.derived;
+    const d = { at: this.writes, children: new Map(), blocking: new Map(), milestones: new Map() };
+    const push = (map, key, value) => { if (!map.has(key)) map.set(key, []); map.get(key).push(value); };
+    for (const i of repo.issues.values()) {
+      if (i.parent) push(d.children, i.parent, i);
+      for (const b of i.blocked_by) push(d.blocking, b, i);
+      if (i.milestone && !i.pull_request) {
+        if (!d.milestones.has(i.milestone)) d.milestones.set(i.milestone, { open: 0, closed: 0 });
+        d.milestones.get(i.milestone)[i.state]++;
+      }
+    }
+    repo.derived = d;
+    return d;
+  }
   now() { return new Date(this.clock).toISOString().replace('.000Z', 'Z'); }
 
   userId(login) {
@@ -119,6 +139,7 @@ export class FakeGitHub {
     this.userId(issue.user);
     issue.assignees.forEach((a) => this.userId(a));
     repo.issues.set(number, issue);
+    this.writes++;
     for (const c of spec.comments || []) this.addComment(repo, issue, c.user || 'octocat', String(c.body ?? ''));
     return issue;
   }
@@ -157,21 +178,21 @@ export class FakeGitHub {
   }
 
   renderMilestone(base, repo, m) {
-    const issues = [...repo.issues.values()].filter((i) => i.milestone === m.number && !i.pull_request);
+    const counts = this.derived(repo).milestones.get(m.number) || { open: 0, closed: 0 };
     const api = `${base}/repos/${repo.owner}/${repo.name}/milestones/${m.number}`;
     return { url: api, html_url: `https://github.com/${repo.owner}/${repo.name}/milestone/${m.number}`,
       labels_url: `${api}/labels`, id: m.id, node_id: nodeId('MI_kwDO', m.id), number: m.number,
       title: m.title, description: m.description, creator: this.simpleUser(base, m.creator),
-      open_issues: issues.filter((i) => i.state === 'open').length,
-      closed_issues: issues.filter((i) => i.state === 'closed').length, state: m.state,
+      open_issues: counts.open, closed_issues: counts.closed, state: m.state,
       created_at: m.created_at, updated_at: m.updated_at, due_on: m.due_on, closed_at: m.closed_at };
   }
 
   renderIssue(base, repo, i) {
     const api = `${base}/repos/${repo.owner}/${repo.name}/issues/${i.number}`;
     const html = `https://github.com/${repo.owner}/${repo.name}/${i.pull_request ? 'pull' : 'issues'}/${i.number}`;
-    const subs = [...repo.issues.values()].filter((s) => s.parent === i.number);
-    const blocking = [...repo.issues.values()].filter((s) => s.blocked_by.includes(i.number));
+    const d = this.derived(repo);
+    const subs = d.children.get(i.number) || [];
+    const blocking = d.blocking.get(i.number) || [];
     const out = {
       url: api, repository_url: `${base}/repos/${repo.owner}/${repo.name}`,
       labels_url: `${api}/labels{/name}`, comments_url: `${api}/comments`, events_url: `${api}/events`,
@@ -645,6 +666,7 @@ function handle(fake, method, route, q, body, base, login) {
         assignees: assigneesOf(body), user: login, parent: null, blocked_by: [], pull_request: false,
         locked: false, comments: [], created_at: at, updated_at: at, closed_at: null, closed_by: null };
       repo.issues.set(number, issue);
+      fake.writes++;
       const out = fake.renderIssue(base, repo, issue);
       return { status: 201, headers: { location: out.url }, body: out };
     }
@@ -762,7 +784,7 @@ function handle(fake, method, route, q, body, base, login) {
     }
     case 'GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues': {
       const issue = issueOf(p.issue_number);
-      const items = [...repo.issues.values()].filter((s) => s.parent === issue.number);
+      const items = fake.derived(repo).children.get(issue.number) || [];
       const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/sub_issues`);
       return { status: 200, headers, body: slice.map((s) => fake.renderIssue(base, repo, s)) };
     }
@@ -779,7 +801,7 @@ function handle(fake, method, route, q, body, base, login) {
     }
     case 'GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking': {
       const issue = issueOf(p.issue_number);
-      const items = [...repo.issues.values()].filter((s) => s.blocked_by.includes(issue.number));
+      const items = fake.derived(repo).blocking.get(issue.number) || [];
       const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/dependencies/blocking`);
       return { status: 200, headers, body: slice.map((s) => fake.renderIssue(base, repo, s)) };
     }

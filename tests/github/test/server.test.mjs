@@ -259,3 +259,25 @@ test('stdin closed stops the server', async () => {
   s.child.stdin.end();
   assert.equal(await exited, 0);
 });
+
+test('summaries follow changes: sub-issues completed, milestone counts, dependencies', async () => {
+  await control(srv.url, 'reset', { issues: [
+    { repo: 'acme/app', title: 'epic', milestone: 'M1' },
+    { repo: 'acme/app', title: 'child', parent: 1, milestone: 'M1' },
+    { repo: 'acme/app', title: 'blocked', blocked_by: [2] },
+  ] });
+  const summary = async () => {
+    const epic = (await gh.get('/repos/acme/app/issues/1')).json;
+    const blocked = (await gh.get('/repos/acme/app/issues/3')).json;
+    return [epic.sub_issues_summary.completed, epic.sub_issues_summary.percent_completed,
+      epic.milestone.open_issues, epic.milestone.closed_issues, blocked.issue_dependencies_summary.blocked_by];
+  };
+  assert.deepEqual(await summary(), [0, 0, 2, 0, 1]);
+  await gh.patch('/repos/acme/app/issues/2', { state: 'closed' });
+  assert.deepEqual(await summary(), [1, 100, 1, 1, 0]);
+  await control(srv.url, 'edit', { repo: 'acme/app', number: 2, as: 'alice', state: 'open' });
+  assert.deepEqual(await summary(), [0, 0, 2, 0, 1]);
+  await gh.patch('/repos/acme/app/issues/2', { milestone: null });
+  assert.deepEqual(await summary(), [0, 0, 1, 0, 1]);
+  await noViolations();
+});
