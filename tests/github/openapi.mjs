@@ -110,10 +110,24 @@ export class OpenApi {
 
   // Errors of a response: its status must be documented (or be an error in GitHub's general shape,
   // which any endpoint may answer: 401, 403, 429, 5xx), its JSON body must match.
-  validateResponse(route, status, body) {
+  validateResponse(route, status, body, headers = {}) {
     const errors = [];
     const responses = route.op.responses || {};
     const documented = responses[String(status)] || responses.default;
+    // The headers documented for this answer: present when required, of their type when sent.
+    const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+    for (const [name, h] of Object.entries((documented && this.resolve(documented).headers) || {})) {
+      const header = this.resolve(h);
+      const value = lower[name.toLowerCase()];
+      if (value === undefined) {
+        if (header.required) errors.push(`header ${name}: missing`);
+        continue;
+      }
+      const schema = this.resolve(header.schema || {});
+      const typed = coerce(String(value), schema);
+      if (typed === undefined) errors.push(`header ${name}: "${value}" is not ${schema.type}`);
+      else this.check(schema, typed, `header ${name}`, errors);
+    }
     if (status === 304 || status === 204) {
       if (body !== undefined) errors.push(`status ${status}: a body`);
       return errors;

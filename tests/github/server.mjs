@@ -7,6 +7,7 @@
 // Also a module: `await startServer({port})` → {port, url, server, fake, close()}.
 import http from 'node:http';
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { loadSpec } from './openapi.mjs';
 import { isMain, serveUntilStopped } from './cli.mjs';
 
@@ -82,7 +83,7 @@ export class FakeGitHub {
     const key = `${owner}/${name}`.toLowerCase();
     if (!this.repos.has(key) && create) {
       const id = this.nextId.repo++;
-      this.repos.set(key, { owner, name, id, nextNumber: 1, issues: new Map(), labels: new Map(),
+      this.repos.set(key, { owner, name, id, nextNumber: 1, issues: new Map(), deleted: new Set(), labels: new Map(),
         milestones: new Map(), created_at: this.now() });
       this.userId(owner);
     }
@@ -322,6 +323,11 @@ export function createHandler(fake) {
     let raw = '';
     for await (const chunk of req) raw += chunk;
     if (url.pathname.startsWith('/_control/')) return control(fake, req, res, url, raw, base);
+    const slow = fake.faults.find((f) => f.delayMs && !f.status && f.times > 0 && matches(f, req.method, url.pathname));
+    if (slow) {
+      slow.times--;
+      await new Promise((resolve) => setTimeout(resolve, slow.delayMs));
+    }
     const out = api(fake, req, url, raw, base);
     const body = out.body === undefined ? '' : JSON.stringify(out.body);
     res.writeHead(out.status, out.headers);
@@ -352,11 +358,23 @@ function control(fake, req, res, url, raw, base) {
       case 'POST /_control/faults':
         if (!Array.isArray(body)) throw new BadControl('faults: an array');
         for (const f of body) {
-          if (![500, 502, 503, 403, 429].includes(f.status)) throw new BadControl(`fault status ${f.status}`);
+          if (!(f.delayMs > 0 && f.status === undefined) && ![500, 502, 503, 403, 429].includes(f.status)) {
+            throw new BadControl(`fault status ${f.status}`);
+          }
           fake.faults.push({ ...f, times: f.times ?? 1, regex: f.path ? new RegExp(f.path) : null });
         }
         return sendJson(res, 200, { ok: true });
       case 'POST /_control/edit': edit(fake, body); return sendJson(res, 200, { ok: true });
+      case 'POST /_control/delete': {
+        const [owner, name] = String(body.repo || '').split('/');
+        const repo = owner && name && fake.repo(owner, name);
+        if (!repo || !repo.issues.has(body.number)) throw new BadControl(`delete: no issue ${body.repo}#${body.number}`);
+        repo.issues.delete(body.number);
+        repo.deleted.add(body.number);
+        for (const [id, c] of fake.comments) if (c.repo === repo && c.issue === body.number) fake.comments.delete(id);
+        fake.tick();
+        return sendJson(res, 200, { ok: true });
+      }
       case 'GET /_control/log': return sendJson(res, 200, fake.log);
       case 'GET /_control/violations': return sendJson(res, 200, fake.violations);
       case 'GET /_control/state': return sendJson(res, 200, fake.state(base));
@@ -374,30 +392,36 @@ function edit(fake, b) {
   const issue = repo && repo.issues.get(b.number);
   if (!issue) throw new BadControl(`edit: no issue ${b.repo}#${b.number}`);
   const login = b.as || 'octocat';
-  let changed = false;
-  if (b.title !== undefined) { issue.title = String(b.title); changed = true; }
-  if (b.body !== undefined) { issue.body = b.body; changed = true; }
-  if (b.labels !== undefined) { issue.labels = b.labels.map((l) => fake.label(repo, l).name); changed = true; }
-  if (b.state !== undefined) { setState(issue, b.state, b.state_reason, login, fake.now()); changed = true; }
-  if (changed) issue.updated_at = fake.tick();
+  fake.userId(login);
+  change(fake, issue, {
+    title: b.title === undefined ? undefined : String(b.title), body: b.body,
+    labels: b.labels === undefined ? undefined : labelNames(fake, repo, b.labels),
+    assignees: b.assignees,
+    milestone: b.milestone === undefined ? undefined : b.milestone === null ? null : fake.milestone(repo, b.milestone).number,
+    state: b.state, state_reason: b.state_reason,
+  }, login);
   if (b.comment !== undefined) fake.addComment(repo, issue, login, String(b.comment));
-  if (changed) for (const i of [issue]) if (i.state === 'closed' && !i.closed_at) i.closed_at = i.updated_at;
 }
 
-function setState(issue, state, reason, login, at) {
-  if (state === issue.state) {
-    if (state === 'closed' && reason) issue.state_reason = reason;
-    return;
+// Applies the fields given (undefined: left as is). As on GitHub, only a real change moves
+// updated_at; closing sets closed_at, closed_by and a reason (completed unless given), reopening
+// clears closed_at with the reason "reopened"; a reason alone changes a closed issue's reason.
+function change(fake, issue, c, login) {
+  const next = {};
+  for (const k of ['title', 'body', 'labels', 'assignees', 'milestone']) {
+    if (c[k] !== undefined && !isDeepStrictEqual(c[k], issue[k])) next[k] = c[k];
   }
-  issue.state = state;
-  if (state === 'closed') {
-    issue.closed_at = at;
-    issue.closed_by = login;
-    issue.state_reason = reason || 'completed';
-  } else {
-    issue.closed_at = null;
-    issue.state_reason = 'reopened';
-  }
+  const closing = c.state === 'closed' && issue.state !== 'closed';
+  const reopening = c.state === 'open' && issue.state !== 'open';
+  const reason = issue.state === 'closed' && !reopening && c.state_reason && c.state_reason !== issue.state_reason;
+  if (!Object.keys(next).length && !closing && !reopening && !reason) return false;
+  const at = fake.tick();
+  Object.assign(issue, next);
+  if (closing) Object.assign(issue, { state: 'closed', closed_at: at, closed_by: login, state_reason: c.state_reason || 'completed' });
+  else if (reopening) Object.assign(issue, { state: 'open', closed_at: null, state_reason: 'reopened' });
+  else if (reason) issue.state_reason = c.state_reason;
+  issue.updated_at = at;
+  return true;
 }
 
 function generate(fake, b) {
@@ -492,7 +516,7 @@ function api(fake, req, url, raw, base) {
   out.headers = commonHeaders(fake, out.headers);
   if (out.body === undefined) delete out.headers['content-type'];
   if (route) {
-    const resErrors = fake.spec.validateResponse(route, out.status, out.body);
+    const resErrors = fake.spec.validateResponse(route, out.status, out.body, out.headers);
     if (resErrors.length) fake.violations.push({ where: 'response', method, path: url.pathname, status: out.status, errors: resErrors });
   }
   return out;
@@ -508,8 +532,7 @@ function answer(fake, req, method, path, url, body, base, route, reqErrors) {
   fake.userId(login);
 
   // Faults the test asked for.
-  const fault = fake.faults.find((f) => f.times > 0 && (!f.method || f.method.toUpperCase() === method)
-    && (!f.regex || f.regex.test(url.pathname)));
+  const fault = fake.faults.find((f) => f.status && f.times > 0 && matches(f, method, url.pathname));
   if (fault) {
     fault.times--;
     return faultAnswer(fake, fault, login);
@@ -559,6 +582,10 @@ function fieldOf(message) {
 function docOf(route) {
   const d = route.op.externalDocs && route.op.externalDocs.url;
   return d || DOCS;
+}
+
+function matches(fault, method, path) {
+  return (!fault.method || fault.method.toUpperCase() === method) && (!fault.regex || fault.regex.test(path));
 }
 
 function faultAnswer(fake, f, login) {
@@ -632,6 +659,9 @@ function handle(fake, method, route, q, body, base, login) {
   const repoPath = `/repositories/${repo.id}`;
   const issueOf = (n) => {
     const issue = repo.issues.get(Number(n));
+    if (!issue && repo.deleted.has(Number(n))) {
+      throw new ApiError(410, { message: 'This issue was deleted', documentation_url: docOf(route), status: '410' });
+    }
     if (!issue) throw notFound(docOf(route));
     return issue;
   };
@@ -675,21 +705,14 @@ function handle(fake, method, route, q, body, base, login) {
     case 'PATCH /repos/{owner}/{repo}/issues/{issue_number}': {
       const issue = issueOf(p.issue_number);
       const b = body || {};
-      let changed = false;
-      const at = () => fake.now();
-      if (b.title !== undefined && b.title !== null) { issue.title = String(b.title); changed = true; }
-      if (b.body !== undefined) { issue.body = b.body; changed = true; }
-      if (b.labels !== undefined) { issue.labels = labelNames(fake, repo, b.labels); changed = true; }
-      if (b.assignees !== undefined || b.assignee !== undefined) { issue.assignees = assigneesOf(b); changed = true; }
-      if (b.milestone !== undefined) { issue.milestone = milestoneNumber(repo, b.milestone, route); changed = true; }
-      if (b.state !== undefined) {
-        fake.tick();
-        setState(issue, b.state, b.state_reason, login, at());
-        changed = true;
-      } else if (b.state_reason !== undefined && issue.state === 'closed' && b.state_reason) {
-        issue.state_reason = b.state_reason; changed = true;
-      }
-      if (changed) issue.updated_at = b.state !== undefined ? at() : fake.tick();
+      change(fake, issue, {
+        title: b.title === null || b.title === undefined ? undefined : String(b.title),
+        body: b.body,
+        labels: b.labels === undefined ? undefined : labelNames(fake, repo, b.labels),
+        assignees: b.assignees === undefined && b.assignee === undefined ? undefined : assigneesOf(b),
+        milestone: b.milestone === undefined ? undefined : milestoneNumber(repo, b.milestone, route),
+        state: b.state, state_reason: b.state_reason,
+      }, login);
       return { status: 200, body: fake.renderIssue(base, repo, issue) };
     }
     case 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments': {

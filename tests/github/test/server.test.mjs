@@ -281,3 +281,38 @@ test('summaries follow changes: sub-issues completed, milestone counts, dependen
   assert.deepEqual(await summary(), [0, 0, 1, 0, 1]);
   await noViolations();
 });
+
+test('a PATCH that changes nothing leaves updated_at and the list ETag alone', async () => {
+  await control(srv.url, 'reset', { issues: [{ repo: 'acme/app', title: 'same', labels: ['a'], body: 'b' }] });
+  const list = await gh.get('/repos/acme/app/issues');
+  const before = list.json[0].updated_at;
+  const same = await gh.patch('/repos/acme/app/issues/1', { title: 'same', body: 'b', labels: ['a'], state: 'open' });
+  assert.equal(same.json.updated_at, before);
+  assert.equal((await gh.get('/repos/acme/app/issues', { 'if-none-match': list.headers.get('etag') })).status, 304);
+  const moved = await gh.patch('/repos/acme/app/issues/1', { labels: ['a', 'b'] });
+  assert.ok(moved.json.updated_at > before);
+  await noViolations();
+});
+
+test('a deleted issue: gone from lists, 410 as GitHub answers', async () => {
+  await control(srv.url, 'reset', { issues: [{ repo: 'acme/app', title: 'one' }, { repo: 'acme/app', title: 'two', comments: [{ user: 'a', body: 'c' }] }] });
+  await control(srv.url, 'delete', { repo: 'acme/app', number: 2 });
+  assert.deepEqual((await gh.get('/repos/acme/app/issues')).json.map((i) => i.number), [1]);
+  const gone = await gh.get('/repos/acme/app/issues/2');
+  assert.equal(gone.status, 410);
+  assert.deepEqual(gone.json, { message: 'This issue was deleted', documentation_url: gone.json.documentation_url, status: '410' });
+  assert.equal((await gh.patch('/repos/acme/app/issues/2', { state: 'closed' })).status, 410);
+  assert.deepEqual((await gh.get('/repos/acme/app/issues/comments')).json, []);
+  await assert.rejects(control(srv.url, 'delete', { repo: 'acme/app', number: 2 }), /400/);
+  await noViolations();
+});
+
+test('faults: delayMs answers late, then on time', async () => {
+  await control(srv.url, 'faults', [{ path: '^/user$', delayMs: 300, times: 1 }]);
+  let t = Date.now();
+  assert.equal((await gh.get('/user')).status, 200);
+  assert.ok(Date.now() - t >= 290, `${Date.now() - t} ms`);
+  t = Date.now();
+  await gh.get('/user');
+  assert.ok(Date.now() - t < 250);
+});

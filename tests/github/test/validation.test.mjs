@@ -84,6 +84,12 @@ test('the response validator catches broken answers', () => {
   assert.deepEqual(spec.validateResponse(route, 304, issue), ['status 304: a body']);
   assert.deepEqual(spec.validateResponse(route, 500, { message: 7 }), ['body.message: 7 is not string']);
   assert.deepEqual(spec.validateResponse(route, 500, { message: 'Server Error' }), []);
+  const list = spec.route('GET', '/rate_limit');
+  const overview = { resources: { core: { limit: 1, used: 0, remaining: 1, reset: 1 }, search: { limit: 1, used: 0, remaining: 1, reset: 1 } },
+    rate: { limit: 1, used: 0, remaining: 1, reset: 1 } };
+  assert.deepEqual(spec.validateResponse(list, 200, overview, { 'X-RateLimit-Remaining': '4999' }), []);
+  assert.deepEqual(spec.validateResponse(list, 200, overview, { 'x-ratelimit-remaining': 'many' }),
+    ['header X-RateLimit-Remaining: "many" is not integer']);
 });
 
 test('normal traffic over every endpoint records no violation', async () => {
