@@ -43,6 +43,7 @@ export class FakeGitHub {
     this.userId('octocat');
     for (const r of cfg.repos || []) {
       const repo = this.repo(r.owner, r.name, true);
+      repo.org = !!r.org;
       if (r.defaultLabels) {
         for (const [name, color, description] of DEFAULT_LABELS) {
           Object.assign(this.label(repo, name), { color, description, default: true });
@@ -170,6 +171,43 @@ export class FakeGitHub {
       repos_url: `${api}/repos`, events_url: `${api}/events{/privacy}`,
       received_events_url: `${api}/received_events`, type: 'User', user_view_type: 'public',
       site_admin: false,
+    };
+  }
+
+  renderRepo(base, repo) {
+    const api = `${base}/repos/${repo.owner}/${repo.name}`;
+    const html = `https://github.com/${repo.owner}/${repo.name}`;
+    const owner = { ...this.simpleUser(base, repo.owner), ...(repo.org ? { type: 'Organization' } : {}) };
+    const open = [...repo.issues.values()].filter((i) => i.state === 'open').length;
+    const urls = Object.fromEntries(Object.entries({
+      forks: '/forks', keys: '/keys{/key_id}', collaborators: '/collaborators{/collaborator}', teams: '/teams',
+      hooks: '/hooks', issue_events: '/issues/events{/number}', events: '/events', assignees: '/assignees{/user}',
+      branches: '/branches{/branch}', tags: '/tags', blobs: '/git/blobs{/sha}', git_tags: '/git/tags{/sha}',
+      git_refs: '/git/refs{/sha}', trees: '/git/trees{/sha}', statuses: '/statuses/{sha}', languages: '/languages',
+      stargazers: '/stargazers', contributors: '/contributors', subscribers: '/subscribers',
+      subscription: '/subscription', commits: '/commits{/sha}', git_commits: '/git/commits{/sha}',
+      comments: '/comments{/number}', issue_comment: '/issues/comments{/number}', contents: '/contents/{+path}',
+      compare: '/compare/{base}...{head}', merges: '/merges', archive: '/{archive_format}{/ref}',
+      downloads: '/downloads', issues: '/issues{/number}', pulls: '/pulls{/number}',
+      milestones: '/milestones{/number}', notifications: '/notifications{?since,all,participating}',
+      labels: '/labels{/name}', releases: '/releases{/id}', deployments: '/deployments',
+    }).map(([k, v]) => [`${k}_url`, api + v]));
+    return {
+      id: repo.id, node_id: nodeId('R_kgDO', repo.id), name: repo.name, full_name: `${repo.owner}/${repo.name}`,
+      private: false, owner, html_url: html, description: null, fork: false, url: api, ...urls,
+      created_at: repo.created_at, updated_at: repo.created_at, pushed_at: repo.created_at,
+      git_url: `git://github.com/${repo.owner}/${repo.name}.git`, ssh_url: `git@github.com:${repo.owner}/${repo.name}.git`,
+      clone_url: `${html}.git`, svn_url: html, homepage: null, size: 0, stargazers_count: 0, watchers_count: 0,
+      language: null, has_issues: true, has_projects: true, has_downloads: true, has_wiki: true, has_pages: false,
+      has_discussions: false, forks_count: 0, mirror_url: null, archived: false, disabled: false,
+      open_issues_count: open, license: null, allow_forking: true, is_template: false,
+      web_commit_signoff_required: false, topics: [], visibility: 'public', forks: 0, open_issues: open,
+      watchers: 0, default_branch: 'main',
+      permissions: { admin: true, maintain: true, push: true, triage: true, pull: true },
+      temp_clone_token: '', allow_squash_merge: true, allow_merge_commit: true, allow_rebase_merge: true,
+      allow_auto_merge: false, delete_branch_on_merge: false, allow_update_branch: false,
+      use_squash_pr_title_as_default: false, ...(repo.org ? { organization: owner } : {}),
+      network_count: 0, subscribers_count: 0,
     };
   }
 
@@ -546,6 +584,9 @@ function answer(fake, req, method, path, url, body, base, route, reqErrors) {
     rl.remaining--; rl.used++;
   }
 
+  if (reqErrors.includes('body: not JSON')) {
+    throw new ApiError(400, { message: 'Problems parsing JSON', documentation_url: route ? docOf(route) : DOCS, status: '400' });
+  }
   if (!route) throw notFound();
   if (reqErrors.length) {
     throw invalid(resourceOf(route.template), reqErrors.map((e) => ({ code: 'invalid', message: e, ...fieldOf(e) })),
@@ -667,6 +708,8 @@ function handle(fake, method, route, q, body, base, login) {
   };
 
   switch (t) {
+    case 'GET /repos/{owner}/{repo}':
+      return { status: 200, body: fake.renderRepo(base, repo) };
     case 'GET /repos/{owner}/{repo}/issues': {
       const state = q.get('state') || 'open';
       const since = q.get('since');
@@ -738,6 +781,17 @@ function handle(fake, method, route, q, body, base, login) {
       items.sort((a, b) => dir * (cmp(key(a), key(b)) || cmp(a.id, b.id)));
       const { slice, headers } = page(items, q, base, `${repoPath}/issues/comments`);
       return { status: 200, headers, body: slice.map((c) => fake.renderComment(base, c)) };
+    }
+    case 'GET /repos/{owner}/{repo}/issues/comments/{comment_id}':
+    case 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}': {
+      const c = fake.comments.get(Number(p.comment_id));
+      if (!c || c.repo !== repo) throw notFound(docOf(route));
+      if (method === 'PATCH' && String(body.body) !== c.body) {
+        c.body = String(body.body);
+        c.updated_at = fake.tick();
+        repo.issues.get(c.issue).updated_at = c.updated_at;
+      }
+      return { status: 200, body: fake.renderComment(base, c) };
     }
     case 'GET /repos/{owner}/{repo}/milestones': {
       const state = q.get('state') || 'open';

@@ -14,6 +14,7 @@ const SCENARIOS = {
   'add-labels-to-issue': { repos: [{ owner: ORG, name: 'add-labels-to-issue' }] },
   labels: { repos: [{ owner: ORG, name: 'labels', defaultLabels: true }] },
   errors: { repos: [{ owner: ORG, name: 'errors' }] },
+  'get-repository': { repos: [{ owner: ORG, name: 'hello-world', org: true }] },
 };
 
 // Headers GitHub sent that the sync relies on, whenever the recording has them.

@@ -56,6 +56,14 @@ test('a label with a bad color: 422 as recorded from GitHub (fixture "errors")',
   assert.deepEqual(await control(srv.url, 'violations'), []);
 });
 
+test('a body that is not JSON: 400 Problems parsing JSON, and a violation', async () => {
+  const r = await gh.call('PATCH', '/repos/acme/app/issues/1', '{"state": ');
+  assert.equal(r.status, 400);
+  assert.equal(r.json.message, 'Problems parsing JSON');
+  const v = await control(srv.url, 'violations');
+  assert.deepEqual(v.map((x) => [x.where, x.errors[0]]), [['request', 'body: not JSON']]);
+});
+
 test('a path the description does not have: 404 and a violation', async () => {
   const r = await gh.get('/repos/acme/app/issuez');
   assert.equal(r.status, 404);
@@ -110,6 +118,9 @@ test('normal traffic over every endpoint records no violation', async () => {
     ['PATCH', '/repos/acme/app/issues/2', { state: 'open' }],
     ['POST', '/repos/acme/app/issues', { title: 'new', body: 'b', labels: ['x'], assignees: ['carol'], milestone: 1 }],
     ['POST', '/repos/acme/app/issues/1/comments', { body: 'closing note' }],
+    ['GET', '/repos/acme/app/issues/comments/500000'],
+    ['PATCH', '/repos/acme/app/issues/comments/500000', { body: 'edited' }],
+    ['GET', '/repos/acme/app'],
     ['GET', '/repos/acme/app/issues/1/comments?per_page=1&page=2'],
     ['GET', '/repos/acme/app/issues/comments?since=2026-01-01T00:00:00Z&sort=updated&direction=desc'],
     ['GET', '/repos/acme/app/milestones?state=all'], ['GET', '/repos/acme/app/labels?per_page=100'],
