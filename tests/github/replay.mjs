@@ -22,6 +22,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { isMain, serveUntilStopped } from './cli.mjs';
+import { readBody } from './server.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -55,8 +56,7 @@ export async function startReplay(name, { port = 0, host = '127.0.0.1' } = {}) {
   let unmatched = [];
   let log = [];
   const server = http.createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
+    const raw = await readBody(req);
     const url = new URL(req.url, 'http://127.0.0.1');
     const reply = (status, value) => {
       const text = JSON.stringify(value);

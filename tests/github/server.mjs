@@ -358,8 +358,7 @@ export function createHandler(fake) {
     const started = process.hrtime.bigint();
     const url = new URL(req.url, 'http://127.0.0.1');
     const base = `http://${req.headers.host || '127.0.0.1'}`;
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
+    const raw = await readBody(req);
     if (url.pathname.startsWith('/_control/')) return control(fake, req, res, url, raw, base);
     const slow = fake.faults.find((f) => f.delayMs && !f.status && f.times > 0 && matches(f, req.method, url.pathname));
     if (slow) {
@@ -368,11 +367,19 @@ export function createHandler(fake) {
     }
     const out = api(fake, req, url, raw, base);
     const body = out.body === undefined ? '' : JSON.stringify(out.body);
-    res.writeHead(out.status, out.headers);
-    res.end(body);
+    if (body) out.headers['content-length'] = String(Buffer.byteLength(body));
     fake.log.push({ method: req.method, path: url.pathname, query: Object.fromEntries(url.searchParams),
       status: out.status, ms: Number(process.hrtime.bigint() - started) / 1e6 });
+    res.writeHead(out.status, out.headers);
+    res.end(body);
   };
+}
+
+// A request's body as UTF-8 text (decoded whole: a character may straddle chunks).
+export async function readBody(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function sendJson(res, status, value) {
@@ -399,7 +406,13 @@ function control(fake, req, res, url, raw, base) {
           if (!(f.delayMs > 0 && f.status === undefined) && ![500, 502, 503, 403, 429].includes(f.status)) {
             throw new BadControl(`fault status ${f.status}`);
           }
-          fake.faults.push({ ...f, times: f.times ?? 1, regex: f.path ? new RegExp(f.path) : null });
+          let regex = null;
+          try {
+            regex = f.path ? new RegExp(f.path) : null;
+          } catch (e) {
+            throw new BadControl(`fault path: ${e.message}`);
+          }
+          fake.faults.push({ ...f, times: f.times ?? 1, regex });
         }
         return sendJson(res, 200, { ok: true });
       case 'POST /_control/edit': edit(fake, body); return sendJson(res, 200, { ok: true });
@@ -419,8 +432,8 @@ function control(fake, req, res, url, raw, base) {
       default: return sendJson(res, 404, { error: `no control endpoint ${what}` });
     }
   } catch (e) {
-    if (e instanceof BadControl) return sendJson(res, 400, { error: e.message });
-    throw e;
+    // A control request the fake cannot follow is the test's mistake: 400, never a violation.
+    return sendJson(res, 400, { error: e instanceof BadControl ? e.message : `${e.name}: ${e.message}` });
   }
 }
 
@@ -466,6 +479,7 @@ function generate(fake, b) {
   const [owner, name] = String(b.repo || '').split('/');
   if (!owner || !name) throw new BadControl('generate: repo "owner/name"');
   const count = b.count ?? 100;
+  if (!Number.isInteger(count) || count < 0 || count > 200000) throw new BadControl('generate: count, 0 to 200000');
   const random = rng(b.seed ?? 1);
   const labels = Array.isArray(b.labels) ? b.labels
     : Array.from({ length: b.labels ?? 8 }, (_, k) => `label-${k + 1}`);

@@ -251,6 +251,10 @@ test('control: edit as a person, state as the API renders it, generate is determ
   assert.deepEqual(await control(srv.url, 'log'), []);
   await assert.rejects(control(srv.url, 'edit', { repo: 'acme/app', number: 999 }), /400/);
   await assert.rejects(control(srv.url, 'faults', [{ status: 418 }]), /400/);
+  await assert.rejects(control(srv.url, 'faults', [{ status: 500, path: '(' }]), /400.*fault path/);
+  await assert.rejects(control(srv.url, 'generate', { repo: 'acme/app', count: 'many' }), /400/);
+  await assert.rejects(control(srv.url, 'reset', { issues: [{ title: 'no repo' }] }), /400/);
+  assert.deepEqual(await control(srv.url, 'violations'), []);
 });
 
 test('stdin closed stops the server', async () => {
@@ -279,6 +283,16 @@ test('summaries follow changes: sub-issues completed, milestone counts, dependen
   assert.deepEqual(await summary(), [0, 0, 2, 0, 1]);
   await gh.patch('/repos/acme/app/issues/2', { milestone: null });
   assert.deepEqual(await summary(), [0, 0, 1, 0, 1]);
+  await noViolations();
+});
+
+test('UTF-8 bodies arrive whole; answers carry Content-Length', async () => {
+  await control(srv.url, 'reset', { repos: [{ owner: 'acme', name: 'app' }] });
+  const title = `Ünïcödé ✓ ${'日本語'.repeat(30000)}`;
+  const made = await gh.post('/repos/acme/app/issues', { title });
+  assert.equal(made.status, 201);
+  assert.equal(made.json.title, title);
+  assert.equal(Number(made.headers.get('content-length')), Buffer.byteLength(made.text));
   await noViolations();
 });
 
