@@ -879,6 +879,47 @@ function handle(fake, method, route, q, body, base, login) {
       const { slice, headers } = page(items, q, base, `${repoPath}/issues/${issue.number}/sub_issues`);
       return { status: 200, headers, body: slice.map((s) => fake.renderIssue(base, repo, s)) };
     }
+    case 'POST /repos/{owner}/{repo}/issues/{issue_number}/sub_issues': {
+      const parent = issueOf(p.issue_number);
+      const sub = issueById(repo, body.sub_issue_id);
+      const bad = (why) => invalid('Issue', [{ field: 'sub_issue_id', code: 'invalid', message: why }], docOf(route));
+      if (!sub) throw bad('no issue with that id in this repository');
+      if (sub === parent || ancestors(repo, parent).includes(sub.number)) throw bad('an issue cannot be its own ancestor');
+      if (sub.parent === parent.number) throw bad('already a sub-issue of this issue');
+      if (sub.parent && !body.replace_parent) throw bad('already has a parent (replace_parent: true moves it)');
+      sub.parent = parent.number;
+      fake.tick();
+      const out = fake.renderIssue(base, repo, parent);
+      return { status: 201, headers: { location: `${out.url}/sub_issues` }, body: out };
+    }
+    case 'DELETE /repos/{owner}/{repo}/issues/{issue_number}/sub_issue': {
+      const parent = issueOf(p.issue_number);
+      const sub = issueById(repo, body.sub_issue_id);
+      if (!sub || sub.parent !== parent.number) throw notFound(docOf(route));
+      sub.parent = null;
+      fake.tick();
+      return { status: 200, body: fake.renderIssue(base, repo, parent) };
+    }
+    case 'POST /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by': {
+      const issue = issueOf(p.issue_number);
+      const blocker = issueById(repo, body.issue_id);
+      const bad = (why) => invalid('Issue', [{ field: 'issue_id', code: 'invalid', message: why }], docOf(route));
+      if (!blocker) throw bad('no issue with that id in this repository');
+      if (blocker === issue) throw bad('an issue cannot block itself');
+      if (issue.blocked_by.includes(blocker.number)) throw bad('already blocked by that issue');
+      issue.blocked_by.push(blocker.number);
+      fake.tick();
+      const out = fake.renderIssue(base, repo, issue);
+      return { status: 201, headers: { location: `${out.url}/dependencies/blocked_by` }, body: out };
+    }
+    case 'DELETE /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}': {
+      const issue = issueOf(p.issue_number);
+      const blocker = issueById(repo, Number(p.issue_id));
+      if (!blocker || !issue.blocked_by.includes(blocker.number)) throw notFound(docOf(route));
+      issue.blocked_by = issue.blocked_by.filter((n) => n !== blocker.number);
+      fake.tick();
+      return { status: 200, body: fake.renderIssue(base, repo, issue) };
+    }
     case 'GET /repos/{owner}/{repo}/issues/{issue_number}/parent': {
       const issue = issueOf(p.issue_number);
       if (!issue.parent) throw notFound(docOf(route));
@@ -899,6 +940,18 @@ function handle(fake, method, route, q, body, base, login) {
     default:
       throw notFound(docOf(route));
   }
+}
+
+// An issue of the repository by its `id` (what the sub-issue and dependency endpoints take).
+function issueById(repo, id) {
+  for (const i of repo.issues.values()) if (i.id === id) return i;
+  return undefined;
+}
+
+function ancestors(repo, issue) {
+  const out = [];
+  for (let p = issue.parent; p && !out.includes(p); p = repo.issues.get(p)?.parent) out.push(p);
+  return out;
 }
 
 function labelNames(fake, repo, labels) {

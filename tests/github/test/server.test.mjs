@@ -330,3 +330,34 @@ test('faults: delayMs answers late, then on time', async () => {
   await gh.get('/user');
   assert.ok(Date.now() - t < 250);
 });
+
+test('sub-issues and blocked-by dependencies added and removed by id', async () => {
+  await control(srv.url, 'reset', { issues: [
+    { repo: 'acme/app', title: 'epic' }, { repo: 'acme/app', title: 'task' }, { repo: 'acme/app', title: 'other epic' }] });
+  const id = async (n) => (await gh.get(`/repos/acme/app/issues/${n}`)).json.id;
+  const [epic, task, other] = [await id(1), await id(2), await id(3)];
+  const added = await gh.post('/repos/acme/app/issues/1/sub_issues', { sub_issue_id: task });
+  assert.equal(added.status, 201);
+  assert.equal(added.json.number, 1);
+  assert.equal(added.json.sub_issues_summary.total, 1);
+  assert.equal((await gh.get('/repos/acme/app/issues/2/parent')).json.number, 1);
+  // One parent at a time, no cycles, unless the parent is replaced.
+  assert.equal((await gh.post('/repos/acme/app/issues/3/sub_issues', { sub_issue_id: task })).status, 422);
+  assert.equal((await gh.post('/repos/acme/app/issues/2/sub_issues', { sub_issue_id: epic })).status, 422);
+  assert.equal((await gh.post('/repos/acme/app/issues/3/sub_issues', { sub_issue_id: task, replace_parent: true })).status, 201);
+  assert.deepEqual((await gh.get('/repos/acme/app/issues/1/sub_issues')).json, []);
+  assert.equal((await gh.call('DELETE', '/repos/acme/app/issues/3/sub_issue', { sub_issue_id: task })).status, 200);
+  assert.equal((await gh.get('/repos/acme/app/issues/2/parent')).status, 404);
+  assert.equal((await gh.call('DELETE', '/repos/acme/app/issues/3/sub_issue', { sub_issue_id: task })).status, 404);
+
+  const blocked = await gh.post('/repos/acme/app/issues/2/dependencies/blocked_by', { issue_id: other });
+  assert.equal(blocked.status, 201);
+  assert.equal(blocked.json.issue_dependencies_summary.total_blocked_by, 1);
+  assert.equal((await gh.post('/repos/acme/app/issues/2/dependencies/blocked_by', { issue_id: other })).status, 422);
+  assert.equal((await gh.post('/repos/acme/app/issues/2/dependencies/blocked_by', { issue_id: task })).status, 422);
+  assert.deepEqual((await gh.get('/repos/acme/app/issues/3/dependencies/blocking')).json.map((i) => i.number), [2]);
+  assert.equal((await gh.call('DELETE', `/repos/acme/app/issues/2/dependencies/blocked_by/${other}`)).status, 200);
+  assert.deepEqual((await gh.get('/repos/acme/app/issues/2/dependencies/blocked_by')).json, []);
+  assert.equal((await gh.post('/repos/acme/app/issues/2/dependencies/blocked_by', { issue_id: 12345 })).status, 422);
+  await noViolations();
+});
