@@ -22,6 +22,7 @@
 #include "domains/providers/providers.h"
 #include "domains/memory/memory_common.h"
 #include "domains/skills/skills.h"
+#include "engines/rules/catalogue.h"
 #include "engines/adapters/split_command.h"
 #include "engines/adapters/subprocess.h"
 #include "engines/rules/task_engine.h"
@@ -229,6 +230,38 @@ Result<AgentCommand> agent_command(const Config& config) {
   return out;
 }
 
+/// The injected skill as the governed catalogue counts it (engines/rules/catalogue.h): read with the
+/// skill files in the external step, recorded in the write transaction, where no file is read.
+constexpr std::string_view kSkillRecord = "_catalogueSkill";
+
+json::Value catalogue_skill_record(const Skill& skill) {
+  json::Value out = json::Value::object();
+  out.set("name", skill.name);
+  out.set("description", skill.description);
+  out.set("tags", json::Value::array_of(skill.tags));
+  out.set("source", skill.source);
+  out.set("overrides", skill.overrides);
+  out.set("body", skill.body);
+  return out;
+}
+
+Result<void> record_skill_use(Context& context, json::Value& data) {
+  const json::Value record = data[kSkillRecord];
+  data.erase(kSkillRecord);
+  if (!record.is_object()) return {};
+  Skill skill;
+  skill.name = record["name"].as_string();
+  skill.description = record["description"].as_string();
+  for (const auto& tag : record["tags"].as_array()) skill.tags.push_back(tag.as_string());
+  skill.source = record["source"].as_string();
+  skill.overrides = record["overrides"].as_string();
+  skill.body = record["body"].as_string();
+  CT_TRY_ASSIGN(const std::string by, memory::catalogue_actor(context));
+  CT_TRY_ASSIGN(CatalogueRow row, catalogue::record_skill_use(context.db(), skill, by, context.now()));
+  (void)row;
+  return {};
+}
+
 Result<Reply> spawn_external(Context& context, const SpawnArgs& args) {
   const bool execute = args.execute;
   std::optional<AgentCommand> agent;
@@ -261,6 +294,9 @@ Result<Reply> spawn_external(Context& context, const SpawnArgs& args) {
   data.set("level", prompt.level);
   data.set("tokens", static_cast<std::int64_t>(estimate_tokens(prompt.text)));
   data.set("prompt", prompt.text);
+  // What the write step records of the injected skill (its use, a new version when its file
+  // changed); taken out of the reply there.
+  data.set(kSkillRecord, catalogue_skill_record(*prompt.skill));
   if (!execute) return Reply::warned(std::move(data), std::move(warnings));
   // orchestrator.worktrees: the agent works in a worktree and branch of the task's own. (Reserving
   // the task's files is the claim's: the agent's session.start claims the task, as ever.)
@@ -314,6 +350,7 @@ Result<Reply> spawn(Context& context, const SpawnArgs& args) {
   if (!context.external) return fail(ErrorCode::Internal, "orchestrate.spawn: the external step did not run");
   Reply reply = std::move(*context.external);
   if (context.audit) context.audit->task_id = args.id;
+  CT_TRY(record_skill_use(context, reply.data));
   if (json::Value made = reply.data["worktree"]; made.is_object()) {
     // The worktree the agent ran in is the task's from now on (audited when new).
     TaskWorktree record{.task_id = args.id, .worktree = made["path"].as_string(), .branch = made["branch"].as_string(),

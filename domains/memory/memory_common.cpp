@@ -5,6 +5,7 @@
 
 #include "core/stored_text.h"
 #include "core/text.h"
+#include "engines/rules/catalogue.h"
 
 namespace ct::memory {
 namespace {
@@ -36,6 +37,12 @@ json::Value stored_json(const MemoryEntry& entry) {
 }
 
 }  // namespace
+
+Result<std::string> catalogue_actor(Context& context) {
+  if (context.is_person()) return context.principal.id;
+  CT_TRY_ASSIGN(std::string agent, context.agent_name());
+  return agent.empty() ? context.principal.id : agent;
+}
 
 bool needs_person(const Context& context, std::string_view kind) {
   const auto kinds = context.config->get_strings("memory.verifyKinds");
@@ -189,7 +196,10 @@ Result<void> check_tasks(Context& context, const std::vector<std::string>& ids) 
 Result<void> save(Context& context, const std::optional<MemoryEntry>& before, const MemoryEntry& entry) {
   CT_TRY(context.db().put_memory(entry, keys_of(entry)));
   context.record(FieldChange{"", "memory." + entry.id, before ? stored_json(*before) : json::Value(), stored_json(entry)});
-  return {};
+  // The governed catalogue (engines/rules/catalogue.h): a new version with its change-log row.
+  CT_TRY_ASSIGN(const std::string by, catalogue_actor(context));
+  return catalogue::record_memory(context.db(), before, entry, entry.source_agent.empty() ? by : entry.source_agent, by,
+                                  context.now());
 }
 
 

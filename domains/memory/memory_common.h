@@ -57,6 +57,10 @@ Result<std::vector<Found>> for_task(Context& context, const std::string& task_id
 /// which were applied, for the prompt's writer to spell (disclosure/spawn.h); empty when there are none.
 Advice prompt_block(const std::vector<Found>& found, const std::string& task_id);
 
+/// Who a change of the catalogue is by: a person's principal, else the session's or the caller's
+/// agent name (its principal when it has none).
+Result<std::string> catalogue_actor(Context& context);
+
 /// Whether an agent's entry of `kind` waits for a person (memory.verifyKinds).
 bool needs_person(const Context& context, std::string_view kind);
 

@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "domains/bind.h"
+#include "domains/memory/memory_catalogue.h"
 #include "domains/memory/memory_common.h"
 #include "domains/registry.h"
 
@@ -97,6 +98,8 @@ Result<Reply> show(Context& context, const IdArgs& args) {
     }
     if (json::Value* usage = data.find("usage")) usage->set("recent", std::move(recent));
   }
+  CT_TRY_ASSIGN(json::Value governance, governance_json(context, entry));
+  data.set("governance", std::move(governance));
   return Reply::of(std::move(data));
 }
 
@@ -161,6 +164,7 @@ Result<Reply> timeline(Context& context, const TimelineArgs& args) {
 struct ListArgs {
   std::vector<std::string> status;
   std::optional<std::string> kind;
+  bool due = false;
   Paging page;
   Projection rows;
 };
@@ -171,8 +175,18 @@ Result<Reply> list(Context& context, const ListArgs& args) {
   if (args.kind) query.kind = *args.kind;
   query.limit = args.page.limit;
   query.offset = args.page.offset;
-  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, context.db().list_memory(query));
-  CT_TRY_ASSIGN(std::int64_t total, context.db().count_memory(query));
+  std::vector<MemoryEntry> entries;
+  std::int64_t total = 0;
+  if (args.due) {
+    // Due for review (engines/rules/catalogue.h): soonest due first, the page cut from them.
+    CT_TRY_ASSIGN(std::vector<MemoryEntry> due, due_for_review(context, query));
+    total = std::ssize(due);
+    for (std::int64_t i = query.offset; i < total && i < query.offset + query.limit; ++i)
+      entries.push_back(std::move(due[static_cast<std::size_t>(i)]));
+  } else {
+    CT_TRY_ASSIGN(entries, context.db().list_memory(query));
+    CT_TRY_ASSIGN(total, context.db().count_memory(query));
+  }
   CT_TRY_ASSIGN(auto stale, staleness_of(context, entries));
   json::Value rows = json::Value::array();
   const bool full = args.rows.full;
@@ -330,7 +344,8 @@ void register_show(Registry& registry) {
                 .returns = "{id, kind, title, body?, status, unreviewed?, stale?, hash, files?, labels?, tasks?, epic?, confidence?, "
                            "source?{agent,session,task}, verifiedBy?, verifiedAt?, supersedes?, supersededBy?, reason?, "
                            "usage{applied, ignored, lastAt?, lastBy?, recent?[{at,applied,agent?,taskId?}]}, createdAt, "
-                           "updatedAt}",
+                           "updatedAt, governance{version, owner?, status draft|review|approved|deprecated, tier P1-P4, "
+                           "nextReviewDue?, changes?[{version, at, by?, summary}]}}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"M001"})", "the entry M001"}},
                 .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show_args.handler(show)});
@@ -341,13 +356,16 @@ void register_list(Registry& registry) {
       bind(field(&ListArgs::status, {.name = "status", .type = ParamType::Array, .choices = {kStatuses.begin(), kStatuses.end()},
                                      .item_type = ParamType::Enum, .description = "Only these statuses (default all)"}),
            field(&ListArgs::kind, {.name = "kind", .type = ParamType::Enum, .choices = kind_choices(), .description = "Only this kind"}),
+           field(&ListArgs::due, {.name = "due", .type = ParamType::Bool,
+                                  .description = "Only entries due for review, soonest first"}),
            paging(&ListArgs::page, "50"), projection(&ListArgs::rows));
   registry.add({.domain = "memory", .name = "list", .gateway = Gateway::Query,
                 .summary = "List entries by status and kind, newest change first",
                 .params = list_args.specs(),
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed?,stale?,files?,applied}] (every field with "
                            "detail:'full'); _meta.page when there are more; E_NO_DATA note when none",
-                .examples = {{R"({"status":["proposed"]})", "what waits for a person's review"}},
+                .examples = {{R"({"status":["proposed"]})", "what waits for a person's review"},
+                             {R"({"due":true})", "what is due for review"}},
                 .idempotent = true, .tier = 2,
                 .row_fields = {"id", "kind", "title", "body", "hash", "status", "unreviewed", "stale", "files", "applied", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",

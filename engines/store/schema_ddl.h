@@ -414,4 +414,32 @@ CREATE TABLE inbox_marks(
 );
 )sql";
 
+/// v15 (issue 54, seed 004): the governed catalogue of memory entries and skills
+/// (engines/rules/catalogue.h). One row per governed subject — a memory entry's id ("M001") or
+/// "skill:<name>" — with its version (bumped on each recorded change), owner, the content hash it
+/// had when last recorded (`body_hash`), the hash of its governance projection then (`gov_hash`:
+/// validate.catalogue recomputes both), and its use (skills injected into spawn prompts). Its change
+/// log is catalogue_changes, one row per version. Status and review dates are read from the entry
+/// and its tier, never stored twice.
+inline constexpr std::string_view kCatalogue = R"sql(
+CREATE TABLE catalogue(
+  subject TEXT PRIMARY KEY,
+  version INTEGER NOT NULL,
+  owner TEXT NOT NULL DEFAULT '',
+  body_hash TEXT NOT NULL DEFAULT '',
+  gov_hash TEXT NOT NULL DEFAULT '',
+  used INTEGER NOT NULL DEFAULT 0,
+  used_at INTEGER,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE catalogue_changes(
+  subject TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  changed_by TEXT NOT NULL DEFAULT '',
+  summary TEXT NOT NULL,
+  PRIMARY KEY(subject, version)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace ct::ddl

@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "engines/store/audit_log.h"
+#include "engines/store/catalogue_store.h"
 #include "engines/store/compliance_store.h"
 #include "engines/store/lifecycle_store.h"
 #include "engines/store/memory_store.h"
@@ -51,6 +52,7 @@ class Store : public TaskStore,
               public MemoryStore,
               public TrustStore,
               public MessageStore,
+              public CatalogueStore,
               public StoreMaintenance {
  public:
   virtual ~Store() = default;
