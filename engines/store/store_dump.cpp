@@ -32,6 +32,8 @@ std::span<const DumpedTable> dumped_tables() {
       {"message_recipients", "session, num"},
       {"message_reads", "reader, num"},
       {"inbox_marks", "reader"},
+      {"tracker_links", "tracker, repository, external_id"},
+      {"tracker_cursors", "tracker, repository"},
   };
   return kTables;
 }
