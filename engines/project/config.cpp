@@ -132,6 +132,10 @@ std::vector<ConfigKey> store_keys() {
        "Plug-in engines: \"domain.operation\" → {command:[argv…], gateway?, summary?, params?, timeoutSeconds?} "
        "(capability/README.md); edit config.json, then restart servers",
        SetBy::People},
+      {"trackers", json::Type::Object, "{}", 0, 0, {},
+       "Trackers issues.sync keeps in step: name → {repository?, command?:[argv…] (a plug-in, docs/sync.md), "
+       "apiUrl?, pageSize?}; \"github\" is built in",
+       SetBy::People},
   };
 }
 
