@@ -330,6 +330,7 @@ inline constexpr const char* kDropPrincipalsV13 =
     "ALTER TABLE sessions DROP COLUMN notice; ";
 
 /// What schema v14 (the fleet in worktrees, issue 53) adds, taken away: a store as version 13 left it.
+inline constexpr const char* kDropV15 = "DROP TABLE tracker_links; DROP TABLE tracker_cursors; ";
 inline constexpr const char* kDropFleetV14 =
     "DROP TABLE task_worktrees; DROP TABLE reservations; ALTER TABLE sessions DROP COLUMN worktree; "
     "ALTER TABLE sessions DROP COLUMN branch; "
@@ -346,6 +347,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 15) sql += kDropV15;
   if (version < 14) sql += kDropFleetV14;
   if (version < 13) sql += kDropPrincipalsV13;
   if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans
