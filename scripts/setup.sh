@@ -32,7 +32,8 @@ packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli
 # of tests/e2e/principals.cpp (ct at a terminal, ct serve's one-use code).
 if [ "$CT_BUILD_TESTS" != "OFF" ]; then
   packages+=(catch2 sqlite3 git patch python3 tmux)
-  # Node and npm run the token counter (tests/tokenizer) and the MCP interop tests (tests/interop);
+  # Node and npm run the token counter (tests/tokenizer), the MCP interop tests (tests/interop) and
+  # the fake GitHub of the tracker sync's tests (tests/github, its packages installed on first use);
   # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the
   # locked packages: the interop tests then run on the Node 22 that tests/interop/package-lock.json
   # pins (the npm registry's node-linux-<arch>), since the MCP conformance suite needs 22.
