@@ -401,6 +401,8 @@ Result<void> relink(Context& context, const Target& target, Outcome& outcome) {
           else if (found->second != task->id) depends.push_back(found->second);
         }
       std::vector<std::string> missing;
+      // A finished task waits on nothing: its dependencies are left as they are.
+      if (task->status == TaskStatus::Done || task->status == TaskStatus::Cancelled) depends.clear();
       for (const auto& dep : depends)
         if (std::find(task->depends.begin(), task->depends.end(), dep) == task->depends.end() &&
             std::find(missing.begin(), missing.end(), dep) == missing.end())
