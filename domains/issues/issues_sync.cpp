@@ -10,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <span>
 
 #include "core/text.h"
 #include "domains/bind.h"
@@ -356,16 +357,41 @@ Result<std::string> task_of(Store& store, const Target& target, const std::strin
 
 /// Parents and dependencies the items name, set once both ends are tasks (after every page, since
 /// an item may name one on a later page).
+Result<void> relink_chunk(Store& store, TaskEngine& engine, const Target& target,
+                          const std::map<std::int64_t, std::string>& by_number, std::span<TrackerLink> links,
+                          Outcome& outcome);
+
 Result<void> relink(Context& context, const Target& target, Outcome& outcome) {
-  return write(context, target, "relink", [&](Store& store, TaskEngine& engine, AuditEntry&) -> Result<void> {
-    CT_TRY_ASSIGN(auto links, store.links(target.tracker, target.repository, ""));
-    std::map<std::int64_t, std::string> by_number;
-    for (const auto& link : links)
-      if (link.number > 0) by_number[link.number] = link.task_id;
+  // What to do is read first (no write lock), then done a chunk of links per short write.
+  Store& db = context.db();
+  CT_TRY(db.begin(TxKind::Read));
+  auto all = db.links(target.tracker, target.repository, "");
+  db.rollback();
+  if (!all) return fail(std::move(all.error()));
+  std::map<std::int64_t, std::string> by_number;
+  std::vector<TrackerLink> pending;
+  for (auto& link : *all) {
+    if (link.number > 0) by_number[link.number] = link.task_id;
+    const bool refers = link.meta.contains("parent") || link.meta.contains("blockedBy") || link.meta.contains("refs");
+    if (refers && link.meta["resolved"] != json::Value(true)) pending.push_back(std::move(link));
+  }
+  constexpr std::size_t kChunk = 100;
+  for (std::size_t from = 0; from < pending.size(); from += kChunk) {
+    auto chunk = [&](Store& store, TaskEngine& engine, AuditEntry&) -> Result<void> {
+      return relink_chunk(store, engine, target, by_number,
+                          std::span(pending).subspan(from, std::min(kChunk, pending.size() - from)), outcome);
+    };
+    CT_TRY(write(context, target, "relink", chunk));
+  }
+  return {};
+}
+
+/// relink's work on some links, in the caller's write transaction.
+Result<void> relink_chunk(Store& store, TaskEngine& engine, const Target& target,
+                          const std::map<std::int64_t, std::string>& by_number, std::span<TrackerLink> links,
+                          Outcome& outcome) {
+  {
     for (auto& link : links) {
-      if (link.meta["resolved"] == json::Value(true)) continue;
-      const bool refers = link.meta.contains("parent") || link.meta.contains("blockedBy") || link.meta.contains("refs");
-      if (!refers) continue;
       CT_TRY_ASSIGN(auto task, store.get_task(link.task_id));
       if (!task || task->archived) continue;
       // A reference is an external id, or "#n" (a tracker that names items by number).
@@ -420,7 +446,7 @@ Result<void> relink(Context& context, const Target& target, Outcome& outcome) {
       }
     }
     return {};
-  });
+  }
 }
 
 /// The body an item gets for a task's description and acceptance criteria (lossless through fields_of_item).
