@@ -6,7 +6,8 @@
 //  - agents complete tasks and edit them; people edit issues meanwhile (/_control/edit); the next
 //    sync closes the completed issues with a comment, pulls the people's edits, and reports a
 //    conflict exactly where both sides changed the same field;
-//  - 5xx answers and a secondary rate limit are waited out (waits scaled to nothing), a 422 is an error;
+//  - 5xx answers, a secondary rate limit and a used-up primary limit are waited out (waits scaled to
+//    nothing); 5xx past the retries is E_ENGINE_FAILED;
 //  - a sync killed mid-way (SIGKILL while it writes its pages) resumes with no duplicate and
 //    nothing lost;
 //  - /_control/violations is empty at the end.
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Waits (rate limits, 5xx backoff) count but do not sleep in this test.
-  check(succeeded(run({"config", "set", "trackers", R"({"github":{"waitScale":0,"maxWaitSeconds":3600}})"})),
+  check(succeeded(run({"config", "set", "trackers", R"({"github":{"waitScale":0,"maxWaitSeconds":100000}})"})),
         "a person sets the GitHub tracker's options");
 
   // 1. The first sync is a dry run; then the import.
@@ -195,11 +196,12 @@ int main(int argc, char** argv) {
 
   // 3. Faults on the way: two 502s on the issues list and a secondary rate limit are waited out.
   check(fake.post("/_control/faults", R"([{"method":"GET","path":"/issues$|/issues\\?","status":502,"times":2},)"
-                                      R"({"method":"PATCH","status":403,"secondary":true,"retryAfter":30,"times":1}])")
+                                      R"({"method":"PATCH","status":403,"secondary":true,"retryAfter":30,"times":1},)"
+                                      R"({"method":"GET","path":"/comments","status":403,"remaining0":true,"times":1}])")
                 ["ok"] == json::Value(true),
         "faults are set");
   json::Value second = run({"sync", "github", "--repo", "octo/app"});
-  check(succeeded(second), "the sync waits out 502s and a secondary rate limit: " + cut(second));
+  check(succeeded(second), "the sync waits out 502s, a secondary rate limit and a used-up primary limit: " + cut(second));
   check(second["data"]["conflicts"].as_int() == 1, "exactly one conflict: " + cut(second));
   const json::Value& conflicts = second["data"]["newConflicts"];
   check(conflicts.size() == 1 && conflicts.as_array()[0]["id"].string_or_empty() == task_for[both_number] &&
