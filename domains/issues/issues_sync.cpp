@@ -914,7 +914,7 @@ void register_issues_sync(Registry& registry) {
                 .returns = "{tracker, repo, pulled, created, updated, pushed, comments, conflicts (open), longestWriteMs "
                            "(the longest write transaction), createdThere? (new tasks of a pushNew epic), newConflicts?[{id, key, fields{field: {base, here, there}}}]}; dry run: "
                            "{dryRun, pulled, wouldCreate, wouldUpdate}",
-                .errors = {ErrorCode::EngineFailed, ErrorCode::Timeout, ErrorCode::DependencyError, ErrorCode::NotFound},
+                .errors = {ErrorCode::EngineFailed, ErrorCode::Timeout, ErrorCode::NotFound},
                 .examples = {{R"({"repo":"octo/app"})", "what a first sync would bring in"},
                              {R"({"repo":"octo/app","dryRun":false})", "bring the issues in and push what changed"},
                              {R"({"repo":"octo/app","resolve":"T012","take":"here"})", "keep the task's side of a conflict"}},

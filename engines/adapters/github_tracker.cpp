@@ -69,7 +69,7 @@ Result<std::unique_ptr<Tracker>> open_github_tracker(const Settings& settings) {
     return fail(Error(ErrorCode::Validation, "a GitHub repository is OWNER/NAME, not " + settings.repository)
                     .with_detail("field", "repo"));
   if (const std::string& why = load_client(); !why.empty())
-    return fail(Error(ErrorCode::DependencyError, "the GitHub client does not load: " + why)
+    return fail(Error(ErrorCode::EngineFailed, "the GitHub client does not load: " + why)
                     .with_fix("keep libct_github.so beside ct (it needs cpp-httplib and OpenSSL: Debian "
                               "libcpp-httplib0.11 and libssl3)"));
   std::string api = settings.api_url;
@@ -77,7 +77,7 @@ Result<std::unique_ptr<Tracker>> open_github_tracker(const Settings& settings) {
   if (api.empty()) api = "https://api.github.com";
   CT_TRY_ASSIGN(std::string token, token_for(settings));
   if (token.empty())
-    return fail(Error(ErrorCode::DependencyError, "no GitHub token: GITHUB_TOKEN and GH_TOKEN are unset and "
+    return fail(Error(ErrorCode::EngineFailed, "no GitHub token: GITHUB_TOKEN and GH_TOKEN are unset and "
                                                   "`gh auth token` gave none")
                     .with_fix("export GITHUB_TOKEN, or run `gh auth login`"));
   return provided_github_client()(settings, api, token);

@@ -67,6 +67,15 @@ struct Fake {
 
 std::string cut(const json::Value& value) { return value.dump().substr(0, 600); }
 
+/// A list's items; none for anything else.
+const json::Value::Array& items(const json::Value& value) {
+  static const json::Value::Array none;
+  return value.is_array() ? value.as_array() : none;
+}
+
+/// An integer's value; -1 for anything else (a failed call's missing data never aborts the scenario).
+std::int64_t int_of(const json::Value& value) { return value.is_int() ? value.as_int() : -1; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,36 +142,36 @@ int main(int argc, char** argv) {
   // 1. The first sync is a dry run; then the import.
   json::Value dry = run({"sync", "github", "--repo", "octo/app"});
   check(succeeded(dry) && dry["data"]["dryRun"] == json::Value(true) && dry["data"]["wouldCreate"].is_int() &&
-            dry["data"]["wouldCreate"].as_int() == 1000,
+            int_of(dry["data"]["wouldCreate"]) == 1000,
         "the first sync is a dry run that would create 1,000 tasks: " + cut(dry));
   json::Value after_dry = run({"sync", "status", "--repo", "octo/app"});
-  check(succeeded(after_dry) && after_dry["data"]["linked"].as_int() == 0, "the dry run kept nothing");
+  check(succeeded(after_dry) && int_of(after_dry["data"]["linked"]) == 0, "the dry run kept nothing");
   const auto started = std::chrono::steady_clock::now();
   json::Value first = run({"sync", "github", "--repo", "octo/app", "--dry-run=false"});
   const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  check(succeeded(first) && first["data"]["created"].as_int() == 1000, "1,000 issues come in: " + cut(first));
+  check(succeeded(first) && int_of(first["data"]["created"]) == 1000, "1,000 issues come in: " + cut(first));
   std::printf("first sync of 1,000 issues: %.0f ms\n", first_ms);
   json::Value status = run({"sync", "status", "--repo", "octo/app"});
-  check(succeeded(status) && status["data"]["linked"].as_int() >= 1000 && status["data"]["outOfStep"].size() == 0,
+  check(succeeded(status) && int_of(status["data"]["linked"]) >= 1000 && status["data"]["outOfStep"].size() == 0,
         "sync status: 1,000 linked (and the milestones' epics), nothing out of step: " + cut(status));
   json::Value again = run({"sync", "github", "--repo", "octo/app"});
-  check(succeeded(again) && again["data"]["created"].as_int() == 0 && again["data"]["pushed"].as_int() == 0 &&
-            again["data"]["updated"].as_int() == 0,
+  check(succeeded(again) && int_of(again["data"]["created"]) == 0 && int_of(again["data"]["pushed"]) == 0 &&
+            int_of(again["data"]["updated"]) == 0,
         "a second sync at once changes nothing: " + cut(again));
 
   // 2. Agents work; people edit meanwhile.
   json::Value state = fake.get("/_control/state");
   std::vector<std::int64_t> open_numbers;
-  for (const auto& issue : state["issues"].as_array())
+  for (const auto& issue : items(state["issues"]))
     if (issue["state"].string_or_empty() == "open" && !issue.contains("pull_request") && open_numbers.size() < 4)
-      open_numbers.push_back(issue["number"].as_int());
+      open_numbers.push_back(int_of(issue["number"]));
   check(open_numbers.size() == 4, "four open issues to work on");
   // The tasks of those issues, by their titles (the generator's are unique).
   std::map<std::int64_t, std::string> task_for;
   for (auto number : open_numbers) {
     std::string title;
-    for (const auto& issue : state["issues"].as_array())
-      if (issue["number"].as_int() == number) title = issue["title"].string_or_empty();
+    for (const auto& issue : items(state["issues"]))
+      if (int_of(issue["number"]) == number) title = issue["title"].string_or_empty();
     json::Value found = run({"find", title, "--limit", "3"});
     if (!succeeded(found)) continue;
     const json::Value& data = found["data"];
@@ -202,23 +211,23 @@ int main(int argc, char** argv) {
         "faults are set");
   json::Value second = run({"sync", "github", "--repo", "octo/app"});
   check(succeeded(second), "the sync waits out 502s, a secondary rate limit and a used-up primary limit: " + cut(second));
-  check(second["data"]["conflicts"].as_int() == 1, "exactly one conflict: " + cut(second));
+  check(int_of(second["data"]["conflicts"]) == 1, "exactly one conflict: " + cut(second));
   const json::Value& conflicts = second["data"]["newConflicts"];
-  check(conflicts.size() == 1 && conflicts.as_array()[0]["id"].string_or_empty() == task_for[both_number] &&
-            conflicts.as_array()[0]["fields"].size() == 1 &&
-            conflicts.as_array()[0]["fields"]["title"]["there"].string_or_empty() == "Title from a person",
+  check(items(conflicts).size() == 1 && items(conflicts)[0]["id"].string_or_empty() == task_for[both_number] &&
+            items(conflicts)[0]["fields"].size() == 1 &&
+            items(conflicts)[0]["fields"]["title"]["there"].string_or_empty() == "Title from a person",
         "the conflict is the title both changed, with both values: " + cut(conflicts));
   state = fake.get("/_control/state");
   auto issue = [&](std::int64_t number) {
-    for (const auto& entry : state["issues"].as_array())
-      if (entry["number"].as_int() == number) return entry;
+    for (const auto& entry : items(state["issues"]))
+      if (int_of(entry["number"]) == number) return entry;
     return json::Value();
   };
   check(issue(done_number)["state"].string_or_empty() == "closed" &&
             issue(done_number)["state_reason"].string_or_empty() == "completed",
         "the completed task's issue is closed as completed");
   bool commented = false;
-  for (const auto& comment : state["comments"].as_array())
+  for (const auto& comment : items(state["comments"]))
     commented = commented || (e2e::contains(comment["body"].string_or_empty(), "Fixed in abc123") &&
                               comment["issue_url"].string_or_empty().ends_with("/" + std::to_string(done_number)));
   check(commented || state["comments"].dump().find("Fixed in abc123") != std::string::npos,
@@ -229,7 +238,7 @@ int main(int argc, char** argv) {
   json::Value renamed = run({"show", task_for[there_number]});
   check(renamed["data"]["title"].string_or_empty() == "Renamed by a person", "the person's edit is pulled");
   json::Value shown = run({"show", task_for[both_number]});
-  check(shown["data"]["sync"].size() == 1 && shown["data"]["sync"].as_array()[0]["state"].string_or_empty() == "conflict",
+  check(items(shown["data"]["sync"]).size() == 1 && items(shown["data"]["sync"])[0]["state"].string_or_empty() == "conflict",
         "tasks.show shows the link in conflict: " + cut(shown["data"]["sync"]));
   fake.post("/_control/faults", R"([{"method":"PATCH","status":500,"times":4}])");
   check(succeeded(run({"update", task_for[here_number], "--title", "Another title from the agent"})),
@@ -237,7 +246,7 @@ int main(int argc, char** argv) {
   json::Value failing = run({"sync", "github", "--repo", "octo/app"});
   check(!succeeded(failing) && error_code(failing) == "E_ENGINE_FAILED", "5xx beyond the retries is E_ENGINE_FAILED");
   json::Value resolved = run({"sync", "github", "--repo", "octo/app", "--resolve", task_for[both_number], "--take", "here"});
-  check(succeeded(resolved) && resolved["data"]["conflicts"].as_int() == 0, "the conflict resolved: " + cut(resolved));
+  check(succeeded(resolved) && int_of(resolved["data"]["conflicts"]) == 0, "the conflict resolved: " + cut(resolved));
   state = fake.get("/_control/state");
   check(issue(both_number)["title"].string_or_empty() == "Title from the agent", "the kept side goes out");
 
@@ -276,7 +285,7 @@ int main(int argc, char** argv) {
     killed->wait();
   }
   json::Value part = second_person.run({"sync", "status", "--repo", "octo/app", "--json"}).json;
-  check(part["data"]["linked"].is_int() && part["data"]["linked"].as_int() > 0 && part["data"]["linked"].as_int() < 1000,
+  check(part["data"]["linked"].is_int() && int_of(part["data"]["linked"]) > 0 && int_of(part["data"]["linked"]) < 1000,
         "the killed sync kept some pages, not all: " + cut(part["data"]["linked"]));
   json::Value resumed =
       second_person.run({"sync", "github", "--repo", "octo/app", "--dry-run=false", "--json"}, std::chrono::seconds(300)).json;
