@@ -45,7 +45,8 @@ std::string check_worktree_pattern(std::string_view text) {
 // The one table of configuration keys. Order is the order of config.json and of help output.
 // SetBy::People marks the keys whose value widens what agents may do, which only a person sets:
 // - a program runs: validate.testCommand, orchestrator.spawnCommand, orchestrator.provider (an agent
-//   host's headless command), release.gates, engines (plug-in commands);
+//   host's headless command), release.gates, engines (plug-in commands), trackers (a tracker
+//   plug-in's command; where GitHub's API is);
 // - git worktrees made outside the project: orchestrator.worktrees;
 // - a file or a place outside .cleo/: release.versionFile (release.ship rewrites it; an absolute
 //   path leaves the project), release.remote (git pushes branches and tags there, and takes a URL);

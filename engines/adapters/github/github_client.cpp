@@ -281,8 +281,9 @@ class GitHubTracker final : public Tracker {
     return item;
   }
 
-  /// Sleeps `seconds` scaled (tests: not at all), within the sync's budget of waiting.
-  Result<void> wait(double seconds, std::string_view why) {
+  /// Sleeps `seconds` scaled (tests: not at all) — or, for `real_clock` (the primary limit's reset,
+  /// a moment of the server's clock), as long as it takes — within the sync's budget of waiting.
+  Result<void> wait(double seconds, std::string_view why, bool real_clock = false) {
     seconds = std::max(0.0, seconds);
     if (waited_ + seconds > max_wait_)
       return fail(Error(ErrorCode::EngineFailed, "GitHub asks to wait " + std::to_string(static_cast<int>(seconds)) +
@@ -290,8 +291,8 @@ class GitHubTracker final : public Tracker {
                       .retry_after(static_cast<std::int64_t>(std::ceil(seconds))));
     waited_ += seconds;
     if (settings_.progress) settings_.progress(why, static_cast<std::size_t>(seconds), 0);
-    if (wait_scale_ > 0)
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds * wait_scale_));
+    const double scale = real_clock ? 1.0 : wait_scale_;
+    if (scale > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds * scale));
     return {};
   }
 
@@ -329,15 +330,19 @@ class GitHubTracker final : public Tracker {
       const bool exhausted = response.header("X-RateLimit-Remaining") == "0";
       if ((response.status == 403 || response.status == 429) && (secondary || exhausted || !retry_after.empty())) {
         double seconds = backoff * 60;
+        bool until_reset = false;
         if (!retry_after.empty()) {
           seconds = std::atof(retry_after.c_str());
         } else if (exhausted && !response.header("X-RateLimit-Reset").empty()) {
+          // The window opens again at X-RateLimit-Reset (+1 s for the clocks' rounding): a real wait.
           const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::system_clock::now().time_since_epoch()).count();
-          seconds = std::max<double>(1, std::atof(response.header("X-RateLimit-Reset").c_str()) - static_cast<double>(now));
+          seconds = std::max<double>(1, std::atof(response.header("X-RateLimit-Reset").c_str()) + 1 -
+                                            static_cast<double>(now));
+          until_reset = true;
         }
         if (attempt < 6) {
-          CT_TRY(wait(seconds, secondary ? "secondary rate limit" : "rate limit"));
+          CT_TRY(wait(seconds, secondary ? "secondary rate limit" : "rate limit", until_reset));
           backoff *= 2;
           continue;
         }
