@@ -9,7 +9,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # What building ct, ct-serve and the PostgreSQL module needs: libmicrohttpd-dev, the HTTP server of
 # `ct serve`; libpq-dev, the client library of the PostgreSQL store (storage.url /
 # CLEO_DATABASE_URL); libre2-dev, the regular expressions params and plug-ins declare, matched in
-# linear time.
+# linear time; libcpp-httplib-dev (built with OpenSSL), the HTTPS client of the GitHub tracker
+# (issues.sync), which only the module libct_github.so links.
 BUILD_DIR=${BUILD_DIR:-build/release}
 BUILD_TYPE=${BUILD_TYPE:-Release}
 CT_BUILD_TESTS=${CT_BUILD_TESTS:-ON}
@@ -21,16 +22,16 @@ if [ "$CT_BUILD_TESTS" = "OFF" ] && grep -qx 'CT_BUILD_TESTS:BOOL=ON' "$BUILD_DI
 fi
 
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli11-dev libmicrohttpd-dev
-  nettle-dev libpq-dev libre2-dev)
+  nettle-dev libpq-dev libre2-dev libcpp-httplib-dev)
 # What the tests need besides (CT_BUILD_TESTS=OFF, as scripts/serve.sh sets it, leaves them out):
-# catch2; libcpp-httplib-dev, the HTTP client of the tests, the benchmarks and the transcript
-# runner; sqlite3, whose shell some tests tamper with a store through; git, which the release
+# catch2 (libcpp-httplib-dev, above, is also the HTTP client of the tests, the benchmarks and the
+# transcript runner); sqlite3, whose shell some tests tamper with a store through; git, which the release
 # domain and evidence use (their tests run against temporary repositories); patch and python3
 # (3.11+, its tomllib) check that a host's edited config file is valid TOML and that the dry run's
 # diff applies (tests/unit/domains/providers_files_test.cpp); tmux is the person's real terminal
 # of tests/e2e/principals.cpp (ct at a terminal, ct serve's one-use code).
 if [ "$CT_BUILD_TESTS" != "OFF" ]; then
-  packages+=(catch2 libcpp-httplib-dev sqlite3 git patch python3 tmux)
+  packages+=(catch2 sqlite3 git patch python3 tmux)
   # Node and npm run the token counter (tests/tokenizer), the MCP interop tests (tests/interop) and
   # the fake GitHub of the tracker sync's tests (tests/github, its packages installed on first use);
   # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the

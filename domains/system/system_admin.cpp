@@ -107,6 +107,14 @@ Result<json::Value> typed_value(const ConfigKey& key, const std::string& text) {
                       .with_detail("field", "value"));
     return std::move(*parsed);
   }
+  if (key.type == json::Type::Object) {
+    // An object arrives as JSON text too: {"github":{"repository":"owner/name"}}.
+    auto parsed = json::parse(text);
+    if (!parsed || !parsed->is_object())
+      return fail(Error(ErrorCode::InvalidInput, std::string(key.name) + " takes a JSON object, got '" + text + "'")
+                      .with_detail("field", "value"));
+    return std::move(*parsed);
+  }
   return json::Value(text);
 }
 

@@ -222,7 +222,7 @@ void register_tasks_analyses(Registry& registry) {
                                         .choices = {"upstream", "downstream", "both"},
                                         .description = "upstream: what it needs; downstream: what needs it"}));
   registry.add({.domain = "tasks", .name = "deps", .gateway = Gateway::Query,
-                .summary = "What a task needs, and what needs it",
+                .summary = "What a task needs, what needs it",
                 .params = deps_args.specs(),
                 .returns = "{id, upstream?[{id,title,status,distance}], downstream?[…]} (transitive)",
                 .errors = {ErrorCode::NotFound},

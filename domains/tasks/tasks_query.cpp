@@ -122,6 +122,20 @@ Result<Reply> show(Context& context, const ShowArgs& args) {
   // Its thread (session.send to the task): how many, and with the full record the newest few.
   CT_TRY_ASSIGN(std::optional<json::Value> thread, task_thread(context, task.id, full));
   if (thread) data.set("thread", std::move(*thread));
+  // The tracker items it is kept in step with (issues.sync): only for a linked task.
+  CT_TRY_ASSIGN(std::vector<TrackerLink> links, context.db().task_links(task.id));
+  if (!links.empty()) {
+    json::Value synced = json::Value::array();
+    for (const auto& link : links) {
+      json::Value row = json::Value::object();
+      row.set("key", link.key);
+      if (full) row.set("url", link.url);
+      row.set("state", link.state);
+      if (link.conflict.is_object()) row.set("conflict", link.conflict);
+      synced.push_back(std::move(row));
+    }
+    data.set("sync", std::move(synced));
+  }
   return Reply::of(std::move(data));
 }
 
@@ -384,7 +398,8 @@ void register_show(Registry& registry) {
                            "labels, acceptance, files, notes[{at,text}], relates, phase, size, blockedBy, "
                            "createdAt, updatedAt (when not createdAt), completedAt, archived, version, research (linked research entry ids), "
                            "claim{session,agent?,leaseEnds?,lapsed?} (who works on it), evidence{atoms, coverage?}, "
-                           "thread{count,last?[{id,at,from,body}]} (messages to it, newest first) (empty fields omitted)",
+                           "thread{count,last?[{id,at,from,body}]} (messages to it, newest first), "
+                           "sync[{key,url?,state,conflict?}] (issues.sync links) (empty fields omitted)",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"T001"})", "show T001"}},
                 .idempotent = true, .tier = 0, .shortcut = "show",

@@ -87,6 +87,12 @@ class Tracker {
   virtual Result<Item> create(const Item& draft) = 0;
   /// Adds a comment to an item; returns it with its id.
   virtual Result<Comment> comment(const std::string& item, std::string_view body) = 0;
+  /// The key of an item this tracker has not pulled in this process (the sync keeps it with the
+  /// item's link), for a tracker whose API addresses items by key (GitHub: the number in "o/r#12").
+  virtual void know(const std::string& item, std::string_view key) {
+    (void)item;
+    (void)key;
+  }
 };
 
 /// Where a tracker lives and how to reach it.
@@ -101,5 +107,19 @@ struct Settings {
 /// The GitHub Issues tracker (engines/adapters/github*). Its token comes from GITHUB_TOKEN, GH_TOKEN
 /// or `gh auth token`, read at open and never stored by us.
 Result<std::unique_ptr<Tracker>> open_github_tracker(const Settings& settings);
+
+/// A tracker served by a program (docs/sync.md, "Tracker plug-ins"): `command` is its argv, run in
+/// settings.root through the subprocess adapter once per request, which it reads as JSON on stdin
+/// ({"protocol":1, "op", "repository", "options", …the op's arguments}) and answers on stdout
+/// ({"success":true,"data":…} or {"success":false,"error":{"code","message"}}), each shape below's JSON.
+Result<std::unique_ptr<Tracker>> open_plugin_tracker(std::string name, std::vector<std::string> command,
+                                                     const Settings& settings);
+
+/// The JSON of the contract's shapes, as plug-ins speak them (camelCase keys).
+json::Value to_json(const Item& item);
+json::Value to_json(const Comment& comment);
+json::Value to_json(const Edit& edit);
+Result<Item> item_from_json(const json::Value& value);
+Result<Comment> comment_from_json(const json::Value& value);
 
 }  // namespace ct::tracker

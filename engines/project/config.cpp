@@ -45,7 +45,8 @@ std::string check_worktree_pattern(std::string_view text) {
 // The one table of configuration keys. Order is the order of config.json and of help output.
 // SetBy::People marks the keys whose value widens what agents may do, which only a person sets:
 // - a program runs: validate.testCommand, orchestrator.spawnCommand, orchestrator.provider (an agent
-//   host's headless command), release.gates, engines (plug-in commands);
+//   host's headless command), release.gates, engines (plug-in commands), trackers (a tracker
+//   plug-in's command; where GitHub's API is);
 // - git worktrees made outside the project: orchestrator.worktrees;
 // - a file or a place outside .cleo/: release.versionFile (release.ship rewrites it; an absolute
 //   path leaves the project), release.remote (git pushes branches and tags there, and takes a URL);
@@ -131,6 +132,10 @@ std::vector<ConfigKey> store_keys() {
       {"engines", json::Type::Object, "{}", 0, 0, {},
        "Plug-in engines: \"domain.operation\" → {command:[argv…], gateway?, summary?, params?, timeoutSeconds?} "
        "(capability/README.md); edit config.json, then restart servers",
+       SetBy::People},
+      {"trackers", json::Type::Object, "{}", 0, 0, {},
+       "Trackers issues.sync keeps in step: name → {repository?, command?:[argv…] (a plug-in, docs/sync.md), "
+       "apiUrl?, pageSize?}; \"github\" is built in",
        SetBy::People},
   };
 }

@@ -442,4 +442,43 @@ CREATE TABLE catalogue_changes(
 ) WITHOUT ROWID;
 )sql";
 
+/// Tracker sync (issue 55, engines/rules/tracker_sync.h): which task each external item (a GitHub
+/// issue, a plug-in tracker's item) is, idempotent by (tracker, repository, external_id). `base`
+/// holds the field values as they were at the last sync (JSON {field: value}), what the 3-way
+/// comparison of each field reads; `version` the item's version then; `meta` what is kept only
+/// as metadata (assignees, author, milestone, parent and blockers as external ids); `state`
+/// synced | conflict | pending; `conflict` JSON {field: {base, here, there}} kept until resolved.
+/// `push_new` 1 for an epic whose new children are created in the tracker (opt-in).
+/// tracker_cursors keeps each repository's incremental cursor and its conditional-request tag,
+/// advanced in the transaction that stores the page it ends, so an interrupted sync resumes.
+inline constexpr std::string_view kTrackers = R"sql(
+CREATE TABLE tracker_links(
+  tracker TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  external_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  item_key TEXT NOT NULL DEFAULT '',
+  url TEXT NOT NULL DEFAULT '',
+  number INTEGER NOT NULL DEFAULT 0,
+  version TEXT NOT NULL DEFAULT '',
+  base TEXT NOT NULL DEFAULT '',
+  meta TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT 'synced',
+  conflict TEXT NOT NULL DEFAULT '',
+  push_new INTEGER NOT NULL DEFAULT 0,
+  synced_at INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(tracker, repository, external_id)
+);
+CREATE INDEX tracker_links_task ON tracker_links(task_id);
+CREATE TABLE tracker_cursors(
+  tracker TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  cursor TEXT NOT NULL DEFAULT '',
+  etag TEXT NOT NULL DEFAULT '',
+  summary TEXT NOT NULL DEFAULT '',
+  synced_at INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(tracker, repository)
+);
+)sql";
+
 }  // namespace ct::ddl

@@ -1,6 +1,6 @@
 // The storage seam. Business rules (engines/rules/) talk to its roles only — TaskStore,
 // SessionStore, AuditLog, ComplianceStore, ReleaseStore, ResearchStore, LifecycleStore, MemoryStore,
-// TrustStore, MessageStore and StoreMaintenance, each in its own header with the records it stores — so that a server
+// TrustStore, MessageStore, TrackerStore and StoreMaintenance, each in its own header with the records it stores — so that a server
 // database can take over from the embedded SQLite store for teams on many machines. SQLite stays
 // real in tests (a temp file); these interfaces are not for mocking.
 //
@@ -29,6 +29,7 @@
 #include "engines/store/session_store.h"
 #include "engines/store/store_maintenance.h"
 #include "engines/store/task_store.h"
+#include "engines/store/tracker_store.h"
 #include "engines/store/trust_store.h"
 
 namespace ct {
@@ -53,6 +54,7 @@ class Store : public TaskStore,
               public TrustStore,
               public MessageStore,
               public CatalogueStore,
+              public TrackerStore,
               public StoreMaintenance {
  public:
   virtual ~Store() = default;

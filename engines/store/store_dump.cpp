@@ -34,6 +34,8 @@ std::span<const DumpedTable> dumped_tables() {
       {"inbox_marks", "reader"},
       {"catalogue", "subject"},
       {"catalogue_changes", "subject, version"},
+      {"tracker_links", "tracker, repository, external_id"},
+      {"tracker_cursors", "tracker, repository"},
   };
   return kTables;
 }

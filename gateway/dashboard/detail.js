@@ -93,6 +93,12 @@ function render(t, deps, rel, history) {
   field('Archived', t.archived ? 'yes' : null);
   field('Version', String(t.version ?? ''));
   field('Research', (t.research || []).join(', '));
+  // issues.sync: the tracker item it is kept in step with, its sync state and any conflict (both values).
+  field('Tracker', (t.sync || []).map((link) => h('span', { 'data-testid': 'detail-sync' },
+    /^https?:\/\//.test(link.url || '') ? h('a', { href: link.url, rel: 'noopener noreferrer', target: '_blank', text: link.key }) : h('span', { class: 'mono', text: link.key }),
+    ` (${link.state})`,
+    link.conflict ? h('ul', { class: 'plain small' }, Object.entries(link.conflict).map(([name, c]) =>
+      h('li', { 'data-testid': 'sync-conflict', text: `${name}: here ${JSON.stringify(c.here)}, there ${JSON.stringify(c.there)}` }))) : '')));
 
   const sections = [
     h('h3', { class: 'sr-only', text: 'Fields' }),

@@ -335,8 +335,10 @@ inline constexpr const char* kDropFleetV14 =
     "ALTER TABLE sessions DROP COLUMN branch; "
     "DROP TABLE messages; DROP TABLE message_recipients; DROP TABLE message_reads; DROP TABLE inbox_marks; ";
 
-/// What schema step 15 added (issue 54, seed 004): the governed catalogue.
-inline constexpr const char* kDropCatalogueV15 = "DROP TABLE catalogue; DROP TABLE catalogue_changes; ";
+/// What schema v15 adds, taken away: the governed catalogue (issue 54, seed 004) and tracker sync
+/// (issue 55).
+inline constexpr const char* kDropV15 =
+    "DROP TABLE catalogue; DROP TABLE catalogue_changes; DROP TABLE tracker_links; DROP TABLE tracker_cursors; ";
 
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
@@ -349,7 +351,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
-  if (version < 15) sql += kDropCatalogueV15;
+  if (version < 15) sql += kDropV15;
   if (version < 14) sql += kDropFleetV14;
   if (version < 13) sql += kDropPrincipalsV13;
   if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans

@@ -2,16 +2,12 @@
 // PostgreSQL backend's module on first use.
 #include "engines/store/open/open_store.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
-#include <filesystem>
-#include <system_error>
+
+#include "engines/adapters/module.h"
 
 namespace ct {
 namespace {
-
-namespace fs = std::filesystem;
 
 /// The module's file name beside the program (a build tree) or in ../lib/cleo (an installed one).
 constexpr std::string_view kModule = "libct_postgres.so";
@@ -20,25 +16,10 @@ constexpr std::string_view kModule = "libct_postgres.so";
 /// (provide_postgresql_backend). Once per process; "" on success, else why not.
 const std::string& load_postgresql_module() {
   static const std::string failure = []() -> std::string {
-    std::error_code ec;
-    const fs::path program = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return "cannot find this program's directory: " + ec.message();
-    std::string reasons;
-    for (const fs::path& candidate : {program.parent_path() / kModule,
-                                      program.parent_path().parent_path() / "lib" / "cleo" / kModule}) {
-      if (!fs::exists(candidate, ec)) continue;
-      // RTLD_NOW: a symbol missing from the program fails here, not in the middle of a call.
-      if (dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) {
-        if (provided_postgresql_backend() != nullptr) return "";
-        return candidate.string() + " did not register the PostgreSQL backend";
-      }
-      const char* why = dlerror();
-      reasons += (reasons.empty() ? "" : "; ") + std::string(why != nullptr ? why : candidate.c_str());
-    }
-    if (reasons.empty())
-      return std::string(kModule) + " is not beside " + program.string() + " or in " +
-             (program.parent_path().parent_path() / "lib" / "cleo").string();
-    return reasons;
+    std::string why;
+    if (load_module(kModule, why) == nullptr) return why;
+    if (provided_postgresql_backend() != nullptr) return "";
+    return std::string(kModule) + " did not register the PostgreSQL backend";
   }();
   return failure;
 }

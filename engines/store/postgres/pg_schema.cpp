@@ -155,7 +155,8 @@ std::string_view schema_sql() {
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
       translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +
       translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet) +
-      translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kCatalogue));
+      translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kCatalogue) +
+      translated(ddl::kTrackers));
   return sql;
 }
 
@@ -170,7 +171,7 @@ std::vector<MigrationStep> schema_steps() {
           {12, "plans: changes staged apart from the tasks, committed at once or discarded"},
           {13, "principals: who made each audited write, which caller owns each session"},
           {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"},
-          {15, "the governed catalogue: versions, owners, change logs and use of memory entries and skills"}};
+          {15, "the governed catalogue of memory entries and skills; tracker sync: the external item each linked task is"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -180,8 +181,8 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string principals = with_byte_order(translated(ddl::kPrincipals));
   static const std::string fleet =
       with_byte_order(translated(ddl::kFleet) + translated(ddl::kReservations) + translated(ddl::kMessages));
-  static const std::string catalogue = with_byte_order(translated(ddl::kCatalogue));
-  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, catalogue}};
+  static const std::string v15 = with_byte_order(translated(ddl::kCatalogue) + translated(ddl::kTrackers));
+  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}};
 }
 
 }  // namespace ct::pg

@@ -131,7 +131,8 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 // v13: principals (issue 52): who made each write, who owns each session: ddl::kPrincipals.
 // v14: the fleet in git worktrees (issue 53): where each session runs, the worktrees of tasks: ddl::kFleet;
 //      the paths claims reserve: ddl::kReservations; messages between agents and people: ddl::kMessages.
-// v15 (issue 54): the governed catalogue of memory entries and skills: ddl::kCatalogue.
+// v15: the governed catalogue of memory entries and skills (issue 54): ddl::kCatalogue; tracker sync
+//      (issue 55): which task each external item is, each repository's cursor: ddl::kTrackers.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -172,8 +173,8 @@ std::span<const Migration> schema_steps() {
        "principals: who made each audited write, which caller owns each session"},
       {14, joined({ddl::kFleet, ddl::kReservations, ddl::kMessages}), "task_worktrees",
        "the fleet: where each session works, the worktrees made for tasks, the paths claims reserve, messages"},
-      {15, joined({ddl::kCatalogue}), "catalogue",
-       "the governed catalogue: versions, owners, change logs and use of memory entries and skills"},
+      {15, joined({ddl::kCatalogue, ddl::kTrackers}), "catalogue",
+       "the governed catalogue of memory entries and skills; tracker sync: the external item each linked task is"},
   }};
   return steps;
 }

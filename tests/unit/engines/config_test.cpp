@@ -50,7 +50,7 @@ TEST_CASE("the keys that widen what agents may do are the ones only people set",
       "storage.busyTimeoutMs", "storage.url", "storage.schema", "backup.keep", "session.enforcement",
       "session.maxConcurrent", "session.idleMinutes", "session.leaseSeconds", "session.archiveDays",
       "messages.perMinute", "messages.maxChars", "messages.maxPerThread", "reservations.mode", "audit.retentionDays",
-      "security.allowOutsideProject", "engines", "release.gates", "release.versionFile",
+      "security.allowOutsideProject", "engines", "trackers", "release.gates", "release.versionFile",
       "release.remote", "validate.testCommand", "validate.coverageThreshold", "orchestrator.spawnCommand",
       "orchestrator.provider", "orchestrator.worktrees", "lifecycle.enforcement", "lifecycle.allowSkip", "verification.required",
       "verification.separateAgents", "verification.evidence", "approval.required", "memory.verifyKinds"};
