@@ -93,10 +93,11 @@ Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, con
   CT_TRY_ASSIGN(auto tasks, anchored_tasks(context.db(), pointers));
   std::vector<std::optional<Staleness>> out;
   out.reserve(entries.size());
+  ScopeHasher hasher(process_hasher());
   for (const auto& entry : entries)
     out.push_back(entry.status == "retracted" || entry.status == "superseded"
                       ? std::nullopt
-                      : staleness(entry, context.work_root(), tasks, scope_hasher()));
+                      : staleness(entry, context.work_root(), tasks, hasher));
   return out;
 }
 
@@ -126,7 +127,8 @@ Result<std::vector<Found>> find(Context& context, const Search& search, std::int
     }
   }
   const FindLimits limits{.kind = search.kind, .include_stale = search.include_stale, .limit = search.limit};
-  return find_ranked(context.db(), scope, limits, context.work_root(), scope_hasher(), context.now(), matched);
+  ScopeHasher hasher(process_hasher());
+  return find_ranked(context.db(), scope, limits, context.work_root(), hasher, context.now(), matched);
 }
 
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id) {

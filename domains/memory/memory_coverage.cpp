@@ -112,8 +112,8 @@ Result<Reply> coverage(Context& context, const CoverageArgs& args) {
             [](const MemoryEntry& a, const MemoryEntry& b) { return *memory_number(a.id) < *memory_number(b.id); });
   // Staleness out of any transaction: files are hashed, changed symbols' files indexed.
   std::vector<bool> stale;
-  for (const auto& entry : loaded.entries)
-    stale.push_back(staleness(entry, root, loaded.tasks, scope_hasher()).has_value());
+  ScopeHasher hasher(process_hasher());
+  for (const auto& entry : loaded.entries) stale.push_back(staleness(entry, root, loaded.tasks, hasher).has_value());
 
   const auto begin = static_cast<std::size_t>(std::min<std::int64_t>(args.page.offset, std::ssize(files)));
   const auto end = static_cast<std::size_t>(std::min<std::int64_t>(args.page.offset + args.page.limit, std::ssize(files)));

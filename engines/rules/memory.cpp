@@ -230,11 +230,11 @@ std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const fs::path& r
 
 std::optional<Staleness> staleness(const MemoryEntry& entry, const fs::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
-                                   FileHashes& hasher) {
+                                   ScopeHasher& hasher) {
   for (const auto& anchor : entry.anchors) {
     if (!anchor.file.empty()) {
       // A file's stamp, a symbol's file's, a folder's or glob's files' (memory_symbols.h).
-      const ScopeStamp stamp = scope_stamp(root, anchor.file);
+      const ScopeStamp stamp = hasher.stamp(root, anchor.file);
       if (stamp.size < 0) return Staleness{anchor.file, "", "missing", entry.updated_at};
       if (stamp.size == anchor.size && stamp.mtime_ns == anchor.mtime_ns) continue;  // untouched: not hashed
       auto hashed = hasher.hash(root, anchor.file);

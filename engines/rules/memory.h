@@ -34,6 +34,7 @@
 #include "core/file_stamp.h"
 #include "core/json.h"
 #include "engines/rules/file_hashes.h"
+#include "engines/rules/memory_symbols.h"
 #include "engines/store/memory_store.h"
 #include "engines/store/task.h"
 
@@ -92,7 +93,7 @@ struct Staleness {
 /// tasks that exist (a task missing from it was deleted).
 std::optional<Staleness> staleness(const MemoryEntry& entry, const std::filesystem::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
-                                   FileHashes& hasher);
+                                   ScopeHasher& hasher);
 
 /// How much two entries say the same: the Jaccard overlap of their title and body words (0..1).
 double similarity(const MemoryEntry& a, const MemoryEntry& b);

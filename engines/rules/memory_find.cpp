@@ -181,7 +181,7 @@ Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match,
 }
 
 Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store, const FindScope& scope,
-                                       const FindLimits& limits, const std::filesystem::path& root, FileHashes& hasher,
+                                       const FindLimits& limits, const std::filesystem::path& root, ScopeHasher& hasher,
                                        TimeMs now, std::int64_t* matched) {
   CT_TRY_ASSIGN(QueryWords query, query_words(store.get<MemoryStore>(), scope.words));
   // Read the best few: enough that the text score, recency, use and staleness can reorder them,

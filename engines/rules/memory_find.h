@@ -69,7 +69,7 @@ struct Found {
 /// `matched`, when given, is how many entries matched before the cut to `limit` (counted among the
 /// candidates read: 3·limit, at least 30).
 Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store, const FindScope& scope,
-                                       const FindLimits& limits, const std::filesystem::path& root, FileHashes& hasher,
+                                       const FindLimits& limits, const std::filesystem::path& root, ScopeHasher& hasher,
                                        TimeMs now, std::int64_t* matched = nullptr);
 
 /// The status and change time of the tasks `entries` are anchored to: staleness()'s `tasks`.

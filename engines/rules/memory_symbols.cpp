@@ -225,10 +225,17 @@ ScopeStamp scope_stamp(const fs::path& root, const std::string& scope) {
   return out;
 }
 
+ScopeStamp ScopeHasher::stamp(const fs::path& root, const std::string& scope) {
+  if (!is_wide_scope(scope)) return scope_stamp(root, scope);
+  if (auto found = stamps_.find(scope); found != stamps_.end()) return found->second;
+  return stamps_[scope] = scope_stamp(root, scope);
+}
+
 Result<HashedFile> ScopeHasher::hash(const fs::path& root, const std::string& scope) {
   SymbolScope parts = split_symbol(scope);
   if (!parts.symbol.empty()) return hash_symbol(root, parts, scope);
   if (!is_wide_scope(scope)) return files_.hash(root, scope);
+  if (auto found = wide_.find(scope); found != wide_.end()) return found->second;
   CT_TRY_ASSIGN(std::vector<std::string> files, covered_files(root, scope));
   if (files.size() > kFolderFileLimit)
     return fail(Error(ErrorCode::Validation, scope + " covers more than " + std::to_string(kFolderFileLimit) + " files")
@@ -239,21 +246,17 @@ Result<HashedFile> ScopeHasher::hash(const fs::path& root, const std::string& sc
     CT_TRY_ASSIGN(HashedFile hashed, files_.hash(root, file));
     contents += file + '\0' + hashed.sha256 + '\n';
   }
-  const ScopeStamp stamp = scope_stamp(root, scope);
+  const ScopeStamp now = stamp(root, scope);
   HashedFile out;
-  out.stamp.size = stamp.size;
-  out.stamp.mtime_ns = stamp.mtime_ns;
+  out.stamp.size = now.size;
+  out.stamp.mtime_ns = now.mtime_ns;
   out.sha256 = sha256_hex(contents);
-  return out;
-}
-
-ScopeHasher& scope_hasher() {
-  static thread_local ScopeHasher hasher(process_hasher());
-  return hasher;
+  return wide_[scope] = out;
 }
 
 json::Value read_scopes(const fs::path& root, const std::vector<std::string>& scopes) {
-  return read_files(root, scopes, scope_hasher(), true);
+  ScopeHasher hasher(process_hasher());
+  return read_files(root, scopes, hasher, true);
 }
 
 }  // namespace ct::memory

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,17 +80,20 @@ ScopeStamp scope_stamp(const std::filesystem::path& root, const std::string& sco
 bool is_wide_scope(std::string_view scope);
 
 /// Hashes any scope path: a file through `files` (FileHasher: once per change), a symbol (its
-/// lines' text), a folder or glob (the digest above). HashedFile's stamp is the ScopeStamp.
+/// lines' text), a folder or glob (the digest above). HashedFile's stamp is the ScopeStamp. One
+/// serves one call: a folder or glob several entries share is walked once in it.
 class ScopeHasher final : public FileHashes {
  public:
   explicit ScopeHasher(FileHashes& files) : files_(files) {}
   Result<HashedFile> hash(const std::filesystem::path& root, const std::string& scope) override;
+  /// scope_stamp(), a folder's or glob's remembered for this hasher's life.
+  ScopeStamp stamp(const std::filesystem::path& root, const std::string& scope);
 
  private:
   FileHashes& files_;
+  std::map<std::string, ScopeStamp, std::less<>> stamps_;
+  std::map<std::string, HashedFile, std::less<>> wide_;
 };
-/// The process's: over process_hasher().
-ScopeHasher& scope_hasher();
 
 /// The external step's reading of scope paths (memory's read_files): each file, symbol, folder and
 /// glob of `scopes` hashed, as {scope: {sha256, size, mtimeNs} | {code, message}} (ReadFiles reads it).
