@@ -179,15 +179,41 @@ bool is_wide_scope(std::string_view scope) {
   return !scope.empty() && (scope.back() == '/' || is_glob(scope)) && scope.find('#') == std::string_view::npos;
 }
 
+namespace {
+
+/// A walk of a folder: its folders with their times (a file added, removed or renamed changes its
+/// folder's), and the files it found.
+struct Walk {
+  std::vector<std::pair<std::string, std::int64_t>> folders;
+  std::vector<std::string> files;
+};
+
+std::unordered_map<std::string, Walk>& walk_cache() {
+  static thread_local std::unordered_map<std::string, Walk> cache;
+  return cache;
+}
+
+/// Whether a remembered walk still holds: no folder of it changed (each folder stat'ed, none read).
+bool still_holds(const Walk& walk) {
+  return std::all_of(walk.folders.begin(), walk.folders.end(),
+                     [](const auto& folder) { return file_stamp(folder.first).mtime_ns == folder.second; });
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> covered_files(const fs::path& root, std::string_view scope) {
   const std::string folder = walked_folder(scope);
   const fs::path base = folder.empty() ? root : root / folder;
+  const std::string key = root.string() + '\0' + std::string(scope);
+  if (auto found = walk_cache().find(key); found != walk_cache().end() && still_holds(found->second))
+    return found->second.files;
   std::error_code ec;
   if (!fs::is_directory(base, ec))
     return fail(Error(ErrorCode::NotFound, (folder.empty() ? std::string("the project") : folder) + " is not a folder")
                     .with_detail("file", std::string(scope)));
   if (auto inside = project_file(root, folder); !folder.empty() && !inside) return fail(std::move(inside.error()));
-  std::vector<std::string> files;
+  Walk walk;
+  walk.folders.emplace_back(base.string(), file_stamp(base).mtime_ns);
   fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec);
   for (const fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
     const fs::directory_entry& entry = *it;
@@ -195,13 +221,21 @@ Result<std::vector<std::string>> covered_files(const fs::path& root, std::string
       if (entry.is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
+      walk.folders.emplace_back(entry.path().string(), file_stamp(entry.path()).mtime_ns);
+      continue;
+    }
     if (!entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
     std::string rel = folder + entry.path().lexically_relative(base).generic_string();
     if (is_glob(scope) && scope_match(scope, rel) == 0) continue;
-    files.push_back(std::move(rel));
-    if (files.size() > kFolderFileLimit) break;
+    walk.files.push_back(std::move(rel));
+    if (walk.files.size() > kFolderFileLimit) break;
   }
-  std::sort(files.begin(), files.end());
+  std::sort(walk.files.begin(), walk.files.end());
+  if (walk.files.size() > kFolderFileLimit) return walk.files;  // too wide: not remembered
+  if (walk_cache().size() > 1024) walk_cache().clear();
+  std::vector<std::string> files = walk.files;
+  walk_cache()[key] = std::move(walk);
   return files;
 }
 

@@ -13,7 +13,9 @@
 // under it (hidden folders and files left out, links not followed), as a digest of each one's path
 // and SHA-256; a file added, removed or changed makes it stale. Its stamp is the count of those
 // files and a digest of their paths, sizes and times: when the stamp is unchanged nothing is
-// hashed, and a changed file is hashed once per change by the process's FileHasher.
+// hashed, and a changed file is hashed once per change by the process's FileHasher. The walk
+// itself is remembered per process with its folders' times: while none changed (a file added,
+// removed or renamed changes its folder's), the files are only stat'ed, no folder read again.
 //
 // Symbols are read by running ctags (engines/adapters/subprocess.h: argv, no shell, a time limit,
 // the user's ctags options ignored) and remembered per file version; without ctags a symbol
