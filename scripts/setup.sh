@@ -23,6 +23,9 @@ fi
 
 packages=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libcli11-dev libmicrohttpd-dev
   nettle-dev libpq-dev libre2-dev libcpp-httplib-dev)
+# universal-ctags locates the symbols memory entries are scoped to (engines/rules/memory_symbols.h):
+# ct runs it; without it such scopes find their entries but cannot go stale.
+packages+=(universal-ctags)
 # What the tests need besides (CT_BUILD_TESTS=OFF, as scripts/serve.sh sets it, leaves them out):
 # catch2 (libcpp-httplib-dev, above, is also the HTTP client of the tests, the benchmarks and the
 # transcript runner); sqlite3, whose shell some tests tamper with a store through; git, which the release

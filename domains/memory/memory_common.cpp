@@ -100,17 +100,19 @@ Result<std::vector<std::optional<Staleness>>> staleness_of(Context& context, con
   CT_TRY_ASSIGN(auto tasks, anchored_tasks(context.db(), pointers));
   std::vector<std::optional<Staleness>> out;
   out.reserve(entries.size());
+  ScopeHasher hasher(process_hasher());
   for (const auto& entry : entries)
     out.push_back(entry.status == "retracted" || entry.status == "superseded"
                       ? std::nullopt
-                      : staleness(entry, context.work_root(), tasks, process_hasher()));
+                      : staleness(entry, context.work_root(), tasks, hasher));
   return out;
 }
 
-Result<std::vector<Found>> find(Context& context, const Search& search) {
+Result<std::vector<Found>> find(Context& context, const Search& search, std::int64_t* matched) {
   FindScope scope;
   scope.words = words(search.query);
   scope.files = search.files;
+  scope.symbols = search.symbols;
   scope.labels = search.labels;
   if (search.task) {
     CT_TRY_ASSIGN(std::optional<Task> task, context.db().get_task(*search.task));
@@ -132,7 +134,8 @@ Result<std::vector<Found>> find(Context& context, const Search& search) {
     }
   }
   const FindLimits limits{.kind = search.kind, .include_stale = search.include_stale, .limit = search.limit};
-  return find_ranked(context.db(), scope, limits, context.work_root(), process_hasher(), context.now());
+  ScopeHasher hasher(process_hasher());
+  return find_ranked(context.db(), scope, limits, context.work_root(), hasher, context.now(), matched);
 }
 
 Result<std::vector<Found>> for_task(Context& context, const std::string& task_id) {
@@ -231,7 +234,7 @@ Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, st
 
 Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>& files) {
   json::Value data = json::Value::object();
-  data.set("files", read_files(context.work_root(), files, process_hasher()));
+  data.set("files", read_scopes(context.work_root(), files));
   return Reply::of(std::move(data));
 }
 

@@ -11,6 +11,7 @@
 #include "domains/context.h"
 #include "engines/rules/memory.h"
 #include "engines/rules/memory_find.h"
+#include "engines/rules/memory_symbols.h"
 
 namespace ct::memory {
 
@@ -18,6 +19,7 @@ namespace ct::memory {
 struct Search {
   std::string query;
   std::vector<std::string> files;   // normal scope paths (normal_scope_path)
+  std::vector<std::string> symbols; // symbol names (memory_symbols.h)
   std::vector<std::string> labels;
   std::optional<std::string> task;  // the task at hand: its files, labels and epics join the scope
   bool task_words = false;          // the task's title is the query (a prompt's memory)
@@ -29,7 +31,8 @@ struct Search {
 /// The active entries for `search`, best first (engines/rules/memory_find.h ranks them): the
 /// work's scope is the search's, with the task's files, labels, epics and (task_words) title.
 /// E_NOT_FOUND for a task that does not exist.
-Result<std::vector<Found>> find(Context& context, const Search& search);
+/// `matched`: find_ranked's, how many matched before the cut.
+Result<std::vector<Found>> find(Context& context, const Search& search, std::int64_t* matched = nullptr);
 
 /// The kinds of entry, as an Enum param's choices.
 std::vector<std::string_view> kind_choices();
@@ -80,6 +83,9 @@ Result<Reply> hash_scope_files(Context& context, const std::vector<std::string>&
 /// id, hash, anchors, status (proposed when it needs a person and the caller is an agent) and
 /// keys; audited. Missing scope files are named in `warnings`.
 Result<MemoryEntry> add_entry(Context& context, MemoryEntry entry, std::vector<std::string>& warnings);
+
+/// memory.coverage (memory_coverage.cpp).
+void register_coverage(Registry& registry);
 
 
 }  // namespace ct::memory

@@ -101,7 +101,7 @@ Result<Reply> read_import(Context& context, const ImportArgs& args) {
   for (const auto& entry : entries) files.insert(files.end(), entry.files.begin(), entry.files.end());
   json::Value data = json::Value::object();
   data.set("text", std::move(*text));
-  data.set("files", read_files(context.work_root(), files, process_hasher()));
+  data.set("files", read_scopes(context.work_root(), files));
   return Reply::of(std::move(data));
 }
 

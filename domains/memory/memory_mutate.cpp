@@ -485,8 +485,8 @@ Result<Reply> hash_entry_files(Context& context, const EntryArgs& args) {
 /// The scope params, each into its EntryArgs member: observe, update and supersede take them all.
 void add_scope_fields(std::vector<Field<EntryArgs>>& fields) {
   fields.push_back(field(&EntryArgs::files, {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
-                                             .description = "Scope: files, folders (src/store/) or globs (src/**/*.cpp); "
-                                                            "files are checksummed"}));
+                                             .description = "Scope: files, symbols (a.cpp#Class::fn), folders (src/store/) or "
+                                                            "globs (src/**/*.cpp); checksummed"}));
   fields.push_back(field(&EntryArgs::labels, {.name = "labels", .type = ParamType::Array, .max = 20, .item_max = 60,
                                               .description = "Scope: labels"}));
   fields.push_back(field(&EntryArgs::tasks, {.name = "tasks", .type = ParamType::Array, .max = 20,

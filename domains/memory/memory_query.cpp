@@ -27,6 +27,7 @@ Result<std::vector<std::string>> scope_files(const std::vector<std::string>& giv
 struct FindArgs {
   std::string query;
   std::vector<std::string> files;
+  std::optional<std::string> symbol;
   std::optional<std::string> task_id;
   std::vector<std::string> labels;
   std::optional<std::string> kind;
@@ -41,13 +42,15 @@ Result<Reply> find_entries(Context& context, const FindArgs& args) {
   Search search;
   search.query = args.query;
   CT_TRY_ASSIGN(search.files, scope_files(args.files));
+  if (args.symbol) search.symbols.push_back(*args.symbol);
   search.labels = args.labels;
   search.task = args.task_id;
   search.kind = args.kind;
   search.include_stale = args.include_stale;
   const std::int64_t offset = args.offset;
   search.limit = args.limit + offset;
-  if (words(search.query).empty() && search.files.empty() && search.labels.empty() && !search.task)
+  const bool scoped = !search.files.empty() || !search.symbols.empty() || !search.labels.empty() || search.task;
+  if (words(search.query).empty() && !scoped)
     return fail(Error(ErrorCode::InvalidParams,
                       search.query.empty() ? "memory.find needs words or a scope: every entry is too much to read"
                                            : "the query has no word to search for (words of 2+ letters, not the commonest)")
@@ -56,7 +59,8 @@ Result<Reply> find_entries(Context& context, const FindArgs& args) {
                               Advice(", or files: ") +
                               call("memory.find", {{"files", json::Value::array_of(std::vector<std::string>{"src/store/"})}}))
                     .with_detail("field", "query"));
-  CT_TRY_ASSIGN(std::vector<Found> found, find(context, search));
+  std::int64_t matched = 0;
+  CT_TRY_ASSIGN(std::vector<Found> found, find(context, search, &matched));
   const std::vector<std::string>& known = args.known_hashes;
   const bool full = args.rows.full;
   json::Value rows = json::Value::array();
@@ -74,7 +78,11 @@ Result<Reply> find_entries(Context& context, const FindArgs& args) {
     rows.push_back(std::move(row));
   }
   const bool none = rows.empty();
-  return Reply::noted(std::move(rows), no_data_if(none));
+  // A scoped find gives the few to read first and says how many more there are (_meta.page).
+  const std::int64_t shown = std::ssize(rows.as_array());
+  Reply reply = Reply::noted(std::move(rows), no_data_if(none));
+  if (scoped && matched > offset + shown) reply.page = Page{matched, shown, offset};
+  return reply;
 }
 
 struct IdArgs {
@@ -308,6 +316,9 @@ void register_find(Registry& registry) {
                                .description = "Words to search for (prefix match)", .positional = true}),
       field(&FindArgs::files, {.name = "files", .type = ParamType::Array, .max = 50, .item_max = 300,
                                .description = "Files or folders at hand, relative to the project root"}),
+      field(&FindArgs::symbol, {.name = "symbol", .type = ParamType::String, .max = 200,
+                                .description = "A symbol at hand (RetryPolicy::backoff): entries scoped to it, file#symbol",
+                                .single_line = true}),
       field(&FindArgs::task_id, {.name = "taskId", .type = ParamType::TaskId,
                                  .description = "The task at hand: its files, labels and epics join the scope"}),
       field(&FindArgs::labels,
@@ -325,10 +336,12 @@ void register_find(Registry& registry) {
                 .params = find_args.specs(),
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed? (no person verified it),stale?{file|task,what,since}} | "
                            "{id,unchanged}] "
-                           "best first (detail:'full': every field, usage, score); E_NO_DATA note when none",
+                           "best first (detail:'full': every field, usage, score); a scoped find's _meta.page counts the "
+                           "rest; E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams, ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"taskId":"T001"})", "what is known about the work on T001"},
-                             {R"({"query":"retry backoff","files":["src/net/"]})", "by words and folder"}},
+                             {R"({"query":"retry backoff","files":["src/net/"]})", "by words and folder"},
+                             {R"({"symbol":"RetryPolicy::backoff"})", "what is known about one function"}},
                 .idempotent = true, .tier = 1,
                 .row_fields = {"id", "kind", "title", "body", "hash", "status", "unreviewed", "stale", "unchanged", "files", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
@@ -418,6 +431,7 @@ void register_export(Registry& registry) {
 
 void register_memory_queries(Registry& registry) {
   register_find(registry);
+  memory::register_coverage(registry);
   register_show(registry);
   register_list(registry);
   register_timeline(registry);

@@ -13,6 +13,7 @@
 #include "domains/tasks/original_store.h"
 #include "domains/tasks/tasks_common.h"
 #include "engines/rules/file_hashes.h"
+#include "engines/rules/memory_symbols.h"
 
 namespace ct::tasks {
 namespace {
@@ -358,7 +359,7 @@ Result<Reply> read_for_import(Context& context, const ImportArgs& args) {
         if (auto here = scope_path_here(context.work_root(), path.string_or_empty())) files.push_back(*here);
   json::Value data = json::Value::object();
   data.set("file", foreign_json(file));
-  data.set("memoryFiles", read_files(context.work_root(), files, process_hasher()));
+  data.set("memoryFiles", memory::read_scopes(context.work_root(), files));
   return Reply::of(std::move(data));
 }
 

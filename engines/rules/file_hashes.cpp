@@ -48,10 +48,10 @@ Result<HashedFile> ReadFiles::hash(const fs::path& root, const std::string& file
   return fail(Error(code.value_or(ErrorCode::FileError), read["message"].string_or_empty()).with_detail("file", file));
 }
 
-json::Value read_files(const fs::path& root, const std::vector<std::string>& files, FileHashes& hasher) {
+json::Value read_files(const fs::path& root, const std::vector<std::string>& files, FileHashes& hasher, bool wide) {
   json::Value out = json::Value::object();
   for (const auto& file : files) {
-    if (!names_a_file(file) || out.contains(file)) continue;
+    if ((wide ? file.empty() : !names_a_file(file)) || out.contains(file)) continue;
     json::Value row = json::Value::object();
     if (auto hashed = hasher.hash(root, file)) {
       row.set("sha256", hashed->sha256);

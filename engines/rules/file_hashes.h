@@ -59,8 +59,10 @@ class ReadFiles final : public FileHashes {
   json::Value read_;
 };
 
-/// Hashes each of `files` that names a file (not a folder, "x/", or a glob) with `hasher`, for
-/// ReadFiles: the work a mutation's external step does so that its handler reads nothing.
-json::Value read_files(const std::filesystem::path& root, const std::vector<std::string>& files, FileHashes& hasher);
+/// Hashes each of `files` that names a file (not a folder, "x/", or a glob; with `wide`, those
+/// too: memory's scopes, engines/rules/memory_symbols.h) with `hasher`, for ReadFiles: the work a
+/// mutation's external step does so that its handler reads nothing.
+json::Value read_files(const std::filesystem::path& root, const std::vector<std::string>& files, FileHashes& hasher,
+                       bool wide = false);
 
 }  // namespace ct

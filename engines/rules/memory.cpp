@@ -11,6 +11,7 @@
 #include "core/sha256.h"
 #include "core/text.h"
 #include "engines/project/config.h"
+#include "engines/rules/memory_symbols.h"
 
 namespace ct::memory {
 namespace fs = std::filesystem;
@@ -40,13 +41,6 @@ std::string scope_json(const MemoryEntry& entry) {
   scope.set("tasks", json::Value::array_of(entry.tasks));
   scope.set("epic", entry.epic);
   return scope.dump();
-}
-
-/// The literal folder a glob starts with ("src/" of "src/**/*.cpp").
-std::string glob_folder(std::string_view glob) {
-  const auto wild = glob.find_first_of("*?[");
-  const auto slash = glob.rfind('/', wild);
-  return slash == std::string_view::npos ? std::string() : std::string(glob.substr(0, slash + 1));
 }
 
 /// A glob as an RE2 pattern: ** any path, * any name part, ? one character of a name.
@@ -95,6 +89,12 @@ std::string markdown_heading(std::string_view kind) {
 
 }  // namespace
 
+std::string glob_folder(std::string_view glob) {
+  const auto wild = glob.find_first_of("*?[");
+  const auto slash = glob.rfind('/', wild);
+  return slash == std::string_view::npos ? std::string() : std::string(glob.substr(0, slash + 1));
+}
+
 std::string content_hash(const MemoryEntry& entry) {
   return sha256_hex(entry.kind + "\n" + entry.title + "\n" + entry.body + "\n" + scope_json(entry)).substr(0, 16);
 }
@@ -121,7 +121,16 @@ std::vector<std::string> keys_of(const MemoryEntry& entry) {
     if (keys.size() >= 400) break;  // a long body is found by its first words
     keys.push_back("w:" + word);
   }
-  for (const auto& file : entry.files) keys.push_back("f:" + (is_glob(file) ? glob_folder(file) : file));
+  for (const auto& file : entry.files) {
+    // A symbol is found by its file, its name as written and its last part (memory_symbols.h).
+    if (const SymbolScope parts = split_symbol(file); !parts.symbol.empty()) {
+      keys.push_back("f:" + parts.file);
+      keys.push_back("s:" + parts.symbol);
+      keys.push_back("s:" + symbol_leaf(parts.symbol));
+      continue;
+    }
+    keys.push_back("f:" + (is_glob(file) ? glob_folder(file) : file));
+  }
   for (const auto& label : entry.labels) keys.push_back("l:" + to_lower_ascii(label));
   for (const auto& task : entry.tasks) keys.push_back("t:" + task);
   if (!entry.source_task.empty()) keys.push_back("t:" + entry.source_task);
@@ -134,6 +143,19 @@ std::vector<std::string> keys_of(const MemoryEntry& entry) {
 bool is_glob(std::string_view scope) { return scope.find_first_of("*?[") != std::string_view::npos; }
 
 Result<std::string> normal_scope_path(std::string_view path) {
+  if (const auto hash = path.find('#'); hash != std::string_view::npos) {
+    // `file#symbol`: a file's path, then a symbol's name (memory_symbols.h).
+    const std::string symbol(trim(path.substr(hash + 1)));
+    auto invalid = [&](std::string why) {
+      return fail(Error(ErrorCode::Validation, "symbol scope '" + std::string(path) + "' " + why)
+                      .with_fix("name a file and a symbol defined in it, such as src/retry.cpp#RetryPolicy::backoff")
+                      .with_detail("field", "files"));
+    };
+    if (symbol.empty() || symbol.find_first_of("# \t\r\n") != std::string::npos) return invalid("needs a symbol name after '#'");
+    CT_TRY_ASSIGN(std::string file, normal_scope_path(path.substr(0, hash)));
+    if (file.empty() || file.back() == '/' || is_glob(file)) return invalid("names a symbol of a folder or glob, not of a file");
+    return file + "#" + symbol;
+  }
   std::string text(trim(path));
   std::replace(text.begin(), text.end(), '\\', '/');
   auto invalid = [&](std::string why) {
@@ -155,8 +177,14 @@ Result<std::string> normal_scope_path(std::string_view path) {
   return out;
 }
 
-std::vector<std::string> file_lookup_keys(std::string_view file) {
+std::vector<std::string> file_lookup_keys(std::string_view scope) {
+  const SymbolScope parts = split_symbol(scope);
+  const std::string_view file = std::string_view(scope).substr(0, parts.file.size());
   std::vector<std::string> keys = {"f:" + std::string(file)};
+  if (!parts.symbol.empty()) {
+    keys.push_back("s:" + parts.symbol);
+    keys.push_back("s:" + symbol_leaf(parts.symbol));
+  }
   for (auto slash = file.rfind('/'); slash != std::string_view::npos; slash = slash == 0 ? std::string_view::npos : file.rfind('/', slash - 1))
     keys.push_back("f:" + std::string(file.substr(0, slash + 1)));
   keys.emplace_back("f:");
@@ -165,6 +193,12 @@ std::vector<std::string> file_lookup_keys(std::string_view file) {
 
 int scope_match(std::string_view scope, std::string_view file) {
   if (scope == file) return 2;
+  // A symbol scope covers part of its file; a file, folder or glob covers a symbol of its files.
+  if (const auto hash = scope.find('#'); hash != std::string_view::npos) {
+    const std::string_view query_file = file.substr(0, file.find('#'));
+    return scope.substr(0, hash) == query_file && query_file.size() == file.size() ? 1 : 0;
+  }
+  if (const auto hash = file.find('#'); hash != std::string_view::npos) return scope_match(scope, file.substr(0, hash)) > 0 ? 1 : 0;
   if (is_glob(scope)) return glob_matches(scope, file) ? 1 : 0;
   if (scope.empty()) return 1;  // the whole project
   if (scope.back() == '/' && file.starts_with(scope)) return 1;
@@ -176,7 +210,7 @@ std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const fs::path& r
                                      std::vector<Skipped>* skipped) {
   std::vector<MemoryAnchor> anchors;
   for (const auto& file : entry.files) {
-    if (is_glob(file) || file.empty() || file.back() == '/') continue;
+    if (file.empty()) continue;  // the whole project: nothing to anchor
     auto hashed = hasher.hash(root, file);
     if (!hashed) {
       std::error_code ec;
@@ -196,18 +230,18 @@ std::vector<MemoryAnchor> anchors_of(const MemoryEntry& entry, const fs::path& r
 
 std::optional<Staleness> staleness(const MemoryEntry& entry, const fs::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
-                                   FileHashes& hasher) {
+                                   ScopeHasher& hasher) {
   for (const auto& anchor : entry.anchors) {
     if (!anchor.file.empty()) {
-      const fs::path file = root / anchor.file;
-      const FileStamp stamp = file_stamp(file);
+      // A file's stamp, a symbol's file's, a folder's or glob's files' (memory_symbols.h).
+      const ScopeStamp stamp = hasher.stamp(root, anchor.file);
       if (stamp.size < 0) return Staleness{anchor.file, "", "missing", entry.updated_at};
       if (stamp.size == anchor.size && stamp.mtime_ns == anchor.mtime_ns) continue;  // untouched: not hashed
       auto hashed = hasher.hash(root, anchor.file);
       if (!hashed)
         return Staleness{anchor.file, "", hashed.error().code == ErrorCode::NotFound ? "missing" : "unreadable",
-                         hashed.error().code == ErrorCode::NotFound ? entry.updated_at : stamp.mtime_ns / 1'000'000};
-      if (hashed->sha256 != anchor.sha256) return Staleness{anchor.file, "", "changed", stamp.mtime_ns / 1'000'000};
+                         hashed.error().code == ErrorCode::NotFound ? entry.updated_at : stamp.latest_ms};
+      if (hashed->sha256 != anchor.sha256) return Staleness{anchor.file, "", "changed", stamp.latest_ms};
       continue;
     }
     auto found = tasks.find(anchor.task);

@@ -7,11 +7,14 @@
 //   w:<word>   a word of the title or body (lowercase ASCII letters and digits; other bytes kept)
 //   f:<path>   a scope file, a folder ("src/store/") or a glob's literal folder ("src/" of
 //              "src/**/*.cpp", "" of "*.md"); a file looks up its own path and each of its folders
+//   s:<symbol> a symbol scope's name as written and its last part ("s:RetryPolicy::backoff",
+//              "s:backoff" of "src/retry.cpp#RetryPolicy::backoff", which also keys f:src/retry.cpp)
 //   l:<label>  t:<task>  e:<epic>
 //
 // Staleness is read, never stored: an entry scoped to files keeps each file's SHA-256 (with its
 // size and modification time) from when it was recorded or verified; a file that is gone, or whose
-// content differs, makes the entry stale. A file whose size and time are unchanged is not hashed
+// content differs, makes the entry stale. A symbol, folder or glob scope is anchored the same way
+// to the text of the symbol or to the files it covers (memory_symbols.h). A file whose size and time are unchanged is not hashed
 // again, and a changed one is hashed once per change by the process (FileHasher). A task the
 // entry came from or is scoped to that is deleted, or was done and is open again, makes it stale.
 #pragma once
@@ -31,6 +34,7 @@
 #include "core/file_stamp.h"
 #include "core/json.h"
 #include "engines/rules/file_hashes.h"
+#include "engines/rules/memory_symbols.h"
 #include "engines/store/memory_store.h"
 #include "engines/store/task.h"
 
@@ -55,16 +59,19 @@ std::vector<std::string> keys_of(const MemoryEntry& entry);
 /// A scope path as stored: relative to the project, '/'-separated, no "." or ".." parts, a folder
 /// ending in '/'. E_VALIDATION for an absolute path, one leaving the project, or an empty one.
 Result<std::string> normal_scope_path(std::string_view path);
-/// The f: keys a file is found by: its path, then each of its folders up to "" (the root).
-std::vector<std::string> file_lookup_keys(std::string_view file);
+/// The f: keys a file is found by: its path, then each of its folders up to "" (the root); a
+/// symbol scope's file's, and the s: keys of its symbol (its name and last part).
+std::vector<std::string> file_lookup_keys(std::string_view scope);
 /// Whether a scope path (a file, a folder, a glob with *, ** and ?) covers `file`; 2 for the file
 /// itself, 1 for a folder or glob covering it, 0 for no match.
 int scope_match(std::string_view scope, std::string_view file);
 /// Whether a scope path is a glob.
 bool is_glob(std::string_view scope);
+/// The literal folder a glob starts with ("src/" of "src/**/*.cpp").
+std::string glob_folder(std::string_view glob);
 
-/// The anchors of an entry now: each scope path that names a regular file of the project (not a
-/// folder or a glob), and each task it came from or is scoped to, with the status `tasks` gives
+/// The anchors of an entry now: each scope path that names a regular file of the project, a
+/// symbol in one, a folder or a glob (not the whole project), and each task it came from or is scoped to, with the status `tasks` gives
 /// it. Paths that cannot be anchored are returned in `skipped` with why (a folder named without
 /// its slash is skipped in silence).
 struct Skipped {
@@ -86,7 +93,7 @@ struct Staleness {
 /// tasks that exist (a task missing from it was deleted).
 std::optional<Staleness> staleness(const MemoryEntry& entry, const std::filesystem::path& root,
                                    const std::map<std::string, std::pair<TaskStatus, TimeMs>>& tasks,
-                                   FileHashes& hasher);
+                                   ScopeHasher& hasher);
 
 /// How much two entries say the same: the Jaccard overlap of their title and body words (0..1).
 double similarity(const MemoryEntry& a, const MemoryEntry& b);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/text.h"
+#include "engines/rules/memory_symbols.h"
 
 namespace ct::memory {
 namespace {
@@ -73,6 +74,10 @@ Candidates candidate_keys(const QueryWords& query, const FindScope& scope) {
   std::vector<std::string> scope_keys;
   for (const auto& file : scope.files)
     for (auto& key : file_lookup_keys(file)) scope_keys.push_back(std::move(key));
+  for (const auto& symbol : scope.symbols) {
+    scope_keys.push_back("s:" + symbol);
+    scope_keys.push_back("s:" + symbol_leaf(symbol));
+  }
   for (const auto& label : scope.labels) scope_keys.push_back("l:" + to_lower_ascii(label));
   for (const auto& task : scope.tasks) scope_keys.push_back("t:" + task);
   for (const auto& epic : scope.epics) scope_keys.push_back("e:" + epic);
@@ -146,6 +151,15 @@ Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match,
     for (const auto& path : entry.files) best = std::max(best, scope_match(path, file));
     ranked.scope += best == 2 ? 3.0 : best == 1 ? 2.0 : 0.0;
   }
+  for (const auto& symbol : scope.symbols) {
+    double best = 0;
+    for (const auto& path : entry.files)
+      if (const SymbolScope parts = split_symbol(path); !parts.symbol.empty()) {
+        if (symbol_names(symbol, parts.symbol) || symbol_names(parts.symbol, symbol)) best = 3.0;
+        else if (symbol_leaf(symbol) == symbol_leaf(parts.symbol)) best = std::max(best, 1.5);
+      }
+    ranked.scope += best;
+  }
   for (const auto& label : scope.labels)
     for (const auto& mine : entry.labels)
       if (to_lower_ascii(mine) == to_lower_ascii(label)) ranked.scope += 1.0;
@@ -167,8 +181,8 @@ Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match,
 }
 
 Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store, const FindScope& scope,
-                                       const FindLimits& limits, const std::filesystem::path& root, FileHashes& hasher,
-                                       TimeMs now) {
+                                       const FindLimits& limits, const std::filesystem::path& root, ScopeHasher& hasher,
+                                       TimeMs now, std::int64_t* matched) {
   CT_TRY_ASSIGN(QueryWords query, query_words(store.get<MemoryStore>(), scope.words));
   // Read the best few: enough that the text score, recency, use and staleness can reorder them,
   // and that stale or other-kind entries left out still leave `limit`.
@@ -194,6 +208,7 @@ Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store,
     if (a.ranked.score != b.ranked.score) return a.ranked.score > b.ranked.score;
     return *memory_number(a.entry.id) < *memory_number(b.entry.id);
   });
+  if (matched) *matched = std::ssize(found);
   if (std::ssize(found) > limits.limit) found.resize(static_cast<std::size_t>(limits.limit));
   return found;
 }

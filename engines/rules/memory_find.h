@@ -30,6 +30,7 @@ namespace ct::memory {
 struct FindScope {
   std::vector<std::string> words;
   std::vector<std::string> files;
+  std::vector<std::string> symbols;  // names of symbols (memory_symbols.h), with or without their file
   std::vector<std::string> labels;
   std::vector<std::string> tasks;
   std::vector<std::string> epics;
@@ -51,7 +52,8 @@ struct Ranked {
 };
 
 /// `text_match`: the sum of the rarity (inverse document frequency) of the query words it holds.
-/// The score adds text, scope overlap (the file itself 3, a folder or glob over it 2, a task 3, an
+/// The score adds text, scope overlap (the file itself 3, a folder or glob over it 2, a symbol 3 (its
+/// last part alone 1.5), a task 3, an
 /// epic 1.5, a label 1 each), a person's verification 0.5, use (0.3·ln(1+applied) − 0.2·ln(1+ignored)),
 /// recency (0.5 at most, halving every 90 days) and confidence; a stale entry's score is halved.
 Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match, bool stale, TimeMs now);
@@ -64,9 +66,11 @@ struct Found {
 
 /// The active entries for `scope`, best first (at most `limits.limit`, of `limits.kind` when
 /// given; stale ones only with `include_stale`); files are checked for staleness under `root`.
+/// `matched`, when given, is how many entries matched before the cut to `limit` (counted among the
+/// candidates read: 3·limit, at least 30).
 Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store, const FindScope& scope,
-                                       const FindLimits& limits, const std::filesystem::path& root, FileHashes& hasher,
-                                       TimeMs now);
+                                       const FindLimits& limits, const std::filesystem::path& root, ScopeHasher& hasher,
+                                       TimeMs now, std::int64_t* matched = nullptr);
 
 /// The status and change time of the tasks `entries` are anchored to: staleness()'s `tasks`.
 Result<std::map<std::string, std::pair<TaskStatus, TimeMs>>> anchored_tasks(TaskStore& tasks,
