@@ -32,6 +32,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"message_recipients", "session, num"},
       {"message_reads", "reader, num"},
       {"inbox_marks", "reader"},
+      {"session_children", "child"},
   };
   return kTables;
 }
