@@ -291,6 +291,7 @@ Result<Reply> resolve(Context& context, const ResolveArgs& args, NestedRuns& run
     plan.ops = batch::ops_json(all);
   }
   // Their value is the field's base from now on: the plan's write over it is settled.
+  if (!plan.base.is_object()) plan.base = json::Value::object();
   json::Value fields = plan.base["fields"].is_object() ? plan.base["fields"] : json::Value::object();
   json::Value of_task = fields[task].is_object() ? fields[task] : json::Value::object();
   of_task.set(field, theirs);
@@ -360,8 +361,8 @@ void register_resolve(Registry& registry) {
       field(&ResolveArgs::take, {.name = "take", .type = ParamType::Enum, .required = true,
                                  .choices = {"ours", "theirs", "value"},
                                  .description = "ours: the plan's value; theirs: the value now; value: the one given"}),
-      field(&ResolveArgs::value, {.name = "value", .type = ParamType::Object, .or_text = true,
-                                  .description = "With take:'value': what the field becomes"}));
+      field(&ResolveArgs::value, {.name = "value", .type = ParamType::Object,
+                                  .description = "With take:'value': what the field becomes", .or_text = true}));
   registry.add({.domain = "plan", .name = "resolve", .gateway = Gateway::Mutate,
                 .summary = "Settle one field conflict of a rebase",
                 .params = resolve_args.specs(),

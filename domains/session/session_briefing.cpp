@@ -218,10 +218,10 @@ class Briefing {
   /// The session's children: what each was delegated, where it stands, what it reported.
   Result<void> children() {
     if (!session_) return {};
-    CT_TRY_ASSIGN(json::Value children, children_json(context_, session_->id, /*with_writes=*/false));
-    if (children.is_null()) return {};
+    CT_TRY_ASSIGN(json::Value rows, children_json(context_, session_->id, /*with_writes=*/false));
+    if (rows.is_null()) return {};
     children_.more_call = suggested(call("session.show", {{"id", session_->id}}));
-    for (auto row : children.as_array()) {
+    for (auto row : rows.as_array()) {
       if (row.contains("report")) row.set("report", clip(row["report"].as_string(), kResultChars));
       children_.rows.push_back(std::move(row));
     }

@@ -128,7 +128,8 @@ Result<Reply> history(Context& context, const HistoryArgs& args) {
   std::ranges::sort(rows, [](const AuditEntry& a, const AuditEntry& b) { return a.seq > b.seq; });
   const auto from = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(args.page.offset));
   const auto to = std::min<std::size_t>(rows.size(), from + static_cast<std::size_t>(args.page.limit));
-  rows = std::vector<AuditEntry>(std::make_move_iterator(rows.begin() + from), std::make_move_iterator(rows.begin() + to));
+  rows = std::vector<AuditEntry>(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(from)),
+                                 std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(to)));
   json::Value out = json::Value::array();
   for (const auto& row : rows) {
     json::Value item = json::Value::object();

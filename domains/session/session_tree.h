@@ -6,6 +6,7 @@
 // owns; a child's scope stays inside its parent's.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
