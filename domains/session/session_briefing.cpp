@@ -387,7 +387,7 @@ void register_session_briefing(Registry& registry) {
                 .params = args.specs(),
                 .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?,delegated?}, then? (the call to make), "
                            "focus?{id,title,status,acceptance?,gates?,claim?}, messages?[{id,at,from,to,body}] (unread), "
-                           "children?[{id,status,agent?,intent,paths?,report?}], notes?[{at,text}] (newest first), "
+                           "children?[{id,status,agent?,goal,paths?,report?}], notes?[{at,text}] (newest first), "
                            "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?,unreviewed?,by?}] (memory.find "
                            "for it), ready?[{id,title,priority}], "
                            "changes?{columns,rows} (others' changes in scope since the session's last write, newest first), "

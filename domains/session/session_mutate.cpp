@@ -60,8 +60,8 @@ Result<Reply> start(Context& context, const StartArgs& args) {
                        Delegation{*args.parent, args.intent.value_or(""), args.paths});
   }
   if (args.intent || !args.paths.empty())
-    return fail(Error(ErrorCode::InvalidParams, "intent and paths are delegated to a child session: give parent too")
-                    .with_detail("field", args.intent ? "intent" : "paths"));
+    return fail(Error(ErrorCode::InvalidParams, "goal and paths are delegated to a child session: give parent too")
+                    .with_detail("field", args.intent ? "goal" : "paths"));
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent, context.principal.id));
   // Where it runs: the caller's git worktree and branch, as its transport knows them.
@@ -233,7 +233,7 @@ void register_session_mutations(Registry& registry) {
       field(&StartArgs::parent, {.name = "parent", .type = ParamType::String, .max = 40, .pattern = "^ses_[0-9a-z]+$",
                                  .description = "Your session: start a child of it for another agent (suspended "
                                                 "until resumed; you stay bound)"}),
-      field(&StartArgs::intent, {.name = "intent", .type = ParamType::String, .max = 500,
+      field(&StartArgs::intent, {.name = "goal", .type = ParamType::String, .max = 500,
                                  .description = "With parent: what the child is to do"}),
       field(&StartArgs::paths, {.name = "paths", .type = ParamType::Array, .max = 50, .item_max = 500,
                                 .description = "With parent: the paths the child may touch"}));
@@ -263,7 +263,7 @@ void register_session_mutations(Registry& registry) {
                 // Without id, the session the call names (sessionId) is resumed: the original CLEO's
                 // session.switch {sessionId} runs here.
                 .params = resume_args.specs(),
-                .returns = "{id,status:'active',scope,focus?,nextAction?,delegated?{parent,intent,paths?}}",
+                .returns = "{id,status:'active',scope,focus?,nextAction?,delegated?{parent,goal,paths?}}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned, ErrorCode::SessionExists,
                            ErrorCode::Validation},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "pick up where it stopped"}},

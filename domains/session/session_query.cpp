@@ -177,7 +177,7 @@ void register_session_queries(Registry& registry) {
                 .summary = "Show one session",
                 .params = id_args.specs(),
                 .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt,endedAt?,"
-                           "delegated?{parent,intent,paths?,report?},children?[{id,status,agent?,intent,paths?,report?,writes}]}",
+                           "delegated?{parent,goal,paths?,report?},children?[{id,status,agent?,goal,paths?,report?,writes}]}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "show a session"}},
                 .idempotent = true, .tier = 2, .handler = id_args.handler(show)});

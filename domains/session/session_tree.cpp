@@ -29,7 +29,7 @@ bool within(const std::string& path, const std::vector<std::string>& allowed) {
 
 Error not_for_child(const std::string& why, std::string_view field) {
   return Error(ErrorCode::InvalidParams, why)
-      .with_fix(call("session.start", {{"scope", "custom:T002"}, {"parent", "ses_…"}, {"intent", "…"}}))
+      .with_fix(call("session.start", {{"scope", "custom:T002"}, {"parent", "ses_…"}, {"goal", "…"}}))
       .with_detail("field", field);
 }
 
@@ -37,7 +37,7 @@ Error not_for_child(const std::string& why, std::string_view field) {
 
 Result<Reply> start_child(Context& context, const std::string& scope_text, const std::string& name,
                           const std::string& agent, const Delegation& delegation) {
-  if (delegation.intent.empty()) return fail(not_for_child("a child session needs the intent it is delegated", "intent"));
+  if (delegation.intent.empty()) return fail(not_for_child("a child session needs the goal it is delegated", "goal"));
   SessionEngine engine(context.db(), *context.config, context.now(),
                        [&context](FieldChange change) { context.record(std::move(change)); });
   CT_TRY_ASSIGN(Session parent, engine.get(delegation.parent));
@@ -132,7 +132,7 @@ Result<json::Value> delegated_json(Context& context, const std::string& id) {
   if (!link) return json::Value();
   json::Value out = json::Value::object();
   out.set("parent", link->parent);
-  out.set("intent", link->intent);
+  out.set("goal", link->intent);
   if (!link->paths.empty()) out.set("paths", json::Value::array_of(link->paths));
   if (link->reported_at) out.set("report", link->report);
   return out;
@@ -150,7 +150,7 @@ Result<json::Value> children_json(Context& context, const std::string& parent, b
       row.set("status", to_string(session->status));
       if (!session->agent.empty()) row.set("agent", session->agent);
     }
-    row.set("intent", child.intent);
+    row.set("goal", child.intent);
     if (!child.paths.empty()) row.set("paths", json::Value::array_of(child.paths));
     if (child.reported_at) row.set("report", child.report);
     if (with_writes) {

@@ -24,7 +24,7 @@ struct Delegation {
   std::vector<std::string> paths;
 };
 
-/// session.start {parent, intent, paths?}: a child of `delegation.parent` (the caller's, or any for
+/// session.start {parent, goal, paths?}: a child of `delegation.parent` (the caller's, or any for
 /// a person) with `scope` inside the parent's, made suspended until its agent resumes it; the
 /// caller stays bound where it was. {id, parent, status}.
 Result<Reply> start_child(Context& context, const std::string& scope, const std::string& name, const std::string& agent,
@@ -38,10 +38,10 @@ Result<bool> acts_for_child(Context& context, const Session& session);
 /// session as a message.
 Result<void> report_to_parent(Context& context, const Session& session, const std::string& notes);
 
-/// {parent, intent, paths?, report?} of a child session; null for a session without a parent.
+/// {parent, goal, paths?, report?} of a child session; null for a session without a parent.
 Result<json::Value> delegated_json(Context& context, const std::string& id);
 
-/// [{id, status, agent?, intent, paths?, report?, writes}] of a parent's children (null when none):
+/// [{id, status, agent?, goal, paths?, report?, writes}] of a parent's children (null when none):
 /// `writes` counts their audit rows (session.history {id, children:true} reads them).
 Result<json::Value> children_json(Context& context, const std::string& parent, bool with_writes);
 

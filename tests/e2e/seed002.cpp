@@ -111,10 +111,10 @@ int main(int argc, char** argv) {
 
   // 2. The lead delegates the DNS task and a path scope to a child session.
   json::Value outside = mutate(lead, "session", "start", R"({"scope":"custom:)" + other + R"(","parent":")" + parent +
-                                                            R"(","intent":"x"})");
+                                                            R"(","goal":"x"})");
   check(code(outside) == "E_TASK_NOT_IN_SCOPE", "a child's scope stays inside its parent's: " + outside.dump());
   json::Value delegated = mutate(lead, "session", "start", R"({"scope":"custom:)" + dns + R"(","parent":")" + parent +
-                                                              R"(","intent":"Set up the DNS resolver; name the CNI it needs",)"
+                                                              R"(","goal":"Set up the DNS resolver; name the CNI it needs",)"
                                                               R"("paths":["deploy/dns/"]})");
   check(succeeded(delegated) && delegated["data"]["status"] == json::Value("suspended"),
         "the child waits for its agent: " + delegated.dump());
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
             resumed["data"]["delegated"]["paths"].size() == 1,
         "the subagent learns its delegation: " + resumed.dump());
   check(succeeded(mutate(sub, "tasks", "start", R"({"id":")" + dns + "\"}")), "the subagent claims its task");
-  check(succeeded(mutate(sub, "tasks", "update", R"({"id":")" + cni + R"(","title":"Adopt cilium (DNS needs eBPF)"})")),
+  check(succeeded(mutate(sub, "tasks", "update", R"({"id":")" + cni + R"j(","title":"Adopt cilium (DNS needs eBPF)"})j")),
         "the subagent retitles the CNI task the lead's branches change too");
   check(succeeded(mutate(sub, "tasks", "update", R"({"id":")" + dns + R"(","notes":"CoreDNS deployed"})")),
         "the subagent notes its progress");
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
   // 5. Another caller neither delegates from the lead's session nor acts for its child.
   McpClient stranger = connect("a stranger");
   json::Value hijack = mutate(stranger, "session", "start", R"({"scope":"custom:)" + dns + R"(","parent":")" + parent +
-                                                              R"(","intent":"mine"})");
+                                                              R"(","goal":"mine"})");
   check(code(hijack) == "E_SESSION_OWNED", "a stranger cannot delegate from the lead's session: " + hijack.dump());
   json::Value meddle = mutate(stranger, "session", "note", R"({"id":")" + child + R"(","notes":"mine"})");
   check(code(meddle) == "E_SESSION_OWNED", "nor act for its child: " + meddle.dump());
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   check(succeeded(resolved) && resolved["data"]["conflicts"].empty(), "the lead keeps theirs: " + resolved.dump());
   check(succeeded(mutate(lead, "plan", "rebase", R"({"plan":"agents/planner/flannel"})")), "then the rebase goes through");
   json::Value merged = mutate(lead, "plan", "commit", R"({"plan":"agents/planner/flannel"})");
-  check(succeeded(merged) && merged["data"]["ids"].size() == 2, "the branch is merged: " + merged.dump());
+  check(succeeded(merged) && merged["data"]["ids"].size() == 3, "the branch is merged: " + merged.dump());
   json::Value cni_now = query(lead, "tasks", "show", R"({"id":")" + cni + "\"}");
   check(cni_now["data"]["title"] == json::Value("Adopt cilium (DNS needs eBPF)") &&
             cni_now["data"]["priority"] == json::Value("high"),

@@ -36,7 +36,7 @@ TEST_CASE("session tree: a parent delegates to a child that reports back", "[ses
   must(f.a.mutate("session", "start", R"({"scope":"epic:T001","name":"lead"})"));
   const std::string parent = f.a.client->session();
   Envelope child = must(f.a.mutate("session", "start",
-      R"({"scope":"custom:T002","parent":")" + parent + R"(","intent":"build the login form","paths":["src/login/"]})"));
+      R"({"scope":"custom:T002","parent":")" + parent + R"(","goal":"build the login form","paths":["src/login/"]})"));
   const std::string kid = child.data["id"].as_string();
   CHECK(child.data["parent"] == json::Value(parent));
   CHECK(child.data["status"] == json::Value("suspended"));
@@ -45,7 +45,7 @@ TEST_CASE("session tree: a parent delegates to a child that reports back", "[ses
   // The child's agent resumes it and learns what it was delegated.
   Envelope resumed = must(f.b.mutate("session", "resume", R"({"id":")" + kid + "\"}"));
   CHECK(resumed.data["delegated"]["parent"] == json::Value(parent));
-  CHECK(resumed.data["delegated"]["intent"] == json::Value("build the login form"));
+  CHECK(resumed.data["delegated"]["goal"] == json::Value("build the login form"));
   CHECK(resumed.data["delegated"]["paths"] == json::Value::array_of(std::vector<std::string>{"src/login/"}));
   CHECK(resumed.data["nextAction"] == json::Value("build the login form"));
   must(f.b.mutate("tasks", "start", R"({"id":"T002"})"));
@@ -66,7 +66,7 @@ TEST_CASE("session tree: a parent delegates to a child that reports back", "[ses
   CHECK(row["id"] == json::Value(kid));
   CHECK(row["status"] == json::Value("ended"));
   CHECK(row["agent"] == json::Value("codex"));
-  CHECK(row["intent"] == json::Value("build the login form"));
+  CHECK(row["goal"] == json::Value("build the login form"));
   CHECK(row["report"] == json::Value("login form done; signup shares its validator"));
   CHECK(row["writes"].as_int() >= 3);  // resume, start, update, end
   Envelope inbox = must(f.a.query("session", "inbox"));
@@ -100,33 +100,33 @@ TEST_CASE("session tree: who may delegate and act for a child, and within what",
   const std::string parent = f.a.client->session();
 
   // Only the parent's caller delegates from it (b is another connection); a person may.
-  Envelope stolen = f.b.mutate("session", "start", R"({"scope":"custom:T002","parent":")" + parent + R"(","intent":"x"})");
+  Envelope stolen = f.b.mutate("session", "start", R"({"scope":"custom:T002","parent":")" + parent + R"(","goal":"x"})");
   CHECK(code_of(stolen) == ErrorCode::SessionOwned);
   // The child's scope stays inside the parent's.
-  Envelope outside = f.a.mutate("session", "start", R"({"scope":"custom:T003","parent":")" + parent + R"(","intent":"x"})");
+  Envelope outside = f.a.mutate("session", "start", R"({"scope":"custom:T003","parent":")" + parent + R"(","goal":"x"})");
   CHECK(code_of(outside) == ErrorCode::TaskNotInScope);
   CHECK(outside.error->details["outside"] == json::Value::array_of(std::vector<std::string>{"T003"}));
-  CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"global","parent":")" + parent + R"(","intent":"x"})")) ==
+  CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"global","parent":")" + parent + R"(","goal":"x"})")) ==
         ErrorCode::TaskNotInScope);
   // A child needs an intent; intent and paths need a parent; a child claims nothing at start.
   CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"custom:T002","parent":")" + parent + "\"}")) ==
         ErrorCode::InvalidParams);
-  CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"custom:T002","intent":"x"})")) == ErrorCode::InvalidParams);
+  CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"custom:T002","goal":"x"})")) == ErrorCode::InvalidParams);
   CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"custom:T002","parent":")" + parent +
-                                                   R"(","intent":"x","focus":"T002"})")) == ErrorCode::InvalidParams);
-  CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"custom:T002","parent":"ses_000000000000","intent":"x"})")) ==
+                                                   R"(","goal":"x","focus":"T002"})")) == ErrorCode::InvalidParams);
+  CHECK(code_of(f.a.mutate("session", "start", R"({"scope":"custom:T002","parent":"ses_000000000000","goal":"x"})")) ==
         ErrorCode::SessionNotFound);
 
   Envelope made = must(f.a.mutate("session", "start",
-      R"({"scope":"custom:T002","parent":")" + parent + R"(","intent":"login","paths":["src/login/"]})"));
+      R"({"scope":"custom:T002","parent":")" + parent + R"(","goal":"login","paths":["src/login/"]})"));
   const std::string kid = made.data["id"].as_string();
   must(f.b.mutate("session", "resume", R"({"id":")" + kid + "\"}"));
   // A grandchild gets no more of the tree than its parent was delegated.
   Envelope wider = f.b.mutate("session", "start",
-      R"({"scope":"custom:T002","parent":")" + kid + R"(","intent":"tests","paths":["src/"]})");
+      R"({"scope":"custom:T002","parent":")" + kid + R"(","goal":"tests","paths":["src/"]})");
   CHECK(code_of(wider) == ErrorCode::Validation);
   must(f.b.mutate("session", "start", R"({"scope":"custom:T002","parent":")" + kid +
-                                         R"(","intent":"tests","paths":["src/login/test_*.cpp"]})"));
+                                         R"(","goal":"tests","paths":["src/login/test_*.cpp"]})"));
 
   // The parent's caller acts for the child b now owns; a third caller does not.
   test::ClockedClient third{f.p, f.time, Principal::agent("stdio:cccc", "connection"), "gemini"};
@@ -138,7 +138,7 @@ TEST_CASE("session tree: who may delegate and act for a child, and within what",
   // A live session delegates; an ended one does not.
   must(f.a.mutate("session", "end", R"({"id":")" + parent + "\"}"));
   CHECK(code_of(f.person.mutate("session", "start", R"({"scope":"custom:T002","parent":")" + parent +
-                                                        R"(","intent":"again"})")) == ErrorCode::Validation);
+                                                        R"(","goal":"again"})")) == ErrorCode::Validation);
 }
 
 TEST_CASE("plan branches: named, across the graph, conflicts settled field by field", "[planbranch]") {
@@ -154,17 +154,17 @@ TEST_CASE("plan branches: named, across the graph, conflicts settled field by fi
   CHECK(code_of(taken) == ErrorCode::Validation);
   CHECK(taken.error->details["plan"] == json::Value("PL001"));
   CHECK(code_of(p.mutate("plan", "begin", R"({"label":"bad","name":"Agents planner"})")) == ErrorCode::Validation);
-  must(p.mutate("plan", "apply", R"({"plan":"agents/planner/tune","ops":[
+  must(p.mutate("plan", "apply", R"j({"plan":"agents/planner/tune","ops":[
       {"operation":"tasks.update","params":{"id":"T001","title":"Cache layer (LRU)","priority":"high"}},
       {"operation":"tasks.update","params":{"id":"T002","title":"Metrics v2"}},
-      {"operation":"tasks.update","params":{"id":"T003","priority":"medium"}}]})"));
+      {"operation":"tasks.update","params":{"id":"T003","priority":"medium"}}]})j"));
   Envelope listed = must(p.query("plan", "list"));
   CHECK(listed.data.as_array().front()["name"] == json::Value("agents/planner/tune"));
   CHECK(code_of(p.query("plan", "diff", R"({"plans":["agents/nobody"]})")) == ErrorCode::NotFound);
 
   // Another agent changes three of the fields the plan changes, and one it does not.
-  must(p.mutate("tasks", "update", R"({"id":"T001","title":"Cache layer (ARC)"})"));
-  must(p.mutate("tasks", "update", R"({"id":"T002","title":"Metrics (OpenTelemetry)"})"));
+  must(p.mutate("tasks", "update", R"j({"id":"T001","title":"Cache layer (ARC)"})j"));
+  must(p.mutate("tasks", "update", R"j({"id":"T002","title":"Metrics (OpenTelemetry)"})j"));
   must(p.mutate("tasks", "update", R"({"id":"T003","priority":"critical","labels":["user"]})"));
   Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"agents/planner/tune"})");
   REQUIRE(code_of(conflict) == ErrorCode::ConcurrentModification);
