@@ -116,9 +116,9 @@ Result<void> report_to_parent(Context& context, const Session& session, const st
                       max_chars);
   message.from_principal = context.principal.id;
   message.from_session = session.id;
-  if (!context.is_person()) {
-    CT_TRY_ASSIGN(message.from_agent, context.agent_name());
-  }
+  // From the child session by its id, not by its agent's label: a parent's agent often goes by the
+  // same label as its child's (the same host), and an inbox leaves out what its own label sent.
+  message.from_agent = session.id;
   CT_TRY(context.db().add_message(message, {}));
   if (context.audit) {
     context.record({session.id, "report", json::Value(), json::Value(message_id(message.num))});
