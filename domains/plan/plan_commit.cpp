@@ -345,7 +345,7 @@ void register_rebase(Registry& registry) {
                 .summary = "Re-check a plan on the store as it is now",
                 .params = rebase_args.specs(),
                 .returns = "{plan, moved[{id, was, now}], overwrites?}: what it now rests on; E_NO_CHANGE note when "
-                           "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{id, field, base, ours, theirs}]) "
+                           "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{path, id, field, base, ours, theirs}]) "
                            "when a field it changes was changed since (plan.resolve settles each) — other fields and notes are taken in",
                 .errors = plan_op_errors(registry),
                 .examples = {{R"({"plan":"PL002"})", "take in what another plan committed"}},
