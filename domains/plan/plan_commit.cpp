@@ -302,8 +302,6 @@ Result<Reply> resolve(Context& context, const ResolveArgs& args, NestedRuns& run
   if (context.audit) context.record({"", "plan." + plan.id, args.path, args.take});
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  data.set("path", args.path);
-  data.set("take", args.take);
   data.set("conflicts", conflict_paths(field_conflicts(plan, ran, moved_ids)));
   return Reply::of(std::move(data));
 }
@@ -366,7 +364,7 @@ void register_resolve(Registry& registry) {
   registry.add({.domain = "plan", .name = "resolve", .gateway = Gateway::Mutate,
                 .summary = "Settle one field conflict of a rebase",
                 .params = resolve_args.specs(),
-                .returns = "{plan, path, take, conflicts[paths left]}; plan.rebase once none are left",
+                .returns = "{plan, conflicts[paths left]}; plan.rebase once none are left",
                 .errors = plan_op_errors(registry),
                 .examples = {{R"({"plan":"PL002","path":"T004.title","take":"theirs"})", "keep the other agent's title"}},
                 .tier = 2, .handler = resolve_args.handler(resolve)});
