@@ -178,7 +178,7 @@ TEST_CASE("plan branches: named, across the graph, conflicts settled field by fi
   CHECK(by_path["T001.title"]["theirs"] == json::Value("Cache layer (ARC)"));
   CHECK(by_path.contains("T002.title"));
   CHECK(by_path.contains("T003.priority"));
-  CHECK(conflict.error->fix.find("resolve") != std::string::npos);
+  CHECK(to_json(conflict, McpAdvice(registry())).find("operation:'resolve'") != std::string::npos);
 
   // Field by field: ours, theirs, a value of the agent's own.
   Envelope ours = must(p.mutate("plan", "resolve", R"({"plan":"agents/planner/tune","path":"T001.title","take":"ours"})"));
