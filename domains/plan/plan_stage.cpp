@@ -45,7 +45,6 @@ Result<Reply> begin(Context& context, const BeginArgs& args) {
   if (context.audit) context.record({"", "plan." + plan.id, json::Value(), "open"});
   json::Value data = json::Value::object();
   data.set("plan", plan.id);
-  if (!plan.name.empty()) data.set("name", plan.name);
   return Reply::of(std::move(data));
 }
 
@@ -124,7 +123,7 @@ void register_begin(Registry& registry) {
   registry.add({.domain = "plan", .name = "begin", .gateway = Gateway::Mutate,
                 .summary = "Start a plan: changes staged apart until committed",
                 .params = begin_args.specs(),
-                .returns = "{plan, name?}",
+                .returns = "{plan}",
                 .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"label":"split auth","epicId":"T001"})", "a plan for epic T001"}},
                 .tier = 2, .handler = begin_args.handler(begin)});

@@ -241,7 +241,7 @@ void register_session_mutations(Registry& registry) {
                 .summary = "Start a session and bind to it",
                 .params = start_args.specs(),
                 .returns = "{id,scope?,focus?} (scope when made canonical; focus when autoFocus chose it); "
-                           "{id,parent,status} for a child",
+                           "{id,status} for a child",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists, ErrorCode::InvalidInput,
                            ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed, ErrorCode::PathReserved,
                            ErrorCode::SessionNotFound, ErrorCode::SessionOwned, ErrorCode::Validation},

@@ -87,7 +87,6 @@ Result<Reply> start_child(Context& context, const std::string& scope_text, const
   }
   json::Value data = json::Value::object();
   data.set("id", child.id);
-  data.set("parent", parent.id);
   data.set("status", to_string(child.status));
   return Reply::of(std::move(data));
 }

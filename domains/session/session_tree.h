@@ -26,7 +26,7 @@ struct Delegation {
 
 /// session.start {parent, goal, paths?}: a child of `delegation.parent` (the caller's, or any for
 /// a person) with `scope` inside the parent's, made suspended until its agent resumes it; the
-/// caller stays bound where it was. {id, parent, status}.
+/// caller stays bound where it was. {id, status}.
 Result<Reply> start_child(Context& context, const std::string& scope, const std::string& name, const std::string& agent,
                           const Delegation& delegation);
 

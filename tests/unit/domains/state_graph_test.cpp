@@ -38,7 +38,7 @@ TEST_CASE("session tree: a parent delegates to a child that reports back", "[ses
   Envelope child = must(f.a.mutate("session", "start",
       R"({"scope":"custom:T002","parent":")" + parent + R"(","goal":"build the login form","paths":["src/login/"]})"));
   const std::string kid = child.data["id"].as_string();
-  CHECK(child.data["parent"] == json::Value(parent));
+  CHECK_FALSE(child.data.contains("parent"));  // the caller's own words are not echoed
   CHECK(child.data["status"] == json::Value("suspended"));
   CHECK(f.a.client->session() == parent);  // the parent's caller stays where it was
 
@@ -148,7 +148,6 @@ TEST_CASE("plan branches: named, across the graph, conflicts settled field by fi
   p.add(R"({"title":"Docs","priority":"low","labels":["docs"]})");
   Envelope begun = must(p.mutate("plan", "begin", R"({"label":"tune","name":"agents/planner/tune"})"));
   CHECK(begun.data["plan"] == json::Value("PL001"));
-  CHECK(begun.data["name"] == json::Value("agents/planner/tune"));
   // One open plan a name; the name is the plan's id for every call.
   Envelope taken = p.mutate("plan", "begin", R"({"label":"again","name":"agents/planner/tune"})");
   CHECK(code_of(taken) == ErrorCode::Validation);
