@@ -15,7 +15,7 @@ inline constexpr std::string_view kSuggestedOperations[] = {
     "memory.applied", "memory.find", "memory.observe", "memory.show", "memory.supersede", "memory.timeline",
     "memory.update",
     "orchestrate.ready", "orchestrate.spawn", "orchestrate.validate",
-    "plan.apply", "plan.begin", "plan.diff", "plan.discard", "plan.list", "plan.rebase",
+    "plan.apply", "plan.begin", "plan.diff", "plan.discard", "plan.list", "plan.rebase", "plan.resolve",
     "release.changelog", "release.create", "release.list", "release.plan", "release.rollback", "release.tag",
     "research.add", "research.archive", "research.find", "research.link", "research.show", "research.unlink",
     "session.ack", "session.end", "session.gc", "session.inbox", "session.list", "session.note", "session.resume",

@@ -136,6 +136,7 @@ json::Value field_conflicts(const Plan& plan, const batch::Ran& ran, const std::
     const json::Value* base = fields.is_object() && fields[task].is_object() ? fields[task].find(field) : nullptr;
     if (base ? (*base == edit.before || keeps_theirs(*base, edit.before, edit.after)) : !moved.contains(task)) continue;
     json::Value row = json::Value::object();
+    row.set("path", task + "." + field);
     row.set("id", task);
     row.set("field", field);
     if (base) row.set("base", *base);
@@ -197,9 +198,9 @@ Result<Reply> rebase(Context& context, const RebaseArgs& args, NestedRuns& runs)
                                                         "when its task moved)")
                                           : ""))
                       .with_fix(Advice("read " + first["id"].as_string() + " (") +
-                                call("tasks.show", {{"id", first["id"].as_string()}}) +
-                                "); rebase with force:true to overwrite exactly these fields, or discard the plan and "
-                                "stage it again")
+                                call("tasks.show", {{"id", first["id"].as_string()}}) + "); settle each field with " +
+                                call("plan.resolve", {{"plan", plan.id}, {"path", first["path"].as_string()}, {"take", "theirs"}}) +
+                                " (ours, theirs or a value), or rebase with force:true to overwrite them all")
                       .with_detail("plan", plan.id)
                       .with_detail("conflicts", std::move(conflicts))
                       .with_detail("moved", moved));
@@ -213,6 +214,96 @@ Result<Reply> rebase(Context& context, const RebaseArgs& args, NestedRuns& runs)
   data.set("moved", std::move(moved));
   if (!conflicts.empty()) data.set("overwrites", std::move(conflicts));
   return Reply::warned(std::move(data), std::move(warnings));
+}
+
+/// The paths ("T004.title") of `conflicts`.
+json::Value conflict_paths(const json::Value& conflicts) {
+  json::Value out = json::Value::array();
+  for (const auto& conflict : conflicts.as_array()) out.push_back(conflict["path"]);
+  return out;
+}
+
+struct ResolveArgs {
+  std::string plan;
+  std::string path;
+  std::string take;
+  json::Value value;
+};
+
+/// One field conflict of a rebase settled (issue 54): `ours` keeps the plan's value (their change
+/// is overwritten, knowingly); `theirs` keeps the value another agent set, `value` sets another —
+/// both by a tasks.update op appended to the plan. Either way the field's base becomes their value,
+/// so the next rebase takes it as settled; a further change of it conflicts again.
+Result<Reply> resolve(Context& context, const ResolveArgs& args, NestedRuns& runs) {
+  CT_TRY_ASSIGN(Plan plan, open_plan(context, args.plan));
+  CT_TRY_ASSIGN(std::vector<batch::Op> staged, staged_ops(context, plan));
+  CT_TRY_ASSIGN(json::Value moved, moved_since(context, plan));
+  std::set<std::string> moved_ids;
+  for (const auto& row : moved.as_array()) moved_ids.insert(row["id"].as_string());
+  CT_TRY_ASSIGN(batch::Ran ran,
+                tried(context, runs, plan, staged, {}, "the plan no longer applies (discard it and stage it again)"));
+  json::Value conflicts = field_conflicts(plan, ran, moved_ids);
+  const json::Value* conflict = nullptr;
+  for (const auto& row : conflicts.as_array())
+    if (row["path"].as_string() == args.path) conflict = &row;
+  if (!conflict)
+    return fail(Error(ErrorCode::NotFound, plan.id + " has no conflict at " + args.path +
+                                               (conflicts.empty() ? std::string(": it has none") : ""))
+                    .with_fix(call("plan.rebase", {{"plan", plan.id}}) + " names the conflicts (details.conflicts)")
+                    .with_detail("plan", plan.id)
+                    .with_detail("conflicts", conflict_paths(conflicts)));
+  const std::string task = (*conflict)["id"].as_string();
+  const std::string field = (*conflict)["field"].as_string();
+  const json::Value theirs = (*conflict)["theirs"];
+  if (args.take == "value" && args.value.is_null())
+    return fail(Error(ErrorCode::InvalidParams, "take:'value' needs the value to set " + args.path + " to")
+                    .with_fix(call("plan.resolve", {{"plan", plan.id}, {"path", args.path}, {"take", "theirs"}}) +
+                              " keeps theirs instead")
+                    .with_detail("field", "value"));
+  if (args.take != "value" && !args.value.is_null())
+    return fail(Error(ErrorCode::InvalidParams, "value goes with take:'value' only").with_detail("field", "value"));
+  if (args.take != "ours") {
+    // The field set to theirs, or to the value given, after everything else the plan does.
+    const OperationSpec* update = context.registry->find("tasks", "update");
+    const bool settable = update && std::ranges::any_of(update->params, [&](const ParamSpec& p) { return p.name == field; });
+    if (!settable)
+      return fail(Error(ErrorCode::Validation, "tasks.update does not set " + field + ": " + args.path +
+                                                   " can only be resolved as ours, or the plan discarded")
+                      .with_fix(call("plan.resolve", {{"plan", plan.id}, {"path", args.path}, {"take", "ours"}}))
+                      .with_detail("plan", plan.id)
+                      .with_detail("field", "take"));
+    json::Value params = json::Value::object();
+    params.set("id", task);
+    const json::Value& to = args.take == "theirs" ? theirs : args.value;
+    params.set(field, to.is_null() ? json::Value("") : to);
+    if (to.is_array()) params.set("mode", "replace");
+    json::Value op = json::Value::object();
+    op.set("operation", "tasks.update");
+    op.set("params", std::move(params));
+    json::Value ops = json::Value::array();
+    ops.push_back(std::move(op));
+    CT_TRY_ASSIGN(std::vector<batch::Op> more,
+                  batch::parse(*context.registry, ops, staged.size(), batch::Holder::Plan, batch::kCallOps));
+    CT_TRY_ASSIGN(ran, tried(context, runs, plan, staged, more, "nothing was resolved"));
+    std::vector<batch::Op> all = std::move(staged);
+    all.insert(all.end(), more.begin(), more.end());
+    CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/all.size() - more.size()));
+    plan.ops = batch::ops_json(all);
+  }
+  // Their value is the field's base from now on: the plan's write over it is settled.
+  if (!plan.base.is_object()) plan.base = json::Value::object();
+  json::Value fields = plan.base["fields"].is_object() ? plan.base["fields"] : json::Value::object();
+  json::Value of_task = fields[task].is_object() ? fields[task] : json::Value::object();
+  of_task.set(field, theirs);
+  fields.set(task, std::move(of_task));
+  plan.base.set("fields", std::move(fields));
+  plan.updated_at = context.now();
+  CT_TRY(context.db().put_plan(plan));
+  if (context.audit) context.record({"", "plan." + plan.id, args.path, args.take});
+  json::Value data = json::Value::object();
+  data.set("plan", plan.id);
+  data.set("conflicts", conflict_paths(field_conflicts(plan, ran, moved_ids)));
+  return Reply::of(std::move(data));
 }
 
 void register_commit(Registry& registry) {
@@ -252,11 +343,31 @@ void register_rebase(Registry& registry) {
                 .summary = "Re-check a plan on the store as it is now",
                 .params = rebase_args.specs(),
                 .returns = "{plan, moved[{id, was, now}], overwrites?}: what it now rests on; E_NO_CHANGE note when "
-                           "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{id, field, base, ours, theirs}]) "
-                           "when a field it changes was changed since — other fields and notes are taken in",
+                           "nothing moved; E_CONCURRENT_MODIFICATION (details.conflicts[{path, id, field, base, ours, theirs}]) "
+                           "when a field it changes was changed since (plan.resolve settles each) — other fields and notes are taken in",
                 .errors = plan_op_errors(registry),
                 .examples = {{R"({"plan":"PL002"})", "take in what another plan committed"}},
                 .tier = 2, .handler = rebase_args.handler(rebase)});
+}
+
+void register_resolve(Registry& registry) {
+  const auto resolve_args = bind(
+      field(&ResolveArgs::plan, plan_param()),
+      field(&ResolveArgs::path, {.name = "path", .type = ParamType::String, .required = true,
+                                 .pattern = "T[0-9]{1,15}\\.[a-zA-Z]{1,40}",
+                                 .description = "The conflict's path, e.g. T012.title (plan.rebase details.conflicts)"}),
+      field(&ResolveArgs::take, {.name = "take", .type = ParamType::Enum, .required = true,
+                                 .choices = {"ours", "theirs", "value"},
+                                 .description = "ours: the plan's value; theirs: the value now; value: the one given"}),
+      field(&ResolveArgs::value, {.name = "value", .type = ParamType::Object,
+                                  .description = "With take:'value': what the field becomes", .or_text = true}));
+  registry.add({.domain = "plan", .name = "resolve", .gateway = Gateway::Mutate,
+                .summary = "Settle one field conflict of a rebase",
+                .params = resolve_args.specs(),
+                .returns = "{plan, conflicts[paths left]}; plan.rebase once none are left",
+                .errors = plan_op_errors(registry),
+                .examples = {{R"({"plan":"PL002","path":"T004.title","take":"theirs"})", "keep the other agent's title"}},
+                .tier = 2, .handler = resolve_args.handler(resolve)});
 }
 
 }  // namespace
@@ -265,6 +376,7 @@ void register_plan_commit(Registry& registry) {
   register_commit(registry);
   register_discard(registry);
   register_rebase(registry);
+  register_resolve(registry);
 }
 
 }  // namespace ct::plan

@@ -43,7 +43,8 @@ Result<std::map<std::string, std::int64_t>> versions_of(Context& context, const 
 }  // namespace
 
 Result<Plan> get_plan(Context& context, const std::string& id) {
-  CT_TRY_ASSIGN(std::optional<Plan> plan, context.db().get_plan(id));
+  const bool named = !(id.size() > 2 && id.starts_with("PL") && id[2] >= '0' && id[2] <= '9');
+  CT_TRY_ASSIGN(std::optional<Plan> plan, named ? context.db().plan_named(id) : context.db().get_plan(id));
   if (!plan)
     return fail(Error(ErrorCode::NotFound, "Plan " + id + " not found")
                     .with_fix(call("plan.list", {{"status", "all"}}) + " lists the plans")
@@ -200,6 +201,7 @@ std::map<std::string, std::string> placeholder_names(const batch::Ran& ran) {
 json::Value plan_row(const Plan& plan) {
   json::Value row = json::Value::object();
   row.set("id", plan.id);
+  if (!plan.name.empty()) row.set("name", plan.name);
   row.set("label", plan.label);
   if (!plan.epic_id.empty()) row.set("epicId", plan.epic_id);
   row.set("status", plan.status);
@@ -211,7 +213,7 @@ json::Value plan_row(const Plan& plan) {
 
 ParamSpec plan_param() {
   return ParamSpec{.name = "plan", .type = ParamType::String, .required = true, .pattern = kPlanPattern,
-                   .description = "Plan id, e.g. PL001", .positional = true};
+                   .description = "Plan id or name, e.g. PL001", .positional = true};
 }
 
 std::vector<ErrorCode> plan_op_errors(const Registry& registry) {

@@ -39,7 +39,9 @@
 namespace ct::plan {
 
 inline constexpr std::string_view kSavepoint = "ct_plan";
-inline constexpr std::string_view kPlanPattern = "PL[0-9]{1,15}";
+/// A plan's id, or its name (issue 54): a branch of the graph by name, such as "agents/planner".
+inline constexpr std::string_view kPlanPattern = "PL[0-9]{1,15}|[a-z][a-z0-9._/-]{0,79}";
+inline constexpr std::string_view kPlanNamePattern = "[a-z][a-z0-9._/-]{0,79}";
 
 /// Changes made after it are taken back when it goes out of scope.
 class Speculation {
@@ -61,7 +63,8 @@ class Speculation {
   Store* store_;
 };
 
-/// The plan `id`; E_NOT_FOUND, with plan.list as the fix, when there is none.
+/// The plan `id` (PL…) or named so (the open one of that name, else the newest); E_NOT_FOUND, with
+/// plan.list as the fix, when there is none.
 Result<Plan> get_plan(Context& context, const std::string& id);
 /// The plan `id` when it is open; E_VALIDATION when it was committed or discarded.
 Result<Plan> open_plan(Context& context, const std::string& id);
@@ -117,7 +120,7 @@ Result<batch::Ran> tried(Context& context, NestedRuns& runs, const Plan& plan, s
 /// "$N" for the tasks the plan creates, their ids otherwise.
 std::map<std::string, std::string> placeholder_names(const batch::Ran& ran);
 
-/// {id, label, epicId?, status, ops, agent?, updatedAt}: a plan in plan.list and plan.diff.
+/// {id, name?, label, epicId?, status, ops, agent?, updatedAt}: a plan in plan.list and plan.diff.
 json::Value plan_row(const Plan& plan);
 
 /// The `plan` param of an operation on one plan.

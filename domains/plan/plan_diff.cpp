@@ -168,7 +168,7 @@ Result<Reply> diff(Context& context, const DiffArgs& args, NestedRuns& runs) {
 void register_plan_diff(Registry& registry) {
   const auto diff_args = bind(
       field(&DiffArgs::plans, {.name = "plans", .type = ParamType::Array, .required = true, .min = 1, .max = 5,
-                               .pattern = kPlanPattern, .description = "Plan ids", .positional = true}),
+                               .pattern = kPlanPattern, .description = "Plan ids or names", .positional = true}),
       field(&DiffArgs::detail, {.name = "detail", .type = ParamType::Enum, .default_json = R"("compact")",
                                 .choices = {"compact", "full"},
                                 .description = "full: the tasks, changes and waves themselves"}));

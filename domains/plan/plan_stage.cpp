@@ -11,6 +11,7 @@ namespace {
 struct BeginArgs {
   std::string label;
   std::optional<std::string> epic_id;
+  std::optional<std::string> name;
 };
 
 Result<Reply> begin(Context& context, const BeginArgs& args) {
@@ -18,6 +19,17 @@ Result<Reply> begin(Context& context, const BeginArgs& args) {
   CT_TRY_ASSIGN(std::int64_t number, context.db().next_plan_number());
   plan.id = prefixed_id("PL", number);
   plan.label = args.label;
+  if (args.name) {
+    // A name is a branch of the graph that lasts across sessions: one open plan holds it at a time.
+    CT_TRY_ASSIGN(std::optional<Plan> holder, context.db().plan_named(*args.name));
+    if (holder && holder->status == "open")
+      return fail(Error(ErrorCode::Validation, "an open plan is already named " + *args.name + ": " + holder->id)
+                      .with_fix(call("plan.diff", {{"plans", json::Value::array_of(std::vector<std::string>{*args.name})}}) +
+                                " shows it; commit or discard it first, or pick another name")
+                      .with_detail("field", "name")
+                      .with_detail("plan", holder->id));
+    plan.name = *args.name;
+  }
   if (const auto& epic = args.epic_id) {
     TaskEngine tasks(context.db(), *context.config, 0, context.session, nullptr);
     CT_TRY_ASSIGN(Task task, tasks.get(*epic));
@@ -105,12 +117,14 @@ void register_begin(Registry& registry) {
       field(&BeginArgs::label, {.name = "label", .type = ParamType::String, .required = true, .min = 1, .max = 120,
                                 .description = "What the plan is for", .positional = true, .single_line = true}),
       field(&BeginArgs::epic_id, {.name = "epicId", .type = ParamType::TaskId,
-                                  .description = "The epic it decomposes: its whole subtree is what the plan rests on"}));
+                                  .description = "The epic it decomposes: its whole subtree is what the plan rests on"}),
+      field(&BeginArgs::name, {.name = "name", .type = ParamType::String, .pattern = kPlanNamePattern,
+                               .description = "A branch name other calls may use for its id, one open plan each"}));
   registry.add({.domain = "plan", .name = "begin", .gateway = Gateway::Mutate,
                 .summary = "Start a plan: changes staged apart until committed",
                 .params = begin_args.specs(),
                 .returns = "{plan}",
-                .errors = {ErrorCode::NotFound},
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
                 .examples = {{R"({"label":"split auth","epicId":"T001"})", "a plan for epic T001"}},
                 .tier = 2, .handler = begin_args.handler(begin)});
 }
@@ -139,7 +153,7 @@ void register_list(Registry& registry) {
   registry.add({.domain = "plan", .name = "list", .gateway = Gateway::Query,
                 .summary = "List plans",
                 .params = list_args.specs(),
-                .returns = "[{id, label, epicId?, status, ops, agent?, updatedAt}], newest first",
+                .returns = "[{id, name?, label, epicId?, status, ops, agent?, updatedAt}], newest first",
                 .examples = {{R"({})", "the open plans"}},
                 .tier = 2, .handler = list_args.handler(list)});
 }

@@ -4,6 +4,7 @@
 //   session and handoff   the session, its scope, its note and nextAction, and the first call to make
 //   focus                 the task it holds (or last held), with acceptance, last notes and gates
 //   messages              its unread messages (session.inbox), oldest first, bodies clipped
+//   children              its child sessions (session_tree.h): intent, status, report clipped
 //   finished              results of the focus task's finished dependencies (their last note)
 //   memory                what the project knows for the focus task (memory.find {taskId})
 //   ready                 what tasks.next would offer in the scope
@@ -23,6 +24,7 @@
 #include "domains/projection.h"
 #include "domains/providers/providers.h"
 #include "domains/session/session_common.h"
+#include "domains/session/session_tree.h"
 #include "engines/rules/claim_lease.h"
 #include "engines/rules/lifecycle.h"
 #include "engines/store/task_json.h"
@@ -114,6 +116,8 @@ class Briefing {
       about.set("updatedAt", format_iso8601(session_->updated_at));
       if (!session_->note.empty()) about.set("notes", session_->note);
       if (!session_->next_action.empty()) about.set("nextAction", session_->next_action);
+      CT_TRY_ASSIGN(json::Value delegated, delegated_json(context_, session_->id));
+      if (!delegated.is_null()) about.set("delegated", std::move(delegated));
       data_.set("session", std::move(about));
       CT_TRY_ASSIGN(focus_, focus_of(context_, *session_));
     }
@@ -211,6 +215,19 @@ class Briefing {
     return {};
   }
 
+  /// The session's children: what each was delegated, where it stands, what it reported.
+  Result<void> children() {
+    if (!session_) return {};
+    CT_TRY_ASSIGN(json::Value rows, children_json(context_, session_->id, /*with_writes=*/false));
+    if (rows.is_null()) return {};
+    children_.more_call = suggested(call("session.show", {{"id", session_->id}}));
+    for (auto row : rows.as_array()) {
+      if (row.contains("report")) row.set("report", clip(row["report"].as_string(), kResultChars));
+      children_.rows.push_back(std::move(row));
+    }
+    return {};
+  }
+
   /// What tasks.next would offer in the scope.
   Result<void> ready() {
     if (scope_ && scope_->kind != ScopeKind::Global) {
@@ -304,12 +321,13 @@ class Briefing {
   json::Value data_ = json::Value::object();
   Section notes_{"notes", {}, {}};
   Section unread_{"messages", {}, {}};
+  Section children_{"children", {}, {}};
   Section finished_{"finished", {}, {}};
   Section remembered_{"memory", {}, {}};
   Section ready_{"ready", {}, {}};
   Section changed_{"changes", {}, {}};
   // The order of importance: the budget cuts from the end.
-  std::vector<Section*> sections_{&unread_, &notes_, &finished_, &remembered_, &ready_, &changed_};
+  std::vector<Section*> sections_{&unread_, &children_, &notes_, &finished_, &remembered_, &ready_, &changed_};
 };
 
 struct BriefingArgs {
@@ -327,6 +345,7 @@ Result<Reply> briefing(Context& context, const BriefingArgs& args) {
   CT_TRY(briefing.about(std::move(session)));
   CT_TRY(briefing.focus());
   CT_TRY(briefing.messages());
+  CT_TRY(briefing.children());
   CT_TRY(briefing.memory());
   CT_TRY(briefing.ready());
   CT_TRY(briefing.changes());
@@ -366,8 +385,9 @@ void register_session_briefing(Registry& registry) {
   registry.add({.domain = "session", .name = "briefing", .gateway = Gateway::Query,
                 .summary = "All you need to carry on",
                 .params = args.specs(),
-                .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?}, then? (the call to make), "
-                           "focus?{id,title,status,acceptance?,gates?,claim?}, messages?[{id,at,from,to,body}] (unread), notes?[{at,text}] (newest first), "
+                .returns = "{session{id,name?,scope,status,agent?,notes?,nextAction?,delegated?}, then? (the call to make), "
+                           "focus?{id,title,status,acceptance?,gates?,claim?}, messages?[{id,at,from,to,body}] (unread), "
+                           "children?[{id,status,agent?,goal,paths?,report?}], notes?[{at,text}] (newest first), "
                            "finished?[{id,title,result?}] (its done dependencies), memory?[{id,kind,title,body?,unreviewed?,by?}] (memory.find "
                            "for it), ready?[{id,title,priority}], "
                            "changes?{columns,rows} (others' changes in scope since the session's last write, newest first), "

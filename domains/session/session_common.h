@@ -40,11 +40,19 @@ inline Result<std::string> subject(Context& context, const std::optional<std::st
   return fail(std::move(error).with_detail("field", "id"));
 }
 
+/// Whether the caller owns the parent of child session `session` (session_tree.h).
+Result<bool> acts_for_child(Context& context, const Session& session);
+
 /// Session `id` (subject()'s), for a change to it (E_SESSION_NOT_FOUND when there is none): an
-/// agent changes only its own, a person any (E_SESSION_OWNED).
+/// agent changes only its own, or a child of its own session (session_tree.h); a person any
+/// (E_SESSION_OWNED).
 inline Result<Session> owned_session(Context& context, SessionEngine& engine, const std::string& id) {
   CT_TRY_ASSIGN(Session session, engine.get(id));
-  if (!context.is_person()) CT_TRY(SessionEngine::check_owner(session, context.principal.id));
+  if (context.is_person()) return session;
+  if (auto owned = SessionEngine::check_owner(session, context.principal.id); !owned) {
+    CT_TRY_ASSIGN(bool parent_owner, acts_for_child(context, session));
+    if (!parent_owner) return fail(std::move(owned.error()));
+  }
   return session;
 }
 

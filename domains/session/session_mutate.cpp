@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "domains/session/session_common.h"
+#include "domains/session/session_tree.h"
 #include "engines/rules/task_engine.h"
 
 namespace ct::session {
@@ -36,6 +37,9 @@ struct StartArgs {
   std::optional<std::string> agent;
   std::optional<std::string> focus;
   bool auto_focus = false;
+  std::optional<std::string> parent;  // a child session of this one (session_tree.h)
+  std::optional<std::string> intent;
+  std::vector<std::string> paths;
 };
 
 Result<Reply> start(Context& context, const StartArgs& args) {
@@ -46,8 +50,19 @@ Result<Reply> start(Context& context, const StartArgs& args) {
     return fail(Error(ErrorCode::InvalidInput, "agent \"" + *args.agent + "\" is a name reserved for people and the product")
                     .with_fix(call("session.start", {{"scope", args.scope}}))
                     .with_detail("field", "agent"));
-  auto engine = sessions(context);
   std::string agent = args.agent.value_or(context.agent);
+  if (args.parent) {
+    if (args.focus || args.auto_focus)
+      return fail(Error(ErrorCode::InvalidParams, "a child session claims its tasks once its agent resumes it: "
+                                                  "give parent without focus or autoFocus")
+                      .with_detail("field", args.focus ? "focus" : "autoFocus"));
+    return start_child(context, args.scope, args.name.value_or(""), agent,
+                       Delegation{*args.parent, args.intent.value_or(""), args.paths});
+  }
+  if (args.intent || !args.paths.empty())
+    return fail(Error(ErrorCode::InvalidParams, "goal and paths are delegated to a child session: give parent too")
+                    .with_detail("field", args.intent ? "goal" : "paths"));
+  auto engine = sessions(context);
   CT_TRY_ASSIGN(Session session, engine.start(args.name.value_or(""), args.scope, agent, context.principal.id));
   // Where it runs: the caller's git worktree and branch, as its transport knows them.
   if (const Place place = context.project_place(); !place.worktree.empty()) {
@@ -106,6 +121,8 @@ Result<Reply> finish(Context& context, const NotedArgs& args, SessionStatus fina
   CT_TRY_ASSIGN(Session before, owned_session(context, engine, id));
   CT_TRY_ASSIGN(Session after, engine.finish(id, final_status, args.notes));
   if (context.audit) context.audit->task_id = id;
+  // A child's end is its report to the parent.
+  if (before.status != after.status) CT_TRY(report_to_parent(context, after, args.notes));
   if (id == context.session) context.bind_session("");
   context.session = id;
   return Reply::noted(id_reply(after), no_change_if(before.status == after.status));
@@ -142,6 +159,9 @@ Result<Reply> resume(Context& context, const IdArgs& args) {
   context.bind_session(id);
   json::Value data = status_reply(after);
   data.set("scope", after.scope);
+  // A child: what it was delegated, and by whom.
+  CT_TRY_ASSIGN(json::Value delegated, delegated_json(context, id));
+  if (!delegated.is_null()) data.set("delegated", std::move(delegated));
   CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(id));
   if (focus) data.set("focus", *focus);
   if (!after.next_action.empty()) data.set("nextAction", after.next_action);
@@ -209,13 +229,22 @@ void register_session_mutations(Registry& registry) {
                                 .description = "Who works in it (default: the calling agent)"}),
       field(&StartArgs::focus, {.name = "focus", .type = ParamType::TaskId, .description = "Claim this task at once"}),
       field(&StartArgs::auto_focus, {.name = "autoFocus", .type = ParamType::Bool,
-                                     .description = "Claim the best ready task in scope (tasks.next)"}));
+                                     .description = "Claim the best ready task in scope (tasks.next)"}),
+      field(&StartArgs::parent, {.name = "parent", .type = ParamType::String, .max = 40, .pattern = "^ses_[0-9a-z]+$",
+                                 .description = "Your session: start a child of it for another agent (suspended "
+                                                "until resumed; you stay bound)"}),
+      field(&StartArgs::intent, {.name = "goal", .type = ParamType::String, .max = 500,
+                                 .description = "With parent: what the child is to do"}),
+      field(&StartArgs::paths, {.name = "paths", .type = ParamType::Array, .max = 50, .item_max = 500,
+                                .description = "With parent: the paths the child may touch"}));
   registry.add({.domain = "session", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Start a session and bind to it",
                 .params = start_args.specs(),
-                .returns = "{id,scope?,focus?} (scope when made canonical; focus when autoFocus chose it)",
+                .returns = "{id,scope?,focus?} (scope when made canonical; focus when autoFocus chose it); "
+                           "{id,status} for a child",
                 .errors = {ErrorCode::ScopeInvalid, ErrorCode::NotFound, ErrorCode::SessionExists, ErrorCode::InvalidInput,
-                           ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed, ErrorCode::PathReserved},
+                           ErrorCode::TaskNotInScope, ErrorCode::TaskClaimed, ErrorCode::PathReserved,
+                           ErrorCode::SessionNotFound, ErrorCode::SessionOwned, ErrorCode::Validation},
                 .examples = {{R"({"scope":"epic:T001","name":"auth work","autoFocus":true})", "work on an epic"},
                              {R"({"scope":"global","focus":"T004"})", "claim one task"}},
                 .tier = 1, .handler = start_args.handler(start)});
@@ -234,7 +263,7 @@ void register_session_mutations(Registry& registry) {
                 // Without id, the session the call names (sessionId) is resumed: the original CLEO's
                 // session.switch {sessionId} runs here.
                 .params = resume_args.specs(),
-                .returns = "{id,status:'active',scope,focus?,nextAction?}",
+                .returns = "{id,status:'active',scope,focus?,nextAction?,delegated?{parent,goal,paths?}}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired, ErrorCode::SessionOwned, ErrorCode::SessionExists,
                            ErrorCode::Validation},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "pick up where it stopped"}},

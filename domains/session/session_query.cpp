@@ -9,6 +9,7 @@
 #include "domains/claims.h"
 #include "domains/projection.h"
 #include "domains/session/session_common.h"
+#include "domains/session/session_tree.h"
 
 namespace ct::session {
 namespace {
@@ -64,6 +65,10 @@ Result<Reply> list(Context& context, const ListArgs& args) {
   query.limit = args.page.limit;
   query.offset = args.page.offset;
   CT_TRY_ASSIGN(std::vector<Session> found, context.db().list_sessions(query));
+  // The tree: each child names its parent.
+  std::vector<std::string> ids;
+  for (const auto& session : found) ids.push_back(session.id);
+  CT_TRY_ASSIGN(auto parents, parents_of(context, ids));
   json::Value rows = json::Value::array();
   for (const auto& session : found) {
     json::Value row;
@@ -73,6 +78,7 @@ Result<Reply> list(Context& context, const ListArgs& args) {
       row = compact(context, session);
     }
     if (session.id == context.session) row.set("current", true);
+    if (auto parent = parents.find(session.id); parent != parents.end()) row.set("parent", parent->second);
     rows.push_back(std::move(row));
   }
   Reply reply = Reply::paged(std::move(rows), Page{total, query.limit, query.offset});
@@ -85,11 +91,20 @@ Result<Reply> show(Context& context, const IdArgs& args) {
   auto engine = sessions(context);
   CT_TRY_ASSIGN(Session session, engine.get(id));
   CT_TRY_ASSIGN(json::Value data, full(context, session));
+  // Its place in the tree: what it was delegated, and its children with their reports.
+  CT_TRY_ASSIGN(json::Value delegated, delegated_json(context, id));
+  if (!delegated.is_null()) data.set("delegated", std::move(delegated));
+  CT_TRY_ASSIGN(json::Value children, children_json(context, id, /*with_writes=*/true));
+  if (!children.is_null()) data.set("children", std::move(children));
   return Reply::of(std::move(data));
 }
 
+/// The sessions session.history {children:true} reads at most.
+constexpr std::size_t kTreeSessions = 100;
+
 struct HistoryArgs {
   std::optional<std::string> id;
+  bool children = false;
   Paging page;
 };
 
@@ -97,15 +112,29 @@ Result<Reply> history(Context& context, const HistoryArgs& args) {
   CT_TRY_ASSIGN(std::string id, subject(context, args.id));
   auto engine = sessions(context);
   CT_TRY(engine.get(id));
-  AuditQuery query;
-  query.session = id;
-  query.limit = args.page.limit;
-  query.offset = args.page.offset;
-  CT_TRY_ASSIGN(std::vector<AuditEntry> rows, context.db().read_audit(query));
+  std::vector<std::string> tree{id};
+  if (args.children) {
+    CT_TRY_ASSIGN(tree, subtree(context, id, kTreeSessions));
+  }
+  // Each session's newest offset+limit rows, merged newest first: the page of the whole tree.
+  std::vector<AuditEntry> rows;
+  for (const auto& session : tree) {
+    AuditQuery query;
+    query.session = session;
+    query.limit = args.page.offset + args.page.limit;
+    CT_TRY_ASSIGN(std::vector<AuditEntry> own, context.db().read_audit(query));
+    rows.insert(rows.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
+  }
+  std::ranges::sort(rows, [](const AuditEntry& a, const AuditEntry& b) { return a.seq > b.seq; });
+  const auto from = std::min<std::size_t>(rows.size(), static_cast<std::size_t>(args.page.offset));
+  const auto to = std::min<std::size_t>(rows.size(), from + static_cast<std::size_t>(args.page.limit));
+  rows = std::vector<AuditEntry>(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(from)),
+                                 std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(to)));
   json::Value out = json::Value::array();
   for (const auto& row : rows) {
     json::Value item = json::Value::object();
     item.set("seq", row.seq);
+    if (args.children) item.set("session", row.session);
     item.set("at", format_iso8601(row.at));
     item.set("operation", row.operation);
     if (!row.task_id.empty()) item.set("taskId", row.task_id);
@@ -135,27 +164,31 @@ void register_session_queries(Registry& registry) {
   registry.add({.domain = "session", .name = "list", .gateway = Gateway::Query,
                 .summary = "List sessions, newest first",
                 .params = list_args.specs(),
-                .returns = "[{id,name?,scope,status,agent?,worktree? (relative to the main one),branch?,updatedAt,current?}] "
+                .returns = "[{id,name?,scope,status,agent?,worktree? (relative to the main one),branch?,updatedAt,current?,parent?}] "
                            "(also focus?, notes?, nextAction?, createdAt, endedAt? with detail:'full'); _meta.page "
                            "when there are more",
                 .examples = {{R"({"status":"active"})", "active sessions"}},
                 .idempotent = true, .tier = 2,
                 .row_fields = {"id", "name", "scope", "status", "agent", "worktree", "branch", "updatedAt", "focus", "notes", "nextAction",
-                               "createdAt", "endedAt", "archivedAt", "current"},
+                               "createdAt", "endedAt", "archivedAt", "current", "parent"},
                 .handler = list_args.handler(list)});
   const auto id_args = bind(field(&IdArgs::id, id_param(false, kCurrentOrId)));
   registry.add({.domain = "session", .name = "show", .gateway = Gateway::Query,
                 .summary = "Show one session",
                 .params = id_args.specs(),
-                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt,endedAt?}",
+                .returns = "{id,name?,scope,status,agent?,focus?,notes?,nextAction?,createdAt,updatedAt,endedAt?,"
+                           "delegated?{parent,goal,paths?,report?},children?[{id,status,agent?,goal,paths?,report?,writes}]}",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({"id":"ses_0123456789ab"})", "show a session"}},
                 .idempotent = true, .tier = 2, .handler = id_args.handler(show)});
-  const auto history_args = bind(field(&HistoryArgs::id, id_param(false, kCurrentOrId)), paging(&HistoryArgs::page, "50"));
+  const auto history_args = bind(field(&HistoryArgs::id, id_param(false, kCurrentOrId)),
+                                 field(&HistoryArgs::children, {.name = "children", .type = ParamType::Bool,
+                                                                .description = "Also its child sessions' writes"}),
+                                 paging(&HistoryArgs::page, "50"));
   registry.add({.domain = "session", .name = "history", .gateway = Gateway::Query,
                 .summary = "The writes made in a session, newest first",
                 .params = history_args.specs(),
-                .returns = "[{seq,at,operation,taskId?,agent?,outcome}]",
+                .returns = "[{seq,session? (with children),at,operation,taskId?,agent?,outcome}]",
                 .errors = {ErrorCode::SessionNotFound, ErrorCode::SessionRequired},
                 .examples = {{R"({})", "what did this session change?"}},
                 .idempotent = true, .tier = 2, .handler = history_args.handler(history)});

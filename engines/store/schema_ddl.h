@@ -481,4 +481,23 @@ CREATE TABLE tracker_cursors(
 );
 )sql";
 
+/// v15 (issue 54, seed 002): the session tree and named plans. A child session is started from a
+/// parent session with a delegated intent and the paths it may touch (its tasks are its scope); the
+/// report it ended with reaches the parent. A plan may be named (a branch of the graph by name,
+/// unique among open plans).
+inline constexpr std::string_view kSessionTree = R"sql(
+CREATE TABLE session_children(
+  child TEXT PRIMARY KEY,
+  parent TEXT NOT NULL,
+  intent TEXT NOT NULL,
+  paths TEXT NOT NULL DEFAULT '[]',
+  report TEXT NOT NULL DEFAULT '',
+  reported_at INTEGER,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX session_children_parent ON session_children(parent, created_at);
+ALTER TABLE plans ADD COLUMN name TEXT NOT NULL DEFAULT '';
+CREATE INDEX plans_name ON plans(name, status);
+)sql";
+
 }  // namespace ct::ddl

@@ -77,6 +77,18 @@ struct TaskWorktree {
   std::optional<TimeMs> pruned_at;
 };
 
+/// A child session (issue 54, seed 002): started from `parent` with a delegated intent and the paths
+/// it may touch (its tasks are its scope); `report` is what it ended with, which reached the parent.
+struct SessionChild {
+  std::string child;
+  std::string parent;
+  std::string intent;
+  std::vector<std::string> paths;
+  std::string report;
+  std::optional<TimeMs> reported_at;
+  TimeMs created_at = 0;
+};
+
 /// Session rows and the worktrees of tasks; a session's focus is kept by TaskStore.
 class SessionStore {
  public:
@@ -88,6 +100,14 @@ class SessionStore {
   [[nodiscard]] Result<std::optional<Session>> get_session(std::string_view id);
   [[nodiscard]] Result<std::vector<Session>> list_sessions(const SessionQuery& query);
   [[nodiscard]] Result<std::int64_t> count_sessions(const SessionQuery& query);
+  /// Records a child session's link to its parent, or its report (engines/store/session_children.cpp).
+  [[nodiscard]] Result<void> put_session_child(const SessionChild& child);
+  /// The link of session `id` to its parent; nullopt when it has none.
+  [[nodiscard]] Result<std::optional<SessionChild>> session_parent(std::string_view id);
+  /// The children of session `parent`, oldest first.
+  [[nodiscard]] Result<std::vector<SessionChild>> session_children(std::string_view parent);
+  /// The links of those of `ids` that are children (for a page of sessions).
+  [[nodiscard]] Result<std::vector<SessionChild>> session_links(const std::vector<std::string>& ids);
   /// Records a task's worktree (one per task: a new one replaces the pruned one before it).
   [[nodiscard]] Result<void> save_task_worktree(const TaskWorktree& worktree);
   [[nodiscard]] Result<std::optional<TaskWorktree>> get_task_worktree(std::string_view task_id);

@@ -36,6 +36,7 @@ std::span<const DumpedTable> dumped_tables() {
       {"catalogue_changes", "subject, version"},
       {"tracker_links", "tracker, repository, external_id"},
       {"tracker_cursors", "tracker, repository"},
+      {"session_children", "child"},
   };
   return kTables;
 }

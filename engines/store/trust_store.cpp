@@ -14,7 +14,7 @@ using sql::Value;
 constexpr std::string_view kEvidenceColumns =
     "num, task_id, gate, kind, ref, files, covers, verified, detail, status, agent, session, at";
 constexpr std::string_view kPlanColumns =
-    "num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, outcome";
+    "num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, outcome, name";
 constexpr std::string_view kProposalColumns =
     "num, operation, params, rule, task_id, preview, reason, intent, status, agent, session, at, decided_by, "
     "decided_at, decision";
@@ -97,6 +97,7 @@ Result<Plan> read_plan(const sql::Cursor& row) {
   plan.updated_at = row.integer(9);
   plan.closed_at = row.optional_int(10);
   if (!json_column(row.text(11), plan.outcome)) return fail(corrupt("plan", plan.id, "outcome"));
+  plan.name = std::string(row.text(12));
   return plan;
 }
 
@@ -284,6 +285,18 @@ Result<std::optional<Plan>> TrustStore::get_plan(std::string_view id) {
   return std::optional<Plan>(std::move(found.front()));
 }
 
+Result<std::optional<Plan>> TrustStore::plan_named(std::string_view name) {
+  // The open one when there is one; else the newest of that name (committed or discarded).
+  const Value args[] = {Value(name)};
+  CT_TRY_ASSIGN(std::vector<Plan> found,
+                read_all<Plan>(sql_runner(),
+                               "SELECT " + std::string(kPlanColumns) +
+                                   " FROM plans WHERE name = ?1 ORDER BY CASE WHEN status = 'open' THEN 0 ELSE 1 END, num DESC LIMIT 1",
+                               args, "cannot read the plan", read_plan));
+  if (found.empty()) return std::optional<Plan>();
+  return std::optional<Plan>(std::move(found.front()));
+}
+
 Result<std::vector<Plan>> TrustStore::list_plans(std::string_view status, std::int64_t limit, std::int64_t offset) {
   return list_of_status<Plan>(sql_runner(), kPlanColumns, "plans", status, limit, offset, "cannot list the plans",
                               read_plan);
@@ -309,14 +322,15 @@ Result<void> TrustStore::put_plan(const Plan& plan) {
                         Value(plan.created_at),
                         Value(plan.updated_at),
                         plan.closed_at ? Value(*plan.closed_at) : Value(),
-                        Value(plan.outcome.is_null() ? std::string() : plan.outcome.dump())};
+                        Value(plan.outcome.is_null() ? std::string() : plan.outcome.dump()),
+                        Value(plan.name)};
   return sql_runner().run(
       "INSERT INTO plans(num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, "
-      "outcome) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "outcome, name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
       "ON CONFLICT(num) DO UPDATE SET label = excluded.label, epic_id = excluded.epic_id, status = excluded.status, "
       "ops = excluded.ops, base = excluded.base, agent = excluded.agent, session = excluded.session, "
       "created_at = excluded.created_at, updated_at = excluded.updated_at, closed_at = excluded.closed_at, "
-      "outcome = excluded.outcome",
+      "outcome = excluded.outcome, name = excluded.name",
       args, "cannot record the plan");
 }
 

@@ -93,6 +93,7 @@ struct Plan {
   TimeMs updated_at = 0;
   std::optional<TimeMs> closed_at;   // committed or discarded
   json::Value outcome;               // committed: {created: {"$N": id}, seq}; discarded: {reason}
+  std::string name;                  // "" or its name (issue 54): a branch of the graph by name, one open a name
 };
 
 /// Evidence, proposals and plans. Not virtual: its SQL is the same on both backends; a backend gives it
@@ -119,6 +120,8 @@ class TrustStore {
   [[nodiscard]] Result<void> put_proposal(const Proposal& proposal);
 
   [[nodiscard]] Result<std::optional<Plan>> get_plan(std::string_view id);
+  /// The plan named `name`: the open one, else the newest of that name.
+  [[nodiscard]] Result<std::optional<Plan>> plan_named(std::string_view name);
   /// Plans newest first; of one status unless `status` is empty.
   [[nodiscard]] Result<std::vector<Plan>> list_plans(std::string_view status, std::int64_t limit, std::int64_t offset);
   [[nodiscard]] Result<std::int64_t> count_plans(std::string_view status);

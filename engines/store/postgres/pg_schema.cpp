@@ -156,7 +156,7 @@ std::string_view schema_sql() {
       translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +
       translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet) +
       translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kCatalogue) +
-      translated(ddl::kTrackers));
+      translated(ddl::kTrackers) + translated(ddl::kSessionTree));
   return sql;
 }
 
@@ -171,7 +171,8 @@ std::vector<MigrationStep> schema_steps() {
           {12, "plans: changes staged apart from the tasks, committed at once or discarded"},
           {13, "principals: who made each audited write, which caller owns each session"},
           {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"},
-          {15, "the governed catalogue of memory entries and skills; tracker sync: the external item each linked task is"}};
+          {15, "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: "
+               "the external item each linked task is"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -181,7 +182,8 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string principals = with_byte_order(translated(ddl::kPrincipals));
   static const std::string fleet =
       with_byte_order(translated(ddl::kFleet) + translated(ddl::kReservations) + translated(ddl::kMessages));
-  static const std::string v15 = with_byte_order(translated(ddl::kCatalogue) + translated(ddl::kTrackers));
+  static const std::string v15 =
+      with_byte_order(translated(ddl::kCatalogue) + translated(ddl::kTrackers) + translated(ddl::kSessionTree));
   return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}};
 }
 

@@ -133,6 +133,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 //      the paths claims reserve: ddl::kReservations; messages between agents and people: ddl::kMessages.
 // v15: the governed catalogue of memory entries and skills (issue 54): ddl::kCatalogue; tracker sync
 //      (issue 55): which task each external item is, each repository's cursor: ddl::kTrackers.
+//      Child sessions and named plans (issue 54, seed 002): ddl::kSessionTree.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -173,8 +174,9 @@ std::span<const Migration> schema_steps() {
        "principals: who made each audited write, which caller owns each session"},
       {14, joined({ddl::kFleet, ddl::kReservations, ddl::kMessages}), "task_worktrees",
        "the fleet: where each session works, the worktrees made for tasks, the paths claims reserve, messages"},
-      {15, joined({ddl::kCatalogue, ddl::kTrackers}), "catalogue",
-       "the governed catalogue of memory entries and skills; tracker sync: the external item each linked task is"},
+      {15, joined({ddl::kCatalogue, ddl::kTrackers, ddl::kSessionTree}), "catalogue",
+       "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: the "
+       "external item each linked task is"},
   }};
   return steps;
 }

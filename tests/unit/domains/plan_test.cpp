@@ -430,7 +430,7 @@ TEST_CASE("issue 50: a field both changed is a conflict with base, ours and thei
   Envelope conflict = p.mutate("plan", "rebase", R"({"plan":"PL001"})");
   REQUIRE_FALSE(conflict.success);
   CHECK(code_of(conflict) == ErrorCode::ConcurrentModification);
-  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"([{"id":"T001","field":"title","base":"Shared",
+  CHECK(conflict.error->details["conflicts"] == test::parse_json(R"([{"path":"T001.title","id":"T001","field":"title","base":"Shared",
       "ours":"Plan's title","theirs":"Someone else's title"}])"));
   CHECK(conflict.error->message.find("T001.title") != std::string::npos);
   CHECK(conflict.error->message.find("priority") == std::string::npos);
