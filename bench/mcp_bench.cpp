@@ -69,6 +69,8 @@ constexpr std::string_view kUsage = R"(usage: ct_bench_mcp --ct PATH [options]
                      do; 0: leave Nagle's algorithm on, as cpp-httplib's client does by default
   --keep DIR         build the store in DIR/store and keep it (DIR/store must not exist)
   --seed N           workload seed (default 20260101, as ct_bench_store)
+  --find-words W,... the words tasks.find searches, in turn (default: a uniform vocabulary word
+                     each; schema,migration,database are in a quarter of the tasks: issue 56)
 )";
 
 /// The issue's targets.
@@ -100,6 +102,7 @@ struct Options {
   int starts = 50;
   std::optional<fs::path> keep;
   std::uint32_t seed = 20260101;
+  std::vector<std::string> find_words;
 };
 
 
@@ -135,6 +138,12 @@ Options parse_options(int argc, char** argv) {
       options.keep = fs::path(value);
     } else if (flag == "--seed") {
       options.seed = parse_number<std::uint32_t>(flag, value);
+    } else if (flag == "--find-words") {
+      for (std::size_t at = 0; at <= value.size();) {
+        const std::size_t comma = std::min(value.find(',', at), value.size());
+        if (comma > at) options.find_words.emplace_back(value.substr(at, comma - at));
+        at = comma + 1;
+      }
     } else {
       throw std::invalid_argument("unknown option '" + std::string(flag) + "' (see --help)");
     }
@@ -593,8 +602,10 @@ struct ClientScript {
 
 /// Requests as ct_bench_store makes them: show a random existing id, find a uniform vocabulary
 /// word, add the workload's next planned task. Ids start at 1 (0 was initialize).
-std::vector<ClientScript> make_scripts(Workload& workload, int clients, int per_client) {
+std::vector<ClientScript> make_scripts(Workload& workload, int clients, int per_client,
+                                       const std::vector<std::string>& find_words) {
   std::vector<ClientScript> scripts(static_cast<std::size_t>(clients));
+  std::size_t next_word = 0;
   for (auto& script : scripts) {
     std::int64_t next = 1;
     auto make = [&](Op op) {
@@ -607,7 +618,8 @@ std::vector<ClientScript> make_scripts(Workload& workload, int clients, int per_
           message.text = tool_call(message.id, false, "tasks", "show", params);
           break;
         case Op::Find:
-          params.set("query", workload.random_word());
+          params.set("query", find_words.empty() ? workload.random_word()
+                                                 : find_words[next_word++ % find_words.size()]);
           message.text = tool_call(message.id, false, "tasks", "find", params);
           break;
         case Op::Add:
@@ -785,7 +797,7 @@ void run_stdio(const Options& options, Workload& workload, const fs::path& proje
     pointers.push_back(client.get());
     pids.push_back(client->server_pid());
   }
-  auto scripts = make_scripts(workload, clients, per_client(options, clients));
+  auto scripts = make_scripts(workload, clients, per_client(options, clients), options.find_words);
   std::optional<PipeFloor> floor;
   if (clients == 1) floor.emplace(scratch / "floor.stderr");
   RunResult run = drive(pointers, scripts, pids, options.budget_s, floor ? &*floor : nullptr);
@@ -819,7 +831,7 @@ void run_http(const Options& options, Workload& workload, const fs::path& projec
     if (clients == 1) memory.push_back({"`ct serve`", "idle, after initialize", memory_of(server.pid()), true});
     std::vector<Client*> pointers;
     for (auto& client : owned) pointers.push_back(client.get());
-    auto scripts = make_scripts(workload, clients, per_client(options, clients));
+    auto scripts = make_scripts(workload, clients, per_client(options, clients), options.find_words);
     RunResult run = drive(pointers, scripts, {server.pid()}, options.budget_s);
     add_rows(rows, run, "HTTP", clients);
     memory.push_back({"`ct serve`", "after the " + std::to_string(clients) + "-client run", memory_of(server.pid()),

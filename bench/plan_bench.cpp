@@ -10,6 +10,8 @@
 //   plan.commit {plan}              a plan holding them, made at once      target < 50 ms at 10k
 //   plan.diff {plans:[id]}          over the 1,000-task epic (compact)     target < 20 ms
 //   plan.diff {plans:[id], full}    the same, with the lists               (no target; reported)
+//   plan.begin                      on an empty epic, and on the 1,000-task one: the same (issue 56)
+//   begin + apply + diff + commit   a plan of 20 adds over the 1,000-task epic   target < 20 ms
 // After each timed batch and commit, tasks.undo (not timed) takes it back, so the store keeps its
 // size; each commit is of a plan begun (not timed) and staged (timed, the apply line) afresh. A
 // reply that is not a success (or a diff row that says the plan no longer applies) aborts the run.
@@ -52,6 +54,17 @@ std::string timed_call(Router& router, const Request& request, double& ms) {
   ms = elapsed_ms(started);
   if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
   return out;
+}
+
+/// Dispatches and serialises, timed (`ms`, `bytes` the reply's size); throws when the call fails.
+Envelope json_check(Router& router, const Request& request, double& ms, std::size_t& bytes) {
+  const auto started = Steady::now();
+  Envelope envelope = router.dispatch(request);
+  std::string out = to_json(envelope, McpAdvice(router.operations()));
+  ms = elapsed_ms(started);
+  bytes = out.size();
+  if (!envelope.success) throw std::runtime_error(describe(request) + " failed: " + out);
+  return envelope;
 }
 
 Envelope must(Router& router, const Request& request) {
@@ -237,8 +250,51 @@ int run(const Options& options) {
   TimedRow diff_full{"plan.diff {…, detail: full}", {}, 0, 0};
   diff_full.ms = timed_calls(router, diff(true), options.runs, diff_full.bytes);
 
-  for (TimedRow* row : {&batch, &apply, &commit}) std::sort(row->ms.begin(), row->ms.end());
-  const std::vector<TimedRow> rows = {std::move(batch), std::move(apply), std::move(commit), std::move(diff_compact), std::move(diff_full)};
+  // (d) plan.begin on an empty epic and on the 1,000-task one (issue 56: independent of the epic's
+  // size), each plan discarded (not timed); (e) a whole small plan over the 1,000-task epic: begin,
+  // apply 20 adds, diff, commit (timed together), then taken back by tasks.undo (not timed).
+  progress("plan.begin and a 20-task plan over " + diff_epic);
+  const std::string empty_epic = add_epic(router, "An empty epic");
+  TimedRow begin_empty{"plan.begin on an empty epic", {}, 0, 0};
+  TimedRow begin_big{"plan.begin on the 1,000-task epic", {}, 0, 0};
+  TimedRow round{"plan.begin + apply {20 × tasks.add} + diff + commit, over the 1,000-task epic", {}, 0, 20, true};
+  for (int run = -1; run < options.runs; ++run) {
+    for (auto [row, epic] : {std::pair{&begin_empty, &empty_epic}, std::pair{&begin_big, &diff_epic}}) {
+      json::Value params = json::Value::object();
+      params.set("label", "begun " + std::to_string(run + 1));
+      params.set("epicId", *epic);
+      double ms = 0;
+      Envelope begun = json_check(router, mutate("plan", "begin", std::move(params)), ms, row->bytes);
+      if (run >= 0) row->ms.push_back(ms);
+      json::Value discard = json::Value::object();
+      discard.set("plan", begun.data["plan"].as_string());
+      must(router, mutate("plan", "discard", std::move(discard)));
+    }
+    json::Value ops = make_ops(workload, rng, diff_epic, {});
+    ops.as_array().resize(20);  // its "$k" name earlier ops only
+    const auto started_round = Steady::now();
+    const std::string plan = begin_plan(router, "small " + std::to_string(run + 1), diff_epic);
+    must(router, apply_request(plan, std::move(ops)));
+    json::Value diff_params = json::Value::object();
+    diff_params.set("plans", json::Value::array_of(std::vector<std::string>{plan}));
+    Envelope diffed = must(router, query("plan", "diff", std::move(diff_params)));
+    if (diffed.data.as_array().at(0).contains("error")) throw std::runtime_error("plan.diff of " + plan + " failed");
+    json::Value commit_params = json::Value::object();
+    commit_params.set("plan", plan);
+    Envelope committed = must(router, mutate("plan", "commit", std::move(commit_params)));
+    const std::string out = to_json(committed, McpAdvice(router.operations()));
+    const double ms = elapsed_ms(started_round);
+    if (run >= 0) {
+      round.ms.push_back(ms);
+      round.bytes = out.size();
+    }
+    undo(router, "plan.commit");
+  }
+
+  for (TimedRow* row : {&batch, &apply, &commit, &begin_empty, &begin_big, &round}) std::sort(row->ms.begin(), row->ms.end());
+  const std::vector<TimedRow> rows = {std::move(batch),       std::move(apply),     std::move(commit),
+                                      std::move(diff_compact), std::move(diff_full), std::move(begin_empty),
+                                      std::move(begin_big),    std::move(round)};
   std::printf("ct_bench_plan (%s build, %s store of %lld tasks, ct %s), %d runs each, load average %s\n\n",
               CT_BENCH_BUILD_TYPE, options.postgresql ? "PostgreSQL" : "SQLite", static_cast<long long>(size_before),
               std::string(ct::product_version()).c_str(), options.runs, load_average().c_str());

@@ -61,6 +61,14 @@ inline Request mutate(std::string domain, std::string operation, json::Value par
   request.caller.agent = kBenchAgent;
   return request;
 }
+/// One op of tasks.batch or plan.apply: {operation, params}.
+inline json::Value batch_op(std::string_view operation, json::Value params) {
+  json::Value op = json::Value::object();
+  op.set("operation", std::string(operation));
+  op.set("params", std::move(params));
+  return op;
+}
+
 inline Request query(std::string domain, std::string operation, json::Value params) {
   Request request{Gateway::Query, std::move(domain), std::move(operation), std::move(params)};
   request.caller.agent = kBenchAgent;

@@ -162,7 +162,7 @@ namespace {
 /// The line under a page of rows: how many of how many, and how to get the rest. Every cut says so.
 std::string page_footer(const Page& page, std::size_t shown, std::string_view noun, const Style& style) {
   std::string footer = "showing " + std::to_string(shown);
-  if (page.total >= 0) footer += " of " + std::to_string(page.total);
+  if (page.total >= 0) footer += (page.total_at_least ? " of at least " : " of ") + std::to_string(page.total);
   if (!noun.empty()) footer += " " + std::string(noun);
   if (page.offset > 0) footer += " (from " + std::to_string(page.offset + 1) + ")";
   if (page.has_more()) footer += " — next: --offset " + std::to_string(page.next_offset());

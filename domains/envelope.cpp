@@ -22,7 +22,7 @@ json::Value meta_value(const Envelope& envelope, const AdviceWriter& writer) {
   if (envelope.page) {
     // The caller knows its own limit and offset: only what it does not know is sent.
     json::Value page = json::Value::object();
-    if (envelope.page->total >= 0) page.set("total", envelope.page->total);
+    if (envelope.page->total >= 0) page.set(envelope.page->total_at_least ? "totalAtLeast" : "total", envelope.page->total);
     page.set("hasMore", envelope.page->has_more());
     if (envelope.page->has_more()) page.set("nextOffset", envelope.page->next_offset());
     meta.set("page", std::move(page));

@@ -401,7 +401,7 @@ void answer_known_hash(const Params& params, Envelope& envelope, const AdviceWri
   if (!known) return;
   std::string hashed;
   write_json(hashed, envelope.data, agents);
-  if (envelope.page) hashed += "|" + std::to_string(envelope.page->total) + "|" + std::to_string(envelope.page->has_more());
+  if (envelope.page) hashed += "|" + std::to_string(envelope.page->total) + (envelope.page->total_at_least ? "+" : "") + "|" + std::to_string(envelope.page->has_more());
   std::string hash = sha256_hex(hashed).substr(0, 16);
   if (*known == hash) {
     envelope.data = json::Value::object();

@@ -149,9 +149,10 @@ void shape_list_reply(const OperationSpec& spec, const Params& params, Reply& re
     page.offset = reply.page ? reply.page->offset : params.opt_integer("offset").value_or(0);
     page.limit = static_cast<std::int64_t>(kept);
     page.total = reply.page ? reply.page->total : -1;
+    page.total_at_least = reply.page && reply.page->total_at_least;
     reply.data.as_array().resize(kept);
     reply.page = page;
-    std::string of = page.total >= 0 ? " of " + std::to_string(page.total) : "";
+    std::string of = page.total >= 0 ? (page.total_at_least ? " of at least " : " of ") + std::to_string(page.total) : "";
     reply.warnings.push_back("cut to " + std::to_string(kept) + of + " rows to stay under output.maxReplyBytes (" +
                              std::to_string(max_bytes) + "): continue with offset " +
                              std::to_string(page.next_offset()) + ", or ask for fewer fields");

@@ -121,6 +121,7 @@ struct Page {
   std::int64_t total = 0;   // rows in all; -1 when not counted (a reply cut to its budget: more follow)
   std::int64_t limit = 0;   // rows in this page
   std::int64_t offset = 0;  // rows skipped before it
+  bool total_at_least = false;  // `total` is a lower bound: the matches past it were not counted (tasks.find)
   bool has_more() const { return total < 0 || offset + limit < total; }
   std::int64_t next_offset() const { return offset + limit; }
 };

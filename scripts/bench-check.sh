@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The performance regression gate (issue 16): instructions per call of show, find (also among
-# pending tasks only), list, next, add, update and start (with its reservations) on a 2,000-task store, and of two whole `ct`
+# pending tasks only, and of a word in a quarter of the tasks), list, next, add, update, start (with
+# its reservations) and plans (begin; begin+apply+diff+commit) on a 2,000-task store, and of two whole `ct`
 # processes (start-version: `ct --version`; start-show: `ct show T001` on that store, the dynamic
 # loader and static initialisation included, issue 32), counted by callgrind and compared with the
 # committed baseline (bench/baseline-instructions.tsv). Instruction counts, not
@@ -32,7 +33,9 @@ count=${COUNT:-50}
 baseline=bench/baseline-instructions.tsv
 # OP-session: the same calls in a session holding a claim, as an agent makes them (its lease renewed);
 # start-session: tasks.start of ready tasks in turn, each claim reserving two paths.
-ops=(show find find-status list next add update show-session update-session start-session)
+# find-common: a word in a quarter of the tasks (issue 56: search that does not follow the matches);
+# plan-begin: plan.begin on the largest epic; plan: begin, apply of 5 adds, diff and commit there.
+ops=(show find find-status find-common list next add update show-session update-session start-session plan-begin plan)
 processes=(start-version start-show)
 
 if ! command -v valgrind >/dev/null; then

@@ -249,8 +249,10 @@ Result<Reply> find(Context& context, const FindArgs& args) {
   const std::int64_t limit = args.limit;
   // One more than the page: whether there is more is known without counting every match. A scope
   // is a set of ids computed live: every match is ranked, those outside it dropped, then paged.
+  // The total is what the search counted on its way: the ranking window's (issue 56).
+  SearchCount counted;
   CT_TRY_ASSIGN(std::vector<SearchHit> hits,
-                context.db().search(args.query, filter, scoped ? -1 : offset + limit + 1));
+                context.db().search(args.query, filter, scoped ? -1 : offset + limit + 1, &counted));
   if (scoped) std::erase_if(hits, [&](const SearchHit& hit) { return !scoped->contains(hit.task.id); });
   const std::int64_t in_scope = std::ssize(hits);
   if (scoped && in_scope > offset + limit + 1) hits.resize(static_cast<std::size_t>(offset + limit + 1));
@@ -261,12 +263,10 @@ Result<Reply> find(Context& context, const FindArgs& args) {
     rows.push_back(project(hits[i].task, args.rows.full));
   Reply reply = Reply::of(std::move(rows));
   if (more || offset > 0) {
-    // A cut page says so, with the total: never silently ten of five hundred.
-    std::int64_t total = in_scope;
-    if (!scoped) {
-      CT_TRY_ASSIGN(total, context.db().count_matches(args.query, filter));
-    }
-    reply.page = Page{total, static_cast<std::int64_t>(reply.data.size()), offset};
+    // A cut page says so, with the total: never silently ten of five hundred. Past the ranking
+    // window the matches are not counted, and the total says it is a lower bound (totalAtLeast).
+    reply.page = Page{scoped ? in_scope : counted.matched, static_cast<std::int64_t>(reply.data.size()), offset,
+                      !scoped && counted.at_least};
   }
   reply.note = no_data_if(reply.data.empty());
   return reply;
@@ -451,9 +451,10 @@ void register_find(Registry& registry) {
   registry.add({.domain = "tasks", .name = "find", .gateway = Gateway::Query,
                 .summary = "Search tasks by text or id",
                 .params = find_args.specs(),
-                .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first (SQLite: of the newest "
-                           "1000 matches), every?:{column: value shared by all rows}} (full records with detail:'full'); "
-                           "_meta.page {total,hasMore,nextOffset} when more match; E_NO_DATA note when nothing matches",
+                .returns = "{columns:[id,title,status,priority,parent], rows:[[…]] best first of the newest 1000 "
+                           "matches, every?:{column: value shared by all rows}} (full records with detail:'full'); "
+                           "_meta.page {total|totalAtLeast,hasMore,nextOffset} when more match; E_NO_DATA note when "
+                           "nothing matches",
                 .errors = {ErrorCode::SessionRequired, ErrorCode::SessionNotFound},
                 .examples = {{R"({"query":"auth"})", "tasks about auth"}},
                 .idempotent = true, .tier = 0, .shortcut = "find",

@@ -221,6 +221,17 @@ Result<std::int64_t> TaskStore::max_position(std::string_view parent) {
                               "cannot read positions");
 }
 
+Result<std::vector<std::pair<std::string, std::int64_t>>> TaskStore::subtree_versions(std::string_view root) {
+  const Value args[] = {Value(root)};
+  return sql_runner().all(
+      "WITH RECURSIVE sub(id, version) AS (SELECT id, version FROM tasks WHERE parent = ?1 AND archived = 0"
+      " UNION ALL SELECT c.id, c.version FROM tasks c JOIN sub ON c.parent = sub.id WHERE c.archived = 0) "
+      "SELECT id, version FROM sub",
+      args, "cannot read the task graph", [](const sql::Cursor& row) -> Result<std::pair<std::string, std::int64_t>> {
+        return std::pair{std::string(row.text(0)), row.integer(1)};
+      });
+}
+
 Result<std::vector<GraphTask>> TaskStore::graph_tasks(std::string_view root) {
   auto& db = sql_runner();
   // The subtree through the parent index (a recursive walk), or every unarchived task.

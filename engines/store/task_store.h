@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -54,6 +55,17 @@ struct SearchHit {
   Task task;
   double score = 0;  // higher is better; an exact id match ranks first
 };
+
+/// How many tasks a search matched in all, counted on the way (TaskStore::search): exactly, or at
+/// least `matched` when `at_least` — the ranking window filled, and the older matches were not counted.
+struct SearchCount {
+  std::int64_t matched = 0;
+  bool at_least = false;
+};
+
+/// How many of a search's matches are ranked, newest first (TaskStore::search): a word in a third
+/// of a million tasks took 36 ms to rank in full.
+inline constexpr std::int64_t kSearchRankWindow = 1000;
 
 /// The weights of tasks.next's score.
 struct ReadyScoring {
@@ -154,15 +166,19 @@ class TaskStore {
   /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
   /// outside the result (another subtree, or archived).
   [[nodiscard]] Result<std::vector<GraphTask>> graph_tasks(std::string_view root);
+  /// The versions of the unarchived tasks of the subtree under `root` (the root itself excluded),
+  /// as graph_tasks() finds them but nothing else read: what a plan rests on (domains/plan/).
+  [[nodiscard]] Result<std::vector<std::pair<std::string, std::int64_t>>> subtree_versions(std::string_view root);
   /// Full-text search over title, description, labels and notes (every word, each a prefix); an
   /// exact id match ranks first, then best first: per word and column, the column's weight (title
   /// 10, description 3, labels 5, notes 1) times the word's hits there saturated as bm25 does,
   /// tf·2.2/(tf+1.2), summed — no length normalisation; equal scores in row order (oldest first).
-  /// SQLite ranks the newest kSearchRankWindow matches (engines/store/sqlite/sqlite_store.h; or
-  /// `limit`, if more), so that ranking costs the same whatever the store's size; PostgreSQL
-  /// ranks every match. limit -1 = every match, all ranked.
+  /// Both backends rank the newest kSearchRankWindow matches (or `limit`, if more; the exact id
+  /// whatever its age), so that ranking costs the same whatever the store's size and however many
+  /// tasks match. limit -1 = every match, all ranked. With `count`, how many matched, counted in the
+  /// same pass: exactly when the window held every match, else at least the window (issue 56).
   [[nodiscard]] virtual Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
-                                                              std::int64_t limit) = 0;
+                                                              std::int64_t limit, SearchCount* count = nullptr) = 0;
   /// How many tasks search() finds for `text` in all (an exact id included).
   [[nodiscard]] virtual Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) = 0;
 

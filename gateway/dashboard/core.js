@@ -121,10 +121,12 @@ export async function mutate(op, params) {
   return env;
 }
 
-/** The total row count of a paged reply (the page's total, else what came back). */
+/** The total row count of a paged reply (the page's total — tasks.find's lower bound `totalAtLeast` when it
+ *  stopped counting — else what came back). */
 export function totalOf(env, offset = 0) {
   const page = env?._meta?.page;
   if (page && typeof page.total === 'number') return page.total;
+  if (page && typeof page.totalAtLeast === 'number') return page.totalAtLeast;
   const n = Array.isArray(env?.data) ? env.data.length : (env?.data?.rows?.length ?? 0);
   return offset + n;
 }

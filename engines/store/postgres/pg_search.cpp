@@ -72,26 +72,72 @@ std::optional<std::string> research_id(std::string_view text) {
 
 }  // namespace
 
-Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const TaskFilter& filter, std::int64_t limit) {
+Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const TaskFilter& filter, std::int64_t limit,
+                                               SearchCount* count) {
   std::vector<SearchHit> hits;
+  if (count) *count = SearchCount{};
   if (limit == 0) return hits;
   sql::Args args = search_args(text, normalize_task_id(trim(text)));
-  const std::string matches = task_matches(filter, args);
-  // Every match is ranked: cutting the newest kSearchRankWindow first, as SQLite does, made the
-  // GIN scan's rows be sorted or read again by number, and finds at 10k slower (median 1.13 →
-  // 1.44–1.55 ms, p95 4.7 → 11.6 ms; docs/performance.md, round 3).
-  const std::string sql = std::string(kWords) + "SELECT " + std::string(kTaskColumns) + ", " +
-                          rank_of("t.search", kTaskWeights) + " AS score, coalesce(t.id = ?2::text, false) AS exact" +
-                          matches + " ORDER BY exact DESC, score DESC, t.num LIMIT " + args(sql::limit_of(limit));
+  if (limit < 0) {
+    // Every match ranked (a scope's search).
+    const std::string sql = std::string(kWords) + "SELECT " + std::string(kTaskColumns) + ", " +
+                            rank_of("t.search", kTaskWeights) + " AS score, coalesce(t.id = ?2::text, false) AS exact" +
+                            task_matches(filter, args) + " ORDER BY exact DESC, score DESC, t.num";
+    bool exact_found = false;
+    CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+      CT_TRY_ASSIGN(Task task, read_task_row(row));
+      exact_found = exact_found || row.text(kTaskColumnCount + 1) == "t";
+      hits.push_back(SearchHit{std::move(task), row.real(kTaskColumnCount)});
+      return {};
+    }));
+    if (exact_found) hits.front().score = hits.size() > 1 ? std::max(1.0, hits[1].score + 1.0) : 1.0;
+    if (count) count->matched = std::ssize(hits);
+    return hits;
+  }
+  // As SQLite does (issue 56): only the newest matches are ranked — the window, read newest first
+  // and cut, so that neither ranking nor counting follows the number of matches — with the exact id
+  // whatever its age. The window's size is counted on the way: the page's total unless it filled.
+  std::string conditions = " WHERE TRUE";
+  sql::Where where{conditions, args};
+  sql::append_task_filter(kDialect, filter, true, where);
+  conditions.erase(0, std::string_view(" WHERE TRUE").size());
+  const std::int64_t window = std::max(kSearchRankWindow, limit + 1);
+  // The window's rows and the exact id are joined to their tasks by number (a filter "num IN w" on
+  // the whole table made PostgreSQL scan it).
+  const std::string sql =
+      std::string(kWords) + ", w AS MATERIALIZED (SELECT t.num FROM m CROSS JOIN tasks t WHERE t.search @@ m.q" +
+      conditions + " ORDER BY t.num DESC LIMIT " + args(window) +
+      "), hit AS (SELECT num FROM w UNION SELECT t.num FROM tasks t WHERE t.id = ?2::text" + conditions + ") SELECT " +
+      std::string(kTaskColumns) + ", " + rank_of("t.search", kTaskWeights) +
+      " AS score, coalesce(t.id = ?2::text, false) AS exact, (SELECT count(*) FROM w) AS in_window,"
+      " t.num IN (SELECT num FROM w) AS words FROM m CROSS JOIN hit JOIN tasks t ON t.num = hit.num"
+      " ORDER BY exact DESC, score DESC, t.num LIMIT " + args(limit);
   bool exact_found = false;
+  bool exact_words = false;
+  std::int64_t in_window = 0;
   CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
     CT_TRY_ASSIGN(Task task, read_task_row(row));
-    exact_found = exact_found || row.text(kTaskColumnCount + 1) == "t";
+    const bool exact = row.text(kTaskColumnCount + 1) == "t";
+    exact_found = exact_found || exact;
+    exact_words = exact_words || (exact && row.text(kTaskColumnCount + 3) == "t");
+    in_window = row.integer(kTaskColumnCount + 2);
     hits.push_back(SearchHit{std::move(task), row.real(kTaskColumnCount)});
     return {};
   }));
   // The exact id scores above every other hit.
   if (exact_found) hits.front().score = hits.size() > 1 ? std::max(1.0, hits[1].score + 1.0) : 1.0;
+  if (count) {
+    count->at_least = in_window >= window;
+    count->matched = in_window;
+    if (exact_found && !exact_words) {
+      // Outside the window: whether the words match it too decides whether it is one more.
+      CT_TRY_ASSIGN(std::int64_t words_match,
+                    runner_.integer(std::string(kWords) + "SELECT count(*) FROM m CROSS JOIN tasks t WHERE t.id = ?2::text "
+                                                          "AND t.search @@ m.q",
+                                    search_args(text, hits.front().task.id), "cannot count search results"));
+      if (words_match == 0) ++count->matched;
+    }
+  }
   return hits;
 }
 

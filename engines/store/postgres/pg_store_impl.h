@@ -114,7 +114,7 @@ class PgStore final : public Store {
   // -- what PostgreSQL does its own way ----------------------------------------------------------
   Result<std::vector<ReadyCandidate>> top_ready(const ReadyScoring& scoring) override;
   Result<std::vector<SearchHit>> search(std::string_view text, const TaskFilter& filter,
-                                        std::int64_t limit) override;
+                                          std::int64_t limit, SearchCount* count = nullptr) override;
   Result<std::int64_t> count_matches(std::string_view text, const TaskFilter& filter) override;
   Result<std::vector<ResearchEntry>> search_research(std::string_view text, ArchivedFilter archived,
                                                      std::int64_t limit) override;

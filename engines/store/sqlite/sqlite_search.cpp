@@ -231,8 +231,9 @@ Result<std::optional<std::vector<SqliteStore::TailHit>>> SqliteStore::search_ind
 }
 
 Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const TaskFilter& filter,
-                                                   std::int64_t limit) {
+                                                   std::int64_t limit, SearchCount* count) {
   std::vector<SearchHit> hits;
+  if (count) *count = SearchCount{};
   if (limit == 0) return hits;
   std::vector<std::string> tokens = tokenize(text);
   if (tokens.empty()) return hits;
@@ -253,19 +254,22 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   }();
   std::string inner = "SELECT tasks_fts.rowid AS hit_num, " + rank_call + " AS rank_value" +
                       matches(filter, scanned.has_value(), args);
+  const std::int64_t window = std::max(kSearchRankWindow - std::ssize(noted), limit + 1);
   if (limit > 0) {
     // Only the newest matches are ranked (the index gives them in row order, and ct_rank runs on
     // the rows the window lets through), then cut, with one extra row in case the exact id match
     // is among them. The noted tasks' matches, the newest tasks or the last changed, fill the
-    // window first.
-    inner = "SELECT hit_num, rank_value FROM (" + inner + " ORDER BY tasks_fts.rowid DESC LIMIT " +
-            args(std::max(kSearchRankWindow - std::ssize(noted), limit + 1)) + ") ORDER BY rank_value, hit_num LIMIT " +
+    // window first. The window's rows are counted on the way: they are the page's total unless
+    // the window filled (then "at least"), so no second pass counts every match (issue 56).
+    inner = "SELECT hit_num, rank_value, count(*) OVER () AS in_window FROM (" + inner +
+            " ORDER BY tasks_fts.rowid DESC LIMIT " + args(window) + ") ORDER BY rank_value, hit_num LIMIT " +
             args(limit + (exact ? 1 : 0));
   } else {
-    inner += " ORDER BY rank_value, hit_num";
+    inner = "SELECT hit_num, rank_value, count(*) OVER () AS in_window FROM (" + inner +
+            ") ORDER BY rank_value, hit_num";
   }
-  std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num FROM (" + inner +
-                    ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
+  std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num, hits.in_window FROM (" +
+                    inner + ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
   // Hits from the index and from the noted tasks, merged in the index query's order: best score
   // first, then task number. A noted task's row is read only if it makes the page.
   struct Ranked {
@@ -274,8 +278,14 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     std::optional<Task> task;
   };
   std::vector<Ranked> ranked;
+  std::int64_t indexed = 0;  // the index's matches in the window
+  bool exact_indexed = false;
   CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
-    if (exact && row.text(kId) == exact->id) return {};
+    indexed = row.integer(kTaskColumnCount + 2);
+    if (exact && row.text(kId) == exact->id) {
+      exact_indexed = true;
+      return {};
+    }
     CT_TRY_ASSIGN(Task task, read_task_row(row));
     ranked.push_back(Ranked{-row.real(kTaskColumnCount), row.integer(kTaskColumnCount + 1), std::move(task)});
     return {};
@@ -283,6 +293,19 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   const std::int64_t exact_num = exact ? parse_task_id(exact->id).value_or(-1) : -1;
   for (const auto& hit : noted)
     if (hit.num != exact_num) ranked.push_back(Ranked{hit.score, hit.num, std::nullopt});
+  if (count) {
+    // As count_matches() counts, within the window: the noted matches, the index's, and an exact id
+    // that the words do not match. An exact id beyond the page is looked up only while counting.
+    count->at_least = limit > 0 && indexed >= window;
+    count->matched = indexed + std::ssize(noted);
+    if (exact && !exact_indexed && std::ranges::none_of(noted, [&](const TailHit& hit) { return hit.num == exact_num; })) {
+      CT_TRY_ASSIGN(std::int64_t words_match,
+                    runner_.integer("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = ?2 AND rowid NOT "
+                                    "IN (SELECT num FROM tasks_fts_tail)",
+                                    sql::values(match_expression(tokens), exact_num), "cannot count search results"));
+      if (words_match == 0) ++count->matched;
+    }
+  }
   if (!noted.empty()) {
     std::ranges::sort(ranked, [](const Ranked& a, const Ranked& b) {
       return a.score != b.score ? a.score > b.score : a.num < b.num;

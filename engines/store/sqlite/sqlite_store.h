@@ -32,10 +32,6 @@ using SqliteOptions = StoreOptions;
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file,
                                                  const SqliteOptions& options);
 
-/// How many of a search's matches the SQLite store ranks, newest first (TaskStore::search): a
-/// word in a third of a million tasks took 36 ms to rank in full.
-inline constexpr std::int64_t kSearchRankWindow = 1000;
-
 /// The schema version this binary writes.
 std::int64_t sqlite_schema_version();
 

@@ -274,6 +274,53 @@ TEST_CASE("find ranks an exact id first and searches labels and notes", "[tasks]
   CHECK(p.query("tasks", "list").data.size() == 2);
 }
 
+TEST_CASE("find's page counts the matches up to the ranking window, then says at least", "[tasks][find]") {
+  test::Project p;
+  // 1,002 tasks carry "needle" (three batches), one more says "thread".
+  for (int from = 1; from <= 1002; from += 500) {
+    std::string ops = "[";
+    for (int n = from; n < std::min(from + 500, 1003); ++n)
+      ops += std::string(n == from ? "" : ",") + R"({"operation":"tasks.add","params":{"title":"Needle )" +
+             std::to_string(n) + R"("}})";
+    REQUIRE(p.mutate("tasks", "batch", R"({"ops":)" + ops + "]}").success);
+  }
+  p.add(R"({"title":"Thread and needle, needle"})");  // T1003: the best needle
+  p.add(R"({"title":"Thread alone"})");       // T1004
+  auto many = p.query("tasks", "find", R"({"query":"needle","limit":5})");
+  REQUIRE(many.page);
+  CHECK(many.page->total == 1000);
+  CHECK(many.page->total_at_least);
+  CHECK(many.page->has_more());
+  const std::string wire = to_json(many, McpAdvice(registry()));
+  CHECK(wire.find(R"("page":{"totalAtLeast":1000,"hasMore":true,"nextOffset":5})") != std::string::npos);
+  CHECK(wire.find(R"("total":)") == std::string::npos);
+  auto rows = table_as_rows(many.data).as_array();
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0]["id"].as_string() == "T1003");  // two hits outrank one
+  // Equal scores oldest first, among the newest 1,000 matches: T004 … T1003.
+  CHECK(rows[1]["id"].as_string() == "T004");
+  CHECK(rows[4]["id"].as_string() == "T007");
+  // A page within the window: the same order, continued, and still "at least".
+  auto next = p.query("tasks", "find", R"({"query":"needle","limit":5,"offset":5})");
+  REQUIRE(next.page);
+  CHECK(next.page->total_at_least);
+  CHECK(table_as_rows(next.data).as_array()[0]["id"].as_string() == "T008");
+  // Fewer matches than the window: counted exactly, said as "total".
+  auto few = p.query("tasks", "find", R"({"query":"thread","limit":1})");
+  REQUIRE(few.page);
+  CHECK(few.page->total == 2);
+  CHECK_FALSE(few.page->total_at_least);
+  CHECK(to_json(few, McpAdvice(registry())).find(R"("page":{"total":2,"hasMore":true,"nextOffset":1})") !=
+        std::string::npos);
+  // A page past the window reads that far: exact at the end of the matches.
+  auto last = p.query("tasks", "find", R"({"query":"needle","limit":10,"offset":1000})");
+  REQUIRE(last.page);
+  CHECK(table_as_rows(last.data).size() == 3);
+  CHECK_FALSE(last.page->has_more());
+  CHECK(last.page->total == 1003);
+  CHECK_FALSE(last.page->total_at_least);
+}
+
 TEST_CASE("find narrows by status, epic and label like list", "[tasks][find]") {
   test::Project p;
   p.add(R"({"title":"Search epic","type":"epic"})");                              // T001

@@ -354,7 +354,8 @@ TEST_CASE_METHOD(SearchFixture, "a noted task is matched with the index's case f
   CHECK(find("e edges") == Ids{"T002"});
 }
 
-TEST_CASE_METHOD(SearchFixture, "SQLite ranks the newest matches; the count is of every match", "[engines][search]") {
+TEST_CASE_METHOD(SearchFixture, "both backends rank the newest matches and count them up to the window",
+                 "[engines][search]") {
   auto id = [](std::int64_t n) {
     char out[16];
     std::snprintf(out, sizeof out, "T%03lld", static_cast<long long>(n));
@@ -370,18 +371,43 @@ TEST_CASE_METHOD(SearchFixture, "SQLite ranks the newest matches; the count is o
   }
   auto count = store->count_matches("needle", {});
   REQUIRE(count);
-  CHECK(*count == last);
+  CHECK(*count == last);  // count_matches still counts every match
   CHECK(find("T001", {}, 3).front() == "T001");  // an exact id, whatever its age
   CHECK(find("needle", {}, -1).front() == "T001");  // every match ranked
-  if (test::on_postgresql()) {
-    // PostgreSQL ranks every match.
-    CHECK(find("needle", {}, 3) == Ids{"T001", "T002", "T003"});
-    return;
-  }
   // Equal scores come oldest first, among the newest 1000: T001 and T002 are outside it.
   const std::int64_t oldest_ranked = last - kSearchRankWindow + 1;
   CHECK(find("needle", {}, 3) == Ids{id(oldest_ranked), id(oldest_ranked + 1), id(oldest_ranked + 2)});
   CHECK(find("needle haystack", {}, 3).front() == id(oldest_ranked));
+  // A page further on reads the window as far as the page goes: the same order, continued.
+  auto deep = find("needle", {}, kSearchRankWindow + 1);
+  REQUIRE(std::ssize(deep) == kSearchRankWindow + 1);
+  CHECK(deep.front() == "T001");  // the window widened to the page reaches the best, oldest match
+  CHECK(deep[1] == id(2));
+
+  // What the search counted on its way: the window's matches, "at least" when it filled.
+  SearchCount counted;
+  REQUIRE(store->search("needle", {}, 3, &counted));
+  CHECK(counted.at_least);
+  CHECK(counted.matched == kSearchRankWindow);
+  REQUIRE(store->search("needle", {}, kSearchRankWindow + 5, &counted));
+  CHECK_FALSE(counted.at_least);  // the window widened to the page holds every match
+  CHECK(counted.matched == last);
+  REQUIRE(store->search("needle", {}, -1, &counted));
+  CHECK_FALSE(counted.at_least);  // every match ranked is every match counted
+  CHECK(counted.matched == last);
+  REQUIRE(store->search("haystack 1000", {}, 3, &counted));
+  CHECK_FALSE(counted.at_least);
+  CHECK(counted.matched == 1);
+  // An exact id the words do not match is one more; one they match is not counted twice.
+  REQUIRE(store->search("T001", {}, 3, &counted));
+  CHECK_FALSE(counted.at_least);
+  CHECK(counted.matched == 1);
+  Task named = make_task(id(last + 1), "About t002 and more");
+  insert(named);
+  REQUIRE(store->search("T002", {}, 3, &counted));
+  CHECK(counted.matched == 2);  // T002 itself and the task whose words say t002
+  REQUIRE(store->search("nothing matches this", {}, 3, &counted));
+  CHECK(counted.matched == 0);
 }
 
 TEST_CASE_METHOD(SearchFixture, "hostile search text is harmless", "[engines][search]") {
