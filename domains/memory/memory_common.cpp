@@ -37,6 +37,21 @@ json::Value stored_json(const MemoryEntry& entry) {
 
 }  // namespace
 
+Result<std::string> source_task(Context& context, const std::optional<std::string>& task) {
+  if (task) {
+    CT_TRY(check_tasks(context, {*task}));
+    return *task;
+  }
+  if (context.session.empty()) return std::string();
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(context.session));
+  return focus.value_or("");
+}
+
+Result<std::string> who(Context& context) {
+  if (context.is_person()) return context.principal.id;
+  return context.agent_name();
+}
+
 bool needs_person(const Context& context, std::string_view kind) {
   const auto kinds = context.config->get_strings("memory.verifyKinds");
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();

@@ -36,6 +36,7 @@ struct StartArgs {
   std::optional<std::string> agent;
   std::optional<std::string> focus;
   bool auto_focus = false;
+  std::optional<std::string> host_session;
 };
 
 Result<Reply> start(Context& context, const StartArgs& args) {
@@ -53,6 +54,9 @@ Result<Reply> start(Context& context, const StartArgs& args) {
   if (const Place place = context.project_place(); !place.worktree.empty()) {
     CT_TRY_ASSIGN(session, engine.place(session.id, place.worktree, place.branch));
   }
+  // The host's own session or thread id (issue 54): data about the host's thread, carried on each
+  // attestation made in this session; who calls is still the transport's to say.
+  if (args.host_session) CT_TRY(context.db().bind_host_session(session.id, *args.host_session, context.now()));
   // Everything from here on (the claim, the audit row) happens in the new session.
   context.session = session.id;
   context.bind_session(session.id);
@@ -209,7 +213,10 @@ void register_session_mutations(Registry& registry) {
                                 .description = "Who works in it (default: the calling agent)"}),
       field(&StartArgs::focus, {.name = "focus", .type = ParamType::TaskId, .description = "Claim this task at once"}),
       field(&StartArgs::auto_focus, {.name = "autoFocus", .type = ParamType::Bool,
-                                     .description = "Claim the best ready task in scope (tasks.next)"}));
+                                     .description = "Claim the best ready task in scope (tasks.next)"}),
+      field(&StartArgs::host_session, {.name = "hostSession", .type = ParamType::String, .min = 1, .max = 200,
+                                       .description = "Your host's own session or thread id, kept on attestations",
+                                       .single_line = true}));
   registry.add({.domain = "session", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Start a session and bind to it",
                 .params = start_args.specs(),

@@ -32,6 +32,8 @@ std::span<const DumpedTable> dumped_tables() {
       {"message_recipients", "session, num"},
       {"message_reads", "reader, num"},
       {"inbox_marks", "reader"},
+      {"host_sessions", "session"},
+      {"memory_turns", "seq"},
   };
   return kTables;
 }

@@ -335,6 +335,12 @@ inline constexpr const char* kDropFleetV14 =
     "ALTER TABLE sessions DROP COLUMN branch; "
     "DROP TABLE messages; DROP TABLE message_recipients; DROP TABLE message_reads; DROP TABLE inbox_marks; ";
 
+/// What schema step 15 added, part by part (each helper of issue 54 its own).
+inline constexpr const char* kDropAttestationV15 =
+    "ALTER TABLE memory_usage DROP COLUMN constraint_id; ALTER TABLE memory_usage DROP COLUMN host_session; "
+    "DROP TABLE host_sessions; DROP TABLE memory_turns; ";
+inline constexpr const char* kDropV15 = kDropAttestationV15;
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -346,6 +352,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 15) sql += kDropV15;
   if (version < 14) sql += kDropFleetV14;
   if (version < 13) sql += kDropPrincipalsV13;
   if (version < 12) sql += "DROP TABLE plans; ";  // v12: plans

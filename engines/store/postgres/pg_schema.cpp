@@ -155,7 +155,7 @@ std::string_view schema_sql() {
       translated(ddl::kReleases) + std::string(kResearch) + translated(ddl::kResearchLinks) +
       translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +
       translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet) +
-      translated(ddl::kReservations) + translated(ddl::kMessages));
+      translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kAttestation));
   return sql;
 }
 
@@ -169,7 +169,8 @@ std::vector<MigrationStep> schema_steps() {
           {11, "trust: the intent of audited writes, evidence of tasks, proposals awaiting a person"},
           {12, "plans: changes staged apart from the tasks, committed at once or discarded"},
           {13, "principals: who made each audited write, which caller owns each session"},
-          {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"}};
+          {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"},
+          {15, "attestation: the constraint and host session of each declared use of memory, turns reported or rejected"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -179,7 +180,8 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string principals = with_byte_order(translated(ddl::kPrincipals));
   static const std::string fleet =
       with_byte_order(translated(ddl::kFleet) + translated(ddl::kReservations) + translated(ddl::kMessages));
-  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}};
+  static const std::string attestation = with_byte_order(translated(ddl::kAttestation));
+  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, attestation}};
 }
 
 }  // namespace ct::pg

@@ -131,6 +131,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 // v13: principals (issue 52): who made each write, who owns each session: ddl::kPrincipals.
 // v14: the fleet in git worktrees (issue 53): where each session runs, the worktrees of tasks: ddl::kFleet;
 //      the paths claims reserve: ddl::kReservations; messages between agents and people: ddl::kMessages.
+// v15 (issue 54): attestation of memory's constraints, hosts' session ids, turns: ddl::kAttestation.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -142,7 +143,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 }  // namespace
 
 std::span<const Migration> schema_steps() {
-  static const std::array<Migration, 14> steps = {{
+  static const std::array<Migration, 15> steps = {{
       {1, joined({ddl::kMeta, kTasksV1, ddl::kTaskDeps, kSearchV1, ddl::kFocus, ddl::kAudit}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({ddl::kAuditHash, ddl::kIdempotency}), "idempotency",
@@ -171,6 +172,8 @@ std::span<const Migration> schema_steps() {
        "principals: who made each audited write, which caller owns each session"},
       {14, joined({ddl::kFleet, ddl::kReservations, ddl::kMessages}), "task_worktrees",
        "the fleet: where each session works, the worktrees made for tasks, the paths claims reserve, messages"},
+      {15, joined({ddl::kAttestation}), "memory_turns",
+       "attestation: the constraint and host session of each declared use of memory, turns reported or rejected"},
   }};
   return steps;
 }
