@@ -79,6 +79,7 @@ constexpr std::array kErrors = std::to_array<ErrorInfo>({
     {ErrorCode::EvidenceStale, "E_EVIDENCE_STALE", 86, false, "recorded evidence no longer holds"},
     {ErrorCode::EvidenceUnverified, "E_EVIDENCE_UNVERIFIED", 87, false, "gate needs checked evidence"},
     {ErrorCode::AcCoverageIncomplete, "E_AC_COVERAGE_INCOMPLETE", 88, false, "acceptance criteria not covered"},
+    {ErrorCode::ConstraintUnknown, "E_CONSTRAINT_UNKNOWN", 89, true, "unknown constraint"},
     {ErrorCode::NoData, "E_NO_DATA", 100, false, "empty result"},
     {ErrorCode::AlreadyExists, "E_ALREADY_EXISTS", 101, false, "already exists"},
     {ErrorCode::NoChange, "E_NO_CHANGE", 102, false, "nothing to change"},

@@ -97,6 +97,8 @@ enum class ErrorCode : int {
   EvidenceStale = 86,          // recorded evidence no longer holds (a file changed, a commit is gone)
   EvidenceUnverified = 87,     // strict evidence: a required gate needs checked evidence
   AcCoverageIncomplete = 88,   // strict evidence: an acceptance criterion is neither covered nor waived
+  // 89 attestation (issue 54)
+  ConstraintUnknown = 89,      // memory.applied named a constraint the entry does not have (retry with a valid one)
   // 100–103 successful outcomes that carry a note
   NoData = 100,
   AlreadyExists = 101,

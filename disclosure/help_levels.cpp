@@ -84,7 +84,6 @@ std::string exit_code_table(const Registry& registry) {
   for (const auto* info : relevant_codes(registry)) {
     out += std::string(info->name) + " " + std::to_string(info->exit_code) + ": " + std::string(info->summary);
     if (info->retryable) out += " (retry)";
-    if (is_success_note(info->code)) out += " (success with a note)";
     out += "\n";
   }
   return out;

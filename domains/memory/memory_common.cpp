@@ -38,10 +38,24 @@ json::Value stored_json(const MemoryEntry& entry) {
 
 }  // namespace
 
-Result<std::string> catalogue_actor(Context& context) {
+Result<std::string> source_task(Context& context, const std::optional<std::string>& task) {
+  if (task) {
+    CT_TRY(check_tasks(context, {*task}));
+    return *task;
+  }
+  if (context.session.empty()) return std::string();
+  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(context.session));
+  return focus.value_or("");
+}
+
+Result<std::string> who(Context& context) {
   if (context.is_person()) return context.principal.id;
-  CT_TRY_ASSIGN(std::string agent, context.agent_name());
-  return agent.empty() ? context.principal.id : agent;
+  return context.agent_name();
+}
+
+Result<std::string> catalogue_actor(Context& context) {
+  CT_TRY_ASSIGN(std::string name, who(context));
+  return name.empty() ? context.principal.id : name;
 }
 
 bool needs_person(const Context& context, std::string_view kind) {
@@ -204,7 +218,6 @@ Result<void> save(Context& context, const std::optional<MemoryEntry>& before, co
   return catalogue::record_memory(context.db(), before, entry, entry.source_agent.empty() ? by : entry.source_agent, by,
                                   context.now());
 }
-
 
 Result<void> anchor(Context& context, MemoryEntry& entry, bool keep_existing, std::vector<std::string>& warnings) {
   std::map<std::string, TaskStatus> statuses;

@@ -60,6 +60,11 @@ Result<std::vector<Found>> for_task(Context& context, const std::string& task_id
 /// which were applied, for the prompt's writer to spell (disclosure/spawn.h); empty when there are none.
 Advice prompt_block(const std::vector<Found>& found, const std::string& task_id);
 
+/// The task an entry comes from, or a use belongs to: `task` when named, else the caller's session's focus.
+Result<std::string> source_task(Context& context, const std::optional<std::string>& task);
+/// The caller's name for records: a person's principal ("person:alice"), else the session's agent,
+/// else the client's.
+Result<std::string> who(Context& context);
 /// Who a change of the catalogue is by: a person's principal, else the session's or the caller's
 /// agent name (its principal when it has none).
 Result<std::string> catalogue_actor(Context& context);

@@ -12,6 +12,7 @@
 #include "core/text.h"
 #include "domains/bind.h"
 #include "domains/memory/memory_common.h"
+#include "domains/memory/memory_constraints.h"
 #include "domains/pipeline.h"
 #include "domains/registry.h"
 
@@ -72,17 +73,6 @@ Result<void> read_scope(Context& context, const EntryArgs& args, MemoryEntry& en
   return {};
 }
 
-/// The task an entry comes from, or a use belongs to: `task` when named, else the caller's session's focus.
-Result<std::string> source_task(Context& context, const std::optional<std::string>& task) {
-  if (task) {
-    CT_TRY(check_tasks(context, {*task}));
-    return *task;
-  }
-  if (context.session.empty()) return std::string();
-  CT_TRY_ASSIGN(std::optional<std::string> focus, context.db().get_focus(context.session));
-  return focus.value_or("");
-}
-
 /// Entries that say nearly what `entry` says: active or proposed ones sharing its words, with how
 /// much (memory::similarity), the most similar first.
 Result<std::vector<std::pair<double, MemoryEntry>>> similar_entries(Context& context, const MemoryEntry& entry) {
@@ -138,12 +128,6 @@ json::Value written_json(const MemoryEntry& entry) {
   return out;
 }
 
-/// The caller's name for records: a person's principal ("person:alice"), else the session's agent,
-/// else the client's.
-Result<std::string> who(Context& context) {
-  if (context.is_person()) return context.principal.id;
-  return context.agent_name();
-}
 
 /// Refuses an agent where a person must act on an entry of a kind people govern.
 Result<void> person_only(Context& context, const MemoryEntry& entry, std::string_view action, std::string_view cli) {
@@ -401,12 +385,17 @@ struct AppliedArgs {
 Result<Reply> applied(Context& context, const AppliedArgs& args) {
   CT_TRY_ASSIGN(std::string task, source_task(context, args.task_id));
   CT_TRY_ASSIGN(std::string name, who(context));
-  // Ids as the store spells them: M1 is M001, named once.
+  // The host's own session id, carried on every attestation (memory_constraints.h).
+  CT_TRY_ASSIGN(const std::string host, caller_host_session(context));
+  // Ids as the store spells them: M1 is M001, named once; a constraint keeps its part ("M1#Steps").
   auto canonical = [](std::vector<std::string> ids) {
-    for (auto& id : ids)
-      if (auto number = memory_number(id)) id = memory_id(*number);
+    for (auto& id : ids) {
+      ConstraintRef ref = split_constraint_ref(id);
+      if (auto number = memory_number(ref.entry)) id = memory_id(*number) + (ref.constraint ? kConstraintSeparator + *ref.constraint : "");
+    }
     return ids;
   };
+  std::set<std::pair<std::string, bool>> counted;  // an entry is counted once per call, however many constraints
   std::vector<std::string> used = canonical(args.ids);
   std::vector<std::string> ignored = canonical(args.ignored);
   std::set<std::string> seen;
@@ -418,7 +407,33 @@ Result<Reply> applied(Context& context, const AppliedArgs& args) {
       return fail(Error(ErrorCode::Validation, id + " is both applied and ignored")
                       .with_fix("name it in ids or in ignored, not both")
                       .with_detail("id", id));
-  auto declare = [&](const std::string& id, bool was_applied) -> Result<void> {
+  auto declare = [&](const std::string& given, bool was_applied) -> Result<void> {
+    const ConstraintRef ref = split_constraint_ref(given);
+    const std::string& id = ref.entry;
+    if (id.starts_with(kSkillPrefix)) {
+      // A skill's constraint (skills.show lists them): its body was read by the external step.
+      const std::string skill = id.substr(kSkillPrefix.size());
+      const json::Value* read = context.external ? context.external->data.find("skills") : nullptr;
+      const json::Value* body = read ? read->find(skill) : nullptr;
+      if (!body || !body->is_string()) {
+        std::vector<std::string> names;
+        if (const json::Value* all = context.external ? context.external->data.find("names") : nullptr; all && all->is_array())
+          for (const auto& one : all->as_array()) names.push_back(one.as_string());
+        return fail(Error(ErrorCode::NotFound, "no skill named '" + skill + "'")
+                        .with_fix(call("skills.list"))
+                        .with_detail("id", id)
+                        .with_choices(skill, names));
+      }
+      std::string constraint;
+      if (ref.constraint) {
+        CT_TRY_ASSIGN(Constraint found, constraint_of(id, body->as_string(), *ref.constraint, given, args.call));
+        constraint = found.id;
+      }
+      CT_TRY(context.db().add_memory_usage({id, context.now(), was_applied, name, context.session, task, constraint, host, false}));
+      context.record(FieldChange{"", given + (was_applied ? ".applied" : ".ignored"), json::Value(),
+                                 host.empty() ? json::Value(true) : json::Value(host)});
+      return {};
+    }
     auto entry = load(context, id);
     if (!entry) {
       // Say what would have been valid: the entries served for this work.
@@ -438,10 +453,22 @@ Result<Reply> applied(Context& context, const AppliedArgs& args) {
       }
       return fail(std::move(error));
     }
-    CT_TRY(context.db().add_memory_usage({entry->id, context.now(), was_applied, name, context.session, task}));
-    context.record(FieldChange{"", "memory." + entry->id + (was_applied ? ".applied" : ".ignored"),
-                               json::Value(was_applied ? entry->applied_count : entry->ignored_count),
-                               json::Value((was_applied ? entry->applied_count : entry->ignored_count) + 1)});
+    std::string constraint;
+    if (ref.constraint) {
+      CT_TRY_ASSIGN(Constraint found, constraint_of(entry->id, entry->body, *ref.constraint, given, args.call));
+      constraint = found.id;
+    }
+    const bool count = counted.insert({entry->id, was_applied}).second;
+    CT_TRY(context.db().add_memory_usage(
+        {entry->id, context.now(), was_applied, name, context.session, task, constraint, host, count}));
+    if (count)
+      context.record(FieldChange{"", "memory." + entry->id + (was_applied ? ".applied" : ".ignored"),
+                                 json::Value(was_applied ? entry->applied_count : entry->ignored_count),
+                                 json::Value((was_applied ? entry->applied_count : entry->ignored_count) + 1)});
+    // The constraint attested, with the host's session id when one is bound, in the trail.
+    if (!constraint.empty())
+      context.record(FieldChange{"", "memory." + given + (was_applied ? ".applied" : ".ignored"), json::Value(),
+                                 host.empty() ? json::Value(true) : json::Value(host)});
     return {};
   };
   for (const auto& id : used) CT_TRY(declare(id, true));
@@ -546,19 +573,28 @@ void register_observe(Registry& registry) {
 void register_applied(Registry& registry) {
   const auto applied_args = bind(
       field(&AppliedArgs::ids, {.name = "ids", .type = ParamType::Array, .required = true, .min = 1, .max = 50,
-                                .pattern = kIdPattern, .description = "Entries the work followed"}),
-      field(&AppliedArgs::ignored, {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kIdPattern,
-                                    .description = "Entries served that did not apply"}),
+                                .pattern = kRefPattern, .item_max = 200,
+                                .description = "Entries, or constraints as find and skills.show return them (M012#Steps/2), the work followed"}),
+      field(&AppliedArgs::ignored, {.name = "ignored", .type = ParamType::Array, .max = 50, .pattern = kRefPattern,
+                                    .item_max = 200, .description = "Entries or constraints served that did not apply"}),
       field(&AppliedArgs::task_id,
             {.name = "taskId", .type = ParamType::TaskId, .description = "The work (default: the session's focus)"}),
       call_params(&AppliedArgs::call));
   registry.add({.domain = "memory", .name = "applied", .gateway = Gateway::Mutate,
-                .summary = "Say which entries you applied",
+                .summary = "Say which entries or constraints you applied",
                 .params = applied_args.specs(),
-                .returns = "{applied[], ignored?[], taskId?}",
-                .errors = {ErrorCode::NotFound, ErrorCode::Validation},
-                .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"}},
-                .tier = 1, .aliases = {"used", "apply"}, .handler = applied_args.handler(applied)});
+                .returns = "{applied[], ignored?[], taskId?}; E_CONSTRAINT_UNKNOWN (retryable) with "
+                           "details.validConstraints[{id,name,text}] for a constraint the entry does not have",
+                .errors = {ErrorCode::NotFound, ErrorCode::Validation, ErrorCode::ConstraintUnknown},
+                .examples = {{R"({"ids":["M001"],"taskId":"T001"})", "T001's work followed M001"},
+                             {R"({"ids":["M002#Steps/2"]})", "the work followed the second step of M002"}},
+                .tier = 1, .aliases = {"used", "apply"},
+                .external = applied_args.handler([](Context& context, const AppliedArgs& args) {
+                  std::vector<std::string> refs = args.ids;
+                  refs.insert(refs.end(), args.ignored.begin(), args.ignored.end());
+                  return read_named_skills(context, refs);
+                }),
+                .external_checks_only = true, .handler = applied_args.handler(applied)});
 }
 
 void register_update(Registry& registry) {

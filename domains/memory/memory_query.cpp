@@ -8,6 +8,7 @@
 #include "domains/bind.h"
 #include "domains/memory/memory_catalogue.h"
 #include "domains/memory/memory_common.h"
+#include "domains/memory/memory_constraints.h"
 #include "domains/registry.h"
 
 namespace ct {
@@ -70,11 +71,18 @@ Result<Reply> find_entries(Context& context, const FindArgs& args) {
       json::Value row = json::Value::object();
       row.set("id", item.entry.id);
       row.set("unchanged", true);
+      set_constraint_ids(row, item.entry);  // still returned: memory.applied takes them (seed 000)
       rows.push_back(std::move(row));
       continue;
     }
     json::Value row = entry_json(item.entry, full, item.stale);
     if (full) row.set("score", std::round(item.ranked.score * 100) / 100);
+    if (full) {
+      if (json::Value constraints = constraints_json(item.entry.id, item.entry.body); !constraints.as_array().empty())
+        row.set("constraints", std::move(constraints));
+    } else {
+      set_constraint_ids(row, item.entry);
+    }
     rows.push_back(std::move(row));
   }
   const bool none = rows.empty();
@@ -93,6 +101,8 @@ Result<Reply> show(Context& context, const IdArgs& args) {
   CT_TRY_ASSIGN(MemoryEntry entry, load(context, args.id));
   CT_TRY_ASSIGN(auto stale, staleness_of(context, {entry}));
   json::Value data = entry_json(entry, true, stale.front());
+  if (json::Value constraints = constraints_json(entry.id, entry.body); !constraints.as_array().empty())
+    data.set("constraints", std::move(constraints));
   CT_TRY_ASSIGN(std::vector<MemoryUsage> uses, context.db().memory_usage(entry.id, std::nullopt, std::nullopt, 5));
   if (!uses.empty()) {
     json::Value recent = json::Value::array();
@@ -102,6 +112,8 @@ Result<Reply> show(Context& context, const IdArgs& args) {
       row.set("applied", use.applied);
       if (!use.agent.empty()) row.set("agent", use.agent);
       if (!use.task_id.empty()) row.set("taskId", use.task_id);
+      if (!use.constraint_id.empty()) row.set("constraint", use.constraint_id);
+      if (!use.host_session.empty()) row.set("hostSession", use.host_session);
       recent.push_back(std::move(row));
     }
     if (json::Value* usage = data.find("usage")) usage->set("recent", std::move(recent));
@@ -157,6 +169,7 @@ Result<Reply> timeline(Context& context, const TimelineArgs& args) {
   for (const auto& use : uses) {
     event(use.at, nullptr, use.memory_id, use.applied ? "applied" : "ignored", use.agent);
     if (!use.task_id.empty()) events.back().row.set("taskId", use.task_id);
+    if (!use.constraint_id.empty()) events.back().row.set("constraint", use.constraint_id);
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at > b.at; });
   json::Value rows = json::Value::array();
@@ -277,8 +290,15 @@ Result<Reply> stats(Context& context, const NoArgs&) {
   data.set("mostApplied", std::move(most));
   data.set("staleEntries", std::move(stale_rows));
   data.set("proposedEntries", std::move(proposed));
+  // Attestation (seed 000): constraints declared applied, and turns closed each way.
+  CT_TRY_ASSIGN(MemoryStore::AttestationCounts attested, context.db().attestation_counts());
+  data.set("constraintsApplied", attested.constraints);
+  json::Value turns = json::Value::object();
+  turns.set("reported", attested.reported);
+  turns.set("rejected", attested.rejected);
+  data.set("turns", std::move(turns));
   std::optional<ErrorCode> note;
-  if (counts.total == 0) note = ErrorCode::NoData;
+  if (counts.total == 0 && attested.reported + attested.rejected == 0) note = ErrorCode::NoData;
   return Reply::noted(std::move(data), note);
 }
 
@@ -334,8 +354,8 @@ void register_find(Registry& registry) {
   registry.add({.domain = "memory", .name = "find", .gateway = Gateway::Query,
                 .summary = "What is known for the work at hand",
                 .params = find_args.specs(),
-                .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed? (no person verified it),stale?{file|task,what,since}} | "
-                           "{id,unchanged}] "
+                .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed? (no person verified it),stale?{file|task,what,since},"
+                           "constraints?[ids to attest: M001#Steps, M001#Steps/1]} | {id,unchanged,constraints?}] "
                            "best first (detail:'full': every field, usage, score); a scoped find's _meta.page counts the "
                            "rest; E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams, ErrorCode::NotFound, ErrorCode::Validation},
@@ -345,7 +365,7 @@ void register_find(Registry& registry) {
                 .idempotent = true, .tier = 1,
                 .row_fields = {"id", "kind", "title", "body", "hash", "status", "unreviewed", "stale", "unchanged", "files", "labels",
                                "tasks", "epic", "confidence", "source", "verifiedBy", "verifiedAt", "supersedes",
-                               "supersededBy", "reason", "usage", "createdAt", "updatedAt", "score"},
+                               "supersededBy", "reason", "usage", "createdAt", "updatedAt", "score", "constraints"},
                 .aliases = {"search", "recall"}, .handler = find_args.handler(find_entries)});
 }
 
@@ -356,9 +376,10 @@ void register_show(Registry& registry) {
                 .params = show_args.specs(),
                 .returns = "{id, kind, title, body?, status, unreviewed?, stale?, hash, files?, labels?, tasks?, epic?, confidence?, "
                            "source?{agent,session,task}, verifiedBy?, verifiedAt?, supersedes?, supersededBy?, reason?, "
-                           "usage{applied, ignored, lastAt?, lastBy?, recent?[{at,applied,agent?,taskId?}]}, createdAt, "
-                           "updatedAt, governance{version, owner?, status draft|review|approved|deprecated, tier P1-P4, "
-                           "nextReviewDue?, changes?[{version, at, by?, summary}]}}",
+                           "usage{applied, ignored, lastAt?, lastBy?, recent?[{at,applied,agent?,taskId?,constraint?,hostSession?}]}, "
+                           "constraints?[{id (M001#Steps/1), name, text, textHash}], createdAt, updatedAt, governance{version, "
+                           "owner?, status draft|review|approved|deprecated, tier P1-P4, nextReviewDue?, changes?[{version, at, by?, "
+                           "summary}]}}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"id":"M001"})", "the entry M001"}},
                 .idempotent = true, .tier = 2, .aliases = {"get"}, .handler = show_args.handler(show)});
@@ -397,7 +418,7 @@ void register_timeline(Registry& registry) {
                 .summary = "What happened to entries: of a task, or since a time",
                 .params = timeline_args.specs(),
                 .returns = "[{at, id, event (recorded|verified|changed|superseded|retracted|applied|ignored), by?, "
-                           "title?, taskId?}] newest first; E_NO_DATA note when none",
+                           "title?, taskId?, constraint?}] newest first; E_NO_DATA note when none",
                 .errors = {ErrorCode::InvalidParams},
                 .examples = {{R"({"taskId":"T001"})", "memory made and used in T001"},
                              {R"({"since":"7d"})", "the last week"}},
@@ -409,7 +430,8 @@ void register_stats(Registry& registry) {
                 .summary = "Count entries; list the stale, proposed, most and never applied",
                 .returns = "{total, byStatus{active,proposed,superseded,retracted}, byKind{}, stale, neverApplied, "
                            "mostApplied[{id,title,applied}], staleEntries[{id,title,stale}] (20), "
-                           "proposedEntries[{id,kind,title,by?}] (20)}; E_NO_DATA note when empty",
+                           "proposedEntries[{id,kind,title,by?}] (20), constraintsApplied, turns{reported,rejected}}; "
+                           "E_NO_DATA note when empty",
                 .examples = {{R"({})", "memory in numbers"}},
                 .idempotent = true, .tier = 2, .handler = no_args(stats)});
 }

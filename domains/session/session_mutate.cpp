@@ -40,6 +40,7 @@ struct StartArgs {
   std::optional<std::string> parent;  // a child session of this one (session_tree.h)
   std::optional<std::string> intent;
   std::vector<std::string> paths;
+  std::optional<std::string> host_session;
 };
 
 Result<Reply> start(Context& context, const StartArgs& args) {
@@ -68,6 +69,9 @@ Result<Reply> start(Context& context, const StartArgs& args) {
   if (const Place place = context.project_place(); !place.worktree.empty()) {
     CT_TRY_ASSIGN(session, engine.place(session.id, place.worktree, place.branch));
   }
+  // The host's own session or thread id (issue 54): data about the host's thread, carried on each
+  // attestation made in this session; who calls is still the transport's to say.
+  if (args.host_session) CT_TRY(context.db().bind_host_session(session.id, *args.host_session, context.now()));
   // Everything from here on (the claim, the audit row) happens in the new session.
   context.session = session.id;
   context.bind_session(session.id);
@@ -236,7 +240,10 @@ void register_session_mutations(Registry& registry) {
       field(&StartArgs::intent, {.name = "goal", .type = ParamType::String, .max = 500,
                                  .description = "With parent: what the child is to do"}),
       field(&StartArgs::paths, {.name = "paths", .type = ParamType::Array, .max = 50, .item_max = 500,
-                                .description = "With parent: the paths the child may touch"}));
+                                .description = "With parent: the paths the child may touch"}),
+      field(&StartArgs::host_session, {.name = "hostSession", .type = ParamType::String, .min = 1, .max = 200,
+                                       .description = "Your host's own session or thread id, kept on attestations",
+                                       .single_line = true}));
   registry.add({.domain = "session", .name = "start", .gateway = Gateway::Mutate,
                 .summary = "Start a session and bind to it",
                 .params = start_args.specs(),

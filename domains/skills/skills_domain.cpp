@@ -11,6 +11,7 @@
 #include "core/text.h"
 #include "domains/bind.h"
 #include "domains/context.h"
+#include "domains/memory/memory_constraints.h"
 #include "domains/registry.h"
 #include "domains/skills/skills.h"
 #include "engines/project/project.h"
@@ -110,6 +111,10 @@ Result<Reply> show(Context& context, const ShowArgs& args) {
   if (!skill) return fail(unknown_skill(context, catalog, name));
   json::Value data = row(*skill, true);
   data.set("body", skill->body);
+  // Its constraints, to attest with memory.applied (issue 54, seed 000).
+  if (json::Value constraints = memory::constraints_json(std::string(memory::kSkillPrefix) + skill->name, skill->body);
+      !constraints.as_array().empty())
+    data.set("constraints", std::move(constraints));
   return Reply::warned(std::move(data), std::move(warnings));
 }
 
@@ -339,7 +344,8 @@ void register_skills_domain(Registry& registry) {
                 .summary = "Show one skill in full, with its protocol body",
                 .params = show_args.specs(),
                 .returns = "{name, description, tags[], source, overrides?, protocols[], level (help level for the "
-                           "subagent, 0–3), path? (not for built-ins), body (Markdown)}",
+                           "subagent, 0–3), path? (not for built-ins), body (Markdown), constraints?[{id (skill:<name>#Steps/1), name, "
+                           "text, textHash}] (its H2 sections and their items, for memory.applied)}",
                 .errors = {ErrorCode::NotFound},
                 .examples = {{R"({"name":"task-executor"})", "the default protocol for implementing a task"}},
                 .idempotent = true, .needs_project = false, .tier = 2, .handler = show_args.handler(show)});

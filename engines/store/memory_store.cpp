@@ -327,10 +327,13 @@ Result<std::map<std::string, std::int64_t>> MemoryStore::memory_term_counts(cons
 Result<void> MemoryStore::add_memory_usage(const MemoryUsage& usage) {
   auto& runner = sql_runner();
   const Value args[] = {Value(usage.memory_id), Value(usage.at), Value(std::int64_t{usage.applied ? 1 : 0}),
-                        Value(usage.agent), Value(usage.session), Value(usage.task_id)};
-  CT_TRY(runner.run("INSERT INTO memory_usage(seq, memory_id, at, applied, agent, session, task_id) "
-                    "VALUES((SELECT coalesce(max(seq), 0) + 1 FROM memory_usage), ?1, ?2, ?3, ?4, ?5, ?6)",
+                        Value(usage.agent), Value(usage.session), Value(usage.task_id),
+                        Value(usage.constraint_id), Value(usage.host_session)};
+  CT_TRY(runner.run("INSERT INTO memory_usage(seq, memory_id, at, applied, agent, session, task_id, constraint_id, "
+                    "host_session) "
+                    "VALUES((SELECT coalesce(max(seq), 0) + 1 FROM memory_usage), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     args, "cannot record the use of a memory entry"));
+  if (!usage.counted) return {};
   if (usage.applied) {
     const Value update[] = {Value(usage.memory_id), Value(usage.at), Value(usage.agent)};
     return runner.run("UPDATE memory SET applied_count = applied_count + 1, applied_at = ?2, applied_by = ?3 "
@@ -355,12 +358,13 @@ Result<std::vector<MemoryUsage>> MemoryStore::memory_usage(std::optional<std::st
   if (task_id) add("task_id = ", *task_id);
   if (since) add("at >= ", *since);
   args.emplace_back(limit);
-  return sql_runner().all("SELECT memory_id, at, applied, agent, session, task_id FROM memory_usage" + where +
-                              " ORDER BY seq DESC LIMIT ?" + std::to_string(args.size()),
+  return sql_runner().all("SELECT memory_id, at, applied, agent, session, task_id, constraint_id, host_session "
+                          "FROM memory_usage" + where + " ORDER BY seq DESC LIMIT ?" + std::to_string(args.size()),
                           args, "cannot read the use of memory entries", [](const sql::Cursor& row) {
                             return MemoryUsage{std::string(row.text(0)), row.integer(1), row.integer(2) != 0,
                                                std::string(row.text(3)), std::string(row.text(4)),
-                                               std::string(row.text(5))};
+                                               std::string(row.text(5)), std::string(row.text(6)),
+                                               std::string(row.text(7))};
                           });
 }
 

@@ -69,6 +69,21 @@ struct MemoryUsage {
   std::string agent;
   std::string session;
   std::string task_id;
+  std::string constraint_id;  // the constraint attested ("Steps/2"); "" for the whole entry
+  std::string host_session;   // the host's session or thread id its session bound ("" none)
+  bool counted = true;        // counted on the entry (once per entry and call)
+};
+
+/// A turn an agent closed (memory.turn): reported, or rejected when its output did not follow
+/// the rules it loaded.
+struct MemoryTurn {
+  TimeMs at = 0;
+  std::string outcome;  // "reported" | "rejected"
+  std::string text;     // the summary, or the reason of a rejection
+  std::string agent;
+  std::string session;
+  std::string host_session;
+  std::string task_id;
 };
 
 /// A list of entries: newest change first.
@@ -125,6 +140,20 @@ class MemoryStore {
                                                               std::optional<std::string> task_id,
                                                               std::optional<TimeMs> since, std::int64_t limit);
   [[nodiscard]] Result<MemoryCounts> memory_counts();
+  // Attestation (issue 54; engines/store/memory_attestation.cpp).
+  /// Binds a session to its host's own session or thread id (a later call replaces it).
+  [[nodiscard]] Result<void> bind_host_session(std::string_view session, std::string_view host, TimeMs at);
+  /// The host id bound to a session; "" when none was.
+  [[nodiscard]] Result<std::string> host_session(std::string_view session);
+  /// Records a closed turn; its number.
+  [[nodiscard]] Result<std::int64_t> add_memory_turn(const MemoryTurn& turn);
+  /// Turns by outcome, and how many uses attested a constraint rather than a whole entry.
+  struct AttestationCounts {
+    std::int64_t reported = 0;
+    std::int64_t rejected = 0;
+    std::int64_t constraints = 0;
+  };
+  [[nodiscard]] Result<AttestationCounts> attestation_counts();
 
  protected:
   virtual sql::Runner& sql_runner() = 0;

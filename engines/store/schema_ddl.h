@@ -500,4 +500,29 @@ ALTER TABLE plans ADD COLUMN name TEXT NOT NULL DEFAULT '';
 CREATE INDEX plans_name ON plans(name, status);
 )sql";
 
+/// v15 (issue 54, seed 000): attestation. Each declared use of memory names the constraint it
+/// attests ('' for a whole entry; engines/rules/memory_constraints.h) and the host's own session or
+/// thread id that session.start bound; the host id of each session (data about the host's thread,
+/// never who calls); and each turn an agent closed, reported or rejected (memory.turn).
+inline constexpr std::string_view kAttestation = R"sql(
+ALTER TABLE memory_usage ADD COLUMN constraint_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE memory_usage ADD COLUMN host_session TEXT NOT NULL DEFAULT '';
+CREATE TABLE host_sessions(
+  session TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  bound_at INTEGER NOT NULL
+);
+CREATE TABLE memory_turns(
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  outcome TEXT NOT NULL,
+  text TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT '',
+  session TEXT NOT NULL DEFAULT '',
+  host_session TEXT NOT NULL DEFAULT '',
+  task_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX memory_turns_outcome ON memory_turns(outcome, seq);
+)sql";
+
 }  // namespace ct::ddl

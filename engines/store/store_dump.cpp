@@ -37,6 +37,8 @@ std::span<const DumpedTable> dumped_tables() {
       {"tracker_links", "tracker, repository, external_id"},
       {"tracker_cursors", "tracker, repository"},
       {"session_children", "child"},
+      {"host_sessions", "session"},
+      {"memory_turns", "seq"},
   };
   return kTables;
 }

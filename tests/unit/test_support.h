@@ -336,10 +336,13 @@ inline constexpr const char* kDropFleetV14 =
     "DROP TABLE messages; DROP TABLE message_recipients; DROP TABLE message_reads; DROP TABLE inbox_marks; ";
 
 /// What schema v15 adds, taken away: the governed catalogue (issue 54, seed 004), the session tree
-/// and named plans (issue 54, seed 002) and tracker sync (issue 55): a store as version 14 left it.
+/// and named plans (seed 002), attestation (seed 000) and tracker sync (issue 55): a store as
+/// version 14 left it.
 inline constexpr const char* kDropV15 =
     "DROP TABLE catalogue; DROP TABLE catalogue_changes; DROP TABLE tracker_links; DROP TABLE tracker_cursors; "
-    "DROP TABLE session_children; DROP INDEX plans_name; ALTER TABLE plans DROP COLUMN name; ";
+    "DROP TABLE session_children; DROP INDEX plans_name; ALTER TABLE plans DROP COLUMN name; "
+    "ALTER TABLE memory_usage DROP COLUMN constraint_id; ALTER TABLE memory_usage DROP COLUMN host_session; "
+    "DROP TABLE host_sessions; DROP TABLE memory_turns; ";
 
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).

@@ -156,7 +156,8 @@ std::string_view schema_sql() {
       translated(ddl::kResearchSync) + translated(ddl::kLifecycle) + translated(ddl::kMemory) + translated(ddl::kTrust) +
       translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet) +
       translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kCatalogue) +
-      translated(ddl::kTrackers) + translated(ddl::kSessionTree));
+      translated(ddl::kTrackers) + translated(ddl::kSessionTree) +
+      translated(ddl::kAttestation));
   return sql;
 }
 
@@ -172,7 +173,7 @@ std::vector<MigrationStep> schema_steps() {
           {13, "principals: who made each audited write, which caller owns each session"},
           {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"},
           {15, "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: "
-               "the external item each linked task is"}};
+               "the external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -182,8 +183,8 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   static const std::string principals = with_byte_order(translated(ddl::kPrincipals));
   static const std::string fleet =
       with_byte_order(translated(ddl::kFleet) + translated(ddl::kReservations) + translated(ddl::kMessages));
-  static const std::string v15 =
-      with_byte_order(translated(ddl::kCatalogue) + translated(ddl::kTrackers) + translated(ddl::kSessionTree));
+  static const std::string v15 = with_byte_order(translated(ddl::kCatalogue) + translated(ddl::kTrackers) +
+                                                 translated(ddl::kSessionTree) + translated(ddl::kAttestation));
   return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}};
 }
 

@@ -134,6 +134,7 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 // v15: the governed catalogue of memory entries and skills (issue 54): ddl::kCatalogue; tracker sync
 //      (issue 55): which task each external item is, each repository's cursor: ddl::kTrackers.
 //      Child sessions and named plans (issue 54, seed 002): ddl::kSessionTree.
+//      Attestation of memory's constraints, hosts' session ids, turns (issue 54, seed 000): ddl::kAttestation.
 
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
@@ -174,9 +175,9 @@ std::span<const Migration> schema_steps() {
        "principals: who made each audited write, which caller owns each session"},
       {14, joined({ddl::kFleet, ddl::kReservations, ddl::kMessages}), "task_worktrees",
        "the fleet: where each session works, the worktrees made for tasks, the paths claims reserve, messages"},
-      {15, joined({ddl::kCatalogue, ddl::kTrackers, ddl::kSessionTree}), "catalogue",
+      {15, joined({ddl::kCatalogue, ddl::kTrackers, ddl::kSessionTree, ddl::kAttestation}), "catalogue",
        "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: the "
-       "external item each linked task is"},
+       "external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
   }};
   return steps;
 }

@@ -97,6 +97,7 @@ constexpr std::array kAllCodes = std::to_array<Expected>({
     {ErrorCode::EvidenceStale, "EvidenceStale"},
     {ErrorCode::EvidenceUnverified, "EvidenceUnverified"},
     {ErrorCode::AcCoverageIncomplete, "AcCoverageIncomplete"},
+    {ErrorCode::ConstraintUnknown, "ConstraintUnknown"},
     {ErrorCode::NoData, "NoData"},
     {ErrorCode::AlreadyExists, "AlreadyExists"},
     {ErrorCode::NoChange, "NoChange"},
@@ -259,10 +260,11 @@ TEST_CASE("the retryable set is exactly the transient failures", "[core][error]"
     if (ct::Error(e.code, "x").retryable()) retryable.insert(e.code);
   }
   // docs/architecture.md §3.3, written out independently of the table: 7, 20–22 and transient engine and
-  // store-server failures.
+  // store-server failures, and 89, whose details name what to retry with.
   CHECK(retryable == std::set<ErrorCode>{ErrorCode::LockTimeout, ErrorCode::ChecksumMismatch,
                                          ErrorCode::ConcurrentModification, ErrorCode::IdCollision,
-                                         ErrorCode::Timeout, ErrorCode::StoreUnavailable});
+                                         ErrorCode::Timeout, ErrorCode::StoreUnavailable,
+                                         ErrorCode::ConstraintUnknown});
 }
 
 TEST_CASE("edit_distance", "[core][error]") {
