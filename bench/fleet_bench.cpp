@@ -171,7 +171,7 @@ struct AgentResult {
   Acknowledged acked;
 };
 
-std::string quoted(std::string_view text) {
+std::string json_text(std::string_view text) {
   std::string out;
   json::Writer(out).value(text);
   return out;
@@ -200,7 +200,7 @@ void agent(testing::McpClient& client, const Store& store, int number, const std
         break;
       case Note:
         note = "agent " + std::to_string(number) + " note " + std::to_string(++counter);
-        operation = "update", params = R"({"id":")" + task + R"(","notes":)" + quoted(note) + "}";
+        operation = "update", params = R"({"id":")" + task + R"(","notes":)" + json_text(note) + "}";
         break;
       case Priority:
         operation = "update", params = R"({"id":")" + task + R"(","priority":")" + (rng.chance(0.5) ? "high" : "low") + "\"}";
@@ -208,7 +208,7 @@ void agent(testing::McpClient& client, const Store& store, int number, const std
       case Add:
         title = "Fleet agent " + std::to_string(number) + " task " + std::to_string(++counter);
         operation = "add",
-        params = R"({"title":)" + quoted(title) + R"(,"parent":")" + store.epics[rng.below(store.epics.size())] + "\"}";
+        params = R"({"title":)" + json_text(title) + R"(,"parent":")" + store.epics[rng.below(store.epics.size())] + "\"}";
         break;
       default: {
         const std::size_t pick = rng.below(mine.size());
