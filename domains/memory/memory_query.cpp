@@ -352,7 +352,7 @@ void register_find(Registry& registry) {
                                .description = "Most entries"}),
       field(&FindArgs::offset, offset_param()), projection(&FindArgs::rows));
   registry.add({.domain = "memory", .name = "find", .gateway = Gateway::Query,
-                .summary = "What is known for the work at hand",
+                .summary = "What is known for your work",
                 .params = find_args.specs(),
                 .returns = "[{id,kind,title,body (240 chars),hash,status?,unreviewed? (no person verified it),stale?{file|task,what,since},"
                            "constraints?[ids to attest: M001#Steps, M001#Steps/1]} | {id,unchanged,constraints?}] "

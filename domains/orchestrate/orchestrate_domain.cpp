@@ -591,7 +591,7 @@ auto epic_binding() { return bind(field(&EpicArgs::epic_id, epic_param())); }
 void register_status(Registry& registry) {
   const auto epic_args = epic_binding();
   registry.add({.domain = "orchestrate", .name = "status", .gateway = Gateway::Query,
-                .summary = "An epic's counts, current wave, what can run",
+                .summary = "An epic's counts and current wave",
                 .params = epic_args.specs(),
                 .returns = "{epicId, tasks, counts{status:n}, waves, currentWave?, ready[ids] (parallel-safe, the best 10), "
                            "readyTotal? (when more), active?[ids], complete, cycles?[[ids]]}",
@@ -678,7 +678,7 @@ void register_context(Registry& registry) {
 void register_startup(Registry& registry) {
   const auto epic_args = epic_binding();
   registry.add({.domain = "orchestrate", .name = "startup", .gateway = Gateway::Mutate,
-                .summary = "Take over an epic: its session, what to do next",
+                .summary = "Take over an epic and its session",
                 .params = epic_args.specs(),
                 .returns = "{decision resume|spawn_followup|create_and_spawn|request_direction, reason, epicId, "
                            "session?{id,scope,how bound|found|resumed|created,nextAction?}, focus?, counts, plans?[open "

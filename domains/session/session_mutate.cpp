@@ -266,7 +266,7 @@ void register_session_mutations(Registry& registry) {
   const auto resume_args =
       bind(field(&IdArgs::id, id_param(false, "Session id (default: the one sessionId names, or the one bound)")));
   registry.add({.domain = "session", .name = "resume", .gateway = Gateway::Mutate,
-                .summary = "Resume a session, bound to it",
+                .summary = "Resume a session",
                 // Without id, the session the call names (sessionId) is resumed: the original CLEO's
                 // session.switch {sessionId} runs here.
                 .params = resume_args.specs(),

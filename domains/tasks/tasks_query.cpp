@@ -443,7 +443,7 @@ void register_find(Registry& registry) {
       field(&FindArgs::in_scope, in_scope_param()),
       field(&FindArgs::include_archived, {.name = "includeArchived", .type = ParamType::Bool,
                                           .description = "Also search archived tasks"}),
-      field(&FindArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "10", .min = 1, .max = 100,
+      field(&FindArgs::limit, {.name = "limit", .type = ParamType::Int, .default_json = "5", .min = 1, .max = 100,
                                .description = "Most results"}),
       field(&FindArgs::offset, {.name = "offset", .type = ParamType::Int, .default_json = "0", .min = 0,
                                 .description = "Results to skip (from _meta.page.nextOffset)"}),
