@@ -173,6 +173,11 @@ class PgStore final : public Store {
   std::optional<std::pair<std::int64_t, std::string>> audit_tail_;
   /// Held while a write transaction is open: no file is read for a caller meanwhile (core/file_read.h).
   std::optional<WriteLockMark> write_lock_;
+  // Tasks this connection inserted since its last ANALYZE, and in the open transaction: commit()
+  // analyses the tasks after kAnalyzeAfterInserts (a rollback takes its own back).
+  static constexpr std::int64_t kAnalyzeAfterInserts = 1000;
+  std::int64_t inserted_ = 0;
+  std::int64_t inserted_in_transaction_ = 0;
   Runner runner_{*this};
 };
 

@@ -90,6 +90,8 @@ Result<void> PgStore::insert_task(const Task& task) {
   CT_TRY_ASSIGN(std::int64_t inserted, runner_.integer(sql, task_values(*number, task, true), "cannot insert task " + task.id));
   if (inserted == 0)
     return fail(Error(ErrorCode::IdCollision, "task " + task.id + " already exists").with_fix("allocate a new id and retry"));
+  ++inserted_in_transaction_;
+  ++inserted_;
   return {};
 }
 
