@@ -359,7 +359,7 @@ Row run_fleet(const Options& options, int agents) {
 
 std::string ms(const std::vector<double>& micros, double q) {
   if (micros.empty()) return "—";
-  return format_fixed(percentile(micros, q) / 1000.0, 1);
+  return format_fixed(percentile(micros, q) / 1000.0, 2);
 }
 
 int run(const Options& options) {

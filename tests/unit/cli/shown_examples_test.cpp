@@ -167,7 +167,7 @@ TEST_CASE("every call and ct command shown in help and templates runs", "[cli][d
     }
   }
   // The extraction itself must see what the texts show.
-  CHECK(mcp_count["help level 0"] == 7);  // six quick-reference calls and the level-1 help call
+  CHECK(mcp_count["help level 0"] == 6);  // five quick-reference calls and the level-1 help call
   CHECK(mcp_count["help level 3"] >= 20);
   // The injected files show the CLI in one paragraph (help/cli.md); every operation's command
   // line is in docs/operations.md (level 2).
@@ -184,7 +184,7 @@ TEST_CASE("each level-0 quick-reference call succeeds on a fresh project", "[cli
   // What an agent carries always must not just parse: each call does what it shows.
   std::string text = must(disclosure::level0(registry()));
   auto calls = mcp_calls("level 0", text);
-  REQUIRE(calls.size() == 7);
+  REQUIRE(calls.size() == 6);
   for (const auto& call : calls) {
     auto project = seeded_project();
     Envelope envelope = run_mcp(*project, call.text);
