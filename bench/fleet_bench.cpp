@@ -70,13 +70,7 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--ct") {
       options.ct = value();
     } else if (arg == "--agents") {
-      options.agents.clear();
-      std::string_view list = value();
-      while (!list.empty()) {
-        auto comma = list.find(',');
-        options.agents.push_back(parse_number<int>(arg, list.substr(0, comma)));
-        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-      }
+      options.agents = parse_numbers<int>(arg, value());
     } else if (arg == "--tasks") {
       options.tasks = parse_number<std::int64_t>(arg, value());
     } else if (arg == "--seconds") {

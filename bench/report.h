@@ -67,6 +67,18 @@ inline Number parse_number(std::string_view flag, std::string_view text) {
   return value;
 }
 
+/// "1,4,16" → {1, 4, 16}: a flag's comma-separated numbers.
+template <typename Number>
+inline std::vector<Number> parse_numbers(std::string_view flag, std::string_view list) {
+  std::vector<Number> out;
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    out.push_back(parse_number<Number>(flag, list.substr(0, comma)));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return out;
+}
+
 inline double micros_since(Steady::time_point start) {
   return std::chrono::duration<double, std::micro>(Steady::now() - start).count();
 }

@@ -76,13 +76,7 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--ct") {
       options.ct = value();
     } else if (arg == "--writers") {
-      options.writers.clear();
-      std::string_view list = value();
-      while (!list.empty()) {
-        auto comma = list.find(',');
-        options.writers.push_back(parse_number<int>(arg, list.substr(0, comma)));
-        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-      }
+      options.writers = parse_numbers<int>(arg, value());
     } else if (arg == "--mutations") {
       options.mutations = parse_number<int>(arg, value());
     } else if (arg == "--runs") {

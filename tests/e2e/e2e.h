@@ -1,14 +1,17 @@
 // What the end-to-end scenarios share: checks that count failures and go on (a scenario reports
-// every broken step, not the first), and the `--ct PATH` argument.
+// every broken step, not the first), the `--ct PATH` argument, and the two voices of a scenario — a
+// person's `ct` commands and an agent's MCP calls.
 #pragma once
 
 #include <cstdio>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/json.h"
+#include "support/ct_client.h"
 
 namespace ct::e2e {
 
@@ -50,6 +53,24 @@ inline std::vector<std::string> without(std::vector<std::string> env, std::initi
     return false;
   });
   return env;
+}
+
+/// A person's `ct` in `project`: person({"memory", "verify", …}) runs `ct --project P … --json` and
+/// answers its envelope.
+inline auto person_in(const testing::CtCommand& cli, std::filesystem::path project) {
+  return [&cli, project = std::move(project)](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--project", project.string()});
+    args.push_back("--json");
+    return cli.run(args).json;
+  };
+}
+
+/// An agent's calls through one tool of its `ct mcp`: calls_of(agent, "cleo_mutate")("tasks", "add",
+/// params) answers the envelope.
+inline auto calls_of(testing::McpClient& agent, std::string_view tool) {
+  return [&agent, tool](std::string_view domain, std::string_view operation, const std::string& params) {
+    return agent.call(tool, domain, operation, params);
+  };
 }
 
 }  // namespace ct::e2e

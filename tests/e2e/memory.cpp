@@ -41,11 +41,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ct init failed\n");
     return 1;
   }
-  auto person = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--project", project.string()});
-    args.push_back("--json");
-    return cli.run(args).json;
-  };
+  auto person = e2e::person_in(cli, project);
 
   auto orchestrator = McpClient::start(ct, env);
   if (!orchestrator || !orchestrator->initialize()) {

@@ -47,11 +47,7 @@ int main(int argc, char** argv) {
     sandbox->keep();
     return 1;
   }
-  auto person = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--project", project.string()});
-    args.push_back("--json");
-    return cli.run(args).json;
-  };
+  auto person = e2e::person_in(cli, project);
 
   // 0. A person keeps the rules: a workflow with steps, and a rule, both about billing.
   json::Value task = person({"add", "Refund through the ledger", "--labels", "billing"});
@@ -74,12 +70,8 @@ int main(int argc, char** argv) {
     sandbox->keep();
     return 1;
   }
-  auto mutate = [&](std::string_view domain, std::string_view op, const std::string& params) {
-    return agent->call("cleo_mutate", domain, op, params);
-  };
-  auto query = [&](std::string_view domain, std::string_view op, const std::string& params) {
-    return agent->call("cleo_query", domain, op, params);
-  };
+  auto mutate = e2e::calls_of(*agent, "cleo_mutate");
+  auto query = e2e::calls_of(*agent, "cleo_query");
 
   // 1. memsetup: the session binds the host's own thread id (data; who calls stays the transport's).
   json::Value started = mutate("session", "start",

@@ -47,22 +47,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ct init failed: %s\n", init.out.c_str());
     return 1;
   }
-  auto person = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--project", project.string()});
-    args.push_back("--json");
-    return cli.run(args).json;
-  };
+  auto person = e2e::person_in(cli, project);
   auto agent = McpClient::start(ct, agent_env);
   if (!agent || !agent->initialize()) {
     std::fprintf(stderr, "cannot start the agent's ct mcp\n");
     return 1;
   }
-  auto mutate = [&](std::string_view domain, std::string_view op, const std::string& params) {
-    return agent->call("cleo_mutate", domain, op, params);
-  };
-  auto query = [&](std::string_view domain, std::string_view op, const std::string& params) {
-    return agent->call("cleo_query", domain, op, params);
-  };
+  auto mutate = e2e::calls_of(*agent, "cleo_mutate");
+  auto query = e2e::calls_of(*agent, "cleo_query");
   auto catalogue = [&]() { return query("validate", "catalogue", "{}"); };
 
   // 1. The catalogue before: built-in skills only, approved; its hash is deterministic.

@@ -71,11 +71,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ct init failed\n");
     return 1;
   }
-  auto person = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--project", project.string()});
-    args.push_back("--json");
-    return cli.run(args).json;
-  };
+  auto person = e2e::person_in(cli, project);
   check(succeeded(person({"config", "set", "verification.evidence", "strict"})), "strict evidence");
   check(succeeded(person({"config", "set", "verification.required", R"(["implemented","testsPassed"])"})), "required gates");
   check(succeeded(person({"config", "set", "validate.testCommand", "sh test.sh"})), "the test command");
@@ -87,9 +83,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot start the agent's ct mcp\n");
     return 1;
   }
-  auto mutate = [&](std::string_view domain, std::string_view op, const std::string& params) {
-    return agent->call("cleo_mutate", domain, op, params);
-  };
+  auto mutate = e2e::calls_of(*agent, "cleo_mutate");
   auto add = [&](const std::string& params) {
     json::Value added = mutate("tasks", "add", params);
     check(succeeded(added), "task added: " + added.dump());
