@@ -106,7 +106,7 @@ std::shared_ptr<EventStream> ChangeFeed::subscribe() {
     if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
   }
   wakeup_.notify_all();
-  doorbell_.ring();  // a newcomer is greeted after the next read, not after the next commit
+  commits_.ring();  // a newcomer is greeted after the next read, not after the next commit
   return stream;
 }
 
@@ -121,7 +121,7 @@ void ChangeFeed::stop() {
     joining_.clear();
   }
   wakeup_.notify_all();
-  doorbell_.ring();
+  commits_.ring();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -145,8 +145,6 @@ void ChangeFeed::watch() {
   using Clock = std::chrono::steady_clock;
   std::optional<std::int64_t> last;  // the signal as last read; none while nobody listened
   Clock::time_point beat = Clock::now();
-  Clock::time_point last_read;
-  bool store_waits = true;  // until the store says it cannot be told of commits (SQLite)
   bool failing = false;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
@@ -156,26 +154,13 @@ void ChangeFeed::watch() {
       wakeup_.wait(lock, [this] { return stopping_ || !joining_.empty(); });
       continue;
     }
-    auto woken = [this] { return stopping_ || !joining_.empty(); };
-    if (joining_.empty() && wait_ && store_waits) {
-      // Told of each commit (PostgreSQL): read when one happens, at most once per min_gap.
-      if (auto since = Clock::now() - last_read; since < options_.min_gap) wakeup_.wait_for(lock, options_.min_gap - since, woken);
-      if (stopping_) break;
-      if (joining_.empty()) {
-        lock.unlock();
-        Result<Waited> waited = wait_(options_.interval, doorbell_.fd());
-        doorbell_.clear();
-        lock.lock();
-        if (waited && *waited == Waited::Never) store_waits = false;  // read on the clock from now on
-        if (!waited || *waited == Waited::Never) wakeup_.wait_for(lock, options_.interval, woken);
-      }
-    } else if (joining_.empty()) {
-      wakeup_.wait_for(lock, options_.interval, woken);
-    }
+    if (joining_.empty())
+      commits_.wait(lock, wakeup_, wait_, options_.interval, options_.min_gap,
+                    [this] { return stopping_ || !joining_.empty(); });
     if (stopping_) break;
     lock.unlock();
     Result<std::int64_t> stamp = stamp_();
-    last_read = Clock::now();
+    commits_.read();
     reads_.fetch_add(1);
     lock.lock();
     if (stopping_) break;

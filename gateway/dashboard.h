@@ -93,7 +93,7 @@ class ChangeFeed {
   Options options_;
   std::mutex mutex_;
   std::condition_variable wakeup_;
-  Doorbell doorbell_;  // wakes the watcher from a wait for the store's commits
+  CommitWait commits_;  // how the watcher waits between reads (rung to end a wait for the store)
   std::vector<std::shared_ptr<EventStream>> streams_;  // listening, and greeted
   std::vector<std::shared_ptr<EventStream>> joining_;  // waiting for their hello
   bool stopping_ = false;

@@ -73,7 +73,7 @@ void ResourceWatch::stop() {
     watching_ = 0;
   }
   wakeup_.notify_all();
-  doorbell_.ring();
+  commits_.ring();
   ready_cv_.notify_all();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   // The server ends each subscriptions/listen stream itself: a reply to the request that opened it
@@ -115,7 +115,7 @@ ResourceWatch::Subscribed ResourceWatch::subscribe(Id id, const std::string& uri
   watchers_[uri].insert(id);
   ++per_client_[subscriber.client];
   wakeup_.notify_all();  // the watcher starts reading if it was idle
-  doorbell_.ring();
+  commits_.ring();
   // Changes are told from where the watcher first read the trail: wait for that read, so that a
   // change made after this returns is never taken for one made before.
   ready_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return ready_ || stopping_; });
@@ -181,8 +181,6 @@ void ResourceWatch::watch() {
   // The change signal when last read (stamp_known false: not read since anyone began watching).
   std::int64_t last_stamp = 0;
   bool stamp_known = false;
-  bool store_waits = true;  // until the store says it cannot be told of commits (SQLite)
-  Clock::time_point last_read;
   bool failing = false;
   auto beat = Clock::now();
   std::unique_lock lock(mutex_);
@@ -197,20 +195,13 @@ void ResourceWatch::watch() {
     auto woken = [&] { return stopping_ || (!watching && !watchers_.empty()); };
     if (watching && !router) {
       // The first read, at once: a subscriber waits for it to know where the trail stands.
-    } else if (watching && store_waits) {
-      // Told of each commit (PostgreSQL): read when one happens, at most once per min_gap, and on
-      // the interval anyway.
-      if (auto since = Clock::now() - last_read; since < options_.min_gap)
-        wakeup_.wait_for(lock, options_.min_gap - since, [&] { return stopping_; });
-      if (stopping_) break;
-      lock.unlock();
-      Result<Waited> waited = router->wait_for_change(options_.interval, doorbell_.fd());
-      doorbell_.clear();
-      lock.lock();
-      if (waited && *waited == Waited::Never) store_waits = false;  // read on the clock from now on
-      if (!waited) wakeup_.wait_for(lock, options_.interval, woken);  // the stamp's read says why
+    } else if (watching) {
+      commits_.wait(
+          lock, wakeup_,
+          [&](std::chrono::milliseconds timeout, int interrupt) { return router->wait_for_change(timeout, interrupt); },
+          options_.interval, options_.min_gap, woken);
     } else {
-      wakeup_.wait_for(lock, watching ? options_.interval : options_.heartbeat, woken);
+      wakeup_.wait_for(lock, options_.heartbeat, woken);
     }
     if (stopping_) break;
     const bool read = !watchers_.empty();
@@ -224,11 +215,10 @@ void ResourceWatch::watch() {
       if (!router) {
         router = make_router_();
         // Listening before the first read: no commit falls between the read and the first wait.
-        if (auto waited = router->wait_for_change(std::chrono::milliseconds(0), -1); waited && *waited == Waited::Never)
-          store_waits = false;
+        (void)router->wait_for_change(std::chrono::milliseconds(0), -1);
       }
       Result<std::int64_t> stamp = router->change_stamp();
-      last_read = Clock::now();
+      commits_.read();
       reads_.fetch_add(1);
       if (!stamp) {
         if (!failing) log::warn("resource subscriptions: cannot read the store's change signal: " + stamp.error().message);

@@ -139,7 +139,7 @@ class ResourceWatch {
   std::atomic<std::uint64_t> reads_{0};
   // The watcher thread's own state.
   std::int64_t cursor_ = -1;  // audit seq read up to; -1: not read since anyone began watching
-  Doorbell doorbell_;         // wakes the watcher from a wait for the store's commits
+  CommitWait commits_;        // how the watcher waits between reads (rung to end a wait for the store)
   std::thread thread_;
 };
 
