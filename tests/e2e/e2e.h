@@ -3,6 +3,8 @@
 // person's `ct` commands and an agent's MCP calls.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <initializer_list>
@@ -43,6 +45,14 @@ inline std::string postgresql_argument(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--postgresql") return argv[i + 1];
   return "";
+}
+
+/// With --postgresql URL (`pg_url` not empty): `env` names that server and a schema of this run's
+/// own (`schema` and the process id), so every ct the scenario runs uses that store.
+inline void use_postgresql(std::vector<std::string>& env, const std::string& pg_url, std::string_view schema) {
+  if (pg_url.empty()) return;
+  env.push_back("CLEO_DATABASE_URL=" + pg_url);
+  env.push_back("CLEO_DATABASE_SCHEMA=" + std::string(schema) + "_" + std::to_string(::getpid()));
 }
 
 /// The environment `env` without the variables named `names`.

@@ -143,10 +143,7 @@ int main(int argc, char** argv) {
   fs::create_directories(repo);
   // Nobody names the project: each `ct` finds the store from the directory it runs in.
   std::vector<std::string> env = without(sandbox->env_for(repo), {"CLEO_ROOT"});
-  if (!pg_url.empty()) {
-    env.push_back("CLEO_DATABASE_URL=" + pg_url);
-    env.push_back("CLEO_DATABASE_SCHEMA=e2e_fleet_" + std::to_string(::getpid()));
-  }
+  e2e::use_postgresql(env, pg_url, "e2e_fleet");
   // Agents have no person key; the person's script (CtCommand below) has the fixture's.
   const std::vector<std::string> agent_env = without(env, {"CT_PERSON_KEY", "CT_PERSON_KEY_FILE"});
   Git git{env, sandbox->root() / "git-stderr.log"};

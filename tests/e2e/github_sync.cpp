@@ -120,10 +120,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> env = without(sandbox->env_for(project), {"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"});
   env.push_back("GITHUB_API_URL=http://127.0.0.1:" + std::to_string(port));
   env.push_back("GITHUB_TOKEN=tok-e2e");
-  if (!pg_url.empty()) {
-    env.push_back("CLEO_DATABASE_URL=" + pg_url);
-    env.push_back("CLEO_DATABASE_SCHEMA=e2e_github_" + std::to_string(::getpid()));
-  }
+  e2e::use_postgresql(env, pg_url, "e2e_github");
   CtCommand person(ct, env, project.string());
   auto run = [&](std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(300)) {
     args.push_back("--json");

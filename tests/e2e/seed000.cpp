@@ -36,11 +36,7 @@ int main(int argc, char** argv) {
   const auto project = sandbox->root() / "project";
   std::filesystem::create_directories(project);
   std::vector<std::string> env = sandbox->env_for(project);
-  if (!pg_url.empty()) {
-    // A PostgreSQL store, in a schema of this run's own.
-    env.push_back("CLEO_DATABASE_URL=" + pg_url);
-    env.push_back("CLEO_DATABASE_SCHEMA=e2e_seed000_" + std::to_string(::getpid()));
-  }
+  e2e::use_postgresql(env, pg_url, "e2e_seed000");
   CtCommand cli(ct, env);
   if (CtRun init = cli.run({"init", "--project", project.string(), "--json"}); init.status.code != 0) {
     std::fprintf(stderr, "ct init failed: %s\n", init.out.c_str());

@@ -79,10 +79,7 @@ int main(int argc, char** argv) {
   std::ofstream(project / "src" / "net" / "socket.cpp") << "int open_socket() { return 3; }\n";
   std::ofstream(project / "src" / "main.cpp") << "int main() { return 0; }\n";
   auto env = sandbox->env_for(project);
-  if (!pg_url.empty()) {
-    env.push_back("CLEO_DATABASE_URL=" + pg_url);
-    env.push_back("CLEO_DATABASE_SCHEMA=e2e_seed001_" + std::to_string(::getpid()));
-  }
+  e2e::use_postgresql(env, pg_url, "e2e_seed001");
   CtCommand cli(ct, env);
   if (cli.run({"init", "--project", project.string()}).status.code != 0) {
     std::fprintf(stderr, "ct init failed\n");

@@ -36,10 +36,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(project / "src" / "net");
   std::ofstream(project / "src" / "net" / "client.cpp") << "int retries = 3;\n";
   std::vector<std::string> env = sandbox->env_for(project);
-  if (!pg_url.empty()) {
-    env.push_back("CLEO_DATABASE_URL=" + pg_url);
-    env.push_back("CLEO_DATABASE_SCHEMA=e2e_seed004_" + std::to_string(::getpid()));
-  }
+  e2e::use_postgresql(env, pg_url, "e2e_seed004");
   // Agents have no person key; the person's commands (CtCommand) have the fixture's.
   const std::vector<std::string> agent_env = e2e::without(env, {"CT_PERSON_KEY", "CT_PERSON_KEY_FILE"});
   CtCommand cli(ct, env);
