@@ -64,10 +64,7 @@ Result<void> PgStore::commit() {
     return fail(ErrorCode::Internal, "commit after a failed statement: the transaction was rolled back");
   }
   auto result = db_->exec("COMMIT", "cannot commit");
-  if (!result) {
-    rollback();
-    inserted_ -= inserted_in_transaction_;
-  }
+  if (!result) rollback();  // which takes the transaction's inserts back from the count
   inserted_in_transaction_ = 0;
   write_lock_.reset();
   // Many new tasks (an import, a tracker's first sync, a page at a time) leave the planner's
