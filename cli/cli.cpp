@@ -28,6 +28,7 @@
 #include "cli/completion.h"
 #include "cli/edit.h"
 #include "cli/person.h"
+#include "cli/progress_line.h"
 #include "cli/hook_briefing.h"
 #include "cli/usage.h"
 #include "cli/render.h"
@@ -605,7 +606,13 @@ int run_checked(const std::vector<std::string>& args) {
                    .session = binding.session,
                    .adopt_only_active_session = true,
                    .never_adopt = binding.elsewhere}};
-  Envelope envelope = router.dispatch(request);
+  Envelope envelope;
+  {
+    // Long work (a tracker sync) tells a person at a terminal how it goes; its line is gone before the reply.
+    std::optional<ProgressLine> progress;
+    if (::isatty(STDERR_FILENO) == 1) progress.emplace(stderr, tree.command());
+    envelope = router.dispatch(request);
+  }
   // An agent host's session-start hook (`ct briefing --hook H`, providers.install hooks) runs in
   // every folder the host opens: outside a CLEO project it has nothing to load, and says nothing
   // rather than an error the host would show at every start.

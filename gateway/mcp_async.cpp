@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "gateway/mcp_primitives.h"
+#include "gateway/mcp_progress.h"
 #include "gateway/mcp_protocol.h"
 #include "gateway/outbox.h"
 #include "gateway/resource_watch.h"
@@ -325,8 +326,14 @@ std::string Protocol::call_as_task(const json::Value& params, const std::string&
   }
   // The work holds copies, never `this`: the runner's thread may still be answering when the
   // Protocol is gone (stdin closed while a task ran). The registry lives as long as the process.
+  // A progressToken stays good for the task's life: its notes go where the connection's late
+  // messages go (stdio's output, an HTTP session's GET stream), besides the task's status.
+  std::optional<std::string> token = progress_token(params);
+  std::shared_ptr<Outbox> told = token ? connection.outbox : nullptr;
   TaskRunner::Work work = [registry = &registry_, meta = server_meta_, request = call.request,
-                           refused = call.refused, stateless](Router& task_router) {
+                           refused = call.refused, stateless, token, told](Router& task_router) {
+    std::optional<ProgressScope> watched;
+    if (told) watched.emplace(progress_sender(*token, told));
     Envelope envelope = request ? task_router.dispatch(*request) : *refused;
     return std::pair{tool_result(*registry, meta, envelope, stateless), !envelope.success};
   };

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "gateway/mcp_syntax.h"
 #include "gateway/mcp_primitives.h"
+#include "gateway/mcp_progress.h"
 #include "gateway/outbox.h"
 #include "gateway/resource_watch.h"
 #include "gateway/tools.h"
@@ -612,6 +613,11 @@ std::string Protocol::call_tool(const json::Value& params, const std::string& id
   if (call.refused) {
     envelope = std::move(*call.refused);
   } else {
+    // A client that sent a progressToken is told how the call goes, where the transport can say it
+    // before the reply (stdio's output; an HTTP response is written whole after the call).
+    std::optional<ProgressScope> watched;
+    if (auto token = progress_token(params); token && connection.outbox && !connection.streams_replies)
+      watched.emplace(progress_sender(std::move(*token), connection.outbox));
     envelope = router.dispatch(*call.request);
     if (envelope.rebind) connection.session = *envelope.rebind;
     // What the people watching are told of it, when the client asked for a log.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "core/progress.h"
 #include "core/text.h"
 
 namespace ct::mcp {
@@ -157,6 +158,20 @@ void TaskRunner::run(const std::string& id, Work work, CancelFlag cancel) {
   bool ran = false;
   {
     CancelScope scope(cancel);
+    // What the call reports of its work is the task's status while it runs ("Running
+    // issues.sync: pulled 300 items").
+    std::string what;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = tasks_.find(id); it != tasks_.end()) what = it->second->state.message;
+    }
+    ProgressScope watched([this, &id, what](std::string_view message) {
+      std::lock_guard lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it == tasks_.end() || it->second->state.status != Status::Working) return;
+      it->second->state.message = what + ": " + terminal_safe(message);
+      it->second->state.updated_at = clock_->now();
+    });
     auto router = routers_.take();
     try {
       outcome = work(*router);

@@ -12,6 +12,7 @@
 #include <set>
 #include <span>
 
+#include "core/progress.h"
 #include "core/text.h"
 #include "domains/bind.h"
 #include "domains/context.h"
@@ -79,6 +80,7 @@ Result<std::unique_ptr<tracker::Tracker>> open_tracker(Context& context, const T
   settings.api_url = target.settings["apiUrl"].string_or_empty();
   settings.root = context.root();
   settings.options = target.settings;
+  settings.progress = [](std::string_view message) { report_progress(message); };
   const json::Value& command = target.settings["command"];
   if (command.is_array()) {
     std::vector<std::string> argv;
@@ -229,9 +231,7 @@ json::Value item_meta(const tracker::Item& item, const ts::Fields& there) {
   if (!item.milestone.empty()) meta.set("milestone", item.milestone);
   if (!item.parent.empty()) meta.set("parent", item.parent);
   if (!item.blocked_by.empty()) meta.set("blockedBy", json::Value::array_of(item.blocked_by));
-  json::Value refs = json::Value::array();
-  for (auto number : ts::referenced_dependencies(item.body)) refs.push_back(number);
-  if (!refs.empty()) meta.set("refs", std::move(refs));
+  if (const auto refs = ts::referenced_dependencies(item.body); !refs.empty()) meta.set("refs", json::Value::array_of(refs));
   if (!item.assignees.empty()) meta.set("assignees", json::Value::array_of(item.assignees));
   if (!item.author.empty()) meta.set("author", item.author);
   return meta;
@@ -562,6 +562,8 @@ Result<void> push_changes(Context& context, const Target& target, tracker::Track
     draft.state = "open";
     CT_TRY_ASSIGN(tracker::Item made, tracker.create(draft));
     outcome.created_there++;
+    report_progress("created " + std::to_string(outcome.created_there) + " of " + std::to_string(drafts.size()) +
+                    " items");
     auto create_step = [&](Store& db, TaskEngine&, AuditEntry& audit) -> Result<void> {
       TrackerLink link;
       point_at(link, target, made);
@@ -604,6 +606,7 @@ Result<void> push_changes(Context& context, const Target& target, tracker::Track
     }
     CT_TRY_ASSIGN(tracker::Item after, tracker.push(edit));
     outcome.pushed++;
+    report_progress("pushed " + std::to_string(outcome.pushed) + " of " + std::to_string(jobs.size()) + " changes");
     auto push_step = [&](Store& db, TaskEngine&, AuditEntry& audit) -> Result<void> {
       CT_TRY_ASSIGN(auto current, db.get_link(target.tracker, target.repository, job.link.external_id));
       if (!current) return {};
@@ -781,6 +784,8 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
       CT_TRY(write(context, target, "pull", pull_step));
     }
     options.cursor = page.cursor;
+    report_progress((dry ? "read " : "pulled ") + std::to_string(outcome.pulled) + " items (" +
+                    std::to_string(outcome.pages) + (outcome.pages == 1 ? " page)" : " pages)"));
     if (!page.more) break;
   }
   json::Value data = json::Value::object();
@@ -919,7 +924,9 @@ void register_issues_sync(Registry& registry) {
                              {R"({"repo":"octo/app","dryRun":false})", "bring the issues in and push what changed"},
                              {R"({"repo":"octo/app","resolve":"T012","take":"here"})", "keep the task's side of a conflict"}},
                 .engine = EngineKind::Hybrid, .tier = 2, .shortcut = "sync github",
-                .external = sync_args.handler(sync_external)});
+                .external = sync_args.handler(sync_external),
+                // Pages of a thousand issues and the rate limits' waits: minutes, not a reply's wait.
+                .runs_long = [](const json::Value& params) { return params["dryRun"] != json::Value(true); }});
   const auto status_args = bind(field(&StatusArgs::tracker, tracker_param()), field(&StatusArgs::repo, repo_param()));
   registry.add({.domain = "issues", .name = "sync.status", .gateway = Gateway::Query,
                 .summary = "Show what is out of step with a tracker, and its conflicts",

@@ -70,8 +70,9 @@ struct Edit {
   std::optional<std::vector<std::string>> labels;
 };
 
-/// Progress of long work, for a person watching (`ct sync`'s stderr, MCP progress notifications).
-using Progress = std::function<void(std::string_view what, std::size_t done, std::size_t total)>;
+/// What a tracker tells of a wait in words ("waiting 60 s: secondary rate limit"); the sync passes
+/// it to whoever watches (core/progress.h). Pages are told by the sync, which counts what it kept.
+using Progress = std::function<void(std::string_view message)>;
 
 class Tracker {
  public:

@@ -148,7 +148,6 @@ class GitHubTracker final : public Tracker {
       next.set("etag", response.header("ETag"));
     page.cursor = next.dump();
     page.more = more;
-    if (settings_.progress) settings_.progress("issues", page.items.size(), 0);
     return page;
   }
 
@@ -290,7 +289,9 @@ class GitHubTracker final : public Tracker {
                                                      " s more (" + std::string(why) + "), past the sync's limit")
                       .retry_after(static_cast<std::int64_t>(std::ceil(seconds))));
     waited_ += seconds;
-    if (settings_.progress) settings_.progress(why, static_cast<std::size_t>(seconds), 0);
+    if (settings_.progress)
+      settings_.progress("waiting " + std::to_string(static_cast<std::int64_t>(std::ceil(seconds))) + " s: " +
+                         std::string(why));
     const double scale = real_clock ? 1.0 : wait_scale_;
     if (scale > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds * scale));
     return {};

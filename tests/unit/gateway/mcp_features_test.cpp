@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -561,4 +563,51 @@ TEST_CASE("mcp: an agent subscribed to its inbox is told of a message to it with
     return false;
   };
   REQUIRE(eventually(listened, 2s));
+}
+
+TEST_CASE("mcp: a long call tells a client that sent a progressToken how it goes, before its reply", "[mcp][features][progress]") {
+  Fixture f;
+  // A tracker of five items served by the example plug-in, two a page: three pages to pull.
+  std::string items;
+  for (int n = 1; n <= 5; ++n)
+    items += std::string(n > 1 ? "," : "") + R"({"id":"X)" + std::to_string(n) + R"(","number":)" + std::to_string(n) +
+             R"(,"seq":)" + std::to_string(n) + R"(,"title":"Tracked issue number )" + std::to_string(n) + R"("})";
+  std::ofstream(f.project.dir() / "tracker.json") << R"({"seq":5,"next":6,"comments":[],"items":[)" + items + "]}";
+  const std::string plugin = (std::filesystem::path(CT_FIXTURES_DIR) / "programs" / "json_tracker.py").string();
+  json::Value trackers = test::parse_json(R"({"json":{"command":["python3",")" + plugin +
+                                          R"("],"repository":"o/r","file":"tracker.json","pageSize":2}})");
+  json::Value set = json::Value::object();
+  set.set("key", "trackers");
+  set.set("value", trackers.dump());
+  REQUIRE(f.project.mutate_as_person("system", "config.set", set.dump()).success);
+
+  f.initialize("2025-11-25", R"({"tasks":{}})");
+  auto reply = f.send("tools/call", R"({"_meta":{"progressToken":"sync-1"},"name":"cleo_mutate","arguments":)"
+                                    R"({"domain":"issues","operation":"sync","params":{"tracker":"json","dryRun":false}}})");
+  REQUIRE(reply);
+  CHECK((*reply)["result"]["structuredContent"]["data"]["created"].as_int() == 5);
+  // Sent on the connection's output while the call ran, so before the reply.
+  auto told = f.outbox->messages();
+  REQUIRE_FALSE(told.empty());
+  CHECK(told[0]["method"].as_string() == "notifications/progress");
+  CHECK(told[0]["params"]["progressToken"].as_string() == "sync-1");
+  CHECK(told[0]["params"]["progress"].as_int() == 1);
+  CHECK(told[0]["params"]["message"].as_string() == "pulled 2 items (1 page)");
+  for (std::size_t i = 1; i < told.size(); ++i)
+    CHECK(told[i]["params"]["progress"].as_int() > told[i - 1]["params"]["progress"].as_int());
+
+  // Without a token nothing is sent; as a task, the token keeps its worth for the task's life.
+  const std::size_t before = told.size();
+  REQUIRE(f.send("tools/call", R"({"name":"cleo_mutate","arguments":{"domain":"issues","operation":"sync","params":{"tracker":"json"}}})"));
+  CHECK(f.outbox->messages().size() == before);
+  std::ofstream(f.project.dir() / "tracker.json") << R"({"seq":5,"next":6,"comments":[],"items":[)" + items + "]}";
+  auto created = *f.send("tools/call", R"({"_meta":{"progressToken":9},"name":"cleo_mutate","task":{},"arguments":)"
+                                       R"({"domain":"issues","operation":"sync","params":{"tracker":"json"}}})");
+  const std::string id = created["result"]["task"]["taskId"].as_string();
+  REQUIRE(eventually([&] { return (*f.send("tasks/get", R"({"taskId":")" + id + "\"}"))["result"]["status"] != json::Value("working"); }));
+  bool task_told = false;
+  for (const auto& message : f.outbox->messages())
+    task_told = task_told || (message["params"]["progressToken"] == json::Value(std::int64_t{9}) &&
+                              message["params"]["message"].string_or_empty().starts_with("pulled "));
+  CHECK(task_told);
 }

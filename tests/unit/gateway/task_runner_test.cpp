@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/cancel.h"
+#include "core/progress.h"
 #include "engines/adapters/subprocess.h"
 #include "gateway/task_runner.h"
 #include "unit/test_support.h"
@@ -96,6 +97,25 @@ TEST_CASE("tasks: cancelling stops the call's program and the task stays cancell
   auto after = runner.get("s", started->id);
   CHECK(after->status == TaskRunner::Status::Cancelled);  // its late result does not undo that
   CHECK(after->result.empty());
+}
+
+TEST_CASE("tasks: what the call reports of its work is the task's status while it runs", "[mcp][tasks][progress]") {
+  test::Project p;
+  TaskRunner runner(routers_of(p));
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto told = std::make_shared<std::atomic<bool>>(false);
+  auto started = runner.start("stdio", "Running issues.sync", std::nullopt, [release, told](Router&) {
+    report_progress("pulled 300 items (3 pages)");
+    told->store(true);
+    while (!release->load()) std::this_thread::sleep_for(5ms);
+    return std::pair{std::string(R"({"ok":1})"), false};
+  });
+  REQUIRE(started);
+  REQUIRE(eventually([&] { return told->load(); }));
+  CHECK(runner.get("stdio", started->id)->message == "Running issues.sync: pulled 300 items (3 pages)");
+  release->store(true);
+  REQUIRE(eventually([&] { return runner.get("stdio", started->id)->status == TaskRunner::Status::Done; }));
+  CHECK(runner.get("stdio", started->id)->message == "The call finished");
 }
 
 TEST_CASE("tasks: limits per owner, a list newest first, expiry after the time to live", "[mcp][tasks]") {
