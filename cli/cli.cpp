@@ -300,6 +300,7 @@ RouterOptions person_options(const GlobalOptions& globals, bool json) {
   options.budget_replies = false;          // the agent reply budget never cuts what a person asked for
   options.drop_echoes = json;              // the text view shows the outcome whole
   options.capabilities = &capability::process_resolver();
+  options.short_lived = true;              // one call, then the process exits
   return options;
 }
 

@@ -1,7 +1,8 @@
 # Included by cpack (CPACK_PROJECT_CONFIG_FILE, written by cmake/packaging.cmake with the built
 # programs' paths in CT_DEB_PROGRAMS and CT_DEB_MODULE): the Debian package's Depends and
 # Recommends, found by dpkg-shlibdeps (dpkg-dev) from the libraries each file loads.
-#  - Depends: what ct and ct-serve load (libc6, libstdc++6, libsqlite3-0, libsimdjson14,
+#  - Depends: what ct and ct-serve load (libc6, libstdc++6, libsimdjson14 (SQLite, nettle and RE2
+#    are linked in from their archives: CMakeLists.txt, CT_STATIC_LIBS),
 #    libmicrohttpd12 …).
 #  - Recommends: what only the PostgreSQL module libct_postgres.so loads besides those (libpq5).
 #    ct loads the module only for a store on a PostgreSQL server; without libpq5, such a store

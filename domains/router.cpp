@@ -493,7 +493,8 @@ Result<Store*> Router::open_store() {
   // Read-only mode writes nothing, not even a schema upgrade.
   CT_TRY_ASSIGN(Workspace::OpenStore opened,
                 workspace_->open_store({.upgrade = !options_.read_only, .clock = clock_.get(),
-                                        .check_integrity = options_.check_integrity_on_open}));
+                                        .check_integrity = options_.check_integrity_on_open,
+                                        .short_lived = options_.short_lived}));
   store_ = std::move(opened.store);
   store_location_ = std::move(opened.location);
   project_ = std::move(opened.project);

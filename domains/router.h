@@ -68,6 +68,8 @@ struct RouterOptions {
   std::optional<std::filesystem::path> home;
   /// Long-running servers: check the store's integrity once per process on first open.
   bool check_integrity_on_open = false;
+  /// A `ct` command: one call, then the process exits (StoreOptions::short_lived).
+  bool short_lived = false;
   /// Cut list replies to output.maxReplyBytes (an agent's context budget). The CLI turns it off:
   /// people asked for the rows they asked for.
   bool budget_replies = true;

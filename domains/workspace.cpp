@@ -94,6 +94,7 @@ Result<Workspace::OpenStore> Workspace::open_store(const StoreOpening& opening) 
   options.migration_backups = state.project.safety_backups_dir();
   options.upgrade = opening.upgrade;
   options.clock = opening.clock;
+  options.short_lived = opening.short_lived;
   std::unique_ptr<StoreBackend> backend = project_store(state.project, *state.config);
   OpenStore opened{.project = std::move(state.project), .config = std::move(state.config), .location = backend->location()};
   CT_TRY_ASSIGN(opened.store, backend->open(options));

@@ -69,6 +69,7 @@ class Workspace {
     bool upgrade = true;            // false in read-only mode: not even a schema upgrade is written
     Clock* clock = nullptr;
     bool check_integrity = false;   // a long-running server's
+    bool short_lived = false;       // a `ct` command's (StoreOptions::short_lived)
   };
   /// A store opened for a router, and the project, config and location it was opened with.
   struct OpenStore {

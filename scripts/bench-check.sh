@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The performance regression gate (issue 16): instructions per call of show, find (also among
 # pending tasks only, and of a word in a quarter of the tasks), list, next, add, update, start (with
-# its reservations) and plans (begin; begin+apply+diff+commit) on a 2,000-task store, and of two whole `ct`
+# its reservations) and plans (begin; begin+apply+diff+commit) on a 2,000-task store, and of whole `ct`
 # processes (start-version: `ct --version`; start-show: `ct show T001` on that store, the dynamic
-# loader and static initialisation included, issue 32), counted by callgrind and compared with the
+# loader and static initialisation included, issue 32; start-add: `ct add` after it, which commits
+# durably and leaves its frames in the WAL; start-show-wal: `ct show T001` again, which rebuilds
+# the WAL's index from them, issue 56), counted by callgrind and compared with the
 # committed baseline (bench/baseline-instructions.tsv). Instruction counts, not
 # times: this machine is noisy and `perf stat` cannot count here, while callgrind gives the same
 # number run after run.
@@ -36,7 +38,7 @@ baseline=bench/baseline-instructions.tsv
 # find-common: a word in a quarter of the tasks (issue 56: search that does not follow the matches);
 # plan-begin: plan.begin on the largest epic; plan: begin, apply of 5 adds, diff and commit there.
 ops=(show find find-status find-common list next add update show-session update-session start-session plan-begin plan)
-processes=(start-version start-show)
+processes=(start-version start-show start-add start-show-wal)
 
 if ! command -v valgrind >/dev/null; then
   echo "bench-check: installing valgrind" >&2
@@ -75,6 +77,8 @@ process_instructions() {
 }
 measured[start-version]=$(process_instructions "$build_dir/ct" --version)
 measured[start-show]=$(process_instructions "$build_dir/ct" --project "$work/store" show T001)
+measured[start-add]=$(process_instructions "$build_dir/ct" --project "$work/store" add "A task the gate adds")
+measured[start-show-wal]=$(process_instructions "$build_dir/ct" --project "$work/store" show T001)
 for name in "${processes[@]}"; do echo "bench-check: $name ${measured[$name]} instructions per process" >&2; done
 ops+=("${processes[@]}")
 

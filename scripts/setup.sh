@@ -32,9 +32,10 @@ packages+=(universal-ctags)
 # domain and evidence use (their tests run against temporary repositories); patch and python3
 # (3.11+, its tomllib) check that a host's edited config file is valid TOML and that the dry run's
 # diff applies (tests/unit/domains/providers_files_test.cpp); tmux is the person's real terminal
-# of tests/e2e/principals.cpp (ct at a terminal, ct serve's one-use code).
+# of tests/e2e/principals.cpp (ct at a terminal, ct serve's one-use code); strace counts a `ct`
+# write's durable syncs (tests/fault/durable_syncs.cmake).
 if [ "$CT_BUILD_TESTS" != "OFF" ]; then
-  packages+=(catch2 sqlite3 git patch python3 tmux)
+  packages+=(catch2 sqlite3 git patch python3 tmux strace)
   # Node and npm run the token counter (tests/tokenizer), the MCP interop tests (tests/interop) and
   # the fake GitHub of the tracker sync's tests (tests/github, its packages installed on first use);
   # a Node already on PATH is kept as it is. Any Node from 18 on (Debian ships 18) installs the

@@ -39,6 +39,12 @@ struct StoreOptions {
   /// "pre-migrate-v<N>") before a schema migration changes it; `clock` names the copy.
   std::filesystem::path migration_backups;
   Clock* clock = nullptr;
+  /// A process that makes one call and exits (a `ct` command). SQLite: each commit is made
+  /// durable by itself (synchronous=FULL, one fdatasync of the WAL), and closing leaves the WAL
+  /// to the next process instead of checkpointing it into the database and deleting it (two more
+  /// syncs, a directory sync and two unlinks per write), unless it has grown past
+  /// kShortLivedWalFrames, whose index every later process would rebuild on open.
+  bool short_lived = false;
 };
 
 /// The options a project's configuration sets (storage.busyTimeoutMs, storage.synchronous).

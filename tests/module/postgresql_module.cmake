@@ -5,22 +5,15 @@
 #    E_STORE_UNAVAILABLE, which only the loaded backend can say);
 #  - a ct without the module answers E_FILE_ERROR naming the module and how to fix it.
 # cmake -DCT=<ct> -DCT_SERVE=<ct-serve> [-DWORK=<scratch dir>] -P postgresql_module.cmake
-# The scratch directory is a new one under $TMPDIR (or /tmp) unless WORK names one: never inside
-# the build tree, where a CLEO project around the source tree (a developer's own .cleo/) would
-# make `ct init` refuse to nest a project in it.
+# The scratch directory is a new one under $TMPDIR (or /tmp) unless WORK names one
+# (tests/scratch_dir.cmake).
 foreach(var CT CT_SERVE)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "${var} is not set")
   endif()
 endforeach()
-if(NOT DEFINED WORK)
-  set(tmp "$ENV{TMPDIR}")
-  if(tmp STREQUAL "")
-    set(tmp /tmp)
-  endif()
-  string(RANDOM LENGTH 10 suffix)
-  set(WORK "${tmp}/ct-postgresql-module-${suffix}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../scratch_dir.cmake)
+ct_scratch_dir(postgresql-module)
 find_program(READELF readelf REQUIRED)
 
 foreach(program ${CT} ${CT_SERVE})

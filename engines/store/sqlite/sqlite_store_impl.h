@@ -159,6 +159,23 @@ inline constexpr std::string_view kIndexedTaskColumns =
 /// the most a search reads beside the index.
 inline constexpr std::int64_t kIndexBatch = 32;
 
+/// A short-lived process (StoreOptions::short_lived) that committed leaves up to this many frames
+/// in the WAL for the next process; past it, closing checkpoints the WAL into the database and
+/// truncates it. Every process that opens the store alone rebuilds the WAL's index from the
+/// whole WAL (~5,000 instructions per frame, measured): 128 frames (512 KiB) bound that to
+/// ~0.6 million instructions, while a checkpoint (two syncs) comes once in every ~10 writes.
+inline constexpr int kShortLivedWalFrames = 128;
+/// SQLite's own automatic checkpoint (wal_autocheckpoint's default), kept by the WAL hook that
+/// short-lived connections install.
+inline constexpr int kAutoCheckpointFrames = 1000;
+
+/// The name of the VFS every store connection is opened with: SQLite's own unix VFS, but an
+/// existing WAL file is opened without SQLITE_OPEN_CREATE, which makes the unix VFS sync the
+/// WAL's directory at the first sync of every process (a second durable sync per CLI write);
+/// a WAL this VFS creates has its directory synced at once, so an existing one's entry is
+/// durable (engines/store/sqlite/sqlite_store.cpp).
+const char* store_vfs();
+
 // ---------------------------------------------------------------------------------------------
 
 /// PRAGMA user_version of a raw connection; nullopt when it cannot be read (not a database).
@@ -235,6 +252,10 @@ class SqliteStore final : public Store {
     if (in_transaction()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
     if (tokenizer_ != nullptr && tokenizer_api_.xDelete != nullptr) tokenizer_api_.xDelete(tokenizer_);
+    // A short-lived writer that left the WAL long checkpoints it on close (when no other
+    // connection has the store open), and journal_size_limit=0 truncates it after.
+    if (short_lived_ && !replaced_ && wal_frames_ >= kShortLivedWalFrames)
+      sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
     sqlite3_close_v2(db_);
   }
   SqliteStore(const SqliteStore&) = delete;
@@ -251,8 +272,18 @@ class SqliteStore final : public Store {
     CT_TRY(exec("PRAGMA foreign_keys=ON", "cannot configure the task database"));
     // Reads through a memory map skip a read() per page: large stores get much cheaper lookups.
     CT_TRY(exec("PRAGMA mmap_size=268435456", "cannot configure the task database"));
-    CT_TRY(exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+    // A short-lived process's commit is durable when COMMIT returns (one fdatasync of the WAL):
+    // it does not checkpoint on close, which is what made its writes durable before.
+    short_lived_ = options.short_lived && !read_only_;
+    CT_TRY(exec(options.synchronous_full || short_lived_ ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                 "cannot configure the task database"));
+    if (short_lived_) {
+      int persist = 1;
+      sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+      sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+      CT_TRY(exec("PRAGMA journal_size_limit=0", "cannot configure the task database"));
+      sqlite3_wal_hook(db_, &SqliteStore::on_wal_commit, this);
+    }
     remember_identity();
     if (upgrade) return migrate(options, version);
     if (version < sqlite_schema_version())
@@ -389,9 +420,15 @@ class SqliteStore final : public Store {
   /// v1 → v2: rows written before the chain existed get their hashes, oldest first.
   Result<void> chain_existing_audit_rows();
   Result<std::int64_t> meta_int(std::string_view key);
+  /// The WAL hook of a short-lived connection: remembers the WAL's length after each commit,
+  /// and checkpoints at SQLite's own automatic threshold (which the hook replaces).
+  static int on_wal_commit(void* store, sqlite3* db, const char* schema, int frames);
   sqlite3* db_;
   std::filesystem::path file_;
   bool read_only_ = false;
+  bool short_lived_ = false;  // StoreOptions::short_lived, on a writable connection
+  bool replaced_ = false;     // the file was removed or replaced under this connection
+  int wal_frames_ = 0;        // the WAL's length after this connection's last commit
   dev_t device_ = 0;
   ino_t inode_ = 0;
   off_t size_ = 0;

@@ -166,6 +166,61 @@ TEST_CASE("a corrupted database is E_FILE_ERROR, never a crash", "[engines][stor
   CHECK(mcp_text(tasks.error().fix, registry()).find("backup") != std::string::npos);
 }
 
+TEST_CASE("a short-lived writer leaves a short WAL to the next process and checkpoints a long one",
+          "[engines][store][sqlite]") {
+  TempDir dir;
+  auto file = dir.path() / ".cleo" / "tasks.db";
+  const fs::path wal = file.string() + "-wal";
+  test::create_store(file).reset();
+  SqliteOptions options;
+  options.short_lived = true;
+  {
+    auto store = open_sqlite_store(file, options);
+    REQUIRE(store);
+    add(**store, "Kept in the WAL");
+  }
+  // The commit stays in the WAL (nothing was checkpointed or deleted on close), and the next
+  // connection reads it: from the WAL, whose index it rebuilds.
+  REQUIRE(fs::exists(wal));
+  const auto short_wal = fs::file_size(wal);
+  CHECK(short_wal > 0);
+  {
+    auto reader = open_sqlite_store(file, options);
+    REQUIRE(reader);
+    auto task = (*reader)->get_task("T001");
+    REQUIRE(task);
+    REQUIRE(task->has_value());
+    CHECK((*task)->title == "Kept in the WAL");
+  }
+  CHECK(fs::file_size(wal) == short_wal);  // a reader neither checkpoints nor deletes it
+
+  // A writer that leaves the WAL past the limit checkpoints it into the database and truncates it.
+  {
+    auto store = open_sqlite_store(file, options);
+    REQUIRE(store);
+    const std::string long_text(4000, 'x');
+    for (int i = 0; i < 200; ++i) add(**store, "Long " + std::to_string(i) + " " + long_text);
+  }
+  CHECK(fs::file_size(wal) == 0);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(("file:" + file.string() + "?immutable=1").c_str(), &db,
+                          SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT count(*) FROM tasks", -1, &stmt, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  CHECK(sqlite3_column_int64(stmt, 0) == 201);  // all of it in the database file itself
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+
+  // A long-lived connection (a server) checkpoints and deletes the WAL on close, as before.
+  {
+    auto store = open_sqlite_store(file, SqliteOptions{});
+    REQUIRE(store);
+    add(**store, "From a server");
+  }
+  CHECK_FALSE(fs::exists(wal));
+}
+
 TEST_CASE("an empty file is not a project until created, and reading it writes nothing", "[engines][store][sqlite]") {
   TempDir dir;
   auto file = dir.path() / "tasks.db";
