@@ -232,6 +232,10 @@ bool Connection::in_transaction() const {
 
 Result<void> Connection::ensure_connected() {
   if (PQstatus(conn_) == CONNECTION_OK) return {};
+  return reconnect();
+}
+
+Result<void> Connection::reconnect() {
   PQreset(conn_);
   prepared_.clear();  // prepared statements die with the session
   deferred_.clear();  // and the transaction they were for
@@ -359,7 +363,13 @@ Result<void> Connection::commit(std::string_view what) {
   } else if (!first) {
     first = failure(nullptr, what);
   }
-  (void)PQexitPipelineMode(conn_);
+  if (PQexitPipelineMode(conn_) == 0) {
+    // Results were left unread (a send failed half-way: the connection is broken): start over on
+    // a fresh session rather than stay in pipeline mode, where no other statement runs.
+    const Error broken = failure(nullptr, what);
+    (void)reconnect();
+    if (!first) first = broken;
+  }
   if (first) return fail(std::move(*first));
   return {};
 }

@@ -118,6 +118,8 @@ class Connection {
  private:
   Connection(PGconn* conn, std::string url, std::string schema, int lock_timeout_ms);
   Result<void> configure();
+  /// A new session on the same URL (prepared statements and deferred ones gone), configured.
+  Result<void> reconnect();
   Error failure(const PGresult* result, std::string_view what) const;
   /// The name of `sql` prepared on this connection (prepared now if new); nullopt past the cache's bound.
   Result<std::optional<std::string>> prepared(std::string_view sql, int count, std::string_view what);
