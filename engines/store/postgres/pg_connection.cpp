@@ -232,58 +232,150 @@ bool Connection::in_transaction() const {
 
 Result<void> Connection::ensure_connected() {
   if (PQstatus(conn_) == CONNECTION_OK) return {};
+  return reconnect();
+}
+
+Result<void> Connection::reconnect() {
   PQreset(conn_);
   prepared_.clear();  // prepared statements die with the session
+  deferred_.clear();  // and the transaction they were for
   if (PQstatus(conn_) != CONNECTION_OK)
     return fail(connect_failure(url_, conn_, "lost the connection to the PostgreSQL store at " + location_));
   return configure();
 }
 
-Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
-  // Every value as text (a null pointer is NULL); numbers are written out here.
-  std::vector<std::string> numbers(args.size());
-  std::vector<const char*> values(args.size(), nullptr);
+namespace {
+
+/// Every value as text (nullopt is NULL); numbers are written out here.
+std::vector<std::optional<std::string>> as_text(std::span<const sql::Value> args) {
+  std::vector<std::optional<std::string>> out(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (const auto* text = std::get_if<std::string>(&args[i])) {
-      values[i] = text->c_str();
-      continue;
-    }
-    if (const auto* number = std::get_if<std::int64_t>(&args[i])) {
-      numbers[i] = std::to_string(*number);
+      out[i] = *text;
+    } else if (const auto* number = std::get_if<std::int64_t>(&args[i])) {
+      out[i] = std::to_string(*number);
     } else if (const auto* real = std::get_if<double>(&args[i])) {
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, "%.17g", *real);
-      numbers[i] = buffer;
-    } else {
-      continue;
+      out[i] = buffer;
     }
-    values[i] = numbers[i].c_str();
   }
-  const int count = static_cast<int>(values.size());
+  return out;
+}
+
+std::vector<const char*> pointers(const std::vector<std::optional<std::string>>& values) {
+  std::vector<const char*> out(values.size(), nullptr);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i]) out[i] = values[i]->c_str();
+  return out;
+}
+
+bool succeeded(const PGresult* result) {
+  const auto status = PQresultStatus(result);
+  return status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> Connection::prepared(std::string_view sql, int count, std::string_view what) {
   // Statements are prepared once per connection; SQL built from many distinct filters stops being
   // cached past a bound, so that a long-lived server's session does not grow without end.
   constexpr std::size_t kMaxPrepared = 1000;
   auto found = prepared_.find(sql);
-  PGresult* result = nullptr;
-  if (found == prepared_.end() && prepared_.size() < kMaxPrepared) {
-    std::string name = "ct" + std::to_string(prepared_.size() + 1);
-    Rows prepared(PQprepare(conn_, name.c_str(), sql::dollar_placeholders(sql).c_str(), count, nullptr));
-    // Not kept on failure: the caller sees the error, and a retry prepares again.
-    if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) return fail(failure(prepared.get(), what));
-    found = prepared_.emplace(std::string(sql), std::move(name)).first;
-  }
-  if (found != prepared_.end()) {
-    result = PQexecPrepared(conn_, found->second.c_str(), count, values.data(), nullptr, nullptr, 0);
-  } else {
-    result = PQexecParams(conn_, sql::dollar_placeholders(sql).c_str(), count, nullptr, values.data(), nullptr, nullptr, 0);
-  }
+  if (found != prepared_.end()) return std::optional<std::string>(found->second);
+  if (prepared_.size() >= kMaxPrepared) return std::optional<std::string>();
+  std::string name = "ct" + std::to_string(prepared_.size() + 1);
+  Rows made(PQprepare(conn_, name.c_str(), sql::dollar_placeholders(sql).c_str(), count, nullptr));
+  // Not kept on failure: the caller sees the error, and a retry prepares again.
+  if (PQresultStatus(made.get()) != PGRES_COMMAND_OK) return fail(failure(made.get(), what));
+  prepared_.emplace(std::string(sql), name);
+  return std::optional<std::string>(std::move(name));
+}
+
+Result<Rows> Connection::run(std::string_view sql, const std::vector<std::optional<std::string>>& values,
+                             std::string_view what) {
+  const int count = static_cast<int>(values.size());
+  const std::vector<const char*> texts = pointers(values);
+  CT_TRY_ASSIGN(std::optional<std::string> name, prepared(sql, count, what));
+  PGresult* result = name ? PQexecPrepared(conn_, name->c_str(), count, texts.data(), nullptr, nullptr, 0)
+                          : PQexecParams(conn_, sql::dollar_placeholders(sql).c_str(), count, nullptr, texts.data(),
+                                         nullptr, nullptr, 0);
   Rows rows(result);
-  auto status = PQresultStatus(result);
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return fail(failure(result, what));
+  if (!succeeded(result)) return fail(failure(result, what));
   return rows;
 }
 
+Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+  CT_TRY(send_deferred());
+  return run(sql, as_text(args), what);
+}
+
+void Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+  deferred_.push_back({std::string(sql), as_text(args), std::string(what)});
+}
+
+Result<void> Connection::send_deferred() {
+  // Taken out first: a failure leaves nothing to send again (the transaction failed with it).
+  std::vector<Deferred> pending = std::move(deferred_);
+  deferred_.clear();
+  for (const auto& statement : pending) CT_TRY(run(statement.sql, statement.values, statement.what));
+  return {};
+}
+
+Result<void> Connection::commit(std::string_view what) {
+  if (deferred_.empty()) return exec("COMMIT", what);
+  std::vector<Deferred> pending = std::move(deferred_);
+  deferred_.clear();
+  // Prepared before the pipeline (once per connection), so that it holds only executions.
+  std::vector<std::optional<std::string>> names;
+  for (const auto& statement : pending) {
+    CT_TRY_ASSIGN(std::optional<std::string> name, prepared(statement.sql, static_cast<int>(statement.values.size()),
+                                                            statement.what));
+    names.push_back(std::move(name));
+  }
+  if (PQenterPipelineMode(conn_) == 0) {
+    for (const auto& statement : pending) CT_TRY(run(statement.sql, statement.values, statement.what));
+    return exec("COMMIT", what);
+  }
+  bool sent = true;
+  for (std::size_t i = 0; i < pending.size() && sent; ++i) {
+    const int count = static_cast<int>(pending[i].values.size());
+    const std::vector<const char*> texts = pointers(pending[i].values);
+    sent = names[i] ? PQsendQueryPrepared(conn_, names[i]->c_str(), count, texts.data(), nullptr, nullptr, 0) != 0
+                    : PQsendQueryParams(conn_, sql::dollar_placeholders(pending[i].sql).c_str(), count, nullptr,
+                                        texts.data(), nullptr, nullptr, 0) != 0;
+  }
+  sent = sent && PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) != 0;
+  sent = sent && PQpipelineSync(conn_) != 0;
+  // Every result up to the sync is read, whatever failed: the connection leaves pipeline mode idle.
+  // The first failure is the answer (the statements after it were skipped; the transaction is
+  // then in error, and the store rolls it back).
+  std::optional<Error> first;
+  for (std::size_t i = 0; sent && i <= pending.size(); ++i) {
+    while (PGresult* raw = PQgetResult(conn_)) {
+      Rows result(raw);
+      if (!first && !succeeded(raw) && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED)
+        first = failure(raw, i < pending.size() ? std::string_view(pending[i].what) : what);
+    }
+  }
+  if (sent) {
+    Rows sync(PQgetResult(conn_));  // PGRES_PIPELINE_SYNC
+  } else if (!first) {
+    first = failure(nullptr, what);
+  }
+  if (PQexitPipelineMode(conn_) == 0) {
+    // Results were left unread (a send failed half-way: the connection is broken): start over on
+    // a fresh session rather than stay in pipeline mode, where no other statement runs.
+    const Error broken = failure(nullptr, what);
+    (void)reconnect();
+    if (!first) first = broken;
+  }
+  if (first) return fail(std::move(*first));
+  return {};
+}
+
 Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
+  CT_TRY(send_deferred());
   std::string text(sql);
   Rows result(PQexec(conn_, text.c_str()));
   auto status = PQresultStatus(result.get());

@@ -89,6 +89,15 @@ class Connection {
   }
   /// exec(), answering the rows of the last statement: several statements in one round trip.
   Result<Rows> script(std::string_view sql, std::string_view what);
+  /// Keeps a statement whose answer nobody reads (the audit trail's append, the last write of a
+  /// write transaction) to be sent with the next one: query() and script() send it first, and
+  /// commit() in the same round trip as COMMIT — one round trip fewer under the writers' lock. A
+  /// failure of it is the failure of what sends it.
+  void defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what);
+  /// Forgets the statements deferred and not sent (a rollback).
+  void drop_deferred() { deferred_.clear(); }
+  /// COMMIT, after the statements deferred, in one round trip (libpq's pipeline mode).
+  Result<void> commit(std::string_view what);
   /// Whether a transaction is open (or failed and not yet rolled back).
   bool in_transaction() const;
   /// The connection broke (server restart, network): reconnects once, outside a transaction;
@@ -109,7 +118,20 @@ class Connection {
  private:
   Connection(PGconn* conn, std::string url, std::string schema, int lock_timeout_ms);
   Result<void> configure();
+  /// A new session on the same URL (prepared statements and deferred ones gone), configured.
+  Result<void> reconnect();
   Error failure(const PGresult* result, std::string_view what) const;
+  /// The name of `sql` prepared on this connection (prepared now if new); nullopt past the cache's bound.
+  Result<std::optional<std::string>> prepared(std::string_view sql, int count, std::string_view what);
+  /// Runs one statement whose values are text (nullopt: NULL).
+  Result<Rows> run(std::string_view sql, const std::vector<std::optional<std::string>>& values, std::string_view what);
+  Result<void> send_deferred();
+
+  struct Deferred {
+    std::string sql;
+    std::vector<std::optional<std::string>> values;
+    std::string what;
+  };
 
   PGconn* conn_;
   std::string url_;  // as given (PQping asks the server behind it whether it is up)
@@ -118,6 +140,7 @@ class Connection {
   std::string location_;
   std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> prepared_;  // SQL text → statement name
   std::vector<std::string> channels_;  // LISTENed on; again after a reconnect
+  std::vector<Deferred> deferred_;     // defer()'s statements, not sent yet
 };
 
 /// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.

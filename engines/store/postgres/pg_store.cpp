@@ -6,6 +6,7 @@
 namespace ct::pg {
 
 PgStore::~PgStore() {
+  db_->drop_deferred();
   if (db_->in_transaction()) (void)db_->exec("ROLLBACK", "cannot roll back");
 }
 
@@ -47,7 +48,9 @@ Result<void> PgStore::savepoint(std::string_view name) {
 }
 
 Result<void> PgStore::rollback_to(std::string_view name) {
-  // Audit rows written since are gone: the trail's tail is read again when the next one is written.
+  // Audit rows written since are gone (one not yet sent was written since: the savepoint sent the
+  // earlier ones): the trail's tail is read again when the next one is written.
+  db_->drop_deferred();
   audit_tail_.reset();
   return db_->exec("ROLLBACK TO SAVEPOINT " + std::string(name) + "; RELEASE SAVEPOINT " + std::string(name),
                    "cannot go back to a savepoint");
@@ -63,7 +66,7 @@ Result<void> PgStore::commit() {
     rollback();
     return fail(ErrorCode::Internal, "commit after a failed statement: the transaction was rolled back");
   }
-  auto result = db_->exec("COMMIT", "cannot commit");
+  auto result = db_->commit("cannot commit");  // with the audit row append_audit() deferred
   if (!result) rollback();  // which takes the transaction's inserts back from the count
   inserted_in_transaction_ = 0;
   write_lock_.reset();
@@ -79,6 +82,7 @@ Result<void> PgStore::commit() {
 }
 
 void PgStore::rollback() {
+  db_->drop_deferred();
   write_lock_.reset();
   inserted_ -= inserted_in_transaction_;
   inserted_in_transaction_ = 0;

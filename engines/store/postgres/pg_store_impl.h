@@ -11,7 +11,10 @@
 //    meta.change_stamp (bumping it): writers are serialised as SQLite's BEGIN IMMEDIATE does, waiting
 //    at most storage.busyTimeoutMs (lock_timeout) before E_LOCK_TIMEOUT. The audit hash chain needs a
 //    total order of mutations anyway, and every statement after the lock sees every earlier commit,
-//    so id allocation, tasks.start's claim and the chain need no retry loop.
+//    so id allocation, tasks.start's claim and the chain need no retry loop. The lock is held from
+//    the transaction's first read to its commit (reads a write rests on must see every earlier
+//    commit); what shortens it is fewer round trips inside: the audit row is sent with COMMIT in one
+//    (Connection::defer).
 //  - begin(Read) is REPEATABLE READ: one snapshot for the whole read, like a SQLite read
 //    transaction (a read-only mode's dry run writes in it and rolls back).
 //  - change_stamp() reads meta.change_stamp: it moves with every committed write transaction, and
