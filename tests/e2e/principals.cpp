@@ -720,9 +720,11 @@ int main(int argc, char** argv) {
     } else {
       const std::string q = shell_quote(ct);
       // Each command echoes a marker the typed line does not hold ("s1" "rc=$?" prints s1 rc=0).
-      terminal.type("person", "env | grep -c -E 'CT_PERSON_KEY|CLAUDECODE|CODEX|GEMINI|OPENCODE|CURSOR|COPILOT|AGENT'; echo s0 done");
-      if (auto shown = terminal.wait_for("person", "\ns0 done")) {
-        check(contains(*shown, "\n0\ns0 done"), "the pane has no person key and no agent marker:\n" + *shown);
+      // The count on the marker's own line: the shell's first prompt may land anywhere before it.
+      terminal.type("person",
+                    "echo \"s0\" \"count=$(env | grep -c -E 'CT_PERSON_KEY|CLAUDECODE|CODEX|GEMINI|OPENCODE|CURSOR|COPILOT|AGENT')\"");
+      if (auto shown = terminal.wait_for("person", "s0 count=")) {
+        check(contains(*shown, "s0 count=0\n"), "the pane has no person key and no agent marker:\n" + *shown);
       }
       terminal.type("person", q + " whoami; echo \"s1\" \"rc=$?\"");
       if (auto shown = terminal.wait_for("person", "s1 rc=")) {
