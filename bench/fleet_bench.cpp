@@ -13,8 +13,11 @@
 // acknowledged note is in its task, every acknowledged completion is done, and validate.audit
 // verifies the audit chain. Reported per K: calls/s, p50/p99 of each kind and of all writes,
 // retries, failures, and the check. Markdown on stdout, progress on stderr.
+// With --serve the K agents are K MCP sessions over HTTP, each on its own keep-alive connection,
+// to one `ct serve` process (a bearer token required and sent, no Origin, as an agent host
+// connects); the report then also gives the server's CPU time per call.
 //   ct_bench_fleet --ct PATH [--agents 1,2,4,8,16,32] [--tasks 10000] [--seconds 10]
-//                  [--postgresql URL] [--keep DIR]
+//                  [--postgresql URL] [--serve] [--serve-args "..."] [--keep DIR]
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +39,7 @@
 #include "gateway/product.h"
 #include "support/child_process.h"
 #include "support/ct_client.h"
+#include "support/serve_client.h"
 
 namespace ct::bench {
 namespace {
@@ -46,6 +50,8 @@ constexpr std::string_view kUsage = R"(usage: ct_bench_fleet --ct PATH [options]
   --tasks N         tasks in each run's store (default 10000)
   --seconds S       how long all agents call at once, per K (default 10)
   --postgresql URL  the store on that PostgreSQL server (a schema of its own per K) instead of SQLite
+  --serve           the agents are K HTTP clients (MCP sessions) of one `ct serve`, not K `ct mcp`
+  --serve-args ".." extra `ct serve` arguments, split on spaces (e.g. "--threads 8"); implies --serve
   --keep DIR        build the projects in DIR and keep them (default: a temp dir, removed)
 )";
 
@@ -55,6 +61,8 @@ struct Options {
   std::int64_t tasks = 10000;
   double seconds = 10;
   std::optional<std::string> postgresql;
+  bool serve = false;
+  std::vector<std::string> serve_args;
   std::optional<fs::path> keep;
 };
 
@@ -76,6 +84,16 @@ Options parse_options(int argc, char** argv) {
       options.seconds = std::stod(std::string(value()));
     } else if (arg == "--postgresql") {
       options.postgresql = std::string(value());
+    } else if (arg == "--serve") {
+      options.serve = true;
+    } else if (arg == "--serve-args") {
+      options.serve = true;
+      std::string_view list = value();
+      while (!list.empty()) {
+        const std::size_t space = std::min(list.find(' '), list.size());
+        if (space > 0) options.serve_args.emplace_back(list.substr(0, space));
+        list.remove_prefix(std::min(space + 1, list.size()));
+      }
     } else if (arg == "--keep") {
       options.keep = fs::path(value());
     } else {
@@ -163,13 +181,47 @@ struct AgentResult {
   Acknowledged acked;
 };
 
+/// One agent's way in: a `ct mcp` process of its own, or an MCP session on the shared `ct serve`.
+class Link {
+ public:
+  virtual ~Link() = default;
+  /// One tools/call of the tasks domain: its envelope, null when the server went away.
+  virtual json::Value call(std::string_view tool, std::string_view operation, std::string_view params) = 0;
+  /// What the server answered instead of an envelope.
+  virtual std::string why() const = 0;
+};
+
+class StdioLink final : public Link {
+ public:
+  explicit StdioLink(testing::McpClient client) : client_(std::move(client)) {}
+  json::Value call(std::string_view tool, std::string_view operation, std::string_view params) override {
+    return client_.call(tool, "tasks", operation, params);
+  }
+  std::string why() const override { return "a ct mcp agent went away"; }
+
+ private:
+  testing::McpClient client_;
+};
+
+class HttpLink final : public Link {
+ public:
+  explicit HttpLink(testing::McpHttpSession session) : session_(std::move(session)) {}
+  json::Value call(std::string_view tool, std::string_view operation, std::string_view params) override {
+    return session_.call(tool, "tasks", operation, params);
+  }
+  std::string why() const override { return "ct serve did not answer: " + session_.last_error(); }
+
+ private:
+  testing::McpHttpSession session_;
+};
+
 std::string json_text(std::string_view text) {
   std::string out;
   json::Writer(out).value(text);
   return out;
 }
 
-void agent(testing::McpClient& client, const Store& store, int number, const std::atomic<bool>& go,
+void agent(Link& client, const Store& store, int number, const std::atomic<bool>& go,
            const std::atomic<bool>& stop, AgentResult& out) {
   Rng rng(static_cast<std::uint32_t>(7919 * (number + 1)));
   std::vector<std::string> mine;  // tasks this agent added and has not completed
@@ -211,8 +263,8 @@ void agent(testing::McpClient& client, const Store& store, int number, const std
     }
     for (int attempt = 0; attempt < 10; ++attempt) {
       const auto started = Steady::now();
-      json::Value envelope = client.call(tool, "tasks", operation, params);
-      if (envelope.is_null()) throw std::runtime_error("a ct mcp agent went away");
+      json::Value envelope = client.call(tool, operation, params);
+      if (envelope.is_null()) throw std::runtime_error(client.why());
       out.latencies[kind].push_back(micros_since(started));
       if (envelope["success"] == json::Value(true)) {
         if (kind == Add) {
@@ -286,6 +338,7 @@ struct Row {
   std::vector<double> writes;
   int retries = 0, failures = 0;
   std::string first_failure, checked;
+  double server_cpu_us = 0;  // with --serve: the server's CPU time per call
 };
 
 Row run_fleet(const Options& options, int agents) {
@@ -298,16 +351,34 @@ Row run_fleet(const Options& options, int agents) {
   const Store store = build(router, options.tasks);
 
   std::vector<std::string> env = testing::inherited_environment({"CLEO_"});
-  env.push_back("CLEO_ROOT=" + work.path().string());
-  std::vector<std::unique_ptr<testing::McpClient>> clients;
+  std::optional<testing::ServeProcess> server;
+  std::string token;
+  if (options.serve) {
+    Rng rng(static_cast<std::uint32_t>(Steady::now().time_since_epoch().count()));
+    for (int i = 0; i < 32; ++i) token += "0123456789abcdef"[rng.below(16)];
+    env.push_back("CLEO_SERVE_TOKEN=" + token);
+    auto started = testing::ServeProcess::start(options.ct, work.path().string(), env, options.serve_args,
+                                                (work.path() / "serve.stderr").string());
+    if (!started) throw std::runtime_error(started.error());
+    server.emplace(std::move(*started));
+  } else {
+    env.push_back("CLEO_ROOT=" + work.path().string());
+  }
+  std::vector<std::unique_ptr<Link>> clients;
   for (int a = 0; a < agents; ++a) {
-    auto client = testing::McpClient::start(options.ct, env);
-    if (!client) throw std::runtime_error(client.error());
-    clients.push_back(std::make_unique<testing::McpClient>(std::move(*client)));
-    if (!clients.back()->initialize()) throw std::runtime_error("ct mcp did not answer initialize");
+    if (server) {
+      testing::McpHttpSession session(server->host(), server->port(), token);
+      if (auto ready = session.initialize(); !ready) throw std::runtime_error("ct serve: " + ready.error());
+      clients.push_back(std::make_unique<HttpLink>(std::move(session)));
+    } else {
+      auto client = testing::McpClient::start(options.ct, env);
+      if (!client) throw std::runtime_error(client.error());
+      if (!client->initialize()) throw std::runtime_error("ct mcp did not answer initialize");
+      clients.push_back(std::make_unique<StdioLink>(std::move(*client)));
+    }
     // Each agent's connection opened and warm before the clock starts.
-    if (clients.back()->call("cleo_query", "tasks", "show", R"({"id":")" + store.ids.front() + "\"}").is_null())
-      throw std::runtime_error("ct mcp did not answer tasks.show");
+    if (clients.back()->call("cleo_query", "show", R"({"id":")" + store.ids.front() + "\"}").is_null())
+      throw std::runtime_error("tasks.show: " + clients.back()->why());
   }
   progress("K=" + std::to_string(agents) + ": calling for " + std::to_string(options.seconds) + " s");
   std::vector<AgentResult> results(static_cast<std::size_t>(agents));
@@ -324,6 +395,7 @@ Row run_fleet(const Options& options, int agents) {
         error = e.what();
       }
     });
+  const std::int64_t server_cpu_before = server ? cpu_ns_of(server->process().pid()) : 0;
   const auto started = Steady::now();
   go = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(options.seconds));
@@ -332,8 +404,15 @@ Row run_fleet(const Options& options, int agents) {
   Row row;
   row.agents = agents;
   row.seconds = micros_since(started) / 1e6;
+  const std::int64_t server_cpu = server ? cpu_ns_of(server->process().pid()) - server_cpu_before : 0;
   if (!error.empty()) throw std::runtime_error(error);
-  clients.clear();  // every agent's process ends before the check reads the store
+  clients.clear();  // every agent's process (or session) ends before the check reads the store
+  if (server) {
+    const testing::ExitStatus status = server->stop();
+    if (status.signaled || status.code != 0)
+      throw std::runtime_error("ct serve ended with " + testing::describe(status) + " after SIGTERM; its stderr: " +
+                               server->stderr_text());
+  }
   for (const auto& result : results) {
     for (int k = 0; k < kKinds; ++k) {
       row.latencies[k].insert(row.latencies[k].end(), result.latencies[k].begin(), result.latencies[k].end());
@@ -344,6 +423,7 @@ Row run_fleet(const Options& options, int agents) {
     row.failures += result.failures;
     if (row.first_failure.empty()) row.first_failure = result.first_failure;
   }
+  if (row.calls > 0) row.server_cpu_us = static_cast<double>(server_cpu) / 1000.0 / static_cast<double>(row.calls);
   progress("K=" + std::to_string(agents) + ": checking what was acknowledged");
   row.checked = check(router, results);
   return row;
@@ -357,18 +437,27 @@ std::string ms(const std::vector<double>& micros, double q) {
 int run(const Options& options) {
   std::vector<Row> rows;
   for (int agents : options.agents) rows.push_back(run_fleet(options, agents));
-  std::printf("ct_bench_fleet (%s build, ct %s), %s, %lld tasks, %g s per K; %s; load %s\n\n",
-              CT_BENCH_BUILD_TYPE, std::string(ct::product_version()).c_str(), options.postgresql ? "PostgreSQL" : "SQLite",
+  std::string agents_are = "`ct mcp` agents";
+  if (options.serve) {
+    agents_are = "HTTP clients of one `ct serve`";
+    for (const auto& arg : options.serve_args) agents_are += " " + arg;
+  }
+  std::printf("ct_bench_fleet (%s build, ct %s), %s, %s, %lld tasks, %g s per K; %s; load %s\n\n",
+              CT_BENCH_BUILD_TYPE, std::string(ct::product_version()).c_str(), agents_are.c_str(),
+              options.postgresql ? "PostgreSQL" : "SQLite",
               static_cast<long long>(options.tasks), options.seconds, cpu_model().c_str(), load_average().c_str());
   std::printf("| K | calls/s | writes p50 / p99 ms |");
   for (const char* kind : kKindNames) std::printf(" %s |", kind);
+  if (options.serve) std::printf(" server CPU µs/call |");
   std::printf(" retries | failures | acknowledged writes |\n|---:|---:|---:|");
   for (int k = 0; k < kKinds; ++k) std::printf("---:|");
+  if (options.serve) std::printf("---:|");
   std::printf("---:|---:|---|\n");
   for (const auto& row : rows) {
     std::printf("| %d | %.0f | %s / %s |", row.agents, static_cast<double>(row.calls) / row.seconds, ms(row.writes, 0.5).c_str(),
                 ms(row.writes, 0.99).c_str());
     for (int k = 0; k < kKinds; ++k) std::printf(" %s / %s |", ms(row.latencies[k], 0.5).c_str(), ms(row.latencies[k], 0.99).c_str());
+    if (options.serve) std::printf(" %.0f |", row.server_cpu_us);
     std::printf(" %d | %d | %s |\n", row.retries, row.failures, row.checked.c_str());
   }
   for (const auto& row : rows)

@@ -214,17 +214,6 @@ std::vector<std::string> server_environment() {
   return out;
 }
 
-std::int64_t cpu_ns_of(pid_t pid) {
-  std::int64_t total = 0;
-  std::error_code ec;
-  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream in(task.path() / "schedstat");
-    std::int64_t ns = 0;
-    if (in >> ns) total += ns;
-  }
-  return total;
-}
-
 /// A /proc/PID/status field in kB (or a count), 0 when missing.
 long status_field(pid_t pid, std::string_view name) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -237,18 +237,6 @@ Memory memory_of(pid_t pid) {
   return memory;
 }
 
-/// CPU time (ns) the process has used so far, over its live threads (/proc/<pid>/task/*/schedstat).
-std::int64_t cpu_ns_of(pid_t pid) {
-  std::int64_t total = 0;
-  std::error_code ec;
-  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream in(task.path() / "schedstat");
-    std::int64_t ns = 0;
-    if (in >> ns) total += ns;
-  }
-  return total;
-}
-
 // ---------------------------------------------------------------------------------------------
 // MCP messages.
 

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/types.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +170,18 @@ inline std::string load_average() {
   std::string one;
   in >> one;
   return one.empty() ? "unknown" : one;
+}
+
+/// CPU time (ns) the process has used so far, over its live threads (/proc/<pid>/task/*/schedstat).
+inline std::int64_t cpu_ns_of(pid_t pid) {
+  std::int64_t total = 0;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    std::int64_t ns = 0;
+    if (in >> ns) total += ns;
+  }
+  return total;
 }
 
 inline std::string command_line(int argc, char** argv) {

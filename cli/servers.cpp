@@ -96,7 +96,7 @@ CLI::App* add_server_command(CLI::App& app, std::string_view word, ServerFlags& 
     command->add_option("--allow-origin", flags.origins, "Also accept browser requests from this origin (repeatable)")
         ->type_name("ORIGIN")
         ->allow_extra_args(false);
-    command->add_option("--threads", flags.http.threads, "Requests run in parallel (default 4)")->type_name("N");
+    command->add_option("--threads", flags.http.threads, "Requests run in parallel (default 4; 16 on PostgreSQL)")->type_name("N");
     command->add_option("--grace", flags.http.stop_grace_seconds,
                         "After Ctrl-C or SIGTERM, end within this many seconds whatever still runs (default 10)")
         ->type_name("SECONDS")

@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
 
 #include "core/text.h"
 
@@ -69,8 +72,39 @@ std::size_t Value::size() const {
   return 0;
 }
 
-void write_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+/// What a byte of text becomes in a JSON string: kPlain itself, kShort a backslash and the letter
+/// in `letter`, kUnicode \u00XX, kHigh part of a UTF-8 sequence (checked, then copied).
+enum ByteKind : std::uint8_t { kPlain, kShort, kUnicode, kHigh };
+
+struct ByteTable {
+  ByteKind kind[256];
+  char letter[256];
+};
+
+constexpr ByteTable make_byte_table() {
+  ByteTable table{};
+  for (int c = 0; c < 256; ++c) {
+    table.kind[c] = c >= 0x80 ? kHigh : c < 0x20 ? kUnicode : kPlain;
+    table.letter[c] = 0;
+  }
+  const std::pair<char, char> shorts[] = {{'"', '"'}, {'\\', '\\'}, {'\n', 'n'}, {'\r', 'r'},
+                                          {'\t', 't'}, {'\b', 'b'}, {'\f', 'f'}};
+  for (auto [c, letter] : shorts) {
+    table.kind[static_cast<unsigned char>(c)] = kShort;
+    table.letter[static_cast<unsigned char>(c)] = letter;
+  }
+  return table;
+}
+
+constexpr ByteTable kBytes = make_byte_table();
+constexpr std::size_t kWidth[] = {1, 2, 6, 1};
+
+/// write_string for text that is not all UTF-8: each bad byte becomes U+FFFD.
+void write_string_repairing(std::string& out, std::string_view text) {
   out += '"';
   std::size_t run_start = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -109,6 +143,54 @@ void write_string(std::string& out, std::string_view text) {
   }
   out.append(text.data() + run_start, text.size() - run_start);
   out += '"';
+}
+
+}  // namespace
+
+// Two passes: measure (checking any UTF-8), then write into the string grown once. The text block
+// of every MCP reply is a whole envelope written through here, a quote every few bytes.
+void write_string(std::string& out, std::string_view text) {
+  std::size_t width = 2;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const ByteKind kind = kBytes.kind[static_cast<unsigned char>(text[i])];
+    if (kind == kHigh) {
+      std::size_t next = i;
+      bool valid = true;
+      (void)next_code_point(text, next, &valid);
+      if (!valid) return write_string_repairing(out, text);
+      width += next - i;
+      i = next - 1;
+      continue;
+    }
+    width += kWidth[kind];
+  }
+  const std::size_t at = out.size();
+  out.resize(at + width);  // not resize_and_overwrite: libstdc++ 12's sets a wrong length when it grows
+  char* p = out.data() + at;
+  *p++ = '"';
+  if (width == text.size() + 2) {
+    std::memcpy(p, text.data(), text.size());
+    p += text.size();
+  } else {
+    for (char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      switch (kBytes.kind[c]) {
+        case kShort:
+          *p++ = '\\';
+          *p++ = kBytes.letter[c];
+          break;
+        case kUnicode:
+          std::memcpy(p, "\\u00", 4);
+          p[4] = kHex[c >> 4];
+          p[5] = kHex[c & 0xF];
+          p += 6;
+          break;
+        default:
+          *p++ = ch;
+      }
+    }
+  }
+  *p = '"';
 }
 
 void write_double(std::string& out, double value) {

@@ -22,6 +22,12 @@
 
 namespace ct::mcp {
 
+/// Workers that keep two cores busy with SQLite reads (more only add context switches).
+inline constexpr int kWorkers = 4;
+/// On PostgreSQL a worker mostly waits for the database server: with 4, a fleet's cheap calls queue
+/// behind a few slow ones (docs/performance.md, "K HTTP clients over one `ct serve`").
+inline constexpr int kPostgresqlWorkers = 16;
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8808;                          // 0 = any free port
@@ -34,7 +40,8 @@ struct HttpOptions {
   int body_timeout_seconds = 30;            // headers received → whole body received, in total
   int idle_timeout_seconds = 30;            // keep-alive wait for the next request (in total), and
                                             // any stall while reading or writing
-  int threads = 4;                          // worker threads running requests (each keeps a router)
+  int threads = 0;                          // worker threads running requests (each keeps a router);
+                                            // 0: kWorkers, or kPostgresqlWorkers for `ct serve` on PostgreSQL
   int io_threads = 1;                       // libmicrohttpd polling threads (socket I/O, HTTP parsing)
   std::size_t max_sessions = 1024;          // oldest idle sessions are dropped beyond this
   int session_idle_seconds = 24 * 3600;     // sessions unused for this long end
@@ -43,6 +50,10 @@ struct HttpOptions {
   /// A person started the server at their terminal: it prints a one-use code that logs a browser
   /// in as that person (never when an agent started it: the agent would read the code).
   bool person_login_code = false;
+  /// The workers to start: `threads`, else the default for the store's backend.
+  int workers(bool on_postgresql) const {
+    return threads > 0 ? threads : on_postgresql ? kPostgresqlWorkers : kWorkers;
+  }
   int stop_grace_seconds = 10;              // after SIGINT/SIGTERM, the most the stop waits for calls
                                             // that still run before the process ends (--grace)
 };

@@ -459,7 +459,7 @@ void HttpServer::run() {
     s.listen_fd = -1;  // libmicrohttpd may have closed it already: leave it rather than close twice
     return;
   }
-  int workers = std::max(1, o.threads);
+  int workers = o.workers(false);  // ct serve has resolved its store's default already
   for (int i = 0; i < workers; ++i) s.workers.emplace_back([&s] { s.work(); });
 
   {

@@ -23,6 +23,7 @@
 #include "gateway/server_commands.h"
 #include "gateway/dashboard.h"
 #include "engines/project/person_keys.h"
+#include "engines/project/project.h"
 #include "gateway/resource_watch.h"
 #include "gateway/task_runner.h"
 
@@ -112,6 +113,10 @@ int run_http_server(std::shared_ptr<Workspace> workspace, const RouterOptions& r
   // Every connection is a file descriptor: raise the soft limit to the hard one, and keep the
   // connection limit under it (a few dozen stay for the database, logs and the listener).
   HttpOptions options = http_options;
+  if (options.threads <= 0) {
+    auto state = workspace->state(false);
+    options.threads = options.workers(state && !store_location(state->config.get()).url.empty());
+  }
   if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0) {
     if (files.rlim_cur < files.rlim_max) {
       files.rlim_cur = files.rlim_max;

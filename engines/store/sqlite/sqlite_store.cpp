@@ -23,9 +23,33 @@ Result<void> SqliteStore::begin(TxKind kind) {
     std::error_code ec;
     if (std::filesystem::exists(damaged_marker(file_), ec)) return fail(damaged_store_error(file_, damage_reason()));
   }
+  if (kind == TxKind::Write) CT_TRY(take_write_turn());
   ++transactions_;
-  CT_TRY(run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction"));
+  auto begun = run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
+  if (kind == TxKind::Write) sqlite3_busy_timeout(db_, busy_timeout_ms_);  // take_write_turn may have shortened it
+  if (!begun) {
+    if (write_turn_.owns_lock()) write_turn_.unlock();
+    return begun;
+  }
   if (kind == TxKind::Write) write_lock_.emplace();
+  return {};
+}
+
+Result<void> SqliteStore::take_write_turn() {
+  if (!write_turns_) {
+    if (inode_ == 0) return {};  // not a file we know (a store opened before remember_identity)
+    write_turns_ = WriteTurns::of(device_, inode_);
+  }
+  write_turn_ = std::unique_lock(*write_turns_, std::defer_lock);
+  if (write_turn_.try_lock()) return {};
+  // Another thread of this process writes: wait for its end, within the same busy timeout.
+  const auto started = std::chrono::steady_clock::now();
+  if (!write_turn_.try_lock_for(std::chrono::milliseconds(busy_timeout_ms_)))
+    return fail(sqlite_error(SQLITE_BUSY, "another writer of this process held the write lock", "cannot begin a transaction",
+                             file_));
+  // The time waited here comes off what BEGIN IMMEDIATE may still wait for other processes.
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  sqlite3_busy_timeout(db_, std::max(1, busy_timeout_ms_ - static_cast<int>(waited.count())));
   return {};
 }
 
@@ -48,16 +72,21 @@ Result<void> SqliteStore::commit() {
   auto result = run("COMMIT", "cannot commit");
   if (!result) rollback();
   write_lock_.reset();
+  if (write_turn_.owns_lock()) write_turn_.unlock();
   return result;
 }
 
 void SqliteStore::rollback() {
   write_lock_.reset();
-  if (!in_transaction()) return;
+  if (!in_transaction()) {
+    if (write_turn_.owns_lock()) write_turn_.unlock();
+    return;
+  }
   // ROLLBACK can only fail when there is nothing to roll back; either way the connection ends
   // up in autocommit mode. Every read ends here: the cached statement, not a parse per call
   // (sqlite3_exec cost ~5,600 instructions of a 110,000-instruction tasks.show).
   if (!run("ROLLBACK", "cannot roll back")) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (write_turn_.owns_lock()) write_turn_.unlock();
 }
 
 bool SqliteStore::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -552,6 +553,44 @@ TEST_CASE("dump_pretty indents nested values and round-trips", "[json]") {
   std::string pretty = value.dump_pretty();
   CHECK(pretty == "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"c\"\n    }\n  ],\n  \"d\": {},\n  \"e\": []\n}");
   CHECK(*ct::json::parse(pretty) == value);
+}
+
+TEST_CASE("write_string appends to what is there and agrees with a byte-by-byte escaper", "[core][json]") {
+  // The reference: one byte at a time, as JSON defines it (valid UTF-8 passes through).
+  auto reference = [](std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (ch == '"' || ch == '\\') out += std::string("\\") + ch;
+      else if (ch == '\n') out += "\\n";
+      else if (ch == '\r') out += "\\r";
+      else if (ch == '\t') out += "\\t";
+      else if (ch == '\b') out += "\\b";
+      else if (ch == '\f') out += "\\f";
+      else if (c < 0x20) out += std::string("\\u00") + kHex[c >> 4] + kHex[c & 0xF];
+      else out += ch;
+    }
+    return out + "\"";
+  };
+  const std::string_view pieces[] = {"a", "{\"id\":", "\\", "\n", "\x01", "\x1f", "é", "😀", "\u2028", "plain text ", "\x7f", "\t\"", ""};
+  std::uint32_t seed = 20261129;
+  for (int round = 0; round < 200; ++round) {
+    std::string text;
+    const int count = round % 40;
+    for (int i = 0; i < count; ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      text += pieces[(seed >> 8) % std::size(pieces)];
+    }
+    std::string out = "prefix:";
+    ct::json::write_string(out, text);
+    INFO("text: " << text);
+    CHECK(out == "prefix:" + reference(text));
+  }
+  // A bad byte anywhere, even after escapes, still repairs the whole string the same way.
+  std::string out = "[";
+  ct::json::write_string(out, std::string("\"q\"\n\xff") + "\x01");
+  CHECK(out == "[\"\\\"q\\\"\\n\xEF\xBF\xBD\\u0001\"");
 }
 
 TEST_CASE("what dump() writes reads back to the same text: negative zero, large numbers, any bytes", "[core][json]") {

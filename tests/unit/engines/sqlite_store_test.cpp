@@ -9,13 +9,16 @@
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace ct {
 namespace {
@@ -685,6 +688,80 @@ TEST_CASE("children, dependents, positions and ready tasks", "[engines][store]")
   auto again = store->delete_task("T001");
   REQUIRE_FALSE(again);
   CHECK(again.error().code == ErrorCode::NotFound);
+}
+
+TEST_CASE("writers on threads of one process, each on its own connection, take turns and lose nothing",
+          "[engines][store]") {
+  TempDir dir;
+  auto file = dir.path() / "tasks.db";
+  (void)test::create_store(file);
+  constexpr int kThreads = 4, kEach = 25;
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int t = 0; t < kThreads; ++t) stores.push_back(test::create_store(file, 10000));
+  std::atomic<int> committed{0};
+  std::mutex failures_mutex;
+  std::vector<std::string> failures;  // Catch's macros are not for other threads
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Store& store = *stores[static_cast<std::size_t>(t)];
+      for (int i = 0; i < kEach; ++i) {
+        auto step = [&]() -> Result<void> {
+          CT_TRY(store.begin(TxKind::Write));
+          CT_TRY_ASSIGN(std::string id, store.allocate_task_id());
+          CT_TRY(store.insert_task(make_task(id, "thread " + std::to_string(t) + " task " + std::to_string(i))));
+          return store.commit();
+        };
+        if (auto done = step(); done) {
+          ++committed;
+        } else {
+          store.rollback();
+          std::lock_guard lock(failures_mutex);
+          failures.push_back(done.error().message);
+        }
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(failures.empty());
+  CHECK(committed == kThreads * kEach);
+  auto reader = test::create_store(file);
+  REQUIRE(reader->begin(TxKind::Read));
+  auto tasks = reader->list_tasks(TaskQuery{});
+  REQUIRE(tasks);
+  CHECK(tasks->size() == static_cast<std::size_t>(kThreads * kEach));
+  std::set<std::string> ids;
+  for (const auto& task : *tasks) ids.insert(task.id);
+  CHECK(ids.size() == tasks->size());  // every allocated id once
+  reader->rollback();
+}
+
+TEST_CASE("a writer that timed out keeps no turn; a writer that ended gives its turn back", "[engines][store][sqlite]") {
+  TempDir dir;
+  auto file = dir.path() / "tasks.db";
+  auto first = test::create_store(file, 100);
+  auto second = test::create_store(file, 100);
+  REQUIRE(first->begin(TxKind::Write));
+  auto blocked = second->begin(TxKind::Write);
+  REQUIRE_FALSE(blocked);
+  CHECK(blocked.error().code == ErrorCode::LockTimeout);
+  CHECK(blocked.error().retryable());
+  first->rollback();
+  // The second store's failed wait left the turn free: the first writes again at once, and commits.
+  REQUIRE(first->begin(TxKind::Write));
+  REQUIRE(first->commit());
+  // A failed BEGIN (another process holds SQLite's lock) gives the turn back too.
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open_v2(file.c_str(), &other, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto locked = first->begin(TxKind::Write);
+  REQUIRE_FALSE(locked);
+  CHECK(locked.error().code == ErrorCode::LockTimeout);
+  REQUIRE(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+  REQUIRE(second->begin(TxKind::Write));
+  REQUIRE(second->commit());
+  REQUIRE(first->begin(TxKind::Write));
+  REQUIRE(first->commit());
 }
 
 TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {

@@ -428,3 +428,12 @@ TEST_CASE("HttpExchange: a session's GET stream carries its notifications; a lis
   CHECK(drain(*listened.stream).find(R"("id":"L","result":{"resultType":"complete")") != std::string::npos);
   CHECK_FALSE(listened.stream->is_open());
 }
+
+TEST_CASE("HttpOptions: the workers asked for, else 4 on SQLite and 16 on PostgreSQL", "[http][exchange]") {
+  ct::mcp::HttpOptions options;
+  CHECK(options.workers(false) == 4);
+  CHECK(options.workers(true) == 16);  // a worker on PostgreSQL mostly waits for the server
+  options.threads = 8;
+  CHECK(options.workers(false) == 8);
+  CHECK(options.workers(true) == 8);
+}
