@@ -78,6 +78,51 @@ Result<std::vector<TrackerLink>> TrackerStore::links(std::string_view tracker, s
       "cannot read the tracker links", read_link);
 }
 
+Result<std::optional<TrackerLink>> TrackerStore::link_by_number(std::string_view tracker, std::string_view repository,
+                                                                std::int64_t number) {
+  const Value args[] = {Value(tracker), Value(repository), Value(number)};
+  return sql_runner().first(select_links("tracker = ?1 AND repository = ?2 AND number = ?3 ORDER BY external_id"), args,
+                            "cannot read the tracker link", read_link);
+}
+
+Result<std::map<std::int64_t, std::string>> TrackerStore::link_numbers(std::string_view tracker,
+                                                                      std::string_view repository) {
+  const Value args[] = {Value(tracker), Value(repository)};
+  std::map<std::int64_t, std::string> out;
+  CT_TRY(sql_runner().each(
+      "SELECT number, task_id FROM tracker_links WHERE tracker = ?1 AND repository = ?2 AND number > 0", args,
+      "cannot read the tracker links' numbers",
+      [&](const sql::Cursor& row) { out.emplace(row.integer(0), std::string(row.text(1))); }));
+  return out;
+}
+
+Result<std::vector<TrackerLink>> TrackerStore::unresolved_links(std::string_view tracker, std::string_view repository) {
+  // meta is JSON written by json::Value::dump (no spaces): a key reads `"parent":`, which a string
+  // value cannot hold unescaped. The caller checks the parsed meta again.
+  const Value args[] = {Value(tracker), Value(repository)};
+  return sql_runner().all(
+      select_links("tracker = ?1 AND repository = ?2 AND (meta LIKE '%\"parent\":%' OR meta LIKE "
+                   "'%\"blockedBy\":%' OR meta LIKE '%\"refs\":%') AND meta NOT LIKE '%\"resolved\":true%' "
+                   "ORDER BY number, external_id"),
+      args, "cannot read the tracker links", read_link);
+}
+
+Result<std::vector<TrackerLink>> TrackerStore::links_to_push(std::string_view tracker, std::string_view repository) {
+  const Value args[] = {Value(tracker), Value(repository)};
+  std::string sql = "SELECT l." + std::string(kLinkColumns);
+  for (std::size_t at = sql.find(", "); at != std::string::npos; at = sql.find(", ", at + 4)) sql.replace(at, 2, ", l.");
+  sql += " FROM tracker_links l JOIN tasks t ON t.id = l.task_id WHERE l.tracker = ?1 AND l.repository = ?2 "
+         "AND l.state <> 'deleted' AND l.external_id NOT LIKE 'milestone:%' "
+         "AND (l.state = 'refused' OR t.updated_at >= l.synced_at) ORDER BY l.number, l.external_id";
+  return sql_runner().all(sql, args, "cannot read the tracker links to push", read_link);
+}
+
+Result<std::vector<TrackerLink>> TrackerStore::push_new_links(std::string_view tracker, std::string_view repository) {
+  const Value args[] = {Value(tracker), Value(repository)};
+  return sql_runner().all(select_links("tracker = ?1 AND repository = ?2 AND push_new <> 0 ORDER BY number, external_id"),
+                          args, "cannot read the tracker links", read_link);
+}
+
 Result<std::int64_t> TrackerStore::count_links(std::string_view tracker, std::string_view repository,
                                                std::string_view state) {
   const Value args[] = {Value(tracker), Value(repository), Value(state)};
