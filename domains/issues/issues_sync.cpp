@@ -149,6 +149,7 @@ struct Outcome {
   json::Value conflicts = json::Value::array();  // [{id, key, fields{…}}]
   json::Value refused = json::Value::array();    // [{id, key, field?, message, fix}]: the tracker said no
   std::set<std::string> to_push;                 // items pulled whose task holds changes to push
+  TimeMs checked_at = 0;                         // the push step read the tasks changed from here on
   std::vector<std::string> warnings;
 };
 
@@ -578,15 +579,21 @@ Result<void> refused(Context& context, const Target& target, const std::string& 
   });
 }
 
+/// How far before its read a push step's watermark is put: a write that began before the read (its
+/// tasks stamped then) but committed after it is seen by the next sync.
+constexpr TimeMs kWatermarkMargin = 5 * 60 * 1000;
+
 /// Pushes what changed here since the base, one item at a time: the network call first, then a short
 /// write of the new base. Only the links that may have something to push are read: of tasks changed
-/// since their link was synced, of items pulled now whose task holds changes, of a refused push, of
-/// the task whose conflict was resolved.
+/// since the last push step read them (`changed_since`, the watermark kept in the cursor's summary as
+/// checkedAt; 0 reads all), of items pulled now whose task holds changes, of a refused push, of the
+/// task whose conflict was resolved.
 Result<void> push_changes(Context& context, const Target& target, tracker::Tracker& tracker, Outcome& outcome,
-                          const std::string& resolved) {
+                          const std::string& resolved, TimeMs changed_since) {
   Store& store = context.db();
+  outcome.checked_at = std::max<TimeMs>(0, context.now() - kWatermarkMargin);
   CT_TRY(store.begin(TxKind::Read));
-  auto links = store.links_to_push(target.tracker, target.repository);
+  auto links = store.links_to_push(target.tracker, target.repository, changed_since);
   if (!links) {
     store.rollback();
     return fail(std::move(links.error()));
@@ -961,7 +968,9 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
   }
   CT_TRY(relink(context, target, outcome));
   if (!args.resolve.empty()) CT_TRY(settle_resolved(context, target, args.resolve, outcome));
-  if (args.push) CT_TRY(push_changes(context, target, *tracker, outcome, args.resolve));
+  const json::Value& last = saved ? saved->summary : json::Value();
+  const TimeMs changed_since = last["checkedAt"].is_int() ? last["checkedAt"].as_int() : 0;
+  if (args.push) CT_TRY(push_changes(context, target, *tracker, outcome, args.resolve, changed_since));
   std::int64_t open_conflicts = 0;
   auto cursor_step = [&](Store& store, TaskEngine&, AuditEntry&) -> Result<void> {
     CT_TRY_ASSIGN(open_conflicts, store.count_links(target.tracker, target.repository, "conflict"));
@@ -974,6 +983,9 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
     summary.set("pushed", outcome.pushed);
     summary.set("conflicts", open_conflicts);
     summary.set("at", format_iso8601(context.now()));
+    // Where the next push step starts to look (only a push step that ran moves it).
+    if (args.push) summary.set("checkedAt", outcome.checked_at);
+    else if (changed_since > 0) summary.set("checkedAt", changed_since);
     next.summary = std::move(summary);
     next.synced_at = context.now();
     return store.put_cursor(next);
@@ -1093,7 +1105,7 @@ void register_issues_sync(Registry& registry) {
   registry.add({.domain = "issues", .name = "sync.status", .gateway = Gateway::Query,
                 .summary = "Show what is out of step with a tracker, and its conflicts",
                 .params = status_args.specs(),
-                .returns = "{tracker, repo, linked, last?{pulled, created, updated, pushed, conflicts, at}, "
+                .returns = "{tracker, repo, linked, last?{pulled, created, updated, pushed, conflicts, at, checkedAt}, "
                            "outOfStep[{id, key, state, push?[fields], pull?[fields], refused?}], conflicts[{id, key, state, conflict}]}",
                 .examples = {{R"({"repo":"octo/app"})", "what the next sync would do, and the conflicts"}},
                 .idempotent = true, .tier = 2, .shortcut = "sync status", .handler = status_args.handler(sync_status)});

@@ -98,22 +98,25 @@ Result<std::map<std::int64_t, std::string>> TrackerStore::link_numbers(std::stri
 
 Result<std::vector<TrackerLink>> TrackerStore::unresolved_links(std::string_view tracker, std::string_view repository) {
   // meta is JSON written by json::Value::dump (no spaces): a key reads `"parent":`, which a string
-  // value cannot hold unescaped. The caller checks the parsed meta again.
+  // value cannot hold unescaped. Found by the dialect's plain substring search (instr, strpos: a
+  // tenth of LIKE's cost here); the caller checks the parsed meta again.
+  const std::string has = std::string(sql_runner().dialect().find_text) + "(meta, ";
   const Value args[] = {Value(tracker), Value(repository)};
   return sql_runner().all(
-      select_links("tracker = ?1 AND repository = ?2 AND (meta LIKE '%\"parent\":%' OR meta LIKE "
-                   "'%\"blockedBy\":%' OR meta LIKE '%\"refs\":%') AND meta NOT LIKE '%\"resolved\":true%' "
-                   "ORDER BY number, external_id"),
+      select_links("tracker = ?1 AND repository = ?2 AND (" + has + "'\"parent\":') > 0 OR " + has +
+                   "'\"blockedBy\":') > 0 OR " + has + "'\"refs\":') > 0) AND " + has +
+                   "'\"resolved\":true') = 0 ORDER BY number, external_id"),
       args, "cannot read the tracker links", read_link);
 }
 
-Result<std::vector<TrackerLink>> TrackerStore::links_to_push(std::string_view tracker, std::string_view repository) {
-  const Value args[] = {Value(tracker), Value(repository)};
+Result<std::vector<TrackerLink>> TrackerStore::links_to_push(std::string_view tracker, std::string_view repository,
+                                                             TimeMs changed_since) {
+  const Value args[] = {Value(tracker), Value(repository), Value(changed_since)};
   std::string sql = "SELECT l." + std::string(kLinkColumns);
   for (std::size_t at = sql.find(", "); at != std::string::npos; at = sql.find(", ", at + 4)) sql.replace(at, 2, ", l.");
   sql += " FROM tracker_links l JOIN tasks t ON t.id = l.task_id WHERE l.tracker = ?1 AND l.repository = ?2 "
-         "AND l.state <> 'deleted' AND l.external_id NOT LIKE 'milestone:%' "
-         "AND (l.state = 'refused' OR t.updated_at >= l.synced_at) ORDER BY l.number, l.external_id";
+         "AND l.state <> 'deleted' AND substr(l.external_id, 1, 10) <> 'milestone:' "
+         "AND (l.state = 'refused' OR t.updated_at >= ?3) ORDER BY l.number, l.external_id";
   return sql_runner().all(sql, args, "cannot read the tracker links to push", read_link);
 }
 

@@ -66,10 +66,11 @@ class TrackerStore {
   /// tasks (meta resolved unset): what a sync's relink step reads.
   [[nodiscard]] Result<std::vector<TrackerLink>> unresolved_links(std::string_view tracker,
                                                                   std::string_view repository);
-  /// The items' links a sync may have to push: those whose task changed at or after the link was
-  /// last synced (tasks.updated_at ≥ synced_at), and those whose last push the tracker refused
-  /// (state "refused"). Milestones' epics and deleted tasks are not among them.
-  [[nodiscard]] Result<std::vector<TrackerLink>> links_to_push(std::string_view tracker, std::string_view repository);
+  /// The items' links a sync may have to push: those whose task changed at or after `changed_since`
+  /// (tasks.updated_at; 0 for every link), and those whose last push the tracker refused (state
+  /// "refused"). Milestones' epics and deleted tasks are not among them.
+  [[nodiscard]] Result<std::vector<TrackerLink>> links_to_push(std::string_view tracker, std::string_view repository,
+                                                               TimeMs changed_since);
   /// The links of epics whose new children are created in the tracker (push_new).
   [[nodiscard]] Result<std::vector<TrackerLink>> push_new_links(std::string_view tracker, std::string_view repository);
   [[nodiscard]] Result<std::int64_t> count_links(std::string_view tracker, std::string_view repository,

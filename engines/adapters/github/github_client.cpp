@@ -413,7 +413,12 @@ class GitHubTracker final : public Tracker {
                                   {"X-GitHub-Api-Version", "2022-11-28"},
                                   {"User-Agent", "cleo-ct"}};
       if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
-      if (!etag.empty()) headers.emplace("If-None-Match", etag);
+      if (!etag.empty()) {
+        headers.emplace("If-None-Match", etag);
+        // A 304 has no body and, from GitHub, no Content-Length: cpp-httplib (0.11) would read its
+        // "body" until the server closes the kept-alive connection (seconds). Closed at once instead.
+        headers.emplace("Connection", "close");
+      }
       httplib::Result result = method == "GET"     ? client_->Get(path, headers)
                                : method == "PATCH" ? client_->Patch(path, headers, body, "application/json")
                                                    : client_->Post(path, headers, body, "application/json");

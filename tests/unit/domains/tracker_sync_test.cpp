@@ -554,3 +554,55 @@ TEST_CASE("issues.sync: a value the tracker refuses is told for its task, the re
   CHECK(made.data["createdThere"].as_int() == 1);
   CHECK(read_json(file)["items"].as_array().back()["milestone"].as_string() == "v1");
 }
+
+TEST_CASE("issues.sync: the push step reads the tasks changed since the last one read them, and misses none",
+          "[sync][issues]") {
+  test::Project p;
+  const fs::path file = p.dir() / "tracker.json";
+  seed_tracker(file, parse_json(R"([{"title":"Ship the importer"},{"title":"Write the docs"},{"title":"Fix the crash"}])"));
+  configure(p, R"(,"titleMax":30)");
+  test::LeaseAgent agent(p);  // its clock moves by hand: hours pass between the syncs
+  constexpr TimeMs kHour = 3600 * 1000;
+  auto checked_at = [&] {
+    Envelope status = agent.query("issues", "sync.status", R"({"tracker":"json"})");
+    REQUIRE(status.success);
+    return status.data["last"]["checkedAt"].as_int();
+  };
+  REQUIRE(agent.mutate("issues", "sync", R"({"tracker":"json","dryRun":false})").success);
+  CHECK(checked_at() == agent.start_time() - 5 * 60 * 1000);  // the read's time, less the margin
+  agent.at(1 * kHour);
+  REQUIRE(agent.mutate("tasks", "update", R"({"id":"T001","title":"Ship the CSV importer"})").success);
+  REQUIRE(agent.mutate("tasks", "update", R"({"id":"T002","title":"Write the docs of the CSV importer"})").success);
+  agent.at(2 * kHour);
+  Envelope second = agent.mutate("issues", "sync", R"({"tracker":"json"})");
+  INFO(second.data.dump());
+  REQUIRE(second.success);
+  CHECK(second.data["pushed"].as_int() == 1);
+  CHECK(second.data["refused"].size() == 1);  // T002's title is over this tracker's 30 characters
+  CHECK(item_of(read_json(file), "X1")["title"].as_string() == "Ship the CSV importer");
+  // Hours later nothing changed here: the refused task is still tried; nothing else is sent.
+  agent.at(4 * kHour);
+  Envelope quiet = agent.mutate("issues", "sync", R"({"tracker":"json"})");
+  REQUIRE(quiet.success);
+  CHECK(quiet.data["pushed"].as_int() == 0);
+  CHECK(quiet.data["refused"].size() == 1);
+  CHECK(checked_at() == agent.start_time() + 4 * kHour - 5 * 60 * 1000);
+  // A sync that does not push leaves the watermark: the change made before it goes out later.
+  agent.at(5 * kHour);
+  REQUIRE(agent.mutate("tasks", "update", R"({"id":"T003","title":"Fix the crash at start"})").success);
+  REQUIRE(agent.mutate("tasks", "update", R"({"id":"T002","title":"Document the importer"})").success);
+  agent.at(6 * kHour);
+  Envelope pull_only = agent.mutate("issues", "sync", R"({"tracker":"json","push":false})");
+  REQUIRE(pull_only.success);
+  CHECK(pull_only.data["pushed"].as_int() == 0);
+  CHECK(checked_at() == agent.start_time() + 4 * kHour - 5 * 60 * 1000);
+  agent.at(9 * kHour);
+  Envelope later = agent.mutate("issues", "sync", R"({"tracker":"json"})");
+  INFO(later.data.dump());
+  REQUIRE(later.success);
+  CHECK(later.data["pushed"].as_int() == 2);
+  CHECK_FALSE(later.data.contains("refused"));
+  json::Value state = read_json(file);
+  CHECK(item_of(state, "X3")["title"].as_string() == "Fix the crash at start");
+  CHECK(item_of(state, "X2")["title"].as_string() == "Document the importer");
+}
