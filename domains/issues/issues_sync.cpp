@@ -149,7 +149,9 @@ struct Outcome {
   json::Value conflicts = json::Value::array();  // [{id, key, fields{…}}]
   json::Value refused = json::Value::array();    // [{id, key, field?, message, fix}]: the tracker said no
   std::set<std::string> to_push;                 // items pulled whose task holds changes to push
-  TimeMs checked_at = 0;                         // the push step read the tasks changed from here on
+  std::int64_t checked_seq = 0;                  // the push step saw the audit trail up to this row
+  std::set<std::string> to_relink;               // items pulled that name a parent or blockers
+  std::int64_t new_links = 0;                    // items linked for the first time (they may resolve others)
   std::vector<std::string> warnings;
 };
 
@@ -273,6 +275,9 @@ Result<void> apply_item(Context& context, Store& store, TaskEngine& engine, cons
   TrackerLink link = existing ? std::move(*existing) : TrackerLink{};
   point_at(link, target, item);
   link.meta = item_meta(item, there);
+  if (!existing) outcome.new_links++;
+  if (link.meta.contains("parent") || link.meta.contains("blockedBy") || link.meta.contains("refs"))
+    outcome.to_relink.insert(item.id);
   link.synced_at = context.now();
   std::optional<Task> task;
   if (existing) {
@@ -399,11 +404,24 @@ Result<void> relink_chunk(Store& store, TaskEngine& engine, const Target& target
 
 Result<void> relink(Context& context, const Target& target, Outcome& outcome) {
   // What to do is read first (no write lock), then done a chunk of links per short write.
-  // Only the links that name others not yet resolved are read; the numbers' tasks only when one
-  // of them names an item by number.
+  // Only links that name others are read: those pulled now; and when items were linked for the
+  // first time (they may be what an older link waited for), every link not yet resolved. The
+  // numbers' tasks only when one of them names an item by number.
   Store& db = context.db();
   CT_TRY(db.begin(TxKind::Read));
-  auto unresolved = db.unresolved_links(target.tracker, target.repository);
+  Result<std::vector<TrackerLink>> unresolved = std::vector<TrackerLink>{};
+  if (outcome.new_links > 0) {
+    unresolved = db.unresolved_links(target.tracker, target.repository);
+  } else {
+    for (const auto& id : outcome.to_relink) {
+      auto link = db.get_link(target.tracker, target.repository, id);
+      if (!link) {
+        unresolved = fail(std::move(link.error()));
+        break;
+      }
+      if (*link) unresolved->push_back(std::move(**link));
+    }
+  }
   if (!unresolved) {
     db.rollback();
     return fail(std::move(unresolved.error()));
@@ -579,21 +597,23 @@ Result<void> refused(Context& context, const Target& target, const std::string& 
   });
 }
 
-/// How far before its read a push step's watermark is put: a write that began before the read (its
-/// tasks stamped then) but committed after it is seen by the next sync.
-constexpr TimeMs kWatermarkMargin = 5 * 60 * 1000;
-
 /// Pushes what changed here since the base, one item at a time: the network call first, then a short
 /// write of the new base. Only the links that may have something to push are read: of tasks changed
-/// since the last push step read them (`changed_since`, the watermark kept in the cursor's summary as
-/// checkedAt; 0 reads all), of items pulled now whose task holds changes, of a refused push, of the
-/// task whose conflict was resolved.
+/// here since the last push step read them (the audit trail after its row `after_seq`, the watermark
+/// kept in the cursor's summary as checkedSeq; 0 reads every changed task), of items pulled now whose
+/// task holds changes, of a refused push, of the task whose conflict was resolved.
 Result<void> push_changes(Context& context, const Target& target, tracker::Tracker& tracker, Outcome& outcome,
-                          const std::string& resolved, TimeMs changed_since) {
+                          const std::string& resolved, std::int64_t after_seq) {
   Store& store = context.db();
-  outcome.checked_at = std::max<TimeMs>(0, context.now() - kWatermarkMargin);
   CT_TRY(store.begin(TxKind::Read));
-  auto links = store.links_to_push(target.tracker, target.repository, changed_since);
+  // The watermark first: a change committed after it has a higher seq, whatever this read sees.
+  auto watermark = store.last_audit_row();
+  if (!watermark) {
+    store.rollback();
+    return fail(std::move(watermark.error()));
+  }
+  outcome.checked_seq = *watermark;
+  auto links = store.links_to_push(target.tracker, target.repository, after_seq);
   if (!links) {
     store.rollback();
     return fail(std::move(links.error()));
@@ -969,8 +989,8 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
   CT_TRY(relink(context, target, outcome));
   if (!args.resolve.empty()) CT_TRY(settle_resolved(context, target, args.resolve, outcome));
   const json::Value& last = saved ? saved->summary : json::Value();
-  const TimeMs changed_since = last["checkedAt"].is_int() ? last["checkedAt"].as_int() : 0;
-  if (args.push) CT_TRY(push_changes(context, target, *tracker, outcome, args.resolve, changed_since));
+  const std::int64_t after_seq = last["checkedSeq"].is_int() ? last["checkedSeq"].as_int() : 0;
+  if (args.push) CT_TRY(push_changes(context, target, *tracker, outcome, args.resolve, after_seq));
   std::int64_t open_conflicts = 0;
   auto cursor_step = [&](Store& store, TaskEngine&, AuditEntry&) -> Result<void> {
     CT_TRY_ASSIGN(open_conflicts, store.count_links(target.tracker, target.repository, "conflict"));
@@ -984,8 +1004,8 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
     summary.set("conflicts", open_conflicts);
     summary.set("at", format_iso8601(context.now()));
     // Where the next push step starts to look (only a push step that ran moves it).
-    if (args.push) summary.set("checkedAt", outcome.checked_at);
-    else if (changed_since > 0) summary.set("checkedAt", changed_since);
+    if (args.push) summary.set("checkedSeq", outcome.checked_seq);
+    else if (after_seq > 0) summary.set("checkedSeq", after_seq);
     next.summary = std::move(summary);
     next.synced_at = context.now();
     return store.put_cursor(next);
@@ -1105,7 +1125,7 @@ void register_issues_sync(Registry& registry) {
   registry.add({.domain = "issues", .name = "sync.status", .gateway = Gateway::Query,
                 .summary = "Show what is out of step with a tracker, and its conflicts",
                 .params = status_args.specs(),
-                .returns = "{tracker, repo, linked, last?{pulled, created, updated, pushed, conflicts, at, checkedAt}, "
+                .returns = "{tracker, repo, linked, last?{pulled, created, updated, pushed, conflicts, at, checkedSeq}, "
                            "outOfStep[{id, key, state, push?[fields], pull?[fields], refused?}], conflicts[{id, key, state, conflict}]}",
                 .examples = {{R"({"repo":"octo/app"})", "what the next sync would do, and the conflicts"}},
                 .idempotent = true, .tier = 2, .shortcut = "sync status", .handler = status_args.handler(sync_status)});

@@ -1,5 +1,9 @@
 #include "engines/store/tracker_store.h"
 
+#include <algorithm>
+#include <set>
+#include <tuple>
+
 #include "core/json_parse.h"
 #include "engines/store/store_rows.h"
 
@@ -110,14 +114,34 @@ Result<std::vector<TrackerLink>> TrackerStore::unresolved_links(std::string_view
 }
 
 Result<std::vector<TrackerLink>> TrackerStore::links_to_push(std::string_view tracker, std::string_view repository,
-                                                             TimeMs changed_since) {
-  const Value args[] = {Value(tracker), Value(repository), Value(changed_since)};
-  std::string sql = "SELECT l." + std::string(kLinkColumns);
-  for (std::size_t at = sql.find(", "); at != std::string::npos; at = sql.find(", ", at + 4)) sql.replace(at, 2, ", l.");
-  sql += " FROM tracker_links l JOIN tasks t ON t.id = l.task_id WHERE l.tracker = ?1 AND l.repository = ?2 "
-         "AND l.state <> 'deleted' AND substr(l.external_id, 1, 10) <> 'milestone:' "
-         "AND (l.state = 'refused' OR t.updated_at >= ?3) ORDER BY l.number, l.external_id";
-  return sql_runner().all(sql, args, "cannot read the tracker links to push", read_link);
+                                                             std::int64_t after_seq) {
+  // The changed tasks from audit_changes by its seq index, then their links by tracker_links_task:
+  // rows of the changed tasks only (one query joining both lets the planner walk every link).
+  std::vector<std::string> changed;
+  const Value after[] = {Value(after_seq)};
+  CT_TRY(sql_runner().each("SELECT DISTINCT task_id FROM audit_changes WHERE seq > ?1", after,
+                           "cannot read the tasks changed since the last sync",
+                           [&](const sql::Cursor& row) { changed.emplace_back(row.text(0)); }));
+  std::vector<TrackerLink> out;
+  std::set<std::string> seen;
+  for (const auto& task_id : changed) {
+    CT_TRY_ASSIGN(auto of_task, task_links(task_id));
+    for (auto& link : of_task)
+      if (link.tracker == tracker && link.repository == repository && link.state != "deleted" &&
+          !link.external_id.starts_with("milestone:") && seen.insert(link.external_id).second)
+        out.push_back(std::move(link));
+  }
+  CT_TRY_ASSIGN(auto refused, links(tracker, repository, "refused"));
+  for (auto& link : refused)
+    if (seen.insert(link.external_id).second) out.push_back(std::move(link));
+  std::sort(out.begin(), out.end(), [](const TrackerLink& a, const TrackerLink& b) {
+    return std::tie(a.number, a.external_id) < std::tie(b.number, b.external_id);
+  });
+  return out;
+}
+
+Result<std::int64_t> TrackerStore::last_audit_row() {
+  return sql_runner().integer("SELECT COALESCE(MAX(seq), 0) FROM audit", {}, "cannot read the audit trail's last row");
 }
 
 Result<std::vector<TrackerLink>> TrackerStore::push_new_links(std::string_view tracker, std::string_view repository) {

@@ -66,11 +66,15 @@ class TrackerStore {
   /// tasks (meta resolved unset): what a sync's relink step reads.
   [[nodiscard]] Result<std::vector<TrackerLink>> unresolved_links(std::string_view tracker,
                                                                   std::string_view repository);
-  /// The items' links a sync may have to push: those whose task changed at or after `changed_since`
-  /// (tasks.updated_at; 0 for every link), and those whose last push the tracker refused (state
-  /// "refused"). Milestones' epics and deleted tasks are not among them.
+  /// The items' links a sync may have to push: those of tasks the audit trail shows changed after
+  /// its row `after_seq` (audit_changes.seq; 0 for every changed task), and those whose last push the
+  /// tracker refused (state "refused"). Milestones' epics and deleted tasks are not among them.
   [[nodiscard]] Result<std::vector<TrackerLink>> links_to_push(std::string_view tracker, std::string_view repository,
-                                                               TimeMs changed_since);
+                                                               std::int64_t after_seq);
+  /// The audit trail's last row (its seq; 0 when empty): a watermark for links_to_push. Writers are
+  /// serialised and number their rows in commit order, so a change committed after this read has a
+  /// higher seq.
+  [[nodiscard]] Result<std::int64_t> last_audit_row();
   /// The links of epics whose new children are created in the tracker (push_new).
   [[nodiscard]] Result<std::vector<TrackerLink>> push_new_links(std::string_view tracker, std::string_view repository);
   [[nodiscard]] Result<std::int64_t> count_links(std::string_view tracker, std::string_view repository,
