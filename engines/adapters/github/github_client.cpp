@@ -116,14 +116,7 @@ class GitHubTracker final : public Tracker {
       if (parsed && parsed->is_object()) cursor = std::move(*parsed);
     }
     if (options.comments && cursor["phase"] == json::Value("comments")) return pull_comments(options, cursor);
-    const std::string since = cursor["since"].string_or_empty();
-    const std::int64_t page_number = cursor["page"].is_int() ? cursor["page"].as_int() : 1;
-    std::string path = repo_path_ + "/issues?state=all&sort=updated&direction=asc&per_page=" +
-                       std::to_string(std::clamp<std::size_t>(options.page_size, 1, 100)) +
-                       "&page=" + std::to_string(page_number);
-    if (!since.empty()) path += "&since=" + url_encode(since);
-    const std::string etag = page_number == 1 ? cursor["etag"].string_or_empty() : "";
-    CT_TRY_ASSIGN(Response response, request("GET", path, "", etag));
+    CT_TRY_ASSIGN(Response response, changed_page(repo_path_ + "/issues?state=all", cursor, options.page_size));
     Page page;
     if (response.status == 304) {  // nothing changed since: the same cursor (then the comments')
       if (options.comments) {
@@ -135,7 +128,7 @@ class GitHubTracker final : public Tracker {
     }
     auto parsed = json::parse(response.body);
     if (!parsed || !parsed->is_array()) return fail(ErrorCode::EngineFailed, "GitHub answered the issues list with no list");
-    std::string last = since;
+    std::string last = cursor["since"].string_or_empty();
     for (const auto& value : parsed->as_array()) {
       const bool is_pull = value.contains("pull_request") && !value["pull_request"].is_null();
       if (value["updated_at"].is_string()) last = std::max(last, value["updated_at"].as_string());
@@ -144,16 +137,7 @@ class GitHubTracker final : public Tracker {
       page.items.push_back(std::move(item));
     }
     const bool more = !next_link(response.header("Link")).empty();
-    json::Value next = json::Value::object();
-    if (more && last == since) {  // a whole page changed at one instant: the next page of the same query
-      next.set("since", since);
-      next.set("page", page_number + 1);
-    } else {
-      next.set("since", last);
-      next.set("page", 1);
-    }
-    if (!more && page_number == 1 && !response.header("ETag").empty() && last == since)
-      next.set("etag", response.header("ETag"));
+    json::Value next = after_page(cursor, response, last, more);
     if (cursor.contains("comments")) next.set("comments", cursor["comments"]);
     if (!more && options.comments) next.set("phase", "comments");  // the comments next
     page.cursor = next.dump();
@@ -165,25 +149,16 @@ class GitHubTracker final : public Tracker {
   /// A page of the repository's comments (GET /repos/{o}/{r}/issues/comments), by last change, oldest
   /// first, from the comments' own {since, page, etag} in the cursor; the last page ends the phase.
   Result<Page> pull_comments(const PullOptions& options, json::Value cursor) {
-    const json::Value& at = cursor["comments"];
-    const std::string since = at["since"].string_or_empty();
-    const std::int64_t page_number = at["page"].is_int() ? at["page"].as_int() : 1;
-    std::string path = repo_path_ + "/issues/comments?sort=updated&direction=asc&per_page=" +
-                       std::to_string(std::clamp<std::size_t>(options.page_size, 1, 100)) +
-                       "&page=" + std::to_string(page_number);
-    if (!since.empty()) path += "&since=" + url_encode(since);
-    const std::string etag = page_number == 1 ? at["etag"].string_or_empty() : "";
-    CT_TRY_ASSIGN(Response response, request("GET", path, "", etag));
+    const json::Value at = cursor["comments"];
+    CT_TRY_ASSIGN(Response response, changed_page(repo_path_ + "/issues/comments", at, options.page_size));
     Page page;
-    json::Value next = json::Value::object();
+    json::Value next = at;
     bool more = false;
-    if (response.status == 304) {
-      next = at;
-    } else {
+    if (response.status != 304) {
       auto parsed = json::parse(response.body);
       if (!parsed || !parsed->is_array())
         return fail(ErrorCode::EngineFailed, "GitHub answered the comments list with no list");
-      std::string last = since;
+      std::string last = at["since"].string_or_empty();
       for (const auto& value : parsed->as_array()) {
         if (value["updated_at"].is_string()) last = std::max(last, value["updated_at"].as_string());
         const std::int64_t number = number_in_url(value["issue_url"].string_or_empty());
@@ -192,15 +167,7 @@ class GitHubTracker final : public Tracker {
         page.comments.push_back(comment_of(value, known != ids_.end() ? known->second : "#" + std::to_string(number)));
       }
       more = !next_link(response.header("Link")).empty();
-      if (more && last == since) {
-        next.set("since", since);
-        next.set("page", page_number + 1);
-      } else {
-        next.set("since", last);
-        next.set("page", 1);
-      }
-      if (!more && page_number == 1 && !response.header("ETag").empty() && last == since)
-        next.set("etag", response.header("ETag"));
+      next = after_page(at, response, last, more);
     }
     cursor.set("comments", std::move(next));
     if (!more) cursor.erase("phase");
@@ -208,6 +175,37 @@ class GitHubTracker final : public Tracker {
     page.more = more;
     if (settings_.progress) settings_.progress("comments", page.comments.size(), 0);
     return page;
+  }
+
+  /// One page of a list GitHub sorts by last change (`list`: its path and any query of its own),
+  /// oldest change first, from a position {since, page, etag}: conditional on its first page.
+  Result<Response> changed_page(const std::string& list, const json::Value& at, std::size_t page_size) {
+    const std::string since = at["since"].string_or_empty();
+    const std::int64_t page_number = at["page"].is_int() ? at["page"].as_int() : 1;
+    std::string path = list + (list.find('?') == std::string::npos ? "?" : "&") +
+                       "sort=updated&direction=asc&per_page=" + std::to_string(std::clamp<std::size_t>(page_size, 1, 100)) +
+                       "&page=" + std::to_string(page_number);
+    if (!since.empty()) path += "&since=" + url_encode(since);
+    return request("GET", path, "", page_number == 1 ? at["etag"].string_or_empty() : "");
+  }
+
+  /// The position after a page of changed_page whose latest change is `last`: the same query's next
+  /// page when the whole page changed at one instant, else after `last`; with the list's ETag when
+  /// it was read whole in one page and nothing moved (the next first page is then conditional).
+  static json::Value after_page(const json::Value& at, const Response& response, const std::string& last, bool more) {
+    const std::string since = at["since"].string_or_empty();
+    const std::int64_t page_number = at["page"].is_int() ? at["page"].as_int() : 1;
+    json::Value next = json::Value::object();
+    if (more && last == since) {
+      next.set("since", since);
+      next.set("page", page_number + 1);
+    } else {
+      next.set("since", last);
+      next.set("page", 1);
+    }
+    if (!more && page_number == 1 && !response.header("ETag").empty() && last == since)
+      next.set("etag", response.header("ETag"));
+    return next;
   }
 
   /// The number of the milestone titled `title` (GET /repos/{o}/{r}/milestones?state=all, read once
