@@ -102,8 +102,9 @@ Result<std::map<std::int64_t, std::string>> TrackerStore::link_numbers(std::stri
 
 Result<std::vector<TrackerLink>> TrackerStore::unresolved_links(std::string_view tracker, std::string_view repository) {
   // meta is JSON written by json::Value::dump (no spaces): a key reads `"parent":`, which a string
-  // value cannot hold unescaped. Found by the dialect's plain substring search (instr, strpos: a
-  // tenth of LIKE's cost here); the caller checks the parsed meta again.
+  // value cannot hold unescaped. Found by the dialect's plain substring search (instr, strpos:
+  // exact on both backends, where SQLite's LIKE folds case); the caller checks the parsed meta
+  // again. It reads every link's meta: the sync asks only when new items were linked.
   const std::string has = std::string(sql_runner().dialect().find_text) + "(meta, ";
   const Value args[] = {Value(tracker), Value(repository)};
   return sql_runner().all(
