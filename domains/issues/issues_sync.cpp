@@ -13,6 +13,7 @@
 #include <span>
 
 #include "core/progress.h"
+#include "core/stored_text.h"
 #include "core/text.h"
 #include "domains/bind.h"
 #include "domains/context.h"
@@ -146,8 +147,13 @@ bool store_failure(ErrorCode code) {
 /// Counts and lists of one sync, for the reply.
 struct Outcome {
   std::int64_t pages = 0, pulled = 0, created = 0, updated = 0, pushed = 0, comments = 0, skipped = 0,
-               created_there = 0;
+               created_there = 0, notes = 0;
   json::Value conflicts = json::Value::array();  // [{id, key, fields{…}}]
+  json::Value refused = json::Value::array();    // [{id, key, field?, message, fix}]: the tracker said no
+  std::set<std::string> to_push;                 // items pulled whose task holds changes to push
+  std::int64_t checked_seq = 0;                  // the push step saw the audit trail up to this row
+  std::set<std::string> to_relink;               // items pulled that name a parent or blockers
+  std::int64_t new_links = 0;                    // items linked for the first time (they may resolve others)
   std::vector<std::string> warnings;
 };
 
@@ -267,6 +273,9 @@ Result<void> apply_item(Context& context, Store& store, TaskEngine& engine, cons
   TrackerLink link = existing ? std::move(*existing) : TrackerLink{};
   point_at(link, target, item);
   link.meta = item_meta(item, there);
+  if (!existing) outcome.new_links++;
+  if (link.meta.contains("parent") || link.meta.contains("blockedBy") || link.meta.contains("refs"))
+    outcome.to_relink.insert(item.id);
   link.synced_at = context.now();
   std::optional<Task> task;
   if (existing) {
@@ -331,6 +340,7 @@ Result<void> apply_item(Context& context, Store& store, TaskEngine& engine, cons
   for (const auto& name : merged.pushed) ts::set_field(next, name, ts::field_value(base, name));
   if (!pulled)
     for (const auto& name : merged.pulled) ts::set_field(next, name, ts::field_value(base, name));
+  if (!merged.pushed.empty()) outcome.to_push.insert(item.id);
   link.base = ts::to_json(next);
   link.version = item.version;
   if (merged.conflicts.empty()) {
@@ -349,6 +359,35 @@ Result<void> apply_item(Context& context, Store& store, TaskEngine& engine, cons
   return {};
 }
 
+/// A comment made in the tracker, kept as a note of its item's task: who wrote it and when, the
+/// comment's id as a marker (`[github comment <id>]`) so that it is kept once, however often it is
+/// pulled (an edited comment comes again: notes are append-only, the first text stays). A comment
+/// this product wrote (a completion's, marked `<!-- cleo:`) is not pulled back.
+Result<void> apply_comment(Store& store, TaskEngine& engine, const Target& target, const tracker::Comment& comment,
+                           Outcome& outcome) {
+  constexpr std::size_t kNoteBody = 4000;  // a note holds ≤ 5000 characters; the heading fits in the rest
+  if (comment.id.empty() || comment.body.find("<!-- cleo:") != std::string::npos) return {};
+  std::optional<TrackerLink> link;
+  if (comment.item.starts_with("#")) {
+    CT_TRY_ASSIGN(link, store.link_by_number(target.tracker, target.repository, number_after_hash(comment.item)));
+  } else {
+    CT_TRY_ASSIGN(link, store.get_link(target.tracker, target.repository, comment.item));
+  }
+  if (!link || link->external_id.starts_with("milestone:")) return {};  // not an item linked here
+  CT_TRY_ASSIGN(auto task, store.get_task(link->task_id));
+  if (!task) return {};
+  const std::string mark = "[" + target.tracker + " comment " + comment.id + "]";
+  for (const auto& note : task->notes)
+    if (note.text.find(mark) != std::string::npos) return {};
+  const std::string who = comment.author.empty() ? std::string("someone") : "@" + comment.author;
+  TaskPatch patch;
+  patch.note = who + " commented on " + link->key + (comment.created_at.empty() ? "" : " at " + comment.created_at) +
+               " " + mark + ":\n" + clip(std::string(trim(comment.body)), kNoteBody);
+  CT_TRY(engine.update(task->id, patch, std::nullopt));
+  outcome.notes++;
+  return {};
+}
+
 /// The task a link's external id is, in this repository.
 Result<std::string> task_of(Store& store, const Target& target, const std::string& external_id) {
   CT_TRY_ASSIGN(auto link, store.get_link(target.tracker, target.repository, external_id));
@@ -363,18 +402,47 @@ Result<void> relink_chunk(Store& store, TaskEngine& engine, const Target& target
 
 Result<void> relink(Context& context, const Target& target, Outcome& outcome) {
   // What to do is read first (no write lock), then done a chunk of links per short write.
+  // Only links that name others are read: those pulled now; and when items were linked for the
+  // first time (they may be what an older link waited for), every link not yet resolved. The
+  // numbers' tasks only when one of them names an item by number.
   Store& db = context.db();
   CT_TRY(db.begin(TxKind::Read));
-  auto all = db.links(target.tracker, target.repository, "");
-  db.rollback();
-  if (!all) return fail(std::move(all.error()));
+  Result<std::vector<TrackerLink>> unresolved = std::vector<TrackerLink>{};
+  if (outcome.new_links > 0) {
+    unresolved = db.unresolved_links(target.tracker, target.repository);
+  } else {
+    for (const auto& id : outcome.to_relink) {
+      auto link = db.get_link(target.tracker, target.repository, id);
+      if (!link) {
+        unresolved = fail(std::move(link.error()));
+        break;
+      }
+      if (*link) unresolved->push_back(std::move(**link));
+    }
+  }
+  if (!unresolved) {
+    db.rollback();
+    return fail(std::move(unresolved.error()));
+  }
   std::map<std::int64_t, std::string> by_number;
   std::vector<TrackerLink> pending;
-  for (auto& link : *all) {
-    if (link.number > 0) by_number[link.number] = link.task_id;
+  bool by_numbers = false;
+  for (auto& link : *unresolved) {
     const bool refers = link.meta.contains("parent") || link.meta.contains("blockedBy") || link.meta.contains("refs");
-    if (refers && link.meta["resolved"] != json::Value(true)) pending.push_back(std::move(link));
+    if (!refers || link.meta["resolved"] == json::Value(true)) continue;
+    by_numbers = by_numbers || link.meta.contains("refs") ||
+                 link.meta["parent"].string_or_empty().starts_with("#") || link.meta["blockedBy"].dump().find("\"#") != std::string::npos;
+    pending.push_back(std::move(link));
   }
+  if (by_numbers) {
+    auto numbers = db.link_numbers(target.tracker, target.repository);
+    if (!numbers) {
+      db.rollback();
+      return fail(std::move(numbers.error()));
+    }
+    by_number = std::move(*numbers);
+  }
+  db.rollback();
   constexpr std::size_t kChunk = 100;
   for (std::size_t from = 0; from < pending.size(); from += kChunk) {
     auto chunk = [&](Store& store, TaskEngine& engine, AuditEntry&) -> Result<void> {
@@ -490,15 +558,94 @@ Result<std::string> completion_comment(Store& store, const Task& task) {
   return body;
 }
 
+/// What an agent does about a value the tracker refused.
+std::string refusal_fix(const std::string& task_id, const std::string& field) {
+  if (field == "title") return "shorten " + task_id + "'s title (tasks.update); the next issues.sync sends it again";
+  if (field == "body" || field == "description")
+    return "shorten " + task_id + "'s description or acceptance criteria (tasks.update); the next issues.sync sends "
+           "them again";
+  if (field == "labels" || field == "name")
+    return "change " + task_id + "'s labels (tasks.update); the next issues.sync sends them again";
+  return "change what the tracker refused in " + task_id + " (tasks.update); the next issues.sync sends it again";
+}
+
+/// A refusal of the tracker (E_VALIDATION: GitHub's 422) for one task: told in the reply's
+/// `refused`, kept on its link (state "refused", meta.refused) so that the next sync sends it again,
+/// and not retried in this one. Anything else stops the sync.
+Result<void> refused(Context& context, const Target& target, const std::string& task_id, const TrackerLink* link,
+                     const Error& error, Outcome& outcome) {
+  const std::string field = error.details["field"].string_or_empty();
+  json::Value entry = json::Value::object();
+  entry.set("id", task_id);
+  if (link) entry.set("key", link->key);
+  if (!field.empty()) entry.set("field", field);
+  entry.set("message", error.message);
+  entry.set("fix", refusal_fix(task_id, field));
+  outcome.refused.push_back(entry);
+  if (!link) return {};
+  return write(context, target, "refused", [&](Store& db, TaskEngine&, AuditEntry&) -> Result<void> {
+    CT_TRY_ASSIGN(auto current, db.get_link(target.tracker, target.repository, link->external_id));
+    if (!current) return {};
+    if (current->state != "conflict") current->state = "refused";
+    json::Value why = json::Value::object();
+    if (!field.empty()) why.set("field", field);
+    why.set("message", error.message);
+    current->meta.set("refused", std::move(why));
+    return db.put_link(*current);
+  });
+}
+
 /// Pushes what changed here since the base, one item at a time: the network call first, then a short
-/// write of the new base.
-Result<void> push_changes(Context& context, const Target& target, tracker::Tracker& tracker, Outcome& outcome) {
+/// write of the new base. Only the links that may have something to push are read: of tasks changed
+/// here since the last push step read them (the audit trail after its row `after_seq`, the watermark
+/// kept in the cursor's summary as checkedSeq; 0 reads every changed task), of items pulled now whose
+/// task holds changes, of a refused push, of the task whose conflict was resolved.
+Result<void> push_changes(Context& context, const Target& target, tracker::Tracker& tracker, Outcome& outcome,
+                          const std::string& resolved, std::int64_t after_seq) {
   Store& store = context.db();
   CT_TRY(store.begin(TxKind::Read));
-  auto links = store.links(target.tracker, target.repository, "");
+  // The watermark first: a change committed after it has a higher seq, whatever this read sees.
+  auto watermark = store.last_audit_row();
+  if (!watermark) {
+    store.rollback();
+    return fail(std::move(watermark.error()));
+  }
+  outcome.checked_seq = *watermark;
+  auto links = store.links_to_push(target.tracker, target.repository, after_seq);
   if (!links) {
     store.rollback();
     return fail(std::move(links.error()));
+  }
+  auto epics = store.push_new_links(target.tracker, target.repository);
+  if (!epics) {
+    store.rollback();
+    return fail(std::move(epics.error()));
+  }
+  {
+    std::set<std::string> have;
+    for (const auto& link : *links) have.insert(link.external_id);
+    std::vector<std::string> more(outcome.to_push.begin(), outcome.to_push.end());
+    if (!resolved.empty()) {
+      auto of_task = store.task_links(resolved);
+      if (!of_task) {
+        store.rollback();
+        return fail(std::move(of_task.error()));
+      }
+      for (const auto& link : *of_task)
+        if (link.tracker == target.tracker && link.repository == target.repository) more.push_back(link.external_id);
+    }
+    for (const auto& id : more) {
+      if (have.contains(id)) continue;
+      auto link = store.get_link(target.tracker, target.repository, id);
+      if (!link) {
+        store.rollback();
+        return fail(std::move(link.error()));
+      }
+      if (*link) {
+        have.insert(id);
+        links->push_back(std::move(**link));
+      }
+    }
   }
   struct Job {
     TrackerLink link;
@@ -533,9 +680,14 @@ Result<void> push_changes(Context& context, const Target& target, tracker::Track
   }
   // New tasks under an epic that opted in (pushNew): made in the tracker, each with a marker that
   // links it back if the sync is cut off before the link is kept.
-  std::vector<Task> drafts;
-  for (const auto& link : *links) {
-    if (!link.push_new) continue;
+  struct Draft {
+    Task task;
+    std::string milestone;  // the title of the epic's milestone, "" when the epic is an item's
+  };
+  std::vector<Draft> drafts;
+  for (const auto& link : *epics) {
+    const std::string milestone =
+        link.external_id.starts_with("milestone:") ? link.external_id.substr(std::string_view("milestone:").size()) : "";
     auto children = store.children_of(link.task_id, false);
     if (!children) {
       store.rollback();
@@ -548,22 +700,33 @@ Result<void> push_changes(Context& context, const Target& target, tracker::Track
         store.rollback();
         return fail(Error(ErrorCode::FileError, "cannot read the new tasks of " + link.task_id));
       }
-      if (child_links->empty() && *child && (*child)->status != TaskStatus::Cancelled) drafts.push_back(**child);
+      if (child_links->empty() && *child && (*child)->status != TaskStatus::Cancelled)
+        drafts.push_back({**child, milestone});
     }
   }
   store.rollback();  // a read: nothing to keep
-  for (const auto& task : drafts) {
+  for (const auto& [task, milestone] : drafts) {
     tracker::Item draft;
     const ts::Fields fields = ts::fields_of_task(task);
     draft.title = fields.title;
     draft.body = body_of(fields);
     draft.body += (draft.body.empty() ? "" : "\n\n") + ts::marker(task.id);
     draft.labels = fields.labels;
+    draft.milestone = milestone;
     draft.state = "open";
-    CT_TRY_ASSIGN(tracker::Item made, tracker.create(draft));
+    auto created = tracker.create(draft);
+    if (!created && created.error().code == ErrorCode::Validation) {
+      CT_TRY(refused(context, target, task.id, nullptr, created.error(), outcome));
+      continue;
+    }
+    if (!created) return fail(std::move(created.error()));
+    const tracker::Item& made = *created;
     outcome.created_there++;
     report_progress("created " + std::to_string(outcome.created_there) + " of " + std::to_string(drafts.size()) +
                     " items");
+    if (made.milestone != milestone)
+      outcome.warnings.push_back(task.id + " (" + made.key + "): made without its milestone " + quoted_line(milestone) +
+                                 ", which " + target.repository + " does not have");
     auto create_step = [&](Store& db, TaskEngine&, AuditEntry& audit) -> Result<void> {
       TrackerLink link;
       point_at(link, target, made);
@@ -600,11 +763,22 @@ Result<void> push_changes(Context& context, const Target& target, tracker::Track
       bool already = false;
       for (const auto& comment : *said) already = already || comment.body.find(mark) != std::string::npos;
       if (!already) {
-        CT_TRY(tracker.comment(job.link.external_id, job.comment));
+        auto commented = tracker.comment(job.link.external_id, job.comment);
+        if (!commented && commented.error().code == ErrorCode::Validation) {
+          CT_TRY(refused(context, target, job.task.id, &job.link, commented.error(), outcome));
+          continue;
+        }
+        if (!commented) return fail(std::move(commented.error()));
         outcome.comments++;
       }
     }
-    CT_TRY_ASSIGN(tracker::Item after, tracker.push(edit));
+    auto pushed = tracker.push(edit);
+    if (!pushed && pushed.error().code == ErrorCode::Validation) {
+      CT_TRY(refused(context, target, job.task.id, &job.link, pushed.error(), outcome));
+      continue;
+    }
+    if (!pushed) return fail(std::move(pushed.error()));
+    const tracker::Item& after = *pushed;
     outcome.pushed++;
     report_progress("pushed " + std::to_string(outcome.pushed) + " of " + std::to_string(jobs.size()) + " changes");
     auto push_step = [&](Store& db, TaskEngine&, AuditEntry& audit) -> Result<void> {
@@ -620,7 +794,9 @@ Result<void> push_changes(Context& context, const Target& target, tracker::Track
       link.base = ts::to_json(base);
       json::Value meta = link.meta;
       meta.set("seen", ts::to_json(ts::fields_of_item(after)));
+      meta.erase("refused");
       link.meta = std::move(meta);
+      if (link.state == "refused") link.state = "synced";
       link.version = after.version;
       link.synced_at = context.now();
       return db.put_link(link);
@@ -734,6 +910,7 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
   tracker::PullOptions options;
   options.cursor = saved ? saved->cursor : "";
   options.include_pull_requests = args.pull_requests;
+  options.comments = !dry;  // the tracker's comments come back as the tasks' notes
   if (target.settings["pageSize"].is_int())
     options.page_size = static_cast<std::size_t>(std::clamp<std::int64_t>(target.settings["pageSize"].as_int(), 1, 100));
   std::set<std::string> seen_ids;
@@ -772,6 +949,18 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
           }
           CT_TRY(store.release("item"));
         }
+        for (const auto& comment : page.comments) {
+          const std::size_t changes = audit.changes.size();
+          CT_TRY(store.savepoint("comment"));
+          if (auto kept = apply_comment(store, engine, target, comment, outcome); !kept) {
+            if (store_failure(kept.error().code)) return kept;
+            CT_TRY(store.rollback_to("comment"));
+            audit.changes.resize(changes);
+            outcome.warnings.push_back(comment.item + ": comment " + comment.id + " not kept: " + kept.error().message);
+            continue;
+          }
+          CT_TRY(store.release("comment"));
+        }
         // The cursor moves in the transaction that keeps the page: a sync killed after it resumes here.
         TrackerCursor cursor;
         cursor.tracker = target.tracker;
@@ -784,8 +973,9 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
       CT_TRY(write(context, target, "pull", pull_step));
     }
     options.cursor = page.cursor;
-    report_progress((dry ? "read " : "pulled ") + std::to_string(outcome.pulled) + " items (" +
-                    std::to_string(outcome.pages) + (outcome.pages == 1 ? " page)" : " pages)"));
+    report_progress((dry ? "read " : "pulled ") + std::to_string(outcome.pulled) + " items" +
+                    (outcome.notes > 0 ? ", " + std::to_string(outcome.notes) + " comments as notes" : std::string()) +
+                    " (" + std::to_string(outcome.pages) + (outcome.pages == 1 ? " page)" : " pages)"));
     if (!page.more) break;
   }
   json::Value data = json::Value::object();
@@ -802,7 +992,9 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
   }
   CT_TRY(relink(context, target, outcome));
   if (!args.resolve.empty()) CT_TRY(settle_resolved(context, target, args.resolve, outcome));
-  if (args.push) CT_TRY(push_changes(context, target, *tracker, outcome));
+  const json::Value& last = saved ? saved->summary : json::Value();
+  const std::int64_t after_seq = last["checkedSeq"].is_int() ? last["checkedSeq"].as_int() : 0;
+  if (args.push) CT_TRY(push_changes(context, target, *tracker, outcome, args.resolve, after_seq));
   std::int64_t open_conflicts = 0;
   auto cursor_step = [&](Store& store, TaskEngine&, AuditEntry&) -> Result<void> {
     CT_TRY_ASSIGN(open_conflicts, store.count_links(target.tracker, target.repository, "conflict"));
@@ -815,6 +1007,9 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
     summary.set("pushed", outcome.pushed);
     summary.set("conflicts", open_conflicts);
     summary.set("at", format_iso8601(context.now()));
+    // Where the next push step starts to look (only a push step that ran moves it).
+    if (args.push) summary.set("checkedSeq", outcome.checked_seq);
+    else if (after_seq > 0) summary.set("checkedSeq", after_seq);
     next.summary = std::move(summary);
     next.synced_at = context.now();
     return store.put_cursor(next);
@@ -826,7 +1021,9 @@ Result<Reply> sync_external(Context& context, const SyncArgs& args) {
   data.set("pushed", outcome.pushed);
   if (outcome.created_there > 0) data.set("createdThere", outcome.created_there);
   data.set("comments", outcome.comments);
+  data.set("notes", outcome.notes);
   data.set("conflicts", open_conflicts);
+  if (!outcome.refused.empty()) data.set("refused", std::move(outcome.refused));
   if (!outcome.conflicts.empty()) data.set("newConflicts", std::move(outcome.conflicts));
   data.set("longestWriteMs", static_cast<double>(static_cast<std::int64_t>(longest_write_ms * 10)) / 10.0);
   return Reply::warned(std::move(data), std::move(outcome.warnings));
@@ -870,7 +1067,8 @@ Result<Reply> sync_status(Context& context, const StatusArgs& args) {
     ts::Merge merged = ts::merge(ts::from_json(link.base, seen), ts::fields_of_task(*task), seen);
     if (merged.pushed.empty() && merged.pulled.empty()) continue;
     json::Value row = link_json(link);
-    row.set("state", "changed");
+    row.set("state", link.state == "refused" ? "refused" : "changed");
+    if (link.meta.contains("refused")) row.set("refused", link.meta["refused"]);
     if (!merged.pushed.empty()) row.set("push", json::Value::array_of(merged.pushed));
     if (!merged.pulled.empty()) row.set("pull", json::Value::array_of(merged.pulled));
     out_of_step.push_back(std::move(row));
@@ -916,8 +1114,10 @@ void register_issues_sync(Registry& registry) {
   registry.add({.domain = "issues", .name = "sync", .gateway = Gateway::Mutate,
                 .summary = "Keep a tracker's issues and the tasks in step, both ways",
                 .params = sync_args.specs(),
-                .returns = "{tracker, repo, pulled, created, updated, pushed, comments, conflicts (open), longestWriteMs "
-                           "(the longest write transaction), createdThere? (new tasks of a pushNew epic), newConflicts?[{id, key, fields{field: {base, here, there}}}]}; dry run: "
+                .returns = "{tracker, repo, pulled, created, updated, pushed, comments (said there), notes (the tracker's "
+                           "comments kept as notes), conflicts (open), longestWriteMs "
+                           "(the longest write transaction), createdThere? (new tasks of a pushNew epic), newConflicts?[{id, key, fields{field: {base, here, there}}}], "
+                           "refused?[{id, key, field, message, fix}] (values the tracker refused: sent again next time)}; dry run: "
                            "{dryRun, pulled, wouldCreate, wouldUpdate}",
                 .errors = {ErrorCode::EngineFailed, ErrorCode::Timeout, ErrorCode::NotFound},
                 .examples = {{R"({"repo":"octo/app"})", "what a first sync would bring in"},
@@ -931,8 +1131,8 @@ void register_issues_sync(Registry& registry) {
   registry.add({.domain = "issues", .name = "sync.status", .gateway = Gateway::Query,
                 .summary = "Show what is out of step with a tracker, and its conflicts",
                 .params = status_args.specs(),
-                .returns = "{tracker, repo, linked, last?{pulled, created, updated, pushed, conflicts, at}, "
-                           "outOfStep[{id, key, state, push?[fields], pull?[fields]}], conflicts[{id, key, state, conflict}]}",
+                .returns = "{tracker, repo, linked, last?{pulled, created, updated, pushed, conflicts, at, checkedSeq}, "
+                           "outOfStep[{id, key, state, push?[fields], pull?[fields], refused?}], conflicts[{id, key, state, conflict}]}",
                 .examples = {{R"({"repo":"octo/app"})", "what the next sync would do, and the conflicts"}},
                 .idempotent = true, .tier = 2, .shortcut = "sync status", .handler = status_args.handler(sync_status)});
 }

@@ -24,6 +24,7 @@ class PluginTracker final : public Tracker {
     request.set("cursor", options.cursor);
     request.set("pullRequests", options.include_pull_requests);
     request.set("pageSize", static_cast<std::int64_t>(options.page_size));
+    request.set("comments", options.comments);
     CT_TRY_ASSIGN(json::Value data, call("pull", std::move(request)));
     Page page;
     if (!data["items"].is_array()) return fail(broken("pull", "no items list"));
@@ -31,6 +32,12 @@ class PluginTracker final : public Tracker {
       CT_TRY_ASSIGN(Item item, item_from_json(value));
       page.items.push_back(std::move(item));
     }
+    if (options.comments && data["comments"].is_array())
+      for (const auto& value : data["comments"].as_array()) {
+        CT_TRY_ASSIGN(Comment comment, comment_from_json(value));
+        if (comment.item.empty()) return fail(broken("pull", "a comment that names no item"));
+        page.comments.push_back(std::move(comment));
+      }
     page.cursor = data["cursor"].string_or_empty();
     page.more = data["more"] == json::Value(true);
     return page;
@@ -102,7 +109,11 @@ class PluginTracker final : public Tracker {
     if ((*reply)["success"] != json::Value(false) || !error.is_object()) return fail(broken(op, "no success flag"));
     std::string message = error["message"].string_or_empty();
     if (message.empty()) message = "failed";
-    Error out(ErrorCode::EngineFailed, "the tracker plug-in " + name_ + ": " + std::string(op) + ": " + message);
+    // "invalid": the tracker refused the values (as GitHub's 422): E_VALIDATION, not worth retrying.
+    const bool refused = error["code"] == json::Value("invalid");
+    Error out(refused ? ErrorCode::Validation : ErrorCode::EngineFailed,
+              "the tracker plug-in " + name_ + ": " + std::string(op) + ": " + message);
+    if (refused && error["field"].is_string()) out.details.set("field", error["field"].as_string());
     if (error["retryAfter"].is_int()) out.retry_after_seconds = error["retryAfter"].as_int();
     if (error["code"].is_string()) out.details.set("pluginCode", error["code"].as_string());
     return fail(std::move(out));

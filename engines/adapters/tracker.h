@@ -47,9 +47,13 @@ struct Comment {
   std::string body;
 };
 
-/// One page of items changed since a cursor, oldest change first; `cursor` resumes after them.
+/// One page of what changed since a cursor, oldest change first; `cursor` resumes after it. With
+/// PullOptions::comments, the comments made or edited on the repository's items since the cursor
+/// come too (on any page: GitHub sends them on the pages after the items'); Comment::item is the
+/// item's id, or "#<number>" when the tracker knows only its number.
 struct Page {
   std::vector<Item> items;
+  std::vector<Comment> comments;
   std::string cursor;
   bool more = false;
 };
@@ -57,6 +61,7 @@ struct Page {
 struct PullOptions {
   std::string cursor;                 // "" for everything
   bool include_pull_requests = false;
+  bool comments = false;              // also the comments made since the cursor (Page::comments)
   std::size_t page_size = 100;
 };
 
@@ -82,9 +87,14 @@ class Tracker {
   virtual Result<Page> pull(const PullOptions& options) = 0;
   /// Comments on an item made after `since` ("" for all), oldest first.
   virtual Result<std::vector<Comment>> comments(const std::string& item, const std::string& since) = 0;
-  /// Applies an edit; returns the item as it is after it.
+  /// Applies an edit; returns the item as it is after it. A tracker that refuses the edit's values
+  /// (GitHub's 422 Validation Failed; a plug-in's error code "invalid") answers E_VALIDATION, with
+  /// the tracker's message and `field` when it names one: that item is not changed, and retrying
+  /// the same edit would not help.
   virtual Result<Item> push(const Edit& edit) = 0;
-  /// Creates an item from a draft (title, body, labels, milestone, state); returns it with its ids.
+  /// Creates an item from a draft (title, body, labels, milestone by its title, state); returns it
+  /// with its ids. A milestone the tracker does not have is left out (the item says which it got).
+  /// Refused values: E_VALIDATION, as push.
   virtual Result<Item> create(const Item& draft) = 0;
   /// Adds a comment to an item; returns it with its id.
   virtual Result<Comment> comment(const std::string& item, std::string_view body) = 0;

@@ -1,5 +1,9 @@
 #include "engines/store/tracker_store.h"
 
+#include <algorithm>
+#include <set>
+#include <tuple>
+
 #include "core/json_parse.h"
 #include "engines/store/store_rows.h"
 
@@ -76,6 +80,75 @@ Result<std::vector<TrackerLink>> TrackerStore::links(std::string_view tracker, s
   return sql_runner().all(
       select_links("tracker = ?1 AND repository = ?2 AND (CAST(?3 AS TEXT) = '' OR state = ?3) ORDER BY number, external_id"), args,
       "cannot read the tracker links", read_link);
+}
+
+Result<std::optional<TrackerLink>> TrackerStore::link_by_number(std::string_view tracker, std::string_view repository,
+                                                                std::int64_t number) {
+  const Value args[] = {Value(tracker), Value(repository), Value(number)};
+  return sql_runner().first(select_links("tracker = ?1 AND repository = ?2 AND number = ?3 ORDER BY external_id"), args,
+                            "cannot read the tracker link", read_link);
+}
+
+Result<std::map<std::int64_t, std::string>> TrackerStore::link_numbers(std::string_view tracker,
+                                                                      std::string_view repository) {
+  const Value args[] = {Value(tracker), Value(repository)};
+  std::map<std::int64_t, std::string> out;
+  CT_TRY(sql_runner().each(
+      "SELECT number, task_id FROM tracker_links WHERE tracker = ?1 AND repository = ?2 AND number > 0", args,
+      "cannot read the tracker links' numbers",
+      [&](const sql::Cursor& row) { out.emplace(row.integer(0), std::string(row.text(1))); }));
+  return out;
+}
+
+Result<std::vector<TrackerLink>> TrackerStore::unresolved_links(std::string_view tracker, std::string_view repository) {
+  // meta is JSON written by json::Value::dump (no spaces): a key reads `"parent":`, which a string
+  // value cannot hold unescaped. Found by the dialect's plain substring search (instr, strpos:
+  // exact on both backends, where SQLite's LIKE folds case); the caller checks the parsed meta
+  // again. It reads every link's meta: the sync asks only when new items were linked.
+  const std::string has = std::string(sql_runner().dialect().find_text) + "(meta, ";
+  const Value args[] = {Value(tracker), Value(repository)};
+  return sql_runner().all(
+      select_links("tracker = ?1 AND repository = ?2 AND (" + has + "'\"parent\":') > 0 OR " + has +
+                   "'\"blockedBy\":') > 0 OR " + has + "'\"refs\":') > 0) AND " + has +
+                   "'\"resolved\":true') = 0 ORDER BY number, external_id"),
+      args, "cannot read the tracker links", read_link);
+}
+
+Result<std::vector<TrackerLink>> TrackerStore::links_to_push(std::string_view tracker, std::string_view repository,
+                                                             std::int64_t after_seq) {
+  // The changed tasks from audit_changes by its seq index, then their links by tracker_links_task:
+  // rows of the changed tasks only (one query joining both lets the planner walk every link).
+  std::vector<std::string> changed;
+  const Value after[] = {Value(after_seq)};
+  CT_TRY(sql_runner().each("SELECT DISTINCT task_id FROM audit_changes WHERE seq > ?1", after,
+                           "cannot read the tasks changed since the last sync",
+                           [&](const sql::Cursor& row) { changed.emplace_back(row.text(0)); }));
+  std::vector<TrackerLink> out;
+  std::set<std::string> seen;
+  for (const auto& task_id : changed) {
+    CT_TRY_ASSIGN(auto of_task, task_links(task_id));
+    for (auto& link : of_task)
+      if (link.tracker == tracker && link.repository == repository && link.state != "deleted" &&
+          !link.external_id.starts_with("milestone:") && seen.insert(link.external_id).second)
+        out.push_back(std::move(link));
+  }
+  CT_TRY_ASSIGN(auto refused, links(tracker, repository, "refused"));
+  for (auto& link : refused)
+    if (seen.insert(link.external_id).second) out.push_back(std::move(link));
+  std::sort(out.begin(), out.end(), [](const TrackerLink& a, const TrackerLink& b) {
+    return std::tie(a.number, a.external_id) < std::tie(b.number, b.external_id);
+  });
+  return out;
+}
+
+Result<std::int64_t> TrackerStore::last_audit_row() {
+  return sql_runner().integer("SELECT COALESCE(MAX(seq), 0) FROM audit", {}, "cannot read the audit trail's last row");
+}
+
+Result<std::vector<TrackerLink>> TrackerStore::push_new_links(std::string_view tracker, std::string_view repository) {
+  const Value args[] = {Value(tracker), Value(repository)};
+  return sql_runner().all(select_links("tracker = ?1 AND repository = ?2 AND push_new <> 0 ORDER BY number, external_id"),
+                          args, "cannot read the tracker links", read_link);
 }
 
 Result<std::int64_t> TrackerStore::count_links(std::string_view tracker, std::string_view repository,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,7 +31,7 @@ struct TrackerLink {
   std::string version;      // the item's version at the last sync
   json::Value base = json::Value::object();  // {field: value} as both sides had them at the last sync
   json::Value meta = json::Value::object();  // assignees, author, milestone: metadata only
-  std::string state = "synced";              // synced | conflict
+  std::string state = "synced";              // synced | conflict | refused (its push) | deleted
   json::Value conflict;                      // null, or {field: {base, here, there}}
   bool push_new = false;                     // an epic whose new children are created in the tracker
   TimeMs synced_at = 0;
@@ -55,6 +56,27 @@ class TrackerStore {
   /// A repository's links; only those in `state` unless it is empty.
   [[nodiscard]] Result<std::vector<TrackerLink>> links(std::string_view tracker, std::string_view repository,
                                                        std::string_view state);
+  /// The link of a repository's item by its number (a tracker that names an item only by it).
+  [[nodiscard]] Result<std::optional<TrackerLink>> link_by_number(std::string_view tracker, std::string_view repository,
+                                                                  std::int64_t number);
+  /// Each numbered item's task (number → task id), without reading the links themselves.
+  [[nodiscard]] Result<std::map<std::int64_t, std::string>> link_numbers(std::string_view tracker,
+                                                                        std::string_view repository);
+  /// The links whose item names a parent or blockers (meta parent, blockedBy, refs) not yet all
+  /// tasks (meta resolved unset): what a sync's relink step reads.
+  [[nodiscard]] Result<std::vector<TrackerLink>> unresolved_links(std::string_view tracker,
+                                                                  std::string_view repository);
+  /// The items' links a sync may have to push: those of tasks the audit trail shows changed after
+  /// its row `after_seq` (audit_changes.seq; 0 for every changed task), and those whose last push the
+  /// tracker refused (state "refused"). Milestones' epics and deleted tasks are not among them.
+  [[nodiscard]] Result<std::vector<TrackerLink>> links_to_push(std::string_view tracker, std::string_view repository,
+                                                               std::int64_t after_seq);
+  /// The audit trail's last row (its seq; 0 when empty): a watermark for links_to_push. Writers are
+  /// serialised and number their rows in commit order, so a change committed after this read has a
+  /// higher seq.
+  [[nodiscard]] Result<std::int64_t> last_audit_row();
+  /// The links of epics whose new children are created in the tracker (push_new).
+  [[nodiscard]] Result<std::vector<TrackerLink>> push_new_links(std::string_view tracker, std::string_view repository);
   [[nodiscard]] Result<std::int64_t> count_links(std::string_view tracker, std::string_view repository,
                                                  std::string_view state);
   /// Inserts or replaces the link (by tracker, repository and external id).

@@ -6,6 +6,11 @@
 //  - agents complete tasks and edit them; people edit issues meanwhile (/_control/edit); the next
 //    sync closes the completed issues with a comment, pulls the people's edits, and reports a
 //    conflict exactly where both sides changed the same field;
+//  - a person's comment comes back as a note of its task (one repository-wide listing a sync), the
+//    completion's own comment does not;
+//  - a task added under a milestone's epic that opted in (pushNew) is created in that milestone;
+//  - a value GitHub refuses (422 Validation Failed; the fake's title limit lowered to one ct's titles
+//    reach) is told for its task, sent once, the rest of the sync goes on, and once fixed it goes out;
 //  - 5xx answers, a secondary rate limit and a used-up primary limit are waited out (waits scaled to
 //    nothing); 5xx past the retries is E_ENGINE_FAILED;
 //  - a sync killed mid-way (SIGKILL while it writes its pages) resumes with no duplicate and
@@ -75,6 +80,26 @@ const json::Value::Array& items(const json::Value& value) {
 
 /// An integer's value; -1 for anything else (a failed call's missing data never aborts the scenario).
 std::int64_t int_of(const json::Value& value) { return value.is_int() ? value.as_int() : -1; }
+
+/// The first task's id in a find answer's data: a list of tasks, or compact rows {columns, rows}.
+std::string first_id(const json::Value& data) {
+  if (data.is_array()) return data.as_array().empty() ? "" : data.as_array()[0]["id"].string_or_empty();
+  if (!data["columns"].is_array() || !data["rows"].is_array() || data["rows"].as_array().empty()) return "";
+  const auto& columns = data["columns"].as_array();
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (columns[i] == json::Value("id")) return data["rows"].as_array()[0].as_array()[i].string_or_empty();
+  return "";
+}
+
+/// How many requests of `method` to a path ending in `tail` the log holds from `from` on.
+std::size_t requests_to(const json::Value& log, std::size_t from, std::string_view method, std::string_view tail) {
+  std::size_t count = 0;
+  for (std::size_t at = from; log.is_array() && at < log.size(); ++at)
+    if (log.as_array()[at]["method"].string_or_empty() == method &&
+        log.as_array()[at]["path"].string_or_empty().ends_with(tail))
+      ++count;
+  return count;
+}
 
 }  // namespace
 
@@ -171,15 +196,7 @@ int main(int argc, char** argv) {
       if (int_of(issue["number"]) == number) title = issue["title"].string_or_empty();
     json::Value found = run({"find", title, "--limit", "3"});
     if (!succeeded(found)) continue;
-    const json::Value& data = found["data"];
-    if (data.is_array() && !data.as_array().empty()) {
-      task_for[number] = data.as_array()[0]["id"].string_or_empty();
-    } else if (data["columns"].is_array() && data["rows"].is_array() && !data["rows"].as_array().empty()) {
-      // Compact rows come as a table: {columns, rows}.
-      const auto& columns = data["columns"].as_array();
-      for (std::size_t i = 0; i < columns.size(); ++i)
-        if (columns[i] == json::Value("id")) task_for[number] = data["rows"].as_array()[0].as_array()[i].string_or_empty();
-    }
+    if (std::string id = first_id(found["data"]); !id.empty()) task_for[number] = id;
   }
   check(task_for.size() == 4, "the four issues' tasks are found");
   const std::int64_t done_number = open_numbers[0], both_number = open_numbers[1], here_number = open_numbers[2],
@@ -199,6 +216,7 @@ int main(int argc, char** argv) {
   };
   edit(both_number, "title", "Title from a person");
   edit(there_number, "title", "Renamed by a person");
+  edit(there_number, "comment", "Please keep the old name in the changelog.");  // alice comments
 
   // 3. Faults on the way: two 502s on the issues list and a secondary rate limit are waited out.
   check(fake.post("/_control/faults", R"([{"method":"GET","path":"/issues$|/issues\\?","status":502,"times":2},)"
@@ -234,6 +252,10 @@ int main(int argc, char** argv) {
   check(issue(both_number)["title"].string_or_empty() == "Title from a person", "a conflict changes neither side");
   json::Value renamed = run({"show", task_for[there_number]});
   check(renamed["data"]["title"].string_or_empty() == "Renamed by a person", "the person's edit is pulled");
+  check(e2e::contains(renamed["data"]["notes"].dump(), "@alice commented on octo/app#" + std::to_string(there_number)) &&
+            e2e::contains(renamed["data"]["notes"].dump(), "Please keep the old name in the changelog."),
+        "the person's comment is a note of the task, with its author: " + cut(renamed["data"]["notes"]));
+  check(int_of(second["data"]["notes"]) >= 1, "the sync says it kept notes: " + cut(second));
   json::Value shown = run({"show", task_for[both_number]});
   check(items(shown["data"]["sync"]).size() == 1 && items(shown["data"]["sync"])[0]["state"].string_or_empty() == "conflict",
         "tasks.show shows the link in conflict: " + cut(shown["data"]["sync"]));
@@ -246,6 +268,65 @@ int main(int argc, char** argv) {
   check(succeeded(resolved) && int_of(resolved["data"]["conflicts"]) == 0, "the conflict resolved: " + cut(resolved));
   state = fake.get("/_control/state");
   check(issue(both_number)["title"].string_or_empty() == "Title from the agent", "the kept side goes out");
+  json::Value done_task = run({"show", task_for[done_number]});
+  check(!e2e::contains(done_task["data"]["notes"].dump(), "Done in CLEO"),
+        "the completion's own comment is not pulled back as a note: " + cut(done_task["data"]["notes"]));
+
+  // 3b. Comments are read in one listing of the repository, not one request per issue.
+  json::Value api_log = fake.get("/_control/log");
+  std::size_t from = api_log.is_array() ? api_log.size() : 0;
+  edit(here_number, "comment", "One more thought.");
+  json::Value quiet = run({"sync", "github", "--repo", "octo/app"});
+  api_log = fake.get("/_control/log");
+  check(succeeded(quiet) && int_of(quiet["data"]["notes"]) == 1 && requests_to(api_log, from, "GET", "/issues/comments") == 1 &&
+            requests_to(api_log, from, "GET", "/comments") == 1,
+        "a sync reads the comments once, repository-wide: " + cut(quiet));
+
+  // 3c. A task created here under a milestone's epic (pushNew) is created in that milestone.
+  const std::string epic = first_id(run({"find", "Milestone 1", "--limit", "1"})["data"]);
+  check(!epic.empty(), "the epic of Milestone 1 is found");
+  json::Value added = run({"add", "A task made here for the milestone", "--parent", epic});
+  check(succeeded(added), "an agent adds a task under the milestone's epic: " + cut(added));
+  json::Value opted = run({"sync", "github", "--repo", "octo/app", "--push-new", epic});
+  check(succeeded(opted) && int_of(opted["data"]["createdThere"]) == 1, "the new task goes out: " + cut(opted));
+  state = fake.get("/_control/state");
+  bool in_milestone = false;
+  for (const auto& entry : items(state["issues"]))
+    in_milestone = in_milestone || (entry["title"].string_or_empty() == "A task made here for the milestone" &&
+                                    entry["milestone"]["title"].string_or_empty() == "Milestone 1");
+  check(in_milestone, "its issue is in Milestone 1");
+
+  // 3d. GitHub refuses a value (422 Validation Failed): told for that task, not retried, the rest
+  // goes on; sent again once fixed. ct keeps titles within 200 characters, GitHub takes 256: the
+  // fake's limit is lowered so that a title ct holds reaches it.
+  check(fake.post("/_control/limits", R"({"title":40})")["ok"] == json::Value(true), "GitHub's title limit lowered");
+  check(succeeded(run({"update", task_for[here_number], "--title", "A title that is longer than forty characters"})) &&
+            succeeded(run({"update", task_for[there_number], "--description", "Pushed while another is refused"})),
+        "agents edit two tasks");
+  api_log = fake.get("/_control/log");
+  from = api_log.is_array() ? api_log.size() : 0;
+  json::Value refused = run({"sync", "github", "--repo", "octo/app"});
+  api_log = fake.get("/_control/log");
+  const json::Value& why = items(refused["data"]["refused"]).empty() ? json::Value() : items(refused["data"]["refused"])[0];
+  check(succeeded(refused) && items(refused["data"]["refused"]).size() == 1 &&
+            why["id"].string_or_empty() == task_for[here_number] && why["field"].string_or_empty() == "title" &&
+            e2e::contains(why["message"].string_or_empty(), "title is too long (maximum is 40 characters)") &&
+            e2e::contains(why["fix"].string_or_empty(), "tasks.update"),
+        "the refusal is told for its task, with GitHub's message and a fix: " + cut(refused));
+  check(requests_to(api_log, from, "PATCH", "/issues/" + std::to_string(here_number)) == 1,
+        "the refused edit is sent once, not retried");
+  state = fake.get("/_control/state");
+  check(issue(there_number)["body"].string_or_empty().starts_with("Pushed while another is refused"),
+        "the rest of the sync goes on");
+  json::Value out_of_step = run({"sync", "status", "--repo", "octo/app"});
+  check(e2e::contains(out_of_step["data"]["outOfStep"].dump(), "refused"), "sync status lists the refused task");
+  check(succeeded(run({"update", task_for[here_number], "--title", "A shorter title"})), "an agent fixes the title");
+  json::Value fixed = run({"sync", "github", "--repo", "octo/app"});
+  state = fake.get("/_control/state");
+  check(succeeded(fixed) && !fixed["data"].contains("refused") &&
+            issue(here_number)["title"].string_or_empty() == "A shorter title",
+        "fixed, it goes out at the next sync: " + cut(fixed));
+  fake.post("/_control/limits", R"({"title":256})");
 
   // 4. Killed mid-way: a fresh project syncs the same repository; SIGKILL once pages are being kept.
   const fs::path second_project = sandbox->root() / "second";

@@ -16,7 +16,12 @@ const EPOCH = Date.parse('2026-01-01T00:00:00Z');
 
 // ---------------------------------------------------------------- state
 
-export class FakeGitHub {
+export // GitHub's limits on what an issue or a comment holds, in characters: a title of 256, a body of
+// 65,536. Past them it answers 422 "Validation Failed" with a custom error naming the field.
+// /_control/limits lowers them for a test whose client keeps under GitHub's own.
+const LIMITS = { title: 256, body: 65536 };
+
+class FakeGitHub {
   constructor(spec = loadSpec()) {
     this.spec = spec;
     this.log = [];
@@ -32,6 +37,7 @@ export class FakeGitHub {
     this.comments = new Map();   // id → comment
     this.nextId = { repo: 1000, issue: 100000, comment: 500000, label: 9000, milestone: 7000 };
     this.faults = [];
+    this.limits = { ...LIMITS };
     this.requestSeq = 0;
     this.tokens = cfg.tokens || null;   // null: any token is octocat
     const rl = cfg.rateLimit || {};
@@ -416,6 +422,14 @@ function control(fake, req, res, url, raw, base) {
         }
         return sendJson(res, 200, { ok: true });
       case 'POST /_control/edit': edit(fake, body); return sendJson(res, 200, { ok: true });
+      case 'POST /_control/limits':
+        for (const [field, max] of Object.entries(body || {})) {
+          if (!(field in LIMITS) || !Number.isInteger(max) || max < 1 || max > LIMITS[field]) {
+            throw new BadControl(`limits: ${field} is title or body, 1 to GitHub's ${LIMITS[field] ?? '…'}`);
+          }
+          fake.limits[field] = max;
+        }
+        return sendJson(res, 200, { ok: true });
       case 'POST /_control/delete': {
         const [owner, name] = String(body.repo || '').split('/');
         const repo = owner && name && fake.repo(owner, name);
@@ -745,6 +759,7 @@ function handle(fake, method, route, q, body, base, login) {
       return { status: 200, headers, body: slice.map((i) => fake.renderIssue(base, repo, i)) };
     }
     case 'POST /repos/{owner}/{repo}/issues': {
+      limits(fake, 'Issue', body, route);
       const number = repo.nextNumber++;
       const at = fake.tick();
       const issue = { number, id: fake.nextId.issue++, title: String(body.title), body: body.body ?? null,
@@ -762,6 +777,7 @@ function handle(fake, method, route, q, body, base, login) {
     case 'PATCH /repos/{owner}/{repo}/issues/{issue_number}': {
       const issue = issueOf(p.issue_number);
       const b = body || {};
+      limits(fake, 'Issue', b, route);
       change(fake, issue, {
         title: b.title === null || b.title === undefined ? undefined : String(b.title),
         body: b.body,
@@ -782,6 +798,7 @@ function handle(fake, method, route, q, body, base, login) {
     }
     case 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments': {
       const issue = issueOf(p.issue_number);
+      limits(fake, 'IssueComment', body, route);
       const c = fake.addComment(repo, issue, login, String(body.body));
       const out = fake.renderComment(base, c);
       return { status: 201, headers: { location: out.url }, body: out };
@@ -800,6 +817,7 @@ function handle(fake, method, route, q, body, base, login) {
     case 'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}': {
       const c = fake.comments.get(Number(p.comment_id));
       if (!c || c.repo !== repo) throw notFound(docOf(route));
+      if (method === 'PATCH') limits(fake, 'IssueComment', body, route);
       if (method === 'PATCH' && String(body.body) !== c.body) {
         c.body = String(body.body);
         c.updated_at = fake.tick();
@@ -963,6 +981,18 @@ function assigneesOf(b) {
   if (b.assignees) return b.assignees.map((a) => (typeof a === 'string' ? a : a.login));
   if (b.assignee) return [b.assignee];
   return [];
+}
+
+function limits(fake, resource, b, route) {
+  const errors = [];
+  for (const [field, max] of Object.entries(fake.limits)) {
+    if (field === 'title' && resource !== 'Issue') continue;
+    const value = b && b[field];
+    if (typeof value === 'string' && [...value].length > max) {
+      errors.push({ code: 'custom', field, message: `${field} is too long (maximum is ${max} characters)` });
+    }
+  }
+  if (errors.length) throw invalid(resource, errors, docOf(route));
 }
 
 function milestoneNumber(repo, value, route) {

@@ -14,8 +14,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <chrono>
+#include <map>
+#include <optional>
 #include <cmath>
 #include <thread>
 
@@ -105,29 +106,29 @@ class GitHubTracker final : public Tracker {
   std::string_view name() const override { return "github"; }
 
   Result<Page> pull(const PullOptions& options) override {
-    // The cursor: {since, page, etag}. Items are asked for by last change, oldest first, since the
-    // last change seen (inclusive: items at the boundary come again, and are matched by id).
+    // The cursor: {since, page, etag, comments?: {since, page, etag}, phase?}. Items are asked for
+    // by last change, oldest first, since the last change seen (inclusive: items at the boundary
+    // come again, and are matched by id). With options.comments, once the items are read the
+    // repository's comments are (phase "comments"): one listing for every issue, by the same rule.
     json::Value cursor = json::Value::object();
     if (!options.cursor.empty()) {
       auto parsed = json::parse(options.cursor);
       if (parsed && parsed->is_object()) cursor = std::move(*parsed);
     }
-    const std::string since = cursor["since"].string_or_empty();
-    const std::int64_t page_number = cursor["page"].is_int() ? cursor["page"].as_int() : 1;
-    std::string path = repo_path_ + "/issues?state=all&sort=updated&direction=asc&per_page=" +
-                       std::to_string(std::clamp<std::size_t>(options.page_size, 1, 100)) +
-                       "&page=" + std::to_string(page_number);
-    if (!since.empty()) path += "&since=" + url_encode(since);
-    const std::string etag = page_number == 1 ? cursor["etag"].string_or_empty() : "";
-    CT_TRY_ASSIGN(Response response, request("GET", path, "", etag));
+    if (options.comments && cursor["phase"] == json::Value("comments")) return pull_comments(options, cursor);
+    CT_TRY_ASSIGN(Response response, changed_page(repo_path_ + "/issues?state=all", cursor, options.page_size));
     Page page;
-    if (response.status == 304) {  // nothing changed since: the same cursor
-      page.cursor = options.cursor;
+    if (response.status == 304) {  // nothing changed since: the same cursor (then the comments')
+      if (options.comments) {
+        cursor.set("phase", "comments");
+        page.more = true;
+      }
+      page.cursor = options.comments ? cursor.dump() : options.cursor;
       return page;
     }
     auto parsed = json::parse(response.body);
     if (!parsed || !parsed->is_array()) return fail(ErrorCode::EngineFailed, "GitHub answered the issues list with no list");
-    std::string last = since;
+    std::string last = cursor["since"].string_or_empty();
     for (const auto& value : parsed->as_array()) {
       const bool is_pull = value.contains("pull_request") && !value["pull_request"].is_null();
       if (value["updated_at"].is_string()) last = std::max(last, value["updated_at"].as_string());
@@ -136,8 +137,64 @@ class GitHubTracker final : public Tracker {
       page.items.push_back(std::move(item));
     }
     const bool more = !next_link(response.header("Link")).empty();
+    json::Value next = after_page(cursor, response, last, more);
+    if (cursor.contains("comments")) next.set("comments", cursor["comments"]);
+    if (!more && options.comments) next.set("phase", "comments");  // the comments next
+    page.cursor = next.dump();
+    page.more = more || options.comments;
+    return page;
+  }
+
+  /// A page of the repository's comments (GET /repos/{o}/{r}/issues/comments), by last change, oldest
+  /// first, from the comments' own {since, page, etag} in the cursor; the last page ends the phase.
+  Result<Page> pull_comments(const PullOptions& options, json::Value cursor) {
+    const json::Value at = cursor["comments"];
+    CT_TRY_ASSIGN(Response response, changed_page(repo_path_ + "/issues/comments", at, options.page_size));
+    Page page;
+    json::Value next = at;
+    bool more = false;
+    if (response.status != 304) {
+      auto parsed = json::parse(response.body);
+      if (!parsed || !parsed->is_array())
+        return fail(ErrorCode::EngineFailed, "GitHub answered the comments list with no list");
+      std::string last = at["since"].string_or_empty();
+      for (const auto& value : parsed->as_array()) {
+        if (value["updated_at"].is_string()) last = std::max(last, value["updated_at"].as_string());
+        const std::int64_t number = number_in_url(value["issue_url"].string_or_empty());
+        if (number <= 0) continue;
+        auto known = ids_.find(number);
+        page.comments.push_back(comment_of(value, known != ids_.end() ? known->second : "#" + std::to_string(number)));
+      }
+      more = !next_link(response.header("Link")).empty();
+      next = after_page(at, response, last, more);
+    }
+    cursor.set("comments", std::move(next));
+    if (!more) cursor.erase("phase");
+    page.cursor = cursor.dump();
+    page.more = more;
+    return page;
+  }
+
+  /// One page of a list GitHub sorts by last change (`list`: its path and any query of its own),
+  /// oldest change first, from a position {since, page, etag}: conditional on its first page.
+  Result<Response> changed_page(const std::string& list, const json::Value& at, std::size_t page_size) {
+    const std::string since = at["since"].string_or_empty();
+    const std::int64_t page_number = at["page"].is_int() ? at["page"].as_int() : 1;
+    std::string path = list + (list.find('?') == std::string::npos ? "?" : "&") +
+                       "sort=updated&direction=asc&per_page=" + std::to_string(std::clamp<std::size_t>(page_size, 1, 100)) +
+                       "&page=" + std::to_string(page_number);
+    if (!since.empty()) path += "&since=" + url_encode(since);
+    return request("GET", path, "", page_number == 1 ? at["etag"].string_or_empty() : "");
+  }
+
+  /// The position after a page of changed_page whose latest change is `last`: the same query's next
+  /// page when the whole page changed at one instant, else after `last`; with the list's ETag when
+  /// it was read whole in one page and nothing moved (the next first page is then conditional).
+  static json::Value after_page(const json::Value& at, const Response& response, const std::string& last, bool more) {
+    const std::string since = at["since"].string_or_empty();
+    const std::int64_t page_number = at["page"].is_int() ? at["page"].as_int() : 1;
     json::Value next = json::Value::object();
-    if (more && last == since) {  // a whole page changed at one instant: the next page of the same query
+    if (more && last == since) {
       next.set("since", since);
       next.set("page", page_number + 1);
     } else {
@@ -146,9 +203,29 @@ class GitHubTracker final : public Tracker {
     }
     if (!more && page_number == 1 && !response.header("ETag").empty() && last == since)
       next.set("etag", response.header("ETag"));
-    page.cursor = next.dump();
-    page.more = more;
-    return page;
+    return next;
+  }
+
+  /// The number of the milestone titled `title` (GET /repos/{o}/{r}/milestones?state=all, read once
+  /// per sync); 0 when the repository has none by that title.
+  Result<std::int64_t> milestone_number(const std::string& title) {
+    if (!milestones_) {
+      std::map<std::string, std::int64_t> found;
+      std::string path = repo_path_ + "/milestones?state=all&per_page=100";
+      while (!path.empty()) {
+        CT_TRY_ASSIGN(Response response, request("GET", path, "", ""));
+        auto parsed = json::parse(response.body);
+        if (!parsed || !parsed->is_array())
+          return fail(ErrorCode::EngineFailed, "GitHub answered the milestones with no list");
+        for (const auto& value : parsed->as_array())
+          if (value["title"].is_string() && value["number"].is_int())
+            found.emplace(value["title"].as_string(), value["number"].as_int());
+        path = relative(next_link(response.header("Link")));
+      }
+      milestones_ = std::move(found);
+    }
+    auto hit = milestones_->find(title);
+    return hit == milestones_->end() ? 0 : hit->second;
   }
 
   Result<std::vector<Comment>> comments(const std::string& item, const std::string& since) override {
@@ -185,6 +262,10 @@ class GitHubTracker final : public Tracker {
     body.set("title", draft.title);
     body.set("body", draft.body);
     if (!draft.labels.empty()) body.set("labels", json::Value::array_of(draft.labels));
+    if (!draft.milestone.empty()) {
+      CT_TRY_ASSIGN(std::int64_t milestone, milestone_number(draft.milestone));
+      if (milestone > 0) body.set("milestone", milestone);
+    }
     CT_TRY_ASSIGN(Response response, request("POST", repo_path_ + "/issues", body.dump(), ""));
     auto parsed = json::parse(response.body);
     if (!parsed) return fail(ErrorCode::EngineFailed, "GitHub answered the new issue with no issue");
@@ -246,6 +327,7 @@ class GitHubTracker final : public Tracker {
     item.id = value["node_id"].string_or_empty();
     if (item.id.empty()) item.id = "#" + std::to_string(number);
     numbers_[item.id] = number;
+    ids_[number] = item.id;
     item.key = settings_.repository + "#" + std::to_string(number);
     item.url = value["html_url"].string_or_empty();
     item.updated_at = value["updated_at"].string_or_empty();
@@ -297,6 +379,29 @@ class GitHubTracker final : public Tracker {
     return {};
   }
 
+  /// GitHub's 422 "Validation Failed": the values were refused (E_VALIDATION, never retried), with
+  /// what GitHub said of each field ({resource, field, code, message?}) and the field it names.
+  static Error refused(const std::string& method, const std::string& path, const std::string& body, Error error) {
+    auto parsed = json::parse(body);
+    std::string said, field;
+    if (parsed && (*parsed)["errors"].is_array()) {
+      error.details.set("errors", (*parsed)["errors"]);
+      for (const auto& one : (*parsed)["errors"].as_array()) {
+        if (field.empty()) field = one["field"].string_or_empty();
+        std::string text = one["message"].string_or_empty();
+        if (text.empty())
+          text = one["field"].string_or_empty() + " is " + (one["code"] == json::Value("missing_field") ? "missing"
+                                                                                                       : "invalid");
+        said += (said.empty() ? "" : "; ") + text;
+      }
+    }
+    if (said.empty()) said = parsed ? (*parsed)["message"].string_or_empty() : "Validation Failed";
+    Error out(ErrorCode::Validation, "GitHub refused " + method + " " + path + ": " + said);
+    out.details = std::move(error.details);
+    if (!field.empty()) out.details.set("field", field);
+    return out;
+  }
+
   Result<Response> request(const std::string& method, const std::string& path, const std::string& body,
                            const std::string& etag) {
     const bool idempotent = method == "GET" || method == "PATCH";
@@ -306,7 +411,12 @@ class GitHubTracker final : public Tracker {
                                   {"X-GitHub-Api-Version", "2022-11-28"},
                                   {"User-Agent", "cleo-ct"}};
       if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
-      if (!etag.empty()) headers.emplace("If-None-Match", etag);
+      if (!etag.empty()) {
+        headers.emplace("If-None-Match", etag);
+        // A 304 has no body and, from GitHub, no Content-Length: cpp-httplib (0.11) would read its
+        // "body" until the server closes the kept-alive connection (seconds). Closed at once instead.
+        headers.emplace("Connection", "close");
+      }
       httplib::Result result = method == "GET"     ? client_->Get(path, headers)
                                : method == "PATCH" ? client_->Patch(path, headers, body, "application/json")
                                                    : client_->Post(path, headers, body, "application/json");
@@ -357,10 +467,7 @@ class GitHubTracker final : public Tracker {
                                                std::to_string(response.status) + (message.empty() ? "" : ": " + message));
       error.details.set("status", response.status);
       if (response.status == 401) error.fix = "set GITHUB_TOKEN or GH_TOKEN, or run `gh auth login`";
-      if (response.status == 422) {
-        auto parsed = json::parse(response.body);
-        if (parsed) error.details.set("errors", (*parsed)["errors"]);
-      }
+      if (response.status == 422) return fail(refused(method, path, response.body, std::move(error)));
       return fail(std::move(error));
     }
   }
@@ -368,7 +475,9 @@ class GitHubTracker final : public Tracker {
   Settings settings_;
   std::string api_, token_, origin_, prefix_, repo_path_;
   std::unique_ptr<httplib::Client> client_;
-  std::map<std::string, std::int64_t> numbers_;
+  std::map<std::string, std::int64_t> numbers_;   // an item's number by its node id
+  std::map<std::int64_t, std::string> ids_;       // and back
+  std::optional<std::map<std::string, std::int64_t>> milestones_;  // number by title, once read
   double wait_scale_ = 1;
   double max_wait_ = 900;
   double waited_ = 0;

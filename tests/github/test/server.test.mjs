@@ -288,10 +288,12 @@ test('summaries follow changes: sub-issues completed, milestone counts, dependen
 
 test('UTF-8 bodies arrive whole; answers carry Content-Length', async () => {
   await control(srv.url, 'reset', { repos: [{ owner: 'acme', name: 'app' }] });
-  const title = `Ünïcödé ✓ ${'日本語'.repeat(30000)}`;
-  const made = await gh.post('/repos/acme/app/issues', { title });
+  const title = 'Ünïcödé ✓ 日本語';
+  const body = `Ünïcödé ✓ ${'日本語'.repeat(21000)}`;  // 180 kB, within the 65,536 characters a body holds
+  const made = await gh.post('/repos/acme/app/issues', { title, body });
   assert.equal(made.status, 201);
   assert.equal(made.json.title, title);
+  assert.equal(made.json.body, body);
   assert.equal(Number(made.headers.get('content-length')), Buffer.byteLength(made.text));
   await noViolations();
 });

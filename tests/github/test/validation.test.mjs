@@ -49,6 +49,48 @@ test('a milestone that does not exist: 422 as GitHub answers, not a violation (t
   assert.deepEqual(await control(srv.url, 'violations'), []);
 });
 
+// GitHub's limits on what an issue and a comment hold: well-formed requests (no violation), refused
+// with a custom error naming the field, the answer validated against the description like any other.
+const limitCases = [
+  ['PATCH', '/repos/acme/app/issues/1', { title: 't'.repeat(257) }, 'Issue', 'title', 256],
+  ['POST', '/repos/acme/app/issues', { title: 'é'.repeat(257) }, 'Issue', 'title', 256],
+  ['POST', '/repos/acme/app/issues', { title: 'ok', body: 'b'.repeat(65537) }, 'Issue', 'body', 65536],
+  ['POST', '/repos/acme/app/issues/1/comments', { body: 'c'.repeat(65537) }, 'IssueComment', 'body', 65536],
+];
+
+for (const [method, path, body, resource, field, max] of limitCases) {
+  test(`${method} ${path}: a ${field} over ${max} characters is 422 Validation Failed, as GitHub answers`, async () => {
+    const r = await gh.call(method, path, body);
+    assert.equal(r.status, 422);
+    assert.equal(r.json.message, 'Validation Failed');
+    assert.deepEqual(r.json.errors,
+      [{ resource, code: 'custom', field, message: `${field} is too long (maximum is ${max} characters)` }]);
+    assert.deepEqual(await control(srv.url, 'violations'), []);
+    const issue = await gh.get('/repos/acme/app/issues/1');
+    assert.equal(issue.json.title, 'one');  // nothing changed
+    assert.equal(issue.json.comments, 0);
+  });
+}
+
+test('/_control/limits lowers a limit until the next reset; GitHub\'s own are the most it takes', async () => {
+  assert.equal((await fetch(`${srv.url}/_control/limits`, { method: 'POST', body: '{"title":300}' })).status, 400);
+  await control(srv.url, 'limits', { title: 10 });
+  const r = await gh.patch('/repos/acme/app/issues/1', { title: 'eleven char' });
+  assert.equal(r.status, 422);
+  assert.equal(r.json.errors[0].message, 'title is too long (maximum is 10 characters)');
+  await control(srv.url, 'reset', { issues: [{ repo: 'acme/app', title: 'one' }] });
+  assert.equal((await gh.patch('/repos/acme/app/issues/1', { title: 'eleven char' })).status, 200);
+  assert.deepEqual(await control(srv.url, 'violations'), []);
+});
+
+test('at the limits exactly: accepted', async () => {
+  const title = 'é'.repeat(256);
+  const r = await gh.patch('/repos/acme/app/issues/1', { title, body: 'b'.repeat(65536) });
+  assert.equal(r.status, 200);
+  assert.equal(r.json.title, title);
+  assert.deepEqual(await control(srv.url, 'violations'), []);
+});
+
 test('a label with a bad color: 422 as recorded from GitHub (fixture "errors")', async () => {
   const r = await gh.post('/repos/acme/app/labels', { name: 'foo', color: 'invalid' });
   assert.equal(r.status, 422);
