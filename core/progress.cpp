@@ -18,6 +18,4 @@ void report_progress(std::string_view message) {
     if (scope->sink_) scope->sink_(message);
 }
 
-bool progress_watched() { return innermost != nullptr; }
-
 }  // namespace ct

@@ -30,7 +30,4 @@ class ProgressScope {
 /// Tells the watchers of this thread's work (nobody, outside any ProgressScope).
 void report_progress(std::string_view message);
 
-/// Whether anyone watches this thread's work (to skip composing notes nobody reads).
-bool progress_watched();
-
 }  // namespace ct
