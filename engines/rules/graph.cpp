@@ -374,8 +374,11 @@ std::vector<std::string> Graph::waiting_on(std::size_t index) const {
   return out;
 }
 
-Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options) {
-  CT_TRY_ASSIGN(std::vector<GraphTask> tasks, store.graph_tasks(epic));
+namespace {
+
+/// Active tasks whose claim lapsed count as pending; then the status of the dependencies outside
+/// the set is read, and the set analysed.
+Result<Graph> analysed(TaskStore& store, std::vector<GraphTask> tasks, const GraphOptions& options) {
   CT_TRY_ASSIGN(auto free, lapsed_claims(store, options.lapsed_before));
   if (!free.empty())
     for (auto& task : tasks)
@@ -387,6 +390,101 @@ Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOpt
     for (const auto& task : found) outside.emplace(task.id, task.status);
   }
   return Graph::build(std::move(tasks), outside, options);
+}
+
+/// What TaskStore::graph_tasks reads of a task.
+GraphTask graph_task(const Task& task) {
+  GraphTask out;
+  out.id = task.id;
+  out.title = task.title;
+  out.parent = task.parent;
+  out.status = task.status;
+  out.priority = task.priority;
+  out.type = task.type;
+  out.position = task.position;
+  out.created_at = task.created_at;
+  out.updated_at = task.updated_at;
+  out.version = task.version;
+  out.depends = task.depends;
+  out.labels = task.labels;
+  out.files = task.files;
+  return out;
+}
+
+}  // namespace
+
+Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options) {
+  CT_TRY_ASSIGN(std::vector<GraphTask> tasks, store.graph_tasks(epic));
+  return analysed(store, std::move(tasks), options);
+}
+
+Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view epic, const Graph& before,
+                                              const std::vector<std::string>& touched,
+                                              const std::set<std::string>& created, const GraphOptions& options) {
+  // The whole project: every unarchived task, whatever its parent. A subtree: what hangs under the epic.
+  const bool project = epic.empty();
+  if (!project && std::find(touched.begin(), touched.end(), epic) != touched.end()) return std::nullopt;
+  CT_TRY_ASSIGN(std::vector<Task> now, store.get_tasks(touched));
+  std::map<std::string_view, const Task*> read;
+  for (const auto& task : now) read.emplace(task.id, &task);
+
+  std::set<std::string, std::less<>> members;  // the subtree after the writes, the epic included
+  if (!project) {
+    members.emplace(epic);
+    for (const auto& task : before.tasks) members.insert(task.id);
+  }
+  std::map<std::string_view, std::optional<GraphTask>> changed;  // tasks of `before` read again (nullopt: gone)
+  std::vector<const Task*> others;                               // touched tasks that were not in `before`
+  for (const auto& id : touched) {
+    auto found = read.find(id);
+    auto index = before.index_of(id);
+    if (!index) {
+      if (found != read.end()) others.push_back(found->second);
+      continue;
+    }
+    const bool gone = found == read.end() || found->second->archived;
+    // Leaving a subtree, or changing parent within it, takes the task's children along.
+    if (!project && (gone || found->second->parent != before.tasks[*index].parent)) return std::nullopt;
+    changed.emplace(before.tasks[*index].id, gone ? std::nullopt : std::optional<GraphTask>(graph_task(*found->second)));
+  }
+  std::vector<GraphTask> joined;
+  if (project) {
+    for (const Task* task : others)
+      if (!task->archived) joined.push_back(graph_task(*task));
+  } else {
+    // A task made under a task of the subtree joins it; one made under another made task joins once
+    // that one has (an op may move a new task under one made after it: until nothing more joins).
+    for (bool more = true; more;) {
+      more = false;
+      for (auto& task : others) {
+        if (!task || task->archived || !created.contains(task->id) || !members.contains(task->parent)) continue;
+        members.insert(task->id);
+        joined.push_back(graph_task(*task));
+        task = nullptr;
+        more = true;
+      }
+    }
+    // One the writes did not make that is now under the subtree moved in, with its children.
+    for (const Task* task : others)
+      if (task && !task->archived && !created.contains(task->id) && members.contains(task->parent)) return std::nullopt;
+  }
+
+  std::vector<GraphTask> tasks;
+  tasks.reserve(before.tasks.size() + joined.size());
+  for (const auto& task : before.tasks) {
+    auto again = changed.find(task.id);
+    if (again == changed.end()) tasks.push_back(task);
+    else if (again->second) tasks.push_back(std::move(*again->second));
+  }
+  for (auto& task : joined) tasks.push_back(std::move(task));
+  // graph_tasks' order: parent (roots first), position, then the row number (the id's).
+  std::sort(tasks.begin(), tasks.end(), [](const GraphTask& a, const GraphTask& b) {
+    if (int order = a.parent.compare(b.parent); order != 0) return order < 0;
+    if (a.position != b.position) return a.position < b.position;
+    return parse_task_id(a.id).value_or(0) < parse_task_id(b.id).value_or(0);
+  });
+  CT_TRY_ASSIGN(Graph after, analysed(store, std::move(tasks), options));
+  return std::optional<Graph>(std::move(after));
 }
 
 }  // namespace ct

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -98,5 +99,17 @@ bool is_unfinished(TaskStatus status);
 /// of its outside dependencies, and analyses it; an active task whose claim has lapsed counts as
 /// pending. Call inside a read transaction.
 Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options);
+
+/// The graph of `epic`'s subtree (the whole project when empty) after writes that touched the tasks
+/// `touched` and no other: the tasks of `before` (load_graph's of that set, with the same options,
+/// before the writes) with the touched ones read again, not the whole set (plan.diff's graph after a
+/// plan's ops, issue 56). `created`: those of them the writes made; one made under a task of the
+/// subtree joins it. nullopt when a subtree's membership may have moved beyond the touched tasks —
+/// the epic itself touched, or a task of it reparented, archived or deleted, or one from elsewhere
+/// moved in (their children move with them): then only load_graph tells. Otherwise the same tasks,
+/// order and analysis as load_graph would give. Call inside the transaction that made the writes.
+Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view epic, const Graph& before,
+                                              const std::vector<std::string>& touched,
+                                              const std::set<std::string>& created, const GraphOptions& options);
 
 }  // namespace ct
