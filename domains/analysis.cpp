@@ -32,9 +32,10 @@ Result<Graph> load_scope_graph(Context& context, std::string_view epic) {
 }
 
 Result<Graph> load_scope_graph_after(Context& context, std::string_view epic, const Graph& before,
-                                     const std::vector<std::string>& touched, const std::set<std::string>& created) {
+                                     const std::vector<std::string>& touched, const std::set<std::string>& created,
+                                     const std::set<std::string>& placed) {
   CT_TRY_ASSIGN(std::optional<Graph> after,
-                load_graph_after(context.db(), epic, before, touched, created, scope_graph_options(context)));
+                load_graph_after(context.db(), epic, before, touched, created, placed, scope_graph_options(context)));
   if (after) return std::move(*after);
   return load_scope_graph(context, epic);
 }

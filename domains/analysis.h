@@ -19,11 +19,13 @@ namespace ct {
 /// whole project when `epic` is empty.
 Result<Graph> load_scope_graph(Context& context, std::string_view epic);
 
-/// load_scope_graph of `epic` after writes that touched only `touched` (`created`: those they made),
-/// from `before` (its graph before them): only the touched tasks are read again, unless they may have
-/// moved others in or out of the subtree (engines/rules/graph.h, load_graph_after).
+/// load_scope_graph of `epic` after writes that touched only `touched` (`created`: those they made;
+/// `placed`: those whose position changed), from `before` (its graph before them): only the touched
+/// tasks are read again, unless they may have moved others in or out of the subtree
+/// (engines/rules/graph.h, load_graph_after).
 Result<Graph> load_scope_graph_after(Context& context, std::string_view epic, const Graph& before,
-                                     const std::vector<std::string>& touched, const std::set<std::string>& created);
+                                     const std::vector<std::string>& touched, const std::set<std::string>& created,
+                                     const std::set<std::string>& placed);
 
 /// {length, ids[]}: the longest chain of unfinished tasks (at most `limit` ids, "…"-free: the
 /// length says how long it is).

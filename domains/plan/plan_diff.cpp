@@ -155,10 +155,14 @@ Result<Reply> diff(Context& context, const DiffArgs& args, NestedRuns& runs) {
     // The graph before with the tasks the ops touched read again, not the epic's whole subtree (issue 56).
     std::vector<std::string> touched;
     std::set<std::string> seen;
-    for (const auto& change : ran->changes)
-      if (!change.task_id.empty() && seen.insert(change.task_id).second) touched.push_back(change.task_id);
+    std::set<std::string> placed;
+    for (const auto& change : ran->changes) {
+      if (change.task_id.empty()) continue;
+      if (seen.insert(change.task_id).second) touched.push_back(change.task_id);
+      if (change.field == "position") placed.insert(change.task_id);
+    }
     CT_TRY_ASSIGN(Graph after, load_scope_graph_after(context, plan.epic_id, before_graphs.at(plan.epic_id), touched,
-                                                      created_by(ran->changes)));
+                                                      created_by(ran->changes), placed));
     CT_TRY(speculation.end());
     const auto names = placeholder_names(*ran);
     changes_summary(row, *ran, names, after, full);

@@ -420,13 +420,36 @@ Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOpt
 
 Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view epic, const Graph& before,
                                               const std::vector<std::string>& touched,
-                                              const std::set<std::string>& created, const GraphOptions& options) {
+                                              const std::set<std::string>& created, const std::set<std::string>& placed,
+                                              const GraphOptions& options) {
   // The whole project: every unarchived task, whatever its parent. A subtree: what hangs under the epic.
   const bool project = epic.empty();
   if (!project && std::find(touched.begin(), touched.end(), epic) != touched.end()) return std::nullopt;
   CT_TRY_ASSIGN(std::vector<Task> now, store.get_tasks(touched));
+  // A task put in another place among its siblings renumbers them without touching them otherwise
+  // (TaskEngine::reorder): they are read again too (the project's roots: all of it).
+  std::set<std::string> parents;
+  for (const auto& task : now)
+    if (placed.contains(task.id)) {
+      if (task.parent.empty()) return std::nullopt;
+      parents.insert(task.parent);
+    }
+  if (!parents.empty()) {
+    std::set<std::string> have(touched.begin(), touched.end());
+    std::vector<std::string> siblings;
+    for (const auto& parent : parents) {
+      CT_TRY_ASSIGN(std::vector<std::string> children, store.children_of(parent, false));
+      for (auto& id : children)
+        if (!have.contains(id)) siblings.push_back(std::move(id));
+    }
+    CT_TRY_ASSIGN(std::vector<Task> more, store.get_tasks(siblings));
+    for (auto& task : more) now.push_back(std::move(task));
+  }
   std::map<std::string_view, const Task*> read;
   for (const auto& task : now) read.emplace(task.id, &task);
+  std::vector<std::string> all = touched;
+  for (const auto& task : now)
+    if (std::find(touched.begin(), touched.end(), task.id) == touched.end()) all.push_back(task.id);
 
   std::set<std::string, std::less<>> members;  // the subtree after the writes, the epic included
   if (!project) {
@@ -435,7 +458,7 @@ Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view
   }
   std::map<std::string_view, std::optional<GraphTask>> changed;  // tasks of `before` read again (nullopt: gone)
   std::vector<const Task*> others;                               // touched tasks that were not in `before`
-  for (const auto& id : touched) {
+  for (const auto& id : all) {
     auto found = read.find(id);
     auto index = before.index_of(id);
     if (!index) {

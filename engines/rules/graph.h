@@ -104,12 +104,14 @@ Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOpt
 /// `touched` and no other: the tasks of `before` (load_graph's of that set, with the same options,
 /// before the writes) with the touched ones read again, not the whole set (plan.diff's graph after a
 /// plan's ops, issue 56). `created`: those of them the writes made; one made under a task of the
-/// subtree joins it. nullopt when a subtree's membership may have moved beyond the touched tasks —
+/// subtree joins it. `placed`: those whose position changed, whose siblings are read again (renumbered
+/// around them). nullopt when a subtree's membership may have moved beyond the touched tasks —
 /// the epic itself touched, or a task of it reparented, archived or deleted, or one from elsewhere
 /// moved in (their children move with them): then only load_graph tells. Otherwise the same tasks,
 /// order and analysis as load_graph would give. Call inside the transaction that made the writes.
 Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view epic, const Graph& before,
                                               const std::vector<std::string>& touched,
-                                              const std::set<std::string>& created, const GraphOptions& options);
+                                              const std::set<std::string>& created, const std::set<std::string>& placed,
+                                              const GraphOptions& options);
 
 }  // namespace ct
