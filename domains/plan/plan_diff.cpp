@@ -34,7 +34,7 @@ json::Value graph_summary(const Graph& graph, const std::map<std::string, std::s
   for (auto index : graph.critical_path) critical.push_back(name(graph.tasks[index].id));
   out.set("critical", json::Value::array_of(critical));
   out.set("parallelism", graph.max_parallelism());
-  if (auto order = graph.ready_order(); !order.empty()) out.set("next", name(graph.tasks[order.front()].id));
+  if (auto first = graph.first_ready()) out.set("next", name(graph.tasks[*first].id));
   if (!graph.cycles.empty()) out.set("cycles", cycles_json(graph));
   if (full) out.set("waveIds", std::move(waves));
   return out;

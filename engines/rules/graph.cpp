@@ -338,10 +338,15 @@ Tier Graph::tier(std::size_t task) const {
   return Tier::Routine;
 }
 
+namespace {
+/// Where a ready task comes in ready_order: tier, priority, leverage (most first), position, age,
+/// then its index (so no two are equal).
+using ReadyKey = std::tuple<int, int, std::int64_t, std::int64_t, TimeMs, std::size_t>;
+}  // namespace
+
 std::vector<std::size_t> Graph::ready_order() const {
   // The keys once per task, not twice per comparison (475k ready tasks at 1M).
-  using Key = std::tuple<int, int, std::int64_t, std::int64_t, TimeMs, std::size_t>;
-  std::vector<Key> keys;
+  std::vector<ReadyKey> keys;
   for (std::size_t i = 0; i < tasks.size(); ++i)
     if (ready[i])
       keys.emplace_back(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
@@ -351,6 +356,18 @@ std::vector<std::size_t> Graph::ready_order() const {
   out.reserve(keys.size());
   for (const auto& key : keys) out.push_back(std::get<5>(key));
   return out;
+}
+
+std::optional<std::size_t> Graph::first_ready() const {
+  std::optional<ReadyKey> best;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (ready[i]) {
+      ReadyKey key(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
+                   tasks[i].created_at, i);
+      if (!best || key < *best) best = key;
+    }
+  if (!best) return std::nullopt;
+  return std::get<5>(*best);
 }
 
 std::vector<std::size_t> Graph::bottlenecks(std::size_t limit) const {
@@ -500,13 +517,18 @@ Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view
     else if (again->second) tasks.push_back(std::move(*again->second));
   }
   for (auto& task : joined) tasks.push_back(std::move(task));
-  // graph_tasks' order: parent (roots first), position, then the row number (the id's).
-  std::sort(tasks.begin(), tasks.end(), [](const GraphTask& a, const GraphTask& b) {
-    if (int order = a.parent.compare(b.parent); order != 0) return order < 0;
-    if (a.position != b.position) return a.position < b.position;
-    return parse_task_id(a.id).value_or(0) < parse_task_id(b.id).value_or(0);
-  });
-  CT_TRY_ASSIGN(Graph after, analysed(store, std::move(tasks), options));
+  // graph_tasks' order: parent (roots first), position, then the row number (the id's); each key
+  // made once, not per comparison.
+  using Place = std::tuple<std::string_view, std::int64_t, std::int64_t, std::size_t>;
+  std::vector<Place> places;
+  places.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    places.emplace_back(tasks[i].parent, tasks[i].position, parse_task_id(tasks[i].id).value_or(0), i);
+  std::sort(places.begin(), places.end());
+  std::vector<GraphTask> ordered;
+  ordered.reserve(tasks.size());
+  for (const auto& place : places) ordered.push_back(std::move(tasks[std::get<3>(place)]));
+  CT_TRY_ASSIGN(Graph after, analysed(store, std::move(ordered), options));
   return std::optional<Graph>(std::move(after));
 }
 

@@ -77,6 +77,8 @@ class Graph {
   Tier tier(std::size_t task) const;
   /// Ready tasks, best first: tier, then priority, then leverage, then position and id.
   std::vector<std::size_t> ready_order() const;
+  /// ready_order()'s first, without ordering the rest; nullopt when none is ready.
+  std::optional<std::size_t> first_ready() const;
   /// Unfinished tasks with the highest leverage (at least 2), most first; at most `limit`.
   std::vector<std::size_t> bottlenecks(std::size_t limit) const;
   /// Unfinished dependencies of task `index` (inside the set or outside it).
