@@ -6,7 +6,8 @@
 //
 // OP is show, find, find-status (find among pending tasks), find-common (a word in a quarter of the
 // tasks), list, next, add, update, plan-begin (plan.begin on an epic of --epic-size tasks, default
-// 500, added first), plan (on that epic: plan.begin, plan.apply of 5 adds, plan.diff, plan.commit), heartbeat
+// 500, added first), plan (on that epic: plan.begin, plan.apply of --plan-adds adds, default 5, plan.diff,
+// plan.commit), heartbeat
 // (session.heartbeat: the write a read makes once per renewal step; it needs --session), start
 // (tasks.start of the ready tasks in turn, each reserving two paths; --session) or start-bare (the
 // same with paths:[], which reserves nothing: start − start-bare is what reservations cost a claim). --reserved K: K other sessions each hold a claim reserving a folder
@@ -60,6 +61,7 @@ struct Options {
   std::optional<std::int64_t> lease;
   std::int64_t reserved = 0;
   std::int64_t epic_size = 500;
+  std::int64_t plan_adds = 5;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
@@ -67,6 +69,7 @@ struct Options {
                "ct_bench_ops: %s\n"
                "usage: ct_bench_ops build DIR [--tasks N] [--seed S]\n"
                "       ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S] [--epic-size N]\n"
+               "       [--plan-adds N]\n"
                "       (OP: show find find-status find-common list next add update heartbeat start start-bare\n"
                "        plan-begin plan)\n",
                problem.c_str());
@@ -95,6 +98,8 @@ Options parse(int argc, char** argv) {
       options.session = true;
     } else if (arg == "--epic-size") {
       options.epic_size = number();
+    } else if (arg == "--plan-adds") {
+      options.plan_adds = number();
     } else if (arg == "--lease") {
       options.lease = number();
     } else if (arg == "--reserved") {
@@ -244,7 +249,7 @@ int run(const Options& options) {
       if (options.op == "plan") {
         const std::string plan = begun.data["plan"].as_string();
         json::Value ops = json::Value::array();
-        for (int k = 0; k < 5; ++k) {
+        for (std::int64_t k = 0; k < options.plan_adds; ++k) {
           json::Value add = workload.plan_add().params;
           for (std::string_view field : {"parent", "depends", "blockedBy", "type"}) add.erase(field);
           add.set("parent", big_epic);

@@ -6,6 +6,19 @@
 
 namespace ct {
 
+namespace {
+
+GraphOptions scope_graph_options(Context& context) {
+  GraphOptions options;
+  options.now = context.now();
+  options.lapsed_before = lapsed_before(*context.config, options.now);
+  options.stale_pending_days = static_cast<int>(context.config->get_int("analyze.stalePendingDays"));
+  options.stale_blocked_days = static_cast<int>(context.config->get_int("analyze.staleBlockedDays"));
+  return options;
+}
+
+}  // namespace
+
 Result<Graph> load_scope_graph(Context& context, std::string_view epic) {
   if (!epic.empty()) {
     CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
@@ -15,12 +28,16 @@ Result<Graph> load_scope_graph(Context& context, std::string_view epic) {
       return fail(std::move(error).with_detail("id", std::string(epic)));
     }
   }
-  GraphOptions options;
-  options.now = context.now();
-  options.lapsed_before = lapsed_before(*context.config, options.now);
-  options.stale_pending_days = static_cast<int>(context.config->get_int("analyze.stalePendingDays"));
-  options.stale_blocked_days = static_cast<int>(context.config->get_int("analyze.staleBlockedDays"));
-  return load_graph(context.db(), epic, options);
+  return load_graph(context.db(), epic, scope_graph_options(context));
+}
+
+Result<Graph> load_scope_graph_after(Context& context, std::string_view epic, const Graph& before,
+                                     const std::vector<std::string>& touched, const std::set<std::string>& created,
+                                     const std::set<std::string>& placed) {
+  CT_TRY_ASSIGN(std::optional<Graph> after,
+                load_graph_after(context.db(), epic, before, touched, created, placed, scope_graph_options(context)));
+  if (after) return std::move(*after);
+  return load_scope_graph(context, epic);
 }
 
 json::Value critical_path_json(const Graph& graph, std::size_t limit) {

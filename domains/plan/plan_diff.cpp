@@ -34,7 +34,7 @@ json::Value graph_summary(const Graph& graph, const std::map<std::string, std::s
   for (auto index : graph.critical_path) critical.push_back(name(graph.tasks[index].id));
   out.set("critical", json::Value::array_of(critical));
   out.set("parallelism", graph.max_parallelism());
-  if (auto order = graph.ready_order(); !order.empty()) out.set("next", name(graph.tasks[order.front()].id));
+  if (auto first = graph.first_ready()) out.set("next", name(graph.tasks[*first].id));
   if (!graph.cycles.empty()) out.set("cycles", cycles_json(graph));
   if (full) out.set("waveIds", std::move(waves));
   return out;
@@ -152,7 +152,17 @@ Result<Reply> diff(Context& context, const DiffArgs& args, NestedRuns& runs) {
       shown_failing(ran.error());
       continue;
     }
-    CT_TRY_ASSIGN(Graph after, load_scope_graph(context, plan.epic_id));
+    // The graph before with the tasks the ops touched read again, not the epic's whole subtree (issue 56).
+    std::vector<std::string> touched;
+    std::set<std::string> seen;
+    std::set<std::string> placed;
+    for (const auto& change : ran->changes) {
+      if (change.task_id.empty()) continue;
+      if (seen.insert(change.task_id).second) touched.push_back(change.task_id);
+      if (change.field == "position") placed.insert(change.task_id);
+    }
+    CT_TRY_ASSIGN(Graph after, load_scope_graph_after(context, plan.epic_id, before_graphs.at(plan.epic_id), touched,
+                                                      created_by(ran->changes), placed));
     CT_TRY(speculation.end());
     const auto names = placeholder_names(*ran);
     changes_summary(row, *ran, names, after, full);

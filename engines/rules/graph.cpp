@@ -338,10 +338,15 @@ Tier Graph::tier(std::size_t task) const {
   return Tier::Routine;
 }
 
+namespace {
+/// Where a ready task comes in ready_order: tier, priority, leverage (most first), position, age,
+/// then its index (so no two are equal).
+using ReadyKey = std::tuple<int, int, std::int64_t, std::int64_t, TimeMs, std::size_t>;
+}  // namespace
+
 std::vector<std::size_t> Graph::ready_order() const {
   // The keys once per task, not twice per comparison (475k ready tasks at 1M).
-  using Key = std::tuple<int, int, std::int64_t, std::int64_t, TimeMs, std::size_t>;
-  std::vector<Key> keys;
+  std::vector<ReadyKey> keys;
   for (std::size_t i = 0; i < tasks.size(); ++i)
     if (ready[i])
       keys.emplace_back(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
@@ -351,6 +356,18 @@ std::vector<std::size_t> Graph::ready_order() const {
   out.reserve(keys.size());
   for (const auto& key : keys) out.push_back(std::get<5>(key));
   return out;
+}
+
+std::optional<std::size_t> Graph::first_ready() const {
+  std::optional<ReadyKey> best;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (ready[i]) {
+      ReadyKey key(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
+                   tasks[i].created_at, i);
+      if (!best || key < *best) best = key;
+    }
+  if (!best) return std::nullopt;
+  return std::get<5>(*best);
 }
 
 std::vector<std::size_t> Graph::bottlenecks(std::size_t limit) const {
@@ -374,8 +391,11 @@ std::vector<std::string> Graph::waiting_on(std::size_t index) const {
   return out;
 }
 
-Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options) {
-  CT_TRY_ASSIGN(std::vector<GraphTask> tasks, store.graph_tasks(epic));
+namespace {
+
+/// Active tasks whose claim lapsed count as pending; then the status of the dependencies outside
+/// the set is read, and the set analysed.
+Result<Graph> analysed(TaskStore& store, std::vector<GraphTask> tasks, const GraphOptions& options) {
   CT_TRY_ASSIGN(auto free, lapsed_claims(store, options.lapsed_before));
   if (!free.empty())
     for (auto& task : tasks)
@@ -387,6 +407,129 @@ Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOpt
     for (const auto& task : found) outside.emplace(task.id, task.status);
   }
   return Graph::build(std::move(tasks), outside, options);
+}
+
+/// What TaskStore::graph_tasks reads of a task.
+GraphTask graph_task(const Task& task) {
+  GraphTask out;
+  out.id = task.id;
+  out.title = task.title;
+  out.parent = task.parent;
+  out.status = task.status;
+  out.priority = task.priority;
+  out.type = task.type;
+  out.position = task.position;
+  out.created_at = task.created_at;
+  out.updated_at = task.updated_at;
+  out.version = task.version;
+  out.depends = task.depends;
+  out.labels = task.labels;
+  out.files = task.files;
+  return out;
+}
+
+}  // namespace
+
+Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options) {
+  CT_TRY_ASSIGN(std::vector<GraphTask> tasks, store.graph_tasks(epic));
+  return analysed(store, std::move(tasks), options);
+}
+
+Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view epic, const Graph& before,
+                                              const std::vector<std::string>& touched,
+                                              const std::set<std::string>& created, const std::set<std::string>& placed,
+                                              const GraphOptions& options) {
+  // The whole project: every unarchived task, whatever its parent. A subtree: what hangs under the epic.
+  const bool project = epic.empty();
+  if (!project && std::find(touched.begin(), touched.end(), epic) != touched.end()) return std::nullopt;
+  CT_TRY_ASSIGN(std::vector<Task> now, store.get_tasks(touched));
+  // A task put in another place among its siblings renumbers them without touching them otherwise
+  // (TaskEngine::reorder): they are read again too (the project's roots: all of it).
+  std::set<std::string> parents;
+  for (const auto& task : now)
+    if (placed.contains(task.id)) {
+      if (task.parent.empty()) return std::nullopt;
+      parents.insert(task.parent);
+    }
+  if (!parents.empty()) {
+    std::set<std::string> have(touched.begin(), touched.end());
+    std::vector<std::string> siblings;
+    for (const auto& parent : parents) {
+      CT_TRY_ASSIGN(std::vector<std::string> children, store.children_of(parent, false));
+      for (auto& id : children)
+        if (!have.contains(id)) siblings.push_back(std::move(id));
+    }
+    CT_TRY_ASSIGN(std::vector<Task> more, store.get_tasks(siblings));
+    for (auto& task : more) now.push_back(std::move(task));
+  }
+  std::map<std::string_view, const Task*> read;
+  for (const auto& task : now) read.emplace(task.id, &task);
+  std::vector<std::string> all = touched;
+  for (const auto& task : now)
+    if (std::find(touched.begin(), touched.end(), task.id) == touched.end()) all.push_back(task.id);
+
+  std::set<std::string, std::less<>> members;  // the subtree after the writes, the epic included
+  if (!project) {
+    members.emplace(epic);
+    for (const auto& task : before.tasks) members.insert(task.id);
+  }
+  std::map<std::string_view, std::optional<GraphTask>> changed;  // tasks of `before` read again (nullopt: gone)
+  std::vector<const Task*> others;                               // touched tasks that were not in `before`
+  for (const auto& id : all) {
+    auto found = read.find(id);
+    auto index = before.index_of(id);
+    if (!index) {
+      if (found != read.end()) others.push_back(found->second);
+      continue;
+    }
+    const bool gone = found == read.end() || found->second->archived;
+    // Leaving a subtree, or changing parent within it, takes the task's children along.
+    if (!project && (gone || found->second->parent != before.tasks[*index].parent)) return std::nullopt;
+    changed.emplace(before.tasks[*index].id, gone ? std::nullopt : std::optional<GraphTask>(graph_task(*found->second)));
+  }
+  std::vector<GraphTask> joined;
+  if (project) {
+    for (const Task* task : others)
+      if (!task->archived) joined.push_back(graph_task(*task));
+  } else {
+    // A task made under a task of the subtree joins it; one made under another made task joins once
+    // that one has (an op may move a new task under one made after it: until nothing more joins).
+    for (bool more = true; more;) {
+      more = false;
+      for (auto& task : others) {
+        if (!task || task->archived || !created.contains(task->id) || !members.contains(task->parent)) continue;
+        members.insert(task->id);
+        joined.push_back(graph_task(*task));
+        task = nullptr;
+        more = true;
+      }
+    }
+    // One the writes did not make that is now under the subtree moved in, with its children.
+    for (const Task* task : others)
+      if (task && !task->archived && !created.contains(task->id) && members.contains(task->parent)) return std::nullopt;
+  }
+
+  std::vector<GraphTask> tasks;
+  tasks.reserve(before.tasks.size() + joined.size());
+  for (const auto& task : before.tasks) {
+    auto again = changed.find(task.id);
+    if (again == changed.end()) tasks.push_back(task);
+    else if (again->second) tasks.push_back(std::move(*again->second));
+  }
+  for (auto& task : joined) tasks.push_back(std::move(task));
+  // graph_tasks' order: parent (roots first), position, then the row number (the id's); each key
+  // made once, not per comparison.
+  using Place = std::tuple<std::string_view, std::int64_t, std::int64_t, std::size_t>;
+  std::vector<Place> places;
+  places.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    places.emplace_back(tasks[i].parent, tasks[i].position, parse_task_id(tasks[i].id).value_or(0), i);
+  std::sort(places.begin(), places.end());
+  std::vector<GraphTask> ordered;
+  ordered.reserve(tasks.size());
+  for (const auto& place : places) ordered.push_back(std::move(tasks[std::get<3>(place)]));
+  CT_TRY_ASSIGN(Graph after, analysed(store, std::move(ordered), options));
+  return std::optional<Graph>(std::move(after));
 }
 
 }  // namespace ct

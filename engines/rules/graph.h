@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -76,6 +77,8 @@ class Graph {
   Tier tier(std::size_t task) const;
   /// Ready tasks, best first: tier, then priority, then leverage, then position and id.
   std::vector<std::size_t> ready_order() const;
+  /// ready_order()'s first, without ordering the rest; nullopt when none is ready.
+  std::optional<std::size_t> first_ready() const;
   /// Unfinished tasks with the highest leverage (at least 2), most first; at most `limit`.
   std::vector<std::size_t> bottlenecks(std::size_t limit) const;
   /// Unfinished dependencies of task `index` (inside the set or outside it).
@@ -98,5 +101,19 @@ bool is_unfinished(TaskStatus status);
 /// of its outside dependencies, and analyses it; an active task whose claim has lapsed counts as
 /// pending. Call inside a read transaction.
 Result<Graph> load_graph(TaskStore& store, std::string_view epic, const GraphOptions& options);
+
+/// The graph of `epic`'s subtree (the whole project when empty) after writes that touched the tasks
+/// `touched` and no other: the tasks of `before` (load_graph's of that set, with the same options,
+/// before the writes) with the touched ones read again, not the whole set (plan.diff's graph after a
+/// plan's ops, issue 56). `created`: those of them the writes made; one made under a task of the
+/// subtree joins it. `placed`: those whose position changed, whose siblings are read again (renumbered
+/// around them). nullopt when a subtree's membership may have moved beyond the touched tasks —
+/// the epic itself touched, or a task of it reparented, archived or deleted, or one from elsewhere
+/// moved in (their children move with them): then only load_graph tells. Otherwise the same tasks,
+/// order and analysis as load_graph would give. Call inside the transaction that made the writes.
+Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view epic, const Graph& before,
+                                              const std::vector<std::string>& touched,
+                                              const std::set<std::string>& created, const std::set<std::string>& placed,
+                                              const GraphOptions& options);
 
 }  // namespace ct

@@ -242,9 +242,10 @@ Result<std::vector<GraphTask>> TaskStore::graph_tasks(std::string_view root) {
   const Value args[] = {Value(root)};
   const std::string sql =
       root.empty() ? columns + " FROM tasks t WHERE t.archived = 0" + order
-                   : "WITH RECURSIVE sub(id) AS (SELECT id FROM tasks WHERE parent = ?1 AND archived = 0"
-                     " UNION ALL SELECT c.id FROM tasks c JOIN sub ON c.parent = sub.id WHERE c.archived = 0) " +
-                         columns + " FROM sub JOIN tasks t ON t.id = sub.id" + order;
+                   // Each row found again by its number (the primary key), not by its id's index.
+                   : "WITH RECURSIVE sub(num, id) AS (SELECT num, id FROM tasks WHERE parent = ?1 AND archived = 0"
+                     " UNION ALL SELECT c.num, c.id FROM tasks c JOIN sub ON c.parent = sub.id WHERE c.archived = 0) " +
+                         columns + " FROM sub JOIN tasks t ON t.num = sub.num" + order;
   return db.all(sql, root.empty() ? std::span<const Value>() : std::span<const Value>(args), "cannot read the task graph",
                 [](const sql::Cursor& row) -> Result<GraphTask> {
                   GraphTask task;

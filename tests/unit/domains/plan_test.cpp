@@ -481,3 +481,81 @@ TEST_CASE("issue 50: a plan staged before per-field bases is still read, rebased
   CHECK(task["priority"] == json::Value("high"));
   CHECK(task["title"] == json::Value("Someone else's title"));
 }
+
+namespace {
+
+/// `value` with each "$N" a plan's diff names a task it makes by spelled as the task its commit made.
+json::Value committed_names(const json::Value& value, const json::Value& ids) {
+  if (value.is_string() && value.as_string().starts_with("$"))
+    return at(ids, static_cast<std::size_t>(std::stoi(value.as_string().substr(1)) - 1));
+  if (value.is_array()) {
+    json::Value out = json::Value::array();
+    for (const auto& item : value.as_array()) out.push_back(committed_names(item, ids));
+    return out;
+  }
+  if (value.is_object()) {
+    json::Value out = json::Value::object();
+    for (const auto& [key, item] : value.as_object()) out.set(key, committed_names(item, ids));
+    return out;
+  }
+  return value;
+}
+
+/// Stages `ops` in a plan on `epic` (none: the whole project), takes its diff's graph after, commits
+/// it, and checks that graph is the one a fresh read of the store then gives (the next plan's
+/// before; and that plan, of no ops, leaves it as it is).
+void check_diff_after_is_commit(test::Project& p, const std::string& epic, const std::string& ops) {
+  const std::string begin = epic.empty() ? R"({"label":"staged"})" : R"({"label":"staged","epicId":")" + epic + R"("})";
+  const std::string plan = begin_plan(p, begin);
+  must(p.mutate("plan", "apply", R"({"plan":")" + plan + R"(","ops":)" + ops + "}"));
+  Envelope diff = must(p.query("plan", "diff", R"({"plans":[")" + plan + R"("],"detail":"full"})"));
+  const json::Value after = at(diff.data, 0)["after"];
+  Envelope committed = must(p.mutate("plan", "commit", R"({"plan":")" + plan + R"("})"));
+  const std::string fresh = begin_plan(p, begin);
+  Envelope read = must(p.query("plan", "diff", R"({"plans":[")" + fresh + R"("],"detail":"full"})"));
+  const json::Value now = at(read.data, 0)["before"];
+  INFO("staged: " << after.dump() << "\nread:   " << now.dump());
+  CHECK(committed_names(after, committed.data["ids"]) == now);
+  CHECK(at(read.data, 0)["after"] == now);
+  must(p.mutate("plan", "discard", R"({"plan":")" + fresh + R"("})"));
+}
+
+}  // namespace
+
+TEST_CASE("issue 56: plan.diff's graph after is the graph its commit leaves, the touched tasks read again",
+          "[plan][issue56]") {
+  test::Project p;
+  p.add(R"({"title":"Epic","type":"epic"})");                               // T001
+  p.add(R"({"title":"Schema","parent":"T001"})");                           // T002
+  p.add(R"({"title":"Service","parent":"T001","depends":["T002"]})");       // T003
+  p.add(R"({"title":"Service part","parent":"T003"})");                     // T004
+  p.add(R"({"title":"Interface","parent":"T001","depends":["T003"]})");     // T005
+  p.add(R"({"title":"Elsewhere"})");                                        // T006
+  p.add(R"({"title":"Other epic","type":"epic"})");                         // T007
+  p.add(R"({"title":"Other step","parent":"T007"})");                       // T008
+
+  SECTION("adds nested under new tasks, dependencies on the subtree and outside it, updates, statuses, reorders") {
+    check_diff_after_is_commit(p, "T001", R"([
+        {"operation":"tasks.add","params":{"title":"Storage","parent":"T001","depends":["T002"]}},
+        {"operation":"tasks.add","params":{"title":"Storage part","parent":"$1","depends":["T006"]}},
+        {"operation":"tasks.update","params":{"id":"T005","depends":["$2"],"priority":"high"}},
+        {"operation":"tasks.reorder","params":{"id":"T005","position":1}},
+        {"operation":"tasks.update","params":{"id":"T002","status":"blocked","blockedBy":"a review"}},
+        {"operation":"tasks.update","params":{"id":"T006","status":"active"}},
+        {"operation":"tasks.add","params":{"title":"Last","parent":"T003"}}])");
+    // Again on the store that commit left: a task moved within the subtree, one moved in, one deleted.
+    check_diff_after_is_commit(p, "T001", R"([
+        {"operation":"tasks.reparent","params":{"id":"T005","parent":"T003"}},
+        {"operation":"tasks.reparent","params":{"id":"T008","parent":"T001"}}])");
+    check_diff_after_is_commit(p, "T001", R"([{"operation":"tasks.delete","params":{"id":"T004"}}])");
+    check_diff_after_is_commit(p, "T001", R"([{"operation":"tasks.reparent","params":{"id":"T005","parent":"T007"}}])");
+  }
+  SECTION("the whole project, when the plan names no epic") {
+    check_diff_after_is_commit(p, "", R"([
+        {"operation":"tasks.add","params":{"title":"Root","depends":["T006"]}},
+        {"operation":"tasks.add","params":{"title":"Under it","parent":"$1"}},
+        {"operation":"tasks.reparent","params":{"id":"T008","parent":"T001"}},
+        {"operation":"tasks.delete","params":{"id":"T004"}},
+        {"operation":"tasks.reorder","params":{"id":"T007","position":1}}])");
+  }
+}

@@ -107,6 +107,13 @@ TEST_CASE("tiers order the ready tasks", "[graph]") {
   CHECK(g.tier(4) == Tier::Progress);
   CHECK(g.tier(5) == Tier::Routine);
   CHECK(ids(g, g.ready_order()) == std::vector<std::string>{"A", "H", "M", "L"});
+  // The first of them without ordering the rest (plan.diff's next); none ready, none first.
+  REQUIRE(g.first_ready());
+  CHECK(g.tasks[*g.first_ready()].id == "A");
+  Graph later = build({node("M", {}, TaskStatus::Pending, Priority::Low), node("H", {}, TaskStatus::Pending, Priority::High)});
+  REQUIRE(later.first_ready());
+  CHECK(later.tasks[*later.first_ready()].id == "H");
+  CHECK_FALSE(build({node("A", {}, TaskStatus::Done), node("B", {}, TaskStatus::Blocked)}).first_ready());
 }
 
 TEST_CASE("cycles are reported, their tasks get no wave, and the rest is analysed", "[graph]") {
