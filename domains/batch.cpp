@@ -1,6 +1,7 @@
 #include "domains/batch.h"
 
 #include <algorithm>
+#include <bitset>
 #include <charconv>
 
 #include "core/text.h"
@@ -280,8 +281,16 @@ json::Value placeholders_json(std::span<const Op> ops, const std::vector<std::st
 }
 
 std::vector<ErrorCode> op_errors(const Registry& registry, std::vector<ErrorCode> own) {
+  // Each code once, in the order first met; which are in, by their number (codes are below 256:
+  // a larger one throws here, in every process and test, as the registry is built).
+  // Registering the batch and the plans asks this five times in every process (issue 56).
+  std::bitset<256> in;
+  for (auto code : own) in.set(static_cast<std::size_t>(code));
   auto add = [&](ErrorCode code) {
-    if (std::find(own.begin(), own.end(), code) == own.end()) own.push_back(code);
+    const auto number = static_cast<std::size_t>(code);
+    if (in.test(number)) return;
+    in.set(number);
+    own.push_back(code);
   };
   for (const auto& spec : registry.operations()) {
     if (!holds(Holder::Batch, spec)) continue;

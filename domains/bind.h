@@ -88,17 +88,26 @@ struct Field {
   std::function<Result<void>(Args& args, const Params& params, Context& context)> decode;
 };
 
+namespace bind_detail {
+/// `spec` alone, moved in: a braced list would copy it (its elements are const).
+inline std::vector<ParamSpec> only(ParamSpec&& spec) {
+  std::vector<ParamSpec> out;
+  out.push_back(std::move(spec));
+  return out;
+}
+}  // namespace bind_detail
+
 /// `member` read from the param `spec` declares.
 template <class Args, class T>
 Field<Args> field(T Args::*member, ParamSpec spec) {
   const std::string_view name = spec.name;
   if constexpr (std::is_same_v<T, Moment>) {
-    return {{std::move(spec)}, [member, name](Args& args, const Params& params, Context& context) -> Result<void> {
+    return {bind_detail::only(std::move(spec)), [member, name](Args& args, const Params& params, Context& context) -> Result<void> {
               CT_TRY_ASSIGN((args.*member).at, params.time(name, context.now()));
               return {};
             }};
   } else {
-    return {{std::move(spec)}, [member, name](Args& args, const Params& params, Context&) -> Result<void> {
+    return {bind_detail::only(std::move(spec)), [member, name](Args& args, const Params& params, Context&) -> Result<void> {
               bind_detail::read(params, name, args.*member);
               return {};
             }};
@@ -156,6 +165,9 @@ class Binding {
   /// The specs, in the order of the fields: OperationSpec::params.
   std::vector<ParamSpec> specs() const {
     std::vector<ParamSpec> out;
+    std::size_t count = 0;
+    for (const auto& field : *fields_) count += field.specs.size();
+    out.reserve(count);
     for (const auto& field : *fields_) out.insert(out.end(), field.specs.begin(), field.specs.end());
     return out;
   }

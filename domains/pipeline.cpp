@@ -312,14 +312,12 @@ Result<Reply> serve(const Handler& handler, const Call& call, Context& context, 
 
 Result<void> adopt_session(Context& context, const Caller& caller) {
   if (context.session.empty() && caller.adopt_only_active_session) {
-    SessionQuery active;
-    active.statuses = {SessionStatus::Active};
-    active.limit = static_cast<std::int64_t>(caller.never_adopt.size()) + 2;
-    CT_TRY_ASSIGN(std::vector<Session> sessions, context.store->list_sessions(active));
+    CT_TRY_ASSIGN(std::vector<ActiveSession> sessions,
+                  context.store->active_sessions(static_cast<std::int64_t>(caller.never_adopt.size()) + 2));
     // Another caller's session (bound to another terminal, or another principal's) is never taken over.
-    std::erase_if(sessions, [&](const Session& s) {
+    std::erase_if(sessions, [&](const ActiveSession& s) {
       return std::find(caller.never_adopt.begin(), caller.never_adopt.end(), s.id) != caller.never_adopt.end() ||
-             !SessionEngine::check_owner(s, caller.principal.id);
+             !SessionEngine::check_owner(Session{.id = s.id, .owner = s.owner}, caller.principal.id);
     });
     if (sessions.size() == 1) context.session = sessions.front().id;
   }

@@ -110,6 +110,9 @@ std::span<const std::string_view> canonical_domains() {
 
 namespace {
 
+/// About the product's number of operations (162), with room for plug-ins' own.
+constexpr std::size_t kExpectedOperations = 192;
+
 /// Every string a pattern is matched against is bounded first: a patterned param (or array item)
 /// without a declared max gets kMaxPatternedChars.
 void bound_patterned_params(OperationSpec& spec) {
@@ -146,6 +149,8 @@ void Registry::add(OperationSpec spec) {
            !find_original(original.substr(0, original.find('.')), original.substr(original.find('.') + 1)) &&
            "an original name is no operation's name and runs one operation");
   }
+  // Room for the product's operations at once: a spec is large, and each growth moved them all.
+  if (specs_.capacity() == 0) specs_.reserve(kExpectedOperations);
   specs_.push_back(std::move(spec));
 }
 

@@ -1,6 +1,7 @@
 #include "engines/project/config.h"
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <string>
 #include <system_error>
@@ -248,8 +249,33 @@ std::vector<std::string> key_names() {
 }
 
 json::Value default_value(const ConfigKey& key) {
-  auto parsed = json::parse(key.default_json);
+  // The defaults' common forms read without the JSON parser (a process reads them all): a
+  // boolean, an integer, an empty list or object, a string without escapes.
+  std::string_view text = key.default_json;
+  if (text == "true" || text == "false") return text == "true";
+  if (text == "[]") return json::Value::array();
+  if (text == "{}") return json::Value::object();
+  std::int64_t number = 0;
+  if (auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+      !text.empty() && error == std::errc() && end == text.data() + text.size() && (text.size() == 1 || text[0] != '0'))
+    return number;
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"' &&
+      text.substr(1, text.size() - 2).find_first_of("\\\"") == std::string_view::npos)
+    return text.substr(1, text.size() - 2);
+  auto parsed = json::parse(text);
   return parsed ? std::move(*parsed) : json::Value();
+}
+
+/// Every key's default, in key_table()'s order: read once per process, shared by every Config
+/// (which holds only the values set).
+const std::vector<json::Value>& default_values() {
+  static const std::vector<json::Value> values = [] {
+    std::vector<json::Value> out;
+    out.reserve(key_table().size());
+    for (const auto& key : key_table()) out.push_back(default_value(key));
+    return out;
+  }();
+  return values;
 }
 
 std::string_view type_name(json::Type type) {
@@ -289,18 +315,24 @@ std::string describe(const json::Value& value) {
   return text;
 }
 
+/// What a value that breaks its key's rule is told; written only when one does (a valid config
+/// is loaded by every process: issue 56).
+std::string wrong(const ConfigKey& key, const json::Value& value) {
+  return "config key '" + std::string(key.name) + "' must be " + expectation(key) + " (got " + describe(value) + ")";
+}
+
 /// Checks `value` against the key's type and limits. The error carries `code`; the caller adds
 /// the fix (which differs between loading a file and setting one key).
 /// An Array key: a list of names checked by the key's owner, or of the key's choices (each at most
 /// once), or of commands (each an argv array, program first, never a shell line); at most key.max.
-Result<void> validate_list(const ConfigKey& key, const json::Value& value, ErrorCode code, std::string prefix) {
+Result<void> validate_list(const ConfigKey& key, const json::Value& value, ErrorCode code) {
   bool ok = value.is_array() && static_cast<std::int64_t>(value.size()) <= key.max;
   if (ok && key.choices.empty() && key.check) {
     // A list of names, each checked by the key's owner, each at most once.
     std::vector<std::string> seen;
     for (const auto& item : value.as_array()) {
       if (!item.is_string() || std::find(seen.begin(), seen.end(), item.as_string()) != seen.end())
-        return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+        return fail(Error(code, wrong(key, value)).with_detail("key", std::string(key.name)));
       if (std::string problem = key.check(item.as_string()); !problem.empty())
         return fail(Error(code, "config key '" + std::string(key.name) + "': " + echo(item.as_string()) + " " +
                                     problem)
@@ -319,13 +351,13 @@ Result<void> validate_list(const ConfigKey& key, const json::Value& value, Error
       }
       if (std::find(key.choices.begin(), key.choices.end(), item.as_string()) == key.choices.end()) {
         std::vector<std::string> choices(key.choices.begin(), key.choices.end());
-        return fail(Error(code, std::move(prefix))
+        return fail(Error(code, wrong(key, value))
                         .with_detail("key", std::string(key.name))
                         .with_choices(item.as_string(), choices));
       }
       seen.push_back(item.as_string());
     }
-    if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+    if (!ok) return fail(Error(code, wrong(key, value)).with_detail("key", std::string(key.name)));
     return {};
   }
   // A list of commands: each an argv array (program first), never a shell line.
@@ -335,29 +367,27 @@ Result<void> validate_list(const ConfigKey& key, const json::Value& value, Error
       if (ok)
         for (const auto& word : command.as_array()) ok = ok && word.is_string() && !word.as_string().empty();
     }
-  if (!ok) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+  if (!ok) return fail(Error(code, wrong(key, value)).with_detail("key", std::string(key.name)));
   return {};
 }
 
 Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode code) {
-  std::string prefix = "config key '" + std::string(key.name) + "' must be " + expectation(key) + " (got " +
-                       describe(value) + ")";
   switch (key.type) {
     case json::Type::Int:
       if (!value.is_int() || value.as_int() < key.min || value.as_int() > key.max) {
-        return fail(Error(code, std::move(prefix))
+        return fail(Error(code, wrong(key, value))
                         .with_detail("key", std::string(key.name))
                         .with_detail("min", key.min)
                         .with_detail("max", key.max));
       }
       return {};
     case json::Type::Bool:
-      if (!value.is_bool()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      if (!value.is_bool()) return fail(Error(code, wrong(key, value)).with_detail("key", std::string(key.name)));
       return {};
     case json::Type::Array:
-      return validate_list(key, value, code, std::move(prefix));
+      return validate_list(key, value, code);
     case json::Type::String: {
-      if (!value.is_string()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      if (!value.is_string()) return fail(Error(code, wrong(key, value)).with_detail("key", std::string(key.name)));
       if (key.check) {
         std::string problem = key.check(value.as_string());
         if (!problem.empty())
@@ -370,13 +400,13 @@ Result<void> validate(const ConfigKey& key, const json::Value& value, ErrorCode 
       for (auto choice : key.choices)
         if (choice == value.as_string()) return {};
       std::vector<std::string> choices(key.choices.begin(), key.choices.end());
-      return fail(Error(code, std::move(prefix))
+      return fail(Error(code, wrong(key, value))
                       .with_detail("key", std::string(key.name))
                       .with_choices(value.as_string(), choices));
     }
     case json::Type::Object:
       // The shape inside is checked by whoever reads it (plug-in engines: capability/plugins.cpp).
-      if (!value.is_object()) return fail(Error(code, std::move(prefix)).with_detail("key", std::string(key.name)));
+      if (!value.is_object()) return fail(Error(code, wrong(key, value)).with_detail("key", std::string(key.name)));
       return {};
     default:
       return fail(ErrorCode::Internal, "config key '" + std::string(key.name) + "' has an unsupported type");
@@ -444,9 +474,7 @@ Advice config_set_fix(std::string_view key, const json::Value& value) {
          "` in a terminal, or edits .cleo/config.json (agents cannot set " + std::string(key) + ")";
 }
 
-Config::Config() {
-  for (const auto& key : key_table()) values_.set(key.name, default_value(key));
-}
+Config::Config() = default;
 
 Result<Config> Config::load(const std::filesystem::path& file) {
   Config config;
@@ -490,7 +518,14 @@ const std::string& Config::get_string(std::string_view key) const {
   return value.is_string() ? value.as_string() : empty;
 }
 
-const json::Value& Config::get(std::string_view key) const { return values_[key]; }
+const json::Value& Config::get(std::string_view key) const {
+  if (const json::Value* value = values_.find(key)) return *value;
+  const auto keys = config_keys();
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i].name == key) return default_values()[i];
+  static const json::Value kNone;
+  return kNone;
+}
 
 std::vector<std::string> Config::get_strings(std::string_view key) const {
   std::vector<std::string> out;

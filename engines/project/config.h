@@ -81,7 +81,9 @@ class Config {
   Result<void> save(const std::filesystem::path& file) const;
 
  private:
-  json::Value values_ = json::Value::object();  // flat: "hierarchy.maxDepth" → 3
+  /// The values set (by the file, by set()), flat: "hierarchy.maxDepth" → 3; a key not set reads
+  /// its default, which every Config of the process shares.
+  json::Value values_ = json::Value::object();
 };
 
 }  // namespace ct

@@ -66,7 +66,7 @@ RuleOutcome consensus_escalation(const RuleInput& in) {
 ProtocolInfo consensus_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Consensus, .name = "consensus", .code = ErrorCode::ProtocolConsensus,
+      .protocol = Protocol::Consensus, .name = to_string(Protocol::Consensus), .code = ErrorCode::ProtocolConsensus,
       .purpose = "Decide between options and record the vote",
       .agent_types = {"analysis"}, .needs_entry = true,
       .rules = {

@@ -49,7 +49,7 @@ RuleOutcome cont_conflicts(const RuleInput& in) {
 ProtocolInfo contribution_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Contribution, .name = "contribution", .code = ErrorCode::ProtocolContribution,
+      .protocol = Protocol::Contribution, .name = to_string(Protocol::Contribution), .code = ErrorCode::ProtocolContribution,
       .purpose = "Hand work back: conventional commits, provenance, passed gates",
       .agent_types = {"implementation"}, .needs_entry = false,
       .rules = {

@@ -126,7 +126,7 @@ RuleOutcome dcmp_siblings(const RuleInput& in) {
 ProtocolInfo decomposition_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Decomposition, .name = "decomposition", .code = ErrorCode::ProtocolDecomposition,
+      .protocol = Protocol::Decomposition, .name = to_string(Protocol::Decomposition), .code = ErrorCode::ProtocolDecomposition,
       .purpose = "Split an epic into atomic, ordered tasks",
       .agent_types = {"specification"}, .needs_entry = false,
       .rules = {

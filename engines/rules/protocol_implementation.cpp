@@ -20,7 +20,7 @@ RuleOutcome impl_style(const RuleInput&) {
 ProtocolInfo implementation_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Implementation, .name = "implementation", .code = ErrorCode::ProtocolImplementation,
+      .protocol = Protocol::Implementation, .name = to_string(Protocol::Implementation), .code = ErrorCode::ProtocolImplementation,
       .purpose = "Change code with provenance and passing tests",
       .agent_types = {"implementation"}, .needs_entry = false,
       .rules = {

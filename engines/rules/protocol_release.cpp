@@ -72,7 +72,7 @@ RuleOutcome release_rollback(const RuleInput& in) {
 ProtocolInfo release_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Release, .name = "release", .code = ErrorCode::ProtocolRelease,
+      .protocol = Protocol::Release, .name = to_string(Protocol::Release), .code = ErrorCode::ProtocolRelease,
       .purpose = "Ship a versioned, documented, tagged release",
       .agent_types = {"release", "documentation"}, .needs_entry = false,
       .rules = {

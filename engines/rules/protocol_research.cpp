@@ -69,7 +69,7 @@ RuleOutcome research_findings(const RuleInput& in) {
 ProtocolInfo research_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Research, .name = "research", .code = ErrorCode::ProtocolResearch,
+      .protocol = Protocol::Research, .name = to_string(Protocol::Research), .code = ErrorCode::ProtocolResearch,
       .purpose = "Investigate and report findings, changing no code",
       .agent_types = {"research"}, .needs_entry = false,  // RSCH-004 itself requires the entry
       .rules = {

@@ -43,7 +43,7 @@ RuleOutcome spec_references(const RuleInput& in) { return section_rule(in, {"ref
 ProtocolInfo specification_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Specification, .name = "specification", .code = ErrorCode::ProtocolSpecification,
+      .protocol = Protocol::Specification, .name = to_string(Protocol::Specification), .code = ErrorCode::ProtocolSpecification,
       .purpose = "Write a versioned specification with RFC 2119 requirements",
       .agent_types = {"specification"}, .needs_entry = true,
       .rules = {

@@ -63,7 +63,7 @@ RuleOutcome test_coverage_threshold(const RuleInput& in) {
 ProtocolInfo testing_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Testing, .name = "testing", .code = ErrorCode::TestsSkipped,
+      .protocol = Protocol::Testing, .name = to_string(Protocol::Testing), .code = ErrorCode::TestsSkipped,
       .purpose = "Write and run the tests, all passing, coverage reported",
       .agent_types = {"testing"}, .needs_entry = true,
       .rules = {

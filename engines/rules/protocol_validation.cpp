@@ -67,7 +67,7 @@ RuleOutcome valid_classified(const RuleInput& in) {
 ProtocolInfo validation_protocol() {
   using enum RuleLevel;
   return {
-      .protocol = Protocol::Validation, .name = "validation", .code = ErrorCode::ProtocolValidation,
+      .protocol = Protocol::Validation, .name = to_string(Protocol::Validation), .code = ErrorCode::ProtocolValidation,
       .purpose = "Check the output against the specification and run the tests",
       .agent_types = {"validation"}, .needs_entry = true,
       .rules = {

@@ -63,6 +63,15 @@ Result<std::vector<Session>> SessionStore::list_sessions(const SessionQuery& que
   return sql_runner().all(sql, args, "cannot list sessions", read_session);
 }
 
+Result<std::vector<ActiveSession>> SessionStore::active_sessions(std::int64_t limit) {
+  const Value args[] = {Value(limit)};
+  return sql_runner().all(
+      "SELECT id, owner FROM sessions WHERE status = 'active' AND archived_at IS NULL "
+      "ORDER BY updated_at DESC, created_at DESC, id LIMIT ?1",
+      args, "cannot list sessions",
+      [](const sql::Cursor& row) { return ActiveSession{std::string(row.text(0)), std::string(row.text(1))}; });
+}
+
 Result<std::int64_t> SessionStore::count_sessions(const SessionQuery& query) {
   sql::Args args;
   const std::string where = sql::session_where(query, args);

@@ -89,6 +89,12 @@ struct SessionChild {
   TimeMs created_at = 0;
 };
 
+/// An active session's id and owner: what a call that names no session may adopt.
+struct ActiveSession {
+  std::string id;
+  std::string owner;  // empty: anyone's
+};
+
 /// Session rows and the worktrees of tasks; a session's focus is kept by TaskStore.
 class SessionStore {
  public:
@@ -100,6 +106,10 @@ class SessionStore {
   [[nodiscard]] Result<std::optional<Session>> get_session(std::string_view id);
   [[nodiscard]] Result<std::vector<Session>> list_sessions(const SessionQuery& query);
   [[nodiscard]] Result<std::int64_t> count_sessions(const SessionQuery& query);
+  /// At most `limit` active sessions (not archived), the most recently updated first, as
+  /// list_sessions orders them: only their ids and owners, which every `ct` command that names no
+  /// session asks for (domains/pipeline.h's adopt_session; issue 56).
+  [[nodiscard]] Result<std::vector<ActiveSession>> active_sessions(std::int64_t limit);
   /// Records a child session's link to its parent, or its report (engines/store/session_children.cpp).
   [[nodiscard]] Result<void> put_session_child(const SessionChild& child);
   /// The link of session `id` to its parent; nullopt when it has none.

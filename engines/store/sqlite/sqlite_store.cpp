@@ -288,10 +288,18 @@ Error SqliteStore::newer_schema(std::int64_t version) const {
       .with_fix("install the latest ct and retry");
 }
 
-Result<std::set<std::string>> SqliteStore::table_names() {
-  CT_TRY_ASSIGN(std::vector<std::string> names, runner_.strings("SELECT name FROM sqlite_schema WHERE type IN "
-                                                                "('table', 'index')", {}, "cannot read the schema"));
-  return std::set<std::string>(names.begin(), names.end());
+Result<SqliteStore::StepTables> SqliteStore::step_tables() {
+  // Each name compared where it stands, none copied: every process that opens a store asks (issue 56).
+  StepTables tables;
+  const auto steps = sqlite::schema_steps();
+  CT_TRY(runner_.each("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')", {}, "cannot read the schema",
+                      [&](const sql::Cursor& row) {
+                        tables.any = true;
+                        const std::string_view name = row.text(0);
+                        for (const auto& migration : steps)
+                          if (name == migration.creates) tables.present.emplace(name);
+                      }));
+  return tables;
 }
 
 Error SqliteStore::inconsistent(std::string why) const {
@@ -314,9 +322,9 @@ Result<std::int64_t> SqliteStore::checked_version(bool create) {
                     .with_fix(corrupt_fix())
                     .with_detail("damaged", true));
   }
-  CT_TRY_ASSIGN(std::set<std::string> tables, table_names());
+  CT_TRY_ASSIGN(StepTables tables, step_tables());
   const std::int64_t target = sqlite_schema_version();
-  if (*version == 0 && tables.empty()) {
+  if (*version == 0 && !tables.any) {
     if (create) return 0;
     std::error_code ec;
     const bool empty_file = std::filesystem::file_size(file_, ec) == 0;
@@ -332,7 +340,7 @@ Result<std::int64_t> SqliteStore::checked_version(bool create) {
   std::int64_t shown = 0;
   bool consistent = true;
   for (const auto& migration : sqlite::schema_steps()) {
-    const bool present = tables.contains(migration.creates);
+    const bool present = tables.present.contains(migration.creates);
     if (present && shown == migration.version - 1) shown = migration.version;
     consistent = consistent && present == (migration.version <= *version);
   }

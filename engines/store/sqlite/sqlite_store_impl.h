@@ -437,8 +437,13 @@ class SqliteStore final : public Store {
   Result<void> ensure_rank();
   Result<std::int64_t> user_version();
   Error newer_schema(std::int64_t version) const;
-  /// Names of the store's tables (virtual tables' shadow tables included) and indexes.
-  Result<std::set<std::string>> table_names();
+  /// Which of the tables (or indexes) the schema steps create (schema_steps()'s `creates`) the
+  /// store holds, and whether it holds any table or index at all.
+  struct StepTables {
+    std::set<std::string> present;
+    bool any = false;
+  };
+  Result<StepTables> step_tables();
   Error inconsistent(std::string why) const;
   /// The schema version, checked against what the file holds: a version the tables contradict
   /// (a tampered user_version) is refused once, clearly, before anything is written or backed up.

@@ -93,6 +93,10 @@ TEST_CASE("config defaults", "[engines][config]") {
     auto value = json::parse(key.default_json);
     REQUIRE(value);
     CHECK(Config().set(key.name, *value));
+    // What a Config reads for a key not set is the JSON parser's reading of its default (the common
+    // forms are read without the parser: issue 56).
+    CHECK(config.get(key.name) == *value);
+    CHECK(config.get(key.name).type() == value->type());
   }
 }
 

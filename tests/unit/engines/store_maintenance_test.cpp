@@ -373,4 +373,50 @@ TEST_CASE("inspect_sqlite_file and copy_sqlite_database refuse what is not a dat
   for (const auto& step : steps) CHECK(!step.description.empty());
 }
 
+TEST_CASE("the active sessions a call may adopt: ids and owners, the most recently updated first, at most the limit",
+          "[engines][store][sessions]") {
+  // What every `ct` command that names no session asks (domains/pipeline.h: adopt_session), on
+  // both backends: ended and archived sessions are never among them.
+  TempDir dir;
+  auto store = test::create_store(dir.path() / "sessions.db");
+  REQUIRE(store->begin(TxKind::Write));
+  auto add = [&](std::string id, TimeMs updated, std::string owner, SessionStatus status,
+                 std::optional<TimeMs> archived) {
+    Session session;
+    session.id = std::move(id);
+    session.scope = "global";
+    session.created_at = kT0;
+    session.updated_at = updated;
+    session.owner = std::move(owner);
+    session.status = status;
+    if (status != SessionStatus::Active) session.ended_at = updated;
+    session.archived_at = archived;
+    REQUIRE(store->insert_session(session));
+  };
+  add("session_old", kT0, "", SessionStatus::Active, std::nullopt);
+  add("session_new", kT0 + 2 * kHour, "agent:a", SessionStatus::Active, std::nullopt);
+  add("session_ended", kT0 + 3 * kHour, "agent:a", SessionStatus::Ended, std::nullopt);
+  add("session_archived", kT0 + 4 * kHour, "", SessionStatus::Active, kT0 + 4 * kHour);
+  REQUIRE(store->commit());
+
+  auto active = store->active_sessions(5);
+  REQUIRE(active);
+  REQUIRE(active->size() == 2);
+  CHECK((*active)[0].id == "session_new");
+  CHECK((*active)[0].owner == "agent:a");
+  CHECK((*active)[1].id == "session_old");
+  CHECK((*active)[1].owner.empty());
+  // The same sessions, in the same order, as the full listing gives them.
+  SessionQuery query;
+  query.statuses = {SessionStatus::Active};
+  auto listed = store->list_sessions(query);
+  REQUIRE(listed);
+  REQUIRE(listed->size() == active->size());
+  for (std::size_t i = 0; i < listed->size(); ++i) CHECK((*listed)[i].id == (*active)[i].id);
+  auto first = store->active_sessions(1);
+  REQUIRE(first);
+  REQUIRE(first->size() == 1);
+  CHECK(first->front().id == "session_new");
+}
+
 }  // namespace ct
