@@ -270,6 +270,7 @@ TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[en
       for (std::int64_t limit : {3, 50}) {
         Answer answer;
         auto hits = store->search(text, filter, limit);
+        INFO(text << ": " << (hits ? std::string() : hits.error().message));
         REQUIRE(hits);
         for (const auto& hit : *hits) answer.hits.emplace_back(hit.task.id, hit.score);
         auto count = store->count_matches(text, filter);
