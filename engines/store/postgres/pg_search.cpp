@@ -125,8 +125,9 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   // a find's time (tasks.find, and the completion of a task id by a word).
   const std::string sql =
       std::string(kWords) + std::string(kFrequency) + ", newest AS (SELECT coalesce(max(num), 0) AS num FROM tasks), below AS (SELECT CASE WHEN "
-      "(SELECT f FROM frequency) * least(" + std::to_string(span) + ", (SELECT num FROM newest)) >= " +
-      std::to_string(2 * window) + " THEN (SELECT num FROM newest) - " + std::to_string(span) + " END AS num), near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t "
+      "(SELECT num FROM newest) < " + std::to_string(2 * window) + " THEN NULL WHEN (SELECT f FROM frequency) * least(" +
+      std::to_string(span) + ", (SELECT num FROM newest)) >= " + std::to_string(2 * window) +
+      " THEN (SELECT num FROM newest) - " + std::to_string(span) + " END AS num), near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t "
       "WHERE t.num > (SELECT num FROM below) AND ts_match_vq(t.search, m.q)" + conditions +
       " ORDER BY t.num DESC LIMIT " + std::to_string(window) +
       "), every AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t WHERE (SELECT count(*) FROM near) < " +
