@@ -71,7 +71,8 @@ std::optional<std::string> research_id(std::string_view text) {
 }
 
 /// How much of the table, in windows, the newest-first scan of a common word reads at most
-/// (PgStore::search): a word in at least 2 / kNewestSpan of the tasks fills the window there.
+/// (PgStore::search): a word the statistics put in at least 1.25 / kNewestSpan of the tasks (one in
+/// 6.4) is read that way, as it is expected to fill the window there with a quarter to spare.
 constexpr std::int64_t kNewestSpan = 8;
 
 /// After kWords: `frequency(f)`, the share of the tasks the words are all in, as the planner's
@@ -123,17 +124,28 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   // rows are joined to their tasks by number (a filter "num IN w" on the whole table made
   // PostgreSQL scan it): reading every column of the window's 1,000 rows to keep five was most of
   // a find's time (tasks.find, and the completion of a task id by a word).
+  // Where the window comes from (issue 56): the GIN index gives every match as a bitmap, and each
+  // match's row is read to sort by number, linear in the matches. A word the statistics call
+  // common (`below` not NULL) is read instead from the newest task backwards over at most `span`
+  // numbers, each row tested (ts_match_vq, which no index serves), stopping at the window: `near`.
+  // When that does not fill the window (or was not tried), `every` reads it from every match as
+  // before; a full `near` is the newest `window` matches whatever lies below it.
+  const std::string sizes[] = {std::to_string(window), std::to_string(span), std::to_string(2 * window),
+                               std::to_string(window + window / 4)};
+  const std::string& n_window = sizes[0];
   const std::string sql =
-      std::string(kWords) + std::string(kFrequency) + ", newest AS (SELECT coalesce(max(num), 0) AS num FROM tasks), below AS (SELECT CASE WHEN "
-      "(SELECT num FROM newest) < " + std::to_string(2 * window) + " THEN NULL WHEN (SELECT f FROM frequency) * least(" +
-      std::to_string(span) + ", (SELECT num FROM newest)) >= " + std::to_string(2 * window) +
-      " THEN (SELECT num FROM newest) - " + std::to_string(span) + " END AS num), near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t "
-      "WHERE t.num > (SELECT num FROM below) AND ts_match_vq(t.search, m.q)" + conditions +
-      " ORDER BY t.num DESC LIMIT " + std::to_string(window) +
-      "), every AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t WHERE (SELECT count(*) FROM near) < " +
-      std::to_string(window) + " AND t.search @@ m.q" + conditions + " ORDER BY t.num DESC LIMIT " +
-      std::to_string(window) + "), w AS MATERIALIZED (SELECT num, search FROM near WHERE (SELECT count(*) FROM near) >= " +
-      std::to_string(window) + " UNION ALL SELECT num, search FROM every"
+      std::string(kWords) + std::string(kFrequency) +
+      ", newest AS (SELECT coalesce(max(num), 0) AS num FROM tasks),"
+      " below AS (SELECT CASE WHEN (SELECT num FROM newest) < " + sizes[2] +
+      " THEN NULL WHEN (SELECT f FROM frequency) * least(" + sizes[1] + ", (SELECT num FROM newest)) >= " + sizes[3] +
+      " THEN (SELECT num FROM newest) - " + sizes[1] + " END AS num),"
+      " near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t"
+      " WHERE t.num > (SELECT num FROM below) AND ts_match_vq(t.search, m.q)" + conditions +
+      " ORDER BY t.num DESC LIMIT " + n_window + "),"
+      " every AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t WHERE (SELECT count(*) FROM near) < " +
+      n_window + " AND t.search @@ m.q" + conditions + " ORDER BY t.num DESC LIMIT " + n_window + "),"
+      " w AS MATERIALIZED (SELECT num, search FROM near WHERE (SELECT count(*) FROM near) >= " + n_window +
+      " UNION ALL SELECT num, search FROM every"
       "), ex AS (SELECT t.num, t.search FROM tasks t WHERE t.id = ?2::text" + conditions +
       "), hit AS (SELECT w.num, " + rank_of("w.search", kTaskWeights) + " AS score, TRUE AS words FROM m CROSS JOIN w"
       " UNION ALL SELECT ex.num, " + rank_of("ex.search", kTaskWeights) + ", FALSE FROM m CROSS JOIN ex"
