@@ -45,7 +45,40 @@ Task make_task(std::string id, std::string title) {
   return task;
 }
 
+/// Up to `most` words picked from `words` (the randomized search tests' text).
+std::string random_words(std::mt19937& random, const std::vector<std::string>& words, int most) {
+  std::string text;
+  const int count = std::uniform_int_distribution<int>(0, most)(random);
+  for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[random() % words.size()];
+  return text;
+}
+
+/// A task of random words: title and description, sometimes a label and notes, archived or done.
+Task random_task(const std::string& id, std::mt19937& random, const std::vector<std::string>& words) {
+  Task task = make_task(id, "Task " + random_words(random, words, 3));
+  task.description = random_words(random, words, 6);
+  if (random() % 3 == 0) task.labels = {words[random() % words.size()]};
+  if (random() % 4 == 0) task.notes = {{1, random_words(random, words, 4)}, {2, random_words(random, words, 2)}};
+  task.archived = random() % 7 == 0;
+  if (random() % 5 == 0) task.status = TaskStatus::Done;
+  return task;
+}
+
 using Ids = std::vector<std::string>;
+
+/// Two runs of the same queries (`per_query` answers each) answered alike, and most found something.
+template <typename Answer, typename Queries>
+void check_same_answers(const std::vector<Answer>& first, const std::vector<Answer>& second, const Queries& queries,
+                        std::size_t per_query) {
+  REQUIRE(first.size() == second.size());
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    INFO("query \"" << queries[i / per_query].first << "\"");
+    CHECK(first[i] == second[i]);
+    found += first[i].hits.empty() ? 0 : 1;
+  }
+  CHECK(found > first.size() / 2);  // the queries do find things
+}
 
 }  // namespace
 
@@ -213,24 +246,13 @@ TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[en
   std::mt19937 random(20261127);
   const std::vector<std::string> words = {"parser", "parse",  "cache",  "deploy", "docs", "café",
                                           "token",  "tokens", "search", "INDEX",  "fold", "Zürich", "Task"};
-  auto some_words = [&](int most) {
-    std::string text;
-    const int count = std::uniform_int_distribution<int>(0, most)(random);
-    for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[random() % words.size()];
-    return text;
-  };
+  auto some_words = [&](int most) { return random_words(random, words, most); };
   {
     auto store = test::create_store(db);
     for (int n = 1; n <= 90; ++n) {
       char id[8];
       std::snprintf(id, sizeof id, "T%03d", n);
-      Task task = make_task(id, "Task " + some_words(3));
-      task.description = some_words(6);
-      if (random() % 3 == 0) task.labels = {words[random() % words.size()]};
-      if (random() % 4 == 0) task.notes = {{1, some_words(4)}, {2, some_words(2)}};
-      task.archived = random() % 7 == 0;
-      if (random() % 5 == 0) task.status = TaskStatus::Done;
-      REQUIRE(store->insert_task(task));
+      REQUIRE(store->insert_task(random_task(id, random, words)));
     }
     // Changes to folded tasks: their index rows are now behind their text.
     for (const char* id : {"T003", "T010", "T020", "T033", "T050"}) {
@@ -285,14 +307,7 @@ TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[en
   test::run_sql(db, test::kFoldSearchIndex);
   REQUIRE(test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_tail") == 0);
   const auto folded = answers();
-  REQUIRE(noted.size() == folded.size());
-  std::size_t matched = 0;
-  for (std::size_t i = 0; i < noted.size(); ++i) {
-    INFO("query \"" << queries[i / 2].first << "\"");
-    CHECK(noted[i] == folded[i]);
-    matched += noted[i].hits.empty() ? 0 : 1;
-  }
-  CHECK(matched > noted.size() / 2);  // the queries do find things
+  check_same_answers(noted, folded, queries, 2);
 }
 
 TEST_CASE_METHOD(SearchFixture, "a write folds the noted tasks into the index every 32", "[engines][search][sqlite]") {
@@ -466,12 +481,7 @@ TEST_CASE("a search asks for each word's whole terms and answers what the prefix
                                     "zurück", "Ärger",  "token",  "tokens", "T0042", "t00",   "naïve",     "Straße",
                                     "東京",   "東京都", "deploy", "docs"};
   for (int i = 0; i < 24; ++i) words.push_back("alpha" + std::to_string(i));  // one prefix, more than 16 terms
-  auto some_words = [&](int most) {
-    std::string text;
-    const int count = std::uniform_int_distribution<int>(0, most)(random);
-    for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[random() % words.size()];
-    return text;
-  };
+  auto some_words = [&](int most) { return random_words(random, words, most); };
   auto terms_hold_the_index = [&] {
     // Every term of the index is in tasks_fts_terms (a missed term would be a missed match).
     return test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_terms WHERE term = ''") == 1 &&
@@ -507,27 +517,13 @@ TEST_CASE("a search asks for each word's whole terms and answers what the prefix
     CHECK(terms_hold_the_index());
     const auto terms = answers();
     test::run_sql(db, "DELETE FROM tasks_fts_terms WHERE term = ''");
-    const auto prefixes = answers();
-    REQUIRE(terms.size() == prefixes.size());
-    std::size_t found = 0;
-    for (std::size_t i = 0; i < terms.size(); ++i) {
-      INFO("query \"" << queries[i / 3].first << "\"");
-      CHECK(terms[i] == prefixes[i]);
-      found += terms[i].hits.empty() ? 0 : 1;
-    }
-    CHECK(found > terms.size() / 2);  // the queries do find things
+    check_same_answers(terms, answers(), queries, 3);
   };
   std::int64_t next = 1;
   {
     auto store = test::create_store(db);
     for (; next <= 150; ++next) {
-      Task task = make_task(task_id(next), "Task " + some_words(3));
-      task.description = some_words(6);
-      if (random() % 3 == 0) task.labels = {words[random() % words.size()]};
-      if (random() % 4 == 0) task.notes = {{1, some_words(4)}, {2, some_words(2)}};
-      task.archived = random() % 7 == 0;
-      if (random() % 5 == 0) task.status = TaskStatus::Done;
-      REQUIRE(store->insert_task(task));
+      REQUIRE(store->insert_task(random_task(task_id(next), random, words)));
     }
   }
   both_ways();
@@ -620,12 +616,7 @@ TEST_CASE("a common word's window is the same whichever way the store reads it",
   };
   const auto before = answers();
   test::run_sql(db, "ANALYZE tasks");
-  const auto after = answers();
-  REQUIRE(before.size() == after.size());
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    INFO("query \"" << queries[i / 2].first << "\"");
-    CHECK(before[i] == after[i]);
-  }
+  check_same_answers(before, answers(), queries, 2);
   // The window's semantics, whichever way: the newest kSearchRankWindow matches, "at least" once
   // it fills, and every match below it.
   CHECK(before[0].at_least);
