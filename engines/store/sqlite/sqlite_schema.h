@@ -24,7 +24,7 @@ struct Migration {
 /// marked incomplete), and marks it complete (the row '').
 inline constexpr std::string_view kRebuildIndexTerms =
     "DELETE FROM tasks_fts_terms; "
-    "CREATE VIRTUAL TABLE temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); "
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); "
     "INSERT INTO tasks_fts_terms(term) SELECT term FROM temp.tasks_fts_vocab; "
     "DROP TABLE temp.tasks_fts_vocab; "
     "INSERT INTO tasks_fts_terms(term) VALUES(''); ";
