@@ -344,6 +344,10 @@ inline constexpr const char* kDropV15 =
     "ALTER TABLE memory_usage DROP COLUMN constraint_id; ALTER TABLE memory_usage DROP COLUMN host_session; "
     "DROP TABLE host_sessions; DROP TABLE memory_turns; ";
 
+/// What schema v16 adds, taken away: the search index's terms (issue 56): a store as version 15
+/// left it.
+inline constexpr const char* kDropV16 = "DROP TABLE tasks_fts_terms; ";
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -355,6 +359,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 16) sql += kDropV16;
   if (version < 15) sql += kDropV15;
   if (version < 14) sql += kDropFleetV14;
   if (version < 13) sql += kDropPrincipalsV13;

@@ -173,7 +173,8 @@ std::vector<MigrationStep> schema_steps() {
           {13, "principals: who made each audited write, which caller owns each session"},
           {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"},
           {15, "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: "
-               "the external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"}};
+               "the external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
+          {16, "the whole terms of the search index (SQLite's FTS5; PostgreSQL's search needs nothing new)"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -185,7 +186,11 @@ std::vector<SchemaUpgrade> schema_upgrades() {
       with_byte_order(translated(ddl::kFleet) + translated(ddl::kReservations) + translated(ddl::kMessages));
   static const std::string v15 = with_byte_order(translated(ddl::kCatalogue) + translated(ddl::kTrackers) +
                                                  translated(ddl::kSessionTree) + translated(ddl::kAttestation));
-  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}};
+  // v16 (issue 56) is SQLite's alone: a table of the terms its FTS5 index holds, so that a search
+  // streams the newest matches. PostgreSQL's GIN index needs no such table; its step only moves the
+  // version, so that both backends stay at the same one.
+  static const std::string v16 = "SELECT 1";
+  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}, {16, v16}};
 }
 
 }  // namespace ct::pg

@@ -114,7 +114,7 @@ Result<void> DumpLoader::finish() {
         "INSERT INTO research_fts(rowid, title, topics, key_findings) "
         "SELECT r.num, r.title, coalesce((SELECT group_concat(j.value, ' ') FROM json_each(r.topics) j), ''), "
         "coalesce((SELECT group_concat(j.value, char(10)) FROM json_each(r.key_findings) j), '') "
-        "FROM research r ORDER BY r.num";
+        "FROM research r ORDER BY r.num; " + std::string(kRebuildIndexTerms);
     return exec(sql.c_str(), "cannot fill the search index of " + file_.string());
   }
 

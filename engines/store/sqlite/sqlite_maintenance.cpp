@@ -162,6 +162,8 @@ Result<DerivedRepair> SqliteStore::rebuild_derived() {
         "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT " + std::string(kIndexedTaskColumns) +
         " FROM tasks t WHERE t.num NOT IN (SELECT rowid FROM tasks_fts) AND t.num NOT IN (SELECT num FROM tasks_fts_tail)";
     CT_TRY_ASSIGN(repair.index_added, changes(add_missing.c_str(), "cannot repair the search index"));
+    // The terms a search expands its words into (schema v16), read again from the index.
+    CT_TRY(exec(std::string(kRebuildIndexTerms).c_str(), "cannot repair the search index"));
     CT_TRY_ASSIGN(std::int64_t raised,
                   changes("UPDATE meta SET value = CAST((SELECT max(num) FROM tasks) + 1 AS TEXT) "
                           "WHERE key = 'next_task_num' AND CAST(value AS INTEGER) <= (SELECT max(num) FROM tasks)",

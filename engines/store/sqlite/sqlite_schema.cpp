@@ -136,6 +136,17 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 //      Child sessions and named plans (issue 54, seed 002): ddl::kSessionTree.
 //      Attestation of memory's constraints, hosts' session ids, turns (issue 54, seed 000): ddl::kAttestation.
 
+// v16: the whole terms of the search index (issue 56). A prefix query ("schema"*) makes FTS5 merge
+// the postings of every term it matches before the first row comes back: linear in the matches. A
+// search asks instead for the terms themselves, found here ("schema" OR "schemas"), which FTS5
+// streams newest first and stops at the ranking window. The table holds every term of tasks_fts
+// (and may hold terms no longer there: a stale term matches nothing) while the row '' says so; a
+// write that cannot keep it removes that row and searches fall back to prefix queries until the
+// next fold rebuilds it (kRebuildIndexTerms).
+constexpr std::string_view kIndexTermsV16 = R"sql(
+CREATE TABLE tasks_fts_terms(term TEXT PRIMARY KEY) WITHOUT ROWID;
+)sql";
+
 /// A step's SQL from its parts, the tables of engines/store/schema_ddl.h among them.
 std::string joined(std::initializer_list<std::string_view> parts) {
   std::string sql;
@@ -148,7 +159,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 std::span<const Migration> schema_steps() {
   // Never destroyed: freeing the steps' DDL at exit cost every process that opened a store
   // ~75,000 instructions (issue 56); its memory goes back whole when the process ends.
-  static const auto* const steps = new std::array<Migration, 15>{{
+  static const auto* const steps = new std::array<Migration, 16>{{
       {1, joined({ddl::kMeta, kTasksV1, ddl::kTaskDeps, kSearchV1, ddl::kFocus, ddl::kAudit}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({ddl::kAuditHash, ddl::kIdempotency}), "idempotency",
@@ -180,6 +191,8 @@ std::span<const Migration> schema_steps() {
       {15, joined({ddl::kCatalogue, ddl::kTrackers, ddl::kSessionTree, ddl::kAttestation}), "catalogue",
        "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: the "
        "external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
+      {16, joined({kIndexTermsV16, kRebuildIndexTerms}), "tasks_fts_terms",
+       "the whole terms of the search index, so that a search streams the newest matches"},
   }};
   return *steps;
 }

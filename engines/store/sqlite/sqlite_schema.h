@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace ct::sqlite {
 
@@ -17,6 +18,16 @@ struct Migration {
                             // this version or later
   const char* description;  // what the step does, for system.migrate
 };
+
+/// Fills tasks_fts_terms (schema v16) with every term of tasks_fts, from FTS5's own vocabulary (it
+/// reads every posting: once per schema step, restore, repair or a fold that finds the table
+/// marked incomplete), and marks it complete (the row '').
+inline constexpr std::string_view kRebuildIndexTerms =
+    "DELETE FROM tasks_fts_terms; "
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); "
+    "INSERT INTO tasks_fts_terms(term) SELECT term FROM temp.tasks_fts_vocab; "
+    "DROP TABLE temp.tasks_fts_vocab; "
+    "INSERT INTO tasks_fts_terms(term) VALUES(''); ";
 
 /// Every step, oldest first.
 std::span<const Migration> schema_steps();

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <initializer_list>
 #include <span>
+#include <unordered_set>
+
+#include "core/json.h"
 
 namespace ct::sqlite {
 
@@ -95,6 +98,7 @@ Result<std::int64_t> SqliteStore::index_tail_size() {
 }
 
 Result<void> SqliteStore::fold_index_tail() {
+  CT_TRY_ASSIGN(bool rebuild_terms, keep_index_terms());
   // One statement each: FTS5 writes out what a statement added when the next one begins (its
   // statement savepoint), so a statement per task would write a segment per task again.
   // A changed task's old row goes first (a new task has none).
@@ -106,7 +110,55 @@ Result<void> SqliteStore::fold_index_tail() {
                          "(SELECT 1 FROM tasks_fts_docsize d WHERE d.id = f.num))"),
         std::string_view(add_sql), std::string_view("DELETE FROM tasks_fts_tail")})
     CT_TRY(runner_.run(sql, {}, "cannot update the search index"));
+  if (rebuild_terms) CT_TRY(exec(std::string(kRebuildIndexTerms).c_str(), "cannot update the search index"));
   return {};
+}
+
+Result<bool> SqliteStore::keep_index_terms() {
+  // tasks_fts_terms must hold every term the fold writes (a missed term is a missed match): the
+  // noted tasks' text is tokenized as FTS5 will tokenize it, with the index's own tokenizer.
+  CT_TRY_ASSIGN(std::int64_t complete, runner_.integer("SELECT count(*) FROM tasks_fts_terms WHERE term = ''", {},
+                                                       "cannot update the search index"));
+  if (complete == 0 || !load_tokenizer()) {
+    // Marked incomplete (a restore, a repair, an older ct) or no tokenizer to keep it: the whole
+    // vocabulary after the fold, or prefix queries until a fold can.
+    if (!load_tokenizer()) {
+      CT_TRY(runner_.run("DELETE FROM tasks_fts_terms WHERE term = ''", {}, "cannot update the search index"));
+      return false;
+    }
+    return true;
+  }
+  static const std::string sql = "SELECT " + std::string(kIndexedTaskColumns) +
+                                 " FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num";
+  std::unordered_set<std::string> terms;
+  auto on_token = [](void* context, int, const char* token, int length, int, int) -> int {
+    // FTS5 keeps at most FTS5_MAX_TOKEN_SIZE bytes of a token (fts5_storage.c).
+    constexpr int kMaxTokenSize = 32768;
+    if (length > 0)
+      static_cast<std::unordered_set<std::string>*>(context)->emplace(token,
+                                                                      static_cast<std::size_t>(std::min(length, kMaxTokenSize)));
+    return SQLITE_OK;
+  };
+  CT_TRY(runner_.each(sql, {}, "cannot update the search index", [&](const sql::Cursor& row) -> Result<void> {
+    for (int column = 1; column <= 4; ++column) {
+      const std::string_view text = row.text(column);
+      tokenizer_api_.xTokenize(tokenizer_, &terms, FTS5_TOKENIZE_DOCUMENT, text.data(), static_cast<int>(text.size()),
+                               on_token);
+    }
+    return {};
+  }));
+  if (terms.empty()) return false;
+  // One statement for the batch's terms (a statement each cost ~15,000 instructions: its journal).
+  std::string list = "[";
+  for (const auto& term : terms) {
+    if (list.size() > 1) list += ',';
+    json::write_string(list, term);
+  }
+  list += ']';
+  const sql::Value args[] = {sql::Value(std::move(list))};
+  CT_TRY(runner_.run("INSERT OR IGNORE INTO tasks_fts_terms(term) SELECT value FROM json_each(?1)", args,
+                     "cannot update the search index"));
+  return false;
 }
 
 Result<void> SqliteStore::unindex_task(std::int64_t number) {
@@ -243,33 +295,24 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   // Noted tasks are scored from their rows; the index gives the rest.
   CT_TRY_ASSIGN(std::optional<std::vector<TailHit>> scanned, search_index_tail(tokens, filter));
   const std::vector<TailHit> noted = scanned ? std::move(*scanned) : std::vector<TailHit>{};
+  // Each word's whole terms rather than its prefix: FTS5 then streams the matches newest first and
+  // stops at the window, instead of merging every match of the prefix first (issue 56).
+  CT_TRY_ASSIGN(Expansion expansion, expand_words(tokens));
   sql::Args args;
-  args.bind(match_expression(tokens));
-  // Rank and cut on row numbers first; read full rows for the hits only.
+  args.bind(expansion.expression);
+  // Rank and cut on row numbers first; read full rows for the hits only. ct_rank counts each
+  // phrase's hits as its word's (args ?2).
   CT_TRY(ensure_rank());
   static const std::string rank_call = [] {
     std::string call = "ct_rank(tasks_fts";
     for (double weight : kTaskColumnWeights) call += ", " + std::to_string(weight);
-    return call + ")";
+    return call + ", ?2)";
   }();
+  args.bind(expansion.words);
   std::string inner = "SELECT tasks_fts.rowid AS hit_num, " + rank_call + " AS rank_value" +
                       matches(filter, scanned.has_value(), args);
   const std::int64_t window = std::max(kSearchRankWindow - std::ssize(noted), limit + 1);
-  if (limit > 0) {
-    // Only the newest matches are ranked (the index gives them in row order, and ct_rank runs on
-    // the rows the window lets through), then cut, with one extra row in case the exact id match
-    // is among them. The noted tasks' matches, the newest tasks or the last changed, fill the
-    // window first. The window's rows are counted on the way: they are the page's total unless
-    // the window filled (then "at least"), so no second pass counts every match (issue 56).
-    inner = "SELECT hit_num, rank_value, count(*) OVER () AS in_window FROM (" + inner +
-            " ORDER BY tasks_fts.rowid DESC LIMIT " + args(window) + ") ORDER BY rank_value, hit_num LIMIT " +
-            args(limit + (exact ? 1 : 0));
-  } else {
-    inner = "SELECT hit_num, rank_value, count(*) OVER () AS in_window FROM (" + inner +
-            ") ORDER BY rank_value, hit_num";
-  }
-  std::string sql = "SELECT " + std::string(kTaskColumns) + ", hits.rank_value, hits.hit_num, hits.in_window FROM (" +
-                    inner + ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
+  const std::int64_t exact_num = exact ? parse_task_id(exact->id).value_or(-1) : -1;
   // Hits from the index and from the noted tasks, merged in the index query's order: best score
   // first, then task number. A noted task's row is read only if it makes the page.
   struct Ranked {
@@ -280,17 +323,60 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
   std::vector<Ranked> ranked;
   std::int64_t indexed = 0;  // the index's matches in the window
   bool exact_indexed = false;
-  CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
-    indexed = row.integer(kTaskColumnCount + 2);
-    if (exact && row.text(kId) == exact->id) {
-      exact_indexed = true;
-      return {};
+  if (limit > 0 && !expansion.expression.empty()) {
+    // Only the newest matches are ranked (the index gives them in row order, and ct_rank runs on
+    // the rows the window lets through), then cut here: the best `limit` of them, the exact id
+    // apart. The noted tasks' matches, the newest tasks or the last changed, fill the window
+    // first. The window's rows are counted on the way: they are the page's total unless the
+    // window filled (then "at least"), so no second pass counts every match (issue 56). Sorting
+    // here rather than in SQL spares a window function and a sorter their temporary b-trees.
+    struct WindowHit {
+      double rank;  // ct_rank's value: lower is better
+      std::int64_t num;
+    };
+    std::vector<WindowHit> window_hits;
+    window_hits.reserve(static_cast<std::size_t>(std::min<std::int64_t>(window, kSearchRankWindow)));
+    const std::string sql = inner + " ORDER BY tasks_fts.rowid DESC LIMIT " + args(window);
+    CT_TRY(runner_.each(sql, args, "cannot search",
+                        [&](const sql::Cursor& row) { window_hits.push_back(WindowHit{row.real(1), row.integer(0)}); }));
+    indexed = std::ssize(window_hits);
+    if (exact) exact_indexed = std::erase_if(window_hits, [&](const WindowHit& hit) { return hit.num == exact_num; }) > 0;
+    const auto keep = static_cast<std::ptrdiff_t>(std::min<std::int64_t>(limit, std::ssize(window_hits)));
+    std::partial_sort(window_hits.begin(), window_hits.begin() + keep, window_hits.end(),
+                      [](const WindowHit& a, const WindowHit& b) { return a.rank != b.rank ? a.rank < b.rank : a.num < b.num; });
+    window_hits.resize(static_cast<std::size_t>(keep));
+    if (!window_hits.empty()) {
+      // The page's rows, read whole at once and put in rank order.
+      std::string list;
+      for (const auto& hit : window_hits) list += (list.empty() ? "" : ",") + std::to_string(hit.num);
+      std::vector<std::pair<std::int64_t, Task>> rows;
+      CT_TRY(runner_.each(task_select() + " WHERE t.num IN (" + list + ")", {}, "cannot search",
+                          [&](const sql::Cursor& row) -> Result<void> {
+                            CT_TRY_ASSIGN(Task task, read_task_row(row));
+                            rows.emplace_back(parse_task_id(task.id).value_or(-1), std::move(task));
+                            return {};
+                          }));
+      for (const auto& hit : window_hits) {
+        auto row = std::ranges::find_if(rows, [&](const auto& entry) { return entry.first == hit.num; });
+        if (row != rows.end()) ranked.push_back(Ranked{-hit.rank, hit.num, std::move(row->second)});
+      }
     }
-    CT_TRY_ASSIGN(Task task, read_task_row(row));
-    ranked.push_back(Ranked{-row.real(kTaskColumnCount), row.integer(kTaskColumnCount + 1), std::move(task)});
-    return {};
-  }));
-  const std::int64_t exact_num = exact ? parse_task_id(exact->id).value_or(-1) : -1;
+  } else if (!expansion.expression.empty()) {
+    // Every match ranked (a scope's search).
+    const std::string sql = "SELECT " + std::string(kTaskColumns) +
+                            ", hits.rank_value, hits.hit_num FROM (" + inner +
+                            ") AS hits CROSS JOIN tasks t ON t.num = hits.hit_num ORDER BY hits.rank_value, t.num";
+    CT_TRY(runner_.each(sql, args, "cannot search", [&](const sql::Cursor& row) -> Result<void> {
+      ++indexed;
+      if (exact && row.integer(kTaskColumnCount + 1) == exact_num) {
+        exact_indexed = true;
+        return {};
+      }
+      CT_TRY_ASSIGN(Task task, read_task_row(row));
+      ranked.push_back(Ranked{-row.real(kTaskColumnCount), row.integer(kTaskColumnCount + 1), std::move(task)});
+      return {};
+    }));
+  }
   for (const auto& hit : noted)
     if (hit.num != exact_num) ranked.push_back(Ranked{hit.score, hit.num, std::nullopt});
   if (count) {
@@ -299,10 +385,13 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
     count->at_least = limit > 0 && indexed >= window;
     count->matched = indexed + std::ssize(noted);
     if (exact && !exact_indexed && std::ranges::none_of(noted, [&](const TailHit& hit) { return hit.num == exact_num; })) {
-      CT_TRY_ASSIGN(std::int64_t words_match,
-                    runner_.integer("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = ?2 AND rowid NOT "
-                                    "IN (SELECT num FROM tasks_fts_tail)",
-                                    sql::values(match_expression(tokens), exact_num), "cannot count search results"));
+      std::int64_t words_match = 0;
+      if (!expansion.expression.empty()) {
+        CT_TRY_ASSIGN(words_match,
+                      runner_.integer("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH ?1 AND rowid = ?2 AND rowid "
+                                      "NOT IN (SELECT num FROM tasks_fts_tail)",
+                                      sql::values(expansion.expression, exact_num), "cannot count search results"));
+      }
       if (words_match == 0) ++count->matched;
     }
   }
@@ -442,6 +531,58 @@ std::string SqliteStore::match_expression(const std::vector<std::string>& tokens
   return match;
 }
 
+Result<SqliteStore::Expansion> SqliteStore::expand_words(const std::vector<std::string>& tokens) {
+  // A word of more terms than this stays a prefix query (FTS5's OR steps every branch per row);
+  // so does every word once the expression holds this many phrases.
+  constexpr std::size_t kMaxTermsPerWord = 16;
+  constexpr std::size_t kMaxPhrases = 64;
+  Expansion out;
+  auto quoted = [](std::string_view term) {
+    std::string phrase = "\"";
+    for (char c : term) {
+      if (c == '"') phrase += '"';
+      phrase += c;
+    }
+    return phrase + '"';
+  };
+  CT_TRY_ASSIGN(std::int64_t complete,
+                runner_.integer("SELECT count(*) FROM tasks_fts_terms WHERE term = ''", {}, "cannot search"));
+  for (std::size_t word = 0; word < tokens.size(); ++word) {
+    const std::string& token = tokens[word];
+    const char mark = static_cast<char>('A' + word);
+    std::vector<std::string> terms;
+    if (complete > 0 && out.words.size() < kMaxPhrases) {
+      // The terms that start with the word: from it up to the word with its last byte raised.
+      std::string high = token;
+      while (!high.empty() && static_cast<unsigned char>(high.back()) == 0xff) high.pop_back();
+      sql::Args args;
+      args.bind(token);
+      std::string sql = "SELECT term FROM tasks_fts_terms WHERE term >= ?1";
+      if (!high.empty()) {
+        high.back() = static_cast<char>(static_cast<unsigned char>(high.back()) + 1);
+        sql += " AND term < " + args(high);
+      }
+      sql += " ORDER BY term LIMIT " + std::to_string(kMaxTermsPerWord + 1);
+      CT_TRY_ASSIGN(terms, runner_.strings(sql, args, "cannot search"));
+      if (terms.empty()) return Expansion{};  // this word matches nothing in the index
+    }
+    if (!out.expression.empty()) out.expression += " AND ";  // (FTS5 ANDs no group implicitly)
+    if (terms.empty() || terms.size() > kMaxTermsPerWord || out.words.size() + terms.size() > kMaxPhrases) {
+      out.expression += quoted(token) + '*';
+      out.words += mark;
+      continue;
+    }
+    if (terms.size() > 1) out.expression += '(';
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      if (i > 0) out.expression += " OR ";
+      out.expression += quoted(terms[i]);
+      out.words += mark;
+    }
+    if (terms.size() > 1) out.expression += ')';
+  }
+  return out;
+}
+
 Result<std::optional<Task>> SqliteStore::exact_id_match(std::string_view text, const TaskFilter& filter) {
   auto id = normalize_task_id(trim(text));
   if (!id) return std::optional<Task>();
@@ -469,28 +610,46 @@ fts5_api* SqliteStore::fts5() {
 
 namespace {
 
-/// ct_rank(index, weight of column 0, weight of column 1, …): how well a row matches, lower is
+/// ct_rank(index, weight of column 0, weight of column 1, …[, word of each phrase]): how well a row matches, lower is
 /// better (as bm25, so that ORDER BY is ascending): saturating_score negated (a title hit
 /// outweighs a description that repeats the word).
 /// Unlike bm25 it does not normalise by the row's length: that needs one lookup of the row's size
 /// per match, 90 % of bm25's cost (a word in 10k of 100k tasks: 6.7 ms to rank with bm25, 0.9 ms
 /// with this; docs/performance.md).
 void ct_rank(const Fts5ExtensionApi* x, Fts5Context* fts, sqlite3_context* context, int argc, sqlite3_value** argv) {
-  constexpr int kMaxCells = 256;  // phrases × columns counted (a query has at most 32 words)
+  constexpr int kMaxCells = 256;  // words × columns counted (a query has at most 32 words)
   const int columns = x->xColumnCount(fts);
   const int phrases = x->xPhraseCount(fts);
   int hits = 0;
-  if (columns <= 0 || phrases <= 0 || phrases * columns > kMaxCells || x->xInstCount(fts, &hits) != SQLITE_OK) {
+  if (columns <= 0 || phrases <= 0 || x->xInstCount(fts, &hits) != SQLITE_OK) {
     sqlite3_result_error(context, "ct_rank: cannot read the match", -1);
     return;
   }
-  std::array<int, kMaxCells> counts{};
+  // The argument after the weights, when given, names the word of each phrase ('A' + its index):
+  // a word expanded into its terms ("schema" OR "schemas") scores as its prefix ("schema"*) did.
+  std::string_view word_of;
+  if (argc > columns && sqlite3_value_type(argv[columns]) == SQLITE_TEXT)
+    word_of = std::string_view(reinterpret_cast<const char*>(sqlite3_value_text(argv[columns])),
+                               static_cast<std::size_t>(sqlite3_value_bytes(argv[columns])));
+  int words = phrases;
+  if (!word_of.empty()) {
+    words = 0;
+    for (char mark : word_of) words = mark < 'A' ? kMaxCells : std::max(words, mark - 'A' + 1);
+  }
+  if (std::ssize(word_of) != (word_of.empty() ? 0 : phrases) || words <= 0 || words * columns > kMaxCells) {
+    sqlite3_result_error(context, "ct_rank: cannot read the match", -1);
+    return;
+  }
+  std::array<int, kMaxCells> counts;  // only the cells of the words are used
+  std::fill_n(counts.begin(), words * columns, 0);
   for (int i = 0; i < hits; ++i) {
     int phrase = 0, column = 0, offset = 0;
     if (x->xInst(fts, i, &phrase, &column, &offset) != SQLITE_OK) continue;
-    if (phrase >= 0 && phrase < phrases && column >= 0 && column < columns) ++counts[static_cast<std::size_t>(phrase * columns + column)];
+    if (phrase < 0 || phrase >= phrases || column < 0 || column >= columns) continue;
+    const int word = word_of.empty() ? phrase : word_of[static_cast<std::size_t>(phrase)] - 'A';
+    ++counts[static_cast<std::size_t>(word * columns + column)];
   }
-  const double score = saturating_score(counts, phrases, columns, [&](int column) {
+  const double score = saturating_score(counts, words, columns, [&](int column) {
     return column < argc ? sqlite3_value_double(argv[column]) : 1.0;
   });
   sqlite3_result_double(context, -score);

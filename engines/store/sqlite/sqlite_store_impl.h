@@ -409,6 +409,16 @@ class SqliteStore final : public Store {
   }
   /// Rewrites the index rows of the noted tasks from their rows and clears the notes.
   Result<void> fold_index_tail();
+  /// Adds the terms the fold will write to tasks_fts_terms (schema v16); true when the table is
+  /// marked incomplete and is to be rebuilt from the index after the fold.
+  Result<bool> keep_index_terms();
+  /// The FTS5 query for search words with each word's whole terms (tasks_fts_terms) in place of
+  /// its prefix, so that FTS5 streams the matches instead of merging them first.
+  struct Expansion {
+    std::string expression;  // empty when a word has no term: nothing in the index matches
+    std::string words;       // the word of each phrase of the expression, 'A' + its index (ct_rank)
+  };
+  Result<Expansion> expand_words(const std::vector<std::string>& tokens);
   /// How many tasks are noted.
   Result<std::int64_t> index_tail_size();
   struct TailHit {

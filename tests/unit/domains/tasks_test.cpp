@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
@@ -675,4 +676,41 @@ TEST_CASE("stats count by status", "[tasks][stats]") {
   CHECK(stats["percentDone"].as_int() == 50);
   CHECK(p.query("tasks", "exists", R"({"id":"T001"})").data["exists"].as_bool());
   CHECK(code_of(p.query("tasks", "exists", R"({"id":"T050"})")) == "E_NO_DATA");
+}
+
+TEST_CASE("find follows imports, changes and undo across the search index's folds", "[tasks][find]") {
+  // Issue 56: SQLite asks its index for each word's whole terms (tasks_fts_terms), kept by every
+  // fold; PostgreSQL reads its generated vectors. Either way a word is found in what an import
+  // wrote, a change's new words are found and its old ones are not, and an undo brings them back.
+  test::Project p;
+  auto ids_found = [&](std::string_view query) {
+    std::set<std::string> ids;
+    const json::Value rows = table_as_rows(p.query("tasks", "find", R"({"limit":100,"query":")" + std::string(query) + "\"}").data);
+    for (const auto& row : rows.as_array())
+      ids.insert(row["id"].as_string());
+    return ids;
+  };
+  std::string records = "[";
+  for (int n = 1; n <= 40; ++n)
+    records += std::string(n > 1 ? "," : "") + R"({"title":"Kiwi crate )" + std::to_string(n) +
+               (n % 4 == 0 ? R"( Ωmega Zürichsee"})" : R"( kiwifruit"})");
+  REQUIRE(p.mutate("tasks", "import", R"({"tasks":)" + records + "]}").success);
+  CHECK(ids_found("kiwi").size() == 40);
+  CHECK(ids_found("kiwif").size() == 30);
+  CHECK(ids_found("ωmeg").size() == 10);
+  CHECK(ids_found("zurich").size() == 10);  // folded as the index folds it
+  REQUIRE(p.mutate("tasks", "update", R"({"id":"T004","title":"Papaya special"})").success);
+  for (int n = 0; n < 35; ++n) p.add(R"({"title":"Filler number )" + std::to_string(n) + R"("})");  // folds
+  CHECK(ids_found("papaya") == std::set<std::string>{"T004"});
+  CHECK(ids_found("ωmega").size() == 9);
+  CHECK(ids_found("kiwi").size() == 39);
+  Envelope log = p.query("system", "log", R"({"operation":"tasks.update","limit":1})");
+  REQUIRE(log.data.size() == 1);
+  REQUIRE(p.mutate_as_person("tasks", "undo", R"({"seq":)" + std::to_string(log.data.as_array()[0]["seq"].as_int()) + "}")
+              .success);
+  for (int n = 0; n < 35; ++n) p.add(R"({"title":"More filler )" + std::to_string(n) + R"("})");  // folds again
+  CHECK(ids_found("papaya").empty());
+  CHECK(ids_found("kiwi").size() == 40);
+  CHECK(ids_found("T004") == std::set<std::string>{"T004"});  // an exact id
+  CHECK(ids_found("ωmega zür").size() == 10);
 }

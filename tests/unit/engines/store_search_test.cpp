@@ -45,7 +45,40 @@ Task make_task(std::string id, std::string title) {
   return task;
 }
 
+/// Up to `most` words picked from `words` (the randomized search tests' text).
+std::string random_words(std::mt19937& random, const std::vector<std::string>& words, int most) {
+  std::string text;
+  const int count = std::uniform_int_distribution<int>(0, most)(random);
+  for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[random() % words.size()];
+  return text;
+}
+
+/// A task of random words: title and description, sometimes a label and notes, archived or done.
+Task random_task(const std::string& id, std::mt19937& random, const std::vector<std::string>& words) {
+  Task task = make_task(id, "Task " + random_words(random, words, 3));
+  task.description = random_words(random, words, 6);
+  if (random() % 3 == 0) task.labels = {words[random() % words.size()]};
+  if (random() % 4 == 0) task.notes = {{1, random_words(random, words, 4)}, {2, random_words(random, words, 2)}};
+  task.archived = random() % 7 == 0;
+  if (random() % 5 == 0) task.status = TaskStatus::Done;
+  return task;
+}
+
 using Ids = std::vector<std::string>;
+
+/// Two runs of the same queries (`per_query` answers each) answered alike, and most found something.
+template <typename Answer, typename Queries>
+void check_same_answers(const std::vector<Answer>& first, const std::vector<Answer>& second, const Queries& queries,
+                        std::size_t per_query) {
+  REQUIRE(first.size() == second.size());
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    INFO("query \"" << queries[i / per_query].first << "\"");
+    CHECK(first[i] == second[i]);
+    found += first[i].hits.empty() ? 0 : 1;
+  }
+  CHECK(found > first.size() / 2);  // the queries do find things
+}
 
 }  // namespace
 
@@ -213,24 +246,13 @@ TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[en
   std::mt19937 random(20261127);
   const std::vector<std::string> words = {"parser", "parse",  "cache",  "deploy", "docs", "café",
                                           "token",  "tokens", "search", "INDEX",  "fold", "Zürich", "Task"};
-  auto some_words = [&](int most) {
-    std::string text;
-    const int count = std::uniform_int_distribution<int>(0, most)(random);
-    for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[random() % words.size()];
-    return text;
-  };
+  auto some_words = [&](int most) { return random_words(random, words, most); };
   {
     auto store = test::create_store(db);
     for (int n = 1; n <= 90; ++n) {
       char id[8];
       std::snprintf(id, sizeof id, "T%03d", n);
-      Task task = make_task(id, "Task " + some_words(3));
-      task.description = some_words(6);
-      if (random() % 3 == 0) task.labels = {words[random() % words.size()]};
-      if (random() % 4 == 0) task.notes = {{1, some_words(4)}, {2, some_words(2)}};
-      task.archived = random() % 7 == 0;
-      if (random() % 5 == 0) task.status = TaskStatus::Done;
-      REQUIRE(store->insert_task(task));
+      REQUIRE(store->insert_task(random_task(id, random, words)));
     }
     // Changes to folded tasks: their index rows are now behind their text.
     for (const char* id : {"T003", "T010", "T020", "T033", "T050"}) {
@@ -270,6 +292,7 @@ TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[en
       for (std::int64_t limit : {3, 50}) {
         Answer answer;
         auto hits = store->search(text, filter, limit);
+        INFO(text << ": " << (hits ? std::string() : hits.error().message));
         REQUIRE(hits);
         for (const auto& hit : *hits) answer.hits.emplace_back(hit.task.id, hit.score);
         auto count = store->count_matches(text, filter);
@@ -284,14 +307,7 @@ TEST_CASE("tasks noted for the index are found and scored as indexed ones", "[en
   test::run_sql(db, test::kFoldSearchIndex);
   REQUIRE(test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_tail") == 0);
   const auto folded = answers();
-  REQUIRE(noted.size() == folded.size());
-  std::size_t matched = 0;
-  for (std::size_t i = 0; i < noted.size(); ++i) {
-    INFO("query \"" << queries[i / 2].first << "\"");
-    CHECK(noted[i] == folded[i]);
-    matched += noted[i].hits.empty() ? 0 : 1;
-  }
-  CHECK(matched > noted.size() / 2);  // the queries do find things
+  check_same_answers(noted, folded, queries, 2);
 }
 
 TEST_CASE_METHOD(SearchFixture, "a write folds the noted tasks into the index every 32", "[engines][search][sqlite]") {
@@ -421,6 +437,194 @@ TEST_CASE_METHOD(SearchFixture, "hostile search text is harmless", "[engines][se
   CHECK(find("'; DROP TABLE tasks; --") == Ids{"T001"});  // the words still match, nothing runs
   CHECK(store->get_task("T001")->has_value());
   CHECK(*store->count_tasks({}) == 1);
+}
+
+namespace {
+
+/// A search's answer to compare: the hits with their scores to the bit, and what it counted.
+struct Answer {
+  std::vector<std::pair<std::string, double>> hits;
+  std::int64_t matched = 0;
+  bool at_least = false;
+  bool operator==(const Answer&) const = default;
+};
+
+Answer answer_of(Store& store, std::string_view text, const TaskFilter& filter, std::int64_t limit) {
+  Answer answer;
+  SearchCount counted;
+  auto hits = store.search(text, filter, limit, &counted);
+  INFO(text << ": " << (hits ? std::string() : hits.error().message));
+  REQUIRE(hits);
+  for (const auto& hit : *hits) answer.hits.emplace_back(hit.task.id, hit.score);
+  answer.matched = counted.matched;
+  answer.at_least = counted.at_least;
+  return answer;
+}
+
+std::string task_id(std::int64_t n) {
+  char out[16];
+  std::snprintf(out, sizeof out, "T%03lld", static_cast<long long>(n));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a search asks for each word's whole terms and answers what the prefix answered", "[engines][search][sqlite]") {
+  // Schema v16: tasks_fts_terms holds every term of the index, and a search asks FTS5 for the terms
+  // that start with each word ("pa" → ("parse" OR "parser" OR …)) instead of the prefix ("pa"*).
+  // With the row '' gone the store falls back to prefix queries: the same store answers both
+  // ways, and every answer must be the same (hits, order, scores to the bit, counts).
+  TempDir dir;
+  const fs::path db = dir.path() / "tasks.db";
+  std::mt19937 random(20261129);
+  std::vector<std::string> words = {"parser", "parse",  "parsed", "cache", "cached", "café",   "cafeteria", "Zürich",
+                                    "zurück", "Ärger",  "token",  "tokens", "T0042", "t00",   "naïve",     "Straße",
+                                    "東京",   "東京都", "deploy", "docs"};
+  for (int i = 0; i < 24; ++i) words.push_back("alpha" + std::to_string(i));  // one prefix, more than 16 terms
+  auto some_words = [&](int most) { return random_words(random, words, most); };
+  auto terms_hold_the_index = [&] {
+    // Every term of the index is in tasks_fts_terms (a missed term would be a missed match).
+    return test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_terms WHERE term = ''") == 1 &&
+           test::sqlite_number(db, "SELECT count(*) FROM (SELECT term FROM tasks_fts_terms_check EXCEPT "
+                                   "SELECT term FROM tasks_fts_terms)") == 0;
+  };
+  std::vector<std::pair<std::string, TaskFilter>> queries;
+  TaskFilter include;
+  include.archived = ArchivedFilter::Include;
+  TaskFilter done;
+  done.statuses = {TaskStatus::Done};
+  for (const auto& word : words) {
+    queries.emplace_back(word, TaskFilter{});
+    queries.emplace_back(word.substr(0, 2), TaskFilter{});
+    queries.emplace_back(word.substr(0, 4), include);
+    queries.emplace_back(word + " " + words[random() % words.size()], TaskFilter{});
+    queries.emplace_back(word.substr(0, 3) + " " + words[random() % words.size()].substr(0, 3), done);
+  }
+  for (const char* text : {"a", "alpha", "alpha1", "T0042", "T004", "t00 parse", "nothing", "\"", "東", "stra"})
+    queries.emplace_back(text, TaskFilter{});
+  auto answers = [&] {
+    auto store = test::create_store(db);
+    std::vector<Answer> out;
+    for (const auto& [text, filter] : queries)
+      for (std::int64_t limit : {3, 40, -1}) out.push_back(answer_of(*store, text, filter, limit));
+    return out;
+  };
+  auto both_ways = [&] {
+    INFO("a fold, a change or a deletion kept tasks_fts_terms whole");
+    test::run_sql(db, "CREATE TABLE IF NOT EXISTS tasks_fts_terms_check(term TEXT); DELETE FROM tasks_fts_terms_check; "
+                      "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, tasks_fts, row); "
+                      "INSERT INTO tasks_fts_terms_check SELECT term FROM temp.v");
+    CHECK(terms_hold_the_index());
+    const auto terms = answers();
+    test::run_sql(db, "DELETE FROM tasks_fts_terms WHERE term = ''");
+    check_same_answers(terms, answers(), queries, 3);
+  };
+  std::int64_t next = 1;
+  {
+    auto store = test::create_store(db);
+    for (; next <= 150; ++next) {
+      REQUIRE(store->insert_task(random_task(task_id(next), random, words)));
+    }
+  }
+  both_ways();
+  {
+    // The row '' is gone: the next fold reads the whole vocabulary again. Changes bring new terms
+    // (and leave old ones behind: a stale term matches nothing); deletions leave terms behind.
+    auto store = test::create_store(db);
+    for (int round = 0; round < 40; ++round) {
+      const std::string id = task_id(1 + static_cast<std::int64_t>(random() % 150));
+      auto task = store->get_task(id);
+      REQUIRE(task);
+      if (!*task) continue;
+      Task changed = **task;
+      changed.title = "Changed " + some_words(3) + " fresh" + std::to_string(round);
+      changed.notes.push_back({9, "note " + some_words(2)});
+      REQUIRE(store->update_task(changed));
+    }
+    for (int round = 0; round < 10; ++round) (void)store->delete_task(task_id(1 + static_cast<std::int64_t>(random() % 150)));
+  }
+  CHECK(test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_terms WHERE term = ''") == 1);
+  both_ways();
+  {
+    // Words the store has never held, written while the terms are kept one fold at a time.
+    auto store = test::create_store(db);
+    words.push_back("quokka");
+    words.push_back("Quellcode");
+    for (const std::int64_t last = next + 70; next <= last; ++next)
+      REQUIRE(store->insert_task(make_task(task_id(next), "New " + some_words(3) + " quokka" + std::to_string(next % 5))));
+  }
+  queries.emplace_back("quokka", TaskFilter{});
+  queries.emplace_back("quokka3", TaskFilter{});
+  queries.emplace_back("qu", TaskFilter{});
+  both_ways();
+}
+
+TEST_CASE("an index rebuilt by a restore or repair keeps its terms whole", "[engines][search][sqlite]") {
+  TempDir dir;
+  const fs::path db = dir.path() / "tasks.db";
+  {
+    auto store = test::create_store(db);
+    for (std::int64_t n = 1; n <= 40; ++n)
+      REQUIRE(store->insert_task(make_task(task_id(n), "Garnet " + std::to_string(n) + (n % 2 ? " topaz" : " opal"))));
+  }
+  // A fold written by hand (as an older ct or a tool could) leaves the terms behind: the store must
+  // not trust them, and a search falls back to prefixes until a fold rebuilds them.
+  test::run_sql(db, std::string("DELETE FROM tasks_fts_terms WHERE term = ''; "
+                                "CREATE TEMP TABLE copied AS SELECT * FROM tasks WHERE num = 40; "
+                                "UPDATE copied SET num = 41, id = 'T041', title = 'Peridot'; "
+                                "INSERT INTO tasks SELECT * FROM copied; ") +
+                        "INSERT INTO tasks_fts(rowid, title, description, labels, notes) SELECT num, title, '', '', '' "
+                        "FROM tasks WHERE id = 'T041'");
+  {
+    auto store = test::create_store(db);
+    auto hits = store->search("peri", {}, 10);
+    REQUIRE(hits);
+    REQUIRE(hits->size() == 1);
+    CHECK(hits->front().task.id == "T041");
+    for (std::int64_t n = 42; n <= 80; ++n) REQUIRE(store->insert_task(make_task(task_id(n), "Quartz " + std::to_string(n))));
+  }
+  CHECK(test::sqlite_number(db, "SELECT count(*) FROM tasks_fts_terms WHERE term IN ('', 'peridot', 'quartz', 'garnet')") == 4);
+}
+
+TEST_CASE("a common word's window is the same whichever way the store reads it", "[engines][search]") {
+  // PostgreSQL reads a common word's window newest first over the last task numbers when its
+  // statistics (ANALYZE) say the word is common, and falls back to every match when that does not
+  // fill the window; without statistics it reads every match. Both ways must rank the same window.
+  // On SQLite the same answers hold (there the terms decide, above).
+  TempDir dir;
+  const fs::path db = dir.path() / "tasks.db";
+  auto store = test::create_store(db);
+  std::mt19937 random(56);
+  const std::int64_t last = 2 * kSearchRankWindow + 300;
+  for (std::int64_t n = 1; n <= last; ++n) {
+    Task task = make_task(task_id(n), std::string(n % 10 == 0 ? "Common common" : "Common") + " task " +
+                                          (n % 3 == 0 ? "ember" : "slate") + (n <= 500 ? " ancient" : ""));
+    if (n % 97 == 0) task.status = TaskStatus::Done;
+    task.description = random() % 4 == 0 ? "common again" : "";
+    REQUIRE(store->insert_task(task));
+  }
+  TaskFilter done;
+  done.statuses = {TaskStatus::Done};
+  const std::vector<std::pair<std::string, TaskFilter>> queries = {
+      {"common", {}}, {"comm", {}},  {"common ember", {}}, {"common", done}, {"ancient", {}},
+      {"slate", {}},  {"T005", {}}, {"T005 common", {}}, {"nothing", {}}};
+  auto answers = [&] {
+    std::vector<Answer> out;
+    for (const auto& [text, filter] : queries)
+      for (std::int64_t limit : {std::int64_t{5}, kSearchRankWindow + 10}) out.push_back(answer_of(*store, text, filter, limit));
+    return out;
+  };
+  const auto before = answers();
+  test::run_sql(db, "ANALYZE tasks");
+  check_same_answers(before, answers(), queries, 2);
+  // The window's semantics, whichever way: the newest kSearchRankWindow matches, "at least" once
+  // it fills, and every match below it.
+  CHECK(before[0].at_least);
+  CHECK(before[0].matched == kSearchRankWindow);
+  CHECK(before[3 * 2].matched == last / 97);  // the done ones: fewer than the window
+  CHECK_FALSE(before[3 * 2].at_least);
+  CHECK(before[4 * 2].matched == 500);
+  CHECK(before[6 * 2].hits.front().first == "T005");  // an exact id, whatever its age
 }
 
 }  // namespace ct
