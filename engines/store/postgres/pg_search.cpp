@@ -20,8 +20,8 @@ std::string_view cut_text(std::string_view text) {
 /// lexemes come from the same parser as the search columns, so a query word splits as a stored word
 /// does; each is quoted for the tsquery syntax (quotes and backslashes escaped).
 constexpr std::string_view kWords =
-    "WITH words AS (SELECT '''' || replace(replace(w.lexeme, '\\', '\\\\'), '''', '''''') || ''':*' AS term,"
-    " w.lexeme FROM unnest(to_tsvector('simple', fold(?1::text))) AS w LIMIT 32),"
+    "WITH words AS (SELECT '''' || replace(replace(w.lexeme, '\\', '\\\\'), '''', '''''') || ''':*' AS term"
+    " FROM unnest(to_tsvector('simple', fold(?1::text))) AS w LIMIT 32),"
     " m AS (SELECT string_agg(term, ' & ')::tsquery AS q, array_agg(term::tsquery) AS each FROM words) ";
 
 /// Rank of a row's vector `column`: per word, ts_rank with these weights ({D, C, B, A}), no length
@@ -71,21 +71,16 @@ std::optional<std::string> research_id(std::string_view text) {
 }
 
 /// How much of the table, in windows, the newest-first scan of a common word reads at most
-/// (PgStore::search): a word the statistics put in at least 1.25 / kNewestSpan of the tasks (one in
-/// 6.4) is read that way, as it is expected to fill the window there with a quarter to spare.
+/// (PgStore::search): a word in at least 1.25 / kNewestSpan of the newest tasks (one in 6.4) is read
+/// that way, as it is expected to fill the window there with a quarter to spare.
 constexpr std::int64_t kNewestSpan = 8;
 
-/// After kWords: `frequency(f)`, the share of the tasks the words are all in, as the planner's
-/// statistics tell it (ANALYZE: the most common lexemes of the search column and their shares):
-/// for each word the share of its most common lexeme that starts with it (at least that many
-/// tasks hold the word), multiplied over the words; 0 without statistics or for a word they do not
-/// list, which is any word in less than about 1 % of the tasks.
-constexpr std::string_view kFrequency =
-    ", elements AS MATERIALIZED (SELECT x.e, x.f FROM pg_stats s, unnest(s.most_common_elems::text::text[], "
-    "s.most_common_elem_freqs) AS x(e, f) WHERE s.schemaname = current_schema() AND s.tablename = 'tasks' AND "
-    "s.attname = 'search' AND x.e IS NOT NULL),"
-    " frequency AS (SELECT coalesce(exp(sum(ln(greatest((SELECT coalesce(max(elements.f), 0) FROM elements WHERE "
-    "starts_with(elements.e, words.lexeme)), 1e-9)))), 0) AS f FROM words)";
+/// How many of the newest tasks are read to tell whether the words are common there (`sample(n)`
+/// in PgStore::search: how many of them hold every word). Reading them costs about as much whatever the
+/// words (~0.1 ms); the planner's lexeme statistics cost more than that on every find (~0.6 ms,
+/// `pg_stats` unnested per call), are not there until the table is analysed, and describe the whole
+/// table rather than the newest tasks the scan reads.
+constexpr std::int64_t kSampleRows = 256;
 
 }  // namespace
 
@@ -125,19 +120,23 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   // PostgreSQL scan it): reading every column of the window's 1,000 rows to keep five was most of
   // a find's time (tasks.find, and the completion of a task id by a word).
   // Where the window comes from (issue 56): the GIN index gives every match as a bitmap, and each
-  // match's row is read to sort by number, linear in the matches. A word the statistics call
-  // common (`below` not NULL) is read instead from the newest task backwards over at most `span`
+  // match's row is read to sort by number, linear in the matches. A word common among the
+  // newest tasks (`below` not NULL) is read instead from the newest task backwards over at most `span`
   // numbers, each row tested (ts_match_vq, which no index serves), stopping at the window: `near`.
+  // Whether a word is common is read from the newest kSampleRows tasks (`sample`), only in a store
+  // of at least two windows (PostgreSQL evaluates the sample only when the CASE reaches it).
   // When that does not fill the window (or was not tried), `every` reads it from every match as
   // before; a full `near` is the newest `window` matches whatever lies below it.
   const std::string sizes[] = {std::to_string(window), std::to_string(span), std::to_string(2 * window),
-                               std::to_string(window + window / 4)};
+                               std::to_string((window + window / 4) * kSampleRows)};
   const std::string& n_window = sizes[0];
   const std::string sql =
-      std::string(kWords) + std::string(kFrequency) +
+      std::string(kWords) +
+      ", sample AS (SELECT count(*) AS n FROM (SELECT t.search FROM tasks t ORDER BY t.num DESC LIMIT " +
+      std::to_string(kSampleRows) + ") s CROSS JOIN m WHERE ts_match_vq(s.search, m.q))" +
       ", newest AS (SELECT coalesce(max(num), 0) AS num FROM tasks),"
       " below AS (SELECT CASE WHEN (SELECT num FROM newest) < " + sizes[2] +
-      " THEN NULL WHEN (SELECT f FROM frequency) * least(" + sizes[1] + ", (SELECT num FROM newest)) >= " + sizes[3] +
+      " THEN NULL WHEN (SELECT n FROM sample) * least(" + sizes[1] + ", (SELECT num FROM newest)) >= " + sizes[3] +
       " THEN (SELECT num FROM newest) - " + sizes[1] + " END AS num),"
       " near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t"
       " WHERE t.num > (SELECT num FROM below) AND ts_match_vq(t.search, m.q)" + conditions +

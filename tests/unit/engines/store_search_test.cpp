@@ -587,9 +587,10 @@ TEST_CASE("an index rebuilt by a restore or repair keeps its terms whole", "[eng
 }
 
 TEST_CASE("a common word's window is the same whichever way the store reads it", "[engines][search]") {
-  // PostgreSQL reads a common word's window newest first over the last task numbers when its
-  // statistics (ANALYZE) say the word is common, and falls back to every match when that does not
-  // fill the window; without statistics it reads every match. Both ways must rank the same window.
+  // PostgreSQL reads a common word's window newest first over the last task numbers when the
+  // newest tasks say the word is common ("common"), and falls back to every match when that does
+  // not fill the window (the done ones) or for a rare word ("ancient"): each way must rank the
+  // newest matches, and the answers must not change with the planner's statistics (ANALYZE).
   // On SQLite the same answers hold (there the terms decide, above).
   TempDir dir;
   const fs::path db = dir.path() / "tasks.db";
@@ -621,6 +622,13 @@ TEST_CASE("a common word's window is the same whichever way the store reads it",
   // it fills, and every match below it.
   CHECK(before[0].at_least);
   CHECK(before[0].matched == kSearchRankWindow);
+  // Every task holds "common" and every tenth twice: ranked over every match, the page would be
+  // the oldest of those (the lower number wins a tie); over the window, it is among the newest.
+  REQUIRE(before[0].hits.size() == 5);
+  for (const auto& [id, score] : before[0].hits) {
+    INFO(id);
+    CHECK(std::stoll(id.substr(1)) > last - kSearchRankWindow);
+  }
   CHECK(before[3 * 2].matched == last / 97);  // the done ones: fewer than the window
   CHECK_FALSE(before[3 * 2].at_least);
   CHECK(before[4 * 2].matched == 500);
