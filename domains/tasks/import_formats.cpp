@@ -437,34 +437,39 @@ Result<ForeignFile> read_foreign(const json::Value& input, std::string_view form
   return file;
 }
 
-json::Value foreign_json(const ForeignFile& file) {
+json::Value foreign_json(ForeignFile file) {
   json::Value out = json::Value::object();
-  out.set("format", file.format);
-  out.set("records", file.records);
-  out.set("mapped", file.mapped);
-  out.set("unmapped", file.unmapped);
+  out.set("format", std::move(file.format));
+  out.set("records", std::move(file.records));
+  out.set("mapped", std::move(file.mapped));
+  out.set("unmapped", std::move(file.unmapped));
   out.set("warnings", json::Value::array_of(file.warnings));
-  out.set("generation", file.generation);
-  out.set("source", file.source);
-  out.set("sessions", file.sessions);
-  out.set("config", file.config);
-  out.set("memory", file.memory);
+  out.set("generation", std::move(file.generation));
+  out.set("source", std::move(file.source));
+  out.set("sessions", std::move(file.sessions));
+  out.set("config", std::move(file.config));
+  out.set("memory", std::move(file.memory));
   return out;
 }
 
-ForeignFile foreign_from_json(const json::Value& value) {
+ForeignFile foreign_from_json(json::Value value) {
+  // Each member is taken out of `value` (moved), which is dropped after.
+  auto take = [&](std::string_view key, bool (json::Value::*is)() const, json::Value otherwise) {
+    json::Value* found = value.find(key);
+    return found && (found->*is)() ? std::move(*found) : std::move(otherwise);
+  };
   ForeignFile file;
   file.format = value["format"].string_or_empty();
-  file.records = value["records"].is_array() ? value["records"] : json::Value::array();
-  file.mapped = value["mapped"].is_object() ? value["mapped"] : json::Value::object();
-  file.unmapped = value["unmapped"].is_object() ? value["unmapped"] : json::Value::object();
+  file.records = take("records", &json::Value::is_array, json::Value::array());
+  file.mapped = take("mapped", &json::Value::is_object, json::Value::object());
+  file.unmapped = take("unmapped", &json::Value::is_object, json::Value::object());
   if (value["warnings"].is_array())
     for (const auto& warning : value["warnings"].as_array()) file.warnings.push_back(warning.string_or_empty());
   file.generation = value["generation"].string_or_empty();
   file.source = value["source"].string_or_empty();
-  file.sessions = value["sessions"].is_array() ? value["sessions"] : json::Value::array();
-  file.config = value["config"].is_object() ? value["config"] : json::Value::object();
-  file.memory = value["memory"].is_array() ? value["memory"] : json::Value::array();
+  file.sessions = take("sessions", &json::Value::is_array, json::Value::array());
+  file.config = take("config", &json::Value::is_object, json::Value::object());
+  file.memory = take("memory", &json::Value::is_array, json::Value::array());
   return file;
 }
 

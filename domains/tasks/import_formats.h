@@ -36,9 +36,11 @@ struct ForeignFile {
 };
 
 /// A file read as JSON and back: what tasks.import's external step read, handed to its handler
-/// (the file is read before the write transaction, never under it).
-json::Value foreign_json(const ForeignFile& file);
-ForeignFile foreign_from_json(const json::Value& value);
+/// (the file is read before the write transaction, never under it). Both take their argument by
+/// value: the records are moved, not copied (an import of 100k records holds them several times
+/// over otherwise; docs/performance.md, "Imports: fewer copies").
+json::Value foreign_json(ForeignFile file);
+ForeignFile foreign_from_json(json::Value value);
 
 /// The limits of tasks.add's params that foreign text is fitted to (the rest goes into notes),
 /// read from its spec: the registry says them once.

@@ -317,15 +317,18 @@ Result<Reply> import_tasks(Context& context, const ImportArgs& args, NestedRuns&
   }
   if (!specs.add || !specs.remove || !specs.relate)
     return fail(ErrorCode::Internal, "tasks.add, tasks.delete or tasks.relate is missing from the registry");
-  if (!context.external || !context.external->data["file"].is_object())
+  json::Value* read = context.external ? context.external->data.find("file") : nullptr;
+  if (!read || !read->is_object())
     return fail(ErrorCode::Internal, "tasks.import: its input was not read before the transaction");
-  ForeignFile file = foreign_from_json(context.external->data["file"]);
+  // Taken, not copied: the external step's reply is read by this handler alone, once.
+  ForeignFile file = foreign_from_json(std::move(*read));
   const bool keep_ids = file.format == "original";
   CT_TRY(check_unique_ids(file.records));
   json::Value problems = json::Value::array();
   CT_TRY_ASSIGN(std::vector<ImportRecord> records, read_records(context, args, specs, file.records, keep_ids, problems));
   CT_TRY(check_file_links(records));
   if (keep_ids) return import_kept(context, runs, args, std::move(file), std::move(records), std::move(problems));
+  file.records = json::Value();  // read into `records`: not held while the tasks are written
 
   auto engine_ = engine(context);
   std::vector<std::string> warnings = std::move(file.warnings);
@@ -358,7 +361,7 @@ Result<Reply> read_for_import(Context& context, const ImportArgs& args) {
       for (const auto& path : item["params"]["files"].as_array())
         if (auto here = scope_path_here(context.work_root(), path.string_or_empty())) files.push_back(*here);
   json::Value data = json::Value::object();
-  data.set("file", foreign_json(file));
+  data.set("file", foreign_json(std::move(file)));
   data.set("memoryFiles", memory::read_scopes(context.work_root(), files));
   return Reply::of(std::move(data));
 }

@@ -51,38 +51,39 @@ const std::string& task_set_sql() {
   return sql;
 }
 
-std::vector<sql::Value> task_values(sql::Value key, const Task& task, bool with_id) {
+TaskValues task_values(sql::Value key, const Task& task, bool with_id) {
   using sql::Value;
-  std::vector<Value> values;
-  values.reserve(std::size(kTaskFields) + 2);
-  values.push_back(std::move(key));
-  values.emplace_back(task.title);
-  values.emplace_back(task.description);
-  values.emplace_back(to_string(task.status));
-  values.emplace_back(to_string(task.priority));
-  values.emplace_back(to_string(task.type));
-  if (task.parent.empty()) values.emplace_back(); else values.emplace_back(task.parent);
-  values.emplace_back(task.position);
-  values.emplace_back(encode_strings(task.depends));
-  values.emplace_back(encode_strings(task.labels));
-  values.emplace_back(encode_strings(task.acceptance));
-  values.emplace_back(encode_strings(task.files));
-  values.emplace_back(encode_notes(task.notes));
-  values.emplace_back(encode_relations(task.relates));
-  values.emplace_back(task.phase);
-  values.emplace_back(to_string(task.size));
-  values.emplace_back(task.blocked_by);
-  values.emplace_back(task.created_at);
-  values.emplace_back(task.updated_at);
-  values.emplace_back(task.completed_at);
-  values.emplace_back(task.cancelled_at);
-  values.emplace_back(task.cancellation_reason);
-  values.emplace_back(std::int64_t{task.archived ? 1 : 0});
-  values.emplace_back(task.archived_at);
-  values.emplace_back(task.archive_reason);
-  values.emplace_back(task.version);
-  if (with_id) values.emplace_back(task.id);
-  return values;
+  static_assert(std::size(kTaskFields) + 2 == std::tuple_size_v<decltype(TaskValues::values)>);
+  TaskValues out;
+  auto add = [&](Value value) { out.values[out.size++] = std::move(value); };
+  add(std::move(key));
+  add(task.title);
+  add(task.description);
+  add(to_string(task.status));
+  add(to_string(task.priority));
+  add(to_string(task.type));
+  add(task.parent.empty() ? Value() : Value(task.parent));
+  add(task.position);
+  add(encode_strings(task.depends));
+  add(encode_strings(task.labels));
+  add(encode_strings(task.acceptance));
+  add(encode_strings(task.files));
+  add(encode_notes(task.notes));
+  add(encode_relations(task.relates));
+  add(task.phase);
+  add(to_string(task.size));
+  add(task.blocked_by);
+  add(task.created_at);
+  add(task.updated_at);
+  add(task.completed_at);
+  add(task.cancelled_at);
+  add(task.cancellation_reason);
+  add(std::int64_t{task.archived ? 1 : 0});
+  add(task.archived_at);
+  add(task.archive_reason);
+  add(task.version);
+  if (with_id) add(task.id);
+  return out;
 }
 
 std::string encode_strings(const std::vector<std::string>& items) {

@@ -4,6 +4,9 @@
 // backends (engines/sqlite_*, engines/pg_*).
 #pragma once
 
+#include <array>
+#include <span>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,8 +43,17 @@ enum TaskColumn : int {
 /// SET list of an UPDATE (?2…?26, ?1 left to name the row), with task_values() for the values.
 const std::string& task_insert_sql();
 const std::string& task_set_sql();
+/// The values of one task row, held in place: 27 values are over 1 KB, which as a vector was a
+/// block of the allocator's large sizes on every write of a task — on a heap of an import's
+/// size, each such block searched the allocator's sorted free lists (docs/performance.md,
+/// "Imports: the allocator"). Passes as the span of the values set.
+struct TaskValues {
+  std::array<sql::Value, 27> values;
+  std::size_t size = 0;
+  operator std::span<const sql::Value>() const { return {values.data(), size}; }
+};
 /// `key` (?1), the task's fields from title to version (?2…?26), and with `with_id` its id (?27).
-std::vector<sql::Value> task_values(sql::Value key, const Task& task, bool with_id);
+TaskValues task_values(sql::Value key, const Task& task, bool with_id);
 
 inline Advice corrupt_fix() {
   return "restore the newest backup that passes an integrity check; the damaged store is moved aside first: " +

@@ -72,44 +72,58 @@ json::Value task_field(const Task& t, std::string_view field) {
   return json::Value();
 }
 
-json::Value task_full(const Task& t) {
-  json::Value out = json::Value::object();
-  out.set("id", t.id);
-  out.set("title", t.title);
-  if (!t.description.empty()) out.set("description", t.description);
-  out.set("status", to_string(t.status));
-  out.set("priority", to_string(t.priority));
-  out.set("type", to_string(t.type));
-  if (!t.parent.empty()) out.set("parent", t.parent);
-  out.set("position", t.position);
-  if (!t.depends.empty()) out.set("depends", strings(t.depends));
-  if (!t.labels.empty()) out.set("labels", strings(t.labels));
-  if (!t.acceptance.empty()) out.set("acceptance", strings(t.acceptance));
-  if (!t.files.empty()) out.set("files", strings(t.files));
-  if (!t.notes.empty()) out.set("notes", notes_json(t.notes));
-  if (!t.relates.empty()) out.set("relates", relates_json(t.relates));
-  if (!t.phase.empty()) out.set("phase", t.phase);
-  if (t.size != TaskSize::Unset) out.set("size", to_string(t.size));
-  if (!t.blocked_by.empty()) out.set("blockedBy", t.blocked_by);
-  out.set("createdAt", format_iso8601(t.created_at));
-  if (t.updated_at != t.created_at) out.set("updatedAt", format_iso8601(t.updated_at));
-  if (t.completed_at) out.set("completedAt", format_iso8601(*t.completed_at));
-  if (t.cancelled_at) out.set("cancelledAt", format_iso8601(*t.cancelled_at));
-  if (!t.cancellation_reason.empty()) out.set("cancellationReason", t.cancellation_reason);
-  if (t.archived) {
-    out.set("archived", true);
-    if (t.archived_at) out.set("archivedAt", format_iso8601(*t.archived_at));
-    if (!t.archive_reason.empty()) out.set("archiveReason", t.archive_reason);
+namespace {
+
+/// task_full()'s members, or task_created()'s (`with_times` false: no createdAt, updatedAt and
+/// version), gathered in a kept buffer and then copied into a block of their exact number: built
+/// member by member, the object grew by doubling into a block over 1 KB, the allocator's large
+/// sizes, for every task read or created — and an import's audit row holds one per task, on a
+/// heap where each large block costs a search of sorted free lists (docs/performance.md,
+/// "Imports: the allocator"). The keys are distinct, so members are appended, not looked up.
+json::Value task_object(const Task& t, bool with_times) {
+  thread_local json::Value::Object members;
+  members.clear();
+  auto put = [&](const char* key, json::Value value) { members.emplace_back(key, std::move(value)); };
+  put("id", t.id);
+  put("title", t.title);
+  if (!t.description.empty()) put("description", t.description);
+  put("status", to_string(t.status));
+  put("priority", to_string(t.priority));
+  put("type", to_string(t.type));
+  if (!t.parent.empty()) put("parent", t.parent);
+  put("position", t.position);
+  if (!t.depends.empty()) put("depends", strings(t.depends));
+  if (!t.labels.empty()) put("labels", strings(t.labels));
+  if (!t.acceptance.empty()) put("acceptance", strings(t.acceptance));
+  if (!t.files.empty()) put("files", strings(t.files));
+  if (!t.notes.empty()) put("notes", notes_json(t.notes));
+  if (!t.relates.empty()) put("relates", relates_json(t.relates));
+  if (!t.phase.empty()) put("phase", t.phase);
+  if (t.size != TaskSize::Unset) put("size", to_string(t.size));
+  if (!t.blocked_by.empty()) put("blockedBy", t.blocked_by);
+  if (with_times) {
+    put("createdAt", format_iso8601(t.created_at));
+    if (t.updated_at != t.created_at) put("updatedAt", format_iso8601(t.updated_at));
   }
-  out.set("version", t.version);
-  return out;
+  if (t.completed_at) put("completedAt", format_iso8601(*t.completed_at));
+  if (t.cancelled_at) put("cancelledAt", format_iso8601(*t.cancelled_at));
+  if (!t.cancellation_reason.empty()) put("cancellationReason", t.cancellation_reason);
+  if (t.archived) {
+    put("archived", true);
+    if (t.archived_at) put("archivedAt", format_iso8601(*t.archived_at));
+    if (!t.archive_reason.empty()) put("archiveReason", t.archive_reason);
+  }
+  if (with_times) put("version", t.version);
+  json::Value::Object exact(std::make_move_iterator(members.begin()), std::make_move_iterator(members.end()));
+  members.clear();
+  return json::Value(std::move(exact));
 }
 
-json::Value task_created(const Task& t) {
-  json::Value out = task_full(t);
-  for (std::string_view key : {"createdAt", "updatedAt", "version"}) out.erase(key);
-  return out;
-}
+}  // namespace
+
+json::Value task_full(const Task& t) { return task_object(t, true); }
+
+json::Value task_created(const Task& t) { return task_object(t, false); }
 
 json::Value task_compact(const Task& t) {
   json::Value out = json::Value::object();
