@@ -555,3 +555,90 @@ TEST_CASE("memory.applied with an unknown entry says which entries were valid fo
   REQUIRE(p.mutate("memory", "applied", R"({"ids":["M1"],"taskId":"T001"})").success);
   CHECK(code_of(p.mutate("memory", "applied", R"({"ids":["M1","M001"],"taskId":"T001"})")) == ErrorCode::Validation);
 }
+
+TEST_CASE("memory: a find's keys in one statement — word counts, the total, and the entries of rare words and of the scope", "[memory][store]") {
+  // 40 entries: every one holds w:alpha; 1–5 hold w:beta, 6–8 w:betray (the prefix w:bet covers 8);
+  // none w:gamma; entry n holds f:src/mN/ (n % 4) and f:src/ (n odd), l:x (n ≤ 12).
+  test::TempDir dir;
+  auto store = test::create_store(dir.path() / "tasks.db");
+  REQUIRE(store->begin(TxKind::Write));
+  for (std::int64_t n = 1; n <= 40; ++n) {
+    MemoryEntry entry;
+    entry.id = memory_id(n);
+    entry.kind = "learning";
+    entry.title = "entry " + std::to_string(n);
+    entry.hash = "h" + std::to_string(n);
+    std::vector<std::string> keys = {"w:alpha", "f:src/m" + std::to_string(n % 4) + "/"};
+    if (n <= 5) keys.push_back("w:beta");
+    if (n >= 6 && n <= 8) keys.push_back("w:betray");
+    if (n % 2 == 1) keys.push_back("f:src/");
+    if (n <= 12) keys.push_back("l:x");
+    REQUIRE(store->put_memory(entry, keys));
+  }
+  REQUIRE(store->commit());
+  auto whole = [](std::string key) { return MemoryKeyRange{key, key + " "}; };
+  const MemoryKeyRange bet{"w:bet", "w:beu"};
+  auto numbers = [](std::int64_t from, std::int64_t to, std::int64_t step = 1) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t n = from; n <= to; n += step) out.push_back(n);
+    return out;
+  };
+  auto sorted = [](std::vector<std::int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  REQUIRE(store->begin(TxKind::Read));
+  SECTION("a word more entries hold than the common test allows is counted, not read; a rare one is read") {
+    // common = max(10, 40 / 20) = 10: alpha (40) is common, beta (5) and bet (8) are not, gamma (0) holds none.
+    auto read = store->memory_candidate_keys({whole("w:alpha"), whole("w:beta"), bet, whole("w:gamma")},
+                                             {whole("l:x"), whole("f:src/")}, 2000, {10, 20});
+    REQUIRE(read);
+    CHECK(read->total == 40);
+    CHECK(read->holders == std::vector<std::int64_t>{40, 5, 8, 0});
+    REQUIRE(read->numbers.size() == 6);
+    CHECK(read->numbers[0].empty());
+    CHECK(sorted(read->numbers[1]) == numbers(1, 5));
+    CHECK(sorted(read->numbers[2]) == numbers(1, 8));
+    CHECK(read->numbers[3].empty());
+    CHECK(sorted(read->numbers[4]) == numbers(1, 12));
+    CHECK(sorted(read->numbers[5]) == numbers(1, 39, 2));
+    // The share decides when it allows more than the floor: max(2, 40 / 1) = 40 reads alpha too.
+    auto shared = store->memory_candidate_keys({whole("w:alpha")}, {}, 2000, {2, 1});
+    REQUIRE(shared);
+    CHECK(sorted(shared->numbers[0]) == numbers(1, 40));
+    // A cap per range.
+    auto capped = store->memory_candidate_keys({whole("w:beta")}, {whole("f:src/")}, 3, {10, 20});
+    REQUIRE(capped);
+    CHECK(capped->numbers[0].size() == 3);
+    CHECK(capped->numbers[1].size() == 3);
+  }
+  SECTION("more ranges than one statement holds: the words' counts and numbers are the same in every part") {
+    std::vector<MemoryKeyRange> words;
+    for (int i = 0; i < 10; ++i) words.push_back(i % 2 ? whole("w:beta") : whole("w:alpha"));
+    std::vector<MemoryKeyRange> scope;
+    for (int m = 0; m < 4; ++m) scope.push_back(whole("f:src/m" + std::to_string(m) + "/"));
+    auto read = store->memory_candidate_keys(words, scope, 2000, {10, 20});
+    REQUIRE(read);
+    CHECK(read->total == 40);
+    REQUIRE(read->holders.size() == 10);
+    REQUIRE(read->numbers.size() == 14);
+    for (std::size_t i = 0; i < 10; ++i) {
+      CHECK(read->holders[i] == (i % 2 ? 5 : 40));
+      CHECK(sorted(read->numbers[i]) == (i % 2 ? numbers(1, 5) : std::vector<std::int64_t>{}));
+    }
+    for (std::int64_t m = 0; m < 4; ++m) {
+      std::vector<std::int64_t> expected;
+      for (std::int64_t n = 1; n <= 40; ++n)
+        if (n % 4 == m) expected.push_back(n);
+      CHECK(sorted(read->numbers[10 + static_cast<std::size_t>(m)]) == expected);
+    }
+  }
+  SECTION("a scope alone reads no counts") {
+    auto read = store->memory_candidate_keys({}, {whole("l:x")}, 2000, {10, 20});
+    REQUIRE(read);
+    CHECK(read->holders.empty());
+    CHECK(read->total == 0);
+    CHECK(sorted(read->numbers[0]) == numbers(1, 12));
+  }
+  store->rollback();
+}
