@@ -15,7 +15,6 @@ namespace {
 /// of them) finds no candidates of its own.
 constexpr std::int64_t kPerKeyCap = 2000;
 constexpr std::int64_t kCommonWord = 500;
-constexpr std::int64_t kCommonShare = 20;
 
 /// The range of keys that start with `key` when `prefix`, else `key` alone. Words hold ASCII letters,
 /// digits and UTF-8 bytes; a range's end must stay valid UTF-8 (PostgreSQL checks it), so a word
@@ -38,81 +37,76 @@ struct QueryWords {
   std::int64_t total = 1;  // the entries there are
 };
 
-/// The keys of the work's scope, each found whole.
-std::vector<MemoryKeyRange> scope_ranges(const FindScope& scope) {
-  std::vector<std::string> keys;
-  for (const auto& file : scope.files)
-    for (auto& key : file_lookup_keys(file)) keys.push_back(std::move(key));
-  for (const auto& symbol : scope.symbols) {
-    keys.push_back("s:" + symbol);
-    keys.push_back("s:" + symbol_leaf(symbol));
-  }
-  for (const auto& label : scope.labels) keys.push_back("l:" + to_lower_ascii(label));
-  for (const auto& task : scope.tasks) keys.push_back("t:" + task);
-  for (const auto& epic : scope.epics) keys.push_back("e:" + epic);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  std::vector<MemoryKeyRange> ranges;
-  for (const auto& key : keys) ranges.push_back(key_range(key, false));
-  return ranges;
-}
-
-/// The key ranges whose entries are candidates, each with the weight it adds to a candidate's first
-/// score, and the numbers of its entries.
-struct Candidates {
-  std::vector<double> weights;
-  std::vector<std::vector<std::int64_t>> numbers;
-};
-
-/// The query words' rarity (BM25's inverse document frequency, from how many entries hold each),
-/// and the candidates: the entries of the rarer query words and of every key of the scope, read
-/// with the words' counts (MemoryStore::memory_candidate_keys: one statement). A word most entries
-/// hold finds nothing worth reading; it still counts in the text score of what is read.
-Result<Candidates> candidates(MemoryStore& store, const std::vector<std::string>& words, const FindScope& scope,
-                              QueryWords& query) {
+/// A query word's rarity (BM25's inverse document frequency), from how many entries hold it.
+Result<QueryWords> query_words(MemoryStore& store, const std::vector<std::string>& words) {
+  QueryWords query;
   for (const auto& word : words) query.ranges.push_back(key_range("w:" + word, true));
-  const std::vector<MemoryKeyRange> scope_keys = scope_ranges(scope);
-  CT_TRY_ASSIGN(MemoryStore::CandidateKeys read,
-                store.memory_candidate_keys(query.ranges, scope_keys, kPerKeyCap, {kCommonWord, kCommonShare}));
-  query.holders = std::move(read.holders);
-  if (!query.ranges.empty()) query.total = read.total;
+  query.holders.assign(query.ranges.size(), 0);
+  if (!query.ranges.empty()) {
+    CT_TRY_ASSIGN(query.holders, store.memory_key_counts(query.ranges));
+    CT_TRY_ASSIGN(query.total, store.memory_total());
+  }
   query.rarity.resize(query.holders.size());
   for (std::size_t i = 0; i < query.holders.size(); ++i) {
     const double df = static_cast<double>(std::min(query.holders[i], query.total));
     query.rarity[i] = std::log(1.0 + (static_cast<double>(query.total) - df + 0.5) / (df + 0.5));
   }
+  return query;
+}
+
+/// The key ranges whose entries are candidates, each with the weight it adds to a candidate's first
+/// score.
+struct Candidates {
+  std::vector<MemoryKeyRange> ranges;
+  std::vector<double> weights;
+};
+
+/// The entries of the rarer query words and of every key of the scope. A word most entries hold
+/// finds nothing worth reading; it still counts in the text score of what is read.
+Candidates candidate_keys(const QueryWords& query, const FindScope& scope) {
   Candidates candidates;
-  // The store read a word's entries by the same test (a word held by at most `common` entries).
-  const std::int64_t common = std::max<std::int64_t>(kCommonWord, query.total / kCommonShare);
+  const std::int64_t common = std::max<std::int64_t>(kCommonWord, query.total / 20);
   for (std::size_t i = 0; i < query.ranges.size(); ++i)
     if (query.holders[i] > 0 && query.holders[i] <= common) {
+      candidates.ranges.push_back(query.ranges[i]);
       candidates.weights.push_back(query.rarity[i]);
-      candidates.numbers.push_back(std::move(read.numbers[i]));
     }
-  if (candidates.weights.empty() && scope_keys.empty() && !query.ranges.empty()) {
+  std::vector<std::string> scope_keys;
+  for (const auto& file : scope.files)
+    for (auto& key : file_lookup_keys(file)) scope_keys.push_back(std::move(key));
+  for (const auto& symbol : scope.symbols) {
+    scope_keys.push_back("s:" + symbol);
+    scope_keys.push_back("s:" + symbol_leaf(symbol));
+  }
+  for (const auto& label : scope.labels) scope_keys.push_back("l:" + to_lower_ascii(label));
+  for (const auto& task : scope.tasks) scope_keys.push_back("t:" + task);
+  for (const auto& epic : scope.epics) scope_keys.push_back("e:" + epic);
+  std::sort(scope_keys.begin(), scope_keys.end());
+  scope_keys.erase(std::unique(scope_keys.begin(), scope_keys.end()), scope_keys.end());
+  if (candidates.ranges.empty() && scope_keys.empty() && !query.ranges.empty()) {
     // Only common words: the entries of the rarest one, the newest first cut at the cap.
     const auto& holders = query.holders;
     std::size_t rarest = 0;
     for (std::size_t i = 1; i < holders.size(); ++i)
       if (holders[i] > 0 && (holders[rarest] == 0 || holders[i] < holders[rarest])) rarest = i;
     if (holders[rarest] > 0) {
-      CT_TRY_ASSIGN(auto hits, store.memory_numbers({query.ranges[rarest]}, kPerKeyCap));
+      candidates.ranges.push_back(query.ranges[rarest]);
       candidates.weights.push_back(query.rarity[rarest]);
-      candidates.numbers.push_back(std::move(hits.front()));
     }
   }
-  for (std::size_t k = 0; k < scope_keys.size(); ++k) {
+  for (const auto& key : scope_keys) {
+    candidates.ranges.push_back(key_range(key, false));
     candidates.weights.push_back(2.0);
-    candidates.numbers.push_back(std::move(read.numbers[query.ranges.size() + k]));
   }
   return candidates;
 }
 
 /// The numbers of the `read` candidates with the best first score (from the keys alone).
-std::vector<std::int64_t> best_candidates(Candidates& candidates, std::size_t read) {
+Result<std::vector<std::int64_t>> best_candidates(MemoryStore& store, const Candidates& candidates, std::size_t read) {
+  CT_TRY_ASSIGN(auto hits, store.memory_numbers(candidates.ranges, kPerKeyCap));
   std::unordered_map<std::int64_t, double> early;
-  for (std::size_t r = 0; r < candidates.numbers.size(); ++r) {
-    std::vector<std::int64_t>& numbers = candidates.numbers[r];
+  for (std::size_t r = 0; r < hits.size(); ++r) {
+    std::vector<std::int64_t>& numbers = hits[r];
     std::sort(numbers.begin(), numbers.end());  // a prefix can match several words of one entry
     numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
     for (std::int64_t number : numbers) early[number] += candidates.weights[r];
@@ -189,12 +183,12 @@ Ranked rank(const MemoryEntry& entry, const FindScope& scope, double text_match,
 Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store, const FindScope& scope,
                                        const FindLimits& limits, const std::filesystem::path& root, ScopeHasher& hasher,
                                        TimeMs now, std::int64_t* matched) {
-  QueryWords query;
-  CT_TRY_ASSIGN(Candidates found_keys, candidates(store.get<MemoryStore>(), scope.words, scope, query));
+  CT_TRY_ASSIGN(QueryWords query, query_words(store.get<MemoryStore>(), scope.words));
   // Read the best few: enough that the text score, recency, use and staleness can reorder them,
   // and that stale or other-kind entries left out still leave `limit`.
   const std::size_t read = static_cast<std::size_t>(std::max<std::int64_t>(limits.limit * 3, 30));
-  const std::vector<std::int64_t> numbers = best_candidates(found_keys, read);
+  CT_TRY_ASSIGN(std::vector<std::int64_t> numbers,
+                best_candidates(store.get<MemoryStore>(), candidate_keys(query, scope), read));
   CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, store.get<MemoryStore>().get_memories(numbers));
   std::erase_if(entries, [&](const MemoryEntry& entry) {
     return entry.status != "active" || (limits.kind && entry.kind != *limits.kind);

@@ -210,6 +210,10 @@ Result<std::int64_t> MemoryStore::next_memory_number() {
   return sql_runner().integer("SELECT coalesce(max(num), 0) + 1 FROM memory", {}, "cannot number a memory entry");
 }
 
+Result<std::int64_t> MemoryStore::memory_total() {
+  return sql_runner().integer("SELECT count(*) FROM memory", {}, "cannot count memory entries");
+}
+
 Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector<std::string>& keys) {
   auto number = memory_number(entry.id);
   if (!number || memory_id(*number) != entry.id) return fail(ErrorCode::Internal, "not a memory entry id: " + entry.id);
@@ -325,52 +329,18 @@ Result<std::vector<std::vector<std::int64_t>>> MemoryStore::memory_numbers(const
   return out;
 }
 
-Result<MemoryStore::CandidateKeys> MemoryStore::memory_candidate_keys(const std::vector<MemoryKeyRange>& words,
-                                                                      const std::vector<MemoryKeyRange>& scope,
-                                                                      std::int64_t cap, CommonWord common) {
-  // Each statement, up to kRangesPerStatement ranges (the words first): the entries there are and
-  // the holders of its word ranges (CTEs, read once), then each range's numbers as memory_numbers()
-  // reads them, a word range's only when its holders pass the common-word test — a condition on no
-  // row, which both engines test once, before the range is read. Rows: (0, range, number),
-  // (1, word, holders), (2, 0, entries).
-  std::vector<MemoryKeyRange> ranges = words;
-  ranges.insert(ranges.end(), scope.begin(), scope.end());
-  CandidateKeys out;
-  out.holders.assign(words.size(), 0);
-  out.numbers.resize(ranges.size());
+Result<std::vector<std::int64_t>> MemoryStore::memory_key_counts(const std::vector<MemoryKeyRange>& ranges) {
+  std::vector<std::int64_t> out(ranges.size(), 0);
   for (std::size_t start = 0; start < ranges.size(); start += kRangesPerStatement) {
     const std::size_t count = std::min(kRangesPerStatement, ranges.size() - start);
-    const std::size_t word_count = start < words.size() ? std::min(count, words.size() - start) : 0;
-    std::vector<Value> args{Value(sql::limit_of(cap))};  // ?1; with words ?2 and ?3, the common-word test's
-    if (word_count > 0) {
-      args.emplace_back(common.floor);
-      args.emplace_back(common.share);
-    }
-    std::string held;
-    const std::string numbers = ranges_union(ranges, start, count, args, [&](std::size_t i, const std::string& from,
-                                                                             const std::string& to) {
-      std::string read_it;
-      if (i < word_count) {
-        held += std::string(i ? " UNION ALL " : "") + "SELECT " + std::to_string(i) +
-                ", (SELECT coalesce(sum(entries), 0) FROM memory_terms WHERE key >= " + from + " AND key < " + to + ")";
-        read_it = " AND EXISTS (SELECT 1 FROM held h, total t WHERE h.r = " + std::to_string(i) +
-                  " AND h.n > 0 AND (h.n <= ?2 OR h.n <= t.n / ?3))";
-      }
-      return "SELECT 0 AS kind, " + std::to_string(i) + " AS r, s.num AS n FROM (SELECT num FROM memory_keys WHERE key >= " +
-             from + " AND key < " + to + read_it + " LIMIT ?1) AS s";
+    std::vector<Value> args;
+    const std::string sql = ranges_union(ranges, start, count, args, [](std::size_t i, const std::string& from,
+                                                                        const std::string& to) {
+      return "SELECT " + std::to_string(i) + " AS r, (SELECT coalesce(sum(entries), 0) FROM memory_terms WHERE key >= " +
+             from + " AND key < " + to + ") AS n";
     });
-    const std::string sql = word_count == 0
-                                ? numbers
-                                : "WITH total(n) AS (SELECT count(*) FROM memory), held(r, n) AS (" + held +
-                                      ") SELECT 2 AS kind, 0 AS r, n FROM total UNION ALL SELECT 1, r, n FROM held "
-                                      "UNION ALL " + numbers;
     CT_TRY(sql_runner().each(sql, args, "cannot search memory", [&](const sql::Cursor& row) {
-      const auto at = start + static_cast<std::size_t>(row.integer(1));
-      switch (row.integer(0)) {
-        case 0: out.numbers[at].push_back(row.integer(2)); break;
-        case 1: out.holders[at] = row.integer(2); break;
-        default: out.total = row.integer(2); break;
-      }
+      out[start + static_cast<std::size_t>(row.integer(0))] = row.integer(1);
     }));
   }
   return out;

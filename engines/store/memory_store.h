@@ -126,26 +126,13 @@ class MemoryStore {
   /// For each range, the numbers of the entries with a key in it, at most `cap` per range (-1: all).
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> memory_numbers(const std::vector<MemoryKeyRange>& ranges,
                                                                             std::int64_t cap);
-  /// What a find reads before its entries (engines/rules/memory_find.h): how many entries hold a
-  /// key in each word range (a word's rarity, read without reading its entries) and how many
-  /// entries there are, and the numbers of the entries with a key in each range a find reads —
-  /// every scope range, and each word range that at least one and at most max(`common.floor`,
-  /// entries / `common.share`) entries hold — at most `cap` per range. One statement (one round
-  /// trip on PostgreSQL) for up to 8 ranges.
-  struct CommonWord {
-    std::int64_t floor = 0;
-    std::int64_t share = 1;
-  };
-  struct CandidateKeys {
-    std::vector<std::int64_t> holders;               // per word range
-    std::int64_t total = 0;                          // the entries there are; read only with word ranges
-    std::vector<std::vector<std::int64_t>> numbers;  // per range, the word ranges first; none for a word not read
-  };
-  [[nodiscard]] Result<CandidateKeys> memory_candidate_keys(const std::vector<MemoryKeyRange>& words,
-                                                            const std::vector<MemoryKeyRange>& scope, std::int64_t cap,
-                                                            CommonWord common);
+  /// For each range, how many entries hold a key in it (summed over its keys): a word's rarity,
+  /// read without reading its entries.
+  [[nodiscard]] Result<std::vector<std::int64_t>> memory_key_counts(const std::vector<MemoryKeyRange>& ranges);
   /// How many entries hold each of these keys (exact keys; absent ones are left out).
   [[nodiscard]] Result<std::map<std::string, std::int64_t>> memory_term_counts(const std::vector<std::string>& keys);
+  /// How many entries there are (the `N` of a term's rarity).
+  [[nodiscard]] Result<std::int64_t> memory_total();
   /// Records a use and counts it on the entry.
   [[nodiscard]] Result<void> add_memory_usage(const MemoryUsage& usage);
   /// Uses newest first: of one entry, or in one task's work, or since a time.
