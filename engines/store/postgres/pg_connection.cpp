@@ -351,8 +351,9 @@ void Connection::defer(std::string_view sql, std::span<const sql::Value> args, s
   deferred_.push_back({std::string(sql), as_text(args), std::string(what)});
 }
 
-void Connection::begin_with_next(std::vector<std::string> statements) {
+void Connection::begin_with_next(std::vector<std::string> statements, bool timed) {
   settle();
+  opening_timed_ = timed;
   begin_ = std::move(statements);
   begun_ = Rows();
   begin_failure_.reset();
@@ -366,7 +367,10 @@ Result<Rows> Connection::begun() {
   std::string script;
   for (const auto& statement : begin_) script += (script.empty() ? "" : "; ") + statement;
   begin_.clear();
+  const auto sent = std::chrono::steady_clock::now();
   Rows result(PQexec(conn_, script.c_str()));
+  if (opening_timed_)
+    opening_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
   auto status = PQresultStatus(result.get());
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
     begin_failure_ = failure(result.get(), "cannot begin a transaction");
@@ -395,7 +399,11 @@ Result<void> Connection::send_with_unsent(Step last) {
     steps.push_back({opening[i], nullptr, "cannot begin a transaction", i + 1 == opening.size() ? &begun_ : nullptr});
   for (const auto& statement : pending) steps.push_back({statement.sql, &statement.values, statement.what, nullptr});
   steps.push_back(last);
-  return pipeline(steps, opening.size());
+  if (opening.empty() || !opening_timed_) return pipeline(steps, opening.size());
+  const auto sent = std::chrono::steady_clock::now();
+  auto done = pipeline(steps, opening.size());
+  opening_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+  return done;
 }
 
 Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t opening) {

@@ -94,7 +94,10 @@ class Connection {
   /// own: every transaction is a round trip shorter, and a write holds its lock a round trip less.
   /// Their failure (the lock not granted in time: E_LOCK_TIMEOUT) is the failure of that statement
   /// and of every one after it, until the transaction is rolled back.
-  void begin_with_next(std::vector<std::string> statements);
+  /// `timed`: the round trip that sends them is added to opening_ms() (a write's: the lock's wait).
+  void begin_with_next(std::vector<std::string> statements, bool timed = false);
+  /// The time of every round trip that sent timed opening statements, in all (ms).
+  double opening_ms() const { return opening_ms_; }
   /// Whether the opening statements wait for the first statement (nothing was sent yet).
   bool begin_pending() const { return !begin_.empty(); }
   /// The rows the last opening statement answered, sending the opening statements now (one round
@@ -185,6 +188,8 @@ class Connection {
   Rows begun_;                         // the answer of the last of them, once sent
   std::optional<Error> begin_failure_;
   bool unanswered_ = false;            // a statement's answer waits to be read (settle())
+  bool opening_timed_ = false;
+  double opening_ms_ = 0;
 };
 
 /// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.

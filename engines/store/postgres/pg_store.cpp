@@ -39,7 +39,8 @@ Result<void> PgStore::begin(TxKind kind) {
   // all on a rollback.
   db_->begin_with_next({"BEGIN", "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'",
                         "SELECT pg_notify('" + std::string(kChangesChannel) + "', current_schema())",
-                        "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"});
+                        "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"},
+                       true);
   tail_in_begun_ = true;
   write_lock_.emplace();
   return {};
