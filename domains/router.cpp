@@ -75,7 +75,11 @@ Envelope Router::dispatch(const Request& request) {
   if (!routed) return failure(std::move(routed.error()));
   const OperationSpec& spec = **routed;
   std::vector<std::string> call_warnings;
+  // The waits for the lock a store has after begin() (PostgreSQL's, with a write's first statement).
+  const Store* counted = store_.get();
+  const double waited_before = counted ? counted->lock_waited_ms() : 0;
   auto ran = run(spec, request, nullptr, &call_warnings);
+  if (store_) lock_wait_ms_ += store_->lock_waited_ms() - (store_.get() == counted ? waited_before : 0);
   Envelope envelope = ran ? std::move(*ran) : failure(std::move(ran.error()));
   // What the call itself should learn (the original CLEO's param names) holds on a failure too.
   if (!ran) envelope.warnings.assign(call_warnings.begin(), call_warnings.end());
@@ -554,8 +558,8 @@ Result<pipeline::Transaction> Router::begin(const pipeline::Call& call, Context&
   const TxKind kind = (call.mutate() || call.spec->speculates) && !call.read_only && !options_.read_only
                           ? TxKind::Write
                           : TxKind::Read;
-  // A write waits here while another writer holds the lock (SQLite's busy timeout, PostgreSQL's
-  // row lock of meta.change_stamp).
+  // A write waits here while another writer holds the lock (SQLite's busy timeout); PostgreSQL's
+  // row lock of meta.change_stamp is taken with the first statement (Store::lock_waited_ms()).
   const auto asked = std::chrono::steady_clock::now();
   auto begun = context.store->begin(kind);
   if (kind == TxKind::Write)

@@ -59,7 +59,13 @@ class Store : public TaskStore,
  public:
   virtual ~Store() = default;
 
+  /// Opens a transaction; a write one takes the writers' lock, waiting at most the busy timeout
+  /// for it: SQLite in begin(), PostgreSQL with the transaction's first statement (sent in one round
+  /// trip with it), whose E_LOCK_TIMEOUT then fails every statement after it and the commit.
   [[nodiscard]] virtual Result<void> begin(TxKind kind) = 0;
+  /// How long this store has waited for the writers' lock after begin() returned, in all (ms): the
+  /// round trips that took it with a first statement (PostgreSQL). A caller times begin() itself.
+  virtual double lock_waited_ms() const { return 0; }
   [[nodiscard]] virtual Result<void> commit() = 0;
   virtual void rollback() = 0;  // never fails; a no-op outside a transaction
   virtual bool in_transaction() const = 0;

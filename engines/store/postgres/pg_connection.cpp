@@ -177,6 +177,7 @@ Result<void> Connection::configure() {
 }
 
 Result<void> Connection::listen(const std::string& channel) {
+  settle();
   if (std::ranges::find(channels_, channel) != channels_.end()) return {};
   CT_TRY(exec("LISTEN " + quote_identifier(channel), "cannot listen for the store's changes"));
   channels_.push_back(channel);
@@ -194,6 +195,7 @@ Result<bool> Connection::wait_notification(std::string_view payload, std::chrono
     }
     return matched;
   };
+  settle();
   if (drained()) return true;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
@@ -225,20 +227,47 @@ Error Connection::failure(const PGresult* result, std::string_view what) const {
   return server_error(state, message, what, location_);
 }
 
-bool Connection::in_transaction() const {
+bool Connection::in_transaction() {
+  if (!begin_.empty()) return true;
+  settle();
   auto status = PQtransactionStatus(conn_);
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }
 
+bool Connection::transaction_failed() {
+  if (begin_failure_) return true;
+  settle();
+  return PQtransactionStatus(conn_) == PQTRANS_INERROR;
+}
+
 Result<void> Connection::ensure_connected() {
+  settle();
   if (PQstatus(conn_) == CONNECTION_OK) return {};
   return reconnect();
 }
 
+void Connection::settle() {
+  if (!unanswered_) return;
+  unanswered_ = false;
+  // Every result up to the end of the statement (a broken connection ends it too: the next use
+  // finds the connection bad and reconnects).
+  while (PGresult* result = PQgetResult(conn_)) PQclear(result);
+}
+
+void Connection::rollback_unanswered() {
+  settle();
+  if (PQsendQuery(conn_, "ROLLBACK") != 0) {
+    unanswered_ = true;
+    return;
+  }
+  (void)exec("ROLLBACK", "cannot roll back");  // not sent: the usual way (it says why, unread)
+}
+
 Result<void> Connection::reconnect() {
+  unanswered_ = false;  // what was sent went with the old session
   PQreset(conn_);
   prepared_.clear();  // prepared statements die with the session
-  deferred_.clear();  // and the transaction they were for
+  drop_unsent();      // and the transaction they were for
   if (PQstatus(conn_) != CONNECTION_OK)
     return fail(connect_failure(url_, conn_, "lost the connection to the PostgreSQL store at " + location_));
   return configure();
@@ -306,12 +335,49 @@ Result<Rows> Connection::run(std::string_view sql, const std::vector<std::option
 }
 
 Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
-  CT_TRY(send_deferred());
-  return run(sql, as_text(args), what);
+  if (begin_failure_) return fail(*begin_failure_);
+  settle();
+  const std::vector<std::optional<std::string>> values = as_text(args);
+  if (begin_.empty()) {
+    CT_TRY(send_deferred());
+    return run(sql, values, what);
+  }
+  Rows rows;
+  CT_TRY(send_with_unsent({sql, &values, what, &rows}));
+  return rows;
 }
 
 void Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
   deferred_.push_back({std::string(sql), as_text(args), std::string(what)});
+}
+
+void Connection::begin_with_next(std::vector<std::string> statements, bool timed) {
+  settle();
+  opening_timed_ = timed;
+  begin_ = std::move(statements);
+  begun_ = Rows();
+  begin_failure_.reset();
+}
+
+Result<Rows> Connection::begun() {
+  if (begin_failure_) return fail(*begin_failure_);
+  if (begin_.empty()) return begun_;
+  settle();
+  // Alone (one round trip): the rows of the last, which is what a caller asks for.
+  std::string script;
+  for (const auto& statement : begin_) script += (script.empty() ? "" : "; ") + statement;
+  begin_.clear();
+  const auto sent = std::chrono::steady_clock::now();
+  Rows result(PQexec(conn_, script.c_str()));
+  if (opening_timed_)
+    opening_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+  auto status = PQresultStatus(result.get());
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    begin_failure_ = failure(result.get(), "cannot begin a transaction");
+    return fail(*begin_failure_);
+  }
+  begun_ = result;
+  return begun_;
 }
 
 Result<void> Connection::send_deferred() {
@@ -322,51 +388,81 @@ Result<void> Connection::send_deferred() {
   return {};
 }
 
-Result<void> Connection::commit(std::string_view what) {
-  if (deferred_.empty()) return exec("COMMIT", what);
+Result<void> Connection::send_with_unsent(Step last) {
+  // Taken out first: a failure leaves nothing to send again (the transaction failed with it).
+  std::vector<std::string> opening = std::move(begin_);
+  begin_.clear();
   std::vector<Deferred> pending = std::move(deferred_);
   deferred_.clear();
+  std::vector<Step> steps;
+  for (std::size_t i = 0; i < opening.size(); ++i)
+    steps.push_back({opening[i], nullptr, "cannot begin a transaction", i + 1 == opening.size() ? &begun_ : nullptr});
+  for (const auto& statement : pending) steps.push_back({statement.sql, &statement.values, statement.what, nullptr});
+  steps.push_back(last);
+  if (opening.empty() || !opening_timed_) return pipeline(steps, opening.size());
+  const auto sent = std::chrono::steady_clock::now();
+  auto done = pipeline(steps, opening.size());
+  opening_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+  return done;
+}
+
+Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t opening) {
   // Prepared before the pipeline (once per connection), so that it holds only executions.
   std::vector<std::optional<std::string>> names;
-  for (const auto& statement : pending) {
-    CT_TRY_ASSIGN(std::optional<std::string> name, prepared(statement.sql, static_cast<int>(statement.values.size()),
-                                                            statement.what));
+  for (const auto& step : steps) {
+    if (!step.values) {
+      names.emplace_back();
+      continue;
+    }
+    CT_TRY_ASSIGN(std::optional<std::string> name, prepared(step.sql, static_cast<int>(step.values->size()), step.what));
     names.push_back(std::move(name));
   }
   if (PQenterPipelineMode(conn_) == 0) {
-    for (const auto& statement : pending) CT_TRY(run(statement.sql, statement.values, statement.what));
-    return exec("COMMIT", what);
+    // One by one, as a connection without pipelines must.
+    static const std::vector<std::optional<std::string>> none;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      auto rows = run(steps[i].sql, steps[i].values ? *steps[i].values : none, steps[i].what);
+      if (!rows) {
+        if (i < opening) begin_failure_ = rows.error();
+        return fail(std::move(rows.error()));
+      }
+      if (steps[i].into) *steps[i].into = std::move(*rows);
+    }
+    return {};
   }
   bool sent = true;
-  for (std::size_t i = 0; i < pending.size() && sent; ++i) {
-    const int count = static_cast<int>(pending[i].values.size());
-    const std::vector<const char*> texts = pointers(pending[i].values);
+  for (std::size_t i = 0; i < steps.size() && sent; ++i) {
+    const int count = steps[i].values ? static_cast<int>(steps[i].values->size()) : 0;
+    const std::vector<const char*> texts = steps[i].values ? pointers(*steps[i].values) : std::vector<const char*>();
     sent = names[i] ? PQsendQueryPrepared(conn_, names[i]->c_str(), count, texts.data(), nullptr, nullptr, 0) != 0
-                    : PQsendQueryParams(conn_, sql::dollar_placeholders(pending[i].sql).c_str(), count, nullptr,
+                    : PQsendQueryParams(conn_, sql::dollar_placeholders(steps[i].sql).c_str(), count, nullptr,
                                         texts.data(), nullptr, nullptr, 0) != 0;
   }
-  sent = sent && PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) != 0;
   sent = sent && PQpipelineSync(conn_) != 0;
   // Every result up to the sync is read, whatever failed: the connection leaves pipeline mode idle.
   // The first failure is the answer (the statements after it were skipped; the transaction is
   // then in error, and the store rolls it back).
   std::optional<Error> first;
-  for (std::size_t i = 0; sent && i <= pending.size(); ++i) {
+  for (std::size_t i = 0; sent && i < steps.size(); ++i) {
     while (PGresult* raw = PQgetResult(conn_)) {
       Rows result(raw);
-      if (!first && !succeeded(raw) && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED)
-        first = failure(raw, i < pending.size() ? std::string_view(pending[i].what) : what);
+      if (succeeded(raw)) {
+        if (steps[i].into) *steps[i].into = result;
+      } else if (!first && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED) {
+        first = failure(raw, steps[i].what);
+        if (i < opening) begin_failure_ = first;
+      }
     }
   }
   if (sent) {
     Rows sync(PQgetResult(conn_));  // PGRES_PIPELINE_SYNC
   } else if (!first) {
-    first = failure(nullptr, what);
+    first = failure(nullptr, steps.back().what);
   }
   if (PQexitPipelineMode(conn_) == 0) {
     // Results were left unread (a send failed half-way: the connection is broken): start over on
     // a fresh session rather than stay in pipeline mode, where no other statement runs.
-    const Error broken = failure(nullptr, what);
+    const Error broken = failure(nullptr, steps.back().what);
     (void)reconnect();
     if (!first) first = broken;
   }
@@ -374,7 +470,18 @@ Result<void> Connection::commit(std::string_view what) {
   return {};
 }
 
+Result<void> Connection::commit(std::string_view what) {
+  if (begin_failure_) return fail(*begin_failure_);
+  settle();
+  if (begin_.empty() && deferred_.empty()) return exec("COMMIT", what);
+  // The opening statements (a transaction that ran nothing else) and the deferred ones with COMMIT.
+  return send_with_unsent({"COMMIT", nullptr, what, nullptr});
+}
+
 Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
+  if (begin_failure_) return fail(*begin_failure_);
+  settle();
+  if (!begin_.empty()) CT_TRY(begun());
   CT_TRY(send_deferred());
   std::string text(sql);
   Rows result(PQexec(conn_, text.c_str()));

@@ -89,6 +89,32 @@ class Connection {
   }
   /// exec(), answering the rows of the last statement: several statements in one round trip.
   Result<Rows> script(std::string_view sql, std::string_view what);
+  /// Opens a transaction by `statements` (no values; the writers' lock is among a write's), sent
+  /// with the transaction's first statement in one round trip (libpq's pipeline mode), not on their
+  /// own: every transaction is a round trip shorter, and a write holds its lock a round trip less.
+  /// Their failure (the lock not granted in time: E_LOCK_TIMEOUT) is the failure of that statement
+  /// and of every one after it, until the transaction is rolled back.
+  /// `timed`: the round trip that sends them is added to opening_ms() (a write's: the lock's wait).
+  void begin_with_next(std::vector<std::string> statements, bool timed = false);
+  /// The time of every round trip that sent timed opening statements, in all (ms).
+  double opening_ms() const { return opening_ms_; }
+  /// Whether the opening statements wait for the first statement (nothing was sent yet).
+  bool begin_pending() const { return !begin_.empty(); }
+  /// The rows the last opening statement answered, sending the opening statements now (one round
+  /// trip) when they still wait.
+  Result<Rows> begun();
+  /// Forgets the opening and deferred statements not sent yet (a rollback: the server has nothing
+  /// to undo of them) and a failure of the opening ones.
+  void drop_unsent() {
+    begin_.clear();
+    deferred_.clear();
+    begin_failure_.reset();
+  }
+  /// The failure of the opening statements, if they failed.
+  const std::optional<Error>& begin_failure() const { return begin_failure_; }
+  /// ROLLBACK sent without waiting for its answer, which is read before the connection's next use:
+  /// a read transaction ends while its caller goes on.
+  void rollback_unanswered();
   /// Keeps a statement whose answer nobody reads (the audit trail's append, the last write of a
   /// write transaction) to be sent with the next one: query() and script() send it first, and
   /// commit() in the same round trip as COMMIT — one round trip fewer under the writers' lock. A
@@ -98,8 +124,10 @@ class Connection {
   void drop_deferred() { deferred_.clear(); }
   /// COMMIT, after the statements deferred, in one round trip (libpq's pipeline mode).
   Result<void> commit(std::string_view what);
-  /// Whether a transaction is open (or failed and not yet rolled back).
-  bool in_transaction() const;
+  /// Whether a transaction is open (or failed and not yet rolled back), or opening statements wait.
+  bool in_transaction();
+  /// Whether the open transaction failed (a statement failed; only a rollback ends it).
+  bool transaction_failed();
   /// The connection broke (server restart, network): reconnects once, outside a transaction;
   /// E_STORE_UNAVAILABLE while the server does not answer.
   Result<void> ensure_connected();
@@ -126,6 +154,21 @@ class Connection {
   /// Runs one statement whose values are text (nullopt: NULL).
   Result<Rows> run(std::string_view sql, const std::vector<std::optional<std::string>>& values, std::string_view what);
   Result<void> send_deferred();
+  /// Reads the answer of a statement sent without waiting for it (rollback_unanswered()).
+  void settle();
+  /// One statement of a pipeline; `values` null for one without values (sent unprepared).
+  struct Step {
+    std::string_view sql;
+    const std::vector<std::optional<std::string>>* values = nullptr;
+    std::string_view what;
+    Rows* into = nullptr;  // where its rows go, if anyone reads them
+  };
+  /// Sends `steps` in one round trip (pipeline mode) and reads every answer: the first failure is
+  /// the result (the steps after it were skipped; the transaction is then failed), and a failure
+  /// among the first `opening` steps is kept (begin_failure_).
+  Result<void> pipeline(std::span<const Step> steps, std::size_t opening);
+  /// The opening statements (begin_with_next()), the deferred ones and `last` in one pipeline.
+  Result<void> send_with_unsent(Step last);
 
   struct Deferred {
     std::string sql;
@@ -141,6 +184,12 @@ class Connection {
   std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> prepared_;  // SQL text → statement name
   std::vector<std::string> channels_;  // LISTENed on; again after a reconnect
   std::vector<Deferred> deferred_;     // defer()'s statements, not sent yet
+  std::vector<std::string> begin_;     // begin_with_next()'s statements, not sent yet
+  Rows begun_;                         // the answer of the last of them, once sent
+  std::optional<Error> begin_failure_;
+  bool unanswered_ = false;            // a statement's answer waits to be read (settle())
+  bool opening_timed_ = false;
+  double opening_ms_ = 0;
 };
 
 /// A text[] literal ({"a","b",NULL}) for one array parameter: a whole list in one statement.

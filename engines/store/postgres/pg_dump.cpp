@@ -88,6 +88,7 @@ Result<void> PgStore::load(const DumpSource& source) {
       CT_TRY(flush());
       if (!started_) {
         store_.audit_tail_.reset();  // the trail is about to be another one
+        store_.tail_in_begun_ = false;
         // Children first (audit_changes references audit); this store's own meta rows stay.
         for (auto table = dumped_tables().rbegin(); table != dumped_tables().rend(); ++table) {
           std::string sql = "DELETE FROM " + quote_identifier(table->name);

@@ -6,7 +6,7 @@
 namespace ct::pg {
 
 PgStore::~PgStore() {
-  db_->drop_deferred();
+  db_->drop_unsent();
   if (db_->in_transaction()) (void)db_->exec("ROLLBACK", "cannot roll back");
 }
 
@@ -14,30 +14,34 @@ Result<void> PgStore::begin(TxKind kind) {
   if (in_transaction()) return fail(ErrorCode::Internal, "a transaction is already open on this store");
   CT_TRY(db_->ensure_connected());
   audit_tail_.reset();
+  tail_in_begun_ = false;
+  kind_ = kind;
+  // BEGIN, and for a write the writers' lock, go with the transaction's first statement in one
+  // round trip (Connection::begin_with_next): a read is a round trip shorter, and a write holds the
+  // lock a round trip less. A writer that waits longer than lock_timeout for the lock gets
+  // E_LOCK_TIMEOUT from that statement.
   // One snapshot for the whole read. Not READ ONLY: a dry run in read-only mode writes in a read
   // transaction and rolls back (without the writers' lock, since it keeps nothing).
-  if (kind == TxKind::Read) return db_->exec("BEGIN ISOLATION LEVEL REPEATABLE READ", "cannot begin a transaction");
+  if (kind == TxKind::Read) {
+    db_->begin_with_next({"BEGIN ISOLATION LEVEL REPEATABLE READ"});
+    return {};
+  }
   if (read_only_)
     return fail(Error(ErrorCode::FileError, "the PostgreSQL store at " + db_->location() +
                                                 " is open read-only (--read-only); nothing was changed")
                     .with_fix("run without --read-only")
                     .with_detail("readOnly", true));
-  // BEGIN and the writers' lock (pg_store_impl.h) in one round trip: waits at most lock_timeout,
-  // then E_LOCK_TIMEOUT. Under the lock the audit trail's last row is stable: it comes along, so
-  // that append_audit() need not ask for it — read by a statement of its own, whose snapshot is
-  // taken once the lock is held (a subquery of the UPDATE would see the trail as it was before the
-  // wait, and two writers would chain to the same row).
-  // The notification (kChangesChannel) is sent at the commit, and not at all on a rollback.
-  static const std::string begin_write =
-      "BEGIN; UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'; "
-      "SELECT pg_notify('" + std::string(kChangesChannel) + "', current_schema()); "
-      "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1";
-  auto locked = db_->script(begin_write, "cannot take the write lock");
-  if (!locked) {
-    rollback();
-    return fail(std::move(locked.error()));
-  }
-  if (!locked->empty()) audit_tail_ = std::make_pair(locked->integer(0, 0), std::string(locked->text(0, 1)));
+  // The writers' lock (pg_store_impl.h) waits at most lock_timeout, then E_LOCK_TIMEOUT. Under the
+  // lock the audit trail's last row is stable: it comes along, so that append_audit() need not ask
+  // for it — read by a statement of its own, whose snapshot is taken once the lock is held (a
+  // subquery of the UPDATE would see the trail as it was before the wait, and two writers would
+  // chain to the same row). The notification (kChangesChannel) is sent at the commit, and not at
+  // all on a rollback.
+  db_->begin_with_next({"BEGIN", "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'change_stamp'",
+                        "SELECT pg_notify('" + std::string(kChangesChannel) + "', current_schema())",
+                        "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1"},
+                       true);
+  tail_in_begun_ = true;
   write_lock_.emplace();
   return {};
 }
@@ -52,6 +56,7 @@ Result<void> PgStore::rollback_to(std::string_view name) {
   // earlier ones): the trail's tail is read again when the next one is written.
   db_->drop_deferred();
   audit_tail_.reset();
+  tail_in_begun_ = false;
   return db_->exec("ROLLBACK TO SAVEPOINT " + std::string(name) + "; RELEASE SAVEPOINT " + std::string(name),
                    "cannot go back to a savepoint");
 }
@@ -62,8 +67,15 @@ Result<void> PgStore::release(std::string_view name) {
 
 Result<void> PgStore::commit() {
   if (!in_transaction()) return fail(ErrorCode::Internal, "commit without an open transaction");
-  if (PQtransactionStatus(db_->raw()) == PQTRANS_INERROR) {
+  if (kind_ == TxKind::Read && db_->begin_pending()) {
+    db_->drop_unsent();  // a read that read nothing: nothing was sent
+    return {};
+  }
+  if (db_->transaction_failed()) {
+    // The writers' lock not granted is the reason, whatever a caller did after it.
+    std::optional<Error> why = db_->begin_failure();
     rollback();
+    if (why) return fail(std::move(*why));
     return fail(ErrorCode::Internal, "commit after a failed statement: the transaction was rolled back");
   }
   auto result = db_->commit("cannot commit");  // with the audit row append_audit() deferred
@@ -82,11 +94,17 @@ Result<void> PgStore::commit() {
 }
 
 void PgStore::rollback() {
-  db_->drop_deferred();
+  db_->drop_unsent();  // a transaction that sent nothing has nothing to roll back on the server
   write_lock_.reset();
   inserted_ -= inserted_in_transaction_;
   inserted_in_transaction_ = 0;
   if (!in_transaction()) return;
+  // A read's ROLLBACK is not waited for: its answer is read at the connection's next use, while
+  // the caller shapes its reply. A write's is (it ends the writers' lock, and it may fail).
+  if (kind_ == TxKind::Read) {
+    db_->rollback_unanswered();
+    return;
+  }
   (void)db_->exec("ROLLBACK", "cannot roll back");
 }
 

@@ -7,8 +7,9 @@
 // (the StoreBackend).
 //
 // How it keeps SQLite's guarantees on a server many machines share:
-//  - begin(Write) opens a READ COMMITTED transaction and at once takes the row lock of
-//    meta.change_stamp (bumping it): writers are serialised as SQLite's BEGIN IMMEDIATE does, waiting
+//  - begin(Write) opens a READ COMMITTED transaction that first takes the row lock of
+//    meta.change_stamp (bumping it), sent with the transaction's first statement in one round trip
+//    (Connection::begin_with_next; a read's BEGIN goes the same way): writers are serialised as SQLite's BEGIN IMMEDIATE does, waiting
 //    at most storage.busyTimeoutMs (lock_timeout) before E_LOCK_TIMEOUT. The audit hash chain needs a
 //    total order of mutations anyway, and every statement after the lock sees every earlier commit,
 //    so id allocation, tasks.start's claim and the chain need no retry loop. The lock is held from
@@ -103,6 +104,7 @@ class PgStore final : public Store {
 
   // -- transactions ---------------------------------------------------------------------------
   Result<void> begin(TxKind kind) override;
+  double lock_waited_ms() const override { return db_->opening_ms(); }
   Result<void> commit() override;
   void rollback() override;
   bool in_transaction() const override;
@@ -174,6 +176,9 @@ class PgStore final : public Store {
   /// and kept by append_audit(); nullopt when the trail holds no row or it is not known (then
   /// append_audit() asks). load() forgets it.
   std::optional<std::pair<std::int64_t, std::string>> audit_tail_;
+  /// The tail is the answer of begin(Write)'s last statement (Connection::begun()), not read yet.
+  bool tail_in_begun_ = false;
+  TxKind kind_ = TxKind::Read;  // of the open transaction
   /// Held while a write transaction is open: no file is read for a caller meanwhile (core/file_read.h).
   std::optional<WriteLockMark> write_lock_;
   // Tasks this connection inserted since its last ANALYZE, and in the open transaction: commit()

@@ -153,6 +153,11 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
   // begin(Write) read it with the lock (audit_tail_).
   std::int64_t seq = 0;
   std::string previous;
+  if (tail_in_begun_) {
+    tail_in_begun_ = false;
+    CT_TRY_ASSIGN(Rows tail, db_->begun());
+    if (!tail.empty()) audit_tail_ = std::make_pair(tail.integer(0, 0), std::string(tail.text(0, 1)));
+  }
   if (audit_tail_) {
     seq = audit_tail_->first;
     previous = audit_tail_->second;

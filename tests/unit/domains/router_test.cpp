@@ -143,6 +143,7 @@ TEST_CASE("a locked store waits, then fails with the retryable E_LOCK_TIMEOUT", 
   auto store = test::backend_for(p.dir() / ".cleo" / "tasks.db")->open(StoreOptions{.busy_timeout_ms = 100});
   REQUIRE(store);
   REQUIRE((*store)->begin(TxKind::Write));
+  REQUIRE((*store)->schema_version());  // PostgreSQL takes the lock with the first statement
   auto started = std::chrono::steady_clock::now();
   auto e = waiter.dispatch({Gateway::Mutate, "tasks", "add", test::parse_json(R"({"title":"Blocked add"})")});
   auto waited = std::chrono::steady_clock::now() - started;

@@ -770,14 +770,29 @@ TEST_CASE("a second writer times out with E_LOCK_TIMEOUT", "[engines][store]") {
   auto first = test::create_store(file);
   auto second = test::create_store(file, 100);
   REQUIRE(first->begin(TxKind::Write));
+  REQUIRE(first->get_task("T001"));  // PostgreSQL takes the lock with the first statement
   CHECK(first->in_transaction());
   auto started = std::chrono::steady_clock::now();
-  auto blocked = second->begin(TxKind::Write);
+  // SQLite waits in begin(); PostgreSQL with the transaction's first statement, which fails, and so
+  // does every one after it, and the commit, with the same error.
+  auto blocked = [&]() -> Result<void> {
+    CT_TRY(second->begin(TxKind::Write));
+    CT_TRY(second->get_task("T001"));
+    return {};
+  }();
   auto waited = std::chrono::steady_clock::now() - started;
   REQUIRE_FALSE(blocked);
   CHECK(blocked.error().code == ErrorCode::LockTimeout);
   CHECK(blocked.error().retryable());
   CHECK(waited >= std::chrono::milliseconds(50));
+  if (second->in_transaction()) {
+    auto again = second->allocate_task_id();
+    REQUIRE_FALSE(again);
+    CHECK(again.error().code == ErrorCode::LockTimeout);
+    auto committed = second->commit();
+    REQUIRE_FALSE(committed);
+    CHECK(committed.error().code == ErrorCode::LockTimeout);
+  }
   CHECK_FALSE(second->in_transaction());
 
   // Readers are not blocked by the writer (WAL).

@@ -404,6 +404,7 @@ TEST_CASE("HTTP: concurrent requests run in parallel (a read overtakes a write w
   auto holder = test::backend_for(s.db_path())->open(StoreOptions{});
   REQUIRE(holder);
   REQUIRE((*holder)->begin(TxKind::Write));
+  REQUIRE((*holder)->schema_version());  // PostgreSQL takes the lock with the first statement
 
   std::atomic<bool> write_answered{false};
   std::optional<httplib::Response> write_reply;

@@ -146,6 +146,7 @@ TEST_CASE("logging: a write that waited for another writer's lock is told, on th
   auto store = test::backend_for(project.dir() / ".cleo" / "tasks.db")->open(StoreOptions{.busy_timeout_ms = 5000});
   REQUIRE(store);
   REQUIRE((*store)->begin(TxKind::Write));
+  REQUIRE((*store)->schema_version());  // PostgreSQL takes the lock with the first statement
   std::thread holder([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     (void)(*store)->commit();
