@@ -126,7 +126,9 @@ function render(t, deps, rel, history) {
     : h('p', { class: 'muted', 'data-testid': 'detail-thread', text: 'No messages.' }));
   if (isWrite()) {
     // What the person is writing outlives the live rebuilds of the panel (and a look at another task).
-    const text = h('textarea', { name: 'body', rows: 2, maxlength: 2000, required: true, 'data-testid': 'thread-body' });
+    // As long as session.send's body may be (messages.maxChars at its most): the project's own
+    // limit, if lower, is the server's to tell, not the page's to cut silently.
+    const text = h('textarea', { name: 'body', rows: 2, maxlength: 20000, required: true, 'data-testid': 'thread-body' });
     text.value = threadDrafts.get(t.id) || '';
     text.addEventListener('input', () => { if (text.value) threadDrafts.set(t.id, text.value); else threadDrafts.delete(t.id); });
     const send = h('button', { type: 'submit', class: 'primary', 'data-testid': 'thread-send', text: 'Send' });

@@ -907,6 +907,18 @@ async function threadAsPerson(dir, id, server) {
     assert.equal(await heading(), 'Thread (3)');
     assert.equal(threadOf().count, 3);
     await shot(p.page, 'thread-refused');
+
+    // A body as long as session.send takes is not cut by the page (messages.maxChars may be raised
+    // to 20,000): the project's limit, 2,000 by default, is the server's to tell, and the text stays.
+    const long = 'long '.repeat(500);
+    await p.page.fill('[data-testid=thread-body]', '');
+    await p.page.focus('[data-testid=thread-body]');
+    await p.page.keyboard.insertText(long);
+    assert.equal(await p.page.inputValue('[data-testid=thread-body]'), long, 'typed whole, not cut at 2,000 characters');
+    await p.page.click('[data-testid=thread-send]');
+    await p.page.waitForFunction(() => /maxChars/.test(document.querySelector('[data-testid=error]:not([hidden]) [data-testid=error-message]')?.textContent));
+    assert.equal(await p.page.inputValue('[data-testid=thread-body]'), long, 'the refused text is kept');
+    assert.equal(threadOf().count, 3);
     noErrors(p.errors);
   } finally { await p.close(); }
 }
