@@ -342,6 +342,12 @@ namespace {
 /// Where a ready task comes in ready_order: tier, priority, leverage (most first), position, age,
 /// then its index (so no two are equal).
 using ReadyKey = std::tuple<int, int, std::int64_t, std::int64_t, TimeMs, std::size_t>;
+
+ReadyKey ready_key(const Graph& graph, std::size_t i) {
+  const GraphTask& task = graph.tasks[i];
+  return {static_cast<int>(graph.tier(i)), priority_rank(task.priority), -graph.leverage[i], task.position,
+          task.created_at, i};
+}
 }  // namespace
 
 std::vector<std::size_t> Graph::ready_order() const {
@@ -349,8 +355,7 @@ std::vector<std::size_t> Graph::ready_order() const {
   std::vector<ReadyKey> keys;
   for (std::size_t i = 0; i < tasks.size(); ++i)
     if (ready[i])
-      keys.emplace_back(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
-                        tasks[i].created_at, i);
+      keys.push_back(ready_key(*this, i));
   std::sort(keys.begin(), keys.end());
   std::vector<std::size_t> out;
   out.reserve(keys.size());
@@ -362,8 +367,7 @@ std::optional<std::size_t> Graph::first_ready() const {
   std::optional<ReadyKey> best;
   for (std::size_t i = 0; i < tasks.size(); ++i)
     if (ready[i]) {
-      ReadyKey key(static_cast<int>(tier(i)), priority_rank(tasks[i].priority), -leverage[i], tasks[i].position,
-                   tasks[i].created_at, i);
+      ReadyKey key = ready_key(*this, i);
       if (!best || key < *best) best = key;
     }
   if (!best) return std::nullopt;
@@ -441,7 +445,8 @@ Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view
                                               const GraphOptions& options) {
   // The whole project: every unarchived task, whatever its parent. A subtree: what hangs under the epic.
   const bool project = epic.empty();
-  if (!project && std::find(touched.begin(), touched.end(), epic) != touched.end()) return std::nullopt;
+  const std::set<std::string, std::less<>> have(touched.begin(), touched.end());
+  if (!project && have.contains(epic)) return std::nullopt;
   CT_TRY_ASSIGN(std::vector<Task> now, store.get_tasks(touched));
   // A task put in another place among its siblings renumbers them without touching them otherwise
   // (TaskEngine::reorder): they are read again too (the project's roots: all of it).
@@ -452,7 +457,6 @@ Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view
       parents.insert(task.parent);
     }
   if (!parents.empty()) {
-    std::set<std::string> have(touched.begin(), touched.end());
     std::vector<std::string> siblings;
     for (const auto& parent : parents) {
       CT_TRY_ASSIGN(std::vector<std::string> children, store.children_of(parent, false));
@@ -466,7 +470,7 @@ Result<std::optional<Graph>> load_graph_after(TaskStore& store, std::string_view
   for (const auto& task : now) read.emplace(task.id, &task);
   std::vector<std::string> all = touched;
   for (const auto& task : now)
-    if (std::find(touched.begin(), touched.end(), task.id) == touched.end()) all.push_back(task.id);
+    if (!have.contains(task.id)) all.push_back(task.id);
 
   std::set<std::string, std::less<>> members;  // the subtree after the writes, the epic included
   if (!project) {

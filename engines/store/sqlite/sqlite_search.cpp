@@ -7,6 +7,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <span>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/json.h"
@@ -14,6 +15,16 @@
 namespace ct::sqlite {
 
 namespace {
+
+/// `term` as an FTS5 phrase: in double quotes, its own doubled.
+void append_phrase(std::string& out, std::string_view term) {
+  out += '"';
+  for (char c : term) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
 
 /// The weights of the index's columns (title, description, labels, notes) in a task's score.
 constexpr std::array<double, 4> kTaskColumnWeights = {10.0, 3.0, 5.0, 1.0};
@@ -117,17 +128,14 @@ Result<void> SqliteStore::fold_index_tail() {
 Result<bool> SqliteStore::keep_index_terms() {
   // tasks_fts_terms must hold every term the fold writes (a missed term is a missed match): the
   // noted tasks' text is tokenized as FTS5 will tokenize it, with the index's own tokenizer.
-  CT_TRY_ASSIGN(std::int64_t complete, runner_.integer("SELECT count(*) FROM tasks_fts_terms WHERE term = ''", {},
-                                                       "cannot update the search index"));
-  if (complete == 0 || !load_tokenizer()) {
-    // Marked incomplete (a restore, a repair, an older ct) or no tokenizer to keep it: the whole
-    // vocabulary after the fold, or prefix queries until a fold can.
-    if (!load_tokenizer()) {
-      CT_TRY(runner_.run("DELETE FROM tasks_fts_terms WHERE term = ''", {}, "cannot update the search index"));
-      return false;
-    }
-    return true;
+  if (!load_tokenizer()) {
+    // No tokenizer to keep it: prefix queries until a fold can rebuild it.
+    CT_TRY(runner_.run("DELETE FROM tasks_fts_terms WHERE term = ''", {}, "cannot update the search index"));
+    return false;
   }
+  // Marked incomplete (a restore, a repair, an older ct): the whole vocabulary after the fold.
+  CT_TRY_ASSIGN(bool complete, index_terms_complete());
+  if (!complete) return true;
   static const std::string sql = "SELECT " + std::string(kIndexedTaskColumns) +
                                  " FROM tasks_fts_tail f CROSS JOIN tasks t ON t.num = f.num";
   std::unordered_set<std::string> terms;
@@ -349,17 +357,16 @@ Result<std::vector<SearchHit>> SqliteStore::search(std::string_view text, const 
       // The page's rows, read whole at once and put in rank order.
       std::string list;
       for (const auto& hit : window_hits) list += (list.empty() ? "" : ",") + std::to_string(hit.num);
-      std::vector<std::pair<std::int64_t, Task>> rows;
+      std::unordered_map<std::int64_t, Task> rows;
       CT_TRY(runner_.each(task_select() + " WHERE t.num IN (" + list + ")", {}, "cannot search",
                           [&](const sql::Cursor& row) -> Result<void> {
                             CT_TRY_ASSIGN(Task task, read_task_row(row));
-                            rows.emplace_back(parse_task_id(task.id).value_or(-1), std::move(task));
+                            rows.emplace(parse_task_id(task.id).value_or(-1), std::move(task));
                             return {};
                           }));
-      for (const auto& hit : window_hits) {
-        auto row = std::ranges::find_if(rows, [&](const auto& entry) { return entry.first == hit.num; });
-        if (row != rows.end()) ranked.push_back(Ranked{-hit.rank, hit.num, std::move(row->second)});
-      }
+      for (const auto& hit : window_hits)
+        if (auto row = rows.find(hit.num); row != rows.end())
+          ranked.push_back(Ranked{-hit.rank, hit.num, std::move(row->second)});
     }
   } else if (!expansion.expression.empty()) {
     // Every match ranked (a scope's search).
@@ -521,14 +528,16 @@ std::string SqliteStore::match_expression(const std::vector<std::string>& tokens
   std::string match;
   for (const auto& token : tokens) {
     if (!match.empty()) match += ' ';
-    match += '"';
-    for (char c : token) {
-      if (c == '"') match += '"';
-      match += c;
-    }
-    match += "\"*";
+    append_phrase(match, token);
+    match += '*';
   }
   return match;
+}
+
+Result<bool> SqliteStore::index_terms_complete() {
+  CT_TRY_ASSIGN(std::int64_t marks, runner_.integer("SELECT count(*) FROM tasks_fts_terms WHERE term = ''", {},
+                                                    "cannot read the search index's terms"));
+  return marks > 0;
 }
 
 Result<SqliteStore::Expansion> SqliteStore::expand_words(const std::vector<std::string>& tokens) {
@@ -537,21 +546,12 @@ Result<SqliteStore::Expansion> SqliteStore::expand_words(const std::vector<std::
   constexpr std::size_t kMaxTermsPerWord = 16;
   constexpr std::size_t kMaxPhrases = 64;
   Expansion out;
-  auto quoted = [](std::string_view term) {
-    std::string phrase = "\"";
-    for (char c : term) {
-      if (c == '"') phrase += '"';
-      phrase += c;
-    }
-    return phrase + '"';
-  };
-  CT_TRY_ASSIGN(std::int64_t complete,
-                runner_.integer("SELECT count(*) FROM tasks_fts_terms WHERE term = ''", {}, "cannot search"));
+  CT_TRY_ASSIGN(bool complete, index_terms_complete());
   for (std::size_t word = 0; word < tokens.size(); ++word) {
     const std::string& token = tokens[word];
     const char mark = static_cast<char>('A' + word);
     std::vector<std::string> terms;
-    if (complete > 0 && out.words.size() < kMaxPhrases) {
+    if (complete && out.words.size() < kMaxPhrases) {
       // The terms that start with the word: from it up to the word with its last byte raised.
       std::string high = token;
       while (!high.empty() && static_cast<unsigned char>(high.back()) == 0xff) high.pop_back();
@@ -568,14 +568,15 @@ Result<SqliteStore::Expansion> SqliteStore::expand_words(const std::vector<std::
     }
     if (!out.expression.empty()) out.expression += " AND ";  // (FTS5 ANDs no group implicitly)
     if (terms.empty() || terms.size() > kMaxTermsPerWord || out.words.size() + terms.size() > kMaxPhrases) {
-      out.expression += quoted(token) + '*';
+      append_phrase(out.expression, token);
+      out.expression += '*';
       out.words += mark;
       continue;
     }
     if (terms.size() > 1) out.expression += '(';
     for (std::size_t i = 0; i < terms.size(); ++i) {
       if (i > 0) out.expression += " OR ";
-      out.expression += quoted(terms[i]);
+      append_phrase(out.expression, terms[i]);
       out.words += mark;
     }
     if (terms.size() > 1) out.expression += ')';

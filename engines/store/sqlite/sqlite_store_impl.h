@@ -412,6 +412,8 @@ class SqliteStore final : public Store {
   /// Adds the terms the fold will write to tasks_fts_terms (schema v16); true when the table is
   /// marked incomplete and is to be rebuilt from the index after the fold.
   Result<bool> keep_index_terms();
+  /// Whether tasks_fts_terms holds every term of the index (its row '' says so).
+  Result<bool> index_terms_complete();
   /// The FTS5 query for search words with each word's whole terms (tasks_fts_terms) in place of
   /// its prefix, so that FTS5 streams the matches instead of merging them first.
   struct Expansion {
