@@ -27,10 +27,7 @@ class SqliteBackend final : public StoreBackend {
   std::vector<MigrationStep> migrations() const override { return sqlite_migrations(); }
   Result<StoreInfo> inspect(bool check) const override { return inspect_sqlite_file(file_, check); }
   Result<void> copy_to(const std::filesystem::path& file) const override { return copy_sqlite_database(file_, file); }
-  void erase_empty() const override {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file_.string() + suffix, ec);
-  }
+  void erase_empty() const override { remove_sqlite_files(file_); }
 
   // The write-ahead log grows while a reader holds an old snapshot: checkpoints cannot reset it.
   std::vector<StoreHealth> health() const override {

@@ -125,17 +125,12 @@ Result<void> DumpLoader::exec(const char* sql, std::string_view what) {
 
 namespace {
 
-void remove_database_files(const fs::path& file) {
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(file.string() + suffix, ec);
-}
-
 /// Backup files are SQLite stores of this binary's schema.
 class SqliteBackupFiles final : public BackupFiles {
  public:
   Result<void> write(const fs::path& file, const DumpSource& source) const override {
     const fs::path temp = file.parent_path() / ("." + file.filename().string() + ".part-" + std::to_string(::getpid()));
-    remove_database_files(temp);
+    remove_sqlite_files(temp);
     auto written = [&]() -> Result<void> {
       {
         SqliteOptions options;
@@ -163,7 +158,7 @@ class SqliteBackupFiles final : public BackupFiles {
                                                     ec.message()));
       return {};
     }();
-    if (!written) remove_database_files(temp);
+    if (!written) remove_sqlite_files(temp);
     return written;
   }
 

@@ -223,8 +223,7 @@ Result<void> SqliteStore::backup_to(const std::filesystem::path& file) {
   sqlite3_backup_finish(backup);
   auto discard = [&] {
     sqlite3_close(target);
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(file.string() + suffix, ec);
+    remove_sqlite_files(file);
   };
   if (rc != SQLITE_DONE) {
     Error failure = sqlite_error(rc, sqlite3_errmsg(target), "cannot write the backup", file);

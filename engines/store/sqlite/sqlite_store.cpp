@@ -28,7 +28,7 @@ Result<void> SqliteStore::begin(TxKind kind) {
   auto begun = run(kind == TxKind::Write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", "cannot begin a transaction");
   if (kind == TxKind::Write) sqlite3_busy_timeout(db_, busy_timeout_ms_);  // take_write_turn may have shortened it
   if (!begun) {
-    if (write_turn_.owns_lock()) write_turn_.unlock();
+    give_back_write_turn();
     return begun;
   }
   if (kind == TxKind::Write) write_lock_.emplace();
@@ -40,17 +40,35 @@ Result<void> SqliteStore::take_write_turn() {
     if (inode_ == 0) return {};  // not a file we know (a store opened before remember_identity)
     write_turns_ = WriteTurns::of(device_, inode_);
   }
-  write_turn_ = std::unique_lock(*write_turns_, std::defer_lock);
-  if (write_turn_.try_lock()) return {};
-  // Another thread of this process writes: wait for its end, within the same busy timeout.
+  using std::chrono::milliseconds;
   const auto started = std::chrono::steady_clock::now();
-  if (!write_turn_.try_lock_for(std::chrono::milliseconds(busy_timeout_ms_)))
+  auto waited = [&] {
+    return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started);
+  };
+  // This process's other writers first, then other processes', all within the one busy timeout.
+  write_turn_ = std::unique_lock(write_turns_->threads, std::defer_lock);
+  if (!write_turn_.try_lock() && !write_turn_.try_lock_for(milliseconds(busy_timeout_ms_)))
     return fail(sqlite_error(SQLITE_BUSY, "another writer of this process held the write lock", "cannot begin a transaction",
                              file_));
-  // The time waited here comes off what BEGIN IMMEDIATE may still wait for other processes.
-  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  sqlite3_busy_timeout(db_, std::max(1, busy_timeout_ms_ - static_cast<int>(waited.count())));
+  if (SharedTurn* shared = write_turns_->shared_for(file_)) {
+    switch (shared->take(std::max(milliseconds(0), milliseconds(busy_timeout_ms_) - waited()))) {
+      case SharedTurn::Taken::yes: shared_turn_ = shared; break;
+      case SharedTurn::Taken::busy:
+        write_turn_.unlock();
+        return fail(sqlite_error(SQLITE_BUSY, "another process's writer held the write lock", "cannot begin a transaction",
+                                 file_));
+      case SharedTurn::Taken::unavailable: break;  // SQLite's lock alone, as without a turn
+    }
+  }
+  // The time waited here comes off what BEGIN IMMEDIATE may still wait for writers outside the turn.
+  if (const auto spent = waited(); spent.count() > 0)
+    sqlite3_busy_timeout(db_, std::max(1, busy_timeout_ms_ - static_cast<int>(spent.count())));
   return {};
+}
+
+void SqliteStore::give_back_write_turn() {
+  if (shared_turn_ != nullptr) std::exchange(shared_turn_, nullptr)->give_back();
+  if (write_turn_.owns_lock()) write_turn_.unlock();
 }
 
 Result<void> SqliteStore::savepoint(std::string_view name) {
@@ -72,21 +90,25 @@ Result<void> SqliteStore::commit() {
   auto result = run("COMMIT", "cannot commit");
   if (!result) rollback();
   write_lock_.reset();
-  if (write_turn_.owns_lock()) write_turn_.unlock();
+  give_back_write_turn();
+  // SQLite's automatic checkpoint, taken out of the turn: it runs without SQLite's write lock, so
+  // writers of this and other processes go on while its syncs run (a passive checkpoint).
+  if (wal_frames_ >= kAutoCheckpointFrames)
+    sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
   return result;
 }
 
 void SqliteStore::rollback() {
   write_lock_.reset();
   if (!in_transaction()) {
-    if (write_turn_.owns_lock()) write_turn_.unlock();
+    give_back_write_turn();
     return;
   }
   // ROLLBACK can only fail when there is nothing to roll back; either way the connection ends
   // up in autocommit mode. Every read ends here: the cached statement, not a parse per call
   // (sqlite3_exec cost ~5,600 instructions of a 110,000-instruction tasks.show).
   if (!run("ROLLBACK", "cannot roll back")) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  if (write_turn_.owns_lock()) write_turn_.unlock();
+  give_back_write_turn();
 }
 
 bool SqliteStore::in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
@@ -156,9 +178,8 @@ Result<void> SqliteStore::check_identity() {
   return {};
 }
 
-int SqliteStore::on_wal_commit(void* store, sqlite3* db, const char* schema, int frames) {
+int SqliteStore::on_wal_commit(void* store, sqlite3*, const char*, int frames) {
   static_cast<SqliteStore*>(store)->wal_frames_ = frames;
-  if (frames >= kAutoCheckpointFrames) sqlite3_wal_checkpoint(db, schema);
   return SQLITE_OK;
 }
 
@@ -433,6 +454,12 @@ Result<void> SqliteStore::chain_existing_audit_rows() {
 }  // namespace ct::sqlite
 
 namespace ct {
+
+void remove_sqlite_files(const std::filesystem::path& file) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal", "-turn"}) std::filesystem::remove(file.string() + suffix, ec);
+}
+
 
 using namespace sqlite;  // the store class and the helpers of sqlite_store_impl.h
 

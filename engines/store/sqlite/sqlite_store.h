@@ -47,6 +47,10 @@ Result<StoreInfo> inspect_sqlite_file(const std::filesystem::path& file, bool ch
 /// `source` read-only, so it may be in use meanwhile). On failure `target` is removed.
 Result<void> copy_sqlite_database(const std::filesystem::path& source, const std::filesystem::path& target);
 
+/// Removes a store's database file and the files SQLite and its writers keep beside it (-wal,
+/// -shm, -journal, the writers' -turn); what is missing is skipped.
+void remove_sqlite_files(const std::filesystem::path& file);
+
 /// Backup files, for every backend: written from a store's dump (a new SQLite store of this schema,
 /// loaded) and read back as one.
 const BackupFiles& sqlite_backup_files();

@@ -40,6 +40,7 @@
 #include "core/log.h"
 #include "core/text.h"
 #include "engines/store/audit_chain.h"
+#include "engines/store/sqlite/write_turns.h"
 #include "engines/store/backups.h"
 #include "engines/project/project.h"
 #include "engines/store/store_rows.h"
@@ -169,8 +170,8 @@ inline constexpr std::int64_t kIndexBatch = 32;
 /// whole WAL (~5,000 instructions per frame, measured): 128 frames (512 KiB) bound that to
 /// ~0.6 million instructions, while a checkpoint (two syncs) comes once in every ~10 writes.
 inline constexpr int kShortLivedWalFrames = 128;
-/// SQLite's own automatic checkpoint (wal_autocheckpoint's default), kept by the WAL hook that
-/// short-lived connections install.
+/// SQLite's own automatic checkpoint (wal_autocheckpoint's default), kept by commit() once the
+/// write has given back its turn (a checkpoint's syncs are not every writer's wait).
 inline constexpr int kAutoCheckpointFrames = 1000;
 
 /// The name of the VFS every store connection is opened with: SQLite's own unix VFS, but an
@@ -249,34 +250,12 @@ class DumpLoader final : public DumpSink {
   std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> insert_{nullptr, sqlite3_finalize};
 };
 
-/// The turn of this process's writers of one database file (by device and inode): a writer takes
-/// it before BEGIN IMMEDIATE and gives it back after its COMMIT or ROLLBACK. A server's threads
-/// (`ct serve`'s workers, each with a connection of its own) then queue on a mutex and the next
-/// one starts the moment a write ends, instead of meeting SQLite's lock and sleeping in its busy
-/// handler (1, 2, 5, 10 … 100 ms steps: most of a fleet's write latency on one `ct serve`). Other
-/// processes still meet SQLite's lock, as before.
-class WriteTurns {
- public:
-  static std::shared_ptr<std::timed_mutex> of(dev_t device, ino_t inode) {
-    static std::mutex mutex;
-    static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<std::timed_mutex>> turns;
-    std::lock_guard lock(mutex);
-    std::weak_ptr<std::timed_mutex>& slot = turns[{device, inode}];
-    std::shared_ptr<std::timed_mutex> turn = slot.lock();
-    if (!turn) {
-      std::erase_if(turns, [](const auto& entry) { return entry.second.expired(); });
-      turn = std::make_shared<std::timed_mutex>();
-      turns[{device, inode}] = turn;
-    }
-    return turn;
-  }
-};
-
 class SqliteStore final : public Store {
  public:
   SqliteStore(sqlite3* db, std::filesystem::path file) : db_(db), file_(std::move(file)) {}
   ~SqliteStore() override {
     if (in_transaction()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    give_back_write_turn();
     for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
     if (tokenizer_ != nullptr && tokenizer_api_.xDelete != nullptr) tokenizer_api_.xDelete(tokenizer_);
     // A short-lived writer that left the WAL long checkpoints it on close (when no other
@@ -310,8 +289,10 @@ class SqliteStore final : public Store {
       sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
       sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
       CT_TRY(exec("PRAGMA journal_size_limit=0", "cannot configure the task database"));
-      sqlite3_wal_hook(db_, &SqliteStore::on_wal_commit, this);
     }
+    // Every writer checkpoints at SQLite's own threshold, but after its write has given back the
+    // turn (SqliteStore::commit): the next writer need not wait for it.
+    if (!read_only_) sqlite3_wal_hook(db_, &SqliteStore::on_wal_commit, this);
     remember_identity();
     if (upgrade) return migrate(options, version);
     if (version < sqlite_schema_version())
@@ -386,8 +367,10 @@ class SqliteStore final : public Store {
   /// The file this connection opened; a store removed or replaced under a running process must
   /// not swallow writes into an unlinked file.
   void remember_identity();
-  /// Waits for this process's other writers of the file (WriteTurns), within the busy timeout.
+  /// Waits for the file's other writers, of this process and of others (WriteTurns), within the
+  /// busy timeout; given back when the write ends.
   Result<void> take_write_turn();
+  void give_back_write_turn();
   Result<void> check_identity();
   /// The cached statement for `sql`, prepared on first use.
   Result<sqlite3_stmt*> prepare(std::string_view sql);
@@ -467,8 +450,8 @@ class SqliteStore final : public Store {
   /// v1 → v2: rows written before the chain existed get their hashes, oldest first.
   Result<void> chain_existing_audit_rows();
   Result<std::int64_t> meta_int(std::string_view key);
-  /// The WAL hook of a short-lived connection: remembers the WAL's length after each commit,
-  /// and checkpoints at SQLite's own automatic threshold (which the hook replaces).
+  /// The WAL hook of a writable connection, which replaces SQLite's automatic checkpoint:
+  /// remembers the WAL's length after each commit; commit() checkpoints past kAutoCheckpointFrames.
   static int on_wal_commit(void* store, sqlite3* db, const char* schema, int frames);
   sqlite3* db_;
   std::filesystem::path file_;
@@ -499,9 +482,10 @@ class SqliteStore final : public Store {
   /// Held while a write transaction is open: no file is read for a caller meanwhile (core/file_read.h).
   std::optional<WriteLockMark> write_lock_;
   int busy_timeout_ms_ = 0;
-  /// This process's writers of the file take turns (WriteTurns); held from BEGIN IMMEDIATE to its end.
-  std::shared_ptr<std::timed_mutex> write_turns_;
+  /// The file's writers take turns (WriteTurns); held from before BEGIN IMMEDIATE to its end.
+  std::shared_ptr<WriteTurns> write_turns_;
   std::unique_lock<std::timed_mutex> write_turn_;
+  SharedTurn* shared_turn_ = nullptr;  // the processes' turn while this connection holds it
   Runner runner_{*this};
 };
 
