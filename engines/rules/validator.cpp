@@ -55,6 +55,13 @@ const std::vector<RowCheck>& row_checks() {
          p.message = "search index row " + r[1] + " belongs to no task";
          p.fix = "drop search index rows of missing tasks";
        }},
+      {"search-index", true, false,
+       ScanKind::MissingSearchTerms,
+       [](const DiagnosticRow& r, Problem& p) {
+         p.message = r[1] + " words of the search index are missing from its list of words: tasks.find misses "
+                     "the tasks that have them";
+         p.fix = "rebuild the search index's list of words";
+       }},
       {"focus-missing-task", true, true,
        ScanKind::FocusMissingTask,
        [](const DiagnosticRow& r, Problem& p) {

@@ -147,6 +147,10 @@ Result<void> Validator::rebuild_derived(std::vector<Repair>& repairs) {
                        "search index: " + count(repair.index_removed, "stale rows removed, ") +
                            count(repair.index_added, "tasks added")});
   }
+  if (repair.terms_added > 0) {
+    record("", "searchTerms", json::Value(), json::Value(repair.terms_added));
+    repairs.push_back({"search-index", "", "", "search index: " + count(repair.terms_added, "missing words listed")});
+  }
   if (repair.counter_raised) {
     record("", "nextTaskId", json::Value(), json::Value(true));
     repairs.push_back({"id-counter", "", "", "raised the task id counter past the largest id"});

@@ -31,6 +31,7 @@ enum class ScanKind {
   MissingDependency,         // (task, dependency that does not exist). One task.
   DependencyEdges,           // (task, dependency, "extra" | "missing") against the depends lists. One task.
   OrphanSearchRows,          // ("", search index row of no task)
+  MissingSearchTerms,        // ("", count) of words in the search index a search cannot expand into (none: no row)
   FocusMissingTask,          // (task, session) focused but gone. One task.
   FocusMissingSession,       // (task, session) claimed by a session that does not exist. One task.
   FocusEndedSession,         // (task, session, session status) claimed by an ended or closed session. One task.
@@ -80,6 +81,7 @@ struct DerivedRepair {
   std::int64_t edges_added = 0;          // depends entries that had no edge row
   std::int64_t index_removed = 0;        // search index rows of missing tasks
   std::int64_t index_added = 0;          // tasks missing from the search index
+  std::int64_t terms_added = 0;          // words of the search index missing from its list of words
   bool counter_raised = false;           // the id counter was behind a stored id
 };
 

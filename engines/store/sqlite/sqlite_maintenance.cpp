@@ -77,6 +77,13 @@ std::string marked_scan_sql(ScanKind kind, bool one_task) {
              "(SELECT 1 FROM task_deps d WHERE d.task_id = t.id AND d.depends_on = j.value)";
     case ScanKind::OrphanSearchRows:
       return "SELECT '', d.id FROM tasks_fts_docsize d WHERE d.id NOT IN (SELECT num FROM tasks)";
+    case ScanKind::MissingSearchTerms:
+      // A search expands its words into tasks_fts_terms (schema v16) once it is marked complete (the
+      // '' row): a word of the index missing from it is a match no search finds. (Extra words cost
+      // nothing but a lookup.) temp.tasks_fts_vocab is made by scan().
+      return "SELECT '', count(*) FROM temp.tasks_fts_vocab v WHERE EXISTS (SELECT 1 FROM tasks_fts_terms "
+             "WHERE term = '') AND NOT EXISTS (SELECT 1 FROM tasks_fts_terms s WHERE s.term = v.term) "
+             "HAVING count(*) > 0";
     case ScanKind::SharedClaims:
       return "SELECT f.task_id, group_concat(f.session, ', ') FROM focus f WHERE {ID:f.task_id} "
              "GROUP BY f.task_id HAVING count(*) > 1";
@@ -116,6 +123,10 @@ std::string scan_sql(ScanKind kind, bool one_task) {
 }  // namespace
 
 Result<std::vector<DiagnosticRow>> SqliteStore::scan(ScanKind kind, const ScanScope& scope) {
+  // The index's own words, read through FTS5's vocabulary table (in the connection's temp schema,
+  // which even a read-only store has).
+  if (kind == ScanKind::MissingSearchTerms)
+    CT_TRY(exec(std::string(kIndexVocabulary).c_str(), "cannot run a consistency check"));
   const std::string sql = scan_sql(kind, !scope.task.empty());
   CT_TRY_ASSIGN(sqlite3_stmt* raw, prepare(sql));
   if (!sqlite3_stmt_readonly(raw)) return fail(ErrorCode::Internal, "a consistency scan must not write");
@@ -163,6 +174,8 @@ Result<DerivedRepair> SqliteStore::rebuild_derived() {
         " FROM tasks t WHERE t.num NOT IN (SELECT rowid FROM tasks_fts) AND t.num NOT IN (SELECT num FROM tasks_fts_tail)";
     CT_TRY_ASSIGN(repair.index_added, changes(add_missing.c_str(), "cannot repair the search index"));
     // The terms a search expands its words into (schema v16), read again from the index.
+    CT_TRY_ASSIGN(std::vector<DiagnosticRow> missing, scan(ScanKind::MissingSearchTerms, {}));
+    if (!missing.empty()) repair.terms_added = std::stoll(missing.front().at(1));
     CT_TRY(exec(std::string(kRebuildIndexTerms).c_str(), "cannot repair the search index"));
     CT_TRY_ASSIGN(std::int64_t raised,
                   changes("UPDATE meta SET value = CAST((SELECT max(num) FROM tasks) + 1 AS TEXT) "

@@ -22,6 +22,8 @@ struct Migration {
 /// Fills tasks_fts_terms (schema v16) with every term of tasks_fts, from FTS5's own vocabulary (it
 /// reads every posting: once per schema step, restore, repair or a fold that finds the table
 /// marked incomplete), and marks it complete (the row '').
+inline constexpr std::string_view kIndexVocabulary =
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); ";
 inline constexpr std::string_view kRebuildIndexTerms =
     "DELETE FROM tasks_fts_terms; "
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); "

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 constexpr ScanKind kEveryScan[] = {
     ScanKind::TaskRules,          ScanKind::MissingDependency,   ScanKind::DependencyEdges,
-    ScanKind::OrphanSearchRows,   ScanKind::FocusMissingTask,    ScanKind::FocusMissingSession,
+    ScanKind::OrphanSearchRows,   ScanKind::MissingSearchTerms,  ScanKind::FocusMissingTask,    ScanKind::FocusMissingSession,
     ScanKind::FocusEndedSession,  ScanKind::FocusNotActive,      ScanKind::SharedClaims,
     ScanKind::SessionsWithSeveralTasks, ScanKind::IdCounter,     ScanKind::SessionStatus,
     ScanKind::SessionEndedAt,     ScanKind::IntegrityQuick,      ScanKind::IntegrityFull,
