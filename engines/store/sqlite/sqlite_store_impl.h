@@ -173,6 +173,10 @@ inline constexpr int kShortLivedWalFrames = 128;
 /// SQLite's own automatic checkpoint (wal_autocheckpoint's default), kept by commit() once the
 /// write has given back its turn (a checkpoint's syncs are not every writer's wait).
 inline constexpr int kAutoCheckpointFrames = 1000;
+/// Past this many frames (16 MB) a writer has the WAL start over (a RESTART checkpoint,
+/// SqliteStore::commit), waiting at most kWalRestartWaitMs for readers of older snapshots.
+inline constexpr int kWalRestartFrames = 4000;
+inline constexpr int kWalRestartWaitMs = 50;
 
 /// The name of the VFS every store connection is opened with: SQLite's own unix VFS, but an
 /// existing WAL file is opened without SQLITE_OPEN_CREATE, which makes the unix VFS sync the
@@ -459,6 +463,7 @@ class SqliteStore final : public Store {
   bool short_lived_ = false;  // StoreOptions::short_lived, on a writable connection
   bool replaced_ = false;     // the file was removed or replaced under this connection
   int wal_frames_ = 0;        // the WAL's length after this connection's last commit
+  int wal_restart_at_ = kWalRestartFrames;  // the WAL's length at which commit() has it start over
   dev_t device_ = 0;
   ino_t inode_ = 0;
   off_t size_ = 0;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -192,4 +193,80 @@ TEST_CASE("a long-lived writer checkpoints the WAL at SQLite's threshold, after 
   }
   const auto wal = std::filesystem::file_size(dir.path() / "tasks.db-wal");
   CHECK(wal < 6u * 1024 * 1024);
+}
+
+namespace {
+
+/// Commits `count` tasks of ~3 KB each (a few WAL frames each) through `store`.
+void write_tasks(Store& store, int count, int first = 0) {
+  const std::string text(3000, 'x');
+  for (int i = first; i < first + count; ++i) {
+    REQUIRE(store.begin(TxKind::Write));
+    auto id = store.allocate_task_id();
+    REQUIRE(id);
+    Task task;
+    task.id = *id;
+    task.title = "task " + std::to_string(i);
+    task.description = text;
+    task.position = i + 1;
+    task.created_at = task.updated_at = 1'700'000'000'000;
+    REQUIRE(store.insert_task(task));
+    REQUIRE(store.commit());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("readers that never all stop do not make the WAL grow without end", "[engines][store][sqlite]") {
+  TempDir dir;
+  const auto file = dir.path() / "tasks.db";
+  auto store = test::create_store(file);
+  // Another connection reads over and over, each read on the snapshot of its start: a passive
+  // checkpoint never reaches the WAL's end while one of them is open. (A reader that is never out
+  // of a transaction holds its read mark for good: SQLite's RESTART never gets it.)
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 4; ++r)
+    readers.emplace_back([&] {
+      sqlite3* db = nullptr;
+      if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return;
+      while (!stop) {
+        sqlite3_exec(db, "BEGIN; SELECT max(num) FROM tasks;", nullptr, nullptr, nullptr);
+        ::usleep(300);
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+        ++reads;
+        ::usleep(300);  // an agent between its calls
+      }
+      sqlite3_close(db);
+    });
+  write_tasks(*store, 7500);  // ~30,000 frames: 120 MB of WAL if it never started over
+  stop = true;
+  for (auto& reader : readers) reader.join();
+  CHECK(reads > 0);
+  CHECK(std::filesystem::file_size(dir.path() / "tasks.db-wal") < 28u * 1024 * 1024);  // 4,000 frames, and three restarts that met a reader
+}
+
+TEST_CASE("a reader that outlasts the WAL's restart keeps the WAL, and writes go on", "[engines][store][sqlite]") {
+  TempDir dir;
+  const auto file = dir.path() / "tasks.db";
+  auto store = test::create_store(file);
+  write_tasks(*store, 10);
+  // An export's read: one snapshot held across all the writes below.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "BEGIN; SELECT count(*) FROM tasks;", nullptr, nullptr, nullptr) == SQLITE_OK);
+  write_tasks(*store, 2000, 10);  // past the restart twice: each try gives up after its short wait
+  sqlite3_stmt* count = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT count(*) FROM tasks", -1, &count, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(count) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(count, 0) == 10);  // its snapshot, whole
+  sqlite3_finalize(count);
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  REQUIRE(store->begin(TxKind::Read));
+  auto tasks = store->list_tasks(TaskQuery{});
+  REQUIRE(tasks);
+  CHECK(tasks->size() == 2010u);
+  store->rollback();
 }
