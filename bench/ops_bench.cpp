@@ -7,7 +7,7 @@
 // OP is show, find, find-status (find among pending tasks), find-common (a word in a quarter of the
 // tasks), list, next, add, update, plan-begin (plan.begin on an epic of --epic-size tasks, default
 // 500, added first), plan (on that epic: plan.begin, plan.apply of --plan-adds adds, default 5, plan.diff,
-// plan.commit), heartbeat
+// plan.commit), memory-find (memory.find of two words among 500 entries, added first), heartbeat
 // (session.heartbeat: the write a read makes once per renewal step; it needs --session), start
 // (tasks.start of the ready tasks in turn, each reserving two paths; --session) or start-bare (the
 // same with paths:[], which reserves nothing: start − start-bare is what reservations cost a claim). --reserved K: K other sessions each hold a claim reserving a folder
@@ -44,7 +44,7 @@ namespace {
 
 constexpr std::string_view kOps[] = {"show",      "find",   "find-status", "find-common", "list",      "next",
                                      "add",       "update", "heartbeat",   "start",       "start-bare", "plan-begin",
-                                     "plan"};
+                                     "plan",      "memory-find"};
 
 /// Words of the seeded workload's vocabulary that a quarter of its tasks carry (24.8–27.3 % at 1k,
 /// 10k and 100k: the Zipf law does not move with the size): find-common's words.
@@ -71,7 +71,7 @@ struct Options {
                "       ct_bench_ops run DIR OP [--count N] [--seed S] [--session] [--lease S] [--epic-size N]\n"
                "       [--plan-adds N]\n"
                "       (OP: show find find-status find-common list next add update heartbeat start start-bare\n"
-               "        plan-begin plan)\n",
+               "        plan-begin plan memory-find)\n",
                problem.c_str());
   std::exit(2);
 }
@@ -228,6 +228,21 @@ int run(const Options& options) {
 
   Workload workload(options.seed);
   Rng rng(options.seed);
+  // memory-find's entries: 500, each of six and twelve words of the workload's vocabulary.
+  if (options.op == "memory-find")
+    for (int n = 0; n < 500; ++n) {
+      json::Value entry = json::Value::object();
+      std::string title = workload.random_word();
+      for (int w = 0; w < 5; ++w) title += " " + workload.random_word();
+      std::string body = workload.random_word();
+      for (int w = 0; w < 11; ++w) body += " " + workload.random_word();
+      entry.set("kind", "learning");
+      entry.set("title", std::move(title));
+      entry.set("body", std::move(body));
+      entry.set("force", true);
+      Envelope added = router->dispatch(in_session(mutate("memory", "observe", std::move(entry))));
+      if (!added.success) throw std::runtime_error("memory.observe failed: " + to_json(added, McpAdvice(registry())));
+    }
   auto random_id = [&] { return format_task_id(static_cast<std::int64_t>(rng.below(total)) + 1); };
   for (std::int64_t i = 0; i < options.count; ++i) {
     json::Value params = json::Value::object();
@@ -266,6 +281,9 @@ int run(const Options& options) {
         commit.set("plan", plan);
         call(*router, in_session(mutate("plan", "commit", std::move(commit))));
       }
+    } else if (options.op == "memory-find") {
+      params.set("query", workload.random_word() + " " + workload.random_word());
+      call(*router, in_session(query("memory", "find", std::move(params))));
     } else if (options.op == "list") {
       params.set("sort", i % 2 == 0 ? "updated" : "priority");
       params.set("limit", 50);

@@ -37,7 +37,9 @@ baseline=bench/baseline-instructions.tsv
 # start-session: tasks.start of ready tasks in turn, each claim reserving two paths.
 # find-common: a word in a quarter of the tasks (issue 56: search that does not follow the matches);
 # plan-begin: plan.begin on the largest epic; plan: begin, apply of 5 adds, diff and commit there.
-ops=(show find find-status find-common list next add update show-session update-session start-session plan-begin plan)
+# memory-find: memory.find of two words among 500 entries (issue 56: the entries' total kept).
+ops=(show find find-status find-common list next add update show-session update-session start-session plan-begin plan
+     memory-find)
 processes=(start-version start-show start-add start-show-wal)
 
 if ! command -v valgrind >/dev/null; then

@@ -43,8 +43,9 @@ Result<QueryWords> query_words(MemoryStore& store, const std::vector<std::string
   for (const auto& word : words) query.ranges.push_back(key_range("w:" + word, true));
   query.holders.assign(query.ranges.size(), 0);
   if (!query.ranges.empty()) {
-    CT_TRY_ASSIGN(query.holders, store.memory_key_counts(query.ranges));
-    CT_TRY_ASSIGN(query.total, store.memory_total());
+    CT_TRY_ASSIGN(MemoryKeyCounts counts, store.memory_key_counts(query.ranges));
+    query.holders = std::move(counts.holders);
+    query.total = counts.total;
   }
   query.rarity.resize(query.holders.size());
   for (std::size_t i = 0; i < query.holders.size(); ++i) {

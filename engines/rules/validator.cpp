@@ -115,6 +115,13 @@ const std::vector<RowCheck>& row_checks() {
                      format_task_id(std::stoll(r[2])) + "): new tasks would collide";
          p.fix = "raise the counter past the largest id";
        }},
+      {"memory-total", true, false,
+       ScanKind::MemoryTotal,
+       [](const DiagnosticRow& r, Problem& p) {
+         p.message = "the kept total of memory entries (" + r[1] + ") is not their number (" + r[2] +
+                     "): memory.find would weigh its words wrong";
+         p.fix = "count the memory entries again";
+       }},
       {"session-status", false, false,
        ScanKind::SessionStatus,
        [](const DiagnosticRow& r, Problem& p) {
@@ -234,7 +241,7 @@ const std::vector<std::string_view>& Validator::checks() {
       "description", "title-equals-description", "completed-at", "cancelled-at", "timestamp-order",
       "future-timestamp", "archived-open", "archived-at", "archived-modified", "missing-parent", "parent-cycle",
       "depth", "epic-parent", "subtask-root", "subtask-children", "sibling-limit", "missing-dependency",
-      "dependency-cycle", "dependency-edges", "search-index", "focus-missing-task", "focus-missing-session",
+      "dependency-cycle", "dependency-edges", "search-index", "memory-total", "focus-missing-task", "focus-missing-session",
       "focus-ended-session", "focus-not-active", "one-claim-per-task", "one-active-task-per-session",
       "session-status", "session-ended-at", "session-limit", "trail"};
   return kChecks;

@@ -28,7 +28,8 @@ RepairPlan plan_repairs(const std::vector<Problem>& problems) {
         check == "missing-dependency" || check == "subtask-root") {
       if (std::find(plan.task_rows.begin(), plan.task_rows.end(), problem.task_id) == plan.task_rows.end())
         plan.task_rows.push_back(problem.task_id);
-    } else if (check == "dependency-edges" || check == "search-index" || check == "id-counter") {
+    } else if (check == "dependency-edges" || check == "search-index" || check == "id-counter" ||
+               check == "memory-total") {
       plan.derived = true;
     } else if (check.starts_with("focus-")) {
       if (std::none_of(plan.sessions_to_release.begin(), plan.sessions_to_release.end(),
@@ -131,7 +132,8 @@ Result<std::vector<Repair>> Validator::adopt_trail(const std::vector<Problem>& p
   return adopted;
 }
 
-// The derived tables rebuilt from the tasks: the dependency index, the search index, the id counter.
+// The derived tables rebuilt from the tasks: the dependency index, the search index, the id counter;
+// and memory's kept total of entries.
 Result<void> Validator::rebuild_derived(std::vector<Repair>& repairs) {
   CT_TRY_ASSIGN(DerivedRepair repair, store_.rebuild_derived());
   auto count = [](std::int64_t n, std::string_view what) { return std::to_string(n) + " " + std::string(what); };
@@ -154,6 +156,10 @@ Result<void> Validator::rebuild_derived(std::vector<Repair>& repairs) {
   if (repair.counter_raised) {
     record("", "nextTaskId", json::Value(), json::Value(true));
     repairs.push_back({"id-counter", "", "", "raised the task id counter past the largest id"});
+  }
+  if (repair.memory_recounted) {
+    record("", "memoryTotal", json::Value(), json::Value(true));
+    repairs.push_back({"memory-total", "", "", "counted the memory entries again into their kept total"});
   }
   return {};
 }

@@ -6,6 +6,7 @@
 
 #include "core/json.h"
 #include "core/json_parse.h"
+#include "engines/store/schema_ddl.h"
 #include "engines/store/store_rows.h"
 
 namespace ct {
@@ -210,8 +211,28 @@ Result<std::int64_t> MemoryStore::next_memory_number() {
   return sql_runner().integer("SELECT coalesce(max(num), 0) + 1 FROM memory", {}, "cannot number a memory entry");
 }
 
+namespace {
+/// The kept total (schema v18): the row of memory_terms whose key is '', the key every entry holds.
+constexpr std::string_view kKeptTotal = "SELECT entries FROM memory_terms WHERE key = ''";
+}  // namespace
+
 Result<std::int64_t> MemoryStore::memory_total() {
+  CT_TRY_ASSIGN(std::optional<std::int64_t> kept,
+                sql_runner().first(kKeptTotal, {}, "cannot count memory entries",
+                                   [](const sql::Cursor& row) { return row.integer(0); }));
+  if (kept) return *kept;
   return sql_runner().integer("SELECT count(*) FROM memory", {}, "cannot count memory entries");
+}
+
+Result<bool> MemoryStore::recount_memory() {
+  auto& runner = sql_runner();
+  bool right = false;
+  CT_TRY(runner.each("SELECT (" + std::string(kKeptTotal) + "), (SELECT count(*) FROM memory)", {},
+                     "cannot count memory entries",
+                     [&](const sql::Cursor& row) { right = !row.is_null(0) && row.integer(0) == row.integer(1); }));
+  if (right) return false;
+  CT_TRY(runner.run(ddl::kMemoryTotal, {}, "cannot count memory entries"));
+  return true;
 }
 
 Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector<std::string>& keys) {
@@ -222,6 +243,21 @@ Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector
                                                  std::to_string(kMaxMemoryNumber) + ")")
                     .with_detail("id", entry.id));
   auto& runner = sql_runner();
+  // Before the row is written, in one statement: the keys stored for it, whether it exists (a new
+  // entry counts in the kept total) and whether the total is kept (a damaged store's is counted).
+  const Value num_arg[] = {Value(*number)};
+  std::vector<std::string> stored;
+  bool exists = false;
+  bool total_kept = false;
+  CT_TRY(runner.each("SELECT 0, key FROM memory_keys WHERE num = ?1 UNION ALL SELECT 1, '' FROM memory WHERE num = ?1 "
+                     "UNION ALL SELECT 2, '' FROM memory_terms WHERE key = ''",
+                     num_arg, "cannot read the memory keys", [&](const sql::Cursor& row) {
+                       const std::int64_t what = row.integer(0);
+                       if (what == 0) stored.emplace_back(row.text(1));
+                       else if (what == 1) exists = true;
+                       else total_kept = true;
+                     }));
+  std::sort(stored.begin(), stored.end());
   const Value args[] = {
       Value(*number), Value(entry.id), Value(entry.kind), Value(entry.title), Value(entry.body), Value(entry.status),
       entry.confidence ? Value(*entry.confidence) : Value(), Value(encode_strings(entry.files)),
@@ -245,14 +281,15 @@ Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector
       "applied_at = excluded.applied_at, applied_by = excluded.applied_by, created_at = excluded.created_at, "
       "updated_at = excluded.updated_at",
       args, "cannot save the memory entry"));
+  // A store that lost its total (damaged; validate reports it) has it counted again, this entry
+  // with the others; else a new entry adds one to it with its keys' counts (below).
+  if (!total_kept) CT_TRY(runner.run(ddl::kMemoryTotal, {}, "cannot count memory entries"));
+  bool count_new = !exists && total_kept;
   // The keys are replaced only when they differ: a usage count or a status changes none.
-  const Value num_arg[] = {Value(*number)};
-  CT_TRY_ASSIGN(std::vector<std::string> stored, runner.strings("SELECT key FROM memory_keys WHERE num = ?1 ORDER BY key",
-                                                                num_arg, "cannot read the memory keys"));
   std::vector<std::string> wanted = keys;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  if (stored == wanted) return {};
+  if (stored == wanted && !count_new) return {};
   for (const auto& key : stored)
     if (!std::binary_search(wanted.begin(), wanted.end(), key)) {
       const Value pair[] = {Value(key), Value(*number)};
@@ -264,7 +301,8 @@ Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector
   for (const auto& key : wanted)
     if (!std::binary_search(stored.begin(), stored.end(), key)) added.push_back(key);
   // New keys go in by rows of 16, 4 and 1: a new entry's thirty-odd keys in a handful of statements,
-  // each of three shapes prepared once.
+  // each of three shapes prepared once. A new entry's count in the total ('') goes with the first.
+  constexpr std::string_view kTotalRow = "('', 1)";
   for (std::size_t at = 0; at < added.size();) {
     const std::size_t rows = added.size() - at >= 16 ? 16 : added.size() - at >= 4 ? 4 : 1;
     std::string keys_sql = "INSERT INTO memory_keys(key, num) VALUES";
@@ -278,11 +316,17 @@ Result<void> MemoryStore::put_memory(const MemoryEntry& entry, const std::vector
       term_args.emplace_back(added[at + i]);
       terms_sql += std::string(i ? ", " : " ") + "(?" + std::to_string(i + 1) + ", 1)";
     }
+    if (count_new) (terms_sql += ", ") += kTotalRow;
+    count_new = false;
     terms_sql += " ON CONFLICT(key) DO UPDATE SET entries = memory_terms.entries + 1";
     CT_TRY(runner.run(keys_sql, key_args, "cannot save the memory keys"));
     CT_TRY(runner.run(terms_sql, term_args, "cannot save the memory keys"));
     at += rows;
   }
+  if (count_new)  // a new entry without keys
+    CT_TRY(runner.run("INSERT INTO memory_terms(key, entries) VALUES" + std::string(kTotalRow) +
+                          " ON CONFLICT(key) DO UPDATE SET entries = memory_terms.entries + 1",
+                      {}, "cannot count memory entries"));
   return {};
 }
 
@@ -329,19 +373,30 @@ Result<std::vector<std::vector<std::int64_t>>> MemoryStore::memory_numbers(const
   return out;
 }
 
-Result<std::vector<std::int64_t>> MemoryStore::memory_key_counts(const std::vector<MemoryKeyRange>& ranges) {
-  std::vector<std::int64_t> out(ranges.size(), 0);
-  for (std::size_t start = 0; start < ranges.size(); start += kRangesPerStatement) {
+Result<MemoryKeyCounts> MemoryStore::memory_key_counts(const std::vector<MemoryKeyRange>& ranges) {
+  MemoryKeyCounts out;
+  out.holders.assign(ranges.size(), 0);
+  std::optional<std::int64_t> kept;
+  // The first statement reads the kept total too (r = -1; NULL when the store lost it).
+  for (std::size_t start = 0; start == 0 || start < ranges.size(); start += kRangesPerStatement) {
     const std::size_t count = std::min(kRangesPerStatement, ranges.size() - start);
     std::vector<Value> args;
-    const std::string sql = ranges_union(ranges, start, count, args, [](std::size_t i, const std::string& from,
-                                                                        const std::string& to) {
+    std::string sql = ranges_union(ranges, start, count, args, [](std::size_t i, const std::string& from,
+                                                                  const std::string& to) {
       return "SELECT " + std::to_string(i) + " AS r, (SELECT coalesce(sum(entries), 0) FROM memory_terms WHERE key >= " +
              from + " AND key < " + to + ") AS n";
     });
+    if (start == 0) sql += std::string(count ? " UNION ALL " : "") + "SELECT -1 AS r, (" + std::string(kKeptTotal) + ") AS n";
     CT_TRY(sql_runner().each(sql, args, "cannot search memory", [&](const sql::Cursor& row) {
-      out[start + static_cast<std::size_t>(row.integer(0))] = row.integer(1);
+      const std::int64_t r = row.integer(0);
+      if (r >= 0) out.holders[start + static_cast<std::size_t>(r)] = row.integer(1);
+      else if (!row.is_null(1)) kept = row.integer(1);
     }));
+  }
+  if (kept) {
+    out.total = *kept;
+  } else {
+    CT_TRY_ASSIGN(out.total, memory_total());
   }
   return out;
 }

@@ -102,6 +102,12 @@ struct MemoryKeyRange {
   std::string to;
 };
 
+/// memory_key_counts(): how many entries hold a key of each range, and how many entries there are.
+struct MemoryKeyCounts {
+  std::vector<std::int64_t> holders;
+  std::int64_t total = 0;
+};
+
 /// Counts over the whole memory (memory.stats).
 struct MemoryCounts {
   std::int64_t total = 0;
@@ -121,18 +127,22 @@ class MemoryStore {
   [[nodiscard]] Result<std::int64_t> count_memory(const MemoryQuery& query);
   /// The number after the highest entry's.
   [[nodiscard]] Result<std::int64_t> next_memory_number();
-  /// Inserts or replaces the entry (its number is its id's), with the keys that find it.
+  /// Inserts or replaces the entry (its number is its id's), with the keys that find it; a new
+  /// entry counts in the kept total.
   [[nodiscard]] Result<void> put_memory(const MemoryEntry& entry, const std::vector<std::string>& keys);
   /// For each range, the numbers of the entries with a key in it, at most `cap` per range (-1: all).
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> memory_numbers(const std::vector<MemoryKeyRange>& ranges,
                                                                             std::int64_t cap);
-  /// For each range, how many entries hold a key in it (summed over its keys): a word's rarity,
-  /// read without reading its entries.
-  [[nodiscard]] Result<std::vector<std::int64_t>> memory_key_counts(const std::vector<MemoryKeyRange>& ranges);
+  /// For each range, how many entries hold a key in it (summed over its keys), and how many entries
+  /// there are: a word's rarity, read without reading its entries, in one statement.
+  [[nodiscard]] Result<MemoryKeyCounts> memory_key_counts(const std::vector<MemoryKeyRange>& ranges);
   /// How many entries hold each of these keys (exact keys; absent ones are left out).
   [[nodiscard]] Result<std::map<std::string, std::int64_t>> memory_term_counts(const std::vector<std::string>& keys);
-  /// How many entries there are (the `N` of a term's rarity).
+  /// How many entries there are (the `N` of a term's rarity): the total the writers keep (schema
+  /// v18), or the entries counted when a damaged store lost it.
   [[nodiscard]] Result<std::int64_t> memory_total();
+  /// Counts the entries again into the kept total (a restore, a repair); whether it was wrong.
+  [[nodiscard]] Result<bool> recount_memory();
   /// Records a use and counts it on the entry.
   [[nodiscard]] Result<void> add_memory_usage(const MemoryUsage& usage);
   /// Uses newest first: of one entry, or in one task's work, or since a time.

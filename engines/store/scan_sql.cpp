@@ -82,6 +82,9 @@ std::string common_scan_sql(ScanKind kind) {
              "UNION SELECT d.depends_on FROM task_deps d JOIN reach r ON d.task_id = r.id) "
              "SELECT 1 FROM reach WHERE id = {TASK} LIMIT 1";
     case ScanKind::TaskExists: return "SELECT 1 FROM tasks WHERE id = {TASK}";
+    case ScanKind::MemoryTotal:
+      return "SELECT '', coalesce(CAST(kept AS TEXT), 'missing'), counted FROM (SELECT (SELECT entries FROM memory_terms "
+             "WHERE key = '') AS kept, (SELECT count(*) FROM memory) AS counted) x WHERE kept IS NULL OR kept <> counted";
     default: return {};
   }
 }

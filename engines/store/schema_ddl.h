@@ -261,6 +261,15 @@ CREATE INDEX memory_usage_memory ON memory_usage(memory_id, seq);
 CREATE INDEX memory_usage_task ON memory_usage(task_id, seq);
 )sql";
 
+/// How many memory entries there are, kept (schema v18, issue 56): the row of memory_terms whose key
+/// is '' — the key every entry holds — counted by the writers as entries are added
+/// (MemoryStore::put_memory) and counted again by a restore, a repair and this step, so that a find
+/// reads the `N` of a word's rarity with the words' counts instead of counting the entries.
+inline constexpr std::string_view kMemoryTotal = R"sql(
+INSERT INTO memory_terms(key, entries) SELECT '', count(*) FROM memory WHERE true
+  ON CONFLICT(key) DO UPDATE SET entries = excluded.entries;
+)sql";
+
 /// Trust (issue 35, engines/store/trust_store.h): the intent of each audited write (JSON
 /// {category, reasoning?, confidence?, tags?}, NULL when the call gave none); the evidence atoms
 /// recorded for tasks (commits, files with their checksums, test runs, pull requests, notes) and the

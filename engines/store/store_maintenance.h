@@ -51,6 +51,7 @@ enum class ScanKind {
   DependencyRows,            // (task, dependency) for every depends entry naming an existing task, in row order
   SelfReachable,             // (1) when ScanScope::task reaches itself through dependency edges
   TaskExists,                // (1) when a row with id ScanScope::task exists, even one that cannot be read
+  MemoryTotal,               // ("", kept total or "missing", memory entries counted) when they differ (schema v18)
 };
 
 struct ScanScope {
@@ -83,6 +84,7 @@ struct DerivedRepair {
   std::int64_t index_added = 0;          // tasks missing from the search index
   std::int64_t terms_added = 0;          // words of the search index missing from its list of words
   bool counter_raised = false;           // the id counter was behind a stored id
+  bool memory_recounted = false;         // the kept total of memory entries was wrong or missing
 };
 
 /// Row counts of a store (system.restore reports them for the live store and a backup).

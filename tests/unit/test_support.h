@@ -359,6 +359,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
       {"index:tasks_status_tree", "index:tasks_status_updated", "index:tasks_status_rank",
        "index:tasks_status_created"}};
   std::string sql;
+  if (version < 18) sql += "DELETE FROM memory_terms WHERE key = ''; ";  // v18: memory's kept total (a row)
   if (version < 16) sql += kDropV16;
   if (version < 15) sql += kDropV15;
   if (version < 14) sql += kDropFleetV14;

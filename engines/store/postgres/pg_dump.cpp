@@ -156,6 +156,8 @@ Result<void> PgStore::load(const DumpSource& source) {
   CT_TRY(source(loader));
   CT_TRY(loader.flush());
   if (!loader.started()) return {};
+  // The memory entries' kept total is theirs, whatever the dump said (or did not: v18).
+  CT_TRY(recount_memory());
   // Ids are never reused, not even the ones allocated after the dump was taken.
   CT_TRY(query("INSERT INTO meta(key, value) VALUES('next_task_num', $1::bigint::text) ON CONFLICT (key) DO UPDATE "
                "SET value = GREATEST(CASE WHEN meta.value ~ '^-?[0-9]+$' THEN meta.value::numeric ELSE 0 END, "

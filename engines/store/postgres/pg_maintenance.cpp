@@ -291,6 +291,7 @@ Result<DerivedRepair> PgStore::rebuild_derived() {
                                      "THEN value::numeric END, 0) <= (SELECT max(num) FROM tasks)",
                                      "cannot repair the task id counter"));
     repair.counter_raised = raised.affected() > 0;
+    CT_TRY_ASSIGN(repair.memory_recounted, recount_memory());
     return {};
   }();
   if (!result) {

@@ -200,6 +200,8 @@ Result<void> SqliteStore::load(const DumpSource& source) {
   CT_TRY(source(loader));
   if (!loader.started()) return {};
   CT_TRY(loader.finish());
+  // The memory entries' kept total is theirs, whatever the dump said (or did not: v18).
+  CT_TRY(recount_memory());
   // Ids are never reused, not even the ones allocated after the dump was taken.
   const sql::Value args[] = {sql::Value(next_id)};
   return runner_.run("INSERT INTO meta(key, value) VALUES('next_task_num', CAST(?1 AS TEXT)) "

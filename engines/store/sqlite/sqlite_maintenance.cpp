@@ -182,6 +182,7 @@ Result<DerivedRepair> SqliteStore::rebuild_derived() {
                           "WHERE key = 'next_task_num' AND CAST(value AS INTEGER) <= (SELECT max(num) FROM tasks)",
                           "cannot repair the task id counter"));
     repair.counter_raised = raised > 0;
+    CT_TRY_ASSIGN(repair.memory_recounted, recount_memory());
     return {};
   }();
   if (!result) {

@@ -159,7 +159,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 std::span<const Migration> schema_steps() {
   // Never destroyed: freeing the steps' DDL at exit cost every process that opened a store
   // ~75,000 instructions (issue 56); its memory goes back whole when the process ends.
-  static const auto* const steps = new std::array<Migration, 16>{{
+  static const auto* const steps = new std::array<Migration, 17>{{
       {1, joined({ddl::kMeta, kTasksV1, ddl::kTaskDeps, kSearchV1, ddl::kFocus, ddl::kAudit}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({ddl::kAuditHash, ddl::kIdempotency}), "idempotency",
@@ -193,6 +193,9 @@ std::span<const Migration> schema_steps() {
        "external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
       {16, joined({kIndexTermsV16, kRebuildIndexTerms}), "tasks_fts_terms",
        "the whole terms of the search index, so that a search streams the newest matches"},
+      // v18 (issue 56) creates no table: it fills a row (ddl::kMemoryTotal).
+      {18, joined({ddl::kMemoryTotal}), nullptr,
+       "how many memory entries there are, kept, so that a memory find does not count them"},
   }};
   return *steps;
 }

@@ -15,7 +15,7 @@ struct Migration {
   std::int64_t version;
   std::string sql;          // the statements (engines/store/schema_ddl.h's shared tables among them)
   const char* creates;      // a table (or index) this step creates: present exactly when the store is at
-                            // this version or later
+                            // this version or later; nullptr for a step that only fills rows
   const char* description;  // what the step does, for system.migrate
 };
 

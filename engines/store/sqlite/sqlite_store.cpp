@@ -331,7 +331,7 @@ Result<SqliteStore::StepTables> SqliteStore::step_tables() {
                         tables.any = true;
                         const std::string_view name = row.text(0);
                         for (const auto& migration : steps)
-                          if (name == migration.creates) tables.present.emplace(name);
+                          if (migration.creates && name == migration.creates) tables.present.emplace(name);
                       }));
   return tables;
 }
@@ -374,7 +374,8 @@ Result<std::int64_t> SqliteStore::checked_version(bool create) {
   std::int64_t shown = 0;
   bool consistent = true;
   for (const auto& migration : sqlite::schema_steps()) {
-    const bool present = tables.present.contains(migration.creates);
+    // A step that creates no table (it fills rows) shows in none: it is not checked.
+    const bool present = migration.creates ? tables.present.contains(migration.creates) : migration.version <= *version;
     if (present && shown == migration.version - 1) shown = migration.version;
     consistent = consistent && present == (migration.version <= *version);
   }

@@ -419,6 +419,107 @@ TEST_CASE("a store made before project memory gets its tables when it is next op
   CHECK(later.dispatch({Gateway::Query, "tasks", "show", test::parse_json(R"({"id":"T001"})")}).success);
 }
 
+namespace {
+
+/// The kept total of memory entries (schema v18) against the entries: "" when it is right, else
+/// what ScanKind::MemoryTotal says ("<kept or missing>/<counted>"); and how many entries it says.
+struct KeptTotal {
+  std::string wrong;
+  std::int64_t total = -1;
+};
+KeptTotal kept_total(const std::filesystem::path& db) {
+  auto store = test::create_store(db);
+  REQUIRE(store->begin(TxKind::Read));
+  auto rows = store->scan(ScanKind::MemoryTotal, {});
+  auto total = store->memory_total();
+  store->rollback();
+  REQUIRE(rows);
+  REQUIRE(total);
+  KeptTotal out;
+  out.total = *total;
+  if (!rows->empty()) out.wrong = (*rows)[0][1] + "/" + (*rows)[0][2];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("memory's kept total counts new entries, not changes; a restore, an import, a migration and a repair leave it right", "[memory][total]") {
+  test::Project p;
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  CHECK(kept_total(db).wrong.empty());
+  CHECK(kept_total(db).total == 0);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Uploads need exponential backoff"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"decision","title":"We use libcurl for HTTP","labels":["net"]})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"risk","title":"Parsers fail on huge inputs"})").success);
+  CHECK(kept_total(db).wrong.empty());
+  CHECK(kept_total(db).total == 3);
+  // Changes, uses, a retraction and a refused near-duplicate add no entry.
+  REQUIRE(p.mutate("memory", "update", R"({"id":"M001","title":"Uploads need backoff with jitter"})").success);
+  REQUIRE(p.mutate("memory", "applied", R"({"ids":["M001"]})").success);
+  REQUIRE(p.mutate("memory", "retract", R"({"id":"M003","reason":"fixed upstream"})").success);
+  CHECK(p.mutate("memory", "observe", R"({"kind":"decision","title":"We use libcurl for HTTP","labels":["net"]})").data["id"] ==
+        json::Value("M002"));  // the same entry: a note, not a new one
+  CHECK(kept_total(db).wrong.empty());
+  CHECK(kept_total(db).total == 3);
+  const std::vector<std::string> found = ids_of(p.query("memory", "find", R"({"query":"uploads libcurl"})"));
+  CHECK(found == std::vector<std::string>{"M001", "M002"});
+
+  SECTION("a restore counts the entries it brings back") {
+    auto saved = p.mutate("system", "backup", R"({"note":"three"})");
+    REQUIRE(saved.success);
+    REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Backups come before restores"})").success);
+    CHECK(kept_total(db).total == 4);
+    const std::string name = std::filesystem::path(saved.data["file"].as_string()).filename().string();
+    REQUIRE(p.mutate("system", "restore", "{\"file\":\"" + name + "\"}").success);
+    CHECK(kept_total(db).wrong.empty());
+    CHECK(kept_total(db).total == 3);
+  }
+  SECTION("a wrong total is reported and repaired; a lost one is counted meanwhile, and again by the next writer") {
+    test::run_sql(db, "UPDATE memory_terms SET entries = 7 WHERE key = ''");
+    CHECK(kept_total(db).wrong == "7/3");
+    Envelope report = test::as_report(p.query("validate", "schema"));
+    bool reported = false;
+    for (const auto& problem : report.data["problems"].as_array())
+      if (problem["check"] == json::Value("memory-total")) reported = problem["repairable"] == json::Value(true);
+    CHECK(reported);
+    Envelope fixed = p.mutate("validate", "fix");
+    REQUIRE(fixed.success);
+    CHECK(kept_total(db).wrong.empty());
+    CHECK(kept_total(db).total == 3);
+
+    test::run_sql(db, "DELETE FROM memory_terms WHERE key = ''");
+    CHECK(kept_total(db).wrong == "missing/3");
+    CHECK(kept_total(db).total == 3);  // counted
+    CHECK(ids_of(p.query("memory", "find", R"({"query":"uploads libcurl"})")) == found);
+    REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Counting again is cheap once"})").success);
+    CHECK(kept_total(db).wrong.empty());
+    CHECK(kept_total(db).total == 4);
+  }
+  SECTION("memory.import adds its entries to the total") {
+    Envelope exported = p.query("memory", "export");
+    REQUIRE(exported.success);
+    test::Project other;
+    write_file(other.dir() / "docs/memory.md", exported.data["markdown"].as_string());
+    REQUIRE(other.mutate("memory", "import", R"({"file":"docs/memory.md"})").success);
+    const auto other_db = other.dir() / ".cleo" / "tasks.db";
+    CHECK(kept_total(other_db).wrong.empty());
+    CHECK(kept_total(other_db).total == exported.data["entries"].as_int());  // the retracted one is not exported
+    CHECK(kept_total(other_db).total == 2);
+  }
+  SECTION("a store made before the total was kept has it counted when it is next opened") {
+    if (test::on_postgresql())
+      test::run_sql(db, "DELETE FROM memory_terms WHERE key = ''; UPDATE meta SET value = '16' WHERE key = 'schema_version'");
+    else
+      test::downgrade_store(db, 16);
+    Router later(registry(), Workspace::open(p.dir()), RouterOptions{},
+                 std::make_unique<FixedClock>(*parse_iso8601("2026-01-02T00:00:00Z")));
+    Envelope version = later.dispatch({Gateway::Query, "system", "version", test::parse_json("{}")});
+    CHECK(version.data["schemaVersion"] == json::Value(store_schema_version()));
+    CHECK(kept_total(db).wrong.empty());
+    CHECK(kept_total(db).total == 3);
+  }
+}
+
 // ---- hardening round 4 (issue 50) ------------------------------------------------------------
 
 TEST_CASE("memory and evidence read no file that never ends: scope and evidence links out of the project are refused at once", "[memory][hardening]") {

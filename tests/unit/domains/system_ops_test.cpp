@@ -439,7 +439,11 @@ TEST_CASE("migrate: pending steps, a backup first, and a clear error for newer s
   REQUIRE(dry.success);
   CHECK(dry.data["from"].as_int() == 3);
   CHECK(dry.data["to"].as_int() == sqlite_schema_version());
-  REQUIRE(dry.data["pending"].size() == static_cast<std::size_t>(sqlite_schema_version() - 3));
+  // Every step after version 3 (the numbers of the steps may leave a gap).
+  const std::vector<MigrationStep> steps = sqlite_migrations();
+  const auto later_steps =
+      std::count_if(steps.begin(), steps.end(), [](const MigrationStep& step) { return step.version > 3; });
+  REQUIRE(dry.data["pending"].size() == static_cast<std::size_t>(later_steps));
   CHECK(dry.data["pending"].as_array()[0]["version"].as_int() == 4);
   CHECK(!dry.data["pending"].as_array()[0]["description"].as_string().empty());
   CHECK(inspect_sqlite_file(db, false)->schema_version == 3);  // a dry run changes nothing

@@ -24,7 +24,7 @@ constexpr ScanKind kEveryScan[] = {
     ScanKind::SessionEndedAt,     ScanKind::IntegrityQuick,      ScanKind::IntegrityFull,
     ScanKind::ForeignKeys,        ScanKind::CrowdedParents,      ScanKind::ActiveSessions,
     ScanKind::ParentRows,         ScanKind::LiveChildren,        ScanKind::DependencyRows,
-    ScanKind::SelfReachable,      ScanKind::TaskExists,
+    ScanKind::SelfReachable,      ScanKind::TaskExists,          ScanKind::MemoryTotal,
 };
 
 void add(Store& store, const std::string& title, const std::string& parent = "") {
