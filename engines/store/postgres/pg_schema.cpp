@@ -157,7 +157,7 @@ std::string_view schema_sql() {
       translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet) +
       translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kCatalogue) +
       translated(ddl::kTrackers) + translated(ddl::kSessionTree) +
-      translated(ddl::kAttestation));
+      translated(ddl::kAttestation) + translated(ddl::kPlanWatermarks));
   return sql;
 }
 
@@ -174,7 +174,8 @@ std::vector<MigrationStep> schema_steps() {
           {14, "the fleet: the worktree and branch of each session, the worktrees made for tasks, the paths claims reserve"},
           {15, "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: "
                "the external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
-          {16, "the whole terms of the search index (SQLite's FTS5; PostgreSQL's search needs nothing new)"}};
+          {16, "the whole terms of the search index (SQLite's FTS5; PostgreSQL's search needs nothing new)"},
+          {17, "plans rest on the audit trail's last change, each change keeping its task's version"}};
 }
 
 std::vector<SchemaUpgrade> schema_upgrades() {
@@ -190,7 +191,8 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   // streams the newest matches. PostgreSQL's GIN index needs no such table; its step only moves the
   // version, so that both backends stay at the same one.
   static const std::string v16 = "SELECT 1";
-  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}, {16, v16}};
+  static const std::string v17 = with_byte_order(translated(ddl::kPlanWatermarks));
+  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}, {16, v16}, {17, v17}};
 }
 
 }  // namespace ct::pg
