@@ -115,9 +115,9 @@ class Watermark {
     for (const auto& id : ids)
       if (!now_.contains(id)) unread.push_back(id);
     if (unread.empty()) return {};
-    CT_TRY_ASSIGN(std::vector<Task> tasks, context_.db().get_tasks(unread));
+    CT_TRY_ASSIGN(std::vector<TaskVersion> tasks, context_.db().task_versions(unread));
     for (const auto& id : unread) now_.emplace(id, std::nullopt);
-    for (const auto& task : tasks) now_[task.id] = Now{task.parent, task.archived, task.version};
+    for (auto& task : tasks) now_[task.id] = Now{std::move(task.parent), task.archived, task.version};
     return {};
   }
 

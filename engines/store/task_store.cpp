@@ -232,6 +232,17 @@ Result<std::vector<TaskVersion>> TaskStore::subtree_versions(std::string_view ro
       });
 }
 
+Result<std::vector<TaskVersion>> TaskStore::task_versions(const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::vector<TaskVersion>{};
+  auto& db = sql_runner();
+  const std::string sql = "SELECT id, parent, version, archived FROM tasks WHERE id IN (SELECT value FROM " +
+                          sql::fill(db.dialect().list_items, "?1") + " AS s)";
+  const Value args[] = {Value(encode_strings(ids))};
+  return db.all(sql, args, "cannot read tasks", [](const sql::Cursor& row) -> Result<TaskVersion> {
+    return TaskVersion{std::string(row.text(0)), std::string(row.text(1)), row.integer(2), row.integer(3) != 0};
+  });
+}
+
 Result<std::vector<GraphTask>> TaskStore::graph_tasks(std::string_view root) {
   auto& db = sql_runner();
   // The subtree through the parent index (a recursive walk), or every unarchived task.
