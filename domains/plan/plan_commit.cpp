@@ -207,7 +207,7 @@ Result<Reply> rebase(Context& context, const RebaseArgs& args, NestedRuns& runs)
     for (const auto& conflict : conflicts.as_array())
       warnings.push_back("forced: " + overwrite_text(conflict));
   }
-  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, staged, ran, /*fresh=*/true));
+  CT_TRY(rest_on(context, plan, staged, ran, /*fresh=*/true));
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));
   if (context.audit) context.record({"", "plan." + plan.id, "rebased", static_cast<std::int64_t>(moved.size())});
@@ -287,7 +287,7 @@ Result<Reply> resolve(Context& context, const ResolveArgs& args, NestedRuns& run
     CT_TRY_ASSIGN(ran, tried(context, runs, plan, staged, more, "nothing was resolved"));
     std::vector<batch::Op> all = std::move(staged);
     all.insert(all.end(), more.begin(), more.end());
-    CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/all.size() - more.size()));
+    CT_TRY(rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/all.size() - more.size()));
     plan.ops = batch::ops_json(all);
   }
   // Their value is the field's base from now on: the plan's write over it is settled.

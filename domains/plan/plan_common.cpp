@@ -1,5 +1,5 @@
 // What the plan domain's files share (plan_common.h): the plan a call names, what a plan rests on
-// and what moved since, and its ops replayed on the store as it is.
+// and its ops replayed on the store as it is (what moved since: plan_moved.cpp).
 #include "domains/plan/plan_common.h"
 
 #include "domains/bind.h"
@@ -13,24 +13,6 @@ void named_tasks(const batch::Op& op, std::set<std::string>& out) {
   for (const auto& text : batch::id_values(op))
     if (!batch::placeholder(text))
       if (auto id = normalize_task_id(text)) out.insert(*id);
-}
-
-/// The epic's subtree with the epic itself: id → version. `graph`, when given, is the subtree as
-/// this transaction already read it (plan.diff's graph before): it is not read again.
-Result<std::map<std::string, std::int64_t>> subtree_versions(Context& context, const std::string& epic,
-                                                             const Graph* graph = nullptr) {
-  std::map<std::string, std::int64_t> out;
-  if (epic.empty()) return out;
-  CT_TRY_ASSIGN(std::optional<Task> root, context.db().get_task(epic));
-  if (root) out.emplace(root->id, root->version);
-  if (graph) {
-    for (const auto& task : graph->tasks) out.emplace(task.id, task.version);
-    return out;
-  }
-  // Ids and versions only: a plan.begin on an epic of 1,500 tasks read every column of each (issue 56).
-  CT_TRY_ASSIGN(auto tasks, context.db().subtree_versions(epic));
-  for (auto& [id, version] : tasks) out.emplace(std::move(id), version);
-  return out;
 }
 
 Result<std::map<std::string, std::int64_t>> versions_of(Context& context, const std::set<std::string>& ids) {
@@ -100,8 +82,8 @@ FieldEdits own_edits(const batch::Ran& ran) {
   return out;
 }
 
-Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran,
-                            bool fresh, std::size_t first_new) {
+Result<void> rest_on(Context& context, Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran, bool fresh,
+                     std::size_t first_new) {
   std::set<std::string> created = created_by(ran.changes);
   std::set<std::string> named;
   for (const auto& op : ops) named_tasks(op, named);
@@ -109,20 +91,17 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
     if (!change.task_id.empty()) named.insert(change.task_id);
   std::erase_if(named, [&](const std::string& id) { return created.contains(id); });
 
-  // The subtree is read only when the plan (re)starts resting on it; its ids are unique, so each is
-  // appended, not looked for among those before it (json::Value::set: O(n²) over a big epic, issue 56).
+  // Afresh, the plan rests on the audit trail's last row (schema v17): what moved since is read
+  // from the changes after it, not from a copy of the epic's versions taken here — plan.begin read
+  // every task of the subtree (issue 56). A plan begun before keeps the versions it holds.
   const bool kept = !fresh && plan.base["versions"].is_object();
   json::Value versions = kept ? plan.base["versions"] : json::Value::object();
+  if (fresh) {
+    CT_TRY_ASSIGN(plan.since, context.db().last_audit_seq());
+  }
+  // The ids are unique: each is appended, not looked for among those before it (json::Value::set).
   std::set<std::string, std::less<>> have;
   for (const auto& member : versions.as_object()) have.insert(member.first);
-  if (fresh) {
-    CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id));
-    versions.as_object().reserve(subtree.size());
-    for (auto& [id, version] : subtree) {
-      have.insert(id);
-      versions.as_object().emplace_back(std::move(id), json::Value(version));
-    }
-  }
   std::set<std::string> unseen;
   for (const auto& id : named)
     if (!have.contains(id)) unseen.insert(id);
@@ -141,38 +120,8 @@ Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const 
   json::Value base = json::Value::object();
   base.set("versions", std::move(versions));
   base.set("fields", std::move(fields));
-  return base;
-}
-
-Result<json::Value> moved_since(Context& context, const Plan& plan, const Graph* graph) {
-  json::Value moved = json::Value::array();
-  if (!plan.base["versions"].is_object()) return moved;
-  // Looked up once per task of the subtree: a map, not the JSON object's linear search.
-  std::map<std::string, std::int64_t, std::less<>> versions;
-  for (const auto& [id, version] : plan.base["versions"].as_object())
-    versions.emplace(id, version.is_int() ? version.as_int() : 0);
-  CT_TRY_ASSIGN(auto subtree, subtree_versions(context, plan.epic_id, graph));
-  std::set<std::string> outside;
-  for (const auto& [id, version] : versions)
-    if (!subtree.contains(id)) outside.insert(id);
-  CT_TRY_ASSIGN(auto now_outside, versions_of(context, outside));
-  auto add = [&](const std::string& id, json::Value was, json::Value now) {
-    json::Value row = json::Value::object();
-    row.set("id", id);
-    row.set("was", std::move(was));
-    row.set("now", std::move(now));
-    moved.push_back(std::move(row));
-  };
-  for (const auto& [id, was] : versions) {
-    std::optional<std::int64_t> now;
-    if (auto in = subtree.find(id); in != subtree.end()) now = in->second;
-    else if (auto out = now_outside.find(id); out != now_outside.end()) now = out->second;
-    if (!now) add(id, was, json::Value());
-    else if (*now != was) add(id, was, *now);
-  }
-  for (const auto& [id, version] : subtree)
-    if (!versions.contains(id)) add(id, json::Value(), version);
-  return moved;
+  plan.base = std::move(base);
+  return {};
 }
 
 Result<batch::Ran> replay(Context& context, NestedRuns& runs, const Plan& plan, std::span<const batch::Op> staged,

@@ -6,16 +6,17 @@
 // (tasks.undo takes it back whole), refused with E_CONCURRENT_MODIFICATION when what the plan
 // rests on moved since it was staged; plan.rebase takes the moves in where nothing conflicts.
 //
-// What a plan rests on (Plan::base): the version of every task of its epic's subtree when it
-// began (the epic included), and of every task its ops name or change, when first staged; and the
-// value each field its ops change on the tasks they name had before the plan changed it. Conflicts
+// What a plan rests on: its epic's subtree (the epic included) as it stood when the plan began —
+// the audit trail's last seq then (Plan::since), what moved since read from the changes after it —
+// the version of every task its ops name or change, when first staged (Plan::base); and the value
+// each field its ops change on the tasks they name had before the plan changed it. Conflicts
 // are per field: replayed on the store as it is now, a field whose value another agent changed
 // since (its base differs) and which the plan changes too is one rebase cannot resolve alone
 // (force overwrites exactly those fields, named); anything else that moved — another field of the
 // same task, a note added beside the plan's, a sibling added under the epic — is taken in.
 //
 // plan_common.h holds what the plan domain's files share: the plan a call names, the speculation
-// its ops run in, what a plan rests on and what moved since (plan_common.cpp). plan_stage.cpp
+// its ops run in, what a plan rests on (plan_common.cpp) and what moved since (plan_moved.cpp). plan_stage.cpp
 // builds plans (begin, apply, list), plan_diff.cpp compares them, plan_commit.cpp settles them
 // against the store as it is (commit, discard, rebase).
 #pragma once
@@ -91,20 +92,24 @@ using FieldEdits = std::map<std::pair<std::string, std::string>, FieldEdit>;  //
 /// replay works out again from the store as it then is and so never brings back a stale value.
 FieldEdits own_edits(const batch::Ran& ran);
 
-/// Updates `base` with what `ops` (run as `ran`) rest on, read from the store as it is now (after
-/// the run was taken back):
-///   versions  {task: version} — the epic's subtree and every task the ops name or change; a task
-///             already in it keeps the version it was staged on, unless `fresh`;
+/// Sets what `plan` rests on for `ops` (run as `ran`), read from the store as it is now (after the
+/// run was taken back):
+///   since     afresh (`fresh`), the audit trail's last seq (Plan::since): the tasks of the epic's
+///             subtree as they stood then are read from the changes after it when asked what moved;
+///   versions  {task: version} — every task the ops name or change; a task already in it keeps the
+///             version it was staged on, unless `fresh` (a plan begun before schema v17 and never
+///             rebased also holds its subtree's versions there, and keeps them);
 ///   fields    {task: {field: value}} — each field the ops change on a task they name, as it was
 ///             before the plan changed it: the base rebase tells another agent's change of that
 ///             field by. Kept as first staged unless `fresh`; ops from `first_new` on add theirs.
 /// (Plans staged before fields were kept have versions alone; rebase reads them conservatively.)
-Result<json::Value> rest_on(Context& context, const Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran,
-                            bool fresh, std::size_t first_new = 0);
+Result<void> rest_on(Context& context, Plan& plan, std::span<const batch::Op> ops, const batch::Ran& ran, bool fresh,
+                     std::size_t first_new = 0);
 
-/// What moved since the plan was staged: [{id, was, now}] (was null: a task added under its epic;
-/// now null: a task gone). `graph`: its epic's subtree as this transaction already read it (not
-/// read again).
+/// What moved since the plan was staged (plan_moved.cpp): [{id, was, now}] (was null: a task added
+/// under its epic, moved in or restored; now null: a task gone). On a watermark, from the changes
+/// after it; for a plan begun before schema v17, against its versions, with `graph`, when given,
+/// its epic's subtree as this transaction already read it (not read again).
 Result<json::Value> moved_since(Context& context, const Plan& plan, const Graph* graph = nullptr);
 
 /// Runs the plan's ops (and `more` after them) on the store as it is; the caller takes them back

@@ -37,7 +37,7 @@ Result<Reply> begin(Context& context, const BeginArgs& args) {
   }
   plan.ops = json::Value::array();
   batch::Ran none;
-  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, {}, none, /*fresh=*/true));
+  CT_TRY(rest_on(context, plan, {}, none, /*fresh=*/true));
   CT_TRY_ASSIGN(plan.agent, context.agent_name());
   plan.session = context.session;
   plan.created_at = plan.updated_at = context.now();
@@ -70,7 +70,7 @@ Result<Reply> apply(Context& context, const ApplyArgs& args, NestedRuns& runs) {
   CT_TRY_ASSIGN(batch::Ran ran, tried(context, runs, plan, staged, more, "nothing was staged"));
   std::vector<batch::Op> all = std::move(staged);
   all.insert(all.end(), more.begin(), more.end());
-  CT_TRY_ASSIGN(plan.base, rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/before));
+  CT_TRY(rest_on(context, plan, all, ran, /*fresh=*/false, /*first_new=*/before));
   plan.ops = batch::ops_json(all);
   plan.updated_at = context.now();
   CT_TRY(context.db().put_plan(plan));

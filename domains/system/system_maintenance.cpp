@@ -123,6 +123,13 @@ Result<Reply> gc(Context& context, const GcArgs& args) {
     audit.set("before", format_iso8601(cutoff));
     CT_TRY_ASSIGN(upto, db.last_audit_seq_before(cutoff));
   }
+  // An open plan reads what moved since it began from the changes after its watermark: they stay
+  // until it is committed, discarded or rebased (domains/plan/plan_moved.cpp).
+  CT_TRY_ASSIGN(auto held, db.oldest_plan_watermark());
+  if (held && upto > held->second) {
+    upto = held->second;
+    audit.set("heldBy", held->first);
+  }
   if (upto > archived_before) {
     fs::path dir = context.project->cleo_dir() / "audit-archive";
     AuditQuery first_row;
@@ -182,8 +189,8 @@ void register_system_maintenance(Registry& registry) {
   registry.add({.domain = "system", .name = "gc", .gateway = Gateway::Mutate,
                 .summary = "Expire idempotency keys; archive audit rows past audit.retentionDays",
                 .params = gc_args.specs(),
-                .returns = "{idempotencyKeys, audit{retentionDays, before?, rows, from?, to?, archive?, anchor?}, "
-                           "dryRun?}; E_NO_CHANGE note when nothing was due",
+                .returns = "{idempotencyKeys, audit{retentionDays, before?, rows, from?, to?, archive?, anchor?, "
+                           "heldBy? (the open plan whose rows are kept)}, dryRun?}; E_NO_CHANGE note when nothing was due",
                 .errors = {ErrorCode::FileError},
                 .examples = {{R"({"dryRun":true})", "what housekeeping would remove"}, {R"({})", "clean up now"}},
                 .idempotent = true, .tier = 2, .shortcut = "gc", .aliases = {"cleanup"},

@@ -49,7 +49,7 @@ Result<DeleteResult> TaskEngine::remove(const std::string& id, const DeleteOptio
       std::erase(cleaned.depends, id);
       CT_TRY(save(dependent, cleaned));
     }
-    record(id, "deleted", task_full(task), json::Value());
+    record(id, "deleted", task_full(task), json::Value(), task.version);
     CT_TRY(store_.delete_task(id));
     return result;
   }

@@ -123,8 +123,9 @@ const std::vector<std::string_view>& task_fields() {
   return kFields;
 }
 
-void TaskEngine::record(const std::string& id, std::string field, json::Value before, json::Value after) {
-  if (sink_) sink_(FieldChange{id, std::move(field), std::move(before), std::move(after)});
+void TaskEngine::record(const std::string& id, std::string field, json::Value before, json::Value after,
+                        std::int64_t version) {
+  if (sink_) sink_(FieldChange{id, std::move(field), std::move(before), std::move(after), version});
 }
 
 Result<Task> TaskEngine::get(const std::string& id) {
@@ -296,7 +297,7 @@ Result<std::vector<std::string>> TaskEngine::save(const Task& before, Task& afte
     json::Value new_value = task_field(after, field);
     if (old_value == new_value) continue;
     changed.emplace_back(field);
-    record(after.id, std::string(field), std::move(old_value), std::move(new_value));
+    record(after.id, std::string(field), std::move(old_value), std::move(new_value), before.version);
   }
   if (changed.empty()) return changed;
   after.version = before.version + 1;
@@ -597,7 +598,7 @@ Result<UpdateResult> TaskEngine::reorder(const std::string& id, std::int64_t pos
   CT_TRY_ASSIGN(std::vector<std::string> changed, save(before, after));
   if (changed.empty()) {
     // Only siblings moved: still a change of this task's place; record it.
-    record(id, "position", before.position, after.position);
+    record(id, "position", before.position, after.position, before.version);
     changed.push_back("position");
   }
   return UpdateResult{std::move(after), std::move(changed)};

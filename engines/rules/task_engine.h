@@ -223,7 +223,10 @@ class TaskEngine {
   Result<int> subtree_height(const std::string& id);
   /// Writes `after` (version+1, updatedAt) and reports every changed field.
   Result<std::vector<std::string>> save(const Task& before, Task& after);
-  void record(const std::string& id, std::string field, json::Value before, json::Value after);
+  /// A change for the audit row; `version`: the task's version it was made to, for a change of
+  /// the task's row (FieldChange::version), else 0.
+  void record(const std::string& id, std::string field, json::Value before, json::Value after,
+              std::int64_t version = 0);
   Result<void> clear_focus_of(const std::string& id);
   /// The session's reservations on `id`, by path.
   Result<std::vector<Reservation>> held_on(const std::string& id);

@@ -247,8 +247,9 @@ const std::vector<std::string_view>& Validator::checks() {
   return kChecks;
 }
 
-void Validator::record(std::string id, std::string field, json::Value before, json::Value after) {
-  FieldChange change{std::move(id), std::move(field), std::move(before), std::move(after)};
+void Validator::record(std::string id, std::string field, json::Value before, json::Value after,
+                       std::int64_t version) {
+  FieldChange change{std::move(id), std::move(field), std::move(before), std::move(after), version};
   recorded_.push_back(change);
   if (sink_) sink_(std::move(change));
 }

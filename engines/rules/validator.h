@@ -82,7 +82,8 @@ class Validator {
   Result<void> rebuild_derived(std::vector<Repair>& repairs);
   Result<void> release_claim(const std::string& session, const std::string& check, std::vector<Repair>& repairs);
   Result<void> repair_session_end(const std::string& id, std::vector<Repair>& repairs);
-  void record(std::string id, std::string field, json::Value before, json::Value after);
+  /// `version`: the task's version the change was made to (FieldChange::version), 0 when not a row's.
+  void record(std::string id, std::string field, json::Value before, json::Value after, std::int64_t version = 0);
   /// Numeric order of task ids ("T0999" < "T1000"), others after.
   static bool task_order(const std::string& a, const std::string& b);
 

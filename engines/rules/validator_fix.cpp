@@ -99,7 +99,7 @@ Result<void> Validator::repair_task(const std::string& id, std::vector<Repair>& 
     json::Value new_value = task_field(after, field);
     if (old_value == new_value) continue;
     changed = true;
-    record(id, std::string(field), std::move(old_value), std::move(new_value));
+    record(id, std::string(field), std::move(old_value), std::move(new_value), before.version);
   }
   if (!changed) return {};
   after.version = before.version + 1;
@@ -168,7 +168,10 @@ Result<void> Validator::rebuild_derived(std::vector<Repair>& repairs) {
 Result<void> Validator::release_claim(const std::string& session, const std::string& check,
                                       std::vector<Repair>& repairs) {
   TaskEngine tasks({tasks_, audit_}, config_, now_, session,
-                   [this](FieldChange change) { record(std::move(change.task_id), std::move(change.field), std::move(change.before), std::move(change.after)); });
+                   [this](FieldChange change) {
+                     record(std::move(change.task_id), std::move(change.field), std::move(change.before),
+                            std::move(change.after), change.version);
+                   });
   CT_TRY_ASSIGN(std::optional<std::string> focus, tasks_.get_focus(session));
   CT_TRY(tasks.stop());
   repairs.push_back({check, focus.value_or(""), session,

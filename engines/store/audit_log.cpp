@@ -26,19 +26,20 @@ constexpr std::size_t kChangesPerInsert = 16;
                                               AuditText& text, std::size_t first) {
   const std::size_t last = std::min(entry.changes.size(), first + kChangesPerInsert);
   std::vector<Value> values;
-  values.reserve(1 + 4 * (last - first));
+  values.reserve(1 + 5 * (last - first));
   values.emplace_back(seq);
-  std::string sql = "INSERT INTO audit_changes(seq, task_id, field, before, after) VALUES ";
+  std::string sql = "INSERT INTO audit_changes(seq, task_id, field, before, after, version) VALUES ";
   for (std::size_t i = first; i < last; ++i) {
     auto& [before, after] = text.changes[i];
-    const std::size_t mark = values.size() + 1;  // ?mark .. ?mark+3
+    const std::size_t mark = values.size() + 1;  // ?mark .. ?mark+4
     sql += (i == first ? "(?1" : ", (?1");
-    for (std::size_t k = 0; k < 4; ++k) sql += ", ?" + std::to_string(mark + k);
+    for (std::size_t k = 0; k < 5; ++k) sql += ", ?" + std::to_string(mark + k);
     sql += ")";
     values.emplace_back(entry.changes[i].task_id);
     values.emplace_back(entry.changes[i].field);
     values.push_back(before ? Value(std::move(*before)) : Value());
     values.push_back(after ? Value(std::move(*after)) : Value());
+    values.push_back(entry.changes[i].version > 0 ? Value(entry.changes[i].version) : Value());
   }
   return db.run(sql, values, "cannot append to the audit trail");
 }
@@ -167,6 +168,28 @@ Result<std::int64_t> AuditLog::last_audit_seq_before(TimeMs before) {
   const Value args[] = {Value(before)};
   return sql_runner().integer("SELECT coalesce(max(seq), 0) FROM audit WHERE at < ?1", args,
                               "cannot read the audit trail");
+}
+
+Result<std::int64_t> AuditLog::last_audit_seq() {
+  return sql_runner().integer("SELECT coalesce(max(seq), 0) FROM audit", {}, "cannot read the audit trail");
+}
+
+Result<std::vector<FieldChange>> AuditLog::task_changes_after(std::int64_t seq) {
+  auto& db = sql_runner();
+  // By the seq index, in the order written (seq, then the backend's order within a row).
+  const std::string sql =
+      "SELECT task_id, field, CASE WHEN field IN ('parent', 'archived', 'deleted') THEN before END, version "
+      "FROM audit_changes WHERE seq > ?1 AND task_id <> '' ORDER BY seq, " +
+      std::string(db.dialect().change_order);
+  const Value args[] = {Value(seq)};
+  return db.all(sql, args, "cannot read the audit trail", [](const sql::Cursor& row) -> Result<FieldChange> {
+    FieldChange change;
+    change.task_id = std::string(row.text(0));
+    change.field = std::string(row.text(1));
+    if (!row.is_null(2)) change.before = stored_json(row.text(2));
+    change.version = row.is_null(3) ? 0 : row.integer(3);
+    return change;
+  });
 }
 
 Result<std::int64_t> AuditLog::compact_audit(const AuditAnchor& anchor) {

@@ -21,6 +21,11 @@ struct FieldChange {
   std::string field;
   json::Value before;  // null when the field was absent (e.g. task created)
   json::Value after;   // null when removed
+  /// The version of the task's row the change was made to (its version before it; schema v17), so
+  /// that what moved since a point of the trail is read from the changes after it (domains/plan/).
+  /// 0 when the change is not one of a task's row (a claim, a session, a plan). Kept beside the row,
+  /// not hashed with it: rows written before it keep their hashes.
+  std::int64_t version = 0;
 };
 
 struct AuditEntry {
@@ -97,6 +102,13 @@ class AuditLog {
   [[nodiscard]] Result<std::optional<AuditAnchor>> audit_anchor();
   /// The seq of the newest audit row written before `before` (0 when none).
   [[nodiscard]] Result<std::int64_t> last_audit_seq_before(TimeMs before);
+  /// The seq of the newest audit row (0 when the trail holds none): the watermark a plan rests on
+  /// (domains/plan/; schema v17).
+  [[nodiscard]] Result<std::int64_t> last_audit_seq();
+  /// The changes of tasks written after the row `seq`, in the order written: task, field and
+  /// version (FieldChange::version); `before` only for `parent`, `archived` and `deleted`, which
+  /// say where the task stood (the other values are not read). What moved since a plan's watermark.
+  [[nodiscard]] Result<std::vector<FieldChange>> task_changes_after(std::int64_t seq);
   /// Deletes the audit rows up to anchor.seq with their changes and records the anchor, so that
   /// the rest of the chain stays verifiable. Returns the rows deleted. Write transaction.
   [[nodiscard]] Result<std::int64_t> compact_audit(const AuditAnchor& anchor);

@@ -534,4 +534,17 @@ CREATE TABLE memory_turns(
 CREATE INDEX memory_turns_outcome ON memory_turns(outcome, seq);
 )sql";
 
+/// Plans that rest on a watermark (issue 56, schema v17): plan.begin cost the read of its epic's
+/// whole subtree, each task's version kept in the plan's base. Now a plan keeps the audit trail's
+/// last seq (`plans.since`; NULL for a plan begun before, whose base holds those versions) and what
+/// moved since is read from the changes after it, each change keeping the version of the task it
+/// was made to (`audit_changes.version`: the task's version before the change; NULL for a change
+/// that is not one of a task's row, and for every change written before). system.gc keeps the
+/// changes an open plan rests on (plans_since).
+inline constexpr std::string_view kPlanWatermarks = R"sql(
+ALTER TABLE audit_changes ADD COLUMN version INTEGER;
+ALTER TABLE plans ADD COLUMN since INTEGER;
+CREATE INDEX plans_since ON plans(status, since);
+)sql";
+
 }  // namespace ct::ddl

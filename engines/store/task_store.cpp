@@ -221,15 +221,26 @@ Result<std::int64_t> TaskStore::max_position(std::string_view parent) {
                               "cannot read positions");
 }
 
-Result<std::vector<std::pair<std::string, std::int64_t>>> TaskStore::subtree_versions(std::string_view root) {
+Result<std::vector<TaskVersion>> TaskStore::subtree_versions(std::string_view root) {
   const Value args[] = {Value(root)};
   return sql_runner().all(
-      "WITH RECURSIVE sub(id, version) AS (SELECT id, version FROM tasks WHERE parent = ?1 AND archived = 0"
-      " UNION ALL SELECT c.id, c.version FROM tasks c JOIN sub ON c.parent = sub.id WHERE c.archived = 0) "
-      "SELECT id, version FROM sub",
-      args, "cannot read the task graph", [](const sql::Cursor& row) -> Result<std::pair<std::string, std::int64_t>> {
-        return std::pair{std::string(row.text(0)), row.integer(1)};
+      "WITH RECURSIVE sub(id, parent, version) AS (SELECT id, parent, version FROM tasks WHERE parent = ?1 AND "
+      "archived = 0 UNION ALL SELECT c.id, c.parent, c.version FROM tasks c JOIN sub ON c.parent = sub.id WHERE "
+      "c.archived = 0) SELECT id, parent, version FROM sub",
+      args, "cannot read the task graph", [](const sql::Cursor& row) -> Result<TaskVersion> {
+        return TaskVersion{std::string(row.text(0)), std::string(row.text(1)), row.integer(2)};
       });
+}
+
+Result<std::vector<TaskVersion>> TaskStore::task_versions(const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::vector<TaskVersion>{};
+  auto& db = sql_runner();
+  const std::string sql = "SELECT id, parent, version, archived FROM tasks WHERE id IN (SELECT value FROM " +
+                          sql::fill(db.dialect().list_items, "?1") + " AS s)";
+  const Value args[] = {Value(encode_strings(ids))};
+  return db.all(sql, args, "cannot read tasks", [](const sql::Cursor& row) -> Result<TaskVersion> {
+    return TaskVersion{std::string(row.text(0)), std::string(row.text(1)), row.integer(2), row.integer(3) != 0};
+  });
 }
 
 Result<std::vector<GraphTask>> TaskStore::graph_tasks(std::string_view root) {

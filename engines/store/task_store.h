@@ -121,6 +121,14 @@ struct GraphTask {
   std::vector<std::string> files;
 };
 
+/// Where a task stands and its version, no more: what a plan rests on (domains/plan/).
+struct TaskVersion {
+  std::string id;
+  std::string parent;                    // "" for a root task
+  std::int64_t version = 1;              // Task::version
+  bool archived = false;
+};
+
 struct ReadyCandidate {
   std::string id;
   int score = 0;
@@ -166,9 +174,13 @@ class TaskStore {
   /// every task when `root` is empty; ordered by parent, then position. Dependencies may name tasks
   /// outside the result (another subtree, or archived).
   [[nodiscard]] Result<std::vector<GraphTask>> graph_tasks(std::string_view root);
-  /// The versions of the unarchived tasks of the subtree under `root` (the root itself excluded),
-  /// as graph_tasks() finds them but nothing else read: what a plan rests on (domains/plan/).
-  [[nodiscard]] Result<std::vector<std::pair<std::string, std::int64_t>>> subtree_versions(std::string_view root);
+  /// The unarchived tasks of the subtree under `root` (the root itself excluded) with their parents
+  /// and versions, as graph_tasks() finds them but nothing else read: what a plan rests on
+  /// (domains/plan/).
+  [[nodiscard]] Result<std::vector<TaskVersion>> subtree_versions(std::string_view root);
+  /// Where each task of `ids` that exists stands, archived or not, and its version, in one statement
+  /// and nothing else read (any order): what moved since a plan's watermark (domains/plan/).
+  [[nodiscard]] Result<std::vector<TaskVersion>> task_versions(const std::vector<std::string>& ids);
   /// Full-text search over title, description, labels and notes (every word, each a prefix); an
   /// exact id match ranks first, then best first: per word and column, the column's weight (title
   /// 10, description 3, labels 5, notes 1) times the word's hits there saturated as bm25 does,

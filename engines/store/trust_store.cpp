@@ -14,7 +14,7 @@ using sql::Value;
 constexpr std::string_view kEvidenceColumns =
     "num, task_id, gate, kind, ref, files, covers, verified, detail, status, agent, session, at";
 constexpr std::string_view kPlanColumns =
-    "num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, outcome, name";
+    "num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, outcome, name, since";
 constexpr std::string_view kProposalColumns =
     "num, operation, params, rule, task_id, preview, reason, intent, status, agent, session, at, decided_by, "
     "decided_at, decision";
@@ -98,6 +98,7 @@ Result<Plan> read_plan(const sql::Cursor& row) {
   plan.closed_at = row.optional_int(10);
   if (!json_column(row.text(11), plan.outcome)) return fail(corrupt("plan", plan.id, "outcome"));
   plan.name = std::string(row.text(12));
+  plan.since = row.optional_int(13);
   return plan;
 }
 
@@ -306,6 +307,14 @@ Result<std::int64_t> TrustStore::count_plans(std::string_view status) {
   return count_of_status(sql_runner(), "plans", status, "cannot count the plans");
 }
 
+Result<std::optional<std::pair<std::string, std::int64_t>>> TrustStore::oldest_plan_watermark() {
+  return sql_runner().first("SELECT num, since FROM plans WHERE status = 'open' AND since IS NOT NULL ORDER BY since "
+                            "LIMIT 1",
+                            {}, "cannot read the plans", [](const sql::Cursor& row) {
+                              return std::pair{prefixed_id("PL", row.integer(0)), row.integer(1)};
+                            });
+}
+
 Result<std::int64_t> TrustStore::next_plan_number() { return next_number(sql_runner(), "plans", "cannot number the plans"); }
 
 Result<void> TrustStore::put_plan(const Plan& plan) {
@@ -323,14 +332,15 @@ Result<void> TrustStore::put_plan(const Plan& plan) {
                         Value(plan.updated_at),
                         plan.closed_at ? Value(*plan.closed_at) : Value(),
                         Value(plan.outcome.is_null() ? std::string() : plan.outcome.dump()),
-                        Value(plan.name)};
+                        Value(plan.name),
+                        plan.since ? Value(*plan.since) : Value()};
   return sql_runner().run(
       "INSERT INTO plans(num, label, epic_id, status, ops, base, agent, session, created_at, updated_at, closed_at, "
-      "outcome, name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+      "outcome, name, since) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
       "ON CONFLICT(num) DO UPDATE SET label = excluded.label, epic_id = excluded.epic_id, status = excluded.status, "
       "ops = excluded.ops, base = excluded.base, agent = excluded.agent, session = excluded.session, "
       "created_at = excluded.created_at, updated_at = excluded.updated_at, closed_at = excluded.closed_at, "
-      "outcome = excluded.outcome, name = excluded.name",
+      "outcome = excluded.outcome, name = excluded.name, since = excluded.since",
       args, "cannot record the plan");
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -85,7 +86,8 @@ struct Plan {
   json::Value ops;                   // [{operation, params}] as staged, "$N" naming what op N made or acted on
   /// What it rests on, as staged: {versions: {task id: version}, fields: {task id: {field: value before
   /// the plan changed it}}} (domains/plan/; plans staged before fields were kept hold `changes`
-  /// instead: [ids of tasks its ops change]).
+  /// instead: [ids of tasks its ops change]). With `since`, versions holds the tasks its ops name
+  /// (as first staged); without, also every task of its epic's subtree as it began.
   json::Value base;
   std::string agent;                 // who began it
   std::string session;
@@ -94,6 +96,10 @@ struct Plan {
   std::optional<TimeMs> closed_at;   // committed or discarded
   json::Value outcome;               // committed: {created: {"$N": id}, seq}; discarded: {reason}
   std::string name;                  // "" or its name (issue 54): a branch of the graph by name, one open a name
+  /// The audit trail's last seq when it began (or was rebased): what moved since is read from the
+  /// changes after it (schema v17, issue 56). None for a plan begun before, whose base holds its
+  /// epic's versions.
+  std::optional<std::int64_t> since;
 };
 
 /// Evidence, proposals and plans. Not virtual: its SQL is the same on both backends; a backend gives it
@@ -126,6 +132,9 @@ class TrustStore {
   [[nodiscard]] Result<std::vector<Plan>> list_plans(std::string_view status, std::int64_t limit, std::int64_t offset);
   [[nodiscard]] Result<std::int64_t> count_plans(std::string_view status);
   [[nodiscard]] Result<std::int64_t> next_plan_number();
+  /// The open plan that rests on the oldest point of the audit trail, and that point (Plan::since):
+  /// system.gc keeps the changes after it. None when no open plan rests on one.
+  [[nodiscard]] Result<std::optional<std::pair<std::string, std::int64_t>>> oldest_plan_watermark();
   /// Inserts or replaces the plan (its number is its id's).
   [[nodiscard]] Result<void> put_plan(const Plan& plan);
 

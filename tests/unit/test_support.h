@@ -348,6 +348,11 @@ inline constexpr const char* kDropV15 =
 /// left it.
 inline constexpr const char* kDropV16 = "DROP TABLE tasks_fts_terms; ";
 
+/// What schema v17 adds, taken away: plans on a watermark, changes with their task's version
+/// (issue 56): a store as version 16 left it.
+inline constexpr const char* kDropV17 =
+    "DROP INDEX plans_since; ALTER TABLE plans DROP COLUMN since; ALTER TABLE audit_changes DROP COLUMN version; ";
+
 /// Makes a store look as an older ct left it: drops the tables and indexes of every later schema
 /// step and sets PRAGMA user_version (the migration tests open it again and expect the steps to run).
 inline void downgrade_store(const std::filesystem::path& db, int version) {
@@ -360,6 +365,7 @@ inline void downgrade_store(const std::filesystem::path& db, int version) {
        "index:tasks_status_created"}};
   std::string sql;
   if (version < 18) sql += "DELETE FROM memory_terms WHERE key = ''; ";  // v18: memory's kept total (a row)
+  if (version < 17) sql += kDropV17;
   if (version < 16) sql += kDropV16;
   if (version < 15) sql += kDropV15;
   if (version < 14) sql += kDropFleetV14;

@@ -157,7 +157,7 @@ std::string_view schema_sql() {
       translated(ddl::kPlans) + translated(ddl::kPrincipals) + translated(ddl::kFleet) +
       translated(ddl::kReservations) + translated(ddl::kMessages) + translated(ddl::kCatalogue) +
       translated(ddl::kTrackers) + translated(ddl::kSessionTree) +
-      translated(ddl::kAttestation) + std::string(ddl::kMemoryTotal));
+      translated(ddl::kAttestation) + translated(ddl::kPlanWatermarks) + std::string(ddl::kMemoryTotal));
   return sql;
 }
 
@@ -175,6 +175,7 @@ std::vector<MigrationStep> schema_steps() {
           {15, "the governed catalogue of memory entries and skills; child sessions and named plans; tracker sync: "
                "the external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
           {16, "the whole terms of the search index (SQLite's FTS5; PostgreSQL's search needs nothing new)"},
+          {17, "plans rest on the audit trail's last change, each change keeping its task's version"},
           {18, "how many memory entries there are, kept, so that a memory find does not count them"}};
 }
 
@@ -191,9 +192,10 @@ std::vector<SchemaUpgrade> schema_upgrades() {
   // streams the newest matches. PostgreSQL's GIN index needs no such table; its step only moves the
   // version, so that both backends stay at the same one.
   static const std::string v16 = "SELECT 1";
+  static const std::string v17 = with_byte_order(translated(ddl::kPlanWatermarks));
   // v18 (issue 56): the memory entries' total, kept (ddl::kMemoryTotal), on both backends alike.
   static const std::string v18(ddl::kMemoryTotal);
-  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}, {16, v16}, {18, v18}};
+  return {{10, memory}, {11, trust}, {12, plans}, {13, principals}, {14, fleet}, {15, v15}, {16, v16}, {17, v17}, {18, v18}};
 }
 
 }  // namespace ct::pg

@@ -174,26 +174,29 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
   const std::string& hash = link.hash;
 
   // The row and its changes in one statement; `ord` numbers the changes in the order given.
-  std::vector<std::optional<std::string>> tasks, fields, befores, afters;
+  std::vector<std::optional<std::string>> tasks, fields, befores, afters, versions;
   for (std::size_t i = 0; i < entry.changes.size(); ++i) {
     tasks.emplace_back(entry.changes[i].task_id);
     fields.emplace_back(entry.changes[i].field);
     befores.push_back(std::move(link.text.changes[i].first));
     afters.push_back(std::move(link.text.changes[i].second));
+    versions.push_back(entry.changes[i].version > 0 ? std::optional<std::string>(std::to_string(entry.changes[i].version))
+                                                    : std::nullopt);
   }
   // Sent with the next statement, or with COMMIT in one round trip (Connection::defer): what the
   // writers' lock covers is a round trip shorter. Nothing reads its answer; a failure fails the
   // transaction where it is sent.
   db_->defer("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
                      "reason, hash, intent, principal) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?16)) "
-                     "INSERT INTO audit_changes(seq, task_id, field, before, after) "
-                     "SELECT ?1, u.task_id, u.field, u.before, u.after "
-                     "FROM unnest(?12::text[], ?13::text[], ?14::text[], ?15::text[]) WITH ORDINALITY "
-                     "AS u(task_id, field, before, after, n) ORDER BY u.n",
+                     "INSERT INTO audit_changes(seq, task_id, field, before, after, version) "
+                     "SELECT ?1, u.task_id, u.field, u.before, u.after, u.version::bigint "
+                     "FROM unnest(?12::text[], ?13::text[], ?14::text[], ?15::text[], ?17::text[]) WITH ORDINALITY "
+                     "AS u(task_id, field, before, after, version, n) ORDER BY u.n",
                      sql::values(seq, entry.at, entry.session, entry.agent, entry.operation, entry.task_id,
                                  link.text.params, entry.outcome, entry.reason, hash,
                                  link.text.intent ? sql::Value(*link.text.intent) : sql::Value(), text_array(tasks),
-                                 text_array(fields), text_array(befores), text_array(afters), entry.principal),
+                                 text_array(fields), text_array(befores), text_array(afters), entry.principal,
+                                 text_array(versions)),
              "cannot append to the audit trail");
   audit_tail_ = std::make_pair(seq, hash);
   return seq;

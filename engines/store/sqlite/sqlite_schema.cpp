@@ -135,6 +135,8 @@ CREATE TABLE tasks_fts_tail(num INTEGER PRIMARY KEY);
 //      (issue 55): which task each external item is, each repository's cursor: ddl::kTrackers.
 //      Child sessions and named plans (issue 54, seed 002): ddl::kSessionTree.
 //      Attestation of memory's constraints, hosts' session ids, turns (issue 54, seed 000): ddl::kAttestation.
+// v17: plans rest on a watermark of the audit trail, each audited change keeps its task's version
+//      (issue 56): ddl::kPlanWatermarks.
 
 // v16: the whole terms of the search index (issue 56). A prefix query ("schema"*) makes FTS5 merge
 // the postings of every term it matches before the first row comes back: linear in the matches. A
@@ -159,7 +161,7 @@ std::string joined(std::initializer_list<std::string_view> parts) {
 std::span<const Migration> schema_steps() {
   // Never destroyed: freeing the steps' DDL at exit cost every process that opened a store
   // ~75,000 instructions (issue 56); its memory goes back whole when the process ends.
-  static const auto* const steps = new std::array<Migration, 17>{{
+  static const auto* const steps = new std::array<Migration, 18>{{
       {1, joined({ddl::kMeta, kTasksV1, ddl::kTaskDeps, kSearchV1, ddl::kFocus, ddl::kAudit}), "tasks",
        "tasks, dependencies, search index, focus and the audit trail"},
       {2, joined({ddl::kAuditHash, ddl::kIdempotency}), "idempotency",
@@ -193,6 +195,8 @@ std::span<const Migration> schema_steps() {
        "external item each linked task is; attestation of memory's constraints, hosts' session ids, turns"},
       {16, joined({kIndexTermsV16, kRebuildIndexTerms}), "tasks_fts_terms",
        "the whole terms of the search index, so that a search streams the newest matches"},
+      {17, joined({ddl::kPlanWatermarks}), "plans_since",
+       "plans rest on the audit trail's last change, each change keeping its task's version"},
       // v18 (issue 56) creates no table: it fills a row (ddl::kMemoryTotal).
       {18, joined({ddl::kMemoryTotal}), nullptr,
        "how many memory entries there are, kept, so that a memory find does not count them"},

@@ -401,7 +401,7 @@ TEST_CASE("a store made before project memory gets its tables when it is next op
   p.add(R"({"title":"Made before memory"})");
   const auto db = p.dir() / ".cleo" / "tasks.db";
   if (test::on_postgresql())
-    test::run_sql(db, std::string(test::kDropV15) + test::kDropFleetV14 + test::kDropPrincipalsV13 + "DROP TABLE plans; " + std::string(test::kDropTrustV11) +
+    test::run_sql(db, std::string(test::kDropV17) + test::kDropV15 + test::kDropFleetV14 + test::kDropPrincipalsV13 + "DROP TABLE plans; " + std::string(test::kDropTrustV11) +
                           "DROP TABLE memory; DROP TABLE memory_keys; DROP TABLE memory_terms; DROP TABLE memory_usage; "
                           "UPDATE meta SET value = '9' WHERE key = 'schema_version'");
   else

@@ -3,6 +3,9 @@
 // refused when what they rest on moved, rebased, discarded. Runs on both backends.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <random>
+
 #include "gateway/mcp_syntax.h"
 #include "unit/test_support.h"
 
@@ -311,10 +314,11 @@ std::string many_adds(int count, std::string_view prefix) {
   return ops;
 }
 
-/// Stored plan `number`'s column `column` set behind the store's back (a plan staged by an older ct).
+/// Stored plan `number`'s column `column` set behind the store's back (a plan staged by an older ct,
+/// which kept no watermark: schema v17's `since` is cleared with it).
 void set_plan_column(test::Project& p, int number, std::string_view column, std::string_view json) {
   test::run_sql(p.dir() / ".cleo" / "tasks.db", "UPDATE plans SET " + std::string(column) + " = '" + std::string(json) +
-                                                    "' WHERE num = " + std::to_string(number));
+                                                    "', since = NULL WHERE num = " + std::to_string(number));
 }
 
 }  // namespace
@@ -558,4 +562,185 @@ TEST_CASE("issue 56: plan.diff's graph after is the graph its commit leaves, the
         {"operation":"tasks.delete","params":{"id":"T004"}},
         {"operation":"tasks.reorder","params":{"id":"T007","position":1}}])");
   }
+}
+
+// --- issue 56: plan.begin rests on a watermark of the audit trail, not a copy of its epic ---------
+
+namespace {
+
+/// What an older ct stored at plan.begin: the version of every task of the epic's subtree (the epic
+/// with it), read from the store now.
+json::Value subtree_snapshot(test::Project& p, const std::string& epic) {
+  auto store = project_store(ct::Project{p.dir()})->open(StoreOptions{});
+  REQUIRE(store);
+  REQUIRE((*store)->begin(TxKind::Read));
+  json::Value versions = json::Value::object();
+  auto root = (*store)->get_task(epic);
+  REQUIRE(root);
+  REQUIRE(*root);
+  versions.set(epic, (**root).version);
+  auto below = (*store)->subtree_versions(epic);
+  REQUIRE(below);
+  for (const auto& task : *below) versions.set(task.id, task.version);
+  (*store)->rollback();
+  return versions;
+}
+
+/// Plan `id` as the store holds it.
+Plan stored_plan(test::Project& p, const std::string& id) {
+  auto store = project_store(ct::Project{p.dir()})->open(StoreOptions{});
+  REQUIRE(store);
+  REQUIRE((*store)->begin(TxKind::Read));
+  auto plan = (*store)->get_plan(id);
+  (*store)->rollback();
+  REQUIRE(plan);
+  REQUIRE(*plan);
+  return **plan;
+}
+
+/// plan.diff's `moved` of `plan` ([] when nothing moved).
+json::Value moved_of(test::Project& p, const std::string& plan) {
+  Envelope diff = must(p.query("plan", "diff", R"({"plans":[")" + plan + R"("]})"));
+  const json::Value& row = at(diff.data, 0);
+  return row.contains("moved") ? row["moved"] : json::Value::array();
+}
+
+}  // namespace
+
+TEST_CASE("issue 56: plan.begin reads no subtree; what moved since its watermark is what its snapshot says",
+          "[plan][issue56]") {
+  test::Project p;
+  p.add(R"({"title":"Epic","type":"epic"})");                // T001
+  p.add(R"({"title":"Other epic","type":"epic"})");          // T002
+  p.add(R"({"title":"Step one","parent":"T001"})");          // T003
+  p.add(R"({"title":"Step two","parent":"T001"})");          // T004
+  p.add(R"({"title":"Step two part","parent":"T004"})");     // T005
+  p.add(R"({"title":"Step three","parent":"T001"})");        // T006
+  p.add(R"({"title":"Other step","parent":"T002"})");        // T007
+  p.add(R"({"title":"Other step part","parent":"T007"})");   // T008
+  p.add(R"({"title":"Loose task"})");                        // T009
+  const std::string ops = R"({"ops":[{"operation":"tasks.update","params":{"id":"T009","priority":"high"}},
+      {"operation":"tasks.update","params":{"id":"T003","priority":"low"}}]})";
+  const std::string snapshot = subtree_snapshot(p, "T001").dump();
+  // A: this ct's plan, on the watermark. B: the same plan as an older ct kept it, on a snapshot.
+  const std::string a = begin_plan(p, R"({"label":"watermark","epicId":"T001"})");
+  const std::string b = begin_plan(p, R"({"label":"snapshot","epicId":"T001"})");
+  CHECK(stored_plan(p, a).since.has_value());
+  CHECK(stored_plan(p, a).base["versions"].empty());  // nothing of the subtree copied at begin
+  for (const auto& plan : {a, b})
+    must(p.mutate("plan", "apply", R"({"plan":")" + plan + "\"," + ops.substr(1)));
+  {
+    Plan staged = stored_plan(p, b);
+    json::Value versions = test::parse_json(snapshot);
+    for (const auto& [id, version] : staged.base["versions"].as_object())
+      if (!versions.contains(id)) versions.set(id, version);
+    json::Value base = staged.base;
+    base.set("versions", std::move(versions));
+    set_plan_column(p, 2, "base", base.dump());
+  }
+  CHECK_FALSE(stored_plan(p, b).since.has_value());
+  CHECK(moved_of(p, a).empty());
+  CHECK(moved_of(p, b).empty());
+
+  SECTION("each kind of move, named") {
+    must(p.mutate("tasks", "update", R"({"id":"T004","title":"Step two, renamed"})"));         // changed
+    p.add(R"({"title":"Step four","parent":"T001"})");                                       // T010 added
+    must(p.mutate("tasks", "reparent", R"({"id":"T007","parent":"T001"})"));                  // moved in, with T008
+    must(p.mutate("tasks", "reparent", R"({"id":"T006","parent":"T002"})"));                  // moved out
+    must(p.mutate("tasks", "delete", R"({"id":"T005","hard":true,"force":true})"));           // gone
+    must(p.mutate("tasks", "update", R"({"id":"T009","title":"Loose task, renamed"})"));      // named, changed
+    must(p.mutate("tasks", "reorder", R"({"id":"T003","position":3})"));                      // siblings renumbered
+    const json::Value moved = moved_of(p, a);
+    CHECK(moved == moved_of(p, b));
+    std::map<std::string, json::Value> by_id;
+    for (const auto& row : moved.as_array()) by_id[row["id"].as_string()] = row;
+    CHECK(by_id.at("T004")["now"].as_int() == by_id.at("T004")["was"].as_int() + 1);
+    CHECK(by_id.at("T010")["was"].is_null());
+    CHECK(by_id.at("T007")["was"].is_null());
+    CHECK(by_id.at("T008")["was"].is_null());  // moved in with its parent, itself unchanged
+    CHECK(by_id.at("T006")["now"].is_int());   // moved out: still there, at another version
+    CHECK(by_id.at("T005")["now"].is_null());
+    CHECK(by_id.at("T009")["was"].is_int());
+    CHECK(by_id.contains("T003"));             // the reorder is its own change
+    CHECK_FALSE(by_id.contains("T002"));
+    // commit refuses naming the same; rebase takes them in and rests on a new watermark.
+    Envelope refused = p.mutate("plan", "commit", R"({"plan":")" + a + R"("})");
+    REQUIRE_FALSE(refused.success);
+    CHECK(code_of(refused) == ErrorCode::ConcurrentModification);
+    CHECK(refused.error->details["moved"] == moved);
+    Envelope old_refused = p.mutate("plan", "commit", R"({"plan":")" + b + R"("})");
+    CHECK(old_refused.error->details["moved"] == moved);
+    Envelope rebased = must(p.mutate("plan", "rebase", R"({"plan":")" + b + R"(","force":true})"));
+    CHECK(rebased.data["moved"] == moved);
+    CHECK(stored_plan(p, b).since.has_value());  // the snapshot gave way to a watermark
+    CHECK(moved_of(p, b).empty());
+    must(p.mutate("plan", "commit", R"({"plan":")" + b + R"("})"));
+  }
+
+  SECTION("random writes, undos and restores: both forms answer the same after each") {
+    std::mt19937 random(56);
+    auto pick = [&](std::vector<std::string> from) { return from[random() % from.size()]; };
+    int compared = 0, added = 0, gone = 0;
+    for (int step = 0; step < 60; ++step) {
+      std::vector<std::string> ids;
+      for (int n = 3; n <= 9 + step; ++n) ids.push_back("T" + std::string(n < 10 ? "00" : n < 100 ? "0" : "") + std::to_string(n));
+      const std::string id = pick(ids);
+      const std::string parent = pick({"T001", "T002", "T003", "T004", "T007", ""});
+      switch (random() % 9) {
+        case 0: (void)p.mutate("tasks", "add", R"({"title":"Task of step )" + std::to_string(step) + R"(")" +
+                                                     (parent.empty() ? "" : R"(,"parent":")" + parent + "\"") + "}"); break;
+        case 1: (void)p.mutate("tasks", "update", R"({"id":")" + id + R"(","title":"Retitled at )" + std::to_string(step) + R"("})"); break;
+        case 2: (void)p.mutate("tasks", "reparent", R"({"id":")" + id + R"(","parent":")" + parent + R"("})"); break;
+        case 3: (void)p.mutate("tasks", "delete", R"({"id":")" + id + R"("})"); break;
+        case 4: {  // among the tasks the plans began on, so that some they rest on go
+          const std::string first = pick({"T003", "T005", "T006", "T008", "T009"});
+          (void)p.mutate("tasks", "delete", R"({"id":")" + first + R"(","hard":true,"force":true})");
+          break;
+        }
+        case 5: (void)p.mutate("tasks", "restore", R"({"id":")" + id + R"("})"); break;
+        case 6: (void)p.mutate("tasks", "reorder", R"({"id":")" + id + R"(","position":1})"); break;
+        case 7: (void)p.mutate("tasks", "undo"); break;
+        default: (void)p.mutate("tasks", "update", R"({"id":")" + id + R"(","notes":["note at )" + std::to_string(step) + R"("]})"); break;
+      }
+      const json::Value moved = moved_of(p, a);
+      INFO("step " << step << ": watermark " << moved.dump());
+      CHECK(moved == moved_of(p, b));
+      ++compared;
+      for (const auto& row : moved.as_array()) {
+        added += row["was"].is_null() ? 1 : 0;
+        gone += row["now"].is_null() ? 1 : 0;
+      }
+    }
+    CHECK(compared == 60);
+    CHECK(added > 0);  // the run moved tasks in and out, not only versions
+    CHECK(gone > 0);
+  }
+}
+
+TEST_CASE("issue 56: system.gc keeps the audit rows an open plan rests on", "[plan][issue56][gc]") {
+  test::Project p;
+  p.add(R"({"title":"Epic","type":"epic"})");
+  p.add(R"({"title":"Step one","parent":"T001"})");
+  must(p.mutate_as_person("system", "config.set", R"({"key":"audit.retentionDays","value":7})"));
+  const std::string plan = begin_plan(p, R"({"label":"held","epicId":"T001"})");
+  must(p.mutate("plan", "apply", R"({"plan":")" + plan + R"(","ops":[{"operation":"tasks.add","params":{"title":"Step two","parent":"T001"}}]})"));
+  must(p.mutate("tasks", "update", R"({"id":"T002","title":"Step one, renamed"})"));
+  const std::int64_t since = *stored_plan(p, plan).since;
+  // A month on, every row is past the retention: those after the plan's watermark stay.
+  Router later(registry(), Workspace::open(p.dir()), RouterOptions{},
+               std::make_unique<FixedClock>(*parse_iso8601("2026-02-01T00:00:00Z")));
+  auto call = [&](Gateway gateway, std::string domain, std::string operation, std::string_view params = "{}") {
+    return later.dispatch({gateway, std::move(domain), std::move(operation), test::parse_json(params)});
+  };
+  Envelope gc = must(call(Gateway::Mutate, "system", "gc"));
+  CHECK(gc.data["audit"]["heldBy"] == json::Value(plan));
+  CHECK(gc.data["audit"]["to"] == json::Value(since));
+  Envelope refused = call(Gateway::Mutate, "plan", "commit", R"({"plan":")" + plan + R"("})");
+  REQUIRE_FALSE(refused.success);
+  CHECK(code_of(refused) == ErrorCode::ConcurrentModification);
+  CHECK(refused.error->details["moved"].size() == 1);  // T002's change, still read
+  must(call(Gateway::Mutate, "plan", "discard", R"({"plan":")" + plan + R"("})"));
+  Envelope after = must(call(Gateway::Mutate, "system", "gc"));
+  CHECK_FALSE(after.data["audit"].contains("heldBy"));
+  CHECK(after.data["audit"]["rows"].as_int() > 0);
 }
