@@ -31,7 +31,11 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
   sql::Args args;
   // Every value bound is used (PostgreSQL cannot type a parameter the statement never names).
   const std::string phase = phase_matters ? args(scoring.phase) + "::text" : "";
-  const std::string limit = args(scoring.limit) + "::bigint";
+  // The limit is written in, not bound: with a bound LIMIT the plan cache kept re-planning this
+  // statement at every call (its custom plans looked cheaper than a generic plan that cannot know
+  // the limit), and planning its branches cost twice what running them does (server CPU per call
+  // 2.2 ms re-planned, 0.75 ms on the kept plan, at 10k tasks). Few distinct limits are asked for.
+  const std::string limit = std::to_string(scoring.limit);
   const std::string cutoff = args(scoring.lapsed_before) + "::bigint";
   std::string within;
   if (scoring.within)
