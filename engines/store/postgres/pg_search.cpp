@@ -129,7 +129,11 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   // of at least two windows (PostgreSQL evaluates the sample only when the CASE reaches it).
   // When that does not fill the window (or was not tried), `every` reads it from every match as
   // before; a full `near` is the newest `window` matches whatever lies below it. `near` not tried
-  // is a one-time filter (PostgreSQL planned it as a scan of every row testing `num > NULL`).
+  // is a one-time filter (PostgreSQL planned it as a scan of every row testing `num > NULL`). Its
+  // range is closed above (`num <= newest`, true of every row): a range open on one side looked
+  // like a third of the table to the planner, which then read the whole span and sorted it
+  // instead of walking the primary key backwards to the window (at 10k tasks: 8,000 rows tested
+  // and sorted against 4,400 tested; 3.3 → 2.1 ms of server CPU per find).
   // The page's limit is written in, not bound: the plan cache then keeps one plan instead of
   // planning the statement again at every call (a bound LIMIT made its custom plans look cheaper).
   // A custom plan knew little more: the words reach the planner only through `m`, computed at run
@@ -147,7 +151,7 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
       " THEN (SELECT num FROM newest) - " + sizes[1] + " END AS num),"
       " near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t"
       " WHERE (SELECT num FROM below) IS NOT NULL AND t.num > (SELECT num FROM below)"
-      " AND ts_match_vq(t.search, m.q)" + conditions +
+      " AND t.num <= (SELECT num FROM newest) AND ts_match_vq(t.search, m.q)" + conditions +
       " ORDER BY t.num DESC LIMIT " + n_window + "),"
       " every AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t WHERE (SELECT count(*) FROM near) < " +
       n_window + " AND t.search @@ m.q" + conditions + " ORDER BY t.num DESC LIMIT " + n_window + "),"
