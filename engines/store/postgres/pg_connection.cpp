@@ -304,6 +304,13 @@ bool succeeded(const PGresult* result) {
   return status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
 }
 
+/// A deferred statement's refusal (division_by_zero, Connection::defer()) as the error it stands for.
+bool refused(const PGresult* result, const std::optional<Error>* instead) {
+  if (instead == nullptr || !*instead || result == nullptr) return false;
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  return state != nullptr && std::string_view(state) == "22012";
+}
+
 }  // namespace
 
 Result<std::optional<std::string>> Connection::prepared(std::string_view sql, int count, std::string_view what) {
@@ -338,17 +345,16 @@ Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value>
   if (begin_failure_) return fail(*begin_failure_);
   settle();
   const std::vector<std::optional<std::string>> values = as_text(args);
-  if (begin_.empty()) {
-    CT_TRY(send_deferred());
-    return run(sql, values, what);
-  }
+  if (begin_.empty() && deferred_.empty()) return run(sql, values, what);
+  // The opening and deferred statements in the same round trip as this one.
   Rows rows;
   CT_TRY(send_with_unsent({sql, &values, what, &rows}));
   return rows;
 }
 
-void Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
-  deferred_.push_back({std::string(sql), as_text(args), std::string(what)});
+void Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                       std::optional<Error> instead) {
+  deferred_.push_back({std::string(sql), as_text(args), std::string(what), std::move(instead)});
 }
 
 void Connection::begin_with_next(std::vector<std::string> statements, bool timed) {
@@ -384,7 +390,15 @@ Result<void> Connection::send_deferred() {
   // Taken out first: a failure leaves nothing to send again (the transaction failed with it).
   std::vector<Deferred> pending = std::move(deferred_);
   deferred_.clear();
-  for (const auto& statement : pending) CT_TRY(run(statement.sql, statement.values, statement.what));
+  for (const auto& statement : pending) {
+    if (!statement.instead) {
+      CT_TRY(run(statement.sql, statement.values, statement.what));
+      continue;
+    }
+    // Alone, so that its refusal is told as what it stands for.
+    const Step step{statement.sql, &statement.values, statement.what, nullptr, &statement.instead};
+    CT_TRY(pipeline(std::span<const Step>(&step, 1), 0));
+  }
   return {};
 }
 
@@ -397,7 +411,8 @@ Result<void> Connection::send_with_unsent(Step last) {
   std::vector<Step> steps;
   for (std::size_t i = 0; i < opening.size(); ++i)
     steps.push_back({opening[i], nullptr, "cannot begin a transaction", i + 1 == opening.size() ? &begun_ : nullptr});
-  for (const auto& statement : pending) steps.push_back({statement.sql, &statement.values, statement.what, nullptr});
+  for (const auto& statement : pending)
+    steps.push_back({statement.sql, &statement.values, statement.what, nullptr, &statement.instead});
   steps.push_back(last);
   if (opening.empty() || !opening_timed_) return pipeline(steps, opening.size());
   const auto sent = std::chrono::steady_clock::now();
@@ -422,6 +437,9 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
     static const std::vector<std::optional<std::string>> none;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       auto rows = run(steps[i].sql, steps[i].values ? *steps[i].values : none, steps[i].what);
+      if (!rows && steps[i].instead && *steps[i].instead &&
+          rows.error().details["postgresql"] == json::Value("22012"))
+        rows = fail(**steps[i].instead);
       if (!rows) {
         if (i < opening) begin_failure_ = rows.error();
         return fail(std::move(rows.error()));
@@ -449,7 +467,7 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
       if (succeeded(raw)) {
         if (steps[i].into) *steps[i].into = result;
       } else if (!first && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED) {
-        first = failure(raw, steps[i].what);
+        first = refused(raw, steps[i].instead) ? **steps[i].instead : failure(raw, steps[i].what);
         if (i < opening) begin_failure_ = first;
       }
     }

@@ -116,10 +116,13 @@ class Connection {
   /// a read transaction ends while its caller goes on.
   void rollback_unanswered();
   /// Keeps a statement whose answer nobody reads (the audit trail's append, the last write of a
-  /// write transaction) to be sent with the next one: query() and script() send it first, and
-  /// commit() in the same round trip as COMMIT — one round trip fewer under the writers' lock. A
-  /// failure of it is the failure of what sends it.
-  void defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what);
+  /// write transaction; a task's update) to be sent with the next one: query() in the same round
+  /// trip as its own statement, script() first, and commit() in the same round trip as COMMIT — a
+  /// round trip fewer under the writers' lock. A failure of it is the failure of what sends it:
+  /// `instead` when the statement divides by zero (22012, its way to refuse: `1 / count(*)` of
+  /// the rows it changed), else the server's error.
+  void defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+             std::optional<Error> instead = std::nullopt);
   /// Forgets the statements deferred and not sent (a rollback).
   void drop_deferred() { deferred_.clear(); }
   /// COMMIT, after the statements deferred, in one round trip (libpq's pipeline mode).
@@ -162,6 +165,7 @@ class Connection {
     const std::vector<std::optional<std::string>>* values = nullptr;
     std::string_view what;
     Rows* into = nullptr;  // where its rows go, if anyone reads them
+    const std::optional<Error>* instead = nullptr;  // its failure on 22012 (defer())
   };
   /// Sends `steps` in one round trip (pipeline mode) and reads every answer: the first failure is
   /// the result (the steps after it were skipped; the transaction is then failed), and a failure
@@ -174,6 +178,7 @@ class Connection {
     std::string sql;
     std::vector<std::optional<std::string>> values;
     std::string what;
+    std::optional<Error> instead;
   };
 
   PGconn* conn_;
