@@ -345,6 +345,12 @@ Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value>
   if (begin_failure_) return fail(*begin_failure_);
   settle();
   const std::vector<std::optional<std::string>> values = as_text(args);
+  if (ahead_ && ahead_->sent) {
+    // Read with the opening statements, nothing sent since: the same statement answers the same.
+    std::optional<Ahead> ahead = std::move(ahead_);
+    ahead_.reset();
+    if (ahead->sql == sql && ahead->values == values && deferred_.empty()) return ahead->rows;
+  }
   if (begin_.empty() && deferred_.empty()) return run(sql, values, what);
   // The opening and deferred statements in the same round trip as this one.
   Rows rows;
@@ -352,14 +358,23 @@ Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value>
   return rows;
 }
 
-void Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
-                       std::optional<Error> instead) {
+Result<void> Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                               std::optional<Error> instead) {
+  if (ahead_ && ahead_->sent) ahead_.reset();  // a write before the read: it would read what this changes
   deferred_.push_back({std::string(sql), as_text(args), std::string(what), std::move(instead)});
+  if (in_transaction()) return {};
+  return send_deferred();  // autocommit: nothing else would send it
+}
+
+void Connection::read_ahead(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+  if (begin_.empty()) return;
+  ahead_ = Ahead{std::string(sql), as_text(args), std::string(what), Rows(), false};
 }
 
 void Connection::begin_with_next(std::vector<std::string> statements, bool timed) {
   settle();
   opening_timed_ = timed;
+  ahead_.reset();
   begin_ = std::move(statements);
   begun_ = Rows();
   begin_failure_.reset();
@@ -370,6 +385,7 @@ Result<Rows> Connection::begun() {
   if (begin_.empty()) return begun_;
   settle();
   // Alone (one round trip): the rows of the last, which is what a caller asks for.
+  ahead_.reset();
   std::string script;
   for (const auto& statement : begin_) script += (script.empty() ? "" : "; ") + statement;
   begin_.clear();
@@ -411,6 +427,13 @@ Result<void> Connection::send_with_unsent(Step last) {
   std::vector<Step> steps;
   for (std::size_t i = 0; i < opening.size(); ++i)
     steps.push_back({opening[i], nullptr, "cannot begin a transaction", i + 1 == opening.size() ? &begun_ : nullptr});
+  // The read ahead goes after the opening statements (a write's lock is held by then).
+  if (!opening.empty() && ahead_ && !ahead_->sent) {
+    ahead_->sent = true;
+    steps.push_back({ahead_->sql, &ahead_->values, ahead_->what, &ahead_->rows});
+  } else {
+    ahead_.reset();
+  }
   for (const auto& statement : pending)
     steps.push_back({statement.sql, &statement.values, statement.what, nullptr, &statement.instead});
   steps.push_back(last);
@@ -491,6 +514,7 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
 Result<void> Connection::commit(std::string_view what) {
   if (begin_failure_) return fail(*begin_failure_);
   settle();
+  ahead_.reset();
   if (begin_.empty() && deferred_.empty()) return exec("COMMIT", what);
   // The opening statements (a transaction that ran nothing else) and the deferred ones with COMMIT.
   return send_with_unsent({"COMMIT", nullptr, what, nullptr});
@@ -499,6 +523,7 @@ Result<void> Connection::commit(std::string_view what) {
 Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
   if (begin_failure_) return fail(*begin_failure_);
   settle();
+  ahead_.reset();
   if (!begin_.empty()) CT_TRY(begun());
   CT_TRY(send_deferred());
   std::string text(sql);

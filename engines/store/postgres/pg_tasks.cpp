@@ -149,9 +149,9 @@ Result<void> PgStore::update_task(const Task& task) {
       " added AS (INSERT INTO task_deps(task_id, depends_on) SELECT upd.id, wanted.value FROM upd, wanted"
       "  ON CONFLICT DO NOTHING)"
       " SELECT 1 / count(*) FROM upd";
-  db_->defer(sql, task_values(task.id, task, false), "cannot update task " + task.id,
-             Error(ErrorCode::NotFound, "Task " + task.id + " not found").with_fix(call("tasks.find", {{"query", task.id}})));
-  return {};
+  return db_->defer(sql, task_values(task.id, task, false), "cannot update task " + task.id,
+                    Error(ErrorCode::NotFound, "Task " + task.id + " not found")
+                        .with_fix(call("tasks.find", {{"query", task.id}})));
 }
 
 Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
@@ -190,7 +190,7 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
   // Sent with the next statement, or with COMMIT in one round trip (Connection::defer): what the
   // writers' lock covers is a round trip shorter. Nothing reads its answer; a failure fails the
   // transaction where it is sent.
-  db_->defer("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
+  CT_TRY(db_->defer("WITH head AS (INSERT INTO audit(seq, at, session, agent, operation, task_id, params, outcome, "
                      "reason, hash, intent, principal) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?16)) "
                      "INSERT INTO audit_changes(seq, task_id, field, before, after) "
                      "SELECT ?1, u.task_id, u.field, u.before, u.after "
@@ -200,7 +200,7 @@ Result<std::int64_t> PgStore::append_audit(const AuditEntry& entry) {
                                  link.text.params, entry.outcome, entry.reason, hash,
                                  link.text.intent ? sql::Value(*link.text.intent) : sql::Value(), text_array(tasks),
                                  text_array(fields), text_array(befores), text_array(afters), entry.principal),
-             "cannot append to the audit trail");
+             "cannot append to the audit trail"));
   audit_tail_ = std::make_pair(seq, hash);
   return seq;
 }

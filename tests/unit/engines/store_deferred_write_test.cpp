@@ -123,4 +123,86 @@ TEST_CASE("store: an update of a task that is not there fails with E_NOT_FOUND a
   CHECK(title_of(*store, "T002") == "Changed later");
 }
 
+TEST_CASE("store: a task expected by a write reads as get_task reads it", "[store][deferred]") {
+  // PostgreSQL reads it with the lock (Store::expect_task) and answers the first get_task from
+  // that; whatever comes between, get_task answers what is there now.
+  test::TempDir dir;
+  auto store = test::create_store(dir.path() / "tasks.db");
+  REQUIRE(write(*store, [&]() -> Result<void> {
+    CT_TRY(store->insert_task(make_task("T001", "First title")));
+    return store->insert_task(make_task("T002", "Second title"));
+  }));
+  auto title_in = [&](const std::string& id) -> std::string {
+    auto task = store->get_task(id);
+    REQUIRE(task);
+    return *task ? (*task)->title : "(none)";
+  };
+
+  SECTION("read first") {
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task("T001");
+    CHECK(title_in("T001") == "First title");
+    CHECK(title_in("T001") == "First title");
+    REQUIRE(store->commit());
+  }
+  SECTION("another read first, then it") {
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task("T001");
+    CHECK(title_in("T002") == "Second title");
+    CHECK(title_in("T001") == "First title");
+    REQUIRE(store->commit());
+  }
+  SECTION("changed before it is read") {
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task("T001");
+    CHECK(title_in("T002") == "Second title");  // the opening statements go, the read with them
+    REQUIRE(store->update_task(make_task("T001", "Changed first")));
+    CHECK(title_in("T001") == "Changed first");
+    REQUIRE(store->commit());
+  }
+  SECTION("changed by another writer while this one waited for the lock") {
+    auto other = test::create_store(dir.path() / "tasks.db");
+    REQUIRE(other->begin(TxKind::Write));
+    REQUIRE(other->update_task(make_task("T001", "Changed by the other")));
+    REQUIRE(other->get_task("T002"));  // the other holds the writers' lock from here
+    REQUIRE(other->commit());
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task("T001");
+    CHECK(title_in("T001") == "Changed by the other");
+    REQUIRE(store->commit());
+  }
+  SECTION("a task that is not there") {
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task("T404");
+    CHECK(title_in("T404") == "(none)");
+    REQUIRE(store->commit());
+  }
+  SECTION("rolled back before it is read") {
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task("T001");
+    store->rollback();
+    REQUIRE(write(*store, [&]() -> Result<void> { return store->update_task(make_task("T001", "Changed later")); }));
+    REQUIRE(store->begin(TxKind::Write));
+    CHECK(title_in("T001") == "Changed later");
+    REQUIRE(store->commit());
+  }
+}
+
+TEST_CASE("store: an update outside a transaction is made at once", "[store][deferred]") {
+  // Nothing else would send it: outside a transaction the update is not kept for later.
+  test::TempDir dir;
+  auto store = test::create_store(dir.path() / "tasks.db");
+  REQUIRE(write(*store, [&]() -> Result<void> { return store->insert_task(make_task("T001", "First title")); }));
+  REQUIRE(store->update_task(make_task("T001", "Changed at once")));
+  {
+    // Another connection sees it: it was committed, not kept waiting on this one.
+    auto other = test::create_store(dir.path() / "tasks.db");
+    CHECK(title_of(*other, "T001") == "Changed at once");
+  }
+  auto missing = store->update_task(make_task("T404", "Nowhere"));
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ErrorCode::NotFound);
+  CHECK(title_of(*store, "T001") == "Changed at once");
+}
+
 }  // namespace ct
