@@ -137,24 +137,26 @@ TEST_CASE("store: a task expected by a write reads as get_task reads it", "[stor
     REQUIRE(task);
     return *task ? (*task)->title : "(none)";
   };
+  // A write transaction that expects task `id`.
+  auto expecting = [&](const std::string& id) {
+    REQUIRE(store->begin(TxKind::Write));
+    store->expect_task(id);
+  };
 
   SECTION("read first") {
-    REQUIRE(store->begin(TxKind::Write));
-    store->expect_task("T001");
+    expecting("T001");
     CHECK(title_in("T001") == "First title");
     CHECK(title_in("T001") == "First title");
     REQUIRE(store->commit());
   }
   SECTION("another read first, then it") {
-    REQUIRE(store->begin(TxKind::Write));
-    store->expect_task("T001");
+    expecting("T001");
     CHECK(title_in("T002") == "Second title");
     CHECK(title_in("T001") == "First title");
     REQUIRE(store->commit());
   }
   SECTION("changed before it is read") {
-    REQUIRE(store->begin(TxKind::Write));
-    store->expect_task("T001");
+    expecting("T001");
     CHECK(title_in("T002") == "Second title");  // the opening statements go, the read with them
     REQUIRE(store->update_task(make_task("T001", "Changed first")));
     CHECK(title_in("T001") == "Changed first");
@@ -166,20 +168,17 @@ TEST_CASE("store: a task expected by a write reads as get_task reads it", "[stor
     REQUIRE(other->update_task(make_task("T001", "Changed by the other")));
     REQUIRE(other->get_task("T002"));  // the other holds the writers' lock from here
     REQUIRE(other->commit());
-    REQUIRE(store->begin(TxKind::Write));
-    store->expect_task("T001");
+    expecting("T001");
     CHECK(title_in("T001") == "Changed by the other");
     REQUIRE(store->commit());
   }
   SECTION("a task that is not there") {
-    REQUIRE(store->begin(TxKind::Write));
-    store->expect_task("T404");
+    expecting("T404");
     CHECK(title_in("T404") == "(none)");
     REQUIRE(store->commit());
   }
   SECTION("rolled back before it is read") {
-    REQUIRE(store->begin(TxKind::Write));
-    store->expect_task("T001");
+    expecting("T001");
     store->rollback();
     REQUIRE(write(*store, [&]() -> Result<void> { return store->update_task(make_task("T001", "Changed later")); }));
     REQUIRE(store->begin(TxKind::Write));
