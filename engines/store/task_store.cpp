@@ -33,10 +33,14 @@ Result<void> write_edges(sql::Runner& db, const Task& task, bool replace) {
 
 }  // namespace
 
-Result<std::optional<Task>> TaskStore::get_task(std::string_view id) {
+const std::string& TaskStore::get_task_sql() {
   static const std::string sql = task_select() + " WHERE t.id = ?1";
+  return sql;
+}
+
+Result<std::optional<Task>> TaskStore::get_task(std::string_view id) {
   const Value args[] = {Value(id)};
-  return sql_runner().first(sql, args, "cannot read a task", read_task);
+  return sql_runner().first(get_task_sql(), args, "cannot read a task", read_task);
 }
 
 Result<std::vector<Task>> TaskStore::get_tasks(const std::vector<std::string>& ids) {

@@ -141,6 +141,8 @@ class TaskStore {
  public:
   // Tasks. get_task finds archived tasks too.
   [[nodiscard]] Result<std::optional<Task>> get_task(std::string_view id);
+  /// The statement get_task runs (?1 the id): a backend may send it ahead (Store::expect_task).
+  static const std::string& get_task_sql();
   /// The tasks of `ids` that exist, in that order (a repeated id repeats).
   [[nodiscard]] virtual Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids);
   [[nodiscard]] Result<std::vector<Task>> list_tasks(const TaskQuery& query);

@@ -304,6 +304,13 @@ bool succeeded(const PGresult* result) {
   return status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
 }
 
+/// A deferred statement's refusal (division_by_zero, Connection::defer()) as the error it stands for.
+bool refused(const PGresult* result, const std::optional<Error>* instead) {
+  if (instead == nullptr || !*instead || result == nullptr) return false;
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  return state != nullptr && std::string_view(state) == "22012";
+}
+
 }  // namespace
 
 Result<std::optional<std::string>> Connection::prepared(std::string_view sql, int count, std::string_view what) {
@@ -338,22 +345,36 @@ Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value>
   if (begin_failure_) return fail(*begin_failure_);
   settle();
   const std::vector<std::optional<std::string>> values = as_text(args);
-  if (begin_.empty()) {
-    CT_TRY(send_deferred());
-    return run(sql, values, what);
+  if (ahead_ && ahead_->sent) {
+    // Read with the opening statements, nothing sent since: the same statement answers the same.
+    std::optional<Ahead> ahead = std::move(ahead_);
+    ahead_.reset();
+    if (ahead->sql == sql && ahead->values == values && deferred_.empty()) return ahead->rows;
   }
+  if (begin_.empty() && deferred_.empty()) return run(sql, values, what);
+  // The opening and deferred statements in the same round trip as this one.
   Rows rows;
   CT_TRY(send_with_unsent({sql, &values, what, &rows}));
   return rows;
 }
 
-void Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
-  deferred_.push_back({std::string(sql), as_text(args), std::string(what)});
+Result<void> Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                               std::optional<Error> instead) {
+  if (ahead_ && ahead_->sent) ahead_.reset();  // a write before the read: it would read what this changes
+  deferred_.push_back({std::string(sql), as_text(args), std::string(what), std::move(instead)});
+  if (in_transaction()) return {};
+  return send_deferred();  // autocommit: nothing else would send it
+}
+
+void Connection::read_ahead(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
+  if (begin_.empty()) return;
+  ahead_ = Ahead{std::string(sql), as_text(args), std::string(what), Rows(), false};
 }
 
 void Connection::begin_with_next(std::vector<std::string> statements, bool timed) {
   settle();
   opening_timed_ = timed;
+  ahead_.reset();
   begin_ = std::move(statements);
   begun_ = Rows();
   begin_failure_.reset();
@@ -364,6 +385,7 @@ Result<Rows> Connection::begun() {
   if (begin_.empty()) return begun_;
   settle();
   // Alone (one round trip): the rows of the last, which is what a caller asks for.
+  ahead_.reset();
   std::string script;
   for (const auto& statement : begin_) script += (script.empty() ? "" : "; ") + statement;
   begin_.clear();
@@ -384,7 +406,15 @@ Result<void> Connection::send_deferred() {
   // Taken out first: a failure leaves nothing to send again (the transaction failed with it).
   std::vector<Deferred> pending = std::move(deferred_);
   deferred_.clear();
-  for (const auto& statement : pending) CT_TRY(run(statement.sql, statement.values, statement.what));
+  for (const auto& statement : pending) {
+    if (!statement.instead) {
+      CT_TRY(run(statement.sql, statement.values, statement.what));
+      continue;
+    }
+    // Alone, so that its refusal is told as what it stands for.
+    const Step step{statement.sql, &statement.values, statement.what, nullptr, &statement.instead};
+    CT_TRY(pipeline(std::span<const Step>(&step, 1), 0));
+  }
   return {};
 }
 
@@ -397,7 +427,15 @@ Result<void> Connection::send_with_unsent(Step last) {
   std::vector<Step> steps;
   for (std::size_t i = 0; i < opening.size(); ++i)
     steps.push_back({opening[i], nullptr, "cannot begin a transaction", i + 1 == opening.size() ? &begun_ : nullptr});
-  for (const auto& statement : pending) steps.push_back({statement.sql, &statement.values, statement.what, nullptr});
+  // The read ahead goes after the opening statements (a write's lock is held by then).
+  if (!opening.empty() && ahead_ && !ahead_->sent) {
+    ahead_->sent = true;
+    steps.push_back({ahead_->sql, &ahead_->values, ahead_->what, &ahead_->rows});
+  } else {
+    ahead_.reset();
+  }
+  for (const auto& statement : pending)
+    steps.push_back({statement.sql, &statement.values, statement.what, nullptr, &statement.instead});
   steps.push_back(last);
   if (opening.empty() || !opening_timed_) return pipeline(steps, opening.size());
   const auto sent = std::chrono::steady_clock::now();
@@ -422,6 +460,9 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
     static const std::vector<std::optional<std::string>> none;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       auto rows = run(steps[i].sql, steps[i].values ? *steps[i].values : none, steps[i].what);
+      if (!rows && steps[i].instead && *steps[i].instead &&
+          rows.error().details["postgresql"] == json::Value("22012"))
+        rows = fail(**steps[i].instead);
       if (!rows) {
         if (i < opening) begin_failure_ = rows.error();
         return fail(std::move(rows.error()));
@@ -449,7 +490,7 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
       if (succeeded(raw)) {
         if (steps[i].into) *steps[i].into = result;
       } else if (!first && PQresultStatus(raw) != PGRES_PIPELINE_ABORTED) {
-        first = failure(raw, steps[i].what);
+        first = refused(raw, steps[i].instead) ? **steps[i].instead : failure(raw, steps[i].what);
         if (i < opening) begin_failure_ = first;
       }
     }
@@ -473,6 +514,7 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
 Result<void> Connection::commit(std::string_view what) {
   if (begin_failure_) return fail(*begin_failure_);
   settle();
+  ahead_.reset();
   if (begin_.empty() && deferred_.empty()) return exec("COMMIT", what);
   // The opening statements (a transaction that ran nothing else) and the deferred ones with COMMIT.
   return send_with_unsent({"COMMIT", nullptr, what, nullptr});
@@ -481,6 +523,7 @@ Result<void> Connection::commit(std::string_view what) {
 Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
   if (begin_failure_) return fail(*begin_failure_);
   settle();
+  ahead_.reset();
   if (!begin_.empty()) CT_TRY(begun());
   CT_TRY(send_deferred());
   std::string text(sql);

@@ -103,12 +103,19 @@ class Connection {
   /// The rows the last opening statement answered, sending the opening statements now (one round
   /// trip) when they still wait.
   Result<Rows> begun();
+  /// A read the transaction is about to make (no write of its own before it), sent with the opening
+  /// statements, after them (a write's: under its lock), in the same round trip; query() answers
+  /// the same statement with the same values from it when it is the first statement after the
+  /// opening one, without a round trip. Any other statement, a deferred one, a script or the
+  /// transaction's end forgets it. Only while the opening statements wait (begin_pending()).
+  void read_ahead(std::string_view sql, std::span<const sql::Value> args, std::string_view what);
   /// Forgets the opening and deferred statements not sent yet (a rollback: the server has nothing
   /// to undo of them) and a failure of the opening ones.
   void drop_unsent() {
     begin_.clear();
     deferred_.clear();
     begin_failure_.reset();
+    ahead_.reset();
   }
   /// The failure of the opening statements, if they failed.
   const std::optional<Error>& begin_failure() const { return begin_failure_; }
@@ -116,10 +123,14 @@ class Connection {
   /// a read transaction ends while its caller goes on.
   void rollback_unanswered();
   /// Keeps a statement whose answer nobody reads (the audit trail's append, the last write of a
-  /// write transaction) to be sent with the next one: query() and script() send it first, and
-  /// commit() in the same round trip as COMMIT — one round trip fewer under the writers' lock. A
-  /// failure of it is the failure of what sends it.
-  void defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what);
+  /// write transaction; a task's update) to be sent with the next one: query() in the same round
+  /// trip as its own statement, script() first, and commit() in the same round trip as COMMIT — a
+  /// round trip fewer under the writers' lock. A failure of it is the failure of what sends it:
+  /// `instead` when the statement divides by zero (22012, its way to refuse: `1 / count(*)` of
+  /// the rows it changed), else the server's error. Outside a transaction nothing would send it:
+  /// it is sent now, and its failure is the answer.
+  [[nodiscard]] Result<void> defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
+                                   std::optional<Error> instead = std::nullopt);
   /// Forgets the statements deferred and not sent (a rollback).
   void drop_deferred() { deferred_.clear(); }
   /// COMMIT, after the statements deferred, in one round trip (libpq's pipeline mode).
@@ -162,6 +173,7 @@ class Connection {
     const std::vector<std::optional<std::string>>* values = nullptr;
     std::string_view what;
     Rows* into = nullptr;  // where its rows go, if anyone reads them
+    const std::optional<Error>* instead = nullptr;  // its failure on 22012 (defer())
   };
   /// Sends `steps` in one round trip (pipeline mode) and reads every answer: the first failure is
   /// the result (the steps after it were skipped; the transaction is then failed), and a failure
@@ -174,6 +186,7 @@ class Connection {
     std::string sql;
     std::vector<std::optional<std::string>> values;
     std::string what;
+    std::optional<Error> instead;
   };
 
   PGconn* conn_;
@@ -185,6 +198,14 @@ class Connection {
   std::vector<std::string> channels_;  // LISTENed on; again after a reconnect
   std::vector<Deferred> deferred_;     // defer()'s statements, not sent yet
   std::vector<std::string> begin_;     // begin_with_next()'s statements, not sent yet
+  struct Ahead {
+    std::string sql;
+    std::vector<std::optional<std::string>> values;
+    std::string what;
+    Rows rows;
+    bool sent = false;
+  };
+  std::optional<Ahead> ahead_;  // read_ahead()'s statement, to send or sent
   Rows begun_;                         // the answer of the last of them, once sent
   std::optional<Error> begin_failure_;
   bool unanswered_ = false;            // a statement's answer waits to be read (settle())

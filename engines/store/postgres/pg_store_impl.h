@@ -105,6 +105,7 @@ class PgStore final : public Store {
   // -- transactions ---------------------------------------------------------------------------
   Result<void> begin(TxKind kind) override;
   double lock_waited_ms() const override { return db_->opening_ms(); }
+  void expect_task(std::string_view id) override;
   Result<void> commit() override;
   void rollback() override;
   bool in_transaction() const override;
