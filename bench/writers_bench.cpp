@@ -230,7 +230,7 @@ ChainResult chain_cost(const Options& options, const fs::path& project) {
   });
 
   SqliteOptions sqlite;
-  auto store = open_sqlite_store(project / ".cleo" / "tasks.db", sqlite);
+  auto store = open_sqlite_store(project / ".cleo" / "tasks.db", sqlite, /*shared_by_processes=*/true);
   if (!store) throw std::runtime_error(store.error().message);
   if (!(*store)->begin(TxKind::Read)) throw std::runtime_error("cannot read the store");
   AuditQuery last;

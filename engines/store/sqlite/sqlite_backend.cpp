@@ -22,7 +22,7 @@ class SqliteBackend final : public StoreBackend {
   std::string_view kind() const override { return "sqlite"; }
   std::string location() const override { return file_.string(); }
   Result<std::unique_ptr<Store>> open(const StoreOptions& options) const override {
-    return open_sqlite_store(file_, options);
+    return open_sqlite_store(file_, options, /*shared_by_processes=*/true);
   }
   std::vector<MigrationStep> migrations() const override { return sqlite_migrations(); }
   Result<StoreInfo> inspect(bool check) const override { return inspect_sqlite_file(file_, check); }

@@ -50,7 +50,7 @@ Result<void> SqliteStore::take_write_turn() {
   if (!write_turn_.try_lock() && !write_turn_.try_lock_for(milliseconds(busy_timeout_ms_)))
     return fail(sqlite_error(SQLITE_BUSY, "another writer of this process held the write lock", "cannot begin a transaction",
                              file_));
-  if (SharedTurn* shared = write_turns_->shared_for(file_)) {
+  if (SharedTurn* shared = shared_by_processes_ ? write_turns_->shared_for(file_) : nullptr) {
     switch (shared->take(std::max(milliseconds(0), milliseconds(busy_timeout_ms_) - waited()))) {
       case SharedTurn::Taken::yes: shared_turn_ = shared; break;
       case SharedTurn::Taken::busy:
@@ -555,7 +555,8 @@ Result<void> copy_sqlite_database(const std::filesystem::path& source, const std
   return {};
 }
 
-Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file, const SqliteOptions& options) {
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file, const SqliteOptions& options,
+                                                 bool shared_by_processes) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);
   const bool exists = std::filesystem::exists(status);
@@ -586,6 +587,7 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& fi
       return fail(std::move(error));
     }
     auto store = std::make_unique<SqliteStore>(db, file);
+    store->set_shared_by_processes(shared_by_processes);
     CT_TRY(store->configure(options));
     return store;
   };

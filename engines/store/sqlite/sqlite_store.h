@@ -29,8 +29,11 @@ using SqliteOptions = StoreOptions;
 /// replaced under a running process: E_FILE_ERROR, `details.reopen` when a new one took its
 /// place), and write transactions refuse while `<file>.damaged` marks it (an integrity check or
 /// SQLite itself found a damaged page; a clean integrity_problems() lifts it).
+/// `shared_by_processes`: a project's store, whose writers in many processes take turns through
+/// `<file>-turn` (engines/store/sqlite/write_turns.h); a file of one process's own (a backup being
+/// written, a restore's copy) makes no such file.
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::filesystem::path& file,
-                                                 const SqliteOptions& options);
+                                                 const SqliteOptions& options, bool shared_by_processes = false);
 
 /// The schema version this binary writes.
 std::int64_t sqlite_schema_version();

@@ -270,6 +270,7 @@ class SqliteStore final : public Store {
   }
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
+  void set_shared_by_processes(bool shared) { shared_by_processes_ = shared; }
   Result<void> configure(const SqliteOptions& options) {
     sqlite3_extended_result_codes(db_, 1);
     busy_timeout_ms_ = std::max(0, options.busy_timeout_ms);
@@ -491,6 +492,7 @@ class SqliteStore final : public Store {
   std::shared_ptr<WriteTurns> write_turns_;
   std::unique_lock<std::timed_mutex> write_turn_;
   SharedTurn* shared_turn_ = nullptr;  // the processes' turn while this connection holds it
+  bool shared_by_processes_ = false;   // a project's store: its writers take the processes' turn
   Runner runner_{*this};
 };
 

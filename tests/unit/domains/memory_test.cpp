@@ -508,7 +508,8 @@ TEST_CASE("memory's kept total counts new entries, not changes; a restore, an im
   }
   SECTION("a store made before the total was kept has it counted when it is next opened") {
     if (test::on_postgresql())
-      test::run_sql(db, "DELETE FROM memory_terms WHERE key = ''; UPDATE meta SET value = '16' WHERE key = 'schema_version'");
+      test::run_sql(db, std::string(test::kDropV17) +
+                            "DELETE FROM memory_terms WHERE key = ''; UPDATE meta SET value = '16' WHERE key = 'schema_version'");
     else
       test::downgrade_store(db, 16);
     Router later(registry(), Workspace::open(p.dir()), RouterOptions{},

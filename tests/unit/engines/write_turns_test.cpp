@@ -2,6 +2,8 @@
 // forked children that take the turn, or hold a write, and wait to be told what to do next.
 #include "engines/store/sqlite/write_turns.h"
 
+#include "engines/store/sqlite/sqlite_store.h"
+
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +71,24 @@ class Holder {
   pid_t pid_ = -1;
 };
 
+/// Commits `count` tasks of ~3 KB each (a few WAL frames each) through `store`.
+void write_tasks(Store& store, int count, int first = 0) {
+  const std::string text(3000, 'x');
+  for (int i = first; i < first + count; ++i) {
+    REQUIRE(store.begin(TxKind::Write));
+    auto id = store.allocate_task_id();
+    REQUIRE(id);
+    Task task;
+    task.id = *id;
+    task.title = "task " + std::to_string(i);
+    task.description = text;
+    task.position = i + 1;
+    task.created_at = task.updated_at = 1'700'000'000'000;
+    REQUIRE(store.insert_task(task));
+    REQUIRE(store.commit());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the processes' turn: another process waits for it, gives up after its wait, and takes it from a holder that died",
@@ -135,6 +155,22 @@ TEST_CASE("the processes' turn is made afresh from a file another boot or layout
   REQUIRE(store->commit());
 }
 
+TEST_CASE("only a project's store has a turn file: a file of one process's own (a backup being written) has none",
+          "[engines][store][sqlite]") {
+  TempDir dir;
+  SqliteOptions options;
+  options.create = true;
+  auto own = open_sqlite_store(dir.path() / "backup.db", options);
+  REQUIRE(own);
+  REQUIRE((*own)->begin(TxKind::Write));
+  REQUIRE((*own)->commit());
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "backup.db-turn"));
+  auto project = test::create_store(dir.path() / "tasks.db");
+  REQUIRE(project->begin(TxKind::Write));
+  REQUIRE(project->commit());
+  CHECK(std::filesystem::exists(dir.path() / "tasks.db-turn"));
+}
+
 TEST_CASE("a writer of another process holds the turn: a store's write waits for it, or ends in E_LOCK_TIMEOUT",
           "[engines][store][sqlite]") {
   TempDir dir;
@@ -176,46 +212,10 @@ TEST_CASE("a long-lived writer checkpoints the WAL at SQLite's threshold, after 
   TempDir dir;
   const auto file = dir.path() / "tasks.db";
   auto store = test::create_store(file);
-  // ~4,000 frames of commits: without a checkpoint the WAL would hold them all (16 MB).
-  const std::string text(3000, 'x');
-  for (int i = 0; i < 1000; ++i) {
-    REQUIRE(store->begin(TxKind::Write));
-    auto id = store->allocate_task_id();
-    REQUIRE(id);
-    Task task;
-    task.id = *id;
-    task.title = "task " + std::to_string(i);
-    task.description = text;
-    task.position = i + 1;
-    task.created_at = task.updated_at = 1'700'000'000'000;
-    REQUIRE(store->insert_task(task));
-    REQUIRE(store->commit());
-  }
+  write_tasks(*store, 1000);  // ~4,000 frames: without a checkpoint the WAL would hold them all (16 MB)
   const auto wal = std::filesystem::file_size(dir.path() / "tasks.db-wal");
   CHECK(wal < 6u * 1024 * 1024);
 }
-
-namespace {
-
-/// Commits `count` tasks of ~3 KB each (a few WAL frames each) through `store`.
-void write_tasks(Store& store, int count, int first = 0) {
-  const std::string text(3000, 'x');
-  for (int i = first; i < first + count; ++i) {
-    REQUIRE(store.begin(TxKind::Write));
-    auto id = store.allocate_task_id();
-    REQUIRE(id);
-    Task task;
-    task.id = *id;
-    task.title = "task " + std::to_string(i);
-    task.description = text;
-    task.position = i + 1;
-    task.created_at = task.updated_at = 1'700'000'000'000;
-    REQUIRE(store.insert_task(task));
-    REQUIRE(store.commit());
-  }
-}
-
-}  // namespace
 
 TEST_CASE("readers that never all stop do not make the WAL grow without end", "[engines][store][sqlite]") {
   TempDir dir;
