@@ -304,11 +304,14 @@ bool succeeded(const PGresult* result) {
   return status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
 }
 
-/// A deferred statement's refusal (division_by_zero, Connection::defer()) as the error it stands for.
+/// The SQLSTATE a deferred statement refuses with (division_by_zero, Connection::defer()): told as
+/// the error it stands for.
+constexpr std::string_view kRefusalState = "22012";
+
 bool refused(const PGresult* result, const std::optional<Error>* instead) {
   if (instead == nullptr || !*instead || result == nullptr) return false;
   const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-  return state != nullptr && std::string_view(state) == "22012";
+  return state != nullptr && std::string_view(state) == kRefusalState;
 }
 
 }  // namespace
@@ -461,7 +464,7 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
     for (std::size_t i = 0; i < steps.size(); ++i) {
       auto rows = run(steps[i].sql, steps[i].values ? *steps[i].values : none, steps[i].what);
       if (!rows && steps[i].instead && *steps[i].instead &&
-          rows.error().details["postgresql"] == json::Value("22012"))
+          rows.error().details["postgresql"] == json::Value(kRefusalState))
         rows = fail(**steps[i].instead);
       if (!rows) {
         if (i < opening) begin_failure_ = rows.error();

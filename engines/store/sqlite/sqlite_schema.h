@@ -19,11 +19,12 @@ struct Migration {
   const char* description;  // what the step does, for system.migrate
 };
 
+/// FTS5's own vocabulary of tasks_fts, in the connection's temp schema (validate reads it).
+inline constexpr std::string_view kIndexVocabulary =
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); ";
 /// Fills tasks_fts_terms (schema v16) with every term of tasks_fts, from FTS5's own vocabulary (it
 /// reads every posting: once per schema step, restore, repair or a fold that finds the table
 /// marked incomplete), and marks it complete (the row '').
-inline constexpr std::string_view kIndexVocabulary =
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); ";
 inline constexpr std::string_view kRebuildIndexTerms =
     "DELETE FROM tasks_fts_terms; "
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tasks_fts_vocab USING fts5vocab(main, tasks_fts, row); "

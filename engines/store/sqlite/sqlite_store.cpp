@@ -474,7 +474,6 @@ void remove_sqlite_files(const std::filesystem::path& file) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal", "-turn"}) std::filesystem::remove(file.string() + suffix, ec);
 }
 
-
 using namespace sqlite;  // the store class and the helpers of sqlite_store_impl.h
 
 std::int64_t sqlite_schema_version() { return sqlite::schema_steps().back().version; }
