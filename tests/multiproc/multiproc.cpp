@@ -241,8 +241,10 @@ bool start_agents(int count, const std::string& name, std::vector<std::unique_pt
 struct Race {
   int won = 0;
   int refused = 0;                 // E_TASK_CLAIMED
-  std::string winner;              // the winner's session
+  std::string winner;              // the (first) winner's session
   Value winning;                   // its reply
+  std::vector<Value> winnings;     // every winner's reply, in the servers' order
+  std::set<std::string> winners;   // every winner's session
   std::set<std::string> named;     // the holders the refusals named
 };
 
@@ -261,9 +263,12 @@ Race race_for_t001(std::vector<std::unique_ptr<McpClient>>& servers, const std::
       envelope = server.read_reply()["result"]["structuredContent"];
     }
     if (succeeded(envelope)) {
-      ++race.won;
-      race.winner = sessions[k];
-      race.winning = envelope;
+      if (++race.won == 1) {
+        race.winner = sessions[k];
+        race.winning = envelope;
+      }
+      race.winnings.push_back(envelope);
+      race.winners.insert(sessions[k]);
     } else if (ct::testing::error_code(envelope) == "E_TASK_CLAIMED") {
       ++race.refused;
       const Value& holder = envelope["error"]["details"]["holder"];
@@ -472,14 +477,36 @@ void lease() {
     }
   });
   std::this_thread::sleep_until(silent_from + kLease + std::chrono::milliseconds(300));
+  const auto race_from = Clock::now();
   Race race = race_for_t001(racers, sessions);
+  const auto race_took = Clock::now() - race_from;
   racing = false;
   watcher.join();
-  EXPECT(race.won == 1, std::to_string(race.won) + " winners");
-  EXPECT(race.refused == kRacers - 1, std::to_string(race.refused) + " got E_TASK_CLAIMED");
-  EXPECT(race.named == std::set<std::string>{race.winner}, "E_TASK_CLAIMED names the winner");
-  EXPECT(race.winning["data"]["takenOver"]["session"] == Value(holder),
-         "taken from the silent holder: " + race.winning.dump());
+  EXPECT(race.won + race.refused == kRacers, std::to_string(race.refused) + " got E_TASK_CLAIMED, " +
+                                                 std::to_string(race.won) + " won");
+  if (race_took < kLease) {
+    EXPECT(race.won == 1, std::to_string(race.won) + " winners");
+    EXPECT(race.named == std::set<std::string>{race.winner}, "E_TASK_CLAIMED names the winner");
+    EXPECT(race.winning["data"]["takenOver"]["session"] == Value(holder),
+           "taken from the silent holder: " + race.winning.dump());
+  } else {
+    // The race outlasted a lease (a loaded machine): a winner that made no call since its claim
+    // lets it lapse, and a later racer takes it over, as it should. Still one holder at a time: each
+    // claim taken from the silent holder or from a winner before it, the silent holder's once.
+    std::printf("lease: the race took %lld ms, longer than the lease; %d winners\n",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(race_took).count()),
+                race.won);
+    EXPECT(race.won >= 1, "no winner");
+    int from_holder = 0;
+    for (const Value& winning : race.winnings) {
+      const Value& from = winning["data"]["takenOver"]["session"];
+      if (from == Value(holder)) ++from_holder;
+      else EXPECT(from.is_string() && race.winners.contains(from.as_string()),
+                  "taken over from the holder or a winner: " + winning.dump());
+    }
+    EXPECT(from_holder == 1, std::to_string(from_holder) + " took the claim from the silent holder");
+    for (const auto& named : race.named) EXPECT(race.winners.contains(named), "E_TASK_CLAIMED names a winner: " + named);
+  }
   EXPECT(most_holders <= 1, std::to_string(most_holders.load()) + " holders seen at once");
   racers.clear();
   expect_valid_store("after the leases");
