@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
@@ -49,7 +50,8 @@ constexpr std::string_view kUsage = R"(usage: ct_bench_fleet --ct PATH [options]
   --agents LIST     agent process counts, comma-separated (default 1,2,4,8,16,32)
   --tasks N         tasks in each run's store (default 10000)
   --seconds S       how long all agents call at once, per K (default 10)
-  --postgresql URL  the store on that PostgreSQL server (a schema of its own per K) instead of SQLite
+  --postgresql URL  the store on that PostgreSQL server (a schema of its own per K, dropped after it
+                    unless --keep) instead of SQLite
   --serve           the agents are K HTTP clients (MCP sessions) of one `ct serve`, not K `ct mcp`
   --serve-args ".." extra `ct serve` arguments, split on spaces (e.g. "--threads 8"); implies --serve
   --keep DIR        build the projects in DIR and keep them (default: a temp dir, removed)
@@ -344,7 +346,9 @@ struct Row {
 Row run_fleet(const Options& options, int agents) {
   WorkDir work(options.keep ? std::optional<fs::path>(*options.keep / ("k" + std::to_string(agents))) : std::nullopt,
                "ct-bench-fleet");
-  write_bench_config(work.path(), options.postgresql, "bench_fleet_k" + std::to_string(agents));
+  const PgSchemaDrop schema(options.postgresql,
+                            write_bench_config(work.path(), options.postgresql, "bench_fleet_k" + std::to_string(agents)),
+                            options.keep.has_value());
   Router router(registry(), Workspace::open(work.path()), RouterOptions{}, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));
   progress("K=" + std::to_string(agents) + ": importing " + std::to_string(options.tasks) + " tasks");

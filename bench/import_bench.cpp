@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
@@ -87,9 +88,11 @@ struct Sample {
 };
 
 Sample import_once(const Options& options, const json::Value& tasks, int run) {
-  WorkDir work(options.keep ? std::optional<fs::path>(*options.keep / ("run" + std::to_string(run))) : std::nullopt,
-               "ct-bench-import");
-  write_bench_config(work.path(), options.postgresql, "bench_import");
+  // Every import into a store of its own: a directory, and on PostgreSQL a schema, per size and run.
+  const std::string name = std::to_string(tasks.size()) + "_" + std::to_string(run);
+  WorkDir work(options.keep ? std::optional<fs::path>(*options.keep / ("n" + name)) : std::nullopt, "ct-bench-import");
+  const PgSchemaDrop schema(options.postgresql, write_bench_config(work.path(), options.postgresql, "bench_import_" + name),
+                            options.keep.has_value());
   RouterOptions router_options;
   Router router(registry(), Workspace::open(work.path()), router_options, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));

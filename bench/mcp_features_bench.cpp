@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/json_parse.h"
@@ -93,7 +94,8 @@ class Clocked final : public mcp::Outbox {
 int run(const StoreOptions& options) {
   WorkDir work(options.keep, "ct-bench-mcp-features");
   const fs::path& dir = work.path();
-  write_bench_config(dir, options.postgresql, "bench_features");
+  const PgSchemaDrop schema(options.postgresql, write_bench_config(dir, options.postgresql, "bench_features"),
+                            options.keep.has_value());
   auto workspace = Workspace::open(dir);
   mcp::RouterFactory make_router = [workspace] {
     return std::make_unique<Router>(registry(), workspace, RouterOptions{}, std::make_unique<SystemClock>());

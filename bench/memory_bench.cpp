@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
@@ -68,7 +69,9 @@ Row measure(Router& router, std::int64_t size, std::string op, std::string targe
 
 void bench_size(std::int64_t size, const fs::path& dir, const Options& options, std::vector<Row>& rows,
                 std::vector<std::string>& notes) {
-  write_bench_config(dir, options.postgresql, "bench_memory_" + std::to_string(size));
+  const PgSchemaDrop schema(options.postgresql,
+                            write_bench_config(dir, options.postgresql, "bench_memory_" + std::to_string(size)),
+                            options.keep.has_value());
   for (std::size_t i = 0; i < kFiles; ++i) {
     fs::create_directories((dir / file_path(i)).parent_path());
     std::ofstream(dir / file_path(i)) << "// file " << i << "\nint value" << i << " = " << i << ";\n";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/json_parse.h"
@@ -37,7 +38,9 @@ int run(const StoreOptions& options) {
   limits.set("perMinute", 10000);
   limits.set("maxPerThread", 100000);
   config.set("messages", std::move(limits));
-  write_bench_config(dir, options.postgresql, "bench_messages", std::move(config));
+  const PgSchemaDrop schema(options.postgresql,
+                            write_bench_config(dir, options.postgresql, "bench_messages", std::move(config)),
+                            options.keep.has_value());
   Router router(registry(), Workspace::open(dir), RouterOptions{}, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));
   progress("adding " + std::to_string(options.tasks) + " tasks");

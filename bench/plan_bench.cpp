@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/version.h"
@@ -140,7 +141,8 @@ Request apply_request(const std::string& plan, json::Value ops) {
 int run(const Options& options) {
   WorkDir work(options.keep, "ct-bench-plan");
   const fs::path& dir = work.path();
-  write_bench_config(dir, options.postgresql, "bench_plan");
+  const PgSchemaDrop schema(options.postgresql, write_bench_config(dir, options.postgresql, "bench_plan"),
+                            options.keep.has_value());
   RouterOptions router_options;
   Router router(registry(), Workspace::open(dir), router_options, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));

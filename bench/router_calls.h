@@ -76,17 +76,21 @@ inline Request query(std::string domain, std::string operation, json::Value para
 }
 
 /// The benchmark project's .cleo/config.json: `config`'s keys and, with `postgresql`, the store on
-/// that server in a schema of its own (`schema` and the process id).
-inline void write_bench_config(const std::filesystem::path& dir, const std::optional<std::string>& postgresql,
-                               std::string_view schema, json::Value config = json::Value::object()) {
+/// that server in a schema of its own (`schema` and the process id). Returns that schema's name
+/// ("" on SQLite), for a PgSchemaDrop (bench/pg_schema.h) to take away when the run is done.
+inline std::string write_bench_config(const std::filesystem::path& dir, const std::optional<std::string>& postgresql,
+                                      std::string_view schema, json::Value config = json::Value::object()) {
   std::filesystem::create_directories(dir / ".cleo");
+  std::string name;
   if (postgresql) {
+    name = std::string(schema) + "_" + std::to_string(::getpid());
     json::Value storage = json::Value::object();
     storage.set("url", *postgresql);
-    storage.set("schema", std::string(schema) + "_" + std::to_string(::getpid()));
+    storage.set("schema", name);
     config.set("storage", std::move(storage));
   }
   if (!config.empty()) std::ofstream(dir / ".cleo" / "config.json") << config.dump();
+  return name;
 }
 
 /// Fills a store through `router` with `size` tasks planned by `workload`, then completes ~30% of

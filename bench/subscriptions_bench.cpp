@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/json_parse.h"
@@ -159,7 +160,8 @@ TimedRow told(Router& writer, Clocked& legit, const std::string& task, int runs,
 int run(const Options& options) {
   WorkDir work(options.keep, "ct-bench-subscriptions");
   const fs::path& dir = work.path();
-  write_bench_config(dir, options.postgresql, "bench_subscriptions");
+  const PgSchemaDrop schema(options.postgresql, write_bench_config(dir, options.postgresql, "bench_subscriptions"),
+                            options.keep.has_value());
   auto workspace = Workspace::open(dir);
   mcp::RouterFactory make_router = [workspace] {
     return std::make_unique<Router>(registry(), workspace, RouterOptions{}, std::make_unique<SystemClock>());

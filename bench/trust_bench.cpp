@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/pg_schema.h"
 #include "bench/router_calls.h"
 #include "core/clock.h"
 #include "core/json_parse.h"
@@ -62,7 +63,9 @@ int run(const Options& options) {
   json::Value validate = json::Value::object();
   validate.set("testCommand", "true");
   config.set("validate", std::move(validate));
-  write_bench_config(dir, options.postgresql, "bench_trust", std::move(config));
+  const PgSchemaDrop schema(options.postgresql,
+                            write_bench_config(dir, options.postgresql, "bench_trust", std::move(config)),
+                            options.keep.has_value());
   RouterOptions router_options;
   Router router(registry(), Workspace::open(dir), router_options, std::make_unique<SystemClock>());
   call(router, mutate("system", "init", json::Value::object()));

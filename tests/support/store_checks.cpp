@@ -48,6 +48,19 @@ std::expected<Rows, std::string> query_pg_rows(const std::string& url, const std
   return rows;
 }
 
+std::expected<void, std::string> drop_pg_schema(const std::string& url, const std::string& schema) {
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(PQconnectdb(url.c_str()), PQfinish);
+  if (PQstatus(conn.get()) != CONNECTION_OK) return std::unexpected(std::string("cannot connect: ") + PQerrorMessage(conn.get()));
+  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);  // not each object the drop takes
+  std::unique_ptr<char, void (*)(void*)> quoted(PQescapeIdentifier(conn.get(), schema.data(), schema.size()), PQfreemem);
+  if (!quoted) return std::unexpected(std::string("cannot quote the schema's name: ") + PQerrorMessage(conn.get()));
+  const std::string sql = std::string("DROP SCHEMA IF EXISTS ") + quoted.get() + " CASCADE";
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result(PQexec(conn.get(), sql.c_str()), PQclear);
+  if (PQresultStatus(result.get()) != PGRES_COMMAND_OK)
+    return std::unexpected("`" + sql + "` failed: " + PQerrorMessage(conn.get()));
+  return {};
+}
+
 std::string integrity_problem(const std::filesystem::path& db) {
   auto rows = query_rows(db, "PRAGMA integrity_check", true);
   if (!rows) return "integrity_check could not run: " + rows.error();

@@ -24,6 +24,10 @@ std::expected<Rows, std::string> query_rows(const std::filesystem::path& db, con
 std::expected<Rows, std::string> query_pg_rows(const std::string& url, const std::string& schema,
                                                const std::string& sql);
 
+/// Drops `schema` with everything in it from the PostgreSQL server at `url` (nothing when there is
+/// no such schema).
+std::expected<void, std::string> drop_pg_schema(const std::string& url, const std::string& schema);
+
 /// "" when `PRAGMA integrity_check` answers ok, else what it answered (or why it could not run).
 std::string integrity_problem(const std::filesystem::path& db);
 
