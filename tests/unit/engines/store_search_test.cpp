@@ -641,15 +641,17 @@ TEST_CASE("a page of the window is the best of the newest matches, as every matc
   // and the page is the first `limit` of those in the same order, with the same scores to the bit.
   // Scores take few values here (a title says the word 1 to 4 times), so the page's last place is
   // a tie that the task number breaks; one word and two words (their ranks summed), a prefix, a
-  // status filter that leaves fewer matches than the window, and a rare word (PostgreSQL reads the
-  // common words newest first and the rest from every match: both ways are checked).
+  // word in every other task (the window cut between matches), a status filter that leaves fewer
+  // matches than the window, and a rare word (PostgreSQL reads the common words newest first and
+  // the rest from every match: both ways are checked).
   TempDir dir;
   auto store = test::create_store(dir.path() / "tasks.db");
   const std::int64_t last = 2 * kSearchRankWindow + 300;
   for (std::int64_t n = 1; n <= last; ++n) {
     std::string title = "Task";
     for (std::int64_t i = 0; i <= n % 4; ++i) title += " alpha";
-    Task task = make_task(task_id(n), title + (n % 3 == 0 ? " beta" : "") + (n % 40 == 0 ? " gamma" : ""));
+    Task task = make_task(task_id(n), title + (n % 3 == 0 ? " beta" : "") + (n % 2 == 0 ? " delta" : "") +
+                                          (n % 40 == 0 ? " gamma" : ""));
     if (n % 5 == 0) task.description = "alpha again";
     if (n % 11 == 0) task.status = TaskStatus::Done;
     REQUIRE(store->insert_task(task));
@@ -657,7 +659,8 @@ TEST_CASE("a page of the window is the best of the newest matches, as every matc
   TaskFilter done;
   done.statuses = {TaskStatus::Done};
   const std::vector<std::pair<std::string, TaskFilter>> queries = {
-      {"alpha", {}}, {"alp", {}}, {"alpha beta", {}}, {"beta", {}}, {"alpha", done}, {"gamma", {}}, {"gamma alpha", {}}};
+      {"alpha", {}}, {"alp", {}},   {"alpha beta", {}},  {"beta", {}},
+      {"delta", {}}, {"delta alpha", {}}, {"alpha", done}, {"gamma", {}}, {"gamma alpha", {}}};
   for (const auto& [text, filter] : queries) {
     const Answer every = answer_of(*store, text, filter, -1);
     REQUIRE_FALSE(every.hits.empty());
