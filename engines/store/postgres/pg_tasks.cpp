@@ -24,9 +24,7 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
   // parents among them (7,166 probes, 20–50 ms per call at 10k tasks). So the open tasks' distinct
   // parents are found once instead, by skipping through tasks_status_tree (status, archived,
   // parent) from one parent to the next — a probe per parent, not per task — and then a leaf is a
-  // task outside that set, and a non-leaf group reads only the parents' rows. That walk reads a
-  // leaf page of the index per parent, so it is done only when a non-leaf could be on the page:
-  // the leaf groups are asked first on their own (`statement(true)` below).
+  // task outside that set, and a non-leaf group reads only the parents' rows.
   const bool phase_matters = !scoring.phase.empty() && scoring.phase_bonus != 0;
   const bool leaf_matters = scoring.leaf_bonus != 0;
   static constexpr std::array<std::string_view, 4> kPriorities = {"critical", "high", "medium", "low"};
@@ -51,78 +49,54 @@ Result<std::vector<ReadyCandidate>> PgStore::top_ready(const ReadyScoring& scori
       "   WHERE d.task_id = t.id AND u.status NOT IN ('done', 'cancelled'))"
       " AND NOT " + sql::live_claim(cutoff) +
       " AND (t.status = 'pending' OR EXISTS (SELECT 1 FROM focus f WHERE f.task_id = t.id))" + within;
-  // `leaves_only`: the leaf groups alone, each candidate's leaf test a probe of its children
-  // (kOpenChildren) instead of the walk below, and with them `bound`, the best score a non-leaf
-  // could have: that of the best non-leaf group (status, priority, phase) holding any task at all.
-  // When its page is full and its last score is above that bound, no non-leaf can enter the page,
-  // and the page is what the whole statement answers. The walk reads a leaf page of
-  // tasks_status_tree per parent (at 10k tasks, 115 steps: most of the statement's server CPU).
-  auto statement = [&](bool leaves_only) {
-    std::string sql;
-    if (leaf_matters && !leaves_only)
-      sql = "WITH RECURSIVE walk(status, parent) AS ("
-            // The first parent of each open status, then from each parent to the next.
-            " SELECT s.status, (SELECT c.parent FROM tasks c WHERE c.status = s.status AND c.archived = 0"
-            "  AND c.parent IS NOT NULL ORDER BY c.parent NULLS FIRST LIMIT 1)"
-            " FROM (VALUES ('pending'), ('active'), ('blocked')) AS s(status)"
-            " UNION ALL"
-            " SELECT w.status, (SELECT c.parent FROM tasks c WHERE c.status = w.status AND c.archived = 0"
-            "  AND c.parent > w.parent ORDER BY c.parent NULLS FIRST LIMIT 1)"
-            " FROM walk w WHERE w.parent IS NOT NULL),"
-            " open_parents AS (SELECT DISTINCT parent AS id FROM walk WHERE parent IS NOT NULL),"
-            // The candidates that are not leaves, read once for the groups that want them; an
-            // epic's work is its children: it is next only once they are finished.
-            " parents AS MATERIALIZED (SELECT t.id, t.status, t.priority, t.phase, t.position, t.created_at, t.num"
-            "  FROM tasks t WHERE t.id IN (SELECT id FROM open_parents) AND t.archived = 0 AND t.type <> 'epic'" +
-            ready + ") ";
-    const std::string open_children(kOpenChildren);
-    std::string branches;
-    std::string bounds;
-    for (std::string_view status : scoring.lapsed_before ? std::vector<std::string_view>{"pending", "active"}
-                                                         : std::vector<std::string_view>{"pending"})
-      for (std::size_t p = 0; p < kPriorities.size(); ++p)
-        for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
-          for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1}) {
-            const int score = scoring.priority_points[p] + (in_phase == 1 ? scoring.phase_bonus : 0) +
-                              (leaf == 1 ? scoring.leaf_bonus : 0);
-            const std::string head = "(SELECT t.id, " + std::to_string(score) + " AS score, " +
-                                     (leaf == 1 ? "TRUE" : "FALSE") + " AS leaf, " + (in_phase == 1 ? "TRUE" : "FALSE") +
-                                     " AS in_phase, t.position, t.created_at, t.num FROM ";
-            std::string where = "t.status = '" + std::string(status) + "' AND t.priority = '" +
-                                std::string(kPriorities[p]) + "'";
-            if (in_phase >= 0) where += " AND t.phase " + std::string(in_phase == 1 ? "=" : "<>") + " " + phase;
-            if (leaf == 0 && leaves_only) {
-              bounds += std::string(bounds.empty() ? "" : " UNION ALL ") + "SELECT " + std::to_string(score) +
-                        " WHERE EXISTS (SELECT 1 FROM tasks t WHERE " + where + " AND t.archived = 0)";
-              continue;
-            }
-            branches += branches.empty() ? "" : " UNION ALL ";
-            if (leaf == 0) {
-              branches += head + "parents t WHERE " + where;
-            } else {
-              branches += head + "tasks t WHERE " + where + " AND t.archived = 0" + ready;
-              branches += leaf == 1 ? (leaves_only ? " AND NOT " + open_children : " AND t.id NOT IN (SELECT id FROM open_parents)")
-                                    : " AND NOT (t.type = 'epic' AND " + open_children + ")";
-            }
-            branches += " ORDER BY t.position, t.created_at, t.num LIMIT " + limit + ")";
+  std::string sql;
+  if (leaf_matters)
+    sql = "WITH RECURSIVE walk(status, parent) AS ("
+          // The first parent of each open status, then from each parent to the next.
+          " SELECT s.status, (SELECT c.parent FROM tasks c WHERE c.status = s.status AND c.archived = 0"
+          "  AND c.parent IS NOT NULL ORDER BY c.parent NULLS FIRST LIMIT 1)"
+          " FROM (VALUES ('pending'), ('active'), ('blocked')) AS s(status)"
+          " UNION ALL"
+          " SELECT w.status, (SELECT c.parent FROM tasks c WHERE c.status = w.status AND c.archived = 0"
+          "  AND c.parent > w.parent ORDER BY c.parent NULLS FIRST LIMIT 1)"
+          " FROM walk w WHERE w.parent IS NOT NULL),"
+          " open_parents AS (SELECT DISTINCT parent AS id FROM walk WHERE parent IS NOT NULL),"
+          // The candidates that are not leaves, read once for the groups that want them; an
+          // epic's work is its children: it is next only once they are finished.
+          " parents AS MATERIALIZED (SELECT t.id, t.status, t.priority, t.phase, t.position, t.created_at, t.num"
+          "  FROM tasks t WHERE t.id IN (SELECT id FROM open_parents) AND t.archived = 0 AND t.type <> 'epic'" +
+          ready + ") ";
+  const std::string open_children(kOpenChildren);
+  std::string branches;
+  for (std::string_view status : scoring.lapsed_before ? std::vector<std::string_view>{"pending", "active"}
+                                                       : std::vector<std::string_view>{"pending"})
+    for (std::size_t p = 0; p < kPriorities.size(); ++p)
+      for (int in_phase : phase_matters ? std::vector<int>{1, 0} : std::vector<int>{-1})
+        for (int leaf : leaf_matters ? std::vector<int>{1, 0} : std::vector<int>{-1}) {
+          const int score = scoring.priority_points[p] + (in_phase == 1 ? scoring.phase_bonus : 0) +
+                            (leaf == 1 ? scoring.leaf_bonus : 0);
+          const std::string head = "(SELECT t.id, " + std::to_string(score) + " AS score, " +
+                                   (leaf == 1 ? "TRUE" : "FALSE") + " AS leaf, " + (in_phase == 1 ? "TRUE" : "FALSE") +
+                                   " AS in_phase, t.position, t.created_at, t.num FROM ";
+          std::string where = "t.status = '" + std::string(status) + "' AND t.priority = '" +
+                              std::string(kPriorities[p]) + "'";
+          if (in_phase >= 0) where += " AND t.phase " + std::string(in_phase == 1 ? "=" : "<>") + " " + phase;
+          branches += branches.empty() ? "" : " UNION ALL ";
+          if (leaf == 0) {
+            branches += head + "parents t WHERE " + where;
+          } else {
+            branches += head + "tasks t WHERE " + where + " AND t.archived = 0" + ready;
+            branches += leaf == 1 ? " AND t.id NOT IN (SELECT id FROM open_parents)"
+                                  : " AND NOT (t.type = 'epic' AND " + open_children + ")";
           }
-    const std::string bound = leaves_only ? ", (SELECT max(b.score) FROM (" + bounds + ") AS b(score))" : "";
-    return sql + "SELECT c.id, c.score, c.leaf, c.in_phase" + bound + " FROM (" + branches +
-           ") AS c ORDER BY c.score DESC, c.position, c.created_at, c.num LIMIT " + limit;
-  };
-  auto candidate = [](const sql::Cursor& row) {
+          branches += " ORDER BY t.position, t.created_at, t.num LIMIT " + limit + ")";
+        }
+  sql += "SELECT c.id, c.score, c.leaf, c.in_phase FROM (" + branches +
+         ") AS c ORDER BY c.score DESC, c.position, c.created_at, c.num LIMIT " + limit;
+  return runner_.all(sql, args, "cannot list ready tasks", [](const sql::Cursor& row) {
     return ReadyCandidate{std::string(row.text(0)), static_cast<int>(row.integer(1)), row.text(2) == "t",
                           row.text(3) == "t"};
-  };
-  if (leaf_matters) {
-    std::optional<std::int64_t> bound;
-    CT_TRY_ASSIGN(out, runner_.all(statement(true), args, "cannot list ready tasks", [&](const sql::Cursor& row) {
-      bound = row.optional_int(4);
-      return candidate(row);
-    }));
-    if (std::ssize(out) == scoring.limit && (!bound || out.back().score > *bound)) return out;
-  }
-  return runner_.all(statement(false), args, "cannot list ready tasks", candidate);
+  });
 }
 
 Result<std::vector<Task>> PgStore::get_tasks(const std::vector<std::string>& ids) {

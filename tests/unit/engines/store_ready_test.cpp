@@ -1,7 +1,6 @@
 // Store::top_ready (tasks.next's ranking) against its definition, on random trees: each backend
-// walks the score groups its own way (SQLite a statement per group, PostgreSQL the leaf groups
-// first and, when a non-leaf could reach the page, one statement whose non-leaf groups start from
-// the open tasks' parents), and both must give exactly the ranking the
+// walks the score groups its own way (SQLite a statement per group, PostgreSQL one statement whose
+// non-leaf groups start from the open tasks' parents), and both must give exactly the ranking the
 // definition in engines/store/task_store.h gives — the same ids, scores and flags, in order.
 #include <catch2/catch.hpp>
 
@@ -165,9 +164,8 @@ TEST_CASE("store: top_ready ranks random trees as its definition does", "[store]
     ReadyScoring tied = leafy;
     tied.priority_points = {20, 10, 10, 0};   // groups of equal scores merged by position
     scorings.push_back(tied);
-    // Short pages of each: PostgreSQL answers them from the leaf groups alone when no non-leaf
-    // group could reach the page, and otherwise from every group (ties at the page's last score
-    // among them: "tied" gives a medium leaf the score of a critical non-leaf).
+    // Short pages of each (ties at the page's last score among them: "tied" gives a medium leaf
+    // the score of a critical non-leaf).
     for (std::size_t s = 0, whole = scorings.size(); s < whole; ++s)
       for (std::int64_t limit : {1, 3, 10}) {
         ReadyScoring short_page = scorings[s];
@@ -187,9 +185,9 @@ TEST_CASE("store: top_ready ranks random trees as its definition does", "[store]
 }
 
 TEST_CASE("store: a page of leaves is the answer only when no non-leaf could reach it", "[store][next]") {
-  // As a fleet's store is: epics whose children are the work, every task medium. PostgreSQL then
-  // answers from the leaf groups alone; a non-leaf that scores above the leaves (a critical task
-  // with an open child), or as much (its tie broken by position), must still come first.
+  // As a fleet's store is: epics whose children are the work, every task medium; a non-leaf that
+  // scores above the leaves (a critical task with an open child), or as much (its tie broken by
+  // position), must come first.
   test::TempDir dir;
   const auto file = dir.path() / "tasks.db";
   auto store = test::create_store(file);
