@@ -128,10 +128,10 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   // A row `near` reads is ranked as it is read (no second read of its vector, and the window keeps
   // (number, score) pairs, not vectors); `every` sorts all its matches first, so its rows are
   // ranked after the cut (ranked in its projection, all of them would be: 2,308 instead of
-  // 1,000 in the fleet's store). Only the page's rows are joined to their tasks
-  // by number (a filter "num IN w" on the whole table made PostgreSQL scan it): reading every
-  // column of the window's 1,000 rows to keep five was most of a find's time (tasks.find, and the
-  // completion of a task id by a word).
+  // 1,000 in the fleet's store). Only the page's rows are joined to their tasks by number (a
+  // filter "num IN w" on the whole table made PostgreSQL scan it): reading every column of the
+  // window's 1,000 rows to keep five was most of a find's time (tasks.find, and the completion
+  // of a task id by a word).
   // Where the window comes from (issue 56): the GIN index gives every match as a bitmap, and each
   // match's row is read to sort by number, linear in the matches. A word common among the
   // newest tasks (`below` not NULL) is read instead from the newest task backwards over at most `span`
