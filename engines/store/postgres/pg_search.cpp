@@ -26,12 +26,20 @@ constexpr std::string_view kWords =
 
 /// Rank of a row's vector `column`: per word, ts_rank with these weights ({D, C, B, A}), no length
 /// normalisation, summed. One word (most finds) is ranked by one call, the same value without the
-/// per-row subquery over the words (a third of the ranking's server CPU).
-std::string rank_of(std::string_view column, std::string_view weights) {
+/// per-row subquery over the words (a third of the ranking's server CPU). `query` and `each` name
+/// `m`'s two columns: as joined (`m.q`), or as values computed once (kQuery, kEach) where the
+/// statement does not join `m`.
+std::string rank_of(std::string_view column, std::string_view weights, std::string_view query = "m.q",
+                    std::string_view each = "m.each") {
   const std::string rank = "ts_rank('" + std::string(weights) + "'::real[], " + std::string(column);
-  return "CASE WHEN cardinality(m.each) = 1 THEN " + rank + ", m.q, 0) ELSE (SELECT coalesce(sum(" + rank +
-         ", e, 0)), 0) FROM unnest(m.each) AS e) END";
+  return "CASE WHEN cardinality(" + std::string(each) + ") = 1 THEN " + rank + ", " + std::string(query) +
+         ", 0) ELSE (SELECT coalesce(sum(" + rank + ", e, 0)), 0) FROM unnest(" + std::string(each) + ") AS e) END";
 }
+
+/// `m`'s columns as values PostgreSQL computes once per statement (an init plan) rather than
+/// joined: a CROSS JOIN of `m` with the rows scanned rescanned `m` for every row.
+constexpr std::string_view kQuery = "(SELECT q FROM m)";
+constexpr std::string_view kEach = "(SELECT each FROM m)";
 
 // Title 10, labels 5, description 3, notes 1 relative (A, B, C, D).
 constexpr std::string_view kTaskWeights = "{0.1,0.3,0.5,1.0}";
@@ -117,10 +125,13 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   conditions.erase(0, std::string_view(" WHERE TRUE").size());
   const std::int64_t window = std::max(kSearchRankWindow, limit + 1);
   const std::int64_t span = kNewestSpan * window;
-  // The window is ranked on the vectors it read (no second read of its rows), and only the page's
-  // rows are joined to their tasks by number (a filter "num IN w" on the whole table made
-  // PostgreSQL scan it): reading every column of the window's 1,000 rows to keep five was most of
-  // a find's time (tasks.find, and the completion of a task id by a word).
+  // A row `near` reads is ranked as it is read (no second read of its vector, and the window keeps
+  // (number, score) pairs, not vectors); `every` sorts all its matches first, so its rows are
+  // ranked after the cut (ranked in its projection, all of them would be: 2,308 instead of
+  // 1,000 in the fleet's store). Only the page's rows are joined to their tasks by number (a
+  // filter "num IN w" on the whole table made PostgreSQL scan it): reading every column of the
+  // window's 1,000 rows to keep five was most of a find's time (tasks.find, and the completion
+  // of a task id by a word).
   // Where the window comes from (issue 56): the GIN index gives every match as a bitmap, and each
   // match's row is read to sort by number, linear in the matches. A word common among the
   // newest tasks (`below` not NULL) is read instead from the newest task backwards over at most `span`
@@ -128,12 +139,14 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   // Whether a word is common is read from the newest kSampleRows tasks (`sample`), only in a store
   // of at least two windows (PostgreSQL evaluates the sample only when the CASE reaches it).
   // When that does not fill the window (or was not tried), `every` reads it from every match as
-  // before; a full `near` is the newest `window` matches whatever lies below it. `near` not tried
-  // is a one-time filter (PostgreSQL planned it as a scan of every row testing `num > NULL`). Its
-  // range is closed above (`num <= newest`, true of every row): a range open on one side looked
-  // like a third of the table to the planner, which then read the whole span and sorted it
-  // instead of walking the primary key backwards to the window (at 10k tasks: 8,000 rows tested
-  // and sorted against 4,400 tested; 3.3 → 2.1 ms of server CPU per find).
+  // before; a full `near` is the newest `window` matches whatever lies below it (`filled`, counted
+  // once). `near` not tried is a one-time filter (PostgreSQL planned it as a scan of every row
+  // testing `num > NULL`). Its range is closed above (`num <= newest`, true of every row): a range
+  // open on one side looked like a third of the table to the planner, which then read the whole
+  // span and sorted it instead of walking the primary key backwards to the window (at 10k tasks:
+  // 8,000 rows tested and sorted against 4,400 tested; 3.3 → 2.1 ms of server CPU per find).
+  // The query is a value computed once (kQuery), not `m` joined: joined, `m` was rescanned for
+  // each of the ~4,400 rows `near` tests.
   // The page's limit is written in, not bound: the plan cache then keeps one plan instead of
   // planning the statement again at every call (a bound LIMIT made its custom plans look cheaper).
   // A custom plan knew little more: the words reach the planner only through `m`, computed at run
@@ -141,26 +154,28 @@ Result<std::vector<SearchHit>> PgStore::search(std::string_view text, const Task
   const std::string sizes[] = {std::to_string(window), std::to_string(span), std::to_string(2 * window),
                                std::to_string((window + window / 4) * kSampleRows)};
   const std::string& n_window = sizes[0];
+  const std::string query(kQuery);
+  const std::string score = rank_of("t.search", kTaskWeights, kQuery, kEach) + " AS score";
   const std::string sql =
       std::string(kWords) +
       ", sample AS (SELECT count(*) AS n FROM (SELECT t.search FROM tasks t ORDER BY t.num DESC LIMIT " +
-      std::to_string(kSampleRows) + ") s CROSS JOIN m WHERE ts_match_vq(s.search, m.q))" +
+      std::to_string(kSampleRows) + ") s WHERE ts_match_vq(s.search, " + query + "))" +
       ", newest AS (SELECT coalesce(max(num), 0) AS num FROM tasks),"
       " below AS (SELECT CASE WHEN (SELECT num FROM newest) < " + sizes[2] +
       " THEN NULL WHEN (SELECT n FROM sample) * least(" + sizes[1] + ", (SELECT num FROM newest)) >= " + sizes[3] +
       " THEN (SELECT num FROM newest) - " + sizes[1] + " END AS num),"
-      " near AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t"
+      " near AS MATERIALIZED (SELECT t.num, " + score + " FROM tasks t"
       " WHERE (SELECT num FROM below) IS NOT NULL AND t.num > (SELECT num FROM below)"
-      " AND t.num <= (SELECT num FROM newest) AND ts_match_vq(t.search, m.q)" + conditions +
+      " AND t.num <= (SELECT num FROM newest) AND ts_match_vq(t.search, " + query + ")" + conditions +
       " ORDER BY t.num DESC LIMIT " + n_window + "),"
-      " every AS MATERIALIZED (SELECT t.num, t.search FROM m CROSS JOIN tasks t WHERE (SELECT count(*) FROM near) < " +
-      n_window + " AND t.search @@ m.q" + conditions + " ORDER BY t.num DESC LIMIT " + n_window + "),"
-      " w AS MATERIALIZED (SELECT num, search FROM near WHERE (SELECT count(*) FROM near) >= " + n_window +
-      " UNION ALL SELECT num, search FROM every"
-      "), ex AS (SELECT t.num, t.search FROM tasks t WHERE t.id = ?2::text" + conditions +
-      "), hit AS (SELECT w.num, " + rank_of("w.search", kTaskWeights) + " AS score, TRUE AS words FROM m CROSS JOIN w"
-      " UNION ALL SELECT ex.num, " + rank_of("ex.search", kTaskWeights) + ", FALSE FROM m CROSS JOIN ex"
-      " WHERE ex.num NOT IN (SELECT num FROM w)),"
+      " filled AS (SELECT count(*) >= " + n_window + " AS yes FROM near),"
+      " every AS MATERIALIZED (SELECT t.num, t.search FROM tasks t WHERE NOT (SELECT yes FROM filled)"
+      " AND t.search @@ " + query + conditions + " ORDER BY t.num DESC LIMIT " + n_window + "),"
+      " w AS MATERIALIZED (SELECT num, score FROM near WHERE (SELECT yes FROM filled)"
+      " UNION ALL SELECT every.num, " + rank_of("every.search", kTaskWeights, kQuery, kEach) + " FROM every"
+      "), ex AS (SELECT t.num, " + score + " FROM tasks t WHERE t.id = ?2::text" + conditions +
+      "), hit AS (SELECT w.num, w.score, TRUE AS words FROM w"
+      " UNION ALL SELECT ex.num, ex.score, FALSE FROM ex WHERE ex.num NOT IN (SELECT num FROM w)),"
       " top AS (SELECT hit.num, hit.score, hit.words, hit.num IN (SELECT num FROM ex) AS exact FROM hit"
       " ORDER BY exact DESC, score DESC, hit.num LIMIT " + std::to_string(limit) + ") SELECT " +
       std::string(kTaskColumns) + ", top.score, top.exact, (SELECT count(*) FROM w) AS in_window, top.words"

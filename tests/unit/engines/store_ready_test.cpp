@@ -164,11 +164,14 @@ TEST_CASE("store: top_ready ranks random trees as its definition does", "[store]
     ReadyScoring tied = leafy;
     tied.priority_points = {20, 10, 10, 0};   // groups of equal scores merged by position
     scorings.push_back(tied);
-    for (std::int64_t limit : {1, 3}) {
-      ReadyScoring short_page = phased;
-      short_page.limit = limit;
-      scorings.push_back(short_page);
-    }
+    // Short pages of each (ties at the page's last score among them: "tied" gives a medium leaf
+    // the score of a critical non-leaf).
+    for (std::size_t s = 0, whole = scorings.size(); s < whole; ++s)
+      for (std::int64_t limit : {1, 3, 10}) {
+        ReadyScoring short_page = scorings[s];
+        short_page.limit = limit;
+        scorings.push_back(short_page);
+      }
     for (std::size_t s = 0; s < scorings.size(); ++s) {
       INFO("round " << round << ", scoring " << s);
       auto got = store->top_ready(scorings[s]);
@@ -179,6 +182,65 @@ TEST_CASE("store: top_ready ranks random trees as its definition does", "[store]
       CHECK(describe(*got) == describe(want));
     }
   }
+}
+
+TEST_CASE("store: a page of leaves is the answer only when no non-leaf could reach it", "[store][next]") {
+  // As a fleet's store is: epics whose children are the work, every task medium; a non-leaf that
+  // scores above the leaves (a critical task with an open child), or as much (its tie broken by
+  // position), must come first.
+  test::TempDir dir;
+  const auto file = dir.path() / "tasks.db";
+  auto store = test::create_store(file);
+  Tree tree;
+  auto add = [&](int n, TaskType type, const std::string& parent, Priority priority, std::int64_t position) {
+    Task task;
+    task.id = task_id(n);
+    task.title = "Task " + std::to_string(n);
+    task.type = type;
+    task.parent = parent;
+    task.priority = priority;
+    task.position = position;
+    task.created_at = task.updated_at = 1'700'000'000'000 + n;
+    tree.tasks.push_back(task);
+    REQUIRE(store->insert_task(task));
+  };
+  for (int epic = 0; epic < 3; ++epic) {
+    const int first = 1 + epic * 10;
+    add(first, TaskType::Epic, "", Priority::Medium, epic + 1);
+    for (int n = first + 1; n < first + 10; ++n) add(n, TaskType::Task, task_id(first), Priority::Medium, n - first);
+  }
+  ReadyScoring scoring;
+  scoring.priority_points = {100, 75, 50, 25};
+  scoring.leaf_bonus = 10;
+  auto check = [&](const ReadyScoring& asked) {
+    for (std::int64_t limit : {1, 2, 5, 40}) {
+      ReadyScoring page = asked;
+      page.limit = limit;
+      INFO("limit " << limit);
+      auto got = store->top_ready(page);
+      REQUIRE(got);
+      const auto want = expected_ranking(tree, page);
+      CHECK(!want.empty());
+      CHECK(describe(*got) == describe(want));
+    }
+  };
+  check(scoring);
+  REQUIRE(describe(*store->top_ready(scoring)) == "T002:60L ");  // an epic's work is its children
+  // A critical task with an open child: a non-leaf, and the best.
+  add(40, TaskType::Task, "", Priority::Critical, 9);
+  add(41, TaskType::Task, task_id(40), Priority::Low, 1);
+  check(scoring);
+  CHECK(describe(*store->top_ready(scoring)) == "T040:100 ");
+  // Equal scores: a medium leaf (10 + 10) and the critical non-leaf (20), first by position.
+  ReadyScoring tied = scoring;
+  tied.priority_points = {20, 10, 10, 0};
+  check(tied);
+  tied.limit = 3;
+  CHECK(describe(*store->top_ready(tied)) == "T002:20L T012:20L T022:20L ");
+  test::run_sql(file, "UPDATE tasks SET position = 0 WHERE id = 'T040'");
+  tree.tasks[30].position = 0;
+  check(tied);
+  CHECK(describe(*store->top_ready(tied)) == "T040:20 T002:20L T012:20L ");
 }
 
 }  // namespace ct

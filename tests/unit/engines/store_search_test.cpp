@@ -635,4 +635,53 @@ TEST_CASE("a common word's window is the same whichever way the store reads it",
   CHECK(before[6 * 2].hits.front().first == "T005");  // an exact id, whatever its age
 }
 
+TEST_CASE("a page of the window is the best of the newest matches, as every match ranked says", "[engines][search]") {
+  // The window's answer against its definition: rank every match (limit -1, a scope's search: its
+  // own statement), keep the newest kSearchRankWindow of them (or the page's limit + 1, if more),
+  // and the page is the first `limit` of those in the same order, with the same scores to the bit.
+  // (Pages well within the window: near or past it, SQLite ranks the page's limit + 1 indexed
+  // matches and the noted ones besides: the case above.)
+  // Scores take few values here (a title says the word 1 to 4 times), so the page's last place is
+  // a tie that the task number breaks; one word and two words (their ranks summed), a prefix, a
+  // word in every other task (the window cut between matches), a status filter that leaves fewer
+  // matches than the window, and a rare word (PostgreSQL reads the common words newest first and
+  // the rest from every match: both ways are checked).
+  TempDir dir;
+  auto store = test::create_store(dir.path() / "tasks.db");
+  const std::int64_t last = 2 * kSearchRankWindow + 300;
+  for (std::int64_t n = 1; n <= last; ++n) {
+    std::string title = "Task";
+    for (std::int64_t i = 0; i <= n % 4; ++i) title += " alpha";
+    Task task = make_task(task_id(n), title + (n % 3 == 0 ? " beta" : "") + (n % 2 == 0 ? " delta" : "") +
+                                          (n % 40 == 0 ? " gamma" : ""));
+    if (n % 5 == 0) task.description = "alpha again";
+    if (n % 11 == 0) task.status = TaskStatus::Done;
+    REQUIRE(store->insert_task(task));
+  }
+  TaskFilter done;
+  done.statuses = {TaskStatus::Done};
+  const std::vector<std::pair<std::string, TaskFilter>> queries = {
+      {"alpha", {}}, {"alp", {}},   {"alpha beta", {}},  {"beta", {}},
+      {"delta", {}}, {"delta alpha", {}}, {"alpha", done}, {"gamma", {}}, {"gamma alpha", {}}};
+  for (const auto& [text, filter] : queries) {
+    const Answer every = answer_of(*store, text, filter, -1);
+    REQUIRE_FALSE(every.hits.empty());
+    for (std::int64_t limit : {std::int64_t{1}, std::int64_t{9}, std::int64_t{400}}) {
+      INFO(text << ", limit " << limit);
+      const std::int64_t window = std::max(kSearchRankWindow, limit + 1);
+      std::vector<std::int64_t> numbers;
+      for (const auto& hit : every.hits) numbers.push_back(std::stoll(hit.first.substr(1)));
+      std::sort(numbers.begin(), numbers.end(), std::greater<>());
+      const std::int64_t oldest = numbers[std::min<std::size_t>(numbers.size(), window) - 1];
+      Answer expected;
+      for (const auto& hit : every.hits)
+        if (std::ssize(expected.hits) < limit && std::stoll(hit.first.substr(1)) >= oldest) expected.hits.push_back(hit);
+      expected.matched = std::min<std::int64_t>(std::ssize(every.hits), window);
+      expected.at_least = std::ssize(every.hits) >= window;
+      const Answer page = answer_of(*store, text, filter, limit);
+      CHECK(page == expected);
+    }
+  }
+}
+
 }  // namespace ct
