@@ -69,8 +69,9 @@ class Store : public TaskStore,
   /// A hint, right after begin(): the transaction's first reads include task `id` (get_task). A
   /// store whose statements are round trips (PostgreSQL) reads it with the transaction's opening
   /// statements — a write's under its lock, so it reads what get_task would — and answers that
-  /// get_task from it when nothing was sent between; nothing else changes. SQLite ignores it.
-  virtual void expect_task(std::string_view /*id*/) {}
+  /// get_task from it when nothing was sent between; nothing else changes (TaskStore::expect,
+  /// which says the same of any reads). SQLite ignores it.
+  virtual void expect_task(std::string_view id) { expect({{ExpectedRead::Task, id}}); }
   [[nodiscard]] virtual Result<void> commit() = 0;
   virtual void rollback() = 0;  // never fails; a no-op outside a transaction
   virtual bool in_transaction() const = 0;
