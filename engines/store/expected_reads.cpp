@@ -4,9 +4,12 @@
 #include <span>
 #include <vector>
 
+#include "engines/store/lifecycle_store.h"
 #include "engines/store/message_store.h"
+#include "engines/store/research_store.h"
 #include "engines/store/task_store.h"
 #include "engines/store/tracker_store.h"
+#include "engines/store/trust_store.h"
 
 namespace ct {
 
@@ -46,6 +49,19 @@ void TaskStore::expect(std::initializer_list<Expected> reads) {
       case ExpectedRead::MaxPosition:
         if (!read.of.empty()) bound.bind(read.of);
         statements.push_back({max_position_sql(read.of.empty()), bound, "cannot read positions"});
+        break;
+      case ExpectedRead::Research:
+        bound.bind(read.of);
+        statements.push_back({ResearchStore::kResearchForTaskSql, bound, "cannot read research links"});
+        break;
+      case ExpectedRead::Gates:
+      case ExpectedRead::Stages:
+        bound.bind(read.of).bind(to_string(read.read == ExpectedRead::Gates ? LifecycleKind::Gate : LifecycleKind::Stage));
+        statements.push_back({LifecycleStore::lifecycle_states_sql(), bound, "cannot read lifecycle states"});
+        break;
+      case ExpectedRead::Evidence:
+        bound.bind(read.of);
+        statements.push_back({TrustStore::task_evidence_sql(false), bound, "cannot read the task's evidence"});
         break;
     }
   }

@@ -145,6 +145,10 @@ enum class ExpectedRead : std::uint8_t {
   TaskLinks,       // task_links(of) (TrackerStore)
   OpenChildCount,  // count_tasks of parent `of`'s children pending, active or blocked
   MaxPosition,     // max_position(of)
+  Research,        // research_for_task(of) (ResearchStore)
+  Gates,           // lifecycle_states(of, Gate) (LifecycleStore)
+  Stages,          // lifecycle_states(of, Stage)
+  Evidence,        // task_evidence(of, false) (TrustStore)
 };
 struct Expected {
   ExpectedRead read;

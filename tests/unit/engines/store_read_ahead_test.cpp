@@ -236,3 +236,5 @@ TEST_CASE("store: reads expected outside a transaction are made as they come", "
   REQUIRE(other->commit());
   CHECK(read_all(*store, "T002").title == "Changed by the other");
 }
+
+}  // namespace ct
