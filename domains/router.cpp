@@ -582,11 +582,11 @@ Result<pipeline::Transaction> Router::begin(const pipeline::Call& call, Context&
     CT_TRY(without_store(call, context, std::move(begun.error()), damaged_config));
     return pipeline::Transaction();
   }
-  // A write about one task reads it first: a store may read it with the lock (Store::expect_task).
+  // A write about one task reads it first: a store may read it with the lock (TaskStore::expect).
   if (kind == TxKind::Write && call.ids.empty())
     for (const auto& param : call.spec->params)
       if (param.name == "id" && param.type == ParamType::TaskId) {
-        if (auto id = call.params.opt_str("id")) context.store->expect_task(*id);
+        if (auto id = call.params.opt_str("id")) context.store->expect({{ExpectedRead::Task, *id}});
         break;
       }
   return pipeline::Transaction(context.store);

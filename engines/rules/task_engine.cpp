@@ -209,10 +209,7 @@ Result<void> TaskEngine::check_parent(const Task& parent, int height, const std:
   }
   std::int64_t max_siblings = config_.get_int("hierarchy.maxSiblings");
   if (max_siblings > 0 && open_child) {
-    TaskFilter filter;
-    filter.parent = parent.id;
-    filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
-    CT_TRY_ASSIGN(std::int64_t siblings, store_.count_tasks(filter));
+    CT_TRY_ASSIGN(std::int64_t siblings, store_.count_tasks(TaskStore::open_children_filter(parent.id)));
     if (siblings >= max_siblings) {
       Error error(ErrorCode::SiblingLimit, parent.id + " already has " + std::to_string(siblings) +
                                                " open children (hierarchy.maxSiblings = " +
@@ -320,6 +317,17 @@ Result<Task> TaskEngine::add(NewTask spec) {
   CT_TRY(check_title_description(spec.title, spec.description));
   Task task;
   std::optional<Task> parent;
+  // Its reads that need no other's answer, in the order made below (a server store sends them in
+  // one round trip, under the writers' lock): the parent, its open children (when the siblings are
+  // limited), the last position among its children. Reads between (the parent's own parents, the
+  // dependencies) are made on their own.
+  if (spec.parent.empty())
+    store_.expect({{ExpectedRead::MaxPosition, spec.parent}});
+  else if (config_.get_int("hierarchy.maxSiblings") > 0)
+    store_.expect({{ExpectedRead::Task, spec.parent}, {ExpectedRead::OpenChildCount, spec.parent},
+                   {ExpectedRead::MaxPosition, spec.parent}});
+  else
+    store_.expect({{ExpectedRead::Task, spec.parent}, {ExpectedRead::MaxPosition, spec.parent}});
   if (!spec.parent.empty()) {
     CT_TRY_ASSIGN(parent, store_.get_task(spec.parent));
     if (!parent) {
@@ -342,6 +350,8 @@ Result<Task> TaskEngine::add(NewTask spec) {
                     .with_fix("add it, then use tasks.start or tasks.complete").with_detail("field", "status"));
   if (!spec.blocked_by.empty()) status = TaskStatus::Blocked;
 
+  // The last position before the id: a read (expected above) before the counter's update.
+  CT_TRY_ASSIGN(std::int64_t last, store_.max_position(spec.parent));
   if (next_reserved_ < reserved_ids_.size()) {
     task.id = std::move(reserved_ids_[next_reserved_++]);
   } else {
@@ -353,7 +363,6 @@ Result<Task> TaskEngine::add(NewTask spec) {
   task.priority = spec.priority;
   task.type = infer_type(parent ? &*parent : nullptr, spec.type);
   task.parent = spec.parent;
-  CT_TRY_ASSIGN(std::int64_t last, store_.max_position(spec.parent));
   task.position = last + 1;
   task.depends = std::move(spec.depends);
   task.labels = lower_all(std::move(spec.labels));

@@ -9,11 +9,15 @@ namespace ct {
 
 using sql::Value;
 
-Result<std::vector<LifecycleState>> LifecycleStore::lifecycle_states(std::string_view subject, LifecycleKind kind) {
+const std::string& LifecycleStore::lifecycle_states_sql() {
   static const std::string sql = "SELECT " + std::string(kLifecycleStateColumns) +
                                  " FROM lifecycle WHERE subject = ?1 AND kind = ?2 ORDER BY name";
+  return sql;
+}
+
+Result<std::vector<LifecycleState>> LifecycleStore::lifecycle_states(std::string_view subject, LifecycleKind kind) {
   const Value args[] = {Value(subject), Value(to_string(kind))};
-  return sql_runner().all(sql, args, "cannot read lifecycle states", [&](const sql::Cursor& row) {
+  return sql_runner().all(lifecycle_states_sql(), args, "cannot read lifecycle states", [&](const sql::Cursor& row) {
     return read_lifecycle_state_row(row, subject, kind);
   });
 }

@@ -47,6 +47,9 @@ class LifecycleStore {
   /// The recorded states of a subject's stages or gates (a row exists once one was recorded).
   [[nodiscard]] Result<std::vector<LifecycleState>> lifecycle_states(std::string_view subject,
                                                                      LifecycleKind kind);
+  /// The statement lifecycle_states runs (?1 the subject, ?2 the kind): a backend may send it
+  /// ahead (TaskStore::expect).
+  static const std::string& lifecycle_states_sql();
   /// Stores event.state as the current state and appends the event to the subject's history.
   [[nodiscard]] Result<void> put_lifecycle(const LifecycleEvent& event);
   /// A subject's history, newest first; only one kind when given.

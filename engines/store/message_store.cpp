@@ -264,9 +264,7 @@ Result<std::vector<Message>> MessageStore::thread(std::string_view task_id, std:
 
 Result<std::int64_t> MessageStore::thread_size(std::string_view to_kind, std::string_view to_ref, std::int64_t cap) {
   const auto args = sql::values(to_kind, to_ref, sql::limit_of(cap));
-  return sql_runner().integer(
-      "SELECT count(*) FROM (SELECT 1 FROM messages WHERE to_kind = ?1 AND to_ref = ?2 LIMIT ?3) c", args,
-      "cannot count the thread");
+  return sql_runner().integer(kThreadSizeSql, args, "cannot count the thread");
 }
 
 Result<std::int64_t> MessageStore::sent_since(std::string_view principal, TimeMs since, std::int64_t cap) {

@@ -91,6 +91,10 @@ class MessageStore {
   /// (Counts below stop at `cap`: a check against a limit reads no further than the limit.)
   [[nodiscard]] Result<std::int64_t> thread_size(std::string_view to_kind, std::string_view to_ref,
                                                  std::int64_t cap = kUncapped);
+  /// The statement thread_size runs (?1 the kind, ?2 the ref, ?3 the cap as a LIMIT): a backend
+  /// may send it ahead (Store::expect).
+  static constexpr std::string_view kThreadSizeSql =
+      "SELECT count(*) FROM (SELECT 1 FROM messages WHERE to_kind = ?1 AND to_ref = ?2 LIMIT ?3) c";
   /// Messages `principal` sent at or after `since` (the per-sender rate), `cap` at most.
   [[nodiscard]] Result<std::int64_t> sent_since(std::string_view principal, TimeMs since, std::int64_t cap);
   /// The highest message number (0: none): what a watched inbox compares.

@@ -88,8 +88,7 @@ Result<void> ResearchStore::index_research(const ResearchEntry&, std::int64_t) {
 
 Result<std::vector<std::string>> ResearchStore::research_for_task(std::string_view task_id) {
   const Value args[] = {Value(task_id)};
-  return sql_runner().strings("SELECT research_id FROM research_links WHERE task_id = ?1 ORDER BY research_id", args,
-                              "cannot read research links");
+  return sql_runner().strings(kResearchForTaskSql, args, "cannot read research links");
 }
 
 Result<ResearchStats> ResearchStore::research_stats() {

@@ -106,6 +106,10 @@ class ResearchStore {
   [[nodiscard]] virtual Result<std::int64_t> count_research_matches(std::string_view text, ArchivedFilter archived) = 0;
   /// Ids of the research entries linked to a task (archived included), by id.
   [[nodiscard]] Result<std::vector<std::string>> research_for_task(std::string_view task_id);
+  /// The statement research_for_task runs (?1 the task's id): a backend may send it ahead
+  /// (TaskStore::expect).
+  static constexpr std::string_view kResearchForTaskSql =
+      "SELECT research_id FROM research_links WHERE task_id = ?1 ORDER BY research_id";
   [[nodiscard]] Result<ResearchStats> research_stats();
   [[nodiscard]] Result<std::optional<ManifestCursor>> get_manifest_cursor(std::string_view file);
   [[nodiscard]] Result<void> put_manifest_cursor(const ManifestCursor& cursor);

@@ -139,6 +139,22 @@ class Runner {
   [[nodiscard]] virtual Result<void> atomically(FunctionRef<Result<void>()> body) = 0;
   /// The rows the last INSERT, UPDATE or DELETE changed.
   virtual std::int64_t changes() const = 0;
+  /// A statement as run() takes it (views: read_ahead() keeps its own copy).
+  struct StatementRef {
+    std::string_view sql;
+    std::span<const Value> args;
+    std::string_view what;
+  };
+  /// Whether read_ahead() does anything here: callers build the statements only then.
+  virtual bool reads_ahead() const { return false; }
+  /// Reads the caller runs next, in this order, none needing another's answer. A backend whose
+  /// statements are round trips (PostgreSQL) sends them together with the next statement (in one
+  /// round trip) and answers each from that when run() runs it, as long as nothing but them was run
+  /// since: one of them not run is skipped, and any other statement, a savepoint or the
+  /// transaction's end forgets the rest. A failure among them is the failure of the statement that
+  /// sent them. What run() answers is what it would have answered without; an in-process backend
+  /// (SQLite) ignores it.
+  virtual void read_ahead(std::span<const StatementRef> /*statements*/) {}
   const Dialect& dialect() const { return dialect_; }
 
   [[nodiscard]] Result<void> run(std::string_view sql, std::span<const Value> args, std::string_view what) {

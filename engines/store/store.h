@@ -66,11 +66,6 @@ class Store : public TaskStore,
   /// How long this store has waited for the writers' lock after begin() returned, in all (ms): the
   /// round trips that took it with a first statement (PostgreSQL). A caller times begin() itself.
   virtual double lock_waited_ms() const { return 0; }
-  /// A hint, right after begin(): the transaction's first reads include task `id` (get_task). A
-  /// store whose statements are round trips (PostgreSQL) reads it with the transaction's opening
-  /// statements — a write's under its lock, so it reads what get_task would — and answers that
-  /// get_task from it when nothing was sent between; nothing else changes. SQLite ignores it.
-  virtual void expect_task(std::string_view /*id*/) {}
   [[nodiscard]] virtual Result<void> commit() = 0;
   virtual void rollback() = 0;  // never fails; a no-op outside a transaction
   virtual bool in_transaction() const = 0;

@@ -91,11 +91,21 @@ Result<std::vector<Task>> TaskStore::list_tasks(const TaskQuery& query) {
   return db.all(sql, args, "cannot list tasks", read_task);
 }
 
+std::string TaskStore::count_tasks_sql(const TaskFilter& filter, sql::Args& args) {
+  return "SELECT count(*) FROM tasks t" + sql::task_where(sql_runner().dialect(), filter, true, args);
+}
+
 Result<std::int64_t> TaskStore::count_tasks(const TaskFilter& filter) {
-  auto& db = sql_runner();
   sql::Args args;
-  const std::string where = sql::task_where(db.dialect(), filter, true, args);
-  return db.integer("SELECT count(*) FROM tasks t" + where, args, "cannot count tasks");
+  const std::string sql = count_tasks_sql(filter, args);
+  return sql_runner().integer(sql, args, "cannot count tasks");
+}
+
+TaskFilter TaskStore::open_children_filter(std::string_view parent) {
+  TaskFilter filter;
+  filter.parent = std::string(parent);
+  filter.statuses = {TaskStatus::Pending, TaskStatus::Active, TaskStatus::Blocked};
+  return filter;
 }
 
 Result<std::map<TaskStatus, std::int64_t>> TaskStore::count_by_status(const TaskFilter& filter) {
@@ -216,12 +226,14 @@ Result<std::vector<std::string>> TaskStore::dependents_of(std::string_view id) {
                               args, "cannot list dependents");
 }
 
+std::string_view TaskStore::max_position_sql(bool root) {
+  return root ? "SELECT coalesce(max(position), 0) FROM tasks WHERE parent IS NULL"
+              : "SELECT coalesce(max(position), 0) FROM tasks WHERE parent = ?1";
+}
+
 Result<std::int64_t> TaskStore::max_position(std::string_view parent) {
-  if (parent.empty())
-    return sql_runner().integer("SELECT coalesce(max(position), 0) FROM tasks WHERE parent IS NULL", {},
-                                "cannot read positions");
   const Value args[] = {Value(parent)};
-  return sql_runner().integer("SELECT coalesce(max(position), 0) FROM tasks WHERE parent = ?1", args,
+  return sql_runner().integer(max_position_sql(parent.empty()), std::span(args).first(parent.empty() ? 0 : 1),
                               "cannot read positions");
 }
 
@@ -313,10 +325,14 @@ Claim read_claim(const sql::Cursor& row) {
 }
 }  // namespace
 
-Result<std::optional<Claim>> TaskStore::claim_on(std::string_view task_id) {
+const std::string& TaskStore::claim_on_sql() {
   static const std::string sql = std::string(sql::kClaimSelect) + " WHERE f.task_id = ?1";
+  return sql;
+}
+
+Result<std::optional<Claim>> TaskStore::claim_on(std::string_view task_id) {
   const Value args[] = {Value(task_id)};
-  return sql_runner().first(sql, args, "cannot read focus", read_claim);
+  return sql_runner().first(claim_on_sql(), args, "cannot read focus", read_claim);
 }
 
 Result<std::vector<Claim>> TaskStore::claims() { return sql_runner().all(sql::kClaimSelect, {}, "cannot read focus", read_claim); }

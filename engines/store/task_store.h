@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -136,17 +137,47 @@ struct ReadyCandidate {
   bool in_phase = false;
 };
 
+/// A read a call is about to make, by the role method that makes it (TaskStore::expect).
+enum class ExpectedRead : std::uint8_t {
+  Task,            // get_task(of)
+  Claim,           // claim_on(of)
+  TaskThreadSize,  // thread_size("task", of) (MessageStore)
+  TaskLinks,       // task_links(of) (TrackerStore)
+  OpenChildCount,  // count_tasks of parent `of`'s children pending, active or blocked
+  MaxPosition,     // max_position(of)
+  Research,        // research_for_task(of) (ResearchStore)
+  Gates,           // lifecycle_states(of, Gate) (LifecycleStore)
+  Stages,          // lifecycle_states(of, Stage)
+  Evidence,        // task_evidence(of, false) (TrustStore)
+};
+struct Expected {
+  ExpectedRead read;
+  std::string_view of;
+};
+
 /// What the task rules (engines/rules/task_engine.h) and graph analysis read and write.
 class TaskStore {
  public:
+  /// A hint, inside a transaction: the reads it makes next, in this order, none needing another's
+  /// answer (one of them may turn out not to be made). A store whose statements are round trips
+  /// (PostgreSQL) sends them with its next statement in one round trip — a write's after its lock,
+  /// so they read what the role methods would — and answers the role methods from that while
+  /// nothing else was run between (sql::Runner::read_ahead); nothing else changes. SQLite ignores
+  /// it (engines/store/expected_reads.cpp).
+  void expect(std::initializer_list<Expected> reads);
+  /// The filter of count_tasks() that OpenChildCount stands for.
+  static TaskFilter open_children_filter(std::string_view parent);
+
   // Tasks. get_task finds archived tasks too.
   [[nodiscard]] Result<std::optional<Task>> get_task(std::string_view id);
-  /// The statement get_task runs (?1 the id): a backend may send it ahead (Store::expect_task).
+  /// The statement get_task runs (?1 the id): a backend may send it ahead (TaskStore::expect).
   static const std::string& get_task_sql();
   /// The tasks of `ids` that exist, in that order (a repeated id repeats).
   [[nodiscard]] virtual Result<std::vector<Task>> get_tasks(const std::vector<std::string>& ids);
   [[nodiscard]] Result<std::vector<Task>> list_tasks(const TaskQuery& query);
   [[nodiscard]] Result<std::int64_t> count_tasks(const TaskFilter& filter);
+  /// The statement count_tasks runs, its values bound into `args`.
+  std::string count_tasks_sql(const TaskFilter& filter, sql::Args& args);
   /// Counts per status over the filter (ignores filter.statuses).
   [[nodiscard]] Result<std::map<TaskStatus, std::int64_t>> count_by_status(const TaskFilter& filter);
   /// Next id from a counter kept in the store: allocated inside the write transaction, never reused
@@ -166,6 +197,8 @@ class TaskStore {
   [[nodiscard]] Result<std::vector<std::string>> dependents_of(std::string_view id);
   /// Largest position among the children of `parent` ("" = roots), 0 when none.
   [[nodiscard]] Result<std::int64_t> max_position(std::string_view parent);
+  /// The statement max_position runs: of the roots, or (?1) of a parent's children.
+  static std::string_view max_position_sql(bool root);
   /// tasks.next candidates: pending, unarchived tasks whose dependencies are all done or
   /// cancelled, except epics that still have open children, scored with `scoring` (the engine
   /// owns the formula; the store only evaluates it) and ordered by score, then position, then age.
@@ -202,6 +235,8 @@ class TaskStore {
   /// Who focuses `task_id`, nullopt when nobody does. A task is focused by at most one session
   /// (the atomic claim of tasks.start).
   [[nodiscard]] Result<std::optional<Claim>> claim_on(std::string_view task_id);
+  /// The statement claim_on runs (?1 the task's id): a backend may send it ahead (Store::expect).
+  static const std::string& claim_on_sql();
   /// Every claim (a row per session with a focus: few), in no particular order.
   [[nodiscard]] Result<std::vector<Claim>> claims();
 

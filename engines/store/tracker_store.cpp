@@ -68,10 +68,14 @@ Result<std::optional<TrackerLink>> TrackerStore::get_link(std::string_view track
                             "cannot read the tracker link", read_link);
 }
 
+const std::string& TrackerStore::task_links_sql() {
+  static const std::string sql = select_links("task_id = ?1 ORDER BY tracker, repository");
+  return sql;
+}
+
 Result<std::vector<TrackerLink>> TrackerStore::task_links(std::string_view task_id) {
   const Value args[] = {Value(task_id)};
-  return sql_runner().all(select_links("task_id = ?1 ORDER BY tracker, repository"), args,
-                          "cannot read the task's tracker links", read_link);
+  return sql_runner().all(task_links_sql(), args, "cannot read the task's tracker links", read_link);
 }
 
 Result<std::vector<TrackerLink>> TrackerStore::links(std::string_view tracker, std::string_view repository,

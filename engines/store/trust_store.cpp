@@ -170,12 +170,17 @@ std::string prefixed_id(std::string_view prefix, std::int64_t number) {
   return std::string(prefix) + buffer;
 }
 
+const std::string& TrustStore::task_evidence_sql(bool with_replaced) {
+  static const std::string all = "SELECT " + std::string(kEvidenceColumns) + " FROM evidence WHERE task_id = ?1 ORDER BY num";
+  static const std::string current = "SELECT " + std::string(kEvidenceColumns) +
+                                     " FROM evidence WHERE task_id = ?1 AND status = 'current' ORDER BY num";
+  return with_replaced ? all : current;
+}
+
 Result<std::vector<EvidenceAtom>> TrustStore::task_evidence(std::string_view task_id, bool with_replaced) {
   const Value args[] = {Value(std::string(task_id))};
-  std::string sql = "SELECT " + std::string(kEvidenceColumns) + " FROM evidence WHERE task_id = ?1";
-  if (!with_replaced) sql += " AND status = 'current'";
-  sql += " ORDER BY num";
-  return read_all<EvidenceAtom>(sql_runner(), sql, args, "cannot read the task's evidence", read_atom);
+  return read_all<EvidenceAtom>(sql_runner(), task_evidence_sql(with_replaced), args, "cannot read the task's evidence",
+                                read_atom);
 }
 
 Result<std::int64_t> TrustStore::next_evidence_number() {

@@ -108,6 +108,9 @@ class TrustStore {
  public:
   /// A task's atoms and waivers, oldest first; only those still current unless `with_replaced`.
   [[nodiscard]] Result<std::vector<EvidenceAtom>> task_evidence(std::string_view task_id, bool with_replaced);
+  /// The statement task_evidence runs (?1 the task's id): a backend may send it ahead
+  /// (TaskStore::expect).
+  static const std::string& task_evidence_sql(bool with_replaced);
   /// The number after the highest atom's.
   [[nodiscard]] Result<std::int64_t> next_evidence_number();
   /// Inserts or replaces the atom (its number is its id's).

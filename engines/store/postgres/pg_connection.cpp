@@ -348,36 +348,48 @@ Result<Rows> Connection::query(std::string_view sql, std::span<const sql::Value>
   if (begin_failure_) return fail(*begin_failure_);
   settle();
   const std::vector<std::optional<std::string>> values = as_text(args);
-  if (ahead_ && ahead_->sent) {
-    // Read with the opening statements, nothing sent since: the same statement answers the same.
-    std::optional<Ahead> ahead = std::move(ahead_);
-    ahead_.reset();
-    if (ahead->sql == sql && ahead->values == values && deferred_.empty()) return ahead->rows;
+  if (ahead_sent_) {
+    // Read ahead, nothing else sent since: the same statement answers the same.
+    if (auto rows = answer_ahead(sql, values)) return std::move(*rows);
   }
-  if (begin_.empty() && deferred_.empty()) return run(sql, values, what);
-  // The opening and deferred statements in the same round trip as this one.
+  if (begin_.empty() && deferred_.empty() && ahead_.empty()) return run(sql, values, what);
+  // The opening and deferred statements, and the reads ahead, in the same round trip as this one.
   Rows rows;
   CT_TRY(send_with_unsent({sql, &values, what, &rows}));
   return rows;
 }
 
+std::optional<Rows> Connection::answer_ahead(std::string_view sql, const std::vector<std::optional<std::string>>& values) {
+  for (std::size_t i = 0; i < ahead_.size(); ++i) {
+    if (ahead_[i].sql != sql || ahead_[i].values != values) continue;
+    Rows rows = std::move(ahead_[i].rows);
+    ahead_.erase(ahead_.begin(), ahead_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    if (ahead_.empty()) ahead_sent_ = false;
+    return rows;
+  }
+  forget_ahead();  // another statement: what they read may be what it changes
+  return std::nullopt;
+}
+
 Result<void> Connection::defer(std::string_view sql, std::span<const sql::Value> args, std::string_view what,
                                std::optional<Error> instead) {
-  if (ahead_ && ahead_->sent) ahead_.reset();  // a write before the read: it would read what this changes
+  forget_ahead();  // a write before the reads: they would read what it changes
   deferred_.push_back({std::string(sql), as_text(args), std::string(what), std::move(instead)});
   if (in_transaction()) return {};
   return send_deferred();  // autocommit: nothing else would send it
 }
 
-void Connection::read_ahead(std::string_view sql, std::span<const sql::Value> args, std::string_view what) {
-  if (begin_.empty()) return;
-  ahead_ = Ahead{std::string(sql), as_text(args), std::string(what), Rows(), false};
+void Connection::read_ahead(std::span<const sql::Runner::StatementRef> statements) {
+  if (ahead_sent_) forget_ahead();  // the reads announced before, sent and not asked for
+  if (!in_transaction()) return;
+  for (const auto& statement : statements)
+    ahead_.push_back({std::string(statement.sql), as_text(statement.args), std::string(statement.what), Rows()});
 }
 
 void Connection::begin_with_next(std::vector<std::string> statements, bool timed) {
   settle();
   opening_timed_ = timed;
-  ahead_.reset();
+  forget_ahead();
   begin_ = std::move(statements);
   begun_ = Rows();
   begin_failure_.reset();
@@ -388,7 +400,7 @@ Result<Rows> Connection::begun() {
   if (begin_.empty()) return begun_;
   settle();
   // Alone (one round trip): the rows of the last, which is what a caller asks for.
-  ahead_.reset();
+  forget_ahead();
   std::string script;
   for (const auto& statement : begin_) script += (script.empty() ? "" : "; ") + statement;
   begin_.clear();
@@ -430,19 +442,37 @@ Result<void> Connection::send_with_unsent(Step last) {
   std::vector<Step> steps;
   for (std::size_t i = 0; i < opening.size(); ++i)
     steps.push_back({opening[i], nullptr, "cannot begin a transaction", i + 1 == opening.size() ? &begun_ : nullptr});
-  // The read ahead goes after the opening statements (a write's lock is held by then).
-  if (!opening.empty() && ahead_ && !ahead_->sent) {
-    ahead_->sent = true;
-    steps.push_back({ahead_->sql, &ahead_->values, ahead_->what, &ahead_->rows});
-  } else {
-    ahead_.reset();
-  }
   for (const auto& statement : pending)
     steps.push_back({statement.sql, &statement.values, statement.what, nullptr, &statement.instead});
-  steps.push_back(last);
-  if (opening.empty() || !opening_timed_) return pipeline(steps, opening.size());
+  // The reads ahead go after everything written before them and after `last` (the caller runs them
+  // next), a write's after its lock; `last`, when it is the first of them, is sent once.
+  const bool last_ahead = !ahead_.empty() && !ahead_sent_ && ahead_.front().sql == last.sql &&
+                          last.values != nullptr && ahead_.front().values == *last.values;
+  if (!last_ahead) steps.push_back(last);
+  if (!ahead_.empty() && !ahead_sent_) {
+    ahead_sent_ = true;
+    for (auto& ahead : ahead_) steps.push_back({ahead.sql, &ahead.values, ahead.what, &ahead.rows});
+  } else {
+    forget_ahead();
+  }
+  auto sent = send_pipeline(steps, opening.size());
+  if (!sent) {
+    forget_ahead();  // they answer nothing: the transaction failed
+    return sent;
+  }
+  if (last_ahead) {
+    // Answered as the first of them: its rows are the caller's, the others' wait for their turn.
+    if (last.into) *last.into = std::move(ahead_.front().rows);
+    ahead_.erase(ahead_.begin());
+    if (ahead_.empty()) ahead_sent_ = false;
+  }
+  return sent;
+}
+
+Result<void> Connection::send_pipeline(std::span<const Step> steps, std::size_t opening) {
+  if (opening == 0 || !opening_timed_) return pipeline(steps, opening);
   const auto sent = std::chrono::steady_clock::now();
-  auto done = pipeline(steps, opening.size());
+  auto done = pipeline(steps, opening);
   opening_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
   return done;
 }
@@ -517,7 +547,7 @@ Result<void> Connection::pipeline(std::span<const Step> steps, std::size_t openi
 Result<void> Connection::commit(std::string_view what) {
   if (begin_failure_) return fail(*begin_failure_);
   settle();
-  ahead_.reset();
+  forget_ahead();
   if (begin_.empty() && deferred_.empty()) return exec("COMMIT", what);
   // The opening statements (a transaction that ran nothing else) and the deferred ones with COMMIT.
   return send_with_unsent({"COMMIT", nullptr, what, nullptr});
@@ -526,7 +556,7 @@ Result<void> Connection::commit(std::string_view what) {
 Result<Rows> Connection::script(std::string_view sql, std::string_view what) {
   if (begin_failure_) return fail(*begin_failure_);
   settle();
-  ahead_.reset();
+  forget_ahead();
   if (!begin_.empty()) CT_TRY(begun());
   CT_TRY(send_deferred());
   std::string text(sql);

@@ -103,19 +103,21 @@ class Connection {
   /// The rows the last opening statement answered, sending the opening statements now (one round
   /// trip) when they still wait.
   Result<Rows> begun();
-  /// A read the transaction is about to make (no write of its own before it), sent with the opening
-  /// statements, after them (a write's: under its lock), in the same round trip; query() answers
-  /// the same statement with the same values from it when it is the first statement after the
-  /// opening one, without a round trip. Any other statement, a deferred one, a script or the
-  /// transaction's end forgets it. Only while the opening statements wait (begin_pending()).
-  void read_ahead(std::string_view sql, std::span<const sql::Value> args, std::string_view what);
+  /// Reads the transaction makes next, in this order (sql::Runner::read_ahead): sent with the next
+  /// statement query() sends, after it and after the opening and deferred statements (a write's:
+  /// under its lock), in the same round trip. query() then answers each of them from that, without
+  /// a round trip, as long as it is asked for them in that order (one not asked for is skipped);
+  /// anything else — another statement, a deferred one, a script, the transaction's end — forgets
+  /// them. A failure among them is the failure of the query() that sent them. Outside a
+  /// transaction nothing is kept (a failure would be no part of the statement that sent them).
+  void read_ahead(std::span<const sql::Runner::StatementRef> statements);
   /// Forgets the opening and deferred statements not sent yet (a rollback: the server has nothing
   /// to undo of them) and a failure of the opening ones.
   void drop_unsent() {
     begin_.clear();
     deferred_.clear();
     begin_failure_.reset();
-    ahead_.reset();
+    forget_ahead();
   }
   /// The failure of the opening statements, if they failed.
   const std::optional<Error>& begin_failure() const { return begin_failure_; }
@@ -179,8 +181,11 @@ class Connection {
   /// the result (the steps after it were skipped; the transaction is then failed), and a failure
   /// among the first `opening` steps is kept (begin_failure_).
   Result<void> pipeline(std::span<const Step> steps, std::size_t opening);
-  /// The opening statements (begin_with_next()), the deferred ones and `last` in one pipeline.
+  /// The opening statements (begin_with_next()), the deferred ones, `last` and the reads ahead in
+  /// one pipeline.
   Result<void> send_with_unsent(Step last);
+  /// pipeline(), its time added to opening_ms() when it sends timed opening statements.
+  Result<void> send_pipeline(std::span<const Step> steps, std::size_t opening);
 
   struct Deferred {
     std::string sql;
@@ -198,14 +203,21 @@ class Connection {
   std::vector<std::string> channels_;  // LISTENed on; again after a reconnect
   std::vector<Deferred> deferred_;     // defer()'s statements, not sent yet
   std::vector<std::string> begin_;     // begin_with_next()'s statements, not sent yet
+  void forget_ahead() {
+    ahead_.clear();
+    ahead_sent_ = false;
+  }
+  /// The rows of read_ahead()'s statement that is this one (the ones before it skipped), or
+  /// nullopt (then every one is forgotten). Only once they were sent.
+  std::optional<Rows> answer_ahead(std::string_view sql, const std::vector<std::optional<std::string>>& values);
   struct Ahead {
     std::string sql;
     std::vector<std::optional<std::string>> values;
     std::string what;
     Rows rows;
-    bool sent = false;
   };
-  std::optional<Ahead> ahead_;  // read_ahead()'s statement, to send or sent
+  std::vector<Ahead> ahead_;  // read_ahead()'s statements, to send or sent, in order
+  bool ahead_sent_ = false;   // sent: their rows answer query()
   Rows begun_;                         // the answer of the last of them, once sent
   std::optional<Error> begin_failure_;
   bool unanswered_ = false;            // a statement's answer waits to be read (settle())

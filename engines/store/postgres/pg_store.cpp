@@ -46,13 +46,6 @@ Result<void> PgStore::begin(TxKind kind) {
   return {};
 }
 
-void PgStore::expect_task(std::string_view id) {
-  // With the opening statements, after a write's lock: one client turnaround fewer while a write
-  // holds it (tasks.update, tasks.complete, tasks.start… read their task first).
-  const sql::Value args[] = {sql::Value(id)};
-  db_->read_ahead(get_task_sql(), args, "cannot read a task");
-}
-
 Result<void> PgStore::savepoint(std::string_view name) {
   if (!in_transaction()) return fail(ErrorCode::Internal, "a savepoint outside a transaction");
   return db_->exec("SAVEPOINT " + std::string(name), "cannot mark a savepoint");

@@ -105,7 +105,6 @@ class PgStore final : public Store {
   // -- transactions ---------------------------------------------------------------------------
   Result<void> begin(TxKind kind) override;
   double lock_waited_ms() const override { return db_->opening_ms(); }
-  void expect_task(std::string_view id) override;
   Result<void> commit() override;
   void rollback() override;
   bool in_transaction() const override;
@@ -142,6 +141,9 @@ class PgStore final : public Store {
     /// A failed statement fails the whole transaction here: the body runs as it is.
     Result<void> atomically(sql::FunctionRef<Result<void>()> body) override { return body(); }
     std::int64_t changes() const override { return changes_; }
+    /// Sent with the next statement (Connection::read_ahead): a round trip each saved.
+    bool reads_ahead() const override { return true; }
+    void read_ahead(std::span<const StatementRef> statements) override { store_.db_->read_ahead(statements); }
 
    private:
     PgStore& store_;

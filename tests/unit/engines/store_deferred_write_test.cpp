@@ -124,7 +124,7 @@ TEST_CASE("store: an update of a task that is not there fails with E_NOT_FOUND a
 }
 
 TEST_CASE("store: a task expected by a write reads as get_task reads it", "[store][deferred]") {
-  // PostgreSQL reads it with the lock (Store::expect_task) and answers the first get_task from
+  // PostgreSQL reads it with the lock (TaskStore::expect) and answers the first get_task from
   // that; whatever comes between, get_task answers what is there now.
   test::TempDir dir;
   auto store = test::create_store(dir.path() / "tasks.db");
@@ -140,7 +140,7 @@ TEST_CASE("store: a task expected by a write reads as get_task reads it", "[stor
   // A write transaction that expects task `id`.
   auto expecting = [&](const std::string& id) {
     REQUIRE(store->begin(TxKind::Write));
-    store->expect_task(id);
+    store->expect({{ExpectedRead::Task, id}});
   };
 
   SECTION("read first") {
