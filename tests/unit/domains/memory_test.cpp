@@ -6,7 +6,11 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
+#include <random>
+#include <set>
 
 #include "gateway/mcp_syntax.h"
 #include "unit/project_edits.h"
@@ -519,6 +523,163 @@ TEST_CASE("memory's kept total counts new entries, not changes; a restore, an im
     CHECK(kept_total(db).wrong.empty());
     CHECK(kept_total(db).total == 3);
   }
+}
+
+namespace {
+
+/// What a find read before issue 56's round 7, call by call: each range's entries (memory_numbers),
+/// the `read` best by the ranges' weights added in order (higher number first among equals), and
+/// their rows, their tasks one by one — the reference best_memories() must answer alike.
+std::vector<MemoryEntry> best_one_by_one(MemoryStore& store, const std::vector<MemoryKeyRange>& ranges,
+                                         const std::vector<double>& weights, std::int64_t cap, std::size_t read) {
+  auto hits = store.memory_numbers(ranges, cap);
+  REQUIRE(hits);
+  std::map<std::int64_t, double> early;
+  for (std::size_t r = 0; r < hits->size(); ++r) {
+    std::set<std::int64_t> numbers((*hits)[r].begin(), (*hits)[r].end());
+    for (std::int64_t number : numbers) early[number] += weights[r];
+  }
+  std::vector<std::pair<double, std::int64_t>> order;
+  for (const auto& [number, score] : early) order.emplace_back(score, number);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second > b.second);
+  });
+  if (order.size() > read) order.resize(read);
+  std::vector<std::int64_t> numbers;
+  for (const auto& [score, number] : order) numbers.push_back(number);
+  auto entries = store.get_memories(numbers);
+  REQUIRE(entries);
+  return *entries;
+}
+
+std::vector<std::string> sorted_ids(const std::vector<MemoryEntry>& entries) {
+  std::vector<std::string> ids;
+  for (const auto& entry : entries) ids.push_back(entry.id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("memory.find reads its best candidates with the tasks that anchor them: what it read call by call", "[memory][find]") {
+  test::Project p;
+  for (int i = 1; i <= 6; ++i) p.add(R"({"title":"Task )" + std::to_string(i) + R"("})");
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T002","notes":"done"})").success);
+  REQUIRE(p.mutate("tasks", "delete", R"({"id":"T003","hard":true,"force":true})").success);
+  REQUIRE(p.mutate("tasks", "delete", R"({"id":"T004"})").success);
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  const std::vector<std::string> vocabulary = {"alpha", "alps", "beta", "bet", "gamma", "delta", "deltas", "epsilon",
+                                               "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu"};
+  const std::vector<std::string> task_ids = {"T001", "T002", "T003", "T004", "T005", "T099"};  // T003 gone, T099 never was
+  std::mt19937 rng(56);
+  auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  {
+    auto store = test::create_store(db);
+    REQUIRE(store->begin(TxKind::Write));
+    for (int n = 1; n <= 240; ++n) {
+      MemoryEntry entry;
+      entry.id = memory_id(n);
+      entry.kind = "learning";
+      for (std::size_t w = 0, words = 1 + below(5); w < words; ++w)
+        entry.title += (w ? " " : "") + vocabulary[below(n % 3 == 0 ? 4 : vocabulary.size())];
+      entry.status = n % 7 == 0 ? "retracted" : "active";
+      entry.files = {"src/mod" + std::to_string(below(4)) + "/file" + std::to_string(below(6)) + ".cpp"};
+      if (n % 3 == 0) entry.tasks = {task_ids[below(task_ids.size())]};
+      if (n % 4 == 0) entry.source_task = task_ids[below(task_ids.size())];
+      entry.hash = "h" + std::to_string(n);
+      entry.created_at = entry.updated_at = 1000 + n;
+      REQUIRE(store->put_memory(entry, memory::keys_of(entry)));
+    }
+    REQUIRE(store->commit());
+  }
+  auto store = test::create_store(db);
+  REQUIRE(store->begin(TxKind::Read));
+  auto key_range = [](const std::string& key, bool prefix) {
+    std::string end = key;
+    if (prefix) end.back() = static_cast<char>(end.back() + 1);
+    else end += " ";
+    return MemoryKeyRange{key, end};
+  };
+  for (int round = 0; round < 60; ++round) {
+    std::vector<MemoryKeyRange> ranges;
+    std::vector<double> weights;
+    for (std::size_t r = 0, count = 1 + below(round < 50 ? 4 : 12); r < count; ++r) {
+      switch (below(4)) {
+        case 0: ranges.push_back(key_range("w:" + vocabulary[below(vocabulary.size())].substr(0, 1 + below(3)), true)); break;
+        case 1: ranges.push_back(key_range("f:src/mod" + std::to_string(below(4)) + "/", false)); break;
+        case 2: ranges.push_back(key_range("t:" + task_ids[below(task_ids.size())], false)); break;
+        default: ranges.push_back(key_range("w:" + vocabulary[below(vocabulary.size())], true));
+      }
+      // Equal weights tie often (the number breaks them); the others are rarities' odd doubles.
+      weights.push_back(below(2) ? 2.0 : std::log(1.0 + 240.5 / (0.5 + static_cast<double>(below(200)))));
+    }
+    // Under the cap: which rows a capped range gives is the plan's (LIMIT without ORDER BY, on
+    // PostgreSQL a custom and a generic plan may differ), the same before as now.
+    const std::int64_t cap = 2000;
+    const std::size_t read = below(2) ? 30 : 1 + below(12);
+    INFO("round " << round << ", " << ranges.size() << " ranges, cap " << cap << ", read " << read);
+    auto best = store->best_memories(ranges, weights, cap, static_cast<std::int64_t>(read));
+    REQUIRE(best);
+    const auto expected = best_one_by_one(*store, ranges, weights, cap, read);
+    CHECK(sorted_ids(best->entries) == sorted_ids(expected));
+    for (const auto& entry : best->entries) {
+      auto same = std::find_if(expected.begin(), expected.end(), [&](const MemoryEntry& e) { return e.id == entry.id; });
+      if (same != expected.end()) CHECK(entry.title == same->title);
+      // Every task its keys name is there: as it is, or known to be gone.
+      std::vector<std::string> named = entry.tasks;
+      if (!entry.source_task.empty()) named.push_back(entry.source_task);
+      for (const auto& id : named) {
+        auto known = best->tasks.find(id);
+        REQUIRE(known != best->tasks.end());
+        auto task = store->get_task(id);
+        REQUIRE(task);
+        CHECK(known->second.has_value() == task->has_value());
+        if (*task) {
+          CHECK(known->second->first == (*task)->status);
+          CHECK(known->second->second == (*task)->updated_at);
+        }
+      }
+    }
+  }
+  CHECK(store->best_memories({}, {}, 2000, 30)->entries.empty());
+  store->rollback();
+}
+
+TEST_CASE("memory.find: a task anchor its keys do not name is still read, and a gone task makes its entry stale", "[memory][find]") {
+  test::Project p;
+  p.add(R"({"title":"Ship the parser"})");
+  p.add(R"({"title":"Ship the lexer"})");
+  p.add(R"({"title":"Ship the printer"})");
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T001","notes":"done"})").success);
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T002","notes":"done"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Parsers want lookahead","taskId":"T001"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Lexers want lookahead too","taskId":"T002"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Printers want lookahead never","taskId":"T003"})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"lookahead"})")).size() == 3);
+  // An older entry's anchor its keys do not name (its task list changed behind it): read on its own.
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  {
+    auto store = test::create_store(db);
+    REQUIRE(store->begin(TxKind::Write));
+    auto entry = store->get_memory("M003");
+    REQUIRE(entry);
+    REQUIRE(*entry);
+    MemoryEntry changed = **entry;
+    changed.source_task.clear();
+    changed.anchors = {{"", "", 0, 0, "T001", "done"}};
+    REQUIRE(store->put_memory(changed, memory::keys_of(changed)));
+    REQUIRE(store->commit());
+  }
+  REQUIRE(p.mutate("tasks", "reopen", R"({"id":"T001","reason":"not done after all"})").success);
+  REQUIRE(p.mutate("tasks", "delete", R"({"id":"T002","hard":true,"force":true})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"lookahead"})")).empty());
+  Envelope stale = p.query("memory", "find", R"({"query":"lookahead","includeStale":true})");
+  REQUIRE(ids_of(stale).size() == 3);
+  std::map<std::string, std::string> what;
+  for (const auto& row : stale.data.as_array()) what[row["id"].as_string()] = row["stale"]["what"].as_string() + " " + row["stale"]["task"].as_string();
+  CHECK(what["M001"] == "reopened T001");
+  CHECK(what["M002"] == "deleted T002");
+  CHECK(what["M003"] == "reopened T001");
 }
 
 // ---- hardening round 4 (issue 50) ------------------------------------------------------------
