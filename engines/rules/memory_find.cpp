@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 #include "core/text.h"
 #include "engines/rules/memory_symbols.h"
@@ -101,6 +102,29 @@ Candidates candidate_keys(const QueryWords& query, const FindScope& scope) {
   return candidates;
 }
 
+/// The numbers of the `read` candidates with the best first score (from the keys alone).
+Result<std::vector<std::int64_t>> best_candidates(MemoryStore& store, const Candidates& candidates, std::size_t read) {
+  CT_TRY_ASSIGN(auto hits, store.memory_numbers(candidates.ranges, kPerKeyCap));
+  std::unordered_map<std::int64_t, double> early;
+  for (std::size_t r = 0; r < hits.size(); ++r) {
+    std::vector<std::int64_t>& numbers = hits[r];
+    std::sort(numbers.begin(), numbers.end());  // a prefix can match several words of one entry
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    for (std::int64_t number : numbers) early[number] += candidates.weights[r];
+  }
+  std::vector<std::pair<double, std::int64_t>> order;
+  order.reserve(early.size());
+  for (const auto& [number, score] : early) order.emplace_back(score, number);
+  if (order.size() > read) {
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(read), order.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); });
+    order.resize(read);
+  }
+  std::vector<std::int64_t> numbers;
+  for (const auto& [score, number] : order) numbers.push_back(number);
+  return numbers;
+}
+
 /// The text score: each query word the entry holds (as a prefix of one of its words) adds its
 /// rarity, twice in the title.
 double text_match(const MemoryEntry& entry, const std::vector<std::string>& words, const std::vector<double>& rarity) {
@@ -163,18 +187,16 @@ Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store,
   CT_TRY_ASSIGN(QueryWords query, query_words(store.get<MemoryStore>(), scope.words));
   // Read the best few: enough that the text score, recency, use and staleness can reorder them,
   // and that stale or other-kind entries left out still leave `limit`.
-  // The best candidates by their first score (from the keys alone), read with the tasks their keys
-  // name (what anchors them) in the same statement as their rows.
-  const Candidates candidates = candidate_keys(query, scope);
-  CT_TRY_ASSIGN(MemoryBest best, store.get<MemoryStore>().best_memories(candidates.ranges, candidates.weights, kPerKeyCap,
-                                                                          std::max<std::int64_t>(limits.limit * 3, 30)));
-  std::vector<MemoryEntry>& entries = best.entries;
+  const std::size_t read = static_cast<std::size_t>(std::max<std::int64_t>(limits.limit * 3, 30));
+  CT_TRY_ASSIGN(std::vector<std::int64_t> numbers,
+                best_candidates(store.get<MemoryStore>(), candidate_keys(query, scope), read));
+  CT_TRY_ASSIGN(std::vector<MemoryEntry> entries, store.get<MemoryStore>().get_memories(numbers));
   std::erase_if(entries, [&](const MemoryEntry& entry) {
     return entry.status != "active" || (limits.kind && entry.kind != *limits.kind);
   });
   std::vector<const MemoryEntry*> pointers;
   for (const auto& entry : entries) pointers.push_back(&entry);
-  CT_TRY_ASSIGN(auto tasks, anchored_tasks(store.get<TaskStore>(), pointers, &best.tasks));
+  CT_TRY_ASSIGN(auto tasks, anchored_tasks(store.get<TaskStore>(), pointers));
   std::vector<Found> found;
   for (auto& entry : entries) {
     auto stale = staleness(entry, root, tasks, hasher);
@@ -193,20 +215,12 @@ Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store,
 }
 
 Result<std::map<std::string, std::pair<TaskStatus, TimeMs>>> anchored_tasks(TaskStore& tasks,
-                                                                            const std::vector<const MemoryEntry*>& entries,
-                                                                            const KnownTasks* known) {
+                                                                            const std::vector<const MemoryEntry*>& entries) {
   std::set<std::string> ids;
-  std::map<std::string, std::pair<TaskStatus, TimeMs>> out;
   for (const MemoryEntry* entry : entries)
-    for (const auto& anchor : entry->anchors) {
-      if (anchor.task.empty()) continue;
-      if (known)
-        if (auto found = known->find(anchor.task); found != known->end()) {
-          if (found->second) out[anchor.task] = *found->second;
-          continue;
-        }
-      ids.insert(anchor.task);
-    }
+    for (const auto& anchor : entry->anchors)
+      if (!anchor.task.empty()) ids.insert(anchor.task);
+  std::map<std::string, std::pair<TaskStatus, TimeMs>> out;
   if (ids.empty()) return out;
   CT_TRY_ASSIGN(std::vector<Task> found, tasks.get_tasks(std::vector<std::string>(ids.begin(), ids.end())));
   for (const auto& task : found) out[task.id] = {task.status, task.updated_at};

@@ -72,14 +72,8 @@ Result<std::vector<Found>> find_ranked(StoreRoles<MemoryStore, TaskStore> store,
                                        const FindLimits& limits, const std::filesystem::path& root, ScopeHasher& hasher,
                                        TimeMs now, std::int64_t* matched = nullptr);
 
-/// Tasks already read, by id: each one's status and change time, nullopt for an id no task has
-/// (MemoryBest::tasks).
-using KnownTasks = std::map<std::string, std::optional<std::pair<TaskStatus, TimeMs>>>;
-
-/// The status and change time of the tasks `entries` are anchored to: staleness()'s `tasks`. Those
-/// in `known` are taken from it; the others are read.
+/// The status and change time of the tasks `entries` are anchored to: staleness()'s `tasks`.
 Result<std::map<std::string, std::pair<TaskStatus, TimeMs>>> anchored_tasks(TaskStore& tasks,
-                                                                            const std::vector<const MemoryEntry*>& entries,
-                                                                            const KnownTasks* known = nullptr);
+                                                                            const std::vector<const MemoryEntry*>& entries);
 
 }  // namespace ct::memory

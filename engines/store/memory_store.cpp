@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <unordered_map>
 
 #include "core/json.h"
 #include "core/json_parse.h"
@@ -369,66 +368,6 @@ Result<std::vector<std::vector<std::int64_t>>> MemoryStore::memory_numbers(const
     });
     CT_TRY(sql_runner().each(sql, args, "cannot search memory", [&](const sql::Cursor& row) {
       out[start + static_cast<std::size_t>(row.integer(0))].push_back(row.integer(1));
-    }));
-  }
-  return out;
-}
-
-Result<MemoryBest> MemoryStore::best_memories(const std::vector<MemoryKeyRange>& ranges,
-                                              const std::vector<double>& weights, std::int64_t cap,
-                                              std::int64_t read) {
-  MemoryBest out;
-  if (ranges.empty() || read <= 0) return out;
-  // The numbers with the best score: each range's entries counted once, its weight added in the
-  // ranges' order (here, not in SQL: the same doubles on both backends, and the server spends no
-  // time aggregating a folder key's thousand entries).
-  CT_TRY_ASSIGN(auto hits, memory_numbers(ranges, cap));
-  std::unordered_map<std::int64_t, double> early;
-  for (std::size_t r = 0; r < hits.size(); ++r) {
-    std::vector<std::int64_t>& numbers = hits[r];
-    std::sort(numbers.begin(), numbers.end());  // a prefix can match several words of one entry
-    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
-    for (std::int64_t number : numbers) early[number] += weights[r];
-  }
-  std::vector<std::pair<double, std::int64_t>> order;
-  order.reserve(early.size());
-  for (const auto& [number, score] : early) order.emplace_back(score, number);
-  const auto limit = static_cast<std::size_t>(read);
-  if (order.size() > limit) {
-    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(limit), order.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second > b.second); });
-    order.resize(limit);
-  }
-  std::vector<std::int64_t> numbers;
-  for (const auto& [score, number] : order) numbers.push_back(number);
-  // Their rows, and after them (tagged 1) the tasks of their `t:` keys — id, status and change
-  // time in an entry's columns 0, 4 and 25, NULL when no task has the id — in one statement per
-  // kChunk entries (a find reads 30: one). Each key is found by its entry's number, each task by
-  // its id (`substr(k.key, 1, 2)` keeps the planner off a scan of every `t:` key).
-  std::string task_row = "substr(k.key, 3), NULL, NULL, NULL, (SELECT t.status FROM tasks t WHERE t.id = substr(k.key, 3))";
-  for (int column = 5; column < 25; ++column) task_row += ", NULL";
-  task_row += ", (SELECT t.updated_at FROM tasks t WHERE t.id = substr(k.key, 3)), 1";
-  for (std::size_t start = 0; start < numbers.size(); start += kChunk) {
-    std::vector<Value> args;
-    const std::string in = in_chunk(numbers, start, args);
-    const std::string sql = "SELECT " + std::string(kColumns) + ", 0 FROM memory m WHERE m.num IN (" + in +
-                            ") UNION ALL SELECT " + task_row + " FROM memory_keys k WHERE k.num IN (" + in +
-                            ") AND substr(k.key, 1, 2) = 't:'";
-    CT_TRY(sql_runner().each(sql, args, "cannot read memory entries", [&](const sql::Cursor& row) -> Result<void> {
-      if (row.integer(26) == 0) {
-        CT_TRY_ASSIGN(MemoryEntry entry, read_entry(row));
-        out.entries.push_back(std::move(entry));
-        return {};
-      }
-      std::string id(row.text(0));
-      if (row.is_null(4)) {
-        out.tasks.emplace(std::move(id), std::nullopt);
-        return {};
-      }
-      const auto status = parse_status(row.text(4));
-      if (!status) return fail(corrupt_column(id, "status"));
-      out.tasks.emplace(std::move(id), std::pair<TaskStatus, TimeMs>{*status, row.integer(25)});
-      return {};
     }));
   }
   return out;

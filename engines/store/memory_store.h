@@ -15,7 +15,6 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "engines/store/sql_runner.h"
-#include "engines/store/task.h"
 
 namespace ct {
 
@@ -109,14 +108,6 @@ struct MemoryKeyCounts {
   std::int64_t total = 0;
 };
 
-/// best_memories(): the entries read, and the tasks their `t:` keys name (their tasks and source
-/// task, which their task anchors are made from), each with its status and change time — nullopt
-/// for an id no task has.
-struct MemoryBest {
-  std::vector<MemoryEntry> entries;
-  std::map<std::string, std::optional<std::pair<TaskStatus, TimeMs>>> tasks;
-};
-
 /// Counts over the whole memory (memory.stats).
 struct MemoryCounts {
   std::int64_t total = 0;
@@ -142,14 +133,6 @@ class MemoryStore {
   /// For each range, the numbers of the entries with a key in it, at most `cap` per range (-1: all).
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> memory_numbers(const std::vector<MemoryKeyRange>& ranges,
                                                                             std::int64_t cap);
-  /// The `read` entries with the best first score — the weights of the ranges that hold one of its
-  /// keys, added in the ranges' order (at most `cap` keys read per range), the higher number first
-  /// among equals — with the tasks their `t:` keys name: the ranges' entries (memory_numbers()),
-  /// then the rows and those tasks in one statement (up to 32 entries; a find reads 30) instead of
-  /// two. `weights` has one weight per range.
-  [[nodiscard]] Result<MemoryBest> best_memories(const std::vector<MemoryKeyRange>& ranges,
-                                                 const std::vector<double>& weights, std::int64_t cap,
-                                                 std::int64_t read);
   /// For each range, how many entries hold a key in it (summed over its keys), and how many entries
   /// there are: a word's rarity, read without reading its entries, in one statement.
   [[nodiscard]] Result<MemoryKeyCounts> memory_key_counts(const std::vector<MemoryKeyRange>& ranges);
