@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
 
 #include "gateway/mcp_syntax.h"
 #include "unit/project_edits.h"
@@ -519,6 +520,44 @@ TEST_CASE("memory's kept total counts new entries, not changes; a restore, an im
     CHECK(kept_total(db).wrong.empty());
     CHECK(kept_total(db).total == 3);
   }
+}
+
+TEST_CASE("memory.find: an entry goes stale when a task it is anchored to reopens or goes, whatever its keys name", "[memory][find]") {
+  test::Project p;
+  p.add(R"({"title":"Ship the parser"})");
+  p.add(R"({"title":"Ship the lexer"})");
+  p.add(R"({"title":"Ship the printer"})");
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T001","notes":"done"})").success);
+  REQUIRE(p.mutate("tasks", "complete", R"({"id":"T002","notes":"done"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Parsers want lookahead","taskId":"T001"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Lexers want lookahead too","taskId":"T002"})").success);
+  REQUIRE(p.mutate("memory", "observe", R"({"kind":"learning","title":"Printers want lookahead never","taskId":"T003"})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"lookahead"})")).size() == 3);
+  // An entry's anchor its keys do not name (its task list changed after it was anchored): a find
+  // that read the anchored tasks from the entries' `t:` keys alone would miss it.
+  const auto db = p.dir() / ".cleo" / "tasks.db";
+  {
+    auto store = test::create_store(db);
+    REQUIRE(store->begin(TxKind::Write));
+    auto entry = store->get_memory("M003");
+    REQUIRE(entry);
+    REQUIRE(*entry);
+    MemoryEntry changed = **entry;
+    changed.source_task.clear();
+    changed.anchors = {{"", "", 0, 0, "T001", "done"}};
+    REQUIRE(store->put_memory(changed, memory::keys_of(changed)));
+    REQUIRE(store->commit());
+  }
+  REQUIRE(p.mutate("tasks", "reopen", R"({"id":"T001","reason":"not done after all"})").success);
+  REQUIRE(p.mutate("tasks", "delete", R"({"id":"T002","hard":true,"force":true})").success);
+  CHECK(ids_of(p.query("memory", "find", R"({"query":"lookahead"})")).empty());
+  Envelope stale = p.query("memory", "find", R"({"query":"lookahead","includeStale":true})");
+  REQUIRE(ids_of(stale).size() == 3);
+  std::map<std::string, std::string> what;
+  for (const auto& row : stale.data.as_array()) what[row["id"].as_string()] = row["stale"]["what"].as_string() + " " + row["stale"]["task"].as_string();
+  CHECK(what["M001"] == "reopened T001");
+  CHECK(what["M002"] == "deleted T002");
+  CHECK(what["M003"] == "reopened T001");
 }
 
 // ---- hardening round 4 (issue 50) ------------------------------------------------------------
