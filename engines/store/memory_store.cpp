@@ -364,7 +364,7 @@ Result<std::vector<std::vector<std::int64_t>>> MemoryStore::memory_numbers(const
     const std::string sql = ranges_union(ranges, start, count, args, [](std::size_t i, const std::string& from,
                                                                         const std::string& to) {
       return "SELECT " + std::to_string(i) + " AS r, s.num FROM (SELECT num FROM memory_keys WHERE key >= " + from +
-             " AND key < " + to + " LIMIT ?1) AS s";
+             " AND key < " + to + " ORDER BY key DESC, num DESC LIMIT ?1) AS s";
     });
     CT_TRY(sql_runner().each(sql, args, "cannot search memory", [&](const sql::Cursor& row) {
       out[start + static_cast<std::size_t>(row.integer(0))].push_back(row.integer(1));

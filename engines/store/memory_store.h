@@ -130,7 +130,9 @@ class MemoryStore {
   /// Inserts or replaces the entry (its number is its id's), with the keys that find it; a new
   /// entry counts in the kept total.
   [[nodiscard]] Result<void> put_memory(const MemoryEntry& entry, const std::vector<std::string>& keys);
-  /// For each range, the numbers of the entries with a key in it, at most `cap` per range (-1: all).
+  /// For each range, the numbers of the entries with a key in it, at most `cap` per range (-1: all):
+  /// past the cap, the last keys of the range first and the newest entries of each, on both
+  /// backends (the key index read backwards).
   [[nodiscard]] Result<std::vector<std::vector<std::int64_t>>> memory_numbers(const std::vector<MemoryKeyRange>& ranges,
                                                                             std::int64_t cap);
   /// For each range, how many entries hold a key in it (summed over its keys), and how many entries

@@ -560,6 +560,34 @@ TEST_CASE("memory.find: an entry goes stale when a task it is anchored to reopen
   CHECK(what["M003"] == "reopened T001");
 }
 
+TEST_CASE("memory.find's candidates past the per-key cap are the same on every call: the newest, the range's last keys first", "[memory][find]") {
+  // Before, the cap was a LIMIT without an order: on PostgreSQL which entries it kept followed the
+  // plan, and the same find could read other candidates from one call to the next.
+  test::Project p;
+  for (const char* title : {"Parsers want lookahead", "Lexers need lookahead", "Printers keep lookahead",
+                            "Linkers skip lookahead", "Loaders mind lookahead", "Caches speed lookup", "Tables help lookup"})
+    REQUIRE(p.mutate("memory", "observe", std::string(R"({"kind":"learning","title":")") + title + "\"}").success);
+  auto store = test::create_store(p.dir() / ".cleo" / "tasks.db");
+  for (int call = 0; call < 3; ++call) {
+    REQUIRE(store->begin(TxKind::Read));
+    auto word = store->memory_numbers({{"w:lookahead", "w:lookahead "}}, 3);
+    auto prefix = store->memory_numbers({{"w:look", "w:lool"}, {"w:lookahead", "w:lookahead "}}, 3);
+    auto every = store->memory_numbers({{"w:look", "w:lool"}}, -1);
+    store->rollback();
+    REQUIRE(word);
+    REQUIRE(prefix);
+    REQUIRE(every);
+    auto sorted = [](std::vector<std::int64_t> numbers) {
+      std::sort(numbers.begin(), numbers.end());
+      return numbers;
+    };
+    CHECK(sorted((*word)[0]) == std::vector<std::int64_t>{3, 4, 5});       // the word's newest three
+    CHECK(sorted((*prefix)[0]) == std::vector<std::int64_t>{5, 6, 7});     // lookup's two, then lookahead's newest
+    CHECK(sorted((*prefix)[1]) == std::vector<std::int64_t>{3, 4, 5});     // ranges read together keep their own caps
+    CHECK(sorted((*every)[0]) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7});
+  }
+}
+
 // ---- hardening round 4 (issue 50) ------------------------------------------------------------
 
 TEST_CASE("memory and evidence read no file that never ends: scope and evidence links out of the project are refused at once", "[memory][hardening]") {
