@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "engines/store/audit_chain.h"
+#include "unit/make_task.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 
@@ -27,15 +28,7 @@ namespace fs = std::filesystem;
 
 using test::TempDir;
 
-Task make_task(std::string id, std::string title, std::int64_t position = 1) {
-  Task task;
-  task.id = std::move(id);
-  task.title = std::move(title);
-  task.position = position;
-  task.created_at = 1'700'000'000'000;
-  task.updated_at = 1'700'000'000'000;
-  return task;
-}
+using test::make_task;
 
 /// Allocates an id and inserts a task with it, in one write transaction.
 std::string add(Store& store, std::string title, std::string parent = "", std::int64_t position = 0) {

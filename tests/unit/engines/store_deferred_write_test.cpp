@@ -8,21 +8,14 @@
 
 #include <string>
 
+#include "unit/make_task.h"
 #include "unit/temp_dir.h"
 #include "unit/test_support.h"
 
 namespace ct {
 namespace {
 
-Task make_task(std::string id, std::string title) {
-  Task task;
-  task.id = std::move(id);
-  task.title = std::move(title);
-  task.position = 1;
-  task.created_at = 1'700'000'000'000;
-  task.updated_at = 1'700'000'000'000;
-  return task;
-}
+using test::make_task;
 
 std::string title_of(Store& store, const std::string& id) {
   REQUIRE(store.begin(TxKind::Read));
