@@ -214,6 +214,12 @@ Result<std::int64_t> MemoryStore::next_memory_number() {
 namespace {
 /// The kept total (schema v18): the row of memory_terms whose key is '', the key every entry holds.
 constexpr std::string_view kKeptTotal = "SELECT entries FROM memory_terms WHERE key = ''";
+/// The total counted from the entries: what the kept one must say, and a store that lost it reads.
+constexpr std::string_view kCountedTotal = "SELECT count(*) FROM memory";
+
+Result<std::int64_t> counted_total(sql::Runner& runner) {
+  return runner.integer(kCountedTotal, {}, "cannot count memory entries");
+}
 }  // namespace
 
 Result<std::int64_t> MemoryStore::memory_total() {
@@ -221,13 +227,13 @@ Result<std::int64_t> MemoryStore::memory_total() {
                 sql_runner().first(kKeptTotal, {}, "cannot count memory entries",
                                    [](const sql::Cursor& row) { return row.integer(0); }));
   if (kept) return *kept;
-  return sql_runner().integer("SELECT count(*) FROM memory", {}, "cannot count memory entries");
+  return counted_total(sql_runner());
 }
 
 Result<bool> MemoryStore::recount_memory() {
   auto& runner = sql_runner();
   bool right = false;
-  CT_TRY(runner.each("SELECT (" + std::string(kKeptTotal) + "), (SELECT count(*) FROM memory)", {},
+  CT_TRY(runner.each("SELECT (" + std::string(kKeptTotal) + "), (" + std::string(kCountedTotal) + ")", {},
                      "cannot count memory entries",
                      [&](const sql::Cursor& row) { right = !row.is_null(0) && row.integer(0) == row.integer(1); }));
   if (right) return false;
@@ -396,7 +402,7 @@ Result<MemoryKeyCounts> MemoryStore::memory_key_counts(const std::vector<MemoryK
   if (kept) {
     out.total = *kept;
   } else {
-    CT_TRY_ASSIGN(out.total, memory_total());
+    CT_TRY_ASSIGN(out.total, counted_total(sql_runner()));  // the kept one was just read: missing
   }
   return out;
 }

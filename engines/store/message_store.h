@@ -92,7 +92,7 @@ class MessageStore {
   [[nodiscard]] Result<std::int64_t> thread_size(std::string_view to_kind, std::string_view to_ref,
                                                  std::int64_t cap = kUncapped);
   /// The statement thread_size runs (?1 the kind, ?2 the ref, ?3 the cap as a LIMIT): a backend
-  /// may send it ahead (Store::expect).
+  /// may send it ahead (TaskStore::expect).
   static constexpr std::string_view kThreadSizeSql =
       "SELECT count(*) FROM (SELECT 1 FROM messages WHERE to_kind = ?1 AND to_ref = ?2 LIMIT ?3) c";
   /// Messages `principal` sent at or after `since` (the per-sender rate), `cap` at most.

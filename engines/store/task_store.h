@@ -235,7 +235,7 @@ class TaskStore {
   /// Who focuses `task_id`, nullopt when nobody does. A task is focused by at most one session
   /// (the atomic claim of tasks.start).
   [[nodiscard]] Result<std::optional<Claim>> claim_on(std::string_view task_id);
-  /// The statement claim_on runs (?1 the task's id): a backend may send it ahead (Store::expect).
+  /// The statement claim_on runs (?1 the task's id): a backend may send it ahead (TaskStore::expect).
   static const std::string& claim_on_sql();
   /// Every claim (a row per session with a focus: few), in no particular order.
   [[nodiscard]] Result<std::vector<Claim>> claims();

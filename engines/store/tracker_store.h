@@ -53,7 +53,7 @@ class TrackerStore {
                                                             std::string_view external_id);
   /// The links of a task (normally one), by tracker and repository.
   [[nodiscard]] Result<std::vector<TrackerLink>> task_links(std::string_view task_id);
-  /// The statement task_links runs (?1 the task's id): a backend may send it ahead (Store::expect).
+  /// The statement task_links runs (?1 the task's id): a backend may send it ahead (TaskStore::expect).
   static const std::string& task_links_sql();
   /// A repository's links; only those in `state` unless it is empty.
   [[nodiscard]] Result<std::vector<TrackerLink>> links(std::string_view tracker, std::string_view repository,

@@ -1,4 +1,4 @@
-// Reads a call announces before it makes them (Store::expect, over sql::Runner::read_ahead): on
+// Reads a call announces before it makes them (TaskStore::expect, over sql::Runner::read_ahead): on
 // PostgreSQL they go with the next statement in one round trip and are answered from it; SQLite
 // ignores the hint. What must hold on both backends: every read answers what it answers without
 // the hint — in the announced order, with one of them skipped, after another statement or a write
